@@ -1,1 +1,81 @@
-export {}
+/**
+ * `@tambo-effect/testing`: a scripted Tambo v1 API on loopback, for testing Tambo apps through
+ * real HTTP.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * The script DSL: steps (`text`, `toolCall`, `component`, `runError`, ...), the request a script
+ * function receives, and the default `weatherAssistant` script.
+ *
+ * @since 0.1.0
+ * @category Scripts
+ */
+export * as Script from "./Script.js"
+
+/**
+ * The wire shapes of threads, messages, content blocks and requests.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type * as Wire from "./Wire.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type RecordedCancel,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type RecordedRequest,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type SuggestionGenerator,
+  /**
+   * @since 0.1.0
+   * @category Constructors
+   */
+  startTestServer,
+  /**
+   * @since 0.1.0
+   * @category Context
+   */
+  TestServer,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  TestServerError,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TestServerOptions,
+  /**
+   * @since 0.1.0
+   * @category Context
+   */
+  type TestServerTag,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TestServerThreads,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ThreadNamer,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ThreadSeed
+} from "./TestServer.js"

@@ -1,0 +1,843 @@
+/**
+ * The events of a run's stream: AG-UI events plus Tambo's custom events,
+ * as Effect Schemas, and a fast decoder for SSE `data:` frames.
+ *
+ * Decoding runs once per event on streams of 100k+ events, so
+ * {@link decodeFrame} dispatches on `type` (and a custom event's `name`) to a
+ * validator built once per schema. The validators are compiled from the
+ * schemas' ASTs into plain predicates; since no event schema transforms its
+ * input, a valid parsed object is returned as is, without copying. Full
+ * Schema decoding only runs on failure, to build the error message.
+ *
+ * Events whose `type` (or custom `name`) is not known are kept as
+ * {@link UnknownEvent}: the protocol grows, and ignoring is the safe default.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
+import { DecodeError } from "./TamboError.js"
+
+const baseFields = {
+  timestamp: Schema.optional(Schema.Number),
+  rawEvent: Schema.optional(Schema.Unknown)
+}
+
+const event = <const T extends string, Fields extends Schema.Struct.Fields>(type: T, fields: Fields) =>
+  Schema.Struct({ type: Schema.Literal(type), ...baseFields, ...fields })
+
+// ---------------------------------------------------------------------------
+// Run lifecycle
+// ---------------------------------------------------------------------------
+
+/**
+ * A run started on a thread. For a new thread this is where its id appears.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const RunStartedEvent = event("RUN_STARTED", {
+  threadId: Schema.String,
+  runId: Schema.String,
+  parentRunId: Schema.optional(Schema.String),
+  input: Schema.optional(Schema.Unknown)
+})
+/** @since 0.1.0 @category Models */
+export type RunStartedEvent = typeof RunStartedEvent.Type
+
+/**
+ * The run ended normally (possibly paused for client-side tools).
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const RunFinishedEvent = event("RUN_FINISHED", {
+  threadId: Schema.String,
+  runId: Schema.String,
+  result: Schema.optional(Schema.Unknown),
+  /** AG-UI 1.0: `{ type: "success" | "interrupt" | "cancelled", ... }`. */
+  outcome: Schema.optional(Schema.Unknown)
+})
+/** @since 0.1.0 @category Models */
+export type RunFinishedEvent = typeof RunFinishedEvent.Type
+
+/**
+ * The run failed, or was cancelled (`code: "CANCELLED"`). Tambo adds its
+ * error classification; `category` is kept as a string so a new category
+ * does not fail the stream.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const RunErrorEvent = event("RUN_ERROR", {
+  message: Schema.String,
+  code: Schema.optional(Schema.String),
+  category: Schema.optional(Schema.String),
+  isRetryable: Schema.optional(Schema.Boolean),
+  status: Schema.optional(Schema.Number)
+})
+/** @since 0.1.0 @category Models */
+export type RunErrorEvent = typeof RunErrorEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const StepStartedEvent = event("STEP_STARTED", { stepName: Schema.String })
+/** @since 0.1.0 @category Models */
+export type StepStartedEvent = typeof StepStartedEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const StepFinishedEvent = event("STEP_FINISHED", { stepName: Schema.String })
+/** @since 0.1.0 @category Models */
+export type StepFinishedEvent = typeof StepFinishedEvent.Type
+
+// ---------------------------------------------------------------------------
+// Text messages
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const TextMessageRole = Schema.Literal("developer", "system", "assistant", "user")
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const TextMessageStartEvent = event("TEXT_MESSAGE_START", {
+  messageId: Schema.String,
+  role: Schema.optional(TextMessageRole),
+  name: Schema.optional(Schema.String)
+})
+/** @since 0.1.0 @category Models */
+export type TextMessageStartEvent = typeof TextMessageStartEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const TextMessageContentEvent = event("TEXT_MESSAGE_CONTENT", {
+  messageId: Schema.String,
+  delta: Schema.String
+})
+/** @since 0.1.0 @category Models */
+export type TextMessageContentEvent = typeof TextMessageContentEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const TextMessageEndEvent = event("TEXT_MESSAGE_END", { messageId: Schema.String })
+/** @since 0.1.0 @category Models */
+export type TextMessageEndEvent = typeof TextMessageEndEvent.Type
+
+// ---------------------------------------------------------------------------
+// Tool calls
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ToolCallStartEvent = event("TOOL_CALL_START", {
+  toolCallId: Schema.String,
+  toolCallName: Schema.String,
+  parentMessageId: Schema.optional(Schema.String)
+})
+/** @since 0.1.0 @category Models */
+export type ToolCallStartEvent = typeof ToolCallStartEvent.Type
+
+/**
+ * A fragment of the call's JSON arguments.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ToolCallArgsEvent = event("TOOL_CALL_ARGS", {
+  toolCallId: Schema.String,
+  delta: Schema.String
+})
+/** @since 0.1.0 @category Models */
+export type ToolCallArgsEvent = typeof ToolCallArgsEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ToolCallEndEvent = event("TOOL_CALL_END", { toolCallId: Schema.String })
+/** @since 0.1.0 @category Models */
+export type ToolCallEndEvent = typeof ToolCallEndEvent.Type
+
+/**
+ * What a server-side tool returned. AG-UI 1.0 also allows content parts
+ * instead of a string.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ToolCallResultEvent = event("TOOL_CALL_RESULT", {
+  messageId: Schema.String,
+  toolCallId: Schema.String,
+  content: Schema.Union(Schema.String, Schema.Array(Schema.Unknown)),
+  role: Schema.optional(Schema.Literal("tool"))
+})
+/** @since 0.1.0 @category Models */
+export type ToolCallResultEvent = typeof ToolCallResultEvent.Type
+
+// ---------------------------------------------------------------------------
+// State and snapshots
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const StateSnapshotEvent = event("STATE_SNAPSHOT", { snapshot: Schema.Unknown })
+/** @since 0.1.0 @category Models */
+export type StateSnapshotEvent = typeof StateSnapshotEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const StateDeltaEvent = event("STATE_DELTA", { delta: Schema.Array(Schema.Unknown) })
+/** @since 0.1.0 @category Models */
+export type StateDeltaEvent = typeof StateDeltaEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const MessagesSnapshotEvent = event("MESSAGES_SNAPSHOT", { messages: Schema.Array(Schema.Unknown) })
+/** @since 0.1.0 @category Models */
+export type MessagesSnapshotEvent = typeof MessagesSnapshotEvent.Type
+
+// ---------------------------------------------------------------------------
+// Reasoning: the names Tambo sends today (AG-UI 0.0.x "thinking", without
+// message ids) and their AG-UI 1.0 "reasoning" successors.
+// ---------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ThinkingStartEvent = event("THINKING_START", { title: Schema.optional(Schema.String) })
+/** @since 0.1.0 @category Models */
+export type ThinkingStartEvent = typeof ThinkingStartEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ThinkingEndEvent = event("THINKING_END", {})
+/** @since 0.1.0 @category Models */
+export type ThinkingEndEvent = typeof ThinkingEndEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ThinkingTextMessageStartEvent = event("THINKING_TEXT_MESSAGE_START", {})
+/** @since 0.1.0 @category Models */
+export type ThinkingTextMessageStartEvent = typeof ThinkingTextMessageStartEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ThinkingTextMessageContentEvent = event("THINKING_TEXT_MESSAGE_CONTENT", { delta: Schema.String })
+/** @since 0.1.0 @category Models */
+export type ThinkingTextMessageContentEvent = typeof ThinkingTextMessageContentEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ThinkingTextMessageEndEvent = event("THINKING_TEXT_MESSAGE_END", {})
+/** @since 0.1.0 @category Models */
+export type ThinkingTextMessageEndEvent = typeof ThinkingTextMessageEndEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ReasoningStartEvent = event("REASONING_START", { messageId: Schema.String })
+/** @since 0.1.0 @category Models */
+export type ReasoningStartEvent = typeof ReasoningStartEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ReasoningMessageStartEvent = event("REASONING_MESSAGE_START", {
+  messageId: Schema.String,
+  role: Schema.optional(Schema.Literal("reasoning"))
+})
+/** @since 0.1.0 @category Models */
+export type ReasoningMessageStartEvent = typeof ReasoningMessageStartEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ReasoningMessageContentEvent = event("REASONING_MESSAGE_CONTENT", {
+  messageId: Schema.String,
+  delta: Schema.String
+})
+/** @since 0.1.0 @category Models */
+export type ReasoningMessageContentEvent = typeof ReasoningMessageContentEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ReasoningMessageEndEvent = event("REASONING_MESSAGE_END", { messageId: Schema.String })
+/** @since 0.1.0 @category Models */
+export type ReasoningMessageEndEvent = typeof ReasoningMessageEndEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ReasoningMessageChunkEvent = event("REASONING_MESSAGE_CHUNK", {
+  messageId: Schema.optional(Schema.String),
+  delta: Schema.optional(Schema.String)
+})
+/** @since 0.1.0 @category Models */
+export type ReasoningMessageChunkEvent = typeof ReasoningMessageChunkEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ReasoningEndEvent = event("REASONING_END", { messageId: Schema.String })
+/** @since 0.1.0 @category Models */
+export type ReasoningEndEvent = typeof ReasoningEndEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ReasoningEncryptedValueEvent = event("REASONING_ENCRYPTED_VALUE", {
+  subtype: Schema.String,
+  entityId: Schema.String,
+  encryptedValue: Schema.String
+})
+/** @since 0.1.0 @category Models */
+export type ReasoningEncryptedValueEvent = typeof ReasoningEncryptedValueEvent.Type
+
+// ---------------------------------------------------------------------------
+// Custom events
+// ---------------------------------------------------------------------------
+
+/**
+ * One RFC 6902 operation, as carried by the component delta events.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const JsonPatchOperation = Schema.Union(
+  Schema.Struct({ op: Schema.Literal("add"), path: Schema.String, value: Schema.Unknown }),
+  Schema.Struct({ op: Schema.Literal("remove"), path: Schema.String }),
+  Schema.Struct({ op: Schema.Literal("replace"), path: Schema.String, value: Schema.Unknown }),
+  Schema.Struct({ op: Schema.Literal("move"), from: Schema.String, path: Schema.String }),
+  Schema.Struct({ op: Schema.Literal("copy"), from: Schema.String, path: Schema.String }),
+  Schema.Struct({ op: Schema.Literal("test"), path: Schema.String, value: Schema.Unknown })
+)
+/** @since 0.1.0 @category Models */
+export type JsonPatchOperation = typeof JsonPatchOperation.Type
+
+const custom = <const Name extends string, Value extends Schema.Schema.Any>(name: Name, value: Value) =>
+  event("CUSTOM", { name: Schema.Literal(name), value })
+
+/**
+ * A component block starts in a message (which may not exist yet).
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ComponentStartEvent = custom(
+  "tambo.component.start",
+  Schema.Struct({ messageId: Schema.String, componentId: Schema.String, componentName: Schema.String })
+)
+/** @since 0.1.0 @category Models */
+export type ComponentStartEvent = typeof ComponentStartEvent.Type
+
+/**
+ * A JSON Patch to a component's props.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ComponentPropsDeltaEvent = custom(
+  "tambo.component.props_delta",
+  Schema.Struct({ componentId: Schema.String, operations: Schema.Array(JsonPatchOperation) })
+)
+/** @since 0.1.0 @category Models */
+export type ComponentPropsDeltaEvent = typeof ComponentPropsDeltaEvent.Type
+
+/**
+ * A JSON Patch to a component's state.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ComponentStateDeltaEvent = custom(
+  "tambo.component.state_delta",
+  Schema.Struct({ componentId: Schema.String, operations: Schema.Array(JsonPatchOperation) })
+)
+/** @since 0.1.0 @category Models */
+export type ComponentStateDeltaEvent = typeof ComponentStateDeltaEvent.Type
+
+/**
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const ComponentEndEvent = custom("tambo.component.end", Schema.Struct({ componentId: Schema.String }))
+/** @since 0.1.0 @category Models */
+export type ComponentEndEvent = typeof ComponentEndEvent.Type
+
+/**
+ * A tool call the client must run before the run can continue.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const PendingToolCall = Schema.Struct({
+  toolCallId: Schema.String,
+  toolName: Schema.String,
+  arguments: Schema.String
+})
+/** @since 0.1.0 @category Models */
+export type PendingToolCall = typeof PendingToolCall.Type
+
+/**
+ * The run paused for client-side tools; it continues with their results.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const RunAwaitingInputEvent = custom(
+  "tambo.run.awaiting_input",
+  Schema.Struct({ pendingToolCalls: Schema.Array(PendingToolCall) })
+)
+/** @since 0.1.0 @category Models */
+export type RunAwaitingInputEvent = typeof RunAwaitingInputEvent.Type
+
+/**
+ * A message was created while another was generated (MCP sampling or
+ * elicitation); sent before the message's own events.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const MessageParentEvent = custom(
+  "tambo.message.parent",
+  Schema.Struct({ messageId: Schema.String, parentMessageId: Schema.String })
+)
+/** @since 0.1.0 @category Models */
+export type MessageParentEvent = typeof MessageParentEvent.Type
+
+/**
+ * The shape of any CUSTOM event.
+ *
+ * @since 0.1.0
+ * @category Schemas
+ */
+export const CustomEvent = event("CUSTOM", { name: Schema.String, value: Schema.optional(Schema.Unknown) })
+
+/**
+ * Tambo's own custom events.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type TamboCustomEvent =
+  | ComponentStartEvent
+  | ComponentPropsDeltaEvent
+  | ComponentStateDeltaEvent
+  | ComponentEndEvent
+  | RunAwaitingInputEvent
+  | MessageParentEvent
+
+/**
+ * Every event this SDK knows.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type TamboEvent =
+  | RunStartedEvent
+  | RunFinishedEvent
+  | RunErrorEvent
+  | StepStartedEvent
+  | StepFinishedEvent
+  | TextMessageStartEvent
+  | TextMessageContentEvent
+  | TextMessageEndEvent
+  | ToolCallStartEvent
+  | ToolCallArgsEvent
+  | ToolCallEndEvent
+  | ToolCallResultEvent
+  | StateSnapshotEvent
+  | StateDeltaEvent
+  | MessagesSnapshotEvent
+  | ThinkingStartEvent
+  | ThinkingEndEvent
+  | ThinkingTextMessageStartEvent
+  | ThinkingTextMessageContentEvent
+  | ThinkingTextMessageEndEvent
+  | ReasoningStartEvent
+  | ReasoningMessageStartEvent
+  | ReasoningMessageContentEvent
+  | ReasoningMessageEndEvent
+  | ReasoningMessageChunkEvent
+  | ReasoningEndEvent
+  | ReasoningEncryptedValueEvent
+  | TamboCustomEvent
+
+/**
+ * A JSON object whose `type` (or, for a CUSTOM event, `name`) this SDK does
+ * not know: kept as received (the protocol grows) and ignored by the
+ * accumulator.
+ *
+ * Its `type` is a plain `string`, so a `switch` on `event.type` over
+ * `TamboEvent | UnknownEvent` cannot narrow by itself; narrow with
+ * {@link isTamboEvent} first.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface UnknownEvent {
+  readonly type: string
+  readonly [key: string]: unknown
+}
+
+// ---------------------------------------------------------------------------
+// Compiled validators
+// ---------------------------------------------------------------------------
+
+type Predicate = (u: unknown) => boolean
+
+const acceptAll: Predicate = () => true
+
+const isPlainObject = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * Turns a transformation-free schema AST into a plain predicate with the
+ * same verdict as `Schema.is` (exact optional keys). Returns `undefined` for
+ * node kinds it does not cover; the caller then uses `Schema.is`.
+ */
+const compile = (ast: AST.AST, dispatched: ReadonlyArray<string> = []): Predicate | undefined => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return (u) => typeof u === "string"
+    case "NumberKeyword":
+      return (u) => typeof u === "number"
+    case "BooleanKeyword":
+      return (u) => typeof u === "boolean"
+    case "UnknownKeyword":
+    case "AnyKeyword":
+      return acceptAll
+    case "UndefinedKeyword":
+      return (u) => u === undefined
+    case "Literal": {
+      const literal = ast.literal
+      return (u) => u === literal
+    }
+    case "Union": {
+      const members: Array<Predicate> = []
+      for (const member of ast.types) {
+        const predicate = compile(member)
+        if (predicate === undefined) return undefined
+        if (predicate === acceptAll) return acceptAll
+        members.push(predicate)
+      }
+      return (u) => {
+        for (let i = 0; i < members.length; i++) if (members[i]!(u)) return true
+        return false
+      }
+    }
+    case "TupleType": {
+      if (ast.elements.length !== 0 || ast.rest.length !== 1) return undefined
+      const item = compile(ast.rest[0]!.type)
+      if (item === undefined) return undefined
+      if (item === acceptAll) return (u) => Array.isArray(u)
+      return (u) => {
+        if (!Array.isArray(u)) return false
+        for (let i = 0; i < u.length; i++) if (!item(u[i])) return false
+        return true
+      }
+    }
+    case "TypeLiteral": {
+      if (ast.indexSignatures.length !== 0) return undefined
+      const checks: Array<Check> = []
+      for (const property of ast.propertySignatures) {
+        const name = property.name
+        if (typeof name !== "string") return undefined
+        // The dispatcher already matched these keys to reach this validator.
+        if (dispatched.includes(name)) continue
+        const check = propertyCheck(name, property.type, property.isOptional)
+        if (check === undefined) return undefined
+        if (check !== acceptAll) checks.push(check)
+      }
+      return objectWith(checks)
+    }
+    default:
+      return undefined
+  }
+}
+
+type Check = (o: Readonly<Record<string, unknown>>) => boolean
+
+const primitiveTags = { StringKeyword: "string", NumberKeyword: "number", BooleanKeyword: "boolean" } as const
+
+/** `S` or, for `Schema.optional(S)`, the `S` of `S | undefined`. */
+const withoutUndefined = (ast: AST.AST): AST.AST => {
+  if (ast._tag !== "Union" || ast.types.length !== 2) return ast
+  const [a, b] = ast.types
+  if (b!._tag === "UndefinedKeyword") return a!
+  if (a!._tag === "UndefinedKeyword") return b!
+  return ast
+}
+
+/**
+ * One property's check. Primitive properties, the bulk of every event, get
+ * a closure with the `typeof` test inline instead of a call to a predicate.
+ */
+const propertyCheck = (name: string, type: AST.AST, isOptional: boolean): Check | typeof acceptAll | undefined => {
+  const inner = isOptional ? withoutUndefined(type) : type
+  const tag = inner._tag
+  if (tag === "StringKeyword" || tag === "NumberKeyword" || tag === "BooleanKeyword") {
+    const expected = primitiveTags[tag]
+    return isOptional
+      ? (o) => {
+        const v = o[name]
+        return v === undefined || typeof v === expected
+      }
+      : (o) => typeof o[name] === expected
+  }
+  const predicate = compile(type)
+  if (predicate === undefined) return undefined
+  if (isOptional) {
+    if (predicate === acceptAll) return acceptAll
+    return (o) => {
+      const v = o[name]
+      return v === undefined || predicate(v)
+    }
+  }
+  // A type that admits undefined (e.g. Unknown) needs a presence check.
+  if (predicate(undefined)) return (o) => Object.hasOwn(o, name) && predicate(o[name])
+  return (o) => predicate(o[name])
+}
+
+/** A plain object passing every check; short lists are unrolled. */
+const objectWith = (checks: ReadonlyArray<Check>): Predicate => {
+  const [a, b, c, d] = checks
+  switch (checks.length) {
+    case 0:
+      return isPlainObject
+    case 1:
+      return (u) => isPlainObject(u) && a!(u)
+    case 2:
+      return (u) => isPlainObject(u) && a!(u) && b!(u)
+    case 3:
+      return (u) => isPlainObject(u) && a!(u) && b!(u) && c!(u)
+    case 4:
+      return (u) => isPlainObject(u) && a!(u) && b!(u) && c!(u) && d!(u)
+    default:
+      return (u) => {
+        if (!isPlainObject(u)) return false
+        for (let i = 0; i < checks.length; i++) if (!checks[i]!(u)) return false
+        return true
+      }
+  }
+}
+
+interface Validator<A> {
+  readonly is: (u: unknown) => u is A
+  readonly decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>
+}
+
+/**
+ * `dispatched` names the keys the caller already matched before choosing
+ * this validator (`type`, and `name` for custom events), so they are not
+ * checked twice.
+ */
+const validator = <A, I>(schema: Schema.Schema<A, I>, dispatched: ReadonlyArray<string>): Validator<A> => {
+  const compiled = compile(schema.ast, dispatched)
+  const is: (u: unknown) => u is A = compiled === undefined ? Schema.is(schema) : (u): u is A => compiled(u)
+  // `exact` so that a missing required key fails here as it does in `is`.
+  return { is, decode: Schema.decodeUnknownEither(schema, { exact: true }) }
+}
+
+const byType = new Map<string, Validator<TamboEvent>>()
+const register = <A extends TamboEvent, I>(schema: Schema.Schema<A, I> & { readonly fields: { readonly type: Schema.Literal<[A["type"]]> } }) => {
+  byType.set(schema.fields.type.literals[0], validator(schema, ["type"]))
+}
+register(RunStartedEvent)
+register(RunFinishedEvent)
+register(RunErrorEvent)
+register(StepStartedEvent)
+register(StepFinishedEvent)
+register(TextMessageStartEvent)
+register(TextMessageContentEvent)
+register(TextMessageEndEvent)
+register(ToolCallStartEvent)
+register(ToolCallArgsEvent)
+register(ToolCallEndEvent)
+register(ToolCallResultEvent)
+register(StateSnapshotEvent)
+register(StateDeltaEvent)
+register(MessagesSnapshotEvent)
+register(ThinkingStartEvent)
+register(ThinkingEndEvent)
+register(ThinkingTextMessageStartEvent)
+register(ThinkingTextMessageContentEvent)
+register(ThinkingTextMessageEndEvent)
+register(ReasoningStartEvent)
+register(ReasoningMessageStartEvent)
+register(ReasoningMessageContentEvent)
+register(ReasoningMessageEndEvent)
+register(ReasoningMessageChunkEvent)
+register(ReasoningEndEvent)
+register(ReasoningEncryptedValueEvent)
+
+const byCustomName = new Map<string, Validator<TamboCustomEvent>>()
+const registerCustom = <A extends TamboCustomEvent, I>(
+  schema: Schema.Schema<A, I> & { readonly fields: { readonly name: Schema.Literal<[A["name"]]> } }
+) => {
+  byCustomName.set(schema.fields.name.literals[0], validator(schema, ["type", "name"]))
+}
+registerCustom(ComponentStartEvent)
+registerCustom(ComponentPropsDeltaEvent)
+registerCustom(ComponentStateDeltaEvent)
+registerCustom(ComponentEndEvent)
+registerCustom(RunAwaitingInputEvent)
+registerCustom(MessageParentEvent)
+
+const anyCustom = compile(CustomEvent.ast, ["type"]) ?? Schema.is(CustomEvent)
+const decodeAnyCustom = Schema.decodeUnknownEither(CustomEvent, { exact: true })
+
+const isUnknownShape = (u: Readonly<Record<string, unknown>>): u is UnknownEvent => typeof u.type === "string"
+
+/**
+ * The `type`s with a schema here.
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
+export const knownEventTypes: ReadonlySet<string> = new Set([...byType.keys(), "CUSTOM"])
+
+/**
+ * The custom event `name`s with a schema here.
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
+export const knownCustomEventNames: ReadonlySet<string> = new Set(byCustomName.keys())
+
+/**
+ * Whether an event is one this SDK knows, narrowing `TamboEvent |
+ * UnknownEvent` so that a `switch` on `type` (and a custom event's `name`)
+ * narrows to each event's own type. It trusts that known-looking events
+ * came through {@link decodeFrame} / {@link decodeEvent}, which validated
+ * them.
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
+export const isTamboEvent = (event: TamboEvent | UnknownEvent): event is TamboEvent => {
+  if (event.type !== "CUSTOM") return byType.has(event.type)
+  const name: unknown = "name" in event ? event.name : undefined
+  return typeof name === "string" && byCustomName.has(name)
+}
+
+const invalidEvent = (message: string, frame: string | undefined): DecodeError =>
+  new DecodeError(frame === undefined ? { reason: "InvalidEvent", message } : { reason: "InvalidEvent", message, frame })
+
+const schemaFailure = (
+  what: string,
+  result: Either.Either<unknown, ParseResult.ParseError>,
+  frame: string | undefined
+): DecodeError =>
+  invalidEvent(
+    Either.isLeft(result)
+      ? `Invalid ${what}: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`
+      : `Invalid ${what}`,
+    frame
+  )
+
+const decodeParsed = (
+  u: unknown,
+  frame: string | undefined
+): Either.Either<TamboEvent | UnknownEvent, DecodeError> => {
+  if (!isPlainObject(u) || typeof u.type !== "string") {
+    return Either.left(invalidEvent("Expected a JSON object with a string \"type\"", frame))
+  }
+  const type = u.type
+  if (type === "CUSTOM") {
+    const name = u.name
+    const known = typeof name === "string" ? byCustomName.get(name) : undefined
+    if (known !== undefined) {
+      if (known.is(u)) return Either.right(u)
+      return Either.left(schemaFailure(`${name} event`, known.decode(u), frame))
+    }
+    if (anyCustom(u) && isUnknownShape(u)) return Either.right(u)
+    return Either.left(schemaFailure("CUSTOM event", decodeAnyCustom(u), frame))
+  }
+  const known = byType.get(type)
+  if (known === undefined) {
+    return isUnknownShape(u) ? Either.right(u) : Either.left(invalidEvent("Expected a string \"type\"", frame))
+  }
+  if (known.is(u)) return Either.right(u)
+  return Either.left(schemaFailure(`${type} event`, known.decode(u), frame))
+}
+
+/**
+ * Decodes one SSE `data:` frame.
+ *
+ * - not JSON → `DecodeError` `InvalidJson`, with the frame;
+ * - not an object with a string `type` → `InvalidEvent`;
+ * - a known `type` (or custom `name`) that fails its schema → `InvalidEvent`,
+ *   with the frame and the schema's explanation;
+ * - an unknown `type` or custom `name` → kept as an {@link UnknownEvent}.
+ *
+ * Events are the parsed objects themselves, not copies.
+ *
+ * @since 0.1.0
+ * @category Decoding
+ */
+export const decodeFrame = (data: string): Either.Either<TamboEvent | UnknownEvent, DecodeError> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(data)
+  } catch (error) {
+    return Either.left(
+      new DecodeError({
+        reason: "InvalidJson",
+        message: `Event frame is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+        frame: data
+      })
+    )
+  }
+  return decodeParsed(parsed, data)
+}
+
+/**
+ * Decodes an already-parsed value, with the rules of {@link decodeFrame}
+ * (errors carry no frame).
+ *
+ * @since 0.1.0
+ * @category Decoding
+ */
+export const decodeEvent = (u: unknown): Either.Either<TamboEvent | UnknownEvent, DecodeError> =>
+  decodeParsed(u, undefined)

@@ -1,0 +1,148 @@
+/**
+ * Where the Tambo API is and who is calling it.
+ *
+ * @since 0.1.0
+ */
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { ConfigError } from "./TamboError.js"
+
+/**
+ * The hosted Tambo environments.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export const environments = {
+  production: "https://api.tambo.co",
+  staging: "https://hydra-api-dev.up.railway.app"
+} as const
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type Environment = keyof typeof environments
+
+/**
+ * What a user passes to configure the SDK. Give at most one of `tamboUrl`
+ * and `environment`, and at most one of `userKey` and `userToken`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Options {
+  readonly apiKey: string | Redacted.Redacted<string>
+  readonly tamboUrl?: string | undefined
+  readonly environment?: Environment | undefined
+  readonly userKey?: string | undefined
+  readonly userToken?: string | Redacted.Redacted<string> | undefined
+  /** Retries of idempotent reads and of run requests that failed before their first event. Default 2. */
+  readonly maxRetries?: number | undefined
+  /** Timeout of a REST request (not of a run stream). Default 60 seconds. */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * The validated configuration.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Resolved {
+  readonly apiKey: Redacted.Redacted<string>
+  /** Base URL without a trailing slash. */
+  readonly baseUrl: string
+  readonly userKey: Option.Option<string>
+  readonly userToken: Option.Option<Redacted.Redacted<string>>
+  readonly maxRetries: number
+  readonly requestTimeout: Duration.Duration
+}
+
+/**
+ * @since 0.1.0
+ * @category Context
+ */
+export class TamboConfig extends Context.Tag("@tambo-effect/core/TamboConfig")<TamboConfig, Resolved>() {}
+
+const toRedacted = (value: string | Redacted.Redacted<string>): Redacted.Redacted<string> =>
+  Redacted.isRedacted(value) ? value : Redacted.make(value)
+
+/**
+ * Validates options into a configuration.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const make = (options: Options): Effect.Effect<Resolved, ConfigError> =>
+  Effect.gen(function* () {
+    const apiKey = toRedacted(options.apiKey)
+    if (Redacted.value(apiKey).length === 0) {
+      return yield* new ConfigError({ reason: "MissingApiKey", message: "An API key is required" })
+    }
+    if (options.tamboUrl !== undefined && options.environment !== undefined) {
+      return yield* new ConfigError({
+        reason: "ConflictingUrl",
+        message: "Give either tamboUrl or environment, not both"
+      })
+    }
+    if (options.userKey !== undefined && options.userToken !== undefined) {
+      return yield* new ConfigError({
+        reason: "ConflictingIdentity",
+        message: "Give either userKey or userToken, not both"
+      })
+    }
+    const rawUrl = options.tamboUrl ?? environments[options.environment ?? "production"]
+    const baseUrl = yield* Effect.try({
+      try: () => new URL(rawUrl).toString().replace(/\/+$/, ""),
+      catch: () => new ConfigError({ reason: "InvalidUrl", message: `Not a URL: ${rawUrl}` })
+    })
+    return {
+      apiKey,
+      baseUrl,
+      userKey: Option.fromNullable(options.userKey),
+      userToken: Option.map(Option.fromNullable(options.userToken), toRedacted),
+      maxRetries: options.maxRetries ?? 2,
+      requestTimeout: Duration.decode(options.requestTimeout ?? Duration.seconds(60))
+    }
+  })
+
+/**
+ * A configuration from options.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layer = (options: Options): Layer.Layer<TamboConfig, ConfigError> =>
+  Layer.effect(TamboConfig, make(options))
+
+/**
+ * A configuration read from `TAMBO_API_KEY`, `TAMBO_URL`, `TAMBO_ENVIRONMENT`,
+ * `TAMBO_USER_KEY` and `TAMBO_USER_TOKEN`.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layerConfig: Layer.Layer<TamboConfig, ConfigError | import("effect/ConfigError").ConfigError> =
+  Layer.effect(
+    TamboConfig,
+    Effect.gen(function* () {
+      const apiKey = yield* Config.redacted("TAMBO_API_KEY")
+      const tamboUrl = yield* Config.option(Config.string("TAMBO_URL"))
+      const environment = yield* Config.option(Config.literal("production", "staging")("TAMBO_ENVIRONMENT"))
+      const userKey = yield* Config.option(Config.string("TAMBO_USER_KEY"))
+      const userToken = yield* Config.option(Config.redacted("TAMBO_USER_TOKEN"))
+      return yield* make({
+        apiKey,
+        tamboUrl: Option.getOrUndefined(tamboUrl),
+        environment: Option.getOrUndefined(environment),
+        userKey: Option.getOrUndefined(userKey),
+        userToken: Option.getOrUndefined(userToken)
+      })
+    })
+  )

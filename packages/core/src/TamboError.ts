@@ -1,0 +1,262 @@
+/**
+ * The errors a caller of the SDK can act on. Each is a `Schema.TaggedError`
+ * with a `reason` literal; `TamboError` is their union.
+ *
+ * @since 0.1.0
+ */
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+/**
+ * Identifies every error of this module.
+ *
+ * @since 0.1.0
+ * @category Type IDs
+ */
+export const TypeId: unique symbol = Symbol.for("@tambo-effect/core/TamboError")
+
+/**
+ * @since 0.1.0
+ * @category Type IDs
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * Invalid SDK configuration: both `tamboUrl` and `environment`, both
+ * `userKey` and `userToken`, a missing API key, an unparsable URL.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ConfigError extends Schema.TaggedError<ConfigError>("@tambo-effect/core/ConfigError")(
+  "ConfigError",
+  {
+    reason: Schema.Literal("MissingApiKey", "ConflictingUrl", "ConflictingIdentity", "InvalidUrl"),
+    message: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * The Tambo API answered with an HTTP error status (4xx / 5xx), or a run
+ * ended with `RUN_ERROR`.
+ *
+ * `reason` classifies it; `status`, `code` and `retryable` carry what the
+ * API said.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ApiError extends Schema.TaggedError<ApiError>("@tambo-effect/core/ApiError")("ApiError", {
+  reason: Schema.Literal(
+    "BadRequest",
+    "Unauthorized",
+    "Forbidden",
+    "NotFound",
+    "RateLimited",
+    "ServerError",
+    "RunError",
+    "Unknown"
+  ),
+  message: Schema.String,
+  status: Schema.optional(Schema.Number),
+  code: Schema.optional(Schema.String),
+  category: Schema.optional(Schema.Literal("client_error", "server_error")),
+  retryable: Schema.Boolean,
+  method: Schema.optional(Schema.String),
+  url: Schema.optional(Schema.String),
+  body: Schema.optional(Schema.Unknown)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * The connection failed: refused, reset, dropped mid-stream, or timed out.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class TransportError extends Schema.TaggedError<TransportError>("@tambo-effect/core/TransportError")(
+  "TransportError",
+  {
+    reason: Schema.Literal("Connect", "Disconnected", "Timeout", "Protocol"),
+    message: Schema.String,
+    method: Schema.optional(Schema.String),
+    url: Schema.optional(Schema.String),
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** A failed connection may succeed on retry. @since 0.1.0 */
+  get retryable(): boolean {
+    return this.reason !== "Protocol"
+  }
+}
+
+/**
+ * A frame of the run's event stream could not be decoded: not JSON, or an
+ * event that does not match its schema. `frame` holds the raw data.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class DecodeError extends Schema.TaggedError<DecodeError>("@tambo-effect/core/DecodeError")("DecodeError", {
+  reason: Schema.Literal("InvalidJson", "InvalidEvent", "InvalidResponse"),
+  message: Schema.String,
+  frame: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * A run is already active on the thread: either in this client, or on the
+ * server (HTTP 409).
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class RunConflictError extends Schema.TaggedError<RunConflictError>("@tambo-effect/core/RunConflictError")(
+  "RunConflictError",
+  {
+    reason: Schema.Literal("ActiveInClient", "ActiveOnServer"),
+    message: Schema.String,
+    threadId: Schema.optional(Schema.String),
+    status: Schema.optional(Schema.Number)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * The run was cancelled: by `cancelRun`, or by the server (`RUN_ERROR` with
+ * code `CANCELLED`). The thread is marked cancelled, not errored.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class RunCancelledError extends Schema.TaggedError<RunCancelledError>("@tambo-effect/core/RunCancelledError")(
+  "RunCancelledError",
+  {
+    reason: Schema.Literal("CancelledByClient", "CancelledByServer"),
+    message: Schema.String,
+    threadId: Schema.optional(Schema.String),
+    runId: Schema.optional(Schema.String)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * The run asked for more tool rounds than `maxSteps` allows. The thread's
+ * state up to that point is kept.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class MaxStepsExceededError extends Schema.TaggedError<MaxStepsExceededError>(
+  "@tambo-effect/core/MaxStepsExceededError"
+)("MaxStepsExceededError", {
+  reason: Schema.Literal("MaxSteps"),
+  message: Schema.String,
+  maxSteps: Schema.Number,
+  threadId: Schema.String,
+  runId: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * Authentication failed: a token exchange was refused, credentials are
+ * invalid (both `userKey` and `userToken`), or none were given.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class AuthError extends Schema.TaggedError<AuthError>("@tambo-effect/core/AuthError")("AuthError", {
+  reason: Schema.Literal("ExchangeFailed", "InvalidCredentials", "Unauthenticated", "Expired"),
+  message: Schema.String,
+  status: Schema.optional(Schema.Number)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * A tool call could not be answered: unknown call id, a result for a call
+ * already answered, or a result that fails the tool's output schema.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ToolError extends Schema.TaggedError<ToolError>("@tambo-effect/core/ToolError")("ToolError", {
+  reason: Schema.Literal("UnknownToolCall", "AlreadyAnswered", "InvalidResult", "NotPending"),
+  message: Schema.String,
+  toolCallId: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * An MCP server could not be reached or failed during a session.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class McpError extends Schema.TaggedError<McpError>("@tambo-effect/core/McpError")("McpError", {
+  reason: Schema.Literal("Connect", "Disconnected", "CallFailed", "NotConnected"),
+  message: Schema.String,
+  serverKey: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * Every error the SDK puts in the error channel.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type TamboError =
+  | ConfigError
+  | ApiError
+  | TransportError
+  | DecodeError
+  | RunConflictError
+  | RunCancelledError
+  | MaxStepsExceededError
+  | AuthError
+  | ToolError
+  | McpError
+
+/**
+ * @since 0.1.0
+ * @category Guards
+ */
+export const isTamboError = (u: unknown): u is TamboError => Predicate.hasProperty(u, TypeId)
+
+/**
+ * Whether retrying the failed operation may succeed.
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
+export const isRetryable = (error: TamboError): boolean => {
+  switch (error._tag) {
+    case "ApiError":
+      return error.retryable
+    case "TransportError":
+      return error.retryable
+    default:
+      return false
+  }
+}

@@ -1,0 +1,734 @@
+/**
+ * Every call the SDK makes to the Tambo API.
+ *
+ * REST calls go through `@tambo-ai/typescript-sdk` (kept internal). Run
+ * streams go through `@effect/platform`'s `HttpClient` with a chunk-level
+ * SSE decoder: the typescript-sdk decodes each event through several
+ * async-generator hops, which costs several times the floor on long runs.
+ *
+ * @since 0.1.0
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import TamboAI from "@tambo-ai/typescript-sdk"
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Events from "./Events.js"
+import * as Api from "./internal/apiSchemas.js"
+import { makeSseDecoder } from "./internal/sse.js"
+import { TamboConfig } from "./TamboConfig.js"
+import {
+  ApiError,
+  AuthError,
+  DecodeError,
+  RunConflictError,
+  type TamboError,
+  TransportError
+} from "./TamboError.js"
+import type * as Types from "./Types.js"
+
+/**
+ * Who a request acts for: a user key (sent as `userKey`), or a bearer token
+ * obtained by exchanging a user token.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type Credentials =
+  | { readonly _tag: "UserKey"; readonly userKey: string }
+  | { readonly _tag: "Bearer"; readonly token: Redacted.Redacted<string> }
+
+/**
+ * A tool as the API receives it.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ApiTool {
+  readonly name: string
+  readonly description: string
+  readonly inputSchema: unknown
+  readonly outputSchema?: unknown
+  readonly maxCalls?: number
+  readonly strict?: boolean
+}
+
+/**
+ * A component as the API receives it.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ApiComponent {
+  readonly name: string
+  readonly description: string
+  readonly propsSchema: unknown
+  readonly stateSchema?: unknown
+}
+
+/**
+ * The user message of a run: text and resources, or the results of
+ * client-side tools.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface InputMessage {
+  readonly role: "user"
+  readonly content: ReadonlyArray<Types.TextContent | Types.ResourceContent | Types.ToolResultContent>
+  readonly additionalContext?: Record<string, unknown>
+  readonly metadata?: Record<string, unknown>
+}
+
+/**
+ * The body of a run request.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface RunRequest {
+  readonly message: InputMessage
+  readonly previousRunId?: string
+  readonly tools?: ReadonlyArray<ApiTool>
+  readonly availableComponents?: ReadonlyArray<ApiComponent>
+  readonly toolChoice?: Types.ToolChoice
+  readonly threadMetadata?: Record<string, unknown>
+  readonly runMetadata?: Record<string, unknown>
+  readonly model?: string
+  readonly maxTokens?: number
+  readonly temperature?: number
+}
+
+/**
+ * A decoded event of a run stream.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type RunStreamEvent = Events.TamboEvent | Events.UnknownEvent
+
+/**
+ * Paging of a list call.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface PageParams {
+  readonly cursor?: string | undefined
+  readonly limit?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type ThreadSummary = Api.ThreadSummary
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type ThreadWithMessages = Api.ThreadWithMessages
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type ThreadList = Api.ThreadList
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type MessageList = Api.MessageList
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type Suggestion = Api.Suggestion
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export type ApiMessage = Api.Message
+
+/**
+ * An access token obtained by exchanging a user token.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface AccessToken {
+  readonly token: Redacted.Redacted<string>
+  readonly expiresInSeconds: number
+}
+
+/**
+ * @since 0.1.0
+ * @category Context
+ */
+export class TamboTransport extends Context.Tag("@tambo-effect/core/TamboTransport")<
+  TamboTransport,
+  TamboTransport.Service
+>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace TamboTransport {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  export interface Service {
+    /** Creates a thread and runs on it. Chunks of the stream follow the network's. */
+    readonly createRun: (
+      credentials: Credentials,
+      request: RunRequest
+    ) => Stream.Stream<RunStreamEvent, TamboError>
+    /** Runs on an existing thread; also how tool results continue a paused run. */
+    readonly runOnThread: (
+      credentials: Credentials,
+      threadId: string,
+      request: RunRequest
+    ) => Stream.Stream<RunStreamEvent, TamboError>
+    readonly cancelRun: (credentials: Credentials, threadId: string, runId: string) => Effect.Effect<void, TamboError>
+    readonly listThreads: (credentials: Credentials, params?: PageParams) => Effect.Effect<ThreadList, TamboError>
+    readonly retrieveThread: (
+      credentials: Credentials,
+      threadId: string
+    ) => Effect.Effect<ThreadWithMessages, TamboError>
+    readonly createThread: (
+      credentials: Credentials,
+      params?: { readonly metadata?: Record<string, unknown> }
+    ) => Effect.Effect<ThreadSummary, TamboError>
+    readonly updateThread: (
+      credentials: Credentials,
+      threadId: string,
+      patch: { readonly name?: string; readonly metadata?: Record<string, unknown> }
+    ) => Effect.Effect<ThreadSummary, TamboError>
+    readonly deleteThread: (credentials: Credentials, threadId: string) => Effect.Effect<void, TamboError>
+    readonly listMessages: (
+      credentials: Credentials,
+      threadId: string,
+      params?: PageParams & { readonly order?: "asc" | "desc" }
+    ) => Effect.Effect<MessageList, TamboError>
+    readonly listSuggestions: (
+      credentials: Credentials,
+      threadId: string,
+      messageId: string
+    ) => Effect.Effect<ReadonlyArray<Suggestion>, TamboError>
+    readonly generateSuggestions: (
+      credentials: Credentials,
+      threadId: string,
+      messageId: string,
+      params?: { readonly maxSuggestions?: number; readonly availableComponents?: ReadonlyArray<ApiComponent> }
+    ) => Effect.Effect<ReadonlyArray<Suggestion>, TamboError>
+    readonly generateThreadName: (
+      credentials: Credentials,
+      threadId: string
+    ) => Effect.Effect<Option.Option<string>, TamboError>
+    readonly getMcpToken: (
+      credentials: Credentials,
+      params: { readonly contextKey?: string; readonly threadId?: string }
+    ) => Effect.Effect<{ readonly token: Option.Option<Redacted.Redacted<string>>; readonly expiresAt: Option.Option<number> }, TamboError>
+    /** RFC 8693 token exchange of a user token for an access token. */
+    readonly exchangeToken: (subjectToken: Redacted.Redacted<string>) => Effect.Effect<AccessToken, AuthError | TamboError>
+  }
+}
+
+// ---------------------------------------------------------------------------
+// errors
+
+const codeOf = (body: typeof Api.ErrorBody.Type | undefined): string | undefined => {
+  if (body === undefined) return undefined
+  if (body.code !== undefined) return body.code
+  if (body.type?.startsWith("urn:tambo:error:")) return body.type.slice("urn:tambo:error:".length).toUpperCase()
+  return undefined
+}
+
+const decodeErrorBody = Schema.decodeUnknownOption(Api.ErrorBody)
+
+/** @internal */
+export const errorFromStatus = (
+  status: number,
+  rawBody: unknown,
+  context: { readonly method: string; readonly url: string; readonly threadId?: string | undefined }
+): ApiError | RunConflictError => {
+  const body = Option.getOrUndefined(decodeErrorBody(rawBody))
+  const message = body?.message
+  const detail = body?.detail ??
+    (typeof message === "string" ? message : message?.join("; ")) ??
+    body?.title ??
+    `HTTP ${status}`
+  const code = codeOf(body)
+  if (status === 409) {
+    return new RunConflictError({
+      reason: "ActiveOnServer",
+      message: detail,
+      status,
+      ...(context.threadId === undefined ? {} : { threadId: context.threadId })
+    })
+  }
+  const reason = status === 400 || status === 422
+    ? "BadRequest"
+    : status === 401
+    ? "Unauthorized"
+    : status === 403
+    ? "Forbidden"
+    : status === 404
+    ? "NotFound"
+    : status === 429
+    ? "RateLimited"
+    : status >= 500
+    ? "ServerError"
+    : "Unknown"
+  // 500 INTERNAL_ERROR comes after the server's own retries: retrying won't help.
+  const retryable = status === 429 || status === 502 || status === 503 || status === 504
+  return new ApiError({
+    reason,
+    message: detail,
+    status,
+    retryable,
+    category: status >= 500 ? "server_error" : "client_error",
+    method: context.method,
+    url: context.url,
+    body: rawBody,
+    ...(code === undefined ? {} : { code })
+  })
+}
+
+const isRetryable = (error: TamboError): boolean =>
+  (error._tag === "ApiError" && error.retryable) ||
+  (error._tag === "TransportError" && (error.reason === "Connect" || error.reason === "Timeout"))
+
+const retrySchedule = (maxRetries: number) =>
+  Schedule.exponential(Duration.millis(200), 2).pipe(
+    Schedule.jittered,
+    Schedule.intersect(Schedule.recurs(maxRetries))
+  )
+
+// ---------------------------------------------------------------------------
+// REST through the typescript-sdk
+
+const mapSdkError = (method: string, url: string) => (cause: unknown): TamboError => {
+  if (cause instanceof TamboAI.APIConnectionTimeoutError) {
+    return new TransportError({ reason: "Timeout", message: "The request timed out", method, url, cause })
+  }
+  if (cause instanceof TamboAI.APIConnectionError) {
+    return new TransportError({ reason: "Connect", message: cause.message, method, url, cause })
+  }
+  if (cause instanceof TamboAI.APIError && typeof cause.status === "number") {
+    return errorFromStatus(cause.status, cause.error, { method, url })
+  }
+  return new TransportError({ reason: "Protocol", message: String(cause), method, url, cause })
+}
+
+/**
+ * Builds the transport from a configuration and an `HttpClient`.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | HttpClient.HttpClient> = Effect.gen(
+  function* () {
+    const config = yield* TamboConfig
+    const httpClient = yield* HttpClient.HttpClient
+    const sdk = new TamboAI({
+      apiKey: Redacted.value(config.apiKey),
+      baseURL: config.baseUrl,
+      maxRetries: 0,
+      timeout: Duration.toMillis(config.requestTimeout)
+    })
+    const schedule = retrySchedule(config.maxRetries)
+
+    const userKeyOf = (credentials: Credentials) => credentials._tag === "UserKey" ? credentials.userKey : undefined
+    const headersOf = (credentials: Credentials): Record<string, string> =>
+      credentials._tag === "Bearer" ? { authorization: `Bearer ${Redacted.value(credentials.token)}` } : {}
+
+    /** One REST call: abortable, timed by the SDK, decoded, spanned. */
+    const rest = <S extends Schema.Schema.AnyNoContext>(
+      name: string,
+      method: string,
+      path: string,
+      schema: S,
+      call: (options: { signal: AbortSignal }) => PromiseLike<unknown>,
+      idempotent: boolean
+    ): Effect.Effect<Schema.Schema.Type<S>, TamboError> => {
+      const url = `${config.baseUrl}${path}`
+      const attempt = Effect.tryPromise({
+        try: (signal) => call({ signal }),
+        catch: mapSdkError(method, url)
+      }).pipe(
+        Effect.flatMap((body) =>
+          Schema.decodeUnknown(schema)(body).pipe(
+            Effect.mapError((error) =>
+              new DecodeError({ reason: "InvalidResponse", message: `${name}: ${error.message}` })
+            )
+          )
+        )
+      )
+      const retried = idempotent ? Effect.retry(attempt, { schedule, while: isRetryable }) : attempt
+      return retried.pipe(
+        Effect.withSpan(`TamboTransport.${name}`, { attributes: { "http.method": method, "url.path": path } })
+      )
+    }
+
+    const options = (credentials: Credentials, signal: AbortSignal) => ({ signal, headers: headersOf(credentials) })
+    const Void = Schema.Unknown
+
+    // -------------------------------------------------------------------------
+    // run streams through HttpClient
+
+    const client = httpClient.pipe(HttpClient.withScope)
+
+    const openRun = (
+      credentials: Credentials,
+      path: string,
+      body: Record<string, unknown>,
+      threadId: string | undefined
+    ): Stream.Stream<RunStreamEvent, TamboError> => {
+      const url = `${config.baseUrl}${path}`
+      const request = HttpClientRequest.post(url).pipe(
+        HttpClientRequest.setHeaders({
+          "x-api-key": Redacted.value(config.apiKey),
+          accept: "text/event-stream",
+          ...headersOf(credentials)
+        }),
+        HttpClientRequest.bodyUnsafeJson(body)
+      )
+      const open: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> =
+        client.execute(request).pipe(
+          Effect.mapError((error) =>
+            new TransportError({ reason: "Connect", message: error.message, method: "POST", url, cause: error })
+          ),
+          Effect.flatMap((response) =>
+            response.status >= 200 && response.status < 300
+              ? Effect.succeed(response)
+              : response.json.pipe(
+                Effect.orElseSucceed(() => undefined),
+                Effect.flatMap((errorBody) =>
+                  Effect.fail(errorFromStatus(response.status, errorBody, { method: "POST", url, threadId }))
+                )
+              )
+          ),
+          // A run may be retried only before it produced anything: the status comes first.
+          Effect.retry({ schedule, while: isRetryable })
+        )
+      return Stream.unwrapScoped(
+        Effect.map(open, (response) =>
+          decodeSse(
+            response.stream.pipe(
+              Stream.mapError((error) =>
+                new TransportError({
+                  reason: "Disconnected",
+                  message: `The run's stream broke: ${error.message}`,
+                  method: "POST",
+                  url,
+                  cause: error
+                })
+              )
+            )
+          ))
+      )
+    }
+
+    const runBody = (request: RunRequest): Record<string, unknown> => {
+      const body: Record<string, unknown> = { message: request.message }
+      if (request.previousRunId !== undefined) body.previousRunId = request.previousRunId
+      if (request.tools !== undefined && request.tools.length > 0) body.tools = request.tools
+      if (request.availableComponents !== undefined && request.availableComponents.length > 0) {
+        body.availableComponents = request.availableComponents
+      }
+      if (request.toolChoice !== undefined) body.toolChoice = request.toolChoice
+      if (request.runMetadata !== undefined) body.runMetadata = request.runMetadata
+      if (request.model !== undefined) body.model = request.model
+      if (request.maxTokens !== undefined) body.maxTokens = request.maxTokens
+      if (request.temperature !== undefined) body.temperature = request.temperature
+      return body
+    }
+
+    const encode = encodeURIComponent
+
+    return TamboTransport.of({
+      createRun: (credentials, request) => {
+        const body = runBody(request)
+        const userKey = userKeyOf(credentials)
+        const thread: Record<string, unknown> = {}
+        if (userKey !== undefined) thread.userKey = userKey
+        if (request.threadMetadata !== undefined) thread.metadata = request.threadMetadata
+        if (Object.keys(thread).length > 0) body.thread = thread
+        return openRun(credentials, "/v1/threads/runs", body, undefined)
+      },
+      runOnThread: (credentials, threadId, request) => {
+        const body = runBody(request)
+        const userKey = userKeyOf(credentials)
+        if (userKey !== undefined) body.userKey = userKey
+        return openRun(credentials, `/v1/threads/${encode(threadId)}/runs`, body, threadId)
+      },
+      cancelRun: (credentials, threadId, runId) =>
+        Effect.asVoid(
+          rest(
+            "cancelRun",
+            "DELETE",
+            `/v1/threads/${threadId}/runs/${runId}`,
+            Void,
+            ({ signal }) =>
+              sdk.threads.runs.delete(runId, withUserKey({ threadId }, credentials), options(credentials, signal)),
+            false
+          )
+        ),
+      listThreads: (credentials, params = {}) =>
+        rest(
+          "listThreads",
+          "GET",
+          "/v1/threads",
+          Api.ThreadList,
+          ({ signal }) =>
+            sdk.threads.list(
+              withUserKey(definedOnly({ cursor: params.cursor, limit: params.limit }), credentials),
+              options(credentials, signal)
+            ),
+          true
+        ),
+      retrieveThread: (credentials, threadId) =>
+        rest(
+          "retrieveThread",
+          "GET",
+          `/v1/threads/${threadId}`,
+          Api.ThreadWithMessages,
+          ({ signal }) => sdk.threads.retrieve(threadId, withUserKey({}, credentials), options(credentials, signal)),
+          true
+        ),
+      createThread: (credentials, params = {}) =>
+        rest(
+          "createThread",
+          "POST",
+          "/v1/threads",
+          Api.ThreadSummary,
+          ({ signal }) =>
+            sdk.threads.create(
+              withUserKey(definedOnly({ metadata: params.metadata }), credentials),
+              options(credentials, signal)
+            ),
+          false
+        ),
+      updateThread: (credentials, threadId, patch) =>
+        rest(
+          "updateThread",
+          "PATCH",
+          `/v1/threads/${threadId}`,
+          Api.ThreadSummary,
+          ({ signal }) =>
+            sdk.threads.update(
+              threadId,
+              withUserKey(definedOnly({ name: patch.name, metadata: patch.metadata }), credentials),
+              options(credentials, signal)
+            ),
+          true
+        ),
+      deleteThread: (credentials, threadId) =>
+        Effect.asVoid(
+          rest(
+            "deleteThread",
+            "DELETE",
+            `/v1/threads/${threadId}`,
+            Void,
+            ({ signal }) => sdk.threads.delete(threadId, withUserKey({}, credentials), options(credentials, signal)),
+            true
+          )
+        ),
+      listMessages: (credentials, threadId, params = {}) =>
+        rest(
+          "listMessages",
+          "GET",
+          `/v1/threads/${threadId}/messages`,
+          Api.MessageList,
+          ({ signal }) =>
+            sdk.threads.messages.list(
+              threadId,
+              withUserKey(definedOnly({ cursor: params.cursor, limit: params.limit, order: params.order }), credentials),
+              options(credentials, signal)
+            ),
+          true
+        ),
+      listSuggestions: (credentials, threadId, messageId) =>
+        Effect.map(
+          rest(
+            "listSuggestions",
+            "GET",
+            `/v1/threads/${threadId}/messages/${messageId}/suggestions`,
+            Api.SuggestionList,
+            ({ signal }) =>
+              sdk.threads.suggestions.list(messageId, withUserKey({ threadId }, credentials), options(credentials, signal)),
+            true
+          ),
+          (response) => response.suggestions
+        ),
+      generateSuggestions: (credentials, threadId, messageId, params = {}) =>
+        Effect.map(
+          rest(
+            "generateSuggestions",
+            "POST",
+            `/v1/threads/${threadId}/messages/${messageId}/suggestions`,
+            Api.SuggestionList,
+            ({ signal }) =>
+              sdk.threads.suggestions.create(
+                messageId,
+                withUserKey(
+                  {
+                    threadId,
+                    ...(params.maxSuggestions === undefined ? {} : { maxSuggestions: params.maxSuggestions }),
+                    ...(params.availableComponents === undefined
+                      ? {}
+                      : { availableComponents: [...params.availableComponents] })
+                  },
+                  credentials
+                ),
+                options(credentials, signal)
+              ),
+            false
+          ),
+          (response) => response.suggestions
+        ),
+      generateThreadName: (credentials, threadId) =>
+        Effect.map(
+          rest(
+            "generateThreadName",
+            "POST",
+            `/threads/${threadId}/generate-name`,
+            Api.GenerateNameResponse,
+            ({ signal }) =>
+              sdk.beta.threads.generateName(
+                threadId,
+                credentials._tag === "UserKey" ? { contextKey: credentials.userKey } : {},
+                options(credentials, signal)
+              ),
+            false
+          ),
+          (response) => Option.fromNullable(response.name)
+        ),
+      getMcpToken: (credentials, params) =>
+        Effect.map(
+          rest(
+            "getMcpToken",
+            "POST",
+            "/auth/mcp/access-token",
+            Api.McpToken,
+            ({ signal }) =>
+              sdk.beta.auth.getMcpToken(
+                definedOnly({ contextKey: params.contextKey, threadId: params.threadId }),
+                options(credentials, signal)
+              ),
+            false
+          ),
+          (response) => ({
+            token: Option.map(Option.fromNullable(response.mcpAccessToken), Redacted.make),
+            expiresAt: Option.fromNullable(response.expiresAt)
+          })
+        ),
+      exchangeToken: (subjectToken) =>
+        rest(
+          "exchangeToken",
+          "POST",
+          "/oauth/token",
+          Api.TokenExchange,
+          ({ signal }) =>
+            sdk.beta.auth.getToken({
+              grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+              subject_token: Redacted.value(subjectToken),
+              subject_token_type: "urn:ietf:params:oauth:token-type:access_token"
+            }, { signal }),
+          false
+        ).pipe(
+          Effect.map((response): AccessToken => ({
+            token: Redacted.make(response.access_token),
+            expiresInSeconds: response.expires_in
+          })),
+          Effect.catchIf(
+            (error): error is ApiError => error._tag === "ApiError",
+            (error) =>
+              Effect.fail(
+                new AuthError({
+                  reason: "ExchangeFailed",
+                  message: `Token exchange failed: ${error.message}`,
+                  ...(error.status === undefined ? {} : { status: error.status })
+                })
+              )
+          )
+        )
+    })
+  }
+)
+
+const withUserKey = <A extends object>(params: A, credentials: Credentials): A & { userKey?: string } =>
+  credentials._tag === "UserKey" ? { ...params, userKey: credentials.userKey } : params
+
+/** Drops undefined fields: the SDK would otherwise send `key=undefined`-like noise. */
+const definedOnly = <A extends Record<string, unknown>>(params: A): { [K in keyof A]?: Exclude<A[K], undefined> } => {
+  const out: Record<string, unknown> = {}
+  for (const key in params) {
+    if (params[key] !== undefined) out[key] = params[key]
+  }
+  return out as { [K in keyof A]?: Exclude<A[K], undefined> }
+}
+
+/**
+ * Decodes an SSE byte stream into run events, one output chunk per input
+ * chunk (so downstream work is batched by network reads).
+ *
+ * @since 0.1.0
+ * @category Decoding
+ */
+export const decodeSse = <E>(
+  bytes: Stream.Stream<Uint8Array, E>
+): Stream.Stream<RunStreamEvent, E | DecodeError | TransportError> =>
+  Stream.suspend(() => {
+    const decoder = makeSseDecoder()
+    let failure: DecodeError | undefined
+    const out: Array<RunStreamEvent> = []
+    const onData = (data: string) => {
+      if (failure !== undefined) return
+      const decoded = Events.decodeFrame(data)
+      if (decoded._tag === "Left") failure = decoded.left
+      else out.push(decoded.right)
+    }
+    const body = Stream.mapChunksEffect(bytes, (chunk) => {
+      for (const bytes of chunk) decoder.push(bytes, onData)
+      const events = out.splice(0, out.length)
+      if (failure !== undefined) {
+        const error = failure
+        // Deliver what decoded before the bad frame, then fail.
+        return events.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(events)) : Effect.fail(error)
+      }
+      return Effect.succeed(Chunk.unsafeFromArray(events))
+    })
+    const ending = Stream.suspend(() => {
+      if (failure !== undefined) return Stream.fail(failure)
+      const { pending } = decoder.end()
+      if (pending === undefined) return Stream.empty
+      // A final event without its blank line: decode it rather than lose it.
+      const decoded = Events.decodeFrame(pending)
+      return decoded._tag === "Left" ? Stream.fail(decoded.left) : Stream.make(decoded.right)
+    })
+    return Stream.concat(body, ending)
+  })
+
+/**
+ * The transport, given a configuration and an `HttpClient`.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layer: Layer.Layer<TamboTransport, never, TamboConfig | HttpClient.HttpClient> = Layer.effect(
+  TamboTransport,
+  make
+)
+

@@ -1,0 +1,93 @@
+/**
+ * A chunk-level Server-Sent Events decoder: bytes in, the `data` of each
+ * complete event out, with no per-event promise or generator hop.
+ *
+ * It follows the WHATWG rules that matter for a JSON event stream: lines end
+ * in LF, CRLF or CR; `data:` lines of one event are joined with LF; an empty
+ * line dispatches; comments (`:`) and other fields are ignored.
+ */
+
+export interface SseDecoder {
+  /** Feeds bytes; calls `onData` once per complete event, in order. */
+  readonly push: (bytes: Uint8Array, onData: (data: string) => void) => void
+  /** Ends the input; an event missing its blank line is returned as `pending`, not dispatched. */
+  readonly end: () => { readonly pending: string | undefined }
+}
+
+export const makeSseDecoder = (): SseDecoder => {
+  const text = new TextDecoder("utf-8")
+  let buffer = ""
+  // Data lines of the event being read; undefined while the event has none.
+  let data: string | undefined
+  // A CR at the end of the previous chunk: a following LF belongs to it.
+  let skipLeadingLf = false
+
+  const line = (value: string, onData: (data: string) => void) => {
+    if (value.length === 0) {
+      if (data !== undefined) {
+        const dispatched = data
+        data = undefined
+        onData(dispatched)
+      }
+      return
+    }
+    if (value.charCodeAt(0) === 58 /* : */) return
+    const colon = value.indexOf(":")
+    const field = colon === -1 ? value : value.slice(0, colon)
+    if (field !== "data") return
+    let start = colon === -1 ? value.length : colon + 1
+    if (value.charCodeAt(start) === 32 /* space */) start++
+    const chunk = value.slice(start)
+    data = data === undefined ? chunk : data + "\n" + chunk
+  }
+
+  const push = (bytes: Uint8Array, onData: (data: string) => void) => {
+    let input = text.decode(bytes, { stream: true })
+    if (skipLeadingLf) {
+      skipLeadingLf = false
+      if (input.charCodeAt(0) === 10) input = input.slice(1)
+    }
+    // What is left of earlier chunks holds no line end: scan only the new text.
+    const scanned = buffer.length
+    buffer = scanned === 0 ? input : buffer + input
+    let position = 0
+    const length = buffer.length
+    // Found once and refreshed only when passed: a stream without CR costs one scan.
+    let cr = buffer.indexOf("\r", scanned)
+    while (position < length) {
+      const lf = buffer.indexOf("\n", position < scanned ? scanned : position)
+      if (cr !== -1 && cr < position) cr = buffer.indexOf("\r", position)
+      let end: number
+      let next: number
+      if (cr !== -1 && (lf === -1 || cr < lf)) {
+        end = cr
+        if (cr + 1 < length) {
+          next = buffer.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1
+        } else {
+          next = cr + 1
+          skipLeadingLf = true
+        }
+      } else if (lf !== -1) {
+        end = lf
+        next = lf + 1
+      } else {
+        break
+      }
+      line(buffer.slice(position, end), onData)
+      position = next
+    }
+    buffer = position === 0 ? buffer : buffer.slice(position)
+  }
+
+  const end = () => {
+    const remaining = buffer + text.decode()
+    buffer = ""
+    // An unterminated last line still counts as a line of the pending event.
+    if (remaining.length > 0) line(remaining, () => {})
+    const pending = data
+    data = undefined
+    return { pending }
+  }
+
+  return { push, end }
+}

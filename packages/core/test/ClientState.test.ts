@@ -1,0 +1,920 @@
+import { describe, expect, it } from "vitest"
+import * as ClientState from "../src/ClientState.js"
+import type { Action, ClientState as State, ThreadState } from "../src/ClientState.js"
+import type * as Events from "../src/Events.js"
+import type { TamboThreadMessage, ToolResultContent } from "../src/Types.js"
+
+const { PLACEHOLDER_THREAD_ID: PLACEHOLDER, getMessages, getThreadState, initial, reduce } = ClientState
+
+// ---------------------------------------------------------------------------
+// Builders
+// ---------------------------------------------------------------------------
+
+type AnyEvent = Events.TamboEvent | Events.UnknownEvent
+
+const e = {
+  runStarted: (threadId: string, runId = "run1"): AnyEvent => ({ type: "RUN_STARTED", threadId, runId }),
+  runFinished: (threadId: string, runId = "run1", outcome?: unknown): AnyEvent =>
+    outcome === undefined ? { type: "RUN_FINISHED", threadId, runId } : { type: "RUN_FINISHED", threadId, runId, outcome },
+  runError: (fields: Omit<Events.RunErrorEvent, "type">): AnyEvent => ({ type: "RUN_ERROR", ...fields }),
+  textStart: (messageId: string, role: "assistant" | "user" = "assistant"): AnyEvent => ({ type: "TEXT_MESSAGE_START", messageId, role }),
+  text: (messageId: string, delta: string): AnyEvent => ({ type: "TEXT_MESSAGE_CONTENT", messageId, delta }),
+  textEnd: (messageId: string): AnyEvent => ({ type: "TEXT_MESSAGE_END", messageId }),
+  toolStart: (toolCallId: string, toolCallName: string, parentMessageId?: string): AnyEvent =>
+    parentMessageId === undefined
+      ? { type: "TOOL_CALL_START", toolCallId, toolCallName }
+      : { type: "TOOL_CALL_START", toolCallId, toolCallName, parentMessageId },
+  toolArgs: (toolCallId: string, delta: string): AnyEvent => ({ type: "TOOL_CALL_ARGS", toolCallId, delta }),
+  toolEnd: (toolCallId: string): AnyEvent => ({ type: "TOOL_CALL_END", toolCallId }),
+  toolResult: (messageId: string, toolCallId: string, content: string | ReadonlyArray<unknown>): AnyEvent => ({
+    type: "TOOL_CALL_RESULT",
+    messageId,
+    toolCallId,
+    content
+  }),
+  componentStart: (messageId: string, componentId: string, componentName = "Card"): AnyEvent => ({
+    type: "CUSTOM",
+    name: "tambo.component.start",
+    value: { messageId, componentId, componentName }
+  }),
+  props: (componentId: string, operations: ReadonlyArray<Events.JsonPatchOperation>): AnyEvent => ({
+    type: "CUSTOM",
+    name: "tambo.component.props_delta",
+    value: { componentId, operations }
+  }),
+  state: (componentId: string, operations: ReadonlyArray<Events.JsonPatchOperation>): AnyEvent => ({
+    type: "CUSTOM",
+    name: "tambo.component.state_delta",
+    value: { componentId, operations }
+  }),
+  componentEnd: (componentId: string): AnyEvent => ({ type: "CUSTOM", name: "tambo.component.end", value: { componentId } }),
+  awaiting: (...calls: ReadonlyArray<readonly [string, string]>): AnyEvent => ({
+    type: "CUSTOM",
+    name: "tambo.run.awaiting_input",
+    value: { pendingToolCalls: calls.map(([toolCallId, toolName]) => ({ toolCallId, toolName, arguments: "{}" })) }
+  }),
+  parent: (messageId: string, parentMessageId: string): AnyEvent => ({
+    type: "CUSTOM",
+    name: "tambo.message.parent",
+    value: { messageId, parentMessageId }
+  }),
+  thinkingStart: (): AnyEvent => ({ type: "THINKING_TEXT_MESSAGE_START" }),
+  thinking: (delta: string): AnyEvent => ({ type: "THINKING_TEXT_MESSAGE_CONTENT", delta }),
+  thinkingEnd: (): AnyEvent => ({ type: "THINKING_TEXT_MESSAGE_END" }),
+  reasoningStart: (messageId: string): AnyEvent => ({ type: "REASONING_MESSAGE_START", messageId, role: "reasoning" }),
+  reasoning: (messageId: string, delta: string): AnyEvent => ({ type: "REASONING_MESSAGE_CONTENT", messageId, delta }),
+  reasoningEnd: (messageId: string): AnyEvent => ({ type: "REASONING_MESSAGE_END", messageId }),
+  unknown: (type: string): AnyEvent => ({ type, payload: 1 })
+}
+
+/** EVENT actions for one thread, with `at` = 1000, 1010, 1020, ... unless given. */
+const events = (threadId: string, list: ReadonlyArray<AnyEvent | readonly [AnyEvent, number]>, start = 1000): Array<Action> =>
+  list.map((item, i) =>
+    Array.isArray(item)
+      ? { type: "EVENT", threadId, event: item[0], at: item[1] }
+      : { type: "EVENT", threadId, event: item as AnyEvent, at: start + i * 10 }
+  )
+
+const userMessage = (threadId: string, id: string, text: string, at = 500): Action => ({
+  type: "USER_MESSAGE",
+  threadId,
+  message: { id, role: "user", content: [{ type: "text", text }] },
+  at
+})
+
+const thread = (state: State, threadId: string): ThreadState => {
+  const found = getThreadState(state, threadId)
+  if (found === undefined) throw new Error(`no thread ${threadId}`)
+  return found
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** Freezes the public part of a state, so an accidental in-place write throws (and shows up as an anomaly). */
+const deepFreeze = <A>(value: A): A => {
+  if (typeof value === "object" && value !== null && !(value instanceof Map) && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  }
+  return value
+}
+
+/** The input of the first block of the first message, which must be a tool call. */
+const firstToolInput = (state: State, threadId: string): Record<string, unknown> => {
+  const block = getMessages(state, threadId)[0]?.content[0]
+  if (block?.type !== "tool_use") throw new Error("not a tool call")
+  return block.input
+}
+
+const prototypeKeys = () => Object.getOwnPropertyNames(Object.prototype).sort()
+
+// A thread "t1" with a user message and one started run.
+const started = (): State =>
+  reduce(initial, [{ type: "INIT_THREAD", threadId: "t1", at: 1 }, userMessage("t1", "u1", "hi"), ...events("t1", [[e.runStarted("t1"), 900]])])
+
+// ---------------------------------------------------------------------------
+
+describe("initial", () => {
+  it("is a deterministic placeholder thread stamped with the epoch", () => {
+    expect(initial.currentThreadId).toBe(PLACEHOLDER)
+    const placeholder = thread(initial, PLACEHOLDER)
+    expect(placeholder.thread).toEqual({
+      id: PLACEHOLDER,
+      messages: [],
+      status: "idle",
+      createdAt: "1970-01-01T00:00:00.000Z",
+      updatedAt: "1970-01-01T00:00:00.000Z",
+      lastRunCancelled: false
+    })
+    expect(placeholder.streaming).toEqual({ status: "idle" })
+    expect(placeholder.pendingToolCalls).toEqual([])
+    expect(placeholder.anomalies).toEqual([])
+  })
+
+  it("an empty batch, or one without effect, returns the same state", () => {
+    expect(reduce(initial, [])).toBe(initial)
+    const s = started()
+    expect(reduce(s, events("t1", [{ type: "STEP_STARTED", stepName: "x" }]))).toBe(s)
+  })
+})
+
+describe("events", () => {
+  const table: ReadonlyArray<{ name: string; actions: () => ReadonlyArray<Action>; check: (t: ThreadState, s: State) => void }> = [
+    {
+      name: "RUN_STARTED starts streaming and resets the last run's outcome",
+      actions: () => [
+        { type: "INIT_THREAD", threadId: "t1", initialThread: { lastRunCancelled: true }, at: 1 },
+        ...events("t1", [[e.runStarted("t1", "r9"), 1234]])
+      ],
+      check: (t) => {
+        expect(t.thread.status).toBe("streaming")
+        expect(t.thread.lastRunCancelled).toBe(false)
+        expect(t.thread.updatedAt).toBe(iso(1234))
+        expect(t.streaming).toEqual({ status: "streaming", runId: "r9", startTime: 1234 })
+      }
+    },
+    {
+      name: "RUN_FINISHED goes idle and records the run",
+      actions: () => events("t1", [e.runStarted("t1", "r1"), e.runFinished("t1", "r1")]),
+      check: (t) => {
+        expect(t.thread.status).toBe("idle")
+        expect(t.streaming.status).toBe("idle")
+        expect(t.lastCompletedRunId).toBe("r1")
+        expect(t.thread.lastRunCancelled).toBe(false)
+      }
+    },
+    {
+      name: "RUN_FINISHED with a cancelled outcome (AG-UI 1.0) marks the run cancelled",
+      actions: () => events("t1", [e.runStarted("t1"), e.runFinished("t1", "run1", { type: "cancelled" })]),
+      check: (t) => expect(t.thread.lastRunCancelled).toBe(true)
+    },
+    {
+      name: "RUN_ERROR records the error",
+      actions: () =>
+        events("t1", [
+          e.runStarted("t1"),
+          e.runError({ message: "Rate limited", code: "RATE_LIMITED", category: "server_error", isRetryable: true, status: 429 })
+        ]),
+      check: (t) => {
+        expect(t.thread.status).toBe("idle")
+        expect(t.thread.lastRunCancelled).toBe(false)
+        expect(t.streaming.status).toBe("idle")
+        expect(t.streaming.error).toEqual({
+          message: "Rate limited",
+          code: "RATE_LIMITED",
+          category: "server_error",
+          isRetryable: true,
+          status: 429
+        })
+      }
+    },
+    {
+      name: "RUN_ERROR drops a category it does not know",
+      actions: () => events("t1", [e.runStarted("t1"), e.runError({ message: "x", category: "weird" })]),
+      check: (t) => expect(t.streaming.error).toEqual({ message: "x" })
+    },
+    {
+      name: "RUN_ERROR with code CANCELLED is a cancellation, not an error",
+      actions: () => events("t1", [e.runStarted("t1"), e.runError({ message: "Run cancelled", code: "CANCELLED" })]),
+      check: (t) => {
+        expect(t.thread.lastRunCancelled).toBe(true)
+        expect(t.thread.status).toBe("idle")
+        expect(t.streaming.error).toBeUndefined()
+        expect("error" in t.streaming).toBe(false)
+      }
+    },
+    {
+      name: "a new run clears the previous error",
+      actions: () => events("t1", [e.runStarted("t1"), e.runError({ message: "x" }), e.runStarted("t1", "run2")]),
+      check: (t) => expect(t.streaming).toEqual({ status: "streaming", runId: "run2", startTime: 1020 })
+    },
+    {
+      name: "TEXT_MESSAGE_START/CONTENT/END stream an assistant message",
+      actions: () =>
+        events("t1", [e.runStarted("t1"), e.textStart("m1"), e.text("m1", "Hel"), e.text("m1", "lo"), e.textEnd("m1")]),
+      check: (t) => {
+        expect(t.thread.messages).toEqual([
+          { id: "m1", role: "assistant", content: [{ type: "text", text: "Hello" }], createdAt: iso(1010) }
+        ])
+        expect(t.streaming.messageId).toBeUndefined()
+      }
+    },
+    {
+      name: "the open message is tracked while it streams",
+      actions: () => events("t1", [e.runStarted("t1"), e.textStart("m1"), e.text("m1", "a")]),
+      check: (t) => expect(t.streaming.messageId).toBe("m1")
+    },
+    {
+      name: "TEXT_MESSAGE_START with role user makes a user message; other roles are the assistant",
+      actions: () => events("t1", [e.textStart("u9", "user"), { type: "TEXT_MESSAGE_START", messageId: "s1", role: "system" }]),
+      check: (t) => expect(t.thread.messages.map((m) => [m.id, m.role])).toEqual([["u9", "user"], ["s1", "assistant"]])
+    },
+    {
+      name: "TEXT_MESSAGE_START for a message created by tambo.message.parent reuses it",
+      actions: () => events("t1", [e.parent("m2", "m1"), e.textStart("m2"), e.text("m2", "x")]),
+      check: (t) => {
+        expect(t.thread.messages).toHaveLength(1)
+        expect(t.thread.messages[0]).toMatchObject({ id: "m2", parentMessageId: "m1", content: [{ type: "text", text: "x" }] })
+      }
+    },
+    {
+      name: "tambo.message.parent sets the parent of an existing message",
+      actions: () => events("t1", [e.textStart("m2"), e.parent("m2", "m1")]),
+      check: (t) => expect(t.thread.messages[0]!.parentMessageId).toBe("m1")
+    },
+    {
+      name: "text after a tool call starts a new text block",
+      actions: () => events("t1", [e.textStart("m1"), e.text("m1", "a"), e.toolStart("c1", "f", "m1"), e.text("m1", "b")]),
+      check: (t) =>
+        expect(t.thread.messages[0]!.content.map((c) => c.type === "text" ? c.text : c.type)).toEqual(["a", "tool_use", "b"])
+    },
+    {
+      name: "TOOL_CALL_START without a parent after a user message makes a synthetic assistant message",
+      actions: () => [userMessage("t1", "u1", "hi"), ...events("t1", [e.runStarted("t1"), e.toolStart("c1", "weather")])],
+      check: (t) => {
+        expect(t.thread.messages[1]).toEqual({
+          id: "msg_tool_c1",
+          role: "assistant",
+          content: [{ type: "tool_use", id: "c1", name: "weather", input: {} }],
+          createdAt: iso(1010)
+        })
+        expect(t.streaming.messageId).toBe("msg_tool_c1")
+      }
+    },
+    {
+      name: "TOOL_CALL_START with a known parent attaches to it",
+      actions: () =>
+        events("t1", [e.textStart("m1"), e.textEnd("m1"), e.textStart("m2"), e.textEnd("m2"), e.toolStart("c1", "f", "m1")]),
+      check: (t) => expect(t.thread.messages.map((m) => m.content.length)).toEqual([1, 0])
+    },
+    {
+      name: "text then a tool call whose parent is a temporary id: one assistant message, like the server stores it",
+      actions: () =>
+        events("t1", [
+          e.runStarted("t1"),
+          e.textStart("msg_real"),
+          e.text("msg_real", "Let me check."),
+          e.toolStart("c1", "weather", "message-temp123"),
+          e.toolArgs("c1", "{\"city\":\"Paris\"}"),
+          e.toolEnd("c1"),
+          e.textEnd("msg_real")
+        ]),
+      check: (t) => {
+        expect(t.thread.messages).toEqual([
+          {
+            id: "msg_real",
+            role: "assistant",
+            createdAt: iso(1010),
+            content: [
+              { type: "text", text: "Let me check." },
+              { type: "tool_use", id: "c1", name: "weather", input: { city: "Paris" } }
+            ]
+          }
+        ])
+        expect(t.anomalies).toEqual([])
+      }
+    },
+    {
+      name: "a temporary parent after the text ended still joins the last assistant message",
+      actions: () => events("t1", [e.textStart("m1"), e.text("m1", "a"), e.textEnd("m1"), e.toolStart("c1", "f", "temp")]),
+      check: (t) => expect(t.thread.messages.map((m) => m.id)).toEqual(["m1"])
+    },
+    {
+      name: "a temporary parent after a tool result message gets its own message",
+      actions: () =>
+        events("t1", [e.textStart("m1"), e.textEnd("m1"), e.toolResult("tr1", "c0", "ok"), e.toolStart("c1", "f", "temp")]),
+      check: (t) => expect(t.thread.messages.map((m) => m.id)).toEqual(["m1", "tr1", "temp"])
+    },
+    {
+      name: "TOOL_CALL_ARGS fragments are visible as partial input while they stream",
+      actions: () =>
+        events("t1", [e.toolStart("c1", "weather"), e.toolArgs("c1", "{\"city\": \"Par"), e.toolArgs("c1", "is\", \"days\": [1, 2")]),
+      check: (t) => expect(t.thread.messages[0]!.content[0]).toMatchObject({ input: { city: "Paris", days: [1, 2] } })
+    },
+    {
+      name: "TOOL_CALL_END parses the whole arguments",
+      actions: () => events("t1", [e.toolStart("c1", "f"), e.toolArgs("c1", "{\"a\": 1."), e.toolArgs("c1", "5}"), e.toolEnd("c1")]),
+      check: (t) => {
+        expect(t.thread.messages[0]!.content[0]).toEqual({ type: "tool_use", id: "c1", name: "f", input: { a: 1.5 } })
+        expect(t.internal.toolArgs.size).toBe(0)
+      }
+    },
+    {
+      name: "TOOL_CALL_END without arguments leaves the input empty",
+      actions: () => events("t1", [e.toolStart("c1", "f"), e.toolEnd("c1")]),
+      check: (t) => expect(t.thread.messages[0]!.content[0]).toMatchObject({ input: {} })
+    },
+    {
+      name: "TOOL_CALL_RESULT adds a result to a known message",
+      actions: () => events("t1", [e.toolStart("c1", "f"), e.toolResult("msg_tool_c1", "c1", "sunny")]),
+      check: (t) =>
+        expect(t.thread.messages[0]!.content[1]).toEqual({
+          type: "tool_result",
+          toolUseId: "c1",
+          content: [{ type: "text", text: "sunny" }]
+        })
+    },
+    {
+      name: "TOOL_CALL_RESULT for a new message id creates it, as the API stores tool results",
+      actions: () => events("t1", [e.toolStart("c1", "f"), e.toolResult("m9", "c1", [{ type: "text", text: "a" }, { type: "image", url: "u" }])]),
+      check: (t) =>
+        expect(t.thread.messages[1]).toEqual({
+          id: "m9",
+          role: "assistant",
+          createdAt: iso(1010),
+          content: [
+            { type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "a" }, { type: "text", text: "{\"type\":\"image\",\"url\":\"u\"}" }] }
+          ]
+        })
+    },
+    {
+      name: "component start → props_delta → state_delta → end",
+      actions: () =>
+        events("t1", [
+          e.textStart("m1"),
+          e.componentStart("m1", "k1", "Weather"),
+          e.props("k1", [{ op: "add", path: "/city", value: "Par" }, { op: "add", path: "/days", value: [] }]),
+          e.props("k1", [{ op: "replace", path: "/city", value: "Paris" }, { op: "add", path: "/days/-", value: 1 }]),
+          e.state("k1", [{ op: "add", path: "/open", value: true }]),
+          e.componentEnd("k1")
+        ]),
+      check: (t) => {
+        expect(t.thread.messages[0]!.content[0]).toEqual({
+          type: "component",
+          id: "k1",
+          name: "Weather",
+          props: { city: "Paris", days: [1] },
+          state: { open: true },
+          streamingState: "done"
+        })
+        expect(t.internal.openComponents).toEqual([])
+      }
+    },
+    {
+      name: "a started component is 'started', a patched one 'streaming'",
+      actions: () => events("t1", [e.componentStart("m1", "k1"), e.componentStart("m1", "k2"), e.props("k2", [])]),
+      check: (t) => {
+        expect(t.thread.messages.map((m) => m.id)).toEqual(["m1"])
+        expect(t.thread.messages[0]!.content.map((c) => c.type === "component" && c.streamingState)).toEqual(["started", "streaming"])
+      }
+    },
+    {
+      name: "tambo.run.awaiting_input pauses the run and lists the pending calls",
+      actions: () => events("t1", [e.runStarted("t1"), e.toolStart("c1", "f"), e.toolEnd("c1"), e.awaiting(["c1", "f"])]),
+      check: (t) => {
+        expect(t.thread.status).toBe("waiting")
+        expect(t.streaming.status).toBe("waiting")
+        expect(t.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "f" }])
+      }
+    },
+    {
+      name: "the paused run's RUN_FINISHED keeps the pending calls",
+      actions: () => events("t1", [e.runStarted("t1"), e.awaiting(["c1", "f"]), e.runFinished("t1")]),
+      check: (t) => {
+        expect(t.thread.status).toBe("idle")
+        expect(t.lastCompletedRunId).toBe("run1")
+        expect(t.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "f" }])
+      }
+    },
+    {
+      name: "the continuing run clears the pending calls",
+      actions: () => events("t1", [e.runStarted("t1"), e.awaiting(["c1", "f"]), e.runFinished("t1"), e.runStarted("t1", "run2")]),
+      check: (t) => expect(t.pendingToolCalls).toEqual([])
+    },
+    {
+      name: "a TOOL_CALL_RESULT answers a pending call",
+      actions: () => events("t1", [e.awaiting(["c1", "f"], ["c2", "g"]), e.toolResult("m", "c1", "ok")]),
+      check: (t) => expect(t.pendingToolCalls).toEqual([{ toolCallId: "c2", toolName: "g" }])
+    },
+    {
+      name: "events with no effect on threads are accepted and ignored",
+      actions: () =>
+        events("t1", [
+          e.textStart("m1"),
+          { type: "STEP_STARTED", stepName: "s" },
+          { type: "STEP_FINISHED", stepName: "s" },
+          { type: "STATE_SNAPSHOT", snapshot: {} },
+          { type: "STATE_DELTA", delta: [] },
+          { type: "MESSAGES_SNAPSHOT", messages: [] },
+          { type: "THINKING_START" },
+          { type: "THINKING_END" },
+          { type: "REASONING_START", messageId: "r" },
+          { type: "REASONING_END", messageId: "r" },
+          { type: "REASONING_ENCRYPTED_VALUE", subtype: "message", entityId: "r", encryptedValue: "x" },
+          e.unknown("SOMETHING_NEW"),
+          { type: "CUSTOM", name: "acme.x", value: { componentId: "k1" } }
+        ]),
+      check: (t) => {
+        expect(t.thread.messages).toHaveLength(1)
+        expect(t.thread.messages[0]!.content).toEqual([])
+        expect(t.anomalies).toEqual([])
+      }
+    },
+    {
+      name: "events for a thread the client does not know create it",
+      actions: () => events("fresh", [e.textStart("m1")]),
+      check: (t) => expect(t.thread).toMatchObject({ id: "fresh", createdAt: iso(1000), status: "idle" })
+    }
+  ]
+
+  it.each(table)("$name", ({ actions, check }) => {
+    const list = actions()
+    const threadId = list.find((a) => a.type === "EVENT")?.threadId ?? "t1"
+    const s = reduce(initial, list)
+    check(thread(s, threadId), s)
+    // One event per batch gives the same thread as one batch.
+    const stepwise = list.reduce((state, action) => reduce(state, [action]), initial)
+    expect(thread(stepwise, threadId).thread).toEqual(thread(s, threadId).thread)
+    expect(thread(stepwise, threadId).streaming).toEqual(thread(s, threadId).streaming)
+  })
+})
+
+describe("anomalies", () => {
+  const base = () =>
+    reduce(initial, [
+      ...events("t1", [e.runStarted("t1"), e.textStart("m1"), e.text("m1", "a"), e.componentStart("m1", "k1"), e.toolStart("c1", "f", "m1")]),
+      ...events("other", [e.textStart("o1"), e.text("o1", "untouched")])
+    ])
+
+  const table: ReadonlyArray<{ name: string; event: AnyEvent; eventType: string; reason: RegExp }> = [
+    { name: "TEXT_MESSAGE_CONTENT for an unknown message", event: e.text("nope", "x"), eventType: "TEXT_MESSAGE_CONTENT", reason: /unknown message nope/ },
+    { name: "TEXT_MESSAGE_END for another message", event: e.textEnd("zzz"), eventType: "TEXT_MESSAGE_END", reason: /zzz ended while m1/ },
+    { name: "TOOL_CALL_ARGS for an unknown call", event: e.toolArgs("nope", "{"), eventType: "TOOL_CALL_ARGS", reason: /unknown tool call nope/ },
+    { name: "TOOL_CALL_END for an unknown call", event: e.toolEnd("nope"), eventType: "TOOL_CALL_END", reason: /unknown tool call nope/ },
+    { name: "TOOL_CALL_START twice", event: e.toolStart("c1", "f"), eventType: "TOOL_CALL_START", reason: /started twice/ },
+    { name: "props_delta for an unknown component", event: e.props("nope", []), eventType: "tambo.component.props_delta", reason: /unknown component nope/ },
+    { name: "state_delta for an unknown component", event: e.state("nope", []), eventType: "tambo.component.state_delta", reason: /unknown component nope/ },
+    { name: "component end for an unknown component", event: e.componentEnd("nope"), eventType: "tambo.component.end", reason: /unknown component nope/ },
+    { name: "component started twice", event: e.componentStart("m1", "k1"), eventType: "tambo.component.start", reason: /started twice/ },
+    {
+      name: "a JSON Patch that fails",
+      event: e.props("k1", [{ op: "add", path: "/a", value: 1 }, { op: "remove", path: "/missing" }]),
+      eventType: "tambo.component.props_delta",
+      reason: /refused: path "\/missing" does not exist/
+    },
+    {
+      name: "a hostile patch path /__proto__/x",
+      event: e.props("k1", [{ op: "add", path: "/__proto__/polluted", value: true }]),
+      eventType: "tambo.component.props_delta",
+      reason: /forbidden segment "__proto__"/
+    },
+    {
+      name: "a hostile patch path /constructor/prototype/x",
+      event: e.state("k1", [{ op: "add", path: "/constructor/prototype/polluted", value: true }]),
+      eventType: "tambo.component.state_delta",
+      reason: /forbidden segment "constructor"/
+    }
+  ]
+
+  it.each(table)("$name is recorded and skipped", ({ event, eventType, reason }) => {
+    const before = base()
+    const keys = prototypeKeys()
+    const after = reduce(before, events("t1", [[event, 4242]]))
+    const t = thread(after, "t1")
+    expect(t.anomalies).toHaveLength(1)
+    expect(t.anomalies[0]).toMatchObject({ eventType, at: 4242 })
+    expect(t.anomalies[0]!.reason).toMatch(reason)
+    // Nothing else changed: same messages, and other threads keep their identity.
+    expect(t.thread.messages).toBe(thread(before, "t1").thread.messages)
+    expect(after.threadMap.other).toBe(before.threadMap.other)
+    expect(prototypeKeys()).toEqual(keys)
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+  })
+
+  it("TOOL_CALL_END with invalid JSON keeps the best partial parse and records it", () => {
+    const s = reduce(initial, events("t1", [e.toolStart("c1", "f"), e.toolArgs("c1", "{\"a\": 1, \"b\": tru"), e.toolEnd("c1")]))
+    const t = thread(s, "t1")
+    expect(t.thread.messages[0]!.content[0]).toMatchObject({ input: { a: 1, b: true } })
+    expect(t.anomalies.map((a) => a.reason)).toEqual(["arguments of tool call c1 are not valid JSON"])
+  })
+
+  it("keeps only the last 50", () => {
+    const many = Array.from({ length: 70 }, (_, i): readonly [AnyEvent, number] => [e.text(`missing${i}`, "x"), i])
+    const s = reduce(initial, events("t1", many))
+    const anomalies = thread(s, "t1").anomalies
+    expect(anomalies).toHaveLength(ClientState.MAX_ANOMALIES)
+    expect(anomalies[0]!.at).toBe(20)
+    expect(anomalies[49]!.at).toBe(69)
+    // Also across batches.
+    const stepwise = many.reduce((state, item) => reduce(state, events("t1", [item])), initial)
+    expect(thread(stepwise, "t1").anomalies).toEqual(anomalies)
+  })
+
+  it("hostile patch paths leave Object.prototype clean and the props untouched", () => {
+    const keys = prototypeKeys()
+    const s = reduce(initial, events("t1", [
+      e.componentStart("m1", "k1"),
+      e.props("k1", [{ op: "add", path: "/title", value: "ok" }]),
+      e.props("k1", [{ op: "add", path: "/__proto__/polluted", value: "yes" }]),
+      e.props("k1", [{ op: "replace", path: "/__proto__", value: { polluted: "yes" } }]),
+      e.props("k1", [{ op: "add", path: "/constructor/prototype/polluted", value: "yes" }]),
+      e.state("k1", [{ op: "copy", from: "/__proto__", path: "/x" }]),
+      e.props("k1", [{ op: "add", path: "/prototype", value: 1 }])
+    ]))
+    const t = thread(s, "t1")
+    expect(t.anomalies).toHaveLength(5)
+    expect(t.thread.messages[0]!.content[0]).toMatchObject({ props: { title: "ok" } })
+    expect(prototypeKeys()).toEqual(keys)
+    expect(Object.prototype).not.toHaveProperty("polluted")
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+  })
+
+  it("a thread id of __proto__ is an ordinary key", () => {
+    const s = reduce(initial, events("__proto__", [e.textStart("m1")]))
+    expect(Object.getPrototypeOf(s.threadMap)).toBe(Object.prototype)
+    expect(Object.hasOwn(s.threadMap, "__proto__")).toBe(true)
+    expect(getMessages(s, "__proto__").map((m) => m.id)).toEqual(["m1"])
+    expect(getThreadState(s, "constructor")).toBeUndefined()
+    expect(getThreadState(s, "toString")).toBeUndefined()
+  })
+
+  it("malformed input that slips past the types is recorded, never thrown", () => {
+    const s = started()
+    const garbage: ReadonlyArray<Action> = [
+      { type: "EVENT", threadId: "t1", event: { type: "CUSTOM", name: "tambo.component.props_delta", value: null } as unknown as AnyEvent, at: 7 },
+      { type: "EVENT", threadId: "t1", event: { type: "TOOL_CALL_RESULT", messageId: "m", toolCallId: "c", content: 5 } as unknown as AnyEvent, at: 8 },
+      { type: "NOT_AN_ACTION" } as unknown as Action
+    ]
+    let out: State | undefined
+    expect(() => {
+      out = reduce(s, garbage)
+    }).not.toThrow()
+    const t = thread(out!, "t1")
+    expect(t.anomalies.length).toBeGreaterThanOrEqual(1)
+    expect(t.anomalies[0]!.reason).toMatch(/internal error/)
+    expect(t.thread.messages[0]!.id).toBe("u1")
+  })
+})
+
+describe("placeholder", () => {
+  it("RUN_STARTED moves the optimistic messages to the real thread, and the selection follows", () => {
+    const s0 = reduce(initial, [userMessage(PLACEHOLDER, "u1", "hello", 100)])
+    expect(getMessages(s0, PLACEHOLDER).map((m) => m.id)).toEqual(["u1"])
+    const userMsg = getMessages(s0, PLACEHOLDER)[0]
+    // The caller does not know the thread id yet: it keeps addressing the placeholder.
+    const s1 = reduce(s0, events(PLACEHOLDER, [e.runStarted("t-real"), e.textStart("m1"), e.text("m1", "Hi!"), e.textEnd("m1")]))
+    expect(s1.currentThreadId).toBe("t-real")
+    expect(getMessages(s1, "t-real").map((m) => m.id)).toEqual(["u1", "m1"])
+    expect(getMessages(s1, "t-real")[0]).toBe(userMsg)
+    expect(thread(s1, "t-real").thread.status).toBe("streaming")
+    expect(thread(s1, PLACEHOLDER).thread.messages).toEqual([])
+    // Later chunks addressed to the placeholder still follow the run.
+    const s2 = reduce(s1, events(PLACEHOLDER, [e.runFinished("t-real")]))
+    expect(thread(s2, "t-real").lastCompletedRunId).toBe("run1")
+    expect(thread(s2, PLACEHOLDER).thread.status).toBe("idle")
+    // A new conversation in the placeholder stops following.
+    const s3 = reduce(s2, [{ type: "START_NEW_THREAD", threadId: PLACEHOLDER, at: 5 }, userMessage(PLACEHOLDER, "u2", "again"), ...events(PLACEHOLDER, [e.textStart("x")])])
+    expect(s3.currentThreadId).toBe(PLACEHOLDER)
+    expect(getMessages(s3, PLACEHOLDER).map((m) => m.id)).toEqual(["u2", "x"])
+  })
+
+  it("works when the caller addresses the real thread id, like upstream", () => {
+    const s0 = reduce(initial, [userMessage(PLACEHOLDER, "u1", "hello")])
+    const s1 = reduce(s0, events("t-real", [e.runStarted("t-real"), e.textStart("m1")]))
+    expect(s1.currentThreadId).toBe("t-real")
+    expect(getMessages(s1, "t-real").map((m) => m.id)).toEqual(["u1", "m1"])
+  })
+
+  it("the selection stays where the user is", () => {
+    const s0 = reduce(initial, [userMessage(PLACEHOLDER, "u1", "hello"), { type: "SET_CURRENT_THREAD", threadId: "elsewhere" }])
+    const s1 = reduce(s0, events(PLACEHOLDER, [e.runStarted("t-real")]))
+    expect(s1.currentThreadId).toBe("elsewhere")
+    expect(getMessages(s1, "t-real").map((m) => m.id)).toEqual(["u1"])
+  })
+
+  it("a run on another known thread does not take the placeholder's messages", () => {
+    const s0 = reduce(started(), [userMessage(PLACEHOLDER, "draft", "unsent")])
+    const s1 = reduce(s0, events("t1", [e.runStarted("t1", "run2")]))
+    expect(getMessages(s1, PLACEHOLDER).map((m) => m.id)).toEqual(["draft"])
+    expect(getMessages(s1, "t1").map((m) => m.id)).toEqual(["u1"])
+  })
+})
+
+describe("identity and batching", () => {
+  const twoThreads = () =>
+    reduce(initial, [
+      userMessage("a", "a-u1", "hi"),
+      ...events("a", [e.runStarted("a"), e.textStart("a1"), e.text("a1", "one"), e.textEnd("a1"), e.runFinished("a")]),
+      userMessage("b", "b-u1", "hey"),
+      ...events("b", [e.runStarted("b"), e.textStart("b1"), e.text("b1", "x"), e.textEnd("b1"), e.runFinished("b")])
+    ])
+
+  it("untouched threads and messages keep their identity", () => {
+    const before = twoThreads()
+    const after = reduce(before, events("a", [e.runStarted("a", "run2"), e.textStart("a2"), e.text("a2", "t"), e.text("a2", "wo")]))
+    expect(after.threadMap.b).toBe(before.threadMap.b)
+    expect(after.threadMap[PLACEHOLDER]).toBe(before.threadMap[PLACEHOLDER])
+    const [u1, a1, a2] = thread(after, "a").thread.messages
+    expect(u1).toBe(thread(before, "a").thread.messages[0])
+    expect(a1).toBe(thread(before, "a").thread.messages[1])
+    expect(a2).toMatchObject({ id: "a2", content: [{ type: "text", text: "two" }] })
+  })
+
+  it("touched messages are new objects; the input state is never written to", () => {
+    const before = deepFreeze(twoThreads())
+    const snapshot = structuredClone({ a: before.threadMap.a!.thread, b: before.threadMap.b!.thread })
+    const indexSize = before.threadMap.a!.internal.messageIndex.size
+    const after = reduce(before, [
+      ...events("a", [e.runStarted("a", "run2"), e.textStart("a1"), e.text("a1", " more"), e.toolStart("c1", "f", "a1"), e.toolArgs("c1", "{\"x\":1}"), e.componentStart("a1", "k1"), e.props("k1", [{ op: "add", path: "/p", value: 1 }])]),
+      ...events("a", [e.textStart("a3"), e.text("a3", "new")])
+    ])
+    const t = thread(after, "a")
+    expect(t.anomalies).toEqual([])
+    expect(t.thread.messages[1]).not.toBe(before.threadMap.a!.thread.messages[1])
+    expect(t.thread.messages[1]!.content.map((c) => c.type)).toEqual(["text", "tool_use", "component"])
+    expect((t.thread.messages[1]!.content[0] as { text: string }).text).toBe("one more")
+    expect({ a: before.threadMap.a!.thread, b: before.threadMap.b!.thread }).toEqual(snapshot)
+    expect(before.threadMap.a!.internal.messageIndex.size).toBe(indexSize)
+  })
+
+  it("one batch equals one batch per event", () => {
+    const list: ReadonlyArray<Action> = [
+      userMessage("t1", "u1", "weather?"),
+      ...events("t1", [
+        e.runStarted("t1"),
+        e.thinkingStart(),
+        e.thinking("hmm"),
+        e.thinkingEnd(),
+        e.textStart("m1"),
+        e.text("m1", "Checking"),
+        e.toolStart("c1", "weather", "temp-id"),
+        e.toolArgs("c1", "{\"ci"),
+        e.toolArgs("c1", "ty\": \"Paris\"}"),
+        e.toolEnd("c1"),
+        e.textEnd("m1"),
+        e.componentStart("m1", "k1"),
+        e.props("k1", [{ op: "add", path: "/city", value: "Paris" }]),
+        e.componentEnd("k1"),
+        e.awaiting(["c1", "weather"]),
+        e.runFinished("t1")
+      ]),
+      { type: "TOOL_RESULTS", threadId: "t1", results: [{ type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "sunny" }] }], at: 5000 }
+    ]
+    const batched = thread(reduce(initial, list), "t1")
+    const stepwise = thread(list.reduce((s, a) => reduce(s, [a]), initial), "t1")
+    expect(stepwise.thread).toEqual(batched.thread)
+    expect(stepwise.streaming).toEqual(batched.streaming)
+    expect(stepwise.pendingToolCalls).toEqual(batched.pendingToolCalls)
+    expect(stepwise.anomalies).toEqual([])
+    expect(batched.thread.messages.map((m) => m.id)).toEqual(["u1", "m1", "msg_tool_result_c1"])
+  })
+
+  it("partial tool arguments are reparsed while short, then only after 25% growth", () => {
+    const head = `{"text": "${"a".repeat(10_000)}`
+    let s = reduce(initial, events("t1", [e.toolStart("c1", "write"), e.toolArgs("c1", head)]))
+    const input1 = firstToolInput(s, "t1")
+    expect(input1.text).toHaveLength(10_000)
+    // +1% → not reparsed yet: the block keeps its input object.
+    s = reduce(s, events("t1", [e.toolArgs("c1", "b".repeat(100))]))
+    expect(firstToolInput(s, "t1")).toBe(input1)
+    // ≥ 25% growth since the last parse → reparsed.
+    s = reduce(s, events("t1", [e.toolArgs("c1", "c".repeat(3_000))]))
+    expect(firstToolInput(s, "t1").text).toHaveLength(13_100)
+    // The end always parses fully.
+    s = reduce(s, events("t1", [e.toolArgs("c1", "d\"}"), e.toolEnd("c1")]))
+    expect(firstToolInput(s, "t1").text).toHaveLength(13_101)
+  })
+
+  it("restored state without usable bookkeeping is re-indexed", () => {
+    const s = reduce(initial, events("t1", [e.textStart("m1"), e.componentStart("m1", "k1")]))
+    const restored: State = JSON.parse(JSON.stringify(s))
+    const next = reduce(restored, events("t1", [e.text("m1", "x"), e.componentEnd("k1")]))
+    expect(thread(next, "t1").anomalies).toEqual([])
+    expect(thread(next, "t1").thread.messages[0]!.content.map((c) => c.type)).toEqual(["component", "text"])
+  })
+})
+
+describe("reasoning", () => {
+  it.each([
+    {
+      name: "THINKING_* (what Tambo sends today)",
+      list: [
+        [e.thinkingStart(), 1000],
+        [e.thinking("Let me "), 1010],
+        [e.thinking("think."), 1020],
+        [e.thinkingEnd(), 1250]
+      ] as const
+    },
+    {
+      name: "REASONING_* (AG-UI 1.0)",
+      list: [
+        [{ type: "REASONING_START", messageId: "r1" }, 990],
+        [e.reasoningStart("r1"), 1000],
+        [e.reasoning("r1", "Let me "), 1010],
+        [e.reasoning("r1", "think."), 1020],
+        [e.reasoningEnd("r1"), 1250],
+        [{ type: "REASONING_END", messageId: "r1" }, 1260]
+      ] as const
+    }
+  ])("$name: reasoning on the assistant message, with its duration", ({ list }) => {
+    const s = reduce(started(), [
+      ...events("t1", list),
+      ...events("t1", [e.textStart("m1"), e.text("m1", "Answer"), e.textEnd("m1")], 2000)
+    ])
+    const t = thread(s, "t1")
+    expect(t.thread.messages.map((m) => m.id)).toEqual(["u1", "m1"])
+    expect(t.thread.messages[1]).toEqual({
+      id: "m1",
+      role: "assistant",
+      content: [{ type: "text", text: "Answer" }],
+      createdAt: iso(1000),
+      reasoning: ["Let me think."],
+      reasoningDurationMS: 250
+    })
+    expect(t.internal.ephemeralMessageId).toBeUndefined()
+  })
+
+  it("the stand-in message id is deterministic", () => {
+    const s = reduce(started(), events("t1", [e.thinkingStart()]))
+    expect(getMessages(s, "t1")[1]!.id).toBe("ephemeral_run1_1")
+    expect(thread(s, "t1").streaming.messageId).toBe("ephemeral_run1_1")
+  })
+
+  it("several chunks: one entry each, duration from the first start", () => {
+    const s = reduce(started(), events("t1", [
+      [e.textStart("m1"), 1000],
+      [e.thinkingStart(), 1000],
+      [e.thinking("a"), 1001],
+      [e.thinkingEnd(), 1100],
+      [e.thinkingStart(), 1200],
+      [e.thinking("b"), 1201],
+      [e.thinkingEnd(), 1300]
+    ]))
+    expect(getMessages(s, "t1")[1]).toMatchObject({ id: "m1", reasoning: ["a", "b"], reasoningDurationMS: 300 })
+  })
+
+  it("content without a start opens a chunk", () => {
+    const s = reduce(started(), events("t1", [[e.textStart("m1"), 1000], [e.thinking("x"), 1005], [e.thinkingEnd(), 1105]]))
+    expect(getMessages(s, "t1")[1]).toMatchObject({ reasoning: ["x"], reasoningDurationMS: 100 })
+  })
+})
+
+describe("local actions", () => {
+  it("USER_MESSAGE appends the message as sent, stamped with `at` if it has no date", () => {
+    const message: TamboThreadMessage = {
+      id: "u1",
+      role: "user",
+      content: [{ type: "text", text: "hi" }, { type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain" } }],
+      metadata: { k: 1 }
+    }
+    const s = reduce(initial, [{ type: "USER_MESSAGE", threadId: "t1", message, at: 77 }])
+    expect(getMessages(s, "t1")).toEqual([{ ...message, createdAt: iso(77) }])
+    const dup = reduce(s, [{ type: "USER_MESSAGE", threadId: "t1", message, at: 78 }])
+    expect(getMessages(dup, "t1")).toHaveLength(1)
+    expect(thread(dup, "t1").anomalies[0]).toMatchObject({ eventType: "USER_MESSAGE", at: 78 })
+  })
+
+  it("TOOL_RESULTS appends one user message with the results as sent", () => {
+    const results: ReadonlyArray<ToolResultContent> = [
+      { type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "22°C" }] },
+      { type: "tool_result", toolUseId: "c2", content: [{ type: "resource", resource: { uri: "https://x/y.png" } }], isError: true }
+    ]
+    const s0 = reduce(started(), events("t1", [e.awaiting(["c1", "weather"], ["c2", "img"], ["c3", "other"]), e.runFinished("t1")]))
+    const s = reduce(s0, [{ type: "TOOL_RESULTS", threadId: "t1", results, at: 3000 }])
+    expect(getMessages(s, "t1")[1]).toEqual({ id: "msg_tool_result_c1", role: "user", content: results, createdAt: iso(3000) })
+    expect(thread(s, "t1").pendingToolCalls).toEqual([{ toolCallId: "c3", toolName: "other" }])
+    expect(reduce(s, [{ type: "TOOL_RESULTS", threadId: "t1", results: [], at: 1 }])).toBe(s)
+  })
+
+  it("RUN_ENDED_LOCALLY cancelled: idle, cancelled, open blocks closed", () => {
+    const s0 = reduce(started(), events("t1", [
+      e.textStart("m1"),
+      e.componentStart("m1", "k1"),
+      e.props("k1", [{ op: "add", path: "/a", value: 1 }]),
+      e.toolStart("c1", "f", "m1"),
+      e.toolArgs("c1", "{\"city\": \"Par"),
+      e.awaiting(["c0", "g"])
+    ]))
+    const s = reduce(s0, [{ type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "cancelled", at: 9000 }])
+    const t = thread(s, "t1")
+    expect(t.thread.status).toBe("idle")
+    expect(t.thread.lastRunCancelled).toBe(true)
+    expect(t.streaming).toEqual({ status: "idle", runId: "run1", startTime: 900 })
+    expect(t.thread.messages[1]!.content).toEqual([
+      { type: "component", id: "k1", name: "Card", props: { a: 1 }, streamingState: "done" },
+      { type: "tool_use", id: "c1", name: "f", input: { city: "Par" } }
+    ])
+    expect(t.pendingToolCalls).toEqual([])
+    expect(t.internal.toolArgs.size).toBe(0)
+    expect(t.internal.openComponents).toEqual([])
+  })
+
+  it("RUN_ENDED_LOCALLY error: the error is recorded", () => {
+    const error = { message: "socket hang up", category: "server_error" as const, isRetryable: true }
+    const s = reduce(started(), [{ type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "error", error, at: 9000 }])
+    expect(thread(s, "t1").streaming).toMatchObject({ status: "idle", error })
+    expect(thread(s, "t1").thread.lastRunCancelled).toBe(false)
+    const noDetail = reduce(started(), [{ type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "error", at: 9000 }])
+    expect(thread(noDetail, "t1").streaming.error?.message).toBeTypeOf("string")
+    expect(reduce(initial, [{ type: "RUN_ENDED_LOCALLY", threadId: "nope", outcome: "error", at: 1 }])).toBe(initial)
+  })
+
+  it("INIT_THREAD creates once, with the given fields", () => {
+    const s = reduce(initial, [
+      { type: "INIT_THREAD", threadId: "t1", initialThread: { name: "Trip", messages: [{ id: "x", role: "user", content: [] }] }, at: 5 },
+      { type: "INIT_THREAD", threadId: "t1", initialThread: { name: "Other" }, at: 6 }
+    ])
+    expect(thread(s, "t1").thread).toMatchObject({ id: "t1", name: "Trip", createdAt: iso(5), messages: [{ id: "x" }] })
+    expect(reduce(s, events("t1", [e.textStart("x"), e.text("x", "y")])).threadMap.t1!.anomalies).toEqual([])
+  })
+
+  it("SET_CURRENT_THREAD / START_NEW_THREAD / REMOVE_THREAD", () => {
+    let s = reduce(initial, [{ type: "SET_CURRENT_THREAD", threadId: "t1" }])
+    expect(s.currentThreadId).toBe("t1")
+    s = reduce(started(), [{ type: "START_NEW_THREAD", threadId: "t1", at: 50 }])
+    expect(s.currentThreadId).toBe("t1")
+    expect(thread(s, "t1").thread).toMatchObject({ messages: [], createdAt: iso(50), status: "idle" })
+    s = reduce(s, [{ type: "REMOVE_THREAD", threadId: "t1" }])
+    expect(getThreadState(s, "t1")).toBeUndefined()
+    expect(s.currentThreadId).toBe(PLACEHOLDER)
+    s = reduce(reduce(s, [userMessage(PLACEHOLDER, "u", "x")]), [{ type: "REMOVE_THREAD", threadId: PLACEHOLDER }])
+    expect(getMessages(s, PLACEHOLDER)).toEqual([])
+  })
+
+  it("SET_LAST_COMPLETED_RUN_ID and UPDATE_THREAD", () => {
+    let s = reduce(initial, [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId: "t1", runId: "r7" }])
+    expect(thread(s, "t1").lastCompletedRunId).toBe("r7")
+    s = reduce(s, [{
+      type: "UPDATE_THREAD",
+      threadId: "t1",
+      patch: { name: "Named", metadata: { a: 1 }, pendingToolCalls: [{ toolCallId: "c", toolName: "n" }] }
+    }])
+    expect(thread(s, "t1").thread).toMatchObject({ name: "Named", metadata: { a: 1 } })
+    expect(thread(s, "t1").pendingToolCalls).toEqual([{ toolCallId: "c", toolName: "n" }])
+    expect(reduce(s, [{ type: "UPDATE_THREAD", threadId: "ghost", patch: { name: "x" } }])).toBe(s)
+  })
+
+  it("LOAD_THREAD_MESSAGES merges by id, sorts by date, marks components done", () => {
+    const s0 = reduce(initial, [{
+      type: "USER_MESSAGE",
+      threadId: "t1",
+      message: { id: "u1", role: "user", content: [{ type: "text", text: "local" }], createdAt: "2024-01-02T00:00:00.000Z" },
+      at: 1
+    }])
+    const local = getMessages(s0, "t1")[0]
+    const s = reduce(s0, [{
+      type: "LOAD_THREAD_MESSAGES",
+      threadId: "t1",
+      messages: [
+        { id: "nodate", role: "assistant", content: [] },
+        { id: "a1", role: "assistant", createdAt: "2024-01-03T00:00:00.000Z", content: [{ type: "component", id: "k", name: "C", props: {}, streamingState: "streaming" }] },
+        { id: "u1", role: "user", content: [{ type: "text", text: "server copy" }], createdAt: "2024-01-02T00:00:00.000Z" },
+        { id: "u0", role: "user", content: [], createdAt: "2024-01-01T00:00:00.000Z" }
+      ]
+    }])
+    const messages = getMessages(s, "t1")
+    expect(messages.map((m) => m.id)).toEqual(["u0", "u1", "a1", "nodate"])
+    expect(messages[1]).toBe(local)
+    expect(messages[2]!.content[0]).toMatchObject({ streamingState: "done" })
+    // The index follows the new order.
+    const next = reduce(s, events("t1", [e.componentEnd("k"), e.text("nodate", "x")]))
+    expect(thread(next, "t1").anomalies).toEqual([])
+  })
+
+  it("LOAD_THREAD_MESSAGES can skip a streaming thread", () => {
+    const s = started()
+    const load: Action = { type: "LOAD_THREAD_MESSAGES", threadId: "t1", messages: [{ id: "z", role: "user", content: [] }], skipIfStreaming: true }
+    expect(reduce(s, [load])).toBe(s)
+    expect(getMessages(reduce(s, [{ ...load, skipIfStreaming: false }]), "t1").map((m) => m.id)).toEqual(["u1", "z"])
+  })
+})
+
+describe("toIsoString", () => {
+  it.each([0, 1, -1, 999, 1_700_000_000_123, 951_782_400_000, 4_107_542_400_000, -62_135_596_800_000, 253_402_300_799_999, 253_402_300_800_000, -62_198_755_200_001, -8_640_000_000_000_000, 8_640_000_000_000_000])(
+    "%d matches Date#toISOString",
+    (ms) => {
+      expect(ClientState.toIsoString(ms)).toBe(new Date(ms).toISOString())
+    }
+  )
+
+  it("matches Date#toISOString on many values, and is total", () => {
+    let x = 12345
+    for (let i = 0; i < 2_000; i++) {
+      x = (x * 1_103_515_245 + 12_345) % 2_147_483_648
+      const ms = (x / 2_147_483_648 - 0.5) * 2 * 8_000_000_000_000
+      expect(ClientState.toIsoString(Math.trunc(ms))).toBe(new Date(Math.trunc(ms)).toISOString())
+    }
+    expect(ClientState.toIsoString(Number.NaN)).toBe("1970-01-01T00:00:00.000Z")
+    expect(ClientState.toIsoString(Number.POSITIVE_INFINITY)).toBe("1970-01-01T00:00:00.000Z")
+  })
+})

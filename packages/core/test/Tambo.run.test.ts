@@ -1,0 +1,382 @@
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Tambo from "../src/Tambo.js"
+import * as Tool from "../src/Tool.js"
+import { fields, runAll, serverShape, shape, tamboLayer, threadOf, useServer } from "./helpers.js"
+
+const server = useServer()
+
+const weather = Tool.make({
+  name: "get_weather",
+  description: "Current weather in a city",
+  input: Schema.Struct({ city: Schema.String }),
+  execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
+})
+
+/** After every end-to-end run, the store's thread equals the server's. */
+const expectSameAsServer = (threadId: string) =>
+  Effect.gen(function* () {
+    const tambo = yield* Tambo.Tambo
+    const state = yield* tambo.state
+    expect(shape(threadOf(state, threadId).thread.messages)).toEqual(serverShape(server(), threadId))
+  })
+
+describe("Tambo.run", () => {
+  it.live("streams text into a new thread and ends idle", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text(["Hel", "lo ", "there"])])
+      const events = yield* runAll("hi")
+      const types = events.map((e) => e.event.type)
+      expect(types[0]).toBe("RUN_STARTED")
+      expect(types.at(-1)).toBe("RUN_FINISHED")
+      const last = events.at(-1)!
+      const threadId = last.threadId
+      expect(threadId).not.toBe("placeholder")
+      expect(last.snapshot.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+      expect(last.snapshot.messages[1]!.content).toEqual([{ type: "text", text: "Hello there" }])
+      const tambo = yield* Tambo.Tambo
+      const state = yield* tambo.state
+      expect(state.currentThreadId).toBe(threadId)
+      expect(threadOf(state, threadId).streaming.status).toBe("idle")
+      expect(threadOf(state, threadId).lastCompletedRunId).toBeDefined()
+      yield* expectSameAsServer(threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("continues the current thread with previousRunId on the next run", () =>
+    Effect.gen(function* () {
+      server().setScript((request) => [Script.text(`echo: ${request.text}`)])
+      const first = yield* runAll("one")
+      const second = yield* runAll("two")
+      const threadId = first.at(-1)!.threadId
+      expect(second.at(-1)!.threadId).toBe(threadId)
+      const runs = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
+      expect(runs.map((r) => r.path)).toEqual(["/v1/threads/runs", `/v1/threads/${threadId}/runs`])
+      const body = runs[1]!.body as { previousRunId?: string; userKey?: string }
+      const started = first[0]!.event
+      expect(started.type === "RUN_STARTED" && body.previousRunId).toBe(started.type === "RUN_STARTED" && started.runId)
+      expect(body.userKey).toBe("user-1")
+      yield* expectSameAsServer(threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("keeps reasoning, under its legacy and its AG-UI 1.0 names", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.reasoning(["think", "ing"]), Script.text("done")])
+      const legacy = yield* runAll("why?")
+      const message = legacy.at(-1)!.snapshot.messages.at(-1)!
+      expect(message.reasoning).toEqual(["thinking"])
+      expect(message.reasoningDurationMS).toBeTypeOf("number")
+
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.startNewThread
+      server().setScript([
+        Script.event({ type: "REASONING_START", messageId: "r1" }),
+        Script.event({ type: "REASONING_MESSAGE_START", messageId: "r1", role: "assistant" }),
+        Script.event({ type: "REASONING_MESSAGE_CONTENT", messageId: "r1", delta: "new names" }),
+        Script.event({ type: "REASONING_MESSAGE_END", messageId: "r1" }),
+        Script.event({ type: "REASONING_END", messageId: "r1" }),
+        Script.text("ok")
+      ])
+      const modern = yield* runAll("why again?")
+      expect(modern.at(-1)!.snapshot.messages.at(-1)!.reasoning).toEqual(["new names"])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("runs client-side tools round after round, and the results reach the server", () =>
+    Effect.gen(function* () {
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.text("Let me check. "), Script.toolCall("get_weather", { city: "Paris" }, { chunkSize: 5 })]
+          : request.toolResults[0]!.text.includes("Paris") && request.history.length < 4
+          ? [Script.toolCall("get_weather", { city: "Lyon" })]
+          : [Script.text(`It is ${request.toolResults[0]!.text}`)]
+      )
+      const events = yield* runAll("weather?")
+      const threadId = events.at(-1)!.threadId
+      const starts = events.filter((e) => e.event.type === "RUN_STARTED")
+      expect(starts).toHaveLength(3)
+      const continuations = server().requests.filter((r) => r.path === `/v1/threads/${threadId}/runs`)
+      expect(continuations).toHaveLength(2)
+      const sent = continuations[0]!.body as { message: { content: Array<{ type: string; toolUseId: string }> } }
+      expect(sent.message.content[0]!.type).toBe("tool_result")
+      const final = events.at(-1)!.snapshot
+      // One user message: continuations never duplicate it.
+      expect(final.messages.filter((m) => m.role === "user" && m.content[0]?.type === "text")).toHaveLength(1)
+      // Text before the tool call stays in the same assistant message, as the server stores it.
+      const firstAssistant = final.messages.find((m) => m.role === "assistant")!
+      expect(firstAssistant.content.map((c) => c.type)).toEqual(["text", "tool_use"])
+      const toolUse = firstAssistant.content[1]!
+      expect(toolUse.type === "tool_use" && toolUse.input).toEqual({ city: "Paris" })
+      const lastText = final.messages.at(-1)!.content[0]!
+      expect(lastText.type === "text" && lastText.text).toContain("Lyon")
+      const server_ = server()
+      const stored = server_.threads.get(threadId)!
+      expect(stored.messages.some((m) => m.content.some((c) => c.type === "tool_result"))).toBe(true)
+      yield* expectSameAsServer(threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("streams a component's props to their final value", () =>
+    Effect.gen(function* () {
+      server().setScript([
+        Script.text("Here: "),
+        Script.component("WeatherCard", [{ city: "Par" }, { city: "Paris" }, { city: "Paris", temperature: 21 }])
+      ])
+      const events = yield* runAll("card please")
+      const component = events.at(-1)!.snapshot.messages.at(-1)!.content.find((c) => c.type === "component")
+      expect(component).toMatchObject({
+        type: "component",
+        name: "WeatherCard",
+        props: { city: "Paris", temperature: 21 },
+        streamingState: "done"
+      })
+      yield* expectSameAsServer(events.at(-1)!.threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("fails with MaxStepsExceededError past maxSteps, keeping the state", () =>
+    Effect.gen(function* () {
+      server().setScript(() => [Script.toolCall("get_weather", { city: "Paris" })])
+      const result = yield* runAll("loop", { maxSteps: 2 }).pipe(Effect.either)
+      expect(Either.isLeft(result) && result.left._tag).toBe("MaxStepsExceededError")
+      const tambo = yield* Tambo.Tambo
+      const state = yield* tambo.state
+      const thread = threadOf(state, state.currentThreadId)
+      expect(thread.thread.messages.filter((m) => m.content.some((c) => c.type === "tool_use"))).toHaveLength(3)
+      expect(thread.streaming.status).toBe("idle")
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("interrupting the stream aborts the request and cancels the run on the server", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("partial"), Script.hang()])
+      const tambo = yield* Tambo.Tambo
+      const fiber = yield* tambo.run("hang").pipe(
+        Stream.tap((e) => e.event.type === "TEXT_MESSAGE_CONTENT" ? Effect.never.pipe(Effect.timeout("1 millis"), Effect.ignore) : Effect.void),
+        Stream.runCollect,
+        Effect.fork
+      )
+      // Wait until the server streamed the text, then interrupt.
+      yield* Effect.gen(function* () {
+        while (true) {
+          const state = yield* tambo.state
+          if (state.threadMap[state.currentThreadId]?.streaming.status === "streaming") return
+          yield* Effect.sleep("5 millis")
+        }
+      }).pipe(Effect.timeout("5 seconds"))
+      yield* Fiber.interrupt(fiber)
+      const state = yield* tambo.state
+      const thread = threadOf(state, state.currentThreadId)
+      expect(thread.thread.lastRunCancelled).toBe(true)
+      expect(thread.streaming.error).toBeUndefined()
+      expect(thread.streaming.status).toBe("idle")
+      yield* Effect.gen(function* () {
+        while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      expect(server().cancels[0]!.threadId).toBe(state.currentThreadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a consumer that stops reading early ends the run on the server", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text(["a", "b", "c"]), Script.hang()])
+      const tambo = yield* Tambo.Tambo
+      const taken = yield* Stream.runCollect(Stream.take(tambo.run("take two"), 2))
+      expect(taken.length).toBe(2)
+      yield* Effect.gen(function* () {
+        while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      const state = yield* tambo.state
+      expect(threadOf(state, state.currentThreadId).thread.lastRunCancelled).toBe(true)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a server RUN_ERROR fails the run with its code, and the thread records it", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("so far"), Script.runError({ message: "provider down", code: "LLM_SERVER_ERROR", status: 502 })])
+      const result = yield* runAll("fail").pipe(Effect.either)
+      expect(Either.isLeft(result)).toBe(true)
+      const error = Either.isLeft(result) ? result.left : undefined
+      expect(error).toMatchObject({ _tag: "ApiError", reason: "RunError", code: "LLM_SERVER_ERROR", status: 502, retryable: false })
+      const tambo = yield* Tambo.Tambo
+      const state = yield* tambo.state
+      const thread = threadOf(state, state.currentThreadId)
+      expect(thread.streaming.error).toMatchObject({ message: "provider down", code: "LLM_SERVER_ERROR", status: 502 })
+      expect(thread.streaming.status).toBe("idle")
+      expect(thread.thread.lastRunCancelled).toBe(false)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("HTTP 500 is a non-retryable ApiError; 503 is retried before the first event", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.httpError(500)])
+      const failed = yield* runAll("500").pipe(Effect.flip, Effect.map(fields))
+      expect(failed).toMatchObject({ _tag: "ApiError", reason: "ServerError", status: 500, retryable: false })
+
+      let calls = 0
+      server().setScript(() => (++calls === 1 ? [Script.httpError(503)] : [Script.text("second try")]))
+      const events = yield* runAll("503").pipe(
+        Effect.provide(tamboLayer(server(), { maxRetries: 2 }))
+      )
+      expect(calls).toBe(2)
+      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a wrong API key is a Forbidden ApiError (403)", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("never")])
+      const error = yield* runAll("hi").pipe(
+        Effect.provide(tamboLayer(server(), { apiKey: "wrong-key" })),
+        Effect.flip,
+        Effect.map(fields)
+      )
+      expect(error).toMatchObject({ _tag: "ApiError", reason: "Forbidden", status: 403 })
+    }))
+
+  it.live("a 401 is an Unauthorized ApiError", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.httpError(401, { statusCode: 401, message: "Unauthorized" })])
+      const error = yield* runAll("hi").pipe(Effect.flip, Effect.map(fields))
+      expect(error).toMatchObject({ _tag: "ApiError", reason: "Unauthorized", status: 401, message: "Unauthorized" })
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a second run on a busy thread is a RunConflictError, in the client and on the server", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("first")])
+      const first = yield* runAll("first")
+      const threadId = first.at(-1)!.threadId
+      server().setScript([Script.text("slow"), Script.hang()])
+      const tambo = yield* Tambo.Tambo
+      const running = yield* Effect.fork(Stream.runDrain(tambo.run("busy", { threadId })))
+      yield* Effect.gen(function* () {
+        while (server().threads.get(threadId)?.runStatus !== "streaming") yield* Effect.sleep("5 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      const local = yield* runAll("again", { threadId }).pipe(Effect.flip, Effect.map(fields))
+      expect(local).toMatchObject({ _tag: "RunConflictError", reason: "ActiveInClient", threadId })
+      // Another client on the same thread meets the server's 409.
+      const remote = yield* runAll("again", { threadId }).pipe(
+        Effect.provide(tamboLayer(server())),
+        Effect.flip,
+        Effect.map(fields)
+      )
+      expect(remote).toMatchObject({ _tag: "RunConflictError", reason: "ActiveOnServer", status: 409 })
+      yield* Fiber.interrupt(running)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a malformed frame is a DecodeError carrying the frame", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("ok"), Script.frame("data: {not json\n\n")])
+      const error = yield* runAll("bad").pipe(Effect.flip, Effect.map(fields))
+      expect(error).toMatchObject({ _tag: "DecodeError", reason: "InvalidJson", frame: "{not json" })
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("an event of an unknown type is kept and ignored", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.event({ type: "SOMETHING_NEW", payload: 1 }), Script.text("fine")])
+      const events = yield* runAll("new")
+      expect(events.some((e) => e.event.type === "UNKNOWN" && e.event.eventType === "SOMETHING_NEW")).toBe(true)
+      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a connection dropped mid-stream is a TransportError, and the thread records it", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text(["a", "b", "c", "d"]), Script.dropAfter(3)])
+      const error = yield* runAll("drop").pipe(Effect.flip, Effect.map(fields))
+      expect(error).toMatchObject({ _tag: "TransportError", reason: "Disconnected" })
+      const tambo = yield* Tambo.Tambo
+      const state = yield* tambo.state
+      const thread = threadOf(state, state.currentThreadId)
+      expect(thread.streaming.status).toBe("idle")
+      expect(thread.streaming.error?.message).toBeDefined()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a throwing, an invalid-arguments and a hanging tool become error results; the run goes on", () =>
+    Effect.gen(function* () {
+      const throwing: Tool.TamboTool = {
+        name: "explode",
+        description: "throws",
+        inputSchema: { type: "object", properties: {} },
+        tool: () => {
+          throw new Error("boom")
+        }
+      }
+      const hanging = Tool.make({
+        name: "hang",
+        description: "never returns",
+        input: Schema.Struct({}),
+        execute: () => Effect.never
+      })
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [
+            Script.toolCall("explode", {}),
+            Script.toolCall("get_weather", { town: 3 }),
+            Script.toolCall("hang", {})
+          ]
+          : [Script.text(request.toolResults.map((r) => `${r.isError}:${r.text}`).join(" | "))]
+      )
+      const events = yield* runAll("tools", { toolTimeout: "200 millis" }).pipe(
+        Effect.provide(tamboLayer(server(), { tools: [weather, throwing, hanging] }))
+      )
+      const results = server().requests.filter((r) => r.path.endsWith("/runs")).at(-1)!.body as {
+        message: { content: Array<{ isError?: boolean; content: Array<{ text: string }> }> }
+      }
+      expect(results.message.content.map((c) => c.isError)).toEqual([true, true, true])
+      const texts = results.message.content.map((c) => c.content[0]!.text)
+      expect(texts[0]).toContain("boom")
+      expect(texts[1]).toMatch(/city|town/)
+      expect(texts[2]).toMatch(/within 200ms/)
+      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+    }))
+
+  it.live("a hostile JSON Patch path is refused and Object.prototype stays clean", () =>
+    Effect.gen(function* () {
+      server().setScript([
+        Script.component("Card", [{ title: "x" }], {
+          operations: [
+            [{ op: "add", path: "/__proto__/polluted", value: true }],
+            [{ op: "add", path: "/constructor/prototype/polluted", value: true }],
+            [{ op: "add", path: "/title", value: "safe" }]
+          ]
+        })
+      ])
+      const events = yield* runAll("attack")
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+      expect(Object.prototype).not.toHaveProperty("polluted")
+      const tambo = yield* Tambo.Tambo
+      const state = yield* tambo.state
+      const thread = threadOf(state, events.at(-1)!.threadId)
+      const component = thread.thread.messages.at(-1)!.content.find((c) => c.type === "component")
+      expect(component).toMatchObject({ props: { title: "safe" } })
+      expect(thread.anomalies.length).toBeGreaterThanOrEqual(2)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("cancelRun cancels a run that is creating its thread", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("slow"), Script.hang()])
+      const tambo = yield* Tambo.Tambo
+      const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("new thread")))
+      yield* Effect.gen(function* () {
+        while (true) {
+          const state = yield* tambo.state
+          if (state.currentThreadId !== "placeholder" && state.threadMap[state.currentThreadId]?.streaming.status === "streaming") return
+          yield* Effect.sleep("5 millis")
+        }
+      }).pipe(Effect.timeout("5 seconds"))
+      yield* tambo.cancelRun()
+      const error = yield* Fiber.join(fiber).pipe(Effect.flip, Effect.map(fields))
+      expect(error).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      expect(server().cancels).toHaveLength(1)
+      const state = yield* tambo.state
+      expect(threadOf(state, state.currentThreadId).thread.lastRunCancelled).toBe(true)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("thread calls carry the userKey", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("hello")])
+      const events = yield* runAll("hi")
+      const tambo = yield* Tambo.Tambo
+      const list = yield* tambo.listThreads()
+      expect(list.threads.map((t) => t.id)).toContain(events.at(-1)!.threadId)
+      const fetched = yield* tambo.fetchThread(events.at(-1)!.threadId)
+      expect(fetched.messages).toHaveLength(2)
+      expect(server().requests.filter((r) => r.method === "GET").every((r) => r.query.userKey === "user-1")).toBe(true)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})

@@ -1,0 +1,497 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Duration, Effect, Exit, Fiber, Option, Ref, Schema, TestClock } from "effect"
+import { z } from "zod"
+import * as Tool from "../src/Tool.js"
+import * as Executor from "../src/ToolExecutor.js"
+import * as Registry from "../src/ToolRegistry.js"
+
+const setup = (tools: ReadonlyArray<Tool.Definition>, options?: Executor.MakeOptions) =>
+  Effect.gen(function*() {
+    const registry = yield* Registry.make
+    yield* Effect.orDie(registry.registerMany(tools))
+    return yield* Executor.makeWith(options).pipe(Effect.provideService(Registry.ToolRegistry, registry))
+  })
+
+const text = (result: Tool.ToolResultContent | undefined): string => {
+  const part = result?.content[0]
+  return part?.type === "text" ? part.text : ""
+}
+
+/** A counter of how often each tool body ran. */
+const makeCounter = () => {
+  const counts = new Map<string, number>()
+  return {
+    hit: (name: string) => counts.set(name, (counts.get(name) ?? 0) + 1),
+    get: (name: string) => counts.get(name) ?? 0
+  }
+}
+
+describe("ToolExecutor", () => {
+  it.effect("answers calls of Effect Schema, Zod 4 and JSON Schema tools", () =>
+    Effect.gen(function*() {
+      const executor = yield* setup([
+        Tool.make({
+          name: "add",
+          description: "Adds",
+          input: Schema.Struct({ a: Schema.Number, b: Schema.NumberFromString }),
+          execute: ({ a, b }) => Effect.succeed({ sum: a + b })
+        }),
+        {
+          name: "shout",
+          description: "Shouts",
+          tool: async ({ text }: { text: string }) => text.toUpperCase(),
+          inputSchema: z.object({ text: z.string() })
+        },
+        {
+          name: "echo",
+          description: "Echoes",
+          tool: (args: unknown) => args,
+          inputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] }
+        }
+      ])
+      const results = yield* executor.execute([
+        { toolCallId: "c1", toolName: "add", args: "{\"a\":1,\"b\":\"2\"}" },
+        { toolCallId: "c2", toolName: "shout", args: { text: "hi" } },
+        { toolCallId: "c3", toolName: "echo", args: "{\"n\":7}" }
+      ])
+      expect(results).toEqual([
+        { type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "{\"sum\":3}" }] },
+        { type: "tool_result", toolUseId: "c2", content: [{ type: "text", text: "HI" }] },
+        { type: "tool_result", toolUseId: "c3", content: [{ type: "text", text: "{\"n\":7}" }] }
+      ])
+      expect(results.every((result) => !("isError" in result))).toBe(true)
+    }))
+
+  it.effect("rejects invalid arguments of each schema kind without calling the tool", () =>
+    Effect.gen(function*() {
+      const counter = makeCounter()
+      const executor = yield* setup([
+        Tool.make({
+          name: "effect_tool",
+          description: "d",
+          input: Schema.Struct({ n: Schema.Number }),
+          execute: () => counter.hit("effect_tool")
+        }),
+        {
+          name: "zod_tool",
+          description: "d",
+          tool: () => counter.hit("zod_tool"),
+          inputSchema: z.object({ n: z.number() })
+        },
+        {
+          name: "json_tool",
+          description: "d",
+          tool: () => counter.hit("json_tool"),
+          inputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] }
+        }
+      ])
+      const results = yield* executor.execute([
+        { toolCallId: "c1", toolName: "effect_tool", args: { n: "1" } },
+        { toolCallId: "c2", toolName: "zod_tool", args: { n: "1" } },
+        { toolCallId: "c3", toolName: "json_tool", args: {} },
+        { toolCallId: "c4", toolName: "json_tool", args: "{\"n\": 1" }
+      ])
+      expect(results.map((result) => result.isError)).toEqual([true, true, true, true])
+      expect(text(results[0])).toBe("Invalid arguments for tool \"effect_tool\":\nn: Expected number, actual \"1\"")
+      expect(text(results[1])).toMatch(/^Invalid arguments for tool "zod_tool":\nn: .*number/)
+      expect(text(results[2])).toBe("Invalid arguments for tool \"json_tool\":\nn: is required")
+      expect(text(results[3])).toMatch(/^The arguments for tool "json_tool" are not valid JSON \(.+\)\./)
+      expect(["effect_tool", "zod_tool", "json_tool"].map(counter.get)).toEqual([0, 0, 0])
+    }))
+
+  it.effect("answers an unknown tool with the tools that exist", () =>
+    Effect.gen(function*() {
+      const executor = yield* setup([{ name: "echo", description: "d", tool: (a: unknown) => a, inputSchema: {} }])
+      const [result] = yield* executor.execute([{ toolCallId: "c1", toolName: "nope", args: "{}" }])
+      expect(result).toEqual({
+        type: "tool_result",
+        toolUseId: "c1",
+        content: [{ type: "text", text: "Tool \"nope\" is not available. Available tools: echo." }],
+        isError: true
+      })
+    }))
+
+  it.effect("turns a throw, a rejection, a failed Effect and a defect into error results", () =>
+    Effect.gen(function*() {
+      class QuotaExceeded extends Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", { message: Schema.String }) {}
+      const executor = yield* setup([
+        {
+          name: "thrower",
+          description: "d",
+          tool: () => {
+            throw new Error("kaput")
+          },
+          inputSchema: { type: "object" }
+        },
+        {
+          name: "rejecter",
+          description: "d",
+          tool: async () => {
+            await Promise.resolve()
+            throw new Error("service unavailable")
+          },
+          inputSchema: { type: "object" }
+        },
+        Tool.make({
+          name: "failer",
+          description: "d",
+          input: Schema.Struct({}),
+          execute: () => Effect.fail(new QuotaExceeded({ message: "no quota left" }))
+        }),
+        Tool.make({
+          name: "dier",
+          description: "d",
+          input: Schema.Struct({}),
+          execute: () => Effect.die(new Error("bug"))
+        })
+      ])
+      const results = yield* executor.execute(
+        ["thrower", "rejecter", "failer", "dier"].map((toolName, i) => ({ toolCallId: `c${i}`, toolName, args: "{}" }))
+      )
+      expect(results.map((result) => [result.isError, text(result)])).toEqual([
+        [true, "Tool \"thrower\" threw an error: kaput"],
+        [true, "Tool \"rejecter\" failed: service unavailable"],
+        [true, "Tool \"failer\" failed: QuotaExceeded: no quota left"],
+        [true, "Tool \"dier\" failed unexpectedly: bug"]
+      ])
+    }))
+
+  it.effect("stops a call that exceeds its timeout and reports it", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Ref.make(false)
+      let signal: AbortSignal | undefined
+      const executor = yield* setup([
+        Tool.make({
+          name: "hang",
+          description: "Never finishes",
+          input: Schema.Struct({}),
+          execute: () =>
+            Deferred.succeed(started, undefined).pipe(
+              Effect.zipRight(Effect.never),
+              Effect.onInterrupt(() => Ref.set(interrupted, true))
+            )
+        }),
+        {
+          name: "hang_promise",
+          description: "Never settles",
+          tool: (_args: unknown, context: Tool.ToolCallContext) => {
+            signal = context.signal
+            return new Promise<never>(() => {})
+          },
+          inputSchema: { type: "object" }
+        }
+      ])
+      const fiber = yield* Effect.fork(executor.execute([
+        { toolCallId: "c1", toolName: "hang", args: "{}" },
+        { toolCallId: "c2", toolName: "hang_promise", args: "{}" }
+      ]))
+      yield* Deferred.await(started)
+      yield* TestClock.adjust("29 seconds")
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      yield* TestClock.adjust("1 second")
+      const results = yield* Fiber.join(fiber)
+      expect(results.map((result) => [result.isError, text(result)])).toEqual([
+        [true, "Tool \"hang\" did not finish within 30s and was stopped."],
+        [true, "Tool \"hang_promise\" did not finish within 30s and was stopped."]
+      ])
+      expect(yield* Ref.get(interrupted)).toBe(true)
+      expect(signal?.aborted).toBe(true)
+    }))
+
+  it.effect("takes the timeout from the options, and a tool's own timeout over it", () =>
+    Effect.gen(function*() {
+      const slow = (name: string, timeout?: Duration.DurationInput) =>
+        Tool.make({
+          name,
+          description: "Takes 5 seconds",
+          input: Schema.Struct({}),
+          timeout,
+          execute: () => Effect.as(Effect.sleep("5 seconds"), "done")
+        })
+      const executor = yield* setup([slow("default_limit"), slow("own_limit", "10 seconds")])
+      const fiber = yield* Effect.fork(executor.execute([
+        { toolCallId: "c1", toolName: "default_limit", args: "{}" },
+        { toolCallId: "c2", toolName: "own_limit", args: "{}" }
+      ], { timeout: "2 seconds" }))
+      yield* TestClock.adjust("5 seconds")
+      const results = yield* Fiber.join(fiber)
+      expect(results.map(text)).toEqual(["Tool \"default_limit\" did not finish within 2s and was stopped.", "done"])
+    }))
+
+  it.effect("runs at most `concurrency` calls at once (default 4)", () =>
+    Effect.gen(function*() {
+      let active = 0
+      let peak = 0
+      const executor = yield* setup([
+        Tool.make({
+          name: "work",
+          description: "Works for a second",
+          input: Schema.Struct({}),
+          execute: () =>
+            Effect.sync(() => {
+              active++
+              peak = Math.max(peak, active)
+            }).pipe(
+              Effect.zipRight(Effect.sleep("1 second")),
+              Effect.ensuring(Effect.sync(() => active--)),
+              Effect.as("ok")
+            )
+        })
+      ])
+      const calls = (prefix: string) =>
+        Array.from({ length: 10 }, (_, i) => ({ toolCallId: `${prefix}${i}`, toolName: "work", args: "{}" }))
+
+      const bounded = yield* Effect.fork(executor.execute(calls("a"), { concurrency: 3 }))
+      yield* TestClock.adjust("10 seconds")
+      const results = yield* Fiber.join(bounded)
+      expect(results.map(text)).toEqual(Array(10).fill("ok"))
+      expect(peak).toBe(3)
+
+      peak = 0
+      const byDefault = yield* Effect.fork(executor.execute(calls("b")))
+      yield* TestClock.adjust("10 seconds")
+      yield* Fiber.join(byDefault)
+      expect(peak).toBe(4)
+    }))
+
+  it.effect("runs a tool once per toolCallId and returns the remembered result again", () =>
+    Effect.gen(function*() {
+      const counter = makeCounter()
+      const executor = yield* setup([
+        Tool.make({
+          name: "charge",
+          description: "Charges a card",
+          input: Schema.Struct({ amount: Schema.Number }),
+          execute: ({ amount }) =>
+            Effect.sync(() => counter.hit("charge")).pipe(
+              Effect.zipRight(Effect.sleep("1 second")),
+              Effect.as(`charged ${amount}`)
+            )
+        })
+      ])
+      const call = { toolCallId: "c1", toolName: "charge", args: "{\"amount\":5}" }
+
+      // Twice in one round, and in two concurrent rounds.
+      const first = yield* Effect.fork(executor.execute([call, call]))
+      const second = yield* Effect.fork(executor.execute([call]))
+      yield* TestClock.adjust("1 second")
+      const [a, b] = yield* Fiber.join(first)
+      const [c] = yield* Fiber.join(second)
+      // And again later, as a retried continuation would.
+      const [d] = yield* executor.execute([call])
+      expect(counter.get("charge")).toBe(1)
+      expect([a, b, c, d].map(text)).toEqual(Array(4).fill("charged 5"))
+    }))
+
+  it.effect("remembers a bounded number of results", () =>
+    Effect.gen(function*() {
+      const counter = makeCounter()
+      const executor = yield* setup([
+        { name: "hit", description: "d", tool: () => counter.hit("hit").size, inputSchema: { type: "object" } }
+      ], { rememberedResults: 2 })
+      const call = (id: string) => ({ toolCallId: id, toolName: "hit", args: "{}" })
+      yield* executor.execute([call("c1"), call("c2")])
+      yield* executor.execute([call("c1")])
+      expect(counter.get("hit")).toBe(2)
+      yield* executor.execute([call("c3")]) // evicts c2, the least recently used
+      yield* executor.execute([call("c1"), call("c2")])
+      expect(counter.get("hit")).toBe(4)
+    }))
+
+  it.effect("interrupting execute interrupts a running Effect tool, and leaves no result behind", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Ref.make(false)
+      let runs = 0
+      const executor = yield* setup([
+        Tool.make({
+          name: "long",
+          description: "d",
+          input: Schema.Struct({}),
+          execute: () =>
+            ++runs === 1
+              ? Deferred.succeed(started, undefined).pipe(
+                Effect.zipRight(Effect.never),
+                Effect.onInterrupt(() => Ref.set(interrupted, true))
+              )
+              : Effect.succeed("finished")
+        })
+      ])
+      const call = { toolCallId: "c1", toolName: "long", args: "{}" }
+      const fiber = yield* Effect.fork(executor.execute([call]))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      expect(yield* Ref.get(interrupted)).toBe(true)
+      const [result] = yield* executor.execute([call])
+      expect(text(result)).toBe("finished")
+      expect(runs).toBe(2)
+    }))
+
+  it.effect("aborts the signal of a Promise tool when interrupted", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<AbortSignal>()
+      const executor = yield* setup([
+        {
+          name: "fetchy",
+          description: "d",
+          tool: (_args: unknown, { signal }: Tool.ToolCallContext) => {
+            Deferred.unsafeDone(started, Exit.succeed(signal))
+            return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)))
+          },
+          inputSchema: { type: "object" }
+        }
+      ])
+      const fiber = yield* Effect.fork(executor.execute([{ toolCallId: "c1", toolName: "fetchy", args: "{}" }]))
+      const signal = yield* Deferred.await(started)
+      expect(signal.aborted).toBe(false)
+      yield* Fiber.interrupt(fiber)
+      expect(signal.aborted).toBe(true)
+    }))
+
+  it.effect("enforces maxCalls per execute, or per run id across rounds", () =>
+    Effect.gen(function*() {
+      const counter = makeCounter()
+      const executor = yield* setup([
+        { name: "once", description: "d", tool: () => counter.hit("once").size, maxCalls: 1, inputSchema: {} }
+      ])
+      const call = (id: string) => ({ toolCallId: id, toolName: "once", args: "{}" })
+      const round = yield* executor.execute([call("c1"), call("c2")])
+      expect(round.map((result) => result.isError === true)).toEqual([false, true])
+      expect(text(round[1])).toBe("Tool \"once\" may be called at most 1 time(s) in this run. It was not run.")
+
+      const [r1] = yield* executor.execute([call("c3")], { runId: "run-1" })
+      const [r2] = yield* executor.execute([call("c4")], { runId: "run-1" })
+      const [r3] = yield* executor.execute([call("c5")], { runId: "run-2" })
+      expect([r1, r2, r3].map((result) => result?.isError === true)).toEqual([false, true, false])
+      expect(counter.get("once")).toBe(3)
+    }))
+
+  it.effect("asks for approval when a tool needs it", () =>
+    Effect.gen(function*() {
+      const counter = makeCounter()
+      const requests: Array<Executor.ApprovalRequest> = []
+      const executor = yield* setup([
+        Tool.make({
+          name: "pay",
+          description: "Pays",
+          input: Schema.Struct({ amount: Schema.Number }),
+          needsApproval: ({ amount }) => amount > 100,
+          execute: ({ amount }) => {
+            counter.hit("pay")
+            return `paid ${amount}`
+          }
+        })
+      ])
+      const call = (id: string, amount: number) => ({ toolCallId: id, toolName: "pay", args: { amount } })
+
+      const [small, big] = yield* executor.execute([call("c1", 5), call("c2", 500)])
+      expect(text(small)).toBe("paid 5")
+      expect(big?.isError).toBe(true)
+      expect(text(big)).toContain("needs approval")
+
+      const approveIf = (answer: boolean) => (request: Executor.ApprovalRequest) =>
+        Effect.sync(() => {
+          requests.push(request)
+          return answer
+        })
+      const [denied] = yield* executor.execute([call("c3", 500)], { approve: approveIf(false) })
+      expect(text(denied)).toBe("The user did not approve this call of tool \"pay\". It was not run.")
+      const [approved] = yield* executor.execute([call("c4", 500)], { approve: approveIf(true) })
+      expect(text(approved)).toBe("paid 500")
+      expect(requests).toEqual([
+        { toolCallId: "c3", toolName: "pay", args: { amount: 500 } },
+        { toolCallId: "c4", toolName: "pay", args: { amount: 500 } }
+      ])
+      expect(counter.get("pay")).toBe(2)
+    }))
+
+  it.effect("cleans strict-mode nulls and _tambo_ properties before the tool sees its arguments", () =>
+    Effect.gen(function*() {
+      const seen: Array<unknown> = []
+      const executor = yield* setup([
+        {
+          name: "search",
+          description: "d",
+          tool: (args: unknown) => {
+            seen.push(args)
+            return "ok"
+          },
+          inputSchema: z.object({ q: z.string(), limit: z.number().optional() })
+        }
+      ])
+      const [result] = yield* executor.execute([{
+        toolCallId: "c1",
+        toolName: "search",
+        args: "{\"q\":\"cats\",\"limit\":null,\"_tambo_statusMessage\":\"Searching\"}"
+      }])
+      expect(text(result)).toBe("ok")
+      expect(seen).toEqual([{ q: "cats" }])
+    }))
+
+  it.effect("serialises results for the API", () =>
+    Effect.gen(function*() {
+      const returning = (name: string, value: unknown): Tool.Definition => ({
+        name,
+        description: "d",
+        tool: () => value,
+        inputSchema: { type: "object" }
+      })
+      const executor = yield* setup([
+        returning("nothing", undefined),
+        returning("empty", ""),
+        returning("big", 1n),
+        returning("object", { a: [1, null] }),
+        {
+          name: "parts",
+          description: "d",
+          tool: () => "x",
+          inputSchema: { type: "object" },
+          transformToContent: () => [
+            { type: "text", text: "see resource" },
+            { type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain" } },
+            { type: "image_url", image_url: { url: "https://example.com/a.png" } }
+          ]
+        }
+      ])
+      const results = yield* executor.execute(
+        ["nothing", "empty", "big", "object", "parts"].map((toolName) => ({ toolCallId: toolName, toolName, args: "" }))
+      )
+      expect(results.slice(0, 4).map((result) => [result.isError === true, text(result)])).toEqual([
+        [false, "null"],
+        [false, "\"\""],
+        [true, "Tool \"big\" returned a result that cannot be sent as JSON: Do not know how to serialize a BigInt"],
+        [false, "{\"a\":[1,null]}"]
+      ])
+      expect(results[4]?.content).toEqual([
+        { type: "text", text: "see resource" },
+        { type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain" } },
+        { type: "text", text: "{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://example.com/a.png\"}}" }
+      ])
+    }))
+
+  it.effect("traces each call in a span named after the tool call", () =>
+    Effect.gen(function*() {
+      const executor = yield* setup([
+        Tool.make({
+          name: "traced",
+          description: "d",
+          input: Schema.Struct({}),
+          execute: () =>
+            Effect.map(Effect.orDie(Effect.currentSpan), (span) => ({
+              name: span.name,
+              toolName: span.attributes.get("tool.name"),
+              callId: span.attributes.get("tool.call_id"),
+              parent: Option.map(span.parent, (parent) => parent._tag === "Span" ? parent.name : "external")
+            }))
+        })
+      ])
+      const [result] = yield* executor.execute([{ toolCallId: "call-9", toolName: "traced", args: "{}" }])
+      expect(JSON.parse(text(result))).toEqual({
+        name: "ToolExecutor.call",
+        toolName: "traced",
+        callId: "call-9",
+        parent: { _id: "Option", _tag: "Some", value: "ToolExecutor.execute" }
+      })
+    }))
+})

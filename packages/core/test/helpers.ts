@@ -1,0 +1,88 @@
+import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { afterAll, afterEach, beforeAll } from "vitest"
+import type * as ClientState from "../src/ClientState.js"
+import * as Tambo from "../src/Tambo.js"
+import type * as Types from "../src/Types.js"
+
+/** One testing server for a test file, its script reset after each test. */
+export const useServer = (options: TestServerOptions = {}) => {
+  const ref: { current: TestServer | undefined } = { current: undefined }
+  beforeAll(async () => {
+    ref.current = await startTestServer(options)
+  })
+  afterEach(() => {
+    ref.current?.reset()
+  })
+  afterAll(async () => {
+    await ref.current?.close()
+  })
+  return () => {
+    if (ref.current === undefined) throw new Error("server not started")
+    return ref.current
+  }
+}
+
+export type TamboLayer = Layer.Layer<Tambo.Tambo, unknown>
+
+/** The full SDK against a testing server. */
+export const tamboLayer = (
+  server: TestServer,
+  options: Partial<Tambo.Options> = {}
+) =>
+  Tambo.layer({
+    apiKey: server.apiKey,
+    tamboUrl: server.url,
+    userKey: "user-1",
+    maxRetries: 0,
+    ...options
+  })
+
+/** Runs a message to the end and returns every element. */
+export const runAll = (message: string, options?: Tambo.RunOptions) =>
+  Effect.flatMap(Tambo.Tambo, (tambo) =>
+    Stream.runCollect(tambo.run(message, options)).pipe(Effect.map(Chunk.toReadonlyArray)))
+
+/** Roles and content of a message list, without ids and timestamps. */
+export const shape = (messages: ReadonlyArray<Types.TamboThreadMessage>) =>
+  messages.map((m) => ({ role: m.role, content: m.content.map(contentShape) }))
+
+const contentShape = (c: Types.Content): unknown => {
+  switch (c.type) {
+    case "text":
+      return { type: "text", text: c.text }
+    case "tool_use":
+      return { type: "tool_use", id: c.id, name: c.name, input: c.input }
+    case "tool_result":
+      return { type: "tool_result", toolUseId: c.toolUseId, isError: c.isError ?? false, content: c.content }
+    case "component":
+      return { type: "component", id: c.id, name: c.name, props: c.props }
+    default:
+      return c
+  }
+}
+
+/** The server's thread in the same shape. */
+export const serverShape = (server: TestServer, threadId: string) => {
+  const thread = server.threads.get(threadId)
+  if (thread === undefined) throw new Error(`server has no thread ${threadId}`)
+  return thread.messages.map((m) => ({
+    role: m.role,
+    content: m.content.map((c) => contentShape(c as Types.Content))
+  }))
+}
+
+export const threadOf = (state: ClientState.ClientState, threadId: string) => {
+  const thread = state.threadMap[threadId]
+  if (thread === undefined) throw new Error(`no thread ${threadId} in the store`)
+  return thread
+}
+
+/**
+ * The own fields of an error. Errors that crossed a span are proxies whose
+ * span graph deep equality would walk forever.
+ */
+export const fields = (error: Error): Record<string, unknown> => ({ ...error, message: error.message })

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest"
+import { makeSseDecoder } from "../src/internal/sse.js"
+
+const encode = (s: string) => new TextEncoder().encode(s)
+
+const decodeAll = (parts: ReadonlyArray<string | Uint8Array>) => {
+  const decoder = makeSseDecoder()
+  const out: Array<string> = []
+  for (const part of parts) decoder.push(typeof part === "string" ? encode(part) : part, (d) => out.push(d))
+  return { out, pending: decoder.end().pending }
+}
+
+describe("SSE decoder", () => {
+  it.each([
+    ["one frame", ["data: {\"a\":1}\n\n"], ["{\"a\":1}"]],
+    ["two frames in one chunk", ["data: 1\n\ndata: 2\n\n"], ["1", "2"]],
+    ["a frame split across chunks", ["da", "ta: hel", "lo\n", "\n"], ["hello"]],
+    ["CRLF line ends", ["data: x\r\n\r\ndata: y\r\n\r\n"], ["x", "y"]],
+    ["CR line ends", ["data: x\r\rdata: y\r\r"], ["x", "y"]],
+    ["a CRLF split between chunks", ["data: x\r", "\n\r", "\n"], ["x"]],
+    ["multi-line data joined with LF", ["data: a\ndata: b\n\n"], ["a\nb"]],
+    ["comments and other fields ignored", [": ping\nevent: message\nid: 7\ndata: z\n\n"], ["z"]],
+    ["no space after the colon", ["data:raw\n\n"], ["raw"]],
+    ["a blank line without data dispatches nothing", ["\n\n\ndata: q\n\n"], ["q"]],
+    ["data with a colon inside", ["data: {\"url\":\"http://x\"}\n\n"], ["{\"url\":\"http://x\"}"]]
+  ] as const)("%s", (_name, parts, expected) => {
+    expect(decodeAll(parts).out).toEqual(expected)
+  })
+
+  it("decodes a multi-byte character split across chunks", () => {
+    const bytes = encode("data: héllo ✓\n\n")
+    const cut = bytes.indexOf(0xc3) + 1
+    expect(decodeAll([bytes.slice(0, cut), bytes.slice(cut)]).out).toEqual(["héllo ✓"])
+  })
+
+  it("reports an unterminated event at the end", () => {
+    const result = decodeAll(["data: 1\n\ndata: partial"])
+    expect(result.out).toEqual(["1"])
+    expect(result.pending).toBe("partial")
+  })
+
+  it("keeps a large frame arriving in many small chunks intact", () => {
+    const payload = "x".repeat(200_000)
+    const frame = `data: ${payload}\n\n`
+    const parts: Array<string> = []
+    for (let i = 0; i < frame.length; i += 1000) parts.push(frame.slice(i, i + 1000))
+    const { out } = decodeAll(parts)
+    expect(out).toHaveLength(1)
+    expect(out[0]).toHaveLength(200_000)
+  })
+})

@@ -1,0 +1,597 @@
+// Runs: `POST /v1/threads/runs`, `POST /v1/threads/{id}/runs` (continuations included) and
+// cancellation. The checks, their order and the thread bookkeeping follow the API's V1Service:
+// previousRunId, tool results against the pending calls, then the run lock (409).
+import type * as Script from "../Script.js"
+import type * as Wire from "../Wire.js"
+import { resolveV1Context } from "./auth.js"
+import { EventStream } from "./eventStream.js"
+import * as Frames from "./frames.js"
+import { corsHeaders, sendJson, type RequestContext } from "./http.js"
+import { HttpFailure, notFound, problem } from "./httpError.js"
+import { makeId, temporaryId } from "./ids.js"
+import { splitRounds, type Round } from "./rounds.js"
+import { CreateRunBody, decodeOrFail, RunBody } from "./schemas.js"
+import type { ActiveRun, Draft, ServerState } from "./state.js"
+import { messageToDto, type StoredThread } from "./store.js"
+
+type RunBodyFields = typeof RunBody.Type
+
+interface ExtractedToolResult {
+  readonly toolUseId: string
+  readonly content: ReadonlyArray<Wire.TextContent | Wire.ResourceContent>
+  readonly isError: boolean
+}
+
+const joinText = (blocks: ReadonlyArray<Wire.InputContent>): string =>
+  blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("")
+
+/** The last result for a tool call id wins (the API drops duplicates with a warning). */
+const extractToolResults = (message: Wire.InputMessage): Array<ExtractedToolResult> => {
+  const byId = new Map<string, ExtractedToolResult>()
+  for (const block of message.content) {
+    if (block.type === "tool_result") {
+      byId.set(block.toolUseId, { toolUseId: block.toolUseId, content: block.content, isError: block.isError ?? false })
+    }
+  }
+  return [...byId.values()]
+}
+
+const validateToolResults = (results: ReadonlyArray<ExtractedToolResult>, pending: ReadonlyArray<string>): void => {
+  const resultIds = new Set(results.map((result) => result.toolUseId))
+  const pendingIds = new Set(pending)
+  const missing = pending.filter((id) => !resultIds.has(id))
+  if (missing.length > 0) {
+    throw problem("INVALID_TOOL_RESULT", `Missing tool results for pending tool calls: ${missing.join(", ")}`, {
+      code: "MISSING_RESULTS",
+      missingToolCallIds: missing
+    })
+  }
+  const extra = results.map((result) => result.toolUseId).filter((id) => !pendingIds.has(id))
+  if (extra.length > 0) {
+    throw problem("INVALID_TOOL_RESULT", `Tool results provided for unknown tool calls: ${extra.join(", ")}`, {
+      code: "EXTRA_RESULTS",
+      extraToolCallIds: extra
+    })
+  }
+}
+
+export const handleCreateRun = async (state: ServerState, ctx: RequestContext): Promise<void> => {
+  const body = decodeOrFail(CreateRunBody, ctx.body)
+  // The API reads the context from `thread.userKey` only: a top-level `userKey` is ignored here.
+  const contextKey = resolveV1Context(body.thread?.userKey, ctx.bearer)
+  // The thread is created before the run is validated, so it survives a rejected run.
+  const thread = state.store.createThread(contextKey, { metadata: body.threadMetadata ?? body.thread?.metadata })
+  for (const initial of body.thread?.initialMessages ?? []) {
+    state.store.addMessage(thread, initial.role, [...initial.content], { metadata: initial.metadata })
+  }
+  await startRun(state, ctx, thread, body, contextKey, true)
+}
+
+export const handleRunOnThread = async (state: ServerState, ctx: RequestContext, thread: StoredThread): Promise<void> => {
+  const body = decodeOrFail(RunBody, ctx.body)
+  const contextKey = resolveV1Context(body.userKey, ctx.bearer)
+  await startRun(state, ctx, thread, body, contextKey, false)
+}
+
+const startRun = async (
+  state: ServerState,
+  ctx: RequestContext,
+  thread: StoredThread,
+  body: RunBodyFields,
+  contextKey: string,
+  isNewThread: boolean
+): Promise<void> => {
+  const previousRunId = body.previousRunId
+  if (thread.messages.length > 0 && !previousRunId && thread.lastCompletedRunId !== undefined) {
+    throw problem("INVALID_PREVIOUS_RUN", "previousRunId is required when continuing a thread with existing messages")
+  }
+  if (previousRunId && thread.lastCompletedRunId !== previousRunId) {
+    throw problem(
+      "INVALID_PREVIOUS_RUN",
+      `previousRunId ${previousRunId} does not match last completed run ${thread.lastCompletedRunId ?? "(none)"}`
+    )
+  }
+  const results = extractToolResults(body.message)
+  validateToolResults(results, thread.pendingToolCallIds ?? [])
+  if (thread.runStatus !== "idle") {
+    throw problem("CONCURRENT_RUN", `A run is already active on thread ${thread.id}`, {
+      threadId: thread.id,
+      currentRunId: thread.currentRunId
+    })
+  }
+
+  // Acquire the run lock (clearing the last run's outcome, as the API does).
+  const snapshot = {
+    runStatus: thread.runStatus,
+    currentRunId: thread.currentRunId,
+    statusMessage: thread.statusMessage,
+    lastRunCancelled: thread.lastRunCancelled,
+    lastRunError: thread.lastRunError
+  }
+  const runId = makeId("run_")
+  const threadRunIndex = thread.runs.size
+  thread.runStatus = "waiting"
+  thread.currentRunId = runId
+  thread.statusMessage = undefined
+  thread.lastRunCancelled = undefined
+  thread.lastRunError = undefined
+  thread.runs.set(runId, { id: runId, previousRunId, createdAt: state.now(), status: "waiting" })
+  const run: ActiveRun = {
+    thread,
+    runId,
+    controller: new AbortController(),
+    draft: { messageId: makeId("msg_"), parts: [], text: [], toolUses: [], persisted: false },
+    cancelled: false,
+    stream: undefined
+  }
+  state.activeRuns.set(runId, run)
+  const runIndex = state.runCount++
+  const rollback = (): void => {
+    state.activeRuns.delete(runId)
+    if (thread.currentRunId !== runId) return
+    Object.assign(thread, snapshot)
+    thread.runs.delete(runId)
+  }
+
+  const request: Script.RunRequest = {
+    threadId: thread.id,
+    runId,
+    isNewThread,
+    contextKey,
+    message: body.message,
+    text: joinText(body.message.content),
+    toolResults: results.map((result) => ({
+      ...result,
+      toolName: thread.toolNames.get(result.toolUseId),
+      text: joinText(result.content)
+    })),
+    tools: body.tools ?? [],
+    availableComponents: body.availableComponents ?? [],
+    toolChoice: body.toolChoice,
+    previousRunId,
+    additionalContext: body.message.additionalContext,
+    model: body.model,
+    history: thread.messages.map(messageToDto),
+    body: ctx.body
+  }
+
+  let round: Round
+  try {
+    if (results.length > 0 && thread.remainingRounds.length > 0) {
+      round = thread.remainingRounds[0]!
+      thread.remainingRounds = thread.remainingRounds.slice(1)
+    } else {
+      const source = state.script
+      const script = typeof source === "function"
+        ? await source(request, { runIndex, threadRunIndex, signal: run.controller.signal })
+        : source
+      const rounds = splitRounds(script)
+      round = rounds[0]!
+      thread.remainingRounds = rounds.slice(1)
+    }
+  } catch (error) {
+    rollback()
+    console.error("[@tambo-effect/testing] the script failed; answering 500:", error)
+    // What NestJS answers for an exception that is not an HttpException.
+    throw new HttpFailure(500, { statusCode: 500, message: "Internal server error" })
+  }
+
+  const first = round.steps[0]
+  if (first?._tag === "HttpError") {
+    rollback()
+    throw new HttpFailure(first.status, first.body, first.headers)
+  }
+
+  // Commit: tool results become tool messages and clear the pending calls; the user message is
+  // stored without its metadata (the API drops it) and without its tool_result blocks.
+  for (const result of results) {
+    state.store.addMessage(thread, "tool", [{
+      type: "tool_result",
+      toolUseId: result.toolUseId,
+      content: result.content,
+      ...(result.isError ? { isError: true } : {})
+    }])
+  }
+  if (results.length > 0) thread.pendingToolCallIds = undefined
+  const userContent = body.message.content.filter((block): block is Wire.TextContent | Wire.ResourceContent => block.type !== "tool_result")
+  if (userContent.length > 0) state.store.addMessage(thread, "user", userContent)
+
+  const res = ctx.res
+  if (res.destroyed) {
+    // The client left while the script was being computed.
+    try {
+      cancelRun(state, thread.id, runId, "connection_closed")
+    } catch {
+      // Already cancelled.
+    }
+    state.activeRuns.delete(runId)
+    return
+  }
+  res.writeHead(201, {
+    ...corsHeaders,
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    Connection: "keep-alive",
+    ...(isNewThread ? { "X-Thread-Id": thread.id } : {}),
+    "X-Run-Id": runId
+  })
+  res.flushHeaders()
+  const stream = new EventStream(res, run.controller.signal)
+  run.stream = stream
+  // Closing the connection before the response finished cancels the run.
+  let finished = false
+  res.on("finish", () => {
+    finished = true
+  })
+  res.on("close", () => {
+    run.controller.abort()
+    if (finished) return
+    try {
+      cancelRun(state, thread.id, runId, "connection_closed")
+    } catch {
+      // Not current any more: the run completed or was cancelled already.
+    }
+  })
+
+  const player = new RoundPlayer(state, run, stream, request, round)
+  try {
+    await player.play()
+  } catch (error) {
+    // A bug of ours: fail the run the way the API fails on an unexpected error.
+    console.error("[@tambo-effect/testing] run failed:", error)
+    await player.fail(INTERNAL_ERROR)
+  } finally {
+    state.activeRuns.delete(runId)
+  }
+}
+
+const INTERNAL_ERROR: Script.RunError = {
+  _tag: "RunError",
+  message: "An internal error occurred",
+  code: "INTERNAL_ERROR",
+  category: "server_error",
+  isRetryable: false,
+  status: 500,
+  storedMessage: "An internal error occurred",
+  twice: true,
+  keepPartial: false
+}
+
+const draftHasContent = (draft: Draft): boolean =>
+  draft.parts.length > 0 || draft.toolUses.length > 0
+
+const isJsonObject = (u: unknown): u is Wire.JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const parseToolInput = (json: string): Wire.JsonObject => {
+  try {
+    const parsed: unknown = JSON.parse(json)
+    return isJsonObject(parsed) ? parsed : {}
+  } catch {
+    return {}
+  }
+}
+
+/** Stores the round's assistant message: text and components in order, then the tool calls. */
+const persistDraft = (state: ServerState, thread: StoredThread, draft: Draft, isCancelled: boolean): void => {
+  if (draft.persisted || !draftHasContent(draft)) return
+  draft.persisted = true
+  const content: Array<Wire.Content> = draft.parts.map((part) =>
+    part.kind === "text" ? { type: "text", text: draft.text.join("") } : part.block
+  )
+  for (const use of draft.toolUses) {
+    content.push({ type: "tool_use", id: use.id, name: use.name, input: parseToolInput(use.arguments) })
+  }
+  state.store.addMessage(thread, "assistant", content, { id: draft.messageId, isCancelled })
+}
+
+/** `DELETE /v1/threads/{id}/runs/{runId}`, and what a closed connection does. */
+export const cancelRun = (
+  state: ServerState,
+  threadId: string,
+  runId: string,
+  reason: "user_cancelled" | "connection_closed"
+): { readonly runId: string; readonly status: "cancelled" } => {
+  const thread = state.store.threads.get(threadId)
+  const record = thread?.runs.get(runId)
+  // Only the current run can be cancelled; anything else is "not found".
+  if (thread === undefined || record === undefined || thread.currentRunId !== runId) {
+    throw notFound(`Run ${runId} not found on thread ${threadId}`)
+  }
+  thread.runStatus = "idle"
+  thread.currentRunId = undefined
+  thread.lastRunCancelled = true
+  thread.lastRunError = undefined
+  thread.pendingToolCallIds = undefined
+  thread.lastCompletedRunId = runId
+  thread.generationStage = "CANCELLED"
+  state.store.touch(thread)
+  record.status = "cancelled"
+  const active = state.activeRuns.get(runId)
+  if (active !== undefined && draftHasContent(active.draft) && !active.draft.persisted) {
+    persistDraft(state, thread, active.draft, true)
+  } else {
+    // Without the streamed message at hand the API marks the latest assistant message, even an
+    // older run's.
+    const latest = [...thread.messages].reverse().find((message) => message.role === "assistant")
+    if (latest !== undefined) latest.isCancelled = true
+  }
+  state.cancels.push({ threadId, runId, reason, time: state.now() })
+  if (active !== undefined) {
+    active.cancelled = true
+    active.controller.abort()
+  }
+  return { runId, status: "cancelled" }
+}
+
+export const handleCancelRun = (state: ServerState, ctx: RequestContext, threadId: string, runId: string): void => {
+  sendJson(ctx.res, 200, cancelRun(state, threadId, runId, "user_cancelled"))
+}
+
+/** Plays one round of a script on an open SSE response. */
+class RoundPlayer {
+  private readonly messageIdJson: string
+  /** The model client's id for the text message; tool calls keep pointing at it. */
+  private readonly temporaryMessageId = temporaryId()
+  private readonly clientTools: ReadonlySet<string>
+  private readonly pending: Array<Wire.PendingToolCall> = []
+  private textOpen = false
+  private textStarted = false
+
+  constructor(
+    private readonly state: ServerState,
+    private readonly run: ActiveRun,
+    private readonly stream: EventStream,
+    request: Script.RunRequest,
+    private readonly round: Round
+  ) {
+    this.messageIdJson = JSON.stringify(run.draft.messageId)
+    this.clientTools = new Set(request.tools.map((tool) => tool.name))
+  }
+
+  private get interrupted(): boolean {
+    return this.run.cancelled || this.stream.closed || this.stream.ended
+  }
+
+  private send(event: object): Promise<void> | undefined {
+    return this.stream.send(Frames.dataFrame({ ...event, timestamp: this.state.now() }))
+  }
+
+  async play(): Promise<void> {
+    const { thread, runId } = this.run
+    await this.send({ type: "RUN_STARTED", threadId: thread.id, runId })
+    if (thread.currentRunId === runId) {
+      thread.runStatus = "streaming"
+      thread.generationStage = "STREAMING_RESPONSE"
+      const record = thread.runs.get(runId)
+      if (record !== undefined) record.status = "streaming"
+    }
+    const steps = this.round.steps
+    let finishDelayMillis = this.round.finishDelayMillis
+    for (let i = 0; i < steps.length; i++) {
+      if (this.interrupted) break
+      const step = steps[i]!
+      const done = await this.step(step)
+      if (done) return
+      // A client tool call ends the round (after any tool calls streamed with it): what follows
+      // plays when the client continues with the results.
+      const next = steps[i + 1]
+      if (step._tag === "ToolCall" && this.pending.length > 0 && next !== undefined && next._tag !== "ToolCall") {
+        thread.remainingRounds = [{ steps: steps.slice(i + 1), finishDelayMillis }, ...thread.remainingRounds]
+        finishDelayMillis = 0
+        break
+      }
+    }
+    if (this.interrupted) return this.stopAfterCancel()
+    await this.finish(finishDelayMillis)
+  }
+
+  /** A cancelled run whose connection is still open ends with the API's CANCELLED error. */
+  private async stopAfterCancel(): Promise<void> {
+    if (!this.run.cancelled || this.stream.closed || this.stream.ended) return
+    await this.send({ type: "RUN_ERROR", message: "Run cancelled", code: "CANCELLED" })
+    this.stream.end()
+  }
+
+  /** Returns true when the step ended the response. */
+  private async step(step: Script.Step): Promise<boolean> {
+    const { stream, state, run } = this
+    switch (step._tag) {
+      case "Text": {
+        if (!this.textOpen) {
+          await this.send({ type: "TEXT_MESSAGE_START", messageId: run.draft.messageId, role: "assistant" })
+          this.textOpen = true
+          if (!this.textStarted) run.draft.parts.push({ kind: "text" })
+          this.textStarted = true
+        }
+        for (const delta of step.deltas) {
+          if (this.interrupted) return false
+          run.draft.text.push(delta)
+          const wait = stream.send(Frames.textContentFrame(this.messageIdJson, delta, state.now()))
+          if (wait !== undefined) await wait
+        }
+        if (step.close) {
+          await this.send({ type: "TEXT_MESSAGE_END", messageId: run.draft.messageId })
+          this.textOpen = false
+        }
+        return false
+      }
+      case "Reasoning": {
+        await this.send({ type: "THINKING_TEXT_MESSAGE_START" })
+        for (const delta of step.deltas) {
+          if (this.interrupted) return false
+          const wait = stream.send(Frames.thinkingContentFrame(delta, state.now()))
+          if (wait !== undefined) await wait
+        }
+        await this.send({ type: "THINKING_TEXT_MESSAGE_END" })
+        return false
+      }
+      case "ToolCall": {
+        const toolCallId = step.id ?? makeId("call_")
+        const idJson = JSON.stringify(toolCallId)
+        run.thread.toolNames.set(toolCallId, step.name)
+        await this.send({
+          type: "TOOL_CALL_START",
+          toolCallId,
+          toolCallName: step.name,
+          // The API maps text message ids to stored ids but leaves this one as the model client made it.
+          ...(this.textStarted ? { parentMessageId: this.temporaryMessageId } : {})
+        })
+        for (const delta of step.argumentDeltas) {
+          if (this.interrupted) return false
+          const wait = stream.send(Frames.toolCallArgsFrame(idJson, delta, state.now()))
+          if (wait !== undefined) await wait
+        }
+        await this.send({ type: "TOOL_CALL_END", toolCallId })
+        const args = step.argumentDeltas.join("")
+        run.draft.toolUses.push({ id: toolCallId, name: step.name, arguments: args })
+        if (step.pending ?? this.clientTools.has(step.name)) {
+          this.pending.push({ toolCallId, toolName: step.name, arguments: args })
+        }
+        return false
+      }
+      case "Component": {
+        const componentId = step.id ?? temporaryId()
+        await this.send({
+          type: "CUSTOM",
+          name: "tambo.component.start",
+          value: { messageId: run.draft.messageId, componentId, componentName: step.name }
+        })
+        for (const delta of step.deltas) {
+          if (this.interrupted) return false
+          const wait = stream.send(Frames.customFrame(
+            "tambo.component.props_delta",
+            { componentId, operations: delta.operations, streamingStatus: delta.streamingStatus },
+            state.now()
+          ))
+          if (wait !== undefined) await wait
+        }
+        await this.send({ type: "CUSTOM", name: "tambo.component.end", value: { componentId, finalProps: step.finalProps } })
+        run.draft.parts.push({
+          kind: "component",
+          block: {
+            type: "component",
+            id: componentId,
+            name: step.name,
+            props: step.finalProps,
+            ...(step.state !== undefined ? { state: step.state } : {})
+          }
+        })
+        return false
+      }
+      case "Event": {
+        await stream.send(Frames.dataFrame(step.event))
+        return false
+      }
+      case "Frame": {
+        await stream.send(step.raw)
+        return false
+      }
+      case "RunError": {
+        await this.fail(step)
+        return true
+      }
+      case "HttpError": {
+        // Rejected by splitRounds unless first, and a first one never reaches the player.
+        return false
+      }
+      case "Delay": {
+        await stream.flush()
+        await stream.sleep(step.millis)
+        return false
+      }
+      case "Pace": {
+        stream.pace = step.millis
+        return false
+      }
+      case "Drop": {
+        if (step.afterEvents === undefined || stream.frames >= step.afterEvents) {
+          await stream.drop()
+          return true
+        }
+        stream.dropAfter = step.afterEvents
+        return false
+      }
+      case "Hang": {
+        await stream.flush()
+        await stream.untilStopped()
+        return false
+      }
+      case "CloseStream": {
+        this.complete()
+        stream.end()
+        return true
+      }
+      case "AwaitToolResults": {
+        // splitRounds turns these into round boundaries.
+        return false
+      }
+    }
+  }
+
+  private async finish(finishDelayMillis: number): Promise<void> {
+    const { thread, runId } = this.run
+    if (this.textOpen) {
+      // The text message stays open until the model's stream ends, after any tool call or component.
+      await this.send({ type: "TEXT_MESSAGE_END", messageId: this.run.draft.messageId })
+      this.textOpen = false
+    }
+    if (this.pending.length > 0) {
+      await this.stream.send(Frames.awaitingInputFrame(this.pending, this.state.now()))
+    }
+    if (finishDelayMillis > 0) {
+      await this.stream.flush()
+      await this.stream.sleep(finishDelayMillis)
+      if (this.stream.closed) return
+    }
+    this.complete()
+    // Sent even if the run was cancelled meanwhile: the API's run loop is over by then.
+    await this.send({ type: "RUN_FINISHED", threadId: thread.id, runId })
+    this.stream.end()
+  }
+
+  /** Releases the run lock if this run still holds it, storing the assistant message. */
+  private complete(): void {
+    const { thread, runId, draft } = this.run
+    if (thread.currentRunId !== runId) return
+    persistDraft(this.state, thread, draft, false)
+    thread.runStatus = "idle"
+    thread.currentRunId = undefined
+    thread.lastRunCancelled = undefined
+    thread.lastRunError = undefined
+    thread.pendingToolCallIds = this.pending.length > 0 ? this.pending.map((call) => call.toolCallId) : undefined
+    thread.lastCompletedRunId = runId
+    thread.generationStage = "COMPLETE"
+    this.state.store.touch(thread)
+    const record = thread.runs.get(runId)
+    if (record !== undefined) record.status = "completed"
+  }
+
+  async fail(step: Script.RunError): Promise<void> {
+    const { thread, runId, draft } = this.run
+    const event = {
+      type: "RUN_ERROR",
+      message: step.message,
+      code: step.code,
+      category: step.category,
+      isRetryable: step.isRetryable,
+      ...(step.status !== undefined ? { status: step.status } : {})
+    }
+    await this.send(event)
+    if (thread.currentRunId === runId) {
+      if (step.keepPartial) persistDraft(this.state, thread, draft, false)
+      thread.runStatus = "idle"
+      thread.currentRunId = undefined
+      thread.lastRunCancelled = undefined
+      thread.lastRunError = { code: step.code, message: step.storedMessage }
+      thread.pendingToolCallIds = undefined
+      thread.lastCompletedRunId = runId
+      thread.generationStage = "ERROR"
+      this.state.store.touch(thread)
+      const record = thread.runs.get(runId)
+      if (record !== undefined) record.status = "failed"
+    }
+    // The service writes the error, rethrows, and the controller writes it again.
+    if (step.twice) await this.send(event)
+    this.stream.end()
+  }
+}

@@ -1,0 +1,100 @@
+import type * as Script from "../Script.js"
+import type { RecordedCancel, RecordedRequest, SuggestionGenerator, TestServerOptions, ThreadNamer } from "../TestServer.js"
+import type * as Wire from "../Wire.js"
+import { TokenIssuer } from "./auth.js"
+import type { EventStream } from "./eventStream.js"
+import { Store } from "./store.js"
+import type { StoredThread } from "./store.js"
+import { weatherAssistant } from "./weatherAssistant.js"
+
+/** What the run player accumulates, to store the assistant message when the round ends. */
+export interface Draft {
+  readonly messageId: string
+  /** Text and components in streaming order; text is one block however many steps feed it. */
+  readonly parts: Array<{ readonly kind: "text" } | { readonly kind: "component"; readonly block: Wire.ComponentContent }>
+  readonly text: Array<string>
+  readonly toolUses: Array<{ readonly id: string; readonly name: string; readonly arguments: string }>
+  persisted: boolean
+}
+
+export interface ActiveRun {
+  readonly thread: StoredThread
+  readonly runId: string
+  readonly controller: AbortController
+  readonly draft: Draft
+  /** Cancelled by `DELETE` or by the connection closing. */
+  cancelled: boolean
+  /** Set once the response streams. */
+  stream: EventStream | undefined
+}
+
+const defaultSuggestions: SuggestionGenerator = ({ maxSuggestions }) =>
+  [
+    { title: "Tell me more", detailedSuggestion: "Ask for more details about the last answer." },
+    { title: "Check the weather", detailedSuggestion: "What is the weather in Paris today?" },
+    { title: "Summarize", detailedSuggestion: "Summarize our conversation so far." },
+    { title: "Start over", detailedSuggestion: "Let's start a new topic." },
+    { title: "Show an example", detailedSuggestion: "Show me an example of what you can do." }
+  ].slice(0, maxSuggestions)
+
+const defaultThreadName: ThreadNamer = (messages) => {
+  for (const message of messages) {
+    if (message.role !== "user") continue
+    for (const block of message.content) {
+      if (block.type === "text" && block.text.trim() !== "") {
+        const text = block.text.trim().replace(/\s+/g, " ")
+        return text.length > 40 ? `${text.slice(0, 37)}...` : text
+      }
+    }
+  }
+  return "New conversation"
+}
+
+export class ServerState {
+  readonly apiKey: string
+  readonly projectId: string
+  readonly tokenTtlSeconds: number
+  readonly mcpServers: boolean
+  readonly now: () => number
+  readonly suggest: SuggestionGenerator
+  readonly nameThread: ThreadNamer
+  readonly issuer: TokenIssuer
+  readonly store: Store
+  readonly activeRuns = new Map<string, ActiveRun>()
+  requests: Array<RecordedRequest> = []
+  cancels: Array<RecordedCancel> = []
+  script: Script.ScriptSource
+  runCount = 0
+
+  constructor(private readonly options: TestServerOptions) {
+    this.apiKey = options.apiKey ?? "test-api-key"
+    this.projectId = options.projectId ?? "p_test"
+    this.tokenTtlSeconds = options.tokenTtlSeconds ?? 3600
+    this.mcpServers = options.mcpServers ?? true
+    this.now = options.now ?? Date.now
+    this.suggest = options.suggestions ?? defaultSuggestions
+    this.nameThread = options.threadName ?? defaultThreadName
+    this.issuer = new TokenIssuer(this.projectId)
+    this.store = new Store(this.now)
+    this.script = options.script ?? weatherAssistant
+  }
+
+  nowSeconds(): number {
+    return Math.floor(this.now() / 1000)
+  }
+
+  /** Forgets everything the server recorded and stops the runs in flight. */
+  reset(): void {
+    for (const run of this.activeRuns.values()) {
+      run.cancelled = true
+      run.controller.abort()
+      void run.stream?.drop()
+    }
+    this.activeRuns.clear()
+    this.store.clear()
+    this.requests = []
+    this.cancels = []
+    this.runCount = 0
+    this.script = this.options.script ?? weatherAssistant
+  }
+}
