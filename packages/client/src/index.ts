@@ -1,1 +1,318 @@
-export {}
+/**
+ * `@tambo-effect/client`: a Promise API over `@tambo-effect/core` for Node
+ * scripts, Vue, Svelte and anyone who does not write Effect. Its surface is
+ * `@tambo-ai/client`'s.
+ *
+ * @since 0.1.0
+ */
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type AvailableComponent,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type BeforeRun,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type BeforeRunContext,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ComponentRegistration,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ContextHelperFn,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type InputMessage,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type McpServerInfo,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type RunOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type Suggestion,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TamboAuthState,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboClient,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TamboClientOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ToolDefinition
+} from "./TamboClient.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Constants
+   */
+  EVENT_BUFFER,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type StreamEvent,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboStream
+} from "./TamboStream.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ClientState,
+  /**
+   * @since 0.1.0
+   * @category Constructors
+   */
+  createInitialState,
+  /**
+   * @since 0.1.0
+   * @category Constructors
+   */
+  InMemoryStore,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TamboStore
+} from "./Store.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  AbortError,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type AbortReason,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  ApiError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  AuthError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  ConfigError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  DecodeError,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ErrorTag,
+  /**
+   * @since 0.1.0
+   * @category Guards
+   */
+  isAbortError,
+  /**
+   * @since 0.1.0
+   * @category Guards
+   */
+  isTamboClientError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  MaxStepsExceededError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  McpError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  RunConflictError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  TamboClientError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  ToolDefinitionError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  ToolError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  TransportError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  UnknownError
+} from "./errors.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Guards
+   */
+  isPlaceholderThreadId,
+  /**
+   * The id of the thread a new conversation lives in until its first run.
+   *
+   * @since 0.1.0
+   * @category Constants
+   */
+  PLACEHOLDER_THREAD_ID,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ThreadState
+} from "@tambo-effect/core/ClientState"
+
+export type {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  RunStreamEvent
+} from "@tambo-effect/core/TamboTransport"
+
+export type {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  SupportedSchema,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboTool,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ToolCallContext
+} from "@tambo-effect/core/Tool"
+
+export type {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ComponentStreamingState,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  Content,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  MessageRole,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ResourceContent,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  RunStatus,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  StreamingState,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboComponentContent,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboThread,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboThreadMessage,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboToolUseContent,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TextContent,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ToolChoice,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ToolResultContent
+} from "@tambo-effect/core/Types"

@@ -15,8 +15,8 @@
  *
  * @since 0.1.0
  */
-import * as Events from "./Events.js"
-import { applyPatch } from "./internal/jsonPatch.js"
+import type * as Events from "./Events.js"
+import { applyPatch, deepEqual } from "./internal/jsonPatch.js"
 import { parsePartialJson } from "./internal/partialJson.js"
 import type {
   Content,
@@ -123,6 +123,11 @@ export interface ThreadInternal {
   readonly ephemeralMessageId?: string
   /** On the placeholder: where its run went once the server named the thread. */
   readonly redirectTo?: string
+  /**
+   * Messages added locally (USER_MESSAGE, TOOL_RESULTS) under local ids; a
+   * later LOAD_THREAD_MESSAGES swaps each for the server's copy.
+   */
+  readonly optimisticMessageIds?: ReadonlyArray<string>
 }
 
 /**
@@ -186,7 +191,10 @@ export type Action =
   | { readonly type: "SET_CURRENT_THREAD"; readonly threadId: string }
   /** Creates (or resets) the thread and makes it current. */
   | { readonly type: "START_NEW_THREAD"; readonly threadId: string; readonly at: number }
-  /** Merges messages fetched from the API; existing ids are kept as they are. */
+  /**
+   * Merges messages fetched from the API: existing ids are kept as they are,
+   * and optimistic local messages are replaced by their server copies.
+   */
   | {
     readonly type: "LOAD_THREAD_MESSAGES"
     readonly threadId: string
@@ -212,7 +220,10 @@ export type Action =
     readonly error?: StreamingState["error"]
     readonly at: number
   }
-  /** Tool results the client sends back, appended as one user message. */
+  /**
+   * Tool results the client sends back: one message each, as the API stores
+   * them (role "assistant", one `tool_result` block).
+   */
   | {
     readonly type: "TOOL_RESULTS"
     readonly threadId: string
@@ -372,6 +383,8 @@ export const getCurrentThread = (state: ClientState): TamboThread | undefined =>
 // Partial tool arguments are reparsed at the end of a batch while short, or
 // once they grew by a quarter: a geometric schedule, so the total parsing
 // work stays linear in the arguments' length however the events are batched.
+const MAX_OPTIMISTIC = 50
+
 const REPARSE_ALWAYS_BELOW = 8 * 1024
 const REPARSE_GROWTH = 1.25
 
@@ -417,6 +430,7 @@ class ThreadDraft {
   openComponents: ReadonlyArray<string>
   ephemeralMessageId: string | undefined
   redirectTo: string | undefined
+  optimisticMessageIds: ReadonlyArray<string>
   lastCompletedRunId: string | undefined
   pendingToolCalls: ReadonlyArray<PendingToolCall>
   anomalies: ReadonlyArray<Anomaly>
@@ -441,6 +455,7 @@ class ThreadDraft {
     this.openComponents = internal.openComponents ?? []
     this.ephemeralMessageId = internal.ephemeralMessageId
     this.redirectTo = internal.redirectTo
+    this.optimisticMessageIds = Array.isArray(internal.optimisticMessageIds) ? internal.optimisticMessageIds : []
     this.lastCompletedRunId = base.lastCompletedRunId
     this.pendingToolCalls = Array.isArray(base.pendingToolCalls) ? base.pendingToolCalls : []
     this.anomalies = Array.isArray(base.anomalies) ? base.anomalies : []
@@ -590,6 +605,13 @@ class ThreadDraft {
     if (this.redirectTo === threadId) return
     this.changed = true
     this.redirectTo = threadId
+  }
+
+  setOptimisticMessageIds(ids: ReadonlyArray<string>): void {
+    if (ids.length === 0 && this.optimisticMessageIds.length === 0) return
+    this.changed = true
+    // Bounded: ids the server never returned should not pile up forever.
+    this.optimisticMessageIds = ids.length > MAX_OPTIMISTIC ? ids.slice(-MAX_OPTIMISTIC) : ids
   }
 
   setLastCompletedRunId(runId: string | undefined): void {
@@ -743,7 +765,8 @@ class ThreadDraft {
       toolArgs: this.toolArgs,
       openComponents: this.openComponents,
       ...(this.ephemeralMessageId === undefined ? {} : { ephemeralMessageId: this.ephemeralMessageId }),
-      ...(this.redirectTo === undefined ? {} : { redirectTo: this.redirectTo })
+      ...(this.redirectTo === undefined ? {} : { redirectTo: this.redirectTo }),
+      ...(this.optimisticMessageIds.length === 0 ? {} : { optimisticMessageIds: this.optimisticMessageIds })
     }
     return {
       thread: this.thread,
@@ -869,9 +892,9 @@ const hasToolResult = (message: TamboThreadMessage): boolean => message.content.
 /**
  * The message a tool call belongs to. The API names a temporary id as the
  * parent when text preceded the call, yet stores text and call in one
- * assistant message: so an unknown parent means the message being streamed,
- * else the last assistant message (unless it holds tool results: those are
- * separate messages on the server).
+ * assistant message: so an unknown (or absent) parent means the message
+ * being streamed, else the last assistant message — never one holding tool
+ * results, which the API stores as messages of their own.
  */
 const toolCallMessage = (d: ThreadDraft, parentMessageId: string | undefined): number => {
   if (parentMessageId !== undefined) {
@@ -881,13 +904,10 @@ const toolCallMessage = (d: ThreadDraft, parentMessageId: string | undefined): n
   const open = d.streaming.messageId
   if (open !== undefined) {
     const index = d.findMessage(open)
-    if (index >= 0 && d.messages[index]!.role === "assistant") return index
+    if (index >= 0 && d.messages[index]!.role === "assistant" && !hasToolResult(d.messages[index]!)) return index
   }
   const last = d.messages.length - 1
-  if (last >= 0) {
-    const message = d.messages[last]!
-    if (message.role === "assistant" && (parentMessageId === undefined || !hasToolResult(message))) return last
-  }
+  if (last >= 0 && d.messages[last]!.role === "assistant" && !hasToolResult(d.messages[last]!)) return last
   return -1
 }
 
@@ -1188,6 +1208,14 @@ const stampDone = (message: TamboThreadMessage): TamboThreadMessage => {
   }
 }
 
+/** A tool result as the API stores it: the blocks as sent, `isError` only when true. */
+const toolResultAsStored = (result: ToolResultContent): ToolResultContent => ({
+  type: "tool_result",
+  toolUseId: result.toolUseId,
+  content: result.content.slice(),
+  ...(result.isError === true ? { isError: true } : {})
+})
+
 const byCreatedAt = (a: TamboThreadMessage, b: TamboThreadMessage): number => {
   // Messages without a timestamp go last; the sort is stable.
   if (a.createdAt === undefined) return b.createdAt === undefined ? 0 : 1
@@ -1249,6 +1277,7 @@ class Batch {
           content: action.message.content.slice(),
           createdAt: action.message.createdAt ?? isoFromEpochMs(action.at)
         })
+        d.setOptimisticMessageIds([...d.optimisticMessageIds, action.message.id])
         // Upstream streams this message as start/content/end, which leaves no message open.
         if (d.streaming.messageId !== undefined) delete d.ownStreaming().messageId
         return
@@ -1326,15 +1355,17 @@ class Batch {
         if (action.results.length === 0) return
         const d = this.draft(action.threadId, action.at)
         d.currentAt = action.at
-        // Deterministic id: a result answers one call, once.
-        const id = d.uniqueMessageId(`msg_tool_result_${action.results[0]!.toolUseId}`)
-        d.appendMessage({
-          id,
-          role: "user",
-          content: action.results.map((result): Content => ({ ...result, content: result.content.slice() })),
-          createdAt: isoFromEpochMs(action.at)
-        })
-        for (const result of action.results) d.removePendingToolCall(result.toolUseId)
+        const ids: Array<string> = []
+        for (const result of action.results) {
+          // The API stores each result as a message of its own and returns it
+          // with role "assistant"; the local thread mirrors that. The id is
+          // deterministic: a result answers one call, once.
+          const id = d.uniqueMessageId(`msg_tool_result_${result.toolUseId}`)
+          d.appendMessage({ id, role: "assistant", content: [toolResultAsStored(result)], createdAt: isoFromEpochMs(action.at) })
+          d.removePendingToolCall(result.toolUseId)
+          ids.push(id)
+        }
+        d.setOptimisticMessageIds([...d.optimisticMessageIds, ...ids])
         if (d.streaming.messageId !== undefined) delete d.ownStreaming().messageId
         return
       }
@@ -1344,7 +1375,7 @@ class Batch {
   applyEventAction(action: Extract<Action, { readonly type: "EVENT" }>): void {
     const { at, event } = action
     // Events this SDK does not know: kept by the decoder, ignored here.
-    if (!Events.isTamboEvent(event)) return
+    if (event.type === "UNKNOWN") return
     let threadId = action.threadId
     if (event.type === "RUN_STARTED") {
       threadId = event.threadId
@@ -1376,6 +1407,10 @@ class Batch {
       const target = this.draft(toThreadId, at)
       target.currentAt = at
       target.replaceMessages([...placeholderMessages, ...target.messages])
+      const optimistic = placeholder instanceof ThreadDraft
+        ? placeholder.optimisticMessageIds
+        : placeholder?.internal.optimisticMessageIds ?? []
+      target.setOptimisticMessageIds([...optimistic, ...target.optimisticMessageIds])
       this.fresh(PLACEHOLDER_THREAD_ID, at).setRedirect(toThreadId)
       if (this.currentThreadId === PLACEHOLDER_THREAD_ID) this.currentThreadId = toThreadId
     } else if (fromPlaceholder) {
@@ -1393,7 +1428,23 @@ class Batch {
       if (target.findMessage(message.id) < 0) incoming.push(stampDone(message))
     }
     if (incoming.length === 0) return
-    target.replaceMessages([...target.messages, ...incoming].sort(byCreatedAt))
+    // A message shown optimistically comes back under the server's id: the
+    // server's copy (same role, same content) replaces the local one.
+    const replaced = new Set<string>()
+    let optimistic = target.optimisticMessageIds.filter((id) => target.findMessage(id) >= 0)
+    for (const message of incoming) {
+      if (optimistic.length === 0) break
+      const match = optimistic.find((id) => {
+        const local = target.messages[target.findMessage(id)]!
+        return local.role === message.role && deepEqual(local.content, message.content)
+      })
+      if (match === undefined) continue
+      replaced.add(match)
+      optimistic = optimistic.filter((id) => id !== match)
+    }
+    target.setOptimisticMessageIds(optimistic)
+    const kept = replaced.size === 0 ? target.messages : target.messages.filter((message) => !replaced.has(message.id))
+    target.replaceMessages([...kept, ...incoming].sort(byCreatedAt))
   }
 
   /** Last resort: whatever went wrong, the batch goes on and the thread says why. */

@@ -9,7 +9,7 @@
  * input, a valid parsed object is returned as is, without copying. Full
  * Schema decoding only runs on failure, to build the error message.
  *
- * Events whose `type` (or custom `name`) is not known are kept as
+ * Events whose `type` (or custom `name`) is not known are kept, wrapped as
  * {@link UnknownEvent}: the protocol grows, and ignoring is the safe default.
  *
  * @since 0.1.0
@@ -278,7 +278,8 @@ export type ReasoningStartEvent = typeof ReasoningStartEvent.Type
  */
 export const ReasoningMessageStartEvent = event("REASONING_MESSAGE_START", {
   messageId: Schema.String,
-  role: Schema.optional(Schema.Literal("reasoning"))
+  // AG-UI 1.0 says "reasoning"; the value changes nothing here, so any is accepted.
+  role: Schema.optional(Schema.String)
 })
 /** @since 0.1.0 @category Models */
 export type ReasoningMessageStartEvent = typeof ReasoningMessageStartEvent.Type
@@ -504,21 +505,44 @@ export type TamboEvent =
   | TamboCustomEvent
 
 /**
- * A JSON object whose `type` (or, for a CUSTOM event, `name`) this SDK does
- * not know: kept as received (the protocol grows) and ignored by the
+ * An event this SDK does not know — an unknown `type`, or a CUSTOM event
+ * with an unknown `name` — kept (the protocol grows) and ignored by the
  * accumulator.
  *
- * Its `type` is a plain `string`, so a `switch` on `event.type` over
- * `TamboEvent | UnknownEvent` cannot narrow by itself; narrow with
- * {@link isTamboEvent} first.
+ * The received object is wrapped under the fixed type `"UNKNOWN"` so that
+ * `type` stays a discriminant: comparing `event.type` with a known type
+ * narrows `TamboEvent | UnknownEvent` to exactly that event, which a member
+ * typed `type: string` would prevent.
  *
  * @since 0.1.0
  * @category Models
  */
 export interface UnknownEvent {
-  readonly type: string
-  readonly [key: string]: unknown
+  readonly type: "UNKNOWN"
+  /** The received event's own `type` (`"CUSTOM"` for an unknown custom event). */
+  readonly eventType: string
+  /** The custom event's `name`, for an unknown custom event. */
+  readonly name?: string
+  /** The event as received. */
+  readonly event: Readonly<Record<string, unknown>>
 }
+
+/**
+ * The `type` of every {@link UnknownEvent}.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const UNKNOWN_EVENT_TYPE = "UNKNOWN" as const
+
+/**
+ * Whether the decoder kept this event without knowing it.
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
+export const isUnknownEvent = (event: TamboEvent | UnknownEvent): event is UnknownEvent =>
+  event.type === UNKNOWN_EVENT_TYPE
 
 // ---------------------------------------------------------------------------
 // Compiled validators
@@ -613,7 +637,7 @@ const withoutUndefined = (ast: AST.AST): AST.AST => {
  * One property's check. Primitive properties, the bulk of every event, get
  * a closure with the `typeof` test inline instead of a call to a predicate.
  */
-const propertyCheck = (name: string, type: AST.AST, isOptional: boolean): Check | typeof acceptAll | undefined => {
+const propertyCheck = (name: string, type: AST.AST, isOptional: boolean): Check | undefined => {
   const inner = isOptional ? withoutUndefined(type) : type
   const tag = inner._tag
   if (tag === "StringKeyword" || tag === "NumberKeyword" || tag === "BooleanKeyword") {
@@ -727,13 +751,11 @@ registerCustom(MessageParentEvent)
 const anyCustom = compile(CustomEvent.ast, ["type"]) ?? Schema.is(CustomEvent)
 const decodeAnyCustom = Schema.decodeUnknownEither(CustomEvent, { exact: true })
 
-const isUnknownShape = (u: Readonly<Record<string, unknown>>): u is UnknownEvent => typeof u.type === "string"
-
 /**
  * The `type`s with a schema here.
  *
  * @since 0.1.0
- * @category Guards
+ * @category Constants
  */
 export const knownEventTypes: ReadonlySet<string> = new Set([...byType.keys(), "CUSTOM"])
 
@@ -741,25 +763,9 @@ export const knownEventTypes: ReadonlySet<string> = new Set([...byType.keys(), "
  * The custom event `name`s with a schema here.
  *
  * @since 0.1.0
- * @category Guards
+ * @category Constants
  */
 export const knownCustomEventNames: ReadonlySet<string> = new Set(byCustomName.keys())
-
-/**
- * Whether an event is one this SDK knows, narrowing `TamboEvent |
- * UnknownEvent` so that a `switch` on `type` (and a custom event's `name`)
- * narrows to each event's own type. It trusts that known-looking events
- * came through {@link decodeFrame} / {@link decodeEvent}, which validated
- * them.
- *
- * @since 0.1.0
- * @category Guards
- */
-export const isTamboEvent = (event: TamboEvent | UnknownEvent): event is TamboEvent => {
-  if (event.type !== "CUSTOM") return byType.has(event.type)
-  const name: unknown = "name" in event ? event.name : undefined
-  return typeof name === "string" && byCustomName.has(name)
-}
 
 const invalidEvent = (message: string, frame: string | undefined): DecodeError =>
   new DecodeError(frame === undefined ? { reason: "InvalidEvent", message } : { reason: "InvalidEvent", message, frame })
@@ -791,13 +797,13 @@ const decodeParsed = (
       if (known.is(u)) return Either.right(u)
       return Either.left(schemaFailure(`${name} event`, known.decode(u), frame))
     }
-    if (anyCustom(u) && isUnknownShape(u)) return Either.right(u)
+    if (anyCustom(u) && typeof name === "string") {
+      return Either.right({ type: UNKNOWN_EVENT_TYPE, eventType: type, name, event: u })
+    }
     return Either.left(schemaFailure("CUSTOM event", decodeAnyCustom(u), frame))
   }
   const known = byType.get(type)
-  if (known === undefined) {
-    return isUnknownShape(u) ? Either.right(u) : Either.left(invalidEvent("Expected a string \"type\"", frame))
-  }
+  if (known === undefined) return Either.right({ type: UNKNOWN_EVENT_TYPE, eventType: type, event: u })
   if (known.is(u)) return Either.right(u)
   return Either.left(schemaFailure(`${type} event`, known.decode(u), frame))
 }
@@ -809,9 +815,10 @@ const decodeParsed = (
  * - not an object with a string `type` → `InvalidEvent`;
  * - a known `type` (or custom `name`) that fails its schema → `InvalidEvent`,
  *   with the frame and the schema's explanation;
- * - an unknown `type` or custom `name` → kept as an {@link UnknownEvent}.
+ * - an unknown `type` or custom `name` → kept, wrapped as an
+ *   {@link UnknownEvent}.
  *
- * Events are the parsed objects themselves, not copies.
+ * Known events are the parsed objects themselves, not copies.
  *
  * @since 0.1.0
  * @category Decoding

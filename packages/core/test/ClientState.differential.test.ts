@@ -294,7 +294,7 @@ describe("differential: ours vs @tambo-ai/client streamReducer", () => {
     expect(normalise(ClientState.getThreadState(ours, "t1"))).toEqual(normalise(upstream.threadMap.t1))
   })
 
-  it("TOOL_RESULTS equals upstream's synthetic tool-result events, up to the id and content normalisation", () => {
+  it("TOOL_RESULTS: same tool results as upstream's synthetic events, stored the API's way", () => {
     const results: ReadonlyArray<ToolResultContent> = [
       { type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "22" }, { type: "text", text: "°C" }] },
       { type: "tool_result", toolUseId: "c2", content: [{ type: "text", text: "ok" }] }
@@ -328,18 +328,26 @@ describe("differential: ours vs @tambo-ai/client streamReducer", () => {
       ...run.map((event) => ourAction("t1", event)),
       { type: "TOOL_RESULTS", threadId: "t1", results, at: at() }
     ])
-    // Normalisation for this case only: ours keeps each result's blocks as
-    // sent (what the API stores); upstream joins their text into one block.
-    const flattened = ClientState.getMessages(ours, "t1").map((message) => ({
-      ...message,
-      id: message.id === "msg_tool_result_c1" ? upstreamId : message.id,
-      content: message.content.map((block) =>
-        block.type === "tool_result"
-          ? { ...block, content: [{ type: "text" as const, text: block.content.map((c) => (c.type === "text" ? c.text : "")).join("") }] }
-          : block
+    // Deliberate difference, normalised for this case only: ours stores each
+    // result as its own assistant message with the blocks as sent (what the
+    // API stores and returns); upstream puts all of them in one user message
+    // and joins each result's text into one block.
+    const messages = ClientState.getMessages(ours, "t1")
+    const isResult = (m: TamboThreadMessage) => m.id.startsWith("msg_tool_result_")
+    const merged: TamboThreadMessage = {
+      id: upstreamId,
+      role: "user",
+      content: messages.filter(isResult).flatMap((m) =>
+        m.content.map((block) =>
+          block.type === "tool_result"
+            ? { ...block, content: [{ type: "text" as const, text: block.content.map((c) => (c.type === "text" ? c.text : "")).join("") }] }
+            : block
+        )
       )
-    }))
+    }
+    expect(messages.filter(isResult).map((m) => m.role)).toEqual(["assistant", "assistant"])
     const oursThread = ClientState.getThreadState(ours, "t1")!
-    expect(normalise({ ...oursThread, thread: { ...oursThread.thread, messages: flattened } })).toEqual(normalise(upstream.threadMap.t1))
+    const normalisedOurs = { ...oursThread, thread: { ...oursThread.thread, messages: [...messages.filter((m) => !isResult(m)), merged] } }
+    expect(normalise(normalisedOurs)).toEqual(normalise(upstream.threadMap.t1))
   })
 })

@@ -64,7 +64,7 @@ const e = {
   reasoningStart: (messageId: string): AnyEvent => ({ type: "REASONING_MESSAGE_START", messageId, role: "reasoning" }),
   reasoning: (messageId: string, delta: string): AnyEvent => ({ type: "REASONING_MESSAGE_CONTENT", messageId, delta }),
   reasoningEnd: (messageId: string): AnyEvent => ({ type: "REASONING_MESSAGE_END", messageId }),
-  unknown: (type: string): AnyEvent => ({ type, payload: 1 })
+  unknown: (eventType: string): AnyEvent => ({ type: "UNKNOWN", eventType, event: { type: eventType, payload: 1 } })
 }
 
 /** EVENT actions for one thread, with `at` = 1000, 1010, 1020, ... unless given. */
@@ -135,6 +135,19 @@ describe("initial", () => {
     expect(reduce(initial, [])).toBe(initial)
     const s = started()
     expect(reduce(s, events("t1", [{ type: "STEP_STARTED", stepName: "x" }]))).toBe(s)
+    // Unknown events are ignored outright: not even their thread is created.
+    expect(reduce(s, events("elsewhere", [e.unknown("SOMETHING_NEW"), e.unknown("ACTIVITY_DELTA")]))).toBe(s)
+  })
+
+  it("getters", () => {
+    const s = started()
+    expect(ClientState.isPlaceholderThreadId(PLACEHOLDER)).toBe(true)
+    expect(ClientState.isPlaceholderThreadId("t1")).toBe(false)
+    expect(ClientState.getCurrentThread(s)?.id).toBe(PLACEHOLDER)
+    expect(ClientState.getCurrentThreadState(reduce(s, [{ type: "SET_CURRENT_THREAD", threadId: "t1" }]))?.thread.id).toBe("t1")
+    expect(ClientState.getThread(s, "t1")?.messages.map((m) => m.id)).toEqual(["u1"])
+    expect(getMessages(s, "nope")).toEqual([])
+    expect(ClientState.makeThreadState("x", 0).thread).toEqual({ ...thread(initial, PLACEHOLDER).thread, id: "x" })
   })
 })
 
@@ -422,7 +435,7 @@ describe("events", () => {
           { type: "REASONING_END", messageId: "r" },
           { type: "REASONING_ENCRYPTED_VALUE", subtype: "message", entityId: "r", encryptedValue: "x" },
           e.unknown("SOMETHING_NEW"),
-          { type: "CUSTOM", name: "acme.x", value: { componentId: "k1" } }
+          { type: "UNKNOWN", eventType: "CUSTOM", name: "acme.x", event: { type: "CUSTOM", name: "acme.x" } }
         ]),
       check: (t) => {
         expect(t.thread.messages).toHaveLength(1)
@@ -763,6 +776,16 @@ describe("reasoning", () => {
     expect(getMessages(s, "t1")[1]).toMatchObject({ id: "m1", reasoning: ["a", "b"], reasoningDurationMS: 300 })
   })
 
+  it("REASONING_MESSAGE_CHUNK appends like content", () => {
+    const s = reduce(started(), events("t1", [
+      [e.textStart("m1"), 1000],
+      [{ type: "REASONING_MESSAGE_CHUNK", messageId: "m1", delta: "a" }, 1001],
+      [{ type: "REASONING_MESSAGE_CHUNK", delta: "b" }, 1002],
+      [{ type: "REASONING_MESSAGE_CHUNK" }, 1003]
+    ]))
+    expect(getMessages(s, "t1")[1]).toMatchObject({ id: "m1", reasoning: ["ab"] })
+  })
+
   it("content without a start opens a chunk", () => {
     const s = reduce(started(), events("t1", [[e.textStart("m1"), 1000], [e.thinking("x"), 1005], [e.thinkingEnd(), 1105]]))
     expect(getMessages(s, "t1")[1]).toMatchObject({ reasoning: ["x"], reasoningDurationMS: 100 })
@@ -784,14 +807,27 @@ describe("local actions", () => {
     expect(thread(dup, "t1").anomalies[0]).toMatchObject({ eventType: "USER_MESSAGE", at: 78 })
   })
 
-  it("TOOL_RESULTS appends one user message with the results as sent", () => {
+  it("TOOL_RESULTS appends one message per result, as the API stores them", () => {
     const results: ReadonlyArray<ToolResultContent> = [
-      { type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "22°C" }] },
+      { type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "22°C" }], isError: false },
       { type: "tool_result", toolUseId: "c2", content: [{ type: "resource", resource: { uri: "https://x/y.png" } }], isError: true }
     ]
     const s0 = reduce(started(), events("t1", [e.awaiting(["c1", "weather"], ["c2", "img"], ["c3", "other"]), e.runFinished("t1")]))
     const s = reduce(s0, [{ type: "TOOL_RESULTS", threadId: "t1", results, at: 3000 }])
-    expect(getMessages(s, "t1")[1]).toEqual({ id: "msg_tool_result_c1", role: "user", content: results, createdAt: iso(3000) })
+    expect(getMessages(s, "t1").slice(1)).toEqual([
+      {
+        id: "msg_tool_result_c1",
+        role: "assistant",
+        content: [{ type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "22°C" }] }],
+        createdAt: iso(3000)
+      },
+      {
+        id: "msg_tool_result_c2",
+        role: "assistant",
+        content: [{ type: "tool_result", toolUseId: "c2", content: [{ type: "resource", resource: { uri: "https://x/y.png" } }], isError: true }],
+        createdAt: iso(3000)
+      }
+    ])
     expect(thread(s, "t1").pendingToolCalls).toEqual([{ toolCallId: "c3", toolName: "other" }])
     expect(reduce(s, [{ type: "TOOL_RESULTS", threadId: "t1", results: [], at: 1 }])).toBe(s)
   })
@@ -889,6 +925,36 @@ describe("local actions", () => {
     // The index follows the new order.
     const next = reduce(s, events("t1", [e.componentEnd("k"), e.text("nodate", "x")]))
     expect(thread(next, "t1").anomalies).toEqual([])
+  })
+
+  it("LOAD_THREAD_MESSAGES swaps optimistic messages for their server copies", () => {
+    const results: ReadonlyArray<ToolResultContent> = [{ type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "22" }] }]
+    const s0 = reduce(initial, [
+      userMessage(PLACEHOLDER, "local-u1", "weather?", 100),
+      ...events(PLACEHOLDER, [e.runStarted("t1"), e.toolStart("c1", "weather"), e.toolEnd("c1"), e.awaiting(["c1", "weather"]), e.runFinished("t1")]),
+      { type: "TOOL_RESULTS", threadId: "t1", results, at: 2000 }
+    ])
+    expect(getMessages(s0, "t1").map((m) => m.id)).toEqual(["local-u1", "msg_tool_c1", "msg_tool_result_c1"])
+    const server: ReadonlyArray<TamboThreadMessage> = [
+      { id: "srv-u1", role: "user", content: [{ type: "text", text: "weather?" }], createdAt: iso(101) },
+      { id: "msg_tool_c1", role: "assistant", content: [{ type: "tool_use", id: "c1", name: "weather", input: {} }], createdAt: iso(1010) },
+      { id: "srv-tr1", role: "assistant", content: [{ type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "22" }] }], createdAt: iso(2001) }
+    ]
+    const s = reduce(s0, [{ type: "LOAD_THREAD_MESSAGES", threadId: "t1", messages: server }])
+    expect(getMessages(s, "t1").map((m) => m.id)).toEqual(["srv-u1", "msg_tool_c1", "srv-tr1"])
+    expect(getMessages(s, "t1")[1]).toBe(getMessages(s0, "t1")[1])
+    expect(thread(s, "t1").internal.optimisticMessageIds).toBeUndefined()
+    // Loading again changes nothing.
+    expect(reduce(s, [{ type: "LOAD_THREAD_MESSAGES", threadId: "t1", messages: server }])).toBe(s)
+  })
+
+  it("a tool call after a tool result message gets its own message, as the API stores it", () => {
+    const s = reduce(started(), [
+      ...events("t1", [e.toolStart("c1", "f"), e.toolEnd("c1"), e.awaiting(["c1", "f"]), e.runFinished("t1")]),
+      { type: "TOOL_RESULTS", threadId: "t1", results: [{ type: "tool_result", toolUseId: "c1", content: [] }], at: 2000 },
+      ...events("t1", [e.runStarted("t1", "run2"), e.toolStart("c2", "f")], 3000)
+    ])
+    expect(getMessages(s, "t1").map((m) => m.id)).toEqual(["u1", "msg_tool_c1", "msg_tool_result_c1", "msg_tool_c2"])
   })
 
   it("LOAD_THREAD_MESSAGES can skip a streaming thread", () => {

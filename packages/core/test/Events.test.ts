@@ -93,23 +93,24 @@ describe("decodeFrame", () => {
   })
 
   it.each([
-    [{ type: "ACTIVITY_SNAPSHOT", messageId: "m", activityType: "x", content: {} }],
-    [{ type: "SOMETHING_NEW" }],
-    [{ type: "CUSTOM", name: "acme.thing", value: 1 }],
-    [{ type: "CUSTOM", name: "acme.novalue" }]
-  ] as const)("keeps an unknown event as received: %j", (event) => {
+    [{ type: "ACTIVITY_SNAPSHOT", messageId: "m", activityType: "x", content: {} }, "ACTIVITY_SNAPSHOT", undefined],
+    [{ type: "SOMETHING_NEW" }, "SOMETHING_NEW", undefined],
+    [{ type: "UNKNOWN" }, "UNKNOWN", undefined],
+    [{ type: "CUSTOM", name: "acme.thing", value: 1 }, "CUSTOM", "acme.thing"],
+    [{ type: "CUSTOM", name: "acme.novalue" }, "CUSTOM", "acme.novalue"]
+  ] as const)("keeps an unknown event, wrapped: %j", (event, eventType, name) => {
     const result = Events.decodeFrame(JSON.stringify(event))
     expect(Either.isRight(result)).toBe(true)
     if (Either.isRight(result)) {
-      expect(result.right).toEqual(event)
-      expect(Events.isTamboEvent(result.right)).toBe(false)
+      expect(result.right).toEqual({ type: "UNKNOWN", eventType, ...(name === undefined ? {} : { name }), event })
+      expect(Events.isUnknownEvent(result.right)).toBe(true)
     }
   })
 
-  it("isTamboEvent tells known events from unknown ones", () => {
+  it("known events are not unknown", () => {
     for (const event of valid) {
       const decoded = Events.decodeEvent(event)
-      expect(Either.isRight(decoded) && Events.isTamboEvent(decoded.right)).toBe(true)
+      expect(Either.isRight(decoded) && Events.isUnknownEvent(decoded.right)).toBe(false)
     }
   })
 
@@ -139,6 +140,7 @@ describe("decodeFrame", () => {
     [{ type: "RUN_STARTED", threadId: "t1" }, /runId/],
     [{ type: "TEXT_MESSAGE_CONTENT", messageId: "m1", delta: 5 }, /delta/],
     [{ type: "TEXT_MESSAGE_START", messageId: "m1", role: "robot" }, /role/],
+    [{ type: "REASONING_MESSAGE_START", messageId: "r1", role: 1 }, /role/],
     [{ type: "TOOL_CALL_ARGS", toolCallId: "c1" }, /delta/],
     [{ type: "RUN_ERROR", message: "x", status: "500" }, /status/],
     [{ type: "RUN_ERROR", message: "x", timestamp: "yesterday" }, /timestamp/],

@@ -85,6 +85,8 @@ class PatchFailure {
   constructor(readonly reason: string) {}
 }
 
+// Failing deep inside a path walk is simplest as an early exit; `applyPatch`
+// catches it, so nothing escapes the module.
 const fail = (reason: string): never => {
   throw new PatchFailure(reason)
 }
@@ -195,7 +197,13 @@ const setChild = (container: Container, token: string, value: unknown): void => 
   else container[token] = value
 }
 
-const deepEqual = (a: unknown, b: unknown): boolean => {
+/**
+ * Structural equality of JSON values (the RFC 6902 `test` semantics).
+ *
+ * @since 0.1.0
+ * @category Utils
+ */
+export const deepEqual = (a: unknown, b: unknown): boolean => {
   if (a === b) return true
   if (!isContainer(a) || !isContainer(b)) return false
   if (Array.isArray(a)) {
@@ -207,7 +215,7 @@ const deepEqual = (a: unknown, b: unknown): boolean => {
   const keys = Object.keys(a)
   if (keys.length !== Object.keys(b).length) return false
   for (const key of keys) {
-    if (!Object.hasOwn(b, key) || !deepEqual(a[key], (b as Record<string, unknown>)[key])) return false
+    if (!Object.hasOwn(b, key) || !deepEqual(a[key], b[key])) return false
   }
   return true
 }

@@ -1,0 +1,684 @@
+/**
+ * The Promise API: `new TamboClient({...})`, `client.run("hi")`. The surface
+ * is `@tambo-ai/client`'s, so switching is a change of import; underneath,
+ * one `ManagedRuntime` of `@tambo-effect/core`'s Layers does the work.
+ *
+ * @since 0.1.0
+ */
+import { PLACEHOLDER_THREAD_ID } from "@tambo-effect/core/ClientState"
+import * as Tambo from "@tambo-effect/core/Tambo"
+import type * as Transport from "@tambo-effect/core/TamboTransport"
+import * as Tool from "@tambo-effect/core/Tool"
+import type { TamboThread, ToolChoice } from "@tambo-effect/core/Types"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import type * as Runtime from "effect/Runtime"
+import { ToolDefinitionError } from "./errors.js"
+import { authStateFromCore, suggestionFromCore, threadFromSummary } from "./internal/convert.js"
+import { type Outcome, RunController } from "./internal/runController.js"
+import { abortError, type CoreError, fromCause } from "./internal/toClientError.js"
+import { type ClientState, createInitialState, InMemoryStore, type TamboStore } from "./Store.js"
+import { TamboStream } from "./TamboStream.js"
+
+/**
+ * A tool: a `TamboTool` object shaped for `@tambo-ai/client` (its input as
+ * Zod 4 or any Standard Schema, Effect Schema or JSON Schema), or a core
+ * `Tool.make(...)` tool.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ToolDefinition = Tool.Definition
+
+/**
+ * A component the model may render: metadata only (`name`, `description`,
+ * `propsSchema`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type AvailableComponent = Tool.AvailableComponent
+
+/**
+ * The message of a run: text and resources (or tool results).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type InputMessage = Transport.InputMessage
+
+/**
+ * Returns context sent with every run as `additionalContext[name]`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ContextHelperFn = () =>
+  | Record<string, unknown>
+  | undefined
+  | PromiseLike<Record<string, unknown> | undefined>
+
+/**
+ * What `beforeRun` is told.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface BeforeRunContext {
+  /** `undefined` for a run that creates its thread. */
+  readonly threadId: string | undefined
+  readonly message: InputMessage
+  readonly tools: Readonly<Record<string, ToolDefinition>>
+}
+
+/**
+ * Called before every run, after the context helpers. An object it returns
+ * (or resolves to) is merged into the message's `additionalContext`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type BeforeRun = (
+  context: BeforeRunContext
+) => void | Record<string, unknown> | PromiseLike<void | Record<string, unknown>>
+
+/**
+ * An MCP server to connect to.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface McpServerInfo {
+  readonly url: string
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  /** Default `"http"`. */
+  readonly transport?: "http" | "sse" | undefined
+  readonly customHeaders?: Readonly<Record<string, string>> | undefined
+  readonly serverKey?: string | undefined
+  /** Elicitation and sampling handlers. */
+  readonly handlers?: unknown
+}
+
+/**
+ * The client's options.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface TamboClientOptions {
+  readonly apiKey: string
+  /** The API's base URL. Give this or `environment`, not both. */
+  readonly tamboUrl?: string | undefined
+  /** A hosted environment (default `"production"`). Give this or `tamboUrl`, not both. */
+  readonly environment?: "production" | "staging" | undefined
+  /** Who the client acts for. Give this or `userToken`, not both. */
+  readonly userKey?: string | undefined
+  /** An OAuth token exchanged for an access token. Give this or `userKey`, not both. */
+  readonly userToken?: string | undefined
+  /** Where the state lives. Default: an {@link InMemoryStore}. A Zustand vanilla store works. */
+  readonly store?: TamboStore<ClientState> | undefined
+  readonly tools?: ReadonlyArray<ToolDefinition> | undefined
+  readonly components?: ReadonlyArray<AvailableComponent> | undefined
+  /**
+   * MCP servers. Accepted and kept (see `client.mcpServers`); connecting to
+   * them is not implemented yet.
+   */
+  readonly mcpServers?: ReadonlyArray<McpServerInfo> | undefined
+  readonly beforeRun?: BeforeRun | undefined
+  /** Context helpers registered from the start (see `addContextHelper`). */
+  readonly contextHelpers?: Readonly<Record<string, ContextHelperFn>> | undefined
+  /** Name a thread once a run on it finished with enough messages. Default `true`. */
+  readonly autoGenerateThreadName?: boolean | undefined
+  /** How many messages a thread needs to be named. Default 3. */
+  readonly autoGenerateNameThreshold?: number | undefined
+  /** Retries of reads, and of runs that failed before their first event. Default 2. */
+  readonly maxRetries?: number | undefined
+  /** Timeout of a REST call in milliseconds (not of a run). Default 60 000. */
+  readonly requestTimeout?: number | undefined
+}
+
+/**
+ * Options of one run.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface RunOptions {
+  /** The thread to run on. Default: the current thread (a new one on the placeholder). */
+  readonly threadId?: string | undefined
+  /** Run client-side tools and continue with their results. Default `true`. */
+  readonly autoExecuteTools?: boolean | undefined
+  /** The most tool rounds the run may take. Default 10; past it the run fails with `MaxStepsExceededError`. */
+  readonly maxSteps?: number | undefined
+  readonly toolChoice?: ToolChoice | undefined
+  /** Log every event with `console.debug`. */
+  readonly debug?: boolean | undefined
+  /** Merged into the message's `additionalContext`. */
+  readonly additionalContext?: Record<string, unknown> | undefined
+  /** Aborting it aborts the request and cancels the run on the server. */
+  readonly signal?: AbortSignal | undefined
+  /** Timeout of one tool call in milliseconds. Default 30 000. */
+  readonly toolTimeout?: number | undefined
+  /** Accepted for compatibility; the sent message is always shown at once. */
+  readonly userMessageText?: string | undefined
+}
+
+/**
+ * Who the client acts for.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type TamboAuthState =
+  | { status: "identified"; source: "userKey" | "tokenExchange" }
+  | { status: "exchanging" }
+  | { status: "error"; error: Error }
+  | { status: "invalid" }
+  | { status: "unauthenticated" }
+
+/**
+ * A suggested next message.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Suggestion {
+  id: string
+  title: string
+  detailedSuggestion: string
+  description?: string | undefined
+  messageId?: string | undefined
+}
+
+/**
+ * A component registered under a name, as `@tambo-ai/client`'s
+ * `registerComponent(name, component)` takes it: `props` (or `propsSchema`)
+ * is its props' schema; a `component` value is ignored.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ComponentRegistration {
+  readonly description: string
+  readonly propsSchema?: Tool.SupportedSchema | undefined
+  readonly props?: unknown
+}
+
+const defaultNameThreshold = 3
+
+/**
+ * A Tambo client.
+ *
+ * `getState` and `subscribe` are bound, so they can be passed as they are:
+ * `useSyncExternalStore(client.subscribe, client.getState)`. `getState` is
+ * synchronous and returns the same object until something changed;
+ * listeners are called at most once per microtask.
+ *
+ * Call `destroy()` when done: it cancels the runs in flight and releases
+ * everything, so a Node process can exit.
+ *
+ * @example
+ * ```ts
+ * const client = new TamboClient({ apiKey, userKey: "user-1" })
+ * for await (const { event, snapshot } of client.run("Hello")) {
+ *   if (event.type === "TEXT_MESSAGE_CONTENT") process.stdout.write(event.delta)
+ * }
+ * const thread = await client.run("And now?").thread
+ * await client.destroy()
+ * ```
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export class TamboClient {
+  readonly #runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo, CoreError>
+  /** The built runtime, for queue operations that must outlive `destroy()`. */
+  readonly #built: Runtime.Runtime<never>
+  readonly #tambo: Tambo.Tambo.Service
+  readonly #store: TamboStore<ClientState>
+  readonly #mcpServers: ReadonlyArray<McpServerInfo>
+  readonly #autoName: boolean
+  readonly #nameThreshold: number
+  /** Threads auto naming was tried on: once each. */
+  readonly #named = new Set<string>()
+  readonly #runs = new Set<{ readonly run: RunController; readonly requestedThreadId: string }>()
+  readonly #background = new Set<Fiber.RuntimeFiber<void, CoreError>>()
+  /** Aborted by `destroy()`: interrupts the calls in flight. */
+  readonly #lifetime = new AbortController()
+  #destroying: Promise<void> | undefined
+  readonly #listeners = new Set<() => void>()
+  #unsubscribeStore: (() => void) | undefined
+  #notifyScheduled = false
+  #lastNotified: ClientState | undefined
+
+  /**
+   * Throws a `ConfigError` for conflicting options (`tamboUrl` and
+   * `environment`, `userKey` and `userToken`) or a missing API key, and a
+   * `ToolDefinitionError` for an invalid tool or component.
+   *
+   * @since 0.1.0
+   */
+  constructor(options: TamboClientOptions) {
+    this.#store = options.store ?? new InMemoryStore(createInitialState())
+    this.#mcpServers = options.mcpServers ?? []
+    this.#autoName = options.autoGenerateThreadName ?? true
+    this.#nameThreshold = options.autoGenerateNameThreshold ?? defaultNameThreshold
+    const layer = Tambo.layer({
+      apiKey: options.apiKey,
+      tamboUrl: options.tamboUrl,
+      environment: options.environment,
+      userKey: options.userKey,
+      userToken: options.userToken,
+      maxRetries: options.maxRetries,
+      requestTimeout: options.requestTimeout,
+      tools: options.tools,
+      components: options.components,
+      beforeRun: options.beforeRun,
+      contextHelpers: options.contextHelpers,
+      store: this.#store
+    })
+    // MCP HOOK: core's `Mcp` service is being built separately. Once it
+    // exists, merge its Layer here, configured from `this.#mcpServers`, so
+    // that the servers' tools join the registry and `destroy()` closes the
+    // connections with the runtime. Until then the servers are only kept.
+    this.#runtime = ManagedRuntime.make(layer)
+    // Core's Layers build synchronously, so options fail here, as a throw.
+    const built = this.#runtime.runSyncExit(Effect.zip(Tambo.Tambo, Effect.runtime<never>()))
+    if (Exit.isFailure(built)) {
+      void this.#runtime.dispose()
+      throw fromCause(built.cause)
+    }
+    ;[this.#tambo, this.#built] = built.value
+  }
+
+  // ---------------------------------------------------------------------------
+  // Runs
+  // ---------------------------------------------------------------------------
+
+  /**
+   * Sends a message and returns the run as a {@link TamboStream}. The run
+   * starts now; iterate the stream or await `stream.thread`. Client-side
+   * tools run automatically (unless `autoExecuteTools: false`) and the run
+   * continues with their results.
+   *
+   * @since 0.1.0
+   */
+  run(message: string | InputMessage, options: RunOptions = {}): TamboStream {
+    const requestedThreadId = options.threadId ?? this.#store.getState().currentThreadId
+    const { signal } = options
+    const onAbort = () => void run.abort("SignalAborted", signal?.reason)
+    const run: RunController = new RunController(this.#built, {
+      currentThread: (threadId) => this.#store.getState().threadMap[threadId]?.thread,
+      onEvents: options.debug === true ? logEvents : undefined,
+      onFinish: (outcome) => {
+        signal?.removeEventListener("abort", onAbort)
+        this.#runs.delete(entry)
+        this.#afterRun(outcome)
+      }
+    })
+    const entry = { run, requestedThreadId }
+    if (this.#destroying !== undefined) {
+      run.fail(abortError("ClientDestroyed"))
+    } else if (signal?.aborted === true) {
+      run.fail(abortError("SignalAborted", { cause: signal.reason }))
+    } else {
+      this.#runs.add(entry)
+      signal?.addEventListener("abort", onAbort, { once: true })
+      run.start(
+        (effect) => this.#runtime.runFork(effect),
+        this.#tambo.run(message, {
+          threadId: options.threadId,
+          autoExecuteTools: options.autoExecuteTools,
+          maxSteps: options.maxSteps,
+          toolChoice: options.toolChoice,
+          additionalContext: options.additionalContext,
+          toolTimeout: options.toolTimeout
+        })
+      )
+    }
+    return new TamboStream(run)
+  }
+
+  /**
+   * Cancels the run on a thread (default: the current one): the run's
+   * stream rejects with an `AbortError` and the thread is marked cancelled.
+   * A run this client does not own is cancelled on the server. Resolves once
+   * the run ended.
+   *
+   * @since 0.1.0
+   */
+  async cancelRun(threadId?: string): Promise<void> {
+    const id = threadId ?? this.#store.getState().currentThreadId
+    const local = [...this.#runs].filter(({ requestedThreadId, run }) => (run.threadId ?? requestedThreadId) === id)
+    if (local.length > 0) {
+      await Promise.all(local.map(({ run }) => run.abort("CancelledByClient")))
+      return
+    }
+    await this.#promise(this.#tambo.cancelRun(id))
+  }
+
+  #afterRun(outcome: Outcome) {
+    if (!outcome.ok || !this.#autoName || this.#destroying !== undefined) return
+    const { thread, threadId } = outcome
+    if (thread.name !== undefined && thread.name !== "") return
+    if (thread.messages.length < this.#nameThreshold || this.#named.has(threadId)) return
+    this.#named.add(threadId)
+    // Best effort, in the background: a failure leaves the thread unnamed.
+    const fiber = this.#runtime.runFork(Effect.ignore(this.#tambo.generateThreadName(threadId)))
+    this.#background.add(fiber)
+    fiber.addObserver(() => this.#background.delete(fiber))
+  }
+
+  // ---------------------------------------------------------------------------
+  // Threads
+  // ---------------------------------------------------------------------------
+
+  /**
+   * Makes a thread current, loading it from the API if the client does not
+   * know it.
+   *
+   * @since 0.1.0
+   */
+  switchThread(threadId: string): Promise<void> {
+    return this.#promise(this.#tambo.switchThread(threadId))
+  }
+
+  /**
+   * Makes the placeholder of a new conversation current; the next run
+   * creates the thread. Returns the placeholder's id.
+   *
+   * @since 0.1.0
+   */
+  startNewThread(): string {
+    return this.#sync(this.#tambo.startNewThread)
+  }
+
+  /**
+   * A thread from the client's state (default: the current one).
+   *
+   * @since 0.1.0
+   */
+  getThread(threadId?: string): TamboThread | undefined {
+    const state = this.#store.getState()
+    return state.threadMap[threadId ?? state.currentThreadId]?.thread
+  }
+
+  /**
+   * The user's threads, newest first, without their messages.
+   *
+   * @since 0.1.0
+   */
+  listThreads(params: { readonly cursor?: string; readonly limit?: number } = {}): Promise<Array<TamboThread>> {
+    return this.#promise(
+      Effect.map(this.#tambo.listThreads(params), (list) => list.threads.map(threadFromSummary))
+    )
+  }
+
+  /**
+   * Loads a thread and its messages from the API into the state.
+   *
+   * @since 0.1.0
+   */
+  fetchThread(threadId: string): Promise<TamboThread> {
+    return this.#promise(this.#tambo.fetchThread(threadId))
+  }
+
+  /**
+   * @since 0.1.0
+   */
+  updateThreadName(threadId: string, name: string): Promise<void> {
+    return this.#promise(this.#tambo.updateThreadName(threadId, name))
+  }
+
+  /**
+   * Asks the API to name the thread; resolves with the name (`""` if none).
+   *
+   * @since 0.1.0
+   */
+  generateThreadName(threadId: string): Promise<string> {
+    return this.#promise(
+      Effect.map(this.#tambo.generateThreadName(threadId), Option.getOrElse(() => ""))
+    )
+  }
+
+  /**
+   * Deletes a thread on the server and forgets it.
+   *
+   * @since 0.1.0
+   */
+  deleteThread(threadId: string): Promise<void> {
+    return this.#promise(this.#tambo.deleteThread(threadId))
+  }
+
+  // ---------------------------------------------------------------------------
+  // Tools, components, context
+  // ---------------------------------------------------------------------------
+
+  /**
+   * Registers a tool, replacing any of the same name. Throws a
+   * `ToolDefinitionError` if it is invalid.
+   *
+   * @since 0.1.0
+   */
+  registerTool(tool: ToolDefinition): void {
+    this.#sync(this.#tambo.registerTool(tool))
+  }
+
+  /**
+   * Registers tools: all of them, or none if one is invalid.
+   *
+   * @since 0.1.0
+   */
+  registerTools(tools: ReadonlyArray<ToolDefinition>): void {
+    this.#sync(this.#tambo.registerTools(tools))
+  }
+
+  /**
+   * Registers a component the model may render (metadata only), replacing
+   * any of the same name. Also accepts `@tambo-ai/client`'s
+   * `(name, { description, props })` form.
+   *
+   * @since 0.1.0
+   */
+  registerComponent(component: AvailableComponent): void
+  registerComponent(name: string, component: ComponentRegistration): void
+  registerComponent(nameOrComponent: string | AvailableComponent, registration?: ComponentRegistration): void {
+    this.#sync(this.#tambo.registerComponent(
+      typeof nameOrComponent === "string" ? componentFrom(nameOrComponent, registration) : nameOrComponent
+    ))
+  }
+
+  /**
+   * Adds (or replaces) a context helper: its result is sent with every run
+   * as `additionalContext[name]`; `undefined` sends nothing.
+   *
+   * @since 0.1.0
+   */
+  addContextHelper(name: string, helper: ContextHelperFn): void {
+    this.#sync(this.#tambo.addContextHelper(name, helper))
+  }
+
+  /**
+   * @since 0.1.0
+   */
+  removeContextHelper(name: string): void {
+    this.#sync(this.#tambo.removeContextHelper(name))
+  }
+
+  // ---------------------------------------------------------------------------
+  // Suggestions
+  // ---------------------------------------------------------------------------
+
+  /**
+   * The suggestions stored for a message (arguments in `@tambo-ai/client`'s
+   * order).
+   *
+   * @since 0.1.0
+   */
+  listSuggestions(messageId: string, threadId: string): Promise<Array<Suggestion>> {
+    return this.#promise(
+      Effect.map(this.#tambo.listSuggestions(threadId, messageId), (list) => list.map(suggestionFromCore))
+    )
+  }
+
+  /**
+   * Generates suggestions for a message, given the registered components.
+   *
+   * @since 0.1.0
+   */
+  generateSuggestions(
+    messageId: string,
+    threadId: string,
+    options?: { readonly maxSuggestions?: number }
+  ): Promise<Array<Suggestion>> {
+    return this.#promise(
+      Effect.map(
+        this.#tambo.generateSuggestions(threadId, messageId, options),
+        (list) => list.map(suggestionFromCore)
+      )
+    )
+  }
+
+  // ---------------------------------------------------------------------------
+  // State
+  // ---------------------------------------------------------------------------
+
+  /**
+   * The store the state lives in: the one given in the options, or the
+   * client's {@link InMemoryStore}.
+   *
+   * @since 0.1.0
+   */
+  getStore(): TamboStore<ClientState> {
+    return this.#store
+  }
+
+  /**
+   * The current state. Bound; the same object until something changed.
+   *
+   * @since 0.1.0
+   */
+  readonly getState = (): ClientState => this.#store.getState()
+
+  /**
+   * Calls `listener` after changes, at most once per microtask. Bound.
+   * Returns the unsubscribe function.
+   *
+   * @since 0.1.0
+   */
+  readonly subscribe = (listener: () => void): (() => void) => {
+    if (this.#listeners.size === 0 && this.#destroying === undefined) {
+      this.#lastNotified = this.#store.getState()
+      this.#unsubscribeStore = this.#store.subscribe(this.#onStoreChange)
+    }
+    this.#listeners.add(listener)
+    return () => {
+      this.#listeners.delete(listener)
+      if (this.#listeners.size === 0) this.#stopListening()
+    }
+  }
+
+  readonly #onStoreChange = () => {
+    if (this.#notifyScheduled) return
+    this.#notifyScheduled = true
+    queueMicrotask(this.#notify)
+  }
+
+  readonly #notify = () => {
+    this.#notifyScheduled = false
+    const state = this.#store.getState()
+    if (state === this.#lastNotified) return
+    this.#lastNotified = state
+    for (const listener of [...this.#listeners]) listener()
+  }
+
+  #stopListening() {
+    this.#unsubscribeStore?.()
+    this.#unsubscribeStore = undefined
+  }
+
+  /**
+   * @since 0.1.0
+   */
+  getAuthState(): TamboAuthState {
+    return authStateFromCore(this.#sync(this.#tambo.authState))
+  }
+
+  /**
+   * The MCP servers given in the options.
+   *
+   * @since 0.1.0
+   */
+  get mcpServers(): ReadonlyArray<McpServerInfo> {
+    return this.#mcpServers
+  }
+
+  // ---------------------------------------------------------------------------
+  // Lifecycle
+  // ---------------------------------------------------------------------------
+
+  /**
+   * Cancels the runs in flight (they reject with an `AbortError`), stops
+   * notifying listeners and releases the runtime: afterwards the client
+   * holds no timer, socket or fiber, and a Node process can exit. Calls on
+   * a destroyed client reject with an `AbortError`. Idempotent.
+   *
+   * @since 0.1.0
+   */
+  destroy(): Promise<void> {
+    return (this.#destroying ??= (async () => {
+      this.#listeners.clear()
+      this.#stopListening()
+      this.#lifetime.abort()
+      await Promise.all([...this.#runs].map(({ run }) => run.abort("ClientDestroyed")))
+      await Promise.all([...this.#background].map((fiber) => this.#runtime.runPromise(Fiber.interrupt(fiber))))
+      await this.#runtime.dispose()
+    })())
+  }
+
+  #promise<A>(effect: Effect.Effect<A, CoreError>): Promise<A> {
+    if (this.#destroying !== undefined) return Promise.reject(abortError("ClientDestroyed"))
+    return this.#runtime.runPromiseExit(effect, { signal: this.#lifetime.signal }).then((exit) => {
+      if (Exit.isSuccess(exit)) return exit.value
+      throw fromCause(exit.cause, "ClientDestroyed")
+    })
+  }
+
+  #sync<A>(effect: Effect.Effect<A, CoreError>): A {
+    if (this.#destroying !== undefined) throw abortError("ClientDestroyed")
+    const exit = this.#runtime.runSyncExit(effect)
+    if (Exit.isSuccess(exit)) return exit.value
+    throw fromCause(exit.cause)
+  }
+}
+
+const componentFrom = (name: string, registration: ComponentRegistration | undefined): AvailableComponent => {
+  const schema: unknown = registration?.propsSchema ?? registration?.props
+  if (registration === undefined || schema === undefined) {
+    throw new ToolDefinitionError(`Component ${name} needs a description and a props schema`, {
+      reason: "InvalidDefinition",
+      definitionName: name
+    })
+  }
+  if (registration.propsSchema !== undefined) {
+    return { name, description: registration.description, propsSchema: registration.propsSchema }
+  }
+  if (!Tool.isJsonSchema(schema)) {
+    throw new ToolDefinitionError(`The props of component ${name} are not a JSON Schema`, {
+      reason: "UnsupportedSchema",
+      definitionName: name
+    })
+  }
+  return { name, description: registration.description, propsSchema: schema }
+}
+
+const logEvents = (events: Chunk.Chunk<Tambo.RunEvent>) => {
+  for (const { event, threadId } of events) {
+    console.debug(`[tambo] ${threadId === PLACEHOLDER_THREAD_ID ? "(new thread)" : threadId} ${event.type}`, event)
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * A run in progress, returned by `client.run(...)`: iterate it, or await
+ * one of its promises.
+ *
+ * @since 0.1.0
+ */
+import type { RunStreamEvent } from "@tambo-effect/core/TamboTransport"
+import type { TamboThread, TamboThreadMessage } from "@tambo-effect/core/Types"
+import * as Chunk from "effect/Chunk"
+import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
+import { END, EVENT_BUFFER_SIZE, type Item, type RunController } from "./internal/runController.js"
+
+/**
+ * One element of a run: an event, and the thread after the batch of events
+ * it arrived in (so the snapshot always includes the event).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface StreamEvent {
+  readonly event: RunStreamEvent
+  readonly snapshot: TamboThread
+  /** The thread the event belongs to (the placeholder until the server named a new thread). */
+  readonly threadId: string
+}
+
+/**
+ * How many events wait for a slow iterator before the run pauses (the
+ * iterator takes them in batches of up to as many, so at most twice this
+ * many are held at once).
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const EVENT_BUFFER: number = EVENT_BUFFER_SIZE
+
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined }
+
+/**
+ * A run in progress.
+ *
+ * **When it runs.** The run starts when `client.run(...)` is called, as with
+ * `@tambo-ai/client`, so `client.run("hi")` alone sends the message and
+ * keeps the client's state (`getState` / `subscribe`) up to date. Nothing is
+ * retained meanwhile: an event that nobody is iterating is dropped, and only
+ * the latest snapshot is kept.
+ *
+ * **Iterating.** `for await (const { event, snapshot } of stream)`,
+ * `stream.events()` and `stream.snapshots()`. An iterator sees the events
+ * from the moment it is created: create it in the same tick as `run()` (as
+ * `for await (... of client.run(...))` does) to see them all. Events wait in
+ * a bounded buffer of {@link EVENT_BUFFER} for a slow iterator; when it is
+ * full the run pauses until the iterator catches up. `snapshots()` is
+ * conflated: a slow reader gets the latest thread, never a backlog. Leaving
+ * a loop early (`break`, `return`, a `throw` in its body) cancels the run on
+ * the server. Events can be iterated once (`for await` or `events()`);
+ * `snapshots()` any number of times.
+ *
+ * **Promises.** `thread`, `messages` and `threadId` are created when first
+ * read, never reject unless read (no unhandled rejections), and can be read
+ * before, during or after iterating. `threadId` resolves as soon as the
+ * server named the thread.
+ *
+ * **Failures.** Promises reject, and iterators throw, with the facade's
+ * errors (`_tag` as in core: `ApiError`, `RunConflictError`, ...); any
+ * cancellation (`abort()`, the run's `signal`, `client.cancelRun`, leaving a
+ * loop, `client.destroy()`) with an `AbortError`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export class TamboStream implements AsyncIterable<StreamEvent> {
+  readonly #run: RunController
+  #thread: Promise<TamboThread> | undefined
+  #messages: Promise<Array<TamboThreadMessage>> | undefined
+  #threadId: Promise<string> | undefined
+
+  /**
+   * Streams are made by `client.run(...)`.
+   *
+   * @internal
+   */
+  constructor(run: RunController) {
+    this.#run = run
+  }
+
+  /**
+   * The thread once the run ended (tool rounds included).
+   *
+   * @since 0.1.0
+   */
+  get thread(): Promise<TamboThread> {
+    return (this.#thread ??= this.#run.done.then((outcome) => {
+      if (!outcome.ok) throw outcome.error
+      return outcome.thread
+    }))
+  }
+
+  /**
+   * The thread's messages once the run ended.
+   *
+   * @since 0.1.0
+   */
+  get messages(): Promise<Array<TamboThreadMessage>> {
+    return (this.#messages ??= this.#run.done.then((outcome) => {
+      if (!outcome.ok) throw outcome.error
+      return outcome.thread.messages
+    }))
+  }
+
+  /**
+   * The run's thread id, as soon as it is known (a new thread is named by
+   * the server when the run starts).
+   *
+   * @since 0.1.0
+   */
+  get threadId(): Promise<string> {
+    return (this.#threadId ??= this.#run.threadIdKnown.then((known) => {
+      if (!known.ok) throw known.error
+      return known.threadId
+    }))
+  }
+
+  /**
+   * Cancels the run: aborts the request and cancels the run on the server.
+   * The promises reject with an `AbortError`, an iterator throws it, and the
+   * thread is marked cancelled. Does nothing once the run ended.
+   *
+   * @since 0.1.0
+   */
+  abort(): void {
+    void this.#run.abort("Aborted")
+  }
+
+  /**
+   * Each event with the thread snapshot after it.
+   *
+   * @since 0.1.0
+   */
+  [Symbol.asyncIterator](): AsyncIterableIterator<StreamEvent> {
+    return eventIterator(this.#run, (element) => element)
+  }
+
+  /**
+   * The events alone.
+   *
+   * @since 0.1.0
+   */
+  events(): AsyncIterableIterator<RunStreamEvent> {
+    return eventIterator(this.#run, (element) => element.event)
+  }
+
+  /**
+   * The thread each time it changed, conflated: a slow reader gets the
+   * latest one. The last is the thread as the run left it.
+   *
+   * @since 0.1.0
+   */
+  snapshots(): AsyncIterableIterator<TamboThread> {
+    const run = this.#run
+    let seen: TamboThread | undefined
+    let closed = false
+    const iterator: AsyncIterableIterator<TamboThread> = {
+      async next() {
+        while (!closed) {
+          const latest = run.latest
+          if (latest !== undefined && latest !== seen) {
+            seen = latest
+            return { done: false, value: latest }
+          }
+          const outcome = run.outcome
+          if (outcome !== undefined) {
+            closed = true
+            if (!outcome.ok) throw outcome.error
+            return DONE
+          }
+          await run.changed()
+        }
+        return DONE
+      },
+      async return() {
+        if (!closed) {
+          closed = true
+          await run.abort("IteratorClosed")
+        }
+        return DONE
+      },
+      [Symbol.asyncIterator]() {
+        return iterator
+      }
+    }
+    return iterator
+  }
+}
+
+const eventIterator = <A>(
+  run: RunController,
+  project: (element: StreamEvent) => A
+): AsyncIterableIterator<A> => {
+  const sink = run.attachSink()
+  const runPromise = Runtime.runPromise(run.runtime)
+  let batch: ReadonlyArray<Item> = []
+  let index = 0
+  let closed = false
+  const close = () => {
+    closed = true
+    sink.closed = true
+    batch = []
+  }
+  const iterator: AsyncIterableIterator<A> = {
+    async next() {
+      while (!closed) {
+        if (index < batch.length) {
+          const item = batch[index++]!
+          if (item !== END) return { done: false, value: project(item) }
+          close()
+          const outcome = run.outcome!
+          if (!outcome.ok) throw outcome.error
+          return DONE
+        }
+        try {
+          batch = Chunk.toReadonlyArray(
+            await runPromise(Queue.takeBetween(sink.queue, 1, EVENT_BUFFER_SIZE))
+          )
+          index = 0
+        } catch (error) {
+          // The queue was shut down by `return()` while this call waited.
+          if (closed) return DONE
+          throw error
+        }
+      }
+      return DONE
+    },
+    async return() {
+      if (!closed) {
+        close()
+        await run.abort("IteratorClosed")
+        Runtime.runFork(run.runtime)(Queue.shutdown(sink.queue))
+      }
+      return DONE
+    },
+    [Symbol.asyncIterator]() {
+      return iterator
+    }
+  }
+  return iterator
+}

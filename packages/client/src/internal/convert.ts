@@ -1,0 +1,34 @@
+/** Conversions from core's shapes to the facade's (the shapes of `@tambo-ai/client`). */
+import type * as Auth from "@tambo-effect/core/Auth"
+import type * as Transport from "@tambo-effect/core/TamboTransport"
+import type { TamboThread } from "@tambo-effect/core/Types"
+import type { Suggestion, TamboAuthState } from "../TamboClient.js"
+import { fromCoreError } from "./toClientError.js"
+
+const isRecord = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** A thread of a list call: its messages are not loaded. */
+export const threadFromSummary = (summary: Transport.ThreadSummary): TamboThread => ({
+  id: summary.id,
+  messages: [],
+  status: summary.runStatus,
+  createdAt: summary.createdAt,
+  updatedAt: summary.updatedAt,
+  lastRunCancelled: summary.lastRunCancelled ?? false,
+  ...(summary.name === undefined ? {} : { name: summary.name }),
+  ...(isRecord(summary.metadata) ? { metadata: summary.metadata } : {})
+})
+
+export const authStateFromCore = (state: Auth.AuthState): TamboAuthState => {
+  switch (state.status) {
+    case "identified":
+      return { status: "identified", source: state.source }
+    case "error":
+      return { status: "error", error: fromCoreError(state.error) }
+    default:
+      return { status: state.status }
+  }
+}
+
+export const suggestionFromCore = (suggestion: Transport.Suggestion): Suggestion => ({ ...suggestion })
