@@ -207,6 +207,10 @@ export interface ComponentRegistration {
   readonly description: string
   readonly propsSchema?: Tool.SupportedSchema | undefined
   readonly props?: unknown
+  /** Ignored: rendering is the UI layer's business. */
+  readonly component?: unknown
+  /** Ignored. */
+  readonly loadingComponent?: unknown
 }
 
 const defaultNameThreshold = 3
@@ -318,7 +322,7 @@ export class TamboClient {
       onFinish: (outcome) => {
         signal?.removeEventListener("abort", onAbort)
         this.#runs.delete(entry)
-        this.#afterRun(outcome)
+        this.#afterRun(run, outcome)
       }
     })
     const entry = { run, requestedThreadId }
@@ -362,8 +366,12 @@ export class TamboClient {
     await this.#promise(this.#tambo.cancelRun(id))
   }
 
-  #afterRun(outcome: Outcome) {
-    if (!outcome.ok || !this.#autoName || this.#destroying !== undefined) return
+  #afterRun(run: RunController, outcome: Outcome) {
+    if (!outcome.ok) {
+      if (run.threadId !== undefined) this.#recordEndedRun(run.threadId)
+      return
+    }
+    if (!this.#autoName || this.#destroying !== undefined) return
     const { thread, threadId } = outcome
     if (thread.name !== undefined && thread.name !== "") return
     if (thread.messages.length < this.#nameThreshold || this.#named.has(threadId)) return
@@ -372,6 +380,18 @@ export class TamboClient {
     const fiber = this.#runtime.runFork(Effect.ignore(this.#tambo.generateThreadName(threadId)))
     this.#background.add(fiber)
     fiber.addObserver(() => this.#background.delete(fiber))
+  }
+
+  /**
+   * WORKAROUND (until core records it): the API counts a run that failed or
+   * was cancelled as the thread's last completed run, and refuses the next
+   * run without it as `previousRunId`. Core only records runs that finished.
+   */
+  #recordEndedRun(threadId: string) {
+    const threadState = this.#store.getState().threadMap[threadId]
+    const runId = threadState?.streaming.runId
+    if (threadState === undefined || runId === undefined || threadState.lastCompletedRunId === runId) return
+    this.#runtime.runSyncExit(this.#tambo.store.apply([{ type: "SET_LAST_COMPLETED_RUN_ID", threadId, runId }]))
   }
 
   // ---------------------------------------------------------------------------

@@ -46,6 +46,25 @@ export const isPlaceholderThreadId = (threadId: string | null | undefined): bool
   threadId === PLACEHOLDER_THREAD_ID
 
 /**
+ * Prefix of the temporary thread a new-thread run uses while the placeholder
+ * is busy with another one: concurrent new threads never share messages.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const LOCAL_THREAD_PREFIX = "local:"
+
+/**
+ * A thread that exists only in this client until its run starts: the
+ * placeholder or a temporary one.
+ *
+ * @since 0.1.0
+ * @category Guards
+ */
+export const isLocalThreadId = (threadId: string | null | undefined): boolean =>
+  threadId === PLACEHOLDER_THREAD_ID || (typeof threadId === "string" && threadId.startsWith(LOCAL_THREAD_PREFIX))
+
+/**
  * A tool call the run is waiting on.
  *
  * @since 0.1.0
@@ -177,6 +196,13 @@ export type Action =
     readonly type: "EVENT"
     readonly threadId: string
     readonly event: Events.TamboEvent | Events.UnknownEvent
+    readonly at: number
+  }
+  | {
+    /** A chunk of a run's events, in order; a `RUN_STARTED` among them moves the rest to its thread. */
+    readonly type: "EVENTS"
+    readonly threadId: string
+    readonly events: ReadonlyArray<Events.TamboEvent | Events.UnknownEvent>
     readonly at: number
   }
   /** The user's message, shown before the server echoes anything. */
@@ -1264,7 +1290,19 @@ class Batch {
   apply(action: Action): void {
     switch (action.type) {
       case "EVENT":
-        return this.applyEventAction(action)
+        return void this.applyEvent(action.threadId, action.event, action.at)
+      case "EVENTS": {
+        let threadId = action.threadId
+        for (let i = 0; i < action.events.length; i++) {
+          const event = action.events[i]!
+          try {
+            threadId = this.applyEvent(threadId, event, action.at)
+          } catch (error) {
+            this.recordFailure({ type: "EVENT", threadId, event, at: action.at }, error)
+          }
+        }
+        return
+      }
       case "USER_MESSAGE": {
         const d = this.draft(action.threadId, action.at)
         d.currentAt = action.at
@@ -1372,14 +1410,14 @@ class Batch {
     }
   }
 
-  applyEventAction(action: Extract<Action, { readonly type: "EVENT" }>): void {
-    const { at, event } = action
+  /** Applies one event; returns the thread the run's next events belong to. */
+  applyEvent(actionThreadId: string, event: Events.TamboEvent | Events.UnknownEvent, at: number): string {
     // Events this SDK does not know: kept by the decoder, ignored here.
-    if (event.type === "UNKNOWN") return
-    let threadId = action.threadId
+    if (event.type === "UNKNOWN") return actionThreadId
+    let threadId = actionThreadId
     if (event.type === "RUN_STARTED") {
       threadId = event.threadId
-      this.migratePlaceholder(action.threadId, threadId, at)
+      this.migratePlaceholder(actionThreadId, threadId, at)
     } else if (threadId === PLACEHOLDER_THREAD_ID) {
       // The caller may not know the real thread id yet: follow the run.
       const placeholder = this.lookup(PLACEHOLDER_THREAD_ID)
@@ -1389,6 +1427,7 @@ class Batch {
     const d = this.draft(threadId, at)
     d.currentAt = at
     applyEvent(d, event, at)
+    return threadId
   }
 
   /**
@@ -1399,6 +1438,21 @@ class Batch {
    */
   migratePlaceholder(fromThreadId: string, toThreadId: string, at: number): void {
     if (toThreadId === PLACEHOLDER_THREAD_ID) return
+    if (fromThreadId !== toThreadId && fromThreadId.startsWith(LOCAL_THREAD_PREFIX)) {
+      // A temporary thread: its messages move, and it is gone.
+      const temporary = this.lookup(fromThreadId)
+      if (temporary === undefined) return
+      const target = this.draft(toThreadId, at)
+      target.currentAt = at
+      target.replaceMessages([...temporary.thread.messages, ...target.messages])
+      const optimistic = temporary instanceof ThreadDraft
+        ? temporary.optimisticMessageIds
+        : temporary.internal.optimisticMessageIds ?? []
+      target.setOptimisticMessageIds([...optimistic, ...target.optimisticMessageIds])
+      this.drafts.set(fromThreadId, null)
+      if (this.currentThreadId === fromThreadId) this.currentThreadId = toThreadId
+      return
+    }
     const fromPlaceholder = fromThreadId === PLACEHOLDER_THREAD_ID
     const placeholder = this.lookup(PLACEHOLDER_THREAD_ID)
     const placeholderMessages = placeholder === undefined ? [] : placeholder.thread.messages

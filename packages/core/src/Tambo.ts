@@ -264,6 +264,8 @@ export const make = (
     // Threads with a run in flight in this client, and how to cancel it.
     const activeRuns = yield* Ref.make(new Map<string, { readonly cancel: Effect.Effect<void> }>())
     let localThreadCounter = 0
+    // The run (by lock key) whose new thread is recorded in the placeholder until it starts.
+    let placeholderOwner: string | undefined
 
     const withCredentials = <A, E extends TamboError>(f: (c: Transport.Credentials) => Effect.Effect<A, E>) =>
       Auth.withCredentials(auth, f)
@@ -302,18 +304,25 @@ export const make = (
         const credentials = yield* auth.credentials
         const requested = runOptions.threadId ?? (yield* store.get).currentThreadId
         // A thread this client has not seen: load it, for its history and its previousRunId.
-        if (requested !== ClientState.PLACEHOLDER_THREAD_ID && (yield* store.get).threadMap[requested] === undefined) {
+        if (!ClientState.isLocalThreadId(requested) && (yield* store.get).threadMap[requested] === undefined) {
           yield* fetchThread(requested)
         }
         const state0 = yield* store.get
-        const isNew = requested === ClientState.PLACEHOLDER_THREAD_ID
+        const isNew = ClientState.isLocalThreadId(requested)
         const existing = isNew ? undefined : requested
+        // A new thread's run records into the placeholder (what a UI shows for a new
+        // conversation) unless another new-thread run is using it: then into a thread of its own.
+        const localId = !isNew
+          ? undefined
+          : placeholderOwner === undefined && requested === ClientState.PLACEHOLDER_THREAD_ID
+          ? ClientState.PLACEHOLDER_THREAD_ID
+          : `${ClientState.LOCAL_THREAD_PREFIX}${++localThreadCounter}`
         const maxSteps = runOptions.maxSteps ?? defaultMaxSteps
         const autoExecute = runOptions.autoExecuteTools ?? true
 
         // Where this run's events are recorded until RUN_STARTED names the thread.
         const run = {
-          threadId: isNew ? ClientState.PLACEHOLDER_THREAD_ID : requested,
+          threadId: localId ?? requested,
           runId: undefined as string | undefined,
           lastRunId: undefined as string | undefined,
           finished: false,
@@ -322,7 +331,13 @@ export const make = (
           pending: [] as Array<PendingToolCall>,
           steps: 0,
           locked: false,
-          lockKey: isNew ? `local:${++localThreadCounter}` : requested
+          lockKey: localId === ClientState.PLACEHOLDER_THREAD_ID
+            ? `${ClientState.LOCAL_THREAD_PREFIX}${++localThreadCounter}`
+            : localId ?? requested
+        }
+        if (localId === ClientState.PLACEHOLDER_THREAD_ID) placeholderOwner = run.lockKey
+        const releasePlaceholder = () => {
+          if (placeholderOwner === run.lockKey) placeholderOwner = undefined
         }
 
         // cancelRun completes this: the stream fails with it, and the finalizer cancels on the server.
@@ -358,6 +373,7 @@ export const make = (
           ),
           () =>
             Ref.update(activeRuns, (runs) => {
+              releasePlaceholder()
               const next = new Map(runs)
               next.delete(run.lockKey)
               next.delete(run.threadId)
@@ -378,6 +394,9 @@ export const make = (
 
         const at0 = yield* now
         yield* apply([
+          ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
+            ? [{ type: "INIT_THREAD", threadId: run.threadId, at: at0 } as const]
+            : []),
           {
             type: "USER_MESSAGE",
             threadId: run.threadId,
@@ -403,11 +422,10 @@ export const make = (
         const onChunk = (events: ReadonlyArray<Transport.RunStreamEvent>) =>
           Effect.gen(function* () {
             const at = yield* now
-            const actions: Array<ClientState.Action> = new Array(events.length)
+            // One action per chunk: the reducer moves the run to its thread at RUN_STARTED.
+            const action: ClientState.Action = { type: "EVENTS", threadId: run.threadId, events, at }
             for (let i = 0; i < events.length; i++) {
               const event = events[i]!
-              // The thread an event belongs to: RUN_STARTED moves the run to its real thread.
-              actions[i] = { type: "EVENT", threadId: run.threadId, event, at }
               switch (event.type) {
                 case "RUN_STARTED": {
                   if (run.threadId !== event.threadId) run.threadId = event.threadId
@@ -434,13 +452,14 @@ export const make = (
                 }
               }
             }
-            if (run.threadId !== run.lockKey && !run.locked) {
+            if (!run.locked && !ClientState.isLocalThreadId(run.threadId)) {
               // The thread has its id now: cancelRun and conflicts can find the run under it.
               run.locked = true
+              releasePlaceholder()
               const threadId = run.threadId
               yield* Ref.update(activeRuns, (runs) => new Map(runs).set(threadId, { cancel: cancelThisRun }))
             }
-            const state = yield* apply(actions)
+            const state = yield* apply([action])
             const thread = state.threadMap[run.threadId]?.thread
             const out: Array<RunEvent> = new Array(events.length)
             for (let i = 0; i < events.length; i++) {

@@ -379,4 +379,53 @@ describe("Tambo.run", () => {
       expect(fetched.messages).toHaveLength(2)
       expect(server().requests.filter((r) => r.method === "GET").every((r) => r.query.userKey === "user-1")).toBe(true)
     }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("concurrent runs that each create a thread keep their messages apart", () =>
+    Effect.gen(function* () {
+      server().setScript((request) => [Script.delay(20), Script.text(`answer to ${request.text}`)])
+      const tambo = yield* Tambo.Tambo
+      const [a, b] = yield* Effect.all(
+        [runAll("alpha", { threadId: "placeholder" }), runAll("beta", { threadId: "placeholder" })],
+        { concurrency: 2 }
+      )
+      const threadA = a.at(-1)!.threadId
+      const threadB = b.at(-1)!.threadId
+      expect(threadA).not.toBe(threadB)
+      const state = yield* tambo.state
+      for (const [threadId, word] of [[threadA, "alpha"], [threadB, "beta"]] as const) {
+        const messages = threadOf(state, threadId).thread.messages
+        expect(shape(messages)).toEqual([
+          { role: "user", content: [{ type: "text", text: word }] },
+          { role: "assistant", content: [{ type: "text", text: `answer to ${word}` }] }
+        ])
+        yield* expectSameAsServer(threadId)
+      }
+      expect(Object.keys(state.threadMap).filter((id) => id.startsWith("local:"))).toEqual([])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a continuation retried after a 503 does not run the tool twice", () =>
+    Effect.gen(function* () {
+      let executions = 0
+      const counted = Tool.make({
+        name: "count",
+        description: "counts its calls",
+        input: Schema.Struct({}),
+        execute: () => Effect.sync(() => ++executions)
+      })
+      let continuations = 0
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("count", {})]
+          : ++continuations === 1
+          ? [Script.httpError(503)]
+          : [Script.text(`result ${request.toolResults[0]!.text}`)]
+      )
+      const events = yield* runAll("count").pipe(
+        Effect.provide(tamboLayer(server(), { tools: [counted], maxRetries: 2 }))
+      )
+      expect(continuations).toBe(2)
+      expect(executions).toBe(1)
+      const last = events.at(-1)!.snapshot.messages.at(-1)!.content[0]!
+      expect(last.type === "text" && last.text).toBe("result 1")
+    }))
 })

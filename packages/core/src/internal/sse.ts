@@ -22,8 +22,10 @@ export const makeSseDecoder = (): SseDecoder => {
   // A CR at the end of the previous chunk: a following LF belongs to it.
   let skipLeadingLf = false
 
-  const line = (value: string, onData: (data: string) => void) => {
-    if (value.length === 0) {
+  // A line is `text` from `start` to `end`: indices, so a line costs one slice (its data).
+  const line = (text: string, start: number, end: number, onData: (data: string) => void) => {
+    const length = end - start
+    if (length === 0) {
       if (data !== undefined) {
         const dispatched = data
         data = undefined
@@ -31,13 +33,16 @@ export const makeSseDecoder = (): SseDecoder => {
       }
       return
     }
-    if (value.charCodeAt(0) === 58 /* : */) return
-    const colon = value.indexOf(":")
-    const field = colon === -1 ? value : value.slice(0, colon)
-    if (field !== "data") return
-    let start = colon === -1 ? value.length : colon + 1
-    if (value.charCodeAt(start) === 32 /* space */) start++
-    const chunk = value.slice(start)
+    // Only `data` matters here; other fields and comments (`:`) are ignored.
+    if (length < 4 || !text.startsWith("data", start)) return
+    let chunk: string
+    if (length === 4) {
+      chunk = ""
+    } else if (text.charCodeAt(start + 4) === 58 /* : */) {
+      chunk = text.slice(text.charCodeAt(start + 5) === 32 /* space */ && length > 5 ? start + 6 : start + 5, end)
+    } else {
+      return
+    }
     data = data === undefined ? chunk : data + "\n" + chunk
   }
 
@@ -73,7 +78,7 @@ export const makeSseDecoder = (): SseDecoder => {
       } else {
         break
       }
-      line(buffer.slice(position, end), onData)
+      line(buffer, position, end, onData)
       position = next
     }
     buffer = position === 0 ? buffer : buffer.slice(position)
@@ -83,7 +88,7 @@ export const makeSseDecoder = (): SseDecoder => {
     const remaining = buffer + text.decode()
     buffer = ""
     // An unterminated last line still counts as a line of the pending event.
-    if (remaining.length > 0) line(remaining, () => {})
+    if (remaining.length > 0) line(remaining, 0, remaining.length, () => {})
     const pending = data
     data = undefined
     return { pending }

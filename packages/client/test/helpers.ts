@@ -1,0 +1,77 @@
+import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import { afterAll, afterEach, beforeAll } from "vitest"
+import { z } from "zod"
+import { TamboClient, type TamboClientOptions, type TamboThreadMessage, type TamboTool } from "../src/index.js"
+
+/** One testing server per test file; its state is reset after each test. */
+export const useServer = (options: TestServerOptions = {}) => {
+  let server: TestServer | undefined
+  beforeAll(async () => {
+    server = await startTestServer(options)
+  })
+  afterEach(() => {
+    server?.reset()
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+  return () => {
+    if (server === undefined) throw new Error("server not started")
+    return server
+  }
+}
+
+const clients: Array<TamboClient> = []
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.destroy()))
+})
+
+/** A client of the testing server, destroyed after the test. */
+export const makeClient = (server: TestServer, options: Partial<TamboClientOptions> = {}) => {
+  const client = new TamboClient({
+    apiKey: server.apiKey,
+    tamboUrl: server.url,
+    userKey: "user-1",
+    maxRetries: 0,
+    autoGenerateThreadName: false,
+    ...options
+  })
+  clients.push(client)
+  return client
+}
+
+/** Polls until `predicate` holds. */
+export const waitFor = async (predicate: () => boolean, what = "condition", timeoutMs = 5_000) => {
+  const start = Date.now()
+  while (!predicate()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** What a promise settled with, for assertions on rejections. */
+export const settle = <A>(promise: Promise<A>): Promise<{ ok: true; value: A } | { ok: false; error: any }> =>
+  promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
+
+/** The weather tool, declared with Zod 4. */
+export const weatherTool: TamboTool<{ city: string }, { city: string; temperature: number; conditions: string }> = {
+  name: "get_weather",
+  description: "Current weather in a city",
+  inputSchema: z.object({ city: z.string() }),
+  outputSchema: z.object({ city: z.string(), temperature: z.number(), conditions: z.string() }),
+  tool: ({ city }) => ({ city, temperature: 21, conditions: "sunny" })
+}
+
+export const weatherCard = {
+  name: "WeatherCard",
+  description: "Shows the weather in a city",
+  propsSchema: z.object({ city: z.string(), temperature: z.number(), conditions: z.string() })
+}
+
+/** The texts of a thread's messages, by role. */
+export const texts = (messages: ReadonlyArray<TamboThreadMessage>) =>
+  messages.map((message) =>
+    `${message.role}: ${message.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("")}`
+  )

@@ -1,0 +1,327 @@
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "vitest"
+import { AbortError, ApiError, type StreamEvent, type TamboThread } from "../src/index.js"
+import { makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
+
+const server = useServer()
+
+describe("consuming a run", () => {
+  it("for await yields every event with the thread after it", async () => {
+    server().setScript([Script.text(["Hel", "lo ", "there"])])
+    const client = makeClient(server())
+    const seen: Array<StreamEvent> = []
+    for await (const element of client.run("hi")) seen.push(element)
+
+    expect(seen[0]!.event.type).toBe("RUN_STARTED")
+    expect(seen.at(-1)!.event.type).toBe("RUN_FINISHED")
+    const deltas = seen.flatMap(({ event }) => (event.type === "TEXT_MESSAGE_CONTENT" ? [event.delta] : []))
+    expect(deltas).toEqual(["Hel", "lo ", "there"])
+    // Each snapshot includes its event: the text grows delta by delta.
+    const lengths = seen
+      .filter(({ event }) => event.type === "TEXT_MESSAGE_CONTENT")
+      .map(({ snapshot }) => texts(snapshot.messages).at(-1)!.length)
+    expect(lengths).toEqual([...lengths].sort((a, b) => a - b))
+    expect(texts(seen.at(-1)!.snapshot.messages)).toEqual(["user: hi", "assistant: Hello there"])
+    expect(seen.at(-1)!.threadId).not.toBe("placeholder")
+  })
+
+  it("thread, messages and threadId resolve without iterating", async () => {
+    server().setScript([Script.text(["a", "b"])])
+    const client = makeClient(server())
+    const stream = client.run("promises")
+    const [thread, messages, threadId] = await Promise.all([stream.thread, stream.messages, stream.threadId])
+    expect(thread.id).toBe(threadId)
+    expect(messages).toBe(thread.messages)
+    expect(texts(messages)).toEqual(["user: promises", "assistant: ab"])
+    expect(thread.status).toBe("idle")
+    expect(client.getState().currentThreadId).toBe(threadId)
+    expect(server().threads.get(threadId)).toBeDefined()
+  })
+
+  it("the promises also resolve after (and while) iterating, each the same promise", async () => {
+    server().setScript([Script.text("x")])
+    const client = makeClient(server())
+    const stream = client.run("both")
+    const early = stream.thread
+    const events: Array<string> = []
+    for await (const event of stream.events()) events.push(event.type)
+    expect(stream.thread).toBe(early)
+    const thread = await stream.thread
+    expect(events.at(-1)).toBe("RUN_FINISHED")
+    expect(await stream.threadId).toBe(thread.id)
+    expect(texts(await stream.messages)).toEqual(["user: both", "assistant: x"])
+  })
+
+  it("threadId resolves as soon as the server named the thread, before the run ends", async () => {
+    server().setScript([Script.text("started"), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("long")
+    const threadId = await stream.threadId
+    expect(server().threads.get(threadId)?.runStatus).toBe("streaming")
+    stream.abort()
+    expect((await settle(stream.thread)).ok).toBe(false)
+  })
+
+  it("snapshots() yields the thread as it changes, ending with the final thread", async () => {
+    server().setScript([Script.text(["one ", "two ", "three"])])
+    const client = makeClient(server())
+    const stream = client.run("snap")
+    const snapshots: Array<TamboThread> = []
+    for await (const snapshot of stream.snapshots()) snapshots.push(snapshot)
+    const thread = await stream.thread
+    expect(snapshots.at(-1)).toBe(thread)
+    expect(new Set(snapshots).size).toBe(snapshots.length)
+    expect(texts(thread.messages).at(-1)).toBe("assistant: one two three")
+  })
+
+  it("events can be iterated once", async () => {
+    server().setScript([Script.text("once")])
+    const client = makeClient(server())
+    const stream = client.run("once")
+    const first = stream[Symbol.asyncIterator]()
+    expect(() => stream.events()).toThrow(TypeError)
+    while (!(await first.next()).done) {
+      // drain
+    }
+  })
+
+  it("a run nobody consumes still runs and updates the state", async () => {
+    server().setScript([Script.text("fire and forget")])
+    const client = makeClient(server())
+    client.run("hello")
+    await waitFor(() => {
+      const state = client.getState()
+      const thread = state.threadMap[state.currentThreadId]?.thread
+      return thread !== undefined && thread.status === "idle" && thread.messages.length === 2
+    }, "the run to finish")
+    const state = client.getState()
+    expect(texts(state.threadMap[state.currentThreadId]!.thread.messages)).toEqual([
+      "user: hello",
+      "assistant: fire and forget"
+    ])
+  })
+
+  it("runs on the current thread continue it", async () => {
+    server().setScript((request) => [Script.text(`echo ${request.text}`)])
+    const client = makeClient(server())
+    const first = await client.run("one").thread
+    const second = await client.run("two").thread
+    expect(second.id).toBe(first.id)
+    expect(texts(second.messages)).toEqual(["user: one", "assistant: echo one", "user: two", "assistant: echo two"])
+  })
+})
+
+describe("cancellation", () => {
+  const cancelled = async (stream: { thread: Promise<TamboThread> }) => {
+    const result = await settle(stream.thread)
+    expect(result.ok).toBe(false)
+    return result.ok ? undefined : result.error
+  }
+
+  it("abort() aborts the request, cancels on the server and marks the thread cancelled", async () => {
+    server().setScript([Script.text("partial"), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("hang")
+    const threadId = await stream.threadId
+    stream.abort()
+    const error = await cancelled(stream)
+    expect(error).toBeInstanceOf(AbortError)
+    expect(error).toMatchObject({ name: "AbortError", _tag: "AbortError", reason: "Aborted" })
+    await expect(stream.messages).rejects.toBeInstanceOf(AbortError)
+    await waitFor(() => server().cancels.length > 0, "the server to see the cancel")
+    expect(server().cancels[0]!.threadId).toBe(threadId)
+    const thread = client.getThread(threadId)!
+    expect(thread.lastRunCancelled).toBe(true)
+    expect(thread.status).toBe("idle")
+  })
+
+  it("abort() makes an iterator throw the AbortError", async () => {
+    server().setScript([Script.text("partial"), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("hang")
+    const iterate = async () => {
+      for await (const { event } of stream) {
+        if (event.type === "TEXT_MESSAGE_CONTENT") stream.abort()
+      }
+    }
+    await expect(iterate()).rejects.toMatchObject({ _tag: "AbortError", reason: "Aborted" })
+  })
+
+  it("breaking out of for await cancels the run on the server", async () => {
+    server().setScript([Script.text(["a", "b", "c"]), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("break")
+    let count = 0
+    for await (const { event } of stream) {
+      if (event.type === "TEXT_MESSAGE_CONTENT" && ++count === 2) break
+    }
+    // Leaving the loop waited for the cancellation: the state records it now.
+    const threadId = await stream.threadId
+    expect(client.getThread(threadId)!.lastRunCancelled).toBe(true)
+    expect(await cancelled(stream)).toMatchObject({ _tag: "AbortError", reason: "IteratorClosed" })
+    await waitFor(() => server().cancels.length > 0, "the server to see the cancel")
+    expect(server().cancels[0]!.threadId).toBe(threadId)
+  })
+
+  it("breaking out of snapshots() cancels the run too", async () => {
+    server().setScript([Script.text(["a", "b"]), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("break snapshots")
+    for await (const snapshot of stream.snapshots()) {
+      if (snapshot.messages.length === 2) break
+    }
+    expect(await cancelled(stream)).toMatchObject({ reason: "IteratorClosed" })
+    await waitFor(() => server().cancels.length > 0, "the server to see the cancel")
+  })
+
+  it("aborting the signal aborts the run", async () => {
+    server().setScript([Script.text("partial"), Script.hang()])
+    const client = makeClient(server())
+    const controller = new AbortController()
+    const stream = client.run("signal", { signal: controller.signal })
+    const threadId = await stream.threadId
+    controller.abort(new Error("user left"))
+    const error = await cancelled(stream)
+    expect(error).toMatchObject({ _tag: "AbortError", reason: "SignalAborted" })
+    expect(error.cause).toMatchObject({ message: "user left" })
+    await waitFor(() => server().cancels.length > 0, "the server to see the cancel")
+    expect(client.getThread(threadId)!.lastRunCancelled).toBe(true)
+  })
+
+  it("an already aborted signal sends nothing", async () => {
+    const client = makeClient(server())
+    const stream = client.run("never", { signal: AbortSignal.abort() })
+    expect(await cancelled(stream)).toMatchObject({ _tag: "AbortError", reason: "SignalAborted" })
+    await expect(stream.threadId).rejects.toBeInstanceOf(AbortError)
+    expect(server().requests.filter((r) => r.path.endsWith("/runs"))).toHaveLength(0)
+  })
+
+  it("cancelRun cancels the current thread's run, also before the server named the thread", async () => {
+    server().setScript([Script.delay(200), Script.text("late"), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("cancel me")
+    await waitFor(() => server().requests.some((r) => r.path === "/v1/threads/runs"), "the request")
+    await client.cancelRun()
+    expect(await cancelled(stream)).toMatchObject({ _tag: "AbortError", reason: "CancelledByClient" })
+
+    server().setScript([Script.text("partial"), Script.hang()])
+    const second = client.run("cancel me too")
+    const threadId = await second.threadId
+    await client.cancelRun(threadId)
+    expect(await cancelled(second)).toMatchObject({ _tag: "AbortError", reason: "CancelledByClient" })
+    expect(client.getThread(threadId)!.lastRunCancelled).toBe(true)
+    await waitFor(() => server().cancels.some((c) => c.threadId === threadId), "the server to see the cancel")
+  })
+})
+
+describe("failures", () => {
+  it("RUN_ERROR rejects with its code, status and retryability, and the thread records it", async () => {
+    server().setScript([
+      Script.text("so far"),
+      Script.runError({ message: "provider down", code: "LLM_SERVER_ERROR", status: 502, category: "server_error" })
+    ])
+    const client = makeClient(server())
+    const stream = client.run("fail")
+    const result = await settle(stream.thread)
+    expect(result.ok).toBe(false)
+    const error = result.ok ? undefined : result.error
+    expect(error).toBeInstanceOf(ApiError)
+    expect(error).toBeInstanceOf(Error)
+    expect(error).toMatchObject({
+      _tag: "ApiError",
+      reason: "RunError",
+      message: "provider down",
+      code: "LLM_SERVER_ERROR",
+      status: 502,
+      category: "server_error",
+      retryable: false,
+      isRetryable: false
+    })
+    expect(error.cause).toMatchObject({ _tag: "ApiError", code: "LLM_SERVER_ERROR" })
+    const state = client.getState()
+    const threadState = state.threadMap[state.currentThreadId]!
+    expect(threadState.streaming.error).toMatchObject({ message: "provider down", code: "LLM_SERVER_ERROR", status: 502 })
+    expect(threadState.thread.lastRunCancelled).toBe(false)
+  })
+
+  it("an iterator throws the run's error after the events before it", async () => {
+    server().setScript([Script.text("so far"), Script.runError()])
+    const client = makeClient(server())
+    const types: Array<string> = []
+    const iterate = async () => {
+      for await (const { event } of client.run("fail")) types.push(event.type)
+    }
+    await expect(iterate()).rejects.toMatchObject({ _tag: "ApiError", code: "INTERNAL_ERROR", status: 500 })
+    expect(types).toContain("TEXT_MESSAGE_CONTENT")
+    expect(types).toContain("RUN_ERROR")
+  })
+
+  it("HTTP 5xx and 4xx reject with ApiError and the status", async () => {
+    const client = makeClient(server())
+    server().setScript([Script.httpError(500)])
+    await expect(client.run("500").thread).rejects.toMatchObject({
+      _tag: "ApiError",
+      reason: "ServerError",
+      status: 500,
+      retryable: false
+    })
+    server().setScript([Script.httpError(400, { statusCode: 400, message: "bad request body" })])
+    client.startNewThread()
+    await expect(client.run("400").thread).rejects.toMatchObject({ _tag: "ApiError", reason: "BadRequest", status: 400 })
+    server().setScript([Script.httpError(429, { message: "slow down" })])
+    client.startNewThread()
+    await expect(client.run("429").thread).rejects.toMatchObject({ _tag: "ApiError", status: 429, retryable: true })
+  })
+
+  it("a wrong API key rejects with a Forbidden ApiError", async () => {
+    const client = makeClient(server(), { apiKey: "wrong" })
+    await expect(client.run("hi").thread).rejects.toMatchObject({ _tag: "ApiError", reason: "Forbidden", status: 403 })
+  })
+
+  it("a refused connection rejects with a TransportError", async () => {
+    const client = makeClient(server(), { tamboUrl: "http://127.0.0.1:1" })
+    await expect(client.run("hi").thread).rejects.toMatchObject({ _tag: "TransportError" })
+  })
+
+  it("a second run on a busy thread rejects with RunConflictError", async () => {
+    server().setScript([Script.text("first")])
+    const client = makeClient(server())
+    const threadId = (await client.run("first").thread).id
+    server().setScript([Script.text("slow"), Script.hang()])
+    const busy = client.run("busy", { threadId })
+    await waitFor(() => server().threads.get(threadId)?.runStatus === "streaming", "the run to stream")
+    const conflict = await settle(client.run("again", { threadId }).thread)
+    expect(conflict.ok).toBe(false)
+    expect(conflict.ok ? undefined : conflict.error).toMatchObject({
+      name: "RunConflictError",
+      _tag: "RunConflictError",
+      reason: "ActiveInClient",
+      threadId
+    })
+    // Another client meets the server's 409.
+    const other = makeClient(server())
+    await expect(other.run("again", { threadId }).thread).rejects.toMatchObject({
+      _tag: "RunConflictError",
+      reason: "ActiveOnServer",
+      status: 409
+    })
+    busy.abort()
+    await settle(busy.thread)
+  })
+
+  it("runs on different threads go on concurrently", async () => {
+    server().setScript((request) => [Script.pace(5), Script.text(["re: ", request.text])])
+    const client = makeClient(server())
+    const a = await client.run("a").thread
+    client.startNewThread()
+    const b = await client.run("b").thread
+    const [a2, b2] = await Promise.all([
+      client.run("a2", { threadId: a.id }).thread,
+      client.run("b2", { threadId: b.id }).thread
+    ])
+    expect(texts(a2.messages)).toEqual(["user: a", "assistant: re: a", "user: a2", "assistant: re: a2"])
+    expect(texts(b2.messages)).toEqual(["user: b", "assistant: re: b", "user: b2", "assistant: re: b2"])
+    const times = server().requests.filter((r) => r.path.endsWith("/runs")).slice(-2).map((r) => r.time)
+    expect(times).toHaveLength(2)
+  })
+})
