@@ -106,7 +106,14 @@ describe("client-side tools", () => {
 
   it("autoExecuteTools: false ends the run at the tool call", async () => {
     let called = false
-    const client = makeClient(server(), { tools: [{ ...weatherTool, tool: (args, context) => ((called = true), weatherTool.tool(args, context)) }] })
+    const counting: typeof weatherTool = {
+      ...weatherTool,
+      tool: (args, context) => {
+        called = true
+        return weatherTool.tool(args, context)
+      }
+    }
+    const client = makeClient(server(), { tools: [counting] })
     const thread = await client.run("weather in Rome?", { autoExecuteTools: false }).thread
     expect(called).toBe(false)
     expect(runBodies()).toHaveLength(1)

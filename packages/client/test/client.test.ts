@@ -1,0 +1,133 @@
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "vitest"
+import { ConfigError, TamboClient, ToolDefinitionError } from "../src/index.js"
+import { makeClient, texts, useServer, waitFor, weatherTool } from "./helpers.js"
+
+const server = useServer()
+
+describe("options", () => {
+  it("tamboUrl with environment throws a ConfigError", () => {
+    const create = () => new TamboClient({ apiKey: "k", tamboUrl: "http://127.0.0.1:1", environment: "staging" })
+    expect(create).toThrow(ConfigError)
+    expect(create).toThrow("Give either tamboUrl or environment, not both")
+    try {
+      create()
+    } catch (error) {
+      expect(error).toMatchObject({ name: "ConfigError", _tag: "ConfigError", reason: "ConflictingUrl" })
+      expect((error as Error).cause).toMatchObject({ _tag: "ConfigError" })
+    }
+  })
+
+  it("userKey with userToken throws a ConfigError", () => {
+    expect(() => new TamboClient({ apiKey: "k", userKey: "u", userToken: "t" })).toThrow(
+      expect.objectContaining({ _tag: "ConfigError", reason: "ConflictingIdentity" })
+    )
+  })
+
+  it("a missing API key or a bad URL throws a ConfigError", () => {
+    expect(() => new TamboClient({ apiKey: "" })).toThrow(expect.objectContaining({ reason: "MissingApiKey" }))
+    expect(() => new TamboClient({ apiKey: "k", tamboUrl: "not a url" })).toThrow(
+      expect.objectContaining({ reason: "InvalidUrl" })
+    )
+  })
+
+  it("an invalid tool throws a ToolDefinitionError, from the constructor and from registerTool", () => {
+    const bad = { ...weatherTool, name: "not a valid name!" }
+    expect(() => makeClient(server(), { tools: [bad] })).toThrow(ToolDefinitionError)
+    const client = makeClient(server())
+    expect(() => client.registerTool(bad)).toThrow(expect.objectContaining({ _tag: "ToolDefinitionError" }))
+    expect(() => client.registerComponent("Broken", { description: "no schema" })).toThrow(ToolDefinitionError)
+  })
+
+  it("keeps the MCP servers it was given", () => {
+    const mcpServers = [{ url: "http://127.0.0.1:9/mcp", transport: "http" as const }]
+    const client = makeClient(server(), { mcpServers })
+    expect(client.mcpServers).toEqual(mcpServers)
+  })
+
+  it("reports the auth state", () => {
+    expect(makeClient(server()).getAuthState()).toEqual({ status: "identified", source: "userKey" })
+    expect(makeClient(server(), { userKey: undefined }).getAuthState()).toEqual({ status: "unauthenticated" })
+  })
+})
+
+describe("threads", () => {
+  it("lists, fetches, switches and starts threads", async () => {
+    server().setScript((request) => [Script.text(`re: ${request.text}`)])
+    const client = makeClient(server())
+    const first = await client.run("first").thread
+    expect(client.startNewThread()).toBe("placeholder")
+    expect(client.getState().currentThreadId).toBe("placeholder")
+    const second = await client.run("second").thread
+    expect(second.id).not.toBe(first.id)
+
+    const listed = await client.listThreads()
+    expect(listed.map((t) => t.id).sort()).toEqual([first.id, second.id].sort())
+    expect(listed[0]).toMatchObject({ messages: [], status: "idle", lastRunCancelled: false })
+
+    // A second client knows nothing: it loads the thread.
+    const other = makeClient(server())
+    const fetched = await other.fetchThread(first.id)
+    expect(texts(fetched.messages)).toEqual(["user: first", "assistant: re: first"])
+    expect(other.getThread(first.id)).toBe(fetched)
+
+    await client.switchThread(first.id)
+    expect(client.getState().currentThreadId).toBe(first.id)
+    expect(client.getThread()?.id).toBe(first.id)
+    const continued = await client.run("third").thread
+    expect(continued.id).toBe(first.id)
+  })
+
+  it("names threads, by hand and by the API", async () => {
+    server().setScript([Script.text("hello")])
+    const client = makeClient(server())
+    const thread = await client.run("name me").thread
+    await client.updateThreadName(thread.id, "Chosen")
+    expect(client.getThread(thread.id)!.name).toBe("Chosen")
+    expect(server().threads.get(thread.id)!.name).toBe("Chosen")
+    const generated = await client.generateThreadName(thread.id)
+    expect(generated).toBe("name me")
+    expect(client.getThread(thread.id)!.name).toBe("name me")
+  })
+
+  it("names a thread automatically once it has enough messages, once", async () => {
+    server().setScript([Script.text("hello")])
+    const client = makeClient(server(), { autoGenerateThreadName: true, autoGenerateNameThreshold: 4 })
+    const namings = () => server().requests.filter((r) => r.path.endsWith("/generate-name")).length
+    const thread = await client.run("one").thread
+    expect(namings()).toBe(0)
+    await client.run("two").thread
+    await waitFor(() => client.getThread(thread.id)?.name !== undefined, "the thread to be named")
+    expect(client.getThread(thread.id)!.name).toBe("one")
+    await client.run("three").thread
+    expect(namings()).toBe(1)
+  })
+
+  it("deletes a thread", async () => {
+    server().setScript([Script.text("bye")])
+    const client = makeClient(server())
+    const thread = await client.run("delete me").thread
+    await client.deleteThread(thread.id)
+    expect(client.getThread(thread.id)).toBeUndefined()
+    expect(server().threads.get(thread.id)).toBeUndefined()
+  })
+
+  it("a thread the API does not know rejects with an ApiError (403, as the API answers)", async () => {
+    const client = makeClient(server())
+    await expect(client.fetchThread("thr_missing")).rejects.toMatchObject({ _tag: "ApiError", status: 403 })
+  })
+})
+
+describe("suggestions", () => {
+  it("generates and lists suggestions for a message (messageId, threadId)", async () => {
+    server().setScript([Script.text("Ask me anything")])
+    const client = makeClient(server())
+    const thread = await client.run("suggest").thread
+    const message = thread.messages.at(-1)!
+    const generated = await client.generateSuggestions(message.id, thread.id, { maxSuggestions: 2 })
+    expect(generated).toHaveLength(2)
+    expect(generated[0]).toMatchObject({ title: expect.any(String), detailedSuggestion: expect.any(String) })
+    const listed = await client.listSuggestions(message.id, thread.id)
+    expect(listed.map((s) => s.id)).toEqual(generated.map((s) => s.id))
+  })
+})

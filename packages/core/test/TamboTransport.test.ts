@@ -1,0 +1,164 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Script } from "@tambo-effect/testing"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import * as TamboConfig from "../src/TamboConfig.js"
+import { errorFromStatus } from "../src/TamboTransport.js"
+import * as Transport from "../src/TamboTransport.js"
+import { fields, useServer } from "./helpers.js"
+
+const server = useServer()
+
+const transportLayer = (options: Partial<TamboConfig.Options> = {}) =>
+  Transport.layer.pipe(
+    Layer.provide(
+      TamboConfig.layer({ apiKey: server().apiKey, tamboUrl: server().url, maxRetries: 0, ...options })
+    ),
+    Layer.provide(FetchHttpClient.layer)
+  )
+
+const user: Transport.Credentials = { _tag: "UserKey", userKey: "u-transport" }
+const hello: Transport.RunRequest = { message: { role: "user", content: [{ type: "text", text: "hello" }] } }
+
+describe("TamboTransport", () => {
+  it.live("a run request carries the API key, accepts SSE, and puts the user key where the API reads it", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("hi")])
+      const transport = yield* Transport.TamboTransport
+      const events = yield* Stream.runCollect(transport.createRun(user, hello))
+      expect(Chunk.toReadonlyArray(events).map((e) => e.type)).toEqual([
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED"
+      ])
+      const request = server().requests.find((r) => r.path === "/v1/threads/runs")!
+      expect(request.headers["x-api-key"]).toBe(server().apiKey)
+      expect(request.headers.accept).toBe("text/event-stream")
+      expect(request.body).toMatchObject({ thread: { userKey: "u-transport" }, message: hello.message })
+      expect((request.body as Record<string, unknown>).userKey).toBeUndefined()
+    }).pipe(Effect.provide(transportLayer())))
+
+  it.live("REST calls go through the typescript-sdk with the same headers and the userKey query", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("hi")])
+      const transport = yield* Transport.TamboTransport
+      yield* Stream.runDrain(transport.createRun(user, hello))
+      const list = yield* transport.listThreads(user, { limit: 10 })
+      expect(list.threads).toHaveLength(1)
+      const thread = yield* transport.retrieveThread(user, list.threads[0]!.id)
+      expect(thread.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+      const gets = server().requests.filter((r) => r.method === "GET")
+      expect(gets.map((r) => r.query.userKey)).toEqual(["u-transport", "u-transport"])
+      expect(gets.every((r) => r.headers["x-api-key"] === server().apiKey)).toBe(true)
+    }).pipe(Effect.provide(transportLayer())))
+
+  it.live("a bearer credential is sent as Authorization and no userKey is added", () =>
+    Effect.gen(function* () {
+      const transport = yield* Transport.TamboTransport
+      const token = yield* transport.exchangeToken(Redacted.make("subject-token-1"))
+      expect(token.expiresInSeconds).toBeGreaterThan(0)
+      const bearer: Transport.Credentials = { _tag: "Bearer", token: token.token }
+      const list = yield* transport.listThreads(bearer)
+      expect(list.threads).toEqual([])
+      const get = server().requests.find((r) => r.method === "GET")!
+      expect(get.headers.authorization).toBe(`Bearer ${Redacted.value(token.token)}`)
+      expect(get.query.userKey).toBeUndefined()
+    }).pipe(Effect.provide(transportLayer())))
+
+  it.effect("a run request that failed before its first event is retried on the schedule (TestClock)", () =>
+    Effect.gen(function* () {
+      let calls = 0
+      server().setScript(() => (++calls < 3 ? [Script.httpError(503)] : [Script.text("third time")]))
+      const transport = yield* Transport.TamboTransport
+      const fiber = yield* Effect.fork(Stream.runCollect(transport.createRun(user, hello)))
+      // Each retry waits on the clock: nothing happens until it moves.
+      for (let i = 0; i < 20 && calls < 3; i++) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+        yield* TestClock.adjust("1 second")
+      }
+      const events = yield* Fiber.join(fiber)
+      expect(calls).toBe(3)
+      expect(Chunk.toReadonlyArray(events).at(-1)!.type).toBe("RUN_FINISHED")
+    }).pipe(Effect.provide(transportLayer({ maxRetries: 2 }))))
+
+  it.live("a 409 is a RunConflictError; a problem-details body gives the error its code", () =>
+    Effect.sync(() => {
+      const conflict = errorFromStatus(409, { type: "urn:tambo:error:concurrent_run", title: "Concurrent Run", status: 409, detail: "busy" }, { method: "POST", url: "u", threadId: "t" })
+      expect(fields(conflict)).toMatchObject({ _tag: "RunConflictError", reason: "ActiveOnServer", threadId: "t", message: "busy" })
+      const invalid = errorFromStatus(400, { type: "urn:tambo:error:invalid_previous_run", title: "Invalid Previous Run", status: 400, detail: "bad run" }, { method: "POST", url: "u" })
+      expect(fields(invalid)).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "INVALID_PREVIOUS_RUN", retryable: false, category: "client_error" })
+      const nest = errorFromStatus(403, { statusCode: 403, message: "Forbidden resource", error: "Forbidden" }, { method: "GET", url: "u" })
+      expect(fields(nest)).toMatchObject({ reason: "Forbidden", message: "Forbidden resource" })
+      expect(errorFromStatus(429, undefined, { method: "GET", url: "u" }).retryable).toBe(true)
+      expect(errorFromStatus(500, undefined, { method: "GET", url: "u" }).retryable).toBe(false)
+    }))
+
+  it.live("an unreachable server is a TransportError (Connect)", () =>
+    Effect.gen(function* () {
+      const transport = yield* Transport.TamboTransport
+      const error = yield* Stream.runDrain(transport.createRun(user, hello)).pipe(Effect.flip)
+      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Connect" })
+      const rest = yield* transport.listThreads(user).pipe(Effect.flip)
+      expect(fields(rest)).toMatchObject({ _tag: "TransportError", reason: "Connect" })
+    }).pipe(Effect.provide(transportLayer({ tamboUrl: "http://127.0.0.1:1" }))))
+
+  it.live("an API key never shows in an error", () =>
+    Effect.gen(function* () {
+      const transport = yield* Transport.TamboTransport
+      const error = yield* Stream.runDrain(transport.createRun(user, hello)).pipe(Effect.flip)
+      expect(String(error)).not.toContain("secret-key-123")
+      expect(JSON.stringify(error)).not.toContain("secret-key-123")
+    }).pipe(Effect.provide(transportLayer({ apiKey: "secret-key-123" }))))
+})
+
+describe("decodeSse", () => {
+  // One network chunk per part.
+  const bytes = (...parts: Array<string>) =>
+    Stream.fromChunks(...parts.map((p) => Chunk.of(new TextEncoder().encode(p))))
+
+  it.effect("one output chunk per input chunk, frames split anywhere", () =>
+    Effect.gen(function* () {
+      const chunks = yield* Stream.runCollect(
+        Stream.mapChunks(
+          Transport.decodeSse(
+            bytes(
+              'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\ndata: {"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}\n\n',
+              'data: {"type":"TEXT_MESS',
+              'AGE_CONTENT","messageId":"m","delta":"x"}\n\n'
+            )
+          ),
+          (chunk) => Chunk.of(chunk.length)
+        )
+      )
+      expect(Chunk.toReadonlyArray(chunks)).toEqual([2, 0, 1])
+    }))
+
+  it.effect("delivers what decoded before a bad frame, then fails with the frame", () =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      const error = yield* Transport.decodeSse(
+        bytes('data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\ndata: nope\n\n')
+      ).pipe(
+        Stream.runForEach((e) => Effect.sync(() => seen.push(e.type))),
+        Effect.flip
+      )
+      expect(seen).toEqual(["RUN_STARTED"])
+      expect(fields(error)).toMatchObject({ _tag: "DecodeError", reason: "InvalidJson", frame: "nope" })
+    }))
+
+  it.effect("a last event without its blank line is still decoded", () =>
+    Effect.gen(function* () {
+      const events = yield* Stream.runCollect(
+        Transport.decodeSse(bytes('data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}'))
+      )
+      expect(Chunk.toReadonlyArray(events).map((e) => e.type)).toEqual(["RUN_FINISHED"])
+    }))
+})
