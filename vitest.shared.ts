@@ -3,8 +3,8 @@ import type { UserWorkspaceConfig } from "vitest/config"
 
 /** Settings every package's test project shares: resolve workspace packages to their sources. */
 export const shared = (dir: string, overrides: UserWorkspaceConfig["test"] = {}): UserWorkspaceConfig => ({
-  resolve: { conditions: ["source", "module", "node", "import", "default"] },
-  ssr: { resolve: { conditions: ["source"], externalConditions: ["source"] } },
+  resolve: { conditions: ["tambo-source", "module", "node", "import", "default"] },
+  ssr: { resolve: { conditions: ["tambo-source"], externalConditions: ["tambo-source"] } },
   test: {
     name: basename(dir),
     include: ["test/**/*.test.ts", "test/**/*.test.tsx"],

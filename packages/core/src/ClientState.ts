@@ -838,6 +838,9 @@ const handleRunFinished = (d: ThreadDraft, event: EventOf<"RUN_FINISHED">): void
 
 const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">): void => {
   const cancelled = event.code === "CANCELLED"
+  // The API releases a failed or cancelled run like a finished one: the next
+  // run's previousRunId must name it.
+  if (d.streaming.runId !== undefined) d.setLastCompletedRunId(d.streaming.runId)
   const thread = d.ownThread()
   thread.status = "idle"
   thread.lastRunCancelled = cancelled
@@ -1374,6 +1377,9 @@ class Batch {
         d.currentAt = action.at
         const thread = d.ownThread()
         thread.status = "idle"
+        // A run the server had started ends there too (cancelled or failed): it becomes the
+        // last completed run, which the next run's previousRunId must name.
+        if (d.streaming.runId !== undefined && d.streaming.status !== "idle") d.setLastCompletedRunId(d.streaming.runId)
         const streaming = d.ownStreaming()
         streaming.status = "idle"
         delete streaming.messageId

@@ -13,10 +13,12 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Auth from "./Auth.js"
@@ -32,12 +34,13 @@ import {
   RunCancelledError,
   RunConflictError,
   type TamboError,
+  ToolError,
   TransportError
 } from "./TamboError.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
 import * as Transport from "./TamboTransport.js"
 import * as ThreadStore from "./ThreadStore.js"
-import type * as Tool from "./Tool.js"
+import * as Tool from "./Tool.js"
 import * as ToolExecutor from "./ToolExecutor.js"
 import * as ToolRegistry from "./ToolRegistry.js"
 import type * as Types from "./Types.js"
@@ -102,7 +105,56 @@ export interface RunOptions {
   readonly beforeRun?: BeforeRun | undefined
   /** Timeout of one tool call. Default 30 seconds. */
   readonly toolTimeout?: Duration.DurationInput | undefined
+  /** When the thread already has a run in this client. Default `"reject"`. */
+  readonly onBusy?: BusyPolicy | undefined
+  /** Decides tool calls that need approval (else they wait for `approveToolCall` / `denyToolCall`). */
+  readonly onApproval?: ApprovalHandler | undefined
 }
+
+/**
+ * A tool call the run paused for, as the API announced it (raw JSON arguments).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface PendingToolCall {
+  readonly toolCallId: string
+  readonly toolName: string
+  readonly arguments: string
+}
+
+/**
+ * A pending tool call with its arguments decoded and validated by the tool's
+ * input schema (`error` says why they are invalid; `args` is then the raw parse).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface PendingToolCallInfo {
+  readonly threadId: string
+  readonly toolCallId: string
+  readonly toolName: string
+  readonly args: unknown
+  readonly needsApproval: boolean
+  readonly error?: string
+}
+
+/**
+ * Events the client adds to a run's stream (they never come from the server).
+ *
+ * - `CLIENT_APPROVAL_REQUESTED`: a tool call waits for `approveToolCall` / `denyToolCall`.
+ * - `CLIENT_AWAITING_TOOL_RESULTS`: with `autoExecuteTools: false`, the last element of the
+ *   stream: the calls to answer with `continueRun`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ClientEvent =
+  | ({ readonly type: "CLIENT_APPROVAL_REQUESTED" } & PendingToolCallInfo)
+  | {
+    readonly type: "CLIENT_AWAITING_TOOL_RESULTS"
+    readonly pendingToolCalls: ReadonlyArray<PendingToolCallInfo>
+  }
 
 /**
  * One element of a run's stream: an event, and the thread after the chunk of
@@ -112,21 +164,60 @@ export interface RunOptions {
  * @category Models
  */
 export interface RunEvent {
-  readonly event: Transport.RunStreamEvent
+  readonly event: Transport.RunStreamEvent | ClientEvent
   readonly threadId: string
   readonly snapshot: Types.TamboThread
 }
 
 /**
- * A tool call the run is waiting on (with `autoExecuteTools: false`).
+ * How a tool call that needs approval was decided. Approved arguments may be
+ * edited; they are validated like the model's.
  *
  * @since 0.1.0
  * @category Models
  */
-export interface PendingToolCall {
+export type ApprovalDecision =
+  | { readonly approved: true; readonly args?: unknown }
+  | { readonly approved: false; readonly reason?: string }
+
+/**
+ * Decides approvals instead of a human (an Effect, a promise or a value).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ApprovalHandler = (
+  call: PendingToolCallInfo
+) => ApprovalDecision | PromiseLike<ApprovalDecision> | Effect.Effect<ApprovalDecision>
+
+/**
+ * The caller's answer to a pending tool call (manual execution).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ToolCallResult {
   readonly toolCallId: string
-  readonly toolName: string
-  readonly arguments: string
+  readonly result: unknown
+  readonly isError?: boolean
+}
+
+/**
+ * What a run does when its thread already has one in this client:
+ * fail with `RunConflictError` (default), wait for it, or cancel it first.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type BusyPolicy = "reject" | "queue" | "interrupt"
+
+type Start =
+  | { readonly _tag: "Message"; readonly message: Transport.InputMessage }
+  | { readonly _tag: "ToolResults"; readonly results: ReadonlyArray<Types.ToolResultContent> }
+
+interface ActiveRun {
+  readonly cancel: Effect.Effect<void>
+  readonly done: Deferred.Deferred<void>
 }
 
 /**
@@ -145,6 +236,8 @@ export interface Options extends TamboConfig.Options {
   readonly autoGenerateNameThreshold?: number | undefined
   /** Concurrent tool calls in one round. Default 4. */
   readonly toolConcurrency?: number | undefined
+  /** Decides tool calls that need approval, for every run. */
+  readonly onApproval?: ApprovalHandler | undefined
 }
 
 /**
@@ -171,6 +264,16 @@ export declare namespace Tambo {
       message: string | Transport.InputMessage,
       options?: RunOptions
     ) => Stream.Stream<RunEvent, TamboError>
+    /** Answers the pending tool calls of a paused run and streams the rest of it. */
+    readonly continueRun: (
+      threadId: string,
+      results: ReadonlyArray<ToolCallResult>,
+      options?: Omit<RunOptions, "threadId">
+    ) => Stream.Stream<RunEvent, TamboError>
+    /** The tool calls a thread's run waits on (also after a reload: from the server's thread). */
+    readonly getPendingToolCalls: (threadId: string) => Effect.Effect<ReadonlyArray<PendingToolCallInfo>, TamboError>
+    readonly approveToolCall: (toolCallId: string, options?: { readonly args?: unknown }) => Effect.Effect<void, ToolError>
+    readonly denyToolCall: (toolCallId: string, reason?: string) => Effect.Effect<void, ToolError>
     readonly state: Effect.Effect<ClientState.ClientState>
     readonly store: ThreadStore.ThreadStore.Service
     readonly switchThread: (threadId: string) => Effect.Effect<void, TamboError>
@@ -223,6 +326,36 @@ const runCallback = <A>(f: () => A | PromiseLike<A> | Effect.Effect<A>): Effect.
 const toInputMessage = (message: string | Transport.InputMessage): Transport.InputMessage =>
   typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message
 
+const parseArgs = (raw: string): unknown => {
+  try {
+    return raw.length === 0 ? {} : JSON.parse(raw)
+  } catch {
+    return raw
+  }
+}
+
+/** The calls a fetched thread waits on, named from its `tool_use` blocks. */
+const pendingFromApi = (remote: Transport.ThreadWithMessages): ReadonlyArray<ClientState.PendingToolCall> => {
+  const ids = remote.pendingToolCallIds ?? []
+  if (ids.length === 0) return []
+  const names = new Map<string, string>()
+  for (const message of remote.messages) {
+    for (const block of message.content) if (block.type === "tool_use") names.set(block.id, block.name)
+  }
+  return ids.flatMap((toolCallId) => {
+    const toolName = names.get(toolCallId)
+    return toolName === undefined ? [] : [{ toolCallId, toolName }]
+  })
+}
+
+/** A caller's result as the API's `tool_result` block. */
+const toToolResult = (result: ToolCallResult): Types.ToolResultContent => {
+  const text = typeof result.result === "string" ? result.result : JSON.stringify(result.result) ?? "null"
+  return result.isError === true
+    ? Tool.errorResult(result.toolCallId, text)
+    : Tool.toolResult(result.toolCallId, [{ type: "text", text: text.length === 0 ? "\"\"" : text }])
+}
+
 /** The typed failure of a run the server ended with `RUN_ERROR`. */
 const runErrorFrom = (event: Events.RunErrorEvent, threadId: string): ApiError | RunCancelledError =>
   event.code === "CANCELLED"
@@ -243,7 +376,10 @@ const runErrorFrom = (event: Events.RunErrorEvent, threadId: string): ApiError |
  * @category Constructors
  */
 export const make = (
-  options: Pick<Options, "beforeRun" | "contextHelpers" | "autoGenerateThreadName" | "autoGenerateNameThreshold" | "toolConcurrency"> = {}
+  options: Pick<
+    Options,
+    "beforeRun" | "contextHelpers" | "autoGenerateThreadName" | "autoGenerateNameThreshold" | "toolConcurrency" | "onApproval"
+  > = {}
 ): Effect.Effect<
   Tambo.Service,
   never,
@@ -262,7 +398,7 @@ export const make = (
     const executor = yield* ToolExecutor.ToolExecutor
     const contextHelpers = new Map<string, ContextHelper>(Object.entries(options.contextHelpers ?? {}))
     // Threads with a run in flight in this client, and how to cancel it.
-    const activeRuns = yield* Ref.make(new Map<string, { readonly cancel: Effect.Effect<void> }>())
+    const activeRuns = yield* Ref.make(new Map<string, ActiveRun>())
     let localThreadCounter = 0
     // The run (by lock key) whose new thread is recorded in the placeholder until it starts.
     let placeholderOwner: string | undefined
@@ -296,19 +432,91 @@ export const make = (
         return Object.keys(context).length > 0 ? context : undefined
       })
 
-    const run = (
-      rawMessage: string | Transport.InputMessage,
-      runOptions: RunOptions = {}
-    ): Stream.Stream<RunEvent, TamboError> =>
+    /** The pending calls of a thread, with their arguments decoded and validated. */
+    const describePending = (
+      threadId: string,
+      calls: ReadonlyArray<PendingToolCall>
+    ): Effect.Effect<ReadonlyArray<PendingToolCallInfo>> =>
+      Effect.forEach(calls, (call) =>
+        Effect.gen(function* () {
+          const raw = call.arguments
+          const tool = yield* registry.get(call.toolName)
+          if (Option.isNone(tool)) {
+            return { toolCallId: call.toolCallId, toolName: call.toolName, args: parseArgs(raw), needsApproval: false, threadId }
+          }
+          const decoded = yield* Effect.either(tool.value.decodeArgs(parseArgs(raw)))
+          if (Either.isLeft(decoded)) {
+            return {
+              toolCallId: call.toolCallId,
+              toolName: call.toolName,
+              args: parseArgs(raw),
+              needsApproval: false,
+              error: decoded.left.message,
+              threadId
+            }
+          }
+          const needsApproval = yield* Effect.orElseSucceed(tool.value.needsApproval(decoded.right), () => false)
+          return { toolCallId: call.toolCallId, toolName: call.toolName, args: decoded.right, needsApproval, threadId }
+        }))
+
+    /** Pending calls as the store knows them: from the last pause, or from the server's thread after a reload. */
+    const pendingOf = (threadId: string): Effect.Effect<ReadonlyArray<PendingToolCall>> =>
+      Effect.map(store.get, (state) => {
+        const thread = state.threadMap[threadId]
+        if (thread === undefined) return []
+        const inputs = new Map<string, unknown>()
+        for (const message of thread.thread.messages) {
+          for (const block of message.content) if (block.type === "tool_use") inputs.set(block.id, block.input)
+        }
+        return thread.pendingToolCalls.map((call) => ({
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          arguments: JSON.stringify(inputs.get(call.toolCallId) ?? {})
+        }))
+      })
+
+    /** Approvals waiting for `approveToolCall` / `denyToolCall`, by tool call id. */
+    const approvals = new Map<string, Deferred.Deferred<ApprovalDecision>>()
+
+    const decide = (info: PendingToolCallInfo, runOptions: RunOptions): Effect.Effect<ApprovalDecision> => {
+      const handler = runOptions.onApproval ?? options.onApproval
+      if (handler !== undefined) {
+        return runCallback(() => handler(info))
+      }
+      return Effect.acquireUseRelease(
+        Effect.tap(Deferred.make<ApprovalDecision>(), (deferred) =>
+          Effect.sync(() => approvals.set(info.toolCallId, deferred))),
+        Deferred.await,
+        () => Effect.sync(() => approvals.delete(info.toolCallId))
+      )
+    }
+
+    const resolveApproval = (toolCallId: string, decision: ApprovalDecision): Effect.Effect<void, ToolError> =>
+      Effect.suspend(() => {
+        const deferred = approvals.get(toolCallId)
+        if (deferred === undefined) {
+          return new ToolError({
+            reason: "NotPending",
+            message: `No approval is pending for tool call ${toolCallId}`,
+            toolCallId
+          })
+        }
+        return Deferred.succeed(deferred, decision)
+      })
+
+    const startRun = (start: Start, runOptions: RunOptions = {}): Stream.Stream<RunEvent, TamboError> =>
       Stream.unwrapScoped(Effect.gen(function* () {
-        const credentials = yield* auth.credentials
+        // Waits for a token exchange in flight; a refused one fails the run before it starts.
+        yield* auth.credentials
         const requested = runOptions.threadId ?? (yield* store.get).currentThreadId
         // A thread this client has not seen: load it, for its history and its previousRunId.
         if (!ClientState.isLocalThreadId(requested) && (yield* store.get).threadMap[requested] === undefined) {
           yield* fetchThread(requested)
         }
-        const state0 = yield* store.get
         const isNew = ClientState.isLocalThreadId(requested)
+        if (isNew && start._tag === "ToolResults") {
+          return yield* new ToolError({ reason: "NotPending", message: "A new thread has no pending tool calls" })
+        }
         const existing = isNew ? undefined : requested
         // A new thread's run records into the placeholder (what a UI shows for a new
         // conversation) unless another new-thread run is using it: then into a thread of its own.
@@ -319,6 +527,9 @@ export const make = (
           : `${ClientState.LOCAL_THREAD_PREFIX}${++localThreadCounter}`
         const maxSteps = runOptions.maxSteps ?? defaultMaxSteps
         const autoExecute = runOptions.autoExecuteTools ?? true
+        // The run's span (the stream's outermost): it gets the thread and first run ids at RUN_STARTED.
+        const runSpan = Option.getOrUndefined(yield* Effect.option(Effect.currentSpan))
+        yield* Effect.annotateCurrentSpan({ "tambo.thread_id": existing ?? "new", "tambo.max_steps": maxSteps })
 
         // Where this run's events are recorded until RUN_STARTED names the thread.
         const run = {
@@ -326,18 +537,22 @@ export const make = (
           runId: undefined as string | undefined,
           lastRunId: undefined as string | undefined,
           finished: false,
-          failed: false,
           runError: undefined as ApiError | RunCancelledError | undefined,
           pending: [] as Array<PendingToolCall>,
           steps: 0,
           locked: false,
+          // The new thread's id from the response headers, until RUN_STARTED moves the run there.
+          serverThreadId: undefined as string | undefined,
           lockKey: localId === ClientState.PLACEHOLDER_THREAD_ID
             ? `${ClientState.LOCAL_THREAD_PREFIX}${++localThreadCounter}`
             : localId ?? requested
         }
-        if (localId === ClientState.PLACEHOLDER_THREAD_ID) placeholderOwner = run.lockKey
         const releasePlaceholder = () => {
           if (placeholderOwner === run.lockKey) placeholderOwner = undefined
+        }
+        if (localId === ClientState.PLACEHOLDER_THREAD_ID) {
+          placeholderOwner = run.lockKey
+          yield* Effect.addFinalizer(() => Effect.sync(releasePlaceholder))
         }
 
         // cancelRun completes this: the stream fails with it, and the finalizer cancels on the server.
@@ -353,71 +568,96 @@ export const make = (
             })
           )
         )
-        // One active run per thread in this client.
-        yield* Effect.acquireRelease(
+        const done = yield* Deferred.make<void>()
+        const entry: ActiveRun = { cancel: cancelThisRun, done }
+
+        // One active run per thread in this client; what happens to a second one is the caller's choice.
+        const onBusy = runOptions.onBusy ?? "reject"
+        // Whether this run waited for (or cancelled) another one on its thread.
+        let displaced = false
+        const acquire: Effect.Effect<void, RunConflictError> = Effect.flatMap(
           Ref.modify(activeRuns, (runs) => {
-            if (runs.has(run.lockKey)) return [false, runs] as const
-            const next = new Map(runs)
-            next.set(run.lockKey, { cancel: cancelThisRun })
-            return [true, next] as const
-          }).pipe(
-            Effect.filterOrFail(
-              (acquired) => acquired,
-              () =>
-                new RunConflictError({
-                  reason: "ActiveInClient",
-                  message: `A run is already active on thread ${requested}`,
-                  threadId: requested
-                })
-            )
-          ),
-          () =>
+            const active = runs.get(run.lockKey)
+            if (active !== undefined) return [active, runs] as const
+            return [undefined, new Map(runs).set(run.lockKey, entry)] as const
+          }),
+          (active) => {
+            if (active === undefined) return Effect.void
+            if (onBusy === "reject") {
+              return new RunConflictError({
+                reason: "ActiveInClient",
+                message: `A run is already active on thread ${requested}`,
+                threadId: requested
+              })
+            }
+            const wait = onBusy === "interrupt"
+              ? Effect.zipRight(active.cancel, Deferred.await(active.done))
+              : Deferred.await(active.done)
+            displaced = true
+            return Effect.zipRight(wait, Effect.suspend(() => acquire))
+          }
+        )
+        yield* Effect.acquireRelease(acquire, () =>
+          Effect.zipRight(
             Ref.update(activeRuns, (runs) => {
               releasePlaceholder()
               const next = new Map(runs)
-              next.delete(run.lockKey)
-              next.delete(run.threadId)
+              if (next.get(run.lockKey) === entry) next.delete(run.lockKey)
+              if (next.get(run.threadId) === entry) next.delete(run.threadId)
               return next
-            })
-        )
+            }),
+            Deferred.succeed(done, undefined)
+          ))
 
-        const message = toInputMessage(rawMessage)
-        const additionalContext = yield* gatherContext(existing, message, runOptions)
-        const sentMessage: Transport.InputMessage = additionalContext === undefined
-          ? message
-          : { ...message, additionalContext }
+        const state0 = yield* store.get
         const tools = yield* registry.toApiTools
         const components = yield* registry.toApiComponents
-        const previousRunId = existing === undefined
-          ? undefined
-          : state0.threadMap[existing]?.lastCompletedRunId
-
+        const previousRunId = existing === undefined ? undefined : state0.threadMap[existing]?.lastCompletedRunId
         const at0 = yield* now
-        yield* apply([
-          ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
-            ? [{ type: "INIT_THREAD", threadId: run.threadId, at: at0 } as const]
-            : []),
-          {
-            type: "USER_MESSAGE",
-            threadId: run.threadId,
-            message: {
-              id: `local_user_${at0}_${localThreadCounter}`,
-              role: "user",
-              content: message.content.map((c) => c),
-              createdAt: new Date(at0).toISOString()
-            },
-            at: at0
-          }
-        ])
 
-        const cancelOnServer = (): Effect.Effect<void> =>
-          run.runId === undefined || run.finished
+        let firstMessage: Transport.InputMessage
+        let additionalContext: Record<string, unknown> | undefined
+        if (start._tag === "Message") {
+          const message = start.message
+          additionalContext = yield* gatherContext(existing, message, runOptions)
+          firstMessage = additionalContext === undefined ? message : { ...message, additionalContext }
+          yield* apply([
+            ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
+              ? [{ type: "INIT_THREAD", threadId: run.threadId, at: at0 } as const]
+              : []),
+            {
+              type: "USER_MESSAGE",
+              threadId: run.threadId,
+              message: {
+                id: `local_user_${at0}_${++localThreadCounter}`,
+                role: "user",
+                content: message.content.map((c) => c),
+                createdAt: ClientState.toIsoString(at0)
+              },
+              at: at0
+            }
+          ])
+        } else {
+          additionalContext = runOptions.additionalContext
+          firstMessage = {
+            role: "user",
+            content: start.results,
+            ...(additionalContext === undefined ? {} : { additionalContext })
+          }
+          yield* apply([{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at: at0 }])
+        }
+
+        const cancelOnServer = (): Effect.Effect<void> => {
+          const threadId = ClientState.isLocalThreadId(run.threadId) ? run.serverThreadId : run.threadId
+          const runId = run.runId
+          return runId === undefined || threadId === undefined || run.finished
             ? Effect.void
             : Effect.ignore(
-              withCredentials((c) => transport.cancelRun(c, run.threadId, run.runId!)).pipe(
-                Effect.timeout(cancelTimeout)
-              )
+              withCredentials((c) => transport.cancelRun(c, threadId, runId)).pipe(Effect.timeout(cancelTimeout))
             )
+        }
+
+        const snapshot = () => Effect.map(store.get, (state) => state.threadMap[run.threadId]!.thread)
 
         const onChunk = (events: ReadonlyArray<Transport.RunStreamEvent>) =>
           Effect.gen(function* () {
@@ -428,9 +668,14 @@ export const make = (
               const event = events[i]!
               switch (event.type) {
                 case "RUN_STARTED": {
-                  if (run.threadId !== event.threadId) run.threadId = event.threadId
+                  run.threadId = event.threadId
                   run.runId = event.runId
                   run.finished = false
+                  yield* Effect.annotateCurrentSpan({ "tambo.thread_id": event.threadId, "tambo.run_id": event.runId })
+                  if (runSpan !== undefined && run.steps === 0) {
+                    runSpan.attribute("tambo.thread_id", event.threadId)
+                    runSpan.attribute("tambo.run_id", event.runId)
+                  }
                   break
                 }
                 case "RUN_FINISHED": {
@@ -457,24 +702,28 @@ export const make = (
               run.locked = true
               releasePlaceholder()
               const threadId = run.threadId
-              yield* Ref.update(activeRuns, (runs) => new Map(runs).set(threadId, { cancel: cancelThisRun }))
+              yield* Ref.update(activeRuns, (runs) => new Map(runs).set(threadId, entry))
             }
             const state = yield* apply([action])
-            const thread = state.threadMap[run.threadId]?.thread
+            const thread = state.threadMap[run.threadId]!.thread
             const out: Array<RunEvent> = new Array(events.length)
             for (let i = 0; i < events.length; i++) {
-              out[i] = { event: events[i]!, threadId: run.threadId, snapshot: thread! }
+              out[i] = { event: events[i]!, threadId: run.threadId, snapshot: thread }
             }
             return out
           })
 
-        const step = (stream: Stream.Stream<Transport.RunStreamEvent, TamboError>): Stream.Stream<RunEvent, TamboError> =>
+        const step = (
+          stream: Stream.Stream<Transport.RunStreamEvent, TamboError>
+        ): Stream.Stream<RunEvent, TamboError> =>
           stream.pipe(
-            Stream.mapChunksEffect((chunk) =>
-              Effect.map(onChunk(Chunk.toReadonlyArray(chunk)), Chunk.unsafeFromArray)
-            ),
-            Stream.concat(Stream.unwrap(Effect.suspend(() => afterStep())))
+            Stream.mapChunksEffect((chunk) => Effect.map(onChunk(Chunk.toReadonlyArray(chunk)), Chunk.unsafeFromArray)),
+            Stream.withSpan("Tambo.step", { attributes: { "tambo.step": run.steps } }),
+            Stream.concat(Stream.unwrap(Effect.suspend(afterStep)))
           )
+
+        const clientEvent = (event: ClientEvent) =>
+          Effect.map(snapshot(), (thread): RunEvent => ({ event, threadId: run.threadId, snapshot: thread }))
 
         const afterStep = (): Effect.Effect<Stream.Stream<RunEvent, TamboError>, TamboError> =>
           Effect.gen(function* () {
@@ -485,7 +734,14 @@ export const make = (
                 message: "The run's stream ended before RUN_FINISHED"
               })
             }
-            if (run.pending.length === 0 || !autoExecute) return Stream.empty
+            if (run.pending.length === 0) return Stream.empty
+            const calls = run.pending
+            run.pending = []
+            const infos = yield* describePending(run.threadId, calls)
+            if (!autoExecute) {
+              // Manual execution: the stream ends with what the caller must answer (continueRun).
+              return Stream.fromEffect(clientEvent({ type: "CLIENT_AWAITING_TOOL_RESULTS", pendingToolCalls: infos }))
+            }
             run.steps++
             if (run.steps > maxSteps) {
               return yield* new MaxStepsExceededError({
@@ -496,43 +752,85 @@ export const make = (
                 ...(run.lastRunId === undefined ? {} : { runId: run.lastRunId })
               })
             }
-            const calls = run.pending
-            run.pending = []
-            const results = yield* executor.execute(
-              calls.map((call) => ({ toolCallId: call.toolCallId, toolName: call.toolName, args: call.arguments })),
-              {
-                ...(options.toolConcurrency === undefined ? {} : { concurrency: options.toolConcurrency }),
-                ...(runOptions.toolTimeout === undefined ? {} : { timeout: runOptions.toolTimeout })
-              }
-            ).pipe(Effect.withSpan("Tambo.executeTools", { attributes: { "tambo.thread_id": run.threadId } }))
-            const at = yield* now
-            yield* apply([{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
-            const continuation: Transport.RunRequest = {
-              message: {
-                role: "user",
-                content: results,
-                ...(additionalContext === undefined ? {} : { additionalContext })
-              },
-              ...(run.lastRunId === undefined ? {} : { previousRunId: run.lastRunId }),
-              ...(tools.length > 0 ? { tools } : {}),
-              ...(components.length > 0 ? { availableComponents: components } : {}),
-              ...(runOptions.toolChoice === undefined ? {} : { toolChoice: runOptions.toolChoice })
-            }
-            run.runId = undefined
-            return step(
-              Stream.unwrap(
-                Effect.map(auth.credentials, (c) => transport.runOnThread(c, run.threadId, continuation))
-              )
+            const needing = infos.filter((info) => info.needsApproval)
+            // Approvals wait here, between two HTTP requests: no connection is held open.
+            const requested = Stream.fromIterable(needing).pipe(
+              Stream.mapEffect((info) => clientEvent({ type: "CLIENT_APPROVAL_REQUESTED", ...info })),
+              Stream.filter(() => (runOptions.onApproval ?? options.onApproval) === undefined)
             )
+            const proceed = Effect.gen(function* () {
+              const decisions = new Map<string, ApprovalDecision>()
+              yield* Effect.forEach(
+                needing,
+                (info) => Effect.map(decide(info, runOptions), (d) => void decisions.set(info.toolCallId, d)),
+                { concurrency: "unbounded", discard: true }
+              )
+              const denied: Array<Types.ToolResultContent> = []
+              const toRun: Array<ToolExecutor.ToolCall> = []
+              for (const call of calls) {
+                const decision = decisions.get(call.toolCallId)
+                if (decision !== undefined && !decision.approved) {
+                  denied.push(
+                    Tool.errorResult(
+                      call.toolCallId,
+                      `The user denied this call of ${call.toolName}${decision.reason === undefined ? "" : `: ${decision.reason}`}`
+                    )
+                  )
+                } else {
+                  const args = decision?.approved === true && decision.args !== undefined ? decision.args : call.arguments
+                  toRun.push({ toolCallId: call.toolCallId, toolName: call.toolName, args })
+                }
+              }
+              const executed = toRun.length === 0 ? [] : yield* executor.execute(toRun, {
+                ...(options.toolConcurrency === undefined ? {} : { concurrency: options.toolConcurrency }),
+                ...(runOptions.toolTimeout === undefined ? {} : { timeout: runOptions.toolTimeout }),
+                ...(run.lastRunId === undefined ? {} : { runId: run.lastRunId }),
+                // Approval was decided above.
+                approve: () => Effect.succeed(true)
+              }).pipe(Effect.withSpan("Tambo.executeTools", {
+                attributes: { "tambo.thread_id": run.threadId, "tambo.run_id": run.lastRunId ?? "" }
+              }))
+              const byId = new Map<string, Types.ToolResultContent>()
+              for (const result of [...denied, ...executed]) byId.set(result.toolUseId, result)
+              const results = calls.flatMap((call) => {
+                const result = byId.get(call.toolCallId)
+                return result === undefined ? [] : [result]
+              })
+              const at = yield* now
+              yield* apply([{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
+              run.runId = undefined
+              return step(continueWith(results))
+            })
+            return Stream.concat(requested, Stream.unwrap(proceed))
           })
 
-        const first: Transport.RunRequest = {
-          message: sentMessage,
-          ...(previousRunId === undefined ? {} : { previousRunId }),
+        const requestFor = (message: Transport.InputMessage, previous: string | undefined): Transport.RunRequest => ({
+          message,
+          ...(previous === undefined ? {} : { previousRunId: previous }),
           ...(tools.length > 0 ? { tools } : {}),
           ...(components.length > 0 ? { availableComponents: components } : {}),
           ...(runOptions.toolChoice === undefined ? {} : { toolChoice: runOptions.toolChoice })
+        })
+
+        // The response headers name the run before RUN_STARTED does: enough to cancel it.
+        const hooks: Transport.RunHooks = {
+          onOpen: (ids) => {
+            if (ids.runId !== undefined) run.runId = ids.runId
+            if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId
+          }
         }
+
+        const continueWith = (results: ReadonlyArray<Types.ToolResultContent>) =>
+          Auth.withCredentialsStream(auth, (c) =>
+            transport.runOnThread(
+              c,
+              run.threadId,
+              requestFor(
+                { role: "user", content: results, ...(additionalContext === undefined ? {} : { additionalContext }) },
+                run.lastRunId
+              ),
+              hooks
+            ))
 
         // Whatever ends the stream early (interruption, a consumer that stops
         // reading, a failure) cancels a run still going, and records how it ended.
@@ -545,7 +843,12 @@ export const make = (
             const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
             // Interruption, an early stop and a cancellation leave the thread cancelled, not errored.
             const error = isTamboError(failure) && failure._tag !== "RunCancelledError" ? failure : undefined
+            // A run the server knew ends there too: the next run's previousRunId must name it.
+            const ended = run.runId !== undefined && !ClientState.isLocalThreadId(run.threadId) ? run.runId : undefined
             yield* apply([
+              ...(ended === undefined
+                ? []
+                : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId: run.threadId, runId: ended } as const]),
               error === undefined
                 ? { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "cancelled", at }
                 : {
@@ -564,16 +867,91 @@ export const make = (
           })
         )
 
-        const opened = existing === undefined
-          ? transport.createRun(credentials, first)
-          : transport.runOnThread(credentials, existing, first)
-        return step(opened).pipe(
-          Stream.interruptWhen(Deferred.await(cancelled)),
-          Stream.withSpan("Tambo.run", {
-            attributes: { "tambo.thread_id": existing ?? "new", "tambo.max_steps": maxSteps }
-          })
+        const open = (previous: string | undefined) => {
+          const first = requestFor(firstMessage, previous)
+          // A 401 before the run starts (an expired token) exchanges again and retries once.
+          return Auth.withCredentialsStream(auth, (c) =>
+            existing === undefined ? transport.createRun(c, first, hooks) : transport.runOnThread(c, existing, first, hooks))
+        }
+        // A stale previousRunId (another client, or a run cancelled before it was named, moved
+        // the thread on) is refused before any work: ask the server for the right one, once.
+        const opened = existing === undefined ? open(previousRunId) : open(previousRunId).pipe(
+          Stream.catchAll((error) =>
+            error._tag === "ApiError" && error.code === "INVALID_PREVIOUS_RUN"
+              ? Stream.unwrap(
+                Effect.map(
+                  withCredentials((c) => transport.retrieveThread(c, existing)),
+                  (remote) => open(remote.lastCompletedRunId)
+                )
+              )
+              : Stream.fail(error)
+          )
         )
+        // A displaced run may still hold the server's lock for a moment (cancelled before its
+        // response named it, the server notices the closed connection on its next write).
+        const afterDisplaced = displaced
+          ? Stream.retry(
+            opened,
+            Schedule.spaced("50 millis").pipe(
+              Schedule.intersect(Schedule.recurs(60)),
+              Schedule.whileInput((error: TamboError) => error._tag === "RunConflictError")
+            )
+          )
+          : opened
+        return step(afterDisplaced).pipe(Stream.interruptWhen(Deferred.await(cancelled)))
+      })).pipe(Stream.withSpan("Tambo.run"))
+
+    const run = (message: string | Transport.InputMessage, runOptions?: RunOptions) =>
+      startRun({ _tag: "Message", message: toInputMessage(message) }, runOptions)
+
+    const continueRun = (
+      threadId: string,
+      results: ReadonlyArray<ToolCallResult>,
+      runOptions: Omit<RunOptions, "threadId"> = {}
+    ): Stream.Stream<RunEvent, TamboError> =>
+      Stream.unwrap(Effect.gen(function* () {
+        if ((yield* store.get).threadMap[threadId] === undefined) yield* fetchThread(threadId)
+        const pending = yield* pendingOf(threadId)
+        const byId = new Map(pending.map((call) => [call.toolCallId, call]))
+        const answered = new Set<string>()
+        for (const message of (yield* store.get).threadMap[threadId]!.thread.messages) {
+          for (const block of message.content) if (block.type === "tool_result") answered.add(block.toolUseId)
+        }
+        const content: Array<Types.ToolResultContent> = []
+        for (const result of results) {
+          const call = byId.get(result.toolCallId)
+          if (call === undefined) {
+            return yield* new ToolError({
+              reason: answered.has(result.toolCallId) ? "AlreadyAnswered" : "UnknownToolCall",
+              message: answered.has(result.toolCallId)
+                ? `Tool call ${result.toolCallId} was already answered`
+                : `Tool call ${result.toolCallId} is not pending on thread ${threadId}`,
+              toolCallId: result.toolCallId
+            })
+          }
+          if (result.isError !== true) yield* validateOutput(call.toolName, result)
+          content.push(toToolResult(result))
+        }
+        return startRun({ _tag: "ToolResults", results: content }, { ...runOptions, threadId })
       }))
+
+    const validateOutput = (toolName: string, result: ToolCallResult): Effect.Effect<void, ToolError> =>
+      Effect.gen(function* () {
+        const tool = yield* registry.get(toolName)
+        if (Option.isNone(tool)) return
+        const definition = tool.value.definition
+        const schema = Tool.isTool(definition) ? definition.output : definition.outputSchema
+        if (schema === undefined) return
+        yield* Tool.validate(schema, result.result).pipe(
+          Effect.mapError((error) =>
+            new ToolError({
+              reason: "InvalidResult",
+              message: `The result for ${toolName} does not match its output schema: ${error.message}`,
+              toolCallId: result.toolCallId
+            })
+          )
+        )
+      })
 
     const cancelRun = (threadId?: string): Effect.Effect<void, TamboError> =>
       Effect.gen(function* () {
@@ -603,13 +981,25 @@ export const make = (
           },
           ...(remote.lastCompletedRunId === undefined
             ? []
-            : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId, runId: remote.lastCompletedRunId } as const])
+            : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId, runId: remote.lastCompletedRunId } as const]),
+          // The server keeps the ids of the calls a paused run waits on: they survive a reload.
+          { type: "UPDATE_THREAD", threadId, patch: { pendingToolCalls: pendingFromApi(remote) } }
         ])
         return state.threadMap[threadId]!.thread
       })
 
     return Tambo.of({
       run,
+      continueRun,
+      getPendingToolCalls: (threadId) =>
+        Effect.gen(function* () {
+          if ((yield* store.get).threadMap[threadId] === undefined) yield* fetchThread(threadId)
+          return yield* describePending(threadId, yield* pendingOf(threadId))
+        }),
+      approveToolCall: (toolCallId, approval) =>
+        resolveApproval(toolCallId, approval?.args === undefined ? { approved: true } : { approved: true, args: approval.args }),
+      denyToolCall: (toolCallId, reason) =>
+        resolveApproval(toolCallId, reason === undefined ? { approved: false } : { approved: false, reason }),
       state: store.get,
       store,
       switchThread: (threadId) =>
@@ -617,7 +1007,10 @@ export const make = (
           const state = yield* store.get
           yield* apply([{ type: "SET_CURRENT_THREAD", threadId }])
           if (state.threadMap[threadId] === undefined && threadId !== ClientState.PLACEHOLDER_THREAD_ID) {
-            yield* fetchThread(threadId)
+            // A thread that cannot be loaded does not stay current: runs would all fail on it.
+            yield* fetchThread(threadId).pipe(
+              Effect.tapError(() => apply([{ type: "SET_CURRENT_THREAD", threadId: state.currentThreadId }]))
+            )
           }
         }),
       startNewThread: Effect.gen(function* () {

@@ -110,6 +110,18 @@ export interface RunRequest {
 }
 
 /**
+ * Callbacks of a run request. `onOpen` receives the ids the response headers
+ * carry (`X-Thread-Id`, `X-Run-Id`) before any event: a run cancelled before
+ * its `RUN_STARTED` can still be cancelled on the server.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface RunHooks {
+  readonly onOpen?: (ids: { readonly threadId: string | undefined; readonly runId: string | undefined }) => void
+}
+
+/**
  * A decoded event of a run stream.
  *
  * @since 0.1.0
@@ -191,13 +203,15 @@ export declare namespace TamboTransport {
     /** Creates a thread and runs on it. Chunks of the stream follow the network's. */
     readonly createRun: (
       credentials: Credentials,
-      request: RunRequest
+      request: RunRequest,
+      hooks?: RunHooks
     ) => Stream.Stream<RunStreamEvent, TamboError>
     /** Runs on an existing thread; also how tool results continue a paused run. */
     readonly runOnThread: (
       credentials: Credentials,
       threadId: string,
-      request: RunRequest
+      request: RunRequest,
+      hooks?: RunHooks
     ) => Stream.Stream<RunStreamEvent, TamboError>
     readonly cancelRun: (credentials: Credentials, threadId: string, runId: string) => Effect.Effect<void, TamboError>
     readonly listThreads: (credentials: Credentials, params?: PageParams) => Effect.Effect<ThreadList, TamboError>
@@ -376,8 +390,17 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
         )
       )
       const retried = idempotent ? Effect.retry(attempt, { schedule, while: isRetryable }) : attempt
+      // The thread (and run) a call is about, from its path: traces are searched by them.
+      const ids = /^\/(?:v1\/)?threads\/([^/]+)(?:\/runs\/([^/]+))?/.exec(path)
       return retried.pipe(
-        Effect.withSpan(`TamboTransport.${name}`, { attributes: { "http.method": method, "url.path": path } })
+        Effect.withSpan(`TamboTransport.${name}`, {
+          attributes: {
+            "http.method": method,
+            "url.path": path,
+            ...(ids?.[1] === undefined ? {} : { "tambo.thread_id": ids[1] }),
+            ...(ids?.[2] === undefined ? {} : { "tambo.run_id": ids[2] })
+          }
+        })
       )
     }
 
@@ -393,7 +416,8 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       credentials: Credentials,
       path: string,
       body: Record<string, unknown>,
-      threadId: string | undefined
+      threadId: string | undefined,
+      hooks: RunHooks | undefined
     ): Stream.Stream<RunStreamEvent, TamboError> => {
       const url = `${config.baseUrl}${path}`
       const request = HttpClientRequest.post(url).pipe(
@@ -411,7 +435,10 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           ),
           Effect.flatMap((response) =>
             response.status >= 200 && response.status < 300
-              ? Effect.succeed(response)
+              ? Effect.sync(() => {
+                hooks?.onOpen?.({ threadId: response.headers["x-thread-id"], runId: response.headers["x-run-id"] })
+                return response
+              })
               : response.json.pipe(
                 Effect.orElseSucceed(() => undefined),
                 Effect.flatMap((errorBody) =>
@@ -458,20 +485,20 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
     const encode = encodeURIComponent
 
     return TamboTransport.of({
-      createRun: (credentials, request) => {
+      createRun: (credentials, request, hooks) => {
         const body = runBody(request)
         const userKey = userKeyOf(credentials)
         const thread: Record<string, unknown> = {}
         if (userKey !== undefined) thread.userKey = userKey
         if (request.threadMetadata !== undefined) thread.metadata = request.threadMetadata
         if (Object.keys(thread).length > 0) body.thread = thread
-        return openRun(credentials, "/v1/threads/runs", body, undefined)
+        return openRun(credentials, "/v1/threads/runs", body, undefined, hooks)
       },
-      runOnThread: (credentials, threadId, request) => {
+      runOnThread: (credentials, threadId, request, hooks) => {
         const body = runBody(request)
         const userKey = userKeyOf(credentials)
         if (userKey !== undefined) body.userKey = userKey
-        return openRun(credentials, `/v1/threads/${encode(threadId)}/runs`, body, threadId)
+        return openRun(credentials, `/v1/threads/${encode(threadId)}/runs`, body, threadId, hooks)
       },
       cancelRun: (credentials, threadId, runId) =>
         Effect.asVoid(

@@ -97,8 +97,8 @@ describe("TamboTransport", () => {
       expect(fields(invalid)).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "INVALID_PREVIOUS_RUN", retryable: false, category: "client_error" })
       const nest = errorFromStatus(403, { statusCode: 403, message: "Forbidden resource", error: "Forbidden" }, { method: "GET", url: "u" })
       expect(fields(nest)).toMatchObject({ reason: "Forbidden", message: "Forbidden resource" })
-      expect(errorFromStatus(429, undefined, { method: "GET", url: "u" }).retryable).toBe(true)
-      expect(errorFromStatus(500, undefined, { method: "GET", url: "u" }).retryable).toBe(false)
+      expect(fields(errorFromStatus(429, undefined, { method: "GET", url: "u" }))).toMatchObject({ retryable: true })
+      expect(fields(errorFromStatus(500, undefined, { method: "GET", url: "u" }))).toMatchObject({ retryable: false })
     }))
 
   it.live("an unreachable server is a TransportError (Connect)", () =>

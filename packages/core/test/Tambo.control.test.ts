@@ -1,0 +1,247 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Script } from "@tambo-effect/testing"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Tambo from "../src/Tambo.js"
+import * as Tool from "../src/Tool.js"
+import { fields, runAll, tamboLayer, useServer } from "./helpers.js"
+
+const server = useServer()
+
+let weatherCalls: Array<unknown> = []
+const weather = Tool.make({
+  name: "get_weather",
+  description: "Current weather in a city",
+  input: Schema.Struct({ city: Schema.String }),
+  output: Schema.Struct({ city: Schema.String, temperature: Schema.Number }),
+  execute: (args) =>
+    Effect.sync(() => {
+      weatherCalls.push(args)
+      return { city: args.city, temperature: 21 }
+    })
+})
+
+const transfer = Tool.make({
+  name: "transfer",
+  description: "Moves money",
+  input: Schema.Struct({ amount: Schema.Number }),
+  needsApproval: ({ amount }) => amount > 100,
+  execute: ({ amount }) => Effect.succeed(`moved ${amount}`)
+})
+
+/** Asks for a tool once, then quotes every result it receives. */
+const toolThenQuote = (name: string, args: unknown) => (request: Script.RunRequest) =>
+  request.toolResults.length === 0
+    ? [Script.toolCall(name, args)]
+    : [Script.text(request.toolResults.map((r) => `${r.isError ? "error" : "ok"}: ${r.text}`).join("; "))]
+
+const runsOf = (threadId: string) => server().requests.filter((r) => r.path === `/v1/threads/${threadId}/runs`)
+
+describe("manual tool execution", () => {
+  it.live("the run ends with the pending calls, parsed and validated; continueRun sends the results", () =>
+    Effect.gen(function* () {
+      weatherCalls = []
+      server().setScript(toolThenQuote("get_weather", { city: "Oslo" }))
+      const tambo = yield* Tambo.Tambo
+      const events = yield* runAll("weather?", { autoExecuteTools: false })
+      const last = events.at(-1)!
+      expect(last.event.type).toBe("CLIENT_AWAITING_TOOL_RESULTS")
+      const pending = last.event.type === "CLIENT_AWAITING_TOOL_RESULTS" ? last.event.pendingToolCalls : []
+      expect(pending).toHaveLength(1)
+      expect(pending[0]).toMatchObject({ toolName: "get_weather", args: { city: "Oslo" }, needsApproval: false })
+      expect(weatherCalls).toEqual([])
+      const threadId = last.threadId
+      const listed = yield* tambo.getPendingToolCalls(threadId)
+      expect(listed.map((p) => p.toolCallId)).toEqual([pending[0]!.toolCallId])
+
+      const rest = yield* Stream.runCollect(
+        tambo.continueRun(threadId, [{ toolCallId: pending[0]!.toolCallId, result: { city: "Oslo", temperature: -3 } }])
+      )
+      const final = [...rest].at(-1)!
+      const text = final.snapshot.messages.at(-1)!.content[0]!
+      expect(text.type === "text" && text.text).toBe('ok: {"city":"Oslo","temperature":-3}')
+      expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
+      expect(weatherCalls).toEqual([])
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("a result for an unknown or already-answered call, or one failing the output schema, is a typed error and nothing is sent", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("get_weather", { city: "Rome" }))
+      const tambo = yield* Tambo.Tambo
+      const events = yield* runAll("weather?", { autoExecuteTools: false })
+      const threadId = events.at(-1)!.threadId
+      const [call] = yield* tambo.getPendingToolCalls(threadId)
+      const sentBefore = runsOf(threadId).length
+
+      const unknown = yield* Stream.runDrain(tambo.continueRun(threadId, [{ toolCallId: "nope", result: 1 }])).pipe(
+        Effect.flip,
+        Effect.map(fields)
+      )
+      expect(unknown).toMatchObject({ _tag: "ToolError", reason: "UnknownToolCall" })
+      const invalid = yield* Stream.runDrain(
+        tambo.continueRun(threadId, [{ toolCallId: call!.toolCallId, result: { city: 3 } }])
+      ).pipe(Effect.flip, Effect.map(fields))
+      expect(invalid).toMatchObject({ _tag: "ToolError", reason: "InvalidResult" })
+      expect(runsOf(threadId).length).toBe(sentBefore)
+
+      yield* Stream.runDrain(
+        tambo.continueRun(threadId, [{ toolCallId: call!.toolCallId, result: "failed upstream", isError: true }])
+      )
+      const again = yield* Stream.runDrain(
+        tambo.continueRun(threadId, [{ toolCallId: call!.toolCallId, result: { city: "Rome", temperature: 1 } }])
+      ).pipe(Effect.flip, Effect.map(fields))
+      expect(again).toMatchObject({ _tag: "ToolError", reason: "AlreadyAnswered" })
+      expect(runsOf(threadId).length).toBe(sentBefore + 1)
+      const body = runsOf(threadId).at(-1)!.body as { message: { content: Array<{ isError?: boolean }> } }
+      expect(body.message.content[0]!.isError).toBe(true)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("pending calls survive a reload: a new client finds them on the server's thread and continues", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("get_weather", { city: "Lima" }))
+      const threadId = yield* runAll("weather?", { autoExecuteTools: false }).pipe(
+        Effect.map((events) => events.at(-1)!.threadId),
+        Effect.provide(tamboLayer(server(), { tools: [weather] }))
+      )
+      // A fresh client: nothing in its store.
+      const resumed = yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const pending = yield* tambo.getPendingToolCalls(threadId)
+        expect(pending).toMatchObject([{ toolName: "get_weather", args: { city: "Lima" } }])
+        return yield* Stream.runCollect(
+          tambo.continueRun(threadId, [{ toolCallId: pending[0]!.toolCallId, result: { city: "Lima", temperature: 18 } }])
+        )
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
+      const text = [...resumed].at(-1)!.snapshot.messages.at(-1)!.content[0]!
+      expect(text.type === "text" && text.text).toContain("Lima")
+    }))
+})
+
+describe("approvals", () => {
+  const approvalOf = (fiberEvents: Array<Tambo.RunEvent>) =>
+    Effect.gen(function* () {
+      while (!fiberEvents.some((e) => e.event.type === "CLIENT_APPROVAL_REQUESTED")) yield* Effect.sleep("5 millis")
+      const event = fiberEvents.find((e) => e.event.type === "CLIENT_APPROVAL_REQUESTED")!.event
+      return event.type === "CLIENT_APPROVAL_REQUESTED" ? event : undefined
+    }).pipe(Effect.timeout("5 seconds"))
+
+  const runCollecting = (message: string, seen: Array<Tambo.RunEvent>) =>
+    Effect.flatMap(Tambo.Tambo, (tambo) =>
+      tambo.run(message).pipe(
+        Stream.runForEach((e) => Effect.sync(() => seen.push(e))),
+        Effect.fork
+      ))
+
+  const lastText = (seen: ReadonlyArray<Tambo.RunEvent>) => {
+    const block = seen.at(-1)!.snapshot.messages.at(-1)!.content[0]!
+    return block.type === "text" ? block.text : ""
+  }
+
+  it.live("a call that needs approval waits, then runs once approved", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("transfer", { amount: 500 }))
+      const tambo = yield* Tambo.Tambo
+      const seen: Array<Tambo.RunEvent> = []
+      const fiber = yield* runCollecting("pay", seen)
+      const request = (yield* approvalOf(seen))!
+      expect(request).toMatchObject({ toolName: "transfer", args: { amount: 500 }, needsApproval: true })
+      // Waiting holds no connection: the paused run finished on the server.
+      expect(server().threads.get(request.threadId)!.runStatus).toBe("idle")
+      yield* tambo.approveToolCall(request.toolCallId)
+      yield* Fiber.join(fiber)
+      expect(lastText(seen)).toBe("ok: moved 500")
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+
+  it.live("approved with edited arguments: they are validated and used", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("transfer", { amount: 500 }))
+      const tambo = yield* Tambo.Tambo
+      const seen: Array<Tambo.RunEvent> = []
+      const fiber = yield* runCollecting("pay", seen)
+      const request = (yield* approvalOf(seen))!
+      yield* tambo.approveToolCall(request.toolCallId, { args: { amount: 150 } })
+      yield* Fiber.join(fiber)
+      expect(lastText(seen)).toBe("ok: moved 150")
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+
+  it.live("a denial goes back to the model as an error result with the reason", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("transfer", { amount: 500 }))
+      const tambo = yield* Tambo.Tambo
+      const seen: Array<Tambo.RunEvent> = []
+      const fiber = yield* runCollecting("pay", seen)
+      const request = (yield* approvalOf(seen))!
+      yield* tambo.denyToolCall(request.toolCallId, "too much")
+      yield* Fiber.join(fiber)
+      expect(lastText(seen)).toMatch(/^error: .*denied.*too much/)
+      const stale = yield* tambo.approveToolCall(request.toolCallId).pipe(Effect.flip, Effect.map(fields))
+      expect(stale).toMatchObject({ _tag: "ToolError", reason: "NotPending" })
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+
+  it.live("a call under the threshold needs no approval; an onApproval handler decides for the rest", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("transfer", { amount: 50 }))
+      const small = yield* runAll("small")
+      expect(small.some((e) => e.event.type === "CLIENT_APPROVAL_REQUESTED")).toBe(false)
+      server().setScript(toolThenQuote("transfer", { amount: 5000 }))
+      const decided: Array<unknown> = []
+      const big = yield* runAll("big", {
+        onApproval: (call) => {
+          decided.push(call.args)
+          return Promise.resolve({ approved: false, reason: "policy" } as const)
+        }
+      })
+      expect(decided).toEqual([{ amount: 5000 }])
+      const text = big.at(-1)!.snapshot.messages.at(-1)!.content[0]!
+      expect(text.type === "text" && text.text).toMatch(/policy/)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+})
+
+describe("sending while busy", () => {
+  const busyThread = Effect.gen(function* () {
+    server().setScript([Script.text("first")])
+    const threadId = (yield* runAll("first")).at(-1)!.threadId
+    server().setScript((request) =>
+      request.text === "slow" ? [Script.text("slow..."), Script.delay(300), Script.text("done")] : [Script.text(`re: ${request.text}`)]
+    )
+    const tambo = yield* Tambo.Tambo
+    const slow = yield* Effect.fork(Stream.runCollect(tambo.run("slow", { threadId })))
+    yield* Effect.gen(function* () {
+      while (server().threads.get(threadId)?.runStatus !== "streaming") yield* Effect.sleep("5 millis")
+    }).pipe(Effect.timeout("5 seconds"))
+    return { threadId, slow }
+  })
+
+  it.live("reject (the default) fails with RunConflictError", () =>
+    Effect.gen(function* () {
+      const { threadId, slow } = yield* busyThread
+      const error = yield* runAll("now", { threadId }).pipe(Effect.flip, Effect.map(fields))
+      expect(error).toMatchObject({ _tag: "RunConflictError", reason: "ActiveInClient" })
+      yield* Fiber.join(slow)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("queue runs the message after the current run", () =>
+    Effect.gen(function* () {
+      const { threadId, slow } = yield* busyThread
+      const queued = yield* runAll("next", { threadId, onBusy: "queue" })
+      const first = yield* Fiber.join(slow)
+      expect([...first].at(-1)!.event.type).toBe("RUN_FINISHED")
+      const texts = queued.at(-1)!.snapshot.messages.flatMap((m) =>
+        m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))
+      )
+      expect(texts.slice(-4)).toEqual(["slow", "slow...done", "next", "re: next"])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("interrupt cancels the current run and starts the new one", () =>
+    Effect.gen(function* () {
+      const { threadId, slow } = yield* busyThread
+      const replaced = yield* runAll("instead", { threadId, onBusy: "interrupt" })
+      const error = yield* Fiber.join(slow).pipe(Effect.flip, Effect.map(fields))
+      expect(error).toMatchObject({ _tag: "RunCancelledError" })
+      expect(server().cancels.map((c) => c.threadId)).toContain(threadId)
+      const last = replaced.at(-1)!.snapshot.messages.at(-1)!.content[0]!
+      expect(last.type === "text" && last.text).toBe("re: instead")
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})
