@@ -15,7 +15,7 @@ describe("README", () => {
     try {
       const file = join(dir, "example.ts")
       writeFileSync(file, code)
-      const out = execFileSync(process.execPath, ["--conditions=source", "--import", "tsx", file], {
+      const out = execFileSync(process.execPath, ["--conditions=tambo-source", "--import", "tsx", file], {
         cwd: join(here, ".."),
         encoding: "utf8",
         timeout: 60_000

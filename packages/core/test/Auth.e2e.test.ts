@@ -1,0 +1,209 @@
+import { createHash } from "node:crypto"
+import { Script, startTestServer, type RecordedRequest } from "@tambo-effect/testing"
+import { describe, expect, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
+import * as Auth from "../src/Auth.js"
+import * as Tambo from "../src/Tambo.js"
+import { fields, runAll, useServer } from "./helpers.js"
+
+/** The server's clock runs this far ahead of the client's: how tests expire tokens server-side. */
+const serverClock = { offsetMillis: 0 }
+const server = useServer({ now: () => Date.now() + serverClock.offsetMillis })
+
+const USER_TOKEN = "opaque-subject-token-of-alice"
+
+const tokenLayer = (userToken: string, options: Partial<Tambo.Options> = {}) =>
+  Tambo.layer({ apiKey: server().apiKey, tamboUrl: server().url, userToken, maxRetries: 0, ...options })
+
+/** The context the server gives an opaque subject token's user. */
+const contextKeyOf = (userToken: string) =>
+  `oauth:user:opaque:${createHash("sha256").update(userToken).digest("hex")}`
+
+const exchanges = () => server().requests.filter((r) => r.path === "/oauth/token")
+const apiCalls = () => server().requests.filter((r) => r.path !== "/oauth/token")
+const paths = () => server().requests.map((r) => `${r.method} ${r.path}`)
+
+const hasUserKey = (r: RecordedRequest) =>
+  r.query.userKey !== undefined ||
+  (typeof r.body === "object" && r.body !== null && ("userKey" in r.body || "thread" in r.body))
+
+/** A JWT whose `exp` is long past: the API refuses to exchange it (401 "Token has expired"). */
+const expiredJwt = [
+  Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+  Buffer.from(JSON.stringify({ sub: "bob", iss: "https://issuer.example", exp: 1_000 })).toString("base64url"),
+  "signature"
+].join(".")
+
+describe("Auth against the testing server", () => {
+  it.live("a userToken is exchanged once; runs and thread calls carry the access token as its user", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      server().setScript((request) => [Script.text(`echo: ${request.text}`)])
+      // The run starts while the exchange is in flight: it waits for it.
+      const first = yield* runAll("one")
+      const second = yield* runAll("two")
+      const threadId = first.at(-1)!.threadId
+      expect(second.at(-1)!.threadId).toBe(threadId)
+      const tambo = yield* Tambo.Tambo
+      const list = yield* tambo.listThreads()
+      expect(list.threads.map((t) => t.id)).toEqual([threadId])
+      expect(yield* tambo.authState).toEqual({ status: "identified", source: "tokenExchange" })
+
+      expect(exchanges()).toHaveLength(1)
+      expect(exchanges()[0]!.body).toMatchObject({
+        grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+        subject_token: USER_TOKEN,
+        subject_token_type: "urn:ietf:params:oauth:token-type:access_token"
+      })
+      const calls = apiCalls()
+      expect(calls.map((r) => `${r.method} ${r.path}`)).toEqual([
+        "POST /v1/threads/runs",
+        `POST /v1/threads/${threadId}/runs`,
+        "GET /v1/threads"
+      ])
+      for (const call of calls) {
+        expect(call.headers.authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/)
+        expect(hasUserKey(call)).toBe(false)
+      }
+      // The thread belongs to the token's user.
+      expect(server().threads.get(threadId)!.userKey).toBe(contextKeyOf(USER_TOKEN))
+    }).pipe(Effect.provide(tokenLayer(USER_TOKEN))))
+
+  it.live("threads are scoped to the token's user: another user neither lists nor reads them", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      server().setScript([Script.text("hi")])
+      const threadId = yield* runAll("mine").pipe(
+        Effect.map((events) => events.at(-1)!.threadId),
+        Effect.provide(tokenLayer(USER_TOKEN))
+      )
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        expect((yield* tambo.listThreads()).threads).toEqual([])
+        const error = yield* Effect.flip(tambo.fetchThread(threadId))
+        expect(error._tag === "ApiError" && error.status).toBe(403)
+      }).pipe(Effect.provide(tokenLayer("opaque-subject-token-of-mallory")))
+    }))
+
+  it.live("an access token the API no longer accepts: 401, one new exchange, and the run succeeds", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      server().setScript((request) => [Script.text(`echo: ${request.text}`)])
+      const first = yield* runAll("one")
+      const threadId = first.at(-1)!.threadId
+      // The server's clock passes the token's hour; the client's does not.
+      serverClock.offsetMillis = Duration.toMillis(Duration.hours(1)) + 1_000
+      const second = yield* runAll("two")
+      expect(second.at(-1)!.snapshot.messages.at(-1)!.content).toEqual([{ type: "text", text: "echo: two" }])
+      expect(paths()).toEqual([
+        "POST /oauth/token",
+        "POST /v1/threads/runs",
+        `POST /v1/threads/${threadId}/runs`, // 401
+        "POST /oauth/token",
+        `POST /v1/threads/${threadId}/runs`
+      ])
+      const runs = server().requests.filter((r) => r.path === `/v1/threads/${threadId}/runs`)
+      expect(runs[0]!.headers.authorization).not.toBe(runs[1]!.headers.authorization)
+
+      // REST calls recover the same way.
+      serverClock.offsetMillis += Duration.toMillis(Duration.hours(1)) + 1_000
+      const tambo = yield* Tambo.Tambo
+      const thread = yield* tambo.fetchThread(threadId)
+      expect(thread.messages).toHaveLength(4)
+      expect(paths().slice(5)).toEqual([
+        `GET /v1/threads/${threadId}`, // 401
+        "POST /oauth/token",
+        `GET /v1/threads/${threadId}`
+      ])
+    }).pipe(Effect.provide(tokenLayer(USER_TOKEN))))
+
+  it.live("concurrent runs share one exchange, and one re-exchange after a 401", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      server().setScript([Script.delay(20), Script.text("hi")])
+      const tambo = yield* Tambo.Tambo
+      const runOnNewThreads = (n: number) =>
+        Effect.all(
+          Array.from({ length: n }, (_, i) => runAll(`run ${i}`, { threadId: "placeholder" })),
+          { concurrency: "unbounded" }
+        )
+      const first = yield* runOnNewThreads(5)
+      expect(new Set(first.map((events) => events.at(-1)!.threadId)).size).toBe(5)
+      expect(exchanges()).toHaveLength(1)
+
+      serverClock.offsetMillis = Duration.toMillis(Duration.hours(1)) + 1_000
+      yield* runOnNewThreads(5)
+      expect(exchanges()).toHaveLength(2)
+      expect(server().requests.filter((r) => r.path === "/v1/threads/runs")).toHaveLength(15)
+      expect((yield* tambo.listThreads({ limit: 50 })).threads).toHaveLength(10)
+    }).pipe(Effect.provide(tokenLayer(USER_TOKEN))))
+
+  it.live("a refused exchange fails runs fast with an AuthError, without asking again", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const tambo = yield* Tambo.Tambo
+      const error = yield* Effect.flip(runAll("hi"))
+      expect(error._tag).toBe("AuthError")
+      expect(error._tag === "AuthError" && fields(error)).toMatchObject({
+        reason: "ExchangeFailed",
+        status: 401,
+        message: expect.stringContaining("Token has expired")
+      })
+      const state = yield* tambo.authState
+      expect(state.status === "error" && state.error.reason).toBe("ExchangeFailed")
+      // Fails fast: no run request, no second exchange.
+      const again = yield* Effect.flip(runAll("hi again"))
+      expect(again._tag).toBe("AuthError")
+      expect(paths()).toEqual(["POST /oauth/token"])
+      // Nothing of the failed runs was recorded.
+      const clientState = yield* tambo.state
+      expect(Object.values(clientState.threadMap).flatMap((t) => t.thread.messages)).toEqual([])
+    }).pipe(Effect.provide(tokenLayer(expiredJwt))))
+
+  it.live("a wrong API key fails the exchange with a 403 AuthError", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const error = yield* Effect.flip(runAll("hi"))
+      expect(error._tag === "AuthError" && fields(error)).toMatchObject({ reason: "ExchangeFailed", status: 403 })
+      expect(paths()).toEqual(["POST /oauth/token"])
+    }).pipe(Effect.provide(tokenLayer(USER_TOKEN, { apiKey: "not-the-api-key" }))))
+
+  it.effect("a scheduled refresh (TestClock) replaces the token before the server expires it", () =>
+    Effect.gen(function* () {
+      // The server's clock follows the TestClock, from the real time the test starts.
+      const start = Date.now()
+      const virtual = { millis: 0 }
+      const advance = (duration: Duration.DurationInput) =>
+        Effect.suspend(() => {
+          virtual.millis += Duration.toMillis(duration)
+          return TestClock.adjust(duration)
+        })
+      const local = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          startTestServer({ tokenTtlSeconds: 120, now: () => start + virtual.millis, script: [Script.text("hi")] })
+        ),
+        (s) => Effect.promise(() => s.close())
+      )
+      yield* Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        yield* runAll("one")
+        // Refreshes at 90 s (30 s before the 120 s expiry).
+        yield* advance(Duration.seconds(91))
+        yield* auth.credentials
+        // Past the first token's expiry on the server: the refreshed token is still good.
+        yield* advance(Duration.seconds(40))
+        yield* runAll("two")
+        const seen = local.requests.map((r) => `${r.method} ${r.path}`)
+        expect(seen.filter((p) => p === "POST /oauth/token")).toHaveLength(2)
+        // The refresh came before the second run, and that run needed no retry.
+        expect(seen.slice(-2)).toEqual(["POST /oauth/token", expect.stringMatching(/^POST \/v1\/threads\/[^/]+\/runs$/)])
+        expect(seen.filter((p) => p.endsWith("/runs"))).toHaveLength(2)
+      }).pipe(
+        Effect.provide(
+          Tambo.layer({ apiKey: local.apiKey, tamboUrl: local.url, userToken: USER_TOKEN, maxRetries: 0 })
+        )
+      )
+    }).pipe(Effect.scoped))
+})

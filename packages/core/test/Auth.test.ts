@@ -1,0 +1,446 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import * as Auth from "../src/Auth.js"
+import * as TamboConfig from "../src/TamboConfig.js"
+import { ApiError, AuthError, type TamboError, TransportError } from "../src/TamboError.js"
+import { type AccessToken, type Credentials, TamboTransport } from "../src/TamboTransport.js"
+import { fields } from "./helpers.js"
+
+const USER_TOKEN = "subject-token-of-user-1"
+
+const config = (identity: { readonly userKey?: string; readonly userToken?: string }) =>
+  Layer.succeed(TamboConfig.TamboConfig, {
+    apiKey: Redacted.make("api-key"),
+    baseUrl: "http://127.0.0.1:1",
+    userKey: Option.fromNullable(identity.userKey),
+    userToken: Option.map(Option.fromNullable(identity.userToken), Redacted.make),
+    maxRetries: 0,
+    requestTimeout: Duration.seconds(5)
+  })
+
+const unused = (name: string) => () => Effect.dieMessage(`${name} is not part of this test`)
+
+/** A transport whose only working call is the token exchange. */
+const transport = (exchangeToken: TamboTransport.Service["exchangeToken"]) =>
+  Layer.succeed(
+    TamboTransport,
+    TamboTransport.of({
+      createRun: () => Stream.dieMessage("createRun is not part of this test"),
+      runOnThread: () => Stream.dieMessage("runOnThread is not part of this test"),
+      cancelRun: unused("cancelRun"),
+      listThreads: unused("listThreads"),
+      retrieveThread: unused("retrieveThread"),
+      createThread: unused("createThread"),
+      updateThread: unused("updateThread"),
+      deleteThread: unused("deleteThread"),
+      listMessages: unused("listMessages"),
+      listSuggestions: unused("listSuggestions"),
+      generateSuggestions: unused("generateSuggestions"),
+      generateThreadName: unused("generateThreadName"),
+      getMcpToken: unused("getMcpToken"),
+      exchangeToken
+    })
+  )
+
+/**
+ * A token endpoint double: issues `token-1`, `token-2`, ... lasting
+ * `expiresInSeconds`, records the subject tokens it was given, and answers
+ * the n-th exchange with `outcomes[n]` when given.
+ */
+const makeIssuer = (options: {
+  readonly expiresInSeconds?: number
+  readonly outcomes?: ReadonlyArray<"ok" | AuthError | TransportError>
+  readonly gate?: Deferred.Deferred<void>
+  /** The first exchange that waits for `gate`; default 1. */
+  readonly gatedFrom?: number
+} = {}) => {
+  const subjects: Array<string> = []
+  const exchangeToken = (subject: Redacted.Redacted<string>): Effect.Effect<AccessToken, TamboError> =>
+    Effect.suspend(() => {
+      subjects.push(Redacted.value(subject))
+      const n = subjects.length
+      const outcome = options.outcomes?.[n - 1] ?? "ok"
+      const answer: Effect.Effect<AccessToken, TamboError> = outcome === "ok"
+        ? Effect.succeed({ token: Redacted.make(`token-${n}`), expiresInSeconds: options.expiresInSeconds ?? 3600 })
+        : Effect.fail(outcome)
+      return options.gate === undefined || n < (options.gatedFrom ?? 1)
+        ? answer
+        : Effect.zipRight(Deferred.await(options.gate), answer)
+    })
+  return { subjects, layer: transport(exchangeToken) }
+}
+
+const authLayer = (
+  identity: { readonly userKey?: string; readonly userToken?: string },
+  issuer: ReturnType<typeof makeIssuer>
+) => Auth.layer.pipe(Layer.provide(Layer.merge(config(identity), issuer.layer)))
+
+const tokenOf = (credentials: Credentials) =>
+  credentials._tag === "Bearer" ? Redacted.value(credentials.token) : `userKey:${credentials.userKey}`
+
+const current = Effect.flatMap(Auth.Auth, (auth) => Effect.map(auth.credentials, tokenOf))
+
+const unauthorized = new ApiError({ reason: "Unauthorized", message: "Invalid bearer token", status: 401, retryable: false })
+
+/** Lets forked fibers run until they wait on something. */
+const settle = Effect.repeatN(Effect.yieldNow(), 20)
+
+describe("Auth", () => {
+  describe("fixed identities", () => {
+    it.effect("a userKey identifies at once and never exchanges", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* auth.state).toEqual({ status: "identified", source: "userKey" })
+        expect(yield* auth.credentials).toEqual({ _tag: "UserKey", userKey: "user-1" })
+        expect(issuer.subjects).toEqual([])
+      }).pipe(Effect.provide(authLayer({ userKey: "user-1" }, issuer)))
+    })
+
+    it.effect("without an identity it is unauthenticated and requests fail with AuthError", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* auth.state).toEqual({ status: "unauthenticated" })
+        const error = yield* Effect.flip(auth.credentials)
+        expect(error).toBeInstanceOf(AuthError)
+        expect(error.reason).toBe("Unauthenticated")
+        expect(issuer.subjects).toEqual([])
+      }).pipe(Effect.provide(authLayer({}, issuer)))
+    })
+
+    it.effect("both a userKey and a userToken are invalid: no exchange, requests fail", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* auth.state).toEqual({ status: "invalid" })
+        const error = yield* Effect.flip(auth.credentials)
+        expect(error.reason).toBe("InvalidCredentials")
+        expect(issuer.subjects).toEqual([])
+      }).pipe(Effect.provide(authLayer({ userKey: "user-1", userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("TamboConfig refuses both before Auth sees them", () =>
+      Effect.gen(function* () {
+        const error = yield* Effect.flip(TamboConfig.make({ apiKey: "k", userKey: "u", userToken: "t" }))
+        expect(error._tag).toBe("ConfigError")
+        expect(error.reason).toBe("ConflictingIdentity")
+      }))
+  })
+
+  describe("token exchange", () => {
+    it.effect("exchanges the user token at start: exchanging, then identified", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const issuer = makeIssuer({ gate })
+        yield* Effect.gen(function* () {
+          const auth = yield* Auth.Auth
+          const changes = yield* Effect.fork(Stream.runCollect(Stream.take(auth.changes, 2)))
+          yield* settle
+          expect(yield* auth.state).toEqual({ status: "exchanging" })
+          expect(issuer.subjects).toEqual([USER_TOKEN])
+          yield* Deferred.succeed(gate, undefined)
+          expect(yield* current).toBe("token-1")
+          expect(Chunk.toReadonlyArray(yield* Fiber.join(changes))).toEqual([
+            { status: "exchanging" },
+            { status: "identified", source: "tokenExchange" }
+          ])
+          expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      }))
+
+    it.effect("requests wait for the exchange in flight and share it", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const issuer = makeIssuer({ gate })
+        yield* Effect.gen(function* () {
+          const waiting = yield* Effect.fork(
+            Effect.all(Array.from({ length: 10 }, () => current), { concurrency: "unbounded" })
+          )
+          yield* settle
+          expect(waiting.unsafePoll()).toBeNull()
+          yield* Deferred.succeed(gate, undefined)
+          expect(yield* Fiber.join(waiting)).toEqual(Array.from({ length: 10 }, () => "token-1"))
+          expect(issuer.subjects).toHaveLength(1)
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      }))
+
+    it.effect("refreshes 30 seconds before expiry, on schedule", () => {
+      const issuer = makeIssuer({ expiresInSeconds: 3600 })
+      return Effect.gen(function* () {
+        expect(yield* current).toBe("token-1")
+        yield* TestClock.adjust(Duration.seconds(3569))
+        expect(issuer.subjects).toHaveLength(1)
+        expect(yield* current).toBe("token-1")
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(2)
+        expect(yield* current).toBe("token-2")
+        // The next refresh counts from the new token.
+        yield* TestClock.adjust(Duration.seconds(3569))
+        expect(issuer.subjects).toHaveLength(2)
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* settle
+        expect(yield* current).toBe("token-3")
+        expect(issuer.subjects).toEqual([USER_TOKEN, USER_TOKEN, USER_TOKEN])
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("a short-lived token is refreshed at half its lifetime", () => {
+      const issuer = makeIssuer({ expiresInSeconds: 40 })
+      return Effect.gen(function* () {
+        expect(yield* current).toBe("token-1")
+        yield* TestClock.adjust(Duration.seconds(19))
+        expect(issuer.subjects).toHaveLength(1)
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(2)
+        expect(yield* current).toBe("token-2")
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("a request at refresh time waits for the new token rather than using the old one", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const issuer = makeIssuer({ expiresInSeconds: 3600, gate, gatedFrom: 2 })
+        yield* Effect.gen(function* () {
+          const auth = yield* Auth.Auth
+          expect(yield* current).toBe("token-1")
+          yield* TestClock.adjust(Duration.seconds(3570))
+          yield* settle
+          expect(yield* auth.state).toEqual({ status: "exchanging" })
+          const request = yield* Effect.fork(current)
+          yield* settle
+          expect(request.unsafePoll()).toBeNull()
+          yield* Deferred.succeed(gate, undefined)
+          expect(yield* Fiber.join(request)).toBe("token-2")
+          expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+          expect(issuer.subjects).toHaveLength(2)
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      }))
+
+    it.effect("a request that gives up does not abort the exchange the others wait for", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const issuer = makeIssuer({ gate })
+        yield* Effect.gen(function* () {
+          const impatient = yield* Effect.fork(current)
+          const patient = yield* Effect.fork(current)
+          yield* settle
+          yield* Fiber.interrupt(impatient)
+          yield* Deferred.succeed(gate, undefined)
+          expect(yield* Fiber.join(patient)).toBe("token-1")
+          expect(yield* current).toBe("token-1")
+          expect(issuer.subjects).toHaveLength(1)
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      }))
+
+    it.effect("closing the layer interrupts an exchange in flight", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const issuer = makeIssuer({ gate })
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(authLayer({ userToken: USER_TOKEN }, issuer), scope)
+        const waiting = yield* Effect.fork(Effect.provide(current, context))
+        yield* settle
+        yield* Scope.close(scope, Exit.void)
+        const exit = yield* Fiber.await(waiting)
+        expect(Exit.isInterrupted(exit)).toBe(true)
+      }))
+
+    it.effect("closing the layer stops the scheduled refresh", () => {
+      const issuer = makeIssuer({ expiresInSeconds: 60 })
+      return Effect.gen(function* () {
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(authLayer({ userToken: USER_TOKEN }, issuer), scope)
+        expect(yield* Effect.provide(current, context)).toBe("token-1")
+        yield* Scope.close(scope, Exit.void)
+        yield* TestClock.adjust(Duration.hours(2))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(1)
+      })
+    })
+  })
+
+  describe("failed exchanges", () => {
+    const refused = new AuthError({
+      reason: "ExchangeFailed",
+      message: "Token exchange failed: Token has expired",
+      status: 401
+    })
+
+    it.effect("a refused exchange is an AuthError with its reason, and later requests fail at once", () => {
+      const issuer = makeIssuer({ outcomes: [refused] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        const error = yield* Effect.flip(auth.credentials)
+        expect(fields(error)).toEqual(fields(refused))
+        const state = yield* auth.state
+        expect(state.status === "error" && fields(state.error)).toEqual(fields(refused))
+        // Fails fast: the API is not asked again.
+        expect(fields(yield* Effect.flip(auth.credentials))).toEqual(fields(refused))
+        expect(issuer.subjects).toHaveLength(1)
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("a failed connection is an AuthError too, and the next request exchanges again", () => {
+      const broken = new TransportError({ reason: "Connect", message: "connect ECONNREFUSED" })
+      const issuer = makeIssuer({ outcomes: [broken] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        const error = yield* Effect.flip(auth.credentials)
+        expect(error).toBeInstanceOf(AuthError)
+        expect(error.reason).toBe("ExchangeFailed")
+        expect(error.message).toContain("connect ECONNREFUSED")
+        expect((yield* auth.state).status).toBe("error")
+        expect(yield* current).toBe("token-2")
+        expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+        expect(issuer.subjects).toHaveLength(2)
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("a failed refresh leaves the state in error; the next request exchanges again", () => {
+      const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", new TransportError({ reason: "Timeout", message: "timed out" })] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* current).toBe("token-1")
+        yield* TestClock.adjust(Duration.seconds(70))
+        yield* settle
+        expect((yield* auth.state).status).toBe("error")
+        expect(yield* current).toBe("token-3")
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+  })
+
+  describe("withCredentials", () => {
+    it.effect("a 401 exchanges the token again and retries once", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        const seen: Array<string> = []
+        const result = yield* Auth.withCredentials(auth, (c) => {
+          seen.push(tokenOf(c))
+          return tokenOf(c) === "token-1" ? Effect.fail(unauthorized) : Effect.succeed("ok")
+        })
+        expect(result).toBe("ok")
+        expect(seen).toEqual(["token-1", "token-2"])
+        expect(issuer.subjects).toHaveLength(2)
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("only once: a second 401 fails with the ApiError", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        let calls = 0
+        const error = yield* Effect.flip(
+          Auth.withCredentials(auth, () => Effect.suspend(() => (calls++, Effect.fail(unauthorized))))
+        )
+        expect(error).toBe(unauthorized)
+        expect(calls).toBe(2)
+        expect(issuer.subjects).toHaveLength(2)
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("concurrent 401s on the same token share one new exchange", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        yield* auth.credentials
+        const results = yield* Effect.all(
+          Array.from({ length: 5 }, () =>
+            Auth.withCredentials(auth, (c) =>
+              tokenOf(c) === "token-1" ? Effect.fail(unauthorized) : Effect.succeed(tokenOf(c)))),
+          { concurrency: "unbounded" }
+        )
+        expect(results).toEqual(Array.from({ length: 5 }, () => "token-2"))
+        expect(issuer.subjects).toHaveLength(2)
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("a 401 with a userKey is not retried", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        let calls = 0
+        const error = yield* Effect.flip(
+          Auth.withCredentials(auth, () => Effect.suspend(() => (calls++, Effect.fail(unauthorized))))
+        )
+        expect(error).toBe(unauthorized)
+        expect(calls).toBe(1)
+      }).pipe(Effect.provide(authLayer({ userKey: "user-1" }, issuer)))
+    })
+
+    it.effect("other failures are not retried", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        let calls = 0
+        const forbidden = new ApiError({ reason: "Forbidden", message: "no", status: 403, retryable: false })
+        const error = yield* Effect.flip(
+          Auth.withCredentials(auth, () => Effect.suspend(() => (calls++, Effect.fail(forbidden))))
+        )
+        expect(error).toBe(forbidden)
+        expect(calls).toBe(1)
+        expect(issuer.subjects).toHaveLength(1)
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("streams: a 401 before the first element reopens the stream once with a new token", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        const opened: Array<string> = []
+        const out = yield* Stream.runCollect(
+          Auth.withCredentialsStream(auth, (c) => {
+            opened.push(tokenOf(c))
+            return tokenOf(c) === "token-1" ? Stream.fail(unauthorized) : Stream.make(1, 2, 3)
+          })
+        )
+        expect(Chunk.toReadonlyArray(out)).toEqual([1, 2, 3])
+        expect(opened).toEqual(["token-1", "token-2"])
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("streams: a 401 after elements is not retried", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        let opened = 0
+        const result = yield* Stream.runCollect(
+          Auth.withCredentialsStream(auth, () => {
+            opened++
+            return Stream.concat(Stream.make(1), Stream.fail(unauthorized))
+          })
+        ).pipe(Effect.either)
+        expect(Either.isLeft(result) && result.left).toBe(unauthorized)
+        expect(opened).toBe(1)
+        expect(issuer.subjects).toHaveLength(1)
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("invalidate without an argument forgets the token; with another token it does nothing", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* current).toBe("token-1")
+        yield* auth.invalidate({ _tag: "Bearer", token: Redacted.make("someone-else") })
+        expect(yield* current).toBe("token-1")
+        yield* auth.invalidate()
+        expect(yield* current).toBe("token-2")
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+  })
+})

@@ -1,0 +1,207 @@
+import { Script, type RecordedRequest } from "@tambo-effect/testing"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ClientState from "../src/ClientState.js"
+import * as Tambo from "../src/Tambo.js"
+import { runAll, tamboLayer, useServer } from "./helpers.js"
+
+const server = useServer()
+
+/** Where a request names its user: `userKey` in the query or body, or the legacy `contextKey`. */
+const userKeyOf = (request: RecordedRequest): string | undefined => {
+  if (request.query.userKey !== undefined) return request.query.userKey
+  if (request.query.contextKey !== undefined) return request.query.contextKey
+  const body = request.body
+  if (typeof body !== "object" || body === null) return undefined
+  if ("userKey" in body && typeof body.userKey === "string") return body.userKey
+  if ("thread" in body && typeof body.thread === "object" && body.thread !== null && "userKey" in body.thread) {
+    return typeof body.thread.userKey === "string" ? body.thread.userKey : undefined
+  }
+  return undefined
+}
+
+/** Every request so far acted for `user-1`. */
+const expectUserKeyOnEveryRequest = () => {
+  const requests = server().requests
+  expect(requests.length).toBeGreaterThan(0)
+  expect(requests.map((r) => [`${r.method} ${r.path}`, userKeyOf(r)])).toEqual(
+    requests.map((r) => [`${r.method} ${r.path}`, "user-1"])
+  )
+}
+
+const seed = (name: string, userKey = "user-1") =>
+  server().threads.create({
+    userKey,
+    name,
+    messages: [
+      { role: "user", content: `question of ${name}` },
+      { role: "assistant", content: `answer of ${name}` }
+    ]
+  })
+
+describe("threads", () => {
+  it.live("listThreads pages through every thread of the user, newest first, without duplicates", () =>
+    Effect.gen(function* () {
+      const mine = Array.from({ length: 25 }, (_, i) => seed(`thread ${i}`))
+      seed("someone else's", "user-2")
+      const tambo = yield* Tambo.Tambo
+      const pages: Array<ReadonlyArray<string>> = []
+      let cursor: string | undefined
+      for (let guard = 0; guard < 10; guard++) {
+        const page = yield* tambo.listThreads({ cursor, limit: 10 })
+        pages.push(page.threads.map((t) => t.id))
+        if (!page.hasMore) {
+          expect(page.nextCursor).toBeUndefined()
+          break
+        }
+        expect(page.nextCursor).toBeDefined()
+        cursor = page.nextCursor
+      }
+      expect(pages.map((p) => p.length)).toEqual([10, 10, 5])
+      const ids = pages.flat()
+      expect(new Set(ids).size).toBe(25)
+      expect(ids).toEqual(mine.map((t) => t.id).reverse())
+
+      const lists = server().requests.filter((r) => r.path === "/v1/threads")
+      expect(lists.map((r) => r.query.limit)).toEqual(["10", "10", "10"])
+      expect(lists[0]!.query.cursor).toBeUndefined()
+      expect(lists.slice(1).every((r) => r.query.cursor !== undefined)).toBe(true)
+      expectUserKeyOnEveryRequest()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("fetchThread loads a thread and its messages into the store, leaving the current thread", () =>
+    Effect.gen(function* () {
+      const remote = seed("remote")
+      const tambo = yield* Tambo.Tambo
+      const thread = yield* tambo.fetchThread(remote.id)
+      expect(thread.id).toBe(remote.id)
+      expect(thread.name).toBe("remote")
+      expect(thread.messages.map((m) => [m.role, m.content])).toEqual([
+        ["user", [{ type: "text", text: "question of remote" }]],
+        ["assistant", [{ type: "text", text: "answer of remote" }]]
+      ])
+      expect(thread.messages.map((m) => m.id)).toEqual(remote.messages.map((m) => m.id))
+      const state = yield* tambo.state
+      expect(state.threadMap[remote.id]?.thread).toEqual(thread)
+      expect(state.currentThreadId).toBe(ClientState.PLACEHOLDER_THREAD_ID)
+      expectUserKeyOnEveryRequest()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("switchThread to a thread the client has not seen loads it and makes it current", () =>
+    Effect.gen(function* () {
+      const remote = seed("elsewhere")
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.switchThread(remote.id)
+      const state = yield* tambo.state
+      expect(state.currentThreadId).toBe(remote.id)
+      const current = yield* tambo.getThread()
+      expect(Option.map(current, (t) => t.messages.length)).toEqual(Option.some(2))
+      expect(server().requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /v1/threads/${remote.id}`])
+      // Switching to a thread the client knows asks nothing.
+      yield* tambo.startNewThread
+      yield* tambo.switchThread(remote.id)
+      expect(server().requests).toHaveLength(1)
+      // A run continues it, with its last run: the thread is loaded, not replaced.
+      server().setScript([Script.text("more")])
+      const events = yield* runAll("follow-up")
+      expect(events.at(-1)!.threadId).toBe(remote.id)
+      expect(events.at(-1)!.snapshot.messages).toHaveLength(4)
+      expectUserKeyOnEveryRequest()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("switchThread to a thread that does not exist fails, and the current thread stays", () =>
+    Effect.gen(function* () {
+      const known = seed("known")
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.switchThread(known.id)
+      const error = yield* Effect.flip(tambo.switchThread("thr_missing"))
+      expect(error._tag === "ApiError" && error.status).toBe(403)
+      const state = yield* tambo.state
+      expect(state.currentThreadId).toBe(known.id)
+      expect(state.threadMap["thr_missing"]).toBeUndefined()
+      // A thread of another user is as missing as one that does not exist.
+      const theirs = seed("theirs", "user-2")
+      const forbidden = yield* Effect.flip(tambo.switchThread(theirs.id))
+      expect(forbidden._tag === "ApiError" && forbidden.status).toBe(403)
+      expect((yield* tambo.state).currentThreadId).toBe(known.id)
+      expectUserKeyOnEveryRequest()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("updateThreadName renames the thread on the server and in the store", () =>
+    Effect.gen(function* () {
+      const remote = seed("old name")
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.fetchThread(remote.id)
+      yield* tambo.updateThreadName(remote.id, "new name")
+      expect(server().threads.get(remote.id)!.name).toBe("new name")
+      const thread = yield* tambo.getThread(remote.id)
+      expect(Option.map(thread, (t) => t.name)).toEqual(Option.some("new name"))
+      const patch = server().requests.find((r) => r.method === "PATCH")!
+      expect(patch.body).toMatchObject({ name: "new name" })
+      expectUserKeyOnEveryRequest()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("generateThreadName names a thread after its conversation", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("Paris is sunny.")])
+      const events = yield* runAll("What is the weather in Paris?")
+      const threadId = events.at(-1)!.threadId
+      const tambo = yield* Tambo.Tambo
+      const name = yield* tambo.generateThreadName(threadId)
+      expect(Option.isSome(name)).toBe(true)
+      expect(name).toEqual(Option.some(server().threads.get(threadId)!.name))
+      const thread = yield* tambo.getThread(threadId)
+      expect(Option.map(thread, (t) => t.name)).toEqual(name)
+      const request = server().requests.find((r) => r.path.endsWith("/generate-name"))!
+      expect(request.path).toBe(`/threads/${threadId}/generate-name`)
+      expectUserKeyOnEveryRequest()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("deleteThread removes the thread on the server and from the store", () =>
+    Effect.gen(function* () {
+      const keep = seed("keep")
+      const drop = seed("drop")
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.fetchThread(keep.id)
+      yield* tambo.fetchThread(drop.id)
+      yield* tambo.deleteThread(drop.id)
+      expect(server().threads.get(drop.id)).toBeUndefined()
+      expect(server().threads.get(keep.id)).toBeDefined()
+      const state = yield* tambo.state
+      expect(state.threadMap[drop.id]).toBeUndefined()
+      expect(state.threadMap[keep.id]).toBeDefined()
+      expect((yield* tambo.listThreads()).threads.map((t) => t.id)).toEqual([keep.id])
+      // Deleting it again: the API no longer knows it.
+      const error = yield* Effect.flip(tambo.deleteThread(drop.id))
+      expect(error._tag).toBe("ApiError")
+      expectUserKeyOnEveryRequest()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("suggestions: generated for a run's reply, then listed", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("It is sunny in Paris.")])
+      const events = yield* runAll("weather?")
+      const last = events.at(-1)!
+      const reply = last.snapshot.messages.at(-1)!
+      expect(reply.role).toBe("assistant")
+      // The client knows the reply by the id the server stored it under.
+      expect(server().threads.get(last.threadId)!.messages.map((m) => m.id)).toContain(reply.id)
+      const tambo = yield* Tambo.Tambo
+      expect(yield* tambo.listSuggestions(last.threadId, reply.id)).toEqual([])
+      const generated = yield* tambo.generateSuggestions(last.threadId, reply.id, { maxSuggestions: 2 })
+      expect(generated).toHaveLength(2)
+      for (const suggestion of generated) {
+        expect(suggestion.title.length).toBeGreaterThan(0)
+        expect(suggestion.detailedSuggestion.length).toBeGreaterThan(0)
+      }
+      const listed = yield* tambo.listSuggestions(last.threadId, reply.id)
+      expect(listed.map((s) => s.id)).toEqual(generated.map((s) => s.id))
+      const create = server().requests.find((r) => r.method === "POST" && r.path.endsWith("/suggestions"))!
+      expect(create.body).toMatchObject({ maxSuggestions: 2 })
+      // An unknown message is the API's 404.
+      const error = yield* Effect.flip(tambo.listSuggestions(last.threadId, "msg_unknown"))
+      expect(error._tag === "ApiError" && error.status).toBe(404)
+      expectUserKeyOnEveryRequest()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})
