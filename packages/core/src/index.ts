@@ -99,3 +99,11 @@ export * as ToolExecutor from "./ToolExecutor.js"
  * @category Modules
  */
 export * as TamboError from "./TamboError.js"
+
+/**
+ * Update strategies for streamed runs: which snapshots are published, and when.
+ *
+ * @since 0.1.0
+ * @category Modules
+ */
+export * as SnapshotStrategy from "./SnapshotStrategy.js"
