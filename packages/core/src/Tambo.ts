@@ -38,6 +38,7 @@ import {
   TransportError
 } from "./TamboError.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
+import * as Mcp from "./Mcp.js"
 import * as Transport from "./TamboTransport.js"
 import * as ThreadStore from "./ThreadStore.js"
 import * as Tool from "./Tool.js"
@@ -238,6 +239,8 @@ export interface Options extends TamboConfig.Options {
   readonly toolConcurrency?: number | undefined
   /** Decides tool calls that need approval, for every run. */
   readonly onApproval?: ApprovalHandler | undefined
+  /** MCP servers to connect: their tools are registered for the model. */
+  readonly mcpServers?: ReadonlyArray<Mcp.McpServerInfo> | undefined
 }
 
 /**
@@ -1076,7 +1079,7 @@ export const layerWithoutConfig = (
     readonly store?: ThreadStore.ExternalStore<ClientState.ClientState> | undefined
   } = {}
 ): Layer.Layer<
-  Tambo | ThreadStore.ThreadStore | ToolRegistry.ToolRegistry | Auth.Auth | Transport.TamboTransport,
+  Tambo | ThreadStore.ThreadStore | ToolRegistry.ToolRegistry | Auth.Auth | Transport.TamboTransport | Mcp.Mcp,
   Tool.ToolDefinitionError,
   TamboConfig.TamboConfig | HttpClient.HttpClient
 > => {
@@ -1093,7 +1096,10 @@ export const layerWithoutConfig = (
   const auth = Auth.layer.pipe(Layer.provide(transport))
   const store = options.store === undefined ? ThreadStore.layer : ThreadStore.layerExternal(options.store)
   const tools = ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
-  return service.pipe(Layer.provideMerge(Layer.mergeAll(transport, auth, store, tools)))
+  const base = Layer.mergeAll(transport, auth, store, tools)
+  // MCP servers connect in the background; the MCP SDK loads only when one is listed or connected.
+  const withMcp = Mcp.layerWith({ servers: options.mcpServers ?? [] }).pipe(Layer.provideMerge(base))
+  return service.pipe(Layer.provideMerge(withMcp))
 }
 
 /**
@@ -1106,7 +1112,13 @@ export const layerWithoutConfig = (
 export const layer = (
   options: Options & { readonly store?: ThreadStore.ExternalStore<ClientState.ClientState> | undefined }
 ): Layer.Layer<
-  Tambo | ThreadStore.ThreadStore | ToolRegistry.ToolRegistry | Auth.Auth | Transport.TamboTransport | TamboConfig.TamboConfig,
+  | Tambo
+  | ThreadStore.ThreadStore
+  | ToolRegistry.ToolRegistry
+  | Auth.Auth
+  | Transport.TamboTransport
+  | TamboConfig.TamboConfig
+  | Mcp.Mcp,
   ConfigError | Tool.ToolDefinitionError
 > =>
   layerWithoutConfig(options).pipe(
@@ -1124,7 +1136,13 @@ export const layer = (
 export const layerConfig = (
   options: Omit<Options, keyof TamboConfig.Options> = {}
 ): Layer.Layer<
-  Tambo | ThreadStore.ThreadStore | ToolRegistry.ToolRegistry | Auth.Auth | Transport.TamboTransport | TamboConfig.TamboConfig,
+  | Tambo
+  | ThreadStore.ThreadStore
+  | ToolRegistry.ToolRegistry
+  | Auth.Auth
+  | Transport.TamboTransport
+  | TamboConfig.TamboConfig
+  | Mcp.Mcp,
   ConfigError | Tool.ToolDefinitionError | import("effect/ConfigError").ConfigError
 > =>
   layerWithoutConfig(options).pipe(

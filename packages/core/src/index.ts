@@ -107,3 +107,11 @@ export * as TamboError from "./TamboError.js"
  * @category Modules
  */
 export * as SnapshotStrategy from "./SnapshotStrategy.js"
+
+/**
+ * Connections to MCP servers: their tools join the registry; elicitation and sampling handlers.
+ *
+ * @since 0.1.0
+ * @category Modules
+ */
+export * as Mcp from "./Mcp.js"

@@ -1,0 +1,243 @@
+/**
+ * The one module that imports `@modelcontextprotocol/sdk`. `Mcp.ts` loads it
+ * with a dynamic `import()` when it connects to a server, so applications
+ * that never connect one never load the MCP SDK (bundlers put this module
+ * and the SDK in a chunk of their own).
+ *
+ * It speaks Promises and plain data; `Mcp.ts` owns the Effect side.
+ *
+ * @internal
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  type CreateMessageRequest,
+  CreateMessageRequestSchema,
+  type CreateMessageResult,
+  ElicitRequestSchema,
+  type ElicitResult,
+  ErrorCode,
+  McpError as SdkMcpError,
+  type Tool as SdkTool
+} from "@modelcontextprotocol/sdk/types.js"
+import type {
+  ElicitationRequest,
+  ElicitationResult,
+  McpToolResult,
+  McpToolSpec,
+  McpTransport,
+  SamplingRequest,
+  SamplingResult
+} from "../Mcp.js"
+import * as Tool from "../Tool.js"
+import { isRecord } from "./jsonSchema.js"
+
+/** @internal */
+export interface ConnectOptions {
+  readonly url: URL
+  readonly transport: McpTransport
+  readonly headers: Readonly<Record<string, string>>
+  readonly clientInfo: { readonly name: string; readonly version: string }
+  /** Whether to advertise the sampling capability. */
+  readonly sampling: boolean
+  /** Aborts the connection attempt (and closes what it opened). */
+  readonly signal: AbortSignal
+  readonly onElicit: (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationResult>
+  readonly onSample: (request: SamplingRequest, signal: AbortSignal) => Promise<SamplingResult>
+  /** The server said its tool list changed. */
+  readonly onToolsChanged: () => void
+  /** The transport closed (also after `close()`). */
+  readonly onClose: () => void
+}
+
+/** @internal */
+export interface Session {
+  readonly serverVersion: { readonly name: string; readonly version: string } | undefined
+  readonly instructions: string | undefined
+  readonly listTools: (signal: AbortSignal) => Promise<ReadonlyArray<McpToolSpec>>
+  readonly callTool: (name: string, args: Readonly<Record<string, unknown>>, signal: AbortSignal) => Promise<McpToolResult>
+  /** Ends the session on the server when the transport can (Streamable HTTP), then closes. Never rejects. */
+  readonly close: () => Promise<void>
+  /**
+   * Whether a failed request means the server is gone (the connection
+   * failed or closed, or the server forgot the session), rather than that
+   * it answered with an error.
+   */
+  readonly isDisconnection: (error: unknown) => boolean
+}
+
+/** More pages than any real server lists; guards against a cursor loop. */
+const MAX_TOOL_PAGES = 100
+
+const jsonSchema = (u: unknown): Tool.JsonSchema | undefined => (Tool.isJsonSchema(u) ? u : undefined)
+
+const toolAnnotations = (annotations: NonNullable<SdkTool["annotations"]>): Tool.ToolAnnotations => {
+  const out: { -readonly [K in keyof Tool.ToolAnnotations]: Tool.ToolAnnotations[K] } = {}
+  if (annotations.title !== undefined) out.title = annotations.title
+  if (annotations.readOnlyHint !== undefined) out.readOnlyHint = annotations.readOnlyHint
+  if (annotations.destructiveHint !== undefined) out.destructiveHint = annotations.destructiveHint
+  if (annotations.idempotentHint !== undefined) out.idempotentHint = annotations.idempotentHint
+  if (annotations.openWorldHint !== undefined) out.openWorldHint = annotations.openWorldHint
+  return out
+}
+
+const toolSpec = (tool: SdkTool): McpToolSpec => {
+  const inputSchema = jsonSchema(tool.inputSchema) ?? { type: "object" }
+  const outputSchema = jsonSchema(tool.outputSchema)
+  const annotations = tool.annotations
+  return {
+    name: tool.name,
+    ...(tool.title === undefined ? {} : { title: tool.title }),
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    inputSchema,
+    ...(outputSchema === undefined ? {} : { outputSchema }),
+    ...(annotations === undefined ? {} : { annotations: toolAnnotations(annotations) })
+  }
+}
+
+const callResult = (result: CallToolResult): McpToolResult => ({
+  content: result.content,
+  structuredContent: result.structuredContent,
+  isError: result.isError
+})
+
+const elicitationRequest = (params: {
+  readonly message: string
+  readonly requestedSchema?: {
+    readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>
+    readonly required?: ReadonlyArray<string> | undefined
+  }
+}): ElicitationRequest => ({
+  method: "elicitation/create",
+  params: {
+    mode: "form",
+    message: params.message,
+    requestedSchema: {
+      type: "object",
+      properties: params.requestedSchema?.properties ?? {},
+      ...(params.requestedSchema?.required === undefined ? {} : { required: params.requestedSchema.required })
+    }
+  }
+})
+
+const elicitResult = (result: ElicitationResult): ElicitResult => {
+  if (result.content === undefined) return { action: result.action }
+  const content: Record<string, string | number | boolean | Array<string>> = {}
+  for (const [key, value] of Object.entries(result.content)) {
+    content[key] = typeof value === "object" ? [...value] : value
+  }
+  return { action: result.action, content }
+}
+
+const samplingRequest = (params: CreateMessageRequest["params"]): SamplingRequest => ({
+  method: "sampling/createMessage",
+  params: {
+    messages: params.messages.map((message) => ({ role: message.role, content: message.content })),
+    maxTokens: params.maxTokens,
+    systemPrompt: params.systemPrompt,
+    temperature: params.temperature,
+    stopSequences: params.stopSequences,
+    includeContext: params.includeContext,
+    modelPreferences: params.modelPreferences,
+    metadata: isRecord(params.metadata) ? params.metadata : undefined
+  }
+})
+
+const samplingResult = (result: SamplingResult): CreateMessageResult => ({
+  model: result.model,
+  role: result.role,
+  content: result.content.type === "text"
+    ? { type: "text", text: result.content.text }
+    : { type: result.content.type, data: result.content.data, mimeType: result.content.mimeType },
+  ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason })
+})
+
+const isDisconnection = (error: unknown): boolean =>
+  error instanceof SdkMcpError ? error.code === ErrorCode.ConnectionClosed : true
+
+/**
+ * Connects and initialises a session. Rejects when the server cannot be
+ * reached or the handshake fails; whatever was opened is closed then.
+ *
+ * @internal
+ */
+export const connect = async (options: ConnectOptions): Promise<Session> => {
+  const requestInit: RequestInit = { headers: { ...options.headers } }
+  const transport = options.transport === "sse"
+    ? new SSEClientTransport(options.url, { requestInit })
+    : new StreamableHTTPClientTransport(options.url, { requestInit })
+  const client = new Client(
+    { name: options.clientInfo.name, version: options.clientInfo.version },
+    {
+      capabilities: { elicitation: { form: {} }, ...(options.sampling ? { sampling: {} } : {}) },
+      // `autoRefresh: false`: the tools are listed again (all pages) by the caller.
+      listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged: () => options.onToolsChanged() } }
+    }
+  )
+  client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+    const params = request.params
+    // The client only advertises form mode; the SDK rejects URL-mode requests before this.
+    if (params.mode === "url") throw new SdkMcpError(ErrorCode.InvalidParams, "URL-mode elicitation is not supported")
+    return elicitResult(await options.onElicit(elicitationRequest(params), extra.signal))
+  })
+  if (options.sampling) {
+    client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) =>
+      samplingResult(await options.onSample(samplingRequest(request.params), extra.signal)))
+  }
+
+  let closing: Promise<void> | undefined
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      if (transport instanceof StreamableHTTPClientTransport) {
+        await transport.terminateSession().catch(() => undefined)
+      }
+      await client.close().catch(() => undefined)
+    })()
+    return closing
+  }
+  const abort = () => void close()
+  options.signal.addEventListener("abort", abort, { once: true })
+  try {
+    await client.connect(transport, { signal: options.signal })
+  } catch (error) {
+    await close()
+    throw error
+  } finally {
+    options.signal.removeEventListener("abort", abort)
+  }
+  // Set after connecting: `connect` replaces the transport's callbacks with the client's own.
+  const previousOnClose = client.onclose
+  client.onclose = () => {
+    previousOnClose?.()
+    options.onClose()
+  }
+
+  return {
+    serverVersion: client.getServerVersion(),
+    instructions: client.getInstructions(),
+    listTools: async (signal) => {
+      const tools: Array<McpToolSpec> = []
+      let cursor: string | undefined
+      for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+        const response = await client.listTools(cursor === undefined ? {} : { cursor }, { signal })
+        for (const tool of response.tools) tools.push(toolSpec(tool))
+        cursor = response.nextCursor
+        if (cursor === undefined) break
+      }
+      return tools
+    },
+    callTool: async (name, args, signal) => {
+      const result = await client.callTool({ name, arguments: { ...args } }, undefined, { signal })
+      // Servers of the pre-2024-11 protocol answer `{ toolResult }` instead.
+      const current = CallToolResultSchema.safeParse(result)
+      return current.success
+        ? callResult(current.data)
+        : { content: [{ type: "text", text: JSON.stringify(result["toolResult"] ?? null) }] }
+    },
+    close,
+    isDisconnection
+  }
+}

@@ -1,0 +1,205 @@
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Tracer from "effect/Tracer"
+import * as Mcp from "../src/Mcp.js"
+import * as ToolRegistry from "../src/ToolRegistry.js"
+import { runAll, tamboLayer, useServer } from "./helpers.js"
+import { mcpServer } from "./mcp/server.js"
+import { all, calculator, echo, greeter } from "./mcp/tools.js"
+
+const server = useServer()
+
+/** The full SDK against the testing server, with MCP. */
+const stack = (options: Mcp.MakeOptions = {}) => Mcp.layerWith(options).pipe(Layer.provideMerge(tamboLayer(server())))
+
+type RunRequest = Script.RunRequest
+
+/**
+ * A script that makes the given tool calls in its first round and ends the
+ * run once the results came back; `requests` records what the API received.
+ */
+const callThenFinish = (calls: ReadonlyArray<readonly [name: string, args: unknown]>) => {
+  const requests: Array<RunRequest> = []
+  server().setScript((request) => {
+    requests.push(request)
+    return request.toolResults.length === 0
+      ? calls.map(([name, args]) => Script.toolCall(name, args))
+      : [Script.text(`Results: ${request.toolResults.map((result) => result.text).join(", ")}`)]
+  })
+  return requests
+}
+
+const results = (requests: ReadonlyArray<RunRequest>) =>
+  requests[1]!.toolResults.map(({ toolName, isError, text }) => ({ toolName, isError, text }))
+
+/** Records every span the effect starts, into `spans`. */
+const recordingSpans = (spans: Array<Tracer.Span>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.tracer, (native) =>
+    Effect.withTracer(
+      effect,
+      Tracer.make({
+        span: (...args) => {
+          const span = native.span(...args)
+          spans.push(span)
+          return span
+        },
+        context: (f, fiber) => native.context(f, fiber)
+      })
+    ))
+
+const ancestors = (span: Tracer.Span): Array<string> => {
+  const names: Array<string> = []
+  let current: Option.Option<Tracer.AnySpan> = span.parent
+  while (Option.isSome(current) && current.value._tag === "Span") {
+    names.push(current.value.name)
+    current = current.value.parent
+  }
+  return names
+}
+
+describe("MCP tools in runs", () => {
+  it.live("a run calls an MCP tool in its tool loop, and the tool's output reaches the API", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const calc = yield* mcpServer({ setup: calculator })
+      yield* mcp.connectMcpServer({ url: calc.url })
+      const requests = callThenFinish([["add", { a: 2, b: 3 }], ["math_square", { x: 7 }]])
+
+      const events = yield* runAll("What is 2 + 3, and 7 squared?")
+
+      const add = requests[0]!.tools.find((tool) => tool.name === "add")
+      expect(add).toMatchObject({
+        description: "Adds two numbers",
+        inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } }
+      })
+      expect(results(requests)).toEqual([
+        { toolName: "add", isError: false, text: "5" },
+        { toolName: "math_square", isError: false, text: "49" }
+      ])
+      const last = events.at(-1)!.snapshot.messages.at(-1)!.content[0]
+      expect(last).toEqual({ type: "text", text: "Results: 5, 49" })
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("works over the SSE transport", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const calc = yield* mcpServer({ transport: "sse", setup: calculator })
+      yield* mcp.connectMcpServer({ url: calc.url, transport: "sse" })
+      const requests = callThenFinish([["add", { a: 20, b: 22 }]])
+      yield* runAll("20 + 22?")
+      expect(results(requests)).toEqual([{ toolName: "add", isError: false, text: "42" }])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("an MCP tool error becomes an error tool result, and the run goes on", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const calc = yield* mcpServer({ setup: calculator })
+      yield* mcp.connectMcpServer({ url: calc.url })
+      const requests = callThenFinish([["divide", { a: 1, b: 0 }], ["explode", {}], ["divide", { a: 1, b: "x" }]])
+
+      const events = yield* runAll("Divide by zero, then explode")
+
+      const [divide, explode, invalid] = results(requests)
+      expect(divide).toEqual({ toolName: "divide", isError: true, text: "Cannot divide by zero" })
+      expect(explode).toMatchObject({ toolName: "explode", isError: true })
+      expect(explode!.text).toContain("the detonator went off")
+      // Arguments are checked against the server's JSON Schema before the call.
+      expect(invalid).toMatchObject({ toolName: "divide", isError: true })
+      expect(invalid!.text).toContain("Invalid arguments")
+      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+      expect((yield* mcp.getMcpClients)[Mcp.uniqueKey({ url: calc.url })]?.status).toBe("connected")
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("with several servers, each prefixed tool goes to its own server", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const alpha = yield* mcpServer({ setup: all(echo("alpha"), calculator) })
+      const beta = yield* mcpServer({ transport: "sse", setup: echo("beta") })
+      yield* mcp.connectMcpServer({ url: alpha.url, serverKey: "alpha" })
+      yield* mcp.connectMcpServer({ url: beta.url, transport: "sse", serverKey: "beta" })
+      const requests = callThenFinish([
+        ["beta__echo", { message: "hi" }],
+        ["alpha__echo", { message: "hello" }],
+        ["alpha__add", { a: 1, b: 2 }]
+      ])
+
+      yield* runAll("echo twice")
+
+      expect(requests[0]!.tools.map((tool) => tool.name).sort()).toEqual(
+        ["alpha__add", "alpha__divide", "alpha__echo", "alpha__explode", "alpha__math_square", "beta__echo"]
+      )
+      expect(results(requests)).toEqual([
+        { toolName: "beta__echo", isError: false, text: "beta: hi" },
+        { toolName: "alpha__echo", isError: false, text: "alpha: hello" },
+        { toolName: "alpha__add", isError: false, text: "3" }
+      ])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a server that dies mid-session: the next call is an error result, and the status says failed", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const calc = yield* mcpServer({ setup: calculator })
+      const connection = yield* mcp.connectMcpServer({ url: calc.url })
+      yield* Effect.promise(() => calc.kill())
+      const requests = callThenFinish([["add", { a: 1, b: 1 }]])
+
+      yield* runAll("1 + 1?")
+
+      const [add] = results(requests)
+      expect(add).toMatchObject({ toolName: "add", isError: true })
+      expect(add!.text).toContain("unreachable")
+      const after = (yield* mcp.getMcpClients)[connection.key]
+      expect(after).toMatchObject({ status: "failed", error: { _tag: "McpError", reason: "Disconnected" } })
+      expect(after?.client).toBeUndefined()
+      // Its tools are withdrawn: the next run does not offer them.
+      const registry = yield* ToolRegistry.ToolRegistry
+      expect(yield* registry.list).toEqual([])
+      yield* runAll("again")
+      expect(requests[2]!.tools).toEqual([])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a tool that elicits asks the elicitation handler during the run", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const greeterServer = yield* mcpServer({ setup: greeter })
+      yield* mcp.connectMcpServer({ url: greeterServer.url })
+      const asked: Array<string> = []
+      yield* mcp.setElicitationHandler((request) => {
+        asked.push(request.params.message)
+        return Promise.resolve({ action: "accept", content: { name: "Ada" } })
+      })
+      const requests = callThenFinish([["greet", {}]])
+
+      yield* runAll("greet me")
+
+      expect(asked).toEqual(["What is your name?"])
+      expect(results(requests)).toEqual([{ toolName: "greet", isError: false, text: "Hello, Ada!" }])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("connects the servers given to the layer, and traces connects and calls", () => {
+    const spans: Array<Tracer.Span> = []
+    return Effect.gen(function*() {
+      const calc = yield* mcpServer({ setup: calculator })
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const connection = yield* mcp.connectMcpServer({ url: calc.url, serverKey: "calc" })
+        expect(connection.status).toBe("connected")
+        const requests = callThenFinish([["add", { a: 4, b: 5 }]])
+        yield* runAll("4 + 5?")
+        expect(results(requests)).toEqual([{ toolName: "add", isError: false, text: "9" }])
+      }).pipe(Effect.provide(stack({ servers: [{ url: calc.url, serverKey: "calc" }] })))
+
+      const connect = spans.find((span) => span.name === "Mcp.connect")
+      expect(connect?.attributes.get("mcp.server")).toBe("calc")
+      expect(connect?.attributes.get("mcp.tools")).toBe(4)
+      const call = spans.find((span) => span.name === "Mcp.callTool")
+      expect(call?.attributes.get("mcp.server")).toBe("calc")
+      expect(call?.attributes.get("tool.name")).toBe("add")
+      expect(ancestors(call!)).toContain("ToolExecutor.call")
+      expect(calc.sessions.opened).toBe(1)
+    }).pipe(Effect.scoped, recordingSpans(spans))
+  })
+})

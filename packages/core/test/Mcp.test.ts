@@ -1,0 +1,506 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Support from "../src/internal/mcpSupport.js"
+import * as Mcp from "../src/Mcp.js"
+import * as Tool from "../src/Tool.js"
+import * as ToolRegistry from "../src/ToolRegistry.js"
+import { tamboLayer, useServer } from "./helpers.js"
+import { mcpServer, plainServer, unusedUrl } from "./mcp/server.js"
+import { all, calculator, echo, greeter, summarizer, unlocker } from "./mcp/tools.js"
+
+const server = useServer()
+
+/** The MCP service over the full SDK against the testing server. */
+const stack = (options: Mcp.MakeOptions = {}, tambo: Parameters<typeof tamboLayer>[1] = {}) =>
+  Mcp.layerWith(options).pipe(Layer.provideMerge(tamboLayer(server(), tambo)))
+
+const registeredNames = Effect.flatMap(ToolRegistry.ToolRegistry, (registry) =>
+  Effect.map(registry.list, (tools) => tools.map((tool) => tool.name)))
+
+const connectionOf = (key: string) =>
+  Effect.flatMap(Mcp.Mcp, (mcp) => Effect.map(mcp.getMcpClients, (connections) => connections[key]))
+
+/** The statuses a connection goes through, from before `connect` until it settles. */
+const watchStatuses = (key: string) =>
+  Effect.gen(function*() {
+    const mcp = yield* Mcp.Mcp
+    const subscribed = yield* Deferred.make<void>()
+    const fiber = yield* mcp.changes.pipe(
+      Stream.tap(() => Deferred.succeed(subscribed, undefined)),
+      Stream.map((connections) => connections[key]?.status),
+      Stream.filter((status): status is Mcp.McpConnectionStatus => status !== undefined),
+      Stream.changes,
+      Stream.takeUntil((status) => status !== "connecting"),
+      Stream.runCollect,
+      Effect.map((chunk) => Array.from(chunk)),
+      Effect.fork
+    )
+    yield* Deferred.await(subscribed)
+    return fiber
+  })
+
+const callText = (connection: Mcp.McpConnection, name: string, args?: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const client = connection.client
+    if (client === undefined) return yield* Effect.die(new Error(`${connection.key} is not connected`))
+    const result = yield* client.callTool(name, args)
+    return result.content.map((block) => ("text" in block ? block.text : block.type)).join("")
+  })
+
+describe("Mcp helpers", () => {
+  it("derives short server keys from URLs", () => {
+    expect(Mcp.deriveServerKey("https://mcp.linear.app/mcp")).toBe("linear")
+    expect(Mcp.deriveServerKey("https://api.github.com/mcp")).toBe("github")
+    expect(Mcp.deriveServerKey("https://tools.example.co.uk/sse")).toBe("example")
+    expect(Mcp.deriveServerKey("http://localhost:3000/mcp")).toBe("localhost")
+    expect(Mcp.deriveServerKey("http://127.0.0.1:8080/mcp")).toBe("mcp")
+    expect(Mcp.deriveServerKey("not a url")).toBe("not_a_url")
+  })
+
+  it("keys a connection by URL, transport and headers, without header values in clear", () => {
+    const base = { url: "https://mcp.example.com/mcp" }
+    expect(Mcp.uniqueKey(base)).toBe(Mcp.uniqueKey({ ...base, transport: "http" }))
+    expect(Mcp.uniqueKey(base)).not.toBe(Mcp.uniqueKey({ ...base, transport: "sse" }))
+    const withHeaders = Mcp.uniqueKey({ ...base, customHeaders: { Authorization: "Bearer s3cret", "X-A": "1" } })
+    expect(withHeaders).toBe(Mcp.uniqueKey({ ...base, customHeaders: { "x-a": "1", authorization: "Bearer s3cret" } }))
+    expect(withHeaders).not.toBe(Mcp.uniqueKey({ ...base, customHeaders: { Authorization: "Bearer other" } }))
+    expect(withHeaders).not.toContain("s3cret")
+  })
+})
+
+describe("MCP tool names and results", () => {
+  it("names tools in the API's charset, prefixed when asked, at most 64 characters", () => {
+    expect(Support.registeredToolName("srv", "files.read/all", false)).toBe("files_read_all")
+    expect(Support.registeredToolName("srv", "files.read/all", true)).toBe("srv__files_read_all")
+    const long = "x".repeat(70)
+    const a = Support.registeredToolName("srv", `${long}a`, true)
+    const b = Support.registeredToolName("srv", `${long}b`, true)
+    expect(a).toHaveLength(64)
+    expect(b).toHaveLength(64)
+    expect(a).not.toBe(b)
+    expect(a).toMatch(/^[A-Za-z0-9_-]+$/)
+    expect(Support.distinctName("echo", (name) => name === "echo" || name === "echo_2")).toBe("echo_3")
+    expect(Support.sanitizeKey("My Server!")).toBe("My_Server")
+    expect(Support.sanitizeKey("a__b")).toBe("a_b")
+  })
+
+  it.each([
+    {
+      name: "text blocks as text, empty ones dropped",
+      result: { content: [{ type: "text", text: "a" }, { type: "text", text: "" }, { type: "text", text: "b" }] },
+      parts: [{ type: "text", text: "a" }, { type: "text", text: "b" }]
+    },
+    {
+      name: "images and audio as resource blobs",
+      result: { content: [{ type: "image", data: "aGk=", mimeType: "image/png" }] },
+      parts: [{ type: "resource", resource: { mimeType: "image/png", blob: "aGk=", name: "image" } }]
+    },
+    {
+      name: "resource links and embedded resources as resources",
+      result: {
+        content: [
+          { type: "resource_link", uri: "file:///a.txt", name: "a.txt", mimeType: "text/plain" },
+          { type: "resource", resource: { uri: "file:///b.txt", text: "bee" } }
+        ]
+      },
+      parts: [
+        { type: "resource", resource: { uri: "file:///a.txt", name: "a.txt", mimeType: "text/plain" } },
+        { type: "resource", resource: { uri: "file:///b.txt", text: "bee" } }
+      ]
+    },
+    {
+      name: "structured content when there is no content",
+      result: { content: [], structuredContent: { total: 3 } },
+      parts: [{ type: "text", text: "{\"total\":3}" }]
+    },
+    { name: "nothing at all", result: { content: [] }, parts: [{ type: "text", text: "(no content)" }] },
+    {
+      name: "unknown blocks as their JSON",
+      result: { content: [{ type: "hologram", depth: 3 }] },
+      parts: [{ type: "text", text: "{\"type\":\"hologram\",\"depth\":3}" }]
+    }
+  ])("result parts: $name", ({ result, parts }) => {
+    expect(Support.resultParts(result)).toEqual(parts)
+  })
+
+  it("error text: the text blocks, else the structured content, else a default", () => {
+    expect(Support.errorText({ content: [{ type: "text", text: "bad" }, { type: "text", text: "worse" }], isError: true }))
+      .toBe("bad\nworse")
+    expect(Support.errorText({ content: [], structuredContent: { code: 7 }, isError: true })).toBe("{\"code\":7}")
+    expect(Support.errorText({ content: [], isError: true })).toBe("the tool reported an error without details")
+  })
+})
+
+describe("Mcp", () => {
+  it.live("lists a server's tools and registers them with their JSON Schemas", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const registry = yield* ToolRegistry.ToolRegistry
+      const calc = yield* mcpServer({ setup: calculator })
+      const statuses = yield* watchStatuses(Mcp.uniqueKey({ url: calc.url }))
+
+      const connection = yield* mcp.connectMcpServer({ url: calc.url })
+
+      expect(yield* Fiber.join(statuses)).toEqual(["connecting", "connected"])
+      expect(connection).toMatchObject({ status: "connected", serverKey: "mcp", key: Mcp.uniqueKey({ url: calc.url }) })
+      expect(connection.serverVersion).toEqual({ name: "test-mcp-server", version: "1.0.0" })
+      expect(connection.tools.map((tool) => [tool.name, tool.registeredName])).toEqual([
+        ["add", "add"],
+        ["divide", "divide"],
+        ["explode", "explode"],
+        // The API's charset: letters, digits, `_` and `-`.
+        ["math.square", "math_square"]
+      ])
+      expect(yield* registeredNames).toEqual(["add", "divide", "explode", "math_square"])
+      const add = Option.getOrThrow(yield* registry.get("add"))
+      expect(add.api).toMatchObject({
+        name: "add",
+        description: "Adds two numbers",
+        inputSchema: {
+          type: "object",
+          properties: { a: { type: "number" }, b: { type: "number", description: "The second term" } },
+          required: ["a", "b"]
+        }
+      })
+      expect(yield* mcp.getMcpClients).toEqual({ [connection.key]: connection })
+      // Connecting again returns the connection, without a second session.
+      const again = yield* mcp.connectMcpServer({ url: calc.url, transport: "http" })
+      expect(again.key).toBe(connection.key)
+      expect(calc.sessions.opened).toBe(1)
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("connects over the SSE transport too", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const calc = yield* mcpServer({ transport: "sse", setup: calculator })
+      const connection = yield* mcp.connectMcpServer({ url: calc.url, transport: "sse" })
+      expect(connection.status).toBe("connected")
+      expect(yield* callText(connection, "add", { a: 40, b: 2 })).toBe("42")
+      expect(calc.requests.map((request) => `${request.method} ${request.path}`)).toContain("GET /sse")
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("concurrent connects of one server share one connection", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const calc = yield* mcpServer({ setup: calculator })
+      const [a, b] = yield* Effect.all(
+        [mcp.connectMcpServer({ url: calc.url }), mcp.connectMcpServer({ url: calc.url })],
+        { concurrency: "unbounded" }
+      )
+      expect(a.key).toBe(b.key)
+      expect(calc.sessions.opened).toBe(1)
+      expect(Object.keys(yield* mcp.getMcpClients)).toHaveLength(1)
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("sends the custom headers with every request, on both transports", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const customHeaders = { "X-Api-Key": "mcp-secret", Authorization: "Bearer abc" }
+      for (const transport of ["http", "sse"] as const) {
+        const calc = yield* mcpServer({ transport, setup: calculator })
+        const connection = yield* mcp.connectMcpServer({ url: calc.url, transport, customHeaders })
+        expect(yield* callText(connection, "add", { a: 1, b: 1 })).toBe("2")
+        expect(connection.key).not.toContain("mcp-secret")
+        expect(calc.requests.length).toBeGreaterThanOrEqual(3)
+        for (const request of calc.requests) {
+          expect(request.headers["x-api-key"]).toBe("mcp-secret")
+          expect(request.headers["authorization"]).toBe("Bearer abc")
+        }
+      }
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  describe("connection failures", () => {
+    it.live("an unreachable URL fails with McpError Connect and status failed", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const url = yield* unusedUrl
+        const statuses = yield* watchStatuses(Mcp.uniqueKey({ url }))
+        const result = yield* Effect.either(mcp.connectMcpServer({ url, serverKey: "gone" }))
+        expect(Either.isLeft(result) && result.left).toMatchObject({ _tag: "McpError", reason: "Connect", serverKey: "gone" })
+        expect(yield* Fiber.join(statuses)).toEqual(["connecting", "failed"])
+        const connection = yield* connectionOf(Mcp.uniqueKey({ url }))
+        expect(connection).toMatchObject({ status: "failed", tools: [], error: { _tag: "McpError", reason: "Connect" } })
+        expect(connection?.client).toBeUndefined()
+        expect(yield* registeredNames).toEqual([])
+      }).pipe(Effect.provide(stack())))
+
+    it.live("a server that is not an MCP server fails; connecting again tries again", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const broken = yield* plainServer((_req, res) => {
+          res.writeHead(500, { "content-type": "text/plain" }).end("internal error")
+        })
+        const first = yield* Effect.flip(mcp.connectMcpServer({ url: broken.url }))
+        expect(first).toMatchObject({ _tag: "McpError", reason: "Connect" })
+        expect(first.message).toContain("internal error")
+        const attempts = broken.requests.length
+        const second = yield* Effect.flip(mcp.connectMcpServer({ url: broken.url }))
+        expect(second.reason).toBe("Connect")
+        expect(broken.requests.length).toBeGreaterThan(attempts)
+      }).pipe(Effect.provide(stack()), Effect.scoped))
+
+    it.live("a server that never answers fails after the connect timeout", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const silent = yield* plainServer(() => {
+          // never answers
+        })
+        const error = yield* Effect.flip(mcp.connectMcpServer({ url: silent.url }))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+        expect(error.message).toContain("no answer within")
+        const connection = yield* connectionOf(Mcp.uniqueKey({ url: silent.url }))
+        expect(connection?.status).toBe("failed")
+      }).pipe(Effect.provide(stack({ connectTimeout: "300 millis" })), Effect.scoped))
+
+    it.live("an invalid URL fails with McpError Connect", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const error = yield* Effect.flip(mcp.connectMcpServer({ url: "not a url" }))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      }).pipe(Effect.provide(stack())))
+  })
+
+  it.live("disconnecting unregisters the tools and closes the session", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const calc = yield* mcpServer({ setup: calculator })
+      const connection = yield* mcp.connectMcpServer({ url: calc.url })
+      expect(yield* registeredNames).toHaveLength(4)
+
+      yield* mcp.disconnectMcpServer(connection.key)
+
+      expect(yield* registeredNames).toEqual([])
+      expect(yield* mcp.getMcpClients).toEqual({})
+      // The session was ended on the server (Streamable HTTP: DELETE).
+      expect(calc.requests.at(-1)?.method).toBe("DELETE")
+      expect(calc.sessions.closed).toBe(1)
+      // The handle of a closed connection no longer reaches the server.
+      const late = yield* Effect.flip(callText(connection, "add", { a: 1, b: 2 }))
+      expect(late).toMatchObject({ _tag: "McpError", reason: "NotConnected" })
+      // Unknown keys are ignored; a server can be given instead of its key.
+      yield* mcp.disconnectMcpServer("nope")
+      yield* mcp.connectMcpServer({ url: calc.url })
+      yield* mcp.disconnectMcpServer({ url: calc.url })
+      expect(yield* mcp.getMcpClients).toEqual({})
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("disconnecting while connecting cancels the attempt", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const silent = yield* plainServer(() => {
+        // never answers
+      })
+      const attempt = yield* Effect.fork(mcp.connectMcpServer({ url: silent.url }))
+      yield* Effect.gen(function*() {
+        while (silent.requests.length === 0) yield* Effect.sleep("5 millis")
+      })
+      yield* mcp.disconnectMcpServer({ url: silent.url })
+      const exit = yield* Fiber.await(attempt)
+      expect(Exit.isFailure(exit) && Exit.causeOption(exit)).toBeTruthy()
+      const error = yield* Effect.flip(Fiber.join(attempt))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "Disconnected" })
+      expect(yield* mcp.getMcpClients).toEqual({})
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("closing the layer's scope closes every connection", () =>
+    Effect.gen(function*() {
+      const calc = yield* mcpServer({ setup: calculator })
+      const sse = yield* mcpServer({ transport: "sse", setup: echo("sse") })
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(stack(), scope)
+      const mcp = Context.get(context, Mcp.Mcp)
+      const registry = Context.get(context, ToolRegistry.ToolRegistry)
+      yield* mcp.connectMcpServer({ url: calc.url })
+      yield* mcp.connectMcpServer({ url: sse.url, transport: "sse" })
+      expect((yield* registry.list).length).toBe(5)
+      expect(calc.sessions).toEqual({ opened: 1, closed: 0 })
+
+      yield* Scope.close(scope, Exit.void)
+
+      expect(calc.sessions).toEqual({ opened: 1, closed: 1 })
+      // The SSE server notices its stream closed.
+      yield* Effect.gen(function*() {
+        while (sse.sessions.closed === 0) yield* Effect.sleep("5 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      expect(sse.sessions.closed).toBe(1)
+    }).pipe(Effect.scoped))
+
+  describe("tool names", () => {
+    it.live("prefixes the tools with their server key while several servers are connected", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const alpha = yield* mcpServer({ setup: all(echo("alpha"), calculator) })
+        const beta = yield* mcpServer({ setup: echo("beta") })
+        const first = yield* mcp.connectMcpServer({ url: alpha.url, serverKey: "alpha" })
+        expect(yield* registeredNames).toEqual(["echo", "add", "divide", "explode", "math_square"])
+
+        const second = yield* mcp.connectMcpServer({ url: beta.url, serverKey: "beta" })
+
+        expect((yield* registeredNames).sort()).toEqual(
+          ["alpha__add", "alpha__divide", "alpha__echo", "alpha__explode", "alpha__math_square", "beta__echo"]
+        )
+        expect(second.tools.map((tool) => tool.registeredName)).toEqual(["beta__echo"])
+        const clients = yield* mcp.getMcpClients
+        expect(clients[first.key]?.tools.map((tool) => tool.registeredName)).toContain("alpha__echo")
+
+        yield* mcp.disconnectMcpServer(first.key)
+        expect(yield* registeredNames).toEqual(["echo"])
+      }).pipe(Effect.provide(stack()), Effect.scoped))
+
+    it.live("gives servers with the same key distinct keys", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const one = yield* mcpServer({ setup: echo("one") })
+        const two = yield* mcpServer({ setup: echo("two") })
+        const a = yield* mcp.connectMcpServer({ url: one.url })
+        const b = yield* mcp.connectMcpServer({ url: two.url })
+        expect([a.serverKey, b.serverKey]).toEqual(["mcp", "mcp-2"])
+        expect((yield* registeredNames).sort()).toEqual(["mcp-2__echo", "mcp__echo"])
+      }).pipe(Effect.provide(stack()), Effect.scoped))
+
+    it.live("leaves an application tool of the same name alone", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const registry = yield* ToolRegistry.ToolRegistry
+        const calc = yield* mcpServer({ setup: calculator })
+        const connection = yield* mcp.connectMcpServer({ url: calc.url })
+        expect(connection.tools.find((tool) => tool.name === "add")?.registeredName).toBeUndefined()
+        expect(Option.getOrThrow(yield* registry.get("add")).definition).toBe(localAdd)
+        yield* mcp.disconnectMcpServer(connection.key)
+        expect(yield* registeredNames).toEqual(["add"])
+      }).pipe(Effect.provide(stack({}, { tools: [localAdd] })), Effect.scoped))
+  })
+
+  it.live("registers the tools a server adds later, when it says its list changed", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const dynamic = yield* mcpServer({ setup: unlocker })
+      const connection = yield* mcp.connectMcpServer({ url: dynamic.url })
+      expect(yield* registeredNames).toEqual(["unlock"])
+      expect(yield* callText(connection, "unlock")).toBe("unlocked")
+      yield* Effect.gen(function*() {
+        while ((yield* registeredNames).length < 2) yield* Effect.sleep("10 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      expect(yield* registeredNames).toEqual(["unlock", "secret"])
+      const updated = yield* connectionOf(connection.key)
+      expect(updated?.tools.map((tool) => tool.registeredName)).toEqual(["unlock", "secret"])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  describe("elicitation", () => {
+    it.live("declines without a handler, then asks the handler set, then its replacement", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const greeterServer = yield* mcpServer({ setup: greeter })
+        const connection = yield* mcp.connectMcpServer({ url: greeterServer.url, serverKey: "greeter" })
+        expect(yield* callText(connection, "greet")).toBe("No name (decline)")
+
+        const seen: Array<{ request: Mcp.ElicitationRequest; serverKey: string }> = []
+        yield* mcp.setElicitationHandler((request, context) =>
+          Effect.sync(() => {
+            seen.push({ request, serverKey: context.serverKey })
+            return { action: "accept", content: { name: "Ada" } }
+          })
+        )
+        expect(yield* callText(connection, "greet")).toBe("Hello, Ada!")
+        expect(seen).toEqual([{
+          serverKey: "greeter",
+          request: {
+            method: "elicitation/create",
+            params: {
+              mode: "form",
+              message: "What is your name?",
+              requestedSchema: {
+                type: "object",
+                properties: { name: { type: "string", title: "Name" } },
+                required: ["name"]
+              }
+            }
+          }
+        }])
+
+        yield* mcp.setElicitationHandler(async () => ({ action: "accept", content: { name: "Grace" } }))
+        expect(yield* callText(connection, "greet")).toBe("Hello, Grace!")
+        yield* mcp.setElicitationHandler(() => ({ action: "cancel" }))
+        expect(yield* callText(connection, "greet")).toBe("No name (cancel)")
+      }).pipe(Effect.provide(stack()), Effect.scoped))
+
+    it.live("a server's own handler wins over the service-wide one", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const greeterServer = yield* mcpServer({ setup: greeter })
+        const connection = yield* mcp.connectMcpServer({
+          url: greeterServer.url,
+          handlers: { elicitation: () => ({ action: "accept", content: { name: "own" } }) }
+        })
+        expect(yield* callText(connection, "greet")).toBe("Hello, own!")
+      }).pipe(
+        Effect.provide(stack({ elicitationHandler: () => ({ action: "accept", content: { name: "wide" } }) })),
+        Effect.scoped
+      ))
+  })
+
+  describe("sampling", () => {
+    it.live("answers a server's sampling request with the handler", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const summary = yield* mcpServer({ setup: summarizer })
+        const connection = yield* mcp.connectMcpServer({ url: summary.url })
+        expect(yield* callText(connection, "summarize", { text: "a long story" })).toBe("Summary: short (50)")
+        // Replaced handlers apply to the connected servers.
+        yield* mcp.setSamplingHandler(() =>
+          Effect.succeed({ model: "m2", role: "assistant" as const, content: { type: "text" as const, text: "shorter" } })
+        )
+        expect(yield* callText(connection, "summarize", { text: "a long story" })).toBe("Summary: shorter")
+      }).pipe(
+        Effect.provide(stack({
+          samplingHandler: (request) => ({
+            model: "m1",
+            role: "assistant",
+            content: { type: "text", text: `short (${request.params.maxTokens})` }
+          })
+        })),
+        Effect.scoped
+      ))
+
+    it.live("without a sampling handler, the capability is not announced", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const summary = yield* mcpServer({ setup: summarizer })
+        const connection = yield* mcp.connectMcpServer({ url: summary.url })
+        const client = connection.client!
+        const result = yield* client.callTool("summarize", { text: "x" })
+        expect(result.isError).toBe(true)
+        expect(JSON.stringify(result.content)).toContain("Method not found")
+      }).pipe(Effect.provide(stack()), Effect.scoped))
+  })
+
+  it.live("getMcpToken asks the API for an MCP access token", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const token = yield* mcp.getMcpToken()
+      expect(Option.map(token.token, Redacted.value)).toEqual(Option.some(expect.any(String)))
+      expect(Option.isSome(token.expiresAt)).toBe(true)
+      const request = server().requests.find((r) => r.path === "/auth/mcp/access-token")
+      expect(request?.body).toEqual({ contextKey: "user-1" })
+      yield* mcp.getMcpToken("another-context")
+      const last = server().requests.filter((r) => r.path === "/auth/mcp/access-token").at(-1)
+      expect(last?.body).toEqual({ contextKey: "another-context" })
+    }).pipe(Effect.provide(stack())))
+})
+
+const localAdd = Tool.make({
+  name: "add",
+  description: "The application's own add",
+  input: { type: "object", properties: {} },
+  execute: () => "local"
+})

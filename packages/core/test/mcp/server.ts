@@ -1,0 +1,176 @@
+/**
+ * Real MCP servers on loopback, built with the MCP SDK's `McpServer`, for
+ * the tests of the `Mcp` module: Streamable HTTP (one session per client)
+ * or the older HTTP+SSE transport, plus plain HTTP servers that are not MCP
+ * servers at all.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { randomUUID } from "node:crypto"
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+}
+
+export interface TestMcpServer {
+  /** What to connect to: the Streamable HTTP endpoint, or the SSE stream. */
+  readonly url: string
+  readonly transport: "http" | "sse"
+  /** Every HTTP request received, in order. */
+  readonly requests: ReadonlyArray<RecordedRequest>
+  /** MCP sessions opened and closed so far. */
+  readonly sessions: { readonly opened: number; readonly closed: number }
+  /** Stops abruptly, as a crashed server would: open connections are destroyed, nothing is said. */
+  readonly kill: () => Promise<void>
+  /** Closes the sessions, then the server. */
+  readonly close: () => Promise<void>
+}
+
+export interface McpServerOptions {
+  readonly transport?: "http" | "sse" | undefined
+  readonly name?: string | undefined
+  /** Registers the tools of each session's `McpServer`. */
+  readonly setup: (server: McpServer) => void
+}
+
+interface Session {
+  readonly transport: StreamableHTTPServerTransport | SSEServerTransport
+  readonly server: McpServer
+}
+
+const listen = (server: Server): Promise<number> =>
+  new Promise((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port))
+  })
+
+const stop = (server: Server): Promise<void> =>
+  new Promise((resolve) => {
+    if (!server.listening) return resolve()
+    server.close(() => resolve())
+    server.closeAllConnections()
+  })
+
+const notFound = (res: ServerResponse) => {
+  res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }))
+}
+
+export const startMcpServer = async (options: McpServerOptions): Promise<TestMcpServer> => {
+  const transport = options.transport ?? "http"
+  const requests: Array<RecordedRequest> = []
+  const sessions = new Map<string, Session>()
+  const stats = { opened: 0, closed: 0 }
+
+  const open = async (sessionTransport: StreamableHTTPServerTransport | SSEServerTransport) => {
+    const server = new McpServer({ name: options.name ?? "test-mcp-server", version: "1.0.0" })
+    options.setup(server)
+    sessionTransport.onclose = () => {
+      stats.closed++
+      if (sessionTransport.sessionId !== undefined) sessions.delete(sessionTransport.sessionId)
+    }
+    await server.connect(sessionTransport)
+    stats.opened++
+    return server
+  }
+
+  const handleHttp = async (req: IncomingMessage, res: ServerResponse, path: string) => {
+    if (path !== "/mcp") return notFound(res)
+    const header = req.headers["mcp-session-id"]
+    const sessionId = typeof header === "string" ? header : undefined
+    const existing = sessionId === undefined ? undefined : sessions.get(sessionId)
+    if (existing !== undefined && existing.transport instanceof StreamableHTTPServerTransport) {
+      return existing.transport.handleRequest(req, res)
+    }
+    if (sessionId !== undefined || req.method !== "POST") return notFound(res)
+    const sessionTransport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport: sessionTransport, server })
+      }
+    })
+    const server = await open(sessionTransport)
+    return sessionTransport.handleRequest(req, res)
+  }
+
+  const handleSse = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    if (req.method === "GET" && url.pathname === "/sse") {
+      const sessionTransport = new SSEServerTransport("/messages", res)
+      const server = await open(sessionTransport)
+      sessions.set(sessionTransport.sessionId, { transport: sessionTransport, server })
+      return
+    }
+    if (req.method === "POST" && url.pathname === "/messages") {
+      const session = sessions.get(url.searchParams.get("sessionId") ?? "")
+      if (session === undefined || !(session.transport instanceof SSEServerTransport)) return notFound(res)
+      return session.transport.handlePostMessage(req, res)
+    }
+    return notFound(res)
+  }
+
+  const http = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1")
+    requests.push({ method: req.method ?? "GET", path: url.pathname, headers: req.headers })
+    const handled = transport === "http" ? handleHttp(req, res, url.pathname) : handleSse(req, res, url)
+    handled.catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(error))
+    })
+  })
+  const port = await listen(http)
+
+  let closed: Promise<void> | undefined
+  return {
+    url: `http://127.0.0.1:${port}${transport === "http" ? "/mcp" : "/sse"}`,
+    transport,
+    requests,
+    get sessions() {
+      return { ...stats }
+    },
+    kill: () => (closed ??= stop(http)),
+    close: () =>
+      (closed ??= (async () => {
+        for (const session of Array.from(sessions.values())) await session.server.close().catch(() => undefined)
+        await stop(http)
+      })())
+  }
+}
+
+/** An MCP server for the enclosing scope. */
+export const mcpServer = (options: McpServerOptions): Effect.Effect<TestMcpServer, never, Scope.Scope> =>
+  Effect.acquireRelease(Effect.promise(() => startMcpServer(options)), (server) => Effect.promise(() => server.close()))
+
+export interface PlainServer {
+  readonly url: string
+  readonly requests: ReadonlyArray<RecordedRequest>
+}
+
+/** A plain HTTP server (not an MCP server) for the enclosing scope. */
+export const plainServer = (
+  handle: (req: IncomingMessage, res: ServerResponse) => void
+): Effect.Effect<PlainServer, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const requests: Array<RecordedRequest> = []
+      const http = createServer((req, res) => {
+        requests.push({ method: req.method ?? "GET", path: req.url ?? "/", headers: req.headers })
+        handle(req, res)
+      })
+      const port = await listen(http)
+      return { http, server: { url: `http://127.0.0.1:${port}/mcp`, requests } }
+    }),
+    ({ http }) => Effect.promise(() => stop(http))
+  ).pipe(Effect.map(({ server }) => server))
+
+/** A loopback URL nothing listens on. */
+export const unusedUrl: Effect.Effect<string> = Effect.promise(async () => {
+  const http = createServer()
+  const port = await listen(http)
+  await stop(http)
+  return `http://127.0.0.1:${port}/mcp`
+})

@@ -1,0 +1,78 @@
+/** Tools the test MCP servers offer. */
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import * as z from "zod"
+
+const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] })
+
+/** `add`, `divide` (an `isError` result on division by zero), `explode` (throws), `math.square`. */
+export const calculator = (server: McpServer) => {
+  server.registerTool(
+    "add",
+    { description: "Adds two numbers", inputSchema: { a: z.number(), b: z.number().describe("The second term") } },
+    async ({ a, b }) => text(String(a + b))
+  )
+  server.registerTool(
+    "divide",
+    { description: "Divides a by b", inputSchema: { a: z.number(), b: z.number() } },
+    async ({ a, b }) =>
+      b === 0 ? { isError: true, content: [{ type: "text" as const, text: "Cannot divide by zero" }] } : text(String(a / b))
+  )
+  server.registerTool("explode", { description: "Always throws", inputSchema: {} }, async () => {
+    throw new Error("the detonator went off")
+  })
+  server.registerTool(
+    "math.square",
+    { description: "Squares a number", inputSchema: { x: z.number() } },
+    async ({ x }) => text(String(x * x))
+  )
+}
+
+/** `echo`, answering with the server's name. */
+export const echo = (name: string) => (server: McpServer) => {
+  server.registerTool(
+    "echo",
+    { description: "Echoes a message", inputSchema: { message: z.string() } },
+    async ({ message }) => text(`${name}: ${message}`)
+  )
+}
+
+/** `greet`: asks the user's name by elicitation. */
+export const greeter = (server: McpServer) => {
+  server.registerTool("greet", { description: "Greets the user by name", inputSchema: {} }, async () => {
+    const answer = await server.server.elicitInput({
+      mode: "form",
+      message: "What is your name?",
+      requestedSchema: { type: "object", properties: { name: { type: "string", title: "Name" } }, required: ["name"] }
+    })
+    return text(answer.action === "accept" ? `Hello, ${String(answer.content?.["name"])}!` : `No name (${answer.action})`)
+  })
+}
+
+/** `summarize`: asks the client's model for a summary by sampling. */
+export const summarizer = (server: McpServer) => {
+  server.registerTool(
+    "summarize",
+    { description: "Summarizes a text", inputSchema: { text: z.string() } },
+    async ({ text: input }) => {
+      const result = await server.server.createMessage({
+        messages: [{ role: "user", content: { type: "text", text: `Summarize: ${input}` } }],
+        maxTokens: 50
+      })
+      return text(result.content.type === "text" ? `Summary: ${result.content.text}` : "no text")
+    }
+  )
+}
+
+/** Several fixtures on one server. */
+export const all = (...setups: ReadonlyArray<(server: McpServer) => void>) => (server: McpServer) => {
+  for (const setup of setups) setup(server)
+}
+
+/** `unlock`: adds the tool `secret` to the server's list (which then says its list changed). */
+export const unlocker = (server: McpServer) => {
+  server.registerTool("unlock", { description: "Unlocks the secret tool", inputSchema: {} }, async () => {
+    if (!server.isConnected()) return text("not connected")
+    server.registerTool("secret", { description: "The secret tool", inputSchema: {} }, async () => text("42"))
+    return text("unlocked")
+  })
+}
