@@ -8,17 +8,16 @@
  *   pnpm bench --upstream      also @tambo-ai/client 1.1.3 (slow: minutes)
  *   pnpm bench --only text     scenarios whose name contains "text"
  */
+import { spawn } from "node:child_process"
+import { createInterface } from "node:readline"
 import { Effect, Stream } from "effect"
 import { Tambo } from "@tambo-effect/core"
-import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { scenarios } from "./scenarios.js"
 
-interface Scenario {
-  readonly name: string
-  readonly script: Script.Script
-  /** Concurrent runs, each on its own thread. */
-  readonly runs: number
-  /** Skip the upstream client (it would take minutes). */
-  readonly upstreamTooSlow?: boolean
+interface Server {
+  readonly url: string
+  readonly apiKey: string
+  readonly close: () => void
 }
 
 const args = process.argv.slice(2)
@@ -26,34 +25,18 @@ const withUpstream = args.includes("--upstream")
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined
 const repeats = Number(args.includes("--repeats") ? args[args.indexOf("--repeats") + 1] : 3)
 
-const toolArgs = (bytes: number) => ({ data: "x".repeat(bytes - 12) })
-
-const propsSnapshots = (count: number) => {
-  const snapshots: Array<Record<string, unknown>> = []
-  for (let i = 1; i <= count; i++) snapshots.push({ title: "Forecast", points: i, label: `point ${i}` })
-  return snapshots
-}
-
-const scenarios: ReadonlyArray<Scenario> = [
-  { name: "100k text deltas", script: [Script.text(Array.from({ length: 100_000 }, () => "tok "))], runs: 1 },
-  {
-    name: "100 KB tool arguments in 50-char deltas",
-    script: [Script.toolCall("store", toolArgs(100_000), { chunkSize: 50, pending: false })],
-    runs: 1
-  },
-  {
-    name: "200 KB tool arguments in 50-char deltas",
-    script: [Script.toolCall("store", toolArgs(200_000), { chunkSize: 50, pending: false })],
-    runs: 1,
-    upstreamTooSlow: true
-  },
-  { name: "5,000 component props patches", script: [Script.component("Chart", propsSnapshots(5_000))], runs: 1 },
-  {
-    name: "100 concurrent runs x 2,000 deltas",
-    script: [Script.text(Array.from({ length: 2_000 }, () => "tok "))],
-    runs: 100
-  }
-]
+/** Starts the testing server in a child process (same conditions and loader as this one). */
+const startServer = (): Promise<Server> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, new URL("./server.ts", import.meta.url).pathname], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    child.once("error", reject)
+    createInterface({ input: child.stdout! }).once("line", (line) => {
+      const { url, apiKey } = JSON.parse(line) as { url: string; apiKey: string }
+      resolve({ url, apiKey, close: () => child.kill("SIGTERM") })
+    })
+  })
 
 interface Measure {
   readonly ms: number
@@ -83,12 +66,12 @@ const measure = async (f: () => Promise<number>): Promise<Measure> => {
 }
 
 /** The floor: fetch, split SSE frames, JSON.parse each; nothing else. */
-const floorRun = async (server: TestServer, threadIndex: number): Promise<number> => {
+const floorRun = async (server: Server, scenario: string, threadIndex: number): Promise<number> => {
   const response = await fetch(`${server.url}/v1/threads/runs`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": server.apiKey },
     body: JSON.stringify({
-      message: { role: "user", content: [{ type: "text", text: "go" }] },
+      message: { role: "user", content: [{ type: "text", text: scenario }] },
       thread: { userKey: `floor-${threadIndex}` }
     })
   })
@@ -116,18 +99,17 @@ const floorRun = async (server: TestServer, threadIndex: number): Promise<number
   return events
 }
 
-const oursRun = (tambo: Tambo.Tambo.Service) =>
-  Stream.runFold(tambo.run("go", { threadId: "placeholder" }), 0, (n) => n + 1)
+const oursRun = (tambo: Tambo.Tambo.Service, scenario: string) =>
+  Stream.runFold(tambo.run(scenario, { threadId: "placeholder" }), 0, (n) => n + 1)
 
-const runOurs = async (server: TestServer, runs: number): Promise<number> => {
+const runOurs = async (server: Server, scenario: string, runs: number): Promise<number> => {
   const program = Effect.gen(function* () {
     const tambo = yield* Tambo.Tambo
-    const counts = yield* Effect.all(Array.from({ length: runs }, () => oursRun(tambo)), {
+    const counts = yield* Effect.all(Array.from({ length: runs }, () => oursRun(tambo, scenario)), {
       concurrency: "unbounded"
     })
     return counts.reduce((a, b) => a + b, 0)
   })
-  // A client per concurrent run, like independent users; one for a single run.
   return Effect.runPromise(
     program.pipe(
       Effect.provide(Tambo.layer({ apiKey: server.apiKey, tamboUrl: server.url, userKey: "bench", maxRetries: 0 }))
@@ -135,13 +117,13 @@ const runOurs = async (server: TestServer, runs: number): Promise<number> => {
   )
 }
 
-const runUpstream = async (server: TestServer, runs: number): Promise<number> => {
+const runUpstream = async (server: Server, scenario: string, runs: number): Promise<number> => {
   const { TamboClient } = await import("@tambo-ai/client")
   const counts = await Promise.all(
     Array.from({ length: runs }, async () => {
       const client = new TamboClient({ apiKey: server.apiKey, tamboUrl: server.url, userKey: "upstream" })
       let n = 0
-      for await (const _ of client.run("go")) n++
+      for await (const _ of client.run(scenario)) n++
       return n
     })
   )
@@ -154,28 +136,28 @@ const fmt = (m: Measure, floor?: Measure) =>
   (floor === undefined ? "" : `  ${(m.ms / floor.ms).toFixed(2).padStart(6)}x floor`)
 
 const main = async () => {
-  const server = await startTestServer()
+  const server = await startServer()
   try {
-    console.log(`tambo-effect benchmarks (best of ${repeats}; node ${process.version})`)
+    console.log(`tambo-effect benchmarks (best of ${repeats}; node ${process.version}; server in a child process)`)
     for (const scenario of scenarios) {
       if (only !== undefined && !scenario.name.includes(only)) continue
-      server.setScript(scenario.script)
       console.log(`\n${scenario.name}`)
       const floor = await measure(async () => {
-        const counts = await Promise.all(Array.from({ length: scenario.runs }, (_, i) => floorRun(server, i)))
+        const counts = await Promise.all(
+          Array.from({ length: scenario.runs }, (_, i) => floorRun(server, scenario.name, i))
+        )
         return counts.reduce((a, b) => a + b, 0)
       })
       console.log(`  floor     ${fmt(floor)}`)
-      const ours = await measure(() => runOurs(server, scenario.runs))
+      const ours = await measure(() => runOurs(server, scenario.name, scenario.runs))
       console.log(`  ours      ${fmt(ours, floor)}`)
       if (withUpstream && !scenario.upstreamTooSlow) {
-        const upstream = await measure(() => runUpstream(server, scenario.runs))
+        const upstream = await measure(() => runUpstream(server, scenario.name, scenario.runs))
         console.log(`  upstream  ${fmt(upstream, floor)}`)
       }
-      server.reset()
     }
   } finally {
-    await server.close()
+    server.close()
   }
 }
 

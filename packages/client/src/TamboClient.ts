@@ -5,11 +5,20 @@
  *
  * @since 0.1.0
  */
-import { PLACEHOLDER_THREAD_ID } from "@tambo-effect/core/ClientState"
+import { isLocalThreadId } from "@tambo-effect/core/ClientState"
+import * as Mcp from "@tambo-effect/core/Mcp"
 import * as Tambo from "@tambo-effect/core/Tambo"
+import type { TamboError, ToolError } from "@tambo-effect/core/TamboError"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
 import * as Tool from "@tambo-effect/core/Tool"
-import type { TamboThread, ToolChoice } from "@tambo-effect/core/Types"
+import type {
+  ResourceContent,
+  TamboThread,
+  TextContent,
+  ToolChoice,
+  ToolResultContent
+} from "@tambo-effect/core/Types"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -17,9 +26,11 @@ import * as Fiber from "effect/Fiber"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
+import type * as Stream from "effect/Stream"
 import { ToolDefinitionError } from "./errors.js"
-import { authStateFromCore, suggestionFromCore, threadFromSummary } from "./internal/convert.js"
-import { type Outcome, RunController } from "./internal/runController.js"
+import { authStateFromCore, messageToCore, suggestionFromCore, threadFromSummary } from "./internal/convert.js"
+import { RunController } from "./internal/runController.js"
 import { abortError, type CoreError, fromCause } from "./internal/toClientError.js"
 import { type ClientState, createInitialState, InMemoryStore, type TamboStore } from "./Store.js"
 import { TamboStream } from "./TamboStream.js"
@@ -44,12 +55,19 @@ export type ToolDefinition = Tool.Definition
 export type AvailableComponent = Tool.AvailableComponent
 
 /**
- * The message of a run: text and resources (or tool results).
+ * The message of a run: text and resources (or tool results). Shaped like
+ * `@tambo-ai/client`'s; `additionalContext` and `metadata` are sent when
+ * they are objects.
  *
  * @since 0.1.0
  * @category Models
  */
-export type InputMessage = Transport.InputMessage
+export interface InputMessage {
+  readonly role: "user"
+  readonly content: ReadonlyArray<TextContent | ResourceContent | ToolResultContent>
+  readonly additionalContext?: unknown
+  readonly metadata?: unknown
+}
 
 /**
  * Returns context sent with every run as `additionalContext[name]`.
@@ -71,7 +89,8 @@ export type ContextHelperFn = () =>
 export interface BeforeRunContext {
   /** `undefined` for a run that creates its thread. */
   readonly threadId: string | undefined
-  readonly message: InputMessage
+  /** The message as it will be sent. */
+  readonly message: Transport.InputMessage
   readonly tools: Readonly<Record<string, ToolDefinition>>
 }
 
@@ -92,15 +111,11 @@ export type BeforeRun = (
  * @since 0.1.0
  * @category Models
  */
-export interface McpServerInfo {
-  readonly url: string
-  readonly name?: string | undefined
-  readonly description?: string | undefined
-  /** Default `"http"`. */
-  readonly transport?: "http" | "sse" | undefined
-  readonly customHeaders?: Readonly<Record<string, string>> | undefined
-  readonly serverKey?: string | undefined
-  /** Elicitation and sampling handlers. */
+export interface McpServerInfo extends Omit<Mcp.McpServerInfo, "handlers"> {
+  /**
+   * Accepted for `@tambo-ai/client` compatibility and ignored: per-server
+   * handlers are set through core's `Mcp` service.
+   */
   readonly handlers?: unknown
 }
 
@@ -125,11 +140,18 @@ export interface TamboClientOptions {
   readonly tools?: ReadonlyArray<ToolDefinition> | undefined
   readonly components?: ReadonlyArray<AvailableComponent> | undefined
   /**
-   * MCP servers. Accepted and kept (see `client.mcpServers`); connecting to
-   * them is not implemented yet.
+   * MCP servers to connect (in the background): their tools are registered
+   * for the model. Needs `@modelcontextprotocol/sdk` installed; it loads only
+   * when a server is listed or connected.
    */
   readonly mcpServers?: ReadonlyArray<McpServerInfo> | undefined
   readonly beforeRun?: BeforeRun | undefined
+  /**
+   * Decides the tool calls that need approval. Without it, a run waiting on
+   * one yields a `CLIENT_APPROVAL_REQUESTED` event and waits for
+   * `approveToolCall` / `denyToolCall`.
+   */
+  readonly onApproval?: ApprovalHandler | undefined
   /** Context helpers registered from the start (see `addContextHelper`). */
   readonly contextHelpers?: Readonly<Record<string, ContextHelperFn>> | undefined
   /** Name a thread once a run on it finished with enough messages. Default `true`. */
@@ -164,6 +186,10 @@ export interface RunOptions {
   readonly signal?: AbortSignal | undefined
   /** Timeout of one tool call in milliseconds. Default 30 000. */
   readonly toolTimeout?: number | undefined
+  /** When the thread already has a run in this client. Default `"reject"`. */
+  readonly onBusy?: BusyPolicy | undefined
+  /** Decides this run's approvals (overrides the client's `onApproval`). */
+  readonly onApproval?: ApprovalHandler | undefined
   /** Accepted for compatibility; the sent message is always shown at once. */
   readonly userMessageText?: string | undefined
 }
@@ -213,7 +239,59 @@ export interface ComponentRegistration {
   readonly loadingComponent?: unknown
 }
 
-const defaultNameThreshold = 3
+/**
+ * A tool call a run waits on, its arguments decoded and validated by the
+ * tool's input schema (`error` says why they are invalid).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type PendingToolCallInfo = Tambo.PendingToolCallInfo
+
+/**
+ * The caller's answer to a pending tool call (see `continueRun`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ToolCallResult = Tambo.ToolCallResult
+
+/**
+ * How a tool call that needs approval was decided. Approved arguments may
+ * be edited; they are validated like the model's.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ApprovalDecision = Tambo.ApprovalDecision
+
+/**
+ * Decides the tool calls that need approval, instead of
+ * `approveToolCall` / `denyToolCall`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ApprovalHandler = (call: PendingToolCallInfo) => ApprovalDecision | PromiseLike<ApprovalDecision>
+
+/**
+ * What a run does when its thread already has one in this client: reject
+ * with `RunConflictError` (default), wait for it (`"queue"`), or cancel it
+ * first (`"interrupt"`).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type BusyPolicy = Tambo.BusyPolicy
+
+
+/** A run in flight, and what cancelRun and approvals need to find it. */
+interface RunEntry {
+  readonly run: RunController
+  readonly requestedThreadId: string
+  /** The tool calls it announced as waiting for approval. */
+  readonly approvals: Set<string>
+}
 
 /**
  * A Tambo client.
@@ -240,17 +318,15 @@ const defaultNameThreshold = 3
  * @category Models
  */
 export class TamboClient {
-  readonly #runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo, CoreError>
+  readonly #runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo | Mcp.Mcp, CoreError>
   /** The built runtime, for queue operations that must outlive `destroy()`. */
   readonly #built: Runtime.Runtime<never>
   readonly #tambo: Tambo.Tambo.Service
+  readonly #mcp: Mcp.Mcp.Service
   readonly #store: TamboStore<ClientState>
   readonly #mcpServers: ReadonlyArray<McpServerInfo>
-  readonly #autoName: boolean
-  readonly #nameThreshold: number
   /** Threads auto naming was tried on: once each. */
-  readonly #named = new Set<string>()
-  readonly #runs = new Set<{ readonly run: RunController; readonly requestedThreadId: string }>()
+  readonly #runs = new Set<RunEntry>()
   readonly #background = new Set<Fiber.RuntimeFiber<void, CoreError>>()
   /** Aborted by `destroy()`: interrupts the calls in flight. */
   readonly #lifetime = new AbortController()
@@ -270,8 +346,6 @@ export class TamboClient {
   constructor(options: TamboClientOptions) {
     this.#store = options.store ?? new InMemoryStore(createInitialState())
     this.#mcpServers = options.mcpServers ?? []
-    this.#autoName = options.autoGenerateThreadName ?? true
-    this.#nameThreshold = options.autoGenerateNameThreshold ?? defaultNameThreshold
     const layer = Tambo.layer({
       apiKey: options.apiKey,
       tamboUrl: options.tamboUrl,
@@ -284,20 +358,20 @@ export class TamboClient {
       components: options.components,
       beforeRun: options.beforeRun,
       contextHelpers: options.contextHelpers,
+      onApproval: options.onApproval,
+      mcpServers: options.mcpServers?.map(toCoreMcpServer),
+      autoGenerateThreadName: options.autoGenerateThreadName ?? true,
+      autoGenerateNameThreshold: options.autoGenerateNameThreshold,
       store: this.#store
     })
-    // MCP HOOK: core's `Mcp` service is being built separately. Once it
-    // exists, merge its Layer here, configured from `this.#mcpServers`, so
-    // that the servers' tools join the registry and `destroy()` closes the
-    // connections with the runtime. Until then the servers are only kept.
     this.#runtime = ManagedRuntime.make(layer)
     // Core's Layers build synchronously, so options fail here, as a throw.
-    const built = this.#runtime.runSyncExit(Effect.zip(Tambo.Tambo, Effect.runtime<never>()))
+    const built = this.#runtime.runSyncExit(Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>()]))
     if (Exit.isFailure(built)) {
       void this.#runtime.dispose()
       throw fromCause(built.cause)
     }
-    ;[this.#tambo, this.#built] = built.value
+    ;[this.#tambo, this.#mcp, this.#built] = built.value
   }
 
   // ---------------------------------------------------------------------------
@@ -313,19 +387,106 @@ export class TamboClient {
    * @since 0.1.0
    */
   run(message: string | InputMessage, options: RunOptions = {}): TamboStream {
-    const requestedThreadId = options.threadId ?? this.#store.getState().currentThreadId
+    return this.#start(
+      options.threadId ?? this.#store.getState().currentThreadId,
+      options,
+      (runOptions) => this.#tambo.run(typeof message === "string" ? message : messageToCore(message), runOptions)
+    )
+  }
+
+  /**
+   * Answers the tool calls a run waits on (a run with `autoExecuteTools:
+   * false` ends with a `CLIENT_AWAITING_TOOL_RESULTS` event listing them)
+   * and streams the rest of the run. A result that is not an answer to a
+   * pending call rejects with a `ToolError`.
+   *
+   * @since 0.1.0
+   */
+  continueRun(
+    threadId: string,
+    results: ReadonlyArray<ToolCallResult>,
+    options: Omit<RunOptions, "threadId"> = {}
+  ): TamboStream {
+    return this.#start(threadId, options, (runOptions) => this.#tambo.continueRun(threadId, results, runOptions))
+  }
+
+  /**
+   * The tool calls a thread's run waits on (loaded from the API for a
+   * thread this client has not seen).
+   *
+   * @since 0.1.0
+   */
+  getPendingToolCalls(threadId: string): Promise<Array<PendingToolCallInfo>> {
+    return this.#promise(Effect.map(this.#tambo.getPendingToolCalls(threadId), (calls) => [...calls]))
+  }
+
+  /**
+   * Approves a tool call that waits for approval, optionally with edited
+   * arguments. Throws a `ToolError` if none is waiting under that id.
+   *
+   * @since 0.1.0
+   */
+  approveToolCall(toolCallId: string, options?: { readonly args?: unknown }): void {
+    this.#decide(toolCallId, this.#tambo.approveToolCall(toolCallId, options))
+  }
+
+  /**
+   * Denies a tool call that waits for approval: the model is told, with
+   * `reason`. Throws a `ToolError` if none is waiting under that id.
+   *
+   * @since 0.1.0
+   */
+  denyToolCall(toolCallId: string, reason?: string): void {
+    this.#decide(toolCallId, this.#tambo.denyToolCall(toolCallId, reason))
+  }
+
+  /**
+   * WORKAROUND (until core registers an approval before announcing it): a
+   * consumer that decides as soon as it sees `CLIENT_APPROVAL_REQUESTED` can
+   * be ahead of core. A call one of this client's runs announced is then
+   * decided as soon as core waits for it.
+   */
+  #decide(toolCallId: string, decide: Effect.Effect<void, ToolError>) {
+    const exit = this.#runtime.runSyncExit(decide)
+    if (Exit.isSuccess(exit)) return
+    const announced = [...this.#runs].some((entry) => entry.approvals.has(toolCallId))
+    const notYet = Option.exists(Cause.failureOption(exit.cause), (error) => error.reason === "NotPending")
+    if (!announced || !notYet || this.#destroying !== undefined) throw fromCause(exit.cause)
+    this.#inBackground(decide.pipe(
+      Effect.retry({ schedule: Schedule.spaced("1 millis"), while: (error) => error.reason === "NotPending" }),
+      Effect.timeout("5 seconds"),
+      Effect.ignore
+    ))
+  }
+
+  /** Forks work that `destroy()` interrupts. */
+  #inBackground(effect: Effect.Effect<void>) {
+    const fiber = this.#runtime.runFork(effect)
+    this.#background.add(fiber)
+    fiber.addObserver(() => this.#background.delete(fiber))
+  }
+
+  #start(
+    requestedThreadId: string,
+    options: RunOptions,
+    open: (options: Tambo.RunOptions) => Stream.Stream<Tambo.RunEvent, TamboError>
+  ): TamboStream {
     const { signal } = options
     const onAbort = () => void run.abort("SignalAborted", signal?.reason)
     const run: RunController = new RunController(this.#built, {
       currentThread: (threadId) => this.#store.getState().threadMap[threadId]?.thread,
-      onEvents: options.debug === true ? logEvents : undefined,
-      onFinish: (outcome) => {
+      onEvents: (events) => {
+        for (const { event } of events) {
+          if (event.type === "CLIENT_APPROVAL_REQUESTED") entry.approvals.add(event.toolCallId)
+        }
+        if (options.debug === true) logEvents(events)
+      },
+      onFinish: () => {
         signal?.removeEventListener("abort", onAbort)
         this.#runs.delete(entry)
-        this.#afterRun(run, outcome)
       }
     })
-    const entry = { run, requestedThreadId }
+    const entry: RunEntry = { run, requestedThreadId, approvals: new Set() }
     if (this.#destroying !== undefined) {
       run.fail(abortError("ClientDestroyed"))
     } else if (signal?.aborted === true) {
@@ -335,13 +496,15 @@ export class TamboClient {
       signal?.addEventListener("abort", onAbort, { once: true })
       run.start(
         (effect) => this.#runtime.runFork(effect),
-        this.#tambo.run(message, {
+        open({
           threadId: options.threadId,
           autoExecuteTools: options.autoExecuteTools,
           maxSteps: options.maxSteps,
           toolChoice: options.toolChoice,
           additionalContext: options.additionalContext,
-          toolTimeout: options.toolTimeout
+          toolTimeout: options.toolTimeout,
+          onBusy: options.onBusy,
+          onApproval: options.onApproval
         })
       )
     }
@@ -366,33 +529,7 @@ export class TamboClient {
     await this.#promise(this.#tambo.cancelRun(id))
   }
 
-  #afterRun(run: RunController, outcome: Outcome) {
-    if (!outcome.ok) {
-      if (run.threadId !== undefined) this.#recordEndedRun(run.threadId)
-      return
-    }
-    if (!this.#autoName || this.#destroying !== undefined) return
-    const { thread, threadId } = outcome
-    if (thread.name !== undefined && thread.name !== "") return
-    if (thread.messages.length < this.#nameThreshold || this.#named.has(threadId)) return
-    this.#named.add(threadId)
-    // Best effort, in the background: a failure leaves the thread unnamed.
-    const fiber = this.#runtime.runFork(Effect.ignore(this.#tambo.generateThreadName(threadId)))
-    this.#background.add(fiber)
-    fiber.addObserver(() => this.#background.delete(fiber))
-  }
 
-  /**
-   * WORKAROUND (until core records it): the API counts a run that failed or
-   * was cancelled as the thread's last completed run, and refuses the next
-   * run without it as `previousRunId`. Core only records runs that finished.
-   */
-  #recordEndedRun(threadId: string) {
-    const threadState = this.#store.getState().threadMap[threadId]
-    const runId = threadState?.streaming.runId
-    if (threadState === undefined || runId === undefined || threadState.lastCompletedRunId === runId) return
-    this.#runtime.runSyncExit(this.#tambo.store.apply([{ type: "SET_LAST_COMPLETED_RUN_ID", threadId, runId }]))
-  }
 
   // ---------------------------------------------------------------------------
   // Threads
@@ -638,6 +775,45 @@ export class TamboClient {
     return this.#mcpServers
   }
 
+  /**
+   * Connects an MCP server (or joins the connection in progress); its tools
+   * are registered for the model. Rejects with an `McpError` when it cannot connect.
+   *
+   * @since 0.1.0
+   */
+  connectMcpServer(server: McpServerInfo): Promise<Mcp.McpConnection> {
+    return this.#promise(this.#mcp.connectMcpServer(toCoreMcpServer(server)))
+  }
+
+  /**
+   * Disconnects an MCP server (by its key or its info); its tools are withdrawn.
+   *
+   * @since 0.1.0
+   */
+  disconnectMcpServer(keyOrServer: string | McpServerInfo): Promise<void> {
+    return this.#promise(
+      this.#mcp.disconnectMcpServer(typeof keyOrServer === "string" ? keyOrServer : toCoreMcpServer(keyOrServer))
+    )
+  }
+
+  /**
+   * The MCP connections by key, with their status (`connecting`, `connected`, `failed`) and tools.
+   *
+   * @since 0.1.0
+   */
+  getMcpClients(): Mcp.McpConnections {
+    return this.#sync(this.#mcp.getMcpClients)
+  }
+
+  /**
+   * A token for Tambo's MCP access (`contextKey` defaults to the user key).
+   *
+   * @since 0.1.0
+   */
+  getMcpToken(contextKey?: string, threadId?: string): Promise<Mcp.McpToken> {
+    return this.#promise(this.#mcp.getMcpToken(contextKey, threadId))
+  }
+
   // ---------------------------------------------------------------------------
   // Lifecycle
   // ---------------------------------------------------------------------------
@@ -699,6 +875,8 @@ const componentFrom = (name: string, registration: ComponentRegistration | undef
 
 const logEvents = (events: Chunk.Chunk<Tambo.RunEvent>) => {
   for (const { event, threadId } of events) {
-    console.debug(`[tambo] ${threadId === PLACEHOLDER_THREAD_ID ? "(new thread)" : threadId} ${event.type}`, event)
+    console.debug(`[tambo] ${isLocalThreadId(threadId) ? "(new thread)" : threadId} ${event.type}`, event)
   }
 }
+
+const toCoreMcpServer = ({ handlers: _ignored, ...server }: McpServerInfo): Mcp.McpServerInfo => server

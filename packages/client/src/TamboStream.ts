@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import type * as Tambo from "@tambo-effect/core/Tambo"
 import type { RunStreamEvent } from "@tambo-effect/core/TamboTransport"
 import type { TamboThread, TamboThreadMessage } from "@tambo-effect/core/Types"
 import * as Chunk from "effect/Chunk"
@@ -19,9 +20,10 @@ import { END, EVENT_BUFFER_SIZE, type Item, type RunController } from "./interna
  * @category Models
  */
 export interface StreamEvent {
-  readonly event: RunStreamEvent
+  /** An event of the server's stream, or one the client adds (`CLIENT_*`). */
+  readonly event: RunStreamEvent | Tambo.ClientEvent
   readonly snapshot: TamboThread
-  /** The thread the event belongs to (the placeholder until the server named a new thread). */
+  /** The thread the event belongs to (a local id until the server named a new thread). */
   readonly threadId: string
 }
 
@@ -147,7 +149,7 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
    *
    * @since 0.1.0
    */
-  events(): AsyncIterableIterator<RunStreamEvent> {
+  events(): AsyncIterableIterator<StreamEvent["event"]> {
     return eventIterator(this.#run, (element) => element.event)
   }
 

@@ -11,6 +11,16 @@ export {
    * @since 0.1.0
    * @category Models
    */
+  type ApprovalDecision,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ApprovalHandler,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
   type AvailableComponent,
   /**
    * @since 0.1.0
@@ -22,6 +32,11 @@ export {
    * @category Models
    */
   type BeforeRunContext,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type BusyPolicy,
   /**
    * @since 0.1.0
    * @category Models
@@ -42,6 +57,11 @@ export {
    * @category Models
    */
   type McpServerInfo,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type PendingToolCallInfo,
   /**
    * @since 0.1.0
    * @category Models
@@ -67,6 +87,11 @@ export {
    * @category Models
    */
   type TamboClientOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ToolCallResult,
   /**
    * @since 0.1.0
    * @category Models
@@ -230,6 +255,14 @@ export type {
    */
   RunStreamEvent
 } from "@tambo-effect/core/TamboTransport"
+
+export type {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ClientEvent
+} from "@tambo-effect/core/Tambo"
 
 export type {
   /**

@@ -65,7 +65,7 @@ describe("destroy()", () => {
     server().setScript((request, context) =>
       request.text === "hang" ? [Script.text("partial"), Script.hang()] : Script.weatherAssistant(request, context)
     )
-    const child = spawn(tsx, ["--conditions=source", join(import.meta.dirname, "fixtures/exit-after-destroy.ts")], {
+    const child = spawn(tsx, ["--conditions=tambo-source", join(import.meta.dirname, "fixtures/exit-after-destroy.ts")], {
       cwd: root,
       env: { ...process.env, TEST_URL: server().url, TEST_API_KEY: server().apiKey },
       stdio: ["ignore", "pipe", "pipe"]

@@ -183,4 +183,15 @@ describe("context", () => {
     })
     expect(beforeRunCalls).toEqual([undefined, thread.id])
   })
+
+  it("an InputMessage's own additionalContext is sent too", async () => {
+    server().setScript([Script.text("ok")])
+    const client = makeClient(server(), { contextHelpers: { page: () => ({ url: "/" }) } })
+    await client.run({
+      role: "user",
+      content: [{ type: "text", text: "with context" }],
+      additionalContext: { fromMessage: true }
+    }).thread
+    expect(runBodies()[0]!.message.additionalContext).toEqual({ fromMessage: true, page: { url: "/" } })
+  })
 })

@@ -232,8 +232,9 @@ export interface Options extends TamboConfig.Options {
   readonly components?: ReadonlyArray<Tool.AvailableComponent> | undefined
   readonly beforeRun?: BeforeRun | undefined
   readonly contextHelpers?: Readonly<Record<string, ContextHelper>> | undefined
-  /** Name a thread automatically once it has this many messages. */
+  /** Name a thread (through the API) after a run, once it has enough messages. Default `false`. */
   readonly autoGenerateThreadName?: boolean | undefined
+  /** How many messages a thread needs before it is named. Default 3. */
   readonly autoGenerateNameThreshold?: number | undefined
   /** Concurrent tool calls in one round. Default 4. */
   readonly toolConcurrency?: number | undefined
@@ -406,6 +407,29 @@ export const make = (
     // The run (by lock key) whose new thread is recorded in the placeholder until it starts.
     let placeholderOwner: string | undefined
 
+    const serviceScope = yield* Effect.scope
+
+    const generateThreadName = (threadId: string): Effect.Effect<Option.Option<string>, TamboError> =>
+      Effect.gen(function* () {
+        const name = yield* withCredentials((c) => transport.generateThreadName(c, threadId))
+        if (Option.isSome(name)) yield* apply([{ type: "UPDATE_THREAD", threadId, patch: { name: name.value } }])
+        return name
+      })
+
+    // Threads this client asked a name for: at most once each.
+    const named = new Set<string>()
+    const nameThreshold = options.autoGenerateNameThreshold ?? 3
+    /** Names a thread in the background once it has enough messages (best effort). */
+    const maybeName = (threadId: string): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        if (options.autoGenerateThreadName !== true || named.has(threadId)) return
+        const thread = (yield* store.get).threadMap[threadId]?.thread
+        if (thread === undefined || (thread.name !== undefined && thread.name !== "")) return
+        if (thread.messages.length < nameThreshold) return
+        named.add(threadId)
+        yield* Effect.forkIn(Effect.ignore(generateThreadName(threadId)), serviceScope)
+      })
+
     const withCredentials = <A, E extends TamboError>(f: (c: Transport.Credentials) => Effect.Effect<A, E>) =>
       Auth.withCredentials(auth, f)
 
@@ -481,18 +505,29 @@ export const make = (
     /** Approvals waiting for `approveToolCall` / `denyToolCall`, by tool call id. */
     const approvals = new Map<string, Deferred.Deferred<ApprovalDecision>>()
 
-    const decide = (info: PendingToolCallInfo, runOptions: RunOptions): Effect.Effect<ApprovalDecision> => {
-      const handler = runOptions.onApproval ?? options.onApproval
-      if (handler !== undefined) {
-        return runCallback(() => handler(info))
-      }
-      return Effect.acquireUseRelease(
-        Effect.tap(Deferred.make<ApprovalDecision>(), (deferred) =>
-          Effect.sync(() => approvals.set(info.toolCallId, deferred))),
-        Deferred.await,
-        () => Effect.sync(() => approvals.delete(info.toolCallId))
+    /**
+     * Registers the approvals a round waits for: done before the round's
+     * CLIENT_APPROVAL_REQUESTED events go out, so an approval sent as soon as
+     * one is seen finds its call. The handle waits for each decision and
+     * forgets the calls when done.
+     */
+    const awaitApprovals = (needing: ReadonlyArray<PendingToolCallInfo>) =>
+      Effect.map(
+        Effect.forEach(needing, (info) =>
+          Effect.map(Deferred.make<ApprovalDecision>(), (deferred) => {
+            approvals.set(info.toolCallId, deferred)
+            return [info.toolCallId, deferred] as const
+          })),
+        (registered) =>
+          Effect.forEach(registered, ([toolCallId, deferred]) =>
+            Effect.map(Deferred.await(deferred), (decision) => [toolCallId, decision] as const), {
+            concurrency: "unbounded"
+          }).pipe(
+            Effect.ensuring(Effect.sync(() => {
+              for (const [toolCallId] of registered) approvals.delete(toolCallId)
+            }))
+          )
       )
-    }
 
     const resolveApproval = (toolCallId: string, decision: ApprovalDecision): Effect.Effect<void, ToolError> =>
       Effect.suspend(() => {
@@ -756,17 +791,23 @@ export const make = (
               })
             }
             const needing = infos.filter((info) => info.needsApproval)
+            const handler = runOptions.onApproval ?? options.onApproval
             // Approvals wait here, between two HTTP requests: no connection is held open.
-            const requested = Stream.fromIterable(needing).pipe(
-              Stream.mapEffect((info) => clientEvent({ type: "CLIENT_APPROVAL_REQUESTED", ...info })),
-              Stream.filter(() => (runOptions.onApproval ?? options.onApproval) === undefined)
-            )
+            const byHuman = handler === undefined ? yield* awaitApprovals(needing) : undefined
+            const requested = byHuman === undefined
+              ? Stream.empty
+              : Stream.fromIterable(needing).pipe(
+                Stream.mapEffect((info) => clientEvent({ type: "CLIENT_APPROVAL_REQUESTED", ...info }))
+              )
             const proceed = Effect.gen(function* () {
-              const decisions = new Map<string, ApprovalDecision>()
-              yield* Effect.forEach(
-                needing,
-                (info) => Effect.map(decide(info, runOptions), (d) => void decisions.set(info.toolCallId, d)),
-                { concurrency: "unbounded", discard: true }
+              const decisions = new Map<string, ApprovalDecision>(
+                byHuman !== undefined
+                  ? yield* byHuman
+                  : yield* Effect.forEach(
+                    needing,
+                    (info) => Effect.map(runCallback(() => handler!(info)), (d) => [info.toolCallId, d] as const),
+                    { concurrency: "unbounded" }
+                  )
               )
               const denied: Array<Types.ToolResultContent> = []
               const toRun: Array<ToolExecutor.ToolCall> = []
@@ -840,12 +881,28 @@ export const make = (
         yield* Effect.addFinalizer((exit) =>
           Effect.gen(function* () {
             const at = yield* now
-            if (Exit.isSuccess(exit) && run.finished) return
+            if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(run.threadId)
             if (run.runError !== undefined) return
             yield* cancelOnServer()
-            const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
-            // Interruption, an early stop and a cancellation leave the thread cancelled, not errored.
-            const error = isTamboError(failure) && failure._tag !== "RunCancelledError" ? failure : undefined
+            // Interruption, an early stop and a cancellation leave the thread cancelled, not errored;
+            // any other failure, a defect included, is an error.
+            const error: { readonly message: string; readonly code: string; readonly status?: number; readonly isRetryable: boolean } | undefined =
+              Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)
+                ? undefined
+                : Option.match(Cause.failureOption(exit.cause), {
+                  onNone: () => ({ message: Cause.pretty(exit.cause).split("\n")[0] ?? "The run failed", code: "Defect", isRetryable: false }),
+                  onSome: (failure) =>
+                    !isTamboError(failure)
+                      ? { message: String(failure), code: "Unknown", isRetryable: false }
+                      : failure._tag === "RunCancelledError"
+                      ? undefined
+                      : {
+                        message: failure.message,
+                        code: failure._tag,
+                        ...("status" in failure && typeof failure.status === "number" ? { status: failure.status } : {}),
+                        isRetryable: isRetryable(failure)
+                      }
+                })
             // A run the server knew ends there too: the next run's previousRunId must name it.
             const ended = run.runId !== undefined && !ClientState.isLocalThreadId(run.threadId) ? run.runId : undefined
             yield* apply([
@@ -858,12 +915,7 @@ export const make = (
                   type: "RUN_ENDED_LOCALLY",
                   threadId: run.threadId,
                   outcome: "error",
-                  error: {
-                    message: error.message,
-                    code: error._tag,
-                    ...("status" in error && typeof error.status === "number" ? { status: error.status } : {}),
-                    isRetryable: isRetryable(error)
-                  },
+                  error,
                   at
                 }
             ])
@@ -1031,12 +1083,7 @@ export const make = (
           yield* withCredentials((c) => transport.updateThread(c, threadId, { name }))
           yield* apply([{ type: "UPDATE_THREAD", threadId, patch: { name } }])
         }),
-      generateThreadName: (threadId) =>
-        Effect.gen(function* () {
-          const name = yield* withCredentials((c) => transport.generateThreadName(c, threadId))
-          if (Option.isSome(name)) yield* apply([{ type: "UPDATE_THREAD", threadId, patch: { name: name.value } }])
-          return name
-        }),
+      generateThreadName,
       deleteThread: (threadId) =>
         Effect.gen(function* () {
           yield* withCredentials((c) => transport.deleteThread(c, threadId))

@@ -1,1 +1,342 @@
-export {}
+/**
+ * `@tambo-effect/react`: React bindings for `@tambo-effect/client`. A
+ * provider holds one `TamboClient`; hooks read its state through
+ * `useSyncExternalStore` with selectors; generative components render from
+ * streamed props. The client does all the work: runs, tools, threads.
+ *
+ * @since 0.1.0
+ */
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Components
+   */
+  TamboProvider,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TamboProviderBaseProps,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TamboProviderProps,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboClient
+} from "./TamboProvider.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Components
+   */
+  ComponentRenderer,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ComponentRendererProps,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TamboCurrentComponent,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboCurrentComponent,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboCurrentMessage,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboStreamStatus
+} from "./TamboComponentRenderer.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type PropStatus,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type StreamStatus
+} from "./internal/streamStatus.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type QueryState
+} from "./internal/useQuery.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type NotifyMode
+} from "./internal/clientHandle.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTambo,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboReturn
+} from "./useTambo.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Utils
+   */
+  shallowEqual,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboSelector
+} from "./useTamboSelector.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboThread,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboThreadList,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboThreadListOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboThreadListReturn,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboThreadReturn
+} from "./threads.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type SubmitOptions,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboThreadInput,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboThreadInputReturn
+} from "./useTamboThreadInput.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboSuggestions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboSuggestionsOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboSuggestionsReturn
+} from "./useTamboSuggestions.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type Content,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type ReactTamboThreadMessage,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TamboComponent,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TamboComponentContent
+} from "./types.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  AbortError,
+  /**
+   * @since 0.1.0
+   * @category Guards
+   */
+  isAbortError,
+  /**
+   * @since 0.1.0
+   * @category Guards
+   */
+  isTamboClientError,
+  /**
+   * @since 0.1.0
+   * @category Constants
+   */
+  PLACEHOLDER_THREAD_ID,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboClient,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
+  TamboClientError
+} from "@tambo-effect/client"
+
+export type {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ClientState,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ComponentStreamingState,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ContextHelperFn,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  InputMessage,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  McpServerInfo,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  RunOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  RunStatus,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  StreamingState,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  Suggestion,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  SupportedSchema,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboClientOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboStream,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboThread,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboThreadMessage,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboTool,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TamboToolUseContent,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  TextContent,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ThreadState,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ToolDefinition,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ToolResultContent
+} from "@tambo-effect/client"

@@ -2,7 +2,7 @@
 import type * as Auth from "@tambo-effect/core/Auth"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
 import type { TamboThread } from "@tambo-effect/core/Types"
-import type { Suggestion, TamboAuthState } from "../TamboClient.js"
+import type { InputMessage, Suggestion, TamboAuthState } from "../TamboClient.js"
 import { fromCoreError } from "./toClientError.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> =>
@@ -32,3 +32,11 @@ export const authStateFromCore = (state: Auth.AuthState): TamboAuthState => {
 }
 
 export const suggestionFromCore = (suggestion: Transport.Suggestion): Suggestion => ({ ...suggestion })
+
+/** The message core sends: only object contexts and metadata are kept (the API takes nothing else). */
+export const messageToCore = (message: InputMessage): Transport.InputMessage => ({
+  role: message.role,
+  content: message.content,
+  ...(isRecord(message.additionalContext) ? { additionalContext: message.additionalContext } : {}),
+  ...(isRecord(message.metadata) ? { metadata: message.metadata } : {})
+})

@@ -6,7 +6,7 @@
  * iterator's bounded queue when one is attached (the fiber waits when it is
  * full), and nowhere otherwise.
  */
-import { PLACEHOLDER_THREAD_ID } from "@tambo-effect/core/ClientState"
+import { isLocalThreadId } from "@tambo-effect/core/ClientState"
 import type * as Tambo from "@tambo-effect/core/Tambo"
 import type { TamboError } from "@tambo-effect/core/TamboError"
 import type { TamboThread } from "@tambo-effect/core/Types"
@@ -133,7 +133,7 @@ export class RunController {
     return Effect.suspend(() => {
       if (Chunk.isEmpty(chunk)) return Effect.void
       const last = Chunk.unsafeLast(chunk)
-      if (this.threadId === undefined && last.threadId !== PLACEHOLDER_THREAD_ID) {
+      if (this.threadId === undefined && !isLocalThreadId(last.threadId)) {
         this.threadId = last.threadId
         this.#resolveThreadId({ ok: true, threadId: last.threadId })
       }

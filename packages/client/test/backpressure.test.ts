@@ -1,0 +1,69 @@
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "vitest"
+import { EVENT_BUFFER, type TamboThread } from "../src/index.js"
+import { makeClient, sleep, useServer } from "./helpers.js"
+
+const server = useServer()
+
+const DELTAS = 20_000
+
+/** Characters of assistant text the store holds for a thread: how far the run got. */
+const progress = (thread: TamboThread | undefined) =>
+  thread?.messages
+    .filter((m) => m.role === "assistant")
+    .flatMap((m) => m.content)
+    .reduce((n, c) => n + (c.type === "text" ? c.text.length : 0), 0) ?? 0
+
+describe("backpressure", () => {
+  it("a slow iterator pauses the run instead of buffering without bound", async () => {
+    server().setScript([Script.text(Array.from({ length: DELTAS }, () => "x"))])
+    const client = makeClient(server())
+    const stream = client.run("flood")
+    const iterator = stream[Symbol.asyncIterator]()
+    await iterator.next()
+    const threadId = await stream.threadId
+
+    // The consumer stops reading: the run must stall well before the end.
+    let stalled = progress(client.getThread(threadId))
+    for (let settled = false, deadline = Date.now() + 10_000; !settled && Date.now() < deadline;) {
+      await sleep(150)
+      const now = progress(client.getThread(threadId))
+      settled = now === stalled && now > 0
+      stalled = now
+    }
+    expect(stalled).toBeGreaterThanOrEqual(EVENT_BUFFER)
+    await sleep(200)
+    expect(progress(client.getThread(threadId))).toBe(stalled)
+    // At most the queue, the iterator's batch and a network read or two of events.
+    expect(stalled).toBeLessThan(2_500)
+
+    // Reading again lets it finish.
+    let events = 1
+    while (!(await iterator.next()).done) events++
+    expect(events).toBeGreaterThan(DELTAS)
+    expect(progress(await stream.thread)).toBe(DELTAS)
+  })
+
+  it("snapshots() is conflated: a slow reader gets the latest thread, not a backlog", async () => {
+    server().setScript([Script.pace(1), Script.text(Array.from({ length: 300 }, () => "y"))])
+    const client = makeClient(server())
+    const stream = client.run("conflate")
+    let reads = 0
+    let last: TamboThread | undefined
+    for await (const snapshot of stream.snapshots()) {
+      reads++
+      last = snapshot
+      await sleep(40)
+    }
+    expect(reads).toBeLessThan(100)
+    expect(progress(last)).toBe(300)
+    expect(last).toBe(await stream.thread)
+  })
+
+  it("promises alone consume the run without holding its events", async () => {
+    server().setScript([Script.text(Array.from({ length: DELTAS }, () => "z"))])
+    const client = makeClient(server())
+    const thread = await client.run("drain").thread
+    expect(progress(thread)).toBe(DELTAS)
+  })
+})

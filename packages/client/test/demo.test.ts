@@ -1,0 +1,95 @@
+// The demo and the chat, run as a user runs them: child processes on the
+// embedded testing server, their output read from a pipe.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+
+const root = join(import.meta.dirname, "../../..")
+const tsx = join(root, "node_modules/.bin/tsx")
+
+const start = (script: string, env: Record<string, string> = {}) => {
+  const { TAMBO_API_KEY: _key, TAMBO_URL: _url, TAMBO_USER_KEY: _user, ...rest } = process.env
+  const child = spawn(tsx, ["--conditions=tambo-source", script], {
+    cwd: root,
+    env: { ...rest, NO_COLOR: "1", ...env },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  const output = { stdout: "", stderr: "" }
+  child.stdout.on("data", (data: Buffer) => (output.stdout += data.toString()))
+  child.stderr.on("data", (data: Buffer) => (output.stderr += data.toString()))
+  const exited = new Promise<number | null>((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), 50_000)
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      resolve(code)
+    })
+  })
+  return { child, output, exited }
+}
+
+const waitForOutput = async (output: { stdout: string; stderr: string }, text: string, timeoutMs = 15_000) => {
+  const start = Date.now()
+  while (!output.stdout.includes(text)) {
+    if (Date.now() - start > timeoutMs) throw new Error(`no "${text}" in:\n${output.stdout}\nstderr:\n${output.stderr}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+const send = (child: ChildProcessWithoutNullStreams, line: string) => child.stdin.write(`${line}\n`)
+
+describe("pnpm demo", () => {
+  it("streams a conversation with a tool round trip and a component, then exits 0", { timeout: 60_000 }, async () => {
+    const { output, exited } = start("scratchpad/demo.ts")
+    const code = await exited
+    expect(output.stderr).toBe("")
+    expect(code).toBe(0)
+    const out = output.stdout
+    // Plain text in a pipe: no escape sequences.
+    expect(out).not.toContain("\x1b")
+    expect(out).toContain("embedded testing server")
+    expect(out).toContain("assistant> You said: Hi there!")
+    expect(out).toContain("assistant> Let me check the weather in Paris.")
+    expect(out).toContain('tool call: get_weather {"city":"Paris"}')
+    const result = JSON.parse(/tool result: (.*)/.exec(out)![1]!)
+    expect(result).toMatchObject({ city: "Paris", temperature: expect.any(Number) })
+    // The props stream in one key at a time, ending with the tool's result.
+    const props = [...out.matchAll(/component WeatherCard: (.*)/g)].map((m) => JSON.parse(m[1]!))
+    expect(props[0]).toEqual({ city: "Paris" })
+    expect(props.length).toBeGreaterThan(1)
+    expect(JSON.parse(/component WeatherCard \(final\): (.*)/.exec(out)![1]!)).toEqual(result)
+    expect(JSON.parse(/final WeatherCard props: (.*)/.exec(out)![1]!)).toEqual(result)
+    expect(out).toMatch(/thread \S+: 6 messages/)
+  })
+})
+
+describe("pnpm chat", () => {
+  it("answers piped messages and exits at the end of its input", { timeout: 60_000 }, async () => {
+    const { child, output, exited } = start("scratchpad/chat.ts")
+    child.stdin.end("Hi\nWhat is the weather in Oslo?\n")
+    expect(await exited).toBe(0)
+    expect(output.stderr).toBe("")
+    expect(output.stdout).toContain("assistant> You said: Hi")
+    expect(output.stdout).toContain('tool call: get_weather {"city":"Oslo"}')
+    expect(output.stdout).toContain("component WeatherCard (final)")
+    expect(output.stdout).toContain("bye")
+  })
+
+  it("Ctrl-C cancels the reply and keeps the chat going; twice at the prompt exits", { timeout: 60_000 }, async () => {
+    const { child, output, exited } = start("scratchpad/chat.ts", { TAMBO_DEMO_PACE_MS: "60" })
+    await waitForOutput(output, "talking to")
+    send(child, "What is the weather in Paris?")
+    await waitForOutput(output, "assistant> Let")
+    child.kill("SIGINT")
+    await waitForOutput(output, "(cancelled)")
+    send(child, "Still there?")
+    // The blank line after a reply: it finished.
+    await waitForOutput(output, "assistant> You said: Still there?\n\n")
+    child.kill("SIGINT")
+    await waitForOutput(output, "(press Ctrl-C again to exit)")
+    child.kill("SIGINT")
+    expect(await exited).toBe(0)
+    expect(output.stderr).toBe("")
+    expect(output.stdout).not.toContain("tool result")
+    expect(output.stdout).toContain("bye")
+  })
+})

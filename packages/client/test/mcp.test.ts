@@ -1,0 +1,49 @@
+import { Script } from "@tambo-effect/testing"
+import { afterEach, describe, expect, it } from "vitest"
+import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
+import { calculator } from "../../core/test/mcp/tools.js"
+import { makeClient, useServer } from "./helpers.js"
+
+const server = useServer()
+const mcpServers: Array<TestMcpServer> = []
+afterEach(async () => {
+  await Promise.all(mcpServers.splice(0).map((s) => s.close()))
+})
+
+describe("MCP through the facade", () => {
+  it("a server from the options is connected in the background and its tool runs in a run", async () => {
+    const mcp = await startMcpServer({ setup: calculator })
+    mcpServers.push(mcp)
+    const client = makeClient(server(), { mcpServers: [{ url: mcp.url, serverKey: "calc" }] })
+    // Connecting again joins the background connection.
+    const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "calc" })
+    expect(connection.status).toBe("connected")
+    expect(Object.values(client.getMcpClients()).map((c) => c.status)).toEqual(["connected"])
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("add", { a: 2, b: 40 })]
+        : [Script.text(`sum: ${request.toolResults[0]!.text}`)]
+    )
+    const thread = await client.run("add 2 and 40").thread
+    const last = thread.messages.at(-1)!.content[0]!
+    expect(last.type === "text" && last.text).toBe("sum: 42")
+    const run = server().requests.find((r) => r.path.endsWith("/runs"))!
+    expect((run.body as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain("add")
+  })
+
+  it("an unreachable server rejects with an McpError; disconnect withdraws the tools", async () => {
+    const client = makeClient(server())
+    await expect(client.connectMcpServer({ url: "http://127.0.0.1:1/mcp" })).rejects.toMatchObject({
+      _tag: "McpError",
+      reason: "Connect"
+    })
+    const mcp = await startMcpServer({ setup: calculator })
+    mcpServers.push(mcp)
+    await client.connectMcpServer({ url: mcp.url })
+    await client.disconnectMcpServer({ url: mcp.url })
+    server().setScript([Script.text("ok")])
+    await client.run("hi").thread
+    const run = server().requests.filter((r) => r.path.endsWith("/runs")).at(-1)!
+    expect((run.body as { tools?: Array<unknown> }).tools ?? []).toEqual([])
+  })
+})

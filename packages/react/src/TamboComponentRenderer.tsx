@@ -1,0 +1,205 @@
+/**
+ * Rendering generative components, and the hooks a rendered component can
+ * call: `useTamboCurrentMessage`, `useTamboCurrentComponent`,
+ * `useTamboStreamStatus`.
+ *
+ * @since 0.1.0
+ */
+import type {
+  ClientState,
+  ComponentStreamingState,
+  TamboComponentContent as BaseComponentContent,
+  TamboThreadMessage
+} from "@tambo-effect/client"
+import { getThreadState } from "@tambo-effect/core/ClientState"
+import * as Tool from "@tambo-effect/core/Tool"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { memo, type ReactElement, type ReactNode, useCallback, useContext, useMemo } from "react"
+import { ComponentContext, type ComponentContextValue, useTamboContext } from "./internal/context.js"
+import { deriveStreamStatus, type PropStatus, type StreamStatus } from "./internal/streamStatus.js"
+import type { TamboComponent } from "./types.js"
+import { useTamboSelector } from "./useTamboSelector.js"
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ComponentRendererProps {
+  /** The component block of a message. */
+  readonly content: BaseComponentContent
+  readonly threadId: string
+  readonly messageId: string
+  /** Rendered when no registered component has the block's name. Default: nothing. */
+  readonly fallback?: ReactNode
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** Final props, validated (and decoded) by the component's schema, once per block version. */
+const validated = new WeakMap<BaseComponentContent, Record<string, unknown>>()
+
+const finalProps = (registered: TamboComponent, content: BaseComponentContent): Record<string, unknown> => {
+  const cached = validated.get(content)
+  if (cached !== undefined) return cached
+  const raw = isRecord(content.props) ? content.props : {}
+  // Synchronous validation only: an asynchronous Standard Schema cannot hold up a render.
+  const exit = Effect.runSyncExit(Tool.validate(registered.propsSchema, raw))
+  const props = Exit.isSuccess(exit) && isRecord(exit.value) ? exit.value : raw
+  validated.set(content, props)
+  return props
+}
+
+const isStreaming = (state: ComponentStreamingState | undefined): boolean =>
+  state !== undefined && state !== "done"
+
+/**
+ * Renders a component block with the registered component of its name:
+ * `loadingComponent` (if any) while the props stream, then `component` with
+ * the final props. The rendered component can call
+ * {@link useTamboCurrentMessage}, {@link useTamboCurrentComponent} and
+ * {@link useTamboStreamStatus}. Re-renders only when the block changed.
+ *
+ * `useTambo()` already puts this element in `content.renderedComponent`;
+ * use this to render a block yourself.
+ *
+ * @since 0.1.0
+ * @category Components
+ */
+export const ComponentRenderer = memo(function ComponentRenderer(
+  { content, fallback = null, messageId, threadId }: ComponentRendererProps
+): ReactElement | null {
+  const { components } = useTamboContext("ComponentRenderer")
+  const registered = components.get(content.name)
+  const streaming = isStreaming(content.streamingState)
+  const props = useMemo(
+    () =>
+      registered === undefined
+        ? {}
+        : streaming
+        ? (isRecord(content.props) ? content.props : {})
+        : finalProps(registered, content),
+    [registered, streaming, content]
+  )
+  const context = useMemo<ComponentContextValue>(() => ({ threadId, messageId, content }), [threadId, messageId, content])
+  if (registered === undefined) return <>{fallback}</>
+  const Component = streaming && registered.loadingComponent !== undefined
+    ? registered.loadingComponent
+    : registered.component
+  return (
+    <ComponentContext.Provider value={context}>
+      <Component {...props} />
+    </ComponentContext.Provider>
+  )
+})
+
+const useComponentContext = (hook: string): ComponentContextValue => {
+  const value = useContext(ComponentContext)
+  if (value === null) throw new Error(`${hook} must be used inside a component rendered by Tambo`)
+  return value
+}
+
+/**
+ * Inside a rendered generative component: the message it belongs to, kept
+ * up to date while the message streams.
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboCurrentMessage = (): TamboThreadMessage => {
+  const { messageId, threadId } = useComponentContext("useTamboCurrentMessage")
+  const select = useCallback(
+    (state: ClientState) => findMessage(getThreadState(state, threadId)?.thread.messages, messageId),
+    [threadId, messageId]
+  )
+  const message = useTamboSelector(select)
+  if (message === undefined) throw new Error(`message ${messageId} is not in thread ${threadId}`)
+  return message
+}
+
+/** Searches from the end: components live in recent messages. */
+const findMessage = (
+  messages: ReadonlyArray<TamboThreadMessage> | undefined,
+  messageId: string
+): TamboThreadMessage | undefined => {
+  if (messages === undefined) return undefined
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.id === messageId) return messages[i]
+  return undefined
+}
+
+/**
+ * What a rendered component knows about itself.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface TamboCurrentComponent {
+  readonly componentId: string
+  readonly componentName: string
+  /** The props so far (partial while they stream). */
+  readonly props: Record<string, unknown>
+  readonly state: unknown
+  readonly streamingState: ComponentStreamingState
+  readonly messageId: string
+  readonly threadId: string
+}
+
+/**
+ * Inside a rendered generative component: its id, name, props and
+ * streaming state; `null` elsewhere.
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboCurrentComponent = (): TamboCurrentComponent | null => {
+  const value = useContext(ComponentContext)
+  return useMemo(() => {
+    if (value === null) return null
+    const { content, messageId, threadId } = value
+    return {
+      componentId: content.id,
+      componentName: content.name,
+      props: isRecord(content.props) ? content.props : {},
+      state: content.state,
+      streamingState: content.streamingState ?? "done",
+      messageId,
+      threadId
+    }
+  }, [value])
+}
+
+/**
+ * Inside a rendered generative component: where its props are, as a whole
+ * (`streamStatus`) and per prop (`propStatus`). A prop is complete once the
+ * model moved on to the next one, or once the component is done.
+ *
+ * @example
+ * ```tsx
+ * function WeatherCard({ city, temperature }: Props) {
+ *   const { propStatus, streamStatus } = useTamboStreamStatus<Props>()
+ *   if (streamStatus.isPending) return <Skeleton />
+ *   return <h2 className={propStatus.city?.isStreaming ? "typing" : ""}>{city} {temperature}</h2>
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboStreamStatus = <Props extends object = Record<string, unknown>>(): {
+  readonly streamStatus: StreamStatus
+  readonly propStatus: Partial<Record<keyof Props, PropStatus>>
+} => {
+  const { content, threadId } = useComponentContext("useTamboStreamStatus")
+  const runStatus = useTamboSelector(
+    useCallback((state: ClientState) => getThreadState(state, threadId)?.streaming.status ?? "idle", [threadId])
+  )
+  const runError = useTamboSelector(
+    useCallback((state: ClientState) => getThreadState(state, threadId)?.streaming.error, [threadId])
+  )
+  return useMemo(() => {
+    const { propStatus, streamStatus } = deriveStreamStatus(content, runStatus, runError)
+    // The keys are the props' own keys: `keyof Props` as far as the schema holds.
+    return { streamStatus, propStatus: propStatus as Partial<Record<keyof Props, PropStatus>> }
+  }, [content, runStatus, runError])
+}

@@ -1,0 +1,180 @@
+/**
+ * `TamboProvider`: holds one `TamboClient` for the subtree, and the
+ * generative components it can render.
+ *
+ * @since 0.1.0
+ */
+import {
+  type ContextHelperFn,
+  TamboClient,
+  type TamboClientOptions,
+  type ToolDefinition
+} from "@tambo-effect/client"
+import { type ReactNode, useEffect, useMemo, useRef, useState } from "react"
+import { ClientHandle, type NotifyMode } from "./internal/clientHandle.js"
+import { TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
+import { InputStore } from "./internal/inputStore.js"
+import { MessageRenderer } from "./internal/messageRenderer.js"
+import { ComponentRenderer } from "./TamboComponentRenderer.js"
+import type { TamboComponent } from "./types.js"
+
+/**
+ * What every provider takes, whether it creates its client or is given one.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface TamboProviderBaseProps {
+  readonly children?: ReactNode
+  /** Generative components: sent to the model, and rendered in messages. */
+  readonly components?: ReadonlyArray<TamboComponent> | undefined
+  /** Client-side tools the model may call; registered again when the array changes. */
+  readonly tools?: ReadonlyArray<ToolDefinition> | undefined
+  /** Context sent with every run as `additionalContext[name]`; kept in sync with the client. */
+  readonly contextHelpers?: Readonly<Record<string, ContextHelperFn>> | undefined
+  /**
+   * How often store changes reach React while a run streams: at most once
+   * per animation frame (default), or at every client notification (at most
+   * once per microtask).
+   */
+  readonly updates?: NotifyMode | undefined
+}
+
+/**
+ * The provider's props: the options of the `TamboClient` it creates, or an
+ * existing `client` (then the connection options are not accepted).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type TamboProviderProps =
+  & TamboProviderBaseProps
+  & (
+    | ({ readonly client: TamboClient } & { readonly [K in ConnectionKey]?: never })
+    | (Omit<TamboClientOptions, "tools" | "components" | "contextHelpers"> & { readonly client?: undefined })
+  )
+
+type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userToken"
+
+/**
+ * Makes a Tambo client available to the hooks below it.
+ *
+ * Given the client's options (`apiKey`, `userKey` or `userToken`, `tamboUrl`,
+ * `tools`, `mcpServers`, ...), it creates one `TamboClient` when first
+ * needed and destroys it when unmounted; a change of `apiKey`, `tamboUrl`,
+ * `environment`, `userKey` or `userToken` replaces it by a new one. Other
+ * options are read when the client is created. Given a `client`, it uses it
+ * and leaves its lifetime to the app.
+ *
+ * `tools`, `components` and `contextHelpers` may change at any time: they
+ * are registered with the client again.
+ *
+ * Safe under StrictMode (its double mount keeps one client) and in server
+ * rendering (rendering creates no client; hooks see the initial state).
+ *
+ * @example
+ * ```tsx
+ * <TamboProvider apiKey={apiKey} userKey="user-1" components={[WeatherCard]} tools={[getWeather]}>
+ *   <Chat />
+ * </TamboProvider>
+ * ```
+ *
+ * @since 0.1.0
+ * @category Components
+ */
+export function TamboProvider(props: TamboProviderProps): ReactNode {
+  const { children, tools, contextHelpers, updates = "animationFrame" } = props
+  const components = useStableComponents(props.components)
+  const optionsRef = useRef(props)
+  optionsRef.current = props
+
+  const given = props.client
+  const { apiKey, tamboUrl, environment, userKey, userToken } = props.client === undefined
+    ? props
+    : { apiKey: undefined, tamboUrl: undefined, environment: undefined, userKey: undefined, userToken: undefined }
+
+  const handle = useMemo(
+    () => new ClientHandle(given ?? (() => createClient(optionsRef.current)), updates),
+    [given, apiKey, tamboUrl, environment, userKey, userToken, updates]
+  )
+  useEffect(() => handle.retain(), [handle])
+
+  // Registered again whenever they change (and once on mount: harmless).
+  useEffect(() => {
+    if (tools !== undefined && tools.length > 0) handle.client().registerTools(tools)
+  }, [handle, tools])
+  useEffect(() => {
+    const client = handle.client()
+    for (const component of components.values()) client.registerComponent(availableComponent(component))
+  }, [handle, components])
+  const previousHelpers = useRef<Readonly<Record<string, ContextHelperFn>>>({})
+  useEffect(() => {
+    const client = handle.client()
+    const next = contextHelpers ?? {}
+    for (const name of Object.keys(previousHelpers.current)) {
+      if (!Object.hasOwn(next, name)) client.removeContextHelper(name)
+    }
+    for (const [name, helper] of Object.entries(next)) {
+      if (previousHelpers.current[name] !== helper) client.addContextHelper(name, helper)
+    }
+    previousHelpers.current = next
+    return () => {
+      previousHelpers.current = {}
+    }
+  }, [handle, contextHelpers])
+
+  const [input] = useState(() => new InputStore())
+  const renderer = useMemo(() => new MessageRenderer(ComponentRenderer, (name) => components.has(name)), [components])
+  const value = useMemo<TamboContextValue>(
+    () => ({ handle, components, renderer, input }),
+    [handle, components, renderer, input]
+  )
+  return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
+}
+
+const createClient = (props: TamboProviderProps): TamboClient => {
+  if (props.client !== undefined) return props.client
+  const { children: _children, components, updates: _updates, client: _client, ...options } = props
+  return new TamboClient({
+    ...options,
+    components: (components ?? []).map(availableComponent)
+  })
+}
+
+const availableComponent = (component: TamboComponent) => ({
+  name: component.name,
+  description: component.description,
+  propsSchema: component.propsSchema,
+  ...(component.stateSchema === undefined ? {} : { stateSchema: component.stateSchema })
+})
+
+/** The components by name; the same map as long as the entries are the same. */
+const useStableComponents = (
+  components: ReadonlyArray<TamboComponent> | undefined
+): ReadonlyMap<string, TamboComponent> => {
+  const ref = useRef<ReadonlyMap<string, TamboComponent>>(new Map())
+  const next = new Map((components ?? []).map((component) => [component.name, component] as const))
+  const previous = ref.current
+  const same = next.size === previous.size && [...next].every(([name, component]) => {
+    const old = previous.get(name)
+    return old !== undefined && (old === component || (
+      old.component === component.component &&
+      old.loadingComponent === component.loadingComponent &&
+      old.propsSchema === component.propsSchema &&
+      old.stateSchema === component.stateSchema &&
+      old.description === component.description
+    ))
+  })
+  if (!same) ref.current = next
+  return ref.current
+}
+
+/**
+ * The provider's `TamboClient`: to call what the hooks do not cover. It is
+ * created now if it does not exist yet; outside an event handler or
+ * effect, prefer the hooks.
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboClient = (): TamboClient => useTamboContext("useTamboClient").handle.client()

@@ -1,0 +1,121 @@
+/**
+ * `useTambo`: the current thread and what to do with it.
+ *
+ * @since 0.1.0
+ */
+import type {
+  ClientState,
+  InputMessage,
+  RunOptions,
+  StreamingState,
+  TamboClient,
+  TamboStream,
+  ThreadState
+} from "@tambo-effect/client"
+import { getCurrentThreadState } from "@tambo-effect/core/ClientState"
+import { useMemo } from "react"
+import { useTamboContext } from "./internal/context.js"
+import type { ReactTamboThreadMessage } from "./types.js"
+import { useTamboSelector } from "./useTamboSelector.js"
+
+/**
+ * What `useTambo()` returns.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface UseTamboReturn {
+  /** The provider's client (created on first use). */
+  readonly client: TamboClient
+  /** The current thread's id: the placeholder until a new conversation's first run started. */
+  readonly currentThreadId: string
+  /** The current thread and its run (`undefined` only for an unknown id). */
+  readonly thread: ThreadState | undefined
+  /** Its messages; component blocks carry `renderedComponent`. The same array until they change. */
+  readonly messages: ReadonlyArray<ReactTamboThreadMessage>
+  readonly streamingState: StreamingState
+  /** No run in progress. */
+  readonly isIdle: boolean
+  /** A run is streaming. */
+  readonly isStreaming: boolean
+  /** A run is paused for client-side tools. */
+  readonly isWaiting: boolean
+  /**
+   * Sends a message on the current thread (a new one on the placeholder).
+   * The returned stream can be ignored: the state updates by itself; its
+   * promises reject only if read.
+   */
+  readonly sendMessage: (message: string | InputMessage, options?: RunOptions) => TamboStream
+  /** Cancels the current thread's run; resolves at once when there is none. */
+  readonly cancel: () => Promise<void>
+  /** Shows a new conversation (the next message creates its thread); returns the placeholder's id. */
+  readonly startNewThread: () => string
+  /** Makes a thread current, loading it if needed. */
+  readonly switchThread: (threadId: string) => Promise<void>
+}
+
+const IDLE: StreamingState = { status: "idle" }
+const NO_MESSAGES: ReadonlyArray<ReactTamboThreadMessage> = []
+
+const selectCurrentThreadId = (state: ClientState): string => state.currentThreadId
+
+/**
+ * The current thread: its messages (with generative components rendered),
+ * its run's state, and the actions on it. Re-renders when the current
+ * thread changed, at most once per animation frame while it streams; for a
+ * narrower slice, use {@link useTamboSelector}.
+ *
+ * @example
+ * ```tsx
+ * function Chat() {
+ *   const { messages, isStreaming, cancel } = useTambo()
+ *   return (
+ *     <>
+ *       {messages.map((message) => <Message key={message.id} message={message} />)}
+ *       {isStreaming && <button onClick={() => void cancel()}>Stop</button>}
+ *     </>
+ *   )
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTambo = (): UseTamboReturn => {
+  const { handle, renderer } = useTamboContext("useTambo")
+  const currentThreadId = useTamboSelector(selectCurrentThreadId)
+  const thread = useTamboSelector(getCurrentThreadState)
+  const rawMessages = thread?.thread.messages
+  const messages = useMemo(
+    () => (rawMessages === undefined ? NO_MESSAGES : renderer.render(rawMessages, currentThreadId)),
+    [renderer, rawMessages, currentThreadId]
+  )
+  const actions = useMemo(() => ({
+    sendMessage: (message: string | InputMessage, options?: RunOptions) => handle.client().run(message, options),
+    cancel: async () => {
+      const client = handle.client()
+      const state = client.getState()
+      const cancelling = client.cancelRun(state.currentThreadId)
+      // An idle thread may still have a run of ours starting (nothing streamed yet), which the
+      // client cancels; if not, the client asks the server about its last run, which is over.
+      if (getCurrentThreadState(state)?.streaming.status !== "idle") return cancelling
+      await cancelling.catch(() => undefined)
+    },
+    startNewThread: () => handle.client().startNewThread(),
+    switchThread: (threadId: string) => handle.client().switchThread(threadId)
+  }), [handle])
+  const streamingState = thread?.streaming ?? IDLE
+  return useMemo(() => ({
+    get client() {
+      return handle.client()
+    },
+    currentThreadId,
+    thread,
+    messages,
+    streamingState,
+    isIdle: streamingState.status === "idle",
+    isStreaming: streamingState.status === "streaming",
+    isWaiting: streamingState.status === "waiting",
+    ...actions
+  }), [handle, currentThreadId, thread, messages, streamingState, actions])
+}

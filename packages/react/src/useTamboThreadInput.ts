@@ -1,0 +1,84 @@
+/**
+ * `useTamboThreadInput`: the message being composed, shared under one
+ * provider.
+ *
+ * @since 0.1.0
+ */
+import type { RunOptions } from "@tambo-effect/client"
+import { useCallback, useMemo, useSyncExternalStore } from "react"
+import { useTamboContext } from "./internal/context.js"
+
+/**
+ * Options of `submit`: those of a run, except the thread (always the
+ * current one).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type SubmitOptions = Omit<RunOptions, "threadId" | "signal">
+
+/**
+ * What `useTamboThreadInput()` returns.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface UseTamboThreadInputReturn {
+  readonly value: string
+  readonly setValue: (value: string | ((previous: string) => string)) => void
+  /**
+   * Sends the value (trimmed) on the current thread and clears it. Resolves
+   * with the thread's id once the run ended; rejects if the value is empty
+   * or the run failed (`AbortError` if it was cancelled).
+   */
+  readonly submit: (options?: SubmitOptions) => Promise<{ readonly threadId: string }>
+  /** A submitted message's run is in progress. */
+  readonly isPending: boolean
+  /** `isPending`, for an input's `disabled`. */
+  readonly isDisabled: boolean
+  readonly isError: boolean
+  /** Why the last submit failed (cancellation is not an error). */
+  readonly error: Error | undefined
+}
+
+/**
+ * The message being composed: every component calling this under the same
+ * provider shares it (so `useTamboSuggestions().accept` can fill it).
+ * Re-renders only when the value, pending state or error changed.
+ *
+ * @example
+ * ```tsx
+ * function Composer() {
+ *   const { value, setValue, submit, isPending } = useTamboThreadInput()
+ *   return (
+ *     <form onSubmit={(e) => { e.preventDefault(); submit().catch(() => {}) }}>
+ *       <input value={value} onChange={(e) => setValue(e.target.value)} />
+ *       <button disabled={isPending}>Send</button>
+ *     </form>
+ *   )
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
+  const { handle, input } = useTamboContext("useTamboThreadInput")
+  const snapshot = useSyncExternalStore(input.subscribe, input.getSnapshot, input.getSnapshot)
+  const setValue = useCallback((value: string | ((previous: string) => string)) => {
+    input.setValue(typeof value === "function" ? value(input.getSnapshot().value) : value)
+  }, [input])
+  const submit = useCallback(
+    (options?: SubmitOptions) => input.submit((text) => handle.client().run(text, options)),
+    [handle, input]
+  )
+  return useMemo(() => ({
+    value: snapshot.value,
+    setValue,
+    submit,
+    isPending: snapshot.isPending,
+    isDisabled: snapshot.isPending,
+    isError: snapshot.error !== undefined,
+    error: snapshot.error
+  }), [snapshot, setValue, submit])
+}

@@ -1,0 +1,127 @@
+/**
+ * What the browser tests need: the example app built (`scratchpad/react-chat`),
+ * served by a tiny static server, and Chromium driven by playwright-core.
+ */
+import { createReadStream } from "node:fs"
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { extname, join, normalize, resolve, sep } from "node:path"
+import { type BrowserContext, chromium } from "playwright-core"
+
+const repo = resolve(import.meta.dirname, "../../../..")
+export const appDir = join(repo, "scratchpad/react-chat")
+export const distDir = join(appDir, "dist")
+/** Screenshots go here (git-ignored). */
+export const outputDir = resolve(import.meta.dirname, "../../test-output")
+
+const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic"
+]
+
+/** What the built app depends on: when any of it is newer than `dist/`, the app is built again. */
+const sources = [
+  join(appDir, "src"),
+  join(appDir, "index.html"),
+  join(appDir, "vite.config.ts"),
+  join(repo, "packages/core/src"),
+  join(repo, "packages/client/src"),
+  join(repo, "packages/react/src")
+]
+
+const newestMtime = async (path: string): Promise<number> => {
+  const info = await stat(path).catch(() => undefined)
+  if (info === undefined) return 0
+  if (!info.isDirectory()) return info.mtimeMs
+  const entries = await readdir(path)
+  const times = await Promise.all(entries.map((entry) => newestMtime(join(path, entry))))
+  return Math.max(info.mtimeMs, ...times)
+}
+
+/** Builds the example app with vite's `build()` unless `dist/` is newer than everything it is made of. */
+export const ensureAppBuilt = async (): Promise<"built" | "fresh"> => {
+  const built = await stat(join(distDir, "index.html")).then((info) => info.mtimeMs, () => 0)
+  const newest = Math.max(...(await Promise.all(sources.map(newestMtime))))
+  if (built > newest) return "fresh"
+  const { build } = await import("vite")
+  await build({ root: appDir, logLevel: "warn", build: { sourcemap: false } })
+  return "built"
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".map": "application/json",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon"
+}
+
+/**
+ * A static file server on 127.0.0.1 (a free port) serving `root` under `prefix`: the app must
+ * not assume it lives at `/`.
+ */
+export const serveStatic = async (
+  root: string,
+  prefix = "/"
+): Promise<{ readonly url: string; readonly close: () => Promise<void> }> => {
+  const server: Server = createServer((request, response) => {
+    const fullPath = decodeURIComponent(new URL(request.url ?? "/", "http://localhost").pathname)
+    if (!fullPath.startsWith(prefix)) {
+      response.writeHead(404).end()
+      return
+    }
+    const path = `/${fullPath.slice(prefix.length)}`
+    const file = normalize(join(root, path.endsWith("/") ? `${path}index.html` : path))
+    if (!file.startsWith(root + sep) && file !== root) {
+      response.writeHead(403).end()
+      return
+    }
+    stat(file).then(
+      (info) => {
+        if (!info.isFile()) throw new Error("not a file")
+        response.writeHead(200, { "content-type": CONTENT_TYPES[extname(file)] ?? "application/octet-stream" })
+        createReadStream(file).pipe(response)
+      },
+      () => response.writeHead(404).end()
+    ).catch(() => response.writeHead(404).end())
+  })
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}${prefix.replace(/\/$/, "")}`,
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections()
+        server.close(() => done())
+      })
+  }
+}
+
+/** Chromium with a fresh profile, removed on close. */
+export const launchBrowser = async (): Promise<{ readonly context: BrowserContext; readonly close: () => Promise<void> }> => {
+  const profile = await mkdtemp(join(tmpdir(), "tambo-react-chromium-"))
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1100, height: 760 }
+  })
+  return {
+    context,
+    close: async () => {
+      await context.close()
+      await rm(profile, { recursive: true, force: true })
+    }
+  }
+}

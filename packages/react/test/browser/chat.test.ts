@@ -1,0 +1,164 @@
+/**
+ * The example app (`scratchpad/react-chat`, built) in Chromium against a
+ * scripted testing server: typing, streaming text, a generative component
+ * fed by a client-side tool, cancelling, switching threads. Each test ends
+ * with a screenshot in `packages/react/test-output/`.
+ */
+import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { mkdir } from "node:fs/promises"
+import { join } from "node:path"
+import type { BrowserContext, Page } from "playwright-core"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { distDir, ensureAppBuilt, launchBrowser, outputDir, serveStatic } from "./app.js"
+
+let browser: Awaited<ReturnType<typeof launchBrowser>>
+let site: Awaited<ReturnType<typeof serveStatic>>
+let api: TestServer | undefined
+let page: Page | undefined
+
+beforeAll(async () => {
+  await ensureAppBuilt()
+  await mkdir(outputDir, { recursive: true })
+  site = await serveStatic(distDir, "/some/path/react-chat/")
+  browser = await launchBrowser()
+}, 180_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await site?.close()
+})
+
+afterEach(async () => {
+  await page?.close()
+  page = undefined
+  await api?.close()
+  api = undefined
+})
+
+/** A testing server with `script`, and the app open on it. */
+const openApp = async (script: Script.ScriptSource, context: BrowserContext = browser.context) => {
+  api = await startTestServer({ script })
+  page = await context.newPage()
+  const errors: Array<string> = []
+  page.on("pageerror", (error) => errors.push(error.message))
+  const query = new URLSearchParams({ tamboUrl: api.url, apiKey: api.apiKey, userKey: "browser-user" })
+  await page.goto(`${site.url}/index.html?${query}`)
+  await page.getByTestId("message-input").waitFor()
+  return { api, page, errors }
+}
+
+const send = async (page: Page, text: string) => {
+  await page.getByTestId("message-input").fill(text)
+  await page.getByTestId("send").click()
+}
+
+const screenshot = (page: Page, name: string) => page.screenshot({ path: join(outputDir, `${name}.png`), fullPage: true })
+
+const assistantText = (page: Page) =>
+  page.locator('[data-testid="message"][data-role="assistant"] [data-testid="message-text"]').last().textContent()
+
+const waitForStatus = (page: Page, status: "idle" | "streaming" | "waiting") =>
+  page.locator(`[data-testid="status"][data-status="${status}"]`).waitFor()
+
+describe("react-chat in Chromium", () => {
+  it("sends a message and streams the reply in", async () => {
+    const words = "The quick brown fox jumps over the lazy dog, again and again.".match(/\s*\S+/g)!
+    const { errors, page } = await openApp([Script.pace(60), Script.text(words)])
+    await send(page, "Tell me something")
+
+    const user = page.locator('[data-testid="message"][data-role="user"]')
+    await expect.poll(() => user.last().textContent()).toBe("Tell me something")
+    await expect(page.getByTestId("message-input").inputValue()).resolves.toBe("")
+
+    // Watch the text grow: several distinct lengths before the end.
+    const seen = new Set<string>()
+    const full = words.join("")
+    const deadline = Date.now() + 15_000
+    while (Date.now() < deadline) {
+      const text = (await assistantText(page).catch(() => null)) ?? ""
+      if (text !== "") seen.add(text)
+      if (text === full) break
+      await page.waitForTimeout(25)
+    }
+    expect([...seen].at(-1)).toBe(full)
+    expect(seen.size).toBeGreaterThanOrEqual(3)
+    await waitForStatus(page, "idle")
+    expect(await page.locator('[data-testid="message"]').count()).toBe(2)
+    expect(errors).toEqual([])
+    await screenshot(page, "streams-text")
+  })
+
+  it("calls the get_weather tool and renders the WeatherCard with its streamed props", async () => {
+    const { api, errors, page } = await openApp(async (request, context) => [
+      Script.pace(40),
+      ...(await Script.weatherAssistant(request, context))
+    ])
+    await send(page, "What is the weather in Paris?")
+
+    const card = page.getByTestId("weather-card")
+    await card.waitFor({ timeout: 15_000 })
+    await page.locator('[data-testid="weather-card"][data-complete="true"]').waitFor()
+    await waitForStatus(page, "idle")
+    expect(await page.getByTestId("weather-city").textContent()).toBe("Paris")
+    // The tool's made-up weather came back as the card's props.
+    const toolResult = api.requests
+      .map((request) => request.body as { message?: { content?: Array<{ type: string; content?: Array<{ text?: string }> }> } })
+      .flatMap((body) => body?.message?.content ?? [])
+      .find((block) => block.type === "tool_result")
+    const weather = JSON.parse(toolResult?.content?.[0]?.text ?? "{}") as { temperature: number; conditions: string }
+    expect(await page.getByTestId("weather-temperature").textContent()).toBe(`${weather.temperature}°C`)
+    expect(await page.getByTestId("weather-conditions").textContent()).toContain(weather.conditions)
+    expect(await page.locator('[data-testid="tool-call"][data-completed="true"]').count()).toBe(1)
+    expect(await page.getByTestId("weather-card-loading").count()).toBe(0)
+    expect(errors).toEqual([])
+    await screenshot(page, "weather-card")
+  })
+
+  it("cancels a slow run and settles", async () => {
+    const words = Array.from({ length: 200 }, (_, i) => ` word${i}`)
+    const { api, errors, page } = await openApp([Script.pace(100), Script.text(words), Script.hang()])
+    await send(page, "Talk slowly")
+    await expect.poll(() => assistantText(page).catch(() => ""), { timeout: 10_000 }).toMatch(/word2/)
+
+    await page.getByTestId("cancel").click()
+    await waitForStatus(page, "idle")
+    await expect.poll(() => page.getByTestId("cancel").isDisabled()).toBe(true)
+    await expect.poll(() => api.cancels.length, { timeout: 10_000 }).toBe(1)
+    expect(api.cancels[0]?.threadId).toBe(api.threads.list()[0]?.id)
+
+    // Nothing more arrives.
+    const settled = await assistantText(page)
+    await page.waitForTimeout(400)
+    expect(await assistantText(page)).toBe(settled)
+    expect(settled!.length).toBeLessThan(words.join("").length)
+    // The app is usable again.
+    await expect.poll(async () => {
+      await page.getByTestId("message-input").fill("Again")
+      return page.getByTestId("send").isEnabled()
+    }).toBe(true)
+    expect(errors).toEqual([])
+    await screenshot(page, "cancelled")
+  })
+
+  it("starts a new thread and switches back to the first one", async () => {
+    const { api, errors, page } = await openApp((request) => [Script.text(`Reply to ${request.text}`)])
+    await send(page, "first message")
+    await expect.poll(() => assistantText(page)).toBe("Reply to first message")
+    const items = page.getByTestId("thread-item")
+    await expect.poll(() => items.count()).toBe(1)
+
+    await page.getByTestId("new-thread").click()
+    await expect.poll(() => page.locator('[data-testid="message"]').count()).toBe(0)
+    await send(page, "second message")
+    await expect.poll(() => assistantText(page)).toBe("Reply to second message")
+    await expect.poll(() => items.count()).toBe(2)
+
+    const [first] = api.threads.list()
+    await page.locator(`[data-testid="thread-item"][data-thread-id="${first!.id}"]`).click()
+    await expect.poll(() => page.getByTestId("messages").getAttribute("data-thread-id")).toBe(first!.id)
+    await expect.poll(() => assistantText(page)).toBe("Reply to first message")
+    expect(await page.locator('[data-testid="message"][data-role="user"]').textContent()).toBe("first message")
+    expect(errors).toEqual([])
+    await screenshot(page, "switched-thread")
+  })
+})

@@ -1,0 +1,101 @@
+import { cleanup } from "@testing-library/react"
+import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import * as Schema from "effect/Schema"
+import type { ReactNode } from "react"
+import { afterAll, afterEach, beforeAll } from "vitest"
+import {
+  type TamboComponent,
+  TamboProvider,
+  type TamboProviderProps,
+  type TamboTool,
+  useTamboStreamStatus
+} from "../src/index.js"
+
+// Rendering outside `act` is what a streaming app does; React's act warnings would only be noise.
+;(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = false
+
+afterEach(() => {
+  cleanup()
+})
+
+/** One testing server per test file; its state is reset after each test. */
+export const useServer = (options: TestServerOptions = {}) => {
+  let server: TestServer | undefined
+  beforeAll(async () => {
+    server = await startTestServer(options)
+  })
+  afterEach(() => {
+    server?.reset()
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+  return () => {
+    if (server === undefined) throw new Error("server not started")
+    return server
+  }
+}
+
+export const madeUpWeather = (city: string) => ({ city, temperature: 21, conditions: "sunny" })
+
+/** The weather tool, declared with Effect Schema. */
+export const weatherTool: TamboTool<{ readonly city: string }> = {
+  name: "get_weather",
+  description: "Gets the current weather in a city",
+  inputSchema: Schema.Struct({ city: Schema.String }),
+  tool: ({ city }: { readonly city: string }) => madeUpWeather(city)
+}
+
+interface WeatherProps {
+  readonly city?: string
+  readonly temperature?: number
+  readonly conditions?: string
+}
+
+function WeatherCardView({ city, conditions, temperature }: WeatherProps) {
+  const { streamStatus } = useTamboStreamStatus<WeatherProps>()
+  return (
+    <div data-testid="weather-card" data-success={String(streamStatus.isSuccess)}>
+      {city}: {temperature}° {conditions}
+    </div>
+  )
+}
+
+/** The component the weather assistant streams, declared with a JSON Schema. */
+export const WeatherCard: TamboComponent<WeatherProps> = {
+  name: "WeatherCard",
+  description: "Shows the weather in a city",
+  propsSchema: {
+    type: "object",
+    properties: { city: { type: "string" }, temperature: { type: "number" }, conditions: { type: "string" } },
+    required: ["city"]
+  },
+  component: WeatherCardView,
+  loadingComponent: ({ city }) => <div data-testid="weather-loading">Loading {city}</div>
+}
+
+/** Provider props for the testing server. */
+export const connection = (server: TestServer, extra: Partial<TamboProviderProps> = {}): TamboProviderProps => ({
+  apiKey: server.apiKey,
+  tamboUrl: server.url,
+  userKey: "user-1",
+  maxRetries: 0,
+  autoGenerateThreadName: false,
+  ...extra
+} as TamboProviderProps)
+
+/** A wrapper for `renderHook` / `render`. */
+export const wrapperFor = (props: TamboProviderProps) => ({ children }: { readonly children?: ReactNode }) => (
+  <TamboProvider {...props}>{children}</TamboProvider>
+)
+
+/** Polls until `predicate` holds. */
+export const until = async (predicate: () => boolean, what = "condition", timeoutMs = 10_000) => {
+  const start = Date.now()
+  while (!predicate()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

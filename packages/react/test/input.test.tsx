@@ -1,0 +1,118 @@
+// @vitest-environment happy-dom
+import { act, renderHook, waitFor } from "@testing-library/react"
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "vitest"
+import { useTambo, useTamboSuggestions, useTamboThreadInput } from "../src/index.js"
+import { connection, useServer, wrapperFor } from "./helpers.js"
+
+const server = useServer()
+
+const useBoth = () => ({ input: useTamboThreadInput(), tambo: useTambo() })
+
+describe("useTamboThreadInput", () => {
+  it("holds the value, submits it on the current thread and reports the run as pending", async () => {
+    server().setScript([Script.pace(20), Script.text(["Got", " it"])])
+    const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server())) })
+    act(() => result.current.input.setValue("  Hello  "))
+    expect(result.current.input.value).toBe("  Hello  ")
+    act(() => result.current.input.setValue((previous) => previous.trim()))
+    expect(result.current.input.value).toBe("Hello")
+
+    let submitted!: Promise<{ readonly threadId: string }>
+    act(() => {
+      submitted = result.current.input.submit()
+    })
+    expect(result.current.input.value).toBe("")
+    expect(result.current.input.isPending).toBe(true)
+    expect(result.current.input.isDisabled).toBe(true)
+    const { threadId } = await submitted
+    await waitFor(() => expect(result.current.input.isPending).toBe(false))
+    expect(threadId).toBe(result.current.tambo.currentThreadId)
+    expect(result.current.tambo.messages.map((message) => message.content)).toEqual([
+      [{ type: "text", text: "Hello" }],
+      [{ type: "text", text: "Got it" }]
+    ])
+    expect(result.current.input.error).toBeUndefined()
+  })
+
+  it("is shared by every component under the provider", () => {
+    const { result } = renderHook(() => ({ a: useTamboThreadInput(), b: useTamboThreadInput() }), {
+      wrapper: wrapperFor(connection(server()))
+    })
+    act(() => result.current.a.setValue("shared"))
+    expect(result.current.b.value).toBe("shared")
+  })
+
+  it("refuses an empty message", async () => {
+    const { result } = renderHook(useTamboThreadInput, { wrapper: wrapperFor(connection(server())) })
+    await expect(result.current.submit()).rejects.toThrow("Message cannot be empty")
+    expect(server().requests).toHaveLength(0)
+  })
+
+  it("reports a failed run as its error", async () => {
+    server().setScript([Script.httpError(500, { message: "boom" })])
+    const { result } = renderHook(useTamboThreadInput, { wrapper: wrapperFor(connection(server())) })
+    act(() => result.current.setValue("Hi"))
+    await act(() => expect(result.current.submit()).rejects.toMatchObject({ _tag: "ApiError" }))
+    await waitFor(() => expect(result.current.isError).toBe(true))
+    expect(result.current.error).toMatchObject({ _tag: "ApiError", status: 500 })
+    expect(result.current.isPending).toBe(false)
+  })
+
+  it("does not report a cancelled run as an error", async () => {
+    server().setScript([Script.text("Partial"), Script.hang()])
+    const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server())) })
+    act(() => result.current.input.setValue("Hi"))
+    let submitted!: Promise<unknown>
+    act(() => {
+      submitted = result.current.input.submit().catch((error: Error) => error.name)
+    })
+    await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
+    await act(() => result.current.tambo.cancel())
+    expect(await submitted).toBe("AbortError")
+    await waitFor(() => expect(result.current.input.isPending).toBe(false))
+    expect(result.current.input.error).toBeUndefined()
+  })
+})
+
+describe("useTamboSuggestions", () => {
+  it("reads or generates suggestions for the latest reply, and fills the input with one", async () => {
+    server().setScript([Script.text("Hello! Ask me about the weather.")])
+    const { result } = renderHook(
+      () => ({ suggestions: useTamboSuggestions({ maxSuggestions: 2 }), input: useTamboThreadInput(), tambo: useTambo() }),
+      { wrapper: wrapperFor(connection(server())) }
+    )
+    // Nothing to suggest before there is a reply.
+    expect(result.current.suggestions.suggestions).toEqual([])
+    expect(result.current.suggestions.isLoading).toBe(false)
+
+    await result.current.tambo.sendMessage("Hi").thread
+    await waitFor(() => expect(result.current.suggestions.suggestions).toHaveLength(2))
+    const paths = server().requests.filter((request) => request.method !== "OPTIONS").map((request) => `${request.method} ${request.path.replace(/[^/]+_[^/]+/g, ":id")}`)
+    // Listed first (none), then generated.
+    expect(paths.filter((path) => path.endsWith("/suggestions"))).toEqual([
+      "GET /v1/threads/:id/messages/:id/suggestions",
+      "POST /v1/threads/:id/messages/:id/suggestions"
+    ])
+    const [first] = result.current.suggestions.suggestions
+    await act(() => result.current.suggestions.accept({ suggestion: first! }))
+    expect(result.current.input.value).toBe(first!.detailedSuggestion)
+    expect(result.current.suggestions.selectedSuggestionId).toBe(first!.id)
+
+    const regenerated = await act(() => result.current.suggestions.generate())
+    expect(regenerated).toHaveLength(2)
+  })
+
+  it("leaves generation to the app when autoGenerate is off", async () => {
+    server().setScript([Script.text("Hi there")])
+    const { result } = renderHook(
+      () => ({ suggestions: useTamboSuggestions({ autoGenerate: false }), tambo: useTambo() }),
+      { wrapper: wrapperFor(connection(server())) }
+    )
+    await result.current.tambo.sendMessage("Hi").thread
+    await waitFor(() => expect(result.current.tambo.isIdle).toBe(true))
+    await waitFor(() => expect(result.current.suggestions.isLoading).toBe(false))
+    expect(result.current.suggestions.suggestions).toEqual([])
+    expect(server().requests.some((request) => request.method === "POST" && request.path.endsWith("/suggestions"))).toBe(false)
+  })
+})

@@ -1,0 +1,159 @@
+// @vitest-environment happy-dom
+import { render, renderHook, screen, waitFor } from "@testing-library/react"
+import { Script } from "@tambo-effect/testing"
+import { StrictMode, useState } from "react"
+import { describe, expect, it } from "vitest"
+import {
+  isAbortError,
+  TamboClient,
+  TamboProvider,
+  useTambo,
+  useTamboClient
+} from "../src/index.js"
+import { connection, sleep, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
+
+const server = useServer()
+
+/** Whether a client was destroyed: its calls then throw an `AbortError`. */
+const isDestroyed = (client: TamboClient): boolean => {
+  try {
+    client.startNewThread()
+    return false
+  } catch (error) {
+    return isAbortError(error)
+  }
+}
+
+/** Records every client its renders saw. */
+const ClientSpy = ({ seen }: { readonly seen: Set<TamboClient> }) => {
+  seen.add(useTamboClient())
+  useTambo()
+  return null
+}
+
+describe("TamboProvider", () => {
+  it("creates one client for its lifetime and destroys it on unmount", async () => {
+    const seen = new Set<TamboClient>()
+    const view = render(
+      <TamboProvider {...connection(server())}>
+        <ClientSpy seen={seen} />
+      </TamboProvider>
+    )
+    view.rerender(
+      <TamboProvider {...connection(server())}>
+        <ClientSpy seen={seen} />
+      </TamboProvider>
+    )
+    expect(seen.size).toBe(1)
+    const [client] = [...seen]
+    expect(isDestroyed(client!)).toBe(false)
+    view.unmount()
+    await sleep(0)
+    expect(isDestroyed(client!)).toBe(true)
+  })
+
+  it("keeps a single live client under StrictMode's double render and double mount", async () => {
+    const seen = new Set<TamboClient>()
+    const view = render(
+      <StrictMode>
+        <TamboProvider {...connection(server())}>
+          <ClientSpy seen={seen} />
+        </TamboProvider>
+      </StrictMode>
+    )
+    await sleep(10)
+    // StrictMode rendered twice and mounted, unmounted and mounted again: still one client, alive.
+    expect(seen.size).toBe(1)
+    const [client] = [...seen]
+    expect(isDestroyed(client!)).toBe(false)
+
+    // And it works: a run updates the tree.
+    const { result } = renderHook(() => useTambo(), {
+      wrapper: ({ children }) => <StrictMode><TamboProvider {...connection(server())}>{children}</TamboProvider></StrictMode>
+    })
+    server().setScript([Script.text(["Hello", " there"])])
+    result.current.sendMessage("Hi")
+    await waitFor(() => expect(result.current.messages.at(-1)?.content).toEqual([{ type: "text", text: "Hello there" }]))
+    const runs = server().requests.filter((request) => request.method === "POST" && request.path.endsWith("/runs"))
+    expect(runs).toHaveLength(1)
+
+    view.unmount()
+    await sleep(0)
+    expect(isDestroyed(client!)).toBe(true)
+  })
+
+  it("uses a given client and leaves its lifetime to the app", async () => {
+    const client = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
+    const { result, unmount } = renderHook(() => useTamboClient(), { wrapper: wrapperFor({ client }) })
+    expect(result.current).toBe(client)
+    unmount()
+    await sleep(0)
+    expect(isDestroyed(client)).toBe(false)
+    await client.destroy()
+  })
+
+  it("replaces the client when the user changes", async () => {
+    const seen = new Set<TamboClient>()
+    const Switcher = () => {
+      const [user, setUser] = useState("user-1")
+      return (
+        <TamboProvider {...connection(server(), { userKey: user })}>
+          <ClientSpy seen={seen} />
+          <button onClick={() => setUser("user-2")}>switch</button>
+        </TamboProvider>
+      )
+    }
+    render(<Switcher />)
+    screen.getByText("switch").click()
+    await waitFor(() => expect(seen.size).toBe(2))
+    const [first, second] = [...seen]
+    await sleep(0)
+    expect(isDestroyed(first!)).toBe(true)
+    expect(isDestroyed(second!)).toBe(false)
+  })
+
+  it("registers tools, components and context helpers, and follows their changes", async () => {
+    server().setScript([Script.text("ok")])
+    const Harness = () => {
+      const [version, setVersion] = useState(1)
+      return (
+        <TamboProvider
+          {...connection(server())}
+          tools={[weatherTool]}
+          components={[WeatherCard]}
+          contextHelpers={{ version: () => ({ version }) }}
+        >
+          <Sender />
+          <button onClick={() => setVersion(2)}>bump</button>
+        </TamboProvider>
+      )
+    }
+    const runs: Array<Promise<unknown>> = []
+    const Sender = () => {
+      const { sendMessage } = useTambo()
+      return <button onClick={() => runs.push(sendMessage("hi").thread)}>send</button>
+    }
+    render(<Harness />)
+    const runBodies = () =>
+      server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).map((r) => r.body as any)
+
+    screen.getByText("send").click()
+    await until(() => runs.length === 1, "first run")
+    await runs[0]
+    const [first] = runBodies()
+    expect(first.tools.map((tool: { name: string }) => tool.name)).toEqual(["get_weather"])
+    expect(first.availableComponents.map((component: { name: string }) => component.name)).toEqual(["WeatherCard"])
+    expect(first.message.additionalContext).toMatchObject({ version: { version: 1 } })
+
+    screen.getByText("bump").click()
+    await sleep(10)
+    screen.getByText("send").click()
+    await until(() => runs.length === 2, "second run")
+    await runs[1]
+    expect(runBodies()[1].message.additionalContext).toMatchObject({ version: { version: 2 } })
+  })
+
+  it("tells hooks used outside a provider where they belong", () => {
+    expect(() => renderHook(() => useTambo())).toThrow(/inside a <TamboProvider>/)
+  })
+})

@@ -1,0 +1,79 @@
+// Server rendering: node environment, no DOM.
+import { renderToString } from "react-dom/server"
+import { describe, expect, it } from "vitest"
+import {
+  TamboClient,
+  TamboProvider,
+  useTambo,
+  useTamboSelector,
+  useTamboSuggestions,
+  useTamboThreadInput,
+  useTamboThreadList
+} from "../src/index.js"
+import { useServer, WeatherCard } from "./helpers.js"
+
+const server = useServer()
+
+const Page = () => {
+  const { currentThreadId, isIdle, messages } = useTambo()
+  const { isPending, value } = useTamboThreadInput()
+  const { isLoading, threads } = useTamboThreadList()
+  const { suggestions } = useTamboSuggestions()
+  const threadCount = useTamboSelector((state) => Object.keys(state.threadMap).length)
+  return (
+    <main>
+      <p id="thread">{currentThreadId}</p>
+      <p id="idle">{String(isIdle)}</p>
+      <p id="messages">{messages.length}</p>
+      <p id="input">[{value}] {String(isPending)}</p>
+      <p id="list">{isLoading ? "loading" : threads.length}</p>
+      <p id="suggestions">{suggestions.length}</p>
+      <p id="count">{threadCount}</p>
+    </main>
+  )
+}
+
+describe("server rendering", () => {
+  it("renders a provider and its hooks without a window", () => {
+    expect(typeof window).toBe("undefined")
+    const html = renderToString(
+      <TamboProvider apiKey={server().apiKey} tamboUrl={server().url} userKey="user-1" components={[WeatherCard]}>
+        <Page />
+      </TamboProvider>
+    )
+    expect(html).toContain("<p id=\"thread\">placeholder</p>")
+    expect(html).toContain("<p id=\"idle\">true</p>")
+    expect(html).toContain("<p id=\"messages\">0</p>")
+    expect(html).toContain("<p id=\"list\">loading</p>")
+    expect(html).toContain("<p id=\"suggestions\">0</p>")
+    expect(html).toContain("<p id=\"count\">1</p>")
+    // Effects do not run on the server: nothing was requested.
+    expect(server().requests).toHaveLength(0)
+  })
+
+  it("creates no client while rendering", () => {
+    // An empty API key makes the client's constructor throw: rendering must not call it.
+    const html = renderToString(
+      <TamboProvider apiKey="" userKey="user-1">
+        <Page />
+      </TamboProvider>
+    )
+    expect(html).toContain("<p id=\"messages\">0</p>")
+  })
+
+  it("renders the state of a given client", async () => {
+    const client = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
+    try {
+      await client.run("Hello").thread
+      const html = renderToString(
+        <TamboProvider client={client}>
+          <Page />
+        </TamboProvider>
+      )
+      expect(html).toContain("<p id=\"messages\">2</p>")
+      expect(html).toContain("<p id=\"thread\">thr_")
+    } finally {
+      await client.destroy()
+    }
+  })
+})

@@ -1,0 +1,82 @@
+// @vitest-environment happy-dom
+import { renderHook, waitFor } from "@testing-library/react"
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "vitest"
+import { useTambo, useTamboThread, useTamboThreadList } from "../src/index.js"
+import { connection, useServer, wrapperFor } from "./helpers.js"
+
+const server = useServer()
+
+describe("useTamboThreadList", () => {
+  it("lists the user's threads and reads again when a run creates one", async () => {
+    server().threads.create({ userKey: "user-1", name: "Seeded", messages: [{ role: "user", content: "Hello" }] })
+    server().threads.create({ userKey: "someone-else", name: "Not mine" })
+    server().setScript([Script.text("Hi")])
+    const { result } = renderHook(() => ({ list: useTamboThreadList(), tambo: useTambo() }), {
+      wrapper: wrapperFor(connection(server()))
+    })
+    expect(result.current.list.isLoading).toBe(true)
+    await waitFor(() => expect(result.current.list.isSuccess).toBe(true))
+    expect(result.current.list.threads.map((thread) => thread.name)).toEqual(["Seeded"])
+
+    const thread = await result.current.tambo.sendMessage("Make a new one").thread
+    await waitFor(() => expect(result.current.list.threads.map((t) => t.id)).toContain(thread.id))
+    expect(result.current.list.threads).toHaveLength(2)
+    // Newest first.
+    expect(result.current.list.threads[0]?.id).toBe(thread.id)
+  })
+
+  it("reads nothing when disabled, and pages with limit", async () => {
+    for (const name of ["a", "b", "c"]) server().threads.create({ userKey: "user-1", name })
+    const { rerender, result } = renderHook(({ enabled }) => useTamboThreadList({ enabled, limit: 2 }), {
+      wrapper: wrapperFor(connection(server())),
+      initialProps: { enabled: false }
+    })
+    expect(result.current.isLoading).toBe(false)
+    expect(result.current.threads).toEqual([])
+    expect(server().requests.filter((request) => request.method === "GET")).toHaveLength(0)
+    rerender({ enabled: true })
+    await waitFor(() => expect(result.current.threads).toHaveLength(2))
+  })
+
+  it("reports a failed read", async () => {
+    const { result } = renderHook(() => useTamboThreadList(), {
+      wrapper: wrapperFor(connection(server(), { apiKey: "wrong-key" }))
+    })
+    await waitFor(() => expect(result.current.isError).toBe(true))
+    expect(result.current.error).toMatchObject({ _tag: "ApiError", status: 403 })
+    expect(result.current.threads).toEqual([])
+  })
+})
+
+describe("useTamboThread", () => {
+  it("loads a thread the client does not know, then follows it live", async () => {
+    const seeded = server().threads.create({
+      userKey: "user-1",
+      name: "Old chat",
+      messages: [{ role: "user", content: "Hello" }, { role: "assistant", content: "Hi!" }]
+    })
+    server().setScript([Script.text("Again")])
+    const { result } = renderHook(() => ({ thread: useTamboThread(seeded.id), tambo: useTambo() }), {
+      wrapper: wrapperFor(connection(server()))
+    })
+    expect(result.current.thread.isLoading).toBe(true)
+    await waitFor(() => expect(result.current.thread.thread?.messages).toHaveLength(2))
+    expect(result.current.thread.thread?.name).toBe("Old chat")
+    expect(result.current.thread.isLoading).toBe(false)
+    // Not the current thread: loading it did not switch to it.
+    expect(result.current.tambo.currentThreadId).not.toBe(seeded.id)
+
+    // A run on it shows up.
+    await result.current.tambo.sendMessage("Once more", { threadId: seeded.id }).thread
+    await waitFor(() => expect(result.current.thread.thread?.messages).toHaveLength(4))
+    expect(result.current.thread.streamingState?.status).toBe("idle")
+  })
+
+  it("reports a thread that does not exist", async () => {
+    const { result } = renderHook(() => useTamboThread("thr_missing"), { wrapper: wrapperFor(connection(server())) })
+    await waitFor(() => expect(result.current.isError).toBe(true))
+    expect(result.current.thread).toBeUndefined()
+    expect(result.current.isLoading).toBe(false)
+  })
+})

@@ -1,0 +1,179 @@
+// @vitest-environment happy-dom
+import { renderHook, screen, waitFor } from "@testing-library/react"
+import { Script } from "@tambo-effect/testing"
+import { memo } from "react"
+import { describe, expect, it } from "vitest"
+import {
+  PLACEHOLDER_THREAD_ID,
+  type ReactTamboThreadMessage,
+  type TamboToolUseContent,
+  useTambo,
+  useTamboSelector
+} from "../src/index.js"
+import { connection, madeUpWeather, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
+
+const server = useServer()
+
+const textOf = (message: ReactTamboThreadMessage | undefined): string =>
+  (message?.content ?? []).flatMap((block) => (block.type === "text" ? [block.text] : [])).join("")
+
+describe("useTambo", () => {
+  it("streams a reply into the current thread", async () => {
+    server().setScript([Script.pace(20), Script.text(["Hello", ",", " world"])])
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
+    expect(result.current.currentThreadId).toBe(PLACEHOLDER_THREAD_ID)
+    expect(result.current.isIdle).toBe(true)
+
+    const stream = result.current.sendMessage("Hi")
+    await waitFor(() => expect(result.current.isStreaming).toBe(true))
+    await waitFor(() => expect(textOf(result.current.messages.at(-1))).toMatch(/^Hello/))
+    expect(result.current.isIdle).toBe(false)
+    const thread = await stream.thread
+    await waitFor(() => expect(result.current.isIdle).toBe(true))
+
+    expect(result.current.currentThreadId).toBe(thread.id)
+    expect(result.current.thread?.thread.id).toBe(thread.id)
+    expect(result.current.messages.map((message) => message.role)).toEqual(["user", "assistant"])
+    expect(textOf(result.current.messages[0])).toBe("Hi")
+    expect(textOf(result.current.messages[1])).toBe("Hello, world")
+    expect(result.current.streamingState.status).toBe("idle")
+  })
+
+  it("runs the client-side tool and renders the generative component with its streamed props", async () => {
+    // The weather assistant, slowed down so the props visibly stream.
+    server().setScript(async (request, context) => [Script.pace(15), ...(await Script.weatherAssistant(request, context))])
+    const loading: Array<string | undefined> = []
+    const Card = {
+      ...WeatherCard,
+      loadingComponent: ({ city }: { readonly city?: string }) => {
+        loading.push(city)
+        return <div data-testid="weather-loading">{city}</div>
+      }
+    }
+    const calls: Array<string> = []
+    const tool = { ...weatherTool, tool: ({ city }: { readonly city: string }) => (calls.push(city), madeUpWeather(city)) }
+    const Chat = () => {
+      const { messages } = useTambo()
+      return (
+        <ul>
+          {messages.map((message) => (
+            <li key={message.id} data-role={message.role}>
+              {message.content.map((block, index) =>
+                block.type === "text"
+                  ? <p key={index}>{block.text}</p>
+                  : block.type === "component"
+                  ? <div key={block.id}>{block.renderedComponent}</div>
+                  : block.type === "tool_use"
+                  ? <i key={block.id} data-testid="tool">{block.statusMessage}</i>
+                  : null
+              )}
+            </li>
+          ))}
+        </ul>
+      )
+    }
+    const { result } = renderHook(() => useTambo(), {
+      wrapper: ({ children }) => {
+        const Wrapper = wrapperFor(connection(server(), { tools: [tool], components: [Card] }))
+        return <Wrapper><Chat />{children}</Wrapper>
+      }
+    })
+    const thread = await result.current.sendMessage("What is the weather in Paris?").thread
+    expect(calls).toEqual(["Paris"])
+
+    const card = await screen.findByTestId("weather-card")
+    expect(card.textContent).toBe("Paris: 21° sunny")
+    expect(card.dataset["success"]).toBe("true")
+    expect(screen.queryByTestId("weather-loading")).toBeNull()
+    // While the props streamed, the loading component showed them partial.
+    expect(loading).toContain("Paris")
+    expect(screen.getByTestId("tool").textContent).toBe("Called get_weather")
+
+    const messages = result.current.messages
+    const toolUse = messages.flatMap((m) => m.content).find((b): b is TamboToolUseContent => b.type === "tool_use")
+    expect(toolUse).toMatchObject({ name: "get_weather", input: { city: "Paris" }, hasCompleted: true })
+    const component = messages.flatMap((m) => m.content).find((b) => b.type === "component")
+    expect(component).toMatchObject({
+      name: "WeatherCard",
+      props: { city: "Paris", temperature: 21, conditions: "sunny" },
+      streamingState: "done"
+    })
+    expect(thread.messages.length).toBe(messages.length)
+  })
+
+  it("cancels a slow run and settles", async () => {
+    server().setScript([Script.pace(30), Script.text(["one", " two", " three", " four", " five", " six"]), Script.hang()])
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
+    const stream = result.current.sendMessage("Count")
+    const outcome = stream.thread.then(() => "finished", (error: Error) => error.name)
+    await waitFor(() => expect(textOf(result.current.messages.at(-1))).toMatch(/two/))
+    await result.current.cancel()
+    expect(await outcome).toBe("AbortError")
+    await waitFor(() => expect(result.current.isIdle).toBe(true))
+    expect(result.current.thread?.thread.lastRunCancelled).toBe(true)
+    await until(() => server().cancels.length === 1, "the server to record the cancel")
+    expect(server().cancels[0]?.threadId).toBe(result.current.currentThreadId)
+    // Cancelling when nothing runs does nothing.
+    await result.current.cancel()
+  })
+
+  it("starts new threads and switches between them", async () => {
+    server().setScript((request) => [Script.text(`Reply to ${request.text}`)])
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
+    const first = await result.current.sendMessage("first").thread
+    await waitFor(() => expect(result.current.messages).toHaveLength(2))
+
+    const placeholder = result.current.startNewThread()
+    await waitFor(() => expect(result.current.currentThreadId).toBe(placeholder))
+    expect(result.current.messages).toEqual([])
+    const second = await result.current.sendMessage("second").thread
+    await waitFor(() => expect(textOf(result.current.messages.at(-1))).toBe("Reply to second"))
+    expect(second.id).not.toBe(first.id)
+
+    await result.current.switchThread(first.id)
+    await waitFor(() => expect(result.current.currentThreadId).toBe(first.id))
+    expect(textOf(result.current.messages.at(-1))).toBe("Reply to first")
+  })
+
+  it("keeps unchanged messages identical and re-renders only the components whose slice changed", async () => {
+    server().setScript((request) => [Script.pace(5), Script.text(Script.chunks(`Reply to ${request.text}, at length.`, 3))])
+    const messageRenders = new Map<string, number>()
+    const Message = memo(({ message }: { readonly message: ReactTamboThreadMessage }) => {
+      messageRenders.set(message.id, (messageRenders.get(message.id) ?? 0) + 1)
+      return <p>{textOf(message)}</p>
+    })
+    let threadCountRenders = 0
+    const ThreadCount = () => {
+      threadCountRenders++
+      return <span>{useTamboSelector((state) => Object.keys(state.threadMap).length)}</span>
+    }
+    const Chat = () => {
+      const { messages } = useTambo()
+      return <>{messages.map((message) => <Message key={message.id} message={message} />)}</>
+    }
+    const { result } = renderHook(() => useTambo(), {
+      wrapper: ({ children }) => {
+        const Wrapper = wrapperFor(connection(server()))
+        return <Wrapper><Chat /><ThreadCount />{children}</Wrapper>
+      }
+    })
+    await result.current.sendMessage("one").thread
+    await waitFor(() => expect(result.current.isIdle).toBe(true))
+    const [userOne, replyOne] = result.current.messages
+    const countAfterFirst = threadCountRenders
+    const rendersOfFirst = { user: messageRenders.get(userOne!.id), reply: messageRenders.get(replyOne!.id) }
+
+    await result.current.sendMessage("two").thread
+    await waitFor(() => expect(result.current.messages).toHaveLength(4))
+    await waitFor(() => expect(result.current.isIdle).toBe(true))
+    // The first exchange kept its objects, so its message components did not render again.
+    expect(result.current.messages[0]).toBe(userOne)
+    expect(result.current.messages[1]).toBe(replyOne)
+    expect(messageRenders.get(userOne!.id)).toBe(rendersOfFirst.user)
+    expect(messageRenders.get(replyOne!.id)).toBe(rendersOfFirst.reply)
+    // The streamed reply rendered several times, far fewer than its deltas were many (one per frame at most).
+    expect(messageRenders.get(result.current.messages[3]!.id)).toBeGreaterThan(1)
+    // A component reading only the number of threads did not render while the second run streamed.
+    expect(threadCountRenders).toBe(countAfterFirst)
+  })
+})

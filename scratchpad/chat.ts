@@ -1,0 +1,124 @@
+/**
+ * `pnpm chat`: an interactive chat in the terminal through
+ * `@tambo-effect/client`. Type a message and watch the reply stream, with
+ * tool calls, their results and component props.
+ *
+ * Ctrl-C during a reply cancels it (on the server too) and keeps the chat
+ * going; Ctrl-C at the prompt right after, or twice, exits. So do Ctrl-D
+ * and `/exit`. `/new` starts a new thread.
+ *
+ * Talks to Tambo Cloud when `TAMBO_API_KEY` is set, otherwise to the
+ * embedded testing server (ask it about the weather in some city).
+ */
+import { createInterface } from "node:readline"
+import { isAbortError, TamboClient, type TamboStream } from "@tambo-effect/client"
+import { describeError, paceMillis, Printer, startBackend, stdoutOut, weatherCard, weatherTool } from "./demo-support.js"
+
+const printer = new Printer(stdoutOut())
+const backend = await startBackend(paceMillis())
+const client = new TamboClient({ ...backend.options, tools: [weatherTool], components: [weatherCard] })
+const interactive = process.stdin.isTTY === true
+
+printer.line(printer.paint("bold", `tambo-effect chat, talking to ${backend.label}`))
+printer.line(printer.paint("dim", "Ctrl-C cancels a reply; Ctrl-C twice, Ctrl-D or /exit quits; /new starts a new thread."))
+
+const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: interactive })
+rl.setPrompt(printer.paint("cyan", "you> "))
+
+/** Lines typed while a reply streams wait their turn. */
+const pending: Array<string> = []
+let current: TamboStream | undefined
+let busy = false
+/** Quitting: drop what is pending. (At the end of piped input, it is answered first.) */
+let quitting = false
+let closed = false
+/** A Ctrl-C was just pressed: the next one at the prompt exits. */
+let armed = false
+
+const prompt = () => {
+  if (interactive && !closed) rl.prompt()
+}
+
+const reply = async (message: string) => {
+  if (!interactive) printer.user(message)
+  const stream = client.run(message)
+  current = stream
+  try {
+    for await (const element of stream) printer.event(element)
+    printer.endLine()
+  } catch (error) {
+    if (isAbortError(error)) printer.line(printer.paint("dim", "(cancelled)"))
+    else printer.line(printer.paint("red", `error: ${describeError(error)}`))
+  } finally {
+    current = undefined
+    printer.line("")
+  }
+}
+
+const handle = async (line: string) => {
+  const message = line.trim()
+  if (message === "") return
+  if (message === "/exit") return quit()
+  if (message === "/new") {
+    client.startNewThread()
+    return printer.line(printer.paint("dim", "(new thread)"))
+  }
+  await reply(message)
+}
+
+const drain = async () => {
+  if (busy) return
+  busy = true
+  while (pending.length > 0 && !quitting) await handle(pending.shift()!)
+  busy = false
+  if (closed) await shutdown()
+  else prompt()
+}
+
+rl.on("line", (line) => {
+  armed = false
+  pending.push(line)
+  void drain()
+})
+
+const interrupt = () => {
+  if (current !== undefined) {
+    current.abort()
+    armed = true
+    return
+  }
+  if (armed) return quit()
+  armed = true
+  printer.endLine()
+  printer.line(printer.paint("dim", "(press Ctrl-C again to exit)"))
+  prompt()
+}
+// On a terminal readline reports Ctrl-C; in a pipe it arrives as a signal.
+rl.on("SIGINT", interrupt)
+process.on("SIGINT", interrupt)
+
+const quit = () => {
+  quitting = true
+  pending.length = 0
+  current?.abort()
+  rl.close()
+}
+
+let shutdownStarted = false
+const shutdown = async () => {
+  if (shutdownStarted) return
+  shutdownStarted = true
+  printer.endLine()
+  printer.line(printer.paint("dim", "bye"))
+  process.off("SIGINT", interrupt)
+  await client.destroy()
+  await backend.close()
+}
+
+rl.on("close", () => {
+  closed = true
+  // A reply in flight (or pending input) finishes first; `drain` shuts down after it.
+  if (!busy) void shutdown()
+})
+
+prompt()

@@ -1,0 +1,12 @@
+import { defineConfig } from "vite"
+
+export default defineConfig({
+  // Relative asset URLs: `dist/` works from any static file server and any path.
+  base: "./",
+  // Workspace packages resolve to their TypeScript sources.
+  resolve: { conditions: ["tambo-source", "browser", "module", "import", "default"] },
+  esbuild: { jsx: "automatic" },
+  // effect, @effect/platform and the API SDK make one ~650 kB chunk (~210 kB gzipped): fine for an example.
+  build: { outDir: "dist", emptyOutDir: true, sourcemap: true, chunkSizeWarningLimit: 1024 },
+  server: { host: "127.0.0.1", port: 5173 }
+})
