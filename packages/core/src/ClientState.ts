@@ -1101,6 +1101,9 @@ const handleComponentDelta = (
   if (block.type !== "component") return
   block[field] = result.value
   block.streamingState = "streaming"
+  if (event.name === "tambo.component.props_delta" && event.value.streamingStatus !== undefined) {
+    block.streamingStatus = { ...block.streamingStatus, ...event.value.streamingStatus }
+  }
 }
 
 const handleComponentEnd = (d: ThreadDraft, event: Events.ComponentEndEvent, at: number): void => {
@@ -1321,6 +1324,9 @@ class Batch {
         d.setOptimisticMessageIds([...d.optimisticMessageIds, action.message.id])
         // Upstream streams this message as start/content/end, which leaves no message open.
         if (d.streaming.messageId !== undefined) delete d.ownStreaming().messageId
+        // Sent, not yet started: a UI must not look idle while the request is in flight.
+        d.ownThread().status = "waiting"
+        d.ownStreaming().status = "waiting"
         return
       }
       case "INIT_THREAD": {

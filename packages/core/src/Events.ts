@@ -379,7 +379,12 @@ export type ComponentStartEvent = typeof ComponentStartEvent.Type
  */
 export const ComponentPropsDeltaEvent = custom(
   "tambo.component.props_delta",
-  Schema.Struct({ componentId: Schema.String, operations: Schema.Array(JsonPatchOperation) })
+  Schema.Struct({
+    componentId: Schema.String,
+    operations: Schema.Array(JsonPatchOperation),
+    /** Per prop: `started`, `streaming` or `done` (kept as strings: new values must not fail the stream). */
+    streamingStatus: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  })
 )
 /** @since 0.1.0 @category Models */
 export type ComponentPropsDeltaEvent = typeof ComponentPropsDeltaEvent.Type

@@ -581,6 +581,7 @@ export const make = (
           locked: false,
           // The new thread's id from the response headers, until RUN_STARTED moves the run there.
           serverThreadId: undefined as string | undefined,
+          cancelSent: false,
           lockKey: localId === ClientState.PLACEHOLDER_THREAD_ID
             ? `${ClientState.LOCAL_THREAD_PREFIX}${++localThreadCounter}`
             : localId ?? requested
@@ -595,7 +596,10 @@ export const make = (
 
         // cancelRun completes this: the stream fails with it, and the finalizer cancels on the server.
         const cancelled = yield* Deferred.make<never, RunCancelledError>()
-        const cancelThisRun = Effect.asVoid(
+        // The server hears of it first (DELETE), then the stream closes: a closed connection
+        // alone would also cancel, but only once the server next writes.
+        const cancelThisRun: Effect.Effect<void> = Effect.zipRight(
+          Effect.suspend(() => cancelOnServer()),
           Deferred.fail(
             cancelled,
             new RunCancelledError({
@@ -604,7 +608,7 @@ export const make = (
               threadId: run.threadId,
               ...(run.runId === undefined ? {} : { runId: run.runId })
             })
-          )
+          ).pipe(Effect.asVoid)
         )
         const done = yield* Deferred.make<void>()
         const entry: ActiveRun = { cancel: cancelThisRun, done }
@@ -688,11 +692,11 @@ export const make = (
         const cancelOnServer = (): Effect.Effect<void> => {
           const threadId = ClientState.isLocalThreadId(run.threadId) ? run.serverThreadId : run.threadId
           const runId = run.runId
-          return runId === undefined || threadId === undefined || run.finished
-            ? Effect.void
-            : Effect.ignore(
-              withCredentials((c) => transport.cancelRun(c, threadId, runId)).pipe(Effect.timeout(cancelTimeout))
-            )
+          if (runId === undefined || threadId === undefined || run.finished || run.cancelSent) return Effect.void
+          run.cancelSent = true
+          return Effect.ignore(
+            withCredentials((c) => transport.cancelRun(c, threadId, runId)).pipe(Effect.timeout(cancelTimeout))
+          )
         }
 
         const snapshot = () => Effect.map(store.get, (state) => state.threadMap[run.threadId]!.thread)
@@ -1015,12 +1019,13 @@ export const make = (
         const runs = yield* Ref.get(activeRuns)
         const local = runs.get(id)
         if (local !== undefined) return yield* local.cancel
-        // Not running here: cancel what the server reports as running.
-        const runId = state.threadMap[id]?.streaming.runId
+        // Not running here: cancel what the store shows running (a quiet no-op when idle).
+        const streaming = state.threadMap[id]?.streaming
+        const runId = streaming?.status === "idle" ? undefined : streaming?.runId
         if (runId !== undefined) {
           yield* withCredentials((c) => transport.cancelRun(c, id, runId))
         }
-      })
+      }).pipe(Effect.withSpan("Tambo.cancelRun", { attributes: { "tambo.thread_id": threadId ?? "current" } }))
 
     const fetchThread = (threadId: string): Effect.Effect<Types.TamboThread, TamboError> =>
       Effect.gen(function* () {

@@ -117,6 +117,8 @@ export type ComponentStreamingState = "started" | "streaming" | "done"
  */
 export interface TamboComponentContent extends ComponentContent {
   streamingState?: ComponentStreamingState
+  /** Per prop, as the API last reported it (`started`, `streaming`, `done`). */
+  streamingStatus?: Readonly<Record<string, string>>
 }
 
 /**

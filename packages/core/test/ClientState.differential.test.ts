@@ -297,7 +297,17 @@ describe("differential: ours vs @tambo-ai/client streamReducer", () => {
     const ours = ClientState.reduce(ClientState.initial, [
       { type: "USER_MESSAGE", threadId: "t1", message: { id: "u1", role: "user", content: [{ type: "text", text: "Hello" }] }, at: 1 }
     ])
-    expect(normalise(ClientState.getThreadState(ours, "t1"))).toEqual(normalise(upstream.threadMap.t1))
+    // Deliberate difference: ours marks the thread "waiting" until its run starts (upstream
+    // looks idle while the request is in flight); the messages are the same.
+    const oursThread = ClientState.getThreadState(ours, "t1")!
+    expect(oursThread.thread.status).toBe("waiting")
+    expect(oursThread.streaming.status).toBe("waiting")
+    const idle = {
+      ...oursThread,
+      thread: { ...oursThread.thread, status: "idle" as const },
+      streaming: { ...oursThread.streaming, status: "idle" as const }
+    }
+    expect(normalise(idle)).toEqual(normalise(upstream.threadMap.t1))
   })
 
   it("TOOL_RESULTS: same tool results as upstream's synthetic events, stored the API's way", () => {

@@ -195,7 +195,7 @@ describe("spans", () => {
     }).pipe(Effect.provide(tamboLayer(server())), Effect.provide(layer))
   })
 
-  it.live("cancelling a run cancels it on the server inside the run's span, with its ids", () => {
+  it.live("cancelRun cancels on the server (DELETE before the connection closes) inside its span, with the ids", () => {
     const { layer, spans } = makeTracer()
     return Effect.gen(function* () {
       serverClock.offsetMillis = 0
@@ -217,14 +217,15 @@ describe("spans", () => {
       expect(Exit.isFailure(exit) && Option.map(Cause.failureOption(exit.cause), (e) => e._tag)).toEqual(
         Option.some("RunCancelledError")
       )
-      const [run] = named(spans, "Tambo.run")
+      const [cancelRun] = named(spans, "Tambo.cancelRun")
       const [cancel] = named(spans, "TamboTransport.cancelRun")
-      expect(ancestors(cancel!)).toContain(run)
+      expect(ancestors(cancel!)).toContain(cancelRun)
+      expect(Object.fromEntries(cancelRun!.attributes)).toMatchObject({ "tambo.thread_id": ids.threadId })
       expect(Object.fromEntries(cancel!.attributes)).toMatchObject({
         "tambo.thread_id": ids.threadId,
         "tambo.run_id": ids.runId
       })
-      expect(server().cancels.map((c) => c.runId)).toContain(ids.runId)
+      expect(server().cancels.map((c) => [c.runId, c.reason])).toEqual([[ids.runId, "user_cancelled"]])
     }).pipe(Effect.provide(tamboLayer(server())), Effect.provide(layer))
   })
 })
