@@ -18,15 +18,12 @@ import type {
   ToolChoice,
   ToolResultContent
 } from "@tambo-effect/core/Types"
-import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
-import * as Schedule from "effect/Schedule"
 import type * as Stream from "effect/Stream"
 import { ToolDefinitionError } from "./errors.js"
 import { authStateFromCore, messageToCore, suggestionFromCore, threadFromSummary } from "./internal/convert.js"
@@ -290,7 +287,6 @@ interface RunEntry {
   readonly run: RunController
   readonly requestedThreadId: string
   /** The tool calls it announced as waiting for approval. */
-  readonly approvals: Set<string>
 }
 
 /**
@@ -327,7 +323,6 @@ export class TamboClient {
   readonly #mcpServers: ReadonlyArray<McpServerInfo>
   /** Threads auto naming was tried on: once each. */
   readonly #runs = new Set<RunEntry>()
-  readonly #background = new Set<Fiber.RuntimeFiber<void, CoreError>>()
   /** Aborted by `destroy()`: interrupts the calls in flight. */
   readonly #lifetime = new AbortController()
   #destroying: Promise<void> | undefined
@@ -427,7 +422,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   approveToolCall(toolCallId: string, options?: { readonly args?: unknown }): void {
-    this.#decide(toolCallId, this.#tambo.approveToolCall(toolCallId, options))
+    this.#decide(this.#tambo.approveToolCall(toolCallId, options))
   }
 
   /**
@@ -437,33 +432,13 @@ export class TamboClient {
    * @since 0.1.0
    */
   denyToolCall(toolCallId: string, reason?: string): void {
-    this.#decide(toolCallId, this.#tambo.denyToolCall(toolCallId, reason))
+    this.#decide(this.#tambo.denyToolCall(toolCallId, reason))
   }
 
-  /**
-   * WORKAROUND (until core registers an approval before announcing it): a
-   * consumer that decides as soon as it sees `CLIENT_APPROVAL_REQUESTED` can
-   * be ahead of core. A call one of this client's runs announced is then
-   * decided as soon as core waits for it.
-   */
-  #decide(toolCallId: string, decide: Effect.Effect<void, ToolError>) {
+  /** Core registers an approval before it announces it: a decision is taken at once or refused. */
+  #decide(decide: Effect.Effect<void, ToolError>) {
     const exit = this.#runtime.runSyncExit(decide)
-    if (Exit.isSuccess(exit)) return
-    const announced = [...this.#runs].some((entry) => entry.approvals.has(toolCallId))
-    const notYet = Option.exists(Cause.failureOption(exit.cause), (error) => error.reason === "NotPending")
-    if (!announced || !notYet || this.#destroying !== undefined) throw fromCause(exit.cause)
-    this.#inBackground(decide.pipe(
-      Effect.retry({ schedule: Schedule.spaced("1 millis"), while: (error) => error.reason === "NotPending" }),
-      Effect.timeout("5 seconds"),
-      Effect.ignore
-    ))
-  }
-
-  /** Forks work that `destroy()` interrupts. */
-  #inBackground(effect: Effect.Effect<void>) {
-    const fiber = this.#runtime.runFork(effect)
-    this.#background.add(fiber)
-    fiber.addObserver(() => this.#background.delete(fiber))
+    if (Exit.isFailure(exit)) throw fromCause(exit.cause)
   }
 
   #start(
@@ -476,9 +451,6 @@ export class TamboClient {
     const run: RunController = new RunController(this.#built, {
       currentThread: (threadId) => this.#store.getState().threadMap[threadId]?.thread,
       onEvents: (events) => {
-        for (const { event } of events) {
-          if (event.type === "CLIENT_APPROVAL_REQUESTED") entry.approvals.add(event.toolCallId)
-        }
         if (options.debug === true) logEvents(events)
       },
       onFinish: () => {
@@ -486,7 +458,7 @@ export class TamboClient {
         this.#runs.delete(entry)
       }
     })
-    const entry: RunEntry = { run, requestedThreadId, approvals: new Set() }
+    const entry: RunEntry = { run, requestedThreadId }
     if (this.#destroying !== undefined) {
       run.fail(abortError("ClientDestroyed"))
     } else if (signal?.aborted === true) {
@@ -832,7 +804,6 @@ export class TamboClient {
       this.#stopListening()
       this.#lifetime.abort()
       await Promise.all([...this.#runs].map(({ run }) => run.abort("ClientDestroyed")))
-      await Promise.all([...this.#background].map((fiber) => this.#runtime.runPromise(Fiber.interrupt(fiber))))
       await this.#runtime.dispose()
     })())
   }
