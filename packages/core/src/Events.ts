@@ -607,7 +607,19 @@ const compile = (ast: AST.AST, dispatched: ReadonlyArray<string> = []): Predicat
       }
     }
     case "TypeLiteral": {
-      if (ast.indexSignatures.length !== 0) return undefined
+      if (ast.indexSignatures.length !== 0) {
+        // A plain record of string keys (`Schema.Record`): every value checked.
+        const [signature] = ast.indexSignatures
+        if (ast.indexSignatures.length !== 1 || ast.propertySignatures.length !== 0) return undefined
+        if (signature!.parameter._tag !== "StringKeyword") return undefined
+        const value = compile(signature!.type)
+        if (value === undefined) return undefined
+        return (u) => {
+          if (!isPlainObject(u)) return false
+          for (const key in u) if (Object.hasOwn(u, key) && !value(u[key])) return false
+          return true
+        }
+      }
       const checks: Array<Check> = []
       for (const property of ast.propertySignatures) {
         const name = property.name
