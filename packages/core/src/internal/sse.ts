@@ -73,6 +73,13 @@ export const makeSseDecoder = (): SseDecoder => {
           skipLeadingLf = true
         }
       } else if (lf !== -1) {
+        // The common frame, `data: <json>` then a blank line: dispatched at once, one scan.
+        if (data === undefined && buffer.charCodeAt(lf + 1) === 10 && buffer.startsWith("data:", position)) {
+          const start = buffer.charCodeAt(position + 5) === 32 /* space */ ? position + 6 : position + 5
+          position = lf + 2
+          onData(buffer.slice(start < lf ? start : lf, lf))
+          continue
+        }
         end = lf
         next = lf + 1
       } else {
