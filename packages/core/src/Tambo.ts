@@ -746,7 +746,8 @@ export const make = (
               const threadId = run.threadId
               yield* Ref.update(activeRuns, (runs) => new Map(runs).set(threadId, entry))
             }
-            const state = yield* apply([action])
+            // Batched with the chunks of concurrent runs: one update of the thread map for all.
+            const state = yield* store.applyBatched([action])
             const thread = state.threadMap[run.threadId]!.thread
             const out: Array<RunEvent> = new Array(events.length)
             for (let i = 0; i < events.length; i++) {

@@ -1,6 +1,8 @@
 /**
  * Where the client's state lives: every thread the client knows, and which
- * one is current. Changes go through the pure reducer in `ClientState`.
+ * one is current. Changes go through the pure reducer in `ClientState`, in
+ * batches: the actions applied within one microtask are reduced together and
+ * published once.
  *
  * @since 0.1.0
  */
@@ -8,7 +10,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as ClientState from "./ClientState.js"
 
 /**
@@ -42,14 +43,80 @@ export declare namespace ThreadStore {
     readonly get: Effect.Effect<ClientState.ClientState>
     /** The current state, synchronously (for `useSyncExternalStore`-style readers). */
     readonly unsafeGet: () => ClientState.ClientState
-    /** Applies a batch of actions as one update: subscribers see one change. */
+    /** Applies a batch of actions as one update, at once: subscribers see one change. */
     readonly apply: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<ClientState.ClientState>
+    /**
+     * Applies actions with the others applied before the next microtask, in one
+     * update (concurrent runs share it). Resumes with the state after that update.
+     */
+    readonly applyBatched: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<ClientState.ClientState>
     /** The current state, then every change. */
     readonly changes: Stream.Stream<ClientState.ClientState>
     /** A plain listener called after every change; returns the unsubscribe function. */
     readonly subscribe: (listener: () => void) => () => void
   }
 }
+
+/**
+ * Applies actions in batches: every `apply` made before the next microtask is
+ * reduced in one `ClientState.reduce` call and written once. Concurrent runs
+ * thus share one copy of the thread map instead of one each per chunk.
+ */
+const coalescing = (
+  read: () => ClientState.ClientState,
+  write: (next: ClientState.ClientState) => void
+): Pick<ThreadStore.Service, "apply" | "applyBatched"> => {
+  let queue: Array<{
+    readonly actions: ReadonlyArray<ClientState.Action>
+    readonly resume: (effect: Effect.Effect<ClientState.ClientState>) => void
+  }> = []
+  let scheduled = false
+  const flush = () => {
+    scheduled = false
+    if (queue.length === 0) return
+    const batch = queue
+    queue = []
+    const actions = batch.length === 1 ? batch[0]!.actions : batch.flatMap((entry) => entry.actions)
+    const before = read()
+    // The reducer is total: nothing here can throw past it.
+    const next = ClientState.reduce(before, actions)
+    if (next !== before) write(next)
+    const done = Effect.succeed(next)
+    for (const entry of batch) entry.resume(done)
+  }
+  return {
+    // What is queued goes first: actions stay in the order they were applied.
+    apply: (actions) =>
+      Effect.sync(() => {
+        flush()
+        const before = read()
+        const next = ClientState.reduce(before, actions)
+        if (next !== before) write(next)
+        return next
+      }),
+    applyBatched: (actions) =>
+      actions.length === 0
+        ? Effect.sync(read)
+        : Effect.async<ClientState.ClientState>((resume) => {
+          queue.push({ actions, resume })
+          if (!scheduled) {
+            scheduled = true
+            queueMicrotask(flush)
+          }
+        })
+  }
+}
+
+/** The current state, then each new one (conflated: a slow reader sees the latest). */
+const changesOf = (
+  read: () => ClientState.ClientState,
+  subscribe: (listener: () => void) => () => void
+): Stream.Stream<ClientState.ClientState> =>
+  Stream.async<ClientState.ClientState>((emit) => {
+    const unsubscribe = subscribe(() => void emit.single(read()))
+    void emit.single(read())
+    return Effect.sync(unsubscribe)
+  }, { bufferSize: 1, strategy: "sliding" })
 
 /**
  * An in-memory store.
@@ -60,33 +127,25 @@ export declare namespace ThreadStore {
 export const make = (
   initial: ClientState.ClientState = ClientState.initial
 ): Effect.Effect<ThreadStore.Service> =>
-  Effect.gen(function* () {
-    const ref = yield* SubscriptionRef.make(initial)
-    // Mirrors the ref so synchronous readers need no runtime.
+  Effect.sync(() => {
     let current = initial
     const listeners = new Set<() => void>()
-    return ThreadStore.of({
-      get: Effect.sync(() => current),
-      unsafeGet: () => current,
-      apply: (actions) =>
-        actions.length === 0
-          ? Effect.sync(() => current)
-          : SubscriptionRef.updateAndGet(ref, (state) => ClientState.reduce(state, actions)).pipe(
-            Effect.tap((next) =>
-              Effect.sync(() => {
-                if (next === current) return
-                current = next
-                for (const listener of listeners) listener()
-              })
-            )
-          ),
-      changes: ref.changes,
-      subscribe: (listener) => {
-        listeners.add(listener)
-        return () => {
-          listeners.delete(listener)
-        }
+    const read = () => current
+    const subscribe = (listener: () => void) => {
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
       }
+    }
+    return ThreadStore.of({
+      get: Effect.sync(read),
+      unsafeGet: read,
+      ...coalescing(read, (next) => {
+        current = next
+        for (const listener of listeners) listener()
+      }),
+      changes: changesOf(read, subscribe),
+      subscribe
     })
   })
 
@@ -98,26 +157,13 @@ export const make = (
  */
 export const makeExternal = (store: ExternalStore<ClientState.ClientState>): ThreadStore.Service => {
   const read = () => store.getState()
+  const subscribe = (listener: () => void) => store.subscribe(listener)
   return ThreadStore.of({
     get: Effect.sync(read),
     unsafeGet: read,
-    apply: (actions) =>
-      Effect.sync(() => {
-        const before = store.getState()
-        const next = ClientState.reduce(before, actions)
-        if (next !== before) store.setState(next)
-        return next
-      }),
-    changes: Stream.concat(
-      Stream.sync(read),
-      Stream.async<ClientState.ClientState>((emit) => {
-        const unsubscribe = store.subscribe(() => {
-          void emit.single(store.getState())
-        })
-        return Effect.sync(unsubscribe)
-      })
-    ),
-    subscribe: (listener) => store.subscribe(listener)
+    ...coalescing(read, (next) => store.setState(next)),
+    changes: changesOf(read, subscribe),
+    subscribe
   })
 }
 
