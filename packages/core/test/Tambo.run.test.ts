@@ -428,4 +428,21 @@ describe("Tambo.run", () => {
       const last = events.at(-1)!.snapshot.messages.at(-1)!.content[0]!
       expect(last.type === "text" && last.text).toBe("result 1")
     }))
+
+  it.live("toolChoice and the context of helpers reach every request of the run", () =>
+    Effect.gen(function* () {
+      server().setScript((request) =>
+        request.toolResults.length === 0 ? [Script.toolCall("get_weather", { city: "Paris" })] : [Script.text("done")]
+      )
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.addContextHelper("page", () => Promise.resolve({ path: "/weather" }))
+      yield* runAll("weather", { toolChoice: { name: "get_weather" }, additionalContext: { locale: "fr" } })
+      const runs = server().requests.filter((r) => r.path.endsWith("/runs"))
+      expect(runs).toHaveLength(2)
+      for (const request of runs) {
+        const body = request.body as { toolChoice?: unknown; message: { additionalContext?: unknown } }
+        expect(body.toolChoice).toEqual({ name: "get_weather" })
+        expect(body.message.additionalContext).toEqual({ page: { path: "/weather" }, locale: "fr" })
+      }
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 })
