@@ -7,6 +7,7 @@
  */
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
 import * as Mcp from "@tambo-effect/core/Mcp"
+import * as SnapshotStrategy from "@tambo-effect/core/SnapshotStrategy"
 import * as Tambo from "@tambo-effect/core/Tambo"
 import type { TamboError, ToolError } from "@tambo-effect/core/TamboError"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
@@ -281,13 +282,48 @@ export type ApprovalHandler = (call: PendingToolCallInfo) => ApprovalDecision | 
  */
 export type BusyPolicy = Tambo.BusyPolicy
 
+/**
+ * A snapshot of a run, as `subscribeToSnapshots` delivers it.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface RunSnapshot {
+  /** The run (one stream per run: its identity). */
+  readonly stream: TamboStream
+  /** The thread's id (`thread.id`). */
+  readonly threadId: string
+  readonly thread: TamboThread
+  /** The run's last snapshot: the thread as the run left it. */
+  readonly final: boolean
+}
+
+/**
+ * Options of `subscribeToSnapshots`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface SubscribeToSnapshotsOptions {
+  /** Which snapshots are delivered while a run streams. Default: every change (`SnapshotStrategy.immediate`). */
+  readonly strategy?: SnapshotStrategy.Strategy | undefined
+}
 
 /** A run in flight, and what cancelRun and approvals need to find it. */
 interface RunEntry {
   readonly run: RunController
   readonly requestedThreadId: string
-  /** The tool calls it announced as waiting for approval. */
+  readonly stream: TamboStream
 }
+
+/** A `subscribeToSnapshots` listener, and the runs it observes. */
+interface SnapshotSubscription {
+  readonly strategy: SnapshotStrategy.Strategy
+  readonly listener: (snapshot: RunSnapshot) => void
+  readonly stops: Map<RunEntry, () => void>
+}
+
+const NO_APPROVALS: ReadonlyArray<PendingToolCallInfo> = []
 
 /**
  * A Tambo client.
@@ -321,7 +357,7 @@ export class TamboClient {
   readonly #mcp: Mcp.Mcp.Service
   readonly #store: TamboStore<ClientState>
   readonly #mcpServers: ReadonlyArray<McpServerInfo>
-  /** Threads auto naming was tried on: once each. */
+  /** The runs in flight. */
   readonly #runs = new Set<RunEntry>()
   /** Aborted by `destroy()`: interrupts the calls in flight. */
   readonly #lifetime = new AbortController()
@@ -330,6 +366,14 @@ export class TamboClient {
   #unsubscribeStore: (() => void) | undefined
   #notifyScheduled = false
   #lastNotified: ClientState | undefined
+  /** Approvals announced by this client's runs and not decided yet, in order. */
+  #approvals: ReadonlyArray<PendingToolCallInfo> = NO_APPROVALS
+  /** Which run announced each approval: they go when it ends. */
+  readonly #approvalRuns = new Map<string, RunEntry>()
+  /** Bumped when the approvals or the runs in flight change: listeners hear of it like of a state change. */
+  #version = 0
+  #lastNotifiedVersion = 0
+  readonly #snapshotSubscriptions = new Set<SnapshotSubscription>()
 
   /**
    * Throws a `ConfigError` for conflicting options (`tamboUrl` and
@@ -422,7 +466,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   approveToolCall(toolCallId: string, options?: { readonly args?: unknown }): void {
-    this.#decide(this.#tambo.approveToolCall(toolCallId, options))
+    this.#decide(toolCallId, this.#tambo.approveToolCall(toolCallId, options))
   }
 
   /**
@@ -432,13 +476,140 @@ export class TamboClient {
    * @since 0.1.0
    */
   denyToolCall(toolCallId: string, reason?: string): void {
-    this.#decide(this.#tambo.denyToolCall(toolCallId, reason))
+    this.#decide(toolCallId, this.#tambo.denyToolCall(toolCallId, reason))
   }
 
   /** Core registers an approval before it announces it: a decision is taken at once or refused. */
-  #decide(decide: Effect.Effect<void, ToolError>) {
+  #decide(toolCallId: string, decide: Effect.Effect<void, ToolError>) {
+    if (this.#destroying !== undefined) throw abortError("ClientDestroyed")
     const exit = this.#runtime.runSyncExit(decide)
+    // Decided, or not pending (any more): either way nothing waits on it.
+    this.#forgetApprovals((info) => info.toolCallId === toolCallId)
     if (Exit.isFailure(exit)) throw fromCause(exit.cause)
+  }
+
+  /**
+   * The tool calls that wait for `approveToolCall` / `denyToolCall`: those
+   * this client's runs announced with a `CLIENT_APPROVAL_REQUESTED` event
+   * (whether or not anyone iterated them), in order, until they are decided
+   * or their run ended. Synchronous; the same array until it changed, and
+   * `subscribe` listeners are called when it does. Filter by `threadId` for
+   * one thread.
+   *
+   * @example
+   * ```ts
+   * client.subscribe(() => {
+   *   for (const call of client.getPendingApprovals()) showApprovalDialog(call)
+   * })
+   * ```
+   *
+   * @since 0.1.0
+   */
+  getPendingApprovals(): ReadonlyArray<PendingToolCallInfo> {
+    return this.#approvals
+  }
+
+  /**
+   * Whether a run this client started is in flight on a thread (default:
+   * the current one), tool rounds and approvals included. `subscribe`
+   * listeners are called when it changes.
+   *
+   * @since 0.1.0
+   */
+  hasActiveRun(threadId?: string): boolean {
+    const id = threadId ?? this.#store.getState().currentThreadId
+    for (const { requestedThreadId, run } of this.#runs) {
+      if ((run.threadId ?? requestedThreadId) === id) return true
+    }
+    return false
+  }
+
+  /**
+   * Calls `listener` with snapshots of every run this client starts, and
+   * of those in flight: for each run, its first snapshot (once its first
+   * event arrived), the ones `strategy` publishes (core's
+   * `SnapshotStrategy.snapshots`), and its final thread (`final: true`,
+   * always, last). Returns the unsubscribe function; unsubscribing cancels
+   * no run. This is how a UI renders streamed text at word boundaries or a
+   * few times a second without reading each run's stream itself.
+   *
+   * @example
+   * ```ts
+   * const unsubscribe = client.subscribeToSnapshots(
+   *   ({ thread, final }) => render(thread.messages, { streaming: !final }),
+   *   { strategy: SnapshotStrategy.any(SnapshotStrategy.wordBoundary, SnapshotStrategy.throttle("150 millis")) }
+   * )
+   * ```
+   *
+   * @since 0.1.0
+   */
+  subscribeToSnapshots(
+    listener: (snapshot: RunSnapshot) => void,
+    options: SubscribeToSnapshotsOptions = {}
+  ): () => void {
+    const subscription: SnapshotSubscription = {
+      strategy: options.strategy ?? SnapshotStrategy.immediate,
+      listener,
+      stops: new Map()
+    }
+    if (this.#destroying !== undefined) return () => undefined
+    this.#snapshotSubscriptions.add(subscription)
+    for (const entry of this.#runs) this.#observe(subscription, entry)
+    return () => {
+      if (!this.#snapshotSubscriptions.delete(subscription)) return
+      for (const stop of subscription.stops.values()) stop()
+      subscription.stops.clear()
+    }
+  }
+
+  #observe(subscription: SnapshotSubscription, entry: RunEntry) {
+    const { listener, stops } = subscription
+    // The run's first event is always delivered: a UI learns at once that the run started.
+    let first = true
+    const firstEvent = SnapshotStrategy.custom(() => {
+      const isFirst = first
+      first = false
+      return isFirst
+    })
+    let ended = false
+    const stop = entry.run.observe(SnapshotStrategy.any(subscription.strategy, firstEvent), {
+      onSnapshot: (thread) => listener({ stream: entry.stream, threadId: thread.id, thread, final: false }),
+      onEnd: (thread) => {
+        ended = true
+        stops.delete(entry)
+        if (thread !== undefined) listener({ stream: entry.stream, threadId: thread.id, thread, final: true })
+      }
+    })
+    if (!ended) stops.set(entry, stop)
+  }
+
+  /** Records the approvals a chunk of events announced. */
+  #recordApprovals(entry: RunEntry, events: Chunk.Chunk<Tambo.RunEvent>) {
+    let added: Array<PendingToolCallInfo> | undefined
+    for (const { event } of events) {
+      if (event.type !== "CLIENT_APPROVAL_REQUESTED") continue
+      const { type: _type, ...info } = event
+      if (this.#approvalRuns.has(info.toolCallId)) continue
+      this.#approvalRuns.set(info.toolCallId, entry)
+      ;(added ??= []).push(info)
+    }
+    if (added === undefined) return
+    this.#approvals = [...this.#approvals, ...added]
+    this.#changed()
+  }
+
+  #forgetApprovals(predicate: (info: PendingToolCallInfo) => boolean) {
+    if (!this.#approvals.some(predicate)) return
+    const kept = this.#approvals.filter((info) => !predicate(info))
+    for (const info of this.#approvals) if (predicate(info)) this.#approvalRuns.delete(info.toolCallId)
+    this.#approvals = kept.length === 0 ? NO_APPROVALS : kept
+    this.#changed()
+  }
+
+  /** Something listeners can see changed besides the store's state. */
+  #changed() {
+    this.#version++
+    if (this.#listeners.size > 0) this.#onStoreChange()
   }
 
   #start(
@@ -452,19 +623,26 @@ export class TamboClient {
       currentThread: (threadId) => this.#store.getState().threadMap[threadId]?.thread,
       onEvents: (events) => {
         if (options.debug === true) logEvents(events)
+        this.#recordApprovals(entry, events)
       },
+      onThreadId: () => this.#changed(),
       onFinish: () => {
         signal?.removeEventListener("abort", onAbort)
-        this.#runs.delete(entry)
+        if (this.#runs.delete(entry)) this.#changed()
+        // Approvals its run no longer waits for.
+        this.#forgetApprovals((info) => this.#approvalRuns.get(info.toolCallId) === entry)
       }
     })
-    const entry: RunEntry = { run, requestedThreadId }
+    const stream = new TamboStream(run)
+    const entry: RunEntry = { run, requestedThreadId, stream }
     if (this.#destroying !== undefined) {
       run.fail(abortError("ClientDestroyed"))
     } else if (signal?.aborted === true) {
       run.fail(abortError("SignalAborted", { cause: signal.reason }))
     } else {
       this.#runs.add(entry)
+      this.#changed()
+      for (const subscription of this.#snapshotSubscriptions) this.#observe(subscription, entry)
       signal?.addEventListener("abort", onAbort, { once: true })
       run.start(
         (effect) => this.#runtime.runFork(effect),
@@ -480,7 +658,7 @@ export class TamboClient {
         })
       )
     }
-    return new TamboStream(run)
+    return stream
   }
 
   /**
@@ -695,7 +873,8 @@ export class TamboClient {
   readonly getState = (): ClientState => this.#store.getState()
 
   /**
-   * Calls `listener` after changes, at most once per microtask. Bound.
+   * Calls `listener` after changes, at most once per microtask: of the
+   * state, of `getPendingApprovals()` and of `hasActiveRun()`. Bound.
    * Returns the unsubscribe function.
    *
    * @since 0.1.0
@@ -703,6 +882,7 @@ export class TamboClient {
   readonly subscribe = (listener: () => void): (() => void) => {
     if (this.#listeners.size === 0 && this.#destroying === undefined) {
       this.#lastNotified = this.#store.getState()
+      this.#lastNotifiedVersion = this.#version
       this.#unsubscribeStore = this.#store.subscribe(this.#onStoreChange)
     }
     this.#listeners.add(listener)
@@ -721,8 +901,9 @@ export class TamboClient {
   readonly #notify = () => {
     this.#notifyScheduled = false
     const state = this.#store.getState()
-    if (state === this.#lastNotified) return
+    if (state === this.#lastNotified && this.#version === this.#lastNotifiedVersion) return
     this.#lastNotified = state
+    this.#lastNotifiedVersion = this.#version
     for (const listener of [...this.#listeners]) listener()
   }
 
@@ -802,6 +983,10 @@ export class TamboClient {
     return (this.#destroying ??= (async () => {
       this.#listeners.clear()
       this.#stopListening()
+      for (const subscription of this.#snapshotSubscriptions) {
+        for (const stop of subscription.stops.values()) stop()
+      }
+      this.#snapshotSubscriptions.clear()
       this.#lifetime.abort()
       await Promise.all([...this.#runs].map(({ run }) => run.abort("ClientDestroyed")))
       await this.#runtime.dispose()

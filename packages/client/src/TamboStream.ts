@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import type * as SnapshotStrategy from "@tambo-effect/core/SnapshotStrategy"
 import type * as Tambo from "@tambo-effect/core/Tambo"
 import type { RunStreamEvent } from "@tambo-effect/core/TamboTransport"
 import type { TamboThread, TamboThreadMessage } from "@tambo-effect/core/Types"
@@ -36,6 +37,22 @@ export interface StreamEvent {
  * @category Constants
  */
 export const EVENT_BUFFER: number = EVENT_BUFFER_SIZE
+
+/**
+ * Options of {@link TamboStream.snapshots}.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface SnapshotsOptions {
+  /**
+   * Which snapshots are published, and when: a core `SnapshotStrategy`
+   * (re-exported as `SnapshotStrategy` by this package), e.g.
+   * `SnapshotStrategy.throttle("100 millis")` or `SnapshotStrategy.wordBoundary`.
+   * Default: every change, conflated.
+   */
+  readonly strategy?: SnapshotStrategy.Strategy | undefined
+}
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined }
 
@@ -155,45 +172,130 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
 
   /**
    * The thread each time it changed, conflated: a slow reader gets the
-   * latest one. The last is the thread as the run left it.
+   * latest one. The last is the thread as the run left it (then the
+   * iterator ends, or throws the run's error).
+   *
+   * With a `strategy`, only the snapshots it publishes are yielded (core's
+   * `SnapshotStrategy.snapshots`, applied to the run's events from the
+   * moment the iterator is created): e.g. at most one per 100 ms, or only at
+   * word boundaries. The final thread is always yielded last.
+   *
+   * Leaving a loop over it early cancels the run, as with the events.
+   *
+   * @example
+   * ```ts
+   * import { SnapshotStrategy } from "@tambo-effect/client"
+   *
+   * for await (const thread of client.run("Hi").snapshots({ strategy: SnapshotStrategy.throttle("100 millis") })) {
+   *   render(thread.messages)
+   * }
+   * ```
    *
    * @since 0.1.0
    */
-  snapshots(): AsyncIterableIterator<TamboThread> {
-    const run = this.#run
-    let seen: TamboThread | undefined
-    let closed = false
-    const iterator: AsyncIterableIterator<TamboThread> = {
-      async next() {
-        while (!closed) {
-          const latest = run.latest
-          if (latest !== undefined && latest !== seen) {
-            seen = latest
-            return { done: false, value: latest }
-          }
-          const outcome = run.outcome
-          if (outcome !== undefined) {
-            closed = true
-            if (!outcome.ok) throw outcome.error
-            return DONE
-          }
-          await run.changed()
-        }
-        return DONE
-      },
-      async return() {
-        if (!closed) {
-          closed = true
-          await run.abort("IteratorClosed")
-        }
-        return DONE
-      },
-      [Symbol.asyncIterator]() {
-        return iterator
-      }
-    }
-    return iterator
+  snapshots(options: SnapshotsOptions = {}): AsyncIterableIterator<TamboThread> {
+    return options.strategy === undefined
+      ? latestIterator(this.#run)
+      : strategyIterator(this.#run, options.strategy)
   }
+}
+
+/** Every change, conflated: reads the run's latest snapshot. */
+const latestIterator = (run: RunController): AsyncIterableIterator<TamboThread> => {
+  let seen: TamboThread | undefined
+  let closed = false
+  const iterator: AsyncIterableIterator<TamboThread> = {
+    async next() {
+      while (!closed) {
+        const latest = run.latest
+        if (latest !== undefined && latest !== seen) {
+          seen = latest
+          return { done: false, value: latest }
+        }
+        const outcome = run.outcome
+        if (outcome !== undefined) {
+          closed = true
+          if (!outcome.ok) throw outcome.error
+          return DONE
+        }
+        await run.changed()
+      }
+      return DONE
+    },
+    async return() {
+      if (!closed) {
+        closed = true
+        await run.abort("IteratorClosed")
+      }
+      return DONE
+    },
+    [Symbol.asyncIterator]() {
+      return iterator
+    }
+  }
+  return iterator
+}
+
+/** The snapshots a strategy publishes, conflated, then the final thread. */
+const strategyIterator = (run: RunController, strategy: SnapshotStrategy.Strategy): AsyncIterableIterator<TamboThread> => {
+  let seen: TamboThread | undefined
+  let next: TamboThread | undefined
+  let ended = false
+  let closed = false
+  let wake: (() => void) | undefined
+  const notify = () => {
+    const resolve = wake
+    wake = undefined
+    resolve?.()
+  }
+  const offer = (thread: TamboThread | undefined) => {
+    // Never the same thread twice in a row.
+    if (thread !== undefined && thread !== seen) next = thread
+  }
+  const stop = run.observe(strategy, {
+    onSnapshot: (thread) => {
+      offer(thread)
+      notify()
+    },
+    onEnd: (final) => {
+      offer(final)
+      ended = true
+      notify()
+    }
+  })
+  const iterator: AsyncIterableIterator<TamboThread> = {
+    async next() {
+      while (!closed) {
+        if (next !== undefined) {
+          seen = next
+          next = undefined
+          return { done: false, value: seen }
+        }
+        if (ended) {
+          closed = true
+          const outcome = run.outcome
+          if (outcome !== undefined && !outcome.ok) throw outcome.error
+          return DONE
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve
+        })
+      }
+      return DONE
+    },
+    async return() {
+      if (!closed) {
+        closed = true
+        stop()
+        await run.abort("IteratorClosed")
+      }
+      return DONE
+    },
+    [Symbol.asyncIterator]() {
+      return iterator
+    }
+  }
+  return iterator
 }
 
 const eventIterator = <A>(

@@ -71,6 +71,16 @@ export {
    * @since 0.1.0
    * @category Models
    */
+  type RunSnapshot,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type SubscribeToSnapshotsOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
   type Suggestion,
   /**
    * @since 0.1.0
@@ -109,6 +119,11 @@ export {
    * @since 0.1.0
    * @category Models
    */
+  type SnapshotsOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
   type StreamEvent,
   /**
    * @since 0.1.0
@@ -116,6 +131,16 @@ export {
    */
   TamboStream
 } from "./TamboStream.js"
+
+/**
+ * Update strategies for streamed runs (core's `SnapshotStrategy`): which
+ * snapshots `stream.snapshots({ strategy })` and `subscribeToSnapshots`
+ * publish, and when.
+ *
+ * @since 0.1.0
+ * @category Modules
+ */
+export * as SnapshotStrategy from "./SnapshotStrategy.js"
 
 export {
   /**

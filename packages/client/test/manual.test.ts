@@ -3,7 +3,7 @@ import * as Tool from "@tambo-effect/core/Tool"
 import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
-import type { StreamEvent } from "../src/index.js"
+import type { PendingToolCallInfo, StreamEvent } from "../src/index.js"
 import { makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
@@ -62,7 +62,99 @@ describe("manual tool execution", () => {
   })
 })
 
+describe("a page reload", () => {
+  it("a new client, on the same thread, finds the pending calls and continues", async () => {
+    weatherScript()
+    const manualWeather = {
+      name: "get_weather",
+      description: "Current weather in a city",
+      inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      tool: () => {
+        throw new Error("not called")
+      }
+    } as const
+    const before = makeClient(server(), { tools: [manualWeather] })
+    const threadId = (await before.run("weather?", { autoExecuteTools: false }).thread).id
+    await before.destroy()
+
+    // After the reload: a fresh client knows nothing of the thread.
+    const after = makeClient(server(), { tools: [manualWeather] })
+    expect(after.getThread(threadId)).toBeUndefined()
+    const pending = await after.getPendingToolCalls(threadId)
+    expect(pending).toEqual([
+      expect.objectContaining({ threadId, toolName: "get_weather", args: { city: "Paris" }, needsApproval: false })
+    ])
+    // The thread was loaded, with the calls it waits on.
+    expect(after.getState().threadMap[threadId]?.pendingToolCalls).toEqual([
+      { toolCallId: pending[0]!.toolCallId, toolName: "get_weather" }
+    ])
+    const stream = after.continueRun(threadId, [{ toolCallId: pending[0]!.toolCallId, result: { city: "Paris", temperature: 4 } }])
+    expect(after.hasActiveRun(threadId)).toBe(true)
+    const thread = await stream.thread
+    expect(texts(thread.messages).at(-1)).toBe('assistant: Result: {"city":"Paris","temperature":4}')
+    expect(await after.getPendingToolCalls(threadId)).toEqual([])
+    expect(after.hasActiveRun(threadId)).toBe(false)
+  })
+})
+
 describe("approvals", () => {
+  it("approve immediately when the event arrives: the call is registered before it is announced", async () => {
+    weatherScript()
+    const calls: Array<string> = []
+    const client = makeClient(server(), { tools: [guardedWeather(calls)] })
+    const stream = client.run("weather?")
+    for await (const event of stream.events()) {
+      // No await between seeing the event and deciding.
+      if (event.type === "CLIENT_APPROVAL_REQUESTED") client.approveToolCall(event.toolCallId)
+    }
+    expect(calls).toEqual(["Paris"])
+    expect(texts(await stream.messages).at(-1)).toContain("Paris")
+  })
+
+  it("getPendingApprovals lists the announced calls until decided; a subscriber may decide at once", async () => {
+    weatherScript()
+    const calls: Array<string> = []
+    const client = makeClient(server(), { tools: [guardedWeather(calls)] })
+    const lists: Array<ReadonlyArray<PendingToolCallInfo>> = [client.getPendingApprovals()]
+    client.subscribe(() => {
+      const approvals = client.getPendingApprovals()
+      if (lists.at(-1) !== approvals) lists.push(approvals)
+      // Decided in the listener that first sees it, as a UI auto-approving would.
+      for (const approval of approvals) client.denyToolCall(approval.toolCallId, "policy")
+    })
+    // Nobody iterates the run: the client still sees its approvals.
+    const thread = await client.run("weather?").thread
+    expect(calls).toEqual([])
+    expect(texts(thread.messages).at(-1)).toMatch(/Result: error .*policy/)
+    expect(lists).toEqual([
+      [],
+      [expect.objectContaining({ threadId: thread.id, toolName: "get_weather", args: { city: "Paris" }, needsApproval: true })],
+      []
+    ])
+    expect(client.getPendingApprovals()).toEqual([])
+  })
+
+  it("a pending approval is listed while the run waits, and dropped when the run ends undecided", async () => {
+    weatherScript()
+    const client = makeClient(server(), { tools: [guardedWeather([])] })
+    const stream = client.run("weather?")
+    const threadId = await stream.threadId
+    await waitFor(() => client.getPendingApprovals().length === 1, "the approval")
+    const approvals = client.getPendingApprovals()
+    expect(client.getPendingApprovals()).toBe(approvals)
+    expect(approvals[0]).toMatchObject({ threadId, toolName: "get_weather" })
+    expect(client.hasActiveRun(threadId)).toBe(true)
+
+    await client.cancelRun(threadId)
+    expect((await settle(stream.thread)).ok).toBe(false)
+    expect(client.getPendingApprovals()).toEqual([])
+    expect(client.hasActiveRun(threadId)).toBe(false)
+    // Nothing waits on it any more.
+    expect(() => client.approveToolCall(approvals[0]!.toolCallId)).toThrow(
+      expect.objectContaining({ _tag: "ToolError", reason: "NotPending" })
+    )
+  })
+
   it("a call that needs approval waits for approveToolCall", async () => {
     weatherScript()
     const calls: Array<string> = []
@@ -99,6 +191,24 @@ describe("approvals", () => {
 })
 
 describe("busy threads", () => {
+  it("onBusy: reject (the default) fails the second run with RunConflictError and leaves the first alone", async () => {
+    server().setScript((request) => [Script.pace(10), Script.text(["re: ", request.text])])
+    const client = makeClient(server())
+    const threadId = (await client.run("first").thread).id
+
+    const running = client.run("second", { threadId })
+    await waitFor(() => client.getThread(threadId)?.status === "streaming", "the run to stream")
+    await expect(client.run("third", { threadId }).thread).rejects.toMatchObject({
+      _tag: "RunConflictError",
+      reason: "ActiveInClient"
+    })
+    await expect(client.run("fourth", { threadId, onBusy: "reject" }).thread).rejects.toMatchObject({
+      _tag: "RunConflictError"
+    })
+    const thread = await running.thread
+    expect(texts(thread.messages).slice(-2)).toEqual(["user: second", "assistant: re: second"])
+  })
+
   it("onBusy: queue waits for the thread's run; interrupt cancels it", async () => {
     server().setScript((request) => [Script.pace(10), Script.text(["re: ", request.text])])
     const client = makeClient(server())
@@ -115,7 +225,10 @@ describe("busy threads", () => {
     await waitFor(() => client.getThread(threadId)?.status === "streaming", "the run to stream")
     server().setScript([Script.text("took over")])
     const interrupting = await client.run("take over", { threadId, onBusy: "interrupt" }).thread
-    expect((await settle(hanging.thread)).ok).toBe(false)
+    const displaced = await settle(hanging.thread)
+    expect(displaced.ok).toBe(false)
+    if (!displaced.ok) expect(displaced.error).toMatchObject({ name: "AbortError" })
+    expect(server().cancels.map((cancel) => cancel.threadId)).toContain(threadId)
     expect(texts(interrupting.messages).at(-1)).toBe("assistant: took over")
   })
 })

@@ -41,7 +41,7 @@ describe("getState / subscribe", () => {
     expect(calls).toBe(1)
   })
 
-  it("a streamed run notifies no more often than the store changes, and at least once", async () => {
+  it("a streamed run notifies no more often than what subscribers see changes, and at least once", async () => {
     server().setScript([Script.text(Array.from({ length: 200 }, (_, i) => `${i} `))])
     const client = makeClient(server())
     let storeChanges = 0
@@ -53,7 +53,8 @@ describe("getState / subscribe", () => {
     unsubscribe()
     unsubscribeStore()
     expect(notifications).toBeGreaterThan(0)
-    expect(notifications).toBeLessThanOrEqual(storeChanges)
+    // Besides the state, `hasActiveRun` changes: when the run starts, when its thread is named, when it ends.
+    expect(notifications).toBeLessThanOrEqual(storeChanges + 3)
   })
 })
 

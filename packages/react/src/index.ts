@@ -149,6 +149,47 @@ export {
 export {
   /**
    * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboStreamingMessages,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboStreamingMessagesOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboStreamingMessagesReturn
+} from "./useTamboStreamingMessages.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type TamboPendingApproval,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboPendingApprovals,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboPendingToolCalls,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboPendingToolCallsReturn
+} from "./toolCalls.js"
+
+export {
+  /**
+   * @since 0.1.0
    * @category Models
    */
   type SubmitOptions,
@@ -227,6 +268,14 @@ export {
    */
   PLACEHOLDER_THREAD_ID,
   /**
+   * Update strategies for streamed text (core's `SnapshotStrategy`), for
+   * `useTamboStreamingMessages({ strategy })`.
+   *
+   * @since 0.1.0
+   * @category Modules
+   */
+  SnapshotStrategy,
+  /**
    * @since 0.1.0
    * @category Models
    */
@@ -239,6 +288,36 @@ export {
 } from "@tambo-effect/client"
 
 export type {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ApprovalDecision,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ApprovalHandler,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  BusyPolicy,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  PendingToolCallInfo,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  RunSnapshot,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  ToolCallResult,
   /**
    * @since 0.1.0
    * @category Models

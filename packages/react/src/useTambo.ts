@@ -10,7 +10,8 @@ import type {
   StreamingState,
   TamboClient,
   TamboStream,
-  ThreadState
+  ThreadState,
+  ToolCallResult
 } from "@tambo-effect/client"
 import { getCurrentThreadState } from "@tambo-effect/core/ClientState"
 import { useMemo } from "react"
@@ -46,6 +47,20 @@ export interface UseTamboReturn {
    * promises reject only if read.
    */
   readonly sendMessage: (message: string | InputMessage, options?: RunOptions) => TamboStream
+  /**
+   * Answers the tool calls a run waits on (with `autoExecuteTools: false`;
+   * see `useTamboPendingToolCalls`) and streams the rest of the run, on the
+   * current thread unless `options.threadId` names another.
+   */
+  readonly continueRun: (results: ReadonlyArray<ToolCallResult>, options?: RunOptions) => TamboStream
+  /**
+   * Approves a tool call waiting for approval, optionally with edited
+   * arguments (see `useTamboPendingApprovals`). Throws a `ToolError` if
+   * none waits under that id.
+   */
+  readonly approveToolCall: (toolCallId: string, options?: { readonly args?: unknown }) => void
+  /** Denies a tool call waiting for approval; the model is told, with `reason`. Throws like `approveToolCall`. */
+  readonly denyToolCall: (toolCallId: string, reason?: string) => void
   /** Cancels the current thread's run; resolves at once when there is none. */
   readonly cancel: () => Promise<void>
   /** Shows a new conversation (the next message creates its thread); returns the placeholder's id. */
@@ -61,9 +76,11 @@ const selectCurrentThreadId = (state: ClientState): string => state.currentThrea
 
 /**
  * The current thread: its messages (with generative components rendered),
- * its run's state, and the actions on it. Re-renders when the current
- * thread changed, at most once per animation frame while it streams; for a
- * narrower slice, use {@link useTamboSelector}.
+ * its run's state, and the actions on it (all stable: the same functions
+ * for the provider's lifetime). Re-renders when the current thread changed,
+ * at most once per animation frame while it streams; for a narrower slice,
+ * use {@link useTamboSelector}, and for a transcript updated by a strategy
+ * (per word, a few times a second) `useTamboStreamingMessages`.
  *
  * @example
  * ```tsx
@@ -92,6 +109,14 @@ export const useTambo = (): UseTamboReturn => {
   )
   const actions = useMemo(() => ({
     sendMessage: (message: string | InputMessage, options?: RunOptions) => handle.client().run(message, options),
+    continueRun: (results: ReadonlyArray<ToolCallResult>, options: RunOptions = {}) => {
+      const client = handle.client()
+      const { threadId = client.getState().currentThreadId, ...rest } = options
+      return client.continueRun(threadId, results, rest)
+    },
+    approveToolCall: (toolCallId: string, options?: { readonly args?: unknown }) =>
+      handle.client().approveToolCall(toolCallId, options),
+    denyToolCall: (toolCallId: string, reason?: string) => handle.client().denyToolCall(toolCallId, reason),
     cancel: async () => {
       const client = handle.client()
       const state = client.getState()

@@ -2,10 +2,14 @@
 import { renderToString } from "react-dom/server"
 import { describe, expect, it } from "vitest"
 import {
+  SnapshotStrategy,
   TamboClient,
   TamboProvider,
   useTambo,
+  useTamboPendingApprovals,
+  useTamboPendingToolCalls,
   useTamboSelector,
+  useTamboStreamingMessages,
   useTamboSuggestions,
   useTamboThreadInput,
   useTamboThreadList
@@ -20,6 +24,9 @@ const Page = () => {
   const { isLoading, threads } = useTamboThreadList()
   const { suggestions } = useTamboSuggestions()
   const threadCount = useTamboSelector((state) => Object.keys(state.threadMap).length)
+  const transcript = useTamboStreamingMessages({ strategy: SnapshotStrategy.throttle("100 millis") })
+  const approvals = useTamboPendingApprovals()
+  const { pendingToolCalls } = useTamboPendingToolCalls()
   return (
     <main>
       <p id="thread">{currentThreadId}</p>
@@ -29,6 +36,8 @@ const Page = () => {
       <p id="list">{isLoading ? "loading" : threads.length}</p>
       <p id="suggestions">{suggestions.length}</p>
       <p id="count">{threadCount}</p>
+      <p id="transcript">{transcript.messages.length}</p>
+      <p id="pending">{approvals.length}/{pendingToolCalls.length}</p>
     </main>
   )
 }
@@ -47,6 +56,8 @@ describe("server rendering", () => {
     expect(html).toContain("<p id=\"list\">loading</p>")
     expect(html).toContain("<p id=\"suggestions\">0</p>")
     expect(html).toContain("<p id=\"count\">1</p>")
+    expect(html).toContain("<p id=\"transcript\">0</p>")
+    expect(html).toContain("<p id=\"pending\">0<!-- -->/<!-- -->0</p>")
     // Effects do not run on the server: nothing was requested.
     expect(server().requests).toHaveLength(0)
   })
@@ -71,6 +82,7 @@ describe("server rendering", () => {
         </TamboProvider>
       )
       expect(html).toContain("<p id=\"messages\">2</p>")
+      expect(html).toContain("<p id=\"transcript\">2</p>")
       expect(html).toContain("<p id=\"thread\">thr_")
     } finally {
       await client.destroy()

@@ -117,6 +117,27 @@ describe("useTambo", () => {
     await result.current.cancel()
   })
 
+  it("sending while a run streams: rejected by default, queued or interrupting on request", async () => {
+    server().setScript((request) => [Script.pace(10), Script.text(["re: ", request.text])])
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
+    await result.current.sendMessage("first").thread
+    const running = result.current.sendMessage("second")
+    await waitFor(() => expect(result.current.isStreaming).toBe(true))
+    await expect(result.current.sendMessage("rejected").thread).rejects.toMatchObject({ _tag: "RunConflictError" })
+    const queued = await result.current.sendMessage("third", { onBusy: "queue" }).thread
+    await running.thread
+    expect(queued.messages.map((m) => textOf(m))).toEqual(["first", "re: first", "second", "re: second", "third", "re: third"])
+
+    server().setScript([Script.text("slow"), Script.hang()])
+    const hanging = result.current.sendMessage("hang")
+    await waitFor(() => expect(result.current.isStreaming).toBe(true))
+    server().setScript([Script.text("took over")])
+    const replaced = await result.current.sendMessage("take over", { onBusy: "interrupt" }).thread
+    await expect(hanging.thread).rejects.toMatchObject({ name: "AbortError" })
+    await waitFor(() => expect(textOf(result.current.messages.at(-1))).toBe("took over"))
+    expect(replaced.id).toBe(result.current.currentThreadId)
+  })
+
   it("starts new threads and switches between them", async () => {
     server().setScript((request) => [Script.text(`Reply to ${request.text}`)])
     const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })

@@ -4,9 +4,11 @@
  *
  * Memory: the fiber keeps only the latest snapshot. Events go to an
  * iterator's bounded queue when one is attached (the fiber waits when it is
- * full), and nowhere otherwise.
+ * full), to the strategy pipelines observing the run through a bounded
+ * `PubSub` when there are any, and nowhere otherwise.
  */
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
+import * as SnapshotStrategy from "@tambo-effect/core/SnapshotStrategy"
 import type * as Tambo from "@tambo-effect/core/Tambo"
 import type { TamboError } from "@tambo-effect/core/TamboError"
 import type { TamboThread } from "@tambo-effect/core/Types"
@@ -15,8 +17,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type AbortReason, type TamboClientError, UnknownError } from "../errors.js"
 import { abortError, type CoreError, fromCause } from "./toClientError.js"
@@ -36,6 +40,8 @@ const END: unique symbol = Symbol("end")
 export type Item = Tambo.RunEvent | typeof END
 export { END }
 
+const isRunEvent = (item: Item): item is Tambo.RunEvent => item !== END
+
 /** The queue of the one iterator that reads events. */
 export interface EventSink {
   readonly queue: Queue.Queue<Item>
@@ -46,7 +52,20 @@ export interface RunHooks {
   /** The thread as the store has it now (the final snapshot of a run). */
   readonly currentThread: (threadId: string) => TamboThread | undefined
   readonly onEvents?: ((events: Chunk.Chunk<Tambo.RunEvent>) => void) | undefined
+  /** The run's thread got its server id. */
+  readonly onThreadId?: ((threadId: string) => void) | undefined
   readonly onFinish: (outcome: Outcome) => void
+}
+
+/** What an observer of the run's snapshots is told (see `RunController.observe`). */
+export interface SnapshotObserver {
+  /** A snapshot the strategy published. */
+  readonly onSnapshot: (thread: TamboThread) => void
+  /**
+   * The run ended: `final` is the thread as it left it (`undefined` if it
+   * never had one). Called once, after every `onSnapshot`.
+   */
+  readonly onEnd: (final: TamboThread | undefined) => void
 }
 
 export class RunController {
@@ -65,6 +84,9 @@ export class RunController {
   #abortCause: unknown
   #sink: EventSink | undefined
   #waiters: Array<() => void> = []
+  /** Feeds the observers' strategy pipelines; published to only while there are some. */
+  readonly #pubsub: PubSub.PubSub<Item>
+  #observers = 0
 
   constructor(
     /** Runs the queue operations; stays usable after the client's runtime is disposed. */
@@ -77,6 +99,7 @@ export class RunController {
     this.threadIdKnown = new Promise((resolve) => {
       this.#resolveThreadId = resolve
     })
+    this.#pubsub = Runtime.runSync(runtime)(PubSub.bounded<Item>(EVENT_BUFFER_SIZE))
   }
 
   /** Starts consuming the run on the client's runtime. */
@@ -117,6 +140,59 @@ export class RunController {
     return sink
   }
 
+  /**
+   * Runs the events of the run from now on through core's
+   * `SnapshotStrategy.snapshots(strategy)`, in a fiber of its own, and tells
+   * `observer` what it publishes, then the final thread once the run ended.
+   * A run already over is told its final thread at once. Returns what stops
+   * the observation (it does not cancel the run).
+   */
+  observe(strategy: SnapshotStrategy.Strategy, observer: SnapshotObserver): () => void {
+    if (this.outcome !== undefined) {
+      observer.onEnd(this.latest)
+      return () => undefined
+    }
+    const runSync = Runtime.runSync(this.runtime)
+    // Subscribed now, so the pipeline sees every event from this moment on.
+    const scope = runSync(Scope.make())
+    const dequeue = runSync(Scope.extend(PubSub.subscribe(this.#pubsub), scope))
+    this.#observers++
+    let subscribed = true
+    // Once, from whichever comes first: the pipeline's end or `stop` (which may
+    // come before the fiber ever ran, and so before any finalizer of its own).
+    const unsubscribe = Effect.suspend(() => {
+      if (!subscribed) return Effect.void
+      subscribed = false
+      this.#observers--
+      return Scope.close(scope, Exit.void)
+    })
+    let stopped = false
+    const fiber = Runtime.runFork(this.runtime)(
+      Stream.fromQueue(dequeue).pipe(
+        Stream.takeWhile(isRunEvent),
+        SnapshotStrategy.snapshots(strategy),
+        Stream.runForEach((thread) =>
+          Effect.sync(() => {
+            if (!stopped) observer.onSnapshot(thread)
+          })
+        ),
+        // The queue ends with END, published once the outcome is known: `latest` is final.
+        Effect.zipRight(Effect.sync(() => {
+          if (stopped) return
+          stopped = true
+          observer.onEnd(this.latest)
+        })),
+        Effect.ensuring(unsubscribe)
+      )
+    )
+    return () => {
+      if (stopped && !subscribed) return
+      stopped = true
+      Runtime.runFork(this.runtime)(unsubscribe)
+      fiber.unsafeInterruptAsFork(FiberId.none)
+    }
+  }
+
   /** Resolves at the next change of `latest` or of `outcome`. */
   changed(): Promise<void> {
     return new Promise((resolve) => this.#waiters.push(resolve))
@@ -136,12 +212,14 @@ export class RunController {
       if (this.threadId === undefined && !isLocalThreadId(last.threadId)) {
         this.threadId = last.threadId
         this.#resolveThreadId({ ok: true, threadId: last.threadId })
+        this.hooks.onThreadId?.(last.threadId)
       }
       this.latest = last.snapshot
       this.hooks.onEvents?.(chunk)
       this.#wake()
       const sink = this.#sink
-      return sink === undefined || sink.closed ? Effect.void : Queue.offerAll(sink.queue, chunk)
+      const toSink = sink === undefined || sink.closed ? Effect.void : Queue.offerAll(sink.queue, chunk)
+      return this.#observers === 0 ? toSink : Effect.zipRight(PubSub.publishAll(this.#pubsub, chunk), toSink)
     })
   }
 
@@ -184,6 +262,8 @@ export class RunController {
     // The iterator drains what is queued, then meets the end. Its queue has
     // room unless it is behind; then this offer waits for it.
     if (sink !== undefined && !sink.closed) Runtime.runFork(this.runtime)(Queue.offer(sink.queue, END))
+    // The observers' pipelines drain what they were sent, then end with the final thread.
+    if (this.#observers > 0) Runtime.runFork(this.runtime)(PubSub.publish(this.#pubsub, END))
     this.#wake()
     this.hooks.onFinish(outcome)
   }

@@ -1,4 +1,9 @@
-import { type ClientState, createInitialState, type TamboClient } from "@tambo-effect/client"
+import {
+  type ClientState,
+  createInitialState,
+  type PendingToolCallInfo,
+  type TamboClient
+} from "@tambo-effect/client"
 
 /**
  * How store changes reach React: at most once per animation frame, or as
@@ -13,6 +18,46 @@ export type NotifyMode = "animationFrame" | "microtask"
 const FRAME_FALLBACK_MS = 100
 
 const initialState: ClientState = createInitialState()
+const NO_APPROVALS: ReadonlyArray<PendingToolCallInfo> = []
+
+/**
+ * Calls `emit` at most once per animation frame (with a timer as fallback
+ * when frames do not come), or at once in `"microtask"` mode and where
+ * there are no frames (the client already batches per microtask).
+ *
+ * @since 0.1.0
+ * @category Internal
+ */
+export class Batcher {
+  readonly #mode: NotifyMode
+  readonly #emit: () => void
+  #frame: number | undefined
+  #fallback: ReturnType<typeof setTimeout> | undefined
+
+  constructor(mode: NotifyMode, emit: () => void) {
+    this.#mode = mode
+    this.#emit = emit
+  }
+
+  readonly schedule = (): void => {
+    if (this.#mode === "microtask" || typeof requestAnimationFrame !== "function") return this.#emit()
+    if (this.#frame !== undefined) return
+    this.#frame = requestAnimationFrame(this.#fire)
+    this.#fallback = setTimeout(this.#fire, FRAME_FALLBACK_MS)
+  }
+
+  readonly #fire = (): void => {
+    this.cancel()
+    this.#emit()
+  }
+
+  cancel(): void {
+    if (this.#frame !== undefined) cancelAnimationFrame(this.#frame)
+    if (this.#fallback !== undefined) clearTimeout(this.#fallback)
+    this.#frame = undefined
+    this.#fallback = undefined
+  }
+}
 
 /**
  * The provider's hold on its client.
@@ -32,13 +77,13 @@ const initialState: ClientState = createInitialState()
 export class ClientHandle {
   readonly #given: TamboClient | undefined
   readonly #create: () => TamboClient
-  readonly #notify: NotifyMode
+  /** How changes reach React (the provider's `updates`). */
+  readonly notifyMode: NotifyMode
   #owned: TamboClient | undefined
   #refs = 0
   readonly #listeners = new Set<() => void>()
   #unsubscribe: (() => void) | undefined
-  #frame: number | undefined
-  #fallback: ReturnType<typeof setTimeout> | undefined
+  readonly #batcher: Batcher
 
   constructor(source: TamboClient | (() => TamboClient), notify: NotifyMode) {
     if (typeof source === "function") {
@@ -48,7 +93,8 @@ export class ClientHandle {
       this.#given = source
       this.#create = () => source
     }
-    this.#notify = notify
+    this.notifyMode = notify
+    this.#batcher = new Batcher(notify, this.#emit)
   }
 
   /** The client, created if needed. */
@@ -56,6 +102,14 @@ export class ClientHandle {
 
   /** The state, without creating a client. Usable as `getServerSnapshot`. */
   readonly getState = (): ClientState => (this.#given ?? this.#owned)?.getState() ?? initialState
+
+  /** The client's pending approvals, without creating a client. */
+  readonly getPendingApprovals = (): ReadonlyArray<PendingToolCallInfo> =>
+    (this.#given ?? this.#owned)?.getPendingApprovals() ?? NO_APPROVALS
+
+  /** Whether the client has a run in flight on the thread, without creating a client. */
+  readonly hasActiveRun = (threadId: string): boolean =>
+    (this.#given ?? this.#owned)?.hasActiveRun(threadId) ?? false
 
   /** Keeps the client alive until the returned function is called (once). */
   retain(): () => void {
@@ -81,7 +135,7 @@ export class ClientHandle {
   readonly subscribe = (listener: () => void): (() => void) => {
     const release = this.retain()
     this.#listeners.add(listener)
-    this.#unsubscribe ??= this.client().subscribe(this.#onChange)
+    this.#unsubscribe ??= this.client().subscribe(this.#batcher.schedule)
     return () => {
       this.#listeners.delete(listener)
       if (this.#listeners.size === 0) this.#stopListening()
@@ -89,27 +143,12 @@ export class ClientHandle {
     }
   }
 
-  readonly #onChange = (): void => {
-    if (this.#notify === "microtask" || typeof requestAnimationFrame !== "function") return this.#emit()
-    if (this.#frame !== undefined) return
-    this.#frame = requestAnimationFrame(this.#emit)
-    this.#fallback = setTimeout(this.#emit, FRAME_FALLBACK_MS)
-  }
-
   readonly #emit = (): void => {
-    this.#cancelFrame()
     for (const listener of [...this.#listeners]) listener()
   }
 
-  #cancelFrame() {
-    if (this.#frame !== undefined) cancelAnimationFrame(this.#frame)
-    if (this.#fallback !== undefined) clearTimeout(this.#fallback)
-    this.#frame = undefined
-    this.#fallback = undefined
-  }
-
   #stopListening() {
-    this.#cancelFrame()
+    this.#batcher.cancel()
     this.#unsubscribe?.()
     this.#unsubscribe = undefined
   }

@@ -1,0 +1,172 @@
+// Update strategies through the facade: `stream.snapshots({ strategy })` and `subscribeToSnapshots`.
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "vitest"
+import { type RunSnapshot, SnapshotStrategy, type TamboStream, type TamboThread } from "../src/index.js"
+import { makeClient, settle, sleep, useServer, waitFor } from "./helpers.js"
+
+const server = useServer()
+
+const SENTENCE = "The quick brown fox jumps over the lazy dog, then naps in the warm afternoon sun."
+/** Word pieces as a model streams them: a leading space starts a word. */
+const DELTAS = SENTENCE.split(/(?= )/u).flatMap((word) => word.length > 4 ? [word.slice(0, 3), word.slice(3)] : [word])
+
+/** The text of a thread's last assistant message. */
+const replyOf = (thread: TamboThread): string => {
+  const message = thread.messages.filter((m) => m.role === "assistant").at(-1)
+  return (message?.content ?? []).map((block) => (block.type === "text" ? block.text : "")).join("")
+}
+
+/**
+ * The texts of the snapshots that several text deltas shared: when the
+ * network delivers deltas together, their chunk has one snapshot, which may
+ * run into the next word (the iterator is created now, before any arrived).
+ */
+const coalescedTexts = (stream: TamboStream): Promise<Set<string>> =>
+  (async () => {
+    const deltas = new Map<TamboThread, number>()
+    for await (const { event, snapshot } of stream) {
+      if (event.type === "TEXT_MESSAGE_CONTENT") deltas.set(snapshot, (deltas.get(snapshot) ?? 0) + 1)
+    }
+    return new Set([...deltas].filter(([, count]) => count > 1).map(([thread]) => replyOf(thread)))
+  })()
+
+/** Counts a run's events (the iterator is created now, before any arrived). */
+const countEvents = (stream: TamboStream): Promise<number> =>
+  (async () => {
+    let count = 0
+    for await (const _ of stream) count++
+    return count
+  })()
+
+describe("stream.snapshots({ strategy })", () => {
+  it("throttle: fewer snapshots than events, the last one the final thread", async () => {
+    expect(DELTAS.join("")).toBe(SENTENCE)
+    server().setScript([Script.pace(10), Script.text(DELTAS)])
+    const client = makeClient(server())
+    const stream = client.run("go")
+    const events = countEvents(stream)
+    const seen: Array<TamboThread> = []
+    for await (const thread of stream.snapshots({ strategy: SnapshotStrategy.throttle("80 millis") })) seen.push(thread)
+    const final = await stream.thread
+    expect(await events).toBeGreaterThan(DELTAS.length)
+    expect(seen.length).toBeGreaterThan(1)
+    expect(seen.length).toBeLessThan(DELTAS.length / 2)
+    expect(seen.at(-1)).toBe(final)
+    expect(replyOf(seen.at(-1)!)).toBe(SENTENCE)
+    // Never the same snapshot twice in a row.
+    expect(seen.every((thread, i) => i === 0 || thread !== seen[i - 1])).toBe(true)
+  })
+
+  it("wordBoundary: every snapshot shows whole words", async () => {
+    server().setScript([Script.pace(15), Script.text(DELTAS)])
+    const client = makeClient(server())
+    const stream = client.run("go")
+    const coalesced = coalescedTexts(stream)
+    const texts: Array<string> = []
+    for await (const thread of stream.snapshots({ strategy: SnapshotStrategy.wordBoundary })) texts.push(replyOf(thread))
+    expect(texts.at(-1)).toBe(SENTENCE)
+    const shared = await coalesced
+    const partial = texts.filter((text) => text.length > 0 && text !== SENTENCE && !shared.has(text))
+    expect(partial.length).toBeGreaterThan(3)
+    for (const text of partial) {
+      expect(SENTENCE.startsWith(text)).toBe(true)
+      // The next character starts a word: the snapshot ends on a whole word.
+      expect(SENTENCE[text.length]).toBe(" ")
+    }
+  })
+
+  it("the default is every change, conflated; several strategies can read one run", async () => {
+    server().setScript([Script.pace(5), Script.text(DELTAS)])
+    const client = makeClient(server())
+    const stream = client.run("go")
+    const read = async (iterator: AsyncIterableIterator<TamboThread>) => {
+      const seen: Array<TamboThread> = []
+      for await (const thread of iterator) seen.push(thread)
+      return seen
+    }
+    const [all, everyFifth] = await Promise.all([
+      read(stream.snapshots()),
+      read(stream.snapshots({ strategy: SnapshotStrategy.everyN(5) }))
+    ])
+    const final = await stream.thread
+    expect(all.at(-1)).toBe(final)
+    expect(everyFifth.at(-1)).toBe(final)
+    expect(everyFifth.length).toBeLessThan(all.length)
+  })
+
+  it("a failed run yields its final thread, then throws the run's error", async () => {
+    server().setScript([Script.pace(5), Script.text(["Half", " a", " reply"]), Script.runError({ message: "model down" })])
+    const client = makeClient(server())
+    const stream = client.run("go")
+    const seen: Array<TamboThread> = []
+    const outcome = await settle((async () => {
+      for await (const thread of stream.snapshots({ strategy: SnapshotStrategy.debounce("1 second") })) seen.push(thread)
+    })())
+    expect(outcome.ok).toBe(false)
+    if (!outcome.ok) expect(outcome.error).toMatchObject({ _tag: "ApiError", reason: "RunError" })
+    const last = seen.at(-1)!
+    expect(last).toBe(client.getThread(last.id))
+    expect(client.getState().threadMap[last.id]?.streaming.error?.message).toBe("model down")
+    expect(replyOf(last)).toBe("Half a reply")
+  })
+
+  it("an iterator made after the run ended yields the final thread once", async () => {
+    server().setScript([Script.text("done")])
+    const client = makeClient(server())
+    const stream = client.run("go")
+    const final = await stream.thread
+    const seen: Array<TamboThread> = []
+    for await (const thread of stream.snapshots({ strategy: SnapshotStrategy.throttle("1 second") })) seen.push(thread)
+    expect(seen).toEqual([final])
+  })
+
+  it("leaving the loop early cancels the run", async () => {
+    server().setScript([Script.pace(20), Script.text(DELTAS), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("go")
+    for await (const thread of stream.snapshots({ strategy: SnapshotStrategy.wordBoundary })) {
+      if (replyOf(thread).length > 10) break
+    }
+    const outcome = await settle(stream.thread)
+    expect(outcome.ok || outcome.error.name).toBe("AbortError")
+    await waitFor(() => server().cancels.length === 1, "the server to record the cancel")
+  })
+})
+
+describe("client.subscribeToSnapshots", () => {
+  it("delivers each run's first snapshot, the strategy's, and the final one; unsubscribing cancels nothing", async () => {
+    server().setScript([Script.pace(10), Script.text(DELTAS)])
+    const client = makeClient(server())
+    const received: Array<RunSnapshot> = []
+    const unsubscribe = client.subscribeToSnapshots((snapshot) => received.push(snapshot), {
+      strategy: SnapshotStrategy.throttle("100 millis")
+    })
+    const stream = client.run("go")
+    const events = countEvents(stream)
+    const final = await stream.thread
+    // The final snapshot follows the run's end, once the pipeline drained.
+    await waitFor(() => received.at(-1)?.final === true, "the final snapshot")
+    expect(received.length).toBeGreaterThan(2)
+    expect(received.length).toBeLessThan((await events) / 2)
+    expect(received.every((s) => s.stream === stream && s.threadId === final.id)).toBe(true)
+    expect(received.map((s) => s.final)).toEqual([...received.slice(1).map(() => false), true])
+    expect(received.at(-1)!.thread).toBe(final)
+    // The first snapshot came with the run's first event: no text yet.
+    expect(replyOf(received[0]!.thread)).toBe("")
+
+    // A second run, observed from its middle; unsubscribing leaves it running.
+    server().setScript([Script.pace(10), Script.text(DELTAS)])
+    const second = client.run("again", { threadId: final.id })
+    await sleep(60)
+    const late: Array<RunSnapshot> = []
+    const unsubscribeLate = client.subscribeToSnapshots((snapshot) => late.push(snapshot))
+    unsubscribe()
+    const count = received.length
+    const secondFinal = await second.thread
+    await waitFor(() => late.at(-1)?.final === true, "the final snapshot")
+    expect(received.length).toBe(count)
+    expect(late.at(-1)).toMatchObject({ final: true, thread: secondFinal, stream: second })
+    expect(late.length).toBeGreaterThan(2)
+    unsubscribeLate()
+  })
+})

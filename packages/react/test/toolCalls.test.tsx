@@ -1,0 +1,220 @@
+// @vitest-environment happy-dom
+import { renderHook, waitFor } from "@testing-library/react"
+import * as Tool from "@tambo-effect/core/Tool"
+import { Script } from "@tambo-effect/testing"
+import * as Schema from "effect/Schema"
+import { describe, expect, it } from "vitest"
+import {
+  type ReactTamboThreadMessage,
+  type TamboTool,
+  useTambo,
+  useTamboPendingApprovals,
+  useTamboPendingToolCalls
+} from "../src/index.js"
+import { connection, useServer, wrapperFor } from "./helpers.js"
+
+const server = useServer()
+
+/** Asks for the weather, then says what the tool answered. */
+const weatherScript = () =>
+  server().setScript((request) =>
+    request.toolResults.length === 0
+      ? [Script.text("Checking. "), Script.toolCall("get_weather", { city: "Paris" })]
+      : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
+  )
+
+/** A weather tool that needs approval, recording the cities it was run for. */
+const guardedWeather = (calls: Array<string>) =>
+  Tool.make({
+    name: "get_weather",
+    description: "Current weather in a city",
+    input: Schema.Struct({ city: Schema.String }),
+    needsApproval: true,
+    execute: ({ city }) => {
+      calls.push(city)
+      return { city, temperature: 21 }
+    }
+  })
+
+/** A weather tool the app runs itself (manual mode): never executed by the client. */
+const manualWeather: TamboTool<{ readonly city: string }> = {
+  name: "get_weather",
+  description: "Current weather in a city",
+  inputSchema: Schema.Struct({ city: Schema.String }),
+  tool: () => {
+    throw new Error("not called")
+  }
+}
+
+const textOf = (message: ReactTamboThreadMessage | undefined): string =>
+  (message?.content ?? []).flatMap((block) => (block.type === "text" ? [block.text] : [])).join("")
+
+const useBoth = () => ({ tambo: useTambo(), approvals: useTamboPendingApprovals() })
+
+describe("useTamboPendingApprovals", () => {
+  it("lists the call waiting for approval; approve() runs it and clears it", async () => {
+    weatherScript()
+    const calls: Array<string> = []
+    const { result } = renderHook(useBoth, {
+      wrapper: wrapperFor(connection(server(), { tools: [guardedWeather(calls)] }))
+    })
+    expect(result.current.approvals).toEqual([])
+    const stream = result.current.tambo.sendMessage("weather?")
+    await waitFor(() => expect(result.current.approvals).toHaveLength(1))
+    const [approval] = result.current.approvals
+    expect(approval).toMatchObject({
+      threadId: result.current.tambo.currentThreadId,
+      toolName: "get_weather",
+      args: { city: "Paris" },
+      needsApproval: true
+    })
+    expect(calls).toEqual([])
+    // The same array while nothing changed.
+    const before = result.current.approvals
+    approval!.approve()
+    await waitFor(() => expect(result.current.approvals).toEqual([]))
+    expect(before).toHaveLength(1)
+    await stream.thread
+    expect(calls).toEqual(["Paris"])
+    await waitFor(() => expect(textOf(result.current.tambo.messages.at(-1))).toBe('Result: {"city":"Paris","temperature":21}'))
+  })
+
+  it("approve(args) runs the call with edited arguments", async () => {
+    weatherScript()
+    const calls: Array<string> = []
+    const { result } = renderHook(useBoth, {
+      wrapper: wrapperFor(connection(server(), { tools: [guardedWeather(calls)] }))
+    })
+    const stream = result.current.tambo.sendMessage("weather?")
+    await waitFor(() => expect(result.current.approvals).toHaveLength(1))
+    result.current.approvals[0]!.approve({ city: "Lyon" })
+    const thread = await stream.thread
+    expect(calls).toEqual(["Lyon"])
+    expect(thread.messages.at(-1)?.content[0]).toMatchObject({ type: "text", text: expect.stringContaining("Lyon") })
+    await waitFor(() => expect(result.current.approvals).toEqual([]))
+  })
+
+  it("deny(reason) tells the model; useTambo's denyToolCall and a cancelled run clear the list too", async () => {
+    weatherScript()
+    const calls: Array<string> = []
+    const { result } = renderHook(useBoth, {
+      wrapper: wrapperFor(connection(server(), { tools: [guardedWeather(calls)] }))
+    })
+    const denied = result.current.tambo.sendMessage("weather?")
+    await waitFor(() => expect(result.current.approvals).toHaveLength(1))
+    result.current.approvals[0]!.deny("not now")
+    await denied.thread
+    expect(calls).toEqual([])
+    await waitFor(() => expect(textOf(result.current.tambo.messages.at(-1))).toMatch(/^Result: error .*not now/))
+    expect(result.current.approvals).toEqual([])
+
+    // Through useTambo(): the same decision by id.
+    const again = result.current.tambo.sendMessage("weather again?")
+    await waitFor(() => expect(result.current.approvals).toHaveLength(1))
+    const { approveToolCall, denyToolCall } = result.current.tambo
+    result.current.tambo.denyToolCall(result.current.approvals[0]!.toolCallId, "no")
+    await again.thread
+    await waitFor(() => expect(result.current.approvals).toEqual([]))
+    // Stable callbacks.
+    expect(result.current.tambo.approveToolCall).toBe(approveToolCall)
+    expect(result.current.tambo.denyToolCall).toBe(denyToolCall)
+
+    // A run that ends undecided takes its approvals with it.
+    const cancelled = result.current.tambo.sendMessage("and once more?")
+    await waitFor(() => expect(result.current.approvals).toHaveLength(1))
+    await result.current.tambo.cancel()
+    await cancelled.thread.catch(() => undefined)
+    await waitFor(() => expect(result.current.approvals).toEqual([]))
+    expect(calls).toEqual([])
+  })
+
+  it("lists only the given thread's approvals", async () => {
+    weatherScript()
+    const { result } = renderHook(() => ({ tambo: useTambo(), elsewhere: useTamboPendingApprovals("thr_other") }), {
+      wrapper: wrapperFor(connection(server(), { tools: [guardedWeather([])] }))
+    })
+    const stream = result.current.tambo.sendMessage("weather?")
+    await waitFor(() => expect(result.current.tambo.client.getPendingApprovals()).toHaveLength(1))
+    expect(result.current.elsewhere).toEqual([])
+    stream.abort()
+    await stream.thread.catch(() => undefined)
+  })
+})
+
+describe("useTamboPendingToolCalls", () => {
+  it("manual mode: lists what the run ended waiting for; continueRun answers it", async () => {
+    weatherScript()
+    const { result } = renderHook(() => ({ tambo: useTambo(), manual: useTamboPendingToolCalls() }), {
+      wrapper: wrapperFor(connection(server(), { tools: [manualWeather] }))
+    })
+    expect(result.current.manual.pendingToolCalls).toEqual([])
+    const stream = result.current.tambo.sendMessage("weather?", { autoExecuteTools: false })
+    const threadId = await stream.threadId
+    await stream.thread
+    await waitFor(() => expect(result.current.manual.pendingToolCalls).toHaveLength(1))
+    expect(result.current.manual.threadId).toBe(threadId)
+    const [call] = result.current.manual.pendingToolCalls
+    expect(call).toMatchObject({ threadId, toolName: "get_weather", args: { city: "Paris" }, needsApproval: false })
+    expect(result.current.tambo.isIdle).toBe(true)
+
+    const continued = result.current.manual.continueRun([{ toolCallId: call!.toolCallId, result: { city: "Paris", temperature: 7 } }])
+    // While the continuation runs, nothing waits for the app.
+    await waitFor(() => expect(result.current.manual.pendingToolCalls).toEqual([]))
+    await continued.thread
+    await waitFor(() => expect(textOf(result.current.tambo.messages.at(-1))).toBe('Result: {"city":"Paris","temperature":7}'))
+    expect(result.current.manual.pendingToolCalls).toEqual([])
+  })
+
+  it("useTambo().continueRun answers on the current thread", async () => {
+    weatherScript()
+    const { result } = renderHook(() => ({ tambo: useTambo(), manual: useTamboPendingToolCalls() }), {
+      wrapper: wrapperFor(connection(server(), { tools: [manualWeather] }))
+    })
+    await result.current.tambo.sendMessage("weather?", { autoExecuteTools: false }).thread
+    await waitFor(() => expect(result.current.manual.pendingToolCalls).toHaveLength(1))
+    const continueRun = result.current.tambo.continueRun
+    const thread = await continueRun([
+      { toolCallId: result.current.manual.pendingToolCalls[0]!.toolCallId, result: "sunny", isError: false }
+    ]).thread
+    expect(thread.id).toBe(result.current.tambo.currentThreadId)
+    await waitFor(() => expect(textOf(result.current.tambo.messages.at(-1))).toBe("Result: sunny"))
+    expect(result.current.tambo.continueRun).toBe(continueRun)
+  })
+
+  it("after a reload: a new provider finds a thread's pending calls on the server and continues", async () => {
+    weatherScript()
+    const first = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server(), { tools: [manualWeather] })) })
+    const threadId = (await first.result.current.sendMessage("weather?", { autoExecuteTools: false }).thread).id
+    first.unmount()
+
+    // A fresh provider (a new client) that never saw the thread.
+    const { result } = renderHook(() => useTamboPendingToolCalls(threadId), {
+      wrapper: wrapperFor(connection(server(), { tools: [manualWeather] }))
+    })
+    expect(result.current.isLoading).toBe(true)
+    await waitFor(() => expect(result.current.pendingToolCalls).toHaveLength(1))
+    expect(result.current.isLoading).toBe(false)
+    expect(result.current.pendingToolCalls[0]).toMatchObject({ threadId, toolName: "get_weather", args: { city: "Paris" } })
+    const thread = await result.current.continueRun([
+      { toolCallId: result.current.pendingToolCalls[0]!.toolCallId, result: { city: "Paris", temperature: 12 } }
+    ]).thread
+    expect(textOf(thread.messages.at(-1))).toBe('Result: {"city":"Paris","temperature":12}')
+    await waitFor(() => expect(result.current.pendingToolCalls).toEqual([]))
+  })
+
+  it("lists nothing while an auto-executing run waits for approval", async () => {
+    weatherScript()
+    const { result } = renderHook(
+      () => ({ tambo: useTambo(), manual: useTamboPendingToolCalls(), approvals: useTamboPendingApprovals() }),
+      { wrapper: wrapperFor(connection(server(), { tools: [guardedWeather([])] })) }
+    )
+    const stream = result.current.tambo.sendMessage("weather?")
+    await waitFor(() => expect(result.current.approvals).toHaveLength(1))
+    // The state names the call, but the run handles it.
+    expect(result.current.tambo.thread?.pendingToolCalls).toHaveLength(1)
+    expect(result.current.manual.pendingToolCalls).toEqual([])
+    result.current.approvals[0]!.approve()
+    await stream.thread
+    expect(result.current.manual.pendingToolCalls).toEqual([])
+  })
+})
