@@ -598,17 +598,20 @@ export const make = (
         const cancelled = yield* Deferred.make<never, RunCancelledError>()
         // The server hears of it first (DELETE), then the stream closes: a closed connection
         // alone would also cancel, but only once the server next writes.
-        const cancelThisRun: Effect.Effect<void> = Effect.zipRight(
-          Effect.suspend(() => cancelOnServer()),
-          Deferred.fail(
-            cancelled,
-            new RunCancelledError({
-              reason: "CancelledByClient",
-              message: "The run was cancelled",
-              threadId: run.threadId,
-              ...(run.runId === undefined ? {} : { runId: run.runId })
-            })
-          ).pipe(Effect.asVoid)
+        const cancelThisRun: Effect.Effect<void> = Effect.suspend(() =>
+          Effect.zipRight(
+            cancelOnServer(),
+            // Built when cancelled: the ids are the ones known by then.
+            Deferred.fail(
+              cancelled,
+              new RunCancelledError({
+                reason: "CancelledByClient",
+                message: "The run was cancelled",
+                threadId: run.threadId,
+                ...(run.runId === undefined ? {} : { runId: run.runId })
+              })
+            ).pipe(Effect.asVoid)
+          )
         )
         const done = yield* Deferred.make<void>()
         const entry: ActiveRun = { cancel: cancelThisRun, done }
