@@ -582,6 +582,7 @@ export const make = (
           // The new thread's id from the response headers, until RUN_STARTED moves the run there.
           serverThreadId: undefined as string | undefined,
           cancelSent: false,
+          cancelledWith: undefined as RunCancelledError | undefined,
           lockKey: localId === ClientState.PLACEHOLDER_THREAD_ID
             ? `${ClientState.LOCAL_THREAD_PREFIX}${++localThreadCounter}`
             : localId ?? requested
@@ -598,23 +599,20 @@ export const make = (
         const cancelled = yield* Deferred.make<never, RunCancelledError>()
         // The server hears of it first (DELETE), then the stream closes: a closed connection
         // alone would also cancel, but only once the server next writes.
-        const cancelThisRun: Effect.Effect<void> = Effect.suspend(() =>
-          Effect.zipRight(
-            cancelOnServer(),
-            // Built when cancelled: the ids are the ones known by then.
-            Deferred.fail(
-              cancelled,
-              new RunCancelledError({
-                reason: "CancelledByClient",
-                message: "The run was cancelled",
-                threadId: run.threadId,
-                ...(run.runId === undefined ? {} : { runId: run.runId })
-              })
-            ).pipe(Effect.asVoid)
-          )
-        )
+        const cancelThisRun: Effect.Effect<void> = Effect.suspend(() => {
+          // Built when cancelled: the ids are the ones known by then.
+          run.cancelledWith ??= new RunCancelledError({
+            reason: "CancelledByClient",
+            message: "The run was cancelled",
+            threadId: run.threadId,
+            ...(run.runId === undefined ? {} : { runId: run.runId })
+          })
+          return Effect.zipRight(cancelOnServer(), Deferred.fail(cancelled, run.cancelledWith).pipe(Effect.asVoid))
+        })
         const done = yield* Deferred.make<void>()
         const entry: ActiveRun = { cancel: cancelThisRun, done }
+        /** The cancellation, once cancelRun happened. */
+        const cancellation = (): RunCancelledError | undefined => run.cancelledWith
 
         // One active run per thread in this client; what happens to a second one is the caller's choice.
         const onBusy = runOptions.onBusy ?? "reject"
@@ -765,7 +763,9 @@ export const make = (
           stream.pipe(
             Stream.mapChunksEffect((chunk) => Effect.map(onChunk(Chunk.toReadonlyArray(chunk)), Chunk.unsafeFromArray)),
             Stream.withSpan("Tambo.step", { attributes: { "tambo.step": run.steps } }),
-            Stream.concat(Stream.unwrap(Effect.suspend(afterStep)))
+            Stream.concat(Stream.unwrap(Effect.suspend(afterStep))),
+            // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
+            Stream.catchAll((error) => Stream.fail(cancellation() ?? error))
           )
 
         const clientEvent = (event: ClientEvent) =>
@@ -773,6 +773,8 @@ export const make = (
 
         const afterStep = (): Effect.Effect<Stream.Stream<RunEvent, TamboError>, TamboError> =>
           Effect.gen(function* () {
+            const cancelledBy = cancellation()
+            if (cancelledBy !== undefined) return yield* Effect.fail(cancelledBy)
             if (run.runError !== undefined) return yield* Effect.fail(run.runError)
             if (!run.finished) {
               return yield* new TransportError({
@@ -853,7 +855,8 @@ export const make = (
               run.runId = undefined
               return step(continueWith(results))
             })
-            return Stream.concat(requested, Stream.unwrap(proceed))
+            // Tools and approvals run between two requests: a cancellation stops them too.
+            return Stream.concat(requested, Stream.unwrap(Effect.raceFirst(proceed, Deferred.await(cancelled))))
           })
 
         const requestFor = (message: Transport.InputMessage, previous: string | undefined): Transport.RunRequest => ({
@@ -866,6 +869,8 @@ export const make = (
 
         // The response headers name the run before RUN_STARTED does: enough to cancel it.
         const hooks: Transport.RunHooks = {
+          // cancelRun aborts the request in flight: the stream ends even while it waits for bytes.
+          abortWhen: Deferred.await(cancelled),
           onOpen: (ids) => {
             if (ids.runId !== undefined) run.runId = ids.runId
             if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId
@@ -961,7 +966,7 @@ export const make = (
             )
           )
           : opened
-        return step(afterDisplaced).pipe(Stream.interruptWhen(Deferred.await(cancelled)))
+        return step(afterDisplaced)
       })).pipe(Stream.withSpan("Tambo.run"))
 
     const run = (message: string | Transport.InputMessage, runOptions?: RunOptions) =>

@@ -21,7 +21,9 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
@@ -119,6 +121,12 @@ export interface RunRequest {
  */
 export interface RunHooks {
   readonly onOpen?: (ids: { readonly threadId: string | undefined; readonly runId: string | undefined }) => void
+  /**
+   * When this completes (either way), the request is aborted: the stream ends
+   * at once, even while it waits for bytes. One watcher per request, not a
+   * per-chunk race, so it costs nothing while the run streams.
+   */
+  readonly abortWhen?: Effect.Effect<unknown, unknown>
 }
 
 /**
@@ -450,7 +458,19 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           Effect.retry({ schedule, while: isRetryable })
         )
       return Stream.unwrapScoped(
-        Effect.map(open, (response) =>
+        Effect.map(
+          Effect.gen(function* () {
+            // The request lives in a scope of its own, which closing aborts (HttpClient.withScope).
+            const requestScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+            const abortWhen = hooks?.abortWhen
+            if (abortWhen !== undefined) {
+              yield* Effect.forkScoped(
+                Effect.zipRight(Effect.exit(abortWhen), Scope.close(requestScope, Exit.void))
+              )
+            }
+            return yield* Scope.extend(open, requestScope)
+          }),
+          (response) =>
           decodeSse(
             response.stream.pipe(
               Stream.mapError((error) =>
