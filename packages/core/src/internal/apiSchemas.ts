@@ -8,9 +8,26 @@ const Json = Schema.Unknown
 
 export const TextContent = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 
+/** Decoded to the client's `Resource` shape: no cast is needed downstream. */
+const Resource = Schema.Struct({
+  annotations: Schema.optionalWith(
+    Schema.Struct({
+      audience: Schema.optionalWith(Schema.mutable(Schema.Array(Schema.String)), { exact: true }),
+      priority: Schema.optionalWith(Schema.Number, { exact: true })
+    }),
+    { exact: true }
+  ),
+  blob: Schema.optionalWith(Schema.String, { exact: true }),
+  description: Schema.optionalWith(Schema.String, { exact: true }),
+  mimeType: Schema.optionalWith(Schema.String, { exact: true }),
+  name: Schema.optionalWith(Schema.String, { exact: true }),
+  text: Schema.optionalWith(Schema.String, { exact: true }),
+  uri: Schema.optionalWith(Schema.String, { exact: true })
+})
+
 export const ResourceContent = Schema.Struct({
   type: Schema.Literal("resource"),
-  resource: Schema.Record({ key: Schema.String, value: Json })
+  resource: Resource
 })
 
 export const ToolUseContent = Schema.Struct({

@@ -10,7 +10,7 @@ const contentFromApi = (content: Api.Message["content"][number]): Types.Content 
     case "text":
       return { type: "text", text: content.text }
     case "resource":
-      return { type: "resource", resource: content.resource } as Types.Content
+      return { type: "resource", resource: { ...content.resource } }
     case "tool_use":
       return {
         type: "tool_use",
@@ -24,7 +24,9 @@ const contentFromApi = (content: Api.Message["content"][number]): Types.Content 
         type: "tool_result",
         toolUseId: content.toolUseId,
         content: content.content.map((c) =>
-          c.type === "text" ? { type: "text" as const, text: c.text } : ({ type: "resource", resource: c.resource } as Types.ResourceContent)
+          c.type === "text"
+            ? { type: "text" as const, text: c.text }
+            : { type: "resource" as const, resource: { ...c.resource } }
         ),
         ...(content.isError === undefined ? {} : { isError: content.isError })
       }
