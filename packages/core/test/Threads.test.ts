@@ -205,3 +205,21 @@ describe("threads", () => {
       expectUserKeyOnEveryRequest()
     }).pipe(Effect.provide(tamboLayer(server()))))
 })
+
+describe("resources from the API", () => {
+  it.live("a stored resource block is decoded to the client's shape, unknown fields dropped", () =>
+    Effect.gen(function* () {
+      const seeded = server().threads.create({
+        userKey: "user-1",
+        messages: [{
+          role: "user",
+          content: [{ type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain", text: "hi" } }]
+        }]
+      })
+      const tambo = yield* Tambo.Tambo
+      const thread = yield* tambo.fetchThread(seeded.id)
+      expect(thread.messages[0]!.content).toEqual([
+        { type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain", text: "hi" } }
+      ])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})
