@@ -888,21 +888,28 @@ const handleTextMessageStart = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_STA
   d.ownStreaming().messageId = event.messageId
 }
 
-const handleTextMessageContent = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_CONTENT">, at: number): void => {
-  const index = d.findMessage(event.messageId)
-  if (index < 0) return d.anomaly(event.type, `unknown message ${event.messageId}`, at)
+const handleTextMessageContent = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_CONTENT">, at: number): void =>
+  appendText(d, event.messageId, event.delta, 1, at)
+
+/** Appends `delta`, the text of `count` consecutive deltas, to a message's last text block. */
+const appendText = (d: ThreadDraft, messageId: string, delta: string, count: number, at: number): void => {
+  const index = d.findMessage(messageId)
+  if (index < 0) {
+    for (let i = 0; i < count; i++) d.anomaly("TEXT_MESSAGE_CONTENT", `unknown message ${messageId}`, at)
+    return
+  }
   const content = d.ownContent(index)
   const last = content[content.length - 1]
   if (last !== undefined && last.type === "text") {
     if (d.owned.has(last)) {
-      last.text += event.delta
+      last.text += delta
     } else {
-      const block: TextContent = { ...last, text: last.text + event.delta }
+      const block: TextContent = { ...last, text: last.text + delta }
       d.owned.add(block)
       content[content.length - 1] = block
     }
   } else {
-    const block: TextContent = { type: "text", text: event.delta }
+    const block: TextContent = { type: "text", text: delta }
     d.owned.add(block)
     content.push(block)
   }
@@ -956,18 +963,51 @@ const handleToolCallStart = (d: ThreadDraft, event: EventOf<"TOOL_CALL_START">, 
   d.ownToolArgs().set(event.toolCallId, { raw: "", parsedLength: 0 })
 }
 
-const handleToolCallArgs = (d: ThreadDraft, event: EventOf<"TOOL_CALL_ARGS">, at: number): void => {
-  const args = d.toolArgs.get(event.toolCallId)
+const handleToolCallArgs = (d: ThreadDraft, event: EventOf<"TOOL_CALL_ARGS">, at: number): void =>
+  appendToolArgs(d, event.toolCallId, event.delta, 1, at)
+
+/** Appends `delta`, the text of `count` consecutive argument deltas, to a tool call's raw arguments. */
+const appendToolArgs = (d: ThreadDraft, toolCallId: string, delta: string, count: number, at: number): void => {
+  const args = d.toolArgs.get(toolCallId)
   if (args === undefined) {
-    const known = d.findBlock("tool_use", event.toolCallId) !== undefined
-    return d.anomaly(
-      event.type,
-      known ? `arguments for tool call ${event.toolCallId} after it ended` : `unknown tool call ${event.toolCallId}`,
-      at
-    )
+    const known = d.findBlock("tool_use", toolCallId) !== undefined
+    const reason = known ? `arguments for tool call ${toolCallId} after it ended` : `unknown tool call ${toolCallId}`
+    for (let i = 0; i < count; i++) d.anomaly("TOOL_CALL_ARGS", reason, at)
+    return
   }
-  d.ownToolArgs().set(event.toolCallId, { raw: args.raw + event.delta, parsedLength: args.parsedLength })
-  d.touchedToolCalls.add(event.toolCallId)
+  d.ownToolArgs().set(toolCallId, { raw: args.raw + delta, parsedLength: args.parsedLength })
+  d.touchedToolCalls.add(toolCallId)
+}
+
+/**
+ * Where a run of consecutive deltas to the same target (text of one message,
+ * arguments of one tool call) starting at `start` ends. Within one batch no
+ * snapshot is taken between them, so they apply as one joined delta: one
+ * lookup and one string append per network chunk instead of per event.
+ */
+const deltaRunEnd = (events: ReadonlyArray<Events.TamboEvent | Events.UnknownEvent>, start: number): number => {
+  const first = events[start]!
+  let end = start + 1
+  if (first.type === "TEXT_MESSAGE_CONTENT") {
+    while (end < events.length) {
+      const next = events[end]!
+      if (next.type !== "TEXT_MESSAGE_CONTENT" || next.messageId !== first.messageId) break
+      end++
+    }
+  } else if (first.type === "TOOL_CALL_ARGS") {
+    while (end < events.length) {
+      const next = events[end]!
+      if (next.type !== "TOOL_CALL_ARGS" || next.toolCallId !== first.toolCallId) break
+      end++
+    }
+  }
+  return end
+}
+
+const joinDeltas = (events: ReadonlyArray<Events.TamboEvent | Events.UnknownEvent>, start: number, end: number): string => {
+  const parts: Array<string> = new Array(end - start)
+  for (let i = start; i < end; i++) parts[i - start] = (events[i] as { readonly delta: string }).delta
+  return parts.join("")
 }
 
 const parseToolArgs = (raw: string): { readonly input: Record<string, unknown> | undefined; readonly complete: boolean } => {
@@ -1299,10 +1339,19 @@ class Batch {
         return void this.applyEvent(action.threadId, action.event, action.at)
       case "EVENTS": {
         let threadId = action.threadId
-        for (let i = 0; i < action.events.length; i++) {
-          const event = action.events[i]!
+        const events = action.events
+        for (let i = 0; i < events.length; i++) {
+          const event = events[i]!
           try {
-            threadId = this.applyEvent(threadId, event, action.at)
+            const end = event.type === "TEXT_MESSAGE_CONTENT" || event.type === "TOOL_CALL_ARGS"
+              ? deltaRunEnd(events, i)
+              : i + 1
+            if (end - i > 1) {
+              threadId = this.applyDeltaRun(threadId, events, i, end, action.at)
+              i = end - 1
+            } else {
+              threadId = this.applyEvent(threadId, event, action.at)
+            }
           } catch (error) {
             this.recordFailure({ type: "EVENT", threadId, event, at: action.at }, error)
           }
@@ -1430,15 +1479,38 @@ class Batch {
     if (event.type === "RUN_STARTED") {
       threadId = event.threadId
       this.migratePlaceholder(actionThreadId, threadId, at)
-    } else if (threadId === PLACEHOLDER_THREAD_ID) {
-      // The caller may not know the real thread id yet: follow the run.
-      const placeholder = this.lookup(PLACEHOLDER_THREAD_ID)
-      const redirect = placeholder instanceof ThreadDraft ? placeholder.redirectTo : placeholder?.internal.redirectTo
-      if (redirect !== undefined) threadId = redirect
+    } else {
+      threadId = this.followPlaceholder(threadId)
     }
     const d = this.draft(threadId, at)
     d.currentAt = at
     applyEvent(d, event, at)
+    return threadId
+  }
+
+  /** The caller may not know the real thread id yet: a placeholder run follows the run's thread. */
+  followPlaceholder(threadId: string): string {
+    if (threadId !== PLACEHOLDER_THREAD_ID) return threadId
+    const placeholder = this.lookup(PLACEHOLDER_THREAD_ID)
+    const redirect = placeholder instanceof ThreadDraft ? placeholder.redirectTo : placeholder?.internal.redirectTo
+    return redirect ?? threadId
+  }
+
+  /** Applies `events[start, end)`, consecutive deltas to one target (see `deltaRunEnd`), as one. */
+  applyDeltaRun(
+    actionThreadId: string,
+    events: ReadonlyArray<Events.TamboEvent | Events.UnknownEvent>,
+    start: number,
+    end: number,
+    at: number
+  ): string {
+    const threadId = this.followPlaceholder(actionThreadId)
+    const d = this.draft(threadId, at)
+    d.currentAt = at
+    const first = events[start]!
+    const delta = joinDeltas(events, start, end)
+    if (first.type === "TEXT_MESSAGE_CONTENT") appendText(d, first.messageId, delta, end - start, at)
+    else if (first.type === "TOOL_CALL_ARGS") appendToolArgs(d, first.toolCallId, delta, end - start, at)
     return threadId
   }
 

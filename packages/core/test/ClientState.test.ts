@@ -692,6 +692,48 @@ describe("identity and batching", () => {
     expect(batched.thread.messages.map((m) => m.id)).toEqual(["u1", "m1", "msg_tool_result_c1"])
   })
 
+  it("a chunk's consecutive deltas apply as one and equal the events one by one, anomalies included", () => {
+    const list: ReadonlyArray<AnyEvent> = [
+      e.runStarted("t1"),
+      e.textStart("m1"),
+      e.text("m1", "a"),
+      e.text("m1", "b"),
+      e.text("m1", "c"),
+      e.text("ghost", "x"),
+      e.text("ghost", "y"),
+      e.text("m1", "d"),
+      e.toolStart("c1", "write", "m1"),
+      e.toolArgs("c1", "{\"te"),
+      e.toolArgs("c1", "xt\": \"hel"),
+      e.toolArgs("c1", "lo\""),
+      e.toolArgs("nobody", "1"),
+      e.toolArgs("nobody", "2"),
+      e.toolArgs("c1", "}"),
+      e.toolEnd("c1"),
+      e.toolArgs("c1", "late"),
+      e.toolArgs("c1", "later"),
+      e.textEnd("m1"),
+      e.runFinished("t1")
+    ]
+    const chunk: Action = { type: "EVENTS", threadId: "t1", events: list, at: 1000 }
+    const oneByOne = list.map((event): Action => ({ type: "EVENT", threadId: "t1", event, at: 1000 }))
+    const coalesced = thread(reduce(started(), [chunk]), "t1")
+    const stepwise = thread(oneByOne.reduce((s, a) => reduce(s, [a]), started()), "t1")
+    expect(coalesced.thread).toEqual(stepwise.thread)
+    expect(coalesced.anomalies).toEqual(stepwise.anomalies)
+    expect(coalesced.anomalies.map((a) => a.reason)).toEqual([
+      "unknown message ghost",
+      "unknown message ghost",
+      "unknown tool call nobody",
+      "unknown tool call nobody",
+      "arguments for tool call c1 after it ended",
+      "arguments for tool call c1 after it ended"
+    ])
+    const assistant = coalesced.thread.messages.find((m) => m.id === "m1")!
+    expect(assistant.content[0]).toEqual({ type: "text", text: "abcd" })
+    expect(assistant.content[1]).toMatchObject({ type: "tool_use", id: "c1", input: { text: "hello" } })
+  })
+
   it("partial tool arguments are reparsed while short, then only after 25% growth", () => {
     const head = `{"text": "${"a".repeat(10_000)}`
     let s = reduce(initial, events("t1", [e.toolStart("c1", "write"), e.toolArgs("c1", head)]))

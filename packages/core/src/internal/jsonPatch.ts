@@ -54,6 +54,19 @@ type Pointer = { readonly ok: true; readonly tokens: ReadonlyArray<string> } | {
  * @category Parsing
  */
 export const parsePointer = (pointer: string): Pointer => {
+  // A component's props are patched at the same few paths over and over.
+  const cached = pointerCache.get(pointer)
+  if (cached !== undefined) return cached
+  const parsed = parseUncached(pointer)
+  if (pointerCache.size >= POINTER_CACHE_SIZE) pointerCache.clear()
+  pointerCache.set(pointer, parsed)
+  return parsed
+}
+
+const POINTER_CACHE_SIZE = 512
+const pointerCache = new Map<string, Pointer>()
+
+const parseUncached = (pointer: string): Pointer => {
   if (pointer === "") return { ok: true, tokens: [] }
   if (pointer.charCodeAt(0) !== 47 /* / */) return { ok: false, reason: `path "${pointer}" does not start with "/"` }
   const raw = pointer.slice(1).split("/")
@@ -69,7 +82,7 @@ export const parsePointer = (pointer: string): Pointer => {
     if (hostileSegments.has(token)) return { ok: false, reason: `path "${pointer}" names the forbidden segment "${token}"` }
     tokens[i] = token
   }
-  return { ok: true, tokens }
+  return { ok: true, tokens: Object.freeze(tokens) }
 }
 
 type Container = Array<unknown> | Record<string, unknown>
@@ -118,14 +131,16 @@ const valueAt = (root: unknown, tokens: ReadonlyArray<string>, pointer: string):
  */
 class Patcher {
   root: unknown
-  private readonly owned = new Set<object>()
+  // Made on the first copy: most patches copy one or two containers.
+  private owned: Set<object> | undefined = undefined
 
   constructor(root: unknown) {
     this.root = root
   }
 
   private own(container: Container): Container {
-    if (this.owned.has(container)) return container
+    if (this.owned === undefined) this.owned = new Set()
+    else if (this.owned.has(container)) return container
     const copy: Container = Array.isArray(container) ? container.slice() : { ...container }
     this.owned.add(copy)
     return copy
