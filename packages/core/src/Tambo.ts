@@ -434,6 +434,9 @@ export const make = (
       Auth.withCredentials(auth, f)
 
     const apply = (actions: ReadonlyArray<ClientState.Action>) => store.apply(actions)
+    // What runs record goes in one store update with whatever concurrent runs record in the
+    // same tick: each update copies the thread map, which grows with every thread.
+    const record = (actions: ReadonlyArray<ClientState.Action>) => store.applyBatched(actions)
     const now = Clock.currentTimeMillis
 
     const gatherContext = (
@@ -664,7 +667,7 @@ export const make = (
           const message = start.message
           additionalContext = yield* gatherContext(existing, message, runOptions)
           firstMessage = additionalContext === undefined ? message : { ...message, additionalContext }
-          yield* apply([
+          yield* record([
             ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
               ? [{ type: "INIT_THREAD", threadId: run.threadId, at: at0 } as const]
               : []),
@@ -687,7 +690,7 @@ export const make = (
             content: start.results,
             ...(additionalContext === undefined ? {} : { additionalContext })
           }
-          yield* apply([{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at: at0 }])
+          yield* record([{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at: at0 }])
         }
 
         const cancelOnServer = (): Effect.Effect<void> => {
@@ -748,7 +751,7 @@ export const make = (
               yield* Ref.update(activeRuns, (runs) => new Map(runs).set(threadId, entry))
             }
             // Batched with the chunks of concurrent runs: one update of the thread map for all.
-            const state = yield* store.applyBatched([action])
+            const state = yield* record([action])
             const thread = state.threadMap[run.threadId]!.thread
             const out: Array<RunEvent> = new Array(events.length)
             for (let i = 0; i < events.length; i++) {
@@ -851,7 +854,7 @@ export const make = (
                 return result === undefined ? [] : [result]
               })
               const at = yield* now
-              yield* apply([{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
+              yield* record([{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
               run.runId = undefined
               return step(continueWith(results))
             })
@@ -918,7 +921,7 @@ export const make = (
                 })
             // A run the server knew ends there too: the next run's previousRunId must name it.
             const ended = run.runId !== undefined && !ClientState.isLocalThreadId(run.threadId) ? run.runId : undefined
-            yield* apply([
+            yield* record([
               ...(ended === undefined
                 ? []
                 : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId: run.threadId, runId: ended } as const]),
