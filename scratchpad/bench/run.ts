@@ -7,6 +7,7 @@
  *   pnpm bench                 every scenario, ours and the floor
  *   pnpm bench --upstream      also @tambo-ai/client 1.1.3 (slow: minutes)
  *   pnpm bench --only text     scenarios whose name contains "text"
+ *   pnpm bench --repeats 9     more rounds (default 5)
  */
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
@@ -23,7 +24,7 @@ interface Server {
 const args = process.argv.slice(2)
 const withUpstream = args.includes("--upstream")
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined
-const repeats = Number(args.includes("--repeats") ? args[args.indexOf("--repeats") + 1] : 3)
+const repeats = Number(args.includes("--repeats") ? args[args.indexOf("--repeats") + 1] : 5)
 
 /** Starts the testing server in a child process (same conditions and loader as this one). */
 const startServer = (): Promise<Server> =>
@@ -44,25 +45,48 @@ interface Measure {
   readonly peakHeapMb: number
 }
 
-/** Samples the heap while `f` runs; reports the best of `repeats` times. */
-const measure = async (f: () => Promise<number>): Promise<Measure> => {
-  let best: Measure | undefined
-  for (let i = 0; i < repeats; i++) {
-    globalThis.gc?.()
-    const base = process.memoryUsage().heapUsed
-    let peak = base
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, process.memoryUsage().heapUsed)
-    }, 5)
-    const start = performance.now()
-    const events = await f()
-    const ms = performance.now() - start
-    clearInterval(sampler)
+/** Runs `f` once and returns its time and event count. */
+const timeOnce = async (f: () => Promise<number>): Promise<{ readonly ms: number; readonly events: number }> => {
+  const start = performance.now()
+  const events = await f()
+  return { ms: performance.now() - start, events }
+}
+
+/** Runs `f` once from a collected heap, sampling the heap every 5 ms; returns the peak above the start. */
+const peakHeapOnce = async (f: () => Promise<number>): Promise<number> => {
+  globalThis.gc?.()
+  const base = process.memoryUsage().heapUsed
+  let peak = base
+  const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage().heapUsed)
-    const result = { ms, events, peakHeapMb: (peak - base) / 1024 / 1024 }
-    if (best === undefined || result.ms < best.ms) best = result
+  }, 5)
+  await f()
+  clearInterval(sampler)
+  peak = Math.max(peak, process.memoryUsage().heapUsed)
+  return (peak - base) / 1024 / 1024
+}
+
+/**
+ * Measures the contenders of one scenario: `repeats` rounds in which each
+ * runs once, in turn (so a slow moment on a shared machine hits all of them
+ * alike), the best time of each; then one more run each from a collected
+ * heap for the peak memory. A forced collection is not part of any timed run:
+ * it also shrinks the young generation, which then taxes whoever allocates
+ * first afterwards.
+ */
+const measureAll = async (contenders: ReadonlyArray<() => Promise<number>>): Promise<Array<Measure>> => {
+  const best: Array<{ ms: number; events: number } | undefined> = contenders.map(() => undefined)
+  for (let round = 0; round < repeats; round++) {
+    for (let i = 0; i < contenders.length; i++) {
+      const result = await timeOnce(contenders[i]!)
+      if (best[i] === undefined || result.ms < best[i]!.ms) best[i] = result
+    }
   }
-  return best!
+  const measures: Array<Measure> = []
+  for (let i = 0; i < contenders.length; i++) {
+    measures.push({ ...best[i]!, peakHeapMb: await peakHeapOnce(contenders[i]!) })
+  }
+  return measures
 }
 
 /** The floor: fetch, split SSE frames, JSON.parse each; nothing else. */
@@ -140,23 +164,26 @@ const fmt = (m: Measure, floor?: Measure) =>
 const main = async () => {
   const server = await startServer()
   try {
-    console.log(`tambo-effect benchmarks (best of ${repeats}; node ${process.version}; server in a child process)`)
+    console.log(
+      `tambo-effect benchmarks (best of ${repeats} interleaved rounds; node ${process.version}; server in a child process)`
+    )
     for (const scenario of scenarios) {
       if (only !== undefined && !scenario.name.includes(only)) continue
       console.log(`\n${scenario.name}`)
-      const floor = await measure(async () => {
+      const floorOf = async () => {
         const counts = await Promise.all(
           Array.from({ length: scenario.runs }, (_, i) => floorRun(server, scenario.name, i))
         )
         return counts.reduce((a, b) => a + b, 0)
-      })
-      console.log(`  floor     ${fmt(floor)}`)
-      const ours = await measure(() => runOurs(server, scenario.name, scenario.runs))
-      console.log(`  ours      ${fmt(ours, floor)}`)
-      if (withUpstream && !scenario.upstreamTooSlow) {
-        const upstream = await measure(() => runUpstream(server, scenario.name, scenario.runs))
-        console.log(`  upstream  ${fmt(upstream, floor)}`)
       }
+      const contenders = [floorOf, () => runOurs(server, scenario.name, scenario.runs)]
+      if (withUpstream && !scenario.upstreamTooSlow) {
+        contenders.push(() => runUpstream(server, scenario.name, scenario.runs))
+      }
+      const [floor, ours, upstream] = await measureAll(contenders)
+      console.log(`  floor     ${fmt(floor!)}`)
+      console.log(`  ours      ${fmt(ours!, floor)}`)
+      if (upstream !== undefined) console.log(`  upstream  ${fmt(upstream, floor)}`)
     }
   } finally {
     await runtime?.dispose()
