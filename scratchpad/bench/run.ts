@@ -8,6 +8,7 @@
  *   pnpm bench --upstream      also @tambo-ai/client 1.1.3 (slow: minutes)
  *   pnpm bench --only text     scenarios whose name contains "text"
  *   pnpm bench --repeats 9     more rounds (default 5)
+ *   pnpm bench --fold          consume each run with Stream.runFold, element by element
  */
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
@@ -24,6 +25,7 @@ interface Server {
 const args = process.argv.slice(2)
 const withUpstream = args.includes("--upstream")
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined
+const perElement = args.includes("--fold")
 const repeats = Number(args.includes("--repeats") ? args[args.indexOf("--repeats") + 1] : 5)
 
 /** Starts the testing server in a child process (same conditions and loader as this one). */
@@ -123,8 +125,26 @@ const floorRun = async (server: Server, scenario: string, threadIndex: number): 
   return events
 }
 
-const oursRun = (tambo: Tambo.Tambo.Service, scenario: string) =>
-  Stream.runFold(tambo.run(scenario, { threadId: "placeholder" }), 0, (n) => n + 1)
+/**
+ * One run, every event delivered to the consumer. By default it reads chunk by
+ * chunk, as an Effect consumer that keeps up with a stream does; `--fold`
+ * folds element by element instead, which adds `Stream.runFold`'s own cost per
+ * event.
+ */
+const oursRun = (tambo: Tambo.Tambo.Service, scenario: string): Effect.Effect<number, unknown> => {
+  const events = tambo.run(scenario, { threadId: "placeholder" })
+  if (perElement) return Stream.runFold(events, 0, (n) => n + 1)
+  return Effect.suspend(() => {
+    let count = 0
+    return Effect.as(
+      Stream.runForEachChunk(events, (chunk) =>
+        Effect.sync(() => {
+          count += chunk.length
+        })),
+      Effect.sync(() => count)
+    )
+  }).pipe(Effect.flatten)
+}
 
 /** One client for the whole suite: its construction is not what is measured. */
 let runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo, unknown> | undefined
