@@ -7,6 +7,7 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -705,66 +706,107 @@ export const make = (
 
         const snapshot = () => Effect.map(store.get, (state) => state.threadMap[run.threadId]!.thread)
 
-        const onChunk = (events: ReadonlyArray<Transport.RunStreamEvent>) =>
-          Effect.gen(function* () {
-            const at = yield* now
-            // One action per chunk: the reducer moves the run to its thread at RUN_STARTED.
-            const action: ClientState.Action = { type: "EVENTS", threadId: run.threadId, events, at }
-            for (let i = 0; i < events.length; i++) {
-              const event = events[i]!
-              switch (event.type) {
-                case "RUN_STARTED": {
-                  run.threadId = event.threadId
-                  run.runId = event.runId
-                  run.finished = false
-                  yield* Effect.annotateCurrentSpan({ "tambo.thread_id": event.threadId, "tambo.run_id": event.runId })
-                  if (runSpan !== undefined && run.steps === 0) {
-                    runSpan.attribute("tambo.thread_id", event.threadId)
-                    runSpan.attribute("tambo.run_id", event.runId)
-                  }
-                  break
+        // Read synchronously by the per-chunk step below (the test clock too).
+        const clock = yield* Effect.clock
+
+        /** The run's own bookkeeping of a chunk's events; true if one of them starts a run. */
+        const track = (events: ReadonlyArray<Transport.RunStreamEvent>): boolean => {
+          let started = false
+          for (let i = 0; i < events.length; i++) {
+            const event = events[i]!
+            switch (event.type) {
+              case "RUN_STARTED": {
+                run.threadId = event.threadId
+                run.runId = event.runId
+                run.finished = false
+                started = true
+                if (runSpan !== undefined && run.steps === 0) {
+                  runSpan.attribute("tambo.thread_id", event.threadId)
+                  runSpan.attribute("tambo.run_id", event.runId)
                 }
-                case "RUN_FINISHED": {
-                  run.finished = true
-                  run.lastRunId = run.runId
-                  break
+                break
+              }
+              case "RUN_FINISHED": {
+                run.finished = true
+                run.lastRunId = run.runId
+                break
+              }
+              case "RUN_ERROR": {
+                run.finished = true
+                // The API sends RUN_ERROR twice: the first one is the error.
+                if (run.runError === undefined) run.runError = runErrorFrom(event, run.threadId)
+                break
+              }
+              case "CUSTOM": {
+                if (event.name === "tambo.run.awaiting_input" && "pendingToolCalls" in event.value) {
+                  run.pending = [...event.value.pendingToolCalls]
                 }
-                case "RUN_ERROR": {
-                  run.finished = true
-                  // The API sends RUN_ERROR twice: the first one is the error.
-                  if (run.runError === undefined) run.runError = runErrorFrom(event, run.threadId)
-                  break
-                }
-                case "CUSTOM": {
-                  if (event.name === "tambo.run.awaiting_input" && "pendingToolCalls" in event.value) {
-                    run.pending = [...event.value.pendingToolCalls]
-                  }
-                  break
-                }
+                break
               }
             }
-            if (!run.locked && !ClientState.isLocalThreadId(run.threadId)) {
-              // The thread has its id now: cancelRun and conflicts can find the run under it.
-              run.locked = true
-              releasePlaceholder()
-              const threadId = run.threadId
-              yield* Ref.update(activeRuns, (runs) => new Map(runs).set(threadId, entry))
-            }
-            // Batched with the chunks of concurrent runs: one update of the thread map for all.
-            const state = yield* record([action])
-            const thread = state.threadMap[run.threadId]!.thread
-            const out: Array<RunEvent> = new Array(events.length)
-            for (let i = 0; i < events.length; i++) {
-              out[i] = { event: events[i]!, threadId: run.threadId, snapshot: thread }
-            }
-            return out
-          })
+          }
+          return started
+        }
+
+        /** Records a chunk in the store (one action: the reducer moves the run to its thread at RUN_STARTED). */
+        const recordChunk = (
+          events: ReadonlyArray<Transport.RunStreamEvent>,
+          // Where the run was recorded before this chunk (a RUN_STARTED in it moves it).
+          from: string
+        ): Chunk.Chunk<RunEvent> => {
+          const at = clock.unsafeCurrentTimeMillis()
+          const state = store.unsafeApply([{ type: "EVENTS", threadId: from, events, at }])
+          const thread = state.threadMap[run.threadId]!.thread
+          const out: Array<RunEvent> = new Array(events.length)
+          for (let i = 0; i < events.length; i++) {
+            out[i] = { event: events[i]!, threadId: run.threadId, snapshot: thread }
+          }
+          return Chunk.unsafeFromArray(out)
+        }
+
+        // A chunk that starts a run, or the first one naming the thread, has effects (span
+        // annotations, the thread's lock); every other one is a plain function of the chunk.
+        // Keeping the common case free of effects matters: an effect per chunk made every
+        // chunk's events outlive the young generation.
+        const stepLoop: Channel.Channel<
+          Chunk.Chunk<RunEvent>,
+          Chunk.Chunk<Transport.RunStreamEvent>,
+          TamboError,
+          TamboError,
+          unknown,
+          unknown
+        > = Channel.readWithCause({
+          onInput: (chunk: Chunk.Chunk<Transport.RunStreamEvent>) => {
+            const events = Chunk.toReadonlyArray(chunk)
+            const from = run.threadId
+            const started = track(events)
+            const locking = !run.locked && !ClientState.isLocalThreadId(run.threadId)
+            if (!started && !locking) return Channel.zipRight(Channel.write(recordChunk(events, from)), stepLoop)
+            return Channel.flatMap(
+              Channel.fromEffect(Effect.gen(function* () {
+                if (started) {
+                  yield* Effect.annotateCurrentSpan({ "tambo.thread_id": run.threadId, "tambo.run_id": run.runId ?? "" })
+                }
+                if (locking) {
+                  // The thread has its id now: cancelRun and conflicts can find the run under it.
+                  run.locked = true
+                  releasePlaceholder()
+                  const threadId = run.threadId
+                  yield* Ref.update(activeRuns, (runs) => new Map(runs).set(threadId, entry))
+                }
+                return recordChunk(events, from)
+              })),
+              (out) => Channel.zipRight(Channel.write(out), stepLoop)
+            )
+          },
+          onFailure: Channel.failCause,
+          onDone: () => Channel.void
+        })
 
         const step = (
           stream: Stream.Stream<Transport.RunStreamEvent, TamboError>
         ): Stream.Stream<RunEvent, TamboError> =>
-          stream.pipe(
-            Stream.mapChunksEffect((chunk) => Effect.map(onChunk(Chunk.toReadonlyArray(chunk)), Chunk.unsafeFromArray)),
+          Stream.fromChannel(Channel.pipeTo(Stream.toChannel(stream), stepLoop)).pipe(
             Stream.withSpan("Tambo.step", { attributes: { "tambo.step": run.steps } }),
             Stream.concat(Stream.unwrap(Effect.suspend(afterStep))),
             // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.

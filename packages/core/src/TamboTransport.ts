@@ -12,6 +12,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import TamboAI from "@tambo-ai/typescript-sdk"
+import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -729,7 +730,8 @@ const definedOnly = <A extends Record<string, unknown>>(params: A): { [K in keyo
 
 /**
  * Decodes an SSE byte stream into run events, one output chunk per input
- * chunk (so downstream work is batched by network reads).
+ * chunk that completes at least one event (so downstream work is batched by
+ * network reads).
  *
  * @since 0.1.0
  * @category Decoding
@@ -740,32 +742,49 @@ export const decodeSse = <E>(
   Stream.suspend(() => {
     const decoder = makeSseDecoder()
     let failure: DecodeError | undefined
-    const out: Array<RunStreamEvent> = []
+    // A fresh array per network chunk, handed on as is.
+    let out: Array<RunStreamEvent> = []
     const onData = (data: string) => {
       if (failure !== undefined) return
       const decoded = Events.decodeFrame(data)
       if (decoded._tag === "Left") failure = decoded.left
       else out.push(decoded.right)
     }
-    const body = Stream.mapChunksEffect(bytes, (chunk) => {
-      for (const bytes of chunk) decoder.push(bytes, onData)
-      const events = out.splice(0, out.length)
-      if (failure !== undefined) {
-        const error = failure
-        // Deliver what decoded before the bad frame, then fail.
-        return events.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(events)) : Effect.fail(error)
-      }
-      return Effect.succeed(Chunk.unsafeFromArray(events))
-    })
-    const ending = Stream.suspend(() => {
-      if (failure !== undefined) return Stream.fail(failure)
+    const ending = (): Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, DecodeError> => {
       const { pending } = decoder.end()
-      if (pending === undefined) return Stream.empty
+      if (pending === undefined) return Channel.void
       // A final event without its blank line: decode it rather than lose it.
       const decoded = Events.decodeFrame(pending)
-      return decoded._tag === "Left" ? Stream.fail(decoded.left) : Stream.make(decoded.right)
+      return decoded._tag === "Left" ? Channel.fail(decoded.left) : Channel.write(Chunk.of(decoded.right))
+    }
+    // One synchronous step per network chunk, written as a plain read loop: an effectful
+    // mapping stage (`mapChunksEffect`) here made the events of every chunk outlive their
+    // young generation, doubling the collector's work on a long run.
+    const loop: Channel.Channel<
+      Chunk.Chunk<RunStreamEvent>,
+      Chunk.Chunk<Uint8Array>,
+      E | DecodeError,
+      E,
+      unknown,
+      unknown
+    > = Channel.readWithCause({
+      onInput: (chunk: Chunk.Chunk<Uint8Array>) => {
+        for (const piece of chunk) decoder.push(piece, onData)
+        const events = out
+        out = []
+        if (failure !== undefined) {
+          // Deliver what decoded before the bad frame, then fail.
+          const error = failure
+          return events.length > 0
+            ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), Channel.fail(error))
+            : Channel.fail(error)
+        }
+        return events.length > 0 ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), loop) : loop
+      },
+      onFailure: Channel.failCause,
+      onDone: () => Channel.suspend(ending)
     })
-    return Stream.concat(body, ending)
+    return Stream.fromChannel(Channel.pipeTo(Stream.toChannel(bytes), loop))
   })
 
 /**

@@ -46,6 +46,11 @@ export declare namespace ThreadStore {
     /** Applies a batch of actions as one update, at once: subscribers see one change. */
     readonly apply: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<ClientState.ClientState>
     /**
+     * `apply`, synchronously: for a stream stage that must stay a plain
+     * function (a run applies each network chunk this way).
+     */
+    readonly unsafeApply: (actions: ReadonlyArray<ClientState.Action>) => ClientState.ClientState
+    /**
      * Applies actions with the others applied before the next microtask, in one
      * update (concurrent runs share it). Resumes with the state after that update.
      */
@@ -65,7 +70,7 @@ export declare namespace ThreadStore {
 const coalescing = (
   read: () => ClientState.ClientState,
   write: (next: ClientState.ClientState) => void
-): Pick<ThreadStore.Service, "apply" | "applyBatched"> => {
+): Pick<ThreadStore.Service, "apply" | "unsafeApply" | "applyBatched"> => {
   let queue: Array<{
     readonly actions: ReadonlyArray<ClientState.Action>
     readonly resume: (effect: Effect.Effect<ClientState.ClientState>) => void
@@ -84,16 +89,17 @@ const coalescing = (
     const done = Effect.succeed(next)
     for (const entry of batch) entry.resume(done)
   }
+  // What is queued goes first: actions stay in the order they were applied.
+  const unsafeApply = (actions: ReadonlyArray<ClientState.Action>): ClientState.ClientState => {
+    flush()
+    const before = read()
+    const next = ClientState.reduce(before, actions)
+    if (next !== before) write(next)
+    return next
+  }
   return {
-    // What is queued goes first: actions stay in the order they were applied.
-    apply: (actions) =>
-      Effect.sync(() => {
-        flush()
-        const before = read()
-        const next = ClientState.reduce(before, actions)
-        if (next !== before) write(next)
-        return next
-      }),
+    apply: (actions) => Effect.sync(() => unsafeApply(actions)),
+    unsafeApply,
     applyBatched: (actions) =>
       actions.length === 0
         ? Effect.sync(read)
