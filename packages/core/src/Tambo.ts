@@ -749,20 +749,23 @@ export const make = (
         }
 
         /** Records a chunk in the store (one action: the reducer moves the run to its thread at RUN_STARTED). */
-        const recordChunk = (
+        const chunkAction = (
           events: ReadonlyArray<Transport.RunStreamEvent>,
           // Where the run was recorded before this chunk (a RUN_STARTED in it moves it).
           from: string
-        ): Chunk.Chunk<RunEvent> => {
-          const at = clock.unsafeCurrentTimeMillis()
-          const state = store.unsafeApply([{ type: "EVENTS", threadId: from, events, at }])
-          const thread = state.threadMap[run.threadId]!.thread
+        ): ClientState.Action => ({ type: "EVENTS", threadId: from, events, at: clock.unsafeCurrentTimeMillis() })
+
+        const runEvents = (events: ReadonlyArray<Transport.RunStreamEvent>, thread: Types.TamboThread): Chunk.Chunk<RunEvent> => {
           const out: Array<RunEvent> = new Array(events.length)
           for (let i = 0; i < events.length; i++) {
             out[i] = { event: events[i]!, threadId: run.threadId, snapshot: thread }
           }
           return Chunk.unsafeFromArray(out)
         }
+
+        /** Records a chunk that stays on the run's thread: its cost does not grow with other threads. */
+        const recordChunk = (events: ReadonlyArray<Transport.RunStreamEvent>, from: string): Chunk.Chunk<RunEvent> =>
+          runEvents(events, store.unsafeRecord(from, [chunkAction(events, from)]).thread)
 
         // A chunk that starts a run, or the first one naming the thread, has effects (span
         // annotations, the thread's lock); every other one is a plain function of the chunk.
@@ -781,7 +784,9 @@ export const make = (
             const from = run.threadId
             const started = track(events)
             const locking = !run.locked && !ClientState.isLocalThreadId(run.threadId)
-            if (!started && !locking) return Channel.zipRight(Channel.write(recordChunk(events, from)), stepLoop)
+            if (!started && !locking && from === run.threadId && !ClientState.isLocalThreadId(from)) {
+              return Channel.zipRight(Channel.write(recordChunk(events, from)), stepLoop)
+            }
             return Channel.flatMap(
               Channel.fromEffect(Effect.gen(function* () {
                 if (started) {
@@ -794,7 +799,10 @@ export const make = (
                   const threadId = run.threadId
                   yield* Ref.update(activeRuns, (runs) => new Map(runs).set(threadId, entry))
                 }
-                return recordChunk(events, from)
+                // A chunk that moves the run touches more than its thread: it goes in the
+                // store's per-tick batch with what concurrent runs record.
+                const state = yield* record([chunkAction(events, from)])
+                return runEvents(events, state.threadMap[run.threadId]!.thread)
               })),
               (out) => Channel.zipRight(Channel.write(out), stepLoop)
             )

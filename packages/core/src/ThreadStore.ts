@@ -41,15 +41,26 @@ export declare namespace ThreadStore {
    */
   export interface Service {
     readonly get: Effect.Effect<ClientState.ClientState>
-    /** The current state, synchronously (for `useSyncExternalStore`-style readers). */
+    /**
+     * The state as written, synchronously (for `useSyncExternalStore`-style
+     * readers, told of each write by `subscribe`).
+     */
     readonly unsafeGet: () => ClientState.ClientState
     /** Applies a batch of actions as one update, at once: subscribers see one change. */
     readonly apply: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<ClientState.ClientState>
     /**
      * `apply`, synchronously: for a stream stage that must stay a plain
-     * function (a run applies each network chunk this way).
+     * function.
      */
     readonly unsafeApply: (actions: ReadonlyArray<ClientState.Action>) => ClientState.ClientState
+    /**
+     * Applies actions about one thread and returns that thread's new state at
+     * once; the store is written with the next batch, before the next
+     * microtask (`get` and `apply` see it at once). A run records each
+     * network chunk this way: the cost does not grow with the number of
+     * threads. Actions that reach beyond the thread are applied like `apply`.
+     */
+    readonly unsafeRecord: (threadId: string, actions: ReadonlyArray<ClientState.Action>) => ClientState.ThreadState
     /**
      * Applies actions with the others applied before the next microtask, in one
      * update (concurrent runs share it). Resumes with the state after that update.
@@ -62,53 +73,133 @@ export declare namespace ThreadStore {
   }
 }
 
+type Pending =
+  | {
+    readonly _tag: "Actions"
+    readonly actions: ReadonlyArray<ClientState.Action>
+    readonly resume: ((effect: Effect.Effect<ClientState.ClientState>) => void) | undefined
+  }
+  | {
+    readonly _tag: "Thread"
+    readonly threadId: string
+    /** The thread's state the result was computed from. */
+    readonly base: ClientState.ThreadState
+    readonly next: ClientState.ThreadState
+    readonly actions: ReadonlyArray<ClientState.Action>
+  }
+
 /**
- * Applies actions in batches: every `apply` made before the next microtask is
- * reduced in one `ClientState.reduce` call and written once. Concurrent runs
- * thus share one copy of the thread map instead of one each per chunk.
+ * Applies actions in batches: what is applied with `applyBatched` or
+ * `unsafeRecord` before the next microtask is written once, so concurrent
+ * runs share one copy of the thread map instead of one each per chunk.
+ * Anything that reads or applies at once (`get`, `apply`) first writes what
+ * is pending, so the order of actions is kept and nobody reads a stale state;
+ * `unsafeGet` and subscribers see the state as written.
  */
 const coalescing = (
   read: () => ClientState.ClientState,
   write: (next: ClientState.ClientState) => void
-): Pick<ThreadStore.Service, "apply" | "unsafeApply" | "applyBatched"> => {
-  let queue: Array<{
-    readonly actions: ReadonlyArray<ClientState.Action>
-    readonly resume: (effect: Effect.Effect<ClientState.ClientState>) => void
-  }> = []
+): Pick<ThreadStore.Service, "get" | "apply" | "unsafeApply" | "applyBatched" | "unsafeRecord"> => {
+  let queue: Array<Pending> = []
+  // The latest computed state of each thread with pending results.
+  const pendingThreads = new Map<string, ClientState.ThreadState>()
   let scheduled = false
+  const schedule = () => {
+    if (!scheduled) {
+      scheduled = true
+      queueMicrotask(flush)
+    }
+  }
   const flush = () => {
     scheduled = false
     if (queue.length === 0) return
     const batch = queue
     queue = []
-    const actions = batch.length === 1 ? batch[0]!.actions : batch.flatMap((entry) => entry.actions)
+    pendingThreads.clear()
     const before = read()
-    // The reducer is total: nothing here can throw past it.
-    const next = ClientState.reduce(before, actions)
-    if (next !== before) write(next)
-    const done = Effect.succeed(next)
-    for (const entry of batch) entry.resume(done)
+    let state = before
+    // A thread map this flush made, written in place until the batch ends.
+    let owned: Record<string, ClientState.ThreadState> | undefined
+    let actions: Array<ClientState.Action> = []
+    const reducePending = () => {
+      if (actions.length === 0) return
+      // The reducer is total: nothing here can throw past it.
+      state = ClientState.reduce(state, actions)
+      actions = []
+      owned = undefined
+    }
+    for (const entry of batch) {
+      if (entry._tag === "Actions") {
+        for (const action of entry.actions) actions.push(action)
+        continue
+      }
+      reducePending()
+      if (Object.hasOwn(state.threadMap, entry.threadId) && state.threadMap[entry.threadId] === entry.base) {
+        if (owned === undefined) {
+          owned = { ...state.threadMap }
+          state = { threadMap: owned, currentThreadId: state.currentThreadId }
+        }
+        owned[entry.threadId] = entry.next
+      } else {
+        // The thread changed in between (another writer): apply the actions again, to it.
+        state = ClientState.reduce(state, entry.actions)
+        owned = undefined
+      }
+    }
+    reducePending()
+    if (state !== before) write(state)
+    const done = Effect.succeed(state)
+    for (const entry of batch) if (entry._tag === "Actions" && entry.resume !== undefined) entry.resume(done)
   }
-  // What is queued goes first: actions stay in the order they were applied.
-  const unsafeApply = (actions: ReadonlyArray<ClientState.Action>): ClientState.ClientState => {
+  const current = (): ClientState.ClientState => {
     flush()
-    const before = read()
+    return read()
+  }
+  const unsafeApply = (actions: ReadonlyArray<ClientState.Action>): ClientState.ClientState => {
+    const before = current()
     const next = ClientState.reduce(before, actions)
     if (next !== before) write(next)
     return next
   }
+  const unsafeRecord = (threadId: string, actions: ReadonlyArray<ClientState.Action>): ClientState.ThreadState => {
+    const committed = read()
+    const base = pendingThreads.get(threadId) ??
+      (Object.hasOwn(committed.threadMap, threadId) ? committed.threadMap[threadId] : undefined)
+    if (base !== undefined) {
+      // The thread alone: its result costs nothing per other thread.
+      const alone: ClientState.ClientState = {
+        threadMap: { [threadId]: base },
+        currentThreadId: committed.currentThreadId
+      }
+      const after = ClientState.reduce(alone, actions)
+      if (after === alone) return base
+      const keys = Object.keys(after.threadMap)
+      const next = after.threadMap[threadId]
+      if (
+        after.currentThreadId === alone.currentThreadId && keys.length === 1 && keys[0] === threadId &&
+        next !== undefined
+      ) {
+        pendingThreads.set(threadId, next)
+        queue.push({ _tag: "Thread", threadId, base, next, actions })
+        schedule()
+        return next
+      }
+    }
+    // Actions that reach beyond the thread (or an unknown thread): applied to everything.
+    const state = unsafeApply(actions)
+    return state.threadMap[threadId] ?? ClientState.makeThreadState(threadId, 0)
+  }
   return {
+    get: Effect.sync(current),
     apply: (actions) => Effect.sync(() => unsafeApply(actions)),
     unsafeApply,
+    unsafeRecord,
     applyBatched: (actions) =>
       actions.length === 0
-        ? Effect.sync(read)
+        ? Effect.sync(current)
         : Effect.async<ClientState.ClientState>((resume) => {
-          queue.push({ actions, resume })
-          if (!scheduled) {
-            scheduled = true
-            queueMicrotask(flush)
-          }
+          queue.push({ _tag: "Actions", actions, resume })
+          schedule()
         })
   }
 }
@@ -144,7 +235,6 @@ export const make = (
       }
     }
     return ThreadStore.of({
-      get: Effect.sync(read),
       unsafeGet: read,
       ...coalescing(read, (next) => {
         current = next
@@ -165,7 +255,6 @@ export const makeExternal = (store: ExternalStore<ClientState.ClientState>): Thr
   const read = () => store.getState()
   const subscribe = (listener: () => void) => store.subscribe(listener)
   return ThreadStore.of({
-    get: Effect.sync(read),
     unsafeGet: read,
     ...coalescing(read, (next) => store.setState(next)),
     changes: changesOf(read, subscribe),

@@ -82,4 +82,104 @@ describe("ThreadStore", () => {
       const seen = Chunk.toReadonlyArray(yield* Fiber.join(changes))
       expect(seen[1]!.threadMap.t1).toBeDefined()
     }))
+
+  describe("unsafeRecord", () => {
+    const delta = (threadId: string, runId: string, text: string): ClientState.Action => ({
+      type: "EVENT",
+      threadId,
+      event: { type: "TEXT_MESSAGE_CONTENT", messageId: `m-${runId}`, delta: text },
+      at: 2
+    })
+    const textOf = (state: ClientState.ThreadState | undefined) =>
+      state?.thread.messages[0]?.content[0]?.type === "text" ? state.thread.messages[0].content[0].text : undefined
+    const external = () => {
+      let state = ClientState.initial
+      const listeners = new Set<() => void>()
+      const store: ThreadStore.ExternalStore<ClientState.ClientState> = {
+        getState: () => state,
+        setState: (next) => {
+          state = next
+          for (const l of listeners) l()
+        },
+        subscribe: (l) => {
+          listeners.add(l)
+          return () => void listeners.delete(l)
+        }
+      }
+      return store
+    }
+
+    it.live("returns the thread at once and writes once per tick, for every thread recorded in it", () =>
+      Effect.gen(function* () {
+        const store = yield* ThreadStore.make()
+        yield* store.apply([...textRun("t1", "r1", "a"), ...textRun("t2", "r2", "x")])
+        let calls = 0
+        store.subscribe(() => calls++)
+        const written = store.unsafeGet()
+        const t1 = store.unsafeRecord("t1", [delta("t1", "r1", "b")])
+        const t1Again = store.unsafeRecord("t1", [delta("t1", "r1", "c")])
+        store.unsafeRecord("t2", [delta("t2", "r2", "y")])
+        expect(textOf(t1)).toBe("ab")
+        expect(textOf(t1Again)).toBe("abc")
+        // Not written yet: readers of the written state and subscribers hear of it in one change.
+        expect(store.unsafeGet()).toBe(written)
+        expect(calls).toBe(0)
+        yield* Effect.promise(() => Promise.resolve())
+        expect(calls).toBe(1)
+        expect(store.unsafeGet().threadMap.t1).toBe(t1Again)
+        expect(textOf(store.unsafeGet().threadMap.t2)).toBe("xy")
+        // The untouched parts keep their identity.
+        expect(store.unsafeGet().threadMap.placeholder).toBe(written.threadMap.placeholder)
+      }))
+
+    it.effect("get and apply see what is recorded at once, in order", () =>
+      Effect.gen(function* () {
+        const store = yield* ThreadStore.make()
+        yield* store.apply(textRun("t1", "r1", "a"))
+        const recorded = store.unsafeRecord("t1", [delta("t1", "r1", "b")])
+        expect((yield* store.get).threadMap.t1).toBe(recorded)
+        store.unsafeRecord("t1", [delta("t1", "r1", "c")])
+        const after = yield* store.apply([{ type: "UPDATE_THREAD", threadId: "t1", patch: { name: "named" } }])
+        expect(textOf(after.threadMap.t1)).toBe("abc")
+        expect(after.threadMap.t1?.thread.name).toBe("named")
+      }))
+
+    it.live("a thread changed behind the store's back gets the recorded actions again, nothing lost", () =>
+      Effect.gen(function* () {
+        const backing = external()
+        const store = ThreadStore.makeExternal(backing)
+        yield* store.apply(textRun("t1", "r1", "a"))
+        store.unsafeRecord("t1", [delta("t1", "r1", "b")])
+        // Another writer renames the thread before the store writes the recorded chunk.
+        const state = backing.getState()
+        const t1 = state.threadMap.t1!
+        backing.setState({ ...state, threadMap: { ...state.threadMap, t1: { ...t1, thread: { ...t1.thread, name: "renamed" } } } })
+        yield* Effect.promise(() => Promise.resolve())
+        expect(textOf(backing.getState().threadMap.t1)).toBe("ab")
+        expect(backing.getState().threadMap.t1?.thread.name).toBe("renamed")
+      }))
+
+    it.effect("actions that reach beyond the thread, or an unknown thread, are applied to the whole state", () =>
+      Effect.gen(function* () {
+        const store = yield* ThreadStore.make()
+        const unknown = store.unsafeRecord("t9", textRun("t9", "r9", "new"))
+        expect(textOf(unknown)).toBe("new")
+        expect(store.unsafeGet().threadMap.t9).toBe(unknown)
+        // A run started from the placeholder moves its messages to the real thread.
+        yield* store.apply([{
+          type: "USER_MESSAGE",
+          threadId: ClientState.PLACEHOLDER_THREAD_ID,
+          message: { id: "u1", role: "user", content: [{ type: "text", text: "hi" }] },
+          at: 1
+        }])
+        const moved = store.unsafeRecord("t9", [{
+          type: "EVENT",
+          threadId: ClientState.PLACEHOLDER_THREAD_ID,
+          event: { type: "RUN_STARTED", threadId: "t9", runId: "r10" },
+          at: 3
+        }])
+        expect(moved.thread.messages.map((m) => m.id)).toContain("u1")
+        expect(store.unsafeGet().threadMap.placeholder?.thread.messages).toEqual([])
+      }))
+  })
 })
