@@ -1,7 +1,7 @@
 /**
  * Where the client's state lives: every thread the client knows, and which
  * one is current. Changes go through the pure reducer in `ClientState`, in
- * batches: the actions applied within one microtask are reduced together and
+ * batches: what runs record while the event loop handles one round of I/O is
  * published once.
  *
  * @since 0.1.0
@@ -55,15 +55,16 @@ export declare namespace ThreadStore {
     readonly unsafeApply: (actions: ReadonlyArray<ClientState.Action>) => ClientState.ClientState
     /**
      * Applies actions about one thread and returns that thread's new state at
-     * once; the store is written with the next batch, before the next
-     * microtask (`get` and `apply` see it at once). A run records each
+     * once; the store is written with the next batch, once the I/O already
+     * waiting is handled (`get` and `apply` see it at once). A run records each
      * network chunk this way: the cost does not grow with the number of
      * threads. Actions that reach beyond the thread are applied like `apply`.
      */
     readonly unsafeRecord: (threadId: string, actions: ReadonlyArray<ClientState.Action>) => ClientState.ThreadState
     /**
-     * Applies actions with the others applied before the next microtask, in one
-     * update (concurrent runs share it). Resumes with the state after that update.
+     * Applies actions with the others applied in the same round of the event
+     * loop, in one update (concurrent runs share it). Resumes with the state
+     * after that update.
      */
     readonly applyBatched: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<ClientState.ClientState>
     /** The current state, then every change. */
@@ -72,6 +73,28 @@ export declare namespace ThreadStore {
     readonly subscribe: (listener: () => void) => () => void
   }
 }
+
+/**
+ * Runs `f` once the I/O already waiting has been handled (Node's
+ * `setImmediate`; a message to itself in browsers): the chunks of concurrent
+ * runs that arrive together are written together. A microtask would flush
+ * after every single network read.
+ */
+const later: (f: () => void) => void = typeof setImmediate === "function"
+  ? (f) => void setImmediate(f)
+  : typeof MessageChannel === "function"
+  ? (() => {
+    const waiting: Array<() => void> = []
+    const channel = new MessageChannel()
+    channel.port1.onmessage = () => {
+      for (const f of waiting.splice(0, waiting.length)) f()
+    }
+    return (f: () => void) => {
+      waiting.push(f)
+      if (waiting.length === 1) channel.port2.postMessage(null)
+    }
+  })()
+  : (f) => void setTimeout(f, 0)
 
 type Pending =
   | {
@@ -90,8 +113,9 @@ type Pending =
 
 /**
  * Applies actions in batches: what is applied with `applyBatched` or
- * `unsafeRecord` before the next microtask is written once, so concurrent
- * runs share one copy of the thread map instead of one each per chunk.
+ * `unsafeRecord` while the event loop handles one round of I/O is written
+ * once, so concurrent runs share one copy of the thread map instead of one
+ * each per chunk.
  * Anything that reads or applies at once (`get`, `apply`) first writes what
  * is pending, so the order of actions is kept and nobody reads a stale state;
  * `unsafeGet` and subscribers see the state as written.
@@ -107,7 +131,7 @@ const coalescing = (
   const schedule = () => {
     if (!scheduled) {
       scheduled = true
-      queueMicrotask(flush)
+      later(flush)
     }
   }
   const flush = () => {

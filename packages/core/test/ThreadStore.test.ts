@@ -14,6 +14,9 @@ const textRun = (threadId: string, runId: string, text: string): ReadonlyArray<C
   { type: "EVENT", threadId, event: { type: "RUN_FINISHED", threadId, runId }, at: 1 }
 ]
 
+/** Once the event loop has gone round: the store has written what was recorded. */
+const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))
+
 describe("ThreadStore", () => {
   it.effect("a batch of actions is one change: listeners are called once per apply", () =>
     Effect.gen(function* () {
@@ -109,7 +112,7 @@ describe("ThreadStore", () => {
       return store
     }
 
-    it.live("returns the thread at once and writes once per tick, for every thread recorded in it", () =>
+    it.live("returns the thread at once and writes once per round of I/O, for every thread recorded in it", () =>
       Effect.gen(function* () {
         const store = yield* ThreadStore.make()
         yield* store.apply([...textRun("t1", "r1", "a"), ...textRun("t2", "r2", "x")])
@@ -124,7 +127,7 @@ describe("ThreadStore", () => {
         // Not written yet: readers of the written state and subscribers hear of it in one change.
         expect(store.unsafeGet()).toBe(written)
         expect(calls).toBe(0)
-        yield* Effect.promise(() => Promise.resolve())
+        yield* nextTurn
         expect(calls).toBe(1)
         expect(store.unsafeGet().threadMap.t1).toBe(t1Again)
         expect(textOf(store.unsafeGet().threadMap.t2)).toBe("xy")
@@ -154,7 +157,7 @@ describe("ThreadStore", () => {
         const state = backing.getState()
         const t1 = state.threadMap.t1!
         backing.setState({ ...state, threadMap: { ...state.threadMap, t1: { ...t1, thread: { ...t1.thread, name: "renamed" } } } })
-        yield* Effect.promise(() => Promise.resolve())
+        yield* nextTurn
         expect(textOf(backing.getState().threadMap.t1)).toBe("ab")
         expect(backing.getState().threadMap.t1?.thread.name).toBe("renamed")
       }))
