@@ -599,6 +599,16 @@ export const make = (
           yield* Effect.addFinalizer(() => Effect.sync(releasePlaceholder))
         }
 
+        const cancelOnServer = (): Effect.Effect<void> => {
+          const threadId = ClientState.isLocalThreadId(run.threadId) ? run.serverThreadId : run.threadId
+          const runId = run.runId
+          if (runId === undefined || threadId === undefined || run.finished || run.cancelSent) return Effect.void
+          run.cancelSent = true
+          return Effect.ignore(
+            withCredentials((c) => transport.cancelRun(c, threadId, runId)).pipe(Effect.timeout(cancelTimeout))
+          )
+        }
+
         // cancelRun completes this: the stream fails with it, and the finalizer cancels on the server.
         const cancelled = yield* Deferred.make<never, RunCancelledError>()
         // The server hears of it first (DELETE), then the stream closes: a closed connection
@@ -692,16 +702,6 @@ export const make = (
             ...(additionalContext === undefined ? {} : { additionalContext })
           }
           yield* record([{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at: at0 }])
-        }
-
-        const cancelOnServer = (): Effect.Effect<void> => {
-          const threadId = ClientState.isLocalThreadId(run.threadId) ? run.serverThreadId : run.threadId
-          const runId = run.runId
-          if (runId === undefined || threadId === undefined || run.finished || run.cancelSent) return Effect.void
-          run.cancelSent = true
-          return Effect.ignore(
-            withCredentials((c) => transport.cancelRun(c, threadId, runId)).pipe(Effect.timeout(cancelTimeout))
-          )
         }
 
         const snapshot = () => Effect.map(store.get, (state) => state.threadMap[run.threadId]!.thread)
@@ -946,6 +946,9 @@ export const make = (
         // reading, a failure) cancels a run still going, and records how it ended.
         yield* Effect.addFinalizer((exit) =>
           Effect.gen(function* () {
+            // The run's last chunks may wait for the store's next batch: written now, so
+            // whoever sees the run end sees all of it in the store.
+            yield* store.get
             const at = yield* now
             if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(run.threadId)
             if (run.runError !== undefined) return
