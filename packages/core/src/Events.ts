@@ -583,6 +583,8 @@ const compile = (ast: AST.AST, dispatched: ReadonlyArray<string> = []): Predicat
       return (u) => u === literal
     }
     case "Union": {
+      const dispatch = discriminated(ast.types)
+      if (dispatch !== undefined) return dispatch
       const members: Array<Predicate> = []
       for (const member of ast.types) {
         const predicate = compile(member)
@@ -681,6 +683,44 @@ const propertyCheck = (name: string, type: AST.AST, isOptional: boolean): Check 
 }
 
 /** A plain object passing every check; short lists are unrolled. */
+/**
+ * A union of structs that share a key holding a distinct string literal in
+ * each (JSON Patch's `op`): one lookup by that key picks the only member worth
+ * checking, instead of trying them in turn.
+ */
+const discriminated = (members: ReadonlyArray<AST.AST>): Predicate | undefined => {
+  if (members.length < 2 || !members.every((m) => m._tag === "TypeLiteral")) return undefined
+  const literalOf = (member: AST.TypeLiteral, key: string): string | undefined => {
+    const property = member.propertySignatures.find((p) => p.name === key)
+    if (property === undefined || property.isOptional || property.type._tag !== "Literal") return undefined
+    return typeof property.type.literal === "string" ? property.type.literal : undefined
+  }
+  const first = members[0] as AST.TypeLiteral
+  for (const candidate of first.propertySignatures) {
+    const key = candidate.name
+    if (typeof key !== "string") continue
+    const byValue = new Map<string, Predicate>()
+    let usable = true
+    for (const member of members as ReadonlyArray<AST.TypeLiteral>) {
+      const value = literalOf(member, key)
+      const predicate = value === undefined || byValue.has(value) ? undefined : compile(member)
+      if (value === undefined || predicate === undefined) {
+        usable = false
+        break
+      }
+      byValue.set(value, predicate)
+    }
+    if (!usable) continue
+    return (u) => {
+      if (!isPlainObject(u)) return false
+      const value = u[key]
+      const predicate = typeof value === "string" ? byValue.get(value) : undefined
+      return predicate !== undefined && predicate(u)
+    }
+  }
+  return undefined
+}
+
 const objectWith = (checks: ReadonlyArray<Check>): Predicate => {
   const [a, b, c, d] = checks
   switch (checks.length) {
