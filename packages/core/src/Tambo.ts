@@ -815,7 +815,8 @@ export const make = (
           stream: Stream.Stream<Transport.RunStreamEvent, TamboError>
         ): Stream.Stream<RunEvent, TamboError> =>
           Stream.fromChannel(Channel.pipeTo(Stream.toChannel(stream), stepLoop)).pipe(
-            Stream.withSpan("Tambo.step", { attributes: { "tambo.step": run.steps } }),
+            // The stack at this point is the SDK's own: not worth capturing for every step.
+            Stream.withSpan("Tambo.step", { attributes: { "tambo.step": run.steps }, captureStackTrace: false }),
             Stream.concat(Stream.unwrap(Effect.suspend(afterStep))),
             // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
             Stream.catchAll((error) => Stream.fail(cancellation() ?? error))
@@ -1023,7 +1024,7 @@ export const make = (
           )
           : opened
         return step(afterDisplaced)
-      })).pipe(Stream.withSpan("Tambo.run"))
+      })).pipe(Stream.withSpan("Tambo.run", { captureStackTrace: false }))
 
     const run = (message: string | Transport.InputMessage, runOptions?: RunOptions) =>
       startRun({ _tag: "Message", message: toInputMessage(message) }, runOptions)
