@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import type * as Events from "./Events.js"
-import { applyPatch, deepEqual } from "./internal/jsonPatch.js"
+import { applyPatch, deepEqual, isHostileSegment } from "./internal/jsonPatch.js"
 import { parsePartialJson } from "./internal/partialJson.js"
 import type {
   Content,
@@ -1122,6 +1122,31 @@ const handleComponentStart = (d: ThreadDraft, event: Events.ComponentStartEvent,
   d.setOpenComponents([...d.openComponents, componentId])
 }
 
+/**
+ * Whether a patch only sets top-level keys of a plain object ("add" anywhere,
+ * "replace" of a key that exists or an earlier operation added): such a patch
+ * cannot fail. Keys needing an escape, or that could reach a prototype, are
+ * left to the general patcher.
+ */
+const isTopLevelSet = (document: unknown, operations: ReadonlyArray<Events.JsonPatchOperation>): document is Record<string, unknown> => {
+  if (!isPlainObject(document)) return false
+  let added: Set<string> | undefined
+  for (let i = 0; i < operations.length; i++) {
+    const operation = operations[i]!
+    if (operation.op !== "add" && operation.op !== "replace") return false
+    const path = operation.path
+    if (path.length < 2 || path.charCodeAt(0) !== 47 /* / */ || path.indexOf("/", 1) !== -1 || path.includes("~")) {
+      return false
+    }
+    if (operation.value === undefined) return false
+    const key = path.slice(1)
+    if (isHostileSegment(key)) return false
+    if (operation.op === "replace" && !Object.hasOwn(document, key) && added?.has(key) !== true) return false
+    if (operation.op === "add" && operations.length > 1) (added ??= new Set()).add(key)
+  }
+  return true
+}
+
 const handleComponentDelta = (
   d: ThreadDraft,
   event: Events.ComponentPropsDeltaEvent | Events.ComponentStateDeltaEvent,
@@ -1133,13 +1158,28 @@ const handleComponentDelta = (
   if (position === undefined) return d.anomaly(event.name, `unknown component ${componentId}`, at)
   const current = d.messages[position.message]!.content[position.block]!
   if (current.type !== "component") return d.anomaly(event.name, `block ${componentId} is not a component`, at)
-  const result = applyPatch(field === "props" ? current.props : (current.state ?? {}), operations)
-  if (!result.ok) {
-    return d.anomaly(event.name, `patch of component ${componentId} refused: ${result.reason}`, at)
+  const document = field === "props" ? current.props : (current.state ?? {})
+  let value: unknown
+  if (isTopLevelSet(document, operations)) {
+    // The common streaming shape: top-level keys set. It cannot fail, so it is applied in
+    // place to this batch's copy of the document, made once for all of the batch's patches.
+    const owned = d.owned.has(document) ? document : { ...document }
+    d.owned.add(owned)
+    for (let i = 0; i < operations.length; i++) {
+      const operation = operations[i] as { readonly path: string; readonly value: unknown }
+      owned[operation.path.slice(1)] = operation.value
+    }
+    value = owned
+  } else {
+    const result = applyPatch(document, operations)
+    if (!result.ok) {
+      return d.anomaly(event.name, `patch of component ${componentId} refused: ${result.reason}`, at)
+    }
+    value = result.value
   }
   const block = d.ownBlock(position)
   if (block.type !== "component") return
-  block[field] = result.value
+  block[field] = value as Record<string, unknown>
   block.streamingState = "streaming"
   if (event.name === "tambo.component.props_delta" && event.value.streamingStatus !== undefined) {
     block.streamingStatus = { ...block.streamingStatus, ...event.value.streamingStatus }

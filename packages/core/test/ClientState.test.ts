@@ -552,6 +552,51 @@ describe("anomalies", () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
 
+  it("a chunk of props patches equals the same patches one by one, failures included", () => {
+    const list: ReadonlyArray<AnyEvent> = [
+      e.componentStart("m1", "k1"),
+      e.props("k1", [{ op: "add", path: "/title", value: "A" }, { op: "add", path: "/points", value: [1] }]),
+      // Top-level sets, one after another: the batch's copy is written in place.
+      e.props("k1", [{ op: "replace", path: "/title", value: "B" }]),
+      e.props("k1", [{ op: "add", path: "/label", value: "l" }, { op: "replace", path: "/label", value: "m" }]),
+      // Replacing a key that is not there fails, whole: the earlier add of the same patch is undone.
+      e.props("k1", [{ op: "add", path: "/extra", value: 1 }, { op: "replace", path: "/missing", value: 2 }]),
+      // Deeper paths, removals and escapes go through the general patcher.
+      e.props("k1", [{ op: "add", path: "/points/-", value: 2 }]),
+      e.props("k1", [{ op: "remove", path: "/label" }]),
+      e.props("k1", [{ op: "add", path: "/a~1b", value: "slash" }]),
+      e.props("k1", [{ op: "replace", path: "/title", value: "C" }]),
+      e.props("k1", [{ op: "add", path: "/__proto__", value: { polluted: "yes" } }]),
+      e.state("k1", [{ op: "add", path: "/open", value: true }])
+    ]
+    const chunk: Action = { type: "EVENTS", threadId: "t1", events: list, at: 1000 }
+    const before = deepFreeze(started())
+    const coalesced = thread(reduce(before, [chunk]), "t1")
+    const stepwise = thread(
+      list.map((event): Action => ({ type: "EVENT", threadId: "t1", event, at: 1000 })).reduce((s, a) => reduce(s, [a]), before),
+      "t1"
+    )
+    expect(coalesced.thread).toEqual(stepwise.thread)
+    expect(coalesced.anomalies).toEqual(stepwise.anomalies)
+    expect(coalesced.anomalies.map((a) => a.reason)).toEqual([
+      expect.stringContaining("/missing"),
+      expect.stringContaining("__proto__")
+    ])
+    const block = coalesced.thread.messages.find((m) => m.id === "m1")!.content[0]!
+    expect(block).toMatchObject({
+      type: "component",
+      props: { title: "C", points: [1, 2], "a/b": "slash" },
+      state: { open: true }
+    })
+    expect(block.type === "component" ? Object.keys(block.props as object) : []).toEqual(["title", "points", "a/b"])
+    expect(Object.prototype).not.toHaveProperty("polluted")
+    // The next batch copies before it writes: the published props stay as they were.
+    const published = block.type === "component" ? block.props : undefined
+    const next = thread(reduce(reduce(before, [chunk]), events("t1", [e.props("k1", [{ op: "replace", path: "/title", value: "D" }])])), "t1")
+    expect(published).toMatchObject({ title: "C" })
+    expect(next.thread.messages.find((m) => m.id === "m1")!.content[0]).toMatchObject({ props: { title: "D" } })
+  })
+
   it("a thread id of __proto__ is an ordinary key", () => {
     const s = reduce(initial, events("__proto__", [e.textStart("m1")]))
     expect(Object.getPrototypeOf(s.threadMap)).toBe(Object.prototype)
