@@ -748,7 +748,7 @@ export const make = (
           return started
         }
 
-        /** Records a chunk in the store (one action: the reducer moves the run to its thread at RUN_STARTED). */
+        /** A chunk as one action: the reducer moves the run to its thread at RUN_STARTED. */
         const chunkAction = (
           events: ReadonlyArray<Transport.RunStreamEvent>,
           // Where the run was recorded before this chunk (a RUN_STARTED in it moves it).

@@ -163,7 +163,13 @@ const coalescing = (
           owned = { ...state.threadMap }
           state = { threadMap: owned, currentThreadId: state.currentThreadId }
         }
-        owned[entry.threadId] = entry.next
+        // Defined, not assigned: a thread id of "__proto__" is an ordinary key.
+        Object.defineProperty(owned, entry.threadId, {
+          value: entry.next,
+          writable: true,
+          enumerable: true,
+          configurable: true
+        })
       } else {
         // The thread changed in between (another writer): apply the actions again, to it.
         state = ClientState.reduce(state, entry.actions)

@@ -162,6 +162,18 @@ describe("ThreadStore", () => {
         expect(backing.getState().threadMap.t1?.thread.name).toBe("renamed")
       }))
 
+    it.live("a thread id of __proto__ is an ordinary key", () =>
+      Effect.gen(function* () {
+        const store = yield* ThreadStore.make()
+        yield* store.apply(textRun("__proto__", "r1", "a"))
+        store.unsafeRecord("__proto__", [delta("__proto__", "r1", "b")])
+        yield* nextTurn
+        const state = store.unsafeGet()
+        expect(Object.getPrototypeOf(state.threadMap)).toBe(Object.prototype)
+        expect(Object.hasOwn(state.threadMap, "__proto__")).toBe(true)
+        expect(textOf(state.threadMap["__proto__"])).toBe("ab")
+      }))
+
     it.effect("actions that reach beyond the thread, or an unknown thread, are applied to the whole state", () =>
       Effect.gen(function* () {
         const store = yield* ThreadStore.make()
