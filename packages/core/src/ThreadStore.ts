@@ -96,6 +96,9 @@ const later: (f: () => void) => void = typeof setImmediate === "function"
   })()
   : (f) => void setTimeout(f, 0)
 
+/** Chunks recorded before the store writes them even if the event loop has not come round. */
+const MAX_PENDING = 64
+
 type Pending =
   | {
     readonly _tag: "Actions"
@@ -211,7 +214,10 @@ const coalescing = (
       ) {
         pendingThreads.set(threadId, next)
         queue.push({ _tag: "Thread", threadId, base, next, actions })
-        schedule()
+        // A stream that never waits for I/O (bytes already buffered) would queue without end,
+        // holding every chunk's events: written every so many chunks then.
+        if (queue.length >= MAX_PENDING) flush()
+        else schedule()
         return next
       }
     }

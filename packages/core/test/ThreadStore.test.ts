@@ -162,6 +162,17 @@ describe("ThreadStore", () => {
         expect(backing.getState().threadMap.t1?.thread.name).toBe("renamed")
       }))
 
+    it.effect("what is recorded without a pause for I/O is written every so many chunks", () =>
+      Effect.gen(function* () {
+        const store = yield* ThreadStore.make()
+        yield* store.apply(textRun("t1", "r1", ""))
+        let calls = 0
+        store.subscribe(() => calls++)
+        for (let i = 0; i < 64; i++) store.unsafeRecord("t1", [delta("t1", "r1", "x")])
+        expect(calls).toBe(1)
+        expect(textOf(store.unsafeGet().threadMap.t1)).toBe("x".repeat(64))
+      }))
+
     it.live("a thread id of __proto__ is an ordinary key", () =>
       Effect.gen(function* () {
         const store = yield* ThreadStore.make()
