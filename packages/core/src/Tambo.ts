@@ -1186,6 +1186,22 @@ export const make = (
   })
 
 /**
+ * Everything `layer` and `layerConfig` provide: the `Tambo` service and the
+ * services it is built from, for programs that use them directly.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export type Provided =
+  | Tambo
+  | ThreadStore.ThreadStore
+  | ToolRegistry.ToolRegistry
+  | Auth.Auth
+  | Transport.TamboTransport
+  | TamboConfig.TamboConfig
+  | Mcp.Mcp
+
+/**
  * The `Tambo` service over a configuration and an `HttpClient` already in the
  * context: register the initial tools and components, and build every part.
  *
@@ -1197,7 +1213,7 @@ export const layerWithoutConfig = (
     readonly store?: ThreadStore.ExternalStore<ClientState.ClientState> | undefined
   } = {}
 ): Layer.Layer<
-  Tambo | ThreadStore.ThreadStore | ToolRegistry.ToolRegistry | Auth.Auth | Transport.TamboTransport | Mcp.Mcp,
+  Exclude<Provided, TamboConfig.TamboConfig>,
   Tool.ToolDefinitionError,
   TamboConfig.TamboConfig | HttpClient.HttpClient
 > => {
@@ -1230,13 +1246,7 @@ export const layerWithoutConfig = (
 export const layer = (
   options: Options & { readonly store?: ThreadStore.ExternalStore<ClientState.ClientState> | undefined }
 ): Layer.Layer<
-  | Tambo
-  | ThreadStore.ThreadStore
-  | ToolRegistry.ToolRegistry
-  | Auth.Auth
-  | Transport.TamboTransport
-  | TamboConfig.TamboConfig
-  | Mcp.Mcp,
+  Provided,
   ConfigError | Tool.ToolDefinitionError
 > =>
   layerWithoutConfig(options).pipe(
@@ -1254,13 +1264,7 @@ export const layer = (
 export const layerConfig = (
   options: Omit<Options, keyof TamboConfig.Options> = {}
 ): Layer.Layer<
-  | Tambo
-  | ThreadStore.ThreadStore
-  | ToolRegistry.ToolRegistry
-  | Auth.Auth
-  | Transport.TamboTransport
-  | TamboConfig.TamboConfig
-  | Mcp.Mcp,
+  Provided,
   ConfigError | Tool.ToolDefinitionError | import("effect/ConfigError").ConfigError
 > =>
   layerWithoutConfig(options).pipe(

@@ -166,13 +166,8 @@ const coalescing = (
           owned = { ...state.threadMap }
           state = { threadMap: owned, currentThreadId: state.currentThreadId }
         }
-        // Defined, not assigned: a thread id of "__proto__" is an ordinary key.
-        Object.defineProperty(owned, entry.threadId, {
-          value: entry.next,
-          writable: true,
-          enumerable: true,
-          configurable: true
-        })
+        // The key is an own property of the copy (checked above), so even "__proto__" assigns as data.
+        owned[entry.threadId] = entry.next
       } else {
         // The thread changed in between (another writer): apply the actions again, to it.
         state = ClientState.reduce(state, entry.actions)

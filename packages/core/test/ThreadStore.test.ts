@@ -14,6 +14,23 @@ const textRun = (threadId: string, runId: string, text: string): ReadonlyArray<C
   { type: "EVENT", threadId, event: { type: "RUN_FINISHED", threadId, runId }, at: 1 }
 ]
 
+/** A minimal Zustand-like store, as an app would hand to `layerExternal`. */
+const externalStore = (): ThreadStore.ExternalStore<ClientState.ClientState> => {
+  let state = ClientState.initial
+  const listeners = new Set<() => void>()
+  return {
+    getState: () => state,
+    setState: (next) => {
+      state = next
+      for (const l of listeners) l()
+    },
+    subscribe: (l) => {
+      listeners.add(l)
+      return () => void listeners.delete(l)
+    }
+  }
+}
+
 /** Once the event loop has gone round: the store has written what was recorded. */
 const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))
 
@@ -59,28 +76,16 @@ describe("ThreadStore", () => {
 
   it.live("an external store is the source of truth", () =>
     Effect.gen(function* () {
-      let state = ClientState.initial
-      const listeners = new Set<() => void>()
-      const external: ThreadStore.ExternalStore<ClientState.ClientState> = {
-        getState: () => state,
-        setState: (next) => {
-          state = next
-          for (const l of listeners) l()
-        },
-        subscribe: (l) => {
-          listeners.add(l)
-          return () => void listeners.delete(l)
-        }
-      }
+      const external = externalStore()
       const store = ThreadStore.makeExternal(external)
       const changes = yield* store.changes.pipe(Stream.take(2), Stream.runCollect, Effect.fork)
       // Let the subscriber start before anything changes.
       yield* Effect.sleep("20 millis")
       yield* store.apply(textRun("t1", "r1", "hi"))
-      expect(state.threadMap.t1?.thread.messages).toHaveLength(1)
-      expect(store.unsafeGet()).toBe(state)
+      expect(external.getState().threadMap.t1?.thread.messages).toHaveLength(1)
+      expect(store.unsafeGet()).toBe(external.getState())
       // A change made behind the SDK's back is seen too.
-      external.setState({ ...state, currentThreadId: "t1" })
+      external.setState({ ...external.getState(), currentThreadId: "t1" })
       expect((yield* store.get).currentThreadId).toBe("t1")
       const seen = Chunk.toReadonlyArray(yield* Fiber.join(changes))
       expect(seen[1]!.threadMap.t1).toBeDefined()
@@ -95,22 +100,6 @@ describe("ThreadStore", () => {
     })
     const textOf = (state: ClientState.ThreadState | undefined) =>
       state?.thread.messages[0]?.content[0]?.type === "text" ? state.thread.messages[0].content[0].text : undefined
-    const external = () => {
-      let state = ClientState.initial
-      const listeners = new Set<() => void>()
-      const store: ThreadStore.ExternalStore<ClientState.ClientState> = {
-        getState: () => state,
-        setState: (next) => {
-          state = next
-          for (const l of listeners) l()
-        },
-        subscribe: (l) => {
-          listeners.add(l)
-          return () => void listeners.delete(l)
-        }
-      }
-      return store
-    }
 
     it.live("returns the thread at once and writes once per round of I/O, for every thread recorded in it", () =>
       Effect.gen(function* () {
@@ -149,7 +138,7 @@ describe("ThreadStore", () => {
 
     it.live("a thread changed behind the store's back gets the recorded actions again, nothing lost", () =>
       Effect.gen(function* () {
-        const backing = external()
+        const backing = externalStore()
         const store = ThreadStore.makeExternal(backing)
         yield* store.apply(textRun("t1", "r1", "a"))
         store.unsafeRecord("t1", [delta("t1", "r1", "b")])
