@@ -1345,17 +1345,25 @@ class Batch {
     this.currentThreadId = state.currentThreadId
   }
 
+  /** Thread results taken as they were computed (see {@link reduceRecorded}); a draft of one wins. */
+  readonly adopted = new Map<string, ThreadState>()
+
+  /** The thread as of this batch's start, or as adopted since. */
+  committed(threadId: string): ThreadState | undefined {
+    return this.adopted.get(threadId) ?? getOwn(this.state.threadMap, threadId)
+  }
+
   lookup(threadId: string): ThreadDraft | ThreadState | undefined {
     const draft = this.drafts.get(threadId)
     if (draft !== undefined) return draft ?? undefined
-    return getOwn(this.state.threadMap, threadId)
+    return this.committed(threadId)
   }
 
   existing(threadId: string): ThreadDraft | undefined {
     const draft = this.drafts.get(threadId)
     if (draft === null) return undefined
     if (draft !== undefined) return draft
-    const base = getOwn(this.state.threadMap, threadId)
+    const base = this.committed(threadId)
     if (base === undefined) return undefined
     const created = new ThreadDraft(base, this.owned, false)
     this.drafts.set(threadId, created)
@@ -1371,6 +1379,27 @@ class Batch {
     const created = new ThreadDraft(freshThreadState(threadId, isoFromEpochMs(at ?? 0)), this.owned, true)
     this.drafts.set(threadId, created)
     return created
+  }
+
+  /**
+   * A thread's result computed ahead: taken as is when the thread is still
+   * the one it was computed from, else its actions are applied again.
+   */
+  adopt(result: ThreadResult): void {
+    const threadId = result.threadId
+    if (!this.drafts.has(threadId) && this.committed(threadId) === result.base) {
+      this.adopted.set(threadId, result.next)
+      return
+    }
+    for (const action of result.actions) this.applySafely(action)
+  }
+
+  applySafely(action: Action): void {
+    try {
+      this.apply(action)
+    } catch (error) {
+      this.recordFailure(action, error)
+    }
   }
 
   apply(action: Action): void {
@@ -1640,6 +1669,11 @@ class Batch {
   finish(): ClientState {
     let threadMap: Record<string, ThreadState> | undefined
     const base = this.state.threadMap
+    for (const [threadId, next] of this.adopted) {
+      if (this.drafts.has(threadId) || next === getOwn(base, threadId)) continue
+      threadMap ??= { ...base }
+      setOwn(threadMap, threadId, next)
+    }
     for (const [threadId, draft] of this.drafts) {
       if (draft === null) {
         if (Object.hasOwn(base, threadId)) {
@@ -1679,13 +1713,46 @@ class Batch {
 export const reduce = (state: ClientState, actions: ReadonlyArray<Action>): ClientState => {
   if (actions.length === 0) return state
   const batch = new Batch(state)
-  for (let i = 0; i < actions.length; i++) {
-    const action = actions[i]!
-    try {
-      batch.apply(action)
-    } catch (error) {
-      batch.recordFailure(action, error)
-    }
+  for (let i = 0; i < actions.length; i++) batch.applySafely(actions[i]!)
+  return batch.finish()
+}
+
+/**
+ * One thread's result computed ahead: `actions` reduced over a state holding
+ * `base` as that thread gave `next`, and touched no other thread.
+ *
+ * @since 0.1.0
+ * @category Reducers
+ */
+export interface ThreadResult {
+  readonly type: "THREAD_RESULT"
+  readonly threadId: string
+  readonly base: ThreadState
+  readonly next: ThreadState
+  readonly actions: ReadonlyArray<Action>
+}
+
+/**
+ * Like {@link reduce}, with thread results computed ahead among the actions:
+ * a result is taken as is when its thread is still `base` at its turn, and
+ * its actions are applied again otherwise (another writer changed the thread
+ * in between), so nothing is lost either way. The batch copies the thread map
+ * once, however many results and actions it holds: a store that computes each
+ * chunk's result against its thread alone writes them all this way.
+ *
+ * @since 0.1.0
+ * @category Reducers
+ */
+export const reduceRecorded = (
+  state: ClientState,
+  entries: ReadonlyArray<Action | ThreadResult>
+): ClientState => {
+  if (entries.length === 0) return state
+  const batch = new Batch(state)
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!
+    if (entry.type === "THREAD_RESULT") batch.adopt(entry)
+    else batch.applySafely(entry)
   }
   return batch.finish()
 }

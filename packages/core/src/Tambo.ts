@@ -39,6 +39,7 @@ import {
   TransportError
 } from "./TamboError.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
+import * as Streams from "./internal/streams.js"
 import * as Mcp from "./Mcp.js"
 import * as Transport from "./TamboTransport.js"
 import * as ThreadStore from "./ThreadStore.js"
@@ -547,7 +548,7 @@ export const make = (
       })
 
     const startRun = (start: Start, runOptions: RunOptions = {}): Stream.Stream<RunEvent, TamboError> =>
-      Stream.unwrapScoped(Effect.gen(function* () {
+      Streams.unwrapScoped(Effect.gen(function* () {
         // Waits for a token exchange in flight; a refused one fails the run before it starts.
         yield* auth.credentials
         const requested = runOptions.threadId ?? (yield* store.get).currentThreadId
@@ -817,7 +818,7 @@ export const make = (
           Stream.fromChannel(Channel.pipeTo(Stream.toChannel(stream), stepLoop)).pipe(
             // The stack at this point is the SDK's own: not worth capturing for every step.
             Stream.withSpan("Tambo.step", { attributes: { "tambo.step": run.steps }, captureStackTrace: false }),
-            Stream.concat(Stream.unwrap(Effect.suspend(afterStep))),
+            Stream.concat(Streams.unwrap(Effect.suspend(afterStep))),
             // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
             Stream.catchAll((error) => Stream.fail(cancellation() ?? error))
           )
@@ -910,7 +911,7 @@ export const make = (
               return step(continueWith(results))
             })
             // Tools and approvals run between two requests: a cancellation stops them too.
-            return Stream.concat(requested, Stream.unwrap(Effect.raceFirst(proceed, Deferred.await(cancelled))))
+            return Stream.concat(requested, Streams.unwrap(Effect.raceFirst(proceed, Deferred.await(cancelled))))
           })
 
         const requestFor = (message: Transport.InputMessage, previous: string | undefined): Transport.RunRequest => ({
@@ -1003,7 +1004,7 @@ export const make = (
         const opened = existing === undefined ? open(previousRunId) : open(previousRunId).pipe(
           Stream.catchAll((error) =>
             error._tag === "ApiError" && error.code === "INVALID_PREVIOUS_RUN"
-              ? Stream.unwrap(
+              ? Streams.unwrap(
                 Effect.map(
                   withCredentials((c) => transport.retrieveThread(c, existing)),
                   (remote) => open(remote.lastCompletedRunId)
@@ -1034,7 +1035,7 @@ export const make = (
       results: ReadonlyArray<ToolCallResult>,
       runOptions: Omit<RunOptions, "threadId"> = {}
     ): Stream.Stream<RunEvent, TamboError> =>
-      Stream.unwrap(Effect.gen(function* () {
+      Streams.unwrap(Effect.gen(function* () {
         if ((yield* store.get).threadMap[threadId] === undefined) yield* fetchThread(threadId)
         const pending = yield* pendingOf(threadId)
         const byId = new Map(pending.map((call) => [call.toolCallId, call]))

@@ -29,6 +29,7 @@ import * as Stream from "effect/Stream"
 import * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
 import { makeSseDecoder } from "./internal/sse.js"
+import * as Streams from "./internal/streams.js"
 import { TamboConfig } from "./TamboConfig.js"
 import {
   ApiError,
@@ -458,7 +459,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           // A run may be retried only before it produced anything: the status comes first.
           Effect.retry({ schedule, while: isRetryable })
         )
-      return Stream.unwrapScoped(
+      return Streams.unwrapScoped(
         Effect.map(
           Effect.gen(function* () {
             // The request lives in a scope of its own, which closing aborts (HttpClient.withScope).

@@ -99,21 +99,6 @@ const later: (f: () => void) => void = typeof setImmediate === "function"
 /** Chunks recorded before the store writes them even if the event loop has not come round. */
 const MAX_PENDING = 64
 
-type Pending =
-  | {
-    readonly _tag: "Actions"
-    readonly actions: ReadonlyArray<ClientState.Action>
-    readonly resume: ((effect: Effect.Effect<ClientState.ClientState>) => void) | undefined
-  }
-  | {
-    readonly _tag: "Thread"
-    readonly threadId: string
-    /** The thread's state the result was computed from. */
-    readonly base: ClientState.ThreadState
-    readonly next: ClientState.ThreadState
-    readonly actions: ReadonlyArray<ClientState.Action>
-  }
-
 /**
  * Applies actions in batches: what is applied with `applyBatched` or
  * `unsafeRecord` while the event loop handles one round of I/O is written
@@ -127,7 +112,10 @@ const coalescing = (
   read: () => ClientState.ClientState,
   write: (next: ClientState.ClientState) => void
 ): Pick<ThreadStore.Service, "get" | "apply" | "unsafeApply" | "applyBatched" | "unsafeRecord"> => {
-  let queue: Array<Pending> = []
+  // What is pending, in order: actions, and thread results computed ahead.
+  let queue: Array<ClientState.Action | ClientState.ThreadResult> = []
+  // Who waits for the next write (applyBatched).
+  let waiting: Array<(effect: Effect.Effect<ClientState.ClientState>) => void> = []
   // The latest computed state of each thread with pending results.
   const pendingThreads = new Map<string, ClientState.ThreadState>()
   let scheduled = false
@@ -141,43 +129,16 @@ const coalescing = (
     scheduled = false
     if (queue.length === 0) return
     const batch = queue
+    const resumes = waiting
     queue = []
+    waiting = []
     pendingThreads.clear()
     const before = read()
-    let state = before
-    // A thread map this flush made, written in place until the batch ends.
-    let owned: Record<string, ClientState.ThreadState> | undefined
-    let actions: Array<ClientState.Action> = []
-    const reducePending = () => {
-      if (actions.length === 0) return
-      // The reducer is total: nothing here can throw past it.
-      state = ClientState.reduce(state, actions)
-      actions = []
-      owned = undefined
-    }
-    for (const entry of batch) {
-      if (entry._tag === "Actions") {
-        for (const action of entry.actions) actions.push(action)
-        continue
-      }
-      reducePending()
-      if (Object.hasOwn(state.threadMap, entry.threadId) && state.threadMap[entry.threadId] === entry.base) {
-        if (owned === undefined) {
-          owned = { ...state.threadMap }
-          state = { threadMap: owned, currentThreadId: state.currentThreadId }
-        }
-        // The key is an own property of the copy (checked above), so even "__proto__" assigns as data.
-        owned[entry.threadId] = entry.next
-      } else {
-        // The thread changed in between (another writer): apply the actions again, to it.
-        state = ClientState.reduce(state, entry.actions)
-        owned = undefined
-      }
-    }
-    reducePending()
+    // One batch: the thread map is copied once, whatever the queue holds.
+    const state = ClientState.reduceRecorded(before, batch)
     if (state !== before) write(state)
     const done = Effect.succeed(state)
-    for (const entry of batch) if (entry._tag === "Actions" && entry.resume !== undefined) entry.resume(done)
+    for (const resume of resumes) resume(done)
   }
   const current = (): ClientState.ClientState => {
     flush()
@@ -208,7 +169,7 @@ const coalescing = (
         next !== undefined
       ) {
         pendingThreads.set(threadId, next)
-        queue.push({ _tag: "Thread", threadId, base, next, actions })
+        queue.push({ type: "THREAD_RESULT", threadId, base, next, actions })
         // A stream that never waits for I/O (bytes already buffered) would queue without end,
         // holding every chunk's events: written every so many chunks then.
         if (queue.length >= MAX_PENDING) flush()
@@ -229,7 +190,8 @@ const coalescing = (
       actions.length === 0
         ? Effect.sync(current)
         : Effect.async<ClientState.ClientState>((resume) => {
-          queue.push({ _tag: "Actions", actions, resume })
+          for (const action of actions) queue.push(action)
+          waiting.push(resume)
           schedule()
         })
   }

@@ -677,6 +677,60 @@ describe("identity and batching", () => {
       ...events("b", [e.runStarted("b"), e.textStart("b1"), e.text("b1", "x"), e.textEnd("b1"), e.runFinished("b")])
     ])
 
+  describe("reduceRecorded", () => {
+    // A thread's result computed ahead, as a store does: the actions over that thread alone.
+    const ahead = (state: State, threadId: string, actions: ReadonlyArray<Action>): ClientState.ThreadResult => {
+      const base = thread(state, threadId)
+      const alone = reduce({ threadMap: { [threadId]: base }, currentThreadId: state.currentThreadId }, actions)
+      return { type: "THREAD_RESULT", threadId, base, next: thread(alone, threadId), actions }
+    }
+    const more = (runId: string, text: string) => events("a", [e.runStarted("a", runId), e.textStart(`a-${runId}`), e.text(`a-${runId}`, text)])
+
+    it("takes a result as computed when its thread is unchanged, with the actions around it", () => {
+      const before = twoThreads()
+      const result = ahead(before, "a", more("run2", "two"))
+      const onB = events("b", [e.runStarted("b", "run2")])
+      const after = ClientState.reduceRecorded(before, [...onB, result])
+      expect(after.threadMap.a).toBe(result.next)
+      expect(after).toEqual(reduce(before, [...onB, ...result.actions]))
+    })
+
+    it("chains results of one thread, each computed from the one before", () => {
+      const before = twoThreads()
+      const first = ahead(before, "a", more("run2", "two"))
+      const between = { threadMap: { ...before.threadMap, a: first.next }, currentThreadId: before.currentThreadId }
+      const second = ahead(between, "a", events("a", [e.text("a-run2", " three")]))
+      const after = ClientState.reduceRecorded(before, [first, second])
+      expect(after.threadMap.a).toBe(second.next)
+      expect(getMessages(after, "a").at(-1)?.content).toEqual([{ type: "text", text: "two three" }])
+    })
+
+    it("applies a result's actions again when the thread changed before it, and loses nothing", () => {
+      const before = twoThreads()
+      const result = ahead(before, "a", more("run2", "two"))
+      // Written by someone else first: the result's base is stale.
+      const other = userMessage("a", "a-u2", "meanwhile", 1500)
+      const after = ClientState.reduceRecorded(before, [other, result])
+      expect(after.threadMap.a).not.toBe(result.next)
+      expect(after).toEqual(reduce(before, [other, ...result.actions]))
+      expect(getMessages(after, "a").map((m) => m.id)).toEqual(["a-u1", "a1", "a-u2", "a-run2"])
+    })
+
+    it("applies it again when the state given is not the one it was computed on", () => {
+      const before = twoThreads()
+      const result = ahead(before, "a", more("run2", "two"))
+      const moved = reduce(before, [userMessage("a", "a-u2", "elsewhere", 1500)])
+      expect(ClientState.reduceRecorded(moved, [result])).toEqual(reduce(moved, result.actions))
+    })
+
+    it("returns the state itself for nothing, and for a result that changes nothing", () => {
+      const before = twoThreads()
+      expect(ClientState.reduceRecorded(before, [])).toBe(before)
+      const a = thread(before, "a")
+      expect(ClientState.reduceRecorded(before, [{ type: "THREAD_RESULT", threadId: "a", base: a, next: a, actions: [] }])).toBe(before)
+    })
+  })
+
   it("untouched threads and messages keep their identity", () => {
     const before = twoThreads()
     const after = reduce(before, events("a", [e.runStarted("a", "run2"), e.textStart("a2"), e.text("a2", "t"), e.text("a2", "wo")]))

@@ -88,7 +88,9 @@ export const makeSseDecoder = (): SseDecoder => {
       line(buffer, position, end, onData)
       position = next
     }
-    buffer = position === 0 ? buffer : buffer.slice(position)
+    // What is left is at most a partial line; a plain slice would keep the whole chunk
+    // alive (V8 shares the parent string) for as long as the stream waits: copied.
+    buffer = position === 0 ? buffer : ("_" + buffer.slice(position)).slice(1)
   }
 
   const end = () => {
