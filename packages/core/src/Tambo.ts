@@ -667,10 +667,11 @@ export const make = (
             Deferred.succeed(done, undefined)
           ))
 
-        const state0 = yield* store.get
         const tools = yield* registry.toApiTools
         const components = yield* registry.toApiComponents
-        const previousRunId = existing === undefined ? undefined : state0.threadMap[existing]?.lastCompletedRunId
+        const previousRunId = existing === undefined
+          ? undefined
+          : (yield* store.get).threadMap[existing]?.lastCompletedRunId
         const at0 = yield* now
 
         let firstMessage: Transport.InputMessage
@@ -948,9 +949,10 @@ export const make = (
         // reading, a failure) cancels a run still going, and records how it ended.
         yield* Effect.addFinalizer((exit) =>
           Effect.gen(function* () {
-            // The run's last chunks may wait for the store's next batch: written now, so
-            // whoever sees the run end sees all of it in the store.
-            yield* store.get
+            // The run's last chunks may wait for the store's next batch: the run ends once
+            // it is written, so whoever sees the run end sees all of it in the store. Waiting
+            // for the batch, rather than writing now, lets runs that end together share it.
+            yield* store.applyBatched([])
             const at = yield* now
             if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(run.threadId)
             if (run.runError !== undefined) return

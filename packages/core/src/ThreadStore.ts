@@ -64,7 +64,8 @@ export declare namespace ThreadStore {
     /**
      * Applies actions with the others applied in the same round of the event
      * loop, in one update (concurrent runs share it). Resumes with the state
-     * after that update.
+     * after that update. With no actions, waits for what is pending to be
+     * written (at once if nothing is).
      */
     readonly applyBatched: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<ClientState.ClientState>
     /** The current state, then every change. */
@@ -187,13 +188,13 @@ const coalescing = (
     unsafeApply,
     unsafeRecord,
     applyBatched: (actions) =>
-      actions.length === 0
-        ? Effect.sync(current)
-        : Effect.async<ClientState.ClientState>((resume) => {
-          for (const action of actions) queue.push(action)
-          waiting.push(resume)
-          schedule()
-        })
+      Effect.async<ClientState.ClientState>((resume) => {
+        // Nothing to add and nothing pending: the state as written is the answer.
+        if (actions.length === 0 && queue.length === 0) return resume(Effect.succeed(read()))
+        for (const action of actions) queue.push(action)
+        waiting.push(resume)
+        schedule()
+      })
   }
 }
 

@@ -124,6 +124,27 @@ describe("ThreadStore", () => {
         expect(store.unsafeGet().threadMap.placeholder).toBe(written.threadMap.placeholder)
       }))
 
+    it.live("applyBatched with no actions waits for what is pending, and shares its write", () =>
+      Effect.gen(function* () {
+        const store = yield* ThreadStore.make()
+        yield* store.apply([...textRun("t1", "r1", "a"), ...textRun("t2", "r2", "x")])
+        // Nothing pending: the state as written, at once.
+        expect(yield* store.applyBatched([])).toBe(store.unsafeGet())
+        let calls = 0
+        store.subscribe(() => calls++)
+        const t1 = store.unsafeRecord("t1", [delta("t1", "r1", "b")])
+        const t2 = store.unsafeRecord("t2", [delta("t2", "r2", "y")])
+        // Two runs ending together: both wait for the one write that holds their chunks.
+        const [first, second] = yield* Effect.all([store.applyBatched([]), store.applyBatched([])], {
+          concurrency: "unbounded"
+        })
+        expect(first).toBe(second)
+        expect(first.threadMap.t1).toBe(t1)
+        expect(first.threadMap.t2).toBe(t2)
+        expect(store.unsafeGet()).toBe(first)
+        expect(calls).toBe(1)
+      }))
+
     it.effect("get and apply see what is recorded at once, in order", () =>
       Effect.gen(function* () {
         const store = yield* ThreadStore.make()
