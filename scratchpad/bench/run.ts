@@ -7,7 +7,8 @@
  *   pnpm bench                 every scenario, ours and the floor
  *   pnpm bench --upstream      also @tambo-ai/client 1.1.3 (slow: minutes)
  *   pnpm bench --only text     scenarios whose name contains "text"
- *   pnpm bench --repeats 9     more rounds (default 5)
+ *   pnpm bench --repeats 9     exactly 9 rounds (default: at least 5, and more, up to 30,
+ *                              until the scenario has been measured for 4 s)
  *   pnpm bench --fold          consume each run with Stream.runFold, element by element
  */
 import { spawn } from "node:child_process"
@@ -26,7 +27,11 @@ const args = process.argv.slice(2)
 const withUpstream = args.includes("--upstream")
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined
 const perElement = args.includes("--fold")
-const repeats = Number(args.includes("--repeats") ? args[args.indexOf("--repeats") + 1] : 5)
+const repeats = args.includes("--repeats") ? Number(args[args.indexOf("--repeats") + 1]) : undefined
+// Short scenarios get more rounds: a best of 5 over ~100 ms of measuring is mostly noise.
+const minRounds = repeats ?? 5
+const maxRounds = repeats ?? 30
+const measuringBudgetMs = 4_000
 
 /** Starts the testing server in a child process (same conditions and loader as this one). */
 const startServer = (): Promise<Server> =>
@@ -69,16 +74,21 @@ const peakHeapOnce = async (f: () => Promise<number>): Promise<number> => {
 }
 
 /**
- * Measures the contenders of one scenario: `repeats` rounds in which each
- * runs once, in turn (so a slow moment on a shared machine hits all of them
- * alike), the best time of each; then one more run each from a collected
- * heap for the peak memory. A forced collection is not part of any timed run:
- * it also shrinks the young generation, which then taxes whoever allocates
- * first afterwards.
+ * Measures the contenders of one scenario: rounds in which each runs once, in
+ * turn (so a slow moment on a shared machine hits all of them alike), the
+ * best time of each; then one more run each from a collected heap for the
+ * peak memory. A forced collection is not part of any timed run: it also
+ * shrinks the young generation, which then taxes whoever allocates first
+ * afterwards.
  */
-const measureAll = async (contenders: ReadonlyArray<() => Promise<number>>): Promise<Array<Measure>> => {
+const measureAll = async (
+  contenders: ReadonlyArray<() => Promise<number>>
+): Promise<{ readonly measures: Array<Measure>; readonly rounds: number }> => {
   const best: Array<{ ms: number; events: number } | undefined> = contenders.map(() => undefined)
-  for (let round = 0; round < repeats; round++) {
+  const started = performance.now()
+  let rounds = 0
+  while (rounds < maxRounds && (rounds < minRounds || performance.now() - started < measuringBudgetMs)) {
+    rounds++
     for (let i = 0; i < contenders.length; i++) {
       const result = await timeOnce(contenders[i]!)
       if (best[i] === undefined || result.ms < best[i]!.ms) best[i] = result
@@ -88,7 +98,7 @@ const measureAll = async (contenders: ReadonlyArray<() => Promise<number>>): Pro
   for (let i = 0; i < contenders.length; i++) {
     measures.push({ ...best[i]!, peakHeapMb: await peakHeapOnce(contenders[i]!) })
   }
-  return measures
+  return { measures, rounds }
 }
 
 /** The floor: fetch, split SSE frames, JSON.parse each; nothing else. */
@@ -185,7 +195,9 @@ const main = async () => {
   const server = await startServer()
   try {
     console.log(
-      `tambo-effect benchmarks (best of ${repeats} interleaved rounds; node ${process.version}; server in a child process)`
+      `tambo-effect benchmarks (best of ${
+        repeats ?? "5-30"
+      } interleaved rounds; node ${process.version}; server in a child process)`
     )
     for (const scenario of scenarios) {
       if (only !== undefined && !scenario.name.includes(only)) continue
@@ -200,7 +212,8 @@ const main = async () => {
       if (withUpstream && !scenario.upstreamTooSlow) {
         contenders.push(() => runUpstream(server, scenario.name, scenario.runs))
       }
-      const [floor, ours, upstream] = await measureAll(contenders)
+      const { measures: [floor, ours, upstream], rounds } = await measureAll(contenders)
+      console.log(`  (best of ${rounds} rounds)`)
       console.log(`  floor     ${fmt(floor!)}`)
       console.log(`  ours      ${fmt(ours!, floor)}`)
       if (upstream !== undefined) console.log(`  upstream  ${fmt(upstream, floor)}`)
