@@ -463,6 +463,8 @@ class ThreadDraft {
   private anomaliesCopy: Array<Anomaly> | undefined
   /** Tool calls whose arguments grew in this batch. */
   readonly touchedToolCalls = new Set<string>()
+  private lastComponentId: string | undefined = undefined
+  private lastComponentKey: string | undefined = undefined
   /** The `at` of the action being applied (undefined for actions without one). */
   currentAt: number | undefined = undefined
   /** The `at` of the last change to the thread itself: becomes `updatedAt`. */
@@ -690,7 +692,17 @@ class ThreadDraft {
   }
 
   findBlock(kind: "tool_use" | "component", id: string): BlockPosition | undefined {
-    const key = kind === "tool_use" ? toolKey(id) : componentKey(id)
+    let key: string
+    if (kind === "component") {
+      // Patches stream to one component at a time: its key is built once, not per event.
+      if (id !== this.lastComponentId) {
+        this.lastComponentId = id
+        this.lastComponentKey = componentKey(id)
+      }
+      key = this.lastComponentKey!
+    } else {
+      key = toolKey(id)
+    }
     const position = this.blockIndex.get(key)
     if (position === undefined) return undefined
     const block = this.thread.messages[position.message]?.content[position.block]
@@ -1181,8 +1193,16 @@ const handleComponentDelta = (
   if (block.type !== "component") return
   block[field] = value as Record<string, unknown>
   block.streamingState = "streaming"
-  if (event.name === "tambo.component.props_delta" && event.value.streamingStatus !== undefined) {
-    block.streamingStatus = { ...block.streamingStatus, ...event.value.streamingStatus }
+  const status = event.name === "tambo.component.props_delta" ? event.value.streamingStatus : undefined
+  if (status !== undefined) {
+    // Merged into this batch's own copy, made once for all of the batch's patches.
+    let merged = block.streamingStatus
+    if (merged === undefined || !d.owned.has(merged)) {
+      merged = { ...merged }
+      d.owned.add(merged)
+      block.streamingStatus = merged
+    }
+    for (const key in status) setOwn(merged, key, status[key]!)
   }
 }
 

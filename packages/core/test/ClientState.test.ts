@@ -107,6 +107,14 @@ const firstToolInput = (state: State, threadId: string): Record<string, unknown>
 }
 
 const prototypeKeys = () => Object.getOwnPropertyNames(Object.prototype).sort()
+const prototypeKeysBefore = prototypeKeys()
+
+/** A props_delta that only reports streaming status. */
+const statusProps = (componentId: string, streamingStatus: Record<string, string>): AnyEvent => ({
+  type: "CUSTOM",
+  name: "tambo.component.props_delta",
+  value: { componentId, operations: [], streamingStatus }
+})
 
 // A thread "t1" with a user message and one started run.
 const started = (): State =>
@@ -381,6 +389,39 @@ describe("events", () => {
           streamingState: "done"
         })
         expect(t.internal.openComponents).toEqual([])
+      }
+    },
+    {
+      name: "props_delta streamingStatus merges key by key, a __proto__ key included as data",
+      actions: () =>
+        events("t1", [
+          e.componentStart("m1", "k1"),
+          statusProps("k1", { title: "streaming" }),
+          statusProps("k1", { title: "done", points: "streaming" }),
+          statusProps("k1", JSON.parse("{\"__proto__\":\"done\"}") as Record<string, string>)
+        ]),
+      check: (t) => {
+        const block = t.thread.messages[0]!.content[0]
+        if (block?.type !== "component") throw new Error("not a component")
+        expect(Object.entries(block.streamingStatus ?? {})).toEqual([["title", "done"], ["points", "streaming"], ["__proto__", "done"]])
+        expect(Object.getPrototypeOf(block.streamingStatus)).toBe(Object.prototype)
+        expect(prototypeKeys()).toEqual(prototypeKeysBefore)
+      }
+    },
+    {
+      name: "patches to two components in turn each reach their own",
+      actions: () =>
+        events("t1", [
+          e.componentStart("m1", "k1"),
+          e.componentStart("m1", "k2"),
+          e.props("k1", [{ op: "add", path: "/n", value: 1 }]),
+          e.props("k2", [{ op: "add", path: "/n", value: 2 }]),
+          e.props("k1", [{ op: "replace", path: "/n", value: 3 }]),
+          e.props("k1", [{ op: "add", path: "/m", value: 4 }]),
+          e.props("k2", [{ op: "replace", path: "/n", value: 5 }])
+        ]),
+      check: (t) => {
+        expect(t.thread.messages[0]!.content.map((c) => c.type === "component" && c.props)).toEqual([{ n: 3, m: 4 }, { n: 5 }])
       }
     },
     {
@@ -676,6 +717,20 @@ describe("identity and batching", () => {
       userMessage("b", "b-u1", "hey"),
       ...events("b", [e.runStarted("b"), e.textStart("b1"), e.text("b1", "x"), e.textEnd("b1"), e.runFinished("b")])
     ])
+
+  it("a later batch's patches and streaming status leave an earlier state as it was", () => {
+    const first = deepFreeze(reduce(initial, events("t1", [
+      e.componentStart("m1", "k1"),
+      e.props("k1", [{ op: "add", path: "/a", value: 1 }]),
+      statusProps("k1", { a: "streaming" })
+    ])))
+    const copy = structuredClone(first.threadMap.t1!.thread)
+    const second = reduce(first, events("t1", [e.props("k1", [{ op: "add", path: "/b", value: 2 }]), statusProps("k1", { a: "done", b: "streaming" })], 2000))
+    expect(thread(second, "t1").anomalies).toEqual([])
+    expect(first.threadMap.t1!.thread).toEqual(copy)
+    const block = thread(second, "t1").thread.messages[0]!.content[0]
+    expect(block).toMatchObject({ props: { a: 1, b: 2 }, streamingStatus: { a: "done", b: "streaming" } })
+  })
 
   describe("reduceRecorded", () => {
     // A thread's result computed ahead, as a store does: the actions over that thread alone.
