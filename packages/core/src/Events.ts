@@ -682,7 +682,6 @@ const propertyCheck = (name: string, type: AST.AST, isOptional: boolean): Check 
   return (o) => predicate(o[name])
 }
 
-/** A plain object passing every check; short lists are unrolled. */
 /**
  * A union of structs that share a key holding a distinct string literal in
  * each (JSON Patch's `op`): one lookup by that key picks the only member worth
@@ -721,6 +720,7 @@ const discriminated = (members: ReadonlyArray<AST.AST>): Predicate | undefined =
   return undefined
 }
 
+/** A plain object passing every check; short lists are unrolled. */
 const objectWith = (checks: ReadonlyArray<Check>): Predicate => {
   const [a, b, c, d] = checks
   switch (checks.length) {
