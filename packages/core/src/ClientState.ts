@@ -1687,24 +1687,22 @@ class Batch {
   }
 
   finish(): ClientState {
+    let threadMap: Record<string, ThreadState> | undefined
     const base = this.state.threadMap
-    // What changed, sorted by what it does to the map's keys: the copy below is
-    // built so that V8 keeps it a fast-properties object where it can. A map
-    // that has gone to dictionary mode costs ~100x more to copy, and every
-    // write copies it.
-    let updated: Array<readonly [string, ThreadState]> | undefined
-    let added: Record<string, ThreadState> | undefined
-    let removed: Array<string> | undefined
     const put = (threadId: string, next: ThreadState) => {
-      if (!Object.hasOwn(base, threadId)) setOwn(added ??= {}, threadId, next)
-      else if (next !== base[threadId]) (updated ??= []).push([threadId, next])
+      if (next === getOwn(base, threadId)) return
+      threadMap ??= { ...base }
+      setOwn(threadMap, threadId, next)
     }
     for (const [threadId, next] of this.adopted) {
       if (!this.drafts.has(threadId)) put(threadId, next)
     }
     for (const [threadId, draft] of this.drafts) {
       if (draft === null) {
-        if (Object.hasOwn(base, threadId)) (removed ??= []).push(threadId)
+        if (Object.hasOwn(base, threadId)) {
+          threadMap ??= { ...base }
+          delete threadMap[threadId]
+        }
         continue
       }
       let next: ThreadState
@@ -1716,22 +1714,8 @@ class Batch {
       }
       put(threadId, next)
     }
-    if (updated === undefined && added === undefined && removed === undefined) {
-      return this.currentThreadId === this.state.currentThreadId
-        ? this.state
-        : { threadMap: base, currentThreadId: this.currentThreadId }
-    }
-    // New keys go in the literal (assigning them one by one to a large copy turns it
-    // into a dictionary); existing ones are assigned; removed ones are left out.
-    let threadMap: Record<string, ThreadState> = added === undefined ? { ...base } : { ...base, ...added }
-    if (updated !== undefined) for (const [threadId, next] of updated) setOwn(threadMap, threadId, next)
-    if (removed !== undefined) {
-      for (const threadId of removed) {
-        const { [threadId]: _, ...rest } = threadMap
-        threadMap = rest
-      }
-    }
-    return { threadMap, currentThreadId: this.currentThreadId }
+    if (threadMap === undefined && this.currentThreadId === this.state.currentThreadId) return this.state
+    return { threadMap: threadMap ?? base, currentThreadId: this.currentThreadId }
   }
 }
 
