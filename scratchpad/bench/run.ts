@@ -146,14 +146,14 @@ const oursRun = (tambo: Tambo.Tambo.Service, scenario: string): Effect.Effect<nu
   if (perElement) return Stream.runFold(events, 0, (n) => n + 1)
   return Effect.suspend(() => {
     let count = 0
-    return Effect.as(
+    return Effect.map(
       Stream.runForEachChunk(events, (chunk) =>
         Effect.sync(() => {
           count += chunk.length
         })),
-      Effect.sync(() => count)
+      () => count
     )
-  }).pipe(Effect.flatten)
+  })
 }
 
 /** One client for the whole suite: its construction is not what is measured. */

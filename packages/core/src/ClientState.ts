@@ -1730,12 +1730,8 @@ class Batch {
  * @since 0.1.0
  * @category Reducers
  */
-export const reduce = (state: ClientState, actions: ReadonlyArray<Action>): ClientState => {
-  if (actions.length === 0) return state
-  const batch = new Batch(state)
-  for (let i = 0; i < actions.length; i++) batch.applySafely(actions[i]!)
-  return batch.finish()
-}
+export const reduce = (state: ClientState, actions: ReadonlyArray<Action>): ClientState =>
+  reduceRecorded(state, actions)
 
 /**
  * One thread's result computed ahead: `actions` reduced over a state holding
