@@ -20,7 +20,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
+import type * as Tracer from "effect/Tracer"
 import * as Stream from "effect/Stream"
 import * as Auth from "./Auth.js"
 import * as ClientState from "./ClientState.js"
@@ -548,7 +549,10 @@ export const make = (
       })
 
     const startRun = (start: Start, runOptions: RunOptions = {}): Stream.Stream<RunEvent, TamboError> =>
-      Streams.unwrapScoped(Effect.gen(function* () {
+      // The run's span is handed to what needs it as a parent rather than put in the stream's
+      // context: in the context, it wrapped every effect of every chunk in one more layer.
+      Streams.withSpanOf("Tambo.run", { captureStackTrace: false }, (runSpan) =>
+      Streams.unwrapScoped(Effect.withParentSpan(Effect.gen(function* () {
         // Waits for a token exchange in flight; a refused one fails the run before it starts.
         yield* auth.credentials
         const requested = runOptions.threadId ?? (yield* store.get).currentThreadId
@@ -570,9 +574,9 @@ export const make = (
           : `${ClientState.LOCAL_THREAD_PREFIX}${++localThreadCounter}`
         const maxSteps = runOptions.maxSteps ?? defaultMaxSteps
         const autoExecute = runOptions.autoExecuteTools ?? true
-        // The run's span (the stream's outermost): it gets the thread and first run ids at RUN_STARTED.
-        const runSpan = Option.getOrUndefined(yield* Effect.option(Effect.currentSpan))
-        yield* Effect.annotateCurrentSpan({ "tambo.thread_id": existing ?? "new", "tambo.max_steps": maxSteps })
+        // The run's span gets the thread and first run ids at RUN_STARTED.
+        runSpan.attribute("tambo.thread_id", existing ?? "new")
+        runSpan.attribute("tambo.max_steps", maxSteps)
 
         // Where this run's events are recorded until RUN_STARTED names the thread.
         const run = {
@@ -588,6 +592,8 @@ export const make = (
           serverThreadId: undefined as string | undefined,
           cancelSent: false,
           cancelledWith: undefined as RunCancelledError | undefined,
+          // The span of the step streaming now.
+          stepSpan: undefined as Tracer.Span | undefined,
           lockKey: localId === ClientState.PLACEHOLDER_THREAD_ID
             ? `${ClientState.LOCAL_THREAD_PREFIX}${++localThreadCounter}`
             : localId ?? requested
@@ -595,10 +601,22 @@ export const make = (
         const releasePlaceholder = () => {
           if (placeholderOwner === run.lockKey) placeholderOwner = undefined
         }
-        if (localId === ClientState.PLACEHOLDER_THREAD_ID) {
-          placeholderOwner = run.lockKey
-          yield* Effect.addFinalizer(() => Effect.sync(releasePlaceholder))
-        }
+        // How the run ends, once its first message is recorded (set below).
+        let recordEnd: ((exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>) | undefined
+        // What the run holds: the placeholder, then also the thread's lock (set below).
+        let release = (): Effect.Effect<void> => Effect.sync(releasePlaceholder)
+        // One finalizer for all the run holds: the end is recorded (and the server told) first,
+        // then the thread's lock and the placeholder are let go. Each release checks what it
+        // holds, so registering it before anything is held loses nothing.
+        yield* Scope.addFinalizerExit(
+          yield* Effect.scope,
+          (exit) =>
+            Effect.withParentSpan(
+              Effect.ensuring(recordEnd === undefined ? Effect.void : recordEnd(exit), Effect.suspend(release)),
+              runSpan
+            )
+        )
+        if (localId === ClientState.PLACEHOLDER_THREAD_ID) placeholderOwner = run.lockKey
 
         const cancelOnServer = (): Effect.Effect<void> => {
           const threadId = ClientState.isLocalThreadId(run.threadId) ? run.serverThreadId : run.threadId
@@ -655,17 +673,19 @@ export const make = (
             return Effect.zipRight(wait, Effect.suspend(() => acquire))
           }
         )
-        yield* Effect.acquireRelease(acquire, () =>
+        release = () =>
           Effect.zipRight(
             Ref.update(activeRuns, (runs) => {
               releasePlaceholder()
+              if (runs.get(run.lockKey) !== entry && runs.get(run.threadId) !== entry) return runs
               const next = new Map(runs)
               if (next.get(run.lockKey) === entry) next.delete(run.lockKey)
               if (next.get(run.threadId) === entry) next.delete(run.threadId)
               return next
             }),
             Deferred.succeed(done, undefined)
-          ))
+          )
+        yield* acquire
 
         const tools = yield* registry.toApiTools
         const components = yield* registry.toApiComponents
@@ -711,9 +731,8 @@ export const make = (
         // Read synchronously by the per-chunk step below (the test clock too).
         const clock = yield* Effect.clock
 
-        /** The run's own bookkeeping of a chunk's events; true if one of them starts a run. */
-        const track = (events: ReadonlyArray<Transport.RunStreamEvent>): boolean => {
-          let started = false
+        /** The run's own bookkeeping of a chunk's events. */
+        const track = (events: ReadonlyArray<Transport.RunStreamEvent>): void => {
           for (let i = 0; i < events.length; i++) {
             const event = events[i]!
             switch (event.type) {
@@ -721,11 +740,12 @@ export const make = (
                 run.threadId = event.threadId
                 run.runId = event.runId
                 run.finished = false
-                started = true
-                if (runSpan !== undefined && run.steps === 0) {
+                if (run.steps === 0) {
                   runSpan.attribute("tambo.thread_id", event.threadId)
                   runSpan.attribute("tambo.run_id", event.runId)
                 }
+                run.stepSpan?.attribute("tambo.thread_id", event.threadId)
+                run.stepSpan?.attribute("tambo.run_id", event.runId)
                 break
               }
               case "RUN_FINISHED": {
@@ -747,7 +767,6 @@ export const make = (
               }
             }
           }
-          return started
         }
 
         /** A chunk as one action: the reducer moves the run to its thread at RUN_STARTED. */
@@ -784,16 +803,13 @@ export const make = (
           onInput: (chunk: Chunk.Chunk<Transport.RunStreamEvent>) => {
             const events = Chunk.toReadonlyArray(chunk)
             const from = run.threadId
-            const started = track(events)
+            track(events)
             const locking = !run.locked && !ClientState.isLocalThreadId(run.threadId)
-            if (!started && !locking && from === run.threadId && !ClientState.isLocalThreadId(from)) {
+            if (!locking && from === run.threadId && !ClientState.isLocalThreadId(from)) {
               return Channel.zipRight(Channel.write(recordChunk(events, from)), stepLoop)
             }
             return Channel.flatMap(
               Channel.fromEffect(Effect.gen(function* () {
-                if (started) {
-                  yield* Effect.annotateCurrentSpan({ "tambo.thread_id": run.threadId, "tambo.run_id": run.runId ?? "" })
-                }
                 if (locking) {
                   // The thread has its id now: cancelRun and conflicts can find the run under it.
                   run.locked = true
@@ -813,13 +829,20 @@ export const make = (
           onDone: () => Channel.void
         })
 
+        /** A step: one run stream (its request made by `open`), in a span of its own. */
         const step = (
-          stream: Stream.Stream<Transport.RunStreamEvent, TamboError>
+          open: (hooks: Transport.RunHooks) => Stream.Stream<Transport.RunStreamEvent, TamboError>
         ): Stream.Stream<RunEvent, TamboError> =>
-          Stream.fromChannel(Channel.pipeTo(Stream.toChannel(stream), stepLoop)).pipe(
+          Streams.withSpanOf(
+            "Tambo.step",
             // The stack at this point is the SDK's own: not worth capturing for every step.
-            Stream.withSpan("Tambo.step", { attributes: { "tambo.step": run.steps }, captureStackTrace: false }),
-            Stream.concat(Streams.unwrap(Effect.suspend(afterStep))),
+            { attributes: { "tambo.step": run.steps }, captureStackTrace: false, parent: runSpan },
+            (span) => {
+              run.stepSpan = span
+              return Stream.fromChannel(Channel.pipeTo(Stream.toChannel(open(hooksOf(span))), stepLoop))
+            }
+          ).pipe(
+            Stream.concat(Streams.unwrap(Effect.withParentSpan(Effect.suspend(afterStep), runSpan))),
             // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
             Stream.catchAll((error) => Stream.fail(cancellation() ?? error))
           )
@@ -909,10 +932,13 @@ export const make = (
               const at = yield* now
               yield* record([{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
               run.runId = undefined
-              return step(continueWith(results))
+              return step((hooks) => continueWith(results, hooks))
             })
             // Tools and approvals run between two requests: a cancellation stops them too.
-            return Stream.concat(requested, Streams.unwrap(Effect.raceFirst(proceed, Deferred.await(cancelled))))
+            return Stream.concat(
+              requested,
+              Streams.unwrap(Effect.raceFirst(Effect.withParentSpan(proceed, runSpan), Deferred.await(cancelled)))
+            )
           })
 
         const requestFor = (message: Transport.InputMessage, previous: string | undefined): Transport.RunRequest => ({
@@ -923,17 +949,17 @@ export const make = (
           ...(runOptions.toolChoice === undefined ? {} : { toolChoice: runOptions.toolChoice })
         })
 
+        // cancelRun aborts the request in flight: the stream ends even while it waits for bytes.
+        const abortWhen = Deferred.await(cancelled)
         // The response headers name the run before RUN_STARTED does: enough to cancel it.
-        const hooks: Transport.RunHooks = {
-          // cancelRun aborts the request in flight: the stream ends even while it waits for bytes.
-          abortWhen: Deferred.await(cancelled),
-          onOpen: (ids) => {
-            if (ids.runId !== undefined) run.runId = ids.runId
-            if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId
-          }
+        const onOpen = (ids: { readonly threadId: string | undefined; readonly runId: string | undefined }) => {
+          if (ids.runId !== undefined) run.runId = ids.runId
+          if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId
         }
+        // The step's span is the parent of its request's.
+        const hooksOf = (span: Tracer.Span): Transport.RunHooks => ({ abortWhen, onOpen, span })
 
-        const continueWith = (results: ReadonlyArray<Types.ToolResultContent>) =>
+        const continueWith = (results: ReadonlyArray<Types.ToolResultContent>, hooks: Transport.RunHooks) =>
           Auth.withCredentialsStream(auth, (c) =>
             transport.runOnThread(
               c,
@@ -947,7 +973,7 @@ export const make = (
 
         // Whatever ends the stream early (interruption, a consumer that stops
         // reading, a failure) cancels a run still going, and records how it ended.
-        yield* Effect.addFinalizer((exit) =>
+        recordEnd = (exit) =>
           Effect.gen(function* () {
             // The run's last chunks may wait for the store's next batch: the run ends once
             // it is written, so whoever sees the run end sees all of it in the store. Waiting
@@ -993,9 +1019,8 @@ export const make = (
                 }
             ])
           })
-        )
 
-        const open = (previous: string | undefined) => {
+        const open = (previous: string | undefined, hooks: Transport.RunHooks) => {
           const first = requestFor(firstMessage, previous)
           // A 401 before the run starts (an expired token) exchanges again and retries once.
           return Auth.withCredentialsStream(auth, (c) =>
@@ -1003,31 +1028,33 @@ export const make = (
         }
         // A stale previousRunId (another client, or a run cancelled before it was named, moved
         // the thread on) is refused before any work: ask the server for the right one, once.
-        const opened = existing === undefined ? open(previousRunId) : open(previousRunId).pipe(
-          Stream.catchAll((error) =>
-            error._tag === "ApiError" && error.code === "INVALID_PREVIOUS_RUN"
-              ? Streams.unwrap(
-                Effect.map(
-                  withCredentials((c) => transport.retrieveThread(c, existing)),
-                  (remote) => open(remote.lastCompletedRunId)
+        const opened = (hooks: Transport.RunHooks) =>
+          existing === undefined ? open(previousRunId, hooks) : open(previousRunId, hooks).pipe(
+            Stream.catchAll((error) =>
+              error._tag === "ApiError" && error.code === "INVALID_PREVIOUS_RUN"
+                ? Streams.unwrap(
+                  Effect.map(
+                    withCredentials((c) => transport.retrieveThread(c, existing)).pipe(Effect.withParentSpan(runSpan)),
+                    (remote) => open(remote.lastCompletedRunId, hooks)
+                  )
                 )
-              )
-              : Stream.fail(error)
-          )
-        )
-        // A displaced run may still hold the server's lock for a moment (cancelled before its
-        // response named it, the server notices the closed connection on its next write).
-        const afterDisplaced = displaced
-          ? Stream.retry(
-            opened,
-            Schedule.spaced("50 millis").pipe(
-              Schedule.intersect(Schedule.recurs(60)),
-              Schedule.whileInput((error: TamboError) => error._tag === "RunConflictError")
+                : Stream.fail(error)
             )
           )
-          : opened
+        // A displaced run may still hold the server's lock for a moment (cancelled before its
+        // response named it, the server notices the closed connection on its next write).
+        const afterDisplaced = (hooks: Transport.RunHooks) =>
+          displaced
+            ? Stream.retry(
+              opened(hooks),
+              Schedule.spaced("50 millis").pipe(
+                Schedule.intersect(Schedule.recurs(60)),
+                Schedule.whileInput((error: TamboError) => error._tag === "RunConflictError")
+              )
+            )
+            : opened(hooks)
         return step(afterDisplaced)
-      })).pipe(Stream.withSpan("Tambo.run", { captureStackTrace: false }))
+      }), runSpan)))
 
     const run = (message: string | Transport.InputMessage, runOptions?: RunOptions) =>
       startRun({ _tag: "Message", message: toInputMessage(message) }, runOptions)

@@ -26,6 +26,7 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
 import { makeSseDecoder } from "./internal/sse.js"
@@ -129,6 +130,11 @@ export interface RunHooks {
    * per-chunk race, so it costs nothing while the run streams.
    */
   readonly abortWhen?: Effect.Effect<unknown, unknown>
+  /**
+   * The parent of the request's span, when the caller traces the run with a
+   * span it does not put in the stream's context.
+   */
+  readonly span?: Tracer.AnySpan
 }
 
 /**
@@ -470,7 +476,8 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
                 Effect.zipRight(Effect.exit(abortWhen), Scope.close(requestScope, Exit.void))
               )
             }
-            return yield* Scope.extend(open, requestScope)
+            const span = hooks?.span
+            return yield* Scope.extend(span === undefined ? open : Effect.withParentSpan(open, span), requestScope)
           }),
           (response) =>
           decodeSse(

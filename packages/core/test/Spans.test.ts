@@ -1,7 +1,6 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -13,86 +12,16 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Tracer from "effect/Tracer"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
+import { ancestors, makeTracer, type RecordedSpan } from "./tracing.js"
 
 const SECRET_API_KEY = "sk-tambo-secret-api-key-7f3a9c"
 const SECRET_USER_TOKEN = "user-token-secret-4b1d22e8"
 
 const serverClock = { offsetMillis: 0 }
 const server = useServer({ apiKey: SECRET_API_KEY, now: () => Date.now() + serverClock.offsetMillis })
-
-// ---------------------------------------------------------------------------
-// an in-memory tracer
-
-class RecordedSpan implements Tracer.Span {
-  readonly _tag = "Span"
-  readonly sampled = true
-  readonly attributes = new Map<string, unknown>()
-  readonly events: Array<{ readonly name: string; readonly attributes: Record<string, unknown> | undefined }> = []
-  readonly links: Array<Tracer.SpanLink>
-  status: Tracer.SpanStatus
-  exit: Exit.Exit<unknown, unknown> | undefined
-
-  constructor(
-    readonly name: string,
-    readonly spanId: string,
-    readonly traceId: string,
-    readonly parent: Option.Option<Tracer.AnySpan>,
-    readonly context: Context.Context<never>,
-    links: ReadonlyArray<Tracer.SpanLink>,
-    startTime: bigint,
-    readonly kind: Tracer.SpanKind
-  ) {
-    this.links = [...links]
-    this.status = { _tag: "Started", startTime }
-  }
-
-  end(endTime: bigint, exit: Exit.Exit<unknown, unknown>): void {
-    this.status = { _tag: "Ended", startTime: this.status.startTime, endTime, exit }
-    this.exit = exit
-  }
-
-  attribute(key: string, value: unknown): void {
-    this.attributes.set(key, value)
-  }
-
-  event(name: string, _startTime: bigint, attributes?: Record<string, unknown>): void {
-    this.events.push({ name, attributes })
-  }
-
-  addLinks(links: ReadonlyArray<Tracer.SpanLink>): void {
-    this.links.push(...links)
-  }
-}
-
-const makeTracer = () => {
-  const spans: Array<RecordedSpan> = []
-  let ids = 0
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
-      const id = `span-${++ids}`
-      const traceId = Option.match(parent, { onNone: () => `trace-${id}`, onSome: (p) => p.traceId })
-      const span = new RecordedSpan(name, id, traceId, parent, context, links, startTime, kind)
-      spans.push(span)
-      return span
-    },
-    context: (f) => f()
-  })
-  return { spans, layer: Layer.setTracer(tracer) }
-}
-
-const ancestors = (span: RecordedSpan): Array<RecordedSpan> => {
-  const out: Array<RecordedSpan> = []
-  let parent = span.parent
-  while (Option.isSome(parent) && parent.value instanceof RecordedSpan) {
-    out.push(parent.value)
-    parent = parent.value.parent
-  }
-  return out
-}
 
 const named = (spans: ReadonlyArray<RecordedSpan>, name: string) => spans.filter((s) => s.name === name)
 
@@ -192,6 +121,32 @@ describe("spans", () => {
       const [retrieve] = named(spans, "TamboTransport.retrieveThread")
       expect(ancestors(retrieve!)).toContain(run)
       expect(retrieve!.attributes.get("tambo.thread_id")).toBe(seeded.id)
+    }).pipe(Effect.provide(tamboLayer(server())), Effect.provide(layer))
+  })
+
+  it.live("an interrupted run tells the server inside its span, which ends interrupted", () => {
+    const { layer, spans } = makeTracer()
+    return Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      server().setScript([Script.text("Partial"), Script.hang()])
+      const tambo = yield* Tambo.Tambo
+      const started = yield* Deferred.make<string>()
+      const running = yield* tambo.run("wait forever").pipe(
+        Stream.tap((e) => e.event.type === "RUN_STARTED" ? Deferred.succeed(started, e.event.runId) : Effect.void),
+        Stream.runDrain,
+        Effect.fork
+      )
+      const runId = yield* Deferred.await(started)
+      yield* Fiber.interrupt(running)
+      const [run] = named(spans, "Tambo.run")
+      expect(run!.exit !== undefined && Exit.isInterrupted(run!.exit)).toBe(true)
+      const [cancel] = named(spans, "TamboTransport.cancelRun")
+      expect(ancestors(cancel!)).toContain(run)
+      expect(cancel!.attributes.get("tambo.run_id")).toBe(runId)
+      const [step] = named(spans, "Tambo.step")
+      expect(step!.parent).toEqual(Option.some(run))
+      expect(step!.status._tag).toBe("Ended")
+      expect(server().cancels.map((c) => c.runId)).toEqual([runId])
     }).pipe(Effect.provide(tamboLayer(server())), Effect.provide(layer))
   })
 

@@ -3,8 +3,10 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Streams from "../src/internal/streams.js"
+import { makeTracer, type RecordedSpan } from "./tracing.js"
 
 /** A scoped resource that logs its life, and the stream it opens. */
 const opened = (log: Array<string>, inner: Stream.Stream<number, string>) =>
@@ -76,4 +78,70 @@ describe("Streams", () => {
       expect(yield* Effect.exit(Stream.runDrain(stream))).toEqual(Exit.fail("refused"))
       expect(log).toEqual(["open", "close"])
     }))
+
+  describe("withSpanOf", () => {
+    const named = (spans: ReadonlyArray<RecordedSpan>, name: string) => spans.find((s) => s.name === name)!
+
+    it.effect("the span starts with the stream, ends with its exit, and stays out of the stream's context", () => {
+      const { layer, spans } = makeTracer()
+      return Effect.gen(function* () {
+        let made = 0
+        const inner: Array<string> = []
+        const stream = Streams.withSpanOf("work", { attributes: { step: 1 } }, (span) => {
+          made++
+          return Stream.fromEffect(
+            Effect.map(Effect.currentSpan, (current) => {
+              inner.push(current.name)
+              span.attribute("seen", true)
+              return 1
+            })
+          )
+        })
+        expect(made).toBe(0)
+        yield* Stream.runDrain(stream).pipe(Effect.withSpan("caller"))
+        const work = named(spans, "work")
+        expect(made).toBe(1)
+        // The stream's own effects still see the caller's span: the span was handed over, not provided.
+        expect(inner).toEqual(["caller"])
+        expect(Option.map(work.parent, (p) => (p as RecordedSpan).name)).toEqual(Option.some("caller"))
+        expect(Object.fromEntries(work.attributes)).toEqual({ step: 1, seen: true })
+        expect(work.status._tag).toBe("Ended")
+        expect(work.status._tag === "Ended" && Exit.isSuccess(work.status.exit)).toBe(true)
+      }).pipe(Effect.provide(layer))
+    })
+
+    it.effect("a failing stream ends its span with the failure; an explicit parent is kept", () => {
+      const { layer, spans } = makeTracer()
+      return Effect.gen(function* () {
+        const parent = yield* Effect.makeSpan("parent")
+        const exit = yield* Effect.exit(
+          Stream.runDrain(Streams.withSpanOf("work", { parent }, () => Stream.concat(Stream.make(1), Stream.fail("boom"))))
+        )
+        expect(exit).toEqual(Exit.fail("boom"))
+        const work = named(spans, "work")
+        expect(Option.map(work.parent, (p) => (p as RecordedSpan).name)).toEqual(Option.some("parent"))
+        expect(work.status._tag === "Ended" && work.status.exit).toEqual(Exit.fail("boom"))
+      }).pipe(Effect.provide(layer))
+    })
+
+    it.live("an interrupted consumer ends the span as interrupted; an early stop ends it too", () => {
+      const { layer, spans } = makeTracer()
+      return Effect.gen(function* () {
+        const started = yield* Effect.makeLatch()
+        const fiber = yield* Effect.fork(
+          Stream.runDrain(Streams.withSpanOf("hanging", {}, () => Stream.concat(Stream.fromEffect(started.open), Stream.never)))
+        )
+        yield* started.await
+        yield* Fiber.interrupt(fiber)
+        const hanging = named(spans, "hanging")
+        expect(hanging.status._tag === "Ended" && Exit.isInterrupted(hanging.status.exit)).toBe(true)
+
+        const taken = yield* Stream.runCollect(
+          Stream.take(Streams.withSpanOf("endless", {}, () => Stream.iterate(1, (n) => n + 1)), 2)
+        )
+        expect(Chunk.toReadonlyArray(taken)).toEqual([1, 2])
+        expect(named(spans, "endless").status._tag).toBe("Ended")
+      }).pipe(Effect.provide(layer))
+    })
+  })
 })

@@ -10,8 +10,10 @@
  */
 import * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 
 /** The stream an effect computes, with no per-element layer. */
 export const unwrap = <A, E2, R2, E, R>(
@@ -29,4 +31,27 @@ export const unwrapScoped = <A, E2, R2, E, R>(
     Channel.ensuringWith(
       Channel.unwrap(Effect.map(Scope.extend(effect, scope), Stream.toChannel)),
       (exit) => Scope.close(scope, exit)
+    ))))
+
+/**
+ * A stream inside a span made when it starts and ended with its exit.
+ *
+ * `Stream.withSpan` puts the span in the context of everything the stream
+ * runs, which wraps every effect its executor runs in one more layer; this
+ * hands the span to `f` instead, for the few effects that need it as their
+ * parent (`Effect.withParentSpan`).
+ */
+export const withSpanOf = <A, E, R>(
+  name: string,
+  options: Tracer.SpanOptions,
+  f: (span: Tracer.Span) => Stream.Stream<A, E, R>
+): Stream.Stream<A, E, R> =>
+  Stream.fromChannel(Channel.unwrap(Effect.map(Effect.makeSpan(name, options), (span) =>
+    Channel.ensuringWith(
+      Stream.toChannel(f(span)),
+      (exit) =>
+        Effect.flatMap(
+          FiberRef.get(FiberRef.currentTracerTimingEnabled),
+          (timing) => Effect.clockWith((clock) => Effect.sync(() => span.end(timing ? clock.unsafeCurrentTimeNanos() : 0n, exit)))
+        )
     ))))
