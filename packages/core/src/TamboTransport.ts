@@ -479,20 +479,21 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
             const span = hooks?.span
             return yield* Scope.extend(span === undefined ? open : Effect.withParentSpan(open, span), requestScope)
           }),
-          (response) =>
-          decodeSse(
-            response.stream.pipe(
-              Stream.mapError((error) =>
-                new TransportError({
-                  reason: "Disconnected",
-                  message: `The run's stream broke: ${error.message}`,
-                  method: "POST",
-                  url,
-                  cause: error
-                })
-              )
-            )
-          ))
+          (response) => {
+            const broke = (error: { readonly message: string }) =>
+              new TransportError({
+                reason: "Disconnected",
+                message: `The run's stream broke: ${error.message}`,
+                method: "POST",
+                url,
+                cause: error
+              })
+            const body = webBodyOf(response)
+            return body === undefined
+              ? decodeSse(response.stream.pipe(Stream.mapError(broke)))
+              : decodeSseBody(body, (cause) => broke(cause instanceof Error ? cause : { message: String(cause) }))
+          }
+        )
       )
     }
 
@@ -748,23 +749,7 @@ export const decodeSse = <E>(
   bytes: Stream.Stream<Uint8Array, E>
 ): Stream.Stream<RunStreamEvent, E | DecodeError | TransportError> =>
   Stream.suspend(() => {
-    const decoder = makeSseDecoder()
-    let failure: DecodeError | undefined
-    // A fresh array per network chunk, handed on as is.
-    let out: Array<RunStreamEvent> = []
-    const onData = (data: string) => {
-      if (failure !== undefined) return
-      const decoded = Events.decodeFrame(data)
-      if (decoded._tag === "Left") failure = decoded.left
-      else out.push(decoded.right)
-    }
-    const ending = (): Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, DecodeError> => {
-      const { pending } = decoder.end()
-      if (pending === undefined) return Channel.void
-      // A final event without its blank line: decode it rather than lose it.
-      const decoded = Events.decodeFrame(pending)
-      return decoded._tag === "Left" ? Channel.fail(decoded.left) : Channel.write(Chunk.of(decoded.right))
-    }
+    const decoder = makeEventDecoder()
     // One synchronous step per network chunk, written as a plain read loop: an effectful
     // mapping stage (`mapChunksEffect`) here made the events of every chunk outlive their
     // young generation, doubling the collector's work on a long run.
@@ -777,23 +762,103 @@ export const decodeSse = <E>(
       unknown
     > = Channel.readWithCause({
       onInput: (chunk: Chunk.Chunk<Uint8Array>) => {
-        for (const piece of chunk) decoder.push(piece, onData)
-        const events = out
-        out = []
-        if (failure !== undefined) {
-          // Deliver what decoded before the bad frame, then fail.
-          const error = failure
-          return events.length > 0
-            ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), Channel.fail(error))
-            : Channel.fail(error)
-        }
-        return events.length > 0 ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), loop) : loop
+        for (const piece of chunk) decoder.push(piece)
+        return decoder.emit(loop)
       },
       onFailure: Channel.failCause,
-      onDone: () => Channel.suspend(ending)
+      onDone: () => Channel.suspend(decoder.end)
     })
     return Stream.fromChannel(Channel.pipeTo(Stream.toChannel(bytes), loop))
   })
+
+/**
+ * The web `ReadableStream` under a response from a fetch-based `HttpClient`,
+ * if it has one: read directly, a run's events are decoded in the same stage
+ * that reads the bytes.
+ */
+const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStream<Uint8Array> | undefined => {
+  const source: unknown = (response as { readonly source?: unknown }).source
+  return typeof Response === "function" && source instanceof Response && source.body !== null
+    ? source.body
+    : undefined
+}
+
+/**
+ * Decodes a web byte stream into run events in one stage: each read is
+ * decoded as it arrives, with no byte stream in between. The reader is
+ * cancelled if the stream stops before the body ends.
+ */
+const decodeSseBody = <E>(
+  body: ReadableStream<Uint8Array>,
+  onError: (cause: unknown) => E
+): Stream.Stream<RunStreamEvent, E | DecodeError> =>
+  Stream.suspend(() => {
+    const decoder = makeEventDecoder()
+    const reader = body.getReader()
+    let ended = false
+    const read = Effect.async<ReadableStreamReadResult<Uint8Array>, E>((resume) => {
+      reader.read().then(
+        (result) => resume(Effect.succeed(result)),
+        (cause) => resume(Effect.fail(onError(cause)))
+      )
+    })
+    const loop: Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, E | DecodeError, unknown, void, unknown> =
+      Channel.flatMap(Channel.fromEffect(read), (result) => {
+        if (result.done) {
+          ended = true
+          return Channel.suspend(decoder.end)
+        }
+        decoder.push(result.value)
+        return decoder.emit(loop)
+      })
+    return Stream.fromChannel(Channel.ensuring(
+      loop,
+      Effect.suspend(() => ended ? Effect.void : Effect.promise(() => reader.cancel().catch(() => undefined)))
+    ))
+  })
+
+/**
+ * The decoding shared by both readers: bytes in, events out per network
+ * chunk, the first undecodable frame failing the stream after what came
+ * before it.
+ */
+const makeEventDecoder = () => {
+  const decoder = makeSseDecoder()
+  let failure: DecodeError | undefined
+  // A fresh array per network chunk, handed on as is.
+  let out: Array<RunStreamEvent> = []
+  const onData = (data: string) => {
+    if (failure !== undefined) return
+    const decoded = Events.decodeFrame(data)
+    if (decoded._tag === "Left") failure = decoded.left
+    else out.push(decoded.right)
+  }
+  return {
+    push: (bytes: Uint8Array) => decoder.push(bytes, onData),
+    /** Writes what the last chunks completed, then goes on with `next` (or fails). */
+    emit: <In, E, InE>(
+      next: Channel.Channel<Chunk.Chunk<RunStreamEvent>, In, E | DecodeError, InE, unknown, unknown>
+    ): Channel.Channel<Chunk.Chunk<RunStreamEvent>, In, E | DecodeError, InE, unknown, unknown> => {
+      const events = out
+      out = []
+      if (failure !== undefined) {
+        // Deliver what decoded before the bad frame, then fail.
+        const error = failure
+        return events.length > 0
+          ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), Channel.fail(error))
+          : Channel.fail(error)
+      }
+      return events.length > 0 ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), next) : next
+    },
+    end: (): Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, DecodeError> => {
+      const { pending } = decoder.end()
+      if (pending === undefined) return Channel.void
+      // A final event without its blank line: decode it rather than lose it.
+      const decoded = Events.decodeFrame(pending)
+      return decoded._tag === "Left" ? Channel.fail(decoded.left) : Channel.write(Chunk.of(decoded.right))
+    }
+  }
+}
 
 /**
  * The transport, given a configuration and an `HttpClient`.

@@ -1,4 +1,5 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Script } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
@@ -117,6 +118,83 @@ describe("TamboTransport", () => {
       expect(String(error)).not.toContain("secret-key-123")
       expect(JSON.stringify(error)).not.toContain("secret-key-123")
     }).pipe(Effect.provide(transportLayer({ apiKey: "secret-key-123" }))))
+})
+
+// A run's body is read directly when the client's response exposes its web body (fetch), and
+// through the response's byte stream otherwise: both readers behave the same.
+const withoutWebBody = Layer.effect(
+  HttpClient.HttpClient,
+  Effect.map(
+    HttpClient.HttpClient,
+    HttpClient.transformResponse(Effect.map((response) =>
+      new Proxy(response, {
+        get: (target, key) => (key === "source" ? undefined : Reflect.get(target, key, target))
+      })
+    ))
+  )
+).pipe(Layer.provide(FetchHttpClient.layer))
+
+const readers = [
+  { name: "the web body", http: FetchHttpClient.layer },
+  { name: "the byte stream", http: withoutWebBody }
+] as const
+
+describe.each(readers)("a run's body read through $name", ({ http }) => {
+  const layer = Transport.layer.pipe(
+    Layer.provide(Layer.suspend(() =>
+      TamboConfig.layer({ apiKey: server().apiKey, tamboUrl: server().url, maxRetries: 0 })
+    )),
+    Layer.provide(http)
+  )
+  const types = (events: Chunk.Chunk<Transport.RunStreamEvent>) => Chunk.toReadonlyArray(events).map((e) => e.type)
+
+  it.live("every event arrives, split across reads however the server wrote them", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text(Array.from({ length: 2_000 }, (_, i) => `tok${i} `))])
+      const transport = yield* Transport.TamboTransport
+      const events = yield* Stream.runCollect(transport.createRun(user, hello))
+      const deltas = Chunk.toReadonlyArray(events).flatMap((e) => e.type === "TEXT_MESSAGE_CONTENT" ? [e.delta] : [])
+      expect(deltas).toHaveLength(2_000)
+      expect(deltas.join("")).toBe(Array.from({ length: 2_000 }, (_, i) => `tok${i} `).join(""))
+      expect(types(events).at(-1)).toBe("RUN_FINISHED")
+    }).pipe(Effect.provide(layer)))
+
+  it.live("a connection dropped mid-stream is a Disconnected TransportError after the events before it", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text(["a", "b", "c", "d"]), Script.dropAfter(3)])
+      const transport = yield* Transport.TamboTransport
+      const seen: Array<string> = []
+      const error = yield* transport.createRun(user, hello).pipe(
+        Stream.runForEach((e) => Effect.sync(() => seen.push(e.type))),
+        Effect.flip
+      )
+      // The server drops the connection before the message ends.
+      expect(seen).toEqual(["RUN_STARTED", "TEXT_MESSAGE_START", ...Array(4).fill("TEXT_MESSAGE_CONTENT")])
+      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Disconnected", method: "POST" })
+    }).pipe(Effect.provide(layer)))
+
+  it.live("a malformed frame is a DecodeError carrying it, after the events before it", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("a"), Script.frame("data: {not json\n\n")])
+      const transport = yield* Transport.TamboTransport
+      const seen: Array<string> = []
+      const error = yield* transport.createRun(user, hello).pipe(
+        Stream.runForEach((e) => Effect.sync(() => seen.push(e.type))),
+        Effect.flip
+      )
+      expect(seen).toContain("TEXT_MESSAGE_CONTENT")
+      expect(fields(error)).toMatchObject({ _tag: "DecodeError", frame: "{not json" })
+    }).pipe(Effect.provide(layer)))
+
+  it.live("a consumer that stops early closes the connection: the server sees the run cancelled", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("partial"), Script.hang()])
+      const transport = yield* Transport.TamboTransport
+      const first = yield* Stream.runCollect(Stream.take(transport.createRun(user, hello), 2))
+      expect(types(first)).toEqual(["RUN_STARTED", "TEXT_MESSAGE_START"])
+      while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
+      expect(server().cancels.map((c) => c.reason)).toEqual(["connection_closed"])
+    }).pipe(Effect.provide(layer)))
 })
 
 describe("decodeSse", () => {
