@@ -50,6 +50,8 @@ interface Measure {
   readonly ms: number
   readonly events: number
   readonly peakHeapMb: number
+  /** Per round, this time over the floor's time in the same round. */
+  readonly roundRatios: ReadonlyArray<number>
 }
 
 /** Runs `f` once and returns its time and event count. */
@@ -76,8 +78,9 @@ const peakHeapOnce = async (f: () => Promise<number>): Promise<number> => {
 /**
  * Measures the contenders of one scenario: rounds in which each runs once, in
  * turn (so a slow moment on a shared machine hits all of them alike), the
- * best time of each; then one more run each from a collected heap for the
- * peak memory. A forced collection is not part of any timed run: it also
+ * best time of each, and each round's ratio to the floor measured in the same
+ * round (its median is steadier than a ratio of two bests taken at different
+ * moments); then one more run each from a collected heap for the peak memory. A forced collection is not part of any timed run: it also
  * shrinks the young generation, which then taxes whoever allocates first
  * afterwards.
  */
@@ -85,18 +88,22 @@ const measureAll = async (
   contenders: ReadonlyArray<() => Promise<number>>
 ): Promise<{ readonly measures: Array<Measure>; readonly rounds: number }> => {
   const best: Array<{ ms: number; events: number } | undefined> = contenders.map(() => undefined)
+  const roundRatios: Array<Array<number>> = contenders.map(() => [])
   const started = performance.now()
   let rounds = 0
   while (rounds < maxRounds && (rounds < minRounds || performance.now() - started < measuringBudgetMs)) {
     rounds++
+    let floorMs = 0
     for (let i = 0; i < contenders.length; i++) {
       const result = await timeOnce(contenders[i]!)
       if (best[i] === undefined || result.ms < best[i]!.ms) best[i] = result
+      if (i === 0) floorMs = result.ms
+      roundRatios[i]!.push(result.ms / floorMs)
     }
   }
   const measures: Array<Measure> = []
   for (let i = 0; i < contenders.length; i++) {
-    measures.push({ ...best[i]!, peakHeapMb: await peakHeapOnce(contenders[i]!) })
+    measures.push({ ...best[i]!, peakHeapMb: await peakHeapOnce(contenders[i]!), roundRatios: roundRatios[i]! })
   }
   return { measures, rounds }
 }
@@ -186,10 +193,19 @@ const runUpstream = async (server: Server, scenario: string, runs: number): Prom
   return counts.reduce((a, b) => a + b, 0)
 }
 
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
 const fmt = (m: Measure, floor?: Measure) =>
   `${m.ms.toFixed(0).padStart(7)} ms  ${(m.events / (m.ms / 1000)).toFixed(0).padStart(9)} ev/s  ` +
   `peak +${m.peakHeapMb.toFixed(1).padStart(6)} MB` +
-  (floor === undefined ? "" : `  ${(m.ms / floor.ms).toFixed(2).padStart(6)}x floor`)
+  (floor === undefined
+    ? ""
+    : `  ${(m.ms / floor.ms).toFixed(2).padStart(6)}x floor` +
+      ` (median of the rounds' own ratios ${median(m.roundRatios).toFixed(2)}x)`)
 
 const main = async () => {
   const server = await startServer()
