@@ -774,7 +774,10 @@ export const decodeSse = <E>(
 /**
  * The web `ReadableStream` under a response from a fetch-based `HttpClient`,
  * if it has one: read directly, a run's events are decoded in the same stage
- * that reads the bytes.
+ * that reads the bytes. `@effect/platform`'s fetch client keeps the web
+ * `Response` as `source`; that field is not part of the `HttpClientResponse`
+ * interface, so it is checked for what it is, and any other response goes
+ * through its byte stream.
  */
 const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStream<Uint8Array> | undefined => {
   const source: unknown = (response as { readonly source?: unknown }).source
