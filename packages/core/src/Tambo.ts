@@ -565,6 +565,21 @@ export const make = (
           return yield* new ToolError({ reason: "NotPending", message: "A new thread has no pending tool calls" })
         }
         const existing = isNew ? undefined : requested
+        // How the run ends, once its first message is recorded (set below).
+        let recordEnd: ((exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>) | undefined
+        // What the run holds: nothing yet, then the placeholder, then also the thread's lock.
+        let release = (): Effect.Effect<void> => Effect.void
+        // One finalizer for all the run holds: the end is recorded (and the server told) first,
+        // then the thread's lock and the placeholder are let go. Each release checks what it
+        // holds, so registering it before anything is held loses nothing.
+        yield* Scope.addFinalizerExit(
+          yield* Effect.scope,
+          (exit) =>
+            Effect.withParentSpan(
+              Effect.ensuring(recordEnd === undefined ? Effect.void : recordEnd(exit), Effect.suspend(release)),
+              runSpan
+            )
+        )
         // A new thread's run records into the placeholder (what a UI shows for a new
         // conversation) unless another new-thread run is using it: then into a thread of its own.
         const localId = !isNew
@@ -601,22 +616,9 @@ export const make = (
         const releasePlaceholder = () => {
           if (placeholderOwner === run.lockKey) placeholderOwner = undefined
         }
-        // How the run ends, once its first message is recorded (set below).
-        let recordEnd: ((exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>) | undefined
-        // What the run holds: the placeholder, then also the thread's lock (set below).
-        let release = (): Effect.Effect<void> => Effect.sync(releasePlaceholder)
-        // One finalizer for all the run holds: the end is recorded (and the server told) first,
-        // then the thread's lock and the placeholder are let go. Each release checks what it
-        // holds, so registering it before anything is held loses nothing.
-        yield* Scope.addFinalizerExit(
-          yield* Effect.scope,
-          (exit) =>
-            Effect.withParentSpan(
-              Effect.ensuring(recordEnd === undefined ? Effect.void : recordEnd(exit), Effect.suspend(release)),
-              runSpan
-            )
-        )
+        // Taken with no effect in between since the choice of localId above.
         if (localId === ClientState.PLACEHOLDER_THREAD_ID) placeholderOwner = run.lockKey
+        release = () => Effect.sync(releasePlaceholder)
 
         const cancelOnServer = (): Effect.Effect<void> => {
           const threadId = ClientState.isLocalThreadId(run.threadId) ? run.serverThreadId : run.threadId

@@ -403,6 +403,28 @@ describe("Tambo.run", () => {
       expect(Object.keys(state.threadMap).filter((id) => id.startsWith("local:"))).toEqual([])
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("a new-thread run gives the placeholder back however it ends: the next one records there again", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      // Only a run recorded in the placeholder makes its new thread the current one.
+      const recordsInPlaceholder = (text: string) =>
+        Effect.gen(function* () {
+          yield* tambo.startNewThread
+          server().setScript([Script.text(text)])
+          const events = yield* runAll(text, { threadId: "placeholder" })
+          expect((yield* tambo.state).currentThreadId).toBe(events.at(-1)!.threadId)
+        })
+      // Refused before any event.
+      server().setScript([Script.httpError(400)])
+      yield* Effect.flip(runAll("refused", { threadId: "placeholder" }))
+      yield* recordsInPlaceholder("after a refusal")
+      // Stopped early while streaming.
+      yield* tambo.startNewThread
+      server().setScript([Script.text("partial"), Script.hang()])
+      yield* tambo.run("stopped", { threadId: "placeholder" }).pipe(Stream.take(2), Stream.runDrain)
+      yield* recordsInPlaceholder("after an early stop")
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("a continuation retried after a 503 does not run the tool twice", () =>
     Effect.gen(function* () {
       let executions = 0
