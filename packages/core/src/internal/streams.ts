@@ -1,5 +1,5 @@
 /**
- * `unwrap` and `unwrapScoped` for streams, sequenced as channels.
+ * `unwrap`, `unwrapScoped` and a span for streams, sequenced as channels.
  *
  * `Stream.unwrap` and `Stream.unwrapScoped` are a `flatMap` over a stream of
  * one element, so every element of the inner stream passes through a concat
@@ -7,6 +7,7 @@
  * again for each one stacked on a run. These run the effect, then the inner
  * stream's channel, one after the other (a channel `flatMap`): elements flow
  * straight through, and a scope still lasts as long as the stream.
+ * `withSpanOf` likewise adds no layer around the stream's effects.
  */
 import * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
@@ -46,12 +47,13 @@ export const withSpanOf = <A, E, R>(
   options: Tracer.SpanOptions,
   f: (span: Tracer.Span) => Stream.Stream<A, E, R>
 ): Stream.Stream<A, E, R> =>
-  Stream.fromChannel(Channel.unwrap(Effect.map(Effect.makeSpan(name, options), (span) =>
-    Channel.ensuringWith(
-      Stream.toChannel(f(span)),
-      (exit) =>
-        Effect.flatMap(
-          FiberRef.get(FiberRef.currentTracerTimingEnabled),
-          (timing) => Effect.clockWith((clock) => Effect.sync(() => span.end(timing ? clock.unsafeCurrentTimeNanos() : 0n, exit)))
-        )
-    ))))
+  // Made uninterruptibly with its release: a span made is always ended.
+  Stream.fromChannel(Channel.acquireUseRelease(
+    Effect.makeSpan(name, options),
+    (span) => Stream.toChannel(f(span)),
+    (span, exit) =>
+      Effect.flatMap(
+        FiberRef.get(FiberRef.currentTracerTimingEnabled),
+        (timing) => Effect.clockWith((clock) => Effect.sync(() => span.end(timing ? clock.unsafeCurrentTimeNanos() : 0n, exit)))
+      )
+  ))
