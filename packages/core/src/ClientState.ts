@@ -315,6 +315,18 @@ const setOwn = <A>(record: Record<string, A>, key: string, value: A): void => {
   }
 }
 
+/**
+ * A copy of a thread map, made once per batch that changes it. Key by key
+ * rather than a spread: a map of a few dozen threads or more is a dictionary
+ * in V8, which a spread copies two to five times slower.
+ */
+const copyRecord = <A>(record: Readonly<Record<string, A>>): Record<string, A> => {
+  const copy: Record<string, A> = {}
+  const keys = Object.keys(record)
+  for (let i = 0; i < keys.length; i++) setOwn(copy, keys[i]!, record[keys[i]!]!)
+  return copy
+}
+
 const isPlainObject = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -1691,7 +1703,7 @@ class Batch {
     const base = this.state.threadMap
     const put = (threadId: string, next: ThreadState) => {
       if (next === getOwn(base, threadId)) return
-      threadMap ??= { ...base }
+      threadMap ??= copyRecord(base)
       setOwn(threadMap, threadId, next)
     }
     for (const [threadId, next] of this.adopted) {
@@ -1700,7 +1712,7 @@ class Batch {
     for (const [threadId, draft] of this.drafts) {
       if (draft === null) {
         if (Object.hasOwn(base, threadId)) {
-          threadMap ??= { ...base }
+          threadMap ??= copyRecord(base)
           delete threadMap[threadId]
         }
         continue

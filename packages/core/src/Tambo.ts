@@ -18,7 +18,6 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
@@ -405,7 +404,9 @@ export const make = (
     const executor = yield* ToolExecutor.ToolExecutor
     const contextHelpers = new Map<string, ContextHelper>(Object.entries(options.contextHelpers ?? {}))
     // Threads with a run in flight in this client, and how to cancel it.
-    const activeRuns = yield* Ref.make(new Map<string, ActiveRun>())
+    // Read and written only in synchronous steps, so a plain map is safe: one update is never
+    // interleaved with another.
+    const activeRuns = new Map<string, ActiveRun>()
     let localThreadCounter = 0
     // The run (by lock key) whose new thread is recorded in the placeholder until it starts.
     let placeholderOwner: string | undefined
@@ -654,10 +655,10 @@ export const make = (
         // Whether this run waited for (or cancelled) another one on its thread.
         let displaced = false
         const acquire: Effect.Effect<void, RunConflictError> = Effect.flatMap(
-          Ref.modify(activeRuns, (runs) => {
-            const active = runs.get(run.lockKey)
-            if (active !== undefined) return [active, runs] as const
-            return [undefined, new Map(runs).set(run.lockKey, entry)] as const
+          Effect.sync(() => {
+            const active = activeRuns.get(run.lockKey)
+            if (active === undefined) activeRuns.set(run.lockKey, entry)
+            return active
           }),
           (active) => {
             if (active === undefined) return Effect.void
@@ -677,13 +678,10 @@ export const make = (
         )
         release = () =>
           Effect.zipRight(
-            Ref.update(activeRuns, (runs) => {
+            Effect.sync(() => {
               releasePlaceholder()
-              if (runs.get(run.lockKey) !== entry && runs.get(run.threadId) !== entry) return runs
-              const next = new Map(runs)
-              if (next.get(run.lockKey) === entry) next.delete(run.lockKey)
-              if (next.get(run.threadId) === entry) next.delete(run.threadId)
-              return next
+              if (activeRuns.get(run.lockKey) === entry) activeRuns.delete(run.lockKey)
+              if (activeRuns.get(run.threadId) === entry) activeRuns.delete(run.threadId)
             }),
             Deferred.succeed(done, undefined)
           )
@@ -817,7 +815,7 @@ export const make = (
                   run.locked = true
                   releasePlaceholder()
                   const threadId = run.threadId
-                  yield* Ref.update(activeRuns, (runs) => new Map(runs).set(threadId, entry))
+                  activeRuns.set(threadId, entry)
                 }
                 // A chunk that moves the run touches more than its thread: it goes in the
                 // store's per-tick batch with what concurrent runs record.
@@ -1114,8 +1112,7 @@ export const make = (
       Effect.gen(function* () {
         const state = yield* store.get
         const id = threadId ?? state.currentThreadId
-        const runs = yield* Ref.get(activeRuns)
-        const local = runs.get(id)
+        const local = activeRuns.get(id)
         if (local !== undefined) return yield* local.cancel
         // Not running here: cancel what the store shows running (a quiet no-op when idle).
         const streaming = state.threadMap[id]?.streaming

@@ -345,6 +345,30 @@ const retrySchedule = (maxRetries: number) =>
     Schedule.intersect(Schedule.recurs(maxRetries))
   )
 
+/**
+ * `Effect.retry(effect, { schedule, while: retryable })`, with the schedule
+ * set up only once a first attempt failed in a way it may retry: a first
+ * attempt that succeeds, the common case, costs nothing more than the
+ * attempt. The first failure is replayed into the retry loop, so the retries,
+ * their delays and their number are the same.
+ */
+const retrying = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  schedule: Schedule.Schedule<unknown, E>,
+  retryable: (error: E) => boolean
+): Effect.Effect<A, E, R> =>
+  Effect.catchIf(effect, retryable, (first) => {
+    let replay = true
+    return Effect.retry(
+      Effect.suspend(() => {
+        if (!replay) return effect
+        replay = false
+        return Effect.fail(first)
+      }),
+      { schedule, while: retryable }
+    )
+  })
+
 // ---------------------------------------------------------------------------
 // REST through the typescript-sdk
 
@@ -405,7 +429,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           )
         )
       )
-      const retried = idempotent ? Effect.retry(attempt, { schedule, while: isRetryable }) : attempt
+      const retried = idempotent ? retrying(attempt, schedule, isRetryable) : attempt
       // The thread (and run) a call is about, from its path: traces are searched by them.
       const ids = /^\/(?:v1\/)?threads\/([^/]+)(?:\/runs\/([^/]+))?/.exec(path)
       return retried.pipe(
@@ -444,7 +468,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
         }),
         HttpClientRequest.bodyUnsafeJson(body)
       )
-      const open: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> =
+      const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> =
         client.execute(request).pipe(
           Effect.mapError((error) =>
             new TransportError({ reason: "Connect", message: error.message, method: "POST", url, cause: error })
@@ -461,10 +485,10 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
                   Effect.fail(errorFromStatus(response.status, errorBody, { method: "POST", url, threadId }))
                 )
               )
-          ),
-          // A run may be retried only before it produced anything: the status comes first.
-          Effect.retry({ schedule, while: isRetryable })
+          )
         )
+      // A run may be retried only before it produced anything: the status comes first.
+      const open = retrying(attempt, schedule, isRetryable)
       return Streams.unwrapScoped(
         Effect.map(
           Effect.gen(function* () {

@@ -647,6 +647,20 @@ describe("anomalies", () => {
     expect(getThreadState(s, "toString")).toBeUndefined()
   })
 
+  it("copying the map for a later batch keeps a __proto__ thread as data, among many", () => {
+    const many: Array<Action> = Array.from({ length: 300 }, (_, i) => e.textStart(`m${i}`)).map((event, i) =>
+      events(`t${i}`, [event])[0]!
+    )
+    const s = reduce(reduce(initial, events("__proto__", [e.textStart("m1")])), many)
+    const next = reduce(s, events("t7", [e.text("m7", "hi")]))
+    expect(Object.getPrototypeOf(next.threadMap)).toBe(Object.prototype)
+    expect(Object.keys(next.threadMap)).toEqual(Object.keys(s.threadMap))
+    expect(next.threadMap["__proto__"]).toBe(s.threadMap["__proto__"])
+    expect(next.threadMap.t8).toBe(s.threadMap.t8)
+    expect(getMessages(next, "t7")[0]!.content).toEqual([{ type: "text", text: "hi" }])
+    expect(prototypeKeys()).toEqual(prototypeKeysBefore)
+  })
+
   it("malformed input that slips past the types is recorded, never thrown", () => {
     const s = started()
     const garbage: ReadonlyArray<Action> = [

@@ -90,6 +90,29 @@ describe("TamboTransport", () => {
       expect(Chunk.toReadonlyArray(events).at(-1)!.type).toBe("RUN_FINISHED")
     }).pipe(Effect.provide(transportLayer({ maxRetries: 2 }))))
 
+  it.effect("a run request that keeps failing is tried once plus maxRetries times; one it may not retry, once", () =>
+    Effect.gen(function* () {
+      let calls = 0
+      server().setScript((request) => {
+        calls++
+        return [Script.httpError(request.text === "busy" ? 503 : 400)]
+      })
+      const transport = yield* Transport.TamboTransport
+      const message = (text: string) => ({ message: { role: "user" as const, content: [{ type: "text" as const, text }] } })
+      const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(transport.createRun(user, message("busy")))))
+      for (let i = 0; i < 40 && fiber.unsafePoll() === null; i++) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+        yield* TestClock.adjust("1 second")
+      }
+      const busy = yield* Fiber.join(fiber)
+      expect(calls).toBe(3)
+      expect(fields(busy)).toMatchObject({ _tag: "ApiError", status: 503, retryable: true })
+      calls = 0
+      const refused = yield* Effect.flip(Stream.runDrain(transport.createRun(user, message("bad"))))
+      expect(calls).toBe(1)
+      expect(fields(refused)).toMatchObject({ _tag: "ApiError", status: 400, retryable: false })
+    }).pipe(Effect.provide(transportLayer({ maxRetries: 2 }))))
+
   it.live("a 409 is a RunConflictError; a problem-details body gives the error its code", () =>
     Effect.sync(() => {
       const conflict = errorFromStatus(409, { type: "urn:tambo:error:concurrent_run", title: "Concurrent Run", status: 409, detail: "busy" }, { method: "POST", url: "u", threadId: "t" })
