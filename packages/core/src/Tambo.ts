@@ -450,7 +450,8 @@ export const make = (
     ): Effect.Effect<Record<string, unknown> | undefined> =>
       Effect.gen(function* () {
         const context: Record<string, unknown> = { ...(message.additionalContext ?? {}) }
-        const helpers = yield* Effect.forEach(
+        // Most runs have no helpers: no concurrent forEach to set up for them.
+        const helpers = contextHelpers.size === 0 ? [] : yield* Effect.forEach(
           [...contextHelpers.entries()],
           ([name, helper]) => Effect.map(runCallback(helper), (value) => [name, value] as const),
           { concurrency: "unbounded" }
