@@ -35,15 +35,15 @@ export type PatchResult =
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly reason: string; readonly operationIndex: number }
 
-const hostileSegments: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"])
-
 /**
  * Whether a pointer segment could reach an object's prototype chain.
  *
  * @since 0.1.0
  * @category Guards
  */
-export const isHostileSegment = (segment: string): boolean => hostileSegments.has(segment)
+// Compared directly: a segment is usually a fresh string, which a set lookup would hash first.
+export const isHostileSegment = (segment: string): boolean =>
+  segment === "__proto__" || segment === "constructor" || segment === "prototype"
 
 type Pointer = { readonly ok: true; readonly tokens: ReadonlyArray<string> } | { readonly ok: false; readonly reason: string }
 
@@ -79,7 +79,7 @@ const parseUncached = (pointer: string): Pointer => {
       if (/~(?![01])/.test(segment)) return { ok: false, reason: `path "${pointer}" has an invalid "~" escape` }
       token = segment.replace(/~1/g, "/").replace(/~0/g, "~")
     }
-    if (hostileSegments.has(token)) return { ok: false, reason: `path "${pointer}" names the forbidden segment "${token}"` }
+    if (isHostileSegment(token)) return { ok: false, reason: `path "${pointer}" names the forbidden segment "${token}"` }
     tokens[i] = token
   }
   return { ok: true, tokens: Object.freeze(tokens) }
