@@ -37,11 +37,12 @@ export type PatchResult =
 
 /**
  * Whether a pointer segment could reach an object's prototype chain.
+ * Compared directly: a segment is usually a fresh string, which a set lookup
+ * would hash first.
  *
  * @since 0.1.0
  * @category Guards
  */
-// Compared directly: a segment is usually a fresh string, which a set lookup would hash first.
 export const isHostileSegment = (segment: string): boolean =>
   segment === "__proto__" || segment === "constructor" || segment === "prototype"
 
