@@ -80,9 +80,9 @@ const peakHeapOnce = async (f: () => Promise<number>): Promise<number> => {
  * turn (so a slow moment on a shared machine hits all of them alike), the
  * best time of each, and each round's ratio to the floor measured in the same
  * round (its median is steadier than a ratio of two bests taken at different
- * moments); then one more run each from a collected heap for the peak memory. A forced collection is not part of any timed run: it also
- * shrinks the young generation, which then taxes whoever allocates first
- * afterwards.
+ * moments); then one more run each from a collected heap for the peak memory.
+ * A forced collection is not part of any timed run: it also shrinks the young
+ * generation, which then taxes whoever allocates first afterwards.
  */
 const measureAll = async (
   contenders: ReadonlyArray<() => Promise<number>>

@@ -25,6 +25,23 @@ const server = useServer({ apiKey: SECRET_API_KEY, now: () => Date.now() + serve
 
 const named = (spans: ReadonlyArray<RecordedSpan>, name: string) => spans.filter((s) => s.name === name)
 
+/** A run that streams a little then hangs, forked; resumes with its fiber once RUN_STARTED named it. */
+const startHangingRun = Effect.gen(function* () {
+  server().setScript([Script.text("Partial"), Script.hang()])
+  const tambo = yield* Tambo.Tambo
+  const started = yield* Deferred.make<{ readonly threadId: string; readonly runId: string }>()
+  const running = yield* tambo.run("wait forever").pipe(
+    Stream.tap((e) =>
+      e.event.type === "RUN_STARTED"
+        ? Deferred.succeed(started, { threadId: e.event.threadId, runId: e.event.runId })
+        : Effect.void
+    ),
+    Stream.runDrain,
+    Effect.fork
+  )
+  return { running, ...(yield* Deferred.await(started)) }
+})
+
 // ---------------------------------------------------------------------------
 
 const weather = Tool.make({
@@ -128,15 +145,7 @@ describe("spans", () => {
     const { layer, spans } = makeTracer()
     return Effect.gen(function* () {
       serverClock.offsetMillis = 0
-      server().setScript([Script.text("Partial"), Script.hang()])
-      const tambo = yield* Tambo.Tambo
-      const started = yield* Deferred.make<string>()
-      const running = yield* tambo.run("wait forever").pipe(
-        Stream.tap((e) => e.event.type === "RUN_STARTED" ? Deferred.succeed(started, e.event.runId) : Effect.void),
-        Stream.runDrain,
-        Effect.fork
-      )
-      const runId = yield* Deferred.await(started)
+      const { running, runId } = yield* startHangingRun
       yield* Fiber.interrupt(running)
       const [run] = named(spans, "Tambo.run")
       expect(run!.exit !== undefined && Exit.isInterrupted(run!.exit)).toBe(true)
@@ -154,19 +163,8 @@ describe("spans", () => {
     const { layer, spans } = makeTracer()
     return Effect.gen(function* () {
       serverClock.offsetMillis = 0
-      server().setScript([Script.text("Partial"), Script.hang()])
       const tambo = yield* Tambo.Tambo
-      const started = yield* Deferred.make<{ readonly threadId: string; readonly runId: string }>()
-      const running = yield* tambo.run("wait forever").pipe(
-        Stream.tap((e) =>
-          e.event.type === "RUN_STARTED"
-            ? Deferred.succeed(started, { threadId: e.event.threadId, runId: e.event.runId })
-            : Effect.void
-        ),
-        Stream.runDrain,
-        Effect.fork
-      )
-      const ids = yield* Deferred.await(started)
+      const { running, ...ids } = yield* startHangingRun
       yield* tambo.cancelRun(ids.threadId)
       const exit = yield* Fiber.await(running)
       expect(Exit.isFailure(exit) && Option.map(Cause.failureOption(exit.cause), (e) => e._tag)).toEqual(
