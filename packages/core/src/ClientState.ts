@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import type * as Events from "./Events.js"
-import { applyPatch, deepEqual, isHostileSegment } from "./internal/jsonPatch.js"
+import { applyPatch, deepEqual, parsePointer } from "./internal/jsonPatch.js"
 import { parsePartialJson } from "./internal/partialJson.js"
 import type {
   Content,
@@ -1158,17 +1158,24 @@ const isTopLevelSet = (document: unknown, operations: ReadonlyArray<Events.JsonP
   for (let i = 0; i < operations.length; i++) {
     const operation = operations[i]!
     if (operation.op !== "add" && operation.op !== "replace") return false
-    const path = operation.path
-    if (path.length < 2 || path.charCodeAt(0) !== 47 /* / */ || path.indexOf("/", 1) !== -1 || path.includes("~")) {
-      return false
-    }
     if (operation.value === undefined) return false
-    const key = path.slice(1)
-    if (isHostileSegment(key)) return false
+    const key = topLevelKey(operation.path)
+    if (key === undefined) return false
     if (operation.op === "replace" && !Object.hasOwn(document, key) && added?.has(key) !== true) return false
     if (operation.op === "add" && operations.length > 1) (added ??= new Set()).add(key)
   }
   return true
+}
+
+/**
+ * The key a one-segment path names, unescaped, or undefined (a deeper path, an invalid
+ * one, or one through a forbidden name). Parsed once per distinct path: the key comes
+ * back as the same string every time, stored the way property names are, so setting it
+ * costs no lookup of the name.
+ */
+const topLevelKey = (path: string): string | undefined => {
+  const pointer = parsePointer(path)
+  return pointer.ok && pointer.tokens.length === 1 ? pointer.tokens[0] : undefined
 }
 
 const handleComponentDelta = (
@@ -1191,7 +1198,7 @@ const handleComponentDelta = (
     d.owned.add(owned)
     for (let i = 0; i < operations.length; i++) {
       const operation = operations[i] as { readonly path: string; readonly value: unknown }
-      owned[operation.path.slice(1)] = operation.value
+      owned[topLevelKey(operation.path)!] = operation.value
     }
     value = owned
   } else {

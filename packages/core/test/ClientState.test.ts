@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import * as ClientState from "../src/ClientState.js"
 import type { Action, ClientState as State, ThreadState } from "../src/ClientState.js"
 import type * as Events from "../src/Events.js"
+import { applyPatch, type Operation } from "../src/internal/jsonPatch.js"
 import type { TamboThreadMessage, ToolResultContent } from "../src/Types.js"
 
 const { PLACEHOLDER_THREAD_ID: PLACEHOLDER, getMessages, getThreadState, initial, reduce } = ClientState
@@ -593,6 +594,28 @@ describe("anomalies", () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
 
+  it("top-level props patches, with escaped, empty and very long keys, give what the general patcher gives", () => {
+    const long = "k".repeat(1_000)
+    const patches: ReadonlyArray<ReadonlyArray<Operation>> = [
+      [{ op: "add", path: "/", value: "empty" }, { op: "add", path: "/a~1b", value: 1 }],
+      [{ op: "add", path: "/c~0d", value: 2 }, { op: "replace", path: "/a~1b", value: 3 }],
+      [{ op: "add", path: "/~01", value: 4 }, { op: "replace", path: "/", value: "still" }],
+      [{ op: "add", path: `/${long}`, value: 5 }],
+      [{ op: "replace", path: `/${long}`, value: 6 }, { op: "add", path: "/0", value: 7 }],
+      // Refused as a whole, as the general patcher refuses it: the key is not there.
+      [{ op: "add", path: "/x", value: 8 }, { op: "replace", path: "/c~1d", value: 9 }]
+    ]
+    const s = reduce(initial, events("t1", [e.componentStart("m1", "k1"), ...patches.map((ops) => e.props("k1", ops))]))
+    const expected = patches.reduce<unknown>((document, ops) => {
+      const result = applyPatch(document, ops)
+      return result.ok ? result.value : document
+    }, {})
+    const t = thread(s, "t1")
+    expect(t.thread.messages[0]!.content[0]).toMatchObject({ type: "component", props: expected })
+    expect(expected).toEqual({ "": "still", "a/b": 3, "c~d": 2, "~1": 4, [long]: 6, "0": 7 })
+    expect(t.anomalies.map((a) => a.reason)).toEqual([expect.stringContaining("/c~1d")])
+  })
+
   it("a chunk of props patches equals the same patches one by one, failures included", () => {
     const list: ReadonlyArray<AnyEvent> = [
       e.componentStart("m1", "k1"),
@@ -602,7 +625,7 @@ describe("anomalies", () => {
       e.props("k1", [{ op: "add", path: "/label", value: "l" }, { op: "replace", path: "/label", value: "m" }]),
       // Replacing a key that is not there fails, whole: the earlier add of the same patch is undone.
       e.props("k1", [{ op: "add", path: "/extra", value: 1 }, { op: "replace", path: "/missing", value: 2 }]),
-      // Deeper paths, removals and escapes go through the general patcher.
+      // Deeper paths and removals go through the general patcher.
       e.props("k1", [{ op: "add", path: "/points/-", value: 2 }]),
       e.props("k1", [{ op: "remove", path: "/label" }]),
       e.props("k1", [{ op: "add", path: "/a~1b", value: "slash" }]),

@@ -140,4 +140,13 @@ describe("parsePointer", () => {
   ] as const)("%j", (pointer, tokens) => {
     expect(parsePointer(pointer)).toEqual({ ok: true, tokens })
   })
+
+  it("parses a long pointer, and an invalid one, the same way every time", () => {
+    const long = `/${"a".repeat(5_000)}/b~1c`
+    expect(parsePointer(long)).toEqual({ ok: true, tokens: ["a".repeat(5_000), "b/c"] })
+    expect(parsePointer(long)).toEqual(parsePointer(long))
+    const hostile = `/${"a".repeat(5_000)}/__proto__`
+    expect(parsePointer(hostile)).toMatchObject({ ok: false, reason: expect.stringContaining("__proto__") })
+    expect(parsePointer(hostile)).toEqual(parsePointer(hostile))
+  })
 })

