@@ -5,9 +5,11 @@
  * Decoding runs once per event on streams of 100k+ events, so
  * {@link decodeFrame} dispatches on `type` (and a custom event's `name`) to a
  * validator built once per schema. The validators are compiled from the
- * schemas' ASTs into plain predicates; since no event schema transforms its
- * input, a valid parsed object is returned as is, without copying. Full
- * Schema decoding only runs on failure, to build the error message.
+ * schemas' ASTs into plain predicates, except for the few events long streams
+ * are made of, which have hand-written checks held to the same verdicts; since
+ * no event schema transforms its input, a valid parsed object is returned as
+ * is, without copying. Full Schema decoding only runs on failure, to build the
+ * error message.
  *
  * Events whose `type` (or custom `name`) is not known are kept, wrapped as
  * {@link UnknownEvent}: the protocol grows, and ignoring is the safe default.
@@ -753,16 +755,104 @@ interface Validator<A> {
  * this validator (`type`, and `name` for custom events), so they are not
  * checked twice.
  */
-const validator = <A, I>(schema: Schema.Schema<A, I>, dispatched: ReadonlyArray<string>): Validator<A> => {
-  const compiled = compile(schema.ast, dispatched)
+const validator = <A, I>(
+  schema: Schema.Schema<A, I>,
+  dispatched: ReadonlyArray<string>,
+  handWritten?: Predicate
+): Validator<A> => {
+  const compiled = handWritten ?? compile(schema.ast, dispatched)
   const is: (u: unknown) => u is A = compiled === undefined ? Schema.is(schema) : (u): u is A => compiled(u)
   // `exact` so that a missing required key fails here as it does in `is`.
   return { is, decode: Schema.decodeUnknownEither(schema, { exact: true }) }
 }
 
+// ---------------------------------------------------------------------------
+// Hand-written checks for the events long streams are made of
+// ---------------------------------------------------------------------------
+//
+// Text, argument and reasoning deltas and component patches are nearly every
+// event of a long run. The compiled predicates above read every property of
+// every schema through a few shared closures, so each read is a lookup the
+// engine cannot specialize; these checks name their properties, and cost a
+// fraction of that. Each takes an object whose `type` (and custom `name`) the
+// dispatcher matched, and gives the verdict of `Schema.is` for its schema (the
+// tests hold them to it on valid and broken variants).
+
+/** The fields every event may carry: an optional numeric `timestamp` (and `rawEvent`, anything). */
+const hasBaseFields = (u: Readonly<Record<string, unknown>>): boolean => {
+  const timestamp = u.timestamp
+  return timestamp === undefined || typeof timestamp === "number"
+}
+
+const isOperation = (u: unknown): boolean => {
+  if (!isPlainObject(u) || typeof u.path !== "string") return false
+  switch (u.op) {
+    case "add":
+    case "replace":
+    case "test":
+      return Object.hasOwn(u, "value")
+    case "remove":
+      return true
+    case "move":
+    case "copy":
+      return typeof u.from === "string"
+    default:
+      return false
+  }
+}
+
+const isOperationList = (u: unknown): boolean => {
+  if (!Array.isArray(u)) return false
+  for (let i = 0; i < u.length; i++) if (!isOperation(u[i])) return false
+  return true
+}
+
+const isStringRecord = (u: unknown): boolean => {
+  if (!isPlainObject(u)) return false
+  for (const key in u) if (Object.hasOwn(u, key) && typeof u[key] !== "string") return false
+  return true
+}
+
+const handWritten: { readonly [typeOrName: string]: Predicate } = {
+  TEXT_MESSAGE_CONTENT: (u) => {
+    const o = u as Record<string, unknown>
+    return typeof o.messageId === "string" && typeof o.delta === "string" && hasBaseFields(o)
+  },
+  TOOL_CALL_ARGS: (u) => {
+    const o = u as Record<string, unknown>
+    return typeof o.toolCallId === "string" && typeof o.delta === "string" && hasBaseFields(o)
+  },
+  THINKING_TEXT_MESSAGE_CONTENT: (u) => {
+    const o = u as Record<string, unknown>
+    return typeof o.delta === "string" && hasBaseFields(o)
+  },
+  REASONING_MESSAGE_CONTENT: (u) => {
+    const o = u as Record<string, unknown>
+    return typeof o.messageId === "string" && typeof o.delta === "string" && hasBaseFields(o)
+  },
+  "tambo.component.props_delta": (u) => {
+    const o = u as Record<string, unknown>
+    const value = o.value
+    if (!isPlainObject(value) || !hasBaseFields(o)) return false
+    const status = value.streamingStatus
+    return typeof value.componentId === "string" && isOperationList(value.operations) &&
+      (status === undefined || isStringRecord(status))
+  },
+  "tambo.component.state_delta": (u) => {
+    const o = u as Record<string, unknown>
+    const value = o.value
+    return isPlainObject(value) && typeof value.componentId === "string" && isOperationList(value.operations) &&
+      hasBaseFields(o)
+  }
+}
+
+const handWrittenFor = (typeOrName: string): Predicate | undefined =>
+  Object.hasOwn(handWritten, typeOrName) ? handWritten[typeOrName] : undefined
+
 const byType = new Map<string, Validator<TamboEvent>>()
 const register = <A extends TamboEvent, I>(schema: Schema.Schema<A, I> & { readonly fields: { readonly type: Schema.Literal<[A["type"]]> } }) => {
-  byType.set(schema.fields.type.literals[0], validator(schema, ["type"]))
+  const type = schema.fields.type.literals[0]
+  byType.set(type, validator(schema, ["type"], handWrittenFor(type)))
 }
 register(RunStartedEvent)
 register(RunFinishedEvent)
@@ -796,7 +886,8 @@ const byCustomName = new Map<string, Validator<TamboCustomEvent>>()
 const registerCustom = <A extends TamboCustomEvent, I>(
   schema: Schema.Schema<A, I> & { readonly fields: { readonly name: Schema.Literal<[A["name"]]> } }
 ) => {
-  byCustomName.set(schema.fields.name.literals[0], validator(schema, ["type", "name"]))
+  const name = schema.fields.name.literals[0]
+  byCustomName.set(name, validator(schema, ["type", "name"], handWrittenFor(name)))
 }
 registerCustom(ComponentStartEvent)
 registerCustom(ComponentPropsDeltaEvent)

@@ -209,6 +209,84 @@ describe("decodeFrame", () => {
     expect(checked).toBeGreaterThan(20)
   })
 
+  it("the hand-written checks of the frequent events agree with Schema.is on every broken variant", () => {
+    const schemaFor: Record<string, Schema.Schema.AnyNoContext> = {
+      TEXT_MESSAGE_CONTENT: Events.TextMessageContentEvent,
+      TOOL_CALL_ARGS: Events.ToolCallArgsEvent,
+      THINKING_TEXT_MESSAGE_CONTENT: Events.ThinkingTextMessageContentEvent,
+      REASONING_MESSAGE_CONTENT: Events.ReasoningMessageContentEvent,
+      "tambo.component.props_delta": Events.ComponentPropsDeltaEvent,
+      "tambo.component.state_delta": Events.ComponentStateDeltaEvent
+    }
+    const odd: ReadonlyArray<unknown> = [undefined, null, 0, 1.5, "s", "", true, [], ["a"], {}, { a: "x" }, { a: 1 }]
+    const operations: ReadonlyArray<unknown> = [
+      { op: "add", path: "/a", value: 1 },
+      { op: "add", path: "/a", value: undefined },
+      { op: "add", path: "/a" },
+      { op: "replace", path: "/a", value: null },
+      { op: "replace", path: 1, value: 1 },
+      { op: "test", value: 1 },
+      { op: "remove", path: "/a" },
+      { op: "remove" },
+      { op: "move", from: "/a", path: "/b" },
+      { op: "move", path: "/b" },
+      { op: "copy", from: 1, path: "/b" },
+      { op: "copy", from: "/a", path: "/b", extra: true },
+      { op: "merge", path: "/a", value: 1 },
+      { op: 1, path: "/a" },
+      { path: "/a", value: 1 },
+      null,
+      [],
+      "add"
+    ]
+    const bases: ReadonlyArray<Record<string, unknown>> = [
+      { type: "TEXT_MESSAGE_CONTENT", messageId: "m1", delta: "x", timestamp: 1 },
+      { type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: "{", timestamp: 1 },
+      { type: "THINKING_TEXT_MESSAGE_CONTENT", delta: "x", timestamp: 1 },
+      { type: "REASONING_MESSAGE_CONTENT", messageId: "r1", delta: "x", timestamp: 1 },
+      {
+        type: "CUSTOM",
+        name: "tambo.component.props_delta",
+        timestamp: 1,
+        value: { componentId: "k1", operations: [{ op: "add", path: "/a", value: 1 }], streamingStatus: { a: "started" } }
+      },
+      {
+        type: "CUSTOM",
+        name: "tambo.component.state_delta",
+        timestamp: 1,
+        value: { componentId: "k1", operations: [{ op: "remove", path: "/a" }] }
+      }
+    ]
+    /** Every way of breaking one field: removing it, or giving it each odd value. */
+    const variants = (base: Record<string, unknown>, keep: ReadonlyArray<string>): Array<Record<string, unknown>> =>
+      Object.keys(base).filter((key) => !keep.includes(key)).flatMap((key) => {
+        const { [key]: _, ...without } = base
+        return [without, ...odd.map((value) => ({ ...base, [key]: value }))]
+      })
+    const samples: Array<Record<string, unknown>> = []
+    for (const base of bases) {
+      samples.push(base, ...variants(base, ["type", "name"]), { ...base, rawEvent: { anything: [1] }, extra: 1 })
+      const value = base.value
+      if (typeof value === "object" && value !== null) {
+        for (const broken of variants(value as Record<string, unknown>, [])) samples.push({ ...base, value: broken })
+        for (const operation of operations) {
+          samples.push({ ...base, value: { ...value, operations: [operation] } })
+          samples.push({ ...base, value: { ...value, operations: [{ op: "remove", path: "/z" }, operation] } })
+        }
+      }
+    }
+    let accepted = 0
+    for (const sample of samples) {
+      const key = sample.type === "CUSTOM" ? String(sample.name) : String(sample.type)
+      const verdict = Schema.is(schemaFor[key]!)(sample)
+      if (verdict) accepted++
+      expect([key, sample, Either.isRight(Events.decodeEvent(sample))]).toEqual([key, sample, verdict])
+    }
+    // Both verdicts are exercised, many times over.
+    expect(accepted).toBeGreaterThan(30)
+    expect(samples.length - accepted).toBeGreaterThan(200)
+  })
+
   it("event schemas have no transformations (so valid input can be passed through)", () => {
     const schemas: ReadonlyArray<Schema.Schema.AnyNoContext> = [
       Events.RunStartedEvent,
