@@ -7,7 +7,7 @@
  *   pnpm bench                 every scenario, ours and the floor
  *   pnpm bench --upstream      also @tambo-ai/client 1.1.3 (slow: minutes)
  *   pnpm bench --only text     scenarios whose name contains "text"
- *   pnpm bench --repeats 9     exactly 9 rounds (default: at least 5, and more, up to 30,
+ *   pnpm bench --repeats 9     exactly 9 rounds (default: at least 5, and more, up to 100,
  *                              until the scenario has been measured for 4 s)
  *   pnpm bench --fold          consume each run with Stream.runFold, element by element
  */
@@ -30,7 +30,7 @@ const perElement = args.includes("--fold")
 const repeats = args.includes("--repeats") ? Number(args[args.indexOf("--repeats") + 1]) : undefined
 // Short scenarios get more rounds: a best of 5 over ~100 ms of measuring is mostly noise.
 const minRounds = repeats ?? 5
-const maxRounds = repeats ?? 30
+const maxRounds = repeats ?? 100
 const measuringBudgetMs = 4_000
 
 /** Starts the testing server in a child process (same conditions and loader as this one). */
@@ -212,7 +212,7 @@ const main = async () => {
   try {
     console.log(
       `tambo-effect benchmarks (best of ${
-        repeats ?? "5-30"
+        repeats ?? "5-100"
       } interleaved rounds; node ${process.version}; server in a child process)`
     )
     for (const scenario of scenarios) {
