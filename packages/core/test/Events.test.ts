@@ -168,20 +168,26 @@ describe("decodeFrame", () => {
     expect(Either.isRight(Events.decodeEvent({ type: "RUN_FINISHED", threadId: "t", runId: "r" }))).toBe(true)
   })
 
+  /** The schema of an event `type`, or of a custom event's `name`. */
+  const schemaFor: Record<string, Schema.Schema.AnyNoContext> = {
+    RUN_STARTED: Events.RunStartedEvent,
+    RUN_ERROR: Events.RunErrorEvent,
+    TEXT_MESSAGE_START: Events.TextMessageStartEvent,
+    TEXT_MESSAGE_CONTENT: Events.TextMessageContentEvent,
+    TOOL_CALL_ARGS: Events.ToolCallArgsEvent,
+    TOOL_CALL_RESULT: Events.ToolCallResultEvent,
+    STATE_SNAPSHOT: Events.StateSnapshotEvent,
+    STATE_DELTA: Events.StateDeltaEvent,
+    THINKING_TEXT_MESSAGE_CONTENT: Events.ThinkingTextMessageContentEvent,
+    REASONING_MESSAGE_CONTENT: Events.ReasoningMessageContentEvent,
+    "tambo.component.end": Events.ComponentEndEvent,
+    "tambo.component.props_delta": Events.ComponentPropsDeltaEvent,
+    "tambo.component.state_delta": Events.ComponentStateDeltaEvent,
+    "tambo.run.awaiting_input": Events.RunAwaitingInputEvent
+  }
+
   it("accepts exactly what Schema.is accepts", () => {
     // The compiled fast path must agree with the schema in both directions.
-    const schemaFor: Record<string, Schema.Schema.AnyNoContext> = {
-      RUN_STARTED: Events.RunStartedEvent,
-      RUN_ERROR: Events.RunErrorEvent,
-      TEXT_MESSAGE_START: Events.TextMessageStartEvent,
-      TEXT_MESSAGE_CONTENT: Events.TextMessageContentEvent,
-      TOOL_CALL_RESULT: Events.ToolCallResultEvent,
-      STATE_SNAPSHOT: Events.StateSnapshotEvent,
-      STATE_DELTA: Events.StateDeltaEvent,
-      "tambo.component.end": Events.ComponentEndEvent,
-      "tambo.component.props_delta": Events.ComponentPropsDeltaEvent,
-      "tambo.run.awaiting_input": Events.RunAwaitingInputEvent
-    }
     const samples: ReadonlyArray<Record<string, unknown>> = [
       ...valid,
       { type: "TEXT_MESSAGE_CONTENT", messageId: "m1" },
@@ -210,14 +216,6 @@ describe("decodeFrame", () => {
   })
 
   it("the hand-written checks of the frequent events agree with Schema.is on every broken variant", () => {
-    const schemaFor: Record<string, Schema.Schema.AnyNoContext> = {
-      TEXT_MESSAGE_CONTENT: Events.TextMessageContentEvent,
-      TOOL_CALL_ARGS: Events.ToolCallArgsEvent,
-      THINKING_TEXT_MESSAGE_CONTENT: Events.ThinkingTextMessageContentEvent,
-      REASONING_MESSAGE_CONTENT: Events.ReasoningMessageContentEvent,
-      "tambo.component.props_delta": Events.ComponentPropsDeltaEvent,
-      "tambo.component.state_delta": Events.ComponentStateDeltaEvent
-    }
     const odd: ReadonlyArray<unknown> = [undefined, null, 0, 1.5, "s", "", true, [], ["a"], {}, { a: "x" }, { a: 1 }]
     const operations: ReadonlyArray<unknown> = [
       { op: "add", path: "/a", value: 1 },
