@@ -70,17 +70,6 @@ const POINTER_CACHE_SIZE = 512
 const POINTER_CACHE_MAX_LENGTH = 256
 const pointerCache = new Map<string, Pointer>()
 
-/**
- * The same string, as the engine stores property names. A token cut from a
- * pointer is a fresh string: reading or writing a property with it makes the
- * engine look it up among its names on every access; with the stored name, it
- * does not (3-4x faster per access in V8).
- */
-const asPropertyName = (token: string): string => {
-  const names = Object.keys({ [token]: true })
-  return names.length === 1 ? names[0]! : token
-}
-
 const parseUncached = (pointer: string): Pointer => {
   if (pointer === "") return { ok: true, tokens: [] }
   if (pointer.charCodeAt(0) !== 47 /* / */) return { ok: false, reason: `path "${pointer}" does not start with "/"` }
@@ -95,7 +84,7 @@ const parseUncached = (pointer: string): Pointer => {
       token = segment.replace(/~1/g, "/").replace(/~0/g, "~")
     }
     if (isHostileSegment(token)) return { ok: false, reason: `path "${pointer}" names the forbidden segment "${token}"` }
-    tokens[i] = asPropertyName(token)
+    tokens[i] = token
   }
   return { ok: true, tokens: Object.freeze(tokens) }
 }
