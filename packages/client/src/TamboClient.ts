@@ -220,6 +220,19 @@ export interface Suggestion {
 }
 
 /**
+ * One page of the user's threads (see `listThreadsPage`): pass `nextCursor`
+ * back as `cursor` for the next page while `hasMore` is true.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface ThreadPage {
+  readonly threads: Array<TamboThread>
+  readonly hasMore: boolean
+  readonly nextCursor?: string | undefined
+}
+
+/**
  * A component registered under a name, as `@tambo-ai/client`'s
  * `registerComponent(name, component)` takes it: `props` (or `propsSchema`)
  * is its props' schema; a `component` value is ignored.
@@ -723,6 +736,31 @@ export class TamboClient {
   listThreads(params: { readonly cursor?: string; readonly limit?: number } = {}): Promise<Array<TamboThread>> {
     return this.#promise(
       Effect.map(this.#tambo.listThreads(params), (list) => list.threads.map(threadFromSummary))
+    )
+  }
+
+  /**
+   * One page of the user's threads, newest first, without their messages, and
+   * whether there are more: `listThreads` with what paging needs.
+   *
+   * @example
+   * ```ts
+   * let page = await client.listThreadsPage({ limit: 20 })
+   * while (page.hasMore) page = await client.listThreadsPage({ limit: 20, cursor: page.nextCursor })
+   * ```
+   *
+   * @since 0.1.0
+   */
+  listThreadsPage(params: { readonly cursor?: string | undefined; readonly limit?: number } = {}): Promise<ThreadPage> {
+    return this.#promise(
+      Effect.map(
+        this.#tambo.listThreads(params),
+        (list): ThreadPage => ({
+          threads: list.threads.map(threadFromSummary),
+          hasMore: list.hasMore,
+          ...(list.nextCursor === undefined ? {} : { nextCursor: list.nextCursor })
+        })
+      )
     )
   }
 

@@ -86,6 +86,11 @@ export {
    * @since 0.1.0
    * @category Models
    */
+  type ThreadPage,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
   type TamboAuthState,
   /**
    * @since 0.1.0

@@ -65,6 +65,18 @@ describe("threads", () => {
     expect(listed.map((t) => t.id).sort()).toEqual([first.id, second.id].sort())
     expect(listed[0]).toMatchObject({ messages: [], status: "idle", lastRunCancelled: false })
 
+    // Paged: one thread a page, the cursor leading to the other, then no more.
+    const firstPage = await client.listThreadsPage({ limit: 1 })
+    expect(firstPage).toMatchObject({ hasMore: true, nextCursor: expect.any(String) })
+    expect(firstPage.threads).toHaveLength(1)
+    const lastPage = await client.listThreadsPage({ limit: 1, cursor: firstPage.nextCursor })
+    expect(lastPage).toMatchObject({ hasMore: false })
+    expect(lastPage.nextCursor).toBeUndefined()
+    expect([...firstPage.threads, ...lastPage.threads].map((t) => t.id)).toEqual(listed.map((t) => t.id))
+    expect((await client.listThreadsPage()).threads.map((t) => t.id)).toEqual(listed.map((t) => t.id))
+    // A cursor the API did not give is refused, typed.
+    await expect(client.listThreadsPage({ cursor: "not-a-cursor" })).rejects.toMatchObject({ _tag: "ApiError", status: 400 })
+
     // A second client knows nothing: it loads the thread.
     const other = makeClient(server())
     const fetched = await other.fetchThread(first.id)

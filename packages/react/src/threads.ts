@@ -80,6 +80,10 @@ export interface UseTamboThreadListReturn extends Omit<QueryState<ReadonlyArray<
   /** The user's threads, newest first, without their messages (empty while loading). */
   readonly threads: ReadonlyArray<TamboThread>
   readonly data: ReadonlyArray<TamboThread> | undefined
+  /** Whether the API has more threads after these (false while loading). */
+  readonly hasMore: boolean
+  /** The `cursor` option that reads the next page, when there is one. */
+  readonly nextCursor: string | undefined
 }
 
 const NO_THREADS: ReadonlyArray<TamboThread> = []
@@ -98,9 +102,10 @@ const selectKnownThreads = (state: ClientState): string => {
 }
 
 /**
- * The user's threads from the API, newest first. Read when mounted and
- * again whenever the client created, renamed or deleted a thread; keeps
- * the last list while reading again.
+ * The user's threads from the API, newest first, a page at a time (`limit`,
+ * then `cursor: nextCursor` while `hasMore`). Read when mounted and again
+ * whenever the client created, renamed or deleted a thread; keeps the last
+ * page while reading again.
  *
  * @since 0.1.0
  * @category Hooks
@@ -111,12 +116,15 @@ export const useTamboThreadList = (options: UseTamboThreadListOptions = {}): Use
   const known = useTamboSelector(selectKnownThreads)
   const query = useQuery(
     enabled ? JSON.stringify([limit ?? null, cursor ?? null, known]) : undefined,
-    () =>
-      handle.client().listThreads({
-        ...(limit === undefined ? {} : { limit }),
-        ...(cursor === undefined ? {} : { cursor })
-      }),
+    () => handle.client().listThreadsPage({ cursor, ...(limit === undefined ? {} : { limit }) }),
     { keepData: true }
   )
-  return { ...query, threads: query.data ?? NO_THREADS }
+  const page = query.data
+  return {
+    ...query,
+    data: page?.threads,
+    threads: page?.threads ?? NO_THREADS,
+    hasMore: page?.hasMore ?? false,
+    nextCursor: page?.nextCursor
+  }
 }

@@ -37,6 +37,20 @@ describe("useTamboThreadList", () => {
     expect(server().requests.filter((request) => request.method === "GET")).toHaveLength(0)
     rerender({ enabled: true })
     await waitFor(() => expect(result.current.threads).toHaveLength(2))
+    expect(result.current.threads.map((thread) => thread.name)).toEqual(["c", "b"])
+    expect(result.current).toMatchObject({ hasMore: true, nextCursor: expect.any(String) })
+  })
+
+  it("reads the next page with the cursor it gave", async () => {
+    for (const name of ["a", "b", "c"]) server().threads.create({ userKey: "user-1", name })
+    const { rerender, result } = renderHook(
+      ({ cursor }: { readonly cursor: string | undefined }) => useTamboThreadList({ limit: 2, cursor }),
+      { wrapper: wrapperFor(connection(server())), initialProps: { cursor: undefined as string | undefined } }
+    )
+    await waitFor(() => expect(result.current.hasMore).toBe(true))
+    rerender({ cursor: result.current.nextCursor })
+    await waitFor(() => expect(result.current.threads.map((thread) => thread.name)).toEqual(["a"]))
+    expect(result.current).toMatchObject({ hasMore: false, nextCursor: undefined })
   })
 
   it("reports a failed read", async () => {
