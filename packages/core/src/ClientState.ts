@@ -1147,24 +1147,29 @@ const handleComponentStart = (d: ThreadDraft, event: Events.ComponentStartEvent,
 }
 
 /**
- * Whether a patch only sets top-level keys of a plain object ("add" anywhere,
- * "replace" of a key that exists or an earlier operation added): such a patch
- * cannot fail. Keys needing an escape, or that could reach a prototype, are
- * left to the general patcher.
+ * The keys, in order, of a patch that only sets top-level keys of a plain
+ * object ("add" anywhere, "replace" of a key that exists or an earlier
+ * operation added), or undefined for any other patch. Such a patch cannot
+ * fail. Paths that are deeper, invalid, or through a forbidden name are left
+ * to the general patcher.
  */
-const isTopLevelSet = (document: unknown, operations: ReadonlyArray<Events.JsonPatchOperation>): document is Record<string, unknown> => {
-  if (!isPlainObject(document)) return false
+const topLevelSetKeys = (
+  document: Readonly<Record<string, unknown>>,
+  operations: ReadonlyArray<Events.JsonPatchOperation>
+): ReadonlyArray<string> | undefined => {
+  const keys: Array<string> = new Array(operations.length)
   let added: Set<string> | undefined
   for (let i = 0; i < operations.length; i++) {
     const operation = operations[i]!
-    if (operation.op !== "add" && operation.op !== "replace") return false
-    if (operation.value === undefined) return false
+    if (operation.op !== "add" && operation.op !== "replace") return undefined
+    if (operation.value === undefined) return undefined
     const key = topLevelKey(operation.path)
-    if (key === undefined) return false
-    if (operation.op === "replace" && !Object.hasOwn(document, key) && added?.has(key) !== true) return false
+    if (key === undefined) return undefined
+    if (operation.op === "replace" && !Object.hasOwn(document, key) && added?.has(key) !== true) return undefined
     if (operation.op === "add" && operations.length > 1) (added ??= new Set()).add(key)
+    keys[i] = key
   }
-  return true
+  return keys
 }
 
 /**
@@ -1191,14 +1196,15 @@ const handleComponentDelta = (
   if (current.type !== "component") return d.anomaly(event.name, `block ${componentId} is not a component`, at)
   const document = field === "props" ? current.props : (current.state ?? {})
   let value: unknown
-  if (isTopLevelSet(document, operations)) {
+  const record = isPlainObject(document) ? document : undefined
+  const keys = record === undefined ? undefined : topLevelSetKeys(record, operations)
+  if (record !== undefined && keys !== undefined) {
     // The common streaming shape: top-level keys set. It cannot fail, so it is applied in
     // place to this batch's copy of the document, made once for all of the batch's patches.
-    const owned = d.owned.has(document) ? document : { ...document }
+    const owned = d.owned.has(record) ? record : { ...record }
     d.owned.add(owned)
-    for (let i = 0; i < operations.length; i++) {
-      const operation = operations[i] as { readonly path: string; readonly value: unknown }
-      owned[topLevelKey(operation.path)!] = operation.value
+    for (let i = 0; i < keys.length; i++) {
+      owned[keys[i]!] = (operations[i] as { readonly value: unknown }).value
     }
     value = owned
   } else {
