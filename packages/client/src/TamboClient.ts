@@ -734,9 +734,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   listThreads(params: { readonly cursor?: string; readonly limit?: number } = {}): Promise<Array<TamboThread>> {
-    return this.#promise(
-      Effect.map(this.#tambo.listThreads(params), (list) => list.threads.map(threadFromSummary))
-    )
+    return this.listThreadsPage(params).then((page) => page.threads)
   }
 
   /**
