@@ -205,9 +205,17 @@ export class RunController {
     for (const wake of waiters) wake()
   }
 
+  /**
+   * A chunk's bookkeeping, done as the chunk arrives; the effect returned only
+   * hands the chunk on, and is the shared `Effect.void` when nobody reads the
+   * events. A fresh effect per chunk that holds the chunk (an `Effect.suspend`
+   * around all this) made every chunk's events outlive the young generation
+   * even when nothing read them: over 12 runs of 100k text deltas awaited
+   * through `thread`, 221 MB promoted to the old generation against 46 MB.
+   */
   #onChunk(chunk: Chunk.Chunk<Tambo.RunEvent>): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      if (Chunk.isEmpty(chunk)) return Effect.void
+    if (Chunk.isEmpty(chunk)) return Effect.void
+    try {
       const last = Chunk.unsafeLast(chunk)
       if (this.threadId === undefined && !isLocalThreadId(last.threadId)) {
         this.threadId = last.threadId
@@ -217,10 +225,12 @@ export class RunController {
       this.latest = last.snapshot
       this.hooks.onEvents?.(chunk)
       this.#wake()
-      const sink = this.#sink
-      const toSink = sink === undefined || sink.closed ? Effect.void : Queue.offerAll(sink.queue, chunk)
-      return this.#observers === 0 ? toSink : Effect.zipRight(PubSub.publishAll(this.#pubsub, chunk), toSink)
-    })
+    } catch (error) {
+      return Effect.die(error)
+    }
+    const sink = this.#sink
+    const toSink = sink === undefined || sink.closed ? Effect.void : Queue.offerAll(sink.queue, chunk)
+    return this.#observers === 0 ? toSink : Effect.zipRight(PubSub.publishAll(this.#pubsub, chunk), toSink)
   }
 
   #finish(exit: Exit.Exit<void, CoreError>) {
