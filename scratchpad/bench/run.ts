@@ -1,8 +1,9 @@
 /**
  * The benchmark suite: streams scripted runs through the testing server on
- * loopback and prints, per scenario, time, events per second, peak heap and
- * the ratio to a floor that only reads the SSE bytes and JSON.parses each
- * frame. Figures, not assertions: shared machines are noisy.
+ * loopback and prints, per scenario, time, events per second, peak heap, the
+ * share of its time spent in garbage collection, and the ratio to a floor that
+ * only reads the SSE bytes and JSON.parses each frame. Figures, not
+ * assertions: shared machines are noisy.
  *
  *   pnpm bench                 every scenario, ours and the floor
  *   pnpm bench --upstream      also @tambo-ai/client 1.1.3 (slow: minutes)
@@ -12,6 +13,7 @@
  *   pnpm bench --fold          consume each run with Stream.runFold, element by element
  */
 import { spawn } from "node:child_process"
+import { PerformanceObserver } from "node:perf_hooks"
 import { createInterface } from "node:readline"
 import { Effect, ManagedRuntime, Stream } from "effect"
 import { Tambo } from "@tambo-effect/core"
@@ -50,15 +52,47 @@ interface Measure {
   readonly ms: number
   readonly events: number
   readonly peakHeapMb: number
+  /** Of all its timed runs, the share of the time spent in garbage collection pauses. */
+  readonly gcShare: number
   /** Per round, this time over the floor's time in the same round. */
   readonly roundRatios: ReadonlyArray<number>
 }
 
-/** Runs `f` once and returns its time and event count. */
-const timeOnce = async (f: () => Promise<number>): Promise<{ readonly ms: number; readonly events: number }> => {
+/**
+ * Garbage collection pauses, as the runtime reports them: start and duration,
+ * in ms. A pause counts for the run it began in; it may also collect what the
+ * run before left, so for scenarios of a few ms the split between contenders
+ * is rough.
+ */
+const gcPauses: Array<{ readonly start: number; readonly duration: number }> = []
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcPauses.push({ start: entry.startTime, duration: entry.duration })
+})
+gcObserver.observe({ entryTypes: ["gc"] })
+
+/** Milliseconds of garbage collection that started inside each window. */
+const gcMsWithin = (windows: ReadonlyArray<{ readonly start: number; readonly end: number }>): number => {
+  for (const entry of gcObserver.takeRecords()) gcPauses.push({ start: entry.startTime, duration: entry.duration })
+  let total = 0
+  for (const pause of gcPauses) {
+    if (windows.some((w) => pause.start >= w.start && pause.start < w.end)) total += pause.duration
+  }
+  return total
+}
+
+interface Timed {
+  readonly ms: number
+  readonly events: number
+  readonly start: number
+  readonly end: number
+}
+
+/** Runs `f` once and returns its time, event count and window. */
+const timeOnce = async (f: () => Promise<number>): Promise<Timed> => {
   const start = performance.now()
   const events = await f()
-  return { ms: performance.now() - start, events }
+  const end = performance.now()
+  return { ms: end - start, events, start, end }
 }
 
 /** Runs `f` once from a collected heap, sampling the heap every 5 ms; returns the peak above the start. */
@@ -87,7 +121,8 @@ const peakHeapOnce = async (f: () => Promise<number>): Promise<number> => {
 const measureAll = async (
   contenders: ReadonlyArray<() => Promise<number>>
 ): Promise<{ readonly measures: Array<Measure>; readonly rounds: number }> => {
-  const best: Array<{ ms: number; events: number } | undefined> = contenders.map(() => undefined)
+  const best: Array<Timed | undefined> = contenders.map(() => undefined)
+  const windows: Array<Array<Timed>> = contenders.map(() => [])
   const roundRatios: Array<Array<number>> = contenders.map(() => [])
   const started = performance.now()
   let rounds = 0
@@ -97,13 +132,25 @@ const measureAll = async (
     for (let i = 0; i < contenders.length; i++) {
       const result = await timeOnce(contenders[i]!)
       if (best[i] === undefined || result.ms < best[i]!.ms) best[i] = result
+      windows[i]!.push(result)
       if (i === 0) floorMs = result.ms
       roundRatios[i]!.push(result.ms / floorMs)
     }
   }
+  // Pauses are reported a little after they happen: let them arrive before counting.
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  const gcShares = windows.map((timed) => gcMsWithin(timed) / timed.reduce((sum, t) => sum + t.ms, 0))
+  gcPauses.length = 0
   const measures: Array<Measure> = []
   for (let i = 0; i < contenders.length; i++) {
-    measures.push({ ...best[i]!, peakHeapMb: await peakHeapOnce(contenders[i]!), roundRatios: roundRatios[i]! })
+    const { ms, events } = best[i]!
+    measures.push({
+      ms,
+      events,
+      gcShare: gcShares[i]!,
+      peakHeapMb: await peakHeapOnce(contenders[i]!),
+      roundRatios: roundRatios[i]!
+    })
   }
   return { measures, rounds }
 }
@@ -201,7 +248,7 @@ const median = (values: ReadonlyArray<number>): number => {
 
 const fmt = (m: Measure, floor?: Measure) =>
   `${m.ms.toFixed(0).padStart(7)} ms  ${(m.events / (m.ms / 1000)).toFixed(0).padStart(9)} ev/s  ` +
-  `peak +${m.peakHeapMb.toFixed(1).padStart(6)} MB` +
+  `peak +${m.peakHeapMb.toFixed(1).padStart(6)} MB  gc ${(m.gcShare * 100).toFixed(0).padStart(2)}%` +
   (floor === undefined
     ? ""
     : `  ${(m.ms / floor.ms).toFixed(2).padStart(6)}x floor` +
@@ -235,6 +282,7 @@ const main = async () => {
       if (upstream !== undefined) console.log(`  upstream  ${fmt(upstream, floor)}`)
     }
   } finally {
+    gcObserver.disconnect()
     await runtime?.dispose()
     server.close()
   }
