@@ -65,14 +65,15 @@ interface Measure {
  * is rough.
  */
 const gcPauses: Array<{ readonly start: number; readonly duration: number }> = []
-const gcObserver = new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) gcPauses.push({ start: entry.startTime, duration: entry.duration })
-})
+const recordPauses = (entries: ReadonlyArray<PerformanceEntry>) => {
+  for (const entry of entries) gcPauses.push({ start: entry.startTime, duration: entry.duration })
+}
+const gcObserver = new PerformanceObserver((list) => recordPauses(list.getEntries()))
 gcObserver.observe({ entryTypes: ["gc"] })
 
 /** Milliseconds of garbage collection that started inside each window. */
 const gcMsWithin = (windows: ReadonlyArray<{ readonly start: number; readonly end: number }>): number => {
-  for (const entry of gcObserver.takeRecords()) gcPauses.push({ start: entry.startTime, duration: entry.duration })
+  recordPauses(gcObserver.takeRecords())
   let total = 0
   for (const pause of gcPauses) {
     if (windows.some((w) => pause.start >= w.start && pause.start < w.end)) total += pause.duration
