@@ -644,8 +644,14 @@ export const make = (
             threadId: run.threadId,
             ...(run.runId === undefined ? {} : { runId: run.runId })
           })
-          return Effect.zipRight(cancelOnServer(), Deferred.fail(cancelled, run.cancelledWith).pipe(Effect.asVoid))
+          return Effect.zipRight(
+            cancelOnServer(),
+            Effect.zipRight(Deferred.fail(cancelled, run.cancelledWith), Effect.suspend(() => abortRequest))
+          )
         })
+        // Aborts the request in flight (its stream ends at once, even while it waits for
+        // bytes); the transport hands it over as each request starts.
+        let abortRequest: Effect.Effect<void> = Effect.void
         const done = yield* Deferred.make<void>()
         const entry: ActiveRun = { cancel: cancelThisRun, done }
         /** The cancellation, once cancelRun happened. */
@@ -950,15 +956,21 @@ export const make = (
           ...(runOptions.toolChoice === undefined ? {} : { toolChoice: runOptions.toolChoice })
         })
 
-        // cancelRun aborts the request in flight: the stream ends even while it waits for bytes.
-        const abortWhen = Deferred.await(cancelled)
+        // cancelRun aborts the request in flight, which the transport hands over here; no fiber
+        // watches for the cancellation. A request about to start after it is not sent.
+        const registerAbort = (abort: Effect.Effect<void>): Effect.Effect<void, RunCancelledError> =>
+          Effect.suspend(() => {
+            if (run.cancelledWith !== undefined) return Effect.zipRight(abort, Effect.fail(run.cancelledWith))
+            abortRequest = abort
+            return Effect.void
+          })
         // The response headers name the run before RUN_STARTED does: enough to cancel it.
         const onOpen = (ids: { readonly threadId: string | undefined; readonly runId: string | undefined }) => {
           if (ids.runId !== undefined) run.runId = ids.runId
           if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId
         }
         // The step's span is the parent of its request's.
-        const hooksOf = (span: Tracer.Span): Transport.RunHooks => ({ abortWhen, onOpen, span })
+        const hooksOf = (span: Tracer.Span): Transport.RunHooks => ({ registerAbort, onOpen, span })
 
         const continueWith = (results: ReadonlyArray<Types.ToolResultContent>, hooks: Transport.RunHooks) =>
           Auth.withCredentialsStream(auth, (c) =>

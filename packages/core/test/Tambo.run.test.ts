@@ -1,5 +1,6 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
@@ -366,6 +367,29 @@ describe("Tambo.run", () => {
       expect(server().cancels).toHaveLength(1)
       const state = yield* tambo.state
       expect(threadOf(state, state.currentThreadId).thread.lastRunCancelled).toBe(true)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("cancelRun before the run's request is sent: the request never leaves, and the thread is cancelled", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("first")])
+      const first = yield* runAll("one")
+      const threadId = first.at(-1)!.threadId
+      const tambo = yield* Tambo.Tambo
+      const entered = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("two", {
+        threadId,
+        beforeRun: () => Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(release))
+      })))
+      yield* Deferred.await(entered)
+      yield* tambo.cancelRun(threadId)
+      yield* Deferred.succeed(release, undefined)
+      const error = yield* Fiber.join(fiber).pipe(Effect.flip, Effect.map(fields))
+      expect(error).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient", threadId })
+      expect(server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))).toHaveLength(1)
+      const thread = threadOf(yield* tambo.state, threadId)
+      expect(thread.thread.lastRunCancelled).toBe(true)
+      expect(thread.streaming.status).toBe("idle")
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("thread calls carry the userKey", () =>

@@ -3,6 +3,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Script } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -10,6 +11,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as TamboConfig from "../src/TamboConfig.js"
+import { type TamboError, TransportError } from "../src/TamboError.js"
 import { errorFromStatus } from "../src/TamboTransport.js"
 import * as Transport from "../src/TamboTransport.js"
 import { fields, useServer } from "./helpers.js"
@@ -207,6 +209,61 @@ describe.each(readers)("a run's body read through $name", ({ http }) => {
       )
       expect(seen).toContain("TEXT_MESSAGE_CONTENT")
       expect(fields(error)).toMatchObject({ _tag: "DecodeError", frame: "{not json" })
+    }).pipe(Effect.provide(layer)))
+
+  /** Collects a run's events in a fiber until `count` arrived; the fiber goes on reading. */
+  const readUntil = (events: Stream.Stream<Transport.RunStreamEvent, TamboError>, count: number) =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      const fiber = yield* Effect.fork(Stream.runForEach(events, (e) => Effect.sync(() => seen.push(e.type))))
+      while (seen.length < count) yield* Effect.sleep("5 millis")
+      return { seen, fiber }
+    })
+
+  it.live("registerAbort: the abort it hands over ends a stream that waits for bytes, and closes the connection", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("partial"), Script.hang()])
+      const transport = yield* Transport.TamboTransport
+      const handed: Array<Effect.Effect<void>> = []
+      const { seen, fiber } = yield* readUntil(
+        transport.createRun(user, hello, { registerAbort: (abort) => Effect.sync(() => handed.push(abort)) }),
+        3
+      )
+      expect(handed).toHaveLength(1)
+      yield* handed[0]!
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(seen).toEqual(["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT"])
+      // The caller knows it aborted; the transport only says the stream broke.
+      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Disconnected" })
+      while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
+      expect(server().cancels.map((c) => c.reason)).toEqual(["connection_closed"])
+    }).pipe(Effect.provide(layer)))
+
+  it.live("registerAbort: a caller that fails there (it cancelled already) stops the request before it is sent", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("never sent")])
+      const transport = yield* Transport.TamboTransport
+      const refused = new TransportError({ reason: "Connect", message: "cancelled before the request" })
+      let aborted = false
+      const error = yield* transport.createRun(user, hello, {
+        registerAbort: (abort) => Effect.zipRight(Effect.map(abort, () => { aborted = true }), Effect.fail(refused))
+      }).pipe(Stream.runDrain, Effect.flip)
+      expect(error).toBe(refused)
+      expect(aborted).toBe(true)
+      expect(server().requests.filter((r) => r.path === "/v1/threads/runs")).toHaveLength(0)
+    }).pipe(Effect.provide(layer)))
+
+  it.live("abortWhen: when it completes, the request is aborted, even while the stream waits for bytes", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("partial"), Script.hang()])
+      const transport = yield* Transport.TamboTransport
+      const abort = yield* Deferred.make<void>()
+      const { fiber } = yield* readUntil(transport.createRun(user, hello, { abortWhen: Deferred.await(abort) }), 3)
+      yield* Deferred.succeed(abort, undefined)
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Disconnected" })
+      while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
+      expect(server().cancels.map((c) => c.reason)).toEqual(["connection_closed"])
     }).pipe(Effect.provide(layer)))
 
   it.live("a consumer that stops early closes the connection: the server sees the run cancelled", () =>
