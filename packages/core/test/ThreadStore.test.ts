@@ -172,15 +172,47 @@ describe("ThreadStore", () => {
         expect(backing.getState().threadMap.t1?.thread.name).toBe("renamed")
       }))
 
-    it.effect("what is recorded without a pause for I/O is written every so many chunks", () =>
+    it.effect("what is recorded without a pause for I/O is written every so many events, however they are chunked", () =>
       Effect.gen(function* () {
         const store = yield* ThreadStore.make()
         yield* store.apply(textRun("t1", "r1", ""))
         let calls = 0
         store.subscribe(() => calls++)
-        for (let i = 0; i < 64; i++) store.unsafeRecord("t1", [delta("t1", "r1", "x")])
+        const chunk = (events: number): ClientState.Action => ({
+          type: "EVENTS",
+          threadId: "t1",
+          events: Array.from({ length: events }, () => ({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-r1", delta: "x" })),
+          at: 2
+        })
+        // 1,000 events in 10 chunks are held for the next turn of the event loop...
+        for (let i = 0; i < 10; i++) store.unsafeRecord("t1", [chunk(100)])
+        expect(calls).toBe(0)
+        // ...the 1,024th is not: everything pending is written at once.
+        store.unsafeRecord("t1", [chunk(24)])
         expect(calls).toBe(1)
-        expect(textOf(store.unsafeGet().threadMap.t1)).toBe("x".repeat(64))
+        expect(textOf(store.unsafeGet().threadMap.t1)).toBe("x".repeat(1_024))
+        // Single events count one each.
+        for (let i = 0; i < 1_023; i++) store.unsafeRecord("t1", [delta("t1", "r1", "y")])
+        expect(calls).toBe(1)
+        store.unsafeRecord("t1", [delta("t1", "r1", "y")])
+        expect(calls).toBe(2)
+        expect(textOf(store.unsafeGet().threadMap.t1)).toBe("x".repeat(1_024) + "y".repeat(1_024))
+      }))
+
+    it.effect("a store of many threads writes after proportionally more events: a write copies every thread", () =>
+      Effect.gen(function* () {
+        const store = yield* ThreadStore.make()
+        for (let i = 0; i < 500; i++) yield* store.apply(textRun(`t${i}`, `r${i}`, ""))
+        // 500 threads and the placeholder: the write waits for 4 events a thread.
+        const threads = Object.keys(store.unsafeGet().threadMap).length
+        expect(threads).toBe(501)
+        let calls = 0
+        store.subscribe(() => calls++)
+        for (let i = 0; i < 4 * threads - 1; i++) store.unsafeRecord("t0", [delta("t0", "r0", "x")])
+        expect(calls).toBe(0)
+        store.unsafeRecord("t0", [delta("t0", "r0", "x")])
+        expect(calls).toBe(1)
+        expect(textOf(store.unsafeGet().threadMap.t0)).toBe("x".repeat(4 * threads))
       }))
 
     it.live("a thread id of __proto__ is an ordinary key", () =>
