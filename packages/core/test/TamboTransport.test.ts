@@ -220,6 +220,18 @@ describe.each(readers)("a run's body read through $name", ({ http }) => {
       return { seen, fiber }
     })
 
+  /**
+   * An aborted request: its stream broke (the caller knows it aborted; the transport only says
+   * the stream broke), and the server saw the connection close.
+   */
+  const expectAborted = (fiber: Fiber.RuntimeFiber<void, TamboError>) =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Disconnected" })
+      while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
+      expect(server().cancels.map((c) => c.reason)).toEqual(["connection_closed"])
+    })
+
   it.live("registerAbort: the abort it hands over ends a stream that waits for bytes, and closes the connection", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("partial"), Script.hang()])
@@ -231,12 +243,8 @@ describe.each(readers)("a run's body read through $name", ({ http }) => {
       )
       expect(handed).toHaveLength(1)
       yield* handed[0]!
-      const error = yield* Effect.flip(Fiber.join(fiber))
+      yield* expectAborted(fiber)
       expect(seen).toEqual(["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT"])
-      // The caller knows it aborted; the transport only says the stream broke.
-      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Disconnected" })
-      while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
-      expect(server().cancels.map((c) => c.reason)).toEqual(["connection_closed"])
     }).pipe(Effect.provide(layer)))
 
   it.live("registerAbort: a caller that fails there (it cancelled already) stops the request before it is sent", () =>
@@ -260,10 +268,7 @@ describe.each(readers)("a run's body read through $name", ({ http }) => {
       const abort = yield* Deferred.make<void>()
       const { fiber } = yield* readUntil(transport.createRun(user, hello, { abortWhen: Deferred.await(abort) }), 3)
       yield* Deferred.succeed(abort, undefined)
-      const error = yield* Effect.flip(Fiber.join(fiber))
-      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Disconnected" })
-      while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
-      expect(server().cancels.map((c) => c.reason)).toEqual(["connection_closed"])
+      yield* expectAborted(fiber)
     }).pipe(Effect.provide(layer)))
 
   it.live("a consumer that stops early closes the connection: the server sees the run cancelled", () =>
