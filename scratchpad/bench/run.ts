@@ -11,12 +11,13 @@
  *   pnpm bench --repeats 9     exactly 9 rounds (default: at least 5, and more, up to 100,
  *                              until the scenario has been measured for 4 s)
  *   pnpm bench --fold          consume each run with Stream.runFold, element by element
+ *   pnpm bench --stream-floor  also the floor's requests read as an Effect Stream (see streamFloorRun)
  */
 import { spawn } from "node:child_process"
 import { PerformanceObserver } from "node:perf_hooks"
 import { createInterface } from "node:readline"
 import { Effect, ManagedRuntime, Stream } from "effect"
-import { Tambo } from "@tambo-effect/core"
+import { Tambo, TamboTransport } from "@tambo-effect/core"
 import { scenarios } from "./scenarios.js"
 
 interface Server {
@@ -29,6 +30,7 @@ const args = process.argv.slice(2)
 const withUpstream = args.includes("--upstream")
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined
 const perElement = args.includes("--fold")
+const withStreamFloor = args.includes("--stream-floor")
 const repeats = args.includes("--repeats") ? Number(args[args.indexOf("--repeats") + 1]) : undefined
 // Short scenarios get more rounds: a best of 5 over ~100 ms of measuring is mostly noise.
 const minRounds = repeats ?? 5
@@ -161,10 +163,7 @@ const floorRun = async (server: Server, scenario: string, threadIndex: number): 
   const response = await fetch(`${server.url}/v1/threads/runs`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": server.apiKey },
-    body: JSON.stringify({
-      message: { role: "user", content: [{ type: "text", text: scenario }] },
-      thread: { userKey: `floor-${threadIndex}` }
-    })
+    body: floorBody(scenario, threadIndex)
   })
   const reader = response.body!.getReader()
   const decoder = new TextDecoder()
@@ -190,14 +189,20 @@ const floorRun = async (server: Server, scenario: string, threadIndex: number): 
   return events
 }
 
+/** The request body of a floor run. */
+const floorBody = (scenario: string, threadIndex: number) =>
+  JSON.stringify({
+    message: { role: "user", content: [{ type: "text", text: scenario }] },
+    thread: { userKey: `floor-${threadIndex}` }
+  })
+
 /**
- * One run, every event delivered to the consumer. By default it reads chunk by
- * chunk, as an Effect consumer that keeps up with a stream does; `--fold`
- * folds element by element instead, which adds `Stream.runFold`'s own cost per
- * event.
+ * Delivers every event of a run to the consumer and counts them. By default it
+ * reads chunk by chunk, as an Effect consumer that keeps up with a stream
+ * does; `--fold` folds element by element instead, which adds
+ * `Stream.runFold`'s own cost per event.
  */
-const oursRun = (tambo: Tambo.Tambo.Service, scenario: string): Effect.Effect<number, unknown> => {
-  const events = tambo.run(scenario, { threadId: "placeholder" })
+const consume = <A, E>(events: Stream.Stream<A, E>): Effect.Effect<number, E> => {
   if (perElement) return Stream.runFold(events, 0, (n) => n + 1)
   return Effect.suspend(() => {
     let count = 0
@@ -210,6 +215,29 @@ const oursRun = (tambo: Tambo.Tambo.Service, scenario: string): Effect.Effect<nu
     )
   })
 }
+
+/**
+ * The floor's request read as an Effect Stream: the response's bytes through
+ * the transport's public SSE decoder (which also validates each event),
+ * consumed like ours. No HttpClient, spans, store or snapshots: what returning
+ * an Effect Stream costs by itself, for reading our ratio against.
+ */
+const streamFloorRun = (server: Server, scenario: string, threadIndex: number): Effect.Effect<number, unknown> =>
+  consume(TamboTransport.decodeSse(Stream.unwrap(Effect.map(
+    Effect.tryPromise((signal) =>
+      fetch(`${server.url}/v1/threads/runs`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": server.apiKey },
+        body: floorBody(scenario, threadIndex),
+        signal
+      })
+    ),
+    (response) => Stream.fromReadableStream(() => response.body!, (cause) => cause)
+  ))))
+
+/** One run of ours. */
+const oursRun = (tambo: Tambo.Tambo.Service, scenario: string): Effect.Effect<number, unknown> =>
+  consume(tambo.run(scenario, { threadId: "placeholder" }))
 
 /** One client for the whole suite: its construction is not what is measured. */
 let runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo, unknown> | undefined
@@ -227,6 +255,16 @@ const runOurs = async (server: Server, scenario: string, runs: number): Promise<
   })
   return runtime.runPromise(program)
 }
+
+const runStreamFloor = (server: Server, scenario: string, runs: number): Promise<number> =>
+  Effect.runPromise(
+    Effect.map(
+      Effect.all(Array.from({ length: runs }, (_, i) => streamFloorRun(server, scenario, i)), {
+        concurrency: "unbounded"
+      }),
+      (counts) => counts.reduce((a, b) => a + b, 0)
+    )
+  )
 
 const runUpstream = async (server: Server, scenario: string, runs: number): Promise<number> => {
   const { TamboClient } = await import("@tambo-ai/client")
@@ -272,15 +310,21 @@ const main = async () => {
         )
         return counts.reduce((a, b) => a + b, 0)
       }
-      const contenders = [floorOf, () => runOurs(server, scenario.name, scenario.runs)]
-      if (withUpstream && !scenario.upstreamTooSlow) {
-        contenders.push(() => runUpstream(server, scenario.name, scenario.runs))
+      const contenders: Array<{ readonly label: string; readonly run: () => Promise<number> }> = [
+        { label: "floor", run: floorOf },
+        { label: "ours", run: () => runOurs(server, scenario.name, scenario.runs) }
+      ]
+      if (withStreamFloor) {
+        contenders.push({ label: "stream", run: () => runStreamFloor(server, scenario.name, scenario.runs) })
       }
-      const { measures: [floor, ours, upstream], rounds } = await measureAll(contenders)
+      if (withUpstream && !scenario.upstreamTooSlow) {
+        contenders.push({ label: "upstream", run: () => runUpstream(server, scenario.name, scenario.runs) })
+      }
+      const { measures, rounds } = await measureAll(contenders.map((contender) => contender.run))
       console.log(`  (best of ${rounds} rounds)`)
-      console.log(`  floor     ${fmt(floor!)}`)
-      console.log(`  ours      ${fmt(ours!, floor)}`)
-      if (upstream !== undefined) console.log(`  upstream  ${fmt(upstream, floor)}`)
+      measures.forEach((measure, i) =>
+        console.log(`  ${contenders[i]!.label.padEnd(9)} ${fmt(measure, i === 0 ? undefined : measures[0])}`)
+      )
     }
   } finally {
     gcObserver.disconnect()
