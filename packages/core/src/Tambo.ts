@@ -332,6 +332,7 @@ class StreamedRunEvent implements RunEvent {
     readonly snapshot: Types.TamboThread
   ) {}
 }
+
 const cancelTimeout = Duration.seconds(3)
 
 const isAsync = <A>(u: unknown): u is PromiseLike<A> =>
