@@ -125,17 +125,10 @@ export interface RunRequest {
 export interface RunHooks {
   readonly onOpen?: (ids: { readonly threadId: string | undefined; readonly runId: string | undefined }) => void
   /**
-   * When this completes (either way), the request is aborted: the stream ends
-   * at once, even while it waits for bytes. One watcher fiber per request, not
-   * a per-chunk race, so it costs nothing while the run streams; a caller that
-   * decides when to abort prefers {@link RunHooks.registerAbort}, which needs
-   * no fiber.
-   */
-  readonly abortWhen?: Effect.Effect<unknown, unknown>
-  /**
    * Called once per request, before it is sent, with an effect that aborts
    * it: the stream then ends at once, even while it waits for bytes. The
-   * caller keeps it and runs it to cancel. A caller that cancelled already
+   * caller keeps it and runs it to cancel (no fiber watches for it, so it
+   * costs nothing while the run streams). A caller that cancelled already
    * fails here instead, and the request is not sent.
    *
    * @since 0.1.0
@@ -505,12 +498,6 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           Effect.gen(function* () {
             // The request lives in a scope of its own, which closing aborts (HttpClient.withScope).
             const requestScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-            const abortWhen = hooks?.abortWhen
-            if (abortWhen !== undefined) {
-              yield* Effect.forkScoped(
-                Effect.zipRight(Effect.exit(abortWhen), Scope.close(requestScope, Exit.void))
-              )
-            }
             if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Scope.close(requestScope, Exit.void))
             const span = hooks?.span
             return yield* Scope.extend(span === undefined ? open : Effect.withParentSpan(open, span), requestScope)
