@@ -441,16 +441,19 @@ export const make = (
     // Threads this client asked a name for: at most once each.
     const named = new Set<string>()
     const nameThreshold = options.autoGenerateNameThreshold ?? 3
-    /** Names a thread in the background once it has enough messages (best effort). */
-    const maybeName = (threadId: string): Effect.Effect<void> =>
-      Effect.gen(function* () {
-        if (options.autoGenerateThreadName !== true || named.has(threadId)) return
+    /**
+     * Names a thread in the background once it has enough messages (best effort), in the
+     * span of the run that got it there.
+     */
+    const maybeName = (threadId: string, runSpan: Tracer.Span): Effect.Effect<void> =>
+      options.autoGenerateThreadName !== true ? Effect.void : Effect.gen(function* () {
+        if (named.has(threadId)) return
         const thread = (yield* store.get).threadMap[threadId]?.thread
         if (thread === undefined || (thread.name !== undefined && thread.name !== "")) return
         if (thread.messages.length < nameThreshold) return
         named.add(threadId)
         yield* Effect.forkIn(Effect.ignore(generateThreadName(threadId)), serviceScope)
-      })
+      }).pipe(Effect.withParentSpan(runSpan))
 
     const withCredentials = <A, E extends TamboError>(f: (c: Transport.Credentials) => Effect.Effect<A, E>) =>
       Auth.withCredentials(auth, f)
@@ -571,8 +574,8 @@ export const make = (
     const startRun = (start: Start, runOptions: RunOptions = {}): Stream.Stream<RunEvent, TamboError> =>
       // The run's span is handed to what needs it as a parent rather than put in the stream's
       // context: in the context, it wrapped every effect of every chunk in one more layer.
-      Streams.withSpanOf("Tambo.run", { captureStackTrace: false }, (runSpan) =>
-      Streams.unwrapScoped(Effect.withParentSpan(Effect.gen(function* () {
+      Streams.unwrapScopedInSpan("Tambo.run", { captureStackTrace: false }, (runSpan) =>
+      Effect.gen(function* () {
         // Waits for a token exchange in flight; a refused one fails the run before it starts.
         yield* auth.credentials
         const requested = runOptions.threadId ?? (yield* store.get).currentThreadId
@@ -594,11 +597,8 @@ export const make = (
         // holds, so registering it before anything is held loses nothing.
         yield* Scope.addFinalizerExit(
           yield* Effect.scope,
-          (exit) =>
-            Effect.withParentSpan(
-              Effect.ensuring(recordEnd === undefined ? Effect.void : recordEnd(exit), Effect.suspend(release)),
-              runSpan
-            )
+          // What in it talks to the server does so in the run's span (see recordEnd).
+          (exit) => Effect.ensuring(recordEnd === undefined ? Effect.void : recordEnd(exit), Effect.suspend(release))
         )
         // A new thread's run records into the placeholder (what a UI shows for a new
         // conversation) unless another new-thread run is using it: then into a thread of its own.
@@ -867,7 +867,7 @@ export const make = (
               return Stream.fromChannel(Channel.pipeTo(Stream.toChannel(open(hooksOf(span))), stepLoop))
             }
           ).pipe(
-            Stream.concat(Streams.unwrap(Effect.withParentSpan(Effect.suspend(afterStep), runSpan))),
+            Stream.concat(Streams.unwrap(Effect.suspend(afterStep))),
             // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
             Stream.catchAll((error) => Stream.fail(cancellation() ?? error))
           )
@@ -875,18 +875,23 @@ export const make = (
         const clientEvent = (event: ClientEvent) =>
           Effect.map(snapshot(), (thread): RunEvent => ({ event, threadId: run.threadId, snapshot: thread }))
 
-        const afterStep = (): Effect.Effect<Stream.Stream<RunEvent, TamboError>, TamboError> =>
+        /** What follows a step: the run's end, its failure, or a round of tools. */
+        const afterStep = (): Effect.Effect<Stream.Stream<RunEvent, TamboError>, TamboError> => {
+          const cancelledBy = cancellation()
+          if (cancelledBy !== undefined) return Effect.fail(cancelledBy)
+          if (run.runError !== undefined) return Effect.fail(run.runError)
+          if (!run.finished) {
+            return Effect.fail(
+              new TransportError({ reason: "Disconnected", message: "The run's stream ended before RUN_FINISHED" })
+            )
+          }
+          if (run.pending.length === 0) return Effect.succeed(Stream.empty)
+          // What a round runs (tools, approvals, the next request) is in the run's span.
+          return Effect.withParentSpan(toolRound(), runSpan)
+        }
+
+        const toolRound = (): Effect.Effect<Stream.Stream<RunEvent, TamboError>, TamboError> =>
           Effect.gen(function* () {
-            const cancelledBy = cancellation()
-            if (cancelledBy !== undefined) return yield* Effect.fail(cancelledBy)
-            if (run.runError !== undefined) return yield* Effect.fail(run.runError)
-            if (!run.finished) {
-              return yield* new TransportError({
-                reason: "Disconnected",
-                message: "The run's stream ended before RUN_FINISHED"
-              })
-            }
-            if (run.pending.length === 0) return Stream.empty
             const calls = run.pending
             run.pending = []
             const infos = yield* describePending(run.threadId, calls)
@@ -1011,9 +1016,9 @@ export const make = (
             // for the batch, rather than writing now, lets runs that end together share it.
             yield* store.applyBatched([])
             const at = yield* now
-            if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(run.threadId)
+            if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(run.threadId, runSpan)
             if (run.runError !== undefined) return
-            yield* cancelOnServer()
+            yield* Effect.withParentSpan(cancelOnServer(), runSpan)
             // Interruption, an early stop and a cancellation leave the thread cancelled, not errored;
             // any other failure, a defect included, is an error.
             const error: { readonly message: string; readonly code: string; readonly status?: number; readonly isRetryable: boolean } | undefined =
@@ -1085,7 +1090,7 @@ export const make = (
             )
             : opened(hooks)
         return step(afterDisplaced)
-      }), runSpan)))
+      }))
 
     const run = (message: string | Transport.InputMessage, runOptions?: RunOptions) =>
       startRun({ _tag: "Message", message: toInputMessage(message) }, runOptions)

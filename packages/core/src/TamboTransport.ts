@@ -22,15 +22,13 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
 import { makeSseDecoder } from "./internal/sse.js"
-import * as Streams from "./internal/streams.js"
 import { TamboConfig } from "./TamboConfig.js"
 import {
   ApiError,
@@ -493,31 +491,38 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
         )
       // A run may be retried only before it produced anything: the status comes first.
       const open = retrying(attempt, schedule, isRetryable)
-      return Streams.unwrapScoped(
-        Effect.map(
-          Effect.gen(function* () {
-            // The request lives in a scope of its own, which closing aborts (HttpClient.withScope).
-            const requestScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+      const broke = (error: { readonly message: string }) =>
+        new TransportError({
+          reason: "Disconnected",
+          message: `The run's stream broke: ${error.message}`,
+          method: "POST",
+          url,
+          cause: error
+        })
+      // The request lives in a scope of its own, which closing aborts (HttpClient.withScope):
+      // the stream closes it with its exit, and the caller may close it sooner (registerAbort).
+      return Stream.fromChannel(Channel.unwrap(Effect.map(Scope.make(), (requestScope) =>
+        Channel.ensuringWith(
+          Channel.unwrap(Effect.gen(function* () {
             if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Scope.close(requestScope, Exit.void))
+            // The body's reader is let go after the request is aborted (finalizers run last added,
+            // first run): a read waiting for bytes fails as the connection's end, not as a body's.
+            let release: Effect.Effect<void> = Effect.void
+            yield* Scope.addFinalizer(requestScope, Effect.suspend(() => release))
+            // The scope, and the step's span as the request's parent, in one change of context.
             const span = hooks?.span
-            return yield* Scope.extend(span === undefined ? open : Effect.withParentSpan(open, span), requestScope)
-          }),
-          (response) => {
-            const broke = (error: { readonly message: string }) =>
-              new TransportError({
-                reason: "Disconnected",
-                message: `The run's stream broke: ${error.message}`,
-                method: "POST",
-                url,
-                cause: error
-              })
+            const response = yield* Effect.mapInputContext(open, (context: Context.Context<never>) => {
+              const scoped = Context.add(context, Scope.Scope, requestScope)
+              return span === undefined ? scoped : Context.add(scoped, Tracer.ParentSpan, span)
+            })
             const body = webBodyOf(response)
-            return body === undefined
-              ? decodeSse(response.stream.pipe(Stream.mapError(broke)))
-              : decodeSseBody(body, (cause) => broke(cause instanceof Error ? cause : { message: String(cause) }))
-          }
-        )
-      )
+            if (body === undefined) return Stream.toChannel(decodeSse(response.stream.pipe(Stream.mapError(broke))))
+            const decoded = decodeSseBody(body, (cause) => broke(cause instanceof Error ? cause : { message: String(cause) }))
+            release = decoded.release
+            return Stream.toChannel(decoded.events)
+          })),
+          (exit) => Scope.close(requestScope, exit)
+        ))))
     }
 
     const runBody = (request: RunRequest): Record<string, unknown> => {
@@ -811,37 +816,40 @@ const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStr
 
 /**
  * Decodes a web byte stream into run events in one stage: each read is
- * decoded as it arrives, with no byte stream in between. The reader is
- * cancelled if the stream stops before the body ends.
+ * decoded as it arrives, with no byte stream in between. `release` cancels
+ * the reader unless the body ended: the caller runs it when it is done with
+ * the events, however that happens.
  */
 const decodeSseBody = <E>(
   body: ReadableStream<Uint8Array>,
   onError: (cause: unknown) => E
-): Stream.Stream<RunStreamEvent, E | DecodeError> =>
-  Stream.suspend(() => {
-    const decoder = makeEventDecoder()
-    const reader = body.getReader()
-    let ended = false
-    const read = Effect.async<ReadableStreamReadResult<Uint8Array>, E>((resume) => {
-      reader.read().then(
-        (result) => resume(Effect.succeed(result)),
-        (cause) => resume(Effect.fail(onError(cause)))
-      )
-    })
-    const loop: Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, E | DecodeError, unknown, void, unknown> =
-      Channel.flatMap(Channel.fromEffect(read), (result) => {
-        if (result.done) {
-          ended = true
-          return Channel.suspend(decoder.end)
-        }
-        decoder.push(result.value)
-        return decoder.emit(loop)
-      })
-    return Stream.fromChannel(Channel.ensuring(
-      loop,
-      Effect.suspend(() => ended ? Effect.void : Effect.promise(() => reader.cancel().catch(() => undefined)))
-    ))
+): {
+  readonly events: Stream.Stream<RunStreamEvent, E | DecodeError>
+  readonly release: Effect.Effect<void>
+} => {
+  const decoder = makeEventDecoder()
+  const reader = body.getReader()
+  let ended = false
+  const read = Effect.async<ReadableStreamReadResult<Uint8Array>, E>((resume) => {
+    reader.read().then(
+      (result) => resume(Effect.succeed(result)),
+      (cause) => resume(Effect.fail(onError(cause)))
+    )
   })
+  const loop: Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, E | DecodeError, unknown, void, unknown> =
+    Channel.flatMap(Channel.fromEffect(read), (result) => {
+      if (result.done) {
+        ended = true
+        return Channel.suspend(decoder.end)
+      }
+      decoder.push(result.value)
+      return decoder.emit(loop)
+    })
+  return {
+    events: Stream.fromChannel(loop),
+    release: Effect.suspend(() => ended ? Effect.void : Effect.promise(() => reader.cancel().catch(() => undefined)))
+  }
+}
 
 /**
  * The decoding shared by both readers: bytes in, events out per network

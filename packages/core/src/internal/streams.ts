@@ -7,14 +7,18 @@
  * again for each one stacked on a run. These run the effect, then the inner
  * stream's channel, one after the other (a channel `flatMap`): elements flow
  * straight through, and a scope still lasts as long as the stream.
- * `withSpanOf` likewise adds no layer around the stream's effects.
+ * `withSpanOf` likewise adds no layer around the stream's effects, and
+ * `unwrapScopedInSpan` is `unwrapScoped` inside `withSpanOf` for the price of
+ * one resource.
  */
 import * as Channel from "effect/Channel"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 
 /** The stream an effect computes, with no per-element layer. */
 export const unwrap = <A, E2, R2, E, R>(
@@ -34,6 +38,13 @@ export const unwrapScoped = <A, E2, R2, E, R>(
       (exit) => Scope.close(scope, exit)
     ))))
 
+/** Ends a span with an exit, timed as the tracer wants. */
+const endSpan = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
+  Effect.flatMap(
+    FiberRef.get(FiberRef.currentTracerTimingEnabled),
+    (timing) => Effect.clockWith((clock) => Effect.sync(() => span.end(timing ? clock.unsafeCurrentTimeNanos() : 0n, exit)))
+  )
+
 /**
  * A stream inside a span made when it starts and ended with its exit.
  *
@@ -51,9 +62,30 @@ export const withSpanOf = <A, E, R>(
   Stream.fromChannel(Channel.acquireUseRelease(
     Effect.makeSpan(name, options),
     (span) => Stream.toChannel(f(span)),
-    (span, exit) =>
-      Effect.flatMap(
-        FiberRef.get(FiberRef.currentTracerTimingEnabled),
-        (timing) => Effect.clockWith((clock) => Effect.sync(() => span.end(timing ? clock.unsafeCurrentTimeNanos() : 0n, exit)))
-      )
+    endSpan
+  ))
+
+/**
+ * The stream a scoped effect computes, inside a span: `withSpanOf` around
+ * `unwrapScoped`, as one resource. The effect runs with the scope and the
+ * span as its parent in its context (one context change for both); the
+ * scope closes with the stream's exit, then the span ends with it.
+ */
+export const unwrapScopedInSpan = <A, E2, R2, E, R>(
+  name: string,
+  options: Tracer.SpanOptions,
+  f: (span: Tracer.Span) => Effect.Effect<Stream.Stream<A, E2, R2>, E, R>
+): Stream.Stream<A, E | E2, Exclude<R, Scope.Scope> | R2> =>
+  Stream.fromChannel(Channel.acquireUseRelease(
+    Effect.flatMap(Effect.makeSpan(name, options), (span) => Effect.map(Scope.make(), (scope) => ({ span, scope }))),
+    ({ scope, span }) =>
+      Channel.unwrap(Effect.map(
+        Effect.mapInputContext(
+          f(span),
+          (context: Context.Context<Exclude<R, Scope.Scope>>) =>
+            Context.add(Context.add(context, Scope.Scope, scope), Tracer.ParentSpan, span) as Context.Context<R>
+        ),
+        Stream.toChannel
+      )),
+    ({ scope, span }, exit) => Effect.zipRight(Scope.close(scope, exit), endSpan(span, exit))
   ))
