@@ -206,6 +206,17 @@ describe("Streams", () => {
       }).pipe(Effect.provide(layer))
     })
 
+    it.effect("a finalizer that dies still lets the span end", () => {
+      const { layer, spans } = makeTracer()
+      return Effect.gen(function* () {
+        const stream = Streams.unwrapScopedInSpan("work", {}, () =>
+          Effect.as(Effect.addFinalizer(() => Effect.die("finalizer broke")), Stream.make(1)))
+        const exit = yield* Effect.exit(Stream.runDrain(stream))
+        expect(Exit.isFailure(exit) && exit.cause._tag !== "Empty").toBe(true)
+        expect(named(spans, "work").status._tag).toBe("Ended")
+      }).pipe(Effect.provide(layer))
+    })
+
     it.effect("a failure in the effect releases what it acquired and ends the span with it", () => {
       const { layer, spans } = makeTracer()
       return Effect.gen(function* () {

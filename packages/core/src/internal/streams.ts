@@ -69,7 +69,8 @@ export const withSpanOf = <A, E, R>(
  * The stream a scoped effect computes, inside a span: `withSpanOf` around
  * `unwrapScoped`, as one resource. The effect runs with the scope and the
  * span as its parent in its context (one context change for both); the
- * scope closes with the stream's exit, then the span ends with it.
+ * scope closes with the stream's exit, then the span ends with it (even if
+ * a finalizer dies).
  */
 export const unwrapScopedInSpan = <A, E2, R2, E, R>(
   name: string,
@@ -87,5 +88,6 @@ export const unwrapScopedInSpan = <A, E2, R2, E, R>(
         ),
         Stream.toChannel
       )),
-    ({ scope, span }, exit) => Effect.zipRight(Scope.close(scope, exit), endSpan(span, exit))
+    // The span ends even if a finalizer of the scope dies.
+    ({ scope, span }, exit) => Effect.ensuring(Scope.close(scope, exit), endSpan(span, exit))
   ))
