@@ -264,7 +264,9 @@ export declare namespace Tambo {
     /**
      * Sends a message and streams the run, tool rounds included. Interrupting
      * the stream (or not reading it to its end) aborts the request and
-     * cancels the run on the server.
+     * cancels the run on the server. Its chunks follow the network's reads,
+     * each followed by an empty chunk, so the stream holds none of the events
+     * already read while it waits for the server.
      */
     readonly run: (
       message: string | Transport.InputMessage,
@@ -827,11 +829,13 @@ export const make = (
         > = Channel.readWithCause({
           onInput: (chunk: Chunk.Chunk<Transport.RunStreamEvent>) => {
             const events = Chunk.toReadonlyArray(chunk)
+            // The transport's empty chunk after each read: nothing to record or pass on.
+            if (events.length === 0) return stepLoop
             const from = run.threadId
             track(events)
             const locking = !run.locked && !ClientState.isLocalThreadId(run.threadId)
             if (!locking && from === run.threadId && !ClientState.isLocalThreadId(from)) {
-              return Channel.zipRight(Channel.write(recordChunk(events, from)), stepLoop)
+              return Channel.zipRight(Channel.write(recordChunk(events, from)), emptyThenLoop)
             }
             return Channel.flatMap(
               Channel.fromEffect(Effect.gen(function* () {
@@ -847,12 +851,17 @@ export const make = (
                 const state = yield* record([chunkAction(events, from)])
                 return runEvents(events, state.threadMap[run.threadId]!.thread)
               })),
-              (out) => Channel.zipRight(Channel.write(out), stepLoop)
+              (out) => Channel.zipRight(Channel.write(out), emptyThenLoop)
             )
           },
           onFailure: Channel.failCause,
           onDone: () => Channel.void
         })
+
+        // An empty chunk after each one, as the transport does (see TamboTransport.decodeSse):
+        // the run's channel then does not hold the consumer's last chunk, its events and
+        // snapshots, while the run waits for the server.
+        const emptyThenLoop = Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), stepLoop)
 
         /** A step: one run stream (its request made by `open`), in a span of its own. */
         const step = (

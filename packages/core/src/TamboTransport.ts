@@ -218,7 +218,10 @@ export declare namespace TamboTransport {
    * @category Models
    */
   export interface Service {
-    /** Creates a thread and runs on it. Chunks of the stream follow the network's. */
+    /**
+     * Creates a thread and runs on it. Chunks of the stream follow the
+     * network's, each followed by an empty one (see {@link decodeSse}).
+     */
     readonly createRun: (
       credentials: Credentials,
       request: RunRequest,
@@ -770,6 +773,12 @@ const definedOnly = <A extends Record<string, unknown>>(params: A): { [K in keyo
  * chunk that completes at least one event (so downstream work is batched by
  * network reads).
  *
+ * Each chunk of events is followed by an empty chunk. A channel holds the
+ * last chunk it wrote until it writes another, so without it the events a
+ * consumer has already handled would stay reachable for as long as the stream
+ * waits for its next bytes: with many runs streaming at once, that is long
+ * enough for the collector to copy them to the old generation.
+ *
  * @since 0.1.0
  * @category Decoding
  */
@@ -851,6 +860,9 @@ const decodeSseBody = <E>(
   }
 }
 
+/** An empty chunk, written after each chunk of events (see `decodeSse`). */
+const writeEmpty = Channel.write(Chunk.empty<never>())
+
 /**
  * The decoding shared by both readers: bytes in, events out per network
  * chunk, the first undecodable frame failing the stream after what came
@@ -886,7 +898,10 @@ const makeEventDecoder = () => {
           ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), Channel.fail(error))
           : Channel.fail(error)
       }
-      return events !== undefined ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), next) : next
+      // The empty chunk lets go of the events before the next read (see decodeSse).
+      return events !== undefined
+        ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), Channel.zipRight(writeEmpty, next))
+        : next
     },
     end: (): Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, DecodeError> => {
       const { pending } = decoder.end()

@@ -8,7 +8,17 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
-import { fields, runAll, serverShape, shape, tamboLayer, threadOf, useServer } from "./helpers.js"
+import {
+  aliveAfterCollection,
+  fields,
+  readWeakly,
+  runAll,
+  serverShape,
+  shape,
+  tamboLayer,
+  threadOf,
+  useServer
+} from "./helpers.js"
 
 const server = useServer()
 
@@ -178,6 +188,18 @@ describe("Tambo.run", () => {
         while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
       }).pipe(Effect.timeout("5 seconds"))
       expect(server().cancels[0]!.threadId).toBe(state.currentThreadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a run waiting for the server holds none of the events already read", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text(["a", "b", "c"]), Script.hang()])
+      const tambo = yield* Tambo.Tambo
+      // The elements and their events; their snapshots are the store's to keep.
+      const { read, fiber } = yield* readWeakly(tambo.run("wait"), 5, (element) => [element, element.event])
+      yield* Effect.sleep("20 millis")
+      expect(read).toHaveLength(10)
+      expect(yield* aliveAfterCollection(read)).toBe(0)
+      yield* Fiber.interrupt(fiber)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("a consumer that stops reading early ends the run on the server", () =>

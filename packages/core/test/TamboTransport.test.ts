@@ -13,7 +13,7 @@ import * as TamboConfig from "../src/TamboConfig.js"
 import { type TamboError, TransportError } from "../src/TamboError.js"
 import { errorFromStatus } from "../src/TamboTransport.js"
 import * as Transport from "../src/TamboTransport.js"
-import { fields, useServer } from "./helpers.js"
+import { aliveAfterCollection, fields, readWeakly, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -259,6 +259,19 @@ describe.each(readers)("a run's body read through $name", ({ http }) => {
       expect(server().requests.filter((r) => r.path === "/v1/threads/runs")).toHaveLength(0)
     }).pipe(Effect.provide(layer)))
 
+  it.live("a stream waiting for bytes holds none of the events already read", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text(["a", "b", "c"]), Script.hang()])
+      const transport = yield* Transport.TamboTransport
+      // RUN_STARTED, TEXT_MESSAGE_START and three deltas; then the server hangs.
+      const { read, fiber } = yield* readWeakly(transport.createRun(user, hello), 5, (event) => [event])
+      // Let the stream reach its next read.
+      yield* Effect.sleep("20 millis")
+      expect(read).toHaveLength(5)
+      expect(yield* aliveAfterCollection(read)).toBe(0)
+      yield* Fiber.interrupt(fiber)
+    }).pipe(Effect.provide(layer)))
+
   it.live("a consumer that stops early closes the connection: the server sees the run cancelled", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("partial"), Script.hang()])
@@ -289,8 +302,9 @@ describe("decodeSse", () => {
           (chunk) => Chunk.of(chunk.length)
         )
       )
-      // The middle chunk completes no event: nothing is emitted for it.
-      expect(Chunk.toReadonlyArray(chunks)).toEqual([2, 1])
+      // The middle chunk completes no event: nothing is emitted for it. Each chunk of events
+      // is followed by an empty one, which lets go of the events before the next read.
+      expect(Chunk.toReadonlyArray(chunks)).toEqual([2, 0, 1, 0])
     }))
 
   it.effect("delivers what decoded before a bad frame, then fails with the frame", () =>

@@ -3,6 +3,8 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as v8 from "node:v8"
+import * as vm from "node:vm"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import type * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
@@ -86,3 +88,39 @@ export const threadOf = (state: ClientState.ClientState, threadId: string) => {
  * span graph deep equality would walk forever.
  */
 export const fields = (error: Error): Record<string, unknown> => ({ ...error, message: error.message })
+
+/**
+ * A full garbage collection, without starting Node with `--expose-gc`: the
+ * flag set now exposes `gc` to a context made after it.
+ */
+export const collectGarbage: Effect.Effect<void> = Effect.sync(() => {
+  v8.setFlagsFromString("--expose-gc")
+  const gc = vm.runInNewContext("gc") as () => void
+  gc()
+})
+
+/**
+ * Reads a stream in a fiber, keeping only weak references to what it reads
+ * (`refs` picks them from each element); resolves once `count` elements were
+ * read, with the fiber still reading.
+ */
+export const readWeakly = <A, E>(
+  stream: Stream.Stream<A, E>,
+  count: number,
+  refs: (element: A) => ReadonlyArray<object>
+) =>
+  Effect.gen(function* () {
+    const read: Array<WeakRef<object>> = []
+    let elements = 0
+    const fiber = yield* Effect.fork(Stream.runForEach(stream, (element) =>
+      Effect.sync(() => {
+        elements++
+        for (const ref of refs(element)) read.push(new WeakRef(ref))
+      })))
+    while (elements < count) yield* Effect.sleep("5 millis")
+    return { read, fiber }
+  })
+
+/** How many of `refs` a full collection left alive. */
+export const aliveAfterCollection = (refs: ReadonlyArray<WeakRef<object>>) =>
+  Effect.map(collectGarbage, () => refs.filter((ref) => ref.deref() !== undefined).length)
