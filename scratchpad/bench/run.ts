@@ -8,7 +8,7 @@
  *   pnpm bench                 every scenario, ours and the floor
  *   pnpm bench --upstream      also @tambo-ai/client 1.1.3 (slow: minutes)
  *   pnpm bench --only text     scenarios whose name contains "text"
- *   pnpm bench --repeats 9     exactly 9 rounds (default: at least 5, and more, up to 100,
+ *   pnpm bench --repeats 9     exactly 9 rounds (default: at least 12, and more, up to 100,
  *                              until the scenario has been measured for 4 s)
  *   pnpm bench --fold          consume each run with Stream.runFold, element by element
  *   pnpm bench --stream-floor  also the floor's requests read as an Effect Stream (see streamFloorRun)
@@ -32,8 +32,11 @@ const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefi
 const perElement = args.includes("--fold")
 const withStreamFloor = args.includes("--stream-floor")
 const repeats = args.includes("--repeats") ? Number(args[args.indexOf("--repeats") + 1]) : undefined
-// Short scenarios get more rounds: a best of 5 over ~100 ms of measuring is mostly noise.
-const minRounds = repeats ?? 5
+// Short scenarios get more rounds: a best of a few over ~100 ms of measuring is mostly noise.
+// Long ones get at least 12: with 100 concurrent runs a round takes about half a second, and
+// the ratio of the bests of the 6 rounds that fit in the budget moved by more than a quarter
+// from one suite to the next.
+const minRounds = repeats ?? 12
 const maxRounds = repeats ?? 100
 const measuringBudgetMs = 4_000
 
@@ -298,7 +301,7 @@ const main = async () => {
   try {
     console.log(
       `tambo-effect benchmarks (best of ${
-        repeats ?? "5-100"
+        repeats ?? "12-100"
       } interleaved rounds; node ${process.version}; server in a child process)`
     )
     for (const scenario of scenarios) {
