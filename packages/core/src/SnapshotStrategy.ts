@@ -622,7 +622,10 @@ const timed = <E, R>(
     const signals = yield* Effect.acquireRelease(Queue.bounded<Signal<E>>(16), Queue.shutdown)
     const wakeups = yield* Effect.acquireRelease(Queue.sliding<number>(1), Queue.shutdown)
     yield* source.pipe(
-      Stream.runForEachChunk((events) => Queue.offer(signals, { _tag: "Events", events })),
+      // A run's stream writes an empty chunk after each one (see Tambo.run): nothing to signal.
+      Stream.runForEachChunk((events) =>
+        Chunk.isEmpty(events) ? Effect.void : Queue.offer(signals, { _tag: "Events", events })
+      ),
       Effect.matchCauseEffect({
         onSuccess: () => Queue.offer(signals, endSignal),
         onFailure: (cause) => Queue.offer(signals, { _tag: "Halt", cause })
