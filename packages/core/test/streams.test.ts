@@ -8,16 +8,6 @@ import * as Stream from "effect/Stream"
 import * as Streams from "../src/internal/streams.js"
 import { makeTracer, type RecordedSpan } from "./tracing.js"
 
-/** A scoped resource that logs its life, and the stream it opens. */
-const opened = (log: Array<string>, inner: Stream.Stream<number, string>) =>
-  Streams.unwrapScoped(
-    Effect.as(
-      Effect.acquireRelease(Effect.sync(() => log.push("open")), (_, exit) =>
-        Effect.sync(() => log.push(Exit.isSuccess(exit) ? "close:done" : Exit.isInterrupted(exit) ? "close:interrupted" : "close:failed"))),
-      inner.pipe(Stream.tap((n) => Effect.sync(() => log.push(`emit ${n}`))))
-    )
-  )
-
 describe("Streams", () => {
   it.effect("unwrap: the effect runs when the stream runs, then its stream, chunks kept", () =>
     Effect.gen(function* () {
@@ -31,52 +21,6 @@ describe("Streams", () => {
       expect(Chunk.toReadonlyArray(chunks)).toEqual([[1, 2], [3]])
       expect(runs).toBe(1)
       expect(yield* Effect.flip(Stream.runCollect(Streams.unwrap(Effect.fail("no") as Effect.Effect<Stream.Stream<number>, string>)))).toBe("no")
-    }))
-
-  it.effect("unwrapScoped: the scope closes after the last element, with the stream's exit", () =>
-    Effect.gen(function* () {
-      const log: Array<string> = []
-      yield* Stream.runDrain(opened(log, Stream.make(1, 2)))
-      expect(log).toEqual(["open", "emit 1", "emit 2", "close:done"])
-    }))
-
-  it.effect("unwrapScoped: a failing stream closes the scope as failed", () =>
-    Effect.gen(function* () {
-      const log: Array<string> = []
-      const exit = yield* Effect.exit(Stream.runDrain(opened(log, Stream.concat(Stream.make(1), Stream.fail("boom")))))
-      expect(exit).toEqual(Exit.fail("boom"))
-      expect(log).toEqual(["open", "emit 1", "close:failed"])
-    }))
-
-  it.effect("unwrapScoped: a consumer that stops early closes the scope", () =>
-    Effect.gen(function* () {
-      const log: Array<string> = []
-      const taken = yield* Stream.runCollect(Stream.take(opened(log, Stream.iterate(1, (n) => n + 1)), 2))
-      expect(Chunk.toReadonlyArray(taken)).toEqual([1, 2])
-      expect(log.at(-1)).toMatch(/^close:/)
-      expect(log.filter((line) => line.startsWith("close"))).toHaveLength(1)
-    }))
-
-  it.live("unwrapScoped: interrupting the consumer closes the scope as interrupted", () =>
-    Effect.gen(function* () {
-      const log: Array<string> = []
-      const fiber = yield* Effect.fork(Stream.runDrain(opened(log, Stream.concat(Stream.make(1), Stream.never))))
-      while (!log.includes("emit 1")) yield* Effect.sleep("1 millis")
-      yield* Fiber.interrupt(fiber)
-      expect(log).toEqual(["open", "emit 1", "close:interrupted"])
-    }))
-
-  it.effect("unwrapScoped: a failure while acquiring still closes what was acquired", () =>
-    Effect.gen(function* () {
-      const log: Array<string> = []
-      const stream = Streams.unwrapScoped(
-        Effect.zipRight(
-          Effect.acquireRelease(Effect.sync(() => log.push("open")), () => Effect.sync(() => log.push("close"))),
-          Effect.fail("refused") as Effect.Effect<Stream.Stream<number>, string>
-        )
-      )
-      expect(yield* Effect.exit(Stream.runDrain(stream))).toEqual(Exit.fail("refused"))
-      expect(log).toEqual(["open", "close"])
     }))
 
   describe("withSpanOf", () => {
@@ -203,6 +147,18 @@ describe("Streams", () => {
         expect(log).toEqual(["parent true", "release interrupted, span Started"])
         const work = named(spans, "work")
         expect(work.exit !== undefined && Exit.isInterrupted(work.exit)).toBe(true)
+      }).pipe(Effect.provide(layer))
+    })
+
+    it.effect("a consumer that stops early releases once and ends the span", () => {
+      const { layer, spans } = makeTracer()
+      return Effect.gen(function* () {
+        const log: Array<string> = []
+        const taken = yield* Stream.runCollect(Stream.take(scoped(log, spans, Stream.iterate(1, (n) => n + 1)), 2))
+        expect(Chunk.toReadonlyArray(taken)).toEqual([1, 2])
+        expect(log.filter((line) => line.startsWith("release"))).toHaveLength(1)
+        expect(log.at(-1)).toMatch(/^release .*, span Started$/)
+        expect(named(spans, "work").status._tag).toBe("Ended")
       }).pipe(Effect.provide(layer))
     })
 

@@ -1,5 +1,5 @@
 /**
- * `unwrap`, `unwrapScoped` and a span for streams, sequenced as channels.
+ * `unwrap`, and spans (one with a scope) for streams, sequenced as channels.
  *
  * `Stream.unwrap` and `Stream.unwrapScoped` are a `flatMap` over a stream of
  * one element, so every element of the inner stream passes through a concat
@@ -8,8 +8,8 @@
  * stream's channel, one after the other (a channel `flatMap`): elements flow
  * straight through, and a scope still lasts as long as the stream.
  * `withSpanOf` likewise adds no layer around the stream's effects, and
- * `unwrapScopedInSpan` is `unwrapScoped` inside `withSpanOf` for the price of
- * one resource.
+ * `unwrapScopedInSpan` is `Stream.unwrapScoped` inside `withSpanOf` for the
+ * price of one resource.
  */
 import * as Channel from "effect/Channel"
 import * as Context from "effect/Context"
@@ -24,19 +24,6 @@ import * as Tracer from "effect/Tracer"
 export const unwrap = <A, E2, R2, E, R>(
   effect: Effect.Effect<Stream.Stream<A, E2, R2>, E, R>
 ): Stream.Stream<A, E | E2, R | R2> => Stream.fromChannel(Channel.unwrap(Effect.map(effect, Stream.toChannel)))
-
-/**
- * The stream a scoped effect computes; the scope closes when the stream ends,
- * fails or is interrupted (its exit is the stream's).
- */
-export const unwrapScoped = <A, E2, R2, E, R>(
-  effect: Effect.Effect<Stream.Stream<A, E2, R2>, E, R>
-): Stream.Stream<A, E | E2, Exclude<R, Scope.Scope> | R2> =>
-  Stream.fromChannel(Channel.unwrap(Effect.map(Scope.make(), (scope) =>
-    Channel.ensuringWith(
-      Channel.unwrap(Effect.map(Scope.extend(effect, scope), Stream.toChannel)),
-      (exit) => Scope.close(scope, exit)
-    ))))
 
 /** Ends a span with an exit, timed as the tracer wants. */
 const endSpan = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
@@ -67,7 +54,7 @@ export const withSpanOf = <A, E, R>(
 
 /**
  * The stream a scoped effect computes, inside a span: `withSpanOf` around
- * `unwrapScoped`, as one resource. The effect runs with the scope and the
+ * `Stream.unwrapScoped`, as one resource. The effect runs with the scope and the
  * span as its parent in its context (one context change for both); the
  * scope closes with the stream's exit, then the span ends with it (even if
  * a finalizer dies).
