@@ -1426,7 +1426,7 @@ class Batch {
   readonly drafts = new Map<string, ThreadDraft | null>()
   currentThreadId: string
 
-  constructor(readonly state: ClientState) {
+  constructor(readonly state: ClientState, readonly reuseThreadMap: boolean) {
     this.currentThreadId = state.currentThreadId
   }
 
@@ -1754,20 +1754,19 @@ class Batch {
   finish(): ClientState {
     let threadMap: Record<string, ThreadState> | undefined
     const base = this.state.threadMap
+    // The map changes in place when its owner says nobody else holds it; it is copied otherwise.
+    const writable = (): Record<string, ThreadState> =>
+      threadMap ??= this.reuseThreadMap ? base as Record<string, ThreadState> : copyRecord(base)
     const put = (threadId: string, next: ThreadState) => {
       if (next === getOwn(base, threadId)) return
-      threadMap ??= copyRecord(base)
-      setOwn(threadMap, threadId, next)
+      setOwn(writable(), threadId, next)
     }
     for (const [threadId, next] of this.adopted) {
       if (!this.drafts.has(threadId)) put(threadId, next)
     }
     for (const [threadId, draft] of this.drafts) {
       if (draft === null) {
-        if (Object.hasOwn(base, threadId)) {
-          threadMap ??= copyRecord(base)
-          delete threadMap[threadId]
-        }
+        if (Object.hasOwn(base, threadId)) delete writable()[threadId]
         continue
       }
       let next: ThreadState
@@ -1799,6 +1798,24 @@ export const reduce = (state: ClientState, actions: ReadonlyArray<Action>): Clie
   reduceRecorded(state, actions)
 
 /**
+ * Options of {@link reduceRecorded}.
+ *
+ * @since 0.1.0
+ * @category Reducers
+ */
+export interface ReduceOptions {
+  /**
+   * The caller owns `state.threadMap` and nobody else holds it (nor any state
+   * that refers to it): a batch that changes threads updates it in place
+   * rather than copying it, so its cost follows the threads it touches, not
+   * how many there are. Still returns a new state object when anything
+   * changed. A store that has not handed its state out since its last write
+   * may say so; anyone else must not.
+   */
+  readonly reuseThreadMap?: boolean | undefined
+}
+
+/**
  * One thread's result computed ahead: `actions` reduced over a state holding
  * `base` as that thread gave `next`, and touched no other thread.
  *
@@ -1818,18 +1835,20 @@ export interface ThreadResult {
  * a result is taken as is when its thread is still `base` at its turn, and
  * its actions are applied again otherwise (another writer changed the thread
  * in between), so nothing is lost either way. The batch copies the thread map
- * once, however many results and actions it holds: a store that computes each
- * chunk's result against its thread alone writes them all this way.
+ * once, however many results and actions it holds (or not at all, see
+ * {@link ReduceOptions}): a store that computes each chunk's result against
+ * its thread alone writes them all this way.
  *
  * @since 0.1.0
  * @category Reducers
  */
 export const reduceRecorded = (
   state: ClientState,
-  entries: ReadonlyArray<Action | ThreadResult>
+  entries: ReadonlyArray<Action | ThreadResult>,
+  options?: ReduceOptions
 ): ClientState => {
   if (entries.length === 0) return state
-  const batch = new Batch(state)
+  const batch = new Batch(state, options?.reuseThreadMap === true)
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!
     if (entry.type === "THREAD_RESULT") batch.adopt(entry)

@@ -450,7 +450,7 @@ export const make = (
     const maybeName = (threadId: string, runSpan: Tracer.Span): Effect.Effect<void> =>
       options.autoGenerateThreadName !== true ? Effect.void : Effect.gen(function* () {
         if (named.has(threadId)) return
-        const thread = (yield* store.get).threadMap[threadId]?.thread
+        const thread = (yield* store.getThread(threadId))?.thread
         if (thread === undefined || (thread.name !== undefined && thread.name !== "")) return
         if (thread.messages.length < nameThreshold) return
         named.add(threadId)
@@ -462,8 +462,10 @@ export const make = (
 
     const apply = (actions: ReadonlyArray<ClientState.Action>) => store.apply(actions)
     // What runs record goes in one store update with whatever concurrent runs record in the
-    // same tick: each update copies the thread map, which grows with every thread.
-    const record = (actions: ReadonlyArray<ClientState.Action>) => store.applyBatched(actions)
+    // same tick: an update may copy the thread map, which grows with every thread. A run
+    // reads back its own thread only, which leaves an unwatched store free to skip the copy.
+    const record = (threadId: string, actions: ReadonlyArray<ClientState.Action>) =>
+      store.recordBatched(threadId, actions)
     const now = Clock.currentTimeMillis
 
     const gatherContext = (
@@ -519,8 +521,7 @@ export const make = (
 
     /** Pending calls as the store knows them: from the last pause, or from the server's thread after a reload. */
     const pendingOf = (threadId: string): Effect.Effect<ReadonlyArray<PendingToolCall>> =>
-      Effect.map(store.get, (state) => {
-        const thread = state.threadMap[threadId]
+      Effect.map(store.getThread(threadId), (thread) => {
         if (thread === undefined) return []
         const inputs = new Map<string, unknown>()
         for (const message of thread.thread.messages) {
@@ -580,9 +581,9 @@ export const make = (
       Effect.gen(function* () {
         // Waits for a token exchange in flight; a refused one fails the run before it starts.
         yield* auth.credentials
-        const requested = runOptions.threadId ?? (yield* store.get).currentThreadId
+        const requested = runOptions.threadId ?? (yield* store.currentThreadId)
         // A thread this client has not seen: load it, for its history and its previousRunId.
-        if (!ClientState.isLocalThreadId(requested) && (yield* store.get).threadMap[requested] === undefined) {
+        if (!ClientState.isLocalThreadId(requested) && (yield* store.getThread(requested)) === undefined) {
           yield* fetchThread(requested)
         }
         const isNew = ClientState.isLocalThreadId(requested)
@@ -718,7 +719,7 @@ export const make = (
         const components = yield* registry.toApiComponents
         const previousRunId = existing === undefined
           ? undefined
-          : (yield* store.get).threadMap[existing]?.lastCompletedRunId
+          : (yield* store.getThread(existing))?.lastCompletedRunId
         const at0 = yield* now
 
         let firstMessage: Transport.InputMessage
@@ -727,7 +728,7 @@ export const make = (
           const message = start.message
           additionalContext = yield* gatherContext(existing, message, runOptions)
           firstMessage = additionalContext === undefined ? message : { ...message, additionalContext }
-          yield* record([
+          yield* record(run.threadId, [
             ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
               ? [{ type: "INIT_THREAD", threadId: run.threadId, at: at0 } as const]
               : []),
@@ -750,10 +751,10 @@ export const make = (
             content: start.results,
             ...(additionalContext === undefined ? {} : { additionalContext })
           }
-          yield* record([{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at: at0 }])
+          yield* record(run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at: at0 }])
         }
 
-        const snapshot = () => Effect.map(store.get, (state) => state.threadMap[run.threadId]!.thread)
+        const snapshot = () => Effect.map(store.getThread(run.threadId), (state) => state!.thread)
 
         // Read synchronously by the per-chunk step below (the test clock too).
         const clock = yield* Effect.clock
@@ -848,8 +849,8 @@ export const make = (
                 }
                 // A chunk that moves the run touches more than its thread: it goes in the
                 // store's per-tick batch with what concurrent runs record.
-                const state = yield* record([chunkAction(events, from)])
-                return runEvents(events, state.threadMap[run.threadId]!.thread)
+                const state = yield* record(run.threadId, [chunkAction(events, from)])
+                return runEvents(events, state!.thread)
               })),
               (out) => Channel.zipRight(Channel.write(out), emptyThenLoop)
             )
@@ -969,7 +970,7 @@ export const make = (
                 return result === undefined ? [] : [result]
               })
               const at = yield* now
-              yield* record([{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
+              yield* record(run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
               run.runId = undefined
               return step((hooks) => continueWith(results, hooks))
             })
@@ -1023,7 +1024,7 @@ export const make = (
             // The run's last chunks may wait for the store's next batch: the run ends once
             // it is written, so whoever sees the run end sees all of it in the store. Waiting
             // for the batch, rather than writing now, lets runs that end together share it.
-            yield* store.applyBatched([])
+            yield* record(run.threadId, [])
             const at = yield* now
             if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(run.threadId, runSpan)
             if (run.runError !== undefined) return
@@ -1049,7 +1050,7 @@ export const make = (
                 })
             // A run the server knew ends there too: the next run's previousRunId must name it.
             const ended = run.runId !== undefined && !ClientState.isLocalThreadId(run.threadId) ? run.runId : undefined
-            yield* record([
+            yield* record(run.threadId, [
               ...(ended === undefined
                 ? []
                 : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId: run.threadId, runId: ended } as const]),
@@ -1110,11 +1111,11 @@ export const make = (
       runOptions: Omit<RunOptions, "threadId"> = {}
     ): Stream.Stream<RunEvent, TamboError> =>
       Streams.unwrap(Effect.gen(function* () {
-        if ((yield* store.get).threadMap[threadId] === undefined) yield* fetchThread(threadId)
+        if ((yield* store.getThread(threadId)) === undefined) yield* fetchThread(threadId)
         const pending = yield* pendingOf(threadId)
         const byId = new Map(pending.map((call) => [call.toolCallId, call]))
         const answered = new Set<string>()
-        for (const message of (yield* store.get).threadMap[threadId]!.thread.messages) {
+        for (const message of (yield* store.getThread(threadId))!.thread.messages) {
           for (const block of message.content) if (block.type === "tool_result") answered.add(block.toolUseId)
         }
         const content: Array<Types.ToolResultContent> = []
@@ -1155,12 +1156,11 @@ export const make = (
 
     const cancelRun = (threadId?: string): Effect.Effect<void, TamboError> =>
       Effect.gen(function* () {
-        const state = yield* store.get
-        const id = threadId ?? state.currentThreadId
+        const id = threadId ?? (yield* store.currentThreadId)
         const local = activeRuns.get(id)
         if (local !== undefined) return yield* local.cancel
         // Not running here: cancel what the store shows running (a quiet no-op when idle).
-        const streaming = state.threadMap[id]?.streaming
+        const streaming = (yield* store.getThread(id))?.streaming
         const runId = streaming?.status === "idle" ? undefined : streaming?.runId
         if (runId !== undefined) {
           yield* withCredentials((c) => transport.cancelRun(c, id, runId))
@@ -1193,7 +1193,7 @@ export const make = (
       continueRun,
       getPendingToolCalls: (threadId) =>
         Effect.gen(function* () {
-          if ((yield* store.get).threadMap[threadId] === undefined) yield* fetchThread(threadId)
+          if ((yield* store.getThread(threadId)) === undefined) yield* fetchThread(threadId)
           return yield* describePending(threadId, yield* pendingOf(threadId))
         }),
       approveToolCall: (toolCallId, approval) =>
@@ -1204,12 +1204,13 @@ export const make = (
       store,
       switchThread: (threadId) =>
         Effect.gen(function* () {
-          const state = yield* store.get
+          const previous = yield* store.currentThreadId
+          const known = (yield* store.getThread(threadId)) !== undefined
           yield* apply([{ type: "SET_CURRENT_THREAD", threadId }])
-          if (state.threadMap[threadId] === undefined && threadId !== ClientState.PLACEHOLDER_THREAD_ID) {
+          if (!known && threadId !== ClientState.PLACEHOLDER_THREAD_ID) {
             // A thread that cannot be loaded does not stay current: runs would all fail on it.
             yield* fetchThread(threadId).pipe(
-              Effect.tapError(() => apply([{ type: "SET_CURRENT_THREAD", threadId: state.currentThreadId }]))
+              Effect.tapError(() => apply([{ type: "SET_CURRENT_THREAD", threadId: previous }]))
             )
           }
         }),
@@ -1219,8 +1220,10 @@ export const make = (
         return ClientState.PLACEHOLDER_THREAD_ID
       }),
       getThread: (threadId) =>
-        Effect.map(store.get, (state) =>
-          Option.map(Option.fromNullable(state.threadMap[threadId ?? state.currentThreadId]), (t) => t.thread)),
+        Effect.map(
+          Effect.flatMap(threadId === undefined ? store.currentThreadId : Effect.succeed(threadId), store.getThread),
+          (thread) => Option.map(Option.fromNullable(thread), (t) => t.thread)
+        ),
       listThreads: (params) => withCredentials((c) => transport.listThreads(c, params)),
       fetchThread,
       updateThreadName: (threadId, name) =>

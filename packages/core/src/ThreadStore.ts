@@ -68,6 +68,20 @@ export declare namespace ThreadStore {
      * written (at once if nothing is).
      */
     readonly applyBatched: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<ClientState.ClientState>
+    /**
+     * `applyBatched`, resuming with one thread's state after the update
+     * (`undefined` if there is no such thread). With no actions, waits for
+     * what is pending to be written. Unlike the whole state, a thread handed
+     * out costs the in-memory store nothing (see {@link make}).
+     */
+    readonly recordBatched: (
+      threadId: string,
+      actions: ReadonlyArray<ClientState.Action>
+    ) => Effect.Effect<ClientState.ThreadState | undefined>
+    /** One thread's state, with everything applied so far (`undefined` if there is no such thread). */
+    readonly getThread: (threadId: string) => Effect.Effect<ClientState.ThreadState | undefined>
+    /** The current thread's id, with everything applied so far. */
+    readonly currentThreadId: Effect.Effect<string>
     /** The current state, then every change. */
     readonly changes: Stream.Stream<ClientState.ClientState>
     /** A plain listener called after every change; returns the unsubscribe function. */
@@ -99,77 +113,110 @@ const later: (f: () => void) => void = typeof setImmediate === "function"
 
 /**
  * Events recorded before the store writes them even if the event loop has not
- * come round: at least this many, and more for a store of many threads. Held
- * events (a result keeps its actions, in case another writer changed its
- * thread meanwhile) that wait over many chunks outlive young collections and
- * are copied to the old generation: 64 chunks of component patches put 8% of
- * a run's time into the collector, about 1,000 events 1-2%. A write copies the
- * thread map, so with many threads it waits for proportionally more events:
- * the copy costs at most a fraction of a key per event.
+ * come round: at least this many, and more for a store that copies a map of
+ * many threads per write. Held events (a result keeps its actions, in case
+ * another writer changed its thread meanwhile) that wait over many chunks
+ * outlive young collections and are copied to the old generation: 64 chunks
+ * of component patches put 8% of a run's time into the collector, about 1,000
+ * events 1-2%. A write that copies the thread map waits for proportionally
+ * more events: the copy costs at most a fraction of a key per event.
  */
 const MIN_PENDING_EVENTS = 1_024
 const PENDING_EVENTS_PER_THREAD = 4
 
+const getOwn = (
+  threadMap: Readonly<Record<string, ClientState.ThreadState>>,
+  threadId: string
+): ClientState.ThreadState | undefined => Object.hasOwn(threadMap, threadId) ? threadMap[threadId] : undefined
+
 /**
- * Applies actions in batches: what is applied with `applyBatched` or
- * `unsafeRecord` while the event loop handles one round of I/O is written
- * once, so concurrent runs share one copy of the thread map instead of one
- * each per chunk.
- * Anything that reads or applies at once (`get`, `apply`) first writes what
- * is pending, so the order of actions is kept and nobody reads a stale state;
- * `unsafeGet` and subscribers see the state as written.
+ * Applies actions in batches: what is applied with `applyBatched`,
+ * `recordBatched` or `unsafeRecord` while the event loop handles one round of
+ * I/O is written once, so concurrent runs share one update of the thread map
+ * instead of one each per chunk.
+ * Anything that reads or applies at once (`get`, `apply`, `getThread`) first
+ * writes what is pending, so the order of actions is kept and nobody reads a
+ * stale state; `unsafeGet` and subscribers see the state as written.
+ *
+ * A store that `owns` its state (the in-memory one) keeps track of whether the
+ * thread map it last made has been handed out (`get`, `unsafeGet`, `apply`,
+ * `applyBatched`, a subscriber's read): until it has, nobody can tell the map
+ * apart from a copy, so a write changes it in place and costs what the batch
+ * touches. Once handed out, the next write copies it. Threads are immutable
+ * whatever happens: handing one out costs nothing.
  */
 const coalescing = (
   read: () => ClientState.ClientState,
-  write: (next: ClientState.ClientState) => void
-): Pick<ThreadStore.Service, "get" | "apply" | "unsafeApply" | "applyBatched" | "unsafeRecord"> => {
+  write: (next: ClientState.ClientState) => void,
+  owns: boolean
+): Omit<ThreadStore.Service, "changes" | "subscribe"> => {
   // What is pending, in order: actions, and thread results computed ahead.
   let queue: Array<ClientState.Action | ClientState.ThreadResult> = []
-  // Who waits for the next write (applyBatched).
-  let waiting: Array<(effect: Effect.Effect<ClientState.ClientState>) => void> = []
+  // Who waits for the next write (applyBatched, recordBatched), with the state it made.
+  let waiting: Array<(state: ClientState.ClientState) => void> = []
+  // Whether one of them takes the whole state (applyBatched).
+  let waitingForState = false
   // The latest computed state of each thread with pending results.
   const pendingThreads = new Map<string, ClientState.ThreadState>()
   let scheduled = false
   // Events held by the queue's results, and how many may be before a write (once counted).
   let pendingEvents = 0
   let pendingLimit: number | undefined
+  // The written state's thread map was made by this store, and nobody has seen it since.
+  let unseen = false
+
   const schedule = () => {
     if (!scheduled) {
       scheduled = true
       later(flush)
     }
   }
+  /** Applies entries to the state as written, and writes the result; `handedOut`: the caller gives it away. */
+  const commit = (
+    entries: ReadonlyArray<ClientState.Action | ClientState.ThreadResult>,
+    handedOut: boolean
+  ): ClientState.ClientState => {
+    const before = read()
+    const next = ClientState.reduceRecorded(before, entries, { reuseThreadMap: unseen })
+    if (handedOut) unseen = false
+    else if (owns && next.threadMap !== before.threadMap) unseen = true
+    // Subscribers told of the write read the state: they see it, and it is not changed in place after.
+    if (next !== before) write(next)
+    return next
+  }
   const flush = () => {
     scheduled = false
     if (queue.length === 0) return
     const batch = queue
     const resumes = waiting
+    const handedOut = waitingForState
     queue = []
     waiting = []
+    waitingForState = false
     pendingEvents = 0
     pendingLimit = undefined
     pendingThreads.clear()
-    const before = read()
-    // One batch: the thread map is copied once, whatever the queue holds.
-    const state = ClientState.reduceRecorded(before, batch)
-    if (state !== before) write(state)
-    const done = Effect.succeed(state)
-    for (const resume of resumes) resume(done)
+    // One batch: one update of the thread map, whatever the queue holds.
+    const state = commit(batch, handedOut)
+    for (const resume of resumes) resume(state)
   }
+  /** The state with everything applied, handed out. */
   const current = (): ClientState.ClientState => {
     flush()
+    unseen = false
     return read()
   }
+  const thread = (threadId: string): ClientState.ThreadState | undefined => {
+    flush()
+    return getOwn(read().threadMap, threadId)
+  }
   const unsafeApply = (actions: ReadonlyArray<ClientState.Action>): ClientState.ClientState => {
-    const before = current()
-    const next = ClientState.reduce(before, actions)
-    if (next !== before) write(next)
-    return next
+    flush()
+    return commit(actions, true)
   }
   const unsafeRecord = (threadId: string, actions: ReadonlyArray<ClientState.Action>): ClientState.ThreadState => {
     const committed = read()
-    const base = pendingThreads.get(threadId) ??
-      (Object.hasOwn(committed.threadMap, threadId) ? committed.threadMap[threadId] : undefined)
+    const base = pendingThreads.get(threadId) ?? getOwn(committed.threadMap, threadId)
     if (base !== undefined) {
       // The thread alone: its result costs nothing per other thread.
       const alone: ClientState.ClientState = {
@@ -189,9 +236,9 @@ const coalescing = (
         // A stream that never waits for I/O (bytes already buffered) would queue without end,
         // holding every chunk's events: written every so many events then.
         for (const action of actions) pendingEvents += action.type === "EVENTS" ? action.events.length : 1
-        // The threads are counted once per write, and only when it may be due.
+        // Counted once per write, when it may be due; the threads only if the write copies them.
         if (pendingEvents >= MIN_PENDING_EVENTS) {
-          pendingLimit ??= Math.max(
+          pendingLimit ??= unseen ? MIN_PENDING_EVENTS : Math.max(
             MIN_PENDING_EVENTS,
             PENDING_EVENTS_PER_THREAD * Object.keys(committed.threadMap).length
           )
@@ -202,22 +249,44 @@ const coalescing = (
       }
     }
     // Actions that reach beyond the thread (or an unknown thread): applied to everything.
-    const state = unsafeApply(actions)
-    return state.threadMap[threadId] ?? ClientState.makeThreadState(threadId, 0)
+    flush()
+    return getOwn(commit(actions, false).threadMap, threadId) ?? ClientState.makeThreadState(threadId, 0)
+  }
+  /** Queues actions for the next write; `resume` is called with the state it made. */
+  const batched = (
+    actions: ReadonlyArray<ClientState.Action>,
+    resume: (state: ClientState.ClientState) => void
+  ) => {
+    for (const action of actions) queue.push(action)
+    waiting.push(resume)
+    schedule()
   }
   return {
     get: Effect.sync(current),
+    unsafeGet: () => {
+      unseen = false
+      return read()
+    },
     apply: (actions) => Effect.sync(() => unsafeApply(actions)),
     unsafeApply,
     unsafeRecord,
     applyBatched: (actions) =>
       Effect.async<ClientState.ClientState>((resume) => {
         // Nothing to add and nothing pending: the state as written is the answer.
-        if (actions.length === 0 && queue.length === 0) return resume(Effect.succeed(read()))
-        for (const action of actions) queue.push(action)
-        waiting.push(resume)
-        schedule()
-      })
+        if (actions.length === 0 && queue.length === 0) return resume(Effect.sync(current))
+        waitingForState = true
+        batched(actions, (state) => resume(Effect.succeed(state)))
+      }),
+    recordBatched: (threadId, actions) =>
+      Effect.async<ClientState.ThreadState | undefined>((resume) => {
+        if (actions.length === 0 && queue.length === 0) return resume(Effect.sync(() => thread(threadId)))
+        batched(actions, (state) => resume(Effect.succeed(getOwn(state.threadMap, threadId))))
+      }),
+    getThread: (threadId) => Effect.sync(() => thread(threadId)),
+    currentThreadId: Effect.sync(() => {
+      flush()
+      return read().currentThreadId
+    })
   }
 }
 
@@ -233,7 +302,11 @@ const changesOf = (
   }, { bufferSize: 1, strategy: "sliding" })
 
 /**
- * An in-memory store.
+ * An in-memory store. While nobody has read its whole state since it last
+ * wrote it (no subscriber, no `get`), a write updates the thread map in
+ * place: runs that only read their own thread (as `Tambo.run` does) cost the
+ * same with ten threads in the store or ten thousand. Any state handed out
+ * stays as it was; the write after it copies the map.
  *
  * @since 0.1.0
  * @category Constructors
@@ -244,22 +317,17 @@ export const make = (
   Effect.sync(() => {
     let current = initial
     const listeners = new Set<() => void>()
-    const read = () => current
     const subscribe = (listener: () => void) => {
       listeners.add(listener)
       return () => {
         listeners.delete(listener)
       }
     }
-    return ThreadStore.of({
-      unsafeGet: read,
-      ...coalescing(read, (next) => {
-        current = next
-        for (const listener of listeners) listener()
-      }),
-      changes: changesOf(read, subscribe),
-      subscribe
-    })
+    const store = coalescing(() => current, (next) => {
+      current = next
+      for (const listener of listeners) listener()
+    }, true)
+    return ThreadStore.of({ ...store, changes: changesOf(store.unsafeGet, subscribe), subscribe })
   })
 
 /**
@@ -272,8 +340,8 @@ export const makeExternal = (store: ExternalStore<ClientState.ClientState>): Thr
   const read = () => store.getState()
   const subscribe = (listener: () => void) => store.subscribe(listener)
   return ThreadStore.of({
-    unsafeGet: read,
-    ...coalescing(read, (next) => store.setState(next)),
+    // The store's owner decides who sees its state: every write is a new one.
+    ...coalescing(read, (next) => store.setState(next), false),
     changes: changesOf(read, subscribe),
     subscribe
   })

@@ -821,6 +821,42 @@ describe("identity and batching", () => {
       const a = thread(before, "a")
       expect(ClientState.reduceRecorded(before, [{ type: "THREAD_RESULT", threadId: "a", base: a, next: a, actions: [] }])).toBe(before)
     })
+
+    it("copies the thread map once per batch that changes it, leaving the state given as it was", () => {
+      const before = twoThreads()
+      const keys = Object.keys(before.threadMap)
+      const after = ClientState.reduceRecorded(before, [ahead(before, "a", more("run2", "two")), userMessage("b", "b-u2", "more")])
+      expect(after.threadMap).not.toBe(before.threadMap)
+      expect(Object.keys(before.threadMap)).toEqual(keys)
+      expect(getMessages(before, "a").map((m) => m.id)).toEqual(["a-u1", "a1"])
+      expect(after.threadMap[PLACEHOLDER]).toBe(before.threadMap[PLACEHOLDER])
+    })
+
+    it("with reuseThreadMap, updates the map in place: a new state, the same map, the same result", () => {
+      const actions = (state: State) => [
+        ahead(state, "a", more("run2", "two")),
+        userMessage("b", "b-u2", "more"),
+        // A new thread's run moves from its local id to the server's: one key removed, one added.
+        { type: "INIT_THREAD", threadId: "local:1", at: 600 } as const,
+        userMessage("local:1", "l-u1", "new", 600),
+        ...events("local:1", [e.runStarted("c", "run3")])
+      ]
+      const expected = ClientState.reduceRecorded(twoThreads(), actions(twoThreads()))
+      const before = twoThreads()
+      const map = before.threadMap
+      const untouched = map[PLACEHOLDER]
+      const after = ClientState.reduceRecorded(before, actions(before), { reuseThreadMap: true })
+      expect(after).not.toBe(before)
+      expect(after.threadMap).toBe(map)
+      expect(after).toEqual(expected)
+      expect(Object.hasOwn(map, "local:1")).toBe(false)
+      expect(getMessages(after, "c").map((m) => m.id)).toEqual(["l-u1"])
+      expect(after.threadMap[PLACEHOLDER]).toBe(untouched)
+      // Nothing changed: nothing written, the state itself returned.
+      expect(ClientState.reduceRecorded(after, [], { reuseThreadMap: true })).toBe(after)
+      expect(ClientState.reduceRecorded(after, [{ type: "UPDATE_THREAD", threadId: "zz", patch: { name: "x" } }], { reuseThreadMap: true }))
+        .toBe(after)
+    })
   })
 
   it("untouched threads and messages keep their identity", () => {

@@ -215,6 +215,100 @@ describe("ThreadStore", () => {
         expect(textOf(store.unsafeGet().threadMap.t0)).toBe("x".repeat(4 * threads))
       }))
 
+    it.effect("an unread store writes its batch in place: however many threads, it writes every 1,024 events", () =>
+      Effect.gen(function* () {
+        const store = yield* ThreadStore.make()
+        for (let i = 0; i < 500; i++) yield* store.apply(textRun(`t${i}`, `r${i}`, ""))
+        // A listener that does not read the state leaves it unseen.
+        let calls = 0
+        store.subscribe(() => calls++)
+        // The first write after the state was handed out (by apply) copies the map: it waits for more.
+        for (let i = 0; i < 4 * 501; i++) store.unsafeRecord("t0", [delta("t0", "r0", "x")])
+        expect(calls).toBe(1)
+        // Nobody has seen the map since: the next writes change it in place, and are due sooner.
+        for (let i = 0; i < 1_024; i++) store.unsafeRecord("t1", [delta("t1", "r1", "y")])
+        expect(calls).toBe(2)
+        expect(textOf(yield* store.getThread("t0"))).toBe("x".repeat(4 * 501))
+        expect(textOf(yield* store.getThread("t1"))).toBe("y".repeat(1_024))
+        // Reading one thread hands out nothing else; the whole state, once read, is copied again.
+        const seen = yield* store.get
+        for (let i = 0; i < 1_024; i++) store.unsafeRecord("t2", [delta("t2", "r2", "z")])
+        expect(calls).toBe(2)
+        expect(textOf(seen.threadMap.t2)).toBe("")
+      }))
+
+    it.live("a state handed out never changes after, however it was read", () =>
+      Effect.gen(function* () {
+        const store = yield* ThreadStore.make()
+        yield* store.apply([...textRun("t1", "r1", "a"), ...textRun("t2", "r2", "x")])
+        const frozen: Array<readonly [string, ClientState.ClientState, ClientState.ClientState]> = []
+        const keep = (how: string, state: ClientState.ClientState) =>
+          frozen.push([how, state, { ...state, threadMap: { ...state.threadMap } }])
+        const changes = yield* Stream.runCollect(Stream.take(store.changes, 3)).pipe(Effect.fork)
+        let fromListener: ClientState.ClientState | undefined
+        const unsubscribe = store.subscribe(() => {
+          fromListener ??= store.unsafeGet()
+        })
+        // Each way of reading, each followed by writes of every kind: the last ones hand out
+        // nothing, so the next read is the first to see their state.
+        const writes = (n: number) =>
+          Effect.gen(function* () {
+            yield* store.apply(textRun(`n${n}`, `rn${n}`, "new"))
+            store.unsafeRecord("t1", [delta("t1", "r1", `b${n}`)])
+            yield* nextTurn
+            store.unsafeRecord("t2", [delta("t2", "r2", `y${n}`)])
+            yield* store.recordBatched("t2", [delta("t2", "r2", `z${n}`)])
+          })
+        keep("get", yield* store.get)
+        yield* writes(1)
+        keep("unsafeGet", store.unsafeGet())
+        yield* writes(2)
+        keep("apply", yield* store.apply([{ type: "UPDATE_THREAD", threadId: "t1", patch: { name: "one" } }]))
+        yield* writes(3)
+        keep("applyBatched", yield* store.applyBatched([delta("t1", "r1", "c")]))
+        yield* writes(4)
+        keep("listener", fromListener!)
+        unsubscribe()
+        yield* writes(5)
+        for (const state of yield* Fiber.join(changes)) keep("changes", state)
+        yield* writes(6)
+        for (const [how, state, copy] of frozen) {
+          expect({ how, map: Object.keys(state.threadMap) }).toEqual({ how, map: Object.keys(copy.threadMap) })
+          for (const id of Object.keys(copy.threadMap)) expect(state.threadMap[id], `${how} ${id}`).toBe(copy.threadMap[id])
+        }
+        // And every write is there to read.
+        const t1 = textOf(yield* store.getThread("t1"))
+        expect(t1).toBe("ab1b2b3c" + "b4b5b6")
+        expect(textOf(yield* store.getThread("t2"))).toBe("xy1z1y2z2y3z3y4z4y5z5y6z6")
+        expect(Object.keys((yield* store.get).threadMap)).toHaveLength(9)
+      }))
+
+    it.live("recordBatched resumes with its thread once written; getThread and currentThreadId see what is pending", () =>
+      Effect.gen(function* () {
+        const backing = externalStore()
+        const store = ThreadStore.makeExternal(backing)
+        yield* store.apply(textRun("t1", "r1", "a"))
+        let writes = 0
+        backing.subscribe(() => writes++)
+        const recorded = store.unsafeRecord("t1", [delta("t1", "r1", "b")])
+        // Nothing to add: waits for the pending write.
+        expect(yield* store.recordBatched("t1", [])).toBe(recorded)
+        expect(writes).toBe(1)
+        const [t1, none] = yield* Effect.all([
+          store.recordBatched("t1", [delta("t1", "r1", "c")]),
+          store.recordBatched("nope", [{ type: "UPDATE_THREAD", threadId: "t1", patch: { name: "named" } }])
+        ], { concurrency: "unbounded" })
+        // Both in one write; each gets its own thread.
+        expect(writes).toBe(2)
+        expect(textOf(t1)).toBe("abc")
+        expect(t1?.thread.name).toBe("named")
+        expect(none).toBeUndefined()
+        store.unsafeRecord("t1", [delta("t1", "r1", "d")])
+        expect(textOf(yield* store.getThread("t1"))).toBe("abcd")
+        expect(writes).toBe(3)
+        expect(yield* store.currentThreadId).toBe(backing.getState().currentThreadId)
+      }))
+
     it.live("a thread id of __proto__ is an ordinary key", () =>
       Effect.gen(function* () {
         const store = yield* ThreadStore.make()
