@@ -754,7 +754,7 @@ export const make = (
           yield* record(run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at: at0 }])
         }
 
-        const snapshot = () => Effect.map(store.getThread(run.threadId), (state) => state!.thread)
+        const snapshot = () => Effect.map(store.getThread(run.threadId), (thread) => thread!.thread)
 
         // Read synchronously by the per-chunk step below (the test clock too).
         const clock = yield* Effect.clock
@@ -849,8 +849,8 @@ export const make = (
                 }
                 // A chunk that moves the run touches more than its thread: it goes in the
                 // store's per-tick batch with what concurrent runs record.
-                const state = yield* record(run.threadId, [chunkAction(events, from)])
-                return runEvents(events, state!.thread)
+                const thread = yield* record(run.threadId, [chunkAction(events, from)])
+                return runEvents(events, thread!.thread)
               })),
               (out) => Channel.zipRight(Channel.write(out), emptyThenLoop)
             )

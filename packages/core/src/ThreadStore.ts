@@ -124,11 +124,6 @@ const later: (f: () => void) => void = typeof setImmediate === "function"
 const MIN_PENDING_EVENTS = 1_024
 const PENDING_EVENTS_PER_THREAD = 4
 
-const getOwn = (
-  threadMap: Readonly<Record<string, ClientState.ThreadState>>,
-  threadId: string
-): ClientState.ThreadState | undefined => Object.hasOwn(threadMap, threadId) ? threadMap[threadId] : undefined
-
 /**
  * Applies actions in batches: what is applied with `applyBatched`,
  * `recordBatched` or `unsafeRecord` while the event loop handles one round of
@@ -200,15 +195,19 @@ const coalescing = (
     const state = commit(batch, handedOut)
     for (const resume of resumes) resume(state)
   }
-  /** The state with everything applied, handed out. */
-  const current = (): ClientState.ClientState => {
-    flush()
+  /** The state as written, handed out: from now on it is not changed in place. */
+  const unsafeGet = (): ClientState.ClientState => {
     unseen = false
     return read()
   }
+  /** The state with everything applied, handed out. */
+  const current = (): ClientState.ClientState => {
+    flush()
+    return unsafeGet()
+  }
   const thread = (threadId: string): ClientState.ThreadState | undefined => {
     flush()
-    return getOwn(read().threadMap, threadId)
+    return ClientState.getThreadState(read(), threadId)
   }
   const unsafeApply = (actions: ReadonlyArray<ClientState.Action>): ClientState.ClientState => {
     flush()
@@ -216,7 +215,7 @@ const coalescing = (
   }
   const unsafeRecord = (threadId: string, actions: ReadonlyArray<ClientState.Action>): ClientState.ThreadState => {
     const committed = read()
-    const base = pendingThreads.get(threadId) ?? getOwn(committed.threadMap, threadId)
+    const base = pendingThreads.get(threadId) ?? ClientState.getThreadState(committed, threadId)
     if (base !== undefined) {
       // The thread alone: its result costs nothing per other thread.
       const alone: ClientState.ClientState = {
@@ -250,7 +249,7 @@ const coalescing = (
     }
     // Actions that reach beyond the thread (or an unknown thread): applied to everything.
     flush()
-    return getOwn(commit(actions, false).threadMap, threadId) ?? ClientState.makeThreadState(threadId, 0)
+    return ClientState.getThreadState(commit(actions, false), threadId) ?? ClientState.makeThreadState(threadId, 0)
   }
   /** Queues actions for the next write; `resume` is called with the state it made. */
   const batched = (
@@ -263,10 +262,7 @@ const coalescing = (
   }
   return {
     get: Effect.sync(current),
-    unsafeGet: () => {
-      unseen = false
-      return read()
-    },
+    unsafeGet,
     apply: (actions) => Effect.sync(() => unsafeApply(actions)),
     unsafeApply,
     unsafeRecord,
@@ -280,7 +276,7 @@ const coalescing = (
     recordBatched: (threadId, actions) =>
       Effect.async<ClientState.ThreadState | undefined>((resume) => {
         if (actions.length === 0 && queue.length === 0) return resume(Effect.sync(() => thread(threadId)))
-        batched(actions, (state) => resume(Effect.succeed(getOwn(state.threadMap, threadId))))
+        batched(actions, (state) => resume(Effect.succeed(ClientState.getThreadState(state, threadId))))
       }),
     getThread: (threadId) => Effect.sync(() => thread(threadId)),
     currentThreadId: Effect.sync(() => {

@@ -234,6 +234,9 @@ describe("ThreadStore", () => {
         const seen = yield* store.get
         for (let i = 0; i < 1_024; i++) store.unsafeRecord("t2", [delta("t2", "r2", "z")])
         expect(calls).toBe(2)
+        // Written at the next read: into a copy, the state seen stays as it was.
+        expect(textOf(yield* store.getThread("t2"))).toBe("z".repeat(1_024))
+        expect(calls).toBe(3)
         expect(textOf(seen.threadMap.t2)).toBe("")
       }))
 
