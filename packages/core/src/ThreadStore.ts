@@ -205,10 +205,13 @@ const coalescing = (
     flush()
     return unsafeGet()
   }
-  const thread = (threadId: string): ClientState.ThreadState | undefined => {
+  /** The state with everything applied, for a read that hands out none of it. */
+  const latest = (): ClientState.ClientState => {
     flush()
-    return ClientState.getThreadState(read(), threadId)
+    return read()
   }
+  const thread = (threadId: string): ClientState.ThreadState | undefined =>
+    ClientState.getThreadState(latest(), threadId)
   const unsafeApply = (actions: ReadonlyArray<ClientState.Action>): ClientState.ClientState => {
     flush()
     return commit(actions, true)
@@ -279,10 +282,7 @@ const coalescing = (
         batched(actions, (state) => resume(Effect.succeed(ClientState.getThreadState(state, threadId))))
       }),
     getThread: (threadId) => Effect.sync(() => thread(threadId)),
-    currentThreadId: Effect.sync(() => {
-      flush()
-      return read().currentThreadId
-    })
+    currentThreadId: Effect.sync(() => latest().currentThreadId)
   }
 }
 

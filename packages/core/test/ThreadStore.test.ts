@@ -309,7 +309,16 @@ describe("ThreadStore", () => {
         store.unsafeRecord("t1", [delta("t1", "r1", "d")])
         expect(textOf(yield* store.getThread("t1"))).toBe("abcd")
         expect(writes).toBe(3)
-        expect(yield* store.currentThreadId).toBe(backing.getState().currentThreadId)
+        // A change of the current thread waiting for its batch is seen at once, and written then.
+        const before = backing.getState().currentThreadId
+        expect(before).not.toBe("t1")
+        const switched = yield* Effect.fork(store.recordBatched("t1", [{ type: "SET_CURRENT_THREAD", threadId: "t1" }]))
+        yield* Effect.yieldNow()
+        expect(backing.getState().currentThreadId).toBe(before)
+        expect(yield* store.currentThreadId).toBe("t1")
+        expect(backing.getState().currentThreadId).toBe("t1")
+        expect(writes).toBe(4)
+        yield* Fiber.join(switched)
       }))
 
     it.live("a thread id of __proto__ is an ordinary key", () =>
