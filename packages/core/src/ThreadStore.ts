@@ -58,9 +58,26 @@ export declare namespace ThreadStore {
      * once; the store is written with the next batch, once the I/O already
      * waiting is handled (`get` and `apply` see it at once). A run records each
      * network chunk this way: the cost does not grow with the number of
-     * threads. Actions that reach beyond the thread are applied like `apply`.
+     * threads. Actions that reach beyond the thread are written at once,
+     * in one write with what is pending.
      */
     readonly unsafeRecord: (threadId: string, actions: ReadonlyArray<ClientState.Action>) => ClientState.ThreadState
+    /**
+     * `unsafeRecord` when that costs what the actions touch, and nothing
+     * otherwise: actions about one thread are always recorded; actions that
+     * reach beyond it (a chunk that moves a run to its thread) only while the
+     * store can write its thread map in place (see {@link make}). Returns the
+     * state of thread `threadId` after the actions, or `undefined` when it
+     * recorded nothing: `recordBatched` then shares the write, a copy of the
+     * thread map, with whatever else is recorded in the same round of the
+     * event loop. A run's stage stays a plain function either way it goes:
+     * one that waits for the batch holds its chunk, and every concurrent
+     * run's, through young collections.
+     */
+    readonly tryRecord: (
+      threadId: string,
+      actions: ReadonlyArray<ClientState.Action>
+    ) => ClientState.ThreadState | undefined
     /**
      * Applies actions with the others applied in the same round of the event
      * loop, in one update (concurrent runs share it). Resumes with the state
@@ -216,44 +233,58 @@ const coalescing = (
     flush()
     return commit(actions, true)
   }
-  const unsafeRecord = (threadId: string, actions: ReadonlyArray<ClientState.Action>): ClientState.ThreadState => {
+  /**
+   * Actions about one known thread, computed against it alone and queued as its
+   * result; `undefined` (nothing done) if they may touch anything else.
+   */
+  const recordAlone = (
+    threadId: string,
+    actions: ReadonlyArray<ClientState.Action>
+  ): ClientState.ThreadState | undefined => {
+    for (const action of actions) if (action.threadId !== threadId) return undefined
     const committed = read()
     const base = pendingThreads.get(threadId) ?? ClientState.getThreadState(committed, threadId)
-    if (base !== undefined) {
-      // The thread alone: its result costs nothing per other thread.
-      const alone: ClientState.ClientState = {
-        threadMap: { [threadId]: base },
-        currentThreadId: committed.currentThreadId
-      }
-      const after = ClientState.reduce(alone, actions)
-      if (after === alone) return base
-      const keys = Object.keys(after.threadMap)
-      const next = after.threadMap[threadId]
-      if (
-        after.currentThreadId === alone.currentThreadId && keys.length === 1 && keys[0] === threadId &&
-        next !== undefined
-      ) {
-        pendingThreads.set(threadId, next)
-        queue.push({ type: "THREAD_RESULT", threadId, base, next, actions })
-        // A stream that never waits for I/O (bytes already buffered) would queue without end,
-        // holding every chunk's events: written every so many events then.
-        for (const action of actions) pendingEvents += action.type === "EVENTS" ? action.events.length : 1
-        // Counted once per write, when it may be due; the threads only if the write copies them.
-        if (pendingEvents >= MIN_PENDING_EVENTS) {
-          pendingLimit ??= unseen ? MIN_PENDING_EVENTS : Math.max(
-            MIN_PENDING_EVENTS,
-            PENDING_EVENTS_PER_THREAD * Object.keys(committed.threadMap).length
-          )
-        }
-        if (pendingLimit !== undefined && pendingEvents >= pendingLimit) flush()
-        else schedule()
-        return next
-      }
+    if (base === undefined) return undefined
+    // The thread alone: its result costs nothing per other thread.
+    const alone: ClientState.ClientState = {
+      threadMap: { [threadId]: base },
+      currentThreadId: committed.currentThreadId
     }
-    // Actions that reach beyond the thread (or an unknown thread): applied to everything.
-    flush()
-    return ClientState.getThreadState(commit(actions, false), threadId) ?? ClientState.makeThreadState(threadId, 0)
+    const after = ClientState.reduce(alone, actions)
+    if (after === alone) return base
+    const keys = Object.keys(after.threadMap)
+    const next = after.threadMap[threadId]
+    if (
+      after.currentThreadId !== alone.currentThreadId || keys.length !== 1 || keys[0] !== threadId ||
+      next === undefined
+    ) return undefined
+    pendingThreads.set(threadId, next)
+    queue.push({ type: "THREAD_RESULT", threadId, base, next, actions })
+    // A stream that never waits for I/O (bytes already buffered) would queue without end,
+    // holding every chunk's events: written every so many events then.
+    for (const action of actions) pendingEvents += action.type === "EVENTS" ? action.events.length : 1
+    // Counted once per write, when it may be due; the threads only if the write copies them.
+    if (pendingEvents >= MIN_PENDING_EVENTS) {
+      pendingLimit ??= unseen ? MIN_PENDING_EVENTS : Math.max(
+        MIN_PENDING_EVENTS,
+        PENDING_EVENTS_PER_THREAD * Object.keys(committed.threadMap).length
+      )
+    }
+    if (pendingLimit !== undefined && pendingEvents >= pendingLimit) flush()
+    else schedule()
+    return next
   }
+  /** Writes what is pending and `actions` after it, in one write; the thread `threadId` after them. */
+  const recordAll = (threadId: string, actions: ReadonlyArray<ClientState.Action>): ClientState.ThreadState => {
+    for (const action of actions) queue.push(action)
+    flush()
+    return ClientState.getThreadState(read(), threadId) ?? ClientState.makeThreadState(threadId, 0)
+  }
+  const unsafeRecord = (threadId: string, actions: ReadonlyArray<ClientState.Action>): ClientState.ThreadState =>
+    recordAlone(threadId, actions) ?? recordAll(threadId, actions)
+  // A write in place costs what it touches: nothing to share with a batch.
+  const tryRecord = (threadId: string, actions: ReadonlyArray<ClientState.Action>) =>
+    recordAlone(threadId, actions) ?? (unseen ? recordAll(threadId, actions) : undefined)
   /** Queues actions for the next write; `resume` is called with the state it made. */
   const batched = (
     actions: ReadonlyArray<ClientState.Action>,
@@ -269,6 +300,7 @@ const coalescing = (
     apply: (actions) => Effect.sync(() => unsafeApply(actions)),
     unsafeApply,
     unsafeRecord,
+    tryRecord,
     applyBatched: (actions) =>
       Effect.async<ClientState.ClientState>((resume) => {
         // Nothing to add and nothing pending: the state as written is the answer.

@@ -6,7 +6,9 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
+import type * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
 import {
   aliveAfterCollection,
@@ -451,6 +453,61 @@ describe("Tambo.run", () => {
       }
       expect(Object.keys(state.threadMap).filter((id) => id.startsWith("local:"))).toEqual([])
     }).pipe(Effect.provide(tamboLayer(server()))))
+
+  // A store nobody reads writes a run's first chunk at once; one read after every write (as a
+  // UI does), or one the app owns, has it wait for the batch it shares with concurrent runs.
+  const concurrentNewThreads = Effect.gen(function* () {
+    server().setScript((request) => [Script.delay(20), Script.text(["answer ", "to ", request.text])])
+    const runs = yield* Effect.all(
+      ["alpha", "beta", "gamma"].map((word) => runAll(word, { threadId: "placeholder" })),
+      { concurrency: "unbounded" }
+    )
+    const state = yield* (yield* Tambo.Tambo).state
+    for (const [i, word] of ["alpha", "beta", "gamma"].entries()) {
+      const last = runs[i]!.at(-1)!
+      expect(shape(last.snapshot.messages)).toEqual([
+        { role: "user", content: [{ type: "text", text: word }] },
+        { role: "assistant", content: [{ type: "text", text: `answer to ${word}` }] }
+      ])
+      expect(threadOf(state, last.threadId).thread).toBe(last.snapshot)
+      yield* expectSameAsServer(last.threadId)
+    }
+  })
+
+  it.live("concurrent new-thread runs on a store read after every write end as the server's threads", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const seen: Array<readonly [ClientState.ClientState, ReadonlyArray<string>]> = []
+      const unsubscribe = tambo.store.subscribe(() => {
+        const state = tambo.store.unsafeGet()
+        seen.push([state, Object.keys(state.threadMap)])
+      })
+      yield* concurrentNewThreads
+      unsubscribe()
+      expect(seen.length).toBeGreaterThan(0)
+      // What the listener was handed was never changed after.
+      for (const [state, keys] of seen) expect(Object.keys(state.threadMap)).toEqual(keys)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("concurrent new-thread runs on an app's own store end as the server's threads", () => {
+    let state = ClientState.initial
+    const listeners = new Set<() => void>()
+    const store: ThreadStore.ExternalStore<ClientState.ClientState> = {
+      getState: () => state,
+      setState: (next) => {
+        state = next
+        for (const listener of listeners) listener()
+      },
+      subscribe: (listener) => {
+        listeners.add(listener)
+        return () => void listeners.delete(listener)
+      }
+    }
+    return Effect.gen(function* () {
+      yield* concurrentNewThreads
+      expect(Object.keys(state.threadMap)).toHaveLength(4)
+    }).pipe(Effect.provide(tamboLayer(server(), { store })))
+  })
 
   it.live("a new-thread run gives the placeholder back however it ends: the next one records there again", () =>
     Effect.gen(function* () {

@@ -321,6 +321,50 @@ describe("ThreadStore", () => {
         yield* Fiber.join(switched)
       }))
 
+    it.live("tryRecord writes a chunk that moves a run to its thread at once only while it can write in place", () =>
+      Effect.gen(function* () {
+        const store = yield* ThreadStore.make()
+        yield* store.apply(textRun("t1", "r1", "a"))
+        // A new-thread run's first chunk: recorded in the placeholder, it moves to thread srv.
+        const moving: ClientState.Action = {
+          type: "EVENTS",
+          threadId: "placeholder",
+          events: [
+            { type: "RUN_STARTED", threadId: "srv", runId: "r2" },
+            { type: "TEXT_MESSAGE_START", messageId: "m-r2", role: "assistant" },
+            { type: "TEXT_MESSAGE_CONTENT", messageId: "m-r2", delta: "hi" }
+          ],
+          at: 2
+        }
+        // apply handed the state out: a write now would copy the thread map. Nothing is recorded.
+        expect(store.tryRecord("srv", [moving])).toBeUndefined()
+        expect(yield* store.getThread("srv")).toBeUndefined()
+        // A thread's own chunk is always recorded, for the next write.
+        expect(textOf(store.tryRecord("t1", [delta("t1", "r1", "b")]))).toBe("ab")
+        yield* nextTurn
+        // Handed out again: the next write copies the map, and nobody sees that copy.
+        const map = store.unsafeGet().threadMap
+        store.unsafeRecord("t1", [delta("t1", "r1", "c")])
+        yield* nextTurn
+        // Now the move is written at once, in place, in one write with what is pending.
+        let calls = 0
+        store.subscribe(() => calls++)
+        store.unsafeRecord("t1", [delta("t1", "r1", "d")])
+        const moved = store.tryRecord("srv", [moving])
+        expect(textOf(moved)).toBe("hi")
+        expect(calls).toBe(1)
+        const written = store.unsafeGet()
+        expect(written.threadMap.srv).toBe(moved)
+        expect(textOf(written.threadMap.t1)).toBe("abcd")
+        // The map handed out before the writes stayed as it was.
+        expect(textOf(map.t1)).toBe("ab")
+        expect(map.srv).toBeUndefined()
+        // A store the app owns copies on every write: always the batch.
+        const external = ThreadStore.makeExternal(externalStore())
+        expect(external.tryRecord("srv", [moving])).toBeUndefined()
+        expect(textOf(yield* external.recordBatched("srv", [moving]))).toBe("hi")
+      }))
+
     it.live("a thread id of __proto__ is an ordinary key", () =>
       Effect.gen(function* () {
         const store = yield* ThreadStore.make()

@@ -33,7 +33,7 @@ export type TamboLayer = Layer.Layer<Tambo.Tambo, unknown>
 /** The full SDK against a testing server. */
 export const tamboLayer = (
   server: TestServer,
-  options: Partial<Tambo.Options> = {}
+  options: Partial<Parameters<typeof Tambo.layer>[0]> = {}
 ) =>
   Tambo.layer({
     apiKey: server.apiKey,
