@@ -504,8 +504,16 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
         })
       // The request lives in a scope of its own, which closing aborts (HttpClient.withScope):
       // the stream closes it with its exit, and the caller may close it sooner (registerAbort).
-      return Stream.fromChannel(Channel.unwrap(Effect.map(Scope.make(), (requestScope) =>
-        Channel.ensuringWith(
+      // A body read to its end has nothing left to abort: its scope, whose finalizers would
+      // only abort the finished request (which builds an error object and signals the fetch's
+      // own controller, a third of the transport's time per run beyond the floor's on a short
+      // run) and let go of an ended reader, is dropped unclosed.
+      return Stream.fromChannel(Channel.unwrap(Effect.map(Scope.make(), (requestScope) => {
+        let ended = false
+        const end = () => {
+          ended = true
+        }
+        return Channel.ensuringWith(
           Channel.unwrap(Effect.gen(function* () {
             if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Scope.close(requestScope, Exit.void))
             // The body's reader is let go after the request is aborted (finalizers run last added,
@@ -519,13 +527,22 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
               return span === undefined ? scoped : Context.add(scoped, Tracer.ParentSpan, span)
             })
             const body = webBodyOf(response)
-            if (body === undefined) return Stream.toChannel(decodeSse(response.stream.pipe(Stream.mapError(broke))))
-            const decoded = decodeSseBody(body, (cause) => broke(cause instanceof Error ? cause : { message: String(cause) }))
+            if (body === undefined) {
+              return Stream.toChannel(decodeSse(response.stream.pipe(Stream.mapError(broke))).pipe(
+                Stream.onEnd(Effect.sync(end))
+              ))
+            }
+            const decoded = decodeSseBody(
+              body,
+              (cause) => broke(cause instanceof Error ? cause : { message: String(cause) }),
+              end
+            )
             release = decoded.release
             return Stream.toChannel(decoded.events)
           })),
-          (exit) => Scope.close(requestScope, exit)
-        ))))
+          (exit) => ended ? Effect.void : Scope.close(requestScope, exit)
+        )
+      })))
     }
 
     const runBody = (request: RunRequest): Record<string, unknown> => {
@@ -825,13 +842,15 @@ const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStr
 
 /**
  * Decodes a web byte stream into run events in one stage: each read is
- * decoded as it arrives, with no byte stream in between. `release` cancels
- * the reader unless the body ended: the caller runs it when it is done with
- * the events, however that happens.
+ * decoded as it arrives, with no byte stream in between. `onEnd` is called
+ * once the body has ended. `release` cancels the reader unless the body
+ * ended: the caller runs it when it is done with the events, however that
+ * happens.
  */
 const decodeSseBody = <E>(
   body: ReadableStream<Uint8Array>,
-  onError: (cause: unknown) => E
+  onError: (cause: unknown) => E,
+  onEnd: () => void
 ): {
   readonly events: Stream.Stream<RunStreamEvent, E | DecodeError>
   readonly release: Effect.Effect<void>
@@ -849,6 +868,7 @@ const decodeSseBody = <E>(
     Channel.flatMap(Channel.fromEffect(read), (result) => {
       if (result.done) {
         ended = true
+        onEnd()
         return Channel.suspend(decoder.end)
       }
       decoder.push(result.value)

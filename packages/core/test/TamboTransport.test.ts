@@ -272,6 +272,24 @@ describe.each(readers)("a run's body read through $name", ({ http }) => {
       yield* Fiber.interrupt(fiber)
     }).pipe(Effect.provide(layer)))
 
+  it.live("a body read to its end leaves nothing to abort; a run stopped before its end is aborted", () =>
+    Effect.gen(function* () {
+      const signals: Array<AbortSignal> = []
+      const recording: typeof globalThis.fetch = (input, init) => {
+        if (init?.signal) signals.push(init.signal)
+        return globalThis.fetch(input, init)
+      }
+      const run = <A>(effect: Effect.Effect<A, TamboError>) => Effect.provideService(effect, FetchHttpClient.Fetch, recording)
+      const transport = yield* Transport.TamboTransport
+      server().setScript([Script.text(["a", "b"])])
+      const all = yield* run(Stream.runCollect(transport.createRun(user, hello)))
+      expect(types(all).at(-1)).toBe("RUN_FINISHED")
+      expect(signals.map((signal) => signal.aborted)).toEqual([false])
+      server().setScript([Script.text("partial"), Script.hang()])
+      yield* run(Stream.runDrain(Stream.take(transport.createRun(user, hello), 2)))
+      expect(signals.map((signal) => signal.aborted)).toEqual([false, true])
+    }).pipe(Effect.provide(layer)))
+
   it.live("a consumer that stops early closes the connection: the server sees the run cancelled", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("partial"), Script.hang()])
