@@ -506,8 +506,8 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       // the stream closes it with its exit, and the caller may close it sooner (registerAbort).
       // A body read to its end has nothing left to abort: its scope, whose finalizers would
       // only abort the finished request (which builds an error object and signals the fetch's
-      // own controller, a third of the transport's time per run beyond the floor's on a short
-      // run) and let go of an ended reader, is dropped unclosed.
+      // own controller: about a tenth of the transport's CPU time in 100 short concurrent runs)
+      // and let go of an ended reader, is dropped unclosed.
       return Stream.fromChannel(Channel.unwrap(Effect.map(Scope.make(), (requestScope) => {
         let ended = false
         const end = () => {
