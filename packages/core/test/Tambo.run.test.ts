@@ -6,12 +6,12 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as ClientState from "../src/ClientState.js"
+import type * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
-import type * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
 import {
   aliveAfterCollection,
+  externalStore,
   fields,
   readWeakly,
   runAll,
@@ -490,22 +490,10 @@ describe("Tambo.run", () => {
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("concurrent new-thread runs on an app's own store end as the server's threads", () => {
-    let state = ClientState.initial
-    const listeners = new Set<() => void>()
-    const store: ThreadStore.ExternalStore<ClientState.ClientState> = {
-      getState: () => state,
-      setState: (next) => {
-        state = next
-        for (const listener of listeners) listener()
-      },
-      subscribe: (listener) => {
-        listeners.add(listener)
-        return () => void listeners.delete(listener)
-      }
-    }
+    const store = externalStore()
     return Effect.gen(function* () {
       yield* concurrentNewThreads
-      expect(Object.keys(state.threadMap)).toHaveLength(4)
+      expect(Object.keys(store.getState().threadMap)).toHaveLength(4)
     }).pipe(Effect.provide(tamboLayer(server(), { store })))
   })
 

@@ -5,6 +5,7 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as ThreadStore from "../src/ThreadStore.js"
+import { externalStore } from "./helpers.js"
 
 const textRun = (threadId: string, runId: string, text: string): ReadonlyArray<ClientState.Action> => [
   { type: "EVENT", threadId, event: { type: "RUN_STARTED", threadId, runId }, at: 1 },
@@ -13,23 +14,6 @@ const textRun = (threadId: string, runId: string, text: string): ReadonlyArray<C
   { type: "EVENT", threadId, event: { type: "TEXT_MESSAGE_END", messageId: `m-${runId}` }, at: 1 },
   { type: "EVENT", threadId, event: { type: "RUN_FINISHED", threadId, runId }, at: 1 }
 ]
-
-/** A minimal Zustand-like store, as an app would hand to `layerExternal`. */
-const externalStore = (): ThreadStore.ExternalStore<ClientState.ClientState> => {
-  let state = ClientState.initial
-  const listeners = new Set<() => void>()
-  return {
-    getState: () => state,
-    setState: (next) => {
-      state = next
-      for (const l of listeners) l()
-    },
-    subscribe: (l) => {
-      listeners.add(l)
-      return () => void listeners.delete(l)
-    }
-  }
-}
 
 /** Once the event loop has gone round: the store has written what was recorded. */
 const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))

@@ -6,8 +6,9 @@ import * as Stream from "effect/Stream"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { afterAll, afterEach, beforeAll } from "vitest"
-import type * as ClientState from "../src/ClientState.js"
+import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
+import type * as ThreadStore from "../src/ThreadStore.js"
 import type * as Types from "../src/Types.js"
 
 /** One testing server for a test file, its script reset after each test. */
@@ -124,3 +125,20 @@ export const readWeakly = <A, E>(
 /** How many of `refs` a full collection left alive. */
 export const aliveAfterCollection = (refs: ReadonlyArray<WeakRef<object>>) =>
   Effect.map(collectGarbage, () => refs.filter((ref) => ref.deref() !== undefined).length)
+
+/** A minimal Zustand-like store, as an app would hand to `layerExternal` or `Tambo.layer({ store })`. */
+export const externalStore = (): ThreadStore.ExternalStore<ClientState.ClientState> => {
+  let state = ClientState.initial
+  const listeners = new Set<() => void>()
+  return {
+    getState: () => state,
+    setState: (next) => {
+      state = next
+      for (const listener of listeners) listener()
+    },
+    subscribe: (listener) => {
+      listeners.add(listener)
+      return () => void listeners.delete(listener)
+    }
+  }
+}
