@@ -245,12 +245,13 @@ const coalescing = (
     const committed = read()
     const base = pendingThreads.get(threadId) ?? ClientState.getThreadState(committed, threadId)
     if (base === undefined) return undefined
-    // The thread alone: its result costs nothing per other thread.
-    const alone: ClientState.ClientState = {
-      threadMap: { [threadId]: base },
-      currentThreadId: committed.currentThreadId
-    }
-    const after = ClientState.reduce(alone, actions)
+    // The thread alone: its result costs nothing per other thread. Its map is this call's own,
+    // changed in place, and made without a prototype: V8 keeps such an object as a dictionary,
+    // where an object literal keyed by each thread's id would make a new hidden class per thread.
+    const threadMap: Record<string, ClientState.ThreadState> = Object.create(null)
+    threadMap[threadId] = base
+    const alone: ClientState.ClientState = { threadMap, currentThreadId: committed.currentThreadId }
+    const after = ClientState.reduceRecorded(alone, actions, { reuseThreadMap: true })
     if (after === alone) return base
     const keys = Object.keys(after.threadMap)
     const next = after.threadMap[threadId]
