@@ -16,6 +16,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -466,6 +467,14 @@ export const make = (
     // reads back its own thread only, which leaves an unwatched store free to skip the copy.
     const record = (threadId: string, actions: ReadonlyArray<ClientState.Action>) =>
       store.recordBatched(threadId, actions)
+    // What a run records as it starts or continues: written at once where the store can do that
+    // in place or for the run's thread alone (ThreadStore.tryRecord), else as `record`. The run
+    // goes on without waiting for the store's next batch.
+    const recordNow = (threadId: string, actions: ReadonlyArray<ClientState.Action>) =>
+      Effect.suspend(() => {
+        const recorded = store.tryRecord(threadId, actions)
+        return recorded === undefined ? record(threadId, actions) : Effect.succeed(recorded)
+      })
     const now = Clock.currentTimeMillis
 
     const gatherContext = (
@@ -654,7 +663,8 @@ export const make = (
         }
 
         // cancelRun completes this: the stream fails with it, and the finalizer cancels on the server.
-        const cancelled = yield* Deferred.make<never, RunCancelledError>()
+        // Made as a value (as is `done` below): no effect per run for what few runs use.
+        const cancelled = Deferred.unsafeMake<never, RunCancelledError>(FiberId.none)
         // The server hears of it first (DELETE), then the stream closes: a closed connection
         // alone would also cancel, but only once the server next writes.
         const cancelThisRun: Effect.Effect<void> = Effect.suspend(() => {
@@ -673,7 +683,7 @@ export const make = (
         // Aborts the request in flight (its stream ends at once, even while it waits for
         // bytes); the transport hands it over as each request starts.
         let abortRequest: Effect.Effect<void> = Effect.void
-        const done = yield* Deferred.make<void>()
+        const done = Deferred.unsafeMake<void>(FiberId.none)
         const entry: ActiveRun = { cancel: cancelThisRun, done }
         /** The cancellation, once cancelRun happened. */
         const cancellation = (): RunCancelledError | undefined => run.cancelledWith
@@ -705,14 +715,12 @@ export const make = (
           }
         )
         release = () =>
-          Effect.zipRight(
-            Effect.sync(() => {
-              releasePlaceholder()
-              if (activeRuns.get(run.lockKey) === entry) activeRuns.delete(run.lockKey)
-              if (activeRuns.get(run.threadId) === entry) activeRuns.delete(run.threadId)
-            }),
-            Deferred.succeed(done, undefined)
-          )
+          Effect.sync(() => {
+            releasePlaceholder()
+            if (activeRuns.get(run.lockKey) === entry) activeRuns.delete(run.lockKey)
+            if (activeRuns.get(run.threadId) === entry) activeRuns.delete(run.threadId)
+            Deferred.unsafeDone(done, Exit.void)
+          })
         yield* acquire
 
         const tools = yield* registry.toApiTools
@@ -728,7 +736,7 @@ export const make = (
           const message = start.message
           additionalContext = yield* gatherContext(existing, message, runOptions)
           firstMessage = additionalContext === undefined ? message : { ...message, additionalContext }
-          yield* record(run.threadId, [
+          yield* recordNow(run.threadId, [
             ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
               ? [{ type: "INIT_THREAD", threadId: run.threadId, at: at0 } as const]
               : []),
@@ -751,7 +759,7 @@ export const make = (
             content: start.results,
             ...(additionalContext === undefined ? {} : { additionalContext })
           }
-          yield* record(run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at: at0 }])
+          yield* recordNow(run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at: at0 }])
         }
 
         const snapshot = () => Effect.map(store.getThread(run.threadId), (thread) => thread!.thread)
@@ -965,7 +973,7 @@ export const make = (
                 return result === undefined ? [] : [result]
               })
               const at = yield* now
-              yield* record(run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
+              yield* recordNow(run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
               run.runId = undefined
               return step((hooks) => continueWith(results, hooks))
             })
