@@ -467,9 +467,9 @@ export const make = (
     // reads back its own thread only, which leaves an unwatched store free to skip the copy.
     const record = (threadId: string, actions: ReadonlyArray<ClientState.Action>) =>
       store.recordBatched(threadId, actions)
-    // What a run records as it starts or continues: written at once where the store can do that
-    // in place or for the run's thread alone (ThreadStore.tryRecord), else as `record`. The run
-    // goes on without waiting for the store's next batch.
+    // What a run records as it starts or continues: recorded at once where that costs what it
+    // touches (ThreadStore.tryRecord: queued as its thread's result, or written in place), else
+    // as `record`. Only in that last case does the run wait for the store's next batch.
     const recordNow = (threadId: string, actions: ReadonlyArray<ClientState.Action>) =>
       Effect.suspend(() => {
         const recorded = store.tryRecord(threadId, actions)

@@ -129,20 +129,6 @@ describe("ThreadStore", () => {
         expect(calls).toBe(1)
       }))
 
-    it.effect("a thread whose id is __proto__ is recorded on its own like any other, and Object.prototype stays clean", () =>
-      Effect.gen(function* () {
-        const store = yield* ThreadStore.make()
-        yield* store.apply(textRun("__proto__", "r1", "a"))
-        const recorded = store.unsafeRecord("__proto__", [delta("__proto__", "r1", "b")])
-        expect(textOf(recorded)).toBe("ab")
-        const state = yield* store.get
-        expect(Object.hasOwn(state.threadMap, "__proto__")).toBe(true)
-        expect(ClientState.getThreadState(state, "__proto__")).toBe(recorded)
-        expect(Object.getPrototypeOf(state.threadMap)).toBe(Object.prototype)
-        expect(Object.keys(Object.prototype)).toEqual([])
-        expect(({} as Record<string, unknown>).thread).toBeUndefined()
-      }))
-
     it.effect("get and apply see what is recorded at once, in order", () =>
       Effect.gen(function* () {
         const store = yield* ThreadStore.make()
