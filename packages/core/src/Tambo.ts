@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -604,13 +605,29 @@ export const make = (
         let recordEnd: ((exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>) | undefined
         // What the run holds: nothing yet, then the placeholder, then also the thread's lock.
         let release = (): Effect.Effect<void> => Effect.void
+        // Read synchronously by the per-chunk step below (the test clock too), and to time spans.
+        const clock = yield* Effect.clock
+        const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
+        // The span of the step streaming now, until the step ends. A step's span is ended by the
+        // step's own end (see stepLoop), or by the run's end if the run stops during a step:
+        // no channel layer around each step for it.
+        let openStep: Tracer.Span | undefined
+        const endStep = (exit: Exit.Exit<unknown, unknown>): void => {
+          const span = openStep
+          if (span === undefined) return
+          openStep = undefined
+          span.end(timing ? clock.unsafeCurrentTimeNanos() : 0n, exit)
+        }
         // One finalizer for all the run holds: the end is recorded (and the server told) first,
         // then the thread's lock and the placeholder are let go. Each release checks what it
         // holds, so registering it before anything is held loses nothing.
         yield* Scope.addFinalizerExit(
           yield* Effect.scope,
           // What in it talks to the server does so in the run's span (see recordEnd).
-          (exit) => Effect.ensuring(recordEnd === undefined ? Effect.void : recordEnd(exit), Effect.suspend(release))
+          (exit) => {
+            endStep(exit)
+            return Effect.ensuring(recordEnd === undefined ? Effect.void : recordEnd(exit), Effect.suspend(release))
+          }
         )
         // A new thread's run records into the placeholder (what a UI shows for a new
         // conversation) unless another new-thread run is using it: then into a thread of its own.
@@ -764,9 +781,6 @@ export const make = (
 
         const snapshot = () => Effect.map(store.getThread(run.threadId), (thread) => thread!.thread)
 
-        // Read synchronously by the per-chunk step below (the test clock too).
-        const clock = yield* Effect.clock
-
         /** The run's own bookkeeping of a chunk's events. */
         const track = (events: ReadonlyArray<Transport.RunStreamEvent>): void => {
           for (let i = 0; i < events.length; i++) {
@@ -858,8 +872,18 @@ export const make = (
               (thread) => Channel.zipRight(Channel.write(runEvents(events, thread!.thread)), emptyThenLoop)
             )
           },
-          onFailure: Channel.failCause,
-          onDone: () => Channel.void
+          onFailure: (cause) => {
+            endStep(Exit.failCause(cause))
+            // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
+            const cancelledBy = cancellation()
+            return cancelledBy !== undefined && Option.isSome(Cause.failureOption(cause))
+              ? Channel.fail(cancelledBy)
+              : Channel.failCause(cause)
+          },
+          onDone: () => {
+            endStep(Exit.void)
+            return afterStep()
+          }
         })
 
         // An empty chunk after each one, as the transport does (see TamboTransport.decodeSse):
@@ -867,40 +891,48 @@ export const make = (
         // snapshots, while the run waits for the server.
         const emptyThenLoop = Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), stepLoop)
 
-        /** A step: one run stream (its request made by `open`), in a span of its own. */
+        /**
+         * A step: one run stream (its request made by `open`), in a span of its own, then what
+         * follows it (see afterStep), all in the one channel of the step's events.
+         */
         const step = (
           open: (hooks: Transport.RunHooks) => Stream.Stream<Transport.RunStreamEvent, TamboError>
         ): Stream.Stream<RunEvent, TamboError> =>
-          Streams.withSpanOf(
-            "Tambo.step",
+          Stream.fromChannel(Channel.unwrap(Effect.uninterruptible(Effect.map(
             // The stack at this point is the SDK's own: not worth capturing for every step.
-            { attributes: { "tambo.step": run.steps }, captureStackTrace: false, parent: runSpan },
+            Effect.makeSpan("Tambo.step", {
+              attributes: { "tambo.step": run.steps },
+              captureStackTrace: false,
+              parent: runSpan
+            }),
+            // Made and recorded as open with no interruption in between: a span made is ended.
             (span) => {
               run.stepSpan = span
-              return Stream.fromChannel(Channel.pipeTo(Stream.toChannel(open(hooksOf(span))), stepLoop))
+              openStep = span
+              return Channel.pipeTo(Stream.toChannel(open(hooksOf(span))), stepLoop)
             }
-          ).pipe(
-            Stream.concat(Streams.unwrap(Effect.suspend(afterStep))),
-            // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
-            Stream.catchAll((error) => Stream.fail(cancellation() ?? error))
-          )
+          ))))
 
         const clientEvent = (event: ClientEvent) =>
           Effect.map(snapshot(), (thread): RunEvent => ({ event, threadId: run.threadId, snapshot: thread }))
 
         /** What follows a step: the run's end, its failure, or a round of tools. */
-        const afterStep = (): Effect.Effect<Stream.Stream<RunEvent, TamboError>, TamboError> => {
+        const afterStep = (): Channel.Channel<Chunk.Chunk<RunEvent>, unknown, TamboError, unknown, unknown, unknown> => {
           const cancelledBy = cancellation()
-          if (cancelledBy !== undefined) return Effect.fail(cancelledBy)
-          if (run.runError !== undefined) return Effect.fail(run.runError)
+          if (cancelledBy !== undefined) return Channel.fail(cancelledBy)
+          if (run.runError !== undefined) return Channel.fail(run.runError)
           if (!run.finished) {
-            return Effect.fail(
+            return Channel.fail(
               new TransportError({ reason: "Disconnected", message: "The run's stream ended before RUN_FINISHED" })
             )
           }
-          if (run.pending.length === 0) return Effect.succeed(Stream.empty)
-          // What a round runs (tools, approvals, the next request) is in the run's span.
-          return Effect.withParentSpan(toolRound(), runSpan)
+          if (run.pending.length === 0) return Channel.void
+          // What a round runs (tools, approvals, the next request) is in the run's span, and a
+          // cancellation while it runs is what the run fails with.
+          return Channel.catchAll(
+            Stream.toChannel(Streams.unwrap(Effect.withParentSpan(toolRound(), runSpan))),
+            (error) => Channel.fail(cancellation() ?? error)
+          )
         }
 
         const toolRound = (): Effect.Effect<Stream.Stream<RunEvent, TamboError>, TamboError> =>

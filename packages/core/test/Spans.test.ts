@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Tambo from "../src/Tambo.js"
+import type { TamboError } from "../src/TamboError.js"
 import * as Tool from "../src/Tool.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
 import { ancestors, makeTracer, type RecordedSpan } from "./tracing.js"
@@ -156,6 +157,46 @@ describe("spans", () => {
       expect(step!.parent).toEqual(Option.some(run))
       expect(step!.status._tag).toBe("Ended")
       expect(server().cancels.map((c) => c.runId)).toEqual([runId])
+    }).pipe(Effect.provide(tamboLayer(server())), Effect.provide(layer))
+  })
+
+  it.live("a step whose stream breaks ends its span with the failure the run fails with", () => {
+    const { layer, spans } = makeTracer()
+    return Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      server().setScript([Script.text("Partial"), Script.drop()])
+      const tambo = yield* Tambo.Tambo
+      const failure = yield* Effect.flip(Stream.runDrain(tambo.run("break")))
+      expect(failure._tag).toBe("TransportError")
+      const [step, ...others] = named(spans, "Tambo.step")
+      expect(others).toEqual([])
+      const [run] = named(spans, "Tambo.run")
+      expect(step!.parent).toEqual(Option.some(run))
+      expect(step!.ends).toBe(1)
+      const exit = step!.exit!
+      expect(Exit.isFailure(exit) && Option.map(Cause.failureOption(exit.cause), (e) => (e as TamboError)._tag))
+        .toEqual(Option.some("TransportError"))
+      // Ended as the step broke, before the run's end tells the server.
+      const [cancel] = named(spans, "TamboTransport.cancelRun")
+      expect(step!.status._tag === "Ended" && cancel!.status.startTime >= step!.status.endTime).toBe(true)
+    }).pipe(Effect.provide(tamboLayer(server())), Effect.provide(layer))
+  })
+
+  it.live("a step cancelled by cancelRun ends its span once, before the run's", () => {
+    const { layer, spans } = makeTracer()
+    return Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const tambo = yield* Tambo.Tambo
+      const { running, threadId } = yield* startHangingRun
+      yield* tambo.cancelRun(threadId)
+      yield* Fiber.await(running)
+      const [step, ...others] = named(spans, "Tambo.step")
+      expect(others).toEqual([])
+      const [run] = named(spans, "Tambo.run")
+      expect([step!.ends, run!.ends]).toEqual([1, 1])
+      expect(step!.status._tag === "Ended" && run!.status._tag === "Ended" && step!.status.endTime <= run!.status.endTime)
+        .toBe(true)
+      expect(step!.exit !== undefined && Exit.isFailure(step!.exit)).toBe(true)
     }).pipe(Effect.provide(tamboLayer(server())), Effect.provide(layer))
   })
 

@@ -13,6 +13,8 @@ export class RecordedSpan implements Tracer.Span {
   readonly links: Array<Tracer.SpanLink>
   status: Tracer.SpanStatus
   exit: Exit.Exit<unknown, unknown> | undefined
+  /** How many times the span was ended: once, for a well-made span. */
+  ends = 0
 
   constructor(
     readonly name: string,
@@ -31,6 +33,7 @@ export class RecordedSpan implements Tracer.Span {
   end(endTime: bigint, exit: Exit.Exit<unknown, unknown>): void {
     this.status = { _tag: "Ended", startTime: this.status.startTime, endTime, exit }
     this.exit = exit
+    this.ends++
   }
 
   attribute(key: string, value: unknown): void {

@@ -1,5 +1,5 @@
 /**
- * `unwrap`, and spans (one with a scope) for streams, sequenced as channels.
+ * `unwrap`, and a scoped stream inside a span, sequenced as channels.
  *
  * `Stream.unwrap` and `Stream.unwrapScoped` are a `flatMap` over a stream of
  * one element, so every element of the inner stream passes through a concat
@@ -7,9 +7,8 @@
  * again for each one stacked on a run. These run the effect, then the inner
  * stream's channel, one after the other (a channel `flatMap`): elements flow
  * straight through, and a scope still lasts as long as the stream.
- * `withSpanOf` likewise adds no layer around the stream's effects, and
- * `unwrapScopedInSpan` is `Stream.unwrapScoped` inside `withSpanOf` for the
- * price of one resource.
+ * `unwrapScopedInSpan` is `Stream.unwrapScoped` inside a span for the price
+ * of one resource, and adds no layer around the stream's effects either.
  */
 import * as Channel from "effect/Channel"
 import * as Context from "effect/Context"
@@ -33,28 +32,11 @@ const endSpan = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): Effect.E
   )
 
 /**
- * A stream inside a span made when it starts and ended with its exit.
- *
- * `Stream.withSpan` puts the span in the context of everything the stream
- * runs, which wraps every effect its executor runs in one more layer; this
- * hands the span to `f` instead, for the few effects that need it as their
- * parent (`Effect.withParentSpan`).
- */
-export const withSpanOf = <A, E, R>(
-  name: string,
-  options: Tracer.SpanOptions,
-  f: (span: Tracer.Span) => Stream.Stream<A, E, R>
-): Stream.Stream<A, E, R> =>
-  // Made uninterruptibly with its release: a span made is always ended.
-  Stream.fromChannel(Channel.acquireUseRelease(
-    Effect.makeSpan(name, options),
-    (span) => Stream.toChannel(f(span)),
-    endSpan
-  ))
-
-/**
- * The stream a scoped effect computes, inside a span: `withSpanOf` around
- * `Stream.unwrapScoped`, as one resource. The effect runs with the scope and the
+ * The stream a scoped effect computes, inside a span made when it starts and
+ * ended with its exit: `Stream.unwrapScoped` and the span as one resource.
+ * The span is handed to `f` rather than put in the context of everything
+ * the stream runs (`Stream.withSpan` wraps every effect its executor runs in
+ * one more layer), for the effects that need it as their parent. The effect runs with the scope and the
  * span as its parent in its context (one context change for both); the
  * scope closes with the stream's exit, then the span ends with it (even if
  * a finalizer dies).
