@@ -34,12 +34,12 @@ const endSpan = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): Effect.E
 /**
  * The stream a scoped effect computes, inside a span made when it starts and
  * ended with its exit: `Stream.unwrapScoped` and the span as one resource.
- * The span is handed to `f` rather than put in the context of everything
- * the stream runs (`Stream.withSpan` wraps every effect its executor runs in
- * one more layer), for the effects that need it as their parent. The effect runs with the scope and the
- * span as its parent in its context (one context change for both); the
- * scope closes with the stream's exit, then the span ends with it (even if
- * a finalizer dies).
+ * The effect runs with the scope and the span as its parent in its context
+ * (one context change for both); the stream's own effects do not get the
+ * span (`Stream.withSpan` would wrap every effect its executor runs in one
+ * more layer): it is handed to `f` for those that need it as their parent.
+ * The scope closes with the stream's exit, then the span ends with it (even
+ * if a finalizer dies).
  */
 export const unwrapScopedInSpan = <A, E2, R2, E, R>(
   name: string,
