@@ -222,7 +222,8 @@ type Start =
 
 interface ActiveRun {
   readonly cancel: Effect.Effect<void>
-  readonly done: Deferred.Deferred<void>
+  /** Completes once the run has let go of its thread. */
+  readonly done: Effect.Effect<void>
 }
 
 /**
@@ -679,9 +680,12 @@ export const make = (
           )
         }
 
-        // cancelRun completes this: the stream fails with it, and the finalizer cancels on the server.
-        // Made as a value (as is `done` below): no effect per run for what few runs use.
-        const cancelled = Deferred.unsafeMake<never, RunCancelledError>(FiberId.none)
+        // cancelRun completes this: a tool round waiting on it fails with it, and the finalizer
+        // cancels on the server. Made only when a round waits on it or the run is cancelled (as
+        // is the deferred of `done` below): each allocates about 900 bytes, and most runs need
+        // neither.
+        let cancelled: Deferred.Deferred<never, RunCancelledError> | undefined
+        const cancelledSignal = () => cancelled ??= Deferred.unsafeMake<never, RunCancelledError>(FiberId.none)
         // The server hears of it first (DELETE), then the stream closes: a closed connection
         // alone would also cancel, but only once the server next writes.
         const cancelThisRun: Effect.Effect<void> = Effect.suspend(() => {
@@ -694,13 +698,20 @@ export const make = (
           })
           return Effect.zipRight(
             cancelOnServer(),
-            Effect.zipRight(Deferred.fail(cancelled, run.cancelledWith), Effect.suspend(() => abortRequest))
+            Effect.zipRight(Deferred.fail(cancelledSignal(), run.cancelledWith), Effect.suspend(() => abortRequest))
           )
         })
         // Aborts the request in flight (its stream ends at once, even while it waits for
         // bytes); the transport hands it over as each request starts.
         let abortRequest: Effect.Effect<void> = Effect.void
-        const done = Deferred.unsafeMake<void>(FiberId.none)
+        // What a run waiting for this one to let go of its thread awaits. Its deferred is made by
+        // the first such run, in the same synchronous step as its look at `released`: a release
+        // cannot come in between.
+        let released = false
+        let releasedSignal: Deferred.Deferred<void> | undefined
+        const done: Effect.Effect<void> = Effect.suspend(() =>
+          released ? Effect.void : Deferred.await(releasedSignal ??= Deferred.unsafeMake<void>(FiberId.none))
+        )
         const entry: ActiveRun = { cancel: cancelThisRun, done }
         /** The cancellation, once cancelRun happened. */
         const cancellation = (): RunCancelledError | undefined => run.cancelledWith
@@ -725,8 +736,8 @@ export const make = (
               })
             }
             const wait = onBusy === "interrupt"
-              ? Effect.zipRight(active.cancel, Deferred.await(active.done))
-              : Deferred.await(active.done)
+              ? Effect.zipRight(active.cancel, active.done)
+              : active.done
             displaced = true
             return Effect.zipRight(wait, Effect.suspend(() => acquire))
           }
@@ -736,7 +747,8 @@ export const make = (
             releasePlaceholder()
             if (activeRuns.get(run.lockKey) === entry) activeRuns.delete(run.lockKey)
             if (activeRuns.get(run.threadId) === entry) activeRuns.delete(run.threadId)
-            Deferred.unsafeDone(done, Exit.void)
+            released = true
+            if (releasedSignal !== undefined) Deferred.unsafeDone(releasedSignal, Exit.void)
           })
         yield* acquire
 
@@ -1012,7 +1024,7 @@ export const make = (
             // Tools and approvals run between two requests: a cancellation stops them too.
             return Stream.concat(
               requested,
-              Streams.unwrap(Effect.raceFirst(Effect.withParentSpan(proceed, runSpan), Deferred.await(cancelled)))
+              Streams.unwrap(Effect.raceFirst(Effect.withParentSpan(proceed, runSpan), Deferred.await(cancelledSignal())))
             )
           })
 

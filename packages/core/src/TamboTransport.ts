@@ -29,6 +29,7 @@ import * as Tracer from "effect/Tracer"
 import * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
 import { makeSseDecoder } from "./internal/sse.js"
+import { withScopeAndParent } from "./internal/streams.js"
 import { TamboConfig } from "./TamboConfig.js"
 import {
   ApiError,
@@ -481,7 +482,11 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           Effect.flatMap((response) =>
             response.status >= 200 && response.status < 300
               ? Effect.sync(() => {
-                hooks?.onOpen?.({ threadId: response.headers["x-thread-id"], runId: response.headers["x-run-id"] })
+                if (hooks?.onOpen !== undefined) {
+                  // Each read of `headers` converts the response's headers anew.
+                  const headers = response.headers
+                  hooks.onOpen({ threadId: headers["x-thread-id"], runId: headers["x-run-id"] })
+                }
                 return response
               })
               : response.json.pipe(
@@ -522,10 +527,10 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
             yield* Scope.addFinalizer(requestScope, Effect.suspend(() => release))
             // The scope, and the step's span as the request's parent, in one change of context.
             const span = hooks?.span
-            const response = yield* Effect.mapInputContext(open, (context: Context.Context<never>) => {
-              const scoped = Context.add(context, Scope.Scope, requestScope)
-              return span === undefined ? scoped : Context.add(scoped, Tracer.ParentSpan, span)
-            })
+            const response = yield* Effect.mapInputContext(
+              open,
+              (context: Context.Context<never>) => withScopeAndParent(context, requestScope, span)
+            )
             const body = webBodyOf(response)
             if (body === undefined) {
               return Stream.toChannel(decodeSse(response.stream.pipe(Stream.mapError(broke))).pipe(

@@ -419,6 +419,38 @@ describe("Tambo.run", () => {
       expect(thread.streaming.status).toBe("idle")
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("cancelRun while a tool of the run is running: the tool is interrupted, nothing more is sent, the thread is cancelled", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const waiting = Tool.make({
+        name: "wait",
+        description: "waits until interrupted",
+        input: Schema.Struct({}),
+        execute: () =>
+          Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(
+            Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+          )
+      })
+      server().setScript([Script.toolCall("wait", {})])
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("wait for it")))
+        yield* Deferred.await(started)
+        const threadId = (yield* tambo.state).currentThreadId
+        yield* tambo.cancelRun(threadId)
+        const error = yield* Fiber.join(fiber).pipe(Effect.flip, Effect.map(fields))
+        expect(error).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient", threadId })
+        yield* Deferred.await(interrupted).pipe(Effect.timeout("5 seconds"))
+        // The paused run had ended on the server: no DELETE, and no tool results sent.
+        expect(server().cancels).toHaveLength(0)
+        expect(server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))).toHaveLength(1)
+        const thread = threadOf(yield* tambo.state, threadId)
+        expect(thread.thread.lastRunCancelled).toBe(true)
+        expect(thread.streaming.status).toBe("idle")
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [waiting] })))
+    }))
+
   it.live("thread calls carry the userKey", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("hello")])

@@ -24,6 +24,21 @@ export const unwrap = <A, E2, R2, E, R>(
   effect: Effect.Effect<Stream.Stream<A, E2, R2>, E, R>
 ): Stream.Stream<A, E | E2, R | R2> => Stream.fromChannel(Channel.unwrap(Effect.map(effect, Stream.toChannel)))
 
+/**
+ * A context with a scope and, if given, a parent span added: one copy of the
+ * context's map (each `Context.add` copies it).
+ */
+export const withScopeAndParent = <R>(
+  context: Context.Context<R>,
+  scope: Scope.Scope,
+  span: Tracer.AnySpan | undefined
+): Context.Context<R | Scope.Scope> => {
+  const map = new Map(context.unsafeMap)
+  map.set(Scope.Scope.key, scope)
+  if (span !== undefined) map.set(Tracer.ParentSpan.key, span)
+  return Context.unsafeMake(map)
+}
+
 /** Ends a span with an exit, timed as the tracer wants. */
 const endSpan = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
   Effect.flatMap(
@@ -52,8 +67,7 @@ export const unwrapScopedInSpan = <A, E2, R2, E, R>(
       Channel.unwrap(Effect.map(
         Effect.mapInputContext(
           f(span),
-          (context: Context.Context<Exclude<R, Scope.Scope>>) =>
-            Context.add(Context.add(context, Scope.Scope, scope), Tracer.ParentSpan, span) as Context.Context<R>
+          (context: Context.Context<Exclude<R, Scope.Scope>>) => withScopeAndParent(context, scope, span) as Context.Context<R>
         ),
         Stream.toChannel
       )),
