@@ -9,6 +9,8 @@
  * straight through, and a scope still lasts as long as the stream.
  * `unwrapScopedInSpan` is `Stream.unwrapScoped` inside a span for the price
  * of one resource, and adds no layer around the stream's effects either.
+ * `withScopeAndParent` gives such an effect its scope and parent span with
+ * one copy of its context (the transport's run request uses it too).
  */
 import * as Channel from "effect/Channel"
 import * as Context from "effect/Context"
