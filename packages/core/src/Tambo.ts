@@ -947,6 +947,8 @@ export const make = (
           )
         }
 
+        // The run's calls of each tool, for their maxCalls; made at its first round.
+        let callCounts: ToolExecutor.CallCounts | undefined
         const toolRound = (): Effect.Effect<Stream.Stream<RunEvent, TamboError>, TamboError> =>
           Effect.gen(function* () {
             const calls = run.pending
@@ -1004,7 +1006,9 @@ export const make = (
               const executed = toRun.length === 0 ? [] : yield* executor.execute(toRun, {
                 ...(options.toolConcurrency === undefined ? {} : { concurrency: options.toolConcurrency }),
                 ...(runOptions.toolTimeout === undefined ? {} : { timeout: runOptions.toolTimeout }),
-                ...(run.lastRunId === undefined ? {} : { runId: run.lastRunId }),
+                // The paused step names its calls' results; maxCalls counts across the whole run.
+                ...(run.lastRunId === undefined ? {} : { threadId: run.threadId, runId: run.lastRunId }),
+                callCounts: callCounts ??= ToolExecutor.makeCallCounts(),
                 // Approval was decided above.
                 approve: () => Effect.succeed(true)
               }).pipe(Effect.withSpan("Tambo.executeTools", {

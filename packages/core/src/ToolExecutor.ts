@@ -10,10 +10,19 @@
  * running tools (Effect tools are interrupted; Promise tools see their
  * `AbortSignal` aborted).
  *
- * A tool runs at most once per `toolCallId`: completed results are
- * remembered (the last 1,000 by default) and returned again when the same
- * call is executed again, e.g. by a retried continuation; a call executed
- * while the same call is running waits for that run.
+ * A call runs at most once per step: given the thread and the paused run
+ * (the step) the calls belong to (`threadId` and `runId`), results are
+ * remembered under thread, step and call id (the last 1,000 by default) and
+ * returned again when the same step's calls are executed again, e.g. by a
+ * replayed continuation; a call executed while the same call of the same
+ * step is running waits for that run. Call ids alone name nothing: providers
+ * reuse them (many count, `call_0` in every response), so the same id in
+ * another thread, or in a later round of the same run, is a new call and
+ * always runs. Without `threadId` and `runId`, nothing is remembered from
+ * one `execute` to the next.
+ *
+ * A tool's `maxCalls` counts its calls in one run, across its rounds, when
+ * every round's `execute` is given the run's `CallCounts`.
  *
  * @since 0.1.0
  */
@@ -56,6 +65,35 @@ export interface ApprovalRequest {
 }
 
 /**
+ * The calls of each tool made so far in one run, against which tools'
+ * `maxCalls` are checked: make one per run with {@link makeCallCounts} and
+ * pass it to the `execute` of each of the run's rounds.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export class CallCounts {
+  readonly #byTool = new Map<string, number>()
+
+  /** Counts a call of the tool, unless its `maxCalls` are used up (then `false`). */
+  claim(tool: { readonly name: string; readonly maxCalls?: number | undefined }): boolean {
+    if (tool.maxCalls === undefined) return true
+    const used = this.#byTool.get(tool.name) ?? 0
+    if (used >= tool.maxCalls) return false
+    this.#byTool.set(tool.name, used + 1)
+    return true
+  }
+}
+
+/**
+ * Counts for a new run: no tool called yet.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const makeCallCounts = (): CallCounts => new CallCounts()
+
+/**
  * @since 0.1.0
  * @category Models
  */
@@ -64,11 +102,21 @@ export interface ExecuteOptions {
   readonly concurrency?: number | undefined
   /** Per call, unless the tool sets its own. Default 30 seconds. */
   readonly timeout?: Duration.DurationInput | undefined
+  /** The thread the calls belong to; see `runId`. */
+  readonly threadId?: string | undefined
   /**
-   * The run the calls belong to: tools' `maxCalls` are counted per run id
-   * (across rounds). Without it, they are counted per `execute`.
+   * The id of the paused run whose calls these are (each step of a run, each
+   * continuation, has its own). With `threadId`, it names the step: its
+   * calls' results are remembered, so executing the step's calls again runs
+   * no tool twice. Without both, nothing is remembered across `execute`s
+   * (within one, the same call id is one call).
    */
   readonly runId?: string | undefined
+  /**
+   * The run's counts of calls per tool, for `maxCalls`: the same object for
+   * every round of one run. Without it, `maxCalls` is counted per `execute`.
+   */
+  readonly callCounts?: CallCounts | undefined
   /**
    * Decides the calls of tools that need approval. Without it, those calls
    * are denied.
@@ -107,10 +155,8 @@ export declare namespace ToolExecutor {
  * @category Models
  */
 export interface MakeOptions {
-  /** How many completed results are remembered by call id. Default 1,000. */
+  /** How many completed results are remembered by thread, step and call id. Default 1,000. */
   readonly rememberedResults?: number | undefined
-  /** For how many runs `maxCalls` counts are kept. Default 100. */
-  readonly rememberedRuns?: number | undefined
 }
 
 const DEFAULT_CONCURRENCY = 4
@@ -139,15 +185,17 @@ const parseArgs = (call: ToolCall): Effect.Effect<unknown, Tool.ToolCallError> =
   }
 }
 
-/** Counts the runs of each tool within one scope (a run, or one `execute`). */
-type CallCounts = Map<string, number>
-
-const claim = (counts: CallCounts, tool: Tool.ResolvedTool): boolean => {
-  if (tool.maxCalls === undefined) return true
-  const used = counts.get(tool.name) ?? 0
-  if (used >= tool.maxCalls) return false
-  counts.set(tool.name, used + 1)
-  return true
+/**
+ * Where results are looked up: the executor's own for named steps, or one
+ * made for a single `execute`. `None` in `running` tells waiters that the run
+ * was interrupted and they may run it.
+ */
+interface Ledger {
+  readonly completed: {
+    get(key: string): Tool.ToolResultContent | undefined
+    set(key: string, result: Tool.ToolResultContent): void
+  }
+  readonly running: Map<string, Deferred.Deferred<Option.Option<Tool.ToolResultContent>>>
 }
 
 /**
@@ -159,10 +207,11 @@ const claim = (counts: CallCounts, tool: Tool.ResolvedTool): boolean => {
 export const makeWith = (options?: MakeOptions): Effect.Effect<ToolExecutor.Service, never, ToolRegistry> =>
   Effect.gen(function*() {
     const registry = yield* ToolRegistry
-    const completed = new LruMap<string, Tool.ToolResultContent>(Math.max(1, options?.rememberedResults ?? 1_000))
-    // `None` tells waiters that the run was interrupted and they may run it.
-    const running = new Map<string, Deferred.Deferred<Option.Option<Tool.ToolResultContent>>>()
-    const countsByRun = new LruMap<string, CallCounts>(Math.max(1, options?.rememberedRuns ?? 100))
+    // The results of named steps, the most recently used kept; `running` holds only calls in flight.
+    const steps: Ledger = {
+      completed: new LruMap<string, Tool.ToolResultContent>(Math.max(1, options?.rememberedResults ?? 1_000)),
+      running: new Map()
+    }
 
     const unknownTool = (call: ToolCall) =>
       Effect.flatMap(registry.list, (tools) => {
@@ -209,7 +258,7 @@ export const makeWith = (options?: MakeOptions): Effect.Effect<ToolExecutor.Serv
             )
           }
         }
-        if (!claim(counts, tool)) {
+        if (!counts.claim(tool)) {
           return yield* Effect.fail(
             new Tool.ToolCallError({
               reason: "MaxCallsExceeded",
@@ -245,29 +294,31 @@ export const makeWith = (options?: MakeOptions): Effect.Effect<ToolExecutor.Serv
       )
 
     /**
-     * Runs `body` unless a result for the id is remembered or already being
+     * Runs `body` unless a result for the key is remembered or already being
      * computed. A run that is interrupted leaves no result behind.
      */
     const once = (
-      toolCallId: string,
+      ledger: Ledger,
+      key: string,
       body: Effect.Effect<Tool.ToolResultContent>
     ): Effect.Effect<Tool.ToolResultContent> =>
       Effect.flatMap(Deferred.make<Option.Option<Tool.ToolResultContent>>(), (mine) =>
         Effect.uninterruptibleMask((restore) =>
           Effect.suspend((): Effect.Effect<Option.Option<Tool.ToolResultContent>> => {
-            const remembered = completed.get(toolCallId)
+            const { completed, running } = ledger
+            const remembered = completed.get(key)
             if (remembered !== undefined) {
               return Effect.as(Effect.annotateCurrentSpan("tool.outcome", "replayed"), Option.some(remembered))
             }
-            const other = running.get(toolCallId)
+            const other = running.get(key)
             if (other !== undefined) return restore(Deferred.await(other))
-            running.set(toolCallId, mine)
+            running.set(key, mine)
             return restore(body).pipe(
               Effect.onExit((exit) =>
                 Effect.suspend(() => {
-                  running.delete(toolCallId)
+                  running.delete(key)
                   if (Exit.isSuccess(exit)) {
-                    completed.set(toolCallId, exit.value)
+                    completed.set(key, exit.value)
                     return Deferred.succeed(mine, Option.some(exit.value))
                   }
                   return Deferred.succeed(mine, Option.none())
@@ -278,7 +329,7 @@ export const makeWith = (options?: MakeOptions): Effect.Effect<ToolExecutor.Serv
           })
         )).pipe(
           Effect.flatMap(Option.match({
-            onNone: () => once(toolCallId, body),
+            onNone: () => once(ledger, key, body),
             onSome: Effect.succeed
           }))
         )
@@ -292,21 +343,21 @@ export const makeWith = (options?: MakeOptions): Effect.Effect<ToolExecutor.Serv
           ? Math.floor(requested)
           : DEFAULT_CONCURRENCY
         const timeout = options?.timeout === undefined ? DEFAULT_TIMEOUT : Duration.decode(options.timeout)
+        const counts = options?.callCounts ?? new CallCounts()
+        const threadId = options?.threadId
         const runId = options?.runId
-        let counts: CallCounts
-        if (runId === undefined) {
-          counts = new Map()
-        } else {
-          const existing = countsByRun.get(runId)
-          counts = existing ?? new Map()
-          if (existing === undefined) countsByRun.set(runId, counts)
-        }
+        // A call is known by its id only within its step: only a named step is remembered.
+        const named = threadId !== undefined && runId !== undefined
+        const ledger: Ledger = named ? steps : { completed: new Map(), running: new Map() }
+        const keyOf = named
+          ? (toolCallId: string) => JSON.stringify([threadId, runId, toolCallId])
+          : (toolCallId: string) => toolCallId
         return Effect.forEach(
           calls,
           (call) => {
             const body = runCall(call, timeout, counts, options?.approve)
             // An id-less call cannot be recognised again: run it as it is.
-            return (call.toolCallId === "" ? body : once(call.toolCallId, body)).pipe(
+            return (call.toolCallId === "" ? body : once(ledger, keyOf(call.toolCallId), body)).pipe(
               Effect.withSpan("ToolExecutor.call", {
                 attributes: { "tool.name": call.toolName, "tool.call_id": call.toolCallId }
               })

@@ -85,7 +85,7 @@ export * as Tool from "./Tool.js"
 export * as ToolRegistry from "./ToolRegistry.js"
 
 /**
- * Runs pending tool calls: validated, concurrent, timed, exactly once per call id.
+ * Runs pending tool calls: validated, concurrent, timed, once per call of a paused step.
  *
  * @since 0.1.0
  * @category Modules

@@ -26,6 +26,28 @@ const makeCounter = () => {
   }
 }
 
+/** A tool that says what it is given, recording each time it runs. */
+const echoSetup = (takes?: Duration.DurationInput, options?: Executor.MakeOptions) =>
+  Effect.gen(function*() {
+    const seen: Array<string> = []
+    const executor = yield* setup([
+      Tool.make({
+        name: "echo",
+        description: "Says what it is given",
+        input: Schema.Struct({ say: Schema.String }),
+        execute: ({ say }) =>
+          Effect.sync(() => seen.push(say)).pipe(
+            Effect.zipRight(takes === undefined ? Effect.void : Effect.sleep(takes)),
+            Effect.as(`said ${say}`)
+          )
+      })
+    ], options)
+    return { executor, seen }
+  })
+
+/** A call of `echo`; providers that count give every response's first call the same id. */
+const echo = (say: string, toolCallId = "call_0") => ({ toolCallId, toolName: "echo", args: JSON.stringify({ say }) })
+
 describe("ToolExecutor", () => {
   it.effect("answers calls of Effect Schema, Zod 4 and JSON Schema tools", () =>
     Effect.gen(function*() {
@@ -255,48 +277,78 @@ describe("ToolExecutor", () => {
       expect(peak).toBe(4)
     }))
 
-  it.effect("runs a tool once per toolCallId and returns the remembered result again", () =>
+  it.effect("a call id another thread's step used runs the tool again, with its own arguments", () =>
     Effect.gen(function*() {
-      const counter = makeCounter()
-      const executor = yield* setup([
-        Tool.make({
-          name: "charge",
-          description: "Charges a card",
-          input: Schema.Struct({ amount: Schema.Number }),
-          execute: ({ amount }) =>
-            Effect.sync(() => counter.hit("charge")).pipe(
-              Effect.zipRight(Effect.sleep("1 second")),
-              Effect.as(`charged ${amount}`)
-            )
-        })
-      ])
-      const call = { toolCallId: "c1", toolName: "charge", args: "{\"amount\":5}" }
+      const { executor, seen } = yield* echoSetup()
+      const [a] = yield* executor.execute([echo("A")], { threadId: "thr_1", runId: "run_1" })
+      const [b] = yield* executor.execute([echo("B")], { threadId: "thr_2", runId: "run_2" })
+      // Run ids are the server's: another thread's step with the same one is still another step.
+      const [c] = yield* executor.execute([echo("C")], { threadId: "thr_3", runId: "run_1" })
+      expect(seen).toEqual(["A", "B", "C"])
+      expect([a, b, c].map(text)).toEqual(["said A", "said B", "said C"])
+    }))
 
-      // Twice in one round, and in two concurrent rounds.
-      const first = yield* Effect.fork(executor.execute([call, call]))
-      const second = yield* Effect.fork(executor.execute([call]))
+  it.effect("the same call id in a later round of a run runs the tool again", () =>
+    Effect.gen(function*() {
+      const { executor, seen } = yield* echoSetup()
+      const [first] = yield* executor.execute([echo("Paris")], { threadId: "thr_1", runId: "run_1" })
+      const [second] = yield* executor.execute([echo("Lyon")], { threadId: "thr_1", runId: "run_2" })
+      expect(seen).toEqual(["Paris", "Lyon"])
+      expect([first, second].map(text)).toEqual(["said Paris", "said Lyon"])
+    }))
+
+  it.effect("a replayed step gets its own results again without running the tools", () =>
+    Effect.gen(function*() {
+      const { executor, seen } = yield* echoSetup()
+      const step = { threadId: "thr_1", runId: "run_1" }
+      const first = yield* executor.execute([echo("A"), echo("A2", "call_1")], step)
+      // Another step using the same ids in between changes nothing for this one.
+      const [other] = yield* executor.execute([echo("B")], { threadId: "thr_2", runId: "run_2" })
+      const replayed = yield* executor.execute([echo("A"), echo("A2", "call_1")], step)
+      expect(seen).toEqual(["A", "A2", "B"])
+      expect(replayed).toEqual(first)
+      expect([...first, other].map(text)).toEqual(["said A", "said A2", "said B"])
+    }))
+
+  it.effect("a duplicate within a step waits for the running call; the same id in another step does not", () =>
+    Effect.gen(function*() {
+      const { executor, seen } = yield* echoSetup("1 second")
+      const step = { threadId: "thr_1", runId: "run_1" }
+      // Twice in one execute, and in two concurrent executes of the step.
+      const first = yield* Effect.fork(executor.execute([echo("A"), echo("A")], step))
+      const second = yield* Effect.fork(executor.execute([echo("A")], step))
+      const other = yield* Effect.fork(executor.execute([echo("B")], { threadId: "thr_2", runId: "run_2" }))
       yield* TestClock.adjust("1 second")
-      const [a, b] = yield* Fiber.join(first)
-      const [c] = yield* Fiber.join(second)
-      // And again later, as a retried continuation would.
-      const [d] = yield* executor.execute([call])
-      expect(counter.get("charge")).toBe(1)
-      expect([a, b, c, d].map(text)).toEqual(Array(4).fill("charged 5"))
+      const results = [...(yield* Fiber.join(first)), ...(yield* Fiber.join(second)), ...(yield* Fiber.join(other))]
+      expect(seen).toEqual(["A", "B"])
+      expect(results.map(text)).toEqual(["said A", "said A", "said A", "said B"])
+    }))
+
+  it.effect("without a thread and a step, nothing is remembered from one execute to the next", () =>
+    Effect.gen(function*() {
+      const { executor, seen } = yield* echoSetup()
+      // Within one execute, the same id is one call.
+      const [a, again] = yield* executor.execute([echo("A"), echo("A")])
+      const [b] = yield* executor.execute([echo("B")])
+      // A step named by its run id alone is not named enough to be remembered.
+      const [c] = yield* executor.execute([echo("C")], { runId: "run_1" })
+      const [d] = yield* executor.execute([echo("D")], { runId: "run_1" })
+      expect(seen).toEqual(["A", "B", "C", "D"])
+      expect([a, again, b, c, d].map(text)).toEqual(["said A", "said A", "said B", "said C", "said D"])
     }))
 
   it.effect("remembers a bounded number of results", () =>
     Effect.gen(function*() {
-      const counter = makeCounter()
-      const executor = yield* setup([
-        { name: "hit", description: "d", tool: () => counter.hit("hit").size, inputSchema: { type: "object" } }
-      ], { rememberedResults: 2 })
-      const call = (id: string) => ({ toolCallId: id, toolName: "hit", args: "{}" })
-      yield* executor.execute([call("c1"), call("c2")])
-      yield* executor.execute([call("c1")])
-      expect(counter.get("hit")).toBe(2)
-      yield* executor.execute([call("c3")]) // evicts c2, the least recently used
-      yield* executor.execute([call("c1"), call("c2")])
-      expect(counter.get("hit")).toBe(4)
+      const { executor, seen } = yield* echoSetup(undefined, { rememberedResults: 2 })
+      const step = (runId: string) => ({ threadId: "thr_1", runId })
+      yield* executor.execute([echo("1")], step("run_1"))
+      yield* executor.execute([echo("2")], step("run_2"))
+      yield* executor.execute([echo("1")], step("run_1"))
+      expect(seen).toEqual(["1", "2"])
+      yield* executor.execute([echo("3")], step("run_3")) // evicts run_2's, the least recently used
+      yield* executor.execute([echo("1")], step("run_1"))
+      yield* executor.execute([echo("2")], step("run_2"))
+      expect(seen).toEqual(["1", "2", "3", "2"])
     }))
 
   it.effect("interrupting execute interrupts a running Effect tool, and leaves no result behind", () =>
@@ -319,11 +371,12 @@ describe("ToolExecutor", () => {
         })
       ])
       const call = { toolCallId: "c1", toolName: "long", args: "{}" }
-      const fiber = yield* Effect.fork(executor.execute([call]))
+      const step = { threadId: "thr_1", runId: "run_1" }
+      const fiber = yield* Effect.fork(executor.execute([call], step))
       yield* Deferred.await(started)
       yield* Fiber.interrupt(fiber)
       expect(yield* Ref.get(interrupted)).toBe(true)
-      const [result] = yield* executor.execute([call])
+      const [result] = yield* executor.execute([call], step)
       expect(text(result)).toBe("finished")
       expect(runs).toBe(2)
     }))
@@ -349,7 +402,7 @@ describe("ToolExecutor", () => {
       expect(signal.aborted).toBe(true)
     }))
 
-  it.effect("enforces maxCalls per execute, or per run id across rounds", () =>
+  it.effect("enforces maxCalls per execute, or across the executes given one run's CallCounts", () =>
     Effect.gen(function*() {
       const counter = makeCounter()
       const executor = yield* setup([
@@ -360,10 +413,21 @@ describe("ToolExecutor", () => {
       expect(round.map((result) => result.isError === true)).toEqual([false, true])
       expect(text(round[1])).toBe("Tool \"once\" may be called at most 1 time(s) in this run. It was not run.")
 
-      const [r1] = yield* executor.execute([call("c3")], { runId: "run-1" })
-      const [r2] = yield* executor.execute([call("c4")], { runId: "run-1" })
-      const [r3] = yield* executor.execute([call("c5")], { runId: "run-2" })
-      expect([r1, r2, r3].map((result) => result?.isError === true)).toEqual([false, true, false])
+      // One run, two rounds: each round is a step with its own run id.
+      const callCounts = Executor.makeCallCounts()
+      const [r1] = yield* executor.execute([call("call_0")], { threadId: "thr_1", runId: "run_1", callCounts })
+      const [r2] = yield* executor.execute([call("call_0")], { threadId: "thr_1", runId: "run_2", callCounts })
+      // A replayed step is answered again without counting again.
+      const [replayed] = yield* executor.execute([call("call_0")], { threadId: "thr_1", runId: "run_1", callCounts })
+      // The next run starts counting again.
+      const [r3] = yield* executor.execute([call("call_0")], {
+        threadId: "thr_1",
+        runId: "run_3",
+        callCounts: Executor.makeCallCounts()
+      })
+      expect([r1, r2, replayed, r3].map((result) => result?.isError === true)).toEqual([false, true, false, false])
+      expect(text(r2)).toBe("Tool \"once\" may be called at most 1 time(s) in this run. It was not run.")
+      expect(replayed).toEqual(r1)
       expect(counter.get("once")).toBe(3)
     }))
 

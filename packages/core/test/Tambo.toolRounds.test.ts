@@ -1,0 +1,117 @@
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as Tambo from "../src/Tambo.js"
+import * as Tool from "../src/Tool.js"
+import type * as Types from "../src/Types.js"
+import { runAll, serverShape, shape, tamboLayer, threadOf, useServer } from "./helpers.js"
+
+// Tool rounds against the testing server when the provider reuses tool call ids, as the many
+// OpenAI-compatible ones that count do (`call_0` in every response).
+const server = useServer()
+
+/** A weather tool that records the city of each call it runs. */
+const recordingWeather = () => {
+  const cities: Array<string> = []
+  const tool = Tool.make({
+    name: "get_weather",
+    description: "Current weather in a city",
+    input: Schema.Struct({ city: Schema.String }),
+    execute: ({ city }) => Effect.sync(() => cities.push(city)).pipe(Effect.as({ city, temperature: 21 }))
+  })
+  return { cities, tool }
+}
+
+const toolResultsOf = (messages: ReadonlyArray<Types.TamboThreadMessage>) =>
+  messages.flatMap((m) => m.content.filter((c) => c.type === "tool_result"))
+
+const lastText = (messages: ReadonlyArray<Types.TamboThreadMessage>) => {
+  const block = messages.at(-1)?.content[0]
+  return block?.type === "text" ? block.text : undefined
+}
+
+/** The store's thread equals the server's. */
+const expectSameAsServer = (threadId: string) =>
+  Effect.gen(function* () {
+    const state = yield* (yield* Tambo.Tambo).state
+    expect(shape(threadOf(state, threadId).thread.messages)).toEqual(serverShape(server(), threadId))
+  })
+
+describe("Tambo.run tool rounds", () => {
+  it.live("runs of two threads that both call call_0 each run the tool with their own arguments and get their own result", () => {
+    const { cities, tool } = recordingWeather()
+    return Effect.gen(function* () {
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("get_weather", { city: request.text }, { id: "call_0" })]
+          : [Script.text(`It is ${request.toolResults[0]!.text}`)]
+      )
+      const paris = yield* runAll("Paris", { threadId: "placeholder" })
+      const lima = yield* runAll("Lima", { threadId: "placeholder" })
+      expect(cities).toEqual(["Paris", "Lima"])
+      for (const [events, city] of [[paris, "Paris"], [lima, "Lima"]] as const) {
+        const { snapshot, threadId } = events.at(-1)!
+        const results = toolResultsOf(snapshot.messages)
+        expect(results).toHaveLength(1)
+        expect(JSON.stringify(results[0])).toContain(city)
+        expect(lastText(snapshot.messages)).toContain(city)
+        yield* expectSameAsServer(threadId)
+      }
+      expect(paris.at(-1)!.threadId).not.toBe(lima.at(-1)!.threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [tool] })))
+  })
+
+  it.live("two rounds of one run that both call call_0 both run the tool", () => {
+    const { cities, tool } = recordingWeather()
+    return Effect.gen(function* () {
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("get_weather", { city: "Paris" }, { id: "call_0" })]
+          : request.toolResults[0]!.text.includes("Paris")
+          ? [Script.toolCall("get_weather", { city: "Lyon" }, { id: "call_0" })]
+          : [Script.text(`It is ${request.toolResults[0]!.text}`)]
+      )
+      const events = yield* runAll("weather?")
+      expect(cities).toEqual(["Paris", "Lyon"])
+      const { snapshot, threadId } = events.at(-1)!
+      const results = toolResultsOf(snapshot.messages).map((c) => JSON.stringify(c))
+      expect(results).toHaveLength(2)
+      expect(results[0]).toContain("Paris")
+      expect(results[1]).toContain("Lyon")
+      expect(lastText(snapshot.messages)).toContain("Lyon")
+      // What the server stored: each round's call answered with its own result. (The store's
+      // thread is not compared here: the reducer keeps one tool_use per call id in a thread.)
+      const stored = toolResultsOf(server().threads.get(threadId)!.messages as ReadonlyArray<Types.TamboThreadMessage>)
+      expect(stored.map((c) => JSON.stringify(c))).toEqual(results)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [tool] })))
+  })
+
+  it.live("maxCalls counts across the rounds of one run, and the next run counts again", () => {
+    let executions = 0
+    const limited = Tool.make({
+      name: "limited",
+      description: "may be called once per run",
+      input: Schema.Struct({}),
+      maxCalls: 1,
+      execute: () => Effect.sync(() => ++executions)
+    })
+    return Effect.gen(function* () {
+      // Calls the tool again as long as it answers; ends with the refusal.
+      server().setScript((request) =>
+        request.toolResults.length === 0 || !request.toolResults[0]!.isError
+          ? [Script.toolCall("limited", {})]
+          : [Script.text(`refused: ${request.toolResults[0]!.text}`)]
+      )
+      const refusal = "refused: Tool \"limited\" may be called at most 1 time(s) in this run. It was not run."
+      const first = yield* runAll("call it")
+      expect(executions).toBe(1)
+      expect(lastText(first.at(-1)!.snapshot.messages)).toBe(refusal)
+      const second = yield* runAll("call it again")
+      expect(executions).toBe(2)
+      expect(lastText(second.at(-1)!.snapshot.messages)).toBe(refusal)
+      const starts = second.filter((e) => e.event.type === "RUN_STARTED")
+      expect(starts).toHaveLength(3)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [limited] })))
+  })
+})
