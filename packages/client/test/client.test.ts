@@ -1,6 +1,6 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
-import { ConfigError, TamboClient, ToolDefinitionError } from "../src/index.js"
+import { ConfigError, TamboClient, type TamboClientOptions, ToolDefinitionError } from "../src/index.js"
 import { makeClient, texts, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
@@ -29,6 +29,15 @@ describe("options", () => {
     expect(() => new TamboClient({ apiKey: "k", tamboUrl: "not a url" })).toThrow(
       expect.objectContaining({ reason: "InvalidUrl" })
     )
+  })
+
+  it("no apiKey (a JavaScript caller, an unset variable) throws a ConfigError naming apiKey", () => {
+    for (const options of [{ userKey: "u" }, { apiKey: undefined, userKey: "u" }, { apiKey: null, userKey: "u" }]) {
+      const create = () => new TamboClient(options as unknown as TamboClientOptions)
+      expect(create).toThrow(ConfigError)
+      expect(create).toThrow(expect.objectContaining({ _tag: "ConfigError", reason: "MissingApiKey" }))
+      expect(create).toThrow(/apiKey/)
+    }
   })
 
   it("an invalid tool throws a ToolDefinitionError, from the constructor and from registerTool", () => {
