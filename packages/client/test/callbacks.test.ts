@@ -1,6 +1,8 @@
 // beforeRun and context helpers that throw or reject: the run rejects with a CallbackError, the
 // thread stays usable, the next run is unaffected, and nothing is left unhandled.
+import * as Tool from "@tambo-effect/core/Tool"
 import { Script } from "@tambo-effect/testing"
+import * as Schema from "effect/Schema"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { CallbackError, isTamboClientError, type TamboClient } from "../src/index.js"
 import { makeClient, settle, texts, useServer } from "./helpers.js"
@@ -92,5 +94,35 @@ describe.each(ways)("a callback that %s", (_way, way) => {
     })())
     expect(iterated.ok ? undefined : iterated.error).toMatchObject({ _tag: "CallbackError", reason: "ContextHelper", helper: "clock" })
     await expectUsable(client, first.id)
+  })
+})
+
+describe("an onApproval that throws", () => {
+  it("denies the call, tells the model why, and the run finishes", async () => {
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("get_weather", { city: "Paris" })]
+        : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
+    )
+    const calls: Array<string> = []
+    const client = makeClient(server(), {
+      tools: [Tool.make({
+        name: "get_weather",
+        description: "Current weather in a city",
+        input: Schema.Struct({ city: Schema.String }),
+        needsApproval: true,
+        execute: ({ city }) => {
+          calls.push(city)
+          return { city, temperature: 21 }
+        }
+      })],
+      onApproval: () => {
+        throw new Error("boom: handler broke")
+      }
+    })
+    const thread = await client.run("weather?").thread
+    expect(calls).toEqual([])
+    expect(texts(thread.messages).at(-1)).toMatch(/Result: error .*approval handler.*get_weather.*boom: handler broke/)
+    expect(unhandled).toEqual([])
   })
 })
