@@ -143,14 +143,19 @@ export interface TamboClientOptions {
    * when a server is listed or connected.
    */
   readonly mcpServers?: ReadonlyArray<McpServerInfo> | undefined
+  /** Runs before every run; if it throws or rejects, that run rejects with a `CallbackError`. */
   readonly beforeRun?: BeforeRun | undefined
   /**
    * Decides the tool calls that need approval. Without it, a run waiting on
    * one yields a `CLIENT_APPROVAL_REQUESTED` event and waits for
-   * `approveToolCall` / `denyToolCall`.
+   * `approveToolCall` / `denyToolCall`. If it throws or rejects, the call is
+   * denied and the model is told why.
    */
   readonly onApproval?: ApprovalHandler | undefined
-  /** Context helpers registered from the start (see `addContextHelper`). */
+  /**
+   * Context helpers registered from the start (see `addContextHelper`); if
+   * one throws or rejects, that run rejects with a `CallbackError`.
+   */
   readonly contextHelpers?: Readonly<Record<string, ContextHelperFn>> | undefined
   /** Name a thread once a run on it finished with enough messages. Default `true`. */
   readonly autoGenerateThreadName?: boolean | undefined

@@ -27,6 +27,7 @@ export type ErrorTag =
   | "ToolError"
   | "McpError"
   | "ConfigError"
+  | "CallbackError"
   | "ToolDefinitionError"
   | "AbortError"
   | "UnknownError"
@@ -236,6 +237,27 @@ export class ConfigError extends TamboClientError {
   /** @since 0.1.0 */
   constructor(message: string, details: ErrorDetails) {
     super("ConfigError", message, details)
+  }
+}
+
+/**
+ * A function the app gave the client threw or rejected before a run was
+ * sent: `beforeRun` (`reason: "BeforeRun"`) or a context helper
+ * (`"ContextHelper"`, named in `helper`). That run rejects with it; the
+ * thread stays usable. `cause` is core's error, whose own `cause` is what
+ * the function threw.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class CallbackError extends TamboClientError {
+  declare readonly _tag: "CallbackError"
+  /** The context helper's name. */
+  declare readonly helper?: string
+  /** @since 0.1.0 */
+  constructor(message: string, details: ErrorDetails & { readonly helper?: string | undefined }) {
+    super("CallbackError", message, details)
+    if (details.helper !== undefined) this.helper = details.helper
   }
 }
 

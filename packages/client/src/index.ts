@@ -195,6 +195,11 @@ export {
    * @since 0.1.0
    * @category Errors
    */
+  CallbackError,
+  /**
+   * @since 0.1.0
+   * @category Errors
+   */
   ConfigError,
   /**
    * @since 0.1.0

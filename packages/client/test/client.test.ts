@@ -1,6 +1,7 @@
 import { Script } from "@tambo-effect/testing"
+import * as net from "node:net"
 import { describe, expect, it } from "vitest"
-import { ConfigError, TamboClient, ToolDefinitionError } from "../src/index.js"
+import { ConfigError, TamboClient, type TamboClientOptions, ToolDefinitionError, TransportError } from "../src/index.js"
 import { makeClient, texts, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
@@ -31,6 +32,15 @@ describe("options", () => {
     )
   })
 
+  it("no apiKey (a JavaScript caller, an unset variable) throws a ConfigError naming apiKey", () => {
+    for (const options of [{ userKey: "u" }, { apiKey: undefined, userKey: "u" }, { apiKey: null, userKey: "u" }]) {
+      const create = () => new TamboClient(options as unknown as TamboClientOptions)
+      expect(create).toThrow(ConfigError)
+      expect(create).toThrow(expect.objectContaining({ _tag: "ConfigError", reason: "MissingApiKey" }))
+      expect(create).toThrow(/apiKey/)
+    }
+  })
+
   it("an invalid tool throws a ToolDefinitionError, from the constructor and from registerTool", () => {
     const bad = { ...weatherTool, name: "not a valid name!" }
     expect(() => makeClient(server(), { tools: [bad] })).toThrow(ToolDefinitionError)
@@ -48,6 +58,27 @@ describe("options", () => {
   it("reports the auth state", () => {
     expect(makeClient(server()).getAuthState()).toEqual({ status: "identified", source: "userKey" })
     expect(makeClient(server(), { userKey: undefined }).getAuthState()).toEqual({ status: "unauthenticated" })
+  })
+})
+
+describe("a server that is not there", () => {
+  it("a run and a REST call reject with a TransportError saying `connection refused at <url>`", async () => {
+    // A port nothing listens on: bound, then let go.
+    const probe = net.createServer()
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve))
+    const port = (probe.address() as net.AddressInfo).port
+    await new Promise((resolve) => probe.close(resolve))
+    const base = `http://127.0.0.1:${port}`
+    const client = new TamboClient({ apiKey: "api-secret", tamboUrl: base, userKey: "user-1", maxRetries: 0 })
+    try {
+      const run = await client.run("hi").thread.catch((error: unknown) => error)
+      expect(run).toBeInstanceOf(TransportError)
+      expect(run).toMatchObject({ reason: "Connect", message: `connection refused at ${base}/v1/threads/runs` })
+      const rest = await client.listThreads().catch((error: unknown) => error)
+      expect(rest).toMatchObject({ _tag: "TransportError", message: `connection refused at ${base}/v1/threads` })
+    } finally {
+      await client.destroy()
+    }
   })
 })
 

@@ -30,6 +30,7 @@ import type * as Events from "./Events.js"
 import * as TamboConfig from "./TamboConfig.js"
 import {
   ApiError,
+  CallbackError,
   type ConfigError,
   isRetryable,
   isTamboError,
@@ -40,6 +41,7 @@ import {
   ToolError,
   TransportError
 } from "./TamboError.js"
+import * as Callbacks from "./internal/callbacks.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
 import * as Streams from "./internal/streams.js"
 import * as Mcp from "./Mcp.js"
@@ -52,7 +54,8 @@ import type * as Types from "./Types.js"
 
 /**
  * A context helper: its result is sent with every run as
- * `additionalContext[name]`.
+ * `additionalContext[name]`. One that throws, rejects or fails fails the run
+ * with a `CallbackError` (`ContextHelper`) before anything is sent.
  *
  * @since 0.1.0
  * @category Models
@@ -78,7 +81,8 @@ export interface BeforeRunContext {
 
 /**
  * Runs before every run. A returned object is merged into the message's
- * `additionalContext`.
+ * `additionalContext`. One that throws, rejects or fails fails the run with a
+ * `CallbackError` (`BeforeRun`) before anything is sent.
  *
  * @since 0.1.0
  * @category Models
@@ -187,6 +191,8 @@ export type ApprovalDecision =
 
 /**
  * Decides approvals instead of a human (an Effect, a promise or a value).
+ * One that throws, rejects or fails denies the call: the model gets an error
+ * result saying so, and the run goes on.
  *
  * @since 0.1.0
  * @category Models
@@ -340,18 +346,6 @@ class StreamedRunEvent implements RunEvent {
 
 const cancelTimeout = Duration.seconds(3)
 
-const isAsync = <A>(u: unknown): u is PromiseLike<A> =>
-  typeof u === "object" && u !== null && "then" in u && typeof u.then === "function"
-
-/** Runs a user callback that may return a value, a promise or an Effect. */
-const runCallback = <A>(f: () => A | PromiseLike<A> | Effect.Effect<A>): Effect.Effect<A, never> =>
-  Effect.suspend(() => {
-    const out = f()
-    if (Effect.isEffect(out)) return out as Effect.Effect<A>
-    if (isAsync<A>(out)) return Effect.promise(() => Promise.resolve(out))
-    return Effect.succeed(out)
-  })
-
 const toInputMessage = (message: string | Transport.InputMessage): Transport.InputMessage =>
   typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message
 
@@ -483,21 +477,22 @@ export const make = (
       threadId: string | undefined,
       message: Transport.InputMessage,
       runOptions: RunOptions
-    ): Effect.Effect<Record<string, unknown> | undefined> =>
+    ): Effect.Effect<Record<string, unknown> | undefined, CallbackError> =>
       Effect.gen(function* () {
         const context: Record<string, unknown> = { ...(message.additionalContext ?? {}) }
         // Most runs have no helpers: no concurrent forEach to set up for them.
         const helpers = contextHelpers.size === 0 ? [] : yield* Effect.forEach(
           [...contextHelpers.entries()],
-          ([name, helper]) => Effect.map(runCallback(helper), (value) => [name, value] as const),
+          ([name, helper]) =>
+            Effect.map(Callbacks.runCallback(helper, Callbacks.contextHelperFailed(name)), (value) => [name, value] as const),
           { concurrency: "unbounded" }
         )
         for (const [name, value] of helpers) if (value !== undefined) context[name] = value
         if (runOptions.additionalContext !== undefined) Object.assign(context, runOptions.additionalContext)
         const tools = yield* registry.toolMap
-        for (const before of [options.beforeRun, runOptions.beforeRun]) {
+        for (const [before, of] of [[options.beforeRun, "client"], [runOptions.beforeRun, "run"]] as const) {
           if (before === undefined) continue
-          const extra = yield* runCallback(() => before({ threadId, message, tools }))
+          const extra = yield* Callbacks.runCallback(() => before({ threadId, message, tools }), Callbacks.beforeRunFailed(of))
           if (extra !== undefined && extra !== null && typeof extra === "object") Object.assign(context, extra)
         }
         return Object.keys(context).length > 0 ? context : undefined
@@ -978,12 +973,17 @@ export const make = (
                 Stream.mapEffect((info) => clientEvent({ type: "CLIENT_APPROVAL_REQUESTED", ...info }))
               )
             const proceed = Effect.gen(function* () {
-              const decisions = new Map<string, ApprovalDecision>(
+              // A handler that goes wrong denies the call, with why: the run goes on.
+              const decisions = new Map<string, ApprovalDecision | CallbackError>(
                 byHuman !== undefined
                   ? yield* byHuman
                   : yield* Effect.forEach(
                     needing,
-                    (info) => Effect.map(runCallback(() => handler!(info)), (d) => [info.toolCallId, d] as const),
+                    (info) =>
+                      Effect.map(
+                        Effect.merge(Callbacks.runCallback(() => handler!(info), Callbacks.approvalHandlerFailed(info.toolName))),
+                        (d) => [info.toolCallId, d] as const
+                      ),
                     { concurrency: "unbounded" }
                   )
               )
@@ -991,7 +991,9 @@ export const make = (
               const toRun: Array<ToolExecutor.ToolCall> = []
               for (const call of calls) {
                 const decision = decisions.get(call.toolCallId)
-                if (decision !== undefined && !decision.approved) {
+                if (decision instanceof CallbackError) {
+                  denied.push(Tool.errorResult(call.toolCallId, decision.message))
+                } else if (decision !== undefined && !decision.approved) {
                   denied.push(
                     Tool.errorResult(
                       call.toolCallId,

@@ -73,18 +73,26 @@ export class TamboConfig extends Context.Tag("@tambo-effect/core/TamboConfig")<T
 const toRedacted = (value: string | Redacted.Redacted<string>): Redacted.Redacted<string> =>
   Redacted.isRedacted(value) ? value : Redacted.make(value)
 
+/** Whether `value` is a usable key: the types ask for one, but JavaScript callers and env reads may not give it. */
+const isKey = (value: unknown): boolean => {
+  const key = Redacted.isRedacted(value) ? Redacted.value(value) : value
+  return typeof key === "string" && key.length > 0
+}
+
+const missingApiKey = (name: string) =>
+  new ConfigError({ reason: "MissingApiKey", message: `${name} is missing or empty: an API key is required` })
+
 /**
- * Validates options into a configuration.
+ * Validates options into a configuration. A missing, empty or non-string
+ * `apiKey` is a `ConfigError` (`MissingApiKey`) that names the option.
  *
  * @since 0.1.0
  * @category Constructors
  */
 export const make = (options: Options): Effect.Effect<Resolved, ConfigError> =>
   Effect.gen(function* () {
+    if (!isKey(options.apiKey)) return yield* missingApiKey("The apiKey option")
     const apiKey = toRedacted(options.apiKey)
-    if (Redacted.value(apiKey).length === 0) {
-      return yield* new ConfigError({ reason: "MissingApiKey", message: "An API key is required" })
-    }
     if (options.tamboUrl !== undefined && options.environment !== undefined) {
       return yield* new ConfigError({
         reason: "ConflictingUrl",
@@ -123,7 +131,8 @@ export const layer = (options: Options): Layer.Layer<TamboConfig, ConfigError> =
 
 /**
  * A configuration read from `TAMBO_API_KEY`, `TAMBO_URL`, `TAMBO_ENVIRONMENT`,
- * `TAMBO_USER_KEY` and `TAMBO_USER_TOKEN`.
+ * `TAMBO_USER_KEY` and `TAMBO_USER_TOKEN`. A missing or empty `TAMBO_API_KEY`
+ * is a `ConfigError` (`MissingApiKey`) that names it.
  *
  * @since 0.1.0
  * @category Layers
@@ -132,13 +141,14 @@ export const layerConfig: Layer.Layer<TamboConfig, ConfigError | import("effect/
   Layer.effect(
     TamboConfig,
     Effect.gen(function* () {
-      const apiKey = yield* Config.redacted("TAMBO_API_KEY")
+      const apiKey = yield* Config.option(Config.redacted("TAMBO_API_KEY"))
+      if (Option.isNone(apiKey) || !isKey(apiKey.value)) return yield* missingApiKey("TAMBO_API_KEY")
       const tamboUrl = yield* Config.option(Config.string("TAMBO_URL"))
       const environment = yield* Config.option(Config.literal("production", "staging")("TAMBO_ENVIRONMENT"))
       const userKey = yield* Config.option(Config.string("TAMBO_USER_KEY"))
       const userToken = yield* Config.option(Config.redacted("TAMBO_USER_TOKEN"))
       return yield* make({
-        apiKey,
+        apiKey: apiKey.value,
         tamboUrl: Option.getOrUndefined(tamboUrl),
         environment: Option.getOrUndefined(environment),
         userKey: Option.getOrUndefined(userKey),

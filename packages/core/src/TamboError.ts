@@ -221,6 +221,33 @@ export class McpError extends Schema.TaggedError<McpError>("@tambo-effect/core/M
 }
 
 /**
+ * A function the app gave the SDK threw, rejected or failed: the client-wide
+ * or per-run `beforeRun` (`BeforeRun`), or a context helper
+ * (`ContextHelper`, named in `helper`). The run it was called for fails
+ * before anything is sent; the thread stays as it was.
+ *
+ * (A failing approval handler does not fail the run: the call is denied and
+ * the model is told why.)
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class CallbackError extends Schema.TaggedError<CallbackError>("@tambo-effect/core/CallbackError")(
+  "CallbackError",
+  {
+    reason: Schema.Literal("BeforeRun", "ContextHelper", "ApprovalHandler"),
+    message: Schema.String,
+    /** The context helper's name. */
+    helper: Schema.optional(Schema.String),
+    /** What the function threw, rejected with, or failed with. */
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
  * Every error the SDK puts in the error channel.
  *
  * @since 0.1.0
@@ -237,6 +264,7 @@ export type TamboError =
   | AuthError
   | ToolError
   | McpError
+  | CallbackError
 
 /**
  * @since 0.1.0

@@ -28,6 +28,7 @@ import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
+import { describeConnectionFailure, displayUrl, hasConnectionCode } from "./internal/connectionFailure.js"
 import { makeSseDecoder } from "./internal/sse.js"
 import { withScopeAndParent } from "./internal/streams.js"
 import { TamboConfig } from "./TamboConfig.js"
@@ -380,10 +381,13 @@ const retrying = <A, E, R>(
 
 const mapSdkError = (method: string, url: string) => (cause: unknown): TamboError => {
   if (cause instanceof TamboAI.APIConnectionTimeoutError) {
-    return new TransportError({ reason: "Timeout", message: "The request timed out", method, url, cause })
+    const shown = displayUrl(url)
+    return new TransportError({ reason: "Timeout", message: `request timed out at ${shown}`, method, url: shown, cause })
   }
   if (cause instanceof TamboAI.APIConnectionError) {
-    return new TransportError({ reason: "Connect", message: cause.message, method, url, cause })
+    // The SDK's own message is only "Connection error.": what failed is in its cause.
+    const failure = describeConnectionFailure(cause, url)
+    return new TransportError({ reason: failure.reason, message: failure.message, method, url: failure.url, cause })
   }
   if (cause instanceof TamboAI.APIError && typeof cause.status === "number") {
     return errorFromStatus(cause.status, cause.error, { method, url })
@@ -476,9 +480,14 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       )
       const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> =
         client.execute(request).pipe(
-          Effect.mapError((error) =>
-            new TransportError({ reason: "Connect", message: error.message, method: "POST", url, cause: error })
-          ),
+          Effect.mapError((error) => {
+            // The platform's message is only "Transport error (...)": what failed is in its cause.
+            if (error._tag !== "RequestError" || error.reason !== "Transport") {
+              return new TransportError({ reason: "Connect", message: error.message, method: "POST", url, cause: error })
+            }
+            const failure = describeConnectionFailure(error, url)
+            return new TransportError({ reason: failure.reason, message: failure.message, method: "POST", url: failure.url, cause: error })
+          }),
           Effect.flatMap((response) =>
             response.status >= 200 && response.status < 300
               ? Effect.sync(() => {
@@ -502,7 +511,10 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       const broke = (error: { readonly message: string }) =>
         new TransportError({
           reason: "Disconnected",
-          message: `The run's stream broke: ${error.message}`,
+          // undici says only "terminated"; a system error's code under it says why.
+          message: `The run's stream broke: ${
+            hasConnectionCode(error) ? describeConnectionFailure(error, url).message : error.message
+          }`,
           method: "POST",
           url,
           cause: error

@@ -197,6 +197,22 @@ describe.each(readers)("a run's body read through $name", ({ http }) => {
       expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Disconnected", method: "POST" })
     }).pipe(Effect.provide(layer)))
 
+  it.live("a CRLF the server writes in two writes is one line end: an event's two data lines stay one event", () =>
+    Effect.gen(function* () {
+      // The testing server writes strings, so it can split between characters but not send an
+      // empty read; the decodeSse tests below cover those. The delay flushes the CR on its own.
+      server().setScript([
+        Script.frame('data: {"type":"CUSTOM",\r'),
+        Script.delay(20),
+        Script.frame('\ndata: "name":"split","value":{"ok":true}}\r\n\r\n')
+      ])
+      const transport = yield* Transport.TamboTransport
+      const events = yield* Stream.runCollect(transport.createRun(user, hello))
+      // A custom event the SDK does not know is kept as UNKNOWN, with the event as sent.
+      expect(types(events)).toEqual(["RUN_STARTED", "UNKNOWN", "RUN_FINISHED"])
+      expect(Chunk.unsafeGet(events, 1)).toMatchObject({ event: { type: "CUSTOM", name: "split", value: { ok: true } } })
+    }).pipe(Effect.provide(layer)))
+
   it.live("a malformed frame is a DecodeError carrying it, after the events before it", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("a"), Script.frame("data: {not json\n\n")])
@@ -336,6 +352,15 @@ describe("decodeSse", () => {
       )
       expect(seen).toEqual(["RUN_STARTED"])
       expect(fields(error)).toMatchObject({ _tag: "DecodeError", reason: "InvalidJson", frame: "nope" })
+    }))
+
+  it.effect("a CRLF split by empty reads is one line end: an event's two data lines stay one event", () =>
+    Effect.gen(function* () {
+      // If the LF counted as a line end of its own, `{"type":"RUN_FINISHED",` would be an event.
+      const events = yield* Stream.runCollect(
+        Transport.decodeSse(bytes('data: {"type":"RUN_FINISHED",\r', "", "", '\ndata: "threadId":"t","runId":"r"}\r\n\r\n'))
+      )
+      expect(Chunk.toReadonlyArray(events)).toEqual([{ type: "RUN_FINISHED", threadId: "t", runId: "r" }])
     }))
 
   it.effect("a last event without its blank line is still decoded", () =>

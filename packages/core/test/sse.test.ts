@@ -27,6 +27,30 @@ describe("SSE decoder", () => {
     expect(decodeAll(parts).out).toEqual(expected)
   })
 
+  // A CRLF is one line end however the reads fall, empty reads included (WHATWG SSE). Two
+  // data lines are used so that counting the LF as a second line end shows: it would dispatch
+  // the first line alone.
+  const bom = new Uint8Array([0xef, 0xbb, 0xbf])
+  const withBom = (s: string) => new Uint8Array([...bom, ...encode(s)])
+  it.each<readonly [string, ReadonlyArray<string | Uint8Array>, ReadonlyArray<string>, string | undefined]>([
+    ["CR | LF", ["data: a\r", "\ndata: b\r\n\r\n"], ["a\nb"], undefined],
+    ["CR | empty | LF", ["data: a\r", "", "\ndata: b\r\n\r\n"], ["a\nb"], undefined],
+    ["CR | empty | empty | LF", ["data: a\r", "", "", "\ndata: b\r\n\r\n"], ["a\nb"], undefined],
+    ["a blank CRLF line split by empty reads", ["data: a\r\n\r", "", "\ndata: b\r\n\r\n"], ["a", "b"], undefined],
+    ["CR at the very end of the stream", ["data: a\r"], [], "a"],
+    ["CR then an empty read at the very end", ["data: a\r", ""], [], "a"],
+    ["CR CR at the very end dispatches", ["data: a\r", "", "\r"], ["a"], undefined],
+    ["lone CRs as line ends", ["data: a\rdata: b\r\rdata: c\r", "\r"], ["a\nb", "c"], undefined],
+    ["a lone CR then a line in the next read", ["data: a\r", "", "data: b\r\r"], ["a\nb"], undefined],
+    ["a BOM, then CR | empty | LF", [withBom("data: a\r"), "", "\ndata: b\r\n\r\n"], ["a\nb"], undefined],
+    ["a BOM split across reads, then CR | LF", [bom.slice(0, 1), new Uint8Array(0), bom.slice(1), "data: a\r", "\n\r\n"], ["a"], undefined],
+    ["a BOM alone, then a CRLF line split by an empty read", [bom, "data: a\r", "", "\ndata: b\r\n\r\n"], ["a\nb"], undefined]
+  ])("line ends across reads: %s", (_name, parts, expected, pending) => {
+    const result = decodeAll(parts)
+    expect(result.out).toEqual(expected)
+    expect(result.pending).toBe(pending)
+  })
+
   it("decodes a multi-byte character split across chunks", () => {
     const bytes = encode("data: héllo ✓\n\n")
     const cut = bytes.indexOf(0xc3) + 1

@@ -1,8 +1,9 @@
 // @vitest-environment happy-dom
 import { render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
-import { StrictMode, useState } from "react"
-import { describe, expect, it } from "vitest"
+import { ConfigError } from "@tambo-effect/client"
+import { Component, type ReactNode, StrictMode, useState } from "react"
+import { describe, expect, it, vi } from "vitest"
 import {
   isAbortError,
   TamboClient,
@@ -31,7 +32,43 @@ const ClientSpy = ({ seen }: { readonly seen: Set<TamboClient> }) => {
   return null
 }
 
+/** Shows what its children threw. */
+class Boundary extends Component<{ readonly children: ReactNode; readonly onError: (error: unknown) => void }, { readonly failed: boolean }> {
+  override state = { failed: false }
+  static getDerivedStateFromError() {
+    return { failed: true }
+  }
+  override componentDidCatch(error: unknown) {
+    this.props.onError(error)
+  }
+  override render() {
+    return this.state.failed ? <p>failed</p> : this.props.children
+  }
+}
+
 describe("TamboProvider", () => {
+  it("without an apiKey, the error boundary gets a ConfigError naming apiKey", async () => {
+    // React reports what a boundary caught on the console; that is expected here.
+    const quiet = vi.spyOn(console, "error").mockImplementation(() => {})
+    try {
+      const caught: Array<unknown> = []
+      const props = { userKey: "user-1", tamboUrl: server().url } as unknown as Parameters<typeof TamboProvider>[0]
+      render(
+        <Boundary onError={(error) => caught.push(error)}>
+          <TamboProvider {...props}>
+            <p>chat</p>
+          </TamboProvider>
+        </Boundary>
+      )
+      await screen.findByText("failed")
+      expect(caught[0]).toBeInstanceOf(ConfigError)
+      expect(caught[0]).toMatchObject({ _tag: "ConfigError", reason: "MissingApiKey" })
+      expect((caught[0] as Error).message).toContain("apiKey")
+    } finally {
+      quiet.mockRestore()
+    }
+  })
+
   it("creates one client for its lifetime and destroys it on unmount", async () => {
     const seen = new Set<TamboClient>()
     const view = render(

@@ -8,6 +8,7 @@ import {
   type AbortReason,
   ApiError,
   AuthError,
+  CallbackError,
   ConfigError,
   DecodeError,
   MaxStepsExceededError,
@@ -65,6 +66,8 @@ export const fromCoreError = (error: CoreError): TamboClientError => {
       return new McpError(error.message, { reason: error.reason, cause })
     case "ConfigError":
       return new ConfigError(error.message, { reason: error.reason, cause })
+    case "CallbackError":
+      return new CallbackError(error.message, { reason: error.reason, helper: error.helper, cause })
     case "ToolDefinitionError":
       return new ToolDefinitionError(error.message, {
         reason: error.reason,

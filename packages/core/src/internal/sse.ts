@@ -48,7 +48,9 @@ export const makeSseDecoder = (): SseDecoder => {
 
   const push = (bytes: Uint8Array, onData: (data: string) => void) => {
     let input = text.decode(bytes, { stream: true })
-    if (skipLeadingLf) {
+    // Kept across reads that decode to nothing (empty reads, a BOM alone): a CRLF is one
+    // line end however many reads split it.
+    if (skipLeadingLf && input.length > 0) {
       skipLeadingLf = false
       if (input.charCodeAt(0) === 10) input = input.slice(1)
     }
