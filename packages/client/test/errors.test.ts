@@ -84,7 +84,6 @@ describe("the facade's errors carry the caller's stack", () => {
     const result = await settle(client.run("hi").thread)
     expect(result.ok).toBe(false)
     if (!result.ok) expectCallersStack(result.error)
-    if (process.env["SHOW_STACK"] !== undefined) console.log(result.ok ? "" : result.error.stack)
   })
 
   it("an error thrown from for await, with the original cause kept", async () => {
