@@ -27,6 +27,7 @@ import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
 import type * as Stream from "effect/Stream"
 import { ToolDefinitionError } from "./errors.js"
+import * as CallSite from "./internal/callSite.js"
 import { authStateFromCore, messageToCore, suggestionFromCore, threadFromSummary } from "./internal/convert.js"
 import { RunController } from "./internal/runController.js"
 import { abortError, type CoreError, fromCause } from "./internal/toClientError.js"
@@ -426,7 +427,7 @@ export class TamboClient {
     const built = this.#runtime.runSyncExit(Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>()]))
     if (Exit.isFailure(built)) {
       void this.#runtime.dispose()
-      throw fromCause(built.cause)
+      throw CallSite.attach(fromCause(built.cause), CallSite.capture(TamboClient))
     }
     ;[this.#tambo, this.#mcp, this.#built] = built.value
   }
@@ -499,11 +500,11 @@ export class TamboClient {
 
   /** Core registers an approval before it announces it: a decision is taken at once or refused. */
   #decide(toolCallId: string, decide: Effect.Effect<void, ToolError>) {
-    if (this.#destroying !== undefined) throw abortError("ClientDestroyed")
+    if (this.#destroying !== undefined) throw CallSite.attach(abortError("ClientDestroyed"), CallSite.capture(this.#decide))
     const exit = this.#runtime.runSyncExit(decide)
     // Decided, or not pending (any more): either way nothing waits on it.
     this.#forgetApprovals((info) => info.toolCallId === toolCallId)
-    if (Exit.isFailure(exit)) throw fromCause(exit.cause)
+    if (Exit.isFailure(exit)) throw CallSite.attach(fromCause(exit.cause), CallSite.capture(this.#decide))
   }
 
   /**
@@ -638,6 +639,7 @@ export class TamboClient {
     const { signal } = options
     const onAbort = () => void run.abort("SignalAborted", signal?.reason)
     const run: RunController = new RunController(this.#built, {
+      callSite: CallSite.capture(this.#start),
       currentThread: (threadId) => this.#store.getState().threadMap[threadId]?.thread,
       onEvents: (events) => {
         if (options.debug === true) logEvents(events)
@@ -836,8 +838,9 @@ export class TamboClient {
   registerComponent(component: AvailableComponent): void
   registerComponent(name: string, component: ComponentRegistration): void
   registerComponent(nameOrComponent: string | AvailableComponent, registration?: ComponentRegistration): void {
-    this.#sync(this.#tambo.registerComponent(
-      typeof nameOrComponent === "string" ? componentFrom(nameOrComponent, registration) : nameOrComponent
+    this.#sync(Effect.flatMap(
+      typeof nameOrComponent === "string" ? componentFrom(nameOrComponent, registration) : Effect.succeed(nameOrComponent),
+      (component) => this.#tambo.registerComponent(component)
     ))
   }
 
@@ -1035,39 +1038,49 @@ export class TamboClient {
   }
 
   #promise<A>(effect: Effect.Effect<A, CoreError>): Promise<A> {
-    if (this.#destroying !== undefined) return Promise.reject(abortError("ClientDestroyed"))
+    const site = CallSite.capture(this.#promise)
+    if (this.#destroying !== undefined) return Promise.reject(CallSite.attach(abortError("ClientDestroyed"), site))
     return this.#runtime.runPromiseExit(effect, { signal: this.#lifetime.signal }).then((exit) => {
       if (Exit.isSuccess(exit)) return exit.value
-      throw fromCause(exit.cause, "ClientDestroyed")
+      throw CallSite.attach(fromCause(exit.cause, "ClientDestroyed"), site)
     })
   }
 
   #sync<A>(effect: Effect.Effect<A, CoreError>): A {
-    if (this.#destroying !== undefined) throw abortError("ClientDestroyed")
+    if (this.#destroying !== undefined) throw CallSite.attach(abortError("ClientDestroyed"), CallSite.capture(this.#sync))
     const exit = this.#runtime.runSyncExit(effect)
     if (Exit.isSuccess(exit)) return exit.value
-    throw fromCause(exit.cause)
+    throw CallSite.attach(fromCause(exit.cause), CallSite.capture(this.#sync))
   }
 }
 
-const componentFrom = (name: string, registration: ComponentRegistration | undefined): AvailableComponent => {
+const componentFrom = (
+  name: string,
+  registration: ComponentRegistration | undefined
+): Effect.Effect<AvailableComponent, ToolDefinitionError> => {
   const schema: unknown = registration?.propsSchema ?? registration?.props
   if (registration === undefined || schema === undefined) {
-    throw new ToolDefinitionError(`Component ${name} needs a description and a props schema`, {
-      reason: "InvalidDefinition",
-      definitionName: name
-    })
+    return Effect.fail(
+      new ToolDefinitionError({
+        reason: "InvalidDefinition",
+        message: `Component ${name} needs a description and a props schema`,
+        definitionName: name
+      })
+    )
   }
   if (registration.propsSchema !== undefined) {
-    return { name, description: registration.description, propsSchema: registration.propsSchema }
+    return Effect.succeed({ name, description: registration.description, propsSchema: registration.propsSchema })
   }
   if (!Tool.isJsonSchema(schema)) {
-    throw new ToolDefinitionError(`The props of component ${name} are not a JSON Schema`, {
-      reason: "UnsupportedSchema",
-      definitionName: name
-    })
+    return Effect.fail(
+      new ToolDefinitionError({
+        reason: "UnsupportedSchema",
+        message: `The props of component ${name} are not a JSON Schema`,
+        definitionName: name
+      })
+    )
   }
-  return { name, description: registration.description, propsSchema: schema }
+  return Effect.succeed({ name, description: registration.description, propsSchema: schema })
 }
 
 const logEvents = (events: Chunk.Chunk<Tambo.RunEvent>) => {

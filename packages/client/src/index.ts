@@ -232,15 +232,25 @@ export {
    */
   McpError,
   /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  RunCancelledError,
+  /**
    * @since 0.1.0
    * @category Errors
    */
   RunConflictError,
   /**
    * @since 0.1.0
+   * @category Models
+   */
+  type TamboClientError,
+  /**
+   * @since 0.2.0
    * @category Errors
    */
-  TamboClientError,
+  ToolCallError,
   /**
    * @since 0.1.0
    * @category Errors

@@ -67,7 +67,7 @@ describe.each(ways)("a callback that %s", (_way, way) => {
     expect(error).toMatchObject({ _tag: "CallbackError", name: "CallbackError", reason: "BeforeRun" })
     expect(error.message).toContain("beforeRun")
     expect(error.message).toContain("boom: helper broke")
-    expect(error.cause?.cause).toMatchObject({ message: "boom: helper broke" })
+    expect(error.cause).toMatchObject({ message: "boom: helper broke" })
     await expectUsable(client, threadId)
   })
 

@@ -1401,3 +1401,266 @@ export const layerConfig = (
     Layer.provideMerge(TamboConfig.layerConfig),
     Layer.provide(FetchHttpClient.layer)
   )
+
+// ---------------------------------------------------------------------------
+// Accessors: the service's functions, with `Tambo` in their requirements
+// ---------------------------------------------------------------------------
+
+/**
+ * `Tambo.run` of the `Tambo` service in the context: sends a message and
+ * streams the run, tool rounds included. Interrupting the stream aborts the
+ * request and cancels the run on the server.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Tambo } from "@tambo-effect/core"
+ *
+ * const program = Tambo.run("Hi").pipe(
+ *   Stream.runForEach(({ event }) => Effect.log(event.type)),
+ *   Effect.provide(Tambo.layerConfig())
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const run = (
+  message: string | Transport.InputMessage,
+  options?: RunOptions
+): Stream.Stream<RunEvent, TamboError, Tambo> => Stream.unwrap(Effect.map(Tambo, (tambo) => tambo.run(message, options)))
+
+/**
+ * Answers the pending tool calls of a paused run and streams the rest of it.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const continueRun = (
+  threadId: string,
+  results: ReadonlyArray<ToolCallResult>,
+  options?: Omit<RunOptions, "threadId">
+): Stream.Stream<RunEvent, TamboError, Tambo> =>
+  Stream.unwrap(Effect.map(Tambo, (tambo) => tambo.continueRun(threadId, results, options)))
+
+/**
+ * The tool calls a thread's run waits on (also after a reload: from the
+ * server's thread).
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const getPendingToolCalls = (
+  threadId: string
+): Effect.Effect<ReadonlyArray<PendingToolCallInfo>, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.getPendingToolCalls(threadId))
+
+/**
+ * Approves a tool call that waits for approval, optionally with edited
+ * arguments.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const approveToolCall = (
+  toolCallId: string,
+  options?: { readonly args?: unknown }
+): Effect.Effect<void, ToolError, Tambo> => Effect.flatMap(Tambo, (tambo) => tambo.approveToolCall(toolCallId, options))
+
+/**
+ * Denies a tool call that waits for approval: the model is told, with
+ * `reason`.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const denyToolCall = (toolCallId: string, reason?: string): Effect.Effect<void, ToolError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.denyToolCall(toolCallId, reason))
+
+/**
+ * The client state: every known thread, and which one is current.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const state: Effect.Effect<ClientState.ClientState, never, Tambo> = Effect.flatMap(Tambo, (tambo) => tambo.state)
+
+/**
+ * Makes a thread current, loading it from the API if the client has not
+ * seen it.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const switchThread = (threadId: string): Effect.Effect<void, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.switchThread(threadId))
+
+/**
+ * Makes a new, empty thread current; succeeds with its (placeholder) id.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const startNewThread: Effect.Effect<string, never, Tambo> = Effect.flatMap(
+  Tambo,
+  (tambo) => tambo.startNewThread
+)
+
+/**
+ * A thread of the store (default: the current one).
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const getThread = (threadId?: string): Effect.Effect<Option.Option<Types.TamboThread>, never, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.getThread(threadId))
+
+/**
+ * A page of the user's threads, newest first.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const listThreads = (
+  params?: Transport.PageParams
+): Effect.Effect<Transport.ThreadList, TamboError, Tambo> => Effect.flatMap(Tambo, (tambo) => tambo.listThreads(params))
+
+/**
+ * Loads a thread and its messages from the API into the store.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const fetchThread = (threadId: string): Effect.Effect<Types.TamboThread, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.fetchThread(threadId))
+
+/**
+ * Renames a thread on the server and in the store.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const updateThreadName = (threadId: string, name: string): Effect.Effect<void, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.updateThreadName(threadId, name))
+
+/**
+ * Asks the API to name a thread after its conversation.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const generateThreadName = (threadId: string): Effect.Effect<Option.Option<string>, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.generateThreadName(threadId))
+
+/**
+ * Deletes a thread on the server and from the store.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const deleteThread = (threadId: string): Effect.Effect<void, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.deleteThread(threadId))
+
+/**
+ * Cancels the active run of a thread (default: the current one).
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const cancelRun = (threadId?: string): Effect.Effect<void, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.cancelRun(threadId))
+
+/**
+ * Registers a client-side tool for the model.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const registerTool = (tool: Tool.Definition): Effect.Effect<void, Tool.ToolDefinitionError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.registerTool(tool))
+
+/**
+ * Registers client-side tools for the model.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const registerTools = (
+  tools: ReadonlyArray<Tool.Definition>
+): Effect.Effect<void, Tool.ToolDefinitionError, Tambo> => Effect.flatMap(Tambo, (tambo) => tambo.registerTools(tools))
+
+/**
+ * Registers a component the model may render.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const registerComponent = (
+  component: Tool.AvailableComponent
+): Effect.Effect<void, Tool.ToolDefinitionError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.registerComponent(component))
+
+/**
+ * Adds a context helper: its result is sent with every run as
+ * `additionalContext[name]`.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const addContextHelper = (name: string, helper: ContextHelper): Effect.Effect<void, never, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.addContextHelper(name, helper))
+
+/**
+ * Removes a context helper.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const removeContextHelper = (name: string): Effect.Effect<void, never, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.removeContextHelper(name))
+
+/**
+ * The suggestions stored for a message.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const listSuggestions = (
+  threadId: string,
+  messageId: string
+): Effect.Effect<ReadonlyArray<Transport.Suggestion>, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.listSuggestions(threadId, messageId))
+
+/**
+ * Asks the API for suggestions of what to say after a message.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const generateSuggestions = (
+  threadId: string,
+  messageId: string,
+  options?: { readonly maxSuggestions?: number }
+): Effect.Effect<ReadonlyArray<Transport.Suggestion>, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.generateSuggestions(threadId, messageId, options))
+
+/**
+ * Who the client acts for now.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const authState: Effect.Effect<Auth.AuthState, never, Tambo> = Effect.flatMap(
+  Tambo,
+  (tambo) => tambo.authState
+)
+
+/**
+ * The auth state, then each change of it.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const authChanges: Stream.Stream<Auth.AuthState, never, Tambo> = Stream.unwrap(
+  Effect.map(Tambo, (tambo) => tambo.authChanges)
+)

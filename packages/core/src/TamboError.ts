@@ -71,6 +71,10 @@ export class ApiError extends Schema.TaggedError<ApiError>("@tambo-effect/core/A
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
+  /** The AG-UI name of `retryable`. @since 0.2.0 */
+  get isRetryable(): boolean {
+    return this.retryable
+  }
 }
 
 /**
@@ -248,6 +252,62 @@ export class CallbackError extends Schema.TaggedError<CallbackError>("@tambo-eff
 }
 
 /**
+ * A tool or component could not be registered: an invalid name or
+ * definition, a schema that is none of the supported kinds, or one that
+ * cannot be converted to the JSON Schema the API needs. Also exported as
+ * `Tool.ToolDefinitionError`.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ToolDefinitionError extends Schema.TaggedError<ToolDefinitionError>(
+  "@tambo-effect/core/ToolDefinitionError"
+)("ToolDefinitionError", {
+  reason: Schema.Literal("InvalidName", "InvalidDefinition", "UnsupportedSchema", "UnconvertibleSchema"),
+  message: Schema.String,
+  /** The name of the tool or component, when it has a usable one. */
+  definitionName: Schema.optional(Schema.String),
+  cause: Schema.optional(Schema.Defect)
+}) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
+ * One tool call failed. The executor never fails with it: it becomes the
+ * error `tool_result` whose text is `message`. Also exported as
+ * `Tool.ToolCallError`.
+ *
+ * @since 0.1.0
+ * @category Errors
+ */
+export class ToolCallError extends Schema.TaggedError<ToolCallError>("@tambo-effect/core/ToolCallError")(
+  "ToolCallError",
+  {
+    reason: Schema.Literal(
+      "UnknownTool",
+      "InvalidJson",
+      "InvalidArguments",
+      "Threw",
+      "Rejected",
+      "Failed",
+      "Defect",
+      "Timeout",
+      "InvalidResult",
+      "Denied",
+      "MaxCallsExceeded"
+    ),
+    message: Schema.String,
+    toolName: Schema.optional(Schema.String),
+    toolCallId: Schema.optional(Schema.String),
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
  * Every error the SDK puts in the error channel.
  *
  * @since 0.1.0
@@ -265,6 +325,8 @@ export type TamboError =
   | ToolError
   | McpError
   | CallbackError
+  | ToolDefinitionError
+  | ToolCallError
 
 /**
  * @since 0.1.0

@@ -28,6 +28,7 @@ import * as SchemaAST from "effect/SchemaAST"
 import { dereference, isPlainJson, isRecord, type JsonRecord, stripStrictNulls } from "./internal/jsonSchema.js"
 import * as JsonSchemaValidator from "./internal/jsonSchemaValidate.js"
 import { describeError, isPromiseLike, resultText } from "./internal/toolSupport.js"
+import { ToolCallError, ToolDefinitionError } from "./TamboError.js"
 import type * as Types from "./Types.js"
 
 // ---------------------------------------------------------------------------
@@ -479,53 +480,24 @@ export const errorResult = (toolUseId: string, message: string): ToolResultConte
 // Errors
 // ---------------------------------------------------------------------------
 
-/**
- * A tool or component could not be registered: an invalid name or
- * definition, a schema that is none of the supported kinds, or one that
- * cannot be converted to the JSON Schema the API needs.
- *
- * @since 0.1.0
- * @category Errors
- */
-export class ToolDefinitionError extends Schema.TaggedError<ToolDefinitionError>(
-  "@tambo-effect/core/ToolDefinitionError"
-)("ToolDefinitionError", {
-  reason: Schema.Literal("InvalidName", "InvalidDefinition", "UnsupportedSchema", "UnconvertibleSchema"),
-  message: Schema.String,
-  /** The name of the tool or component, when it has a usable one. */
-  definitionName: Schema.optional(Schema.String),
-  cause: Schema.optional(Schema.Defect)
-}) {}
-
-/**
- * One tool call failed. The executor never fails with it: it becomes the
- * error `tool_result` whose text is `message`.
- *
- * @since 0.1.0
- * @category Errors
- */
-export class ToolCallError extends Schema.TaggedError<ToolCallError>("@tambo-effect/core/ToolCallError")(
-  "ToolCallError",
-  {
-    reason: Schema.Literal(
-      "UnknownTool",
-      "InvalidJson",
-      "InvalidArguments",
-      "Threw",
-      "Rejected",
-      "Failed",
-      "Defect",
-      "Timeout",
-      "InvalidResult",
-      "Denied",
-      "MaxCallsExceeded"
-    ),
-    message: Schema.String,
-    toolName: Schema.optional(Schema.String),
-    toolCallId: Schema.optional(Schema.String),
-    cause: Schema.optional(Schema.Defect)
-  }
-) {}
+export {
+  /**
+   * The same class as `TamboError.ToolCallError`, kept here for
+   * compatibility.
+   *
+   * @since 0.1.0
+   * @category Errors
+   */
+  ToolCallError,
+  /**
+   * The same class as `TamboError.ToolDefinitionError`, kept here for
+   * compatibility.
+   *
+   * @since 0.1.0
+   * @category Errors
+   */
+  ToolDefinitionError
+} from "./TamboError.js"
 
 // ---------------------------------------------------------------------------
 // Schema kinds

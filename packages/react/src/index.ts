@@ -253,6 +253,41 @@ export {
    */
   AbortError,
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type AbortReason,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  ApiError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  AuthError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  CallbackError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  ConfigError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  DecodeError,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type ErrorTag,
+  /**
    * @since 0.1.0
    * @category Guards
    */
@@ -263,10 +298,30 @@ export {
    */
   isTamboClientError,
   /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  MaxStepsExceededError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  McpError,
+  /**
    * @since 0.1.0
    * @category Constants
    */
   PLACEHOLDER_THREAD_ID,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  RunCancelledError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  RunConflictError,
   /**
    * Update strategies for streamed text (core's `SnapshotStrategy`), for
    * `useTamboStreamingMessages({ strategy })`.
@@ -282,9 +337,34 @@ export {
   TamboClient,
   /**
    * @since 0.1.0
+   * @category Models
+   */
+  type TamboClientError,
+  /**
+   * @since 0.2.0
    * @category Errors
    */
-  TamboClientError
+  ToolCallError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  ToolDefinitionError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  ToolError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  TransportError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  UnknownError
 } from "@tambo-effect/client"
 
 export type {

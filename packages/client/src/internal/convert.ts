@@ -3,7 +3,6 @@ import type * as Auth from "@tambo-effect/core/Auth"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
 import type { TamboThread } from "@tambo-effect/core/Types"
 import type { InputMessage, Suggestion, TamboAuthState } from "../TamboClient.js"
-import { fromCoreError } from "./toClientError.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -25,7 +24,7 @@ export const authStateFromCore = (state: Auth.AuthState): TamboAuthState => {
     case "identified":
       return { status: "identified", source: state.source }
     case "error":
-      return { status: "error", error: fromCoreError(state.error) }
+      return { status: "error", error: state.error }
     default:
       return { status: state.status }
   }

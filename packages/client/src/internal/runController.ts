@@ -23,6 +23,7 @@ import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type AbortReason, type TamboClientError, UnknownError } from "../errors.js"
+import * as CallSite from "./callSite.js"
 import { abortError, type CoreError, fromCause } from "./toClientError.js"
 
 /**
@@ -49,6 +50,8 @@ export interface EventSink {
 }
 
 export interface RunHooks {
+  /** Where the run was started: its error shows the caller's frames. */
+  readonly callSite?: CallSite.CallSite | undefined
   /** The thread as the store has it now (the final snapshot of a run). */
   readonly currentThread: (threadId: string) => TamboThread | undefined
   readonly onEvents?: ((events: Chunk.Chunk<Tambo.RunEvent>) => void) | undefined
@@ -239,7 +242,7 @@ export class RunController {
       const thread = threadId === undefined ? undefined : this.hooks.currentThread(threadId) ?? this.latest
       this.#settle(
         thread === undefined || threadId === undefined
-          ? { ok: false, error: new UnknownError("The run ended without naming its thread", {}) }
+          ? { ok: false, error: new UnknownError({ reason: "Defect", message: "The run ended without naming its thread" }) }
           : { ok: true, thread, threadId }
       )
       return
@@ -258,6 +261,7 @@ export class RunController {
 
   #settle(outcome: Outcome) {
     if (this.outcome !== undefined) return
+    if (!outcome.ok && this.hooks.callSite !== undefined) CallSite.attach(outcome.error, this.hooks.callSite)
     // Views see the thread as the run left it: final, errored or cancelled.
     const final = outcome.ok
       ? outcome.thread

@@ -1,0 +1,134 @@
+import * as CoreErrors from "@tambo-effect/core/TamboError"
+import * as CoreTool from "@tambo-effect/core/Tool"
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "vitest"
+import * as Client from "../src/index.js"
+import { makeClient, settle, useServer, waitFor } from "./helpers.js"
+
+const server = useServer()
+
+const thisFile = "errors.test.ts"
+
+/** The frames of a stack, without its message. */
+const framesOf = (error: Error) => (error.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line))
+
+/** The stack's frames point at the caller: this file, with no Effect runtime frame before it. */
+const expectCallersStack = (error: Error) => {
+  expect(error.stack).toMatch(new RegExp(`^${error.name}: `))
+  const frames = framesOf(error)
+  const caller = frames.findIndex((frame) => frame.includes(thisFile))
+  expect(caller, error.stack).toBeGreaterThanOrEqual(0)
+  expect(frames.slice(0, caller).filter((frame) => /[/\\]effect[/\\](dist|src)[/\\]/.test(frame)), error.stack).toEqual([])
+}
+
+describe("the facade's errors are core's", () => {
+  it("exports core's error classes themselves", () => {
+    expect(Client.ApiError).toBe(CoreErrors.ApiError)
+    expect(Client.TransportError).toBe(CoreErrors.TransportError)
+    expect(Client.DecodeError).toBe(CoreErrors.DecodeError)
+    expect(Client.RunConflictError).toBe(CoreErrors.RunConflictError)
+    expect(Client.RunCancelledError).toBe(CoreErrors.RunCancelledError)
+    expect(Client.MaxStepsExceededError).toBe(CoreErrors.MaxStepsExceededError)
+    expect(Client.AuthError).toBe(CoreErrors.AuthError)
+    expect(Client.ToolError).toBe(CoreErrors.ToolError)
+    expect(Client.McpError).toBe(CoreErrors.McpError)
+    expect(Client.ConfigError).toBe(CoreErrors.ConfigError)
+    expect(Client.ToolDefinitionError).toBe(CoreTool.ToolDefinitionError)
+    expect(Client.ToolCallError).toBe(CoreTool.ToolCallError)
+  })
+
+  it("an ApiError from a run is core's ApiError, an Error with its tag, reason and status", async () => {
+    server().setScript([Script.httpError(500)])
+    const client = makeClient(server())
+    const result = await settle(client.run("hi").thread)
+    const error = result.ok ? undefined : result.error
+    expect(error).toBeInstanceOf(CoreErrors.ApiError)
+    expect(error).toBeInstanceOf(Error)
+    expect(error).toMatchObject({ name: "ApiError", _tag: "ApiError", reason: "ServerError", status: 500 })
+    expect(CoreErrors.isTamboError(error)).toBe(true)
+    expect(Client.isTamboClientError(error)).toBe(true)
+    expect(Client.isAbortError(error)).toBe(false)
+  })
+
+  it("cancelRun's cancellation is an AbortError", async () => {
+    server().setScript([Script.text("partial"), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("hang")
+    const threadId = await stream.threadId
+    await client.cancelRun(threadId)
+    const result = await settle(stream.thread)
+    const error = result.ok ? undefined : result.error
+    expect(error).toBeInstanceOf(Client.AbortError)
+    expect(error).toBeInstanceOf(Error)
+    expect(error).toMatchObject({ name: "AbortError", _tag: "AbortError", reason: "CancelledByClient", threadId })
+    expect(Client.isAbortError(error)).toBe(true)
+    expect(Client.isTamboClientError(error)).toBe(true)
+    await waitFor(() => server().cancels.length > 0, "the server to see the cancel")
+  })
+
+  it("a cancellation by the server is an AbortError whose cause is core's RunCancelledError", async () => {
+    server().setScript([Script.text("partial"), Script.runError({ code: "CANCELLED", message: "stopped" })])
+    const client = makeClient(server())
+    const result = await settle(client.run("hi").thread)
+    const error = result.ok ? undefined : result.error
+    expect(error).toBeInstanceOf(Client.AbortError)
+    expect(error).toMatchObject({ _tag: "AbortError", reason: "CancelledByServer" })
+    expect(error.cause).toBeInstanceOf(CoreErrors.RunCancelledError)
+  })
+})
+
+describe("the facade's errors carry the caller's stack", () => {
+  it("a run's rejected thread", async () => {
+    server().setScript([Script.httpError(500)])
+    const client = makeClient(server())
+    const result = await settle(client.run("hi").thread)
+    expect(result.ok).toBe(false)
+    if (!result.ok) expectCallersStack(result.error)
+  })
+
+  it("an error thrown from for await, with the original cause kept", async () => {
+    const client = makeClient(server(), { tamboUrl: "http://127.0.0.1:1" })
+    const iterate = async () => {
+      for await (const _ of client.run("hi")) {
+        // nothing arrives
+      }
+    }
+    const result = await settle(iterate())
+    const error = result.ok ? undefined : result.error
+    expect(error).toBeInstanceOf(CoreErrors.TransportError)
+    expectCallersStack(error)
+    expect(error.cause).toBeDefined()
+  })
+
+  it("an abort()", async () => {
+    server().setScript([Script.text("partial"), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("hang")
+    await stream.threadId
+    stream.abort()
+    const result = await settle(stream.messages)
+    const error = result.ok ? undefined : result.error
+    expect(error).toBeInstanceOf(Client.AbortError)
+    expectCallersStack(error)
+  })
+
+  it("a rejected call", async () => {
+    const client = makeClient(server())
+    const result = await settle(client.fetchThread("thr_missing"))
+    const error = result.ok ? undefined : result.error
+    expect(error).toBeInstanceOf(CoreErrors.ApiError)
+    expectCallersStack(error)
+  })
+
+  it("a thrown call", () => {
+    const client = makeClient(server())
+    let error: any
+    try {
+      client.approveToolCall("call_unknown")
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(CoreErrors.ToolError)
+    expectCallersStack(error)
+  })
+})
