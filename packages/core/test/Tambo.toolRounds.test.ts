@@ -26,6 +26,9 @@ const recordingWeather = () => {
 const toolResultsOf = (messages: ReadonlyArray<Types.TamboThreadMessage>) =>
   messages.flatMap((m) => m.content.filter((c) => c.type === "tool_result"))
 
+const toolUsesOf = (messages: ReadonlyArray<Types.TamboThreadMessage>) =>
+  messages.flatMap((m) => m.content.flatMap((c) => (c.type === "tool_use" ? [{ id: c.id, input: c.input }] : [])))
+
 const lastText = (messages: ReadonlyArray<Types.TamboThreadMessage>) => {
   const block = messages.at(-1)?.content[0]
   return block?.type === "text" ? block.text : undefined
@@ -80,10 +83,17 @@ describe("Tambo.run tool rounds", () => {
       expect(results[0]).toContain("Paris")
       expect(results[1]).toContain("Lyon")
       expect(lastText(snapshot.messages)).toContain("Lyon")
-      // What the server stored: each round's call answered with its own result. (The store's
-      // thread is not compared here: the reducer keeps one tool_use per call id in a thread.)
+      // What the server stored: each round's call answered with its own result.
       const stored = toolResultsOf(server().threads.get(threadId)!.messages as ReadonlyArray<Types.TamboThreadMessage>)
       expect(stored.map((c) => JSON.stringify(c))).toEqual(results)
+      // The store holds each round's call, with its own input, as the server's thread does.
+      const state = yield* (yield* Tambo.Tambo).state
+      expect(toolUsesOf(threadOf(state, threadId).thread.messages)).toEqual([
+        { id: "call_0", input: { city: "Paris" } },
+        { id: "call_0", input: { city: "Lyon" } }
+      ])
+      expect(threadOf(state, threadId).anomalies).toEqual([])
+      yield* expectSameAsServer(threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [tool] })))
   })
 
