@@ -2,6 +2,7 @@ import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import type * as Types from "../src/Types.js"
@@ -95,6 +96,37 @@ describe("Tambo.run tool rounds", () => {
       expect(threadOf(state, threadId).anomalies).toEqual([])
       yield* expectSameAsServer(threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [tool] })))
+  })
+
+  it.live("a paused second round that reuses call_0 is pending with its own arguments, also for a fresh client", () => {
+    const { tool } = recordingWeather()
+    const layer = () => tamboLayer(server(), { tools: [tool] })
+    return Effect.gen(function* () {
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("get_weather", { city: "Paris" }, { id: "call_0" })]
+          : request.toolResults[0]!.text.includes("Paris")
+          ? [Script.toolCall("get_weather", { city: "Lyon" }, { id: "call_0" })]
+          : [Script.text(`It is ${request.toolResults[0]!.text}`)]
+      )
+      const threadId = yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const first = yield* runAll("weather?", { autoExecuteTools: false })
+        const threadId = first.at(-1)!.threadId
+        yield* Stream.runDrain(
+          tambo.continueRun(threadId, [{ toolCallId: "call_0", result: { city: "Paris", temperature: 21 } }], {
+            autoExecuteTools: false
+          })
+        )
+        expect(yield* tambo.getPendingToolCalls(threadId)).toMatchObject([{ toolCallId: "call_0", args: { city: "Lyon" } }])
+        return threadId
+      }).pipe(Effect.provide(layer()))
+      // A fresh client reads the thread from the server.
+      const pending = yield* Effect.flatMap(Tambo.Tambo, (tambo) => tambo.getPendingToolCalls(threadId)).pipe(
+        Effect.provide(layer())
+      )
+      expect(pending).toMatchObject([{ toolCallId: "call_0", args: { city: "Lyon" } }])
+    })
   })
 
   it.live("maxCalls counts across the rounds of one run, and the next run counts again", () => {
