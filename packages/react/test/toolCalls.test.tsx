@@ -221,6 +221,30 @@ describe("useTamboPendingToolCalls", () => {
     expect(result.current.manual.pendingToolCalls).toEqual([])
   })
 
+  it("a second round that reuses call_0 is not shown completed by the first round's result", async () => {
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("get_weather", { city: "Paris" }, { id: "call_0" })]
+        : request.toolResults[0]!.text.includes("Paris")
+        ? [Script.toolCall("get_weather", { city: "Lyon" }, { id: "call_0" })]
+        : [Script.text(`Result: ${request.toolResults[0]!.text}`)]
+    )
+    const { result } = renderHook(() => ({ tambo: useTambo(), manual: useTamboPendingToolCalls() }), {
+      wrapper: wrapperFor(connection(server(), { tools: [manualWeather] }))
+    })
+    await result.current.tambo.sendMessage("weather?", { autoExecuteTools: false }).thread
+    await waitFor(() => expect(result.current.manual.pendingToolCalls).toHaveLength(1))
+    await result.current.manual.continueRun([{ toolCallId: "call_0", result: { city: "Paris", temperature: 7 } }], {
+      autoExecuteTools: false
+    }).thread
+    await waitFor(() => expect(result.current.manual.pendingToolCalls).toMatchObject([{ toolCallId: "call_0", args: { city: "Lyon" } }]))
+    const toolUses = result.current.tambo.messages.flatMap((m) => m.content.filter((b) => b.type === "tool_use"))
+    expect(toolUses).toMatchObject([
+      { id: "call_0", input: { city: "Paris" }, hasCompleted: true },
+      { id: "call_0", input: { city: "Lyon" }, hasCompleted: false }
+    ])
+  })
+
   it("useTambo().continueRun answers on the current thread", async () => {
     weatherScript()
     const { result } = renderHook(() => ({ tambo: useTambo(), manual: useTamboPendingToolCalls() }), {
