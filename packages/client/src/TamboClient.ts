@@ -19,6 +19,7 @@ import type {
   ToolChoice,
   ToolResultContent
 } from "@tambo-effect/core/Types"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -344,6 +345,9 @@ interface SnapshotSubscription {
 
 const NO_APPROVALS: ReadonlyArray<PendingToolCallInfo> = []
 
+/** An approval is a thread's call: providers reuse call ids across threads. */
+const approvalKey = (info: PendingToolCallInfo): string => `${info.threadId}\u0000${info.toolCallId}`
+
 /**
  * A Tambo client.
  *
@@ -387,7 +391,7 @@ export class TamboClient {
   #lastNotified: ClientState | undefined
   /** Approvals announced by this client's runs and not decided yet, in order. */
   #approvals: ReadonlyArray<PendingToolCallInfo> = NO_APPROVALS
-  /** Which run announced each approval: they go when it ends. */
+  /** Which run announced each approval (by `approvalKey`): they go when it ends. */
   readonly #approvalRuns = new Map<string, RunEntry>()
   /** Bumped when the approvals or the runs in flight change: listeners hear of it like of a state change. */
   #version = 0
@@ -480,30 +484,40 @@ export class TamboClient {
 
   /**
    * Approves a tool call that waits for approval, optionally with edited
-   * arguments. Throws a `ToolError` if none is waiting under that id.
+   * arguments. Providers reuse call ids (`call_0` in every thread):
+   * `threadId` says which thread's call. Throws a `ToolError` if none is
+   * waiting under that id (`NotPending`), or if, without `threadId`, calls
+   * of several threads wait under it (`Ambiguous`).
    *
    * @since 0.1.0
    */
-  approveToolCall(toolCallId: string, options?: { readonly args?: unknown }): void {
-    this.#decide(toolCallId, this.#tambo.approveToolCall(toolCallId, options))
+  approveToolCall(toolCallId: string, options?: { readonly args?: unknown; readonly threadId?: string | undefined }): void {
+    this.#decide(toolCallId, options?.threadId, this.#tambo.approveToolCall(toolCallId, options))
   }
 
   /**
    * Denies a tool call that waits for approval: the model is told, with
-   * `reason`. Throws a `ToolError` if none is waiting under that id.
+   * `reason`. `threadId` and the errors as for `approveToolCall`.
    *
    * @since 0.1.0
    */
-  denyToolCall(toolCallId: string, reason?: string): void {
-    this.#decide(toolCallId, this.#tambo.denyToolCall(toolCallId, reason))
+  denyToolCall(toolCallId: string, reason?: string, options?: { readonly threadId?: string | undefined }): void {
+    this.#decide(toolCallId, options?.threadId, this.#tambo.denyToolCall(toolCallId, reason, options))
   }
 
   /** Core registers an approval before it announces it: a decision is taken at once or refused. */
-  #decide(toolCallId: string, decide: Effect.Effect<void, ToolError>) {
+  #decide(toolCallId: string, threadId: string | undefined, decide: Effect.Effect<void, ToolError>) {
     if (this.#destroying !== undefined) throw CallSite.attach(abortError("ClientDestroyed"), CallSite.capture(this.#decide))
     const exit = this.#runtime.runSyncExit(decide)
-    // Decided, or not pending (any more): either way nothing waits on it.
-    this.#forgetApprovals((info) => info.toolCallId === toolCallId)
+    // Decided, or not pending (any more) in that thread, or in any without one: either way
+    // nothing waits on it there. Refused for want of a thread, the calls of every thread wait on.
+    const ambiguous = Exit.isFailure(exit) &&
+      Option.exists(Cause.failureOption(exit.cause), (error) => error.reason === "Ambiguous")
+    if (!ambiguous) {
+      this.#forgetApprovals((info) =>
+        info.toolCallId === toolCallId && (threadId === undefined || info.threadId === threadId)
+      )
+    }
     if (Exit.isFailure(exit)) throw CallSite.attach(fromCause(exit.cause), CallSite.capture(this.#decide))
   }
 
@@ -608,8 +622,9 @@ export class TamboClient {
     for (const { event } of events) {
       if (event.type !== "CLIENT_APPROVAL_REQUESTED") continue
       const { type: _type, ...info } = event
-      if (this.#approvalRuns.has(info.toolCallId)) continue
-      this.#approvalRuns.set(info.toolCallId, entry)
+      const key = approvalKey(info)
+      if (this.#approvalRuns.has(key)) continue
+      this.#approvalRuns.set(key, entry)
       ;(added ??= []).push(info)
     }
     if (added === undefined) return
@@ -620,7 +635,7 @@ export class TamboClient {
   #forgetApprovals(predicate: (info: PendingToolCallInfo) => boolean) {
     if (!this.#approvals.some(predicate)) return
     const kept = this.#approvals.filter((info) => !predicate(info))
-    for (const info of this.#approvals) if (predicate(info)) this.#approvalRuns.delete(info.toolCallId)
+    for (const info of this.#approvals) if (predicate(info)) this.#approvalRuns.delete(approvalKey(info))
     this.#approvals = kept.length === 0 ? NO_APPROVALS : kept
     this.#changed()
   }
@@ -650,7 +665,7 @@ export class TamboClient {
         signal?.removeEventListener("abort", onAbort)
         if (this.#runs.delete(entry)) this.#changed()
         // Approvals its run no longer waits for.
-        this.#forgetApprovals((info) => this.#approvalRuns.get(info.toolCallId) === entry)
+        this.#forgetApprovals((info) => this.#approvalRuns.get(approvalKey(info)) === entry)
       }
     })
     const stream = new TamboStream(run)

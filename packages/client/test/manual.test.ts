@@ -171,6 +171,43 @@ describe("approvals", () => {
     expect(() => client.approveToolCall("nothing-pending")).toThrow(expect.objectContaining({ _tag: "ToolError" }))
   })
 
+  it("two threads waiting at once for approval of call_0: each is decided by its thread; without one, the id is ambiguous", async () => {
+    // A provider that counts: every response's first call is call_0.
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("get_weather", { city: request.text }, { id: "call_0" })]
+        : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
+    )
+    const calls: Array<string> = []
+    const client = makeClient(server(), { tools: [guardedWeather(calls)] })
+    const paris = client.run("Paris", { threadId: "placeholder" })
+    const lima = client.run("Lima", { threadId: "placeholder" })
+    const [parisId, limaId] = await Promise.all([paris.threadId, lima.threadId])
+    await waitFor(() => client.getPendingApprovals().length === 2, "both approvals")
+    expect(client.getPendingApprovals()).toEqual(expect.arrayContaining([
+      expect.objectContaining({ threadId: parisId, toolCallId: "call_0", args: { city: "Paris" } }),
+      expect.objectContaining({ threadId: limaId, toolCallId: "call_0", args: { city: "Lima" } })
+    ]))
+
+    // Without a thread, neither is picked, and both stay listed.
+    const ambiguous = expect.objectContaining({ _tag: "ToolError", reason: "Ambiguous", message: expect.stringContaining("threadId") })
+    expect(() => client.approveToolCall("call_0")).toThrow(ambiguous)
+    expect(() => client.denyToolCall("call_0", "no")).toThrow(ambiguous)
+    expect(client.getPendingApprovals()).toHaveLength(2)
+
+    client.approveToolCall("call_0", { threadId: parisId })
+    // Only Lima's is left listed.
+    expect(client.getPendingApprovals()).toEqual([expect.objectContaining({ threadId: limaId, toolCallId: "call_0" })])
+    client.denyToolCall("call_0", "not now", { threadId: limaId })
+    expect(client.getPendingApprovals()).toEqual([])
+    expect(texts(await paris.messages).at(-1)).toBe('assistant: Result: {"city":"Paris","temperature":21}')
+    expect(texts(await lima.messages).at(-1)).toMatch(/Result: error .*not now/)
+    expect(calls).toEqual(["Paris"])
+    expect(() => client.approveToolCall("call_0", { threadId: parisId })).toThrow(
+      expect.objectContaining({ _tag: "ToolError", reason: "NotPending" })
+    )
+  })
+
   it("denyToolCall tells the model; onApproval decides without a human", async () => {
     weatherScript()
     const calls: Array<string> = []

@@ -1011,12 +1011,22 @@ const toolCallMessage = (d: ThreadDraft, parentMessageId: string | undefined): n
   return -1
 }
 
+/**
+ * A call is identified within its message: providers that count reuse
+ * `call_0` in every round, so an id already used in an earlier message opens
+ * a block of its own, which the index then names (the latest block of an id
+ * is the one its deltas, end and result refer to). Started again in the same
+ * message, it is an anomaly.
+ */
 const handleToolCallStart = (d: ThreadDraft, event: EventOf<"TOOL_CALL_START">, at: number): void => {
-  if (d.findBlock("tool_use", event.toolCallId) !== undefined || d.toolArgs.has(event.toolCallId)) {
+  const index = toolCallMessage(d, event.parentMessageId)
+  const earlier = d.findBlock("tool_use", event.toolCallId)
+  if (earlier !== undefined && earlier.message === index) {
     return d.anomaly(event.type, `tool call ${event.toolCallId} started twice`, at)
   }
+  // The earlier call, still open, keeps the arguments it had.
+  if (earlier !== undefined) closeToolArgs(d, event.toolCallId)
   const block: Content = { type: "tool_use", id: event.toolCallId, name: event.toolCallName, input: {} }
-  const index = toolCallMessage(d, event.parentMessageId)
   if (index >= 0) {
     d.appendBlock(index, block)
   } else {
@@ -1100,6 +1110,17 @@ const handleToolCallEnd = (d: ThreadDraft, event: EventOf<"TOOL_CALL_END">, at: 
   if (!complete) d.anomaly(event.type, `arguments of tool call ${event.toolCallId} are not valid JSON`, at)
   else if (input === undefined) d.anomaly(event.type, `arguments of tool call ${event.toolCallId} are not an object`, at)
   if (input !== undefined) d.setToolInput(event.toolCallId, input)
+}
+
+/** Ends a call's streaming arguments without its TOOL_CALL_END: what they parse to stays its input. */
+const closeToolArgs = (d: ThreadDraft, toolCallId: string): void => {
+  const args = d.toolArgs.get(toolCallId)
+  if (args === undefined) return
+  d.ownToolArgs().delete(toolCallId)
+  d.touchedToolCalls.delete(toolCallId)
+  if (args.raw === "") return
+  const { input } = parseToolArgs(args.raw)
+  if (input !== undefined) d.setToolInput(toolCallId, input)
 }
 
 const handleToolCallResult = (d: ThreadDraft, event: EventOf<"TOOL_CALL_RESULT">, at: number): void => {

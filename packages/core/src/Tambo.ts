@@ -41,6 +41,7 @@ import {
   ToolError,
   TransportError
 } from "./TamboError.js"
+import { Approvals } from "./internal/approvals.js"
 import * as Callbacks from "./internal/callbacks.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
 import * as Streams from "./internal/streams.js"
@@ -289,8 +290,22 @@ export declare namespace Tambo {
     ) => Stream.Stream<RunEvent, TamboError>
     /** The tool calls a thread's run waits on (also after a reload: from the server's thread). */
     readonly getPendingToolCalls: (threadId: string) => Effect.Effect<ReadonlyArray<PendingToolCallInfo>, TamboError>
-    readonly approveToolCall: (toolCallId: string, options?: { readonly args?: unknown }) => Effect.Effect<void, ToolError>
-    readonly denyToolCall: (toolCallId: string, reason?: string) => Effect.Effect<void, ToolError>
+    /**
+     * Approves a call waiting for approval, optionally with edited `args`.
+     * Providers reuse call ids: `threadId` says which thread's call; without
+     * it, an id waiting in several threads fails with `ToolError`
+     * (`Ambiguous`), one waiting nowhere with `ToolError` (`NotPending`).
+     */
+    readonly approveToolCall: (
+      toolCallId: string,
+      options?: { readonly args?: unknown; readonly threadId?: string | undefined }
+    ) => Effect.Effect<void, ToolError>
+    /** Denies a call waiting for approval (the model is told, with `reason`); `threadId` as for `approveToolCall`. */
+    readonly denyToolCall: (
+      toolCallId: string,
+      reason?: string,
+      options?: { readonly threadId?: string | undefined }
+    ) => Effect.Effect<void, ToolError>
     readonly state: Effect.Effect<ClientState.ClientState>
     readonly store: ThreadStore.ThreadStore.Service
     readonly switchThread: (threadId: string) => Effect.Effect<void, TamboError>
@@ -540,8 +555,8 @@ export const make = (
         }))
       })
 
-    /** Approvals waiting for `approveToolCall` / `denyToolCall`, by tool call id. */
-    const approvals = new Map<string, Deferred.Deferred<ApprovalDecision>>()
+    /** Approvals waiting for `approveToolCall` / `denyToolCall`, by tool call id and thread. */
+    const approvals = new Approvals<ApprovalDecision>()
 
     /**
      * Registers the approvals a round waits for: done before the round's
@@ -553,32 +568,19 @@ export const make = (
       Effect.map(
         Effect.forEach(needing, (info) =>
           Effect.map(Deferred.make<ApprovalDecision>(), (deferred) => {
-            approvals.set(info.toolCallId, deferred)
-            return [info.toolCallId, deferred] as const
+            approvals.register(info.threadId, info.toolCallId, deferred)
+            return [info, deferred] as const
           })),
         (registered) =>
-          Effect.forEach(registered, ([toolCallId, deferred]) =>
-            Effect.map(Deferred.await(deferred), (decision) => [toolCallId, decision] as const), {
+          Effect.forEach(registered, ([info, deferred]) =>
+            Effect.map(Deferred.await(deferred), (decision) => [info.toolCallId, decision] as const), {
             concurrency: "unbounded"
           }).pipe(
             Effect.ensuring(Effect.sync(() => {
-              for (const [toolCallId] of registered) approvals.delete(toolCallId)
+              for (const [info, deferred] of registered) approvals.forget(info.threadId, info.toolCallId, deferred)
             }))
           )
       )
-
-    const resolveApproval = (toolCallId: string, decision: ApprovalDecision): Effect.Effect<void, ToolError> =>
-      Effect.suspend(() => {
-        const deferred = approvals.get(toolCallId)
-        if (deferred === undefined) {
-          return new ToolError({
-            reason: "NotPending",
-            message: `No approval is pending for tool call ${toolCallId}`,
-            toolCallId
-          })
-        }
-        return Deferred.succeed(deferred, decision)
-      })
 
     const startRun = (start: Start, runOptions: RunOptions = {}): Stream.Stream<RunEvent, TamboError> =>
       // The run's span is handed to what needs it as a parent rather than put in the stream's
@@ -1250,9 +1252,13 @@ export const make = (
           return yield* describePending(threadId, yield* pendingOf(threadId))
         }),
       approveToolCall: (toolCallId, approval) =>
-        resolveApproval(toolCallId, approval?.args === undefined ? { approved: true } : { approved: true, args: approval.args }),
-      denyToolCall: (toolCallId, reason) =>
-        resolveApproval(toolCallId, reason === undefined ? { approved: false } : { approved: false, reason }),
+        approvals.resolve(
+          toolCallId,
+          approval?.threadId,
+          approval?.args === undefined ? { approved: true } : { approved: true, args: approval.args }
+        ),
+      denyToolCall: (toolCallId, reason, options) =>
+        approvals.resolve(toolCallId, options?.threadId, reason === undefined ? { approved: false } : { approved: false, reason }),
       state: store.get,
       store,
       switchThread: (threadId) =>
@@ -1457,14 +1463,14 @@ export const getPendingToolCalls = (
 
 /**
  * Approves a tool call that waits for approval, optionally with edited
- * arguments.
+ * arguments; `threadId` says which thread's call when providers reuse ids.
  *
  * @since 0.2.0
  * @category Accessors
  */
 export const approveToolCall = (
   toolCallId: string,
-  options?: { readonly args?: unknown }
+  options?: { readonly args?: unknown; readonly threadId?: string | undefined }
 ): Effect.Effect<void, ToolError, Tambo> => Effect.flatMap(Tambo, (tambo) => tambo.approveToolCall(toolCallId, options))
 
 /**
@@ -1474,8 +1480,11 @@ export const approveToolCall = (
  * @since 0.2.0
  * @category Accessors
  */
-export const denyToolCall = (toolCallId: string, reason?: string): Effect.Effect<void, ToolError, Tambo> =>
-  Effect.flatMap(Tambo, (tambo) => tambo.denyToolCall(toolCallId, reason))
+export const denyToolCall = (
+  toolCallId: string,
+  reason?: string,
+  options?: { readonly threadId?: string | undefined }
+): Effect.Effect<void, ToolError, Tambo> => Effect.flatMap(Tambo, (tambo) => tambo.denyToolCall(toolCallId, reason, options))
 
 /**
  * The client state: every known thread, and which one is current.

@@ -195,15 +195,19 @@ export class AuthError extends Schema.TaggedError<AuthError>("@tambo-effect/core
 
 /**
  * A tool call could not be answered: unknown call id, a result for a call
- * already answered, or a result that fails the tool's output schema.
+ * already answered, a result that fails the tool's output schema, no
+ * approval pending for the call (`NotPending`), or an approval by an id that
+ * waits in several threads without saying which (`Ambiguous`: providers reuse
+ * call ids, so pass the `threadId`).
  *
  * @since 0.1.0
  * @category Errors
  */
 export class ToolError extends Schema.TaggedError<ToolError>("@tambo-effect/core/ToolError")("ToolError", {
-  reason: Schema.Literal("UnknownToolCall", "AlreadyAnswered", "InvalidResult", "NotPending"),
+  reason: Schema.Literal("UnknownToolCall", "AlreadyAnswered", "InvalidResult", "NotPending", "Ambiguous"),
   message: Schema.String,
-  toolCallId: Schema.optional(Schema.String)
+  toolCallId: Schema.optional(Schema.String),
+  threadId: Schema.optional(Schema.String)
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId

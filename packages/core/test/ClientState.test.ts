@@ -504,6 +504,154 @@ describe("events", () => {
   })
 })
 
+describe("tool call ids reused across messages", () => {
+  // Providers that count (`call_0` in every response) reuse a call id in every round: a call is
+  // identified within its message, so each round's call is a block of its own.
+  const round = (runId: string, city: string, parent?: string): ReadonlyArray<AnyEvent> => [
+    e.runStarted("t1", runId),
+    e.toolStart("call_0", "weather", parent),
+    e.toolArgs("call_0", `{"city": "${city}"}`),
+    e.toolEnd("call_0"),
+    e.awaiting(["call_0", "weather"]),
+    e.runFinished("t1", runId)
+  ]
+  const answered = (text: string, at: number): Action => ({
+    type: "TOOL_RESULTS",
+    threadId: "t1",
+    results: [{ type: "tool_result", toolUseId: "call_0", content: [{ type: "text", text }] }],
+    at
+  })
+  const toolUses = (t: ThreadState) =>
+    t.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "tool_use" ? [{ message: m.id, id: c.id, input: c.input }] : [])))
+  const toolResults = (t: ThreadState) =>
+    t.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "tool_result" ? [{ message: m.id, toolUseId: c.toolUseId, content: c.content }] : [])))
+
+  const table: ReadonlyArray<{ name: string; actions: () => ReadonlyArray<Action>; check: (t: ThreadState) => void }> = [
+    {
+      name: "two rounds answered by the client both keep their tool_use, with their own arguments and results",
+      actions: () => [
+        { type: "INIT_THREAD", threadId: "t1", at: 1 },
+        userMessage("t1", "u1", "weather?"),
+        ...events("t1", round("run1", "Paris")),
+        answered("Paris: 21", 2000),
+        ...events("t1", round("run2", "Lyon"), 3000),
+        answered("Lyon: 18", 4000)
+      ],
+      check: (t) => {
+        expect(t.thread.messages.map((m) => m.id)).toEqual([
+          "u1",
+          "msg_tool_call_0",
+          "msg_tool_result_call_0",
+          "msg_tool_call_0_2",
+          "msg_tool_result_call_0_2"
+        ])
+        expect(toolUses(t)).toEqual([
+          { message: "msg_tool_call_0", id: "call_0", input: { city: "Paris" } },
+          { message: "msg_tool_call_0_2", id: "call_0", input: { city: "Lyon" } }
+        ])
+        expect(toolResults(t).map((r) => r.content)).toEqual([[{ type: "text", text: "Paris: 21" }], [{ type: "text", text: "Lyon: 18" }]])
+        expect(t.pendingToolCalls).toEqual([])
+        expect(t.internal.toolArgs.size).toBe(0)
+        expect(t.anomalies).toEqual([])
+      }
+    },
+    {
+      name: "two calls of one stream in two messages, answered by the server, each keep their own arguments and result",
+      actions: () =>
+        events("t1", [
+          e.runStarted("t1"),
+          e.textStart("m1"),
+          e.toolStart("call_0", "weather", "m1"),
+          e.toolArgs("call_0", "{\"city\": \"Paris\"}"),
+          e.toolEnd("call_0"),
+          e.toolResult("r1", "call_0", "Paris: 21"),
+          e.textStart("m2"),
+          e.toolStart("call_0", "weather", "m2"),
+          e.toolArgs("call_0", "{\"city\": \"Lyon\"}"),
+          e.toolEnd("call_0"),
+          e.toolResult("r2", "call_0", "Lyon: 18")
+        ]),
+      check: (t) => {
+        expect(toolUses(t)).toEqual([
+          { message: "m1", id: "call_0", input: { city: "Paris" } },
+          { message: "m2", id: "call_0", input: { city: "Lyon" } }
+        ])
+        expect(toolResults(t)).toEqual([
+          { message: "r1", toolUseId: "call_0", content: [{ type: "text", text: "Paris: 21" }] },
+          { message: "r2", toolUseId: "call_0", content: [{ type: "text", text: "Lyon: 18" }] }
+        ])
+        expect(t.anomalies).toEqual([])
+      }
+    },
+    {
+      name: "arguments streaming in the second round are the second block's partial input",
+      actions: () => [
+        { type: "INIT_THREAD", threadId: "t1", at: 1 },
+        ...events("t1", round("run1", "Paris")),
+        answered("Paris: 21", 2000),
+        ...events("t1", [e.runStarted("t1", "run2"), e.toolStart("call_0", "weather"), e.toolArgs("call_0", "{\"city\": \"Ly")], 3000)
+      ],
+      check: (t) => {
+        expect(toolUses(t).map((u) => u.input)).toEqual([{ city: "Paris" }, { city: "Ly" }])
+        expect(t.anomalies).toEqual([])
+      }
+    },
+    {
+      name: "a call still open when its id starts in a later message keeps the arguments it had",
+      actions: () =>
+        events("t1", [
+          e.textStart("m1"),
+          e.toolStart("call_0", "weather", "m1"),
+          e.toolArgs("call_0", "{\"city\": \"Paris\"}"),
+          e.textStart("m2"),
+          e.toolStart("call_0", "weather", "m2"),
+          e.toolArgs("call_0", "{\"city\": \"Lyon\"}"),
+          e.toolEnd("call_0")
+        ]),
+      check: (t) => {
+        expect(toolUses(t)).toEqual([
+          { message: "m1", id: "call_0", input: { city: "Paris" } },
+          { message: "m2", id: "call_0", input: { city: "Lyon" } }
+        ])
+        expect(t.internal.toolArgs.size).toBe(0)
+      }
+    },
+    {
+      name: "the same id started twice in one message is still an anomaly, and the earlier round's call is untouched",
+      actions: () => [
+        { type: "INIT_THREAD", threadId: "t1", at: 1 },
+        ...events("t1", round("run1", "Paris")),
+        answered("Paris: 21", 2000),
+        ...events("t1", [
+          e.runStarted("t1", "run2"),
+          e.textStart("m2"),
+          e.toolStart("call_0", "weather", "m2"),
+          e.toolArgs("call_0", "{\"city\": \"Lyon\"}"),
+          e.toolEnd("call_0"),
+          [e.toolStart("call_0", "weather", "m2"), 4242]
+        ], 3000)
+      ],
+      check: (t) => {
+        expect(toolUses(t)).toEqual([
+          { message: "msg_tool_call_0", id: "call_0", input: { city: "Paris" } },
+          { message: "m2", id: "call_0", input: { city: "Lyon" } }
+        ])
+        expect(t.anomalies).toEqual([{ eventType: "TOOL_CALL_START", reason: "tool call call_0 started twice", at: 4242 }])
+      }
+    }
+  ]
+
+  it.each(table)("$name", ({ actions, check }) => {
+    const list = actions()
+    const s = reduce(initial, list)
+    check(thread(s, "t1"))
+    // One action per batch gives the same thread as one batch.
+    const stepwise = list.reduce((state, action) => reduce(state, [action]), initial)
+    expect(thread(stepwise, "t1").thread).toEqual(thread(s, "t1").thread)
+    expect(thread(stepwise, "t1").anomalies).toEqual(thread(s, "t1").anomalies)
+  })
+})
+
 describe("anomalies", () => {
   const base = () =>
     reduce(initial, [

@@ -127,9 +127,9 @@ describe("approvals", () => {
       return event.type === "CLIENT_APPROVAL_REQUESTED" ? event : undefined
     }).pipe(Effect.timeout("5 seconds"))
 
-  const runCollecting = (message: string, seen: Array<Tambo.RunEvent>) =>
+  const runCollecting = (message: string, seen: Array<Tambo.RunEvent>, options?: Tambo.RunOptions) =>
     Effect.flatMap(Tambo.Tambo, (tambo) =>
-      tambo.run(message).pipe(
+      tambo.run(message, options).pipe(
         Stream.runForEach((e) => Effect.sync(() => seen.push(e))),
         Effect.fork
       ))
@@ -178,6 +178,69 @@ describe("approvals", () => {
       expect(lastText(seen)).toMatch(/^error: .*denied.*too much/)
       const stale = yield* tambo.approveToolCall(request.toolCallId).pipe(Effect.flip, Effect.map(fields))
       expect(stale).toMatchObject({ _tag: "ToolError", reason: "NotPending" })
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+
+  it.live("two threads waiting at once for approval of call_0: each is decided by its thread; without one, the id is ambiguous", () =>
+    Effect.gen(function* () {
+      // A provider that counts: every response's first call is call_0.
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("transfer", { amount: Number(request.text) }, { id: "call_0" })]
+          : [Script.text(request.toolResults.map((r) => `${r.isError ? "error" : "ok"}: ${r.text}`).join("; "))]
+      )
+      const tambo = yield* Tambo.Tambo
+      const seenA: Array<Tambo.RunEvent> = []
+      const seenB: Array<Tambo.RunEvent> = []
+      const fiberA = yield* runCollecting("500", seenA, { threadId: "placeholder" })
+      const a = (yield* approvalOf(seenA))!
+      const fiberB = yield* runCollecting("700", seenB, { threadId: "placeholder" })
+      const b = (yield* approvalOf(seenB))!
+      expect([a.toolCallId, b.toolCallId]).toEqual(["call_0", "call_0"])
+      expect(a.threadId).not.toBe(b.threadId)
+
+      // Without a thread, neither is picked: the caller is told to name it.
+      for (const decide of [tambo.approveToolCall("call_0"), tambo.denyToolCall("call_0", "no")]) {
+        const ambiguous = yield* decide.pipe(Effect.flip, Effect.map(fields))
+        expect(ambiguous).toMatchObject({ _tag: "ToolError", reason: "Ambiguous", toolCallId: "call_0" })
+        expect(ambiguous.message).toContain(a.threadId)
+        expect(ambiguous.message).toContain(b.threadId)
+        expect(ambiguous.message).toMatch(/threadId/)
+      }
+      // A thread where the id waits for nothing.
+      const elsewhere = yield* tambo.approveToolCall("call_0", { threadId: "thr_other" }).pipe(Effect.flip, Effect.map(fields))
+      expect(elsewhere).toMatchObject({ _tag: "ToolError", reason: "NotPending", toolCallId: "call_0", threadId: "thr_other" })
+
+      yield* tambo.approveToolCall("call_0", { threadId: a.threadId })
+      yield* tambo.denyToolCall("call_0", "too much", { threadId: b.threadId })
+      yield* Fiber.join(fiberA)
+      yield* Fiber.join(fiberB)
+      expect(lastText(seenA)).toBe("ok: moved 500")
+      expect(lastText(seenB)).toMatch(/^error: .*denied.*too much/)
+      // Decided: nothing waits any more.
+      const stale = yield* tambo.approveToolCall("call_0", { threadId: a.threadId }).pipe(Effect.flip, Effect.map(fields))
+      expect(stale).toMatchObject({ _tag: "ToolError", reason: "NotPending" })
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+
+  it.live("an id waiting in one thread only is decided without the thread, also while another thread waits on another id", () =>
+    Effect.gen(function* () {
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("transfer", { amount: Number(request.text) }, { id: `call_${request.text}` })]
+          : [Script.text(request.toolResults.map((r) => `${r.isError ? "error" : "ok"}: ${r.text}`).join("; "))]
+      )
+      const tambo = yield* Tambo.Tambo
+      const seenA: Array<Tambo.RunEvent> = []
+      const seenB: Array<Tambo.RunEvent> = []
+      const fiberA = yield* runCollecting("500", seenA, { threadId: "placeholder" })
+      yield* approvalOf(seenA)
+      const fiberB = yield* runCollecting("700", seenB, { threadId: "placeholder" })
+      yield* approvalOf(seenB)
+      yield* tambo.approveToolCall("call_700")
+      yield* tambo.approveToolCall("call_500", { args: { amount: 150 } })
+      yield* Fiber.join(fiberA)
+      yield* Fiber.join(fiberB)
+      expect(lastText(seenA)).toBe("ok: moved 150")
+      expect(lastText(seenB)).toBe("ok: moved 700")
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
 
   it.live("a call under the threshold needs no approval; an onApproval handler decides for the rest", () =>

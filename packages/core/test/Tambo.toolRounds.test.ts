@@ -2,6 +2,7 @@ import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import type * as Types from "../src/Types.js"
@@ -25,6 +26,9 @@ const recordingWeather = () => {
 
 const toolResultsOf = (messages: ReadonlyArray<Types.TamboThreadMessage>) =>
   messages.flatMap((m) => m.content.filter((c) => c.type === "tool_result"))
+
+const toolUsesOf = (messages: ReadonlyArray<Types.TamboThreadMessage>) =>
+  messages.flatMap((m) => m.content.flatMap((c) => (c.type === "tool_use" ? [{ id: c.id, input: c.input }] : [])))
 
 const lastText = (messages: ReadonlyArray<Types.TamboThreadMessage>) => {
   const block = messages.at(-1)?.content[0]
@@ -80,11 +84,49 @@ describe("Tambo.run tool rounds", () => {
       expect(results[0]).toContain("Paris")
       expect(results[1]).toContain("Lyon")
       expect(lastText(snapshot.messages)).toContain("Lyon")
-      // What the server stored: each round's call answered with its own result. (The store's
-      // thread is not compared here: the reducer keeps one tool_use per call id in a thread.)
+      // What the server stored: each round's call answered with its own result.
       const stored = toolResultsOf(server().threads.get(threadId)!.messages as ReadonlyArray<Types.TamboThreadMessage>)
       expect(stored.map((c) => JSON.stringify(c))).toEqual(results)
+      // The store holds each round's call, with its own input, as the server's thread does.
+      const state = yield* (yield* Tambo.Tambo).state
+      expect(toolUsesOf(threadOf(state, threadId).thread.messages)).toEqual([
+        { id: "call_0", input: { city: "Paris" } },
+        { id: "call_0", input: { city: "Lyon" } }
+      ])
+      expect(threadOf(state, threadId).anomalies).toEqual([])
+      yield* expectSameAsServer(threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [tool] })))
+  })
+
+  it.live("a paused second round that reuses call_0 is pending with its own arguments, also for a fresh client", () => {
+    const { tool } = recordingWeather()
+    const layer = () => tamboLayer(server(), { tools: [tool] })
+    return Effect.gen(function* () {
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("get_weather", { city: "Paris" }, { id: "call_0" })]
+          : request.toolResults[0]!.text.includes("Paris")
+          ? [Script.toolCall("get_weather", { city: "Lyon" }, { id: "call_0" })]
+          : [Script.text(`It is ${request.toolResults[0]!.text}`)]
+      )
+      const threadId = yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const first = yield* runAll("weather?", { autoExecuteTools: false })
+        const threadId = first.at(-1)!.threadId
+        yield* Stream.runDrain(
+          tambo.continueRun(threadId, [{ toolCallId: "call_0", result: { city: "Paris", temperature: 21 } }], {
+            autoExecuteTools: false
+          })
+        )
+        expect(yield* tambo.getPendingToolCalls(threadId)).toMatchObject([{ toolCallId: "call_0", args: { city: "Lyon" } }])
+        return threadId
+      }).pipe(Effect.provide(layer()))
+      // A fresh client reads the thread from the server.
+      const pending = yield* Effect.flatMap(Tambo.Tambo, (tambo) => tambo.getPendingToolCalls(threadId)).pipe(
+        Effect.provide(layer())
+      )
+      expect(pending).toMatchObject([{ toolCallId: "call_0", args: { city: "Lyon" } }])
+    })
   })
 
   it.live("maxCalls counts across the rounds of one run, and the next run counts again", () => {

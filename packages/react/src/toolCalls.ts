@@ -76,8 +76,13 @@ export const useTamboPendingApprovals = (threadId?: string): ReadonlyArray<Tambo
     if (mine.length === 0) return NO_APPROVALS
     return mine.map((info): TamboPendingApproval => ({
       ...info,
-      approve: (args) => handle.client().approveToolCall(info.toolCallId, args === undefined ? undefined : { args }),
-      deny: (reason) => handle.client().denyToolCall(info.toolCallId, reason)
+      // By thread too: providers reuse call ids, and another thread may wait on the same one.
+      approve: (args) =>
+        handle.client().approveToolCall(
+          info.toolCallId,
+          args === undefined ? { threadId: info.threadId } : { args, threadId: info.threadId }
+        ),
+      deny: (reason) => handle.client().denyToolCall(info.toolCallId, reason, { threadId: info.threadId })
     }))
   }, [all, id, handle])
 }

@@ -55,12 +55,16 @@ export interface UseTamboReturn {
   readonly continueRun: (results: ReadonlyArray<ToolCallResult>, options?: RunOptions) => TamboStream
   /**
    * Approves a tool call waiting for approval, optionally with edited
-   * arguments (see `useTamboPendingApprovals`). Throws a `ToolError` if
-   * none waits under that id.
+   * arguments (see `useTamboPendingApprovals`). Providers reuse call ids:
+   * `threadId` says which thread's call. Throws a `ToolError` if none waits
+   * under that id, or if, without `threadId`, calls of several threads do.
    */
-  readonly approveToolCall: (toolCallId: string, options?: { readonly args?: unknown }) => void
-  /** Denies a tool call waiting for approval; the model is told, with `reason`. Throws like `approveToolCall`. */
-  readonly denyToolCall: (toolCallId: string, reason?: string) => void
+  readonly approveToolCall: (
+    toolCallId: string,
+    options?: { readonly args?: unknown; readonly threadId?: string | undefined }
+  ) => void
+  /** Denies a tool call waiting for approval; the model is told, with `reason`. `threadId` and errors as `approveToolCall`. */
+  readonly denyToolCall: (toolCallId: string, reason?: string, options?: { readonly threadId?: string | undefined }) => void
   /** Cancels the current thread's run; resolves at once when there is none. */
   readonly cancel: () => Promise<void>
   /** Shows a new conversation (the next message creates its thread); returns the placeholder's id. */
@@ -114,9 +118,10 @@ export const useTambo = (): UseTamboReturn => {
       const { threadId = client.getState().currentThreadId, ...rest } = options
       return client.continueRun(threadId, results, rest)
     },
-    approveToolCall: (toolCallId: string, options?: { readonly args?: unknown }) =>
+    approveToolCall: (toolCallId: string, options?: { readonly args?: unknown; readonly threadId?: string | undefined }) =>
       handle.client().approveToolCall(toolCallId, options),
-    denyToolCall: (toolCallId: string, reason?: string) => handle.client().denyToolCall(toolCallId, reason),
+    denyToolCall: (toolCallId: string, reason?: string, options?: { readonly threadId?: string | undefined }) =>
+      handle.client().denyToolCall(toolCallId, reason, options),
     cancel: async () => {
       const client = handle.client()
       const state = client.getState()

@@ -128,6 +128,62 @@ describe("useTamboPendingApprovals", () => {
     expect(calls).toEqual([])
   })
 
+  it("two threads waiting at once for approval of call_0: each item decides its own thread's call", async () => {
+    // A provider that counts: every response's first call is call_0.
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("get_weather", { city: request.text }, { id: "call_0" })]
+        : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
+    )
+    const calls: Array<string> = []
+    const { result, rerender } = renderHook(
+      ({ a, b }: { readonly a: string; readonly b: string }) => ({
+        tambo: useTambo(),
+        a: useTamboPendingApprovals(a),
+        b: useTamboPendingApprovals(b)
+      }),
+      { initialProps: { a: "none", b: "none" }, wrapper: wrapperFor(connection(server(), { tools: [guardedWeather(calls)] })) }
+    )
+    const client = result.current.tambo.client
+    const paris = client.run("Paris", { threadId: "placeholder" })
+    const lima = client.run("Lima", { threadId: "placeholder" })
+    rerender({ a: await paris.threadId, b: await lima.threadId })
+    await waitFor(() => expect([result.current.a.length, result.current.b.length]).toEqual([1, 1]))
+    expect(result.current.a[0]).toMatchObject({ toolCallId: "call_0", args: { city: "Paris" } })
+    expect(result.current.b[0]).toMatchObject({ toolCallId: "call_0", args: { city: "Lima" } })
+    // By id alone, useTambo's action cannot tell them apart.
+    expect(() => result.current.tambo.approveToolCall("call_0")).toThrow(expect.objectContaining({ reason: "Ambiguous" }))
+
+    result.current.b[0]!.deny("not now")
+    await waitFor(() => expect(result.current.b).toEqual([]))
+    expect(result.current.a).toHaveLength(1)
+    result.current.a[0]!.approve()
+    await waitFor(() => expect(result.current.a).toEqual([]))
+    expect(textOf((await paris.messages).at(-1))).toBe('Result: {"city":"Paris","temperature":21}')
+    expect(textOf((await lima.messages).at(-1))).toMatch(/^Result: error .*not now/)
+    expect(calls).toEqual(["Paris"])
+  })
+
+  it("useTambo's approveToolCall and denyToolCall take the thread of the call", async () => {
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("get_weather", { city: request.text }, { id: "call_0" })]
+        : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
+    )
+    const calls: Array<string> = []
+    const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server(), { tools: [guardedWeather(calls)] })) })
+    const client = result.current.tambo.client
+    const paris = client.run("Paris", { threadId: "placeholder" })
+    const lima = client.run("Lima", { threadId: "placeholder" })
+    const [parisId, limaId] = [await paris.threadId, await lima.threadId]
+    await waitFor(() => expect(client.getPendingApprovals()).toHaveLength(2))
+    result.current.tambo.denyToolCall("call_0", "not now", { threadId: limaId })
+    result.current.tambo.approveToolCall("call_0", { threadId: parisId })
+    expect(textOf((await paris.messages).at(-1))).toBe('Result: {"city":"Paris","temperature":21}')
+    expect(textOf((await lima.messages).at(-1))).toMatch(/^Result: error .*not now/)
+    expect(calls).toEqual(["Paris"])
+  })
+
   it("lists only the given thread's approvals", async () => {
     weatherScript()
     const { result } = renderHook(() => ({ tambo: useTambo(), elsewhere: useTamboPendingApprovals("thr_other") }), {
@@ -163,6 +219,30 @@ describe("useTamboPendingToolCalls", () => {
     await continued.thread
     await waitFor(() => expect(textOf(result.current.tambo.messages.at(-1))).toBe('Result: {"city":"Paris","temperature":7}'))
     expect(result.current.manual.pendingToolCalls).toEqual([])
+  })
+
+  it("a second round that reuses call_0 is not shown completed by the first round's result", async () => {
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("get_weather", { city: "Paris" }, { id: "call_0" })]
+        : request.toolResults[0]!.text.includes("Paris")
+        ? [Script.toolCall("get_weather", { city: "Lyon" }, { id: "call_0" })]
+        : [Script.text(`Result: ${request.toolResults[0]!.text}`)]
+    )
+    const { result } = renderHook(() => ({ tambo: useTambo(), manual: useTamboPendingToolCalls() }), {
+      wrapper: wrapperFor(connection(server(), { tools: [manualWeather] }))
+    })
+    await result.current.tambo.sendMessage("weather?", { autoExecuteTools: false }).thread
+    await waitFor(() => expect(result.current.manual.pendingToolCalls).toHaveLength(1))
+    await result.current.manual.continueRun([{ toolCallId: "call_0", result: { city: "Paris", temperature: 7 } }], {
+      autoExecuteTools: false
+    }).thread
+    await waitFor(() => expect(result.current.manual.pendingToolCalls).toMatchObject([{ toolCallId: "call_0", args: { city: "Lyon" } }]))
+    const toolUses = result.current.tambo.messages.flatMap((m) => m.content.filter((b) => b.type === "tool_use"))
+    expect(toolUses).toMatchObject([
+      { id: "call_0", input: { city: "Paris" }, hasCompleted: true },
+      { id: "call_0", input: { city: "Lyon" }, hasCompleted: false }
+    ])
   })
 
   it("useTambo().continueRun answers on the current thread", async () => {

@@ -68,14 +68,14 @@ export class MessageRenderer {
     return output
   }
 
-  #message(message: TamboThreadMessage, threadId: string, completed: ReadonlySet<string>): ReactTamboThreadMessage {
+  #message(message: TamboThreadMessage, threadId: string, completed: ReadonlySet<TamboToolUseContent>): ReactTamboThreadMessage {
     let special = false
     let toolsDone = ""
     for (const block of message.content) {
       if (block.type === "component") special = true
       else if (block.type === "tool_use") {
         special = true
-        toolsDone += completed.has(block.id) ? "1" : "0"
+        toolsDone += completed.has(block) ? "1" : "0"
       }
     }
     if (!special) return message
@@ -85,7 +85,7 @@ export class MessageRenderer {
       ...message,
       content: message.content.map((block): Content => {
         if (block.type === "component") return { ...block, renderedComponent: this.#element(block, threadId, message.id) }
-        if (block.type === "tool_use") return toolUse(block, completed.has(block.id))
+        if (block.type === "tool_use") return toolUse(block, completed.has(block))
         return block
       })
     }
@@ -103,12 +103,25 @@ export class MessageRenderer {
   }
 }
 
-const completedToolCalls = (messages: ReadonlyArray<TamboThreadMessage>): ReadonlySet<string> => {
-  const ids = new Set<string>()
+/**
+ * The tool calls a result answers. Providers reuse call ids (`call_0` in
+ * every round), so a result answers the latest call with its id before it,
+ * not every call with that id.
+ */
+const completedToolCalls = (messages: ReadonlyArray<TamboThreadMessage>): ReadonlySet<TamboToolUseContent> => {
+  const latest = new Map<string, TamboToolUseContent>()
+  const completed = new Set<TamboToolUseContent>()
   for (const message of messages) {
-    for (const block of message.content) if (block.type === "tool_result") ids.add(block.toolUseId)
+    for (const block of message.content) {
+      if (block.type === "tool_use") {
+        latest.set(block.id, block)
+      } else if (block.type === "tool_result") {
+        const call = latest.get(block.toolUseId)
+        if (call !== undefined) completed.add(call)
+      }
+    }
   }
-  return ids
+  return completed
 }
 
 /** Adds what UI layers compute (core leaves it to them): completion and status messages; hides `_tambo_*` arguments. */
