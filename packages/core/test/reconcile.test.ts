@@ -1,6 +1,11 @@
+import { it as effectIt } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
 import { describe, expect, it } from "vitest"
 import * as ClientState from "../src/ClientState.js"
-import { mergeMessages, mergePendingToolCalls, mergeThread } from "../src/internal/reconcile.js"
+import { mergeMessages, mergePendingToolCalls, mergeThread, reconcileThread, reconcileTimeout } from "../src/internal/reconcile.js"
+import { TransportError } from "../src/TamboError.js"
 import type { Content, TamboThread, TamboThreadMessage } from "../src/Types.js"
 
 const msg = (id: string, role: TamboThreadMessage["role"], content: Array<Content>, extra: Partial<TamboThreadMessage> = {}): TamboThreadMessage => ({
@@ -255,4 +260,26 @@ describe("RECONCILE_THREAD", () => {
     expect(ClientState.reduce(streaming, [action])).toBe(streaming)
     expect(ClientState.reduce(base, [{ ...action, threadId: "thr_unknown" }])).toBe(base)
   })
+})
+
+describe("reconcileThread", () => {
+  effectIt.effect("gives up on a read slower than its bound, leaving the store alone", () =>
+    Effect.gen(function* () {
+      const applied: Array<ReadonlyArray<ClientState.Action>> = []
+      const fiber = yield* Effect.fork(reconcileThread("thr_1", Effect.never, (actions) => Effect.sync(() => applied.push(actions))))
+      yield* TestClock.adjust(reconcileTimeout)
+      yield* Fiber.join(fiber)
+      expect(applied).toEqual([])
+    }))
+
+  effectIt.effect("a failed read leaves the store alone and does not fail", () =>
+    Effect.gen(function* () {
+      const applied: Array<ReadonlyArray<ClientState.Action>> = []
+      yield* reconcileThread(
+        "thr_1",
+        new TransportError({ reason: "Disconnected", message: "gone" }),
+        (actions) => Effect.sync(() => applied.push(actions))
+      )
+      expect(applied).toEqual([])
+    }))
 })
