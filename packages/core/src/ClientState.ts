@@ -1772,8 +1772,9 @@ class Batch {
     // server's copy (same role, same content) replaces the local one.
     const replaced = new Set<string>()
     let optimistic = target.optimisticMessageIds.filter((id) => target.findMessage(id) >= 0)
-    for (const message of incoming) {
+    for (let i = 0; i < incoming.length; i++) {
       if (optimistic.length === 0) break
+      const message = incoming[i]!
       const match = optimistic.find((id) => {
         const local = target.messages[target.findMessage(id)]!
         return local.role === message.role && deepEqual(local.content, message.content)
@@ -1781,6 +1782,8 @@ class Batch {
       if (match === undefined) continue
       replaced.add(match)
       optimistic = optimistic.filter((id) => id !== match)
+      // Shown under its local id until now: that stays its key (see TamboThreadMessage.key).
+      incoming[i] = { ...message, key: target.messages[target.findMessage(match)]!.key ?? match }
     }
     target.setOptimisticMessageIds(optimistic)
     const kept = replaced.size === 0 ? target.messages : target.messages.filter((message) => !replaced.has(message.id))

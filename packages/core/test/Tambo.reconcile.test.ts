@@ -90,6 +90,25 @@ describe("the store after a run equals the server's thread", () => {
       })
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("what only the client saw stays: reasoning and its duration, also on a reply that began with a tool call", () =>
+    Effect.gen(function* () {
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.reasoning(["Paris ", "is in France"]), Script.toolCall("get_weather", { city: "Paris" })]
+          : [Script.reasoning("Got it"), Script.text("It is 21 in Paris.")]
+      )
+      const events = yield* runAll("weather?")
+      const threadId = events.at(-1)!.threadId
+      const tambo = yield* Tambo.Tambo
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      const messages = threadOf(yield* tambo.state, threadId).thread.messages
+      expect(messages[1]).toMatchObject({ reasoning: ["Paris is in France"], reasoningDurationMS: expect.any(Number) })
+      // Every message keeps the reasoning the stream gave it.
+      const streamed = events.at(-1)!.snapshot.messages
+      expect(messages.map((m) => [m.reasoning, m.reasoningDurationMS])).toEqual(streamed.map((m) => [m.reasoning, m.reasoningDurationMS]))
+      expect(messages.flatMap((m) => m.reasoning ?? [])).toEqual(["Paris is in France", "Got it"])
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
   it.live("after a run failed by RUN_ERROR: the thread holds the server's lastRunError", () =>
     Effect.gen(function* () {
       server().setScript([

@@ -252,6 +252,13 @@ describe("RECONCILE_THREAD", () => {
     expect(more.threadMap["thr_1"]!.thread.messages[1]!.content.at(-1)).toEqual({ type: "text", text: "!" })
   })
 
+  it("LOAD_THREAD_MESSAGES also keeps a replaced local id as the message's key", () => {
+    const next = ClientState.reduce(base, [
+      { type: "LOAD_THREAD_MESSAGES", threadId: "thr_1", messages: [msg("msg_u", "user", [text("Hi")])] }
+    ])
+    expect(next.threadMap["thr_1"]!.thread.messages.map((m) => [m.id, m.key])).toEqual([["msg_u", "local_user_1"]])
+  })
+
   it("is ignored while a run streams on the thread, and for an unknown thread", () => {
     const streaming = ClientState.reduce(base, [
       { type: "EVENT", threadId: "thr_1", event: { type: "RUN_STARTED", threadId: "thr_1", runId: "run_2" }, at }
