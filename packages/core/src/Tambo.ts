@@ -416,12 +416,7 @@ const runErrorFrom = (event: Events.RunErrorEvent, threadId: string): ApiError |
 export const make = (
   options: Pick<
     Options,
-    | "beforeRun"
-    | "contextHelpers"
-    | "autoGenerateThreadName"
-    | "autoGenerateNameThreshold"
-    | "toolConcurrency"
-    | "onApproval"
+    "beforeRun" | "contextHelpers" | "autoGenerateThreadName" | "autoGenerateNameThreshold" | "toolConcurrency" | "onApproval"
     | "reconcileAfterRun"
   > = {}
 ): Effect.Effect<

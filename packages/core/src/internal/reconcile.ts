@@ -23,13 +23,21 @@ import type * as Api from "./apiSchemas.js"
 import { messageFromApi, threadFromApi } from "./convert.js"
 import { deepEqual } from "./jsonPatch.js"
 
-/** Message fields the API does not store: they come from the client's copy. */
+/**
+ * Message fields the API does not store: they come from the client's copy.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
 export const CLIENT_ONLY_MESSAGE_FIELDS = ["reasoning", "reasoningDurationMS", "key"] as const
 
 /**
  * Block fields the API does not store, per block type: computed while
  * streaming (a component's lifecycle and per-prop status) or by UI layers
  * (a tool call's completion and status message).
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const CLIENT_ONLY_BLOCK_FIELDS = {
   component: ["streamingState", "streamingStatus"],
@@ -40,6 +48,9 @@ export const CLIENT_ONLY_BLOCK_FIELDS = {
  * How long a run's end waits for the server's thread. The read happens while
  * the run ends, interrupted or not, so it is bounded: past this, the store
  * keeps what it had.
+ *
+ * @since 0.1.0
+ * @category Constants
  */
 export const reconcileTimeout = Duration.seconds(2)
 
@@ -145,6 +156,7 @@ const mergeMessage = (local: TamboThreadMessage, server: TamboThreadMessage): Ta
  * server did not store it (a request it refused).
  *
  * @since 0.1.0
+ * @category Merging
  */
 export const mergeMessages = (
   local: ReadonlyArray<TamboThreadMessage>,
@@ -184,6 +196,7 @@ export const mergeMessages = (
  * does not. Returns `local` itself when nothing differs.
  *
  * @since 0.1.0
+ * @category Merging
  */
 export const mergeThread = (local: TamboThread, server: TamboThread): TamboThread => {
   const messages = mergeMessages(local.messages, server.messages)
@@ -210,6 +223,7 @@ export const mergeThread = (local: TamboThread, server: TamboThread): TamboThrea
  * cannot be answered by name). Returns `local` itself when nothing differs.
  *
  * @since 0.1.0
+ * @category Merging
  */
 export const mergePendingToolCalls = (
   local: ReadonlyArray<ClientState.PendingToolCall>,
@@ -238,7 +252,12 @@ export const mergePendingToolCalls = (
   return out.length === local.length && out.every((call, i) => call === local[i]) ? local : out
 }
 
-/** The server's thread as the action that merges it into the store. */
+/**
+ * The server's thread as the action that merges it into the store.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
 export const reconcileAction = (threadId: string, remote: Api.ThreadWithMessages): ClientState.Action => ({
   type: "RECONCILE_THREAD",
   threadId,
@@ -259,6 +278,9 @@ export const reconcileAction = (threadId: string, remote: Api.ThreadWithMessages
  * Reads the thread once and merges it into the store. Best effort and
  * bounded by {@link reconcileTimeout}: a failed or slow read leaves the store
  * as it was, and never changes how the run ended.
+ *
+ * @since 0.1.0
+ * @category Effects
  */
 export const reconcileThread = (
   threadId: string,
