@@ -425,6 +425,20 @@ describe("stored assistant messages, as the API stores them", () => {
     ])
   })
 
+  it("stores a tool call's input without _tambo_* keys but its two status messages", async () => {
+    server.setScript([
+      Script.toolCall("get_weather", { city: "Oslo", _tambo_statusMessage: "Looking", _tambo_completionStatusMessage: "Looked", _tambo_other: 1 }, { id: "call_oslo" })
+    ])
+    const events = await createRun("Weather?", { tools: [weatherTool] })
+    const thread = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
+    expect(thread.messages[1]!.content[1]).toEqual({
+      type: "tool_use",
+      id: "call_oslo",
+      name: "get_weather",
+      input: { city: "Oslo", _tambo_statusMessage: "Looking", _tambo_completionStatusMessage: "Looked" }
+    })
+  })
+
   it("stores a component's props without the _tambo_* keys the stream carried", async () => {
     server.setScript([
       Script.component("WeatherCard", [{ _tambo_statusMessage: "Drawing" }, { _tambo_statusMessage: "Drawing", city: "Rome" }], { id: "card" })

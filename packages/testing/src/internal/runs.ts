@@ -279,6 +279,20 @@ const withoutTamboKeys = (props: Wire.JsonObject): Wire.JsonObject => {
 }
 
 /**
+ * The API stores a tool call's parameters without its `_tambo_*` ones, and returns the two status
+ * messages (kept aside) in the call's input again.
+ */
+const storedToolInput = (input: Wire.JsonObject): Wire.JsonObject => {
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(input)) {
+    if (!key.startsWith("_tambo_") || key === "_tambo_statusMessage" || key === "_tambo_completionStatusMessage") {
+      out[key] = input[key]
+    }
+  }
+  return out
+}
+
+/**
  * Stores the round's assistant message as the API does: its one text block first (the streamed
  * text trimmed, or `" "` when the model wrote none, as for a tool call alone), then the
  * components (props without `_tambo_*` keys, state `{}` when none), then the tool calls.
@@ -294,7 +308,7 @@ const persistDraft = (state: ServerState, thread: StoredThread, draft: Draft, is
     }
   }
   for (const use of draft.toolUses) {
-    content.push({ type: "tool_use", id: use.id, name: use.name, input: parseToolInput(use.arguments) })
+    content.push({ type: "tool_use", id: use.id, name: use.name, input: storedToolInput(parseToolInput(use.arguments)) })
   }
   state.store.addMessage(thread, "assistant", content, { id: draft.messageId, isCancelled })
 }
