@@ -167,6 +167,14 @@ export interface TamboClientOptions {
   readonly maxRetries?: number | undefined
   /** Timeout of a REST call in milliseconds (not of a run). Default 60 000. */
   readonly requestTimeout?: number | undefined
+  /**
+   * Once a run ended (finished, failed, cancelled or dropped), read its thread
+   * once and merge the server's copy into the store: message ids (a message
+   * whose local id is replaced keeps it as `key`), the text a cancelled reply
+   * kept, `lastRunError`, component props as stored. Best effort, bounded to
+   * 2 s. Default `true`; `false` saves the read.
+   */
+  readonly reconcileAfterRun?: boolean | undefined
 }
 
 /**
@@ -424,6 +432,7 @@ export class TamboClient {
       mcpServers: options.mcpServers?.map(toCoreMcpServer),
       autoGenerateThreadName: options.autoGenerateThreadName ?? true,
       autoGenerateNameThreshold: options.autoGenerateNameThreshold,
+      reconcileAfterRun: options.reconcileAfterRun,
       store: this.#store
     })
     this.#runtime = ManagedRuntime.make(layer)

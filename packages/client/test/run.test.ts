@@ -341,3 +341,22 @@ describe("failures", () => {
     expect(texts(b2.messages)).toEqual(["user: b", "assistant: re: b ...", "user: b2", "assistant: re: b2 ..."])
   })
 })
+
+describe("reconciliation after a run", () => {
+  it("the thread takes the server's ids once the run ended; a replaced local id stays as the message's key", async () => {
+    server().setScript([Script.text("Hello")])
+    const client = makeClient(server())
+    const thread = await client.run("hi").thread
+    const stored = server().threads.get(thread.id)!
+    expect(thread.messages.map((message) => message.id)).toEqual(stored.messages.map((message) => message.id))
+    expect(thread.messages[0]!.key).toMatch(/^local_user_/)
+  })
+
+  it("reconcileAfterRun: false reads nothing after the run", async () => {
+    server().setScript([Script.text("Hello")])
+    const client = makeClient(server(), { reconcileAfterRun: false })
+    const thread = await client.run("hi").thread
+    expect(server().requests.filter((request) => request.method === "GET")).toEqual([])
+    expect(thread.messages[0]!.id).toMatch(/^local_user_/)
+  })
+})

@@ -95,7 +95,8 @@ describe("stream.snapshots({ strategy })", () => {
   })
 
   it("a failed run yields its final thread, then throws the run's error", async () => {
-    server().setScript([Script.pace(5), Script.text(["Half", " a", " reply"]), Script.runError({ message: "model down" })])
+    // The server keeps the partial reply: the thread read once the run ended still holds it.
+    server().setScript([Script.pace(5), Script.text(["Half", " a", " reply"]), Script.runError({ message: "model down", keepPartial: true })])
     const client = makeClient(server())
     const stream = client.run("go")
     const seen: Array<TamboThread> = []

@@ -18,6 +18,7 @@
 import type * as Events from "./Events.js"
 import { applyPatch, deepEqual, parsePointer } from "./internal/jsonPatch.js"
 import { parsePartialJson } from "./internal/partialJson.js"
+import { mergePendingToolCalls, mergeThread } from "./internal/reconcile.js"
 import type {
   Content,
   ResourceContent,
@@ -245,6 +246,19 @@ export type Action =
     readonly outcome: "cancelled" | "error"
     readonly error?: StreamingState["error"]
     readonly at: number
+  }
+  /**
+   * The server's copy of a thread, read once a run ended: merged into the
+   * thread (the server's messages, ids and fields; what only the client saw
+   * stays, and a message whose local id is replaced keeps it as its `key`).
+   * Ignored while a run streams on the thread.
+   */
+  | {
+    readonly type: "RECONCILE_THREAD"
+    readonly threadId: string
+    readonly thread: TamboThread
+    readonly pendingToolCallIds: ReadonlyArray<string>
+    readonly lastCompletedRunId?: string
   }
   /**
    * Tool results the client sends back: one message each, as the API stores
@@ -798,6 +812,15 @@ class ThreadDraft {
     messages.set(id, index)
   }
 
+  /** Takes a whole thread made outside the batch (reconciliation): the index is rebuilt. */
+  replaceThread(thread: TamboThread): void {
+    this.changed = true
+    this.thread = thread
+    this.threadOwned = false
+    this.messagesOwned = false
+    this.rebuildIndex()
+  }
+
   /** Replaces all messages (load, migration): positions change, so the index is rebuilt. */
   replaceMessages(messages: Array<TamboThreadMessage>): void {
     const thread = this.ownThread()
@@ -879,6 +902,7 @@ const handleRunStarted = (d: ThreadDraft, event: EventOf<"RUN_STARTED">, at: num
   const thread = d.ownThread()
   thread.status = "streaming"
   thread.lastRunCancelled = false
+  if (thread.lastRunError !== undefined) delete thread.lastRunError
   d.replaceStreaming({ status: "streaming", runId: event.runId, startTime: at })
   d.setPendingToolCalls([])
   d.setEphemeral(undefined)
@@ -1297,7 +1321,17 @@ const handleComponentEnd = (d: ThreadDraft, event: Events.ComponentEndEvent, at:
   const position = d.findBlock("component", componentId)
   if (position === undefined) return d.anomaly(event.name, `unknown component ${componentId}`, at)
   const block = d.ownBlock(position)
-  if (block.type === "component") block.streamingState = "done"
+  if (block.type === "component") {
+    block.streamingState = "done"
+    // The props are final: where the server reported per-prop status, every prop is done,
+    // whatever the last delta said (the API marks a prop done only once a later one starts).
+    if (block.streamingStatus !== undefined) {
+      const status: Record<string, string> = { ...block.streamingStatus }
+      if (isPlainObject(block.props)) for (const key in block.props) setOwn(status, key, "done")
+      for (const key in status) setOwn(status, key, "done")
+      if (!deepEqual(status, block.streamingStatus)) block.streamingStatus = status
+    }
+  }
   if (d.openComponents.includes(componentId)) {
     d.setOpenComponents(d.openComponents.filter((id) => id !== componentId))
   }
@@ -1625,6 +1659,20 @@ class Batch {
         d.setEphemeral(undefined)
         return
       }
+      case "RECONCILE_THREAD": {
+        const d = this.existing(action.threadId)
+        // A run streaming on the thread has newer events than the read.
+        if (d === undefined || d.streaming.status === "streaming") return
+        d.currentAt = undefined
+        const merged = mergeThread(d.thread, { ...action.thread, id: action.threadId })
+        if (merged !== d.thread) d.replaceThread(merged)
+        d.setOptimisticMessageIds(d.optimisticMessageIds.filter((id) => d.findMessage(id) >= 0))
+        d.setEphemeral(undefined)
+        const pending = mergePendingToolCalls(d.pendingToolCalls, action.pendingToolCallIds, merged.messages)
+        if (pending !== d.pendingToolCalls) d.setPendingToolCalls(pending)
+        if (action.lastCompletedRunId !== undefined) d.setLastCompletedRunId(action.lastCompletedRunId)
+        return
+      }
       case "TOOL_RESULTS": {
         if (action.results.length === 0) return
         const d = this.draft(action.threadId, action.at)
@@ -1745,8 +1793,9 @@ class Batch {
     // server's copy (same role, same content) replaces the local one.
     const replaced = new Set<string>()
     let optimistic = target.optimisticMessageIds.filter((id) => target.findMessage(id) >= 0)
-    for (const message of incoming) {
+    for (let i = 0; i < incoming.length; i++) {
       if (optimistic.length === 0) break
+      const message = incoming[i]!
       const match = optimistic.find((id) => {
         const local = target.messages[target.findMessage(id)]!
         return local.role === message.role && deepEqual(local.content, message.content)
@@ -1754,6 +1803,8 @@ class Batch {
       if (match === undefined) continue
       replaced.add(match)
       optimistic = optimistic.filter((id) => id !== match)
+      // Shown under its local id until now: that stays its key (see TamboThreadMessage.key).
+      incoming[i] = { ...message, key: target.messages[target.findMessage(match)]!.key ?? match }
     }
     target.setOptimisticMessageIds(optimistic)
     const kept = replaced.size === 0 ? target.messages : target.messages.filter((message) => !replaced.has(message.id))

@@ -44,6 +44,7 @@ import {
 import { Approvals } from "./internal/approvals.js"
 import * as Callbacks from "./internal/callbacks.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
+import * as Reconcile from "./internal/reconcile.js"
 import * as Streams from "./internal/streams.js"
 import * as Mcp from "./Mcp.js"
 import * as Transport from "./TamboTransport.js"
@@ -254,6 +255,14 @@ export interface Options extends TamboConfig.Options {
   readonly onApproval?: ApprovalHandler | undefined
   /** MCP servers to connect: their tools are registered for the model. */
   readonly mcpServers?: ReadonlyArray<Mcp.McpServerInfo> | undefined
+  /**
+   * Once a run ended (finished, failed, cancelled or dropped), read its thread
+   * from the API once and merge it into the store, so the store holds what the
+   * server stored: message ids, the text a cancelled reply kept,
+   * `lastRunError`, component props as stored. Best effort, bounded to 2 s.
+   * Default `true`; `false` saves the read and leaves the thread as streamed.
+   */
+  readonly reconcileAfterRun?: boolean | undefined
 }
 
 /**
@@ -417,6 +426,7 @@ export const make = (
   options: Pick<
     Options,
     "beforeRun" | "contextHelpers" | "autoGenerateThreadName" | "autoGenerateNameThreshold" | "toolConcurrency" | "onApproval"
+    | "reconcileAfterRun"
   > = {}
 ): Effect.Effect<
   Tambo.Service,
@@ -473,6 +483,16 @@ export const make = (
       Auth.withCredentials(auth, f)
 
     const apply = (actions: ReadonlyArray<ClientState.Action>) => store.apply(actions)
+    /**
+     * After a run the server started: the store takes the server's copy of its thread (see
+     * Reconcile). A run it never started (refused, or cancelled before it left) changed nothing there.
+     */
+    const reconcile = (threadId: string, started: boolean, runSpan: Tracer.Span): Effect.Effect<void> =>
+      options.reconcileAfterRun === false || !started || ClientState.isLocalThreadId(threadId)
+        ? Effect.void
+        : Reconcile.reconcileThread(threadId, withCredentials((c) => transport.retrieveThread(c, threadId)), apply).pipe(
+          Effect.withParentSpan(runSpan)
+        )
     // What runs record goes in one store update with whatever concurrent runs record in the
     // same tick: an update may copy the thread map, which grows with every thread. A run
     // reads back its own thread only, which leaves an unwatched store free to skip the copy.
@@ -1119,7 +1139,7 @@ export const make = (
                   at
                 }
             ])
-          })
+          }).pipe(Effect.zipRight(Effect.suspend(() => reconcile(run.threadId, (run.runId ?? run.lastRunId) !== undefined, runSpan))))
 
         const open = (previous: string | undefined, hooks: Transport.RunHooks) => {
           const first = requestFor(firstMessage, previous)

@@ -186,6 +186,22 @@ export interface TamboThreadMessage {
   parentMessageId?: string
   reasoning?: Array<string>
   reasoningDurationMS?: number
+  /**
+   * Set when the run streaming this message was cancelled: the message holds
+   * what the server kept of it.
+   *
+   * @since 0.1.0
+   */
+  isCancelled?: boolean
+  /**
+   * A stable identity for rendering (a React `key`): the id the message was
+   * first shown under, when the server's id later replaced a local one (the
+   * user's message, a reply with no text before its tool call). Absent
+   * otherwise: use `key ?? id`. Never sent to the API.
+   *
+   * @since 0.1.0
+   */
+  key?: string
 }
 
 /**
@@ -213,6 +229,13 @@ export interface TamboThread {
   updatedAt: string
   /** Whether the last run was cancelled; reset when a run starts. */
   lastRunCancelled: boolean
+  /**
+   * Why the last run failed, as the server stored it (after a run ended, see
+   * the client's reconciliation); absent when it did not fail.
+   *
+   * @since 0.1.0
+   */
+  lastRunError?: { code?: string; message: string }
 }
 
 /**

@@ -58,9 +58,12 @@ describe("Auth against the testing server", () => {
         subject_token_type: "urn:ietf:params:oauth:token-type:access_token"
       })
       const calls = apiCalls()
+      // Each run ends with one read of its thread (reconciliation), with the same credentials.
       expect(calls.map((r) => `${r.method} ${r.path}`)).toEqual([
         "POST /v1/threads/runs",
+        `GET /v1/threads/${threadId}`,
         `POST /v1/threads/${threadId}/runs`,
+        `GET /v1/threads/${threadId}`,
         "GET /v1/threads"
       ])
       for (const call of calls) {
@@ -100,9 +103,11 @@ describe("Auth against the testing server", () => {
       expect(paths()).toEqual([
         "POST /oauth/token",
         "POST /v1/threads/runs",
+        `GET /v1/threads/${threadId}`, // the run's reconciliation
         `POST /v1/threads/${threadId}/runs`, // 401
         "POST /oauth/token",
-        `POST /v1/threads/${threadId}/runs`
+        `POST /v1/threads/${threadId}/runs`,
+        `GET /v1/threads/${threadId}`
       ])
       const runs = server().requests.filter((r) => r.path === `/v1/threads/${threadId}/runs`)
       expect(runs[0]!.headers.authorization).not.toBe(runs[1]!.headers.authorization)
@@ -112,7 +117,7 @@ describe("Auth against the testing server", () => {
       const tambo = yield* Tambo.Tambo
       const thread = yield* tambo.fetchThread(threadId)
       expect(thread.messages).toHaveLength(4)
-      expect(paths().slice(5)).toEqual([
+      expect(paths().slice(7)).toEqual([
         `GET /v1/threads/${threadId}`, // 401
         "POST /oauth/token",
         `GET /v1/threads/${threadId}`
@@ -197,8 +202,12 @@ describe("Auth against the testing server", () => {
         yield* runAll("two")
         const seen = local.requests.map((r) => `${r.method} ${r.path}`)
         expect(seen.filter((p) => p === "POST /oauth/token")).toHaveLength(2)
-        // The refresh came before the second run, and that run needed no retry.
-        expect(seen.slice(-2)).toEqual(["POST /oauth/token", expect.stringMatching(/^POST \/v1\/threads\/[^/]+\/runs$/)])
+        // The refresh came before the second run, and that run needed no retry (then read its thread).
+        expect(seen.slice(-3)).toEqual([
+          "POST /oauth/token",
+          expect.stringMatching(/^POST \/v1\/threads\/[^/]+\/runs$/),
+          expect.stringMatching(/^GET \/v1\/threads\/[^/]+$/)
+        ])
         expect(seen.filter((p) => p.endsWith("/runs"))).toHaveLength(2)
       }).pipe(
         Effect.provide(

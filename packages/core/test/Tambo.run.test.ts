@@ -374,7 +374,8 @@ describe("Tambo.run", () => {
       const component = thread.thread.messages.at(-1)!.content.find((c) => c.type === "component")
       expect(component).toMatchObject({ props: { title: "safe" } })
       expect(thread.anomalies.length).toBeGreaterThanOrEqual(2)
-    }).pipe(Effect.provide(tamboLayer(server()))))
+      // What the stream did: the script stores other props than its operations stream.
+    }).pipe(Effect.provide(tamboLayer(server(), { reconcileAfterRun: false }))))
 
   it.live("cancelRun cancels a run that is creating its thread", () =>
     Effect.gen(function* () {
@@ -501,7 +502,9 @@ describe("Tambo.run", () => {
         { role: "user", content: [{ type: "text", text: word }] },
         { role: "assistant", content: [{ type: "text", text: `answer to ${word}` }] }
       ])
-      expect(threadOf(state, last.threadId).thread).toBe(last.snapshot)
+      // Once the run ended, the store's thread is the server's merged in (ids, timestamps): the
+      // blocks that did not change keep their identity.
+      expect(threadOf(state, last.threadId).thread.messages[1]!.content[0]).toBe(last.snapshot.messages[1]!.content[0])
       yield* expectSameAsServer(last.threadId)
     }
   })

@@ -110,6 +110,14 @@ export {
    * @since 0.1.0
    * @category Utils
    */
+  messageKey
+} from "./messageKey.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Utils
+   */
   shallowEqual,
   /**
    * @since 0.1.0

@@ -92,7 +92,7 @@ const selectCurrentThreadId = (state: ClientState): string => state.currentThrea
  *   const { messages, isStreaming, cancel } = useTambo()
  *   return (
  *     <>
- *       {messages.map((message) => <Message key={message.id} message={message} />)}
+ *       {messages.map((message) => <Message key={messageKey(message)} message={message} />)}
  *       {isStreaming && <button onClick={() => void cancel()}>Stop</button>}
  *     </>
  *   )

@@ -73,7 +73,7 @@ const selectCurrentThreadId = (state: ClientState): string => state.currentThrea
  *   const { messages } = useTamboStreamingMessages({
  *     strategy: SnapshotStrategy.any(SnapshotStrategy.wordBoundary, SnapshotStrategy.throttle("150 millis"))
  *   })
- *   return <>{messages.map((message) => <Message key={message.id} message={message} />)}</>
+ *   return <>{messages.map((message) => <Message key={messageKey(message)} message={message} />)}</>
  * }
  * ```
  *

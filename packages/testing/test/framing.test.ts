@@ -75,7 +75,8 @@ describe("run responses", () => {
     // Generous bound: this guards against per-event writes or quadratic work, not for speed.
     expect(elapsed).toBeLessThan(15_000)
     const thread = server.threads.get(String(events[0]!["threadId"]))
-    expect(thread?.messages[1]?.content[0]).toEqual({ type: "text", text: deltas.join("") })
+    // Stored trimmed, as the API stores it.
+    expect(thread?.messages[1]?.content[0]).toEqual({ type: "text", text: deltas.join("").trim() })
   })
 
   it("serve 100 concurrent runs of 2,000 deltas each", async () => {

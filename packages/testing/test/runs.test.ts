@@ -400,6 +400,60 @@ describe("components", () => {
   })
 })
 
+describe("stored assistant messages, as the API stores them", () => {
+  it("a tool call alone is stored after a leading \" \" text block", async () => {
+    server.setScript([Script.toolCall("get_weather", { city: "Oslo" }, { id: "call_oslo" })])
+    const events = await createRun("Weather?", { tools: [weatherTool] })
+    const thread = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
+    expect(thread.messages[1]!.content).toEqual([
+      { type: "text", text: " " },
+      { type: "tool_use", id: "call_oslo", name: "get_weather", input: { city: "Oslo" } }
+    ])
+  })
+
+  it("stores the text trimmed, in one block before the components, whatever the streaming order", async () => {
+    server.setScript([
+      Script.text("  Here: "),
+      Script.component("WeatherCard", { city: "Paris" }, { id: "card" }),
+      Script.text("done.  ")
+    ])
+    const events = await createRun("Weather?", { availableComponents: [weatherCard] })
+    const thread = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
+    expect(thread.messages[1]!.content).toEqual([
+      { type: "text", text: "Here: done." },
+      { type: "component", id: "card", name: "WeatherCard", props: { city: "Paris" }, state: {} }
+    ])
+  })
+
+  it("stores a tool call's input without _tambo_* keys but its two status messages", async () => {
+    server.setScript([
+      Script.toolCall("get_weather", { city: "Oslo", _tambo_statusMessage: "Looking", _tambo_completionStatusMessage: "Looked", _tambo_other: 1 }, { id: "call_oslo" })
+    ])
+    const events = await createRun("Weather?", { tools: [weatherTool] })
+    const thread = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
+    expect(thread.messages[1]!.content[1]).toEqual({
+      type: "tool_use",
+      id: "call_oslo",
+      name: "get_weather",
+      input: { city: "Oslo", _tambo_statusMessage: "Looking", _tambo_completionStatusMessage: "Looked" }
+    })
+  })
+
+  it("stores a component's props without the _tambo_* keys the stream carried", async () => {
+    server.setScript([
+      Script.component("WeatherCard", [{ _tambo_statusMessage: "Drawing" }, { _tambo_statusMessage: "Drawing", city: "Rome" }], { id: "card" })
+    ])
+    const events = await createRun("Weather?", { availableComponents: [weatherCard] })
+    expect(field(events.find((event) => event["name"] === "tambo.component.end"), "value", "finalProps"))
+      .toEqual({ _tambo_statusMessage: "Drawing", city: "Rome" })
+    const thread = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
+    expect(thread.messages[1]!.content).toEqual([
+      { type: "text", text: " " },
+      { type: "component", id: "card", name: "WeatherCard", props: { city: "Rome" }, state: {} }
+    ])
+  })
+})
+
 describe("failures", () => {
   it("sends RUN_ERROR twice and no RUN_FINISHED; the partial message is not stored", async () => {
     server.setScript([Script.text("Partial answ"), Script.runError()])

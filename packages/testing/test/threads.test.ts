@@ -206,7 +206,7 @@ describe("component state", () => {
     })
     expect(patched).toEqual({ state: { clicks: 6, log: ["click"] } })
     const thread = await sdk.threads.retrieve(threadId, { userKey: USER })
-    expect(thread.messages[1]!.content[0]).toEqual({
+    expect(thread.messages[1]!.content[1]).toEqual({
       type: "component",
       id: "comp_counter",
       name: "Counter",

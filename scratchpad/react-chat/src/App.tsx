@@ -5,6 +5,7 @@
  */
 import {
   isAbortError,
+  messageKey,
   type ReactTamboThreadMessage,
   TamboProvider,
   useTambo,
@@ -127,7 +128,7 @@ function Messages() {
   return (
     <section className="messages" data-testid="messages" data-thread-id={currentThreadId}>
       {messages.length === 0 ? <p className="muted">Ask about the weather, e.g. “What is the weather in Paris?”</p> : null}
-      {messages.map((message) => <Message key={message.id} message={message} />)}
+      {messages.map((message) => <Message key={messageKey(message)} message={message} />)}
       <div ref={end} />
     </section>
   )

@@ -48,7 +48,8 @@ export const messageFromApi = (message: Api.Message): Types.TamboThreadMessage =
   content: message.content.map(contentFromApi),
   ...(message.createdAt === undefined ? {} : { createdAt: message.createdAt }),
   ...(isRecord(message.metadata) ? { metadata: message.metadata } : {}),
-  ...(message.parentMessageId === undefined ? {} : { parentMessageId: message.parentMessageId })
+  ...(message.parentMessageId === undefined ? {} : { parentMessageId: message.parentMessageId }),
+  ...(message.isCancelled === true ? { isCancelled: true } : {})
 })
 
 export const threadFromApi = (thread: Api.ThreadSummary): Partial<Types.TamboThread> => ({
@@ -57,5 +58,13 @@ export const threadFromApi = (thread: Api.ThreadSummary): Partial<Types.TamboThr
   updatedAt: thread.updatedAt,
   lastRunCancelled: thread.lastRunCancelled ?? false,
   ...(thread.name === undefined ? {} : { name: thread.name }),
-  ...(isRecord(thread.metadata) ? { metadata: thread.metadata } : {})
+  ...(isRecord(thread.metadata) ? { metadata: thread.metadata } : {}),
+  ...(thread.lastRunError === undefined
+    ? {}
+    : {
+      lastRunError: {
+        message: thread.lastRunError.message,
+        ...(thread.lastRunError.code === undefined ? {} : { code: thread.lastRunError.code })
+      }
+    })
 })

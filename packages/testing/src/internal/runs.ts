@@ -271,15 +271,44 @@ const parseToolInput = (json: string): Wire.JsonObject => {
   }
 }
 
-/** Stores the round's assistant message: text and components in order, then the tool calls. */
+/** The API strips its own `_tambo_*` parameters from a component's props before storing them. */
+const withoutTamboKeys = (props: Wire.JsonObject): Wire.JsonObject => {
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(props)) if (!key.startsWith("_tambo_")) out[key] = props[key]
+  return out
+}
+
+/**
+ * The API stores a tool call's parameters without its `_tambo_*` ones, and returns the two status
+ * messages (kept aside) in the call's input again.
+ */
+const storedToolInput = (input: Wire.JsonObject): Wire.JsonObject => {
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(input)) {
+    if (!key.startsWith("_tambo_") || key === "_tambo_statusMessage" || key === "_tambo_completionStatusMessage") {
+      out[key] = input[key]
+    }
+  }
+  return out
+}
+
+/**
+ * Stores the round's assistant message as the API does: its one text block first (the streamed
+ * text trimmed, or `" "` when the model wrote none, as for a tool call alone), then the
+ * components (props without `_tambo_*` keys, state `{}` when none), then the tool calls.
+ */
 const persistDraft = (state: ServerState, thread: StoredThread, draft: Draft, isCancelled: boolean): void => {
   if (draft.persisted || !draftHasContent(draft)) return
   draft.persisted = true
-  const content: Array<Wire.Content> = draft.parts.map((part) =>
-    part.kind === "text" ? { type: "text", text: draft.text.join("") } : part.block
-  )
+  const text = draft.text.join("")
+  const content: Array<Wire.Content> = [{ type: "text", text: text.length > 0 ? text.trim() : " " }]
+  for (const part of draft.parts) {
+    if (part.kind === "component") {
+      content.push({ ...part.block, props: withoutTamboKeys(part.block.props), state: part.block.state ?? {} })
+    }
+  }
   for (const use of draft.toolUses) {
-    content.push({ type: "tool_use", id: use.id, name: use.name, input: parseToolInput(use.arguments) })
+    content.push({ type: "tool_use", id: use.id, name: use.name, input: storedToolInput(parseToolInput(use.arguments)) })
   }
   state.store.addMessage(thread, "assistant", content, { id: draft.messageId, isCancelled })
 }

@@ -10,7 +10,7 @@ import { weatherAssistant } from "./weatherAssistant.js"
 /** What the run player accumulates, to store the assistant message when the round ends. */
 export interface Draft {
   readonly messageId: string
-  /** Text and components in streaming order; text is one block however many steps feed it. */
+  /** Text and components in streaming order; the stored message has one text block, first (as the API stores it). */
   readonly parts: Array<{ readonly kind: "text" } | { readonly kind: "component"; readonly block: Wire.ComponentContent }>
   readonly text: Array<string>
   readonly toolUses: Array<{ readonly id: string; readonly name: string; readonly arguments: string }>

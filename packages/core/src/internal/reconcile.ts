@@ -1,0 +1,294 @@
+/**
+ * Reconciliation of a thread with the server's copy of it, once a run ended.
+ *
+ * The stream does not carry everything the server stores: the id of the
+ * user's message, the id and the leading `" "` text block of a reply that
+ * began with a tool call, the text the server kept of a cancelled reply, its
+ * `lastRunError`, the props of a component without the `_tambo_*` keys. So a
+ * run's end reads the thread once and merges it into the store's: the server
+ * says what the thread holds; what only this client saw stays (see
+ * {@link CLIENT_ONLY_MESSAGE_FIELDS} and {@link CLIENT_ONLY_BLOCK_FIELDS}),
+ * and a message shown under a local id keeps that id as its `key`, so a UI's
+ * element for it survives the change of id.
+ *
+ * `mergeThread` and `mergePendingToolCalls` are pure; `reconcileThread` is the
+ * effect that reads and applies.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as ClientState from "../ClientState.js"
+import type { TamboError } from "../TamboError.js"
+import type { Content, TamboThread, TamboThreadMessage } from "../Types.js"
+import type * as Api from "./apiSchemas.js"
+import { messageFromApi, threadFromApi } from "./convert.js"
+import { deepEqual } from "./jsonPatch.js"
+
+/**
+ * Message fields the API does not store: they come from the client's copy.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const CLIENT_ONLY_MESSAGE_FIELDS = ["reasoning", "reasoningDurationMS", "key"] as const
+
+/**
+ * Block fields the API does not store, per block type: computed while
+ * streaming (a component's lifecycle and per-prop status) or by UI layers
+ * (a tool call's completion and status message).
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const CLIENT_ONLY_BLOCK_FIELDS = {
+  component: ["streamingState", "streamingStatus"],
+  tool_use: ["hasCompleted", "statusMessage", "tamboDisplayProps"]
+} as const
+
+/**
+ * How long a run's end waits for the server's thread. The read happens while
+ * the run ends, interrupted or not, so it is bounded: past this, the store
+ * keeps what it had.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const reconcileTimeout = Duration.seconds(2)
+
+type Block = Content
+
+const blockKey = (block: Block): string | undefined => {
+  switch (block.type) {
+    case "tool_use":
+      return `t${block.id}`
+    case "component":
+      return `c${block.id}`
+    case "tool_result":
+      return `r${block.toolUseId}`
+    default:
+      return undefined
+  }
+}
+
+const clientOnlyOf = (block: Block): ReadonlyArray<string> =>
+  block.type === "component"
+    ? CLIENT_ONLY_BLOCK_FIELDS.component
+    : block.type === "tool_use"
+    ? CLIENT_ONLY_BLOCK_FIELDS.tool_use
+    : []
+
+const withoutFields = (value: object, fields: ReadonlyArray<string>): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const [key, field] of Object.entries(value)) if (!fields.includes(key)) out[key] = field
+  return out
+}
+
+/**
+ * The server's block with the client-only fields of the client's; the
+ * client's own block when they hold the same.
+ */
+const mergeBlock = (local: Block | undefined, server: Block): Block => {
+  if (local === undefined || local.type !== server.type) return server
+  const fields = clientOnlyOf(server)
+  const merged: Record<string, unknown> = withoutFields(server, fields)
+  for (const field of fields) {
+    const value: unknown = Reflect.get(local, field)
+    if (value !== undefined) merged[field] = value
+  }
+  // The run is over: a component the server stored is complete.
+  if (server.type === "component") merged["streamingState"] = "done"
+  return deepEqual(merged, local) ? local : merged as unknown as Block
+}
+
+const mergeContent = (local: ReadonlyArray<Block>, server: ReadonlyArray<Block>): Array<Block> => {
+  const byKey = new Map<string, Block>()
+  for (const block of local) {
+    const key = blockKey(block)
+    if (key !== undefined) byKey.set(key, block)
+  }
+  return server.map((block, index) => {
+    const key = blockKey(block)
+    return mergeBlock(key === undefined ? local[index] : byKey.get(key), block)
+  })
+}
+
+/** The ids of the calls, results and components a message holds. */
+const blockIds = (message: TamboThreadMessage): Set<string> => {
+  const ids = new Set<string>()
+  for (const block of message.content) {
+    const key = blockKey(block)
+    if (key !== undefined) ids.add(key.slice(1))
+  }
+  return ids
+}
+
+/** Whether a message shown under a local id can be the server's `server`. */
+const canBe = (local: TamboThreadMessage, server: TamboThreadMessage): boolean => {
+  if (local.role !== server.role) return false
+  const mine = blockIds(local)
+  if (mine.size === 0) return true
+  for (const id of blockIds(server)) if (mine.has(id)) return true
+  return false
+}
+
+/** The server's message with what only the client knew of it. */
+const mergeMessage = (local: TamboThreadMessage, server: TamboThreadMessage): TamboThreadMessage => {
+  const merged: TamboThreadMessage = { ...server, content: mergeContent(local.content, server.content) }
+  if (local.reasoning !== undefined) merged.reasoning = local.reasoning
+  if (local.reasoningDurationMS !== undefined) merged.reasoningDurationMS = local.reasoningDurationMS
+  const key = local.key ?? (local.id === server.id ? undefined : local.id)
+  if (key !== undefined) merged.key = key
+  if (
+    merged.content.length === local.content.length &&
+    merged.content.every((block, i) => block === local.content[i]) &&
+    deepEqual({ ...merged, content: [] }, { ...local, content: [] })
+  ) {
+    return local
+  }
+  return merged
+}
+
+/**
+ * The messages of a thread as the server has them, in its order, each merged
+ * with the client's copy: found by id, or, for one shown under a local id,
+ * the next unmatched message of the same role (and, if it holds tool calls,
+ * results or components, one of the same) before the next message the server
+ * knows by id. A local message the server does not have is dropped: the
+ * server did not store it (a request it refused).
+ *
+ * @since 0.1.0
+ * @category Merging
+ */
+export const mergeMessages = (
+  local: ReadonlyArray<TamboThreadMessage>,
+  server: ReadonlyArray<TamboThreadMessage>
+): Array<TamboThreadMessage> => {
+  const serverIds = new Set(server.map((message) => message.id))
+  const localIndex = new Map<string, number>()
+  local.forEach((message, i) => localIndex.set(message.id, i))
+  const used = new Set<number>()
+  let cursor = 0
+  return server.map((message) => {
+    let index = localIndex.get(message.id) ?? -1
+    if (index < 0) {
+      for (let j = cursor; j < local.length; j++) {
+        const candidate = local[j]!
+        // A message the server knows by id is an anchor: order is kept across it.
+        if (serverIds.has(candidate.id)) break
+        if (!used.has(j) && canBe(candidate, message)) {
+          index = j
+          break
+        }
+      }
+    }
+    if (index < 0) return message
+    used.add(index)
+    cursor = Math.max(cursor, index + 1)
+    return mergeMessage(local[index]!, message)
+  })
+}
+
+/**
+ * The client's thread merged with the server's: messages as
+ * {@link mergeMessages} says, thread fields from the server (name, metadata,
+ * timestamps, `lastRunError`), the run status and the id from the client;
+ * `lastRunCancelled` is true if either says so: a client that cancelled a run
+ * the server had already ended (in its tool round) knows what the server
+ * does not. Returns `local` itself when nothing differs.
+ *
+ * @since 0.1.0
+ * @category Merging
+ */
+export const mergeThread = (local: TamboThread, server: TamboThread): TamboThread => {
+  const messages = mergeMessages(local.messages, server.messages)
+  const sameMessages = messages.length === local.messages.length &&
+    messages.every((message, i) => message === local.messages[i])
+  const merged: TamboThread = {
+    id: local.id,
+    messages: sameMessages ? local.messages : messages,
+    status: local.status,
+    createdAt: server.createdAt,
+    updatedAt: server.updatedAt,
+    // A cancel of a run the server had already ended (during its tool round) is the client's own.
+    lastRunCancelled: server.lastRunCancelled || local.lastRunCancelled,
+    ...(server.name === undefined ? {} : { name: server.name }),
+    ...(server.metadata === undefined ? {} : { metadata: server.metadata }),
+    ...(server.lastRunError === undefined ? {} : { lastRunError: server.lastRunError })
+  }
+  return sameMessages && deepEqual({ ...merged, messages: [] }, { ...local, messages: [] }) ? local : merged
+}
+
+/**
+ * The calls the server waits on, named from the client's pending list or
+ * from the thread's tool calls (a call with no known name is left out: it
+ * cannot be answered by name). Returns `local` itself when nothing differs.
+ *
+ * @since 0.1.0
+ * @category Merging
+ */
+export const mergePendingToolCalls = (
+  local: ReadonlyArray<ClientState.PendingToolCall>,
+  serverIds: ReadonlyArray<string>,
+  messages: ReadonlyArray<TamboThreadMessage>
+): ReadonlyArray<ClientState.PendingToolCall> => {
+  if (serverIds.length === 0) return local.length === 0 ? local : []
+  const known = new Map(local.map((call) => [call.toolCallId, call]))
+  let names: Map<string, string> | undefined
+  const out: Array<ClientState.PendingToolCall> = []
+  for (const toolCallId of serverIds) {
+    const call = known.get(toolCallId)
+    if (call !== undefined) {
+      out.push(call)
+      continue
+    }
+    if (names === undefined) {
+      names = new Map()
+      for (const message of messages) {
+        for (const block of message.content) if (block.type === "tool_use") names.set(block.id, block.name)
+      }
+    }
+    const toolName = names.get(toolCallId)
+    if (toolName !== undefined) out.push({ toolCallId, toolName })
+  }
+  return out.length === local.length && out.every((call, i) => call === local[i]) ? local : out
+}
+
+/**
+ * The server's thread as the action that merges it into the store.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const reconcileAction = (threadId: string, remote: Api.ThreadWithMessages): ClientState.Action => ({
+  type: "RECONCILE_THREAD",
+  threadId,
+  thread: {
+    ...threadFromApi(remote),
+    id: remote.id,
+    createdAt: remote.createdAt,
+    updatedAt: remote.updatedAt,
+    lastRunCancelled: remote.lastRunCancelled ?? false,
+    status: remote.runStatus,
+    messages: remote.messages.map(messageFromApi)
+  },
+  pendingToolCallIds: remote.pendingToolCallIds ?? [],
+  ...(remote.lastCompletedRunId === undefined ? {} : { lastCompletedRunId: remote.lastCompletedRunId })
+})
+
+/**
+ * Reads the thread once and merges it into the store. Best effort and
+ * bounded by {@link reconcileTimeout}: a failed or slow read leaves the store
+ * as it was, and never changes how the run ended.
+ *
+ * @since 0.1.0
+ * @category Effects
+ */
+export const reconcileThread = (
+  threadId: string,
+  read: Effect.Effect<Api.ThreadWithMessages, TamboError>,
+  apply: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<unknown>
+): Effect.Effect<void> =>
+  read.pipe(
+    Effect.timeout(reconcileTimeout),
+    Effect.flatMap((remote) => apply([reconcileAction(threadId, remote)])),
+    Effect.ignore
+  )
