@@ -164,7 +164,8 @@ export interface ThreadState {
    * Tool calls the server is waiting on (from `tambo.run.awaiting_input`).
    * Kept through the paused run's `RUN_FINISHED` so the caller can answer
    * them; removed as results are sent, cleared when a run starts, ends in
-   * error, or finishes without pausing.
+   * error, or finishes without pausing. A run that ends here before the
+   * server accepted their results puts back the ones the server waits on.
    */
   readonly pendingToolCalls: ReadonlyArray<PendingToolCall>
   /** The last {@link MAX_ANOMALIES} things the accumulator skipped. */
@@ -244,6 +245,12 @@ export type Action =
     readonly threadId: string
     readonly outcome: "cancelled" | "error"
     readonly error?: StreamingState["error"]
+    /**
+     * The tool calls the server still waits on once the run ended here (a run
+     * that ended between a pause and a continuation the server accepted);
+     * absent: none.
+     */
+    readonly pendingToolCalls?: ReadonlyArray<PendingToolCall>
     readonly at: number
   }
   /**
@@ -1600,7 +1607,7 @@ class Batch {
           streaming.error = action.error ?? { message: "The run ended with an error" }
         }
         closeOpenBlocks(d)
-        d.setPendingToolCalls([])
+        d.setPendingToolCalls(action.pendingToolCalls === undefined ? [] : action.pendingToolCalls.slice())
         d.setEphemeral(undefined)
         return
       }

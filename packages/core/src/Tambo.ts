@@ -42,6 +42,7 @@ import {
 } from "./TamboError.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
 import * as Streams from "./internal/streams.js"
+import * as Unanswered from "./internal/unanswered.js"
 import * as Mcp from "./Mcp.js"
 import * as Transport from "./TamboTransport.js"
 import * as ThreadStore from "./ThreadStore.js"
@@ -651,6 +652,9 @@ export const make = (
           finished: false,
           runError: undefined as ApiError | RunCancelledError | undefined,
           pending: [] as Array<PendingToolCall>,
+          // The calls the server waits on until a request answering them opens: kept pending in
+          // the store if the run ends before that.
+          awaiting: [] as ReadonlyArray<ClientState.PendingToolCall>,
           steps: 0,
           locked: false,
           // The new thread's id from the response headers, until RUN_STARTED moves the run there.
@@ -759,16 +763,25 @@ export const make = (
           : (yield* store.getThread(existing))?.lastCompletedRunId
         const at0 = yield* now
 
+        const before = existing === undefined ? undefined : yield* store.getThread(existing)
+        if (before !== undefined) run.awaiting = before.pendingToolCalls
+
         let firstMessage: Transport.InputMessage
         let additionalContext: Record<string, unknown> | undefined
         if (start._tag === "Message") {
           const message = start.message
           additionalContext = yield* gatherContext(existing, message, runOptions)
-          firstMessage = additionalContext === undefined ? message : { ...message, additionalContext }
+          // Calls the thread still waits on are answered in the same message, before its content.
+          const unanswered = Unanswered.forNewMessage(before)
+          const sent = unanswered.send.length === 0 ? message : { ...message, content: [...unanswered.send, ...message.content] }
+          firstMessage = additionalContext === undefined ? sent : { ...sent, additionalContext }
           yield* recordNow(run.threadId, [
             ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
               ? [{ type: "INIT_THREAD", threadId: run.threadId, at: at0 } as const]
               : []),
+            ...(unanswered.record.length === 0
+              ? []
+              : [{ type: "TOOL_RESULTS", threadId: run.threadId, results: unanswered.record, at: at0 } as const]),
             {
               type: "USER_MESSAGE",
               threadId: run.threadId,
@@ -951,6 +964,7 @@ export const make = (
           Effect.gen(function* () {
             const calls = run.pending
             run.pending = []
+            run.awaiting = calls.map(({ toolCallId, toolName }) => ({ toolCallId, toolName }))
             const infos = yield* describePending(run.threadId, calls)
             if (!autoExecute) {
               // Manual execution: the stream ends with what the caller must answer (continueRun).
@@ -1046,7 +1060,11 @@ export const make = (
           })
         // The response headers name the run before RUN_STARTED does: enough to cancel it.
         const onOpen = (ids: { readonly threadId: string | undefined; readonly runId: string | undefined }) => {
-          if (ids.runId !== undefined) run.runId = ids.runId
+          if (ids.runId !== undefined) {
+            run.runId = ids.runId
+            // The server took the request's tool results (it names the run only once it has).
+            run.awaiting = []
+          }
           if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId
         }
         // The step's span is the parent of its request's.
@@ -1097,17 +1115,19 @@ export const make = (
                 })
             // A run the server knew ends there too: the next run's previousRunId must name it.
             const ended = run.runId !== undefined && !ClientState.isLocalThreadId(run.threadId) ? run.runId : undefined
+            const pendingToolCalls = run.awaiting.length === 0 ? {} : { pendingToolCalls: run.awaiting }
             yield* record(run.threadId, [
               ...(ended === undefined
                 ? []
                 : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId: run.threadId, runId: ended } as const]),
               error === undefined
-                ? { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "cancelled", at }
+                ? { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "cancelled", ...pendingToolCalls, at }
                 : {
                   type: "RUN_ENDED_LOCALLY",
                   threadId: run.threadId,
                   outcome: "error",
                   error,
+                  ...pendingToolCalls,
                   at
                 }
             ])

@@ -1,0 +1,87 @@
+/**
+ * The tool calls a thread still waits on when a new message is sent on it.
+ *
+ * The API refuses a run on a thread with pending tool calls unless its
+ * message answers every one of them (400 `MISSING_RESULTS`), and it takes the
+ * answers and the new text in one user message: it stores each `tool_result`
+ * block as a tool message, then the rest of the message as the user's (see
+ * the testing server's runs module). A run that ended between a pause and its
+ * continuation (cancelled, past its steps, its continuation refused) leaves
+ * such calls behind: the next message answers them.
+ *
+ * @since 0.1.0
+ */
+import type * as ClientState from "../ClientState.js"
+import * as Tool from "../Tool.js"
+import type * as Types from "../Types.js"
+
+/**
+ * What a new message carries for the calls its thread waits on: `send` goes
+ * first in the message's content; `record` is what the store does not hold yet.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Unanswered {
+  readonly send: ReadonlyArray<Types.ToolResultContent>
+  readonly record: ReadonlyArray<Types.ToolResultContent>
+}
+
+/**
+ * Nothing to answer.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const none: Unanswered = { send: [], record: [] }
+
+/**
+ * The text of the result of a call nobody answered.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const cancelledText = (toolName: string): string =>
+  `This call of ${toolName} was cancelled before it returned a result.`
+
+/**
+ * The results for a thread's pending calls: the one the store already holds
+ * (a round's tools ran but the server refused their continuation), else an
+ * error result saying the call was cancelled.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const forNewMessage = (thread: ClientState.ThreadState | undefined): Unanswered => {
+  if (thread === undefined || thread.pendingToolCalls.length === 0) return none
+  const held = new Map<string, Types.ToolResultContent>()
+  const wanted = new Set(thread.pendingToolCalls.map((call) => call.toolCallId))
+  // A run's results are the thread's last messages: stop at the first message that is not one.
+  const messages = thread.thread.messages
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const content = messages[i]!.content
+    const block = content.length === 1 ? content[0] : undefined
+    if (block === undefined || block.type !== "tool_result") break
+    if (wanted.has(block.toolUseId) && !held.has(block.toolUseId)) {
+      held.set(block.toolUseId, {
+        type: "tool_result",
+        toolUseId: block.toolUseId,
+        content: block.content.slice(),
+        ...(block.isError === true ? { isError: true } : {})
+      })
+    }
+  }
+  const send: Array<Types.ToolResultContent> = []
+  const record: Array<Types.ToolResultContent> = []
+  for (const call of thread.pendingToolCalls) {
+    const result = held.get(call.toolCallId)
+    if (result !== undefined) {
+      send.push(result)
+    } else {
+      const cancelled = Tool.errorResult(call.toolCallId, cancelledText(call.toolName))
+      send.push(cancelled)
+      record.push(cancelled)
+    }
+  }
+  return { send, record }
+}
