@@ -700,11 +700,27 @@ export const make = (
             threadId: run.threadId,
             ...(run.runId === undefined ? {} : { runId: run.runId })
           })
+          // A request sent and not answered yet: the server names its run as it answers, in a
+          // moment; wait for that (bounded) to tell it, rather than leave it a closed connection.
+          const untilNamed = run.runId === undefined && awaitingAnswer
+            ? Effect.ignore(Effect.timeout(Deferred.await(answeredSignal ??= Deferred.unsafeMake<void>(FiberId.none)), cancelTimeout))
+            : Effect.void
           return Effect.zipRight(
-            cancelOnServer(),
-            Effect.zipRight(Deferred.fail(cancelledSignal(), run.cancelledWith), Effect.suspend(() => abortRequest))
+            untilNamed,
+            Effect.zipRight(
+              Effect.suspend(cancelOnServer),
+              Effect.zipRight(Deferred.fail(cancelledSignal(), run.cancelledWith), Effect.suspend(() => abortRequest))
+            )
           )
         })
+        // Whether a request was sent and its response has not come (or the step ended): what a
+        // cancellation then waits on, with its deferred (made only when one waits).
+        let awaitingAnswer = false
+        let answeredSignal: Deferred.Deferred<void> | undefined
+        const answered = (): void => {
+          awaitingAnswer = false
+          if (answeredSignal !== undefined) Deferred.unsafeDone(answeredSignal, Exit.void)
+        }
         // Aborts the request in flight (its stream ends at once, even while it waits for
         // bytes); the transport hands it over as each request starts.
         let abortRequest: Effect.Effect<void> = Effect.void
@@ -806,8 +822,11 @@ export const make = (
 
         const snapshot = () => Effect.map(store.getThread(run.threadId), (thread) => thread!.thread)
 
-        /** The run's own bookkeeping of a chunk's events. */
-        const track = (events: ReadonlyArray<Transport.RunStreamEvent>): void => {
+        /**
+         * The run's own bookkeeping of a chunk's events, up to its step's end: returns the index
+         * of the event that ends the step (RUN_FINISHED, RUN_ERROR), else -1.
+         */
+        const track = (events: ReadonlyArray<Transport.RunStreamEvent>): number => {
           for (let i = 0; i < events.length; i++) {
             const event = events[i]!
             switch (event.type) {
@@ -826,13 +845,13 @@ export const make = (
               case "RUN_FINISHED": {
                 run.finished = true
                 run.lastRunId = run.runId
-                break
+                return i
               }
               case "RUN_ERROR": {
                 run.finished = true
-                // The API sends RUN_ERROR twice: the first one is the error.
-                if (run.runError === undefined) run.runError = runErrorFrom(event, run.threadId)
-                break
+                // The API sends RUN_ERROR twice: the first one is the error, and the end.
+                run.runError = runErrorFrom(event, run.threadId)
+                return i
               }
               case "CUSTOM": {
                 if (event.name === "tambo.run.awaiting_input" && "pendingToolCalls" in event.value) {
@@ -842,6 +861,7 @@ export const make = (
               }
             }
           }
+          return -1
         }
 
         /** A chunk as one action: the reducer moves the run to its thread at RUN_STARTED. */
@@ -872,11 +892,14 @@ export const make = (
           unknown
         > = Channel.readWithCause({
           onInput: (chunk: Chunk.Chunk<Transport.RunStreamEvent>) => {
-            const events = Chunk.toReadonlyArray(chunk)
+            let events = Chunk.toReadonlyArray(chunk)
             // The transport's empty chunk after each read: nothing to record or pass on.
             if (events.length === 0) return stepLoop
             const from = run.threadId
-            track(events)
+            const end = track(events)
+            // Nothing after the step's end is the run's: neither recorded nor passed on.
+            if (end >= 0 && end < events.length - 1) events = events.slice(0, end + 1)
+            const next = end < 0 ? emptyThenLoop : events[end]!.type === "RUN_ERROR" ? endAtError : emptyThenDrain
             const threadId = run.threadId
             if (!run.locked && !ClientState.isLocalThreadId(threadId)) {
               // The thread has its id now: cancelRun and conflicts can find the run under it.
@@ -889,15 +912,16 @@ export const make = (
             // thread is written at once only if the store can do that in place.
             const recorded = store.tryRecord(threadId, actions)
             if (recorded !== undefined) {
-              return Channel.zipRight(Channel.write(runEvents(events, recorded.thread)), emptyThenLoop)
+              return Channel.zipRight(Channel.write(runEvents(events, recorded.thread)), next)
             }
             // Else it goes in the store's per-tick batch with what concurrent runs record.
             return Channel.flatMap(
               Channel.fromEffect(record(threadId, actions)),
-              (thread) => Channel.zipRight(Channel.write(runEvents(events, thread!.thread)), emptyThenLoop)
+              (thread) => Channel.zipRight(Channel.write(runEvents(events, thread!.thread)), next)
             )
           },
           onFailure: (cause) => {
+            answered()
             endStep(Exit.failCause(cause))
             // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
             const cancelledBy = cancellation()
@@ -906,6 +930,7 @@ export const make = (
               : Channel.failCause(cause)
           },
           onDone: () => {
+            answered()
             endStep(Exit.void)
             return afterStep()
           }
@@ -915,6 +940,30 @@ export const make = (
         // the run's channel then does not hold the consumer's last chunk, its events and
         // snapshots, while the run waits for the server.
         const emptyThenLoop = Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), stepLoop)
+
+        // After RUN_FINISHED the step reads to the response's end and keeps none of it: the server
+        // ends it at once, and aborting it instead would cost every run its connection.
+        const drain: Channel.Channel<
+          Chunk.Chunk<RunEvent>,
+          Chunk.Chunk<Transport.RunStreamEvent>,
+          TamboError,
+          TamboError,
+          unknown,
+          unknown
+        > = Channel.readWithCause({
+          onInput: () => drain,
+          // The run finished: a connection that breaks after that ends nothing.
+          onFailure: () => endOfStep,
+          onDone: () => endOfStep
+        })
+        const endOfStep = Channel.suspend(() => {
+          answered()
+          endStep(Exit.void)
+          return afterStep()
+        })
+        const emptyThenDrain = Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), drain)
+        // The first RUN_ERROR ends the run: the response is let go (the server closes it anyway).
+        const endAtError = Channel.zipRight(Channel.fromEffect(Effect.suspend(() => abortRequest)), endOfStep)
 
         /**
          * A step: one run stream (its request made by `open`), in a span of its own, then what
@@ -1056,6 +1105,7 @@ export const make = (
           Effect.suspend(() => {
             if (run.cancelledWith !== undefined) return Effect.zipRight(abort, Effect.fail(run.cancelledWith))
             abortRequest = abort
+            awaitingAnswer = true
             return Effect.void
           })
         // The response headers name the run before RUN_STARTED does: enough to cancel it.
@@ -1065,10 +1115,13 @@ export const make = (
             // The server took the request's tool results (it names the run only once it has).
             run.awaiting = []
           }
+          answered()
           if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId
         }
+        // A request whose stream ends early tells the server before its connection closes.
+        const beforeAbort = Effect.withParentSpan(Effect.suspend(cancelOnServer), runSpan)
         // The step's span is the parent of its request's.
-        const hooksOf = (span: Tracer.Span): Transport.RunHooks => ({ registerAbort, onOpen, span })
+        const hooksOf = (span: Tracer.Span): Transport.RunHooks => ({ registerAbort, onOpen, span, beforeAbort })
 
         const continueWith = (results: ReadonlyArray<Types.ToolResultContent>, hooks: Transport.RunHooks) =>
           Auth.withCredentialsStream(auth, (c) =>
@@ -1224,13 +1277,19 @@ export const make = (
     const cancelRun = (threadId?: string): Effect.Effect<void, TamboError> =>
       Effect.gen(function* () {
         const id = threadId ?? (yield* store.currentThreadId)
-        const local = activeRuns.get(id)
+        // A run creating its thread in the placeholder is known by its lock key until it starts.
+        const local = activeRuns.get(
+          id === ClientState.PLACEHOLDER_THREAD_ID && placeholderOwner !== undefined ? placeholderOwner : id
+        )
         if (local !== undefined) return yield* local.cancel
         // Not running here: cancel what the store shows running (a quiet no-op when idle).
         const streaming = (yield* store.getThread(id))?.streaming
         const runId = streaming?.status === "idle" ? undefined : streaming?.runId
         if (runId !== undefined) {
-          yield* withCredentials((c) => transport.cancelRun(c, id, runId))
+          // A run the server ended already (404) is cancelled as far as anyone can tell.
+          yield* withCredentials((c) => transport.cancelRun(c, id, runId)).pipe(
+            Effect.catchIf((error) => error._tag === "ApiError" && error.status === 404, () => Effect.void)
+          )
         }
       }).pipe(Effect.withSpan("Tambo.cancelRun", { attributes: { "tambo.thread_id": threadId ?? "current" } }))
 
