@@ -267,10 +267,13 @@ export declare namespace Tambo {
   export interface Service {
     /**
      * Sends a message and streams the run, tool rounds included. Interrupting
-     * the stream (or not reading it to its end) aborts the request and
-     * cancels the run on the server. Its chunks follow the network's reads,
-     * each followed by an empty chunk, so the stream holds none of the events
-     * already read while it waits for the server.
+     * the stream (or not reading it to its end) cancels the run on the server,
+     * then aborts the request. Tool calls the thread still waits on (a run
+     * that ended before answering them) are answered in the same request: the
+     * results the tools gave, else error results saying they were cancelled.
+     * Its chunks follow the network's reads, each followed by an empty chunk,
+     * so the stream holds none of the events already read while it waits for
+     * the server.
      */
     readonly run: (
       message: string | Transport.InputMessage,
@@ -299,7 +302,11 @@ export declare namespace Tambo {
     readonly updateThreadName: (threadId: string, name: string) => Effect.Effect<void, TamboError>
     readonly generateThreadName: (threadId: string) => Effect.Effect<Option.Option<string>, TamboError>
     readonly deleteThread: (threadId: string) => Effect.Effect<void, TamboError>
-    /** Cancels the active run of a thread (default: the current one). */
+    /**
+     * Cancels the active run of a thread (default: the current one; the
+     * placeholder finds a run still creating its thread). A run the server
+     * already ended counts as cancelled.
+     */
     readonly cancelRun: (threadId?: string) => Effect.Effect<void, TamboError>
     readonly registerTool: (tool: Tool.Definition) => Effect.Effect<void, Tool.ToolDefinitionError>
     readonly registerTools: (tools: ReadonlyArray<Tool.Definition>) => Effect.Effect<void, Tool.ToolDefinitionError>
@@ -952,8 +959,8 @@ export const make = (
           unknown
         > = Channel.readWithCause({
           onInput: () => drain,
-          // The run finished: a connection that breaks after that ends nothing.
-          onFailure: () => endOfStep,
+          // The run finished: a connection that breaks after that ends nothing (a defect still does).
+          onFailure: (cause) => Option.isSome(Cause.failureOption(cause)) ? endOfStep : Channel.failCause(cause),
           onDone: () => endOfStep
         })
         const endOfStep = Channel.suspend(() => {
