@@ -1201,14 +1201,23 @@ export const make = (
         }
         // A stale previousRunId (another client, or a run cancelled before it was named, moved
         // the thread on) is refused before any work: ask the server for the right one, once.
+        // So is a new message answering other tool calls than the server waits on (a run whose
+        // last request went unanswered may or may not have reached it): it answers the server's.
         const opened = (hooks: Transport.RunHooks) =>
           existing === undefined ? open(previousRunId, hooks) : open(previousRunId, hooks).pipe(
             Stream.catchAll((error) =>
-              error._tag === "ApiError" && error.code === "INVALID_PREVIOUS_RUN"
+              error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" ||
+                  (start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))
                 ? Streams.unwrap(
                   Effect.map(
                     withCredentials((c) => transport.retrieveThread(c, existing)).pipe(Effect.withParentSpan(runSpan)),
-                    (remote) => open(remote.lastCompletedRunId, hooks)
+                    (remote) => {
+                      if (start._tag === "Message") {
+                        run.awaiting = pendingFromApi(remote)
+                        firstMessage = Unanswered.forServer(firstMessage, run.awaiting)
+                      }
+                      return open(remote.lastCompletedRunId, hooks)
+                    }
                   )
                 )
                 : Stream.fail(error)

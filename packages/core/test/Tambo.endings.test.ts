@@ -195,6 +195,42 @@ describe("a tool round that ends early leaves its thread usable", () => {
     }))
 })
 
+describe("a new message and the calls the server waits on", () => {
+  it.live("the store does not know of them (another client paused the thread): the server's are answered as cancelled", () =>
+    Effect.gen(function* () {
+      server().setScript(waitThenQuote)
+      const started = yield* Deferred.make<void>()
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const first = yield* runAll("go", { autoExecuteTools: false })
+        const threadId = first.at(-1)!.threadId
+        yield* tambo.store.apply([{ type: "UPDATE_THREAD", threadId, patch: { pendingToolCalls: [] } }])
+        const events = yield* runAll("next", { threadId })
+        expect(lastText(events.at(-1)!.snapshot)).toBe(
+          "next | error: This call of wait was cancelled before it returned a result."
+        )
+        expect(server().threads.get(threadId)!.pendingToolCallIds ?? []).toEqual([])
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [waitingTool(started)] })))
+    }))
+
+  it.live("the store holds calls the server does not wait on: the message goes without their results", () =>
+    Effect.gen(function* () {
+      server().setScript(waitThenQuote)
+      const first = yield* runAll("next")
+      const threadId = first.at(-1)!.threadId
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.store.apply([{
+        type: "UPDATE_THREAD",
+        threadId,
+        patch: { pendingToolCalls: [{ toolCallId: "call_gone", toolName: "wait" }] }
+      }])
+      const events = yield* runAll("next", { threadId })
+      expect(lastText(events.at(-1)!.snapshot)).toBe("next")
+      const body = runPosts(threadId).at(-1)!.body as { message: { content: Array<Record<string, unknown>> } }
+      expect(body.message.content).toEqual([{ type: "text", text: "next" }])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})
+
 describe("cancelRun on a run still creating its thread", () => {
   it.live("cancels it before RUN_STARTED: the run fails cancelled, the server is told once it names the run", () =>
     Effect.gen(function* () {

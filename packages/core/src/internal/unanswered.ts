@@ -85,3 +85,29 @@ export const forNewMessage = (thread: ClientState.ThreadState | undefined): Unan
   }
   return { send, record }
 }
+
+/**
+ * A new message rebuilt for the calls the server's thread waits on, when the
+ * server refused it for answering others (a run that ended with its request
+ * unanswered may or may not have reached the server, and another client may
+ * have moved the thread on): the results it has for them, else cancelled
+ * error results, then its own content.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const forServer = <M extends { readonly content: ReadonlyArray<Types.TextContent | Types.ResourceContent | Types.ToolResultContent> }>(
+  message: M,
+  pending: ReadonlyArray<ClientState.PendingToolCall>
+): M => {
+  const given = new Map<string, Types.ToolResultContent>()
+  const own: Array<Types.TextContent | Types.ResourceContent> = []
+  for (const block of message.content) {
+    if (block.type === "tool_result") given.set(block.toolUseId, block)
+    else own.push(block)
+  }
+  const results = pending.map((call) =>
+    given.get(call.toolCallId) ?? Tool.errorResult(call.toolCallId, cancelledText(call.toolName))
+  )
+  return { ...message, content: [...results, ...own] }
+}
