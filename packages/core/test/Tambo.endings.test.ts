@@ -213,6 +213,43 @@ describe("a new message and the calls the server waits on", () => {
       }).pipe(Effect.provide(tamboLayer(server(), { tools: [waitingTool(started)] })))
     }))
 
+  it.live("a continuation interrupted before its answer, which the server took anyway: the next message still goes", () =>
+    Effect.gen(function* () {
+      let open: () => void = () => {}
+      const gate = new Promise<void>((resolve) => {
+        open = resolve
+      })
+      server().setScript(async (request) => {
+        if (request.text === "next") return [Script.text("next")]
+        if (request.toolResults.length === 0) return [Script.toolCall("get_weather", { city: "Oslo" })]
+        await gate
+        return [Script.text("too late")]
+      })
+      const weather = Tool.make({
+        name: "get_weather",
+        description: "weather",
+        input: Schema.Struct({ city: Schema.String }),
+        execute: () => Effect.succeed("sunny")
+      })
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("weather?")))
+        yield* until(() => runPosts().length === 2)
+        const threadId = (yield* tambo.state).currentThreadId
+        yield* Fiber.interrupt(fiber)
+        const before = server().threads.get(threadId)!.lastCompletedRunId
+        open()
+        // The server stores the results and runs on: its thread moves on without this client.
+        yield* until(() => {
+          const thread = server().threads.get(threadId)!
+          return thread.runStatus === "idle" && thread.lastCompletedRunId !== before
+        })
+        expect(server().threads.get(threadId)!.pendingToolCallIds ?? []).toEqual([])
+        const events = yield* runAll("next", { threadId })
+        expect(lastText(events.at(-1)!.snapshot)).toBe("next")
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
+    }))
+
   it.live("the store holds calls the server does not wait on: the message goes without their results", () =>
     Effect.gen(function* () {
       server().setScript(waitThenQuote)
