@@ -74,6 +74,12 @@ export const isLocalThreadId = (threadId: string | null | undefined): boolean =>
 export interface PendingToolCall {
   readonly toolCallId: string
   readonly toolName: string
+  /**
+   * The result this client's tools gave, when the server has not taken it
+   * yet (the run ended before a continuation carrying it was accepted): the
+   * next message on the thread sends it.
+   */
+  readonly result?: Types.ToolResultContent | undefined
 }
 
 /**
@@ -165,7 +171,8 @@ export interface ThreadState {
    * Tool calls the server is waiting on (from `tambo.run.awaiting_input`).
    * Kept through the paused run's `RUN_FINISHED` so the caller can answer
    * them; removed as results are sent, cleared when a run starts, ends in
-   * error, or finishes without pausing.
+   * error, or finishes without pausing. A run that ends here before the
+   * server accepted their results puts back the ones the server waits on.
    */
   readonly pendingToolCalls: ReadonlyArray<PendingToolCall>
   /** The last {@link MAX_ANOMALIES} things the accumulator skipped. */
@@ -245,6 +252,12 @@ export type Action =
     readonly threadId: string
     readonly outcome: "cancelled" | "error"
     readonly error?: StreamingState["error"]
+    /**
+     * The tool calls the server still waits on once the run ended here (a run
+     * that ended between a pause and a continuation the server accepted);
+     * absent: none.
+     */
+    readonly pendingToolCalls?: ReadonlyArray<PendingToolCall>
     readonly at: number
   }
   /**
@@ -1655,7 +1668,7 @@ class Batch {
           streaming.error = action.error ?? { message: "The run ended with an error" }
         }
         closeOpenBlocks(d)
-        d.setPendingToolCalls([])
+        d.setPendingToolCalls(action.pendingToolCalls === undefined ? [] : action.pendingToolCalls.slice())
         d.setEphemeral(undefined)
         return
       }

@@ -46,6 +46,7 @@ import * as Callbacks from "./internal/callbacks.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
 import * as Reconcile from "./internal/reconcile.js"
 import * as Streams from "./internal/streams.js"
+import * as Unanswered from "./internal/unanswered.js"
 import * as Mcp from "./Mcp.js"
 import * as Transport from "./TamboTransport.js"
 import * as ThreadStore from "./ThreadStore.js"
@@ -282,10 +283,13 @@ export declare namespace Tambo {
   export interface Service {
     /**
      * Sends a message and streams the run, tool rounds included. Interrupting
-     * the stream (or not reading it to its end) aborts the request and
-     * cancels the run on the server. Its chunks follow the network's reads,
-     * each followed by an empty chunk, so the stream holds none of the events
-     * already read while it waits for the server.
+     * the stream (or not reading it to its end) cancels the run on the server,
+     * then aborts the request. Tool calls the thread still waits on (a run
+     * that ended before answering them) are answered in the same request: the
+     * results the tools gave, else error results saying they were cancelled.
+     * Its chunks follow the network's reads, each followed by an empty chunk,
+     * so the stream holds none of the events already read while it waits for
+     * the server.
      */
     readonly run: (
       message: string | Transport.InputMessage,
@@ -328,7 +332,11 @@ export declare namespace Tambo {
     readonly updateThreadName: (threadId: string, name: string) => Effect.Effect<void, TamboError>
     readonly generateThreadName: (threadId: string) => Effect.Effect<Option.Option<string>, TamboError>
     readonly deleteThread: (threadId: string) => Effect.Effect<void, TamboError>
-    /** Cancels the active run of a thread (default: the current one). */
+    /**
+     * Cancels the active run of a thread (default: the current one; the
+     * placeholder finds a run still creating its thread). A run the server
+     * already ended counts as cancelled.
+     */
     readonly cancelRun: (threadId?: string) => Effect.Effect<void, TamboError>
     readonly registerTool: (tool: Tool.Definition) => Effect.Effect<void, Tool.ToolDefinitionError>
     readonly registerTools: (tools: ReadonlyArray<Tool.Definition>) => Effect.Effect<void, Tool.ToolDefinitionError>
@@ -668,6 +676,9 @@ export const make = (
           finished: false,
           runError: undefined as ApiError | RunCancelledError | undefined,
           pending: [] as Array<PendingToolCall>,
+          // The calls the server waits on until a request answering them opens: kept pending in
+          // the store if the run ends before that.
+          awaiting: [] as ReadonlyArray<ClientState.PendingToolCall>,
           steps: 0,
           locked: false,
           // The new thread's id from the response headers, until RUN_STARTED moves the run there.
@@ -713,11 +724,27 @@ export const make = (
             threadId: run.threadId,
             ...(run.runId === undefined ? {} : { runId: run.runId })
           })
+          // A request sent and not answered yet: the server names its run as it answers, in a
+          // moment; wait for that (bounded) to tell it, rather than leave it a closed connection.
+          const untilNamed = run.runId === undefined && awaitingAnswer
+            ? Effect.ignore(Effect.timeout(Deferred.await(answeredSignal ??= Deferred.unsafeMake<void>(FiberId.none)), cancelTimeout))
+            : Effect.void
           return Effect.zipRight(
-            cancelOnServer(),
-            Effect.zipRight(Deferred.fail(cancelledSignal(), run.cancelledWith), Effect.suspend(() => abortRequest))
+            untilNamed,
+            Effect.zipRight(
+              Effect.suspend(cancelOnServer),
+              Effect.zipRight(Deferred.fail(cancelledSignal(), run.cancelledWith), Effect.suspend(() => abortRequest))
+            )
           )
         })
+        // Whether a request was sent and its response has not come (or the step ended): what a
+        // cancellation then waits on, with its deferred (made only when one waits).
+        let awaitingAnswer = false
+        let answeredSignal: Deferred.Deferred<void> | undefined
+        const answered = (): void => {
+          awaitingAnswer = false
+          if (answeredSignal !== undefined) Deferred.unsafeDone(answeredSignal, Exit.void)
+        }
         // Aborts the request in flight (its stream ends at once, even while it waits for
         // bytes); the transport hands it over as each request starts.
         let abortRequest: Effect.Effect<void> = Effect.void
@@ -776,16 +803,25 @@ export const make = (
           : (yield* store.getThread(existing))?.lastCompletedRunId
         const at0 = yield* now
 
+        const before = existing === undefined ? undefined : yield* store.getThread(existing)
+        if (before !== undefined) run.awaiting = before.pendingToolCalls
+
         let firstMessage: Transport.InputMessage
         let additionalContext: Record<string, unknown> | undefined
         if (start._tag === "Message") {
           const message = start.message
           additionalContext = yield* gatherContext(existing, message, runOptions)
-          firstMessage = additionalContext === undefined ? message : { ...message, additionalContext }
+          // Calls the thread still waits on are answered in the same message, before its content.
+          const unanswered = Unanswered.forNewMessage(before)
+          const sent = unanswered.send.length === 0 ? message : { ...message, content: [...unanswered.send, ...message.content] }
+          firstMessage = additionalContext === undefined ? sent : { ...sent, additionalContext }
           yield* recordNow(run.threadId, [
             ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
               ? [{ type: "INIT_THREAD", threadId: run.threadId, at: at0 } as const]
               : []),
+            ...(unanswered.record.length === 0
+              ? []
+              : [{ type: "TOOL_RESULTS", threadId: run.threadId, results: unanswered.record, at: at0 } as const]),
             {
               type: "USER_MESSAGE",
               threadId: run.threadId,
@@ -799,6 +835,12 @@ export const make = (
             }
           ])
         } else {
+          // The caller's results stay with the calls until the server takes them.
+          const given = new Map(start.results.map((result) => [result.toolUseId, result]))
+          run.awaiting = run.awaiting.map((call) => {
+            const result = given.get(call.toolCallId)
+            return result === undefined ? call : { ...call, result }
+          })
           additionalContext = runOptions.additionalContext
           firstMessage = {
             role: "user",
@@ -810,8 +852,11 @@ export const make = (
 
         const snapshot = () => Effect.map(store.getThread(run.threadId), (thread) => thread!.thread)
 
-        /** The run's own bookkeeping of a chunk's events. */
-        const track = (events: ReadonlyArray<Transport.RunStreamEvent>): void => {
+        /**
+         * The run's own bookkeeping of a chunk's events, up to its step's end: returns the index
+         * of the event that ends the step (RUN_FINISHED, RUN_ERROR), else -1.
+         */
+        const track = (events: ReadonlyArray<Transport.RunStreamEvent>): number => {
           for (let i = 0; i < events.length; i++) {
             const event = events[i]!
             switch (event.type) {
@@ -830,13 +875,13 @@ export const make = (
               case "RUN_FINISHED": {
                 run.finished = true
                 run.lastRunId = run.runId
-                break
+                return i
               }
               case "RUN_ERROR": {
                 run.finished = true
-                // The API sends RUN_ERROR twice: the first one is the error.
-                if (run.runError === undefined) run.runError = runErrorFrom(event, run.threadId)
-                break
+                // The API sends RUN_ERROR twice: the first one is the error, and the end.
+                run.runError = runErrorFrom(event, run.threadId)
+                return i
               }
               case "CUSTOM": {
                 if (event.name === "tambo.run.awaiting_input" && "pendingToolCalls" in event.value) {
@@ -846,6 +891,7 @@ export const make = (
               }
             }
           }
+          return -1
         }
 
         /** A chunk as one action: the reducer moves the run to its thread at RUN_STARTED. */
@@ -876,11 +922,14 @@ export const make = (
           unknown
         > = Channel.readWithCause({
           onInput: (chunk: Chunk.Chunk<Transport.RunStreamEvent>) => {
-            const events = Chunk.toReadonlyArray(chunk)
+            let events = Chunk.toReadonlyArray(chunk)
             // The transport's empty chunk after each read: nothing to record or pass on.
             if (events.length === 0) return stepLoop
             const from = run.threadId
-            track(events)
+            const end = track(events)
+            // Nothing after the step's end is the run's: neither recorded nor passed on.
+            if (end >= 0 && end < events.length - 1) events = events.slice(0, end + 1)
+            const next = end < 0 ? emptyThenLoop : events[end]!.type === "RUN_ERROR" ? endAtError : emptyThenDrain
             const threadId = run.threadId
             if (!run.locked && !ClientState.isLocalThreadId(threadId)) {
               // The thread has its id now: cancelRun and conflicts can find the run under it.
@@ -893,15 +942,16 @@ export const make = (
             // thread is written at once only if the store can do that in place.
             const recorded = store.tryRecord(threadId, actions)
             if (recorded !== undefined) {
-              return Channel.zipRight(Channel.write(runEvents(events, recorded.thread)), emptyThenLoop)
+              return Channel.zipRight(Channel.write(runEvents(events, recorded.thread)), next)
             }
             // Else it goes in the store's per-tick batch with what concurrent runs record.
             return Channel.flatMap(
               Channel.fromEffect(record(threadId, actions)),
-              (thread) => Channel.zipRight(Channel.write(runEvents(events, thread!.thread)), emptyThenLoop)
+              (thread) => Channel.zipRight(Channel.write(runEvents(events, thread!.thread)), next)
             )
           },
           onFailure: (cause) => {
+            answered()
             endStep(Exit.failCause(cause))
             // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
             const cancelledBy = cancellation()
@@ -910,6 +960,7 @@ export const make = (
               : Channel.failCause(cause)
           },
           onDone: () => {
+            answered()
             endStep(Exit.void)
             return afterStep()
           }
@@ -919,6 +970,30 @@ export const make = (
         // the run's channel then does not hold the consumer's last chunk, its events and
         // snapshots, while the run waits for the server.
         const emptyThenLoop = Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), stepLoop)
+
+        // After RUN_FINISHED the step reads to the response's end and keeps none of it: the server
+        // ends it at once, and aborting it instead would cost every run its connection.
+        const drain: Channel.Channel<
+          Chunk.Chunk<RunEvent>,
+          Chunk.Chunk<Transport.RunStreamEvent>,
+          TamboError,
+          TamboError,
+          unknown,
+          unknown
+        > = Channel.readWithCause({
+          onInput: () => drain,
+          // The run finished: a connection that breaks after that ends nothing (a defect still does).
+          onFailure: (cause) => Option.isSome(Cause.failureOption(cause)) ? endOfStep : Channel.failCause(cause),
+          onDone: () => endOfStep
+        })
+        const endOfStep = Channel.suspend(() => {
+          answered()
+          endStep(Exit.void)
+          return afterStep()
+        })
+        const emptyThenDrain = Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), drain)
+        // The first RUN_ERROR ends the run: the response is let go (the server closes it anyway).
+        const endAtError = Channel.zipRight(Channel.fromEffect(Effect.suspend(() => abortRequest)), endOfStep)
 
         /**
          * A step: one run stream (its request made by `open`), in a span of its own, then what
@@ -970,6 +1045,7 @@ export const make = (
           Effect.gen(function* () {
             const calls = run.pending
             run.pending = []
+            run.awaiting = calls.map(({ toolCallId, toolName }) => ({ toolCallId, toolName }))
             const infos = yield* describePending(run.threadId, calls)
             if (!autoExecute) {
               // Manual execution: the stream ends with what the caller must answer (continueRun).
@@ -1046,6 +1122,11 @@ export const make = (
               })
               const at = yield* now
               yield* recordNow(run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
+              // Until the server takes them, the results stay with the calls it waits on.
+              run.awaiting = run.awaiting.map((call) => {
+                const result = byId.get(call.toolCallId)
+                return result === undefined ? call : { ...call, result }
+              })
               run.runId = undefined
               return step((hooks) => continueWith(results, hooks))
             })
@@ -1070,15 +1151,23 @@ export const make = (
           Effect.suspend(() => {
             if (run.cancelledWith !== undefined) return Effect.zipRight(abort, Effect.fail(run.cancelledWith))
             abortRequest = abort
+            awaitingAnswer = true
             return Effect.void
           })
         // The response headers name the run before RUN_STARTED does: enough to cancel it.
         const onOpen = (ids: { readonly threadId: string | undefined; readonly runId: string | undefined }) => {
-          if (ids.runId !== undefined) run.runId = ids.runId
+          if (ids.runId !== undefined) {
+            run.runId = ids.runId
+            // The server took the request's tool results (it names the run only once it has).
+            run.awaiting = []
+          }
+          answered()
           if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId
         }
+        // A request whose stream ends early tells the server before its connection closes.
+        const beforeAbort = Effect.withParentSpan(Effect.suspend(cancelOnServer), runSpan)
         // The step's span is the parent of its request's.
-        const hooksOf = (span: Tracer.Span): Transport.RunHooks => ({ registerAbort, onOpen, span })
+        const hooksOf = (span: Tracer.Span): Transport.RunHooks => ({ registerAbort, onOpen, span, beforeAbort })
 
         const continueWith = (results: ReadonlyArray<Types.ToolResultContent>, hooks: Transport.RunHooks) =>
           Auth.withCredentialsStream(auth, (c) =>
@@ -1125,17 +1214,19 @@ export const make = (
                 })
             // A run the server knew ends there too: the next run's previousRunId must name it.
             const ended = run.runId !== undefined && !ClientState.isLocalThreadId(run.threadId) ? run.runId : undefined
+            const pendingToolCalls = run.awaiting.length === 0 ? {} : { pendingToolCalls: run.awaiting }
             yield* record(run.threadId, [
               ...(ended === undefined
                 ? []
                 : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId: run.threadId, runId: ended } as const]),
               error === undefined
-                ? { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "cancelled", at }
+                ? { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "cancelled", ...pendingToolCalls, at }
                 : {
                   type: "RUN_ENDED_LOCALLY",
                   threadId: run.threadId,
                   outcome: "error",
                   error,
+                  ...pendingToolCalls,
                   at
                 }
             ])
@@ -1149,14 +1240,23 @@ export const make = (
         }
         // A stale previousRunId (another client, or a run cancelled before it was named, moved
         // the thread on) is refused before any work: ask the server for the right one, once.
+        // So is a new message answering other tool calls than the server waits on (a run whose
+        // last request went unanswered may or may not have reached it): it answers the server's.
         const opened = (hooks: Transport.RunHooks) =>
           existing === undefined ? open(previousRunId, hooks) : open(previousRunId, hooks).pipe(
             Stream.catchAll((error) =>
-              error._tag === "ApiError" && error.code === "INVALID_PREVIOUS_RUN"
+              error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" ||
+                  (start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))
                 ? Streams.unwrap(
                   Effect.map(
                     withCredentials((c) => transport.retrieveThread(c, existing)).pipe(Effect.withParentSpan(runSpan)),
-                    (remote) => open(remote.lastCompletedRunId, hooks)
+                    (remote) => {
+                      if (start._tag === "Message") {
+                        run.awaiting = pendingFromApi(remote)
+                        firstMessage = Unanswered.forServer(firstMessage, run.awaiting)
+                      }
+                      return open(remote.lastCompletedRunId, hooks)
+                    }
                   )
                 )
                 : Stream.fail(error)
@@ -1232,13 +1332,19 @@ export const make = (
     const cancelRun = (threadId?: string): Effect.Effect<void, TamboError> =>
       Effect.gen(function* () {
         const id = threadId ?? (yield* store.currentThreadId)
-        const local = activeRuns.get(id)
+        // A run creating its thread in the placeholder is known by its lock key until it starts.
+        const local = activeRuns.get(
+          id === ClientState.PLACEHOLDER_THREAD_ID && placeholderOwner !== undefined ? placeholderOwner : id
+        )
         if (local !== undefined) return yield* local.cancel
         // Not running here: cancel what the store shows running (a quiet no-op when idle).
         const streaming = (yield* store.getThread(id))?.streaming
         const runId = streaming?.status === "idle" ? undefined : streaming?.runId
         if (runId !== undefined) {
-          yield* withCredentials((c) => transport.cancelRun(c, id, runId))
+          // A run the server ended already (404) is cancelled as far as anyone can tell.
+          yield* withCredentials((c) => transport.cancelRun(c, id, runId)).pipe(
+            Effect.catchIf((error) => error._tag === "ApiError" && error.status === 404, () => Effect.void)
+          )
         }
       }).pipe(Effect.withSpan("Tambo.cancelRun", { attributes: { "tambo.thread_id": threadId ?? "current" } }))
 

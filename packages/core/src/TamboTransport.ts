@@ -135,6 +135,15 @@ export interface RunHooks {
    */
   readonly registerAbort?: (abort: Effect.Effect<void>) => Effect.Effect<void, TamboError>
   /**
+   * Runs before the request is aborted because its stream ended before the
+   * response's end (interrupted, its reader stopped, a failure): the caller
+   * tells the server first, which then records why the run ended rather than
+   * a closed connection.
+   *
+   * @since 0.1.0
+   */
+  readonly beforeAbort?: Effect.Effect<void>
+  /**
    * The parent of the request's span, when the caller traces the run with a
    * span it does not put in the stream's context.
    */
@@ -557,7 +566,12 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
             release = decoded.release
             return Stream.toChannel(decoded.events)
           })),
-          (exit) => ended ? Effect.void : Scope.close(requestScope, exit)
+          (exit) =>
+            ended
+              ? Effect.void
+              : hooks?.beforeAbort === undefined
+              ? Scope.close(requestScope, exit)
+              : Effect.zipRight(hooks.beforeAbort, Scope.close(requestScope, exit))
         )
       })))
     }

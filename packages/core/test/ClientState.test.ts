@@ -1272,6 +1272,14 @@ describe("local actions", () => {
     expect(t.internal.openComponents).toEqual([])
   })
 
+  it("RUN_ENDED_LOCALLY with the calls the server still waits on keeps them pending", () => {
+    const s0 = reduce(started(), events("t1", [e.toolStart("c1", "f", "m1"), e.toolArgs("c1", "{}"), e.awaiting(["c1", "f"])]))
+    const calls = [{ toolCallId: "c1", toolName: "f" }]
+    const s = reduce(s0, [{ type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "cancelled", pendingToolCalls: calls, at: 9000 }])
+    expect(thread(s, "t1").pendingToolCalls).toEqual(calls)
+    expect(thread(s, "t1").thread.lastRunCancelled).toBe(true)
+  })
+
   it("RUN_ENDED_LOCALLY error: the error is recorded", () => {
     const error = { message: "socket hang up", category: "server_error" as const, isRetryable: true }
     const s = reduce(started(), [{ type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "error", error, at: 9000 }])

@@ -311,6 +311,37 @@ describe("client-side tools", () => {
     expect(server.threads.get(threadId)?.pendingToolCallIds).toEqual(["call_rome"])
   })
 
+  it("takes tool results and a new message in one: the results as tool messages, then the user's content; the script answers anew", async () => {
+    server.setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("get_weather", { city: "Rome" }, { id: "call_rome" }), Script.text("never played")]
+        : [Script.text(`${request.text} / ${request.toolResults.map((r) => `${r.toolName}:${r.isError}:${r.text}`).join(",")}`)]
+    )
+    const { threadId, runId } = runIds(await createRun("Weather?", { tools: [weatherTool] }))
+    // The API filters the tool_result blocks out wherever they are: text may come first.
+    const events = await collect(await sdk.threads.runs.run(threadId, {
+      message: {
+        role: "user",
+        content: [
+          { type: "text", text: "Forget it, " },
+          { type: "tool_result", toolUseId: "call_rome", content: [{ type: "text", text: "cancelled" }], isError: true },
+          { type: "text", text: "what time is it?" }
+        ]
+      },
+      previousRunId: runId,
+      userKey: USER,
+      tools: [weatherTool]
+    }))
+    expect(textOf(events)).toBe("Forget it, what time is it? / get_weather:true:cancelled")
+    const thread = await sdk.threads.retrieve(threadId, { userKey: USER })
+    expect(thread.pendingToolCallIds ?? []).toEqual([])
+    expect(thread.messages.slice(2).map((message) => [message.role, message.content])).toEqual([
+      ["assistant", [{ type: "tool_result", toolUseId: "call_rome", content: [{ type: "text", text: "cancelled" }], isError: true }]],
+      ["user", [{ type: "text", text: "Forget it, " }, { type: "text", text: "what time is it?" }]],
+      ["assistant", [{ type: "text", text: "Forget it, what time is it? / get_weather:true:cancelled" }]]
+    ])
+  })
+
   it("gives a script function the whole request", async () => {
     const seen: Array<Script.RunRequest> = []
     const contexts: Array<Script.ScriptContext> = []

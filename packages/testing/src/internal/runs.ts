@@ -155,9 +155,12 @@ const startRun = async (
     body: ctx.body
   }
 
+  // A message with content of its own beside its tool results is a new turn: the script answers
+  // it, rather than the rest of the round the results answer.
+  const userContent = body.message.content.filter((block): block is Wire.TextContent | Wire.ResourceContent => block.type !== "tool_result")
   let round: Round
   try {
-    if (results.length > 0 && thread.remainingRounds.length > 0) {
+    if (results.length > 0 && userContent.length === 0 && thread.remainingRounds.length > 0) {
       round = thread.remainingRounds[0]!
       thread.remainingRounds = thread.remainingRounds.slice(1)
     } else {
@@ -193,7 +196,6 @@ const startRun = async (
     }])
   }
   if (results.length > 0) thread.pendingToolCallIds = undefined
-  const userContent = body.message.content.filter((block): block is Wire.TextContent | Wire.ResourceContent => block.type !== "tool_result")
   if (userContent.length > 0) state.store.addMessage(thread, "user", userContent)
 
   const res = ctx.res
