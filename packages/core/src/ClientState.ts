@@ -79,7 +79,7 @@ export interface PendingToolCall {
    * yet (the run ended before a continuation carrying it was accepted): the
    * next message on the thread sends it.
    */
-  readonly result?: Types.ToolResultContent | undefined
+  readonly result?: ToolResultContent | undefined
 }
 
 /**
