@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
+import * as Auth from "@tambo-effect/core/Auth"
 import * as Mcp from "@tambo-effect/core/Mcp"
 import * as SnapshotStrategy from "@tambo-effect/core/SnapshotStrategy"
 import * as Tambo from "@tambo-effect/core/Tambo"
@@ -24,6 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import type * as Runtime from "effect/Runtime"
 import type * as Stream from "effect/Stream"
 import { ToolDefinitionError } from "./errors.js"
@@ -368,6 +370,7 @@ export class TamboClient {
   readonly #built: Runtime.Runtime<never>
   readonly #tambo: Tambo.Tambo.Service
   readonly #mcp: Mcp.Mcp.Service
+  readonly #auth: Auth.Auth.Service
   readonly #store: TamboStore<ClientState>
   readonly #mcpServers: ReadonlyArray<McpServerInfo>
   /** The runs in flight. */
@@ -418,12 +421,12 @@ export class TamboClient {
     })
     this.#runtime = ManagedRuntime.make(layer)
     // Core's Layers build synchronously, so options fail here, as a throw.
-    const built = this.#runtime.runSyncExit(Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>()]))
+    const built = this.#runtime.runSyncExit(Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>(), Auth.Auth]))
     if (Exit.isFailure(built)) {
       void this.#runtime.dispose()
       throw fromCause(built.cause)
     }
-    ;[this.#tambo, this.#mcp, this.#built] = built.value
+    ;[this.#tambo, this.#mcp, this.#built, this.#auth] = built.value
   }
 
   // ---------------------------------------------------------------------------
@@ -953,6 +956,27 @@ export class TamboClient {
    */
   getAuthState(): TamboAuthState {
     return authStateFromCore(this.#sync(this.#tambo.authState))
+  }
+
+  /**
+   * Takes a new user token in place, as an identity provider rotates it
+   * (about hourly), without a new client: runs in flight go on, threads
+   * stay. The same token again changes nothing. Otherwise the access token
+   * of the old one is dropped and the new one is exchanged at once; every
+   * request from then on, the next tool round of a run in flight included,
+   * waits for that exchange and carries its token (a run's stream already
+   * open is not touched). Throws an `AuthError` (`InvalidCredentials`) on a
+   * client made with a `userKey` or no identity.
+   *
+   * @example
+   * ```ts
+   * identityProvider.onTokenRefreshed((token) => client.setUserToken(token))
+   * ```
+   *
+   * @since 0.1.0
+   */
+  setUserToken(userToken: string): void {
+    this.#sync(this.#auth.setUserToken(Redacted.make(userToken)))
   }
 
   /**
