@@ -344,9 +344,9 @@ const exchanging = (
         Effect.uninterruptible(Effect.suspend(() => {
           if (Redacted.value(next) === Redacted.value(userToken)) return Effect.void
           userToken = next
+          // Synchronous (the facade runs it with runSync). The old token's scheduled refresh
+          // finds it gone and does nothing; the new token's replaces its timer.
           return Effect.gen(function* () {
-            // The old token's scheduled refresh would only exchange the new subject early.
-            yield* FiberHandle.clear(refreshTimer)
             const deferred = yield* Deferred.make<Token, AuthError>()
             yield* Ref.set(slot, { _tag: "Exchanging", deferred })
             yield* startExchange(deferred, "newUserToken")
