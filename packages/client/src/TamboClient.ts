@@ -171,7 +171,10 @@ export interface TamboClientOptions {
  * @category Models
  */
 export interface RunOptions {
-  /** The thread to run on. Default: the current thread (a new one on the placeholder). */
+  /**
+   * The thread to run on. Default: the thread current when the run is started (a new
+   * one on the placeholder, even if another new-thread run becomes current meanwhile).
+   */
   readonly threadId?: string | undefined
   /** Run client-side tools and continue with their results. Default `true`. */
   readonly autoExecuteTools?: boolean | undefined
@@ -663,7 +666,9 @@ export class TamboClient {
       run.start(
         (effect) => this.#runtime.runFork(effect),
         open({
-          threadId: options.threadId,
+          // The thread current when run() was called: core reads it only once the credentials
+          // are there, by when another run may have made its own new thread current.
+          threadId: requestedThreadId,
           autoExecuteTools: options.autoExecuteTools,
           maxSteps: options.maxSteps,
           toolChoice: options.toolChoice,

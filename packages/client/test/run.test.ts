@@ -1,4 +1,5 @@
 import { Script } from "@tambo-effect/testing"
+import { createServer, request as httpRequest, type Server } from "node:http"
 import { describe, expect, it } from "vitest"
 import { AbortError, ApiError, type StreamEvent, type TamboThread } from "../src/index.js"
 import { makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
@@ -318,6 +319,71 @@ describe("failures", () => {
     expect(x.id).not.toBe(y.id)
     expect(texts(x.messages)).toEqual(["user: x", "assistant: re: x"])
     expect(texts(y.messages)).toEqual(["user: y", "assistant: re: y"])
+  })
+
+  it("a run started on the placeholder gets a new thread even if another run names its thread first", async () => {
+    // A loopback proxy in front of the testing server that holds the first run request and the
+    // second token exchange until told, so the second run (waiting for that exchange) reads its
+    // thread only after the first run's thread became current.
+    const gate = () => {
+      let resolve!: () => void
+      const promise = new Promise<void>((r) => (resolve = r))
+      return { promise, resolve }
+    }
+    const held = { run: gate(), exchange: gate() }
+    let runs = 0
+    let exchanges = 0
+    const target = new URL(server().url)
+    const proxy: Server = createServer((req, res) => {
+      const forward = () =>
+        req.pipe(httpRequest(
+          { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+          (upstream) => {
+            res.writeHead(upstream.statusCode ?? 502, upstream.headers)
+            upstream.pipe(res)
+          }
+        ))
+      const path = req.url?.split("?")[0]
+      if (req.method === "POST" && path === "/v1/threads/runs" && ++runs === 1) void held.run.promise.then(forward)
+      else if (req.method === "POST" && path === "/oauth/token" && ++exchanges === 2) {
+        void held.exchange.promise.then(forward)
+      } else forward()
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+    try {
+      const address = proxy.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server().setScript((request) => [Script.text(["re: ", request.text])])
+      const client = makeClient(server(), {
+        tamboUrl: `http://127.0.0.1:${port}`,
+        userKey: undefined,
+        userToken: "opaque-token-1"
+      })
+      await waitFor(() => client.getAuthState().status === "identified", "the first exchange")
+      const x = client.run("x")
+      await waitFor(() => runs === 1, "the first run request")
+      client.setUserToken("opaque-token-2")
+      // Called while the placeholder is current: a new conversation, like x.
+      expect(client.getState().currentThreadId).toBe("placeholder")
+      const y = client.run("y")
+      held.run.resolve()
+      const xId = await x.threadId
+      expect(client.getState().currentThreadId).toBe(xId)
+      held.exchange.resolve()
+      const [xThread, yThread] = await Promise.all([x.thread, settle(y.thread)])
+      // Before: y ran on x's thread, busy, and failed with a RunConflictError.
+      expect(yThread.ok ? "ok" : yThread.error._tag).toBe("ok")
+      expect(yThread.ok && yThread.value.id).not.toBe(xId)
+      expect(texts(xThread.messages)).toEqual(["user: x", "assistant: re: x"])
+      expect(yThread.ok && texts(yThread.value.messages)).toEqual(["user: y", "assistant: re: y"])
+      expect(server().requests.filter((r) => r.path === "/v1/threads/runs")).toHaveLength(2)
+      // As upstream: the first run named becomes current, the other does not take it over.
+      expect(client.getState().currentThreadId).toBe(xId)
+    } finally {
+      held.run.resolve()
+      held.exchange.resolve()
+      await new Promise((resolve) => proxy.close(resolve))
+    }
   })
 
   it("runs on different threads go on concurrently", async () => {
