@@ -246,6 +246,12 @@ export interface TamboTool<Params = any, Returns = any> {
   readonly inputSchema: SupportedSchema<Params>
   readonly outputSchema?: SupportedSchema<Returns> | undefined
   transformToContent?(result: Returns): ReadonlyArray<ContentPartLike> | PromiseLike<ReadonlyArray<ContentPartLike>>
+  /**
+   * Ask for approval before running: always (`true`), or per call, from
+   * the decoded arguments (a function, which may answer with a promise).
+   * As {@link MakeOptions.needsApproval}.
+   */
+  readonly needsApproval?: boolean | ((params: Params) => boolean | PromiseLike<boolean>) | undefined
 }
 
 /**
@@ -979,7 +985,7 @@ interface Normalised {
   readonly timeout: Duration.Duration | undefined
   readonly input: unknown
   readonly output: unknown
-  readonly needsApproval: (args: unknown) => boolean
+  readonly needsApproval: (args: unknown) => boolean | PromiseLike<boolean>
   readonly execute: (args: unknown, toolCallId: string) => Effect.Effect<unknown, unknown>
   readonly toContent: (result: unknown) => Effect.Effect<ReadonlyArray<ToolResultPart>, ToolCallError>
 }
@@ -1035,6 +1041,12 @@ const normalise = (definition: Definition): Effect.Effect<Normalised, ToolDefini
       return yield* Effect.fail(invalidDefinition(name, `Tool "${name}" needs an \`inputSchema\``))
     }
     const transform = tambo.transformToContent
+    const needsApproval: unknown = tambo.needsApproval
+    if (needsApproval !== undefined && typeof needsApproval !== "boolean" && typeof needsApproval !== "function") {
+      return yield* Effect.fail(
+        invalidDefinition(name, `Tool "${name}": \`needsApproval\` must be a boolean or a function of the arguments`)
+      )
+    }
     return {
       name,
       description,
@@ -1044,7 +1056,8 @@ const normalise = (definition: Definition): Effect.Effect<Normalised, ToolDefini
       timeout: undefined,
       input: tambo.inputSchema,
       output: tambo.outputSchema,
-      needsApproval: () => false,
+      needsApproval: (args) =>
+        typeof needsApproval === "function" ? Reflect.apply(needsApproval, tambo, [args]) : needsApproval === true,
       execute: (args, toolCallId) => callUser(name, (signal) => callTamboTool(tambo, args, { toolCallId, signal })),
       toContent: (result) =>
         typeof transform === "function"
@@ -1111,17 +1124,22 @@ export const resolve = (definition: Definition): Effect.Effect<ResolvedTool, Too
               })
             )
           ),
-      needsApproval: (args) =>
-        Effect.try({
-          try: () => tool.needsApproval(args),
-          catch: (thrown) =>
-            new ToolCallError({
-              reason: "Threw",
-              message: `Tool "${name}": deciding whether the call needs approval failed: ${describeError(thrown)}`,
-              toolName: name,
-              cause: thrown
-            })
-        }),
+      needsApproval: (args) => {
+        const failed = (thrown: unknown) =>
+          new ToolCallError({
+            reason: "Threw",
+            message: `Tool "${name}": deciding whether the call needs approval failed: ${describeError(thrown)}`,
+            toolName: name,
+            cause: thrown
+          })
+        return Effect.flatMap(
+          Effect.try({ try: () => tool.needsApproval(args), catch: failed }),
+          (answer) =>
+            isPromiseLike(answer)
+              ? Effect.tryPromise({ try: () => Promise.resolve(answer), catch: failed })
+              : Effect.succeed(answer)
+        )
+      },
       run: (args, { toolCallId }) =>
         tool.execute(args, toolCallId).pipe(
           Effect.catchAll((error) =>
