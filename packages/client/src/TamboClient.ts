@@ -645,6 +645,8 @@ export class TamboClient {
         this.#recordApprovals(entry, events)
       },
       onThreadId: () => this.#changed(),
+      cancelOnServer: (threadId) =>
+        this.#runtime.runPromise(Effect.ignore(this.#tambo.cancelRun(threadId))).then(() => undefined, () => undefined),
       onFinish: () => {
         signal?.removeEventListener("abort", onAbort)
         if (this.#runs.delete(entry)) this.#changed()

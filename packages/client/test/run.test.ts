@@ -1,7 +1,7 @@
 import { Script } from "@tambo-effect/testing"
 import { createServer, request as httpRequest, type Server } from "node:http"
 import { describe, expect, it } from "vitest"
-import { AbortError, ApiError, type StreamEvent, type TamboThread } from "../src/index.js"
+import { AbortError, ApiError, type StreamEvent, type TamboStream, type TamboThread } from "../src/index.js"
 import { makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
@@ -136,6 +136,27 @@ describe("cancellation", () => {
     const thread = client.getThread(threadId)!
     expect(thread.lastRunCancelled).toBe(true)
     expect(thread.status).toBe("idle")
+  })
+
+  it("the server hears of a cancel (DELETE) before the connection closes: no DELETE of a run it already ended", async () => {
+    const client = makeClient(server())
+    const cancels: Array<{ readonly name: string; readonly cancel: (stream: TamboStream, threadId: string) => unknown }> = [
+      { name: "cancelRun", cancel: (_, threadId) => client.cancelRun(threadId) },
+      { name: "abort()", cancel: (stream) => stream.abort() }
+    ]
+    for (const { cancel, name } of cancels) {
+      server().reset()
+      server().setScript([Script.pace(20), Script.text(["a ", "b ", "c ", "d ", "e "]), Script.hang()])
+      const stream = client.run(name, { threadId: client.startNewThread() })
+      const threadId = await stream.threadId
+      await waitFor(() => JSON.stringify(client.getThread(threadId)?.messages ?? []).includes("b "), "some text")
+      cancel(stream, threadId)
+      expect(await cancelled(stream)).toMatchObject({ _tag: "AbortError" })
+      await waitFor(() => server().cancels.length > 0, "the server to see the cancel")
+      // Cancelled by the DELETE, not by the closed connection (which would make the DELETE a 404).
+      expect(server().cancels.map((c) => c.reason)).toEqual(["user_cancelled"])
+      expect(server().requests.filter((r) => r.method === "DELETE")).toHaveLength(1)
+    }
   })
 
   it("abort() makes an iterator throw the AbortError", async () => {
