@@ -368,7 +368,7 @@ const NO_APPROVALS: ReadonlyArray<PendingToolCallInfo> = []
  * @category Models
  */
 export class TamboClient {
-  readonly #runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo | Mcp.Mcp, CoreError>
+  readonly #runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo | Mcp.Mcp | Auth.Auth, CoreError>
   /** The built runtime, for queue operations that must outlive `destroy()`. */
   readonly #built: Runtime.Runtime<never>
   readonly #tambo: Tambo.Tambo.Service

@@ -251,8 +251,20 @@ export interface TamboTool<Params = any, Returns = any> {
    * the decoded arguments (a function, which may answer with a promise).
    * As {@link MakeOptions.needsApproval}.
    */
-  readonly needsApproval?: boolean | ((params: Params) => boolean | PromiseLike<boolean>) | undefined
+  readonly needsApproval?: boolean | ApprovalPredicate<Params> | undefined
 }
+
+/**
+ * Whether a call with these arguments needs approval. Its parameter is
+ * checked like a method's (bivariantly), as `tool`'s is: a tool typed for
+ * its own arguments stays a `TamboTool<unknown>`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ApprovalPredicate<Params> = {
+  bivarianceHack(params: Params): boolean | PromiseLike<boolean>
+}["bivarianceHack"]
 
 /**
  * A tool built by {@link make}. `execute` always returns an `Effect`: a

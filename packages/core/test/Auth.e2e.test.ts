@@ -223,23 +223,22 @@ describe("Auth against the testing server", () => {
         )
       )
     }).pipe(Effect.scoped))
+
   it.live("setUserToken during a run: the run goes on, and its next request carries the new subject's token", () => {
     // A rotation by the identity provider: the same user, a later expiry.
     const nowSeconds = Math.floor(Date.now() / 1000)
     const oldToken = jwtFor("alice", nowSeconds + 1_000)
     const newToken = jwtFor("alice", nowSeconds + 2_000)
-    const rotate = Tool.make({
-      name: "rotate",
-      description: "Rotates the user token while the run waits for this tool",
-      input: Schema.Struct({}),
-      execute: () =>
-        Effect.zipRight(
-          Effect.flatMap(Auth.Auth, (auth) => auth.setUserToken(Redacted.make(newToken))),
-          Effect.succeed("rotated")
-        )
-    })
     return Effect.gen(function* () {
       serverClock.offsetMillis = 0
+      const auth = yield* Auth.Auth
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.registerTool(Tool.make({
+        name: "rotate",
+        description: "Rotates the user token while the run waits for this tool",
+        input: Schema.Struct({}),
+        execute: () => Effect.as(auth.setUserToken(Redacted.make(newToken)), "rotated")
+      }))
       server().setScript((request) =>
         request.toolResults.length === 0 ? [Script.toolCall("rotate", {})] : [Script.text("done")]
       )
@@ -258,8 +257,7 @@ describe("Auth against the testing server", () => {
       expect(bearerClaims(first!)).toMatchObject({ sub: "alice", exp: nowSeconds + 1_000 })
       expect(bearerClaims(continued!)).toMatchObject({ sub: "alice", exp: nowSeconds + 2_000 })
       // Same user: the thread is still theirs.
-      const tambo = yield* Tambo.Tambo
       expect((yield* tambo.fetchThread(threadId)).messages.length).toBeGreaterThan(0)
-    }).pipe(Effect.provide(tokenLayer(oldToken, { tools: [rotate] })))
+    }).pipe(Effect.provide(tokenLayer(oldToken)))
   })
 })

@@ -123,7 +123,7 @@ describe("useTamboSuggestions", () => {
     const weatherTool = {
       name: "get_weather",
       description: "Current weather in a city",
-      inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      inputSchema: { type: "object" as const, properties: { city: { type: "string" as const } }, required: ["city"] },
       tool: ({ city }: { readonly city: string }) => ({ city, temperature: 21 })
     }
     const weatherScript = () =>

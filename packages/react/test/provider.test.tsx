@@ -131,7 +131,7 @@ describe("TamboProvider", () => {
     const waitHere = {
       name: "wait_here",
       description: "Waits until the test lets it go",
-      inputSchema: { type: "object", properties: {} },
+      inputSchema: { type: "object" as const, properties: {} },
       tool: async () => {
         toolStarted = true
         await toolReleased
