@@ -193,8 +193,7 @@ const exchanging = (
       Effect.gen(function* () {
         // Measured before the request: the token may be a little older than it says.
         const startedAt = yield* Clock.currentTimeMillis
-        const subject = userToken
-        const token = yield* Effect.mapError(transport.exchangeToken(subject), toAuthError)
+        const token = yield* Effect.mapError(transport.exchangeToken(userToken), toAuthError)
         const lifetime = Math.max(0, token.expiresInSeconds * 1000)
         return {
           credentials: { _tag: "Bearer", token: token.token },
