@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
+import * as Auth from "@tambo-effect/core/Auth"
 import * as Mcp from "@tambo-effect/core/Mcp"
 import * as SnapshotStrategy from "@tambo-effect/core/SnapshotStrategy"
 import * as Tambo from "@tambo-effect/core/Tambo"
@@ -25,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import type * as Runtime from "effect/Runtime"
 import type * as Stream from "effect/Stream"
 import { ToolDefinitionError } from "./errors.js"
@@ -184,7 +186,10 @@ export interface TamboClientOptions {
  * @category Models
  */
 export interface RunOptions {
-  /** The thread to run on. Default: the current thread (a new one on the placeholder). */
+  /**
+   * The thread to run on. Default: the thread current when the run is started (a new
+   * one on the placeholder, even if another new-thread run becomes current meanwhile).
+   */
   readonly threadId?: string | undefined
   /** Run client-side tools and continue with their results. Default `true`. */
   readonly autoExecuteTools?: boolean | undefined
@@ -381,11 +386,12 @@ const approvalKey = (info: PendingToolCallInfo): string => `${info.threadId}\u00
  * @category Models
  */
 export class TamboClient {
-  readonly #runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo | Mcp.Mcp, CoreError>
+  readonly #runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo | Mcp.Mcp | Auth.Auth, CoreError>
   /** The built runtime, for queue operations that must outlive `destroy()`. */
   readonly #built: Runtime.Runtime<never>
   readonly #tambo: Tambo.Tambo.Service
   readonly #mcp: Mcp.Mcp.Service
+  readonly #auth: Auth.Auth.Service
   readonly #store: TamboStore<ClientState>
   readonly #mcpServers: ReadonlyArray<McpServerInfo>
   /** The runs in flight. */
@@ -437,12 +443,12 @@ export class TamboClient {
     })
     this.#runtime = ManagedRuntime.make(layer)
     // Core's Layers build synchronously, so options fail here, as a throw.
-    const built = this.#runtime.runSyncExit(Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>()]))
+    const built = this.#runtime.runSyncExit(Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>(), Auth.Auth]))
     if (Exit.isFailure(built)) {
       void this.#runtime.dispose()
       throw CallSite.attach(fromCause(built.cause), CallSite.capture(TamboClient))
     }
-    ;[this.#tambo, this.#mcp, this.#built] = built.value
+    ;[this.#tambo, this.#mcp, this.#built, this.#auth] = built.value
   }
 
   // ---------------------------------------------------------------------------
@@ -670,6 +676,8 @@ export class TamboClient {
         this.#recordApprovals(entry, events)
       },
       onThreadId: () => this.#changed(),
+      cancelOnServer: (threadId) =>
+        this.#runtime.runPromise(Effect.ignore(this.#tambo.cancelRun(threadId))).then(() => undefined, () => undefined),
       onFinish: () => {
         signal?.removeEventListener("abort", onAbort)
         if (this.#runs.delete(entry)) this.#changed()
@@ -691,7 +699,9 @@ export class TamboClient {
       run.start(
         (effect) => this.#runtime.runFork(effect),
         open({
-          threadId: options.threadId,
+          // The thread current when run() was called: core reads it only once the credentials
+          // are there, by when another run may have made its own new thread current.
+          threadId: requestedThreadId,
           autoExecuteTools: options.autoExecuteTools,
           maxSteps: options.maxSteps,
           toolChoice: options.toolChoice,
@@ -985,6 +995,27 @@ export class TamboClient {
    */
   getAuthState(): TamboAuthState {
     return authStateFromCore(this.#sync(this.#tambo.authState))
+  }
+
+  /**
+   * Takes a new user token in place, as an identity provider rotates it
+   * (about hourly), without a new client: runs in flight go on, threads
+   * stay. The same token again changes nothing. Otherwise the access token
+   * of the old one is dropped and the new one is exchanged at once; every
+   * request from then on, the next tool round of a run in flight included,
+   * waits for that exchange and carries its token (a run's stream already
+   * open is not touched). Throws an `AuthError` (`InvalidCredentials`) on a
+   * client made with a `userKey` or no identity.
+   *
+   * @example
+   * ```ts
+   * identityProvider.onTokenRefreshed((token) => client.setUserToken(token))
+   * ```
+   *
+   * @since 0.1.0
+   */
+  setUserToken(userToken: string): void {
+    this.#sync(this.#auth.setUserToken(Redacted.make(userToken)))
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Script } from "@tambo-effect/testing"
 import * as net from "node:net"
 import { describe, expect, it } from "vitest"
-import { ConfigError, TamboClient, type TamboClientOptions, ToolDefinitionError, TransportError } from "../src/index.js"
+import { AuthError, ConfigError, TamboClient, type TamboClientOptions, ToolDefinitionError, TransportError } from "../src/index.js"
 import { makeClient, texts, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
@@ -81,6 +81,59 @@ describe("a server that is not there", () => {
     } finally {
       await client.destroy()
     }
+  })
+})
+
+/** An unsigned JWT for `sub` that expires at `exp` (seconds): the testing server exchanges it without verifying it. */
+const jwtFor = (sub: string, exp: number) =>
+  [
+    Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+    Buffer.from(JSON.stringify({ sub, iss: "https://issuer.example", exp })).toString("base64url"),
+    "signature"
+  ].join(".")
+
+/** The expiry of the access token a request carried: it tells which subject token it was exchanged from. */
+const bearerExpiry = (headers: { readonly [name: string]: string }) =>
+  JSON.parse(Buffer.from(headers.authorization!.replace(/^Bearer /, "").split(".")[1]!, "base64url").toString("utf8"))
+    .exp as number
+
+describe("setUserToken", () => {
+  it("takes a rotated user token in place: the run goes on and its next request carries the new token", async () => {
+    const nowSeconds = Math.floor(Date.now() / 1000)
+    const oldToken = jwtFor("alice", nowSeconds + 1_000)
+    const newToken = jwtFor("alice", nowSeconds + 2_000)
+    server().setScript((request) =>
+      request.toolResults.length === 0 ? [Script.toolCall("rotate", {})] : [Script.text("done")]
+    )
+    const client: TamboClient = makeClient(server(), {
+      userKey: undefined,
+      userToken: oldToken,
+      tools: [{
+        name: "rotate",
+        description: "Rotates the user token while the run waits for it",
+        inputSchema: { type: "object", properties: {} },
+        tool: () => {
+          client.setUserToken(newToken)
+          return "rotated"
+        }
+      }]
+    })
+    const thread = await client.run("rotate, please").thread
+    expect(texts(thread.messages).at(-1)).toBe("assistant: done")
+    const runs = server().requests.filter((r) => r.path.endsWith("/runs"))
+    expect(runs.map((r) => bearerExpiry(r.headers))).toEqual([nowSeconds + 1_000, nowSeconds + 2_000])
+    const subjects = server().requests.filter((r) => r.path === "/oauth/token").map((r) =>
+      (r.body as { subject_token: string }).subject_token
+    )
+    expect(subjects).toEqual([oldToken, newToken])
+    expect(client.getAuthState()).toEqual({ status: "identified", source: "tokenExchange" })
+  })
+
+  it("throws an AuthError on a client without a userToken", () => {
+    const client = makeClient(server())
+    expect(() => client.setUserToken("token")).toThrow(AuthError)
+    expect(() => client.setUserToken("token")).toThrow(expect.objectContaining({ reason: "InvalidCredentials" }))
+    expect(client.getAuthState()).toEqual({ status: "identified", source: "userKey" })
   })
 })
 

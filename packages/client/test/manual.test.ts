@@ -3,7 +3,7 @@ import * as Tool from "@tambo-effect/core/Tool"
 import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
-import type { PendingToolCallInfo, StreamEvent } from "../src/index.js"
+import type { PendingToolCallInfo, StreamEvent, TamboTool } from "../src/index.js"
 import { makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
@@ -94,6 +94,86 @@ describe("a page reload", () => {
     expect(texts(thread.messages).at(-1)).toBe('assistant: Result: {"city":"Paris","temperature":4}')
     expect(await after.getPendingToolCalls(threadId)).toEqual([])
     expect(after.hasActiveRun(threadId)).toBe(false)
+  })
+})
+
+/** The weather tool as a plain `TamboTool` object, with `needsApproval` as given. */
+const plainWeather = (
+  calls: Array<string>,
+  needsApproval: TamboTool<{ readonly city: string }>["needsApproval"]
+): TamboTool<{ readonly city: string }> => ({
+  name: "get_weather",
+  description: "Current weather in a city",
+  inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  needsApproval,
+  tool: ({ city }) => {
+    calls.push(city)
+    return { city, temperature: 21 }
+  }
+})
+
+describe("approvals of plain tool objects", () => {
+  /** Runs the weather script, approving what is announced; what the tool ran for, and what was announced. */
+  const runApproving = async (tool: TamboTool<{ readonly city: string }>, calls: Array<string>) => {
+    const client = makeClient(server(), { tools: [tool] })
+    const announced: Array<unknown> = []
+    const stream = client.run("weather?")
+    for await (const event of stream.events()) {
+      if (event.type === "CLIENT_APPROVAL_REQUESTED") {
+        announced.push(event.args)
+        expect(calls).toEqual([])
+        client.approveToolCall(event.toolCallId)
+      }
+    }
+    return { announced, text: texts(await stream.messages).at(-1) }
+  }
+
+  it("needsApproval: true waits for approval, as with Tool.make", async () => {
+    weatherScript()
+    const calls: Array<string> = []
+    const { announced, text } = await runApproving(plainWeather(calls, true), calls)
+    expect(announced).toEqual([{ city: "Paris" }])
+    expect(calls).toEqual(["Paris"])
+    expect(text).toContain("Paris")
+  })
+
+  it("a predicate (sync or async) decides per call with the decoded arguments", async () => {
+    for (const needsApproval of [
+      (args: { readonly city: string }) => args.city === "Paris",
+      async (args: { readonly city: string }) => args.city === "Paris"
+    ]) {
+      weatherScript()
+      const calls: Array<string> = []
+      const { announced } = await runApproving(plainWeather(calls, needsApproval), calls)
+      expect(announced).toEqual([{ city: "Paris" }])
+      expect(calls).toEqual(["Paris"])
+    }
+    for (const needsApproval of [() => false, async () => false, false, undefined]) {
+      weatherScript()
+      const calls: Array<string> = []
+      const { announced } = await runApproving(plainWeather(calls, needsApproval), calls)
+      expect(announced).toEqual([])
+      expect(calls).toEqual(["Paris"])
+    }
+  })
+
+  it("a denied call is not run; the model is told", async () => {
+    weatherScript()
+    const calls: Array<string> = []
+    const client = makeClient(server(), { tools: [plainWeather(calls, true)] })
+    client.subscribe(() => {
+      for (const approval of client.getPendingApprovals()) client.denyToolCall(approval.toolCallId, "policy")
+    })
+    const thread = await client.run("weather?").thread
+    expect(calls).toEqual([])
+    expect(texts(thread.messages).at(-1)).toMatch(/Result: error .*policy/)
+  })
+
+  it("a needsApproval that is neither a boolean nor a function is a ToolDefinitionError", () => {
+    const bad = { ...plainWeather([], true), needsApproval: "yes" } as unknown as TamboTool
+    expect(() => makeClient(server(), { tools: [bad] })).toThrow(
+      expect.objectContaining({ _tag: "ToolDefinitionError", reason: "InvalidDefinition" })
+    )
   })
 })
 

@@ -1,6 +1,7 @@
 import { Script } from "@tambo-effect/testing"
+import { createServer, request as httpRequest, type Server } from "node:http"
 import { describe, expect, it } from "vitest"
-import { AbortError, ApiError, type StreamEvent, type TamboThread } from "../src/index.js"
+import { AbortError, ApiError, type StreamEvent, type TamboStream, type TamboThread } from "../src/index.js"
 import { makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
@@ -135,6 +136,27 @@ describe("cancellation", () => {
     const thread = client.getThread(threadId)!
     expect(thread.lastRunCancelled).toBe(true)
     expect(thread.status).toBe("idle")
+  })
+
+  it("the server hears of a cancel (DELETE) before the connection closes: no DELETE of a run it already ended", async () => {
+    const client = makeClient(server())
+    const cancels: Array<{ readonly name: string; readonly cancel: (stream: TamboStream, threadId: string) => unknown }> = [
+      { name: "cancelRun", cancel: (_, threadId) => client.cancelRun(threadId) },
+      { name: "abort()", cancel: (stream) => stream.abort() }
+    ]
+    for (const { cancel, name } of cancels) {
+      server().reset()
+      server().setScript([Script.pace(20), Script.text(["a ", "b ", "c ", "d ", "e "]), Script.hang()])
+      const stream = client.run(name, { threadId: client.startNewThread() })
+      const threadId = await stream.threadId
+      await waitFor(() => JSON.stringify(client.getThread(threadId)?.messages ?? []).includes("b "), "some text")
+      cancel(stream, threadId)
+      expect(await cancelled(stream)).toMatchObject({ _tag: "AbortError" })
+      await waitFor(() => server().cancels.length > 0, "the server to see the cancel")
+      // Cancelled by the DELETE, not by the closed connection (which would make the DELETE a 404).
+      expect(server().cancels.map((c) => c.reason)).toEqual(["user_cancelled"])
+      expect(server().requests.filter((r) => r.method === "DELETE")).toHaveLength(1)
+    }
   })
 
   it("abort() makes an iterator throw the AbortError", async () => {
@@ -319,6 +341,71 @@ describe("failures", () => {
     expect(x.id).not.toBe(y.id)
     expect(texts(x.messages)).toEqual(["user: x", "assistant: re: x"])
     expect(texts(y.messages)).toEqual(["user: y", "assistant: re: y"])
+  })
+
+  it("a run started on the placeholder gets a new thread even if another run names its thread first", async () => {
+    // A loopback proxy in front of the testing server that holds the first run request and the
+    // second token exchange until told, so the second run (waiting for that exchange) reads its
+    // thread only after the first run's thread became current.
+    const gate = () => {
+      let resolve!: () => void
+      const promise = new Promise<void>((r) => (resolve = r))
+      return { promise, resolve }
+    }
+    const held = { run: gate(), exchange: gate() }
+    let runs = 0
+    let exchanges = 0
+    const target = new URL(server().url)
+    const proxy: Server = createServer((req, res) => {
+      const forward = () =>
+        req.pipe(httpRequest(
+          { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+          (upstream) => {
+            res.writeHead(upstream.statusCode ?? 502, upstream.headers)
+            upstream.pipe(res)
+          }
+        ))
+      const path = req.url?.split("?")[0]
+      if (req.method === "POST" && path === "/v1/threads/runs" && ++runs === 1) void held.run.promise.then(forward)
+      else if (req.method === "POST" && path === "/oauth/token" && ++exchanges === 2) {
+        void held.exchange.promise.then(forward)
+      } else forward()
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+    try {
+      const address = proxy.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server().setScript((request) => [Script.text(["re: ", request.text])])
+      const client = makeClient(server(), {
+        tamboUrl: `http://127.0.0.1:${port}`,
+        userKey: undefined,
+        userToken: "opaque-token-1"
+      })
+      await waitFor(() => client.getAuthState().status === "identified", "the first exchange")
+      const x = client.run("x")
+      await waitFor(() => runs === 1, "the first run request")
+      client.setUserToken("opaque-token-2")
+      // Called while the placeholder is current: a new conversation, like x.
+      expect(client.getState().currentThreadId).toBe("placeholder")
+      const y = client.run("y")
+      held.run.resolve()
+      const xId = await x.threadId
+      expect(client.getState().currentThreadId).toBe(xId)
+      held.exchange.resolve()
+      const [xThread, yThread] = await Promise.all([x.thread, settle(y.thread)])
+      // Before: y ran on x's thread, busy, and failed with a RunConflictError.
+      expect(yThread.ok ? "ok" : yThread.error._tag).toBe("ok")
+      expect(yThread.ok && yThread.value.id).not.toBe(xId)
+      expect(texts(xThread.messages)).toEqual(["user: x", "assistant: re: x"])
+      expect(yThread.ok && texts(yThread.value.messages)).toEqual(["user: y", "assistant: re: y"])
+      expect(server().requests.filter((r) => r.path === "/v1/threads/runs")).toHaveLength(2)
+      // As upstream: the first run named becomes current, the other does not take it over.
+      expect(client.getState().currentThreadId).toBe(xId)
+    } finally {
+      held.run.resolve()
+      held.exchange.resolve()
+      await new Promise((resolve) => proxy.close(resolve))
+    }
   })
 
   it("runs on different threads go on concurrently", async () => {

@@ -8,6 +8,9 @@
  * requests share one exchange. A refused exchange is an `AuthError` that
  * later requests fail with at once, without asking the API again.
  *
+ * Identity providers rotate user tokens: `setUserToken` takes the new one
+ * in place, without rebuilding anything (see there).
+ *
  * Tokens are `Redacted` everywhere: they never reach logs, spans or error
  * messages.
  *
@@ -89,6 +92,23 @@ export declare namespace Auth {
      * cached.
      */
     readonly invalidate: (rejected?: Credentials | undefined) => Effect.Effect<void>
+    /**
+     * Replaces the user token (the subject token of the exchange), as an
+     * identity provider rotates it. The same token again changes nothing.
+     * Otherwise the access token of the old one is dropped at once and the
+     * new one is exchanged right away: every request that asks for
+     * credentials from now on (a new run, a REST call, the next tool round
+     * of a run in flight) waits for that exchange and carries its token.
+     * What is already under way is left alone: a run's open stream goes
+     * on, and requests already waiting on an exchange of the old token get
+     * its outcome. A refused exchange of the old token is forgotten.
+     *
+     * Fails with an `AuthError` (`InvalidCredentials`) when the service was
+     * not configured with a `userToken` (a `userKey`, or no identity).
+     *
+     * @since 0.1.0
+     */
+    readonly setUserToken: (userToken: Redacted.Redacted<string>) => Effect.Effect<void, AuthError>
   }
 }
 
@@ -140,20 +160,32 @@ const fixed = (state: AuthState, credentials: Effect.Effect<Credentials, AuthErr
       state: SubscriptionRef.get(ref),
       changes: ref.changes,
       credentials,
-      invalidate: () => Effect.void
+      invalidate: () => Effect.void,
+      setUserToken: () =>
+        Effect.fail(
+          new AuthError({
+            reason: "InvalidCredentials",
+            message: "setUserToken needs a client configured with a userToken, not a userKey or no identity"
+          })
+        )
     }))
 
-/** Why an exchange ran: at start, on schedule, or because a request found no usable token. */
-type Trigger = "initial" | "refresh" | "request"
+/**
+ * Why an exchange ran: at start, on schedule, because a request found no
+ * usable token, or because the user token was replaced.
+ */
+type Trigger = "initial" | "refresh" | "request" | "newUserToken"
 
 const exchanging = (
-  userToken: Redacted.Redacted<string>,
+  initialUserToken: Redacted.Redacted<string>,
   transport: TamboTransport.Service
 ): Effect.Effect<Auth.Service, never, Scope.Scope> =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
     const state = yield* SubscriptionRef.make<AuthState>({ status: "exchanging" })
     const slot = yield* Ref.make<Slot>({ _tag: "Empty" })
+    // The subject token each exchange starts with (setUserToken replaces it).
+    let userToken = initialUserToken
     // At most one scheduled refresh: a new token replaces the previous one's timer.
     const refreshTimer = yield* FiberHandle.make<void, never>()
 
@@ -184,12 +216,21 @@ const exchanging = (
         if (start) yield* startExchange(deferred, "refresh")
       }))
 
+    /**
+     * Puts the outcome of the exchange `deferred` stands for in the slot if
+     * the slot still waits for that exchange: one of a replaced user token
+     * must not overwrite its successor's. Whether it did.
+     */
+    const putIfCurrent = (deferred: Deferred.Deferred<Token, AuthError>, next: Slot): Effect.Effect<boolean> =>
+      Ref.modify(slot, (current): readonly [boolean, Slot] =>
+        current._tag === "Exchanging" && current.deferred === deferred ? [true, next] : [false, current])
+
     /** Records the outcome of an exchange, publishes it, and schedules the next refresh. */
-    const settle = (exit: Exit.Exit<Token, AuthError>): Effect.Effect<void> =>
+    const settle = (deferred: Deferred.Deferred<Token, AuthError>, exit: Exit.Exit<Token, AuthError>): Effect.Effect<void> =>
       Exit.matchEffect(exit, {
         onSuccess: (token) =>
           Effect.gen(function* () {
-            yield* Ref.set(slot, { _tag: "Ready", token })
+            if (!(yield* putIfCurrent(deferred, { _tag: "Ready", token }))) return
             yield* SubscriptionRef.set(state, { status: "identified", source: "tokenExchange" })
             const now = yield* Clock.currentTimeMillis
             const delay = Duration.max(Duration.millis(token.refreshAt - now), minimumRefreshDelay)
@@ -201,11 +242,12 @@ const exchanging = (
         onFailure: (cause) =>
           Option.match(Cause.failureOption(cause), {
             // Interrupted: the service is closing.
-            onNone: () => Ref.set(slot, { _tag: "Empty" }),
+            onNone: () => putIfCurrent(deferred, { _tag: "Empty" }),
             onSome: (error) =>
               Effect.gen(function* () {
                 // A refusal is final; anything else is tried again by the next request.
-                yield* Ref.set(slot, isRefusal(error) ? { _tag: "Refused", error } : { _tag: "Empty" })
+                const next: Slot = isRefusal(error) ? { _tag: "Refused", error } : { _tag: "Empty" }
+                if (!(yield* putIfCurrent(deferred, next))) return
                 yield* SubscriptionRef.set(state, { status: "error", error })
                 yield* Effect.logDebug("Tambo token exchange failed").pipe(
                   Effect.annotateLogs({ "tambo.auth.reason": error.reason, "tambo.auth.error": error.message })
@@ -224,8 +266,12 @@ const exchanging = (
         SubscriptionRef.set(state, { status: "exchanging" }),
         exchange(trigger).pipe(
           Effect.exit,
-          Effect.flatMap((exit) => Effect.uninterruptible(Effect.zipRight(settle(exit), Deferred.done(deferred, exit)))),
-          Effect.onInterrupt(() => Effect.zipRight(Ref.set(slot, { _tag: "Empty" }), Deferred.interrupt(deferred))),
+          Effect.flatMap((exit) =>
+            Effect.uninterruptible(Effect.zipRight(settle(deferred, exit), Deferred.done(deferred, exit)))
+          ),
+          Effect.onInterrupt(() =>
+            Effect.zipRight(putIfCurrent(deferred, { _tag: "Empty" }), Deferred.interrupt(deferred))
+          ),
           Effect.interruptible,
           Effect.forkIn(scope),
           Effect.asVoid
@@ -292,7 +338,19 @@ const exchanging = (
           return current._tag === "Ready" && sameToken(current.token.credentials, rejected)
             ? { _tag: "Empty" }
             : current
-        })
+        }),
+      setUserToken: (next) =>
+        Effect.uninterruptible(Effect.suspend(() => {
+          if (Redacted.value(next) === Redacted.value(userToken)) return Effect.void
+          userToken = next
+          // Synchronous (the facade runs it with runSync). The old token's scheduled refresh
+          // finds it gone and does nothing; the new token's replaces its timer.
+          return Effect.gen(function* () {
+            const deferred = yield* Deferred.make<Token, AuthError>()
+            yield* Ref.set(slot, { _tag: "Exchanging", deferred })
+            yield* startExchange(deferred, "newUserToken")
+          })
+        }))
     })
   })
 

@@ -247,7 +247,25 @@ export interface TamboTool<Params = any, Returns = any> {
   readonly inputSchema: SupportedSchema<Params>
   readonly outputSchema?: SupportedSchema<Returns> | undefined
   transformToContent?(result: Returns): ReadonlyArray<ContentPartLike> | PromiseLike<ReadonlyArray<ContentPartLike>>
+  /**
+   * Ask for approval before running: always (`true`), or per call, from
+   * the decoded arguments (a function, which may answer with a promise).
+   * As {@link MakeOptions.needsApproval}.
+   */
+  readonly needsApproval?: boolean | ApprovalPredicate<Params> | undefined
 }
+
+/**
+ * Whether a call with these arguments needs approval. Its parameter is
+ * checked like a method's (bivariantly), as `tool`'s is: a tool typed for
+ * its own arguments stays a `TamboTool<unknown>`.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type ApprovalPredicate<Params> = {
+  bivarianceHack(params: Params): boolean | PromiseLike<boolean>
+}["bivarianceHack"]
 
 /**
  * A tool built by {@link make}. `execute` always returns an `Effect`: a
@@ -951,7 +969,7 @@ interface Normalised {
   readonly timeout: Duration.Duration | undefined
   readonly input: unknown
   readonly output: unknown
-  readonly needsApproval: (args: unknown) => boolean
+  readonly needsApproval: (args: unknown) => boolean | PromiseLike<boolean>
   readonly execute: (args: unknown, toolCallId: string) => Effect.Effect<unknown, unknown>
   readonly toContent: (result: unknown) => Effect.Effect<ReadonlyArray<ToolResultPart>, ToolCallError>
 }
@@ -1007,6 +1025,12 @@ const normalise = (definition: Definition): Effect.Effect<Normalised, ToolDefini
       return yield* Effect.fail(invalidDefinition(name, `Tool "${name}" needs an \`inputSchema\``))
     }
     const transform = tambo.transformToContent
+    const needsApproval: unknown = tambo.needsApproval
+    if (needsApproval !== undefined && typeof needsApproval !== "boolean" && typeof needsApproval !== "function") {
+      return yield* Effect.fail(
+        invalidDefinition(name, `Tool "${name}": \`needsApproval\` must be a boolean or a function of the arguments`)
+      )
+    }
     return {
       name,
       description,
@@ -1016,7 +1040,8 @@ const normalise = (definition: Definition): Effect.Effect<Normalised, ToolDefini
       timeout: undefined,
       input: tambo.inputSchema,
       output: tambo.outputSchema,
-      needsApproval: () => false,
+      needsApproval: (args) =>
+        typeof needsApproval === "function" ? Reflect.apply(needsApproval, tambo, [args]) : needsApproval === true,
       execute: (args, toolCallId) => callUser(name, (signal) => callTamboTool(tambo, args, { toolCallId, signal })),
       toContent: (result) =>
         typeof transform === "function"
@@ -1083,17 +1108,22 @@ export const resolve = (definition: Definition): Effect.Effect<ResolvedTool, Too
               })
             )
           ),
-      needsApproval: (args) =>
-        Effect.try({
-          try: () => tool.needsApproval(args),
-          catch: (thrown) =>
-            new ToolCallError({
-              reason: "Threw",
-              message: `Tool "${name}": deciding whether the call needs approval failed: ${describeError(thrown)}`,
-              toolName: name,
-              cause: thrown
-            })
-        }),
+      needsApproval: (args) => {
+        const failed = (thrown: unknown) =>
+          new ToolCallError({
+            reason: "Threw",
+            message: `Tool "${name}": deciding whether the call needs approval failed: ${describeError(thrown)}`,
+            toolName: name,
+            cause: thrown
+          })
+        return Effect.flatMap(
+          Effect.try({ try: () => tool.needsApproval(args), catch: failed }),
+          (answer) =>
+            isPromiseLike(answer)
+              ? Effect.tryPromise({ try: () => Promise.resolve(answer), catch: failed })
+              : Effect.succeed(answer)
+        )
+      },
       run: (args, { toolCallId }) =>
         tool.execute(args, toolCallId).pipe(
           Effect.catchAll((error) =>

@@ -3,9 +3,12 @@ import { Script, startTestServer, type RecordedRequest } from "@tambo-effect/tes
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as Auth from "../src/Auth.js"
 import * as Tambo from "../src/Tambo.js"
+import * as Tool from "../src/Tool.js"
 import { fields, runAll, useServer } from "./helpers.js"
 
 /** The server's clock runs this far ahead of the client's: how tests expire tokens server-side. */
@@ -35,6 +38,20 @@ const expiredJwt = [
   Buffer.from(JSON.stringify({ sub: "bob", iss: "https://issuer.example", exp: 1_000 })).toString("base64url"),
   "signature"
 ].join(".")
+
+/** An unsigned JWT for `sub` that expires at `exp` (seconds): the server exchanges it without verifying it. */
+const jwtFor = (sub: string, exp: number) =>
+  [
+    Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+    Buffer.from(JSON.stringify({ sub, iss: "https://issuer.example", exp })).toString("base64url"),
+    "signature"
+  ].join(".")
+
+/** The claims of an access token a request carried. */
+const bearerClaims = (request: RecordedRequest): { readonly sub: string; readonly exp: number } => {
+  const token = request.headers.authorization!.replace(/^Bearer /, "")
+  return JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString("utf8"))
+}
 
 describe("Auth against the testing server", () => {
   it.live("a userToken is exchanged once; runs and thread calls carry the access token as its user", () =>
@@ -215,4 +232,41 @@ describe("Auth against the testing server", () => {
         )
       )
     }).pipe(Effect.scoped))
+
+  it.live("setUserToken during a run: the run goes on, and its next request carries the new subject's token", () => {
+    // A rotation by the identity provider: the same user, a later expiry.
+    const nowSeconds = Math.floor(Date.now() / 1000)
+    const oldToken = jwtFor("alice", nowSeconds + 1_000)
+    const newToken = jwtFor("alice", nowSeconds + 2_000)
+    return Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const auth = yield* Auth.Auth
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.registerTool(Tool.make({
+        name: "rotate",
+        description: "Rotates the user token while the run waits for this tool",
+        input: Schema.Struct({}),
+        execute: () => Effect.as(auth.setUserToken(Redacted.make(newToken)), "rotated")
+      }))
+      server().setScript((request) =>
+        request.toolResults.length === 0 ? [Script.toolCall("rotate", {})] : [Script.text("done")]
+      )
+      const events = yield* runAll("rotate, please")
+      const threadId = events.at(-1)!.threadId
+      expect(events.at(-1)!.snapshot.messages.at(-1)!.content).toEqual([{ type: "text", text: "done" }])
+      expect(paths()).toEqual([
+        "POST /oauth/token",
+        "POST /v1/threads/runs",
+        "POST /oauth/token",
+        `POST /v1/threads/${threadId}/runs`
+      ])
+      expect(exchanges().map((r) => (r.body as { subject_token: string }).subject_token)).toEqual([oldToken, newToken])
+      const [first, continued] = apiCalls()
+      // The issued token never outlives its subject token: its expiry tells which subject it came from.
+      expect(bearerClaims(first!)).toMatchObject({ sub: "alice", exp: nowSeconds + 1_000 })
+      expect(bearerClaims(continued!)).toMatchObject({ sub: "alice", exp: nowSeconds + 2_000 })
+      // Same user: the thread is still theirs.
+      expect((yield* tambo.fetchThread(threadId)).messages.length).toBeGreaterThan(0)
+    }).pipe(Effect.provide(tokenLayer(oldToken)))
+  })
 })

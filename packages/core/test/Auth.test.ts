@@ -65,6 +65,8 @@ const makeIssuer = (options: {
   readonly gate?: Deferred.Deferred<void>
   /** The first exchange that waits for `gate`; default 1. */
   readonly gatedFrom?: number
+  /** The last exchange that waits for `gate`; default all. */
+  readonly gatedTo?: number
 } = {}) => {
   const subjects: Array<string> = []
   const exchangeToken = (subject: Redacted.Redacted<string>): Effect.Effect<AccessToken, TamboError> =>
@@ -75,7 +77,7 @@ const makeIssuer = (options: {
       const answer: Effect.Effect<AccessToken, TamboError> = outcome === "ok"
         ? Effect.succeed({ token: Redacted.make(`token-${n}`), expiresInSeconds: options.expiresInSeconds ?? 3600 })
         : Effect.fail(outcome)
-      return options.gate === undefined || n < (options.gatedFrom ?? 1)
+      return options.gate === undefined || n < (options.gatedFrom ?? 1) || n > (options.gatedTo ?? Infinity)
         ? answer
         : Effect.zipRight(Deferred.await(options.gate), answer)
     })
@@ -321,6 +323,105 @@ describe("Auth", () => {
         expect((yield* auth.state).status).toBe("error")
         expect(yield* current).toBe("token-3")
       }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+  })
+
+  describe("setUserToken", () => {
+    const NEW_TOKEN = "subject-token-of-user-1-rotated"
+
+    it.effect("drops the old access token at once; the next request waits for the new subject's exchange", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const issuer = makeIssuer({ gate, gatedFrom: 2 })
+        yield* Effect.gen(function* () {
+          const auth = yield* Auth.Auth
+          expect(yield* current).toBe("token-1")
+          yield* auth.setUserToken(Redacted.make(NEW_TOKEN))
+          expect(yield* auth.state).toEqual({ status: "exchanging" })
+          const request = yield* Effect.fork(current)
+          yield* settle
+          expect(request.unsafePoll()).toBeNull()
+          expect(issuer.subjects).toEqual([USER_TOKEN, NEW_TOKEN])
+          yield* Deferred.succeed(gate, undefined)
+          expect(yield* Fiber.join(request)).toBe("token-2")
+          expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+          // Refreshes and re-exchanges after a 401 use the new subject token too.
+          yield* auth.invalidate()
+          expect(yield* current).toBe("token-3")
+          expect(issuer.subjects).toEqual([USER_TOKEN, NEW_TOKEN, NEW_TOKEN])
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      }))
+
+    it.effect("the same subject token again changes nothing", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* current).toBe("token-1")
+        yield* auth.setUserToken(Redacted.make(USER_TOKEN))
+        expect(yield* current).toBe("token-1")
+        expect(issuer.subjects).toEqual([USER_TOKEN])
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("an exchange of the old subject still in flight does not replace the new one", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        // The first exchange (old subject) waits; the second (new subject) answers at once.
+        const issuer = makeIssuer({ gate, gatedTo: 1 })
+        yield* Effect.gen(function* () {
+          const auth = yield* Auth.Auth
+          yield* settle
+          expect(issuer.subjects).toEqual([USER_TOKEN])
+          yield* auth.setUserToken(Redacted.make(NEW_TOKEN))
+          expect(yield* current).toBe("token-2")
+          yield* Deferred.succeed(gate, undefined)
+          yield* settle
+          expect(issuer.subjects).toEqual([USER_TOKEN, NEW_TOKEN])
+          expect(yield* current).toBe("token-2")
+          expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      }))
+
+    it.effect("a new subject token recovers from a refused exchange", () => {
+      const refused = new AuthError({ reason: "ExchangeFailed", message: "Token has expired", status: 401 })
+      const issuer = makeIssuer({ outcomes: [refused] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect((yield* Effect.flip(auth.credentials)).reason).toBe("ExchangeFailed")
+        yield* auth.setUserToken(Redacted.make(NEW_TOKEN))
+        expect(yield* current).toBe("token-2")
+        expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("the scheduled refresh of the old access token does not run", () => {
+      const issuer = makeIssuer({ expiresInSeconds: 100 })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* current).toBe("token-1")
+        yield* TestClock.adjust(Duration.seconds(30))
+        yield* auth.setUserToken(Redacted.make(NEW_TOKEN))
+        expect(yield* current).toBe("token-2")
+        // token-1 would have been refreshed at 70 s, token-2 is due at 100 s.
+        yield* TestClock.adjust(Duration.seconds(45))
+        yield* settle
+        expect(issuer.subjects).toEqual([USER_TOKEN, NEW_TOKEN])
+        yield* TestClock.adjust(Duration.seconds(30))
+        yield* settle
+        expect(issuer.subjects).toEqual([USER_TOKEN, NEW_TOKEN, NEW_TOKEN])
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("without a configured userToken it fails with an AuthError and changes nothing", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        const error = yield* Effect.flip(auth.setUserToken(Redacted.make(NEW_TOKEN)))
+        expect(error).toBeInstanceOf(AuthError)
+        expect(error.reason).toBe("InvalidCredentials")
+        expect(yield* auth.credentials).toEqual({ _tag: "UserKey", userKey: "user-1" })
+        expect(issuer.subjects).toEqual([])
+      }).pipe(Effect.provide(authLayer({ userKey: "user-1" }, issuer)))
     })
   })
 

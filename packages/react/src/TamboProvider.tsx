@@ -62,9 +62,12 @@ type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userTo
  * Given the client's options (`apiKey`, `userKey` or `userToken`, `tamboUrl`,
  * `tools`, `mcpServers`, ...), it creates one `TamboClient` when first
  * needed and destroys it when unmounted; a change of `apiKey`, `tamboUrl`,
- * `environment`, `userKey` or `userToken` replaces it by a new one. Other
- * options are read when the client is created. Given a `client`, it uses it
- * and leaves its lifetime to the app.
+ * `environment` or `userKey` replaces it by a new one. A new `userToken`
+ * (identity providers rotate them, about hourly) does not: the client takes
+ * it in place (`client.setUserToken`), so runs in flight go on and threads
+ * stay; only going from a `userToken` to none or back replaces the client.
+ * Other options are read when the client is created. Given a `client`, it
+ * uses it and leaves its lifetime to the app.
  *
  * `tools`, `components` and `contextHelpers` may change at any time: they
  * are registered with the client again.
@@ -93,11 +96,16 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     ? props
     : { apiKey: undefined, tamboUrl: undefined, environment: undefined, userKey: undefined, userToken: undefined }
 
+  const hasUserToken = userToken !== undefined
   const handle = useMemo(
     () => new ClientHandle(given ?? (() => createClient(optionsRef.current)), updates),
-    [given, apiKey, tamboUrl, environment, userKey, userToken, updates]
+    [given, apiKey, tamboUrl, environment, userKey, hasUserToken, updates]
   )
   useEffect(() => handle.retain(), [handle])
+  // A client created meanwhile already has the latest token: then this changes nothing.
+  useEffect(() => {
+    if (given === undefined && userToken !== undefined) handle.client().setUserToken(userToken)
+  }, [handle, given, userToken])
 
   // Registered again whenever they change (and once on mount: harmless).
   useEffect(() => {

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type { ClientState, Suggestion } from "@tambo-effect/client"
+import type { ClientState, Suggestion, TamboThreadMessage } from "@tambo-effect/client"
 import { getCurrentThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
 import { useCallback, useEffect, useRef, useState } from "react"
 import { useTamboContext } from "./internal/context.js"
@@ -52,14 +52,38 @@ interface Target {
   readonly key: string
 }
 
-/** The thread and message suggestions are for: the latest message, if the assistant wrote it and the thread is idle. */
+/**
+ * The ids the client gives messages the server has not named (yet): a
+ * reply before its text message started, the user's message before the
+ * server stored it. Tool call and tool result messages, which may carry
+ * such ids too, are ruled out by their content.
+ */
+const LOCAL_MESSAGE_ID = /^(?:ephemeral_|local_)/
+
+/**
+ * A reply suggestions can be asked for: the assistant's, with text, and no
+ * tool call or tool result in it (those the server may store under other
+ * ids, and a run that stopped at one is not over for the user).
+ */
+const isReply = (message: TamboThreadMessage): boolean =>
+  message.role === "assistant" &&
+  !LOCAL_MESSAGE_ID.test(message.id) &&
+  message.content.some((block) => block.type === "text" && block.text.length > 0) &&
+  !message.content.some((block) => block.type === "tool_use" || block.type === "tool_result")
+
+/**
+ * The thread and message suggestions are for: the latest message, if it is
+ * a reply the server knows and the thread is idle. (While a run's tools
+ * run, the thread is idle too, but its latest message is the tool call or
+ * its result.)
+ */
 const selectTarget = (state: ClientState): Target | undefined => {
   const threadState = getCurrentThreadState(state)
   if (threadState === undefined || isLocalThreadId(state.currentThreadId)) return undefined
   if (threadState.streaming.status !== "idle") return undefined
   const messages = threadState.thread.messages
   const latest = messages[messages.length - 1]
-  if (latest === undefined || latest.role !== "assistant" || latest.id.startsWith("ephemeral_")) return undefined
+  if (latest === undefined || !isReply(latest)) return undefined
   return { threadId: state.currentThreadId, messageId: latest.id, key: `${state.currentThreadId}\u0000${latest.id}` }
 }
 

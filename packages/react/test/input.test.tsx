@@ -3,7 +3,7 @@ import { act, renderHook, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import { useTambo, useTamboSuggestions, useTamboThreadInput } from "../src/index.js"
-import { connection, useServer, wrapperFor } from "./helpers.js"
+import { connection, sleep, until, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -114,5 +114,68 @@ describe("useTamboSuggestions", () => {
     await waitFor(() => expect(result.current.suggestions.isLoading).toBe(false))
     expect(result.current.suggestions.suggestions).toEqual([])
     expect(server().requests.some((request) => request.method === "POST" && request.path.endsWith("/suggestions"))).toBe(false)
+  })
+  describe("asks only for a reply the server knows", () => {
+    /** The paths of the suggestions requests made so far. */
+    const suggestionRequests = () =>
+      server().requests.filter((request) => request.method !== "OPTIONS" && request.path.endsWith("/suggestions"))
+        .map((request) => `${request.method} ${request.path}`)
+    const weatherTool = {
+      name: "get_weather",
+      description: "Current weather in a city",
+      inputSchema: { type: "object" as const, properties: { city: { type: "string" as const } }, required: ["city"] },
+      tool: ({ city }: { readonly city: string }) => ({ city, temperature: 21 })
+    }
+    const weatherScript = () =>
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.text("Checking. "), Script.toolCall("get_weather", { city: "Paris" })]
+          : [Script.text("Sunny in Paris.")]
+      )
+
+    it("a tool round: nothing for the tool call or its result, only for the final reply", async () => {
+      weatherScript()
+      const { result } = renderHook(
+        () => ({ suggestions: useTamboSuggestions(), tambo: useTambo() }),
+        { wrapper: wrapperFor(connection(server(), { tools: [weatherTool] })) }
+      )
+      const thread = await result.current.tambo.sendMessage("weather?").thread
+      await waitFor(() => expect(result.current.suggestions.suggestions.length).toBeGreaterThan(0))
+      const reply = thread.messages.at(-1)!
+      expect(reply.content).toEqual([{ type: "text", text: "Sunny in Paris." }])
+      expect(suggestionRequests()).toEqual([
+        `GET /v1/threads/${thread.id}/messages/${reply.id}/suggestions`,
+        `POST /v1/threads/${thread.id}/messages/${reply.id}/suggestions`
+      ])
+    })
+
+    it("a run that ends on a tool call (manual mode): nothing", async () => {
+      weatherScript()
+      const { result } = renderHook(
+        () => ({ suggestions: useTamboSuggestions(), tambo: useTambo() }),
+        { wrapper: wrapperFor(connection(server(), { tools: [weatherTool] })) }
+      )
+      const thread = await result.current.tambo.sendMessage("weather?", { autoExecuteTools: false }).thread
+      expect(thread.messages.at(-1)?.content.map((block) => block.type)).toContain("tool_use")
+      await until(() => result.current.tambo.isIdle, "the thread to be idle")
+      // What a request would have been given time to start.
+      await sleep(50)
+      expect(suggestionRequests()).toEqual([])
+      expect(result.current.suggestions.suggestions).toEqual([])
+    })
+
+    it("a reply the client named itself (reasoning only, no text message): nothing", async () => {
+      server().setScript([Script.reasoning("Thinking it over.")])
+      // The server stores no message for it: a reconciliation would take the reply out of the store.
+      const { result } = renderHook(
+        () => ({ suggestions: useTamboSuggestions(), tambo: useTambo() }),
+        { wrapper: wrapperFor(connection(server(), { reconcileAfterRun: false })) }
+      )
+      const thread = await result.current.tambo.sendMessage("Hi").thread
+      await until(() => result.current.tambo.isIdle, "the thread to be idle")
+      await sleep(50)
+      expect(thread.messages.at(-1)?.role).toBe("assistant")
+      expect(suggestionRequests()).toEqual([])
+    })
   })
 })

@@ -149,6 +149,71 @@ describe("TamboProvider", () => {
     expect(isDestroyed(second!)).toBe(false)
   })
 
+  it("takes a new userToken in place: the run in flight completes, threads stay, the next request carries the new token", async () => {
+    const nowSeconds = Math.floor(Date.now() / 1000)
+    const jwtFor = (exp: number) =>
+      [
+        Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+        Buffer.from(JSON.stringify({ sub: "alice", iss: "https://issuer.example", exp })).toString("base64url"),
+        "signature"
+      ].join(".")
+    // A rotation by the identity provider: the same user, a later expiry (which the access token inherits).
+    const oldToken = jwtFor(nowSeconds + 1_000)
+    const newToken = jwtFor(nowSeconds + 2_000)
+    const bearerExpiry = (headers: { readonly [name: string]: string }): number =>
+      JSON.parse(Buffer.from(headers.authorization!.split(".")[1]!, "base64url").toString("utf8")).exp
+    let releaseTool!: () => void
+    const toolReleased = new Promise<void>((resolve) => (releaseTool = resolve))
+    let toolStarted = false
+    const waitHere = {
+      name: "wait_here",
+      description: "Waits until the test lets it go",
+      inputSchema: { type: "object" as const, properties: {} },
+      tool: async () => {
+        toolStarted = true
+        await toolReleased
+        return "released"
+      }
+    }
+    const tools = [waitHere]
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.text("Waiting. "), Script.toolCall("wait_here", {})]
+        : [Script.text("after the tool")]
+    )
+    const seen = new Set<TamboClient>()
+    const props = (userToken: string) => connection(server(), { userKey: undefined, userToken, tools })
+    let tambo!: ReturnType<typeof useTambo>
+    const Probe = () => {
+      tambo = useTambo()
+      return <ClientSpy seen={seen} />
+    }
+    const view = render(<TamboProvider {...props(oldToken)}><Probe /></TamboProvider>)
+    const run = tambo.sendMessage("first")
+    await until(() => toolStarted, "the tool to start")
+
+    view.rerender(<TamboProvider {...props(newToken)}><Probe /></TamboProvider>)
+    releaseTool()
+    const thread = await run.thread
+    expect(thread.messages.at(-1)?.content).toEqual([{ type: "text", text: "after the tool" }])
+    // The same client, whose store keeps the thread, current, as the run left it.
+    expect(seen.size).toBe(1)
+    const [client] = [...seen]
+    await waitFor(() => expect(tambo.messages.at(-1)?.content).toEqual([{ type: "text", text: "after the tool" }]))
+    expect(client!.getState().currentThreadId).toBe(thread.id)
+    expect(client!.getState().threadMap[thread.id]?.thread.messages).toHaveLength(thread.messages.length)
+
+    const subjects = server().requests.filter((r) => r.method === "POST" && r.path === "/oauth/token").map((r) =>
+      (r.body as { subject_token: string }).subject_token
+    )
+    expect(subjects).toEqual([oldToken, newToken])
+    const runs = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
+    // The run's first request had the old subject's token; its continuation after the tool, the new one's.
+    expect(runs.map((r) => bearerExpiry(r.headers))).toEqual([nowSeconds + 1_000, nowSeconds + 2_000])
+    expect(isDestroyed(client!)).toBe(false)
+    view.unmount()
+  })
+
   it("registers tools, components and context helpers, and follows their changes", async () => {
     server().setScript([Script.text("ok")])
     const Harness = () => {

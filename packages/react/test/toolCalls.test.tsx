@@ -79,6 +79,32 @@ describe("useTamboPendingApprovals", () => {
     await waitFor(() => expect(textOf(result.current.tambo.messages.at(-1))).toBe('Result: {"city":"Paris","temperature":21}'))
   })
 
+  it("a plain tool object with needsApproval (true, or a predicate) waits for approval too", async () => {
+    for (const needsApproval of [true, (args: { readonly city: string }) => Promise.resolve(args.city === "Paris")]) {
+      weatherScript()
+      const calls: Array<string> = []
+      const plain: TamboTool<{ readonly city: string }> = {
+        name: "get_weather",
+        description: "Current weather in a city",
+        inputSchema: Schema.Struct({ city: Schema.String }),
+        needsApproval,
+        tool: ({ city }) => {
+          calls.push(city)
+          return { city, temperature: 21 }
+        }
+      }
+      const { result, unmount } = renderHook(useBoth, { wrapper: wrapperFor(connection(server(), { tools: [plain] })) })
+      const stream = result.current.tambo.sendMessage("weather?")
+      await waitFor(() => expect(result.current.approvals).toHaveLength(1))
+      expect(result.current.approvals[0]).toMatchObject({ toolName: "get_weather", args: { city: "Paris" } })
+      expect(calls).toEqual([])
+      result.current.approvals[0]!.approve()
+      await stream.thread
+      expect(calls).toEqual(["Paris"])
+      unmount()
+    }
+  })
+
   it("approve(args) runs the call with edited arguments", async () => {
     weatherScript()
     const calls: Array<string> = []

@@ -58,6 +58,11 @@ export interface RunHooks {
   /** The run's thread got its server id. */
   readonly onThreadId?: ((threadId: string) => void) | undefined
   readonly onFinish: (outcome: Outcome) => void
+  /**
+   * Tells the server the run on this thread is cancelled, then closes its
+   * stream (core's `cancelRun`); resolves once done, never rejects.
+   */
+  readonly cancelOnServer?: ((threadId: string) => Promise<void>) | undefined
 }
 
 /** What an observer of the run's snapshots is told (see `RunController.observe`). */
@@ -123,12 +128,22 @@ export class RunController {
   /**
    * Interrupts the run: core aborts the request, cancels the run on the
    * server and marks the thread cancelled. Resolves once all that is done.
+   *
+   * Once the server named the run's thread, the server is told first and
+   * the connection closed after: a connection closed first makes the
+   * server cancel the run itself, and the cancel request that follows
+   * finds no run (a 404 in the browser's console).
    */
   abort(reason: AbortReason, cause?: unknown): Promise<void> {
     if (this.outcome === undefined && this.#abortReason === undefined) {
       this.#abortReason = reason
       this.#abortCause = cause
-      this.#fiber?.unsafeInterruptAsFork(FiberId.none)
+      const told = this.threadId === undefined || reason === "ClientDestroyed"
+        ? undefined
+        : this.hooks.cancelOnServer?.(this.threadId)
+      // The interruption after the server was told only settles what is left (a run ended meanwhile).
+      if (told === undefined) this.#fiber?.unsafeInterruptAsFork(FiberId.none)
+      else void told.then(() => this.#fiber?.unsafeInterruptAsFork(FiberId.none))
     }
     return this.done.then(() => undefined)
   }

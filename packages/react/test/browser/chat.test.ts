@@ -35,16 +35,38 @@ afterEach(async () => {
   api = undefined
 })
 
-/** A testing server with `script`, and the app open on it. */
+/**
+ * A testing server with `script`, and the app open on it. `errors` collects
+ * what normal use must not produce: uncaught errors, console errors, HTTP
+ * responses with a status of 400 or more, and requests that failed.
+ * `aborted` collects the requests the app aborted itself (a cancelled
+ * run's stream: the client closes it once the server was told, and the
+ * server may or may not have ended it first).
+ */
 const openApp = async (script: Script.ScriptSource, context: BrowserContext = browser.context) => {
   api = await startTestServer({ script })
   page = await context.newPage()
   const errors: Array<string> = []
+  const aborted: Array<string> = []
   page.on("pageerror", (error) => errors.push(error.message))
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(`console: ${message.text()} (${message.location().url})`)
+  })
+  page.on("response", (response) => {
+    if (response.status() >= 400) {
+      errors.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
+    }
+  })
+  page.on("requestfailed", (request) => {
+    const what = `${request.method()} ${new URL(request.url()).pathname}`
+    const reason = request.failure()?.errorText
+    if (reason === "net::ERR_ABORTED") aborted.push(what)
+    else errors.push(`failed ${what}: ${reason}`)
+  })
   const query = new URLSearchParams({ tamboUrl: api.url, apiKey: api.apiKey, userKey: "browser-user" })
   await page.goto(`${site.url}/index.html?${query}`)
   await page.getByTestId("message-input").waitFor()
-  return { api, page, errors }
+  return { api, page, errors, aborted }
 }
 
 const send = async (page: Page, text: string) => {
@@ -63,7 +85,7 @@ const waitForStatus = (page: Page, status: "idle" | "streaming" | "waiting") =>
 describe("react-chat in Chromium", () => {
   it("sends a message and streams the reply in", async () => {
     const words = "The quick brown fox jumps over the lazy dog, again and again.".match(/\s*\S+/g)!
-    const { errors, page } = await openApp([Script.pace(60), Script.text(words)])
+    const { aborted, errors, page } = await openApp([Script.pace(60), Script.text(words)])
     await send(page, "Tell me something")
 
     const user = page.locator('[data-testid="message"][data-role="user"]')
@@ -84,12 +106,15 @@ describe("react-chat in Chromium", () => {
     expect(seen.size).toBeGreaterThanOrEqual(3)
     await waitForStatus(page, "idle")
     expect(await page.locator('[data-testid="message"]').count()).toBe(2)
+    // The suggestions for the reply are asked for too: their requests count.
+    await page.getByTestId("suggestion").first().waitFor({ timeout: 10_000 })
     expect(errors).toEqual([])
+    expect(aborted).toEqual([])
     await screenshot(page, "streams-text")
   })
 
   it("calls the get_weather tool and renders the WeatherCard with its streamed props", async () => {
-    const { api, errors, page } = await openApp(async (request, context) => [
+    const { aborted, api, errors, page } = await openApp(async (request, context) => [
       Script.pace(40),
       ...(await Script.weatherAssistant(request, context))
     ])
@@ -110,13 +135,16 @@ describe("react-chat in Chromium", () => {
     expect(await page.getByTestId("weather-conditions").textContent()).toContain(weather.conditions)
     expect(await page.locator('[data-testid="tool-call"][data-completed="true"]').count()).toBe(1)
     expect(await page.getByTestId("weather-card-loading").count()).toBe(0)
+    // The suggestions for the reply are asked for too: their requests count.
+    await page.getByTestId("suggestion").first().waitFor({ timeout: 10_000 })
     expect(errors).toEqual([])
+    expect(aborted).toEqual([])
     await screenshot(page, "weather-card")
   })
 
   it("cancels a slow run and settles", async () => {
     const words = Array.from({ length: 200 }, (_, i) => ` word${i}`)
-    const { api, errors, page } = await openApp([Script.pace(100), Script.text(words), Script.hang()])
+    const { aborted, api, errors, page } = await openApp([Script.pace(100), Script.text(words), Script.hang()])
     await send(page, "Talk slowly")
     await expect.poll(() => assistantText(page).catch(() => ""), { timeout: 10_000 }).toMatch(/word2/)
 
@@ -137,11 +165,14 @@ describe("react-chat in Chromium", () => {
       return page.getByTestId("send").isEnabled()
     }).toBe(true)
     expect(errors).toEqual([])
+    // At most the cancelled run's own stream, which the client closed itself.
+    expect(aborted.filter((request) => request !== "POST /v1/threads/runs")).toEqual([])
+    expect(aborted.length).toBeLessThanOrEqual(1)
     await screenshot(page, "cancelled")
   })
 
   it("starts a new thread and switches back to the first one", async () => {
-    const { api, errors, page } = await openApp((request) => [Script.text(`Reply to ${request.text}`)])
+    const { aborted, api, errors, page } = await openApp((request) => [Script.text(`Reply to ${request.text}`)])
     await send(page, "first message")
     await expect.poll(() => assistantText(page)).toBe("Reply to first message")
     const items = page.getByTestId("thread-item")
@@ -159,6 +190,7 @@ describe("react-chat in Chromium", () => {
     await expect.poll(() => assistantText(page)).toBe("Reply to first message")
     expect(await page.locator('[data-testid="message"][data-role="user"]').textContent()).toBe("first message")
     expect(errors).toEqual([])
+    expect(aborted).toEqual([])
     await screenshot(page, "switched-thread")
   })
 })
