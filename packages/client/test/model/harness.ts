@@ -91,10 +91,14 @@ export type ToolMode = "ok" | "throw" | "hang" | "approval"
 export type Decision = "approve" | "approveEdited" | "deny"
 
 /** How a run is stopped early. */
-export type StopHow = "cancelRun" | "abort" | "break"
+export type StopHow = "cancelRun" | "cancelCurrent" | "abort" | "break"
 
-/** When: after this many stream elements (0: right after `run()`, before `RUN_STARTED`), while the tool runs, or when approval is asked. */
-export type StopAt = number | "tool" | "approval"
+/**
+ * When: after this many stream elements (0: right after `run()`), once the server has the request
+ * but before it answered (`request`: no `RUN_STARTED` yet), while the tool runs, or when approval
+ * is asked. `cancelCurrent` is `cancelRun()` without a thread, on a run started without one.
+ */
+export type StopAt = number | "request" | "tool" | "approval"
 
 /** One command: plain data, so a counterexample can be replayed as a table. */
 export type Command =
@@ -152,8 +156,8 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("stop" as const),
       target,
-      how: fc.constantFrom<StopHow>("cancelRun", "abort", "break"),
-      at: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constantFrom<StopAt>("tool", "approval")),
+      how: fc.constantFrom<StopHow>("cancelRun", "cancelCurrent", "abort", "break"),
+      at: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constantFrom<StopAt>("request", "tool", "approval")),
       reuseIds: fc.boolean()
     })
   },
@@ -172,7 +176,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
 // -----------------------------------------------------------------------------
 
 /** A run's script, built when the server sees the request (tool arguments carry the thread's id). */
-type Scenario = (request: Script.RunRequest) => Script.Script
+type Scenario = (request: Script.RunRequest) => Script.Script | Promise<Script.Script>
 
 /** One execution of the probe tool (or a manual answer): which call of which thread it ran for. */
 export interface Execution {
@@ -305,7 +309,7 @@ const CARD = {
   name: "Card",
   description: "A card",
   propsSchema: { type: "object", properties: { title: { type: "string" }, n: { type: "number" } } }
-}
+} as const
 
 /** A short tool timeout, for the `hang` tool; long enough for every other tool. */
 const TOOL_TIMEOUT = 40
@@ -468,7 +472,15 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
 const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Promise<TamboStream> => {
   const { world, client } = real
   let n: number | undefined
-  const message = world.scenario("stop", (request) => {
+  let requestSeen: () => void = () => {}
+  const seenRequest = new Promise<void>((resolve) => (requestSeen = resolve))
+  let answer: () => void = () => {}
+  const answered = new Promise<void>((resolve) => (answer = resolve))
+  const message = world.scenario("stop", async (request) => {
+    if (command.at === "request") {
+      requestSeen()
+      await answered
+    }
     if (command.at === "tool" || command.at === "approval") {
       const calls = probeCalls(world, request, command.at === "tool" ? "block" : "approval", 1, command.reuseIds, (called) => {
         n = called
@@ -477,9 +489,10 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
     }
     return [Script.text(["a", "b", "c"]), Script.hang()]
   })
-  const requested = threadOf(real, command.target) ?? client.getState().currentThreadId
+  const current = command.how === "cancelCurrent"
+  const requested = (current ? undefined : threadOf(real, command.target)) ?? client.getState().currentThreadId
   // The tool round's tool never ends by itself: a long timeout, so only the stop ends it.
-  const stream = client.run(message, { threadId: requested, toolTimeout: 10_000 })
+  const stream = client.run(message, { ...(current ? {} : { threadId: requested }), toolTimeout: 10_000 })
   let lastThreadId = requested
   let stopped = false
   const iterator = stream[Symbol.asyncIterator]()
@@ -487,6 +500,7 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
     if (stopped) return
     stopped = true
     if (command.how === "cancelRun") await settle(client.cancelRun(lastThreadId))
+    else if (command.how === "cancelCurrent") await settle(client.cancelRun())
     else if (command.how === "abort") stream.abort()
     else await settle(Promise.resolve(iterator.return?.()))
   }
@@ -494,6 +508,12 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
   let toolStarted: Promise<void> | undefined
   try {
     if (command.at === 0) await doStop()
+    if (command.at === "request") {
+      // A request the server refuses never plays a script: the run's end is the other way out.
+      await Promise.race([seenRequest, settle(stream.thread)])
+      await doStop()
+      answer()
+    }
     while (true) {
       const next = iterator.next()
       // While the tool runs nothing arrives: the tool's start is what to wait for. A tool that
@@ -810,9 +830,9 @@ const withLiveness = async <A>(promise: Promise<A>, command: Command): Promise<A
 }
 
 /** A command for `fc.commands`: the model holds nothing (targets are resolved against the client's threads when played). */
-class ModelCommand implements fc.AsyncCommand<object, Real, true> {
+class ModelCommand implements fc.AsyncCommand<object, Real> {
   constructor(readonly command: Command) {}
-  check(): true {
+  check(): boolean {
     return true
   }
   async run(_model: object, real: Real): Promise<void> {
