@@ -564,9 +564,6 @@ class InvariantError extends Error {
   }
 }
 
-/** Exploration only (MODEL_COLLECT=1): failures are collected instead of thrown, to classify them. */
-export const collected: Array<{ readonly invariant: Invariant; readonly detail: string }> = []
-
 const check = async (invariant: Invariant, body: () => void | Promise<void>): Promise<void> => {
   if (!checking.has(invariant)) return
   try {
@@ -575,10 +572,6 @@ const check = async (invariant: Invariant, body: () => void | Promise<void>): Pr
     const message = error instanceof Error ? error.message : String(error)
     const assertion = error as { actual?: unknown; expected?: unknown }
     const diff = "actual" in (error as object) ? `\n${differences(assertion.actual, assertion.expected).join("\n")}` : ""
-    if (process.env.MODEL_COLLECT !== undefined) {
-      collected.push({ invariant, detail: message + diff })
-      return
-    }
     throw new InvariantError(invariant, message + diff)
   }
 }
@@ -778,7 +771,9 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
  */
 export const runSequence = async (
   commands: Iterable<fc.AsyncCommand<object, Real, boolean>>,
-  invariants: ReadonlySet<Invariant> = defaultChecked()
+  invariants: ReadonlySet<Invariant> = defaultChecked(),
+  /** Called with the server before it closes, for tests of the harness itself. */
+  inspect?: (server: TestServer) => void
 ): Promise<void> => {
   checking = invariants
   const before = resourceCounts()
@@ -799,6 +794,7 @@ export const runSequence = async (
   })
   try {
     await fc.asyncModelRun(() => ({ model: {}, real: { world, client } }), commands)
+    inspect?.(server)
   } finally {
     await client.destroy()
     process.off("unhandledRejection", onRejection)
@@ -813,8 +809,16 @@ export const runSequence = async (
 }
 
 /** Replays a list of commands (a counterexample) as the property plays it. */
-export const replay = (commands: ReadonlyArray<Command>, invariants?: ReadonlyArray<Invariant>): Promise<void> =>
-  runSequence(commands.map((command) => new ModelCommand(command)), invariants === undefined ? undefined : new Set(invariants))
+export const replay = (
+  commands: ReadonlyArray<Command>,
+  invariants?: ReadonlyArray<Invariant>,
+  inspect?: (server: TestServer) => void
+): Promise<void> =>
+  runSequence(
+    commands.map((command) => new ModelCommand(command)),
+    invariants === undefined ? undefined : new Set(invariants),
+    inspect
+  )
 
 const withLiveness = async <A>(promise: Promise<A>, command: Command): Promise<A> => {
   if (!checking.has("command-settles")) return promise
@@ -845,6 +849,9 @@ class ModelCommand implements fc.AsyncCommand<object, Real> {
 }
 
 /** The commands arbitrary of the property. */
-export const commandsArbitrary = (maxCommands: number) =>
-  fc.commands([commandArbitrary.map((command) => new ModelCommand(command))], { maxCommands })
+export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
+  fc.commands([commandArbitrary.map((command) => new ModelCommand(command))], {
+    maxCommands,
+    ...(replayPath === undefined ? {} : { replayPath })
+  })
 
