@@ -260,8 +260,6 @@ export const serverScript: Script.ScriptFn = (request) => {
   return scenario === undefined ? [Script.text(`unknown scenario ${request.text}`)] : scenario(request)
 }
 
-const callId = (world: World, reuseIds: boolean, i: number) => (reuseIds ? `call_${i}` : `call_${world.nextN()}_${i}`)
-
 /** Tool calls of the probe; `onN` hears each call's `n`. */
 const probeCalls = (
   world: World,
@@ -274,7 +272,7 @@ const probeCalls = (
   Array.from({ length: calls }, (_, i) => {
     const n = world.nextN()
     onN(n)
-    return Script.toolCall("probe", { n, thread: request.threadId, mode }, { id: callId(world, reuseIds, i) })
+    return Script.toolCall("probe", { n, thread: request.threadId, mode }, { id: reuseIds ? `call_${i}` : `call_${n}_${i}` })
   })
 
 // -----------------------------------------------------------------------------
@@ -448,9 +446,13 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         command.tools
           ? [Script.text("Both. "), ...probeCalls(world, request, "ok", 1, true), Script.text("after tools")]
           : [Script.text(["con", "current"])]
-      // A run without a thread of its own goes to a new thread: start it from a fresh placeholder.
-      const first = a === undefined ? (client.startNewThread(), client.run(world.scenario("concurrent", scenario), { toolTimeout: TOOL_TIMEOUT })) : client.run(world.scenario("concurrent", scenario), { threadId: a, toolTimeout: TOOL_TIMEOUT })
-      const second = b === undefined ? (client.startNewThread(), client.run(world.scenario("concurrent", scenario), { toolTimeout: TOOL_TIMEOUT })) : client.run(world.scenario("concurrent", scenario), { threadId: b, toolTimeout: TOOL_TIMEOUT })
+      // A run without a known thread goes to a new one, from a fresh placeholder.
+      const start = (threadId: string | undefined) => {
+        if (threadId === undefined) client.startNewThread()
+        return client.run(world.scenario("concurrent", scenario), { threadId, toolTimeout: TOOL_TIMEOUT })
+      }
+      const first = start(a)
+      const second = start(b)
       await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
       return [first, second]
     }
