@@ -122,8 +122,8 @@ export type Command =
   | { readonly kind: "switch"; readonly known: number }
   /** Two runs at once on two threads (known ones, or new ones when fewer are known). */
   | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
-  /** `startNewThread()`, then two runs on the placeholder at once. */
-  | { readonly kind: "concurrentNew"; readonly tools: boolean }
+  /** `startNewThread()`, then two runs on the placeholder at once; `abortFirst`: the first is aborted once started. */
+  | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean }
 
 const target: fc.Arbitrary<Target> = fc.oneof(
   { weight: 2, arbitrary: fc.constant("current" as const) },
@@ -168,7 +168,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "newThread" as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("switch" as const), known: fc.nat(3) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("concurrentNew" as const), tools: fc.boolean() }) }
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("concurrentNew" as const), tools: fc.boolean(), abortFirst: fc.boolean() }) }
 )
 
 // -----------------------------------------------------------------------------
@@ -215,6 +215,8 @@ class World {
   /** The events each stream delivered (a custom event by its name). */
   readonly delivered = new Map<TamboStream, Array<string>>()
   readonly rejections: Array<unknown> = []
+  /** Streams whose outcome is not the one of their command (see expectedOutcome). */
+  readonly outcomes = new Map<TamboStream, Outcome>()
   #scenarioCount = 0
   /** The message of the last scenario registered. */
   lastScenario = ""
@@ -462,9 +464,24 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         command.tools
           ? [Script.text("New. "), ...probeCalls(world, request, "ok", 1, true), Script.text("after tools")]
           : [Script.text(["new", " thread"])]
-      const first = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
+      const first = client.run(
+        world.scenario("concurrentNew", command.abortFirst ? () => [Script.text("new"), Script.hang()] : scenario),
+        { toolTimeout: TOOL_TIMEOUT }
+      )
       const second = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
-      await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
+      if (command.abortFirst) world.outcomes.set(first, "AbortError")
+      const driveFirst = async () => {
+        if (!command.abortFirst) return drive(real, first, "approve")
+        try {
+          for await (const { event } of first) {
+            world.deliver(first, event)
+            first.abort()
+          }
+        } catch {
+          // Its AbortError.
+        }
+      }
+      await Promise.all([driveFirst(), drive(real, second, "approve")])
       return [first, second]
     }
   }
@@ -679,7 +696,9 @@ const storeChecks = async (real: Real, threadIds: ReadonlyArray<string>) => {
 }
 
 /** How the model says every run of a command ends: its thread, or a rejection with this `_tag`. */
-const expectedOutcome = (command: Command): "ok" | "ApiError" | "TransportError" | "AbortError" => {
+type Outcome = "ok" | "ApiError" | "TransportError" | "AbortError"
+
+const expectedOutcome = (command: Command): Outcome => {
   switch (command.kind) {
     case "serverError":
       return "ApiError"
@@ -707,8 +726,8 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
     if (!ended) throw new Error(`a run of ${JSON.stringify(command)} is still active`)
   })
   await check("run-outcome", async () => {
-    const expected = expectedOutcome(command)
     for (const stream of streams) {
+      const expected = world.outcomes.get(stream) ?? expectedOutcome(command)
       const outcome = await settle(stream.thread)
       const tag = outcome.ok ? "ok" : (outcome.error as { _tag?: string })._tag
       if (tag !== expected) {
