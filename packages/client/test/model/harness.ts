@@ -1,0 +1,878 @@
+// The model-based test of a run's lifecycle: commands as plain data, one interpreter that plays
+// them against ONE TamboClient talking to the testing server, and the invariants checked after
+// every command. The property (lifecycle.model.test.ts) and the named counterexamples
+// (counterexamples.test.ts) both go through `runSequence`.
+import * as Tool from "@tambo-effect/core/Tool"
+import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { FastCheck as fc } from "effect"
+import * as Schema from "effect/Schema"
+import { TamboClient, type TamboStream } from "../../src/index.js"
+import { storeMatchesServer } from "./storeMatchesServer.js"
+
+// -----------------------------------------------------------------------------
+// The switch
+// -----------------------------------------------------------------------------
+
+/** Every invariant the harness checks, in the order it checks them after a command. */
+export const INVARIANTS = [
+  /** The command's runs end (a liveness bound, not a timing assertion). */
+  "command-settles",
+  /** Each run ends as the model says: its thread, or ApiError (RUN_ERROR), TransportError (drop), AbortError (stop). */
+  "run-outcome",
+  /** A run's stream delivers one terminal event per RUN_STARTED, and nothing after a RUN_ERROR. */
+  "one-terminal-event",
+  /** A stop after RUN_STARTED reaches the server as a cancel (`user_cancelled`), not as a closed connection. */
+  "stop-is-user-cancel",
+  /** No unhandled rejection during the command. */
+  "no-unhandled-rejection",
+  /** Every thread the client knows equals the server's (storeMatchesServer). */
+  "store-equals-server",
+  /** Each tool call executed at most once, and every result the server got is its own call's. */
+  "tool-once-and-own-result",
+  /** A plain text run on every thread the command touched succeeds. */
+  "thread-usable",
+  /** After `client.destroy()`, no handle of the client is left open. */
+  "no-open-handles"
+] as const
+
+/** @see INVARIANTS */
+export type Invariant = (typeof INVARIANTS)[number]
+
+/**
+ * THE SWITCH: invariants that fail on this branch because of defects being fixed on other
+ * branches. The property does not check them; the named counterexamples (counterexamples.test.ts)
+ * check each one alone, as `it.fails`. Once the fixes are merged, empty this set and turn those
+ * `it.fails` into `it`.
+ */
+export const KNOWN_OPEN: ReadonlySet<Invariant> = new Set<Invariant>([
+  // End-of-run reconciliation: the store keeps local message ids and timestamps, partial text of a
+  // failed run, the user message of a rejected run, and its own idea of lastRunCancelled.
+  "store-equals-server",
+  // A tool round ending early (cancelRun, abort, break during a tool or an approval) strands the
+  // thread: the server still waits for the calls' results, so every later run fails.
+  "thread-usable",
+  // Tool results cached by call id across runs and threads: `call_0` gets another call's result
+  // without running the tool.
+  "tool-once-and-own-result",
+  // Follows from the two above: runs after a stranded thread fail ("Missing tool results"), and a
+  // stop during a tool round that never runs (cached) ends normally.
+  "run-outcome",
+  // RUN_ERROR sent twice: the stream delivers the server's second RUN_ERROR too.
+  "one-terminal-event",
+  // Cancel before closing the connection: a stop closes the connection first, so the server
+  // records `connection_closed` instead of the cancel.
+  "stop-is-user-cancel"
+])
+
+/**
+ * Which invariants a sequence checks: all but KNOWN_OPEN, unless `MODEL_INVARIANTS` (a comma
+ * list, or `all`) says otherwise (to explore one invariant alone).
+ */
+const defaultChecked = (): ReadonlySet<Invariant> => {
+  const env = process.env.MODEL_INVARIANTS
+  if (env === "all") return new Set(INVARIANTS)
+  if (env !== undefined) return new Set(env.split(",") as Array<Invariant>)
+  return new Set(INVARIANTS.filter((invariant) => !KNOWN_OPEN.has(invariant)))
+}
+
+let checking: ReadonlySet<Invariant> = new Set(INVARIANTS)
+
+// -----------------------------------------------------------------------------
+// Commands
+// -----------------------------------------------------------------------------
+
+/** Where a run goes: the current thread (the placeholder of a new one, or a switched-to thread), or the i-th known thread. */
+export type Target = "current" | { readonly known: number }
+
+/** What the probe tool does when executed. `approval` asks for approval first, then returns. */
+export type ToolMode = "ok" | "throw" | "hang" | "approval"
+
+/** How a command decides a call that needs approval. */
+export type Decision = "approve" | "approveEdited" | "deny"
+
+/** How a run is stopped early. */
+export type StopHow = "cancelRun" | "cancelCurrent" | "abort" | "break"
+
+/**
+ * When: after this many stream elements (0: right after `run()`), once the server has the request
+ * but before it answered (`request`: no `RUN_STARTED` yet), while the tool runs, or when approval
+ * is asked. `cancelCurrent` is `cancelRun()` without a thread, on a run started without one.
+ */
+export type StopAt = number | "request" | "tool" | "approval"
+
+/** One command: plain data, so a counterexample can be replayed as a table. */
+export type Command =
+  | { readonly kind: "text"; readonly target: Target }
+  | { readonly kind: "reasoning"; readonly target: Target }
+  | { readonly kind: "component"; readonly target: Target }
+  | {
+    readonly kind: "tools"
+    readonly target: Target
+    readonly mode: ToolMode
+    readonly decision: Decision
+    readonly calls: 1 | 2
+    /** `call_0`, `call_1`, … in every response and every thread, as some providers do. */
+    readonly reuseIds: boolean
+  }
+  | { readonly kind: "serverError"; readonly target: Target; readonly afterText: boolean; readonly twice: boolean }
+  | { readonly kind: "drop"; readonly target: Target; readonly afterEvents: number }
+  | { readonly kind: "stop"; readonly target: Target; readonly how: StopHow; readonly at: StopAt; readonly reuseIds: boolean }
+  | { readonly kind: "manual"; readonly target: Target; readonly reuseIds: boolean; readonly calls: 1 | 2 }
+  | { readonly kind: "newThread" }
+  | { readonly kind: "switch"; readonly known: number }
+  /** Two runs at once on two threads (known ones, or new ones when fewer are known). */
+  | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
+  /** `startNewThread()`, then two runs on the placeholder at once; `abortFirst`: the first is aborted once started. */
+  | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean }
+
+const target: fc.Arbitrary<Target> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant("current" as const) },
+  { weight: 1, arbitrary: fc.nat(3).map((known) => ({ known })) }
+)
+
+/** The generator of commands (weights favour the interesting ones). */
+export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("text" as const), target }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("reasoning" as const), target }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("component" as const), target }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("tools" as const),
+      target,
+      mode: fc.constantFrom<ToolMode>("ok", "throw", "hang", "approval"),
+      decision: fc.constantFrom<Decision>("approve", "approveEdited", "deny"),
+      calls: fc.constantFrom<1 | 2>(1, 2),
+      reuseIds: fc.boolean()
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("serverError" as const), target, afterText: fc.boolean(), twice: fc.boolean() })
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("drop" as const), target, afterEvents: fc.integer({ min: 1, max: 5 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("stop" as const),
+      target,
+      how: fc.constantFrom<StopHow>("cancelRun", "cancelCurrent", "abort", "break"),
+      at: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constantFrom<StopAt>("request", "tool", "approval")),
+      reuseIds: fc.boolean()
+    })
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("manual" as const), target, reuseIds: fc.boolean(), calls: fc.constantFrom<1 | 2>(1, 2) })
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: "newThread" as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("switch" as const), known: fc.nat(3) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("concurrentNew" as const), tools: fc.boolean(), abortFirst: fc.boolean() }) }
+)
+
+// -----------------------------------------------------------------------------
+// The server's side: scenarios by message
+// -----------------------------------------------------------------------------
+
+/** A run's script, built when the server sees the request (tool arguments carry the thread's id). */
+type Scenario = (request: Script.RunRequest) => Script.Script | Promise<Script.Script>
+
+/** One execution of the probe tool (or a manual answer): which call of which thread it ran for. */
+export interface Execution {
+  readonly thread: string
+  readonly toolCallId: string
+  readonly n: number
+}
+
+/** What the probe returns, and what the checks read back from the server. */
+interface ProbeResult {
+  readonly thread: string
+  readonly toolCallId: string
+  readonly n: number
+  readonly edited?: boolean
+}
+
+const PROBE_MODES = ["ok", "throw", "hang", "block", "approval"] as const
+
+const ProbeArgs = Schema.Struct({
+  n: Schema.Number,
+  thread: Schema.String,
+  mode: Schema.Literal(...PROBE_MODES),
+  edited: Schema.optional(Schema.Boolean)
+})
+
+/** Per-sequence state of the harness. */
+class World {
+  readonly scenarios = new Map<string, Scenario>()
+  /** The runs the server started for each scenario message. */
+  readonly runs = new Map<string, Array<{ readonly threadId: string; readonly runId: string }>>()
+  readonly executions: Array<Execution> = []
+  /** Resolved when the execution of call `n` starts. */
+  readonly started = new Map<number, () => void>()
+  readonly startedPromises = new Map<number, Promise<void>>()
+  readonly known: Array<string> = []
+  /** The events each stream delivered (a custom event by its name). */
+  readonly delivered = new Map<TamboStream, Array<string>>()
+  readonly rejections: Array<unknown> = []
+  /** Streams whose outcome is not the one of their command (see expectedOutcome). */
+  readonly outcomes = new Map<TamboStream, Outcome>()
+  #scenarioCount = 0
+  /** The message of the last scenario registered. */
+  lastScenario = ""
+  #n = 0
+
+  constructor(readonly server: TestServer) {}
+
+  nextN(): number {
+    const n = ++this.#n
+    this.startedPromises.set(n, new Promise<void>((resolve) => this.started.set(n, resolve)))
+    return n
+  }
+
+  /** Registers a scenario and returns the message that plays it. */
+  scenario(name: string, scenario: Scenario): string {
+    const tag = `#${++this.#scenarioCount} ${name}`
+    this.lastScenario = tag
+    this.scenarios.set(tag, scenario)
+    return tag
+  }
+
+  deliver(stream: TamboStream, event: { readonly type: string; readonly name?: unknown }): void {
+    const list = this.delivered.get(stream) ?? []
+    list.push(event.type === "CUSTOM" && typeof event.name === "string" ? event.name : event.type)
+    this.delivered.set(stream, list)
+  }
+
+  learn(threadId: string | undefined): void {
+    if (threadId !== undefined && !threadId.startsWith("local") && this.server.threads.get(threadId) !== undefined) {
+      if (!this.known.includes(threadId)) this.known.push(threadId)
+    }
+  }
+}
+
+let current: World | undefined
+
+/** The script function the server plays: by message tag; a continuation with no rounds left says "done". */
+export const serverScript: Script.ScriptFn = (request) => {
+  if (request.toolResults.length > 0) return [Script.text("done")]
+  if (request.text === "ping") return [Script.text("pong")]
+  const scenario = current?.scenarios.get(request.text)
+  current?.runs.set(request.text, [...(current.runs.get(request.text) ?? []), { threadId: request.threadId, runId: request.runId }])
+  return scenario === undefined ? [Script.text(`unknown scenario ${request.text}`)] : scenario(request)
+}
+
+/** Tool calls of the probe; `onN` hears each call's `n`. */
+const probeCalls = (
+  world: World,
+  request: Script.RunRequest,
+  mode: (typeof PROBE_MODES)[number],
+  calls: number,
+  reuseIds: boolean,
+  onN: (n: number) => void = () => {}
+) =>
+  Array.from({ length: calls }, (_, i) => {
+    const n = world.nextN()
+    onN(n)
+    return Script.toolCall("probe", { n, thread: request.threadId, mode }, { id: reuseIds ? `call_${i}` : `call_${n}_${i}` })
+  })
+
+// -----------------------------------------------------------------------------
+// The client's side
+// -----------------------------------------------------------------------------
+
+const makeProbe = (world: () => World) =>
+  Tool.make({
+    name: "probe",
+    description: "Records its call and answers with it",
+    input: ProbeArgs,
+    needsApproval: (args) => args.mode === "approval",
+    execute: (args, { signal, toolCallId }): Promise<ProbeResult> => {
+      const w = world()
+      w.executions.push({ thread: args.thread, toolCallId, n: args.n })
+      w.started.get(args.n)?.()
+      const result: ProbeResult = { thread: args.thread, toolCallId, n: args.n, ...(args.edited ? { edited: true } : {}) }
+      switch (args.mode) {
+        case "throw":
+          return Promise.reject(new Error(`probe failed n=${args.n} thread=${args.thread}`))
+        case "hang":
+        case "block":
+          // Until the executor gives up on it (timeout, cancellation).
+          return new Promise((resolve) => signal.addEventListener("abort", () => resolve(result), { once: true }))
+        default:
+          return Promise.resolve(result)
+      }
+    }
+  })
+
+const CARD = {
+  name: "Card",
+  description: "A card",
+  propsSchema: { type: "object", properties: { title: { type: "string" }, n: { type: "number" } } }
+} as const
+
+/** A short tool timeout, for the `hang` tool; long enough for every other tool. */
+const TOOL_TIMEOUT = 40
+
+const settle = <A>(promise: Promise<A>): Promise<{ ok: true; value: A } | { ok: false; error: unknown }> =>
+  promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Polls `predicate` (a liveness bound, not a timing assertion). */
+const eventually = async (predicate: () => boolean, timeoutMs = 3_000): Promise<boolean> => {
+  const start = Date.now()
+  while (!predicate()) {
+    if (Date.now() - start > timeoutMs) return false
+    await sleep(2)
+  }
+  return true
+}
+
+/** What the commands act on. */
+export interface Real {
+  readonly world: World
+  readonly client: TamboClient
+}
+
+const threadOf = (real: Real, t: Target): string | undefined => {
+  if (t === "current") return undefined
+  const { known } = real.world
+  return known.length === 0 ? undefined : known[t.known % known.length]
+}
+
+/** Iterates a run to its end, deciding approvals as `decision` says; returns the stream's outcome. */
+const drive = async (real: Real, stream: TamboStream, decision: Decision) => {
+  try {
+    for await (const { event } of stream) {
+      real.world.deliver(stream, event)
+      if (event.type === "CLIENT_APPROVAL_REQUESTED") {
+        const args = event.args as Schema.Schema.Type<typeof ProbeArgs>
+        if (decision === "deny") real.client.denyToolCall(event.toolCallId, "no")
+        else if (decision === "approveEdited") real.client.approveToolCall(event.toolCallId, { args: { ...args, edited: true } })
+        else real.client.approveToolCall(event.toolCallId)
+      }
+    }
+  } catch {
+    // Outcomes of the command's own run are free; the invariants judge what it left.
+  }
+}
+
+/** Plays one command; returns the streams it started. */
+const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboStream>> => {
+  const { world, client } = real
+  const runOn = (t: Target, message: string, options: Parameters<TamboClient["run"]>[1] = {}) =>
+    client.run(message, { threadId: threadOf(real, t), toolTimeout: TOOL_TIMEOUT, ...options })
+  switch (command.kind) {
+    case "text": {
+      const stream = runOn(command.target, world.scenario("text", () => [Script.text(["Hel", "lo"])]))
+      await drive(real, stream, "approve")
+      return [stream]
+    }
+    case "reasoning": {
+      const stream = runOn(command.target, world.scenario("reasoning", () => [Script.reasoning(["thinking", " hard"]), Script.text("answer")]))
+      await drive(real, stream, "approve")
+      return [stream]
+    }
+    case "component": {
+      const stream = runOn(command.target, world.scenario("component", () => [
+        Script.text("Here: "),
+        Script.component("Card", [{ title: "a" }, { title: "ab" }, { title: "ab", n: 1 }])
+      ]))
+      await drive(real, stream, "approve")
+      return [stream]
+    }
+    case "tools": {
+      const message = world.scenario("tools", (request) => [
+        Script.text("Calling. "),
+        ...probeCalls(world, request, command.mode, command.calls, command.reuseIds),
+        Script.text("after tools")
+      ])
+      const stream = runOn(command.target, message)
+      await drive(real, stream, command.decision)
+      return [stream]
+    }
+    case "serverError": {
+      const error = Script.runError({ twice: command.twice })
+      const stream = runOn(command.target, world.scenario("serverError", () => command.afterText ? [Script.text("Partial"), error] : [error]))
+      await drive(real, stream, "approve")
+      return [stream]
+    }
+    case "drop": {
+      const stream = runOn(command.target, world.scenario("drop", () => [Script.dropAfter(command.afterEvents), Script.text(["a", "b", "c"])]))
+      await drive(real, stream, "approve")
+      return [stream]
+    }
+    case "stop":
+      return [await stop(real, command)]
+    case "manual": {
+      const message = world.scenario("manual", (request) => [
+        Script.text("Manual. "),
+        ...probeCalls(world, request, "ok", command.calls, command.reuseIds),
+        Script.text("after manual")
+      ])
+      const stream = runOn(command.target, message, { autoExecuteTools: false })
+      let pending: ReadonlyArray<{ readonly toolCallId: string; readonly args: unknown }> = []
+      try {
+        for await (const { event } of stream) {
+          world.deliver(stream, event)
+          if (event.type === "CLIENT_AWAITING_TOOL_RESULTS") pending = event.pendingToolCalls
+        }
+      } catch {
+        return [stream]
+      }
+      const threadId = await stream.threadId
+      const results = pending.map((call) => {
+        const args = call.args as Schema.Schema.Type<typeof ProbeArgs>
+        world.executions.push({ thread: args.thread, toolCallId: call.toolCallId, n: args.n })
+        const result: ProbeResult = { thread: args.thread, toolCallId: call.toolCallId, n: args.n }
+        return { toolCallId: call.toolCallId, result }
+      })
+      const continued = client.continueRun(threadId, results, { toolTimeout: TOOL_TIMEOUT })
+      await drive(real, continued, "approve")
+      return [stream, continued]
+    }
+    case "newThread":
+      client.startNewThread()
+      return []
+    case "switch": {
+      const threadId = threadOf(real, { known: command.known })
+      if (threadId !== undefined) await settle(client.switchThread(threadId))
+      return []
+    }
+    case "concurrent": {
+      const a = threadOf(real, { known: command.a })
+      let b = threadOf(real, { known: command.b })
+      if (b === a) b = undefined
+      const scenario = (request: Script.RunRequest) =>
+        command.tools
+          ? [Script.text("Both. "), ...probeCalls(world, request, "ok", 1, true), Script.text("after tools")]
+          : [Script.text(["con", "current"])]
+      // A run without a known thread goes to a new one, from a fresh placeholder.
+      const start = (threadId: string | undefined) => {
+        if (threadId === undefined) client.startNewThread()
+        return client.run(world.scenario("concurrent", scenario), { threadId, toolTimeout: TOOL_TIMEOUT })
+      }
+      const first = start(a)
+      const second = start(b)
+      await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
+      return [first, second]
+    }
+    case "concurrentNew": {
+      client.startNewThread()
+      const scenario = (request: Script.RunRequest) =>
+        command.tools
+          ? [Script.text("New. "), ...probeCalls(world, request, "ok", 1, true), Script.text("after tools")]
+          : [Script.text(["new", " thread"])]
+      const first = client.run(
+        world.scenario("concurrentNew", command.abortFirst ? () => [Script.text("new"), Script.hang()] : scenario),
+        { toolTimeout: TOOL_TIMEOUT }
+      )
+      const second = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
+      if (command.abortFirst) world.outcomes.set(first, "AbortError")
+      const driveFirst = async () => {
+        if (!command.abortFirst) return drive(real, first, "approve")
+        try {
+          for await (const { event } of first) {
+            world.deliver(first, event)
+            first.abort()
+          }
+        } catch {
+          // Its AbortError.
+        }
+      }
+      await Promise.all([driveFirst(), drive(real, second, "approve")])
+      return [first, second]
+    }
+  }
+}
+
+/** A run stopped early by `cancelRun`, `abort()` or leaving the loop. */
+const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Promise<TamboStream> => {
+  const { world, client } = real
+  let n: number | undefined
+  let requestSeen: () => void = () => {}
+  const seenRequest = new Promise<void>((resolve) => (requestSeen = resolve))
+  let answer: () => void = () => {}
+  const answered = new Promise<void>((resolve) => (answer = resolve))
+  const message = world.scenario("stop", async (request) => {
+    if (command.at === "request") {
+      requestSeen()
+      await answered
+    }
+    if (command.at === "tool" || command.at === "approval") {
+      const calls = probeCalls(world, request, command.at === "tool" ? "block" : "approval", 1, command.reuseIds, (called) => {
+        n = called
+      })
+      return [Script.text("Stopping. "), ...calls, Script.text("after tools")]
+    }
+    return [Script.text(["a", "b", "c"]), Script.hang()]
+  })
+  const current = command.how === "cancelCurrent"
+  const requested = (current ? undefined : threadOf(real, command.target)) ?? client.getState().currentThreadId
+  // The tool round's tool never ends by itself: a long timeout, so only the stop ends it.
+  const stream = client.run(message, { ...(current ? {} : { threadId: requested }), toolTimeout: 10_000 })
+  let lastThreadId = requested
+  let stopped = false
+  const iterator = stream[Symbol.asyncIterator]()
+  const doStop = async () => {
+    if (stopped) return
+    stopped = true
+    if (command.how === "cancelRun") await settle(client.cancelRun(lastThreadId))
+    else if (command.how === "cancelCurrent") await settle(client.cancelRun())
+    else if (command.how === "abort") stream.abort()
+    else await settle(Promise.resolve(iterator.return?.()))
+  }
+  let seen = 0
+  let toolStarted: Promise<void> | undefined
+  try {
+    if (command.at === 0) await doStop()
+    if (command.at === "request") {
+      // A request the server refuses never plays a script: the run's end is the other way out.
+      await Promise.race([seenRequest, settle(stream.thread)])
+      await doStop()
+      answer()
+    }
+    while (true) {
+      const next = iterator.next()
+      // While the tool runs nothing arrives: the tool's start is what to wait for. A tool that
+      // never starts (its result came from elsewhere) lets the run go on; the invariants judge that.
+      const first = toolStarted === undefined || stopped
+        ? await next
+        : await Promise.race([next, toolStarted.then(() => "started" as const)])
+      if (first === "started") {
+        await doStop()
+        await settle(next)
+        if (command.how === "break") break
+        continue
+      }
+      if (first.done === true) break
+      seen++
+      lastThreadId = first.value.threadId
+      const event = first.value.event
+      world.deliver(stream, event)
+      if (stopped) continue
+      if (command.at === "tool") {
+        if (event.type === "CUSTOM" && event.name === "tambo.run.awaiting_input" && n !== undefined) {
+          toolStarted = world.startedPromises.get(n)
+        }
+        continue
+      }
+      const reached = typeof command.at === "number" ? seen >= command.at : event.type === "CLIENT_APPROVAL_REQUESTED"
+      if (!reached) continue
+      // Keep reading (the stream ends once the stop took effect) while the stop goes out.
+      if (command.how === "break") {
+        await doStop()
+        break
+      }
+      void doStop()
+    }
+  } catch {
+    // The stop's own AbortError, or whatever the run failed with.
+  }
+  return stream
+}
+
+// -----------------------------------------------------------------------------
+// Invariants
+// -----------------------------------------------------------------------------
+
+class InvariantError extends Error {
+  constructor(readonly invariant: Invariant, readonly detail: string) {
+    super(`invariant "${invariant}" failed: ${detail}`)
+  }
+}
+
+const check = async (invariant: Invariant, body: () => void | Promise<void>): Promise<void> => {
+  if (!checking.has(invariant)) return
+  try {
+    await body()
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    const assertion = error as { actual?: unknown; expected?: unknown }
+    const diff = "actual" in (error as object) ? `\n${differences(assertion.actual, assertion.expected).join("\n")}` : ""
+    throw new InvariantError(invariant, message + diff)
+  }
+}
+
+/** Where two values differ, as `path: actual !== expected` lines (the first few). */
+const differences = (actual: unknown, expected: unknown, path = "", out: Array<string> = []): Array<string> => {
+  if (out.length >= 8) return out
+  if (typeof actual === "object" && actual !== null && typeof expected === "object" && expected !== null) {
+    const keys = new Set([...Object.keys(actual), ...Object.keys(expected)])
+    for (const key of keys) {
+      differences((actual as Record<string, unknown>)[key], (expected as Record<string, unknown>)[key], `${path}.${key}`, out)
+    }
+  } else if (!Object.is(actual, expected)) {
+    out.push(`  ${path || "(value)"}: store ${JSON.stringify(actual)} !== server ${JSON.stringify(expected)}`)
+  }
+  return out
+}
+
+const resourceCounts = () => {
+  const counts = new Map<string, number>()
+  for (const type of process.getActiveResourcesInfo()) counts.set(type, (counts.get(type) ?? 0) + 1)
+  return counts
+}
+
+const excess = (before: Map<string, number>) =>
+  [...resourceCounts()].filter(([type, count]) => count > (before.get(type) ?? 0))
+
+interface ToolResultBlock {
+  readonly type: "tool_result"
+  readonly toolUseId: string
+  readonly isError?: boolean
+  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
+}
+
+const textOf = (block: ToolResultBlock) => block.content.map((c) => c.text ?? "").join("")
+
+const parseProbe = (text: string): ProbeResult | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return typeof parsed === "object" && parsed !== null && "n" in parsed ? (parsed as ProbeResult) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Tools ran once per call; every result the server received is the one its call produced. */
+const checkTools = (world: World) => {
+  const seen = new Set<string>()
+  for (const e of world.executions) {
+    const key = `${e.thread}/${e.toolCallId}/${e.n}`
+    if (seen.has(key)) throw new Error(`call ${key} executed twice`)
+    seen.add(key)
+  }
+  for (const thread of world.server.threads.list()) {
+    const latestCall = new Map<string, number>()
+    for (const message of thread.messages) {
+      for (const block of message.content) {
+        if (block.type === "tool_use") {
+          const input = block.input as { n?: number }
+          if (typeof input.n === "number") latestCall.set(block.id, input.n)
+        }
+        if (block.type !== "tool_result") continue
+        const result = block as unknown as ToolResultBlock
+        const expected = latestCall.get(result.toolUseId)
+        const text = textOf(result)
+        const probe = parseProbe(text)
+        const where = `thread ${thread.id}, result for ${result.toolUseId} (call n=${expected})`
+        if (probe !== undefined) {
+          if (probe.thread !== thread.id || probe.toolCallId !== result.toolUseId || probe.n !== expected) {
+            throw new Error(`${where} is ${text}: made for another call`)
+          }
+          if (!seen.has(`${probe.thread}/${probe.toolCallId}/${probe.n}`)) throw new Error(`${where} is ${text}, which no execution produced`)
+        }
+        const failed = /n=(\d+) thread=(\S+)/.exec(text)
+        if (failed !== null && (Number(failed[1]) !== expected || failed[2] !== thread.id)) {
+          throw new Error(`${where} is the error "${text}" of another call`)
+        }
+      }
+    }
+  }
+  // Every result sent (stored or refused) names its own thread and call.
+  for (const request of world.server.requests) {
+    const match = /^\/v1\/threads\/([^/]+)\/runs$/.exec(request.path)
+    if (request.method !== "POST" || match === null) continue
+    const body = request.body as { message?: { content?: ReadonlyArray<{ type: string }> } } | undefined
+    for (const block of body?.message?.content ?? []) {
+      if (block.type !== "tool_result") continue
+      const result = block as unknown as ToolResultBlock
+      const probe = parseProbe(textOf(result))
+      if (probe !== undefined && (probe.thread !== match[1] || probe.toolCallId !== result.toolUseId)) {
+        throw new Error(`a result sent to thread ${match[1]} for ${result.toolUseId} was made for ${probe.thread}/${probe.toolCallId}`)
+      }
+    }
+  }
+}
+
+const storeChecks = async (real: Real, threadIds: ReadonlyArray<string>) => {
+  for (const threadId of threadIds) {
+    // The server winds a cancelled or dropped run down on its own time.
+    await eventually(() => real.world.server.threads.get(threadId)?.runStatus === "idle")
+    storeMatchesServer(real.client.getState(), real.world.server, threadId)
+  }
+}
+
+/** How the model says every run of a command ends: its thread, or a rejection with this `_tag`. */
+type Outcome = "ok" | "ApiError" | "TransportError" | "AbortError"
+
+const expectedOutcome = (command: Command): Outcome => {
+  switch (command.kind) {
+    case "serverError":
+      return "ApiError"
+    case "drop":
+      return "TransportError"
+    case "stop":
+      return "AbortError"
+    default:
+      return "ok"
+  }
+}
+
+const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray<TamboStream>) => {
+  const { world, client } = real
+  const touched: Array<string> = []
+  for (const stream of streams) {
+    const id = await settle(stream.threadId)
+    if (id.ok) {
+      world.learn(id.value)
+      if (world.known.includes(id.value) && !touched.includes(id.value)) touched.push(id.value)
+    }
+  }
+  await check("command-settles", async () => {
+    const ended = await eventually(() => !client.hasActiveRun() && client.getPendingApprovals().length === 0)
+    if (!ended) throw new Error(`a run of ${JSON.stringify(command)} is still active`)
+  })
+  await check("run-outcome", async () => {
+    for (const stream of streams) {
+      const expected = world.outcomes.get(stream) ?? expectedOutcome(command)
+      const outcome = await settle(stream.thread)
+      const tag = outcome.ok ? "ok" : (outcome.error as { _tag?: string })._tag
+      if (tag !== expected) {
+        const detail = outcome.ok ? "" : ` (${(outcome.error as Error).message})`
+        throw new Error(`a run of ${command.kind} ended ${tag}${detail}, the model says ${expected}`)
+      }
+    }
+  })
+  await check("one-terminal-event", () => {
+    for (const stream of streams) {
+      const events = world.delivered.get(stream) ?? []
+      for (let i = 0, started = 0, ended = 0; i < events.length; i++) {
+        if (events[i] === "RUN_STARTED") started++
+        if (events[i] === "RUN_FINISHED" || events[i] === "RUN_ERROR") ended++
+        if (ended > started || (events[i] === "RUN_ERROR" && i < events.length - 1)) {
+          throw new Error(`a run of ${command.kind} delivered ${events.slice(Math.max(0, i - 3), i + 2).join(", ")}: a terminal event that is not its run's last`)
+        }
+      }
+    }
+  })
+  if (command.kind === "stop" && typeof command.at === "number" && command.at >= 1) {
+    await check("stop-is-user-cancel", async () => {
+      // The client saw RUN_STARTED, so it knows the run: it tells the server before it hangs up.
+      const runs = world.runs.get(world.lastScenario) ?? []
+      for (const run of runs) {
+        await eventually(() => world.server.cancels.some((c) => c.runId === run.runId))
+        const cancel = world.server.cancels.find((c) => c.runId === run.runId)
+        if (cancel?.reason !== "user_cancelled") {
+          throw new Error(`run ${run.runId} of a stop (${command.how} at ${command.at}) reached the server as ${cancel?.reason ?? "nothing"}`)
+        }
+      }
+    })
+  }
+  await new Promise((resolve) => setImmediate(resolve))
+  await check("no-unhandled-rejection", () => {
+    if (world.rejections.length > 0) throw new Error(`unhandled rejection: ${String(world.rejections[0])}`)
+  })
+  await check("store-equals-server", () => storeChecks(real, world.known))
+  await check("tool-once-and-own-result", () => checkTools(world))
+  await check("thread-usable", async () => {
+    for (const threadId of touched) {
+      const result = await settle(client.run("ping", { threadId }).thread)
+      if (!result.ok) {
+        const error = result.error as { _tag?: string; message?: string }
+        throw new Error(`a plain run on thread ${threadId} failed: ${error._tag}: ${error.message}`)
+      }
+      const last = result.value.messages.at(-1)
+      const text = last?.content.map((c) => (c.type === "text" ? c.text : "")).join("")
+      if (text !== "pong") throw new Error(`a plain run on thread ${threadId} ended with ${JSON.stringify(last)}`)
+    }
+  })
+  await check("store-equals-server", () => storeChecks(real, touched))
+}
+
+// -----------------------------------------------------------------------------
+// Sequences
+// -----------------------------------------------------------------------------
+
+/**
+ * Plays `commands` against ONE fresh client of `server` (through `fc.asyncModelRun`), checking every
+ * invariant after each, then destroys the client and checks that it left no handle open.
+ */
+export const runSequence = async (
+  commands: Iterable<fc.AsyncCommand<object, Real, boolean>>,
+  invariants: ReadonlySet<Invariant> = defaultChecked(),
+  /** Called with the server before it closes, for tests of the harness itself. */
+  inspect?: (server: TestServer) => void
+): Promise<void> => {
+  checking = invariants
+  const before = resourceCounts()
+  // A server per sequence: its own sockets go when it closes, so what is left is the client's.
+  const server = await startTestServer({ script: serverScript })
+  const world = new World(server)
+  current = world
+  const onRejection = (reason: unknown) => world.rejections.push(reason)
+  process.on("unhandledRejection", onRejection)
+  const client = new TamboClient({
+    apiKey: server.apiKey,
+    tamboUrl: server.url,
+    userKey: "user-1",
+    maxRetries: 0,
+    autoGenerateThreadName: false,
+    tools: [makeProbe(() => world)],
+    components: [CARD]
+  })
+  try {
+    await fc.asyncModelRun(() => ({ model: {}, real: { world, client } }), commands)
+    inspect?.(server)
+  } finally {
+    await client.destroy()
+    process.off("unhandledRejection", onRejection)
+    current = undefined
+    await server.close()
+  }
+  await check("no-open-handles", async () => {
+    await eventually(() => excess(before).length === 0)
+    const left = excess(before)
+    if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
+  })
+}
+
+/** Replays a list of commands (a counterexample) as the property plays it. */
+export const replay = (
+  commands: ReadonlyArray<Command>,
+  invariants?: ReadonlyArray<Invariant>,
+  inspect?: (server: TestServer) => void
+): Promise<void> =>
+  runSequence(
+    commands.map((command) => new ModelCommand(command)),
+    invariants === undefined ? undefined : new Set(invariants),
+    inspect
+  )
+
+const withLiveness = async <A>(promise: Promise<A>, command: Command): Promise<A> => {
+  if (!checking.has("command-settles")) return promise
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new InvariantError("command-settles", `${JSON.stringify(command)} did not end`)), 5_000)
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** A command for `fc.commands`: the model holds nothing (targets are resolved against the client's threads when played). */
+class ModelCommand implements fc.AsyncCommand<object, Real> {
+  constructor(readonly command: Command) {}
+  check(): boolean {
+    return true
+  }
+  async run(_model: object, real: Real): Promise<void> {
+    const streams = await withLiveness(play(real, this.command), this.command)
+    await afterCommand(real, this.command, streams)
+  }
+  toString(): string {
+    return JSON.stringify(this.command)
+  }
+}
+
+/** The commands arbitrary of the property. */
+export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
+  fc.commands([commandArbitrary.map((command) => new ModelCommand(command))], {
+    maxCommands,
+    ...(replayPath === undefined ? {} : { replayPath })
+  })
+
