@@ -492,11 +492,17 @@ export const make = (
 
     const apply = (actions: ReadonlyArray<ClientState.Action>) => store.apply(actions)
     /**
-     * After a run the server started: the store takes the server's copy of its thread (see
-     * Reconcile). A run it never started (refused, or cancelled before it left) changed nothing there.
+     * After a run on a thread the server knows: the store takes the server's copy of its thread
+     * (see Reconcile), also when the run never started there (refused, or cancelled before the
+     * server named it): what the run showed (the user's message) goes. Not when the server could
+     * not be reached, nor when the run failed before it recorded anything.
      */
-    const reconcile = (threadId: string, started: boolean, runSpan: Tracer.Span): Effect.Effect<void> =>
-      options.reconcileAfterRun === false || !started || ClientState.isLocalThreadId(threadId)
+    const reconcile = (threadId: string, started: boolean, exit: Exit.Exit<unknown, unknown>, runSpan: Tracer.Span): Effect.Effect<void> =>
+      options.reconcileAfterRun === false || ClientState.isLocalThreadId(threadId) ||
+        (!started && Exit.isFailure(exit) && Option.exists(
+          Cause.failureOption(exit.cause),
+          (error) => isTamboError(error) && (error._tag === "TransportError" || error._tag === "CallbackError")
+        ))
         ? Effect.void
         : Reconcile.reconcileThread(threadId, withCredentials((c) => transport.retrieveThread(c, threadId)), apply).pipe(
           Effect.withParentSpan(runSpan)
@@ -1230,7 +1236,7 @@ export const make = (
                   at
                 }
             ])
-          }).pipe(Effect.zipRight(Effect.suspend(() => reconcile(run.threadId, (run.runId ?? run.lastRunId) !== undefined, runSpan))))
+          }).pipe(Effect.zipRight(Effect.suspend(() => reconcile(run.threadId, (run.runId ?? run.lastRunId) !== undefined, exit, runSpan))))
 
         const open = (previous: string | undefined, hooks: Transport.RunHooks) => {
           const first = requestFor(firstMessage, previous)

@@ -5,11 +5,12 @@ import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
-import { afterAll, afterEach, beforeAll, expect } from "vitest"
+import { afterAll, afterEach, beforeAll } from "vitest"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import type * as ThreadStore from "../src/ThreadStore.js"
 import type * as Types from "../src/Types.js"
+import { storeEqualsServer } from "./storeEqualsServer.js"
 
 /** One testing server for a test file, its script reset after each test. */
 export const useServer = (options: TestServerOptions = {}) => {
@@ -143,49 +144,10 @@ export const externalStore = (): ThreadStore.ExternalStore<ClientState.ClientSta
   }
 }
 
-/**
- * What the store holds that `GET /v1/threads/{id}` (with its messages) does not return, left out
- * by {@link expectStoreEqualsServer}; everything else must be equal.
- */
-export const CLIENT_ONLY_FIELDS = {
-  /** The client's bookkeeping of a run: its lifecycle, progress and anomalies. */
-  threadState: ["streaming", "anomalies", "internal"],
-  /** Streamed, not stored: the model's reasoning and how long it took; a UI's stable key. */
-  message: ["reasoning", "reasoningDurationMS", "key"],
-  /** Computed while streaming (a component's lifecycle, per prop) or by UI layers (a tool call's). */
-  block: {
-    component: ["streamingState", "streamingStatus"],
-    tool_use: ["hasCompleted", "statusMessage", "tamboDisplayProps"]
-  }
-} as const
-
-const omit = (value: object, keys: ReadonlyArray<string>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(value).filter(([key, field]) => !keys.includes(key) && field !== undefined))
-
-const storedBlock = (block: Types.Content): Record<string, unknown> =>
-  omit(
-    block,
-    block.type === "component"
-      ? CLIENT_ONLY_FIELDS.block.component
-      : block.type === "tool_use"
-      ? CLIENT_ONLY_FIELDS.block.tool_use
-      : []
-  )
-
-const getServerJson = async (server: TestServer, path: string, userKey: string): Promise<Record<string, unknown>> => {
-  const response = await fetch(`${server.url}${path}?userKey=${encodeURIComponent(userKey)}`, {
-    headers: { "x-api-key": server.apiKey }
-  })
-  if (!response.ok) throw new Error(`GET ${path}: ${response.status}`)
-  return (await response.json()) as Record<string, unknown>
-}
+export { CLIENT_ONLY_FIELDS } from "./storeEqualsServer.js"
 
 /**
- * Asserts that the store's thread equals the server's, as `GET /v1/threads/{id}` and
- * `GET /v1/threads/{id}/messages` return it, but for {@link CLIENT_ONLY_FIELDS}: the thread's
- * fields (`status` is the server's `runStatus`, `lastRunCancelled` absent is `false`), its
- * messages in order with their ids and content, the calls the server waits on and the last
- * completed run.
+ * Asserts that the store's thread equals the server's (see `storeEqualsServer`).
  */
 export const expectStoreEqualsServer = (
   tambo: Tambo.Tambo.Service,
@@ -193,42 +155,4 @@ export const expectStoreEqualsServer = (
   threadId: string,
   userKey = "user-1"
 ): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    const remote = yield* Effect.promise(() => getServerJson(server, `/v1/threads/${threadId}`, userKey))
-    const listed = yield* Effect.promise(() => getServerJson(server, `/v1/threads/${threadId}/messages`, userKey))
-    const state = (yield* tambo.state).threadMap[threadId]
-    expect(state, `the store has thread ${threadId}`).toBeDefined()
-    const { thread } = state!
-    // The thread's own messages and the listed ones are the same.
-    expect(listed["messages"]).toEqual(remote["messages"])
-    const expected = {
-      id: remote["id"],
-      name: remote["name"],
-      metadata: remote["metadata"],
-      status: remote["runStatus"],
-      createdAt: remote["createdAt"],
-      updatedAt: remote["updatedAt"],
-      lastRunCancelled: remote["lastRunCancelled"] ?? false,
-      lastRunError: remote["lastRunError"],
-      pendingToolCallIds: remote["pendingToolCallIds"] ?? [],
-      lastCompletedRunId: remote["lastCompletedRunId"],
-      messages: remote["messages"]
-    }
-    const actual = {
-      id: thread.id,
-      name: thread.name,
-      metadata: thread.metadata,
-      status: thread.status,
-      createdAt: thread.createdAt,
-      updatedAt: thread.updatedAt,
-      lastRunCancelled: thread.lastRunCancelled,
-      lastRunError: thread.lastRunError,
-      pendingToolCallIds: state!.pendingToolCalls.map((call) => call.toolCallId),
-      lastCompletedRunId: state!.lastCompletedRunId,
-      messages: thread.messages.map((message) => ({
-        ...omit(message, CLIENT_ONLY_FIELDS.message),
-        content: message.content.map(storedBlock)
-      }))
-    }
-    expect(actual).toEqual(expected)
-  })
+  Effect.flatMap(tambo.state, (state) => Effect.promise(() => storeEqualsServer(state, server, threadId, userKey)))

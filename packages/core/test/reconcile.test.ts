@@ -180,9 +180,9 @@ describe("mergeThread", () => {
     expect(merged.messages).toBe(local.messages)
   })
 
-  it("keeps lastRunCancelled when this client cancelled a run the server had already ended", () => {
+  it("takes lastRunCancelled from the server: a run stopped in its tool round had ended there, uncancelled", () => {
     const local = thread([], { lastRunCancelled: true })
-    expect(mergeThread(local, thread([])).lastRunCancelled).toBe(true)
+    expect(mergeThread(local, thread([])).lastRunCancelled).toBe(false)
     expect(mergeThread(thread([]), thread([], { lastRunCancelled: true })).lastRunCancelled).toBe(true)
   })
 

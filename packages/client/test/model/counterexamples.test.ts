@@ -1,7 +1,5 @@
 // The counterexamples the model-based test (lifecycle.model.test.ts) shrank to, replayed as named
-// tests. Each checks only the invariant it broke, so each turns green with its own fix. Those
-// marked `it.fails` fail on this branch because of a defect being fixed on another branch (named
-// in the comment); once that fix is merged, they must pass: turn `it.fails` into `it`.
+// tests. Each checks only the invariant it broke; the comment names the defect it found.
 import { describe, it } from "vitest"
 import { type Command, replay } from "./harness.js"
 
@@ -10,16 +8,16 @@ const text: Command = { kind: "text", target: "current" }
 describe("model counterexamples: end-of-run reconciliation (store-equals-server)", () => {
   // Defect: no end-of-run reconciliation. The user message keeps its local id and timestamp, the
   // thread its local createdAt.
-  it.fails("a plain text run leaves the store equal to the server", () => replay([text], ["store-equals-server"]))
+  it("a plain text run leaves the store equal to the server", () => replay([text], ["store-equals-server"]))
 
   // Defect: no end-of-run reconciliation. The partial text of a run the server failed stays in
   // the store; the server stored none of it.
-  it.fails("a run failed by RUN_ERROR after partial text leaves the store equal to the server", () =>
+  it("a run failed by RUN_ERROR after partial text leaves the store equal to the server", () =>
     replay([{ kind: "serverError", target: "current", afterText: true, twice: true }], ["store-equals-server"]))
 
   // Defect: no end-of-run reconciliation. After a dropped connection the server cancelled the run
   // (lastRunCancelled) and stored no assistant message; the store keeps an empty one, not cancelled.
-  it.fails("a dropped connection leaves the store equal to the server", () =>
+  it("a dropped connection leaves the store equal to the server", () =>
     replay([{ kind: "drop", target: "current", afterEvents: 2 }], ["store-equals-server"]))
 })
 
@@ -27,19 +25,19 @@ describe("model counterexamples: a tool round ending early strands the thread (t
   // Defect: a tool round ending early strands the thread. The run paused for its tool calls and
   // finished on the server; cancelling while the tool runs leaves the server waiting for their
   // results, so the next run fails with "Missing tool results for pending tool calls".
-  it.fails("cancelRun while a tool runs", () =>
+  it("cancelRun while a tool runs", () =>
     replay([{ kind: "stop", target: "current", how: "cancelRun", at: "tool", reuseIds: false }], ["thread-usable"]))
 
   // Same defect, stopped while the call waits for approval.
-  it.fails("abort() while a call waits for approval", () =>
+  it("abort() while a call waits for approval", () =>
     replay([{ kind: "stop", target: "current", how: "abort", at: "approval", reuseIds: false }], ["thread-usable"]))
 
   // Same defect, leaving the `for await` loop while the tool runs.
-  it.fails("break out of the loop while a tool runs", () =>
+  it("break out of the loop while a tool runs", () =>
     replay([{ kind: "stop", target: "current", how: "break", at: "tool", reuseIds: false }], ["thread-usable"]))
 
   // Same defect, seen by the next command: a plain run on the stranded thread fails.
-  it.fails("the run after a cancelled tool round ends as the model says", () =>
+  it("the run after a cancelled tool round ends as the model says", () =>
     replay(
       [{ kind: "stop", target: "current", how: "cancelRun", at: "tool", reuseIds: false }, text],
       ["run-outcome"]
@@ -49,11 +47,11 @@ describe("model counterexamples: a tool round ending early strands the thread (t
 describe("model counterexamples: tool results cached by call id (tool-once-and-own-result)", () => {
   // Defect: tool results cached by call id across threads. Two new threads at once, each with a
   // `call_0`: the second thread gets the first thread's result and its tool never runs.
-  it.fails("two new threads at once, each calling call_0", () =>
+  it("two new threads at once, each calling call_0", () =>
     replay([{ kind: "concurrentNew", tools: true, abortFirst: false }], ["tool-once-and-own-result"]))
 
   // Same defect across runs of one thread: the second run's `call_0` gets the first run's result.
-  it.fails("two tool rounds on one thread, both calling call_0", () =>
+  it("two tool rounds on one thread, both calling call_0", () =>
     replay(
       [
         { kind: "tools", target: "current", mode: "ok", decision: "approve", calls: 1, reuseIds: true },
@@ -64,7 +62,7 @@ describe("model counterexamples: tool results cached by call id (tool-once-and-o
 
   // Same defect, seen as an outcome: the tool of the second round never runs (its result is the
   // cached one), so a stop waiting for it never happens and the run ends normally.
-  it.fails("a stop during a call_0 tool round after another call_0 round ends the run as the model says", () =>
+  it("a stop during a call_0 tool round after another call_0 round ends the run as the model says", () =>
     replay(
       [
         { kind: "tools", target: "current", mode: "ok", decision: "approve", calls: 1, reuseIds: true },
@@ -76,19 +74,27 @@ describe("model counterexamples: tool results cached by call id (tool-once-and-o
 
 describe("model counterexamples: RUN_ERROR sent twice (one-terminal-event)", () => {
   // Defect: RUN_ERROR sent twice. The API writes RUN_ERROR twice; the stream delivers both.
-  it.fails("a run failed by RUN_ERROR (sent twice) delivers one", () =>
+  it("a run failed by RUN_ERROR (sent twice) delivers one", () =>
     replay([{ kind: "serverError", target: "current", afterText: false, twice: true }], ["one-terminal-event"]))
 })
 
 describe("model counterexamples: cancel before closing the connection (stop-is-user-cancel)", () => {
   // Defect: the connection is closed before the cancel is sent, so the server records
   // `connection_closed` for the run, not the user's cancel.
-  it.fails("cancelRun after RUN_STARTED", () =>
+  it("cancelRun after RUN_STARTED", () =>
     replay([{ kind: "stop", target: "current", how: "cancelRun", at: 1, reuseIds: false }], ["stop-is-user-cancel"]))
 
-  it.fails("abort() mid-text", () =>
+  it("abort() mid-text", () =>
     replay([{ kind: "stop", target: "current", how: "abort", at: 3, reuseIds: false }], ["stop-is-user-cancel"]))
 
-  it.fails("break out of the loop mid-text", () =>
+  it("break out of the loop mid-text", () =>
     replay([{ kind: "stop", target: "current", how: "break", at: 2, reuseIds: false }], ["stop-is-user-cancel"]))
+})
+
+describe("model counterexamples: after the fixes were merged", () => {
+  // The reconciliation kept the client's lastRunCancelled for a run stopped in its tool round; the
+  // server had ended that run (paused for the tool) and cancelled nothing, so the store said
+  // cancelled where the server did not.
+  it("cancelRun while a tool runs leaves the store equal to the server", () =>
+    replay([{ kind: "stop", target: "current", how: "cancelRun", at: "tool", reuseIds: false }], ["store-equals-server"]))
 })

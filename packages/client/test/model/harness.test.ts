@@ -66,18 +66,18 @@ describe("storeMatchesServer", () => {
     const client = makeClient(server())
     await client.switchThread(seeded.id)
     const state = client.getState()
-    storeMatchesServer(state, server(), seeded.id)
+    await storeMatchesServer(state, server(), seeded.id)
 
     const changed = (edit: (thread: ClientState["threadMap"][string]["thread"]) => void): ClientState => {
       const copy = structuredClone(state)
       edit(copy.threadMap[seeded.id]!.thread)
       return copy
     }
-    expect(() => storeMatchesServer(changed((t) => (t.messages[0]!.content = [{ type: "text", text: "Hey" }])), server(), seeded.id)).toThrow()
-    expect(() => storeMatchesServer(changed((t) => (t.messages[1]!.id = "local_1")), server(), seeded.id)).toThrow()
-    expect(() => storeMatchesServer(changed((t) => (t.lastRunCancelled = true)), server(), seeded.id)).toThrow()
-    expect(() => storeMatchesServer(changed((t) => t.messages.pop()), server(), seeded.id)).toThrow()
+    await expect(storeMatchesServer(changed((t) => (t.messages[0]!.content = [{ type: "text", text: "Hey" }])), server(), seeded.id)).rejects.toThrow()
+    await expect(storeMatchesServer(changed((t) => (t.messages[1]!.id = "local_1")), server(), seeded.id)).rejects.toThrow()
+    await expect(storeMatchesServer(changed((t) => (t.lastRunCancelled = true)), server(), seeded.id)).rejects.toThrow()
+    await expect(storeMatchesServer(changed((t) => t.messages.pop()), server(), seeded.id)).rejects.toThrow()
     // What only the client keeps does not count.
-    storeMatchesServer(changed((t) => (t.messages[1]!.reasoning = ["thinking"])), server(), seeded.id)
+    await storeMatchesServer(changed((t) => (t.messages[1]!.reasoning = ["thinking"])), server(), seeded.id)
   })
 })

@@ -190,10 +190,11 @@ export const mergeMessages = (
 /**
  * The client's thread merged with the server's: messages as
  * {@link mergeMessages} says, thread fields from the server (name, metadata,
- * timestamps, `lastRunError`), the run status and the id from the client;
- * `lastRunCancelled` is true if either says so: a client that cancelled a run
- * the server had already ended (in its tool round) knows what the server
- * does not. Returns `local` itself when nothing differs.
+ * timestamps, `lastRunCancelled`, `lastRunError`), the run status and the id
+ * from the client. A run this client stopped in its tool round had already
+ * ended on the server, which cancelled nothing: the thread is not marked
+ * cancelled (the run's own outcome says it was stopped). Returns `local`
+ * itself when nothing differs.
  *
  * @since 0.1.0
  * @category Merging
@@ -208,8 +209,7 @@ export const mergeThread = (local: TamboThread, server: TamboThread): TamboThrea
     status: local.status,
     createdAt: server.createdAt,
     updatedAt: server.updatedAt,
-    // A cancel of a run the server had already ended (during its tool round) is the client's own.
-    lastRunCancelled: server.lastRunCancelled || local.lastRunCancelled,
+    lastRunCancelled: server.lastRunCancelled,
     ...(server.name === undefined ? {} : { name: server.name }),
     ...(server.metadata === undefined ? {} : { metadata: server.metadata }),
     ...(server.lastRunError === undefined ? {} : { lastRunError: server.lastRunError })
