@@ -23,7 +23,8 @@ export type TypeId = typeof TypeId
 
 /**
  * Invalid SDK configuration: both `tamboUrl` and `environment`, both
- * `userKey` and `userToken`, a missing API key, an unparsable URL.
+ * `userKey` and `userToken`, a missing API key, an unparsable URL, a timeout
+ * or limit that is not positive (`InvalidOption`).
  *
  * @since 0.1.0
  * @category Errors
@@ -31,7 +32,7 @@ export type TypeId = typeof TypeId
 export class ConfigError extends Schema.TaggedError<ConfigError>("@tambo-effect/core/ConfigError")(
   "ConfigError",
   {
-    reason: Schema.Literal("MissingApiKey", "ConflictingUrl", "ConflictingIdentity", "InvalidUrl"),
+    reason: Schema.Literal("MissingApiKey", "ConflictingUrl", "ConflictingIdentity", "InvalidUrl", "InvalidOption"),
     message: Schema.String
   }
 ) {
@@ -103,13 +104,15 @@ export class TransportError extends Schema.TaggedError<TransportError>("@tambo-e
 
 /**
  * A frame of the run's event stream could not be decoded: not JSON, or an
- * event that does not match its schema. `frame` holds the raw data.
+ * event that does not match its schema (`frame` holds the raw data), or an
+ * event larger than `maxFrameBytes` (`FrameTooLarge`: the message shows only
+ * its first characters, and no `frame`).
  *
  * @since 0.1.0
  * @category Errors
  */
 export class DecodeError extends Schema.TaggedError<DecodeError>("@tambo-effect/core/DecodeError")("DecodeError", {
-  reason: Schema.Literal("InvalidJson", "InvalidEvent", "InvalidResponse"),
+  reason: Schema.Literal("InvalidJson", "InvalidEvent", "InvalidResponse", "FrameTooLarge"),
   message: Schema.String,
   frame: Schema.optional(Schema.String)
 }) {

@@ -545,14 +545,15 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
             )
             const body = webBodyOf(response)
             if (body === undefined) {
-              return Stream.toChannel(decodeSse(response.stream.pipe(Stream.mapError(broke))).pipe(
+              return Stream.toChannel(decodeSse(response.stream.pipe(Stream.mapError(broke)), { maxFrameBytes: config.maxFrameBytes }).pipe(
                 Stream.onEnd(Effect.sync(end))
               ))
             }
             const decoded = decodeSseBody(
               body,
               (cause) => broke(cause instanceof Error ? cause : { message: String(cause) }),
-              end
+              end,
+              config.maxFrameBytes
             )
             release = decoded.release
             return Stream.toChannel(decoded.events)
@@ -817,10 +818,14 @@ const definedOnly = <A extends Record<string, unknown>>(params: A): { [K in keyo
  * @category Decoding
  */
 export const decodeSse = <E>(
-  bytes: Stream.Stream<Uint8Array, E>
+  bytes: Stream.Stream<Uint8Array, E>,
+  options?: {
+    /** The largest event, in characters of its data; a larger one fails the stream. Default 16 MiB. */
+    readonly maxFrameBytes?: number | undefined
+  }
 ): Stream.Stream<RunStreamEvent, E | DecodeError | TransportError> =>
   Stream.suspend(() => {
-    const decoder = makeEventDecoder()
+    const decoder = makeEventDecoder(options?.maxFrameBytes)
     // One synchronous step per network chunk, written as a plain read loop: an effectful
     // mapping stage (`mapChunksEffect`) here made the events of every chunk outlive their
     // young generation, doubling the collector's work on a long run.
@@ -867,12 +872,13 @@ const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStr
 const decodeSseBody = <E>(
   body: ReadableStream<Uint8Array>,
   onError: (cause: unknown) => E,
-  onEnd: () => void
+  onEnd: () => void,
+  maxFrameBytes: number
 ): {
   readonly events: Stream.Stream<RunStreamEvent, E | DecodeError>
   readonly release: Effect.Effect<void>
 } => {
-  const decoder = makeEventDecoder()
+  const decoder = makeEventDecoder(maxFrameBytes)
   const reader = body.getReader()
   let ended = false
   const read = Effect.async<ReadableStreamReadResult<Uint8Array>, E>((resume) => {
@@ -905,8 +911,8 @@ const writeEmpty = Channel.write(Chunk.empty<never>())
  * chunk, the first undecodable frame failing the stream after what came
  * before it.
  */
-const makeEventDecoder = () => {
-  const decoder = makeSseDecoder()
+const makeEventDecoder = (maxFrameBytes = 16 * 1024 * 1024) => {
+  const decoder = makeSseDecoder({ maxFrameLength: maxFrameBytes })
   let failure: DecodeError | undefined
   // A fresh array per network chunk, handed on as is. Made at its first event, not when the
   // previous chunk is handed on: an array that waits for the network outlives young
@@ -921,7 +927,17 @@ const makeEventDecoder = () => {
     else out.push(decoded.right)
   }
   return {
-    push: (bytes: Uint8Array) => decoder.push(bytes, onData),
+    push: (bytes: Uint8Array) => {
+      // A frame over the limit fails the stream before it fills memory: the decoder let go of it.
+      if (!decoder.push(bytes, onData) && failure === undefined) {
+        failure = new DecodeError({
+          reason: "FrameTooLarge",
+          message: `An event of the run's stream is larger than maxFrameBytes (${maxFrameBytes}); it begins ${
+            JSON.stringify(decoder.overLimitPrefix())
+          }`
+        })
+      }
+    },
     /** Writes what the last chunks completed, then goes on with `next` (or fails). */
     emit: <In, E, InE>(
       next: Channel.Channel<Chunk.Chunk<RunStreamEvent>, In, E | DecodeError, InE, unknown, unknown>

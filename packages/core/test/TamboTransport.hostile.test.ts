@@ -1,0 +1,70 @@
+// A broken or hostile server, on loopback: each fault ends in a typed outcome, promptly.
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import { describe, expect, it } from "@effect/vitest"
+import { HostileServer } from "@tambo-effect/testing"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as TamboConfig from "../src/TamboConfig.js"
+import * as Transport from "../src/TamboTransport.js"
+import { fields } from "./helpers.js"
+
+const user: Transport.Credentials = { _tag: "UserKey", userKey: "user-1" }
+const hello: Transport.RunRequest = { message: { role: "user", content: [{ type: "text", text: "hello" }] } }
+
+const runStarted = JSON.stringify({ type: "RUN_STARTED", threadId: "t-1", runId: "r-1" })
+const runFinished = JSON.stringify({ type: "RUN_FINISHED", threadId: "t-1", runId: "r-1" })
+
+const transportAt = (url: string, options: Partial<TamboConfig.Options> = {}) =>
+  Transport.layer.pipe(
+    Layer.provide(TamboConfig.layer({ apiKey: "api-key", tamboUrl: url, maxRetries: 0, ...options })),
+    Layer.provide(FetchHttpClient.layer)
+  )
+
+/** Runs `createRun` to its end against `server` and returns its exit. */
+const runAgainst = (server: HostileServer.HostileServer, options: Partial<TamboConfig.Options> = {}) =>
+  Effect.flatMap(Transport.TamboTransport, (transport) =>
+    Stream.runCollect(transport.createRun(user, hello)).pipe(Effect.map(Chunk.toReadonlyArray), Effect.either)).pipe(
+      Effect.provide(transportAt(server.url, options))
+    )
+
+describe("huge frames", () => {
+  it.scoped("an event at maxFrameBytes decodes; one over it fails with FrameTooLarge, showing only its start", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.frames([runStarted, HostileServer.paddedEvent(1000), runFinished]))
+      const ok = yield* runAgainst(server, { maxFrameBytes: 1000 })
+      expect(ok._tag === "Right" && ok.right.map((e) => e.type)).toEqual(["RUN_STARTED", "UNKNOWN", "RUN_FINISHED"])
+
+      server.respond(HostileServer.frames([runStarted, HostileServer.paddedEvent(1001), runFinished]))
+      const over = yield* runAgainst(server, { maxFrameBytes: 1000 })
+      expect(over._tag).toBe("Left")
+      const error = over._tag === "Left" ? over.left : undefined
+      expect(fields(error)).toMatchObject({ _tag: "DecodeError", reason: "FrameTooLarge" })
+      expect(error?.message).toContain("larger than maxFrameBytes (1000)")
+      expect(error?.message).toContain(`begins "{\\"type\\":\\"CUSTOM\\"`)
+      expect(error?.message.length).toBeLessThan(200)
+    }))
+
+  it.scoped("a frame over the limit arriving in small reads fails before its end arrives", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      // The frame never ends: only the limit can end the run.
+      server.respond(HostileServer.raw([
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n",
+        `data: ${runStarted}\n\ndata: {"type":"CUSTOM","name":"padding","value":"`,
+        ...Array.from({ length: 20 }, () => "x".repeat(100))
+      ], { stall: true }))
+      const result = yield* runAgainst(server, { maxFrameBytes: 1000 })
+      expect(result._tag === "Left" && fields(result.left)).toMatchObject({ _tag: "DecodeError", reason: "FrameTooLarge" })
+    }))
+
+  it.scoped("a 20 MB event in 64 KB reads decodes under a limit above it", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.frameOfSize(20 * 1000 * 1000))
+      const result = yield* runAgainst(server, { maxFrameBytes: 32 * 1024 * 1024 })
+      expect(result._tag === "Right" ? result.right.map((e) => e.type) : result.left).toEqual(["UNKNOWN"])
+    }))
+})
