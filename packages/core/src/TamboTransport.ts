@@ -14,6 +14,7 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import TamboAI from "@tambo-ai/typescript-sdk"
 import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -346,6 +347,11 @@ const isRetryable = (error: TamboError): boolean =>
   (error._tag === "ApiError" && error.retryable) ||
   (error._tag === "TransportError" && (error.reason === "Connect" || error.reason === "Timeout"))
 
+/** Timeouts of our own: a server that let one pass is not asked again. */
+const ownTimeouts = new WeakSet<TamboError>()
+
+const retryableRun = (error: TamboError): boolean => isRetryable(error) && !ownTimeouts.has(error)
+
 const retrySchedule = (maxRetries: number) =>
   Schedule.exponential(Duration.millis(200), 2).pipe(
     Schedule.jittered,
@@ -470,6 +476,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       hooks: RunHooks | undefined
     ): Stream.Stream<RunStreamEvent, TamboError> => {
       const url = `${config.baseUrl}${path}`
+      const shownUrl = displayUrl(url)
       const request = HttpClientRequest.post(url).pipe(
         HttpClientRequest.setHeaders({
           "x-api-key": Redacted.value(config.apiKey),
@@ -478,7 +485,20 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
         }),
         HttpClientRequest.bodyUnsafeJson(body)
       )
-      const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> =
+      // The first-byte deadline runs from the last attempt's start; a retry's wait is not in it.
+      let openedAt = 0
+      const firstByteTimeout = (): TransportError => {
+        const error = new TransportError({
+          reason: "Timeout",
+          message: `No response within firstByteTimeout (${Duration.toMillis(config.firstByteTimeout)} ms) from ${shownUrl}`,
+          method: "POST",
+          url: shownUrl
+        })
+        ownTimeouts.add(error)
+        return error
+      }
+      const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> = Effect.zipRight(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => openedAt = now)),
         client.execute(request).pipe(
           Effect.mapError((error) => {
             // The platform's message is only "Transport error (...)": what failed is in its cause.
@@ -504,10 +524,25 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
                   Effect.fail(errorFromStatus(response.status, errorBody, { method: "POST", url, threadId }))
                 )
               )
-          )
+          ),
+          Effect.timeoutFail({ duration: config.firstByteTimeout, onTimeout: firstByteTimeout })
         )
-      // A run may be retried only before it produced anything: the status comes first.
-      const open = retrying(attempt, schedule, isRetryable)
+      )
+      // A run may be retried only before it produced anything: the status comes first. A server
+      // that let our own timeout pass is not asked again (the run may have started there).
+      const open = retrying(attempt, schedule, retryableRun)
+      const timeouts: ReadTimeouts = {
+        firstEventBy: () => openedAt + Duration.toMillis(config.firstByteTimeout),
+        firstByte: firstByteTimeout,
+        idle: config.idleTimeout,
+        idleTimeout: () =>
+          new TransportError({
+            reason: "Timeout",
+            message: `The run's stream got nothing for idleTimeout (${Duration.toMillis(config.idleTimeout)} ms) from ${shownUrl}`,
+            method: "POST",
+            url: shownUrl
+          })
+      }
       const broke = (error: { readonly message: string }) =>
         new TransportError({
           reason: "Disconnected",
@@ -545,7 +580,12 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
             )
             const body = webBodyOf(response)
             if (body === undefined) {
-              return Stream.toChannel(decodeSse(response.stream.pipe(Stream.mapError(broke)), { maxFrameBytes: config.maxFrameBytes }).pipe(
+              // Any other HttpClient: each read is bounded by the idle timeout.
+              const bytes = response.stream.pipe(
+                Stream.mapError(broke),
+                Stream.timeoutFail(timeouts.idleTimeout, config.idleTimeout)
+              )
+              return Stream.toChannel(decodeSse(bytes, { maxFrameBytes: config.maxFrameBytes }).pipe(
                 Stream.onEnd(Effect.sync(end))
               ))
             }
@@ -553,7 +593,8 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
               body,
               (cause) => broke(cause instanceof Error ? cause : { message: String(cause) }),
               end,
-              config.maxFrameBytes
+              config.maxFrameBytes,
+              timeouts
             )
             release = decoded.release
             return Stream.toChannel(decoded.events)
@@ -869,34 +910,64 @@ const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStr
  * ended: the caller runs it when it is done with the events, however that
  * happens.
  */
+/**
+ * How long each read of a run's body may wait: until the first event, what is
+ * left of the first-byte timeout; after it, the idle timeout, per network read.
+ */
+interface ReadTimeouts {
+  /** When the first event is due (Clock milliseconds). */
+  readonly firstEventBy: () => number
+  readonly firstByte: () => TransportError
+  readonly idle: Duration.Duration
+  readonly idleTimeout: () => TransportError
+}
+
 const decodeSseBody = <E>(
   body: ReadableStream<Uint8Array>,
   onError: (cause: unknown) => E,
   onEnd: () => void,
-  maxFrameBytes: number
+  maxFrameBytes: number,
+  timeouts: ReadTimeouts
 ): {
-  readonly events: Stream.Stream<RunStreamEvent, E | DecodeError>
+  readonly events: Stream.Stream<RunStreamEvent, E | DecodeError | TransportError>
   readonly release: Effect.Effect<void>
 } => {
   const decoder = makeEventDecoder(maxFrameBytes)
   const reader = body.getReader()
   let ended = false
+  let sawEvent = false
   const read = Effect.async<ReadableStreamReadResult<Uint8Array>, E>((resume) => {
     reader.read().then(
       (result) => resume(Effect.succeed(result)),
       (cause) => resume(Effect.fail(onError(cause)))
     )
   })
-  const loop: Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, E | DecodeError, unknown, void, unknown> =
-    Channel.flatMap(Channel.fromEffect(read), (result) => {
-      if (result.done) {
-        ended = true
-        onEnd()
-        return Channel.suspend(decoder.end)
-      }
-      decoder.push(result.value)
-      return decoder.emit(loop)
-    })
+  const idleRead = Effect.timeoutFail(read, { duration: timeouts.idle, onTimeout: timeouts.idleTimeout })
+  const firstRead = Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) =>
+      Effect.timeoutFail(read, {
+        duration: Duration.millis(Math.max(0, timeouts.firstEventBy() - now)),
+        onTimeout: timeouts.firstByte
+      })
+  )
+  const loop: Channel.Channel<
+    Chunk.Chunk<RunStreamEvent>,
+    unknown,
+    E | DecodeError | TransportError,
+    unknown,
+    void,
+    unknown
+  > = Channel.flatMap(Channel.fromEffect(Effect.suspend(() => sawEvent ? idleRead : firstRead)), (result) => {
+    if (result.done) {
+      ended = true
+      onEnd()
+      return Channel.suspend(decoder.end)
+    }
+    decoder.push(result.value)
+    if (!sawEvent) sawEvent = decoder.hasEvents()
+    return decoder.emit(loop)
+  })
   return {
     events: Stream.fromChannel(loop),
     release: Effect.suspend(() => ended ? Effect.void : Effect.promise(() => reader.cancel().catch(() => undefined)))
@@ -927,6 +998,8 @@ const makeEventDecoder = (maxFrameBytes = 16 * 1024 * 1024) => {
     else out.push(decoded.right)
   }
   return {
+    /** Whether the reads so far completed an event not yet emitted. */
+    hasEvents: () => out !== undefined,
     push: (bytes: Uint8Array) => {
       // A frame over the limit fails the stream before it fills memory: the decoder let go of it.
       if (!decoder.push(bytes, onData) && failure === undefined) {

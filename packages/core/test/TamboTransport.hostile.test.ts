@@ -68,3 +68,48 @@ describe("huge frames", () => {
       expect(result._tag === "Right" ? result.right.map((e) => e.type) : result.left).toEqual(["UNKNOWN"])
     }))
 })
+
+describe("timeouts of our own", () => {
+  const timeoutOf = (result: { readonly _tag: "Left" | "Right"; readonly left?: unknown }) =>
+    result._tag === "Left" ? fields(result.left as Error) : result
+
+  it.scopedLive("a server that accepts and never answers: firstByteTimeout, not retried", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.silent())
+      const result = yield* runAgainst(server, { firstByteTimeout: 150, maxRetries: 2 })
+      expect(timeoutOf(result)).toMatchObject({
+        _tag: "TransportError",
+        reason: "Timeout",
+        message: `No response within firstByteTimeout (150 ms) from ${server.url}/v1/threads/runs`
+      })
+      expect(server.requests).toHaveLength(1)
+    }))
+
+  it.scopedLive("headers and then nothing: the first event counts against firstByteTimeout too", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.headersThenStall())
+      const result = yield* runAgainst(server, { firstByteTimeout: 150, idleTimeout: 60_000 })
+      expect(timeoutOf(result)).toMatchObject({ _tag: "TransportError", reason: "Timeout" })
+      expect(result._tag === "Left" && result.left.message).toContain("firstByteTimeout (150 ms)")
+    }))
+
+  it.scopedLive("a stream that stalls after its first event: idleTimeout, the events before it delivered", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.framesThenStall([runStarted]))
+      const seen: Array<string> = []
+      const error = yield* Effect.flatMap(Transport.TamboTransport, (transport) =>
+        transport.createRun(user, hello).pipe(
+          Stream.runForEach((event) => Effect.sync(() => seen.push(event.type))),
+          Effect.flip
+        )).pipe(Effect.provide(transportAt(server.url, { firstByteTimeout: 60_000, idleTimeout: 150 })))
+      expect(seen).toEqual(["RUN_STARTED"])
+      expect(fields(error)).toMatchObject({
+        _tag: "TransportError",
+        reason: "Timeout",
+        message: `The run's stream got nothing for idleTimeout (150 ms) from ${server.url}/v1/threads/runs`
+      })
+    }))
+})
