@@ -45,7 +45,8 @@ export class ConfigError extends Schema.TaggedError<ConfigError>("@tambo-effect/
  * ended with `RUN_ERROR`.
  *
  * `reason` classifies it; `status`, `code` and `retryable` carry what the
- * API said.
+ * API said, and `retryAfter` its `Retry-After` in milliseconds (seconds or
+ * an HTTP-date on the wire) when it sent one.
  *
  * @since 0.1.0
  * @category Errors
@@ -68,7 +69,9 @@ export class ApiError extends Schema.TaggedError<ApiError>("@tambo-effect/core/A
   retryable: Schema.Boolean,
   method: Schema.optional(Schema.String),
   url: Schema.optional(Schema.String),
-  body: Schema.optional(Schema.Unknown)
+  body: Schema.optional(Schema.Unknown),
+  /** How long the server asked to wait before a retry (its `Retry-After`), in milliseconds. */
+  retryAfter: Schema.optional(Schema.Number)
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId

@@ -30,6 +30,7 @@ import * as Tracer from "effect/Tracer"
 import * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
 import { describeConnectionFailure, displayUrl, hasConnectionCode } from "./internal/connectionFailure.js"
+import { parseRetryAfter } from "./internal/retryAfter.js"
 import { makeSseDecoder } from "./internal/sse.js"
 import { withScopeAndParent } from "./internal/streams.js"
 import { TamboConfig } from "./TamboConfig.js"
@@ -298,7 +299,13 @@ const decodeErrorBody = Schema.decodeUnknownOption(Api.ErrorBody)
 export const errorFromStatus = (
   status: number,
   rawBody: unknown,
-  context: { readonly method: string; readonly url: string; readonly threadId?: string | undefined }
+  context: {
+    readonly method: string
+    readonly url: string
+    readonly threadId?: string | undefined
+    /** The answer's `Retry-After`, in milliseconds. */
+    readonly retryAfter?: number | undefined
+  }
 ): ApiError | RunConflictError => {
   const body = Option.getOrUndefined(decodeErrorBody(rawBody))
   const message = body?.message
@@ -339,7 +346,8 @@ export const errorFromStatus = (
     method: context.method,
     url: context.url,
     body: rawBody,
-    ...(code === undefined ? {} : { code })
+    ...(code === undefined ? {} : { code }),
+    ...(context.retryAfter === undefined ? {} : { retryAfter: context.retryAfter })
   })
 }
 
@@ -350,13 +358,30 @@ const isRetryable = (error: TamboError): boolean =>
 /** Timeouts of our own: a server that let one pass is not asked again. */
 const ownTimeouts = new WeakSet<TamboError>()
 
-const retryableRun = (error: TamboError): boolean => isRetryable(error) && !ownTimeouts.has(error)
+const isRetryableRun = (error: TamboError): boolean => isRetryable(error) && !ownTimeouts.has(error)
 
-const retrySchedule = (maxRetries: number) =>
+const retryAfterOf = (error: TamboError): number | undefined =>
+  error._tag === "ApiError" ? error.retryAfter : undefined
+
+/**
+ * Backoff, or the server's `Retry-After` when it asks for longer. An answer
+ * asking for more than `maxRetryAfter` is not retried (see `withinRetryAfter`).
+ */
+const retrySchedule = (maxRetries: number): Schedule.Schedule<unknown, TamboError> =>
   Schedule.exponential(Duration.millis(200), 2).pipe(
     Schedule.jittered,
-    Schedule.intersect(Schedule.recurs(maxRetries))
+    Schedule.intersect(Schedule.recurs(maxRetries)),
+    Schedule.intersect(Schedule.identity<TamboError>()),
+    Schedule.modifyDelay(([, error], delay) => {
+      const after = retryAfterOf(error)
+      return after === undefined ? delay : Duration.max(delay, Duration.millis(after))
+    })
   )
+
+const withinRetryAfter = (maxRetryAfter: Duration.Duration) => {
+  const max = Duration.toMillis(maxRetryAfter)
+  return (error: TamboError): boolean => (retryAfterOf(error) ?? 0) <= max
+}
 
 /**
  * `Effect.retry(effect, { schedule, while: retryable })`, with the schedule
@@ -385,7 +410,7 @@ const retrying = <A, E, R>(
 // ---------------------------------------------------------------------------
 // REST through the typescript-sdk
 
-const mapSdkError = (method: string, url: string) => (cause: unknown): TamboError => {
+const mapSdkError = (method: string, url: string, now: number) => (cause: unknown): TamboError => {
   if (cause instanceof TamboAI.APIConnectionTimeoutError) {
     const shown = displayUrl(url)
     return new TransportError({ reason: "Timeout", message: `request timed out at ${shown}`, method, url: shown, cause })
@@ -396,7 +421,8 @@ const mapSdkError = (method: string, url: string) => (cause: unknown): TamboErro
     return new TransportError({ reason: failure.reason, message: failure.message, method, url: failure.url, cause })
   }
   if (cause instanceof TamboAI.APIError && typeof cause.status === "number") {
-    return errorFromStatus(cause.status, cause.error, { method, url })
+    const retryAfter = parseRetryAfter(cause.headers?.get("retry-after"), now)
+    return errorFromStatus(cause.status, cause.error, { method, url, retryAfter })
   }
   return new TransportError({ reason: "Protocol", message: String(cause), method, url, cause })
 }
@@ -418,6 +444,9 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       timeout: Duration.toMillis(config.requestTimeout)
     })
     const schedule = retrySchedule(config.maxRetries)
+    const inBounds = withinRetryAfter(config.maxRetryAfter)
+    const retryableRest = (error: TamboError) => isRetryable(error) && inBounds(error)
+    const retryableRun = (error: TamboError) => isRetryableRun(error) && inBounds(error)
 
     const userKeyOf = (credentials: Credentials) => credentials._tag === "UserKey" ? credentials.userKey : undefined
     const headersOf = (credentials: Credentials): Record<string, string> =>
@@ -435,8 +464,12 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       const url = `${config.baseUrl}${path}`
       const attempt = Effect.tryPromise({
         try: (signal) => call({ signal }),
-        catch: mapSdkError(method, url)
+        catch: (cause) => cause
       }).pipe(
+        // The clock is read only on failure: an HTTP-date Retry-After is relative to it.
+        Effect.catchAll((cause) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(mapSdkError(method, url, now)(cause)))
+        ),
         Effect.flatMap((body) =>
           Schema.decodeUnknown(schema)(body).pipe(
             Effect.mapError((error) =>
@@ -445,7 +478,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           )
         )
       )
-      const retried = idempotent ? retrying(attempt, schedule, isRetryable) : attempt
+      const retried = idempotent ? retrying(attempt, schedule, retryableRest) : attempt
       // The thread (and run) a call is about, from its path: traces are searched by them.
       const ids = /^\/(?:v1\/)?threads\/([^/]+)(?:\/runs\/([^/]+))?/.exec(path)
       return retried.pipe(
@@ -520,8 +553,14 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
               })
               : response.json.pipe(
                 Effect.orElseSucceed(() => undefined),
-                Effect.flatMap((errorBody) =>
-                  Effect.fail(errorFromStatus(response.status, errorBody, { method: "POST", url, threadId }))
+                Effect.zip(Clock.currentTimeMillis),
+                Effect.flatMap(([errorBody, now]) =>
+                  Effect.fail(errorFromStatus(response.status, errorBody, {
+                    method: "POST",
+                    url,
+                    threadId,
+                    retryAfter: parseRetryAfter(response.headers["retry-after"], now)
+                  }))
                 )
               )
           ),

@@ -5,7 +5,9 @@ import { HostileServer } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import * as TamboConfig from "../src/TamboConfig.js"
 import * as Transport from "../src/TamboTransport.js"
 import { fields } from "./helpers.js"
@@ -111,5 +113,74 @@ describe("timeouts of our own", () => {
         reason: "Timeout",
         message: `The run's stream got nothing for idleTimeout (150 ms) from ${server.url}/v1/threads/runs`
       })
+    }))
+})
+
+describe("Retry-After", () => {
+  /** Waits (in real time) until the test clock holds a sleep that wakes at `at`. */
+  const sleepScheduledAt = (at: number) =>
+    Effect.gen(function* () {
+      while (!Chunk.toReadonlyArray(yield* TestClock.sleeps()).includes(at)) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      }
+    })
+
+  const ok = HostileServer.frames([runStarted, runFinished])
+
+  it.scoped.each([
+    ["seconds", "2", 2000],
+    ["an HTTP-date", new Date(3000).toUTCString(), 3000]
+  ] as const)("a 429 with Retry-After in %s is retried when it says, not before", ([, header, at]) =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(429, { headers: { "retry-after": header } }), ok)
+      const fiber = yield* Effect.fork(runAgainst(server, { maxRetries: 2 }))
+      yield* sleepScheduledAt(at)
+      expect(server.requests).toHaveLength(1)
+      yield* TestClock.adjust(at)
+      const result = yield* Fiber.join(fiber)
+      expect(result._tag === "Right" && result.right.map((e) => e.type)).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+      expect(server.requests).toHaveLength(2)
+    }))
+
+  it.scoped("a REST call honours it too", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(
+        HostileServer.status(503, { headers: { "retry-after": "2" } }),
+        HostileServer.status(200, { headers: { "content-type": "application/json" }, body: JSON.stringify({ threads: [], hasMore: false }) })
+      )
+      const fiber = yield* Effect.fork(
+        Effect.flatMap(Transport.TamboTransport, (transport) => transport.listThreads(user)).pipe(
+          Effect.provide(transportAt(server.url, { maxRetries: 2 }))
+        )
+      )
+      yield* sleepScheduledAt(2000)
+      yield* TestClock.adjust(2000)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ threads: [] })
+      expect(server.requests).toHaveLength(2)
+    }))
+
+  it.scoped("past maxRetryAfter, or out of retries, it gives up at once with retryAfter (ms) on the error", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(429, { headers: { "retry-after": "120" } }), ok)
+      const tooLong = yield* runAgainst(server, { maxRetries: 2 })
+      expect(tooLong._tag === "Left" && fields(tooLong.left)).toMatchObject({
+        _tag: "ApiError",
+        reason: "RateLimited",
+        status: 429,
+        retryAfter: 120_000
+      })
+      expect(server.requests).toHaveLength(1)
+
+      server.respond(HostileServer.status(429, { headers: { "retry-after": "1" } }))
+      const exhausted = yield* runAgainst(server, { maxRetries: 0 })
+      expect(exhausted._tag === "Left" && fields(exhausted.left)).toMatchObject({ _tag: "ApiError", retryAfter: 1000 })
+
+      const rest = yield* Effect.flip(Effect.flatMap(Transport.TamboTransport, (transport) => transport.listThreads(user)).pipe(
+        Effect.provide(transportAt(server.url, { maxRetries: 0 }))
+      ))
+      expect(fields(rest)).toMatchObject({ _tag: "ApiError", status: 429, retryAfter: 1000 })
     }))
 })
