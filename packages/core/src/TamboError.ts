@@ -82,7 +82,11 @@ export class ApiError extends Schema.TaggedError<ApiError>("@tambo-effect/core/A
 }
 
 /**
- * The connection failed: refused, reset, dropped mid-stream, or timed out.
+ * The connection failed: refused, reset, dropped mid-stream, or timed out
+ * (`Timeout`: the message names which timeout and its value). Or the server
+ * redirected the request where it is not followed (`Redirect`: another
+ * origin, 301/302/303 on a request with a body, too many hops), with the
+ * redirect's `status` and `location` (no query string).
  *
  * @since 0.1.0
  * @category Errors
@@ -90,18 +94,22 @@ export class ApiError extends Schema.TaggedError<ApiError>("@tambo-effect/core/A
 export class TransportError extends Schema.TaggedError<TransportError>("@tambo-effect/core/TransportError")(
   "TransportError",
   {
-    reason: Schema.Literal("Connect", "Disconnected", "Timeout", "Protocol"),
+    reason: Schema.Literal("Connect", "Disconnected", "Timeout", "Protocol", "Redirect"),
     message: Schema.String,
     method: Schema.optional(Schema.String),
     url: Schema.optional(Schema.String),
+    /** The redirect's status (`Redirect`). */
+    status: Schema.optional(Schema.Number),
+    /** Where the redirect pointed, without user info, query or fragment (`Redirect`). */
+    location: Schema.optional(Schema.String),
     cause: Schema.optional(Schema.Defect)
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
-  /** A failed connection may succeed on retry. @since 0.1.0 */
+  /** A failed connection may succeed on retry; a refused redirect will not. @since 0.1.0 */
   get retryable(): boolean {
-    return this.reason !== "Protocol"
+    return this.reason !== "Protocol" && this.reason !== "Redirect"
   }
 }
 

@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -30,6 +31,7 @@ import * as Tracer from "effect/Tracer"
 import * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
 import { describeConnectionFailure, displayUrl, hasConnectionCode } from "./internal/connectionFailure.js"
+import { decideRedirect, isRedirect, type RedirectDecision, RedirectRefused, sameOriginFetch } from "./internal/redirects.js"
 import { parseRetryAfter } from "./internal/retryAfter.js"
 import { makeSseDecoder } from "./internal/sse.js"
 import { withScopeAndParent } from "./internal/streams.js"
@@ -355,6 +357,13 @@ const isRetryable = (error: TamboError): boolean =>
   (error._tag === "ApiError" && error.retryable) ||
   (error._tag === "TransportError" && (error.reason === "Connect" || error.reason === "Timeout"))
 
+/** Runs `effect` with the fetch client (if it is the one) told not to follow redirects. */
+const manualRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(
+    Effect.serviceOption(FetchHttpClient.RequestInit),
+    (init) => Effect.provideService(effect, FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" })
+  )
+
 /** Timeouts of our own: a server that let one pass is not asked again. */
 const ownTimeouts = new WeakSet<TamboError>()
 
@@ -410,11 +419,37 @@ const retrying = <A, E, R>(
 // ---------------------------------------------------------------------------
 // REST through the typescript-sdk
 
+const refusedRedirectIn = (cause: unknown): RedirectRefused | undefined => {
+  for (let current = cause, depth = 0; typeof current === "object" && current !== null && depth < 8; depth++) {
+    if (current instanceof RedirectRefused) return current
+    current = (current as { readonly cause?: unknown }).cause
+  }
+  return undefined
+}
+
+const redirectError = (
+  refused: RedirectRefused | Extract<RedirectDecision, { _tag: "Refuse" }>,
+  method: string,
+  url: string
+): TransportError => {
+  const decision = refused instanceof RedirectRefused ? refused.decision : refused
+  return new TransportError({
+    reason: "Redirect",
+    message: decision.message,
+    method,
+    url: displayUrl(url),
+    status: decision.status,
+    ...(decision.location === undefined ? {} : { location: decision.location })
+  })
+}
+
 const mapSdkError = (method: string, url: string, now: number) => (cause: unknown): TamboError => {
   if (cause instanceof TamboAI.APIConnectionTimeoutError) {
     const shown = displayUrl(url)
     return new TransportError({ reason: "Timeout", message: `request timed out at ${shown}`, method, url: shown, cause })
   }
+  const refused = refusedRedirectIn(cause)
+  if (refused !== undefined) return redirectError(refused, method, url)
   if (cause instanceof TamboAI.APIConnectionError) {
     // The SDK's own message is only "Connection error.": what failed is in its cause.
     const failure = describeConnectionFailure(cause, url)
@@ -441,7 +476,9 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       apiKey: Redacted.value(config.apiKey),
       baseURL: config.baseUrl,
       maxRetries: 0,
-      timeout: Duration.toMillis(config.requestTimeout)
+      timeout: Duration.toMillis(config.requestTimeout),
+      // No credential is sent to another origin: redirects are followed only on the API's own.
+      fetch: sameOriginFetch()
     })
     const schedule = retrySchedule(config.maxRetries)
     const inBounds = withinRetryAfter(config.maxRetryAfter)
@@ -530,9 +567,13 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
         ownTimeouts.add(error)
         return error
       }
-      const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> = Effect.zipRight(
-        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => openedAt = now)),
-        client.execute(request).pipe(
+      // Sent with redirects left to us (a fetch client would follow them to any origin, and
+      // fails a 307 with a body): same-origin 307/308 are sent again, the others refused.
+      const send = (
+        request: HttpClientRequest.HttpClientRequest,
+        hops: number
+      ): Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> =>
+        manualRedirects(client.execute(request)).pipe(
           Effect.mapError((error) => {
             // The platform's message is only "Transport error (...)": what failed is in its cause.
             if (error._tag !== "RequestError" || error.reason !== "Transport") {
@@ -541,6 +582,17 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
             const failure = describeConnectionFailure(error, url)
             return new TransportError({ reason: failure.reason, message: failure.message, method: "POST", url: failure.url, cause: error })
           }),
+          Effect.flatMap((response) => {
+            if (!isRedirect(response.status) && response.status !== 0) return Effect.succeed(response)
+            const decision = decideRedirect(response.status, response.headers["location"], request.url, "POST", hops)
+            return decision._tag === "Follow"
+              ? send(HttpClientRequest.setUrl(request, decision.url), hops + 1)
+              : Effect.fail(redirectError(decision, "POST", url))
+          })
+        )
+      const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> = Effect.zipRight(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => openedAt = now)),
+        send(request, 0).pipe(
           Effect.flatMap((response) =>
             response.status >= 200 && response.status < 300
               ? Effect.sync(() => {

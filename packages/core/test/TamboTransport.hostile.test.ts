@@ -184,3 +184,80 @@ describe("Retry-After", () => {
       expect(fields(rest)).toMatchObject({ _tag: "ApiError", status: 429, retryAfter: 1000 })
     }))
 })
+
+describe("redirects", () => {
+  const ok = HostileServer.frames([runStarted, runFinished])
+
+  it.scoped.each([307, 308])("a run POST redirected (%i) on its own origin is followed, with its body", (code) =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.redirect(code, "/v1/elsewhere/runs?x=1"), ok)
+      const result = yield* runAgainst(server)
+      expect(result._tag === "Right" && result.right.map((e) => e.type)).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+      expect(server.requests.map((r) => [r.method, r.url])).toEqual([
+        ["POST", "/v1/threads/runs"],
+        ["POST", "/v1/elsewhere/runs?x=1"]
+      ])
+      expect(server.requests[1]?.body).toBe(server.requests[0]?.body)
+      expect(server.requests[1]?.headers["x-api-key"]).toBe("api-key")
+    }))
+
+  it.scoped("a redirect to another origin is a typed error naming it (no query), not followed, not retried", () =>
+    Effect.gen(function* () {
+      const first = yield* HostileServer.scoped
+      const other = yield* HostileServer.scoped
+      other.respond(ok)
+      first.respond(HostileServer.redirect(307, `${other.url}/v1/threads/runs?token=secret`))
+      const result = yield* runAgainst(first, { maxRetries: 2 })
+      expect(result._tag === "Left" && fields(result.left)).toMatchObject({
+        _tag: "TransportError",
+        reason: "Redirect",
+        status: 307,
+        location: `${other.url}/v1/threads/runs`
+      })
+      expect(result._tag === "Left" && result.left.message).toContain(`(307) to ${other.url}/v1/threads/runs`)
+      expect(result._tag === "Left" && result.left.message).not.toContain("secret")
+      expect(first.requests).toHaveLength(1)
+      expect(other.requests).toHaveLength(0)
+    }))
+
+  it.scoped.each([301, 302, 303])("a run POST redirected with %i (which would turn it into a GET) is a typed error", (code) =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.redirect(code, "/v1/elsewhere"), ok)
+      const result = yield* runAgainst(server, { maxRetries: 2 })
+      expect(result._tag === "Left" && fields(result.left)).toMatchObject({ _tag: "TransportError", reason: "Redirect", status: code })
+      expect(server.requests).toHaveLength(1)
+    }))
+
+  it.scoped("a redirect loop ends after a few hops with a typed error", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.redirect(307, "/v1/threads/runs"))
+      const result = yield* runAgainst(server)
+      expect(result._tag === "Left" && fields(result.left)).toMatchObject({ _tag: "TransportError", reason: "Redirect" })
+      expect(server.requests.length).toBeLessThanOrEqual(6)
+    }))
+
+  it.scoped("a REST call is never sent to another origin: the redirect is a typed error, the other origin sees nothing", () =>
+    Effect.gen(function* () {
+      const first = yield* HostileServer.scoped
+      const other = yield* HostileServer.scoped
+      other.respond(HostileServer.status(200, { headers: { "content-type": "application/json" }, body: "{\"threads\":[],\"hasMore\":false}" }))
+      first.respond(HostileServer.redirect(307, `${other.url}/v1/threads`))
+      const error = yield* Effect.flip(Effect.flatMap(Transport.TamboTransport, (transport) => transport.listThreads(user)).pipe(
+        Effect.provide(transportAt(first.url, { maxRetries: 2 }))
+      ))
+      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Redirect", status: 307, location: `${other.url}/v1/threads` })
+      expect(other.requests).toHaveLength(0)
+      expect(first.requests).toHaveLength(1)
+
+      // On its own origin, it is followed.
+      first.respond(HostileServer.redirect(307, "/v1/threads2"), HostileServer.status(200, { headers: { "content-type": "application/json" }, body: "{\"threads\":[],\"hasMore\":false}" }))
+      const listed = yield* Effect.flatMap(Transport.TamboTransport, (transport) => transport.listThreads(user)).pipe(
+        Effect.provide(transportAt(first.url))
+      )
+      expect(listed).toMatchObject({ threads: [] })
+      expect(first.requests.map((r) => r.url.split("?")[0])).toEqual(["/v1/threads", "/v1/threads2"])
+    }))
+})
