@@ -33,6 +33,7 @@ import * as Api from "./internal/apiSchemas.js"
 import { describeConnectionFailure, displayUrl, hasConnectionCode } from "./internal/connectionFailure.js"
 import { decideRedirect, isRedirect, type RedirectDecision, RedirectRefused, sameOriginFetch } from "./internal/redirects.js"
 import { parseRetryAfter } from "./internal/retryAfter.js"
+import { safeCause } from "./internal/safeCause.js"
 import { makeSseDecoder } from "./internal/sse.js"
 import { withScopeAndParent } from "./internal/streams.js"
 import { TamboConfig } from "./TamboConfig.js"
@@ -446,20 +447,27 @@ const redirectError = (
 const mapSdkError = (method: string, url: string, now: number) => (cause: unknown): TamboError => {
   if (cause instanceof TamboAI.APIConnectionTimeoutError) {
     const shown = displayUrl(url)
-    return new TransportError({ reason: "Timeout", message: `request timed out at ${shown}`, method, url: shown, cause })
+    return new TransportError({ reason: "Timeout", message: `request timed out at ${shown}`, method, url: shown, cause: safeCause(cause) })
   }
   const refused = refusedRedirectIn(cause)
   if (refused !== undefined) return redirectError(refused, method, url)
   if (cause instanceof TamboAI.APIConnectionError) {
     // The SDK's own message is only "Connection error.": what failed is in its cause.
     const failure = describeConnectionFailure(cause, url)
-    return new TransportError({ reason: failure.reason, message: failure.message, method, url: failure.url, cause })
+    return new TransportError({ reason: failure.reason, message: failure.message, method, url: failure.url, cause: safeCause(cause) })
   }
   if (cause instanceof TamboAI.APIError && typeof cause.status === "number") {
     const retryAfter = parseRetryAfter(cause.headers?.get("retry-after"), now)
     return errorFromStatus(cause.status, cause.error, { method, url, retryAfter })
   }
-  return new TransportError({ reason: "Protocol", message: String(cause), method, url, cause })
+  const safe = safeCause(cause)
+  return new TransportError({
+    reason: "Protocol",
+    message: safe instanceof Error ? safe.message : String(safe),
+    method,
+    url: displayUrl(url),
+    cause: safe
+  })
 }
 
 /**
@@ -577,10 +585,10 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           Effect.mapError((error) => {
             // The platform's message is only "Transport error (...)": what failed is in its cause.
             if (error._tag !== "RequestError" || error.reason !== "Transport") {
-              return new TransportError({ reason: "Connect", message: error.message, method: "POST", url, cause: error })
+              return new TransportError({ reason: "Connect", message: error.message, method: "POST", url, cause: safeCause(error) })
             }
             const failure = describeConnectionFailure(error, url)
-            return new TransportError({ reason: failure.reason, message: failure.message, method: "POST", url: failure.url, cause: error })
+            return new TransportError({ reason: failure.reason, message: failure.message, method: "POST", url: failure.url, cause: safeCause(error) })
           }),
           Effect.flatMap((response) => {
             if (!isRedirect(response.status) && response.status !== 0) return Effect.succeed(response)
@@ -643,7 +651,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           }`,
           method: "POST",
           url,
-          cause: error
+          cause: safeCause(error)
         })
       // The request lives in a scope of its own, which closing aborts (HttpClient.withScope):
       // the stream closes it with its exit, and the caller may close it sooner (registerAbort).

@@ -28,6 +28,7 @@ import type * as net from "node:net"
  * What the server does with one request.
  *
  * - `Silent`: accepts the request and never answers.
+ * - `Reset`: resets the connection (TCP RST) without answering.
  * - `Answer`: writes a status, headers and `chunks` (in order), then ends the
  *   response, or stalls with the connection open if `stall` is set.
  * - `Raw`: writes `chunks` as they are on the socket (no HTTP framing), then
@@ -38,6 +39,7 @@ import type * as net from "node:net"
  */
 export type Fault =
   | { readonly _tag: "Silent" }
+  | { readonly _tag: "Reset" }
   | {
     readonly _tag: "Answer"
     readonly status: number
@@ -90,6 +92,14 @@ export interface HostileServer {
  * @category Faults
  */
 export const silent = (): Fault => ({ _tag: "Silent" })
+
+/**
+ * Resets the connection (TCP RST) without answering.
+ *
+ * @since 0.2.0
+ * @category Faults
+ */
+export const reset = (): Fault => ({ _tag: "Reset" })
 
 /**
  * Answers `status` with `headers` and `body`, then ends the response.
@@ -216,6 +226,9 @@ export const start = (): Promise<HostileServer> => {
   const answer = (fault: Fault, response: http.ServerResponse, socket: net.Socket) => {
     switch (fault._tag) {
       case "Silent":
+        return
+      case "Reset":
+        socket.resetAndDestroy()
         return
       case "Raw":
         for (const chunk of fault.chunks) socket.write(chunk)
