@@ -1003,13 +1003,6 @@ const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStr
 }
 
 /**
- * Decodes a web byte stream into run events in one stage: each read is
- * decoded as it arrives, with no byte stream in between. `onEnd` is called
- * once the body has ended. `release` cancels the reader unless the body
- * ended: the caller runs it when it is done with the events, however that
- * happens.
- */
-/**
  * How long each read of a run's body may wait: until the first event, what is
  * left of the first-byte timeout; after it, the idle timeout, per network read.
  */
@@ -1021,6 +1014,13 @@ interface ReadTimeouts {
   readonly idleTimeout: () => TransportError
 }
 
+/**
+ * Decodes a web byte stream into run events in one stage: each read is
+ * decoded as it arrives, with no byte stream in between. `onEnd` is called
+ * once the body has ended. `release` cancels the reader unless the body
+ * ended: the caller runs it when it is done with the events, however that
+ * happens.
+ */
 const decodeSseBody = <E>(
   body: ReadableStream<Uint8Array>,
   onError: (cause: unknown) => E,
