@@ -117,10 +117,11 @@ export const makeSseDecoder = (options: { readonly maxFrameLength?: number } = {
       if (overLimit) return false
       position = after(input, end)
     }
-    // Found once and refreshed only when passed: a stream without CR costs one scan.
+    // Each found once and refreshed only when passed: a read is scanned once for each.
     let cr = input.indexOf("\r", position)
+    let lf = input.indexOf("\n", position)
     while (position < length) {
-      const lf = input.indexOf("\n", position)
+      if (lf !== -1 && lf < position) lf = input.indexOf("\n", position)
       if (cr !== -1 && cr < position) cr = input.indexOf("\r", position)
       let end: number
       if (cr !== -1 && (lf === -1 || cr < lf)) {
@@ -129,7 +130,7 @@ export const makeSseDecoder = (options: { readonly maxFrameLength?: number } = {
         // The common frame, `data: <json>` then a blank line: dispatched at once, one scan.
         if (data === undefined && input.charCodeAt(lf + 1) === 10 && input.startsWith("data:", position)) {
           const start = input.charCodeAt(position + 5) === 32 /* space */ ? position + 6 : position + 5
-          if (exceeds(lf - start, input.slice(start, start + PREFIX_LENGTH))) return false
+          if (lf - start > max) return !exceeds(lf - start, input.slice(start, start + PREFIX_LENGTH))
           position = lf + 2
           onData(input.slice(start < lf ? start : lf, lf))
           continue
