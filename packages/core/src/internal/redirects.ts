@@ -40,10 +40,12 @@ export const decideRedirect = (
     _tag: "Refuse",
     status,
     location: shown,
-    message: `The server redirected ${method} ${displayUrl(from)} (${status})${
+    message: `The server redirected ${method} ${displayUrl(from)}${status === 0 ? "" : ` (${status})`}${
       shown === undefined ? "" : ` to ${shown}`
     }: not followed, ${why}`
   })
+  // A browser answers `redirect: "manual"` with an opaque response: status 0, no location.
+  if (status === 0) return refuse("the browser does not show where it leads")
   if (target === undefined) return refuse("it names no valid location")
   if (target.origin !== new URL(from).origin) return refuse("another origin gets no credentials")
   const keepsMethod = status === 307 || status === 308
