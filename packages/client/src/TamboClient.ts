@@ -177,6 +177,29 @@ export interface TamboClientOptions {
    * 2 s. Default `true`; `false` saves the read.
    */
   readonly reconcileAfterRun?: boolean | undefined
+  /**
+   * How long a run waits for its response and then its first event, in
+   * milliseconds; past it the run fails with a `TransportError` (`Timeout`)
+   * and is cancelled on the server. Default 60 000.
+   */
+  readonly firstByteTimeout?: number | undefined
+  /**
+   * How long a run's stream may go without any bytes once its first event
+   * arrived, in milliseconds; past it the run fails as above. Default 120 000.
+   */
+  readonly idleTimeout?: number | undefined
+  /**
+   * The largest event of a run's stream, in characters of its data (bytes,
+   * for ASCII JSON); a larger one fails the run with a `DecodeError`
+   * (`FrameTooLarge`). Default 16 MiB.
+   */
+  readonly maxFrameBytes?: number | undefined
+  /**
+   * The longest `Retry-After` a retry waits for, in milliseconds; a server
+   * that asks for longer gets no retry, and the `ApiError` carries
+   * `retryAfter`. Default 60 000.
+   */
+  readonly maxRetryAfter?: number | undefined
 }
 
 /**
@@ -430,6 +453,10 @@ export class TamboClient {
       userToken: options.userToken,
       maxRetries: options.maxRetries,
       requestTimeout: options.requestTimeout,
+      firstByteTimeout: options.firstByteTimeout,
+      idleTimeout: options.idleTimeout,
+      maxFrameBytes: options.maxFrameBytes,
+      maxRetryAfter: options.maxRetryAfter,
       tools: options.tools,
       components: options.components,
       beforeRun: options.beforeRun,

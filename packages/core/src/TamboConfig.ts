@@ -46,6 +46,26 @@ export interface Options {
   readonly maxRetries?: number | undefined
   /** Timeout of a REST request (not of a run stream). Default 60 seconds. */
   readonly requestTimeout?: Duration.DurationInput | undefined
+  /**
+   * How long a run request may wait for its response headers and then its
+   * first event (a number is milliseconds). Default 60 seconds.
+   */
+  readonly firstByteTimeout?: Duration.DurationInput | undefined
+  /**
+   * How long a run stream may go without receiving any bytes once its first
+   * event arrived (a number is milliseconds). Default 120 seconds.
+   */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  /**
+   * The largest event a run stream may send, in characters of its data
+   * (bytes, for ASCII JSON). Default 16 MiB.
+   */
+  readonly maxFrameBytes?: number | undefined
+  /**
+   * The longest `Retry-After` a retry waits for; an answer asking for longer
+   * is not retried. Default 60 seconds.
+   */
+  readonly maxRetryAfter?: Duration.DurationInput | undefined
 }
 
 /**
@@ -62,6 +82,10 @@ export interface Resolved {
   readonly userToken: Option.Option<Redacted.Redacted<string>>
   readonly maxRetries: number
   readonly requestTimeout: Duration.Duration
+  readonly firstByteTimeout: Duration.Duration
+  readonly idleTimeout: Duration.Duration
+  readonly maxFrameBytes: number
+  readonly maxRetryAfter: Duration.Duration
 }
 
 /**
@@ -82,9 +106,28 @@ const isKey = (value: unknown): boolean => {
 const missingApiKey = (name: string) =>
   new ConfigError({ reason: "MissingApiKey", message: `${name} is missing or empty: an API key is required` })
 
+/** A positive duration, or a `ConfigError` (`InvalidOption`) that names the option. */
+const positiveDuration = (
+  name: string,
+  input: Duration.DurationInput | undefined,
+  fallback: Duration.Duration
+): Effect.Effect<Duration.Duration, ConfigError> => {
+  if (input === undefined) return Effect.succeed(fallback)
+  const duration = Option.filter(Duration.decodeUnknown(input), (d) => Duration.greaterThan(d, Duration.zero))
+  return Option.isSome(duration)
+    ? Effect.succeed(duration.value)
+    : Effect.fail(
+      new ConfigError({ reason: "InvalidOption", message: `${name} must be a positive duration, got ${String(input)}` })
+    )
+}
+
+/** The default limit of one event of a run stream: 16 MiB. */
+const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
+
 /**
  * Validates options into a configuration. A missing, empty or non-string
- * `apiKey` is a `ConfigError` (`MissingApiKey`) that names the option.
+ * `apiKey` is a `ConfigError` (`MissingApiKey`) that names the option; a
+ * timeout or limit that is not positive is one (`InvalidOption`) too.
  *
  * @since 0.1.0
  * @category Constructors
@@ -110,13 +153,27 @@ export const make = (options: Options): Effect.Effect<Resolved, ConfigError> =>
       try: () => new URL(rawUrl).toString().replace(/\/+$/, ""),
       catch: () => new ConfigError({ reason: "InvalidUrl", message: `Not a URL: ${rawUrl}` })
     })
+    const firstByteTimeout = yield* positiveDuration("firstByteTimeout", options.firstByteTimeout, Duration.seconds(60))
+    const idleTimeout = yield* positiveDuration("idleTimeout", options.idleTimeout, Duration.seconds(120))
+    const maxRetryAfter = yield* positiveDuration("maxRetryAfter", options.maxRetryAfter, Duration.seconds(60))
+    const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES
+    if (!Number.isInteger(maxFrameBytes) || maxFrameBytes <= 0) {
+      return yield* new ConfigError({
+        reason: "InvalidOption",
+        message: `maxFrameBytes must be a positive integer, got ${String(maxFrameBytes)}`
+      })
+    }
     return {
       apiKey,
       baseUrl,
       userKey: Option.fromNullable(options.userKey),
       userToken: Option.map(Option.fromNullable(options.userToken), toRedacted),
       maxRetries: options.maxRetries ?? 2,
-      requestTimeout: Duration.decode(options.requestTimeout ?? Duration.seconds(60))
+      requestTimeout: Duration.decode(options.requestTimeout ?? Duration.seconds(60)),
+      firstByteTimeout,
+      idleTimeout,
+      maxFrameBytes,
+      maxRetryAfter
     }
   })
 
@@ -131,8 +188,10 @@ export const layer = (options: Options): Layer.Layer<TamboConfig, ConfigError> =
 
 /**
  * A configuration read from `TAMBO_API_KEY`, `TAMBO_URL`, `TAMBO_ENVIRONMENT`,
- * `TAMBO_USER_KEY` and `TAMBO_USER_TOKEN`. A missing or empty `TAMBO_API_KEY`
- * is a `ConfigError` (`MissingApiKey`) that names it.
+ * `TAMBO_USER_KEY` and `TAMBO_USER_TOKEN`, and the stream's bounds from
+ * `TAMBO_FIRST_BYTE_TIMEOUT` and `TAMBO_IDLE_TIMEOUT` (milliseconds) and
+ * `TAMBO_MAX_FRAME_BYTES`. A missing or empty `TAMBO_API_KEY` is a
+ * `ConfigError` (`MissingApiKey`) that names it.
  *
  * @since 0.1.0
  * @category Layers
@@ -147,7 +206,13 @@ export const layerConfig: Layer.Layer<TamboConfig, ConfigError | import("effect/
       const environment = yield* Config.option(Config.literal("production", "staging")("TAMBO_ENVIRONMENT"))
       const userKey = yield* Config.option(Config.string("TAMBO_USER_KEY"))
       const userToken = yield* Config.option(Config.redacted("TAMBO_USER_TOKEN"))
+      const firstByteTimeout = yield* Config.option(Config.integer("TAMBO_FIRST_BYTE_TIMEOUT"))
+      const idleTimeout = yield* Config.option(Config.integer("TAMBO_IDLE_TIMEOUT"))
+      const maxFrameBytes = yield* Config.option(Config.integer("TAMBO_MAX_FRAME_BYTES"))
       return yield* make({
+        firstByteTimeout: Option.getOrUndefined(firstByteTimeout),
+        idleTimeout: Option.getOrUndefined(idleTimeout),
+        maxFrameBytes: Option.getOrUndefined(maxFrameBytes),
         apiKey: apiKey.value,
         tamboUrl: Option.getOrUndefined(tamboUrl),
         environment: Option.getOrUndefined(environment),

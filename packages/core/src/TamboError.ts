@@ -23,7 +23,8 @@ export type TypeId = typeof TypeId
 
 /**
  * Invalid SDK configuration: both `tamboUrl` and `environment`, both
- * `userKey` and `userToken`, a missing API key, an unparsable URL.
+ * `userKey` and `userToken`, a missing API key, an unparsable URL, a timeout
+ * or limit that is not positive (`InvalidOption`).
  *
  * @since 0.1.0
  * @category Errors
@@ -31,7 +32,7 @@ export type TypeId = typeof TypeId
 export class ConfigError extends Schema.TaggedError<ConfigError>("@tambo-effect/core/ConfigError")(
   "ConfigError",
   {
-    reason: Schema.Literal("MissingApiKey", "ConflictingUrl", "ConflictingIdentity", "InvalidUrl"),
+    reason: Schema.Literal("MissingApiKey", "ConflictingUrl", "ConflictingIdentity", "InvalidUrl", "InvalidOption"),
     message: Schema.String
   }
 ) {
@@ -44,7 +45,8 @@ export class ConfigError extends Schema.TaggedError<ConfigError>("@tambo-effect/
  * ended with `RUN_ERROR`.
  *
  * `reason` classifies it; `status`, `code` and `retryable` carry what the
- * API said.
+ * API said, and `retryAfter` its `Retry-After` in milliseconds (seconds or
+ * an HTTP-date on the wire) when it sent one.
  *
  * @since 0.1.0
  * @category Errors
@@ -67,7 +69,9 @@ export class ApiError extends Schema.TaggedError<ApiError>("@tambo-effect/core/A
   retryable: Schema.Boolean,
   method: Schema.optional(Schema.String),
   url: Schema.optional(Schema.String),
-  body: Schema.optional(Schema.Unknown)
+  body: Schema.optional(Schema.Unknown),
+  /** How long the server asked to wait before a retry (its `Retry-After`), in milliseconds. */
+  retryAfter: Schema.optional(Schema.Number)
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -78,7 +82,11 @@ export class ApiError extends Schema.TaggedError<ApiError>("@tambo-effect/core/A
 }
 
 /**
- * The connection failed: refused, reset, dropped mid-stream, or timed out.
+ * The connection failed: refused, reset, dropped mid-stream, or timed out
+ * (`Timeout`: the message names which timeout and its value). Or the server
+ * redirected the request where it is not followed (`Redirect`: another
+ * origin, 301/302/303 on a request with a body, too many hops), with the
+ * redirect's `status` and `location` (no query string).
  *
  * @since 0.1.0
  * @category Errors
@@ -86,30 +94,36 @@ export class ApiError extends Schema.TaggedError<ApiError>("@tambo-effect/core/A
 export class TransportError extends Schema.TaggedError<TransportError>("@tambo-effect/core/TransportError")(
   "TransportError",
   {
-    reason: Schema.Literal("Connect", "Disconnected", "Timeout", "Protocol"),
+    reason: Schema.Literal("Connect", "Disconnected", "Timeout", "Protocol", "Redirect"),
     message: Schema.String,
     method: Schema.optional(Schema.String),
     url: Schema.optional(Schema.String),
+    /** The redirect's status (`Redirect`). */
+    status: Schema.optional(Schema.Number),
+    /** Where the redirect pointed, without user info, query or fragment (`Redirect`). */
+    location: Schema.optional(Schema.String),
     cause: Schema.optional(Schema.Defect)
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
-  /** A failed connection may succeed on retry. @since 0.1.0 */
+  /** A failed connection may succeed on retry; a refused redirect will not. @since 0.1.0 */
   get retryable(): boolean {
-    return this.reason !== "Protocol"
+    return this.reason !== "Protocol" && this.reason !== "Redirect"
   }
 }
 
 /**
  * A frame of the run's event stream could not be decoded: not JSON, or an
- * event that does not match its schema. `frame` holds the raw data.
+ * event that does not match its schema (`frame` holds the raw data), or an
+ * event larger than `maxFrameBytes` (`FrameTooLarge`: the message shows only
+ * its first characters, and no `frame`).
  *
  * @since 0.1.0
  * @category Errors
  */
 export class DecodeError extends Schema.TaggedError<DecodeError>("@tambo-effect/core/DecodeError")("DecodeError", {
-  reason: Schema.Literal("InvalidJson", "InvalidEvent", "InvalidResponse"),
+  reason: Schema.Literal("InvalidJson", "InvalidEvent", "InvalidResponse", "FrameTooLarge"),
   message: Schema.String,
   frame: Schema.optional(Schema.String)
 }) {

@@ -8,12 +8,14 @@
  *
  * @since 0.1.0
  */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import TamboAI from "@tambo-ai/typescript-sdk"
 import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -29,6 +31,9 @@ import * as Tracer from "effect/Tracer"
 import * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
 import { describeConnectionFailure, displayUrl, hasConnectionCode } from "./internal/connectionFailure.js"
+import { decideRedirect, isRedirect, type RedirectDecision, RedirectRefused, sameOriginFetch } from "./internal/redirects.js"
+import { parseRetryAfter } from "./internal/retryAfter.js"
+import { safeCause } from "./internal/safeCause.js"
 import { makeSseDecoder } from "./internal/sse.js"
 import { withScopeAndParent } from "./internal/streams.js"
 import { TamboConfig } from "./TamboConfig.js"
@@ -306,7 +311,13 @@ const decodeErrorBody = Schema.decodeUnknownOption(Api.ErrorBody)
 export const errorFromStatus = (
   status: number,
   rawBody: unknown,
-  context: { readonly method: string; readonly url: string; readonly threadId?: string | undefined }
+  context: {
+    readonly method: string
+    readonly url: string
+    readonly threadId?: string | undefined
+    /** The answer's `Retry-After`, in milliseconds. */
+    readonly retryAfter?: number | undefined
+  }
 ): ApiError | RunConflictError => {
   const body = Option.getOrUndefined(decodeErrorBody(rawBody))
   const message = body?.message
@@ -347,7 +358,8 @@ export const errorFromStatus = (
     method: context.method,
     url: context.url,
     body: rawBody,
-    ...(code === undefined ? {} : { code })
+    ...(code === undefined ? {} : { code }),
+    ...(context.retryAfter === undefined ? {} : { retryAfter: context.retryAfter })
   })
 }
 
@@ -355,11 +367,40 @@ const isRetryable = (error: TamboError): boolean =>
   (error._tag === "ApiError" && error.retryable) ||
   (error._tag === "TransportError" && (error.reason === "Connect" || error.reason === "Timeout"))
 
-const retrySchedule = (maxRetries: number) =>
+/** Runs `effect` with the fetch client (if it is the one) told not to follow redirects. */
+const manualRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(
+    Effect.serviceOption(FetchHttpClient.RequestInit),
+    (init) => Effect.provideService(effect, FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" })
+  )
+
+/** Timeouts of our own: a server that let one pass is not asked again. */
+const ownTimeouts = new WeakSet<TamboError>()
+
+const isRetryableRun = (error: TamboError): boolean => isRetryable(error) && !ownTimeouts.has(error)
+
+const retryAfterOf = (error: TamboError): number | undefined =>
+  error._tag === "ApiError" ? error.retryAfter : undefined
+
+/**
+ * Backoff, or the server's `Retry-After` when it asks for longer. An answer
+ * asking for more than `maxRetryAfter` is not retried (see `withinRetryAfter`).
+ */
+const retrySchedule = (maxRetries: number): Schedule.Schedule<unknown, TamboError> =>
   Schedule.exponential(Duration.millis(200), 2).pipe(
     Schedule.jittered,
-    Schedule.intersect(Schedule.recurs(maxRetries))
+    Schedule.intersect(Schedule.recurs(maxRetries)),
+    Schedule.intersect(Schedule.identity<TamboError>()),
+    Schedule.modifyDelay(([, error], delay) => {
+      const after = retryAfterOf(error)
+      return after === undefined ? delay : Duration.max(delay, Duration.millis(after))
+    })
   )
+
+const withinRetryAfter = (maxRetryAfter: Duration.Duration) => {
+  const max = Duration.toMillis(maxRetryAfter)
+  return (error: TamboError): boolean => (retryAfterOf(error) ?? 0) <= max
+}
 
 /**
  * `Effect.retry(effect, { schedule, while: retryable })`, with the schedule
@@ -388,20 +429,54 @@ const retrying = <A, E, R>(
 // ---------------------------------------------------------------------------
 // REST through the typescript-sdk
 
-const mapSdkError = (method: string, url: string) => (cause: unknown): TamboError => {
+const refusedRedirectIn = (cause: unknown): RedirectRefused | undefined => {
+  for (let current = cause, depth = 0; typeof current === "object" && current !== null && depth < 8; depth++) {
+    if (current instanceof RedirectRefused) return current
+    current = (current as { readonly cause?: unknown }).cause
+  }
+  return undefined
+}
+
+const redirectError = (
+  refused: RedirectRefused | Extract<RedirectDecision, { _tag: "Refuse" }>,
+  method: string,
+  url: string
+): TransportError => {
+  const decision = refused instanceof RedirectRefused ? refused.decision : refused
+  return new TransportError({
+    reason: "Redirect",
+    message: decision.message,
+    method,
+    url: displayUrl(url),
+    status: decision.status,
+    ...(decision.location === undefined ? {} : { location: decision.location })
+  })
+}
+
+const mapSdkError = (method: string, url: string, now: number) => (cause: unknown): TamboError => {
   if (cause instanceof TamboAI.APIConnectionTimeoutError) {
     const shown = displayUrl(url)
-    return new TransportError({ reason: "Timeout", message: `request timed out at ${shown}`, method, url: shown, cause })
+    return new TransportError({ reason: "Timeout", message: `request timed out at ${shown}`, method, url: shown, cause: safeCause(cause) })
   }
+  const refused = refusedRedirectIn(cause)
+  if (refused !== undefined) return redirectError(refused, method, url)
   if (cause instanceof TamboAI.APIConnectionError) {
     // The SDK's own message is only "Connection error.": what failed is in its cause.
     const failure = describeConnectionFailure(cause, url)
-    return new TransportError({ reason: failure.reason, message: failure.message, method, url: failure.url, cause })
+    return new TransportError({ reason: failure.reason, message: failure.message, method, url: failure.url, cause: safeCause(cause) })
   }
   if (cause instanceof TamboAI.APIError && typeof cause.status === "number") {
-    return errorFromStatus(cause.status, cause.error, { method, url })
+    const retryAfter = parseRetryAfter(cause.headers?.get("retry-after"), now)
+    return errorFromStatus(cause.status, cause.error, { method, url, retryAfter })
   }
-  return new TransportError({ reason: "Protocol", message: String(cause), method, url, cause })
+  const safe = safeCause(cause)
+  return new TransportError({
+    reason: "Protocol",
+    message: safe instanceof Error ? safe.message : String(safe),
+    method,
+    url: displayUrl(url),
+    cause: safe
+  })
 }
 
 /**
@@ -418,9 +493,14 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       apiKey: Redacted.value(config.apiKey),
       baseURL: config.baseUrl,
       maxRetries: 0,
-      timeout: Duration.toMillis(config.requestTimeout)
+      timeout: Duration.toMillis(config.requestTimeout),
+      // No credential is sent to another origin: redirects are followed only on the API's own.
+      fetch: sameOriginFetch()
     })
     const schedule = retrySchedule(config.maxRetries)
+    const inBounds = withinRetryAfter(config.maxRetryAfter)
+    const retryableRest = (error: TamboError) => isRetryable(error) && inBounds(error)
+    const retryableRun = (error: TamboError) => isRetryableRun(error) && inBounds(error)
 
     const userKeyOf = (credentials: Credentials) => credentials._tag === "UserKey" ? credentials.userKey : undefined
     const headersOf = (credentials: Credentials): Record<string, string> =>
@@ -438,8 +518,12 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       const url = `${config.baseUrl}${path}`
       const attempt = Effect.tryPromise({
         try: (signal) => call({ signal }),
-        catch: mapSdkError(method, url)
+        catch: (cause) => cause
       }).pipe(
+        // The clock is read only on failure: an HTTP-date Retry-After is relative to it.
+        Effect.catchAll((cause) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(mapSdkError(method, url, now)(cause)))
+        ),
         Effect.flatMap((body) =>
           Schema.decodeUnknown(schema)(body).pipe(
             Effect.mapError((error) =>
@@ -448,7 +532,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           )
         )
       )
-      const retried = idempotent ? retrying(attempt, schedule, isRetryable) : attempt
+      const retried = idempotent ? retrying(attempt, schedule, retryableRest) : attempt
       // The thread (and run) a call is about, from its path: traces are searched by them.
       const ids = /^\/(?:v1\/)?threads\/([^/]+)(?:\/runs\/([^/]+))?/.exec(path)
       return retried.pipe(
@@ -479,6 +563,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       hooks: RunHooks | undefined
     ): Stream.Stream<RunStreamEvent, TamboError> => {
       const url = `${config.baseUrl}${path}`
+      const shownUrl = displayUrl(url)
       const request = HttpClientRequest.post(url).pipe(
         HttpClientRequest.setHeaders({
           "x-api-key": Redacted.value(config.apiKey),
@@ -487,16 +572,44 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
         }),
         HttpClientRequest.bodyUnsafeJson(body)
       )
-      const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> =
-        client.execute(request).pipe(
+      // The first-byte deadline runs from the last attempt's start; a retry's wait is not in it.
+      let openedAt = 0
+      const firstByteTimeout = (): TransportError => {
+        const error = new TransportError({
+          reason: "Timeout",
+          message: `No response within firstByteTimeout (${Duration.toMillis(config.firstByteTimeout)} ms) from ${shownUrl}`,
+          method: "POST",
+          url: shownUrl
+        })
+        ownTimeouts.add(error)
+        return error
+      }
+      // Sent with redirects left to us (a fetch client would follow them to any origin, and
+      // fails a 307 with a body): same-origin 307/308 are sent again, the others refused.
+      const send = (
+        request: HttpClientRequest.HttpClientRequest,
+        hops: number
+      ): Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> =>
+        manualRedirects(client.execute(request)).pipe(
           Effect.mapError((error) => {
             // The platform's message is only "Transport error (...)": what failed is in its cause.
             if (error._tag !== "RequestError" || error.reason !== "Transport") {
-              return new TransportError({ reason: "Connect", message: error.message, method: "POST", url, cause: error })
+              return new TransportError({ reason: "Connect", message: error.message, method: "POST", url, cause: safeCause(error) })
             }
             const failure = describeConnectionFailure(error, url)
-            return new TransportError({ reason: failure.reason, message: failure.message, method: "POST", url: failure.url, cause: error })
+            return new TransportError({ reason: failure.reason, message: failure.message, method: "POST", url: failure.url, cause: safeCause(error) })
           }),
+          Effect.flatMap((response) => {
+            if (!isRedirect(response.status) && response.status !== 0) return Effect.succeed(response)
+            const decision = decideRedirect(response.status, response.headers["location"], request.url, "POST", hops)
+            return decision._tag === "Follow"
+              ? send(HttpClientRequest.setUrl(request, decision.url), hops + 1)
+              : Effect.fail(redirectError(decision, "POST", url))
+          })
+        )
+      const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> = Effect.zipRight(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => openedAt = now)),
+        send(request, 0).pipe(
           Effect.flatMap((response) =>
             response.status >= 200 && response.status < 300
               ? Effect.sync(() => {
@@ -509,14 +622,35 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
               })
               : response.json.pipe(
                 Effect.orElseSucceed(() => undefined),
-                Effect.flatMap((errorBody) =>
-                  Effect.fail(errorFromStatus(response.status, errorBody, { method: "POST", url, threadId }))
+                Effect.zip(Clock.currentTimeMillis),
+                Effect.flatMap(([errorBody, now]) =>
+                  Effect.fail(errorFromStatus(response.status, errorBody, {
+                    method: "POST",
+                    url,
+                    threadId,
+                    retryAfter: parseRetryAfter(response.headers["retry-after"], now)
+                  }))
                 )
               )
-          )
+          ),
+          Effect.timeoutFail({ duration: config.firstByteTimeout, onTimeout: firstByteTimeout })
         )
-      // A run may be retried only before it produced anything: the status comes first.
-      const open = retrying(attempt, schedule, isRetryable)
+      )
+      // A run may be retried only before it produced anything: the status comes first. A server
+      // that let our own timeout pass is not asked again (the run may have started there).
+      const open = retrying(attempt, schedule, retryableRun)
+      const timeouts: ReadTimeouts = {
+        firstEventBy: () => openedAt + Duration.toMillis(config.firstByteTimeout),
+        firstByte: firstByteTimeout,
+        idle: config.idleTimeout,
+        idleTimeout: () =>
+          new TransportError({
+            reason: "Timeout",
+            message: `The run's stream got nothing for idleTimeout (${Duration.toMillis(config.idleTimeout)} ms) from ${shownUrl}`,
+            method: "POST",
+            url: shownUrl
+          })
+      }
       const broke = (error: { readonly message: string }) =>
         new TransportError({
           reason: "Disconnected",
@@ -526,7 +660,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           }`,
           method: "POST",
           url,
-          cause: error
+          cause: safeCause(error)
         })
       // The request lives in a scope of its own, which closing aborts (HttpClient.withScope):
       // the stream closes it with its exit, and the caller may close it sooner (registerAbort).
@@ -554,14 +688,21 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
             )
             const body = webBodyOf(response)
             if (body === undefined) {
-              return Stream.toChannel(decodeSse(response.stream.pipe(Stream.mapError(broke))).pipe(
+              // Any other HttpClient: each read is bounded by the idle timeout.
+              const bytes = response.stream.pipe(
+                Stream.mapError(broke),
+                Stream.timeoutFail(timeouts.idleTimeout, config.idleTimeout)
+              )
+              return Stream.toChannel(decodeSse(bytes, { maxFrameBytes: config.maxFrameBytes }).pipe(
                 Stream.onEnd(Effect.sync(end))
               ))
             }
             const decoded = decodeSseBody(
               body,
               (cause) => broke(cause instanceof Error ? cause : { message: String(cause) }),
-              end
+              end,
+              config.maxFrameBytes,
+              timeouts
             )
             release = decoded.release
             return Stream.toChannel(decoded.events)
@@ -831,10 +972,14 @@ const definedOnly = <A extends Record<string, unknown>>(params: A): { [K in keyo
  * @category Decoding
  */
 export const decodeSse = <E>(
-  bytes: Stream.Stream<Uint8Array, E>
+  bytes: Stream.Stream<Uint8Array, E>,
+  options?: {
+    /** The largest event, in characters of its data; a larger one fails the stream. Default 16 MiB. */
+    readonly maxFrameBytes?: number | undefined
+  }
 ): Stream.Stream<RunStreamEvent, E | DecodeError | TransportError> =>
   Stream.suspend(() => {
-    const decoder = makeEventDecoder()
+    const decoder = makeEventDecoder(options?.maxFrameBytes)
     // One synchronous step per network chunk, written as a plain read loop: an effectful
     // mapping stage (`mapChunksEffect`) here made the events of every chunk outlive their
     // young generation, doubling the collector's work on a long run.
@@ -872,6 +1017,18 @@ const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStr
 }
 
 /**
+ * How long each read of a run's body may wait: until the first event, what is
+ * left of the first-byte timeout; after it, the idle timeout, per network read.
+ */
+interface ReadTimeouts {
+  /** When the first event is due (Clock milliseconds). */
+  readonly firstEventBy: () => number
+  readonly firstByte: () => TransportError
+  readonly idle: Duration.Duration
+  readonly idleTimeout: () => TransportError
+}
+
+/**
  * Decodes a web byte stream into run events in one stage: each read is
  * decoded as it arrives, with no byte stream in between. `onEnd` is called
  * once the body has ended. `release` cancels the reader unless the body
@@ -881,30 +1038,49 @@ const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStr
 const decodeSseBody = <E>(
   body: ReadableStream<Uint8Array>,
   onError: (cause: unknown) => E,
-  onEnd: () => void
+  onEnd: () => void,
+  maxFrameBytes: number,
+  timeouts: ReadTimeouts
 ): {
-  readonly events: Stream.Stream<RunStreamEvent, E | DecodeError>
+  readonly events: Stream.Stream<RunStreamEvent, E | DecodeError | TransportError>
   readonly release: Effect.Effect<void>
 } => {
-  const decoder = makeEventDecoder()
+  const decoder = makeEventDecoder(maxFrameBytes)
   const reader = body.getReader()
   let ended = false
+  let sawEvent = false
   const read = Effect.async<ReadableStreamReadResult<Uint8Array>, E>((resume) => {
     reader.read().then(
       (result) => resume(Effect.succeed(result)),
       (cause) => resume(Effect.fail(onError(cause)))
     )
   })
-  const loop: Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, E | DecodeError, unknown, void, unknown> =
-    Channel.flatMap(Channel.fromEffect(read), (result) => {
-      if (result.done) {
-        ended = true
-        onEnd()
-        return Channel.suspend(decoder.end)
-      }
-      decoder.push(result.value)
-      return decoder.emit(loop)
-    })
+  const idleRead = Effect.timeoutFail(read, { duration: timeouts.idle, onTimeout: timeouts.idleTimeout })
+  const firstRead = Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) =>
+      Effect.timeoutFail(read, {
+        duration: Duration.millis(Math.max(0, timeouts.firstEventBy() - now)),
+        onTimeout: timeouts.firstByte
+      })
+  )
+  const loop: Channel.Channel<
+    Chunk.Chunk<RunStreamEvent>,
+    unknown,
+    E | DecodeError | TransportError,
+    unknown,
+    void,
+    unknown
+  > = Channel.flatMap(Channel.fromEffect(Effect.suspend(() => sawEvent ? idleRead : firstRead)), (result) => {
+    if (result.done) {
+      ended = true
+      onEnd()
+      return Channel.suspend(decoder.end)
+    }
+    decoder.push(result.value)
+    if (!sawEvent) sawEvent = decoder.hasEvents()
+    return decoder.emit(loop)
+  })
   return {
     events: Stream.fromChannel(loop),
     release: Effect.suspend(() => ended ? Effect.void : Effect.promise(() => reader.cancel().catch(() => undefined)))
@@ -919,8 +1095,8 @@ const writeEmpty = Channel.write(Chunk.empty<never>())
  * chunk, the first undecodable frame failing the stream after what came
  * before it.
  */
-const makeEventDecoder = () => {
-  const decoder = makeSseDecoder()
+const makeEventDecoder = (maxFrameBytes = 16 * 1024 * 1024) => {
+  const decoder = makeSseDecoder({ maxFrameLength: maxFrameBytes })
   let failure: DecodeError | undefined
   // A fresh array per network chunk, handed on as is. Made at its first event, not when the
   // previous chunk is handed on: an array that waits for the network outlives young
@@ -935,7 +1111,19 @@ const makeEventDecoder = () => {
     else out.push(decoded.right)
   }
   return {
-    push: (bytes: Uint8Array) => decoder.push(bytes, onData),
+    /** Whether the reads so far completed an event not yet emitted. */
+    hasEvents: () => out !== undefined,
+    push: (bytes: Uint8Array) => {
+      // A frame over the limit fails the stream before it fills memory: the decoder let go of it.
+      if (!decoder.push(bytes, onData) && failure === undefined) {
+        failure = new DecodeError({
+          reason: "FrameTooLarge",
+          message: `An event of the run's stream is larger than maxFrameBytes (${maxFrameBytes}); it begins ${
+            JSON.stringify(decoder.overLimitPrefix())
+          }`
+        })
+      }
+    },
     /** Writes what the last chunks completed, then goes on with `next` (or fails). */
     emit: <In, E, InE>(
       next: Channel.Channel<Chunk.Chunk<RunStreamEvent>, In, E | DecodeError, InE, unknown, unknown>

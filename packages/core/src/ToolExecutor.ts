@@ -33,6 +33,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { findProtoKey } from "./internal/protoKey.js"
 import { LruMap } from "./internal/toolCache.js"
 import { describeError } from "./internal/toolSupport.js"
 import * as Tool from "./Tool.js"
@@ -163,14 +164,34 @@ const DEFAULT_CONCURRENCY = 4
 const DEFAULT_TIMEOUT = Duration.seconds(30)
 const MAX_LISTED_TOOLS = 20
 
+/**
+ * Arguments with an own `__proto__` key are refused, not cleaned: dropping the
+ * key would run the tool on arguments the model did not send, and no tool
+ * can declare such a parameter anyway. The model is told and may call again.
+ */
+const plainArgs = (call: ToolCall, parsed: unknown): Effect.Effect<unknown, Tool.ToolCallError> => {
+  const at = findProtoKey(parsed)
+  return at === undefined
+    ? Effect.succeed(parsed)
+    : Effect.fail(
+      new Tool.ToolCallError({
+        reason: "InvalidArguments",
+        message: `Invalid arguments for tool "${call.toolName}": a "__proto__" key (at ${at}) is not accepted. ` +
+          `Call the tool again without it.`,
+        toolName: call.toolName,
+        toolCallId: call.toolCallId
+      })
+    )
+}
+
 const parseArgs = (call: ToolCall): Effect.Effect<unknown, Tool.ToolCallError> => {
   const { args } = call
   if (args === undefined) return Effect.succeed({})
-  if (typeof args !== "string") return Effect.succeed(args)
+  if (typeof args !== "string") return plainArgs(call, args)
   if (args.trim() === "") return Effect.succeed({})
   try {
     const parsed: unknown = JSON.parse(args)
-    return Effect.succeed(parsed)
+    return plainArgs(call, parsed)
   } catch (error) {
     return Effect.fail(
       new Tool.ToolCallError({

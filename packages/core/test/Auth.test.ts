@@ -27,7 +27,11 @@ const config = (identity: { readonly userKey?: string; readonly userToken?: stri
     userKey: Option.fromNullable(identity.userKey),
     userToken: Option.map(Option.fromNullable(identity.userToken), Redacted.make),
     maxRetries: 0,
-    requestTimeout: Duration.seconds(5)
+    requestTimeout: Duration.seconds(5),
+    firstByteTimeout: Duration.seconds(5),
+    idleTimeout: Duration.seconds(5),
+    maxFrameBytes: 1024 * 1024,
+    maxRetryAfter: Duration.seconds(5)
   })
 
 const unused = (name: string) => () => Effect.dieMessage(`${name} is not part of this test`)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TamboConfig from "../src/TamboConfig.js"
@@ -45,4 +46,38 @@ describe("TamboConfig", () => {
       Effect.provide(TamboConfig.layerConfig),
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["TAMBO_API_KEY", "k"], ["TAMBO_URL", "http://127.0.0.1:1"]])))
     ))
+
+  it.effect("the stream's bounds default to 60 s, 120 s, 16 MiB and a 60 s Retry-After, and are read from options and env", () =>
+    Effect.gen(function* () {
+      const defaults = yield* TamboConfig.make({ apiKey: "k" })
+      expect([defaults.firstByteTimeout, defaults.idleTimeout, defaults.maxFrameBytes, defaults.maxRetryAfter].map(String))
+        .toEqual([String(Duration.seconds(60)), String(Duration.seconds(120)), String(16 * 1024 * 1024), String(Duration.seconds(60))])
+      const given = yield* TamboConfig.make({ apiKey: "k", firstByteTimeout: 1500, idleTimeout: "3 seconds", maxFrameBytes: 10, maxRetryAfter: 2000 })
+      expect([given.firstByteTimeout, given.idleTimeout, given.maxRetryAfter].map(Duration.toMillis)).toEqual([1500, 3000, 2000])
+      expect(given.maxFrameBytes).toBe(10)
+      const fromEnv = yield* TamboConfig.TamboConfig.pipe(
+        Effect.provide(TamboConfig.layerConfig),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([
+          ["TAMBO_API_KEY", "k"],
+          ["TAMBO_FIRST_BYTE_TIMEOUT", "1500"],
+          ["TAMBO_IDLE_TIMEOUT", "2500"],
+          ["TAMBO_MAX_FRAME_BYTES", "4096"]
+        ])))
+      )
+      expect([Duration.toMillis(fromEnv.firstByteTimeout), Duration.toMillis(fromEnv.idleTimeout), fromEnv.maxFrameBytes])
+        .toEqual([1500, 2500, 4096])
+    }))
+
+  it.effect.each([
+    ["firstByteTimeout", { firstByteTimeout: 0 }],
+    ["idleTimeout", { idleTimeout: -5 }],
+    ["maxRetryAfter", { maxRetryAfter: "soon" }],
+    ["maxFrameBytes", { maxFrameBytes: 0 }],
+    ["maxFrameBytes", { maxFrameBytes: 1.5 }]
+  ] as const)("%s that is not positive is a ConfigError (InvalidOption) naming it", ([name, options]) =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(TamboConfig.make(untyped({ apiKey: "k", ...options })))
+      expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      expect(error.message).toContain(name)
+    }))
 })

@@ -73,3 +73,40 @@ describe("SSE decoder", () => {
     expect(out[0]).toHaveLength(200_000)
   })
 })
+
+describe("SSE decoder: frame size", () => {
+  const decodeLimited = (parts: ReadonlyArray<string>, maxFrameLength: number) => {
+    const decoder = makeSseDecoder({ maxFrameLength })
+    const out: Array<string> = []
+    let accepted = true
+    for (const part of parts) if (accepted) accepted = decoder.push(encode(part), (d) => out.push(d))
+    return { out, accepted }
+  }
+  const pieces = (text: string, size: number) => {
+    const parts: Array<string> = []
+    for (let i = 0; i < text.length; i += size) parts.push(text.slice(i, i + size))
+    return parts
+  }
+
+  it.each([1, 7, 1000])("a frame at the limit decodes, one over stops the decoder (reads of %i)", (size) => {
+    const at = `data: ${"a".repeat(100)}\n\n`
+    const over = `data: ${"b".repeat(101)}\n\n`
+    expect(decodeLimited(pieces(at + at, size), 100)).toEqual({ out: ["a".repeat(100), "a".repeat(100)], accepted: true })
+    const result = decodeLimited(pieces(at + over + at, size), 100)
+    expect(result.out).toEqual(["a".repeat(100)])
+    expect(result.accepted).toBe(false)
+  })
+
+  it("counts every data line of a frame", () => {
+    const frame = `data: ${"a".repeat(60)}\ndata: ${"b".repeat(60)}\n\n`
+    expect(decodeLimited([frame], 100).accepted).toBe(false)
+    expect(decodeLimited([frame], 121)).toEqual({ out: [`${"a".repeat(60)}\n${"b".repeat(60)}`], accepted: true })
+  })
+
+  it("a 20 MB frame in 64 KB reads decodes whole", () => {
+    const payload = "x".repeat(20 * 1024 * 1024)
+    const { out } = decodeAll(pieces(`data: ${payload}\n\n`, 65_536))
+    expect(out).toHaveLength(1)
+    expect(out[0] === payload).toBe(true)
+  })
+})

@@ -15,6 +15,16 @@
 export * as Script from "./Script.js"
 
 /**
+ * A loopback server that answers with scripted faults (silence, stalls, a
+ * status with headers, redirects, huge frames, raw bytes), to test an app
+ * against a broken or hostile server.
+ *
+ * @since 0.2.0
+ * @category Hostile server
+ */
+export * as HostileServer from "./HostileServer.js"
+
+/**
  * The wire shapes of threads, messages, content blocks and requests.
  *
  * @since 0.1.0

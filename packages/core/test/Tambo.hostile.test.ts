@@ -1,0 +1,35 @@
+// A run against a server that misbehaves: a typed outcome, the server told, the thread usable.
+import { describe, expect, it } from "@effect/vitest"
+import { Script } from "@tambo-effect/testing"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as Tambo from "../src/Tambo.js"
+import { fields, tamboLayer, useServer } from "./helpers.js"
+
+const server = useServer()
+
+describe("a run's own timeouts", () => {
+  it.live("a stream that stalls after RUN_STARTED fails with idleTimeout and the run is cancelled on the server", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("partial"), Script.hang()])
+      const tambo = yield* Tambo.Tambo
+      const error = yield* Effect.flip(Stream.runDrain(tambo.run("hi")))
+      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Timeout" })
+      expect(error.message).toContain("idleTimeout (200 ms)")
+      // The server was told (DELETE of the run it started; the connection, aborted at the
+      // failure, may close before the DELETE lands): its run is cancelled either way.
+      const runId = server().requests.find((r) => r.method === "DELETE")?.path.split("/").at(-1)
+      expect(runId).toMatch(/^run_/)
+      expect(server().cancels.map((c) => c.runId)).toEqual([runId])
+    }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { idleTimeout: 200 })))))
+
+  it.live("the idle timeout starts again at every read: a slow but steady stream finishes", () =>
+    Effect.gen(function* () {
+      // Ten reads 100 ms apart: longer in all than the idle timeout, never idle that long.
+      server().setScript([Script.pace(100), Script.text(Array.from({ length: 10 }, (_, i) => `${i}`))])
+      const tambo = yield* Tambo.Tambo
+      const types = yield* Stream.runCollect(Stream.map(tambo.run("hi"), (event) => event.event.type))
+      expect([...types].at(-1)).toBe("RUN_FINISHED")
+    }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { idleTimeout: 600 })))))
+})
