@@ -258,7 +258,9 @@ describe("Auth against the testing server", () => {
         "POST /oauth/token",
         "POST /v1/threads/runs",
         "POST /oauth/token",
-        `POST /v1/threads/${threadId}/runs`
+        `POST /v1/threads/${threadId}/runs`,
+        // The reconciliation's read, with the new token too.
+        `GET /v1/threads/${threadId}`
       ])
       expect(exchanges().map((r) => (r.body as { subject_token: string }).subject_token)).toEqual([oldToken, newToken])
       const [first, continued] = apiCalls()

@@ -11,6 +11,7 @@ import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import {
   aliveAfterCollection,
+  expectStoreEqualsServer,
   externalStore,
   fields,
   readWeakly,
@@ -397,7 +398,7 @@ describe("Tambo.run", () => {
       expect(threadOf(state, state.currentThreadId).thread.lastRunCancelled).toBe(true)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
-  it.live("cancelRun before the run's request is sent: the request never leaves, and the thread is cancelled", () =>
+  it.live("cancelRun before the run's request is sent: the request never leaves, and the thread is as the server has it", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("first")])
       const first = yield* runAll("one")
@@ -415,12 +416,16 @@ describe("Tambo.run", () => {
       const error = yield* Fiber.join(fiber).pipe(Effect.flip, Effect.map(fields))
       expect(error).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient", threadId })
       expect(server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))).toHaveLength(1)
+      // The server never heard of the run: the store drops its message and cancels nothing.
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
       const thread = threadOf(yield* tambo.state, threadId)
-      expect(thread.thread.lastRunCancelled).toBe(true)
+      expect(thread.thread.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+      expect(thread.thread.lastRunCancelled).toBe(false)
       expect(thread.streaming.status).toBe("idle")
+      expect(thread.streaming.error).toBeUndefined()
     }).pipe(Effect.provide(tamboLayer(server()))))
 
-  it.live("cancelRun while a tool of the run is running: the tool is interrupted, nothing more is sent, the thread is cancelled", () =>
+  it.live("cancelRun while a tool of the run is running: the tool is interrupted, nothing more is sent, the thread is as the server has it", () =>
     Effect.gen(function* () {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
@@ -446,8 +451,12 @@ describe("Tambo.run", () => {
         // The paused run had ended on the server: no DELETE, and no tool results sent.
         expect(server().cancels).toHaveLength(0)
         expect(server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))).toHaveLength(1)
+        // The server's run had ended (paused for the tool): it cancelled nothing, and still waits
+        // for the call's result, as the store shows.
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
         const thread = threadOf(yield* tambo.state, threadId)
-        expect(thread.thread.lastRunCancelled).toBe(true)
+        expect(thread.thread.lastRunCancelled).toBe(false)
+        expect(thread.pendingToolCalls.map((call) => call.toolName)).toEqual(["wait"])
         expect(thread.streaming.status).toBe("idle")
       }).pipe(Effect.provide(tamboLayer(server(), { tools: [waiting] })))
     }))

@@ -1,29 +1,41 @@
 import { describe, expect, it } from "vitest"
-import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 
 const here = dirname(fileURLToPath(import.meta.url))
+const readme = readFileSync(join(here, "..", "README.md"), "utf8")
+
+/** The first `ts` block after `heading` (or the README's first), run as a file of its own. */
+const runBlock = (heading?: string): string => {
+  const from = heading === undefined ? 0 : readme.indexOf(heading)
+  expect(from, `the README has ${heading}`).toBeGreaterThanOrEqual(0)
+  const code = readme.slice(from).match(/```ts\n([\s\S]*?)```/)![1]!
+  const dir = mkdtempSync(join(here, ".readme-"))
+  try {
+    const file = join(dir, "example.ts")
+    writeFileSync(file, code)
+    return execFileSync(process.execPath, ["--conditions=tambo-source", "--import", "tsx", file], {
+      cwd: join(here, ".."),
+      encoding: "utf8",
+      timeout: 60_000
+    })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
 
 describe("README", () => {
   it("its example runs and prints the streamed reply", () => {
-    const readme = readFileSync(join(here, "..", "README.md"), "utf8")
-    const code = readme.match(/```ts\n([\s\S]*?)```/)![1]!
-    const dir = mkdtempSync(join(here, ".readme-"))
-    try {
-      const file = join(dir, "example.ts")
-      writeFileSync(file, code)
-      const out = execFileSync(process.execPath, ["--conditions=tambo-source", "--import", "tsx", file], {
-        cwd: join(here, ".."),
-        encoding: "utf8",
-        timeout: 60_000
-      })
-      expect(out).toMatch(/\(\d+ messages\)/)
-      expect(out.length).toBeGreaterThan(20)
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
+    const out = runBlock()
+    expect(out).toMatch(/\(\d+ messages\)/)
+    expect(out.length).toBeGreaterThan(20)
+  })
+
+  it("its testing example wires TestServer.layer into Tambo.layer", () => {
+    const out = runBlock("## Testing with `@tambo-effect/testing`")
+    expect(out).toContain("1 run request(s)")
+    expect(out).toMatch(/value: 2/)
   })
 })
