@@ -12,6 +12,8 @@
  *                              until the scenario has been measured for 4 s)
  *   pnpm bench --fold          consume each run with Stream.runFold, element by element
  *   pnpm bench --stream-floor  also the floor's requests read as an Effect Stream (see streamFloorRun)
+ *   pnpm bench --no-reconcile  ours without the read of the thread at the end of each run
+ *                              (reconcileAfterRun: false), to see what that read costs
  */
 import { spawn } from "node:child_process"
 import { PerformanceObserver } from "node:perf_hooks"
@@ -31,6 +33,7 @@ const withUpstream = args.includes("--upstream")
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined
 const perElement = args.includes("--fold")
 const withStreamFloor = args.includes("--stream-floor")
+const reconcileAfterRun = !args.includes("--no-reconcile")
 const repeats = args.includes("--repeats") ? Number(args[args.indexOf("--repeats") + 1]) : undefined
 // Short scenarios get more rounds: a best of a few over ~100 ms of measuring is mostly noise.
 // Long ones get at least 12: with 100 concurrent runs a round takes about half a second, and
@@ -247,7 +250,7 @@ let runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo, unknown> | undefined
 
 const runOurs = async (server: Server, scenario: string, runs: number): Promise<number> => {
   runtime ??= ManagedRuntime.make(
-    Tambo.layer({ apiKey: server.apiKey, tamboUrl: server.url, userKey: "bench" })
+    Tambo.layer({ apiKey: server.apiKey, tamboUrl: server.url, userKey: "bench", reconcileAfterRun })
   )
   const program = Effect.gen(function* () {
     const tambo = yield* Tambo.Tambo
