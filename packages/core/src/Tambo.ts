@@ -229,6 +229,16 @@ type Start =
   | { readonly _tag: "Message"; readonly message: Transport.InputMessage }
   | { readonly _tag: "ToolResults"; readonly results: ReadonlyArray<Types.ToolResultContent> }
 
+/** What a run's step reads (the transport's events) and writes (the run's). */
+type StepChannel = Channel.Channel<
+  Chunk.Chunk<RunEvent>,
+  Chunk.Chunk<Transport.RunStreamEvent>,
+  TamboError,
+  TamboError,
+  unknown,
+  unknown
+>
+
 interface ActiveRun {
   readonly cancel: Effect.Effect<void>
   /** Completes once the run has let go of its thread. */
@@ -919,14 +929,7 @@ export const make = (
         // waits for the store's batch holds its chunk meanwhile, and so does every concurrent run
         // waiting for the same batch: their events outlive young collections (in 100 concurrent
         // runs, the first chunks alone made the collector copy half as much again).
-        const stepLoop: Channel.Channel<
-          Chunk.Chunk<RunEvent>,
-          Chunk.Chunk<Transport.RunStreamEvent>,
-          TamboError,
-          TamboError,
-          unknown,
-          unknown
-        > = Channel.readWithCause({
+        const stepLoop: StepChannel = Channel.readWithCause({
           onInput: (chunk: Chunk.Chunk<Transport.RunStreamEvent>) => {
             let events = Chunk.toReadonlyArray(chunk)
             // The transport's empty chunk after each read: nothing to record or pass on.
@@ -979,14 +982,7 @@ export const make = (
 
         // After RUN_FINISHED the step reads to the response's end and keeps none of it: the server
         // ends it at once, and aborting it instead would cost every run its connection.
-        const drain: Channel.Channel<
-          Chunk.Chunk<RunEvent>,
-          Chunk.Chunk<Transport.RunStreamEvent>,
-          TamboError,
-          TamboError,
-          unknown,
-          unknown
-        > = Channel.readWithCause({
+        const drain: StepChannel = Channel.readWithCause({
           onInput: () => drain,
           // The run finished: a connection that breaks after that ends nothing (a defect still does).
           onFailure: (cause) => Option.isSome(Cause.failureOption(cause)) ? endOfStep : Channel.failCause(cause),
