@@ -145,6 +145,15 @@ export interface TamboClientOptions {
    * when a server is listed or connected.
    */
   readonly mcpServers?: ReadonlyArray<McpServerInfo> | undefined
+  /**
+   * The app's own resources, listed by `listMcpResources` with the server
+   * key `"registry"` and read with `getResource`.
+   */
+  readonly resources?: ReadonlyArray<Mcp.McpResourceSpec> | undefined
+  /** Lists the app's resources (given the search string of `listMcpResources`). */
+  readonly listResources?: ((search?: string) => PromiseLike<ReadonlyArray<Mcp.McpResourceSpec>> | ReadonlyArray<Mcp.McpResourceSpec>) | undefined
+  /** Reads one of the app's resources. */
+  readonly getResource?: ((uri: string) => PromiseLike<Mcp.McpResourceContents> | Mcp.McpResourceContents) | undefined
   /** Runs before every run; if it throws or rejects, that run rejects with a `CallbackError`. */
   readonly beforeRun?: BeforeRun | undefined
   /**
@@ -422,6 +431,9 @@ export class TamboClient {
       contextHelpers: options.contextHelpers,
       onApproval: options.onApproval,
       mcpServers: options.mcpServers?.map(toCoreMcpServer),
+      resources: options.resources,
+      listResources: options.listResources,
+      getResource: options.getResource,
       autoGenerateThreadName: options.autoGenerateThreadName ?? true,
       autoGenerateNameThreshold: options.autoGenerateNameThreshold,
       store: this.#store
@@ -1024,6 +1036,56 @@ export class TamboClient {
    */
   getMcpToken(contextKey?: string, threadId?: string): Promise<Mcp.McpToken> {
     return this.#promise(this.#mcp.getMcpToken(contextKey, threadId))
+  }
+
+  /**
+   * The prompts of every connected MCP server, each with its `serverKey`.
+   * A server whose listing fails is left out.
+   *
+   * @since 0.1.0
+   */
+  listMcpPrompts(): Promise<ReadonlyArray<Mcp.McpPrompt>> {
+    return this.#promise(this.#mcp.listMcpPrompts)
+  }
+
+  /**
+   * Fetches a prompt of a connected MCP server with its arguments, as its
+   * messages. Rejects with an `McpError` (`NotConnected` for an unknown
+   * server key, `CallFailed` when the server refuses).
+   *
+   * @since 0.1.0
+   */
+  getMcpPrompt(serverKey: string, name: string, args?: Readonly<Record<string, string>>): Promise<Mcp.McpPromptResult> {
+    return this.#promise(this.#mcp.getMcpPrompt(serverKey, name, args))
+  }
+
+  /**
+   * The resources of every connected MCP server, then the app's own (server
+   * key `"registry"`), optionally filtered by a search string.
+   *
+   * @since 0.1.0
+   */
+  listMcpResources(search?: string): Promise<ReadonlyArray<Mcp.McpResource>> {
+    return this.#promise(this.#mcp.listMcpResources(search))
+  }
+
+  /**
+   * The resource templates of every connected MCP server.
+   *
+   * @since 0.1.0
+   */
+  listMcpResourceTemplates(): Promise<ReadonlyArray<Mcp.McpResourceTemplate>> {
+    return this.#promise(this.#mcp.listMcpResourceTemplates)
+  }
+
+  /**
+   * Reads a resource of a connected MCP server (or of the app, with the
+   * server key `"registry"`). Rejects with an `McpError`.
+   *
+   * @since 0.1.0
+   */
+  readMcpResource(serverKey: string, uri: string): Promise<Mcp.McpResourceContents> {
+    return this.#promise(this.#mcp.readMcpResource(serverKey, uri))
   }
 
   // ---------------------------------------------------------------------------

@@ -254,6 +254,10 @@ export interface Options extends TamboConfig.Options {
   readonly onApproval?: ApprovalHandler | undefined
   /** MCP servers to connect: their tools are registered for the model. */
   readonly mcpServers?: ReadonlyArray<Mcp.McpServerInfo> | undefined
+  /** The app's own resources (server key `"registry"`), as `Mcp.MakeOptions` takes them. */
+  readonly resources?: Mcp.MakeOptions["resources"]
+  readonly listResources?: Mcp.MakeOptions["listResources"]
+  readonly getResource?: Mcp.MakeOptions["getResource"]
 }
 
 /**
@@ -434,6 +438,8 @@ export const make = (
     const store = yield* ThreadStore.ThreadStore
     const registry = yield* ToolRegistry.ToolRegistry
     const executor = yield* ToolExecutor.ToolExecutor
+    // Present in `layer`: reads the MCP resources a message names before it is sent.
+    const mcp = yield* Effect.serviceOption(Mcp.Mcp)
     const contextHelpers = new Map<string, ContextHelper>(Object.entries(options.contextHelpers ?? {}))
     // Threads with a run in flight in this client, and how to cancel it.
     // Read and written only in synchronous steps, so a plain map is safe: one update is never
@@ -759,7 +765,7 @@ export const make = (
         let firstMessage: Transport.InputMessage
         let additionalContext: Record<string, unknown> | undefined
         if (start._tag === "Message") {
-          const message = start.message
+          const message = Option.isSome(mcp) ? yield* mcp.value.resolveResources(start.message) : start.message
           additionalContext = yield* gatherContext(existing, message, runOptions)
           firstMessage = additionalContext === undefined ? message : { ...message, additionalContext }
           yield* recordNow(run.threadId, [
@@ -1368,7 +1374,12 @@ export const layerWithoutConfig = (
   const tools = ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
   const base = Layer.mergeAll(transport, auth, store, tools)
   // MCP servers connect in the background; the MCP SDK loads only when one is listed or connected.
-  const withMcp = Mcp.layerWith({ servers: options.mcpServers ?? [] }).pipe(Layer.provideMerge(base))
+  const withMcp = Mcp.layerWith({
+    servers: options.mcpServers ?? [],
+    resources: options.resources,
+    listResources: options.listResources,
+    getResource: options.getResource
+  }).pipe(Layer.provideMerge(base))
   return service.pipe(Layer.provideMerge(withMcp))
 }
 

@@ -20,12 +20,19 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
   ErrorCode,
+  type GetPromptResult,
   McpError as SdkMcpError,
   type Tool as SdkTool
 } from "@modelcontextprotocol/sdk/types.js"
 import type {
   ElicitationRequest,
   ElicitationResult,
+  McpPromptArgument,
+  McpPromptResult,
+  McpPromptSpec,
+  McpResourceContents,
+  McpResourceSpec,
+  McpResourceTemplateSpec,
   McpToolResult,
   McpToolSpec,
   McpTransport,
@@ -49,7 +56,7 @@ export interface ConnectOptions {
   readonly onSample: (request: SamplingRequest, signal: AbortSignal) => Promise<SamplingResult>
   /** The server said its tool list changed. */
   readonly onToolsChanged: () => void
-  /** The transport closed (also after `close()`). */
+  /** The transport closed (also after `close()`), or its event stream dropped and could not resume. */
   readonly onClose: () => void
 }
 
@@ -59,6 +66,17 @@ export interface Session {
   readonly instructions: string | undefined
   readonly listTools: (signal: AbortSignal) => Promise<ReadonlyArray<McpToolSpec>>
   readonly callTool: (name: string, args: Readonly<Record<string, unknown>>, signal: AbortSignal) => Promise<McpToolResult>
+  /** The server's prompts (all pages); none when it does not offer prompts. */
+  readonly listPrompts: (signal: AbortSignal) => Promise<ReadonlyArray<McpPromptSpec>>
+  readonly getPrompt: (
+    name: string,
+    args: Readonly<Record<string, string>>,
+    signal: AbortSignal
+  ) => Promise<McpPromptResult>
+  /** The server's resources (all pages); none when it does not offer resources. */
+  readonly listResources: (signal: AbortSignal) => Promise<ReadonlyArray<McpResourceSpec>>
+  readonly listResourceTemplates: (signal: AbortSignal) => Promise<ReadonlyArray<McpResourceTemplateSpec>>
+  readonly readResource: (uri: string, signal: AbortSignal) => Promise<McpResourceContents>
   /** Ends the session on the server when the transport can (Streamable HTTP), then closes. Never rejects. */
   readonly close: () => Promise<void>
   /**
@@ -70,7 +88,46 @@ export interface Session {
 }
 
 /** More pages than any real server lists; guards against a cursor loop. */
-const MAX_TOOL_PAGES = 100
+const MAX_PAGES = 100
+
+/** Every page of a paginated list. */
+const allPages = async <A>(
+  page: (cursor: string | undefined) => Promise<{ readonly items: ReadonlyArray<A>; readonly nextCursor?: string | undefined }>
+): Promise<ReadonlyArray<A>> => {
+  const items: Array<A> = []
+  let cursor: string | undefined
+  for (let n = 0; n < MAX_PAGES; n++) {
+    const response = await page(cursor)
+    items.push(...response.items)
+    cursor = response.nextCursor
+    if (cursor === undefined) break
+  }
+  return items
+}
+
+/** Copies the optional string fields of `source` that are present. */
+const strings = <K extends string>(
+  source: Readonly<Record<string, unknown>>,
+  fields: ReadonlyArray<K>
+): { [P in K]?: string } => {
+  const out: { [P in K]?: string } = {}
+  for (const field of fields) {
+    const value = source[field]
+    if (typeof value === "string") out[field] = value
+  }
+  return out
+}
+
+const promptArgument = (arg: { readonly name: string; readonly description?: string | undefined; readonly required?: boolean | undefined }): McpPromptArgument => ({
+  name: arg.name,
+  ...(arg.description === undefined ? {} : { description: arg.description }),
+  ...(arg.required === undefined ? {} : { required: arg.required })
+})
+
+const promptResult = (result: GetPromptResult): McpPromptResult => ({
+  ...(result.description === undefined ? {} : { description: result.description }),
+  messages: result.messages.map((message) => ({ role: message.role, content: message.content }))
+})
 
 const jsonSchema = (u: unknown): Tool.JsonSchema | undefined => (Tool.isJsonSchema(u) ? u : undefined)
 
@@ -168,7 +225,11 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
   const requestInit: RequestInit = { headers: { ...options.headers } }
   const transport = options.transport === "sse"
     ? new SSEClientTransport(options.url, { requestInit })
-    : new StreamableHTTPClientTransport(options.url, { requestInit })
+    : new StreamableHTTPClientTransport(options.url, {
+      requestInit,
+      // A dropped event stream is not resumed here: the caller reconnects the whole session with its own backoff.
+      reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 }
+    })
   const client = new Client(
     { name: options.clientInfo.name, version: options.clientInfo.version },
     {
@@ -214,21 +275,23 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
     previousOnClose?.()
     options.onClose()
   }
+  // The Streamable HTTP transport resumes its event stream itself (no retries here, see above);
+  // when the stream drops and cannot resume, the server is gone: that is a close for the caller.
+  const previousOnError = client.onerror
+  client.onerror = (error) => {
+    previousOnError?.(error)
+    if (error instanceof Error && error.message.startsWith("Maximum reconnection attempts")) options.onClose()
+  }
+  const capabilities = client.getServerCapabilities() ?? {}
 
   return {
     serverVersion: client.getServerVersion(),
     instructions: client.getInstructions(),
-    listTools: async (signal) => {
-      const tools: Array<McpToolSpec> = []
-      let cursor: string | undefined
-      for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    listTools: async (signal) =>
+      capabilities.tools === undefined ? [] : allPages(async (cursor) => {
         const response = await client.listTools(cursor === undefined ? {} : { cursor }, { signal })
-        for (const tool of response.tools) tools.push(toolSpec(tool))
-        cursor = response.nextCursor
-        if (cursor === undefined) break
-      }
-      return tools
-    },
+        return { items: response.tools.map(toolSpec), nextCursor: response.nextCursor }
+      }),
     callTool: async (name, args, signal) => {
       const result = await client.callTool({ name, arguments: { ...args } }, undefined, { signal })
       // Servers of the pre-2024-11 protocol answer `{ toolResult }` instead.
@@ -236,6 +299,54 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
       return current.success
         ? callResult(current.data)
         : { content: [{ type: "text", text: JSON.stringify(result["toolResult"] ?? null) }] }
+    },
+    listPrompts: async (signal) =>
+      capabilities.prompts === undefined ? [] : allPages(async (cursor) => {
+        const response = await client.listPrompts(cursor === undefined ? {} : { cursor }, { signal })
+        return {
+          items: response.prompts.map((prompt): McpPromptSpec => ({
+            name: prompt.name,
+            ...strings(prompt, ["title", "description"]),
+            arguments: (prompt.arguments ?? []).map(promptArgument)
+          })),
+          nextCursor: response.nextCursor
+        }
+      }),
+    getPrompt: async (name, args, signal) =>
+      promptResult(await client.getPrompt({ name, arguments: { ...args } }, { signal })),
+    listResources: async (signal) =>
+      capabilities.resources === undefined ? [] : allPages(async (cursor) => {
+        const response = await client.listResources(cursor === undefined ? {} : { cursor }, { signal })
+        return {
+          items: response.resources.map((resource): McpResourceSpec => ({
+            uri: resource.uri,
+            name: resource.name,
+            ...strings(resource, ["title", "description", "mimeType"])
+          })),
+          nextCursor: response.nextCursor
+        }
+      }),
+    listResourceTemplates: async (signal) =>
+      capabilities.resources === undefined ? [] : allPages(async (cursor) => {
+        const response = await client.listResourceTemplates(cursor === undefined ? {} : { cursor }, { signal })
+        return {
+          items: response.resourceTemplates.map((template): McpResourceTemplateSpec => ({
+            uriTemplate: template.uriTemplate,
+            name: template.name,
+            ...strings(template, ["title", "description", "mimeType"])
+          })),
+          nextCursor: response.nextCursor
+        }
+      }),
+    readResource: async (uri, signal) => {
+      const response = await client.readResource({ uri }, { signal })
+      return {
+        contents: response.contents.map((content) =>
+          "text" in content
+            ? { uri: content.uri, ...strings(content, ["mimeType"]), text: content.text }
+            : { uri: content.uri, ...strings(content, ["mimeType"]), blob: content.blob }
+        )
+      }
     },
     close,
     isDisconnection
