@@ -154,6 +154,13 @@ export interface TamboClientOptions {
   readonly listResources?: ((search?: string) => PromiseLike<ReadonlyArray<Mcp.McpResourceSpec>> | ReadonlyArray<Mcp.McpResourceSpec>) | undefined
   /** Reads one of the app's resources. */
   readonly getResource?: ((uri: string) => PromiseLike<Mcp.McpResourceContents> | Mcp.McpResourceContents) | undefined
+  /**
+   * Connect Tambo's own MCP server (`<tamboUrl>/mcp`: the project's MCP
+   * prompts and resources, server key `"tambo"`) with an MCP access token
+   * for the current thread, or for `contextKey` while no thread is current;
+   * renewed when the thread changes and before it expires. Default: off.
+   */
+  readonly tamboMcpServer?: boolean | { readonly contextKey?: string | undefined } | undefined
   /** Runs before every run; if it throws or rejects, that run rejects with a `CallbackError`. */
   readonly beforeRun?: BeforeRun | undefined
   /**
@@ -434,6 +441,7 @@ export class TamboClient {
       resources: options.resources,
       listResources: options.listResources,
       getResource: options.getResource,
+      tamboMcpServer: options.tamboMcpServer,
       autoGenerateThreadName: options.autoGenerateThreadName ?? true,
       autoGenerateNameThreshold: options.autoGenerateNameThreshold,
       store: this.#store

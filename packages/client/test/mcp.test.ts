@@ -1,5 +1,5 @@
 import { Script } from "@tambo-effect/testing"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
 import { all, calculator, library, prompter } from "../../core/test/mcp/tools.js"
 import { makeClient, useServer } from "./helpers.js"
@@ -93,5 +93,17 @@ describe("MCP through the facade", () => {
       { type: "resource", resource: { uri: "file:///readme.md", mimeType: "text/markdown", text: "# Hello" } },
       { type: "resource", resource: { uri: "app://notes", mimeType: "text/plain", text: "my notes" } }
     ])
+  })
+
+  it("connects Tambo's own MCP server for the current thread when asked", async () => {
+    const client = makeClient(server(), { tamboMcpServer: true })
+    server().setScript([Script.text("hi")])
+    const thread = await client.run("hello").thread
+    await vi.waitFor(() => {
+      expect(Object.values(client.getMcpClients()).map((c) => [c.serverKey, c.status])).toEqual([["tambo", "connected"]])
+    }, { timeout: 10_000 })
+    expect(server().requests.find((r) => r.path === "/auth/mcp/access-token")?.body).toEqual({ threadId: thread.id })
+    expect(await client.listMcpPrompts()).toEqual([])
+    await client.destroy()
   })
 })

@@ -45,6 +45,7 @@ import { Approvals } from "./internal/approvals.js"
 import * as Callbacks from "./internal/callbacks.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
 import * as Streams from "./internal/streams.js"
+import * as TamboMcp from "./internal/tamboMcp.js"
 import * as Mcp from "./Mcp.js"
 import * as Transport from "./TamboTransport.js"
 import * as ThreadStore from "./ThreadStore.js"
@@ -258,6 +259,14 @@ export interface Options extends TamboConfig.Options {
   readonly resources?: Mcp.MakeOptions["resources"]
   readonly listResources?: Mcp.MakeOptions["listResources"]
   readonly getResource?: Mcp.MakeOptions["getResource"]
+  /**
+   * Connect Tambo's own MCP server (`<tamboUrl>/mcp`, the project's MCP
+   * prompts and resources, server key `"tambo"`) with an MCP access token
+   * for the current thread, or for `contextKey` while no thread is current.
+   * The token is renewed when the thread changes and before it expires.
+   * Default: off.
+   */
+  readonly tamboMcpServer?: boolean | { readonly contextKey?: string | undefined } | undefined
 }
 
 /**
@@ -1380,7 +1389,10 @@ export const layerWithoutConfig = (
     listResources: options.listResources,
     getResource: options.getResource
   }).pipe(Layer.provideMerge(base))
-  return service.pipe(Layer.provideMerge(withMcp))
+  const full = service.pipe(Layer.provideMerge(withMcp))
+  const tamboMcp = options.tamboMcpServer
+  if (tamboMcp === undefined || tamboMcp === false) return full
+  return Layer.scopedDiscard(TamboMcp.follow(tamboMcp === true ? {} : tamboMcp)).pipe(Layer.provideMerge(full))
 }
 
 /**
