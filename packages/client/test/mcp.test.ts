@@ -1,7 +1,11 @@
 import { Script } from "@tambo-effect/testing"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
+import { approve, oauthMcpServer } from "../../core/test/mcp/oauthServer.js"
 import { all, calculator, library, prompter } from "../../core/test/mcp/tools.js"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import { makeClient, useServer } from "./helpers.js"
 
 const server = useServer()
@@ -105,5 +109,30 @@ describe("MCP through the facade", () => {
     expect(server().requests.find((r) => r.path === "/auth/mcp/access-token")?.body).toEqual({ threadId: thread.id })
     expect(await client.listMcpPrompts()).toEqual([])
     await client.destroy()
+  })
+
+  it("authorizes with an OAuth-protected MCP server through the onAuthorize callback", async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const protectedServer = await Effect.runPromise(Scope.extend(oauthMcpServer(calculator), scope))
+      const client = makeClient(server())
+      const authorized: Array<string> = []
+      const connection = await client.connectMcpServer({
+        url: protectedServer.url,
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          onAuthorize: async (url) => {
+            authorized.push(new URL(url).pathname)
+            return approve(url)
+          }
+        }
+      })
+      expect(connection.status).toBe("connected")
+      expect(authorized).toEqual(["/authorize"])
+      expect(connection.tools.map((tool) => tool.name)).toContain("add")
+      await client.destroy()
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
   })
 })

@@ -92,6 +92,35 @@ export interface McpServerInfo {
   readonly serverKey?: string | undefined
   /** Handlers for this server's requests, instead of the service-wide ones. */
   readonly handlers?: Partial<McpHandlers> | undefined
+  /**
+   * For a server that answers 401 with OAuth metadata: this client registers
+   * itself, has the user authorize it (authorization code with PKCE) and
+   * refreshes its tokens. Without it, such a server fails to connect.
+   */
+  readonly oauth?: McpOAuthOptions | undefined
+}
+
+/**
+ * How this client is authorized by an MCP server's authorization server.
+ * The tokens are kept in memory for the life of the service, so
+ * reconnections and later connections to the same server reuse them.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface McpOAuthOptions {
+  /** Where the authorization server sends the user back with a code: the client's redirect URI. */
+  readonly redirectUrl: string
+  /**
+   * Takes the user to `authorizationUrl` (opens a browser, prints it, ...)
+   * and answers with the `code` query parameter of the request that comes
+   * back to `redirectUrl`. Runs within the connect timeout.
+   */
+  readonly onAuthorize: (authorizationUrl: string, context: McpRequestContext) => HandlerResult<string>
+  /** The client's name at the authorization server. Default: the client info's name. */
+  readonly clientName?: string | undefined
+  /** The scope to ask for. Default: the server's. */
+  readonly scope?: string | undefined
 }
 
 /**
@@ -802,6 +831,30 @@ export const makeWith = (
 
     // The reverse of `registered`, for the connections' tool lists.
     const nameOfSpec = new WeakMap<McpToolSpec, string>()
+    // The OAuth state of each server, by key: kept across its sessions.
+    const oauthStores = new Map<string, McpClient.OAuthStore>()
+
+    const oauthOf = (entry: Entry): McpClient.OAuthOptions | undefined => {
+      const oauth = entry.server.oauth
+      if (oauth === undefined) return undefined
+      let store = oauthStores.get(entry.key)
+      if (store === undefined) {
+        store = { clientInformation: undefined, tokens: undefined, codeVerifier: undefined }
+        oauthStores.set(entry.key, store)
+      }
+      return {
+        redirectUrl: oauth.redirectUrl,
+        clientName: oauth.clientName ?? clientInfo.name,
+        scope: oauth.scope,
+        store,
+        authorize: (authorizationUrl, signal) =>
+          serve(entry, "Mcp.authorize", signal, (context) =>
+            Effect.flatMap(runHandler(() => oauth.onAuthorize(authorizationUrl.href, context)), (code) =>
+              typeof code === "string" && code.length > 0
+                ? Effect.succeed(code)
+                : Effect.fail(new McpError({ reason: "Connect", message: "onAuthorize gave no authorization code" }))))
+      }
+    }
 
     const connectionOf = (entry: Entry): McpConnection => ({
       key: entry.key,
@@ -1091,6 +1144,7 @@ export const makeWith = (
                     url,
                     transport: entry.transport,
                     headers: entry.server.customHeaders ?? {},
+                    oauth: oauthOf(entry),
                     clientInfo,
                     sampling,
                     signal,

@@ -8,9 +8,15 @@
  *
  * @internal
  */
+import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens
+} from "@modelcontextprotocol/sdk/shared/auth.js"
 import {
   type CallToolResult,
   CallToolResultSchema,
@@ -42,12 +48,36 @@ import type {
 import * as Tool from "../Tool.js"
 import { isRecord } from "./jsonSchema.js"
 
+/**
+ * What the OAuth client of a server keeps between connections: the client
+ * registration, the tokens, the PKCE verifier of an authorization in progress.
+ *
+ * @internal
+ */
+export interface OAuthStore {
+  clientInformation: OAuthClientInformationMixed | undefined
+  tokens: OAuthTokens | undefined
+  codeVerifier: string | undefined
+}
+
+/** @internal */
+export interface OAuthOptions {
+  readonly redirectUrl: string
+  readonly clientName: string
+  readonly scope: string | undefined
+  readonly store: OAuthStore
+  /** Takes the user to the authorization URL; resolves with the code the redirect back carries. */
+  readonly authorize: (authorizationUrl: URL, signal: AbortSignal) => Promise<string>
+}
+
 /** @internal */
 export interface ConnectOptions {
   readonly url: URL
   readonly transport: McpTransport
   readonly headers: Readonly<Record<string, string>>
   readonly clientInfo: { readonly name: string; readonly version: string }
+  /** OAuth for servers that answer 401 with OAuth metadata. */
+  readonly oauth: OAuthOptions | undefined
   /** Whether to advertise the sampling capability. */
   readonly sampling: boolean
   /** Aborts the connection attempt (and closes what it opened). */
@@ -215,21 +245,100 @@ const samplingResult = (result: SamplingResult): CreateMessageResult => ({
 const isDisconnection = (error: unknown): boolean =>
   error instanceof SdkMcpError ? error.code === ErrorCode.ConnectionClosed : true
 
-/**
- * Connects and initialises a session. Rejects when the server cannot be
- * reached or the handshake fails; whatever was opened is closed then.
- *
- * @internal
- */
-export const connect = async (options: ConnectOptions): Promise<Session> => {
+type AnyTransport = StreamableHTTPClientTransport | SSEClientTransport
+
+const makeTransport = (options: ConnectOptions, authProvider: OAuthClientProvider | undefined): AnyTransport => {
   const requestInit: RequestInit = { headers: { ...options.headers } }
-  const transport = options.transport === "sse"
-    ? new SSEClientTransport(options.url, { requestInit })
+  const auth = authProvider === undefined ? {} : { authProvider }
+  return options.transport === "sse"
+    ? new SSEClientTransport(options.url, { requestInit, ...auth })
     : new StreamableHTTPClientTransport(options.url, {
       requestInit,
+      ...auth,
       // A dropped event stream is not resumed here: the caller reconnects the whole session with its own backoff.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 }
     })
+}
+
+/** Exchanges an authorization code for tokens, through a transport made for that only. */
+const finishAuth = (options: ConnectOptions, authProvider: OAuthClientProvider, code: string): Promise<void> =>
+  makeTransport(options, authProvider).finishAuth(code)
+
+/**
+ * The OAuth client of one server (authorization code with PKCE, dynamic
+ * client registration, refresh), over state its caller keeps, so that a
+ * reconnection reuses the tokens. The authorization URL is held for the
+ * caller instead of redirecting.
+ */
+class ClientAuth implements OAuthClientProvider {
+  #authorizationUrl: URL | undefined
+  constructor(private readonly options: OAuthOptions) {}
+
+  get redirectUrl(): string {
+    return this.options.redirectUrl
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      redirect_uris: [this.options.redirectUrl],
+      client_name: this.options.clientName,
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      ...(this.options.scope === undefined ? {} : { scope: this.options.scope })
+    }
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    return this.options.store.clientInformation
+  }
+
+  saveClientInformation(information: OAuthClientInformationMixed): void {
+    this.options.store.clientInformation = information
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.options.store.tokens
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    this.options.store.tokens = tokens
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): void {
+    this.#authorizationUrl = authorizationUrl
+  }
+
+  takeAuthorizationUrl(): URL | undefined {
+    const url = this.#authorizationUrl
+    this.#authorizationUrl = undefined
+    return url
+  }
+
+  saveCodeVerifier(codeVerifier: string): void {
+    this.options.store.codeVerifier = codeVerifier
+  }
+
+  codeVerifier(): string {
+    const verifier = this.options.store.codeVerifier
+    if (verifier === undefined) throw new Error("No PKCE code verifier was saved")
+    return verifier
+  }
+
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
+    const store = this.options.store
+    if (scope === "all" || scope === "client") store.clientInformation = undefined
+    if (scope === "all" || scope === "tokens") store.tokens = undefined
+    if (scope === "all" || scope === "verifier") store.codeVerifier = undefined
+  }
+}
+
+/** Opens a transport and a client on it, and initialises the session. */
+const open = async (
+  options: ConnectOptions,
+  authProvider: OAuthClientProvider | undefined
+): Promise<{ readonly client: Client; readonly close: () => Promise<void> }> => {
+  const transport = makeTransport(options, authProvider)
   const client = new Client(
     { name: options.clientInfo.name, version: options.clientInfo.version },
     {
@@ -269,6 +378,28 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
   } finally {
     options.signal.removeEventListener("abort", abort)
   }
+  return { client, close }
+}
+
+/**
+ * Connects and initialises a session. Rejects when the server cannot be
+ * reached or the handshake fails; whatever was opened is closed then.
+ *
+ * @internal
+ */
+export const connect = async (options: ConnectOptions): Promise<Session> => {
+  const authProvider = options.oauth === undefined ? undefined : new ClientAuth(options.oauth)
+  const opened = await open(options, authProvider).catch(async (error: unknown) => {
+    if (authProvider === undefined || options.oauth === undefined || !(error instanceof UnauthorizedError)) throw error
+    const authorizationUrl = authProvider.takeAuthorizationUrl()
+    if (authorizationUrl === undefined) throw error
+    // The server wants the user to authorize this client: the app takes them there and back
+    // with a code, which is exchanged for tokens (PKCE); then the connection is opened again.
+    const code = await options.oauth.authorize(authorizationUrl, options.signal)
+    await finishAuth(options, authProvider, code)
+    return open(options, authProvider)
+  })
+  const { client, close } = opened
   // Set after connecting: `connect` replaces the transport's callbacks with the client's own.
   const previousOnClose = client.onclose
   client.onclose = () => {
