@@ -9,7 +9,7 @@ import * as Tracer from "effect/Tracer"
 import * as Mcp from "../src/Mcp.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
-import { mcpServer } from "./mcp/server.js"
+import { mcpServer, unusedUrl } from "./mcp/server.js"
 import { all, calculator, echo, greeter } from "./mcp/tools.js"
 
 const server = useServer()
@@ -167,12 +167,12 @@ describe("MCP tools in runs", () => {
       expect(after?.client).toBeUndefined()
     }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("1 hour") })), Effect.scoped))
 
-  it.live("a server that dies is reconnected: runs go on without its tools while it is down, and get them back after", () =>
+  it.live.each(["http", "sse"] as const)("a server that dies is reconnected (%s): runs go on without its tools while it is down, and get them back after", (transport) =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
       const registry = yield* ToolRegistry.ToolRegistry
-      const calc = yield* mcpServer({ setup: calculator })
-      const connection = yield* mcp.connectMcpServer({ url: calc.url, serverKey: "calc" })
+      const calc = yield* mcpServer({ setup: calculator, transport })
+      const connection = yield* mcp.connectMcpServer({ url: calc.url, serverKey: "calc", transport })
       const statusIs = (status: Mcp.McpConnectionStatus) =>
         mcp.changes.pipe(
           Stream.filter((connections) => connections[connection.key]?.status === status),
@@ -218,6 +218,28 @@ describe("MCP tools in runs", () => {
       expect(results(again)).toEqual([{ toolName: "add", isError: false, text: "42" }])
       expect(statuses).toEqual(["connected", "reconnecting", "connected"])
     }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("20 millis") })), Effect.scoped))
+
+  it.live("a server given to the layer that cannot be reached: its status holds the McpError, and runs go on without it", () =>
+    Effect.gen(function*() {
+      const url = yield* unusedUrl
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const failed = yield* mcp.changes.pipe(
+          Stream.map((connections) => connections[Mcp.uniqueKey({ url })]),
+          Stream.filter((connection) => connection?.status === "failed"),
+          Stream.runHead,
+          Effect.flatten
+        )
+        expect(failed?.error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+        const requests = callThenFinish([])
+        server().setScript((request) => {
+          requests.push(request)
+          return [Script.text("fine")]
+        })
+        yield* runAll("hello")
+        expect(requests[0]!.tools).toEqual([])
+      }).pipe(Effect.provide(stack({ servers: [{ url }] })))
+    }).pipe(Effect.scoped))
 
   it.live("a tool that elicits asks the elicitation handler during the run", () =>
     Effect.gen(function*() {

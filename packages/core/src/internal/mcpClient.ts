@@ -10,7 +10,7 @@
  */
 import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type {
   OAuthClientInformationMixed,
@@ -406,12 +406,14 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
     previousOnClose?.()
     options.onClose()
   }
-  // The Streamable HTTP transport resumes its event stream itself (no retries here, see above);
-  // when the stream drops and cannot resume, the server is gone: that is a close for the caller.
+  // When the event stream drops (Streamable HTTP: and cannot resume, no retries here, see above;
+  // SSE: its session is gone with it), the server is gone: that is a close for the caller.
   const previousOnError = client.onerror
   client.onerror = (error) => {
     previousOnError?.(error)
-    if (error instanceof Error && error.message.startsWith("Maximum reconnection attempts")) options.onClose()
+    if (error instanceof SseError || (error instanceof Error && error.message.startsWith("Maximum reconnection attempts"))) {
+      options.onClose()
+    }
   }
   const capabilities = client.getServerCapabilities() ?? {}
 
