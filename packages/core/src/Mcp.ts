@@ -805,7 +805,6 @@ export const makeWith = (
     const registry = yield* ToolRegistry
     const transport = yield* TamboTransport
     const auth = yield* Auth.Auth
-    const layerScope = yield* Effect.scope
     const connectTimeout = options.connectTimeout === undefined
       ? DEFAULT_CONNECT_TIMEOUT
       : Duration.decode(options.connectTimeout)
@@ -1253,7 +1252,7 @@ export const makeWith = (
             return publish
           }))
         ),
-        Effect.retry(reconnectSchedule),
+        Effect.retry({ schedule: reconnectSchedule, while: () => isCurrent(entry) }),
         Effect.flatMap((opened) => install(entry, opened)),
         Effect.ignore,
         Effect.withSpan("Mcp.reconnect", { attributes: { "mcp.server": entry.serverKey } })
@@ -1278,7 +1277,9 @@ export const makeWith = (
           server,
           serverKey: serverKeyFor(server),
           transport: server.transport ?? "http",
-          scope: yield* Scope.fork(layerScope, ExecutionStrategy.sequential),
+          // Closed by `stop` (disconnect, the layer's finalizer) or a failed first connection, never by the
+          // layer's scope directly: a session closed before its entry is stopped would look like a drop.
+          scope: yield* Scope.make(ExecutionStrategy.sequential),
           ready: yield* Deferred.make<McpConnection, McpError>(),
           fiber: undefined,
           sessionScope: undefined,
