@@ -23,10 +23,11 @@ import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import { ToolDefinitionError } from "./errors.js"
 import * as CallSite from "./internal/callSite.js"
 import { authStateFromCore, messageToCore, suggestionFromCore, threadFromSummary } from "./internal/convert.js"
@@ -1035,6 +1036,33 @@ export class TamboClient {
    */
   getMcpClients(): Mcp.McpConnections {
     return this.#sync(this.#mcp.getMcpClients)
+  }
+
+  /**
+   * Calls `listener` after every change of `getMcpClients()` (a status, the
+   * tools of a server). Returns the unsubscribe function.
+   *
+   * @since 0.1.0
+   */
+  subscribeToMcpClients(listener: () => void): () => void {
+    if (this.#destroying !== undefined) return () => undefined
+    // `changes` starts with the current connections: that one is not a change.
+    const fiber = this.#runtime.runFork(
+      this.#mcp.changes.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener)))
+    )
+    return () => {
+      fiber.unsafeInterruptAsFork(FiberId.none)
+    }
+  }
+
+  /**
+   * Sets (or with `undefined` removes) the handler of MCP servers'
+   * elicitations (a form the user fills). Without one, they are declined.
+   *
+   * @since 0.1.0
+   */
+  setMcpElicitationHandler(handler: Mcp.ElicitationHandler | undefined): void {
+    this.#sync(this.#mcp.setElicitationHandler(handler))
   }
 
   /**

@@ -13,6 +13,7 @@ import {
 import { type ReactNode, useEffect, useMemo, useRef, useState } from "react"
 import { ClientHandle, type NotifyMode } from "./internal/clientHandle.js"
 import { TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
+import { ElicitationStore } from "./internal/elicitationStore.js"
 import { InputStore } from "./internal/inputStore.js"
 import { MessageRenderer } from "./internal/messageRenderer.js"
 import { ComponentRenderer } from "./TamboComponentRenderer.js"
@@ -124,10 +125,11 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   }, [handle, contextHelpers])
 
   const [input] = useState(() => new InputStore())
+  const [elicitation] = useState(() => new ElicitationStore())
   const renderer = useMemo(() => new MessageRenderer(ComponentRenderer, (name) => components.has(name)), [components])
   const value = useMemo<TamboContextValue>(
-    () => ({ handle, components, renderer, input }),
-    [handle, components, renderer, input]
+    () => ({ handle, components, renderer, input, elicitation }),
+    [handle, components, renderer, input, elicitation]
   )
   return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
 }

@@ -119,6 +119,21 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1")
     requests.push({ method: req.method ?? "GET", path: url.pathname, headers: req.headers })
+    // Browsers (and happy-dom) call it cross-origin.
+    res.setHeader("Access-Control-Allow-Origin", "*")
+    res.setHeader("Access-Control-Expose-Headers", "mcp-session-id, mcp-protocol-version")
+    // For tests that run the server in another process.
+    if (url.pathname === "/__stats") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(stats))
+      return
+    }
+    if (req.method === "OPTIONS") {
+      res.writeHead(204, {
+        "Access-Control-Allow-Methods": "GET, POST, DELETE",
+        "Access-Control-Allow-Headers": req.headers["access-control-request-headers"] ?? "*"
+      }).end()
+      return
+    }
     const handled = transport === "http" ? handleHttp(req, res, url.pathname) : handleSse(req, res, url)
     handled.catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(error))

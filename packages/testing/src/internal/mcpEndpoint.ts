@@ -26,6 +26,9 @@ export const handleMcp = async (
   res: ServerResponse,
   body: unknown
 ): Promise<void> => {
+  // As the API's `cors` middleware on `/mcp`: browsers may call it from any origin.
+  res.setHeader("Access-Control-Allow-Origin", "*")
+  res.setHeader("Access-Control-Expose-Headers", "mcp-session-id, last-event-id, mcp-protocol-version")
   const context = authenticate(state, req)
   if (context === undefined) return unauthorized(res)
   state.mcpRequests.push({ method: req.method ?? "GET", ...context })
