@@ -163,6 +163,29 @@ describe("MCP hooks", () => {
     await waitFor(async () => expect(await mcp.sessions()).toMatchObject({ opened: 1, closed: 1 }), { timeout: 10_000 })
   })
 
+  it("a new mcpServers list connects the servers it adds and disconnects those it drops", async () => {
+    const first = await start("calculator")
+    const second = await start("prompter")
+    function Status() {
+      const servers = useTamboMcpServers()
+      return <div data-testid="servers">{servers.map((s) => `${s.serverKey}:${s.status}`).join(",")}</div>
+    }
+    const view = render(
+      <TamboProvider {...connection(server(), { mcpServers: [{ url: first.url, serverKey: "one" }] })}>
+        <Status />
+      </TamboProvider>
+    )
+    await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("one:connected"))
+    view.rerender(
+      <TamboProvider {...connection(server(), { mcpServers: [{ url: second.url, serverKey: "two" }] })}>
+        <Status />
+      </TamboProvider>
+    )
+    await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("two:connected"))
+    await waitFor(async () => expect(await first.sessions()).toEqual({ opened: 1, closed: 1 }))
+    expect(await second.sessions()).toEqual({ opened: 1, closed: 0 })
+  })
+
   it("an elicitation during a run waits for the form, and the answer reaches the server", async () => {
     const mcp = await start("greeter")
     const props = connection(server(), { mcpServers: [{ url: mcp.url }] })
