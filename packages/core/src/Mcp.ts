@@ -4,7 +4,12 @@
  *
  * Each connection is a scoped resource of the `Mcp` layer: it is closed by
  * `disconnectMcpServer`, and when the layer's scope closes. Its status
- * (`connecting`, `connected`, `failed`) is observable. The tools a server
+ * (`connecting`, `connected`, `reconnecting`, `failed`) is observable; a
+ * server that goes away is reconnected with backoff (its tools leave the
+ * registry meanwhile), and a server behind OAuth is authorized through the
+ * app (`McpServerInfo.oauth`). The servers' prompts and resources are
+ * listed and read here, and a message that names an MCP resource is sent
+ * with its contents. The tools a server
  * lists are registered in the {@link ToolRegistry} under their own names
  * while one server is connected, and as `<serverKey>__<name>` while several
  * are (as `@tambo-ai/react` names them); a call goes to the server that
