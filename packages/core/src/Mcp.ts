@@ -126,6 +126,30 @@ export interface McpOAuthOptions {
   readonly clientName?: string | undefined
   /** The scope to ask for. Default: the server's. */
   readonly scope?: string | undefined
+  /**
+   * Where the client registration, tokens and PKCE verifier are kept, as
+   * JSON by connection key (e.g. over `localStorage`), so that they survive
+   * a page reload: an authorization by full-page redirect. Default: memory.
+   */
+  readonly storage?: McpOAuthStorage | undefined
+  /**
+   * The `code` of the redirect back from an authorization started before
+   * the page reloaded: exchanged (with the verifier from `storage`) before
+   * connecting. Used once.
+   */
+  readonly authorizationCode?: string | undefined
+}
+
+/**
+ * Persistent storage for {@link McpOAuthOptions}: `set(key, undefined)`
+ * removes the key.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface McpOAuthStorage {
+  readonly get: (key: string) => HandlerResult<string | undefined>
+  readonly set: (key: string, value: string | undefined) => HandlerResult<void>
 }
 
 /**
@@ -775,6 +799,26 @@ interface Handlers {
   readonly sampling: SamplingHandler | undefined
 }
 
+/** The OAuth state saved by `McpOAuthOptions.storage`; what is not an object of the expected fields is dropped. */
+const decodeOAuthState = (json: string): Partial<McpClient.OAuthStore> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(json)
+  } catch {
+    return {}
+  }
+  if (!isRecord(parsed)) return {}
+  return {
+    ...(isRecord(parsed["tokens"]) && typeof parsed["tokens"]["access_token"] === "string"
+      ? { tokens: { ...parsed["tokens"], access_token: parsed["tokens"]["access_token"], token_type: String(parsed["tokens"]["token_type"] ?? "bearer") } }
+      : {}),
+    ...(isRecord(parsed["clientInformation"]) && typeof parsed["clientInformation"]["client_id"] === "string"
+      ? { clientInformation: { ...parsed["clientInformation"], client_id: parsed["clientInformation"]["client_id"] } }
+      : {}),
+    ...(typeof parsed["codeVerifier"] === "string" ? { codeVerifier: parsed["codeVerifier"] } : {})
+  }
+}
+
 const isEffectResult = <A>(u: HandlerResult<A>): u is Effect.Effect<A, unknown> => Effect.isEffect(u)
 const isPromiseResult = <A>(u: PromiseLike<A> | A): u is PromiseLike<A> => isPromiseLike(u)
 
@@ -837,20 +881,49 @@ export const makeWith = (
     const nameOfSpec = new WeakMap<McpToolSpec, string>()
     // The OAuth state of each server, by key: kept across its sessions.
     const oauthStores = new Map<string, McpClient.OAuthStore>()
+    // Authorization codes already exchanged: a code is good once.
+    const usedCodes = new Set<string>()
 
-    const oauthOf = (entry: Entry): McpClient.OAuthOptions | undefined => {
-      const oauth = entry.server.oauth
-      if (oauth === undefined) return undefined
-      let store = oauthStores.get(entry.key)
-      if (store === undefined) {
-        store = { clientInformation: undefined, tokens: undefined, codeVerifier: undefined }
-        oauthStores.set(entry.key, store)
-      }
+    const oauthOf = (entry: Entry): Effect.Effect<McpClient.OAuthOptions | undefined, McpError> =>
+      Effect.gen(function*() {
+        const oauth = entry.server.oauth
+        if (oauth === undefined) return undefined
+        const storage = oauth.storage
+        let store = oauthStores.get(entry.key)
+        if (store === undefined) {
+          store = { clientInformation: undefined, tokens: undefined, codeVerifier: undefined }
+          if (storage !== undefined) {
+            const saved = yield* runHandler(() => storage.get(entry.key)).pipe(
+              Effect.mapError((error) => connectFailure(entry, `reading the OAuth storage: ${describeError(error)}`))
+            )
+            if (typeof saved === "string") Object.assign(store, decodeOAuthState(saved))
+          }
+          oauthStores.set(entry.key, store)
+        }
+        const code = oauth.authorizationCode !== undefined && !usedCodes.has(oauth.authorizationCode)
+          ? oauth.authorizationCode
+          : undefined
+        if (code !== undefined) usedCodes.add(code)
+        return oauthClient(entry, oauth, store, code)
+      })
+
+    const oauthClient = (
+      entry: Entry,
+      oauth: McpOAuthOptions,
+      store: McpClient.OAuthStore,
+      authorizationCode: string | undefined
+    ): McpClient.OAuthOptions => {
+      const storage = oauth.storage
       return {
         redirectUrl: oauth.redirectUrl,
         clientName: oauth.clientName ?? clientInfo.name,
         scope: oauth.scope,
         store,
+        authorizationCode,
+        persist: () =>
+          storage === undefined
+            ? Promise.resolve()
+            : runPromise(runHandler(() => storage.set(entry.key, JSON.stringify(store))).pipe(Effect.ignore)),
         authorize: (authorizationUrl, signal) =>
           serve(entry, "Mcp.authorize", signal, (context) =>
             Effect.flatMap(runHandler(() => oauth.onAuthorize(authorizationUrl.href, context)), (code) =>
@@ -1136,6 +1209,7 @@ export const makeWith = (
         const url = yield* Effect.try({ try: () => new URL(entry.server.url), catch: (error) => connectFailure(entry, error) })
         const sampling = entry.server.handlers?.sampling !== undefined ||
           (yield* Ref.get(handlers)).sampling !== undefined
+        const oauth = yield* oauthOf(entry)
         const scope = yield* Scope.fork(entry.scope, ExecutionStrategy.sequential)
         // Set once the handshake is done: a close before it fails the attempt itself.
         let opened: McpClient.Session | undefined
@@ -1148,7 +1222,7 @@ export const makeWith = (
                     url,
                     transport: entry.transport,
                     headers: entry.server.customHeaders ?? {},
-                    oauth: oauthOf(entry),
+                    oauth,
                     clientInfo,
                     sampling,
                     signal,

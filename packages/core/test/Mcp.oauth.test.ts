@@ -79,4 +79,63 @@ describe("MCP servers protected by OAuth", () => {
       expect(refused.message).toContain("the user said no")
       expect(protectedServer.grants).toEqual([])
     }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("by full-page redirect: the state survives in storage, and the code from the redirect back finishes it", () =>
+    Effect.gen(function*() {
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const saved = new Map<string, string>()
+      const storage: Mcp.McpOAuthStorage = {
+        get: (key) => saved.get(key),
+        set: (key, value) => {
+          if (value === undefined) saved.delete(key)
+          else saved.set(key, value)
+        }
+      }
+      const redirectUrl = "http://127.0.0.1:1/callback"
+      // The first page: the user is sent away (the page unloads; nothing comes back to it).
+      let authorizationUrl: string | undefined
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const attempt = yield* Effect.fork(mcp.connectMcpServer({
+          url: protectedServer.url,
+          oauth: {
+            redirectUrl,
+            storage,
+            onAuthorize: (url) => {
+              authorizationUrl = url
+              return Effect.never
+            }
+          }
+        }))
+        yield* Effect.gen(function*() {
+          while (authorizationUrl === undefined) yield* Effect.sleep("5 millis")
+        })
+        yield* mcp.disconnectMcpServer({ url: protectedServer.url })
+        yield* Effect.flip(attempt.await.pipe(Effect.flatten))
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+      expect(JSON.parse(saved.values().next().value!)).toMatchObject({
+        clientInformation: { client_id: expect.any(String) },
+        codeVerifier: expect.any(String)
+      })
+
+      // The browser follows the authorization URL and comes back to a new page with the code.
+      const code = yield* Effect.promise(() => approve(authorizationUrl!))
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const connection = yield* mcp.connectMcpServer({
+          url: protectedServer.url,
+          oauth: {
+            redirectUrl,
+            storage,
+            authorizationCode: code,
+            onAuthorize: () => Effect.fail("not asked again")
+          }
+        })
+        expect(connection.status).toBe("connected")
+        expect(yield* callText(connection, "add", { a: 20, b: 1 })).toBe("21")
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+      expect(protectedServer.grants).toEqual(["authorization_code"])
+      expect(protectedServer.registrations()).toBe(1)
+      expect(JSON.parse(saved.values().next().value!)).toMatchObject({ tokens: { access_token: expect.any(String) } })
+    }).pipe(Effect.scoped))
 })

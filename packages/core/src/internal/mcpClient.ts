@@ -66,6 +66,10 @@ export interface OAuthOptions {
   readonly clientName: string
   readonly scope: string | undefined
   readonly store: OAuthStore
+  /** Called after the store changed (to persist it); awaited before the SDK goes on. */
+  readonly persist: () => Promise<void>
+  /** The code of an authorization begun earlier (before a page reload): exchanged before connecting. */
+  readonly authorizationCode: string | undefined
   /** Takes the user to the authorization URL; resolves with the code the redirect back carries. */
   readonly authorize: (authorizationUrl: URL, signal: AbortSignal) => Promise<string>
 }
@@ -293,16 +297,18 @@ class ClientAuth implements OAuthClientProvider {
     return this.options.store.clientInformation
   }
 
-  saveClientInformation(information: OAuthClientInformationMixed): void {
+  saveClientInformation(information: OAuthClientInformationMixed): Promise<void> {
     this.options.store.clientInformation = information
+    return this.options.persist()
   }
 
   tokens(): OAuthTokens | undefined {
     return this.options.store.tokens
   }
 
-  saveTokens(tokens: OAuthTokens): void {
+  saveTokens(tokens: OAuthTokens): Promise<void> {
     this.options.store.tokens = tokens
+    return this.options.persist()
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
@@ -315,8 +321,9 @@ class ClientAuth implements OAuthClientProvider {
     return url
   }
 
-  saveCodeVerifier(codeVerifier: string): void {
+  saveCodeVerifier(codeVerifier: string): Promise<void> {
     this.options.store.codeVerifier = codeVerifier
+    return this.options.persist()
   }
 
   codeVerifier(): string {
@@ -325,11 +332,12 @@ class ClientAuth implements OAuthClientProvider {
     return verifier
   }
 
-  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
     const store = this.options.store
     if (scope === "all" || scope === "client") store.clientInformation = undefined
     if (scope === "all" || scope === "tokens") store.tokens = undefined
     if (scope === "all" || scope === "verifier") store.codeVerifier = undefined
+    return this.options.persist()
   }
 }
 
@@ -389,6 +397,11 @@ const open = async (
  */
 export const connect = async (options: ConnectOptions): Promise<Session> => {
   const authProvider = options.oauth === undefined ? undefined : new ClientAuth(options.oauth)
+  // The user comes back from an authorization started before (the page reloaded in between).
+  const pendingCode = options.oauth?.authorizationCode
+  if (authProvider !== undefined && pendingCode !== undefined && options.oauth?.store.codeVerifier !== undefined) {
+    await finishAuth(options, authProvider, pendingCode)
+  }
   const opened = await open(options, authProvider).catch(async (error: unknown) => {
     if (authProvider === undefined || options.oauth === undefined || !(error instanceof UnauthorizedError)) throw error
     const authorizationUrl = authProvider.takeAuthorizationUrl()
