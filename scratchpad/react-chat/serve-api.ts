@@ -7,8 +7,13 @@
  *
  * `--pace` slows every event down by that many milliseconds, to watch the
  * text and the props stream (and to have time to cancel).
+ *
+ * It also starts the example MCP server (a tool, a prompt, a resource, an
+ * elicitation) on http://127.0.0.1:8788/mcp (`--mcp-port`), which the app
+ * connects to: its prompts in the `/` menu, its resources in the `@` picker.
  */
 import { Script, startTestServer } from "@tambo-effect/testing"
+import { startExampleMcpServer } from "./mcp-server.js"
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined =>
@@ -16,6 +21,7 @@ const option = (name: string): string | undefined =>
 
 const port = Number(option("port") ?? 8787)
 const pace = Number(option("pace") ?? 0)
+const mcpPort = Number(option("mcp-port") ?? 8788)
 
 const server = await startTestServer({
   port,
@@ -23,10 +29,11 @@ const server = await startTestServer({
     ? async (request, context) => [Script.pace(pace), ...(await Script.weatherAssistant(request, context))]
     : Script.weatherAssistant
 })
-console.log(`Tambo test API on ${server.url} (API key "${server.apiKey}"); Ctrl-C to stop`)
+const mcp = await startExampleMcpServer(mcpPort)
+console.log(`Tambo test API on ${server.url} (API key "${server.apiKey}"), MCP server on ${mcp.url}; Ctrl-C to stop`)
 
 const stop = () => {
-  void server.close().then(() => process.exit(0))
+  void Promise.all([server.close(), mcp.close()]).then(() => process.exit(0))
 }
 process.on("SIGINT", stop)
 process.on("SIGTERM", stop)

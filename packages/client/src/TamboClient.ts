@@ -24,11 +24,12 @@ import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Runtime from "effect/Runtime"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import { ToolDefinitionError } from "./errors.js"
 import * as CallSite from "./internal/callSite.js"
 import { authStateFromCore, messageToCore, suggestionFromCore, threadFromSummary } from "./internal/convert.js"
@@ -147,6 +148,22 @@ export interface TamboClientOptions {
    * when a server is listed or connected.
    */
   readonly mcpServers?: ReadonlyArray<McpServerInfo> | undefined
+  /**
+   * The app's own resources, listed by `listMcpResources` with the server
+   * key `"registry"` and read with `getResource`.
+   */
+  readonly resources?: ReadonlyArray<Mcp.McpResourceSpec> | undefined
+  /** Lists the app's resources (given the search string of `listMcpResources`). */
+  readonly listResources?: ((search?: string) => PromiseLike<ReadonlyArray<Mcp.McpResourceSpec>> | ReadonlyArray<Mcp.McpResourceSpec>) | undefined
+  /** Reads one of the app's resources. */
+  readonly getResource?: ((uri: string) => PromiseLike<Mcp.McpResourceContents> | Mcp.McpResourceContents) | undefined
+  /**
+   * Connect Tambo's own MCP server (`<tamboUrl>/mcp`: the project's MCP
+   * prompts and resources, server key `"tambo"`) with an MCP access token
+   * for the current thread, or for `contextKey` while no thread is current;
+   * renewed when the thread changes and before it expires. Default: off.
+   */
+  readonly tamboMcpServer?: boolean | { readonly contextKey?: string | undefined } | undefined
   /** Runs before every run; if it throws or rejects, that run rejects with a `CallbackError`. */
   readonly beforeRun?: BeforeRun | undefined
   /**
@@ -463,6 +480,10 @@ export class TamboClient {
       contextHelpers: options.contextHelpers,
       onApproval: options.onApproval,
       mcpServers: options.mcpServers?.map(toCoreMcpServer),
+      resources: options.resources,
+      listResources: options.listResources,
+      getResource: options.getResource,
+      tamboMcpServer: options.tamboMcpServer,
       autoGenerateThreadName: options.autoGenerateThreadName ?? true,
       autoGenerateNameThreshold: options.autoGenerateNameThreshold,
       reconcileAfterRun: options.reconcileAfterRun,
@@ -1085,12 +1106,89 @@ export class TamboClient {
   }
 
   /**
+   * Calls `listener` after every change of `getMcpClients()` (a status, the
+   * tools of a server). Returns the unsubscribe function.
+   *
+   * @since 0.1.0
+   */
+  subscribeToMcpClients(listener: () => void): () => void {
+    if (this.#destroying !== undefined) return () => undefined
+    // `changes` starts with the current connections: that one is not a change.
+    const fiber = this.#runtime.runFork(
+      this.#mcp.changes.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener)))
+    )
+    return () => {
+      fiber.unsafeInterruptAsFork(FiberId.none)
+    }
+  }
+
+  /**
+   * Sets (or with `undefined` removes) the handler of MCP servers'
+   * elicitations (a form the user fills). Without one, they are declined.
+   *
+   * @since 0.1.0
+   */
+  setMcpElicitationHandler(handler: Mcp.ElicitationHandler | undefined): void {
+    this.#sync(this.#mcp.setElicitationHandler(handler))
+  }
+
+  /**
    * A token for Tambo's MCP access (`contextKey` defaults to the user key).
    *
    * @since 0.1.0
    */
   getMcpToken(contextKey?: string, threadId?: string): Promise<Mcp.McpToken> {
     return this.#promise(this.#mcp.getMcpToken(contextKey, threadId))
+  }
+
+  /**
+   * The prompts of every connected MCP server, each with its `serverKey`.
+   * A server whose listing fails is left out.
+   *
+   * @since 0.1.0
+   */
+  listMcpPrompts(): Promise<ReadonlyArray<Mcp.McpPrompt>> {
+    return this.#promise(this.#mcp.listMcpPrompts)
+  }
+
+  /**
+   * Fetches a prompt of a connected MCP server with its arguments, as its
+   * messages. Rejects with an `McpError` (`NotConnected` for an unknown
+   * server key, `CallFailed` when the server refuses).
+   *
+   * @since 0.1.0
+   */
+  getMcpPrompt(serverKey: string, name: string, args?: Readonly<Record<string, string>>): Promise<Mcp.McpPromptResult> {
+    return this.#promise(this.#mcp.getMcpPrompt(serverKey, name, args))
+  }
+
+  /**
+   * The resources of every connected MCP server, then the app's own (server
+   * key `"registry"`), optionally filtered by a search string.
+   *
+   * @since 0.1.0
+   */
+  listMcpResources(search?: string): Promise<ReadonlyArray<Mcp.McpResource>> {
+    return this.#promise(this.#mcp.listMcpResources(search))
+  }
+
+  /**
+   * The resource templates of every connected MCP server.
+   *
+   * @since 0.1.0
+   */
+  listMcpResourceTemplates(): Promise<ReadonlyArray<Mcp.McpResourceTemplate>> {
+    return this.#promise(this.#mcp.listMcpResourceTemplates)
+  }
+
+  /**
+   * Reads a resource of a connected MCP server (or of the app, with the
+   * server key `"registry"`). Rejects with an `McpError`.
+   *
+   * @since 0.1.0
+   */
+  readMcpResource(serverKey: string, uri: string): Promise<Mcp.McpResourceContents> {
+    return this.#promise(this.#mcp.readMcpResource(serverKey, uri))
   }
 
   // ---------------------------------------------------------------------------

@@ -4,7 +4,12 @@
  *
  * Each connection is a scoped resource of the `Mcp` layer: it is closed by
  * `disconnectMcpServer`, and when the layer's scope closes. Its status
- * (`connecting`, `connected`, `failed`) is observable. The tools a server
+ * (`connecting`, `connected`, `reconnecting`, `failed`) is observable; a
+ * server that goes away is reconnected with backoff (its tools leave the
+ * registry meanwhile), and a server behind OAuth is authorized through the
+ * app (`McpServerInfo.oauth`). The servers' prompts and resources are
+ * listed and read here, and a message that names an MCP resource is sent
+ * with its contents. The tools a server
  * lists are registered in the {@link ToolRegistry} under their own names
  * while one server is connected, and as `<serverKey>__<name>` while several
  * are (as `@tambo-ai/react` names them); a call goes to the server that
@@ -30,6 +35,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -42,6 +48,7 @@ import { McpError, type TamboError } from "./TamboError.js"
 import { TamboTransport } from "./TamboTransport.js"
 import * as Tool from "./Tool.js"
 import { ToolRegistry } from "./ToolRegistry.js"
+import type * as Types from "./Types.js"
 
 // ---------------------------------------------------------------------------
 // Servers
@@ -90,6 +97,59 @@ export interface McpServerInfo {
   readonly serverKey?: string | undefined
   /** Handlers for this server's requests, instead of the service-wide ones. */
   readonly handlers?: Partial<McpHandlers> | undefined
+  /**
+   * For a server that answers 401 with OAuth metadata: this client registers
+   * itself, has the user authorize it (authorization code with PKCE) and
+   * refreshes its tokens. Without it, such a server fails to connect.
+   */
+  readonly oauth?: McpOAuthOptions | undefined
+}
+
+/**
+ * How this client is authorized by an MCP server's authorization server.
+ * The tokens are kept in memory for the life of the service, so
+ * reconnections and later connections to the same server reuse them.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface McpOAuthOptions {
+  /** Where the authorization server sends the user back with a code: the client's redirect URI. */
+  readonly redirectUrl: string
+  /**
+   * Takes the user to `authorizationUrl` (opens a browser, prints it, ...)
+   * and answers with the `code` query parameter of the request that comes
+   * back to `redirectUrl`. Runs within the connect timeout.
+   */
+  readonly onAuthorize: (authorizationUrl: string, context: McpRequestContext) => HandlerResult<string>
+  /** The client's name at the authorization server. Default: the client info's name. */
+  readonly clientName?: string | undefined
+  /** The scope to ask for. Default: the server's. */
+  readonly scope?: string | undefined
+  /**
+   * Where the client registration, tokens and PKCE verifier are kept, as
+   * JSON by connection key (e.g. over `localStorage`), so that they survive
+   * a page reload: an authorization by full-page redirect. Default: memory.
+   */
+  readonly storage?: McpOAuthStorage | undefined
+  /**
+   * The `code` of the redirect back from an authorization started before
+   * the page reloaded: exchanged (with the verifier from `storage`) before
+   * connecting. Used once.
+   */
+  readonly authorizationCode?: string | undefined
+}
+
+/**
+ * Persistent storage for {@link McpOAuthOptions}: `set(key, undefined)`
+ * removes the key.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface McpOAuthStorage {
+  readonly get: (key: string) => HandlerResult<string | undefined>
+  readonly set: (key: string, value: string | undefined) => HandlerResult<void>
 }
 
 /**
@@ -183,6 +243,159 @@ export interface McpToolResult {
   readonly structuredContent?: Readonly<Record<string, unknown>> | undefined
   /** The tool failed; `content` says why. */
   readonly isError?: boolean | undefined
+}
+
+// ---------------------------------------------------------------------------
+// Prompts and resources
+// ---------------------------------------------------------------------------
+
+/**
+ * An argument a prompt takes (its value is a string).
+ *
+ * @since 0.1.0
+ * @category Prompts
+ */
+export interface McpPromptArgument {
+  readonly name: string
+  readonly description?: string | undefined
+  readonly required?: boolean | undefined
+}
+
+/**
+ * A prompt as the MCP server lists it.
+ *
+ * @since 0.1.0
+ * @category Prompts
+ */
+export interface McpPromptSpec {
+  readonly name: string
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly arguments: ReadonlyArray<McpPromptArgument>
+}
+
+/**
+ * A prompt of a connected server, with the key of that server.
+ *
+ * @since 0.1.0
+ * @category Prompts
+ */
+export interface McpPrompt extends McpPromptSpec {
+  readonly serverKey: string
+}
+
+/**
+ * A message of a fetched prompt. `content` is an MCP content block (text,
+ * image, audio, an embedded resource or a resource link).
+ *
+ * @since 0.1.0
+ * @category Prompts
+ */
+export interface McpPromptMessage {
+  readonly role: "user" | "assistant"
+  readonly content: McpContentBlock
+}
+
+/**
+ * A prompt fetched with its arguments.
+ *
+ * @since 0.1.0
+ * @category Prompts
+ */
+export interface McpPromptResult {
+  readonly description?: string | undefined
+  readonly messages: ReadonlyArray<McpPromptMessage>
+}
+
+/**
+ * A resource as the MCP server lists it.
+ *
+ * @since 0.1.0
+ * @category Resources
+ */
+export interface McpResourceSpec {
+  readonly uri: string
+  readonly name: string
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly mimeType?: string | undefined
+}
+
+/**
+ * A resource of a connected server (or of the application, with the server
+ * key {@link REGISTRY_SERVER_KEY}).
+ *
+ * @since 0.1.0
+ * @category Resources
+ */
+export interface McpResource extends McpResourceSpec {
+  readonly serverKey: string
+}
+
+/**
+ * A family of resources a server offers, named by an RFC 6570 URI template.
+ *
+ * @since 0.1.0
+ * @category Resources
+ */
+export interface McpResourceTemplateSpec {
+  readonly uriTemplate: string
+  readonly name: string
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly mimeType?: string | undefined
+}
+
+/**
+ * A resource template of a connected server.
+ *
+ * @since 0.1.0
+ * @category Resources
+ */
+export interface McpResourceTemplate extends McpResourceTemplateSpec {
+  readonly serverKey: string
+}
+
+/**
+ * One part of a resource's contents: text, or base64 `blob` data.
+ *
+ * @since 0.1.0
+ * @category Resources
+ */
+export type McpResourceContent =
+  | { readonly uri: string; readonly mimeType?: string | undefined; readonly text: string }
+  | { readonly uri: string; readonly mimeType?: string | undefined; readonly blob: string }
+
+/**
+ * What reading a resource gives.
+ *
+ * @since 0.1.0
+ * @category Resources
+ */
+export interface McpResourceContents {
+  readonly contents: ReadonlyArray<McpResourceContent>
+}
+
+/**
+ * The server key of the application's own resources (the `resources`,
+ * `listResources` and `getResource` options), as upstream names it.
+ *
+ * @since 0.1.0
+ * @category Resources
+ */
+export const REGISTRY_SERVER_KEY = "registry"
+
+/**
+ * The application's own resources: a static list, and/or a source that
+ * lists (optionally filtered by a search string) and reads them.
+ *
+ * @since 0.1.0
+ * @category Resources
+ */
+export interface ResourceSource {
+  readonly resources?: ReadonlyArray<McpResourceSpec> | undefined
+  readonly listResources?: ((search?: string) => HandlerResult<ReadonlyArray<McpResourceSpec>>) | undefined
+  readonly getResource?: ((uri: string) => HandlerResult<McpResourceContents>) | undefined
 }
 
 // ---------------------------------------------------------------------------
@@ -338,10 +551,14 @@ export interface McpHandlers {
 // ---------------------------------------------------------------------------
 
 /**
+ * `connecting` (the first time), `connected`, `reconnecting` (the server
+ * went away; it is tried again with backoff and its tools are withdrawn
+ * meanwhile), `failed` (the first connection failed, or it was closed).
+ *
  * @since 0.1.0
  * @category Models
  */
-export type McpConnectionStatus = "connecting" | "connected" | "failed"
+export type McpConnectionStatus = "connecting" | "connected" | "reconnecting" | "failed"
 
 /**
  * Direct access to a connected server.
@@ -455,6 +672,47 @@ export declare namespace Mcp {
      * bound), or for a context key (default: the configured `userKey`).
      */
     readonly getMcpToken: (contextKey?: string, threadId?: string) => Effect.Effect<McpToken, TamboError>
+    /**
+     * The prompts of every connected server. A server whose listing fails
+     * is left out.
+     */
+    readonly listMcpPrompts: Effect.Effect<ReadonlyArray<McpPrompt>>
+    /**
+     * Fetches a prompt of a connected server, with its arguments. Fails with
+     * an `McpError`: `NotConnected` for a server key that is not connected,
+     * `CallFailed` when the server refuses (an unknown prompt, a missing
+     * argument).
+     */
+    readonly getMcpPrompt: (
+      serverKey: string,
+      name: string,
+      args?: Readonly<Record<string, string>>
+    ) => Effect.Effect<McpPromptResult, McpError>
+    /**
+     * The resources of every connected server, then the application's own
+     * (server key {@link REGISTRY_SERVER_KEY}; `search` is passed to its
+     * `listResources`). A source whose listing fails is left out.
+     */
+    readonly listMcpResources: (search?: string) => Effect.Effect<ReadonlyArray<McpResource>>
+    /** The resource templates of every connected server. */
+    readonly listMcpResourceTemplates: Effect.Effect<ReadonlyArray<McpResourceTemplate>>
+    /**
+     * Reads a resource of a connected server, or of the application (server
+     * key {@link REGISTRY_SERVER_KEY}). Fails with an `McpError`:
+     * `NotConnected` for a server key that is not connected, `CallFailed`
+     * when the server (or `getResource`) fails.
+     */
+    readonly readMcpResource: (serverKey: string, uri: string) => Effect.Effect<McpResourceContents, McpError>
+    /**
+     * The message with every resource block that names an MCP resource
+     * (`{ type: "resource", resource: { uri, serverKey } }`) replaced by the
+     * resource's contents, one block per part, in the form the API accepts
+     * (`uri`, `mimeType`, `text` or `blob`, and the `name` given). Fails
+     * with an `McpError` when a resource cannot be read.
+     */
+    readonly resolveResources: <M extends { readonly content: ReadonlyArray<Types.TextContent | Types.ResourceContent | Types.ToolResultContent> }>(
+      message: M
+    ) => Effect.Effect<M, McpError>
   }
 }
 
@@ -473,11 +731,27 @@ export interface MakeOptions {
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** How this client introduces itself to servers. Default `tambo-effect` `0.1.0`. */
   readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
+  /**
+   * When to try again to reach a server that went away (each attempt bounded
+   * by the connect timeout). Default: exponential from 500 ms, at most 30 s
+   * apart, jittered, for as long as the server is not disconnected.
+   */
+  readonly reconnectSchedule?: Schedule.Schedule<unknown, McpError> | undefined
+  /** The application's own resources, listed and read under {@link REGISTRY_SERVER_KEY}. */
+  readonly resources?: ReadonlyArray<McpResourceSpec> | undefined
+  /** Lists the application's resources (with the search string given to `listMcpResources`). */
+  readonly listResources?: ResourceSource["listResources"]
+  /** Reads one of the application's resources. */
+  readonly getResource?: ResourceSource["getResource"]
 }
 
 const DEFAULT_CONNECT_TIMEOUT = Duration.seconds(30)
 const CLOSE_TIMEOUT = Duration.seconds(5)
 const DEFAULT_CLIENT_INFO = { name: "tambo-effect", version: "0.1.0" }
+const DEFAULT_RECONNECT_SCHEDULE: Schedule.Schedule<unknown, McpError> = Schedule.exponential("500 millis").pipe(
+  Schedule.union(Schedule.spaced("30 seconds")),
+  Schedule.jittered
+)
 
 type ClientModule = typeof McpClient
 
@@ -500,10 +774,13 @@ interface Entry {
   readonly server: McpServerInfo
   readonly serverKey: string
   readonly transport: McpTransport
-  /** Holds the session; closed on disconnect, failure, and with the layer. */
+  /** Holds the sessions; closed on disconnect, failure, and with the layer. */
   readonly scope: Scope.CloseableScope
   readonly ready: Deferred.Deferred<McpConnection, McpError>
+  /** The attempt in progress: the first connection, or a reconnection. */
   fiber: Fiber.RuntimeFiber<void> | undefined
+  /** Holds the current session: closed when it drops. */
+  sessionScope: Scope.CloseableScope | undefined
   status: McpConnectionStatus
   error: McpError | undefined
   session: McpClient.Session | undefined
@@ -520,6 +797,26 @@ interface Registration {
 interface Handlers {
   readonly elicitation: ElicitationHandler | undefined
   readonly sampling: SamplingHandler | undefined
+}
+
+/** The OAuth state saved by `McpOAuthOptions.storage`; what is not an object of the expected fields is dropped. */
+const decodeOAuthState = (json: string): Partial<McpClient.OAuthStore> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(json)
+  } catch {
+    return {}
+  }
+  if (!isRecord(parsed)) return {}
+  return {
+    ...(isRecord(parsed["tokens"]) && typeof parsed["tokens"]["access_token"] === "string"
+      ? { tokens: { ...parsed["tokens"], access_token: parsed["tokens"]["access_token"], token_type: String(parsed["tokens"]["token_type"] ?? "bearer") } }
+      : {}),
+    ...(isRecord(parsed["clientInformation"]) && typeof parsed["clientInformation"]["client_id"] === "string"
+      ? { clientInformation: { ...parsed["clientInformation"], client_id: parsed["clientInformation"]["client_id"] } }
+      : {}),
+    ...(typeof parsed["codeVerifier"] === "string" ? { codeVerifier: parsed["codeVerifier"] } : {})
+  }
 }
 
 const isEffectResult = <A>(u: HandlerResult<A>): u is Effect.Effect<A, unknown> => Effect.isEffect(u)
@@ -557,11 +854,11 @@ export const makeWith = (
     const registry = yield* ToolRegistry
     const transport = yield* TamboTransport
     const auth = yield* Auth.Auth
-    const layerScope = yield* Effect.scope
     const connectTimeout = options.connectTimeout === undefined
       ? DEFAULT_CONNECT_TIMEOUT
       : Duration.decode(options.connectTimeout)
     const clientInfo = options.clientInfo ?? DEFAULT_CLIENT_INFO
+    const reconnectSchedule = options.reconnectSchedule ?? DEFAULT_RECONNECT_SCHEDULE
 
     const handlers = yield* Ref.make<Handlers>({
       elicitation: options.elicitationHandler,
@@ -582,6 +879,59 @@ export const makeWith = (
 
     // The reverse of `registered`, for the connections' tool lists.
     const nameOfSpec = new WeakMap<McpToolSpec, string>()
+    // The OAuth state of each server, by key: kept across its sessions.
+    const oauthStores = new Map<string, McpClient.OAuthStore>()
+    // Authorization codes already exchanged: a code is good once.
+    const usedCodes = new Set<string>()
+
+    const oauthOf = (entry: Entry): Effect.Effect<McpClient.OAuthOptions | undefined, McpError> =>
+      Effect.gen(function*() {
+        const oauth = entry.server.oauth
+        if (oauth === undefined) return undefined
+        const storage = oauth.storage
+        let store = oauthStores.get(entry.key)
+        if (store === undefined) {
+          store = { clientInformation: undefined, tokens: undefined, codeVerifier: undefined }
+          if (storage !== undefined) {
+            const saved = yield* runHandler(() => storage.get(entry.key)).pipe(
+              Effect.mapError((error) => connectFailure(entry, `reading the OAuth storage: ${describeError(error)}`))
+            )
+            if (typeof saved === "string") Object.assign(store, decodeOAuthState(saved))
+          }
+          oauthStores.set(entry.key, store)
+        }
+        const code = oauth.authorizationCode !== undefined && !usedCodes.has(oauth.authorizationCode)
+          ? oauth.authorizationCode
+          : undefined
+        if (code !== undefined) usedCodes.add(code)
+        return oauthClient(entry, oauth, store, code)
+      })
+
+    const oauthClient = (
+      entry: Entry,
+      oauth: McpOAuthOptions,
+      store: McpClient.OAuthStore,
+      authorizationCode: string | undefined
+    ): McpClient.OAuthOptions => {
+      const storage = oauth.storage
+      return {
+        redirectUrl: oauth.redirectUrl,
+        clientName: oauth.clientName ?? clientInfo.name,
+        scope: oauth.scope,
+        store,
+        authorizationCode,
+        persist: () =>
+          storage === undefined
+            ? Promise.resolve()
+            : runPromise(runHandler(() => storage.set(entry.key, JSON.stringify(store))).pipe(Effect.ignore)),
+        authorize: (authorizationUrl, signal) =>
+          serve(entry, "Mcp.authorize", signal, (context) =>
+            Effect.flatMap(runHandler(() => oauth.onAuthorize(authorizationUrl.href, context)), (code) =>
+              typeof code === "string" && code.length > 0
+                ? Effect.succeed(code)
+                : Effect.fail(new McpError({ reason: "Connect", message: "onAuthorize gave no authorization code" }))))
+      }
+    }
 
     const connectionOf = (entry: Entry): McpConnection => ({
       key: entry.key,
@@ -714,7 +1064,7 @@ export const makeWith = (
               message: `The MCP server "${entry.serverKey}" is unreachable: ${describeError(error)}`,
               serverKey: entry.serverKey
             })
-            return Effect.zipRight(markFailed(entry, failure), Effect.fail(failure))
+            return Effect.zipRight(markDropped(entry, session, failure), Effect.fail(failure))
           }
           return Effect.fail(
             new McpError({
@@ -778,20 +1128,25 @@ export const makeWith = (
 
     // -- lifecycle -----------------------------------------------------------
 
-    /** Marks a connected server failed (it went away) and closes its session. */
-    const markFailed = (entry: Entry, error: McpError): Effect.Effect<void> =>
-      Effect.flatMap(
-        locked(Effect.gen(function*() {
-          if (!isCurrent(entry) || entry.status !== "connected") return false
-          entry.status = "failed"
-          entry.error = error
-          entry.session = undefined
-          entry.handle = undefined
-          yield* syncTools
-          return true
-        })),
-        (changed) => (changed ? Scope.close(entry.scope, Exit.void) : Effect.void)
-      )
+    /**
+     * A connected server went away: its tools are withdrawn, its session
+     * closed, and it is reconnected with backoff. Ignored when `session` is
+     * no longer the entry's (a late close of an old session).
+     */
+    const markDropped = (entry: Entry, session: McpClient.Session, error: McpError): Effect.Effect<void> =>
+      locked(Effect.gen(function*() {
+        if (!isCurrent(entry) || entry.session !== session || entry.status !== "connected") return
+        entry.status = "reconnecting"
+        entry.error = error
+        entry.session = undefined
+        entry.handle = undefined
+        entry.tools = []
+        yield* syncTools
+        const sessionScope = entry.sessionScope
+        entry.sessionScope = undefined
+        if (sessionScope !== undefined) yield* Scope.close(sessionScope, Exit.void)
+        entry.fiber = yield* FiberSet.run(fibers, reconnect(entry))
+      }))
 
     const closeSession = (session: McpClient.Session) =>
       Effect.promise(() => session.close()).pipe(Effect.timeout(CLOSE_TIMEOUT), Effect.ignore)
@@ -838,81 +1193,120 @@ export const makeWith = (
         serverKey: entry.serverKey
       })
 
-    /** Connects, lists the tools and registers them; on failure, records it. */
-    const establish = (entry: Entry): Effect.Effect<void> =>
+    interface Opened {
+      readonly session: McpClient.Session
+      readonly scope: Scope.CloseableScope
+      readonly tools: ReadonlyArray<McpToolSpec>
+    }
+
+    /**
+     * Opens a session in a scope of its own and lists the tools, within the
+     * connect timeout; on failure, closes what it opened.
+     */
+    const open = (entry: Entry): Effect.Effect<Opened, McpError> =>
       Effect.gen(function*() {
         const client = yield* loadClient
         const url = yield* Effect.try({ try: () => new URL(entry.server.url), catch: (error) => connectFailure(entry, error) })
         const sampling = entry.server.handlers?.sampling !== undefined ||
           (yield* Ref.get(handlers)).sampling !== undefined
-        const session = yield* Effect.uninterruptibleMask((restore) =>
-          restore(
-            Effect.tryPromise({
-              try: (signal) =>
-                client.connect({
-                  url,
-                  transport: entry.transport,
-                  headers: entry.server.customHeaders ?? {},
-                  clientInfo,
-                  sampling,
-                  signal,
-                  onElicit: (request, signal) =>
-                    serve(entry, "Mcp.elicitation", signal, (context) =>
-                      Effect.flatMap(Ref.get(handlers), (current) => {
-                        const handler = entry.server.handlers?.elicitation ?? current.elicitation
-                        return handler === undefined
-                          ? Effect.succeed<ElicitationResult>({ action: "decline" })
-                          : runHandler(() => handler(request, context))
-                      })),
-                  onSample: (request, signal) =>
-                    serve(entry, "Mcp.sampling", signal, (context) =>
-                      Effect.flatMap(Ref.get(handlers), (current) => {
-                        const handler = entry.server.handlers?.sampling ?? current.sampling
-                        return handler === undefined
-                          ? Effect.fail(new McpError({ reason: "CallFailed", message: "No sampling handler is set" }))
-                          : runHandler(() => handler(request, context))
-                      })),
-                  onToolsChanged: () => void runFork(refreshTools(entry)),
-                  onClose: () =>
-                    void runFork(markFailed(
-                      entry,
-                      new McpError({
-                        reason: "Disconnected",
-                        message: `The connection to MCP server "${entry.serverKey}" closed`,
-                        serverKey: entry.serverKey
-                      })
-                    ))
-                }),
-              catch: (error) => connectFailure(entry, error)
-            })
-          ).pipe(Effect.tap((session) => Scope.addFinalizer(entry.scope, closeSession(session))))
+        const oauth = yield* oauthOf(entry)
+        const scope = yield* Scope.fork(entry.scope, ExecutionStrategy.sequential)
+        // Set once the handshake is done: a close before it fails the attempt itself.
+        let opened: McpClient.Session | undefined
+        return yield* Effect.gen(function*() {
+          const session = yield* Effect.uninterruptibleMask((restore) =>
+            restore(
+              Effect.tryPromise({
+                try: (signal) =>
+                  client.connect({
+                    url,
+                    transport: entry.transport,
+                    headers: entry.server.customHeaders ?? {},
+                    oauth,
+                    clientInfo,
+                    sampling,
+                    signal,
+                    onElicit: (request, signal) =>
+                      serve(entry, "Mcp.elicitation", signal, (context) =>
+                        Effect.flatMap(Ref.get(handlers), (current) => {
+                          const handler = entry.server.handlers?.elicitation ?? current.elicitation
+                          return handler === undefined
+                            ? Effect.succeed<ElicitationResult>({ action: "decline" })
+                            : runHandler(() => handler(request, context))
+                        })),
+                    onSample: (request, signal) =>
+                      serve(entry, "Mcp.sampling", signal, (context) =>
+                        Effect.flatMap(Ref.get(handlers), (current) => {
+                          const handler = entry.server.handlers?.sampling ?? current.sampling
+                          return handler === undefined
+                            ? Effect.fail(new McpError({ reason: "CallFailed", message: "No sampling handler is set" }))
+                            : runHandler(() => handler(request, context))
+                        })),
+                    onToolsChanged: () => void runFork(refreshTools(entry)),
+                    onClose: () => {
+                      if (opened === undefined) return
+                      void runFork(markDropped(
+                        entry,
+                        opened,
+                        new McpError({
+                          reason: "Disconnected",
+                          message: `The connection to MCP server "${entry.serverKey}" closed`,
+                          serverKey: entry.serverKey
+                        })
+                      ))
+                    }
+                  }),
+                catch: (error) => connectFailure(entry, error)
+              })
+            ).pipe(Effect.tap((session) => Scope.addFinalizer(scope, closeSession(session))))
+          )
+          const tools = yield* Effect.tryPromise({
+            try: (signal) => session.listTools(signal),
+            catch: (error) => connectFailure(entry, error)
+          })
+          opened = session
+          yield* Effect.annotateCurrentSpan("mcp.tools", tools.length)
+          return { session, scope, tools }
+        }).pipe(
+          // A defect must not leave the callers waiting for `ready` forever.
+          Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect))),
+          Effect.timeoutFail({
+            duration: connectTimeout,
+            onTimeout: () => connectFailure(entry, `no answer within ${Duration.format(connectTimeout)}`)
+          }),
+          Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, Exit.void)))
         )
-        const tools = yield* Effect.tryPromise({
-          try: (signal) => session.listTools(signal),
-          catch: (error) => connectFailure(entry, error)
+      }).pipe(
+        Effect.withSpan("Mcp.connect", {
+          attributes: { "mcp.server": entry.serverKey, "mcp.transport": entry.transport }
         })
-        const connection = yield* locked(Effect.gen(function*() {
+      )
+
+    /** Makes an opened session the entry's and registers its tools; `undefined` when the entry is gone. */
+    const install = (entry: Entry, { scope, session, tools }: Opened): Effect.Effect<McpConnection | undefined> =>
+      Effect.flatMap(
+        locked(Effect.gen(function*() {
           if (!isCurrent(entry)) return undefined
           entry.session = session
+          entry.sessionScope = scope
           entry.handle = handleOf(entry, session)
           entry.tools = tools
           entry.status = "connected"
+          entry.error = undefined
+          entry.fiber = undefined
           yield* syncTools
           return connectionOf(entry)
-        }))
+        })),
+        (connection) => (connection === undefined ? Effect.as(Scope.close(scope, Exit.void), undefined) : Effect.succeed(connection))
+      )
+
+    /** Connects, lists the tools and registers them; on failure, records it. */
+    const establish = (entry: Entry): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const opened = yield* open(entry)
+        const connection = yield* install(entry, opened)
         if (connection !== undefined) yield* Deferred.succeed(entry.ready, connection)
-        yield* Effect.annotateCurrentSpan("mcp.tools", tools.length)
       }).pipe(
-        // A defect must not leave the callers waiting for `ready` forever.
-        Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect))),
-        Effect.timeoutFail({
-          duration: connectTimeout,
-          onTimeout: () =>
-            connectFailure(entry, `no answer within ${Duration.format(connectTimeout)}`)
-        }),
-        Effect.withSpan("Mcp.connect", {
-          attributes: { "mcp.server": entry.serverKey, "mcp.transport": entry.transport }
-        }),
         Effect.catchAll((error) =>
           Effect.gen(function*() {
             yield* locked(Effect.gen(function*() {
@@ -925,6 +1319,22 @@ export const makeWith = (
             yield* Deferred.fail(entry.ready, error)
           })
         )
+      )
+
+    /** Tries to reach a server that went away again, until it answers or is disconnected. */
+    const reconnect = (entry: Entry): Effect.Effect<void> =>
+      open(entry).pipe(
+        Effect.tapError((error) =>
+          locked(Effect.suspend(() => {
+            if (!isCurrent(entry) || entry.status !== "reconnecting") return Effect.void
+            entry.error = error
+            return publish
+          }))
+        ),
+        Effect.retry({ schedule: reconnectSchedule, while: () => isCurrent(entry) }),
+        Effect.flatMap((opened) => install(entry, opened)),
+        Effect.ignore,
+        Effect.withSpan("Mcp.reconnect", { attributes: { "mcp.server": entry.serverKey } })
       )
 
     const serverKeyFor = (server: McpServerInfo): string => {
@@ -946,9 +1356,12 @@ export const makeWith = (
           server,
           serverKey: serverKeyFor(server),
           transport: server.transport ?? "http",
-          scope: yield* Scope.fork(layerScope, ExecutionStrategy.sequential),
+          // Closed by `stop` (disconnect, the layer's finalizer) or a failed first connection, never by the
+          // layer's scope directly: a session closed before its entry is stopped would look like a drop.
+          scope: yield* Scope.make(ExecutionStrategy.sequential),
           ready: yield* Deferred.make<McpConnection, McpError>(),
           fiber: undefined,
+          sessionScope: undefined,
           status: "connecting",
           error: undefined,
           session: undefined,
@@ -982,7 +1395,10 @@ export const makeWith = (
         const connection = yield* Deferred.await(entry.ready)
         // The tool names may have changed since (other servers connected).
         const current = (yield* SubscriptionRef.get(connections))[entry.key]
-        return current !== undefined && current.status === "connected" ? current : connection
+        // A connection that dropped since is returned as it is now (`reconnecting`).
+        return current !== undefined && (current.status === "connected" || current.status === "reconnecting")
+          ? current
+          : connection
       })
 
     const disconnectMcpServer = (keyOrServer: string | McpServerInfo): Effect.Effect<void> =>
@@ -1024,6 +1440,163 @@ export const makeWith = (
       })
     )
 
+    // -- prompts and resources ----------------------------------------------
+
+    const connectedEntries = () =>
+      Array.from(entries.values()).flatMap((entry) =>
+        entry.status === "connected" && entry.session !== undefined ? [{ entry, session: entry.session }] : []
+      )
+
+    const notConnected = (serverKey: string) =>
+      new McpError({
+        reason: "NotConnected",
+        message: `No MCP server with the key "${serverKey}" is connected`,
+        serverKey
+      })
+
+    /** The session of the connected server with that key. */
+    const sessionOf = (serverKey: string) =>
+      Effect.suspend(() => {
+        const found = connectedEntries().find(({ entry }) => entry.serverKey === serverKey)
+        return found === undefined ? Effect.fail(notConnected(serverKey)) : Effect.succeed(found)
+      })
+
+    /** Lists something on every connected server at once; a server whose listing fails is left out. */
+    const listEach = <A, B>(
+      what: string,
+      list: (session: McpClient.Session) => (signal: AbortSignal) => Promise<ReadonlyArray<A>>,
+      tag: (serverKey: string, item: A) => B
+    ): Effect.Effect<ReadonlyArray<B>> =>
+      Effect.suspend(() =>
+        Effect.forEach(
+          connectedEntries(),
+          ({ entry, session }) =>
+            request(entry, session, what, list(session)).pipe(
+              Effect.map((items) => items.map((item) => tag(entry.serverKey, item))),
+              Effect.catchAll((error) => Effect.as(Effect.logDebug(error.message), []))
+            ),
+          { concurrency: "unbounded" }
+        )
+      ).pipe(Effect.map((lists) => lists.flat()))
+
+    const listMcpPrompts = listEach(
+      "Listing the prompts",
+      (session) => session.listPrompts,
+      (serverKey, prompt): McpPrompt => ({ serverKey, ...prompt })
+    ).pipe(Effect.withSpan("Mcp.listPrompts"))
+
+    const getMcpPrompt = (serverKey: string, name: string, args: Readonly<Record<string, string>> = {}) =>
+      Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
+        request(entry, session, `The prompt "${name}"`, (signal) => session.getPrompt(name, args, signal))).pipe(
+          Effect.withSpan("Mcp.getPrompt", { attributes: { "mcp.server": serverKey, "mcp.prompt": name } })
+        )
+
+    const matches = (search: string | undefined) => {
+      const needle = search?.trim().toLowerCase() ?? ""
+      return (resource: McpResourceSpec) =>
+        needle.length === 0 || resource.name.toLowerCase().includes(needle) ||
+        resource.uri.toLowerCase().includes(needle) || (resource.title?.toLowerCase().includes(needle) ?? false)
+    }
+
+    const registryResources = (search: string | undefined): Effect.Effect<ReadonlyArray<McpResource>> =>
+      Effect.gen(function*() {
+        const listed = options.listResources === undefined
+          ? []
+          : yield* runHandler(() => options.listResources!(search)).pipe(
+            Effect.catchAll((error) => Effect.as(Effect.logDebug(`listResources failed: ${describeError(error)}`), []))
+          )
+        const own = (options.resources ?? []).filter(matches(search))
+        return [...own, ...listed].map((resource) => ({ ...resource, serverKey: REGISTRY_SERVER_KEY }))
+      })
+
+    const listMcpResources = (search?: string) =>
+      Effect.zipWith(
+        listEach(
+          "Listing the resources",
+          (session) => session.listResources,
+          (serverKey, resource): McpResource => ({ serverKey, ...resource })
+        ),
+        registryResources(search),
+        (servers, own) => [...servers.filter(matches(search)), ...own],
+        { concurrent: true }
+      ).pipe(Effect.withSpan("Mcp.listResources"))
+
+    const listMcpResourceTemplates = listEach(
+      "Listing the resource templates",
+      (session) => session.listResourceTemplates,
+      (serverKey, template): McpResourceTemplate => ({ serverKey, ...template })
+    ).pipe(Effect.withSpan("Mcp.listResourceTemplates"))
+
+    const readRegistryResource = (uri: string): Effect.Effect<McpResourceContents, McpError> => {
+      const getResource = options.getResource
+      if (getResource === undefined) {
+        return Effect.fail(
+          new McpError({
+            reason: "CallFailed",
+            message: `The resource "${uri}" cannot be read: no getResource was given`,
+            serverKey: REGISTRY_SERVER_KEY
+          })
+        )
+      }
+      return runHandler(() => getResource(uri)).pipe(
+        Effect.mapError((error) =>
+          new McpError({
+            reason: "CallFailed",
+            message: `Reading the resource "${uri}" failed: ${describeError(error)}`,
+            serverKey: REGISTRY_SERVER_KEY
+          })
+        )
+      )
+    }
+
+    const readMcpResource = (serverKey: string, uri: string): Effect.Effect<McpResourceContents, McpError> =>
+      (serverKey === REGISTRY_SERVER_KEY
+        ? readRegistryResource(uri)
+        : Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
+          request(entry, session, `Reading the resource "${uri}"`, (signal) => session.readResource(uri, signal)))
+      ).pipe(Effect.withSpan("Mcp.readResource", { attributes: { "mcp.server": serverKey, "mcp.resource": uri } }))
+
+    type MessageContent = Types.TextContent | Types.ResourceContent | Types.ToolResultContent
+
+    const namesMcpResource = (content: MessageContent): content is Types.ResourceContent =>
+      content.type === "resource" && content.resource.serverKey !== undefined
+
+    const resolveContent = (content: Types.ResourceContent): Effect.Effect<ReadonlyArray<Types.ResourceContent>, McpError> => {
+      const { serverKey, uri, name } = content.resource
+      if (serverKey === undefined) return Effect.succeed([content])
+      if (uri === undefined) {
+        return Effect.fail(
+          new McpError({ reason: "CallFailed", message: `A resource of server "${serverKey}" names no uri`, serverKey })
+        )
+      }
+      return Effect.map(readMcpResource(serverKey, uri), ({ contents }) =>
+        contents.map((part): Types.ResourceContent => ({
+          type: "resource",
+          resource: {
+            uri: part.uri,
+            ...(name === undefined ? {} : { name }),
+            ...(part.mimeType === undefined ? {} : { mimeType: part.mimeType }),
+            ...("text" in part ? { text: part.text } : { blob: part.blob })
+          }
+        })))
+    }
+
+    const resolveResources = <M extends { readonly content: ReadonlyArray<MessageContent> }>(
+      message: M
+    ): Effect.Effect<M, McpError> =>
+      // Most messages name no MCP resource: they go through untouched.
+      !message.content.some(namesMcpResource)
+        ? Effect.succeed(message)
+        : Effect.forEach(
+          message.content,
+          (content): Effect.Effect<ReadonlyArray<MessageContent>, McpError> =>
+            namesMcpResource(content) ? resolveContent(content) : Effect.succeed([content]),
+          { concurrency: "unbounded" }
+        ).pipe(
+          Effect.map((parts) => ({ ...message, content: parts.flat() })),
+          Effect.withSpan("Mcp.resolveResources")
+        )
+
     for (const server of options.servers ?? []) yield* start(server)
 
     return Mcp.of({
@@ -1043,7 +1616,13 @@ export const makeWith = (
             ...(key === undefined ? {} : { contextKey: key }),
             ...(threadId === undefined ? {} : { threadId })
           })
-        }).pipe(Effect.withSpan("Mcp.getMcpToken"))
+        }).pipe(Effect.withSpan("Mcp.getMcpToken")),
+      listMcpPrompts,
+      getMcpPrompt,
+      listMcpResources,
+      listMcpResourceTemplates,
+      readMcpResource,
+      resolveResources
     })
   })
 

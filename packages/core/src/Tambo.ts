@@ -46,6 +46,7 @@ import * as Callbacks from "./internal/callbacks.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
 import * as Reconcile from "./internal/reconcile.js"
 import * as Streams from "./internal/streams.js"
+import * as TamboMcp from "./internal/tamboMcp.js"
 import * as Unanswered from "./internal/unanswered.js"
 import * as Mcp from "./Mcp.js"
 import * as Transport from "./TamboTransport.js"
@@ -274,6 +275,18 @@ export interface Options extends TamboConfig.Options {
    * Default `true`; `false` saves the read and leaves the thread as streamed.
    */
   readonly reconcileAfterRun?: boolean | undefined
+  /** The app's own resources (server key `"registry"`), as `Mcp.MakeOptions` takes them. */
+  readonly resources?: Mcp.MakeOptions["resources"]
+  readonly listResources?: Mcp.MakeOptions["listResources"]
+  readonly getResource?: Mcp.MakeOptions["getResource"]
+  /**
+   * Connect Tambo's own MCP server (`<tamboUrl>/mcp`, the project's MCP
+   * prompts and resources, server key `"tambo"`) with an MCP access token
+   * for the current thread, or for `contextKey` while no thread is current.
+   * The token is renewed when the thread changes and before it expires.
+   * Default: off.
+   */
+  readonly tamboMcpServer?: boolean | { readonly contextKey?: string | undefined } | undefined
 }
 
 /**
@@ -462,6 +475,8 @@ export const make = (
     const store = yield* ThreadStore.ThreadStore
     const registry = yield* ToolRegistry.ToolRegistry
     const executor = yield* ToolExecutor.ToolExecutor
+    // Present in `layer`: reads the MCP resources a message names before it is sent.
+    const mcp = yield* Effect.serviceOption(Mcp.Mcp)
     const contextHelpers = new Map<string, ContextHelper>(Object.entries(options.contextHelpers ?? {}))
     // Threads with a run in flight in this client, and how to cancel it.
     // Read and written only in synchronous steps, so a plain map is safe: one update is never
@@ -825,7 +840,7 @@ export const make = (
         let firstMessage: Transport.InputMessage
         let additionalContext: Record<string, unknown> | undefined
         if (start._tag === "Message") {
-          const message = start.message
+          const message = Option.isSome(mcp) ? yield* mcp.value.resolveResources(start.message) : start.message
           additionalContext = yield* gatherContext(existing, message, runOptions)
           // Calls the thread still waits on are answered in the same message, before its content.
           const unanswered = Unanswered.forNewMessage(before)
@@ -1496,8 +1511,16 @@ export const layerWithoutConfig = (
   const tools = ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
   const base = Layer.mergeAll(transport, auth, store, tools)
   // MCP servers connect in the background; the MCP SDK loads only when one is listed or connected.
-  const withMcp = Mcp.layerWith({ servers: options.mcpServers ?? [] }).pipe(Layer.provideMerge(base))
-  return service.pipe(Layer.provideMerge(withMcp))
+  const withMcp = Mcp.layerWith({
+    servers: options.mcpServers ?? [],
+    resources: options.resources,
+    listResources: options.listResources,
+    getResource: options.getResource
+  }).pipe(Layer.provideMerge(base))
+  const full = service.pipe(Layer.provideMerge(withMcp))
+  const tamboMcp = options.tamboMcpServer
+  if (tamboMcp === undefined || tamboMcp === false) return full
+  return Layer.scopedDiscard(TamboMcp.follow(tamboMcp === true ? {} : tamboMcp)).pipe(Layer.provideMerge(full))
 }
 
 /**

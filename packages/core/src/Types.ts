@@ -46,6 +46,12 @@ export interface Resource {
   name?: string
   text?: string
   uri?: string
+  /**
+   * In a message the client sends: the key of the MCP server (or
+   * `"registry"` for the app's own resources) `uri` is read from. The SDK
+   * reads it before sending and sends its contents instead.
+   */
+  serverKey?: string
 }
 
 /**

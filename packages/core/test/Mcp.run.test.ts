@@ -3,11 +3,13 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import * as Mcp from "../src/Mcp.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
-import { mcpServer } from "./mcp/server.js"
+import { mcpServer, unusedUrl } from "./mcp/server.js"
 import { all, calculator, echo, greeter } from "./mcp/tools.js"
 
 const server = useServer()
@@ -138,28 +140,106 @@ describe("MCP tools in runs", () => {
       ])
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
-  it.live("a server that dies mid-session: the next call is an error result, and the status says failed", () =>
+  it.live("a server that dies during a call: the call is an error result, and the server is being reconnected", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const calc = yield* mcpServer({ setup: calculator })
+      const crash = { kill: (): Promise<void> => Promise.resolve() }
+      const calc = yield* mcpServer({
+        setup: all(calculator, (s) => {
+          s.registerTool("crash", { description: "Kills the server", inputSchema: {} }, async () => {
+            await crash.kill()
+            return { content: [{ type: "text" as const, text: "never" }] }
+          })
+        })
+      })
+      crash.kill = () => calc.kill()
       const connection = yield* mcp.connectMcpServer({ url: calc.url })
-      yield* Effect.promise(() => calc.kill())
-      const requests = callThenFinish([["add", { a: 1, b: 1 }]])
+      const requests = callThenFinish([["crash", {}]])
 
-      yield* runAll("1 + 1?")
+      yield* runAll("crash it")
 
-      const [add] = results(requests)
-      expect(add).toMatchObject({ toolName: "add", isError: true })
-      expect(add!.text).toContain("unreachable")
+      const [result] = results(requests)
+      expect(result).toMatchObject({ toolName: "crash", isError: true })
+      expect(result!.text).toContain("unreachable")
       const after = (yield* mcp.getMcpClients)[connection.key]
-      expect(after).toMatchObject({ status: "failed", error: { _tag: "McpError", reason: "Disconnected" } })
+      // The error is the latest failure: the drop, then the reconnection attempts.
+      expect(after).toMatchObject({ status: "reconnecting", tools: [], error: { _tag: "McpError" } })
       expect(after?.client).toBeUndefined()
-      // Its tools are withdrawn: the next run does not offer them.
+    }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("1 hour") })), Effect.scoped))
+
+  it.live.each(["http", "sse"] as const)("a server that dies is reconnected (%s): runs go on without its tools while it is down, and get them back after", (transport) =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
       const registry = yield* ToolRegistry.ToolRegistry
+      const calc = yield* mcpServer({ setup: calculator, transport })
+      const connection = yield* mcp.connectMcpServer({ url: calc.url, serverKey: "calc", transport })
+      const statusIs = (status: Mcp.McpConnectionStatus) =>
+        mcp.changes.pipe(
+          Stream.filter((connections) => connections[connection.key]?.status === status),
+          Stream.runHead,
+          Effect.flatten
+        )
+      const statuses: Array<string> = []
+      yield* mcp.changes.pipe(
+        Stream.map((connections) => connections[connection.key]?.status ?? "none"),
+        Stream.changes,
+        Stream.runForEach((status) => Effect.sync(() => statuses.push(status))),
+        Effect.forkScoped
+      )
+
+      yield* Effect.promise(() => calc.kill())
+      const down = yield* statusIs("reconnecting")
+      expect(down[connection.key]).toMatchObject({ tools: [], error: { _tag: "McpError" } })
+      expect(down[connection.key]?.client).toBeUndefined()
       expect(yield* registry.list).toEqual([])
-      yield* runAll("again")
-      expect(requests[2]!.tools).toEqual([])
-    }).pipe(Effect.provide(stack()), Effect.scoped))
+      // A run while it is down succeeds, without its tools.
+      const requests = callThenFinish([])
+      server().setScript((request) => {
+        requests.push(request)
+        return [Script.text("no tools")]
+      })
+      yield* runAll("anything?")
+      expect(requests[0]!.tools).toEqual([])
+      // The server keeps being down for a while: still reconnecting, with the failure in its status.
+      const failing = yield* mcp.changes.pipe(
+        Stream.filter((connections) => connections[connection.key]?.error?.reason === "Connect"),
+        Stream.runHead,
+        Effect.flatten
+      )
+      expect(failing[connection.key]?.status).toBe("reconnecting")
+
+      yield* Effect.promise(() => calc.restart())
+      const up = yield* statusIs("connected")
+      expect(up[connection.key]?.error).toBeUndefined()
+      expect((yield* registry.list).map((tool) => tool.name)).toEqual(["add", "divide", "explode", "math_square"])
+      // The same client works again: calls reach the restarted server.
+      const again = callThenFinish([["add", { a: 20, b: 22 }]])
+      yield* runAll("20 + 22?")
+      expect(results(again)).toEqual([{ toolName: "add", isError: false, text: "42" }])
+      expect(statuses).toEqual(["connected", "reconnecting", "connected"])
+    }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("20 millis") })), Effect.scoped))
+
+  it.live("a server given to the layer that cannot be reached: its status holds the McpError, and runs go on without it", () =>
+    Effect.gen(function*() {
+      const url = yield* unusedUrl
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const failed = yield* mcp.changes.pipe(
+          Stream.map((connections) => connections[Mcp.uniqueKey({ url })]),
+          Stream.filter((connection) => connection?.status === "failed"),
+          Stream.runHead,
+          Effect.flatten
+        )
+        expect(failed?.error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+        const requests = callThenFinish([])
+        server().setScript((request) => {
+          requests.push(request)
+          return [Script.text("fine")]
+        })
+        yield* runAll("hello")
+        expect(requests[0]!.tools).toEqual([])
+      }).pipe(Effect.provide(stack({ servers: [{ url }] })))
+    }).pipe(Effect.scoped))
 
   it.live("a tool that elicits asks the elicitation handler during the run", () =>
     Effect.gen(function*() {

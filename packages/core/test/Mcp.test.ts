@@ -6,6 +6,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
@@ -368,8 +369,12 @@ describe("Mcp", () => {
         expect((yield* registeredNames).sort()).toEqual(["mcp-2__echo", "mcp__echo"])
       }).pipe(Effect.provide(stack()), Effect.scoped))
 
-    it.live("leaves an application tool of the same name alone", () =>
-      Effect.gen(function*() {
+    it.live("leaves an application tool of the same name alone, and says so in a warning", () => {
+      const warnings: Array<unknown> = []
+      const captured = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push(message)
+      })
+      return Effect.gen(function*() {
         const mcp = yield* Mcp.Mcp
         const registry = yield* ToolRegistry.ToolRegistry
         const calc = yield* mcpServer({ setup: calculator })
@@ -378,7 +383,15 @@ describe("Mcp", () => {
         expect(Option.getOrThrow(yield* registry.get("add")).definition).toBe(localAdd)
         yield* mcp.disconnectMcpServer(connection.key)
         expect(yield* registeredNames).toEqual(["add"])
-      }).pipe(Effect.provide(stack({}, { tools: [localAdd] })), Effect.scoped))
+        expect(warnings).toEqual([
+          ["The tool \"add\" of MCP server \"mcp\" is not registered: a tool named \"add\" is already registered"]
+        ])
+      }).pipe(
+        Effect.provide(stack({}, { tools: [localAdd] })),
+        Effect.scoped,
+        Effect.provide(Logger.replace(Logger.defaultLogger, captured))
+      )
+    })
   })
 
   it.live("registers the tools a server adds later, when it says its list changed", () =>

@@ -10,9 +10,11 @@ import {
   type TamboClientOptions,
   type ToolDefinition
 } from "@tambo-effect/client"
+import { uniqueKey } from "@tambo-effect/core/Mcp"
 import { type ReactNode, useEffect, useMemo, useRef, useState } from "react"
 import { ClientHandle, type NotifyMode } from "./internal/clientHandle.js"
 import { TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
+import { ElicitationStore } from "./internal/elicitationStore.js"
 import { InputStore } from "./internal/inputStore.js"
 import { MessageRenderer } from "./internal/messageRenderer.js"
 import { ComponentRenderer } from "./TamboComponentRenderer.js"
@@ -131,13 +133,41 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     }
   }, [handle, contextHelpers])
 
+  useMcpServers(handle, props.client === undefined ? props.mcpServers : undefined)
+
   const [input] = useState(() => new InputStore())
+  const [elicitation] = useState(() => new ElicitationStore())
   const renderer = useMemo(() => new MessageRenderer(ComponentRenderer, (name) => components.has(name)), [components])
   const value = useMemo<TamboContextValue>(
-    () => ({ handle, components, renderer, input }),
-    [handle, components, renderer, input]
+    () => ({ handle, components, renderer, input, elicitation }),
+    [handle, components, renderer, input, elicitation]
   )
   return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
+}
+
+/**
+ * Keeps the client's MCP servers in step with the `mcpServers` prop: the
+ * client connects the first list when it is created; a later list connects
+ * the servers it adds and disconnects those it drops. Unmounting does not
+ * disconnect them (StrictMode remounts at once): the client does, when it is
+ * destroyed.
+ */
+const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpServers"]) => {
+  const byKey = new Map((servers ?? []).map((server) => [uniqueKey(server), server] as const))
+  const key = JSON.stringify([...byKey.keys()])
+  const serversRef = useRef(byKey)
+  serversRef.current = byKey
+  const previous = useRef<ReadonlySet<string> | undefined>(undefined)
+  useEffect(() => {
+    const current = serversRef.current
+    const client = handle.client()
+    for (const old of previous.current ?? []) {
+      if (!current.has(old)) void client.disconnectMcpServer(old).catch(() => undefined)
+    }
+    // A failure shows in the connection's status (`useTamboMcpServers`).
+    for (const server of current.values()) void client.connectMcpServer(server).catch(() => undefined)
+    previous.current = new Set(current.keys())
+  }, [handle, key])
 }
 
 const createClient = (props: TamboProviderProps): TamboClient => {

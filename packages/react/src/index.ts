@@ -507,3 +507,46 @@ export type {
    */
   ToolResultContent
 } from "@tambo-effect/client"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type PendingElicitation,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboMcpElicitation,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboMcpPrompt,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboMcpPromptList,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboMcpResource,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboMcpResourceList,
+  /**
+   * @since 0.1.0
+   * @category Hooks
+   */
+  useTamboMcpServers,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type UseTamboMcpElicitationReturn
+} from "./mcp.js"

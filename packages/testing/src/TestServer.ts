@@ -25,6 +25,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Schema } from "effect"
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import type * as Scope from "effect/Scope"
 import { start } from "./internal/server.js"
 import type * as Script from "./Script.js"
@@ -65,6 +66,23 @@ export interface RecordedCancel {
   readonly reason: "user_cancelled" | "connection_closed"
   readonly time: number
 }
+
+/**
+ * Who a request to Tambo's MCP server (`/mcp`) is for: the thread of a
+ * thread-bound MCP access token, or the context key of a sessionless one.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type McpEndpointContext = { readonly threadId: string } | { readonly contextKey: string }
+
+/**
+ * A request `/mcp` accepted (its token was valid).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type RecordedMcpRequest = { readonly method: string } & McpEndpointContext
 
 /**
  * A thread to create directly in the server's memory.
@@ -140,6 +158,13 @@ export interface TestServerOptions {
   readonly projectId?: string
   /** Whether the project has MCP servers; without, the MCP token endpoint answers `{}`. Default `true`. */
   readonly mcpServers?: boolean
+  /**
+   * What Tambo's MCP server at `/mcp` offers (the real one proxies the
+   * project's MCP servers' prompts and resources): registers them on the
+   * `McpServer` made for each request, told who the request is for. The
+   * endpoint is always guarded by an MCP access token. Default: nothing.
+   */
+  readonly mcp?: ((server: McpServer, context: McpEndpointContext) => void) | undefined
   readonly suggestions?: SuggestionGenerator
   readonly threadName?: ThreadNamer
   /** The server's clock in epoch milliseconds (timestamps, token expiry); default `Date.now`. */
@@ -162,6 +187,8 @@ export interface TestServer {
   readonly requests: ReadonlyArray<RecordedRequest>
   /** Every run cancelled since the start (or the last `reset`), in order. */
   readonly cancels: ReadonlyArray<RecordedCancel>
+  /** Every request `/mcp` accepted since the start (or the last `reset`), in order. */
+  readonly mcpRequests: ReadonlyArray<RecordedMcpRequest>
   readonly threads: TestServerThreads
   /** Replaces the script for the runs that start from now on. */
   readonly setScript: (script: Script.ScriptSource) => void

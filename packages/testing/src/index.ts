@@ -37,7 +37,17 @@ export {
    * @since 0.1.0
    * @category Models
    */
+  type McpEndpointContext,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
   type RecordedCancel,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type RecordedMcpRequest,
   /**
    * @since 0.1.0
    * @category Models

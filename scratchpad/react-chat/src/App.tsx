@@ -1,7 +1,9 @@
 /**
  * A chat over `@tambo-effect/react`: thread list, messages with streaming
  * text, tool calls and generative components, an input, a cancel button
- * and suggestions. Every piece reads only the slice it shows.
+ * and suggestions. Every piece reads only the slice it shows. With an MCP
+ * server: its prompts in a `/` menu, its resources in an `@` picker, and a
+ * form for its elicitations.
  */
 import {
   isAbortError,
@@ -10,20 +12,27 @@ import {
   TamboProvider,
   useTambo,
   useTamboClient,
+  useTamboMcpElicitation,
+  useTamboMcpPromptList,
+  useTamboMcpResourceList,
   useTamboSelector,
   useTamboSuggestions,
   useTamboThreadInput,
   useTamboThreadList
 } from "@tambo-effect/react"
-import { type FormEvent, memo, useEffect, useRef } from "react"
+import { type FormEvent, memo, useEffect, useMemo, useRef, useState } from "react"
 import { getWeather, WeatherCard } from "./weather.js"
 
-/** Where the API is: the query string (`?tamboUrl=…&apiKey=…&userKey=…`), else the local test API. */
+/**
+ * Where the API is: the query string (`?tamboUrl=…&apiKey=…&userKey=…&mcpUrl=…`), else the local
+ * test API and its MCP server (`mcpUrl=` empty: none).
+ */
 export interface Connection {
   readonly tamboUrl: string
   readonly apiKey: string
   readonly userKey: string | undefined
   readonly userToken: string | undefined
+  readonly mcpUrl: string | undefined
 }
 
 export const connectionFrom = (search: string): Connection => {
@@ -33,7 +42,8 @@ export const connectionFrom = (search: string): Connection => {
     tamboUrl: params.get("tamboUrl") ?? "http://127.0.0.1:8787",
     apiKey: params.get("apiKey") ?? "test-api-key",
     userToken,
-    userKey: params.get("userKey") ?? (userToken === undefined ? "react-chat-user" : undefined)
+    userKey: params.get("userKey") ?? (userToken === undefined ? "react-chat-user" : undefined),
+    mcpUrl: params.has("mcpUrl") ? params.get("mcpUrl") || undefined : "http://127.0.0.1:8788/mcp"
   }
 }
 
@@ -41,6 +51,10 @@ const tools = [getWeather]
 const components = [WeatherCard]
 
 export function App({ connection }: { readonly connection: Connection }) {
+  const mcpServers = useMemo(
+    () => (connection.mcpUrl === undefined ? [] : [{ url: connection.mcpUrl, serverKey: "example" }]),
+    [connection.mcpUrl]
+  )
   return (
     <TamboProvider
       apiKey={connection.apiKey}
@@ -49,6 +63,7 @@ export function App({ connection }: { readonly connection: Connection }) {
       userToken={connection.userToken}
       tools={tools}
       components={components}
+      mcpServers={mcpServers}
     >
       <div className="layout">
         <ThreadList />
@@ -56,6 +71,7 @@ export function App({ connection }: { readonly connection: Connection }) {
           <Status />
           <Messages />
           <Suggestions />
+          <Elicitation />
           <Composer />
         </main>
       </div>
@@ -152,6 +168,12 @@ const Message = memo(function Message({ message }: { readonly message: ReactTamb
             )
           case "component":
             return <div key={block.id} className="component">{block.renderedComponent}</div>
+          case "resource":
+            return (
+              <p key={index} className="muted" data-testid="message-resource">
+                📎 {block.resource.name ?? block.resource.uri}
+              </p>
+            )
           default:
             return null
         }
@@ -183,33 +205,160 @@ function Suggestions() {
   )
 }
 
+/** An MCP resource attached to the next message. */
+interface Attachment {
+  readonly serverKey: string
+  readonly uri: string
+  readonly name: string
+}
+
 function Composer() {
   const { value, setValue, submit, isPending, error } = useTamboThreadInput()
   const status = useRunStatus()
   const client = useTamboClient()
+  const [attachments, setAttachments] = useState<ReadonlyArray<Attachment>>([])
   const onSubmit = (event: FormEvent) => {
     event.preventDefault()
-    submit().catch((failure: unknown) => {
+    const sent = attachments.length === 0
+      ? submit()
+      : (() => {
+        // With attachments the message carries MCP resource blocks: the SDK reads them before sending.
+        const text = value.trim()
+        setValue("")
+        setAttachments([])
+        return client.run({
+          role: "user",
+          content: [
+            ...(text === "" ? [] : [{ type: "text" as const, text }]),
+            ...attachments.map(({ serverKey, uri, name }) => ({ type: "resource" as const, resource: { serverKey, uri, name } }))
+          ]
+        }).thread
+      })()
+    sent.catch((failure: unknown) => {
       if (!isAbortError(failure)) console.warn("send failed", failure)
     })
   }
   const running = isPending || status !== "idle"
+  const command = value.startsWith("/") ? value.slice(1) : undefined
+  const mention = /(?:^|\s)@(\S*)$/.exec(value)?.[1]
   return (
     <form className="composer" onSubmit={onSubmit}>
+      {command === undefined ? null : <PromptMenu search={command} onChoose={setValue} />}
+      {mention === undefined ? null : (
+        <ResourcePicker
+          search={mention}
+          onChoose={(attachment) => {
+            setAttachments((previous) => [...previous, attachment])
+            setValue((previous) => previous.replace(/@\S*$/, ""))
+          }}
+        />
+      )}
+      {attachments.map((attachment) => (
+        <span key={`${attachment.serverKey}:${attachment.uri}`} className="attachment" data-testid="attachment">
+          📎 {attachment.name}
+        </span>
+      ))}
       <input
         data-testid="message-input"
-        placeholder="Message"
+        placeholder="Message (/ for prompts, @ for resources)"
         value={value}
         onChange={(event) => setValue(event.target.value)}
         autoFocus
       />
-      <button type="submit" data-testid="send" disabled={running || value.trim() === ""}>
+      <button type="submit" data-testid="send" disabled={running || (value.trim() === "" && attachments.length === 0)}>
         Send
       </button>
       <button type="button" data-testid="cancel" disabled={!running} onClick={() => void client.cancelRun().catch(() => undefined)}>
         Cancel
       </button>
       {error === undefined ? null : <p className="error" data-testid="input-error">{error.message}</p>}
+    </form>
+  )
+}
+
+// -----------------------------------------------------------------------------
+// MCP
+// -----------------------------------------------------------------------------
+
+/** The MCP prompts whose name starts with `search`; choosing one puts its text in the input. */
+function PromptMenu({ search, onChoose }: { readonly search: string; readonly onChoose: (text: string) => void }) {
+  const { data: prompts = [] } = useTamboMcpPromptList()
+  const client = useTamboClient()
+  const shown = prompts.filter((prompt) => prompt.name.startsWith(search))
+  return (
+    <ul className="menu" data-testid="prompt-menu">
+      {shown.length === 0 ? <li className="muted">No prompts</li> : null}
+      {shown.map((prompt) => (
+        <li key={`${prompt.serverKey}:${prompt.name}`}>
+          <button
+            type="button"
+            data-testid="prompt-item"
+            onClick={() =>
+              void client.getMcpPrompt(prompt.serverKey, prompt.name).then(
+                ({ messages }) =>
+                  onChoose(messages.flatMap(({ content }) => (content.type === "text" && "text" in content ? [content.text] : [])).join("\n")),
+                () => undefined
+              )}
+          >
+            /{prompt.name} <span className="muted">{prompt.description}</span>
+          </button>
+        </li>
+      ))}
+    </ul>
+  )
+}
+
+/** The MCP resources matching `search`; choosing one attaches it to the next message. */
+function ResourcePicker({ search, onChoose }: { readonly search: string; readonly onChoose: (attachment: Attachment) => void }) {
+  const { data: resources = [] } = useTamboMcpResourceList(search)
+  return (
+    <ul className="menu" data-testid="resource-picker">
+      {resources.length === 0 ? <li className="muted">No resources</li> : null}
+      {resources.map((resource) => (
+        <li key={`${resource.serverKey}:${resource.uri}`}>
+          <button
+            type="button"
+            data-testid="resource-item"
+            onClick={() => onChoose({ serverKey: resource.serverKey, uri: resource.uri, name: resource.title ?? resource.name })}
+          >
+            @{resource.title ?? resource.name} <span className="muted">{resource.uri}</span>
+          </button>
+        </li>
+      ))}
+    </ul>
+  )
+}
+
+/** An MCP server asks the user something: its form, one text field per property. */
+function Elicitation() {
+  const { request, accept, decline } = useTamboMcpElicitation()
+  const [values, setValues] = useState<Record<string, string>>({})
+  if (request === undefined) return null
+  const fields = Object.entries(request.requestedSchema.properties)
+  return (
+    <form
+      className="elicitation"
+      data-testid="elicitation"
+      onSubmit={(event) => {
+        event.preventDefault()
+        accept(values)
+        setValues({})
+      }}
+    >
+      <p>{request.message}</p>
+      {fields.map(([name, schema]) => (
+        <label key={name}>
+          {typeof schema["title"] === "string" ? schema["title"] : name}{" "}
+          <input
+            data-testid="elicitation-field"
+            name={name}
+            value={values[name] ?? ""}
+            onChange={(event) => setValues((previous) => ({ ...previous, [name]: event.target.value }))}
+          />
+        </label>
+      ))}
+      <button type="submit" data-testid="elicitation-accept">Send</button>
+      <button type="button" data-testid="elicitation-decline" onClick={decline}>Decline</button>
     </form>
   )
 }

@@ -8,9 +8,15 @@
  *
  * @internal
  */
+import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens
+} from "@modelcontextprotocol/sdk/shared/auth.js"
 import {
   type CallToolResult,
   CallToolResultSchema,
@@ -20,12 +26,19 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
   ErrorCode,
+  type GetPromptResult,
   McpError as SdkMcpError,
   type Tool as SdkTool
 } from "@modelcontextprotocol/sdk/types.js"
 import type {
   ElicitationRequest,
   ElicitationResult,
+  McpPromptArgument,
+  McpPromptResult,
+  McpPromptSpec,
+  McpResourceContents,
+  McpResourceSpec,
+  McpResourceTemplateSpec,
   McpToolResult,
   McpToolSpec,
   McpTransport,
@@ -35,12 +48,40 @@ import type {
 import * as Tool from "../Tool.js"
 import { isRecord } from "./jsonSchema.js"
 
+/**
+ * What the OAuth client of a server keeps between connections: the client
+ * registration, the tokens, the PKCE verifier of an authorization in progress.
+ *
+ * @internal
+ */
+export interface OAuthStore {
+  clientInformation: OAuthClientInformationMixed | undefined
+  tokens: OAuthTokens | undefined
+  codeVerifier: string | undefined
+}
+
+/** @internal */
+export interface OAuthOptions {
+  readonly redirectUrl: string
+  readonly clientName: string
+  readonly scope: string | undefined
+  readonly store: OAuthStore
+  /** Called after the store changed (to persist it); awaited before the SDK goes on. */
+  readonly persist: () => Promise<void>
+  /** The code of an authorization begun earlier (before a page reload): exchanged before connecting. */
+  readonly authorizationCode: string | undefined
+  /** Takes the user to the authorization URL; resolves with the code the redirect back carries. */
+  readonly authorize: (authorizationUrl: URL, signal: AbortSignal) => Promise<string>
+}
+
 /** @internal */
 export interface ConnectOptions {
   readonly url: URL
   readonly transport: McpTransport
   readonly headers: Readonly<Record<string, string>>
   readonly clientInfo: { readonly name: string; readonly version: string }
+  /** OAuth for servers that answer 401 with OAuth metadata. */
+  readonly oauth: OAuthOptions | undefined
   /** Whether to advertise the sampling capability. */
   readonly sampling: boolean
   /** Aborts the connection attempt (and closes what it opened). */
@@ -49,7 +90,7 @@ export interface ConnectOptions {
   readonly onSample: (request: SamplingRequest, signal: AbortSignal) => Promise<SamplingResult>
   /** The server said its tool list changed. */
   readonly onToolsChanged: () => void
-  /** The transport closed (also after `close()`). */
+  /** The transport closed (also after `close()`), or its event stream dropped and could not resume. */
   readonly onClose: () => void
 }
 
@@ -59,6 +100,17 @@ export interface Session {
   readonly instructions: string | undefined
   readonly listTools: (signal: AbortSignal) => Promise<ReadonlyArray<McpToolSpec>>
   readonly callTool: (name: string, args: Readonly<Record<string, unknown>>, signal: AbortSignal) => Promise<McpToolResult>
+  /** The server's prompts (all pages); none when it does not offer prompts. */
+  readonly listPrompts: (signal: AbortSignal) => Promise<ReadonlyArray<McpPromptSpec>>
+  readonly getPrompt: (
+    name: string,
+    args: Readonly<Record<string, string>>,
+    signal: AbortSignal
+  ) => Promise<McpPromptResult>
+  /** The server's resources (all pages); none when it does not offer resources. */
+  readonly listResources: (signal: AbortSignal) => Promise<ReadonlyArray<McpResourceSpec>>
+  readonly listResourceTemplates: (signal: AbortSignal) => Promise<ReadonlyArray<McpResourceTemplateSpec>>
+  readonly readResource: (uri: string, signal: AbortSignal) => Promise<McpResourceContents>
   /** Ends the session on the server when the transport can (Streamable HTTP), then closes. Never rejects. */
   readonly close: () => Promise<void>
   /**
@@ -70,7 +122,46 @@ export interface Session {
 }
 
 /** More pages than any real server lists; guards against a cursor loop. */
-const MAX_TOOL_PAGES = 100
+const MAX_PAGES = 100
+
+/** Every page of a paginated list. */
+const allPages = async <A>(
+  page: (cursor: string | undefined) => Promise<{ readonly items: ReadonlyArray<A>; readonly nextCursor?: string | undefined }>
+): Promise<ReadonlyArray<A>> => {
+  const items: Array<A> = []
+  let cursor: string | undefined
+  for (let n = 0; n < MAX_PAGES; n++) {
+    const response = await page(cursor)
+    items.push(...response.items)
+    cursor = response.nextCursor
+    if (cursor === undefined) break
+  }
+  return items
+}
+
+/** Copies the optional string fields of `source` that are present. */
+const strings = <K extends string>(
+  source: Readonly<Record<string, unknown>>,
+  fields: ReadonlyArray<K>
+): { [P in K]?: string } => {
+  const out: { [P in K]?: string } = {}
+  for (const field of fields) {
+    const value = source[field]
+    if (typeof value === "string") out[field] = value
+  }
+  return out
+}
+
+const promptArgument = (arg: { readonly name: string; readonly description?: string | undefined; readonly required?: boolean | undefined }): McpPromptArgument => ({
+  name: arg.name,
+  ...(arg.description === undefined ? {} : { description: arg.description }),
+  ...(arg.required === undefined ? {} : { required: arg.required })
+})
+
+const promptResult = (result: GetPromptResult): McpPromptResult => ({
+  ...(result.description === undefined ? {} : { description: result.description }),
+  messages: result.messages.map((message) => ({ role: message.role, content: message.content }))
+})
 
 const jsonSchema = (u: unknown): Tool.JsonSchema | undefined => (Tool.isJsonSchema(u) ? u : undefined)
 
@@ -158,17 +249,104 @@ const samplingResult = (result: SamplingResult): CreateMessageResult => ({
 const isDisconnection = (error: unknown): boolean =>
   error instanceof SdkMcpError ? error.code === ErrorCode.ConnectionClosed : true
 
-/**
- * Connects and initialises a session. Rejects when the server cannot be
- * reached or the handshake fails; whatever was opened is closed then.
- *
- * @internal
- */
-export const connect = async (options: ConnectOptions): Promise<Session> => {
+type AnyTransport = StreamableHTTPClientTransport | SSEClientTransport
+
+const makeTransport = (options: ConnectOptions, authProvider: OAuthClientProvider | undefined): AnyTransport => {
   const requestInit: RequestInit = { headers: { ...options.headers } }
-  const transport = options.transport === "sse"
-    ? new SSEClientTransport(options.url, { requestInit })
-    : new StreamableHTTPClientTransport(options.url, { requestInit })
+  const auth = authProvider === undefined ? {} : { authProvider }
+  return options.transport === "sse"
+    ? new SSEClientTransport(options.url, { requestInit, ...auth })
+    : new StreamableHTTPClientTransport(options.url, {
+      requestInit,
+      ...auth,
+      // A dropped event stream is not resumed here: the caller reconnects the whole session with its own backoff.
+      reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 }
+    })
+}
+
+/** Exchanges an authorization code for tokens, through a transport made for that only. */
+const finishAuth = (options: ConnectOptions, authProvider: OAuthClientProvider, code: string): Promise<void> =>
+  makeTransport(options, authProvider).finishAuth(code)
+
+/**
+ * The OAuth client of one server (authorization code with PKCE, dynamic
+ * client registration, refresh), over state its caller keeps, so that a
+ * reconnection reuses the tokens. The authorization URL is held for the
+ * caller instead of redirecting.
+ */
+class ClientAuth implements OAuthClientProvider {
+  #authorizationUrl: URL | undefined
+  constructor(private readonly options: OAuthOptions) {}
+
+  get redirectUrl(): string {
+    return this.options.redirectUrl
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      redirect_uris: [this.options.redirectUrl],
+      client_name: this.options.clientName,
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      ...(this.options.scope === undefined ? {} : { scope: this.options.scope })
+    }
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    return this.options.store.clientInformation
+  }
+
+  saveClientInformation(information: OAuthClientInformationMixed): Promise<void> {
+    this.options.store.clientInformation = information
+    return this.options.persist()
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.options.store.tokens
+  }
+
+  saveTokens(tokens: OAuthTokens): Promise<void> {
+    this.options.store.tokens = tokens
+    return this.options.persist()
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): void {
+    this.#authorizationUrl = authorizationUrl
+  }
+
+  takeAuthorizationUrl(): URL | undefined {
+    const url = this.#authorizationUrl
+    this.#authorizationUrl = undefined
+    return url
+  }
+
+  saveCodeVerifier(codeVerifier: string): Promise<void> {
+    this.options.store.codeVerifier = codeVerifier
+    return this.options.persist()
+  }
+
+  codeVerifier(): string {
+    const verifier = this.options.store.codeVerifier
+    if (verifier === undefined) throw new Error("No PKCE code verifier was saved")
+    return verifier
+  }
+
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    const store = this.options.store
+    if (scope === "all" || scope === "client") store.clientInformation = undefined
+    if (scope === "all" || scope === "tokens") store.tokens = undefined
+    if (scope === "all" || scope === "verifier") store.codeVerifier = undefined
+    return this.options.persist()
+  }
+}
+
+/** Opens a transport and a client on it, and initialises the session. */
+const open = async (
+  options: ConnectOptions,
+  authProvider: OAuthClientProvider | undefined
+): Promise<{ readonly client: Client; readonly close: () => Promise<void> }> => {
+  const transport = makeTransport(options, authProvider)
   const client = new Client(
     { name: options.clientInfo.name, version: options.clientInfo.version },
     {
@@ -208,27 +386,58 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
   } finally {
     options.signal.removeEventListener("abort", abort)
   }
+  return { client, close }
+}
+
+/**
+ * Connects and initialises a session. Rejects when the server cannot be
+ * reached or the handshake fails; whatever was opened is closed then.
+ *
+ * @internal
+ */
+export const connect = async (options: ConnectOptions): Promise<Session> => {
+  const authProvider = options.oauth === undefined ? undefined : new ClientAuth(options.oauth)
+  // The user comes back from an authorization started before (the page reloaded in between).
+  const pendingCode = options.oauth?.authorizationCode
+  if (authProvider !== undefined && pendingCode !== undefined && options.oauth?.store.codeVerifier !== undefined) {
+    await finishAuth(options, authProvider, pendingCode)
+  }
+  const opened = await open(options, authProvider).catch(async (error: unknown) => {
+    if (authProvider === undefined || options.oauth === undefined || !(error instanceof UnauthorizedError)) throw error
+    const authorizationUrl = authProvider.takeAuthorizationUrl()
+    if (authorizationUrl === undefined) throw error
+    // The server wants the user to authorize this client: the app takes them there and back
+    // with a code, which is exchanged for tokens (PKCE); then the connection is opened again.
+    const code = await options.oauth.authorize(authorizationUrl, options.signal)
+    await finishAuth(options, authProvider, code)
+    return open(options, authProvider)
+  })
+  const { client, close } = opened
   // Set after connecting: `connect` replaces the transport's callbacks with the client's own.
   const previousOnClose = client.onclose
   client.onclose = () => {
     previousOnClose?.()
     options.onClose()
   }
+  // When the event stream drops (Streamable HTTP: and cannot resume, no retries here, see above;
+  // SSE: its session is gone with it), the server is gone: that is a close for the caller.
+  const previousOnError = client.onerror
+  client.onerror = (error) => {
+    previousOnError?.(error)
+    if (error instanceof SseError || (error instanceof Error && error.message.startsWith("Maximum reconnection attempts"))) {
+      options.onClose()
+    }
+  }
+  const capabilities = client.getServerCapabilities() ?? {}
 
   return {
     serverVersion: client.getServerVersion(),
     instructions: client.getInstructions(),
-    listTools: async (signal) => {
-      const tools: Array<McpToolSpec> = []
-      let cursor: string | undefined
-      for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    listTools: async (signal) =>
+      capabilities.tools === undefined ? [] : allPages(async (cursor) => {
         const response = await client.listTools(cursor === undefined ? {} : { cursor }, { signal })
-        for (const tool of response.tools) tools.push(toolSpec(tool))
-        cursor = response.nextCursor
-        if (cursor === undefined) break
-      }
-      return tools
-    },
+        return { items: response.tools.map(toolSpec), nextCursor: response.nextCursor }
+      }),
     callTool: async (name, args, signal) => {
       const result = await client.callTool({ name, arguments: { ...args } }, undefined, { signal })
       // Servers of the pre-2024-11 protocol answer `{ toolResult }` instead.
@@ -236,6 +445,54 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
       return current.success
         ? callResult(current.data)
         : { content: [{ type: "text", text: JSON.stringify(result["toolResult"] ?? null) }] }
+    },
+    listPrompts: async (signal) =>
+      capabilities.prompts === undefined ? [] : allPages(async (cursor) => {
+        const response = await client.listPrompts(cursor === undefined ? {} : { cursor }, { signal })
+        return {
+          items: response.prompts.map((prompt): McpPromptSpec => ({
+            name: prompt.name,
+            ...strings(prompt, ["title", "description"]),
+            arguments: (prompt.arguments ?? []).map(promptArgument)
+          })),
+          nextCursor: response.nextCursor
+        }
+      }),
+    getPrompt: async (name, args, signal) =>
+      promptResult(await client.getPrompt({ name, arguments: { ...args } }, { signal })),
+    listResources: async (signal) =>
+      capabilities.resources === undefined ? [] : allPages(async (cursor) => {
+        const response = await client.listResources(cursor === undefined ? {} : { cursor }, { signal })
+        return {
+          items: response.resources.map((resource): McpResourceSpec => ({
+            uri: resource.uri,
+            name: resource.name,
+            ...strings(resource, ["title", "description", "mimeType"])
+          })),
+          nextCursor: response.nextCursor
+        }
+      }),
+    listResourceTemplates: async (signal) =>
+      capabilities.resources === undefined ? [] : allPages(async (cursor) => {
+        const response = await client.listResourceTemplates(cursor === undefined ? {} : { cursor }, { signal })
+        return {
+          items: response.resourceTemplates.map((template): McpResourceTemplateSpec => ({
+            uriTemplate: template.uriTemplate,
+            name: template.name,
+            ...strings(template, ["title", "description", "mimeType"])
+          })),
+          nextCursor: response.nextCursor
+        }
+      }),
+    readResource: async (uri, signal) => {
+      const response = await client.readResource({ uri }, { signal })
+      return {
+        contents: response.contents.map((content) =>
+          "text" in content
+            ? { uri: content.uri, ...strings(content, ["mimeType"]), text: content.text }
+            : { uri: content.uri, ...strings(content, ["mimeType"]), blob: content.blob }
+        )
+      }
     },
     close,
     isDisconnection

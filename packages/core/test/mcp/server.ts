@@ -29,6 +29,8 @@ export interface TestMcpServer {
   readonly sessions: { readonly opened: number; readonly closed: number }
   /** Stops abruptly, as a crashed server would: open connections are destroyed, nothing is said. */
   readonly kill: () => Promise<void>
+  /** After `kill`: listens again on the same address, with no sessions (a restarted server). */
+  readonly restart: () => Promise<void>
   /** Closes the sessions, then the server. */
   readonly close: () => Promise<void>
 }
@@ -45,10 +47,10 @@ interface Session {
   readonly server: McpServer
 }
 
-const listen = (server: Server): Promise<number> =>
+const listen = (server: Server, port = 0): Promise<number> =>
   new Promise((resolve, reject) => {
     server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port))
+    server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port))
   })
 
 const stop = (server: Server): Promise<void> =>
@@ -114,14 +116,30 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
     return notFound(res)
   }
 
-  const http = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1")
     requests.push({ method: req.method ?? "GET", path: url.pathname, headers: req.headers })
+    // Browsers (and happy-dom) call it cross-origin.
+    res.setHeader("Access-Control-Allow-Origin", "*")
+    res.setHeader("Access-Control-Expose-Headers", "mcp-session-id, mcp-protocol-version")
+    // For tests that run the server in another process.
+    if (url.pathname === "/__stats") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(stats))
+      return
+    }
+    if (req.method === "OPTIONS") {
+      res.writeHead(204, {
+        "Access-Control-Allow-Methods": "GET, POST, DELETE",
+        "Access-Control-Allow-Headers": req.headers["access-control-request-headers"] ?? "*"
+      }).end()
+      return
+    }
     const handled = transport === "http" ? handleHttp(req, res, url.pathname) : handleSse(req, res, url)
     handled.catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(error))
     })
-  })
+  }
+  let http = createServer(handle)
   const port = await listen(http)
 
   let closed: Promise<void> | undefined
@@ -133,6 +151,13 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
       return { ...stats }
     },
     kill: () => (closed ??= stop(http)),
+    restart: async () => {
+      await (closed ??= stop(http))
+      sessions.clear()
+      http = createServer(handle)
+      await listen(http, port)
+      closed = undefined
+    },
     close: () =>
       (closed ??= (async () => {
         for (const session of Array.from(sessions.values())) await session.server.close().catch(() => undefined)

@@ -1,5 +1,5 @@
 /** Tools the test MCP servers offer. */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js"
 import * as z from "zod"
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] })
@@ -75,4 +75,45 @@ export const unlocker = (server: McpServer) => {
     server.registerTool("secret", { description: "The secret tool", inputSchema: {} }, async () => text("42"))
     return text("unlocked")
   })
+}
+
+/** Prompts: `review` (arguments `code`, optional `language`) and `hello` (none). */
+export const prompter = (server: McpServer) => {
+  server.registerPrompt(
+    "review",
+    {
+      title: "Code review",
+      description: "Reviews a piece of code",
+      argsSchema: { code: z.string().describe("The code to review"), language: z.string().optional() }
+    },
+    ({ code, language }) => ({
+      description: "A review request",
+      messages: [{ role: "user", content: { type: "text", text: `Review this ${language ?? "code"}: ${code}` } }]
+    })
+  )
+  server.registerPrompt("hello", { description: "Says hello" }, () => ({
+    messages: [{ role: "assistant", content: { type: "text", text: "Hello!" } }]
+  }))
+}
+
+/** Resources: `file:///readme.md` (text), `file:///logo.png` (blob), and the template `note://{id}`. */
+export const library = (server: McpServer) => {
+  server.registerResource(
+    "readme",
+    "file:///readme.md",
+    { title: "README", description: "The readme", mimeType: "text/markdown" },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/markdown", text: "# Hello" }] })
+  )
+  server.registerResource(
+    "logo",
+    "file:///logo.png",
+    { mimeType: "image/png" },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "image/png", blob: "iVBORw0KGgo=" }] })
+  )
+  server.registerResource(
+    "note",
+    new ResourceTemplate("note://{id}", { list: undefined }),
+    { description: "A note by id", mimeType: "text/plain" },
+    async (uri, { id }) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: `note ${String(id)}` }] })
+  )
 }

@@ -4,6 +4,7 @@ import {
   type PendingToolCallInfo,
   type TamboClient
 } from "@tambo-effect/client"
+import type { McpConnections } from "@tambo-effect/core/Mcp"
 
 /**
  * How store changes reach React: at most once per animation frame, or as
@@ -19,6 +20,7 @@ const FRAME_FALLBACK_MS = 100
 
 const initialState: ClientState = createInitialState()
 const NO_APPROVALS: ReadonlyArray<PendingToolCallInfo> = []
+const NO_MCP_CLIENTS: McpConnections = {}
 
 /**
  * Calls `emit` at most once per animation frame (with a timer as fallback
@@ -106,6 +108,27 @@ export class ClientHandle {
   /** The client's pending approvals, without creating a client. */
   readonly getPendingApprovals = (): ReadonlyArray<PendingToolCallInfo> =>
     (this.#given ?? this.#owned)?.getPendingApprovals() ?? NO_APPROVALS
+
+  /** The client's MCP connections, without creating a client (none once it is destroyed). */
+  readonly getMcpClients = (): McpConnections => {
+    const client = this.#given ?? this.#owned
+    if (client === undefined) return NO_MCP_CLIENTS
+    try {
+      return client.getMcpClients()
+    } catch {
+      return NO_MCP_CLIENTS
+    }
+  }
+
+  /** `useSyncExternalStore`'s subscribe for the MCP connections. */
+  readonly subscribeToMcpClients = (listener: () => void): (() => void) => {
+    const release = this.retain()
+    const unsubscribe = this.client().subscribeToMcpClients(listener)
+    return () => {
+      unsubscribe()
+      release()
+    }
+  }
 
   /** Whether the client has a run in flight on the thread, without creating a client. */
   readonly hasActiveRun = (threadId: string): boolean =>

@@ -2,6 +2,7 @@ import type { TamboComponentContent } from "@tambo-effect/client"
 import { createContext, useContext } from "react"
 import type { TamboComponent } from "../types.js"
 import type { ClientHandle } from "./clientHandle.js"
+import type { ElicitationStore } from "./elicitationStore.js"
 import type { InputStore } from "./inputStore.js"
 import type { MessageRenderer } from "./messageRenderer.js"
 
@@ -16,6 +17,7 @@ export interface TamboContextValue {
   readonly components: ReadonlyMap<string, TamboComponent>
   readonly renderer: MessageRenderer
   readonly input: InputStore
+  readonly elicitation: ElicitationStore
 }
 
 /**

@@ -9,6 +9,7 @@ import { mkdir } from "node:fs/promises"
 import { join } from "node:path"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { startExampleMcpServer, WEATHER_GUIDE } from "../../../../scratchpad/react-chat/mcp-server.js"
 import { distDir, ensureAppBuilt, launchBrowser, outputDir, serveStatic } from "./app.js"
 
 let browser: Awaited<ReturnType<typeof launchBrowser>>
@@ -39,11 +40,11 @@ afterEach(async () => {
  * A testing server with `script`, and the app open on it. `errors` collects
  * what normal use must not produce: uncaught errors, console errors, HTTP
  * responses with a status of 400 or more, and requests that failed.
- * `aborted` collects the requests the app aborted itself (a cancelled
+ * With `mcpUrl`, the app connects the MCP server there. `aborted` collects the requests the app aborted itself (a cancelled
  * run's stream: the client closes it once the server was told, and the
  * server may or may not have ended it first).
  */
-const openApp = async (script: Script.ScriptSource, context: BrowserContext = browser.context) => {
+const openApp = async (script: Script.ScriptSource, context: BrowserContext = browser.context, mcpUrl = "") => {
   api = await startTestServer({ script })
   page = await context.newPage()
   const errors: Array<string> = []
@@ -63,7 +64,7 @@ const openApp = async (script: Script.ScriptSource, context: BrowserContext = br
     if (reason === "net::ERR_ABORTED") aborted.push(what)
     else errors.push(`failed ${what}: ${reason}`)
   })
-  const query = new URLSearchParams({ tamboUrl: api.url, apiKey: api.apiKey, userKey: "browser-user" })
+  const query = new URLSearchParams({ tamboUrl: api.url, apiKey: api.apiKey, userKey: "browser-user", mcpUrl })
   await page.goto(`${site.url}/index.html?${query}`)
   await page.getByTestId("message-input").waitFor()
   return { api, page, errors, aborted }
@@ -192,5 +193,51 @@ describe("react-chat in Chromium", () => {
     expect(errors).toEqual([])
     expect(aborted).toEqual([])
     await screenshot(page, "switched-thread")
+  })
+
+  it("MCP: a / menu of prompts fills the input, an @ picker attaches a resource, an elicitation shows a form", async () => {
+    const mcp = await startExampleMcpServer()
+    try {
+      const { api, errors, page } = await openApp(
+        (request) =>
+          request.toolResults.length > 0
+            ? [Script.text(`Got ${request.toolResults[0]!.text}`)]
+            : request.text.includes("units")
+            ? [Script.toolCall("ask_units", {})]
+            : [Script.text("Noted")],
+        browser.context,
+        mcp.url
+      )
+
+      await page.getByTestId("message-input").fill("/")
+      await page.getByTestId("prompt-menu").waitFor()
+      const item = page.getByTestId("prompt-item")
+      await expect.poll(() => item.count(), { timeout: 15_000 }).toBe(1)
+      expect(await item.textContent()).toContain("weather_report")
+      await item.click()
+      await expect.poll(() => page.getByTestId("message-input").inputValue()).toBe("Give me a short weather report for Paris.")
+
+      await page.getByTestId("message-input").fill("Use this @")
+      await page.getByTestId("resource-picker").waitFor()
+      await page.getByTestId("resource-item").first().click()
+      await expect.poll(() => page.getByTestId("attachment").textContent()).toContain("Weather guide")
+      await page.getByTestId("send").click()
+      await expect.poll(() => assistantText(page)).toBe("Noted")
+      const sent = api.requests
+        .map((request) => request.body as { message?: { content?: Array<{ type: string; resource?: { text?: string } }> } })
+        .flatMap((body) => body?.message?.content ?? [])
+      expect(sent.find((block) => block.type === "resource")?.resource?.text).toBe(WEATHER_GUIDE)
+
+      await send(page, "Ask me about units")
+      await page.getByTestId("elicitation").waitFor({ timeout: 15_000 })
+      await page.getByTestId("elicitation-field").fill("metric")
+      await page.getByTestId("elicitation-accept").click()
+      await expect.poll(() => assistantText(page), { timeout: 15_000 }).toBe("Got Units: metric")
+      expect(await page.getByTestId("elicitation").count()).toBe(0)
+      expect(errors).toEqual([])
+      await screenshot(page, "mcp")
+    } finally {
+      await mcp.close()
+    }
   })
 })

@@ -48,8 +48,8 @@ export class TokenIssuer {
     return createHmac("sha256", this.secret).update(unsigned).digest("base64url")
   }
 
-  /** The token's claims if it is ours, intact and not expired at `nowSeconds`. */
-  verify(token: string, nowSeconds: number): AccessTokenClaims | undefined {
+  /** The token's claims if it is ours, for `audience`, intact and not expired at `nowSeconds`. */
+  verify(token: string, nowSeconds: number, audience = "tambo"): AccessTokenClaims | undefined {
     const parts = token.split(".")
     if (parts.length !== 3) return undefined
     const [head, body, signature] = parts as [string, string, string]
@@ -66,7 +66,7 @@ export class TokenIssuer {
     const { sub, iss, aud, iat, exp } = claims
     if (typeof sub !== "string" || typeof iss !== "string" || typeof aud !== "string") return undefined
     if (typeof iat !== "number" || typeof exp !== "number") return undefined
-    if (iss !== this.projectId || aud !== "tambo") return undefined
+    if (iss !== this.projectId || aud !== audience) return undefined
     // jose rejects a token whose `exp` is not in the future.
     if (exp <= nowSeconds) return undefined
     const optional = (key: string): { readonly [k: string]: string } => {

@@ -5,6 +5,7 @@ import type { RecordedRequest, TestServer, TestServerOptions, TestServerThreads,
 import type * as Wire from "../Wire.js"
 import { corsHeaders, parseBody, readBody, sendFailure, sendJson, type RequestContext } from "./http.js"
 import { HttpFailure, nestError } from "./httpError.js"
+import { handleMcp } from "./mcpEndpoint.js"
 import { dispatch } from "./routes.js"
 import { ServerState } from "./state.js"
 import { threadWithMessagesToDto, byCreation } from "./store.js"
@@ -58,6 +59,14 @@ const handle = async (state: ServerState, req: IncomingMessage, res: ServerRespo
   state.requests.push(recorded)
   if (method === "OPTIONS") return answerPreflight(req, res)
   if (failure !== undefined) return sendFailure(res, failure)
+  if (url.pathname === "/mcp") {
+    try {
+      return await handleMcp(state, req, res, body)
+    } catch (error) {
+      if (!res.headersSent) sendJson(res, 500, { statusCode: 500, message: "Internal server error" })
+      return
+    }
+  }
   const ctx: RequestContext = {
     req,
     res,
@@ -146,6 +155,9 @@ export const start = async (options: TestServerOptions): Promise<TestServer> => 
     },
     get cancels() {
       return state.cancels
+    },
+    get mcpRequests() {
+      return state.mcpRequests
     },
     threads: makeThreads(state),
     setScript: (script: Script.ScriptSource) => {

@@ -1,5 +1,5 @@
 import type * as Script from "../Script.js"
-import type { RecordedCancel, RecordedRequest, SuggestionGenerator, TestServerOptions, ThreadNamer } from "../TestServer.js"
+import type { RecordedCancel, RecordedMcpRequest, RecordedRequest, SuggestionGenerator, TestServerOptions, ThreadNamer } from "../TestServer.js"
 import type * as Wire from "../Wire.js"
 import { TokenIssuer } from "./auth.js"
 import type { EventStream } from "./eventStream.js"
@@ -62,6 +62,8 @@ export class ServerState {
   readonly store: Store
   readonly activeRuns = new Map<string, ActiveRun>()
   requests: Array<RecordedRequest> = []
+  mcpRequests: Array<RecordedMcpRequest> = []
+  readonly mcpSetup: TestServerOptions["mcp"]
   cancels: Array<RecordedCancel> = []
   script: Script.ScriptSource
   runCount = 0
@@ -71,6 +73,7 @@ export class ServerState {
     this.projectId = options.projectId ?? "p_test"
     this.tokenTtlSeconds = options.tokenTtlSeconds ?? 3600
     this.mcpServers = options.mcpServers ?? true
+    this.mcpSetup = options.mcp
     this.now = options.now ?? Date.now
     this.suggest = options.suggestions ?? defaultSuggestions
     this.nameThread = options.threadName ?? defaultThreadName
@@ -93,6 +96,7 @@ export class ServerState {
     this.activeRuns.clear()
     this.store.clear()
     this.requests = []
+    this.mcpRequests = []
     this.cancels = []
     this.runCount = 0
     this.script = this.options.script ?? weatherAssistant

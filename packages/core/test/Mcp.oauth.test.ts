@@ -1,0 +1,141 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Mcp from "../src/Mcp.js"
+import { tamboLayer, useServer } from "./helpers.js"
+import { approve, oauthMcpServer } from "./mcp/oauthServer.js"
+import { calculator } from "./mcp/tools.js"
+
+const server = useServer()
+
+const stack = () => Mcp.layer.pipe(Layer.provideMerge(tamboLayer(server())))
+
+const callText = (connection: Mcp.McpConnection, name: string, args: Record<string, unknown>) =>
+  Effect.map(connection.client!.callTool(name, args), (result) =>
+    result.content.map((block) => ("text" in block ? block.text : block.type)).join(""))
+
+describe("MCP servers protected by OAuth", () => {
+  it.live("the user authorizes the client once (PKCE), then the tokens are used and refreshed", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const asked: Array<{ url: URL; serverKey: string }> = []
+      const connection = yield* mcp.connectMcpServer({
+        url: protectedServer.url,
+        serverKey: "calc",
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          clientName: "tests",
+          onAuthorize: (authorizationUrl, context) => {
+            asked.push({ url: new URL(authorizationUrl), serverKey: context.serverKey })
+            return approve(authorizationUrl)
+          }
+        }
+      })
+
+      expect(connection.status).toBe("connected")
+      expect(asked).toHaveLength(1)
+      const [{ url, serverKey }] = asked as [{ url: URL; serverKey: string }]
+      expect(serverKey).toBe("calc")
+      expect(url.pathname).toBe("/authorize")
+      expect(url.searchParams.get("code_challenge_method")).toBe("S256")
+      expect(url.searchParams.get("code_challenge")).toEqual(expect.any(String))
+      expect(url.searchParams.get("redirect_uri")).toBe("http://127.0.0.1:1/callback")
+      expect(protectedServer.registrations()).toBe(1)
+      expect(protectedServer.grants).toEqual(["authorization_code"])
+      expect(yield* callText(connection, "add", { a: 1, b: 2 })).toBe("3")
+
+      // The access token stops working: the client refreshes it without asking the user again.
+      protectedServer.expireAccessTokens()
+      expect(yield* callText(connection, "add", { a: 2, b: 2 })).toBe("4")
+      expect(protectedServer.grants).toEqual(["authorization_code", "refresh_token"])
+      expect(asked).toHaveLength(1)
+
+      // Connecting again (a new session) reuses the tokens and the registration.
+      yield* mcp.disconnectMcpServer(connection.key)
+      const again = yield* mcp.connectMcpServer({
+        url: protectedServer.url,
+        serverKey: "calc",
+        oauth: { redirectUrl: "http://127.0.0.1:1/callback", onAuthorize: () => Promise.reject(new Error("not again")) }
+      })
+      expect(again.status).toBe("connected")
+      expect(protectedServer.registrations()).toBe(1)
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("without OAuth options, or when the user does not authorize, connecting fails with McpError Connect", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const plain = yield* Effect.flip(mcp.connectMcpServer({ url: protectedServer.url }))
+      expect(plain).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect(protectedServer.unauthorized()).toBeGreaterThan(0)
+
+      yield* mcp.disconnectMcpServer({ url: protectedServer.url })
+      const refused = yield* Effect.flip(mcp.connectMcpServer({
+        url: protectedServer.url,
+        oauth: { redirectUrl: "http://127.0.0.1:1/callback", onAuthorize: () => Effect.fail("the user said no") }
+      }))
+      expect(refused).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect(refused.message).toContain("the user said no")
+      expect(protectedServer.grants).toEqual([])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("by full-page redirect: the state survives in storage, and the code from the redirect back finishes it", () =>
+    Effect.gen(function*() {
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const saved = new Map<string, string>()
+      const storage: Mcp.McpOAuthStorage = {
+        get: (key) => saved.get(key),
+        set: (key, value) => {
+          if (value === undefined) saved.delete(key)
+          else saved.set(key, value)
+        }
+      }
+      const redirectUrl = "http://127.0.0.1:1/callback"
+      // The first page: the user is sent away (the page unloads; nothing comes back to it).
+      let authorizationUrl: string | undefined
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const attempt = yield* Effect.fork(mcp.connectMcpServer({
+          url: protectedServer.url,
+          oauth: {
+            redirectUrl,
+            storage,
+            onAuthorize: (url) => {
+              authorizationUrl = url
+              return Effect.never
+            }
+          }
+        }))
+        yield* Effect.gen(function*() {
+          while (authorizationUrl === undefined) yield* Effect.sleep("5 millis")
+        })
+        yield* mcp.disconnectMcpServer({ url: protectedServer.url })
+        yield* Effect.flip(attempt.await.pipe(Effect.flatten))
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+      expect(JSON.parse(saved.values().next().value!)).toMatchObject({
+        clientInformation: { client_id: expect.any(String) },
+        codeVerifier: expect.any(String)
+      })
+
+      // The browser follows the authorization URL and comes back to a new page with the code.
+      const code = yield* Effect.promise(() => approve(authorizationUrl!))
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const connection = yield* mcp.connectMcpServer({
+          url: protectedServer.url,
+          oauth: {
+            redirectUrl,
+            storage,
+            authorizationCode: code,
+            onAuthorize: () => Effect.fail("not asked again")
+          }
+        })
+        expect(connection.status).toBe("connected")
+        expect(yield* callText(connection, "add", { a: 20, b: 1 })).toBe("21")
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+      expect(protectedServer.grants).toEqual(["authorization_code"])
+      expect(protectedServer.registrations()).toBe(1)
+      expect(JSON.parse(saved.values().next().value!)).toMatchObject({ tokens: { access_token: expect.any(String) } })
+    }).pipe(Effect.scoped))
+})

@@ -1,0 +1,184 @@
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Mcp from "../src/Mcp.js"
+import { runAll, tamboLayer, useServer } from "./helpers.js"
+import { mcpServer } from "./mcp/server.js"
+import { all, calculator, echo, library, prompter } from "./mcp/tools.js"
+
+const server = useServer()
+
+const stack = (options: Mcp.MakeOptions = {}) => Mcp.layerWith(options).pipe(Layer.provideMerge(tamboLayer(server())))
+
+describe("MCP prompts", () => {
+  it.live("lists the prompts of every connected server, and fetches one with its arguments", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const docs = yield* mcpServer({ setup: all(prompter, calculator) })
+      const plain = yield* mcpServer({ setup: echo("plain") })
+      yield* mcp.connectMcpServer({ url: docs.url, serverKey: "docs" })
+      // A server without prompts contributes none (and is not asked).
+      yield* mcp.connectMcpServer({ url: plain.url, serverKey: "plain" })
+
+      const prompts = yield* mcp.listMcpPrompts
+      expect(prompts).toEqual([
+        {
+          serverKey: "docs",
+          name: "review",
+          title: "Code review",
+          description: "Reviews a piece of code",
+          arguments: [
+            { name: "code", description: "The code to review", required: true },
+            { name: "language", required: false }
+          ]
+        },
+        { serverKey: "docs", name: "hello", description: "Says hello", arguments: [] }
+      ])
+      expect(plain.requests.filter((r) => r.method === "POST").length).toBeGreaterThan(0)
+
+      const review = yield* mcp.getMcpPrompt("docs", "review", { code: "x = 1", language: "python" })
+      expect(review).toEqual({
+        description: "A review request",
+        messages: [{ role: "user", content: { type: "text", text: "Review this python: x = 1" } }]
+      })
+      const hello = yield* mcp.getMcpPrompt("docs", "hello")
+      expect(hello.messages).toEqual([{ role: "assistant", content: { type: "text", text: "Hello!" } }])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("an unknown server key, an unknown prompt or a missing argument is a typed McpError", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const docs = yield* mcpServer({ setup: prompter })
+      yield* mcp.connectMcpServer({ url: docs.url, serverKey: "docs" })
+      expect(yield* Effect.flip(mcp.getMcpPrompt("nope", "review"))).toMatchObject({
+        _tag: "McpError",
+        reason: "NotConnected",
+        serverKey: "nope"
+      })
+      const unknown = yield* Effect.flip(mcp.getMcpPrompt("docs", "missing"))
+      expect(unknown).toMatchObject({ _tag: "McpError", reason: "CallFailed", serverKey: "docs" })
+      expect(unknown.message).toContain("missing")
+      const invalid = yield* Effect.flip(mcp.getMcpPrompt("docs", "review", {}))
+      expect(invalid).toMatchObject({ _tag: "McpError", reason: "CallFailed" })
+      // The connection is still fine.
+      expect((yield* mcp.getMcpClients)[Mcp.uniqueKey({ url: docs.url })]?.status).toBe("connected")
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+})
+
+describe("MCP resources", () => {
+  it.live("lists the resources and templates of the connected servers and the app's own, and reads them", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const files = yield* mcpServer({ setup: library })
+      yield* mcp.connectMcpServer({ url: files.url, serverKey: "files" })
+
+      expect(yield* mcp.listMcpResources()).toEqual([
+        {
+          serverKey: "files",
+          uri: "file:///readme.md",
+          name: "readme",
+          title: "README",
+          description: "The readme",
+          mimeType: "text/markdown"
+        },
+        { serverKey: "files", uri: "file:///logo.png", name: "logo", mimeType: "image/png" },
+        { serverKey: "registry", uri: "app://settings", name: "settings", mimeType: "application/json" },
+        { serverKey: "registry", uri: "app://found/readme", name: "found: readme" }
+      ])
+      expect(yield* mcp.listMcpResources("logo")).toEqual([
+        { serverKey: "files", uri: "file:///logo.png", name: "logo", mimeType: "image/png" },
+        { serverKey: "registry", uri: "app://found/logo", name: "found: logo" }
+      ])
+      expect(yield* mcp.listMcpResourceTemplates).toEqual([
+        { serverKey: "files", uriTemplate: "note://{id}", name: "note", description: "A note by id", mimeType: "text/plain" }
+      ])
+
+      expect(yield* mcp.readMcpResource("files", "file:///readme.md")).toEqual({
+        contents: [{ uri: "file:///readme.md", mimeType: "text/markdown", text: "# Hello" }]
+      })
+      expect(yield* mcp.readMcpResource("files", "file:///logo.png")).toEqual({
+        contents: [{ uri: "file:///logo.png", mimeType: "image/png", blob: "iVBORw0KGgo=" }]
+      })
+      expect(yield* mcp.readMcpResource("files", "note://42")).toEqual({
+        contents: [{ uri: "note://42", mimeType: "text/plain", text: "note 42" }]
+      })
+      expect(yield* mcp.readMcpResource("registry", "app://settings")).toEqual({
+        contents: [{ uri: "app://settings", text: "{\"theme\":\"dark\"}" }]
+      })
+    }).pipe(Effect.provide(stack(appResources)), Effect.scoped))
+
+  it.live("reading from an unknown server, an unknown resource, or the app without getResource is a typed McpError", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const files = yield* mcpServer({ setup: library })
+      yield* mcp.connectMcpServer({ url: files.url, serverKey: "files" })
+      expect(yield* Effect.flip(mcp.readMcpResource("nope", "file:///readme.md"))).toMatchObject({
+        _tag: "McpError",
+        reason: "NotConnected"
+      })
+      expect(yield* Effect.flip(mcp.readMcpResource("files", "file:///missing"))).toMatchObject({
+        _tag: "McpError",
+        reason: "CallFailed",
+        serverKey: "files"
+      })
+      expect(yield* Effect.flip(mcp.readMcpResource("registry", "app://x"))).toMatchObject({
+        _tag: "McpError",
+        reason: "CallFailed",
+        serverKey: "registry"
+      })
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a message naming MCP resources is sent with their contents, in the form the API accepts", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const files = yield* mcpServer({ setup: library })
+      yield* mcp.connectMcpServer({ url: files.url, serverKey: "files" })
+      server().setScript([Script.text("seen")])
+
+      yield* runAll(
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Look at these" },
+            { type: "resource", resource: { uri: "file:///readme.md", serverKey: "files", name: "readme" } },
+            { type: "resource", resource: { uri: "file:///logo.png", serverKey: "files" } },
+            { type: "resource", resource: { uri: "app://settings", serverKey: "registry" } },
+            { type: "resource", resource: { uri: "https://example.com/a.txt", text: "inline" } }
+          ]
+        } as never
+      )
+
+      const run = server().requests.find((r) => r.path.endsWith("/runs"))!
+      expect((run.body as { message: { content: unknown } }).message.content).toEqual([
+        { type: "text", text: "Look at these" },
+        {
+          type: "resource",
+          resource: { uri: "file:///readme.md", name: "readme", mimeType: "text/markdown", text: "# Hello" }
+        },
+        { type: "resource", resource: { uri: "file:///logo.png", mimeType: "image/png", blob: "iVBORw0KGgo=" } },
+        { type: "resource", resource: { uri: "app://settings", text: "{\"theme\":\"dark\"}" } },
+        { type: "resource", resource: { uri: "https://example.com/a.txt", text: "inline" } }
+      ])
+    }).pipe(Effect.provide(tamboLayer(server(), appResources)), Effect.scoped))
+
+  it.live("a message naming a resource that cannot be read fails with McpError before anything is sent", () =>
+    Effect.gen(function*() {
+      server().setScript([Script.text("never")])
+      const error = yield* Effect.flip(runAll(
+        {
+          role: "user",
+          content: [{ type: "resource", resource: { uri: "file:///readme.md", serverKey: "gone" } }]
+        } as never
+      ))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "NotConnected", serverKey: "gone" })
+      expect(server().requests.filter((r) => r.path.endsWith("/runs"))).toEqual([])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+})
+
+const appResources = {
+  resources: [{ uri: "app://settings", name: "settings", mimeType: "application/json" }],
+  listResources: (search?: string) => [{ uri: `app://found/${search ?? "readme"}`, name: `found: ${search ?? "readme"}` }],
+  getResource: (uri: string) =>
+    Promise.resolve({ contents: [{ uri, text: JSON.stringify({ theme: "dark" }) }] })
+}

@@ -1,0 +1,116 @@
+import type { TamboClient } from "@tambo-effect/client"
+import type { ElicitationHandler, ElicitationResult, McpRequestContext } from "@tambo-effect/core/Mcp"
+import type { ClientHandle } from "./clientHandle.js"
+
+/**
+ * An MCP server's request for input, waiting for the user.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface PendingElicitation {
+  /** The key of the server that asks. */
+  readonly serverKey: string
+  readonly message: string
+  /** The form: a flat object of primitive fields (JSON Schema). */
+  readonly requestedSchema: {
+    readonly type: "object"
+    readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>
+    readonly required?: ReadonlyArray<string> | undefined
+  }
+}
+
+interface Waiting {
+  readonly request: PendingElicitation
+  readonly resolve: (result: ElicitationResult) => void
+}
+
+/**
+ * The elicitations waiting for the user, in order, for
+ * `useTamboMcpElicitation`. It answers the client's elicitations only while
+ * a hook uses it (elsewhere they are declined, as without a handler), so a
+ * request never waits for a UI that is not there.
+ *
+ * @since 0.1.0
+ * @category Internal
+ */
+export class ElicitationStore {
+  #queue: ReadonlyArray<Waiting> = []
+  readonly #listeners = new Set<() => void>()
+  #users = 0
+  #client: TamboClient | undefined
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener)
+    return () => {
+      this.#listeners.delete(listener)
+    }
+  }
+
+  /** The request to show: the oldest one waiting. */
+  readonly getSnapshot = (): PendingElicitation | undefined => this.#queue[0]?.request
+
+  /** Answers the request shown. */
+  respond(result: ElicitationResult): void {
+    const [first, ...rest] = this.#queue
+    if (first === undefined) return
+    this.#queue = rest
+    first.resolve(result)
+    this.#emit()
+  }
+
+  /** Handles the client's elicitations until the returned function is called. */
+  attach(handle: ClientHandle): () => void {
+    const release = handle.retain()
+    const client = handle.client()
+    if (this.#users++ === 0 || this.#client !== client) {
+      this.#client = client
+      client.setMcpElicitationHandler(this.#handler)
+    }
+    let detached = false
+    return () => {
+      if (detached) return
+      detached = true
+      if (--this.#users === 0) {
+        if (this.#client !== undefined) {
+          try {
+            this.#client.setMcpElicitationHandler(undefined)
+          } catch {
+            // The client is already destroyed: nothing to undo.
+          }
+        }
+        this.#client = undefined
+        // Nobody is left to answer: what waits is cancelled.
+        for (const waiting of this.#queue) waiting.resolve({ action: "cancel" })
+        this.#queue = []
+        this.#emit()
+      }
+      release()
+    }
+  }
+
+  readonly #handler: ElicitationHandler = (request, context: McpRequestContext) =>
+    new Promise<ElicitationResult>((resolve) => {
+      const waiting: Waiting = {
+        request: {
+          serverKey: context.serverKey,
+          message: request.params.message,
+          requestedSchema: request.params.requestedSchema
+        },
+        resolve
+      }
+      // The server gave up on it (or the connection closed): it leaves the queue.
+      context.signal.addEventListener("abort", () => {
+        if (!this.#queue.includes(waiting)) return
+        this.#queue = this.#queue.filter((w) => w !== waiting)
+        resolve({ action: "cancel" })
+        this.#emit()
+      }, { once: true })
+      this.#queue = [...this.#queue, waiting]
+      this.#emit()
+    })
+
+  #emit(): void {
+    for (const listener of [...this.#listeners]) listener()
+  }
+}

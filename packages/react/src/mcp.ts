@@ -1,0 +1,159 @@
+/**
+ * MCP hooks: the provider's MCP servers, their prompts and resources, and
+ * the elicitations they send, over the client's MCP methods.
+ *
+ * @since 0.1.0
+ */
+import type {
+  ElicitationResult,
+  McpConnection,
+  McpPrompt,
+  McpPromptResult,
+  McpResource,
+  McpResourceContents
+} from "@tambo-effect/core/Mcp"
+import { useCallback, useEffect, useMemo, useSyncExternalStore } from "react"
+import { useTamboContext } from "./internal/context.js"
+import type { PendingElicitation } from "./internal/elicitationStore.js"
+import { type QueryState, useQuery } from "./internal/useQuery.js"
+
+/**
+ * The MCP servers of the provider's client, with their status
+ * (`connecting`, `connected`, `reconnecting`, `failed`), error and tools;
+ * re-rendered when any of that changes.
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboMcpServers = (): ReadonlyArray<McpConnection> => {
+  const { handle } = useTamboContext("useTamboMcpServers")
+  const connections = useSyncExternalStore(handle.subscribeToMcpClients, handle.getMcpClients, handle.getMcpClients)
+  return useMemo(() => Object.values(connections), [connections])
+}
+
+/** Changes when the set of connected servers changes: what the lists are read for. */
+const useConnectedKey = (hook: string): string => {
+  const { handle } = useTamboContext(hook)
+  const connections = useSyncExternalStore(handle.subscribeToMcpClients, handle.getMcpClients, handle.getMcpClients)
+  return useMemo(
+    () =>
+      Object.values(connections)
+        .filter((connection) => connection.status === "connected")
+        .map((connection) => connection.key)
+        .join("\n"),
+    [connections]
+  )
+}
+
+/**
+ * The prompts of every connected MCP server (`{ serverKey, name,
+ * description, arguments }`), read again when a server connects or leaves.
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboMcpPromptList = (): QueryState<ReadonlyArray<McpPrompt>> => {
+  const { handle } = useTamboContext("useTamboMcpPromptList")
+  const connected = useConnectedKey("useTamboMcpPromptList")
+  return useQuery(`prompts\n${connected}`, () => handle.client().listMcpPrompts(), { keepData: true })
+}
+
+/**
+ * A prompt of a connected MCP server, fetched with its arguments (again when
+ * they change). Nothing is fetched while `serverKey` or `name` is
+ * `undefined`.
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboMcpPrompt = (
+  serverKey: string | undefined,
+  name: string | undefined,
+  args: Readonly<Record<string, string>> = {}
+): QueryState<McpPromptResult> => {
+  const { handle } = useTamboContext("useTamboMcpPrompt")
+  const connected = useConnectedKey("useTamboMcpPrompt")
+  const key = serverKey === undefined || name === undefined
+    ? undefined
+    : JSON.stringify([serverKey, name, Object.entries(args).sort(([a], [b]) => (a < b ? -1 : 1)), connected])
+  return useQuery(key, () => handle.client().getMcpPrompt(serverKey!, name!, args))
+}
+
+/**
+ * The resources of every connected MCP server and the app's own (server key
+ * `"registry"`), optionally filtered by `search`; read again when a server
+ * connects or leaves.
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboMcpResourceList = (search?: string): QueryState<ReadonlyArray<McpResource>> => {
+  const { handle } = useTamboContext("useTamboMcpResourceList")
+  const connected = useConnectedKey("useTamboMcpResourceList")
+  return useQuery(JSON.stringify(["resources", search ?? "", connected]), () => handle.client().listMcpResources(search), {
+    keepData: true
+  })
+}
+
+/**
+ * The contents of a resource of a connected MCP server (or of the app).
+ * Nothing is read while `serverKey` or `uri` is `undefined`.
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboMcpResource = (
+  serverKey: string | undefined,
+  uri: string | undefined
+): QueryState<McpResourceContents> => {
+  const { handle } = useTamboContext("useTamboMcpResource")
+  const connected = useConnectedKey("useTamboMcpResource")
+  const key = serverKey === undefined || uri === undefined ? undefined : JSON.stringify([serverKey, uri, connected])
+  return useQuery(key, () => handle.client().readMcpResource(serverKey!, uri!))
+}
+
+/**
+ * What {@link useTamboMcpElicitation} returns.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface UseTamboMcpElicitationReturn {
+  /** The oldest request waiting for the user, if any: its message and form. */
+  readonly request: PendingElicitation | undefined
+  /** Sends the filled form. */
+  readonly accept: (content: NonNullable<ElicitationResult["content"]>) => void
+  /** The user refuses. */
+  readonly decline: () => void
+  /** The user dismissed the request. */
+  readonly cancel: () => void
+}
+
+/**
+ * The requests for input MCP servers send (elicitations), one at a time.
+ * While a component uses this hook, the client's elicitations wait for an
+ * answer here; without one mounted, they are declined.
+ *
+ * @example
+ * ```tsx
+ * const { request, accept, decline } = useTamboMcpElicitation()
+ * if (request) return <Form schema={request.requestedSchema} onSubmit={accept} onCancel={decline} />
+ * ```
+ *
+ * @since 0.1.0
+ * @category Hooks
+ */
+export const useTamboMcpElicitation = (): UseTamboMcpElicitationReturn => {
+  const { handle, elicitation } = useTamboContext("useTamboMcpElicitation")
+  useEffect(() => elicitation.attach(handle), [handle, elicitation])
+  const request = useSyncExternalStore(elicitation.subscribe, elicitation.getSnapshot, elicitation.getSnapshot)
+  const accept = useCallback(
+    (content: NonNullable<ElicitationResult["content"]>) => elicitation.respond({ action: "accept", content }),
+    [elicitation]
+  )
+  const decline = useCallback(() => elicitation.respond({ action: "decline" }), [elicitation])
+  const cancel = useCallback(() => elicitation.respond({ action: "cancel" }), [elicitation])
+  return { request, accept, decline, cancel }
+}
+
+export type { PendingElicitation }

@@ -1,0 +1,228 @@
+// @vitest-environment happy-dom
+import { cleanup, render, renderHook, screen, waitFor } from "@testing-library/react"
+import { Script } from "@tambo-effect/testing"
+import { StrictMode } from "react"
+import { afterEach, describe, expect, it } from "vitest"
+import { type ChildProcess, spawn } from "node:child_process"
+import { createInterface } from "node:readline"
+import { resolve } from "node:path"
+import {
+  TamboProvider,
+  useTambo,
+  useTamboMcpElicitation,
+  useTamboMcpPrompt,
+  useTamboMcpPromptList,
+  useTamboMcpResource,
+  useTamboMcpResourceList,
+  useTamboMcpServers
+} from "../src/index.js"
+import { connection, useServer, wrapperFor } from "./helpers.js"
+
+const server = useServer()
+
+const coreDir = resolve(import.meta.dirname, "../../core")
+const children: Array<{ readonly process: ChildProcess; readonly server: ChildMcpServer }> = []
+afterEach(async () => {
+  // The providers go first, and their clients close their sessions: a server that died under a
+  // live client would be reconnected to (and the browser would log the refused connections).
+  cleanup()
+  for (const { process: child, server: mcp } of children.splice(0)) {
+    if (!mcp.stopped()) {
+      await waitFor(async () => {
+        const { opened, closed } = await mcp.sessions()
+        expect(closed).toBe(opened)
+      }, { timeout: 10_000 })
+    }
+    child.kill("SIGKILL")
+  }
+})
+
+interface ChildMcpServer {
+  readonly url: string
+  /** Sessions opened and closed so far. */
+  readonly sessions: () => Promise<{ readonly opened: number; readonly closed: number }>
+  /** The server stops (its sessions end) and its process exits. */
+  readonly stop: () => void
+  readonly stopped: () => boolean
+}
+
+/**
+ * A real MCP server in a process of its own (happy-dom's `Request` and
+ * `Response` cannot carry the MCP server transport in this one), offering
+ * the named fixtures of core's MCP tests.
+ */
+const start = async (...fixtures: ReadonlyArray<"calculator" | "greeter" | "library" | "prompter">): Promise<ChildMcpServer> => {
+  const child = spawn(process.execPath, ["--import", "tsx", "test/mcp/child.ts", ...fixtures], {
+    cwd: coreDir,
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  const line = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! })
+    lines.once("line", resolve)
+    child.once("exit", (code) => reject(new Error(`the MCP server exited (${code})`)))
+  })
+  const { url } = JSON.parse(line) as { readonly url: string }
+  let stopped = false
+  const server: ChildMcpServer = {
+    url,
+    sessions: () => fetch(new URL("/__stats", url)).then((res) => res.json()),
+    stop: () => {
+      stopped = true
+      child.kill("SIGTERM")
+    },
+    stopped: () => stopped
+  }
+  children.push({ process: child, server })
+  return server
+}
+
+describe("MCP hooks", () => {
+  it("list the servers with their status, their prompts and resources, and fetch a prompt and a resource", async () => {
+    const mcp = await start("prompter", "library", "calculator")
+    const wrapper = wrapperFor(connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "docs" }] }))
+    const { result } = renderHook(() => ({
+      servers: useTamboMcpServers(),
+      prompts: useTamboMcpPromptList(),
+      prompt: useTamboMcpPrompt("docs", "review", { code: "x = 1" }),
+      resources: useTamboMcpResourceList(),
+      resource: useTamboMcpResource("docs", "file:///readme.md")
+    }), { wrapper })
+
+    await waitFor(() => expect(result.current.servers.map((s) => [s.serverKey, s.status, s.error?.message])).toEqual([["docs", "connected", undefined]]))
+    expect(result.current.servers[0]!.tools.map((tool) => tool.name)).toEqual(["add", "divide", "explode", "math.square"])
+    await waitFor(() => expect(result.current.prompts.data?.map((p) => `${p.serverKey}:${p.name}`)).toEqual(["docs:review", "docs:hello"]))
+    await waitFor(() =>
+      expect(result.current.prompt.data?.messages).toEqual([
+        { role: "user", content: { type: "text", text: "Review this code: x = 1" } }
+      ])
+    )
+    await waitFor(() =>
+      expect(result.current.resources.data?.map((r) => `${r.serverKey}:${r.uri}`)).toEqual([
+        "docs:file:///readme.md",
+        "docs:file:///logo.png"
+      ])
+    )
+    await waitFor(() =>
+      expect(result.current.resource.data?.contents).toEqual([
+        { uri: "file:///readme.md", mimeType: "text/markdown", text: "# Hello" }
+      ])
+    )
+  })
+
+  it("a failed fetch is an error in the query state", async () => {
+    const mcp = await start("prompter")
+    const wrapper = wrapperFor(connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "docs" }] }))
+    const { result } = renderHook(() => ({
+      servers: useTamboMcpServers(),
+      prompt: useTamboMcpPrompt("nope", "review")
+    }), { wrapper })
+    await waitFor(() => expect(result.current.servers[0]?.status).toBe("connected"))
+    await waitFor(() => expect(result.current.prompt.isError).toBe(true))
+    expect(result.current.prompt.error).toMatchObject({ _tag: "McpError", reason: "NotConnected" })
+  })
+
+  it("shows a server that went away as reconnecting", async () => {
+    const mcp = await start("calculator")
+    const wrapper = wrapperFor(connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "calc" }] }))
+    const { result } = renderHook(() => useTamboMcpServers(), { wrapper })
+    await waitFor(() => expect(result.current[0]?.status).toBe("connected"))
+    mcp.stop()
+    await waitFor(() => expect(result.current[0]?.status).toBe("reconnecting"))
+    expect(result.current[0]?.tools).toEqual([])
+  })
+
+  it("a destroyed client does not reconnect the servers it closed", async () => {
+    const mcp = await start("calculator")
+    const wrapper = wrapperFor(connection(server(), { mcpServers: [{ url: mcp.url }] }))
+    const view = renderHook(() => useTamboMcpServers(), { wrapper })
+    await waitFor(() => expect(view.result.current.map((s) => s.status)).toEqual(["connected"]))
+    view.unmount()
+    await waitFor(async () => expect(await mcp.sessions()).toMatchObject({ closed: 1 }), { timeout: 10_000 })
+    // A reconnection would start at once; give it the time to reach the server.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(await mcp.sessions()).toMatchObject({ opened: 1, closed: 1 })
+  })
+
+  it("servers from the provider connect on mount and disconnect on unmount, once under StrictMode", async () => {
+    const mcp = await start("calculator")
+    const props = connection(server(), { mcpServers: [{ url: mcp.url }] })
+    function Status() {
+      const servers = useTamboMcpServers()
+      return <div data-testid="status">{servers.map((s) => s.status).join(",")}</div>
+    }
+    const view = render(
+      <StrictMode>
+        <TamboProvider {...props}>
+          <Status />
+        </TamboProvider>
+      </StrictMode>
+    )
+    await waitFor(() => expect(screen.getByTestId("status").textContent).toBe("connected"))
+    expect(await mcp.sessions()).toMatchObject({ opened: 1, closed: 0 })
+    view.unmount()
+    await waitFor(async () => expect(await mcp.sessions()).toMatchObject({ opened: 1, closed: 1 }), { timeout: 10_000 })
+  })
+
+  it("a new mcpServers list connects the servers it adds and disconnects those it drops", async () => {
+    const first = await start("calculator")
+    const second = await start("prompter")
+    function Status() {
+      const servers = useTamboMcpServers()
+      return <div data-testid="servers">{servers.map((s) => `${s.serverKey}:${s.status}`).join(",")}</div>
+    }
+    const view = render(
+      <TamboProvider {...connection(server(), { mcpServers: [{ url: first.url, serverKey: "one" }] })}>
+        <Status />
+      </TamboProvider>
+    )
+    await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("one:connected"))
+    view.rerender(
+      <TamboProvider {...connection(server(), { mcpServers: [{ url: second.url, serverKey: "two" }] })}>
+        <Status />
+      </TamboProvider>
+    )
+    await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("two:connected"))
+    await waitFor(async () => expect(await first.sessions()).toEqual({ opened: 1, closed: 1 }))
+    expect(await second.sessions()).toEqual({ opened: 1, closed: 0 })
+  })
+
+  it("an elicitation during a run waits for the form, and the answer reaches the server", async () => {
+    const mcp = await start("greeter")
+    const props = connection(server(), { mcpServers: [{ url: mcp.url }] })
+    const seen: Array<unknown> = []
+    function Form() {
+      const { request, accept } = useTamboMcpElicitation()
+      if (request === undefined) return null
+      seen.push(request)
+      return <button type="button" data-testid="accept" onClick={() => accept({ name: "Ada" })}>{request.message}</button>
+    }
+    const { result } = renderHook(() => ({ tambo: useTambo(), servers: useTamboMcpServers() }), {
+      wrapper: ({ children }) => (
+        <TamboProvider {...props}>
+          <Form />
+          {children}
+        </TamboProvider>
+      )
+    })
+    await waitFor(() => expect(result.current.servers[0]?.status).toBe("connected"))
+    const results: Array<string> = []
+    server().setScript((request) => {
+      if (request.toolResults.length === 0) return [Script.toolCall("greet", {})]
+      results.push(request.toolResults[0]!.text)
+      return [Script.text("done")]
+    })
+
+    const run = result.current.tambo.sendMessage("greet me")
+    const button = await screen.findByTestId("accept")
+    expect(button.textContent).toBe("What is your name?")
+    expect(seen[0]).toMatchObject({
+      serverKey: "mcp",
+      message: "What is your name?",
+      requestedSchema: { type: "object", properties: { name: { type: "string", title: "Name" } }, required: ["name"] }
+    })
+    button.click()
+    await run.thread
+    expect(results).toEqual(["Hello, Ada!"])
+    await waitFor(() => expect(screen.queryByTestId("accept")).toBeNull())
+  })
+})
