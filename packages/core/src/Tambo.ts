@@ -529,7 +529,12 @@ export const make = (
           (error) => isTamboError(error) && (error._tag === "TransportError" || error._tag === "CallbackError")
         ))
         ? Effect.void
-        : Reconcile.reconcileThread(threadId, withCredentials((c) => transport.retrieveThread(c, threadId)), apply).pipe(
+        : Reconcile.reconcileThread(
+          threadId,
+          withCredentials((c) => transport.retrieveThread(c, threadId)),
+          // Recorded as the run records: its cost is the thread it touches, not the store.
+          (actions) => record(threadId, actions)
+        ).pipe(
           Effect.withParentSpan(runSpan)
         )
     // What runs record goes in one store update with whatever concurrent runs record in the

@@ -1049,20 +1049,28 @@ const decodeSseBody = <E>(
   const reader = body.getReader()
   let ended = false
   let sawEvent = false
-  const read = Effect.async<ReadableStreamReadResult<Uint8Array>, E>((resume) => {
-    reader.read().then(
-      (result) => resume(Effect.succeed(result)),
-      (cause) => resume(Effect.fail(onError(cause)))
-    )
-  })
-  const idleRead = Effect.timeoutFail(read, { duration: timeouts.idle, onTimeout: timeouts.idleTimeout })
+  // A plain timer per read, on real time (Effect.timeoutFail races a fiber per read: see the
+  // bench notes).
+  const readWithin = (millis: number, onTimeout: () => TransportError) =>
+    Effect.async<ReadableStreamReadResult<Uint8Array>, E | TransportError>((resume) => {
+      const timer = setTimeout(() => resume(Effect.fail(onTimeout())), millis)
+      reader.read().then(
+        (result) => {
+          clearTimeout(timer)
+          resume(Effect.succeed(result))
+        },
+        (cause) => {
+          clearTimeout(timer)
+          resume(Effect.fail(onError(cause)))
+        }
+      )
+      return Effect.sync(() => clearTimeout(timer))
+    })
+  const idleMillis = Duration.toMillis(timeouts.idle)
+  const idleRead = readWithin(idleMillis, timeouts.idleTimeout)
   const firstRead = Effect.flatMap(
     Clock.currentTimeMillis,
-    (now) =>
-      Effect.timeoutFail(read, {
-        duration: Duration.millis(Math.max(0, timeouts.firstEventBy() - now)),
-        onTimeout: timeouts.firstByte
-      })
+    (now) => readWithin(Math.max(0, timeouts.firstEventBy() - now), timeouts.firstByte)
   )
   const loop: Channel.Channel<
     Chunk.Chunk<RunStreamEvent>,
