@@ -1188,8 +1188,11 @@ export const make = (
         }
         // A request whose stream ends early tells the server before its connection closes.
         const beforeAbort = Effect.withParentSpan(Effect.suspend(cancelOnServer), runSpan)
+        // After RUN_FINISHED the run waits for nothing more from the response: a server that keeps
+        // it open is not waited for.
+        const finished = () => run.finished
         // The step's span is the parent of its request's.
-        const hooksOf = (span: Tracer.Span): Transport.RunHooks => ({ registerAbort, onOpen, span, beforeAbort })
+        const hooksOf = (span: Tracer.Span): Transport.RunHooks => ({ registerAbort, onOpen, span, beforeAbort, finished })
 
         const continueWith = (results: ReadonlyArray<Types.ToolResultContent>, hooks: Transport.RunHooks) =>
           Auth.withCredentialsStream(auth, (c) =>

@@ -149,6 +149,14 @@ export interface RunHooks {
    */
   readonly beforeAbort?: Effect.Effect<void>
   /**
+   * Whether the run has all it waits for from this response (it saw
+   * `RUN_FINISHED`): the rest of the body is then waited for at most a
+   * second, and a server that keeps the stream open past it is hung up on.
+   *
+   * @since 0.2.0
+   */
+  readonly finished?: () => boolean
+  /**
    * The parent of the request's span, when the caller traces the run with a
    * span it does not put in the stream's context.
    */
@@ -640,6 +648,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       // that let our own timeout pass is not asked again (the run may have started there).
       const open = retrying(attempt, schedule, retryableRun)
       const timeouts: ReadTimeouts = {
+        finished: hooks?.finished,
         firstEventBy: () => openedAt + Duration.toMillis(config.firstByteTimeout),
         firstByte: firstByteTimeout,
         idle: config.idleTimeout,
@@ -1021,12 +1030,23 @@ const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStr
  * left of the first-byte timeout; after it, the idle timeout, per network read.
  */
 interface ReadTimeouts {
+  /** Whether the run has all it waits for: the rest of the body gets `lingerMillis`. */
+  readonly finished: (() => boolean) | undefined
   /** When the first event is due (Clock milliseconds). */
   readonly firstEventBy: () => number
   readonly firstByte: () => TransportError
   readonly idle: Duration.Duration
   readonly idleTimeout: () => TransportError
 }
+
+/** How long a body is read once its run finished: the API ends it right after `RUN_FINISHED`. */
+const lingerMillis = 1_000
+
+const lingeredTooLong = (): TransportError =>
+  new TransportError({
+    reason: "Timeout",
+    message: "The server kept the run's stream open after RUN_FINISHED"
+  })
 
 /**
  * Decodes a web byte stream into run events in one stage: each read is
@@ -1068,6 +1088,7 @@ const decodeSseBody = <E>(
     })
   const idleMillis = Duration.toMillis(timeouts.idle)
   const idleRead = readWithin(idleMillis, timeouts.idleTimeout)
+  const lingerRead = readWithin(lingerMillis, lingeredTooLong)
   const firstRead = Effect.flatMap(
     Clock.currentTimeMillis,
     (now) => readWithin(Math.max(0, timeouts.firstEventBy() - now), timeouts.firstByte)
@@ -1079,7 +1100,9 @@ const decodeSseBody = <E>(
     unknown,
     void,
     unknown
-  > = Channel.flatMap(Channel.fromEffect(Effect.suspend(() => sawEvent ? idleRead : firstRead)), (result) => {
+  > = Channel.flatMap(Channel.fromEffect(Effect.suspend(() =>
+    !sawEvent ? firstRead : timeouts.finished?.() === true ? lingerRead : idleRead
+  )), (result) => {
     if (result.done) {
       ended = true
       onEnd()

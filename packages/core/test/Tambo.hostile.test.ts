@@ -33,3 +33,21 @@ describe("a run's own timeouts", () => {
       expect([...types].at(-1)).toBe("RUN_FINISHED")
     }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { idleTimeout: 600 })))))
 })
+
+describe("a run settles at RUN_FINISHED", () => {
+  it.live("a server that keeps the stream open after RUN_FINISHED: the run ends without waiting for idleTimeout", () =>
+    Effect.gen(function* () {
+      server().setScript((request) => [
+        Script.text("done"),
+        Script.event({ type: "RUN_FINISHED", threadId: request.threadId, runId: request.runId }),
+        Script.hang()
+      ])
+      const tambo = yield* Tambo.Tambo
+      // Bounded far below the idle timeout: a run that waits for the connection fails here.
+      const types = yield* Stream.runCollect(Stream.map(tambo.run("hi"), (event) => event.event.type)).pipe(
+        Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the run waited for the connection") })
+      )
+      expect([...types].at(-1)).toBe("RUN_FINISHED")
+      expect([...types].filter((type) => type === "RUN_FINISHED")).toHaveLength(1)
+    }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { idleTimeout: 120_000, reconcileAfterRun: false })))))
+})
