@@ -945,6 +945,11 @@ export const make = (
           return Chunk.unsafeFromArray(out)
         }
 
+        const startedByHeaders = (events: ReadonlyArray<Transport.RunStreamEvent>): ReadonlyArray<Transport.RunStreamEvent> =>
+          run.serverThreadId === undefined || run.runId === undefined || events[0]!.type === "RUN_STARTED"
+            ? events
+            : [{ type: "RUN_STARTED", threadId: run.serverThreadId, runId: run.runId }, ...events]
+
         // Every chunk is recorded by a plain function of it where the store allows. A stage that
         // waits for the store's batch holds its chunk meanwhile, and so does every concurrent run
         // waiting for the same batch: their events outlive young collections (in 100 concurrent
@@ -955,6 +960,9 @@ export const make = (
             // The transport's empty chunk after each read: nothing to record or pass on.
             if (events.length === 0) return stepLoop
             const from = run.threadId
+            // A new thread's run named by its response's headers but not by a RUN_STARTED: it
+            // starts as the headers say.
+            if (ClientState.isLocalThreadId(from)) events = startedByHeaders(events)
             const end = track(events)
             // Nothing after the step's end is the run's: neither recorded nor passed on.
             if (end >= 0 && end < events.length - 1) events = events.slice(0, end + 1)

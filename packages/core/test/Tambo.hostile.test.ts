@@ -1,6 +1,6 @@
 // A run against a server that misbehaves: a typed outcome, the server told, the thread usable.
 import { describe, expect, it } from "@effect/vitest"
-import { Script } from "@tambo-effect/testing"
+import { HostileServer, Script } from "@tambo-effect/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -50,4 +50,35 @@ describe("a run settles at RUN_FINISHED", () => {
       expect([...types].at(-1)).toBe("RUN_FINISHED")
       expect([...types].filter((type) => type === "RUN_FINISHED")).toHaveLength(1)
     }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { idleTimeout: 120_000, reconcileAfterRun: false })))))
+})
+
+describe("a run the server does not start with RUN_STARTED", () => {
+  it.scoped("a new thread named only by X-Thread-Id and X-Run-Id: the run starts as the headers say", () =>
+    Effect.gen(function* () {
+      const hostile = yield* HostileServer.scoped
+      const text = (type: string, extra: object = {}) => JSON.stringify({ type, messageId: "m-1", ...extra })
+      hostile.respond(HostileServer.frames(
+        [
+          text("TEXT_MESSAGE_START", { role: "assistant" }),
+          text("TEXT_MESSAGE_CONTENT", { delta: "hello" }),
+          text("TEXT_MESSAGE_END"),
+          JSON.stringify({ type: "RUN_FINISHED", threadId: "thr_h", runId: "run_h" })
+        ],
+        { headers: { "x-thread-id": "thr_h", "x-run-id": "run_h" } }
+      ))
+      const events = yield* Effect.flatMap(Tambo.Tambo, (tambo) => Stream.runCollect(tambo.run("hi"))).pipe(
+        Effect.provide(Tambo.layer({ apiKey: "api-key", tamboUrl: hostile.url, userKey: "user-1", maxRetries: 0, reconcileAfterRun: false }))
+      )
+      const all = [...events]
+      expect(all.map((e) => e.event.type)).toEqual([
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED"
+      ])
+      expect(all.at(-1)!.threadId).toBe("thr_h")
+      expect(all.at(-1)!.snapshot.id).toBe("thr_h")
+      expect(all.at(-1)!.snapshot.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+    }))
 })
