@@ -1043,6 +1043,8 @@ export const make = (
             (span) => {
               run.stepSpan = span
               openStep = span
+              // Nothing of this step has finished yet, whether or not its server says RUN_STARTED.
+              run.finished = false
               return Channel.pipeTo(Stream.toChannel(open(hooksOf(span))), stepLoop)
             }
           ))))

@@ -1,6 +1,7 @@
 // A run against a server that misbehaves: a typed outcome, the server told, the thread usable.
 import { describe, expect, it } from "@effect/vitest"
 import { HostileServer, Script } from "@tambo-effect/testing"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -80,5 +81,60 @@ describe("a run the server does not start with RUN_STARTED", () => {
       expect(all.at(-1)!.threadId).toBe("thr_h")
       expect(all.at(-1)!.snapshot.id).toBe("thr_h")
       expect(all.at(-1)!.snapshot.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+    }))
+})
+
+describe("a continuation the server does not start with RUN_STARTED", () => {
+  it.scoped("the step before it finished, this one has not: a stall is the idle timeout, not the end of the run", () =>
+    Effect.gen(function* () {
+      const hostile = yield* HostileServer.scoped
+      const e = (value: object) => JSON.stringify(value)
+      hostile.respond(
+        HostileServer.frames(
+          [
+            e({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }),
+            e({ type: "TOOL_CALL_START", toolCallId: "call_0", toolCallName: "echo", parentMessageId: "m-1" }),
+            e({ type: "TOOL_CALL_ARGS", toolCallId: "call_0", delta: "{}" }),
+            e({ type: "TOOL_CALL_END", toolCallId: "call_0" }),
+            e({
+              type: "CUSTOM",
+              name: "tambo.run.awaiting_input",
+              value: { pendingToolCalls: [{ toolCallId: "call_0", toolName: "echo", arguments: "{}" }] }
+            }),
+            e({ type: "RUN_FINISHED", threadId: "thr_c", runId: "run_1" })
+          ],
+          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_1" } }
+        ),
+        // The continuation: a reply begun with no RUN_STARTED, then nothing.
+        HostileServer.framesThenStall(
+          [e({ type: "TEXT_MESSAGE_START", messageId: "m-2", role: "assistant" })],
+          { "x-thread-id": "thr_c", "x-run-id": "run_2" }
+        ),
+        // The DELETE the run's end sends.
+        HostileServer.status(404)
+      )
+      const exit = yield* Effect.flatMap(Tambo.Tambo, (tambo) => Stream.runDrain(tambo.run("hi"))).pipe(
+        Effect.provide(Tambo.layer({
+          apiKey: "api-key",
+          tamboUrl: hostile.url,
+          userKey: "user-1",
+          maxRetries: 0,
+          idleTimeout: 2_500,
+          reconcileAfterRun: false,
+          tools: [{
+            name: "echo",
+            description: "echoes",
+            inputSchema: { type: "object", properties: {} },
+            tool: () => "echoed"
+          }]
+        })),
+        Effect.exit
+      )
+      expect(exit._tag).toBe("Failure")
+      const error = exit._tag === "Failure" ? Cause.squash(exit.cause) : undefined
+      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Timeout" })
+      expect((error as Error).message).toContain("idleTimeout (2500 ms)")
+      // This step had not finished: its run is cancelled on the server.
+      expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`).at(-1)).toBe("DELETE /v1/threads/thr_c/runs/run_2")
     }))
 })
