@@ -131,9 +131,9 @@ describe("a continuation the server does not start with RUN_STARTED", () => {
         Effect.exit
       )
       expect(exit._tag).toBe("Failure")
-      const error = exit._tag === "Failure" ? Cause.squash(exit.cause) : undefined
+      const error = (exit._tag === "Failure" ? Cause.squash(exit.cause) : undefined) as Error
       expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Timeout" })
-      expect((error as Error).message).toContain("idleTimeout (2500 ms)")
+      expect(error.message).toContain("idleTimeout (2500 ms)")
       // This step had not finished: its run is cancelled on the server.
       expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`).at(-1)).toBe("DELETE /v1/threads/thr_c/runs/run_2")
     }))
