@@ -740,7 +740,9 @@ export const make = (
           if (runId === undefined || threadId === undefined || run.finished || run.cancelSent) return Effect.void
           run.cancelSent = true
           return Effect.ignore(
-            withCredentials((c) => transport.cancelRun(c, threadId, runId)).pipe(Effect.timeout(cancelTimeout))
+            // Interruptible: this runs in finalizers, where an uninterruptible request would outlast the
+            // bound (a server that never answered held the run's end until the REST timeout).
+            withCredentials((c) => transport.cancelRun(c, threadId, runId)).pipe(Effect.interruptible, Effect.timeout(cancelTimeout))
           )
         }
 

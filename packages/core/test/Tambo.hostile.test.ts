@@ -85,7 +85,7 @@ describe("a run the server does not start with RUN_STARTED", () => {
 })
 
 describe("a continuation the server does not start with RUN_STARTED", () => {
-  it.scoped("the step before it finished, this one has not: a stall is the idle timeout, not the end of the run", () =>
+  it.scopedLive("the step before it finished, this one has not: a stall is the idle timeout, not the end of the run", () =>
     Effect.gen(function* () {
       const hostile = yield* HostileServer.scoped
       const e = (value: object) => JSON.stringify(value)
@@ -110,8 +110,8 @@ describe("a continuation the server does not start with RUN_STARTED", () => {
           [e({ type: "TEXT_MESSAGE_START", messageId: "m-2", role: "assistant" })],
           { "x-thread-id": "thr_c", "x-run-id": "run_2" }
         ),
-        // The DELETE the run's end sends.
-        HostileServer.status(404)
+        // The DELETE the run's end sends gets no answer: its bound (3 s) ends the wait.
+        HostileServer.silent()
       )
       const exit = yield* Effect.flatMap(Tambo.Tambo, (tambo) => Stream.runDrain(tambo.run("hi"))).pipe(
         Effect.provide(Tambo.layer({
@@ -136,5 +136,38 @@ describe("a continuation the server does not start with RUN_STARTED", () => {
       expect(error.message).toContain("idleTimeout (2500 ms)")
       // This step had not finished: its run is cancelled on the server.
       expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`).at(-1)).toBe("DELETE /v1/threads/thr_c/runs/run_2")
+    }))
+})
+
+describe("what a run's end asks the server is bounded", () => {
+  it.scopedLive("a read of the thread the server never answers: the run ends after the read's bound", () =>
+    Effect.gen(function* () {
+      const hostile = yield* HostileServer.scoped
+      const e = (value: object) => JSON.stringify(value)
+      hostile.respond(
+        HostileServer.frames(
+          [
+            e({ type: "RUN_STARTED", threadId: "thr_r", runId: "run_r" }),
+            e({ type: "TEXT_MESSAGE_START", messageId: "m-1", role: "assistant" }),
+            e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-1", delta: "hi" }),
+            e({ type: "TEXT_MESSAGE_END", messageId: "m-1" }),
+            e({ type: "RUN_FINISHED", threadId: "thr_r", runId: "run_r" })
+          ],
+          { headers: { "x-thread-id": "thr_r", "x-run-id": "run_r" } }
+        ),
+        // The reconciliation's GET of the thread.
+        HostileServer.silent()
+      )
+      const types = yield* Effect.flatMap(Tambo.Tambo, (tambo) =>
+        Stream.runCollect(Stream.map(tambo.run("hi"), (event) => event.event.type))).pipe(
+          Effect.provide(Tambo.layer({ apiKey: "api-key", tamboUrl: hostile.url, userKey: "user-1", maxRetries: 0 })),
+          // Far below the REST timeout (60 s) the read would otherwise wait for.
+          Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("the run's end waited for the read") })
+        )
+      expect([...types].at(-1)).toBe("RUN_FINISHED")
+      expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`)).toEqual([
+        "POST /v1/threads/runs",
+        "GET /v1/threads/thr_r"
+      ])
     }))
 })

@@ -288,6 +288,9 @@ export const reconcileThread = (
   apply: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<unknown>
 ): Effect.Effect<void> =>
   read.pipe(
+    // Interruptible: a run's end reads in its finalizer, where an uninterruptible request would
+    // outlast the bound.
+    Effect.interruptible,
     Effect.timeout(reconcileTimeout),
     Effect.flatMap((remote) => apply([reconcileAction(threadId, remote)])),
     Effect.ignore
