@@ -1,11 +1,9 @@
 // beforeRun and context helpers that throw or reject: the run rejects with a CallbackError, the
 // thread stays usable, the next run is unaffected, and nothing is left unhandled.
-import * as Tool from "@tambo-effect/core/Tool"
 import { Script } from "@tambo-effect/testing"
-import * as Schema from "effect/Schema"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { CallbackError, isTamboClientError, type TamboClient } from "../src/index.js"
-import { makeClient, settle, texts, useServer } from "./helpers.js"
+import { guardedWeather, makeClient, settle, texts, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -106,16 +104,7 @@ describe("an onApproval that throws", () => {
     )
     const calls: Array<string> = []
     const client = makeClient(server(), {
-      tools: [Tool.make({
-        name: "get_weather",
-        description: "Current weather in a city",
-        input: Schema.Struct({ city: Schema.String }),
-        needsApproval: true,
-        execute: ({ city }) => {
-          calls.push(city)
-          return { city, temperature: 21 }
-        }
-      })],
+      tools: [guardedWeather(calls)],
       onApproval: () => {
         throw new Error("boom: handler broke")
       }

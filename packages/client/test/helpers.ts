@@ -1,4 +1,6 @@
+import * as Tool from "@tambo-effect/core/Tool"
 import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import * as Schema from "effect/Schema"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import { z } from "zod"
 import { TamboClient, type TamboClientOptions, type TamboThreadMessage, type TamboTool } from "../src/index.js"
@@ -75,3 +77,16 @@ export const texts = (messages: ReadonlyArray<TamboThreadMessage>) =>
   messages.map((message) =>
     `${message.role}: ${message.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("")}`
   )
+
+/** A weather tool that needs approval; each run of it pushes its city to `calls`. */
+export const guardedWeather = (calls: Array<string>) =>
+  Tool.make({
+    name: "get_weather",
+    description: "Current weather in a city",
+    input: Schema.Struct({ city: Schema.String }),
+    needsApproval: true,
+    execute: ({ city }) => {
+      calls.push(city)
+      return { city, temperature: 21 }
+    }
+  })

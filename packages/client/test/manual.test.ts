@@ -1,10 +1,8 @@
 // Manual tool execution, approvals and busy policies, through the facade.
-import * as Tool from "@tambo-effect/core/Tool"
 import { Script } from "@tambo-effect/testing"
-import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
 import type { PendingToolCallInfo, StreamEvent, TamboTool } from "../src/index.js"
-import { makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
+import { guardedWeather, makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -16,17 +14,7 @@ const weatherScript = () =>
       : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
   )
 
-const guardedWeather = (calls: Array<string>) =>
-  Tool.make({
-    name: "get_weather",
-    description: "Current weather in a city",
-    input: Schema.Struct({ city: Schema.String }),
-    needsApproval: true,
-    execute: ({ city }) => {
-      calls.push(city)
-      return { city, temperature: 21 }
-    }
-  })
+
 
 describe("manual tool execution", () => {
   it("autoExecuteTools: false ends with the pending calls; continueRun answers them", async () => {
