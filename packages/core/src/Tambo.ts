@@ -836,13 +836,11 @@ export const make = (
 
         const tools = yield* registry.toApiTools
         const components = yield* registry.toApiComponents
-        const previousRunId = existing === undefined
-          ? undefined
-          : (yield* store.getThread(existing))?.lastCompletedRunId
-        const at0 = yield* now
-
+        // The thread as the run finds it: the run it follows, and the calls the server waits on.
         const before = existing === undefined ? undefined : yield* store.getThread(existing)
+        const previousRunId = before?.lastCompletedRunId
         if (before !== undefined) run.awaiting = before.pendingToolCalls
+        const at0 = yield* now
 
         let firstMessage: Transport.InputMessage
         let additionalContext: Record<string, unknown> | undefined

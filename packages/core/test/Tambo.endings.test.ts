@@ -70,6 +70,17 @@ const lastText = (thread: Types.TamboThread) => {
   return block?.type === "text" ? block.text : undefined
 }
 
+/** Runs "go", cancels it once its tool started, and returns its thread once the run failed. */
+const cancelledWhileToolRuns = (tambo: Tambo.Tambo.Service, started: Deferred.Deferred<void>) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("go")))
+    yield* Deferred.await(started)
+    const threadId = (yield* tambo.state).currentThreadId
+    yield* tambo.cancelRun(threadId)
+    yield* Fiber.join(fiber).pipe(Effect.flip)
+    return threadId
+  })
+
 describe("a tool round that ends early leaves its thread usable", () => {
   it.live("cancelled while its tools run: the calls stay pending, continueRun answers them", () =>
     Effect.gen(function* () {
@@ -77,11 +88,7 @@ describe("a tool round that ends early leaves its thread usable", () => {
       server().setScript(waitThenQuote)
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("go")))
-        yield* Deferred.await(started)
-        const threadId = (yield* tambo.state).currentThreadId
-        yield* tambo.cancelRun(threadId)
-        yield* Fiber.join(fiber).pipe(Effect.flip)
+        const threadId = yield* cancelledWhileToolRuns(tambo, started)
         const pending = yield* tambo.getPendingToolCalls(threadId)
         expect(pending.map((p) => p.toolName)).toEqual(["wait"])
         expect(server().threads.get(threadId)!.pendingToolCallIds).toEqual([pending[0]!.toolCallId])
@@ -97,11 +104,7 @@ describe("a tool round that ends early leaves its thread usable", () => {
       server().setScript(waitThenQuote)
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("go")))
-        yield* Deferred.await(started)
-        const threadId = (yield* tambo.state).currentThreadId
-        yield* tambo.cancelRun(threadId)
-        yield* Fiber.join(fiber).pipe(Effect.flip)
+        const threadId = yield* cancelledWhileToolRuns(tambo, started)
         const [call] = yield* tambo.getPendingToolCalls(threadId)
 
         const events = yield* runAll("next", { threadId })

@@ -42,6 +42,14 @@ const expectSameAsServer = (threadId: string) =>
     expect(shape(threadOf(state, threadId).thread.messages)).toEqual(serverShape(server(), threadId))
   })
 
+/** Two rounds, both calling `call_0` (Paris, then Lyon), then a reply quoting the last result. */
+const twoRoundsOfCall0: Script.ScriptFn = (request) =>
+  request.toolResults.length === 0
+    ? [Script.toolCall("get_weather", { city: "Paris" }, { id: "call_0" })]
+    : request.toolResults[0]!.text.includes("Paris")
+    ? [Script.toolCall("get_weather", { city: "Lyon" }, { id: "call_0" })]
+    : [Script.text(`It is ${request.toolResults[0]!.text}`)]
+
 describe("Tambo.run tool rounds", () => {
   it.live("runs of two threads that both call call_0 each run the tool with their own arguments and get their own result", () => {
     const { cities, tool } = recordingWeather()
@@ -69,13 +77,7 @@ describe("Tambo.run tool rounds", () => {
   it.live("two rounds of one run that both call call_0 both run the tool", () => {
     const { cities, tool } = recordingWeather()
     return Effect.gen(function* () {
-      server().setScript((request) =>
-        request.toolResults.length === 0
-          ? [Script.toolCall("get_weather", { city: "Paris" }, { id: "call_0" })]
-          : request.toolResults[0]!.text.includes("Paris")
-          ? [Script.toolCall("get_weather", { city: "Lyon" }, { id: "call_0" })]
-          : [Script.text(`It is ${request.toolResults[0]!.text}`)]
-      )
+      server().setScript(twoRoundsOfCall0)
       const events = yield* runAll("weather?")
       expect(cities).toEqual(["Paris", "Lyon"])
       const { snapshot, threadId } = events.at(-1)!
@@ -102,13 +104,7 @@ describe("Tambo.run tool rounds", () => {
     const { tool } = recordingWeather()
     const layer = () => tamboLayer(server(), { tools: [tool] })
     return Effect.gen(function* () {
-      server().setScript((request) =>
-        request.toolResults.length === 0
-          ? [Script.toolCall("get_weather", { city: "Paris" }, { id: "call_0" })]
-          : request.toolResults[0]!.text.includes("Paris")
-          ? [Script.toolCall("get_weather", { city: "Lyon" }, { id: "call_0" })]
-          : [Script.text(`It is ${request.toolResults[0]!.text}`)]
-      )
+      server().setScript(twoRoundsOfCall0)
       const threadId = yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const first = yield* runAll("weather?", { autoExecuteTools: false })
