@@ -154,6 +154,13 @@ export interface ThreadInternal {
    * later LOAD_THREAD_MESSAGES swaps each for the server's copy.
    */
   readonly optimisticMessageIds?: ReadonlyArray<string>
+  /**
+   * Position of the user message that opened the current turn. A message the
+   * server names with an id from before it belongs to an earlier reply.
+   */
+  readonly turnStart?: number
+  /** Ids the server reused from an earlier turn → the message of this turn that holds their events. */
+  readonly messageAliases?: ReadonlyMap<string, string>
 }
 
 /**
@@ -536,6 +543,8 @@ class ThreadDraft {
   ephemeralMessageId: string | undefined
   redirectTo: string | undefined
   optimisticMessageIds: ReadonlyArray<string>
+  turnStart: number | undefined
+  messageAliases: ReadonlyMap<string, string>
   lastCompletedRunId: string | undefined
   pendingToolCalls: ReadonlyArray<PendingToolCall>
   anomalies: ReadonlyArray<Anomaly>
@@ -563,6 +572,8 @@ class ThreadDraft {
     this.ephemeralMessageId = internal.ephemeralMessageId
     this.redirectTo = internal.redirectTo
     this.optimisticMessageIds = Array.isArray(internal.optimisticMessageIds) ? internal.optimisticMessageIds : []
+    this.turnStart = typeof internal.turnStart === "number" ? internal.turnStart : undefined
+    this.messageAliases = internal.messageAliases instanceof Map ? internal.messageAliases : emptyIndex
     this.lastCompletedRunId = base.lastCompletedRunId
     this.pendingToolCalls = Array.isArray(base.pendingToolCalls) ? base.pendingToolCalls : []
     this.anomalies = Array.isArray(base.anomalies) ? base.anomalies : []
@@ -760,8 +771,9 @@ class ThreadDraft {
     this.changed = true
   }
 
-  /** Position of a message, or -1. */
-  findMessage(id: string): number {
+  /** Position of a message (or of the message this turn gave its reused id), or -1. */
+  findMessage(messageId: string): number {
+    const id = this.resolveMessageId(messageId)
     const index = this.messageIndex.get(id)
     if (index === undefined) return -1
     if (this.thread.messages[index]?.id === id) return index
@@ -831,6 +843,7 @@ class ThreadDraft {
     this.thread = thread
     this.threadOwned = false
     this.messagesOwned = false
+    this.forgetTurn()
     this.rebuildIndex()
   }
 
@@ -839,7 +852,31 @@ class ThreadDraft {
     const thread = this.ownThread()
     thread.messages = messages
     this.messagesOwned = true
+    this.forgetTurn()
     this.rebuildIndex()
+  }
+
+  /** The id this turn's events under `id` are held under (see `claimMessageId`). */
+  resolveMessageId(id: string): string {
+    return this.messageAliases.size === 0 ? id : this.messageAliases.get(id) ?? id
+  }
+
+  setMessageAlias(id: string, alias: string): void {
+    this.changed = true
+    this.messageAliases = new Map(this.messageAliases).set(id, alias)
+  }
+
+  /** A user message opens a turn: ids from before it are an earlier reply's. */
+  startTurn(userMessageIndex: number): void {
+    this.changed = true
+    this.turnStart = userMessageIndex
+    if (this.messageAliases.size > 0) this.messageAliases = emptyIndex
+  }
+
+  /** New messages from the server: positions and ids are its own again. */
+  private forgetTurn(): void {
+    this.turnStart = undefined
+    this.messageAliases = emptyIndex
   }
 
   uniqueMessageId(candidate: string): string {
@@ -892,7 +929,9 @@ class ThreadDraft {
       openComponents: this.openComponents,
       ...(this.ephemeralMessageId === undefined ? {} : { ephemeralMessageId: this.ephemeralMessageId }),
       ...(this.redirectTo === undefined ? {} : { redirectTo: this.redirectTo }),
-      ...(this.optimisticMessageIds.length === 0 ? {} : { optimisticMessageIds: this.optimisticMessageIds })
+      ...(this.optimisticMessageIds.length === 0 ? {} : { optimisticMessageIds: this.optimisticMessageIds }),
+      ...(this.turnStart === undefined ? {} : { turnStart: this.turnStart }),
+      ...(this.messageAliases.size === 0 ? {} : { messageAliases: this.messageAliases })
     }
     return {
       thread: this.thread,
@@ -962,23 +1001,40 @@ const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">): void => {
   d.setPendingToolCalls([])
 }
 
+/**
+ * Where a run's event that names message `messageId` puts it: its position,
+ * or -1 when the message is new. An id from before the turn's user message
+ * is an earlier reply's, reused by the server: the event opens a message of
+ * this turn, which the id's later events then find (an anomaly, never more
+ * text in history).
+ */
+const claimMessageId = (d: ThreadDraft, messageId: string, eventType: string, at: number): number => {
+  const index = d.findMessage(messageId)
+  if (index < 0 || d.turnStart === undefined || index >= d.turnStart) return index
+  const alias = d.uniqueMessageId(messageId)
+  d.anomaly(eventType, `message ${messageId} is from an earlier turn; this turn's message is ${alias}`, at)
+  d.setMessageAlias(messageId, alias)
+  return -1
+}
+
 const handleTextMessageStart = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_START">, at: number): void => {
   const isAssistant = event.role !== "user"
-  const existing = d.findMessage(event.messageId)
+  const existing = isAssistant ? claimMessageId(d, event.messageId, event.type, at) : d.findMessage(event.messageId)
+  const messageId = d.resolveMessageId(event.messageId)
   if (isAssistant && existing < 0 && d.ephemeralMessageId !== undefined) {
     // Reasoning arrived before the text: its message takes the real id.
     const ephemeral = d.findMessage(d.ephemeralMessageId)
     const reasoning = ephemeral < 0 ? undefined : d.messages[ephemeral]!.reasoning
     if (reasoning !== undefined && reasoning.length > 0) {
-      d.renameMessage(ephemeral, event.messageId)
+      d.renameMessage(ephemeral, messageId)
       d.setEphemeral(undefined)
-      d.ownStreaming().messageId = event.messageId
+      d.ownStreaming().messageId = messageId
       return
     }
   }
   if (existing < 0) {
     d.appendMessage({
-      id: event.messageId,
+      id: messageId,
       role: isAssistant ? "assistant" : "user",
       content: [],
       createdAt: isoFromEpochMs(at)
@@ -986,7 +1042,7 @@ const handleTextMessageStart = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_STA
   } else {
     d.ownThread()
   }
-  d.ownStreaming().messageId = event.messageId
+  d.ownStreaming().messageId = messageId
 }
 
 const handleTextMessageContent = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_CONTENT">, at: number): void =>
@@ -1018,7 +1074,7 @@ const appendText = (d: ThreadDraft, messageId: string, delta: string, count: num
 
 const handleTextMessageEnd = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_END">, at: number): void => {
   const active = d.streaming.messageId
-  if (active !== undefined && active !== event.messageId) {
+  if (active !== undefined && active !== d.resolveMessageId(event.messageId)) {
     return d.anomaly(event.type, `message ${event.messageId} ended while ${active} is streaming`, at)
   }
   if (active !== undefined) delete d.ownStreaming().messageId
@@ -1166,13 +1222,13 @@ const handleToolCallResult = (d: ThreadDraft, event: EventOf<"TOOL_CALL_RESULT">
     toolUseId: event.toolCallId,
     content: toolResultContentFromEvent(event.content)
   }
-  const index = d.findMessage(event.messageId)
+  const index = claimMessageId(d, event.messageId, event.type, at)
   if (index >= 0) {
     d.appendBlock(index, block)
   } else {
     // The API stores a tool's result as a message of its own, which it
     // returns with role "assistant".
-    d.appendMessage({ id: event.messageId, role: "assistant", content: [block], createdAt: isoFromEpochMs(at) })
+    d.appendMessage({ id: d.resolveMessageId(event.messageId), role: "assistant", content: [block], createdAt: isoFromEpochMs(at) })
   }
   d.removePendingToolCall(event.toolCallId)
 }
@@ -1180,7 +1236,7 @@ const handleToolCallResult = (d: ThreadDraft, event: EventOf<"TOOL_CALL_RESULT">
 /** The message reasoning attaches to, creating one if the run has none yet. */
 const reasoningMessage = (d: ThreadDraft, messageId: string | undefined, at: number): number => {
   if (messageId !== undefined) {
-    const index = d.findMessage(messageId)
+    const index = claimMessageId(d, messageId, "REASONING_MESSAGE", at)
     if (index >= 0 && d.messages[index]!.role === "assistant") return index
   }
   const active = d.streaming.messageId
@@ -1192,7 +1248,7 @@ const reasoningMessage = (d: ThreadDraft, messageId: string | undefined, at: num
   if (last >= 0 && d.messages[last]!.role === "assistant") return last
   // Deterministic stand-in id; TEXT_MESSAGE_START later gives it the real one.
   const id = messageId !== undefined && d.findMessage(messageId) < 0
-    ? messageId
+    ? d.resolveMessageId(messageId)
     : d.uniqueMessageId(`ephemeral_${d.streaming.runId ?? "run"}_${d.messages.length}`)
   const index = d.appendMessage({ id, role: "assistant", content: [], createdAt: isoFromEpochMs(at) })
   d.ownStreaming().messageId = id
@@ -1228,10 +1284,10 @@ const handleComponentStart = (d: ThreadDraft, event: Events.ComponentStartEvent,
   if (d.findBlock("component", componentId) !== undefined) {
     return d.anomaly(event.name, `component ${componentId} started twice`, at)
   }
-  let index = d.findMessage(messageId)
+  let index = claimMessageId(d, messageId, event.name, at)
   if (index < 0) {
     // Components may start before (or without) any text of their message.
-    index = d.appendMessage({ id: messageId, role: "assistant", content: [], createdAt: isoFromEpochMs(at) })
+    index = d.appendMessage({ id: d.resolveMessageId(messageId), role: "assistant", content: [], createdAt: isoFromEpochMs(at) })
   }
   const block: TamboComponentContent = {
     type: "component",
@@ -1360,12 +1416,12 @@ const handleAwaitingInput = (d: ThreadDraft, event: Events.RunAwaitingInputEvent
 
 const handleMessageParent = (d: ThreadDraft, event: Events.MessageParentEvent, at: number): void => {
   const { messageId, parentMessageId } = event.value
-  const index = d.findMessage(messageId)
+  const index = claimMessageId(d, messageId, event.name, at)
   if (index >= 0) {
     d.ownMessage(index).parentMessageId = parentMessageId
   } else {
     // Sent before the message's own events: create it so they find it.
-    d.appendMessage({ id: messageId, role: "assistant", content: [], createdAt: isoFromEpochMs(at), parentMessageId })
+    d.appendMessage({ id: d.resolveMessageId(messageId), role: "assistant", content: [], createdAt: isoFromEpochMs(at), parentMessageId })
   }
 }
 
@@ -1587,11 +1643,11 @@ class Batch {
         if (d.findMessage(action.message.id) >= 0) {
           return d.anomaly(action.type, `message ${action.message.id} already exists`, action.at)
         }
-        d.appendMessage({
+        d.startTurn(d.appendMessage({
           ...action.message,
           content: action.message.content.slice(),
           createdAt: action.message.createdAt ?? isoFromEpochMs(action.at)
-        })
+        }))
         d.setOptimisticMessageIds([...d.optimisticMessageIds, action.message.id])
         // Upstream streams this message as start/content/end, which leaves no message open.
         if (d.streaming.messageId !== undefined) delete d.ownStreaming().messageId

@@ -1409,3 +1409,70 @@ describe("toIsoString", () => {
     expect(ClientState.toIsoString(Number.POSITIVE_INFINITY)).toBe("1970-01-01T00:00:00.000Z")
   })
 })
+
+describe("a message id reused from an earlier turn", () => {
+  // Turn one: u1, then the reply "m" (text, a component, a tool result under "m-tool").
+  const firstTurn = (): State =>
+    reduce(started(), events("t1", [
+      e.textStart("m"), e.text("m", "first"), e.textEnd("m"),
+      e.componentStart("m", "c1"), e.componentEnd("c1"),
+      e.toolResult("m-tool", "call-1", "ok"),
+      e.runFinished("t1")
+    ]))
+  const secondTurn = (list: ReadonlyArray<AnyEvent>): State =>
+    reduce(firstTurn(), [userMessage("t1", "u2", "again", 2000), ...events("t1", [e.runStarted("t1", "run2"), ...list], 3000)])
+  const ids = (s: State) => getMessages(s, "t1").map((m) => m.id)
+  const texts = (s: State) => getMessages(s, "t1").map((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join(""))
+
+  it("text under a reused id opens a message after the turn's question; its content and end find it", () => {
+    const s = secondTurn([e.textStart("m"), e.text("m", "second"), e.textEnd("m"), e.runFinished("t1", "run2")])
+    expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2", "m_2"])
+    expect(texts(s)).toEqual(["hi", "first", "", "again", "second"])
+    expect(thread(s, "t1").anomalies.map((a) => [a.eventType, a.reason])).toEqual([
+      ["TEXT_MESSAGE_START", "message m is from an earlier turn; this turn's message is m_2"]
+    ])
+    expect(thread(s, "t1").streaming.messageId).toBeUndefined()
+  })
+
+  it("a component, reasoning, a parent link and a tool result under reused ids stay out of history", () => {
+    const s = secondTurn([
+      e.reasoningStart("m"), e.reasoning("m", "hmm"), e.reasoningEnd("m"),
+      e.componentStart("m", "c2"), e.componentEnd("c2"),
+      e.parent("m", "u2"),
+      e.toolResult("m-tool", "call-2", "again"),
+      e.runFinished("t1", "run2")
+    ])
+    expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2", "m_2", "m-tool_2"])
+    const [, first, firstTool, , second, secondTool] = getMessages(s, "t1")
+    expect(first!.content.map((c) => c.type)).toEqual(["text", "component"])
+    expect(first!.reasoning).toBeUndefined()
+    expect(first!.parentMessageId).toBeUndefined()
+    expect(firstTool!.content).toHaveLength(1)
+    expect(second!.reasoning).toEqual(["hmm"])
+    expect(second!.content.map((c) => (c.type === "component" ? c.id : c.type))).toEqual(["c2"])
+    expect(second!.parentMessageId).toBe("u2")
+    expect(secondTool!.content).toMatchObject([{ type: "tool_result", toolUseId: "call-2" }])
+    expect(thread(s, "t1").anomalies).toHaveLength(2)
+  })
+
+  it("an id first used in this turn is merged as before, across the turn's steps", () => {
+    const s = secondTurn([
+      e.textStart("m2"), e.text("m2", "a"), e.textEnd("m2"),
+      e.runFinished("t1", "run2"), e.runStarted("t1", "run3"),
+      e.textStart("m2"), e.text("m2", "b"), e.textEnd("m2")
+    ])
+    expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2", "m2"])
+    expect(texts(s).at(-1)).toBe("ab")
+    expect(thread(s, "t1").anomalies).toEqual([])
+  })
+
+  it("the server's copy of the thread ends the aliases: its ids are the truth again", () => {
+    const s = secondTurn([e.textStart("m"), e.text("m", "second"), e.textEnd("m"), e.runFinished("t1", "run2")])
+    const server = { ...thread(s, "t1").thread, messages: getMessages(s, "t1").slice(0, 2) }
+    const reconciled = reduce(s, [
+      { type: "RECONCILE_THREAD", threadId: "t1", thread: server, pendingToolCallIds: [] },
+      ...events("t1", [e.text("m", "+")], 6000)
+    ])
+    expect(texts(reconciled)).toEqual(["hi", "first+"])
+  })
+})

@@ -5,6 +5,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import { fields, tamboLayer, useServer } from "./helpers.js"
 
@@ -170,4 +171,38 @@ describe("what a run's end asks the server is bounded", () => {
         "GET /v1/threads/thr_r"
       ])
     }))
+})
+
+describe("a message id the server reuses across runs", () => {
+  // Both replies name message `m-dup`: the second is a new message after the second question, not
+  // more text in the first reply.
+  const reply = (text: string) => (request: { readonly threadId: string; readonly runId: string }) => [
+    Script.event({ type: "RUN_STARTED", threadId: request.threadId, runId: request.runId }),
+    Script.event({ type: "TEXT_MESSAGE_START", messageId: "m-dup", role: "assistant" }),
+    Script.event({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-dup", delta: text }),
+    Script.event({ type: "TEXT_MESSAGE_END", messageId: "m-dup" }),
+    Script.event({ type: "RUN_FINISHED", threadId: request.threadId, runId: request.runId })
+  ]
+
+  it.live("the second reply is a message of its own, after the second question, and an anomaly says why", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript(reply("first"))
+      yield* Stream.runDrain(tambo.run("one"))
+      server().setScript(reply("second"))
+      yield* Stream.runDrain(tambo.run("two"))
+      const state = ClientState.getCurrentThreadState(yield* tambo.state)
+      const messages = state!.thread.messages.map((m) => ({
+        role: m.role,
+        text: m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("")
+      }))
+      expect(messages).toEqual([
+        { role: "user", text: "one" },
+        { role: "assistant", text: "first" },
+        { role: "user", text: "two" },
+        { role: "assistant", text: "second" }
+      ])
+      expect(new Set(state!.thread.messages.map((m) => m.id)).size).toBe(4)
+      expect(state!.anomalies.map((a) => a.reason).join("\n")).toContain("m-dup")
+    }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { reconcileAfterRun: false })))))
 })
