@@ -978,6 +978,34 @@ export class TamboClient {
   }
 
   // ---------------------------------------------------------------------------
+  // Component state
+  // ---------------------------------------------------------------------------
+
+  /**
+   * Replaces (`{ state }`) or patches (`{ patch }`, RFC 6902 operations) the
+   * state of a component block, on the server and then in the state;
+   * resolves with its new state. The model sees it in later runs, and a
+   * thread loaded again has it. Rejects with a `ConfigError`
+   * (`InvalidOption`) for a bad update (nothing is sent), an `ApiError`
+   * (404) for an unknown component, a `RunConflictError` while a run is
+   * active on the thread.
+   *
+   * @example
+   * ```ts
+   * await client.updateComponentState(threadId, "comp_1", { patch: [{ op: "add", path: "/favourite", value: true }] })
+   * ```
+   *
+   * @since 0.2.0
+   */
+  updateComponentState(
+    threadId: string,
+    componentId: string,
+    update: Transport.ComponentStateUpdate
+  ): Promise<Record<string, unknown>> {
+    return this.#promise(this.#tambo.updateComponentState(threadId, componentId, update))
+  }
+
+  // ---------------------------------------------------------------------------
   // State
   // ---------------------------------------------------------------------------
 
