@@ -550,3 +550,16 @@ export {
    */
   type UseTamboMcpElicitationReturn
 } from "./mcp.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboComponentState,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type UseTamboComponentStateReturn
+} from "./useTamboComponentState.js"
