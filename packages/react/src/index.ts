@@ -563,3 +563,29 @@ export {
    */
   type UseTamboComponentStateReturn
 } from "./useTamboComponentState.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type StagedImage
+} from "./internal/stagedImages.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type MessageImage,
+  /**
+   * @since 0.2.0
+   * @category Utils
+   */
+  messageImages,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useMessageImages
+} from "./useMessageImages.js"
