@@ -34,16 +34,3 @@ describe("updateComponentState", () => {
     expect(server().requests).toHaveLength(0)
   })
 })
-
-describe("images in a message", () => {
-  it("sends image resources as the API takes them and keeps them in the thread", async () => {
-    server().setScript([Script.text("Nice picture")])
-    const client = makeClient(server())
-    const image = { type: "resource" as const, resource: { name: "dot.png", mimeType: "image/png", blob: "iVBORw0KGgo=" } }
-    const thread = await client.run({ role: "user", content: [{ type: "text", text: "Look" }, image] }).thread
-    expect(thread.messages[0]!.content).toEqual([{ type: "text", text: "Look" }, image])
-    const run = server().requests.find((request) => request.path === "/v1/threads/runs")
-    expect((run?.body as { message: { content: unknown } }).message.content).toEqual([{ type: "text", text: "Look" }, image])
-    expect(server().threads.get(thread.id)!.messages[0]!.content).toEqual([{ type: "text", text: "Look" }, image])
-  })
-})
