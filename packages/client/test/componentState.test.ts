@@ -5,9 +5,12 @@ import { makeClient, useServer } from "./helpers.js"
 
 const server = useServer()
 
-const stateOf = (thread: TamboThread | undefined, componentId: string): unknown =>
-  thread?.messages.flatMap((message) => message.content).find((block) => block.type === "component" && block.id === componentId)
-    ?.state
+const stateOf = (thread: TamboThread | undefined, componentId: string): unknown => {
+  for (const block of thread?.messages.flatMap((message) => message.content) ?? []) {
+    if (block.type === "component" && block.id === componentId) return block.state
+  }
+  return undefined
+}
 
 describe("updateComponentState", () => {
   it("sends the state, shows it in the thread, and a new client loads it", async () => {

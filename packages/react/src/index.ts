@@ -589,3 +589,49 @@ export {
    */
   useMessageImages
 } from "./useMessageImages.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type AdditionalContext,
+  /**
+   * @since 0.2.0
+   * @category Context helpers
+   */
+  currentPageContextHelper,
+  /**
+   * @since 0.2.0
+   * @category Context helpers
+   */
+  currentTimeContextHelper,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboContextAttachment,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboContextHelpers,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type UseTamboContextAttachmentReturn,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type UseTamboContextHelpersReturn
+} from "./contextHelpers.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type ContextAttachment
+} from "./internal/attachmentStore.js"
