@@ -451,6 +451,8 @@ export class TamboClient {
   #version = 0
   #lastNotifiedVersion = 0
   readonly #snapshotSubscriptions = new Set<SnapshotSubscription>()
+  /** The context helpers, as registered: core keeps them for runs, this copy is for `getContextHelpers`. */
+  readonly #contextHelpers = new Map<string, ContextHelperFn>()
 
   /**
    * Throws a `ConfigError` for conflicting options (`tamboUrl` and
@@ -461,6 +463,7 @@ export class TamboClient {
    */
   constructor(options: TamboClientOptions) {
     this.#store = options.store ?? new InMemoryStore(createInitialState())
+    for (const [name, helper] of Object.entries(options.contextHelpers ?? {})) this.#contextHelpers.set(name, helper)
     this.#mcpServers = options.mcpServers ?? []
     const layer = Tambo.layer({
       apiKey: options.apiKey,
@@ -934,6 +937,7 @@ export class TamboClient {
    */
   addContextHelper(name: string, helper: ContextHelperFn): void {
     this.#sync(this.#tambo.addContextHelper(name, helper))
+    this.#contextHelpers.set(name, helper)
   }
 
   /**
@@ -941,6 +945,17 @@ export class TamboClient {
    */
   removeContextHelper(name: string): void {
     this.#sync(this.#tambo.removeContextHelper(name))
+    this.#contextHelpers.delete(name)
+  }
+
+  /**
+   * The context helpers registered now (from the options and
+   * `addContextHelper`), by name.
+   *
+   * @since 0.2.0
+   */
+  getContextHelpers(): Readonly<Record<string, ContextHelperFn>> {
+    return Object.fromEntries(this.#contextHelpers)
   }
 
   // ---------------------------------------------------------------------------
@@ -975,6 +990,34 @@ export class TamboClient {
         (list) => list.map(suggestionFromCore)
       )
     )
+  }
+
+  // ---------------------------------------------------------------------------
+  // Component state
+  // ---------------------------------------------------------------------------
+
+  /**
+   * Replaces (`{ state }`) or patches (`{ patch }`, RFC 6902 operations) the
+   * state of a component block, on the server and then in the state;
+   * resolves with its new state. The model sees it in later runs, and a
+   * thread loaded again has it. Rejects with a `ConfigError`
+   * (`InvalidOption`) for a bad update (nothing is sent), an `ApiError`
+   * (404) for an unknown component, a `RunConflictError` while a run is
+   * active on the thread.
+   *
+   * @example
+   * ```ts
+   * await client.updateComponentState(threadId, "comp_1", { patch: [{ op: "add", path: "/favourite", value: true }] })
+   * ```
+   *
+   * @since 0.2.0
+   */
+  updateComponentState(
+    threadId: string,
+    componentId: string,
+    update: Transport.ComponentStateUpdate
+  ): Promise<Record<string, unknown>> {
+    return this.#promise(this.#tambo.updateComponentState(threadId, componentId, update))
   }
 
   // ---------------------------------------------------------------------------

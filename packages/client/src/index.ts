@@ -298,7 +298,14 @@ export type {
    * @since 0.1.0
    * @category Models
    */
-  RunStreamEvent
+  RunStreamEvent,
+  /**
+   * What `updateComponentState` takes: the whole state, or JSON Patch operations.
+   *
+   * @since 0.2.0
+   * @category Models
+   */
+  ComponentStateUpdate
 } from "@tambo-effect/core/TamboTransport"
 
 export type {

@@ -43,6 +43,7 @@ import {
 } from "./TamboError.js"
 import { Approvals } from "./internal/approvals.js"
 import * as Callbacks from "./internal/callbacks.js"
+import * as ComponentState from "./internal/componentState.js"
 import { messageFromApi, threadFromApi } from "./internal/convert.js"
 import * as Reconcile from "./internal/reconcile.js"
 import * as Streams from "./internal/streams.js"
@@ -377,6 +378,19 @@ export declare namespace Tambo {
     ) => Effect.Effect<ReadonlyArray<Transport.Suggestion>, TamboError>
     readonly authState: Effect.Effect<Auth.AuthState>
     readonly authChanges: Stream.Stream<Auth.AuthState>
+    /**
+     * Replaces (`state`) or patches (`patch`) the state of a component block
+     * on the server, then in the store; resolves with the new state. A bad
+     * update fails with `ConfigError` (`InvalidOption`) before anything is
+     * sent; the API refuses it while a run is active on the thread.
+     *
+     * @since 0.2.0
+     */
+    readonly updateComponentState: (
+      threadId: string,
+      componentId: string,
+      update: Transport.ComponentStateUpdate
+    ) => Effect.Effect<Record<string, unknown>, TamboError>
   }
 }
 
@@ -1478,7 +1492,9 @@ export const make = (
           )
         }),
       authState: auth.state,
-      authChanges: auth.changes
+      authChanges: auth.changes,
+      updateComponentState: (threadId, componentId, update) =>
+        ComponentState.updateComponentState({ transport, store, withCredentials }, threadId, componentId, update)
     })
   })
 
@@ -1787,6 +1803,20 @@ export const registerComponent = (
  */
 export const addContextHelper = (name: string, helper: ContextHelper): Effect.Effect<void, never, Tambo> =>
   Effect.flatMap(Tambo, (tambo) => tambo.addContextHelper(name, helper))
+
+/**
+ * Replaces or patches the state of a component block, on the server and in
+ * the store.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const updateComponentState = (
+  threadId: string,
+  componentId: string,
+  update: Transport.ComponentStateUpdate
+): Effect.Effect<Record<string, unknown>, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.updateComponentState(threadId, componentId, update))
 
 /**
  * Removes a context helper.

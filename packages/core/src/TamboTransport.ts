@@ -214,6 +214,17 @@ export type Suggestion = Api.Suggestion
 export type ApiMessage = Api.Message
 
 /**
+ * A change of a component's state: the whole state, or JSON Patch
+ * operations applied to the state the server holds.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ComponentStateUpdate =
+  | { readonly state: Record<string, unknown>; readonly patch?: undefined }
+  | { readonly patch: ReadonlyArray<Events.JsonPatchOperation>; readonly state?: undefined }
+
+/**
  * An access token obtained by exchanging a user token.
  *
  * @since 0.1.0
@@ -294,6 +305,19 @@ export declare namespace TamboTransport {
       credentials: Credentials,
       threadId: string
     ) => Effect.Effect<Option.Option<string>, TamboError>
+    /**
+     * Replaces (`state`) or patches (`patch`, RFC 6902) the state of a
+     * component block; resolves with its new state. The API refuses it while
+     * a run is active on the thread.
+     *
+     * @since 0.2.0
+     */
+    readonly updateComponentState: (
+      credentials: Credentials,
+      threadId: string,
+      componentId: string,
+      update: ComponentStateUpdate
+    ) => Effect.Effect<Record<string, unknown>, TamboError>
     readonly getMcpToken: (
       credentials: Credentials,
       params: { readonly contextKey?: string; readonly threadId?: string }
@@ -883,6 +907,29 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
             false
           ),
           (response) => response.suggestions
+        ),
+      updateComponentState: (credentials, threadId, componentId, update) =>
+        Effect.map(
+          rest(
+            "updateComponentState",
+            "POST",
+            `/v1/threads/${threadId}/components/${componentId}/state`,
+            Api.ComponentStateResponse,
+            ({ signal }) =>
+              sdk.threads.state.updateState(
+                componentId,
+                withUserKey(
+                  update.patch === undefined
+                    ? { threadId, state: update.state }
+                    : { threadId, patch: update.patch.map((operation) => ({ ...operation })) },
+                  credentials
+                ),
+                options(credentials, signal)
+              ),
+            // A replacement sent twice leaves the same state; a patch may not.
+            update.patch === undefined
+          ),
+          (response) => response.state
         ),
       generateThreadName: (credentials, threadId) =>
         Effect.map(

@@ -53,6 +53,7 @@ const transport = (exchangeToken: TamboTransport.Service["exchangeToken"]) =>
       listSuggestions: unused("listSuggestions"),
       generateSuggestions: unused("generateSuggestions"),
       generateThreadName: unused("generateThreadName"),
+      updateComponentState: unused("updateComponentState"),
       getMcpToken: unused("getMcpToken"),
       exchangeToken
     })

@@ -550,3 +550,88 @@ export {
    */
   type UseTamboMcpElicitationReturn
 } from "./mcp.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboComponentState,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type UseTamboComponentStateReturn
+} from "./useTamboComponentState.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type StagedImage
+} from "./internal/stagedImages.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type MessageImage,
+  /**
+   * @since 0.2.0
+   * @category Utils
+   */
+  messageImages,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useMessageImages
+} from "./useMessageImages.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type AdditionalContext,
+  /**
+   * @since 0.2.0
+   * @category Context helpers
+   */
+  currentPageContextHelper,
+  /**
+   * @since 0.2.0
+   * @category Context helpers
+   */
+  currentTimeContextHelper,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboContextAttachment,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboContextHelpers,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type UseTamboContextAttachmentReturn,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type UseTamboContextHelpersReturn
+} from "./contextHelpers.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type ContextAttachment
+} from "./internal/attachmentStore.js"

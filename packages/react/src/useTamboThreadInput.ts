@@ -7,6 +7,7 @@
 import type { RunOptions } from "@tambo-effect/client"
 import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
+import type { StagedImage } from "./internal/stagedImages.js"
 
 /**
  * Options of `submit`: those of a run, except the thread (always the
@@ -27,9 +28,10 @@ export interface UseTamboThreadInputReturn {
   readonly value: string
   readonly setValue: (value: string | ((previous: string) => string)) => void
   /**
-   * Sends the value (trimmed) on the current thread and clears it. Resolves
-   * with the thread's id once the run ended; rejects if the value is empty
-   * or the run failed (`AbortError` if it was cancelled).
+   * Sends the value (trimmed) and the images on the current thread and
+   * clears the value. Resolves with the thread's id once the run ended;
+   * rejects if there is neither text nor an image, or the run failed
+   * (`AbortError` if it was cancelled).
    */
   readonly submit: (options?: SubmitOptions) => Promise<{ readonly threadId: string }>
   /** A submitted message's run is in progress. */
@@ -39,6 +41,29 @@ export interface UseTamboThreadInputReturn {
   readonly isError: boolean
   /** Why the last submit failed (cancellation is not an error). */
   readonly error: Error | undefined
+  /**
+   * Images sent with the next message (as `resource` blocks, after its
+   * text), dropped once it was sent.
+   *
+   * @since 0.2.0
+   */
+  readonly images: ReadonlyArray<StagedImage>
+  /**
+   * Adds an image file; rejects if it is not an image.
+   *
+   * @since 0.2.0
+   */
+  readonly addImage: (file: File) => Promise<void>
+  /**
+   * Adds the image files among `files`; rejects if there is none.
+   *
+   * @since 0.2.0
+   */
+  readonly addImages: (files: ReadonlyArray<File>) => Promise<void>
+  /** @since 0.2.0 */
+  readonly removeImage: (id: string) => void
+  /** @since 0.2.0 */
+  readonly clearImages: () => void
 }
 
 /**
@@ -69,9 +94,15 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
     input.setValue(typeof value === "function" ? value(input.getSnapshot().value) : value)
   }, [input])
   const submit = useCallback(
-    (options?: SubmitOptions) => input.submit((text) => handle.client().run(text, options)),
+    (options?: SubmitOptions) => input.submit((message) => handle.client().run(message, options)),
     [handle, input]
   )
+  const images = useMemo(() => ({
+    addImage: (file: File) => input.addImage(file),
+    addImages: (files: ReadonlyArray<File>) => input.addImages(files),
+    removeImage: (id: string) => input.removeImage(id),
+    clearImages: () => input.clearImages()
+  }), [input])
   return useMemo(() => ({
     value: snapshot.value,
     setValue,
@@ -79,6 +110,8 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
     isPending: snapshot.isPending,
     isDisabled: snapshot.isPending,
     isError: snapshot.error !== undefined,
-    error: snapshot.error
-  }), [snapshot, setValue, submit])
+    error: snapshot.error,
+    images: snapshot.images,
+    ...images
+  }), [snapshot, setValue, submit, images])
 }

@@ -21,6 +21,8 @@ import {
   useTamboThreadList
 } from "@tambo-effect/react"
 import { type FormEvent, memo, useEffect, useMemo, useRef, useState } from "react"
+import { contextHelpers } from "./context.js"
+import { ImageAttach, isImageBlock, MessageImages } from "./images.js"
 import { getWeather, WeatherCard } from "./weather.js"
 
 /**
@@ -64,6 +66,7 @@ export function App({ connection }: { readonly connection: Connection }) {
       tools={tools}
       components={components}
       mcpServers={mcpServers}
+      contextHelpers={contextHelpers}
     >
       <div className="layout">
         <ThreadList />
@@ -169,6 +172,7 @@ const Message = memo(function Message({ message }: { readonly message: ReactTamb
           case "component":
             return <div key={block.id} className="component">{block.renderedComponent}</div>
           case "resource":
+            if (isImageBlock(block)) return null
             return (
               <p key={index} className="muted" data-testid="message-resource">
                 📎 {block.resource.name ?? block.resource.uri}
@@ -178,6 +182,7 @@ const Message = memo(function Message({ message }: { readonly message: ReactTamb
             return null
         }
       })}
+      <MessageImages message={message} />
     </article>
   )
 })
@@ -213,7 +218,7 @@ interface Attachment {
 }
 
 function Composer() {
-  const { value, setValue, submit, isPending, error } = useTamboThreadInput()
+  const { value, setValue, submit, isPending, error, images } = useTamboThreadInput()
   const status = useRunStatus()
   const client = useTamboClient()
   const [attachments, setAttachments] = useState<ReadonlyArray<Attachment>>([])
@@ -258,6 +263,7 @@ function Composer() {
           📎 {attachment.name}
         </span>
       ))}
+      <ImageAttach />
       <input
         data-testid="message-input"
         placeholder="Message (/ for prompts, @ for resources)"
@@ -265,7 +271,7 @@ function Composer() {
         onChange={(event) => setValue(event.target.value)}
         autoFocus
       />
-      <button type="submit" data-testid="send" disabled={running || (value.trim() === "" && attachments.length === 0)}>
+      <button type="submit" data-testid="send" disabled={running || (value.trim() === "" && attachments.length === 0 && images.length === 0)}>
         Send
       </button>
       <button type="button" data-testid="cancel" disabled={!running} onClick={() => void client.cancelRun().catch(() => undefined)}>

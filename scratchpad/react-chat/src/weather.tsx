@@ -4,6 +4,7 @@
  */
 import { type TamboComponent, type TamboTool, useTamboStreamStatus } from "@tambo-effect/react"
 import * as Schema from "effect/Schema"
+import { FavouriteToggle } from "./favourite.js"
 
 const CONDITIONS = ["sunny", "cloudy", "rainy", "windy", "snowy", "foggy"] as const
 
@@ -55,6 +56,7 @@ function WeatherCardView({ city, conditions, humidity, temperature }: WeatherPro
           {humidity === undefined ? null : `, ${humidity}% humidity`}
         </div>
       </div>
+      <FavouriteToggle city={city} />
     </div>
   )
 }

@@ -118,6 +118,10 @@ export const SuggestionList = Schema.Struct({
   nextCursor: Schema.optional(Schema.String)
 })
 
+export const ComponentStateResponse = Schema.Struct({
+  state: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
 export const GenerateNameResponse = Schema.Struct({ name: Schema.optional(Schema.NullOr(Schema.String)) })
 
 export const McpToken = Schema.Struct({

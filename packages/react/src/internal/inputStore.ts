@@ -1,4 +1,5 @@
-import { isAbortError } from "@tambo-effect/client"
+import { type InputMessage, isAbortError } from "@tambo-effect/client"
+import { imageResource, isImage, type StagedImage, stageImages } from "./stagedImages.js"
 
 /**
  * What `useTamboThreadInput` shows.
@@ -10,7 +11,11 @@ export interface InputSnapshot {
   readonly value: string
   readonly isPending: boolean
   readonly error: Error | undefined
+  /** Images to send with the text. */
+  readonly images: ReadonlyArray<StagedImage>
 }
+
+const NO_IMAGES: ReadonlyArray<StagedImage> = []
 
 /**
  * The text being composed, shared by every `useTamboThreadInput` (and
@@ -22,7 +27,7 @@ export interface InputSnapshot {
  * @category Internal
  */
 export class InputStore {
-  #snapshot: InputSnapshot = { value: "", isPending: false, error: undefined }
+  #snapshot: InputSnapshot = { value: "", isPending: false, error: undefined, images: NO_IMAGES }
   #pending = 0
   readonly #listeners = new Set<() => void>()
 
@@ -39,6 +44,29 @@ export class InputStore {
     this.#set({ value })
   }
 
+  /** Adds an image; rejects if the file is not one. */
+  async addImage(file: File): Promise<void> {
+    if (!isImage(file)) throw new Error(`Only image files can be added: ${file.name} is ${file.type || "of no known type"}`)
+    await this.addImages([file])
+  }
+
+  /** Adds the images among `files`; rejects if there is none. */
+  async addImages(files: ReadonlyArray<File>): Promise<void> {
+    const images = files.filter(isImage)
+    if (images.length === 0) throw new Error("No image files given")
+    const staged = await stageImages(images)
+    this.#set({ images: [...this.#snapshot.images, ...staged] })
+  }
+
+  removeImage(id: string): void {
+    const images = this.#snapshot.images.filter((image) => image.id !== id)
+    if (images.length !== this.#snapshot.images.length) this.#set({ images })
+  }
+
+  clearImages(): void {
+    if (this.#snapshot.images.length > 0) this.#set({ images: NO_IMAGES })
+  }
+
   /** A submit started: clears the text and the last error. */
   #begin(): void {
     this.#pending++
@@ -52,17 +80,26 @@ export class InputStore {
   }
 
   /**
-   * Sends the value (trimmed) with `run` and clears it; resolves with the
-   * thread's id once the run ended. Cancellation is not shown as an error.
+   * Sends the value (trimmed) and the images with `run` and clears the
+   * value; resolves with the thread's id once the run ended, and then drops
+   * the images it sent (those added meanwhile stay; a failed send keeps
+   * them). Cancellation is not shown as an error.
    */
   async submit(
-    run: (text: string) => { readonly thread: Promise<{ readonly id: string }> }
+    run: (message: string | InputMessage) => { readonly thread: Promise<{ readonly id: string }> }
   ): Promise<{ readonly threadId: string }> {
     const text = this.#snapshot.value.trim()
-    if (text === "") throw new Error("Message cannot be empty")
+    const images = this.#snapshot.images
+    if (text === "" && images.length === 0) throw new Error("Message cannot be empty")
     this.#begin()
     try {
-      const thread = await run(text).thread
+      const thread = await run(
+        images.length === 0
+          ? text
+          : { role: "user", content: [...(text === "" ? [] : [{ type: "text" as const, text }]), ...images.map(imageResource)] }
+      ).thread
+      const sent = new Set(images)
+      if (images.length > 0) this.#set({ images: this.#snapshot.images.filter((image) => !sent.has(image)) })
       this.#end(undefined)
       return { threadId: thread.id }
     } catch (error) {
@@ -73,7 +110,10 @@ export class InputStore {
 
   #set(patch: Partial<InputSnapshot>) {
     const next = { ...this.#snapshot, ...patch }
-    if (next.value === this.#snapshot.value && next.isPending === this.#snapshot.isPending && next.error === this.#snapshot.error) return
+    if (
+      next.value === this.#snapshot.value && next.isPending === this.#snapshot.isPending &&
+      next.error === this.#snapshot.error && next.images === this.#snapshot.images
+    ) return
     this.#snapshot = next
     for (const listener of [...this.#listeners]) listener()
   }

@@ -1,0 +1,106 @@
+import type { ClientHandle } from "./clientHandle.js"
+
+/**
+ * Context attached to the next message: sent as
+ * `additionalContext.contextAttachments` (a list of these), then dropped.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ContextAttachment {
+  readonly id: string
+  /** What a UI shows for it. */
+  readonly displayName?: string | undefined
+  /** What the model reads. */
+  readonly context: string
+  /** To group attachments of one kind. */
+  readonly type?: string | undefined
+}
+
+/**
+ * The name of the context helper that sends the attachments (upstream's).
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export const CONTEXT_ATTACHMENTS_HELPER = "contextAttachments"
+
+const NONE: ReadonlyArray<ContextAttachment> = []
+
+let counter = 0
+const newId = (): string =>
+  typeof crypto !== "undefined" && typeof crypto.randomUUID === "function" ? crypto.randomUUID() : `attachment-${++counter}`
+
+/**
+ * The attachments of one provider, and the context helper that sends them
+ * with the next run and drops them (the run reads its context once, as it
+ * starts).
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export class AttachmentStore {
+  #attachments: ReadonlyArray<ContextAttachment> = NONE
+  readonly #listeners = new Set<() => void>()
+
+  readonly getSnapshot = (): ReadonlyArray<ContextAttachment> => this.#attachments
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener)
+    return () => {
+      this.#listeners.delete(listener)
+    }
+  }
+
+  add(attachment: Omit<ContextAttachment, "id">): ContextAttachment {
+    const added: ContextAttachment = {
+      id: newId(),
+      context: attachment.context,
+      ...(attachment.displayName === undefined ? {} : { displayName: attachment.displayName }),
+      ...(attachment.type === undefined ? {} : { type: attachment.type })
+    }
+    this.#set([...this.#attachments, added])
+    return added
+  }
+
+  remove(id: string): void {
+    const next = this.#attachments.filter((attachment) => attachment.id !== id)
+    if (next.length !== this.#attachments.length) this.#set(next)
+  }
+
+  clear(): void {
+    if (this.#attachments.length > 0) this.#set(NONE)
+  }
+
+  /** The context helper: what a run sends, taken out of the store. */
+  readonly helper = (): Record<string, unknown> | undefined => {
+    const sent = this.#attachments
+    if (sent.length === 0) return undefined
+    this.#set(NONE)
+    // The API takes any JSON under a context name; upstream sends the list itself.
+    return sent.map((attachment) => ({ ...attachment })) as unknown as Record<string, unknown>
+  }
+
+  #set(next: ReadonlyArray<ContextAttachment>) {
+    this.#attachments = next
+    for (const listener of [...this.#listeners]) listener()
+  }
+}
+
+const stores = new WeakMap<ClientHandle, AttachmentStore>()
+
+/**
+ * The attachment store of a provider (by its client handle), made when
+ * first asked for: providers that never attach anything carry none.
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export const attachmentStoreFor = (handle: ClientHandle): AttachmentStore => {
+  let store = stores.get(handle)
+  if (store === undefined) {
+    store = new AttachmentStore()
+    stores.set(handle, store)
+  }
+  return store
+}

@@ -1,0 +1,109 @@
+/**
+ * What `useTamboComponentState` shows.
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export interface ComponentStateSnapshot<S> {
+  readonly value: S
+  /** A change is waiting for its debounce or for the server's answer. */
+  readonly isPending: boolean
+  readonly error: Error | undefined
+}
+
+/** Structural equality of JSON values: the server answers with copies. */
+export const jsonEqual = (a: unknown, b: unknown): boolean => {
+  if (Object.is(a, b)) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  const ka = Object.keys(a)
+  const kb = Object.keys(b)
+  if (ka.length !== kb.length) return false
+  for (const key of ka) {
+    if (!Object.hasOwn(b, key) || !jsonEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) {
+      return false
+    }
+  }
+  return true
+}
+
+/**
+ * One value of a component's state, kept locally and sent to the server a
+ * debounce after the last change. A tiny external store, so the hook is
+ * `useSyncExternalStore` over it. The server's value (the store's block,
+ * after a run or a reload) replaces the local one only while no local change
+ * is on its way: a user's change is never overwritten by an older state.
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export class ComponentStateSync<S> {
+  #snapshot: ComponentStateSnapshot<S>
+  /** Changed locally and not sent yet. */
+  #dirty = false
+  #inFlight = 0
+  #timer: ReturnType<typeof setTimeout> | undefined
+  readonly #listeners = new Set<() => void>()
+
+  constructor(
+    initial: S,
+    /** Sends a value; read at each send, so it may change (a thread that got its id). */
+    public send: ((value: S) => Promise<unknown>) | undefined,
+    public debounceMs: number
+  ) {
+    this.#snapshot = { value: initial, isPending: false, error: undefined }
+  }
+
+  readonly getSnapshot = (): ComponentStateSnapshot<S> => this.#snapshot
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener)
+    return () => {
+      this.#listeners.delete(listener)
+    }
+  }
+
+  /** A local change: shown at once, sent after the debounce. */
+  set(value: S): void {
+    if (this.send === undefined) return this.#set({ value })
+    this.#dirty = true
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
+    this.#timer = setTimeout(this.flush, this.debounceMs)
+    this.#set({ value, isPending: true })
+  }
+
+  /** Sends a waiting change now. */
+  readonly flush = (): void => {
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
+    this.#timer = undefined
+    const send = this.send
+    if (!this.#dirty || send === undefined) return
+    this.#dirty = false
+    this.#inFlight++
+    const value = this.#snapshot.value
+    send(value).then(
+      () => this.#settled(undefined),
+      (error: unknown) => this.#settled(error instanceof Error ? error : new Error(String(error)))
+    )
+  }
+
+  /** The server's value, as the store has it now. */
+  server(value: S | undefined): void {
+    if (value === undefined || this.#dirty || this.#inFlight > 0) return
+    if (!jsonEqual(value, this.#snapshot.value)) this.#set({ value })
+  }
+
+  #settled(error: Error | undefined): void {
+    this.#inFlight--
+    this.#set({ isPending: this.#dirty || this.#inFlight > 0, error })
+  }
+
+  #set(patch: Partial<ComponentStateSnapshot<S>>): void {
+    const next = { ...this.#snapshot, ...patch }
+    if (next.value === this.#snapshot.value && next.isPending === this.#snapshot.isPending && next.error === this.#snapshot.error) {
+      return
+    }
+    this.#snapshot = next
+    for (const listener of [...this.#listeners]) listener()
+  }
+}

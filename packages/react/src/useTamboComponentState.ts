@@ -1,0 +1,108 @@
+/**
+ * `useTamboComponentState`: a generative component's own state, kept on the
+ * server with its component block.
+ *
+ * @since 0.2.0
+ */
+import { useCallback, useContext, useEffect, useMemo, useState, useSyncExternalStore } from "react"
+import { ComponentStateSync } from "./internal/componentStateSync.js"
+import { ComponentContext, useTamboContext } from "./internal/context.js"
+
+/**
+ * What `useTamboComponentState` returns: `useState`'s pair, and how the
+ * last change is doing on its way to the server.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type UseTamboComponentStateReturn<S> = readonly [
+  state: S,
+  setState: (next: S | ((previous: S) => S)) => void,
+  meta: {
+    /** A change waits for the debounce or for the server. */
+    readonly isPending: boolean
+    /** Why the last change could not be stored (the next change tries again). */
+    readonly error: Error | null
+    /** Sends a waiting change now. */
+    readonly flush: () => void
+  }
+]
+
+/** A JSON Pointer token (RFC 6901). */
+const pointerToken = (key: string): string => key.replaceAll("~", "~0").replaceAll("/", "~1")
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * One value of the rendered component's state, like `useState`, kept on
+ * the server under `key` in the component block's `state`: a change shows
+ * at once and is sent `debounceMs` after the last one (as a JSON Patch of
+ * that key, so several keys of one component do not overwrite each other),
+ * and when the component unmounts. The model sees the state in its later
+ * turns, and a thread loaded again (a reload, another device) shows it:
+ * the value starts from the block's `state[key]`, else `initial`. A change
+ * from the server (a run, a reload) replaces the value unless a local one
+ * is still on its way.
+ *
+ * Outside a component rendered by Tambo it is a plain `useState`.
+ *
+ * @example
+ * ```tsx
+ * function WeatherCard({ city }: { city: string }) {
+ *   const [favourite, setFavourite, { isPending }] = useTamboComponentState("favourite", false)
+ *   return (
+ *     <button aria-pressed={favourite} disabled={isPending} onClick={() => setFavourite((f) => !f)}>
+ *       ★ {city}
+ *     </button>
+ *   )
+ * }
+ * ```
+ *
+ * @since 0.2.0
+ * @category Hooks
+ */
+export function useTamboComponentState<S>(
+  key: string,
+  initial: S,
+  debounceMs = 500
+): UseTamboComponentStateReturn<S> {
+  const { handle } = useTamboContext("useTamboComponentState")
+  const component = useContext(ComponentContext)
+  const threadId = component?.threadId
+  const componentId = component?.content.id
+  const stored = component !== null && isRecord(component.content.state) && Object.hasOwn(component.content.state, key)
+    ? component.content.state[key] as S
+    : undefined
+
+  const send = useMemo(
+    () =>
+      threadId === undefined || componentId === undefined
+        ? undefined
+        : (value: S) =>
+          handle.client().updateComponentState(threadId, componentId, {
+            patch: [{ op: "add", path: `/${pointerToken(key)}`, value }]
+          }),
+    [handle, threadId, componentId, key]
+  )
+  const [sync] = useState(() => new ComponentStateSync<S>(stored ?? initial, send, debounceMs))
+  sync.send = send
+  sync.debounceMs = debounceMs
+  const snapshot = useSyncExternalStore(sync.subscribe, sync.getSnapshot, sync.getSnapshot)
+
+  useEffect(() => {
+    sync.server(stored)
+  }, [sync, stored])
+  // A change still waiting is sent when the component goes (a thread switch, the end of the page's use).
+  useEffect(() => () => sync.flush(), [sync])
+
+  const setState = useCallback((next: S | ((previous: S) => S)) => {
+    const previous = sync.getSnapshot().value
+    sync.set(typeof next === "function" ? (next as (previous: S) => S)(previous) : next)
+  }, [sync])
+
+  const meta = useMemo(
+    () => ({ isPending: snapshot.isPending, error: snapshot.error ?? null, flush: sync.flush }),
+    [snapshot.isPending, snapshot.error, sync]
+  )
+  return [snapshot.value, setState, meta]
+}

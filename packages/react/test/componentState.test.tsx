@@ -1,0 +1,156 @@
+// @vitest-environment happy-dom
+import { act, fireEvent, render, renderHook, screen, waitFor } from "@testing-library/react"
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "vitest"
+import { type TamboComponent, useTambo, useTamboClient, useTamboComponentState } from "../src/index.js"
+import { connection, sleep, useServer, wrapperFor } from "./helpers.js"
+
+const server = useServer()
+
+function StarView({ title }: { readonly title?: string }) {
+  const [favourite, setFavourite, { error, isPending }] = useTamboComponentState("favourite", false, 20)
+  const [note, setNote] = useTamboComponentState("note", "", 20)
+  return (
+    <div>
+      <button type="button" data-testid="star" aria-pressed={favourite} onClick={() => setFavourite((f) => !f)}>
+        {title}
+      </button>
+      <button type="button" data-testid="note" onClick={() => setNote("rainy")}>{note}</button>
+      <span data-testid="pending">{String(isPending)}</span>
+      <span data-testid="error">{error?.message ?? ""}</span>
+    </div>
+  )
+}
+
+const Star: TamboComponent<{ readonly title?: string }> = {
+  name: "Star",
+  description: "A card one can star",
+  propsSchema: { type: "object", properties: { title: { type: "string" } } },
+  component: StarView
+}
+
+/** Renders the current thread's components. */
+const Blocks = () => {
+  const { messages } = useTambo()
+  return <>{messages.flatMap((m) => m.content.flatMap((b) => (b.type === "component" ? [<div key={b.id}>{b.renderedComponent}</div>] : [])))}</>
+}
+
+const mountChat = () => {
+  const Wrapper = wrapperFor(connection(server(), { components: [Star] }))
+  return renderHook(() => ({ tambo: useTambo(), client: useTamboClient() }), {
+    wrapper: ({ children }) => (
+      <Wrapper>
+        <Blocks />
+        {children}
+      </Wrapper>
+    )
+  })
+}
+
+const serverState = (threadId: string) =>
+  server().threads.get(threadId)?.messages.flatMap((m) => m.content).find((b) => b.type === "component")?.state
+
+describe("useTamboComponentState", () => {
+  it("sends a change after the debounce, one key at a time, and shows it at once", async () => {
+    server().setScript([Script.component("Star", { title: "Paris" }, { id: "comp_star" })])
+    const { result } = mountChat()
+    const { id: threadId } = await result.current.tambo.sendMessage("a card").thread
+    await screen.findByTestId("star")
+    expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("false")
+
+    fireEvent.click(screen.getByTestId("star"))
+    fireEvent.click(screen.getByTestId("note"))
+    expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("true")
+    expect(screen.getByTestId("pending").textContent).toBe("true")
+    await waitFor(() => expect(serverState(threadId)).toEqual({ favourite: true, note: "rainy" }))
+    await waitFor(() => expect(screen.getByTestId("pending").textContent).toBe("false"))
+    const posts = server().requests.filter((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/components/comp_star/state`)
+    expect(posts.map((r) => r.body)).toEqual([
+      { userKey: "user-1", patch: [{ op: "add", path: "/favourite", value: true }] },
+      { userKey: "user-1", patch: [{ op: "add", path: "/note", value: "rainy" }] }
+    ])
+    // The store's block has it too.
+    const block = result.current.tambo.messages.flatMap((m) => m.content).find((b) => b.type === "component")
+    expect(block?.type === "component" && block.state).toEqual({ favourite: true, note: "rainy" })
+  })
+
+  it("debounces: quick changes send the last value once", async () => {
+    server().setScript([Script.component("Star", { title: "Rome" }, { id: "comp_star" })])
+    const { result } = mountChat()
+    const { id: threadId } = await result.current.tambo.sendMessage("a card").thread
+    await screen.findByTestId("star")
+    for (let i = 0; i < 3; i++) fireEvent.click(screen.getByTestId("star"))
+    await waitFor(() => expect(screen.getByTestId("pending").textContent).toBe("false"))
+    const posts = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/components/comp_star/state"))
+    expect(posts.map((r) => r.body)).toEqual([{ userKey: "user-1", patch: [{ op: "add", path: "/favourite", value: true }] }])
+    expect(serverState(threadId)).toEqual({ favourite: true })
+  })
+
+  it("starts from the stored state when the thread is loaded again, and follows the server's changes", async () => {
+    server().setScript([Script.component("Star", { title: "Oslo" }, { id: "comp_star", state: { favourite: true } })])
+    const first = mountChat()
+    const { id: threadId } = await first.result.current.tambo.sendMessage("a card").thread
+    first.unmount()
+
+    // A reload: a new provider loads the thread from the server.
+    const { result } = mountChat()
+    await act(() => result.current.client.switchThread(threadId))
+    await screen.findByTestId("star")
+    expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("true")
+
+    // Someone else (another tab, through the facade) changes it: the component follows.
+    await act(() => result.current.client.updateComponentState(threadId, "comp_star", { state: { favourite: false } }))
+    await waitFor(() => expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("false"))
+  })
+
+  it("shows a failed change as its error, keeping the value", async () => {
+    server().setScript([Script.component("Star", { title: "Lima" }, { id: "comp_star" })])
+    const { result } = mountChat()
+    const { id: threadId } = await result.current.tambo.sendMessage("a card").thread
+    await screen.findByTestId("star")
+    // The API refuses a change while a run is active on the thread.
+    server().setScript([Script.hang()])
+    const busy = result.current.client.run("wait", { threadId })
+    await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
+    fireEvent.click(screen.getByTestId("star"))
+    await waitFor(() => expect(screen.getByTestId("error").textContent).not.toBe(""))
+    expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("true")
+    expect(screen.getByTestId("pending").textContent).toBe("false")
+    await act(() => result.current.client.cancelRun(threadId))
+    await busy.thread.catch(() => undefined)
+  })
+
+  it("is a plain useState outside a rendered component", async () => {
+    const { result } = renderHook(() => useTamboComponentState("count", 1, 0), { wrapper: wrapperFor(connection(server())) })
+    act(() => result.current[1]((n) => n + 1))
+    expect(result.current[0]).toBe(2)
+    expect(result.current[2].isPending).toBe(false)
+    await sleep(20)
+    expect(server().requests).toHaveLength(0)
+  })
+
+  it("sends a waiting change when the component unmounts", async () => {
+    server().setScript([Script.component("Star", { title: "Kyiv" }, { id: "comp_star" })])
+    function SlowStar() {
+      const [favourite, setFavourite] = useTamboComponentState("favourite", false, 60_000)
+      return <button type="button" data-testid="slow" onClick={() => setFavourite(!favourite)}>{String(favourite)}</button>
+    }
+    const Wrapper = wrapperFor(connection(server(), {
+      components: [{ name: "Star", description: "A card", propsSchema: { type: "object" }, component: SlowStar }]
+    }))
+    const view = render(<Wrapper><Blocks /></Wrapper>)
+    const client = await new Promise<ReturnType<typeof useTamboClient>>((resolve) => {
+      function Grab() {
+        resolve(useTamboClient())
+        return null
+      }
+      view.rerender(<Wrapper><Blocks /><Grab /></Wrapper>)
+    })
+    const { id: threadId } = await client.run("a card").thread
+    fireEvent.click(await screen.findByTestId("slow"))
+    await act(async () => {
+      client.startNewThread()
+    })
+    await waitFor(() => expect(serverState(threadId)).toEqual({ favourite: true }))
+  })
+})
