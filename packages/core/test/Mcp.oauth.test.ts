@@ -9,6 +9,7 @@ import { calculator } from "./mcp/tools.js"
 const server = useServer()
 
 const stack = () => Mcp.layer.pipe(Layer.provideMerge(tamboLayer(server())))
+const stackWith = (options: Mcp.MakeOptions) => Mcp.layerWith(options).pipe(Layer.provideMerge(tamboLayer(server())))
 
 const callText = (connection: Mcp.McpConnection, name: string, args: Record<string, unknown>) =>
   Effect.map(connection.client!.callTool(name, args), (result) =>
@@ -138,4 +139,38 @@ describe("MCP servers protected by OAuth", () => {
       expect(protectedServer.registrations()).toBe(1)
       expect(JSON.parse(saved.values().next().value!)).toMatchObject({ tokens: { access_token: expect.any(String) } })
     }).pipe(Effect.scoped))
+  it.live("the time the user spends authorizing does not count against the connect timeout", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const connection = yield* mcp.connectMcpServer({
+        url: protectedServer.url,
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          // Longer than the connect timeout: the user reads the consent page.
+          onAuthorize: (authorizationUrl) => Effect.zipRight(Effect.sleep("800 millis"), Effect.promise(() => approve(authorizationUrl)))
+        }
+      })
+      expect(connection.status).toBe("connected")
+      expect(yield* callText(connection, "add", { a: 1, b: 1 })).toBe("2")
+    }).pipe(Effect.provide(stackWith({ connectTimeout: "300 millis" })), Effect.scoped))
+
+  it.live("an authorization that outlasts authorizeTimeout fails the connection with an McpError naming it", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const error = yield* Effect.flip(mcp.connectMcpServer({
+        url: protectedServer.url,
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          authorizeTimeout: "200 millis",
+          onAuthorize: () => Effect.never
+        }
+      }))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect(error.message).toContain("authorizeTimeout")
+      expect(protectedServer.grants).toEqual([])
+      const [connection] = Object.values(yield* mcp.getMcpClients)
+      expect(connection).toMatchObject({ status: "failed", error: { reason: "Connect" } })
+    }).pipe(Effect.provide(stack()), Effect.scoped))
 })
