@@ -451,6 +451,7 @@ export class TamboClient {
   #version = 0
   #lastNotifiedVersion = 0
   readonly #snapshotSubscriptions = new Set<SnapshotSubscription>()
+  #mcpElicitationHandler: Mcp.ElicitationHandler | undefined
 
   /**
    * Throws a `ConfigError` for conflicting options (`tamboUrl` and
@@ -1130,6 +1131,17 @@ export class TamboClient {
    */
   setMcpElicitationHandler(handler: Mcp.ElicitationHandler | undefined): void {
     this.#sync(this.#mcp.setElicitationHandler(handler))
+    this.#mcpElicitationHandler = handler
+  }
+
+  /**
+   * The handler of MCP servers' elicitations set last with
+   * `setMcpElicitationHandler`, if any.
+   *
+   * @since 0.1.0
+   */
+  getMcpElicitationHandler(): Mcp.ElicitationHandler | undefined {
+    return this.#mcpElicitationHandler
   }
 
   /**
