@@ -550,3 +550,21 @@ export {
    */
   type UseTamboMcpElicitationReturn
 } from "./mcp.js"
+
+export {
+  /**
+   * @since 0.1.0
+   * @category MCP
+   */
+  mcpOAuthRedirect,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type McpOAuthRedirectOptions,
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  type McpOAuthWebStorage
+} from "./mcpOAuth.js"
