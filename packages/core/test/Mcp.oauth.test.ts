@@ -139,6 +139,53 @@ describe("MCP servers protected by OAuth", () => {
       expect(protectedServer.registrations()).toBe(1)
       expect(JSON.parse(saved.values().next().value!)).toMatchObject({ tokens: { access_token: expect.any(String) } })
     }).pipe(Effect.scoped))
+  it.live("authorizationCode as a function is asked with the connection's key: the code goes to the server that asked for it", () =>
+    Effect.gen(function*() {
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const saved = new Map<string, string>()
+      const storage: Mcp.McpOAuthStorage = {
+        get: (key) => saved.get(key),
+        set: (key, value) => {
+          if (value === undefined) saved.delete(key)
+          else saved.set(key, value)
+        }
+      }
+      const redirectUrl = "http://127.0.0.1:1/callback"
+      const server: Mcp.McpServerInfo = { url: protectedServer.url, serverKey: "calc" }
+      let authorizationUrl: string | undefined
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        yield* Effect.fork(mcp.connectMcpServer({
+          ...server,
+          oauth: { redirectUrl, storage, onAuthorize: (url) => Effect.zipRight(Effect.sync(() => void (authorizationUrl = url)), Effect.never) }
+        }))
+        yield* Effect.gen(function*() {
+          while (authorizationUrl === undefined) yield* Effect.sleep("5 millis")
+        })
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+      const code = yield* Effect.promise(() => approve(authorizationUrl!))
+
+      const asked: Array<string> = []
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const connection = yield* mcp.connectMcpServer({
+          ...server,
+          oauth: {
+            redirectUrl,
+            storage,
+            authorizationCode: (key) => {
+              asked.push(key)
+              return key === Mcp.uniqueKey(server) ? code : undefined
+            },
+            onAuthorize: () => Effect.fail("not asked again")
+          }
+        })
+        expect(connection.status).toBe("connected")
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+      expect(asked).toEqual([Mcp.uniqueKey(server)])
+      expect(protectedServer.grants).toEqual(["authorization_code"])
+    }).pipe(Effect.scoped))
+
   it.live("the time the user spends authorizing does not count against the connect timeout", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp

@@ -52,7 +52,9 @@ interface ChildMcpServer {
  * `Response` cannot carry the MCP server transport in this one), offering
  * the named fixtures of core's MCP tests.
  */
-const start = async (...fixtures: ReadonlyArray<"calculator" | "greeter" | "library" | "prompter">): Promise<ChildMcpServer> => {
+const start = async (
+  ...fixtures: ReadonlyArray<"calculator" | "greeter" | "impatientGreeter" | "library" | "prompter">
+): Promise<ChildMcpServer> => {
   const child = spawn(process.execPath, ["--import", "tsx", "test/mcp/child.ts", ...fixtures], {
     cwd: coreDir,
     stdio: ["ignore", "pipe", "inherit"]
@@ -259,7 +261,7 @@ describe("MCP hooks", () => {
           </TamboProvider>
         )
       })
-      await waitFor(() => expect(result.current.servers[0]?.status).toBe("connected"))
+      await waitFor(() => expect(result.current.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
       const results: Array<string> = []
       greetScript(results)
 
@@ -279,12 +281,42 @@ describe("MCP hooks", () => {
       expect(results).toEqual(["Hello, Ada!"])
     })
 
+    it("leave the queue when the server gives up on them", async () => {
+      const mcp = await start("impatientGreeter")
+      const props = connection(server(), { mcpServers: [{ url: mcp.url }] })
+      let showForm: (show: boolean) => void = () => undefined
+      function Gate() {
+        const [show, setShow] = useState(false)
+        showForm = setShow
+        return show ? <Form /> : null
+      }
+      const { result } = renderHook(() => ({ tambo: useTambo(), servers: useTamboMcpServers() }), {
+        wrapper: ({ children }) => (
+          <TamboProvider {...props}>
+            <Gate />
+            {children}
+          </TamboProvider>
+        )
+      })
+      await waitFor(() => expect(result.current.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+      const results: Array<string> = []
+      greetScript(results)
+      await result.current.tambo.sendMessage("greet me").thread
+      expect(results).toEqual(["No name (gave up)"])
+      showForm(true)
+      await waitFor(() => expect(screen.queryByTestId("accept")).toBeNull())
+      // Nothing stale waits: a second request is the one shown.
+      const second = result.current.tambo.sendMessage("greet me again")
+      expect((await screen.findByTestId("accept")).textContent).toBe("What is your name? (quick)")
+      await second.thread
+    })
+
     it("are cancelled when the provider unmounts", async () => {
       const mcp = await start("greeter")
       const client = new TamboClient({ ...connection(server()), mcpServers: [{ url: mcp.url }] } as ConstructorParameters<typeof TamboClient>[0])
       try {
         const view = render(<TamboProvider client={client}>{null}</TamboProvider>)
-        await waitFor(() => expect(Object.values(client.getMcpClients())[0]?.status).toBe("connected"))
+        await waitFor(() => expect(Object.values(client.getMcpClients())[0]?.status).toBe("connected"), { timeout: 10_000 })
         const results: Array<string> = []
         greetScript(results)
         const run = client.run("greet me")
@@ -315,7 +347,7 @@ describe("MCP hooks", () => {
             <Form />
           </TamboProvider>
         )
-        await waitFor(() => expect(Object.values(client.getMcpClients())[0]?.status).toBe("connected"))
+        await waitFor(() => expect(Object.values(client.getMcpClients())[0]?.status).toBe("connected"), { timeout: 10_000 })
         const results: Array<string> = []
         greetScript(results)
         await client.run("greet me").thread
