@@ -1239,7 +1239,10 @@ export const makeWith = (
         const sampling = entry.server.handlers?.sampling !== undefined ||
           (yield* Ref.get(handlers)).sampling !== undefined
         const deadline = yield* Deadline.make(connectTimeout)
-        const oauth = yield* oauthOf(entry, deadline)
+        // The app's storage and code functions may throw: a defect here would leave `ready` waiting forever.
+        const oauth = yield* oauthOf(entry, deadline).pipe(
+          Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect)))
+        )
         const scope = yield* Scope.fork(entry.scope, ExecutionStrategy.sequential)
         // Set once the handshake is done: a close before it fails the attempt itself.
         let opened: McpClient.Session | undefined

@@ -186,6 +186,41 @@ describe("MCP servers protected by OAuth", () => {
       expect(protectedServer.grants).toEqual(["authorization_code"])
     }).pipe(Effect.scoped))
 
+  it.live("a storage or authorizationCode that throws fails the connection with McpError Connect", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const brokenStorage = yield* Effect.flip(mcp.connectMcpServer({
+        url: protectedServer.url,
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          storage: {
+            get: () => {
+              throw new Error("storage is disabled")
+            },
+            set: () => undefined
+          },
+          onAuthorize: approve
+        }
+      }))
+      expect(brokenStorage).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect(brokenStorage.message).toContain("storage is disabled")
+
+      yield* mcp.disconnectMcpServer({ url: protectedServer.url })
+      const brokenCode = yield* Effect.flip(mcp.connectMcpServer({
+        url: protectedServer.url,
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          authorizationCode: () => {
+            throw new Error("no code here")
+          },
+          onAuthorize: approve
+        }
+      }))
+      expect(brokenCode).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect(brokenCode.message).toContain("no code here")
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
   it.live("the time the user spends authorizing does not count against the connect timeout", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp

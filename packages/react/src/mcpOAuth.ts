@@ -172,7 +172,11 @@ export const mcpOAuthRedirect = (options: McpOAuthRedirectOptions = {}): McpOAut
   const prefix = options.keyPrefix ?? "tambo-mcp-oauth:"
   const tab = sessionStorageOrUndefined()
   const storage = options.storage ?? localStorageOrUndefined()
-  takeRedirectBack(tab, prefix)
+  try {
+    takeRedirectBack(tab, prefix)
+  } catch {
+    // Storage that refuses writes: the code stays unused, and the connection asks again.
+  }
   const redirectUrl = options.redirectUrl ??
     (typeof window === "undefined" ? "" : `${window.location.origin}${window.location.pathname}`)
 
