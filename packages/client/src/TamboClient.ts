@@ -453,6 +453,7 @@ export class TamboClient {
   readonly #snapshotSubscriptions = new Set<SnapshotSubscription>()
   /** The context helpers, as registered: core keeps them for runs, this copy is for `getContextHelpers`. */
   readonly #contextHelpers = new Map<string, ContextHelperFn>()
+  #mcpElicitationHandler: Mcp.ElicitationHandler | undefined
 
   /**
    * Throws a `ConfigError` for conflicting options (`tamboUrl` and
@@ -1173,6 +1174,17 @@ export class TamboClient {
    */
   setMcpElicitationHandler(handler: Mcp.ElicitationHandler | undefined): void {
     this.#sync(this.#mcp.setElicitationHandler(handler))
+    this.#mcpElicitationHandler = handler
+  }
+
+  /**
+   * The handler of MCP servers' elicitations set last with
+   * `setMcpElicitationHandler`, if any.
+   *
+   * @since 0.1.0
+   */
+  getMcpElicitationHandler(): Mcp.ElicitationHandler | undefined {
+    return this.#mcpElicitationHandler
   }
 
   /**

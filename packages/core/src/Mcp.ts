@@ -41,6 +41,7 @@ import type * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Auth from "./Auth.js"
 import { isRecord } from "./internal/jsonSchema.js"
+import * as Deadline from "./internal/mcpDeadline.js"
 import type * as McpClient from "./internal/mcpClient.js"
 import * as Support from "./internal/mcpSupport.js"
 import { describeError, isPromiseLike } from "./internal/toolSupport.js"
@@ -119,9 +120,16 @@ export interface McpOAuthOptions {
   /**
    * Takes the user to `authorizationUrl` (opens a browser, prints it, ...)
    * and answers with the `code` query parameter of the request that comes
-   * back to `redirectUrl`. Runs within the connect timeout.
+   * back to `redirectUrl`. The time it takes is not the server's: the
+   * connect timeout is suspended meanwhile, and `authorizeTimeout` bounds it.
    */
   readonly onAuthorize: (authorizationUrl: string, context: McpRequestContext) => HandlerResult<string>
+  /**
+   * How long `onAuthorize` may take (the user reads the consent page, logs
+   * in, ...). Past it, the connection fails with an `McpError` (`Connect`).
+   * Default 10 minutes.
+   */
+  readonly authorizeTimeout?: Duration.DurationInput | undefined
   /** The client's name at the authorization server. Default: the client info's name. */
   readonly clientName?: string | undefined
   /** The scope to ask for. Default: the server's. */
@@ -135,9 +143,10 @@ export interface McpOAuthOptions {
   /**
    * The `code` of the redirect back from an authorization started before
    * the page reloaded: exchanged (with the verifier from `storage`) before
-   * connecting. Used once.
+   * connecting. Used once. A function is asked for the code of the
+   * connection with that key (several servers share one redirect back).
    */
-  readonly authorizationCode?: string | undefined
+  readonly authorizationCode?: string | ((key: string) => string | undefined) | undefined
 }
 
 /**
@@ -727,7 +736,10 @@ export interface MakeOptions {
   readonly servers?: Iterable<McpServerInfo> | undefined
   readonly elicitationHandler?: ElicitationHandler | undefined
   readonly samplingHandler?: SamplingHandler | undefined
-  /** How long connecting and listing the tools may take. Default 30 seconds. */
+  /**
+   * How long connecting and listing the tools may take. Default 30 seconds.
+   * The time a user spends authorizing the client (OAuth) does not count.
+   */
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** How this client introduces itself to servers. Default `tambo-effect` `0.1.0`. */
   readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
@@ -746,6 +758,7 @@ export interface MakeOptions {
 }
 
 const DEFAULT_CONNECT_TIMEOUT = Duration.seconds(30)
+const DEFAULT_AUTHORIZE_TIMEOUT = Duration.minutes(10)
 const CLOSE_TIMEOUT = Duration.seconds(5)
 const DEFAULT_CLIENT_INFO = { name: "tambo-effect", version: "0.1.0" }
 const DEFAULT_RECONNECT_SCHEDULE: Schedule.Schedule<unknown, McpError> = Schedule.exponential("500 millis").pipe(
@@ -884,7 +897,7 @@ export const makeWith = (
     // Authorization codes already exchanged: a code is good once.
     const usedCodes = new Set<string>()
 
-    const oauthOf = (entry: Entry): Effect.Effect<McpClient.OAuthOptions | undefined, McpError> =>
+    const oauthOf = (entry: Entry, deadline: Deadline.Deadline): Effect.Effect<McpClient.OAuthOptions | undefined, McpError> =>
       Effect.gen(function*() {
         const oauth = entry.server.oauth
         if (oauth === undefined) return undefined
@@ -900,20 +913,25 @@ export const makeWith = (
           }
           oauthStores.set(entry.key, store)
         }
-        const code = oauth.authorizationCode !== undefined && !usedCodes.has(oauth.authorizationCode)
-          ? oauth.authorizationCode
-          : undefined
+        const given = typeof oauth.authorizationCode === "function"
+          ? oauth.authorizationCode(entry.key)
+          : oauth.authorizationCode
+        const code = given !== undefined && !usedCodes.has(given) ? given : undefined
         if (code !== undefined) usedCodes.add(code)
-        return oauthClient(entry, oauth, store, code)
+        return oauthClient(entry, oauth, store, code, deadline)
       })
 
     const oauthClient = (
       entry: Entry,
       oauth: McpOAuthOptions,
       store: McpClient.OAuthStore,
-      authorizationCode: string | undefined
+      authorizationCode: string | undefined,
+      deadline: Deadline.Deadline
     ): McpClient.OAuthOptions => {
       const storage = oauth.storage
+      const authorizeTimeout = oauth.authorizeTimeout === undefined
+        ? DEFAULT_AUTHORIZE_TIMEOUT
+        : Duration.decode(oauth.authorizeTimeout)
       return {
         redirectUrl: oauth.redirectUrl,
         clientName: oauth.clientName ?? clientInfo.name,
@@ -929,7 +947,18 @@ export const makeWith = (
             Effect.flatMap(runHandler(() => oauth.onAuthorize(authorizationUrl.href, context)), (code) =>
               typeof code === "string" && code.length > 0
                 ? Effect.succeed(code)
-                : Effect.fail(new McpError({ reason: "Connect", message: "onAuthorize gave no authorization code" }))))
+                : Effect.fail(new McpError({ reason: "Connect", message: "onAuthorize gave no authorization code" }))).pipe(
+                Effect.timeoutFail({
+                  duration: authorizeTimeout,
+                  onTimeout: () =>
+                    new McpError({
+                      reason: "Connect",
+                      message: `The user did not authorize within authorizeTimeout (${Duration.format(authorizeTimeout)})`,
+                      serverKey: entry.serverKey
+                    })
+                }),
+                deadline.suspendDuring
+              ))
       }
     }
 
@@ -1209,7 +1238,11 @@ export const makeWith = (
         const url = yield* Effect.try({ try: () => new URL(entry.server.url), catch: (error) => connectFailure(entry, error) })
         const sampling = entry.server.handlers?.sampling !== undefined ||
           (yield* Ref.get(handlers)).sampling !== undefined
-        const oauth = yield* oauthOf(entry)
+        const deadline = yield* Deadline.make(connectTimeout)
+        // The app's storage and code functions may throw: a defect here would leave `ready` waiting forever.
+        const oauth = yield* oauthOf(entry, deadline).pipe(
+          Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect)))
+        )
         const scope = yield* Scope.fork(entry.scope, ExecutionStrategy.sequential)
         // Set once the handshake is done: a close before it fails the attempt itself.
         let opened: McpClient.Session | undefined
@@ -1270,10 +1303,8 @@ export const makeWith = (
         }).pipe(
           // A defect must not leave the callers waiting for `ready` forever.
           Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect))),
-          Effect.timeoutFail({
-            duration: connectTimeout,
-            onTimeout: () => connectFailure(entry, `no answer within ${Duration.format(connectTimeout)}`)
-          }),
+          // Network time only: not the time the user spends authorizing.
+          (self) => deadline.bound(self, () => connectFailure(entry, `no answer within ${Duration.format(connectTimeout)}`)),
           Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, Exit.void)))
         )
       }).pipe(

@@ -9,6 +9,7 @@ import { calculator } from "./mcp/tools.js"
 const server = useServer()
 
 const stack = () => Mcp.layer.pipe(Layer.provideMerge(tamboLayer(server())))
+const stackWith = (options: Mcp.MakeOptions) => Mcp.layerWith(options).pipe(Layer.provideMerge(tamboLayer(server())))
 
 const callText = (connection: Mcp.McpConnection, name: string, args: Record<string, unknown>) =>
   Effect.map(connection.client!.callTool(name, args), (result) =>
@@ -138,4 +139,120 @@ describe("MCP servers protected by OAuth", () => {
       expect(protectedServer.registrations()).toBe(1)
       expect(JSON.parse(saved.values().next().value!)).toMatchObject({ tokens: { access_token: expect.any(String) } })
     }).pipe(Effect.scoped))
+  it.live("authorizationCode as a function is asked with the connection's key: the code goes to the server that asked for it", () =>
+    Effect.gen(function*() {
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const saved = new Map<string, string>()
+      const storage: Mcp.McpOAuthStorage = {
+        get: (key) => saved.get(key),
+        set: (key, value) => {
+          if (value === undefined) saved.delete(key)
+          else saved.set(key, value)
+        }
+      }
+      const redirectUrl = "http://127.0.0.1:1/callback"
+      const server: Mcp.McpServerInfo = { url: protectedServer.url, serverKey: "calc" }
+      let authorizationUrl: string | undefined
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        yield* Effect.fork(mcp.connectMcpServer({
+          ...server,
+          oauth: { redirectUrl, storage, onAuthorize: (url) => Effect.zipRight(Effect.sync(() => void (authorizationUrl = url)), Effect.never) }
+        }))
+        yield* Effect.gen(function*() {
+          while (authorizationUrl === undefined) yield* Effect.sleep("5 millis")
+        })
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+      const code = yield* Effect.promise(() => approve(authorizationUrl!))
+
+      const asked: Array<string> = []
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const connection = yield* mcp.connectMcpServer({
+          ...server,
+          oauth: {
+            redirectUrl,
+            storage,
+            authorizationCode: (key) => {
+              asked.push(key)
+              return key === Mcp.uniqueKey(server) ? code : undefined
+            },
+            onAuthorize: () => Effect.fail("not asked again")
+          }
+        })
+        expect(connection.status).toBe("connected")
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+      expect(asked).toEqual([Mcp.uniqueKey(server)])
+      expect(protectedServer.grants).toEqual(["authorization_code"])
+    }).pipe(Effect.scoped))
+
+  it.live("a storage or authorizationCode that throws fails the connection with McpError Connect", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const brokenStorage = yield* Effect.flip(mcp.connectMcpServer({
+        url: protectedServer.url,
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          storage: {
+            get: () => {
+              throw new Error("storage is disabled")
+            },
+            set: () => undefined
+          },
+          onAuthorize: approve
+        }
+      }))
+      expect(brokenStorage).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect(brokenStorage.message).toContain("storage is disabled")
+
+      yield* mcp.disconnectMcpServer({ url: protectedServer.url })
+      const brokenCode = yield* Effect.flip(mcp.connectMcpServer({
+        url: protectedServer.url,
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          authorizationCode: () => {
+            throw new Error("no code here")
+          },
+          onAuthorize: approve
+        }
+      }))
+      expect(brokenCode).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect(brokenCode.message).toContain("no code here")
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("the time the user spends authorizing does not count against the connect timeout", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const connection = yield* mcp.connectMcpServer({
+        url: protectedServer.url,
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          // Longer than the connect timeout: the user reads the consent page.
+          onAuthorize: (authorizationUrl) => Effect.zipRight(Effect.sleep("800 millis"), Effect.promise(() => approve(authorizationUrl)))
+        }
+      })
+      expect(connection.status).toBe("connected")
+      expect(yield* callText(connection, "add", { a: 1, b: 1 })).toBe("2")
+    }).pipe(Effect.provide(stackWith({ connectTimeout: "300 millis" })), Effect.scoped))
+
+  it.live("an authorization that outlasts authorizeTimeout fails the connection with an McpError naming it", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const error = yield* Effect.flip(mcp.connectMcpServer({
+        url: protectedServer.url,
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          authorizeTimeout: "200 millis",
+          onAuthorize: () => Effect.never
+        }
+      }))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect(error.message).toContain("authorizeTimeout")
+      expect(protectedServer.grants).toEqual([])
+      const [connection] = Object.values(yield* mcp.getMcpClients)
+      expect(connection).toMatchObject({ status: "failed", error: { reason: "Connect" } })
+    }).pipe(Effect.provide(stack()), Effect.scoped))
 })

@@ -137,6 +137,8 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
 
   const [input] = useState(() => new InputStore())
   const [elicitation] = useState(() => new ElicitationStore())
+  // Elicitations wait for a form from the start, whether or not one is mounted yet.
+  useEffect(() => elicitation.attach(handle), [handle, elicitation])
   const renderer = useMemo(() => new MessageRenderer(ComponentRenderer, (name) => components.has(name)), [components])
   const value = useMemo<TamboContextValue>(
     () => ({ handle, components, renderer, input, elicitation }),

@@ -635,3 +635,21 @@ export {
    */
   type ContextAttachment
 } from "./internal/attachmentStore.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category MCP
+   */
+  mcpOAuthRedirect,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type McpOAuthRedirectOptions,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type McpOAuthWebStorage
+} from "./mcpOAuth.js"

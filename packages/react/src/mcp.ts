@@ -12,7 +12,7 @@ import type {
   McpResource,
   McpResourceContents
 } from "@tambo-effect/core/Mcp"
-import { useCallback, useEffect, useMemo, useSyncExternalStore } from "react"
+import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import type { PendingElicitation } from "./internal/elicitationStore.js"
 import { type QueryState, useQuery } from "./internal/useQuery.js"
@@ -131,8 +131,12 @@ export interface UseTamboMcpElicitationReturn {
 
 /**
  * The requests for input MCP servers send (elicitations), one at a time.
- * While a component uses this hook, the client's elicitations wait for an
- * answer here; without one mounted, they are declined.
+ * The provider keeps them in a queue while no component uses this hook: an
+ * elicitation that arrives meanwhile is shown as soon as one mounts. One
+ * leaves the queue when answered, when the server gives up on it, or
+ * (cancelled) when the provider unmounts. An app that set its own handler
+ * (`useTamboClient().setMcpElicitationHandler`) before keeps it: then this
+ * hook shows nothing.
  *
  * @example
  * ```tsx
@@ -144,8 +148,7 @@ export interface UseTamboMcpElicitationReturn {
  * @category Hooks
  */
 export const useTamboMcpElicitation = (): UseTamboMcpElicitationReturn => {
-  const { handle, elicitation } = useTamboContext("useTamboMcpElicitation")
-  useEffect(() => elicitation.attach(handle), [handle, elicitation])
+  const { elicitation } = useTamboContext("useTamboMcpElicitation")
   const request = useSyncExternalStore(elicitation.subscribe, elicitation.getSnapshot, elicitation.getSnapshot)
   const accept = useCallback(
     (content: NonNullable<ElicitationResult["content"]>) => elicitation.respond({ action: "accept", content }),

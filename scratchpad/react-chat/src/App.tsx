@@ -7,6 +7,7 @@
  */
 import {
   isAbortError,
+  mcpOAuthRedirect,
   messageKey,
   type ReactTamboThreadMessage,
   TamboProvider,
@@ -49,12 +50,16 @@ export const connectionFrom = (search: string): Connection => {
   }
 }
 
+// Run when the page loads, before `main.tsx` reads the address bar: coming back from an MCP
+// server's authorization, it takes the code and puts the address the user left back.
+const mcpOAuth = mcpOAuthRedirect()
+
 const tools = [getWeather]
 const components = [WeatherCard]
 
 export function App({ connection }: { readonly connection: Connection }) {
   const mcpServers = useMemo(
-    () => (connection.mcpUrl === undefined ? [] : [{ url: connection.mcpUrl, serverKey: "example" }]),
+    () => (connection.mcpUrl === undefined ? [] : [{ url: connection.mcpUrl, serverKey: "example", oauth: mcpOAuth }]),
     [connection.mcpUrl]
   )
   return (

@@ -113,6 +113,16 @@ export const oauthMcpServer = (setup: (server: McpServer) => void): Effect.Effec
       const base = new URL(`http://127.0.0.1:${port}`)
       const mcpUrl = new URL("/mcp", base)
       const app = createMcpExpressApp()
+      // Open to pages of other origins (the browser tests): the auth router's endpoints do this themselves.
+      app.use("/mcp", (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+        res.setHeader("Access-Control-Allow-Origin", "*")
+        res.setHeader("Access-Control-Expose-Headers", "WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version")
+        if (req.method !== "OPTIONS") return next()
+        res.writeHead(204, {
+          "Access-Control-Allow-Methods": "GET, POST, DELETE",
+          "Access-Control-Allow-Headers": req.headers["access-control-request-headers"] ?? "*"
+        }).end()
+      })
       app.use(mcpAuthRouter({ provider, issuerUrl: base, resourceServerUrl: mcpUrl }))
       const bearer = requireBearerAuth({
         verifier: provider,

@@ -48,6 +48,18 @@ export const greeter = (server: McpServer) => {
   })
 }
 
+/** `greet`, but the server gives up on its elicitation after 300 ms (it tells the client, which cancels its handler). */
+export const impatientGreeter = (server: McpServer) => {
+  server.registerTool("greet", { description: "Greets the user by name", inputSchema: {} }, async () => {
+    const answer = await server.server.elicitInput({
+      mode: "form",
+      message: "What is your name? (quick)",
+      requestedSchema: { type: "object", properties: { name: { type: "string", title: "Name" } }, required: ["name"] }
+    }, { timeout: 300 }).catch(() => undefined)
+    return text(answer === undefined ? "No name (gave up)" : `Answered: ${answer.action}`)
+  })
+}
+
 /** `summarize`: asks the client's model for a summary by sampling. */
 export const summarizer = (server: McpServer) => {
   server.registerTool(

@@ -27,9 +27,12 @@ interface Waiting {
 
 /**
  * The elicitations waiting for the user, in order, for
- * `useTamboMcpElicitation`. It answers the client's elicitations only while
- * a hook uses it (elsewhere they are declined, as without a handler), so a
- * request never waits for a UI that is not there.
+ * `useTamboMcpElicitation`. The provider attaches it to its client for as
+ * long as it is mounted: an elicitation that arrives while no component
+ * shows them waits here until one does (or until the server gives up on it;
+ * it is cancelled when the provider unmounts or its client changes). A
+ * handler the app set on the client itself is left in place, and answers
+ * instead.
  *
  * @since 0.1.0
  * @category Internal
@@ -37,8 +40,6 @@ interface Waiting {
 export class ElicitationStore {
   #queue: ReadonlyArray<Waiting> = []
   readonly #listeners = new Set<() => void>()
-  #users = 0
-  #client: TamboClient | undefined
 
   readonly subscribe = (listener: () => void): (() => void) => {
     this.#listeners.add(listener)
@@ -59,36 +60,36 @@ export class ElicitationStore {
     this.#emit()
   }
 
-  /** Handles the client's elicitations until the returned function is called. */
+  /** Handles the client's elicitations (unless the app handles them) until the returned function is called. */
   attach(handle: ClientHandle): () => void {
     const release = handle.retain()
     const client = handle.client()
-    if (this.#users++ === 0 || this.#client !== client) {
-      this.#client = client
-      client.setMcpElicitationHandler(this.#handler)
+    try {
+      if (client.getMcpElicitationHandler() === undefined) client.setMcpElicitationHandler(this.#handler)
+    } catch {
+      // A client the app already destroyed: it asks nothing any more.
     }
     let detached = false
     return () => {
       if (detached) return
       detached = true
-      if (--this.#users === 0) {
-        if (this.#client !== undefined) {
-          try {
-            this.#client.setMcpElicitationHandler(undefined)
-          } catch {
-            // The client is already destroyed: nothing to undo.
-          }
-        }
-        this.#client = undefined
-        // Nobody is left to answer: what waits is cancelled.
-        for (const waiting of this.#queue) waiting.resolve({ action: "cancel" })
-        this.#queue = []
-        this.#emit()
-      }
+      this.#release(client)
       release()
     }
   }
 
+  #release(client: TamboClient): void {
+    try {
+      if (client.getMcpElicitationHandler() === this.#handler) client.setMcpElicitationHandler(undefined)
+    } catch {
+      // The client is already destroyed: nothing to undo.
+    }
+    // Nobody is left to answer: what waits is cancelled.
+    const waiting = this.#queue
+    this.#queue = []
+    for (const w of waiting) w.resolve({ action: "cancel" })
+    if (waiting.length > 0) this.#emit()
+  }
   readonly #handler: ElicitationHandler = (request, context: McpRequestContext) =>
     new Promise<ElicitationResult>((resolve) => {
       const waiting: Waiting = {

@@ -1,0 +1,234 @@
+/**
+ * OAuth for MCP servers in the browser, by full-page redirect: the page goes
+ * to the authorization server and comes back to the app with a code.
+ *
+ * @since 0.1.0
+ */
+import type { McpOAuthOptions, McpOAuthStorage } from "@tambo-effect/core/Mcp"
+
+/**
+ * The part of the Web Storage API (`localStorage`, `sessionStorage`) that
+ * {@link mcpOAuthRedirect} uses.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type McpOAuthWebStorage = Pick<Storage, "getItem" | "setItem" | "removeItem">
+
+/**
+ * The options of {@link mcpOAuthRedirect}.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface McpOAuthRedirectOptions {
+  /**
+   * Where the authorization server sends the user back: a page of the app
+   * that renders the provider and calls `mcpOAuthRedirect` on load. It is
+   * registered with the authorization server, so keep it stable. Default:
+   * the current page's origin and path (no query, no hash).
+   */
+  readonly redirectUrl?: string | undefined
+  /**
+   * Where the client registration, the tokens and the PKCE verifier are
+   * kept, so that they survive the redirect and later visits. Default
+   * `localStorage`. (The authorization in progress is kept per tab, in
+   * `sessionStorage`.)
+   */
+  readonly storage?: McpOAuthWebStorage | undefined
+  /** Prefix of the storage keys. Default `"tambo-mcp-oauth:"`. */
+  readonly keyPrefix?: string | undefined
+  /** Passed on: the client's name at the authorization server. */
+  readonly clientName?: string | undefined
+  /** Passed on: the scope to ask for. */
+  readonly scope?: string | undefined
+  /** Passed on: how long the authorization may take. Default 10 minutes. */
+  readonly authorizeTimeout?: McpOAuthOptions["authorizeTimeout"]
+}
+
+/** The authorization this tab left for: which connection, and the address to come back to. */
+interface Pending {
+  readonly key: string
+  readonly returnTo: string
+}
+
+/** What the redirect back brought, kept until the connection it is for takes it. */
+type Arrival =
+  | { readonly key: string; readonly code: string }
+  | { readonly key: string; readonly error: string }
+
+/** The query parameters an authorization response adds (RFC 6749 §4.1.2, RFC 9207). */
+const RESPONSE_PARAMS = ["code", "state", "error", "error_description", "error_uri", "iss"]
+
+const readJson = (storage: McpOAuthWebStorage | undefined, key: string): unknown => {
+  try {
+    const text = storage?.getItem(key)
+    return text == null ? undefined : JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+const parseUrl = (text: string): URL | undefined => {
+  try {
+    return new URL(text)
+  } catch {
+    return undefined
+  }
+}
+
+const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null
+
+const readPending = (storage: McpOAuthWebStorage | undefined, key: string): Pending | undefined => {
+  const u = readJson(storage, key)
+  return isObject(u) && typeof u["key"] === "string" && typeof u["returnTo"] === "string"
+    ? { key: u["key"], returnTo: u["returnTo"] }
+    : undefined
+}
+
+const readArrival = (storage: McpOAuthWebStorage | undefined, key: string): Arrival | undefined => {
+  const u = readJson(storage, key)
+  if (!isObject(u) || typeof u["key"] !== "string") return undefined
+  if (typeof u["code"] === "string") return { key: u["key"], code: u["code"] }
+  if (typeof u["error"] === "string") return { key: u["key"], error: u["error"] }
+  return undefined
+}
+
+const sessionStorageOrUndefined = (): McpOAuthWebStorage | undefined => {
+  try {
+    return globalThis.sessionStorage
+  } catch {
+    // Storage disabled (some privacy modes throw on access).
+    return undefined
+  }
+}
+
+const localStorageOrUndefined = (): McpOAuthWebStorage | undefined => {
+  try {
+    return globalThis.localStorage
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * If this page load is the redirect back from an authorization this tab
+ * started, moves the code (or the error) from the address bar into the
+ * tab's storage, for the connection it is for, and puts the address the
+ * user left back in the address bar.
+ */
+const takeRedirectBack = (tab: McpOAuthWebStorage | undefined, prefix: string): void => {
+  const pending = readPending(tab, `${prefix}pending`)
+  if (pending === undefined || typeof window === "undefined") return
+  const here = new URL(window.location.href)
+  const code = here.searchParams.get("code")
+  const error = here.searchParams.get("error")
+  if (code === null && error === null) return
+  const arrival: Arrival = code !== null
+    ? { key: pending.key, code }
+    : {
+      key: pending.key,
+      error: [error, here.searchParams.get("error_description")].filter((part) => part !== null).join(": ")
+    }
+  tab?.setItem(`${prefix}arrival`, JSON.stringify(arrival))
+  tab?.removeItem(`${prefix}pending`)
+  const left = parseUrl(pending.returnTo)
+  if (left !== undefined && left.origin === here.origin) {
+    window.history.replaceState(window.history.state, "", left.href)
+  } else {
+    for (const param of RESPONSE_PARAMS) here.searchParams.delete(param)
+    window.history.replaceState(window.history.state, "", here.href)
+  }
+}
+
+/**
+ * OAuth for an MCP server (`McpServerInfo.oauth`) by full-page redirect,
+ * for browser apps. When the server asks for authorization, the page saves
+ * where it was and goes to the authorization server (`location.assign`);
+ * the user comes back to `redirectUrl` with a code, which the next
+ * connection exchanges (PKCE, with the verifier kept in `storage`) before
+ * connecting; the code leaves the address bar (`history.replaceState`),
+ * which shows the address the user left again. The tokens stay in
+ * `storage`: later visits connect without asking, and refresh them.
+ *
+ * Call it when the page loads, before anything reads the address bar (at
+ * module level, or where the provider's `mcpServers` are built): that is
+ * when it takes the code from the redirect back. An authorization the user
+ * refused comes back as an error: that connection then fails (an
+ * `McpError` in its status) instead of asking again. One result may serve
+ * several servers: the code goes to the connection that asked for it.
+ *
+ * @example
+ * ```tsx
+ * const oauth = mcpOAuthRedirect()
+ * const mcpServers = [{ url: "https://mcp.example.com/mcp", oauth }]
+ * <TamboProvider apiKey={apiKey} userKey={userKey} mcpServers={mcpServers}>…</TamboProvider>
+ * ```
+ *
+ * @since 0.1.0
+ * @category MCP
+ */
+export const mcpOAuthRedirect = (options: McpOAuthRedirectOptions = {}): McpOAuthOptions => {
+  const prefix = options.keyPrefix ?? "tambo-mcp-oauth:"
+  const tab = sessionStorageOrUndefined()
+  const storage = options.storage ?? localStorageOrUndefined()
+  try {
+    takeRedirectBack(tab, prefix)
+  } catch {
+    // Storage that refuses writes: the code stays unused, and the connection asks again.
+  }
+  const redirectUrl = options.redirectUrl ??
+    (typeof window === "undefined" ? "" : `${window.location.origin}${window.location.pathname}`)
+
+  /** What the redirect back brought for this connection, taken once. */
+  const takeArrival = (key: string): Arrival | undefined => {
+    const arrival = readArrival(tab, `${prefix}arrival`)
+    if (arrival === undefined || arrival.key !== key) return undefined
+    tab?.removeItem(`${prefix}arrival`)
+    return arrival
+  }
+
+  const persistent: McpOAuthStorage = {
+    get: (key) => storage?.getItem(`${prefix}${key}`) ?? undefined,
+    set: (key, value) => {
+      if (value === undefined) storage?.removeItem(`${prefix}${key}`)
+      else storage?.setItem(`${prefix}${key}`, value)
+    }
+  }
+
+  // The connections that came back with a code on this page load: asked again, they would loop.
+  const returned = new Set<string>()
+
+  return {
+    redirectUrl,
+    storage: persistent,
+    ...(options.clientName === undefined ? {} : { clientName: options.clientName }),
+    ...(options.scope === undefined ? {} : { scope: options.scope }),
+    ...(options.authorizeTimeout === undefined ? {} : { authorizeTimeout: options.authorizeTimeout }),
+    authorizationCode: (key) => {
+      const arrival = readArrival(tab, `${prefix}arrival`)
+      if (arrival === undefined || arrival.key !== key || !("code" in arrival)) return undefined
+      if (takeArrival(key) === undefined) return undefined
+      returned.add(key)
+      return arrival.code
+    },
+    onAuthorize: (authorizationUrl, context) => {
+      const arrival = takeArrival(context.key)
+      if (arrival !== undefined && "error" in arrival) {
+        return Promise.reject(new Error(`The authorization was refused (${arrival.error})`))
+      }
+      if (returned.has(context.key)) {
+        return Promise.reject(new Error("The code the authorization server sent back did not authorize this client"))
+      }
+      // Without storage, what the page keeps for the way back would be lost with it: it would go round again.
+      if (typeof window === "undefined" || tab === undefined || storage === undefined) {
+        return Promise.reject(new Error("mcpOAuthRedirect needs a browser window with localStorage and sessionStorage"))
+      }
+      const pending: Pending = { key: context.key, returnTo: window.location.href }
+      tab?.setItem(`${prefix}pending`, JSON.stringify(pending))
+      window.location.assign(authorizationUrl)
+      // The page unloads: nothing comes back here.
+      return new Promise<string>(() => undefined)
+    }
+  }
+}

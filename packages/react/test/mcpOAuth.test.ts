@@ -1,0 +1,97 @@
+// @vitest-environment happy-dom
+/**
+ * `mcpOAuthRedirect`'s way there and back on one page, without a server:
+ * which code it takes from the address bar, for which connection, and what
+ * it does with a refusal. The whole flow against a real authorization server
+ * is in `browser/mcpOAuth.test.ts`.
+ */
+import type { McpRequestContext } from "@tambo-effect/core/Mcp"
+import * as Effect from "effect/Effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { mcpOAuthRedirect } from "../src/index.js"
+
+const APP = `${window.location.origin}/app/index.html`
+
+const context = (key: string): McpRequestContext => ({
+  key,
+  serverKey: "docs",
+  server: { url: "http://127.0.0.1:1/mcp" },
+  signal: new AbortController().signal
+})
+
+/** What a handler returns, as a Promise (the helper returns Promises). */
+const settle = <A>(u: A | PromiseLike<A> | Effect.Effect<A, unknown>): Promise<A> =>
+  Effect.isEffect(u) ? Effect.runPromise(u as Effect.Effect<A, unknown>) : Promise.resolve(u)
+
+/** The page leaves for the authorization server (as `location.assign` would), and comes back to `url`. */
+const leaveAndComeBack = async (key: string, url: string) => {
+  const assigned: Array<string> = []
+  const assign = window.location.assign
+  Object.defineProperty(window.location, "assign", { configurable: true, value: (to: string) => void assigned.push(to) })
+  try {
+    const pending = settle(mcpOAuthRedirect().onAuthorize("http://127.0.0.1:1/authorize?client_id=x", context(key)))
+    expect(assigned).toEqual(["http://127.0.0.1:1/authorize?client_id=x"])
+    void pending
+  } finally {
+    Object.defineProperty(window.location, "assign", { configurable: true, value: assign })
+  }
+  window.history.replaceState(null, "", url)
+}
+
+beforeEach(() => {
+  window.history.replaceState(null, "", `${APP}?tamboUrl=x#chat`)
+})
+
+afterEach(() => {
+  window.sessionStorage.clear()
+  window.localStorage.clear()
+})
+
+describe("mcpOAuthRedirect", () => {
+  it("redirects back to the page (origin and path); the code goes to the connection that asked, once, and the address the user left comes back", async () => {
+    expect(mcpOAuthRedirect().redirectUrl).toBe(APP)
+    await leaveAndComeBack("server-a", `${APP}?code=abc&state=s`)
+
+    const oauth = mcpOAuthRedirect()
+    expect(window.location.href).toBe(`${APP}?tamboUrl=x#chat`)
+    const code = oauth.authorizationCode as (key: string) => string | undefined
+    expect(code("server-b")).toBeUndefined()
+    expect(code("server-a")).toBe("abc")
+    expect(code("server-a")).toBeUndefined()
+    // Asked again on the same page after its code: it would go round in circles.
+    await expect(settle(oauth.onAuthorize("http://127.0.0.1:1/authorize", context("server-a")))).rejects.toThrow(
+      /did not authorize/
+    )
+  })
+
+  it("a code in the address bar that this tab did not go for is left alone", () => {
+    window.history.replaceState(null, "", `${APP}?code=planted`)
+    const oauth = mcpOAuthRedirect()
+    expect(window.location.href).toBe(`${APP}?code=planted`)
+    expect((oauth.authorizationCode as (key: string) => string | undefined)("server-a")).toBeUndefined()
+  })
+
+  it("a refusal comes back as an error of that connection instead of another redirect", async () => {
+    await leaveAndComeBack("server-a", `${APP}?error=access_denied&error_description=No%20thanks`)
+    const oauth = mcpOAuthRedirect()
+    expect(window.location.href).toBe(`${APP}?tamboUrl=x#chat`)
+    expect((oauth.authorizationCode as (key: string) => string | undefined)("server-a")).toBeUndefined()
+    await expect(settle(oauth.onAuthorize("http://127.0.0.1:1/authorize", context("server-a")))).rejects.toThrow(
+      "The authorization was refused (access_denied: No thanks)"
+    )
+  })
+
+  it("keeps the tokens in localStorage (or the storage given), under its prefix", async () => {
+    const saved = new Map<string, string>()
+    const storage = {
+      getItem: (key: string) => saved.get(key) ?? null,
+      setItem: (key: string, value: string) => void saved.set(key, value),
+      removeItem: (key: string) => void saved.delete(key)
+    }
+    await settle(mcpOAuthRedirect({ storage, keyPrefix: "p:" }).storage!.set("k", "{}"))
+    expect([...saved]).toEqual([["p:k", "{}"]])
+    await settle(mcpOAuthRedirect().storage!.set("k", "{\"tokens\":1}"))
+    expect(window.localStorage.getItem("tambo-mcp-oauth:k")).toBe("{\"tokens\":1}")
+    expect(await settle(mcpOAuthRedirect().storage!.get("k"))).toBe("{\"tokens\":1}")
+  })
+})
