@@ -13,6 +13,7 @@ import * as Tambo from "@tambo-effect/core/Tambo"
 import type { TamboError, ToolError } from "@tambo-effect/core/TamboError"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
 import * as Tool from "@tambo-effect/core/Tool"
+import * as ToolRegistry from "@tambo-effect/core/ToolRegistry"
 import type {
   ResourceContent,
   TamboThread,
@@ -167,6 +168,17 @@ export interface TamboClientOptions {
   /** Runs before every run; if it throws or rejects, that run rejects with a `CallbackError`. */
   readonly beforeRun?: BeforeRun | undefined
   /**
+   * Answers the model's calls of tools the client did not register (a
+   * `tool_result` with an error, without it): called with the tool's name
+   * and its arguments as `@tambo-ai/react` passes them (`{ parameterName,
+   * parameterValue }` per argument); what it returns or resolves to is the
+   * call's result, and a throw or rejection is an error result. Timed out
+   * like a tool.
+   *
+   * @since 0.2.0
+   */
+  readonly onCallUnregisteredTool?: UnregisteredToolHandler | undefined
+  /**
    * Decides the tool calls that need approval. Without it, a run waiting on
    * one yields a `CLIENT_APPROVAL_REQUESTED` event and waits for
    * `approveToolCall` / `denyToolCall`. If it throws or rejects, the call is
@@ -264,6 +276,27 @@ export type TamboAuthState =
   | { status: "error"; error: Error }
   | { status: "invalid" }
   | { status: "unauthenticated" }
+
+/**
+ * One argument of a tool call, as `@tambo-ai/react`'s `onCallUnregisteredTool`
+ * receives it.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ToolCallParameter {
+  readonly parameterName: string
+  readonly parameterValue: unknown
+}
+
+/**
+ * Answers a call of a tool the client did not register: its return (or
+ * resolution) is the call's result.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type UnregisteredToolHandler = (toolName: string, args: Array<ToolCallParameter>) => unknown
 
 /**
  * A suggested next message.
@@ -426,12 +459,16 @@ const approvalKey = (info: PendingToolCallInfo): string => `${info.threadId}\u00
  * @category Models
  */
 export class TamboClient {
-  readonly #runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo | Mcp.Mcp | Auth.Auth, CoreError>
+  readonly #runtime: ManagedRuntime.ManagedRuntime<
+    Tambo.Tambo | Mcp.Mcp | Auth.Auth | ToolRegistry.ToolRegistry,
+    CoreError
+  >
   /** The built runtime, for queue operations that must outlive `destroy()`. */
   readonly #built: Runtime.Runtime<never>
   readonly #tambo: Tambo.Tambo.Service
   readonly #mcp: Mcp.Mcp.Service
   readonly #auth: Auth.Auth.Service
+  readonly #registry: ToolRegistry.ToolRegistry.Service
   readonly #store: TamboStore<ClientState>
   readonly #mcpServers: ReadonlyArray<McpServerInfo>
   /** The runs in flight. */
@@ -491,12 +528,16 @@ export class TamboClient {
     })
     this.#runtime = ManagedRuntime.make(layer)
     // Core's Layers build synchronously, so options fail here, as a throw.
-    const built = this.#runtime.runSyncExit(Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>(), Auth.Auth]))
+    const built = this.#runtime.runSyncExit(
+      Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>(), Auth.Auth, ToolRegistry.ToolRegistry])
+    )
     if (Exit.isFailure(built)) {
       void this.#runtime.dispose()
       throw CallSite.attach(fromCause(built.cause), CallSite.capture(TamboClient))
     }
-    ;[this.#tambo, this.#mcp, this.#built, this.#auth] = built.value
+    ;[this.#tambo, this.#mcp, this.#built, this.#auth, this.#registry] = built.value
+    const unregistered = options.onCallUnregisteredTool
+    if (unregistered !== undefined) this.#sync(this.#registry.setFallback(unregisteredTool(unregistered)))
   }
 
   // ---------------------------------------------------------------------------
@@ -911,6 +952,17 @@ export class TamboClient {
   }
 
   /**
+   * Withdraws a registered tool: the next run's request no longer lists it
+   * (a run in flight keeps the tools it started with; a call of it from then
+   * on is a call of an unregistered tool). An unknown name changes nothing.
+   *
+   * @since 0.2.0
+   */
+  unregisterTool(name: string): void {
+    this.#sync(this.#registry.unregister(name))
+  }
+
+  /**
    * Registers a component the model may render (metadata only), replacing
    * any of the same name. Also accepts `@tambo-ai/client`'s
    * `(name, { description, props })` form.
@@ -1043,6 +1095,24 @@ export class TamboClient {
    */
   getAuthState(): TamboAuthState {
     return authStateFromCore(this.#sync(this.#tambo.authState))
+  }
+
+  /**
+   * Calls `listener` after every change of `getAuthState()` (a token
+   * exchange starting or ending, a failure). Returns the unsubscribe
+   * function.
+   *
+   * @since 0.2.0
+   */
+  subscribeToAuthState(listener: () => void): () => void {
+    if (this.#destroying !== undefined) return () => undefined
+    // `authChanges` starts with the current state: that one is not a change.
+    const fiber = this.#runtime.runFork(
+      this.#tambo.authChanges.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener)))
+    )
+    return () => {
+      fiber.unsafeInterruptAsFork(FiberId.none)
+    }
   }
 
   /**
@@ -1270,3 +1340,21 @@ const logEvents = (events: Chunk.Chunk<Tambo.RunEvent>) => {
 }
 
 const toCoreMcpServer = ({ handlers: _ignored, ...server }: McpServerInfo): Mcp.McpServerInfo => server
+
+/**
+ * The registry's fallback for `onCallUnregisteredTool`: a tool by the name
+ * called, taking any object, that hands the arguments over as parameters.
+ */
+const unregisteredTool = (handler: UnregisteredToolHandler): ToolRegistry.ToolRegistry.Fallback => (toolName) => ({
+  name: toolName,
+  description: "A tool the app did not register",
+  inputSchema: { type: "object" },
+  tool: (args: unknown) =>
+    handler(
+      toolName,
+      Object.entries(args !== null && typeof args === "object" ? args : {}).map(([parameterName, parameterValue]) => ({
+        parameterName,
+        parameterValue
+      }))
+    )
+})
