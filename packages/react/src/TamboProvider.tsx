@@ -16,6 +16,7 @@ import { ClientHandle, type NotifyMode } from "./internal/clientHandle.js"
 import { TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
 import { ElicitationStore } from "./internal/elicitationStore.js"
 import { InputStore } from "./internal/inputStore.js"
+import { InteractableStore } from "./internal/interactableStore.js"
 import { MessageRenderer } from "./internal/messageRenderer.js"
 import { ComponentRenderer } from "./TamboComponentRenderer.js"
 import type { TamboComponent } from "./types.js"
@@ -117,6 +118,9 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     const client = handle.client()
     for (const component of components.values()) client.registerComponent(availableComponent(component))
   }, [handle, components])
+  // Before the context helpers: a `contextHelpers.interactables` of the app's replaces the built-in one.
+  const [interactables] = useState(() => new InteractableStore())
+  useEffect(() => interactables.attach(handle.client()), [handle, interactables])
   const previousHelpers = useRef<Readonly<Record<string, ContextHelperFn>>>({})
   useEffect(() => {
     const client = handle.client()
@@ -139,8 +143,8 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   const [elicitation] = useState(() => new ElicitationStore())
   const renderer = useMemo(() => new MessageRenderer(ComponentRenderer, (name) => components.has(name)), [components])
   const value = useMemo<TamboContextValue>(
-    () => ({ handle, components, renderer, input, elicitation }),
-    [handle, components, renderer, input, elicitation]
+    () => ({ handle, components, renderer, input, elicitation, interactables }),
+    [handle, components, renderer, input, elicitation, interactables]
   )
   return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
 }

@@ -550,3 +550,57 @@ export {
    */
   type UseTamboMcpElicitationReturn
 } from "./mcp.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type InteractableConfig,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboInteractableContext,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useCurrentInteractablesSnapshot,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboInteractable,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type WithTamboInteractableProps,
+  /**
+   * @since 0.2.0
+   * @category Components
+   */
+  withTamboInteractable
+} from "./interactables.js"
+
+export {
+  /**
+   * An interactable component as `useTamboInteractable` lists it (upstream's
+   * `InteractableComponent`).
+   *
+   * @since 0.2.0
+   * @category Models
+   */
+  type InteractableComponent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type InteractableContextEntry,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type NewInteractableComponent
+} from "./internal/interactableStore.js"

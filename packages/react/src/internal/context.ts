@@ -4,6 +4,7 @@ import type { TamboComponent } from "../types.js"
 import type { ClientHandle } from "./clientHandle.js"
 import type { ElicitationStore } from "./elicitationStore.js"
 import type { InputStore } from "./inputStore.js"
+import type { InteractableStore } from "./interactableStore.js"
 import type { MessageRenderer } from "./messageRenderer.js"
 
 /**
@@ -18,6 +19,8 @@ export interface TamboContextValue {
   readonly renderer: MessageRenderer
   readonly input: InputStore
   readonly elicitation: ElicitationStore
+  /** The interactable components (`withTamboInteractable`). */
+  readonly interactables: InteractableStore
 }
 
 /**
@@ -46,6 +49,12 @@ export interface ComponentContextValue {
   readonly threadId: string
   readonly messageId: string
   readonly content: TamboComponentContent
+  /** Set for an interactable component (`withTamboInteractable`), which is in no message. */
+  readonly interactable?: {
+    readonly id: string
+    readonly componentName: string
+    readonly description: string
+  } | undefined
 }
 
 /**
