@@ -21,6 +21,7 @@ import {
   useTamboThreadList
 } from "@tambo-effect/react"
 import { type FormEvent, memo, useEffect, useMemo, useRef, useState } from "react"
+import { NotePanel } from "./note.js"
 import { getWeather, WeatherCard } from "./weather.js"
 
 /**
@@ -69,6 +70,7 @@ export function App({ connection }: { readonly connection: Connection }) {
         <ThreadList />
         <main className="chat">
           <Status />
+          <NotePanel />
           <Messages />
           <Suggestions />
           <Elicitation />
