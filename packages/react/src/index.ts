@@ -604,3 +604,55 @@ export {
    */
   type NewInteractableComponent
 } from "./internal/interactableStore.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Components
+   */
+  TamboStubProvider,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboStubProviderProps
+} from "./TamboStubProvider.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useIsTamboTokenUpdating
+} from "./useIsTamboTokenUpdating.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Utils
+   */
+  defineTool,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type DefineToolOptions,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type InferSchema
+} from "./defineTool.js"
+
+export type {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ToolCallParameter,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  UnregisteredToolHandler
+} from "@tambo-effect/client"

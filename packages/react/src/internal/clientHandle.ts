@@ -130,6 +130,27 @@ export class ClientHandle {
     }
   }
 
+  /** Whether a token exchange is in flight, without creating a client. */
+  readonly isUpdatingToken = (): boolean => {
+    const client = this.#given ?? this.#owned
+    if (client === undefined) return false
+    try {
+      return client.getAuthState().status === "exchanging"
+    } catch {
+      return false
+    }
+  }
+
+  /** `useSyncExternalStore`'s subscribe for the auth state. */
+  readonly subscribeToAuthState = (listener: () => void): (() => void) => {
+    const release = this.retain()
+    const unsubscribe = this.client().subscribeToAuthState(listener)
+    return () => {
+      unsubscribe()
+      release()
+    }
+  }
+
   /** Whether the client has a run in flight on the thread, without creating a client. */
   readonly hasActiveRun = (threadId: string): boolean =>
     (this.#given ?? this.#owned)?.hasActiveRun(threadId) ?? false
