@@ -15,6 +15,7 @@ import type * as Transport from "@tambo-effect/core/TamboTransport"
 import * as Tool from "@tambo-effect/core/Tool"
 import * as ToolRegistry from "@tambo-effect/core/ToolRegistry"
 import type {
+  InitialInputMessage,
   ResourceContent,
   TamboThread,
   TextContent,
@@ -179,6 +180,14 @@ export interface TamboClientOptions {
    */
   readonly onCallUnregisteredTool?: UnregisteredToolHandler | undefined
   /**
+   * Messages that open every thread this client creates (sent with the
+   * run that creates it; `system`, `assistant` or `user`, text and
+   * resources), as `@tambo-ai/react`'s `initialMessages`.
+   *
+   * @since 0.2.0
+   */
+  readonly initialMessages?: ReadonlyArray<InitialInputMessage> | undefined
+  /**
    * Decides the tool calls that need approval. Without it, a run waiting on
    * one yields a `CLIENT_APPROVAL_REQUESTED` event and waits for
    * `approveToolCall` / `denyToolCall`. If it throws or rejects, the call is
@@ -262,6 +271,13 @@ export interface RunOptions {
   readonly onApproval?: ApprovalHandler | undefined
   /** Accepted for compatibility; the sent message is always shown at once. */
   readonly userMessageText?: string | undefined
+  /**
+   * Messages that open the thread, when this run creates it (instead of the
+   * client's `initialMessages`); ignored on an existing thread.
+   *
+   * @since 0.2.0
+   */
+  readonly initialMessages?: ReadonlyArray<InitialInputMessage> | undefined
 }
 
 /**
@@ -471,6 +487,9 @@ export class TamboClient {
   readonly #registry: ToolRegistry.ToolRegistry.Service
   readonly #store: TamboStore<ClientState>
   readonly #mcpServers: ReadonlyArray<McpServerInfo>
+  readonly #initialMessages: ReadonlyArray<InitialInputMessage> | undefined
+  /** The initial messages each thread this client created was opened with. */
+  readonly #seeded = new Map<string, ReadonlyArray<InitialInputMessage>>()
   /** The runs in flight. */
   readonly #runs = new Set<RunEntry>()
   /** Aborted by `destroy()`: interrupts the calls in flight. */
@@ -499,6 +518,7 @@ export class TamboClient {
   constructor(options: TamboClientOptions) {
     this.#store = options.store ?? new InMemoryStore(createInitialState())
     this.#mcpServers = options.mcpServers ?? []
+    this.#initialMessages = options.initialMessages
     const layer = Tambo.layer({
       apiKey: options.apiKey,
       tamboUrl: options.tamboUrl,
@@ -553,11 +573,32 @@ export class TamboClient {
    * @since 0.1.0
    */
   run(message: string | InputMessage, options: RunOptions = {}): TamboStream {
-    return this.#start(
-      options.threadId ?? this.#store.getState().currentThreadId,
+    const threadId = options.threadId ?? this.#store.getState().currentThreadId
+    const stream = this.#start(
+      threadId,
       options,
       (runOptions) => this.#tambo.run(typeof message === "string" ? message : messageToCore(message), runOptions)
     )
+    const seeds = options.initialMessages ?? this.#initialMessages
+    if (seeds !== undefined && seeds.length > 0 && isLocalThreadId(threadId)) {
+      stream.threadId.then((created) => {
+        this.#seeded.set(created, seeds)
+        this.#changed()
+      }, () => undefined)
+    }
+    return stream
+  }
+
+  /**
+   * The initial messages a thread opens with, as far as this client knows:
+   * those of the thread it created (until then, the client's
+   * `initialMessages` for a new conversation); `undefined` for any other.
+   * For showing them before the thread read from the server has them.
+   *
+   * @since 0.2.0
+   */
+  getInitialMessages(threadId: string): ReadonlyArray<InitialInputMessage> | undefined {
+    return this.#seeded.get(threadId) ?? (isLocalThreadId(threadId) ? this.#initialMessages : undefined)
   }
 
   /**
@@ -797,7 +838,8 @@ export class TamboClient {
           additionalContext: options.additionalContext,
           toolTimeout: options.toolTimeout,
           onBusy: options.onBusy,
-          onApproval: options.onApproval
+          onApproval: options.onApproval,
+          initialMessages: options.initialMessages ?? this.#initialMessages
         })
       )
     }

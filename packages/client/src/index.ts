@@ -344,6 +344,13 @@ export type {
    */
   ComponentStreamingState,
   /**
+   * A message that opens a new thread (`initialMessages`).
+   *
+   * @since 0.2.0
+   * @category Models
+   */
+  InitialInputMessage,
+  /**
    * @since 0.1.0
    * @category Models
    */

@@ -105,3 +105,22 @@ describe("subscribeToAuthState", () => {
     expect(seen.length).toBe(told)
   })
 })
+
+describe("initialMessages", () => {
+  const seed = [
+    { role: "system" as const, content: [{ type: "text" as const, text: "Answer in French." }] }
+  ]
+
+  it("seed every thread the client creates; a run's own initialMessages replace them", async () => {
+    server().setScript([Script.text("ok")])
+    const client = makeClient(server(), { initialMessages: seed })
+    const first = await client.run("hello").thread
+    await client.run("again", { threadId: first.id }).thread
+    client.startNewThread()
+    const own = [{ role: "assistant" as const, content: [{ type: "text" as const, text: "Bonjour !" }] }]
+    await client.run("other", { initialMessages: own }).thread
+    const bodies = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
+      .map((r) => r.body as { thread?: { initialMessages?: unknown } })
+    expect(bodies.map((body) => body.thread?.initialMessages)).toEqual([seed, undefined, own])
+  })
+})

@@ -142,9 +142,10 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   const [input] = useState(() => new InputStore())
   const [elicitation] = useState(() => new ElicitationStore())
   const renderer = useMemo(() => new MessageRenderer(ComponentRenderer, (name) => components.has(name)), [components])
+  const initialMessages = useStableJson(props.client === undefined ? props.initialMessages : undefined)
   const value = useMemo<TamboContextValue>(
-    () => ({ handle, components, renderer, input, elicitation, interactables }),
-    [handle, components, renderer, input, elicitation, interactables]
+    () => ({ handle, components, renderer, input, elicitation, interactables, initialMessages }),
+    [handle, components, renderer, input, elicitation, interactables, initialMessages]
   )
   return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
 }
@@ -189,6 +190,13 @@ const availableComponent = (component: TamboComponent) => ({
   propsSchema: component.propsSchema,
   ...(component.stateSchema === undefined ? {} : { stateSchema: component.stateSchema })
 })
+
+/** The same value as long as its JSON is the same (an inline array of messages, say). */
+const useStableJson = <A,>(value: A): A => {
+  const ref = useRef(value)
+  if (ref.current !== value && JSON.stringify(ref.current) !== JSON.stringify(value)) ref.current = value
+  return ref.current
+}
 
 /** The components by name; the same map as long as the entries are the same. */
 const useStableComponents = (

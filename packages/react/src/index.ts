@@ -422,6 +422,11 @@ export type {
    */
   ContextHelperFn,
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  InitialInputMessage,
+  /**
    * @since 0.1.0
    * @category Models
    */

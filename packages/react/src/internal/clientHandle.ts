@@ -1,9 +1,11 @@
 import {
   type ClientState,
   createInitialState,
+  type InitialInputMessage,
   type PendingToolCallInfo,
   type TamboClient
 } from "@tambo-effect/client"
+import { isLocalThreadId } from "@tambo-effect/core/ClientState"
 import type { McpConnections } from "@tambo-effect/core/Mcp"
 
 /**
@@ -128,6 +130,18 @@ export class ClientHandle {
       unsubscribe()
       release()
     }
+  }
+
+  /**
+   * The initial messages a thread opens with (the client's), or `fallback`
+   * for a new conversation while there is no client.
+   */
+  readonly getInitialMessages = (
+    threadId: string,
+    fallback: ReadonlyArray<InitialInputMessage> | undefined
+  ): ReadonlyArray<InitialInputMessage> | undefined => {
+    const known = (this.#given ?? this.#owned)?.getInitialMessages(threadId)
+    return known ?? (isLocalThreadId(threadId) ? fallback : undefined)
   }
 
   /** Whether a token exchange is in flight, without creating a client. */

@@ -1,4 +1,4 @@
-import type { TamboComponentContent } from "@tambo-effect/client"
+import type { InitialInputMessage, TamboComponentContent } from "@tambo-effect/client"
 import { createContext, useContext } from "react"
 import type { TamboComponent } from "../types.js"
 import type { ClientHandle } from "./clientHandle.js"
@@ -21,6 +21,8 @@ export interface TamboContextValue {
   readonly elicitation: ElicitationStore
   /** The interactable components (`withTamboInteractable`). */
   readonly interactables: InteractableStore
+  /** The provider's `initialMessages`, shown on a new conversation. */
+  readonly initialMessages?: ReadonlyArray<InitialInputMessage> | undefined
 }
 
 /**

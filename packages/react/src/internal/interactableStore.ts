@@ -101,10 +101,14 @@ const jsonSchemaOf = (schema: Tool.SupportedSchema): Tool.JsonObject => {
  * props or state, each checked against its schema (no key required). Local
  * `$defs` move to the top, where their `$ref`s point.
  */
-const updateInput = (key: "newProps" | "newState", schema: Tool.SupportedSchema | undefined, what: string) => {
+const updateInput = (
+  key: "newProps" | "newState",
+  schema: Tool.SupportedSchema | undefined,
+  what: string
+): Tool.JsonSchema => {
   const full = schema === undefined ? { type: "object", additionalProperties: true } : jsonSchemaOf(schema)
   const { $defs, $schema: _schema, definitions, required: _required, ...partial } = full
-  return {
+  const input = {
     type: "object",
     properties: {
       componentId: { type: "string", description: "The id of the interactable component" },
@@ -114,6 +118,9 @@ const updateInput = (key: "newProps" | "newState", schema: Tool.SupportedSchema 
     ...($defs === undefined ? {} : { $defs }),
     ...(definitions === undefined ? {} : { definitions })
   }
+  // Plain JSON by construction: converted schemas are JSON.
+  if (!Tool.isJsonSchema(input)) throw new Error("unreachable: a converted schema is not JSON")
+  return input
 }
 
 const schemaNote = (schema: Tool.SupportedSchema | undefined, tool: string) =>
@@ -366,7 +373,11 @@ export class InteractableStore {
       for (const name of GLOBAL_TOOLS) client.unregisterTool(name)
       return
     }
-    const byId = { type: "object", properties: { componentId: { type: "string" } }, required: ["componentId"] }
+    const byId: Tool.JsonSchema = {
+      type: "object",
+      properties: { componentId: { type: "string" } },
+      required: ["componentId"]
+    }
     const describe = (c: InteractableComponent) => ({
       id: c.id,
       componentName: c.name,
