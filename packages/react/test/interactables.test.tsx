@@ -170,6 +170,36 @@ describe("withTamboInteractable", () => {
     })
   })
 
+  it("the model lists, reads and removes interactables with the tools over all of them", async () => {
+    server().setScript((request, context) =>
+      context.threadRunIndex > 0
+        ? [Script.text("ok")]
+        : request.toolResults.length > 0
+        ? [Script.text("done")]
+        : [
+          Script.toolCall("get_all_interactable_components", {}, { id: "call_a" }),
+          Script.toolCall("get_interactable_component_by_id", { componentId: "Note-1" }, { id: "call_b" }),
+          Script.toolCall("get_interactable_component_by_id", { componentId: "Nope" }, { id: "call_c" }),
+          Script.toolCall("remove_interactable_component", { componentId: "Note-1" }, { id: "call_d" })
+        ]
+    )
+    const { result } = renderPage()
+    await waitFor(() => expect(noteValue()).toBe("first draft"))
+    const thread = await result.current.sendMessage("What is on the page?").thread
+    const [all, one, none, removed] = runBodies()[1]!.message.content.map((block) => JSON.parse(block.content![0]!.text))
+    const note = { id: "Note-1", componentName: "Note", description: "A note the user is writing", props: { text: "first draft" }, state: {} }
+    expect(all).toEqual({ components: [note] })
+    expect(one).toEqual({ success: true, component: note })
+    expect(none).toMatchObject({ success: false })
+    expect(removed).toEqual({ success: true, componentId: "Note-1", removedComponent: note })
+    // Still on the page, no longer interactable: the next message carries neither its tools nor its context.
+    expect(noteValue()).toBe("first draft")
+    await result.current.sendMessage("And now?", { threadId: thread.id }).thread
+    const next = runBodies()[2]!
+    expect(next.tools).toBeUndefined()
+    expect(next.message.additionalContext?.interactables).toBeUndefined()
+  })
+
   it("the model changes the state; useTamboInteractable shows it", async () => {
     server().setScript((request) =>
       request.toolResults.length > 0
