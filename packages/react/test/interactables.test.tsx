@@ -277,6 +277,20 @@ describe("useTamboInteractable", () => {
     expect(add("x".repeat(38))).toThrow(expect.objectContaining({ reason: "InvalidName" }))
     expect(result.current.interactableComponents).toEqual([])
   })
+
+  it("a props schema that is not a schema throws a ToolDefinitionError and adds nothing", () => {
+    const { result } = renderHook(() => useTamboInteractable(), { wrapper: wrapperFor(connection(server())) })
+    const add = () =>
+      result.current.addInteractableComponent({
+        name: "Note",
+        description: "A note",
+        props: {},
+        propsSchema: (() => "not a schema") as never
+      })
+    expect(add).toThrow(ToolDefinitionError)
+    expect(add).toThrow(expect.objectContaining({ reason: "UnsupportedSchema" }))
+    expect(result.current.interactableComponents).toEqual([])
+  })
 })
 
 describe("useCurrentInteractablesSnapshot", () => {

@@ -141,6 +141,8 @@ export class InteractableStore {
   #components: ReadonlyArray<InteractableComponent> = []
   readonly #listeners = new Set<() => void>()
   readonly #onModelProps = new Map<string, (props: Props) => void>()
+  /** Each component's update tools, built when it is added (so a bad schema throws there). */
+  readonly #tools = new Map<string, ReadonlyArray<Tool.Any>>()
   #client: TamboClient | undefined
 
   readonly getSnapshot = (): ReadonlyArray<InteractableComponent> => this.#components
@@ -159,7 +161,7 @@ export class InteractableStore {
   attach(client: TamboClient): () => void {
     this.#client = client
     client.addContextHelper(CONTEXT_HELPER_NAME, this.#contextHelper)
-    for (const component of this.#components) this.#registerTools(component)
+    for (const tools of this.#tools.values()) client.registerTools(tools)
     this.#syncGlobalTools()
     return () => {
       if (this.#client !== client) return
@@ -193,7 +195,9 @@ export class InteractableStore {
       props: serializableProps(isRecord(component.props) ? component.props : {}),
       state: component.state ?? {}
     }
-    this.#registerTools(entry)
+    const tools = [this.#propsTool(entry), this.#stateTool(entry)]
+    this.#client?.registerTools(tools)
+    this.#tools.set(id, tools)
     this.#set([...this.#components.filter((c) => c.id !== id), entry])
     this.#syncGlobalTools()
     return id
@@ -203,6 +207,7 @@ export class InteractableStore {
     if (!this.#components.some((c) => c.id === id)) return
     if (this.#client !== undefined) this.#unregisterTools(this.#client, id)
     this.#onModelProps.delete(id)
+    this.#tools.delete(id)
     this.#set(this.#components.filter((c) => c.id !== id))
     this.#syncGlobalTools()
   }
@@ -282,10 +287,6 @@ export class InteractableStore {
   #set(components: ReadonlyArray<InteractableComponent>): void {
     this.#components = components
     for (const listener of [...this.#listeners]) listener()
-  }
-
-  #registerTools(component: InteractableComponent): void {
-    this.#client?.registerTools([this.#propsTool(component), this.#stateTool(component)])
   }
 
   #unregisterTools(client: TamboClient, id: string): void {
