@@ -10,6 +10,7 @@ import {
   useCurrentInteractablesSnapshot,
   useTambo,
   useTamboCurrentComponent,
+  useTamboCurrentMessage,
   useTamboInteractable,
   withTamboInteractable
 } from "../src/index.js"
@@ -216,6 +217,16 @@ describe("withTamboInteractable", () => {
     await result.current.sendMessage("Pin it").thread
     await waitFor(() => expect(seen?.getInteractableComponentState("Note-1")).toEqual({ pinned: true }))
     expect(seen?.interactableComponents[0]?.state).toEqual({ pinned: true })
+  })
+
+  it("inside, useTamboCurrentMessage gives a message of its own, holding only the component", async () => {
+    const Badge = withTamboInteractable(({ label }: { readonly label: string }) => {
+      const message = useTamboCurrentMessage()
+      const block = message.content[0]
+      return <span data-testid="badge">{`${message.id} ${block?.type === "component" ? block.name : ""} ${label}`}</span>
+    }, { componentName: "Badge", description: "A badge" })
+    render(<TamboProvider {...connection(server())}><Badge interactableId="Badge-1" label="new" /></TamboProvider>)
+    await waitFor(() => expect(screen.getByTestId("badge").textContent).toBe("Badge-1 Badge new"))
   })
 
   it("unmounting withdraws the tools and the context", async () => {
