@@ -344,7 +344,7 @@ export class InteractableStore {
           if (updated !== undefined && updated !== current) this.#onModelProps.get(id)?.(updated.props)
           return answer
         })
-    }) as Tool.Any
+    })
   }
 
   #stateTool(component: InteractableComponent): Tool.Any {
@@ -363,7 +363,7 @@ export class InteractableStore {
           yield* this.#checked(current.stateSchema, { ...current.state, ...patch }, "state", id)
           return this.updateState(id, patch)
         })
-    }) as Tool.Any
+    })
   }
 
   /** The tools over all components exist while there is at least one. */
