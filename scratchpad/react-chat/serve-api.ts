@@ -11,6 +11,8 @@
  * It also starts the example MCP server (a tool, a prompt, a resource, an
  * elicitation) on http://127.0.0.1:8788/mcp (`--mcp-port`), which the app
  * connects to: its prompts in the `/` menu, its resources in the `@` picker.
+ * A message that mentions the note has the model rewrite the app's
+ * interactable note.
  */
 import { Script, startTestServer } from "@tambo-effect/testing"
 import { startExampleMcpServer } from "./mcp-server.js"
@@ -23,11 +25,21 @@ const port = Number(option("port") ?? 8787)
 const pace = Number(option("pace") ?? 0)
 const mcpPort = Number(option("mcp-port") ?? 8788)
 
+/** A message that mentions the note gets it rewritten (the note's update tool); anything else, the weather. */
+const assistant: Script.ScriptFn = async (request, context) => {
+  const noteTool = request.tools.find((tool) => tool.name.startsWith("update_component_props_Note-"))
+  if (noteTool === undefined || !/\bnote\b/i.test(request.text)) return Script.weatherAssistant(request, context)
+  return request.toolResults.length > 0
+    ? [Script.text("I rewrote your note.")]
+    : [Script.toolCall(noteTool.name, {
+      componentId: noteTool.name.slice("update_component_props_".length),
+      newProps: { text: `Rewritten on request: ${request.text}` }
+    })]
+}
+
 const server = await startTestServer({
   port,
-  script: pace > 0
-    ? async (request, context) => [Script.pace(pace), ...(await Script.weatherAssistant(request, context))]
-    : Script.weatherAssistant
+  script: pace > 0 ? async (request, context) => [Script.pace(pace), ...(await assistant(request, context))] : assistant
 })
 const mcp = await startExampleMcpServer(mcpPort)
 console.log(`Tambo test API on ${server.url} (API key "${server.apiKey}"), MCP server on ${mcp.url}; Ctrl-C to stop`)

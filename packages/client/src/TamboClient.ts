@@ -13,7 +13,9 @@ import * as Tambo from "@tambo-effect/core/Tambo"
 import type { TamboError, ToolError } from "@tambo-effect/core/TamboError"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
 import * as Tool from "@tambo-effect/core/Tool"
+import * as ToolRegistry from "@tambo-effect/core/ToolRegistry"
 import type {
+  InitialInputMessage,
   ResourceContent,
   TamboThread,
   TextContent,
@@ -167,6 +169,25 @@ export interface TamboClientOptions {
   /** Runs before every run; if it throws or rejects, that run rejects with a `CallbackError`. */
   readonly beforeRun?: BeforeRun | undefined
   /**
+   * Answers the model's calls of tools the client did not register (a
+   * `tool_result` with an error, without it): called with the tool's name
+   * and its arguments as `@tambo-ai/react` passes them (`{ parameterName,
+   * parameterValue }` per argument); what it returns or resolves to is the
+   * call's result, and a throw or rejection is an error result. Timed out
+   * like a tool.
+   *
+   * @since 0.2.0
+   */
+  readonly onCallUnregisteredTool?: UnregisteredToolHandler | undefined
+  /**
+   * Messages that open every thread this client creates (sent with the
+   * run that creates it; `system`, `assistant` or `user`, text and
+   * resources), as `@tambo-ai/react`'s `initialMessages`.
+   *
+   * @since 0.2.0
+   */
+  readonly initialMessages?: ReadonlyArray<InitialInputMessage> | undefined
+  /**
    * Decides the tool calls that need approval. Without it, a run waiting on
    * one yields a `CLIENT_APPROVAL_REQUESTED` event and waits for
    * `approveToolCall` / `denyToolCall`. If it throws or rejects, the call is
@@ -250,6 +271,13 @@ export interface RunOptions {
   readonly onApproval?: ApprovalHandler | undefined
   /** Accepted for compatibility; the sent message is always shown at once. */
   readonly userMessageText?: string | undefined
+  /**
+   * Messages that open the thread, when this run creates it (instead of the
+   * client's `initialMessages`); ignored on an existing thread.
+   *
+   * @since 0.2.0
+   */
+  readonly initialMessages?: ReadonlyArray<InitialInputMessage> | undefined
 }
 
 /**
@@ -264,6 +292,27 @@ export type TamboAuthState =
   | { status: "error"; error: Error }
   | { status: "invalid" }
   | { status: "unauthenticated" }
+
+/**
+ * One argument of a tool call, as `@tambo-ai/react`'s `onCallUnregisteredTool`
+ * receives it.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ToolCallParameter {
+  readonly parameterName: string
+  readonly parameterValue: unknown
+}
+
+/**
+ * Answers a call of a tool the client did not register: its return (or
+ * resolution) is the call's result.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type UnregisteredToolHandler = (toolName: string, args: Array<ToolCallParameter>) => unknown
 
 /**
  * A suggested next message.
@@ -426,14 +475,21 @@ const approvalKey = (info: PendingToolCallInfo): string => `${info.threadId}\u00
  * @category Models
  */
 export class TamboClient {
-  readonly #runtime: ManagedRuntime.ManagedRuntime<Tambo.Tambo | Mcp.Mcp | Auth.Auth, CoreError>
+  readonly #runtime: ManagedRuntime.ManagedRuntime<
+    Tambo.Tambo | Mcp.Mcp | Auth.Auth | ToolRegistry.ToolRegistry,
+    CoreError
+  >
   /** The built runtime, for queue operations that must outlive `destroy()`. */
   readonly #built: Runtime.Runtime<never>
   readonly #tambo: Tambo.Tambo.Service
   readonly #mcp: Mcp.Mcp.Service
   readonly #auth: Auth.Auth.Service
+  readonly #registry: ToolRegistry.ToolRegistry.Service
   readonly #store: TamboStore<ClientState>
   readonly #mcpServers: ReadonlyArray<McpServerInfo>
+  readonly #initialMessages: ReadonlyArray<InitialInputMessage> | undefined
+  /** The initial messages each thread this client created was opened with. */
+  readonly #seeded = new Map<string, ReadonlyArray<InitialInputMessage>>()
   /** The runs in flight. */
   readonly #runs = new Set<RunEntry>()
   /** Aborted by `destroy()`: interrupts the calls in flight. */
@@ -466,6 +522,7 @@ export class TamboClient {
     this.#store = options.store ?? new InMemoryStore(createInitialState())
     for (const [name, helper] of Object.entries(options.contextHelpers ?? {})) this.#contextHelpers.set(name, helper)
     this.#mcpServers = options.mcpServers ?? []
+    this.#initialMessages = options.initialMessages
     const layer = Tambo.layer({
       apiKey: options.apiKey,
       tamboUrl: options.tamboUrl,
@@ -495,12 +552,16 @@ export class TamboClient {
     })
     this.#runtime = ManagedRuntime.make(layer)
     // Core's Layers build synchronously, so options fail here, as a throw.
-    const built = this.#runtime.runSyncExit(Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>(), Auth.Auth]))
+    const built = this.#runtime.runSyncExit(
+      Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>(), Auth.Auth, ToolRegistry.ToolRegistry])
+    )
     if (Exit.isFailure(built)) {
       void this.#runtime.dispose()
       throw CallSite.attach(fromCause(built.cause), CallSite.capture(TamboClient))
     }
-    ;[this.#tambo, this.#mcp, this.#built, this.#auth] = built.value
+    ;[this.#tambo, this.#mcp, this.#built, this.#auth, this.#registry] = built.value
+    const unregistered = options.onCallUnregisteredTool
+    if (unregistered !== undefined) this.#sync(this.#registry.setFallback(unregisteredTool(unregistered)))
   }
 
   // ---------------------------------------------------------------------------
@@ -516,11 +577,32 @@ export class TamboClient {
    * @since 0.1.0
    */
   run(message: string | InputMessage, options: RunOptions = {}): TamboStream {
-    return this.#start(
-      options.threadId ?? this.#store.getState().currentThreadId,
+    const threadId = options.threadId ?? this.#store.getState().currentThreadId
+    const stream = this.#start(
+      threadId,
       options,
       (runOptions) => this.#tambo.run(typeof message === "string" ? message : messageToCore(message), runOptions)
     )
+    const seeds = options.initialMessages ?? this.#initialMessages
+    if (seeds !== undefined && seeds.length > 0 && isLocalThreadId(threadId)) {
+      stream.threadId.then((created) => {
+        this.#seeded.set(created, seeds)
+        this.#changed()
+      }, () => undefined)
+    }
+    return stream
+  }
+
+  /**
+   * The initial messages a thread opens with, as far as this client knows:
+   * those of the thread it created (until then, the client's
+   * `initialMessages` for a new conversation); `undefined` for any other.
+   * For showing them before the thread read from the server has them.
+   *
+   * @since 0.2.0
+   */
+  getInitialMessages(threadId: string): ReadonlyArray<InitialInputMessage> | undefined {
+    return this.#seeded.get(threadId) ?? (isLocalThreadId(threadId) ? this.#initialMessages : undefined)
   }
 
   /**
@@ -760,7 +842,8 @@ export class TamboClient {
           additionalContext: options.additionalContext,
           toolTimeout: options.toolTimeout,
           onBusy: options.onBusy,
-          onApproval: options.onApproval
+          onApproval: options.onApproval,
+          initialMessages: options.initialMessages ?? this.#initialMessages
         })
       )
     }
@@ -912,6 +995,17 @@ export class TamboClient {
    */
   registerTools(tools: ReadonlyArray<ToolDefinition>): void {
     this.#sync(this.#tambo.registerTools(tools))
+  }
+
+  /**
+   * Withdraws a registered tool: the next run's request no longer lists it
+   * (a run in flight keeps the tools it started with; a call of it from then
+   * on is a call of an unregistered tool). An unknown name changes nothing.
+   *
+   * @since 0.2.0
+   */
+  unregisterTool(name: string): void {
+    this.#sync(this.#registry.unregister(name))
   }
 
   /**
@@ -1087,6 +1181,24 @@ export class TamboClient {
    */
   getAuthState(): TamboAuthState {
     return authStateFromCore(this.#sync(this.#tambo.authState))
+  }
+
+  /**
+   * Calls `listener` after every change of `getAuthState()` (a token
+   * exchange starting or ending, a failure). Returns the unsubscribe
+   * function.
+   *
+   * @since 0.2.0
+   */
+  subscribeToAuthState(listener: () => void): () => void {
+    if (this.#destroying !== undefined) return () => undefined
+    // `authChanges` starts with the current state: that one is not a change.
+    const fiber = this.#runtime.runFork(
+      this.#tambo.authChanges.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener)))
+    )
+    return () => {
+      fiber.unsafeInterruptAsFork(FiberId.none)
+    }
   }
 
   /**
@@ -1325,3 +1437,21 @@ const logEvents = (events: Chunk.Chunk<Tambo.RunEvent>) => {
 }
 
 const toCoreMcpServer = ({ handlers: _ignored, ...server }: McpServerInfo): Mcp.McpServerInfo => server
+
+/**
+ * The registry's fallback for `onCallUnregisteredTool`: a tool by the name
+ * called, taking any object, that hands the arguments over as parameters.
+ */
+const unregisteredTool = (handler: UnregisteredToolHandler): ToolRegistry.ToolRegistry.Fallback => (toolName) => ({
+  name: toolName,
+  description: "A tool the app did not register",
+  inputSchema: { type: "object" },
+  tool: (args: unknown) =>
+    handler(
+      toolName,
+      Object.entries(args !== null && typeof args === "object" ? args : {}).map(([parameterName, parameterValue]) => ({
+        parameterName,
+        parameterValue
+      }))
+    )
+})

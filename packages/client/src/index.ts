@@ -108,10 +108,20 @@ export {
    */
   type ToolCallResult,
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type ToolCallParameter,
+  /**
    * @since 0.1.0
    * @category Models
    */
-  type ToolDefinition
+  type ToolDefinition,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type UnregisteredToolHandler
 } from "./TamboClient.js"
 
 export {
@@ -340,6 +350,13 @@ export type {
    * @category Models
    */
   ComponentStreamingState,
+  /**
+   * A message that opens a new thread (`initialMessages`).
+   *
+   * @since 0.2.0
+   * @category Models
+   */
+  InitialInputMessage,
   /**
    * @since 0.1.0
    * @category Models

@@ -123,6 +123,8 @@ export interface RunOptions {
   readonly onBusy?: BusyPolicy | undefined
   /** Decides tool calls that need approval (else they wait for `approveToolCall` / `denyToolCall`). */
   readonly onApproval?: ApprovalHandler | undefined
+  /** Messages that open the thread, when this run creates it (ignored on an existing thread). @since 0.2.0 */
+  readonly initialMessages?: ReadonlyArray<Types.InitialInputMessage> | undefined
 }
 
 /**
@@ -1188,7 +1190,8 @@ export const make = (
           ...(previous === undefined ? {} : { previousRunId: previous }),
           ...(tools.length > 0 ? { tools } : {}),
           ...(components.length > 0 ? { availableComponents: components } : {}),
-          ...(runOptions.toolChoice === undefined ? {} : { toolChoice: runOptions.toolChoice })
+          ...(runOptions.toolChoice === undefined ? {} : { toolChoice: runOptions.toolChoice }),
+          ...(runOptions.initialMessages === undefined ? {} : { initialMessages: runOptions.initialMessages })
         })
 
         // cancelRun aborts the request in flight, which the transport hands over here; no fiber

@@ -113,6 +113,8 @@ export interface RunRequest {
   readonly availableComponents?: ReadonlyArray<ApiComponent>
   readonly toolChoice?: Types.ToolChoice
   readonly threadMetadata?: Record<string, unknown>
+  /** Messages that open the thread `createRun` creates (not sent on an existing thread). @since 0.2.0 */
+  readonly initialMessages?: ReadonlyArray<Types.InitialInputMessage>
   readonly runMetadata?: Record<string, unknown>
   readonly model?: string
   readonly maxTokens?: number
@@ -774,6 +776,9 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
         const thread: Record<string, unknown> = {}
         if (userKey !== undefined) thread.userKey = userKey
         if (request.threadMetadata !== undefined) thread.metadata = request.threadMetadata
+        if (request.initialMessages !== undefined && request.initialMessages.length > 0) {
+          thread.initialMessages = request.initialMessages
+        }
         if (Object.keys(thread).length > 0) body.thread = thread
         return openRun(credentials, "/v1/threads/runs", body, undefined, hooks)
       },

@@ -2,7 +2,8 @@
  * Runs the tool calls a run is waiting on and answers each with a
  * `tool_result` content block.
  *
- * `execute` never fails: invalid JSON or arguments, an unknown tool, a
+ * `execute` never fails: invalid JSON or arguments, an unknown tool (one
+ * neither registered nor answered by the registry's fallback), a
  * throw, a rejection, a failed Effect, a defect, a timeout, a denied
  * approval or an exhausted `maxCalls` each become an error result whose text
  * tells the model what went wrong. Calls of one round run concurrently
@@ -259,7 +260,7 @@ export const makeWith = (options?: MakeOptions): Effect.Effect<ToolExecutor.Serv
       approve: ExecuteOptions["approve"]
     ): Effect.Effect<Tool.ToolResultContent> =>
       Effect.gen(function*() {
-        const found = yield* registry.get(call.toolName)
+        const found = yield* registry.getOrFallback(call.toolName)
         if (Option.isNone(found)) return yield* unknownTool(call)
         const tool = found.value
         const args = yield* Effect.flatMap(parseArgs(call), tool.decodeArgs)

@@ -57,7 +57,32 @@ export declare namespace ToolRegistry {
     readonly listComponents: Effect.Effect<ReadonlyArray<Tool.AvailableComponent>>
     /** The run request's `availableComponents` payload. */
     readonly toApiComponents: Effect.Effect<ReadonlyArray<Tool.ApiComponent>>
+    /**
+     * Sets (or with `undefined` removes) what answers calls of tools that are
+     * not registered: given the name called, a tool definition to run for it.
+     * It is not a registered tool: `get`, `list` and the API payloads do not
+     * show it.
+     *
+     * @since 0.2.0
+     */
+    readonly setFallback: (fallback: Fallback | undefined) => Effect.Effect<void>
+    /**
+     * The registered tool of that name, else the fallback's tool for it (none
+     * without a fallback, or when its definition is invalid, e.g. a name no
+     * tool may have).
+     *
+     * @since 0.2.0
+     */
+    readonly getOrFallback: (name: string) => Effect.Effect<Option.Option<Tool.ResolvedTool>>
   }
+
+  /**
+   * Makes a tool for a call of an unregistered tool, from the name called.
+   *
+   * @since 0.2.0
+   * @category Models
+   */
+  export type Fallback = (toolName: string) => Tool.Definition
 }
 
 interface RegisteredComponent {
@@ -68,6 +93,7 @@ interface RegisteredComponent {
 interface State {
   readonly tools: ReadonlyMap<string, Tool.ResolvedTool>
   readonly components: ReadonlyMap<string, RegisteredComponent>
+  readonly fallback?: ToolRegistry.Fallback | undefined
 }
 
 const withEntries = <V>(map: ReadonlyMap<string, V>, entries: ReadonlyArray<readonly [string, V]>) => {
@@ -118,6 +144,15 @@ export const make: Effect.Effect<ToolRegistry.Service> = Effect.gen(function*() 
       return [true, key === "tools" ? { ...s, tools: without(s.tools, name) } : { ...s, components: without(s.components, name) }]
     })
 
+  const getOrFallback = (name: string) =>
+    Effect.flatMap(Ref.get(state), (s): Effect.Effect<Option.Option<Tool.ResolvedTool>> => {
+      const registered = s.tools.get(name)
+      if (registered !== undefined) return Effect.succeed(Option.some(registered))
+      const fallback = s.fallback
+      if (fallback === undefined) return Effect.succeed(Option.none())
+      return Effect.suspend(() => Tool.resolve(fallback(name))).pipe(Effect.option)
+    })
+
   return ToolRegistry.of({
     register: (tool) => registerMany([tool]),
     registerMany,
@@ -133,7 +168,9 @@ export const make: Effect.Effect<ToolRegistry.Service> = Effect.gen(function*() 
     registerComponents,
     unregisterComponent: (name) => unregisterFrom("components", name),
     listComponents: Effect.map(Ref.get(state), (s) => Array.from(s.components.values(), (entry) => entry.component)),
-    toApiComponents: Effect.map(Ref.get(state), (s) => Array.from(s.components.values(), (entry) => entry.api))
+    toApiComponents: Effect.map(Ref.get(state), (s) => Array.from(s.components.values(), (entry) => entry.api)),
+    setFallback: (fallback) => Ref.update(state, (s) => ({ ...s, fallback })),
+    getOrFallback
   })
 })
 

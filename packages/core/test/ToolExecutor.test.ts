@@ -133,6 +133,40 @@ describe("ToolExecutor", () => {
       })
     }))
 
+  it.effect("answers an unregistered tool with the registry's fallback, given the name it was called by", () =>
+    Effect.gen(function*() {
+      const registry = yield* Registry.make
+      const seen: Array<unknown> = []
+      yield* registry.setFallback((toolName) => ({
+        name: toolName,
+        description: "Any tool the app did not register",
+        inputSchema: { type: "object" },
+        tool: (args: unknown) => {
+          seen.push([toolName, args])
+          return `handled ${toolName}`
+        }
+      }))
+      const executor = yield* Executor.makeWith().pipe(Effect.provideService(Registry.ToolRegistry, registry))
+      const [handled] = yield* executor.execute([{ toolCallId: "c1", toolName: "lookup", args: "{\"q\":\"x\"}" }])
+      expect(handled).toEqual({
+        type: "tool_result",
+        toolUseId: "c1",
+        content: [{ type: "text", text: "handled lookup" }]
+      })
+      expect(seen).toEqual([["lookup", { q: "x" }]])
+      // A fallback is not a registered tool: the request's tools and `get` do not list it.
+      expect(yield* registry.toApiTools).toEqual([])
+      expect(Option.isNone(yield* registry.get("lookup"))).toBe(true)
+
+      // A name no tool may have still gets the unknown-tool answer; so does any name without a fallback.
+      const [bad] = yield* executor.execute([{ toolCallId: "c2", toolName: "not a name", args: "{}" }])
+      expect(text(bad)).toBe("Tool \"not a name\" is not available. No tools are available.")
+      yield* registry.setFallback(undefined)
+      const [unknown] = yield* executor.execute([{ toolCallId: "c3", toolName: "lookup", args: "{}" }])
+      expect(text(unknown)).toBe("Tool \"lookup\" is not available. No tools are available.")
+      expect(seen.length).toBe(1)
+    }))
+
   it.effect("turns a throw, a rejection, a failed Effect and a defect into error results", () =>
     Effect.gen(function*() {
       class QuotaExceeded extends Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", { message: Schema.String }) {}

@@ -102,18 +102,28 @@ const useComponentContext = (hook: string): ComponentContextValue => {
 
 /**
  * Inside a rendered generative component: the message it belongs to, kept
- * up to date while the message streams.
+ * up to date while the message streams. Inside an interactable component
+ * (`withTamboInteractable`): a message of its own, holding only itself.
  *
  * @since 0.1.0
  * @category Hooks
  */
 export const useTamboCurrentMessage = (): TamboThreadMessage => {
-  const { messageId, threadId } = useComponentContext("useTamboCurrentMessage")
+  const { content, interactable, messageId, threadId } = useComponentContext("useTamboCurrentMessage")
   const select = useCallback(
     (state: ClientState) => findMessage(getThreadState(state, threadId)?.thread.messages, messageId),
     [threadId, messageId]
   )
   const message = useTamboSelector(select)
+  // An interactable is in no message: it gets one of its own, holding only itself.
+  const own = useMemo<TamboThreadMessage | undefined>(
+    () =>
+      interactable === undefined
+        ? undefined
+        : { id: messageId, role: "assistant", content: [content], createdAt: "1970-01-01T00:00:00.000Z" },
+    [interactable, messageId, content]
+  )
+  if (message === undefined && own !== undefined) return own
   if (message === undefined) throw new Error(`message ${messageId} is not in thread ${threadId}`)
   return message
 }

@@ -16,6 +16,7 @@ import { ClientHandle, type NotifyMode } from "./internal/clientHandle.js"
 import { TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
 import { ElicitationStore } from "./internal/elicitationStore.js"
 import { InputStore } from "./internal/inputStore.js"
+import { InteractableStore } from "./internal/interactableStore.js"
 import { MessageRenderer } from "./internal/messageRenderer.js"
 import { ComponentRenderer } from "./TamboComponentRenderer.js"
 import type { TamboComponent } from "./types.js"
@@ -117,6 +118,9 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     const client = handle.client()
     for (const component of components.values()) client.registerComponent(availableComponent(component))
   }, [handle, components])
+  // Before the context helpers: a `contextHelpers.interactables` of the app's replaces the built-in one.
+  const [interactables] = useState(() => new InteractableStore())
+  useEffect(() => interactables.attach(handle.client()), [handle, interactables])
   const previousHelpers = useRef<Readonly<Record<string, ContextHelperFn>>>({})
   useEffect(() => {
     const client = handle.client()
@@ -140,9 +144,10 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   // Elicitations wait for a form from the start, whether or not one is mounted yet.
   useEffect(() => elicitation.attach(handle), [handle, elicitation])
   const renderer = useMemo(() => new MessageRenderer(ComponentRenderer, (name) => components.has(name)), [components])
+  const initialMessages = useStableJson(props.client === undefined ? props.initialMessages : undefined)
   const value = useMemo<TamboContextValue>(
-    () => ({ handle, components, renderer, input, elicitation }),
-    [handle, components, renderer, input, elicitation]
+    () => ({ handle, components, renderer, input, elicitation, interactables, initialMessages }),
+    [handle, components, renderer, input, elicitation, interactables, initialMessages]
   )
   return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
 }
@@ -187,6 +192,13 @@ const availableComponent = (component: TamboComponent) => ({
   propsSchema: component.propsSchema,
   ...(component.stateSchema === undefined ? {} : { stateSchema: component.stateSchema })
 })
+
+/** The same value as long as its JSON is the same (an inline array of messages, say). */
+const useStableJson = <A,>(value: A): A => {
+  const ref = useRef(value)
+  if (ref.current !== value && JSON.stringify(ref.current) !== JSON.stringify(value)) ref.current = value
+  return ref.current
+}
 
 /** The components by name; the same map as long as the entries are the same. */
 const useStableComponents = (

@@ -422,6 +422,11 @@ export type {
    */
   ContextHelperFn,
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  InitialInputMessage,
+  /**
    * @since 0.1.0
    * @category Models
    */
@@ -653,3 +658,109 @@ export {
    */
   type McpOAuthWebStorage
 } from "./mcpOAuth.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type InteractableConfig,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboInteractableContext,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useCurrentInteractablesSnapshot,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboInteractable,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type WithTamboInteractableProps,
+  /**
+   * @since 0.2.0
+   * @category Components
+   */
+  withTamboInteractable
+} from "./interactables.js"
+
+export {
+  /**
+   * An interactable component as `useTamboInteractable` lists it (upstream's
+   * `InteractableComponent`).
+   *
+   * @since 0.2.0
+   * @category Models
+   */
+  type InteractableComponent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type InteractableContextEntry,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type NewInteractableComponent
+} from "./internal/interactableStore.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Components
+   */
+  TamboStubProvider,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboStubProviderProps
+} from "./TamboStubProvider.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useIsTamboTokenUpdating
+} from "./useIsTamboTokenUpdating.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Utils
+   */
+  defineTool,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type DefineToolOptions,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type InferSchema
+} from "./defineTool.js"
+
+export type {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ToolCallParameter,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  UnregisteredToolHandler
+} from "@tambo-effect/client"

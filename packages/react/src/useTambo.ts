@@ -16,6 +16,7 @@ import type {
 import { getCurrentThreadState } from "@tambo-effect/core/ClientState"
 import { useMemo } from "react"
 import { useTamboContext } from "./internal/context.js"
+import { withInitialMessages } from "./internal/initialMessages.js"
 import type { ReactTamboThreadMessage } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 
@@ -103,14 +104,16 @@ const selectCurrentThreadId = (state: ClientState): string => state.currentThrea
  * @category Hooks
  */
 export const useTambo = (): UseTamboReturn => {
-  const { handle, renderer } = useTamboContext("useTambo")
+  const { handle, initialMessages, renderer } = useTamboContext("useTambo")
   const currentThreadId = useTamboSelector(selectCurrentThreadId)
   const thread = useTamboSelector(getCurrentThreadState)
   const rawMessages = thread?.thread.messages
-  const messages = useMemo(
+  const rendered = useMemo(
     () => (rawMessages === undefined ? NO_MESSAGES : renderer.render(rawMessages, currentThreadId)),
     [renderer, rawMessages, currentThreadId]
   )
+  const seeds = handle.getInitialMessages(currentThreadId, initialMessages)
+  const messages = useMemo(() => withInitialMessages(rendered, seeds), [rendered, seeds])
   const actions = useMemo(() => ({
     sendMessage: (message: string | InputMessage, options?: RunOptions) => handle.client().run(message, options),
     continueRun: (results: ReadonlyArray<ToolCallResult>, options: RunOptions = {}) => {

@@ -24,6 +24,7 @@ import {
 import { type FormEvent, memo, useEffect, useMemo, useRef, useState } from "react"
 import { contextHelpers } from "./context.js"
 import { ImageAttach, isImageBlock, MessageImages } from "./images.js"
+import { NotePanel } from "./note.js"
 import { getWeather, WeatherCard } from "./weather.js"
 
 /**
@@ -77,6 +78,7 @@ export function App({ connection }: { readonly connection: Connection }) {
         <ThreadList />
         <main className="chat">
           <Status />
+          <NotePanel />
           <Messages />
           <Suggestions />
           <Elicitation />

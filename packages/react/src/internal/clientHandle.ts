@@ -1,9 +1,11 @@
 import {
   type ClientState,
   createInitialState,
+  type InitialInputMessage,
   type PendingToolCallInfo,
   type TamboClient
 } from "@tambo-effect/client"
+import { isLocalThreadId } from "@tambo-effect/core/ClientState"
 import type { McpConnections } from "@tambo-effect/core/Mcp"
 
 /**
@@ -124,6 +126,39 @@ export class ClientHandle {
   readonly subscribeToMcpClients = (listener: () => void): (() => void) => {
     const release = this.retain()
     const unsubscribe = this.client().subscribeToMcpClients(listener)
+    return () => {
+      unsubscribe()
+      release()
+    }
+  }
+
+  /**
+   * The initial messages a thread opens with (the client's), or `fallback`
+   * for a new conversation while there is no client.
+   */
+  readonly getInitialMessages = (
+    threadId: string,
+    fallback: ReadonlyArray<InitialInputMessage> | undefined
+  ): ReadonlyArray<InitialInputMessage> | undefined => {
+    const known = (this.#given ?? this.#owned)?.getInitialMessages(threadId)
+    return known ?? (isLocalThreadId(threadId) ? fallback : undefined)
+  }
+
+  /** Whether a token exchange is in flight, without creating a client. */
+  readonly isUpdatingToken = (): boolean => {
+    const client = this.#given ?? this.#owned
+    if (client === undefined) return false
+    try {
+      return client.getAuthState().status === "exchanging"
+    } catch {
+      return false
+    }
+  }
+
+  /** `useSyncExternalStore`'s subscribe for the auth state. */
+  readonly subscribeToAuthState = (listener: () => void): (() => void) => {
+    const release = this.retain()
+    const unsubscribe = this.client().subscribeToAuthState(listener)
     return () => {
       unsubscribe()
       release()

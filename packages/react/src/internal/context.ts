@@ -1,9 +1,10 @@
-import type { TamboComponentContent } from "@tambo-effect/client"
+import type { InitialInputMessage, TamboComponentContent } from "@tambo-effect/client"
 import { createContext, useContext } from "react"
 import type { TamboComponent } from "../types.js"
 import type { ClientHandle } from "./clientHandle.js"
 import type { ElicitationStore } from "./elicitationStore.js"
 import type { InputStore } from "./inputStore.js"
+import type { InteractableStore } from "./interactableStore.js"
 import type { MessageRenderer } from "./messageRenderer.js"
 
 /**
@@ -18,6 +19,10 @@ export interface TamboContextValue {
   readonly renderer: MessageRenderer
   readonly input: InputStore
   readonly elicitation: ElicitationStore
+  /** The interactable components (`withTamboInteractable`). */
+  readonly interactables: InteractableStore
+  /** The provider's `initialMessages`, shown on a new conversation. */
+  readonly initialMessages?: ReadonlyArray<InitialInputMessage> | undefined
 }
 
 /**
@@ -46,6 +51,12 @@ export interface ComponentContextValue {
   readonly threadId: string
   readonly messageId: string
   readonly content: TamboComponentContent
+  /** Set for an interactable component (`withTamboInteractable`), which is in no message. */
+  readonly interactable?: {
+    readonly id: string
+    readonly componentName: string
+    readonly description: string
+  } | undefined
 }
 
 /**

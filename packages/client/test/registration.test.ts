@@ -1,0 +1,126 @@
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "vitest"
+import { makeClient, useServer, waitFor, weatherTool } from "./helpers.js"
+
+const server = useServer()
+
+interface RunBody {
+  readonly message: {
+    readonly content: ReadonlyArray<{ type: string; isError?: boolean; content?: ReadonlyArray<{ text: string }> }>
+  }
+  readonly tools?: ReadonlyArray<{ name: string }>
+}
+
+const runBodies = () =>
+  server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).map((r) => r.body as RunBody)
+
+describe("tools registered and withdrawn at runtime", () => {
+  it("unregisterTool withdraws a tool from the next run's request; an unknown name changes nothing", async () => {
+    server().setScript([Script.text("ok")])
+    const client = makeClient(server(), { tools: [weatherTool] })
+    await client.run("first").thread
+    client.unregisterTool("get_weather")
+    client.unregisterTool("never_registered")
+    await client.run("second").thread
+    const [first, second] = runBodies()
+    expect(first!.tools!.map((tool) => tool.name)).toEqual(["get_weather"])
+    expect(second!.tools).toBeUndefined()
+  })
+
+  it("onCallUnregisteredTool answers a call of a tool the app did not register: its return is the result", async () => {
+    server().setScript((request) =>
+      request.toolResults.length > 0
+        ? [Script.text(`Got ${request.toolResults[0]!.text}`)]
+        : [Script.toolCall("server_side_lookup", { query: "paris", limit: 2 }, { pending: true })]
+    )
+    const calls: Array<unknown> = []
+    const client = makeClient(server(), {
+      onCallUnregisteredTool: async (toolName, args) => {
+        calls.push([toolName, args])
+        return `looked up ${args.map((arg) => String(arg.parameterValue)).join(",")}`
+      }
+    })
+    await client.run("Look it up").thread
+    expect(calls).toEqual([[
+      "server_side_lookup",
+      [{ parameterName: "query", parameterValue: "paris" }, { parameterName: "limit", parameterValue: 2 }]
+    ]])
+    const continuation = runBodies()[1]!
+    expect(continuation.message.content[0]).toMatchObject({ type: "tool_result", content: [{ text: "looked up paris,2" }] })
+    expect(continuation.message.content[0]!.isError).toBeUndefined()
+    // It answers unregistered names only, and the request never lists it as a tool.
+    expect(runBodies()[0]!.tools).toBeUndefined()
+  })
+
+  it("without onCallUnregisteredTool, such a call gets an error result naming the tool", async () => {
+    server().setScript((request) =>
+      request.toolResults.length > 0
+        ? [Script.text("done")]
+        : [Script.toolCall("server_side_lookup", { query: "paris" }, { pending: true })]
+    )
+    const client = makeClient(server())
+    await client.run("Look it up").thread
+    const result = runBodies()[1]!.message.content[0]!
+    expect(result.isError).toBe(true)
+    expect(result.content![0]!.text).toContain("server_side_lookup")
+  })
+
+  it("an onCallUnregisteredTool that throws gives the model an error result", async () => {
+    server().setScript((request) =>
+      request.toolResults.length > 0
+        ? [Script.text("done")]
+        : [Script.toolCall("server_side_lookup", {}, { pending: true })]
+    )
+    const client = makeClient(server(), {
+      onCallUnregisteredTool: () => {
+        throw new Error("no such service")
+      }
+    })
+    await client.run("Look it up").thread
+    const result = runBodies()[1]!.message.content[0]!
+    expect(result.isError).toBe(true)
+    expect(result.content![0]!.text).toContain("no such service")
+  })
+})
+
+/** An unsigned JWT for `sub` that expires at `exp` (seconds): the testing server exchanges it without verifying it. */
+const jwtFor = (sub: string, exp: number) =>
+  [
+    Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+    Buffer.from(JSON.stringify({ sub, iss: "https://issuer.example", exp })).toString("base64url"),
+    "signature"
+  ].join(".")
+
+describe("subscribeToAuthState", () => {
+  it("tells of each change of the auth state, until unsubscribed", async () => {
+    const client = makeClient(server(), { userKey: undefined, userToken: jwtFor("alice", Math.floor(Date.now() / 1000) + 1_000) })
+    const seen: Array<string> = []
+    const unsubscribe = client.subscribeToAuthState(() => seen.push(client.getAuthState().status))
+    await waitFor(() => client.getAuthState().status === "identified", "the exchange")
+    await waitFor(() => seen.includes("identified"), "the change to be told")
+    unsubscribe()
+    const told = seen.length
+    client.setUserToken(jwtFor("alice", Math.floor(Date.now() / 1000) + 2_000))
+    await waitFor(() => client.getAuthState().status === "identified", "the second exchange")
+    expect(seen.length).toBe(told)
+  })
+})
+
+describe("initialMessages", () => {
+  const seed = [
+    { role: "system" as const, content: [{ type: "text" as const, text: "Answer in French." }] }
+  ]
+
+  it("seed every thread the client creates; a run's own initialMessages replace them", async () => {
+    server().setScript([Script.text("ok")])
+    const client = makeClient(server(), { initialMessages: seed })
+    const first = await client.run("hello").thread
+    await client.run("again", { threadId: first.id }).thread
+    client.startNewThread()
+    const own = [{ role: "assistant" as const, content: [{ type: "text" as const, text: "Bonjour !" }] }]
+    await client.run("other", { initialMessages: own }).thread
+    const bodies = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
+      .map((r) => r.body as { thread?: { initialMessages?: unknown } })
+    expect(bodies.map((body) => body.thread?.initialMessages)).toEqual([seed, undefined, own])
+  })
+})

@@ -1,0 +1,115 @@
+// @vitest-environment happy-dom
+import { renderHook, waitFor } from "@testing-library/react"
+import { Script } from "@tambo-effect/testing"
+import * as Schema from "effect/Schema"
+import { describe, expect, expectTypeOf, it } from "vitest"
+import { z } from "zod"
+import { defineTool, TamboProvider, type TamboProviderProps, useIsTamboTokenUpdating, useTambo } from "../src/index.js"
+import { connection, useServer, wrapperFor } from "./helpers.js"
+
+const server = useServer()
+
+interface RunBody {
+  readonly message: {
+    readonly content: ReadonlyArray<{ type: string; isError?: boolean; content?: ReadonlyArray<{ text: string }> }>
+  }
+  readonly tools?: ReadonlyArray<{ name: string; inputSchema: unknown }>
+}
+
+const runBodies = () =>
+  server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).map((r) => r.body as RunBody)
+
+/** An unsigned JWT for `sub` that expires at `exp` (seconds): the testing server exchanges it without verifying it. */
+const jwtFor = (sub: string, exp: number) =>
+  [
+    Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+    Buffer.from(JSON.stringify({ sub, iss: "https://issuer.example", exp })).toString("base64url"),
+    "signature"
+  ].join(".")
+
+describe("useIsTamboTokenUpdating", () => {
+  it("is true while the user token is exchanged, then false; a rotated token is exchanged again", async () => {
+    const seen: Array<boolean> = []
+    let props: TamboProviderProps = connection(server(), {
+      userKey: undefined,
+      userToken: jwtFor("alice", Math.floor(Date.now() / 1000) + 1_000)
+    })
+    const Wrapper = ({ children }: { readonly children?: React.ReactNode }) => <TamboProvider {...props}>{children}</TamboProvider>
+    const { rerender, result } = renderHook(() => {
+      const updating = useIsTamboTokenUpdating()
+      if (seen.at(-1) !== updating) seen.push(updating)
+      return updating
+    }, { wrapper: Wrapper })
+    await waitFor(() => expect(seen).toEqual([false, true, false]))
+
+    props = { ...props, userToken: jwtFor("alice", Math.floor(Date.now() / 1000) + 2_000) } as TamboProviderProps
+    rerender()
+    await waitFor(() => expect(seen).toEqual([false, true, false, true, false]))
+    expect(result.current).toBe(false)
+    expect(server().requests.filter((r) => r.path === "/oauth/token" && r.method === "POST")).toHaveLength(2)
+  })
+
+  it("is false with a userKey", () => {
+    const { result } = renderHook(() => useIsTamboTokenUpdating(), { wrapper: wrapperFor(connection(server())) })
+    expect(result.current).toBe(false)
+  })
+})
+
+describe("defineTool", () => {
+  it("types the tool's parameters from its schema; without one the tool takes no arguments", async () => {
+    const calls: Array<string> = []
+    const weather = defineTool({
+      name: "get_weather",
+      description: "Current weather in a city",
+      inputSchema: z.object({ city: z.string() }),
+      tool: ({ city }) => {
+        expectTypeOf(city).toEqualTypeOf<string>()
+        calls.push(city)
+        return { city, temperature: 21 }
+      }
+    })
+    const effectTool = defineTool({
+      name: "count",
+      description: "Counts",
+      inputSchema: Schema.Struct({ n: Schema.Number }),
+      tool: ({ n }) => n + 1
+    })
+    expectTypeOf(effectTool.tool).parameter(0).toEqualTypeOf<{ readonly n: number }>()
+    const now = defineTool({ name: "now", description: "The time", tool: () => "noon" })
+    expect(now.inputSchema).toEqual({ type: "object", properties: {}, required: [] })
+
+    server().setScript((request) =>
+      request.toolResults.length > 0 ? [Script.text("done")] : [Script.toolCall("get_weather", { city: "Paris" })]
+    )
+    const { result } = renderHook(() => useTambo(), {
+      wrapper: wrapperFor(connection(server(), { tools: [weather, effectTool, now] }))
+    })
+    await result.current.sendMessage("Weather?").thread
+    expect(calls).toEqual(["Paris"])
+    expect(runBodies()[0]!.tools!.map((tool) => tool.name)).toEqual(["get_weather", "count", "now"])
+    expect(runBodies()[0]!.tools![2]!.inputSchema).toMatchObject({ type: "object", properties: {} })
+  })
+})
+
+describe("TamboProvider's onCallUnregisteredTool", () => {
+  it("answers the model's call of a tool the app did not register", async () => {
+    server().setScript((request) =>
+      request.toolResults.length > 0
+        ? [Script.text(`Got ${request.toolResults[0]!.text}`)]
+        : [Script.toolCall("lookup_order", { orderId: "A-1" }, { pending: true })]
+    )
+    const calls: Array<unknown> = []
+    const { result } = renderHook(() => useTambo(), {
+      wrapper: wrapperFor(connection(server(), {
+        onCallUnregisteredTool: async (toolName, args) => {
+          calls.push([toolName, args])
+          return "shipped"
+        }
+      }))
+    })
+    await result.current.sendMessage("Where is my order?").thread
+    expect(calls).toEqual([["lookup_order", [{ parameterName: "orderId", parameterValue: "A-1" }]]])
+    expect(runBodies()[1]!.message.content[0]).toMatchObject({ type: "tool_result", content: [{ text: "shipped" }] })
+    await waitFor(() => expect(result.current.isIdle).toBe(true))
+  })
+})
