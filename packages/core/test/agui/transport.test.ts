@@ -116,6 +116,21 @@ describe("AG-UI transport against the scripted agent", () => {
       }
     }))
 
+  it.scoped("a consumer that stops at RUN_ERROR (as the run loop does) ends without pulling the failure", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: AgUiAgent.scripts.runError })
+      const events = yield* runAgent({ url: agent.url, input }).pipe(
+        Stream.takeUntil((event) => event.type === "RUN_ERROR"),
+        Stream.runCollect,
+        Effect.provide(FetchHttpClient.layer)
+      )
+      expect(Chunk.toReadonlyArray(events).at(-1)).toEqual({
+        type: "RUN_ERROR",
+        message: "The model is unavailable",
+        code: "MODEL_UNAVAILABLE"
+      })
+    }))
+
   it.scoped.each([
     [400, "BadRequest"],
     [401, "Unauthorized"],

@@ -138,6 +138,10 @@ export const runAgent = (
           reason: "RunError",
           message: terminal.message,
           ...(terminal.code === undefined ? {} : { code: terminal.code }),
+          ...(terminal.status === undefined ? {} : { status: terminal.status }),
+          ...(terminal.category === "client_error" || terminal.category === "server_error"
+            ? { category: terminal.category }
+            : {}),
           retryable: terminal.isRetryable ?? false,
           method: "POST",
           url: shownUrl
