@@ -238,4 +238,36 @@ describe("AG-UI transport against the scripted agent", () => {
       yield* Fiber.interrupt(fiber)
       expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
     }))
+
+  it.scopedLive("an agent that never answers: TransportError (Timeout) after firstByteTimeout", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.silent())
+      const error = yield* runAgent({ url: server.url, input, firstByteTimeout: 150 }).pipe(
+        Stream.runDrain,
+        Effect.provide(FetchHttpClient.layer),
+        Effect.flip
+      )
+      expect(error._tag === "TransportError" && [error.reason, error.message]).toEqual([
+        "Timeout",
+        `No response within firstByteTimeout (150 ms) from ${server.url}/`
+      ])
+    }))
+
+  it.scopedLive("a stream that stalls after its first event: TransportError (Timeout) after idleTimeout, the events before it delivered", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.framesThenStall([JSON.stringify({ type: "RUN_STARTED", threadId: "t1", runId: "r1" })]))
+      const seen: Array<string> = []
+      const error = yield* runAgent({ url: server.url, input, idleTimeout: 150 }).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(event.type))),
+        Effect.provide(FetchHttpClient.layer),
+        Effect.flip
+      )
+      expect(seen).toEqual(["RUN_STARTED"])
+      expect(error._tag === "TransportError" && [error.reason, error.message]).toEqual([
+        "Timeout",
+        `The agent's stream got nothing for idleTimeout (150 ms) from ${server.url}/`
+      ])
+    }))
 })

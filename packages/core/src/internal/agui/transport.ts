@@ -9,7 +9,9 @@
  *   (the headers may carry the app's credentials): `TransportError`
  *   (`Redirect`);
  * - a body that breaks or ends before `RUN_FINISHED` / `RUN_ERROR`:
- *   `TransportError` (`Disconnected`);
+ *   `TransportError` (`Disconnected`); no answer within `firstByteTimeout`,
+ *   or a read that waits longer than `idleTimeout`: `TransportError`
+ *   (`Timeout`);
  * - `RUN_ERROR`: the event is emitted, then the stream fails with `ApiError`
  *   (`RunError`) carrying the agent's message and code;
  * - `RUN_FINISHED` ends the stream: nothing after it is read;
@@ -20,6 +22,7 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -44,6 +47,10 @@ export interface AgUiRunRequest {
   readonly input: Wire.RunAgentInput
   /** The largest event, in characters of its data; a larger one fails the stream. Default 16 MiB. */
   readonly maxFrameBytes?: number | undefined
+  /** How long to wait for the response's status and headers. Default 60 s. */
+  readonly firstByteTimeout?: Duration.DurationInput | undefined
+  /** How long any read of the body may wait. Default 120 s. */
+  readonly idleTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -69,6 +76,9 @@ export const runAgent = (
 ): Stream.Stream<RunStreamEvent, AgUiRunError, HttpClient.HttpClient> => {
   const url = request.url
   const shownUrl = displayUrl(url)
+  const firstByteTimeout = Duration.decode(request.firstByteTimeout ?? Duration.seconds(60))
+  const idleTimeout = Duration.decode(request.idleTimeout ?? Duration.seconds(120))
+  const timedOut = (message: string) => new TransportError({ reason: "Timeout", message, method: "POST", url: shownUrl })
   const connectError = (error: { readonly message: string; readonly _tag: string; readonly reason?: string }) => {
     if (error._tag !== "RequestError" || error.reason !== "Transport") {
       return new TransportError({ reason: "Connect", message: error.message, method: "POST", url: shownUrl, cause: safeCause(error) })
@@ -97,7 +107,12 @@ export const runAgent = (
     ).pipe(
       // Redirects are ours to refuse: fetch would follow them with the app's headers.
       Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" }),
-      Effect.mapError(connectError)
+      Effect.mapError(connectError),
+      Effect.timeoutFail({
+        duration: firstByteTimeout,
+        onTimeout: () =>
+          timedOut(`No response within firstByteTimeout (${Duration.toMillis(firstByteTimeout)} ms) from ${shownUrl}`)
+      })
     )
     if ((response.status >= 300 && response.status < 400) || response.status === 0) {
       return yield* new TransportError({
@@ -113,7 +128,15 @@ export const runAgent = (
       return yield* errorFromStatus(response.status, body, { method: "POST", url: shownUrl })
     }
     let terminal: Events.RunFinishedEvent | Events.RunErrorEvent | undefined
-    const events = decodeSse(Stream.mapError(response.stream, broke), { maxFrameBytes: request.maxFrameBytes }).pipe(
+    const bytes = response.stream.pipe(
+      Stream.mapError(broke),
+      Stream.timeoutFail(
+        () =>
+          timedOut(`The agent's stream got nothing for idleTimeout (${Duration.toMillis(idleTimeout)} ms) from ${shownUrl}`),
+        idleTimeout
+      )
+    )
+    const events = decodeSse(bytes, { maxFrameBytes: request.maxFrameBytes }).pipe(
       // The run settles at its terminal event, not at the connection's end.
       Stream.takeUntil((event) => {
         if (!isTerminal(event)) return false
