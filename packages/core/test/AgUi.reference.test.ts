@@ -93,6 +93,14 @@ describe("HttpAgent against the scripted AG-UI agent (the reference conversation
     expect(outcome.messages).toEqual([hello, { id: "msg-1-0", role: "assistant", content: "Counting." }])
   })
 
+  it("a STATE_DELTA through __proto__: the client refuses it (warns, keeps the state) and the run goes on", async () => {
+    const outcome = await run(AgUiAgent.scripts.hostileState)
+    expect(outcome.state).toEqual({ count: 0 })
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    expect([outcome.runError, outcome.failure]).toEqual([undefined, undefined])
+    expect(outcome.messages).toEqual([hello, { id: "msg-1-0", role: "assistant", content: "Tried." }])
+  })
+
   it("MESSAGES_SNAPSHOT replaces the conversation, the messages streamed before it included", async () => {
     const outcome = await run(AgUiAgent.scripts.messagesSnapshot)
     expect(outcome.messages).toEqual([

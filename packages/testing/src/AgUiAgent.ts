@@ -529,8 +529,9 @@ export const frontendToolRound = (options: {
 /**
  * The scripts every AG-UI client should handle, by name: text, reasoning
  * (1.0 and legacy names), a frontend tool round (`get_weather`), a
- * server-side tool, shared state, a messages snapshot, named steps,
- * activities, a run error and a dropped connection. The differential tests
+ * server-side tool, shared state, a state delta through `__proto__`, a
+ * messages snapshot, named steps, activities, a run error and a dropped
+ * connection. The differential tests
  * play each against the SDK and `@ag-ui/client`.
  *
  * @since 0.2.0
@@ -569,6 +570,11 @@ export const scripts = {
     activitySnapshot("activity-1", "plan", { steps: ["search"], done: 0 }),
     activityDelta("activity-1", "plan", [{ op: "replace", path: "/done", value: 1 }]),
     text("Planned.")
+  ],
+  hostileState: [
+    stateSnapshot({ count: 0 }),
+    stateDelta([{ op: "add", path: "/__proto__/polluted", value: true }]),
+    text("Tried.")
   ],
   runError: [text("Starting."), runError("The model is unavailable", { code: "MODEL_UNAVAILABLE" })],
   dropped: [text(["Half ", "a reply"]), drop()]
