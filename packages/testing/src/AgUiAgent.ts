@@ -558,13 +558,13 @@ export const scripts = {
     stateDelta([{ op: "replace", path: "/count", value: 1 }, { op: "add", path: "/items/-", value: "a" }]),
     stateDelta([{ op: "replace", path: "/count", value: 2 }])
   ],
-  messagesSnapshot: ((request) => [
+  messagesSnapshot: (request: AgentRequest): Script => [
     text("Replacing the conversation."),
     messagesSnapshot([
       { id: "snap-user", role: "user", content: request.lastUserText ?? "" },
       { id: "snap-assistant", role: "assistant", content: "The conversation, as the agent has it." }
     ])
-  ]) as ScriptFn,
+  ],
   steps: [step("plan", [text("Planning.")]), step("act", [text("Acting.")])],
   activity: [
     activitySnapshot("activity-1", "plan", { steps: ["search"], done: 0 }),
