@@ -813,9 +813,8 @@ export const start = (options: StartOptions = {}): Promise<AgUiAgent> => {
     // `exactOptionalPropertyTypes` tells apart from `RunAgentInput`'s absent ones.
     const input = decoded.data as AgUi.RunAgentInput
     record(input, [])
-    const steps = typeof script === "function"
-      ? await script(requestOf(input, headers), { runIndex: runIndex++ })
-      : (runIndex++, script)
+    const context: ScriptContext = { runIndex: runIndex++ }
+    const steps = typeof script === "function" ? await script(requestOf(input, headers), context) : script
     const first = steps[0]
     if (first?._tag === "HttpError") return sendJson(response, first.status, first.body)
     response.writeHead(200, { "content-type": encoder.getContentType(), "cache-control": "no-cache" })
