@@ -68,6 +68,22 @@ describe("AgUiAgent", () => {
     expect(await agent.requests[0]!.ended).toBe("completed")
   })
 
+  it("a script function gets the decoded request, its last user text, its trailing tool results and the run's index", async () => {
+    const seen: Array<unknown> = []
+    agent.setScript((request, context) => {
+      seen.push([context.runIndex, request.lastUserText, request.toolResults.map((m) => m.toolCallId), request.headers["x-app"]])
+      return [AgUiAgent.text("ok")]
+    })
+    const withResult: Array<AgUi.Message> = [
+      hello,
+      { id: "a1", role: "assistant", toolCalls: [{ id: "c1", type: "function", function: { name: "t", arguments: "{}" } }] },
+      { id: "r1", role: "tool", toolCallId: "c1", content: "done" }
+    ]
+    await (await post(agent.url, input([hello]), { headers: { "content-type": "application/json", "x-app": "a" } })).text()
+    await (await post(agent.url, input(withResult))).text()
+    expect(seen).toEqual([[0, "hello", [], "a"], [1, "hello", ["c1"], undefined]])
+  })
+
   it("refuses what is not a RunAgentInput: 422 with the schema's issues, 400 for a body that is not JSON, 405 for GET", async () => {
     const invalid = await post(agent.url, { threadId: 1, messages: [] })
     expect(invalid.status).toBe(422)
