@@ -221,6 +221,37 @@ export const MessagesSnapshotEvent = event("MESSAGES_SNAPSHOT", { messages: Sche
 /** @since 0.1.0 @category Models */
 export type MessagesSnapshotEvent = typeof MessagesSnapshotEvent.Type
 
+/**
+ * AG-UI 1.0: an activity message's whole content — progress that is not
+ * conversation content (a plan, a search) — replacing what the message had
+ * unless `replace` is `false`.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const ActivitySnapshotEvent = event("ACTIVITY_SNAPSHOT", {
+  messageId: Schema.String,
+  activityType: Schema.String,
+  content: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  replace: Schema.optional(Schema.Boolean)
+})
+/** @since 0.2.0 @category Models */
+export type ActivitySnapshotEvent = typeof ActivitySnapshotEvent.Type
+
+/**
+ * AG-UI 1.0: RFC 6902 operations on an activity message's content.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const ActivityDeltaEvent = event("ACTIVITY_DELTA", {
+  messageId: Schema.String,
+  activityType: Schema.String,
+  patch: Schema.Array(Schema.Unknown)
+})
+/** @since 0.2.0 @category Models */
+export type ActivityDeltaEvent = typeof ActivityDeltaEvent.Type
+
 // ---------------------------------------------------------------------------
 // Reasoning: the names Tambo sends today (AG-UI 0.0.x "thinking", without
 // message ids) and their AG-UI 1.0 "reasoning" successors.
@@ -497,6 +528,8 @@ export type TamboEvent =
   | StateSnapshotEvent
   | StateDeltaEvent
   | MessagesSnapshotEvent
+  | ActivitySnapshotEvent
+  | ActivityDeltaEvent
   | ThinkingStartEvent
   | ThinkingEndEvent
   | ThinkingTextMessageStartEvent
@@ -869,6 +902,8 @@ register(ToolCallResultEvent)
 register(StateSnapshotEvent)
 register(StateDeltaEvent)
 register(MessagesSnapshotEvent)
+register(ActivitySnapshotEvent)
+register(ActivityDeltaEvent)
 register(ThinkingStartEvent)
 register(ThinkingEndEvent)
 register(ThinkingTextMessageStartEvent)

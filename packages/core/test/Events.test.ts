@@ -25,6 +25,9 @@ const valid: ReadonlyArray<Record<string, unknown>> = [
   { type: "STATE_SNAPSHOT", snapshot: { a: 1 } },
   { type: "STATE_DELTA", delta: [{ op: "add", path: "/a", value: 1 }] },
   { type: "MESSAGES_SNAPSHOT", messages: [] },
+  { type: "ACTIVITY_SNAPSHOT", messageId: "a1", activityType: "plan", content: { steps: [] } },
+  { type: "ACTIVITY_SNAPSHOT", messageId: "a1", activityType: "plan", content: {}, replace: false },
+  { type: "ACTIVITY_DELTA", messageId: "a1", activityType: "plan", patch: [{ op: "add", path: "/steps/-", value: "s" }] },
   { type: "THINKING_START", title: "hmm" },
   { type: "THINKING_END" },
   { type: "THINKING_TEXT_MESSAGE_START" },
@@ -93,7 +96,7 @@ describe("decodeFrame", () => {
   })
 
   it.each([
-    [{ type: "ACTIVITY_SNAPSHOT", messageId: "m", activityType: "x", content: {} }, "ACTIVITY_SNAPSHOT", undefined],
+    [{ type: "SUBAGENT_STARTED", subagentRunId: "s1" }, "SUBAGENT_STARTED", undefined],
     [{ type: "SOMETHING_NEW" }, "SOMETHING_NEW", undefined],
     [{ type: "UNKNOWN" }, "UNKNOWN", undefined],
     [{ type: "CUSTOM", name: "acme.thing", value: 1 }, "CUSTOM", "acme.thing"],
@@ -178,6 +181,8 @@ describe("decodeFrame", () => {
     TOOL_CALL_RESULT: Events.ToolCallResultEvent,
     STATE_SNAPSHOT: Events.StateSnapshotEvent,
     STATE_DELTA: Events.StateDeltaEvent,
+    ACTIVITY_SNAPSHOT: Events.ActivitySnapshotEvent,
+    ACTIVITY_DELTA: Events.ActivityDeltaEvent,
     THINKING_TEXT_MESSAGE_CONTENT: Events.ThinkingTextMessageContentEvent,
     REASONING_MESSAGE_CONTENT: Events.ReasoningMessageContentEvent,
     "tambo.component.end": Events.ComponentEndEvent,
@@ -199,6 +204,10 @@ describe("decodeFrame", () => {
       { type: "STATE_SNAPSHOT" },
       { type: "STATE_SNAPSHOT", snapshot: undefined },
       { type: "STATE_DELTA", delta: {} },
+      { type: "ACTIVITY_SNAPSHOT", messageId: "a", activityType: "plan", content: [] },
+      { type: "ACTIVITY_SNAPSHOT", messageId: "a", activityType: "plan" },
+      { type: "ACTIVITY_SNAPSHOT", messageId: "a", activityType: "plan", content: {}, replace: "yes" },
+      { type: "ACTIVITY_DELTA", messageId: "a", activityType: "plan", patch: {} },
       { type: "CUSTOM", name: "tambo.component.end", value: {} },
       { type: "CUSTOM", name: "tambo.component.end", value: [] },
       { type: "CUSTOM", name: "tambo.component.props_delta", value: { componentId: "k", operations: [{ op: "copy", path: "/a" }] } },

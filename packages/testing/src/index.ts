@@ -25,6 +25,16 @@ export * as Script from "./Script.js"
 export * as HostileServer from "./HostileServer.js"
 
 /**
+ * A scripted AG-UI agent on loopback: takes a `RunAgentInput` POST, validates
+ * and records it, and answers with an SSE stream of AG-UI events (text,
+ * reasoning, tool calls, state, snapshots, steps, activities, errors, drops).
+ *
+ * @since 0.2.0
+ * @category AG-UI agent
+ */
+export * as AgUiAgent from "./AgUiAgent.js"
+
+/**
  * The wire shapes of threads, messages, content blocks and requests.
  *
  * @since 0.1.0

@@ -1,0 +1,178 @@
+/**
+ * One AG-UI run over HTTP: POST a `RunAgentInput` to the agent's URL and
+ * decode its Server-Sent Events with the same chunk-level decoder as Tambo's
+ * runs (`TamboTransport.decodeSse`, over `internal/sse.ts`): a `Stream` of
+ * schema-decoded events, one output chunk per network read.
+ *
+ * - 4xx / 5xx: `ApiError` (status, the body's message), as for the Tambo API;
+ * - no connection: `TransportError` (`Connect`); a redirect is not followed
+ *   (the headers may carry the app's credentials): `TransportError`
+ *   (`Redirect`);
+ * - a body that breaks or ends before `RUN_FINISHED` / `RUN_ERROR`:
+ *   `TransportError` (`Disconnected`); no answer within `firstByteTimeout`,
+ *   or a read that waits longer than `idleTimeout`: `TransportError`
+ *   (`Timeout`);
+ * - `RUN_ERROR`: the event is emitted, then the stream fails with `ApiError`
+ *   (`RunError`) carrying the agent's message and code;
+ * - `RUN_FINISHED` ends the stream: nothing after it is read;
+ * - interrupting the stream (or ending it early) aborts the request.
+ *
+ * @since 0.2.0
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type * as Events from "../../Events.js"
+import { ApiError, type DecodeError, type RunConflictError, TransportError } from "../../TamboError.js"
+import { decodeSse, errorFromStatus, type RunStreamEvent } from "../../TamboTransport.js"
+import { describeConnectionFailure, displayUrl, hasConnectionCode } from "../connectionFailure.js"
+import { safeCause } from "../safeCause.js"
+import type * as Wire from "./wire.js"
+
+/**
+ * One run request.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface AgUiRunRequest {
+  /** The agent's endpoint. */
+  readonly url: string
+  /** Sent with the request (credentials, for instance); `content-type` and `accept` are set. */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly input: Wire.RunAgentInput
+  /** The largest event, in characters of its data; a larger one fails the stream. Default 16 MiB. */
+  readonly maxFrameBytes?: number | undefined
+  /** How long to wait for the response's status and headers. Default 60 s. */
+  readonly firstByteTimeout?: Duration.DurationInput | undefined
+  /** How long any read of the body may wait. Default 120 s. */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * What a run's stream fails with.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type AgUiRunError = ApiError | RunConflictError | TransportError | DecodeError
+
+const isTerminal = (event: RunStreamEvent): event is Events.RunFinishedEvent | Events.RunErrorEvent =>
+  event.type === "RUN_FINISHED" || event.type === "RUN_ERROR"
+
+/**
+ * Runs the agent once: its events, in order, up to `RUN_FINISHED` (see the
+ * module's notes for how each failure is typed).
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const runAgent = (
+  request: AgUiRunRequest
+): Stream.Stream<RunStreamEvent, AgUiRunError, HttpClient.HttpClient> => {
+  const url = request.url
+  const shownUrl = displayUrl(url)
+  const firstByteTimeout = Duration.decode(request.firstByteTimeout ?? Duration.seconds(60))
+  const idleTimeout = Duration.decode(request.idleTimeout ?? Duration.seconds(120))
+  const timedOut = (message: string) => new TransportError({ reason: "Timeout", message, method: "POST", url: shownUrl })
+  const connectError = (error: { readonly message: string; readonly _tag: string; readonly reason?: string }) => {
+    if (error._tag !== "RequestError" || error.reason !== "Transport") {
+      return new TransportError({ reason: "Connect", message: error.message, method: "POST", url: shownUrl, cause: safeCause(error) })
+    }
+    const failure = describeConnectionFailure(error, url)
+    return new TransportError({ reason: failure.reason, message: failure.message, method: "POST", url: failure.url, cause: safeCause(error) })
+  }
+  const broke = (error: { readonly message: string }) =>
+    new TransportError({
+      reason: "Disconnected",
+      message: `The agent's stream broke: ${hasConnectionCode(error) ? describeConnectionFailure(error, url).message : error.message}`,
+      method: "POST",
+      url: shownUrl,
+      cause: safeCause(error)
+    })
+
+  const open = Effect.gen(function*() {
+    // Scoped: closing the stream's scope aborts the request.
+    const client = HttpClient.withScope(yield* HttpClient.HttpClient)
+    const init = yield* Effect.serviceOption(FetchHttpClient.RequestInit)
+    const response = yield* client.execute(
+      HttpClientRequest.post(url).pipe(
+        HttpClientRequest.setHeaders({ ...request.headers, accept: "text/event-stream" }),
+        HttpClientRequest.bodyUnsafeJson(request.input)
+      )
+    ).pipe(
+      // Redirects are ours to refuse: fetch would follow them with the app's headers.
+      Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" }),
+      Effect.mapError(connectError),
+      Effect.timeoutFail({
+        duration: firstByteTimeout,
+        onTimeout: () =>
+          timedOut(`No response within firstByteTimeout (${Duration.toMillis(firstByteTimeout)} ms) from ${shownUrl}`)
+      })
+    )
+    if ((response.status >= 300 && response.status < 400) || response.status === 0) {
+      return yield* new TransportError({
+        reason: "Redirect",
+        message: `The agent at ${shownUrl} answered with a redirect (${response.status}), which is not followed`,
+        method: "POST",
+        url: shownUrl,
+        status: response.status
+      })
+    }
+    if (response.status < 200 || response.status >= 300) {
+      const body = yield* response.json.pipe(Effect.orElse(() => response.text), Effect.orElseSucceed(() => undefined))
+      return yield* errorFromStatus(response.status, body, { method: "POST", url: shownUrl })
+    }
+    let terminal: Events.RunFinishedEvent | Events.RunErrorEvent | undefined
+    const bytes = response.stream.pipe(
+      Stream.mapError(broke),
+      Stream.timeoutFail(
+        () =>
+          timedOut(`The agent's stream got nothing for idleTimeout (${Duration.toMillis(idleTimeout)} ms) from ${shownUrl}`),
+        idleTimeout
+      )
+    )
+    const events = decodeSse(bytes, { maxFrameBytes: request.maxFrameBytes }).pipe(
+      // The run settles at its terminal event, not at the connection's end.
+      Stream.takeUntil((event) => {
+        if (!isTerminal(event)) return false
+        terminal = event
+        return true
+      })
+    )
+    const ending = Stream.suspend((): Stream.Stream<never, TransportError | ApiError> => {
+      if (terminal === undefined) {
+        return Stream.fail(
+          new TransportError({
+            reason: "Disconnected",
+            message: `The agent's stream from ${shownUrl} ended before RUN_FINISHED or RUN_ERROR`,
+            method: "POST",
+            url: shownUrl
+          })
+        )
+      }
+      if (terminal.type === "RUN_FINISHED") return Stream.empty
+      return Stream.fail(
+        new ApiError({
+          reason: "RunError",
+          message: terminal.message,
+          ...(terminal.code === undefined ? {} : { code: terminal.code }),
+          ...(terminal.status === undefined ? {} : { status: terminal.status }),
+          ...(terminal.category === "client_error" || terminal.category === "server_error"
+            ? { category: terminal.category }
+            : {}),
+          retryable: terminal.isRetryable ?? false,
+          method: "POST",
+          url: shownUrl
+        })
+      )
+    })
+    return Stream.concat(events, ending)
+  })
+  // The request lives in the stream's scope: closing it (interruption, an early end) aborts it.
+  return Stream.unwrapScoped(open)
+}

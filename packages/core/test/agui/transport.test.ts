@@ -1,0 +1,273 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import { describe, expect, it } from "@effect/vitest"
+import { AgUiAgent, HostileServer } from "@tambo-effect/testing"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
+import { buildRunAgentInput } from "../../src/internal/agui/runAgentInput.js"
+import { runAgent } from "../../src/internal/agui/transport.js"
+import type { RunStreamEvent } from "../../src/TamboTransport.js"
+
+const input = Either.getOrThrow(buildRunAgentInput({
+  threadId: "t1",
+  runId: "r1",
+  messages: [{ id: "u1", role: "user", content: [{ type: "text", text: "hello" }] }],
+  tools: [{ name: "get_weather", description: "The weather", inputSchema: { type: "object" } }],
+  context: { page: "home" },
+  state: { count: 0 }
+}))
+
+const collect = (agent: { readonly url: string }, headers?: Record<string, string>) =>
+  runAgent({ url: agent.url, input, headers }).pipe(
+    Stream.runCollect,
+    Effect.map(Chunk.toReadonlyArray),
+    Effect.provide(FetchHttpClient.layer)
+  )
+
+const types = (events: ReadonlyArray<RunStreamEvent>) => events.map((e) => e.type === "UNKNOWN" ? e.eventType : e.type)
+
+describe("AG-UI transport against the scripted agent", () => {
+  it.scoped("POSTs the RunAgentInput with the headers and decodes the events up to RUN_FINISHED", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: AgUiAgent.scripts.state })
+      const events = yield* collect(agent, { authorization: "Bearer k" })
+      expect(types(events)).toEqual([
+        "RUN_STARTED",
+        "STATE_SNAPSHOT",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "STATE_DELTA",
+        "STATE_DELTA",
+        "RUN_FINISHED"
+      ])
+      const request = agent.requests[0]!
+      expect(request.input).toEqual(input)
+      expect(request.headers["authorization"]).toBe("Bearer k")
+      expect(request.headers["accept"]).toBe("text/event-stream")
+      expect(request.headers["content-type"]).toContain("application/json")
+    }))
+
+  it.scoped("decodes every script's events with the SDK's schemas: reasoning under both names, tools, snapshots, steps, activities", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped()
+      const seen = new Set<string>()
+      for (const script of [
+        AgUiAgent.scripts.reasoning,
+        AgUiAgent.scripts.legacyReasoning,
+        AgUiAgent.scripts.frontendTool,
+        AgUiAgent.scripts.serverTool,
+        AgUiAgent.scripts.messagesSnapshot,
+        AgUiAgent.scripts.steps,
+        AgUiAgent.scripts.activity
+      ]) {
+        agent.setScript(script)
+        for (const type of types(yield* collect(agent))) seen.add(type)
+      }
+      expect([...seen].sort()).toEqual([
+        "ACTIVITY_DELTA",
+        "ACTIVITY_SNAPSHOT",
+        "MESSAGES_SNAPSHOT",
+        "REASONING_END",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "REASONING_MESSAGE_START",
+        "REASONING_START",
+        "RUN_FINISHED",
+        "RUN_STARTED",
+        "STEP_FINISHED",
+        "STEP_STARTED",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TEXT_MESSAGE_START",
+        "THINKING_END",
+        "THINKING_START",
+        "THINKING_TEXT_MESSAGE_CONTENT",
+        "THINKING_TEXT_MESSAGE_END",
+        "THINKING_TEXT_MESSAGE_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+        "TOOL_CALL_START"
+      ])
+    }))
+
+  it.scoped("RUN_ERROR: the event is emitted, then the stream fails with ApiError (RunError) carrying the agent's message and code", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: AgUiAgent.scripts.runError })
+      const seen: Array<RunStreamEvent> = []
+      const error = yield* runAgent({ url: agent.url, input }).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(event))),
+        Effect.provide(FetchHttpClient.layer),
+        Effect.flip
+      )
+      expect(types(seen)).toEqual(["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_ERROR"])
+      expect(error._tag).toBe("ApiError")
+      if (error._tag === "ApiError") {
+        expect([error.reason, error.message, error.code, error.retryable]).toEqual([
+          "RunError",
+          "The model is unavailable",
+          "MODEL_UNAVAILABLE",
+          false
+        ])
+      }
+    }))
+
+  it.scoped("a consumer that stops at RUN_ERROR (as the run loop does) ends without pulling the failure", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: AgUiAgent.scripts.runError })
+      const events = yield* runAgent({ url: agent.url, input }).pipe(
+        Stream.takeUntil((event) => event.type === "RUN_ERROR"),
+        Stream.runCollect,
+        Effect.provide(FetchHttpClient.layer)
+      )
+      expect(Chunk.toReadonlyArray(events).at(-1)).toEqual({
+        type: "RUN_ERROR",
+        message: "The model is unavailable",
+        code: "MODEL_UNAVAILABLE"
+      })
+    }))
+
+  it.scoped.each([
+    [400, "BadRequest"],
+    [401, "Unauthorized"],
+    [404, "NotFound"],
+    [500, "ServerError"],
+    [503, "ServerError"]
+  ] as const)("HTTP %d: ApiError (%s) with the status", ([status, reason]) =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: [AgUiAgent.httpError(status, { message: "nope" })] })
+      const error = yield* Effect.flip(collect(agent))
+      expect(error._tag).toBe("ApiError")
+      if (error._tag === "ApiError") expect([error.reason, error.status, error.message]).toEqual([reason, status, "nope"])
+    }))
+
+  it.scoped("a RunAgentInput the agent refuses (422): ApiError (BadRequest) with the agent's answer", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped()
+      const error = yield* runAgent({ url: agent.url, input: { ...input, runId: 7 as unknown as string } }).pipe(
+        Stream.runDrain,
+        Effect.provide(FetchHttpClient.layer),
+        Effect.flip
+      )
+      expect(error._tag === "ApiError" && [error.reason, error.status]).toEqual(["BadRequest", 422])
+    }))
+
+  it.scoped("a dropped connection: the events before it, then TransportError (Disconnected)", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: AgUiAgent.scripts.dropped })
+      const seen: Array<RunStreamEvent> = []
+      const error = yield* runAgent({ url: agent.url, input }).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(event))),
+        Effect.provide(FetchHttpClient.layer),
+        Effect.flip
+      )
+      expect(types(seen)).toContain("TEXT_MESSAGE_CONTENT")
+      expect(error._tag === "TransportError" && error.reason).toBe("Disconnected")
+    }))
+
+  it.scoped("a stream that ends cleanly without RUN_FINISHED: TransportError (Disconnected)", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.frames([JSON.stringify({ type: "RUN_STARTED", threadId: "t1", runId: "r1" })]))
+      const error = yield* Effect.flip(collect(server))
+      expect(error._tag === "TransportError" && [error.reason, error.message]).toEqual([
+        "Disconnected",
+        expect.stringContaining("ended before RUN_FINISHED")
+      ])
+    }))
+
+  it.scoped("RUN_FINISHED settles the run: a server that keeps the stream open after it is not waited for", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.framesThenStall([
+        JSON.stringify({ type: "RUN_STARTED", threadId: "t1", runId: "r1" }),
+        JSON.stringify({ type: "RUN_FINISHED", threadId: "t1", runId: "r1" })
+      ]))
+      expect(types(yield* collect(server))).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+    }))
+
+  it.scoped("a malformed frame: DecodeError with the frame", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: [AgUiAgent.frame("data: {not json\n\n")] })
+      const error = yield* Effect.flip(collect(agent))
+      expect(error._tag === "DecodeError" && [error.reason, error.frame]).toEqual(["InvalidJson", "{not json"])
+    }))
+
+  it.scoped("a redirect is not followed: TransportError (Redirect)", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.redirect(307, "http://127.0.0.1:1/elsewhere"))
+      const error = yield* Effect.flip(collect(server))
+      expect(error._tag === "TransportError" && [error.reason, error.status]).toEqual(["Redirect", 307])
+      expect(server.requests).toHaveLength(1)
+    }))
+
+  it.scoped("nothing listening: TransportError (Connect)", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(collect({ url: "http://127.0.0.1:1/agent" }))
+      expect(error._tag === "TransportError" && error.reason).toBe("Connect")
+    }))
+
+  it.scoped("interrupting the run aborts the request: the agent sees its connection closed", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: [AgUiAgent.text("waiting"), AgUiAgent.hang()] })
+      const first = yield* runAgent({ url: agent.url, input }).pipe(
+        // Ending the stream after the text's start closes its scope, as an interruption does.
+        Stream.take(2),
+        Stream.runCollect,
+        Effect.provide(FetchHttpClient.layer)
+      )
+      expect(types(Chunk.toReadonlyArray(first))).toEqual(["RUN_STARTED", "TEXT_MESSAGE_START"])
+      expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
+    }))
+
+  it.scoped("interrupting the fiber that runs it aborts the request", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: [AgUiAgent.text("waiting"), AgUiAgent.hang()] })
+      const started = yield* Deferred.make<void>()
+      const fiber = yield* runAgent({ url: agent.url, input }).pipe(
+        Stream.runForEach((event) => event.type === "TEXT_MESSAGE_END" ? Deferred.succeed(started, undefined) : Effect.void),
+        Effect.provide(FetchHttpClient.layer),
+        Effect.fork
+      )
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
+    }))
+
+  it.scopedLive("an agent that never answers: TransportError (Timeout) after firstByteTimeout", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.silent())
+      const error = yield* runAgent({ url: server.url, input, firstByteTimeout: 150 }).pipe(
+        Stream.runDrain,
+        Effect.provide(FetchHttpClient.layer),
+        Effect.flip
+      )
+      expect(error._tag === "TransportError" && [error.reason, error.message]).toEqual([
+        "Timeout",
+        `No response within firstByteTimeout (150 ms) from ${server.url}/`
+      ])
+    }))
+
+  it.scopedLive("a stream that stalls after its first event: TransportError (Timeout) after idleTimeout, the events before it delivered", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.framesThenStall([JSON.stringify({ type: "RUN_STARTED", threadId: "t1", runId: "r1" })]))
+      const seen: Array<string> = []
+      const error = yield* runAgent({ url: server.url, input, idleTimeout: 150 }).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(event.type))),
+        Effect.provide(FetchHttpClient.layer),
+        Effect.flip
+      )
+      expect(seen).toEqual(["RUN_STARTED"])
+      expect(error._tag === "TransportError" && [error.reason, error.message]).toEqual([
+        "Timeout",
+        `The agent's stream got nothing for idleTimeout (150 ms) from ${server.url}/`
+      ])
+    }))
+})
