@@ -44,7 +44,11 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  * from the server (a run, a reload) replaces the value unless a local one
  * is still on its way.
  *
- * Outside a component rendered by Tambo it is a plain `useState`.
+ * In an interactable component (`withTamboInteractable`) the value is the
+ * interactable's state on the page instead, set at once (no server, no
+ * debounce): the model reads it next, and its `update_component_state_<id>`
+ * tool changes it. Outside a component rendered by Tambo it is a plain
+ * `useState`.
  *
  * @example
  * ```tsx
@@ -66,9 +70,10 @@ export function useTamboComponentState<S>(
   initial: S,
   debounceMs = 500
 ): UseTamboComponentStateReturn<S> {
-  const { handle } = useTamboContext("useTamboComponentState")
+  const { handle, interactables } = useTamboContext("useTamboComponentState")
   const component = useContext(ComponentContext)
-  const threadId = component?.threadId
+  const interactableId = component?.interactable?.id
+  const threadId = interactableId === undefined ? component?.threadId : undefined
   const componentId = component?.content.id
   const stored = component !== null && isRecord(component.content.state) && Object.hasOwn(component.content.state, key)
     ? component.content.state[key] as S
@@ -92,13 +97,25 @@ export function useTamboComponentState<S>(
   useEffect(() => {
     sync.server(stored)
   }, [sync, stored])
+  // An interactable's state starts with `initial` where it has none, once the interactable is
+  // registered (its wrapper's effect runs after this component's): the model reads it from the first run on.
+  const registered = useSyncExternalStore(
+    interactables.subscribe,
+    () => interactableId !== undefined && interactables.get(interactableId) !== undefined,
+    () => false
+  )
+  useEffect(() => {
+    if (registered && stored === undefined) interactables.updateState(interactableId!, { [key]: sync.getSnapshot().value })
+  }, [interactables, interactableId, key, registered, stored, sync])
   // A change still waiting is sent when the component goes (a thread switch, the end of the page's use).
   useEffect(() => () => sync.flush(), [sync])
 
   const setState = useCallback((next: S | ((previous: S) => S)) => {
     const previous = sync.getSnapshot().value
-    sync.set(typeof next === "function" ? (next as (previous: S) => S)(previous) : next)
-  }, [sync])
+    const value = typeof next === "function" ? (next as (previous: S) => S)(previous) : next
+    sync.set(value)
+    if (interactableId !== undefined) interactables.updateState(interactableId, { [key]: value })
+  }, [sync, interactables, interactableId, key])
 
   const meta = useMemo(
     () => ({ isPending: snapshot.isPending, error: snapshot.error ?? null, flush: sync.flush }),

@@ -10,6 +10,7 @@ import {
   useCurrentInteractablesSnapshot,
   useTambo,
   useTamboCurrentComponent,
+  useTamboComponentState,
   useTamboCurrentMessage,
   useTamboInteractable,
   withTamboInteractable
@@ -169,6 +170,45 @@ describe("withTamboInteractable", () => {
     expect(runBodies()[0]!.message.additionalContext?.interactables?.components[0]!["props"]).toEqual({
       text: "edited by hand"
     })
+  })
+
+  it("useTamboComponentState in an interactable is its state on the page: the model reads it and its tool sets it", async () => {
+    function PinView({ label }: { readonly label: string }) {
+      const [pinned, setPinned, { isPending }] = useTamboComponentState("pinned", false)
+      return (
+        <button data-testid="pin" aria-pressed={pinned} data-pending={isPending} onClick={() => setPinned((p) => !p)}>
+          {label}
+        </button>
+      )
+    }
+    const Pin = withTamboInteractable(PinView, {
+      componentName: "Pin",
+      description: "A pin",
+      propsSchema: z.object({ label: z.string() }),
+      stateSchema: z.object({ pinned: z.boolean() })
+    })
+    const pressed = () => screen.getByTestId("pin").getAttribute("aria-pressed")
+    const stateSent = (index: number) =>
+      runBodies()[index]!.message.additionalContext?.interactables?.components[0]!["state"]
+    server().setScript((request, context) =>
+      context.threadRunIndex === 0
+        ? [Script.text("seen")]
+        : request.toolResults.length > 0
+        ? [Script.text("unpinned")]
+        : [Script.toolCall("update_component_state_Pin-1", { componentId: "Pin-1", newState: { pinned: false } })]
+    )
+    const { result } = renderPage(<Pin interactableId="Pin-1" label="pin me" />)
+    await waitFor(() => expect(pressed()).toBe("false"))
+    // The initial value is on the page from the start; the user's change at once, with no server call.
+    await result.current.sendMessage("What is pinned?").thread
+    expect(stateSent(0)).toEqual({ pinned: false })
+    fireEvent.click(screen.getByTestId("pin"))
+    expect(pressed()).toBe("true")
+    expect(screen.getByTestId("pin").getAttribute("data-pending")).toBe("false")
+    await result.current.sendMessage("Unpin it").thread
+    expect(stateSent(1)).toEqual({ pinned: true })
+    await waitFor(() => expect(pressed()).toBe("false"))
+    expect(server().requests.some((r) => r.path.includes("/components/"))).toBe(false)
   })
 
   it("the model lists, reads and removes interactables with the tools over all of them", async () => {
