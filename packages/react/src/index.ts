@@ -236,6 +236,14 @@ export {
    * @since 0.2.0
    * @category Hooks
    */
+  useTamboRunStatus
+} from "./useTamboRunStatus.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
   useTamboVoice,
   /**
    * @since 0.2.0
