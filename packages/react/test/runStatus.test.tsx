@@ -65,7 +65,7 @@ describe("useTamboRunStatus", () => {
     expect(result.current.tambo.isIdle).toBe(true)
     // idle, then never idle again until the run's end.
     const firstBusy = statuses.findIndex((status) => status !== "idle")
-    const lastBusy = statuses.findLastIndex((status) => status !== "idle")
+    const lastBusy = statuses.length - 1 - [...statuses].reverse().findIndex((status) => status !== "idle")
     expect(firstBusy).toBeGreaterThan(0)
     expect(statuses.slice(firstBusy, lastBusy + 1)).not.toContain("idle")
     expect(statuses.at(-1)).toBe("idle")
