@@ -4,7 +4,7 @@
  *
  * @since 0.2.0
  */
-import { useCallback, useEffect, useMemo, useRef, useState } from "react"
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 
 /**
@@ -53,6 +53,10 @@ const isSupported = (): boolean =>
   typeof navigator !== "undefined" &&
   typeof navigator.mediaDevices?.getUserMedia === "function"
 
+/** Support does not change while the page lives; the server renders "not supported". */
+const neverChanges = () => () => {}
+const notOnServer = () => false
+
 const messageOf = (error: unknown): string =>
   error instanceof Error ? (error.message === "" ? error.name : error.message) : String(error)
 
@@ -95,6 +99,7 @@ export const useTamboVoice = (): UseTamboVoiceReturn => {
   const [state, setState] = useState<VoiceState>(INITIAL)
   const session = useRef<Session | undefined>(undefined)
   const nextId = useRef(0)
+  const supported = useSyncExternalStore(neverChanges, isSupported, notOnServer)
 
   const startRecording = useCallback(() => {
     if (session.current !== undefined) return
@@ -180,6 +185,6 @@ export const useTamboVoice = (): UseTamboVoiceReturn => {
     transcript: state.transcript,
     transcriptionError: state.transcriptionError,
     mediaAccessError: state.mediaAccessError,
-    isSupported: isSupported()
-  }), [state, startRecording, stopRecording])
+    isSupported: supported
+  }), [state, startRecording, stopRecording, supported])
 }
