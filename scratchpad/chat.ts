@@ -62,22 +62,29 @@ const prompt = () => {
 }
 
 /**
- * A spinner and "thinking…" from the message's sending to the reply's first event, on a
- * terminal (elsewhere a line cannot be taken back).
+ * A spinner and "thinking…" while the reply has not started: from the message's sending to the
+ * reply's first event, and again while a tool round's results go to the model. On a terminal
+ * only (elsewhere a line cannot be taken back); it is erased before anything else is printed.
  */
 const thinking = () => {
-  if (!printer.out.tty) return () => {}
+  if (!printer.out.tty) return { start: () => {}, stop: () => {} }
   const frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
   let frame = 0
+  let timer: ReturnType<typeof setInterval> | undefined
   const draw = () => printer.out.write(`\r\x1b[2K${printer.paint("dim", `${frames[frame++ % frames.length]} thinking…`)}`)
-  draw()
-  const timer = setInterval(draw, 80)
-  let stopped = false
-  return () => {
-    if (stopped) return
-    stopped = true
-    clearInterval(timer)
-    printer.out.write("\r\x1b[2K")
+  return {
+    start: () => {
+      if (timer !== undefined) return
+      printer.endLine()
+      draw()
+      timer = setInterval(draw, 80)
+    },
+    stop: () => {
+      if (timer === undefined) return
+      clearInterval(timer)
+      timer = undefined
+      printer.out.write("\r\x1b[2K")
+    }
   }
 }
 
@@ -85,16 +92,23 @@ const reply = async (message: string, shown: boolean) => {
   if (!shown) printer.user(message)
   const stream = client.run(message)
   current = stream
-  const stopThinking = thinking()
+  const spinner = thinking()
+  spinner.start()
   try {
     for await (const element of stream) {
-      if (element.event.type !== "RUN_STARTED") stopThinking()
-      printer.event(element)
+      if (element.event.type === "RUN_STARTED") {
+        // A continuation prints the tool results it carries, then waits for the model.
+        printer.event(element)
+        spinner.start()
+      } else {
+        spinner.stop()
+        printer.event(element)
+      }
     }
-    stopThinking()
+    spinner.stop()
     printer.endLine()
   } catch (error) {
-    stopThinking()
+    spinner.stop()
     if (isAbortError(error)) printer.line(printer.paint("dim", "(cancelled)"))
     else printer.line(printer.paint("red", `error: ${describeError(error)}`))
   } finally {

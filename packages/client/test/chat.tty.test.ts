@@ -70,9 +70,13 @@ describe.skipIf(!existsSync(SCRIPT))("pnpm chat on a terminal", () => {
     const firstToken = screen.indexOf("assistant> Let")
     expect(thinking).toBeGreaterThan(asked)
     expect(thinking).toBeLessThan(firstToken)
-    // The spinner is gone once the reply starts: its line was cleared, not left in the reply.
-    const reply = screen.slice(firstToken, screen.indexOf("you> Still there?"))
-    expect(reply).not.toContain("thinking…")
+    // The spinner is erased (the line rewritten from its start) before anything else is printed.
+    expect(screen).not.toMatch(/thinking…[^\r]/)
+    // It shows again while the tool's result goes to the model.
+    const toolResult = screen.indexOf("tool result:")
+    const answer = screen.indexOf("assistant> Here is the weather")
+    expect(answer).toBeGreaterThan(toolResult)
+    expect(screen.slice(toolResult, answer)).toContain("thinking…")
     // Nothing typed landed inside the reply: it shows up once, after the reply's end.
     const replyEnd = screen.indexOf("component WeatherCard (final)")
     expect(replyEnd).toBeGreaterThan(firstToken)
