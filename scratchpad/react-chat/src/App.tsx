@@ -1,9 +1,9 @@
 /**
  * A chat over `@tambo-effect/react`: thread list, messages with streaming
  * text, tool calls and generative components, an input with a voice
- * button, a cancel button and suggestions. Every piece reads only the slice it shows. With an MCP
- * server: its prompts in a `/` menu, its resources in an `@` picker, and a
- * form for its elicitations.
+ * button, a cancel button and suggestions. Every piece reads only the
+ * slice it shows. With an MCP server: its prompts in a `/` menu, its
+ * resources in an `@` picker, and a form for its elicitations.
  */
 import {
   isAbortError,

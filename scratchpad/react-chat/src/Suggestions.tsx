@@ -4,11 +4,13 @@
  * the server stored (never a tool call or its result) and no run is going.
  */
 import { type ClientState, useTamboSelector, useTamboSuggestions } from "@tambo-effect/react"
+import { memo } from "react"
 
 const selectLatestMessageId = (state: ClientState) =>
   state.threadMap[state.currentThreadId]?.thread.messages.at(-1)?.id
 
-export function Suggestions() {
+/** Memoised: the message list around it renders while text streams; this reads its own slices. */
+export const Suggestions = memo(function Suggestions() {
   const { suggestions, accept } = useTamboSuggestions({ maxSuggestions: 3 })
   const messageId = useTamboSelector(selectLatestMessageId)
   if (suggestions.length === 0) return null
@@ -26,4 +28,4 @@ export function Suggestions() {
       ))}
     </div>
   )
-}
+})
