@@ -14,6 +14,8 @@ import type { TamboError, ToolError } from "@tambo-effect/core/TamboError"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
 import * as Tool from "@tambo-effect/core/Tool"
 import * as ToolRegistry from "@tambo-effect/core/ToolRegistry"
+import * as Transcription from "@tambo-effect/core/Transcription"
+import type * as TamboConfig from "@tambo-effect/core/TamboConfig"
 import type {
   InitialInputMessage,
   ResourceContent,
@@ -476,7 +478,7 @@ const approvalKey = (info: PendingToolCallInfo): string => `${info.threadId}\u00
  */
 export class TamboClient {
   readonly #runtime: ManagedRuntime.ManagedRuntime<
-    Tambo.Tambo | Mcp.Mcp | Auth.Auth | ToolRegistry.ToolRegistry,
+    Tambo.Tambo | Mcp.Mcp | Auth.Auth | ToolRegistry.ToolRegistry | TamboConfig.TamboConfig,
     CoreError
   >
   /** The built runtime, for queue operations that must outlive `destroy()`. */
@@ -1116,6 +1118,23 @@ export class TamboClient {
   }
 
   // ---------------------------------------------------------------------------
+  // Voice
+  // ---------------------------------------------------------------------------
+
+  /**
+   * Transcribes recorded speech through the API (`POST /audio/transcribe`)
+   * and resolves with the text. `audio` is a `Blob` or `File` of MP3, WAV,
+   * MP4, M4A or WebM (what a browser's `MediaRecorder` records), at most
+   * 25 MB; anything else rejects with a `TranscriptionError` before it is
+   * sent. Not retried.
+   *
+   * @since 0.2.0
+   */
+  transcribe(audio: Blob, options?: Transcription.TranscribeOptions): Promise<string> {
+    return this.#promise(Transcription.transcribe(audio, options))
+  }
+
+  // ---------------------------------------------------------------------------
   // State
   // ---------------------------------------------------------------------------
 
@@ -1384,7 +1403,7 @@ export class TamboClient {
     })())
   }
 
-  #promise<A>(effect: Effect.Effect<A, CoreError>): Promise<A> {
+  #promise<A>(effect: Effect.Effect<A, CoreError, Auth.Auth | TamboConfig.TamboConfig>): Promise<A> {
     const site = CallSite.capture(this.#promise)
     if (this.#destroying !== undefined) return Promise.reject(CallSite.attach(abortError("ClientDestroyed"), site))
     return this.#runtime.runPromiseExit(effect, { signal: this.#lifetime.signal }).then((exit) => {

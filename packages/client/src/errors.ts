@@ -87,6 +87,11 @@ export {
    */
   ToolError,
   /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  TranscriptionError,
+  /**
    * @since 0.1.0
    * @category Errors
    */

@@ -35,6 +35,7 @@ describe("the facade's errors are core's", () => {
     expect(Client.ConfigError).toBe(CoreErrors.ConfigError)
     expect(Client.ToolDefinitionError).toBe(CoreTool.ToolDefinitionError)
     expect(Client.ToolCallError).toBe(CoreTool.ToolCallError)
+    expect(Client.TranscriptionError).toBe(CoreErrors.TranscriptionError)
   })
 
   it("an ApiError from a run is core's ApiError, an Error with its tag, reason and status", async () => {

@@ -326,6 +326,26 @@ export class ToolCallError extends Schema.TaggedError<ToolCallError>("@tambo-eff
 }
 
 /**
+ * Audio the SDK will not send for transcription (`EmptyAudio`, `TooLarge`
+ * over the API's 25 MB, `UnsupportedType`: not one of the formats the API
+ * transcribes), or a transcription that came back empty
+ * (`EmptyTranscript`).
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export class TranscriptionError extends Schema.TaggedError<TranscriptionError>("@tambo-effect/core/TranscriptionError")(
+  "TranscriptionError",
+  {
+    reason: Schema.Literal("EmptyAudio", "TooLarge", "UnsupportedType", "EmptyTranscript"),
+    message: Schema.String
+  }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
  * Every error the SDK puts in the error channel.
  *
  * @since 0.1.0
@@ -345,6 +365,7 @@ export type TamboError =
   | CallbackError
   | ToolDefinitionError
   | ToolCallError
+  | TranscriptionError
 
 /**
  * @since 0.1.0

@@ -115,3 +115,11 @@ export * as SnapshotStrategy from "./SnapshotStrategy.js"
  * @category Modules
  */
 export * as Mcp from "./Mcp.js"
+
+/**
+ * Speech to text through the API's transcription endpoint.
+ *
+ * @since 0.2.0
+ * @category Modules
+ */
+export * as Transcription from "./Transcription.js"

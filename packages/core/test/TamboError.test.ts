@@ -27,7 +27,8 @@ describe("one error hierarchy", () => {
       new TamboError.ToolError({ reason: "NotPending", message: "m" }),
       new TamboError.McpError({ reason: "Connect", message: "m" }),
       new TamboError.ToolDefinitionError({ reason: "InvalidDefinition", message: "m" }),
-      new TamboError.ToolCallError({ reason: "Timeout", message: "m" })
+      new TamboError.ToolCallError({ reason: "Timeout", message: "m" }),
+      new TamboError.TranscriptionError({ reason: "EmptyAudio", message: "m" })
     ]
     for (const error of errors) {
       expect(error).toBeInstanceOf(Error)

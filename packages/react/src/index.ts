@@ -233,6 +233,27 @@ export {
 
 export {
   /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboRunStatus
+} from "./useTamboRunStatus.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboVoice,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type UseTamboVoiceReturn
+} from "./useTamboVoice.js"
+
+export {
+  /**
    * @since 0.1.0
    * @category Models
    */
@@ -363,6 +384,11 @@ export {
    * @category Errors
    */
   ToolError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  TranscriptionError,
   /**
    * @since 0.2.0
    * @category Errors

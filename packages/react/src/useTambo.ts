@@ -18,6 +18,7 @@ import { useMemo } from "react"
 import { useTamboContext } from "./internal/context.js"
 import { withInitialMessages } from "./internal/initialMessages.js"
 import type { ReactTamboThreadMessage } from "./types.js"
+import { useTamboRunStatus } from "./useTamboRunStatus.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 
 /**
@@ -35,12 +36,13 @@ export interface UseTamboReturn {
   readonly thread: ThreadState | undefined
   /** Its messages; component blocks carry `renderedComponent`. The same array until they change. */
   readonly messages: ReadonlyArray<ReactTamboThreadMessage>
+  /** The run's progress as the state has it (`idle` between two steps of a run; see `isIdle`). */
   readonly streamingState: StreamingState
-  /** No run in progress. */
+  /** No run in progress: not even between two steps of a run of this client (see `useTamboRunStatus`). */
   readonly isIdle: boolean
   /** A run is streaming. */
   readonly isStreaming: boolean
-  /** A run is paused for client-side tools. */
+  /** A run is waiting: for its first event, or for client-side tools between two steps. */
   readonly isWaiting: boolean
   /**
    * Sends a message on the current thread (a new one on the placeholder).
@@ -138,6 +140,7 @@ export const useTambo = (): UseTamboReturn => {
     switchThread: (threadId: string) => handle.client().switchThread(threadId)
   }), [handle])
   const streamingState = thread?.streaming ?? IDLE
+  const status = useTamboRunStatus(currentThreadId)
   return useMemo(() => ({
     get client() {
       return handle.client()
@@ -146,9 +149,9 @@ export const useTambo = (): UseTamboReturn => {
     thread,
     messages,
     streamingState,
-    isIdle: streamingState.status === "idle",
-    isStreaming: streamingState.status === "streaming",
-    isWaiting: streamingState.status === "waiting",
+    isIdle: status === "idle",
+    isStreaming: status === "streaming",
+    isWaiting: status === "waiting",
     ...actions
-  }), [handle, currentThreadId, thread, messages, streamingState, actions])
+  }), [handle, currentThreadId, thread, messages, streamingState, status, actions])
 }

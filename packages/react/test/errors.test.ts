@@ -17,6 +17,7 @@ describe("errors", () => {
       "ToolCallError",
       "ToolDefinitionError",
       "ToolError",
+      "TranscriptionError",
       "TransportError",
       "UnknownError",
       "isAbortError",

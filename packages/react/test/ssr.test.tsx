@@ -8,11 +8,13 @@ import {
   useTambo,
   useTamboPendingApprovals,
   useTamboPendingToolCalls,
+  useTamboRunStatus,
   useTamboSelector,
   useTamboStreamingMessages,
   useTamboSuggestions,
   useTamboThreadInput,
-  useTamboThreadList
+  useTamboThreadList,
+  useTamboVoice
 } from "../src/index.js"
 import { useServer, WeatherCard } from "./helpers.js"
 
@@ -27,6 +29,8 @@ const Page = () => {
   const transcript = useTamboStreamingMessages({ strategy: SnapshotStrategy.throttle("100 millis") })
   const approvals = useTamboPendingApprovals()
   const { pendingToolCalls } = useTamboPendingToolCalls()
+  const runStatus = useTamboRunStatus()
+  const voice = useTamboVoice()
   return (
     <main>
       <p id="thread">{currentThreadId}</p>
@@ -38,6 +42,8 @@ const Page = () => {
       <p id="count">{threadCount}</p>
       <p id="transcript">{transcript.messages.length}</p>
       <p id="pending">{approvals.length}/{pendingToolCalls.length}</p>
+      <p id="status">{runStatus}</p>
+      <p id="voice">{String(voice.isSupported)} {String(voice.isRecording)}</p>
     </main>
   )
 }
@@ -58,6 +64,8 @@ describe("server rendering", () => {
     expect(html).toContain("<p id=\"count\">1</p>")
     expect(html).toContain("<p id=\"transcript\">0</p>")
     expect(html).toContain("<p id=\"pending\">0<!-- -->/<!-- -->0</p>")
+    expect(html).toContain("<p id=\"status\">idle</p>")
+    expect(html).toContain("<p id=\"voice\">false<!-- --> <!-- -->false</p>")
     // Effects do not run on the server: nothing was requested.
     expect(server().requests).toHaveLength(0)
   })

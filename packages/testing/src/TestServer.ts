@@ -117,6 +117,28 @@ export interface TestServerThreads {
 }
 
 /**
+ * An audio file `POST /audio/transcribe` received and accepted.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface RecordedAudio {
+  readonly filename: string
+  /** The part's media type, as sent (parameters such as `codecs` included). */
+  readonly type: string
+  readonly bytes: Uint8Array
+}
+
+/**
+ * Computes the transcript `POST /audio/transcribe` answers for an accepted
+ * audio file.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type Transcriber = (audio: RecordedAudio) => string | PromiseLike<string>
+
+/**
  * Computes what `POST .../suggestions` generates.
  *
  * @since 0.1.0
@@ -167,6 +189,16 @@ export interface TestServerOptions {
   readonly mcp?: ((server: McpServer, context: McpEndpointContext) => void) | undefined
   readonly suggestions?: SuggestionGenerator
   readonly threadName?: ThreadNamer
+  /**
+   * The transcript of an audio file `POST /audio/transcribe` accepted
+   * (non-empty, at most 25 MB, of a type the API transcribes; WebM, WAV and
+   * MP3 must start as such files do). Default: always
+   * `"What is the weather in Paris?"`. An empty answer is the API's 400 for
+   * silent audio.
+   *
+   * @since 0.2.0
+   */
+  readonly transcribe?: Transcriber
   /** The server's clock in epoch milliseconds (timestamps, token expiry); default `Date.now`. */
   readonly now?: () => number
 }
@@ -189,6 +221,8 @@ export interface TestServer {
   readonly cancels: ReadonlyArray<RecordedCancel>
   /** Every request `/mcp` accepted since the start (or the last `reset`), in order. */
   readonly mcpRequests: ReadonlyArray<RecordedMcpRequest>
+  /** Every audio file `POST /audio/transcribe` accepted since the start (or the last `reset`), in order. @since 0.2.0 */
+  readonly transcriptions: ReadonlyArray<RecordedAudio>
   readonly threads: TestServerThreads
   /** Replaces the script for the runs that start from now on. */
   readonly setScript: (script: Script.ScriptSource) => void

@@ -49,6 +49,11 @@ export {
    */
   type McpEndpointContext,
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type RecordedAudio,
+  /**
    * @since 0.1.0
    * @category Models
    */
@@ -88,6 +93,11 @@ export {
    * @category Models
    */
   type TestServerOptions,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type Transcriber,
   /**
    * @since 0.1.0
    * @category Context

@@ -1,9 +1,9 @@
 /**
  * A chat over `@tambo-effect/react`: thread list, messages with streaming
- * text, tool calls and generative components, an input, a cancel button
- * and suggestions. Every piece reads only the slice it shows. With an MCP
- * server: its prompts in a `/` menu, its resources in an `@` picker, and a
- * form for its elicitations.
+ * text, tool calls and generative components, an input with a voice
+ * button, a cancel button and suggestions. Every piece reads only the
+ * slice it shows. With an MCP server: its prompts in a `/` menu, its
+ * resources in an `@` picker, and a form for its elicitations.
  */
 import {
   isAbortError,
@@ -16,8 +16,8 @@ import {
   useTamboMcpElicitation,
   useTamboMcpPromptList,
   useTamboMcpResourceList,
+  useTamboRunStatus,
   useTamboSelector,
-  useTamboSuggestions,
   useTamboThreadInput,
   useTamboThreadList
 } from "@tambo-effect/react"
@@ -25,6 +25,8 @@ import { type FormEvent, memo, useEffect, useMemo, useRef, useState } from "reac
 import { contextHelpers } from "./context.js"
 import { ImageAttach, isImageBlock, MessageImages } from "./images.js"
 import { NotePanel } from "./note.js"
+import { Suggestions } from "./Suggestions.js"
+import { VoiceButton } from "./VoiceButton.js"
 import { getWeather, WeatherCard } from "./weather.js"
 
 /**
@@ -80,7 +82,6 @@ export function App({ connection }: { readonly connection: Connection }) {
           <Status />
           <NotePanel />
           <Messages />
-          <Suggestions />
           <Elicitation />
           <Composer />
         </main>
@@ -93,20 +94,35 @@ export function App({ connection }: { readonly connection: Connection }) {
 // Threads
 // -----------------------------------------------------------------------------
 
-/** The current thread's id and run status: slices that do not change while text streams. */
+/**
+ * The current thread's id and run status: slices that do not change while text streams. The
+ * run status stays busy between a tool call and the reply that follows it.
+ */
 const useCurrentThreadId = () => useTamboSelector((state) => state.currentThreadId)
-const useRunStatus = () =>
-  useTamboSelector((state) => state.threadMap[state.currentThreadId]?.streaming.status ?? "idle")
+const useRunStatus = () => useTamboRunStatus()
 
 function ThreadList() {
   const { threads, isLoading, error } = useTamboThreadList({ limit: 20 })
   const currentThreadId = useCurrentThreadId()
   const client = useTamboClient()
+  // On a narrow screen the list is folded away behind a toggle (CSS shows the toggle there only).
+  const [open, setOpen] = useState(false)
   return (
-    <nav className="threads" data-testid="thread-list">
-      <button type="button" data-testid="new-thread" onClick={() => client.startNewThread()}>
-        + New thread
-      </button>
+    <nav className="threads" data-testid="thread-list" data-open={String(open)}>
+      <div className="threads-bar">
+        <button
+          type="button"
+          className="threads-toggle"
+          data-testid="threads-toggle"
+          aria-expanded={open}
+          onClick={() => setOpen((previous) => !previous)}
+        >
+          ☰ Threads
+        </button>
+        <button type="button" data-testid="new-thread" onClick={() => client.startNewThread()}>
+          + New thread
+        </button>
+      </div>
       {isLoading ? <p className="muted">Loading…</p> : null}
       {error === undefined ? null : <p className="error">{error.message}</p>}
       <ul>
@@ -145,8 +161,17 @@ function Status() {
   )
 }
 
+/** The id of the current thread's reply its last run was cancelled in: its last message, if the assistant's. */
+const useCancelledReplyId = () =>
+  useTamboSelector((state) => {
+    const thread = state.threadMap[state.currentThreadId]?.thread
+    const last = thread?.messages.at(-1)
+    return thread?.lastRunCancelled === true && last?.role === "assistant" ? last.id : undefined
+  })
+
 function Messages() {
   const { messages, currentThreadId } = useTambo()
+  const cancelledId = useCancelledReplyId()
   const end = useRef<HTMLDivElement>(null)
   useEffect(() => {
     end.current?.scrollIntoView?.({ block: "end" })
@@ -154,22 +179,37 @@ function Messages() {
   return (
     <section className="messages" data-testid="messages" data-thread-id={currentThreadId}>
       {messages.length === 0 ? <p className="muted">Ask about the weather, e.g. “What is the weather in Paris?”</p> : null}
-      {messages.map((message) => <Message key={messageKey(message)} message={message} />)}
+      {messages.map((message) => (
+        <Message key={messageKey(message)} message={message} cancelled={message.id === cancelledId} />
+      ))}
+      <Suggestions />
       <div ref={end} />
     </section>
   )
 }
 
 /** Re-renders only when its message changed (messages keep their identity otherwise). */
-const Message = memo(function Message({ message }: { readonly message: ReactTamboThreadMessage }) {
+const Message = memo(function Message(
+  { cancelled, message }: { readonly message: ReactTamboThreadMessage; readonly cancelled: boolean }
+) {
   const isToolResult = message.content.length > 0 && message.content.every((block) => block.type === "tool_result")
   if (isToolResult) return null
+  // Nothing to show (the API's one-space text block alone): no empty bubble.
+  const isBlank = message.content.every((block) => block.type === "text" && block.text.trim() === "")
+  if (isBlank && !cancelled) return null
   return (
-    <article className={`message ${message.role}`} data-testid="message" data-role={message.role}>
+    <article
+      className={`message ${message.role}`}
+      data-testid="message"
+      data-role={message.role}
+      data-message-id={message.id}
+      data-cancelled={String(cancelled)}
+    >
       {message.content.map((block, index) => {
         switch (block.type) {
           case "text":
-            return <p key={index} data-testid="message-text">{block.text}</p>
+            // The API stores a tool call without text with a text block of one space.
+            return block.text.trim() === "" ? null : <p key={index} data-testid="message-text">{block.text}</p>
           case "tool_use":
             return (
               <p key={block.id} className="tool" data-testid="tool-call" data-completed={String(block.hasCompleted === true)}>
@@ -190,6 +230,7 @@ const Message = memo(function Message({ message }: { readonly message: ReactTamb
         }
       })}
       <MessageImages message={message} />
+      {cancelled ? <p className="cancelled-note" data-testid="cancelled-note">Cancelled</p> : null}
     </article>
   )
 })
@@ -197,25 +238,6 @@ const Message = memo(function Message({ message }: { readonly message: ReactTamb
 // -----------------------------------------------------------------------------
 // Input
 // -----------------------------------------------------------------------------
-
-function Suggestions() {
-  const { suggestions, accept } = useTamboSuggestions({ maxSuggestions: 3 })
-  if (suggestions.length === 0) return null
-  return (
-    <div className="suggestions">
-      {suggestions.map((suggestion) => (
-        <button
-          key={suggestion.id}
-          type="button"
-          data-testid="suggestion"
-          onClick={() => void accept({ suggestion }).catch(() => undefined)}
-        >
-          {suggestion.title}
-        </button>
-      ))}
-    </div>
-  )
-}
 
 /** An MCP resource attached to the next message. */
 interface Attachment {
@@ -278,6 +300,7 @@ function Composer() {
         onChange={(event) => setValue(event.target.value)}
         autoFocus
       />
+      <VoiceButton disabled={running} />
       <button type="submit" data-testid="send" disabled={running || (value.trim() === "" && attachments.length === 0 && images.length === 0)}>
         Send
       </button>

@@ -3,7 +3,7 @@
  * served by a tiny static server, and Chromium driven by playwright-core.
  */
 import { createReadStream } from "node:fs"
-import { mkdtemp, readdir, rm, stat } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -47,15 +47,36 @@ const newestMtime = async (path: string): Promise<number> => {
   return Math.max(info.mtimeMs, ...times)
 }
 
-/** Builds the example app with vite's `build()` unless `dist/` is newer than everything it is made of. */
-export const ensureAppBuilt = async (): Promise<"built" | "fresh"> => {
-  const built = await stat(join(distDir, "index.html")).then((info) => info.mtimeMs, () => 0)
-  const newest = Math.max(...(await Promise.all(sources.map(newestMtime))))
-  if (built > newest) return "fresh"
-  const { build } = await import("vite")
-  await build({ root: appDir, logLevel: "warn", build: { sourcemap: false } })
-  return "built"
+/** Held while one test file builds the app: files run in parallel, and share `dist/`. */
+const buildLock = join(appDir, ".build-lock")
+/** A lock older than this was left by a process that died. */
+const STALE_LOCK_MS = 5 * 60_000
+
+const withBuildLock = async <A>(f: () => Promise<A>): Promise<A> => {
+  for (;;) {
+    const taken = await mkdir(buildLock).then(() => true, () => false)
+    if (taken) break
+    const age = await stat(buildLock).then((info) => Date.now() - info.mtimeMs, () => 0)
+    if (age > STALE_LOCK_MS) await rm(buildLock, { recursive: true, force: true })
+    else await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  try {
+    return await f()
+  } finally {
+    await rm(buildLock, { recursive: true, force: true })
+  }
 }
+
+/** Builds the example app with vite's `build()` unless `dist/` is newer than everything it is made of. */
+export const ensureAppBuilt = (): Promise<"built" | "fresh"> =>
+  withBuildLock(async () => {
+    const built = await stat(join(distDir, "index.html")).then((info) => info.mtimeMs, () => 0)
+    const newest = Math.max(...(await Promise.all(sources.map(newestMtime))))
+    if (built > newest) return "fresh"
+    const { build } = await import("vite")
+    await build({ root: appDir, logLevel: "warn", build: { sourcemap: false } })
+    return "built"
+  })
 
 const CONTENT_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -108,13 +129,21 @@ export const serveStatic = async (
   }
 }
 
-/** Chromium with a fresh profile, removed on close. */
-export const launchBrowser = async (): Promise<{ readonly context: BrowserContext; readonly close: () => Promise<void> }> => {
+/**
+ * What a page needs to record audio without a person or a microphone: the
+ * permission prompt answered yes, and a fake microphone (a steady tone).
+ */
+export const FAKE_MICROPHONE_ARGS: ReadonlyArray<string> = ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
+
+/** Chromium with a fresh profile, removed on close; `extraArgs` are added to its command line. */
+export const launchBrowser = async (
+  extraArgs: ReadonlyArray<string> = []
+): Promise<{ readonly context: BrowserContext; readonly close: () => Promise<void> }> => {
   const profile = await mkdtemp(join(tmpdir(), "tambo-react-chromium-"))
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, ...extraArgs],
     viewport: { width: 1100, height: 760 }
   })
   return {

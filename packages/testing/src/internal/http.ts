@@ -14,6 +14,8 @@ export interface RequestContext {
   readonly path: string
   readonly query: URLSearchParams
   readonly body: unknown
+  /** The body as received: a multipart upload is parsed from its bytes. */
+  readonly rawBytes: Buffer
   readonly params: { readonly [name: string]: string }
   /** The bearer token's context key, once the bearer guard ran. */
   bearer: string | undefined
@@ -49,7 +51,7 @@ export const sendFailure = (res: ServerResponse, failure: HttpFailure): void =>
 
 const BODY_LIMIT = 10 * 1024 * 1024
 
-export const readBody = (req: IncomingMessage): Promise<string> =>
+export const readBody = (req: IncomingMessage): Promise<Buffer> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -62,7 +64,7 @@ export const readBody = (req: IncomingMessage): Promise<string> =>
       }
       chunks.push(chunk)
     })
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("end", () => resolve(Buffer.concat(chunks)))
     req.on("error", reject)
   })
 

@@ -7,6 +7,7 @@ import { bodyString, sendEmpty, sendJson, type RequestContext } from "./http.js"
 import { badRequest, forbidden, nestError, notFound, problem } from "./httpError.js"
 import { makeId } from "./ids.js"
 import { applyPatch, PatchError } from "./jsonPatch.js"
+import { handleTranscribe } from "./audio.js"
 import { handleCancelRun, handleCreateRun, handleRunOnThread } from "./runs.js"
 import {
   ComponentStateBody,
@@ -298,6 +299,9 @@ const routes: ReadonlyArray<Route> = [
       issued_token_type: "urn:ietf:params:oauth:token-type:access_token"
     })
   }),
+
+  // Only the API key is checked, as the API's audio controller does.
+  route("POST", "/audio/transcribe", "apiKey", (state, ctx) => handleTranscribe(state, ctx)),
 
   route("POST", "/auth/mcp/access-token", "apiKeyAndBearer", (state, ctx) => {
     const body = decodeOrFail(McpTokenBody, ctx.body)

@@ -38,10 +38,12 @@ const handle = async (state: ServerState, req: IncomingMessage, res: ServerRespo
   const method = (req.method ?? "GET").toUpperCase()
   const url = new URL(req.url ?? "/", "http://localhost")
   let raw = ""
+  let bytes: Buffer = Buffer.alloc(0)
   let failure: HttpFailure | undefined
   let body: unknown
   try {
-    raw = await readBody(req)
+    bytes = await readBody(req)
+    raw = bytes.toString("utf8")
     if (raw !== "") body = parseBody(raw, req.headers["content-type"])
   } catch (error) {
     failure = error instanceof HttpFailure ? error : nestError(400, "Bad request body")
@@ -74,6 +76,7 @@ const handle = async (state: ServerState, req: IncomingMessage, res: ServerRespo
     path: url.pathname,
     query: url.searchParams,
     body: body ?? {},
+    rawBytes: bytes,
     params: {},
     bearer: undefined
   }
@@ -158,6 +161,9 @@ export const start = async (options: TestServerOptions): Promise<TestServer> => 
     },
     get mcpRequests() {
       return state.mcpRequests
+    },
+    get transcriptions() {
+      return state.transcriptions
     },
     threads: makeThreads(state),
     setScript: (script: Script.ScriptSource) => {

@@ -1,5 +1,5 @@
 import type * as Script from "../Script.js"
-import type { RecordedCancel, RecordedMcpRequest, RecordedRequest, SuggestionGenerator, TestServerOptions, ThreadNamer } from "../TestServer.js"
+import type { RecordedAudio, RecordedCancel, RecordedMcpRequest, RecordedRequest, SuggestionGenerator, TestServerOptions, ThreadNamer } from "../TestServer.js"
 import type * as Wire from "../Wire.js"
 import { TokenIssuer } from "./auth.js"
 import type { EventStream } from "./eventStream.js"
@@ -50,6 +50,9 @@ const defaultThreadName: ThreadNamer = (messages) => {
   return "New conversation"
 }
 
+/** Always the same sentence, whatever was said: tests type it in to compare. */
+const defaultTranscript = (): string => "What is the weather in Paris?"
+
 export class ServerState {
   readonly apiKey: string
   readonly projectId: string
@@ -65,6 +68,8 @@ export class ServerState {
   mcpRequests: Array<RecordedMcpRequest> = []
   readonly mcpSetup: TestServerOptions["mcp"]
   cancels: Array<RecordedCancel> = []
+  transcriptions: Array<RecordedAudio> = []
+  readonly transcribe: NonNullable<TestServerOptions["transcribe"]>
   script: Script.ScriptSource
   runCount = 0
 
@@ -77,6 +82,7 @@ export class ServerState {
     this.now = options.now ?? Date.now
     this.suggest = options.suggestions ?? defaultSuggestions
     this.nameThread = options.threadName ?? defaultThreadName
+    this.transcribe = options.transcribe ?? defaultTranscript
     this.issuer = new TokenIssuer(this.projectId)
     this.store = new Store(this.now)
     this.script = options.script ?? weatherAssistant
@@ -98,6 +104,7 @@ export class ServerState {
     this.requests = []
     this.mcpRequests = []
     this.cancels = []
+    this.transcriptions = []
     this.runCount = 0
     this.script = this.options.script ?? weatherAssistant
   }

@@ -1,0 +1,82 @@
+// @vitest-environment happy-dom
+import { renderHook, waitFor } from "@testing-library/react"
+import { Script } from "@tambo-effect/testing"
+import * as Schema from "effect/Schema"
+import { describe, expect, it } from "vitest"
+import { type TamboTool, useTambo, useTamboRunStatus, useTamboSelector } from "../src/index.js"
+import { connection, useServer, wrapperFor } from "./helpers.js"
+
+const server = useServer()
+
+const toolRoundScript = () =>
+  server().setScript((request) =>
+    request.toolResults.length === 0
+      ? [Script.text("Checking. "), Script.toolCall("get_weather", { city: "Paris" })]
+      : [Script.text(`Result: ${request.toolResults[0]!.text}`)]
+  )
+
+/** A weather tool that answers only once released: the run's tool round lasts as long as the test wants. */
+const heldWeather = () => {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let called = false
+  const tool: TamboTool<{ readonly city: string }> = {
+    name: "get_weather",
+    description: "Current weather in a city",
+    inputSchema: Schema.Struct({ city: Schema.String }),
+    tool: async ({ city }) => {
+      called = true
+      await released
+      return { city, temperature: 12 }
+    }
+  }
+  return { tool, release, called: () => called }
+}
+
+const useAll = () => ({
+  status: useTamboRunStatus(),
+  stored: useTamboSelector((state) => state.threadMap[state.currentThreadId]?.streaming.status ?? "idle"),
+  tambo: useTambo()
+})
+
+describe("useTamboRunStatus", () => {
+  it("is never idle during a run, its tool round included, though the state says idle between the steps", async () => {
+    toolRoundScript()
+    const weather = heldWeather()
+    const statuses: Array<string> = []
+    const { result } = renderHook(() => {
+      const all = useAll()
+      statuses.push(all.status)
+      return all
+    }, { wrapper: wrapperFor(connection(server(), { tools: [weather.tool] })) })
+    expect(result.current.status).toBe("idle")
+
+    const stream = result.current.tambo.sendMessage("weather?")
+    await waitFor(() => expect(weather.called()).toBe(true))
+    // The first step finished on the server: the state says idle while the tool runs.
+    await waitFor(() => expect(result.current.stored).toBe("idle"))
+    expect(result.current.status).toBe("waiting")
+    expect(result.current.tambo.isIdle).toBe(false)
+    expect(result.current.tambo.isWaiting).toBe(true)
+
+    weather.release()
+    await stream.thread
+    await waitFor(() => expect(result.current.status).toBe("idle"))
+    expect(result.current.tambo.isIdle).toBe(true)
+    // idle, then never idle again until the run's end.
+    const firstBusy = statuses.findIndex((status) => status !== "idle")
+    const lastBusy = statuses.length - 1 - [...statuses].reverse().findIndex((status) => status !== "idle")
+    expect(firstBusy).toBeGreaterThan(0)
+    expect(statuses.slice(firstBusy, lastBusy + 1)).not.toContain("idle")
+    expect(statuses.at(-1)).toBe("idle")
+  })
+
+  it("follows a given thread, and is idle for one without a run", async () => {
+    server().setScript([Script.text("Hi")])
+    const { result } = renderHook(() => ({ tambo: useTambo(), other: useTamboRunStatus("thr_other") }), {
+      wrapper: wrapperFor(connection(server()))
+    })
+    await result.current.tambo.sendMessage("hello").thread
+    expect(result.current.other).toBe("idle")
+  })
+})
