@@ -754,29 +754,16 @@ interface Validator<A> {
  * `dispatched` names the keys the caller already matched before choosing
  * this validator (`type`, and `name` for custom events), so they are not
  * checked twice.
- *
- * Both checks are built on their first use, not on import: a run meets a
- * few of the event types, and `decode` only serves to describe an invalid
- * event. Each then replaces itself with what it built.
  */
 const validator = <A, I>(
   schema: Schema.Schema<A, I>,
   dispatched: ReadonlyArray<string>,
   handWritten?: Predicate
 ): Validator<A> => {
-  const built: { is: Validator<A>["is"]; decode: Validator<A>["decode"] } = {
-    is: (u): u is A => {
-      const compiled = handWritten ?? compile(schema.ast, dispatched)
-      built.is = compiled === undefined ? Schema.is(schema) : (v): v is A => compiled(v)
-      return built.is(u)
-    },
-    decode: (u) => {
-      // `exact` so that a missing required key fails here as it does in `is`.
-      built.decode = Schema.decodeUnknownEither(schema, { exact: true })
-      return built.decode(u)
-    }
-  }
-  return built
+  const compiled = handWritten ?? compile(schema.ast, dispatched)
+  const is: (u: unknown) => u is A = compiled === undefined ? Schema.is(schema) : (u): u is A => compiled(u)
+  // `exact` so that a missing required key fails here as it does in `is`.
+  return { is, decode: Schema.decodeUnknownEither(schema, { exact: true }) }
 }
 
 // ---------------------------------------------------------------------------
@@ -909,7 +896,8 @@ registerCustom(ComponentEndEvent)
 registerCustom(RunAwaitingInputEvent)
 registerCustom(MessageParentEvent)
 
-const anyCustom = validator(CustomEvent, ["type"])
+const anyCustom = compile(CustomEvent.ast, ["type"]) ?? Schema.is(CustomEvent)
+const decodeAnyCustom = Schema.decodeUnknownEither(CustomEvent, { exact: true })
 
 /**
  * The `type`s with a schema here.
@@ -957,10 +945,10 @@ const decodeParsed = (
       if (known.is(u)) return Either.right(u)
       return Either.left(schemaFailure(`${name} event`, known.decode(u), frame))
     }
-    if (anyCustom.is(u) && typeof name === "string") {
+    if (anyCustom(u) && typeof name === "string") {
       return Either.right({ type: UNKNOWN_EVENT_TYPE, eventType: type, name, event: u })
     }
-    return Either.left(schemaFailure("CUSTOM event", anyCustom.decode(u), frame))
+    return Either.left(schemaFailure("CUSTOM event", decodeAnyCustom(u), frame))
   }
   const known = byType.get(type)
   if (known === undefined) return Either.right({ type: UNKNOWN_EVENT_TYPE, eventType: type, event: u })
