@@ -14,12 +14,15 @@
  *   pnpm bench --stream-floor  also the floor's requests read as an Effect Stream (see streamFloorRun)
  *   pnpm bench --no-reconcile  ours without the read of the thread at the end of each run
  *                              (reconcileAfterRun: false), to see what that read costs
+ *   pnpm bench --only cold     the cold start alone: fresh processes importing the published
+ *                              builds of ours and of @tambo-ai/client (see coldStart.ts)
  */
 import { spawn } from "node:child_process"
 import { PerformanceObserver } from "node:perf_hooks"
 import { createInterface } from "node:readline"
 import { Effect, ManagedRuntime, Stream } from "effect"
 import { Tambo, TamboTransport } from "@tambo-effect/core"
+import { coldStart, coldStartMessage } from "./coldStart.js"
 import { scenarios } from "./scenarios.js"
 
 interface Server {
@@ -331,6 +334,10 @@ const main = async () => {
       measures.forEach((measure, i) =>
         console.log(`  ${contenders[i]!.label.padEnd(9)} ${fmt(measure, i === 0 ? undefined : measures[0])}`)
       )
+    }
+    if (only === undefined || coldStartMessage.includes(only)) {
+      console.log(`\n${coldStartMessage}: a fresh process imports the client, runs once (or not) and exits`)
+      await coldStart(server, repeats ?? 7)
     }
   } finally {
     gcObserver.disconnect()

@@ -36,6 +36,11 @@ export const scenarios: ReadonlyArray<Scenario> = [
   }
 ]
 
+/** The cold start's run (see `coldStart.ts`): a short reply, as a CLI's first question gets. */
+const coldStartScript: Script.Script = [Script.text(["Hello", ", ", "how can I help?"])]
+
 /** The server's script: the scenario named by the message. */
 export const byMessage: Script.ScriptFn = (request) =>
-  scenarios.find((s) => s.name === request.text)?.script ?? [Script.text("unknown scenario")]
+  request.text === "cold start"
+    ? coldStartScript
+    : scenarios.find((s) => s.name === request.text)?.script ?? [Script.text("unknown scenario")]

@@ -1,14 +1,16 @@
 // @vitest-environment happy-dom
 /**
- * Render counts per 1,000 streamed text deltas (a measurement, printed; the
- * assertions only bound it loosely, nothing is timed).
- *
- * Run alone: `pnpm --filter @tambo-effect/react measure:renders`
+ * Render counts per 1,000 streamed text deltas (a measurement; the
+ * assertions only bound it loosely, nothing is timed). The table is printed
+ * when the file runs as `pnpm --filter @tambo-effect/react measure:renders`
+ * (also a step of `pnpm bench`); `pnpm test` only checks the bounds.
  *
  * Frames are simulated at 60 Hz (happy-dom's requestAnimationFrame fires at
  * once, a browser's once per display frame).
  */
 import { render } from "@testing-library/react"
+import { Console } from "node:console"
+import { Writable } from "node:stream"
 import { Script } from "@tambo-effect/testing"
 import { memo, Profiler } from "react"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -17,6 +19,22 @@ import { connection, until, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 const DELTAS = 1000
+
+/** Whether this run is the measurement (`measure:renders`), rather than a test among the others. */
+const measuring = process.env["npm_lifecycle_event"] === "measure:renders"
+
+/** `console.table`'s layout as plain text: vitest's console would color it, and a log file gets the escapes. */
+const plainTable = (rows: ReadonlyArray<Record<string, string | number>>): string => {
+  let text = ""
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      text += chunk.toString()
+      done()
+    }
+  })
+  new Console({ stdout: sink, colorMode: false }).table(rows)
+  return text
+}
 
 const realFrame = globalThis.requestAnimationFrame
 const realCancel = globalThis.cancelAnimationFrame
@@ -113,8 +131,12 @@ describe(`renders per ${DELTAS} streamed deltas`, () => {
         })
       }
     }
-    console.log(`\nRenders per ${DELTAS} streamed text deltas (React ${(await import("react")).version}, 60 Hz simulated frames):`)
-    console.table(rows)
+    if (measuring) {
+      console.log(
+        `\nRenders per ${DELTAS} streamed text deltas (React ${(await import("react")).version}, 60 Hz simulated frames):\n` +
+          plainTable(rows)
+      )
+    }
     for (const row of rows) {
       const renders = Number(row["useTambo renders"])
       // Never more than one render per client notification (+ the user message), nor per delta.

@@ -24,7 +24,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import type * as Scope from "effect/Scope"
 import { start } from "./internal/server.js"

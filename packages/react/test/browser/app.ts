@@ -2,7 +2,7 @@
  * What the browser tests need: the example app built (`scratchpad/react-chat`),
  * served by a tiny static server, and Chromium driven by playwright-core.
  */
-import { createReadStream } from "node:fs"
+import { accessSync, constants, createReadStream } from "node:fs"
 import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -16,7 +16,27 @@ export const distDir = join(appDir, "dist")
 /** Screenshots go here (git-ignored). */
 export const outputDir = resolve(import.meta.dirname, "../../test-output")
 
-const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
+/** The Chromium the browser tests drive: `$CHROMIUM_PATH`, or Debian's (what CI installs). */
+export const chromiumPath = process.env["CHROMIUM_PATH"] || "/usr/bin/chromium"
+
+/**
+ * Why the browser tests cannot run on this machine (no executable Chromium at
+ * {@link chromiumPath}), or `undefined` when they can.
+ */
+export const chromiumMissing = (): string | undefined => {
+  try {
+    accessSync(chromiumPath, constants.X_OK)
+    return undefined
+  } catch {
+    return `no Chromium at ${chromiumPath}: install it (Debian: apt-get install chromium) or set CHROMIUM_PATH`
+  }
+}
+
+/**
+ * CI must run the browser tests: there a missing Chromium fails them. On a
+ * developer's machine they are skipped, with the reason in their name.
+ */
+export const skipBrowserTests = (): string | undefined => (process.env["CI"] ? undefined : chromiumMissing())
 const CHROMIUM_ARGS = [
   "--headless",
   "--no-sandbox",
@@ -139,9 +159,11 @@ export const FAKE_MICROPHONE_ARGS: ReadonlyArray<string> = ["--use-fake-ui-for-m
 export const launchBrowser = async (
   extraArgs: ReadonlyArray<string> = []
 ): Promise<{ readonly context: BrowserContext; readonly close: () => Promise<void> }> => {
+  const missing = chromiumMissing()
+  if (missing !== undefined) throw new Error(`The browser tests need Chromium: ${missing}`)
   const profile = await mkdtemp(join(tmpdir(), "tambo-react-chromium-"))
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath: chromiumPath,
     headless: true,
     args: [...CHROMIUM_ARGS, ...extraArgs],
     viewport: { width: 1100, height: 760 }

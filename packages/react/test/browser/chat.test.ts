@@ -10,14 +10,30 @@ import { join } from "node:path"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { startExampleMcpServer, WEATHER_GUIDE } from "../../../../scratchpad/react-chat/mcp-server.js"
-import { distDir, ensureAppBuilt, launchBrowser, outputDir, serveStatic } from "./app.js"
+import {
+  chromiumMissing,
+  distDir,
+  ensureAppBuilt,
+  launchBrowser,
+  outputDir,
+  serveStatic,
+  skipBrowserTests
+} from "./app.js"
 
 let browser: Awaited<ReturnType<typeof launchBrowser>>
 let site: Awaited<ReturnType<typeof serveStatic>>
 let api: TestServer | undefined
 let page: Page | undefined
 
+const skipped = skipBrowserTests()
+// Said once, where the report shows it: the reason also names the skipped tests.
+if (skipped !== undefined) console.warn(`Browser tests skipped: ${skipped}.`)
+
 beforeAll(async () => {
+  if (skipped !== undefined) return
+  // In CI a missing Chromium fails here, before the app is built for nothing.
+  const missing = chromiumMissing()
+  if (missing !== undefined) throw new Error(`The browser tests need Chromium: ${missing}`)
   await ensureAppBuilt()
   await mkdir(outputDir, { recursive: true })
   site = await serveStatic(distDir, "/some/path/react-chat/")
@@ -83,7 +99,7 @@ const assistantText = (page: Page) =>
 const waitForStatus = (page: Page, status: "idle" | "streaming" | "waiting") =>
   page.locator(`[data-testid="status"][data-status="${status}"]`).waitFor()
 
-describe("react-chat in Chromium", () => {
+describe.skipIf(skipped !== undefined)(`react-chat in Chromium${skipped === undefined ? "" : ` (skipped: ${skipped})`}`, () => {
   it("sends a message and streams the reply in", async () => {
     const words = "The quick brown fox jumps over the lazy dog, again and again.".match(/\s*\S+/g)!
     const { aborted, errors, page } = await openApp([Script.pace(60), Script.text(words)])

@@ -9,7 +9,10 @@ import { mkdir } from "node:fs/promises"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { distDir, ensureAppBuilt, launchBrowser, outputDir, serveStatic } from "./app.js"
+import { distDir, ensureAppBuilt, launchBrowser, outputDir, serveStatic, skipBrowserTests } from "./app.js"
+
+// Skipped, saying why, where Chromium is missing outside CI (see app.ts).
+const skipped = skipBrowserTests()
 
 let browser: Awaited<ReturnType<typeof launchBrowser>>
 let site: Awaited<ReturnType<typeof serveStatic>>
@@ -17,6 +20,7 @@ let api: TestServer | undefined
 let page: Page | undefined
 
 beforeAll(async () => {
+  if (skipped !== undefined) return
   await ensureAppBuilt()
   await mkdir(outputDir, { recursive: true })
   site = await serveStatic(distDir, "/some/path/react-chat/")
@@ -72,7 +76,7 @@ const noteInContext = (body: unknown) =>
   (body as { message?: { additionalContext?: { interactables?: NoteContext } } })?.message?.additionalContext
     ?.interactables?.components.find((component) => component.componentName === "Note")
 
-describe("react-chat's interactable note in Chromium", () => {
+describe.skipIf(skipped !== undefined)("react-chat's interactable note in Chromium", () => {
   it("the model rewrites the note through its update tool", async () => {
     const { api, errors, page } = await openApp((request) => {
       if (request.toolResults.length > 0) return [Script.text(`I rewrote your note: ${request.toolResults[0]!.text}`)]

@@ -9,7 +9,10 @@ import { mkdir } from "node:fs/promises"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { distDir, ensureAppBuilt, launchBrowser, outputDir, serveStatic } from "./app.js"
+import { distDir, ensureAppBuilt, launchBrowser, outputDir, serveStatic, skipBrowserTests } from "./app.js"
+
+// Skipped, saying why, where Chromium is missing outside CI (see app.ts).
+const skipped = skipBrowserTests()
 
 let browser: Awaited<ReturnType<typeof launchBrowser>>
 let site: Awaited<ReturnType<typeof serveStatic>>
@@ -17,6 +20,7 @@ let api: TestServer | undefined
 let page: Page | undefined
 
 beforeAll(async () => {
+  if (skipped !== undefined) return
   await ensureAppBuilt()
   await mkdir(outputDir, { recursive: true })
   site = await serveStatic(distDir, "/some/path/react-chat/")
@@ -74,7 +78,7 @@ const openThread = (page: Page, threadId: string) =>
 /** A 1×1 PNG. */
 const PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
-describe("react-chat in Chromium: component state, images, context", () => {
+describe.skipIf(skipped !== undefined)("react-chat in Chromium: component state, images, context", () => {
   it("the WeatherCard's favourite is kept on the server: it survives a switch of threads and a reload, and the model sees it", async () => {
     const histories: Array<ReadonlyArray<unknown>> = []
     const { api, errors, page } = await openApp(async (request, context) => {

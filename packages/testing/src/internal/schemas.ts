@@ -1,7 +1,9 @@
 // Request bodies and queries, decoded at the boundary. Validation failures become the 400 the
 // API's ValidationPipe answers: `{ message: string[], error: "Bad Request", statusCode: 400 }`,
 // with class-validator style messages ("<path> <problem>").
-import { Either, ParseResult, Schema } from "effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import type * as Wire from "../Wire.js"
 import { badRequest } from "./httpError.js"
 

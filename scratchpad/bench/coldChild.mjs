@@ -1,0 +1,41 @@
+/**
+ * One cold start, in a fresh process: import a client as a user does (the
+ * package's published build, no loader and no source condition), optionally
+ * run one short conversation against the server, then print what it took
+ * and exit. Plain JavaScript, so that nothing but the client is loaded.
+ *
+ *   node coldChild.mjs ours|upstream import
+ *   node coldChild.mjs ours|upstream run <url> <apiKey> <message>
+ *
+ * Prints one JSON line: ms since the process started when the import was
+ * done and when the run was done, the CPU time it used (user and system,
+ * steadier than wall time on a busy machine) and its peak resident memory.
+ */
+const [which, mode, url, apiKey, message] = process.argv.slice(2)
+
+// A path (to a build of ours from elsewhere) is imported as given: for before/after comparisons.
+const specifier = which === "ours" ? "@tambo-effect/client" : which === "upstream" ? "@tambo-ai/client" : which
+const { TamboClient } = await import(specifier)
+const imported = performance.now()
+
+let ran = imported
+if (mode === "run") {
+  const client = new TamboClient({ apiKey, tamboUrl: url, userKey: "cold-start" })
+  let events = 0
+  for await (const _ of client.run(message)) events++
+  if (events === 0) throw new Error(`${specifier}: the run streamed no event`)
+  ran = performance.now()
+  // Ours holds a runtime until destroyed; the official client has no such call.
+  await client.destroy?.()
+}
+
+const usage = process.cpuUsage()
+process.stdout.write(
+  JSON.stringify({
+    importedMs: imported,
+    ranMs: ran,
+    cpuMs: (usage.user + usage.system) / 1000,
+    maxRssKiB: process.resourceUsage().maxRSS
+  }) + "\n"
+)
+process.exit(0)
