@@ -160,7 +160,6 @@ export class InteractableStore {
    */
   attach(client: TamboClient): () => void {
     this.#client = client
-    client.addContextHelper(CONTEXT_HELPER_NAME, this.#contextHelper)
     for (const tools of this.#tools.values()) client.registerTools(tools)
     this.#syncGlobalTools()
     return () => {
@@ -168,7 +167,7 @@ export class InteractableStore {
       this.#client = undefined
       // The client may be destroyed already (a replaced client): then there is nothing to take off.
       try {
-        client.removeContextHelper(CONTEXT_HELPER_NAME)
+        if (client.getContextHelpers()[CONTEXT_HELPER_NAME] === this.#contextHelper) client.removeContextHelper(CONTEXT_HELPER_NAME)
         for (const component of this.#components) this.#unregisterTools(client, component.id)
         for (const name of GLOBAL_TOOLS) client.unregisterTool(name)
       } catch {
@@ -370,9 +369,14 @@ export class InteractableStore {
   #syncGlobalTools(): void {
     const client = this.#client
     if (client === undefined) return
+    // The tools over all interactables and the context helper are there while one is on the page.
     if (this.#components.length === 0) {
       for (const name of GLOBAL_TOOLS) client.unregisterTool(name)
+      if (client.getContextHelpers()[CONTEXT_HELPER_NAME] === this.#contextHelper) client.removeContextHelper(CONTEXT_HELPER_NAME)
       return
+    }
+    if (!Object.hasOwn(client.getContextHelpers(), CONTEXT_HELPER_NAME)) {
+      client.addContextHelper(CONTEXT_HELPER_NAME, this.#contextHelper)
     }
     const byId: Tool.JsonSchema = {
       type: "object",
