@@ -35,7 +35,6 @@ import { decideRedirect, isRedirect, type RedirectDecision, RedirectRefused, sam
 import { parseRetryAfter } from "./internal/retryAfter.js"
 import { safeCause } from "./internal/safeCause.js"
 import { makeSseDecoder } from "./internal/sse.js"
-import { withScopeAndParent } from "./internal/streams.js"
 import { TamboConfig } from "./TamboConfig.js"
 import {
   ApiError,
@@ -410,30 +409,6 @@ const withinRetryAfter = (maxRetryAfter: Duration.Duration) => {
   return (error: TamboError): boolean => (retryAfterOf(error) ?? 0) <= max
 }
 
-/**
- * `Effect.retry(effect, { schedule, while: retryable })`, with the schedule
- * set up only once a first attempt failed in a way it may retry: a first
- * attempt that succeeds, the common case, costs nothing more than the
- * attempt. The first failure is replayed into the retry loop, so the retries,
- * their delays and their number are the same.
- */
-const retrying = <A, E, R>(
-  effect: Effect.Effect<A, E, R>,
-  schedule: Schedule.Schedule<unknown, E>,
-  retryable: (error: E) => boolean
-): Effect.Effect<A, E, R> =>
-  Effect.catchIf(effect, retryable, (first) => {
-    let replay = true
-    return Effect.retry(
-      Effect.suspend(() => {
-        if (!replay) return effect
-        replay = false
-        return Effect.fail(first)
-      }),
-      { schedule, while: retryable }
-    )
-  })
-
 // ---------------------------------------------------------------------------
 // REST through the typescript-sdk
 
@@ -540,7 +515,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           )
         )
       )
-      const retried = idempotent ? retrying(attempt, schedule, retryableRest) : attempt
+      const retried = idempotent ? Effect.retry(attempt, { schedule, while: retryableRest }) : attempt
       // The thread (and run) a call is about, from its path: traces are searched by them.
       const ids = /^\/(?:v1\/)?threads\/([^/]+)(?:\/runs\/([^/]+))?/.exec(path)
       return retried.pipe(
@@ -646,7 +621,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
       )
       // A run may be retried only before it produced anything: the status comes first. A server
       // that let our own timeout pass is not asked again (the run may have started there).
-      const open = retrying(attempt, schedule, retryableRun)
+      const open = Effect.retry(attempt, { schedule, while: retryableRun })
       const timeouts: ReadTimeouts = {
         finished: hooks?.finished,
         firstEventBy: () => openedAt + Duration.toMillis(config.firstByteTimeout),
@@ -689,12 +664,10 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
             // first run): a read waiting for bytes fails as the connection's end, not as a body's.
             let release: Effect.Effect<void> = Effect.void
             yield* Scope.addFinalizer(requestScope, Effect.suspend(() => release))
-            // The scope, and the step's span as the request's parent, in one change of context.
+            // The request in its own scope, with the step's span as its parent.
             const span = hooks?.span
-            const response = yield* Effect.mapInputContext(
-              open,
-              (context: Context.Context<never>) => withScopeAndParent(context, requestScope, span)
-            )
+            const scoped = Scope.extend(open, requestScope)
+            const response = yield* (span === undefined ? scoped : Effect.withParentSpan(scoped, span))
             const body = webBodyOf(response)
             if (body === undefined) {
               // Any other HttpClient: each read is bounded by the idle timeout.

@@ -17,7 +17,6 @@ import * as ClientState from "../../ClientState.js"
 import type { TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
-import * as Streams from "../streams.js"
 import * as Unanswered from "../unanswered.js"
 import * as Cancel from "./cancel.js"
 import * as Context from "./context.js"
@@ -152,7 +151,7 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
     Stream.catchAll((error) =>
       error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" ||
           (run.start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))
-        ? Streams.unwrap(
+        ? Stream.unwrap(
           Effect.map(
             Env.withCredentials(env, (c) => env.transport.retrieveThread(c, existing)).pipe(Effect.withParentSpan(run.span)),
             (remote) => {

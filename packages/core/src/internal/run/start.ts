@@ -17,7 +17,6 @@ import type { RunEvent, RunOptions, ToolCallResult } from "../../Tambo.js"
 import { type TamboError, ToolError } from "../../TamboError.js"
 import * as Tool from "../../Tool.js"
 import type * as Types from "../../Types.js"
-import * as Streams from "../streams.js"
 import * as Cancel from "./cancel.js"
 import * as End from "./end.js"
 import * as Env from "./env.js"
@@ -102,10 +101,11 @@ const makeState = (
 
 /** @internal */
 export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): Stream.Stream<RunEvent, TamboError> =>
-  // The run's span is handed to what needs it as a parent rather than put in the stream's
-  // context: in the context, it wrapped every effect of every chunk in one more layer.
-  Streams.unwrapScopedInSpan("Tambo.run", { captureStackTrace: false }, (span) =>
-    Effect.gen(function* () {
+  // The run's span ends with the run's scope, after its end is recorded (see the finalizer). It
+  // is the parent of what starts the run, and handed to what needs it later, rather than put in
+  // the stream's context: there it would wrap every effect of every chunk in one more layer.
+  Stream.unwrapScoped(Effect.flatMap(Effect.makeSpanScoped("Tambo.run", { captureStackTrace: false }), (span) =>
+    Effect.withParentSpan(Effect.gen(function* () {
       // Waits for a token exchange in flight; a refused one fails the run before it starts.
       yield* env.auth.credentials
       const requested = options.threadId ?? (yield* env.store.currentThreadId)
@@ -145,7 +145,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       yield* Request.prepare(env, run, before)
       run.recorded = true
       return Step.makeStep(env, run)(Request.first(env, run))
-    }))
+    }), span)))
 
 /** A caller's result as the API's `tool_result` block. */
 const toToolResult = (result: ToolCallResult): Types.ToolResultContent => {
@@ -181,7 +181,7 @@ export const continueRun = (
   results: ReadonlyArray<ToolCallResult>,
   options: Omit<RunOptions, "threadId"> = {}
 ): Stream.Stream<RunEvent, TamboError> =>
-  Streams.unwrap(Effect.gen(function* () {
+  Stream.unwrap(Effect.gen(function* () {
     yield* ensureThread(env, threadId)
     const pending = yield* Pending.ofThread(env, threadId)
     const byId = new Map(pending.map((call) => [call.toolCallId, call]))

@@ -20,7 +20,6 @@ import type { RunEvent } from "../../Tambo.js"
 import { ApiError, RunCancelledError, type TamboError, TransportError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
-import * as Streams from "../streams.js"
 import * as Cancel from "./cancel.js"
 import * as Env from "./env.js"
 import * as Lock from "./lock.js"
@@ -224,7 +223,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     // cancellation while it runs is what the run fails with.
     const round = toolRound(env, run, (results) => step(Request.continueWith(env, run, results)))
     return Channel.catchAll(
-      Stream.toChannel(Streams.unwrap(Effect.withParentSpan(round, run.span))),
+      Stream.toChannel(Stream.unwrap(Effect.withParentSpan(round, run.span))),
       (error) => Channel.fail(Cancel.orCancellation(run, error))
     )
   }

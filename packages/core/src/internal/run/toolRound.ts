@@ -13,7 +13,6 @@ import type { ClientEvent, RunEvent } from "../../Tambo.js"
 import { MaxStepsExceededError, type TamboError } from "../../TamboError.js"
 import * as ToolExecutor from "../../ToolExecutor.js"
 import type * as Types from "../../Types.js"
-import * as Streams from "../streams.js"
 import * as Approval from "./approval.js"
 import * as Cancel from "./cancel.js"
 import * as Env from "./env.js"
@@ -98,6 +97,6 @@ export const toolRound = (
     // Tools and approvals run between two requests: a cancellation stops them too.
     return Stream.concat(
       requested,
-      Streams.unwrap(Effect.raceFirst(Effect.withParentSpan(proceed, run.span), Deferred.await(Cancel.cancelledSignal(run))))
+      Stream.unwrap(Effect.raceFirst(Effect.withParentSpan(proceed, run.span), Deferred.await(Cancel.cancelledSignal(run))))
     )
   })
