@@ -27,6 +27,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -43,7 +44,8 @@ import * as Auth from "./Auth.js"
 import { isRecord } from "./internal/jsonSchema.js"
 import type * as McpClient from "./internal/mcpClient.js"
 import * as Support from "./internal/mcpSupport.js"
-import { describeError, isPromiseLike } from "./internal/toolSupport.js"
+import { callApp } from "./internal/callbacks.js"
+import { describeError } from "./internal/toolSupport.js"
 import { McpError, type TamboError } from "./TamboError.js"
 import { TamboTransport } from "./TamboTransport.js"
 import * as Tool from "./Tool.js"
@@ -819,17 +821,8 @@ const decodeOAuthState = (json: string): Partial<McpClient.OAuthStore> => {
   }
 }
 
-const isEffectResult = <A>(u: HandlerResult<A>): u is Effect.Effect<A, unknown> => Effect.isEffect(u)
-const isPromiseResult = <A>(u: PromiseLike<A> | A): u is PromiseLike<A> => isPromiseLike(u)
-
-/** Runs a user handler, whatever it returns. */
-const runHandler = <A>(call: () => HandlerResult<A>): Effect.Effect<A, unknown> =>
-  Effect.suspend(() => {
-    const result = call()
-    if (isEffectResult(result)) return result
-    if (isPromiseResult(result)) return Effect.tryPromise({ try: () => Promise.resolve(result), catch: (error) => error })
-    return Effect.succeed(result)
-  })
+/** Runs a user handler, whatever it returns; what goes wrong in it is its failure. */
+const runHandler = <A>(call: () => HandlerResult<A>): Effect.Effect<A, unknown> => callApp(call, identity)
 
 /** Fails once `signal` is aborted. */
 const aborted = (signal: AbortSignal): Effect.Effect<never, McpError> =>

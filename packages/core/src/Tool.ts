@@ -27,7 +27,8 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import { dereference, isPlainJson, isRecord, type JsonRecord, stripStrictNulls } from "./internal/jsonSchema.js"
 import * as JsonSchemaValidator from "./internal/jsonSchemaValidate.js"
-import { describeError, isPromiseLike, resultText } from "./internal/toolSupport.js"
+import { callApp } from "./internal/callbacks.js"
+import { describeError, resultText } from "./internal/toolSupport.js"
 import { ToolCallError, ToolDefinitionError } from "./TamboError.js"
 import type * as Types from "./Types.js"
 
@@ -675,19 +676,15 @@ const validateClassified = (classified: Classified, value: unknown): Effect.Effe
       )
     case "StandardSchema": {
       const validator = classified.schema["~standard"]
-      return Effect.suspend(() => {
-        const result = validator.validate(value)
-        return isPromiseLike(result) ? Effect.promise(() => Promise.resolve(result)) : Effect.succeed(result)
-      }).pipe(
-        Effect.catchAllDefect((defect) =>
-          Effect.fail(
-            new ToolCallError({
-              reason: "InvalidArguments",
-              message: `the "${validator.vendor}" validator failed: ${describeError(defect)}`,
-              cause: defect
-            })
-          )
-        ),
+      return callApp<StandardSchemaV1.Result<unknown>, never, ToolCallError>(
+        () => validator.validate(value),
+        (defect) =>
+          new ToolCallError({
+            reason: "InvalidArguments",
+            message: `the "${validator.vendor}" validator failed: ${describeError(defect)}`,
+            cause: defect
+          })
+      ).pipe(
         Effect.flatMap((result) =>
           result.issues === undefined
             ? Effect.succeed(result.value)
@@ -742,11 +739,6 @@ export function validate(schema: SupportedSchema, value: unknown): Effect.Effect
 // Running user code
 // ---------------------------------------------------------------------------
 
-const isEffectResult = <R, E>(u: Effect.Effect<R, E> | PromiseLike<R> | R): u is Effect.Effect<R, E> =>
-  Effect.isEffect(u)
-
-const isPromiseResult = <R>(u: PromiseLike<R> | R): u is PromiseLike<R> => isPromiseLike(u)
-
 /**
  * Calls a tool implementation with an `AbortSignal` that is aborted when the
  * returned Effect is interrupted. A synchronous throw and a rejection become
@@ -756,45 +748,23 @@ const callUser = <R, E>(
   toolName: string,
   implementation: (signal: AbortSignal) => Effect.Effect<R, E> | PromiseLike<R> | R
 ): Effect.Effect<R, E | ToolCallError> =>
-  Effect.suspend(() => {
-    const controller = new AbortController()
-    let returned: Effect.Effect<R, E> | PromiseLike<R> | R
-    try {
-      returned = implementation(controller.signal)
-    } catch (thrown) {
-      return Effect.fail(
-        new ToolCallError({
-          reason: "Threw",
-          message: `Tool "${toolName}" threw an error: ${describeError(thrown)}`,
-          toolName,
-          cause: thrown
-        })
-      )
-    }
-    let effect: Effect.Effect<R, E | ToolCallError>
-    if (isEffectResult(returned)) {
-      effect = returned
-    } else if (isPromiseResult(returned)) {
-      const promise = returned
-      effect = Effect.async<R, ToolCallError>((resume) => {
-        promise.then(
-          (value) => resume(Effect.succeed(value)),
-          (rejection: unknown) =>
-            resume(Effect.fail(
-              new ToolCallError({
-                reason: "Rejected",
-                message: `Tool "${toolName}" failed: ${describeError(rejection)}`,
-                toolName,
-                cause: rejection
-              })
-            ))
-        )
+  callApp(
+    implementation,
+    (thrown) =>
+      new ToolCallError({
+        reason: "Threw",
+        message: `Tool "${toolName}" threw an error: ${describeError(thrown)}`,
+        toolName,
+        cause: thrown
+      }),
+    (rejection) =>
+      new ToolCallError({
+        reason: "Rejected",
+        message: `Tool "${toolName}" failed: ${describeError(rejection)}`,
+        toolName,
+        cause: rejection
       })
-    } else {
-      effect = Effect.succeed(returned)
-    }
-    return Effect.onInterrupt(effect, () => Effect.sync(() => controller.abort()))
-  })
+  )
 
 // ---------------------------------------------------------------------------
 // Resolution
@@ -1116,13 +1086,7 @@ export const resolve = (definition: Definition): Effect.Effect<ResolvedTool, Too
             toolName: name,
             cause: thrown
           })
-        return Effect.flatMap(
-          Effect.try({ try: () => tool.needsApproval(args), catch: failed }),
-          (answer) =>
-            isPromiseLike(answer)
-              ? Effect.tryPromise({ try: () => Promise.resolve(answer), catch: failed })
-              : Effect.succeed(answer)
-        )
+        return callApp(() => tool.needsApproval(args), failed)
       },
       run: (args, { toolCallId }) =>
         tool.execute(args, toolCallId).pipe(
