@@ -32,18 +32,13 @@ import * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
 import { describeConnectionFailure, displayUrl, hasConnectionCode } from "./internal/connectionFailure.js"
 import { decideRedirect, isRedirect, type RedirectDecision, RedirectRefused, sameOriginFetch } from "./internal/redirects.js"
+import { errorFromStatus } from "./internal/apiError.js"
 import { parseRetryAfter } from "./internal/retryAfter.js"
 import { safeCause } from "./internal/safeCause.js"
 import { makeSseDecoder } from "./internal/sse.js"
 import { TamboConfig } from "./TamboConfig.js"
-import {
-  ApiError,
-  AuthError,
-  DecodeError,
-  RunConflictError,
-  type TamboError,
-  TransportError
-} from "./TamboError.js"
+import { type ApiError, AuthError, DecodeError, type TamboError, TransportError } from "./TamboError.js"
+import type * as Tool from "./Tool.js"
 import type * as Types from "./Types.js"
 
 /**
@@ -58,32 +53,21 @@ export type Credentials =
   | { readonly _tag: "Bearer"; readonly token: Redacted.Redacted<string> }
 
 /**
- * A tool as the API receives it.
+ * A tool as the API receives it: `Tool.ApiTool`, what the registry makes of a
+ * registered tool.
  *
  * @since 0.1.0
  * @category Models
  */
-export interface ApiTool {
-  readonly name: string
-  readonly description: string
-  readonly inputSchema: unknown
-  readonly outputSchema?: unknown
-  readonly maxCalls?: number
-  readonly strict?: boolean
-}
+export type ApiTool = Tool.ApiTool
 
 /**
- * A component as the API receives it.
+ * A component as the API receives it: `Tool.ApiComponent`.
  *
  * @since 0.1.0
  * @category Models
  */
-export interface ApiComponent {
-  readonly name: string
-  readonly description: string
-  readonly propsSchema: unknown
-  readonly stateSchema?: unknown
-}
+export type ApiComponent = Tool.ApiComponent
 
 /**
  * The user message of a run: text and resources, or the results of
@@ -304,71 +288,6 @@ export declare namespace TamboTransport {
 
 // ---------------------------------------------------------------------------
 // errors
-
-const codeOf = (body: typeof Api.ErrorBody.Type | undefined): string | undefined => {
-  if (body === undefined) return undefined
-  if (body.code !== undefined) return body.code
-  if (body.type?.startsWith("urn:tambo:error:")) return body.type.slice("urn:tambo:error:".length).toUpperCase()
-  return undefined
-}
-
-const decodeErrorBody = Schema.decodeUnknownOption(Api.ErrorBody)
-
-/** @internal */
-export const errorFromStatus = (
-  status: number,
-  rawBody: unknown,
-  context: {
-    readonly method: string
-    readonly url: string
-    readonly threadId?: string | undefined
-    /** The answer's `Retry-After`, in milliseconds. */
-    readonly retryAfter?: number | undefined
-  }
-): ApiError | RunConflictError => {
-  const body = Option.getOrUndefined(decodeErrorBody(rawBody))
-  const message = body?.message
-  const detail = body?.detail ??
-    (typeof message === "string" ? message : message?.join("; ")) ??
-    body?.title ??
-    `HTTP ${status}`
-  const code = codeOf(body)
-  if (status === 409) {
-    return new RunConflictError({
-      reason: "ActiveOnServer",
-      message: detail,
-      status,
-      ...(context.threadId === undefined ? {} : { threadId: context.threadId })
-    })
-  }
-  const reason = status === 400 || status === 422
-    ? "BadRequest"
-    : status === 401
-    ? "Unauthorized"
-    : status === 403
-    ? "Forbidden"
-    : status === 404
-    ? "NotFound"
-    : status === 429
-    ? "RateLimited"
-    : status >= 500
-    ? "ServerError"
-    : "Unknown"
-  // 500 INTERNAL_ERROR comes after the server's own retries: retrying won't help.
-  const retryable = status === 429 || status === 502 || status === 503 || status === 504
-  return new ApiError({
-    reason,
-    message: detail,
-    status,
-    retryable,
-    category: status >= 500 ? "server_error" : "client_error",
-    method: context.method,
-    url: context.url,
-    body: rawBody,
-    ...(code === undefined ? {} : { code }),
-    ...(context.retryAfter === undefined ? {} : { retryAfter: context.retryAfter })
-  })
-}
 
 const isRetryable = (error: TamboError): boolean =>
   (error._tag === "ApiError" && error.retryable) ||

@@ -25,7 +25,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
-import { dereference, isPlainJson, isRecord, type JsonRecord, stripStrictNulls } from "./internal/jsonSchema.js"
+import { dereference, isPlainJson, type JsonRecord, stripStrictNulls } from "./internal/jsonSchema.js"
 import * as JsonSchemaValidator from "./internal/jsonSchemaValidate.js"
 import { callApp } from "./internal/callbacks.js"
 import { describeError, resultText } from "./internal/toolSupport.js"
@@ -147,7 +147,7 @@ export type JsonObject = { readonly [key: string]: unknown }
  * @since 0.1.0
  * @category JSON Schema
  */
-export const isJsonSchema = (u: unknown): u is JsonSchema => isRecord(u) && isPlainJson(u)
+export const isJsonSchema = (u: unknown): u is JsonSchema => Predicate.isRecord(u) && isPlainJson(u)
 
 /**
  * An Effect Schema without requirements whose decoded type is `A`.
@@ -534,12 +534,12 @@ const isEffectSchema = (u: unknown): u is Schema.Schema.AnyNoContext => Schema.i
 const isStandardSchema = (u: unknown): u is StandardSchemaV1 => {
   if ((typeof u !== "object" && typeof u !== "function") || u === null || !("~standard" in u)) return false
   const props = u["~standard"]
-  return isRecord(props) && props["version"] === 1 && typeof props["vendor"] === "string" &&
+  return Predicate.isRecord(props) && props["version"] === 1 && typeof props["vendor"] === "string" &&
     typeof props["validate"] === "function"
 }
 
 const isJsonSchemaConverter = (u: unknown): u is StandardJSONSchemaV1.Converter =>
-  isRecord(u) && typeof u["input"] === "function" && typeof u["output"] === "function"
+  Predicate.isRecord(u) && typeof u["input"] === "function" && typeof u["output"] === "function"
 
 const isEmptyStruct = (schema: Schema.Schema.AnyNoContext): boolean => {
   const ast = SchemaAST.encodedAST(schema.ast)
@@ -557,7 +557,7 @@ const classify = (u: unknown): Classified | undefined => {
   // Effect first: `Schema.standardSchemaV1(s)` is both.
   if (isEffectSchema(u)) return { _tag: "EffectSchema", schema: u }
   if (isStandardSchema(u)) return { _tag: "StandardSchema", schema: u }
-  if (isRecord(u) && isPlainJson(u)) return { _tag: "JsonSchema", schema: u }
+  if (Predicate.isRecord(u) && isPlainJson(u)) return { _tag: "JsonSchema", schema: u }
   return undefined
 }
 
@@ -601,7 +601,7 @@ const convert = (
         if (isEmptyStruct(classified.schema)) return Effect.succeed(emptyObjectSchema)
         try {
           const json: unknown = JSONSchema.make(classified.schema)
-          return isRecord(json) ? Effect.succeed(json) : fail("UnconvertibleSchema", "did not convert to a JSON object")
+          return Predicate.isRecord(json) ? Effect.succeed(json) : fail("UnconvertibleSchema", "did not convert to a JSON object")
         } catch (error) {
           return fail("UnconvertibleSchema", `cannot be converted to JSON Schema: ${describeError(error)}`, error)
         }
@@ -622,7 +622,7 @@ const convert = (
         for (const target of ["draft-07", "draft-2020-12"]) {
           try {
             const json: unknown = converter[side]({ target })
-            if (isRecord(json)) return Effect.succeed(json)
+            if (Predicate.isRecord(json)) return Effect.succeed(json)
           } catch (error) {
             lastError = error
           }
@@ -880,7 +880,7 @@ const bestEffortDereference = (json: JsonObject): JsonObject => {
 }
 
 const stripTamboProperties = (args: unknown): unknown => {
-  if (!isRecord(args)) return args
+  if (!Predicate.isRecord(args)) return args
   const keys = Object.keys(args)
   if (!keys.some((key) => key.startsWith("_tambo_"))) return args
   const out: Record<string, unknown> = {}
@@ -946,7 +946,7 @@ interface Normalised {
 
 const normalise = (definition: Definition): Effect.Effect<Normalised, ToolDefinitionError> =>
   Effect.gen(function*() {
-    if (!isRecord(definition) && !isTool(definition)) {
+    if (!Predicate.isRecord(definition) && !isTool(definition)) {
       return yield* Effect.fail(
         new ToolDefinitionError({ reason: "InvalidDefinition", message: "A tool must be an object" })
       )
@@ -1118,7 +1118,7 @@ export const resolve = (definition: Definition): Effect.Effect<ResolvedTool, Too
  */
 export const toApiComponent = (component: AvailableComponent): Effect.Effect<ApiComponent, ToolDefinitionError> =>
   Effect.gen(function*() {
-    if (!isRecord(component)) {
+    if (!Predicate.isRecord(component)) {
       return yield* Effect.fail(
         new ToolDefinitionError({ reason: "InvalidDefinition", message: "A component must be an object" })
       )
