@@ -930,13 +930,9 @@ const normaliseParts = (parts: unknown): ReadonlyArray<ToolResultPart> => {
 const callTamboTool = (tool: TamboTool<unknown, unknown>, args: unknown, context: ToolCallContext): unknown =>
   tool.tool.length >= 2 ? tool.tool(args, context) : Reflect.apply(tool.tool, tool, [args])
 
-interface Normalised {
-  readonly name: string
-  readonly description: string
-  readonly title: string | undefined
-  readonly annotations: ToolAnnotations | undefined
-  readonly maxCalls: number | undefined
-  readonly timeout: Duration.Duration | undefined
+interface Normalised
+  extends Pick<Tool<unknown>, "name" | "description" | "title" | "annotations" | "maxCalls" | "timeout">
+{
   readonly input: unknown
   readonly output: unknown
   readonly needsApproval: (args: unknown) => boolean | PromiseLike<boolean>
