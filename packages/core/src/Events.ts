@@ -575,10 +575,10 @@ const validator = <A, I>(schema: Schema.Schema<A, I>, handWritten?: Predicate): 
 // ---------------------------------------------------------------------------
 //
 // Text, argument and reasoning deltas and component patches are nearly every
-// event of a long run; these checks name their properties, and cost a fraction
-// of `Schema.is` (figures in scratchpad/bench/NOTES.md). Each takes an object whose `type` (and custom `name`) the
-// dispatcher matched, and gives the verdict of `Schema.is` for its schema (the
-// tests hold them to it on valid and broken variants).
+// event of a long run: these checks are worth keeping over `Schema.is` (see
+// scratchpad/bench/NOTES.md). Each takes an object whose `type` (and custom
+// `name`) the dispatcher matched, and gives the verdict of `Schema.is` for its
+// schema (the tests hold them to it on valid and broken variants).
 
 /** The fields every event may carry: an optional numeric `timestamp` (and `rawEvent`, anything). */
 const hasBaseFields = (u: Readonly<Record<string, unknown>>): boolean => {
