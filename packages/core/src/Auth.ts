@@ -31,7 +31,6 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as Streams from "./internal/streams.js"
 import { TamboConfig } from "./TamboConfig.js"
 import { AuthError, type TamboError } from "./TamboError.js"
 import { type Credentials, TamboTransport } from "./TamboTransport.js"
@@ -439,7 +438,7 @@ export const withCredentialsStream = <A, E extends TamboError, R>(
   auth: Auth.Service,
   f: (credentials: Credentials) => Stream.Stream<A, E, R>
 ): Stream.Stream<A, E | AuthError, R> =>
-  Streams.unwrap(Effect.map(auth.credentials, (credentials): Stream.Stream<A, E | AuthError, R> => {
+  Stream.unwrap(Effect.map(auth.credentials, (credentials): Stream.Stream<A, E | AuthError, R> => {
     if (credentials._tag !== "Bearer") return f(credentials)
     return Stream.suspend(() => {
       let emitted = false
@@ -450,7 +449,7 @@ export const withCredentialsStream = <A, E extends TamboError, R>(
         }),
         Stream.catchAll((error): Stream.Stream<A, E | AuthError, R> =>
           !emitted && isUnauthorized(error)
-            ? Streams.unwrap(
+            ? Stream.unwrap(
               Effect.zipRight(auth.invalidate(credentials), Effect.map(auth.credentials, f))
             )
             : Stream.fail(error)

@@ -3,12 +3,11 @@
  * as Effect Schemas, and a fast decoder for SSE `data:` frames.
  *
  * Decoding runs once per event on streams of 100k+ events, so
- * {@link decodeFrame} dispatches on `type` (and a custom event's `name`) to a
- * validator built once per schema. The validators are compiled from the
- * schemas' ASTs into plain predicates, except for the few events long streams
- * are made of, which have hand-written checks held to the same verdicts; since
- * no event schema transforms its input, a valid parsed object is returned as
- * is, without copying. Full Schema decoding only runs on failure, to build the
+ * {@link decodeFrame} dispatches on `type` (and a custom event's `name`) to
+ * the schema's `Schema.is`, except for the few events long streams are made
+ * of, which have hand-written checks held to the same verdicts; since no
+ * event schema transforms its input, a valid parsed object is returned as is,
+ * without copying. Full Schema decoding only runs on failure, to build the
  * error message.
  *
  * Events whose `type` (or custom `name`) is not known are kept, wrapped as
@@ -18,8 +17,8 @@
  */
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
+import { isRecord } from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import type * as AST from "effect/SchemaAST"
 import { DecodeError } from "./TamboError.js"
 
 const baseFields = {
@@ -585,231 +584,34 @@ export const isUnknownEvent = (event: TamboEvent | UnknownEvent): event is Unkno
   event.type === UNKNOWN_EVENT_TYPE
 
 // ---------------------------------------------------------------------------
-// Compiled validators
+// Validators
 // ---------------------------------------------------------------------------
 
 type Predicate = (u: unknown) => boolean
 
-const acceptAll: Predicate = () => true
-
-const isPlainObject = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
-
-/**
- * Turns a transformation-free schema AST into a plain predicate with the
- * same verdict as `Schema.is` (exact optional keys). Returns `undefined` for
- * node kinds it does not cover; the caller then uses `Schema.is`.
- */
-const compile = (ast: AST.AST, dispatched: ReadonlyArray<string> = []): Predicate | undefined => {
-  switch (ast._tag) {
-    case "StringKeyword":
-      return (u) => typeof u === "string"
-    case "NumberKeyword":
-      return (u) => typeof u === "number"
-    case "BooleanKeyword":
-      return (u) => typeof u === "boolean"
-    case "UnknownKeyword":
-    case "AnyKeyword":
-      return acceptAll
-    case "UndefinedKeyword":
-      return (u) => u === undefined
-    case "Literal": {
-      const literal = ast.literal
-      return (u) => u === literal
-    }
-    case "Union": {
-      const dispatch = discriminated(ast.types)
-      if (dispatch !== undefined) return dispatch
-      const members: Array<Predicate> = []
-      for (const member of ast.types) {
-        const predicate = compile(member)
-        if (predicate === undefined) return undefined
-        if (predicate === acceptAll) return acceptAll
-        members.push(predicate)
-      }
-      return (u) => {
-        for (let i = 0; i < members.length; i++) if (members[i]!(u)) return true
-        return false
-      }
-    }
-    case "TupleType": {
-      if (ast.elements.length !== 0 || ast.rest.length !== 1) return undefined
-      const item = compile(ast.rest[0]!.type)
-      if (item === undefined) return undefined
-      if (item === acceptAll) return (u) => Array.isArray(u)
-      return (u) => {
-        if (!Array.isArray(u)) return false
-        for (let i = 0; i < u.length; i++) if (!item(u[i])) return false
-        return true
-      }
-    }
-    case "TypeLiteral": {
-      if (ast.indexSignatures.length !== 0) {
-        // A plain record of string keys (`Schema.Record`): every value checked.
-        const [signature] = ast.indexSignatures
-        if (ast.indexSignatures.length !== 1 || ast.propertySignatures.length !== 0) return undefined
-        if (signature!.parameter._tag !== "StringKeyword") return undefined
-        const value = compile(signature!.type)
-        if (value === undefined) return undefined
-        return (u) => {
-          if (!isPlainObject(u)) return false
-          for (const key in u) if (Object.hasOwn(u, key) && !value(u[key])) return false
-          return true
-        }
-      }
-      const checks: Array<Check> = []
-      for (const property of ast.propertySignatures) {
-        const name = property.name
-        if (typeof name !== "string") return undefined
-        // The dispatcher already matched these keys to reach this validator.
-        if (dispatched.includes(name)) continue
-        const check = propertyCheck(name, property.type, property.isOptional)
-        if (check === undefined) return undefined
-        if (check !== acceptAll) checks.push(check)
-      }
-      return objectWith(checks)
-    }
-    default:
-      return undefined
-  }
-}
-
-type Check = (o: Readonly<Record<string, unknown>>) => boolean
-
-const primitiveTags = { StringKeyword: "string", NumberKeyword: "number", BooleanKeyword: "boolean" } as const
-
-/** `S` or, for `Schema.optional(S)`, the `S` of `S | undefined`. */
-const withoutUndefined = (ast: AST.AST): AST.AST => {
-  if (ast._tag !== "Union" || ast.types.length !== 2) return ast
-  const [a, b] = ast.types
-  if (b!._tag === "UndefinedKeyword") return a!
-  if (a!._tag === "UndefinedKeyword") return b!
-  return ast
-}
-
-/**
- * One property's check. Primitive properties, the bulk of every event, get
- * a closure with the `typeof` test inline instead of a call to a predicate.
- */
-const propertyCheck = (name: string, type: AST.AST, isOptional: boolean): Check | undefined => {
-  const inner = isOptional ? withoutUndefined(type) : type
-  const tag = inner._tag
-  if (tag === "StringKeyword" || tag === "NumberKeyword" || tag === "BooleanKeyword") {
-    const expected = primitiveTags[tag]
-    return isOptional
-      ? (o) => {
-        const v = o[name]
-        return v === undefined || typeof v === expected
-      }
-      : (o) => typeof o[name] === expected
-  }
-  const predicate = compile(type)
-  if (predicate === undefined) return undefined
-  if (isOptional) {
-    if (predicate === acceptAll) return acceptAll
-    return (o) => {
-      const v = o[name]
-      return v === undefined || predicate(v)
-    }
-  }
-  // A type that admits undefined (e.g. Unknown) needs a presence check.
-  if (predicate(undefined)) return (o) => Object.hasOwn(o, name) && predicate(o[name])
-  return (o) => predicate(o[name])
-}
-
-/**
- * A union of structs that share a key holding a distinct string literal in
- * each (JSON Patch's `op`): one lookup by that key picks the only member worth
- * checking, instead of trying them in turn.
- */
-const discriminated = (members: ReadonlyArray<AST.AST>): Predicate | undefined => {
-  if (members.length < 2 || !members.every((m) => m._tag === "TypeLiteral")) return undefined
-  const literalOf = (member: AST.TypeLiteral, key: string): string | undefined => {
-    const property = member.propertySignatures.find((p) => p.name === key)
-    if (property === undefined || property.isOptional || property.type._tag !== "Literal") return undefined
-    return typeof property.type.literal === "string" ? property.type.literal : undefined
-  }
-  const first = members[0] as AST.TypeLiteral
-  for (const candidate of first.propertySignatures) {
-    const key = candidate.name
-    if (typeof key !== "string") continue
-    const byValue = new Map<string, Predicate>()
-    let usable = true
-    for (const member of members as ReadonlyArray<AST.TypeLiteral>) {
-      const value = literalOf(member, key)
-      const predicate = value === undefined || byValue.has(value) ? undefined : compile(member)
-      if (value === undefined || predicate === undefined) {
-        usable = false
-        break
-      }
-      byValue.set(value, predicate)
-    }
-    if (!usable) continue
-    return (u) => {
-      if (!isPlainObject(u)) return false
-      const value = u[key]
-      const predicate = typeof value === "string" ? byValue.get(value) : undefined
-      return predicate !== undefined && predicate(u)
-    }
-  }
-  return undefined
-}
-
-/** A plain object passing every check; short lists are unrolled. */
-const objectWith = (checks: ReadonlyArray<Check>): Predicate => {
-  const [a, b, c, d] = checks
-  switch (checks.length) {
-    case 0:
-      return isPlainObject
-    case 1:
-      return (u) => isPlainObject(u) && a!(u)
-    case 2:
-      return (u) => isPlainObject(u) && a!(u) && b!(u)
-    case 3:
-      return (u) => isPlainObject(u) && a!(u) && b!(u) && c!(u)
-    case 4:
-      return (u) => isPlainObject(u) && a!(u) && b!(u) && c!(u) && d!(u)
-    default:
-      return (u) => {
-        if (!isPlainObject(u)) return false
-        for (let i = 0; i < checks.length; i++) if (!checks[i]!(u)) return false
-        return true
-      }
-  }
-}
+const isPlainObject = isRecord
 
 interface Validator<A> {
   readonly is: (u: unknown) => u is A
   readonly decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>
 }
 
-/**
- * `dispatched` names the keys the caller already matched before choosing
- * this validator (`type`, and `name` for custom events), so they are not
- * checked twice.
- */
-const validator = <A, I>(
-  schema: Schema.Schema<A, I>,
-  dispatched: ReadonlyArray<string>,
-  handWritten?: Predicate
-): Validator<A> => {
-  const compiled = handWritten ?? compile(schema.ast, dispatched)
-  const is: (u: unknown) => u is A = compiled === undefined ? Schema.is(schema) : (u): u is A => compiled(u)
+/** `Schema.is` of the schema, or the hand-written check of a frequent event (see below). */
+const validator = <A, I>(schema: Schema.Schema<A, I>, handWritten?: Predicate): Validator<A> => ({
+  is: handWritten === undefined ? Schema.is(schema) : (u): u is A => handWritten(u),
   // `exact` so that a missing required key fails here as it does in `is`.
-  return { is, decode: Schema.decodeUnknownEither(schema, { exact: true }) }
-}
+  decode: Schema.decodeUnknownEither(schema, { exact: true })
+})
 
 // ---------------------------------------------------------------------------
 // Hand-written checks for the events long streams are made of
 // ---------------------------------------------------------------------------
 //
 // Text, argument and reasoning deltas and component patches are nearly every
-// event of a long run. The compiled predicates above read every property of
-// every schema through a few shared closures, so each read is a lookup the
-// engine cannot specialize; these checks name their properties, and cost a
-// fraction of that. Each takes an object whose `type` (and custom `name`) the
-// dispatcher matched, and gives the verdict of `Schema.is` for its schema (the
-// tests hold them to it on valid and broken variants).
+// event of a long run: these checks are worth keeping over `Schema.is` (see
+// scratchpad/bench/NOTES.md). Each takes an object whose `type` (and custom
+// `name`) the dispatcher matched, and gives the verdict of `Schema.is` for its
+// schema (the tests hold them to it on valid and broken variants).
 
 /** The fields every event may carry: an optional numeric `timestamp` (and `rawEvent`, anything). */
 const hasBaseFields = (u: Readonly<Record<string, unknown>>): boolean => {
@@ -885,7 +687,7 @@ const handWrittenFor = (typeOrName: string): Predicate | undefined =>
 const byType = new Map<string, Validator<TamboEvent>>()
 const register = <A extends TamboEvent, I>(schema: Schema.Schema<A, I> & { readonly fields: { readonly type: Schema.Literal<[A["type"]]> } }) => {
   const type = schema.fields.type.literals[0]
-  byType.set(type, validator(schema, ["type"], handWrittenFor(type)))
+  byType.set(type, validator(schema, handWrittenFor(type)))
 }
 register(RunStartedEvent)
 register(RunFinishedEvent)
@@ -922,7 +724,7 @@ const registerCustom = <A extends TamboCustomEvent, I>(
   schema: Schema.Schema<A, I> & { readonly fields: { readonly name: Schema.Literal<[A["name"]]> } }
 ) => {
   const name = schema.fields.name.literals[0]
-  byCustomName.set(name, validator(schema, ["type", "name"], handWrittenFor(name)))
+  byCustomName.set(name, validator(schema, handWrittenFor(name)))
 }
 registerCustom(ComponentStartEvent)
 registerCustom(ComponentPropsDeltaEvent)
@@ -931,7 +733,7 @@ registerCustom(ComponentEndEvent)
 registerCustom(RunAwaitingInputEvent)
 registerCustom(MessageParentEvent)
 
-const anyCustom = compile(CustomEvent.ast, ["type"]) ?? Schema.is(CustomEvent)
+const anyCustom = Schema.is(CustomEvent)
 const decodeAnyCustom = Schema.decodeUnknownEither(CustomEvent, { exact: true })
 
 /**

@@ -31,8 +31,10 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
+import { identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { isRecord } from "effect/Predicate"
 import type * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
@@ -40,11 +42,12 @@ import * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Auth from "./Auth.js"
-import { isRecord } from "./internal/jsonSchema.js"
+import { callApp } from "./internal/callbacks.js"
 import * as Deadline from "./internal/mcpDeadline.js"
 import type * as McpClient from "./internal/mcpClient.js"
+import * as Resources from "./internal/mcpResources.js"
 import * as Support from "./internal/mcpSupport.js"
-import { describeError, isPromiseLike } from "./internal/toolSupport.js"
+import { describeError } from "./internal/toolSupport.js"
 import { McpError, type TamboError } from "./TamboError.js"
 import { TamboTransport } from "./TamboTransport.js"
 import * as Tool from "./Tool.js"
@@ -392,7 +395,7 @@ export interface McpResourceContents {
  * @since 0.1.0
  * @category Resources
  */
-export const REGISTRY_SERVER_KEY = "registry"
+export const REGISTRY_SERVER_KEY: "registry" = Resources.REGISTRY_SERVER_KEY
 
 /**
  * The application's own resources: a static list, and/or a source that
@@ -832,17 +835,8 @@ const decodeOAuthState = (json: string): Partial<McpClient.OAuthStore> => {
   }
 }
 
-const isEffectResult = <A>(u: HandlerResult<A>): u is Effect.Effect<A, unknown> => Effect.isEffect(u)
-const isPromiseResult = <A>(u: PromiseLike<A> | A): u is PromiseLike<A> => isPromiseLike(u)
-
-/** Runs a user handler, whatever it returns. */
-const runHandler = <A>(call: () => HandlerResult<A>): Effect.Effect<A, unknown> =>
-  Effect.suspend(() => {
-    const result = call()
-    if (isEffectResult(result)) return result
-    if (isPromiseResult(result)) return Effect.tryPromise({ try: () => Promise.resolve(result), catch: (error) => error })
-    return Effect.succeed(result)
-  })
+/** Runs a user handler, whatever it returns; what goes wrong in it is its failure. */
+const runHandler = <A>(call: () => HandlerResult<A>): Effect.Effect<A, unknown> => callApp(call, identity)
 
 /** Fails once `signal` is aborted. */
 const aborted = (signal: AbortSignal): Effect.Effect<never, McpError> =>
@@ -1471,162 +1465,16 @@ export const makeWith = (
       })
     )
 
-    // -- prompts and resources ----------------------------------------------
+    // -- prompts and resources (see internal/mcpResources.ts) ------------------
 
-    const connectedEntries = () =>
-      Array.from(entries.values()).flatMap((entry) =>
-        entry.status === "connected" && entry.session !== undefined ? [{ entry, session: entry.session }] : []
-      )
-
-    const notConnected = (serverKey: string) =>
-      new McpError({
-        reason: "NotConnected",
-        message: `No MCP server with the key "${serverKey}" is connected`,
-        serverKey
-      })
-
-    /** The session of the connected server with that key. */
-    const sessionOf = (serverKey: string) =>
-      Effect.suspend(() => {
-        const found = connectedEntries().find(({ entry }) => entry.serverKey === serverKey)
-        return found === undefined ? Effect.fail(notConnected(serverKey)) : Effect.succeed(found)
-      })
-
-    /** Lists something on every connected server at once; a server whose listing fails is left out. */
-    const listEach = <A, B>(
-      what: string,
-      list: (session: McpClient.Session) => (signal: AbortSignal) => Promise<ReadonlyArray<A>>,
-      tag: (serverKey: string, item: A) => B
-    ): Effect.Effect<ReadonlyArray<B>> =>
-      Effect.suspend(() =>
-        Effect.forEach(
-          connectedEntries(),
-          ({ entry, session }) =>
-            request(entry, session, what, list(session)).pipe(
-              Effect.map((items) => items.map((item) => tag(entry.serverKey, item))),
-              Effect.catchAll((error) => Effect.as(Effect.logDebug(error.message), []))
-            ),
-          { concurrency: "unbounded" }
-        )
-      ).pipe(Effect.map((lists) => lists.flat()))
-
-    const listMcpPrompts = listEach(
-      "Listing the prompts",
-      (session) => session.listPrompts,
-      (serverKey, prompt): McpPrompt => ({ serverKey, ...prompt })
-    ).pipe(Effect.withSpan("Mcp.listPrompts"))
-
-    const getMcpPrompt = (serverKey: string, name: string, args: Readonly<Record<string, string>> = {}) =>
-      Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
-        request(entry, session, `The prompt "${name}"`, (signal) => session.getPrompt(name, args, signal))).pipe(
-          Effect.withSpan("Mcp.getPrompt", { attributes: { "mcp.server": serverKey, "mcp.prompt": name } })
-        )
-
-    const matches = (search: string | undefined) => {
-      const needle = search?.trim().toLowerCase() ?? ""
-      return (resource: McpResourceSpec) =>
-        needle.length === 0 || resource.name.toLowerCase().includes(needle) ||
-        resource.uri.toLowerCase().includes(needle) || (resource.title?.toLowerCase().includes(needle) ?? false)
-    }
-
-    const registryResources = (search: string | undefined): Effect.Effect<ReadonlyArray<McpResource>> =>
-      Effect.gen(function*() {
-        const listed = options.listResources === undefined
-          ? []
-          : yield* runHandler(() => options.listResources!(search)).pipe(
-            Effect.catchAll((error) => Effect.as(Effect.logDebug(`listResources failed: ${describeError(error)}`), []))
-          )
-        const own = (options.resources ?? []).filter(matches(search))
-        return [...own, ...listed].map((resource) => ({ ...resource, serverKey: REGISTRY_SERVER_KEY }))
-      })
-
-    const listMcpResources = (search?: string) =>
-      Effect.zipWith(
-        listEach(
-          "Listing the resources",
-          (session) => session.listResources,
-          (serverKey, resource): McpResource => ({ serverKey, ...resource })
+    const resources = Resources.make({
+      connected: () =>
+        Array.from(entries.values()).flatMap((entry) =>
+          entry.status === "connected" && entry.session !== undefined ? [{ entry, session: entry.session }] : []
         ),
-        registryResources(search),
-        (servers, own) => [...servers.filter(matches(search)), ...own],
-        { concurrent: true }
-      ).pipe(Effect.withSpan("Mcp.listResources"))
-
-    const listMcpResourceTemplates = listEach(
-      "Listing the resource templates",
-      (session) => session.listResourceTemplates,
-      (serverKey, template): McpResourceTemplate => ({ serverKey, ...template })
-    ).pipe(Effect.withSpan("Mcp.listResourceTemplates"))
-
-    const readRegistryResource = (uri: string): Effect.Effect<McpResourceContents, McpError> => {
-      const getResource = options.getResource
-      if (getResource === undefined) {
-        return Effect.fail(
-          new McpError({
-            reason: "CallFailed",
-            message: `The resource "${uri}" cannot be read: no getResource was given`,
-            serverKey: REGISTRY_SERVER_KEY
-          })
-        )
-      }
-      return runHandler(() => getResource(uri)).pipe(
-        Effect.mapError((error) =>
-          new McpError({
-            reason: "CallFailed",
-            message: `Reading the resource "${uri}" failed: ${describeError(error)}`,
-            serverKey: REGISTRY_SERVER_KEY
-          })
-        )
-      )
-    }
-
-    const readMcpResource = (serverKey: string, uri: string): Effect.Effect<McpResourceContents, McpError> =>
-      (serverKey === REGISTRY_SERVER_KEY
-        ? readRegistryResource(uri)
-        : Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
-          request(entry, session, `Reading the resource "${uri}"`, (signal) => session.readResource(uri, signal)))
-      ).pipe(Effect.withSpan("Mcp.readResource", { attributes: { "mcp.server": serverKey, "mcp.resource": uri } }))
-
-    type MessageContent = Types.TextContent | Types.ResourceContent | Types.ToolResultContent
-
-    const namesMcpResource = (content: MessageContent): content is Types.ResourceContent =>
-      content.type === "resource" && content.resource.serverKey !== undefined
-
-    const resolveContent = (content: Types.ResourceContent): Effect.Effect<ReadonlyArray<Types.ResourceContent>, McpError> => {
-      const { serverKey, uri, name } = content.resource
-      if (serverKey === undefined) return Effect.succeed([content])
-      if (uri === undefined) {
-        return Effect.fail(
-          new McpError({ reason: "CallFailed", message: `A resource of server "${serverKey}" names no uri`, serverKey })
-        )
-      }
-      return Effect.map(readMcpResource(serverKey, uri), ({ contents }) =>
-        contents.map((part): Types.ResourceContent => ({
-          type: "resource",
-          resource: {
-            uri: part.uri,
-            ...(name === undefined ? {} : { name }),
-            ...(part.mimeType === undefined ? {} : { mimeType: part.mimeType }),
-            ...("text" in part ? { text: part.text } : { blob: part.blob })
-          }
-        })))
-    }
-
-    const resolveResources = <M extends { readonly content: ReadonlyArray<MessageContent> }>(
-      message: M
-    ): Effect.Effect<M, McpError> =>
-      // Most messages name no MCP resource: they go through untouched.
-      !message.content.some(namesMcpResource)
-        ? Effect.succeed(message)
-        : Effect.forEach(
-          message.content,
-          (content): Effect.Effect<ReadonlyArray<MessageContent>, McpError> =>
-            namesMcpResource(content) ? resolveContent(content) : Effect.succeed([content]),
-          { concurrency: "unbounded" }
-        ).pipe(
-          Effect.map((parts) => ({ ...message, content: parts.flat() })),
-          Effect.withSpan("Mcp.resolveResources")
-        )
+      request,
+      options
+    })
 
     for (const server of options.servers ?? []) yield* start(server)
 
@@ -1648,12 +1496,7 @@ export const makeWith = (
             ...(threadId === undefined ? {} : { threadId })
           })
         }).pipe(Effect.withSpan("Mcp.getMcpToken")),
-      listMcpPrompts,
-      getMcpPrompt,
-      listMcpResources,
-      listMcpResourceTemplates,
-      readMcpResource,
-      resolveResources
+      ...resources
     })
   })
 

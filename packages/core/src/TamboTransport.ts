@@ -8,13 +8,8 @@
  *
  * @since 0.1.0
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import TamboAI from "@tambo-ai/typescript-sdk"
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -24,27 +19,19 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
-import * as Tracer from "effect/Tracer"
-import * as Events from "./Events.js"
+import type * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
+import type * as Events from "./Events.js"
 import * as Api from "./internal/apiSchemas.js"
-import { describeConnectionFailure, displayUrl, hasConnectionCode } from "./internal/connectionFailure.js"
-import { decideRedirect, isRedirect, type RedirectDecision, RedirectRefused, sameOriginFetch } from "./internal/redirects.js"
+import { errorFromStatus } from "./internal/apiError.js"
+import { describeConnectionFailure, displayUrl } from "./internal/connectionFailure.js"
+import { redirectError, RedirectRefused, sameOriginFetch } from "./internal/redirects.js"
 import { parseRetryAfter } from "./internal/retryAfter.js"
+import * as RunStream from "./internal/runStream.js"
 import { safeCause } from "./internal/safeCause.js"
-import { makeSseDecoder } from "./internal/sse.js"
-import { withScopeAndParent } from "./internal/streams.js"
 import { TamboConfig } from "./TamboConfig.js"
-import {
-  ApiError,
-  AuthError,
-  DecodeError,
-  RunConflictError,
-  type TamboError,
-  TransportError
-} from "./TamboError.js"
+import { type ApiError, AuthError, DecodeError, type TamboError, TransportError } from "./TamboError.js"
+import type * as Tool from "./Tool.js"
 import type * as Types from "./Types.js"
 
 /**
@@ -59,32 +46,21 @@ export type Credentials =
   | { readonly _tag: "Bearer"; readonly token: Redacted.Redacted<string> }
 
 /**
- * A tool as the API receives it.
+ * A tool as the API receives it: `Tool.ApiTool`, what the registry makes of a
+ * registered tool.
  *
  * @since 0.1.0
  * @category Models
  */
-export interface ApiTool {
-  readonly name: string
-  readonly description: string
-  readonly inputSchema: unknown
-  readonly outputSchema?: unknown
-  readonly maxCalls?: number
-  readonly strict?: boolean
-}
+export type ApiTool = Tool.ApiTool
 
 /**
- * A component as the API receives it.
+ * A component as the API receives it: `Tool.ApiComponent`.
  *
  * @since 0.1.0
  * @category Models
  */
-export interface ApiComponent {
-  readonly name: string
-  readonly description: string
-  readonly propsSchema: unknown
-  readonly stateSchema?: unknown
-}
+export type ApiComponent = Tool.ApiComponent
 
 /**
  * The user message of a run: text and resources, or the results of
@@ -332,86 +308,9 @@ export declare namespace TamboTransport {
 // ---------------------------------------------------------------------------
 // errors
 
-const codeOf = (body: typeof Api.ErrorBody.Type | undefined): string | undefined => {
-  if (body === undefined) return undefined
-  if (body.code !== undefined) return body.code
-  if (body.type?.startsWith("urn:tambo:error:")) return body.type.slice("urn:tambo:error:".length).toUpperCase()
-  return undefined
-}
-
-const decodeErrorBody = Schema.decodeUnknownOption(Api.ErrorBody)
-
-/** @internal */
-export const errorFromStatus = (
-  status: number,
-  rawBody: unknown,
-  context: {
-    readonly method: string
-    readonly url: string
-    readonly threadId?: string | undefined
-    /** The answer's `Retry-After`, in milliseconds. */
-    readonly retryAfter?: number | undefined
-  }
-): ApiError | RunConflictError => {
-  const body = Option.getOrUndefined(decodeErrorBody(rawBody))
-  const message = body?.message
-  const detail = body?.detail ??
-    (typeof message === "string" ? message : message?.join("; ")) ??
-    body?.title ??
-    `HTTP ${status}`
-  const code = codeOf(body)
-  if (status === 409) {
-    return new RunConflictError({
-      reason: "ActiveOnServer",
-      message: detail,
-      status,
-      ...(context.threadId === undefined ? {} : { threadId: context.threadId })
-    })
-  }
-  const reason = status === 400 || status === 422
-    ? "BadRequest"
-    : status === 401
-    ? "Unauthorized"
-    : status === 403
-    ? "Forbidden"
-    : status === 404
-    ? "NotFound"
-    : status === 429
-    ? "RateLimited"
-    : status >= 500
-    ? "ServerError"
-    : "Unknown"
-  // 500 INTERNAL_ERROR comes after the server's own retries: retrying won't help.
-  const retryable = status === 429 || status === 502 || status === 503 || status === 504
-  return new ApiError({
-    reason,
-    message: detail,
-    status,
-    retryable,
-    category: status >= 500 ? "server_error" : "client_error",
-    method: context.method,
-    url: context.url,
-    body: rawBody,
-    ...(code === undefined ? {} : { code }),
-    ...(context.retryAfter === undefined ? {} : { retryAfter: context.retryAfter })
-  })
-}
-
 const isRetryable = (error: TamboError): boolean =>
   (error._tag === "ApiError" && error.retryable) ||
   (error._tag === "TransportError" && (error.reason === "Connect" || error.reason === "Timeout"))
-
-/** Runs `effect` with the fetch client (if it is the one) told not to follow redirects. */
-const manualRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(
-    Effect.serviceOption(FetchHttpClient.RequestInit),
-    (init) => Effect.provideService(effect, FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" })
-  )
-
-/** Timeouts of our own: a server that let one pass is not asked again. */
-const ownTimeouts = new WeakSet<TamboError>()
-
-const isRetryableRun = (error: TamboError): boolean => isRetryable(error) && !ownTimeouts.has(error)
 
 const retryAfterOf = (error: TamboError): number | undefined =>
   error._tag === "ApiError" ? error.retryAfter : undefined
@@ -436,30 +335,6 @@ const withinRetryAfter = (maxRetryAfter: Duration.Duration) => {
   return (error: TamboError): boolean => (retryAfterOf(error) ?? 0) <= max
 }
 
-/**
- * `Effect.retry(effect, { schedule, while: retryable })`, with the schedule
- * set up only once a first attempt failed in a way it may retry: a first
- * attempt that succeeds, the common case, costs nothing more than the
- * attempt. The first failure is replayed into the retry loop, so the retries,
- * their delays and their number are the same.
- */
-const retrying = <A, E, R>(
-  effect: Effect.Effect<A, E, R>,
-  schedule: Schedule.Schedule<unknown, E>,
-  retryable: (error: E) => boolean
-): Effect.Effect<A, E, R> =>
-  Effect.catchIf(effect, retryable, (first) => {
-    let replay = true
-    return Effect.retry(
-      Effect.suspend(() => {
-        if (!replay) return effect
-        replay = false
-        return Effect.fail(first)
-      }),
-      { schedule, while: retryable }
-    )
-  })
-
 // ---------------------------------------------------------------------------
 // REST through the typescript-sdk
 
@@ -469,22 +344,6 @@ const refusedRedirectIn = (cause: unknown): RedirectRefused | undefined => {
     current = (current as { readonly cause?: unknown }).cause
   }
   return undefined
-}
-
-const redirectError = (
-  refused: RedirectRefused | Extract<RedirectDecision, { _tag: "Refuse" }>,
-  method: string,
-  url: string
-): TransportError => {
-  const decision = refused instanceof RedirectRefused ? refused.decision : refused
-  return new TransportError({
-    reason: "Redirect",
-    message: decision.message,
-    method,
-    url: displayUrl(url),
-    status: decision.status,
-    ...(decision.location === undefined ? {} : { location: decision.location })
-  })
 }
 
 const mapSdkError = (method: string, url: string, now: number) => (cause: unknown): TamboError => {
@@ -534,7 +393,6 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
     const schedule = retrySchedule(config.maxRetries)
     const inBounds = withinRetryAfter(config.maxRetryAfter)
     const retryableRest = (error: TamboError) => isRetryable(error) && inBounds(error)
-    const retryableRun = (error: TamboError) => isRetryableRun(error) && inBounds(error)
 
     const userKeyOf = (credentials: Credentials) => credentials._tag === "UserKey" ? credentials.userKey : undefined
     const headersOf = (credentials: Credentials): Record<string, string> =>
@@ -566,7 +424,7 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           )
         )
       )
-      const retried = idempotent ? retrying(attempt, schedule, retryableRest) : attempt
+      const retried = idempotent ? Effect.retry(attempt, { schedule, while: retryableRest }) : attempt
       // The thread (and run) a call is about, from its path: traces are searched by them.
       const ids = /^\/(?:v1\/)?threads\/([^/]+)(?:\/runs\/([^/]+))?/.exec(path)
       return retried.pipe(
@@ -585,171 +443,13 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
     const Void = Schema.Unknown
 
     // -------------------------------------------------------------------------
-    // run streams through HttpClient
+    // run streams through HttpClient (see internal/runStream.ts)
 
-    const client = httpClient.pipe(HttpClient.withScope)
-
-    const openRun = (
-      credentials: Credentials,
-      path: string,
-      body: Record<string, unknown>,
-      threadId: string | undefined,
-      hooks: RunHooks | undefined
-    ): Stream.Stream<RunStreamEvent, TamboError> => {
-      const url = `${config.baseUrl}${path}`
-      const shownUrl = displayUrl(url)
-      const request = HttpClientRequest.post(url).pipe(
-        HttpClientRequest.setHeaders({
-          "x-api-key": Redacted.value(config.apiKey),
-          accept: "text/event-stream",
-          ...headersOf(credentials)
-        }),
-        HttpClientRequest.bodyUnsafeJson(body)
-      )
-      // The first-byte deadline runs from the last attempt's start; a retry's wait is not in it.
-      let openedAt = 0
-      const firstByteTimeout = (): TransportError => {
-        const error = new TransportError({
-          reason: "Timeout",
-          message: `No response within firstByteTimeout (${Duration.toMillis(config.firstByteTimeout)} ms) from ${shownUrl}`,
-          method: "POST",
-          url: shownUrl
-        })
-        ownTimeouts.add(error)
-        return error
-      }
-      // Sent with redirects left to us (a fetch client would follow them to any origin, and
-      // fails a 307 with a body): same-origin 307/308 are sent again, the others refused.
-      const send = (
-        request: HttpClientRequest.HttpClientRequest,
-        hops: number
-      ): Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> =>
-        manualRedirects(client.execute(request)).pipe(
-          Effect.mapError((error) => {
-            // The platform's message is only "Transport error (...)": what failed is in its cause.
-            if (error._tag !== "RequestError" || error.reason !== "Transport") {
-              return new TransportError({ reason: "Connect", message: error.message, method: "POST", url, cause: safeCause(error) })
-            }
-            const failure = describeConnectionFailure(error, url)
-            return new TransportError({ reason: failure.reason, message: failure.message, method: "POST", url: failure.url, cause: safeCause(error) })
-          }),
-          Effect.flatMap((response) => {
-            if (!isRedirect(response.status) && response.status !== 0) return Effect.succeed(response)
-            const decision = decideRedirect(response.status, response.headers["location"], request.url, "POST", hops)
-            return decision._tag === "Follow"
-              ? send(HttpClientRequest.setUrl(request, decision.url), hops + 1)
-              : Effect.fail(redirectError(decision, "POST", url))
-          })
-        )
-      const attempt: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> = Effect.zipRight(
-        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => openedAt = now)),
-        send(request, 0).pipe(
-          Effect.flatMap((response) =>
-            response.status >= 200 && response.status < 300
-              ? Effect.sync(() => {
-                if (hooks?.onOpen !== undefined) {
-                  // Each read of `headers` converts the response's headers anew.
-                  const headers = response.headers
-                  hooks.onOpen({ threadId: headers["x-thread-id"], runId: headers["x-run-id"] })
-                }
-                return response
-              })
-              : response.json.pipe(
-                Effect.orElseSucceed(() => undefined),
-                Effect.zip(Clock.currentTimeMillis),
-                Effect.flatMap(([errorBody, now]) =>
-                  Effect.fail(errorFromStatus(response.status, errorBody, {
-                    method: "POST",
-                    url,
-                    threadId,
-                    retryAfter: parseRetryAfter(response.headers["retry-after"], now)
-                  }))
-                )
-              )
-          ),
-          Effect.timeoutFail({ duration: config.firstByteTimeout, onTimeout: firstByteTimeout })
-        )
-      )
-      // A run may be retried only before it produced anything: the status comes first. A server
-      // that let our own timeout pass is not asked again (the run may have started there).
-      const open = retrying(attempt, schedule, retryableRun)
-      const timeouts: ReadTimeouts = {
-        finished: hooks?.finished,
-        firstEventBy: () => openedAt + Duration.toMillis(config.firstByteTimeout),
-        firstByte: firstByteTimeout,
-        idle: config.idleTimeout,
-        idleTimeout: () =>
-          new TransportError({
-            reason: "Timeout",
-            message: `The run's stream got nothing for idleTimeout (${Duration.toMillis(config.idleTimeout)} ms) from ${shownUrl}`,
-            method: "POST",
-            url: shownUrl
-          })
-      }
-      const broke = (error: { readonly message: string }) =>
-        new TransportError({
-          reason: "Disconnected",
-          // undici says only "terminated"; a system error's code under it says why.
-          message: `The run's stream broke: ${
-            hasConnectionCode(error) ? describeConnectionFailure(error, url).message : error.message
-          }`,
-          method: "POST",
-          url,
-          cause: safeCause(error)
-        })
-      // The request lives in a scope of its own, which closing aborts (HttpClient.withScope):
-      // the stream closes it with its exit, and the caller may close it sooner (registerAbort).
-      // A body read to its end has nothing left to abort: its scope, whose finalizers would
-      // only abort the finished request (which builds an error object and signals the fetch's
-      // own controller: about a tenth of the transport's CPU time in 100 short concurrent runs)
-      // and let go of an ended reader, is dropped unclosed.
-      return Stream.fromChannel(Channel.unwrap(Effect.map(Scope.make(), (requestScope) => {
-        let ended = false
-        const end = () => {
-          ended = true
-        }
-        return Channel.ensuringWith(
-          Channel.unwrap(Effect.gen(function* () {
-            if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Scope.close(requestScope, Exit.void))
-            // The body's reader is let go after the request is aborted (finalizers run last added,
-            // first run): a read waiting for bytes fails as the connection's end, not as a body's.
-            let release: Effect.Effect<void> = Effect.void
-            yield* Scope.addFinalizer(requestScope, Effect.suspend(() => release))
-            // The scope, and the step's span as the request's parent, in one change of context.
-            const span = hooks?.span
-            const response = yield* Effect.mapInputContext(
-              open,
-              (context: Context.Context<never>) => withScopeAndParent(context, requestScope, span)
-            )
-            const body = webBodyOf(response)
-            if (body === undefined) {
-              // Any other HttpClient: each read is bounded by the idle timeout.
-              const bytes = response.stream.pipe(
-                Stream.mapError(broke),
-                Stream.timeoutFail(timeouts.idleTimeout, config.idleTimeout)
-              )
-              return Stream.toChannel(decodeSse(bytes, { maxFrameBytes: config.maxFrameBytes }).pipe(
-                Stream.onEnd(Effect.sync(end))
-              ))
-            }
-            const decoded = decodeSseBody(
-              body,
-              (cause) => broke(cause instanceof Error ? cause : { message: String(cause) }),
-              end,
-              config.maxFrameBytes,
-              timeouts
-            )
-            release = decoded.release
-            return Stream.toChannel(decoded.events)
-          })),
-          (exit) =>
-            ended
-              ? Effect.void
-              : hooks?.beforeAbort === undefined
-              ? Scope.close(requestScope, exit)
-              : Effect.zipRight(hooks.beforeAbort, Scope.close(requestScope, exit))
-        )
-      })))
+    const runDeps: RunStream.Deps = {
+      config,
+      client: httpClient.pipe(HttpClient.withScope),
+      schedule,
+      retryable: retryableRest
     }
 
     const runBody = (request: RunRequest): Record<string, unknown> => {
@@ -780,13 +480,13 @@ export const make: Effect.Effect<TamboTransport.Service, never, TamboConfig | Ht
           thread.initialMessages = request.initialMessages
         }
         if (Object.keys(thread).length > 0) body.thread = thread
-        return openRun(credentials, "/v1/threads/runs", body, undefined, hooks)
+        return RunStream.openRun(runDeps, headersOf(credentials), "/v1/threads/runs", body, undefined, hooks)
       },
       runOnThread: (credentials, threadId, request, hooks) => {
         const body = runBody(request)
         const userKey = userKeyOf(credentials)
         if (userKey !== undefined) body.userKey = userKey
-        return openRun(credentials, `/v1/threads/${encode(threadId)}/runs`, body, threadId, hooks)
+        return RunStream.openRun(runDeps, headersOf(credentials), `/v1/threads/${encode(threadId)}/runs`, body, threadId, hooks)
       },
       cancelRun: (credentials, threadId, runId) =>
         Effect.asVoid(
@@ -1038,202 +738,7 @@ export const decodeSse = <E>(
     /** The largest event, in characters of its data; a larger one fails the stream. Default 16 MiB. */
     readonly maxFrameBytes?: number | undefined
   }
-): Stream.Stream<RunStreamEvent, E | DecodeError | TransportError> =>
-  Stream.suspend(() => {
-    const decoder = makeEventDecoder(options?.maxFrameBytes)
-    // One synchronous step per network chunk, written as a plain read loop: an effectful
-    // mapping stage (`mapChunksEffect`) here made the events of every chunk outlive their
-    // young generation, doubling the collector's work on a long run.
-    const loop: Channel.Channel<
-      Chunk.Chunk<RunStreamEvent>,
-      Chunk.Chunk<Uint8Array>,
-      E | DecodeError,
-      E,
-      unknown,
-      unknown
-    > = Channel.readWithCause({
-      onInput: (chunk: Chunk.Chunk<Uint8Array>) => {
-        for (const piece of chunk) decoder.push(piece)
-        return decoder.emit(loop)
-      },
-      onFailure: Channel.failCause,
-      onDone: () => Channel.suspend(decoder.end)
-    })
-    return Stream.fromChannel(Channel.pipeTo(Stream.toChannel(bytes), loop))
-  })
-
-/**
- * The web `ReadableStream` under a response from a fetch-based `HttpClient`,
- * if it has one: read directly, a run's events are decoded in the same stage
- * that reads the bytes. `@effect/platform`'s fetch client keeps the web
- * `Response` as `source`; that field is not part of the `HttpClientResponse`
- * interface, so it is checked for what it is, and any other response goes
- * through its byte stream.
- */
-const webBodyOf = (response: HttpClientResponse.HttpClientResponse): ReadableStream<Uint8Array> | undefined => {
-  const source: unknown = (response as { readonly source?: unknown }).source
-  return typeof Response === "function" && source instanceof Response && source.body !== null
-    ? source.body
-    : undefined
-}
-
-/**
- * How long each read of a run's body may wait: until the first event, what is
- * left of the first-byte timeout; after it, the idle timeout, per network read.
- */
-interface ReadTimeouts {
-  /** Whether the run has all it waits for: the rest of the body gets `lingerMillis`. */
-  readonly finished: (() => boolean) | undefined
-  /** When the first event is due (Clock milliseconds). */
-  readonly firstEventBy: () => number
-  readonly firstByte: () => TransportError
-  readonly idle: Duration.Duration
-  readonly idleTimeout: () => TransportError
-}
-
-/** How long a body is read once its run finished: the API ends it right after `RUN_FINISHED`. */
-const lingerMillis = 1_000
-
-const lingeredTooLong = (): TransportError =>
-  new TransportError({
-    reason: "Timeout",
-    message: "The server kept the run's stream open after RUN_FINISHED"
-  })
-
-/**
- * Decodes a web byte stream into run events in one stage: each read is
- * decoded as it arrives, with no byte stream in between. `onEnd` is called
- * once the body has ended. `release` cancels the reader unless the body
- * ended: the caller runs it when it is done with the events, however that
- * happens.
- */
-const decodeSseBody = <E>(
-  body: ReadableStream<Uint8Array>,
-  onError: (cause: unknown) => E,
-  onEnd: () => void,
-  maxFrameBytes: number,
-  timeouts: ReadTimeouts
-): {
-  readonly events: Stream.Stream<RunStreamEvent, E | DecodeError | TransportError>
-  readonly release: Effect.Effect<void>
-} => {
-  const decoder = makeEventDecoder(maxFrameBytes)
-  const reader = body.getReader()
-  let ended = false
-  let sawEvent = false
-  // A plain timer per read, on real time (Effect.timeoutFail races a fiber per read: see the
-  // bench notes).
-  const readWithin = (millis: number, onTimeout: () => TransportError) =>
-    Effect.async<ReadableStreamReadResult<Uint8Array>, E | TransportError>((resume) => {
-      const timer = setTimeout(() => resume(Effect.fail(onTimeout())), millis)
-      reader.read().then(
-        (result) => {
-          clearTimeout(timer)
-          resume(Effect.succeed(result))
-        },
-        (cause) => {
-          clearTimeout(timer)
-          resume(Effect.fail(onError(cause)))
-        }
-      )
-      return Effect.sync(() => clearTimeout(timer))
-    })
-  const idleMillis = Duration.toMillis(timeouts.idle)
-  const idleRead = readWithin(idleMillis, timeouts.idleTimeout)
-  const lingerRead = readWithin(lingerMillis, lingeredTooLong)
-  const firstRead = Effect.flatMap(
-    Clock.currentTimeMillis,
-    (now) => readWithin(Math.max(0, timeouts.firstEventBy() - now), timeouts.firstByte)
-  )
-  const loop: Channel.Channel<
-    Chunk.Chunk<RunStreamEvent>,
-    unknown,
-    E | DecodeError | TransportError,
-    unknown,
-    void,
-    unknown
-  > = Channel.flatMap(Channel.fromEffect(Effect.suspend(() =>
-    !sawEvent ? firstRead : timeouts.finished?.() === true ? lingerRead : idleRead
-  )), (result) => {
-    if (result.done) {
-      ended = true
-      onEnd()
-      return Channel.suspend(decoder.end)
-    }
-    decoder.push(result.value)
-    if (!sawEvent) sawEvent = decoder.hasEvents()
-    return decoder.emit(loop)
-  })
-  return {
-    events: Stream.fromChannel(loop),
-    release: Effect.suspend(() => ended ? Effect.void : Effect.promise(() => reader.cancel().catch(() => undefined)))
-  }
-}
-
-/** An empty chunk, written after each chunk of events (see `decodeSse`). */
-const writeEmpty = Channel.write(Chunk.empty<never>())
-
-/**
- * The decoding shared by both readers: bytes in, events out per network
- * chunk, the first undecodable frame failing the stream after what came
- * before it.
- */
-const makeEventDecoder = (maxFrameBytes = 16 * 1024 * 1024) => {
-  const decoder = makeSseDecoder({ maxFrameLength: maxFrameBytes })
-  let failure: DecodeError | undefined
-  // A fresh array per network chunk, handed on as is. Made at its first event, not when the
-  // previous chunk is handed on: an array that waits for the network outlives young
-  // collections, and V8 then allocates every array of this site old, where each one keeps
-  // its young events alive through every young collection until the next full one.
-  let out: Array<RunStreamEvent> | undefined
-  const onData = (data: string) => {
-    if (failure !== undefined) return
-    const decoded = Events.decodeFrame(data)
-    if (decoded._tag === "Left") failure = decoded.left
-    else if (out === undefined) out = [decoded.right]
-    else out.push(decoded.right)
-  }
-  return {
-    /** Whether the reads so far completed an event not yet emitted. */
-    hasEvents: () => out !== undefined,
-    push: (bytes: Uint8Array) => {
-      // A frame over the limit fails the stream before it fills memory: the decoder let go of it.
-      if (!decoder.push(bytes, onData) && failure === undefined) {
-        failure = new DecodeError({
-          reason: "FrameTooLarge",
-          message: `An event of the run's stream is larger than maxFrameBytes (${maxFrameBytes}); it begins ${
-            JSON.stringify(decoder.overLimitPrefix())
-          }`
-        })
-      }
-    },
-    /** Writes what the last chunks completed, then goes on with `next` (or fails). */
-    emit: <In, E, InE>(
-      next: Channel.Channel<Chunk.Chunk<RunStreamEvent>, In, E | DecodeError, InE, unknown, unknown>
-    ): Channel.Channel<Chunk.Chunk<RunStreamEvent>, In, E | DecodeError, InE, unknown, unknown> => {
-      const events = out
-      out = undefined
-      if (failure !== undefined) {
-        // Deliver what decoded before the bad frame, then fail.
-        const error = failure
-        return events !== undefined
-          ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), Channel.fail(error))
-          : Channel.fail(error)
-      }
-      // The empty chunk lets go of the events before the next read (see decodeSse).
-      return events !== undefined
-        ? Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), Channel.zipRight(writeEmpty, next))
-        : next
-    },
-    end: (): Channel.Channel<Chunk.Chunk<RunStreamEvent>, unknown, DecodeError> => {
-      const { pending } = decoder.end()
-      if (pending === undefined) return Channel.void
-      // A final event without its blank line: decode it rather than lose it.
-      const decoded = Events.decodeFrame(pending)
-      return decoded._tag === "Left" ? Channel.fail(decoded.left) : Channel.write(Chunk.of(decoded.right))
-    }
-  }
-}
+): Stream.Stream<RunStreamEvent, E | DecodeError | TransportError> => RunStream.decodeSse(bytes, options?.maxFrameBytes)
 
 /**
  * The transport, given a configuration and an `HttpClient`.

@@ -25,9 +25,10 @@ import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
-import { dereference, isPlainJson, isRecord, type JsonRecord, stripStrictNulls } from "./internal/jsonSchema.js"
+import { dereference, isPlainJson, type JsonRecord, stripStrictNulls } from "./internal/jsonSchema.js"
 import * as JsonSchemaValidator from "./internal/jsonSchemaValidate.js"
-import { describeError, isPromiseLike, resultText } from "./internal/toolSupport.js"
+import { callApp } from "./internal/callbacks.js"
+import { describeError, resultText } from "./internal/toolSupport.js"
 import { ToolCallError, ToolDefinitionError } from "./TamboError.js"
 import type * as Types from "./Types.js"
 
@@ -146,7 +147,7 @@ export type JsonObject = { readonly [key: string]: unknown }
  * @since 0.1.0
  * @category JSON Schema
  */
-export const isJsonSchema = (u: unknown): u is JsonSchema => isRecord(u) && isPlainJson(u)
+export const isJsonSchema = (u: unknown): u is JsonSchema => Predicate.isRecord(u) && isPlainJson(u)
 
 /**
  * An Effect Schema without requirements whose decoded type is `A`.
@@ -533,12 +534,12 @@ const isEffectSchema = (u: unknown): u is Schema.Schema.AnyNoContext => Schema.i
 const isStandardSchema = (u: unknown): u is StandardSchemaV1 => {
   if ((typeof u !== "object" && typeof u !== "function") || u === null || !("~standard" in u)) return false
   const props = u["~standard"]
-  return isRecord(props) && props["version"] === 1 && typeof props["vendor"] === "string" &&
+  return Predicate.isRecord(props) && props["version"] === 1 && typeof props["vendor"] === "string" &&
     typeof props["validate"] === "function"
 }
 
 const isJsonSchemaConverter = (u: unknown): u is StandardJSONSchemaV1.Converter =>
-  isRecord(u) && typeof u["input"] === "function" && typeof u["output"] === "function"
+  Predicate.isRecord(u) && typeof u["input"] === "function" && typeof u["output"] === "function"
 
 const isEmptyStruct = (schema: Schema.Schema.AnyNoContext): boolean => {
   const ast = SchemaAST.encodedAST(schema.ast)
@@ -556,7 +557,7 @@ const classify = (u: unknown): Classified | undefined => {
   // Effect first: `Schema.standardSchemaV1(s)` is both.
   if (isEffectSchema(u)) return { _tag: "EffectSchema", schema: u }
   if (isStandardSchema(u)) return { _tag: "StandardSchema", schema: u }
-  if (isRecord(u) && isPlainJson(u)) return { _tag: "JsonSchema", schema: u }
+  if (Predicate.isRecord(u) && isPlainJson(u)) return { _tag: "JsonSchema", schema: u }
   return undefined
 }
 
@@ -600,7 +601,7 @@ const convert = (
         if (isEmptyStruct(classified.schema)) return Effect.succeed(emptyObjectSchema)
         try {
           const json: unknown = JSONSchema.make(classified.schema)
-          return isRecord(json) ? Effect.succeed(json) : fail("UnconvertibleSchema", "did not convert to a JSON object")
+          return Predicate.isRecord(json) ? Effect.succeed(json) : fail("UnconvertibleSchema", "did not convert to a JSON object")
         } catch (error) {
           return fail("UnconvertibleSchema", `cannot be converted to JSON Schema: ${describeError(error)}`, error)
         }
@@ -621,7 +622,7 @@ const convert = (
         for (const target of ["draft-07", "draft-2020-12"]) {
           try {
             const json: unknown = converter[side]({ target })
-            if (isRecord(json)) return Effect.succeed(json)
+            if (Predicate.isRecord(json)) return Effect.succeed(json)
           } catch (error) {
             lastError = error
           }
@@ -675,19 +676,15 @@ const validateClassified = (classified: Classified, value: unknown): Effect.Effe
       )
     case "StandardSchema": {
       const validator = classified.schema["~standard"]
-      return Effect.suspend(() => {
-        const result = validator.validate(value)
-        return isPromiseLike(result) ? Effect.promise(() => Promise.resolve(result)) : Effect.succeed(result)
-      }).pipe(
-        Effect.catchAllDefect((defect) =>
-          Effect.fail(
-            new ToolCallError({
-              reason: "InvalidArguments",
-              message: `the "${validator.vendor}" validator failed: ${describeError(defect)}`,
-              cause: defect
-            })
-          )
-        ),
+      return callApp<StandardSchemaV1.Result<unknown>, never, ToolCallError>(
+        () => validator.validate(value),
+        (defect) =>
+          new ToolCallError({
+            reason: "InvalidArguments",
+            message: `the "${validator.vendor}" validator failed: ${describeError(defect)}`,
+            cause: defect
+          })
+      ).pipe(
         Effect.flatMap((result) =>
           result.issues === undefined
             ? Effect.succeed(result.value)
@@ -742,11 +739,6 @@ export function validate(schema: SupportedSchema, value: unknown): Effect.Effect
 // Running user code
 // ---------------------------------------------------------------------------
 
-const isEffectResult = <R, E>(u: Effect.Effect<R, E> | PromiseLike<R> | R): u is Effect.Effect<R, E> =>
-  Effect.isEffect(u)
-
-const isPromiseResult = <R>(u: PromiseLike<R> | R): u is PromiseLike<R> => isPromiseLike(u)
-
 /**
  * Calls a tool implementation with an `AbortSignal` that is aborted when the
  * returned Effect is interrupted. A synchronous throw and a rejection become
@@ -756,45 +748,23 @@ const callUser = <R, E>(
   toolName: string,
   implementation: (signal: AbortSignal) => Effect.Effect<R, E> | PromiseLike<R> | R
 ): Effect.Effect<R, E | ToolCallError> =>
-  Effect.suspend(() => {
-    const controller = new AbortController()
-    let returned: Effect.Effect<R, E> | PromiseLike<R> | R
-    try {
-      returned = implementation(controller.signal)
-    } catch (thrown) {
-      return Effect.fail(
-        new ToolCallError({
-          reason: "Threw",
-          message: `Tool "${toolName}" threw an error: ${describeError(thrown)}`,
-          toolName,
-          cause: thrown
-        })
-      )
-    }
-    let effect: Effect.Effect<R, E | ToolCallError>
-    if (isEffectResult(returned)) {
-      effect = returned
-    } else if (isPromiseResult(returned)) {
-      const promise = returned
-      effect = Effect.async<R, ToolCallError>((resume) => {
-        promise.then(
-          (value) => resume(Effect.succeed(value)),
-          (rejection: unknown) =>
-            resume(Effect.fail(
-              new ToolCallError({
-                reason: "Rejected",
-                message: `Tool "${toolName}" failed: ${describeError(rejection)}`,
-                toolName,
-                cause: rejection
-              })
-            ))
-        )
+  callApp(
+    implementation,
+    (thrown) =>
+      new ToolCallError({
+        reason: "Threw",
+        message: `Tool "${toolName}" threw an error: ${describeError(thrown)}`,
+        toolName,
+        cause: thrown
+      }),
+    (rejection) =>
+      new ToolCallError({
+        reason: "Rejected",
+        message: `Tool "${toolName}" failed: ${describeError(rejection)}`,
+        toolName,
+        cause: rejection
       })
-    } else {
-      effect = Effect.succeed(returned)
-    }
-    return Effect.onInterrupt(effect, () => Effect.sync(() => controller.abort()))
-  })
+  )
 
 // ---------------------------------------------------------------------------
 // Resolution
@@ -910,7 +880,7 @@ const bestEffortDereference = (json: JsonObject): JsonObject => {
 }
 
 const stripTamboProperties = (args: unknown): unknown => {
-  if (!isRecord(args)) return args
+  if (!Predicate.isRecord(args)) return args
   const keys = Object.keys(args)
   if (!keys.some((key) => key.startsWith("_tambo_"))) return args
   const out: Record<string, unknown> = {}
@@ -960,13 +930,9 @@ const normaliseParts = (parts: unknown): ReadonlyArray<ToolResultPart> => {
 const callTamboTool = (tool: TamboTool<unknown, unknown>, args: unknown, context: ToolCallContext): unknown =>
   tool.tool.length >= 2 ? tool.tool(args, context) : Reflect.apply(tool.tool, tool, [args])
 
-interface Normalised {
-  readonly name: string
-  readonly description: string
-  readonly title: string | undefined
-  readonly annotations: ToolAnnotations | undefined
-  readonly maxCalls: number | undefined
-  readonly timeout: Duration.Duration | undefined
+interface Normalised
+  extends Pick<Tool<unknown>, "name" | "description" | "title" | "annotations" | "maxCalls" | "timeout">
+{
   readonly input: unknown
   readonly output: unknown
   readonly needsApproval: (args: unknown) => boolean | PromiseLike<boolean>
@@ -976,7 +942,7 @@ interface Normalised {
 
 const normalise = (definition: Definition): Effect.Effect<Normalised, ToolDefinitionError> =>
   Effect.gen(function*() {
-    if (!isRecord(definition) && !isTool(definition)) {
+    if (!Predicate.isRecord(definition) && !isTool(definition)) {
       return yield* Effect.fail(
         new ToolDefinitionError({ reason: "InvalidDefinition", message: "A tool must be an object" })
       )
@@ -1116,13 +1082,7 @@ export const resolve = (definition: Definition): Effect.Effect<ResolvedTool, Too
             toolName: name,
             cause: thrown
           })
-        return Effect.flatMap(
-          Effect.try({ try: () => tool.needsApproval(args), catch: failed }),
-          (answer) =>
-            isPromiseLike(answer)
-              ? Effect.tryPromise({ try: () => Promise.resolve(answer), catch: failed })
-              : Effect.succeed(answer)
-        )
+        return callApp(() => tool.needsApproval(args), failed)
       },
       run: (args, { toolCallId }) =>
         tool.execute(args, toolCallId).pipe(
@@ -1154,7 +1114,7 @@ export const resolve = (definition: Definition): Effect.Effect<ResolvedTool, Too
  */
 export const toApiComponent = (component: AvailableComponent): Effect.Effect<ApiComponent, ToolDefinitionError> =>
   Effect.gen(function*() {
-    if (!isRecord(component)) {
+    if (!Predicate.isRecord(component)) {
       return yield* Effect.fail(
         new ToolDefinitionError({ reason: "InvalidDefinition", message: "A component must be an object" })
       )

@@ -185,7 +185,7 @@ const plainArgs = (call: ToolCall, parsed: unknown): Effect.Effect<unknown, Tool
     )
 }
 
-const parseArgs = (call: ToolCall): Effect.Effect<unknown, Tool.ToolCallError> => {
+const parseCallArgs = (call: ToolCall): Effect.Effect<unknown, Tool.ToolCallError> => {
   const { args } = call
   if (args === undefined) return Effect.succeed({})
   if (typeof args !== "string") return plainArgs(call, args)
@@ -263,7 +263,7 @@ export const makeWith = (options?: MakeOptions): Effect.Effect<ToolExecutor.Serv
         const found = yield* registry.getOrFallback(call.toolName)
         if (Option.isNone(found)) return yield* unknownTool(call)
         const tool = found.value
-        const args = yield* Effect.flatMap(parseArgs(call), tool.decodeArgs)
+        const args = yield* Effect.flatMap(parseCallArgs(call), tool.decodeArgs)
         if (yield* tool.needsApproval(args)) {
           const approved = approve === undefined
             ? false

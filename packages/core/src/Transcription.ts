@@ -24,7 +24,8 @@ import { parseRetryAfter } from "./internal/retryAfter.js"
 import { safeCause } from "./internal/safeCause.js"
 import { TamboConfig } from "./TamboConfig.js"
 import { DecodeError, type TamboError, TranscriptionError, TransportError } from "./TamboError.js"
-import { type Credentials, errorFromStatus } from "./TamboTransport.js"
+import { errorFromStatus } from "./internal/apiError.js"
+import type { Credentials } from "./TamboTransport.js"
 
 /**
  * The largest audio file the API transcribes: 25 MB.

@@ -176,6 +176,31 @@ describe("MCP resources", () => {
     }).pipe(Effect.provide(stack()), Effect.scoped))
 })
 
+describe("MCP resources of the app that throw", () => {
+  it.live("a listResources or getResource that throws is treated as one that rejects: left out of the list, a typed McpError when read", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const listed = yield* mcp.listMcpResources()
+      expect(listed.map((resource) => resource.uri)).toEqual(["app://settings"])
+      expect(yield* Effect.flip(mcp.readMcpResource(Mcp.REGISTRY_SERVER_KEY, "app://settings"))).toMatchObject({
+        _tag: "McpError",
+        reason: "CallFailed",
+        serverKey: "registry"
+      })
+    }).pipe(
+      Effect.provide(stack({
+        resources: appResources.resources,
+        listResources: () => {
+          throw new Error("the index is down")
+        },
+        getResource: () => {
+          throw new Error("the store is down")
+        }
+      })),
+      Effect.scoped
+    ))
+})
+
 const appResources = {
   resources: [{ uri: "app://settings", name: "settings", mimeType: "application/json" }],
   listResources: (search?: string) => [{ uri: `app://found/${search ?? "readme"}`, name: `found: ${search ?? "readme"}` }],

@@ -1,11 +1,9 @@
 /** Conversions from core's shapes to the facade's (the shapes of `@tambo-ai/client`). */
 import type * as Auth from "@tambo-effect/core/Auth"
+import { isRecord } from "effect/Predicate"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
 import type { TamboThread } from "@tambo-effect/core/Types"
 import type { InputMessage, Suggestion, TamboAuthState } from "../TamboClient.js"
-
-const isRecord = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** A thread of a list call: its messages are not loaded. */
 export const threadFromSummary = (summary: Transport.ThreadSummary): TamboThread => ({

@@ -1,39 +1,68 @@
 /**
- * Calling the app's own functions (`beforeRun`, context helpers, approval
- * handlers), which may return a value, a promise or an Effect. Whatever goes
- * wrong in them (a throw, a rejection, an Effect's failure or defect) is the
- * caller's typed error, never a defect of the run; an interruption stays one.
+ * Calling the app's own functions (tools, `beforeRun`, context helpers,
+ * approval handlers, MCP handlers), which may return a value, a promise or an
+ * Effect.
+ *
+ * @internal
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { CallbackError } from "../TamboError.js"
+import { isPromiseLike } from "./toolSupport.js"
 
-const isAsync = <A>(u: unknown): u is PromiseLike<A> =>
-  typeof u === "object" && u !== null && "then" in u && typeof u.then === "function"
+/**
+ * The app's function `f` as an Effect, whatever it returns: a value, a
+ * promise (`onReject` turns its rejection into a failure) or an Effect (run
+ * as it is). A throw is `onThrow(cause)`. `f` gets an `AbortSignal` that is
+ * aborted if the Effect is interrupted. The one way the SDK calls app code
+ * (tools, callbacks, MCP handlers).
+ */
+export const callApp = <A, E, E2>(
+  f: (signal: AbortSignal) => A | PromiseLike<A> | Effect.Effect<A, E>,
+  onThrow: (cause: unknown) => E2,
+  onReject: (cause: unknown) => E2 = onThrow
+): Effect.Effect<A, E | E2> =>
+  Effect.suspend((): Effect.Effect<A, E | E2> => {
+    const controller = new AbortController()
+    let out: A | PromiseLike<A> | Effect.Effect<A, E>
+    try {
+      out = f(controller.signal)
+    } catch (cause) {
+      return Effect.fail(onThrow(cause))
+    }
+    if (Effect.isEffect(out)) return Effect.onInterrupt(out, () => Effect.sync(() => controller.abort()))
+    if (isPromiseLike(out)) {
+      const promise = out as PromiseLike<A>
+      return Effect.onInterrupt(
+        Effect.async<A, E2>((resume) => {
+          promise.then(
+            (value) => resume(Effect.succeed(value)),
+            (rejection: unknown) => resume(Effect.fail(onReject(rejection)))
+          )
+        }),
+        () => Effect.sync(() => controller.abort())
+      )
+    }
+    return Effect.succeed(out)
+  })
 
-/** Runs `f`; what it throws, rejects with or fails with becomes `onFailure(cause)`. */
+/**
+ * Runs a callback (`beforeRun`, a context helper, an approval handler); what
+ * it throws, rejects with or fails with (a defect too) becomes
+ * `onFailure(cause)`, never a defect of the run; an interruption stays one.
+ */
 export const runCallback = <A, E>(
   f: () => A | PromiseLike<A> | Effect.Effect<A>,
   onFailure: (cause: unknown) => E
 ): Effect.Effect<A, E> =>
-  Effect.suspend(() => {
-    let out: A | PromiseLike<A> | Effect.Effect<A>
-    try {
-      out = f()
-    } catch (cause) {
-      return Effect.fail(onFailure(cause))
-    }
-    if (Effect.isEffect(out)) {
-      // Typed as never failing, but an Effect from JavaScript (or one that dies) may.
-      return Effect.catchAllCause(out as Effect.Effect<A, unknown>, (cause) =>
+  callApp(() => {
+    const out = f()
+    // Typed as never failing, but an Effect from JavaScript (or one that dies) may.
+    return Effect.isEffect(out)
+      ? Effect.catchAllCause(out as Effect.Effect<A, unknown>, (cause) =>
         Cause.isInterruptedOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(onFailure(Cause.squash(cause))))
-    }
-    if (isAsync<A>(out)) {
-      const promise = out
-      return Effect.tryPromise({ try: () => Promise.resolve(promise), catch: onFailure })
-    }
-    return Effect.succeed(out)
-  })
+      : out
+  }, onFailure)
 
 /** A thrown value's message, for an error message. */
 export const messageOf = (cause: unknown): string =>

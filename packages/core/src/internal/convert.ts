@@ -1,9 +1,8 @@
 /** Conversions from the API's decoded thread and message shapes to the client's. */
+import { isRecord } from "effect/Predicate"
 import type * as Api from "./apiSchemas.js"
 import type * as Types from "../Types.js"
 
-const isRecord = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 const contentFromApi = (content: Api.Message["content"][number]): Types.Content => {
   switch (content.type) {

@@ -6,12 +6,11 @@
  *
  * @internal
  */
+import { isRecord } from "effect/Predicate"
 
 /** A JSON object: a non-null, non-array object. @internal */
 export type JsonRecord = { readonly [key: string]: unknown }
 
-/** @internal */
-export const isRecord = (u: unknown): u is JsonRecord => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Keywords whose value is one subschema. */
 const singleSchemaKeys = [

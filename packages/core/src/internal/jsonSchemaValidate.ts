@@ -12,7 +12,8 @@
  *
  * @internal
  */
-import { isRecord, type JsonRecord, resolvePointer } from "./jsonSchema.js"
+import { isRecord } from "effect/Predicate"
+import { type JsonRecord, resolvePointer } from "./jsonSchema.js"
 
 /** @internal */
 export interface Issue {

@@ -46,7 +46,7 @@ import type {
   SamplingResult
 } from "../Mcp.js"
 import * as Tool from "../Tool.js"
-import { isRecord } from "./jsonSchema.js"
+import { isRecord } from "effect/Predicate"
 
 /**
  * What the OAuth client of a server keeps between connections: the client

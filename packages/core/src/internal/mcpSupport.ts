@@ -8,7 +8,7 @@
 import type { McpContentBlock, McpToolResult } from "../Mcp.js"
 import type * as Tool from "../Tool.js"
 import type * as Types from "../Types.js"
-import { isRecord } from "./jsonSchema.js"
+import { isRecord } from "effect/Predicate"
 import { describeError } from "./toolSupport.js"
 
 /**

@@ -4,6 +4,7 @@
  * keeps its method and body, so only 307/308 are followed for one with a
  * body (301/302/303 would turn it into a GET); and a few hops at most.
  */
+import { TransportError } from "../TamboError.js"
 import { displayUrl } from "./connectionFailure.js"
 
 /** Hops a request follows before the next redirect is refused. */
@@ -85,3 +86,20 @@ export const sameOriginFetch = (base?: typeof globalThis.fetch): typeof globalTh
       url = decision.url
     }
   }
+
+/** The `TransportError` (`Redirect`) of a refused redirect. */
+export const redirectError = (
+  refused: RedirectRefused | Extract<RedirectDecision, { _tag: "Refuse" }>,
+  method: string,
+  url: string
+): TransportError => {
+  const decision = refused instanceof RedirectRefused ? refused.decision : refused
+  return new TransportError({
+    reason: "Redirect",
+    message: decision.message,
+    method,
+    url: displayUrl(url),
+    status: decision.status,
+    ...(decision.location === undefined ? {} : { location: decision.location })
+  })
+}

@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import { isRecord } from "./jsonSchema.js"
+import { isRecord } from "effect/Predicate"
 
 const MAX_MESSAGE_LENGTH = 2_000
 

@@ -1,4 +1,5 @@
 import type { RunStatus, StreamingState, TamboComponentContent } from "@tambo-effect/client"
+import { isRecord } from "effect/Predicate"
 
 /**
  * Where a component's props are, as a whole.
@@ -33,9 +34,6 @@ export interface PropStatus {
   readonly isSuccess: boolean
   readonly error?: Error | undefined
 }
-
-const isRecord = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 const hasValue = (value: unknown): boolean => value !== undefined && value !== null && value !== ""
 

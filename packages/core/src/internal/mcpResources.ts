@@ -1,0 +1,201 @@
+/**
+ * The prompts and resources of the connected MCP servers, and the
+ * application's own resources (server key `"registry"`): listing, reading,
+ * and the resources a message names read into it before it is sent.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
+import type {
+  MakeOptions,
+  McpPrompt,
+  McpResource,
+  McpResourceContents,
+  McpResourceSpec,
+  McpResourceTemplate
+} from "../Mcp.js"
+import { McpError } from "../TamboError.js"
+import type * as Types from "../Types.js"
+import { callApp } from "./callbacks.js"
+import type * as McpClient from "./mcpClient.js"
+import { describeError } from "./toolSupport.js"
+
+/** The server key of the application's own resources. @internal */
+export const REGISTRY_SERVER_KEY = "registry" as const
+
+/** @internal */
+export interface Deps<Entry extends { readonly serverKey: string }> {
+  /** The connected servers, with their sessions. */
+  readonly connected: () => ReadonlyArray<{ readonly entry: Entry; readonly session: McpClient.Session }>
+  /** A request on a server's session, failing with an `McpError` (and dropping a server found unreachable). */
+  readonly request: <A>(
+    entry: Entry,
+    session: McpClient.Session,
+    what: string,
+    send: (signal: AbortSignal) => Promise<A>
+  ) => Effect.Effect<A, McpError>
+  readonly options: Pick<MakeOptions, "resources" | "listResources" | "getResource">
+}
+
+type MessageContent = Types.TextContent | Types.ResourceContent | Types.ToolResultContent
+
+/** @internal */
+export const make = <Entry extends { readonly serverKey: string }>(deps: Deps<Entry>) => {
+  const notConnected = (serverKey: string) =>
+    new McpError({
+      reason: "NotConnected",
+      message: `No MCP server with the key "${serverKey}" is connected`,
+      serverKey
+    })
+
+  /** The session of the connected server with that key. */
+  const sessionOf = (serverKey: string) =>
+    Effect.suspend(() => {
+      const found = deps.connected().find(({ entry }) => entry.serverKey === serverKey)
+      return found === undefined ? Effect.fail(notConnected(serverKey)) : Effect.succeed(found)
+    })
+
+  /** Lists something on every connected server at once; a server whose listing fails is left out. */
+  const listEach = <A, B>(
+    what: string,
+    list: (session: McpClient.Session) => (signal: AbortSignal) => Promise<ReadonlyArray<A>>,
+    tag: (serverKey: string, item: A) => B
+  ): Effect.Effect<ReadonlyArray<B>> =>
+    Effect.suspend(() =>
+      Effect.forEach(
+        deps.connected(),
+        ({ entry, session }) =>
+          deps.request(entry, session, what, list(session)).pipe(
+            Effect.map((items) => items.map((item) => tag(entry.serverKey, item))),
+            Effect.catchAll((error) => Effect.as(Effect.logDebug(error.message), []))
+          ),
+        { concurrency: "unbounded" }
+      )
+    ).pipe(Effect.map((lists) => lists.flat()))
+
+  const listMcpPrompts = listEach(
+    "Listing the prompts",
+    (session) => session.listPrompts,
+    (serverKey, prompt): McpPrompt => ({ serverKey, ...prompt })
+  ).pipe(Effect.withSpan("Mcp.listPrompts"))
+
+  const getMcpPrompt = (serverKey: string, name: string, args: Readonly<Record<string, string>> = {}) =>
+    Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
+      deps.request(entry, session, `The prompt "${name}"`, (signal) => session.getPrompt(name, args, signal))).pipe(
+        Effect.withSpan("Mcp.getPrompt", { attributes: { "mcp.server": serverKey, "mcp.prompt": name } })
+      )
+
+  const matches = (search: string | undefined) => {
+    const needle = search?.trim().toLowerCase() ?? ""
+    return (resource: McpResourceSpec) =>
+      needle.length === 0 || resource.name.toLowerCase().includes(needle) ||
+      resource.uri.toLowerCase().includes(needle) || (resource.title?.toLowerCase().includes(needle) ?? false)
+  }
+
+  const registryResources = (search: string | undefined): Effect.Effect<ReadonlyArray<McpResource>> =>
+    Effect.gen(function*() {
+      const listed = deps.options.listResources === undefined
+        ? []
+        : yield* callApp(() => deps.options.listResources!(search), identity).pipe(
+          Effect.catchAll((error) => Effect.as(Effect.logDebug(`listResources failed: ${describeError(error)}`), []))
+        )
+      const own = (deps.options.resources ?? []).filter(matches(search))
+      return [...own, ...listed].map((resource) => ({ ...resource, serverKey: REGISTRY_SERVER_KEY }))
+    })
+
+  const listMcpResources = (search?: string) =>
+    Effect.zipWith(
+      listEach(
+        "Listing the resources",
+        (session) => session.listResources,
+        (serverKey, resource): McpResource => ({ serverKey, ...resource })
+      ),
+      registryResources(search),
+      (servers, own) => [...servers.filter(matches(search)), ...own],
+      { concurrent: true }
+    ).pipe(Effect.withSpan("Mcp.listResources"))
+
+  const listMcpResourceTemplates = listEach(
+    "Listing the resource templates",
+    (session) => session.listResourceTemplates,
+    (serverKey, template): McpResourceTemplate => ({ serverKey, ...template })
+  ).pipe(Effect.withSpan("Mcp.listResourceTemplates"))
+
+  const readRegistryResource = (uri: string): Effect.Effect<McpResourceContents, McpError> => {
+    const getResource = deps.options.getResource
+    if (getResource === undefined) {
+      return Effect.fail(
+        new McpError({
+          reason: "CallFailed",
+          message: `The resource "${uri}" cannot be read: no getResource was given`,
+          serverKey: REGISTRY_SERVER_KEY
+        })
+      )
+    }
+    return callApp(() => getResource(uri), identity).pipe(
+      Effect.mapError((error) =>
+        new McpError({
+          reason: "CallFailed",
+          message: `Reading the resource "${uri}" failed: ${describeError(error)}`,
+          serverKey: REGISTRY_SERVER_KEY
+        })
+      )
+    )
+  }
+
+  const readMcpResource = (serverKey: string, uri: string): Effect.Effect<McpResourceContents, McpError> =>
+    (serverKey === REGISTRY_SERVER_KEY
+      ? readRegistryResource(uri)
+      : Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
+        deps.request(entry, session, `Reading the resource "${uri}"`, (signal) => session.readResource(uri, signal)))
+    ).pipe(Effect.withSpan("Mcp.readResource", { attributes: { "mcp.server": serverKey, "mcp.resource": uri } }))
+
+  const namesMcpResource = (content: MessageContent): content is Types.ResourceContent =>
+    content.type === "resource" && content.resource.serverKey !== undefined
+
+  const resolveContent = (content: Types.ResourceContent): Effect.Effect<ReadonlyArray<Types.ResourceContent>, McpError> => {
+    const { serverKey, uri, name } = content.resource
+    if (serverKey === undefined) return Effect.succeed([content])
+    if (uri === undefined) {
+      return Effect.fail(
+        new McpError({ reason: "CallFailed", message: `A resource of server "${serverKey}" names no uri`, serverKey })
+      )
+    }
+    return Effect.map(readMcpResource(serverKey, uri), ({ contents }) =>
+      contents.map((part): Types.ResourceContent => ({
+        type: "resource",
+        resource: {
+          uri: part.uri,
+          ...(name === undefined ? {} : { name }),
+          ...(part.mimeType === undefined ? {} : { mimeType: part.mimeType }),
+          ...("text" in part ? { text: part.text } : { blob: part.blob })
+        }
+      })))
+  }
+
+  const resolveResources = <M extends { readonly content: ReadonlyArray<MessageContent> }>(
+    message: M
+  ): Effect.Effect<M, McpError> =>
+    // Most messages name no MCP resource: they go through untouched.
+    !message.content.some(namesMcpResource)
+      ? Effect.succeed(message)
+      : Effect.forEach(
+        message.content,
+        (content): Effect.Effect<ReadonlyArray<MessageContent>, McpError> =>
+          namesMcpResource(content) ? resolveContent(content) : Effect.succeed([content]),
+        { concurrency: "unbounded" }
+      ).pipe(
+        Effect.map((parts) => ({ ...message, content: parts.flat() })),
+        Effect.withSpan("Mcp.resolveResources")
+      )
+
+  return {
+    listMcpPrompts,
+    getMcpPrompt,
+    listMcpResources,
+    listMcpResourceTemplates,
+    readMcpResource,
+    resolveResources
+  }
+}

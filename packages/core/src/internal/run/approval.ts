@@ -1,0 +1,91 @@
+/**
+ * Approval of the tool calls that need it, in a tool round: by the run's (or
+ * the client's) `onApproval` handler, else by a human through
+ * `approveToolCall` / `denyToolCall`. Approvals wait between two HTTP
+ * requests: no connection is held open meanwhile.
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Events from "../../Events.js"
+import * as Tool from "../../Tool.js"
+import type { ApprovalDecision, ApprovalHandler, PendingToolCallInfo } from "../../Tambo.js"
+import { CallbackError } from "../../TamboError.js"
+import type * as ToolExecutor from "../../ToolExecutor.js"
+import type * as Types from "../../Types.js"
+import * as Callbacks from "../callbacks.js"
+import type { Env } from "./env.js"
+
+/** A call's decision; a handler that went wrong denies the call, with why. @internal */
+export type Decision = ApprovalDecision | CallbackError
+
+/**
+ * Registers the approvals a round waits for: done before the round's
+ * CLIENT_APPROVAL_REQUESTED events go out, so an approval sent as soon as
+ * one is seen finds its call. The handle waits for each decision and
+ * forgets the calls when done.
+ *
+ * @internal
+ */
+export const awaitHuman = (
+  env: Env,
+  needing: ReadonlyArray<PendingToolCallInfo>
+): Effect.Effect<Effect.Effect<ReadonlyArray<readonly [string, Decision]>>> =>
+  Effect.map(
+    Effect.forEach(needing, (info) =>
+      Effect.map(Deferred.make<ApprovalDecision>(), (deferred) => {
+        env.approvals.register(info.threadId, info.toolCallId, deferred)
+        return [info, deferred] as const
+      })),
+    (registered) =>
+      Effect.forEach(registered, ([info, deferred]) =>
+        Effect.map(Deferred.await(deferred), (decision) => [info.toolCallId, decision] as const), {
+        concurrency: "unbounded"
+      }).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          for (const [info, deferred] of registered) env.approvals.forget(info.threadId, info.toolCallId, deferred)
+        }))
+      )
+  )
+
+/** The handler's decisions, concurrently. @internal */
+export const byHandler = (
+  handler: ApprovalHandler,
+  needing: ReadonlyArray<PendingToolCallInfo>
+): Effect.Effect<ReadonlyArray<readonly [string, Decision]>> =>
+  Effect.forEach(
+    needing,
+    (info) =>
+      Effect.map(
+        Effect.merge(Callbacks.runCallback(() => handler(info), Callbacks.approvalHandlerFailed(info.toolName))),
+        (decision) => [info.toolCallId, decision] as const
+      ),
+    { concurrency: "unbounded" }
+  )
+
+/** The round's calls split by their decisions: error results for the denied, the rest to run. @internal */
+export const apply = (
+  calls: ReadonlyArray<Events.PendingToolCall>,
+  decisions: ReadonlyMap<string, Decision>
+): { readonly denied: ReadonlyArray<Types.ToolResultContent>; readonly toRun: ReadonlyArray<ToolExecutor.ToolCall> } => {
+  const denied: Array<Types.ToolResultContent> = []
+  const toRun: Array<ToolExecutor.ToolCall> = []
+  for (const call of calls) {
+    const decision = decisions.get(call.toolCallId)
+    if (decision instanceof CallbackError) {
+      denied.push(Tool.errorResult(call.toolCallId, decision.message))
+    } else if (decision !== undefined && !decision.approved) {
+      denied.push(
+        Tool.errorResult(
+          call.toolCallId,
+          `The user denied this call of ${call.toolName}${decision.reason === undefined ? "" : `: ${decision.reason}`}`
+        )
+      )
+    } else {
+      const args = decision?.approved === true && decision.args !== undefined ? decision.args : call.arguments
+      toRun.push({ toolCallId: call.toolCallId, toolName: call.toolName, args })
+    }
+  }
+  return { denied, toRun }
+}

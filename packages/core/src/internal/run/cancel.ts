@@ -1,0 +1,117 @@
+/**
+ * Cancelling a run: on the server (`DELETE`, best effort, bounded), and in
+ * the client (the request in flight is aborted, a tool round waiting on the
+ * run stops). `cancelRun` of the service finds the run through its entry.
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as ClientState from "../../ClientState.js"
+import { RunCancelledError, type TamboError } from "../../TamboError.js"
+import * as Env from "./env.js"
+import type { RunState } from "./state.js"
+
+/** How long a cancellation waits for the server (to name the run, then to take the `DELETE`). @internal */
+export const cancelTimeout = Duration.seconds(3)
+
+/** Tells the server to cancel the current step's run, once, if it named it and it has not ended. @internal */
+export const onServer = (env: Env.Env, run: RunState): Effect.Effect<void> => {
+  const threadId = ClientState.isLocalThreadId(run.threadId) ? run.serverThreadId : run.threadId
+  const runId = run.runId
+  if (runId === undefined || threadId === undefined || run.finished || run.cancelSent) return Effect.void
+  run.cancelSent = true
+  return Effect.ignore(
+    // Interruptible: this runs in finalizers, where an uninterruptible request would outlast the
+    // bound (a server that never answered held the run's end until the REST timeout).
+    Env.withCredentials(env, (c) => env.transport.cancelRun(c, threadId, runId)).pipe(
+      Effect.interruptible,
+      Effect.timeout(cancelTimeout)
+    )
+  )
+}
+
+/** Completed by a cancellation; made when first needed. @internal */
+export const cancelledSignal = (run: RunState): Deferred.Deferred<never, RunCancelledError> =>
+  run.cancelled ??= Deferred.unsafeMake<never, RunCancelledError>(FiberId.none)
+
+/**
+ * Cancels the run: the server hears of it first (DELETE), then the stream closes: a closed
+ * connection alone would also cancel, but only once the server next writes.
+ *
+ * @internal
+ */
+export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    // Built when cancelled: the ids are the ones known by then.
+    run.cancelledWith ??= new RunCancelledError({
+      reason: "CancelledByClient",
+      message: "The run was cancelled",
+      threadId: run.threadId,
+      ...(run.runId === undefined ? {} : { runId: run.runId })
+    })
+    // A request sent and not answered yet: the server names its run as it answers, in a
+    // moment; wait for that (bounded) to tell it, rather than leave it a closed connection.
+    const untilNamed = run.runId === undefined && run.awaitingAnswer
+      ? Effect.ignore(
+        Effect.timeout(Deferred.await(run.answeredSignal ??= Deferred.unsafeMake<void>(FiberId.none)), cancelTimeout)
+      )
+      : Effect.void
+    return Effect.zipRight(
+      untilNamed,
+      Effect.zipRight(
+        Effect.suspend(() => onServer(env, run)),
+        Effect.zipRight(Deferred.fail(cancelledSignal(run), run.cancelledWith), Effect.suspend(() => run.abortRequest))
+      )
+    )
+  })
+
+/** The request's response came, or its step ended: a cancellation waits no more. @internal */
+export const answered = (run: RunState): void => {
+  run.awaitingAnswer = false
+  if (run.answeredSignal !== undefined) Deferred.unsafeDone(run.answeredSignal, Exit.void)
+}
+
+/**
+ * Takes the abort of the request starting now: `cancelRun` aborts the request in flight, and
+ * no fiber watches for the cancellation. A request about to start after it is not sent.
+ *
+ * @internal
+ */
+export const registerAbort = (run: RunState) => (abort: Effect.Effect<void>): Effect.Effect<void, RunCancelledError> =>
+  Effect.suspend(() => {
+    if (run.cancelledWith !== undefined) return Effect.zipRight(abort, Effect.fail(run.cancelledWith))
+    run.abortRequest = abort
+    run.awaitingAnswer = true
+    return Effect.void
+  })
+
+/** The run's own failure once it was cancelled: what an aborted request's failure means. @internal */
+export const orCancellation = (run: RunState, error: TamboError): TamboError => run.cancelledWith ?? error
+
+/**
+ * Cancels the active run of a thread (default: the current one): the run in this client, else
+ * what the store shows running (a quiet no-op when idle).
+ *
+ * @internal
+ */
+export const cancelThread = (env: Env.Env, threadId?: string): Effect.Effect<void, TamboError> =>
+  Effect.gen(function* () {
+    const id = threadId ?? (yield* env.store.currentThreadId)
+    // A run creating its thread in the placeholder is known by its lock key until it starts.
+    const local = env.activeRuns.get(
+      id === ClientState.PLACEHOLDER_THREAD_ID && env.placeholderOwner !== undefined ? env.placeholderOwner : id
+    )
+    if (local !== undefined) return yield* local.cancel
+    const streaming = (yield* env.store.getThread(id))?.streaming
+    const runId = streaming?.status === "idle" ? undefined : streaming?.runId
+    if (runId !== undefined) {
+      // A run the server ended already (404) is cancelled as far as anyone can tell.
+      yield* Env.withCredentials(env, (c) => env.transport.cancelRun(c, id, runId)).pipe(
+        Effect.catchIf((error) => error._tag === "ApiError" && error.status === 404, () => Effect.void)
+      )
+    }
+  }).pipe(Effect.withSpan("Tambo.cancelRun", { attributes: { "tambo.thread_id": threadId ?? "current" } }))

@@ -1,0 +1,41 @@
+/**
+ * The `additionalContext` a run's message carries: the message's own, the
+ * context helpers', the run's, then what `beforeRun` (the client's, then the
+ * run's) returns. A helper or `beforeRun` that goes wrong fails the run with a
+ * `CallbackError` before anything is sent.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type { RunOptions } from "../../Tambo.js"
+import type { CallbackError } from "../../TamboError.js"
+import type * as Transport from "../../TamboTransport.js"
+import * as Callbacks from "../callbacks.js"
+import type { Env } from "./env.js"
+
+/** @internal */
+export const gather = (
+  env: Env,
+  threadId: string | undefined,
+  message: Transport.InputMessage,
+  runOptions: RunOptions
+): Effect.Effect<Record<string, unknown> | undefined, CallbackError> =>
+  Effect.gen(function* () {
+    const context: Record<string, unknown> = { ...(message.additionalContext ?? {}) }
+    // Most runs have no helpers: no concurrent forEach to set up for them.
+    const helpers = env.contextHelpers.size === 0 ? [] : yield* Effect.forEach(
+      [...env.contextHelpers.entries()],
+      ([name, helper]) =>
+        Effect.map(Callbacks.runCallback(helper, Callbacks.contextHelperFailed(name)), (value) => [name, value] as const),
+      { concurrency: "unbounded" }
+    )
+    for (const [name, value] of helpers) if (value !== undefined) context[name] = value
+    if (runOptions.additionalContext !== undefined) Object.assign(context, runOptions.additionalContext)
+    const tools = yield* env.registry.toolMap
+    for (const [before, of] of [[env.options.beforeRun, "client"], [runOptions.beforeRun, "run"]] as const) {
+      if (before === undefined) continue
+      const extra = yield* Callbacks.runCallback(() => before({ threadId, message, tools }), Callbacks.beforeRunFailed(of))
+      if (extra !== undefined && extra !== null && typeof extra === "object") Object.assign(context, extra)
+    }
+    return Object.keys(context).length > 0 ? context : undefined
+  })

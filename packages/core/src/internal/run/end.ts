@@ -1,0 +1,102 @@
+/**
+ * A run's end, however it ended: its last chunks are in the store, a run
+ * still going on the server is cancelled, the thread is marked cancelled or
+ * errored (the calls the server still waits on stay pending), and the store
+ * is reconciled with the server's thread.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as ClientState from "../../ClientState.js"
+import { isRetryable, isTamboError } from "../../TamboError.js"
+import * as Reconcile from "../reconcile.js"
+import * as Cancel from "./cancel.js"
+import * as Env from "./env.js"
+import type { RunState } from "./state.js"
+import { maybeName } from "./threads.js"
+
+interface RunFailure {
+  readonly message: string
+  readonly code: string
+  readonly status?: number
+  readonly isRetryable: boolean
+}
+
+/**
+ * What the thread records of a run's failure. Interruption, an early stop and a cancellation
+ * leave the thread cancelled (`undefined`), not errored; any other failure, a defect included,
+ * is an error.
+ */
+const failureOf = (exit: Exit.Exit<unknown, unknown>): RunFailure | undefined =>
+  Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)
+    ? undefined
+    : Option.match(Cause.failureOption(exit.cause), {
+      onNone: () => ({ message: Cause.pretty(exit.cause).split("\n")[0] ?? "The run failed", code: "Defect", isRetryable: false }),
+      onSome: (failure) =>
+        !isTamboError(failure)
+          ? { message: String(failure), code: "Unknown", isRetryable: false }
+          : failure._tag === "RunCancelledError"
+          ? undefined
+          : {
+            message: failure.message,
+            code: failure._tag,
+            ...("status" in failure && typeof failure.status === "number" ? { status: failure.status } : {}),
+            isRetryable: isRetryable(failure)
+          }
+    })
+
+/**
+ * After a run on a thread the server knows: the store takes the server's copy of its thread
+ * (see Reconcile), also when the run never started there (refused, or cancelled before the
+ * server named it): what the run showed (the user's message) goes. Not when the server could
+ * not be reached, nor when the run failed before it recorded anything.
+ */
+const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> => {
+  const threadId = run.threadId
+  const started = (run.runId ?? run.lastRunId) !== undefined
+  return env.options.reconcileAfterRun === false || ClientState.isLocalThreadId(threadId) ||
+      (!started && Exit.isFailure(exit) && Option.exists(
+        Cause.failureOption(exit.cause),
+        (error) => isTamboError(error) && (error._tag === "TransportError" || error._tag === "CallbackError")
+      ))
+    ? Effect.void
+    : Reconcile.reconcileThread(
+      threadId,
+      Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId)),
+      // Recorded as the run records: its cost is the thread it touches, not the store.
+      (actions) => Env.record(env, threadId, actions)
+    ).pipe(Effect.withParentSpan(run.span))
+}
+
+/**
+ * Records how the run ended (whatever ended the stream: its end, interruption, a consumer that
+ * stops reading, a failure), cancelling a run still going on the server.
+ *
+ * @internal
+ */
+export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    // The run's last chunks may wait for the store's next batch: the run ends once
+    // it is written, so whoever sees the run end sees all of it in the store. Waiting
+    // for the batch, rather than writing now, lets runs that end together share it.
+    yield* Env.record(env, run.threadId, [])
+    const at = yield* Env.now
+    if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(env, run.threadId, run.span)
+    if (run.runError !== undefined) return
+    yield* Effect.withParentSpan(Cancel.onServer(env, run), run.span)
+    const error = failureOf(exit)
+    // A run the server knew ends there too: the next run's previousRunId must name it.
+    const ended = run.runId !== undefined && !ClientState.isLocalThreadId(run.threadId) ? run.runId : undefined
+    const pendingToolCalls = run.awaiting.length === 0 ? {} : { pendingToolCalls: run.awaiting }
+    yield* Env.record(env, run.threadId, [
+      ...(ended === undefined
+        ? []
+        : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId: run.threadId, runId: ended } as const]),
+      error === undefined
+        ? { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "cancelled", ...pendingToolCalls, at }
+        : { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "error", error, ...pendingToolCalls, at }
+    ])
+  }).pipe(Effect.zipRight(Effect.suspend(() => reconcile(env, run, exit))))

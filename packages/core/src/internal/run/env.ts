@@ -1,0 +1,115 @@
+/**
+ * What every run of one `Tambo` service shares: its services, its options and
+ * the client-wide bookkeeping of runs (which thread has one in flight, which
+ * run records its new thread in the placeholder). `Tambo.make` builds it once.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Auth from "../../Auth.js"
+import type * as ClientState from "../../ClientState.js"
+import type * as Mcp from "../../Mcp.js"
+import type { ApprovalDecision, ContextHelper, Options } from "../../Tambo.js"
+import type { TamboError } from "../../TamboError.js"
+import type * as Transport from "../../TamboTransport.js"
+import type * as ThreadStore from "../../ThreadStore.js"
+import type * as ToolExecutor from "../../ToolExecutor.js"
+import type * as ToolRegistry from "../../ToolRegistry.js"
+import type { Approvals } from "../approvals.js"
+
+/** The options of `Tambo.make`. @internal */
+export type MakeOptions = Pick<
+  Options,
+  | "beforeRun"
+  | "contextHelpers"
+  | "autoGenerateThreadName"
+  | "autoGenerateNameThreshold"
+  | "toolConcurrency"
+  | "onApproval"
+  | "reconcileAfterRun"
+>
+
+/** A run in flight, as other runs and `cancelRun` see it. @internal */
+export interface ActiveRun {
+  readonly cancel: Effect.Effect<void>
+  /** Completes once the run has let go of its thread. */
+  readonly done: Effect.Effect<void>
+}
+
+/** @internal */
+export interface Env {
+  readonly transport: Transport.TamboTransport.Service
+  readonly auth: Auth.Auth.Service
+  readonly store: ThreadStore.ThreadStore.Service
+  readonly registry: ToolRegistry.ToolRegistry.Service
+  readonly executor: ToolExecutor.ToolExecutor.Service
+  /** Present in `Tambo.layer`: reads the MCP resources a message names before it is sent. */
+  readonly mcp: Option.Option<Mcp.Mcp.Service>
+  readonly options: MakeOptions
+  /** Where background work (naming a thread) runs: it outlives the run that started it. */
+  readonly scope: Scope.Scope
+  readonly contextHelpers: Map<string, ContextHelper>
+  /**
+   * Threads with a run in flight in this client, and how to cancel it. Read and written only
+   * in synchronous steps, so a plain map is safe: one update is never interleaved with another.
+   */
+  readonly activeRuns: Map<string, ActiveRun>
+  /** Approvals waiting for `approveToolCall` / `denyToolCall`, by tool call id and thread. */
+  readonly approvals: Approvals<ApprovalDecision>
+  /** Threads this client asked a name for: at most once each. */
+  readonly named: Set<string>
+  /** Numbers local thread ids, lock keys and local message ids. */
+  localCounter: number
+  /** The run (by lock key) whose new thread is recorded in the placeholder until it starts. */
+  placeholderOwner: string | undefined
+}
+
+/** @internal */
+export const make = (services: Omit<Env, "activeRuns" | "named" | "localCounter" | "placeholderOwner">): Env => ({
+  ...services,
+  activeRuns: new Map(),
+  named: new Set(),
+  localCounter: 0,
+  placeholderOwner: undefined
+})
+
+/** The next local number (thread ids, lock keys, message ids). @internal */
+export const nextLocal = (env: Env): number => ++env.localCounter
+
+/** @internal */
+export const withCredentials = <A, E extends TamboError>(
+  env: Env,
+  f: (c: Transport.Credentials) => Effect.Effect<A, E>
+) => Auth.withCredentials(env.auth, f)
+
+/** @internal */
+export const apply = (env: Env, actions: ReadonlyArray<ClientState.Action>) => env.store.apply(actions)
+
+/**
+ * What runs record goes in one store update with whatever concurrent runs record in the
+ * same tick: an update may copy the thread map, which grows with every thread. A run
+ * reads back its own thread only, which leaves an unwatched store free to skip the copy.
+ *
+ * @internal
+ */
+export const record = (env: Env, threadId: string, actions: ReadonlyArray<ClientState.Action>) =>
+  env.store.recordBatched(threadId, actions)
+
+/**
+ * What a run records as it starts or continues: recorded at once where that costs what it
+ * touches (ThreadStore.tryRecord: queued as its thread's result, or written in place), else
+ * as `record`. Only in that last case does the run wait for the store's next batch.
+ *
+ * @internal
+ */
+export const recordNow = (env: Env, threadId: string, actions: ReadonlyArray<ClientState.Action>) =>
+  Effect.suspend(() => {
+    const recorded = env.store.tryRecord(threadId, actions)
+    return recorded === undefined ? record(env, threadId, actions) : Effect.succeed(recorded)
+  })
+
+/** @internal */
+export const now = Clock.currentTimeMillis

@@ -1,0 +1,66 @@
+/**
+ * One active run per thread in a client. A run holds its lock key from its
+ * start and, once the server named its thread, that thread's id too; a new
+ * thread's run may hold the placeholder (what a UI shows for a new
+ * conversation) until then. What happens to a second run is its `onBusy`.
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import { RunConflictError } from "../../TamboError.js"
+import type { Env } from "./env.js"
+import type { RunState } from "./state.js"
+
+/** Completes once the run has let go of its thread. @internal */
+export const done = (run: RunState): Effect.Effect<void> =>
+  Effect.suspend(() =>
+    run.released ? Effect.void : Deferred.await(run.releasedSignal ??= Deferred.unsafeMake<void>(FiberId.none))
+  )
+
+const releasePlaceholder = (env: Env, run: RunState): void => {
+  if (env.placeholderOwner === run.lockKey) env.placeholderOwner = undefined
+}
+
+/** Takes the run's lock key, else waits for (or cancels) the run holding it, or fails. @internal */
+export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflictError> =>
+  Effect.flatMap(
+    Effect.sync(() => {
+      const active = env.activeRuns.get(run.lockKey)
+      if (active === undefined) env.activeRuns.set(run.lockKey, run.entry)
+      return active
+    }),
+    (active) => {
+      if (active === undefined) return Effect.void
+      const onBusy = run.options.onBusy ?? "reject"
+      if (onBusy === "reject") {
+        return new RunConflictError({
+          reason: "ActiveInClient",
+          message: `A run is already active on thread ${run.requested}`,
+          threadId: run.requested
+        })
+      }
+      const wait = onBusy === "interrupt" ? Effect.zipRight(active.cancel, active.done) : active.done
+      run.displaced = true
+      return Effect.zipRight(wait, Effect.suspend(() => acquire(env, run)))
+    }
+  )
+
+/** The server named the run's thread: `cancelRun` and conflicts find the run under it now. @internal */
+export const moveTo = (env: Env, run: RunState, threadId: string): void => {
+  run.locked = true
+  releasePlaceholder(env, run)
+  env.activeRuns.set(threadId, run.entry)
+}
+
+/** Lets go of all the run holds; each part checks it holds it, so it is safe at any point. @internal */
+export const release = (env: Env, run: RunState): Effect.Effect<void> =>
+  Effect.sync(() => {
+    releasePlaceholder(env, run)
+    if (env.activeRuns.get(run.lockKey) === run.entry) env.activeRuns.delete(run.lockKey)
+    if (env.activeRuns.get(run.threadId) === run.entry) env.activeRuns.delete(run.threadId)
+    run.released = true
+    if (run.releasedSignal !== undefined) Deferred.unsafeDone(run.releasedSignal, Exit.void)
+  })

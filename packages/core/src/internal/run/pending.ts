@@ -1,0 +1,68 @@
+/**
+ * The tool calls a run waits on, as the caller sees them: with their
+ * arguments decoded and validated by each tool's input schema, and whether
+ * they need approval.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import type * as Events from "../../Events.js"
+import type { PendingToolCallInfo } from "../../Tambo.js"
+import type { Env } from "./env.js"
+
+/**
+ * Raw JSON arguments as far as they go, to show them: `{}` for none, the text
+ * itself when it is not JSON (the tool's schema then says why).
+ */
+const argsShown = (raw: string): unknown => {
+  try {
+    return raw.length === 0 ? {} : JSON.parse(raw)
+  } catch {
+    return raw
+  }
+}
+
+/** The pending calls of a thread, with their arguments decoded and validated. @internal */
+export const describe = (
+  env: Env,
+  threadId: string,
+  calls: ReadonlyArray<Events.PendingToolCall>
+): Effect.Effect<ReadonlyArray<PendingToolCallInfo>> =>
+  Effect.forEach(calls, (call) =>
+    Effect.gen(function* () {
+      const args = argsShown(call.arguments)
+      const tool = yield* env.registry.get(call.toolName)
+      if (Option.isNone(tool)) {
+        return { toolCallId: call.toolCallId, toolName: call.toolName, args, needsApproval: false, threadId }
+      }
+      const decoded = yield* Effect.either(tool.value.decodeArgs(args))
+      if (Either.isLeft(decoded)) {
+        return {
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          args,
+          needsApproval: false,
+          error: decoded.left.message,
+          threadId
+        }
+      }
+      const needsApproval = yield* Effect.orElseSucceed(tool.value.needsApproval(decoded.right), () => false)
+      return { toolCallId: call.toolCallId, toolName: call.toolName, args: decoded.right, needsApproval, threadId }
+    }))
+
+/** Pending calls as the store knows them: from the last pause, or from the server's thread after a reload. @internal */
+export const ofThread = (env: Env, threadId: string): Effect.Effect<ReadonlyArray<Events.PendingToolCall>> =>
+  Effect.map(env.store.getThread(threadId), (thread) => {
+    if (thread === undefined) return []
+    const inputs = new Map<string, unknown>()
+    for (const message of thread.thread.messages) {
+      for (const block of message.content) if (block.type === "tool_use") inputs.set(block.id, block.input)
+    }
+    return thread.pendingToolCalls.map((call) => ({
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      arguments: JSON.stringify(inputs.get(call.toolCallId) ?? {})
+    }))
+  })

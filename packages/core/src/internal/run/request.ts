@@ -1,0 +1,188 @@
+/**
+ * A run's requests: the first one (its message, with its context and the
+ * answers to calls the thread still waits on), and one per tool round (the
+ * round's results). Each is opened with the run's hooks, through which the
+ * transport hands over the ids in the response headers and the abort of the
+ * request.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
+import * as Auth from "../../Auth.js"
+import * as ClientState from "../../ClientState.js"
+import type { TamboError } from "../../TamboError.js"
+import type * as Transport from "../../TamboTransport.js"
+import type * as Types from "../../Types.js"
+import * as Unanswered from "../unanswered.js"
+import * as Cancel from "./cancel.js"
+import * as Context from "./context.js"
+import * as Env from "./env.js"
+import type { RunState } from "./state.js"
+import { pendingFromApi } from "./threads.js"
+
+/**
+ * Sets the first message and records what the run starts with: the user's message (and the
+ * answers to the calls the thread still waits on), or the caller's tool results.
+ *
+ * @internal
+ */
+export const prepare = (
+  env: Env.Env,
+  run: RunState,
+  before: ClientState.ThreadState | undefined
+): Effect.Effect<void, TamboError> =>
+  Effect.gen(function* () {
+    const at = yield* Env.now
+    const start = run.start
+    if (start._tag === "ToolResults") {
+      // The caller's results stay with the calls until the server takes them.
+      const given = new Map(start.results.map((result) => [result.toolUseId, result]))
+      run.awaiting = run.awaiting.map((call) => {
+        const result = given.get(call.toolCallId)
+        return result === undefined ? call : { ...call, result }
+      })
+      const additionalContext = run.additionalContext = run.options.additionalContext
+      run.firstMessage = {
+        role: "user",
+        content: start.results,
+        ...(additionalContext === undefined ? {} : { additionalContext })
+      }
+      yield* Env.recordNow(env, run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at }])
+      return
+    }
+    const message = Option.isSome(env.mcp) ? yield* env.mcp.value.resolveResources(start.message) : start.message
+    const additionalContext = run.additionalContext = yield* Context.gather(env, run.existing, message, run.options)
+    // Calls the thread still waits on are answered in the same message, before its content.
+    const unanswered = Unanswered.forNewMessage(before)
+    const sent = unanswered.send.length === 0 ? message : { ...message, content: [...unanswered.send, ...message.content] }
+    run.firstMessage = additionalContext === undefined ? sent : { ...sent, additionalContext }
+    yield* Env.recordNow(env, run.threadId, [
+      ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
+        ? [{ type: "INIT_THREAD", threadId: run.threadId, at } as const]
+        : []),
+      ...(unanswered.record.length === 0
+        ? []
+        : [{ type: "TOOL_RESULTS", threadId: run.threadId, results: unanswered.record, at } as const]),
+      {
+        type: "USER_MESSAGE",
+        threadId: run.threadId,
+        message: {
+          id: `local_user_${at}_${Env.nextLocal(env)}`,
+          role: "user",
+          content: message.content.map((c) => c),
+          createdAt: ClientState.toIsoString(at)
+        },
+        at
+      }
+    ])
+  })
+
+const requestFor = (run: RunState, message: Transport.InputMessage, previous: string | undefined): Transport.RunRequest => ({
+  message,
+  ...(previous === undefined ? {} : { previousRunId: previous }),
+  ...(run.tools.length > 0 ? { tools: run.tools } : {}),
+  ...(run.components.length > 0 ? { availableComponents: run.components } : {}),
+  ...(run.options.toolChoice === undefined ? {} : { toolChoice: run.options.toolChoice }),
+  ...(run.options.initialMessages === undefined ? {} : { initialMessages: run.options.initialMessages })
+})
+
+/** What a request tells the run, and how the run may stop it; `span` is the step's, its request's parent. @internal */
+export const hooksOf = (env: Env.Env, run: RunState, span: Tracer.Span): Transport.RunHooks => ({
+  registerAbort: Cancel.registerAbort(run),
+  // The response headers name the run before RUN_STARTED does: enough to cancel it.
+  onOpen: (ids) => {
+    if (ids.runId !== undefined) {
+      run.runId = ids.runId
+      // The server took the request's tool results (it names the run only once it has).
+      run.awaiting = []
+    }
+    Cancel.answered(run)
+    if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId
+  },
+  span,
+  // A request whose stream ends early tells the server before its connection closes.
+  beforeAbort: Effect.withParentSpan(Effect.suspend(() => Cancel.onServer(env, run)), run.span),
+  // After RUN_FINISHED the run waits for nothing more from the response: a server that keeps
+  // it open is not waited for.
+  finished: () => run.finished
+})
+
+/** A tool round's request: its results, on the run's thread, after the step that paused. @internal */
+export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray<Types.ToolResultContent>) =>
+(hooks: Transport.RunHooks): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
+  Auth.withCredentialsStream(env.auth, (c) =>
+    env.transport.runOnThread(
+      c,
+      run.threadId,
+      requestFor(
+        run,
+        {
+          role: "user",
+          content: results,
+          ...(run.additionalContext === undefined ? {} : { additionalContext: run.additionalContext })
+        },
+        run.lastRunId
+      ),
+      hooks
+    ))
+
+const open = (env: Env.Env, run: RunState, previous: string | undefined, hooks: Transport.RunHooks) => {
+  const first = requestFor(run, run.firstMessage, previous)
+  const existing = run.existing
+  // A 401 before the run starts (an expired token) exchanges again and retries once.
+  return Auth.withCredentialsStream(env.auth, (c) =>
+    existing === undefined
+      ? env.transport.createRun(c, first, hooks)
+      : env.transport.runOnThread(c, existing, first, hooks))
+}
+
+/**
+ * The first request. A stale previousRunId (another client, or a run cancelled before it was
+ * named, moved the thread on) is refused before any work: ask the server for the right one,
+ * once. So is a new message answering other tool calls than the server waits on (a run whose
+ * last request went unanswered may or may not have reached it): it answers the server's.
+ */
+const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
+  const existing = run.existing
+  return existing === undefined ? open(env, run, run.previousRunId, hooks) : open(env, run, run.previousRunId, hooks).pipe(
+    Stream.catchAll((error) =>
+      error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" ||
+          (run.start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))
+        ? Stream.unwrap(
+          Effect.map(
+            Env.withCredentials(env, (c) => env.transport.retrieveThread(c, existing)).pipe(Effect.withParentSpan(run.span)),
+            (remote) => {
+              if (run.start._tag === "Message") {
+                run.awaiting = pendingFromApi(remote)
+                run.firstMessage = Unanswered.forServer(run.firstMessage, run.awaiting)
+              }
+              return open(env, run, remote.lastCompletedRunId, hooks)
+            }
+          )
+        )
+        : Stream.fail(error)
+    )
+  )
+}
+
+/**
+ * The first request, as a run that displaced another one sends it: that run may still hold the
+ * server's lock for a moment (cancelled before its response named it, the server notices the
+ * closed connection on its next write).
+ *
+ * @internal
+ */
+export const first = (env: Env.Env, run: RunState) => (hooks: Transport.RunHooks) =>
+  run.displaced
+    ? Stream.retry(
+      opened(env, run, hooks),
+      Schedule.spaced("50 millis").pipe(
+        Schedule.intersect(Schedule.recurs(60)),
+        Schedule.whileInput((error: TamboError) => error._tag === "RunConflictError")
+      )
+    )
+    : opened(env, run, hooks)

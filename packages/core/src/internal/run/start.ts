@@ -1,0 +1,208 @@
+/**
+ * Starting a run: `Tambo.run` (a message) and `Tambo.continueRun` (the
+ * caller's results for a paused run). A run takes its thread's lock, records
+ * what it starts with, then streams its steps (see step.ts); its one
+ * finalizer records its end (see end.ts) and lets go of the lock.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
+import * as ClientState from "../../ClientState.js"
+import type { RunEvent, RunOptions, ToolCallResult } from "../../Tambo.js"
+import { type TamboError, ToolError } from "../../TamboError.js"
+import * as Tool from "../../Tool.js"
+import type * as Types from "../../Types.js"
+import * as Cancel from "./cancel.js"
+import * as End from "./end.js"
+import * as Env from "./env.js"
+import * as Lock from "./lock.js"
+import * as Pending from "./pending.js"
+import * as Request from "./request.js"
+import type { RunState, Start } from "./state.js"
+import * as Step from "./step.js"
+import { ensureThread } from "./threads.js"
+
+const defaultMaxSteps = 10
+
+/**
+ * A run's state as it starts. A new thread's run records into the placeholder (what a UI shows
+ * for a new conversation) unless another new-thread run is using it: then into a thread of its
+ * own. The placeholder is taken here, in the same synchronous step as the look at its owner.
+ */
+const makeState = (
+  env: Env.Env,
+  start: Start,
+  options: RunOptions,
+  requested: string,
+  span: Tracer.Span,
+  clock: RunState["clock"],
+  timing: boolean
+): RunState => {
+  const isNew = ClientState.isLocalThreadId(requested)
+  const localId = !isNew
+    ? undefined
+    : env.placeholderOwner === undefined && requested === ClientState.PLACEHOLDER_THREAD_ID
+    ? ClientState.PLACEHOLDER_THREAD_ID
+    : `${ClientState.LOCAL_THREAD_PREFIX}${Env.nextLocal(env)}`
+  const lockKey = localId === ClientState.PLACEHOLDER_THREAD_ID
+    ? `${ClientState.LOCAL_THREAD_PREFIX}${Env.nextLocal(env)}`
+    : localId ?? requested
+  const run: RunState = {
+    start,
+    options,
+    requested,
+    existing: isNew ? undefined : requested,
+    lockKey,
+    maxSteps: options.maxSteps ?? defaultMaxSteps,
+    autoExecute: options.autoExecuteTools ?? true,
+    span,
+    clock,
+    timing,
+    entry: {
+      cancel: Effect.suspend(() => Cancel.cancel(env, run)),
+      done: Effect.suspend(() => Lock.done(run))
+    },
+    tools: [],
+    components: [],
+    previousRunId: undefined,
+    firstMessage: { role: "user", content: [] },
+    additionalContext: undefined,
+    threadId: localId ?? requested,
+    runId: undefined,
+    lastRunId: undefined,
+    serverThreadId: undefined,
+    finished: false,
+    runError: undefined,
+    pending: [],
+    awaiting: [],
+    steps: 0,
+    locked: false,
+    displaced: false,
+    stepSpan: undefined,
+    callCounts: undefined,
+    recorded: false,
+    cancelSent: false,
+    cancelledWith: undefined,
+    cancelled: undefined,
+    awaitingAnswer: false,
+    answeredSignal: undefined,
+    abortRequest: Effect.void,
+    released: false,
+    releasedSignal: undefined
+  }
+  if (localId === ClientState.PLACEHOLDER_THREAD_ID) env.placeholderOwner = lockKey
+  return run
+}
+
+/** @internal */
+export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): Stream.Stream<RunEvent, TamboError> =>
+  // The run's span ends with the run's scope, after its end is recorded (see the finalizer). It
+  // is the parent of what starts the run, and handed to what needs it later, rather than put in
+  // the stream's context: there it would wrap every effect of every chunk in one more layer.
+  Stream.unwrapScoped(Effect.flatMap(Effect.makeSpanScoped("Tambo.run", { captureStackTrace: false }), (span) =>
+    Effect.withParentSpan(Effect.gen(function* () {
+      // Waits for a token exchange in flight; a refused one fails the run before it starts.
+      yield* env.auth.credentials
+      const requested = options.threadId ?? (yield* env.store.currentThreadId)
+      // A thread this client has not seen: load it, for its history and its previousRunId.
+      if (!ClientState.isLocalThreadId(requested)) yield* ensureThread(env, requested)
+      if (ClientState.isLocalThreadId(requested) && start._tag === "ToolResults") {
+        return yield* new ToolError({ reason: "NotPending", message: "A new thread has no pending tool calls" })
+      }
+      const clock = yield* Effect.clock
+      const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
+      const scope = yield* Effect.scope
+      // One finalizer for all the run holds, added with the state that takes the placeholder
+      // and no interruption in between: the end is recorded (and the server told) first, then
+      // the thread's lock and the placeholder are let go.
+      const run = yield* Effect.uninterruptible(Effect.suspend(() => {
+        const run = makeState(env, start, options, requested, span, clock, timing)
+        return Effect.as(
+          Scope.addFinalizerExit(scope, (exit) => {
+            Step.endStep(run, exit)
+            return Effect.ensuring(run.recorded ? End.recordEnd(env, run, exit) : Effect.void, Lock.release(env, run))
+          }),
+          run
+        )
+      }))
+      // The run's span gets the thread and first run ids at RUN_STARTED.
+      span.attribute("tambo.thread_id", run.existing ?? "new")
+      span.attribute("tambo.max_steps", run.maxSteps)
+      // One active run per thread in this client; what happens to a second one is the caller's choice.
+      yield* Lock.acquire(env, run)
+
+      run.tools = yield* env.registry.toApiTools
+      run.components = yield* env.registry.toApiComponents
+      // The thread as the run finds it: the run it follows, and the calls the server waits on.
+      const before = run.existing === undefined ? undefined : yield* env.store.getThread(run.existing)
+      run.previousRunId = before?.lastCompletedRunId
+      if (before !== undefined) run.awaiting = before.pendingToolCalls
+      yield* Request.prepare(env, run, before)
+      run.recorded = true
+      return Step.makeStep(env, run)(Request.first(env, run))
+    }), span)))
+
+/** A caller's result as the API's `tool_result` block. */
+const toToolResult = (result: ToolCallResult): Types.ToolResultContent => {
+  const text = typeof result.result === "string" ? result.result : JSON.stringify(result.result) ?? "null"
+  return result.isError === true
+    ? Tool.errorResult(result.toolCallId, text)
+    : Tool.toolResult(result.toolCallId, [{ type: "text", text: text.length === 0 ? "\"\"" : text }])
+}
+
+/** A caller's result checked against its tool's output schema, if it declares one. */
+const validateOutput = (env: Env.Env, toolName: string, result: ToolCallResult): Effect.Effect<void, ToolError> =>
+  Effect.gen(function* () {
+    const tool = yield* env.registry.get(toolName)
+    if (Option.isNone(tool)) return
+    const definition = tool.value.definition
+    const schema = Tool.isTool(definition) ? definition.output : definition.outputSchema
+    if (schema === undefined) return
+    yield* Tool.validate(schema, result.result).pipe(
+      Effect.mapError((error) =>
+        new ToolError({
+          reason: "InvalidResult",
+          message: `The result for ${toolName} does not match its output schema: ${error.message}`,
+          toolCallId: result.toolCallId
+        })
+      )
+    )
+  })
+
+/** Answers the pending tool calls of a paused run and streams the rest of it. @internal */
+export const continueRun = (
+  env: Env.Env,
+  threadId: string,
+  results: ReadonlyArray<ToolCallResult>,
+  options: Omit<RunOptions, "threadId"> = {}
+): Stream.Stream<RunEvent, TamboError> =>
+  Stream.unwrap(Effect.gen(function* () {
+    yield* ensureThread(env, threadId)
+    const pending = yield* Pending.ofThread(env, threadId)
+    const byId = new Map(pending.map((call) => [call.toolCallId, call]))
+    const answered = new Set<string>()
+    for (const message of (yield* env.store.getThread(threadId))!.thread.messages) {
+      for (const block of message.content) if (block.type === "tool_result") answered.add(block.toolUseId)
+    }
+    const content: Array<Types.ToolResultContent> = []
+    for (const result of results) {
+      const call = byId.get(result.toolCallId)
+      if (call === undefined) {
+        return yield* new ToolError({
+          reason: answered.has(result.toolCallId) ? "AlreadyAnswered" : "UnknownToolCall",
+          message: answered.has(result.toolCallId)
+            ? `Tool call ${result.toolCallId} was already answered`
+            : `Tool call ${result.toolCallId} is not pending on thread ${threadId}`,
+          toolCallId: result.toolCallId
+        })
+      }
+      if (result.isError !== true) yield* validateOutput(env, call.toolName, result)
+      content.push(toToolResult(result))
+    }
+    return startRun(env, { _tag: "ToolResults", results: content }, { ...options, threadId })
+  }))

@@ -1,0 +1,116 @@
+/**
+ * The state of one run, from its first request to its end: one record, read
+ * and written by the run's modules (request, step, tool round, approval,
+ * cancel, end) in synchronous steps. Nothing else writes it; `cancelRun` and
+ * other runs reach it only through the run's `ActiveRun` entry.
+ *
+ * @internal
+ */
+import type * as Clock from "effect/Clock"
+import type * as Deferred from "effect/Deferred"
+import type * as Effect from "effect/Effect"
+import type * as Tracer from "effect/Tracer"
+import type * as ClientState from "../../ClientState.js"
+import type * as Events from "../../Events.js"
+import type { RunOptions } from "../../Tambo.js"
+import type { ApiError, RunCancelledError } from "../../TamboError.js"
+import type * as Transport from "../../TamboTransport.js"
+import type * as Tool from "../../Tool.js"
+import type * as ToolExecutor from "../../ToolExecutor.js"
+import type * as Types from "../../Types.js"
+import type { ActiveRun } from "./env.js"
+
+/** What a run starts with: a message, or the caller's results for the calls a paused run waits on. @internal */
+export type Start =
+  | { readonly _tag: "Message"; readonly message: Transport.InputMessage }
+  | { readonly _tag: "ToolResults"; readonly results: ReadonlyArray<Types.ToolResultContent> }
+
+/** @internal */
+export interface RunState {
+  // -- fixed when the run starts --
+  readonly start: Start
+  readonly options: RunOptions
+  /** The thread asked for: a server's thread, or a local one for a run that creates its thread. */
+  readonly requested: string
+  /** The server's thread the run goes on, `undefined` for a run that creates its thread. */
+  readonly existing: string | undefined
+  /** The key of the run's lock until the server names its thread (then also that thread's id). */
+  readonly lockKey: string
+  readonly maxSteps: number
+  readonly autoExecute: boolean
+  /** The run's span: the parent of its steps and of what talks to the server for it. */
+  readonly span: Tracer.Span
+  /** Read synchronously by the per-chunk step (the test clock too), and to time spans. */
+  readonly clock: Clock.Clock
+  readonly timing: boolean
+  /** How other runs and `cancelRun` see this one. */
+  readonly entry: ActiveRun
+
+  // -- the requests --
+  /** The API's shapes of the registered tools and components, read once the run holds its thread. */
+  tools: ReadonlyArray<Tool.ApiTool>
+  components: ReadonlyArray<Tool.ApiComponent>
+  /** The run the first request follows (the thread's last completed one). */
+  previousRunId: string | undefined
+  firstMessage: Transport.InputMessage
+  additionalContext: Record<string, unknown> | undefined
+
+  // -- where the run stands --
+  /** Where its events are recorded: a local thread until RUN_STARTED names the server's. */
+  threadId: string
+  /** The server's run of the current step, once the response or RUN_STARTED named it. */
+  runId: string | undefined
+  /** The last step that finished: the next request's `previousRunId`. */
+  lastRunId: string | undefined
+  /** A new thread's id from the response headers, until RUN_STARTED moves the run there. */
+  serverThreadId: string | undefined
+  /** The current step reached RUN_FINISHED or RUN_ERROR. */
+  finished: boolean
+  /** The first RUN_ERROR, as the run's failure. */
+  runError: ApiError | RunCancelledError | undefined
+  /** The calls the current step paused for (`tambo.run.awaiting_input`). */
+  pending: Array<Events.PendingToolCall>
+  /**
+   * The calls the server waits on until a request answering them opens: kept pending in the
+   * store if the run ends before that.
+   */
+  awaiting: ReadonlyArray<ClientState.PendingToolCall>
+  /** Tool rounds taken. */
+  steps: number
+  /** The run holds the lock of its server thread. */
+  locked: boolean
+  /** The run waited for (or cancelled) another one on its thread. */
+  displaced: boolean
+  /** The span of the step streaming now, until the step ends. */
+  stepSpan: Tracer.Span | undefined
+  /** The run's calls of each tool, for their `maxCalls`; made at its first round. */
+  callCounts: ToolExecutor.CallCounts | undefined
+  /** The first message is in the store: the run's end is recorded too. */
+  recorded: boolean
+
+  // -- cancellation --
+  /** The server was told to cancel the current step's run. */
+  cancelSent: boolean
+  /** Set by `cancelRun`: what the run fails with. */
+  cancelledWith: RunCancelledError | undefined
+  /**
+   * Completed by `cancelRun`: a tool round waiting on it fails with it. Made only when a round
+   * waits on it or the run is cancelled (as are the other deferreds here): most runs need none.
+   */
+  cancelled: Deferred.Deferred<never, RunCancelledError> | undefined
+  /** A request was sent and its response has not come (or its step ended). */
+  awaitingAnswer: boolean
+  /** Completed when that response comes: what a cancellation waits on. */
+  answeredSignal: Deferred.Deferred<void> | undefined
+  /** Aborts the request in flight; the transport hands it over as each request starts. */
+  abortRequest: Effect.Effect<void>
+
+  // -- the lock --
+  /** The run let go of its thread. */
+  released: boolean
+  /**
+   * What a run waiting for this one awaits: made by the first such run, in the same
+   * synchronous step as its look at `released`, so a release cannot come in between.
+   */
+  releasedSignal: Deferred.Deferred<void> | undefined
+}

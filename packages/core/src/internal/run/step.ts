@@ -1,0 +1,249 @@
+/**
+ * A run's steps: each one a request's stream of events, recorded chunk by
+ * chunk into the run's thread and passed on with the thread as it stands,
+ * then what follows it (the run's end, its failure, or a tool round and the
+ * next step), all in one channel. The work per event is O(1): the run's own
+ * bookkeeping of the chunk (`track`) and one store action per chunk.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type * as Events from "../../Events.js"
+import * as ClientState from "../../ClientState.js"
+import type { RunEvent } from "../../Tambo.js"
+import { ApiError, RunCancelledError, type TamboError, TransportError } from "../../TamboError.js"
+import type * as Transport from "../../TamboTransport.js"
+import type * as Types from "../../Types.js"
+import * as Cancel from "./cancel.js"
+import * as Env from "./env.js"
+import * as Lock from "./lock.js"
+import * as Request from "./request.js"
+import type { RunState } from "./state.js"
+import { toolRound } from "./toolRound.js"
+
+/** What a run's step reads (the transport's events) and writes (the run's). */
+type StepChannel = Channel.Channel<
+  Chunk.Chunk<RunEvent>,
+  Chunk.Chunk<Transport.RunStreamEvent>,
+  TamboError,
+  TamboError,
+  unknown,
+  unknown
+>
+
+/** Opens a step's request with the step's hooks. @internal */
+export type Open = (hooks: Transport.RunHooks) => Stream.Stream<Transport.RunStreamEvent, TamboError>
+
+/**
+ * A streamed event, as a class instance rather than an object literal: V8
+ * decides per literal site to allocate straight into the old generation once
+ * most of a site's objects outlive a young collection, and a run event born
+ * old keeps its young event alive through every young collection until the
+ * next full one. V8 does not allocate a class's instances old that way.
+ */
+class StreamedRunEvent implements RunEvent {
+  constructor(
+    readonly event: Transport.RunStreamEvent,
+    readonly threadId: string,
+    readonly snapshot: Types.TamboThread
+  ) {}
+}
+
+/** The typed failure of a run the server ended with `RUN_ERROR`. */
+const runErrorFrom = (event: Events.RunErrorEvent, threadId: string): ApiError | RunCancelledError =>
+  event.code === "CANCELLED"
+    ? new RunCancelledError({ reason: "CancelledByServer", message: event.message, threadId })
+    : new ApiError({
+      reason: "RunError",
+      message: event.message,
+      retryable: event.isRetryable ?? false,
+      ...(event.code === undefined ? {} : { code: event.code }),
+      ...(event.status === undefined ? {} : { status: event.status }),
+      ...(event.category === "client_error" || event.category === "server_error" ? { category: event.category } : {})
+    })
+
+/** Ends the span of the step streaming now, if any. @internal */
+export const endStep = (run: RunState, exit: Exit.Exit<unknown, unknown>): void => {
+  const span = run.stepSpan
+  if (span === undefined) return
+  run.stepSpan = undefined
+  span.end(run.timing ? run.clock.unsafeCurrentTimeNanos() : 0n, exit)
+}
+
+/**
+ * The run's own bookkeeping of a chunk's events, up to its step's end: returns the index
+ * of the event that ends the step (RUN_FINISHED, RUN_ERROR), else -1.
+ */
+const track = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>): number => {
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!
+    switch (event.type) {
+      case "RUN_STARTED": {
+        run.threadId = event.threadId
+        run.runId = event.runId
+        run.finished = false
+        if (run.steps === 0) {
+          run.span.attribute("tambo.thread_id", event.threadId)
+          run.span.attribute("tambo.run_id", event.runId)
+        }
+        run.stepSpan?.attribute("tambo.thread_id", event.threadId)
+        run.stepSpan?.attribute("tambo.run_id", event.runId)
+        break
+      }
+      case "RUN_FINISHED": {
+        run.finished = true
+        run.lastRunId = run.runId
+        return i
+      }
+      case "RUN_ERROR": {
+        run.finished = true
+        // The API sends RUN_ERROR twice: the first one is the error, and the end.
+        run.runError = runErrorFrom(event, run.threadId)
+        return i
+      }
+      case "CUSTOM": {
+        if (event.name === "tambo.run.awaiting_input" && "pendingToolCalls" in event.value) {
+          run.pending = [...event.value.pendingToolCalls]
+        }
+        break
+      }
+    }
+  }
+  return -1
+}
+
+/** A new thread's run named by its response's headers but not by a RUN_STARTED starts as the headers say. */
+const startedByHeaders = (
+  run: RunState,
+  events: ReadonlyArray<Transport.RunStreamEvent>
+): ReadonlyArray<Transport.RunStreamEvent> =>
+  run.serverThreadId === undefined || run.runId === undefined || events[0]!.type === "RUN_STARTED"
+    ? events
+    : [{ type: "RUN_STARTED", threadId: run.serverThreadId, runId: run.runId }, ...events]
+
+const runEvents = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>, thread: Types.TamboThread): Chunk.Chunk<RunEvent> => {
+  const out: Array<RunEvent> = new Array(events.length)
+  for (let i = 0; i < events.length; i++) {
+    out[i] = new StreamedRunEvent(events[i]!, run.threadId, thread)
+  }
+  return Chunk.unsafeFromArray(out)
+}
+
+/**
+ * The steps of a run: `step(open)` streams one step (its request made by `open`) in a span of
+ * its own, then what follows it. The channels are made once per run.
+ *
+ * @internal
+ */
+export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.Stream<RunEvent, TamboError> => {
+  // Every chunk is recorded by a plain function of it where the store allows. A stage that
+  // waits for the store's batch holds its chunk meanwhile, and so does every concurrent run
+  // waiting for the same batch: their events outlive young collections (in 100 concurrent
+  // runs, the first chunks alone made the collector copy half as much again).
+  const stepLoop: StepChannel = Channel.readWithCause({
+    onInput: (chunk: Chunk.Chunk<Transport.RunStreamEvent>) => {
+      let events = Chunk.toReadonlyArray(chunk)
+      // The transport's empty chunk after each read: nothing to record or pass on.
+      if (events.length === 0) return stepLoop
+      const from = run.threadId
+      if (ClientState.isLocalThreadId(from)) events = startedByHeaders(run, events)
+      const end = track(run, events)
+      // Nothing after the step's end is the run's: neither recorded nor passed on.
+      if (end >= 0 && end < events.length - 1) events = events.slice(0, end + 1)
+      const next = end < 0 ? emptyThenLoop : events[end]!.type === "RUN_ERROR" ? endAtError : emptyThenDrain
+      const threadId = run.threadId
+      // The thread has its id now: cancelRun and conflicts can find the run under it.
+      if (!run.locked && !ClientState.isLocalThreadId(threadId)) Lock.moveTo(env, run, threadId)
+      // A chunk as one action: the reducer moves the run to its thread at RUN_STARTED.
+      const actions: ReadonlyArray<ClientState.Action> = [
+        { type: "EVENTS", threadId: from, events, at: run.clock.unsafeCurrentTimeMillis() }
+      ]
+      // A chunk on the run's thread costs what it touches; one that moves the run to its
+      // thread is written at once only if the store can do that in place.
+      const recorded = env.store.tryRecord(threadId, actions)
+      if (recorded !== undefined) {
+        return Channel.zipRight(Channel.write(runEvents(run, events, recorded.thread)), next)
+      }
+      // Else it goes in the store's per-tick batch with what concurrent runs record.
+      return Channel.flatMap(
+        Channel.fromEffect(Env.record(env, threadId, actions)),
+        (thread) => Channel.zipRight(Channel.write(runEvents(run, events, thread!.thread)), next)
+      )
+    },
+    onFailure: (cause) => {
+      Cancel.answered(run)
+      endStep(run, Exit.failCause(cause))
+      // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
+      return run.cancelledWith !== undefined && Option.isSome(Cause.failureOption(cause))
+        ? Channel.fail(run.cancelledWith)
+        : Channel.failCause(cause)
+    },
+    onDone: () => endOfStep
+  })
+
+  // An empty chunk after each one, as the transport does (see TamboTransport.decodeSse):
+  // the run's channel then does not hold the consumer's last chunk, its events and
+  // snapshots, while the run waits for the server.
+  const emptyThenLoop = Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), stepLoop)
+
+  // After RUN_FINISHED the step reads to the response's end and keeps none of it: the server
+  // ends it at once, and aborting it instead would cost every run its connection.
+  const drain: StepChannel = Channel.readWithCause({
+    onInput: () => drain,
+    // The run finished: a connection that breaks after that ends nothing (a defect still does).
+    onFailure: (cause) => Option.isSome(Cause.failureOption(cause)) ? endOfStep : Channel.failCause(cause),
+    onDone: () => endOfStep
+  })
+  const endOfStep = Channel.suspend(() => {
+    Cancel.answered(run)
+    endStep(run, Exit.void)
+    return afterStep()
+  })
+  const emptyThenDrain = Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), drain)
+  // The first RUN_ERROR ends the run: the response is let go (the server closes it anyway).
+  const endAtError = Channel.zipRight(Channel.fromEffect(Effect.suspend(() => run.abortRequest)), endOfStep)
+
+  /** What follows a step: the run's end, its failure, or a round of tools. */
+  const afterStep = (): Channel.Channel<Chunk.Chunk<RunEvent>, unknown, TamboError, unknown, unknown, unknown> => {
+    if (run.cancelledWith !== undefined) return Channel.fail(run.cancelledWith)
+    if (run.runError !== undefined) return Channel.fail(run.runError)
+    if (!run.finished) {
+      return Channel.fail(
+        new TransportError({ reason: "Disconnected", message: "The run's stream ended before RUN_FINISHED" })
+      )
+    }
+    if (run.pending.length === 0) return Channel.void
+    // What a round runs (tools, approvals, the next request) is in the run's span, and a
+    // cancellation while it runs is what the run fails with.
+    const round = toolRound(env, run, (results) => step(Request.continueWith(env, run, results)))
+    return Channel.catchAll(
+      Stream.toChannel(Stream.unwrap(Effect.withParentSpan(round, run.span))),
+      (error) => Channel.fail(Cancel.orCancellation(run, error))
+    )
+  }
+
+  const step = (open: Open): Stream.Stream<RunEvent, TamboError> =>
+    Stream.fromChannel(Channel.unwrap(Effect.uninterruptible(Effect.map(
+      // The stack at this point is the SDK's own: not worth capturing for every step.
+      Effect.makeSpan("Tambo.step", {
+        attributes: { "tambo.step": run.steps },
+        captureStackTrace: false,
+        parent: run.span
+      }),
+      // Made and recorded as open with no interruption in between: a span made is ended.
+      (span) => {
+        run.stepSpan = span
+        // Nothing of this step has finished yet, whether or not its server says RUN_STARTED.
+        run.finished = false
+        return Channel.pipeTo(Stream.toChannel(open(Request.hooksOf(env, run, span))), stepLoop)
+      }
+    ))))
+
+  return step
+}

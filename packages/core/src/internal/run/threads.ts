@@ -1,0 +1,95 @@
+/**
+ * Threads as the service loads, names and reads them: what runs need of a
+ * thread beyond their own stream.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Tracer from "effect/Tracer"
+import * as ClientState from "../../ClientState.js"
+import type { TamboError } from "../../TamboError.js"
+import type * as Transport from "../../TamboTransport.js"
+import type * as Types from "../../Types.js"
+import { messageFromApi, threadFromApi } from "../convert.js"
+import * as Env from "./env.js"
+
+/** The calls a fetched thread waits on, named from its `tool_use` blocks. @internal */
+export const pendingFromApi = (remote: Transport.ThreadWithMessages): ReadonlyArray<ClientState.PendingToolCall> => {
+  const ids = remote.pendingToolCallIds ?? []
+  if (ids.length === 0) return []
+  const names = new Map<string, string>()
+  for (const message of remote.messages) {
+    for (const block of message.content) if (block.type === "tool_use") names.set(block.id, block.name)
+  }
+  return ids.flatMap((toolCallId) => {
+    const toolName = names.get(toolCallId)
+    return toolName === undefined ? [] : [{ toolCallId, toolName }]
+  })
+}
+
+/** Loads a thread and its messages from the API into the store. @internal */
+export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types.TamboThread, TamboError> =>
+  Effect.gen(function* () {
+    const remote = yield* Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId))
+    const at = yield* Env.now
+    const state = yield* Env.apply(env, [
+      { type: "INIT_THREAD", threadId, at, initialThread: threadFromApi(remote) },
+      {
+        type: "LOAD_THREAD_MESSAGES",
+        threadId,
+        messages: remote.messages.map(messageFromApi),
+        skipIfStreaming: true
+      },
+      ...(remote.lastCompletedRunId === undefined
+        ? []
+        : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId, runId: remote.lastCompletedRunId } as const]),
+      // The server keeps the ids of the calls a paused run waits on: they survive a reload.
+      { type: "UPDATE_THREAD", threadId, patch: { pendingToolCalls: pendingFromApi(remote) } }
+    ])
+    return state.threadMap[threadId]!.thread
+  })
+
+/** Loads a thread the store does not hold. @internal */
+export const ensureThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
+  Effect.flatMap(
+    env.store.getThread(threadId),
+    (thread) => thread === undefined ? Effect.asVoid(fetchThread(env, threadId)) : Effect.void
+  )
+
+/** Makes a thread current; one that cannot be loaded does not stay current: runs would all fail on it. @internal */
+export const switchThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
+  Effect.gen(function* () {
+    const previous = yield* env.store.currentThreadId
+    const known = (yield* env.store.getThread(threadId)) !== undefined
+    yield* Env.apply(env, [{ type: "SET_CURRENT_THREAD", threadId }])
+    if (!known && threadId !== ClientState.PLACEHOLDER_THREAD_ID) {
+      yield* fetchThread(env, threadId).pipe(
+        Effect.tapError(() => Env.apply(env, [{ type: "SET_CURRENT_THREAD", threadId: previous }]))
+      )
+    }
+  })
+
+/** Asks the API to name a thread, and records the name. @internal */
+export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effect<Option.Option<string>, TamboError> =>
+  Effect.gen(function* () {
+    const name = yield* Env.withCredentials(env, (c) => env.transport.generateThreadName(c, threadId))
+    if (Option.isSome(name)) yield* Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name: name.value } }])
+    return name
+  })
+
+/**
+ * Names a thread in the background once it has enough messages (best effort), in the span of
+ * the run that got it there.
+ *
+ * @internal
+ */
+export const maybeName = (env: Env.Env, threadId: string, runSpan: Tracer.Span): Effect.Effect<void> =>
+  env.options.autoGenerateThreadName !== true ? Effect.void : Effect.gen(function* () {
+    if (env.named.has(threadId)) return
+    const thread = (yield* env.store.getThread(threadId))?.thread
+    if (thread === undefined || (thread.name !== undefined && thread.name !== "")) return
+    if (thread.messages.length < (env.options.autoGenerateNameThreshold ?? 3)) return
+    env.named.add(threadId)
+    yield* Effect.forkIn(Effect.ignore(generateThreadName(env, threadId)), env.scope)
+  }).pipe(Effect.withParentSpan(runSpan))

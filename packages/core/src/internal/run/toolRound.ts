@@ -1,0 +1,102 @@
+/**
+ * A tool round: the step paused for client-side tools
+ * (`tambo.run.awaiting_input`); their calls are described, approved, run, and
+ * their results recorded, then the run goes on with them (`next`). With
+ * `autoExecuteTools: false` the stream ends with the calls to answer instead.
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import type { ClientEvent, RunEvent } from "../../Tambo.js"
+import { MaxStepsExceededError, type TamboError } from "../../TamboError.js"
+import * as ToolExecutor from "../../ToolExecutor.js"
+import type * as Types from "../../Types.js"
+import * as Approval from "./approval.js"
+import * as Cancel from "./cancel.js"
+import * as Env from "./env.js"
+import * as Pending from "./pending.js"
+import type { RunState } from "./state.js"
+
+/** An event of the client's own, with the run's thread as it stands. */
+const clientEvent = (env: Env.Env, run: RunState, event: ClientEvent) =>
+  Effect.map(env.store.getThread(run.threadId), (thread): RunEvent => ({
+    event,
+    threadId: run.threadId,
+    snapshot: thread!.thread
+  }))
+
+/** Runs the approved calls, concurrently, each once per paused step (see ToolExecutor). */
+const execute = (env: Env.Env, run: RunState, toRun: ReadonlyArray<ToolExecutor.ToolCall>) =>
+  toRun.length === 0 ? Effect.succeed([]) : env.executor.execute(toRun, {
+    ...(env.options.toolConcurrency === undefined ? {} : { concurrency: env.options.toolConcurrency }),
+    ...(run.options.toolTimeout === undefined ? {} : { timeout: run.options.toolTimeout }),
+    // The paused step names its calls' results; maxCalls counts across the whole run.
+    ...(run.lastRunId === undefined ? {} : { threadId: run.threadId, runId: run.lastRunId }),
+    callCounts: run.callCounts ??= ToolExecutor.makeCallCounts(),
+    // Approval was decided before.
+    approve: () => Effect.succeed(true)
+  }).pipe(Effect.withSpan("Tambo.executeTools", {
+    attributes: { "tambo.thread_id": run.threadId, "tambo.run_id": run.lastRunId ?? "" }
+  }))
+
+/** @internal */
+export const toolRound = (
+  env: Env.Env,
+  run: RunState,
+  next: (results: ReadonlyArray<Types.ToolResultContent>) => Stream.Stream<RunEvent, TamboError>
+): Effect.Effect<Stream.Stream<RunEvent, TamboError>, TamboError> =>
+  Effect.gen(function* () {
+    const calls = run.pending
+    run.pending = []
+    run.awaiting = calls.map(({ toolCallId, toolName }) => ({ toolCallId, toolName }))
+    const infos = yield* Pending.describe(env, run.threadId, calls)
+    if (!run.autoExecute) {
+      // Manual execution: the stream ends with what the caller must answer (continueRun).
+      return Stream.fromEffect(clientEvent(env, run, { type: "CLIENT_AWAITING_TOOL_RESULTS", pendingToolCalls: infos }))
+    }
+    run.steps++
+    if (run.steps > run.maxSteps) {
+      return yield* new MaxStepsExceededError({
+        reason: "MaxSteps",
+        message: `The run asked for more than ${run.maxSteps} tool rounds`,
+        maxSteps: run.maxSteps,
+        threadId: run.threadId,
+        ...(run.lastRunId === undefined ? {} : { runId: run.lastRunId })
+      })
+    }
+    const needing = infos.filter((info) => info.needsApproval)
+    const handler = run.options.onApproval ?? env.options.onApproval
+    const byHuman = handler === undefined ? yield* Approval.awaitHuman(env, needing) : undefined
+    const requested = byHuman === undefined
+      ? Stream.empty
+      : Stream.fromIterable(needing).pipe(
+        Stream.mapEffect((info) => clientEvent(env, run, { type: "CLIENT_APPROVAL_REQUESTED", ...info }))
+      )
+    const proceed = Effect.gen(function* () {
+      const decisions = new Map(yield* (byHuman ?? Approval.byHandler(handler!, needing)))
+      const { denied, toRun } = Approval.apply(calls, decisions)
+      const executed = yield* execute(env, run, toRun)
+      const byId = new Map<string, Types.ToolResultContent>()
+      for (const result of [...denied, ...executed]) byId.set(result.toolUseId, result)
+      const results = calls.flatMap((call) => {
+        const result = byId.get(call.toolCallId)
+        return result === undefined ? [] : [result]
+      })
+      const at = yield* Env.now
+      yield* Env.recordNow(env, run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
+      // Until the server takes them, the results stay with the calls it waits on.
+      run.awaiting = run.awaiting.map((call) => {
+        const result = byId.get(call.toolCallId)
+        return result === undefined ? call : { ...call, result }
+      })
+      run.runId = undefined
+      return next(results)
+    })
+    // Tools and approvals run between two requests: a cancellation stops them too.
+    return Stream.concat(
+      requested,
+      Stream.unwrap(Effect.raceFirst(Effect.withParentSpan(proceed, run.span), Deferred.await(Cancel.cancelledSignal(run))))
+    )
+  })
