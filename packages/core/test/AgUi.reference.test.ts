@@ -3,7 +3,7 @@
 // held to these conversations and states.
 import type { Message } from "@ag-ui/client"
 import { AgUiAgent } from "@tambo-effect/testing"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
 import { type ReferenceTool, runReference } from "./agui/reference.js"
 
 const hello: Message = { id: "u1", role: "user", content: "hello" }
@@ -94,7 +94,10 @@ describe("HttpAgent against the scripted AG-UI agent (the reference conversation
   })
 
   it("a STATE_DELTA through __proto__: the client refuses it (warns, keeps the state) and the run goes on", async () => {
-    const outcome = await run(AgUiAgent.scripts.hostileState)
+    const warnings: Array<string> = []
+    const warn = vi.spyOn(console, "warn").mockImplementation((message: unknown) => void warnings.push(String(message)))
+    const outcome = await run(AgUiAgent.scripts.hostileState).finally(() => warn.mockRestore())
+    expect(warnings).toEqual([expect.stringContaining("Failed to apply state patch")])
     expect(outcome.state).toEqual({ count: 0 })
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
     expect([outcome.runError, outcome.failure]).toEqual([undefined, undefined])

@@ -115,6 +115,11 @@ export const runReference = async (options: ReferenceOptions): Promise<Reference
           },
           onRunErrorEvent: ({ event }) => {
             runError = { message: event.message, code: event.code }
+          },
+          // Taken here rather than as runAgent's rejection, which the client also logs as an error.
+          onRunFailed: ({ error }) => {
+            failure = error.message
+            return { stopPropagation: true }
           }
         }
       )
