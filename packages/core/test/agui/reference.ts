@@ -117,9 +117,10 @@ export const runReference = async (options: ReferenceOptions): Promise<Reference
             runError = { message: event.message, code: event.code }
           },
           // Taken here rather than as runAgent's rejection, which the client also logs as an error.
+          // Its types leave `stopPropagation` out of what this callback returns, but the client reads it.
           onRunFailed: ({ error }) => {
             failure = error.message
-            return { stopPropagation: true }
+            return { stopPropagation: true } as unknown as void
           }
         }
       )

@@ -8,7 +8,9 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { extname, join, normalize, resolve, sep } from "node:path"
-import { type BrowserContext, chromium } from "playwright-core"
+import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { afterAll, afterEach, beforeAll } from "vitest"
 
 const repo = resolve(import.meta.dirname, "../../../..")
 export const appDir = join(repo, "scratchpad/react-chat")
@@ -175,4 +177,70 @@ export const launchBrowser = async (
       await rm(profile, { recursive: true, force: true })
     }
   }
+}
+
+/**
+ * What a browser test file shares: the app built and served under `basePath`, one Chromium
+ * for the file (with `chromiumArgs`), and the page and testing server of each test, closed
+ * after it. Skipped, saying why, where Chromium is missing outside CI.
+ */
+export const useExampleApp = (
+  options: { readonly basePath?: string; readonly chromiumArgs?: ReadonlyArray<string> } = {}
+) => {
+  const skipped = skipBrowserTests()
+  let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined
+  let site: Awaited<ReturnType<typeof serveStatic>> | undefined
+  let api: TestServer | undefined
+  let page: Page | undefined
+
+  beforeAll(async () => {
+    if (skipped !== undefined) return
+    await ensureAppBuilt()
+    await mkdir(outputDir, { recursive: true })
+    site = await serveStatic(distDir, options.basePath ?? "/some/path/react-chat/")
+    browser = await launchBrowser(options.chromiumArgs)
+  }, 180_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await site?.close()
+  })
+
+  afterEach(async () => {
+    await page?.close()
+    page = undefined
+    await api?.close()
+    api = undefined
+  })
+
+  /** The app's address for a testing server, without MCP. */
+  const appUrl = (server: TestServer) =>
+    `${site!.url}/index.html?${new URLSearchParams({ tamboUrl: server.url, apiKey: server.apiKey, userKey: "browser-user", mcpUrl: "" })}`
+
+  /**
+   * The app on a testing server started with `serverOptions`, in a page of `viewport`; `errors`
+   * collects what normal use must not produce (page errors, console errors, failed responses
+   * and requests; an aborted request is a cancel's, not an error).
+   */
+  const openApp = async (serverOptions: TestServerOptions, viewport?: { readonly width: number; readonly height: number }) => {
+    api = await startTestServer(serverOptions)
+    page = await browser!.context.newPage()
+    if (viewport !== undefined) await page.setViewportSize(viewport)
+    const errors: Array<string> = []
+    page.on("pageerror", (error) => errors.push(error.message))
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(`console: ${message.text()}`)
+    })
+    page.on("response", (response) => {
+      if (response.status() >= 400) errors.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
+    })
+    page.on("requestfailed", (request) => {
+      if (request.failure()?.errorText !== "net::ERR_ABORTED") errors.push(`failed ${request.method()} ${request.url()}`)
+    })
+    await page.goto(appUrl(api))
+    await page.getByTestId("message-input").waitFor()
+    return { api, page, errors }
+  }
+
+  return { skipped, openApp }
 }

@@ -7,69 +7,14 @@
  * Screenshots of the app at 1200 px and 420 px go to
  * `packages/react/test-output/`.
  */
-import { Script, type TestServer, startTestServer } from "@tambo-effect/testing"
-import { mkdir } from "node:fs/promises"
+import { Script } from "@tambo-effect/testing"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { distDir, ensureAppBuilt, FAKE_MICROPHONE_ARGS, launchBrowser, outputDir, serveStatic, skipBrowserTests } from "./app.js"
+import { describe, expect, it } from "vitest"
+import { FAKE_MICROPHONE_ARGS, outputDir, useExampleApp } from "./app.js"
 
-// Skipped, saying why, where Chromium is missing outside CI (see app.ts).
-const skipped = skipBrowserTests()
-
-let browser: Awaited<ReturnType<typeof launchBrowser>>
-let site: Awaited<ReturnType<typeof serveStatic>>
-let api: TestServer | undefined
-let page: Page | undefined
-
-beforeAll(async () => {
-  if (skipped !== undefined) return
-  await ensureAppBuilt()
-  await mkdir(outputDir, { recursive: true })
-  site = await serveStatic(distDir, "/react-chat/")
-  browser = await launchBrowser(FAKE_MICROPHONE_ARGS)
-}, 180_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await site?.close()
-})
-
-afterEach(async () => {
-  await page?.close()
-  page = undefined
-  await api?.close()
-  api = undefined
-})
-
-/** The app's address for the testing server. */
-const appUrl = (server: TestServer) =>
-  `${site.url}/index.html?${new URLSearchParams({ tamboUrl: server.url, apiKey: server.apiKey, userKey: "browser-user", mcpUrl: "" })}`
-
-/**
- * A testing server with `options`, and the app open on it. `errors` collects
- * what normal use must not produce: uncaught errors, console errors, HTTP
- * answers of 400 or more, failed requests (other than those the app aborted).
- */
-const openApp = async (options: Parameters<typeof startTestServer>[0], viewport = { width: 1200, height: 800 }) => {
-  api = await startTestServer(options)
-  page = await browser.context.newPage()
-  await page.setViewportSize(viewport)
-  const errors: Array<string> = []
-  page.on("pageerror", (error) => errors.push(error.message))
-  page.on("console", (message) => {
-    if (message.type() === "error") errors.push(`console: ${message.text()}`)
-  })
-  page.on("response", (response) => {
-    if (response.status() >= 400) errors.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
-  })
-  page.on("requestfailed", (request) => {
-    if (request.failure()?.errorText !== "net::ERR_ABORTED") errors.push(`failed ${request.method()} ${request.url()}`)
-  })
-  await page.goto(appUrl(api))
-  await page.getByTestId("message-input").waitFor()
-  return { api, page, errors }
-}
+// One Chromium and the served app for this file; skipped, saying why, where Chromium is missing outside CI.
+const { openApp, skipped } = useExampleApp({ basePath: "/react-chat/", chromiumArgs: FAKE_MICROPHONE_ARGS })
 
 const send = async (page: Page, text: string) => {
   await page.getByTestId("message-input").fill(text)

@@ -4,58 +4,14 @@
  * user's edit reaches the model with the next message. Each test ends with
  * a screenshot in `packages/react/test-output/`.
  */
-import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
-import { mkdir } from "node:fs/promises"
+import { Script } from "@tambo-effect/testing"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { distDir, ensureAppBuilt, launchBrowser, outputDir, serveStatic, skipBrowserTests } from "./app.js"
+import { describe, expect, it } from "vitest"
+import { outputDir, useExampleApp } from "./app.js"
 
-// Skipped, saying why, where Chromium is missing outside CI (see app.ts).
-const skipped = skipBrowserTests()
-
-let browser: Awaited<ReturnType<typeof launchBrowser>>
-let site: Awaited<ReturnType<typeof serveStatic>>
-let api: TestServer | undefined
-let page: Page | undefined
-
-beforeAll(async () => {
-  if (skipped !== undefined) return
-  await ensureAppBuilt()
-  await mkdir(outputDir, { recursive: true })
-  site = await serveStatic(distDir, "/some/path/react-chat/")
-  browser = await launchBrowser()
-}, 180_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await site?.close()
-})
-
-afterEach(async () => {
-  await page?.close()
-  page = undefined
-  await api?.close()
-  api = undefined
-})
-
-/** The app on a testing server playing `script`, without MCP; `errors` collects what normal use must not produce. */
-const openApp = async (script: Script.ScriptSource) => {
-  api = await startTestServer({ script })
-  page = await browser.context.newPage()
-  const errors: Array<string> = []
-  page.on("pageerror", (error) => errors.push(error.message))
-  page.on("console", (message) => {
-    if (message.type() === "error") errors.push(`console: ${message.text()}`)
-  })
-  page.on("response", (response) => {
-    if (response.status() >= 400) errors.push(`${response.status()} ${new URL(response.url()).pathname}`)
-  })
-  const query = new URLSearchParams({ tamboUrl: api.url, apiKey: api.apiKey, userKey: "browser-user", mcpUrl: "" })
-  await page.goto(`${site.url}/index.html?${query}`)
-  await page.getByTestId("message-input").waitFor()
-  return { api, page, errors }
-}
+// One Chromium and the served app for this file; skipped, saying why, where Chromium is missing outside CI.
+const { openApp, skipped } = useExampleApp()
 
 const send = async (page: Page, text: string) => {
   await page.getByTestId("message-input").fill(text)
@@ -78,14 +34,14 @@ const noteInContext = (body: unknown) =>
 
 describe.skipIf(skipped !== undefined)("react-chat's interactable note in Chromium", () => {
   it("the model rewrites the note through its update tool", async () => {
-    const { api, errors, page } = await openApp((request) => {
+    const { api, errors, page } = await openApp({ script: (request) => {
       if (request.toolResults.length > 0) return [Script.text(`I rewrote your note: ${request.toolResults[0]!.text}`)]
       // The tool's name carries the note's id, which the page chose: read it from the request.
       const tool = request.tools.find((candidate) => candidate.name.startsWith("update_component_props_Note-"))
       if (tool === undefined) return [Script.text("I see no note.")]
       const componentId = tool.name.slice("update_component_props_".length)
       return [Script.toolCall(tool.name, { componentId, newProps: { text: "Buy oat milk, call Sam at 5." } })]
-    })
+    } })
     await expect.poll(() => page.getByTestId("note-text").textContent()).toBe("Buy milk, call Sam.")
     await send(page, "Make my note more precise")
 
@@ -101,7 +57,7 @@ describe.skipIf(skipped !== undefined)("react-chat's interactable note in Chromi
   })
 
   it("the user's edit of the note reaches the next request", async () => {
-    const { api, errors, page } = await openApp([Script.text("Noted.")])
+    const { api, errors, page } = await openApp({ script: [Script.text("Noted.")] })
     await page.getByTestId("note-edit").click()
     await page.getByTestId("note-editor").fill("Pick up the parcel before noon.")
     await page.getByTestId("note-edit").click()

@@ -4,58 +4,14 @@
  * the page and time context helpers. Each test ends with a screenshot in
  * `packages/react/test-output/`.
  */
-import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
-import { mkdir } from "node:fs/promises"
+import { Script, type TestServer } from "@tambo-effect/testing"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { distDir, ensureAppBuilt, launchBrowser, outputDir, serveStatic, skipBrowserTests } from "./app.js"
+import { describe, expect, it } from "vitest"
+import { outputDir, useExampleApp } from "./app.js"
 
-// Skipped, saying why, where Chromium is missing outside CI (see app.ts).
-const skipped = skipBrowserTests()
-
-let browser: Awaited<ReturnType<typeof launchBrowser>>
-let site: Awaited<ReturnType<typeof serveStatic>>
-let api: TestServer | undefined
-let page: Page | undefined
-
-beforeAll(async () => {
-  if (skipped !== undefined) return
-  await ensureAppBuilt()
-  await mkdir(outputDir, { recursive: true })
-  site = await serveStatic(distDir, "/some/path/react-chat/")
-  browser = await launchBrowser()
-}, 180_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await site?.close()
-})
-
-afterEach(async () => {
-  await page?.close()
-  page = undefined
-  await api?.close()
-  api = undefined
-})
-
-/** The app on a testing server with `script`; `errors` collects page errors, console errors and HTTP errors. */
-const openApp = async (script: Script.ScriptSource) => {
-  api = await startTestServer({ script })
-  page = await browser.context.newPage()
-  const errors: Array<string> = []
-  page.on("pageerror", (error) => errors.push(error.message))
-  page.on("console", (message) => {
-    if (message.type() === "error") errors.push(`console: ${message.text()}`)
-  })
-  page.on("response", (response) => {
-    if (response.status() >= 400) errors.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
-  })
-  const query = new URLSearchParams({ tamboUrl: api.url, apiKey: api.apiKey, userKey: "browser-user", mcpUrl: "" })
-  await page.goto(`${site.url}/index.html?${query}`)
-  await page.getByTestId("message-input").waitFor()
-  return { api, page, errors }
-}
+// One Chromium and the served app for this file; skipped, saying why, where Chromium is missing outside CI.
+const { openApp, skipped } = useExampleApp()
 
 const send = async (page: Page, text: string) => {
   await page.getByTestId("message-input").fill(text)
@@ -81,12 +37,12 @@ const PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk
 describe.skipIf(skipped !== undefined)("react-chat in Chromium: component state, images, context", () => {
   it("the WeatherCard's favourite is kept on the server: it survives a switch of threads and a reload, and the model sees it", async () => {
     const histories: Array<ReadonlyArray<unknown>> = []
-    const { api, errors, page } = await openApp(async (request, context) => {
+    const { api, errors, page } = await openApp({ script: async (request, context) => {
       histories.push(request.history.flatMap((message) => message.content))
       return /weather/i.test(request.text) || request.toolResults.length > 0
         ? Script.weatherAssistant(request, context)
         : [Script.text(`Reply to ${request.text}`)]
-    })
+    } })
     await send(page, "What is the weather in Paris?")
     await page.locator('[data-testid="weather-card"][data-complete="true"]').waitFor({ timeout: 15_000 })
     await waitForIdle(page)
@@ -126,7 +82,7 @@ describe.skipIf(skipped !== undefined)("react-chat in Chromium: component state,
   })
 
   it("an attached image is sent with the message, shown in it, and still there after a reload", async () => {
-    const { api, errors, page } = await openApp([Script.text("Nice picture")])
+    const { api, errors, page } = await openApp({ script: [Script.text("Nice picture")] })
     await page.getByTestId("attach-image").setInputFiles({ name: "dot.png", mimeType: "image/png", buffer: Buffer.from(PNG_BASE64, "base64") })
     await page.getByTestId("staged-image").waitFor()
     await send(page, "What is in this picture?")
@@ -152,7 +108,7 @@ describe.skipIf(skipped !== undefined)("react-chat in Chromium: component state,
   })
 
   it("the page and time context helpers reach the server with every message", async () => {
-    const { api, errors, page } = await openApp([Script.text("ok")])
+    const { api, errors, page } = await openApp({ script: [Script.text("ok")] })
     await send(page, "Where am I?")
     await page.getByText("ok", { exact: true }).waitFor()
     const [body] = runBodies(api)
