@@ -21,7 +21,7 @@ import { spawn } from "node:child_process"
 import { PerformanceObserver } from "node:perf_hooks"
 import { createInterface } from "node:readline"
 import { Effect, ManagedRuntime, Stream } from "effect"
-import { ClientState, Tambo, TamboTransport } from "@tambo-effect/core"
+import { Tambo, TamboTransport } from "@tambo-effect/core"
 import { coldStart, coldStartMessage } from "./coldStart.js"
 import { scenarios } from "./scenarios.js"
 
@@ -131,9 +131,7 @@ const peakHeapOnce = async (f: () => Promise<number>): Promise<number> => {
  * generation, which then taxes whoever allocates first afterwards.
  */
 const measureAll = async (
-  contenders: ReadonlyArray<() => Promise<number>>,
-  /** Untimed, after each round: puts the contenders back as they started. */
-  afterRound: () => Promise<void> = async () => {}
+  contenders: ReadonlyArray<() => Promise<number>>
 ): Promise<{ readonly measures: Array<Measure>; readonly rounds: number }> => {
   const best: Array<Timed | undefined> = contenders.map(() => undefined)
   const windows: Array<Array<Timed>> = contenders.map(() => [])
@@ -150,7 +148,6 @@ const measureAll = async (
       if (i === 0) floorMs = result.ms
       roundRatios[i]!.push(result.ms / floorMs)
     }
-    await afterRound()
   }
   // Pauses are reported a little after they happen: let them arrive before counting.
   await new Promise((resolve) => setTimeout(resolve, 50))
@@ -268,16 +265,6 @@ const runOurs = async (server: Server, scenario: string, runs: number): Promise<
   return runtime.runPromise(program)
 }
 
-/**
- * Forgets the threads the rounds made, untimed: each round measures a client
- * holding its own round's threads, as an app's does, not the thousands that
- * every round of every scenario would leave in one long-lived client.
- */
-const resetOurs = async (): Promise<void> => {
-  if (runtime === undefined) return
-  await runtime.runPromise(Effect.flatMap(Tambo.Tambo, (tambo) => tambo.store.update(() => ClientState.initial)))
-}
-
 const runStreamFloor = (server: Server, scenario: string, runs: number): Promise<number> =>
   Effect.runPromise(
     Effect.map(
@@ -342,7 +329,7 @@ const main = async () => {
       if (withUpstream && !scenario.upstreamTooSlow) {
         contenders.push({ label: "upstream", run: () => runUpstream(server, scenario.name, scenario.runs) })
       }
-      const { measures, rounds } = await measureAll(contenders.map((contender) => contender.run), resetOurs)
+      const { measures, rounds } = await measureAll(contenders.map((contender) => contender.run))
       console.log(`  (best of ${rounds} rounds)`)
       measures.forEach((measure, i) =>
         console.log(`  ${contenders[i]!.label.padEnd(9)} ${fmt(measure, i === 0 ? undefined : measures[0])}`)

@@ -19,6 +19,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as ClientState from "./ClientState.js"
+import * as OwnedStore from "./internal/ownedStore.js"
 
 /**
  * Any store with `getState`, `setState` and `subscribe`: a Zustand vanilla
@@ -81,30 +82,52 @@ export declare namespace ThreadStore {
 const fromRef = (
   ref: SubscriptionRef.SubscriptionRef<ClientState.ClientState>,
   initial: ClientState.ClientState,
-  written: (state: ClientState.ClientState) => void
+  written: ((state: ClientState.ClientState) => void) | undefined
 ) => {
   let current = initial
   const listeners = new Set<() => void>()
   const notify = () => {
     for (const listener of listeners) listener()
   }
+  // Whether anyone but the store may hold the current thread map (it is changed in place only
+  // if not, see OwnedStore), and the readers of `changes`, who are handed every state.
+  let exposed = true
+  let readers = 0
+  const publish = (next: ClientState.ClientState) => {
+    if (next !== current) {
+      current = next
+      written?.(next)
+      notify()
+    }
+  }
   // Computed from `current`: the state an app's store wrote last is the one changed.
   const modify = <A>(f: (state: ClientState.ClientState) => readonly [A, ClientState.ClientState]): Effect.Effect<A> =>
     SubscriptionRef.modify(ref, () => {
       const result = f(current)
-      const next = result[1]
-      if (next !== current) {
-        current = next
-        written(next)
-        notify()
-      }
+      exposed = true
+      publish(result[1])
       return result
     })
+  const get = () => {
+    exposed = true
+    return current
+  }
   const service: ThreadStore.Service = ThreadStore.of({
-    get: Effect.sync(() => current),
+    get: Effect.sync(get),
     update: (f) => modify((state) => [undefined, f(state)]),
     modify,
-    changes: ref.changes.pipe(
+    changes: Stream.unwrapScoped(
+      Effect.as(
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            readers++
+            exposed = true
+          }),
+          () => Effect.sync(() => readers--)
+        ),
+        ref.changes
+      )
+    ).pipe(
       Stream.changesWith((a, b) => a === b),
       Stream.buffer({ capacity: 1, strategy: "sliding" })
     ),
@@ -115,7 +138,7 @@ const fromRef = (
       }),
     getThread: (threadId) => Effect.sync(() => ClientState.getThreadState(current, threadId)),
     currentThreadId: Effect.sync(() => current.currentThreadId),
-    getSnapshot: () => current,
+    getSnapshot: get,
     subscribe: (listener) => {
       listeners.add(listener)
       return () => {
@@ -123,9 +146,22 @@ const fromRef = (
       }
     }
   })
+  OwnedStore.register(service, {
+    peek: () => current,
+    modifyInPlace: (f) =>
+      SubscriptionRef.modify(ref, () => {
+        const before = current
+        const result = f(before, !exposed && readers === 0 && written === undefined)
+        // A new map is the writer's own, seen only by whoever reads it from now on.
+        if (result[1].threadMap !== before.threadMap) exposed = readers > 0 || written !== undefined
+        publish(result[1])
+        return result
+      })
+  })
   /** A state written from outside (an app's store): shown at once, and published by the ref. */
   const receive = (state: ClientState.ClientState): boolean => {
     if (state === current) return false
+    exposed = true
     current = state
     notify()
     return true
@@ -142,7 +178,7 @@ const fromRef = (
 export const make = (
   initial: ClientState.ClientState = ClientState.initial
 ): Effect.Effect<ThreadStore.Service> =>
-  Effect.map(SubscriptionRef.make(initial), (ref) => fromRef(ref, initial, () => {}).service)
+  Effect.map(SubscriptionRef.make(initial), (ref) => fromRef(ref, initial, undefined).service)
 
 /**
  * A store kept in step with an external one (Zustand-compatible), both ways:

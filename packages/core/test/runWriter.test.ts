@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as RunWriter from "../src/internal/runWriter.js"
 import * as ThreadStore from "../src/ThreadStore.js"
@@ -54,6 +55,36 @@ describe("RunWriter", () => {
       expect(store.getSnapshot().threadMap.placeholder).toBe(written.threadMap.placeholder)
       // The next draft starts from the thread as published.
       expect(textOf(writer.record("t1", [delta("t1", "r1", "d")]))).toBe("abcd")
+    }))
+
+  it.live("a state anyone was handed (get, getSnapshot, changes) is never changed by a later publication", () =>
+    Effect.gen(function* () {
+      const { store, writer } = yield* setup
+      // Published with nobody looking: the next publication may change its thread map in place.
+      writer.record("t1", [delta("t1", "r1", "b")])
+      yield* nextTurn
+      for (const read of [() => store.getSnapshot(), () => Effect.runSync(store.get)]) {
+        const seen = read()
+        const t1 = seen.threadMap.t1
+        writer.record("t1", [delta("t1", "r1", "c")])
+        yield* nextTurn
+        expect(seen.threadMap.t1).toBe(t1)
+        expect(store.getSnapshot().threadMap.t1).not.toBe(t1)
+        // Unread since: changed in place again, which no one can tell.
+        writer.record("t1", [delta("t1", "r1", "d")])
+        yield* nextTurn
+      }
+      // A reader of `changes` is handed every state.
+      const before = textOf(store.getSnapshot().threadMap.t1)
+      const states: Array<ClientState.ClientState> = []
+      const reader = yield* Effect.fork(Stream.runForEach(store.changes, (state) => Effect.sync(() => states.push(state))))
+      yield* nextTurn
+      writer.record("t1", [delta("t1", "r1", "e")])
+      yield* nextTurn
+      writer.record("t1", [delta("t1", "r1", "f")])
+      yield* nextTurn
+      yield* Fiber.interrupt(reader)
+      expect(states.map((state) => textOf(state.threadMap.t1))).toEqual([before, `${before}e`, `${before}ef`])
     }))
 
   it.live("a thread written by someone else meanwhile keeps that write, and the draft's actions are applied again", () =>

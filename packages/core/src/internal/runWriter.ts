@@ -17,7 +17,8 @@ import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as ClientState from "../ClientState.js"
 import type * as ThreadStore from "../ThreadStore.js"
-import { getOwn, setOwn } from "./state/common.js"
+import * as OwnedStore from "./ownedStore.js"
+import { copyRecord, getOwn, setOwn } from "./state/common.js"
 
 /** How runs write their threads. */
 export interface RunWriter {
@@ -74,15 +75,20 @@ const later: (f: () => void) => void = typeof setImmediate === "function"
 
 /**
  * The state with every draft in it: a draft whose thread is still its base
- * replaces it, any other is applied again on the thread as it is now.
+ * replaces it, any other is applied again on the thread as it is now. The
+ * thread map is changed `inPlace` where the store allows it, else copied.
  */
-const withDrafts = (state: ClientState.ClientState, drafts: ReadonlyMap<string, Draft>): ClientState.ClientState => {
+const withDrafts = (
+  state: ClientState.ClientState,
+  drafts: ReadonlyMap<string, Draft>,
+  inPlace: boolean
+): ClientState.ClientState => {
   if (drafts.size === 0) return state
   let threadMap: Record<string, ClientState.ThreadState> | undefined
   const again: Array<ClientState.Action> = []
   for (const draft of drafts.values()) {
     if (getOwn(state.threadMap, draft.threadId) === draft.base) {
-      threadMap ??= { ...state.threadMap }
+      threadMap ??= inPlace ? state.threadMap as Record<string, ClientState.ThreadState> : copyRecord(state.threadMap)
       setOwn(threadMap, draft.threadId, draft.next)
     } else {
       for (const action of draft.actions) again.push(action)
@@ -116,6 +122,13 @@ const touched = (action: ClientState.Action, into: Set<string>): void => {
  */
 export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunWriter> =>
   Effect.map(Effect.runtime<never>(), (runtime) => {
+    // The in-memory store is read without handing its state out, and its thread map written in
+    // place while nobody else holds it: a copy per publication costs every thread the store holds.
+    const owned = OwnedStore.of(store)
+    const peek = owned?.peek ?? store.getSnapshot
+    const modify = owned?.modifyInPlace ??
+      (<A>(f: (state: ClientState.ClientState, inPlace: boolean) => readonly [A, ClientState.ClientState]) =>
+        store.modify((state) => f(state, false)))
     // The drafts not yet published, by thread: one per active run.
     let drafts = new Map<string, Draft>()
     // Actions that reach beyond one thread, in order, applied after the drafts, and the
@@ -130,23 +143,23 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
     let heldEvents = 0
     let publishingNow = false
 
-    const publishing = (state: ClientState.ClientState): ClientState.ClientState => {
+    const publishing = (state: ClientState.ClientState, inPlace: boolean): ClientState.ClientState => {
       const taken = drafts
       const actions = beyond
       drafts = new Map()
       beyond = []
       beyondThreads = new Set()
       heldEvents = 0
-      const next = withDrafts(state, taken)
+      const next = withDrafts(state, taken, inPlace)
       return actions.length === 0 ? next : ClientState.reduce(next, actions)
     }
     const publish = Effect.suspend(() => {
       let resumes: Array<(exit: Exit.Exit<ClientState.ClientState>) => void> = []
       return Effect.onExit(
-        store.modify((state) => {
+        modify((state, inPlace) => {
           resumes = waiting
           waiting = []
-          const next = publishing(state)
+          const next = publishing(state, inPlace)
           return [next, next] as const
         }),
         (exit) =>
@@ -170,11 +183,15 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
       if (beyondThreads.has(threadId)) return undefined
       for (const action of actions) if (action.threadId !== threadId) return undefined
       const draft = drafts.get(threadId)
-      const state = store.getSnapshot()
+      const state = peek()
       const base = draft?.next ?? ClientState.getThreadState(state, threadId)
       if (base === undefined) return undefined
       // The thread alone: the cost is what the actions touch, whatever else the store holds.
-      const alone: ClientState.ClientState = { threadMap: { [threadId]: base }, currentThreadId: state.currentThreadId }
+      // Its map made without a prototype: V8 keeps it as a dictionary, where a literal keyed by
+      // each thread's id would make a new hidden class per thread.
+      const threadMap: Record<string, ClientState.ThreadState> = Object.create(null)
+      threadMap[threadId] = base
+      const alone: ClientState.ClientState = { threadMap, currentThreadId: state.currentThreadId }
       const after = ClientState.reduce(alone, actions)
       if (after === alone) return base
       const next = getOwn(after.threadMap, threadId)
@@ -209,7 +226,7 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
         }
         // Nothing of this thread waits to be published: the store has it.
         if (!beyondThreads.has(threadId) && !drafts.has(threadId)) {
-          return resume(Effect.sync(() => ClientState.getThreadState(store.getSnapshot(), threadId)))
+          return resume(Effect.sync(() => ClientState.getThreadState(peek(), threadId)))
         }
         waiting.push((exit) => resume(Exit.map(exit, (state) => ClientState.getThreadState(state, threadId))))
         schedule()

@@ -13,7 +13,7 @@ import type * as Events from "../../Events.js"
 import type { Content, TamboThreadMessage, ToolResultContent } from "../../Types.js"
 import { deepEqual } from "../jsonPatch.js"
 import { mergePendingToolCalls, mergeThread } from "../reconcile.js"
-import { freshThreadState, getOwn, LOCAL_THREAD_PREFIX, PLACEHOLDER_THREAD_ID, setOwn, toIsoString } from "./common.js"
+import { copyRecord, freshThreadState, getOwn, LOCAL_THREAD_PREFIX, PLACEHOLDER_THREAD_ID, setOwn, toIsoString } from "./common.js"
 import { ThreadDraft } from "./draft.js"
 import { appendText, appendToolArgs, applyEvent, closeOpenBlocks, deltaRunEnd, joinDeltas } from "./events.js"
 
@@ -394,7 +394,7 @@ class Batch {
     let threadMap: Record<string, ThreadState> | undefined
     const base = this.state.threadMap
     // Copied once, by the first change.
-    const writable = (): Record<string, ThreadState> => threadMap ??= { ...base }
+    const writable = (): Record<string, ThreadState> => threadMap ??= copyRecord(base)
     for (const [threadId, draft] of this.drafts) {
       if (draft === null) {
         if (Object.hasOwn(base, threadId)) delete writable()[threadId]
