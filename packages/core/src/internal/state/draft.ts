@@ -65,6 +65,8 @@ export class ThreadDraft {
   currentAt: number | undefined = undefined
   /** The `at` of the last change to the thread itself: becomes `updatedAt`. */
   private lastAt: number | undefined = undefined
+  private lastComponentId: string | undefined = undefined
+  private lastComponentKey: string | undefined = undefined
 
   constructor(readonly base: ThreadState, readonly owned: Set<object>, isNew: boolean) {
     this.changed = isNew
@@ -291,7 +293,17 @@ export class ThreadDraft {
   }
 
   findBlock(kind: "tool_use" | "component", id: string): BlockPosition | undefined {
-    const key = kind === "component" ? componentKey(id) : toolKey(id)
+    let key: string
+    if (kind === "component") {
+      // Patches stream to one component at a time: its key is built once, not per event.
+      if (id !== this.lastComponentId) {
+        this.lastComponentId = id
+        this.lastComponentKey = componentKey(id)
+      }
+      key = this.lastComponentKey!
+    } else {
+      key = toolKey(id)
+    }
     const position = this.blockIndex.get(key)
     if (position === undefined) return undefined
     const block = this.thread.messages[position.message]?.content[position.block]
