@@ -89,10 +89,6 @@ const fromRef = (
   const notify = () => {
     for (const listener of listeners) listener()
   }
-  // Whether anyone but the store may hold the current thread map (it is changed in place only
-  // if not, see OwnedStore), and the readers of `changes`, who are handed every state.
-  let exposed = true
-  let readers = 0
   const publish = (next: ClientState.ClientState) => {
     if (next !== current) {
       current = next
@@ -108,6 +104,13 @@ const fromRef = (
       publish(result[1])
       return result
     })
+  // The readers of `changes`, and whether the ref is behind `current`: while there are none,
+  // the run writer publishes without the ref (OwnedStore), which catches up for the next one.
+  let readers = 0
+  let refBehind = false
+  // Whether anyone but the store may hold the current thread map: the writer changes it in
+  // place only while nobody does (OwnedStore).
+  let exposed = true
   const get = () => {
     exposed = true
     return current
@@ -119,9 +122,11 @@ const fromRef = (
     changes: Stream.unwrapScoped(
       Effect.as(
         Effect.acquireRelease(
-          Effect.sync(() => {
+          Effect.suspend(() => {
             readers++
-            exposed = true
+            if (!refBehind) return Effect.void
+            refBehind = false
+            return SubscriptionRef.update(ref, () => current)
           }),
           () => Effect.sync(() => readers--)
         ),
@@ -148,15 +153,16 @@ const fromRef = (
   })
   OwnedStore.register(service, {
     peek: () => current,
-    modifyInPlace: (f) =>
-      SubscriptionRef.modify(ref, () => {
-        const before = current
-        const result = f(before, !exposed && readers === 0 && written === undefined)
-        // A new map is the writer's own, seen only by whoever reads it from now on.
-        if (result[1].threadMap !== before.threadMap) exposed = readers > 0 || written !== undefined
-        publish(result[1])
-        return result
-      })
+    modifyNow: (f) => {
+      if (readers > 0) return false
+      const before = current
+      const next = f(before, !exposed && written === undefined)
+      // A new map is the writer's own: nobody else has seen it yet.
+      if (next.threadMap !== before.threadMap) exposed = written !== undefined
+      if (next !== before) refBehind = true
+      publish(next)
+      return true
+    }
   })
   /** A state written from outside (an app's store): shown at once, and published by the ref. */
   const receive = (state: ClientState.ClientState): boolean => {

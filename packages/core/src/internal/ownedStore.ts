@@ -1,27 +1,24 @@
 /**
  * What the in-memory store lets the run writer do beyond its public service:
- * read the state without handing it out, and publish a thread map changed in
- * place while nobody but the store has seen it. A client of thousands of
- * threads then pays, per publication, for the threads that changed, not for
- * a copy of them all.
+ * publish without a fiber while nobody reads the store's `changes` (only they
+ * see its ref), and change its thread map in place while nobody but the store
+ * has seen it.
  *
  * @internal
  */
-import type * as Effect from "effect/Effect"
 import type * as ClientState from "../ClientState.js"
 
 /** @internal */
 export interface OwnedStore {
-  /** The state, read without handing it out: only what it holds may be given away. */
+  /** The state, read without handing its thread map out. */
   readonly peek: () => ClientState.ClientState
   /**
-   * `modify`, telling `f` whether the thread map of the state it gets may be
-   * changed in place (nobody else has seen it since the store made it). The
-   * thread map `f` returns, if new, must be its own.
+   * Replaces the state with `f` of it at once, when nobody reads the store's
+   * `changes`: `false`, and `f` not called, otherwise. `inPlace`: nobody but
+   * the store has seen the state's thread map, which `f` may then change in
+   * place; a new map `f` returns must be its own.
    */
-  readonly modifyInPlace: <A>(
-    f: (state: ClientState.ClientState, inPlace: boolean) => readonly [A, ClientState.ClientState]
-  ) => Effect.Effect<A>
+  readonly modifyNow: (f: (state: ClientState.ClientState, inPlace: boolean) => ClientState.ClientState) => boolean
 }
 
 const owned = new WeakMap<object, OwnedStore>()

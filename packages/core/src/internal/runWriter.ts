@@ -122,13 +122,10 @@ const touched = (action: ClientState.Action, into: Set<string>): void => {
  */
 export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunWriter> =>
   Effect.map(Effect.runtime<never>(), (runtime) => {
-    // The in-memory store is read without handing its state out, and its thread map written in
-    // place while nobody else holds it: a copy per publication costs every thread the store holds.
+    // The in-memory store, read without handing its thread map out: it lets the writer change
+    // that map in place rather than copy every thread per publication (scratchpad/bench/NOTES.md).
     const owned = OwnedStore.of(store)
     const peek = owned?.peek ?? store.getSnapshot
-    const modify = owned?.modifyInPlace ??
-      (<A>(f: (state: ClientState.ClientState, inPlace: boolean) => readonly [A, ClientState.ClientState]) =>
-        store.modify((state) => f(state, false)))
     // The drafts not yet published, by thread: one per active run.
     let drafts = new Map<string, Draft>()
     // Actions that reach beyond one thread, in order, applied after the drafts, and the
@@ -156,10 +153,10 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
     const publish = Effect.suspend(() => {
       let resumes: Array<(exit: Exit.Exit<ClientState.ClientState>) => void> = []
       return Effect.onExit(
-        modify((state, inPlace) => {
+        store.modify((state) => {
           resumes = waiting
           waiting = []
-          const next = publishing(state, inPlace)
+          const next = publishing(state, false)
           return [next, next] as const
         }),
         (exit) =>
@@ -168,9 +165,26 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
           })
       )
     })
+    // Published at once where the store allows it, not by a fiber per turn (scratchpad/bench/NOTES.md).
+    const publishNow = (): boolean => {
+      if (owned === undefined) return false
+      let resumes: Array<(exit: Exit.Exit<ClientState.ClientState>) => void> = []
+      const done = owned.modifyNow((state, inPlace) => {
+        resumes = waiting
+        waiting = []
+        return publishing(state, inPlace)
+      })
+      if (done && resumes.length > 0) {
+        const exit = Exit.succeed(peek())
+        for (const resume of resumes) resume(exit)
+      }
+      return done
+    }
     const publishLater = () => {
       scheduled = false
-      if (drafts.size > 0 || beyond.length > 0 || waiting.length > 0) Runtime.runFork(runtime)(publish)
+      if ((drafts.size > 0 || beyond.length > 0 || waiting.length > 0) && !publishNow()) {
+        Runtime.runFork(runtime)(publish)
+      }
     }
     const schedule = () => {
       if (!scheduled) {
@@ -208,8 +222,10 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
       // Runs reading bytes already received do not let the event loop come round: their
       // drafts would hold every event until then. They are published without waiting.
       if (heldEvents >= MAX_HELD_EVENTS && !publishingNow) {
-        publishingNow = true
-        Runtime.runFork(runtime)(Effect.ensuring(publish, Effect.sync(() => (publishingNow = false))))
+        if (!publishNow()) {
+          publishingNow = true
+          Runtime.runFork(runtime)(Effect.ensuring(publish, Effect.sync(() => (publishingNow = false))))
+        }
       } else {
         schedule()
       }

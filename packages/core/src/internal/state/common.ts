@@ -65,19 +65,10 @@ export interface ThreadInternal {
 
 const EPOCH_ISO = "1970-01-01T00:00:00.000Z"
 
-// The last conversion: the chunks of a run, and of concurrent runs, mostly share their millisecond.
-let lastIsoMs = 0
-let lastIso = EPOCH_ISO
-
 /** Epoch milliseconds → ISO 8601; total: what `Date` cannot represent maps to the epoch. */
 export const toIsoString = (epochMs: number): string => {
-  const ms = Number.isFinite(epochMs) ? Math.trunc(epochMs) : 0
-  if (ms !== lastIsoMs) {
-    const date = new Date(ms)
-    lastIso = Number.isNaN(date.getTime()) ? EPOCH_ISO : date.toISOString()
-    lastIsoMs = ms
-  }
-  return lastIso
+  const date = new Date(Number.isFinite(epochMs) ? Math.trunc(epochMs) : 0)
+  return Number.isNaN(date.getTime()) ? EPOCH_ISO : date.toISOString()
 }
 
 export const getOwn = <A>(record: Readonly<Record<string, A>>, key: string): A | undefined =>
