@@ -26,6 +26,7 @@ import * as Pending from "./internal/run/pending.js"
 import * as Run from "./internal/run/start.js"
 import * as Threads from "./internal/run/threads.js"
 import * as ComponentState from "./internal/componentState.js"
+import * as RunWriter from "./internal/runWriter.js"
 import * as TamboMcp from "./internal/tamboMcp.js"
 import * as Mcp from "./Mcp.js"
 import * as Transport from "./TamboTransport.js"
@@ -384,6 +385,7 @@ export const make = (
       transport,
       auth,
       store,
+      writer: yield* RunWriter.make(store),
       registry,
       executor: yield* ToolExecutor.ToolExecutor,
       mcp: yield* Effect.serviceOption(Mcp.Mcp),

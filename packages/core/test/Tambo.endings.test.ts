@@ -367,7 +367,7 @@ describe("cancelling tells the server before closing the connection", () => {
         const tambo = yield* Tambo.Tambo
         const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("hang")))
         yield* until(() => {
-          const state = tambo.store.unsafeGet()
+          const state = tambo.store.getSnapshot()
           return state.threadMap[state.currentThreadId]?.streaming.status === "streaming"
         })
         yield* Fiber.interrupt(fiber)

@@ -523,7 +523,7 @@ describe("Tambo.run", () => {
       const tambo = yield* Tambo.Tambo
       const seen: Array<readonly [ClientState.ClientState, ReadonlyArray<string>]> = []
       const unsubscribe = tambo.store.subscribe(() => {
-        const state = tambo.store.unsafeGet()
+        const state = tambo.store.getSnapshot()
         seen.push([state, Object.keys(state.threadMap)])
       })
       yield* concurrentNewThreads

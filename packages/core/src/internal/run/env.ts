@@ -19,6 +19,7 @@ import type * as ThreadStore from "../../ThreadStore.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
 import type * as ToolRegistry from "../../ToolRegistry.js"
 import type { Approvals } from "../approvals.js"
+import type { RunWriter } from "../runWriter.js"
 
 /** The options of `Tambo.make`. @internal */
 export type MakeOptions = Pick<
@@ -44,6 +45,8 @@ export interface Env {
   readonly transport: Transport.TamboTransport.Service
   readonly auth: Auth.Auth.Service
   readonly store: ThreadStore.ThreadStore.Service
+  /** Where runs write their threads: a draft per run, published once per turn of the event loop. */
+  readonly writer: RunWriter
   readonly registry: ToolRegistry.ToolRegistry.Service
   readonly executor: ToolExecutor.ToolExecutor.Service
   /** Present in `Tambo.layer`: reads the MCP resources a message names before it is sent. */
@@ -89,27 +92,21 @@ export const withCredentials = <A, E extends TamboError>(
 export const apply = (env: Env, actions: ReadonlyArray<ClientState.Action>) => env.store.apply(actions)
 
 /**
- * What runs record goes in one store update with whatever concurrent runs record in the
- * same tick: an update may copy the thread map, which grows with every thread. A run
- * reads back its own thread only, which leaves an unwatched store free to skip the copy.
+ * Written to the store now, after the run's pending draft: what the run's thread is then.
  *
  * @internal
  */
 export const record = (env: Env, threadId: string, actions: ReadonlyArray<ClientState.Action>) =>
-  env.store.recordBatched(threadId, actions)
+  env.writer.write(threadId, actions)
 
 /**
- * What a run records as it starts or continues: recorded at once where that costs what it
- * touches (ThreadStore.tryRecord: queued as its thread's result, or written in place), else
- * as `record`. Only in that last case does the run wait for the store's next batch.
+ * What a run records as it starts or continues: into its draft where the actions stay on its
+ * thread, else written as `record`.
  *
  * @internal
  */
 export const recordNow = (env: Env, threadId: string, actions: ReadonlyArray<ClientState.Action>) =>
-  Effect.suspend(() => {
-    const recorded = env.store.tryRecord(threadId, actions)
-    return recorded === undefined ? record(env, threadId, actions) : Effect.succeed(recorded)
-  })
+  env.writer.recordOrWrite(threadId, actions)
 
 /** @internal */
 export const now = Clock.currentTimeMillis

@@ -164,13 +164,12 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       const actions: ReadonlyArray<ClientState.Action> = [
         { type: "EVENTS", threadId: from, events, at: run.clock.unsafeCurrentTimeMillis() }
       ]
-      // A chunk on the run's thread costs what it touches; one that moves the run to its
-      // thread is written at once only if the store can do that in place.
-      const recorded = env.store.tryRecord(threadId, actions)
+      // A chunk on the run's thread goes into its draft; one that moves the run to its thread
+      // is written to the store at once.
+      const recorded = env.writer.record(threadId, actions)
       if (recorded !== undefined) {
         return Channel.zipRight(Channel.write(runEvents(run, events, recorded.thread)), next)
       }
-      // Else it goes in the store's per-tick batch with what concurrent runs record.
       return Channel.flatMap(
         Channel.fromEffect(Env.record(env, threadId, actions)),
         (thread) => Channel.zipRight(Channel.write(runEvents(run, events, thread!.thread)), next)

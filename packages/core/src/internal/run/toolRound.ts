@@ -21,7 +21,8 @@ import type { RunState } from "./state.js"
 
 /** An event of the client's own, with the run's thread as it stands. */
 const clientEvent = (env: Env.Env, run: RunState, event: ClientEvent) =>
-  Effect.map(env.store.getThread(run.threadId), (thread): RunEvent => ({
+  // Read through the run's draft: its latest chunk may not be in the store yet.
+  Effect.map(Env.record(env, run.threadId, []), (thread): RunEvent => ({
     event,
     threadId: run.threadId,
     snapshot: thread!.thread
