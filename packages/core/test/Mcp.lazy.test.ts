@@ -6,64 +6,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import ts from "typescript"
+import { importsOf, staticClosure } from "./staticImports.js"
 
 const packageDir = resolve(import.meta.dirname, "..")
 const sourceDir = join(packageDir, "src")
-
-interface Imports {
-  /** Specifiers of imports that remain at runtime (`import type` ones are erased). */
-  readonly runtime: ReadonlyArray<string>
-  /** Specifiers of `import()` expressions. */
-  readonly dynamic: ReadonlyArray<string>
-}
-
-const importsOf = async (file: string): Promise<Imports> => {
-  const source = ts.createSourceFile(file, await readFile(file, "utf8"), ts.ScriptTarget.Latest, true)
-  const runtime: Array<string> = []
-  const dynamic: Array<string> = []
-  const allTypeOnly = (clause: ts.ImportClause) =>
-    clause.isTypeOnly ||
-    (clause.name === undefined && clause.namedBindings !== undefined &&
-      ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.length > 0 &&
-      clause.namedBindings.elements.every((element) => element.isTypeOnly))
-  const visit = (node: ts.Node): void => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      if (node.importClause === undefined || !allTypeOnly(node.importClause)) runtime.push(node.moduleSpecifier.text)
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier)) {
-      if (!node.isTypeOnly) runtime.push(node.moduleSpecifier.text)
-    } else if (
-      ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword &&
-      node.arguments[0] !== undefined && ts.isStringLiteral(node.arguments[0])
-    ) {
-      dynamic.push(node.arguments[0].text)
-    }
-    ts.forEachChild(node, visit)
-  }
-  visit(source)
-  return { runtime, dynamic }
-}
-
-/** The files and packages `entry` loads before any of its code runs. */
-const staticClosure = async (entry: string) => {
-  const files = new Set<string>()
-  const packages = new Set<string>()
-  const pending = [entry]
-  while (pending.length > 0) {
-    const file = pending.pop()!
-    if (files.has(file)) continue
-    files.add(file)
-    for (const specifier of (await importsOf(file)).runtime) {
-      if (specifier.startsWith(".")) pending.push(resolve(dirname(file), specifier.replace(/\.js$/, ".ts")))
-      else packages.add(specifier)
-    }
-  }
-  return { files, packages }
-}
 
 const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
   new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((done) => {
