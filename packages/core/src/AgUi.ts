@@ -93,8 +93,12 @@ const notSupported = (what: string) =>
 
 const randomId = (prefix: string) => Effect.sync(() => `${prefix}${crypto.randomUUID().replaceAll("-", "")}`)
 
-/** Whether the thread already answers each call of the request's tool results, and holds its other content. */
-const withRequestMessage = (
+/**
+ * The conversation of a run on an existing thread: the thread in the store (the run loop has
+ * the user's message and its tool results published there before the request, see
+ * `conversationFromStore`), and any of the request's tool results it does not hold.
+ */
+const onThread = (
   messages: ReadonlyArray<Types.TamboThreadMessage>,
   message: Transport.InputMessage,
   id: string
@@ -103,11 +107,7 @@ const withRequestMessage = (
   for (const m of messages) {
     for (const block of m.content) if (block.type === "tool_result") answered.add(block.toolUseId)
   }
-  const results = message.content.filter((block) => block.type === "tool_result" && !answered.has(block.toolUseId))
-  // The run loop records the user's message before the request: the thread ends with it then.
-  const recorded = messages.at(-1)?.role === "user"
-  const rest = recorded ? [] : message.content.filter((block) => block.type !== "tool_result")
-  const missing = [...results, ...rest]
+  const missing = message.content.filter((block) => block.type === "tool_result" && !answered.has(block.toolUseId))
   return missing.length === 0 ? messages : [...messages, { id, role: "user", content: missing }]
 }
 
@@ -129,11 +129,11 @@ export const makeTransport = (
       threadId: string,
       request: Transport.RunRequest,
       hooks: Transport.RunHooks | undefined,
-      conversation: Effect.Effect<ReadonlyArray<Types.TamboThreadMessage>>
+      conversation: (runId: string) => Effect.Effect<ReadonlyArray<Types.TamboThreadMessage>>
     ): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const runId = yield* randomId("run_")
-        const messages = withRequestMessage(yield* conversation, request.message, `user_${runId}`)
+        const messages = yield* conversation(runId)
         const input = buildRunAgentInput({
           threadId,
           runId,
@@ -175,13 +175,19 @@ export const makeTransport = (
         Stream.unwrap(Effect.map(randomId("thr_"), (threadId) =>
           request.initialMessages !== undefined && request.initialMessages.length > 0
             ? Stream.fail(notSupported("initialMessages (give the conversation in the store instead)"))
-            : run(threadId, request, hooks, Effect.succeed([])))),
+            : run(threadId, request, hooks, (runId) =>
+              // A new thread: its conversation is the request's message.
+              Effect.succeed([{ id: `user_${runId}`, role: "user", content: [...request.message.content] }])))),
       runOnThread: (_, threadId, request, hooks) =>
         run(
           threadId,
           request,
           hooks,
-          Effect.map(store.getThread(threadId), (thread) => thread?.thread.messages ?? [])
+          (runId) =>
+            Effect.map(
+              store.getThread(threadId),
+              (thread) => onThread(thread?.thread.messages ?? [], request.message, `user_${runId}`)
+            )
         ),
       // Interrupting a run aborts its request: there is no run to cancel on a server.
       cancelRun: () => Effect.void,

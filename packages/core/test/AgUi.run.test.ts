@@ -97,6 +97,8 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
       })))
 
+  // Pins the run loop's hook (conversationFromStore): the user's message is in the store, and so
+  // in the conversation, before the request reads it.
   it.live("a second message on the thread sends the whole conversation once", () =>
     withAgent(AgUiAgent.scripts.text, (agent) =>
       Effect.gen(function*() {
@@ -199,5 +201,41 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
           expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "NOT_SUPPORTED_BY_AG_UI_AGENT" })
           expect(error.message).toContain("An AG-UI agent does not offer")
         }
+      })))
+  it.live("cancelRun ends the run with RunCancelledError and aborts its request", () =>
+    withAgent([AgUiAgent.text("Starting."), AgUiAgent.hang()], (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const seen = yield* Deferred.make<string>()
+        const fiber = yield* tambo.run("hello").pipe(
+          Stream.runForEach((e) => e.event.type === "TEXT_MESSAGE_END" ? Deferred.succeed(seen, e.threadId) : Effect.void),
+          Effect.fork
+        )
+        const threadId = yield* Deferred.await(seen)
+        yield* tambo.cancelRun(threadId)
+        const error = yield* Fiber.join(fiber).pipe(Effect.flip)
+        expect(error._tag).toBe("RunCancelledError")
+        expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
+      })))
+
+  it.live("a conversation that cannot be sent fails the run with an ApiError before any request", () =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
+        expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "INVALID_AG_UI_INPUT" })
+        expect(error.message).toContain("cannot be sent")
+        expect(agent.requests).toHaveLength(0)
+      }), { contextHelpers: { page: () => ({ size: 1n }) } }))
+
+  it.live("initialMessages is refused with an ApiError: the conversation is the store's", () =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const error = yield* Stream.runDrain(
+          tambo.run("hello", { initialMessages: [{ role: "system", content: [{ type: "text", text: "Be brief." }] }] })
+        ).pipe(Effect.flip)
+        expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "NOT_SUPPORTED_BY_AG_UI_AGENT" })
+        expect(agent.requests).toHaveLength(0)
       })))
 })
