@@ -158,7 +158,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   })
 
   it.live("RUN_ERROR fails the run with an ApiError carrying the agent's message and code", () =>
-    withAgent(AgUiAgent.scripts.runError, () =>
+    withAgent(AgUiAgent.scripts.runError, (agent) =>
       Effect.gen(function*() {
         const tambo = yield* Tambo.Tambo
         const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
@@ -168,6 +168,14 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
           message: "The model is unavailable",
           code: "MODEL_UNAVAILABLE"
         })
+        // The differential half: the conversation up to the error is HttpAgent's too.
+        const state = yield* tambo.state
+        const thread = Object.values(state.threadMap).find((t) => t.thread.id.startsWith("thr_"))!.thread
+        const reference = yield* Effect.promise(() =>
+          runReference({ url: agent.url, messages: [{ id: "u1", role: "user", content: "hello" }] })
+        )
+        expect(reference.runError).toEqual({ message: "The model is unavailable", code: "MODEL_UNAVAILABLE" })
+        expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
       })))
 
   it.live("interrupting a run aborts its request: the agent sees the connection close", () =>
