@@ -248,6 +248,15 @@ export declare namespace TamboTransport {
       hooks?: RunHooks
     ) => Stream.Stream<RunStreamEvent, TamboError>
     readonly cancelRun: (credentials: Credentials, threadId: string, runId: string) => Effect.Effect<void, TamboError>
+    /**
+     * Whether `runOnThread` reads the conversation from the `ThreadStore`
+     * (an AG-UI agent keeps no thread): the run then has what it recorded
+     * (the user's message, tool results) published to the store before each
+     * request. Default: false.
+     *
+     * @since 0.2.0
+     */
+    readonly conversationFromStore?: boolean | undefined
     readonly listThreads: (credentials: Credentials, params?: PageParams) => Effect.Effect<ThreadList, TamboError>
     readonly retrieveThread: (
       credentials: Credentials,

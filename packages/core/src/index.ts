@@ -123,3 +123,12 @@ export * as Mcp from "./Mcp.js"
  * @category Modules
  */
 export * as Transcription from "./Transcription.js"
+
+/**
+ * Tambo's run loop against any AG-UI agent: a transport over the agent's
+ * endpoint and a `Tambo` layer with it.
+ *
+ * @since 0.2.0
+ * @category Modules
+ */
+export * as AgUi from "./AgUi.js"

@@ -111,10 +111,19 @@ export const hooksOf = (env: Env.Env, run: RunState, span: Tracer.Span): Transpo
   finished: () => run.finished
 })
 
+/**
+ * A transport that reads the conversation from the store (AG-UI) is called once the run's
+ * thread, as recorded so far, is in the store.
+ */
+const published = <A, E>(env: Env.Env, run: RunState, open: () => Stream.Stream<A, E>): Stream.Stream<A, E> =>
+  env.transport.conversationFromStore === true
+    ? Stream.unwrap(Effect.as(Env.record(env, run.threadId, []), Stream.suspend(open)))
+    : open()
+
 /** A tool round's request: its results, on the run's thread, after the step that paused. @internal */
 export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray<Types.ToolResultContent>) =>
 (hooks: Transport.RunHooks): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
-  Auth.withCredentialsStream(env.auth, (c) =>
+  published(env, run, () => Auth.withCredentialsStream(env.auth, (c) =>
     env.transport.runOnThread(
       c,
       run.threadId,
@@ -128,16 +137,16 @@ export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray
         run.lastRunId
       ),
       hooks
-    ))
+    )))
 
 const open = (env: Env.Env, run: RunState, previous: string | undefined, hooks: Transport.RunHooks) => {
   const first = requestFor(run, run.firstMessage, previous)
   const existing = run.existing
   // A 401 before the run starts (an expired token) exchanges again and retries once.
-  return Auth.withCredentialsStream(env.auth, (c) =>
+  return published(env, run, () => Auth.withCredentialsStream(env.auth, (c) =>
     existing === undefined
       ? env.transport.createRun(c, first, hooks)
-      : env.transport.runOnThread(c, existing, first, hooks))
+      : env.transport.runOnThread(c, existing, first, hooks)))
 }
 
 /**

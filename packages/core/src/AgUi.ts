@@ -1,0 +1,285 @@
+/**
+ * Tambo's run loop against any AG-UI agent: a `TamboTransport` over the
+ * agent's endpoint, and `layer`, the `Tambo` service with it.
+ *
+ * An AG-UI agent keeps no thread: the client names the thread
+ * (`thr_<uuid>`), holds the conversation (the `ThreadStore`) and sends all of
+ * it with every run. A run that ends with calls of the client's tools pauses
+ * as a Tambo run does (`tambo.run.awaiting_input`, made by the transport just
+ * before `RUN_FINISHED`): the run loop runs them (once, validated, approvals,
+ * `maxSteps`) and the next run carries their results. A server-side tool's
+ * `TOOL_CALL_RESULT` is shown, never run. `RUN_ERROR` fails the run with an
+ * `ApiError` (`RunError`) carrying the agent's message and code.
+ *
+ * Interrupting a run aborts its request; there is nothing to cancel on a
+ * server (`cancelRun` does nothing). The Tambo API's other calls (threads,
+ * suggestions, names, component state, MCP tokens, token exchange) fail with
+ * an `ApiError` (`BadRequest`, code `NOT_SUPPORTED_BY_AG_UI_AGENT`). No API
+ * key or user identity is needed.
+ *
+ * Not yet: `STATE_*` and `MESSAGES_SNAPSHOT` are passed on as events but not
+ * kept in the store.
+ *
+ * @since 0.2.0
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as Auth from "./Auth.js"
+import type * as ClientState from "./ClientState.js"
+import * as Tambo from "./Tambo.js"
+import { ApiError, type TamboError } from "./TamboError.js"
+import * as Transport from "./TamboTransport.js"
+import * as ThreadStore from "./ThreadStore.js"
+import type * as Tool from "./Tool.js"
+import * as ToolExecutor from "./ToolExecutor.js"
+import * as ToolRegistry from "./ToolRegistry.js"
+import type * as Types from "./Types.js"
+import { withPause } from "./internal/agui/pause.js"
+import { buildRunAgentInput } from "./internal/agui/runAgentInput.js"
+import { runAgent } from "./internal/agui/transport.js"
+
+/**
+ * Where the agent is and how to reach it.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface AgentOptions {
+  /** The agent's endpoint: each run is a POST of a `RunAgentInput` to it. */
+  readonly url: string
+  /** Sent with every run (credentials, for instance). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** How long to wait for the response's status and headers. Default 60 s. */
+  readonly firstByteTimeout?: Duration.DurationInput | undefined
+  /** How long any read of the body may wait. Default 120 s. */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  /** The largest event, in characters of its data. Default 16 MiB. */
+  readonly maxFrameBytes?: number | undefined
+}
+
+/**
+ * The options of {@link layer}: the agent's, and `Tambo.layer`'s that apply
+ * to an AG-UI agent (tools, approvals, context helpers, an external store).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface Options extends
+  AgentOptions,
+  Pick<
+    Tambo.Options,
+    "tools" | "beforeRun" | "contextHelpers" | "toolConcurrency" | "onApproval"
+  >
+{
+  readonly store?: ThreadStore.ExternalStore<ClientState.ClientState> | undefined
+}
+
+/** The code of the error of a call an AG-UI agent has no counterpart of. */
+const NOT_SUPPORTED = "NOT_SUPPORTED_BY_AG_UI_AGENT"
+
+const notSupported = (what: string) =>
+  new ApiError({
+    reason: "BadRequest",
+    code: NOT_SUPPORTED,
+    message: `An AG-UI agent does not offer ${what}: it keeps no threads and has no API besides its runs`,
+    retryable: false
+  })
+
+const randomId = (prefix: string) => Effect.sync(() => `${prefix}${crypto.randomUUID().replaceAll("-", "")}`)
+
+/**
+ * The conversation of a run on an existing thread: the thread in the store (the run loop has
+ * the user's message and its tool results published there before the request, see
+ * `conversationFromStore`), and any of the request's tool results it does not hold.
+ */
+const onThread = (
+  messages: ReadonlyArray<Types.TamboThreadMessage>,
+  message: Transport.InputMessage,
+  id: string
+): ReadonlyArray<Types.TamboThreadMessage> => {
+  const answered = new Set<string>()
+  for (const m of messages) {
+    for (const block of m.content) if (block.type === "tool_result") answered.add(block.toolUseId)
+  }
+  const missing = message.content.filter((block) => block.type === "tool_result" && !answered.has(block.toolUseId))
+  return missing.length === 0 ? messages : [...messages, { id, role: "user", content: missing }]
+}
+
+/**
+ * The transport: runs go to the agent with the conversation from the
+ * `ThreadStore` in the context (the one the `Tambo` service writes); every
+ * other call fails with an `ApiError` saying an AG-UI agent does not offer it.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const makeTransport = (
+  options: AgentOptions
+): Effect.Effect<Transport.TamboTransport.Service, never, ThreadStore.ThreadStore | HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const store = yield* ThreadStore.ThreadStore
+    const client = yield* HttpClient.HttpClient
+    const run = (
+      threadId: string,
+      request: Transport.RunRequest,
+      hooks: Transport.RunHooks | undefined,
+      conversation: (runId: string) => Effect.Effect<ReadonlyArray<Types.TamboThreadMessage>>
+    ): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const runId = yield* randomId("run_")
+        const messages = yield* conversation(runId)
+        const input = buildRunAgentInput({
+          threadId,
+          runId,
+          parentRunId: request.previousRunId,
+          messages,
+          tools: request.tools,
+          context: request.message.additionalContext
+        })
+        if (Either.isLeft(input)) {
+          return yield* new ApiError({
+            reason: "BadRequest",
+            code: "INVALID_AG_UI_INPUT",
+            message: input.left.message,
+            retryable: false
+          })
+        }
+        // `cancelRun` (and a run displacing this one) ends the stream: the request is aborted.
+        const aborted = yield* Deferred.make<void>()
+        if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Deferred.succeed(aborted, undefined))
+        // The ids are the client's: the run knows them before any event.
+        hooks?.onOpen?.({ threadId, runId })
+        const frontendTools = new Set((request.tools ?? []).map((tool: Tool.ApiTool) => tool.name))
+        return runAgent({
+          url: options.url,
+          headers: options.headers,
+          input: input.right,
+          firstByteTimeout: options.firstByteTimeout,
+          idleTimeout: options.idleTimeout,
+          maxFrameBytes: options.maxFrameBytes
+        }).pipe(
+          withPause(frontendTools),
+          Stream.interruptWhen(Deferred.await(aborted)),
+          Stream.provideService(HttpClient.HttpClient, client)
+        )
+      }))
+    return Transport.TamboTransport.of({
+      conversationFromStore: true,
+      createRun: (_, request, hooks) =>
+        Stream.unwrap(Effect.map(randomId("thr_"), (threadId) =>
+          request.initialMessages !== undefined && request.initialMessages.length > 0
+            ? Stream.fail(notSupported("initialMessages (give the conversation in the store instead)"))
+            : run(threadId, request, hooks, (runId) =>
+              // A new thread: its conversation is the request's message.
+              Effect.succeed([{ id: `user_${runId}`, role: "user", content: [...request.message.content] }])))),
+      runOnThread: (_, threadId, request, hooks) =>
+        run(
+          threadId,
+          request,
+          hooks,
+          (runId) =>
+            Effect.map(
+              store.getThread(threadId),
+              (thread) => onThread(thread?.thread.messages ?? [], request.message, `user_${runId}`)
+            )
+        ),
+      // Interrupting a run aborts its request: there is no run to cancel on a server.
+      cancelRun: () => Effect.void,
+      listThreads: () => Effect.fail(notSupported("a list of threads")),
+      retrieveThread: () => Effect.fail(notSupported("threads to fetch")),
+      createThread: () => Effect.fail(notSupported("threads to create")),
+      updateThread: () => Effect.fail(notSupported("threads to update")),
+      deleteThread: () => Effect.fail(notSupported("threads to delete")),
+      listMessages: () => Effect.fail(notSupported("a thread's messages")),
+      listSuggestions: () => Effect.fail(notSupported("suggestions")),
+      generateSuggestions: () => Effect.fail(notSupported("suggestions")),
+      generateThreadName: () => Effect.fail(notSupported("thread names")),
+      updateComponentState: () => Effect.fail(notSupported("component state")),
+      getMcpToken: () => Effect.fail(notSupported("MCP tokens")),
+      exchangeToken: () => Effect.fail(notSupported("token exchange"))
+    })
+  })
+
+/**
+ * The transport as a Layer (see {@link makeTransport}).
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layerTransport = (
+  options: AgentOptions
+): Layer.Layer<Transport.TamboTransport, never, ThreadStore.ThreadStore | HttpClient.HttpClient> =>
+  Layer.effect(Transport.TamboTransport, makeTransport(options))
+
+const identified: Auth.AuthState = { status: "identified", source: "userKey" }
+
+/**
+ * `Auth` for an agent: it needs no identity. The credentials are a
+ * placeholder the transport ignores; the agent's own credentials go in
+ * `headers`.
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layerAuth: Layer.Layer<Auth.Auth> = Layer.succeed(
+  Auth.Auth,
+  Auth.Auth.of({
+    state: Effect.succeed(identified),
+    changes: Stream.make(identified),
+    credentials: Effect.succeed({ _tag: "UserKey", userKey: "ag-ui" }),
+    invalidate: () => Effect.void,
+    setUserToken: () => Effect.void
+  })
+)
+
+/**
+ * What {@link layer} provides.
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export type Provided =
+  | Tambo.Tambo
+  | ThreadStore.ThreadStore
+  | ToolRegistry.ToolRegistry
+  | ToolExecutor.ToolExecutor
+  | Auth.Auth
+  | Transport.TamboTransport
+
+/**
+ * The `Tambo` service against an AG-UI agent, over `fetch`: `Tambo.run`,
+ * `continueRun`, tools, approvals and `cancelRun` work as with the Tambo
+ * API; after a run nothing is reconciled (the store is the conversation).
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layer = (options: Options): Layer.Layer<Provided, Tool.ToolDefinitionError> => {
+  const service = Layer.scoped(
+    Tambo.Tambo,
+    Effect.gen(function*() {
+      const tambo = yield* Tambo.make({
+        beforeRun: options.beforeRun,
+        contextHelpers: options.contextHelpers,
+        toolConcurrency: options.toolConcurrency,
+        onApproval: options.onApproval,
+        // Nothing to reconcile with: the agent keeps no thread.
+        reconcileAfterRun: false,
+        autoGenerateThreadName: false
+      })
+      if (options.tools !== undefined) yield* tambo.registerTools(options.tools)
+      return tambo
+    })
+  )
+  const store = options.store === undefined ? ThreadStore.layer : ThreadStore.layerExternal(options.store)
+  const transport = layerTransport(options).pipe(Layer.provide(FetchHttpClient.layer))
+  const tools = ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
+  const base = Layer.mergeAll(transport, layerAuth, tools).pipe(Layer.provideMerge(store))
+  return service.pipe(Layer.provideMerge(base))
+}

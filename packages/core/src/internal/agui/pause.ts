@@ -1,0 +1,81 @@
+/**
+ * An AG-UI run has no `tambo.run.awaiting_input`: it ends (`RUN_FINISHED`)
+ * with the tool calls it made. This stage follows the run's calls and, when
+ * some are calls of the client's (frontend) tools that no `TOOL_CALL_RESULT`
+ * answered, puts the pause the Tambo API would send just before
+ * `RUN_FINISHED`, so the run loop's tool round runs them as for a Tambo run.
+ * A server-side tool's call (answered by its `TOOL_CALL_RESULT`, or not one
+ * of the client's tools) is never run here.
+ *
+ * @internal
+ */
+import * as Chunk from "effect/Chunk"
+import * as Stream from "effect/Stream"
+import type * as Events from "../../Events.js"
+import type { RunStreamEvent } from "../../TamboTransport.js"
+
+interface Call {
+  readonly toolCallId: string
+  readonly toolName: string
+  args: string
+}
+
+/**
+ * `events` with a `tambo.run.awaiting_input` before `RUN_FINISHED` when the
+ * run left calls of `frontendTools` unanswered. O(1) work per event.
+ *
+ * @internal
+ */
+export const withPause = (frontendTools: ReadonlySet<string>) =>
+<E, R>(events: Stream.Stream<RunStreamEvent, E, R>): Stream.Stream<RunStreamEvent, E, R> => {
+  if (frontendTools.size === 0) return events
+  return Stream.suspend(() => {
+    // This run's open calls of frontend tools, by id, in the order they were made.
+    const open = new Map<string, Call>()
+    return Stream.mapChunks(events, (chunk) => {
+      const events = Chunk.toReadonlyArray(chunk)
+      let out: Array<RunStreamEvent> | undefined
+      for (let i = 0; i < events.length; i++) {
+        const event = events[i]!
+        switch (event.type) {
+          case "TOOL_CALL_START":
+            // A reused id is a new call.
+            open.delete(event.toolCallId)
+            if (frontendTools.has(event.toolCallName)) {
+              open.set(event.toolCallId, { toolCallId: event.toolCallId, toolName: event.toolCallName, args: "" })
+            }
+            break
+          case "TOOL_CALL_ARGS": {
+            const call = open.get(event.toolCallId)
+            if (call !== undefined) call.args += event.delta
+            break
+          }
+          case "TOOL_CALL_RESULT":
+            open.delete(event.toolCallId)
+            break
+          case "RUN_FINISHED":
+            if (open.size > 0) {
+              out = events.slice(0, i)
+              out.push(awaitingInput([...open.values()]))
+              open.clear()
+            }
+            break
+        }
+        out?.push(event)
+      }
+      return out === undefined ? chunk : Chunk.unsafeFromArray(out)
+    })
+  })
+}
+
+const awaitingInput = (calls: ReadonlyArray<Call>): Events.RunAwaitingInputEvent => ({
+  type: "CUSTOM",
+  name: "tambo.run.awaiting_input",
+  value: {
+    pendingToolCalls: calls.map((call) => ({
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      arguments: call.args === "" ? "{}" : call.args
+    }))
+  }
+})

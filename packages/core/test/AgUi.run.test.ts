@@ -1,0 +1,249 @@
+// Tambo runs against an AG-UI agent (the scripted one, on loopback), through AgUi.layer: the
+// SDK half of the differential tests sits beside each case, compared with runReference's
+// conversation for the same script.
+import { describe, expect, it } from "@effect/vitest"
+import { AgUiAgent } from "@tambo-effect/testing"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as AgUi from "../src/AgUi.js"
+import * as Tambo from "../src/Tambo.js"
+import * as Tool from "../src/Tool.js"
+import type * as Types from "../src/Types.js"
+import { toAgUiMessages } from "../src/internal/agui/runAgentInput.js"
+import { type ReferenceTool, runReference } from "./agui/reference.js"
+
+const weatherParameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
+
+/** The weather tool, recording each city it ran for. */
+const weatherTool = () => {
+  const cities: Array<string> = []
+  const tool = Tool.make({
+    name: "get_weather",
+    description: "The weather in a city",
+    input: Schema.Struct({ city: Schema.String }),
+    execute: ({ city }) => Effect.sync(() => cities.push(city)).pipe(Effect.as(`sunny in ${city}`))
+  })
+  return { cities, tool }
+}
+
+const referenceWeather: ReferenceTool = {
+  name: "get_weather",
+  description: "The weather in a city",
+  parameters: weatherParameters,
+  execute: (args) => `sunny in ${(args as { city: string }).city}`
+}
+
+/** A run to its end: its events' types and the thread it ran on, from the store. */
+const runToEnd = (message: string) =>
+  Effect.gen(function*() {
+    const tambo = yield* Tambo.Tambo
+    const events = Chunk.toReadonlyArray(yield* Stream.runCollect(tambo.run(message)))
+    const threadId = events.at(-1)!.threadId
+    const thread = (yield* tambo.state).threadMap[threadId]!.thread
+    return { events, thread }
+  })
+
+/**
+ * The conversation as AG-UI messages, normalised for the comparison with HttpAgent's: ids are
+ * each side's own (the user's message, the tool result's), so they are left out; a string
+ * content and one text part are the same text.
+ */
+const normalise = (messages: ReadonlyArray<unknown>) =>
+  messages.map((message) => {
+    const { id: _id, ...rest } = message as { readonly id: string; readonly content?: unknown }
+    const content = rest.content
+    return Array.isArray(content) && content.length === 1 && content[0].type === "text"
+      ? { ...rest, content: content[0].text as string }
+      : rest
+  })
+
+const sdkConversation = (messages: ReadonlyArray<Types.TamboThreadMessage>) =>
+  normalise(Either.getOrThrow(toAgUiMessages(messages)))
+
+describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
+  const withAgent = <A, E>(
+    script: AgUiAgent.ScriptSource,
+    f: (agent: AgUiAgent.AgUiAgent) => Effect.Effect<A, E, AgUi.Provided>,
+    options: Partial<AgUi.Options> = {}
+  ) =>
+    Effect.scoped(Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script })
+      return yield* f(agent).pipe(Effect.provide(AgUi.layer({ url: agent.url, ...options })))
+    }))
+
+  it.live("a text reply: one run on a thread the client names, the reply in the store", () =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const { events, thread } = yield* runToEnd("hello")
+        expect(thread.id).toMatch(/^thr_/)
+        expect(events.map((e) => e.event.type)).toContain("RUN_FINISHED")
+        expect(agent.requests).toHaveLength(1)
+        const input = agent.requests[0]!.input!
+        expect(input.threadId).toBe(thread.id)
+        expect(input.messages).toEqual([{ id: expect.any(String), role: "user", content: "hello" }])
+        expect(thread.messages.map((m) => [m.role, m.content])).toEqual([
+          ["user", [{ type: "text", text: "hello" }]],
+          ["assistant", [{ type: "text", text: "Hello, world." }]]
+        ])
+        // The differential half: the same conversation as HttpAgent's.
+        const reference = yield* Effect.promise(() =>
+          runReference({ url: agent.url, messages: [{ id: "u1", role: "user", content: "hello" }] })
+        )
+        expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
+      })))
+
+  // Pins the run loop's hook (conversationFromStore): the user's message is in the store, and so
+  // in the conversation, before the request reads it.
+  it.live("a second message on the thread sends the whole conversation once", () =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const { thread } = yield* runToEnd("hello")
+        yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+        const input = agent.requests[1]!.input!
+        expect(input.threadId).toBe(thread.id)
+        expect(input.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"])
+        expect(input.messages.at(-1)).toMatchObject({ role: "user", content: "again" })
+      })))
+
+  it.live("a frontend tool round: the tool runs once, the next run carries its result, the reply uses it", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(AgUiAgent.scripts.frontendTool, (agent) =>
+      Effect.gen(function*() {
+        const { thread } = yield* runToEnd("hello")
+        expect(cities).toEqual(["Paris"])
+        expect(agent.requests).toHaveLength(2)
+        const second = agent.requests[1]!.input!
+        expect(second.threadId).toBe(thread.id)
+        expect(second.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"])
+        expect(second.messages.at(-1)).toMatchObject({ role: "tool", toolCallId: "call-1-0", content: "sunny in Paris" })
+        expect(second.tools.map((t) => t.name)).toEqual(["get_weather"])
+        const last = thread.messages.at(-1)!
+        expect(last.content).toEqual([{ type: "text", text: "The weather in Paris: sunny in Paris." }])
+        // The differential half. Normalised: ids (the user's message and the tool result's are each
+        // side's own).
+        const reference = yield* Effect.promise(() =>
+          runReference({ url: agent.url, messages: [{ id: "u1", role: "user", content: "hello" }], tools: [referenceWeather] })
+        )
+        expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
+      }), { tools: [tool] })
+  })
+
+  it.live("a server-side tool's result is shown and never run", () => {
+    const ran: Array<unknown> = []
+    const search = Tool.make({
+      name: "search",
+      description: "Searches",
+      input: Schema.Struct({ query: Schema.String }),
+      execute: (args) => Effect.sync(() => ran.push(args)).pipe(Effect.as("local"))
+    })
+    return withAgent(AgUiAgent.scripts.serverTool, (agent) =>
+      Effect.gen(function*() {
+        const { thread } = yield* runToEnd("hello")
+        expect(ran).toEqual([])
+        expect(agent.requests).toHaveLength(1)
+        const results = thread.messages.flatMap((m) => m.content.filter((c) => c.type === "tool_result"))
+        expect(results).toHaveLength(1)
+        expect(JSON.stringify(results[0])).toContain("3 results")
+        const reference = yield* Effect.promise(() =>
+          runReference({ url: agent.url, messages: [{ id: "u1", role: "user", content: "hello" }] })
+        )
+        expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
+      }), { tools: [search] })
+  })
+
+  it.live("RUN_ERROR fails the run with an ApiError carrying the agent's message and code", () =>
+    withAgent(AgUiAgent.scripts.runError, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
+        expect(error).toMatchObject({
+          _tag: "ApiError",
+          reason: "RunError",
+          message: "The model is unavailable",
+          code: "MODEL_UNAVAILABLE"
+        })
+        // The differential half: the conversation up to the error is HttpAgent's too.
+        const state = yield* tambo.state
+        const thread = Object.values(state.threadMap).find((t) => t.thread.id.startsWith("thr_"))!.thread
+        const reference = yield* Effect.promise(() =>
+          runReference({ url: agent.url, messages: [{ id: "u1", role: "user", content: "hello" }] })
+        )
+        expect(reference.runError).toEqual({ message: "The model is unavailable", code: "MODEL_UNAVAILABLE" })
+        expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
+      })))
+
+  it.live("interrupting a run aborts its request: the agent sees the connection close", () =>
+    withAgent([AgUiAgent.text("Starting."), AgUiAgent.hang()], (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const seen = yield* Deferred.make<void>()
+        const fiber = yield* tambo.run("hello").pipe(
+          Stream.runForEach((e) => e.event.type === "TEXT_MESSAGE_END" ? Deferred.succeed(seen, undefined) : Effect.void),
+          Effect.fork
+        )
+        // The first reply's end arrived: the request is open, the agent hangs.
+        yield* Deferred.await(seen)
+        yield* Fiber.interrupt(fiber)
+        expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
+      })))
+
+  it.live("the Tambo API's other calls fail with an ApiError saying an AG-UI agent does not offer them", () =>
+    withAgent(AgUiAgent.scripts.text, () =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const failures = yield* Effect.all([
+          Effect.flip(tambo.listThreads()),
+          Effect.flip(tambo.fetchThread("thr_x")),
+          Effect.flip(tambo.updateThreadName("thr_x", "name")),
+          Effect.flip(tambo.deleteThread("thr_x")),
+          Effect.flip(tambo.generateThreadName("thr_x")),
+          Effect.flip(tambo.listSuggestions("thr_x", "msg_x"))
+        ])
+        for (const error of failures) {
+          expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "NOT_SUPPORTED_BY_AG_UI_AGENT" })
+          expect(error.message).toContain("An AG-UI agent does not offer")
+        }
+      })))
+  it.live("cancelRun ends the run with RunCancelledError and aborts its request", () =>
+    withAgent([AgUiAgent.text("Starting."), AgUiAgent.hang()], (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const seen = yield* Deferred.make<string>()
+        const fiber = yield* tambo.run("hello").pipe(
+          Stream.runForEach((e) => e.event.type === "TEXT_MESSAGE_END" ? Deferred.succeed(seen, e.threadId) : Effect.void),
+          Effect.fork
+        )
+        const threadId = yield* Deferred.await(seen)
+        yield* tambo.cancelRun(threadId)
+        const error = yield* Fiber.join(fiber).pipe(Effect.flip)
+        expect(error._tag).toBe("RunCancelledError")
+        expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
+      })))
+
+  it.live("a conversation that cannot be sent fails the run with an ApiError before any request", () =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
+        expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "INVALID_AG_UI_INPUT" })
+        expect(error.message).toContain("cannot be sent")
+        expect(agent.requests).toHaveLength(0)
+      }), { contextHelpers: { page: () => ({ size: 1n }) } }))
+
+  it.live("initialMessages is refused with an ApiError: the conversation is the store's", () =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const error = yield* Stream.runDrain(
+          tambo.run("hello", { initialMessages: [{ role: "system", content: [{ type: "text", text: "Be brief." }] }] })
+        ).pipe(Effect.flip)
+        expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "NOT_SUPPORTED_BY_AG_UI_AGENT" })
+        expect(agent.requests).toHaveLength(0)
+      })))
+})
