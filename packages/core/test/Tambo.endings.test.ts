@@ -65,6 +65,14 @@ const waitThenQuote = (request: Script.RunRequest) =>
       )
     ]
 
+/** A client tool that answers at once. */
+const sunnyWeather = Tool.make({
+  name: "get_weather",
+  description: "weather",
+  input: Schema.Struct({ city: Schema.String }),
+  execute: () => Effect.succeed("sunny")
+})
+
 const lastText = (thread: Types.TamboThread) => {
   const block = thread.messages.at(-1)?.content.at(-1)
   return block?.type === "text" ? block.text : undefined
@@ -134,12 +142,6 @@ describe("a tool round that ends early leaves its thread usable", () => {
       server().setScript((request) =>
         request.text === "next" ? [Script.text("fine")] : [Script.toolCall("get_weather", { city: "Oslo" })]
       )
-      const weather = Tool.make({
-        name: "get_weather",
-        description: "weather",
-        input: Schema.Struct({ city: Schema.String }),
-        execute: () => Effect.succeed("sunny")
-      })
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const error = yield* runAll("loop", { maxSteps: 1 }).pipe(Effect.flip)
@@ -151,7 +153,7 @@ describe("a tool round that ends early leaves its thread usable", () => {
         const events = yield* runAll("next", { threadId })
         expect(lastText(events.at(-1)!.snapshot)).toBe("fine")
         expect(shape(threadOf(yield* tambo.state, threadId).thread.messages)).toEqual(serverShape(server(), threadId))
-      }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [sunnyWeather] })))
     }))
 
   it.live("a refused continuation: the calls stay pending, and a new message sends the results the tools gave", () =>
@@ -163,12 +165,6 @@ describe("a tool round that ends early leaves its thread usable", () => {
           ? [Script.toolCall("get_weather", { city: "Oslo" })]
           : [Script.httpError(500)]
       )
-      const weather = Tool.make({
-        name: "get_weather",
-        description: "weather",
-        input: Schema.Struct({ city: Schema.String }),
-        execute: () => Effect.succeed("sunny")
-      })
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const error = yield* runAll("weather?").pipe(Effect.flip)
@@ -180,7 +176,7 @@ describe("a tool round that ends early leaves its thread usable", () => {
         const events = yield* runAll("next", { threadId })
         expect(lastText(events.at(-1)!.snapshot)).toBe("ok: sunny")
         expect(shape(threadOf(yield* tambo.state, threadId).thread.messages)).toEqual(serverShape(server(), threadId))
-      }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [sunnyWeather] })))
     }))
 
   it.live("manual execution: a new message instead of continueRun answers the calls as cancelled", () =>
@@ -228,12 +224,6 @@ describe("a new message and the calls the server waits on", () => {
         await gate
         return [Script.text("too late")]
       })
-      const weather = Tool.make({
-        name: "get_weather",
-        description: "weather",
-        input: Schema.Struct({ city: Schema.String }),
-        execute: () => Effect.succeed("sunny")
-      })
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("weather?")))
@@ -250,7 +240,7 @@ describe("a new message and the calls the server waits on", () => {
         expect(server().threads.get(threadId)!.pendingToolCallIds ?? []).toEqual([])
         const events = yield* runAll("next", { threadId })
         expect(lastText(events.at(-1)!.snapshot)).toBe("next")
-      }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [sunnyWeather] })))
     }))
 
   it.live("the store holds calls the server does not wait on: the message goes without their results", () =>
@@ -449,12 +439,6 @@ describe("a dropped connection", () => {
           ? [Script.toolCall("get_weather", { city: "Oslo" })]
           : [Script.text(["a", "b", "c", "d"]), Script.dropAfter(3)]
       )
-      const weather = Tool.make({
-        name: "get_weather",
-        description: "weather",
-        input: Schema.Struct({ city: Schema.String }),
-        execute: () => Effect.succeed("sunny")
-      })
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const error = yield* runAll("weather?").pipe(Effect.flip, Effect.map(fields))
@@ -463,6 +447,6 @@ describe("a dropped connection", () => {
         expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
         const events = yield* runAll("again", { threadId })
         expect(lastText(events.at(-1)!.snapshot)).toBe("back")
-      }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [sunnyWeather] })))
     }))
 })
