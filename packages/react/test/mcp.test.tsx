@@ -244,16 +244,16 @@ describe("MCP hooks", () => {
       return <button type="button" data-testid="accept" onClick={() => accept({ name: "Ada" })}>{request.message}</button>
     }
 
-    it("wait in a queue, and are shown as soon as a component uses useTamboMcpElicitation", async () => {
-      const mcp = await start("greeter")
-      const props = connection(server(), { mcpServers: [{ url: mcp.url }] })
+    /** The provider connected to the MCP server at `url`, with the form hidden until `showForm(true)`. */
+    const renderWithHiddenForm = async (url: string) => {
+      const props = connection(server(), { mcpServers: [{ url }] })
       let showForm: (show: boolean) => void = () => undefined
       function Gate() {
         const [show, setShow] = useState(false)
         showForm = setShow
         return show ? <Form /> : null
       }
-      const { result } = renderHook(() => ({ tambo: useTambo(), servers: useTamboMcpServers() }), {
+      const rendered = renderHook(() => ({ tambo: useTambo(), servers: useTamboMcpServers() }), {
         wrapper: ({ children }) => (
           <TamboProvider {...props}>
             <Gate />
@@ -261,7 +261,13 @@ describe("MCP hooks", () => {
           </TamboProvider>
         )
       })
-      await waitFor(() => expect(result.current.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+      await waitFor(() => expect(rendered.result.current.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+      return { result: rendered.result, showForm: (show: boolean) => showForm(show) }
+    }
+
+    it("wait in a queue, and are shown as soon as a component uses useTamboMcpElicitation", async () => {
+      const mcp = await start("greeter")
+      const { result, showForm } = await renderWithHiddenForm(mcp.url)
       const results: Array<string> = []
       greetScript(results)
 
@@ -283,22 +289,7 @@ describe("MCP hooks", () => {
 
     it("leave the queue when the server gives up on them", async () => {
       const mcp = await start("impatientGreeter")
-      const props = connection(server(), { mcpServers: [{ url: mcp.url }] })
-      let showForm: (show: boolean) => void = () => undefined
-      function Gate() {
-        const [show, setShow] = useState(false)
-        showForm = setShow
-        return show ? <Form /> : null
-      }
-      const { result } = renderHook(() => ({ tambo: useTambo(), servers: useTamboMcpServers() }), {
-        wrapper: ({ children }) => (
-          <TamboProvider {...props}>
-            <Gate />
-            {children}
-          </TamboProvider>
-        )
-      })
-      await waitFor(() => expect(result.current.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+      const { result, showForm } = await renderWithHiddenForm(mcp.url)
       const results: Array<string> = []
       greetScript(results)
       await result.current.tambo.sendMessage("greet me").thread
