@@ -15,6 +15,19 @@ const callText = (connection: Mcp.McpConnection, name: string, args: Record<stri
   Effect.map(connection.client!.callTool(name, args), (result) =>
     result.content.map((block) => ("text" in block ? block.text : block.type)).join(""))
 
+/** OAuth storage in a map, as a page's `localStorage` would keep it across a reload. */
+const memoryStorage = () => {
+  const saved = new Map<string, string>()
+  const storage: Mcp.McpOAuthStorage = {
+    get: (key) => saved.get(key),
+    set: (key, value) => {
+      if (value === undefined) saved.delete(key)
+      else saved.set(key, value)
+    }
+  }
+  return { saved, storage }
+}
+
 describe("MCP servers protected by OAuth", () => {
   it.live("the user authorizes the client once (PKCE), then the tokens are used and refreshed", () =>
     Effect.gen(function*() {
@@ -84,14 +97,7 @@ describe("MCP servers protected by OAuth", () => {
   it.live("by full-page redirect: the state survives in storage, and the code from the redirect back finishes it", () =>
     Effect.gen(function*() {
       const protectedServer = yield* oauthMcpServer(calculator)
-      const saved = new Map<string, string>()
-      const storage: Mcp.McpOAuthStorage = {
-        get: (key) => saved.get(key),
-        set: (key, value) => {
-          if (value === undefined) saved.delete(key)
-          else saved.set(key, value)
-        }
-      }
+      const { saved, storage } = memoryStorage()
       const redirectUrl = "http://127.0.0.1:1/callback"
       // The first page: the user is sent away (the page unloads; nothing comes back to it).
       let authorizationUrl: string | undefined
@@ -142,14 +148,7 @@ describe("MCP servers protected by OAuth", () => {
   it.live("authorizationCode as a function is asked with the connection's key: the code goes to the server that asked for it", () =>
     Effect.gen(function*() {
       const protectedServer = yield* oauthMcpServer(calculator)
-      const saved = new Map<string, string>()
-      const storage: Mcp.McpOAuthStorage = {
-        get: (key) => saved.get(key),
-        set: (key, value) => {
-          if (value === undefined) saved.delete(key)
-          else saved.set(key, value)
-        }
-      }
+      const { storage } = memoryStorage()
       const redirectUrl = "http://127.0.0.1:1/callback"
       const server: Mcp.McpServerInfo = { url: protectedServer.url, serverKey: "calc" }
       let authorizationUrl: string | undefined
