@@ -13,6 +13,8 @@ import {
   TamboClient,
   type TamboClientOptions
 } from "../src/index.js"
+import { startMcpServer } from "../../core/test/mcp/server.js"
+import { calculator } from "../../core/test/mcp/tools.js"
 import { settle, texts, weatherTool } from "./helpers.js"
 
 let agent: AgUiAgent.AgUiAgent
@@ -86,6 +88,20 @@ describe("TamboClient with an AG-UI agent", () => {
     expect(last.role).toBe("assistant")
     expect(last.content[0]).toMatchObject({ type: "text", text: expect.stringContaining("The weather in Paris:") })
     expect(last.content[0]).toMatchObject({ text: expect.stringContaining("sunny") })
+  })
+
+  it("an MCP server's tools are offered to the agent and run in the client", async () => {
+    const mcp = await startMcpServer({ setup: calculator })
+    try {
+      const client = makeAgentClient({ mcpServers: [{ url: mcp.url, serverKey: "calc" }] })
+      expect((await client.connectMcpServer({ url: mcp.url, serverKey: "calc" })).status).toBe("connected")
+      agent.setScript(AgUiAgent.frontendToolRound({ name: "add", args: { a: 2, b: 40 }, reply: (sum) => [AgUiAgent.text(`sum: ${sum}`)] }))
+      const thread = await client.run("add 2 and 40").thread
+      expect(texts(thread.messages).at(-1)).toBe("assistant: sum: 42")
+      expect(agent.requests[0]!.input?.tools.map((tool) => tool.name)).toContain("add")
+    } finally {
+      await mcp.close()
+    }
   })
 
   it("a RUN_ERROR rejects the run with the agent's message and code; the thread stays usable", async () => {
