@@ -9,7 +9,7 @@ import {
   type TamboTool,
   type TamboThread
 } from "@tambo-effect/client"
-import { Script, startTestServer } from "@tambo-effect/testing"
+import { AgUiAgent, Script, startTestServer } from "@tambo-effect/testing"
 
 // -----------------------------------------------------------------------------
 // Backend: Tambo Cloud with TAMBO_API_KEY, else the embedded testing server
@@ -17,7 +17,7 @@ import { Script, startTestServer } from "@tambo-effect/testing"
 
 export interface Backend {
   readonly label: string
-  readonly options: Pick<TamboClientOptions, "apiKey" | "tamboUrl" | "userKey">
+  readonly options: Pick<TamboClientOptions, "apiKey" | "tamboUrl" | "userKey" | "agent">
   readonly close: () => Promise<void>
 }
 
@@ -45,6 +45,19 @@ export const startBackend = async (paceMillis: number): Promise<Backend> => {
     label: `the embedded testing server (${server.url}), playing its weather assistant`,
     options: { apiKey: server.apiKey, tamboUrl: server.url, userKey: "demo-user" },
     close: () => server.close()
+  }
+}
+
+/**
+ * The embedded AG-UI agent (`@tambo-effect/testing`'s `AgUiAgent`) playing its weather
+ * assistant: the client talks to it with `agent: { url }`, no API key or user.
+ */
+export const startAgentBackend = async (): Promise<Backend> => {
+  const agent = await AgUiAgent.start({ script: AgUiAgent.scripts.weatherAssistant })
+  return {
+    label: `the embedded AG-UI agent (${agent.url}), playing its weather assistant`,
+    options: { agent: { url: agent.url } },
+    close: () => agent.close()
   }
 }
 

@@ -5,14 +5,26 @@
  *
  * Talks to Tambo Cloud when `TAMBO_API_KEY` is set (`TAMBO_URL`,
  * `TAMBO_USER_KEY` optional), otherwise to the embedded testing server.
+ *
+ * `pnpm demo --agui`: the same conversation against the embedded AG-UI agent
+ * (`agent: { url }`): the text and the tool round, no component.
  */
 import { TamboClient } from "@tambo-effect/client"
-import { describeError, paceMillis, Printer, startBackend, stdoutOut, weatherCard, weatherTool } from "./demo-support.js"
+import {
+  describeError,
+  paceMillis,
+  Printer,
+  startAgentBackend,
+  startBackend,
+  stdoutOut,
+  weatherCard,
+  weatherTool
+} from "./demo-support.js"
 
 const conversation = ["Hi there!", "What is the weather in Paris?"]
 
 const printer = new Printer(stdoutOut())
-const backend = await startBackend(paceMillis())
+const backend = process.argv.includes("--agui") ? await startAgentBackend() : await startBackend(paceMillis())
 printer.line(printer.paint("bold", `tambo-effect demo, talking to ${backend.label}`))
 printer.line("")
 

@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest"
 const root = join(import.meta.dirname, "../../..")
 const tsx = join(root, "node_modules/.bin/tsx")
 
-const start = (script: string, env: Record<string, string> = {}) => {
+const start = (script: string, env: Record<string, string> = {}, args: ReadonlyArray<string> = []) => {
   const { TAMBO_API_KEY: _key, TAMBO_URL: _url, TAMBO_USER_KEY: _user, ...rest } = process.env
-  const child = spawn(tsx, ["--conditions=tambo-source", script], {
+  const child = spawn(tsx, ["--conditions=tambo-source", script, ...args], {
     cwd: root,
     env: { ...rest, NO_COLOR: "1", ...env },
     stdio: ["pipe", "pipe", "pipe"]
@@ -59,6 +59,27 @@ describe("pnpm demo", () => {
     expect(JSON.parse(/component WeatherCard \(final\): (.*)/.exec(out)![1]!)).toEqual(result)
     expect(JSON.parse(/final WeatherCard props: (.*)/.exec(out)![1]!)).toEqual(result)
     expect(out).toMatch(/thread \S+: 6 messages/)
+  })
+})
+
+describe("pnpm demo --agui", () => {
+  it("the same conversation against the embedded AG-UI agent: text, then a get_weather round, then exits 0", { timeout: 60_000 }, async () => {
+    const { output, exited } = start("scratchpad/demo.ts", {}, ["--agui"])
+    const code = await exited
+    expect(output.stderr).toBe("")
+    expect(code).toBe(0)
+    const out = output.stdout
+    expect(out).not.toContain("\x1b")
+    expect(out).toContain("embedded AG-UI agent")
+    expect(out).toContain("assistant> You said: Hi there!")
+    expect(out).toContain("assistant> Let me check the weather in Paris.")
+    expect(out).toContain('tool call: get_weather {"city":"Paris"}')
+    const result = JSON.parse(/tool result: (.*)/.exec(out)![1]!)
+    expect(result).toMatchObject({ city: "Paris", temperature: expect.any(Number), conditions: expect.any(String) })
+    expect(out).toContain(`assistant> Here is the weather in Paris: ${result.temperature}°, ${result.conditions}.`)
+    // The client named the thread; the agent renders no component.
+    expect(out).toMatch(/thread thr_\S+: 6 messages/)
+    expect(out).not.toContain("WeatherCard")
   })
 })
 
