@@ -55,12 +55,22 @@ export interface AgentOptions {
   readonly url: string
   /** Sent with every run (credentials, for instance). */
   readonly headers?: Readonly<Record<string, string>> | undefined
-  /** How long to wait for the response's status and headers. Default 60 s. */
+  /** How long to wait for the response's status and headers, and for its first event. Default 60 s. */
   readonly firstByteTimeout?: Duration.DurationInput | undefined
   /** How long any read of the body may wait. Default 120 s. */
   readonly idleTimeout?: Duration.DurationInput | undefined
   /** The largest event, in characters of its data. Default 16 MiB. */
   readonly maxFrameBytes?: number | undefined
+  /**
+   * How many times a run request answered 429/502/503/504, or whose
+   * connection failed, is sent again (never once its body is being read).
+   * Default 2.
+   *
+   * @since 0.2.0
+   */
+  readonly maxRetries?: number | undefined
+  /** The longest `Retry-After` waited for; an answer asking for more is not retried. Default 60 s. @since 0.2.0 */
+  readonly maxRetryAfter?: Duration.DurationInput | undefined
 }
 
 /**
@@ -162,7 +172,9 @@ export const makeTransport = (
           input: input.right,
           firstByteTimeout: options.firstByteTimeout,
           idleTimeout: options.idleTimeout,
-          maxFrameBytes: options.maxFrameBytes
+          maxFrameBytes: options.maxFrameBytes,
+          maxRetries: options.maxRetries,
+          maxRetryAfter: options.maxRetryAfter
         }).pipe(
           withPause(frontendTools),
           Stream.interruptWhen(Deferred.await(aborted)),
