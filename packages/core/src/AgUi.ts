@@ -9,7 +9,9 @@
  * before `RUN_FINISHED`): the run loop runs them (once, validated, approvals,
  * `maxSteps`) and the next run carries their results. A server-side tool's
  * `TOOL_CALL_RESULT` is shown, never run. `RUN_ERROR` fails the run with an
- * `ApiError` (`RunError`) carrying the agent's message and code.
+ * `ApiError` (`RunError`) carrying the agent's message and code. A
+ * conversation that cannot be sent as a `RunAgentInput` fails the run with an
+ * `AgUiError` (`InvalidInput`) before any request.
  *
  * Interrupting a run aborts its request; there is nothing to cancel on a
  * server (`cancelRun` does nothing). The Tambo API's other calls (threads,
@@ -152,14 +154,8 @@ export const makeTransport = (
           tools: request.tools,
           context: request.message.additionalContext
         })
-        if (Either.isLeft(input)) {
-          return yield* new ApiError({
-            reason: "BadRequest",
-            code: "INVALID_AG_UI_INPUT",
-            message: input.left.message,
-            retryable: false
-          })
-        }
+        // What cannot be sent fails the run before any request: AgUiError (InvalidInput).
+        if (Either.isLeft(input)) return yield* input.left
         // `cancelRun` (and a run displacing this one) ends the stream: the request is aborted.
         const aborted = yield* Deferred.make<void>()
         if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Deferred.succeed(aborted, undefined))

@@ -346,6 +346,32 @@ export class TranscriptionError extends Schema.TaggedError<TranscriptionError>("
 }
 
 /**
+ * A failure of AG-UI's own (a Tambo run against an AG-UI agent, `AgUi`):
+ *
+ * - `InvalidInput`: the conversation, tools, context or state cannot be sent
+ *   as a `RunAgentInput` (a value JSON cannot carry, two tools of one name, a
+ *   tool result for a call the conversation does not have). The run fails
+ *   before anything is sent.
+ * - `InvalidStateDelta`: a `STATE_DELTA` that is not a JSON Patch, names a
+ *   prototype key (`__proto__`, `constructor`, `prototype`), or fails to
+ *   apply; `operationIndex` says which operation. The state stays as it was.
+ * - `InvalidMessages`: a `MESSAGES_SNAPSHOT` whose messages are not AG-UI
+ *   messages.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export class AgUiError extends Schema.TaggedError<AgUiError>("@tambo-effect/core/AgUiError")("AgUiError", {
+  reason: Schema.Literal("InvalidInput", "InvalidStateDelta", "InvalidMessages"),
+  message: Schema.String,
+  /** The failing operation of a `STATE_DELTA` (`InvalidStateDelta`). */
+  operationIndex: Schema.optional(Schema.Number)
+}) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
  * Every error the SDK puts in the error channel.
  *
  * @since 0.1.0
@@ -366,6 +392,7 @@ export type TamboError =
   | ToolDefinitionError
   | ToolCallError
   | TranscriptionError
+  | AgUiError
 
 /**
  * @since 0.1.0

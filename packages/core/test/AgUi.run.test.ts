@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as AgUi from "../src/AgUi.js"
 import * as Tambo from "../src/Tambo.js"
+import * as TamboError from "../src/TamboError.js"
 import * as Tool from "../src/Tool.js"
 import type * as Types from "../src/Types.js"
 import { toAgUiMessages } from "../src/internal/agui/runAgentInput.js"
@@ -226,12 +227,14 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
       })))
 
-  it.live("a conversation that cannot be sent fails the run with an ApiError before any request", () =>
+  // Was an ApiError (BadRequest, INVALID_AG_UI_INPUT) while AgUiError was internal.
+  it.live("a conversation that cannot be sent fails the run with an AgUiError (InvalidInput) before any request", () =>
     withAgent(AgUiAgent.scripts.text, (agent) =>
       Effect.gen(function*() {
         const tambo = yield* Tambo.Tambo
         const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
-        expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "INVALID_AG_UI_INPUT" })
+        expect(error).toBeInstanceOf(TamboError.AgUiError)
+        expect(error).toMatchObject({ _tag: "AgUiError", reason: "InvalidInput" })
         expect(error.message).toContain("cannot be sent")
         expect(agent.requests).toHaveLength(0)
       }), { contextHelpers: { page: () => ({ size: 1n }) } }))
