@@ -42,9 +42,19 @@ import type * as Tool from "./Tool.js"
 import * as ToolExecutor from "./ToolExecutor.js"
 import * as ToolRegistry from "./ToolRegistry.js"
 import type * as Types from "./Types.js"
+import type * as Headers from "./internal/agui/headers.js"
 import { withPause } from "./internal/agui/pause.js"
 import { buildRunAgentInput } from "./internal/agui/runAgentInput.js"
 import { runAgent } from "./internal/agui/transport.js"
+
+/**
+ * The headers of the agent's requests: a record, or an Effect or a function
+ * (which may return a promise) read anew for each request.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type AgentHeaders = Headers.AgentHeaders
 
 /**
  * Where the agent is and how to reach it.
@@ -55,8 +65,13 @@ import { runAgent } from "./internal/agui/transport.js"
 export interface AgentOptions {
   /** The agent's endpoint: each run is a POST of a `RunAgentInput` to it. */
   readonly url: string
-  /** Sent with every run (credentials, for instance). */
-  readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * Sent with every run request (credentials, for instance): a record, or
+   * an Effect or a function (which may return a promise) read anew for each
+   * request, for a token that rotates. A failure to read them fails the run
+   * with a `CallbackError` (`Headers`) before anything is sent.
+   */
+  readonly headers?: AgentHeaders | undefined
   /** How long to wait for the response's status and headers, and for its first event. Default 60 s. */
   readonly firstByteTimeout?: Duration.DurationInput | undefined
   /** How long any read of the body may wait. Default 120 s. */

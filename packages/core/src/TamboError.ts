@@ -245,8 +245,10 @@ export class McpError extends Schema.TaggedError<McpError>("@tambo-effect/core/M
 /**
  * A function the app gave the SDK threw, rejected or failed: the client-wide
  * or per-run `beforeRun` (`BeforeRun`), or a context helper
- * (`ContextHelper`, named in `helper`). The run it was called for fails
- * before anything is sent; the thread stays as it was.
+ * (`ContextHelper`, named in `helper`), or the function or Effect that gives
+ * an AG-UI agent's headers (`Headers`; also headers that are not an object
+ * of strings). The run it was called for fails before anything is sent; the
+ * thread stays as it was.
  *
  * (A failing approval handler does not fail the run: the call is denied and
  * the model is told why.)
@@ -257,7 +259,7 @@ export class McpError extends Schema.TaggedError<McpError>("@tambo-effect/core/M
 export class CallbackError extends Schema.TaggedError<CallbackError>("@tambo-effect/core/CallbackError")(
   "CallbackError",
   {
-    reason: Schema.Literal("BeforeRun", "ContextHelper", "ApprovalHandler"),
+    reason: Schema.Literal("BeforeRun", "ContextHelper", "ApprovalHandler", "Headers"),
     message: Schema.String,
     /** The context helper's name. */
     helper: Schema.optional(Schema.String),

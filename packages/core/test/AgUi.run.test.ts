@@ -249,4 +249,42 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "NOT_SUPPORTED_BY_AG_UI_AGENT" })
         expect(agent.requests).toHaveLength(0)
       })))
+
+  it.live("headers from a function are read for each request: two runs carry two tokens", () => {
+    let issued = 0
+    return withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const { thread } = yield* runToEnd("hello")
+        yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+        expect(agent.requests.map((r) => r.headers["authorization"])).toEqual(["Bearer token-1", "Bearer token-2"])
+      }), { headers: () => Promise.resolve({ authorization: `Bearer token-${++issued}` }) })
+  })
+
+  it.live("headers from an Effect are run for each request", () => {
+    let issued = 0
+    return withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        yield* runToEnd("hello")
+        yield* runToEnd("hello")
+        expect(agent.requests.map((r) => r.headers["x-token"])).toEqual(["t1", "t2"])
+      }), { headers: Effect.sync(() => ({ "x-token": `t${++issued}` })) })
+  })
+
+  it.live.each([
+    ["a function that throws", () => {
+      throw new Error("no token")
+    }, "no token"],
+    ["a promise that rejects", () => Promise.reject(new Error("vault down")), "vault down"],
+    ["an Effect that fails", Effect.fail("expired"), "expired"],
+    ["a value that is not headers", () => ({ authorization: 42 }) as unknown as Record<string, string>, "object of strings"]
+  ] as const)("headers from %s: CallbackError (Headers), nothing sent", ([, headers, message]) =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
+        expect(error).toMatchObject({ _tag: "CallbackError", reason: "Headers" })
+        expect(error.message).toContain(message)
+        expect(agent.requests).toHaveLength(0)
+      }), { headers }))
 })

@@ -33,13 +33,20 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as Events from "../../Events.js"
-import { ApiError, type DecodeError, type RunConflictError, TransportError } from "../../TamboError.js"
+import {
+  ApiError,
+  type CallbackError,
+  type DecodeError,
+  type RunConflictError,
+  TransportError
+} from "../../TamboError.js"
 import { decodeSse, type RunStreamEvent } from "../../TamboTransport.js"
 import { errorFromStatus } from "../apiError.js"
 import { describeConnectionFailure, displayUrl, hasConnectionCode } from "../connectionFailure.js"
 import { parseRetryAfter } from "../retryAfter.js"
 import { isRetryable, retrySchedule, withinRetryAfter } from "../retryPolicy.js"
 import { safeCause } from "../safeCause.js"
+import { type AgentHeaders, resolveHeaders } from "./headers.js"
 import type * as Wire from "./wire.js"
 
 /**
@@ -51,8 +58,12 @@ import type * as Wire from "./wire.js"
 export interface AgUiRunRequest {
   /** The agent's endpoint. */
   readonly url: string
-  /** Sent with the request (credentials, for instance); `content-type` and `accept` are set. */
-  readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * Sent with the request (credentials, for instance); `content-type` and
+   * `accept` are set. An Effect or a function is run once per request, before
+   * its first attempt.
+   */
+  readonly headers?: AgentHeaders | undefined
   readonly input: Wire.RunAgentInput
   /** The largest event, in characters of its data; a larger one fails the stream. Default 16 MiB. */
   readonly maxFrameBytes?: number | undefined
@@ -72,7 +83,7 @@ export interface AgUiRunRequest {
  * @since 0.2.0
  * @category Models
  */
-export type AgUiRunError = ApiError | RunConflictError | TransportError | DecodeError
+export type AgUiRunError = ApiError | RunConflictError | TransportError | DecodeError | CallbackError
 
 const isTerminal = (event: RunStreamEvent): event is Events.RunFinishedEvent | Events.RunErrorEvent =>
   event.type === "RUN_FINISHED" || event.type === "RUN_ERROR"
@@ -127,8 +138,9 @@ export const runAgent = (
     // Scoped: closing the stream's scope aborts the request.
     const client = HttpClient.withScope(yield* HttpClient.HttpClient)
     const init = yield* Effect.serviceOption(FetchHttpClient.RequestInit)
+    const headers = yield* resolveHeaders(request.headers)
     const post = HttpClientRequest.post(url).pipe(
-      HttpClientRequest.setHeaders({ ...request.headers, accept: "text/event-stream" }),
+      HttpClientRequest.setHeaders({ ...headers, accept: "text/event-stream" }),
       HttpClientRequest.bodyUnsafeJson(request.input)
     )
     // The first event is due within firstByteTimeout of the last attempt's start.
