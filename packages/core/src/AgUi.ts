@@ -43,6 +43,7 @@ import * as ToolExecutor from "./ToolExecutor.js"
 import * as ToolRegistry from "./ToolRegistry.js"
 import type * as Types from "./Types.js"
 import type * as Headers from "./internal/agui/headers.js"
+import { fromInitialMessages } from "./internal/agui/initialMessages.js"
 import { withPause } from "./internal/agui/pause.js"
 import { buildRunAgentInput } from "./internal/agui/runAgentInput.js"
 import { runAgent } from "./internal/agui/transport.js"
@@ -196,11 +197,12 @@ export const makeTransport = (
       conversationFromStore: true,
       createRun: (_, request, hooks) =>
         Stream.unwrap(Effect.map(randomId("thr_"), (threadId) =>
-          request.initialMessages !== undefined && request.initialMessages.length > 0
-            ? Stream.fail(notSupported("initialMessages (give the conversation in the store instead)"))
-            : run(threadId, request, hooks, (runId) =>
-              // A new thread: its conversation is the request's message.
-              Effect.succeed([{ id: `user_${runId}`, role: "user", content: [...request.message.content] }])))),
+          run(threadId, request, hooks, (runId) =>
+            // A new thread: its conversation is its initial messages, then the request's message.
+            Effect.succeed([
+              ...fromInitialMessages(request.initialMessages ?? [], (index) => `initial_${index}_${runId}`),
+              { id: `user_${runId}`, role: "user", content: [...request.message.content] }
+            ])))),
       runOnThread: (_, threadId, request, hooks) =>
         run(
           threadId,

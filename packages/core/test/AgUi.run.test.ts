@@ -239,15 +239,51 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(agent.requests).toHaveLength(0)
       }), { contextHelpers: { page: () => ({ size: 1n }) } }))
 
-  it.live("initialMessages is refused with an ApiError: the conversation is the store's", () =>
+  // Was refused (ApiError NOT_SUPPORTED_BY_AG_UI_AGENT) before AG-UI runs took them.
+  it.live("initialMessages open a new thread: sent before the user's message, and the thread's first messages in the store", () =>
     withAgent(AgUiAgent.scripts.text, (agent) =>
       Effect.gen(function*() {
         const tambo = yield* Tambo.Tambo
-        const error = yield* Stream.runDrain(
-          tambo.run("hello", { initialMessages: [{ role: "system", content: [{ type: "text", text: "Be brief." }] }] })
-        ).pipe(Effect.flip)
-        expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "NOT_SUPPORTED_BY_AG_UI_AGENT" })
-        expect(agent.requests).toHaveLength(0)
+        const seed: ReadonlyArray<Types.InitialInputMessage> = [
+          { role: "system", content: [{ type: "text", text: "You are a terse assistant." }] },
+          { role: "assistant", content: [{ type: "text", text: "Hi! Ask me anything." }] }
+        ]
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(tambo.run("hello", { initialMessages: seed })))
+        const threadId = events.at(-1)!.threadId
+        expect(agent.requests[0]!.input!.messages.map((m) => [m.role, m.content])).toEqual([
+          ["system", "You are a terse assistant."],
+          ["assistant", "Hi! Ask me anything."],
+          ["user", "hello"]
+        ])
+        // As the Tambo path shows them once reconciled with the server's thread.
+        const thread = (yield* tambo.state).threadMap[threadId]!.thread
+        expect(thread.messages.map((m) => [m.role, m.content])).toEqual([
+          ["system", [{ type: "text", text: "You are a terse assistant." }]],
+          ["assistant", [{ type: "text", text: "Hi! Ask me anything." }]],
+          ["user", [{ type: "text", text: "hello" }]],
+          ["assistant", [{ type: "text", text: "Hello, world." }]]
+        ])
+        // On a thread that exists they are not sent again (as the Tambo API ignores them there).
+        yield* Stream.runDrain(tambo.run("again", { threadId, initialMessages: seed }))
+        expect(agent.requests[1]!.input!.messages.map((m) => m.role)).toEqual([
+          "system",
+          "assistant",
+          "user",
+          "assistant",
+          "user"
+        ])
+        // The differential half: HttpAgent given the same conversation to start with.
+        const reference = yield* Effect.promise(() =>
+          runReference({
+            url: agent.url,
+            messages: [
+              { id: "s1", role: "system", content: "You are a terse assistant." },
+              { id: "a1", role: "assistant", content: "Hi! Ask me anything." },
+              { id: "u1", role: "user", content: "hello" }
+            ]
+          })
+        )
+        expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
       })))
 
   it.live("headers from a function are read for each request: two runs carry two tokens", () => {
