@@ -135,6 +135,29 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
       }), { tools: [tool] })
   })
 
+  it.live("AG-UI 1.0 chunk events: expanded as HttpAgent does, a tool round told in chunks runs once", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(AgUiAgent.scripts.chunks, (agent) =>
+      Effect.gen(function*() {
+        const { events, thread } = yield* runToEnd("hello")
+        expect(cities).toEqual(["Paris"])
+        expect(agent.requests).toHaveLength(2)
+        expect(events.map((e) => e.event.type).filter((type) => type.startsWith("TOOL_CALL"))).toEqual([
+          "TOOL_CALL_START",
+          "TOOL_CALL_ARGS",
+          "TOOL_CALL_ARGS",
+          "TOOL_CALL_END"
+        ])
+        expect(thread.messages.at(-1)!.content).toEqual([{ type: "text", text: "The weather in Paris: sunny in Paris." }])
+        // The differential half: the conversation HttpAgent ends with.
+        const reference = yield* Effect.promise(() =>
+          runReference({ url: agent.url, messages: [{ id: "u1", role: "user", content: "hello" }], tools: [referenceWeather] })
+        )
+        expect(reference.toolCalls.map((call) => call.args)).toEqual([{ city: "Paris" }])
+        expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
+      }), { tools: [tool] })
+  })
+
   it.live("a server-side tool's result is shown and never run", () => {
     const ran: Array<unknown> = []
     const search = Tool.make({

@@ -18,6 +18,9 @@
  *   longer than `idleTimeout`: `TransportError` (`Timeout`);
  * - `RUN_ERROR`: the event is emitted, then the stream fails with `ApiError`
  *   (`RunError`) carrying the agent's message and code;
+ * - `TEXT_MESSAGE_CHUNK`, `TOOL_CALL_CHUNK` and `REASONING_MESSAGE_CHUNK` are
+ *   expanded into start / content / end events as `@ag-ui/client` does
+ *   (`chunks.ts`);
  * - `RUN_FINISHED` ends the stream: nothing after it is read;
  * - interrupting the stream (or ending it early) aborts the request.
  *
@@ -46,6 +49,7 @@ import { describeConnectionFailure, displayUrl, hasConnectionCode } from "../con
 import { parseRetryAfter } from "../retryAfter.js"
 import { isRetryable, retrySchedule, withinRetryAfter } from "../retryPolicy.js"
 import { safeCause } from "../safeCause.js"
+import { expandChunks } from "./chunks.js"
 import { type AgentHeaders, resolveHeaders } from "./headers.js"
 import type * as Wire from "./wire.js"
 
@@ -185,7 +189,7 @@ export const runAgent = (
     )
     // The first event is due within what is left of firstByteTimeout (headers and then nothing,
     // or only comments, is no answer); after it, each read within idleTimeout.
-    const pull = yield* Stream.toPull(decodeSse(bytes, { maxFrameBytes: request.maxFrameBytes }))
+    const pull = yield* Stream.toPull(expandChunks(decodeSse(bytes, { maxFrameBytes: request.maxFrameBytes })))
     const left = openedAt + Duration.toMillis(firstByteTimeout) - (yield* Clock.currentTimeMillis)
     const first = yield* pull.pipe(
       Effect.timeoutFail({
