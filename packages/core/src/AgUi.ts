@@ -19,6 +19,13 @@
  * an `ApiError` (`BadRequest`, code `NOT_SUPPORTED_BY_AG_UI_AGENT`). No API
  * key or user identity is needed.
  *
+ * A run request answered 429/502/503/504, or whose connection failed, is
+ * sent again as a Tambo run's (never once its body is read); its first event
+ * is due within `firstByteTimeout`; AG-UI 1.0's `*_CHUNK` events are
+ * expanded as `@ag-ui/client` does. A new thread's `initialMessages` come
+ * before the user's message and are the thread's first messages in the
+ * store.
+ *
  * Not yet: `STATE_*` and `MESSAGES_SNAPSHOT` are passed on as events but not
  * kept in the store.
  *
