@@ -18,6 +18,17 @@ import * as Schema from "effect/Schema"
 
 export {
   /**
+   * A failure of AG-UI's own, against an AG-UI agent (`agent` option): a
+   * conversation, context or state that cannot be sent as a `RunAgentInput`
+   * (`InvalidInput`: the run rejects before anything is sent), a refused
+   * `STATE_DELTA` (`InvalidStateDelta`), a `MESSAGES_SNAPSHOT` that is not
+   * AG-UI messages (`InvalidMessages`). Its `message` says what, and why.
+   *
+   * @since 0.2.0
+   * @category Errors
+   */
+  AgUiError,
+  /**
    * @since 0.1.0
    * @category Errors
    */

@@ -36,6 +36,7 @@ describe("the facade's errors are core's", () => {
     expect(Client.ToolDefinitionError).toBe(CoreTool.ToolDefinitionError)
     expect(Client.ToolCallError).toBe(CoreTool.ToolCallError)
     expect(Client.TranscriptionError).toBe(CoreErrors.TranscriptionError)
+    expect(Client.AgUiError).toBe(CoreErrors.AgUiError)
   })
 
   it("an ApiError from a run is core's ApiError, an Error with its tag, reason and status", async () => {

@@ -9,13 +9,22 @@
  * before `RUN_FINISHED`): the run loop runs them (once, validated, approvals,
  * `maxSteps`) and the next run carries their results. A server-side tool's
  * `TOOL_CALL_RESULT` is shown, never run. `RUN_ERROR` fails the run with an
- * `ApiError` (`RunError`) carrying the agent's message and code.
+ * `ApiError` (`RunError`) carrying the agent's message and code. A
+ * conversation that cannot be sent as a `RunAgentInput` fails the run with an
+ * `AgUiError` (`InvalidInput`) before any request.
  *
  * Interrupting a run aborts its request; there is nothing to cancel on a
  * server (`cancelRun` does nothing). The Tambo API's other calls (threads,
  * suggestions, names, component state, MCP tokens, token exchange) fail with
  * an `ApiError` (`BadRequest`, code `NOT_SUPPORTED_BY_AG_UI_AGENT`). No API
  * key or user identity is needed.
+ *
+ * A run request answered 429/502/503/504, or whose connection failed, is
+ * sent again as a Tambo run's (never once its body is read); its first event
+ * is due within `firstByteTimeout`; AG-UI 1.0's `*_CHUNK` events are
+ * expanded as `@ag-ui/client` does. A new thread's `initialMessages` come
+ * before the user's message and are the thread's first messages in the
+ * store.
  *
  * Not yet: `STATE_*` and `MESSAGES_SNAPSHOT` are passed on as events but not
  * kept in the store.
@@ -40,9 +49,20 @@ import type * as Tool from "./Tool.js"
 import * as ToolExecutor from "./ToolExecutor.js"
 import * as ToolRegistry from "./ToolRegistry.js"
 import type * as Types from "./Types.js"
+import type * as Headers from "./internal/agui/headers.js"
+import { fromInitialMessages } from "./internal/agui/initialMessages.js"
 import { withPause } from "./internal/agui/pause.js"
 import { buildRunAgentInput } from "./internal/agui/runAgentInput.js"
 import { runAgent } from "./internal/agui/transport.js"
+
+/**
+ * The headers of the agent's requests: a record, or an Effect or a function
+ * (which may return a promise) read anew for each request.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type AgentHeaders = Headers.AgentHeaders
 
 /**
  * Where the agent is and how to reach it.
@@ -53,14 +73,29 @@ import { runAgent } from "./internal/agui/transport.js"
 export interface AgentOptions {
   /** The agent's endpoint: each run is a POST of a `RunAgentInput` to it. */
   readonly url: string
-  /** Sent with every run (credentials, for instance). */
-  readonly headers?: Readonly<Record<string, string>> | undefined
-  /** How long to wait for the response's status and headers. Default 60 s. */
+  /**
+   * Sent with every run request (credentials, for instance): a record, or
+   * an Effect or a function (which may return a promise) read anew for each
+   * request, for a token that rotates. A failure to read them fails the run
+   * with a `CallbackError` (`Headers`) before anything is sent.
+   */
+  readonly headers?: AgentHeaders | undefined
+  /** How long to wait for the response's status and headers, and for its first event. Default 60 s. */
   readonly firstByteTimeout?: Duration.DurationInput | undefined
   /** How long any read of the body may wait. Default 120 s. */
   readonly idleTimeout?: Duration.DurationInput | undefined
   /** The largest event, in characters of its data. Default 16 MiB. */
   readonly maxFrameBytes?: number | undefined
+  /**
+   * How many times a run request answered 429/502/503/504, or whose
+   * connection failed, is sent again (never once its body is being read).
+   * Default 2.
+   *
+   * @since 0.2.0
+   */
+  readonly maxRetries?: number | undefined
+  /** The longest `Retry-After` waited for; an answer asking for more is not retried. Default 60 s. @since 0.2.0 */
+  readonly maxRetryAfter?: Duration.DurationInput | undefined
 }
 
 /**
@@ -142,14 +177,8 @@ export const makeTransport = (
           tools: request.tools,
           context: request.message.additionalContext
         })
-        if (Either.isLeft(input)) {
-          return yield* new ApiError({
-            reason: "BadRequest",
-            code: "INVALID_AG_UI_INPUT",
-            message: input.left.message,
-            retryable: false
-          })
-        }
+        // What cannot be sent fails the run before any request: AgUiError (InvalidInput).
+        if (Either.isLeft(input)) return yield* input.left
         // `cancelRun` (and a run displacing this one) ends the stream: the request is aborted.
         const aborted = yield* Deferred.make<void>()
         if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Deferred.succeed(aborted, undefined))
@@ -162,7 +191,9 @@ export const makeTransport = (
           input: input.right,
           firstByteTimeout: options.firstByteTimeout,
           idleTimeout: options.idleTimeout,
-          maxFrameBytes: options.maxFrameBytes
+          maxFrameBytes: options.maxFrameBytes,
+          maxRetries: options.maxRetries,
+          maxRetryAfter: options.maxRetryAfter
         }).pipe(
           withPause(frontendTools),
           Stream.interruptWhen(Deferred.await(aborted)),
@@ -173,11 +204,12 @@ export const makeTransport = (
       conversationFromStore: true,
       createRun: (_, request, hooks) =>
         Stream.unwrap(Effect.map(randomId("thr_"), (threadId) =>
-          request.initialMessages !== undefined && request.initialMessages.length > 0
-            ? Stream.fail(notSupported("initialMessages (give the conversation in the store instead)"))
-            : run(threadId, request, hooks, (runId) =>
-              // A new thread: its conversation is the request's message.
-              Effect.succeed([{ id: `user_${runId}`, role: "user", content: [...request.message.content] }])))),
+          run(threadId, request, hooks, (runId) =>
+            // A new thread: its conversation is its initial messages, then the request's message.
+            Effect.succeed([
+              ...fromInitialMessages(request.initialMessages ?? [], (index) => `initial_${index}_${runId}`),
+              { id: `user_${runId}`, role: "user", content: [...request.message.content] }
+            ])))),
       runOnThread: (_, threadId, request, hooks) =>
         run(
           threadId,

@@ -245,8 +245,10 @@ export class McpError extends Schema.TaggedError<McpError>("@tambo-effect/core/M
 /**
  * A function the app gave the SDK threw, rejected or failed: the client-wide
  * or per-run `beforeRun` (`BeforeRun`), or a context helper
- * (`ContextHelper`, named in `helper`). The run it was called for fails
- * before anything is sent; the thread stays as it was.
+ * (`ContextHelper`, named in `helper`), or the function or Effect that gives
+ * an AG-UI agent's headers (`Headers`; also headers that are not an object
+ * of strings). The run it was called for fails before anything is sent; the
+ * thread stays as it was.
  *
  * (A failing approval handler does not fail the run: the call is denied and
  * the model is told why.)
@@ -257,7 +259,7 @@ export class McpError extends Schema.TaggedError<McpError>("@tambo-effect/core/M
 export class CallbackError extends Schema.TaggedError<CallbackError>("@tambo-effect/core/CallbackError")(
   "CallbackError",
   {
-    reason: Schema.Literal("BeforeRun", "ContextHelper", "ApprovalHandler"),
+    reason: Schema.Literal("BeforeRun", "ContextHelper", "ApprovalHandler", "Headers"),
     message: Schema.String,
     /** The context helper's name. */
     helper: Schema.optional(Schema.String),
@@ -346,6 +348,32 @@ export class TranscriptionError extends Schema.TaggedError<TranscriptionError>("
 }
 
 /**
+ * A failure of AG-UI's own (a Tambo run against an AG-UI agent, `AgUi`):
+ *
+ * - `InvalidInput`: the conversation, tools, context or state cannot be sent
+ *   as a `RunAgentInput` (a value JSON cannot carry, two tools of one name, a
+ *   tool result for a call the conversation does not have). The run fails
+ *   before anything is sent.
+ * - `InvalidStateDelta`: a `STATE_DELTA` that is not a JSON Patch, names a
+ *   prototype key (`__proto__`, `constructor`, `prototype`), or fails to
+ *   apply; `operationIndex` says which operation. The state stays as it was.
+ * - `InvalidMessages`: a `MESSAGES_SNAPSHOT` whose messages are not AG-UI
+ *   messages.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export class AgUiError extends Schema.TaggedError<AgUiError>("@tambo-effect/core/AgUiError")("AgUiError", {
+  reason: Schema.Literal("InvalidInput", "InvalidStateDelta", "InvalidMessages"),
+  message: Schema.String,
+  /** The failing operation of a `STATE_DELTA` (`InvalidStateDelta`). */
+  operationIndex: Schema.optional(Schema.Number)
+}) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+}
+
+/**
  * Every error the SDK puts in the error channel.
  *
  * @since 0.1.0
@@ -366,6 +394,7 @@ export type TamboError =
   | ToolDefinitionError
   | ToolCallError
   | TranscriptionError
+  | AgUiError
 
 /**
  * @since 0.1.0

@@ -17,7 +17,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
@@ -27,6 +26,7 @@ import { errorFromStatus } from "./internal/apiError.js"
 import { describeConnectionFailure, displayUrl } from "./internal/connectionFailure.js"
 import { redirectError, RedirectRefused, sameOriginFetch } from "./internal/redirects.js"
 import { parseRetryAfter } from "./internal/retryAfter.js"
+import { isRetryable, retrySchedule, withinRetryAfter } from "./internal/retryPolicy.js"
 import * as RunStream from "./internal/runStream.js"
 import { safeCause } from "./internal/safeCause.js"
 import { TamboConfig } from "./TamboConfig.js"
@@ -312,36 +312,6 @@ export declare namespace TamboTransport {
     /** RFC 8693 token exchange of a user token for an access token. */
     readonly exchangeToken: (subjectToken: Redacted.Redacted<string>) => Effect.Effect<AccessToken, AuthError | TamboError>
   }
-}
-
-// ---------------------------------------------------------------------------
-// errors
-
-const isRetryable = (error: TamboError): boolean =>
-  (error._tag === "ApiError" && error.retryable) ||
-  (error._tag === "TransportError" && (error.reason === "Connect" || error.reason === "Timeout"))
-
-const retryAfterOf = (error: TamboError): number | undefined =>
-  error._tag === "ApiError" ? error.retryAfter : undefined
-
-/**
- * Backoff, or the server's `Retry-After` when it asks for longer. An answer
- * asking for more than `maxRetryAfter` is not retried (see `withinRetryAfter`).
- */
-const retrySchedule = (maxRetries: number): Schedule.Schedule<unknown, TamboError> =>
-  Schedule.exponential(Duration.millis(200), 2).pipe(
-    Schedule.jittered,
-    Schedule.intersect(Schedule.recurs(maxRetries)),
-    Schedule.intersect(Schedule.identity<TamboError>()),
-    Schedule.modifyDelay(([, error], delay) => {
-      const after = retryAfterOf(error)
-      return after === undefined ? delay : Duration.max(delay, Duration.millis(after))
-    })
-  )
-
-const withinRetryAfter = (maxRetryAfter: Duration.Duration) => {
-  const max = Duration.toMillis(maxRetryAfter)
-  return (error: TamboError): boolean => (retryAfterOf(error) ?? 0) <= max
 }
 
 // ---------------------------------------------------------------------------

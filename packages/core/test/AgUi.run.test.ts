@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as AgUi from "../src/AgUi.js"
 import * as Tambo from "../src/Tambo.js"
+import * as TamboError from "../src/TamboError.js"
 import * as Tool from "../src/Tool.js"
 import type * as Types from "../src/Types.js"
 import { toAgUiMessages } from "../src/internal/agui/runAgentInput.js"
@@ -134,6 +135,29 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
       }), { tools: [tool] })
   })
 
+  it.live("AG-UI 1.0 chunk events: expanded as HttpAgent does, a tool round told in chunks runs once", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(AgUiAgent.scripts.chunks, (agent) =>
+      Effect.gen(function*() {
+        const { events, thread } = yield* runToEnd("hello")
+        expect(cities).toEqual(["Paris"])
+        expect(agent.requests).toHaveLength(2)
+        expect(events.map((e) => e.event.type).filter((type) => type.startsWith("TOOL_CALL"))).toEqual([
+          "TOOL_CALL_START",
+          "TOOL_CALL_ARGS",
+          "TOOL_CALL_ARGS",
+          "TOOL_CALL_END"
+        ])
+        expect(thread.messages.at(-1)!.content).toEqual([{ type: "text", text: "The weather in Paris: sunny in Paris." }])
+        // The differential half: the conversation HttpAgent ends with.
+        const reference = yield* Effect.promise(() =>
+          runReference({ url: agent.url, messages: [{ id: "u1", role: "user", content: "hello" }], tools: [referenceWeather] })
+        )
+        expect(reference.toolCalls.map((call) => call.args)).toEqual([{ city: "Paris" }])
+        expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
+      }), { tools: [tool] })
+  })
+
   it.live("a server-side tool's result is shown and never run", () => {
     const ran: Array<unknown> = []
     const search = Tool.make({
@@ -226,24 +250,100 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
       })))
 
-  it.live("a conversation that cannot be sent fails the run with an ApiError before any request", () =>
+  // Was an ApiError (BadRequest, INVALID_AG_UI_INPUT) while AgUiError was internal.
+  it.live("a conversation that cannot be sent fails the run with an AgUiError (InvalidInput) before any request", () =>
     withAgent(AgUiAgent.scripts.text, (agent) =>
       Effect.gen(function*() {
         const tambo = yield* Tambo.Tambo
         const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
-        expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "INVALID_AG_UI_INPUT" })
+        expect(error).toBeInstanceOf(TamboError.AgUiError)
+        expect(error).toMatchObject({ _tag: "AgUiError", reason: "InvalidInput" })
         expect(error.message).toContain("cannot be sent")
         expect(agent.requests).toHaveLength(0)
       }), { contextHelpers: { page: () => ({ size: 1n }) } }))
 
-  it.live("initialMessages is refused with an ApiError: the conversation is the store's", () =>
+  // Was refused (ApiError NOT_SUPPORTED_BY_AG_UI_AGENT) before AG-UI runs took them.
+  it.live("initialMessages open a new thread: sent before the user's message, and the thread's first messages in the store", () =>
     withAgent(AgUiAgent.scripts.text, (agent) =>
       Effect.gen(function*() {
         const tambo = yield* Tambo.Tambo
-        const error = yield* Stream.runDrain(
-          tambo.run("hello", { initialMessages: [{ role: "system", content: [{ type: "text", text: "Be brief." }] }] })
-        ).pipe(Effect.flip)
-        expect(error).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code: "NOT_SUPPORTED_BY_AG_UI_AGENT" })
-        expect(agent.requests).toHaveLength(0)
+        const seed: ReadonlyArray<Types.InitialInputMessage> = [
+          { role: "system", content: [{ type: "text", text: "You are a terse assistant." }] },
+          { role: "assistant", content: [{ type: "text", text: "Hi! Ask me anything." }] }
+        ]
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(tambo.run("hello", { initialMessages: seed })))
+        const threadId = events.at(-1)!.threadId
+        expect(agent.requests[0]!.input!.messages.map((m) => [m.role, m.content])).toEqual([
+          ["system", "You are a terse assistant."],
+          ["assistant", "Hi! Ask me anything."],
+          ["user", "hello"]
+        ])
+        // As the Tambo path shows them once reconciled with the server's thread.
+        const thread = (yield* tambo.state).threadMap[threadId]!.thread
+        expect(thread.messages.map((m) => [m.role, m.content])).toEqual([
+          ["system", [{ type: "text", text: "You are a terse assistant." }]],
+          ["assistant", [{ type: "text", text: "Hi! Ask me anything." }]],
+          ["user", [{ type: "text", text: "hello" }]],
+          ["assistant", [{ type: "text", text: "Hello, world." }]]
+        ])
+        // On a thread that exists they are not sent again (as the Tambo API ignores them there).
+        yield* Stream.runDrain(tambo.run("again", { threadId, initialMessages: seed }))
+        expect(agent.requests[1]!.input!.messages.map((m) => m.role)).toEqual([
+          "system",
+          "assistant",
+          "user",
+          "assistant",
+          "user"
+        ])
+        // The differential half: HttpAgent given the same conversation to start with.
+        const reference = yield* Effect.promise(() =>
+          runReference({
+            url: agent.url,
+            messages: [
+              { id: "s1", role: "system", content: "You are a terse assistant." },
+              { id: "a1", role: "assistant", content: "Hi! Ask me anything." },
+              { id: "u1", role: "user", content: "hello" }
+            ]
+          })
+        )
+        expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
       })))
+
+  it.live("headers from a function are read for each request: two runs carry two tokens", () => {
+    let issued = 0
+    return withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const { thread } = yield* runToEnd("hello")
+        yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+        expect(agent.requests.map((r) => r.headers["authorization"])).toEqual(["Bearer token-1", "Bearer token-2"])
+      }), { headers: () => Promise.resolve({ authorization: `Bearer token-${++issued}` }) })
+  })
+
+  it.live("headers from an Effect are run for each request", () => {
+    let issued = 0
+    return withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        yield* runToEnd("hello")
+        yield* runToEnd("hello")
+        expect(agent.requests.map((r) => r.headers["x-token"])).toEqual(["t1", "t2"])
+      }), { headers: Effect.sync(() => ({ "x-token": `t${++issued}` })) })
+  })
+
+  it.live.each([
+    ["a function that throws", () => {
+      throw new Error("no token")
+    }, "no token"],
+    ["a promise that rejects", () => Promise.reject(new Error("vault down")), "vault down"],
+    ["an Effect that fails", Effect.fail("expired"), "expired"],
+    ["a value that is not headers", () => ({ authorization: 42 }) as unknown as Record<string, string>, "object of strings"]
+  ] as const)("headers from %s: CallbackError (Headers), nothing sent", ([, headers, message]) =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
+        expect(error).toMatchObject({ _tag: "CallbackError", reason: "Headers" })
+        expect(error.message).toContain(message)
+        expect(agent.requests).toHaveLength(0)
+      }), { headers }))
 })

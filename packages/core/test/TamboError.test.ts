@@ -28,7 +28,8 @@ describe("one error hierarchy", () => {
       new TamboError.McpError({ reason: "Connect", message: "m" }),
       new TamboError.ToolDefinitionError({ reason: "InvalidDefinition", message: "m" }),
       new TamboError.ToolCallError({ reason: "Timeout", message: "m" }),
-      new TamboError.TranscriptionError({ reason: "EmptyAudio", message: "m" })
+      new TamboError.TranscriptionError({ reason: "EmptyAudio", message: "m" }),
+      new TamboError.AgUiError({ reason: "InvalidInput", message: "m" })
     ]
     for (const error of errors) {
       expect(error).toBeInstanceOf(Error)
@@ -37,6 +38,12 @@ describe("one error hierarchy", () => {
       expect(TamboError.isTamboError(error)).toBe(true)
     }
     expect(TamboError.isTamboError(new Error("m"))).toBe(false)
+  })
+
+  it("AgUiError is defined once: the AG-UI modules' import path gives the same class", async () => {
+    const internal = await import("../src/internal/agui/errors.js")
+    expect(internal.AgUiError).toBe(TamboError.AgUiError)
+    expect(TamboError.isRetryable(new TamboError.AgUiError({ reason: "InvalidStateDelta", message: "m" }))).toBe(false)
   })
 
   it("an ApiError also answers to the AG-UI name of retryable", () => {

@@ -287,6 +287,15 @@ export {
    */
   type AbortReason,
   /**
+   * A failure of AG-UI's own, against an AG-UI agent: a conversation that
+   * cannot be sent (`InvalidInput`), a refused state delta, an invalid
+   * messages snapshot. Core's class itself.
+   *
+   * @since 0.2.0
+   * @category Errors
+   */
+  AgUiError,
+  /**
    * @since 0.2.0
    * @category Errors
    */

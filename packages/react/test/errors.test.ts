@@ -6,6 +6,7 @@ describe("errors", () => {
   it("re-exports every error class and guard of the facade, the same values", () => {
     const names = [
       "AbortError",
+      "AgUiError",
       "ApiError",
       "AuthError",
       "ConfigError",

@@ -582,7 +582,8 @@ const weatherAssistant: ScriptFn = (request) => {
  * The scripts every AG-UI client should handle, by name: text, reasoning
  * (1.0 and legacy names), a frontend tool round (`get_weather`), a
  * server-side tool, shared state, a state delta through `__proto__`, a
- * messages snapshot, named steps, activities, a run error and a dropped
+ * messages snapshot, named steps, activities, a frontend tool round told in
+ * AG-UI 1.0's chunk events (`chunks`), a run error and a dropped
  * connection. The differential tests
  * play each against the SDK and `@ag-ui/client`. Besides them, `weatherAssistant`: an
  * echo, or a `get_weather` round for a message about the weather.
@@ -629,6 +630,37 @@ export const scripts = {
     stateDelta([{ op: "add", path: "/__proto__/polluted", value: true }]),
     text("Tried.")
   ],
+  chunks: (request: AgentRequest): Script => {
+    // AG-UI 1.0's convenience events: no start or end, ids only on each message's first chunk.
+    const base = request.input.messages.length
+    const result = request.toolResults[request.toolResults.length - 1]
+    if (result !== undefined) {
+      return [
+        event(
+          {
+            type: EventType.TEXT_MESSAGE_CHUNK,
+            messageId: `chunk-${base}-0`,
+            delta: "The weather in Paris: "
+          } satisfies AgUi.TextMessageChunkEvent
+        ),
+        event({ type: EventType.TEXT_MESSAGE_CHUNK, delta: `${textOf(result.content)}.` } satisfies AgUi.TextMessageChunkEvent)
+      ]
+    }
+    return [
+      event(
+        { type: EventType.TEXT_MESSAGE_CHUNK, messageId: `chunk-${base}-0`, delta: "Let me " } satisfies AgUi.TextMessageChunkEvent
+      ),
+      event({ type: EventType.TEXT_MESSAGE_CHUNK, delta: "check." } satisfies AgUi.TextMessageChunkEvent),
+      event({
+        type: EventType.TOOL_CALL_CHUNK,
+        toolCallId: `chunk-call-${base}`,
+        toolCallName: "get_weather",
+        parentMessageId: `chunk-${base}-0`,
+        delta: "{\"city\":"
+      } satisfies AgUi.ToolCallChunkEvent),
+      event({ type: EventType.TOOL_CALL_CHUNK, delta: "\"Paris\"}" } satisfies AgUi.ToolCallChunkEvent)
+    ]
+  },
   runError: [text("Starting."), runError("The model is unavailable", { code: "MODEL_UNAVAILABLE" })],
   dropped: [text(["Half ", "a reply"]), drop()],
   /**

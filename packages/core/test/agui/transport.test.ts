@@ -7,8 +7,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import { buildRunAgentInput } from "../../src/internal/agui/runAgentInput.js"
-import { runAgent } from "../../src/internal/agui/transport.js"
+import { type AgUiRunRequest, runAgent } from "../../src/internal/agui/transport.js"
 import type { RunStreamEvent } from "../../src/TamboTransport.js"
 
 const input = Either.getOrThrow(buildRunAgentInput({
@@ -20,8 +21,12 @@ const input = Either.getOrThrow(buildRunAgentInput({
   state: { count: 0 }
 }))
 
-const collect = (agent: { readonly url: string }, headers?: Record<string, string>) =>
-  runAgent({ url: agent.url, input, headers }).pipe(
+const collect = (
+  agent: { readonly url: string },
+  headers?: Record<string, string>,
+  options: Partial<AgUiRunRequest> = {}
+) =>
+  runAgent({ url: agent.url, input, headers, ...options }).pipe(
     Stream.runCollect,
     Effect.map(Chunk.toReadonlyArray),
     Effect.provide(FetchHttpClient.layer)
@@ -140,7 +145,8 @@ describe("AG-UI transport against the scripted agent", () => {
   ] as const)("HTTP %d: ApiError (%s) with the status", ([status, reason]) =>
     Effect.gen(function*() {
       const agent = yield* AgUiAgent.scoped({ script: [AgUiAgent.httpError(status, { message: "nope" })] })
-      const error = yield* Effect.flip(collect(agent))
+      // No retries: a 503 is retried otherwise (see "retries" below).
+      const error = yield* Effect.flip(collect(agent, undefined, { maxRetries: 0 }))
       expect(error._tag).toBe("ApiError")
       if (error._tag === "ApiError") expect([error.reason, error.status, error.message]).toEqual([reason, status, "nope"])
     }))
@@ -208,7 +214,8 @@ describe("AG-UI transport against the scripted agent", () => {
 
   it.scoped("nothing listening: TransportError (Connect)", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(collect({ url: "http://127.0.0.1:1/agent" }))
+      // No retries: a failed connection is retried otherwise (see "retries" below).
+      const error = yield* Effect.flip(collect({ url: "http://127.0.0.1:1/agent" }, undefined, { maxRetries: 0 }))
       expect(error._tag === "TransportError" && error.reason).toBe("Connect")
     }))
 
@@ -269,5 +276,139 @@ describe("AG-UI transport against the scripted agent", () => {
         "Timeout",
         `The agent's stream got nothing for idleTimeout (150 ms) from ${server.url}/`
       ])
+    }))
+
+  it.scopedLive("headers and then no event: TransportError (Timeout) after firstByteTimeout, not idleTimeout", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.headersThenStall())
+      const error = yield* runAgent({ url: server.url, input, firstByteTimeout: 150, idleTimeout: 60_000 }).pipe(
+        Stream.runDrain,
+        Effect.provide(FetchHttpClient.layer),
+        Effect.flip
+      )
+      expect(error._tag === "TransportError" && [error.reason, error.message]).toEqual([
+        "Timeout",
+        `No event within firstByteTimeout (150 ms) from ${server.url}/`
+      ])
+      // Our own timeout is not retried: the agent may have started the run.
+      expect(server.requests).toHaveLength(1)
+    }))
+
+  it.scopedLive("a first event in time ends the deadline: then each read has idleTimeout", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.framesThenStall([JSON.stringify({ type: "RUN_STARTED", threadId: "t1", runId: "r1" })]))
+      const error = yield* runAgent({ url: server.url, input, firstByteTimeout: 100, idleTimeout: 300 }).pipe(
+        Stream.runDrain,
+        Effect.provide(FetchHttpClient.layer),
+        Effect.flip
+      )
+      expect(error._tag === "TransportError" && error.message).toBe(
+        `The agent's stream got nothing for idleTimeout (300 ms) from ${server.url}/`
+      )
+    }))
+})
+
+describe("retries", () => {
+  /** Waits (in real time) until the test clock holds a sleep that wakes at or before `at`, and returns it. */
+  const retryScheduledBy = (at: number) =>
+    Effect.gen(function*() {
+      for (;;) {
+        const due = Chunk.toReadonlyArray(yield* TestClock.sleeps()).filter((wake) => wake <= at)
+        if (due.length > 0) return due[0]!
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      }
+    })
+
+  const ok = HostileServer.frames([
+    JSON.stringify({ type: "RUN_STARTED", threadId: "t1", runId: "r1" }),
+    JSON.stringify({ type: "RUN_FINISHED", threadId: "t1", runId: "r1" })
+  ])
+
+  it.scoped("a 503 then an answer: one run, after the backoff", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(503), ok)
+      const fiber = yield* Effect.fork(collect(server))
+      yield* retryScheduledBy(1000)
+      expect(server.requests).toHaveLength(1)
+      yield* TestClock.adjust(1000)
+      expect(types(yield* Fiber.join(fiber))).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+      expect(server.requests).toHaveLength(2)
+      expect(server.requests[1]!.body).toBe(server.requests[0]!.body)
+    }))
+
+  it.scoped("a 429 with Retry-After is sent again when it says, not before", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(429, { headers: { "retry-after": "5" } }), ok)
+      const fiber = yield* Effect.fork(collect(server))
+      expect(yield* retryScheduledBy(30_000)).toBe(5000)
+      yield* TestClock.adjust(4999)
+      expect(server.requests).toHaveLength(1)
+      yield* TestClock.adjust(1)
+      expect(types(yield* Fiber.join(fiber))).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+      expect(server.requests).toHaveLength(2)
+    }))
+
+  it.scoped("a Retry-After past maxRetryAfter is not waited for: the ApiError at once, with retryAfter", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(429, { headers: { "retry-after": "120" } }), ok)
+      const error = yield* Effect.flip(collect(server, undefined, { maxRetryAfter: "60 seconds" }))
+      expect(error).toMatchObject({ _tag: "ApiError", reason: "RateLimited", status: 429, retryAfter: 120_000 })
+      expect(server.requests).toHaveLength(1)
+    }))
+
+  it.scoped.each([400, 401, 404, 422, 500])("a %d is not retried", (status) =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(status), ok)
+      const error = yield* Effect.flip(collect(server))
+      expect(error).toMatchObject({ _tag: "ApiError", status })
+      expect(server.requests).toHaveLength(1)
+    }))
+
+  it.scoped("the attempts are bounded: maxRetries retries, then the last answer's ApiError", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(503, { headers: { "retry-after": "1" } }))
+      const fiber = yield* Effect.fork(collect(server, undefined, { maxRetries: 3 }))
+      for (let retry = 1; retry <= 3; retry++) {
+        yield* retryScheduledBy(Number.MAX_SAFE_INTEGER)
+        yield* TestClock.adjust(10_000)
+      }
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error).toMatchObject({ _tag: "ApiError", status: 503, retryAfter: 1000 })
+      expect(server.requests).toHaveLength(4)
+    }))
+
+  it.scoped("a reset connection before any byte is sent again", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.reset(), ok)
+      const fiber = yield* Effect.fork(collect(server))
+      yield* retryScheduledBy(1000)
+      yield* TestClock.adjust(1000)
+      expect(types(yield* Fiber.join(fiber))).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+      expect(server.requests).toHaveLength(2)
+    }))
+
+  it.scoped("nothing listening: sent maxRetries more times, then TransportError (Connect)", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(collect({ url: "http://127.0.0.1:1/agent" }, undefined, { maxRetries: 1 }))
+      yield* retryScheduledBy(1000)
+      yield* TestClock.adjust(1000)
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error._tag === "TransportError" && error.reason).toBe("Connect")
+    }))
+
+  it.scoped("a stream that breaks after its first byte is never sent again", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: AgUiAgent.scripts.dropped })
+      const error = yield* Effect.flip(collect(agent))
+      expect(error._tag === "TransportError" && error.reason).toBe("Disconnected")
+      expect(agent.requests).toHaveLength(1)
     }))
 })

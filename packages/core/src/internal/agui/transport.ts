@@ -8,12 +8,19 @@
  * - no connection: `TransportError` (`Connect`); a redirect is not followed
  *   (the headers may carry the app's credentials): `TransportError`
  *   (`Redirect`);
+ * - a 429 / 502 / 503 / 504 or a failed connection is sent again with the
+ *   Tambo transport's policy (`internal/retryPolicy.ts`: backoff, the
+ *   answer's `Retry-After` up to `maxRetryAfter`, at most `maxRetries`
+ *   times), never once the body is being read;
  * - a body that breaks or ends before `RUN_FINISHED` / `RUN_ERROR`:
- *   `TransportError` (`Disconnected`); no answer within `firstByteTimeout`,
- *   or a read that waits longer than `idleTimeout`: `TransportError`
- *   (`Timeout`);
+ *   `TransportError` (`Disconnected`); no answer, or no first event, within
+ *   `firstByteTimeout` of the last attempt's start, or a read that waits
+ *   longer than `idleTimeout`: `TransportError` (`Timeout`);
  * - `RUN_ERROR`: the event is emitted, then the stream fails with `ApiError`
  *   (`RunError`) carrying the agent's message and code;
+ * - `TEXT_MESSAGE_CHUNK`, `TOOL_CALL_CHUNK` and `REASONING_MESSAGE_CHUNK` are
+ *   expanded into start / content / end events as `@ag-ui/client` does
+ *   (`chunks.ts`);
  * - `RUN_FINISHED` ends the stream: nothing after it is read;
  * - interrupting the stream (or ending it early) aborts the request.
  *
@@ -22,16 +29,28 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as Events from "../../Events.js"
-import { ApiError, type DecodeError, type RunConflictError, TransportError } from "../../TamboError.js"
+import {
+  ApiError,
+  type CallbackError,
+  type DecodeError,
+  type RunConflictError,
+  TransportError
+} from "../../TamboError.js"
 import { decodeSse, type RunStreamEvent } from "../../TamboTransport.js"
 import { errorFromStatus } from "../apiError.js"
 import { describeConnectionFailure, displayUrl, hasConnectionCode } from "../connectionFailure.js"
+import { parseRetryAfter } from "../retryAfter.js"
+import { isRetryable, retrySchedule, withinRetryAfter } from "../retryPolicy.js"
 import { safeCause } from "../safeCause.js"
+import { expandChunks } from "./chunks.js"
+import { type AgentHeaders, resolveHeaders } from "./headers.js"
 import type * as Wire from "./wire.js"
 
 /**
@@ -43,15 +62,23 @@ import type * as Wire from "./wire.js"
 export interface AgUiRunRequest {
   /** The agent's endpoint. */
   readonly url: string
-  /** Sent with the request (credentials, for instance); `content-type` and `accept` are set. */
-  readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * Sent with the request (credentials, for instance); `content-type` and
+   * `accept` are set. An Effect or a function is run once per request, before
+   * its first attempt.
+   */
+  readonly headers?: AgentHeaders | undefined
   readonly input: Wire.RunAgentInput
   /** The largest event, in characters of its data; a larger one fails the stream. Default 16 MiB. */
   readonly maxFrameBytes?: number | undefined
-  /** How long to wait for the response's status and headers. Default 60 s. */
+  /** How long to wait for the response's status and headers, and for its first event. Default 60 s. */
   readonly firstByteTimeout?: Duration.DurationInput | undefined
   /** How long any read of the body may wait. Default 120 s. */
   readonly idleTimeout?: Duration.DurationInput | undefined
+  /** How many times a 429/502/503/504 or a failed connection is sent again. Default 2. */
+  readonly maxRetries?: number | undefined
+  /** The longest `Retry-After` waited for; an answer asking for more is not retried. Default 60 s. */
+  readonly maxRetryAfter?: Duration.DurationInput | undefined
 }
 
 /**
@@ -60,7 +87,7 @@ export interface AgUiRunRequest {
  * @since 0.2.0
  * @category Models
  */
-export type AgUiRunError = ApiError | RunConflictError | TransportError | DecodeError
+export type AgUiRunError = ApiError | RunConflictError | TransportError | DecodeError | CallbackError
 
 const isTerminal = (event: RunStreamEvent): event is Events.RunFinishedEvent | Events.RunErrorEvent =>
   event.type === "RUN_FINISHED" || event.type === "RUN_ERROR"
@@ -79,6 +106,8 @@ export const runAgent = (
   const shownUrl = displayUrl(url)
   const firstByteTimeout = Duration.decode(request.firstByteTimeout ?? Duration.seconds(60))
   const idleTimeout = Duration.decode(request.idleTimeout ?? Duration.seconds(120))
+  const maxRetries = request.maxRetries ?? 2
+  const maxRetryAfter = Duration.decode(request.maxRetryAfter ?? Duration.seconds(60))
   const timedOut = (message: string) => new TransportError({ reason: "Timeout", message, method: "POST", url: shownUrl })
   const connectError = (error: { readonly message: string; readonly _tag: string; readonly reason?: string }) => {
     if (error._tag !== "RequestError" || error.reason !== "Transport") {
@@ -96,38 +125,59 @@ export const runAgent = (
       cause: safeCause(error)
     })
 
+  // A retry is sent only before any byte of the body was read: the status decides. A timeout
+  // of our own is not retried (the agent may have started the run).
+  const ownTimeouts = new WeakSet<TransportError>()
+  const firstByteTimedOut = (what: string) => {
+    const error = timedOut(`No ${what} within firstByteTimeout (${Duration.toMillis(firstByteTimeout)} ms) from ${shownUrl}`)
+    ownTimeouts.add(error)
+    return error
+  }
+  const schedule = retrySchedule(maxRetries)
+  const inBounds = withinRetryAfter(maxRetryAfter)
+  const retryable = (error: AgUiRunError) =>
+    isRetryable(error) && inBounds(error) && !(error._tag === "TransportError" && ownTimeouts.has(error))
+
   const open = Effect.gen(function*() {
     // Scoped: closing the stream's scope aborts the request.
     const client = HttpClient.withScope(yield* HttpClient.HttpClient)
     const init = yield* Effect.serviceOption(FetchHttpClient.RequestInit)
-    const response = yield* client.execute(
-      HttpClientRequest.post(url).pipe(
-        HttpClientRequest.setHeaders({ ...request.headers, accept: "text/event-stream" }),
-        HttpClientRequest.bodyUnsafeJson(request.input)
-      )
-    ).pipe(
-      // Redirects are ours to refuse: fetch would follow them with the app's headers.
-      Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" }),
-      Effect.mapError(connectError),
-      Effect.timeoutFail({
-        duration: firstByteTimeout,
-        onTimeout: () =>
-          timedOut(`No response within firstByteTimeout (${Duration.toMillis(firstByteTimeout)} ms) from ${shownUrl}`)
-      })
+    const headers = yield* resolveHeaders(request.headers)
+    const post = HttpClientRequest.post(url).pipe(
+      HttpClientRequest.setHeaders({ ...headers, accept: "text/event-stream" }),
+      HttpClientRequest.bodyUnsafeJson(request.input)
     )
-    if ((response.status >= 300 && response.status < 400) || response.status === 0) {
-      return yield* new TransportError({
-        reason: "Redirect",
-        message: `The agent at ${shownUrl} answered with a redirect (${response.status}), which is not followed`,
-        method: "POST",
-        url: shownUrl,
-        status: response.status
-      })
-    }
-    if (response.status < 200 || response.status >= 300) {
-      const body = yield* response.json.pipe(Effect.orElse(() => response.text), Effect.orElseSucceed(() => undefined))
-      return yield* errorFromStatus(response.status, body, { method: "POST", url: shownUrl })
-    }
+    // The first event is due within firstByteTimeout of the last attempt's start.
+    let openedAt = 0
+    const attempt = Effect.gen(function*() {
+      openedAt = yield* Clock.currentTimeMillis
+      const response = yield* client.execute(post).pipe(
+        // Redirects are ours to refuse: fetch would follow them with the app's headers.
+        Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" }),
+        Effect.mapError(connectError),
+        Effect.timeoutFail({ duration: firstByteTimeout, onTimeout: () => firstByteTimedOut("response") })
+      )
+      if ((response.status >= 300 && response.status < 400) || response.status === 0) {
+        return yield* new TransportError({
+          reason: "Redirect",
+          message: `The agent at ${shownUrl} answered with a redirect (${response.status}), which is not followed`,
+          method: "POST",
+          url: shownUrl,
+          status: response.status
+        })
+      }
+      if (response.status < 200 || response.status >= 300) {
+        const body = yield* response.json.pipe(Effect.orElse(() => response.text), Effect.orElseSucceed(() => undefined))
+        const now = yield* Clock.currentTimeMillis
+        return yield* errorFromStatus(response.status, body, {
+          method: "POST",
+          url: shownUrl,
+          retryAfter: parseRetryAfter(response.headers["retry-after"], now)
+        })
+      }
+      return response
+    })
+    const response = yield* Effect.retry(attempt, { schedule, while: retryable })
     let terminal: Events.RunFinishedEvent | Events.RunErrorEvent | undefined
     const bytes = response.stream.pipe(
       Stream.mapError(broke),
@@ -137,7 +187,21 @@ export const runAgent = (
         idleTimeout
       )
     )
-    const events = decodeSse(bytes, { maxFrameBytes: request.maxFrameBytes }).pipe(
+    // The first event is due within what is left of firstByteTimeout (headers and then nothing,
+    // or only comments, is no answer); after it, each read within idleTimeout.
+    const pull = yield* Stream.toPull(expandChunks(decodeSse(bytes, { maxFrameBytes: request.maxFrameBytes })))
+    const left = openedAt + Duration.toMillis(firstByteTimeout) - (yield* Clock.currentTimeMillis)
+    const first = yield* pull.pipe(
+      Effect.timeoutFail({
+        duration: Math.max(0, left),
+        onTimeout: (): Option.Option<TransportError | DecodeError> => Option.some(firstByteTimedOut("event"))
+      }),
+      Effect.catchAll(Option.match({
+        onNone: () => Effect.succeed(Chunk.empty<RunStreamEvent>()),
+        onSome: (error) => Effect.fail(error)
+      }))
+    )
+    const events = Stream.concat(Stream.fromChunk(first), Stream.repeatEffectChunkOption(pull)).pipe(
       // The run settles at its terminal event, not at the connection's end.
       Stream.takeUntil((event) => {
         if (!isTerminal(event)) return false

@@ -17,6 +17,7 @@ import * as ClientState from "../../ClientState.js"
 import type { TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
+import { fromInitialMessages } from "../agui/initialMessages.js"
 import * as Unanswered from "../unanswered.js"
 import * as Cancel from "./cancel.js"
 import * as Context from "./context.js"
@@ -64,6 +65,7 @@ export const prepare = (
       ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
         ? [{ type: "INIT_THREAD", threadId: run.threadId, at } as const]
         : []),
+      ...initialMessagesOf(env, run, at),
       ...(unanswered.record.length === 0
         ? []
         : [{ type: "TOOL_RESULTS", threadId: run.threadId, results: unanswered.record, at } as const]),
@@ -80,6 +82,17 @@ export const prepare = (
       }
     ])
   })
+
+/**
+ * A transport that holds no thread (AG-UI) has the store hold a new thread's `initialMessages`,
+ * before the user's message, as the Tambo API's thread has them.
+ */
+const initialMessagesOf = (env: Env.Env, run: RunState, at: number): Array<ClientState.Action> => {
+  const initial = run.options.initialMessages
+  if (env.transport.conversationFromStore !== true || run.existing !== undefined || initial === undefined) return []
+  return fromInitialMessages(initial, () => `local_initial_${at}_${Env.nextLocal(env)}`, ClientState.toIsoString(at))
+    .map((message) => ({ type: "USER_MESSAGE", threadId: run.threadId, message, at }))
+}
 
 const requestFor = (run: RunState, message: Transport.InputMessage, previous: string | undefined): Transport.RunRequest => ({
   message,
