@@ -178,14 +178,13 @@ describe("TamboClient with an AG-UI agent", () => {
       expect(outcome.error.message, method).toMatch(/AG-UI agent does not offer/)
     }
     expect(() => client.setUserToken("token")).toThrow(NotSupportedError)
-    // Core refuses a new thread's initial messages: the same error, from the run.
-    client.startNewThread()
-    const seeded = await settle(
-      client.run("hi", { initialMessages: [{ role: "system", content: [{ type: "text", text: "Be brief." }] }] }).thread
-    )
-    expect(seeded.ok === false && seeded.error).toMatchObject({ _tag: "NotSupportedError", reason: "NotOfferedByAgent" })
     // Only runs went to the agent.
     expect(agent.requests).toHaveLength(1)
+    // A new thread's initial messages are offered: they go first in the conversation sent.
+    client.startNewThread()
+    await client.run("hi", { initialMessages: [{ role: "system", content: [{ type: "text", text: "Be brief." }] }] }).thread
+    expect(agent.requests).toHaveLength(2)
+    expect(agent.requests[1]?.input.messages.map((m) => m.role)).toEqual(["system", "user"])
   })
 
   it("an apiKey with an agent, or an agent without a usable url, throws a ConfigError", () => {
