@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import * as Either from "effect/Either"
 import type * as Events from "../../Events.js"
 import type {
   Content,
@@ -13,6 +14,7 @@ import type {
   TextContent,
   ToolResultContent
 } from "../../Types.js"
+import { applyStateEvent } from "../agui/agentState.js"
 import { applyPatch, deepEqual, parsePointer } from "../jsonPatch.js"
 import { parsePartialJson } from "../partialJson.js"
 import { isPlainObject, setOwn, toIsoString } from "./common.js"
@@ -509,6 +511,16 @@ const handleMessageParent = (d: ThreadDraft, event: Events.MessageParentEvent, a
   }
 }
 
+/**
+ * The agent's shared state (AG-UI). A refused delta (a prototype key, a failing operation, not
+ * a JSON Patch) leaves it as it was and is an anomaly: the run goes on, as AG-UI clients do.
+ */
+const handleStateEvent = (d: ThreadDraft, event: EventOf<"STATE_SNAPSHOT" | "STATE_DELTA">, at: number): void => {
+  const next = applyStateEvent(d.thread.state, event)
+  if (Either.isLeft(next)) return d.anomaly(event.type, next.left.message, at)
+  d.ownThread().state = next.right
+}
+
 export const applyEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number): void => {
   switch (event.type) {
     case "RUN_STARTED":
@@ -562,12 +574,13 @@ export const applyEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number)
       }
       return
     }
-    // Known and deliberately without effect on threads: step markers, shared
-    // agent state, snapshots, reasoning brackets and encrypted reasoning.
-    case "STEP_STARTED":
-    case "STEP_FINISHED":
     case "STATE_SNAPSHOT":
     case "STATE_DELTA":
+      return handleStateEvent(d, event, at)
+    // Known and deliberately without effect on threads: step markers, reasoning
+    // brackets and encrypted reasoning.
+    case "STEP_STARTED":
+    case "STEP_FINISHED":
     case "MESSAGES_SNAPSHOT":
     case "THINKING_START":
     case "THINKING_END":
