@@ -152,3 +152,94 @@ describe("agent state (STATE_SNAPSHOT, STATE_DELTA)", () => {
     expect(getThreadState(s, "local:1")).toBeUndefined()
   })
 })
+
+describe("MESSAGES_SNAPSHOT", () => {
+  const messagesSnapshot = (messages: ReadonlyArray<unknown>): AnyEvent => ({ type: "MESSAGES_SNAPSHOT", messages })
+  const textStart = (messageId: string): AnyEvent => ({ type: "TEXT_MESSAGE_START", messageId, role: "assistant" })
+  const text = (messageId: string, delta: string): AnyEvent => ({ type: "TEXT_MESSAGE_CONTENT", messageId, delta })
+
+  it("replaces the thread's conversation, the messages streamed before it included", () => {
+    const s = reduce(started(), at("t1", [
+      textStart("m1"),
+      text("m1", "Replacing the conversation."),
+      { type: "TEXT_MESSAGE_END", messageId: "m1" },
+      messagesSnapshot([
+        { id: "snap-user", role: "user", content: "hello" },
+        { id: "snap-reasoning", role: "reasoning", content: "Hm." },
+        { id: "snap-assistant", role: "assistant", content: "As the agent has it." },
+        { id: "snap-activity", role: "activity", activityType: "plan", content: {} }
+      ])
+    ]))
+    const t = thread(s, "t1")
+    expect(t.thread.messages.map(({ content, id, reasoning, role }) => ({ id, role, content, reasoning }))).toEqual([
+      { id: "snap-user", role: "user", content: [{ type: "text", text: "hello" }], reasoning: undefined },
+      { id: "snap-assistant", role: "assistant", content: [{ type: "text", text: "As the agent has it." }], reasoning: ["Hm."] }
+    ])
+    expect(t.anomalies).toEqual([])
+    // Each message has a timestamp: the snapshot's, which the AG-UI messages do not carry.
+    expect(t.thread.messages.map((m) => m.createdAt)).toEqual([new Date(1030).toISOString(), new Date(1030).toISOString()])
+  })
+
+  it("a message the thread had keeps its timestamp", () => {
+    const s = reduce(started(), at("t1", [messagesSnapshot([{ id: "u1", role: "user", content: "hi" }])], 5000))
+    expect(thread(s, "t1").thread.messages[0]!.createdAt).toBe(thread(started(), "t1").thread.messages[0]!.createdAt)
+  })
+
+  it("the run goes on from the new conversation: its events find its messages and tool calls", () => {
+    const s = reduce(started(), at("t1", [
+      textStart("m1"),
+      text("m1", "Half"),
+      messagesSnapshot([
+        { id: "u1", role: "user", content: "hi" },
+        { id: "m1", role: "assistant", content: "Half", toolCalls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{\"a\":1}" } }] }
+      ]),
+      text("m1", " and more"),
+      { type: "TEXT_MESSAGE_END", messageId: "m1" },
+      { type: "TOOL_CALL_RESULT", messageId: "r1", toolCallId: "c1", content: "done" },
+      textStart("m2"),
+      text("m2", "After.")
+    ]))
+    const t = thread(s, "t1")
+    expect(t.anomalies).toEqual([])
+    expect(t.thread.messages.map((m) => [m.id, m.content])).toEqual([
+      ["u1", [{ type: "text", text: "hi" }]],
+      ["m1", [{ type: "text", text: "Half" }, { type: "tool_use", id: "c1", name: "f", input: { a: 1 } }, { type: "text", text: " and more" }]],
+      ["r1", [{ type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "done" }] }]],
+      ["m2", [{ type: "text", text: "After." }]]
+    ])
+    expect(t.streaming.messageId).toBe("m2")
+  })
+
+  it("what the snapshot drops is no longer open: its message's deltas and its call's arguments are anomalies", () => {
+    const s = reduce(started(), at("t1", [
+      textStart("m1"),
+      { type: "TOOL_CALL_START", toolCallId: "c1", toolCallName: "f", parentMessageId: "m1" },
+      { type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: "{\"a\":" },
+      messagesSnapshot([{ id: "u1", role: "user", content: "hi" }]),
+      { type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: "1}" },
+      text("m1", "lost")
+    ]))
+    const t = thread(s, "t1")
+    expect(t.thread.messages.map((m) => m.id)).toEqual(["u1"])
+    expect(t.streaming.messageId).toBeUndefined()
+    expect(t.internal.toolArgs.size).toBe(0)
+    expect(t.anomalies.map((a) => [a.eventType, a.reason])).toEqual([
+      ["TOOL_CALL_ARGS", "unknown tool call c1"],
+      ["TEXT_MESSAGE_CONTENT", "unknown message m1"]
+    ])
+  })
+
+  it("a snapshot that is not AG-UI messages is an anomaly and leaves the conversation", () => {
+    const before = started()
+    const s = reduce(before, at("t1", [messagesSnapshot([{ id: "x", role: "wizard", content: "?" }])]))
+    const t = thread(s, "t1")
+    expect(t.thread.messages).toBe(thread(before, "t1").thread.messages)
+    expect(t.anomalies).toEqual([{ eventType: "MESSAGES_SNAPSHOT", reason: expect.stringContaining("not an AG-UI message"), at: 1000 }])
+  })
+
+  it("the agent state is not part of it", () => {
+    const s = reduce(started(), at("t1", [snapshot({ n: 1 }), messagesSnapshot([])]))
+    expect(thread(s, "t1").thread.state).toEqual({ n: 1 })
+    expect(thread(s, "t1").thread.messages).toEqual([])
+  })
+})

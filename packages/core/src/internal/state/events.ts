@@ -14,7 +14,8 @@ import type {
   TextContent,
   ToolResultContent
 } from "../../Types.js"
-import { applyStateEvent } from "../agui/agentState.js"
+import { applyStateEvent, messagesOf } from "../agui/agentState.js"
+import { fromAgUiMessages } from "../agui/messages.js"
 import { applyPatch, deepEqual, parsePointer } from "../jsonPatch.js"
 import { parsePartialJson } from "../partialJson.js"
 import { isPlainObject, setOwn, toIsoString } from "./common.js"
@@ -521,6 +522,35 @@ const handleStateEvent = (d: ThreadDraft, event: EventOf<"STATE_SNAPSHOT" | "STA
   d.ownThread().state = next.right
 }
 
+/**
+ * The conversation as the agent has it (AG-UI) replaces the thread's messages. A message the
+ * thread had keeps its timestamp; the others get the event's. What the run had open and the
+ * snapshot dropped (a message, a call's arguments, a component) is closed: its later events are
+ * anomalies, as for anything unknown.
+ */
+const handleMessagesSnapshot = (d: ThreadDraft, event: EventOf<"MESSAGES_SNAPSHOT">, at: number): void => {
+  const decoded = messagesOf(event)
+  if (Either.isLeft(decoded)) return d.anomaly(event.type, decoded.left.message, at)
+  const stamp = toIsoString(at)
+  const messages = fromAgUiMessages(decoded.right).map((message): TamboThreadMessage => {
+    const index = d.findMessage(message.id)
+    return { ...message, createdAt: (index < 0 ? undefined : d.messages[index]!.createdAt) ?? stamp }
+  })
+  d.replaceMessages(messages)
+  const open = d.streaming.messageId
+  if (open !== undefined && d.findMessage(open) < 0) delete d.ownStreaming().messageId
+  if (d.ephemeralMessageId !== undefined && d.findMessage(d.ephemeralMessageId) < 0) d.setEphemeral(undefined)
+  for (const toolCallId of d.toolArgs.keys()) {
+    if (d.findBlock("tool_use", toolCallId) !== undefined) continue
+    d.ownToolArgs().delete(toolCallId)
+    d.touchedToolCalls.delete(toolCallId)
+  }
+  const components = d.openComponents.filter((id) => d.findBlock("component", id) !== undefined)
+  if (components.length !== d.openComponents.length) d.setOpenComponents(components)
+  const optimistic = d.optimisticMessageIds.filter((id) => d.findMessage(id) >= 0)
+  if (optimistic.length !== d.optimisticMessageIds.length) d.setOptimisticMessageIds(optimistic)
+}
+
 export const applyEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number): void => {
   switch (event.type) {
     case "RUN_STARTED":
@@ -577,11 +607,12 @@ export const applyEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number)
     case "STATE_SNAPSHOT":
     case "STATE_DELTA":
       return handleStateEvent(d, event, at)
+    case "MESSAGES_SNAPSHOT":
+      return handleMessagesSnapshot(d, event, at)
     // Known and deliberately without effect on threads: step markers, reasoning
     // brackets and encrypted reasoning.
     case "STEP_STARTED":
     case "STEP_FINISHED":
-    case "MESSAGES_SNAPSHOT":
     case "THINKING_START":
     case "THINKING_END":
     case "REASONING_START":
