@@ -140,7 +140,8 @@ export const makeTransport = (
           parentRunId: request.previousRunId,
           messages,
           tools: request.tools,
-          context: request.message.additionalContext
+          context: request.message.additionalContext,
+          state: request.agentState
         })
         if (Either.isLeft(input)) {
           return yield* new ApiError({
