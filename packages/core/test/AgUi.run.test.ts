@@ -328,6 +328,21 @@ describe("AgUi.layer and HttpAgent end with the same conversation and state, scr
         expect(sdkConversation(thread.messages)).toEqual(normalise(ref.messages))
       })))
 
+  // Found by the model of the agent state (AgentState.model.test.ts): null is a state, not "none".
+  it.live("a delta after a null snapshot: refused on both sides, the state stays null", () =>
+    withAgent(
+      [AgUiAgent.stateSnapshot(null), AgUiAgent.stateDelta([{ op: "add", path: "/a", value: 0 }]), AgUiAgent.text("Done.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const { thread } = yield* runToEnd("hello")
+          const warn = vi.spyOn(console, "warn").mockImplementation(() => {})
+          const ref = yield* reference(agent.url).pipe(Effect.ensuring(Effect.sync(() => warn.mockRestore())))
+          expect(ref.state).toBeNull()
+          expect(thread.state).toBeNull()
+          expect(sdkConversation(thread.messages)).toEqual(normalise(ref.messages))
+        })
+    ))
+
   it.live("messagesSnapshot: the agent's conversation replaces the thread's, the reply streamed before it included", () =>
     withAgent(AgUiAgent.scripts.messagesSnapshot, (agent) =>
       Effect.gen(function*() {

@@ -59,6 +59,13 @@ describe("agent state (STATE_SNAPSHOT, STATE_DELTA)", () => {
     expect(thread(stepwise, "t1").thread.state).toEqual({ n: [2] })
   })
 
+  // Found by the model (AgentState.model.test.ts): a null state was patched as if it were {}.
+  it("a delta after a null snapshot patches null, which fails: only a thread without state is patched as {}", () => {
+    const s = reduce(started(), at("t1", [snapshot(null), delta({ op: "add", path: "/a", value: 0 })]))
+    expect(thread(s, "t1").thread.state).toBeNull()
+    expect(thread(s, "t1").anomalies).toEqual([{ eventType: "STATE_DELTA", reason: expect.stringContaining("refused"), at: 1010 }])
+  })
+
   it("a snapshot of any JSON value replaces the state as it is", () => {
     const s = reduce(started(), at("t1", [snapshot({ a: 1 }), snapshot([1, 2]), snapshot("text")]))
     expect(thread(s, "t1").thread.state).toBe("text")
