@@ -17,7 +17,13 @@
  * an `ApiError` (`BadRequest`, code `NOT_SUPPORTED_BY_AG_UI_AGENT`). No API
  * key or user identity is needed.
  *
- * Not yet: `STATE_*` and `MESSAGES_SNAPSHOT` are passed on as events but not
+ * The agent's shared state is kept per thread (`TamboThread.state`):
+ * `STATE_SNAPSHOT` replaces it, `STATE_DELTA` patches it, and a delta that is
+ * refused (a prototype key, a failing operation) leaves it and is an anomaly
+ * on the thread while the run goes on. The app reads and sets it with
+ * `Tambo.getAgentState` / `setAgentState`; each run sends the thread's
+ * state. `MESSAGES_SNAPSHOT` replaces the thread's conversation. `STEP_*`
+ * and `ACTIVITY_*` are run events for the app to read; activities are not
  * kept in the store.
  *
  * @since 0.2.0
