@@ -15,7 +15,7 @@ import type * as Transport from "@tambo-effect/core/TamboTransport"
 import * as Tool from "@tambo-effect/core/Tool"
 import * as ToolRegistry from "@tambo-effect/core/ToolRegistry"
 import * as Transcription from "@tambo-effect/core/Transcription"
-import type * as TamboConfig from "@tambo-effect/core/TamboConfig"
+import * as TamboConfig from "@tambo-effect/core/TamboConfig"
 import type {
   InitialInputMessage,
   ResourceContent,
@@ -29,16 +29,18 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import { ToolDefinitionError } from "./errors.js"
+import * as Agent from "./internal/agent.js"
 import * as CallSite from "./internal/callSite.js"
 import { authStateFromCore, messageToCore, suggestionFromCore, threadFromSummary } from "./internal/convert.js"
 import { RunController } from "./internal/runController.js"
-import { abortError, type CoreError, fromCause } from "./internal/toClientError.js"
+import { abortError, type CoreError, fromCause, notSupported } from "./internal/toClientError.js"
 import { type ClientState, createInitialState, InMemoryStore, type TamboStore } from "./Store.js"
 import { TamboStream } from "./TamboStream.js"
 
@@ -127,13 +129,87 @@ export interface McpServerInfo extends Omit<Mcp.McpServerInfo, "handlers"> {
 }
 
 /**
- * The client's options.
+ * Where an AG-UI agent is: each run is a `POST` of the whole conversation
+ * (a `RunAgentInput`) to `url`, with `headers`.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface AgentConnection {
+  readonly url: string
+  /** Sent with every run (the agent's credentials, for instance). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * The options only the Tambo API has a use for. An agent client refuses the
+ * first five beside `agent` (a `ConfigError`) and has no use for the rest.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type TamboOnlyOption =
+  | "apiKey"
+  | "tamboUrl"
+  | "environment"
+  | "userKey"
+  | "userToken"
+  | "tamboMcpServer"
+  | "initialMessages"
+  | "autoGenerateThreadName"
+  | "autoGenerateNameThreshold"
+  | "maxRetries"
+  | "requestTimeout"
+  | "reconcileAfterRun"
+  | "maxRetryAfter"
+
+/**
+ * {@link TamboClientOptions} for any AG-UI agent (LangGraph, Mastra, CrewAI,
+ * ... through their AG-UI adapters), typed so that a Tambo-only option does
+ * not compile: no API key and no user. The client holds the conversation
+ * and sends it with every run; tools run in the client as with Tambo.
+ * Tambo-only methods reject with a `NotSupportedError`.
+ *
+ * @example
+ * ```ts
+ * const options: AgentClientOptions = { agent: { url: "http://localhost:8000/agent" }, tools: [getWeather] }
+ * const client = new TamboClient(options)
+ * ```
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type AgentClientOptions =
+  & Omit<TamboClientOptions, TamboOnlyOption | "agent">
+  & { readonly agent: AgentConnection }
+  & { readonly [K in TamboOnlyOption]?: undefined }
+
+/**
+ * {@link TamboClientOptions} for the Tambo API, typed so that the API key is
+ * required.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type TamboApiClientOptions = TamboClientOptions & { readonly apiKey: string; readonly agent?: undefined }
+
+/**
+ * The client's options: the Tambo API's (`apiKey`, a user, ...) or an AG-UI
+ * agent's (`agent`, see {@link AgentClientOptions}); the rest are shared.
  *
  * @since 0.1.0
  * @category Models
  */
 export interface TamboClientOptions {
-  readonly apiKey: string
+  /** The Tambo API's key. Required, unless the client talks to an `agent`. */
+  readonly apiKey?: string | undefined
+  /**
+   * An AG-UI agent to talk to instead of the Tambo API: no `apiKey` or user
+   * then (giving one is a `ConfigError`).
+   *
+   * @since 0.2.0
+   */
+  readonly agent?: AgentConnection | undefined
   /** The API's base URL. Give this or `environment`, not both. */
   readonly tamboUrl?: string | undefined
   /** A hosted environment (default `"production"`). Give this or `tamboUrl`, not both. */
@@ -477,10 +553,17 @@ const approvalKey = (info: PendingToolCallInfo): string => `${info.threadId}\u00
  * @category Models
  */
 export class TamboClient {
-  readonly #runtime: ManagedRuntime.ManagedRuntime<
-    Tambo.Tambo | Mcp.Mcp | Auth.Auth | ToolRegistry.ToolRegistry | TamboConfig.TamboConfig,
-    CoreError
-  >
+  readonly #runtime: ManagedRuntime.ManagedRuntime<Agent.Services, CoreError>
+  /** The Tambo API's configuration; `None` for an agent. */
+  readonly #config: Option.Option<TamboConfig.Resolved>
+  /**
+   * What the client talks to: the Tambo API, or an AG-UI agent (then
+   * Tambo-only methods reject with a `NotSupportedError`). For a UI that
+   * hides what the backend does not offer.
+   *
+   * @since 0.2.0
+   */
+  readonly backend: "tambo" | "ag-ui"
   /** The built runtime, for queue operations that must outlive `destroy()`. */
   readonly #built: Runtime.Runtime<never>
   readonly #tambo: Tambo.Tambo.Service
@@ -515,7 +598,8 @@ export class TamboClient {
 
   /**
    * Throws a `ConfigError` for conflicting options (`tamboUrl` and
-   * `environment`, `userKey` and `userToken`) or a missing API key, and a
+   * `environment`, `userKey` and `userToken`, `apiKey` and `agent`), a
+   * missing API key or an agent URL that is not http(s), and a
    * `ToolDefinitionError` for an invalid tool or component.
    *
    * @since 0.1.0
@@ -525,8 +609,25 @@ export class TamboClient {
     for (const [name, helper] of Object.entries(options.contextHelpers ?? {})) this.#contextHelpers.set(name, helper)
     this.#mcpServers = options.mcpServers ?? []
     this.#initialMessages = options.initialMessages
-    const layer = Tambo.layer({
-      apiKey: options.apiKey,
+    this.backend = options.agent === undefined ? "tambo" : "ag-ui"
+    const layer: Layer.Layer<Agent.Services, CoreError> = options.agent !== undefined ? Agent.layer({
+      ...options.agent,
+      given: options,
+      firstByteTimeout: options.firstByteTimeout,
+      idleTimeout: options.idleTimeout,
+      maxFrameBytes: options.maxFrameBytes,
+      tools: options.tools,
+      beforeRun: options.beforeRun,
+      contextHelpers: options.contextHelpers,
+      onApproval: options.onApproval,
+      mcpServers: options.mcpServers?.map(toCoreMcpServer),
+      resources: options.resources,
+      listResources: options.listResources,
+      getResource: options.getResource,
+      store: this.#store
+    }) : Tambo.layer({
+      // Missing (a JavaScript caller, an unset variable): core's `MissingApiKey` names the option.
+      apiKey: options.apiKey ?? "",
       tamboUrl: options.tamboUrl,
       environment: options.environment,
       userKey: options.userKey,
@@ -555,13 +656,20 @@ export class TamboClient {
     this.#runtime = ManagedRuntime.make(layer)
     // Core's Layers build synchronously, so options fail here, as a throw.
     const built = this.#runtime.runSyncExit(
-      Effect.all([Tambo.Tambo, Mcp.Mcp, Effect.runtime<never>(), Auth.Auth, ToolRegistry.ToolRegistry])
+      Effect.all([
+        Tambo.Tambo,
+        Mcp.Mcp,
+        Effect.runtime<never>(),
+        Auth.Auth,
+        ToolRegistry.ToolRegistry,
+        Effect.serviceOption(TamboConfig.TamboConfig)
+      ])
     )
     if (Exit.isFailure(built)) {
       void this.#runtime.dispose()
       throw CallSite.attach(fromCause(built.cause), CallSite.capture(TamboClient))
     }
-    ;[this.#tambo, this.#mcp, this.#built, this.#auth, this.#registry] = built.value
+    ;[this.#tambo, this.#mcp, this.#built, this.#auth, this.#registry, this.#config] = built.value
     const unregistered = options.onCallUnregisteredTool
     if (unregistered !== undefined) this.#sync(this.#registry.setFallback(unregisteredTool(unregistered)))
   }
@@ -936,7 +1044,8 @@ export class TamboClient {
           hasMore: list.hasMore,
           ...(list.nextCursor === undefined ? {} : { nextCursor: list.nextCursor })
         })
-      )
+      ),
+      "listThreadsPage"
     )
   }
 
@@ -946,14 +1055,14 @@ export class TamboClient {
    * @since 0.1.0
    */
   fetchThread(threadId: string): Promise<TamboThread> {
-    return this.#promise(this.#tambo.fetchThread(threadId))
+    return this.#promise(this.#tambo.fetchThread(threadId), "fetchThread")
   }
 
   /**
    * @since 0.1.0
    */
   updateThreadName(threadId: string, name: string): Promise<void> {
-    return this.#promise(this.#tambo.updateThreadName(threadId, name))
+    return this.#promise(this.#tambo.updateThreadName(threadId, name), "updateThreadName")
   }
 
   /**
@@ -963,7 +1072,8 @@ export class TamboClient {
    */
   generateThreadName(threadId: string): Promise<string> {
     return this.#promise(
-      Effect.map(this.#tambo.generateThreadName(threadId), Option.getOrElse(() => ""))
+      Effect.map(this.#tambo.generateThreadName(threadId), Option.getOrElse(() => "")),
+      "generateThreadName"
     )
   }
 
@@ -973,7 +1083,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   deleteThread(threadId: string): Promise<void> {
-    return this.#promise(this.#tambo.deleteThread(threadId))
+    return this.#promise(this.#tambo.deleteThread(threadId), "deleteThread")
   }
 
   // ---------------------------------------------------------------------------
@@ -1067,7 +1177,8 @@ export class TamboClient {
    */
   listSuggestions(messageId: string, threadId: string): Promise<Array<Suggestion>> {
     return this.#promise(
-      Effect.map(this.#tambo.listSuggestions(threadId, messageId), (list) => list.map(suggestionFromCore))
+      Effect.map(this.#tambo.listSuggestions(threadId, messageId), (list) => list.map(suggestionFromCore)),
+      "listSuggestions"
     )
   }
 
@@ -1085,7 +1196,8 @@ export class TamboClient {
       Effect.map(
         this.#tambo.generateSuggestions(threadId, messageId, options),
         (list) => list.map(suggestionFromCore)
-      )
+      ),
+      "generateSuggestions"
     )
   }
 
@@ -1114,7 +1226,7 @@ export class TamboClient {
     componentId: string,
     update: Transport.ComponentStateUpdate
   ): Promise<Record<string, unknown>> {
-    return this.#promise(this.#tambo.updateComponentState(threadId, componentId, update))
+    return this.#promise(this.#tambo.updateComponentState(threadId, componentId, update), "updateComponentState")
   }
 
   // ---------------------------------------------------------------------------
@@ -1131,7 +1243,13 @@ export class TamboClient {
    * @since 0.2.0
    */
   transcribe(audio: Blob, options?: Transcription.TranscribeOptions): Promise<string> {
-    return this.#promise(Transcription.transcribe(audio, options))
+    return this.#promise(
+      Option.match(this.#config, {
+        onNone: () => Effect.dieMessage("unreachable: an agent client has no transcription"),
+        onSome: (config) => Effect.provideService(Transcription.transcribe(audio, options), TamboConfig.TamboConfig, config)
+      }),
+      "transcribe"
+    )
   }
 
   // ---------------------------------------------------------------------------
@@ -1238,6 +1356,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   setUserToken(userToken: string): void {
+    if (this.backend === "ag-ui") throw CallSite.attach(notOffered("setUserToken"), CallSite.capture(this.setUserToken))
     this.#sync(this.#auth.setUserToken(Redacted.make(userToken)))
   }
 
@@ -1324,7 +1443,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   getMcpToken(contextKey?: string, threadId?: string): Promise<Mcp.McpToken> {
-    return this.#promise(this.#mcp.getMcpToken(contextKey, threadId))
+    return this.#promise(this.#mcp.getMcpToken(contextKey, threadId), "getMcpToken")
   }
 
   /**
@@ -1403,9 +1522,13 @@ export class TamboClient {
     })())
   }
 
-  #promise<A>(effect: Effect.Effect<A, CoreError, Auth.Auth | TamboConfig.TamboConfig>): Promise<A> {
+  /** `tamboOnly`: the method's name, when an AG-UI agent has no counterpart of it. */
+  #promise<A>(effect: Effect.Effect<A, CoreError, Agent.Services>, tamboOnly?: string): Promise<A> {
     const site = CallSite.capture(this.#promise)
     if (this.#destroying !== undefined) return Promise.reject(CallSite.attach(abortError("ClientDestroyed"), site))
+    if (tamboOnly !== undefined && this.backend === "ag-ui") {
+      return Promise.reject(CallSite.attach(notOffered(tamboOnly), site))
+    }
     return this.#runtime.runPromiseExit(effect, { signal: this.#lifetime.signal }).then((exit) => {
       if (Exit.isSuccess(exit)) return exit.value
       throw CallSite.attach(fromCause(exit.cause, "ClientDestroyed"), site)
@@ -1454,6 +1577,13 @@ const logEvents = (events: Chunk.Chunk<Tambo.RunEvent>) => {
     console.debug(`[tambo] ${isLocalThreadId(threadId) ? "(new thread)" : threadId} ${event.type}`, event)
   }
 }
+
+/** The error of a Tambo-only method called on an agent client. */
+const notOffered = (method: string) =>
+  notSupported(
+    `An AG-UI agent does not offer ${method}: it has no API besides its runs (its threads live in this client)`,
+    { method }
+  )
 
 const toCoreMcpServer = ({ handlers: _ignored, ...server }: McpServerInfo): Mcp.McpServerInfo => server
 

@@ -157,12 +157,33 @@ export class UnknownError extends Schema.TaggedError<UnknownError>("@tambo-effec
 ) {}
 
 /**
+ * The client talks to an AG-UI agent (`new TamboClient({ agent })`), which
+ * does not offer what was asked: an agent has no API besides its runs, so
+ * the Tambo API's threads on the server, suggestions, thread names,
+ * component state, MCP tokens, transcription and user tokens are not there.
+ * `method` names the client's method; `cause` is core's `ApiError` (code
+ * `NOT_SUPPORTED_BY_AG_UI_AGENT`) when core refused it.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export class NotSupportedError extends Schema.TaggedError<NotSupportedError>("@tambo-effect/client/NotSupportedError")(
+  "NotSupportedError",
+  {
+    reason: Schema.Literal("NotOfferedByAgent"),
+    message: Schema.String,
+    method: Schema.optional(Schema.String),
+    cause: Schema.optional(Schema.Defect)
+  }
+) {}
+
+/**
  * Every error the facade throws or rejects with.
  *
  * @since 0.1.0
  * @category Models
  */
-export type TamboClientError = TamboError | AbortError | UnknownError
+export type TamboClientError = TamboError | AbortError | UnknownError | NotSupportedError
 
 /**
  * The `_tag` of every facade error.
@@ -177,10 +198,16 @@ export type ErrorTag = TamboClientError["_tag"]
  * @category Guards
  */
 export const isTamboClientError = (u: unknown): u is TamboClientError =>
-  isTamboError(u) || u instanceof AbortError || u instanceof UnknownError
+  isTamboError(u) || u instanceof AbortError || u instanceof UnknownError || u instanceof NotSupportedError
 
 /**
  * @since 0.1.0
  * @category Guards
  */
 export const isAbortError = (u: unknown): u is AbortError => u instanceof AbortError
+
+/**
+ * @since 0.2.0
+ * @category Guards
+ */
+export const isNotSupportedError = (u: unknown): u is NotSupportedError => u instanceof NotSupportedError

@@ -8,6 +8,16 @@
 
 export {
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type AgentClientOptions,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type AgentConnection,
+  /**
    * @since 0.1.0
    * @category Models
    */
@@ -102,6 +112,16 @@ export {
    * @category Models
    */
   type TamboClientOptions,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboApiClientOptions,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboOnlyOption,
   /**
    * @since 0.1.0
    * @category Models
@@ -227,6 +247,11 @@ export {
    */
   isAbortError,
   /**
+   * @since 0.2.0
+   * @category Guards
+   */
+  isNotSupportedError,
+  /**
    * @since 0.1.0
    * @category Guards
    */
@@ -241,6 +266,11 @@ export {
    * @category Errors
    */
   McpError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  NotSupportedError,
   /**
    * @since 0.2.0
    * @category Errors

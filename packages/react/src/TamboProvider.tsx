@@ -57,7 +57,7 @@ export type TamboProviderProps =
     | (Omit<TamboClientOptions, "tools" | "components" | "contextHelpers"> & { readonly client?: undefined })
   )
 
-type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userToken"
+type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userToken" | "agent"
 
 /**
  * Makes a Tambo client available to the hooks below it.
@@ -69,7 +69,11 @@ type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userTo
  * (identity providers rotate them, about hourly) does not: the client takes
  * it in place (`client.setUserToken`), so runs in flight go on and threads
  * stay; only going from a `userToken` to none or back replaces the client.
- * Other options are read when the client is created. Given a `client`, it
+ * With `agent={{ url, headers? }}` instead of an API key and a user, the
+ * client talks to that AG-UI agent (see the client's `AgentClientOptions`;
+ * Tambo-only calls reject with a `NotSupportedError`); a change of
+ * `agent.url` replaces it. Other options (the agent's `headers` too) are
+ * read when the client is created. Given a `client`, it
  * uses it and leaves its lifetime to the app.
  *
  * `tools`, `components` and `contextHelpers` may change at any time: they
@@ -81,6 +85,10 @@ type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userTo
  * @example
  * ```tsx
  * <TamboProvider apiKey={apiKey} userKey="user-1" components={[WeatherCard]} tools={[getWeather]}>
+ *   <Chat />
+ * </TamboProvider>
+ * // Any AG-UI agent: no API key, no user.
+ * <TamboProvider agent={{ url: "http://localhost:8000/agent" }} tools={[getWeather]}>
  *   <Chat />
  * </TamboProvider>
  * ```
@@ -98,11 +106,13 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   const { apiKey, tamboUrl, environment, userKey, userToken } = props.client === undefined
     ? props
     : { apiKey: undefined, tamboUrl: undefined, environment: undefined, userKey: undefined, userToken: undefined }
+  // The url, not the object: an inline `agent={{ url }}` is a new object at every render.
+  const agentUrl = props.client === undefined ? props.agent?.url : undefined
 
   const hasUserToken = userToken !== undefined
   const handle = useMemo(
     () => new ClientHandle(given ?? (() => createClient(optionsRef.current)), updates),
-    [given, apiKey, tamboUrl, environment, userKey, hasUserToken, updates]
+    [given, apiKey, tamboUrl, environment, userKey, hasUserToken, agentUrl, updates]
   )
   useEffect(() => handle.retain(), [handle])
   // A client created meanwhile already has the latest token: then this changes nothing.

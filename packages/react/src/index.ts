@@ -322,6 +322,11 @@ export {
    */
   isAbortError,
   /**
+   * @since 0.2.0
+   * @category Guards
+   */
+  isNotSupportedError,
+  /**
    * @since 0.1.0
    * @category Guards
    */
@@ -336,6 +341,11 @@ export {
    * @category Errors
    */
   McpError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  NotSupportedError,
   /**
    * @since 0.1.0
    * @category Constants
@@ -487,6 +497,11 @@ export type {
    * @category Models
    */
   SupportedSchema,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  AgentConnection,
   /**
    * @since 0.1.0
    * @category Models

@@ -526,13 +526,66 @@ export const frontendToolRound = (options: {
   ]
 }
 
+/** Streams like a model would: one delta per word (with its leading space). */
+const words = (sentence: string): Array<string> => sentence.match(/\s*\S+/g) ?? [sentence]
+
+const cityIn = (message: string): string =>
+  /\b(?:in|for|at)\s+([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)/u.exec(message)?.[1] ?? "San Francisco"
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** A tool's result in words: `21°, sunny` from `{ temperature, conditions }`, else the text itself. */
+const weatherInWords = (result: string): { readonly city: string | undefined; readonly words: string } => {
+  try {
+    const record: unknown = JSON.parse(result)
+    if (isRecord(record)) {
+      const parts = [
+        typeof record["temperature"] === "number" ? `${record["temperature"]}°` : undefined,
+        typeof record["conditions"] === "string" ? record["conditions"] : undefined
+      ].filter((part) => part !== undefined)
+      if (parts.length > 0) {
+        return { city: typeof record["city"] === "string" ? record["city"] : undefined, words: parts.join(", ") }
+      }
+    }
+  } catch {
+    // Not JSON: said as it is.
+  }
+  return { city: undefined, words: result }
+}
+
+/**
+ * The weather assistant, as an AG-UI agent (the counterpart of the Tambo testing server's
+ * `Script.weatherAssistant`): a message that mentions the weather, in a run that offers a
+ * `get_weather` tool, gets "Let me check the weather in <city>." and a call of it with
+ * `{ city }`; the run that carries its result gets the weather in words. Anything else gets
+ * "You said: <message>". Text streams one word per delta.
+ */
+const weatherAssistant: ScriptFn = (request) => {
+  const result = request.toolResults[request.toolResults.length - 1]
+  if (result !== undefined) {
+    const weather = weatherInWords(textOf(result.content))
+    return [text(words(`Here is the weather${weather.city === undefined ? "" : ` in ${weather.city}`}: ${weather.words}.`))]
+  }
+  const said = (request.lastUserText ?? "").trim()
+  if (/\bweather\b/i.test(said)) {
+    if (!request.input.tools.some((tool) => tool.name === "get_weather")) {
+      return [text(words("I would need a get_weather tool to check the weather."))]
+    }
+    const city = cityIn(said)
+    return [text(words(`Let me check the weather in ${city}.`)), toolCall("get_weather", { city })]
+  }
+  return [text(words(said === "" ? "Hello! Ask me about the weather." : `You said: ${said}`))]
+}
+
 /**
  * The scripts every AG-UI client should handle, by name: text, reasoning
  * (1.0 and legacy names), a frontend tool round (`get_weather`), a
  * server-side tool, shared state, a state delta through `__proto__`, a
  * messages snapshot, named steps, activities, a run error and a dropped
  * connection. The differential tests
- * play each against the SDK and `@ag-ui/client`.
+ * play each against the SDK and `@ag-ui/client`. Besides them, `weatherAssistant`: an
+ * echo, or a `get_weather` round for a message about the weather.
  *
  * @since 0.2.0
  * @category Scripts
@@ -577,7 +630,13 @@ export const scripts = {
     text("Tried.")
   ],
   runError: [text("Starting."), runError("The model is unavailable", { code: "MODEL_UNAVAILABLE" })],
-  dropped: [text(["Half ", "a reply"]), drop()]
+  dropped: [text(["Half ", "a reply"]), drop()],
+  /**
+   * Not one of the cases above: a conversation like the Tambo testing server's default, for demos
+   * and the example app (`serve-api --agui`). "What is the weather in Paris?" gets a
+   * `get_weather` round; anything else an echo.
+   */
+  weatherAssistant
 } as const satisfies Record<string, ScriptSource>
 
 // -----------------------------------------------------------------------------
@@ -611,6 +670,8 @@ export interface AgUiAgent {
  */
 export interface StartOptions {
   readonly script?: ScriptSource
+  /** The port to listen on. Default: a free one. */
+  readonly port?: number | undefined
 }
 
 const encoder = new EventEncoder()
@@ -627,9 +688,13 @@ const headersOf = (request: http.IncomingMessage): Record<string, string> => {
   return headers
 }
 
+/** Every answer may be read from any origin: the example app calls the agent from a page. */
+const CORS = { "access-control-allow-origin": "*" } as const
+
 const sendJson = (response: http.ServerResponse, status: number, body: unknown) => {
   const payload = JSON.stringify(body)
   response.writeHead(status, {
+    ...CORS,
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(payload).toString()
   })
@@ -770,7 +835,8 @@ const play = async (
  * Starts a scripted AG-UI agent on `127.0.0.1` (a free port).
  *
  * Every request must be a `POST` of a JSON `RunAgentInput`: another method is
- * answered 405, a body that is not JSON 400, and one that fails the schema 422
+ * answered 405 (a browser's CORS preflight is answered, and not recorded;
+ * every answer allows any origin), a body that is not JSON 400, and one that fails the schema 422
  * with `{ error, issues }`. Each is recorded.
  *
  * @since 0.2.0
@@ -790,6 +856,18 @@ export const start = (options: StartOptions = {}): Promise<AgUiAgent> => {
     ended: Promise<"completed" | "closed">
   ) => {
     const headers = headersOf(request)
+    // A browser's preflight is the browser's business, not a request to the agent: not recorded.
+    if (request.method === "OPTIONS" && headers["access-control-request-method"] !== undefined) {
+      const requested = headers["access-control-request-headers"]
+      response.writeHead(204, {
+        ...CORS,
+        "access-control-allow-methods": "POST",
+        ...(requested === undefined ? {} : { "access-control-allow-headers": requested }),
+        "access-control-max-age": "600",
+        "content-length": "0"
+      })
+      return response.end()
+    }
     const record = (input: AgUi.RunAgentInput | undefined, issues: ReadonlyArray<string>) =>
       requests.push({ method: request.method ?? "GET", url: request.url ?? "/", headers, body, input, issues, ended })
     if (request.method !== "POST") {
@@ -817,7 +895,7 @@ export const start = (options: StartOptions = {}): Promise<AgUiAgent> => {
     const steps = typeof script === "function" ? await script(requestOf(input, headers), context) : script
     const first = steps[0]
     if (first?._tag === "HttpError") return sendJson(response, first.status, first.body)
-    response.writeHead(200, { "content-type": encoder.getContentType(), "cache-control": "no-cache" })
+    response.writeHead(200, { ...CORS, "content-type": encoder.getContentType(), "cache-control": "no-cache" })
     response.flushHeaders()
     await play(steps, input, response, request.socket)
   }
@@ -849,7 +927,7 @@ export const start = (options: StartOptions = {}): Promise<AgUiAgent> => {
   })
   return new Promise((resolve, reject) => {
     server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
+    server.listen(options.port ?? 0, "127.0.0.1", () => {
       const { port } = server.address() as net.AddressInfo
       resolve({
         url: `http://127.0.0.1:${port}/agent`,

@@ -229,4 +229,62 @@ describe("AgUiAgent", () => {
     controller.abort()
     expect(await agent.requests[0]!.ended).toBe("closed")
   })
+
+  it("answers a browser's preflight (not recorded) and lets any origin read its answers", async () => {
+    const preflight = await fetch(agent.url, {
+      method: "OPTIONS",
+      headers: { origin: "http://127.0.0.1:5173", "access-control-request-method": "POST", "access-control-request-headers": "content-type, authorization" }
+    })
+    expect(preflight.status).toBe(204)
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*")
+    expect(preflight.headers.get("access-control-allow-methods")).toContain("POST")
+    expect(preflight.headers.get("access-control-allow-headers")).toBe("content-type, authorization")
+    const response = await post(agent.url, input([hello]))
+    expect(response.headers.get("access-control-allow-origin")).toBe("*")
+    await response.text()
+    expect((await post(agent.url, "{not json")).headers.get("access-control-allow-origin")).toBe("*")
+    expect(agent.requests.map((r) => r.method)).toEqual(["POST", "POST"])
+  })
+
+  it("weatherAssistant: echoes a message; for the weather, a get_weather round, then the result in words", async () => {
+    agent.setScript(AgUiAgent.scripts.weatherAssistant)
+    const echo = await events(await post(agent.url, input([{ id: "u1", role: "user", content: "Hi there!" }])))
+    expect(echo.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("")).toBe("You said: Hi there!")
+    const ask: AgUi.Message = { id: "u2", role: "user", content: "What is the weather in Paris?" }
+    const first = await events(await post(agent.url, input([ask], { tools: [{ name: "get_weather", description: "w", parameters: {} }] })))
+    expect(first.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("")).toBe("Let me check the weather in Paris.")
+    const start = first.find((e) => e.type === "TOOL_CALL_START")!
+    expect(start.toolCallName).toBe("get_weather")
+    expect(JSON.parse(first.filter((e) => e.type === "TOOL_CALL_ARGS").map((e) => e.delta).join(""))).toEqual({ city: "Paris" })
+    const call: AgUi.Message = {
+      id: "a1",
+      role: "assistant",
+      toolCalls: [{ id: String(start.toolCallId), type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } }]
+    }
+    const result: AgUi.Message = {
+      id: "t1",
+      role: "tool",
+      toolCallId: String(start.toolCallId),
+      content: JSON.stringify({ city: "Paris", temperature: 21, conditions: "sunny" })
+    }
+    const second = await events(await post(agent.url, input([ask, call, result])))
+    expect(second.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("")).toBe(
+      "Here is the weather in Paris: 21°, sunny."
+    )
+    // Without the tool it says so instead of calling it.
+    const without = await events(await post(agent.url, input([ask])))
+    expect(types(without)).not.toContain("TOOL_CALL_START")
+  })
+
+  it("listens on the port it is given", async () => {
+    const probe = await AgUiAgent.start()
+    const port = Number(new URL(probe.url).port)
+    await probe.close()
+    const fixed = await AgUiAgent.start({ port })
+    try {
+      expect(fixed.url).toBe(`http://127.0.0.1:${port}/agent`)
+    } finally {
+      await fixed.close()
+    }
+  })
 })

@@ -4,12 +4,19 @@
  * button, a cancel button and suggestions. Every piece reads only the
  * slice it shows. With an MCP server: its prompts in a `/` menu, its
  * resources in an `@` picker, and a form for its elicitations.
+ *
+ * With `?agentUrl=…` it talks to that AG-UI agent instead of the Tambo API
+ * (`<TamboProvider agent={{ url }}>`): the thread list shows the threads of
+ * this page, and what only Tambo offers (suggestions, voice, MCP) is hidden.
  */
 import {
+  type ClientState,
   isAbortError,
   mcpOAuthRedirect,
   messageKey,
+  PLACEHOLDER_THREAD_ID,
   type ReactTamboThreadMessage,
+  shallowEqual,
   TamboProvider,
   useTambo,
   useTamboClient,
@@ -31,9 +38,11 @@ import { getWeather, WeatherCard } from "./weather.js"
 
 /**
  * Where the API is: the query string (`?tamboUrl=…&apiKey=…&userKey=…&mcpUrl=…`), else the local
- * test API and its MCP server (`mcpUrl=` empty: none).
+ * test API and its MCP server (`mcpUrl=` empty: none). `?agentUrl=…`: an AG-UI agent instead.
  */
 export interface Connection {
+  /** An AG-UI agent's endpoint: then the Tambo options below are not used. */
+  readonly agentUrl: string | undefined
   readonly tamboUrl: string
   readonly apiKey: string
   readonly userKey: string | undefined
@@ -45,6 +54,7 @@ export const connectionFrom = (search: string): Connection => {
   const params = new URLSearchParams(search)
   const userToken = params.get("userToken") ?? undefined
   return {
+    agentUrl: params.get("agentUrl") || undefined,
     tamboUrl: params.get("tamboUrl") ?? "http://127.0.0.1:8787",
     apiKey: params.get("apiKey") ?? "test-api-key",
     userToken,
@@ -65,6 +75,25 @@ export function App({ connection }: { readonly connection: Connection }) {
     () => (connection.mcpUrl === undefined ? [] : [{ url: connection.mcpUrl, serverKey: "example", oauth: mcpOAuth }]),
     [connection.mcpUrl]
   )
+  const chat = (
+    <div className="layout">
+      <ThreadList />
+      <main className="chat">
+        <Status />
+        <NotePanel />
+        <Messages />
+        <Elicitation />
+        <Composer />
+      </main>
+    </div>
+  )
+  if (connection.agentUrl !== undefined) {
+    return (
+      <TamboProvider agent={{ url: connection.agentUrl }} tools={tools} components={components} contextHelpers={contextHelpers}>
+        {chat}
+      </TamboProvider>
+    )
+  }
   return (
     <TamboProvider
       apiKey={connection.apiKey}
@@ -76,19 +105,13 @@ export function App({ connection }: { readonly connection: Connection }) {
       mcpServers={mcpServers}
       contextHelpers={contextHelpers}
     >
-      <div className="layout">
-        <ThreadList />
-        <main className="chat">
-          <Status />
-          <NotePanel />
-          <Messages />
-          <Elicitation />
-          <Composer />
-        </main>
-      </div>
+      {chat}
     </TamboProvider>
   )
 }
+
+/** An AG-UI agent offers runs only: no threads on a server, suggestions, transcription or MCP tokens. */
+const useIsAgent = () => useTamboClient().backend === "ag-ui"
 
 // -----------------------------------------------------------------------------
 // Threads
@@ -102,6 +125,57 @@ const useCurrentThreadId = () => useTamboSelector((state) => state.currentThread
 const useRunStatus = () => useTamboRunStatus()
 
 function ThreadList() {
+  return useIsAgent() ? <PageThreadList /> : <ServerThreadList />
+}
+
+/** The ids of the threads this page holds (an agent's threads live nowhere else), the placeholder left out. */
+const selectThreadIds = (state: ClientState) =>
+  Object.keys(state.threadMap).filter((id) => id !== PLACEHOLDER_THREAD_ID)
+
+/** Against an AG-UI agent: the threads of this page. */
+function PageThreadList() {
+  const ids = useTamboSelector(selectThreadIds, shallowEqual)
+  const currentThreadId = useCurrentThreadId()
+  const client = useTamboClient()
+  const [open, setOpen] = useState(false)
+  return (
+    <nav className="threads" data-testid="thread-list" data-open={String(open)} data-backend="ag-ui">
+      <div className="threads-bar">
+        <button
+          type="button"
+          className="threads-toggle"
+          data-testid="threads-toggle"
+          aria-expanded={open}
+          onClick={() => setOpen((previous) => !previous)}
+        >
+          ☰ Threads
+        </button>
+        <button type="button" data-testid="new-thread" onClick={() => client.startNewThread()}>
+          + New thread
+        </button>
+      </div>
+      <p className="muted">An AG-UI agent: these threads live in this page.</p>
+      <ul>
+        {ids.map((id, index) => (
+          <li key={id}>
+            <button
+              type="button"
+              data-testid="thread-item"
+              data-thread-id={id}
+              aria-current={id === currentThreadId}
+              onClick={() => void client.switchThread(id).catch(() => undefined)}
+            >
+              Conversation {index + 1}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  )
+}
+
+/** Against the Tambo API: the user's threads, from the server. */
+function ServerThreadList() {
   const { threads, isLoading, error } = useTamboThreadList({ limit: 20 })
   const currentThreadId = useCurrentThreadId()
   const client = useTamboClient()
@@ -172,6 +246,7 @@ const useCancelledReplyId = () =>
 function Messages() {
   const { messages, currentThreadId } = useTambo()
   const cancelledId = useCancelledReplyId()
+  const isAgent = useIsAgent()
   const end = useRef<HTMLDivElement>(null)
   useEffect(() => {
     end.current?.scrollIntoView?.({ block: "end" })
@@ -182,7 +257,7 @@ function Messages() {
       {messages.map((message) => (
         <Message key={messageKey(message)} message={message} cancelled={message.id === cancelledId} />
       ))}
-      <Suggestions />
+      {isAgent ? null : <Suggestions />}
       <div ref={end} />
     </section>
   )
@@ -251,6 +326,8 @@ function Composer() {
   const status = useRunStatus()
   const client = useTamboClient()
   const [attachments, setAttachments] = useState<ReadonlyArray<Attachment>>([])
+  // The `/` prompts, `@` resources and the microphone need MCP servers and the Tambo API.
+  const isAgent = useIsAgent()
   const onSubmit = (event: FormEvent) => {
     event.preventDefault()
     const sent = attachments.length === 0
@@ -273,8 +350,8 @@ function Composer() {
     })
   }
   const running = isPending || status !== "idle"
-  const command = value.startsWith("/") ? value.slice(1) : undefined
-  const mention = /(?:^|\s)@(\S*)$/.exec(value)?.[1]
+  const command = !isAgent && value.startsWith("/") ? value.slice(1) : undefined
+  const mention = isAgent ? undefined : /(?:^|\s)@(\S*)$/.exec(value)?.[1]
   return (
     <form className="composer" onSubmit={onSubmit}>
       {command === undefined ? null : <PromptMenu search={command} onChoose={setValue} />}
@@ -295,12 +372,12 @@ function Composer() {
       <ImageAttach />
       <input
         data-testid="message-input"
-        placeholder="Message (/ for prompts, @ for resources)"
+        placeholder={isAgent ? "Message" : "Message (/ for prompts, @ for resources)"}
         value={value}
         onChange={(event) => setValue(event.target.value)}
         autoFocus
       />
-      <VoiceButton disabled={running} />
+      {isAgent ? null : <VoiceButton disabled={running} />}
       <button type="submit" data-testid="send" disabled={running || (value.trim() === "" && attachments.length === 0 && images.length === 0)}>
         Send
       </button>

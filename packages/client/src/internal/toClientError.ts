@@ -2,7 +2,7 @@
 import type { TamboError } from "@tambo-effect/core/TamboError"
 import * as Cause from "effect/Cause"
 import * as Option from "effect/Option"
-import { AbortError, type AbortReason, type TamboClientError, UnknownError } from "../errors.js"
+import { AbortError, type AbortReason, NotSupportedError, type TamboClientError, UnknownError } from "../errors.js"
 
 /** What core's effects fail with. */
 export type CoreError = TamboError
@@ -19,10 +19,17 @@ const abortMessages: Record<AbortReason, string> = {
 export const abortError = (reason: AbortReason, options: { cause?: unknown; threadId?: string | undefined } = {}) =>
   new AbortError({ reason, message: abortMessages[reason], ...options })
 
+/** The code of core's `ApiError` for a call an AG-UI agent has no counterpart of (`AgUi.ts`). */
+const NOT_OFFERED_BY_AGENT = "NOT_SUPPORTED_BY_AG_UI_AGENT"
+
+export const notSupported = (message: string, options: { method?: string; cause?: unknown } = {}) =>
+  new NotSupportedError({ reason: "NotOfferedByAgent", message, ...options })
+
 /**
  * Core's failure as it is (not a copy; unwrapped from the proxy Effect puts
  * around an error that crossed a span), except a cancellation, which is an
- * `AbortError` with core's `RunCancelledError` as its cause. An interruption
+ * `AbortError` with core's `RunCancelledError` as its cause, and a call an
+ * AG-UI agent does not offer, a `NotSupportedError`. An interruption
  * is an `AbortError` with the reason whoever interrupted recorded; a defect
  * an `UnknownError`.
  */
@@ -33,6 +40,7 @@ export const fromCause = (
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const error = Cause.originalError(failure.value)
+    if (error._tag === "ApiError" && error.code === NOT_OFFERED_BY_AGENT) return notSupported(error.message, { cause: error })
     return error._tag === "RunCancelledError"
       ? new AbortError({ reason: error.reason, message: error.message, threadId: error.threadId, cause: error })
       : error

@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { extname, join, normalize, resolve, sep } from "node:path"
-import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import { AgUiAgent, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll } from "vitest"
 
@@ -181,8 +181,8 @@ export const launchBrowser = async (
 
 /**
  * What a browser test file shares: the app built and served under `basePath`, one Chromium
- * for the file (with `chromiumArgs`), and the page and testing server of each test, closed
- * after it. Skipped, saying why, where Chromium is missing outside CI.
+ * for the file (with `chromiumArgs`), and the page and testing server (or AG-UI agent) of each
+ * test, closed after it. Skipped, saying why, where Chromium is missing outside CI.
  */
 export const useExampleApp = (
   options: { readonly basePath?: string; readonly chromiumArgs?: ReadonlyArray<string> } = {}
@@ -191,6 +191,7 @@ export const useExampleApp = (
   let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined
   let site: Awaited<ReturnType<typeof serveStatic>> | undefined
   let api: TestServer | undefined
+  let agent: AgUiAgent.AgUiAgent | undefined
   let page: Page | undefined
 
   beforeAll(async () => {
@@ -211,6 +212,8 @@ export const useExampleApp = (
     page = undefined
     await api?.close()
     api = undefined
+    await agent?.close()
+    agent = undefined
   })
 
   /** The app's address for a testing server, without MCP. */
@@ -224,6 +227,18 @@ export const useExampleApp = (
    */
   const openApp = async (serverOptions: TestServerOptions, viewport?: { readonly width: number; readonly height: number }) => {
     api = await startTestServer(serverOptions)
+    const { page, errors } = await openPage(appUrl(api), viewport)
+    return { api, page, errors }
+  }
+
+  /** The app on a scripted AG-UI agent playing `script` (`?agentUrl=`), as {@link openApp}. */
+  const openAgentApp = async (script: AgUiAgent.ScriptSource, viewport?: { readonly width: number; readonly height: number }) => {
+    agent = await AgUiAgent.start({ script })
+    const { page, errors } = await openPage(`${site!.url}/index.html?${new URLSearchParams({ agentUrl: agent.url })}`, viewport)
+    return { agent, page, errors }
+  }
+
+  const openPage = async (url: string, viewport: { readonly width: number; readonly height: number } | undefined) => {
     page = await browser!.context.newPage()
     if (viewport !== undefined) await page.setViewportSize(viewport)
     const errors: Array<string> = []
@@ -237,10 +252,10 @@ export const useExampleApp = (
     page.on("requestfailed", (request) => {
       if (request.failure()?.errorText !== "net::ERR_ABORTED") errors.push(`failed ${request.method()} ${request.url()}`)
     })
-    await page.goto(appUrl(api))
+    await page.goto(url)
     await page.getByTestId("message-input").waitFor()
-    return { api, page, errors }
+    return { page, errors }
   }
 
-  return { skipped, openApp }
+  return { skipped, openApp, openAgentApp }
 }
