@@ -87,7 +87,7 @@ describe("useTamboAgentState", () => {
   it("a state that is not a JSON value throws the client's ConfigError from setState; what shows stays", async () => {
     let set: ((next: unknown) => void) | undefined
     function Bad() {
-      const [state, setState] = useTamboAgentState()
+      const [state, setState] = useTamboAgentState<unknown>()
       set = setState
       return <pre data-testid="state">{JSON.stringify(state)}</pre>
     }
