@@ -1015,6 +1015,40 @@ export class TamboClient {
   }
 
   /**
+   * The AG-UI agent's shared state of a thread (default: the current one):
+   * the thread's `state`, or `{}` while neither the agent nor the app set
+   * one. Synchronous. Throws a `ConfigError` (`InvalidOption`) for a thread
+   * the client does not hold.
+   *
+   * @since 0.2.0
+   */
+  getAgentState<S = unknown>(threadId?: string): S {
+    return this.#sync(this.#tambo.getAgentState<S>(threadId))
+  }
+
+  /**
+   * Sets the AG-UI agent's shared state of a thread (default: the current
+   * one, also a new conversation's before its first run), sent with the
+   * thread's next run: `state` is the new state, or a function of the state
+   * as it is. Synchronous; returns the new state, and `subscribe` listeners
+   * hear of it. A state that is not a JSON value (a cycle, a BigInt, a
+   * function, `undefined`, a class instance such as a `Date`), or a thread
+   * the client does not hold, throws a `ConfigError` (`InvalidOption`) and
+   * the state stays.
+   *
+   * @example
+   * ```ts
+   * client.setAgentState<{ todo: Array<string> }>((previous) => ({ todo: [...previous.todo, "milk"] }))
+   * ```
+   *
+   * @since 0.2.0
+   */
+  setAgentState<S = unknown>(state: S | ((previous: S) => S), threadId?: string): S {
+    const id = threadId ?? this.#store.getState().currentThreadId
+    return this.#sync(this.#tambo.setAgentState<S>(id, state))
+  }
+
+  /**
    * The user's threads, newest first, without their messages.
    *
    * @since 0.1.0

@@ -184,7 +184,7 @@ describe("TamboClient with an AG-UI agent", () => {
     client.startNewThread()
     await client.run("hi", { initialMessages: [{ role: "system", content: [{ type: "text", text: "Be brief." }] }] }).thread
     expect(agent.requests).toHaveLength(2)
-    expect(agent.requests[1]?.input.messages.map((m) => m.role)).toEqual(["system", "user"])
+    expect(agent.requests[1]?.input?.messages.map((m) => m.role)).toEqual(["system", "user"])
   })
 
   it("an apiKey with an agent, or an agent without a usable url, throws a ConfigError", () => {

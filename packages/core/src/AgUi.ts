@@ -26,7 +26,13 @@
  * before the user's message and are the thread's first messages in the
  * store.
  *
- * Not yet: `STATE_*` and `MESSAGES_SNAPSHOT` are passed on as events but not
+ * The agent's shared state is kept per thread (`TamboThread.state`):
+ * `STATE_SNAPSHOT` replaces it, `STATE_DELTA` patches it, and a delta that is
+ * refused (a prototype key, a failing operation) leaves it and is an anomaly
+ * on the thread while the run goes on. The app reads and sets it with
+ * `Tambo.getAgentState` / `setAgentState`; each run sends the thread's
+ * state. `MESSAGES_SNAPSHOT` replaces the thread's conversation. `STEP_*`
+ * and `ACTIVITY_*` are run events for the app to read; activities are not
  * kept in the store.
  *
  * @since 0.2.0
@@ -175,7 +181,8 @@ export const makeTransport = (
           parentRunId: request.previousRunId,
           messages,
           tools: request.tools,
-          context: request.message.additionalContext
+          context: request.message.additionalContext,
+          state: request.agentState
         })
         // What cannot be sent fails the run before any request: AgUiError (InvalidInput).
         if (Either.isLeft(input)) return yield* input.left

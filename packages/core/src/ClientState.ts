@@ -209,6 +209,14 @@ export type Action =
     readonly lastCompletedRunId?: string
   }
   /**
+   * The app's AG-UI agent state for a thread, replacing what it had (see
+   * `TamboThread.state`). Nothing happens for a thread the client does not
+   * know.
+   *
+   * @since 0.2.0
+   */
+  | { readonly type: "SET_AGENT_STATE"; readonly threadId: string; readonly state: unknown }
+  /**
    * Tool results the client sends back: one message each, as the API stores
    * them (role "assistant", one `tool_result` block).
    */

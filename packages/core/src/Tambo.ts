@@ -19,6 +19,7 @@ import * as ClientState from "./ClientState.js"
 import type * as Events from "./Events.js"
 import * as TamboConfig from "./TamboConfig.js"
 import type { ConfigError, TamboError, ToolError } from "./TamboError.js"
+import * as AppState from "./internal/agui/appState.js"
 import { Approvals } from "./internal/approvals.js"
 import * as Cancel from "./internal/run/cancel.js"
 import * as RunEnv from "./internal/run/env.js"
@@ -306,6 +307,28 @@ export declare namespace Tambo {
     readonly switchThread: (threadId: string) => Effect.Effect<void, TamboError>
     readonly startNewThread: Effect.Effect<string>
     readonly getThread: (threadId?: string) => Effect.Effect<Option.Option<Types.TamboThread>>
+    /**
+     * The AG-UI agent's shared state of a thread (default: the current one):
+     * `TamboThread.state`, or `{}` while neither the agent nor the app set
+     * one. A thread the client does not hold fails with `ConfigError`
+     * (`InvalidOption`).
+     *
+     * @since 0.2.0
+     */
+    readonly getAgentState: <S = unknown>(threadId?: string) => Effect.Effect<S, ConfigError>
+    /**
+     * Sets the AG-UI agent's shared state of a thread, sent with its next
+     * run: `update` is the new state, or a function of the state as it is
+     * (applied in one change of the store, so nothing written meanwhile is
+     * lost). Succeeds with the new state. A state that is not a JSON value (a
+     * cycle, a BigInt, a function, `undefined`, a class instance), or a thread
+     * the client does not hold, fails with `ConfigError` (`InvalidOption`)
+     * and the state stays. `S` is the app's word for the state's shape: what
+     * the agent sends is not checked against it.
+     *
+     * @since 0.2.0
+     */
+    readonly setAgentState: <S = unknown>(threadId: string, update: S | ((previous: S) => S)) => Effect.Effect<S, ConfigError>
     readonly listThreads: (
       params?: Transport.PageParams
     ) => Effect.Effect<Transport.ThreadList, TamboError>
@@ -431,6 +454,10 @@ export const make = (
           Effect.flatMap(threadId === undefined ? store.currentThreadId : Effect.succeed(threadId), store.getThread),
           (thread) => Option.map(Option.fromNullable(thread), (t) => t.thread)
         ),
+      // The app's state is its own (see `S` in the interface): what the store holds is not checked.
+      getAgentState: <S>(threadId?: string) => AppState.getAgentState(store, threadId) as Effect.Effect<S, ConfigError>,
+      setAgentState: <S>(threadId: string, update: S | ((previous: S) => S)) =>
+        AppState.setAgentState(store, threadId, update) as Effect.Effect<S, ConfigError>,
       listThreads: (params) => withCredentials((c) => transport.listThreads(c, params)),
       fetchThread: (threadId) => Threads.fetchThread(env, threadId),
       updateThreadName: (threadId, name) =>
@@ -681,6 +708,27 @@ export const startNewThread: Effect.Effect<string, never, Tambo> = Effect.flatMa
  */
 export const getThread = (threadId?: string): Effect.Effect<Option.Option<Types.TamboThread>, never, Tambo> =>
   Effect.flatMap(Tambo, (tambo) => tambo.getThread(threadId))
+
+/**
+ * The AG-UI agent's shared state of a thread (default: the current one).
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const getAgentState = <S = unknown>(threadId?: string): Effect.Effect<S, ConfigError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.getAgentState<S>(threadId))
+
+/**
+ * Sets the AG-UI agent's shared state of a thread, sent with its next run:
+ * a new state, or a function of the state as it is.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const setAgentState = <S = unknown>(
+  threadId: string,
+  update: S | ((previous: S) => S)
+): Effect.Effect<S, ConfigError, Tambo> => Effect.flatMap(Tambo, (tambo) => tambo.setAgentState<S>(threadId, update))
 
 /**
  * A page of the user's threads, newest first.

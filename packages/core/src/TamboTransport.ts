@@ -91,6 +91,14 @@ export interface RunRequest {
   readonly threadMetadata?: Record<string, unknown>
   /** Messages that open the thread `createRun` creates (not sent on an existing thread). @since 0.2.0 */
   readonly initialMessages?: ReadonlyArray<Types.InitialInputMessage>
+  /**
+   * The AG-UI agent state of the run's thread (`TamboThread.state`), given
+   * to a transport that reads the conversation from the store
+   * (`conversationFromStore`); the Tambo API has no such field.
+   *
+   * @since 0.2.0
+   */
+  readonly agentState?: unknown
   readonly runMetadata?: Record<string, unknown>
   readonly model?: string
   readonly maxTokens?: number

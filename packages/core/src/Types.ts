@@ -242,6 +242,15 @@ export interface TamboThread {
    * @since 0.1.0
    */
   lastRunError?: { code?: string; message: string }
+  /**
+   * The AG-UI agent's shared state for this thread: what its `STATE_SNAPSHOT`
+   * and `STATE_DELTA` events made it, or what the app set
+   * (`Tambo.setAgentState`). Sent with the thread's next run to an AG-UI
+   * agent; absent until either sets it (`{}` is sent then).
+   *
+   * @since 0.2.0
+   */
+  state?: unknown
 }
 
 /**

@@ -1,7 +1,7 @@
 // Tambo runs against an AG-UI agent (the scripted one, on loopback), through AgUi.layer: the
 // SDK half of the differential tests sits beside each case, compared with runReference's
 // conversation for the same script.
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, vi } from "@effect/vitest"
 import { AgUiAgent } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -16,6 +16,7 @@ import * as TamboError from "../src/TamboError.js"
 import * as Tool from "../src/Tool.js"
 import type * as Types from "../src/Types.js"
 import { toAgUiMessages } from "../src/internal/agui/runAgentInput.js"
+import { applyPatch, type Operation } from "../src/internal/jsonPatch.js"
 import { type ReferenceTool, runReference } from "./agui/reference.js"
 
 const weatherParameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
@@ -65,6 +66,33 @@ const normalise = (messages: ReadonlyArray<unknown>) =>
 
 const sdkConversation = (messages: ReadonlyArray<Types.TamboThreadMessage>) =>
   normalise(Either.getOrThrow(toAgUiMessages(messages)))
+
+/**
+ * HttpAgent's conversation without the messages it keeps and this SDK does not: reasoning
+ * (here the `reasoning` of the assistant message after it, compared through `reasoningOf`) and
+ * activities (here run events only, compared as events).
+ */
+const referenceConversation = (messages: ReadonlyArray<{ readonly role: string }>) =>
+  normalise(messages.filter((m) => m.role !== "reasoning" && m.role !== "activity"))
+
+/** Each assistant message's reasoning, in order: HttpAgent's reasoning messages before it. */
+const referenceReasoning = (messages: ReadonlyArray<{ readonly role: string; readonly content?: unknown }>) => {
+  const out: Array<ReadonlyArray<unknown>> = []
+  let pending: Array<unknown> = []
+  for (const message of messages) {
+    if (message.role === "reasoning") pending.push(message.content)
+    if (message.role === "assistant") {
+      out.push(pending)
+      pending = []
+    }
+  }
+  return out
+}
+
+const sdkReasoning = (messages: ReadonlyArray<Types.TamboThreadMessage>) =>
+  messages.filter((m) => m.role === "assistant").map((m) => m.reasoning ?? [])
+
+const hello = { id: "u1", role: "user", content: "hello" } as const
 
 describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   const withAgent = <A, E>(
@@ -346,4 +374,136 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(error.message).toContain(message)
         expect(agent.requests).toHaveLength(0)
       }), { headers }))
+})
+
+// The differential half for the rest of AgUiAgent.scripts: the SDK's conversation and agent state
+// at the end equal HttpAgent's for the same script (reference.ts), with the normalisations above.
+describe("AgUi.layer and HttpAgent end with the same conversation and state, script by script", () => {
+  const reference = (url: string) => Effect.promise(() => runReference({ url, messages: [hello] }))
+
+  const withAgent = <A, E>(script: AgUiAgent.ScriptSource, f: (agent: AgUiAgent.AgUiAgent) => Effect.Effect<A, E, AgUi.Provided>) =>
+    Effect.scoped(Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script })
+      return yield* f(agent).pipe(Effect.provide(AgUi.layer({ url: agent.url })))
+    }))
+
+  it.live.each([["reasoning", AgUiAgent.scripts.reasoning], ["legacyReasoning", AgUiAgent.scripts.legacyReasoning]] as const)(
+    "%s: the reply, with the reasoning before it as its reasoning (HttpAgent: a message of role reasoning)",
+    ([_, script]) =>
+      withAgent(script, (agent) =>
+        Effect.gen(function*() {
+          const { thread } = yield* runToEnd("hello")
+          const ref = yield* reference(agent.url)
+          expect(sdkConversation(thread.messages)).toEqual(referenceConversation(ref.messages))
+          expect(sdkReasoning(thread.messages)).toEqual(referenceReasoning(ref.messages))
+          expect(sdkReasoning(thread.messages).flat()).toHaveLength(1)
+          expect(thread.state).toBeUndefined()
+          expect(ref.state).toEqual({})
+        }))
+  )
+
+  it.live("state: the agent state is the snapshot with the deltas applied, on the thread", () =>
+    withAgent(AgUiAgent.scripts.state, (agent) =>
+      Effect.gen(function*() {
+        const { thread } = yield* runToEnd("hello")
+        const ref = yield* reference(agent.url)
+        expect(thread.state).toEqual(ref.state)
+        expect(thread.state).toEqual({ count: 2, items: ["a"] })
+        expect(sdkConversation(thread.messages)).toEqual(normalise(ref.messages))
+      })))
+
+  it.live("hostileState: the delta through __proto__ is refused (an anomaly on the thread), the state kept, the run goes on", () =>
+    withAgent(AgUiAgent.scripts.hostileState, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const { events, thread } = yield* runToEnd("hello")
+        expect(events.map((e) => e.event.type)).toContain("RUN_FINISHED")
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+        const anomalies = (yield* tambo.state).threadMap[thread.id]!.anomalies
+        expect(anomalies).toEqual([{ eventType: "STATE_DELTA", reason: expect.stringContaining("refused"), at: expect.any(Number) }])
+        const warn = vi.spyOn(console, "warn").mockImplementation(() => {})
+        const ref = yield* reference(agent.url).pipe(Effect.ensuring(Effect.sync(() => warn.mockRestore())))
+        expect(thread.state).toEqual(ref.state)
+        expect(thread.state).toEqual({ count: 0 })
+        expect(sdkConversation(thread.messages)).toEqual(normalise(ref.messages))
+      })))
+
+  // Found by the model of the agent state (AgentState.model.test.ts): null is a state, not "none".
+  it.live("a delta after a null snapshot: refused on both sides, the state stays null", () =>
+    withAgent(
+      [AgUiAgent.stateSnapshot(null), AgUiAgent.stateDelta([{ op: "add", path: "/a", value: 0 }]), AgUiAgent.text("Done.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const { thread } = yield* runToEnd("hello")
+          const warn = vi.spyOn(console, "warn").mockImplementation(() => {})
+          const ref = yield* reference(agent.url).pipe(Effect.ensuring(Effect.sync(() => warn.mockRestore())))
+          expect(ref.state).toBeNull()
+          expect(thread.state).toBeNull()
+          expect(sdkConversation(thread.messages)).toEqual(normalise(ref.messages))
+        })
+    ))
+
+  it.live("messagesSnapshot: the agent's conversation replaces the thread's, the reply streamed before it included", () =>
+    withAgent(AgUiAgent.scripts.messagesSnapshot, (agent) =>
+      Effect.gen(function*() {
+        const { thread } = yield* runToEnd("hello")
+        const ref = yield* reference(agent.url)
+        expect(sdkConversation(thread.messages)).toEqual(normalise(ref.messages))
+        // Here the ids are the agent's on both sides.
+        expect(thread.messages.map((m) => m.id)).toEqual(ref.messages.map((m) => m.id))
+      })))
+
+  it.live("steps: STEP_STARTED / STEP_FINISHED are run events the app reads, in HttpAgent's order; the conversation is the same", () =>
+    withAgent(AgUiAgent.scripts.steps, (agent) =>
+      Effect.gen(function*() {
+        const { events, thread } = yield* runToEnd("hello")
+        const ref = yield* reference(agent.url)
+        const steps = (list: ReadonlyArray<{ readonly type: string; readonly stepName?: unknown }>) =>
+          list.filter((e) => e.type.startsWith("STEP_")).map((e) => [e.type, e.stepName])
+        expect(steps(events.map((e) => e.event as { readonly type: string }))).toEqual(steps(ref.events[0]!))
+        expect(steps(ref.events[0]!)).toEqual([
+          ["STEP_STARTED", "plan"],
+          ["STEP_FINISHED", "plan"],
+          ["STEP_STARTED", "act"],
+          ["STEP_FINISHED", "act"]
+        ])
+        expect(sdkConversation(thread.messages)).toEqual(normalise(ref.messages))
+      })))
+
+  it.live("activity: ACTIVITY_SNAPSHOT / ACTIVITY_DELTA are run events whose content patches to HttpAgent's activity message", () =>
+    withAgent(AgUiAgent.scripts.activity, (agent) =>
+      Effect.gen(function*() {
+        const { events, thread } = yield* runToEnd("hello")
+        const ref = yield* reference(agent.url)
+        const activities = events.flatMap((e) =>
+          e.event.type === "ACTIVITY_SNAPSHOT" || e.event.type === "ACTIVITY_DELTA" ? [e.event] : []
+        )
+        expect(activities.map((e) => e.type)).toEqual(["ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"])
+        // The app's view of the activity: the snapshot with the delta applied.
+        const [first, second] = activities
+        if (first?.type !== "ACTIVITY_SNAPSHOT" || second?.type !== "ACTIVITY_DELTA") throw new Error("unexpected events")
+        const patched = applyPatch(first.content, second.patch as ReadonlyArray<Operation>)
+        const refActivity = ref.messages.find((m) => m.role === "activity")!
+        expect(patched).toEqual({ ok: true, value: refActivity.content })
+        expect({ messageId: first.messageId, activityType: first.activityType }).toEqual({
+          messageId: refActivity.id,
+          activityType: (refActivity as { readonly activityType: string }).activityType
+        })
+        expect(sdkConversation(thread.messages)).toEqual(referenceConversation(ref.messages))
+      })))
+
+  it.live("dropped: the run fails with a TransportError and keeps the text that arrived (HttpAgent fails too, with the same text)", () =>
+    withAgent(AgUiAgent.scripts.dropped, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
+        expect(error).toMatchObject({ _tag: "TransportError", reason: "Disconnected" })
+        const state = yield* tambo.state
+        const thread = Object.values(state.threadMap).find((t) => t.thread.id.startsWith("thr_"))!.thread
+        expect(thread.status).toBe("idle")
+        const ref = yield* reference(agent.url)
+        expect(ref.failure).toBeDefined()
+        expect(sdkConversation(thread.messages)).toEqual(normalise(ref.messages))
+        expect(sdkConversation(thread.messages).at(-1)).toEqual({ role: "assistant", content: "Half a reply" })
+      })))
 })

@@ -128,6 +128,19 @@ export {
 
 export {
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type UseTamboAgentStateReturn,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboAgentState
+} from "./useTamboAgentState.js"
+
+export {
+  /**
    * @since 0.1.0
    * @category Hooks
    */

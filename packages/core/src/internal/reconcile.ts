@@ -212,7 +212,9 @@ export const mergeThread = (local: TamboThread, server: TamboThread): TamboThrea
     lastRunCancelled: server.lastRunCancelled,
     ...(server.name === undefined ? {} : { name: server.name }),
     ...(server.metadata === undefined ? {} : { metadata: server.metadata }),
-    ...(server.lastRunError === undefined ? {} : { lastRunError: server.lastRunError })
+    ...(server.lastRunError === undefined ? {} : { lastRunError: server.lastRunError }),
+    // The agent state is the client's alone: the API does not keep it.
+    ...(local.state === undefined ? {} : { state: local.state })
   }
   return sameMessages && deepEqual({ ...merged, messages: [] }, { ...local, messages: [] }) ? local : merged
 }

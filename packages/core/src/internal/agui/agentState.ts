@@ -60,7 +60,7 @@ export const applyStateEvent = (
     return Either.left(refused(`STATE_DELTA is not a JSON Patch: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`))
   }
   // applyPatch refuses a pointer through a prototype key before touching anything.
-  const patched = applyPatch(state ?? {}, decoded.right)
+  const patched = applyPatch(state === undefined ? {} : state, decoded.right)
   return patched.ok
     ? Either.right(patched.value)
     : Either.left(

@@ -94,8 +94,14 @@ const initialMessagesOf = (env: Env.Env, run: RunState, at: number): Array<Clien
     .map((message) => ({ type: "USER_MESSAGE", threadId: run.threadId, message, at }))
 }
 
-const requestFor = (run: RunState, message: Transport.InputMessage, previous: string | undefined): Transport.RunRequest => ({
+const requestFor = (
+  run: RunState,
+  message: Transport.InputMessage,
+  previous: string | undefined,
+  agentState: unknown
+): Transport.RunRequest => ({
   message,
+  ...(agentState === undefined ? {} : { agentState }),
   ...(previous === undefined ? {} : { previousRunId: previous }),
   ...(run.tools.length > 0 ? { tools: run.tools } : {}),
   ...(run.components.length > 0 ? { availableComponents: run.components } : {}),
@@ -126,17 +132,21 @@ export const hooksOf = (env: Env.Env, run: RunState, span: Tracer.Span): Transpo
 
 /**
  * A transport that reads the conversation from the store (AG-UI) is called once the run's
- * thread, as recorded so far, is in the store.
+ * thread, as recorded so far, is in the store; it gets the thread's agent state from there too.
  */
-const published = <A, E>(env: Env.Env, run: RunState, open: () => Stream.Stream<A, E>): Stream.Stream<A, E> =>
+const published = <A, E>(
+  env: Env.Env,
+  run: RunState,
+  open: (agentState: unknown) => Stream.Stream<A, E>
+): Stream.Stream<A, E> =>
   env.transport.conversationFromStore === true
-    ? Stream.unwrap(Effect.as(Env.record(env, run.threadId, []), Stream.suspend(open)))
-    : open()
+    ? Stream.unwrap(Effect.map(Env.record(env, run.threadId, []), (thread) => Stream.suspend(() => open(thread?.thread.state))))
+    : open(undefined)
 
 /** A tool round's request: its results, on the run's thread, after the step that paused. @internal */
 export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray<Types.ToolResultContent>) =>
 (hooks: Transport.RunHooks): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
-  published(env, run, () => Auth.withCredentialsStream(env.auth, (c) =>
+  published(env, run, (agentState) => Auth.withCredentialsStream(env.auth, (c) =>
     env.transport.runOnThread(
       c,
       run.threadId,
@@ -147,19 +157,22 @@ export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray
           content: results,
           ...(run.additionalContext === undefined ? {} : { additionalContext: run.additionalContext })
         },
-        run.lastRunId
+        run.lastRunId,
+        agentState
       ),
       hooks
     )))
 
 const open = (env: Env.Env, run: RunState, previous: string | undefined, hooks: Transport.RunHooks) => {
-  const first = requestFor(run, run.firstMessage, previous)
   const existing = run.existing
   // A 401 before the run starts (an expired token) exchanges again and retries once.
-  return published(env, run, () => Auth.withCredentialsStream(env.auth, (c) =>
-    existing === undefined
-      ? env.transport.createRun(c, first, hooks)
-      : env.transport.runOnThread(c, existing, first, hooks)))
+  return published(env, run, (agentState) => {
+    const first = requestFor(run, run.firstMessage, previous, agentState)
+    return Auth.withCredentialsStream(env.auth, (c) =>
+      existing === undefined
+        ? env.transport.createRun(c, first, hooks)
+        : env.transport.runOnThread(c, existing, first, hooks))
+  })
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import type { Action, ClientState, ThreadState } from "../../ClientState.js"
 import type * as Events from "../../Events.js"
-import type { Content, TamboThreadMessage, ToolResultContent } from "../../Types.js"
+import type { Content, TamboThread, TamboThreadMessage, ToolResultContent } from "../../Types.js"
 import { deepEqual } from "../jsonPatch.js"
 import { mergePendingToolCalls, mergeThread } from "../reconcile.js"
 import { copyRecord, freshThreadState, getOwn, LOCAL_THREAD_PREFIX, PLACEHOLDER_THREAD_ID, setOwn, toIsoString } from "./common.js"
@@ -43,6 +43,11 @@ const byCreatedAt = (a: TamboThreadMessage, b: TamboThreadMessage): number => {
   if (a.createdAt === undefined) return b.createdAt === undefined ? 0 : 1
   if (b.createdAt === undefined) return -1
   return a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0
+}
+
+/** The state the app set on a conversation not yet started goes with its messages to the thread its run starts. */
+const carryAgentState = (from: TamboThread, to: ThreadDraft): void => {
+  if (from.state !== undefined) to.ownThread().state = from.state
 }
 
 class Batch {
@@ -126,6 +131,13 @@ class Batch {
         return this.reconcileThread(action)
       case "TOOL_RESULTS":
         return this.toolResults(action)
+      case "SET_AGENT_STATE": {
+        const d = this.existing(action.threadId)
+        if (d === undefined) return
+        d.currentAt = undefined
+        d.ownThread().state = action.state
+        return
+      }
     }
   }
 
@@ -322,6 +334,7 @@ class Batch {
         ? temporary.optimisticMessageIds
         : temporary.internal.optimisticMessageIds ?? []
       target.setOptimisticMessageIds([...optimistic, ...target.optimisticMessageIds])
+      carryAgentState(temporary.thread, target)
       this.drafts.set(fromThreadId, null)
       if (this.currentThreadId === fromThreadId) this.currentThreadId = toThreadId
       return
@@ -338,6 +351,7 @@ class Batch {
         ? placeholder.optimisticMessageIds
         : placeholder?.internal.optimisticMessageIds ?? []
       target.setOptimisticMessageIds([...optimistic, ...target.optimisticMessageIds])
+      if (placeholder !== undefined) carryAgentState(placeholder.thread, target)
       this.fresh(PLACEHOLDER_THREAD_ID, at).setRedirect(toThreadId)
       if (this.currentThreadId === PLACEHOLDER_THREAD_ID) this.currentThreadId = toThreadId
     } else if (fromPlaceholder) {

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import * as Either from "effect/Either"
 import type * as Events from "../../Events.js"
 import type {
   Content,
@@ -13,6 +14,8 @@ import type {
   TextContent,
   ToolResultContent
 } from "../../Types.js"
+import { applyStateEvent, messagesOf } from "../agui/agentState.js"
+import { fromAgUiMessages } from "../agui/messages.js"
 import { applyPatch, deepEqual, parsePointer } from "../jsonPatch.js"
 import { parsePartialJson } from "../partialJson.js"
 import { isPlainObject, setOwn, toIsoString } from "./common.js"
@@ -509,6 +512,45 @@ const handleMessageParent = (d: ThreadDraft, event: Events.MessageParentEvent, a
   }
 }
 
+/**
+ * The agent's shared state (AG-UI). A refused delta (a prototype key, a failing operation, not
+ * a JSON Patch) leaves it as it was and is an anomaly: the run goes on, as AG-UI clients do.
+ */
+const handleStateEvent = (d: ThreadDraft, event: EventOf<"STATE_SNAPSHOT" | "STATE_DELTA">, at: number): void => {
+  const next = applyStateEvent(d.thread.state, event)
+  if (Either.isLeft(next)) return d.anomaly(event.type, next.left.message, at)
+  d.ownThread().state = next.right
+}
+
+/**
+ * The conversation as the agent has it (AG-UI) replaces the thread's messages. A message the
+ * thread had keeps its timestamp; the others get the event's. What the run had open and the
+ * snapshot dropped (a message, a call's arguments, a component) is closed: its later events are
+ * anomalies, as for anything unknown.
+ */
+const handleMessagesSnapshot = (d: ThreadDraft, event: EventOf<"MESSAGES_SNAPSHOT">, at: number): void => {
+  const decoded = messagesOf(event)
+  if (Either.isLeft(decoded)) return d.anomaly(event.type, decoded.left.message, at)
+  const stamp = toIsoString(at)
+  const messages = fromAgUiMessages(decoded.right).map((message): TamboThreadMessage => {
+    const index = d.findMessage(message.id)
+    return { ...message, createdAt: (index < 0 ? undefined : d.messages[index]!.createdAt) ?? stamp }
+  })
+  d.replaceMessages(messages)
+  const open = d.streaming.messageId
+  if (open !== undefined && d.findMessage(open) < 0) delete d.ownStreaming().messageId
+  if (d.ephemeralMessageId !== undefined && d.findMessage(d.ephemeralMessageId) < 0) d.setEphemeral(undefined)
+  for (const toolCallId of d.toolArgs.keys()) {
+    if (d.findBlock("tool_use", toolCallId) !== undefined) continue
+    d.ownToolArgs().delete(toolCallId)
+    d.touchedToolCalls.delete(toolCallId)
+  }
+  const components = d.openComponents.filter((id) => d.findBlock("component", id) !== undefined)
+  if (components.length !== d.openComponents.length) d.setOpenComponents(components)
+  const optimistic = d.optimisticMessageIds.filter((id) => d.findMessage(id) >= 0)
+  if (optimistic.length !== d.optimisticMessageIds.length) d.setOptimisticMessageIds(optimistic)
+}
+
 export const applyEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number): void => {
   switch (event.type) {
     case "RUN_STARTED":
@@ -562,13 +604,15 @@ export const applyEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number)
       }
       return
     }
-    // Known and deliberately without effect on threads: step markers, shared
-    // agent state, snapshots, reasoning brackets and encrypted reasoning.
-    case "STEP_STARTED":
-    case "STEP_FINISHED":
     case "STATE_SNAPSHOT":
     case "STATE_DELTA":
+      return handleStateEvent(d, event, at)
     case "MESSAGES_SNAPSHOT":
+      return handleMessagesSnapshot(d, event, at)
+    // Known and deliberately without effect on threads: step markers, reasoning
+    // brackets and encrypted reasoning.
+    case "STEP_STARTED":
+    case "STEP_FINISHED":
     case "THINKING_START":
     case "THINKING_END":
     case "REASONING_START":
