@@ -24,6 +24,11 @@ const node = (args: ReadonlyArray<string>) =>
     execFile(process.execPath, args, { cwd: packageDir, timeout: 60_000 }, (error, stdout, stderr) =>
       error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))))
 
+interface RunBody {
+  readonly message: { readonly content: ReadonlyArray<{ readonly content?: ReadonlyArray<{ readonly text: string }> }> }
+  readonly tools?: ReadonlyArray<{ readonly inputSchema: unknown }>
+}
+
 let outDir: string
 let server: TestServer
 
@@ -40,7 +45,13 @@ beforeAll(async () => {
     entry: sources.map((name) => join(packageDir, "src", name)),
     outDir
   })
-  server = await startTestServer({ script: [Script.text("Hello from the standalone build")] })
+  server = await startTestServer({
+    script: [
+      Script.text("Let me check."),
+      Script.toolCall("get_weather", { city: "Paris" }),
+      Script.text("The weather in Paris is sunny.")
+    ]
+  })
 }, 120_000)
 
 afterAll(async () => {
@@ -93,10 +104,19 @@ describe("the standalone build for Node", () => {
     expect(Array.from(imports.values()).flat().filter(isMcpSdk).length).toBeGreaterThan(0)
   })
 
-  it("runs a conversation in a fresh process", async () => {
+  // The user's `effect` is another copy than the one inlined: values cross by effect's
+  // `Symbol.for` type ids, as between two installed copies of one version.
+  it("runs a conversation in a fresh process, with a tool whose input is the user's own effect Schema", async () => {
     const script = `
+      import * as Schema from "effect/Schema"
       const { TamboClient, isTamboClientError } = await import(${JSON.stringify(pathToFileURL(join(outDir, "index.js")).href)})
-      const client = new TamboClient({ apiKey: ${JSON.stringify(server.apiKey)}, tamboUrl: ${JSON.stringify(server.url)}, userKey: "standalone" })
+      const getWeather = {
+        name: "get_weather",
+        description: "Current weather in a city",
+        inputSchema: Schema.Struct({ city: Schema.String }),
+        tool: ({ city }) => ({ city, temperature: 21, conditions: "sunny" })
+      }
+      const client = new TamboClient({ apiKey: ${JSON.stringify(server.apiKey)}, tamboUrl: ${JSON.stringify(server.url)}, userKey: "standalone", tools: [getWeather] })
       let text = ""
       for await (const { event } of client.run("Hi")) if (event.type === "TEXT_MESSAGE_CONTENT") text += event.delta
       const failed = await client.fetchThread("no-such-thread").then(() => "no error", (error) => isTamboClientError(error) ? error._tag : "untyped")
@@ -104,6 +124,32 @@ describe("the standalone build for Node", () => {
       console.log(JSON.stringify({ text, failed }))
     `
     const output = await node(["--input-type=module", "-e", script])
-    expect(JSON.parse(output)).toEqual({ text: "Hello from the standalone build", failed: "ApiError" })
+    expect(JSON.parse(output)).toEqual({ text: "Let me check.The weather in Paris is sunny.", failed: "ApiError" })
+    const runs = server.requests.filter((request) => request.method === "POST" && request.path.endsWith("/runs"))
+    const [first, continuation] = runs.map((request) => request.body as RunBody)
+    expect(first?.tools?.[0]?.inputSchema).toMatchObject({ type: "object", properties: { city: { type: "string" } }, required: ["city"] })
+    expect(JSON.parse(continuation?.message.content[0]?.content?.[0]?.text ?? "null")).toEqual({ city: "Paris", temperature: 21, conditions: "sunny" })
+  }, 60_000)
+
+  it("runs beside the app's own core and effect: a core tool runs in it, core's guard knows its errors", async () => {
+    const tsx = join(packageDir, "..", "..", "node_modules", ".bin", "tsx")
+    const output = await new Promise<string>((resolve, reject) =>
+      execFile(tsx, ["--conditions=tambo-source", join(import.meta.dirname, "fixtures", "standalone-beside-core.ts")], {
+        cwd: packageDir,
+        timeout: 60_000,
+        env: {
+          ...process.env,
+          STANDALONE_URL: pathToFileURL(join(outDir, "index.js")).href,
+          TEST_API_KEY: server.apiKey,
+          TEST_URL: server.url
+        }
+      }, (error, stdout, stderr) => error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))))
+    expect(JSON.parse(output)).toEqual({
+      text: "Let me check.The weather in Paris is sunny.",
+      isTamboError: true,
+      tag: "ApiError",
+      instanceOfCoreClass: false,
+      instanceOfClientClass: true
+    })
   }, 60_000)
 })
