@@ -7,13 +7,14 @@
  */
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { execFile } from "node:child_process"
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { builtinModules } from "node:module"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { build, type Options } from "tsup"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startMcpServer } from "../../core/test/mcp/server.js"
+import { calculator } from "../../core/test/mcp/tools.js"
 import configs from "../tsup.config.js"
 
 const packageDir = join(import.meta.dirname, "..")
@@ -35,7 +36,10 @@ let server: TestServer
 beforeAll(async () => {
   const standalone = (configs as ReadonlyArray<Options>).find((options) => options.outDir === "dist/node")
   if (standalone === undefined) throw new Error("tsup.config.ts has no standalone build into dist/node")
-  outDir = await mkdtemp(join(tmpdir(), "tambo-client-standalone-"))
+  // Inside the package, so that the MCP chunk finds the SDK as it would in an app's node_modules.
+  const cache = join(packageDir, "node_modules", ".cache")
+  await mkdir(cache, { recursive: true })
+  outDir = await mkdtemp(join(cache, "standalone-"))
   const sources = (await readdir(join(packageDir, "src"))).filter((name) => name.endsWith(".ts"))
   await build({
     ...standalone,
@@ -151,5 +155,28 @@ describe("the standalone build for Node", () => {
       instanceOfCoreClass: false,
       instanceOfClientClass: true
     })
+  }, 60_000)
+
+  it("loads the MCP SDK when a server connects, and runs its tool", async () => {
+    const mcp = await startMcpServer({ setup: calculator })
+    const tambo = await startTestServer({
+      script: (request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("add", { a: 2, b: 40 })]
+          : [Script.text(`sum: ${request.toolResults[0]!.text}`)]
+    })
+    try {
+      const script = `
+        const { TamboClient } = await import(${JSON.stringify(pathToFileURL(join(outDir, "index.js")).href)})
+        const client = new TamboClient({ apiKey: ${JSON.stringify(tambo.apiKey)}, tamboUrl: ${JSON.stringify(tambo.url)}, userKey: "standalone" })
+        const connection = await client.connectMcpServer({ url: ${JSON.stringify(mcp.url)}, serverKey: "calc" })
+        const thread = await client.run("add 2 and 40").thread
+        await client.destroy()
+        console.log(JSON.stringify({ status: connection.status, last: thread.messages.at(-1).content[0].text }))
+      `
+      expect(JSON.parse(await node(["--input-type=module", "-e", script]))).toEqual({ status: "connected", last: "sum: 42" })
+    } finally {
+      await Promise.all([mcp.close(), tambo.close()])
+    }
   }, 60_000)
 })
