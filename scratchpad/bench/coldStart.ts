@@ -70,7 +70,8 @@ const newestMtime = (dir: string): number => {
  */
 export const ensureBuilt = (): void => {
   const stale = ["core", "client"].some((name) => {
-    const built = join(packagesDir, name, "dist", "index.js")
+    // Node imports the client's standalone build (dist/node), made by the same `tsup` run.
+    const built = join(packagesDir, name, "dist", ...(name === "client" ? ["node", "index.js"] : ["index.js"]))
     try {
       return statSync(built).mtimeMs < newestMtime(join(packagesDir, name, "src"))
     } catch {

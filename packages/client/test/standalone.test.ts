@@ -1,0 +1,182 @@
+/**
+ * The build Node imports: `@tambo-effect/client` under the `node` and `import` conditions is a
+ * standalone ES build with core, effect, @effect/platform and the typescript-sdk inlined (a fresh
+ * process that imports the composable build loads ~590 ES modules before its first run). These
+ * tests build it from `tsup.config.ts` into a temporary directory, as `pnpm build` makes
+ * `dist/node`, then read its imports and run it in a fresh process the way a user's script does.
+ */
+import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { execFile } from "node:child_process"
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises"
+import { builtinModules } from "node:module"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { build, type Options } from "tsup"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startMcpServer } from "../../core/test/mcp/server.js"
+import { calculator } from "../../core/test/mcp/tools.js"
+import configs from "../tsup.config.js"
+
+const packageDir = join(import.meta.dirname, "..")
+
+/** Node in a fresh process, without the workspace's source condition: as a user's script runs. */
+const node = (args: ReadonlyArray<string>) =>
+  new Promise<string>((resolve, reject) =>
+    execFile(process.execPath, args, { cwd: packageDir, timeout: 60_000 }, (error, stdout, stderr) =>
+      error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))))
+
+interface RunBody {
+  readonly message: { readonly content: ReadonlyArray<{ readonly content?: ReadonlyArray<{ readonly text: string }> }> }
+  readonly tools?: ReadonlyArray<{ readonly inputSchema: unknown }>
+}
+
+let outDir: string
+let server: TestServer
+
+beforeAll(async () => {
+  const standalone = (configs as ReadonlyArray<Options>).find((options) => options.outDir === "dist/node")
+  if (standalone === undefined) throw new Error("tsup.config.ts has no standalone build into dist/node")
+  // Inside the package, so that the MCP chunk finds the SDK as it would in an app's node_modules.
+  const cache = join(packageDir, "node_modules", ".cache")
+  await mkdir(cache, { recursive: true })
+  outDir = await mkdtemp(join(cache, "standalone-"))
+  const sources = (await readdir(join(packageDir, "src"))).filter((name) => name.endsWith(".ts"))
+  await build({
+    ...standalone,
+    config: false,
+    silent: true,
+    sourcemap: false,
+    entry: sources.map((name) => join(packageDir, "src", name)),
+    outDir
+  })
+  server = await startTestServer({
+    script: [
+      Script.text("Let me check."),
+      Script.toolCall("get_weather", { city: "Paris" }),
+      Script.text("The weather in Paris is sunny.")
+    ]
+  })
+}, 120_000)
+
+afterAll(async () => {
+  await server?.close()
+  if (outDir !== undefined) await rm(outDir, { recursive: true, force: true })
+})
+
+/** Every specifier a built file imports (statically or with `import()`) that is not one of its own files. */
+const packageImports = (code: string): ReadonlyArray<string> =>
+  Array.from(
+    code.matchAll(/^(?:import|export)\s(?:[^;]*?\bfrom\s*)?["']([^"'.][^"']*)["']|\bimport\(\s*["']([^"'.][^"']*)["']/gm),
+    (match) => (match[1] ?? match[2])!
+  )
+
+const isNodeBuiltin = (specifier: string) => specifier.startsWith("node:") || builtinModules.includes(specifier)
+const isMcpSdk = (specifier: string) => specifier.startsWith("@modelcontextprotocol/sdk/")
+
+/** The files a file loads as it is evaluated: its static imports, not `import()`. */
+const staticFiles = async (entry: string): Promise<ReadonlySet<string>> => {
+  const seen = new Set<string>()
+  const visit = async (file: string): Promise<void> => {
+    if (seen.has(file)) return
+    seen.add(file)
+    const code = await readFile(join(outDir, file), "utf8")
+    const local = code.matchAll(/^import\s(?:[^;]*?\bfrom\s*)?["']\.\/([^"']+)["']/gm)
+    for (const match of local) await visit(match[1]!)
+  }
+  await visit(entry)
+  return seen
+}
+
+describe("the standalone build for Node", () => {
+  it("is what Node imports for @tambo-effect/client and its modules; require keeps the composable build", async () => {
+    const script = "console.log(import.meta.resolve('@tambo-effect/client'), import.meta.resolve('@tambo-effect/client/SnapshotStrategy'))"
+    const resolved = (await node(["--input-type=module", "-e", script])).trim().split(" ")
+    expect(resolved.map((url) => url.slice(url.indexOf("/dist/")))).toEqual(["/dist/node/index.js", "/dist/node/SnapshotStrategy.js"])
+    const required = await node(["-e", "console.log(require.resolve('@tambo-effect/client'))"])
+    expect(required.trim().endsWith(join("client", "dist", "index.cjs"))).toBe(true)
+  })
+
+  it("imports only Node's own modules, and the MCP SDK only from a file loaded when a server connects", async () => {
+    const files = (await readdir(outDir)).filter((name) => name.endsWith(".js"))
+    const imports = new Map<string, ReadonlyArray<string>>()
+    for (const file of files) imports.set(file, packageImports(await readFile(join(outDir, file), "utf8")))
+    const foreign = Array.from(imports.values()).flat().filter((specifier) => !isNodeBuiltin(specifier) && !isMcpSdk(specifier))
+    expect(foreign).toEqual([])
+    const loaded = await staticFiles("index.js")
+    expect(Array.from(loaded).filter((file) => imports.get(file)?.some(isMcpSdk))).toEqual([])
+    // The MCP client is there, for the first server to load.
+    expect(Array.from(imports.values()).flat().filter(isMcpSdk).length).toBeGreaterThan(0)
+  })
+
+  // The user's `effect` is another copy than the one inlined: values cross by effect's
+  // `Symbol.for` type ids, as between two installed copies of one version.
+  it("runs a conversation in a fresh process, with a tool whose input is the user's own effect Schema", async () => {
+    const script = `
+      import * as Schema from "effect/Schema"
+      const { TamboClient, isTamboClientError } = await import(${JSON.stringify(pathToFileURL(join(outDir, "index.js")).href)})
+      const getWeather = {
+        name: "get_weather",
+        description: "Current weather in a city",
+        inputSchema: Schema.Struct({ city: Schema.String }),
+        tool: ({ city }) => ({ city, temperature: 21, conditions: "sunny" })
+      }
+      const client = new TamboClient({ apiKey: ${JSON.stringify(server.apiKey)}, tamboUrl: ${JSON.stringify(server.url)}, userKey: "standalone", tools: [getWeather] })
+      let text = ""
+      for await (const { event } of client.run("Hi")) if (event.type === "TEXT_MESSAGE_CONTENT") text += event.delta
+      const failed = await client.fetchThread("no-such-thread").then(() => "no error", (error) => isTamboClientError(error) ? error._tag : "untyped")
+      await client.destroy()
+      console.log(JSON.stringify({ text, failed }))
+    `
+    const output = await node(["--input-type=module", "-e", script])
+    expect(JSON.parse(output)).toEqual({ text: "Let me check.The weather in Paris is sunny.", failed: "ApiError" })
+    const runs = server.requests.filter((request) => request.method === "POST" && request.path.endsWith("/runs"))
+    const [first, continuation] = runs.map((request) => request.body as RunBody)
+    expect(first?.tools?.[0]?.inputSchema).toMatchObject({ type: "object", properties: { city: { type: "string" } }, required: ["city"] })
+    expect(JSON.parse(continuation?.message.content[0]?.content?.[0]?.text ?? "null")).toEqual({ city: "Paris", temperature: 21, conditions: "sunny" })
+  }, 60_000)
+
+  it("runs beside the app's own core and effect: a core tool runs in it, core's guard knows its errors", async () => {
+    const tsx = join(packageDir, "..", "..", "node_modules", ".bin", "tsx")
+    const output = await new Promise<string>((resolve, reject) =>
+      execFile(tsx, ["--conditions=tambo-source", join(import.meta.dirname, "fixtures", "standalone-beside-core.ts")], {
+        cwd: packageDir,
+        timeout: 60_000,
+        env: {
+          ...process.env,
+          STANDALONE_URL: pathToFileURL(join(outDir, "index.js")).href,
+          TEST_API_KEY: server.apiKey,
+          TEST_URL: server.url
+        }
+      }, (error, stdout, stderr) => error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))))
+    expect(JSON.parse(output)).toEqual({
+      text: "Let me check.The weather in Paris is sunny.",
+      isTamboError: true,
+      tag: "ApiError",
+      instanceOfCoreClass: false,
+      instanceOfClientClass: true
+    })
+  }, 60_000)
+
+  it("loads the MCP SDK when a server connects, and runs its tool", async () => {
+    const mcp = await startMcpServer({ setup: calculator })
+    const tambo = await startTestServer({
+      script: (request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("add", { a: 2, b: 40 })]
+          : [Script.text(`sum: ${request.toolResults[0]!.text}`)]
+    })
+    try {
+      const script = `
+        const { TamboClient } = await import(${JSON.stringify(pathToFileURL(join(outDir, "index.js")).href)})
+        const client = new TamboClient({ apiKey: ${JSON.stringify(tambo.apiKey)}, tamboUrl: ${JSON.stringify(tambo.url)}, userKey: "standalone" })
+        const connection = await client.connectMcpServer({ url: ${JSON.stringify(mcp.url)}, serverKey: "calc" })
+        const thread = await client.run("add 2 and 40").thread
+        await client.destroy()
+        console.log(JSON.stringify({ status: connection.status, last: thread.messages.at(-1).content[0].text }))
+      `
+      expect(JSON.parse(await node(["--input-type=module", "-e", script]))).toEqual({ status: "connected", last: "sum: 42" })
+    } finally {
+      await Promise.all([mcp.close(), tambo.close()])
+    }
+  }, 60_000)
+})
