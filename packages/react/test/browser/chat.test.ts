@@ -24,6 +24,20 @@ const screenshot = (page: Page, name: string) => page.screenshot({ path: join(ou
 const assistantText = (page: Page) =>
   page.locator('[data-testid="message"][data-role="assistant"] [data-testid="message-text"]').last().textContent()
 
+/**
+ * The end of an exchange: the suggestions for the reply are asked for too (their requests
+ * count), nothing went wrong, and a screenshot.
+ */
+const endsWithSuggestions = async (
+  { aborted, errors, page }: { readonly aborted: ReadonlyArray<string>; readonly errors: ReadonlyArray<string>; readonly page: Page },
+  name: string
+) => {
+  await page.getByTestId("suggestion").first().waitFor({ timeout: 10_000 })
+  expect(errors).toEqual([])
+  expect(aborted).toEqual([])
+  await screenshot(page, name)
+}
+
 const waitForStatus = (page: Page, status: "idle" | "streaming" | "waiting") =>
   page.locator(`[data-testid="status"][data-status="${status}"]`).waitFor()
 
@@ -51,11 +65,7 @@ describe.skipIf(skipped !== undefined)(`react-chat in Chromium${skipped === unde
     expect(seen.size).toBeGreaterThanOrEqual(3)
     await waitForStatus(page, "idle")
     expect(await page.locator('[data-testid="message"]').count()).toBe(2)
-    // The suggestions for the reply are asked for too: their requests count.
-    await page.getByTestId("suggestion").first().waitFor({ timeout: 10_000 })
-    expect(errors).toEqual([])
-    expect(aborted).toEqual([])
-    await screenshot(page, "streams-text")
+    await endsWithSuggestions({ aborted, errors, page }, "streams-text")
   })
 
   it("calls the get_weather tool and renders the WeatherCard with its streamed props", async () => {
@@ -79,11 +89,7 @@ describe.skipIf(skipped !== undefined)(`react-chat in Chromium${skipped === unde
     expect(await page.getByTestId("weather-conditions").textContent()).toContain(weather.conditions)
     expect(await page.locator('[data-testid="tool-call"][data-completed="true"]').count()).toBe(1)
     expect(await page.getByTestId("weather-card-loading").count()).toBe(0)
-    // The suggestions for the reply are asked for too: their requests count.
-    await page.getByTestId("suggestion").first().waitFor({ timeout: 10_000 })
-    expect(errors).toEqual([])
-    expect(aborted).toEqual([])
-    await screenshot(page, "weather-card")
+    await endsWithSuggestions({ aborted, errors, page }, "weather-card")
   })
 
   it("cancels a slow run and settles", async () => {
