@@ -22,8 +22,11 @@ import * as Requests from "./requests.js"
 import * as Resources from "./resources.js"
 import * as Tools from "./tools.js"
 
+/** What the public module shows of the parts. @internal */
 export { uniqueKey } from "./connections.js"
+/** @internal */
 export { REGISTRY_SERVER_KEY } from "./resources.js"
+/** @internal */
 export { deriveServerKey } from "./support.js"
 
 /** An MCP access token for Tambo's own MCP server, for a context key or a thread. */
