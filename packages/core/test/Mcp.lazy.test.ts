@@ -26,10 +26,13 @@ describe("the MCP client loads lazily", () => {
     const mcp = join(sourceDir, "Mcp.ts")
     const { files, packages } = await staticClosure(mcp)
     expect(Array.from(packages).filter((name) => name.startsWith("@modelcontextprotocol/"))).toEqual([])
-    expect(files.has(join(sourceDir, "internal", "mcpClient.ts"))).toBe(false)
-    expect((await importsOf(mcp)).dynamic).toEqual(["./internal/mcpClient.js"])
+    expect(files.has(join(sourceDir, "internal", "mcp", "client.ts"))).toBe(false)
+    // One module of the implementation imports it, dynamically.
+    const loader = join(sourceDir, "internal", "mcp", "load.ts")
+    expect(files.has(loader)).toBe(true)
+    expect((await importsOf(loader)).dynamic).toEqual(["./client.js"])
     // The module it loads is the one that holds the SDK.
-    const client = await importsOf(join(sourceDir, "internal", "mcpClient.ts"))
+    const client = await importsOf(join(sourceDir, "internal", "mcp", "client.ts"))
     expect(client.runtime.filter((name) => name.startsWith("@modelcontextprotocol/sdk/")).length).toBeGreaterThan(0)
   })
 

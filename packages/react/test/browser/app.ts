@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { extname, join, normalize, resolve, sep } from "node:path"
 import { AgUiAgent, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { type BrowserContext, chromium, type Page, type Response } from "playwright-core"
 import { afterAll, afterEach, beforeAll } from "vitest"
 
 const repo = resolve(import.meta.dirname, "../../../..")
@@ -179,6 +179,15 @@ export const launchBrowser = async (
   }
 }
 
+/** How {@link useExampleApp}'s `openApp` opens the app. */
+export interface OpenOptions {
+  readonly viewport?: { readonly width: number; readonly height: number } | undefined
+  /** The MCP server the app connects. Default: none. */
+  readonly mcpUrl?: string | undefined
+  /** A response of 400 or more that the test expects (not an error). */
+  readonly expectedStatus?: ((response: Response) => boolean) | undefined
+}
+
 /**
  * What a browser test file shares: the app built and served under `basePath`, one Chromium
  * for the file (with `chromiumArgs`), and the page and testing server (or AG-UI agent) of each
@@ -216,45 +225,57 @@ export const useExampleApp = (
     agent = undefined
   })
 
-  /** The app's address for a testing server, without MCP. */
-  const appUrl = (server: TestServer) =>
-    `${site!.url}/index.html?${new URLSearchParams({ tamboUrl: server.url, apiKey: server.apiKey, userKey: "browser-user", mcpUrl: "" })}`
+  /** The app's address for a testing server, and the MCP server it connects (none by default). */
+  const appUrl = (server: TestServer, mcpUrl = "") =>
+    `${site!.url}/index.html?${new URLSearchParams({ tamboUrl: server.url, apiKey: server.apiKey, userKey: "browser-user", mcpUrl })}`
 
   /**
-   * The app on a testing server started with `serverOptions`, in a page of `viewport`; `errors`
-   * collects what normal use must not produce (page errors, console errors, failed responses
-   * and requests; an aborted request is a cancel's, not an error).
+   * The app on a testing server started with `serverOptions`, in a page of `viewport`, connected
+   * to the MCP server at `mcpUrl`. `errors` collects what normal use must not produce (page
+   * errors, console errors, failed requests, responses of 400 or more unless `expectedStatus`
+   * says the test expects them); `aborted` the requests the app aborted itself (a cancel's);
+   * `requests` every request the page made, from its first.
    */
-  const openApp = async (serverOptions: TestServerOptions, viewport?: { readonly width: number; readonly height: number }) => {
+  const openApp = async (serverOptions: TestServerOptions, options: OpenOptions = {}) => {
     api = await startTestServer(serverOptions)
-    const { page, errors } = await openPage(appUrl(api), viewport)
-    return { api, page, errors }
+    const url = appUrl(api, options.mcpUrl)
+    return { api, url, ...(await openPage(url, options)) }
   }
 
   /** The app on a scripted AG-UI agent playing `script` (`?agentUrl=`), as {@link openApp}. */
   const openAgentApp = async (script: AgUiAgent.ScriptSource, viewport?: { readonly width: number; readonly height: number }) => {
     agent = await AgUiAgent.start({ script })
-    const { page, errors } = await openPage(`${site!.url}/index.html?${new URLSearchParams({ agentUrl: agent.url })}`, viewport)
+    const { page, errors } = await openPage(`${site!.url}/index.html?${new URLSearchParams({ agentUrl: agent.url })}`, { viewport })
     return { agent, page, errors }
   }
 
-  const openPage = async (url: string, viewport: { readonly width: number; readonly height: number } | undefined) => {
+  const openPage = async (url: string, options: OpenOptions) => {
     page = await browser!.context.newPage()
-    if (viewport !== undefined) await page.setViewportSize(viewport)
+    if (options.viewport !== undefined) await page.setViewportSize(options.viewport)
     const errors: Array<string> = []
+    const aborted: Array<string> = []
+    const requests: Array<URL> = []
     page.on("pageerror", (error) => errors.push(error.message))
     page.on("console", (message) => {
-      if (message.type() === "error") errors.push(`console: ${message.text()}`)
+      // Chromium logs each response of 400 or more too: the "response" listener judges those.
+      if (message.type() === "error" && !message.text().startsWith("Failed to load resource: the server responded")) {
+        errors.push(`console: ${message.text()}`)
+      }
     })
+    page.on("request", (request) => requests.push(new URL(request.url())))
     page.on("response", (response) => {
-      if (response.status() >= 400) errors.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
+      if (response.status() >= 400 && options.expectedStatus?.(response) !== true) {
+        errors.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
+      }
     })
     page.on("requestfailed", (request) => {
-      if (request.failure()?.errorText !== "net::ERR_ABORTED") errors.push(`failed ${request.method()} ${request.url()}`)
+      const what = `${request.method()} ${new URL(request.url()).pathname}`
+      if (request.failure()?.errorText === "net::ERR_ABORTED") aborted.push(what)
+      else errors.push(`failed ${what}: ${request.failure()?.errorText}`)
     })
     await page.goto(url)
     await page.getByTestId("message-input").waitFor()
-    return { page, errors }
+    return { page, errors, aborted, requests }
   }
 
   return { skipped, openApp, openAgentApp }

@@ -4,87 +4,15 @@
  * fed by a client-side tool, cancelling, switching threads. Each test ends
  * with a screenshot in `packages/react/test-output/`.
  */
-import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
-import { mkdir } from "node:fs/promises"
+import { Script } from "@tambo-effect/testing"
 import { join } from "node:path"
-import type { BrowserContext, Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import type { Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
 import { startExampleMcpServer, WEATHER_GUIDE } from "../../../../scratchpad/react-chat/mcp-server.js"
-import {
-  chromiumMissing,
-  distDir,
-  ensureAppBuilt,
-  launchBrowser,
-  outputDir,
-  serveStatic,
-  skipBrowserTests
-} from "./app.js"
+import { outputDir, useExampleApp } from "./app.js"
 
-let browser: Awaited<ReturnType<typeof launchBrowser>>
-let site: Awaited<ReturnType<typeof serveStatic>>
-let api: TestServer | undefined
-let page: Page | undefined
-
-const skipped = skipBrowserTests()
-// Said once, where the report shows it: the reason also names the skipped tests.
-if (skipped !== undefined) console.warn(`Browser tests skipped: ${skipped}.`)
-
-beforeAll(async () => {
-  if (skipped !== undefined) return
-  // In CI a missing Chromium fails here, before the app is built for nothing.
-  const missing = chromiumMissing()
-  if (missing !== undefined) throw new Error(`The browser tests need Chromium: ${missing}`)
-  await ensureAppBuilt()
-  await mkdir(outputDir, { recursive: true })
-  site = await serveStatic(distDir, "/some/path/react-chat/")
-  browser = await launchBrowser()
-}, 180_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await site?.close()
-})
-
-afterEach(async () => {
-  await page?.close()
-  page = undefined
-  await api?.close()
-  api = undefined
-})
-
-/**
- * A testing server with `script`, and the app open on it. `errors` collects
- * what normal use must not produce: uncaught errors, console errors, HTTP
- * responses with a status of 400 or more, and requests that failed.
- * With `mcpUrl`, the app connects the MCP server there. `aborted` collects the requests the app aborted itself (a cancelled
- * run's stream: the client closes it once the server was told, and the
- * server may or may not have ended it first).
- */
-const openApp = async (script: Script.ScriptSource, context: BrowserContext = browser.context, mcpUrl = "") => {
-  api = await startTestServer({ script })
-  page = await context.newPage()
-  const errors: Array<string> = []
-  const aborted: Array<string> = []
-  page.on("pageerror", (error) => errors.push(error.message))
-  page.on("console", (message) => {
-    if (message.type() === "error") errors.push(`console: ${message.text()} (${message.location().url})`)
-  })
-  page.on("response", (response) => {
-    if (response.status() >= 400) {
-      errors.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
-    }
-  })
-  page.on("requestfailed", (request) => {
-    const what = `${request.method()} ${new URL(request.url()).pathname}`
-    const reason = request.failure()?.errorText
-    if (reason === "net::ERR_ABORTED") aborted.push(what)
-    else errors.push(`failed ${what}: ${reason}`)
-  })
-  const query = new URLSearchParams({ tamboUrl: api.url, apiKey: api.apiKey, userKey: "browser-user", mcpUrl })
-  await page.goto(`${site.url}/index.html?${query}`)
-  await page.getByTestId("message-input").waitFor()
-  return { api, page, errors, aborted }
-}
+// One Chromium and the served app for this file; skipped, saying why, where Chromium is missing outside CI.
+const { openApp, skipped } = useExampleApp()
 
 const send = async (page: Page, text: string) => {
   await page.getByTestId("message-input").fill(text)
@@ -96,13 +24,27 @@ const screenshot = (page: Page, name: string) => page.screenshot({ path: join(ou
 const assistantText = (page: Page) =>
   page.locator('[data-testid="message"][data-role="assistant"] [data-testid="message-text"]').last().textContent()
 
+/**
+ * The end of an exchange: the suggestions for the reply are asked for too (their requests
+ * count), nothing went wrong, and a screenshot.
+ */
+const endsWithSuggestions = async (
+  { aborted, errors, page }: { readonly aborted: ReadonlyArray<string>; readonly errors: ReadonlyArray<string>; readonly page: Page },
+  name: string
+) => {
+  await page.getByTestId("suggestion").first().waitFor({ timeout: 10_000 })
+  expect(errors).toEqual([])
+  expect(aborted).toEqual([])
+  await screenshot(page, name)
+}
+
 const waitForStatus = (page: Page, status: "idle" | "streaming" | "waiting") =>
   page.locator(`[data-testid="status"][data-status="${status}"]`).waitFor()
 
 describe.skipIf(skipped !== undefined)(`react-chat in Chromium${skipped === undefined ? "" : ` (skipped: ${skipped})`}`, () => {
   it("sends a message and streams the reply in", async () => {
     const words = "The quick brown fox jumps over the lazy dog, again and again.".match(/\s*\S+/g)!
-    const { aborted, errors, page } = await openApp([Script.pace(60), Script.text(words)])
+    const { aborted, errors, page } = await openApp({ script: [Script.pace(60), Script.text(words)] })
     await send(page, "Tell me something")
 
     const user = page.locator('[data-testid="message"][data-role="user"]')
@@ -123,18 +65,13 @@ describe.skipIf(skipped !== undefined)(`react-chat in Chromium${skipped === unde
     expect(seen.size).toBeGreaterThanOrEqual(3)
     await waitForStatus(page, "idle")
     expect(await page.locator('[data-testid="message"]').count()).toBe(2)
-    // The suggestions for the reply are asked for too: their requests count.
-    await page.getByTestId("suggestion").first().waitFor({ timeout: 10_000 })
-    expect(errors).toEqual([])
-    expect(aborted).toEqual([])
-    await screenshot(page, "streams-text")
+    await endsWithSuggestions({ aborted, errors, page }, "streams-text")
   })
 
   it("calls the get_weather tool and renders the WeatherCard with its streamed props", async () => {
-    const { aborted, api, errors, page } = await openApp(async (request, context) => [
-      Script.pace(40),
-      ...(await Script.weatherAssistant(request, context))
-    ])
+    const { aborted, api, errors, page } = await openApp({
+      script: async (request, context) => [Script.pace(40), ...(await Script.weatherAssistant(request, context))]
+    })
     await send(page, "What is the weather in Paris?")
 
     const card = page.getByTestId("weather-card")
@@ -152,16 +89,12 @@ describe.skipIf(skipped !== undefined)(`react-chat in Chromium${skipped === unde
     expect(await page.getByTestId("weather-conditions").textContent()).toContain(weather.conditions)
     expect(await page.locator('[data-testid="tool-call"][data-completed="true"]').count()).toBe(1)
     expect(await page.getByTestId("weather-card-loading").count()).toBe(0)
-    // The suggestions for the reply are asked for too: their requests count.
-    await page.getByTestId("suggestion").first().waitFor({ timeout: 10_000 })
-    expect(errors).toEqual([])
-    expect(aborted).toEqual([])
-    await screenshot(page, "weather-card")
+    await endsWithSuggestions({ aborted, errors, page }, "weather-card")
   })
 
   it("cancels a slow run and settles", async () => {
     const words = Array.from({ length: 200 }, (_, i) => ` word${i}`)
-    const { aborted, api, errors, page } = await openApp([Script.pace(100), Script.text(words), Script.hang()])
+    const { aborted, api, errors, page } = await openApp({ script: [Script.pace(100), Script.text(words), Script.hang()] })
     await send(page, "Talk slowly")
     await expect.poll(() => assistantText(page).catch(() => ""), { timeout: 10_000 }).toMatch(/word2/)
 
@@ -189,7 +122,7 @@ describe.skipIf(skipped !== undefined)(`react-chat in Chromium${skipped === unde
   })
 
   it("starts a new thread and switches back to the first one", async () => {
-    const { aborted, api, errors, page } = await openApp((request) => [Script.text(`Reply to ${request.text}`)])
+    const { aborted, api, errors, page } = await openApp({ script: (request) => [Script.text(`Reply to ${request.text}`)] })
     await send(page, "first message")
     await expect.poll(() => assistantText(page)).toBe("Reply to first message")
     const items = page.getByTestId("thread-item")
@@ -214,16 +147,14 @@ describe.skipIf(skipped !== undefined)(`react-chat in Chromium${skipped === unde
   it("MCP: a / menu of prompts fills the input, an @ picker attaches a resource, an elicitation shows a form", async () => {
     const mcp = await startExampleMcpServer()
     try {
-      const { api, errors, page } = await openApp(
-        (request) =>
+      const { api, errors, page } = await openApp({
+        script: (request) =>
           request.toolResults.length > 0
             ? [Script.text(`Got ${request.toolResults[0]!.text}`)]
             : request.text.includes("units")
             ? [Script.toolCall("ask_units", {})]
-            : [Script.text("Noted")],
-        browser.context,
-        mcp.url
-      )
+            : [Script.text("Noted")]
+      }, { mcpUrl: mcp.url })
 
       await page.getByTestId("message-input").fill("/")
       await page.getByTestId("prompt-menu").waitFor()

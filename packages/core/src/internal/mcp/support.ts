@@ -5,11 +5,11 @@
  *
  * @internal
  */
-import type { McpContentBlock, McpToolResult } from "../Mcp.js"
-import type * as Tool from "../Tool.js"
-import type * as Types from "../Types.js"
+import type { McpContentBlock, McpToolResult } from "../../Mcp.js"
+import type * as Tool from "../../Tool.js"
+import type * as Types from "../../Types.js"
 import { isRecord } from "effect/Predicate"
-import { describeError } from "./toolSupport.js"
+import { describeError } from "../toolSupport.js"
 
 /**
  * A 53-bit string hash (two interleaved 32-bit multiplicative hashes), as

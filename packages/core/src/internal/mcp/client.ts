@@ -1,10 +1,10 @@
 /**
- * The one module that imports `@modelcontextprotocol/sdk`. `Mcp.ts` loads it
+ * The one module that imports `@modelcontextprotocol/sdk`. `load.ts` loads it
  * with a dynamic `import()` when it connects to a server, so applications
  * that never connect one never load the MCP SDK (bundlers put this module
  * and the SDK in a chunk of their own).
  *
- * It speaks Promises and plain data; `Mcp.ts` owns the Effect side.
+ * It speaks Promises and plain data; the other modules here own the Effect side.
  *
  * @internal
  */
@@ -44,9 +44,9 @@ import type {
   McpTransport,
   SamplingRequest,
   SamplingResult
-} from "../Mcp.js"
-import * as Tool from "../Tool.js"
-import { isRecord } from "effect/Predicate"
+} from "../../Mcp.js"
+import * as Tool from "../../Tool.js"
+import { isBoolean, isRecord, isString } from "effect/Predicate"
 
 /**
  * What the OAuth client of a server keeps between connections: the client
@@ -124,33 +124,39 @@ export interface Session {
 /** More pages than any real server lists; guards against a cursor loop. */
 const MAX_PAGES = 100
 
-/** Every page of a paginated list. */
-const allPages = async <A>(
-  page: (cursor: string | undefined) => Promise<{ readonly items: ReadonlyArray<A>; readonly nextCursor?: string | undefined }>
+/** Every page of a paginated list: `list` fetches a page, `items` reads its items. */
+const allPages = async <R extends { readonly nextCursor?: string | undefined }, A>(
+  list: (params: { cursor?: string }) => Promise<R>,
+  items: (response: R) => ReadonlyArray<A>
 ): Promise<ReadonlyArray<A>> => {
-  const items: Array<A> = []
+  const all: Array<A> = []
   let cursor: string | undefined
   for (let n = 0; n < MAX_PAGES; n++) {
-    const response = await page(cursor)
-    items.push(...response.items)
+    const response = await list(cursor === undefined ? {} : { cursor })
+    all.push(...items(response))
     cursor = response.nextCursor
     if (cursor === undefined) break
   }
-  return items
+  return all
 }
 
-/** Copies the optional string fields of `source` that are present. */
-const strings = <K extends string>(
+/** Copies the optional fields of `source` that are present with the type `is` admits. */
+const fieldsOf = <K extends string, A>(
   source: Readonly<Record<string, unknown>>,
-  fields: ReadonlyArray<K>
-): { [P in K]?: string } => {
-  const out: { [P in K]?: string } = {}
+  fields: ReadonlyArray<K>,
+  is: (u: unknown) => u is A
+): { [P in K]?: A } => {
+  const out: { [P in K]?: A } = {}
   for (const field of fields) {
     const value = source[field]
-    if (typeof value === "string") out[field] = value
+    if (is(value)) out[field] = value
   }
   return out
 }
+
+/** Copies the optional string fields of `source` that are present. */
+const strings = <K extends string>(source: Readonly<Record<string, unknown>>, fields: ReadonlyArray<K>) =>
+  fieldsOf(source, fields, isString)
 
 const promptArgument = (arg: { readonly name: string; readonly description?: string | undefined; readonly required?: boolean | undefined }): McpPromptArgument => ({
   name: arg.name,
@@ -165,15 +171,31 @@ const promptResult = (result: GetPromptResult): McpPromptResult => ({
 
 const jsonSchema = (u: unknown): Tool.JsonSchema | undefined => (Tool.isJsonSchema(u) ? u : undefined)
 
-const toolAnnotations = (annotations: NonNullable<SdkTool["annotations"]>): Tool.ToolAnnotations => {
-  const out: { -readonly [K in keyof Tool.ToolAnnotations]: Tool.ToolAnnotations[K] } = {}
-  if (annotations.title !== undefined) out.title = annotations.title
-  if (annotations.readOnlyHint !== undefined) out.readOnlyHint = annotations.readOnlyHint
-  if (annotations.destructiveHint !== undefined) out.destructiveHint = annotations.destructiveHint
-  if (annotations.idempotentHint !== undefined) out.idempotentHint = annotations.idempotentHint
-  if (annotations.openWorldHint !== undefined) out.openWorldHint = annotations.openWorldHint
-  return out
-}
+const toolAnnotations = (annotations: NonNullable<SdkTool["annotations"]>): Tool.ToolAnnotations => ({
+  ...strings(annotations, ["title"]),
+  ...fieldsOf(annotations, ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"], isBoolean)
+})
+
+const promptSpec = (prompt: {
+  readonly name: string
+  readonly arguments?: ReadonlyArray<Parameters<typeof promptArgument>[0]> | undefined
+}): McpPromptSpec => ({
+  name: prompt.name,
+  ...strings(prompt, ["title", "description"]),
+  arguments: (prompt.arguments ?? []).map(promptArgument)
+})
+
+const resourceSpec = (resource: { readonly uri: string; readonly name: string }): McpResourceSpec => ({
+  uri: resource.uri,
+  name: resource.name,
+  ...strings(resource, ["title", "description", "mimeType"])
+})
+
+const templateSpec = (template: { readonly uriTemplate: string; readonly name: string }): McpResourceTemplateSpec => ({
+  uriTemplate: template.uriTemplate,
+  name: template.name,
+  ...strings(template, ["title", "description", "mimeType"])
+})
 
 const toolSpec = (tool: SdkTool): McpToolSpec => {
   const inputSchema = jsonSchema(tool.inputSchema) ?? { type: "object" }
@@ -434,10 +456,9 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
     serverVersion: client.getServerVersion(),
     instructions: client.getInstructions(),
     listTools: async (signal) =>
-      capabilities.tools === undefined ? [] : allPages(async (cursor) => {
-        const response = await client.listTools(cursor === undefined ? {} : { cursor }, { signal })
-        return { items: response.tools.map(toolSpec), nextCursor: response.nextCursor }
-      }),
+      capabilities.tools === undefined
+        ? []
+        : allPages((params) => client.listTools(params, { signal }), (response) => response.tools.map(toolSpec)),
     callTool: async (name, args, signal) => {
       const result = await client.callTool({ name, arguments: { ...args } }, undefined, { signal })
       // Servers of the pre-2024-11 protocol answer `{ toolResult }` instead.
@@ -447,43 +468,22 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
         : { content: [{ type: "text", text: JSON.stringify(result["toolResult"] ?? null) }] }
     },
     listPrompts: async (signal) =>
-      capabilities.prompts === undefined ? [] : allPages(async (cursor) => {
-        const response = await client.listPrompts(cursor === undefined ? {} : { cursor }, { signal })
-        return {
-          items: response.prompts.map((prompt): McpPromptSpec => ({
-            name: prompt.name,
-            ...strings(prompt, ["title", "description"]),
-            arguments: (prompt.arguments ?? []).map(promptArgument)
-          })),
-          nextCursor: response.nextCursor
-        }
-      }),
+      capabilities.prompts === undefined
+        ? []
+        : allPages((params) => client.listPrompts(params, { signal }), (response) => response.prompts.map(promptSpec)),
     getPrompt: async (name, args, signal) =>
       promptResult(await client.getPrompt({ name, arguments: { ...args } }, { signal })),
     listResources: async (signal) =>
-      capabilities.resources === undefined ? [] : allPages(async (cursor) => {
-        const response = await client.listResources(cursor === undefined ? {} : { cursor }, { signal })
-        return {
-          items: response.resources.map((resource): McpResourceSpec => ({
-            uri: resource.uri,
-            name: resource.name,
-            ...strings(resource, ["title", "description", "mimeType"])
-          })),
-          nextCursor: response.nextCursor
-        }
-      }),
+      capabilities.resources === undefined
+        ? []
+        : allPages((params) => client.listResources(params, { signal }), (response) => response.resources.map(resourceSpec)),
     listResourceTemplates: async (signal) =>
-      capabilities.resources === undefined ? [] : allPages(async (cursor) => {
-        const response = await client.listResourceTemplates(cursor === undefined ? {} : { cursor }, { signal })
-        return {
-          items: response.resourceTemplates.map((template): McpResourceTemplateSpec => ({
-            uriTemplate: template.uriTemplate,
-            name: template.name,
-            ...strings(template, ["title", "description", "mimeType"])
-          })),
-          nextCursor: response.nextCursor
-        }
-      }),
+      capabilities.resources === undefined
+        ? []
+        : allPages(
+          (params) => client.listResourceTemplates(params, { signal }),
+          (response) => response.resourceTemplates.map(templateSpec)
+        ),
     readResource: async (uri, signal) => {
       const response = await client.readResource({ uri }, { signal })
       return {

@@ -14,12 +14,12 @@ import type {
   McpResourceContents,
   McpResourceSpec,
   McpResourceTemplate
-} from "../Mcp.js"
-import { McpError } from "../TamboError.js"
-import type * as Types from "../Types.js"
-import { callApp } from "./callbacks.js"
-import type * as McpClient from "./mcpClient.js"
-import { describeError } from "./toolSupport.js"
+} from "../../Mcp.js"
+import { McpError } from "../../TamboError.js"
+import type * as Types from "../../Types.js"
+import { callApp } from "../callbacks.js"
+import type * as McpClient from "./client.js"
+import { describeError } from "../toolSupport.js"
 
 /** The server key of the application's own resources. @internal */
 export const REGISTRY_SERVER_KEY = "registry" as const

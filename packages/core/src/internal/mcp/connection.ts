@@ -1,0 +1,222 @@
+/**
+ * The life of one connection: a session opened (within the connect
+ * timeout, OAuth time aside) and its tools registered; a server that goes
+ * away withdrawn and reconnected with backoff; a server whose tools change
+ * listed again.
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as FiberSet from "effect/FiberSet"
+import * as Scope from "effect/Scope"
+import type { McpConnection, McpToolSpec } from "../../Mcp.js"
+import { McpError } from "../../TamboError.js"
+import type * as McpClient from "./client.js"
+import * as Deadline from "./deadline.js"
+import { connectFailure, connectionOf, type Entry, type Env, isCurrent, publish } from "./env.js"
+import * as Handlers from "./handlers.js"
+import { loadClient } from "./load.js"
+import type * as OAuth from "./oauth.js"
+import type { Requests } from "./requests.js"
+
+const CLOSE_TIMEOUT = Duration.seconds(5)
+
+const closeSession = (session: McpClient.Session) =>
+  Effect.promise(() => session.close()).pipe(Effect.timeout(CLOSE_TIMEOUT), Effect.ignore)
+
+/** A session, the scope that holds it, and the tools it listed. */
+interface Opened {
+  readonly session: McpClient.Session
+  readonly scope: Scope.CloseableScope
+  readonly tools: ReadonlyArray<McpToolSpec>
+}
+
+/** @internal */
+export interface Deps {
+  readonly oauth: ReturnType<typeof OAuth.make>
+  readonly requests: Requests
+  /** Makes the registry hold the tools of the connected servers; run under the lock. */
+  readonly syncTools: Effect.Effect<void>
+}
+
+/** @internal */
+export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
+  /**
+   * A connected server went away: its tools are withdrawn, its session
+   * closed, and it is reconnected with backoff. Ignored when `session` is
+   * no longer the entry's (a late close of an old session).
+   */
+  const markDropped = (entry: Entry, session: McpClient.Session, error: McpError): Effect.Effect<void> =>
+    env.locked(Effect.gen(function*() {
+      if (!isCurrent(env, entry) || entry.session !== session || entry.status !== "connected") return
+      entry.status = "reconnecting"
+      entry.error = error
+      entry.session = undefined
+      entry.handle = undefined
+      entry.tools = []
+      yield* syncTools
+      const sessionScope = entry.sessionScope
+      entry.sessionScope = undefined
+      if (sessionScope !== undefined) yield* Scope.close(sessionScope, Exit.void)
+      entry.fiber = yield* FiberSet.run(env.fibers, reconnect(entry))
+    }))
+
+  const refreshTools = (entry: Entry): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const session = entry.session
+      if (session === undefined || !isCurrent(env, entry)) return
+      const tools = yield* requests.listTools(entry, session)
+      yield* env.locked(Effect.gen(function*() {
+        if (!isCurrent(env, entry) || entry.session !== session) return
+        entry.tools = tools
+        yield* syncTools
+      }))
+    }).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`Refreshing the tools of MCP server "${entry.serverKey}": ${error.message}`)),
+      Effect.withSpan("Mcp.refreshTools", { attributes: { "mcp.server": entry.serverKey } })
+    )
+
+  /**
+   * What the MCP client is given for the entry's server. `opened` is the
+   * session once the handshake is done: a close before it fails the attempt
+   * itself, a close after it is a drop.
+   */
+  const connectOptions = (
+    entry: Entry,
+    url: URL,
+    oauthOptions: McpClient.OAuthOptions | undefined,
+    sampling: boolean,
+    opened: () => McpClient.Session | undefined
+  ): Omit<McpClient.ConnectOptions, "signal"> => ({
+    url,
+    transport: entry.transport,
+    headers: entry.server.customHeaders ?? {},
+    oauth: oauthOptions,
+    clientInfo: env.clientInfo,
+    sampling,
+    onElicit: Handlers.elicit(env, entry),
+    onSample: Handlers.sample(env, entry),
+    onToolsChanged: () => void env.runFork(refreshTools(entry)),
+    onClose: () => {
+      const session = opened()
+      if (session === undefined) return
+      void env.runFork(markDropped(
+        entry,
+        session,
+        new McpError({
+          reason: "Disconnected",
+          message: `The connection to MCP server "${entry.serverKey}" closed`,
+          serverKey: entry.serverKey
+        })
+      ))
+    }
+  })
+
+  /**
+   * Opens a session in a scope of its own and lists the tools, within the
+   * connect timeout; on failure, closes what it opened.
+   */
+  const open = (entry: Entry): Effect.Effect<Opened, McpError> =>
+    Effect.gen(function*() {
+      const client = yield* loadClient
+      const url = yield* Effect.try({ try: () => new URL(entry.server.url), catch: (error) => connectFailure(entry, error) })
+      const sampling = yield* Handlers.samples(env, entry)
+      const deadline = yield* Deadline.make(env.connectTimeout)
+      // The app's storage and code functions may throw: a defect here would leave `ready` waiting forever.
+      const oauthOptions = yield* oauth.optionsFor(entry, deadline).pipe(
+        Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect)))
+      )
+      const scope = yield* Scope.fork(entry.scope, ExecutionStrategy.sequential)
+      let opened: McpClient.Session | undefined
+      const options = connectOptions(entry, url, oauthOptions, sampling, () => opened)
+      return yield* Effect.gen(function*() {
+        const session = yield* Effect.uninterruptibleMask((restore) =>
+          restore(
+            Effect.tryPromise({
+              try: (signal) => client.connect({ ...options, signal }),
+              catch: (error) => connectFailure(entry, error)
+            })
+          ).pipe(Effect.tap((session) => Scope.addFinalizer(scope, closeSession(session))))
+        )
+        const tools = yield* Effect.tryPromise({
+          try: (signal) => session.listTools(signal),
+          catch: (error) => connectFailure(entry, error)
+        })
+        opened = session
+        yield* Effect.annotateCurrentSpan("mcp.tools", tools.length)
+        return { session, scope, tools }
+      }).pipe(
+        // A defect must not leave the callers waiting for `ready` forever.
+        Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect))),
+        // Network time only: not the time the user spends authorizing.
+        (self) =>
+          deadline.bound(self, () => connectFailure(entry, `no answer within ${Duration.format(env.connectTimeout)}`)),
+        Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, Exit.void)))
+      )
+    }).pipe(
+      Effect.withSpan("Mcp.connect", {
+        attributes: { "mcp.server": entry.serverKey, "mcp.transport": entry.transport }
+      })
+    )
+
+  /** Makes an opened session the entry's and registers its tools; `undefined` when the entry is gone. */
+  const install = (entry: Entry, { scope, session, tools }: Opened): Effect.Effect<McpConnection | undefined> =>
+    Effect.flatMap(
+      env.locked(Effect.gen(function*() {
+        if (!isCurrent(env, entry)) return undefined
+        entry.session = session
+        entry.sessionScope = scope
+        entry.handle = requests.handleOf(entry, session)
+        entry.tools = tools
+        entry.status = "connected"
+        entry.error = undefined
+        entry.fiber = undefined
+        yield* syncTools
+        return connectionOf(env, entry)
+      })),
+      (connection) => (connection === undefined ? Effect.as(Scope.close(scope, Exit.void), undefined) : Effect.succeed(connection))
+    )
+
+  /** Connects, lists the tools and registers them; on failure, records it. The entry's `ready` tells the outcome. */
+  const establish = (entry: Entry): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const opened = yield* open(entry)
+      const connection = yield* install(entry, opened)
+      if (connection !== undefined) yield* Deferred.succeed(entry.ready, connection)
+    }).pipe(
+      Effect.catchAll((error) =>
+        Effect.gen(function*() {
+          yield* env.locked(Effect.gen(function*() {
+            if (!isCurrent(env, entry)) return
+            entry.status = "failed"
+            entry.error = error
+            yield* publish(env)
+          }))
+          yield* Scope.close(entry.scope, Exit.void)
+          yield* Deferred.fail(entry.ready, error)
+        })
+      )
+    )
+
+  /** Tries to reach a server that went away again, until it answers or is disconnected. */
+  const reconnect = (entry: Entry): Effect.Effect<void> =>
+    open(entry).pipe(
+      Effect.tapError((error) =>
+        env.locked(Effect.suspend(() => {
+          if (!isCurrent(env, entry) || entry.status !== "reconnecting") return Effect.void
+          entry.error = error
+          return publish(env)
+        }))
+      ),
+      Effect.retry({ schedule: env.reconnectSchedule, while: () => isCurrent(env, entry) }),
+      Effect.flatMap((opened) => install(entry, opened)),
+      Effect.ignore,
+      Effect.withSpan("Mcp.reconnect", { attributes: { "mcp.server": entry.serverKey } })
+    )
+
+  return { establish, markDropped }
+}

@@ -1,0 +1,137 @@
+/**
+ * The set of connections: one per server key (URL, transport, headers),
+ * started once, awaited by every caller, stopped on disconnect and when the
+ * layer closes.
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Scope from "effect/Scope"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type { McpConnection, McpServerInfo } from "../../Mcp.js"
+import { McpError } from "../../TamboError.js"
+import type { Entry, Env } from "./env.js"
+import { publish } from "./env.js"
+import * as Support from "./support.js"
+
+/** @internal */
+export const uniqueKey = (server: Pick<McpServerInfo, "url" | "transport" | "customHeaders">): string =>
+  Support.uniqueKey(server.url, server.transport ?? "http", server.customHeaders)
+
+/** @internal */
+export interface Deps {
+  /** Connects the entry in the background; its `ready` tells the outcome. */
+  readonly establish: (entry: Entry) => Effect.Effect<void>
+  /** Makes the registry hold the tools of the connected servers; run under the lock. */
+  readonly syncTools: Effect.Effect<void>
+}
+
+/** @internal */
+export const make = (env: Env, { establish, syncTools }: Deps) => {
+  /** The server's key, or one derived from its URL; `-2`, `-3`, ... when it is taken. */
+  const serverKeyFor = (server: McpServerInfo): string => {
+    const base = Support.sanitizeKey(server.serverKey ?? Support.deriveServerKey(server.url))
+    const taken = new Set(Array.from(env.entries.values(), (entry) => entry.serverKey))
+    if (!taken.has(base)) return base
+    for (let n = 2;; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`
+  }
+
+  /** Starts connecting, unless connected or connecting; the entry's `ready` tells the outcome. */
+  const start = (server: McpServerInfo): Effect.Effect<Entry> =>
+    env.locked(Effect.gen(function*() {
+      const key = uniqueKey(server)
+      const existing = env.entries.get(key)
+      if (existing !== undefined && existing.status !== "failed") return existing
+      if (existing !== undefined) env.entries.delete(key)
+      const entry: Entry = {
+        key,
+        server,
+        serverKey: serverKeyFor(server),
+        transport: server.transport ?? "http",
+        // Closed by `stop` (disconnect, the layer's finalizer) or a failed first connection, never by the
+        // layer's scope directly: a session closed before its entry is stopped would look like a drop.
+        scope: yield* Scope.make(ExecutionStrategy.sequential),
+        ready: yield* Deferred.make<McpConnection, McpError>(),
+        fiber: undefined,
+        sessionScope: undefined,
+        status: "connecting",
+        error: undefined,
+        session: undefined,
+        handle: undefined,
+        tools: []
+      }
+      env.entries.set(key, entry)
+      yield* publish(env)
+      entry.fiber = yield* FiberSet.run(env.fibers, establish(entry))
+      return entry
+    }))
+
+  /** Stops an entry that is no longer in `entries`: its attempt, its session, its waiters. */
+  const stop = (entry: Entry): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      if (entry.fiber !== undefined) yield* Fiber.interrupt(entry.fiber)
+      yield* Scope.close(entry.scope, Exit.void)
+      yield* Deferred.fail(
+        entry.ready,
+        new McpError({
+          reason: "Disconnected",
+          message: `MCP server "${entry.serverKey}" was disconnected`,
+          serverKey: entry.serverKey
+        })
+      )
+    })
+
+  const connect = (server: McpServerInfo): Effect.Effect<McpConnection, McpError> =>
+    Effect.gen(function*() {
+      const entry = yield* start(server)
+      const connection = yield* Deferred.await(entry.ready)
+      // The tool names may have changed since (other servers connected).
+      const current = (yield* SubscriptionRef.get(env.connections))[entry.key]
+      // A connection that dropped since is returned as it is now (`reconnecting`).
+      return current !== undefined && (current.status === "connected" || current.status === "reconnecting")
+        ? current
+        : connection
+    })
+
+  const disconnect = (keyOrServer: string | McpServerInfo): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const key = typeof keyOrServer === "string" ? keyOrServer : uniqueKey(keyOrServer)
+      const entry = yield* env.locked(Effect.gen(function*() {
+        const entry = env.entries.get(key)
+        if (entry === undefined) return undefined
+        env.entries.delete(key)
+        entry.status = "failed"
+        entry.session = undefined
+        entry.handle = undefined
+        yield* syncTools
+        return entry
+      }))
+      if (entry !== undefined) {
+        yield* stop(entry).pipe(
+          Effect.withSpan("Mcp.disconnect", { attributes: { "mcp.server": entry.serverKey } })
+        )
+      }
+    })
+
+  /** Closes every connection (their tools leave the registry first). */
+  const closeAll: Effect.Effect<void> = Effect.gen(function*() {
+    const all = yield* env.locked(Effect.gen(function*() {
+      const all = Array.from(env.entries.values())
+      env.entries.clear()
+      for (const entry of all) {
+        entry.status = "failed"
+        entry.session = undefined
+      }
+      yield* syncTools
+      return all
+    }))
+    yield* Effect.forEach(all, stop, { concurrency: "unbounded", discard: true })
+  })
+
+  return { start, connect, disconnect, closeAll }
+}

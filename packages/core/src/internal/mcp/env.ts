@@ -1,0 +1,167 @@
+/**
+ * What every part of the MCP service shares: the services it uses, its
+ * options with their defaults, the connections (one `Entry` each) and the
+ * tools registered for them, the lock that guards both, and the fibers
+ * everything runs in.
+ *
+ * @internal
+ */
+import type * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Auth from "../../Auth.js"
+import type {
+  ElicitationHandler,
+  MakeOptions,
+  McpClientHandle,
+  McpConnection,
+  McpConnections,
+  McpConnectionStatus,
+  McpServerInfo,
+  McpToolSpec,
+  McpTransport,
+  SamplingHandler
+} from "../../Mcp.js"
+import { McpError } from "../../TamboError.js"
+import { TamboTransport } from "../../TamboTransport.js"
+import type * as Tool from "../../Tool.js"
+import { ToolRegistry } from "../../ToolRegistry.js"
+import { describeError } from "../toolSupport.js"
+import type * as McpClient from "./client.js"
+
+const DEFAULT_CONNECT_TIMEOUT = Duration.seconds(30)
+const DEFAULT_CLIENT_INFO = { name: "tambo-effect", version: "0.1.0" }
+const DEFAULT_RECONNECT_SCHEDULE: Schedule.Schedule<unknown, McpError> = Schedule.exponential("500 millis").pipe(
+  Schedule.union(Schedule.spaced("30 seconds")),
+  Schedule.jittered
+)
+
+/** A server the service knows: connecting, connected, reconnecting, or failed. @internal */
+export interface Entry {
+  readonly key: string
+  readonly server: McpServerInfo
+  readonly serverKey: string
+  readonly transport: McpTransport
+  /** Holds the sessions; closed on disconnect, failure, and with the layer. */
+  readonly scope: Scope.CloseableScope
+  readonly ready: Deferred.Deferred<McpConnection, McpError>
+  /** The attempt in progress: the first connection, or a reconnection. */
+  fiber: Fiber.RuntimeFiber<void> | undefined
+  /** Holds the current session: closed when it drops. */
+  sessionScope: Scope.CloseableScope | undefined
+  status: McpConnectionStatus
+  error: McpError | undefined
+  session: McpClient.Session | undefined
+  handle: McpClientHandle | undefined
+  tools: ReadonlyArray<McpToolSpec>
+}
+
+/** A tool of a server, as registered in the `ToolRegistry`. @internal */
+export interface Registration {
+  readonly definition: Tool.Definition
+  readonly entry: Entry
+  readonly spec: McpToolSpec
+}
+
+/** The service-wide handlers of servers' requests. @internal */
+export interface Handlers {
+  readonly elicitation: ElicitationHandler | undefined
+  readonly sampling: SamplingHandler | undefined
+}
+
+/** @internal */
+export interface Env {
+  readonly registry: ToolRegistry.Service
+  readonly transport: TamboTransport.Service
+  readonly auth: Auth.Auth.Service
+  readonly options: MakeOptions
+  readonly connectTimeout: Duration.Duration
+  readonly clientInfo: { readonly name: string; readonly version: string }
+  readonly reconnectSchedule: Schedule.Schedule<unknown, McpError>
+  readonly handlers: Ref.Ref<Handlers>
+  /** What `getMcpClients` and `changes` show; written by `publish`. */
+  readonly connections: SubscriptionRef.SubscriptionRef<McpConnections>
+  /** Connection attempts, event handling and server requests: all interrupted when the layer closes. */
+  readonly fibers: FiberSet.FiberSet<unknown, unknown>
+  /** Runs an effect in `fibers`, for the MCP client's callbacks. */
+  readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  readonly runPromise: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
+  /** Every change of `entries`, of an entry and of `registered` happens under this. */
+  readonly locked: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly entries: Map<string, Entry>
+  readonly registered: Map<string, Registration>
+  /** The reverse of `registered`, for the connections' tool lists. */
+  readonly nameOfSpec: WeakMap<McpToolSpec, string>
+}
+
+/** @internal */
+export const make = (
+  options: MakeOptions
+): Effect.Effect<Env, never, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> =>
+  Effect.gen(function*() {
+    const fibers = yield* FiberSet.make<unknown, unknown>()
+    const lock = yield* Effect.makeSemaphore(1)
+    return {
+      registry: yield* ToolRegistry,
+      transport: yield* TamboTransport,
+      auth: yield* Auth.Auth,
+      options,
+      connectTimeout: options.connectTimeout === undefined
+        ? DEFAULT_CONNECT_TIMEOUT
+        : Duration.decode(options.connectTimeout),
+      clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
+      reconnectSchedule: options.reconnectSchedule ?? DEFAULT_RECONNECT_SCHEDULE,
+      handlers: yield* Ref.make<Handlers>({
+        elicitation: options.elicitationHandler,
+        sampling: options.samplingHandler
+      }),
+      connections: yield* SubscriptionRef.make<McpConnections>({}),
+      fibers,
+      runFork: yield* FiberSet.runtime(fibers)<never>(),
+      runPromise: yield* FiberSet.runtimePromise(fibers)<never>(),
+      locked: lock.withPermits(1),
+      entries: new Map(),
+      registered: new Map(),
+      nameOfSpec: new WeakMap()
+    }
+  })
+
+/** Whether the entry is still the one known under its key (not disconnected, not replaced). @internal */
+export const isCurrent = (env: Env, entry: Entry): boolean => env.entries.get(entry.key) === entry
+
+/** @internal */
+export const connectionOf = (env: Env, entry: Entry): McpConnection => ({
+  key: entry.key,
+  serverKey: entry.serverKey,
+  server: entry.server,
+  status: entry.status,
+  ...(entry.error === undefined ? {} : { error: entry.error }),
+  tools: entry.tools.map((spec) => ({ ...spec, registeredName: env.nameOfSpec.get(spec) })),
+  ...(entry.session === undefined ? {} : {
+    serverVersion: entry.session.serverVersion,
+    instructions: entry.session.instructions
+  }),
+  ...(entry.handle === undefined ? {} : { client: entry.handle })
+})
+
+/** Shows every entry as it is now in `connections`. @internal */
+export const publish = (env: Env): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const snapshot: Record<string, McpConnection> = {}
+    for (const entry of env.entries.values()) snapshot[entry.key] = connectionOf(env, entry)
+    return SubscriptionRef.set(env.connections, snapshot)
+  })
+
+/** Connecting to the entry's server failed (unreachable, refused, timed out, not authorized). @internal */
+export const connectFailure = (entry: Entry, error: unknown): McpError =>
+  new McpError({
+    reason: "Connect",
+    message: `Connecting to MCP server "${entry.serverKey}" (${entry.server.url}) failed: ${describeError(error)}`,
+    serverKey: entry.serverKey
+  })

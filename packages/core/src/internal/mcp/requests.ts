@@ -1,0 +1,130 @@
+/**
+ * Requests to a connected server: tool calls (the model's, through the
+ * registry, and the application's, through `McpConnection.client`) and
+ * listings. A request that finds the server gone reports it (`dropped`), so
+ * that the connection is withdrawn and reconnected.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
+import type { McpClientHandle, McpToolSpec } from "../../Mcp.js"
+import { McpError, ToolCallError } from "../../TamboError.js"
+import type * as Tool from "../../Tool.js"
+import { describeError } from "../toolSupport.js"
+import type * as McpClient from "./client.js"
+import { type Entry, type Env, isCurrent } from "./env.js"
+import * as Support from "./support.js"
+
+/** What to do when a request finds its session's server gone. @internal */
+export type Dropped = (entry: Entry, session: McpClient.Session, error: McpError) => Effect.Effect<void>
+
+/** @internal */
+export const make = (env: Env, dropped: Dropped) => {
+  /**
+   * A request to the server on `session`, failing with an `McpError`:
+   * `NotConnected` when the session is no longer the entry's, `Disconnected`
+   * when the server is gone (reported to `dropped`), `CallFailed` otherwise.
+   */
+  const request = <A>(
+    entry: Entry,
+    session: McpClient.Session,
+    what: string,
+    send: (signal: AbortSignal) => Promise<A>
+  ): Effect.Effect<A, McpError> =>
+    Effect.suspend(() =>
+      isCurrent(env, entry) && entry.session === session
+        ? Effect.tryPromise({ try: send, catch: (error) => error })
+        : Effect.fail(
+          new McpError({
+            reason: "NotConnected",
+            message: `The MCP server "${entry.serverKey}" is no longer connected`,
+            serverKey: entry.serverKey
+          })
+        )
+    ).pipe(
+      Effect.catchAll((error) => {
+        if (error instanceof McpError) return Effect.fail(error)
+        if (session.isDisconnection(error)) {
+          const failure = new McpError({
+            reason: "Disconnected",
+            message: `The MCP server "${entry.serverKey}" is unreachable: ${describeError(error)}`,
+            serverKey: entry.serverKey
+          })
+          return Effect.zipRight(dropped(entry, session, failure), Effect.fail(failure))
+        }
+        return Effect.fail(
+          new McpError({
+            reason: "CallFailed",
+            message: `${what} failed on MCP server "${entry.serverKey}": ${describeError(error)}`,
+            serverKey: entry.serverKey
+          })
+        )
+      })
+    )
+
+  const callTool = (entry: Entry, session: McpClient.Session, name: string, args: Readonly<Record<string, unknown>>) =>
+    request(entry, session, `The tool "${name}"`, (signal) => session.callTool(name, args, signal))
+
+  /** The tools of the server on `session` (all pages). */
+  const listTools = (entry: Entry, session: McpClient.Session) =>
+    request(entry, session, "Listing the tools", session.listTools)
+
+  /**
+   * A call of the model, through the registry: an MCP error (an `isError`
+   * result, a failed or unreachable server) is a `ToolCallError`, which
+   * the executor sends back as an error result.
+   */
+  const callForModel = (
+    entry: Entry,
+    spec: McpToolSpec,
+    registeredName: string,
+    args: unknown
+  ): Effect.Effect<ReadonlyArray<Tool.ToolResultPart>, Tool.ToolCallError> =>
+    Effect.gen(function*() {
+      const session = entry.session
+      if (session === undefined || entry.status !== "connected") {
+        return yield* Effect.fail(
+          new ToolCallError({
+            reason: "Failed",
+            message: `The MCP server "${entry.serverKey}" of tool "${registeredName}" is not connected.`,
+            toolName: registeredName
+          })
+        )
+      }
+      const result = yield* callTool(entry, session, spec.name, isRecord(args) ? args : {}).pipe(
+        Effect.mapError((error) =>
+          new ToolCallError({ reason: "Failed", message: error.message, toolName: registeredName })
+        )
+      )
+      if (result.isError === true) {
+        yield* Effect.annotateCurrentSpan("mcp.is_error", true)
+        return yield* Effect.fail(
+          new ToolCallError({
+            reason: "Failed",
+            message: Support.errorText(result),
+            toolName: registeredName
+          })
+        )
+      }
+      return Support.resultParts(result)
+    }).pipe(
+      Effect.withSpan("Mcp.callTool", {
+        attributes: { "mcp.server": entry.serverKey, "tool.name": registeredName, "mcp.tool": spec.name }
+      })
+    )
+
+  /** The application's direct access to the server on `session`. */
+  const handleOf = (entry: Entry, session: McpClient.Session): McpClientHandle => ({
+    callTool: (name, args = {}) =>
+      callTool(entry, session, name, args).pipe(
+        Effect.withSpan("Mcp.callTool", { attributes: { "mcp.server": entry.serverKey, "mcp.tool": name } })
+      ),
+    listTools: listTools(entry, session)
+  })
+
+  return { request, listTools, callForModel, handleOf }
+}
+
+/** @internal */
+export type Requests = ReturnType<typeof make>

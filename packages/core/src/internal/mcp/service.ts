@@ -1,0 +1,84 @@
+/**
+ * The `Mcp` service, wired from its parts: the shared state (env.ts), the
+ * requests to servers (requests.ts), their tools in the registry (tools.ts),
+ * OAuth (oauth.ts), the life of a connection (connection.ts), the set of
+ * connections (connections.ts), prompts and resources (resources.ts).
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Auth from "../../Auth.js"
+import type { MakeOptions, Mcp } from "../../Mcp.js"
+import type { TamboTransport } from "../../TamboTransport.js"
+import type { ToolRegistry } from "../../ToolRegistry.js"
+import * as Connection from "./connection.js"
+import * as Connections from "./connections.js"
+import * as Env from "./env.js"
+import * as OAuth from "./oauth.js"
+import * as Requests from "./requests.js"
+import * as Resources from "./resources.js"
+import * as Tools from "./tools.js"
+
+/** What the public module shows of the parts. @internal */
+export { uniqueKey } from "./connections.js"
+/** @internal */
+export { REGISTRY_SERVER_KEY } from "./resources.js"
+/** @internal */
+export { deriveServerKey } from "./support.js"
+
+/** An MCP access token for Tambo's own MCP server, for a context key or a thread. */
+const getMcpToken = (env: Env.Env): Mcp.Service["getMcpToken"] => (contextKey, threadId) =>
+  Auth.withCredentials(env.auth, (credentials) => {
+    // A sessionless token needs a context key: a user key is one.
+    const key = contextKey ?? (threadId === undefined && credentials._tag === "UserKey"
+      ? credentials.userKey
+      : undefined)
+    return env.transport.getMcpToken(credentials, {
+      ...(key === undefined ? {} : { contextKey: key }),
+      ...(threadId === undefined ? {} : { threadId })
+    })
+  }).pipe(Effect.withSpan("Mcp.getMcpToken"))
+
+/** @internal */
+export const makeWith = (
+  options: MakeOptions = {}
+): Effect.Effect<Mcp.Service, never, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> =>
+  Effect.gen(function*() {
+    const env = yield* Env.make(options)
+    // A request that finds its server gone drops the connection, which the
+    // connection's life (below) owns: the one reference back.
+    const requests = Requests.make(env, (entry, session, error) => connection.markDropped(entry, session, error))
+    const tools = Tools.make(env, requests.callForModel)
+    const connection = Connection.make(env, { oauth: OAuth.make(env), requests, syncTools: tools.sync })
+    const connections = Connections.make(env, { establish: connection.establish, syncTools: tools.sync })
+
+    // Registered last, so it runs first when the layer closes: the
+    // connections close (and their tools leave the registry) before the
+    // fibers and the registry go.
+    yield* Effect.addFinalizer(() => connections.closeAll)
+
+    const resources = Resources.make({
+      connected: () =>
+        Array.from(env.entries.values()).flatMap((entry) =>
+          entry.status === "connected" && entry.session !== undefined ? [{ entry, session: entry.session }] : []
+        ),
+      request: requests.request,
+      options
+    })
+
+    for (const server of options.servers ?? []) yield* connections.start(server)
+
+    return {
+      connectMcpServer: connections.connect,
+      disconnectMcpServer: connections.disconnect,
+      getMcpClients: SubscriptionRef.get(env.connections),
+      changes: env.connections.changes,
+      setElicitationHandler: (handler) => Ref.update(env.handlers, (current) => ({ ...current, elicitation: handler })),
+      setSamplingHandler: (handler) => Ref.update(env.handlers, (current) => ({ ...current, sampling: handler })),
+      getMcpToken: getMcpToken(env),
+      ...resources
+    }
+  })
