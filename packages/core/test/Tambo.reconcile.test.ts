@@ -176,6 +176,63 @@ describe("the store after a run equals the server's thread", () => {
     }).pipe(Effect.provide(tamboLayer(server()))))
 })
 
+describe("the read starts once the server finished the run", () => {
+  /** Waits until the server has been asked for the thread: the run's end cannot come before. */
+  const untilRead = (threadId: string) =>
+    Effect.gen(function* () {
+      while (threadReads(threadId).length === 0) yield* Effect.sleep("5 millis")
+    }).pipe(
+      Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("the thread was not read at RUN_FINISHED") })
+    )
+
+  it.live("at RUN_FINISHED, while the consumer still holds the last events", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text(["Hel", "lo there "])])
+      const tambo = yield* Tambo.Tambo
+      let threadId = ""
+      yield* Stream.runForEach(tambo.run("hi"), (event) => {
+        threadId = event.threadId
+        return event.event.type === "RUN_FINISHED" ? untilRead(event.threadId) : Effect.void
+      })
+      expect(threadReads(threadId)).toHaveLength(1)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a consumer that stops at RUN_FINISHED: the thread is read once, and the store takes it", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("done")])
+      const tambo = yield* Tambo.Tambo
+      let threadId = ""
+      yield* Stream.runDrain(Stream.takeUntil(tambo.run("hi"), (event) => {
+        threadId = event.threadId
+        return event.event.type === "RUN_FINISHED"
+      }))
+      expect(threadReads(threadId)).toHaveLength(1)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      expect(server().cancels).toEqual([])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("not at a RUN_FINISHED that pauses for tool calls: read once, at the run's end", () =>
+    Effect.gen(function* () {
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("get_weather", { city: "Paris" })]
+          : [Script.text("It is 21 in Paris.")]
+      )
+      const tambo = yield* Tambo.Tambo
+      let threadId = ""
+      let readsAtPause = -1
+      yield* Stream.runForEach(tambo.run("weather?"), (event) =>
+        Effect.sync(() => {
+          threadId = event.threadId
+          if (event.event.type === "RUN_FINISHED" && readsAtPause < 0) readsAtPause = threadReads(threadId).length
+        }))
+      expect(readsAtPause).toBe(0)
+      expect(threadReads(threadId)).toHaveLength(1)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+})
+
 describe("reconciliation is best effort, and can be turned off", () => {
   it.live("a failed read (404) leaves the run's outcome and the store as they were", () =>
     Effect.gen(function* () {

@@ -86,6 +86,7 @@ const makeState = (
     stepSpan: undefined,
     callCounts: undefined,
     recorded: false,
+    threadRead: undefined,
     cancelSent: false,
     cancelledWith: undefined,
     cancelled: undefined,
