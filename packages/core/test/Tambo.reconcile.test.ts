@@ -174,31 +174,8 @@ describe("the store after a run equals the server's thread", () => {
       for (const threadId of threadIds) expect(threadReads(threadId)).toHaveLength(1)
       for (const threadId of threadIds) yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
-})
 
-describe("the read starts once the server finished the run", () => {
-  /** Waits until the server has been asked for the thread: the run's end cannot come before. */
-  const untilRead = (threadId: string) =>
-    Effect.gen(function* () {
-      while (threadReads(threadId).length === 0) yield* Effect.sleep("5 millis")
-    }).pipe(
-      Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("the thread was not read at RUN_FINISHED") })
-    )
-
-  it.live("at RUN_FINISHED, while the consumer still holds the last events", () =>
-    Effect.gen(function* () {
-      server().setScript([Script.text(["Hel", "lo there "])])
-      const tambo = yield* Tambo.Tambo
-      let threadId = ""
-      yield* Stream.runForEach(tambo.run("hi"), (event) => {
-        threadId = event.threadId
-        return event.event.type === "RUN_FINISHED" ? untilRead(event.threadId) : Effect.void
-      })
-      expect(threadReads(threadId)).toHaveLength(1)
-      yield* expectStoreEqualsServer(tambo, server(), threadId)
-    }).pipe(Effect.provide(tamboLayer(server()))))
-
-  it.live("a consumer that stops at RUN_FINISHED: the thread is read once, and the store takes it", () =>
+  it.live("a consumer that stops at RUN_FINISHED: the thread is read once, nothing is cancelled", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("done")])
       const tambo = yield* Tambo.Tambo
@@ -212,7 +189,7 @@ describe("the read starts once the server finished the run", () => {
       expect(server().cancels).toEqual([])
     }).pipe(Effect.provide(tamboLayer(server()))))
 
-  it.live("not at a RUN_FINISHED that pauses for tool calls: read once, at the run's end", () =>
+  it.live("a run with a tool round reads its thread once, at its end, not at the pause", () =>
     Effect.gen(function* () {
       server().setScript((request) =>
         request.toolResults.length === 0

@@ -12,12 +12,10 @@
  * element for it survives the change of id.
  *
  * `mergeThread` and `mergePendingToolCalls` are pure; `reconcileThread` is the
- * effect that reads and applies (`boundedRead` then `applyRead`: a run's end
- * may start the read before it applies it).
+ * effect that reads and applies.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import type * as ClientState from "../ClientState.js"
 import type { TamboError } from "../TamboError.js"
 import type { Content, TamboThread, TamboThreadMessage } from "../Types.js"
@@ -277,44 +275,6 @@ export const reconcileAction = (threadId: string, remote: Api.ThreadWithMessages
 })
 
 /**
- * The read of a thread, best effort and bounded by {@link reconcileTimeout}:
- * `None` when it failed or was too slow.
- *
- * @since 0.1.0
- * @category Effects
- */
-export const boundedRead = (
-  read: Effect.Effect<Api.ThreadWithMessages, TamboError>
-): Effect.Effect<Option.Option<Api.ThreadWithMessages>> =>
-  read.pipe(
-    // Interruptible: a run's end reads in its finalizer, where an uninterruptible request would
-    // outlast the bound.
-    Effect.interruptible,
-    Effect.timeout(reconcileTimeout),
-    Effect.option
-  )
-
-/**
- * Merges what a {@link boundedRead} got into the store; nothing when it got
- * nothing.
- *
- * @since 0.1.0
- * @category Effects
- */
-export const applyRead = (
-  threadId: string,
-  read: Effect.Effect<Option.Option<Api.ThreadWithMessages>>,
-  apply: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<unknown>
-): Effect.Effect<void> =>
-  read.pipe(
-    Effect.flatMap(Option.match({
-      onNone: () => Effect.void,
-      onSome: (remote) => apply([reconcileAction(threadId, remote)])
-    })),
-    Effect.ignore
-  )
-
-/**
  * Reads the thread once and merges it into the store. Best effort and
  * bounded by {@link reconcileTimeout}: a failed or slow read leaves the store
  * as it was, and never changes how the run ended.
@@ -326,4 +286,12 @@ export const reconcileThread = (
   threadId: string,
   read: Effect.Effect<Api.ThreadWithMessages, TamboError>,
   apply: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<unknown>
-): Effect.Effect<void> => applyRead(threadId, boundedRead(read), apply)
+): Effect.Effect<void> =>
+  read.pipe(
+    // Interruptible: a run's end reads in its finalizer, where an uninterruptible request would
+    // outlast the bound.
+    Effect.interruptible,
+    Effect.timeout(reconcileTimeout),
+    Effect.flatMap((remote) => apply([reconcileAction(threadId, remote)])),
+    Effect.ignore
+  )

@@ -9,7 +9,6 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as ClientState from "../../ClientState.js"
 import { isRetryable, isTamboError } from "../../TamboError.js"
@@ -49,31 +48,6 @@ const failureOf = (exit: Exit.Exit<unknown, unknown>): RunFailure | undefined =>
           }
     })
 
-/** The run's thread as the server has it, read once, bounded (see Reconcile). */
-const readThread = (env: Env.Env, run: RunState) => {
-  const threadId = run.threadId
-  return Reconcile.boundedRead(Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId))).pipe(
-    Effect.withParentSpan(run.span)
-  )
-}
-
-/**
- * Starts the end's read of the thread at the RUN_FINISHED of a run's last step (no calls to
- * answer): the server stores the thread before it sends that, and nothing the run does after
- * it changes the thread there (no cancellation, no next request), so the read need not wait
- * for the response's end, the consumer or the store. It runs in the service's scope, bounded
- * like every read; the run's end applies it.
- *
- * @internal
- */
-export const readAhead = (env: Env.Env, run: RunState): Effect.Effect<void> =>
-  env.options.reconcileAfterRun === false || ClientState.isLocalThreadId(run.threadId) ||
-    run.threadRead !== undefined
-    ? Effect.void
-    : Effect.map(Effect.forkIn(readThread(env, run), env.scope), (fiber) => {
-      run.threadRead = fiber
-    })
-
 /**
  * After a run on a thread the server knows: the store takes the server's copy of its thread
  * (see Reconcile), also when the run never started there (refused, or cancelled before the
@@ -89,9 +63,9 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
         (error) => isTamboError(error) && (error._tag === "TransportError" || error._tag === "CallbackError")
       ))
     ? Effect.void
-    : Reconcile.applyRead(
+    : Reconcile.reconcileThread(
       threadId,
-      run.threadRead === undefined ? readThread(env, run) : Effect.interruptible(Fiber.join(run.threadRead)),
+      Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId)),
       // Recorded as the run records: its cost is the thread it touches, not the store.
       (actions) => Env.record(env, threadId, actions)
     ).pipe(Effect.withParentSpan(run.span))

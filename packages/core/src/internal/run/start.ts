@@ -86,7 +86,6 @@ const makeState = (
     stepSpan: undefined,
     callCounts: undefined,
     recorded: false,
-    threadRead: undefined,
     cancelSent: false,
     cancelledWith: undefined,
     cancelled: undefined,

@@ -9,8 +9,6 @@
 import type * as Clock from "effect/Clock"
 import type * as Deferred from "effect/Deferred"
 import type * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
-import type * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
 import type * as ClientState from "../../ClientState.js"
 import type * as Events from "../../Events.js"
@@ -20,7 +18,6 @@ import type * as Transport from "../../TamboTransport.js"
 import type * as Tool from "../../Tool.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
 import type * as Types from "../../Types.js"
-import type * as Api from "../apiSchemas.js"
 import type { ActiveRun } from "./env.js"
 
 /** What a run starts with: a message, or the caller's results for the calls a paused run waits on. @internal */
@@ -90,8 +87,6 @@ export interface RunState {
   callCounts: ToolExecutor.CallCounts | undefined
   /** The first message is in the store: the run's end is recorded too. */
   recorded: boolean
-  /** The end's read of the thread, started at the last step's RUN_FINISHED (see end.ts). */
-  threadRead: Fiber.Fiber<Option.Option<Api.ThreadWithMessages>> | undefined
 
   // -- cancellation --
   /** The server was told to cancel the current step's run. */

@@ -21,7 +21,6 @@ import { ApiError, RunCancelledError, type TamboError, TransportError } from "..
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
 import * as Cancel from "./cancel.js"
-import * as End from "./end.js"
 import * as Env from "./env.js"
 import * as Lock from "./lock.js"
 import * as Request from "./request.js"
@@ -158,8 +157,6 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       // Nothing after the step's end is the run's: neither recorded nor passed on.
       if (end >= 0 && end < events.length - 1) events = events.slice(0, end + 1)
       const next = end < 0 ? emptyThenLoop : events[end]!.type === "RUN_ERROR" ? endAtError : emptyThenDrain
-      // The run's last step finished on the server: the end's read of the thread starts now.
-      const last = end >= 0 && events[end]!.type === "RUN_FINISHED" && run.pending.length === 0
       const threadId = run.threadId
       // The thread has its id now: cancelRun and conflicts can find the run under it.
       if (!run.locked && !ClientState.isLocalThreadId(threadId)) Lock.moveTo(env, run, threadId)
@@ -170,13 +167,13 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       // A chunk on the run's thread goes into its draft; one that moves the run to its thread
       // is written to the store at once.
       const recorded = env.writer.record(threadId, actions)
-      const out = recorded !== undefined
-        ? Channel.zipRight(Channel.write(runEvents(run, events, recorded.thread)), next)
-        : Channel.flatMap(
-          Channel.fromEffect(Env.record(env, threadId, actions)),
-          (thread) => Channel.zipRight(Channel.write(runEvents(run, events, thread!.thread)), next)
-        )
-      return last ? Channel.zipRight(Channel.fromEffect(End.readAhead(env, run)), out) : out
+      if (recorded !== undefined) {
+        return Channel.zipRight(Channel.write(runEvents(run, events, recorded.thread)), next)
+      }
+      return Channel.flatMap(
+        Channel.fromEffect(Env.record(env, threadId, actions)),
+        (thread) => Channel.zipRight(Channel.write(runEvents(run, events, thread!.thread)), next)
+      )
     },
     onFailure: (cause) => {
       Cancel.answered(run)
