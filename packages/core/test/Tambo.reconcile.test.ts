@@ -174,6 +174,40 @@ describe("the store after a run equals the server's thread", () => {
       for (const threadId of threadIds) expect(threadReads(threadId)).toHaveLength(1)
       for (const threadId of threadIds) yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a consumer that stops at RUN_FINISHED: the thread is read once, nothing is cancelled", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("done")])
+      const tambo = yield* Tambo.Tambo
+      let threadId = ""
+      yield* Stream.runDrain(Stream.takeUntil(tambo.run("hi"), (event) => {
+        threadId = event.threadId
+        return event.event.type === "RUN_FINISHED"
+      }))
+      expect(threadReads(threadId)).toHaveLength(1)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      expect(server().cancels).toEqual([])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a run with a tool round reads its thread once, at its end, not at the pause", () =>
+    Effect.gen(function* () {
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("get_weather", { city: "Paris" })]
+          : [Script.text("It is 21 in Paris.")]
+      )
+      const tambo = yield* Tambo.Tambo
+      let threadId = ""
+      let readsAtPause = -1
+      yield* Stream.runForEach(tambo.run("weather?"), (event) =>
+        Effect.sync(() => {
+          threadId = event.threadId
+          if (event.event.type === "RUN_FINISHED" && readsAtPause < 0) readsAtPause = threadReads(threadId).length
+        }))
+      expect(readsAtPause).toBe(0)
+      expect(threadReads(threadId)).toHaveLength(1)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 })
 
 describe("reconciliation is best effort, and can be turned off", () => {
