@@ -622,7 +622,8 @@ export class TamboClient {
    * @since 0.1.0
    */
   denyToolCall(toolCallId: string, reason?: string, options?: { readonly threadId?: string | undefined }): void {
-    this.#parts.approvals.decide(toolCallId, options?.threadId, this.#runtime.tambo.denyToolCall(toolCallId, reason, options))
+    const decision = this.#runtime.tambo.denyToolCall(toolCallId, reason, options)
+    this.#parts.approvals.decide(toolCallId, options?.threadId, decision)
   }
 
   /**
@@ -654,7 +655,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   hasActiveRun(threadId?: string): boolean {
-    return this.#parts.runs.on(threadId).length > 0
+    return this.#parts.runs.onThread(threadId).length > 0
   }
 
   /**
@@ -870,7 +871,10 @@ export class TamboClient {
   registerComponent(name: string, component: ComponentRegistration): void
   registerComponent(nameOrComponent: string | AvailableComponent, registration?: ComponentRegistration): void {
     this.#runtime.sync(
-      Effect.flatMap(Registration.component(nameOrComponent, registration), this.#runtime.tambo.registerComponent)
+      Effect.flatMap(
+        Registration.component(nameOrComponent, registration),
+        (component) => this.#runtime.tambo.registerComponent(component)
+      )
     )
   }
 
@@ -931,7 +935,10 @@ export class TamboClient {
     options?: { readonly maxSuggestions?: number }
   ): Promise<Array<Suggestion>> {
     return this.#runtime.promise(
-      Effect.map(this.#runtime.tambo.generateSuggestions(threadId, messageId, options), (list) => list.map(suggestionFromCore)),
+      Effect.map(
+        this.#runtime.tambo.generateSuggestions(threadId, messageId, options),
+        (list) => list.map(suggestionFromCore)
+      ),
       "generateSuggestions"
     )
   }
@@ -961,7 +968,10 @@ export class TamboClient {
     componentId: string,
     update: Transport.ComponentStateUpdate
   ): Promise<Record<string, unknown>> {
-    return this.#runtime.promise(this.#runtime.tambo.updateComponentState(threadId, componentId, update), "updateComponentState")
+    return this.#runtime.promise(
+      this.#runtime.tambo.updateComponentState(threadId, componentId, update),
+      "updateComponentState"
+    )
   }
 
   // ---------------------------------------------------------------------------

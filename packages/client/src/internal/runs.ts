@@ -84,7 +84,7 @@ export class Runs {
   }
 
   /** The runs in flight on a thread (default: the current one). */
-  on(threadId: string | undefined): Array<RunEntry> {
+  onThread(threadId: string | undefined): Array<RunEntry> {
     const id = threadId ?? this.runtime.store.getState().currentThreadId
     return [...this.entries].filter(({ requestedThreadId, run }) => (run.threadId ?? requestedThreadId) === id)
   }
@@ -92,7 +92,7 @@ export class Runs {
   /** `client.cancelRun`: aborts this client's runs on the thread, or cancels the server's run. */
   async cancel(threadId: string | undefined): Promise<void> {
     const id = threadId ?? this.runtime.store.getState().currentThreadId
-    const local = this.on(id)
+    const local = this.onThread(id)
     if (local.length > 0) {
       await Promise.all(local.map(({ run }) => run.abort("CancelledByClient")))
       return
