@@ -5,17 +5,12 @@
  *
  * @since 0.1.0
  */
-import { isLocalThreadId } from "@tambo-effect/core/ClientState"
-import * as Auth from "@tambo-effect/core/Auth"
-import * as Mcp from "@tambo-effect/core/Mcp"
-import * as SnapshotStrategy from "@tambo-effect/core/SnapshotStrategy"
-import * as Tambo from "@tambo-effect/core/Tambo"
-import type { TamboError, ToolError } from "@tambo-effect/core/TamboError"
+import type * as Mcp from "@tambo-effect/core/Mcp"
+import type * as SnapshotStrategy from "@tambo-effect/core/SnapshotStrategy"
+import type * as Tambo from "@tambo-effect/core/Tambo"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
-import * as Tool from "@tambo-effect/core/Tool"
-import * as ToolRegistry from "@tambo-effect/core/ToolRegistry"
+import type * as Tool from "@tambo-effect/core/Tool"
 import * as Transcription from "@tambo-effect/core/Transcription"
-import * as TamboConfig from "@tambo-effect/core/TamboConfig"
 import type {
   InitialInputMessage,
   ResourceContent,
@@ -24,25 +19,17 @@ import type {
   ToolChoice,
   ToolResultContent
 } from "@tambo-effect/core/Types"
-import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
-import type * as Layer from "effect/Layer"
-import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type * as Runtime from "effect/Runtime"
-import * as Stream from "effect/Stream"
-import { ToolDefinitionError } from "./errors.js"
-import * as Agent from "./internal/agent.js"
 import * as CallSite from "./internal/callSite.js"
-import { authStateFromCore, messageToCore, suggestionFromCore, threadFromSummary } from "./internal/convert.js"
-import { RunController } from "./internal/runController.js"
-import { abortError, type CoreError, fromCause, notSupported } from "./internal/toClientError.js"
-import { type ClientState, createInitialState, InMemoryStore, type TamboStore } from "./Store.js"
-import { TamboStream } from "./TamboStream.js"
+import * as Client from "./internal/client.js"
+import { authStateFromCore, pageFromCore, suggestionFromCore, toCoreMcpServer } from "./internal/convert.js"
+import * as Registration from "./internal/registration.js"
+import type { ClientRuntime } from "./internal/runtime.js"
+import type { ClientState, InMemoryStore, TamboStore } from "./Store.js"
+import type { TamboStream } from "./TamboStream.js"
 
 /**
  * A tool: a `TamboTool` object shaped for `@tambo-ai/client` (its input as
@@ -509,25 +496,6 @@ export interface SubscribeToSnapshotsOptions {
   readonly strategy?: SnapshotStrategy.Strategy | undefined
 }
 
-/** A run in flight, and what cancelRun and approvals need to find it. */
-interface RunEntry {
-  readonly run: RunController
-  readonly requestedThreadId: string
-  readonly stream: TamboStream
-}
-
-/** A `subscribeToSnapshots` listener, and the runs it observes. */
-interface SnapshotSubscription {
-  readonly strategy: SnapshotStrategy.Strategy
-  readonly listener: (snapshot: RunSnapshot) => void
-  readonly stops: Map<RunEntry, () => void>
-}
-
-const NO_APPROVALS: ReadonlyArray<PendingToolCallInfo> = []
-
-/** An approval is a thread's call: providers reuse call ids across threads. */
-const approvalKey = (info: PendingToolCallInfo): string => `${info.threadId}\u0000${info.toolCallId}`
-
 /**
  * A Tambo client.
  *
@@ -553,9 +521,6 @@ const approvalKey = (info: PendingToolCallInfo): string => `${info.threadId}\u00
  * @category Models
  */
 export class TamboClient {
-  readonly #runtime: ManagedRuntime.ManagedRuntime<Agent.Services, CoreError>
-  /** The Tambo API's configuration; `None` for an agent. */
-  readonly #config: Option.Option<TamboConfig.Resolved>
   /**
    * What the client talks to: the Tambo API, or an AG-UI agent (then
    * Tambo-only methods reject with a `NotSupportedError`). For a UI that
@@ -564,37 +529,8 @@ export class TamboClient {
    * @since 0.2.0
    */
   readonly backend: "tambo" | "ag-ui"
-  /** The built runtime, for queue operations that must outlive `destroy()`. */
-  readonly #built: Runtime.Runtime<never>
-  readonly #tambo: Tambo.Tambo.Service
-  readonly #mcp: Mcp.Mcp.Service
-  readonly #auth: Auth.Auth.Service
-  readonly #registry: ToolRegistry.ToolRegistry.Service
-  readonly #store: TamboStore<ClientState>
-  readonly #mcpServers: ReadonlyArray<McpServerInfo>
-  readonly #initialMessages: ReadonlyArray<InitialInputMessage> | undefined
-  /** The initial messages each thread this client created was opened with. */
-  readonly #seeded = new Map<string, ReadonlyArray<InitialInputMessage>>()
-  /** The runs in flight. */
-  readonly #runs = new Set<RunEntry>()
-  /** Aborted by `destroy()`: interrupts the calls in flight. */
-  readonly #lifetime = new AbortController()
-  #destroying: Promise<void> | undefined
-  readonly #listeners = new Set<() => void>()
-  #unsubscribeStore: (() => void) | undefined
-  #notifyScheduled = false
-  #lastNotified: ClientState | undefined
-  /** Approvals announced by this client's runs and not decided yet, in order. */
-  #approvals: ReadonlyArray<PendingToolCallInfo> = NO_APPROVALS
-  /** Which run announced each approval (by `approvalKey`): they go when it ends. */
-  readonly #approvalRuns = new Map<string, RunEntry>()
-  /** Bumped when the approvals or the runs in flight change: listeners hear of it like of a state change. */
-  #version = 0
-  #lastNotifiedVersion = 0
-  readonly #snapshotSubscriptions = new Set<SnapshotSubscription>()
-  /** The context helpers, as registered: core keeps them for runs, this copy is for `getContextHelpers`. */
-  readonly #contextHelpers = new Map<string, ContextHelperFn>()
-  #mcpElicitationHandler: Mcp.ElicitationHandler | undefined
+  readonly #parts: Client.Parts
+  readonly #runtime: ClientRuntime
 
   /**
    * Throws a `ConfigError` for conflicting options (`tamboUrl` and
@@ -605,73 +541,11 @@ export class TamboClient {
    * @since 0.1.0
    */
   constructor(options: TamboClientOptions) {
-    this.#store = options.store ?? new InMemoryStore(createInitialState())
-    for (const [name, helper] of Object.entries(options.contextHelpers ?? {})) this.#contextHelpers.set(name, helper)
-    this.#mcpServers = options.mcpServers ?? []
-    this.#initialMessages = options.initialMessages
-    this.backend = options.agent === undefined ? "tambo" : "ag-ui"
-    const layer: Layer.Layer<Agent.Services, CoreError> = options.agent !== undefined ? Agent.layer({
-      ...options.agent,
-      given: options,
-      firstByteTimeout: options.firstByteTimeout,
-      idleTimeout: options.idleTimeout,
-      maxFrameBytes: options.maxFrameBytes,
-      tools: options.tools,
-      beforeRun: options.beforeRun,
-      contextHelpers: options.contextHelpers,
-      onApproval: options.onApproval,
-      mcpServers: options.mcpServers?.map(toCoreMcpServer),
-      resources: options.resources,
-      listResources: options.listResources,
-      getResource: options.getResource,
-      store: this.#store
-    }) : Tambo.layer({
-      // Missing (a JavaScript caller, an unset variable): core's `MissingApiKey` names the option.
-      apiKey: options.apiKey ?? "",
-      tamboUrl: options.tamboUrl,
-      environment: options.environment,
-      userKey: options.userKey,
-      userToken: options.userToken,
-      maxRetries: options.maxRetries,
-      requestTimeout: options.requestTimeout,
-      firstByteTimeout: options.firstByteTimeout,
-      idleTimeout: options.idleTimeout,
-      maxFrameBytes: options.maxFrameBytes,
-      maxRetryAfter: options.maxRetryAfter,
-      tools: options.tools,
-      components: options.components,
-      beforeRun: options.beforeRun,
-      contextHelpers: options.contextHelpers,
-      onApproval: options.onApproval,
-      mcpServers: options.mcpServers?.map(toCoreMcpServer),
-      resources: options.resources,
-      listResources: options.listResources,
-      getResource: options.getResource,
-      tamboMcpServer: options.tamboMcpServer,
-      autoGenerateThreadName: options.autoGenerateThreadName ?? true,
-      autoGenerateNameThreshold: options.autoGenerateNameThreshold,
-      reconcileAfterRun: options.reconcileAfterRun,
-      store: this.#store
-    })
-    this.#runtime = ManagedRuntime.make(layer)
-    // Core's Layers build synchronously, so options fail here, as a throw.
-    const built = this.#runtime.runSyncExit(
-      Effect.all([
-        Tambo.Tambo,
-        Mcp.Mcp,
-        Effect.runtime<never>(),
-        Auth.Auth,
-        ToolRegistry.ToolRegistry,
-        Effect.serviceOption(TamboConfig.TamboConfig)
-      ])
-    )
-    if (Exit.isFailure(built)) {
-      void this.#runtime.dispose()
-      throw CallSite.attach(fromCause(built.cause), CallSite.capture(TamboClient))
-    }
-    ;[this.#tambo, this.#mcp, this.#built, this.#auth, this.#registry, this.#config] = built.value
-    const unregistered = options.onCallUnregisteredTool
-    if (unregistered !== undefined) this.#sync(this.#registry.setFallback(unregisteredTool(unregistered)))
+    const made = Client.make(options)
+    if (Either.isLeft(made)) throw CallSite.attach(made.left, CallSite.capture(TamboClient))
+    this.#parts = made.right
+    this.#runtime = made.right.runtime
+    this.backend = this.#runtime.backend
   }
 
   // ---------------------------------------------------------------------------
@@ -687,20 +561,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   run(message: string | InputMessage, options: RunOptions = {}): TamboStream {
-    const threadId = options.threadId ?? this.#store.getState().currentThreadId
-    const stream = this.#start(
-      threadId,
-      options,
-      (runOptions) => this.#tambo.run(typeof message === "string" ? message : messageToCore(message), runOptions)
-    )
-    const seeds = options.initialMessages ?? this.#initialMessages
-    if (seeds !== undefined && seeds.length > 0 && isLocalThreadId(threadId)) {
-      stream.threadId.then((created) => {
-        this.#seeded.set(created, seeds)
-        this.#changed()
-      }, () => undefined)
-    }
-    return stream
+    return this.#parts.runs.run(message, options)
   }
 
   /**
@@ -712,7 +573,7 @@ export class TamboClient {
    * @since 0.2.0
    */
   getInitialMessages(threadId: string): ReadonlyArray<InitialInputMessage> | undefined {
-    return this.#seeded.get(threadId) ?? (isLocalThreadId(threadId) ? this.#initialMessages : undefined)
+    return this.#parts.runs.initialMessagesOf(threadId)
   }
 
   /**
@@ -728,7 +589,7 @@ export class TamboClient {
     results: ReadonlyArray<ToolCallResult>,
     options: Omit<RunOptions, "threadId"> = {}
   ): TamboStream {
-    return this.#start(threadId, options, (runOptions) => this.#tambo.continueRun(threadId, results, runOptions))
+    return this.#parts.runs.continueRun(threadId, results, options)
   }
 
   /**
@@ -738,7 +599,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   getPendingToolCalls(threadId: string): Promise<Array<PendingToolCallInfo>> {
-    return this.#promise(Effect.map(this.#tambo.getPendingToolCalls(threadId), (calls) => [...calls]))
+    return this.#runtime.promise(Effect.map(this.#runtime.tambo.getPendingToolCalls(threadId), (calls) => [...calls]))
   }
 
   /**
@@ -751,7 +612,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   approveToolCall(toolCallId: string, options?: { readonly args?: unknown; readonly threadId?: string | undefined }): void {
-    this.#decide(toolCallId, options?.threadId, this.#tambo.approveToolCall(toolCallId, options))
+    this.#parts.approvals.decide(toolCallId, options?.threadId, this.#runtime.tambo.approveToolCall(toolCallId, options))
   }
 
   /**
@@ -761,23 +622,8 @@ export class TamboClient {
    * @since 0.1.0
    */
   denyToolCall(toolCallId: string, reason?: string, options?: { readonly threadId?: string | undefined }): void {
-    this.#decide(toolCallId, options?.threadId, this.#tambo.denyToolCall(toolCallId, reason, options))
-  }
-
-  /** Core registers an approval before it announces it: a decision is taken at once or refused. */
-  #decide(toolCallId: string, threadId: string | undefined, decide: Effect.Effect<void, ToolError>) {
-    if (this.#destroying !== undefined) throw CallSite.attach(abortError("ClientDestroyed"), CallSite.capture(this.#decide))
-    const exit = this.#runtime.runSyncExit(decide)
-    // Decided, or not pending (any more) in that thread, or in any without one: either way
-    // nothing waits on it there. Refused for want of a thread, the calls of every thread wait on.
-    const ambiguous = Exit.isFailure(exit) &&
-      Option.exists(Cause.failureOption(exit.cause), (error) => error.reason === "Ambiguous")
-    if (!ambiguous) {
-      this.#forgetApprovals((info) =>
-        info.toolCallId === toolCallId && (threadId === undefined || info.threadId === threadId)
-      )
-    }
-    if (Exit.isFailure(exit)) throw CallSite.attach(fromCause(exit.cause), CallSite.capture(this.#decide))
+    const decision = this.#runtime.tambo.denyToolCall(toolCallId, reason, options)
+    this.#parts.approvals.decide(toolCallId, options?.threadId, decision)
   }
 
   /**
@@ -798,7 +644,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   getPendingApprovals(): ReadonlyArray<PendingToolCallInfo> {
-    return this.#approvals
+    return this.#parts.approvals.pending
   }
 
   /**
@@ -809,11 +655,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   hasActiveRun(threadId?: string): boolean {
-    const id = threadId ?? this.#store.getState().currentThreadId
-    for (const { requestedThreadId, run } of this.#runs) {
-      if ((run.threadId ?? requestedThreadId) === id) return true
-    }
-    return false
+    return this.#parts.runs.onThread(threadId).length > 0
   }
 
   /**
@@ -839,125 +681,7 @@ export class TamboClient {
     listener: (snapshot: RunSnapshot) => void,
     options: SubscribeToSnapshotsOptions = {}
   ): () => void {
-    const subscription: SnapshotSubscription = {
-      strategy: options.strategy ?? SnapshotStrategy.immediate,
-      listener,
-      stops: new Map()
-    }
-    if (this.#destroying !== undefined) return () => undefined
-    this.#snapshotSubscriptions.add(subscription)
-    for (const entry of this.#runs) this.#observe(subscription, entry)
-    return () => {
-      if (!this.#snapshotSubscriptions.delete(subscription)) return
-      for (const stop of subscription.stops.values()) stop()
-      subscription.stops.clear()
-    }
-  }
-
-  #observe(subscription: SnapshotSubscription, entry: RunEntry) {
-    const { listener, stops } = subscription
-    // The run's first event is always delivered: a UI learns at once that the run started.
-    let first = true
-    const firstEvent = SnapshotStrategy.custom(() => {
-      const isFirst = first
-      first = false
-      return isFirst
-    })
-    let ended = false
-    const stop = entry.run.observe(SnapshotStrategy.any(subscription.strategy, firstEvent), {
-      onSnapshot: (thread) => listener({ stream: entry.stream, threadId: thread.id, thread, final: false }),
-      onEnd: (thread) => {
-        ended = true
-        stops.delete(entry)
-        if (thread !== undefined) listener({ stream: entry.stream, threadId: thread.id, thread, final: true })
-      }
-    })
-    if (!ended) stops.set(entry, stop)
-  }
-
-  /** Records the approvals a chunk of events announced. */
-  #recordApprovals(entry: RunEntry, events: Chunk.Chunk<Tambo.RunEvent>) {
-    let added: Array<PendingToolCallInfo> | undefined
-    for (const { event } of events) {
-      if (event.type !== "CLIENT_APPROVAL_REQUESTED") continue
-      const { type: _type, ...info } = event
-      const key = approvalKey(info)
-      if (this.#approvalRuns.has(key)) continue
-      this.#approvalRuns.set(key, entry)
-      ;(added ??= []).push(info)
-    }
-    if (added === undefined) return
-    this.#approvals = [...this.#approvals, ...added]
-    this.#changed()
-  }
-
-  #forgetApprovals(predicate: (info: PendingToolCallInfo) => boolean) {
-    if (!this.#approvals.some(predicate)) return
-    const kept = this.#approvals.filter((info) => !predicate(info))
-    for (const info of this.#approvals) if (predicate(info)) this.#approvalRuns.delete(approvalKey(info))
-    this.#approvals = kept.length === 0 ? NO_APPROVALS : kept
-    this.#changed()
-  }
-
-  /** Something listeners can see changed besides the store's state. */
-  #changed() {
-    this.#version++
-    if (this.#listeners.size > 0) this.#onStoreChange()
-  }
-
-  #start(
-    requestedThreadId: string,
-    options: RunOptions,
-    open: (options: Tambo.RunOptions) => Stream.Stream<Tambo.RunEvent, TamboError>
-  ): TamboStream {
-    const { signal } = options
-    const onAbort = () => void run.abort("SignalAborted", signal?.reason)
-    const run: RunController = new RunController(this.#built, {
-      callSite: CallSite.capture(this.#start),
-      currentThread: (threadId) => this.#store.getState().threadMap[threadId]?.thread,
-      onEvents: (events) => {
-        if (options.debug === true) logEvents(events)
-        this.#recordApprovals(entry, events)
-      },
-      onThreadId: () => this.#changed(),
-      cancelOnServer: (threadId) =>
-        this.#runtime.runPromise(Effect.ignore(this.#tambo.cancelRun(threadId))).then(() => undefined, () => undefined),
-      onFinish: () => {
-        signal?.removeEventListener("abort", onAbort)
-        if (this.#runs.delete(entry)) this.#changed()
-        // Approvals its run no longer waits for.
-        this.#forgetApprovals((info) => this.#approvalRuns.get(approvalKey(info)) === entry)
-      }
-    })
-    const stream = new TamboStream(run)
-    const entry: RunEntry = { run, requestedThreadId, stream }
-    if (this.#destroying !== undefined) {
-      run.fail(abortError("ClientDestroyed"))
-    } else if (signal?.aborted === true) {
-      run.fail(abortError("SignalAborted", { cause: signal.reason }))
-    } else {
-      this.#runs.add(entry)
-      this.#changed()
-      for (const subscription of this.#snapshotSubscriptions) this.#observe(subscription, entry)
-      signal?.addEventListener("abort", onAbort, { once: true })
-      run.start(
-        (effect) => this.#runtime.runFork(effect),
-        open({
-          // The thread current when run() was called: core reads it only once the credentials
-          // are there, by when another run may have made its own new thread current.
-          threadId: requestedThreadId,
-          autoExecuteTools: options.autoExecuteTools,
-          maxSteps: options.maxSteps,
-          toolChoice: options.toolChoice,
-          additionalContext: options.additionalContext,
-          toolTimeout: options.toolTimeout,
-          onBusy: options.onBusy,
-          onApproval: options.onApproval,
-          initialMessages: options.initialMessages ?? this.#initialMessages
-        })
-      )
-    }
-    return stream
+    return this.#parts.snapshots.add(listener, options, this.#parts.runs.entries)
   }
 
   /**
@@ -968,17 +692,9 @@ export class TamboClient {
    *
    * @since 0.1.0
    */
-  async cancelRun(threadId?: string): Promise<void> {
-    const id = threadId ?? this.#store.getState().currentThreadId
-    const local = [...this.#runs].filter(({ requestedThreadId, run }) => (run.threadId ?? requestedThreadId) === id)
-    if (local.length > 0) {
-      await Promise.all(local.map(({ run }) => run.abort("CancelledByClient")))
-      return
-    }
-    await this.#promise(this.#tambo.cancelRun(id))
+  cancelRun(threadId?: string): Promise<void> {
+    return this.#parts.runs.cancel(threadId)
   }
-
-
 
   // ---------------------------------------------------------------------------
   // Threads
@@ -991,7 +707,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   switchThread(threadId: string): Promise<void> {
-    return this.#promise(this.#tambo.switchThread(threadId))
+    return this.#runtime.promise(this.#runtime.tambo.switchThread(threadId))
   }
 
   /**
@@ -1001,7 +717,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   startNewThread(): string {
-    return this.#sync(this.#tambo.startNewThread)
+    return this.#runtime.sync(this.#runtime.tambo.startNewThread)
   }
 
   /**
@@ -1010,7 +726,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   getThread(threadId?: string): TamboThread | undefined {
-    const state = this.#store.getState()
+    const state = this.#runtime.store.getState()
     return state.threadMap[threadId ?? state.currentThreadId]?.thread
   }
 
@@ -1023,7 +739,7 @@ export class TamboClient {
    * @since 0.2.0
    */
   getAgentState<S = unknown>(threadId?: string): S {
-    return this.#sync(this.#tambo.getAgentState<S>(threadId))
+    return this.#runtime.sync(this.#runtime.tambo.getAgentState<S>(threadId))
   }
 
   /**
@@ -1044,8 +760,8 @@ export class TamboClient {
    * @since 0.2.0
    */
   setAgentState<S = unknown>(state: S | ((previous: S) => S), threadId?: string): S {
-    const id = threadId ?? this.#store.getState().currentThreadId
-    return this.#sync(this.#tambo.setAgentState<S>(id, state))
+    const id = threadId ?? this.#runtime.store.getState().currentThreadId
+    return this.#runtime.sync(this.#runtime.tambo.setAgentState<S>(id, state))
   }
 
   /**
@@ -1070,17 +786,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   listThreadsPage(params: { readonly cursor?: string | undefined; readonly limit?: number } = {}): Promise<ThreadPage> {
-    return this.#promise(
-      Effect.map(
-        this.#tambo.listThreads(params),
-        (list): ThreadPage => ({
-          threads: list.threads.map(threadFromSummary),
-          hasMore: list.hasMore,
-          ...(list.nextCursor === undefined ? {} : { nextCursor: list.nextCursor })
-        })
-      ),
-      "listThreadsPage"
-    )
+    return this.#runtime.promise(Effect.map(this.#runtime.tambo.listThreads(params), pageFromCore), "listThreadsPage")
   }
 
   /**
@@ -1089,14 +795,14 @@ export class TamboClient {
    * @since 0.1.0
    */
   fetchThread(threadId: string): Promise<TamboThread> {
-    return this.#promise(this.#tambo.fetchThread(threadId), "fetchThread")
+    return this.#runtime.promise(this.#runtime.tambo.fetchThread(threadId), "fetchThread")
   }
 
   /**
    * @since 0.1.0
    */
   updateThreadName(threadId: string, name: string): Promise<void> {
-    return this.#promise(this.#tambo.updateThreadName(threadId, name), "updateThreadName")
+    return this.#runtime.promise(this.#runtime.tambo.updateThreadName(threadId, name), "updateThreadName")
   }
 
   /**
@@ -1105,8 +811,8 @@ export class TamboClient {
    * @since 0.1.0
    */
   generateThreadName(threadId: string): Promise<string> {
-    return this.#promise(
-      Effect.map(this.#tambo.generateThreadName(threadId), Option.getOrElse(() => "")),
+    return this.#runtime.promise(
+      Effect.map(this.#runtime.tambo.generateThreadName(threadId), Option.getOrElse(() => "")),
       "generateThreadName"
     )
   }
@@ -1117,7 +823,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   deleteThread(threadId: string): Promise<void> {
-    return this.#promise(this.#tambo.deleteThread(threadId), "deleteThread")
+    return this.#runtime.promise(this.#runtime.tambo.deleteThread(threadId), "deleteThread")
   }
 
   // ---------------------------------------------------------------------------
@@ -1131,7 +837,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   registerTool(tool: ToolDefinition): void {
-    this.#sync(this.#tambo.registerTool(tool))
+    this.#runtime.sync(this.#runtime.tambo.registerTool(tool))
   }
 
   /**
@@ -1140,7 +846,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   registerTools(tools: ReadonlyArray<ToolDefinition>): void {
-    this.#sync(this.#tambo.registerTools(tools))
+    this.#runtime.sync(this.#runtime.tambo.registerTools(tools))
   }
 
   /**
@@ -1151,7 +857,7 @@ export class TamboClient {
    * @since 0.2.0
    */
   unregisterTool(name: string): void {
-    this.#sync(this.#registry.unregister(name))
+    this.#runtime.sync(this.#runtime.registry.unregister(name))
   }
 
   /**
@@ -1164,10 +870,12 @@ export class TamboClient {
   registerComponent(component: AvailableComponent): void
   registerComponent(name: string, component: ComponentRegistration): void
   registerComponent(nameOrComponent: string | AvailableComponent, registration?: ComponentRegistration): void {
-    this.#sync(Effect.flatMap(
-      typeof nameOrComponent === "string" ? componentFrom(nameOrComponent, registration) : Effect.succeed(nameOrComponent),
-      (component) => this.#tambo.registerComponent(component)
-    ))
+    this.#runtime.sync(
+      Effect.flatMap(
+        Registration.component(nameOrComponent, registration),
+        (component) => this.#runtime.tambo.registerComponent(component)
+      )
+    )
   }
 
   /**
@@ -1177,16 +885,16 @@ export class TamboClient {
    * @since 0.1.0
    */
   addContextHelper(name: string, helper: ContextHelperFn): void {
-    this.#sync(this.#tambo.addContextHelper(name, helper))
-    this.#contextHelpers.set(name, helper)
+    this.#runtime.sync(this.#runtime.tambo.addContextHelper(name, helper))
+    this.#parts.contextHelpers.set(name, helper)
   }
 
   /**
    * @since 0.1.0
    */
   removeContextHelper(name: string): void {
-    this.#sync(this.#tambo.removeContextHelper(name))
-    this.#contextHelpers.delete(name)
+    this.#runtime.sync(this.#runtime.tambo.removeContextHelper(name))
+    this.#parts.contextHelpers.delete(name)
   }
 
   /**
@@ -1196,7 +904,7 @@ export class TamboClient {
    * @since 0.2.0
    */
   getContextHelpers(): Readonly<Record<string, ContextHelperFn>> {
-    return Object.fromEntries(this.#contextHelpers)
+    return Object.fromEntries(this.#parts.contextHelpers)
   }
 
   // ---------------------------------------------------------------------------
@@ -1210,8 +918,8 @@ export class TamboClient {
    * @since 0.1.0
    */
   listSuggestions(messageId: string, threadId: string): Promise<Array<Suggestion>> {
-    return this.#promise(
-      Effect.map(this.#tambo.listSuggestions(threadId, messageId), (list) => list.map(suggestionFromCore)),
+    return this.#runtime.promise(
+      Effect.map(this.#runtime.tambo.listSuggestions(threadId, messageId), (list) => list.map(suggestionFromCore)),
       "listSuggestions"
     )
   }
@@ -1226,9 +934,9 @@ export class TamboClient {
     threadId: string,
     options?: { readonly maxSuggestions?: number }
   ): Promise<Array<Suggestion>> {
-    return this.#promise(
+    return this.#runtime.promise(
       Effect.map(
-        this.#tambo.generateSuggestions(threadId, messageId, options),
+        this.#runtime.tambo.generateSuggestions(threadId, messageId, options),
         (list) => list.map(suggestionFromCore)
       ),
       "generateSuggestions"
@@ -1260,7 +968,10 @@ export class TamboClient {
     componentId: string,
     update: Transport.ComponentStateUpdate
   ): Promise<Record<string, unknown>> {
-    return this.#promise(this.#tambo.updateComponentState(threadId, componentId, update), "updateComponentState")
+    return this.#runtime.promise(
+      this.#runtime.tambo.updateComponentState(threadId, componentId, update),
+      "updateComponentState"
+    )
   }
 
   // ---------------------------------------------------------------------------
@@ -1277,11 +988,8 @@ export class TamboClient {
    * @since 0.2.0
    */
   transcribe(audio: Blob, options?: Transcription.TranscribeOptions): Promise<string> {
-    return this.#promise(
-      Option.match(this.#config, {
-        onNone: () => Effect.dieMessage("unreachable: an agent client has no transcription"),
-        onSome: (config) => Effect.provideService(Transcription.transcribe(audio, options), TamboConfig.TamboConfig, config)
-      }),
+    return this.#runtime.promise(
+      this.#runtime.withConfig(Transcription.transcribe(audio, options), "transcription"),
       "transcribe"
     )
   }
@@ -1297,7 +1005,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   getStore(): TamboStore<ClientState> {
-    return this.#store
+    return this.#runtime.store
   }
 
   /**
@@ -1305,7 +1013,7 @@ export class TamboClient {
    *
    * @since 0.1.0
    */
-  readonly getState = (): ClientState => this.#store.getState()
+  readonly getState = (): ClientState => this.#runtime.store.getState()
 
   /**
    * Calls `listener` after changes, at most once per microtask: of the
@@ -1314,44 +1022,13 @@ export class TamboClient {
    *
    * @since 0.1.0
    */
-  readonly subscribe = (listener: () => void): (() => void) => {
-    if (this.#listeners.size === 0 && this.#destroying === undefined) {
-      this.#lastNotified = this.#store.getState()
-      this.#lastNotifiedVersion = this.#version
-      this.#unsubscribeStore = this.#store.subscribe(this.#onStoreChange)
-    }
-    this.#listeners.add(listener)
-    return () => {
-      this.#listeners.delete(listener)
-      if (this.#listeners.size === 0) this.#stopListening()
-    }
-  }
-
-  readonly #onStoreChange = () => {
-    if (this.#notifyScheduled) return
-    this.#notifyScheduled = true
-    queueMicrotask(this.#notify)
-  }
-
-  readonly #notify = () => {
-    this.#notifyScheduled = false
-    const state = this.#store.getState()
-    if (state === this.#lastNotified && this.#version === this.#lastNotifiedVersion) return
-    this.#lastNotified = state
-    this.#lastNotifiedVersion = this.#version
-    for (const listener of [...this.#listeners]) listener()
-  }
-
-  #stopListening() {
-    this.#unsubscribeStore?.()
-    this.#unsubscribeStore = undefined
-  }
+  readonly subscribe = (listener: () => void): (() => void) => this.#parts.notifier.subscribe(listener)
 
   /**
    * @since 0.1.0
    */
   getAuthState(): TamboAuthState {
-    return authStateFromCore(this.#sync(this.#tambo.authState))
+    return authStateFromCore(this.#runtime.sync(this.#runtime.tambo.authState))
   }
 
   /**
@@ -1362,14 +1039,7 @@ export class TamboClient {
    * @since 0.2.0
    */
   subscribeToAuthState(listener: () => void): () => void {
-    if (this.#destroying !== undefined) return () => undefined
-    // `authChanges` starts with the current state: that one is not a change.
-    const fiber = this.#runtime.runFork(
-      this.#tambo.authChanges.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener)))
-    )
-    return () => {
-      fiber.unsafeInterruptAsFork(FiberId.none)
-    }
+    return this.#runtime.subscribe(this.#runtime.tambo.authChanges, listener)
   }
 
   /**
@@ -1390,8 +1060,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   setUserToken(userToken: string): void {
-    if (this.backend === "ag-ui") throw CallSite.attach(notOffered("setUserToken"), CallSite.capture(this.setUserToken))
-    this.#sync(this.#auth.setUserToken(Redacted.make(userToken)))
+    this.#runtime.sync(this.#runtime.auth.setUserToken(Redacted.make(userToken)), "setUserToken")
   }
 
   /**
@@ -1400,7 +1069,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   get mcpServers(): ReadonlyArray<McpServerInfo> {
-    return this.#mcpServers
+    return this.#parts.mcpServers
   }
 
   /**
@@ -1410,7 +1079,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   connectMcpServer(server: McpServerInfo): Promise<Mcp.McpConnection> {
-    return this.#promise(this.#mcp.connectMcpServer(toCoreMcpServer(server)))
+    return this.#runtime.promise(this.#runtime.mcp.connectMcpServer(toCoreMcpServer(server)))
   }
 
   /**
@@ -1419,8 +1088,8 @@ export class TamboClient {
    * @since 0.1.0
    */
   disconnectMcpServer(keyOrServer: string | McpServerInfo): Promise<void> {
-    return this.#promise(
-      this.#mcp.disconnectMcpServer(typeof keyOrServer === "string" ? keyOrServer : toCoreMcpServer(keyOrServer))
+    return this.#runtime.promise(
+      this.#runtime.mcp.disconnectMcpServer(typeof keyOrServer === "string" ? keyOrServer : toCoreMcpServer(keyOrServer))
     )
   }
 
@@ -1430,7 +1099,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   getMcpClients(): Mcp.McpConnections {
-    return this.#sync(this.#mcp.getMcpClients)
+    return this.#runtime.sync(this.#runtime.mcp.getMcpClients)
   }
 
   /**
@@ -1440,14 +1109,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   subscribeToMcpClients(listener: () => void): () => void {
-    if (this.#destroying !== undefined) return () => undefined
-    // `changes` starts with the current connections: that one is not a change.
-    const fiber = this.#runtime.runFork(
-      this.#mcp.changes.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener)))
-    )
-    return () => {
-      fiber.unsafeInterruptAsFork(FiberId.none)
-    }
+    return this.#runtime.subscribe(this.#runtime.mcp.changes, listener)
   }
 
   /**
@@ -1457,8 +1119,8 @@ export class TamboClient {
    * @since 0.1.0
    */
   setMcpElicitationHandler(handler: Mcp.ElicitationHandler | undefined): void {
-    this.#sync(this.#mcp.setElicitationHandler(handler))
-    this.#mcpElicitationHandler = handler
+    this.#runtime.sync(this.#runtime.mcp.setElicitationHandler(handler))
+    this.#parts.mcpElicitationHandler = handler
   }
 
   /**
@@ -1468,7 +1130,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   getMcpElicitationHandler(): Mcp.ElicitationHandler | undefined {
-    return this.#mcpElicitationHandler
+    return this.#parts.mcpElicitationHandler
   }
 
   /**
@@ -1477,7 +1139,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   getMcpToken(contextKey?: string, threadId?: string): Promise<Mcp.McpToken> {
-    return this.#promise(this.#mcp.getMcpToken(contextKey, threadId), "getMcpToken")
+    return this.#runtime.promise(this.#runtime.mcp.getMcpToken(contextKey, threadId), "getMcpToken")
   }
 
   /**
@@ -1487,7 +1149,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   listMcpPrompts(): Promise<ReadonlyArray<Mcp.McpPrompt>> {
-    return this.#promise(this.#mcp.listMcpPrompts)
+    return this.#runtime.promise(this.#runtime.mcp.listMcpPrompts)
   }
 
   /**
@@ -1498,7 +1160,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   getMcpPrompt(serverKey: string, name: string, args?: Readonly<Record<string, string>>): Promise<Mcp.McpPromptResult> {
-    return this.#promise(this.#mcp.getMcpPrompt(serverKey, name, args))
+    return this.#runtime.promise(this.#runtime.mcp.getMcpPrompt(serverKey, name, args))
   }
 
   /**
@@ -1508,7 +1170,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   listMcpResources(search?: string): Promise<ReadonlyArray<Mcp.McpResource>> {
-    return this.#promise(this.#mcp.listMcpResources(search))
+    return this.#runtime.promise(this.#runtime.mcp.listMcpResources(search))
   }
 
   /**
@@ -1517,7 +1179,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   listMcpResourceTemplates(): Promise<ReadonlyArray<Mcp.McpResourceTemplate>> {
-    return this.#promise(this.#mcp.listMcpResourceTemplates)
+    return this.#runtime.promise(this.#runtime.mcp.listMcpResourceTemplates)
   }
 
   /**
@@ -1527,7 +1189,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   readMcpResource(serverKey: string, uri: string): Promise<Mcp.McpResourceContents> {
-    return this.#promise(this.#mcp.readMcpResource(serverKey, uri))
+    return this.#runtime.promise(this.#runtime.mcp.readMcpResource(serverKey, uri))
   }
 
   // ---------------------------------------------------------------------------
@@ -1543,98 +1205,6 @@ export class TamboClient {
    * @since 0.1.0
    */
   destroy(): Promise<void> {
-    return (this.#destroying ??= (async () => {
-      this.#listeners.clear()
-      this.#stopListening()
-      for (const subscription of this.#snapshotSubscriptions) {
-        for (const stop of subscription.stops.values()) stop()
-      }
-      this.#snapshotSubscriptions.clear()
-      this.#lifetime.abort()
-      await Promise.all([...this.#runs].map(({ run }) => run.abort("ClientDestroyed")))
-      await this.#runtime.dispose()
-    })())
-  }
-
-  /** `tamboOnly`: the method's name, when an AG-UI agent has no counterpart of it. */
-  #promise<A>(effect: Effect.Effect<A, CoreError, Agent.Services>, tamboOnly?: string): Promise<A> {
-    const site = CallSite.capture(this.#promise)
-    if (this.#destroying !== undefined) return Promise.reject(CallSite.attach(abortError("ClientDestroyed"), site))
-    if (tamboOnly !== undefined && this.backend === "ag-ui") {
-      return Promise.reject(CallSite.attach(notOffered(tamboOnly), site))
-    }
-    return this.#runtime.runPromiseExit(effect, { signal: this.#lifetime.signal }).then((exit) => {
-      if (Exit.isSuccess(exit)) return exit.value
-      throw CallSite.attach(fromCause(exit.cause, "ClientDestroyed"), site)
-    })
-  }
-
-  #sync<A>(effect: Effect.Effect<A, CoreError>): A {
-    if (this.#destroying !== undefined) throw CallSite.attach(abortError("ClientDestroyed"), CallSite.capture(this.#sync))
-    const exit = this.#runtime.runSyncExit(effect)
-    if (Exit.isSuccess(exit)) return exit.value
-    throw CallSite.attach(fromCause(exit.cause), CallSite.capture(this.#sync))
+    return Client.destroy(this.#parts)
   }
 }
-
-const componentFrom = (
-  name: string,
-  registration: ComponentRegistration | undefined
-): Effect.Effect<AvailableComponent, ToolDefinitionError> => {
-  const schema: unknown = registration?.propsSchema ?? registration?.props
-  if (registration === undefined || schema === undefined) {
-    return Effect.fail(
-      new ToolDefinitionError({
-        reason: "InvalidDefinition",
-        message: `Component ${name} needs a description and a props schema`,
-        definitionName: name
-      })
-    )
-  }
-  if (registration.propsSchema !== undefined) {
-    return Effect.succeed({ name, description: registration.description, propsSchema: registration.propsSchema })
-  }
-  if (!Tool.isJsonSchema(schema)) {
-    return Effect.fail(
-      new ToolDefinitionError({
-        reason: "UnsupportedSchema",
-        message: `The props of component ${name} are not a JSON Schema`,
-        definitionName: name
-      })
-    )
-  }
-  return Effect.succeed({ name, description: registration.description, propsSchema: schema })
-}
-
-const logEvents = (events: Chunk.Chunk<Tambo.RunEvent>) => {
-  for (const { event, threadId } of events) {
-    console.debug(`[tambo] ${isLocalThreadId(threadId) ? "(new thread)" : threadId} ${event.type}`, event)
-  }
-}
-
-/** The error of a Tambo-only method called on an agent client. */
-const notOffered = (method: string) =>
-  notSupported(
-    `An AG-UI agent does not offer ${method}: it has no API besides its runs (its threads live in this client)`,
-    { method }
-  )
-
-const toCoreMcpServer = ({ handlers: _ignored, ...server }: McpServerInfo): Mcp.McpServerInfo => server
-
-/**
- * The registry's fallback for `onCallUnregisteredTool`: a tool by the name
- * called, taking any object, that hands the arguments over as parameters.
- */
-const unregisteredTool = (handler: UnregisteredToolHandler): ToolRegistry.ToolRegistry.Fallback => (toolName) => ({
-  name: toolName,
-  description: "A tool the app did not register",
-  inputSchema: { type: "object" },
-  tool: (args: unknown) =>
-    handler(
-      toolName,
-      Object.entries(args !== null && typeof args === "object" ? args : {}).map(([parameterName, parameterValue]) => ({
-        parameterName,
-        parameterValue
-      }))
-    )
-})

@@ -1,9 +1,10 @@
-/** Conversions from core's shapes to the facade's (the shapes of `@tambo-ai/client`). */
+/** Conversions between core's shapes and the facade's (the shapes of `@tambo-ai/client`). */
 import type * as Auth from "@tambo-effect/core/Auth"
+import type * as Mcp from "@tambo-effect/core/Mcp"
 import { isRecord } from "effect/Predicate"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
 import type { TamboThread } from "@tambo-effect/core/Types"
-import type { InputMessage, Suggestion, TamboAuthState } from "../TamboClient.js"
+import type { InputMessage, McpServerInfo, Suggestion, TamboAuthState, ThreadPage } from "../TamboClient.js"
 
 /** A thread of a list call: its messages are not loaded. */
 export const threadFromSummary = (summary: Transport.ThreadSummary): TamboThread => ({
@@ -15,6 +16,13 @@ export const threadFromSummary = (summary: Transport.ThreadSummary): TamboThread
   lastRunCancelled: summary.lastRunCancelled ?? false,
   ...(summary.name === undefined ? {} : { name: summary.name }),
   ...(isRecord(summary.metadata) ? { metadata: summary.metadata } : {})
+})
+
+/** A page of a list call, its threads without their messages. */
+export const pageFromCore = (list: Transport.ThreadList): ThreadPage => ({
+  threads: list.threads.map(threadFromSummary),
+  hasMore: list.hasMore,
+  ...(list.nextCursor === undefined ? {} : { nextCursor: list.nextCursor })
 })
 
 export const authStateFromCore = (state: Auth.AuthState): TamboAuthState => {
@@ -37,3 +45,6 @@ export const messageToCore = (message: InputMessage): Transport.InputMessage => 
   ...(isRecord(message.additionalContext) ? { additionalContext: message.additionalContext } : {}),
   ...(isRecord(message.metadata) ? { metadata: message.metadata } : {})
 })
+
+/** Core's server info: the facade accepts `handlers` for compatibility and drops them. */
+export const toCoreMcpServer = ({ handlers: _ignored, ...server }: McpServerInfo): Mcp.McpServerInfo => server

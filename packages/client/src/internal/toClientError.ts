@@ -25,6 +25,13 @@ const NOT_OFFERED_BY_AGENT = "NOT_SUPPORTED_BY_AG_UI_AGENT"
 export const notSupported = (message: string, options: { method?: string; cause?: unknown } = {}) =>
   new NotSupportedError({ reason: "NotOfferedByAgent", message, ...options })
 
+/** The error of a Tambo-only method called on an agent client. */
+export const notOffered = (method: string) =>
+  notSupported(
+    `An AG-UI agent does not offer ${method}: it has no API besides its runs (its threads live in this client)`,
+    { method }
+  )
+
 /**
  * Core's failure as it is (not a copy; unwrapped from the proxy Effect puts
  * around an error that crossed a span), except a cancellation, which is an

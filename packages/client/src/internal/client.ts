@@ -1,0 +1,68 @@
+/**
+ * A client's parts, wired from its options (what `new TamboClient` does),
+ * and their release (what `destroy()` does).
+ *
+ * @internal
+ */
+import type * as Mcp from "@tambo-effect/core/Mcp"
+import * as Either from "effect/Either"
+import type { TamboClientError } from "../errors.js"
+import { createInitialState, InMemoryStore } from "../Store.js"
+import type { ContextHelperFn, McpServerInfo, TamboClientOptions } from "../TamboClient.js"
+import { Approvals } from "./approvals.js"
+import { Notifier } from "./notifier.js"
+import { Runs } from "./runs.js"
+import * as ClientRuntime from "./runtime.js"
+import { SnapshotSubscriptions } from "./snapshots.js"
+
+/** @internal */
+export interface Parts {
+  readonly runtime: ClientRuntime.ClientRuntime
+  readonly notifier: Notifier
+  readonly approvals: Approvals
+  readonly snapshots: SnapshotSubscriptions
+  readonly runs: Runs
+  readonly mcpServers: ReadonlyArray<McpServerInfo>
+  /** The context helpers, as registered: core keeps them for runs, this copy is for `getContextHelpers`. */
+  readonly contextHelpers: Map<string, ContextHelperFn>
+  /** The handler set last with `setMcpElicitationHandler`. */
+  mcpElicitationHandler: Mcp.ElicitationHandler | undefined
+}
+
+/**
+ * The parts of a client with these options, or the error its constructor
+ * throws (a `ConfigError`, a `ToolDefinitionError`).
+ *
+ * @internal
+ */
+export const make = (options: TamboClientOptions): Either.Either<Parts, TamboClientError> =>
+  Either.map(ClientRuntime.make(options, options.store ?? new InMemoryStore(createInitialState())), (runtime) => {
+    const notifier = new Notifier(runtime.store)
+    const approvals = new Approvals(runtime, notifier)
+    const snapshots = new SnapshotSubscriptions()
+    return {
+      runtime,
+      notifier,
+      approvals,
+      snapshots,
+      runs: new Runs(runtime, notifier, approvals, snapshots, options.initialMessages),
+      mcpServers: options.mcpServers ?? [],
+      contextHelpers: new Map(Object.entries(options.contextHelpers ?? {})),
+      mcpElicitationHandler: undefined
+    }
+  })
+
+/**
+ * Cancels the runs in flight, stops notifying listeners and releases the
+ * runtime. Once: later calls get the same Promise.
+ *
+ * @internal
+ */
+export const destroy = (parts: Parts): Promise<void> =>
+  parts.runtime.destroying ??= (async () => {
+    parts.notifier.close()
+    parts.snapshots.close()
+    parts.runtime.lifetime.abort()
+    await parts.runs.abortAll()
+    await parts.runtime.runtime.dispose()
+  })()

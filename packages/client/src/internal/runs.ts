@@ -1,0 +1,173 @@
+/**
+ * The runs this client started and that are in flight: how a run (or a
+ * continuation) is started on core's `Tambo` service and handed out as a
+ * `TamboStream`, what it tells the client as it goes (its thread id, the
+ * approvals it announces, its end), and how runs are found by thread,
+ * cancelled and aborted. Also the initial messages each thread this client
+ * created was opened with.
+ *
+ * @internal
+ */
+import { isLocalThreadId } from "@tambo-effect/core/ClientState"
+import type * as Tambo from "@tambo-effect/core/Tambo"
+import type { TamboError } from "@tambo-effect/core/TamboError"
+import type { InitialInputMessage } from "@tambo-effect/core/Types"
+import type * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+import type { InputMessage, RunOptions, ToolCallResult } from "../TamboClient.js"
+import { TamboStream } from "../TamboStream.js"
+import type { Approvals } from "./approvals.js"
+import * as CallSite from "./callSite.js"
+import { messageToCore } from "./convert.js"
+import type { Notifier } from "./notifier.js"
+import { RunController } from "./runController.js"
+import type { ClientRuntime } from "./runtime.js"
+import type { SnapshotSubscriptions } from "./snapshots.js"
+import { abortError } from "./toClientError.js"
+
+/** A run in flight, and what cancelRun and approvals need to find it. @internal */
+export interface RunEntry {
+  readonly run: RunController
+  readonly requestedThreadId: string
+  readonly stream: TamboStream
+}
+
+/** @internal */
+export class Runs {
+  /** The runs in flight. */
+  readonly entries = new Set<RunEntry>()
+  /** The initial messages each thread this client created was opened with. */
+  readonly #seeded = new Map<string, ReadonlyArray<InitialInputMessage>>()
+
+  constructor(
+    private readonly runtime: ClientRuntime,
+    private readonly notifier: Notifier,
+    private readonly approvals: Approvals,
+    private readonly snapshots: SnapshotSubscriptions,
+    /** The client's `initialMessages`. */
+    private readonly initialMessages: ReadonlyArray<InitialInputMessage> | undefined
+  ) {}
+
+  /** `client.run`: a run on the thread named, or current now. */
+  run(message: string | InputMessage, options: RunOptions): TamboStream {
+    const threadId = options.threadId ?? this.runtime.store.getState().currentThreadId
+    const stream = this.#start(
+      threadId,
+      options,
+      CallSite.capture(this.run),
+      (runOptions) => this.runtime.tambo.run(typeof message === "string" ? message : messageToCore(message), runOptions)
+    )
+    const seeds = options.initialMessages ?? this.initialMessages
+    if (seeds !== undefined && seeds.length > 0 && isLocalThreadId(threadId)) {
+      stream.threadId.then((created) => {
+        this.#seeded.set(created, seeds)
+        this.notifier.changed()
+      }, () => undefined)
+    }
+    return stream
+  }
+
+  /** `client.continueRun`: the rest of a run, given the results of the calls it waits on. */
+  continueRun(threadId: string, results: ReadonlyArray<ToolCallResult>, options: RunOptions): TamboStream {
+    return this.#start(
+      threadId,
+      options,
+      CallSite.capture(this.continueRun),
+      (runOptions) => this.runtime.tambo.continueRun(threadId, results, runOptions)
+    )
+  }
+
+  /** The initial messages a thread opens with, as far as this client knows. */
+  initialMessagesOf(threadId: string): ReadonlyArray<InitialInputMessage> | undefined {
+    return this.#seeded.get(threadId) ?? (isLocalThreadId(threadId) ? this.initialMessages : undefined)
+  }
+
+  /** The runs in flight on a thread (default: the current one). */
+  onThread(threadId: string | undefined): Array<RunEntry> {
+    const id = threadId ?? this.runtime.store.getState().currentThreadId
+    return [...this.entries].filter(({ requestedThreadId, run }) => (run.threadId ?? requestedThreadId) === id)
+  }
+
+  /** `client.cancelRun`: aborts this client's runs on the thread, or cancels the server's run. */
+  async cancel(threadId: string | undefined): Promise<void> {
+    const id = threadId ?? this.runtime.store.getState().currentThreadId
+    const local = this.onThread(id)
+    if (local.length > 0) {
+      await Promise.all(local.map(({ run }) => run.abort("CancelledByClient")))
+      return
+    }
+    await this.runtime.promise(this.runtime.tambo.cancelRun(id))
+  }
+
+  /** Aborts every run in flight: the client is destroyed. */
+  abortAll(): Promise<unknown> {
+    return Promise.all([...this.entries].map(({ run }) => run.abort("ClientDestroyed")))
+  }
+
+  #start(
+    requestedThreadId: string,
+    options: RunOptions,
+    callSite: CallSite.CallSite,
+    open: (options: Tambo.RunOptions) => Stream.Stream<Tambo.RunEvent, TamboError>
+  ): TamboStream {
+    const { signal } = options
+    const onAbort = () => void run.abort("SignalAborted", signal?.reason)
+    const run: RunController = new RunController(this.runtime.built, {
+      callSite,
+      currentThread: (threadId) => this.runtime.store.getState().threadMap[threadId]?.thread,
+      onEvents: (events) => {
+        if (options.debug === true) logEvents(events)
+        this.approvals.record(entry, events)
+      },
+      onThreadId: () => this.notifier.changed(),
+      cancelOnServer: (threadId) =>
+        this.runtime.runtime.runPromise(Effect.ignore(this.runtime.tambo.cancelRun(threadId))).then(
+          () => undefined,
+          () => undefined
+        ),
+      onFinish: () => {
+        signal?.removeEventListener("abort", onAbort)
+        if (this.entries.delete(entry)) this.notifier.changed()
+        // Approvals its run no longer waits for.
+        this.approvals.forgetRun(entry)
+      }
+    })
+    const stream = new TamboStream(run)
+    const entry: RunEntry = { run, requestedThreadId, stream }
+    if (this.runtime.destroying !== undefined) {
+      run.fail(abortError("ClientDestroyed"))
+    } else if (signal?.aborted === true) {
+      run.fail(abortError("SignalAborted", { cause: signal.reason }))
+    } else {
+      this.entries.add(entry)
+      this.notifier.changed()
+      this.snapshots.runStarted(entry)
+      signal?.addEventListener("abort", onAbort, { once: true })
+      run.start((effect) => this.runtime.runtime.runFork(effect), open(this.#coreOptions(requestedThreadId, options)))
+    }
+    return stream
+  }
+
+  #coreOptions(threadId: string, options: RunOptions): Tambo.RunOptions {
+    return {
+      // The thread current when run() was called: core reads it only once the credentials
+      // are there, by when another run may have made its own new thread current.
+      threadId,
+      autoExecuteTools: options.autoExecuteTools,
+      maxSteps: options.maxSteps,
+      toolChoice: options.toolChoice,
+      additionalContext: options.additionalContext,
+      toolTimeout: options.toolTimeout,
+      onBusy: options.onBusy,
+      onApproval: options.onApproval,
+      initialMessages: options.initialMessages ?? this.initialMessages
+    }
+  }
+}
+
+const logEvents = (events: Chunk.Chunk<Tambo.RunEvent>) => {
+  for (const { event, threadId } of events) {
+    console.debug(`[tambo] ${isLocalThreadId(threadId) ? "(new thread)" : threadId} ${event.type}`, event)
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The client's runtime: one `ManagedRuntime` of core's Layers, built once
+ * from the options, the services it holds, and the calls every method of
+ * the facade makes through it (a Promise, or a synchronous result), each
+ * failing with the caller's stack. Once the client is destroyed every call
+ * is refused with an `AbortError`.
+ *
+ * @internal
+ */
+import * as Auth from "@tambo-effect/core/Auth"
+import * as Mcp from "@tambo-effect/core/Mcp"
+import * as Tambo from "@tambo-effect/core/Tambo"
+import * as TamboConfig from "@tambo-effect/core/TamboConfig"
+import * as ToolRegistry from "@tambo-effect/core/ToolRegistry"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import type * as Option from "effect/Option"
+import type * as Runtime from "effect/Runtime"
+import * as Stream from "effect/Stream"
+import type { TamboClientError } from "../errors.js"
+import type { ClientState, TamboStore } from "../Store.js"
+import type { TamboClientOptions } from "../TamboClient.js"
+import type * as Agent from "./agent.js"
+import * as CallSite from "./callSite.js"
+import * as ClientLayer from "./layer.js"
+import { unregisteredTool } from "./registration.js"
+import { abortError, type CoreError, fromCause, notOffered } from "./toClientError.js"
+
+/** @internal */
+export class ClientRuntime {
+  readonly tambo: Tambo.Tambo.Service
+  readonly mcp: Mcp.Mcp.Service
+  readonly auth: Auth.Auth.Service
+  readonly registry: ToolRegistry.ToolRegistry.Service
+  /** The Tambo API's configuration; `None` for an agent. */
+  readonly config: Option.Option<TamboConfig.Resolved>
+  /** The built runtime, for queue operations that must outlive `destroy()`. */
+  readonly built: Runtime.Runtime<never>
+  /** Aborted by `destroy()`: interrupts the calls in flight. */
+  readonly lifetime = new AbortController()
+  /** Set by `destroy()`, once. */
+  destroying: Promise<void> | undefined
+
+  constructor(
+    readonly backend: "tambo" | "ag-ui",
+    readonly store: TamboStore<ClientState>,
+    readonly runtime: ManagedRuntime.ManagedRuntime<Agent.Services, CoreError>,
+    services: Pick<ClientRuntime, "tambo" | "mcp" | "auth" | "registry" | "config" | "built">
+  ) {
+    this.tambo = services.tambo
+    this.mcp = services.mcp
+    this.auth = services.auth
+    this.registry = services.registry
+    this.config = services.config
+    this.built = services.built
+  }
+
+  /**
+   * Runs `effect` as a Promise that rejects with the facade's error, with
+   * the stack of the method that called this. `tamboOnly`: the method's
+   * name, when an AG-UI agent has no counterpart of it.
+   */
+  promise<A>(effect: Effect.Effect<A, CoreError, Agent.Services>, tamboOnly?: string): Promise<A> {
+    const site = CallSite.capture(this.promise)
+    if (this.destroying !== undefined) return Promise.reject(CallSite.attach(abortError("ClientDestroyed"), site))
+    if (tamboOnly !== undefined && this.backend === "ag-ui") {
+      return Promise.reject(CallSite.attach(notOffered(tamboOnly), site))
+    }
+    return this.runtime.runPromiseExit(effect, { signal: this.lifetime.signal }).then((exit) => {
+      if (Exit.isSuccess(exit)) return exit.value
+      throw CallSite.attach(fromCause(exit.cause, "ClientDestroyed"), site)
+    })
+  }
+
+  /** Runs `effect` synchronously; throws the facade's error. `tamboOnly` as for `promise`. */
+  sync<A>(effect: Effect.Effect<A, CoreError>, tamboOnly?: string): A {
+    if (tamboOnly !== undefined && this.backend === "ag-ui") {
+      throw CallSite.attach(notOffered(tamboOnly), CallSite.capture(this.sync))
+    }
+    if (this.destroying !== undefined) throw CallSite.attach(abortError("ClientDestroyed"), CallSite.capture(this.sync))
+    const exit = this.runtime.runSyncExit(effect)
+    if (Exit.isSuccess(exit)) return exit.value
+    throw CallSite.attach(fromCause(exit.cause), CallSite.capture(this.sync))
+  }
+
+  /** `effect` given the Tambo API's configuration, which only an agent client lacks. */
+  withConfig<A, E, R>(
+    effect: Effect.Effect<A, E, R>,
+    method: string
+  ): Effect.Effect<A, E, Exclude<R, TamboConfig.TamboConfig>> {
+    const config = this.config
+    return config._tag === "None"
+      ? Effect.dieMessage(`unreachable: an agent client has no ${method}`)
+      : Effect.provideService(effect, TamboConfig.TamboConfig, config.value)
+  }
+
+  /**
+   * Calls `listener` after every change `changes` announces (it starts with
+   * the current value: that one is not a change). Returns the unsubscribe
+   * function.
+   */
+  subscribe(changes: Stream.Stream<unknown>, listener: () => void): () => void {
+    if (this.destroying !== undefined) return () => undefined
+    const fiber = this.runtime.runFork(changes.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener))))
+    return () => {
+      fiber.unsafeInterruptAsFork(FiberId.none)
+    }
+  }
+}
+
+/**
+ * Builds the runtime for the options. Core's Layers build synchronously, so
+ * bad options fail here (the constructor throws the error).
+ *
+ * @internal
+ */
+export const make = (
+  options: TamboClientOptions,
+  store: TamboStore<ClientState>
+): Either.Either<ClientRuntime, TamboClientError> => {
+  const runtime = ManagedRuntime.make(ClientLayer.layer(options, store))
+  const built = runtime.runSyncExit(
+    Effect.all({
+      tambo: Tambo.Tambo,
+      mcp: Mcp.Mcp,
+      built: Effect.runtime<never>(),
+      auth: Auth.Auth,
+      registry: ToolRegistry.ToolRegistry,
+      config: Effect.serviceOption(TamboConfig.TamboConfig)
+    }).pipe(Effect.tap(({ registry }) =>
+      options.onCallUnregisteredTool === undefined
+        ? Effect.void
+        : registry.setFallback(unregisteredTool(options.onCallUnregisteredTool))
+    ))
+  )
+  if (Exit.isFailure(built)) {
+    void runtime.dispose()
+    return Either.left(fromCause(built.cause))
+  }
+  return Either.right(new ClientRuntime(options.agent === undefined ? "tambo" : "ag-ui", store, runtime, built.value))
+}
