@@ -1,9 +1,15 @@
 import * as Tool from "@tambo-effect/core/Tool"
-import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import { AgUiAgent, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import { z } from "zod"
-import { TamboClient, type TamboClientOptions, type TamboThreadMessage, type TamboTool } from "../src/index.js"
+import {
+  type AgentClientOptions,
+  TamboClient,
+  type TamboClientOptions,
+  type TamboThreadMessage,
+  type TamboTool
+} from "../src/index.js"
 
 /** One testing server per test file; its state is reset after each test. */
 export const useServer = (options: TestServerOptions = {}) => {
@@ -38,6 +44,35 @@ export const makeClient = (server: TestServer, options: Partial<TamboClientOptio
     autoGenerateThreadName: false,
     ...options
   })
+  clients.push(client)
+  return client
+}
+
+/** One scripted AG-UI agent per test file; its script and requests are reset after each test. */
+export const useAgent = (options: AgUiAgent.StartOptions = {}) => {
+  let agent: AgUiAgent.AgUiAgent | undefined
+  beforeAll(async () => {
+    agent = await AgUiAgent.start(options)
+  })
+  afterEach(() => {
+    agent?.reset()
+  })
+  afterAll(async () => {
+    await agent?.close()
+  })
+  return () => {
+    if (agent === undefined) throw new Error("agent not started")
+    return agent
+  }
+}
+
+/** A client of a scripted AG-UI agent (`headers` are the agent's), destroyed after the test. */
+export const makeAgentClient = (
+  agent: AgUiAgent.AgUiAgent,
+  options: Partial<Omit<AgentClientOptions, "agent">> = {},
+  headers?: Record<string, string>
+) => {
+  const client = new TamboClient({ agent: headers === undefined ? { url: agent.url } : { url: agent.url, headers }, ...options })
   clients.push(client)
   return client
 }
