@@ -11,23 +11,32 @@ import {
   type TamboTool
 } from "../src/index.js"
 
-/** One testing server per test file; its state is reset after each test. */
-export const useServer = (options: TestServerOptions = {}) => {
-  let server: TestServer | undefined
+/** What {@link useStarted} starts: a scripted server of `@tambo-effect/testing`. */
+interface Started {
+  readonly reset: () => void
+  readonly close: () => Promise<void>
+}
+
+/** One `start()`ed server per test file, reset after each test and closed after the last. */
+const useStarted = <S extends Started>(start: () => Promise<S>, what: string) => {
+  let started: S | undefined
   beforeAll(async () => {
-    server = await startTestServer(options)
+    started = await start()
   })
   afterEach(() => {
-    server?.reset()
+    started?.reset()
   })
   afterAll(async () => {
-    await server?.close()
+    await started?.close()
   })
   return () => {
-    if (server === undefined) throw new Error("server not started")
-    return server
+    if (started === undefined) throw new Error(`${what} not started`)
+    return started
   }
 }
+
+/** One testing server per test file; its state is reset after each test. */
+export const useServer = (options: TestServerOptions = {}) => useStarted(() => startTestServer(options), "server")
 
 const clients: Array<TamboClient> = []
 afterEach(async () => {
@@ -49,22 +58,7 @@ export const makeClient = (server: TestServer, options: Partial<TamboClientOptio
 }
 
 /** One scripted AG-UI agent per test file; its script and requests are reset after each test. */
-export const useAgent = (options: AgUiAgent.StartOptions = {}) => {
-  let agent: AgUiAgent.AgUiAgent | undefined
-  beforeAll(async () => {
-    agent = await AgUiAgent.start(options)
-  })
-  afterEach(() => {
-    agent?.reset()
-  })
-  afterAll(async () => {
-    await agent?.close()
-  })
-  return () => {
-    if (agent === undefined) throw new Error("agent not started")
-    return agent
-  }
-}
+export const useAgent = (options: AgUiAgent.StartOptions = {}) => useStarted(() => AgUiAgent.start(options), "agent")
 
 /** A client of a scripted AG-UI agent (`headers` are the agent's), destroyed after the test. */
 export const makeAgentClient = (
