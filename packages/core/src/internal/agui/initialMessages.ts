@@ -11,7 +11,13 @@ import type * as Types from "../../Types.js"
 const isRecord = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** `messages` as thread messages, the n-th with id `idOf(n)`. @internal */
+/**
+ * `messages` as thread messages, the n-th with id `idOf(n)`.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const fromInitialMessages = (
   messages: ReadonlyArray<Types.InitialInputMessage>,
   idOf: (index: number) => string,
