@@ -1,7 +1,7 @@
 // The facade against an AG-UI agent (`new TamboClient({ agent: { url } })`): the scripted
 // agent of @tambo-effect/testing on loopback, no API key, no user.
 import { AgUiAgent } from "@tambo-effect/testing"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import {
   type AgentClientOptions,
   ApiError,
@@ -15,29 +15,16 @@ import {
 } from "../src/index.js"
 import { startMcpServer } from "../../core/test/mcp/server.js"
 import { calculator } from "../../core/test/mcp/tools.js"
-import { settle, texts, weatherTool } from "./helpers.js"
+import { makeAgentClient, settle, texts, useAgent, weatherTool } from "./helpers.js"
 
-let agent: AgUiAgent.AgUiAgent
-beforeAll(async () => {
-  agent = await AgUiAgent.start()
-})
-afterEach(() => agent.reset())
-afterAll(() => agent.close())
+const agent = useAgent()
 
-const clients: Array<TamboClient> = []
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.destroy()))
-})
-
-const makeAgentClient = (options: Partial<Omit<AgentClientOptions, "agent">> = {}) => {
-  const client = new TamboClient({ agent: { url: agent.url, headers: { authorization: "Bearer agent-token" } }, ...options })
-  clients.push(client)
-  return client
-}
+const makeClient = (options: Partial<Omit<AgentClientOptions, "agent">> = {}) =>
+  makeAgentClient(agent(), options, { authorization: "Bearer agent-token" })
 
 describe("TamboClient with an AG-UI agent", () => {
   it("streams a text reply; thread, messages and threadId resolve; no API key or user is sent", async () => {
-    const client = makeAgentClient()
+    const client = makeClient()
     expect(client.backend).toBe("ag-ui")
     const stream = client.run("hi")
     const deltas: Array<string> = []
@@ -50,15 +37,15 @@ describe("TamboClient with an AG-UI agent", () => {
     expect(await stream.threadId).toBe(thread.id)
     expect((await stream.messages).length).toBe(2)
     expect(client.getState().currentThreadId).toBe(thread.id)
-    expect(agent.requests).toHaveLength(1)
-    const request = agent.requests[0]!
+    expect(agent().requests).toHaveLength(1)
+    const request = agent().requests[0]!
     expect(request.input?.threadId).toBe(thread.id)
     expect(request.headers["authorization"]).toBe("Bearer agent-token")
     expect(request.headers["x-api-key"]).toBeUndefined()
   })
 
   it("a second run on the thread sends the whole conversation", async () => {
-    const client = makeAgentClient()
+    const client = makeClient()
     const first = await client.run("hi").thread
     const second = await client.run("again").thread
     expect(second.id).toBe(first.id)
@@ -68,21 +55,21 @@ describe("TamboClient with an AG-UI agent", () => {
       "user: again",
       "assistant: Hello, world."
     ])
-    expect(agent.requests[1]!.input?.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"])
+    expect(agent().requests[1]!.input?.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"])
   })
 
   it("runs a frontend tool once and continues with its result in a new run", async () => {
-    agent.setScript(AgUiAgent.scripts.frontendTool)
+    agent().setScript(AgUiAgent.scripts.frontendTool)
     const calls: Array<string> = []
-    const client = makeAgentClient({
+    const client = makeClient({
       tools: [{ ...weatherTool, tool: (input: { city: string }) => (calls.push(input.city), { city: input.city, temperature: 21, conditions: "sunny" }) }]
     })
     const thread = await client.run("What is the weather in Paris?").thread
     expect(calls).toEqual(["Paris"])
-    expect(agent.requests).toHaveLength(2)
+    expect(agent().requests).toHaveLength(2)
     // The tool is offered to the agent; the second run carries its result.
-    expect(agent.requests[0]!.input?.tools.map((tool) => tool.name)).toEqual(["get_weather"])
-    const toolMessage = agent.requests[1]!.input?.messages.at(-1)
+    expect(agent().requests[0]!.input?.tools.map((tool) => tool.name)).toEqual(["get_weather"])
+    const toolMessage = agent().requests[1]!.input?.messages.at(-1)
     expect(toolMessage?.role).toBe("tool")
     const last = thread.messages.at(-1)!
     expect(last.role).toBe("assistant")
@@ -93,34 +80,34 @@ describe("TamboClient with an AG-UI agent", () => {
   it("an MCP server's tools are offered to the agent and run in the client", async () => {
     const mcp = await startMcpServer({ setup: calculator })
     try {
-      const client = makeAgentClient({ mcpServers: [{ url: mcp.url, serverKey: "calc" }] })
+      const client = makeClient({ mcpServers: [{ url: mcp.url, serverKey: "calc" }] })
       expect((await client.connectMcpServer({ url: mcp.url, serverKey: "calc" })).status).toBe("connected")
-      agent.setScript(AgUiAgent.frontendToolRound({ name: "add", args: { a: 2, b: 40 }, reply: (sum) => [AgUiAgent.text(`sum: ${sum}`)] }))
+      agent().setScript(AgUiAgent.frontendToolRound({ name: "add", args: { a: 2, b: 40 }, reply: (sum) => [AgUiAgent.text(`sum: ${sum}`)] }))
       const thread = await client.run("add 2 and 40").thread
       expect(texts(thread.messages).at(-1)).toBe("assistant: sum: 42")
-      expect(agent.requests[0]!.input?.tools.map((tool) => tool.name)).toContain("add")
+      expect(agent().requests[0]!.input?.tools.map((tool) => tool.name)).toContain("add")
     } finally {
       await mcp.close()
     }
   })
 
   it("a RUN_ERROR rejects the run with the agent's message and code; the thread stays usable", async () => {
-    agent.setScript(AgUiAgent.scripts.runError)
-    const client = makeAgentClient()
+    agent().setScript(AgUiAgent.scripts.runError)
+    const client = makeClient()
     const failed = await settle(client.run("hi").thread)
     expect(failed.ok).toBe(false)
     if (failed.ok) return
     expect(failed.error).toBeInstanceOf(ApiError)
     expect(failed.error).toMatchObject({ reason: "RunError", code: "MODEL_UNAVAILABLE" })
     expect(failed.error.message).toContain("The model is unavailable")
-    agent.setScript(AgUiAgent.scripts.text)
+    agent().setScript(AgUiAgent.scripts.text)
     const thread = await client.run("again").thread
     expect(thread.messages.at(-1)).toMatchObject({ role: "assistant" })
   })
 
   it("abort() aborts the request: the stream rejects with an AbortError and the agent sees the connection close", async () => {
-    agent.setScript([AgUiAgent.text("Half a reply"), AgUiAgent.hang()])
-    const client = makeAgentClient()
+    agent().setScript([AgUiAgent.text("Half a reply"), AgUiAgent.hang()])
+    const client = makeClient()
     const stream = client.run("hi")
     const seen: Array<string> = []
     const iterated = (async () => {
@@ -133,27 +120,27 @@ describe("TamboClient with an AG-UI agent", () => {
     expect(outcome.ok).toBe(false)
     if (outcome.ok) return
     expect(isAbortError(outcome.error)).toBe(true)
-    expect(await agent.requests[0]!.ended).toBe("closed")
+    expect(await agent().requests[0]!.ended).toBe("closed")
     expect(client.hasActiveRun()).toBe(false)
     const thread = client.getThread(await stream.threadId)!
     expect(thread.lastRunCancelled).toBe(true)
   })
 
   it("cancelRun() cancels the current thread's run", async () => {
-    agent.setScript([AgUiAgent.text("Half a reply"), AgUiAgent.hang()])
-    const client = makeAgentClient()
+    agent().setScript([AgUiAgent.text("Half a reply"), AgUiAgent.hang()])
+    const client = makeClient()
     const stream = client.run("hi")
     await stream.threadId
     const ended = settle(stream.thread)
-    while (agent.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    while (agent().requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
     await client.cancelRun()
     const outcome = await ended
     expect(outcome.ok === false && isAbortError(outcome.error)).toBe(true)
-    expect(await agent.requests[0]!.ended).toBe("closed")
+    expect(await agent().requests[0]!.ended).toBe("closed")
   })
 
   it("Tambo-only methods reject with a NotSupportedError that says the agent does not offer them", async () => {
-    const client = makeAgentClient()
+    const client = makeClient()
     const { id } = await client.run("hi").thread
     const calls: Array<[string, () => Promise<unknown>]> = [
       ["listThreads", () => client.listThreads()],
@@ -179,19 +166,19 @@ describe("TamboClient with an AG-UI agent", () => {
     }
     expect(() => client.setUserToken("token")).toThrow(NotSupportedError)
     // Only runs went to the agent.
-    expect(agent.requests).toHaveLength(1)
+    expect(agent().requests).toHaveLength(1)
     // A new thread's initial messages are offered: they go first in the conversation sent.
     client.startNewThread()
     await client.run("hi", { initialMessages: [{ role: "system", content: [{ type: "text", text: "Be brief." }] }] }).thread
-    expect(agent.requests).toHaveLength(2)
-    expect(agent.requests[1]?.input?.messages.map((m) => m.role)).toEqual(["system", "user"])
+    expect(agent().requests).toHaveLength(2)
+    expect(agent().requests[1]?.input?.messages.map((m) => m.role)).toEqual(["system", "user"])
   })
 
   it("an apiKey with an agent, or an agent without a usable url, throws a ConfigError", () => {
-    const both = { agent: { url: agent.url }, apiKey: "k" } as unknown as TamboClientOptions
+    const both = { agent: { url: agent().url }, apiKey: "k" } as unknown as TamboClientOptions
     expect(() => new TamboClient(both)).toThrow(expect.objectContaining({ _tag: "ConfigError", reason: "InvalidOption" }))
     expect(() => new TamboClient(both)).toThrow(/apiKey/)
-    expect(() => new TamboClient({ agent: { url: agent.url }, userKey: "u" })).toThrow(
+    expect(() => new TamboClient({ agent: { url: agent().url }, userKey: "u" })).toThrow(
       expect.objectContaining({ _tag: "ConfigError", reason: "InvalidOption", message: expect.stringContaining("userKey") })
     )
     // With neither, the Tambo API's key is missing.
@@ -203,9 +190,9 @@ describe("TamboClient with an AG-UI agent", () => {
     }
   })
 
-  it("a Tambo client's backend is \"tambo\"", () => {
+  it("a Tambo client's backend is \"tambo\"", async () => {
     const client = new TamboClient({ apiKey: "k", tamboUrl: "http://127.0.0.1:9", userKey: "u" })
-    clients.push(client)
     expect(client.backend).toBe("tambo")
+    await client.destroy()
   })
 })

@@ -1,30 +1,16 @@
 // The AG-UI agent's shared state through the facade: `client.getAgentState` /
 // `client.setAgentState`, and `thread.state`, against the scripted agent on loopback.
 import { AgUiAgent } from "@tambo-effect/testing"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { ConfigError, TamboClient } from "../src/index.js"
+import { describe, expect, it } from "vitest"
+import { ConfigError } from "../src/index.js"
+import { makeAgentClient, useAgent } from "./helpers.js"
 
-let agent: AgUiAgent.AgUiAgent
-beforeAll(async () => {
-  agent = await AgUiAgent.start()
-})
-afterEach(() => agent.reset())
-afterAll(() => agent.close())
-
-const clients: Array<TamboClient> = []
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.destroy()))
-})
-
-const makeClient = () => {
-  const client = new TamboClient({ agent: { url: agent.url } })
-  clients.push(client)
-  return client
-}
+const agent = useAgent()
+const makeClient = () => makeAgentClient(agent())
 
 describe("TamboClient: the agent state of a thread", () => {
   it("what the agent's STATE_SNAPSHOT and STATE_DELTAs made it is the thread's state, and goes back with the next run", async () => {
-    agent.setScript(AgUiAgent.scripts.state)
+    agent().setScript(AgUiAgent.scripts.state)
     const client = makeClient()
     const thread = await client.run("hello").thread
     expect(thread.state).toEqual({ count: 2, items: ["a"] })
@@ -32,7 +18,7 @@ describe("TamboClient: the agent state of a thread", () => {
     expect(client.getAgentState()).toEqual({ count: 2, items: ["a"] })
     expect(client.getAgentState(thread.id)).toEqual({ count: 2, items: ["a"] })
     await client.run("again").thread
-    expect(agent.requests[1]!.input!.state).toEqual({ count: 2, items: ["a"] })
+    expect(agent().requests[1]!.input!.state).toEqual({ count: 2, items: ["a"] })
   })
 
   it("what the app sets on a new conversation goes with its first run, and its listeners hear of it", async () => {
@@ -50,7 +36,7 @@ describe("TamboClient: the agent state of a thread", () => {
     expect(notified).toBeGreaterThan(0)
     unsubscribe()
     const thread = await client.run("hello").thread
-    expect(agent.requests[0]!.input!.state).toEqual({ todo: ["milk", "bread"] })
+    expect(agent().requests[0]!.input!.state).toEqual({ todo: ["milk", "bread"] })
     expect(thread.state).toEqual({ todo: ["milk", "bread"] })
   })
 
@@ -61,7 +47,7 @@ describe("TamboClient: the agent state of a thread", () => {
     client.setAgentState({ on: "first" }, first.id)
     expect(client.getAgentState()).toEqual({})
     await client.run("again", { threadId: first.id }).thread
-    expect(agent.requests[1]!.input!.state).toEqual({ on: "first" })
+    expect(agent().requests[1]!.input!.state).toEqual({ on: "first" })
   })
 
   it("a state that is not a JSON value, or a thread the client does not hold, throws a ConfigError; the state stays", async () => {

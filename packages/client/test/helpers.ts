@@ -1,27 +1,42 @@
 import * as Tool from "@tambo-effect/core/Tool"
-import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import { AgUiAgent, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import { z } from "zod"
-import { TamboClient, type TamboClientOptions, type TamboThreadMessage, type TamboTool } from "../src/index.js"
+import {
+  type AgentClientOptions,
+  TamboClient,
+  type TamboClientOptions,
+  type TamboThreadMessage,
+  type TamboTool
+} from "../src/index.js"
 
-/** One testing server per test file; its state is reset after each test. */
-export const useServer = (options: TestServerOptions = {}) => {
-  let server: TestServer | undefined
+/** What {@link useStarted} starts: a scripted server of `@tambo-effect/testing`. */
+interface Started {
+  readonly reset: () => void
+  readonly close: () => Promise<void>
+}
+
+/** One `start()`ed server per test file, reset after each test and closed after the last. */
+const useStarted = <S extends Started>(start: () => Promise<S>, what: string) => {
+  let started: S | undefined
   beforeAll(async () => {
-    server = await startTestServer(options)
+    started = await start()
   })
   afterEach(() => {
-    server?.reset()
+    started?.reset()
   })
   afterAll(async () => {
-    await server?.close()
+    await started?.close()
   })
   return () => {
-    if (server === undefined) throw new Error("server not started")
-    return server
+    if (started === undefined) throw new Error(`${what} not started`)
+    return started
   }
 }
+
+/** One testing server per test file; its state is reset after each test. */
+export const useServer = (options: TestServerOptions = {}) => useStarted(() => startTestServer(options), "server")
 
 const clients: Array<TamboClient> = []
 afterEach(async () => {
@@ -38,6 +53,20 @@ export const makeClient = (server: TestServer, options: Partial<TamboClientOptio
     autoGenerateThreadName: false,
     ...options
   })
+  clients.push(client)
+  return client
+}
+
+/** One scripted AG-UI agent per test file; its script and requests are reset after each test. */
+export const useAgent = (options: AgUiAgent.StartOptions = {}) => useStarted(() => AgUiAgent.start(options), "agent")
+
+/** A client of a scripted AG-UI agent (`headers` are the agent's), destroyed after the test. */
+export const makeAgentClient = (
+  agent: AgUiAgent.AgUiAgent,
+  options: Partial<Omit<AgentClientOptions, "agent">> = {},
+  headers?: Record<string, string>
+) => {
+  const client = new TamboClient({ agent: headers === undefined ? { url: agent.url } : { url: agent.url, headers }, ...options })
   clients.push(client)
   return client
 }

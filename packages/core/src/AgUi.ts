@@ -13,8 +13,9 @@
  * conversation that cannot be sent as a `RunAgentInput` fails the run with an
  * `AgUiError` (`InvalidInput`) before any request.
  *
- * Interrupting a run aborts its request; there is nothing to cancel on a
- * server (`cancelRun` does nothing). The Tambo API's other calls (threads,
+ * Interrupting a run, or `Tambo.cancelRun`, aborts its request; there is
+ * nothing to cancel on a server (the transport's `cancelRun` does nothing).
+ * The Tambo API's other calls (threads,
  * suggestions, names, component state, MCP tokens, token exchange) fail with
  * an `ApiError` (`BadRequest`, code `NOT_SUPPORTED_BY_AG_UI_AGENT`). No API
  * key or user identity is needed.

@@ -33,6 +33,14 @@ describe("README", () => {
     expect(out.length).toBeGreaterThan(20)
   })
 
+  it("its AG-UI example runs a tool round against the scripted agent and sets the thread's agent state", () => {
+    const out = runBlock("## AG-UI agents")
+    expect(out).toContain("Let me check the weather in Paris.")
+    expect(out).toContain("Here is the weather in Paris: 21°, sunny.")
+    expect(out).toContain("(4 messages)")
+    expect(out).toContain('state: {"unit":"celsius"}')
+  })
+
   it("its testing example wires TestServer.layer into Tambo.layer", () => {
     const out = runBlock("## Testing with `@tambo-effect/testing`")
     expect(out).toContain("1 run request(s)")

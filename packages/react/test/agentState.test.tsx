@@ -3,27 +3,14 @@
 // pair, against the scripted agent of @tambo-effect/testing on loopback.
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react"
 import { AgUiAgent } from "@tambo-effect/testing"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { TamboClient, TamboProvider, useTamboAgentState, useTamboClient } from "../src/index.js"
+import { afterEach, describe, expect, it } from "vitest"
+import { makeAgentClient, useAgent } from "../../client/test/helpers.js"
+import { TamboProvider, useTamboAgentState, useTamboClient } from "../src/index.js"
 
-let agent: AgUiAgent.AgUiAgent
-beforeAll(async () => {
-  agent = await AgUiAgent.start()
-})
-afterEach(() => agent.reset())
-afterAll(() => agent.close())
-
-const clients: Array<TamboClient> = []
-afterEach(async () => {
-  cleanup()
-  await Promise.all(clients.splice(0).map((client) => client.destroy()))
-})
-
-const makeClient = () => {
-  const client = new TamboClient({ agent: { url: agent.url } })
-  clients.push(client)
-  return client
-}
+// The agent and its clients as the facade's tests have them (clients destroyed after each test).
+const agent = useAgent()
+const makeClient = () => makeAgentClient(agent())
+afterEach(() => cleanup())
 
 interface Todo {
   readonly todo: ReadonlyArray<string>
@@ -69,12 +56,12 @@ describe("useTamboAgentState", () => {
     })
     await waitFor(() => expect(shown()).toEqual({ todo: ["milk", "milk"] }))
     fireEvent.click(screen.getByTestId("send"))
-    await waitFor(() => expect(agent.requests).toHaveLength(1))
-    expect(agent.requests[0]!.input!.state).toEqual({ todo: ["milk", "milk"] })
+    await waitFor(() => expect(agent().requests).toHaveLength(1))
+    expect(agent().requests[0]!.input!.state).toEqual({ todo: ["milk", "milk"] })
   })
 
   it("the agent's STATE_SNAPSHOT and STATE_DELTAs show as they arrive", async () => {
-    agent.setScript(AgUiAgent.scripts.state)
+    agent().setScript(AgUiAgent.scripts.state)
     render(
       <TamboProvider client={makeClient()}>
         <TodoList />

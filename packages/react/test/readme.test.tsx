@@ -1,5 +1,6 @@
 // @vitest-environment happy-dom
 import { fireEvent, render, screen, waitFor } from "@testing-library/react"
+import { AgUiAgent } from "@tambo-effect/testing"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { ComponentType } from "react"
@@ -9,17 +10,25 @@ import { sleep, useServer } from "./helpers.js"
 const here = import.meta.dirname
 const server = useServer()
 
+/** The first `tsx` block after `heading` (or the README's first), imported as a module of its own. */
+const importBlock = async <M,>(heading: string | undefined, dir: string): Promise<M> => {
+  const readme = readFileSync(join(here, "..", "README.md"), "utf8")
+  const from = heading === undefined ? 0 : readme.indexOf(heading)
+  expect(from, `the README has ${heading}`).toBeGreaterThanOrEqual(0)
+  const code = /```tsx\n([\s\S]*?)```/.exec(readme.slice(from))![1]!
+  const file = join(dir, "example.tsx")
+  writeFileSync(file, code.replace(`from "@tambo-effect/react"`, `from "../../src/index.js"`))
+  return (await import(/* @vite-ignore */ file)) as M
+}
+
 describe("README", () => {
   it("its example chats, calls the tool and renders the WeatherCard", async () => {
-    const readme = readFileSync(join(here, "..", "README.md"), "utf8")
-    const code = /```tsx\n([\s\S]*?)```/.exec(readme)![1]!
     const dir = mkdtempSync(join(here, ".readme-"))
     try {
-      const file = join(dir, "example.tsx")
-      writeFileSync(file, code.replace(`from "@tambo-effect/react"`, `from "../../src/index.js"`))
-      const { App } = (await import(/* @vite-ignore */ file)) as {
-        App: ComponentType<{ readonly apiKey: string; readonly tamboUrl?: string }>
-      }
+      const { App } = await importBlock<{ App: ComponentType<{ readonly apiKey: string; readonly tamboUrl?: string }> }>(
+        undefined,
+        dir
+      )
       render(<App apiKey={server().apiKey} tamboUrl={server().url} />)
       fireEvent.change(screen.getByPlaceholderText("Ask about the weather"), {
         target: { value: "What is the weather in Paris?" }
@@ -33,6 +42,30 @@ describe("README", () => {
       await sleep(50)
     } finally {
       rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("its AG-UI example talks to the scripted agent: a get_weather round, and the agent state sent with the next run", async () => {
+    const agent = await AgUiAgent.start({ script: AgUiAgent.scripts.weatherAssistant })
+    const dir = mkdtempSync(join(here, ".readme-"))
+    try {
+      const { AgentApp } = await importBlock<{ AgentApp: ComponentType<{ readonly agentUrl: string }> }>("## Any AG-UI agent", dir)
+      render(<AgentApp agentUrl={agent.url} />)
+      const ask = (text: string) => {
+        fireEvent.change(screen.getByPlaceholderText("Ask the agent"), { target: { value: text } })
+        fireEvent.click(screen.getByText("Send"))
+      }
+      ask("What is the weather in Paris?")
+      await waitFor(() => expect(screen.getByText("Here is the weather in Paris: 18°, cloudy.")).toBeTruthy(), { timeout: 10_000 })
+      fireEvent.click(screen.getByText("Unit: celsius"))
+      await waitFor(() => expect(screen.getByText("Unit: fahrenheit")).toBeTruthy())
+      ask("Thanks!")
+      await waitFor(() => expect(agent.requests).toHaveLength(3))
+      expect(agent.requests[2]!.input?.state).toEqual({ unit: "fahrenheit" })
+      await waitFor(() => expect(screen.getByText("You said: Thanks!")).toBeTruthy())
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+      await agent.close()
     }
   })
 })

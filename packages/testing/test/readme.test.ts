@@ -1,5 +1,9 @@
 // The README's quick start, verbatim, so the documented example keeps working.
 import TamboAI from "@tambo-ai/typescript-sdk"
+import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { promisify } from "node:util"
 import { afterEach, beforeEach, expect, it } from "vitest"
 import { Script, startTestServer, type TestServer } from "../src/index.js"
 
@@ -36,3 +40,26 @@ it("streams a scripted reply and records the request", async () => {
   const [thread] = server.threads.list()
   expect(thread?.messages.map((message) => message.role)).toEqual(["user", "assistant"])
 })
+
+// The AG-UI agent's example, run as a file of its own: what it prints is what it says it prints.
+it("the AG-UI agent's example POSTs a RunAgentInput and gets the scripted events", async () => {
+  const readme = readFileSync(join(import.meta.dirname, "..", "README.md"), "utf8")
+  const from = readme.indexOf("## A scripted AG-UI agent")
+  expect(from).toBeGreaterThanOrEqual(0)
+  const code = /```ts\n([\s\S]*?)```/.exec(readme.slice(from))![1]!
+  const dir = mkdtempSync(join(import.meta.dirname, ".readme-"))
+  try {
+    const file = join(dir, "example.ts")
+    writeFileSync(file, code)
+    const { stdout } = await promisify(execFile)(process.execPath, ["--conditions=tambo-source", "--import", "tsx", file], {
+      cwd: join(import.meta.dirname, ".."),
+      encoding: "utf8",
+      timeout: 50_000
+    })
+    const printed = /\/\/ (RUN_STARTED .*)/.exec(code)![1]!
+    expect(stdout).toContain(printed)
+    expect(stdout).toContain("1 completed")
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}, 60_000)

@@ -28,7 +28,7 @@ import {
   useTamboThreadInput,
   useTamboThreadList
 } from "@tambo-effect/react"
-import { type FormEvent, memo, useEffect, useMemo, useRef, useState } from "react"
+import { type FormEvent, memo, type ReactNode, useEffect, useMemo, useRef, useState } from "react"
 import { contextHelpers } from "./context.js"
 import { ImageAttach, isImageBlock, MessageImages } from "./images.js"
 import { NotePanel } from "./note.js"
@@ -128,18 +128,15 @@ function ThreadList() {
   return useIsAgent() ? <PageThreadList /> : <ServerThreadList />
 }
 
-/** The ids of the threads this page holds (an agent's threads live nowhere else), the placeholder left out. */
-const selectThreadIds = (state: ClientState) =>
-  Object.keys(state.threadMap).filter((id) => id !== PLACEHOLDER_THREAD_ID)
-
-/** Against an AG-UI agent: the threads of this page. */
-function PageThreadList() {
-  const ids = useTamboSelector(selectThreadIds, shallowEqual)
-  const currentThreadId = useCurrentThreadId()
+/**
+ * The thread list's frame: on a narrow screen the list is folded away behind a toggle (CSS shows
+ * the toggle there only), beside "+ New thread".
+ */
+function ThreadsNav({ backend, children }: { readonly backend?: "ag-ui"; readonly children: ReactNode }) {
   const client = useTamboClient()
   const [open, setOpen] = useState(false)
   return (
-    <nav className="threads" data-testid="thread-list" data-open={String(open)} data-backend="ag-ui">
+    <nav className="threads" data-testid="thread-list" data-open={String(open)} data-backend={backend}>
       <div className="threads-bar">
         <button
           type="button"
@@ -154,6 +151,22 @@ function PageThreadList() {
           + New thread
         </button>
       </div>
+      {children}
+    </nav>
+  )
+}
+
+/** The ids of the threads this page holds (an agent's threads live nowhere else), the placeholder left out. */
+const selectThreadIds = (state: ClientState) =>
+  Object.keys(state.threadMap).filter((id) => id !== PLACEHOLDER_THREAD_ID)
+
+/** Against an AG-UI agent: the threads of this page. */
+function PageThreadList() {
+  const ids = useTamboSelector(selectThreadIds, shallowEqual)
+  const currentThreadId = useCurrentThreadId()
+  const client = useTamboClient()
+  return (
+    <ThreadsNav backend="ag-ui">
       <p className="muted">An AG-UI agent: these threads live in this page.</p>
       <ul>
         {ids.map((id, index) => (
@@ -170,7 +183,7 @@ function PageThreadList() {
           </li>
         ))}
       </ul>
-    </nav>
+    </ThreadsNav>
   )
 }
 
@@ -179,24 +192,8 @@ function ServerThreadList() {
   const { threads, isLoading, error } = useTamboThreadList({ limit: 20 })
   const currentThreadId = useCurrentThreadId()
   const client = useTamboClient()
-  // On a narrow screen the list is folded away behind a toggle (CSS shows the toggle there only).
-  const [open, setOpen] = useState(false)
   return (
-    <nav className="threads" data-testid="thread-list" data-open={String(open)}>
-      <div className="threads-bar">
-        <button
-          type="button"
-          className="threads-toggle"
-          data-testid="threads-toggle"
-          aria-expanded={open}
-          onClick={() => setOpen((previous) => !previous)}
-        >
-          ☰ Threads
-        </button>
-        <button type="button" data-testid="new-thread" onClick={() => client.startNewThread()}>
-          + New thread
-        </button>
-      </div>
+    <ThreadsNav>
       {isLoading ? <p className="muted">Loading…</p> : null}
       {error === undefined ? null : <p className="error">{error.message}</p>}
       <ul>
@@ -215,7 +212,7 @@ function ServerThreadList() {
           </li>
         ))}
       </ul>
-    </nav>
+    </ThreadsNav>
   )
 }
 

@@ -11,7 +11,13 @@ import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
 import type { TamboError } from "../TamboError.js"
 
-/** Whether the failure may go away on its own: a 429/502/503/504, no connection, a timeout. @internal */
+/**
+ * Whether the failure may go away on its own: a 429/502/503/504, no connection, a timeout.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Guards
+ */
 export const isRetryable = (error: TamboError): boolean =>
   (error._tag === "ApiError" && error.retryable) ||
   (error._tag === "TransportError" && (error.reason === "Connect" || error.reason === "Timeout"))
@@ -25,6 +31,8 @@ const retryAfterOf = (error: TamboError): number | undefined =>
  * retried (see {@link withinRetryAfter}).
  *
  * @internal
+ * @since 0.2.0
+ * @category Utils
  */
 export const retrySchedule = (maxRetries: number): Schedule.Schedule<unknown, TamboError> =>
   Schedule.exponential(Duration.millis(200), 2).pipe(
@@ -37,7 +45,13 @@ export const retrySchedule = (maxRetries: number): Schedule.Schedule<unknown, Ta
     })
   )
 
-/** Whether the server asked to wait no longer than `maxRetryAfter` (or did not say). @internal */
+/**
+ * Whether the server asked to wait no longer than `maxRetryAfter` (or did not say).
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const withinRetryAfter = (maxRetryAfter: Duration.Duration) => {
   const max = Duration.toMillis(maxRetryAfter)
   return (error: TamboError): boolean => (retryAfterOf(error) ?? 0) <= max

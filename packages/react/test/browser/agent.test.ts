@@ -7,16 +7,9 @@ import { AgUiAgent } from "@tambo-effect/testing"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { describe, expect, it } from "vitest"
-import { outputDir, useExampleApp } from "./app.js"
+import { outputDir, send, useExampleApp, waitForIdle } from "./app.js"
 
 const { openAgentApp, skipped } = useExampleApp()
-
-const send = async (page: Page, text: string) => {
-  await page.getByTestId("message-input").fill(text)
-  await page.getByTestId("send").click()
-}
-
-const waitForIdle = (page: Page) => page.locator('[data-testid="status"][data-status="idle"]').waitFor()
 
 const assistantTexts = (page: Page) =>
   page.locator('[data-testid="message"][data-role="assistant"] [data-testid="message-text"]').allTextContents()

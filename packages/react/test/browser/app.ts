@@ -280,3 +280,12 @@ export const useExampleApp = (
 
   return { skipped, openApp, openAgentApp }
 }
+
+/** Types `text` into the app's message input and sends it. */
+export const send = async (page: Page, text: string) => {
+  await page.getByTestId("message-input").fill(text)
+  await page.getByTestId("send").click()
+}
+
+/** Until the app shows its run status idle. */
+export const waitForIdle = (page: Page) => page.locator('[data-testid="status"][data-status="idle"]').waitFor()

@@ -9,15 +9,10 @@ import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { describe, expect, it } from "vitest"
 import { startExampleMcpServer, WEATHER_GUIDE } from "../../../../scratchpad/react-chat/mcp-server.js"
-import { outputDir, useExampleApp } from "./app.js"
+import { outputDir, send, useExampleApp } from "./app.js"
 
 // One Chromium and the served app for this file; skipped, saying why, where Chromium is missing outside CI.
 const { openApp, skipped } = useExampleApp()
-
-const send = async (page: Page, text: string) => {
-  await page.getByTestId("message-input").fill(text)
-  await page.getByTestId("send").click()
-}
 
 const screenshot = (page: Page, name: string) => page.screenshot({ path: join(outputDir, `${name}.png`), fullPage: true })
 

@@ -11,15 +11,10 @@ import { Script } from "@tambo-effect/testing"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { describe, expect, it } from "vitest"
-import { FAKE_MICROPHONE_ARGS, outputDir, useExampleApp } from "./app.js"
+import { FAKE_MICROPHONE_ARGS, outputDir, send, useExampleApp } from "./app.js"
 
 // One Chromium and the served app for this file; skipped, saying why, where Chromium is missing outside CI.
 const { openApp, skipped } = useExampleApp({ basePath: "/react-chat/", chromiumArgs: FAKE_MICROPHONE_ARGS })
-
-const send = async (page: Page, text: string) => {
-  await page.getByTestId("message-input").fill(text)
-  await page.getByTestId("send").click()
-}
 
 const screenshot = (page: Page, name: string) => page.screenshot({ path: join(outputDir, `${name}.png`), fullPage: true })
 

@@ -8,17 +8,10 @@ import { Script } from "@tambo-effect/testing"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { describe, expect, it } from "vitest"
-import { outputDir, useExampleApp } from "./app.js"
+import { outputDir, send, useExampleApp, waitForIdle } from "./app.js"
 
 // One Chromium and the served app for this file; skipped, saying why, where Chromium is missing outside CI.
 const { openApp, skipped } = useExampleApp()
-
-const send = async (page: Page, text: string) => {
-  await page.getByTestId("message-input").fill(text)
-  await page.getByTestId("send").click()
-}
-
-const waitForIdle = (page: Page) => page.locator('[data-testid="status"][data-status="idle"]').waitFor()
 
 const assistantText = (page: Page) =>
   page.locator('[data-testid="message"][data-role="assistant"] [data-testid="message-text"]').last().textContent()

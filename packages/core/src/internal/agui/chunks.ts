@@ -88,6 +88,8 @@ const endsOpen = (event: RunStreamEvent): boolean => {
  * it is.
  *
  * @internal
+ * @since 0.2.0
+ * @category Utils
  */
 export const expandChunks = <E, R>(
   events: Stream.Stream<RunStreamEvent, E, R>

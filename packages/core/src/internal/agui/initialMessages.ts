@@ -6,12 +6,16 @@
  *
  * @internal
  */
+import * as Predicate from "effect/Predicate"
 import type * as Types from "../../Types.js"
 
-const isRecord = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
-
-/** `messages` as thread messages, the n-th with id `idOf(n)`. @internal */
+/**
+ * `messages` as thread messages, the n-th with id `idOf(n)`.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const fromInitialMessages = (
   messages: ReadonlyArray<Types.InitialInputMessage>,
   idOf: (index: number) => string,
@@ -22,5 +26,5 @@ export const fromInitialMessages = (
     role: message.role,
     content: [...message.content],
     ...(createdAt === undefined ? {} : { createdAt }),
-    ...(isRecord(message.metadata) ? { metadata: message.metadata } : {})
+    ...(Predicate.isRecord(message.metadata) ? { metadata: message.metadata } : {})
   }))

@@ -29,6 +29,7 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -91,6 +92,72 @@ export type AgUiRunError = ApiError | RunConflictError | TransportError | Decode
 
 const isTerminal = (event: RunStreamEvent): event is Events.RunFinishedEvent | Events.RunErrorEvent =>
   event.type === "RUN_FINISHED" || event.type === "RUN_ERROR"
+
+/**
+ * The response when it opens the run's stream (2xx); a redirect, which is not followed (a status
+ * 0 is what a manual redirect looks like to fetch), or an error status as its typed failure.
+ */
+const checkStatus = (
+  response: HttpClientResponse.HttpClientResponse,
+  shownUrl: string
+): Effect.Effect<HttpClientResponse.HttpClientResponse, TransportError | ApiError | RunConflictError> =>
+  Effect.gen(function*() {
+    if ((response.status >= 300 && response.status < 400) || response.status === 0) {
+      return yield* new TransportError({
+        reason: "Redirect",
+        message: `The agent at ${shownUrl} answered with a redirect (${response.status}), which is not followed`,
+        method: "POST",
+        url: shownUrl,
+        status: response.status
+      })
+    }
+    if (response.status < 200 || response.status >= 300) {
+      const body = yield* response.json.pipe(Effect.orElse(() => response.text), Effect.orElseSucceed(() => undefined))
+      const now = yield* Clock.currentTimeMillis
+      return yield* errorFromStatus(response.status, body, {
+        method: "POST",
+        url: shownUrl,
+        retryAfter: parseRetryAfter(response.headers["retry-after"], now)
+      })
+    }
+    return response
+  })
+
+/**
+ * What the stream ends with once its events are read: nothing after `RUN_FINISHED`, the agent's
+ * `RUN_ERROR` as an `ApiError` (`RunError`), and a `TransportError` (`Disconnected`) when the
+ * body ended before either.
+ */
+const endingOf = (
+  terminal: Events.RunFinishedEvent | Events.RunErrorEvent | undefined,
+  shownUrl: string
+): Stream.Stream<never, TransportError | ApiError> => {
+  if (terminal === undefined) {
+    return Stream.fail(
+      new TransportError({
+        reason: "Disconnected",
+        message: `The agent's stream from ${shownUrl} ended before RUN_FINISHED or RUN_ERROR`,
+        method: "POST",
+        url: shownUrl
+      })
+    )
+  }
+  if (terminal.type === "RUN_FINISHED") return Stream.empty
+  return Stream.fail(
+    new ApiError({
+      reason: "RunError",
+      message: terminal.message,
+      ...(terminal.code === undefined ? {} : { code: terminal.code }),
+      ...(terminal.status === undefined ? {} : { status: terminal.status }),
+      ...(terminal.category === "client_error" || terminal.category === "server_error"
+        ? { category: terminal.category }
+        : {}),
+      retryable: terminal.isRetryable ?? false,
+      method: "POST",
+      url: shownUrl
+    })
+  )
+}
 
 /**
  * Runs the agent once: its events, in order, up to `RUN_FINISHED` (see the
@@ -157,25 +224,7 @@ export const runAgent = (
         Effect.mapError(connectError),
         Effect.timeoutFail({ duration: firstByteTimeout, onTimeout: () => firstByteTimedOut("response") })
       )
-      if ((response.status >= 300 && response.status < 400) || response.status === 0) {
-        return yield* new TransportError({
-          reason: "Redirect",
-          message: `The agent at ${shownUrl} answered with a redirect (${response.status}), which is not followed`,
-          method: "POST",
-          url: shownUrl,
-          status: response.status
-        })
-      }
-      if (response.status < 200 || response.status >= 300) {
-        const body = yield* response.json.pipe(Effect.orElse(() => response.text), Effect.orElseSucceed(() => undefined))
-        const now = yield* Clock.currentTimeMillis
-        return yield* errorFromStatus(response.status, body, {
-          method: "POST",
-          url: shownUrl,
-          retryAfter: parseRetryAfter(response.headers["retry-after"], now)
-        })
-      }
-      return response
+      return yield* checkStatus(response, shownUrl)
     })
     const response = yield* Effect.retry(attempt, { schedule, while: retryable })
     let terminal: Events.RunFinishedEvent | Events.RunErrorEvent | undefined
@@ -209,34 +258,7 @@ export const runAgent = (
         return true
       })
     )
-    const ending = Stream.suspend((): Stream.Stream<never, TransportError | ApiError> => {
-      if (terminal === undefined) {
-        return Stream.fail(
-          new TransportError({
-            reason: "Disconnected",
-            message: `The agent's stream from ${shownUrl} ended before RUN_FINISHED or RUN_ERROR`,
-            method: "POST",
-            url: shownUrl
-          })
-        )
-      }
-      if (terminal.type === "RUN_FINISHED") return Stream.empty
-      return Stream.fail(
-        new ApiError({
-          reason: "RunError",
-          message: terminal.message,
-          ...(terminal.code === undefined ? {} : { code: terminal.code }),
-          ...(terminal.status === undefined ? {} : { status: terminal.status }),
-          ...(terminal.category === "client_error" || terminal.category === "server_error"
-            ? { category: terminal.category }
-            : {}),
-          retryable: terminal.isRetryable ?? false,
-          method: "POST",
-          url: shownUrl
-        })
-      )
-    })
-    return Stream.concat(events, ending)
+    return Stream.concat(events, Stream.suspend(() => endingOf(terminal, shownUrl)))
   })
   // The request lives in the stream's scope: closing it (interruption, an early end) aborts it.
   return Stream.unwrapScoped(open)

@@ -35,7 +35,11 @@ interface Opened {
   readonly tools: ReadonlyArray<McpToolSpec>
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
 export interface Deps {
   readonly oauth: ReturnType<typeof OAuth.make>
   readonly requests: Requests
@@ -43,7 +47,11 @@ export interface Deps {
   readonly syncTools: Effect.Effect<void>
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
 export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
   /**
    * A connected server went away: its tools are withdrawn, its session

@@ -19,11 +19,19 @@ import type { Entry, Env } from "./env.js"
 import { publish } from "./env.js"
 import * as Support from "./support.js"
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const uniqueKey = (server: Pick<McpServerInfo, "url" | "transport" | "customHeaders">): string =>
   Support.uniqueKey(server.url, server.transport ?? "http", server.customHeaders)
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
 export interface Deps {
   /** Connects the entry in the background; its `ready` tells the outcome. */
   readonly establish: (entry: Entry) => Effect.Effect<void>
@@ -31,7 +39,11 @@ export interface Deps {
   readonly syncTools: Effect.Effect<void>
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
 export const make = (env: Env, { establish, syncTools }: Deps) => {
   /** The server's key, or one derived from its URL; `-2`, `-3`, ... when it is taken. */
   const serverKeyFor = (server: McpServerInfo): string => {

@@ -42,7 +42,13 @@ const DEFAULT_RECONNECT_SCHEDULE: Schedule.Schedule<unknown, McpError> = Schedul
   Schedule.jittered
 )
 
-/** A server the service knows: connecting, connected, reconnecting, or failed. @internal */
+/**
+ * A server the service knows: connecting, connected, reconnecting, or failed.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
 export interface Entry {
   readonly key: string
   readonly server: McpServerInfo
@@ -62,20 +68,36 @@ export interface Entry {
   tools: ReadonlyArray<McpToolSpec>
 }
 
-/** A tool of a server, as registered in the `ToolRegistry`. @internal */
+/**
+ * A tool of a server, as registered in the `ToolRegistry`.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
 export interface Registration {
   readonly definition: Tool.Definition
   readonly entry: Entry
   readonly spec: McpToolSpec
 }
 
-/** The service-wide handlers of servers' requests. @internal */
+/**
+ * The service-wide handlers of servers' requests.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
 export interface Handlers {
   readonly elicitation: ElicitationHandler | undefined
   readonly sampling: SamplingHandler | undefined
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
 export interface Env {
   readonly registry: ToolRegistry.Service
   readonly transport: TamboTransport.Service
@@ -100,7 +122,11 @@ export interface Env {
   readonly nameOfSpec: WeakMap<McpToolSpec, string>
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
 export const make = (
   options: MakeOptions
 ): Effect.Effect<Env, never, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> =>
@@ -132,10 +158,20 @@ export const make = (
     }
   })
 
-/** Whether the entry is still the one known under its key (not disconnected, not replaced). @internal */
+/**
+ * Whether the entry is still the one known under its key (not disconnected, not replaced).
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Guards
+ */
 export const isCurrent = (env: Env, entry: Entry): boolean => env.entries.get(entry.key) === entry
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const connectionOf = (env: Env, entry: Entry): McpConnection => ({
   key: entry.key,
   serverKey: entry.serverKey,
@@ -150,7 +186,13 @@ export const connectionOf = (env: Env, entry: Entry): McpConnection => ({
   ...(entry.handle === undefined ? {} : { client: entry.handle })
 })
 
-/** Shows every entry as it is now in `connections`. @internal */
+/**
+ * Shows every entry as it is now in `connections`.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const publish = (env: Env): Effect.Effect<void> =>
   Effect.suspend(() => {
     const snapshot: Record<string, McpConnection> = {}
@@ -158,7 +200,13 @@ export const publish = (env: Env): Effect.Effect<void> =>
     return SubscriptionRef.set(env.connections, snapshot)
   })
 
-/** Connecting to the entry's server failed (unreachable, refused, timed out, not authorized). @internal */
+/**
+ * Connecting to the entry's server failed (unreachable, refused, timed out, not authorized).
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const connectFailure = (entry: Entry, error: unknown): McpError =>
   new McpError({
     reason: "Connect",

@@ -20,7 +20,13 @@ import { McpError } from "../../TamboError.js"
 import { callApp } from "../callbacks.js"
 import type { Entry, Env } from "./env.js"
 
-/** Runs an application handler, whatever it returns; what goes wrong in it is its failure. @internal */
+/**
+ * Runs an application handler, whatever it returns; what goes wrong in it is its failure.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const runHandler = <A>(call: () => HandlerResult<A>): Effect.Effect<A, unknown> => callApp(call, identity)
 
 /** Fails once `signal` is aborted. */
@@ -45,6 +51,8 @@ const requestContext = (entry: Entry, signal: AbortSignal): McpRequestContext =>
  * the server cancelling the request (`signal`) interrupts it.
  *
  * @internal
+ * @since 0.2.0
+ * @category Utils
  */
 export const serve = <A>(
   env: Env,
@@ -59,7 +67,13 @@ export const serve = <A>(
     )
   )
 
-/** Answers an elicitation with the server's handler or the service's; without one, declines. @internal */
+/**
+ * Answers an elicitation with the server's handler or the service's; without one, declines.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const elicit = (env: Env, entry: Entry) => (request: ElicitationRequest, signal: AbortSignal) =>
   serve(env, entry, "Mcp.elicitation", signal, (context) =>
     Effect.flatMap(Ref.get(env.handlers), (current) => {
@@ -69,7 +83,13 @@ export const elicit = (env: Env, entry: Entry) => (request: ElicitationRequest, 
         : runHandler(() => handler(request, context))
     }))
 
-/** Answers a sampling request with the server's handler or the service's; without one, fails. @internal */
+/**
+ * Answers a sampling request with the server's handler or the service's; without one, fails.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const sample = (env: Env, entry: Entry) => (request: SamplingRequest, signal: AbortSignal) =>
   serve(env, entry, "Mcp.sampling", signal, (context) =>
     Effect.flatMap(Ref.get(env.handlers), (current) => {
@@ -79,7 +99,13 @@ export const sample = (env: Env, entry: Entry) => (request: SamplingRequest, sig
         : runHandler<SamplingResult>(() => handler(request, context))
     }))
 
-/** Whether to announce the sampling capability to this server: a handler is set for it. @internal */
+/**
+ * Whether to announce the sampling capability to this server: a handler is set for it.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const samples = (env: Env, entry: Entry): Effect.Effect<boolean> =>
   Effect.map(
     Ref.get(env.handlers),

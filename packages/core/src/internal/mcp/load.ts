@@ -15,6 +15,8 @@ import type * as McpClient from "./client.js"
  * load it again.
  *
  * @internal
+ * @since 0.2.0
+ * @category Utils
  */
 export const loadClient: Effect.Effect<typeof McpClient, McpError> = Effect.tryPromise({
   try: () => import("./client.js"),

@@ -73,6 +73,8 @@ const authorize = (
  * authorization codes already exchanged (a code is good once).
  *
  * @internal
+ * @since 0.2.0
+ * @category Constructors
  */
 export const make = (env: Env) => {
   const stores = new Map<string, McpClient.OAuthStore>()

@@ -16,10 +16,20 @@ import type * as McpClient from "./client.js"
 import { type Entry, type Env, isCurrent } from "./env.js"
 import * as Support from "./support.js"
 
-/** What to do when a request finds its session's server gone. @internal */
+/**
+ * What to do when a request finds its session's server gone.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
 export type Dropped = (entry: Entry, session: McpClient.Session, error: McpError) => Effect.Effect<void>
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
 export const make = (env: Env, dropped: Dropped) => {
   /**
    * A request to the server on `session`, failing with an `McpError`:
@@ -126,5 +136,9 @@ export const make = (env: Env, dropped: Dropped) => {
   return { request, listTools, callForModel, handleOf }
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
 export type Requests = ReturnType<typeof make>

@@ -42,7 +42,11 @@ const getMcpToken = (env: Env.Env): Mcp.Service["getMcpToken"] => (contextKey, t
     })
   }).pipe(Effect.withSpan("Mcp.getMcpToken"))
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
 export const makeWith = (
   options: MakeOptions = {}
 ): Effect.Effect<Mcp.Service, never, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> =>

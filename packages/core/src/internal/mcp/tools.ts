@@ -20,7 +20,11 @@ const describeTool = (entry: Entry, spec: McpToolSpec) => {
   return title.length > 0 ? title : `The "${spec.name}" tool of the MCP server "${entry.serverKey}"`
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
 export const make = (env: Env, callForModel: Requests["callForModel"]) => {
   const toolDefinition = (name: string, entry: Entry, spec: McpToolSpec): Tool.TamboTool<unknown, unknown> => ({
     name,

@@ -17,10 +17,18 @@ import { describeError } from "../toolSupport.js"
 import { normaliseParts, serialise } from "./result.js"
 import { isEffectSchema } from "./schema.js"
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Symbols
+ */
 export const TypeId: Tool.TypeId = Symbol.for("@tambo-effect/core/Tool") as Tool.TypeId
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Guards
+ */
 export const isTool = (u: unknown): u is Tool.Tool<unknown, unknown, unknown> => Predicate.hasProperty(u, TypeId)
 
 /**
@@ -50,7 +58,11 @@ const callUser = <R, E>(
       })
   )
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
 export const make = <A, R, E>(options: Tool.MakeOptions<A, R, E>): Tool.Tool<A, R, E> => {
   const { execute, name, needsApproval } = options
   return {
@@ -71,7 +83,13 @@ export const make = <A, R, E>(options: Tool.MakeOptions<A, R, E>): Tool.Tool<A, 
 
 const NAME_PATTERN = /^[A-Za-z0-9_-]+$/
 
-/** A tool's or component's name: letters, digits, `_` and `-`. @internal */
+/**
+ * A tool's or component's name: letters, digits, `_` and `-`.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Validation
+ */
 export const validateName = (name: unknown, what: string): Effect.Effect<string, ToolDefinitionError> =>
   typeof name === "string" && NAME_PATTERN.test(name)
     ? Effect.succeed(name)
@@ -88,7 +106,11 @@ export const validateName = (name: unknown, what: string): Effect.Effect<string,
 const invalidDefinition = (name: string, message: string) =>
   new ToolDefinitionError({ reason: "InvalidDefinition", message, definitionName: name })
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Validation
+ */
 export const validateDescription = (description: unknown, what: string, name: string) =>
   typeof description === "string" && description.trim().length > 0
     ? Effect.succeed(description)
@@ -101,7 +123,13 @@ const validateMaxCalls = (maxCalls: unknown, name: string): Effect.Effect<number
     : Effect.fail(invalidDefinition(name, `Tool "${name}": maxCalls must be an integer >= 1`))
 }
 
-/** A tool of either kind, checked, in one form. @internal */
+/**
+ * A tool of either kind, checked, in one form.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
 export interface Normalised
   extends Pick<Tool.Tool<unknown>, "name" | "description" | "title" | "annotations" | "maxCalls" | "timeout">
 {
@@ -193,7 +221,13 @@ const fromTamboTool = (
   })
 }
 
-/** Checks a definition of either kind (name, description, `maxCalls`, its parts) and brings it to one form. @internal */
+/**
+ * Checks a definition of either kind (name, description, `maxCalls`, its parts) and brings it to one form.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const normalise = (definition: Tool.Definition): Effect.Effect<Normalised, ToolDefinitionError> =>
   Effect.gen(function*() {
     if (!Predicate.isRecord(definition) && !isTool(definition)) {

@@ -83,7 +83,11 @@ const run = (tool: Normalised): ResolvedTool["run"] => (args, { toolCallId }) =>
     Effect.flatMap(tool.toContent)
   )
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const resolve = (definition: Definition): Effect.Effect<ResolvedTool, ToolDefinitionError> =>
   Effect.gen(function*() {
     const tool = yield* normalise(definition)
@@ -117,7 +121,11 @@ export const resolve = (definition: Definition): Effect.Effect<ResolvedTool, Too
     }
   })
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const toApiComponent = (component: AvailableComponent): Effect.Effect<ApiComponent, ToolDefinitionError> =>
   Effect.gen(function*() {
     if (!Predicate.isRecord(component)) {

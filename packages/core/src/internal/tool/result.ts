@@ -10,14 +10,22 @@ import { ToolCallError } from "../../TamboError.js"
 import type { ToolResultContent, ToolResultPart } from "../../Tool.js"
 import { resultText } from "../toolSupport.js"
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
 export const toolResult = (toolUseId: string, content: ReadonlyArray<ToolResultPart>): ToolResultContent => ({
   type: "tool_result",
   toolUseId,
   content: [...content]
 })
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
 export const errorResult = (toolUseId: string, message: string): ToolResultContent => ({
   type: "tool_result",
   toolUseId,
@@ -25,7 +33,13 @@ export const errorResult = (toolUseId: string, message: string): ToolResultConte
   isError: true
 })
 
-/** A result as one text part: its JSON (strings as they are); one that has none is an `InvalidResult`. @internal */
+/**
+ * A result as one text part: its JSON (strings as they are); one that has none is an `InvalidResult`.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const serialise = (
   toolName: string,
   result: unknown
@@ -69,6 +83,8 @@ const decodePart = Schema.decodeUnknownOption(ToolResultPartSchema)
  * are (empty texts dropped), anything else as its JSON text.
  *
  * @internal
+ * @since 0.2.0
+ * @category Utils
  */
 export const normaliseParts = (parts: unknown): ReadonlyArray<ToolResultPart> => {
   if (!Array.isArray(parts)) return []

@@ -16,7 +16,13 @@ import type { JsonObject, JsonSchema, SchemaKind, SupportedSchema } from "../../
 import { dereference, isPlainJson, type JsonRecord } from "../jsonSchema.js"
 import { describeError } from "../toolSupport.js"
 
-/** A schema, by kind. @internal */
+/**
+ * A schema, by kind.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
 export type Classified =
   | { readonly _tag: "EffectSchema"; readonly schema: Schema.Schema.AnyNoContext }
   | { readonly _tag: "StandardSchema"; readonly schema: StandardSchemaV1 }
@@ -27,6 +33,8 @@ export type Classified =
  * types only admit context-free schemas (`EffectSchema`).
  *
  * @internal
+ * @since 0.2.0
+ * @category Guards
  */
 export const isEffectSchema = (u: unknown): u is Schema.Schema.AnyNoContext => Schema.isSchema(u)
 
@@ -42,10 +50,18 @@ const isJsonSchemaConverter = (u: unknown): u is StandardJSONSchemaV1.Converter 
 
 const isJsonRecord = (u: unknown): u is JsonRecord => Predicate.isRecord(u) && isPlainJson(u)
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Guards
+ */
 export const isJsonSchema = (u: unknown): u is JsonSchema => isJsonRecord(u)
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const classify = (u: unknown): Classified | undefined => {
   // Effect first: `Schema.standardSchemaV1(s)` is both.
   if (isEffectSchema(u)) return { _tag: "EffectSchema", schema: u }
@@ -54,10 +70,18 @@ export const classify = (u: unknown): Classified | undefined => {
   return undefined
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const schemaKind = (u: unknown): SchemaKind | undefined => classify(u)?._tag
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const unsupportedSchema = (what: string, name: string | undefined) =>
   new ToolDefinitionError({
     reason: "UnsupportedSchema",
@@ -117,6 +141,8 @@ const convertStandard = (
  * they are. `what` names the schema in errors.
  *
  * @internal
+ * @since 0.2.0
+ * @category Utils
  */
 export const convert = (
   classified: Classified,
@@ -153,7 +179,11 @@ export const convert = (
   }
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const toJsonSchema = (
   schema: SupportedSchema,
   options?: { readonly side?: "input" | "output" | undefined }
@@ -172,6 +202,8 @@ const typeAlternatives = ["anyOf", "oneOf", "allOf", "not", "enum", "const", "it
  * (the API reads the parameters from its `properties`).
  *
  * @internal
+ * @since 0.2.0
+ * @category Utils
  */
 export const toolInputJsonSchema = (
   json: JsonObject,
@@ -203,7 +235,13 @@ export const toolInputJsonSchema = (
   }
 }
 
-/** Dereferenced when possible; recursive schemas are kept with their `$defs`. @internal */
+/**
+ * Dereferenced when possible; recursive schemas are kept with their `$defs`.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
 export const bestEffortDereference = (json: JsonObject): JsonObject => {
   const result = dereference(json)
   return result._tag === "Ok" ? result.schema : json

@@ -42,7 +42,11 @@ const validateStandard = (schema: StandardSchemaV1, value: unknown): Effect.Effe
   )
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Validation
+ */
 export const validateClassified = (classified: Classified, value: unknown): Effect.Effect<unknown, ToolCallError> => {
   switch (classified._tag) {
     case "EffectSchema":
@@ -61,7 +65,11 @@ export const validateClassified = (classified: Classified, value: unknown): Effe
   }
 }
 
-/** @internal */
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Validation
+ */
 export const validate = (schema: SupportedSchema, value: unknown): Effect.Effect<unknown, ToolCallError> => {
   const classified = classify(schema)
   return classified === undefined
