@@ -124,8 +124,16 @@ export interface McpServerInfo extends Omit<Mcp.McpServerInfo, "handlers"> {
  */
 export interface AgentConnection {
   readonly url: string
-  /** Sent with every run (the agent's credentials, for instance). */
-  readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * Sent with every run (the agent's credentials, for instance): a record,
+   * or a function (which may return a promise) called anew for each run, for
+   * a token that rotates. A throw or rejection rejects that run with a
+   * `CallbackError` (`Headers`) before anything is sent.
+   */
+  readonly headers?:
+    | Readonly<Record<string, string>>
+    | (() => Readonly<Record<string, string>> | PromiseLike<Readonly<Record<string, string>>>)
+    | undefined
 }
 
 /**
@@ -145,10 +153,8 @@ export type TamboOnlyOption =
   | "initialMessages"
   | "autoGenerateThreadName"
   | "autoGenerateNameThreshold"
-  | "maxRetries"
   | "requestTimeout"
   | "reconcileAfterRun"
-  | "maxRetryAfter"
 
 /**
  * {@link TamboClientOptions} for any AG-UI agent (LangGraph, Mastra, CrewAI,
@@ -268,7 +274,11 @@ export interface TamboClientOptions {
   readonly autoGenerateThreadName?: boolean | undefined
   /** How many messages a thread needs to be named. Default 3. */
   readonly autoGenerateNameThreshold?: number | undefined
-  /** Retries of reads, and of runs that failed before their first event. Default 2. */
+  /**
+   * Retries of reads, and of runs that failed before their first event (an
+   * agent's run answered 429/502/503/504, or whose connection failed).
+   * Default 2.
+   */
   readonly maxRetries?: number | undefined
   /** Timeout of a REST call in milliseconds (not of a run). Default 60 000. */
   readonly requestTimeout?: number | undefined

@@ -91,6 +91,36 @@ describe("TamboClient with an AG-UI agent", () => {
     }
   })
 
+  it("headers from a function are read for each run: two runs carry two tokens", async () => {
+    let token = 0
+    const rotating = new TamboClient({ agent: { url: agent().url, headers: async () => ({ authorization: `Bearer t${++token}` }) } })
+    try {
+      const thread = await rotating.run("one").thread
+      await rotating.run("two", { threadId: thread.id }).thread
+      expect(agent().requests.map((request) => request.headers["authorization"])).toEqual(["Bearer t1", "Bearer t2"])
+      // A function that throws rejects the run before anything is sent.
+      const failing = new TamboClient({ agent: { url: agent().url, headers: () => { throw new Error("no token") } } })
+      const failed = await settle(failing.run("three").thread)
+      expect(failed.ok === false && failed.error).toMatchObject({ _tag: "CallbackError", reason: "Headers" })
+      expect(agent().requests).toHaveLength(2)
+      failing.destroy()
+    } finally {
+      rotating.destroy()
+    }
+  })
+
+  it("maxRetries applies to an agent's runs: a 503 is sent again, and with 0 it is not", async () => {
+    let runs = 0
+    agent().setScript(() => (++runs === 1 ? [AgUiAgent.httpError(503)] : AgUiAgent.scripts.text))
+    const thread = await makeAgentClient(agent(), { maxRetries: 1 }).run("hi").thread
+    expect(thread.messages.at(-1)).toMatchObject({ role: "assistant" })
+    expect(agent().requests).toHaveLength(2)
+    runs = 0
+    const failed = await settle(makeAgentClient(agent(), { maxRetries: 0 }).run("hi").thread)
+    expect(failed.ok === false && failed.error).toMatchObject({ _tag: "ApiError", status: 503 })
+    expect(agent().requests).toHaveLength(3)
+  })
+
   it("a RUN_ERROR rejects the run with the agent's message and code; the thread stays usable", async () => {
     agent().setScript(AgUiAgent.scripts.runError)
     const client = makeClient()

@@ -609,10 +609,13 @@ export const applyEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number)
       return handleStateEvent(d, event, at)
     case "MESSAGES_SNAPSHOT":
       return handleMessagesSnapshot(d, event, at)
-    // Known and deliberately without effect on threads: step markers, reasoning
-    // brackets and encrypted reasoning.
+    // Known and deliberately without effect on threads: step markers, an AG-UI
+    // agent's activities (run events for the app), reasoning brackets and
+    // encrypted reasoning.
     case "STEP_STARTED":
     case "STEP_FINISHED":
+    case "ACTIVITY_SNAPSHOT":
+    case "ACTIVITY_DELTA":
     case "THINKING_START":
     case "THINKING_END":
     case "REASONING_START":
