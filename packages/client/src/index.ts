@@ -212,9 +212,11 @@ export {
    */
   type AbortReason,
   /**
-   * A failure of AG-UI's own, against an AG-UI agent: a conversation that
-   * cannot be sent (`InvalidInput`), a refused state delta, an invalid
-   * messages snapshot. Core's class itself.
+   * A failure of AG-UI's own, against an AG-UI agent (`agent` option): a
+   * conversation, context or state that cannot be sent as a `RunAgentInput`
+   * (`InvalidInput`: the run rejects before anything is sent), a refused
+   * `STATE_DELTA` (`InvalidStateDelta`), a `MESSAGES_SNAPSHOT` that is not
+   * AG-UI messages (`InvalidMessages`). Its `message` says what, and why.
    *
    * @since 0.2.0
    * @category Errors
