@@ -44,6 +44,12 @@ export const INVARIANTS = [
    * thread's agent state).
    */
   "conversation-sent",
+  /**
+   * Every run on a thread sends what the run before it sent (or the MESSAGES_SNAPSHOT it got),
+   * message for message under the same ids, then what came since: an agent that keeps its own
+   * copy by message id (as LangGraph's does) sees one conversation.
+   */
+  "conversation-stable",
   /** After `client.destroy()`, no handle of the client is left open. */
   "no-open-handles"
 ] as const
@@ -79,8 +85,12 @@ export type After = "text" | "runError" | "drop" | "busy"
 /** How a run is stopped early. */
 export type StopHow = "cancelRun" | "abort" | "break"
 
-/** When: after this many stream elements (0: right after `run()`), while the tool runs, or when approval is asked. */
-export type StopAt = number | "tool" | "approval"
+/**
+ * When: after this many stream elements (0: right after `run()`), while the tool runs, when
+ * approval is asked, while the step after a tool round streams (`continuation`), or while the
+ * request answered 503 waits to be sent again (`retry`).
+ */
+export type StopAt = number | "tool" | "approval" | "continuation" | "retry"
 
 /** One command: plain data, so a counterexample can be replayed as a table. */
 export type Command =
@@ -93,7 +103,11 @@ export type Command =
     readonly calls: 1 | 2
     /** What the run after the tool round does: reply, fail (RUN_ERROR after text), drop, or answer 503 once. */
     readonly after: After
+    /** `call_0`, `call_1`, … in every run, as some providers do. */
+    readonly reuseIds: boolean
   }
+  /** A tool round answered by the app: `autoExecuteTools: false`, then `continueRun` with the results. */
+  | { readonly kind: "manual"; readonly target: Target; readonly calls: 1 | 2; readonly reuseIds: boolean }
   | { readonly kind: "stop"; readonly target: Target; readonly how: StopHow; readonly at: StopAt }
   /** The agent's RUN_ERROR after partial text. */
   | { readonly kind: "runError"; readonly target: Target }
@@ -132,8 +146,13 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       mode: fc.constantFrom<ToolMode>("ok", "throw", "hang", "approval"),
       decision: fc.constantFrom<"approve" | "deny">("approve", "deny"),
       calls: fc.constantFrom<1 | 2>(1, 2),
-      after: fc.constantFrom<After>("text", "text", "runError", "drop", "busy")
+      after: fc.constantFrom<After>("text", "text", "runError", "drop", "busy"),
+      reuseIds: fc.boolean()
     })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("manual" as const), target, calls: fc.constantFrom<1 | 2>(1, 2), reuseIds: fc.boolean() })
   },
   {
     weight: 4,
@@ -141,7 +160,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       kind: fc.constant("stop" as const),
       target,
       how: fc.constantFrom<StopHow>("cancelRun", "abort", "break"),
-      at: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom<StopAt>("tool", "approval"))
+      at: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom<StopAt>("tool", "approval", "continuation", "retry"))
     })
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("runError" as const), target }) },
@@ -177,6 +196,9 @@ type Scenario = ((request: AgUiAgent.AgentRequest) => AgUiAgent.Script | Promise
   continued?: () => AgUiAgent.Script
 }
 
+/** An AG-UI message, as a snapshot carries it. */
+type AgUiMessage = Parameters<typeof AgUiAgent.messagesSnapshot>[0][number]
+
 /** One execution of the probe tool: which call of which thread it ran for. */
 export interface Execution {
   readonly thread: string
@@ -209,6 +231,12 @@ class World {
   readonly states = new Map<string, unknown>()
   /** The state an `agentState` command's run leaves, until the model takes it. */
   agentSaid: unknown = undefined
+  /** The conversation each thread's last request sent (or the snapshot it got), by thread. */
+  readonly lastSent = new Map<string, ReadonlyArray<unknown>>()
+  /** The messages snapshot a run got, by its run id. */
+  readonly snapshots = new Map<string, ReadonlyArray<unknown>>()
+  /** How many of the agent's requests `conversation-stable` has looked at. */
+  checkedRequests = 0
   /** The state the app set while a run went on, until the model takes it. */
   setDuringRun: unknown = undefined
   #scenarioCount = 0
@@ -246,10 +274,17 @@ export const agentScript: AgUiAgent.ScriptFn = (request) => {
   return scenario === undefined ? [AgUiAgent.text(`unknown scenario ${request.lastUserText}`)] : scenario(request)
 }
 
-const probeCalls = (world: World, request: AgUiAgent.AgentRequest, mode: (typeof PROBE_MODES)[number], calls: number) =>
-  Array.from({ length: calls }, () => {
+const probeCalls = (
+  world: World,
+  request: AgUiAgent.AgentRequest,
+  mode: (typeof PROBE_MODES)[number],
+  calls: number,
+  reuseIds = false
+) =>
+  Array.from({ length: calls }, (_, i) => {
     const n = world.nextN()
-    return { n, step: AgUiAgent.toolCall("probe", { n, thread: request.input.threadId, mode }, { id: `call_${n}` }) }
+    const id = reuseIds ? `call_${i}` : `call_${n}`
+    return { n, id, step: AgUiAgent.toolCall("probe", { n, thread: request.input.threadId, mode }, { id }) }
   })
 
 // -----------------------------------------------------------------------------
@@ -339,7 +374,7 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
     case "tools": {
       const scenario: Scenario = (request) => [
         AgUiAgent.text("Calling. "),
-        ...probeCalls(world, request, command.mode, command.calls).map((call) => call.step)
+        ...probeCalls(world, request, command.mode, command.calls, command.reuseIds).map((call) => call.step)
       ]
       let refused = false
       scenario.continued = () => {
@@ -362,6 +397,31 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
     }
     case "stop":
       return [await stop(real, command)]
+    case "manual": {
+      const message = world.scenario("manual", (request) => [
+        AgUiAgent.text("Manual. "),
+        ...probeCalls(world, request, "ok", command.calls, command.reuseIds).map((call) => call.step)
+      ])
+      const stream = client.run(message, { threadId: threadOf(real, command.target), autoExecuteTools: false })
+      let pending: ReadonlyArray<{ readonly toolCallId: string; readonly args: unknown }> = []
+      try {
+        for await (const { event } of stream) {
+          if (event.type === "CLIENT_AWAITING_TOOL_RESULTS") pending = event.pendingToolCalls
+        }
+      } catch {
+        return [stream]
+      }
+      const threadId = await stream.threadId
+      const results = pending.map((call) => {
+        const args = call.args as Schema.Schema.Type<typeof ProbeArgs>
+        world.executions.push({ thread: args.thread, toolCallId: call.toolCallId, n: args.n })
+        const result: ProbeResult = { thread: args.thread, n: args.n }
+        return { toolCallId: call.toolCallId, result }
+      })
+      const continued = client.continueRun(threadId, results)
+      await drive(real, continued, "approve")
+      return [stream, continued]
+    }
     case "runError":
       return simple(command.target, "runError", () => [AgUiAgent.text("Partial"), AgUiAgent.runError("The model failed", { code: "E_MODEL" })])
     case "drop":
@@ -422,21 +482,23 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         const kept = command.keep ? messages : messages.filter((m, i) => i === messages.length - 1 && m.role === "user")
         const call = command.withCall ? probeCalls(world, request, "ok", 1)[0] : undefined
         const id = `snap-${messages.length}`
-        return [
-          AgUiAgent.text("Replacing.", { messageId: id }),
-          ...(call === undefined ? [] : [call.step]),
-          AgUiAgent.messagesSnapshot([...kept, {
+        const snapshot: Array<AgUiMessage> = [...kept, {
             id,
             role: "assistant",
             content: "Replacing.",
             ...(call === undefined ? {} : {
               toolCalls: [{
-                id: `call_${call.n}`,
+                id: call.id,
                 type: "function" as const,
                 function: { name: "probe", arguments: JSON.stringify({ n: call.n, thread: request.input.threadId, mode: "ok" }) }
               }]
             })
-          }])
+        }]
+        world.snapshots.set(request.input.runId, snapshot)
+        return [
+          AgUiAgent.text("Replacing.", { messageId: id }),
+          ...(call === undefined ? [] : [call.step]),
+          AgUiAgent.messagesSnapshot(snapshot)
         ]
       })
     case "newThread":
@@ -455,14 +517,23 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
 const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Promise<TamboStream> => {
   const { world, client } = real
   let n: number | undefined
-  const message = world.scenario("stop", (request) => {
-    if (command.at === "tool" || command.at === "approval") {
-      const [call] = probeCalls(world, request, command.at === "tool" ? "block" : "approval", 1)
+  let refused: () => void = () => {}
+  const retrying = new Promise<void>((resolve) => (refused = resolve))
+  const scenario: Scenario = (request) => {
+    if (command.at === "tool" || command.at === "approval" || command.at === "continuation") {
+      const mode = command.at === "tool" ? "block" : command.at === "approval" ? "approval" : "ok"
+      const [call] = probeCalls(world, request, mode, 1)
       n = call!.n
       return [AgUiAgent.text("Stopping. "), call!.step]
     }
+    if (command.at === "retry") {
+      refused()
+      return [AgUiAgent.httpError(503, { error: "busy" })]
+    }
     return [AgUiAgent.text(["a", "b", "c"]), AgUiAgent.hang()]
-  })
+  }
+  scenario.continued = () => [AgUiAgent.text(["a", "b"]), AgUiAgent.hang()]
+  const message = world.scenario("stop", scenario)
   const requested = threadOf(real, command.target)
   // The tool round's tool never ends by itself: a long timeout, so only the stop ends it.
   const stream = client.run(message, { threadId: requested, toolTimeout: 10_000 })
@@ -478,8 +549,14 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
   }
   let seen = 0
   let toolStarted: Promise<void> | undefined
+  let afterRound = false
   try {
     if (command.at === 0) await doStop()
+    if (command.at === "retry") {
+      // The 503 came; the request waits to be sent again (nothing arrives meanwhile).
+      await Promise.race([retrying, settle(stream.thread)])
+      await doStop()
+    }
     while (true) {
       const next = iterator.next()
       // While the tool runs nothing arrives: the tool's start is what to wait for.
@@ -503,7 +580,12 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
         }
         continue
       }
-      const reached = typeof command.at === "number" ? seen >= command.at : event.type === "CLIENT_APPROVAL_REQUESTED"
+      if (event.type === "CUSTOM" && event.name === "tambo.run.awaiting_input") afterRound = true
+      const reached = typeof command.at === "number"
+        ? seen >= command.at
+        : command.at === "continuation"
+        ? afterRound && event.type === "TEXT_MESSAGE_CONTENT"
+        : event.type === "CLIENT_APPROVAL_REQUESTED"
       if (!reached) continue
       if (command.how === "break") {
         await doStop()
@@ -639,14 +721,38 @@ const checkValid = (threadId: string, messages: ReadonlyArray<{ role: string; to
   if (open.size > 0) throw new Error(`thread ${threadId}: calls sent without a result: ${[...open].join(", ")}`)
 }
 
+/** The agent's requests since the last look: each starts with what its thread's last one sent. */
+const checkStable = (world: World) => {
+  const requests = world.agent.requests
+  for (; world.checkedRequests < requests.length; world.checkedRequests++) {
+    const input = requests[world.checkedRequests]!.input
+    if (input === undefined) continue
+    const before = world.lastSent.get(input.threadId)
+    if (before !== undefined) {
+      const prefix = input.messages.slice(0, before.length)
+      if (!isDeepStrictEqual(prefix, before)) {
+        throw new Error(
+          `thread ${input.threadId}: a run sent ${JSON.stringify(prefix)}\n  where the run before it sent ${JSON.stringify(before)}`
+        )
+      }
+    }
+    world.lastSent.set(input.threadId, world.snapshots.get(input.runId) ?? input.messages)
+  }
+}
+
 const stateOf = (world: World, threadId: string): unknown => world.states.get(threadId) ?? {}
 
 const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray<TamboStream>, placeholder: string) => {
   const { world, client } = real
   const touched: Array<string> = []
+  /** A run stopped before its thread started leaves its message in the new conversation. */
+  let newConversation = false
   for (const stream of streams) {
     const id = await settle(stream.threadId)
-    if (!id.ok) continue
+    if (!id.ok || !id.value.startsWith("thr_")) {
+      newConversation = true
+      continue
+    }
     // A run from a new conversation takes the state the app set on it.
     if (id.value !== placeholder && world.states.has(placeholder) && !world.known.includes(id.value)) {
       world.states.set(id.value, world.states.get(placeholder))
@@ -691,6 +797,7 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
     }
   })
   await check("tool-once-and-own-result", () => checkTools(world))
+  await check("conversation-stable", () => checkStable(world))
   await check("agent-state", () => {
     if (({} as Record<string, unknown>)["polluted"] !== undefined) throw new Error("Object.prototype was polluted")
     for (const threadId of [...world.known, client.getState().currentThreadId]) {
@@ -700,12 +807,26 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       }
     }
   })
-  for (const threadId of touched) {
+  // A run whose thread never started: the conversation it was on goes on (the current one).
+  const conversations: Array<string | undefined> = [...touched]
+  if (newConversation && client.getState().currentThreadId === placeholder) conversations.push(undefined)
+  for (const conversation of conversations) {
     const before = world.agent.requests.length
     let result: Awaited<ReturnType<typeof settle<unknown>>> | undefined
+    let threadId = conversation ?? placeholder
     await check("thread-usable", async () => {
-      const run = await settle(client.run("ping", { threadId }).thread)
+      const stream = client.run("ping", { threadId: conversation })
+      const run = await settle(stream.thread)
       result = run
+      const id = await settle(stream.threadId)
+      if (id.ok) {
+        threadId = id.value
+        if (conversation === undefined && threadId !== placeholder && world.states.has(placeholder)) {
+          world.states.set(threadId, world.states.get(placeholder))
+          world.states.delete(placeholder)
+        }
+        world.learn(threadId)
+      }
       if (!run.ok) {
         const error = run.error as { _tag?: string; message?: string }
         throw new Error(`a plain run on thread ${threadId} failed: ${error._tag}: ${error.message}`)
@@ -734,6 +855,7 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       }
     })
   }
+  await check("conversation-stable", () => checkStable(world))
 }
 
 // -----------------------------------------------------------------------------
