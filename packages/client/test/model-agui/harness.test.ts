@@ -51,7 +51,7 @@ describe("the AG-UI model's commands", () => {
 
   it("the agent's state, hostile delta refused, goes with the next run; the app's too", async () => {
     const commands: Array<Command> = [
-      { kind: "agentState", target: "current", hostile: true },
+      { kind: "agentState", target: "current", hostile: true, end: "finish" },
       { kind: "setState", target: "current" },
       { kind: "setStateDuringRun", target: "current", at: "approval" }
     ]

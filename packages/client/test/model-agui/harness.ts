@@ -116,7 +116,13 @@ export type Command =
   /** The agent answers 503 once, then the stream (the request is sent again). */
   | { readonly kind: "busy"; readonly target: Target }
   /** STATE_SNAPSHOT and STATE_DELTA from the agent; `hostile`: also a delta through `__proto__`. */
-  | { readonly kind: "agentState"; readonly target: Target; readonly hostile: boolean }
+  | {
+    readonly kind: "agentState"
+    readonly target: Target
+    readonly hostile: boolean
+    /** How the run ends after its state events: RUN_FINISHED, RUN_ERROR or a dropped connection (what arrived stays). */
+    readonly end: "finish" | "runError" | "drop"
+  }
   /** The app's `setAgentState` on the thread. */
   | { readonly kind: "setState"; readonly target: Target }
   /**
@@ -127,6 +133,10 @@ export type Command =
   /** A MESSAGES_SNAPSHOT: the conversation as received and a reply (`keep`), or only the last user message and a reply. */
   /** `withCall`: the run also calls the probe, and the snapshot holds that call, as the agent has it. */
   | { readonly kind: "messagesSnapshot"; readonly target: Target; readonly keep: boolean; readonly withCall: boolean }
+  /** Two runs at once on two threads (known ones, or new ones when fewer are known). */
+  | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
+  /** `startNewThread()`, then two runs on the new conversation at once; `abortFirst`: the first is aborted once started. */
+  | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean }
   | { readonly kind: "newThread" }
   | { readonly kind: "switch"; readonly known: number }
 
@@ -166,7 +176,15 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("runError" as const), target }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("drop" as const), target }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("busy" as const), target }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("agentState" as const), target, hostile: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("agentState" as const),
+      target,
+      hostile: fc.boolean(),
+      end: fc.constantFrom<"finish" | "runError" | "drop">("finish", "finish", "runError", "drop")
+    })
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("setState" as const), target }) },
   {
     weight: 2,
@@ -180,6 +198,8 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({ kind: fc.constant("messagesSnapshot" as const), target, keep: fc.boolean(), withCall: fc.boolean() })
   },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("concurrentNew" as const), tools: fc.boolean(), abortFirst: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ kind: "newThread" as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("switch" as const), known: fc.nat(3) }) }
 )
@@ -231,6 +251,8 @@ class World {
   readonly states = new Map<string, unknown>()
   /** The state an `agentState` command's run leaves, until the model takes it. */
   agentSaid: unknown = undefined
+  /** Streams whose outcome is not the one of their command (see expectedOutcome). */
+  readonly outcomes = new Map<TamboStream, Outcome>()
   /** The conversation each thread's last request sent (or the snapshot it got), by thread. */
   readonly lastSent = new Map<string, ReadonlyArray<unknown>>()
   /** The messages snapshot a run got, by its run id. */
@@ -441,7 +463,9 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         AgUiAgent.stateSnapshot({ run: n, items: [] }),
         AgUiAgent.text("Stateful."),
         AgUiAgent.stateDelta([{ op: "add", path: "/items/-", value: "x" }]),
-        ...(command.hostile ? [AgUiAgent.stateDelta([{ op: "add", path: "/__proto__/polluted", value: true }])] : [])
+        ...(command.hostile ? [AgUiAgent.stateDelta([{ op: "add", path: "/__proto__/polluted", value: true }])] : []),
+        ...(command.end === "runError" ? [AgUiAgent.runError("The model failed", { code: "E_MODEL" })] : []),
+        ...(command.end === "drop" ? [AgUiAgent.drop()] : [])
       ])
     }
     case "setState": {
@@ -501,6 +525,47 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
           AgUiAgent.messagesSnapshot(snapshot)
         ]
       })
+    case "concurrent": {
+      const a = threadOf(real, { known: command.a })
+      let b = threadOf(real, { known: command.b })
+      if (b === a) b = undefined
+      const scenario: Scenario = (request) =>
+        command.tools
+          ? [AgUiAgent.text("Both. "), ...probeCalls(world, request, "ok", 1, true).map((call) => call.step)]
+          : [AgUiAgent.text(["con", "current"])]
+      // A run without a known thread goes to a new one, from a fresh new conversation.
+      const start = (threadId: string | undefined) => {
+        if (threadId === undefined) world.states.delete(client.startNewThread())
+        return client.run(world.scenario("concurrent", scenario), { threadId, toolTimeout: TOOL_TIMEOUT })
+      }
+      const first = start(a)
+      const second = start(b)
+      await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
+      return [first, second]
+    }
+    case "concurrentNew": {
+      world.states.delete(client.startNewThread())
+      const scenario: Scenario = (request) =>
+        command.tools
+          ? [AgUiAgent.text("New. "), ...probeCalls(world, request, "ok", 1, true).map((call) => call.step)]
+          : [AgUiAgent.text(["new", " thread"])]
+      const first = client.run(
+        world.scenario("concurrentNew", command.abortFirst ? () => [AgUiAgent.text("new"), AgUiAgent.hang()] : scenario),
+        { toolTimeout: TOOL_TIMEOUT }
+      )
+      const second = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
+      if (command.abortFirst) world.outcomes.set(first, "AbortError")
+      const driveFirst = async () => {
+        if (!command.abortFirst) return drive(real, first, "approve")
+        try {
+          for await (const _ of first) first.abort()
+        } catch {
+          // Its AbortError.
+        }
+      }
+      await Promise.all([driveFirst(), drive(real, second, "approve")])
+      return [first, second]
+    }
     case "newThread":
       // A new conversation starts with a state of its own: what the app set on the last one goes.
       world.states.delete(client.startNewThread())
@@ -637,6 +702,8 @@ const expectedOutcome = (command: Command): Outcome => {
       return "ApiError"
     case "drop":
       return "TransportError"
+    case "agentState":
+      return command.end === "runError" ? "ApiError" : command.end === "drop" ? "TransportError" : "ok"
     case "stop":
       return "AbortError"
     default:
@@ -742,7 +809,10 @@ const checkStable = (world: World) => {
 
 const stateOf = (world: World, threadId: string): unknown => world.states.get(threadId) ?? {}
 
-const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray<TamboStream>, placeholder: string) => {
+/** `current`: the current thread when the command started (a new conversation's placeholder, or a thread). */
+const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray<TamboStream>, current: string) => {
+  // The app's state on a new conversation goes to the thread its run starts.
+  const placeholder = current.startsWith("thr_") ? undefined : current
   const { world, client } = real
   const touched: Array<string> = []
   /** A run stopped before its thread started leaves its message in the new conversation. */
@@ -754,7 +824,7 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       continue
     }
     // A run from a new conversation takes the state the app set on it.
-    if (id.value !== placeholder && world.states.has(placeholder) && !world.known.includes(id.value)) {
+    if (placeholder !== undefined && world.states.has(placeholder) && !world.known.includes(id.value)) {
       world.states.set(id.value, world.states.get(placeholder))
       world.states.delete(placeholder)
     }
@@ -773,7 +843,7 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
   })
   await check("run-outcome", async () => {
     for (const stream of streams) {
-      const expected = expectedOutcome(command)
+      const expected = world.outcomes.get(stream) ?? expectedOutcome(command)
       const outcome = await settle(stream.thread)
       const tag = outcome.ok ? "ok" : (outcome.error as { _tag?: string; name?: string })._tag ?? (outcome.error as Error).name
       if (tag !== expected) {
@@ -809,11 +879,11 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
   })
   // A run whose thread never started: the conversation it was on goes on (the current one).
   const conversations: Array<string | undefined> = [...touched]
-  if (newConversation && client.getState().currentThreadId === placeholder) conversations.push(undefined)
+  if (newConversation && client.getState().currentThreadId === current) conversations.push(undefined)
   for (const conversation of conversations) {
     const before = world.agent.requests.length
     let result: Awaited<ReturnType<typeof settle<unknown>>> | undefined
-    let threadId = conversation ?? placeholder
+    let threadId = conversation ?? current
     await check("thread-usable", async () => {
       const stream = client.run("ping", { threadId: conversation })
       const run = await settle(stream.thread)
@@ -821,7 +891,7 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       const id = await settle(stream.threadId)
       if (id.ok) {
         threadId = id.value
-        if (conversation === undefined && threadId !== placeholder && world.states.has(placeholder)) {
+        if (conversation === undefined && placeholder !== undefined && world.states.has(placeholder)) {
           world.states.set(threadId, world.states.get(placeholder))
           world.states.delete(placeholder)
         }
