@@ -337,6 +337,25 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
       })))
 
+  // The agent may keep its own copy of the conversation by message id (LangGraph's does): a
+  // message must not change its id between runs. A new thread's first request once named the
+  // user's message after its run, and the store (so every later request) otherwise.
+  it.live("a new thread's first request sends its messages under the ids every later request sends", () =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const seed: ReadonlyArray<Types.InitialInputMessage> = [
+          { role: "system", content: [{ type: "text", text: "You are a terse assistant." }] }
+        ]
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(tambo.run("hello", { initialMessages: seed })))
+        const threadId = events.at(-1)!.threadId
+        yield* Stream.runDrain(tambo.run("again", { threadId }))
+        const first = agent.requests[0]!.input!.messages
+        expect(agent.requests[1]!.input!.messages.slice(0, first.length)).toEqual(first)
+        const thread = (yield* tambo.state).threadMap[threadId]!.thread
+        expect(first.map((m) => m.id)).toEqual(thread.messages.slice(0, 2).map((m) => m.id))
+      })))
+
   it.live("headers from a function are read for each request: two runs carry two tokens", () => {
     let issued = 0
     return withAgent(AgUiAgent.scripts.text, (agent) =>
