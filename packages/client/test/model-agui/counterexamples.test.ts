@@ -31,3 +31,19 @@ describe("model counterexamples: the user's message under two ids (conversation-
   it("cancelRun while a tool runs on a new thread", () =>
     replay([{ kind: "stop", target: "current", how: "cancelRun", at: "tool" }], ["conversation-stable", "thread-usable"]))
 })
+
+describe("model counterexamples: a call left without a result by a failed run (unanswered-is-pending)", () => {
+  // Defect: a run that failed after the agent called a tool (RUN_ERROR, or the connection dropped,
+  // before RUN_FINISHED) left the call in the thread without a result and not pending, so the next
+  // run sent a call without a result, which an agent refuses or trips on. Such a call is now
+  // pending: the next message answers it as cancelled.
+  it("RUN_ERROR after a tool call", () =>
+    replay([{ kind: "runError", target: "current", afterCall: true }], ["unanswered-is-pending", "thread-usable", "conversation-sent"]))
+
+  it("a dropped connection after a tool call", () =>
+    replay([{ kind: "drop", target: "current", afterCall: true }], ["unanswered-is-pending", "thread-usable", "conversation-sent"]))
+
+  // The next run's conversation was invalid: it sent the call without a result.
+  it("RUN_ERROR after a tool call, then a run on the thread", () =>
+    replay([{ kind: "runError", target: "current", afterCall: true }], ["thread-usable", "conversation-sent"]))
+})

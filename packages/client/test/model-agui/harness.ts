@@ -109,10 +109,10 @@ export type Command =
   /** A tool round answered by the app: `autoExecuteTools: false`, then `continueRun` with the results. */
   | { readonly kind: "manual"; readonly target: Target; readonly calls: 1 | 2; readonly reuseIds: boolean }
   | { readonly kind: "stop"; readonly target: Target; readonly how: StopHow; readonly at: StopAt }
-  /** The agent's RUN_ERROR after partial text. */
-  | { readonly kind: "runError"; readonly target: Target }
-  /** The connection drops mid-stream, after partial text. */
-  | { readonly kind: "drop"; readonly target: Target }
+  /** The agent's RUN_ERROR after partial text (`afterCall`: and a call of the probe). */
+  | { readonly kind: "runError"; readonly target: Target; readonly afterCall: boolean }
+  /** The connection drops mid-stream, after partial text (`afterCall`: and a call of the probe). */
+  | { readonly kind: "drop"; readonly target: Target; readonly afterCall: boolean }
   /** The agent answers 503 once, then the stream (the request is sent again). */
   | { readonly kind: "busy"; readonly target: Target }
   /** STATE_SNAPSHOT and STATE_DELTA from the agent; `hostile`: also a delta through `__proto__`. */
@@ -173,8 +173,8 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       at: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom<StopAt>("tool", "approval", "continuation", "retry"))
     })
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("runError" as const), target }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("drop" as const), target }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("runError" as const), target, afterCall: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("drop" as const), target, afterCall: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("busy" as const), target }) },
   {
     weight: 2,
@@ -445,9 +445,17 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
       return [stream, continued]
     }
     case "runError":
-      return simple(command.target, "runError", () => [AgUiAgent.text("Partial"), AgUiAgent.runError("The model failed", { code: "E_MODEL" })])
+      return simple(command.target, "runError", (request) => [
+        AgUiAgent.text("Partial"),
+        ...(command.afterCall ? probeCalls(world, request, "ok", 1).map((call) => call.step) : []),
+        AgUiAgent.runError("The model failed", { code: "E_MODEL" })
+      ])
     case "drop":
-      return simple(command.target, "drop", () => [AgUiAgent.text(["Half ", "a reply"]), AgUiAgent.drop()])
+      return simple(command.target, "drop", (request) => [
+        AgUiAgent.text(["Half ", "a reply"]),
+        ...(command.afterCall ? probeCalls(world, request, "ok", 1).map((call) => call.step) : []),
+        AgUiAgent.drop()
+      ])
     case "busy": {
       let refused = false
       return simple(command.target, "busy", () => {
