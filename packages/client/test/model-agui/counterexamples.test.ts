@@ -15,7 +15,7 @@ describe("model counterexamples: the user's message under two ids (conversation-
   // Same defect, within one run: its tool round's next request sent the message under the other id.
   it("a tool round on a new thread", () =>
     replay(
-      [{ kind: "tools", target: "current", mode: "ok", decision: "approve", calls: 1, after: "text" }] satisfies Array<Command>,
+      [{ kind: "tools", target: "current", mode: "ok", decision: "approve", calls: 1, after: "text", reuseIds: false, approveBy: "events" }] satisfies Array<Command>,
       ["conversation-stable"]
     ))
 

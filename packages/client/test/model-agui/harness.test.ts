@@ -20,11 +20,24 @@ describe("the AG-UI model's commands", () => {
     ["approval", "approve", /^\{"thread":"thr_\w+","n":1\}$/],
     ["approval", "deny", /no/]
   ] as const)("a tool round (%s, %s) sends its result with the next run", async (mode: ToolMode, decision, result) => {
-    await replay([{ kind: "tools", target: "current", mode, decision, calls: 1, after: "text" }], undefined, (world) => {
+    await replay([{ kind: "tools", target: "current", mode, decision, calls: 1, after: "text", reuseIds: false, approveBy: "events" }], undefined, (world) => {
       const sent = toolResults(lastPing(world).messages)
       expect(sent).toHaveLength(1)
       expect(sent[0]).toMatch(result)
       expect(world.executions.length).toBe(mode === "approval" && decision === "deny" ? 0 : 1)
+    })
+  })
+
+  it.each([
+    ["handler", "approve", /^\{"thread":"thr_\w+","n":1\}$/],
+    ["handler", "deny", /./],
+    ["throwingHandler", "approve", /the handler failed/]
+  ] as const)("an approval decided by the run's onApproval (%s, %s) sends its result with the next run", async (approveBy, decision, result) => {
+    const command: Command = { kind: "tools", target: "current", mode: "approval", decision, calls: 1, after: "text", reuseIds: false, approveBy }
+    await replay([command], undefined, (world) => {
+      const sent = toolResults(lastPing(world).messages)
+      expect(sent).toEqual([expect.stringMatching(result)])
+      expect(world.executions.length).toBe(approveBy === "handler" && decision === "approve" ? 1 : 0)
     })
   })
 
@@ -43,7 +56,7 @@ describe("the AG-UI model's commands", () => {
   })
 
   it("a 503 after a tool round is answered by sending the continuation again", async () => {
-    await replay([{ kind: "tools", target: "current", mode: "ok", decision: "approve", calls: 2, after: "busy" }], undefined, (world) => {
+    await replay([{ kind: "tools", target: "current", mode: "ok", decision: "approve", calls: 2, after: "busy", reuseIds: false, approveBy: "events" }], undefined, (world) => {
       const continuations = world.agent.requests.filter((r) => r.input?.messages.at(-1)?.role === "tool")
       expect(continuations).toHaveLength(2)
     })

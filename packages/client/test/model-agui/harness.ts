@@ -88,9 +88,10 @@ export type StopHow = "cancelRun" | "abort" | "break"
 /**
  * When: after this many stream elements (0: right after `run()`), while the tool runs, when
  * approval is asked, while the step after a tool round streams (`continuation`), or while the
- * request answered 503 waits to be sent again (`retry`).
+ * request answered 503 waits to be sent again (`retry`), or once the agent called the tool and
+ * goes on thinking, before its run finished (`call`).
  */
-export type StopAt = number | "tool" | "approval" | "continuation" | "retry"
+export type StopAt = number | "tool" | "approval" | "continuation" | "retry" | "call"
 
 /** One command: plain data, so a counterexample can be replayed as a table. */
 export type Command =
@@ -105,6 +106,8 @@ export type Command =
     readonly after: After
     /** `call_0`, `call_1`, … in every run, as some providers do. */
     readonly reuseIds: boolean
+    /** Who decides approvals: the app through the events, or the run's `onApproval` (one that throws denies). */
+    readonly approveBy: "events" | "handler" | "throwingHandler"
   }
   /** A tool round answered by the app: `autoExecuteTools: false`, then `continueRun` with the results. */
   | { readonly kind: "manual"; readonly target: Target; readonly calls: 1 | 2; readonly reuseIds: boolean }
@@ -157,7 +160,8 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       decision: fc.constantFrom<"approve" | "deny">("approve", "deny"),
       calls: fc.constantFrom<1 | 2>(1, 2),
       after: fc.constantFrom<After>("text", "text", "runError", "drop", "busy"),
-      reuseIds: fc.boolean()
+      reuseIds: fc.boolean(),
+      approveBy: fc.constantFrom<"events" | "handler" | "throwingHandler">("events", "events", "handler", "throwingHandler")
     })
   },
   {
@@ -170,7 +174,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       kind: fc.constant("stop" as const),
       target,
       how: fc.constantFrom<StopHow>("cancelRun", "abort", "break"),
-      at: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom<StopAt>("tool", "approval", "continuation", "retry"))
+      at: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom<StopAt>("tool", "approval", "continuation", "retry", "call"))
     })
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("runError" as const), target, afterCall: fc.boolean() }) },
@@ -413,7 +417,17 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
             return [AgUiAgent.httpError(503, { error: "busy" })]
         }
       }
-      const stream = runOn(command.target, world.scenario("tools", scenario))
+      const handler = command.approveBy === "events" ? {} : {
+        onApproval: (): Promise<{ readonly approved: boolean }> =>
+          command.approveBy === "throwingHandler"
+            ? Promise.reject(new Error("the handler failed"))
+            : Promise.resolve({ approved: command.decision === "approve" })
+      }
+      const stream = client.run(world.scenario("tools", scenario), {
+        threadId: threadOf(real, command.target),
+        toolTimeout: TOOL_TIMEOUT,
+        ...handler
+      })
       await drive(real, stream, command.decision)
       return [stream]
     }
@@ -599,6 +613,9 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
       n = call!.n
       return [AgUiAgent.text("Stopping. "), call!.step]
     }
+    if (command.at === "call") {
+      return [AgUiAgent.text("Calling. "), probeCalls(world, request, "ok", 1)[0]!.step, AgUiAgent.hang()]
+    }
     if (command.at === "retry") {
       refused()
       return [AgUiAgent.httpError(503, { error: "busy" })]
@@ -658,6 +675,8 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
         ? seen >= command.at
         : command.at === "continuation"
         ? afterRound && event.type === "TEXT_MESSAGE_CONTENT"
+        : command.at === "call"
+        ? event.type === "TOOL_CALL_END"
         : event.type === "CLIENT_APPROVAL_REQUESTED"
       if (!reached) continue
       if (command.how === "break") {
