@@ -48,6 +48,15 @@ describe("the AG-UI model's commands", () => {
     })
   })
 
+  it.each(["queue", "interrupt"] as const)("a second run on a busy thread (%s) overlaps the first", async (policy) => {
+    await replay([{ kind: "text", target: "current" }, { kind: "busyThread", known: 0, policy, tools: true }], undefined, (world) => {
+      const busy = world.agent.requests.filter((r) => String(r.input?.messages.at(-1)?.content).endsWith("busyThread"))
+      // The first run's request, then the second's: both were sent, the second while the first was in flight.
+      expect(busy.length).toBeGreaterThanOrEqual(2)
+      expect(world.executions).toHaveLength(policy === "queue" ? 2 : 1)
+    })
+  })
+
   it("a 503 is answered by sending the request again", async () => {
     await replay([{ kind: "busy", target: "current" }], undefined, (world) => {
       const busy = world.agent.requests.filter((r) => r.input?.messages.at(-1)?.content === "#1 busy")

@@ -140,6 +140,11 @@ export type Command =
   | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
   /** `startNewThread()`, then two runs on the new conversation at once; `abortFirst`: the first is aborted once started. */
   | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean }
+  /**
+   * Two runs on one known thread at once, the second with `onBusy`: it waits for the first
+   * (`queue`) or cancels it (`interrupt`). Without a known thread, a plain run.
+   */
+  | { readonly kind: "busyThread"; readonly known: number; readonly policy: "queue" | "interrupt"; readonly tools: boolean }
   | { readonly kind: "newThread" }
   | { readonly kind: "switch"; readonly known: number }
 
@@ -204,6 +209,15 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("concurrentNew" as const), tools: fc.boolean(), abortFirst: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("busyThread" as const),
+      known: fc.nat(3),
+      policy: fc.constantFrom<"queue" | "interrupt">("queue", "interrupt"),
+      tools: fc.boolean()
+    })
+  },
   { weight: 1, arbitrary: fc.constant({ kind: "newThread" as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("switch" as const), known: fc.nat(3) }) }
 )
@@ -562,6 +576,34 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
       }
       const first = start(a)
       const second = start(b)
+      await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
+      return [first, second]
+    }
+    case "busyThread": {
+      const threadId = threadOf(real, { known: command.known })
+      const scenario: Scenario = (request) =>
+        command.tools
+          ? [AgUiAgent.text("Busy. "), ...probeCalls(world, request, "ok", 1).map((call) => call.step)]
+          : [AgUiAgent.text(["bu", "sy"])]
+      // Without a known thread, a plain run: two on a new conversation are concurrentNew's.
+      if (threadId === undefined) return simple("current", "busyThread", scenario)
+      // The agent holds the first run's request until the second was started; interrupted, the
+      // first never ends.
+      let release: () => void = () => {}
+      const released = new Promise<void>((resolve) => (release = resolve))
+      let received: () => void = () => {}
+      const receivedFirst = new Promise<void>((resolve) => (received = resolve))
+      const held: Scenario = async (request) => {
+        received()
+        await released
+        return command.policy === "interrupt" ? [AgUiAgent.text("first"), AgUiAgent.hang()] : scenario(request)
+      }
+      held.continued = scenario.continued
+      const first = client.run(world.scenario("busyThread", held), { threadId, toolTimeout: TOOL_TIMEOUT })
+      await Promise.race([receivedFirst, settle(first.thread)])
+      const second = client.run(world.scenario("busyThread", scenario), { threadId, toolTimeout: TOOL_TIMEOUT, onBusy: command.policy })
+      release()
+      if (command.policy === "interrupt") world.outcomes.set(first, "AbortError")
       await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
       return [first, second]
     }
