@@ -598,7 +598,6 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         await released
         return command.policy === "interrupt" ? [AgUiAgent.text("first"), AgUiAgent.hang()] : scenario(request)
       }
-      held.continued = scenario.continued
       const first = client.run(world.scenario("busyThread", held), { threadId, toolTimeout: TOOL_TIMEOUT })
       await Promise.race([receivedFirst, settle(first.thread)])
       const second = client.run(world.scenario("busyThread", scenario), { threadId, toolTimeout: TOOL_TIMEOUT, onBusy: command.policy })
