@@ -213,8 +213,10 @@ export const makeTransport = (
       createRun: (_, request, hooks) =>
         Stream.unwrap(Effect.map(randomId("thr_"), (threadId) =>
           run(threadId, request, hooks, (runId) =>
-            // A new thread: its conversation is its initial messages, then the request's message.
-            Effect.succeed([
+            // A new thread: its conversation as the run recorded it in the store (initial messages,
+            // then the request's message), under the ids the next requests send; without the store's
+            // copy, the same messages under ids of this run.
+            Effect.succeed(request.conversation ?? [
               ...fromInitialMessages(request.initialMessages ?? [], (index) => `initial_${index}_${runId}`),
               { id: `user_${runId}`, role: "user", content: [...request.message.content] }
             ])))),

@@ -99,6 +99,16 @@ export interface RunRequest {
    * @since 0.2.0
    */
   readonly agentState?: unknown
+  /**
+   * The run's thread as the store holds it when the request is made (the
+   * conversation, the new message last), given to a transport that reads
+   * the conversation from the store (`conversationFromStore`): a new
+   * thread's first request sends its messages under the ids every later
+   * request sends them.
+   *
+   * @since 0.2.0
+   */
+  readonly conversation?: ReadonlyArray<Types.TamboThreadMessage>
   readonly runMetadata?: Record<string, unknown>
   readonly model?: string
   readonly maxTokens?: number

@@ -337,6 +337,50 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
       })))
 
+  // The agent may keep its own copy of the conversation by message id (LangGraph's does): a
+  // message must not change its id between runs. A new thread's first request once named the
+  // user's message after its run, and the store (so every later request) otherwise.
+  it.live("a new thread's first request sends its messages under the ids every later request sends", () =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const seed: ReadonlyArray<Types.InitialInputMessage> = [
+          { role: "system", content: [{ type: "text", text: "You are a terse assistant." }] }
+        ]
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(tambo.run("hello", { initialMessages: seed })))
+        const threadId = events.at(-1)!.threadId
+        yield* Stream.runDrain(tambo.run("again", { threadId }))
+        const first = agent.requests[0]!.input!.messages
+        expect(agent.requests[1]!.input!.messages.slice(0, first.length)).toEqual(first)
+        const thread = (yield* tambo.state).threadMap[threadId]!.thread
+        expect(first.map((m) => m.id)).toEqual(thread.messages.slice(0, 2).map((m) => m.id))
+      })))
+
+  // A call in the conversation that nothing answers is one an agent refuses or trips on.
+  it.live("a run that fails after the agent called a tool leaves the call pending; the next run answers it as cancelled", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (request) =>
+        request.lastUserText === "hello"
+          ? [AgUiAgent.text("Let me check."), AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }), AgUiAgent.runError("Overloaded")]
+          : [AgUiAgent.text("Sorry about that.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const failed = yield* Effect.either(Stream.runCollect(tambo.run("hello")))
+          expect(Either.isLeft(failed) && failed.left._tag).toBe("ApiError")
+          const threadId = agent.requests[0]!.input!.threadId
+          expect((yield* tambo.state).threadMap[threadId]!.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather" }])
+          yield* Stream.runDrain(tambo.run("again", { threadId }))
+          expect(cities).toEqual([])
+          expect(agent.requests[1]!.input!.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"])
+          expect(agent.requests[1]!.input!.messages[2]).toMatchObject({ toolCallId: "c1", content: expect.stringContaining("cancelled") })
+          expect((yield* tambo.state).threadMap[threadId]!.pendingToolCalls).toEqual([])
+        }),
+      { tools: [tool] }
+    )
+  })
+
   it.live("headers from a function are read for each request: two runs carry two tokens", () => {
     let issued = 0
     return withAgent(AgUiAgent.scripts.text, (agent) =>

@@ -12,6 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as ClientState from "../../ClientState.js"
 import { isRetryable, isTamboError } from "../../TamboError.js"
+import { withStranded } from "../agui/stranded.js"
 import * as Reconcile from "../reconcile.js"
 import * as Cancel from "./cancel.js"
 import * as Env from "./env.js"
@@ -82,15 +83,25 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
     // The run's last chunks may wait for the store's next batch: the run ends once
     // it is written, so whoever sees the run end sees all of it in the store. Waiting
     // for the batch, rather than writing now, lets runs that end together share it.
-    yield* Env.record(env, run.threadId, [])
+    const last = yield* Env.record(env, run.threadId, [])
     const at = yield* Env.now
     if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(env, run.threadId, run.span)
-    if (run.runError !== undefined) return
+    // The client holds an AG-UI agent's conversation: a call the failed run left without a
+    // result waits for one as a stopped round's do (see agui/stranded.ts).
+    const awaiting = env.transport.conversationFromStore === true && last !== undefined
+      ? withStranded(last.thread.messages, run.awaiting)
+      : run.awaiting
+    if (run.runError !== undefined) {
+      if (awaiting.length > 0) {
+        yield* Env.record(env, run.threadId, [{ type: "UPDATE_THREAD", threadId: run.threadId, patch: { pendingToolCalls: awaiting } }])
+      }
+      return
+    }
     yield* Effect.withParentSpan(Cancel.onServer(env, run), run.span)
     const error = failureOf(exit)
     // A run the server knew ends there too: the next run's previousRunId must name it.
     const ended = run.runId !== undefined && !ClientState.isLocalThreadId(run.threadId) ? run.runId : undefined
-    const pendingToolCalls = run.awaiting.length === 0 ? {} : { pendingToolCalls: run.awaiting }
+    const pendingToolCalls = awaiting.length === 0 ? {} : { pendingToolCalls: awaiting }
     yield* Env.record(env, run.threadId, [
       ...(ended === undefined
         ? []

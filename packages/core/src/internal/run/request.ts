@@ -98,10 +98,12 @@ const requestFor = (
   run: RunState,
   message: Transport.InputMessage,
   previous: string | undefined,
-  agentState: unknown
+  agentState: unknown,
+  conversation?: ReadonlyArray<Types.TamboThreadMessage>
 ): Transport.RunRequest => ({
   message,
   ...(agentState === undefined ? {} : { agentState }),
+  ...(conversation === undefined ? {} : { conversation }),
   ...(previous === undefined ? {} : { previousRunId: previous }),
   ...(run.tools.length > 0 ? { tools: run.tools } : {}),
   ...(run.components.length > 0 ? { availableComponents: run.components } : {}),
@@ -132,15 +134,18 @@ export const hooksOf = (env: Env.Env, run: RunState, span: Tracer.Span): Transpo
 
 /**
  * A transport that reads the conversation from the store (AG-UI) is called once the run's
- * thread, as recorded so far, is in the store; it gets the thread's agent state from there too.
+ * thread, as recorded so far, is in the store; it gets the thread's agent state and messages
+ * from there too.
  */
 const published = <A, E>(
   env: Env.Env,
   run: RunState,
-  open: (agentState: unknown) => Stream.Stream<A, E>
+  open: (agentState: unknown, conversation?: ReadonlyArray<Types.TamboThreadMessage>) => Stream.Stream<A, E>
 ): Stream.Stream<A, E> =>
   env.transport.conversationFromStore === true
-    ? Stream.unwrap(Effect.map(Env.record(env, run.threadId, []), (thread) => Stream.suspend(() => open(thread?.thread.state))))
+    ? Stream.unwrap(
+      Effect.map(Env.record(env, run.threadId, []), (thread) => Stream.suspend(() => open(thread?.thread.state, thread?.thread.messages)))
+    )
     : open(undefined)
 
 /** A tool round's request: its results, on the run's thread, after the step that paused. @internal */
@@ -166,8 +171,8 @@ export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray
 const open = (env: Env.Env, run: RunState, previous: string | undefined, hooks: Transport.RunHooks) => {
   const existing = run.existing
   // A 401 before the run starts (an expired token) exchanges again and retries once.
-  return published(env, run, (agentState) => {
-    const first = requestFor(run, run.firstMessage, previous, agentState)
+  return published(env, run, (agentState, conversation) => {
+    const first = requestFor(run, run.firstMessage, previous, agentState, conversation)
     return Auth.withCredentialsStream(env.auth, (c) =>
       existing === undefined
         ? env.transport.createRun(c, first, hooks)

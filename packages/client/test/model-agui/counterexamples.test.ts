@@ -1,0 +1,49 @@
+// The counterexamples the model-based test of AG-UI runs (runs.model.test.ts) shrank to, replayed
+// as named tests. Each checks the invariant it broke (with thread-usable, whose plain run is what
+// shows it); the comment names the defect it found.
+import { describe, it } from "vitest"
+import { type Command, replay } from "./harness.js"
+
+describe("model counterexamples: the user's message under two ids (conversation-stable)", () => {
+  // Defect: a new thread's first request named the user's message `user_<runId>` (and its
+  // initial messages `initial_<i>_<runId>`) while the store, and so every later request, named it
+  // `local_user_…`: an agent that keeps its copy of the conversation by message id saw the
+  // message twice.
+  it("a text run on a new thread, then another", () =>
+    replay([{ kind: "text", target: "current" }], ["conversation-stable", "thread-usable"]))
+
+  // Same defect, within one run: its tool round's next request sent the message under the other id.
+  it("a tool round on a new thread", () =>
+    replay(
+      [{ kind: "tools", target: "current", mode: "ok", decision: "approve", calls: 1, after: "text", reuseIds: false, approveBy: "events" }] satisfies Array<Command>,
+      ["conversation-stable"]
+    ))
+
+  // Same defect, seen as a store that is not what was sent (conversation-sent): a run stopped
+  // before it started leaves its message in the new conversation; the next run there sent only
+  // its own message, the store shows both.
+  for (const how of ["abort", "cancelRun"] as const) {
+    it(`${how} right after run() on a new conversation, then a run on it`, () =>
+      replay([{ kind: "stop", target: "current", how, at: 0 }], ["conversation-sent", "thread-usable"]))
+  }
+
+  // Same defect, shrunk from a stop: the cancelled round's next request, on the new thread.
+  it("cancelRun while a tool runs on a new thread", () =>
+    replay([{ kind: "stop", target: "current", how: "cancelRun", at: "tool" }], ["conversation-stable", "thread-usable"]))
+})
+
+describe("model counterexamples: a call left without a result by a failed run (unanswered-is-pending)", () => {
+  // Defect: a run that failed after the agent called a tool (RUN_ERROR, or the connection dropped,
+  // before RUN_FINISHED) left the call in the thread without a result and not pending, so the next
+  // run sent a call without a result, which an agent refuses or trips on. Such a call is now
+  // pending: the next message answers it as cancelled.
+  it("RUN_ERROR after a tool call", () =>
+    replay([{ kind: "runError", target: "current", afterCall: true }], ["unanswered-is-pending", "thread-usable", "conversation-sent"]))
+
+  it("a dropped connection after a tool call", () =>
+    replay([{ kind: "drop", target: "current", afterCall: true }], ["unanswered-is-pending", "thread-usable", "conversation-sent"]))
+
+  // The next run's conversation was invalid: it sent the call without a result.
+  it("RUN_ERROR after a tool call, then a run on the thread", () =>
+    replay([{ kind: "runError", target: "current", afterCall: true }], ["thread-usable", "conversation-sent"]))
+})

@@ -1,0 +1,1084 @@
+// The model-based test of AG-UI runs through the facade: commands as plain data, one interpreter
+// that plays them against ONE `new TamboClient({ agent: { url } })` talking to the scripted
+// `AgUiAgent` on loopback, and the invariants checked after every command. The property
+// (runs.model.test.ts) and the named counterexamples (counterexamples.test.ts) both go through
+// `runSequence`. The model of the Tambo API path (../model/harness.ts) is the pattern.
+//
+// What a stopped tool round leaves (decided here, as the Tambo path does): the calls it did not
+// answer stay the thread's `pendingToolCalls`, and the next message on the thread answers each
+// (its tool's result if the tool finished, else an error result saying it was cancelled) before
+// its own text. So the conversation the next run sends has a result for every call, and no call
+// is run again. The invariant `unanswered-is-pending` checks the first half, `conversation-sent`
+// the second.
+import * as Tool from "@tambo-effect/core/Tool"
+import { AgUiAgent } from "@tambo-effect/testing"
+import { FastCheck as fc } from "effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import { isDeepStrictEqual } from "node:util"
+import { toAgUiMessages } from "../../../core/src/internal/agui/runAgentInput.js"
+import { TamboClient, type TamboStream, type TamboThreadMessage } from "../../src/index.js"
+
+// -----------------------------------------------------------------------------
+// The switch
+// -----------------------------------------------------------------------------
+
+/** Every invariant the harness checks, in the order it checks them after a command. */
+export const INVARIANTS = [
+  /** The command's runs end (a liveness bound, not a timing assertion). */
+  "command-settles",
+  /** Each run ends as the model says: its thread, or ApiError (RUN_ERROR), TransportError (drop), AbortError (stop). */
+  "run-outcome",
+  /** No unhandled rejection during the command. */
+  "no-unhandled-rejection",
+  /** No thread is left streaming; the calls without a result in a thread are exactly its pending ones. */
+  "unanswered-is-pending",
+  /** Each tool call executed at most once; every result sent is its own call's. */
+  "tool-once-and-own-result",
+  /** The agent state of every thread equals the model's; no prototype was touched. */
+  "agent-state",
+  /** A plain text run on every thread the command touched succeeds. */
+  "thread-usable",
+  /**
+   * What that run sent is the store's thread (messages, order, a result for every call, the
+   * thread's agent state).
+   */
+  "conversation-sent",
+  /**
+   * Every run on a thread sends what the run before it sent (or the MESSAGES_SNAPSHOT it got),
+   * message for message under the same ids, then what came since: an agent that keeps its own
+   * copy by message id (as LangGraph's does) sees one conversation.
+   */
+  "conversation-stable",
+  /** After `client.destroy()`, no handle of the client is left open. */
+  "no-open-handles"
+] as const
+
+/** @see INVARIANTS */
+export type Invariant = (typeof INVARIANTS)[number]
+
+/** Invariants that fail because of defects fixed elsewhere: none. */
+export const KNOWN_OPEN: ReadonlySet<Invariant> = new Set<Invariant>([])
+
+const defaultChecked = (): ReadonlySet<Invariant> => {
+  const env = process.env.MODEL_INVARIANTS
+  if (env === "all") return new Set(INVARIANTS)
+  if (env !== undefined) return new Set(env.split(",") as Array<Invariant>)
+  return new Set(INVARIANTS.filter((invariant) => !KNOWN_OPEN.has(invariant)))
+}
+
+let checking: ReadonlySet<Invariant> = new Set(INVARIANTS)
+
+// -----------------------------------------------------------------------------
+// Commands
+// -----------------------------------------------------------------------------
+
+/** Where a run goes: the current thread (a new conversation, or a switched-to thread), or the i-th known thread. */
+export type Target = "current" | { readonly known: number }
+
+/** What the probe tool does when executed. `approval` asks for approval first, then returns. */
+export type ToolMode = "ok" | "throw" | "hang" | "approval"
+
+/** What the step after a tool round does. */
+export type After = "text" | "runError" | "drop" | "busy"
+
+/** How a run is stopped early. */
+export type StopHow = "cancelRun" | "abort" | "break"
+
+/**
+ * When: after this many stream elements (0: right after `run()`), while the tool runs, when
+ * approval is asked, while the step after a tool round streams (`continuation`), or while the
+ * request answered 503 waits to be sent again (`retry`), or once the agent called the tool and
+ * goes on thinking, before its run finished (`call`).
+ */
+export type StopAt = number | "tool" | "approval" | "continuation" | "retry" | "call"
+
+/** One command: plain data, so a counterexample can be replayed as a table. */
+export type Command =
+  | { readonly kind: "text"; readonly target: Target }
+  | {
+    readonly kind: "tools"
+    readonly target: Target
+    readonly mode: ToolMode
+    readonly decision: "approve" | "deny"
+    readonly calls: 1 | 2
+    /** What the run after the tool round does: reply, fail (RUN_ERROR after text), drop, or answer 503 once. */
+    readonly after: After
+    /** `call_0`, `call_1`, … in every run, as some providers do. */
+    readonly reuseIds: boolean
+    /** Who decides approvals: the app through the events, or the run's `onApproval` (one that throws denies). */
+    readonly approveBy: "events" | "handler" | "throwingHandler"
+  }
+  /** A tool round answered by the app: `autoExecuteTools: false`, then `continueRun` with the results. */
+  | { readonly kind: "manual"; readonly target: Target; readonly calls: 1 | 2; readonly reuseIds: boolean }
+  | { readonly kind: "stop"; readonly target: Target; readonly how: StopHow; readonly at: StopAt }
+  /** The agent's RUN_ERROR after partial text (`afterCall`: and a call of the probe). */
+  | { readonly kind: "runError"; readonly target: Target; readonly afterCall: boolean }
+  /** The connection drops mid-stream, after partial text (`afterCall`: and a call of the probe). */
+  | { readonly kind: "drop"; readonly target: Target; readonly afterCall: boolean }
+  /** The agent answers 503 once, then the stream (the request is sent again). */
+  | { readonly kind: "busy"; readonly target: Target }
+  /** STATE_SNAPSHOT and STATE_DELTA from the agent; `hostile`: also a delta through `__proto__`. */
+  | {
+    readonly kind: "agentState"
+    readonly target: Target
+    readonly hostile: boolean
+    /** How the run ends after its state events: RUN_FINISHED, RUN_ERROR or a dropped connection (what arrived stays). */
+    readonly end: "finish" | "runError" | "drop"
+  }
+  /** The app's `setAgentState` on the thread. */
+  | { readonly kind: "setState"; readonly target: Target }
+  /**
+   * The app's `setAgentState` on a run's thread while the run streams its reply (`stream`) or
+   * waits for the approval of a call (`approval`).
+   */
+  | { readonly kind: "setStateDuringRun"; readonly target: Target; readonly at: "stream" | "approval" }
+  /** A MESSAGES_SNAPSHOT: the conversation as received and a reply (`keep`), or only the last user message and a reply. */
+  /** `withCall`: the run also calls the probe, and the snapshot holds that call, as the agent has it. */
+  | { readonly kind: "messagesSnapshot"; readonly target: Target; readonly keep: boolean; readonly withCall: boolean }
+  /** Two runs at once on two threads (known ones, or new ones when fewer are known). */
+  | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
+  /** `startNewThread()`, then two runs on the new conversation at once; `abortFirst`: the first is aborted once started. */
+  | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean }
+  /**
+   * Two runs on one known thread at once, the second with `onBusy`: it waits for the first
+   * (`queue`) or cancels it (`interrupt`). Without a known thread, a plain run.
+   */
+  | { readonly kind: "busyThread"; readonly known: number; readonly policy: "queue" | "interrupt"; readonly tools: boolean }
+  | { readonly kind: "newThread" }
+  | { readonly kind: "switch"; readonly known: number }
+
+const target: fc.Arbitrary<Target> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant("current" as const) },
+  { weight: 1, arbitrary: fc.nat(3).map((known) => ({ known })) }
+)
+
+/** The generator of commands (weights favour the interesting ones). */
+export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("text" as const), target }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("tools" as const),
+      target,
+      mode: fc.constantFrom<ToolMode>("ok", "throw", "hang", "approval"),
+      decision: fc.constantFrom<"approve" | "deny">("approve", "deny"),
+      calls: fc.constantFrom<1 | 2>(1, 2),
+      after: fc.constantFrom<After>("text", "text", "runError", "drop", "busy"),
+      reuseIds: fc.boolean(),
+      approveBy: fc.constantFrom<"events" | "handler" | "throwingHandler">("events", "events", "handler", "throwingHandler")
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("manual" as const), target, calls: fc.constantFrom<1 | 2>(1, 2), reuseIds: fc.boolean() })
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("stop" as const),
+      target,
+      how: fc.constantFrom<StopHow>("cancelRun", "abort", "break"),
+      at: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom<StopAt>("tool", "approval", "continuation", "retry", "call"))
+    })
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("runError" as const), target, afterCall: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("drop" as const), target, afterCall: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("busy" as const), target }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("agentState" as const),
+      target,
+      hostile: fc.boolean(),
+      end: fc.constantFrom<"finish" | "runError" | "drop">("finish", "finish", "runError", "drop")
+    })
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("setState" as const), target }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("setStateDuringRun" as const),
+      target,
+      at: fc.constantFrom<"stream" | "approval">("stream", "approval")
+    })
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("messagesSnapshot" as const), target, keep: fc.boolean(), withCall: fc.boolean() })
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("concurrentNew" as const), tools: fc.boolean(), abortFirst: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("busyThread" as const),
+      known: fc.nat(3),
+      policy: fc.constantFrom<"queue" | "interrupt">("queue", "interrupt"),
+      tools: fc.boolean()
+    })
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: "newThread" as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("switch" as const), known: fc.nat(3) }) }
+)
+
+// -----------------------------------------------------------------------------
+// The agent's side: scenarios by message
+// -----------------------------------------------------------------------------
+
+/**
+ * A run's script, built when the agent sees the request; `continued`: the script of the run
+ * carrying the results of its tool round (default: "done").
+ */
+type Scenario = ((request: AgUiAgent.AgentRequest) => AgUiAgent.Script | Promise<AgUiAgent.Script>) & {
+  continued?: () => AgUiAgent.Script
+}
+
+/** An AG-UI message, as a snapshot carries it. */
+type AgUiMessage = Parameters<typeof AgUiAgent.messagesSnapshot>[0][number]
+
+/** One execution of the probe tool: which call of which thread it ran for. */
+export interface Execution {
+  readonly thread: string
+  readonly toolCallId: string
+  readonly n: number
+}
+
+interface ProbeResult {
+  readonly thread: string
+  readonly n: number
+}
+
+const PROBE_MODES = ["ok", "throw", "hang", "block", "approval"] as const
+
+const ProbeArgs = Schema.Struct({ n: Schema.Number, thread: Schema.String, mode: Schema.Literal(...PROBE_MODES) })
+
+/** Per-sequence state of the harness, and the model. */
+export type { World }
+
+class World {
+  readonly scenarios = new Map<string, Scenario>()
+  readonly executions: Array<Execution> = []
+  /** Resolved when the execution of call `n` starts. */
+  readonly started = new Map<number, () => void>()
+  readonly startedPromises = new Map<number, Promise<void>>()
+  /** The threads runs went to, in order. */
+  readonly known: Array<string> = []
+  readonly rejections: Array<unknown> = []
+  /** THE MODEL: the agent state of each thread (absent: `{}`), by thread id or the current placeholder's. */
+  readonly states = new Map<string, unknown>()
+  /** The state an `agentState` command's run leaves, until the model takes it. */
+  agentSaid: unknown = undefined
+  /** Streams whose outcome is not the one of their command (see expectedOutcome). */
+  readonly outcomes = new Map<TamboStream, Outcome>()
+  /** The conversation each thread's last request sent (or the snapshot it got), by thread. */
+  readonly lastSent = new Map<string, ReadonlyArray<unknown>>()
+  /** The messages snapshot a run got, by its run id. */
+  readonly snapshots = new Map<string, ReadonlyArray<unknown>>()
+  /** How many of the agent's requests `conversation-stable` has looked at. */
+  checkedRequests = 0
+  /** The state the app set while a run went on, until the model takes it. */
+  setDuringRun: unknown = undefined
+  #scenarioCount = 0
+  #n = 0
+
+  constructor(readonly agent: AgUiAgent.AgUiAgent) {}
+
+  nextN(): number {
+    const n = ++this.#n
+    this.startedPromises.set(n, new Promise<void>((resolve) => this.started.set(n, resolve)))
+    return n
+  }
+
+  scenario(name: string, scenario: Scenario): string {
+    const tag = `#${++this.#scenarioCount} ${name}`
+    this.scenarios.set(tag, scenario)
+    return tag
+  }
+
+  learn(threadId: string): void {
+    if (!this.known.includes(threadId)) this.known.push(threadId)
+  }
+}
+
+let current: World | undefined
+
+/**
+ * The script the agent plays: by the last user message's tag. A run carrying tool results (the
+ * next step of a tool round) says "done".
+ */
+export const agentScript: AgUiAgent.ScriptFn = (request) => {
+  if (request.lastUserText === "ping") return [AgUiAgent.text("pong")]
+  const scenario = request.lastUserText === undefined ? undefined : current?.scenarios.get(request.lastUserText)
+  if (request.toolResults.length > 0) return scenario?.continued?.() ?? [AgUiAgent.text("done")]
+  return scenario === undefined ? [AgUiAgent.text(`unknown scenario ${request.lastUserText}`)] : scenario(request)
+}
+
+const probeCalls = (
+  world: World,
+  request: AgUiAgent.AgentRequest,
+  mode: (typeof PROBE_MODES)[number],
+  calls: number,
+  reuseIds = false
+) =>
+  Array.from({ length: calls }, (_, i) => {
+    const n = world.nextN()
+    const id = reuseIds ? `call_${i}` : `call_${n}`
+    return { n, id, step: AgUiAgent.toolCall("probe", { n, thread: request.input.threadId, mode }, { id }) }
+  })
+
+// -----------------------------------------------------------------------------
+// The client's side
+// -----------------------------------------------------------------------------
+
+const makeProbe = (world: () => World) =>
+  Tool.make({
+    name: "probe",
+    description: "Records its call and answers with it",
+    input: ProbeArgs,
+    needsApproval: (args) => args.mode === "approval",
+    execute: (args, { signal, toolCallId }): Promise<ProbeResult> => {
+      const w = world()
+      w.executions.push({ thread: args.thread, toolCallId, n: args.n })
+      w.started.get(args.n)?.()
+      const result: ProbeResult = { thread: args.thread, n: args.n }
+      switch (args.mode) {
+        case "throw":
+          return Promise.reject(new Error(`probe failed n=${args.n}`))
+        case "hang":
+        case "block":
+          // Until the executor gives up on it (timeout, cancellation).
+          return new Promise((resolve) => signal.addEventListener("abort", () => resolve(result), { once: true }))
+        default:
+          return Promise.resolve(result)
+      }
+    }
+  })
+
+/** A short tool timeout, for the `hang` tool; long enough for every other tool. */
+const TOOL_TIMEOUT = 40
+
+const settle = <A>(promise: Promise<A>): Promise<{ ok: true; value: A } | { ok: false; error: unknown }> =>
+  promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Polls `predicate` (a liveness bound, not a timing assertion). */
+const eventually = async (predicate: () => boolean, timeoutMs = 3_000): Promise<boolean> => {
+  const start = Date.now()
+  while (!predicate()) {
+    if (Date.now() - start > timeoutMs) return false
+    await sleep(2)
+  }
+  return true
+}
+
+/** What the commands act on. */
+export interface Real {
+  readonly world: World
+  readonly client: TamboClient
+}
+
+const threadOf = (real: Real, t: Target): string | undefined => {
+  if (t === "current") return undefined
+  const { known } = real.world
+  return known.length === 0 ? undefined : known[t.known % known.length]
+}
+
+/** Iterates a run to its end, deciding approvals as `decision` says. */
+const drive = async (real: Real, stream: TamboStream, decision: "approve" | "deny") => {
+  try {
+    for await (const { event } of stream) {
+      if (event.type === "CLIENT_APPROVAL_REQUESTED") {
+        if (decision === "deny") real.client.denyToolCall(event.toolCallId, "no")
+        else real.client.approveToolCall(event.toolCallId)
+      }
+    }
+  } catch {
+    // Outcomes of the command's own run are judged by run-outcome.
+  }
+}
+
+/** Plays one command; returns the streams it started. */
+const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboStream>> => {
+  const { world, client } = real
+  const runOn = (t: Target, message: string) => client.run(message, { threadId: threadOf(real, t), toolTimeout: TOOL_TIMEOUT })
+  const simple = async (t: Target, name: string, scenario: Scenario) => {
+    const stream = runOn(t, world.scenario(name, scenario))
+    await drive(real, stream, "approve")
+    return [stream]
+  }
+  switch (command.kind) {
+    case "text":
+      return simple(command.target, "text", () => [AgUiAgent.text(["Hel", "lo"])])
+    case "tools": {
+      const scenario: Scenario = (request) => [
+        AgUiAgent.text("Calling. "),
+        ...probeCalls(world, request, command.mode, command.calls, command.reuseIds).map((call) => call.step)
+      ]
+      let refused = false
+      scenario.continued = () => {
+        switch (command.after) {
+          case "text":
+            return [AgUiAgent.text("done")]
+          case "runError":
+            return [AgUiAgent.text("Partly done"), AgUiAgent.runError("The model failed", { code: "E_MODEL" })]
+          case "drop":
+            return [AgUiAgent.text(["Half ", "done"]), AgUiAgent.drop()]
+          case "busy":
+            if (refused) return [AgUiAgent.text("done after a 503")]
+            refused = true
+            return [AgUiAgent.httpError(503, { error: "busy" })]
+        }
+      }
+      const handler = command.approveBy === "events" ? {} : {
+        onApproval: (): Promise<{ readonly approved: boolean }> =>
+          command.approveBy === "throwingHandler"
+            ? Promise.reject(new Error("the handler failed"))
+            : Promise.resolve({ approved: command.decision === "approve" })
+      }
+      const stream = client.run(world.scenario("tools", scenario), {
+        threadId: threadOf(real, command.target),
+        toolTimeout: TOOL_TIMEOUT,
+        ...handler
+      })
+      await drive(real, stream, command.decision)
+      return [stream]
+    }
+    case "stop":
+      return [await stop(real, command)]
+    case "manual": {
+      const message = world.scenario("manual", (request) => [
+        AgUiAgent.text("Manual. "),
+        ...probeCalls(world, request, "ok", command.calls, command.reuseIds).map((call) => call.step)
+      ])
+      const stream = client.run(message, { threadId: threadOf(real, command.target), autoExecuteTools: false })
+      let pending: ReadonlyArray<{ readonly toolCallId: string; readonly args: unknown }> = []
+      try {
+        for await (const { event } of stream) {
+          if (event.type === "CLIENT_AWAITING_TOOL_RESULTS") pending = event.pendingToolCalls
+        }
+      } catch {
+        return [stream]
+      }
+      const threadId = await stream.threadId
+      const results = pending.map((call) => {
+        const args = call.args as Schema.Schema.Type<typeof ProbeArgs>
+        world.executions.push({ thread: args.thread, toolCallId: call.toolCallId, n: args.n })
+        const result: ProbeResult = { thread: args.thread, n: args.n }
+        return { toolCallId: call.toolCallId, result }
+      })
+      const continued = client.continueRun(threadId, results)
+      await drive(real, continued, "approve")
+      return [stream, continued]
+    }
+    case "runError":
+      return simple(command.target, "runError", (request) => [
+        AgUiAgent.text("Partial"),
+        ...(command.afterCall ? probeCalls(world, request, "ok", 1).map((call) => call.step) : []),
+        AgUiAgent.runError("The model failed", { code: "E_MODEL" })
+      ])
+    case "drop":
+      return simple(command.target, "drop", (request) => [
+        AgUiAgent.text(["Half ", "a reply"]),
+        ...(command.afterCall ? probeCalls(world, request, "ok", 1).map((call) => call.step) : []),
+        AgUiAgent.drop()
+      ])
+    case "busy": {
+      let refused = false
+      return simple(command.target, "busy", () => {
+        if (refused) return [AgUiAgent.text("after a 503")]
+        refused = true
+        return [AgUiAgent.httpError(503, { error: "busy" })]
+      })
+    }
+    case "agentState": {
+      const n = world.nextN()
+      world.agentSaid = { run: n, items: ["x"] }
+      return simple(command.target, "agentState", () => [
+        AgUiAgent.stateSnapshot({ run: n, items: [] }),
+        AgUiAgent.text("Stateful."),
+        AgUiAgent.stateDelta([{ op: "add", path: "/items/-", value: "x" }]),
+        ...(command.hostile ? [AgUiAgent.stateDelta([{ op: "add", path: "/__proto__/polluted", value: true }])] : []),
+        ...(command.end === "runError" ? [AgUiAgent.runError("The model failed", { code: "E_MODEL" })] : []),
+        ...(command.end === "drop" ? [AgUiAgent.drop()] : [])
+      ])
+    }
+    case "setState": {
+      const threadId = threadOf(real, command.target) ?? client.getState().currentThreadId
+      const state = { app: world.nextN() }
+      const set = await settle(Promise.resolve().then(() => client.setAgentState(state, threadId)))
+      if (set.ok) world.states.set(threadId, state)
+      return []
+    }
+    case "setStateDuringRun": {
+      const message = world.scenario("setStateDuringRun", (request) =>
+        command.at === "approval"
+          ? [AgUiAgent.text("Asking. "), probeCalls(world, request, "approval", 1)[0]!.step]
+          : [AgUiAgent.text(["one ", "two ", "three"])]
+      )
+      const stream = runOn(command.target, message)
+      let set = false
+      try {
+        for await (const { event, threadId } of stream) {
+          const now = command.at === "approval" ? event.type === "CLIENT_APPROVAL_REQUESTED" : event.type === "TEXT_MESSAGE_CONTENT"
+          if (now && !set) {
+            set = true
+            const state = { app: world.nextN() }
+            // The run's thread is known to the model once the command ends (a new one, maybe).
+            world.setDuringRun = state
+            client.setAgentState(state, threadId)
+          }
+          if (event.type === "CLIENT_APPROVAL_REQUESTED") client.approveToolCall(event.toolCallId)
+        }
+      } catch {
+        // Judged by run-outcome.
+      }
+      return [stream]
+    }
+    case "messagesSnapshot":
+      return simple(command.target, "messagesSnapshot", (request) => {
+        const messages = request.input.messages
+        const kept = command.keep ? messages : messages.filter((m, i) => i === messages.length - 1 && m.role === "user")
+        const call = command.withCall ? probeCalls(world, request, "ok", 1)[0] : undefined
+        const id = `snap-${messages.length}`
+        const snapshot: Array<AgUiMessage> = [...kept, {
+            id,
+            role: "assistant",
+            content: "Replacing.",
+            ...(call === undefined ? {} : {
+              toolCalls: [{
+                id: call.id,
+                type: "function" as const,
+                function: { name: "probe", arguments: JSON.stringify({ n: call.n, thread: request.input.threadId, mode: "ok" }) }
+              }]
+            })
+        }]
+        world.snapshots.set(request.input.runId, snapshot)
+        return [
+          AgUiAgent.text("Replacing.", { messageId: id }),
+          ...(call === undefined ? [] : [call.step]),
+          AgUiAgent.messagesSnapshot(snapshot)
+        ]
+      })
+    case "concurrent": {
+      const a = threadOf(real, { known: command.a })
+      let b = threadOf(real, { known: command.b })
+      if (b === a) b = undefined
+      const scenario: Scenario = (request) =>
+        command.tools
+          ? [AgUiAgent.text("Both. "), ...probeCalls(world, request, "ok", 1, true).map((call) => call.step)]
+          : [AgUiAgent.text(["con", "current"])]
+      // A run without a known thread goes to a new one, from a fresh new conversation.
+      const start = (threadId: string | undefined) => {
+        if (threadId === undefined) world.states.delete(client.startNewThread())
+        return client.run(world.scenario("concurrent", scenario), { threadId, toolTimeout: TOOL_TIMEOUT })
+      }
+      const first = start(a)
+      const second = start(b)
+      await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
+      return [first, second]
+    }
+    case "busyThread": {
+      const threadId = threadOf(real, { known: command.known })
+      const scenario: Scenario = (request) =>
+        command.tools
+          ? [AgUiAgent.text("Busy. "), ...probeCalls(world, request, "ok", 1).map((call) => call.step)]
+          : [AgUiAgent.text(["bu", "sy"])]
+      // Without a known thread, a plain run: two on a new conversation are concurrentNew's.
+      if (threadId === undefined) return simple("current", "busyThread", scenario)
+      // The agent holds the first run's request until the second was started; interrupted, the
+      // first never ends.
+      let release: () => void = () => {}
+      const released = new Promise<void>((resolve) => (release = resolve))
+      let received: () => void = () => {}
+      const receivedFirst = new Promise<void>((resolve) => (received = resolve))
+      const held: Scenario = async (request) => {
+        received()
+        await released
+        return command.policy === "interrupt" ? [AgUiAgent.text("first"), AgUiAgent.hang()] : scenario(request)
+      }
+      const first = client.run(world.scenario("busyThread", held), { threadId, toolTimeout: TOOL_TIMEOUT })
+      await Promise.race([receivedFirst, settle(first.thread)])
+      const second = client.run(world.scenario("busyThread", scenario), { threadId, toolTimeout: TOOL_TIMEOUT, onBusy: command.policy })
+      release()
+      if (command.policy === "interrupt") world.outcomes.set(first, "AbortError")
+      await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
+      return [first, second]
+    }
+    case "concurrentNew": {
+      world.states.delete(client.startNewThread())
+      const scenario: Scenario = (request) =>
+        command.tools
+          ? [AgUiAgent.text("New. "), ...probeCalls(world, request, "ok", 1, true).map((call) => call.step)]
+          : [AgUiAgent.text(["new", " thread"])]
+      const first = client.run(
+        world.scenario("concurrentNew", command.abortFirst ? () => [AgUiAgent.text("new"), AgUiAgent.hang()] : scenario),
+        { toolTimeout: TOOL_TIMEOUT }
+      )
+      const second = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
+      if (command.abortFirst) world.outcomes.set(first, "AbortError")
+      const driveFirst = async () => {
+        if (!command.abortFirst) return drive(real, first, "approve")
+        try {
+          for await (const _ of first) first.abort()
+        } catch {
+          // Its AbortError.
+        }
+      }
+      await Promise.all([driveFirst(), drive(real, second, "approve")])
+      return [first, second]
+    }
+    case "newThread":
+      // A new conversation starts with a state of its own: what the app set on the last one goes.
+      world.states.delete(client.startNewThread())
+      return []
+    case "switch": {
+      const threadId = threadOf(real, { known: command.known })
+      if (threadId !== undefined) await settle(client.switchThread(threadId))
+      return []
+    }
+  }
+}
+
+/** A run stopped early by `cancelRun`, `abort()` or leaving the loop. */
+const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Promise<TamboStream> => {
+  const { world, client } = real
+  let n: number | undefined
+  let refused: () => void = () => {}
+  const retrying = new Promise<void>((resolve) => (refused = resolve))
+  const scenario: Scenario = (request) => {
+    if (command.at === "tool" || command.at === "approval" || command.at === "continuation") {
+      const mode = command.at === "tool" ? "block" : command.at === "approval" ? "approval" : "ok"
+      const [call] = probeCalls(world, request, mode, 1)
+      n = call!.n
+      return [AgUiAgent.text("Stopping. "), call!.step]
+    }
+    if (command.at === "call") {
+      return [AgUiAgent.text("Calling. "), probeCalls(world, request, "ok", 1)[0]!.step, AgUiAgent.hang()]
+    }
+    if (command.at === "retry") {
+      refused()
+      return [AgUiAgent.httpError(503, { error: "busy" })]
+    }
+    return [AgUiAgent.text(["a", "b", "c"]), AgUiAgent.hang()]
+  }
+  scenario.continued = () => [AgUiAgent.text(["a", "b"]), AgUiAgent.hang()]
+  const message = world.scenario("stop", scenario)
+  const requested = threadOf(real, command.target)
+  // The tool round's tool never ends by itself: a long timeout, so only the stop ends it.
+  const stream = client.run(message, { threadId: requested, toolTimeout: 10_000 })
+  let lastThreadId = requested ?? client.getState().currentThreadId
+  let stopped = false
+  const iterator = stream[Symbol.asyncIterator]()
+  const doStop = async () => {
+    if (stopped) return
+    stopped = true
+    if (command.how === "cancelRun") await settle(client.cancelRun(lastThreadId))
+    else if (command.how === "abort") stream.abort()
+    else await settle(Promise.resolve(iterator.return?.()))
+  }
+  let seen = 0
+  let toolStarted: Promise<void> | undefined
+  let afterRound = false
+  try {
+    if (command.at === 0) await doStop()
+    if (command.at === "retry") {
+      // The 503 came; the request waits to be sent again (nothing arrives meanwhile).
+      await Promise.race([retrying, settle(stream.thread)])
+      await doStop()
+    }
+    while (true) {
+      const next = iterator.next()
+      // While the tool runs nothing arrives: the tool's start is what to wait for.
+      const first = toolStarted === undefined || stopped
+        ? await next
+        : await Promise.race([next, toolStarted.then(() => "started" as const)])
+      if (first === "started") {
+        await doStop()
+        await settle(next)
+        if (command.how === "break") break
+        continue
+      }
+      if (first.done === true) break
+      seen++
+      lastThreadId = first.value.threadId
+      const event = first.value.event
+      if (stopped) continue
+      if (command.at === "tool") {
+        if (event.type === "CUSTOM" && event.name === "tambo.run.awaiting_input" && n !== undefined) {
+          toolStarted = world.startedPromises.get(n)
+        }
+        continue
+      }
+      if (event.type === "CUSTOM" && event.name === "tambo.run.awaiting_input") afterRound = true
+      const reached = typeof command.at === "number"
+        ? seen >= command.at
+        : command.at === "continuation"
+        ? afterRound && event.type === "TEXT_MESSAGE_CONTENT"
+        : command.at === "call"
+        ? event.type === "TOOL_CALL_END"
+        : event.type === "CLIENT_APPROVAL_REQUESTED"
+      if (!reached) continue
+      if (command.how === "break") {
+        await doStop()
+        break
+      }
+      void doStop()
+    }
+  } catch {
+    // The stop's own AbortError.
+  }
+  return stream
+}
+
+// -----------------------------------------------------------------------------
+// Invariants
+// -----------------------------------------------------------------------------
+
+class InvariantError extends Error {
+  constructor(readonly invariant: Invariant, readonly detail: string) {
+    super(`invariant "${invariant}" failed: ${detail}`)
+  }
+}
+
+const check = async (invariant: Invariant, body: () => void | Promise<void>): Promise<void> => {
+  if (!checking.has(invariant)) return
+  try {
+    await body()
+  } catch (error) {
+    throw new InvariantError(invariant, error instanceof Error ? error.message : String(error))
+  }
+}
+
+const resourceCounts = () => {
+  const counts = new Map<string, number>()
+  for (const type of process.getActiveResourcesInfo()) counts.set(type, (counts.get(type) ?? 0) + 1)
+  return counts
+}
+
+const excess = (before: Map<string, number>) => [...resourceCounts()].filter(([type, count]) => count > (before.get(type) ?? 0))
+
+/** How the model says every run of a command ends: its thread, or a rejection with this `_tag`. */
+type Outcome = "ok" | "ApiError" | "TransportError" | "AbortError"
+
+const expectedOutcome = (command: Command): Outcome => {
+  switch (command.kind) {
+    case "tools":
+      return command.after === "runError" ? "ApiError" : command.after === "drop" ? "TransportError" : "ok"
+    case "runError":
+      return "ApiError"
+    case "drop":
+      return "TransportError"
+    case "agentState":
+      return command.end === "runError" ? "ApiError" : command.end === "drop" ? "TransportError" : "ok"
+    case "stop":
+      return "AbortError"
+    default:
+      return "ok"
+  }
+}
+
+const parseProbe = (text: string): ProbeResult | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return typeof parsed === "object" && parsed !== null && "n" in parsed ? (parsed as ProbeResult) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const contentText = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+    ? content.map((part: { type?: string; text?: string }) => (part.type === "text" ? part.text ?? "" : "")).join("")
+    : ""
+
+/** Tools ran once per call; every result the agent received is the one its call produced. */
+const checkTools = (world: World) => {
+  const seen = new Set<string>()
+  for (const e of world.executions) {
+    const key = `${e.thread}/${e.toolCallId}/${e.n}`
+    if (seen.has(key)) throw new Error(`call ${key} executed twice`)
+    seen.add(key)
+  }
+  for (const request of world.agent.requests) {
+    const input = request.input
+    if (input === undefined) continue
+    const calls = new Map<string, number>()
+    for (const message of input.messages) {
+      if (message.role === "assistant") {
+        for (const call of message.toolCalls ?? []) {
+          const args = JSON.parse(call.function.arguments) as { n?: number }
+          if (typeof args.n === "number") calls.set(call.id, args.n)
+        }
+      }
+      if (message.role !== "tool") continue
+      const probe = parseProbe(contentText(message.content))
+      if (probe === undefined) continue
+      const expected = calls.get(message.toolCallId)
+      if (probe.thread !== input.threadId || probe.n !== expected) {
+        throw new Error(`thread ${input.threadId}: the result for ${message.toolCallId} (n=${expected}) is ${contentText(message.content)}`)
+      }
+      if (!seen.has(`${probe.thread}/${message.toolCallId}/${probe.n}`)) {
+        throw new Error(`thread ${input.threadId}: the result for ${message.toolCallId} was made by no execution`)
+      }
+    }
+  }
+}
+
+/** The ids of the probe's calls in `messages` that no later result answers. */
+const unanswered = (messages: ReadonlyArray<TamboThreadMessage>): Array<string> => {
+  const open = new Set<string>()
+  for (const message of messages) {
+    for (const block of message.content) {
+      if (block.type === "tool_use" && block.name === "probe") open.add(block.id)
+      if (block.type === "tool_result") open.delete(block.toolUseId)
+    }
+  }
+  return [...open]
+}
+
+/** A valid AG-UI conversation: every call has one result after it, every result a call before it. */
+const checkValid = (threadId: string, messages: ReadonlyArray<{ role: string; toolCalls?: ReadonlyArray<{ id: string }>; toolCallId?: string }>) => {
+  const open = new Set<string>()
+  const answered = new Set<string>()
+  for (const message of messages) {
+    for (const call of message.toolCalls ?? []) open.add(call.id)
+    if (message.role === "tool") {
+      const id = message.toolCallId!
+      if (!open.has(id)) throw new Error(`thread ${threadId}: a result for ${id}, which no call before it made (or answered twice)`)
+      open.delete(id)
+      answered.add(id)
+    }
+  }
+  if (open.size > 0) throw new Error(`thread ${threadId}: calls sent without a result: ${[...open].join(", ")}`)
+}
+
+/** The agent's requests since the last look: each starts with what its thread's last one sent. */
+const checkStable = (world: World) => {
+  const requests = world.agent.requests
+  for (; world.checkedRequests < requests.length; world.checkedRequests++) {
+    const input = requests[world.checkedRequests]!.input
+    if (input === undefined) continue
+    const before = world.lastSent.get(input.threadId)
+    if (before !== undefined) {
+      const prefix = input.messages.slice(0, before.length)
+      if (!isDeepStrictEqual(prefix, before)) {
+        throw new Error(
+          `thread ${input.threadId}: a run sent ${JSON.stringify(prefix)}\n  where the run before it sent ${JSON.stringify(before)}`
+        )
+      }
+    }
+    world.lastSent.set(input.threadId, world.snapshots.get(input.runId) ?? input.messages)
+  }
+}
+
+const stateOf = (world: World, threadId: string): unknown => world.states.get(threadId) ?? {}
+
+/** `current`: the current thread when the command started (a new conversation's placeholder, or a thread). */
+const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray<TamboStream>, current: string) => {
+  // The app's state on a new conversation goes to the thread its run starts.
+  const placeholder = current.startsWith("thr_") ? undefined : current
+  const { world, client } = real
+  const touched: Array<string> = []
+  /** A run stopped before its thread started leaves its message in the new conversation. */
+  let newConversation = false
+  for (const stream of streams) {
+    const id = await settle(stream.threadId)
+    if (!id.ok || !id.value.startsWith("thr_")) {
+      newConversation = true
+      continue
+    }
+    // A run from a new conversation takes the state the app set on it.
+    if (placeholder !== undefined && world.states.has(placeholder) && !world.known.includes(id.value)) {
+      world.states.set(id.value, world.states.get(placeholder))
+      world.states.delete(placeholder)
+    }
+    world.learn(id.value)
+    if (!touched.includes(id.value)) touched.push(id.value)
+  }
+  // The agent's snapshot replaced the state of the run's thread, its delta added to it; a
+  // hostile delta was refused.
+  if (world.agentSaid !== undefined) for (const threadId of touched) world.states.set(threadId, world.agentSaid)
+  if (world.setDuringRun !== undefined) for (const threadId of touched) world.states.set(threadId, world.setDuringRun)
+  world.agentSaid = undefined
+  world.setDuringRun = undefined
+  await check("command-settles", async () => {
+    const ended = await eventually(() => !client.hasActiveRun() && client.getPendingApprovals().length === 0)
+    if (!ended) throw new Error(`a run of ${JSON.stringify(command)} is still active`)
+  })
+  await check("run-outcome", async () => {
+    for (const stream of streams) {
+      const expected = world.outcomes.get(stream) ?? expectedOutcome(command)
+      const outcome = await settle(stream.thread)
+      const tag = outcome.ok ? "ok" : (outcome.error as { _tag?: string; name?: string })._tag ?? (outcome.error as Error).name
+      if (tag !== expected) {
+        const detail = outcome.ok ? "" : ` (${(outcome.error as Error).message})`
+        throw new Error(`a run of ${command.kind} ended ${tag}${detail}, the model says ${expected}`)
+      }
+    }
+  })
+  await new Promise((resolve) => setImmediate(resolve))
+  await check("no-unhandled-rejection", () => {
+    if (world.rejections.length > 0) throw new Error(`unhandled rejection: ${String(world.rejections[0])}`)
+  })
+  await check("unanswered-is-pending", () => {
+    for (const [threadId, thread] of Object.entries(client.getState().threadMap)) {
+      if (thread.streaming.status !== "idle") throw new Error(`thread ${threadId} is left ${thread.streaming.status}`)
+      const open = unanswered(thread.thread.messages).sort()
+      const pending = thread.pendingToolCalls.map((call) => call.toolCallId).sort()
+      if (!isDeepStrictEqual(open, pending)) {
+        throw new Error(`thread ${threadId}: calls without a result ${JSON.stringify(open)}, pending ${JSON.stringify(pending)}`)
+      }
+    }
+  })
+  await check("tool-once-and-own-result", () => checkTools(world))
+  await check("conversation-stable", () => checkStable(world))
+  await check("agent-state", () => {
+    if (({} as Record<string, unknown>)["polluted"] !== undefined) throw new Error("Object.prototype was polluted")
+    for (const threadId of [...world.known, client.getState().currentThreadId]) {
+      const actual = client.getAgentState(threadId)
+      if (!isDeepStrictEqual(actual, stateOf(world, threadId))) {
+        throw new Error(`thread ${threadId}: agent state ${JSON.stringify(actual)}, the model says ${JSON.stringify(stateOf(world, threadId))}`)
+      }
+    }
+  })
+  // A run whose thread never started: the conversation it was on goes on (the current one).
+  const conversations: Array<string | undefined> = [...touched]
+  if (newConversation && client.getState().currentThreadId === current) conversations.push(undefined)
+  for (const conversation of conversations) {
+    const before = world.agent.requests.length
+    let result: Awaited<ReturnType<typeof settle<unknown>>> | undefined
+    let threadId = conversation ?? current
+    await check("thread-usable", async () => {
+      const stream = client.run("ping", { threadId: conversation })
+      const run = await settle(stream.thread)
+      result = run
+      const id = await settle(stream.threadId)
+      if (id.ok) {
+        threadId = id.value
+        if (conversation === undefined && placeholder !== undefined && world.states.has(placeholder)) {
+          world.states.set(threadId, world.states.get(placeholder))
+          world.states.delete(placeholder)
+        }
+        world.learn(threadId)
+      }
+      if (!run.ok) {
+        const error = run.error as { _tag?: string; message?: string }
+        throw new Error(`a plain run on thread ${threadId} failed: ${error._tag}: ${error.message}`)
+      }
+      const last = client.getThread(threadId)?.messages.at(-1)
+      const text = last?.content.map((c) => (c.type === "text" ? c.text : "")).join("")
+      if (text !== "pong") throw new Error(`a plain run on thread ${threadId} ended with ${JSON.stringify(last)}`)
+    })
+    if (result?.ok !== true) continue
+    await check("conversation-sent", () => {
+      const requests = world.agent.requests.slice(before)
+      if (requests.length !== 1) throw new Error(`a plain run on thread ${threadId} sent ${requests.length} requests`)
+      const input = requests[0]!.input!
+      const messages = client.getThread(threadId)!.messages
+      // The store after the run: what was sent, then the reply.
+      const expected = toAgUiMessages(messages.slice(0, -1))
+      if (Either.isLeft(expected)) throw new Error(`the store's thread ${threadId} cannot be sent: ${expected.left.message}`)
+      if (!isDeepStrictEqual(input.messages, expected.right)) {
+        throw new Error(
+          `thread ${threadId}: sent ${JSON.stringify(input.messages)}\n  the store has ${JSON.stringify(expected.right)}`
+        )
+      }
+      checkValid(threadId, input.messages)
+      if (!isDeepStrictEqual(input.state, stateOf(world, threadId))) {
+        throw new Error(`thread ${threadId}: sent the state ${JSON.stringify(input.state)}, the model says ${JSON.stringify(stateOf(world, threadId))}`)
+      }
+    })
+  }
+  await check("conversation-stable", () => checkStable(world))
+}
+
+// -----------------------------------------------------------------------------
+// Sequences
+// -----------------------------------------------------------------------------
+
+/**
+ * Plays `commands` against ONE fresh agent client of a fresh `AgUiAgent` (through
+ * `fc.asyncModelRun`), checking every invariant after each, then destroys the client and checks
+ * that it left no handle open.
+ */
+export const runSequence = async (
+  commands: Iterable<fc.AsyncCommand<object, Real, boolean>>,
+  invariants: ReadonlySet<Invariant> = defaultChecked(),
+  /** Called with the world and the client before they go, for tests of the harness itself. */
+  inspect?: (world: World, client: TamboClient) => void
+): Promise<void> => {
+  checking = invariants
+  const before = resourceCounts()
+  const agent = await AgUiAgent.start({ script: agentScript })
+  const world = new World(agent)
+  current = world
+  const onRejection = (reason: unknown) => world.rejections.push(reason)
+  process.on("unhandledRejection", onRejection)
+  const client = new TamboClient({ agent: { url: agent.url }, tools: [makeProbe(() => world)] })
+  try {
+    await fc.asyncModelRun(() => ({ model: {}, real: { world, client } }), commands)
+    inspect?.(world, client)
+  } finally {
+    await client.destroy()
+    process.off("unhandledRejection", onRejection)
+    current = undefined
+    await agent.close()
+  }
+  await check("no-open-handles", async () => {
+    await eventually(() => excess(before).length === 0)
+    const left = excess(before)
+    if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
+  })
+}
+
+/** Replays a list of commands (a counterexample) as the property plays it. */
+export const replay = (
+  commands: ReadonlyArray<Command>,
+  invariants?: ReadonlyArray<Invariant>,
+  inspect?: (world: World, client: TamboClient) => void
+): Promise<void> =>
+  runSequence(
+    commands.map((command) => new ModelCommand(command)),
+    invariants === undefined ? undefined : new Set(invariants),
+    inspect
+  )
+
+const withLiveness = async <A>(promise: Promise<A>, command: Command): Promise<A> => {
+  if (!checking.has("command-settles")) return promise
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new InvariantError("command-settles", `${JSON.stringify(command)} did not end`)), 5_000)
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** A command for `fc.commands`: the model lives in the World. */
+class ModelCommand implements fc.AsyncCommand<object, Real> {
+  constructor(readonly command: Command) {}
+  check(): boolean {
+    return true
+  }
+  async run(_model: object, real: Real): Promise<void> {
+    const placeholder = real.client.getState().currentThreadId
+    const streams = await withLiveness(play(real, this.command), this.command)
+    await afterCommand(real, this.command, streams, placeholder)
+  }
+  toString(): string {
+    return JSON.stringify(this.command)
+  }
+}
+
+/** The commands arbitrary of the property. */
+export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
+  fc.commands([commandArbitrary.map((command) => new ModelCommand(command))], {
+    maxCommands,
+    ...(replayPath === undefined ? {} : { replayPath })
+  })
