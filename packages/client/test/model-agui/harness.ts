@@ -18,7 +18,7 @@ import { isDeepStrictEqual } from "node:util"
 import { toAgUiMessages } from "../../../core/src/internal/agui/runAgentInput.js"
 import { TamboClient, type TamboStream, type TamboThreadMessage } from "../../src/index.js"
 import * as Model from "../model/support.js"
-import { type Outcome, parseProbe, PROBE_MODES, probeFields, settle, TOOL_TIMEOUT } from "../model/support.js"
+import { type Outcome, parseProbe, PROBE_MODES, probeFields, settle, type Target, TOOL_TIMEOUT } from "../model/support.js"
 
 export type { Execution } from "../model/support.js"
 
@@ -70,8 +70,7 @@ const checks = new Model.Invariants<Invariant>(INVARIANTS, KNOWN_OPEN)
 // Commands
 // -----------------------------------------------------------------------------
 
-/** Where a run goes: the current thread (a new conversation, or a switched-to thread), or the i-th known thread. */
-export type Target = "current" | { readonly known: number }
+export type { Target } from "../model/support.js"
 
 /** What the probe tool does when executed. `approval` asks for approval first, then returns. */
 export type ToolMode = "ok" | "throw" | "hang" | "approval"
@@ -145,10 +144,7 @@ export type Command =
   | { readonly kind: "newThread" }
   | { readonly kind: "switch"; readonly known: number }
 
-const target: fc.Arbitrary<Target> = fc.oneof(
-  { weight: 2, arbitrary: fc.constant("current" as const) },
-  { weight: 1, arbitrary: fc.nat(3).map((known) => ({ known })) }
-)
+const target = Model.targetArbitrary
 
 /** The generator of commands (weights favour the interesting ones). */
 export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
@@ -308,11 +304,7 @@ const makeProbe = (world: () => World) =>
 /** What the commands act on. */
 export type Real = Model.Real<World>
 
-const threadOf = (real: Real, t: Target): string | undefined => {
-  if (t === "current") return undefined
-  const { known } = real.world
-  return known.length === 0 ? undefined : known[t.known % known.length]
-}
+const threadOf = (real: Real, t: Target): string | undefined => Model.threadOf(real.world, t)
 
 /** Iterates a run to its end, deciding approvals as `decision` says. */
 const drive = (real: Real, stream: TamboStream, decision: "approve" | "deny") => Model.drive(real.client, stream, decision)
@@ -471,22 +463,18 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         ]
       })
     case "concurrent": {
-      const a = threadOf(real, { known: command.a })
-      let b = threadOf(real, { known: command.b })
-      if (b === a) b = undefined
       const scenario: Scenario = (request) =>
         command.tools
           ? [AgUiAgent.text("Both. "), ...probeCalls(world, request, "ok", 1, true).map((call) => call.step)]
           : [AgUiAgent.text(["con", "current"])]
-      // A run without a known thread goes to a new one, from a fresh new conversation.
-      const start = (threadId: string | undefined) => {
-        if (threadId === undefined) world.states.delete(client.startNewThread())
-        return client.run(world.scenario("concurrent", scenario), { threadId, toolTimeout: TOOL_TIMEOUT })
-      }
-      const first = start(a)
-      const second = start(b)
-      await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
-      return [first, second]
+      // A new conversation starts with a state of its own.
+      return Model.concurrentRuns(
+        real,
+        command,
+        scenario,
+        (stream) => drive(real, stream, "approve"),
+        () => world.states.delete(client.startNewThread())
+      )
     }
     case "busyThread": {
       const threadId = threadOf(real, { known: command.known })
@@ -521,30 +509,20 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         command.tools
           ? [AgUiAgent.text("New. "), ...probeCalls(world, request, "ok", 1, true).map((call) => call.step)]
           : [AgUiAgent.text(["new", " thread"])]
-      const first = client.run(
-        world.scenario("concurrentNew", command.abortFirst ? () => [AgUiAgent.text("new"), AgUiAgent.hang()] : scenario),
-        { toolTimeout: TOOL_TIMEOUT }
+      return Model.concurrentNewRuns(
+        real,
+        command.abortFirst,
+        scenario,
+        () => [AgUiAgent.text("new"), AgUiAgent.hang()],
+        (stream) => drive(real, stream, "approve")
       )
-      const second = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
-      if (command.abortFirst) world.outcomes.set(first, "AbortError")
-      const driveFirst = async () => {
-        if (!command.abortFirst) return drive(real, first, "approve")
-        try {
-          for await (const _ of first) first.abort()
-        } catch {
-          // Its AbortError.
-        }
-      }
-      await Promise.all([driveFirst(), drive(real, second, "approve")])
-      return [first, second]
     }
     case "newThread":
       // A new conversation starts with a state of its own: what the app set on the last one goes.
       world.states.delete(client.startNewThread())
       return []
     case "switch": {
-      const threadId = threadOf(real, { known: command.known })
-      if (threadId !== undefined) await settle(client.switchThread(threadId))
+      await Model.switchTo(real, command.known)
       return []
     }
   }
@@ -581,8 +559,7 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
   return Model.stopRun({
     world,
     stream,
-    how: command.how,
-    at: command.at,
+    command,
     threadId: requested ?? client.getState().currentThreadId,
     stop: (lastThreadId) => command.how === "cancelRun" ? settle(client.cancelRun(lastThreadId)) : stream.abort(),
     toolCall: () => n,
@@ -833,15 +810,9 @@ export const runSequence = (
     open: async () => {
       const agent = await AgUiAgent.start({ script: agentScript })
       const world = new World(agent)
-      current = world
-      return {
-        world,
-        close: () => {
-          current = undefined
-          return agent.close()
-        }
-      }
+      return { world, close: () => agent.close() }
     },
+    current: (world) => (current = world),
     client: (world) => new TamboClient({ agent: { url: world.agent.url }, tools: [makeProbe(() => world)] }),
     commands,
     inspect: inspect === undefined ? undefined : (real) => inspect(real.world, real.client)
@@ -861,7 +832,7 @@ export const replay = (
   inspect?: (world: World, client: TamboClient) => void
 ): Promise<void> =>
   runSequence(
-    commands.map((command) => new Model.ModelCommand(command, playAndCheck)),
+    Model.modelCommandsOf(commands, playAndCheck),
     invariants === undefined ? undefined : new Set(invariants),
     inspect
   )

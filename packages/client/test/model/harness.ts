@@ -16,6 +16,7 @@ import {
   PROBE_MODES,
   probeFields,
   settle,
+  type Target,
   TOOL_TIMEOUT
 } from "./support.js"
 
@@ -62,8 +63,7 @@ export const KNOWN_OPEN: ReadonlySet<Invariant> = new Set<Invariant>([])
 // Commands
 // -----------------------------------------------------------------------------
 
-/** Where a run goes: the current thread (the placeholder of a new one, or a switched-to thread), or the i-th known thread. */
-export type Target = "current" | { readonly known: number }
+export type { Target } from "./support.js"
 
 /** What the probe tool does when executed. `approval` asks for approval first, then returns. */
 export type ToolMode = "ok" | "throw" | "hang" | "approval"
@@ -103,10 +103,7 @@ export type Command =
   /** `startNewThread()`, then two runs on the placeholder at once; `abortFirst`: the first is aborted once started. */
   | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean }
 
-const target: fc.Arbitrary<Target> = fc.oneof(
-  { weight: 2, arbitrary: fc.constant("current" as const) },
-  { weight: 1, arbitrary: fc.nat(3).map((known) => ({ known })) }
-)
+const target = Model.targetArbitrary
 
 /** The generator of commands (weights favour the interesting ones). */
 export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
@@ -253,11 +250,7 @@ const CARD = {
 /** What the commands act on. */
 export type Real = Model.Real<World>
 
-const threadOf = (real: Real, t: Target): string | undefined => {
-  if (t === "current") return undefined
-  const { known } = real.world
-  return known.length === 0 ? undefined : known[t.known % known.length]
-}
+const threadOf = (real: Real, t: Target): string | undefined => Model.threadOf(real.world, t)
 
 /** Iterates a run to its end, recording what it delivered, deciding approvals as `decision` says. */
 const drive = (real: Real, stream: TamboStream, decision: Decision) =>
@@ -332,53 +325,30 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
       client.startNewThread()
       return []
     case "switch": {
-      const threadId = threadOf(real, { known: command.known })
-      if (threadId !== undefined) await settle(client.switchThread(threadId))
+      await Model.switchTo(real, command.known)
       return []
     }
     case "concurrent": {
-      const a = threadOf(real, { known: command.a })
-      let b = threadOf(real, { known: command.b })
-      if (b === a) b = undefined
       const scenario = (request: Script.RunRequest) =>
         command.tools
           ? [Script.text("Both. "), ...probeCalls(world, request, "ok", 1, true), Script.text("after tools")]
           : [Script.text(["con", "current"])]
-      // A run without a known thread goes to a new one, from a fresh placeholder.
-      const start = (threadId: string | undefined) => {
-        if (threadId === undefined) client.startNewThread()
-        return client.run(world.scenario("concurrent", scenario), { threadId, toolTimeout: TOOL_TIMEOUT })
-      }
-      const first = start(a)
-      const second = start(b)
-      await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
-      return [first, second]
+      return Model.concurrentRuns(real, command, scenario, (stream) => drive(real, stream, "approve"), () => client.startNewThread())
     }
     case "concurrentNew": {
       client.startNewThread()
-      const scenario = (request: Script.RunRequest) =>
+      const scenario: Scenario = (request) =>
         command.tools
           ? [Script.text("New. "), ...probeCalls(world, request, "ok", 1, true), Script.text("after tools")]
           : [Script.text(["new", " thread"])]
-      const first = client.run(
-        world.scenario("concurrentNew", command.abortFirst ? () => [Script.text("new"), Script.hang()] : scenario),
-        { toolTimeout: TOOL_TIMEOUT }
+      return Model.concurrentNewRuns(
+        real,
+        command.abortFirst,
+        scenario,
+        () => [Script.text("new"), Script.hang()],
+        (stream) => drive(real, stream, "approve"),
+        (stream, event) => world.deliver(stream, event)
       )
-      const second = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
-      if (command.abortFirst) world.outcomes.set(first, "AbortError")
-      const driveFirst = async () => {
-        if (!command.abortFirst) return drive(real, first, "approve")
-        try {
-          for await (const { event } of first) {
-            world.deliver(first, event)
-            first.abort()
-          }
-        } catch {
-          // Its AbortError.
-        }
-      }
-      await Promise.all([driveFirst(), drive(real, second, "approve")])
-      return [first, second]
     }
   }
 }
@@ -411,8 +381,7 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
   return Model.stopRun({
     world,
     stream,
-    how: command.how,
-    at: command.at,
+    command,
     threadId: requested,
     stop: (lastThreadId) =>
       command.how === "cancelRun"
@@ -609,15 +578,9 @@ export const runSequence = (
       // A server per sequence: its own sockets go when it closes, so what is left is the client's.
       const server = await startTestServer({ script: serverScript })
       const world = new World(server)
-      current = world
-      return {
-        world,
-        close: () => {
-          current = undefined
-          return server.close()
-        }
-      }
+      return { world, close: () => server.close() }
     },
+    current: (world) => (current = world),
     client: (world) =>
       new TamboClient({
         apiKey: world.server.apiKey,
@@ -645,7 +608,7 @@ export const replay = (
   inspect?: (server: TestServer) => void
 ): Promise<void> =>
   runSequence(
-    commands.map((command) => new Model.ModelCommand(command, playAndCheck)),
+    Model.modelCommandsOf(commands, playAndCheck),
     invariants === undefined ? undefined : new Set(invariants),
     inspect
   )

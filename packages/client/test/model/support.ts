@@ -274,6 +274,86 @@ export const executedOnce = (executions: ReadonlyArray<Execution>): Set<string> 
 // Driving runs
 // -----------------------------------------------------------------------------
 
+/**
+ * Where a run goes: the current thread (a new thread's placeholder, or a switched-to thread), or
+ * the i-th known thread.
+ */
+export type Target = "current" | { readonly known: number }
+
+export const targetArbitrary: fc.Arbitrary<Target> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant("current" as const) },
+  { weight: 1, arbitrary: fc.nat(3).map((known) => ({ known })) }
+)
+
+/** The thread a target names; undefined for the current one, or when no thread is known yet. */
+export const threadOf = (world: ModelWorld<unknown>, t: Target): string | undefined => {
+  if (t === "current") return undefined
+  const { known } = world
+  return known.length === 0 ? undefined : known[t.known % known.length]
+}
+
+/** Switches to the i-th known thread, if any. */
+export const switchTo = async (real: Real<ModelWorld<unknown>>, known: number): Promise<void> => {
+  const threadId = threadOf(real.world, { known })
+  if (threadId !== undefined) await settle(real.client.switchThread(threadId))
+}
+
+/**
+ * Two runs of `scenario` at once on the known threads `a` and `b` (no thread for `b` when it is
+ * `a`'s). A run without a known thread goes to a new one, from a fresh placeholder (`startNew`).
+ */
+export const concurrentRuns = async <S>(
+  real: Real<ModelWorld<S>>,
+  known: { readonly a: number; readonly b: number },
+  scenario: S,
+  drive: (stream: TamboStream) => Promise<void>,
+  startNew: () => void
+): Promise<ReadonlyArray<TamboStream>> => {
+  const { world, client } = real
+  const a = threadOf(world, { known: known.a })
+  let b = threadOf(world, { known: known.b })
+  if (b === a) b = undefined
+  const start = (threadId: string | undefined) => {
+    if (threadId === undefined) startNew()
+    return client.run(world.scenario("concurrent", scenario), { threadId, toolTimeout: TOOL_TIMEOUT })
+  }
+  const first = start(a)
+  const second = start(b)
+  await Promise.all([drive(first), drive(second)])
+  return [first, second]
+}
+
+/**
+ * Two runs at once on the current thread (a new one's placeholder); `abortFirst`: the first plays
+ * `hanging` and is aborted once started (its events go to `seen`).
+ */
+export const concurrentNewRuns = async <S>(
+  real: Real<ModelWorld<S>>,
+  abortFirst: boolean,
+  scenario: S,
+  hanging: S,
+  drive: (stream: TamboStream) => Promise<void>,
+  seen?: (stream: TamboStream, event: Event) => void
+): Promise<ReadonlyArray<TamboStream>> => {
+  const { world, client } = real
+  const first = client.run(world.scenario("concurrentNew", abortFirst ? hanging : scenario), { toolTimeout: TOOL_TIMEOUT })
+  const second = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
+  if (abortFirst) world.outcomes.set(first, "AbortError")
+  const driveFirst = async () => {
+    if (!abortFirst) return drive(first)
+    try {
+      for await (const { event } of first) {
+        seen?.(first, event)
+        first.abort()
+      }
+    } catch {
+      // Its AbortError.
+    }
+  }
+  await Promise.all([driveFirst(), drive(second)])
+  return [first, second]
+}
+
 type Event = StreamEvent["event"]
 
 /** How a command decides a call that needs approval (`approveEdited`: with `edited: true` added to its arguments). */
@@ -327,10 +407,11 @@ export const answerByHand = async <A extends ProbeArgs, R>(
 export interface StopPlan {
   readonly world: ModelWorld<unknown>
   readonly stream: TamboStream
-  /** `break` leaves the loop; any other way is `stop`'s. */
-  readonly how: string
-  /** 0: right after `run()`; `tool`: once the tool of call `toolCall()` started; else when `reached` says. */
-  readonly at: unknown
+  /**
+   * `how`: `break` leaves the loop, any other way is `stop`'s. `at`: 0, right after `run()`;
+   * `tool`, once the tool of call `toolCall()` started; else when `reached` says.
+   */
+  readonly command: { readonly how: string; readonly at: unknown }
   /** The thread the run was started on, until an event names the run's own. */
   readonly threadId: string
   readonly stop: (threadId: string) => Promise<unknown> | void
@@ -345,7 +426,8 @@ export interface StopPlan {
 
 /** Reads a run until the stop is due, stops it once, and reads on to its end. */
 export const stopRun = async (plan: StopPlan): Promise<TamboStream> => {
-  const { stream, how, at } = plan
+  const { stream } = plan
+  const { how, at } = plan.command
   let lastThreadId = plan.threadId
   let stopped = false
   const iterator = stream[Symbol.asyncIterator]()
@@ -424,6 +506,10 @@ export class ModelCommand<C, R> implements fc.AsyncCommand<object, R> {
   }
 }
 
+/** Commands as `fc.commands` plays them, for a replay. */
+export const modelCommandsOf = <C, R>(commands: ReadonlyArray<C>, play: (real: R, command: C) => Promise<void>) =>
+  commands.map((command) => new ModelCommand(command, play))
+
 /** The commands arbitrary of a property. */
 export const modelCommands = <C, R>(
   arbitrary: fc.Arbitrary<C>,
@@ -446,6 +532,8 @@ export const runSequence = async <I extends string, W extends ModelWorld<unknown
   readonly checking: ReadonlySet<I>
   /** Starts the other side and a world over it; `close` stops it. */
   readonly open: () => Promise<{ readonly world: W; readonly close: () => Promise<void> }>
+  /** Hears the world of the sequence, then undefined once the client is gone. */
+  readonly current: (world: W | undefined) => void
   readonly client: (world: W) => TamboClient
   readonly commands: Iterable<fc.AsyncCommand<object, Real<W>, boolean>>
   /** Called before the client goes, for tests of the harness itself. */
@@ -456,6 +544,7 @@ export const runSequence = async <I extends string, W extends ModelWorld<unknown
   const before = resourceCounts()
   // The other side per sequence: its own sockets go when it closes, so what is left is the client's.
   const { world, close } = await options.open()
+  options.current(world)
   const onRejection = (reason: unknown) => world.rejections.push(reason)
   process.on("unhandledRejection", onRejection)
   const client = options.client(world)
@@ -465,6 +554,7 @@ export const runSequence = async <I extends string, W extends ModelWorld<unknown
   } finally {
     await client.destroy()
     process.off("unhandledRejection", onRejection)
+    options.current(undefined)
     await close()
   }
   await invariants.check("no-open-handles" as I, async () => {
