@@ -602,16 +602,11 @@ const playAndCheck = async (real: Real, command: Command): Promise<void> => {
 }
 
 /** Replays a list of commands (a counterexample) as the property plays it. */
-export const replay = (
+export const replay: (
   commands: ReadonlyArray<Command>,
   invariants?: ReadonlyArray<Invariant>,
   inspect?: (server: TestServer) => void
-): Promise<void> =>
-  runSequence(
-    Model.modelCommandsOf(commands, playAndCheck),
-    invariants === undefined ? undefined : new Set(invariants),
-    inspect
-  )
+) => Promise<void> = Model.replayer(playAndCheck, runSequence)
 
 /** The commands arbitrary of the property. */
 export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>

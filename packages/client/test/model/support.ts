@@ -17,9 +17,11 @@ import type { StreamEvent, TamboClient, TamboStream, TamboThreadMessage } from "
 /** What a promise settled with. */
 export type Settled<A> = { ok: true; value: A } | { ok: false; error: unknown }
 
+/** What a promise settled with, never a rejection. */
 export const settle = <A>(promise: Promise<A>): Promise<Settled<A>> =>
   promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
 
+/** Resolves after `ms` (real time: the models run live). */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** Polls `predicate` (a liveness bound, not a timing assertion). */
@@ -57,6 +59,7 @@ export const TOOL_TIMEOUT = 40
 /** The invariants both models check under the same name, by the code below (each model names them among its own). */
 export type SharedInvariant = "command-settles" | "run-outcome" | "no-unhandled-rejection" | "no-open-handles"
 
+/** A failed invariant, named, with what failed. */
 export class InvariantError<I extends string> extends Error {
   constructor(readonly invariant: I, readonly detail: string) {
     super(`invariant "${invariant}" failed: ${detail}`)
@@ -98,10 +101,12 @@ export class Invariants<I extends string> {
     this.#checking = checking
   }
 
+  /** Whether the sequence checks `invariant`. */
   has(invariant: I): boolean {
     return this.#checking.has(invariant)
   }
 
+  /** Runs `body` if `invariant` is checked; its failure becomes an InvariantError. */
   async check(invariant: I, body: () => void | Promise<void>): Promise<void> {
     if (!this.#checking.has(invariant)) return
     try {
@@ -209,6 +214,7 @@ export class ModelWorld<Scenario> {
   }
 }
 
+/** What the probe does: returns, throws, waits until given up on (`hang` by its timeout, `block` by a stop), or asks for approval. */
 export const PROBE_MODES = ["ok", "throw", "hang", "block", "approval"] as const
 
 /** The probe's arguments both models give it. */
@@ -280,6 +286,7 @@ export const executedOnce = (executions: ReadonlyArray<Execution>): Set<string> 
  */
 export type Target = "current" | { readonly known: number }
 
+/** Targets, the current thread twice as often as a known one. */
 export const targetArbitrary: fc.Arbitrary<Target> = fc.oneof(
   { weight: 2, arbitrary: fc.constant("current" as const) },
   { weight: 1, arbitrary: fc.nat(3).map((known) => ({ known })) }
@@ -506,9 +513,24 @@ export class ModelCommand<C, R> implements fc.AsyncCommand<object, R> {
   }
 }
 
-/** Commands as `fc.commands` plays them, for a replay. */
-export const modelCommandsOf = <C, R>(commands: ReadonlyArray<C>, play: (real: R, command: C) => Promise<void>) =>
-  commands.map((command) => new ModelCommand(command, play))
+/**
+ * A replay of a list of commands (a counterexample) as the property plays it: each command
+ * through `play`, the sequence through `run` (no invariants given: `run`'s default).
+ */
+export const replayer = <C, R, I, Inspect>(
+  play: (real: R, command: C) => Promise<void>,
+  run: (
+    commands: Iterable<fc.AsyncCommand<object, R, boolean>>,
+    invariants: ReadonlySet<I> | undefined,
+    inspect: Inspect | undefined
+  ) => Promise<void>
+) =>
+(commands: ReadonlyArray<C>, invariants?: ReadonlyArray<I>, inspect?: Inspect): Promise<void> =>
+  run(
+    commands.map((command) => new ModelCommand(command, play)),
+    invariants === undefined ? undefined : new Set(invariants),
+    inspect
+  )
 
 /** The commands arbitrary of a property. */
 export const modelCommands = <C, R>(
