@@ -4,16 +4,11 @@ import { Script, startTestServer } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import { AbortError, TamboClient } from "../src/index.js"
 import { makeClient, settle, sleep, useServer, weatherTool } from "./helpers.js"
+import { resourceCounts } from "./model/support.js"
 
 const server = useServer()
 const root = join(import.meta.dirname, "../../..")
 const tsx = join(root, "node_modules/.bin/tsx")
-
-const resourceCounts = () => {
-  const counts = new Map<string, number>()
-  for (const type of process.getActiveResourcesInfo()) counts.set(type, (counts.get(type) ?? 0) + 1)
-  return counts
-}
 
 describe("destroy()", () => {
   it("cancels the runs in flight, which reject with an AbortError", async () => {

@@ -10,7 +10,6 @@
 // its own text. So the conversation the next run sends has a result for every call, and no call
 // is run again. The invariant `unanswered-is-pending` checks the first half, `conversation-sent`
 // the second.
-import * as Tool from "@tambo-effect/core/Tool"
 import { AgUiAgent } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import * as Either from "effect/Either"
@@ -18,6 +17,10 @@ import * as Schema from "effect/Schema"
 import { isDeepStrictEqual } from "node:util"
 import { toAgUiMessages } from "../../../core/src/internal/agui/runAgentInput.js"
 import { TamboClient, type TamboStream, type TamboThreadMessage } from "../../src/index.js"
+import * as Model from "../model/support.js"
+import { type Outcome, parseProbe, PROBE_MODES, probeFields, settle, type Target, TOOL_TIMEOUT } from "../model/support.js"
+
+export type { Execution } from "../model/support.js"
 
 // -----------------------------------------------------------------------------
 // The switch
@@ -60,21 +63,14 @@ export type Invariant = (typeof INVARIANTS)[number]
 /** Invariants that fail because of defects fixed elsewhere: none. */
 export const KNOWN_OPEN: ReadonlySet<Invariant> = new Set<Invariant>([])
 
-const defaultChecked = (): ReadonlySet<Invariant> => {
-  const env = process.env.MODEL_INVARIANTS
-  if (env === "all") return new Set(INVARIANTS)
-  if (env !== undefined) return new Set(env.split(",") as Array<Invariant>)
-  return new Set(INVARIANTS.filter((invariant) => !KNOWN_OPEN.has(invariant)))
-}
-
-let checking: ReadonlySet<Invariant> = new Set(INVARIANTS)
+/** The switch, and the check of each invariant by name. */
+const checks = new Model.Invariants<Invariant>(INVARIANTS, KNOWN_OPEN)
 
 // -----------------------------------------------------------------------------
 // Commands
 // -----------------------------------------------------------------------------
 
-/** Where a run goes: the current thread (a new conversation, or a switched-to thread), or the i-th known thread. */
-export type Target = "current" | { readonly known: number }
+export type { Target } from "../model/support.js"
 
 /** What the probe tool does when executed. `approval` asks for approval first, then returns. */
 export type ToolMode = "ok" | "throw" | "hang" | "approval"
@@ -148,10 +144,7 @@ export type Command =
   | { readonly kind: "newThread" }
   | { readonly kind: "switch"; readonly known: number }
 
-const target: fc.Arbitrary<Target> = fc.oneof(
-  { weight: 2, arbitrary: fc.constant("current" as const) },
-  { weight: 1, arbitrary: fc.nat(3).map((known) => ({ known })) }
-)
+const target = Model.targetArbitrary
 
 /** The generator of commands (weights favour the interesting ones). */
 export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
@@ -237,40 +230,21 @@ type Scenario = ((request: AgUiAgent.AgentRequest) => AgUiAgent.Script | Promise
 /** An AG-UI message, as a snapshot carries it. */
 type AgUiMessage = Parameters<typeof AgUiAgent.messagesSnapshot>[0][number]
 
-/** One execution of the probe tool: which call of which thread it ran for. */
-export interface Execution {
-  readonly thread: string
-  readonly toolCallId: string
-  readonly n: number
-}
-
 interface ProbeResult {
   readonly thread: string
   readonly n: number
 }
 
-const PROBE_MODES = ["ok", "throw", "hang", "block", "approval"] as const
-
-const ProbeArgs = Schema.Struct({ n: Schema.Number, thread: Schema.String, mode: Schema.Literal(...PROBE_MODES) })
+const ProbeArgs = Schema.Struct(probeFields)
 
 /** Per-sequence state of the harness, and the model. */
 export type { World }
 
-class World {
-  readonly scenarios = new Map<string, Scenario>()
-  readonly executions: Array<Execution> = []
-  /** Resolved when the execution of call `n` starts. */
-  readonly started = new Map<number, () => void>()
-  readonly startedPromises = new Map<number, Promise<void>>()
-  /** The threads runs went to, in order. */
-  readonly known: Array<string> = []
-  readonly rejections: Array<unknown> = []
+class World extends Model.ModelWorld<Scenario> {
   /** THE MODEL: the agent state of each thread (absent: `{}`), by thread id or the current placeholder's. */
   readonly states = new Map<string, unknown>()
   /** The state an `agentState` command's run leaves, until the model takes it. */
   agentSaid: unknown = undefined
-  /** Streams whose outcome is not the one of their command (see expectedOutcome). */
-  readonly outcomes = new Map<TamboStream, Outcome>()
   /** The conversation each thread's last request sent (or the snapshot it got), by thread. */
   readonly lastSent = new Map<string, ReadonlyArray<unknown>>()
   /** The messages snapshot a run got, by its run id. */
@@ -279,23 +253,11 @@ class World {
   checkedRequests = 0
   /** The state the app set while a run went on, until the model takes it. */
   setDuringRun: unknown = undefined
-  #scenarioCount = 0
-  #n = 0
-
-  constructor(readonly agent: AgUiAgent.AgUiAgent) {}
-
-  nextN(): number {
-    const n = ++this.#n
-    this.startedPromises.set(n, new Promise<void>((resolve) => this.started.set(n, resolve)))
-    return n
+  constructor(readonly agent: AgUiAgent.AgUiAgent) {
+    super()
   }
 
-  scenario(name: string, scenario: Scenario): string {
-    const tag = `#${++this.#scenarioCount} ${name}`
-    this.scenarios.set(tag, scenario)
-    return tag
-  }
-
+  /** Adds a thread runs went to (`known` keeps them in order). */
   learn(threadId: string): void {
     if (!this.known.includes(threadId)) this.known.push(threadId)
   }
@@ -332,72 +294,20 @@ const probeCalls = (
 // -----------------------------------------------------------------------------
 
 const makeProbe = (world: () => World) =>
-  Tool.make({
-    name: "probe",
-    description: "Records its call and answers with it",
+  Model.makeProbe({
     input: ProbeArgs,
-    needsApproval: (args) => args.mode === "approval",
-    execute: (args, { signal, toolCallId }): Promise<ProbeResult> => {
-      const w = world()
-      w.executions.push({ thread: args.thread, toolCallId, n: args.n })
-      w.started.get(args.n)?.()
-      const result: ProbeResult = { thread: args.thread, n: args.n }
-      switch (args.mode) {
-        case "throw":
-          return Promise.reject(new Error(`probe failed n=${args.n}`))
-        case "hang":
-        case "block":
-          // Until the executor gives up on it (timeout, cancellation).
-          return new Promise((resolve) => signal.addEventListener("abort", () => resolve(result), { once: true }))
-        default:
-          return Promise.resolve(result)
-      }
-    }
+    world,
+    result: (args): ProbeResult => ({ thread: args.thread, n: args.n }),
+    failure: (args) => `probe failed n=${args.n}`
   })
 
-/** A short tool timeout, for the `hang` tool; long enough for every other tool. */
-const TOOL_TIMEOUT = 40
-
-const settle = <A>(promise: Promise<A>): Promise<{ ok: true; value: A } | { ok: false; error: unknown }> =>
-  promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-/** Polls `predicate` (a liveness bound, not a timing assertion). */
-const eventually = async (predicate: () => boolean, timeoutMs = 3_000): Promise<boolean> => {
-  const start = Date.now()
-  while (!predicate()) {
-    if (Date.now() - start > timeoutMs) return false
-    await sleep(2)
-  }
-  return true
-}
-
 /** What the commands act on. */
-export interface Real {
-  readonly world: World
-  readonly client: TamboClient
-}
+export type Real = Model.Real<World>
 
-const threadOf = (real: Real, t: Target): string | undefined => {
-  if (t === "current") return undefined
-  const { known } = real.world
-  return known.length === 0 ? undefined : known[t.known % known.length]
-}
+const threadOf = (real: Real, t: Target): string | undefined => Model.threadOf(real.world, t)
 
 /** Iterates a run to its end, deciding approvals as `decision` says. */
-const drive = async (real: Real, stream: TamboStream, decision: "approve" | "deny") => {
-  try {
-    for await (const { event } of stream) {
-      if (event.type === "CLIENT_APPROVAL_REQUESTED") {
-        if (decision === "deny") real.client.denyToolCall(event.toolCallId, "no")
-        else real.client.approveToolCall(event.toolCallId)
-      }
-    }
-  } catch {
-    // Outcomes of the command's own run are judged by run-outcome.
-  }
-}
+const drive = (real: Real, stream: TamboStream, decision: "approve" | "deny") => Model.drive(real.client, stream, decision)
 
 /** Plays one command; returns the streams it started. */
 const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboStream>> => {
@@ -453,22 +363,13 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         ...probeCalls(world, request, "ok", command.calls, command.reuseIds).map((call) => call.step)
       ])
       const stream = client.run(message, { threadId: threadOf(real, command.target), autoExecuteTools: false })
-      let pending: ReadonlyArray<{ readonly toolCallId: string; readonly args: unknown }> = []
-      try {
-        for await (const { event } of stream) {
-          if (event.type === "CLIENT_AWAITING_TOOL_RESULTS") pending = event.pendingToolCalls
-        }
-      } catch {
-        return [stream]
-      }
-      const threadId = await stream.threadId
-      const results = pending.map((call) => {
-        const args = call.args as Schema.Schema.Type<typeof ProbeArgs>
-        world.executions.push({ thread: args.thread, toolCallId: call.toolCallId, n: args.n })
-        const result: ProbeResult = { thread: args.thread, n: args.n }
-        return { toolCallId: call.toolCallId, result }
-      })
-      const continued = client.continueRun(threadId, results)
+      const answered = await Model.answerByHand(
+        world,
+        stream,
+        (args: Schema.Schema.Type<typeof ProbeArgs>): ProbeResult => ({ thread: args.thread, n: args.n })
+      )
+      if (answered === undefined) return [stream]
+      const continued = client.continueRun(answered.threadId, answered.results)
       await drive(real, continued, "approve")
       return [stream, continued]
     }
@@ -562,22 +463,18 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         ]
       })
     case "concurrent": {
-      const a = threadOf(real, { known: command.a })
-      let b = threadOf(real, { known: command.b })
-      if (b === a) b = undefined
       const scenario: Scenario = (request) =>
         command.tools
           ? [AgUiAgent.text("Both. "), ...probeCalls(world, request, "ok", 1, true).map((call) => call.step)]
           : [AgUiAgent.text(["con", "current"])]
-      // A run without a known thread goes to a new one, from a fresh new conversation.
-      const start = (threadId: string | undefined) => {
-        if (threadId === undefined) world.states.delete(client.startNewThread())
-        return client.run(world.scenario("concurrent", scenario), { threadId, toolTimeout: TOOL_TIMEOUT })
-      }
-      const first = start(a)
-      const second = start(b)
-      await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
-      return [first, second]
+      // A new conversation starts with a state of its own.
+      return Model.concurrentRuns(
+        real,
+        command,
+        scenario,
+        (stream) => drive(real, stream, "approve"),
+        () => world.states.delete(client.startNewThread())
+      )
     }
     case "busyThread": {
       const threadId = threadOf(real, { known: command.known })
@@ -612,30 +509,20 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         command.tools
           ? [AgUiAgent.text("New. "), ...probeCalls(world, request, "ok", 1, true).map((call) => call.step)]
           : [AgUiAgent.text(["new", " thread"])]
-      const first = client.run(
-        world.scenario("concurrentNew", command.abortFirst ? () => [AgUiAgent.text("new"), AgUiAgent.hang()] : scenario),
-        { toolTimeout: TOOL_TIMEOUT }
+      return Model.concurrentNewRuns(
+        real,
+        command.abortFirst,
+        scenario,
+        () => [AgUiAgent.text("new"), AgUiAgent.hang()],
+        (stream) => drive(real, stream, "approve")
       )
-      const second = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
-      if (command.abortFirst) world.outcomes.set(first, "AbortError")
-      const driveFirst = async () => {
-        if (!command.abortFirst) return drive(real, first, "approve")
-        try {
-          for await (const _ of first) first.abort()
-        } catch {
-          // Its AbortError.
-        }
-      }
-      await Promise.all([driveFirst(), drive(real, second, "approve")])
-      return [first, second]
     }
     case "newThread":
       // A new conversation starts with a state of its own: what the app set on the last one goes.
       world.states.delete(client.startNewThread())
       return []
     case "switch": {
-      const threadId = threadOf(real, { known: command.known })
-      if (threadId !== undefined) await settle(client.switchThread(threadId))
+      await Model.switchTo(real, command.known)
       return []
     }
   }
@@ -668,99 +555,36 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
   const requested = threadOf(real, command.target)
   // The tool round's tool never ends by itself: a long timeout, so only the stop ends it.
   const stream = client.run(message, { threadId: requested, toolTimeout: 10_000 })
-  let lastThreadId = requested ?? client.getState().currentThreadId
-  let stopped = false
-  const iterator = stream[Symbol.asyncIterator]()
-  const doStop = async () => {
-    if (stopped) return
-    stopped = true
-    if (command.how === "cancelRun") await settle(client.cancelRun(lastThreadId))
-    else if (command.how === "abort") stream.abort()
-    else await settle(Promise.resolve(iterator.return?.()))
-  }
-  let seen = 0
-  let toolStarted: Promise<void> | undefined
   let afterRound = false
-  try {
-    if (command.at === 0) await doStop()
-    if (command.at === "retry") {
+  return Model.stopRun({
+    world,
+    stream,
+    command,
+    threadId: requested ?? client.getState().currentThreadId,
+    stop: (lastThreadId) => command.how === "cancelRun" ? settle(client.cancelRun(lastThreadId)) : stream.abort(),
+    toolCall: () => n,
+    before: async (doStop) => {
+      if (command.at !== "retry") return
       // The 503 came; the request waits to be sent again (nothing arrives meanwhile).
       await Promise.race([retrying, settle(stream.thread)])
       await doStop()
-    }
-    while (true) {
-      const next = iterator.next()
-      // While the tool runs nothing arrives: the tool's start is what to wait for.
-      const first = toolStarted === undefined || stopped
-        ? await next
-        : await Promise.race([next, toolStarted.then(() => "started" as const)])
-      if (first === "started") {
-        await doStop()
-        await settle(next)
-        if (command.how === "break") break
-        continue
-      }
-      if (first.done === true) break
-      seen++
-      lastThreadId = first.value.threadId
-      const event = first.value.event
-      if (stopped) continue
-      if (command.at === "tool") {
-        if (event.type === "CUSTOM" && event.name === "tambo.run.awaiting_input" && n !== undefined) {
-          toolStarted = world.startedPromises.get(n)
-        }
-        continue
-      }
+    },
+    reached: (event, seen) => {
       if (event.type === "CUSTOM" && event.name === "tambo.run.awaiting_input") afterRound = true
-      const reached = typeof command.at === "number"
+      return typeof command.at === "number"
         ? seen >= command.at
         : command.at === "continuation"
         ? afterRound && event.type === "TEXT_MESSAGE_CONTENT"
         : command.at === "call"
         ? event.type === "TOOL_CALL_END"
         : event.type === "CLIENT_APPROVAL_REQUESTED"
-      if (!reached) continue
-      if (command.how === "break") {
-        await doStop()
-        break
-      }
-      void doStop()
     }
-  } catch {
-    // The stop's own AbortError.
-  }
-  return stream
+  })
 }
 
 // -----------------------------------------------------------------------------
 // Invariants
 // -----------------------------------------------------------------------------
-
-class InvariantError extends Error {
-  constructor(readonly invariant: Invariant, readonly detail: string) {
-    super(`invariant "${invariant}" failed: ${detail}`)
-  }
-}
-
-const check = async (invariant: Invariant, body: () => void | Promise<void>): Promise<void> => {
-  if (!checking.has(invariant)) return
-  try {
-    await body()
-  } catch (error) {
-    throw new InvariantError(invariant, error instanceof Error ? error.message : String(error))
-  }
-}
-
-const resourceCounts = () => {
-  const counts = new Map<string, number>()
-  for (const type of process.getActiveResourcesInfo()) counts.set(type, (counts.get(type) ?? 0) + 1)
-  return counts
-}
-
-const excess = (before: Map<string, number>) => [...resourceCounts()].filter(([type, count]) => count > (before.get(type) ?? 0))
-
-/** How the model says every run of a command ends: its thread, or a rejection with this `_tag`. */
-type Outcome = "ok" | "ApiError" | "TransportError" | "AbortError"
 
 const expectedOutcome = (command: Command): Outcome => {
   switch (command.kind) {
@@ -779,15 +603,6 @@ const expectedOutcome = (command: Command): Outcome => {
   }
 }
 
-const parseProbe = (text: string): ProbeResult | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(text)
-    return typeof parsed === "object" && parsed !== null && "n" in parsed ? (parsed as ProbeResult) : undefined
-  } catch {
-    return undefined
-  }
-}
-
 const contentText = (content: unknown): string =>
   typeof content === "string"
     ? content
@@ -797,12 +612,7 @@ const contentText = (content: unknown): string =>
 
 /** Tools ran once per call; every result the agent received is the one its call produced. */
 const checkTools = (world: World) => {
-  const seen = new Set<string>()
-  for (const e of world.executions) {
-    const key = `${e.thread}/${e.toolCallId}/${e.n}`
-    if (seen.has(key)) throw new Error(`call ${key} executed twice`)
-    seen.add(key)
-  }
+  const seen = Model.executedOnce(world.executions)
   for (const request of world.agent.requests) {
     const input = request.input
     if (input === undefined) continue
@@ -815,7 +625,7 @@ const checkTools = (world: World) => {
         }
       }
       if (message.role !== "tool") continue
-      const probe = parseProbe(contentText(message.content))
+      const probe = parseProbe<ProbeResult>(contentText(message.content))
       if (probe === undefined) continue
       const expected = calls.get(message.toolCallId)
       if (probe.thread !== input.threadId || probe.n !== expected) {
@@ -905,26 +715,15 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
   if (world.setDuringRun !== undefined) for (const threadId of touched) world.states.set(threadId, world.setDuringRun)
   world.agentSaid = undefined
   world.setDuringRun = undefined
-  await check("command-settles", async () => {
-    const ended = await eventually(() => !client.hasActiveRun() && client.getPendingApprovals().length === 0)
-    if (!ended) throw new Error(`a run of ${JSON.stringify(command)} is still active`)
-  })
-  await check("run-outcome", async () => {
-    for (const stream of streams) {
-      const expected = world.outcomes.get(stream) ?? expectedOutcome(command)
-      const outcome = await settle(stream.thread)
-      const tag = outcome.ok ? "ok" : (outcome.error as { _tag?: string; name?: string })._tag ?? (outcome.error as Error).name
-      if (tag !== expected) {
-        const detail = outcome.ok ? "" : ` (${(outcome.error as Error).message})`
-        throw new Error(`a run of ${command.kind} ended ${tag}${detail}, the model says ${expected}`)
-      }
-    }
-  })
-  await new Promise((resolve) => setImmediate(resolve))
-  await check("no-unhandled-rejection", () => {
-    if (world.rejections.length > 0) throw new Error(`unhandled rejection: ${String(world.rejections[0])}`)
-  })
-  await check("unanswered-is-pending", () => {
+  await checks.settles(client, command)
+  await checks.outcomes(
+    streams,
+    command.kind,
+    (stream) => world.outcomes.get(stream) ?? expectedOutcome(command),
+    (error) => (error as { _tag?: string; name?: string })._tag ?? (error as Error).name
+  )
+  await checks.noRejection(world)
+  await checks.check("unanswered-is-pending", () => {
     for (const [threadId, thread] of Object.entries(client.getState().threadMap)) {
       if (thread.streaming.status !== "idle") throw new Error(`thread ${threadId} is left ${thread.streaming.status}`)
       const open = unanswered(thread.thread.messages).sort()
@@ -934,9 +733,9 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       }
     }
   })
-  await check("tool-once-and-own-result", () => checkTools(world))
-  await check("conversation-stable", () => checkStable(world))
-  await check("agent-state", () => {
+  await checks.check("tool-once-and-own-result", () => checkTools(world))
+  await checks.check("conversation-stable", () => checkStable(world))
+  await checks.check("agent-state", () => {
     if (({} as Record<string, unknown>)["polluted"] !== undefined) throw new Error("Object.prototype was polluted")
     for (const threadId of [...world.known, client.getState().currentThreadId]) {
       const actual = client.getAgentState(threadId)
@@ -952,7 +751,7 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
     const before = world.agent.requests.length
     let result: Awaited<ReturnType<typeof settle<unknown>>> | undefined
     let threadId = conversation ?? current
-    await check("thread-usable", async () => {
+    await checks.check("thread-usable", async () => {
       const stream = client.run("ping", { threadId: conversation })
       const run = await settle(stream.thread)
       result = run
@@ -965,16 +764,10 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
         }
         world.learn(threadId)
       }
-      if (!run.ok) {
-        const error = run.error as { _tag?: string; message?: string }
-        throw new Error(`a plain run on thread ${threadId} failed: ${error._tag}: ${error.message}`)
-      }
-      const last = client.getThread(threadId)?.messages.at(-1)
-      const text = last?.content.map((c) => (c.type === "text" ? c.text : "")).join("")
-      if (text !== "pong") throw new Error(`a plain run on thread ${threadId} ended with ${JSON.stringify(last)}`)
+      Model.expectPong(threadId, run, run.ok ? client.getThread(threadId)?.messages.at(-1) : undefined)
     })
     if (result?.ok !== true) continue
-    await check("conversation-sent", () => {
+    await checks.check("conversation-sent", () => {
       const requests = world.agent.requests.slice(before)
       if (requests.length !== 1) throw new Error(`a plain run on thread ${threadId} sent ${requests.length} requests`)
       const input = requests[0]!.input!
@@ -993,7 +786,7 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       }
     })
   }
-  await check("conversation-stable", () => checkStable(world))
+  await checks.check("conversation-stable", () => checkStable(world))
 }
 
 // -----------------------------------------------------------------------------
@@ -1005,80 +798,40 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
  * `fc.asyncModelRun`), checking every invariant after each, then destroys the client and checks
  * that it left no handle open.
  */
-export const runSequence = async (
+export const runSequence = (
   commands: Iterable<fc.AsyncCommand<object, Real, boolean>>,
-  invariants: ReadonlySet<Invariant> = defaultChecked(),
+  invariants: ReadonlySet<Invariant> = checks.defaults(),
   /** Called with the world and the client before they go, for tests of the harness itself. */
   inspect?: (world: World, client: TamboClient) => void
-): Promise<void> => {
-  checking = invariants
-  const before = resourceCounts()
-  const agent = await AgUiAgent.start({ script: agentScript })
-  const world = new World(agent)
-  current = world
-  const onRejection = (reason: unknown) => world.rejections.push(reason)
-  process.on("unhandledRejection", onRejection)
-  const client = new TamboClient({ agent: { url: agent.url }, tools: [makeProbe(() => world)] })
-  try {
-    await fc.asyncModelRun(() => ({ model: {}, real: { world, client } }), commands)
-    inspect?.(world, client)
-  } finally {
-    await client.destroy()
-    process.off("unhandledRejection", onRejection)
-    current = undefined
-    await agent.close()
-  }
-  await check("no-open-handles", async () => {
-    await eventually(() => excess(before).length === 0)
-    const left = excess(before)
-    if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
+): Promise<void> =>
+  Model.runSequence({
+    invariants: checks,
+    checking: invariants,
+    open: async () => {
+      const agent = await AgUiAgent.start({ script: agentScript })
+      const world = new World(agent)
+      return { world, close: () => agent.close() }
+    },
+    current: (world) => (current = world),
+    client: (world) => new TamboClient({ agent: { url: world.agent.url }, tools: [makeProbe(() => world)] }),
+    commands,
+    inspect: inspect === undefined ? undefined : (real) => inspect(real.world, real.client)
   })
+
+/** Plays one command, then checks the invariants (`placeholder`: the current thread before it). */
+const playAndCheck = async (real: Real, command: Command): Promise<void> => {
+  const placeholder = real.client.getState().currentThreadId
+  const streams = await checks.liveness(play(real, command), command)
+  await afterCommand(real, command, streams, placeholder)
 }
 
 /** Replays a list of commands (a counterexample) as the property plays it. */
-export const replay = (
+export const replay: (
   commands: ReadonlyArray<Command>,
   invariants?: ReadonlyArray<Invariant>,
   inspect?: (world: World, client: TamboClient) => void
-): Promise<void> =>
-  runSequence(
-    commands.map((command) => new ModelCommand(command)),
-    invariants === undefined ? undefined : new Set(invariants),
-    inspect
-  )
-
-const withLiveness = async <A>(promise: Promise<A>, command: Command): Promise<A> => {
-  if (!checking.has("command-settles")) return promise
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new InvariantError("command-settles", `${JSON.stringify(command)} did not end`)), 5_000)
-  })
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-/** A command for `fc.commands`: the model lives in the World. */
-class ModelCommand implements fc.AsyncCommand<object, Real> {
-  constructor(readonly command: Command) {}
-  check(): boolean {
-    return true
-  }
-  async run(_model: object, real: Real): Promise<void> {
-    const placeholder = real.client.getState().currentThreadId
-    const streams = await withLiveness(play(real, this.command), this.command)
-    await afterCommand(real, this.command, streams, placeholder)
-  }
-  toString(): string {
-    return JSON.stringify(this.command)
-  }
-}
+) => Promise<void> = Model.replayer(playAndCheck, runSequence)
 
 /** The commands arbitrary of the property. */
 export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
-  fc.commands([commandArbitrary.map((command) => new ModelCommand(command))], {
-    maxCommands,
-    ...(replayPath === undefined ? {} : { replayPath })
-  })
+  Model.modelCommands(commandArbitrary, playAndCheck, maxCommands, replayPath)

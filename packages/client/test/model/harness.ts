@@ -2,12 +2,25 @@
 // them against ONE TamboClient talking to the testing server, and the invariants checked after
 // every command. The property (lifecycle.model.test.ts) and the named counterexamples
 // (counterexamples.test.ts) both go through `runSequence`.
-import * as Tool from "@tambo-effect/core/Tool"
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import * as Schema from "effect/Schema"
 import { TamboClient, type TamboStream } from "../../src/index.js"
 import { storeMatchesServer } from "./storeMatchesServer.js"
+import * as Model from "./support.js"
+import {
+  type Decision,
+  eventually,
+  type Outcome,
+  parseProbe,
+  PROBE_MODES,
+  probeFields,
+  settle,
+  type Target,
+  TOOL_TIMEOUT
+} from "./support.js"
+
+export type { Decision, Execution } from "./support.js"
 
 // -----------------------------------------------------------------------------
 // The switch
@@ -46,31 +59,14 @@ export type Invariant = (typeof INVARIANTS)[number]
  */
 export const KNOWN_OPEN: ReadonlySet<Invariant> = new Set<Invariant>([])
 
-/**
- * Which invariants a sequence checks: all but KNOWN_OPEN, unless `MODEL_INVARIANTS` (a comma
- * list, or `all`) says otherwise (to explore one invariant alone).
- */
-const defaultChecked = (): ReadonlySet<Invariant> => {
-  const env = process.env.MODEL_INVARIANTS
-  if (env === "all") return new Set(INVARIANTS)
-  if (env !== undefined) return new Set(env.split(",") as Array<Invariant>)
-  return new Set(INVARIANTS.filter((invariant) => !KNOWN_OPEN.has(invariant)))
-}
-
-let checking: ReadonlySet<Invariant> = new Set(INVARIANTS)
-
 // -----------------------------------------------------------------------------
 // Commands
 // -----------------------------------------------------------------------------
 
-/** Where a run goes: the current thread (the placeholder of a new one, or a switched-to thread), or the i-th known thread. */
-export type Target = "current" | { readonly known: number }
+export type { Target } from "./support.js"
 
 /** What the probe tool does when executed. `approval` asks for approval first, then returns. */
 export type ToolMode = "ok" | "throw" | "hang" | "approval"
-
-/** How a command decides a call that needs approval. */
-export type Decision = "approve" | "approveEdited" | "deny"
 
 /** How a run is stopped early. */
 export type StopHow = "cancelRun" | "cancelCurrent" | "abort" | "break"
@@ -107,10 +103,7 @@ export type Command =
   /** `startNewThread()`, then two runs on the placeholder at once; `abortFirst`: the first is aborted once started. */
   | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean }
 
-const target: fc.Arbitrary<Target> = fc.oneof(
-  { weight: 2, arbitrary: fc.constant("current" as const) },
-  { weight: 1, arbitrary: fc.nat(3).map((known) => ({ known })) }
-)
+const target = Model.targetArbitrary
 
 /** The generator of commands (weights favour the interesting ones). */
 export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
@@ -160,13 +153,6 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
 /** A run's script, built when the server sees the request (tool arguments carry the thread's id). */
 type Scenario = (request: Script.RunRequest) => Script.Script | Promise<Script.Script>
 
-/** One execution of the probe tool (or a manual answer): which call of which thread it ran for. */
-export interface Execution {
-  readonly thread: string
-  readonly toolCallId: string
-  readonly n: number
-}
-
 /** What the probe returns, and what the checks read back from the server. */
 interface ProbeResult {
   readonly thread: string
@@ -175,49 +161,24 @@ interface ProbeResult {
   readonly edited?: boolean
 }
 
-const PROBE_MODES = ["ok", "throw", "hang", "block", "approval"] as const
-
-const ProbeArgs = Schema.Struct({
-  n: Schema.Number,
-  thread: Schema.String,
-  mode: Schema.Literal(...PROBE_MODES),
-  edited: Schema.optional(Schema.Boolean)
-})
+const ProbeArgs = Schema.Struct({ ...probeFields, edited: Schema.optional(Schema.Boolean) })
 
 /** Per-sequence state of the harness. */
-class World {
-  readonly scenarios = new Map<string, Scenario>()
+class World extends Model.ModelWorld<Scenario> {
   /** The runs the server started for each scenario message. */
   readonly runs = new Map<string, Array<{ readonly threadId: string; readonly runId: string }>>()
-  readonly executions: Array<Execution> = []
-  /** Resolved when the execution of call `n` starts. */
-  readonly started = new Map<number, () => void>()
-  readonly startedPromises = new Map<number, Promise<void>>()
-  readonly known: Array<string> = []
   /** The events each stream delivered (a custom event by its name). */
   readonly delivered = new Map<TamboStream, Array<string>>()
-  readonly rejections: Array<unknown> = []
-  /** Streams whose outcome is not the one of their command (see expectedOutcome). */
-  readonly outcomes = new Map<TamboStream, Outcome>()
-  #scenarioCount = 0
   /** The message of the last scenario registered. */
   lastScenario = ""
-  #n = 0
 
-  constructor(readonly server: TestServer) {}
-
-  nextN(): number {
-    const n = ++this.#n
-    this.startedPromises.set(n, new Promise<void>((resolve) => this.started.set(n, resolve)))
-    return n
+  constructor(readonly server: TestServer) {
+    super()
   }
 
-  /** Registers a scenario and returns the message that plays it. */
-  scenario(name: string, scenario: Scenario): string {
-    const tag = `#${++this.#scenarioCount} ${name}`
-    this.lastScenario = tag
-    this.scenarios.set(tag, scenario)
-    return tag
+  override scenario(name: string, scenario: Scenario): string {
+    this.lastScenario = super.scenario(name, scenario)
+    return this.lastScenario
   }
 
   deliver(stream: TamboStream, event: { readonly type: string; readonly name?: unknown }): void {
@@ -268,27 +229,16 @@ const probeCalls = (
 // -----------------------------------------------------------------------------
 
 const makeProbe = (world: () => World) =>
-  Tool.make({
-    name: "probe",
-    description: "Records its call and answers with it",
+  Model.makeProbe({
     input: ProbeArgs,
-    needsApproval: (args) => args.mode === "approval",
-    execute: (args, { signal, toolCallId }): Promise<ProbeResult> => {
-      const w = world()
-      w.executions.push({ thread: args.thread, toolCallId, n: args.n })
-      w.started.get(args.n)?.()
-      const result: ProbeResult = { thread: args.thread, toolCallId, n: args.n, ...(args.edited ? { edited: true } : {}) }
-      switch (args.mode) {
-        case "throw":
-          return Promise.reject(new Error(`probe failed n=${args.n} thread=${args.thread}`))
-        case "hang":
-        case "block":
-          // Until the executor gives up on it (timeout, cancellation).
-          return new Promise((resolve) => signal.addEventListener("abort", () => resolve(result), { once: true }))
-        default:
-          return Promise.resolve(result)
-      }
-    }
+    world,
+    result: (args, toolCallId): ProbeResult => ({
+      thread: args.thread,
+      toolCallId,
+      n: args.n,
+      ...(args.edited ? { edited: true } : {})
+    }),
+    failure: (args) => `probe failed n=${args.n} thread=${args.thread}`
   })
 
 const CARD = {
@@ -297,52 +247,14 @@ const CARD = {
   propsSchema: { type: "object", properties: { title: { type: "string" }, n: { type: "number" } } }
 } as const
 
-/** A short tool timeout, for the `hang` tool; long enough for every other tool. */
-const TOOL_TIMEOUT = 40
-
-const settle = <A>(promise: Promise<A>): Promise<{ ok: true; value: A } | { ok: false; error: unknown }> =>
-  promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-/** Polls `predicate` (a liveness bound, not a timing assertion). */
-const eventually = async (predicate: () => boolean, timeoutMs = 3_000): Promise<boolean> => {
-  const start = Date.now()
-  while (!predicate()) {
-    if (Date.now() - start > timeoutMs) return false
-    await sleep(2)
-  }
-  return true
-}
-
 /** What the commands act on. */
-export interface Real {
-  readonly world: World
-  readonly client: TamboClient
-}
+export type Real = Model.Real<World>
 
-const threadOf = (real: Real, t: Target): string | undefined => {
-  if (t === "current") return undefined
-  const { known } = real.world
-  return known.length === 0 ? undefined : known[t.known % known.length]
-}
+const threadOf = (real: Real, t: Target): string | undefined => Model.threadOf(real.world, t)
 
-/** Iterates a run to its end, deciding approvals as `decision` says; returns the stream's outcome. */
-const drive = async (real: Real, stream: TamboStream, decision: Decision) => {
-  try {
-    for await (const { event } of stream) {
-      real.world.deliver(stream, event)
-      if (event.type === "CLIENT_APPROVAL_REQUESTED") {
-        const args = event.args as Schema.Schema.Type<typeof ProbeArgs>
-        if (decision === "deny") real.client.denyToolCall(event.toolCallId, "no")
-        else if (decision === "approveEdited") real.client.approveToolCall(event.toolCallId, { args: { ...args, edited: true } })
-        else real.client.approveToolCall(event.toolCallId)
-      }
-    }
-  } catch {
-    // Outcomes of the command's own run are free; the invariants judge what it left.
-  }
-}
+/** Iterates a run to its end, recording what it delivered, deciding approvals as `decision` says. */
+const drive = (real: Real, stream: TamboStream, decision: Decision) =>
+  Model.drive(real.client, stream, decision, (event) => real.world.deliver(stream, event))
 
 /** Plays one command; returns the streams it started. */
 const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboStream>> => {
@@ -398,23 +310,14 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         Script.text("after manual")
       ])
       const stream = runOn(command.target, message, { autoExecuteTools: false })
-      let pending: ReadonlyArray<{ readonly toolCallId: string; readonly args: unknown }> = []
-      try {
-        for await (const { event } of stream) {
-          world.deliver(stream, event)
-          if (event.type === "CLIENT_AWAITING_TOOL_RESULTS") pending = event.pendingToolCalls
-        }
-      } catch {
-        return [stream]
-      }
-      const threadId = await stream.threadId
-      const results = pending.map((call) => {
-        const args = call.args as Schema.Schema.Type<typeof ProbeArgs>
-        world.executions.push({ thread: args.thread, toolCallId: call.toolCallId, n: args.n })
-        const result: ProbeResult = { thread: args.thread, toolCallId: call.toolCallId, n: args.n }
-        return { toolCallId: call.toolCallId, result }
-      })
-      const continued = client.continueRun(threadId, results, { toolTimeout: TOOL_TIMEOUT })
+      const answered = await Model.answerByHand(
+        world,
+        stream,
+        (args: Schema.Schema.Type<typeof ProbeArgs>, toolCallId): ProbeResult => ({ thread: args.thread, toolCallId, n: args.n }),
+        (event) => world.deliver(stream, event)
+      )
+      if (answered === undefined) return [stream]
+      const continued = client.continueRun(answered.threadId, answered.results, { toolTimeout: TOOL_TIMEOUT })
       await drive(real, continued, "approve")
       return [stream, continued]
     }
@@ -422,53 +325,30 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
       client.startNewThread()
       return []
     case "switch": {
-      const threadId = threadOf(real, { known: command.known })
-      if (threadId !== undefined) await settle(client.switchThread(threadId))
+      await Model.switchTo(real, command.known)
       return []
     }
     case "concurrent": {
-      const a = threadOf(real, { known: command.a })
-      let b = threadOf(real, { known: command.b })
-      if (b === a) b = undefined
       const scenario = (request: Script.RunRequest) =>
         command.tools
           ? [Script.text("Both. "), ...probeCalls(world, request, "ok", 1, true), Script.text("after tools")]
           : [Script.text(["con", "current"])]
-      // A run without a known thread goes to a new one, from a fresh placeholder.
-      const start = (threadId: string | undefined) => {
-        if (threadId === undefined) client.startNewThread()
-        return client.run(world.scenario("concurrent", scenario), { threadId, toolTimeout: TOOL_TIMEOUT })
-      }
-      const first = start(a)
-      const second = start(b)
-      await Promise.all([drive(real, first, "approve"), drive(real, second, "approve")])
-      return [first, second]
+      return Model.concurrentRuns(real, command, scenario, (stream) => drive(real, stream, "approve"), () => client.startNewThread())
     }
     case "concurrentNew": {
       client.startNewThread()
-      const scenario = (request: Script.RunRequest) =>
+      const scenario: Scenario = (request) =>
         command.tools
           ? [Script.text("New. "), ...probeCalls(world, request, "ok", 1, true), Script.text("after tools")]
           : [Script.text(["new", " thread"])]
-      const first = client.run(
-        world.scenario("concurrentNew", command.abortFirst ? () => [Script.text("new"), Script.hang()] : scenario),
-        { toolTimeout: TOOL_TIMEOUT }
+      return Model.concurrentNewRuns(
+        real,
+        command.abortFirst,
+        scenario,
+        () => [Script.text("new"), Script.hang()],
+        (stream) => drive(real, stream, "approve"),
+        (stream, event) => world.deliver(stream, event)
       )
-      const second = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
-      if (command.abortFirst) world.outcomes.set(first, "AbortError")
-      const driveFirst = async () => {
-        if (!command.abortFirst) return drive(real, first, "approve")
-        try {
-          for await (const { event } of first) {
-            world.deliver(first, event)
-            first.abort()
-          }
-        } catch {
-          // Its AbortError.
-        }
-      }
-      await Promise.all([driveFirst(), drive(real, second, "approve")])
-      return [first, second]
     }
   }
 }
@@ -498,22 +378,20 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
   const requested = (current ? undefined : threadOf(real, command.target)) ?? client.getState().currentThreadId
   // The tool round's tool never ends by itself: a long timeout, so only the stop ends it.
   const stream = client.run(message, { ...(current ? {} : { threadId: requested }), toolTimeout: 10_000 })
-  let lastThreadId = requested
-  let stopped = false
-  const iterator = stream[Symbol.asyncIterator]()
-  const doStop = async () => {
-    if (stopped) return
-    stopped = true
-    if (command.how === "cancelRun") await settle(client.cancelRun(lastThreadId))
-    else if (command.how === "cancelCurrent") await settle(client.cancelRun())
-    else if (command.how === "abort") stream.abort()
-    else await settle(Promise.resolve(iterator.return?.()))
-  }
-  let seen = 0
-  let toolStarted: Promise<void> | undefined
-  try {
-    if (command.at === 0) await doStop()
-    if (command.at === "request") {
+  return Model.stopRun({
+    world,
+    stream,
+    command,
+    threadId: requested,
+    stop: (lastThreadId) =>
+      command.how === "cancelRun"
+        ? settle(client.cancelRun(lastThreadId))
+        : command.how === "cancelCurrent"
+        ? settle(client.cancelRun())
+        : stream.abort(),
+    toolCall: () => n,
+    before: async (doStop) => {
+      if (command.at !== "request") return
       // A request the server refuses never plays a script: the run's end is the other way out.
       await Promise.race([seenRequest, settle(stream.thread)])
       // The stop starts while the server holds the request; the server then answers, as the API
@@ -521,67 +399,20 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
       const stopping = doStop()
       answer()
       await stopping
-    }
-    while (true) {
-      const next = iterator.next()
-      // While the tool runs nothing arrives: the tool's start is what to wait for. A tool that
-      // never starts (its result came from elsewhere) lets the run go on; the invariants judge that.
-      const first = toolStarted === undefined || stopped
-        ? await next
-        : await Promise.race([next, toolStarted.then(() => "started" as const)])
-      if (first === "started") {
-        await doStop()
-        await settle(next)
-        if (command.how === "break") break
-        continue
-      }
-      if (first.done === true) break
-      seen++
-      lastThreadId = first.value.threadId
-      const event = first.value.event
-      world.deliver(stream, event)
-      if (stopped) continue
-      if (command.at === "tool") {
-        if (event.type === "CUSTOM" && event.name === "tambo.run.awaiting_input" && n !== undefined) {
-          toolStarted = world.startedPromises.get(n)
-        }
-        continue
-      }
-      const reached = typeof command.at === "number" ? seen >= command.at : event.type === "CLIENT_APPROVAL_REQUESTED"
-      if (!reached) continue
-      // Keep reading (the stream ends once the stop took effect) while the stop goes out.
-      if (command.how === "break") {
-        await doStop()
-        break
-      }
-      void doStop()
-    }
-  } catch {
-    // The stop's own AbortError, or whatever the run failed with.
-  }
-  return stream
+    },
+    seen: (event) => world.deliver(stream, event),
+    reached: (event, seen) => typeof command.at === "number" ? seen >= command.at : event.type === "CLIENT_APPROVAL_REQUESTED"
+  })
 }
 
 // -----------------------------------------------------------------------------
 // Invariants
 // -----------------------------------------------------------------------------
 
-class InvariantError extends Error {
-  constructor(readonly invariant: Invariant, readonly detail: string) {
-    super(`invariant "${invariant}" failed: ${detail}`)
-  }
-}
-
-const check = async (invariant: Invariant, body: () => void | Promise<void>): Promise<void> => {
-  if (!checking.has(invariant)) return
-  try {
-    await body()
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    const assertion = error as { actual?: unknown; expected?: unknown }
-    const diff = "actual" in (error as object) ? `\n${differences(assertion.actual, assertion.expected).join("\n")}` : ""
-    throw new InvariantError(invariant, message + diff)
-  }
+/** An assertion's failure: where its values differ. */
+const explain = (error: unknown): string => {
+  const assertion = error as { actual?: unknown; expected?: unknown }
+  return "actual" in (error as object) ? `\n${differences(assertion.actual, assertion.expected).join("\n")}` : ""
 }
 
 /** Where two values differ, as `path: actual !== expected` lines (the first few). */
@@ -598,14 +429,8 @@ const differences = (actual: unknown, expected: unknown, path = "", out: Array<s
   return out
 }
 
-const resourceCounts = () => {
-  const counts = new Map<string, number>()
-  for (const type of process.getActiveResourcesInfo()) counts.set(type, (counts.get(type) ?? 0) + 1)
-  return counts
-}
-
-const excess = (before: Map<string, number>) =>
-  [...resourceCounts()].filter(([type, count]) => count > (before.get(type) ?? 0))
+/** The switch, and the check of each invariant by name. */
+const checks = new Model.Invariants<Invariant>(INVARIANTS, KNOWN_OPEN, explain)
 
 interface ToolResultBlock {
   readonly type: "tool_result"
@@ -616,23 +441,9 @@ interface ToolResultBlock {
 
 const textOf = (block: ToolResultBlock) => block.content.map((c) => c.text ?? "").join("")
 
-const parseProbe = (text: string): ProbeResult | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(text)
-    return typeof parsed === "object" && parsed !== null && "n" in parsed ? (parsed as ProbeResult) : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /** Tools ran once per call; every result the server received is the one its call produced. */
 const checkTools = (world: World) => {
-  const seen = new Set<string>()
-  for (const e of world.executions) {
-    const key = `${e.thread}/${e.toolCallId}/${e.n}`
-    if (seen.has(key)) throw new Error(`call ${key} executed twice`)
-    seen.add(key)
-  }
+  const seen = Model.executedOnce(world.executions)
   for (const thread of world.server.threads.list()) {
     const latestCall = new Map<string, number>()
     for (const message of thread.messages) {
@@ -645,7 +456,7 @@ const checkTools = (world: World) => {
         const result = block as unknown as ToolResultBlock
         const expected = latestCall.get(result.toolUseId)
         const text = textOf(result)
-        const probe = parseProbe(text)
+        const probe = parseProbe<ProbeResult>(text)
         const where = `thread ${thread.id}, result for ${result.toolUseId} (call n=${expected})`
         if (probe !== undefined) {
           if (probe.thread !== thread.id || probe.toolCallId !== result.toolUseId || probe.n !== expected) {
@@ -668,7 +479,7 @@ const checkTools = (world: World) => {
     for (const block of body?.message?.content ?? []) {
       if (block.type !== "tool_result") continue
       const result = block as unknown as ToolResultBlock
-      const probe = parseProbe(textOf(result))
+      const probe = parseProbe<ProbeResult>(textOf(result))
       if (probe !== undefined && (probe.thread !== match[1] || probe.toolCallId !== result.toolUseId)) {
         throw new Error(`a result sent to thread ${match[1]} for ${result.toolUseId} was made for ${probe.thread}/${probe.toolCallId}`)
       }
@@ -683,9 +494,6 @@ const storeChecks = async (real: Real, threadIds: ReadonlyArray<string>) => {
     await storeMatchesServer(real.client.getState(), real.world.server, threadId)
   }
 }
-
-/** How the model says every run of a command ends: its thread, or a rejection with this `_tag`. */
-type Outcome = "ok" | "ApiError" | "TransportError" | "AbortError"
 
 const expectedOutcome = (command: Command): Outcome => {
   switch (command.kind) {
@@ -710,22 +518,9 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       if (world.known.includes(id.value) && !touched.includes(id.value)) touched.push(id.value)
     }
   }
-  await check("command-settles", async () => {
-    const ended = await eventually(() => !client.hasActiveRun() && client.getPendingApprovals().length === 0)
-    if (!ended) throw new Error(`a run of ${JSON.stringify(command)} is still active`)
-  })
-  await check("run-outcome", async () => {
-    for (const stream of streams) {
-      const expected = world.outcomes.get(stream) ?? expectedOutcome(command)
-      const outcome = await settle(stream.thread)
-      const tag = outcome.ok ? "ok" : (outcome.error as { _tag?: string })._tag
-      if (tag !== expected) {
-        const detail = outcome.ok ? "" : ` (${(outcome.error as Error).message})`
-        throw new Error(`a run of ${command.kind} ended ${tag}${detail}, the model says ${expected}`)
-      }
-    }
-  })
-  await check("one-terminal-event", () => {
+  await checks.settles(client, command)
+  await checks.outcomes(streams, command.kind, (stream) => world.outcomes.get(stream) ?? expectedOutcome(command))
+  await checks.check("one-terminal-event", () => {
     for (const stream of streams) {
       const events = world.delivered.get(stream) ?? []
       for (let i = 0, started = 0, ended = 0; i < events.length; i++) {
@@ -738,7 +533,7 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
     }
   })
   if (command.kind === "stop" && typeof command.at === "number" && command.at >= 1) {
-    await check("stop-is-user-cancel", async () => {
+    await checks.check("stop-is-user-cancel", async () => {
       // The client saw RUN_STARTED, so it knows the run: it tells the server before it hangs up.
       const runs = world.runs.get(world.lastScenario) ?? []
       for (const run of runs) {
@@ -750,25 +545,16 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       }
     })
   }
-  await new Promise((resolve) => setImmediate(resolve))
-  await check("no-unhandled-rejection", () => {
-    if (world.rejections.length > 0) throw new Error(`unhandled rejection: ${String(world.rejections[0])}`)
-  })
-  await check("store-equals-server", () => storeChecks(real, world.known))
-  await check("tool-once-and-own-result", () => checkTools(world))
-  await check("thread-usable", async () => {
+  await checks.noRejection(world)
+  await checks.check("store-equals-server", () => storeChecks(real, world.known))
+  await checks.check("tool-once-and-own-result", () => checkTools(world))
+  await checks.check("thread-usable", async () => {
     for (const threadId of touched) {
       const result = await settle(client.run("ping", { threadId }).thread)
-      if (!result.ok) {
-        const error = result.error as { _tag?: string; message?: string }
-        throw new Error(`a plain run on thread ${threadId} failed: ${error._tag}: ${error.message}`)
-      }
-      const last = result.value.messages.at(-1)
-      const text = last?.content.map((c) => (c.type === "text" ? c.text : "")).join("")
-      if (text !== "pong") throw new Error(`a plain run on thread ${threadId} ended with ${JSON.stringify(last)}`)
+      Model.expectPong(threadId, result, result.ok ? result.value.messages.at(-1) : undefined)
     }
   })
-  await check("store-equals-server", () => storeChecks(real, touched))
+  await checks.check("store-equals-server", () => storeChecks(real, touched))
 }
 
 // -----------------------------------------------------------------------------
@@ -779,89 +565,49 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
  * Plays `commands` against ONE fresh client of `server` (through `fc.asyncModelRun`), checking every
  * invariant after each, then destroys the client and checks that it left no handle open.
  */
-export const runSequence = async (
+export const runSequence = (
   commands: Iterable<fc.AsyncCommand<object, Real, boolean>>,
-  invariants: ReadonlySet<Invariant> = defaultChecked(),
+  invariants: ReadonlySet<Invariant> = checks.defaults(),
   /** Called with the server before it closes, for tests of the harness itself. */
   inspect?: (server: TestServer) => void
-): Promise<void> => {
-  checking = invariants
-  const before = resourceCounts()
-  // A server per sequence: its own sockets go when it closes, so what is left is the client's.
-  const server = await startTestServer({ script: serverScript })
-  const world = new World(server)
-  current = world
-  const onRejection = (reason: unknown) => world.rejections.push(reason)
-  process.on("unhandledRejection", onRejection)
-  const client = new TamboClient({
-    apiKey: server.apiKey,
-    tamboUrl: server.url,
-    userKey: "user-1",
-    maxRetries: 0,
-    autoGenerateThreadName: false,
-    tools: [makeProbe(() => world)],
-    components: [CARD]
+): Promise<void> =>
+  Model.runSequence({
+    invariants: checks,
+    checking: invariants,
+    open: async () => {
+      // A server per sequence: its own sockets go when it closes, so what is left is the client's.
+      const server = await startTestServer({ script: serverScript })
+      const world = new World(server)
+      return { world, close: () => server.close() }
+    },
+    current: (world) => (current = world),
+    client: (world) =>
+      new TamboClient({
+        apiKey: world.server.apiKey,
+        tamboUrl: world.server.url,
+        userKey: "user-1",
+        maxRetries: 0,
+        autoGenerateThreadName: false,
+        tools: [makeProbe(() => world)],
+        components: [CARD]
+      }),
+    commands,
+    inspect: inspect === undefined ? undefined : (real) => inspect(real.world.server)
   })
-  try {
-    await fc.asyncModelRun(() => ({ model: {}, real: { world, client } }), commands)
-    inspect?.(server)
-  } finally {
-    await client.destroy()
-    process.off("unhandledRejection", onRejection)
-    current = undefined
-    await server.close()
-  }
-  await check("no-open-handles", async () => {
-    await eventually(() => excess(before).length === 0)
-    const left = excess(before)
-    if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
-  })
+
+/** Plays one command, then checks the invariants. */
+const playAndCheck = async (real: Real, command: Command): Promise<void> => {
+  const streams = await checks.liveness(play(real, command), command)
+  await afterCommand(real, command, streams)
 }
 
 /** Replays a list of commands (a counterexample) as the property plays it. */
-export const replay = (
+export const replay: (
   commands: ReadonlyArray<Command>,
   invariants?: ReadonlyArray<Invariant>,
   inspect?: (server: TestServer) => void
-): Promise<void> =>
-  runSequence(
-    commands.map((command) => new ModelCommand(command)),
-    invariants === undefined ? undefined : new Set(invariants),
-    inspect
-  )
-
-const withLiveness = async <A>(promise: Promise<A>, command: Command): Promise<A> => {
-  if (!checking.has("command-settles")) return promise
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new InvariantError("command-settles", `${JSON.stringify(command)} did not end`)), 5_000)
-  })
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-/** A command for `fc.commands`: the model holds nothing (targets are resolved against the client's threads when played). */
-class ModelCommand implements fc.AsyncCommand<object, Real> {
-  constructor(readonly command: Command) {}
-  check(): boolean {
-    return true
-  }
-  async run(_model: object, real: Real): Promise<void> {
-    const streams = await withLiveness(play(real, this.command), this.command)
-    await afterCommand(real, this.command, streams)
-  }
-  toString(): string {
-    return JSON.stringify(this.command)
-  }
-}
+) => Promise<void> = Model.replayer(playAndCheck, runSequence)
 
 /** The commands arbitrary of the property. */
 export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
-  fc.commands([commandArbitrary.map((command) => new ModelCommand(command))], {
-    maxCommands,
-    ...(replayPath === undefined ? {} : { replayPath })
-  })
-
+  Model.modelCommands(commandArbitrary, playAndCheck, maxCommands, replayPath)
