@@ -1,43 +1,29 @@
 // `pnpm chat` on a terminal: the script runs in a pseudo-terminal (util-linux's `script`), typed
 // keys go in as a person's would, and what the terminal shows comes back out, echo included.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import type { ChildProcessWithoutNullStreams } from "node:child_process"
 import { existsSync } from "node:fs"
-import { join } from "node:path"
 import { describe, expect, it } from "vitest"
+import { CLOUD_ENV, spawnCollecting, tsx } from "./processes.js"
 
-const root = join(import.meta.dirname, "../../..")
-const tsx = join(root, "node_modules/.bin/tsx")
 const SCRIPT = "/usr/bin/script"
 
 /** What the terminal shows, without colours and cursor moves (a line's `\r` redraws stay). */
 const plain = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "")
 
-const startOnTerminal = (env: Record<string, string>) => {
-  const { TAMBO_API_KEY: _key, TAMBO_URL: _url, TAMBO_USER_KEY: _user, NO_COLOR: _noColor, ...rest } = process.env
-  const command = `${tsx} --conditions=tambo-source scratchpad/chat.ts`
-  const child = spawn(SCRIPT, ["--quiet", "--flush", "--return", "--command", command, "/dev/null"], {
-    cwd: root,
-    env: { ...rest, TERM: "xterm", ...env },
-    stdio: ["pipe", "pipe", "pipe"]
-  })
-  const output = { raw: "", stderr: "" }
-  child.stdout.on("data", (data: Buffer) => (output.raw += data.toString()))
-  child.stderr.on("data", (data: Buffer) => (output.stderr += data.toString()))
-  const exited = new Promise<number | null>((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 50_000)
-    child.on("exit", (code) => {
-      clearTimeout(timer)
-      resolve(code)
-    })
-  })
-  return { child, output, exited }
-}
+/** The chat in a pseudo-terminal (util-linux `script`): what it writes is in `output.stdout`. */
+const startOnTerminal = (env: Record<string, string>) =>
+  spawnCollecting(
+    SCRIPT,
+    ["--quiet", "--flush", "--return", "--command", `${tsx} --conditions=tambo-source scratchpad/chat.ts`, "/dev/null"],
+    { TERM: "xterm", ...env },
+    [...CLOUD_ENV, "NO_COLOR"]
+  )
 
-const waitForScreen = async (output: { raw: string; stderr: string }, text: string | RegExp, timeoutMs = 20_000) => {
+const waitForScreen = async (output: { stdout: string; stderr: string }, text: string | RegExp, timeoutMs = 20_000) => {
   const start = Date.now()
-  const found = () => (typeof text === "string" ? plain(output.raw).includes(text) : text.test(plain(output.raw)))
+  const found = () => (typeof text === "string" ? plain(output.stdout).includes(text) : text.test(plain(output.stdout)))
   while (!found()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`no ${String(text)} on the screen:\n${plain(output.raw)}\nstderr:\n${output.stderr}`)
+    if (Date.now() - start > timeoutMs) throw new Error(`no ${String(text)} on the screen:\n${plain(output.stdout)}\nstderr:\n${output.stderr}`)
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
@@ -64,7 +50,7 @@ describe.skipIf(!existsSync(SCRIPT))("pnpm chat on a terminal", () => {
     await type(child, "/exit\r")
     expect(await exited).toBe(0)
 
-    const screen = plain(output.raw)
+    const screen = plain(output.stdout)
     const asked = screen.indexOf("What is the weather in Paris?")
     const thinking = screen.indexOf("thinking…", asked)
     const firstToken = screen.indexOf("assistant> Let")

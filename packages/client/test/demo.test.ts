@@ -1,31 +1,11 @@
 // The demo and the chat, run as a user runs them: child processes on the
 // embedded testing server, their output read from a pipe.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { join } from "node:path"
+import type { ChildProcessWithoutNullStreams } from "node:child_process"
 import { describe, expect, it } from "vitest"
+import { CLOUD_ENV, spawnCollecting, tsx } from "./processes.js"
 
-const root = join(import.meta.dirname, "../../..")
-const tsx = join(root, "node_modules/.bin/tsx")
-
-const start = (script: string, env: Record<string, string> = {}, args: ReadonlyArray<string> = []) => {
-  const { TAMBO_API_KEY: _key, TAMBO_URL: _url, TAMBO_USER_KEY: _user, ...rest } = process.env
-  const child = spawn(tsx, ["--conditions=tambo-source", script, ...args], {
-    cwd: root,
-    env: { ...rest, NO_COLOR: "1", ...env },
-    stdio: ["pipe", "pipe", "pipe"]
-  })
-  const output = { stdout: "", stderr: "" }
-  child.stdout.on("data", (data: Buffer) => (output.stdout += data.toString()))
-  child.stderr.on("data", (data: Buffer) => (output.stderr += data.toString()))
-  const exited = new Promise<number | null>((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 50_000)
-    child.on("exit", (code) => {
-      clearTimeout(timer)
-      resolve(code)
-    })
-  })
-  return { child, output, exited }
-}
+const start = (script: string, env: Record<string, string> = {}, args: ReadonlyArray<string> = []) =>
+  spawnCollecting(tsx, ["--conditions=tambo-source", script, ...args], { NO_COLOR: "1", ...env }, CLOUD_ENV)
 
 const waitForOutput = async (output: { stdout: string; stderr: string }, text: string, timeoutMs = 15_000) => {
   const start = Date.now()

@@ -6,6 +6,7 @@ import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as RunWriter from "../src/internal/runWriter.js"
 import * as ThreadStore from "../src/ThreadStore.js"
+import { externalStore } from "./helpers.js"
 
 const textRun = (threadId: string, runId: string, text: string): ReadonlyArray<ClientState.Action> => [
   { type: "EVENT", threadId, event: { type: "RUN_STARTED", threadId, runId }, at: 1 },
@@ -209,19 +210,7 @@ describe("RunWriter", () => {
 
   it.live("drafts are published into an external store too", () =>
     Effect.gen(function* () {
-      let state = ClientState.initial
-      const listeners = new Set<() => void>()
-      const external: ThreadStore.ExternalStore<ClientState.ClientState> = {
-        getState: () => state,
-        setState: (next) => {
-          state = next
-          for (const listener of listeners) listener()
-        },
-        subscribe: (listener) => {
-          listeners.add(listener)
-          return () => void listeners.delete(listener)
-        }
-      }
+      const external = externalStore()
       const store = yield* ThreadStore.makeExternal(external)
       yield* store.apply(textRun("t1", "r1", "a"))
       const writer = yield* RunWriter.make(store)
