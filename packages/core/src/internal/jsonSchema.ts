@@ -63,32 +63,75 @@ export const resolvePointer = (root: unknown, ref: string): { readonly found: bo
   return { found: true, value: current }
 }
 
+const escape = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1")
+
+const isPlainRecord = (value: object): boolean => {
+  const prototype: unknown = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
+}
+
+/** Why `value` is not a JSON value (where, as a JSON Pointer, and what), or `undefined` if it is. */
+const problem = (value: unknown, path: string, ancestors: Set<object>, root: string): string | undefined => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return undefined
+    case "number":
+      return Number.isFinite(value) ? undefined : `${path || root}: ${value} is not a JSON number`
+    case "object": {
+      if (value === null) return undefined
+      const where = path || root
+      if (ancestors.has(value)) return `${where}: it holds itself (a cycle)`
+      if (!Array.isArray(value) && !isPlainRecord(value)) {
+        return `${where}: a ${value.constructor?.name ?? "value"} is not a JSON object (give plain objects, arrays and primitives)`
+      }
+      ancestors.add(value)
+      try {
+        if (Array.isArray(value)) {
+          for (let i = 0; i < value.length; i++) {
+            const found = problem(value[i], `${path}/${i}`, ancestors, root)
+            if (found !== undefined) return found
+          }
+        } else {
+          for (const key of Object.keys(value)) {
+            const found = problem((value as Record<string, unknown>)[key], `${path}/${escape(key)}`, ancestors, root)
+            if (found !== undefined) return found
+          }
+        }
+        return undefined
+      } finally {
+        ancestors.delete(value)
+      }
+    }
+    default:
+      return `${path || root}: ${typeof value === "undefined" ? "undefined" : `a ${typeof value}`} is not JSON`
+  }
+}
+
 /**
- * Whether a value is plain JSON data: null, booleans, finite numbers,
- * strings, arrays and plain objects thereof. A schema object of a validation
- * library (functions, class instances with methods) is not.
+ * Why a value is not plain JSON data (where, as a JSON Pointer, and what),
+ * or `undefined` when it is: null, booleans, finite numbers, strings, arrays
+ * and plain objects thereof, without cycles.
  *
  * @internal
  */
-export const isPlainJson = (u: unknown, depth = 0): boolean => {
-  if (depth > 512) return false
-  switch (typeof u) {
-    case "string":
-    case "boolean":
-      return true
-    case "number":
-      return Number.isFinite(u)
-    case "object": {
-      if (u === null) return true
-      if (Array.isArray(u)) return u.every((item) => isPlainJson(item, depth + 1))
-      const proto: unknown = Object.getPrototypeOf(u)
-      if (proto !== Object.prototype && proto !== null) return false
-      return Object.values(u).every((value) => isPlainJson(value, depth + 1))
-    }
-    default:
-      return false
+export const jsonProblem = (value: unknown, root = "(the value)"): string | undefined => {
+  try {
+    return problem(value, "", new Set(), root)
+  } catch {
+    // A structure deep enough to exhaust the stack cannot be sent either.
+    return `${root}: it is nested too deeply`
   }
 }
+
+/**
+ * Whether a value is plain JSON data (see {@link jsonProblem}). A schema
+ * object of a validation library (functions, class instances with methods)
+ * is not.
+ *
+ * @internal
+ */
+export const isPlainJson = (u: unknown): boolean => jsonProblem(u) === undefined
 
 /** @internal */
 export type DereferenceResult =

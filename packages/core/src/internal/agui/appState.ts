@@ -10,71 +10,12 @@ import * as Effect from "effect/Effect"
 import * as ClientState from "../../ClientState.js"
 import { ConfigError } from "../../TamboError.js"
 import type * as ThreadStore from "../../ThreadStore.js"
+import { jsonProblem } from "../jsonSchema.js"
 
 const invalid = (message: string) => new ConfigError({ reason: "InvalidOption", message })
 
 const noThread = (method: string, threadId: string) =>
   invalid(`${method}: the client has no thread ${threadId} (set the state of a thread it holds, or of the current one)`)
-
-const escape = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1")
-
-const isPlainRecord = (value: object): boolean => {
-  const prototype: unknown = Object.getPrototypeOf(value)
-  return prototype === Object.prototype || prototype === null
-}
-
-/** Why `value` is not a JSON value (where, as a JSON Pointer, and what), or `undefined` if it is. */
-const problem = (value: unknown, path: string, ancestors: Set<object>): string | undefined => {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return undefined
-    case "number":
-      return Number.isFinite(value) ? undefined : `${path || "(the state)"}: ${value} is not a JSON number`
-    case "object": {
-      if (value === null) return undefined
-      const where = path || "(the state)"
-      if (ancestors.has(value)) return `${where}: it holds itself (a cycle)`
-      if (!Array.isArray(value) && !isPlainRecord(value)) {
-        return `${where}: a ${value.constructor?.name ?? "value"} is not a JSON object (give plain objects, arrays and primitives)`
-      }
-      ancestors.add(value)
-      try {
-        if (Array.isArray(value)) {
-          for (let i = 0; i < value.length; i++) {
-            const found = problem(value[i], `${path}/${i}`, ancestors)
-            if (found !== undefined) return found
-          }
-        } else {
-          for (const key of Object.keys(value)) {
-            const found = problem((value as Record<string, unknown>)[key], `${path}/${escape(key)}`, ancestors)
-            if (found !== undefined) return found
-          }
-        }
-        return undefined
-      } finally {
-        ancestors.delete(value)
-      }
-    }
-    default:
-      return `${path || "(the state)"}: ${typeof value === "undefined" ? "undefined" : `a ${typeof value}`} is not JSON`
-  }
-}
-
-/**
- * Why `value` cannot be the agent state, or `undefined` when it can.
- *
- * @since 0.2.0
- * @category Validation
- */
-export const jsonProblem = (value: unknown): string | undefined => {
-  try {
-    return problem(value, "", new Set())
-  } catch {
-    // A structure deep enough to exhaust the stack cannot be sent either.
-    return "(the state): it is nested too deeply"
-  }
-}
 
 /** A thread's agent state as it is sent: `{}` while neither the agent nor the app set one. */
 const stateOf = (thread: ClientState.ThreadState): unknown => thread.thread.state === undefined ? {} : thread.thread.state
@@ -123,7 +64,7 @@ export const setAgentState = (
       } catch (cause) {
         return [{ _tag: "Threw", cause }, state]
       }
-      const why = jsonProblem(next)
+      const why = jsonProblem(next, "(the state)")
       if (why !== undefined) {
         return [{ _tag: "Refused", error: invalid(`setAgentState: the state must be a JSON value; at ${why}`) }, state]
       }
