@@ -14,6 +14,9 @@
  *   pnpm bench --stream-floor  also the floor's requests read as an Effect Stream (see streamFloorRun)
  *   pnpm bench --no-reconcile  ours without the read of the thread at the end of each run
  *                              (reconcileAfterRun: false), to see what that read costs
+ *   pnpm bench --floor-read    also the floor followed by one read of its thread (GET, JSON.parse),
+ *                              the request ours makes at each run's end: ours over it is what the
+ *                              SDK costs beyond the requests the protocol needs
  *   pnpm bench --only cold     the cold start alone: fresh processes importing the published
  *                              builds of ours and of @tambo-ai/client (see coldStart.ts)
  */
@@ -37,6 +40,7 @@ const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefi
 const perElement = args.includes("--fold")
 const withStreamFloor = args.includes("--stream-floor")
 const reconcileAfterRun = !args.includes("--no-reconcile")
+const withFloorRead = args.includes("--floor-read")
 const repeats = args.includes("--repeats") ? Number(args[args.indexOf("--repeats") + 1]) : undefined
 // Short scenarios get more rounds: a best of a few over ~100 ms of measuring is mostly noise.
 // Long ones get at least 12: with 100 concurrent runs a round takes about half a second, and
@@ -167,8 +171,11 @@ const measureAll = async (
   return { measures, rounds }
 }
 
-/** The floor: fetch, split SSE frames, JSON.parse each; nothing else. */
-const floorRun = async (server: Server, scenario: string, threadIndex: number): Promise<number> => {
+/**
+ * The floor: fetch, split SSE frames, JSON.parse each; nothing else. With `read`, it then reads
+ * the run's thread once (`GET /v1/threads/{id}`, JSON.parse), as ours does at a run's end.
+ */
+const floorRun = async (server: Server, scenario: string, threadIndex: number, read = false): Promise<number> => {
   const response = await fetch(`${server.url}/v1/threads/runs`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": server.apiKey },
@@ -178,6 +185,7 @@ const floorRun = async (server: Server, scenario: string, threadIndex: number): 
   const decoder = new TextDecoder()
   let buffer = ""
   let events = 0
+  let threadId: string | undefined
   for (;;) {
     const { done, value } = await reader.read()
     if (done) break
@@ -187,13 +195,20 @@ const floorRun = async (server: Server, scenario: string, threadIndex: number): 
     while (boundary !== -1) {
       const frame = buffer.slice(start, boundary)
       if (frame.startsWith("data: ")) {
-        JSON.parse(frame.slice(6))
+        const event = JSON.parse(frame.slice(6))
+        if (threadId === undefined && event.type === "RUN_STARTED") threadId = event.threadId
         events++
       }
       start = boundary + 2
       boundary = buffer.indexOf("\n\n", start)
     }
     buffer = buffer.slice(start)
+  }
+  if (read && threadId !== undefined) {
+    const thread = await fetch(`${server.url}/v1/threads/${threadId}?userKey=floor-${threadIndex}`, {
+      headers: { "x-api-key": server.apiKey }
+    })
+    await thread.json()
   }
   return events
 }
@@ -313,9 +328,9 @@ const main = async () => {
     for (const scenario of scenarios) {
       if (only !== undefined && !scenario.name.includes(only)) continue
       console.log(`\n${scenario.name}`)
-      const floorOf = async () => {
+      const floorOf = async (read = false) => {
         const counts = await Promise.all(
-          Array.from({ length: scenario.runs }, (_, i) => floorRun(server, scenario.name, i))
+          Array.from({ length: scenario.runs }, (_, i) => floorRun(server, scenario.name, i, read))
         )
         return counts.reduce((a, b) => a + b, 0)
       }
@@ -323,6 +338,7 @@ const main = async () => {
         { label: "floor", run: floorOf },
         { label: "ours", run: () => runOurs(server, scenario.name, scenario.runs) }
       ]
+      if (withFloorRead) contenders.push({ label: "floor+read", run: () => floorOf(true) })
       if (withStreamFloor) {
         contenders.push({ label: "stream", run: () => runStreamFloor(server, scenario.name, scenario.runs) })
       }

@@ -78,6 +78,31 @@ describe("RunWriter", () => {
       }
     }))
 
+  it.live("actions beyond one thread (a new thread) never change a state anyone was handed, and reach the store", () =>
+    Effect.gen(function* () {
+      const { store, writer } = yield* setup
+      writer.record("t1", [delta("t1", "r1", "b")])
+      yield* nextTurn
+      const seen = store.getSnapshot()
+      const seenIds = Object.keys(seen.threadMap)
+      // A draft and a new thread in one publication: the map is copied once, then written.
+      writer.record("t1", [delta("t1", "r1", "c")])
+      yield* writer.write("t9", textRun("t9", "r9", "new"))
+      expect(Object.keys(seen.threadMap)).toEqual(seenIds)
+      expect(textOf(seen.threadMap.t1)).toBe("ab")
+      // Unread since: the next new thread is written into the store's own map.
+      yield* writer.write("t8", textRun("t8", "r8", "newer"))
+      const now = store.getSnapshot()
+      expect(Object.keys(seen.threadMap)).toEqual(seenIds)
+      expect(textOf(now.threadMap.t1)).toBe("abc")
+      expect(textOf(now.threadMap.t9)).toBe("new")
+      expect(textOf(now.threadMap.t8)).toBe("newer")
+      // What was read once stays as it was read.
+      yield* writer.write("t7", textRun("t7", "r7", "newest"))
+      expect(now.threadMap.t7).toBeUndefined()
+      expect(textOf(store.getSnapshot().threadMap.t7)).toBe("newest")
+    }))
+
   it.live("a reader of changes that comes after publications no one read starts from the state as it is, then sees each one", () =>
     Effect.gen(function* () {
       const { store, writer } = yield* setup
