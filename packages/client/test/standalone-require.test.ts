@@ -101,10 +101,12 @@ describe("the standalone CommonJS build for Node", () => {
       })
       const { ApiError } = require("@tambo-effect/client/errors")
       const error = new client.ApiError({ reason: "NotFound", message: "no such thread", retryable: false })
-      console.log(JSON.stringify({ differ, instanceOf: error instanceof ApiError, shared: Object.keys(require("@tambo-effect/client/errors")).length }))
+      // TypeScript's and Babel's interop read __esModule, as on the composable CommonJS build's modules.
+      const esModules = ["", ...modules.map((name) => "/" + name)].filter((path) => require("@tambo-effect/client" + path).__esModule === true)
+      console.log(JSON.stringify({ differ, instanceOf: error instanceof ApiError, esModules: esModules.length, shared: Object.keys(require("@tambo-effect/client/errors")).length }))
     `
     const output = JSON.parse(await node(script))
-    expect(output).toMatchObject({ differ: [], instanceOf: true })
+    expect(output).toMatchObject({ differ: [], instanceOf: true, esModules: 6 })
     expect(output.shared).toBeGreaterThan(5)
     // One bundle holds the code; every module's file is a few lines that point into it.
     const sizes = await Promise.all((await builtFiles(outDir)).map(async (file) => [file, (await readFile(join(outDir, file))).length] as const))
