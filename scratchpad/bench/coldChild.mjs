@@ -3,19 +3,25 @@
  * package's published build, no loader and no source condition), optionally
  * run one short conversation against the server, then print what it took
  * and exit. Plain JavaScript, so that nothing but the client is loaded.
+ * With `--require`, the client is loaded with `require`, as a CommonJS
+ * script does, and gets the package's CommonJS build.
  *
- *   node coldChild.mjs ours|upstream import
- *   node coldChild.mjs ours|upstream run <url> <apiKey> <message>
+ *   node coldChild.mjs [--require] ours|upstream import
+ *   node coldChild.mjs [--require] ours|upstream run <url> <apiKey> <message>
  *
  * Prints one JSON line: ms since the process started when the import was
  * done and when the run was done, the CPU time it used (user and system,
  * steadier than wall time on a busy machine) and its peak resident memory.
  */
-const [which, mode, url, apiKey, message] = process.argv.slice(2)
+import { createRequire } from "node:module"
 
-// A path (to a build of ours from elsewhere) is imported as given: for before/after comparisons.
+const args = process.argv.slice(2)
+const required = args[0] === "--require"
+const [which, mode, url, apiKey, message] = required ? args.slice(1) : args
+
+// A path (to a build of ours from elsewhere) is loaded as given: for before/after comparisons.
 const specifier = which === "ours" ? "@tambo-effect/client" : which === "upstream" ? "@tambo-ai/client" : which
-const { TamboClient } = await import(specifier)
+const { TamboClient } = required ? createRequire(import.meta.url)(specifier) : await import(specifier)
 const imported = performance.now()
 
 let ran = imported

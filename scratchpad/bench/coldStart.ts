@@ -1,9 +1,10 @@
 /**
  * The cold-start scenario: what a CLI or a serverless function pays before its
  * first answer. Each measure is a fresh `node` process (`coldChild.mjs`) that
- * imports a client's published build, as a user's code does, and either exits
- * or runs one short conversation against the testing server and exits. Ours
- * and `@tambo-ai/client` alternate, the order swapped every round, so a slow
+ * loads a client's published build, as a user's code does (with `import`, and
+ * with `require` as a CommonJS script does), and either exits or runs one
+ * short conversation against the testing server and exits. Ours and
+ * `@tambo-ai/client` alternate, the order swapped every round, so a slow
  * moment of a shared machine hits both; medians, not bests, since a user gets
  * a typical start, not the luckiest.
  */
@@ -70,10 +71,11 @@ const newestMtime = (dir: string): number => {
  */
 export const ensureBuilt = (): void => {
   const stale = ["core", "client"].some((name) => {
-    // Node imports the client's standalone build (dist/node), made by the same `tsup` run.
-    const built = join(packagesDir, name, "dist", ...(name === "client" ? ["node", "index.js"] : ["index.js"]))
+    // Node loads the client's standalone builds (dist/node, dist/node-cjs), made by the same `tsup` run.
+    const builds = name === "client" ? [["node", "index.js"], ["node-cjs", "index.cjs"]] : [["index.js"]]
     try {
-      return statSync(built).mtimeMs < newestMtime(join(packagesDir, name, "src"))
+      const sources = newestMtime(join(packagesDir, name, "src"))
+      return builds.some((path) => statSync(join(packagesDir, name, "dist", ...path)).mtimeMs < sources)
     } catch {
       return true
     }
@@ -94,16 +96,25 @@ const median = (values: ReadonlyArray<number>): number => {
 
 /**
  * Runs `rounds` rounds and prints the medians: import only, then import and
- * one short run. `COLD_START_BEFORE=<path to a client's dist/index.js>` adds
- * that build as a third contender, for before/after comparisons.
+ * one short run, each loaded with `import` and with `require`.
+ * `COLD_START_BEFORE=<path to a client's dist/index.js>` adds that build as a
+ * third contender of `import`, and `COLD_START_BEFORE_CJS=<path to a client's
+ * dist/index.cjs>` one of `require`, for before/after comparisons.
  */
 export const coldStart = async (server: { readonly url: string; readonly apiKey: string }, rounds: number) => {
   ensureBuilt()
-  const before = process.env.COLD_START_BEFORE
-  const contenders: ReadonlyArray<{ readonly label: string; readonly arg: string }> = [
+  const contendersOf = (before: string | undefined): ReadonlyArray<{ readonly label: string; readonly arg: string }> => [
     { label: "ours", arg: "ours" },
     ...(before === undefined ? [] : [{ label: "before", arg: before }]),
     { label: "upstream", arg: "upstream" }
+  ]
+  const loaders: ReadonlyArray<{
+    readonly label: string
+    readonly flags: ReadonlyArray<string>
+    readonly contenders: ReadonlyArray<{ readonly label: string; readonly arg: string }>
+  }> = [
+    { label: "import", flags: [], contenders: contendersOf(process.env.COLD_START_BEFORE) },
+    { label: "require", flags: ["--require"], contenders: contendersOf(process.env.COLD_START_BEFORE_CJS) }
   ]
   const modes: ReadonlyArray<{ readonly label: string; readonly args: ReadonlyArray<string> }> = [
     { label: "import only", args: ["import"] },
@@ -111,28 +122,31 @@ export const coldStart = async (server: { readonly url: string; readonly apiKey:
   ]
   console.log(`  (median of ${rounds} fresh processes each; ours and @tambo-ai/client alternated)`)
   for (const mode of modes) {
-    const samples = contenders.map((): Array<Sample> => [])
-    for (let round = 0; round < rounds; round++) {
-      const order = contenders.map((_, i) => i)
-      if (round % 2 === 1) order.reverse()
-      for (const i of order) samples[i]!.push(await once([contenders[i]!.arg, ...mode.args]))
-    }
-    const upstreamWall = median(samples[contenders.length - 1]!.map((s) => s.wallMs))
-    const upstreamCpu = median(samples[contenders.length - 1]!.map((s) => s.cpuMs))
     console.log(`  ${mode.label}`)
-    contenders.forEach(({ label }, i) => {
-      const of = samples[i]!
-      const wall = median(of.map((s) => s.wallMs))
-      const cpu = median(of.map((s) => s.cpuMs))
-      console.log(
-        `    ${label.padEnd(9)} ${wall.toFixed(0).padStart(5)} ms process, ${cpu.toFixed(0).padStart(4)} ms CPU` +
-          `  (import done at ${median(of.map((s) => s.importedMs)).toFixed(0).padStart(4)} ms` +
-          (mode.args.length === 1 ? "" : `, run done at ${median(of.map((s) => s.ranMs)).toFixed(0).padStart(4)} ms`) +
-          `)  peak RSS ${median(of.map((s) => s.maxRssMiB)).toFixed(0).padStart(4)} MiB` +
-          (label === "upstream"
-            ? ""
-            : `  ${(wall / upstreamWall).toFixed(2)}x (CPU ${(cpu / upstreamCpu).toFixed(2)}x) @tambo-ai/client`)
-      )
-    })
+    for (const loader of loaders) {
+      const { contenders } = loader
+      const samples = contenders.map((): Array<Sample> => [])
+      for (let round = 0; round < rounds; round++) {
+        const order = contenders.map((_, i) => i)
+        if (round % 2 === 1) order.reverse()
+        for (const i of order) samples[i]!.push(await once([...loader.flags, contenders[i]!.arg, ...mode.args]))
+      }
+      const upstreamWall = median(samples[contenders.length - 1]!.map((s) => s.wallMs))
+      const upstreamCpu = median(samples[contenders.length - 1]!.map((s) => s.cpuMs))
+      contenders.forEach(({ label }, i) => {
+        const of = samples[i]!
+        const wall = median(of.map((s) => s.wallMs))
+        const cpu = median(of.map((s) => s.cpuMs))
+        console.log(
+          `    ${loader.label.padEnd(7)} ${label.padEnd(9)} ${wall.toFixed(0).padStart(5)} ms process, ${cpu.toFixed(0).padStart(4)} ms CPU` +
+            `  (loaded at ${median(of.map((s) => s.importedMs)).toFixed(0).padStart(4)} ms` +
+            (mode.args.length === 1 ? "" : `, run done at ${median(of.map((s) => s.ranMs)).toFixed(0).padStart(4)} ms`) +
+            `)  peak RSS ${median(of.map((s) => s.maxRssMiB)).toFixed(0).padStart(4)} MiB` +
+            (label === "upstream"
+              ? ""
+              : `  ${(wall / upstreamWall).toFixed(2)}x (CPU ${(cpu / upstreamCpu).toFixed(2)}x) @tambo-ai/client`)
+        )
+      })
+    }
   }
 }

@@ -88,7 +88,7 @@ const staticFiles = async (entry: string): Promise<ReadonlySet<string>> => {
 }
 
 describe("the standalone build for Node", () => {
-  it("is what Node imports for @tambo-effect/client and its modules; require keeps the composable build", async () => {
+  it("is what Node imports for @tambo-effect/client and its modules; require has its own (standalone-require.test.ts)", async () => {
     const script = "console.log(import.meta.resolve('@tambo-effect/client'), import.meta.resolve('@tambo-effect/client/SnapshotStrategy'))"
     const resolved = (await node(["--input-type=module", "-e", script])).trim().split(" ")
     expect(resolved.map((url) => url.slice(url.indexOf("/dist/")))).toEqual(["/dist/node/index.js", "/dist/node/SnapshotStrategy.js"])
