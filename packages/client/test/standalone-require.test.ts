@@ -6,18 +6,22 @@
  * `pnpm build` makes `dist/node-cjs`, beside the package's own `package.json`, and require it by
  * name in fresh processes, the way a user's CommonJS script does.
  */
-import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import type { TestServer } from "@tambo-effect/testing"
 import { execFile } from "node:child_process"
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises"
-import { builtinModules } from "node:module"
+import { copyFile, mkdir, readdir, readFile, rm } from "node:fs/promises"
 import { join, relative } from "node:path"
-import { build, type Options } from "tsup"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startMcpServer } from "../../core/test/mcp/server.js"
-import { calculator } from "../../core/test/mcp/tools.js"
-import configs from "../tsup.config.js"
-
-const packageDir = join(import.meta.dirname, "..")
+import {
+  buildStandalone,
+  expectWeatherRequests,
+  isMcpSdk,
+  isNodeBuiltin,
+  packageDir,
+  scratchDir,
+  startWeatherServer,
+  weatherText,
+  withCalculator
+} from "./standaloneBuild.js"
 
 let appDir: string
 let outDir: string
@@ -32,38 +36,14 @@ const node = (script: string) =>
 /** A line for the scripts: whether any module of the MCP SDK has been required so far. */
 const mcpLoaded = `Object.keys(require.cache).some((file) => file.includes("@modelcontextprotocol"))`
 
-interface RunBody {
-  readonly message: { readonly content: ReadonlyArray<{ readonly content?: ReadonlyArray<{ readonly text: string }> }> }
-  readonly tools?: ReadonlyArray<{ readonly inputSchema: unknown }>
-}
-
 beforeAll(async () => {
-  const standalone = (configs as ReadonlyArray<Options>).find((options) => options.outDir === "dist/node-cjs")
-  if (standalone === undefined) throw new Error("tsup.config.ts has no standalone build into dist/node-cjs")
-  // Inside the package, so that the bundle finds the MCP SDK as it would in an app's node_modules.
-  const cache = join(packageDir, "node_modules", ".cache")
-  await mkdir(cache, { recursive: true })
-  appDir = await mkdtemp(join(cache, "standalone-require-"))
+  appDir = await scratchDir("standalone-require-")
   const installed = join(appDir, "node_modules", "@tambo-effect", "client")
   outDir = join(installed, "dist", "node-cjs")
   await mkdir(installed, { recursive: true })
   await copyFile(join(packageDir, "package.json"), join(installed, "package.json"))
-  const sources = (await readdir(join(packageDir, "src"))).filter((name) => name.endsWith(".ts"))
-  await build({
-    ...standalone,
-    config: false,
-    silent: true,
-    sourcemap: false,
-    entry: sources.map((name) => join(packageDir, "src", name)),
-    outDir
-  })
-  server = await startTestServer({
-    script: [
-      Script.text("Let me check."),
-      Script.toolCall("get_weather", { city: "Paris" }),
-      Script.text("The weather in Paris is sunny.")
-    ]
-  })
+  await buildStandalone("dist/node-cjs", outDir)
+  server = await startWeatherServer()
 }, 120_000)
 
 afterAll(async () => {
@@ -76,9 +56,6 @@ const builtFiles = async (dir: string): Promise<ReadonlyArray<string>> =>
   (await readdir(dir, { recursive: true, withFileTypes: true }))
     .filter((entry) => entry.isFile() && entry.name.endsWith(".cjs"))
     .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
-
-const isNodeBuiltin = (specifier: string) => specifier.startsWith("node:") || builtinModules.includes(specifier)
-const isMcpSdk = (specifier: string) => specifier.startsWith("@modelcontextprotocol/sdk/")
 
 describe("the standalone CommonJS build for Node", () => {
   it("is what Node requires for @tambo-effect/client and its modules", async () => {
@@ -151,26 +128,16 @@ describe("the standalone CommonJS build for Node", () => {
       main().catch((error) => { console.error(error); process.exit(1) })
     `
     expect(JSON.parse(await node(script))).toEqual({
-      text: "Let me check.The weather in Paris is sunny.",
+      text: weatherText,
       // The API answers a thread that is missing, or not the caller's, with 403.
       failed: "ApiError:Forbidden",
       mcpLoaded: false
     })
-    const runs = server.requests.filter((request) => request.method === "POST" && request.path.endsWith("/runs"))
-    const [first, continuation] = runs.map((request) => request.body as RunBody)
-    expect(first?.tools?.[0]?.inputSchema).toMatchObject({ type: "object", properties: { city: { type: "string" } }, required: ["city"] })
-    expect(JSON.parse(continuation?.message.content[0]?.content?.[0]?.text ?? "null")).toEqual({ city: "Paris", temperature: 21, conditions: "sunny" })
+    expectWeatherRequests(server)
   }, 60_000)
 
   it("requires the MCP SDK when a server connects, and runs its tool", async () => {
-    const mcp = await startMcpServer({ setup: calculator })
-    const tambo = await startTestServer({
-      script: (request) =>
-        request.toolResults.length === 0
-          ? [Script.toolCall("add", { a: 2, b: 40 })]
-          : [Script.text(`sum: ${request.toolResults[0]!.text}`)]
-    })
-    try {
+    await withCalculator(async ({ mcp, tambo }) => {
       const script = `
         const { TamboClient } = require("@tambo-effect/client")
         const main = async () => {
@@ -183,8 +150,6 @@ describe("the standalone CommonJS build for Node", () => {
         main().catch((error) => { console.error(error); process.exit(1) })
       `
       expect(JSON.parse(await node(script))).toEqual({ status: "connected", last: "sum: 42", mcpLoaded: true })
-    } finally {
-      await Promise.all([mcp.close(), tambo.close()])
-    }
+    })
   }, 60_000)
 })

@@ -5,19 +5,23 @@
  * tests build it from `tsup.config.ts` into a temporary directory, as `pnpm build` makes
  * `dist/node`, then read its imports and run it in a fresh process the way a user's script does.
  */
-import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import type { TestServer } from "@tambo-effect/testing"
 import { execFile } from "node:child_process"
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises"
-import { builtinModules } from "node:module"
+import { readdir, readFile, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { build, type Options } from "tsup"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startMcpServer } from "../../core/test/mcp/server.js"
-import { calculator } from "../../core/test/mcp/tools.js"
-import configs from "../tsup.config.js"
-
-const packageDir = join(import.meta.dirname, "..")
+import {
+  buildStandalone,
+  expectWeatherRequests,
+  isMcpSdk,
+  isNodeBuiltin,
+  packageDir,
+  scratchDir,
+  startWeatherServer,
+  weatherText,
+  withCalculator
+} from "./standaloneBuild.js"
 
 /** Node in a fresh process, without the workspace's source condition: as a user's script runs. */
 const node = (args: ReadonlyArray<string>) =>
@@ -25,37 +29,13 @@ const node = (args: ReadonlyArray<string>) =>
     execFile(process.execPath, args, { cwd: packageDir, timeout: 60_000 }, (error, stdout, stderr) =>
       error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))))
 
-interface RunBody {
-  readonly message: { readonly content: ReadonlyArray<{ readonly content?: ReadonlyArray<{ readonly text: string }> }> }
-  readonly tools?: ReadonlyArray<{ readonly inputSchema: unknown }>
-}
-
 let outDir: string
 let server: TestServer
 
 beforeAll(async () => {
-  const standalone = (configs as ReadonlyArray<Options>).find((options) => options.outDir === "dist/node")
-  if (standalone === undefined) throw new Error("tsup.config.ts has no standalone build into dist/node")
-  // Inside the package, so that the MCP chunk finds the SDK as it would in an app's node_modules.
-  const cache = join(packageDir, "node_modules", ".cache")
-  await mkdir(cache, { recursive: true })
-  outDir = await mkdtemp(join(cache, "standalone-"))
-  const sources = (await readdir(join(packageDir, "src"))).filter((name) => name.endsWith(".ts"))
-  await build({
-    ...standalone,
-    config: false,
-    silent: true,
-    sourcemap: false,
-    entry: sources.map((name) => join(packageDir, "src", name)),
-    outDir
-  })
-  server = await startTestServer({
-    script: [
-      Script.text("Let me check."),
-      Script.toolCall("get_weather", { city: "Paris" }),
-      Script.text("The weather in Paris is sunny.")
-    ]
-  })
+  outDir = await scratchDir("standalone-")
+  await buildStandalone("dist/node", outDir)
+  server = await startWeatherServer()
 }, 120_000)
 
 afterAll(async () => {
@@ -69,9 +49,6 @@ const packageImports = (code: string): ReadonlyArray<string> =>
     code.matchAll(/^(?:import|export)\s(?:[^;]*?\bfrom\s*)?["']([^"'.][^"']*)["']|\bimport\(\s*["']([^"'.][^"']*)["']/gm),
     (match) => (match[1] ?? match[2])!
   )
-
-const isNodeBuiltin = (specifier: string) => specifier.startsWith("node:") || builtinModules.includes(specifier)
-const isMcpSdk = (specifier: string) => specifier.startsWith("@modelcontextprotocol/sdk/")
 
 /** The files a file loads as it is evaluated: its static imports, not `import()`. */
 const staticFiles = async (entry: string): Promise<ReadonlySet<string>> => {
@@ -130,11 +107,8 @@ describe("the standalone build for Node", () => {
       console.log(JSON.stringify({ text, failed }))
     `
     const output = await node(["--input-type=module", "-e", script])
-    expect(JSON.parse(output)).toEqual({ text: "Let me check.The weather in Paris is sunny.", failed: "ApiError" })
-    const runs = server.requests.filter((request) => request.method === "POST" && request.path.endsWith("/runs"))
-    const [first, continuation] = runs.map((request) => request.body as RunBody)
-    expect(first?.tools?.[0]?.inputSchema).toMatchObject({ type: "object", properties: { city: { type: "string" } }, required: ["city"] })
-    expect(JSON.parse(continuation?.message.content[0]?.content?.[0]?.text ?? "null")).toEqual({ city: "Paris", temperature: 21, conditions: "sunny" })
+    expect(JSON.parse(output)).toEqual({ text: weatherText, failed: "ApiError" })
+    expectWeatherRequests(server)
   }, 60_000)
 
   it("runs beside the app's own core and effect: a core tool runs in it, core's guard knows its errors", async () => {
@@ -151,7 +125,7 @@ describe("the standalone build for Node", () => {
         }
       }, (error, stdout, stderr) => error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))))
     expect(JSON.parse(output)).toEqual({
-      text: "Let me check.The weather in Paris is sunny.",
+      text: weatherText,
       isTamboError: true,
       tag: "ApiError",
       instanceOfCoreClass: false,
@@ -160,14 +134,7 @@ describe("the standalone build for Node", () => {
   }, 60_000)
 
   it("loads the MCP SDK when a server connects, and runs its tool", async () => {
-    const mcp = await startMcpServer({ setup: calculator })
-    const tambo = await startTestServer({
-      script: (request) =>
-        request.toolResults.length === 0
-          ? [Script.toolCall("add", { a: 2, b: 40 })]
-          : [Script.text(`sum: ${request.toolResults[0]!.text}`)]
-    })
-    try {
+    await withCalculator(async ({ mcp, tambo }) => {
       const script = `
         const { TamboClient } = await import(${JSON.stringify(pathToFileURL(join(outDir, "index.js")).href)})
         const client = new TamboClient({ apiKey: ${JSON.stringify(tambo.apiKey)}, tamboUrl: ${JSON.stringify(tambo.url)}, userKey: "standalone" })
@@ -177,8 +144,6 @@ describe("the standalone build for Node", () => {
         console.log(JSON.stringify({ status: connection.status, last: thread.messages.at(-1).content[0].text }))
       `
       expect(JSON.parse(await node(["--input-type=module", "-e", script]))).toEqual({ status: "connected", last: "sum: 42" })
-    } finally {
-      await Promise.all([mcp.close(), tambo.close()])
-    }
+    })
   }, 60_000)
 })
