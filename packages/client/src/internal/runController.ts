@@ -228,8 +228,7 @@ export class RunController {
    * hands the chunk on, and is the shared `Effect.void` when nobody reads the
    * events. A fresh effect per chunk that holds the chunk (an `Effect.suspend`
    * around all this) made every chunk's events outlive the young generation
-   * even when nothing read them: over 12 runs of 100k text deltas awaited
-   * through `thread`, 221 MB promoted to the old generation against 46 MB.
+   * even when nothing read them (scratchpad/bench/NOTES.md).
    */
   #onChunk(chunk: Chunk.Chunk<Tambo.RunEvent>): Effect.Effect<void> {
     if (Chunk.isEmpty(chunk)) return Effect.void
