@@ -172,8 +172,7 @@ export const openRun = (
   // the stream closes it with its exit, and the caller may close it sooner (registerAbort).
   // A body read to its end has nothing left to abort: its scope, whose finalizers would
   // only abort the finished request (which builds an error object and signals the fetch's
-  // own controller: about a tenth of the transport's CPU time in 100 short concurrent runs)
-  // and let go of an ended reader, is dropped unclosed.
+  // own controller) and let go of an ended reader, is dropped unclosed (scratchpad/bench/NOTES.md).
   return Stream.fromChannel(Channel.unwrap(Effect.map(Scope.make(), (requestScope) => {
     let ended = false
     const end = () => {
@@ -401,7 +400,7 @@ export const decodeSse = <E>(bytes: Stream.Stream<Uint8Array, E>, maxFrameBytes?
     const decoder = makeEventDecoder(maxFrameBytes)
     // One synchronous step per network chunk, written as a plain read loop: an effectful
     // mapping stage (`mapChunksEffect`) here made the events of every chunk outlive their
-    // young generation, doubling the collector's work on a long run.
+    // young generation (scratchpad/bench/NOTES.md).
     const loop: Channel.Channel<
       Chunk.Chunk<RunStreamEvent>,
       Chunk.Chunk<Uint8Array>,

@@ -144,8 +144,7 @@ const runEvents = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent
 export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.Stream<RunEvent, TamboError> => {
   // Every chunk is recorded by a plain function of it where the store allows. A stage that
   // waits for the store's batch holds its chunk meanwhile, and so does every concurrent run
-  // waiting for the same batch: their events outlive young collections (in 100 concurrent
-  // runs, the first chunks alone made the collector copy half as much again).
+  // waiting for the same batch: their events outlive young collections (scratchpad/bench/NOTES.md).
   const stepLoop: StepChannel = Channel.readWithCause({
     onInput: (chunk: Chunk.Chunk<Transport.RunStreamEvent>) => {
       let events = Chunk.toReadonlyArray(chunk)

@@ -85,7 +85,7 @@ export const setOwn = <A>(record: Record<string, A>, key: string, value: A): voi
 
 /**
  * A copy of a thread map. Key by key rather than a spread: a map of a few dozen threads or more
- * is a dictionary in V8, which a spread copies several times slower.
+ * is a dictionary in V8, which a spread copies more slowly (scratchpad/bench/NOTES.md).
  */
 export const copyRecord = <A>(record: Readonly<Record<string, A>>): Record<string, A> => {
   const copy: Record<string, A> = {}
