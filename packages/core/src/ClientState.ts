@@ -52,12 +52,15 @@ export const isLocalThreadId = (threadId: string | null | undefined): boolean =>
   threadId === PLACEHOLDER_THREAD_ID || (typeof threadId === "string" && threadId.startsWith(LOCAL_THREAD_PREFIX))
 
 /**
- * A tool call the run is waiting on.
+ * A tool call the server waits on for its result, as the thread records it
+ * (`ThreadState.pendingToolCalls`). Not the streamed `Events.PendingToolCall`
+ * (which carries the call's arguments): this one may carry the result the
+ * client's tools already gave.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category Models
  */
-export interface PendingToolCall {
+export interface AwaitedToolCall {
   readonly toolCallId: string
   readonly toolName: string
   /**
@@ -108,7 +111,7 @@ export interface ThreadState {
    * error, or finishes without pausing. A run that ends here before the
    * server accepted their results puts back the ones the server waits on.
    */
-  readonly pendingToolCalls: ReadonlyArray<PendingToolCall>
+  readonly pendingToolCalls: ReadonlyArray<AwaitedToolCall>
   /** The last {@link MAX_ANOMALIES} things the accumulator skipped. */
   readonly anomalies: ReadonlyArray<Anomaly>
   /** The reducer's bookkeeping (indexes, streaming arguments): opaque, rebuilt whenever it does not match the messages. */
@@ -177,7 +180,7 @@ export type Action =
     readonly patch: {
       readonly name?: string
       readonly metadata?: Record<string, unknown>
-      readonly pendingToolCalls?: ReadonlyArray<PendingToolCall>
+      readonly pendingToolCalls?: ReadonlyArray<AwaitedToolCall>
     }
   }
   | { readonly type: "REMOVE_THREAD"; readonly threadId: string }
@@ -192,7 +195,7 @@ export type Action =
      * that ended between a pause and a continuation the server accepted);
      * absent: none.
      */
-    readonly pendingToolCalls?: ReadonlyArray<PendingToolCall>
+    readonly pendingToolCalls?: ReadonlyArray<AwaitedToolCall>
     readonly at: number
   }
   /**

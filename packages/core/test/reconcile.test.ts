@@ -196,9 +196,9 @@ describe("mergePendingToolCalls", () => {
   const messages = [msg("msg_b", "assistant", [text(" "), toolUse("call_1"), toolUse("call_2")])]
   const cases: ReadonlyArray<{
     readonly name: string
-    readonly local: ReadonlyArray<ClientState.PendingToolCall>
+    readonly local: ReadonlyArray<ClientState.AwaitedToolCall>
     readonly server: ReadonlyArray<string>
-    readonly expected: ReadonlyArray<ClientState.PendingToolCall>
+    readonly expected: ReadonlyArray<ClientState.AwaitedToolCall>
   }> = [
     { name: "none on either side", local: [], server: [], expected: [] },
     { name: "the server waits on none any more", local: [{ toolCallId: "call_1", toolName: "get_weather" }], server: [], expected: [] },

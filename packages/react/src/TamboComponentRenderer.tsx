@@ -15,6 +15,7 @@ import { getThreadState } from "@tambo-effect/core/ClientState"
 import * as Tool from "@tambo-effect/core/Tool"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import { isRecord } from "effect/Predicate"
 import { memo, type ReactElement, type ReactNode, useCallback, useContext, useMemo } from "react"
 import { ComponentContext, type ComponentContextValue, useTamboContext } from "./internal/context.js"
 import { deriveStreamStatus, type PropStatus, type StreamStatus } from "./internal/streamStatus.js"
@@ -33,9 +34,6 @@ export interface ComponentRendererProps {
   /** Rendered when no registered component has the block's name. Default: nothing. */
   readonly fallback?: ReactNode
 }
-
-const isRecord = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Final props, validated (and decoded) by the component's schema, once per block version. */
 const validated = new WeakMap<BaseComponentContent, Record<string, unknown>>()

@@ -4,6 +4,7 @@
  *
  * @since 0.2.0
  */
+import { isRecord } from "effect/Predicate"
 import { useCallback, useContext, useEffect, useMemo, useState, useSyncExternalStore } from "react"
 import { ComponentStateSync } from "./internal/componentStateSync.js"
 import { ComponentContext, useTamboContext } from "./internal/context.js"
@@ -30,8 +31,6 @@ export type UseTamboComponentStateReturn<S> = readonly [
 
 /** A JSON Pointer token (RFC 6901). */
 const pointerToken = (key: string): string => key.replaceAll("~", "~0").replaceAll("/", "~1")
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
  * One value of the rendered component's state, like `useState`, kept on

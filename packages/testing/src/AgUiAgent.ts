@@ -34,6 +34,7 @@ import { EventType } from "@ag-ui/core"
 import { RunAgentInputSchema } from "@ag-ui/core/schemas"
 import { EventEncoder } from "@ag-ui/encoder"
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import { Buffer } from "node:buffer"
 import * as http from "node:http"
@@ -531,9 +532,6 @@ const words = (sentence: string): Array<string> => sentence.match(/\s*\S+/g) ?? 
 
 const cityIn = (message: string): string =>
   /\b(?:in|for|at)\s+([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)/u.exec(message)?.[1] ?? "San Francisco"
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** A tool's result in words: `21°, sunny` from `{ temperature, conditions }`, else the text itself. */
 const weatherInWords = (result: string): { readonly city: string | undefined; readonly words: string } => {

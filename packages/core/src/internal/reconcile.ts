@@ -228,14 +228,14 @@ export const mergeThread = (local: TamboThread, server: TamboThread): TamboThrea
  * @category Merging
  */
 export const mergePendingToolCalls = (
-  local: ReadonlyArray<ClientState.PendingToolCall>,
+  local: ReadonlyArray<ClientState.AwaitedToolCall>,
   serverIds: ReadonlyArray<string>,
   messages: ReadonlyArray<TamboThreadMessage>
-): ReadonlyArray<ClientState.PendingToolCall> => {
+): ReadonlyArray<ClientState.AwaitedToolCall> => {
   if (serverIds.length === 0) return local.length === 0 ? local : []
   const known = new Map(local.map((call) => [call.toolCallId, call]))
   let names: Map<string, string> | undefined
-  const out: Array<ClientState.PendingToolCall> = []
+  const out: Array<ClientState.AwaitedToolCall> = []
   for (const toolCallId of serverIds) {
     const call = known.get(toolCallId)
     if (call !== undefined) {

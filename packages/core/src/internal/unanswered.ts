@@ -86,7 +86,7 @@ export const forNewMessage = (thread: ClientState.ThreadState | undefined): Unan
  */
 export const forServer = <M extends { readonly content: ReadonlyArray<Types.TextContent | Types.ResourceContent | Types.ToolResultContent> }>(
   message: M,
-  pending: ReadonlyArray<ClientState.PendingToolCall>
+  pending: ReadonlyArray<ClientState.AwaitedToolCall>
 ): M => {
   const given = new Map<string, Types.ToolResultContent>()
   const own: Array<Types.TextContent | Types.ResourceContent> = []

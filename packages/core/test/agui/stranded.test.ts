@@ -9,7 +9,7 @@ const result = (toolUseId: string): Types.ToolResultContent => ({ type: "tool_re
 const user = (id: string, content: Array<Types.Content>): Types.TamboThreadMessage => ({ id, role: "user", content })
 
 describe("withStranded: the calls a failed AG-UI run leaves without a result", () => {
-  it.each<[string, ReadonlyArray<Types.TamboThreadMessage>, ReadonlyArray<ClientState.PendingToolCall>, ReadonlyArray<string>]>([
+  it.each<[string, ReadonlyArray<Types.TamboThreadMessage>, ReadonlyArray<ClientState.AwaitedToolCall>, ReadonlyArray<string>]>([
     ["none: every call answered", [assistant("a1", [use("c1", "probe")]), user("u1", [result("c1")])], [], []],
     ["a call nothing answered", [user("u1", [{ type: "text", text: "hi" }]), assistant("a1", [use("c1", "probe")])], [], ["c1"]],
     ["a server-side call its result never came for", [assistant("a1", [use("s1", "search")])], [], ["s1"]],
@@ -24,7 +24,7 @@ describe("withStranded: the calls a failed AG-UI run leaves without a result", (
   })
 
   it("keeps the pending calls as they are (a result the tools gave stays with its call)", () => {
-    const pending: ReadonlyArray<ClientState.PendingToolCall> = [{ toolCallId: "c1", toolName: "probe", result: result("c1") }]
+    const pending: ReadonlyArray<ClientState.AwaitedToolCall> = [{ toolCallId: "c1", toolName: "probe", result: result("c1") }]
     expect(withStranded([assistant("a1", [use("c1", "probe")])], pending)).toBe(pending)
   })
 })

@@ -3,6 +3,7 @@ import * as Tool from "@tambo-effect/core/Tool"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import { isRecord } from "effect/Predicate"
 import type { ComponentType } from "react"
 
 /**
@@ -71,8 +72,6 @@ const MAX_ID_LENGTH = 60 - PROPS_TOOL_PREFIX.length
 const ID_PATTERN = /^[A-Za-z0-9_-]+$/
 
 type Props = Record<string, unknown>
-
-const isRecord = (u: unknown): u is Props => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Functions and React elements are not data: they render, but are neither stored nor shown to the model. */
 export const serializableProps = (props: Props): Props => {

@@ -1,6 +1,7 @@
 // The API's guards and token exchange: `x-api-key` (403 when missing or wrong), optional
 // `Authorization: Bearer <token>` (401 when malformed, unknown or expired), and the v1 rule that a
 // request names exactly one context: a `userKey` or a bearer token's user.
+import { isRecord } from "effect/Predicate"
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import type { IncomingHttpHeaders } from "node:http"
 import { badRequest, forbidden, unauthorized } from "./httpError.js"
@@ -30,8 +31,6 @@ export const checkApiKey = (headers: IncomingHttpHeaders, apiKey: string): void 
 const base64urlJson = (value: unknown): string => Buffer.from(JSON.stringify(value), "utf8").toString("base64url")
 
 const decodeSegment = (segment: string): unknown => JSON.parse(Buffer.from(segment, "base64url").toString("utf8"))
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Signs and verifies the HS256 access tokens the token exchange issues. */
 export class TokenIssuer {

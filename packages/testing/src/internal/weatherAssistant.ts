@@ -1,5 +1,6 @@
 // Built from plain step objects (type-only imports) so that Script.ts can re-export it without an
 // import cycle at runtime.
+import { isRecord } from "effect/Predicate"
 import type { RunRequest, Script, Step } from "../Script.js"
 import type * as Wire from "../Wire.js"
 import { diffProps } from "./props.js"
@@ -11,9 +12,6 @@ const say = (sentence: string): Step => ({ _tag: "Text", deltas: words(sentence)
 
 /** Streams like a model would: one delta per word (with its leading space). */
 const words = (sentence: string): Array<string> => sentence.match(/\s*\S+/g) ?? [sentence]
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The argument name: the tool's first string property, else `city`. */
 const locationArgument = (tool: Wire.Tool): string => {

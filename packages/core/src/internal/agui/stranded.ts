@@ -21,9 +21,9 @@ import type * as Types from "../../Types.js"
  */
 export const withStranded = (
   messages: ReadonlyArray<Types.TamboThreadMessage>,
-  pending: ReadonlyArray<ClientState.PendingToolCall>
-): ReadonlyArray<ClientState.PendingToolCall> => {
-  const open = new Map<string, ClientState.PendingToolCall>()
+  pending: ReadonlyArray<ClientState.AwaitedToolCall>
+): ReadonlyArray<ClientState.AwaitedToolCall> => {
+  const open = new Map<string, ClientState.AwaitedToolCall>()
   for (const message of messages) {
     for (const block of message.content) {
       if (block.type === "tool_result") open.delete(block.toolUseId)

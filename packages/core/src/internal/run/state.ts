@@ -74,7 +74,7 @@ export interface RunState {
    * The calls the server waits on until a request answering them opens: kept pending in the
    * store if the run ends before that.
    */
-  awaiting: ReadonlyArray<ClientState.PendingToolCall>
+  awaiting: ReadonlyArray<ClientState.AwaitedToolCall>
   /** Tool rounds taken. */
   steps: number
   /** The run holds the lock of its server thread. */

@@ -15,7 +15,7 @@ import { messageFromApi, threadFromApi } from "../convert.js"
 import * as Env from "./env.js"
 
 /** The calls a fetched thread waits on, named from its `tool_use` blocks. @internal */
-export const pendingFromApi = (remote: Transport.ThreadWithMessages): ReadonlyArray<ClientState.PendingToolCall> => {
+export const pendingFromApi = (remote: Transport.ThreadWithMessages): ReadonlyArray<ClientState.AwaitedToolCall> => {
   const ids = remote.pendingToolCallIds ?? []
   if (ids.length === 0) return []
   const names = new Map<string, string>()

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { Anomaly, PendingToolCall, ThreadState } from "../../ClientState.js"
+import type { Anomaly, AwaitedToolCall, ThreadState } from "../../ClientState.js"
 import type { Content, StreamingState, TamboThread, TamboThreadMessage } from "../../Types.js"
 import { parsePartialJson } from "../partialJson.js"
 import {
@@ -56,7 +56,7 @@ export class ThreadDraft {
   turnStart: number | undefined
   messageAliases: ReadonlyMap<string, string>
   lastCompletedRunId: string | undefined
-  pendingToolCalls: ReadonlyArray<PendingToolCall>
+  pendingToolCalls: ReadonlyArray<AwaitedToolCall>
   anomalies: ReadonlyArray<Anomaly>
   private anomaliesCopy: Array<Anomaly> | undefined
   /** Tool calls whose arguments grew in this batch. */
@@ -207,7 +207,7 @@ export class ThreadDraft {
     return this.toolArgsCopy
   }
 
-  setPendingToolCalls(calls: ReadonlyArray<PendingToolCall>): void {
+  setPendingToolCalls(calls: ReadonlyArray<AwaitedToolCall>): void {
     if (calls.length === 0 && this.pendingToolCalls.length === 0) return
     this.changed = true
     this.pendingToolCalls = calls
