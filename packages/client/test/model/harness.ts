@@ -52,10 +52,9 @@ export const INVARIANTS = [
 export type Invariant = (typeof INVARIANTS)[number]
 
 /**
- * THE SWITCH: invariants that fail on this branch because of defects being fixed on other
- * branches. The property does not check them; the named counterexamples (counterexamples.test.ts)
- * check each one alone, as `it.fails`. Once the fixes are merged, empty this set and turn those
- * `it.fails` into `it`.
+ * Invariants the property does not check, because a known defect still breaks them; the named
+ * counterexamples (counterexamples.test.ts) check each one alone, as `it.fails`. Empty: none is
+ * open. Once a defect is fixed, its invariant leaves this set and its `it.fails` becomes `it`.
  */
 export const KNOWN_OPEN: ReadonlySet<Invariant> = new Set<Invariant>([])
 
