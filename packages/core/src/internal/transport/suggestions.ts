@@ -11,52 +11,54 @@ import * as Option from "effect/Option"
 import type { TamboTransport } from "../../TamboTransport.js"
 import * as Api from "../apiSchemas.js"
 import { withUserKey } from "./credentials.js"
-import { requestOptions, type Rest } from "./rest.js"
+import { type Call, requestOptions, type Rest } from "./rest.js"
 
 /** The suggestion and naming members of the service. */
 export type Suggestions = Pick<TamboTransport.Service, "listSuggestions" | "generateSuggestions" | "generateThreadName">
 
+/** A call on a message's suggestions: listed or generated, the same path and response. */
+const onSuggestions = (
+  rest: Rest,
+  threadId: string,
+  messageId: string,
+  call: Pick<Call<typeof Api.SuggestionList>, "name" | "method" | "idempotent" | "send">
+) =>
+  Effect.map(
+    rest({ ...call, path: `/v1/threads/${threadId}/messages/${messageId}/suggestions`, schema: Api.SuggestionList }),
+    (response) => response.suggestions
+  )
+
 /** The suggestion and naming calls, sent by `sdk` through `rest`. */
 export const make = (sdk: TamboAI, rest: Rest): Suggestions => ({
   listSuggestions: (credentials, threadId, messageId) =>
-    Effect.map(
-      rest({
-        name: "listSuggestions",
-        method: "GET",
-        path: `/v1/threads/${threadId}/messages/${messageId}/suggestions`,
-        schema: Api.SuggestionList,
-        idempotent: true,
-        send: ({ signal }) =>
-          sdk.threads.suggestions.list(messageId, withUserKey({ threadId }, credentials), requestOptions(credentials, signal))
-      }),
-      (response) => response.suggestions
-    ),
+    onSuggestions(rest, threadId, messageId, {
+      name: "listSuggestions",
+      method: "GET",
+      idempotent: true,
+      send: ({ signal }) =>
+        sdk.threads.suggestions.list(messageId, withUserKey({ threadId }, credentials), requestOptions(credentials, signal))
+    }),
   generateSuggestions: (credentials, threadId, messageId, params = {}) =>
-    Effect.map(
-      rest({
-        name: "generateSuggestions",
-        method: "POST",
-        path: `/v1/threads/${threadId}/messages/${messageId}/suggestions`,
-        schema: Api.SuggestionList,
-        idempotent: false,
-        send: ({ signal }) =>
-          sdk.threads.suggestions.create(
-            messageId,
-            withUserKey(
-              {
-                threadId,
-                ...(params.maxSuggestions === undefined ? {} : { maxSuggestions: params.maxSuggestions }),
-                ...(params.availableComponents === undefined
-                  ? {}
-                  : { availableComponents: [...params.availableComponents] })
-              },
-              credentials
-            ),
-            requestOptions(credentials, signal)
-          )
-      }),
-      (response) => response.suggestions
-    ),
+    onSuggestions(rest, threadId, messageId, {
+      name: "generateSuggestions",
+      method: "POST",
+      idempotent: false,
+      send: ({ signal }) =>
+        sdk.threads.suggestions.create(
+          messageId,
+          withUserKey(
+            {
+              threadId,
+              ...(params.maxSuggestions === undefined ? {} : { maxSuggestions: params.maxSuggestions }),
+              ...(params.availableComponents === undefined
+                ? {}
+                : { availableComponents: [...params.availableComponents] })
+            },
+            credentials
+          ),
+          requestOptions(credentials, signal)
+        )
+    }),
   generateThreadName: (credentials, threadId) =>
     Effect.map(
       rest({
