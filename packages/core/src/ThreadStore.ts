@@ -12,14 +12,12 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as Stream from "effect/Stream"
 import * as ClientState from "./ClientState.js"
-import * as OwnedStore from "./internal/ownedStore.js"
+import * as internal from "./internal/threadStore.js"
 
 /**
  * Any store with `getState`, `setState` and `subscribe`: a Zustand vanilla
@@ -75,107 +73,6 @@ export declare namespace ThreadStore {
 }
 
 /**
- * The service over `ref`. Every change goes through the ref, one at a time;
- * the synchronous view (`current`, the listeners, the external store) is
- * updated inside it, so it never shows the changes out of order.
- */
-const fromRef = (
-  ref: SubscriptionRef.SubscriptionRef<ClientState.ClientState>,
-  initial: ClientState.ClientState,
-  written: ((state: ClientState.ClientState) => void) | undefined
-) => {
-  let current = initial
-  const listeners = new Set<() => void>()
-  const notify = () => {
-    for (const listener of listeners) listener()
-  }
-  const publish = (next: ClientState.ClientState) => {
-    if (next !== current) {
-      current = next
-      written?.(next)
-      notify()
-    }
-  }
-  // Computed from `current`: the state an app's store wrote last is the one changed.
-  const modify = <A>(f: (state: ClientState.ClientState) => readonly [A, ClientState.ClientState]): Effect.Effect<A> =>
-    SubscriptionRef.modify(ref, () => {
-      const result = f(current)
-      exposed = true
-      publish(result[1])
-      return result
-    })
-  // The readers of `changes`, and whether the ref is behind `current`: while there are none,
-  // the run writer publishes without the ref (OwnedStore), which catches up for the next one.
-  let readers = 0
-  let refBehind = false
-  // Whether anyone but the store may hold the current thread map: the writer changes it in
-  // place only while nobody does (OwnedStore).
-  let exposed = true
-  const get = () => {
-    exposed = true
-    return current
-  }
-  const service: ThreadStore.Service = ThreadStore.of({
-    get: Effect.sync(get),
-    update: (f) => modify((state) => [undefined, f(state)]),
-    modify,
-    changes: Stream.unwrapScoped(
-      Effect.as(
-        Effect.acquireRelease(
-          Effect.suspend(() => {
-            readers++
-            if (!refBehind) return Effect.void
-            refBehind = false
-            return SubscriptionRef.update(ref, () => current)
-          }),
-          () => Effect.sync(() => readers--)
-        ),
-        ref.changes
-      )
-    ).pipe(
-      Stream.changesWith((a, b) => a === b),
-      Stream.buffer({ capacity: 1, strategy: "sliding" })
-    ),
-    apply: (actions) =>
-      modify((state) => {
-        const next = ClientState.reduce(state, actions)
-        return [next, next]
-      }),
-    getThread: (threadId) => Effect.sync(() => ClientState.getThreadState(current, threadId)),
-    currentThreadId: Effect.sync(() => current.currentThreadId),
-    getSnapshot: get,
-    subscribe: (listener) => {
-      listeners.add(listener)
-      return () => {
-        listeners.delete(listener)
-      }
-    }
-  })
-  OwnedStore.register(service, {
-    peek: () => current,
-    modifyNow: (f) => {
-      if (readers > 0) return false
-      const before = current
-      const next = f(before, !exposed && written === undefined)
-      // A new map is the writer's own: nobody else has seen it yet.
-      if (next.threadMap !== before.threadMap) exposed = written !== undefined
-      if (next !== before) refBehind = true
-      publish(next)
-      return true
-    }
-  })
-  /** A state written from outside (an app's store): shown at once, and published by the ref. */
-  const receive = (state: ClientState.ClientState): boolean => {
-    if (state === current) return false
-    exposed = true
-    current = state
-    notify()
-    return true
-  }
-  return { service, receive, current: () => current }
-}
-
-/**
  * An in-memory store.
  *
  * @since 0.1.0
@@ -183,8 +80,7 @@ const fromRef = (
  */
 export const make = (
   initial: ClientState.ClientState = ClientState.initial
-): Effect.Effect<ThreadStore.Service> =>
-  Effect.map(SubscriptionRef.make(initial), (ref) => fromRef(ref, initial, undefined).service)
+): Effect.Effect<ThreadStore.Service> => internal.make(initial)
 
 /**
  * A store kept in step with an external one (Zustand-compatible), both ways:
@@ -194,28 +90,9 @@ export const make = (
  * @since 0.1.0
  * @category Constructors
  */
-export const makeExternal = (
+export const makeExternal: (
   store: ExternalStore<ClientState.ClientState>
-): Effect.Effect<ThreadStore.Service, never, Scope.Scope> =>
-  Effect.gen(function* () {
-    const initial = store.getState()
-    const ref = yield* SubscriptionRef.make(initial)
-    const view = fromRef(ref, initial, (next) => store.setState(next))
-    // An app's write is seen at once; the ref publishes it from a fiber of its own.
-    const received = yield* Queue.sliding<void>(1)
-    yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        store.subscribe(() => {
-          if (view.receive(store.getState())) received.unsafeOffer(undefined)
-        })
-      ),
-      (unsubscribe) => Effect.sync(unsubscribe)
-    )
-    yield* Effect.forkScoped(
-      Effect.forever(Effect.zipRight(Queue.take(received), Effect.suspend(() => SubscriptionRef.set(ref, view.current()))))
-    )
-    return view.service
-  })
+) => Effect.Effect<ThreadStore.Service, never, Scope.Scope> = internal.makeExternal
 
 /**
  * The changes of one thread: its state each time it changed (by identity).
@@ -223,14 +100,10 @@ export const makeExternal = (
  * @since 0.1.0
  * @category Combinators
  */
-export const threadChanges = (
+export const threadChanges: (
   store: ThreadStore.Service,
   threadId: string
-): Stream.Stream<ClientState.ThreadState | undefined> =>
-  store.changes.pipe(
-    Stream.map((state) => ClientState.getThreadState(state, threadId)),
-    Stream.changesWith((a, b) => a === b)
-  )
+) => Stream.Stream<ClientState.ThreadState | undefined> = internal.threadChanges
 
 /**
  * An in-memory store.
