@@ -39,28 +39,21 @@
  * @since 0.2.0
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as Deferred from "effect/Deferred"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
 import * as Auth from "./Auth.js"
 import type * as ClientState from "./ClientState.js"
 import * as Tambo from "./Tambo.js"
-import { ApiError, type TamboError } from "./TamboError.js"
 import * as Transport from "./TamboTransport.js"
 import * as ThreadStore from "./ThreadStore.js"
 import type * as Tool from "./Tool.js"
 import * as ToolExecutor from "./ToolExecutor.js"
 import * as ToolRegistry from "./ToolRegistry.js"
-import type * as Types from "./Types.js"
+import * as internalAuth from "./internal/agui/auth.js"
 import type * as Headers from "./internal/agui/headers.js"
-import { fromInitialMessages } from "./internal/agui/initialMessages.js"
-import { withPause } from "./internal/agui/pause.js"
-import { buildRunAgentInput } from "./internal/agui/runAgentInput.js"
-import { runAgent } from "./internal/agui/transport.js"
+import * as internal from "./internal/agui/service.js"
 
 /**
  * The headers of the agent's requests: a record, or an Effect or a function
@@ -122,37 +115,6 @@ export interface Options extends
   readonly store?: ThreadStore.ExternalStore<ClientState.ClientState> | undefined
 }
 
-/** The code of the error of a call an AG-UI agent has no counterpart of. */
-const NOT_SUPPORTED = "NOT_SUPPORTED_BY_AG_UI_AGENT"
-
-const notSupported = (what: string) =>
-  new ApiError({
-    reason: "BadRequest",
-    code: NOT_SUPPORTED,
-    message: `An AG-UI agent does not offer ${what}: it keeps no threads and has no API besides its runs`,
-    retryable: false
-  })
-
-const randomId = (prefix: string) => Effect.sync(() => `${prefix}${crypto.randomUUID().replaceAll("-", "")}`)
-
-/**
- * The conversation of a run on an existing thread: the thread in the store (the run loop has
- * the user's message and its tool results published there before the request, see
- * `conversationFromStore`), and any of the request's tool results it does not hold.
- */
-const onThread = (
-  messages: ReadonlyArray<Types.TamboThreadMessage>,
-  message: Transport.InputMessage,
-  id: string
-): ReadonlyArray<Types.TamboThreadMessage> => {
-  const answered = new Set<string>()
-  for (const m of messages) {
-    for (const block of m.content) if (block.type === "tool_result") answered.add(block.toolUseId)
-  }
-  const missing = message.content.filter((block) => block.type === "tool_result" && !answered.has(block.toolUseId))
-  return missing.length === 0 ? messages : [...messages, { id, role: "user", content: missing }]
-}
-
 /**
  * The transport: runs go to the agent with the conversation from the
  * `ThreadStore` in the context (the one the `Tambo` service writes); every
@@ -161,92 +123,10 @@ const onThread = (
  * @since 0.2.0
  * @category Constructors
  */
-export const makeTransport = (
+export const makeTransport: (
   options: AgentOptions
-): Effect.Effect<Transport.TamboTransport.Service, never, ThreadStore.ThreadStore | HttpClient.HttpClient> =>
-  Effect.gen(function*() {
-    const store = yield* ThreadStore.ThreadStore
-    const client = yield* HttpClient.HttpClient
-    const run = (
-      threadId: string,
-      request: Transport.RunRequest,
-      hooks: Transport.RunHooks | undefined,
-      conversation: (runId: string) => Effect.Effect<ReadonlyArray<Types.TamboThreadMessage>>
-    ): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
-        const runId = yield* randomId("run_")
-        const messages = yield* conversation(runId)
-        const input = buildRunAgentInput({
-          threadId,
-          runId,
-          parentRunId: request.previousRunId,
-          messages,
-          tools: request.tools,
-          context: request.message.additionalContext,
-          state: request.agentState
-        })
-        // What cannot be sent fails the run before any request: AgUiError (InvalidInput).
-        if (Either.isLeft(input)) return yield* input.left
-        // `cancelRun` (and a run displacing this one) ends the stream: the request is aborted.
-        const aborted = yield* Deferred.make<void>()
-        if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Deferred.succeed(aborted, undefined))
-        // The ids are the client's: the run knows them before any event.
-        hooks?.onOpen?.({ threadId, runId })
-        const frontendTools = new Set((request.tools ?? []).map((tool: Tool.ApiTool) => tool.name))
-        return runAgent({
-          url: options.url,
-          headers: options.headers,
-          input: input.right,
-          firstByteTimeout: options.firstByteTimeout,
-          idleTimeout: options.idleTimeout,
-          maxFrameBytes: options.maxFrameBytes,
-          maxRetries: options.maxRetries,
-          maxRetryAfter: options.maxRetryAfter
-        }).pipe(
-          withPause(frontendTools),
-          Stream.interruptWhen(Deferred.await(aborted)),
-          Stream.provideService(HttpClient.HttpClient, client)
-        )
-      }))
-    return Transport.TamboTransport.of({
-      conversationFromStore: true,
-      createRun: (_, request, hooks) =>
-        Stream.unwrap(Effect.map(randomId("thr_"), (threadId) =>
-          run(threadId, request, hooks, (runId) =>
-            // A new thread: its conversation as the run recorded it in the store (initial messages,
-            // then the request's message), under the ids the next requests send; without the store's
-            // copy, the same messages under ids of this run.
-            Effect.succeed(request.conversation ?? [
-              ...fromInitialMessages(request.initialMessages ?? [], (index) => `initial_${index}_${runId}`),
-              { id: `user_${runId}`, role: "user", content: [...request.message.content] }
-            ])))),
-      runOnThread: (_, threadId, request, hooks) =>
-        run(
-          threadId,
-          request,
-          hooks,
-          (runId) =>
-            Effect.map(
-              store.getThread(threadId),
-              (thread) => onThread(thread?.thread.messages ?? [], request.message, `user_${runId}`)
-            )
-        ),
-      // Interrupting a run aborts its request: there is no run to cancel on a server.
-      cancelRun: () => Effect.void,
-      listThreads: () => Effect.fail(notSupported("a list of threads")),
-      retrieveThread: () => Effect.fail(notSupported("threads to fetch")),
-      createThread: () => Effect.fail(notSupported("threads to create")),
-      updateThread: () => Effect.fail(notSupported("threads to update")),
-      deleteThread: () => Effect.fail(notSupported("threads to delete")),
-      listMessages: () => Effect.fail(notSupported("a thread's messages")),
-      listSuggestions: () => Effect.fail(notSupported("suggestions")),
-      generateSuggestions: () => Effect.fail(notSupported("suggestions")),
-      generateThreadName: () => Effect.fail(notSupported("thread names")),
-      updateComponentState: () => Effect.fail(notSupported("component state")),
-      getMcpToken: () => Effect.fail(notSupported("MCP tokens")),
-      exchangeToken: () => Effect.fail(notSupported("token exchange"))
-    })
-  })
+) => Effect.Effect<Transport.TamboTransport.Service, never, ThreadStore.ThreadStore | HttpClient.HttpClient> =
+  internal.makeTransport
 
 /**
  * The transport as a Layer (see {@link makeTransport}).
@@ -259,8 +139,6 @@ export const layerTransport = (
 ): Layer.Layer<Transport.TamboTransport, never, ThreadStore.ThreadStore | HttpClient.HttpClient> =>
   Layer.effect(Transport.TamboTransport, makeTransport(options))
 
-const identified: Auth.AuthState = { status: "identified", source: "userKey" }
-
 /**
  * `Auth` for an agent: it needs no identity. The credentials are a
  * placeholder the transport ignores; the agent's own credentials go in
@@ -269,16 +147,7 @@ const identified: Auth.AuthState = { status: "identified", source: "userKey" }
  * @since 0.2.0
  * @category Layers
  */
-export const layerAuth: Layer.Layer<Auth.Auth> = Layer.succeed(
-  Auth.Auth,
-  Auth.Auth.of({
-    state: Effect.succeed(identified),
-    changes: Stream.make(identified),
-    credentials: Effect.succeed({ _tag: "UserKey", userKey: "ag-ui" }),
-    invalidate: () => Effect.void,
-    setUserToken: () => Effect.void
-  })
-)
+export const layerAuth: Layer.Layer<Auth.Auth> = Layer.succeed(Auth.Auth, internalAuth.auth)
 
 /**
  * What {@link layer} provides.

@@ -15,11 +15,10 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import { isRecord } from "effect/Predicate"
+import type * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { DecodeError } from "./TamboError.js"
+import * as internal from "./internal/events/decoder.js"
+import type { DecodeError } from "./TamboError.js"
 
 const baseFields = {
   timestamp: Schema.optional(Schema.Number),
@@ -572,7 +571,7 @@ export interface UnknownEvent {
  * @since 0.1.0
  * @category Constants
  */
-export const UNKNOWN_EVENT_TYPE = "UNKNOWN" as const
+export const UNKNOWN_EVENT_TYPE: "UNKNOWN" = internal.UNKNOWN_EVENT_TYPE
 
 /**
  * Whether the decoder kept this event without knowing it.
@@ -584,157 +583,53 @@ export const isUnknownEvent = (event: TamboEvent | UnknownEvent): event is Unkno
   event.type === UNKNOWN_EVENT_TYPE
 
 // ---------------------------------------------------------------------------
-// Validators
+// Decoding
 // ---------------------------------------------------------------------------
 
-type Predicate = (u: unknown) => boolean
-
-const isPlainObject = isRecord
-
-interface Validator<A> {
-  readonly is: (u: unknown) => u is A
-  readonly decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>
-}
-
-/** `Schema.is` of the schema, or the hand-written check of a frequent event (see below). */
-const validator = <A, I>(schema: Schema.Schema<A, I>, handWritten?: Predicate): Validator<A> => ({
-  is: handWritten === undefined ? Schema.is(schema) : (u): u is A => handWritten(u),
-  // `exact` so that a missing required key fails here as it does in `is`.
-  decode: Schema.decodeUnknownEither(schema, { exact: true })
+// The events the decoder knows, by `type` and by custom `name`; the decoder is
+// internal/events/decoder.ts.
+const decoder = internal.make({
+  byType: [
+    RunStartedEvent,
+    RunFinishedEvent,
+    RunErrorEvent,
+    StepStartedEvent,
+    StepFinishedEvent,
+    TextMessageStartEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    ToolCallStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    StateSnapshotEvent,
+    StateDeltaEvent,
+    MessagesSnapshotEvent,
+    ActivitySnapshotEvent,
+    ActivityDeltaEvent,
+    ThinkingStartEvent,
+    ThinkingEndEvent,
+    ThinkingTextMessageStartEvent,
+    ThinkingTextMessageContentEvent,
+    ThinkingTextMessageEndEvent,
+    ReasoningStartEvent,
+    ReasoningMessageStartEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageChunkEvent,
+    ReasoningEndEvent,
+    ReasoningEncryptedValueEvent
+  ],
+  byCustomName: [
+    ComponentStartEvent,
+    ComponentPropsDeltaEvent,
+    ComponentStateDeltaEvent,
+    ComponentEndEvent,
+    RunAwaitingInputEvent,
+    MessageParentEvent
+  ],
+  anyCustom: CustomEvent
 })
-
-// ---------------------------------------------------------------------------
-// Hand-written checks for the events long streams are made of
-// ---------------------------------------------------------------------------
-//
-// Text, argument and reasoning deltas and component patches are nearly every
-// event of a long run: these checks are worth keeping over `Schema.is` (see
-// scratchpad/bench/NOTES.md). Each takes an object whose `type` (and custom
-// `name`) the dispatcher matched, and gives the verdict of `Schema.is` for its
-// schema (the tests hold them to it on valid and broken variants).
-
-/** The fields every event may carry: an optional numeric `timestamp` (and `rawEvent`, anything). */
-const hasBaseFields = (u: Readonly<Record<string, unknown>>): boolean => {
-  const timestamp = u.timestamp
-  return timestamp === undefined || typeof timestamp === "number"
-}
-
-const isOperation = (u: unknown): boolean => {
-  if (!isPlainObject(u) || typeof u.path !== "string") return false
-  switch (u.op) {
-    case "add":
-    case "replace":
-    case "test":
-      return Object.hasOwn(u, "value")
-    case "remove":
-      return true
-    case "move":
-    case "copy":
-      return typeof u.from === "string"
-    default:
-      return false
-  }
-}
-
-const isOperationList = (u: unknown): boolean => {
-  if (!Array.isArray(u)) return false
-  for (let i = 0; i < u.length; i++) if (!isOperation(u[i])) return false
-  return true
-}
-
-const isStringRecord = (u: unknown): boolean => {
-  if (!isPlainObject(u)) return false
-  for (const key in u) if (Object.hasOwn(u, key) && typeof u[key] !== "string") return false
-  return true
-}
-
-const handWritten: { readonly [typeOrName: string]: Predicate } = {
-  TEXT_MESSAGE_CONTENT: (u) => {
-    const o = u as Record<string, unknown>
-    return typeof o.messageId === "string" && typeof o.delta === "string" && hasBaseFields(o)
-  },
-  TOOL_CALL_ARGS: (u) => {
-    const o = u as Record<string, unknown>
-    return typeof o.toolCallId === "string" && typeof o.delta === "string" && hasBaseFields(o)
-  },
-  THINKING_TEXT_MESSAGE_CONTENT: (u) => {
-    const o = u as Record<string, unknown>
-    return typeof o.delta === "string" && hasBaseFields(o)
-  },
-  REASONING_MESSAGE_CONTENT: (u) => {
-    const o = u as Record<string, unknown>
-    return typeof o.messageId === "string" && typeof o.delta === "string" && hasBaseFields(o)
-  },
-  "tambo.component.props_delta": (u) => {
-    const o = u as Record<string, unknown>
-    const value = o.value
-    if (!isPlainObject(value) || !hasBaseFields(o)) return false
-    const status = value.streamingStatus
-    return typeof value.componentId === "string" && isOperationList(value.operations) &&
-      (status === undefined || isStringRecord(status))
-  },
-  "tambo.component.state_delta": (u) => {
-    const o = u as Record<string, unknown>
-    const value = o.value
-    return isPlainObject(value) && typeof value.componentId === "string" && isOperationList(value.operations) &&
-      hasBaseFields(o)
-  }
-}
-
-const handWrittenFor = (typeOrName: string): Predicate | undefined =>
-  Object.hasOwn(handWritten, typeOrName) ? handWritten[typeOrName] : undefined
-
-const byType = new Map<string, Validator<TamboEvent>>()
-const register = <A extends TamboEvent, I>(schema: Schema.Schema<A, I> & { readonly fields: { readonly type: Schema.Literal<[A["type"]]> } }) => {
-  const type = schema.fields.type.literals[0]
-  byType.set(type, validator(schema, handWrittenFor(type)))
-}
-register(RunStartedEvent)
-register(RunFinishedEvent)
-register(RunErrorEvent)
-register(StepStartedEvent)
-register(StepFinishedEvent)
-register(TextMessageStartEvent)
-register(TextMessageContentEvent)
-register(TextMessageEndEvent)
-register(ToolCallStartEvent)
-register(ToolCallArgsEvent)
-register(ToolCallEndEvent)
-register(ToolCallResultEvent)
-register(StateSnapshotEvent)
-register(StateDeltaEvent)
-register(MessagesSnapshotEvent)
-register(ActivitySnapshotEvent)
-register(ActivityDeltaEvent)
-register(ThinkingStartEvent)
-register(ThinkingEndEvent)
-register(ThinkingTextMessageStartEvent)
-register(ThinkingTextMessageContentEvent)
-register(ThinkingTextMessageEndEvent)
-register(ReasoningStartEvent)
-register(ReasoningMessageStartEvent)
-register(ReasoningMessageContentEvent)
-register(ReasoningMessageEndEvent)
-register(ReasoningMessageChunkEvent)
-register(ReasoningEndEvent)
-register(ReasoningEncryptedValueEvent)
-
-const byCustomName = new Map<string, Validator<TamboCustomEvent>>()
-const registerCustom = <A extends TamboCustomEvent, I>(
-  schema: Schema.Schema<A, I> & { readonly fields: { readonly name: Schema.Literal<[A["name"]]> } }
-) => {
-  const name = schema.fields.name.literals[0]
-  byCustomName.set(name, validator(schema, handWrittenFor(name)))
-}
-registerCustom(ComponentStartEvent)
-registerCustom(ComponentPropsDeltaEvent)
-registerCustom(ComponentStateDeltaEvent)
-registerCustom(ComponentEndEvent)
-registerCustom(RunAwaitingInputEvent)
-registerCustom(MessageParentEvent)
-
-const anyCustom = Schema.is(CustomEvent)
-const decodeAnyCustom = Schema.decodeUnknownEither(CustomEvent, { exact: true })
 
 /**
  * The `type`s with a schema here.
@@ -742,7 +637,7 @@ const decodeAnyCustom = Schema.decodeUnknownEither(CustomEvent, { exact: true })
  * @since 0.1.0
  * @category Constants
  */
-export const knownEventTypes: ReadonlySet<string> = new Set([...byType.keys(), "CUSTOM"])
+export const knownEventTypes: ReadonlySet<string> = decoder.knownEventTypes
 
 /**
  * The custom event `name`s with a schema here.
@@ -750,48 +645,7 @@ export const knownEventTypes: ReadonlySet<string> = new Set([...byType.keys(), "
  * @since 0.1.0
  * @category Constants
  */
-export const knownCustomEventNames: ReadonlySet<string> = new Set(byCustomName.keys())
-
-const invalidEvent = (message: string, frame: string | undefined): DecodeError =>
-  new DecodeError(frame === undefined ? { reason: "InvalidEvent", message } : { reason: "InvalidEvent", message, frame })
-
-const schemaFailure = (
-  what: string,
-  result: Either.Either<unknown, ParseResult.ParseError>,
-  frame: string | undefined
-): DecodeError =>
-  invalidEvent(
-    Either.isLeft(result)
-      ? `Invalid ${what}: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`
-      : `Invalid ${what}`,
-    frame
-  )
-
-const decodeParsed = (
-  u: unknown,
-  frame: string | undefined
-): Either.Either<TamboEvent | UnknownEvent, DecodeError> => {
-  if (!isPlainObject(u) || typeof u.type !== "string") {
-    return Either.left(invalidEvent("Expected a JSON object with a string \"type\"", frame))
-  }
-  const type = u.type
-  if (type === "CUSTOM") {
-    const name = u.name
-    const known = typeof name === "string" ? byCustomName.get(name) : undefined
-    if (known !== undefined) {
-      if (known.is(u)) return Either.right(u)
-      return Either.left(schemaFailure(`${name} event`, known.decode(u), frame))
-    }
-    if (anyCustom(u) && typeof name === "string") {
-      return Either.right({ type: UNKNOWN_EVENT_TYPE, eventType: type, name, event: u })
-    }
-    return Either.left(schemaFailure("CUSTOM event", decodeAnyCustom(u), frame))
-  }
-  const known = byType.get(type)
-  if (known === undefined) return Either.right({ type: UNKNOWN_EVENT_TYPE, eventType: type, event: u })
-  if (known.is(u)) return Either.right(u)
-  return Either.left(schemaFailure(`${type} event`, known.decode(u), frame))
-}
+export const knownCustomEventNames: ReadonlySet<string> = decoder.knownCustomEventNames
 
 /**
  * Decodes one SSE `data:` frame.
@@ -808,21 +662,7 @@ const decodeParsed = (
  * @since 0.1.0
  * @category Decoding
  */
-export const decodeFrame = (data: string): Either.Either<TamboEvent | UnknownEvent, DecodeError> => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(data)
-  } catch (error) {
-    return Either.left(
-      new DecodeError({
-        reason: "InvalidJson",
-        message: `Event frame is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
-        frame: data
-      })
-    )
-  }
-  return decodeParsed(parsed, data)
-}
+export const decodeFrame: (data: string) => Either.Either<TamboEvent | UnknownEvent, DecodeError> = decoder.decodeFrame
 
 /**
  * Decodes an already-parsed value, with the rules of {@link decodeFrame}
@@ -831,5 +671,4 @@ export const decodeFrame = (data: string): Either.Either<TamboEvent | UnknownEve
  * @since 0.1.0
  * @category Decoding
  */
-export const decodeEvent = (u: unknown): Either.Either<TamboEvent | UnknownEvent, DecodeError> =>
-  decodeParsed(u, undefined)
+export const decodeEvent: (u: unknown) => Either.Either<TamboEvent | UnknownEvent, DecodeError> = decoder.decodeEvent

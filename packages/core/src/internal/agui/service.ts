@@ -1,0 +1,102 @@
+/**
+ * The AG-UI agent as a `TamboTransport` (`AgUi.makeTransport`): each run a
+ * POST of the whole conversation to the agent, under ids the client makes
+ * (`thr_…`, `run_…`); every other call fails with the "not offered" error
+ * (unsupported.ts).
+ *
+ * @internal
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
+import type { AgentOptions } from "../../AgUi.js"
+import type { TamboError } from "../../TamboError.js"
+import * as Transport from "../../TamboTransport.js"
+import * as ThreadStore from "../../ThreadStore.js"
+import type * as Tool from "../../Tool.js"
+import type * as Types from "../../Types.js"
+import { onNewThread, onThread } from "./conversation.js"
+import { withPause } from "./pause.js"
+import { buildRunAgentInput } from "./runAgentInput.js"
+import { runAgent } from "./transport.js"
+import { unsupported } from "./unsupported.js"
+
+const randomId = (prefix: string) => Effect.sync(() => `${prefix}${crypto.randomUUID().replaceAll("-", "")}`)
+
+/** One run on the agent, its conversation read once its run id is known. */
+const run = (
+  options: AgentOptions,
+  client: HttpClient.HttpClient,
+  threadId: string,
+  request: Transport.RunRequest,
+  hooks: Transport.RunHooks | undefined,
+  conversation: (runId: string) => Effect.Effect<ReadonlyArray<Types.TamboThreadMessage>>
+): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const runId = yield* randomId("run_")
+    const messages = yield* conversation(runId)
+    const input = buildRunAgentInput({
+      threadId,
+      runId,
+      parentRunId: request.previousRunId,
+      messages,
+      tools: request.tools,
+      context: request.message.additionalContext,
+      state: request.agentState
+    })
+    // What cannot be sent fails the run before any request: AgUiError (InvalidInput).
+    if (Either.isLeft(input)) return yield* input.left
+    // `cancelRun` (and a run displacing this one) ends the stream: the request is aborted.
+    const aborted = yield* Deferred.make<void>()
+    if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Deferred.succeed(aborted, undefined))
+    // The ids are the client's: the run knows them before any event.
+    hooks?.onOpen?.({ threadId, runId })
+    const frontendTools = new Set((request.tools ?? []).map((tool: Tool.ApiTool) => tool.name))
+    return runAgent({
+      url: options.url,
+      headers: options.headers,
+      input: input.right,
+      firstByteTimeout: options.firstByteTimeout,
+      idleTimeout: options.idleTimeout,
+      maxFrameBytes: options.maxFrameBytes,
+      maxRetries: options.maxRetries,
+      maxRetryAfter: options.maxRetryAfter
+    }).pipe(
+      withPause(frontendTools),
+      Stream.interruptWhen(Deferred.await(aborted)),
+      Stream.provideService(HttpClient.HttpClient, client)
+    )
+  }))
+
+/** The transport over the agent, reading the conversation from the `ThreadStore` in the context. */
+export const makeTransport = (
+  options: AgentOptions
+): Effect.Effect<Transport.TamboTransport.Service, never, ThreadStore.ThreadStore | HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const store = yield* ThreadStore.ThreadStore
+    const client = yield* HttpClient.HttpClient
+    return Transport.TamboTransport.of({
+      conversationFromStore: true,
+      createRun: (_, request, hooks) =>
+        Stream.unwrap(Effect.map(randomId("thr_"), (threadId) =>
+          run(options, client, threadId, request, hooks, (runId) => Effect.succeed(onNewThread(request, runId))))),
+      runOnThread: (_, threadId, request, hooks) =>
+        run(
+          options,
+          client,
+          threadId,
+          request,
+          hooks,
+          (runId) =>
+            Effect.map(
+              store.getThread(threadId),
+              (thread) => onThread(thread?.thread.messages ?? [], request.message, `user_${runId}`)
+            )
+        ),
+      // Interrupting a run aborts its request: there is no run to cancel on a server.
+      cancelRun: () => Effect.void,
+      ...unsupported
+    })
+  })
