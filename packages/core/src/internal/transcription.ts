@@ -142,22 +142,11 @@ const transcriptOf = (url: string, answer: Answer): Effect.Effect<string, TamboE
   })
 }
 
+/** The transcript, unless it is empty (the audio may be silent). */
 const nonEmpty = (text: string): Effect.Effect<string, TranscriptionError> =>
   text.trim() === ""
     ? Effect.fail(new TranscriptionError({ reason: "EmptyTranscript", message: "The transcription is empty: the audio may be silent" }))
     : Effect.succeed(text)
-
-/** One attempt: posts the form and reads the transcript from the answer. */
-const send = (
-  url: string,
-  apiKey: Redacted.Redacted<string>,
-  credentials: Credentials,
-  form: FormData
-): Effect.Effect<string, TamboError> =>
-  post(url, apiKey, credentials, form).pipe(
-    Effect.flatMap((answer) => transcriptOf(url, answer)),
-    Effect.flatMap(nonEmpty)
-  )
 
 /** Transcribes `audio` through the API, checked first; succeeds with the transcript. */
 export const transcribe = (
@@ -177,7 +166,10 @@ export const transcribe = (
       // A fresh form per attempt: a retry after a 401 sends the audio again.
       const form = new FormData()
       form.append("file", new Blob([audio], { type }), filename)
-      return send(url, config.apiKey, credentials, form)
+      return post(url, config.apiKey, credentials, form).pipe(
+        Effect.flatMap((answer) => transcriptOf(url, answer)),
+        Effect.flatMap(nonEmpty)
+      )
     }).pipe(
       Effect.timeoutFail({
         duration: config.requestTimeout,
