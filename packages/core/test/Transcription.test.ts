@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { createServer } from "node:http"
+import { createServer, type RequestListener, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Tambo from "../src/Tambo.js"
 import * as Transcription from "../src/Transcription.js"
@@ -22,6 +22,22 @@ const transcribe = (audio: Blob, options?: Transcription.TranscribeOptions, laye
   Transcription.transcribe(audio, options).pipe(Effect.provide(layer ?? tamboLayer(server())))
 
 const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flip(effect)
+
+/** A server of our own on loopback for the scope: its URL. */
+const listen = (handler: RequestListener) =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.async<Server>((resume) => {
+        const server = createServer(handler)
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+      }),
+      (server) => Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+    ),
+    (server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  )
 
 describe("Transcription.transcribe", () => {
   it.live("uploads the audio as multipart field `file` and returns the server's transcript", () =>
@@ -111,20 +127,10 @@ describe("Transcription.transcribe", () => {
     Effect.gen(function* () {
       // A server of our own: the testing server never answers an empty transcript with a 2xx.
       let answer: { readonly type: string; readonly body: string } = { type: "application/json", body: "\"from json\"" }
-      const other = createServer((_request, response) => {
+      const url = yield* listen((_request, response) => {
         _request.resume()
         _request.on("end", () => response.writeHead(201, { "content-type": answer.type }).end(answer.body))
       })
-      yield* Effect.acquireRelease(
-        Effect.async<void>((resume) => {
-          other.listen(0, "127.0.0.1", () => resume(Effect.void))
-        }),
-        () => Effect.async<void>((resume) => {
-          other.closeAllConnections()
-          other.close(() => resume(Effect.void))
-        })
-      )
-      const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`
       const layer = Tambo.layer({ apiKey: "k", tamboUrl: url, userKey: "user-1", maxRetries: 0 })
       const audio = new Blob([webm()], { type: "audio/webm" })
       expect(yield* transcribe(audio, {}, layer)).toBe("from json")
@@ -134,5 +140,26 @@ describe("Transcription.transcribe", () => {
       answer = { type: "application/json", body: "{\"text\":1}" }
       const invalid = yield* failureOf(transcribe(audio, {}, layer))
       expect(invalid._tag === "DecodeError" && invalid.reason).toBe("InvalidResponse")
+    }).pipe(Effect.scoped))
+
+  it.live("a redirect to another origin is a TransportError (Redirect) naming it without its query, not followed", () =>
+    Effect.gen(function* () {
+      let followed = false
+      const elsewhere = yield* listen((request, response) => {
+        followed = true
+        request.resume()
+        response.writeHead(200, { "content-type": "text/plain" }).end("not this one")
+      })
+      const url = yield* listen((request, response) => {
+        request.resume()
+        response.writeHead(307, { location: `${elsewhere}/audio/transcribe?token=secret` }).end()
+      })
+      const layer = Tambo.layer({ apiKey: "k", tamboUrl: url, userKey: "user-1", maxRetries: 0 })
+      const error = yield* failureOf(transcribe(new Blob([webm()], { type: "audio/webm" }), {}, layer))
+      expect(error._tag === "TransportError" && error.reason).toBe("Redirect")
+      expect(error._tag === "TransportError" && error.method).toBe("POST")
+      expect(error._tag === "TransportError" && error.status).toBe(307)
+      expect(error._tag === "TransportError" && error.location).toBe(`${elsewhere}/audio/transcribe`)
+      expect(followed).toBe(false)
     }).pipe(Effect.scoped))
 })

@@ -1,0 +1,167 @@
+/**
+ * The token exchange of a `userToken` service and its refresh loop: the state
+ * every part shares (`Env`), one exchange against the API, and how its
+ * outcome lands in the slot, the published state and the refresh timer.
+ * An exchange runs in the service's scope, so a request that gives up does
+ * not abort it for the others waiting on it.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberHandle from "effect/FiberHandle"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type { AuthState } from "../../Auth.js"
+import type { AuthError } from "../../TamboError.js"
+import type { TamboTransport } from "../../TamboTransport.js"
+import { isRefusal, type Slot, type Token, tokenOf, toAuthError, type Trigger, untilRefresh } from "./token.js"
+
+/** What the parts of a `userToken` service share. */
+export interface Env {
+  readonly transport: TamboTransport.Service
+  /** Bounds the exchanges in flight and the refresh timer. */
+  readonly scope: Scope.Scope
+  readonly state: SubscriptionRef.SubscriptionRef<AuthState>
+  readonly slot: Ref.Ref<Slot>
+  /** The subject token each exchange starts with (setUserToken replaces it). */
+  readonly userToken: Ref.Ref<Redacted.Redacted<string>>
+  /** At most one scheduled refresh: a new token replaces the previous one's timer. */
+  readonly refreshTimer: FiberHandle.FiberHandle<void, never>
+}
+
+/** The shared state of a service for `userToken`, before its first exchange. */
+export const makeEnv = (
+  userToken: Redacted.Redacted<string>,
+  transport: TamboTransport.Service
+): Effect.Effect<Env, never, Scope.Scope> =>
+  Effect.all({
+    transport: Effect.succeed(transport),
+    scope: Effect.scope,
+    state: SubscriptionRef.make<AuthState>({ status: "exchanging" }),
+    slot: Ref.make<Slot>({ _tag: "Empty" }),
+    userToken: Ref.make(userToken),
+    refreshTimer: FiberHandle.make<void, never>()
+  })
+
+/** One exchange of the current user token for an access token. */
+const exchange = (env: Env, trigger: Trigger): Effect.Effect<Token, AuthError> =>
+  Effect.gen(function* () {
+    // Measured before the request: the token may be a little older than it says.
+    const startedAt = yield* Clock.currentTimeMillis
+    const userToken = yield* Ref.get(env.userToken)
+    const token = yield* Effect.mapError(env.transport.exchangeToken(userToken), toAuthError)
+    return tokenOf(token.token, token.expiresInSeconds, startedAt)
+  }).pipe(
+    // A scheduled refresh belongs to no request: it starts a trace of its own.
+    Effect.withSpan("Auth.exchange", { attributes: { "tambo.auth.trigger": trigger }, root: trigger === "refresh" })
+  )
+
+/**
+ * Puts the outcome of the exchange `deferred` stands for in the slot if
+ * the slot still waits for that exchange: one of a replaced user token
+ * must not overwrite its successor's. Whether it did.
+ */
+export const putIfCurrent = (
+  env: Env,
+  deferred: Deferred.Deferred<Token, AuthError>,
+  next: Slot
+): Effect.Effect<boolean> =>
+  Ref.modify(env.slot, (current): readonly [boolean, Slot] =>
+    current._tag === "Exchanging" && current.deferred === deferred ? [true, next] : [false, current])
+
+/** Holds a new token, publishes it, and schedules its refresh. */
+const settleToken = (env: Env, deferred: Deferred.Deferred<Token, AuthError>, token: Token): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    if (!(yield* putIfCurrent(env, deferred, { _tag: "Ready", token }))) return
+    yield* SubscriptionRef.set(env.state, { status: "identified", source: "tokenExchange" })
+    const now = yield* Clock.currentTimeMillis
+    yield* FiberHandle.run(
+      env.refreshTimer,
+      Effect.interruptible(Effect.delay(refresh(env, token), untilRefresh(token, now)))
+    )
+    yield* Effect.logDebug("Tambo access token obtained").pipe(
+      Effect.annotateLogs({ "tambo.auth.expires_in_ms": token.expiresAt - now })
+    )
+  })
+
+/** Holds a failed exchange (final when it is a refusal) and publishes it. */
+const settleError = (env: Env, deferred: Deferred.Deferred<Token, AuthError>, error: AuthError): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    // A refusal is final; anything else is tried again by the next request.
+    const next: Slot = isRefusal(error) ? { _tag: "Refused", error } : { _tag: "Empty" }
+    if (!(yield* putIfCurrent(env, deferred, next))) return
+    yield* SubscriptionRef.set(env.state, { status: "error", error })
+    yield* Effect.logDebug("Tambo token exchange failed").pipe(
+      Effect.annotateLogs({ "tambo.auth.reason": error.reason, "tambo.auth.error": error.message })
+    )
+  })
+
+/** Records the outcome of an exchange, publishes it, and schedules the next refresh. */
+const settle = (
+  env: Env,
+  deferred: Deferred.Deferred<Token, AuthError>,
+  exit: Exit.Exit<Token, AuthError>
+): Effect.Effect<void> =>
+  Exit.matchEffect(exit, {
+    onSuccess: (token) => settleToken(env, deferred, token),
+    onFailure: (cause) =>
+      Option.match(Cause.failureOption(cause), {
+        // Interrupted: the service is closing.
+        onNone: () => putIfCurrent(env, deferred, { _tag: "Empty" }),
+        onSome: (error) => settleError(env, deferred, error)
+      })
+  })
+
+/**
+ * Runs an exchange in the service's scope, so a caller that gives up
+ * does not abort it for the others waiting on `deferred`. Closing the
+ * scope interrupts it.
+ */
+export const startExchange = (
+  env: Env,
+  deferred: Deferred.Deferred<Token, AuthError>,
+  trigger: Trigger
+): Effect.Effect<void> =>
+  Effect.zipRight(
+    SubscriptionRef.set(env.state, { status: "exchanging" }),
+    exchange(env, trigger).pipe(
+      Effect.exit,
+      Effect.flatMap((exit) =>
+        Effect.uninterruptible(Effect.zipRight(settle(env, deferred, exit), Deferred.done(deferred, exit)))
+      ),
+      Effect.onInterrupt(() =>
+        Effect.zipRight(putIfCurrent(env, deferred, { _tag: "Empty" }), Deferred.interrupt(deferred))
+      ),
+      Effect.interruptible,
+      Effect.forkIn(env.scope),
+      Effect.asVoid
+    )
+  )
+
+/**
+ * Starts an exchange whatever the slot holds: the first one, and the first
+ * one of a replaced user token. Requests from now on wait for it.
+ */
+export const restart = (env: Env, trigger: Trigger): Effect.Effect<void> =>
+  // Uninterruptible: a slot marked Exchanging must get its exchange, or every request would hang.
+  Effect.uninterruptible(Effect.flatMap(Deferred.make<Token, AuthError>(), (deferred) =>
+    Effect.zipRight(Ref.set(env.slot, { _tag: "Exchanging", deferred }), startExchange(env, deferred, trigger))))
+
+/** The scheduled refresh of `token`; does nothing when the slot holds another by then. */
+const refresh = (env: Env, token: Token): Effect.Effect<void> =>
+  // Uninterruptible: a slot marked Exchanging must get its exchange, or every request would hang.
+  Effect.uninterruptible(Effect.gen(function* () {
+    const deferred = yield* Deferred.make<Token, AuthError>()
+    const start = yield* Ref.modify(env.slot, (current): readonly [boolean, Slot] =>
+      current._tag === "Ready" && current.token === token
+        ? [true, { _tag: "Exchanging", deferred }]
+        : [false, current])
+    if (start) yield* startExchange(env, deferred, "refresh")
+  }))

@@ -1,0 +1,57 @@
+/**
+ * The `Auth` service for a `userToken`: it exchanges the token as soon as it
+ * starts, hands out the access token to requests, forgets one the API
+ * rejected, and takes a rotated user token in place.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type { Auth } from "../../Auth.js"
+import type { Credentials, TamboTransport } from "../../TamboTransport.js"
+import { type Env, makeEnv, restart } from "./exchange.js"
+import { credentials } from "./request.js"
+import { sameToken, type Slot } from "./token.js"
+
+/**
+ * Forgets the token the API rejected (or, without one, whatever is cached
+ * other than an exchange in flight).
+ */
+const invalidate = (env: Env) => (rejected?: Credentials | undefined): Effect.Effect<void> =>
+  Ref.update(env.slot, (current): Slot => {
+    if (rejected === undefined) return current._tag === "Exchanging" ? current : { _tag: "Empty" }
+    return current._tag === "Ready" && sameToken(current.token.credentials, rejected)
+      ? { _tag: "Empty" }
+      : current
+  })
+
+/** Replaces the user token and exchanges the new one at once; the same token again changes nothing. */
+const setUserToken = (env: Env) => (next: Redacted.Redacted<string>): Effect.Effect<void> =>
+  // Synchronous (the facade runs it with runSync). The old token's scheduled refresh
+  // finds it gone and does nothing; the new token's replaces its timer.
+  Effect.uninterruptible(Effect.flatMap(
+    Ref.modify(env.userToken, (current): readonly [boolean, Redacted.Redacted<string>] =>
+      Redacted.value(next) === Redacted.value(current) ? [false, current] : [true, next]),
+    (replaced) => replaced ? restart(env, "newUserToken") : Effect.void
+  ))
+
+/** The service for `userToken`, exchanging it right away; the scope bounds the exchanges and refreshes. */
+export const exchanging = (
+  userToken: Redacted.Redacted<string>,
+  transport: TamboTransport.Service
+): Effect.Effect<Auth.Service, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const env = yield* makeEnv(userToken, transport)
+    // Exchange right away: the first run then rarely waits.
+    yield* restart(env, "initial")
+    return {
+      state: SubscriptionRef.get(env.state),
+      changes: env.state.changes,
+      credentials: credentials(env),
+      invalidate: invalidate(env),
+      setUserToken: setUserToken(env)
+    }
+  })

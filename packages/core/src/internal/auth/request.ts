@@ -1,0 +1,75 @@
+/**
+ * What a request of a `userToken` service gets: the token it holds while it
+ * is fresh, the exchange in flight, the refusal of the last one, or a new
+ * exchange that concurrent requests share.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import type { AuthError } from "../../TamboError.js"
+import type { Credentials } from "../../TamboTransport.js"
+import { type Env, startExchange } from "./exchange.js"
+import type { Slot, Token } from "./token.js"
+
+/** What a request does about the slot it found. */
+type Decision =
+  | { readonly _tag: "Use"; readonly token: Token }
+  | { readonly _tag: "Fail"; readonly error: AuthError }
+  | { readonly _tag: "Wait"; readonly deferred: Deferred.Deferred<Token, AuthError> }
+  | { readonly _tag: "Start"; readonly deferred: Deferred.Deferred<Token, AuthError> }
+
+/** Joins the exchange in flight, or starts one unless a fresh token arrived meanwhile. */
+const obtain = (env: Env): Effect.Effect<Token, AuthError> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const deferred = yield* Deferred.make<Token, AuthError>()
+      const decision = yield* Ref.modify(env.slot, (current): readonly [Decision, Slot] => {
+        switch (current._tag) {
+          case "Ready":
+            if (now < current.token.refreshAt) return [{ _tag: "Use", token: current.token }, current]
+            break
+          case "Exchanging":
+            return [{ _tag: "Wait", deferred: current.deferred }, current]
+          case "Refused":
+            return [{ _tag: "Fail", error: current.error }, current]
+        }
+        return [{ _tag: "Start", deferred }, { _tag: "Exchanging", deferred }]
+      })
+      switch (decision._tag) {
+        case "Use":
+          return decision.token
+        case "Fail":
+          return yield* Effect.fail(decision.error)
+        case "Wait":
+          return yield* restore(Deferred.await(decision.deferred))
+        case "Start":
+          yield* startExchange(env, decision.deferred, "request")
+          return yield* restore(Deferred.await(decision.deferred))
+      }
+    })
+  )
+
+/**
+ * The credentials for the next request: the fresh token held, else the
+ * exchange in flight, else a new one; the refusal of the last exchange.
+ */
+export const credentials = (env: Env): Effect.Effect<Credentials, AuthError> =>
+  Effect.gen(function* () {
+    const current = yield* Ref.get(env.slot)
+    switch (current._tag) {
+      case "Ready": {
+        const now = yield* Clock.currentTimeMillis
+        if (now < current.token.refreshAt) return current.token.credentials
+        break
+      }
+      case "Exchanging":
+        return (yield* Deferred.await(current.deferred)).credentials
+      case "Refused":
+        return yield* Effect.fail(current.error)
+    }
+    return (yield* obtain(env)).credentials
+  })

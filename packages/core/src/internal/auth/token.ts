@@ -1,0 +1,83 @@
+/**
+ * An exchanged access token and the rules around it: what the service holds
+ * for a `userToken`, when a token is refreshed, which failed exchanges are
+ * final, and how a failed exchange reads as an `AuthError`.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import type * as Deferred from "effect/Deferred"
+import * as Redacted from "effect/Redacted"
+import { AuthError, type TamboError } from "../../TamboError.js"
+import type { Credentials } from "../../TamboTransport.js"
+
+/** An exchanged access token and when to replace it. */
+export interface Token {
+  readonly credentials: Extract<Credentials, { readonly _tag: "Bearer" }>
+  /** From then on, `credentials` exchanges again rather than hand it out. */
+  readonly refreshAt: number
+  readonly expiresAt: number
+}
+
+/** What the service holds for a `userToken`. */
+export type Slot =
+  | { readonly _tag: "Empty" }
+  | { readonly _tag: "Exchanging"; readonly deferred: Deferred.Deferred<Token, AuthError> }
+  | { readonly _tag: "Ready"; readonly token: Token }
+  /** A refusal that asking again would not change (a 4xx other than 408 / 429). */
+  | { readonly _tag: "Refused"; readonly error: AuthError }
+
+/**
+ * Why an exchange ran: at start, on schedule, because a request found no
+ * usable token, or because the user token was replaced.
+ */
+export type Trigger = "initial" | "refresh" | "request" | "newUserToken"
+
+/** Refresh this long before the token expires, or at half its lifetime when it is shorter. */
+const refreshMargin = Duration.seconds(30)
+/** The soonest a refresh is scheduled after an exchange, so a zero lifetime cannot spin. */
+const minimumRefreshDelay = Duration.seconds(1)
+
+const refreshDelayMillis = (lifetimeMillis: number): number =>
+  Math.max(lifetimeMillis - Duration.toMillis(refreshMargin), lifetimeMillis / 2)
+
+/**
+ * The token an exchange that started at `startedAt` obtained, valid for
+ * `expiresInSeconds` (a negative lifetime counts as none).
+ */
+export const tokenOf = (
+  token: Redacted.Redacted<string>,
+  expiresInSeconds: number,
+  startedAt: number
+): Token => {
+  const lifetime = Math.max(0, expiresInSeconds * 1000)
+  return {
+    credentials: { _tag: "Bearer", token },
+    refreshAt: startedAt + refreshDelayMillis(lifetime),
+    expiresAt: startedAt + lifetime
+  }
+}
+
+/** How long from `now` until `token` is refreshed: never sooner than the minimum delay. */
+export const untilRefresh = (token: Token, now: number): Duration.Duration =>
+  Duration.max(Duration.millis(token.refreshAt - now), minimumRefreshDelay)
+
+/** Whether a failed exchange is final: a 4xx other than 408 / 429. */
+export const isRefusal = (error: AuthError): boolean =>
+  error.status !== undefined && error.status >= 400 && error.status < 500 && error.status !== 408 &&
+  error.status !== 429
+
+/** A failed exchange as an `AuthError`, keeping the status of an API error. */
+export const toAuthError = (error: TamboError): AuthError =>
+  error._tag === "AuthError"
+    ? error
+    : new AuthError({
+      reason: "ExchangeFailed",
+      // Only the message: a transport error's cause may hold the request.
+      message: `Token exchange failed: ${error.message}`,
+      ...("status" in error && typeof error.status === "number" ? { status: error.status } : {})
+    })
+
+/** Whether two credentials are the same bearer token. */
+export const sameToken = (a: Credentials, b: Credentials): boolean =>
+  a._tag === "Bearer" && b._tag === "Bearer" && Redacted.value(a.token) === Redacted.value(b.token)
