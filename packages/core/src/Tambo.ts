@@ -6,35 +6,26 @@
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as HttpClient from "@effect/platform/HttpClient"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as Auth from "./Auth.js"
-import * as ClientState from "./ClientState.js"
+import type * as Auth from "./Auth.js"
+import type * as ClientState from "./ClientState.js"
 import type * as Events from "./Events.js"
+import * as layers from "./internal/tambo/layer.js"
+import * as internal from "./internal/tambo/service.js"
 import * as TamboConfig from "./TamboConfig.js"
 import type { ConfigError, TamboError, ToolError } from "./TamboError.js"
-import * as AppState from "./internal/agui/appState.js"
-import { Approvals } from "./internal/approvals.js"
-import * as Cancel from "./internal/run/cancel.js"
-import * as RunEnv from "./internal/run/env.js"
-import * as Pending from "./internal/run/pending.js"
-import * as Run from "./internal/run/start.js"
-import * as Threads from "./internal/run/threads.js"
-import * as ComponentState from "./internal/componentState.js"
-import * as RunWriter from "./internal/runWriter.js"
-import * as TamboMcp from "./internal/tamboMcp.js"
-import * as Mcp from "./Mcp.js"
-import * as Transport from "./TamboTransport.js"
-import * as ThreadStore from "./ThreadStore.js"
+import type * as Mcp from "./Mcp.js"
+import type * as Transport from "./TamboTransport.js"
+import type * as ThreadStore from "./ThreadStore.js"
 import type * as Tool from "./Tool.js"
-import * as ToolExecutor from "./ToolExecutor.js"
-import * as ToolRegistry from "./ToolRegistry.js"
+import type * as ToolExecutor from "./ToolExecutor.js"
+import type * as ToolRegistry from "./ToolRegistry.js"
 import type * as Types from "./Types.js"
 
 /**
@@ -376,9 +367,8 @@ export declare namespace Tambo {
 }
 
 /**
- * Builds the service from its parts. The runs themselves live in
- * `internal/run/` (request, step, tool round, approval, cancel, end) around
- * one run-state record; this wires them to the services.
+ * Builds the service from the services in the context: the transport, auth,
+ * the store, the tool registry and executor, and MCP when it is there.
  *
  * @since 0.1.0
  * @category Constructors
@@ -398,105 +388,7 @@ export const make = (
   | ToolRegistry.ToolRegistry
   | ToolExecutor.ToolExecutor
   | Scope.Scope
-> =>
-  Effect.gen(function* () {
-    const transport = yield* Transport.TamboTransport
-    const auth = yield* Auth.Auth
-    const store = yield* ThreadStore.ThreadStore
-    const registry = yield* ToolRegistry.ToolRegistry
-    const env = RunEnv.make({
-      transport,
-      auth,
-      store,
-      writer: yield* RunWriter.make(store),
-      registry,
-      executor: yield* ToolExecutor.ToolExecutor,
-      mcp: yield* Effect.serviceOption(Mcp.Mcp),
-      options,
-      scope: yield* Effect.scope,
-      contextHelpers: new Map(Object.entries(options.contextHelpers ?? {})),
-      approvals: new Approvals<ApprovalDecision>()
-    })
-    const withCredentials = <A, E extends TamboError>(f: (c: Transport.Credentials) => Effect.Effect<A, E>) =>
-      Auth.withCredentials(auth, f)
-    const apply = (actions: ReadonlyArray<ClientState.Action>) => store.apply(actions)
-
-    return Tambo.of({
-      run: (message, runOptions) => Run.startRun(env, { _tag: "Message", message: toInputMessage(message) }, runOptions),
-      continueRun: (threadId, results, runOptions) => Run.continueRun(env, threadId, results, runOptions),
-      getPendingToolCalls: (threadId) =>
-        Effect.zipRight(
-          Threads.ensureThread(env, threadId),
-          Effect.flatMap(Pending.ofThread(env, threadId), (calls) => Pending.describe(env, threadId, calls))
-        ),
-      approveToolCall: (toolCallId, approval) =>
-        env.approvals.resolve(
-          toolCallId,
-          approval?.threadId,
-          approval?.args === undefined ? { approved: true } : { approved: true, args: approval.args }
-        ),
-      denyToolCall: (toolCallId, reason, options) =>
-        env.approvals.resolve(
-          toolCallId,
-          options?.threadId,
-          reason === undefined ? { approved: false } : { approved: false, reason }
-        ),
-      state: store.get,
-      store,
-      switchThread: (threadId) => Threads.switchThread(env, threadId),
-      startNewThread: Effect.flatMap(Clock.currentTimeMillis, (at) =>
-        Effect.as(
-          apply([{ type: "START_NEW_THREAD", threadId: ClientState.PLACEHOLDER_THREAD_ID, at }]),
-          ClientState.PLACEHOLDER_THREAD_ID
-        )),
-      getThread: (threadId) =>
-        Effect.map(
-          Effect.flatMap(threadId === undefined ? store.currentThreadId : Effect.succeed(threadId), store.getThread),
-          (thread) => Option.map(Option.fromNullable(thread), (t) => t.thread)
-        ),
-      // The app's state is its own (see `S` in the interface): what the store holds is not checked.
-      getAgentState: <S>(threadId?: string) => AppState.getAgentState(store, threadId) as Effect.Effect<S, ConfigError>,
-      setAgentState: <S>(threadId: string, update: S | ((previous: S) => S)) =>
-        AppState.setAgentState(store, threadId, update) as Effect.Effect<S, ConfigError>,
-      listThreads: (params) => withCredentials((c) => transport.listThreads(c, params)),
-      fetchThread: (threadId) => Threads.fetchThread(env, threadId),
-      updateThreadName: (threadId, name) =>
-        Effect.zipRight(
-          withCredentials((c) => transport.updateThread(c, threadId, { name })),
-          apply([{ type: "UPDATE_THREAD", threadId, patch: { name } }])
-        ),
-      generateThreadName: (threadId) => Threads.generateThreadName(env, threadId),
-      deleteThread: (threadId) =>
-        Effect.zipRight(
-          withCredentials((c) => transport.deleteThread(c, threadId)),
-          apply([{ type: "REMOVE_THREAD", threadId }])
-        ),
-      cancelRun: (threadId) => Cancel.cancelThread(env, threadId),
-      registerTool: (tool) => registry.register(tool),
-      registerTools: (tools) => registry.registerMany(tools),
-      registerComponent: (component) => registry.registerComponent(component),
-      addContextHelper: (name, helper) => Effect.sync(() => void env.contextHelpers.set(name, helper)),
-      removeContextHelper: (name) => Effect.sync(() => void env.contextHelpers.delete(name)),
-      listSuggestions: (threadId, messageId) => withCredentials((c) => transport.listSuggestions(c, threadId, messageId)),
-      generateSuggestions: (threadId, messageId, suggestionOptions) =>
-        Effect.flatMap(registry.toApiComponents, (availableComponents) =>
-          withCredentials((c) =>
-            transport.generateSuggestions(c, threadId, messageId, {
-              ...(suggestionOptions?.maxSuggestions === undefined
-                ? {}
-                : { maxSuggestions: suggestionOptions.maxSuggestions }),
-              availableComponents
-            })
-          )),
-      authState: auth.state,
-      authChanges: auth.changes,
-      updateComponentState: (threadId, componentId, update) =>
-        ComponentState.updateComponentState({ transport, store, withCredentials }, threadId, componentId, update)
-    })
-  })
-
-const toInputMessage = (message: string | Transport.InputMessage): Transport.InputMessage =>
-  typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message
+> => internal.make(options)
 
 /**
  * Everything `layer` and `layerConfig` provide: the `Tambo` service and the
@@ -529,33 +421,11 @@ export const layerWithoutConfig = (
   Exclude<Provided, TamboConfig.TamboConfig>,
   Tool.ToolDefinitionError,
   TamboConfig.TamboConfig | HttpClient.HttpClient
-> => {
-  const service = Layer.scoped(
-    Tambo,
-    Effect.gen(function* () {
-      const tambo = yield* make(options)
-      if (options.tools !== undefined) yield* tambo.registerTools(options.tools)
-      for (const component of options.components ?? []) yield* tambo.registerComponent(component)
-      return tambo
-    })
+> =>
+  layers.withTamboMcp(
+    options,
+    Layer.scoped(Tambo, internal.makeRegistered(options)).pipe(Layer.provideMerge(layers.services(options)))
   )
-  const transport = Transport.layer
-  const auth = Auth.layer.pipe(Layer.provide(transport))
-  const store = options.store === undefined ? ThreadStore.layer : ThreadStore.layerExternal(options.store)
-  const tools = ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
-  const base = Layer.mergeAll(transport, auth, store, tools)
-  // MCP servers connect in the background; the MCP SDK loads only when one is listed or connected.
-  const withMcp = Mcp.layerWith({
-    servers: options.mcpServers ?? [],
-    resources: options.resources,
-    listResources: options.listResources,
-    getResource: options.getResource
-  }).pipe(Layer.provideMerge(base))
-  const full = service.pipe(Layer.provideMerge(withMcp))
-  const tamboMcp = options.tamboMcpServer
-  if (tamboMcp === undefined || tamboMcp === false) return full
-  return Layer.scopedDiscard(TamboMcp.follow(tamboMcp === true ? {} : tamboMcp)).pipe(Layer.provideMerge(full))
-}
 
 /**
  * Everything the SDK needs, from options: configuration, `fetch`-based HTTP,

@@ -70,6 +70,35 @@ export const switchThread = (env: Env.Env, threadId: string): Effect.Effect<void
     }
   })
 
+/** The thread in the store: the current one, or the one named. @internal */
+export const getThread = (env: Env.Env, threadId?: string): Effect.Effect<Option.Option<Types.TamboThread>> =>
+  Effect.map(
+    Effect.flatMap(threadId === undefined ? env.store.currentThreadId : Effect.succeed(threadId), env.store.getThread),
+    (thread) => Option.map(Option.fromNullable(thread), (t) => t.thread)
+  )
+
+/** Makes the placeholder current: the next run creates a new thread. @internal */
+export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
+  Effect.flatMap(Env.now, (at) =>
+    Effect.as(
+      Env.apply(env, [{ type: "START_NEW_THREAD", threadId: ClientState.PLACEHOLDER_THREAD_ID, at }]),
+      ClientState.PLACEHOLDER_THREAD_ID
+    ))
+
+/** Renames a thread on the server, then in the store. @internal */
+export const renameThread = (env: Env.Env, threadId: string, name: string): Effect.Effect<void, TamboError> =>
+  Effect.zipRight(
+    Env.withCredentials(env, (c) => env.transport.updateThread(c, threadId, { name })),
+    Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name } }])
+  )
+
+/** Deletes a thread on the server, then from the store. @internal */
+export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
+  Effect.zipRight(
+    Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)),
+    Env.apply(env, [{ type: "REMOVE_THREAD", threadId }])
+  )
+
 /** Asks the API to name a thread, and records the name. @internal */
 export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effect<Option.Option<string>, TamboError> =>
   Effect.gen(function* () {

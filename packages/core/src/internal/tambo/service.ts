@@ -1,0 +1,143 @@
+/**
+ * The `Tambo` service, wired from its parts: the run (`../run/`), threads as
+ * the service reads and changes them (`../run/threads.ts`), approvals,
+ * suggestions, component state, context helpers, and the services they use.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Auth from "../../Auth.js"
+import * as Mcp from "../../Mcp.js"
+import type { ApprovalDecision, Tambo } from "../../Tambo.js"
+import type { ConfigError } from "../../TamboError.js"
+import * as Transport from "../../TamboTransport.js"
+import * as ThreadStore from "../../ThreadStore.js"
+import * as ToolExecutor from "../../ToolExecutor.js"
+import * as ToolRegistry from "../../ToolRegistry.js"
+import * as AppState from "../agui/appState.js"
+import { Approvals } from "../approvals.js"
+import * as ComponentState from "../componentState.js"
+import * as Cancel from "../run/cancel.js"
+import * as RunEnv from "../run/env.js"
+import * as Pending from "../run/pending.js"
+import * as Run from "../run/start.js"
+import * as Threads from "../run/threads.js"
+import * as RunWriter from "../runWriter.js"
+import type { LayerOptions } from "./layer.js"
+
+const toInputMessage = (message: string | Transport.InputMessage): Transport.InputMessage =>
+  typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message
+
+/** Runs, their pending calls and their approvals. */
+const runs = (env: RunEnv.Env) => ({
+  run: (message: string | Transport.InputMessage, options?: Parameters<Tambo.Service["run"]>[1]) =>
+    Run.startRun(env, { _tag: "Message", message: toInputMessage(message) }, options),
+  continueRun: (...args: Parameters<Tambo.Service["continueRun"]>) => Run.continueRun(env, ...args),
+  getPendingToolCalls: (threadId: string) =>
+    Effect.zipRight(
+      Threads.ensureThread(env, threadId),
+      Effect.flatMap(Pending.ofThread(env, threadId), (calls) => Pending.describe(env, threadId, calls))
+    ),
+  approveToolCall: (toolCallId: string, approval?: Parameters<Tambo.Service["approveToolCall"]>[1]) =>
+    env.approvals.resolve(
+      toolCallId,
+      approval?.threadId,
+      approval?.args === undefined ? { approved: true } : { approved: true, args: approval.args }
+    ),
+  denyToolCall: (toolCallId: string, reason?: string, options?: Parameters<Tambo.Service["denyToolCall"]>[2]) =>
+    env.approvals.resolve(
+      toolCallId,
+      options?.threadId,
+      reason === undefined ? { approved: false } : { approved: false, reason }
+    ),
+  cancelRun: (threadId?: string) => Cancel.cancelThread(env, threadId)
+})
+
+/** Threads: the store's, and the API's through the transport. */
+const threads = (env: RunEnv.Env) => ({
+  state: env.store.get,
+  store: env.store,
+  switchThread: (threadId: string) => Threads.switchThread(env, threadId),
+  startNewThread: Threads.startNewThread(env),
+  getThread: (threadId?: string) => Threads.getThread(env, threadId),
+  // The app's state is its own (see `S` in the interface): what the store holds is not checked.
+  getAgentState: <S>(threadId?: string) =>
+    AppState.getAgentState(env.store, threadId) as Effect.Effect<S, ConfigError>,
+  setAgentState: <S>(threadId: string, update: S | ((previous: S) => S)) =>
+    AppState.setAgentState(env.store, threadId, update) as Effect.Effect<S, ConfigError>,
+  listThreads: (params?: Transport.PageParams) => RunEnv.withCredentials(env, (c) => env.transport.listThreads(c, params)),
+  fetchThread: (threadId: string) => Threads.fetchThread(env, threadId),
+  updateThreadName: (threadId: string, name: string) => Threads.renameThread(env, threadId, name),
+  generateThreadName: (threadId: string) => Threads.generateThreadName(env, threadId),
+  deleteThread: (threadId: string) => Threads.deleteThread(env, threadId),
+  updateComponentState: (...args: Parameters<Tambo.Service["updateComponentState"]>) =>
+    ComponentState.updateComponentState(
+      { transport: env.transport, store: env.store, withCredentials: (f) => RunEnv.withCredentials(env, f) },
+      ...args
+    )
+})
+
+/** Tools, components and context helpers. */
+const registration = (env: RunEnv.Env) => ({
+  registerTool: env.registry.register,
+  registerTools: env.registry.registerMany,
+  registerComponent: env.registry.registerComponent,
+  addContextHelper: (name: string, helper: Parameters<Tambo.Service["addContextHelper"]>[1]) =>
+    Effect.sync(() => void env.contextHelpers.set(name, helper)),
+  removeContextHelper: (name: string) => Effect.sync(() => void env.contextHelpers.delete(name))
+})
+
+/** Suggestions for an assistant message; the model is told the registered components. */
+const suggestions = (env: RunEnv.Env) => ({
+  listSuggestions: (threadId: string, messageId: string) =>
+    RunEnv.withCredentials(env, (c) => env.transport.listSuggestions(c, threadId, messageId)),
+  generateSuggestions: (
+    threadId: string,
+    messageId: string,
+    options?: Parameters<Tambo.Service["generateSuggestions"]>[2]
+  ) =>
+    Effect.flatMap(env.registry.toApiComponents, (availableComponents) =>
+      RunEnv.withCredentials(env, (c) =>
+        env.transport.generateSuggestions(c, threadId, messageId, {
+          ...(options?.maxSuggestions === undefined ? {} : { maxSuggestions: options.maxSuggestions }),
+          availableComponents
+        })
+      ))
+})
+
+/** Builds the `Tambo` service from the services in the context (its type is the public `make`'s). */
+export const make = (options: RunEnv.MakeOptions) =>
+  Effect.gen(function* () {
+    const auth = yield* Auth.Auth
+    const store = yield* ThreadStore.ThreadStore
+    const env = RunEnv.make({
+      transport: yield* Transport.TamboTransport,
+      auth,
+      store,
+      writer: yield* RunWriter.make(store),
+      registry: yield* ToolRegistry.ToolRegistry,
+      executor: yield* ToolExecutor.ToolExecutor,
+      mcp: yield* Effect.serviceOption(Mcp.Mcp),
+      options,
+      scope: yield* Effect.scope,
+      contextHelpers: new Map(Object.entries(options.contextHelpers ?? {})),
+      approvals: new Approvals<ApprovalDecision>()
+    })
+    return {
+      ...runs(env),
+      ...threads(env),
+      ...registration(env),
+      ...suggestions(env),
+      authState: auth.state,
+      authChanges: auth.changes
+    }
+  })
+
+/** `make`, then the tools and components the options list registered: what `Tambo.layer` provides. */
+export const makeRegistered = (options: LayerOptions) =>
+  Effect.gen(function* () {
+    const tambo = yield* make(options)
+    if (options.tools !== undefined) yield* tambo.registerTools(options.tools)
+    for (const component of options.components ?? []) yield* tambo.registerComponent(component)
+    return tambo
+  })
