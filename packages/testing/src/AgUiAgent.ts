@@ -30,15 +30,11 @@
  * @since 0.2.0
  */
 import type * as AgUi from "@ag-ui/core"
-import { EventType } from "@ag-ui/core"
-import { RunAgentInputSchema } from "@ag-ui/core/schemas"
-import { EventEncoder } from "@ag-ui/encoder"
-import * as Effect from "effect/Effect"
-import { isRecord } from "effect/Predicate"
+import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { Buffer } from "node:buffer"
-import * as http from "node:http"
-import type * as net from "node:net"
+import * as internalScripts from "./internal/agUiAgent/scripts.js"
+import * as internalServer from "./internal/agUiAgent/server.js"
+import * as internalSteps from "./internal/agUiAgent/steps.js"
 
 // -----------------------------------------------------------------------------
 // Requests
@@ -279,20 +275,14 @@ export type ScriptSource = Script | ScriptFn
 // Constructors
 // -----------------------------------------------------------------------------
 
-const toDeltas = (deltas: string | ReadonlyArray<string>): ReadonlyArray<string> =>
-  typeof deltas === "string" ? [deltas] : deltas
-
 /**
  * An assistant text message. A string is one delta.
  *
  * @since 0.2.0
  * @category Constructors
  */
-export const text = (deltas: string | ReadonlyArray<string>, options?: { readonly messageId?: string }): Text => ({
-  _tag: "Text",
-  deltas: toDeltas(deltas),
-  messageId: options?.messageId
-})
+export const text: (deltas: string | ReadonlyArray<string>, options?: { readonly messageId?: string }) => Text =
+  internalSteps.text
 
 /**
  * Reasoning under AG-UI 1.0's `REASONING_*` names; `legacy: true` sends the
@@ -301,15 +291,10 @@ export const text = (deltas: string | ReadonlyArray<string>, options?: { readonl
  * @since 0.2.0
  * @category Constructors
  */
-export const reasoning = (
+export const reasoning: (
   deltas: string | ReadonlyArray<string>,
   options?: { readonly legacy?: boolean; readonly messageId?: string }
-): Reasoning => ({
-  _tag: "Reasoning",
-  deltas: toDeltas(deltas),
-  legacy: options?.legacy ?? false,
-  messageId: options?.messageId
-})
+) => Reasoning = internalSteps.reasoning
 
 /**
  * Options of {@link toolCall} and {@link serverToolCall}.
@@ -324,17 +309,6 @@ export interface ToolCallOptions {
   readonly chunkSize?: number
 }
 
-const argumentDeltas = (args: unknown, chunkSize: number | undefined): ReadonlyArray<string> => {
-  const json = typeof args === "string" ? args : JSON.stringify(args)
-  if (chunkSize === undefined) return [json]
-  if (!Number.isInteger(chunkSize) || chunkSize < 1) {
-    throw new RangeError(`chunk size must be a positive integer, got ${chunkSize}`)
-  }
-  const out: Array<string> = []
-  for (let at = 0; at < json.length; at += chunkSize) out.push(json.slice(at, at + chunkSize))
-  return out
-}
-
 /**
  * A call of a frontend tool (one the client offered): the client runs it and
  * starts the next run with its result. `args` is serialized with
@@ -343,13 +317,7 @@ const argumentDeltas = (args: unknown, chunkSize: number | undefined): ReadonlyA
  * @since 0.2.0
  * @category Constructors
  */
-export const toolCall = (name: string, args: unknown = {}, options?: ToolCallOptions): ToolCall => ({
-  _tag: "ToolCall",
-  name,
-  id: options?.id,
-  argumentDeltas: argumentDeltas(args, options?.chunkSize),
-  result: undefined
-})
+export const toolCall: (name: string, args?: unknown, options?: ToolCallOptions) => ToolCall = internalSteps.toolCall
 
 /**
  * A call of a server-side tool: the call, then its `TOOL_CALL_RESULT`
@@ -358,13 +326,8 @@ export const toolCall = (name: string, args: unknown = {}, options?: ToolCallOpt
  * @since 0.2.0
  * @category Constructors
  */
-export const serverToolCall = (name: string, args: unknown, result: unknown, options?: ToolCallOptions): ToolCall => ({
-  _tag: "ToolCall",
-  name,
-  id: options?.id,
-  argumentDeltas: argumentDeltas(args, options?.chunkSize),
-  result: typeof result === "string" ? result : JSON.stringify(result)
-})
+export const serverToolCall: (name: string, args: unknown, result: unknown, options?: ToolCallOptions) => ToolCall =
+  internalSteps.serverToolCall
 
 /**
  * Any AG-UI event, encoded as it is.
@@ -372,7 +335,7 @@ export const serverToolCall = (name: string, args: unknown, result: unknown, opt
  * @since 0.2.0
  * @category Constructors
  */
-export const event = (value: AgUi.BaseEvent): Event => ({ _tag: "Event", event: value })
+export const event: (value: AgUi.BaseEvent) => Event = internalSteps.event
 
 /**
  * `STATE_SNAPSHOT`: the agent's whole state.
@@ -380,8 +343,7 @@ export const event = (value: AgUi.BaseEvent): Event => ({ _tag: "Event", event: 
  * @since 0.2.0
  * @category Constructors
  */
-export const stateSnapshot = (snapshot: unknown): Event =>
-  event({ type: EventType.STATE_SNAPSHOT, snapshot } satisfies AgUi.StateSnapshotEvent)
+export const stateSnapshot: (snapshot: unknown) => Event = internalSteps.stateSnapshot
 
 /**
  * `STATE_DELTA`: RFC 6902 operations on the agent's state. Not checked: a
@@ -390,8 +352,7 @@ export const stateSnapshot = (snapshot: unknown): Event =>
  * @since 0.2.0
  * @category Constructors
  */
-export const stateDelta = (operations: ReadonlyArray<AgUi.JsonPatchOperation>): Event =>
-  event({ type: EventType.STATE_DELTA, delta: [...operations] } satisfies AgUi.StateDeltaEvent)
+export const stateDelta: (operations: ReadonlyArray<AgUi.JsonPatchOperation>) => Event = internalSteps.stateDelta
 
 /**
  * `MESSAGES_SNAPSHOT`: the conversation as the agent has it, replacing the
@@ -400,8 +361,7 @@ export const stateDelta = (operations: ReadonlyArray<AgUi.JsonPatchOperation>): 
  * @since 0.2.0
  * @category Constructors
  */
-export const messagesSnapshot = (messages: ReadonlyArray<AgUi.Message>): Event =>
-  event({ type: EventType.MESSAGES_SNAPSHOT, messages: [...messages] } satisfies AgUi.MessagesSnapshotEvent)
+export const messagesSnapshot: (messages: ReadonlyArray<AgUi.Message>) => Event = internalSteps.messagesSnapshot
 
 /**
  * `ACTIVITY_SNAPSHOT`: an activity message's whole content (progress that is
@@ -410,19 +370,12 @@ export const messagesSnapshot = (messages: ReadonlyArray<AgUi.Message>): Event =
  * @since 0.2.0
  * @category Constructors
  */
-export const activitySnapshot = (
+export const activitySnapshot: (
   messageId: string,
   activityType: string,
   content: Record<string, unknown>,
   options?: { readonly replace?: boolean }
-): Event =>
-  event({
-    type: EventType.ACTIVITY_SNAPSHOT,
-    messageId,
-    activityType,
-    content,
-    ...(options?.replace === undefined ? {} : { replace: options.replace })
-  } satisfies AgUi.ActivitySnapshotEvent)
+) => Event = internalSteps.activitySnapshot
 
 /**
  * `ACTIVITY_DELTA`: RFC 6902 operations on an activity message's content.
@@ -430,12 +383,11 @@ export const activitySnapshot = (
  * @since 0.2.0
  * @category Constructors
  */
-export const activityDelta = (
+export const activityDelta: (
   messageId: string,
   activityType: string,
   patch: ReadonlyArray<AgUi.JsonPatchOperation>
-): Event =>
-  event({ type: EventType.ACTIVITY_DELTA, messageId, activityType, patch: [...patch] } satisfies AgUi.ActivityDeltaEvent)
+) => Event = internalSteps.activityDelta
 
 /**
  * `STEP_STARTED name`, the steps, `STEP_FINISHED name`.
@@ -443,7 +395,7 @@ export const activityDelta = (
  * @since 0.2.0
  * @category Constructors
  */
-export const step = (name: string, steps: Script): StepGroup => ({ _tag: "StepGroup", name, steps })
+export const step: (name: string, steps: Script) => StepGroup = internalSteps.step
 
 /**
  * A frame written verbatim: `frame("data: {not json\n\n")`.
@@ -451,7 +403,7 @@ export const step = (name: string, steps: Script): StepGroup => ({ _tag: "StepGr
  * @since 0.2.0
  * @category Constructors
  */
-export const frame = (raw: string): Frame => ({ _tag: "Frame", raw })
+export const frame: (raw: string) => Frame = internalSteps.frame
 
 /**
  * Fails the run with `RUN_ERROR` (see {@link RunError}).
@@ -459,11 +411,7 @@ export const frame = (raw: string): Frame => ({ _tag: "Frame", raw })
  * @since 0.2.0
  * @category Constructors
  */
-export const runError = (message: string, options?: { readonly code?: string }): RunError => ({
-  _tag: "RunError",
-  message,
-  code: options?.code
-})
+export const runError: (message: string, options?: { readonly code?: string }) => RunError = internalSteps.runError
 
 /**
  * Answers with an HTTP error instead of a stream (body default
@@ -472,11 +420,7 @@ export const runError = (message: string, options?: { readonly code?: string }):
  * @since 0.2.0
  * @category Constructors
  */
-export const httpError = (status: number, body?: unknown): HttpError => ({
-  _tag: "HttpError",
-  status,
-  body: body === undefined ? { error: `HTTP ${status}` } : body
-})
+export const httpError: (status: number, body?: unknown) => HttpError = internalSteps.httpError
 
 /**
  * Destroys the connection here.
@@ -484,7 +428,7 @@ export const httpError = (status: number, body?: unknown): HttpError => ({
  * @since 0.2.0
  * @category Constructors
  */
-export const drop = (): Drop => ({ _tag: "Drop" })
+export const drop: () => Drop = internalSteps.drop
 
 /**
  * Keeps the connection open without sending anything more.
@@ -492,17 +436,11 @@ export const drop = (): Drop => ({ _tag: "Drop" })
  * @since 0.2.0
  * @category Constructors
  */
-export const hang = (): Hang => ({ _tag: "Hang" })
+export const hang: () => Hang = internalSteps.hang
 
 // -----------------------------------------------------------------------------
 // Scripts
 // -----------------------------------------------------------------------------
-
-/** The text parts of a message's content, joined. */
-const textOf = (content: string | ReadonlyArray<AgUi.ContentPart>): string =>
-  typeof content === "string"
-    ? content
-    : content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("")
 
 /**
  * A frontend tool round: the first run says `before` and calls `name` with
@@ -512,69 +450,12 @@ const textOf = (content: string | ReadonlyArray<AgUi.ContentPart>): string =>
  * @since 0.2.0
  * @category Scripts
  */
-export const frontendToolRound = (options: {
+export const frontendToolRound: (options: {
   readonly name: string
   readonly args: unknown
   readonly before?: string
   readonly reply: (result: string) => Script
-}): ScriptFn =>
-(request) => {
-  const result = request.toolResults[request.toolResults.length - 1]
-  if (result !== undefined) return options.reply(textOf(result.content))
-  return [
-    ...(options.before === undefined ? [] : [text(options.before)]),
-    toolCall(options.name, options.args)
-  ]
-}
-
-/** Streams like a model would: one delta per word (with its leading space). */
-const words = (sentence: string): Array<string> => sentence.match(/\s*\S+/g) ?? [sentence]
-
-const cityIn = (message: string): string =>
-  /\b(?:in|for|at)\s+([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)/u.exec(message)?.[1] ?? "San Francisco"
-
-/** A tool's result in words: `21°, sunny` from `{ temperature, conditions }`, else the text itself. */
-const weatherInWords = (result: string): { readonly city: string | undefined; readonly words: string } => {
-  try {
-    const record: unknown = JSON.parse(result)
-    if (isRecord(record)) {
-      const parts = [
-        typeof record["temperature"] === "number" ? `${record["temperature"]}°` : undefined,
-        typeof record["conditions"] === "string" ? record["conditions"] : undefined
-      ].filter((part) => part !== undefined)
-      if (parts.length > 0) {
-        return { city: typeof record["city"] === "string" ? record["city"] : undefined, words: parts.join(", ") }
-      }
-    }
-  } catch {
-    // Not JSON: said as it is.
-  }
-  return { city: undefined, words: result }
-}
-
-/**
- * The weather assistant, as an AG-UI agent (the counterpart of the Tambo testing server's
- * `Script.weatherAssistant`): a message that mentions the weather, in a run that offers a
- * `get_weather` tool, gets "Let me check the weather in <city>." and a call of it with
- * `{ city }`; the run that carries its result gets the weather in words. Anything else gets
- * "You said: <message>". Text streams one word per delta.
- */
-const weatherAssistant: ScriptFn = (request) => {
-  const result = request.toolResults[request.toolResults.length - 1]
-  if (result !== undefined) {
-    const weather = weatherInWords(textOf(result.content))
-    return [text(words(`Here is the weather${weather.city === undefined ? "" : ` in ${weather.city}`}: ${weather.words}.`))]
-  }
-  const said = (request.lastUserText ?? "").trim()
-  if (/\bweather\b/i.test(said)) {
-    if (!request.input.tools.some((tool) => tool.name === "get_weather")) {
-      return [text(words("I would need a get_weather tool to check the weather."))]
-    }
-    const city = cityIn(said)
-    return [text(words(`Let me check the weather in ${city}.`)), toolCall("get_weather", { city })]
-  }
-  return [text(words(said === "" ? "Hello! Ask me about the weather." : `You said: ${said}`))]
-}
+}) => ScriptFn = internalScripts.frontendToolRound
 
 /**
  * The scripts every AG-UI client should handle, by name: text, reasoning
@@ -589,85 +470,27 @@ const weatherAssistant: ScriptFn = (request) => {
  * @since 0.2.0
  * @category Scripts
  */
-export const scripts = {
-  text: [text(["Hello", ", ", "world."])],
-  reasoning: [reasoning(["Thinking ", "it over."]), text("Done thinking.")],
-  legacyReasoning: [reasoning(["Thinking ", "the old way."], { legacy: true }), text("Done thinking.")],
-  frontendTool: frontendToolRound({
-    name: "get_weather",
-    args: { city: "Paris" },
-    before: "Let me check.",
-    reply: (result) => [text(`The weather in Paris: ${result}.`)]
-  }),
-  serverTool: [
-    text("Searching."),
-    serverToolCall("search", { query: "effect" }, "3 results"),
-    text("Found 3 results.")
-  ],
-  state: [
-    stateSnapshot({ count: 0, items: [] }),
-    text("Counting."),
-    stateDelta([{ op: "replace", path: "/count", value: 1 }, { op: "add", path: "/items/-", value: "a" }]),
-    stateDelta([{ op: "replace", path: "/count", value: 2 }])
-  ],
-  messagesSnapshot: (request: AgentRequest): Script => [
-    text("Replacing the conversation."),
-    messagesSnapshot([
-      { id: "snap-user", role: "user", content: request.lastUserText ?? "" },
-      { id: "snap-assistant", role: "assistant", content: "The conversation, as the agent has it." }
-    ])
-  ],
-  steps: [step("plan", [text("Planning.")]), step("act", [text("Acting.")])],
-  activity: [
-    activitySnapshot("activity-1", "plan", { steps: ["search"], done: 0 }),
-    activityDelta("activity-1", "plan", [{ op: "replace", path: "/done", value: 1 }]),
-    text("Planned.")
-  ],
-  hostileState: [
-    stateSnapshot({ count: 0 }),
-    stateDelta([{ op: "add", path: "/__proto__/polluted", value: true }]),
-    text("Tried.")
-  ],
-  chunks: (request: AgentRequest): Script => {
-    // AG-UI 1.0's convenience events: no start or end, ids only on each message's first chunk.
-    const base = request.input.messages.length
-    const result = request.toolResults[request.toolResults.length - 1]
-    if (result !== undefined) {
-      return [
-        event(
-          {
-            type: EventType.TEXT_MESSAGE_CHUNK,
-            messageId: `chunk-${base}-0`,
-            delta: "The weather in Paris: "
-          } satisfies AgUi.TextMessageChunkEvent
-        ),
-        event({ type: EventType.TEXT_MESSAGE_CHUNK, delta: `${textOf(result.content)}.` } satisfies AgUi.TextMessageChunkEvent)
-      ]
-    }
-    return [
-      event(
-        { type: EventType.TEXT_MESSAGE_CHUNK, messageId: `chunk-${base}-0`, delta: "Let me " } satisfies AgUi.TextMessageChunkEvent
-      ),
-      event({ type: EventType.TEXT_MESSAGE_CHUNK, delta: "check." } satisfies AgUi.TextMessageChunkEvent),
-      event({
-        type: EventType.TOOL_CALL_CHUNK,
-        toolCallId: `chunk-call-${base}`,
-        toolCallName: "get_weather",
-        parentMessageId: `chunk-${base}-0`,
-        delta: "{\"city\":"
-      } satisfies AgUi.ToolCallChunkEvent),
-      event({ type: EventType.TOOL_CALL_CHUNK, delta: "\"Paris\"}" } satisfies AgUi.ToolCallChunkEvent)
-    ]
-  },
-  runError: [text("Starting."), runError("The model is unavailable", { code: "MODEL_UNAVAILABLE" })],
-  dropped: [text(["Half ", "a reply"]), drop()],
+export const scripts: {
+  readonly text: readonly [Text]
+  readonly reasoning: readonly [Reasoning, Text]
+  readonly legacyReasoning: readonly [Reasoning, Text]
+  readonly frontendTool: ScriptFn
+  readonly serverTool: readonly [Text, ToolCall, Text]
+  readonly state: readonly [Event, Text, Event, Event]
+  readonly messagesSnapshot: (request: AgentRequest) => Script
+  readonly steps: readonly [StepGroup, StepGroup]
+  readonly activity: readonly [Event, Event, Text]
+  readonly hostileState: readonly [Event, Event, Text]
+  readonly chunks: (request: AgentRequest) => Script
+  readonly runError: readonly [Text, RunError]
+  readonly dropped: readonly [Text, Drop]
   /**
    * Not one of the cases above: a conversation like the Tambo testing server's default, for demos
    * and the example app (`serve-api --agui`). "What is the weather in Paris?" gets a
    * `get_weather` round; anything else an echo.
    */
-  weatherAssistant
-} as const satisfies Record<string, ScriptSource>
+  readonly weatherAssistant: ScriptFn
+} = internalScripts.scripts
 
 // -----------------------------------------------------------------------------
 // The agent
@@ -704,163 +527,6 @@ export interface StartOptions {
   readonly port?: number | undefined
 }
 
-const encoder = new EventEncoder()
-
-/** A frame of an event `@ag-ui/core` 1.0 has no type for (the legacy `THINKING_*` names). */
-const legacyFrame = (value: { readonly type: string; readonly [key: string]: unknown }): string =>
-  `data: ${JSON.stringify(value)}\n\n`
-
-const headersOf = (request: http.IncomingMessage): Record<string, string> => {
-  const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
-  }
-  return headers
-}
-
-/** Every answer may be read from any origin: the example app calls the agent from a page. */
-const CORS = { "access-control-allow-origin": "*" } as const
-
-const sendJson = (response: http.ServerResponse, status: number, body: unknown) => {
-  const payload = JSON.stringify(body)
-  response.writeHead(status, {
-    ...CORS,
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(payload).toString()
-  })
-  response.end(payload)
-}
-
-const requestOf = (input: AgUi.RunAgentInput, headers: Record<string, string>): AgentRequest => {
-  const toolResults: Array<AgUi.ToolMessage> = []
-  for (let at = input.messages.length - 1; at >= 0; at--) {
-    const message = input.messages[at]!
-    if (message.role !== "tool") break
-    toolResults.unshift(message)
-  }
-  let lastUserText: string | undefined
-  for (let at = input.messages.length - 1; at >= 0 && lastUserText === undefined; at--) {
-    const message = input.messages[at]!
-    if (message.role === "user") lastUserText = textOf(message.content)
-  }
-  return { input, headers, toolResults, lastUserText }
-}
-
-/** Plays a script on an open event stream; resolves once the answer is over. */
-const play = async (
-  script: Script,
-  input: AgUi.RunAgentInput,
-  response: http.ServerResponse,
-  socket: net.Socket
-): Promise<void> => {
-  const base = input.messages.length
-  let messages = 0
-  let calls = 0
-  let lastTextId: string | undefined
-  const write = (frame: string) => {
-    if (!response.destroyed) response.write(frame)
-  }
-  const emit = (value: AgUi.BaseEvent) => write(encoder.encodeSSE(value))
-
-  // `false`: the answer ended inside the script (an error, a drop, a hang).
-  const run = async (steps: Script): Promise<boolean> => {
-    for (const step of steps) {
-      switch (step._tag) {
-        case "Text": {
-          const messageId = step.messageId ?? `msg-${base}-${messages++}`
-          lastTextId = messageId
-          emit({ type: EventType.TEXT_MESSAGE_START, messageId, role: "assistant" } satisfies AgUi.TextMessageStartEvent)
-          for (const delta of step.deltas) {
-            emit({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta } satisfies AgUi.TextMessageContentEvent)
-          }
-          emit({ type: EventType.TEXT_MESSAGE_END, messageId } satisfies AgUi.TextMessageEndEvent)
-          break
-        }
-        case "Reasoning": {
-          if (step.legacy) {
-            write(legacyFrame({ type: "THINKING_START" }))
-            write(legacyFrame({ type: "THINKING_TEXT_MESSAGE_START" }))
-            for (const delta of step.deltas) write(legacyFrame({ type: "THINKING_TEXT_MESSAGE_CONTENT", delta }))
-            write(legacyFrame({ type: "THINKING_TEXT_MESSAGE_END" }))
-            write(legacyFrame({ type: "THINKING_END" }))
-            break
-          }
-          const messageId = step.messageId ?? `reasoning-${base}-${messages++}`
-          emit({ type: EventType.REASONING_START, messageId } satisfies AgUi.ReasoningStartEvent)
-          emit({ type: EventType.REASONING_MESSAGE_START, messageId, role: "reasoning" } satisfies AgUi.ReasoningMessageStartEvent)
-          for (const delta of step.deltas) {
-            emit({ type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta } satisfies AgUi.ReasoningMessageContentEvent)
-          }
-          emit({ type: EventType.REASONING_MESSAGE_END, messageId } satisfies AgUi.ReasoningMessageEndEvent)
-          emit({ type: EventType.REASONING_END, messageId } satisfies AgUi.ReasoningEndEvent)
-          break
-        }
-        case "ToolCall": {
-          const toolCallId = step.id ?? `call-${base}-${calls++}`
-          emit({
-            type: EventType.TOOL_CALL_START,
-            toolCallId,
-            toolCallName: step.name,
-            ...(lastTextId === undefined ? {} : { parentMessageId: lastTextId })
-          } satisfies AgUi.ToolCallStartEvent)
-          for (const delta of step.argumentDeltas) {
-            emit({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta } satisfies AgUi.ToolCallArgsEvent)
-          }
-          emit({ type: EventType.TOOL_CALL_END, toolCallId } satisfies AgUi.ToolCallEndEvent)
-          if (step.result !== undefined) {
-            emit({
-              type: EventType.TOOL_CALL_RESULT,
-              messageId: `result-${toolCallId}`,
-              toolCallId,
-              content: step.result,
-              role: "tool"
-            } satisfies AgUi.ToolCallResultEvent)
-            // Text after a server-side tool's result is a new message, as agents stream it.
-            lastTextId = undefined
-          }
-          break
-        }
-        case "Event":
-          emit(step.event)
-          break
-        case "Frame":
-          write(step.raw)
-          break
-        case "StepGroup": {
-          emit({ type: EventType.STEP_STARTED, stepName: step.name } satisfies AgUi.StepStartedEvent)
-          if (!(await run(step.steps))) return false
-          emit({ type: EventType.STEP_FINISHED, stepName: step.name } satisfies AgUi.StepFinishedEvent)
-          break
-        }
-        case "RunError":
-          emit({
-            type: EventType.RUN_ERROR,
-            message: step.message,
-            ...(step.code === undefined ? {} : { code: step.code })
-          } satisfies AgUi.RunErrorEvent)
-          response.end()
-          return false
-        case "HttpError":
-          throw new Error("AgUiAgent: httpError must be the first step of a script")
-        case "Drop":
-          // What was written goes out before the socket closes.
-          await new Promise<void>((done) => response.write("", () => done()))
-          socket.destroy()
-          return false
-        case "Hang":
-          return false
-      }
-    }
-    return true
-  }
-
-  emit({ type: EventType.RUN_STARTED, threadId: input.threadId, runId: input.runId } satisfies AgUi.RunStartedEvent)
-  if (await run(script)) {
-    emit({ type: EventType.RUN_FINISHED, threadId: input.threadId, runId: input.runId } satisfies AgUi.RunFinishedEvent)
-    response.end()
-  }
-}
-
 /**
  * Starts a scripted AG-UI agent on `127.0.0.1` (a free port).
  *
@@ -872,113 +538,7 @@ const play = async (
  * @since 0.2.0
  * @category Constructors
  */
-export const start = (options: StartOptions = {}): Promise<AgUiAgent> => {
-  const sockets = new Set<net.Socket>()
-  const requests: Array<RecordedRequest> = []
-  const initial: ScriptSource = options.script ?? scripts.text
-  let script: ScriptSource = initial
-  let runIndex = 0
-
-  const answer = async (
-    request: http.IncomingMessage,
-    response: http.ServerResponse,
-    body: string,
-    ended: Promise<"completed" | "closed">
-  ) => {
-    const headers = headersOf(request)
-    // A browser's preflight is the browser's business, not a request to the agent: not recorded.
-    if (request.method === "OPTIONS" && headers["access-control-request-method"] !== undefined) {
-      const requested = headers["access-control-request-headers"]
-      response.writeHead(204, {
-        ...CORS,
-        "access-control-allow-methods": "POST",
-        ...(requested === undefined ? {} : { "access-control-allow-headers": requested }),
-        "access-control-max-age": "600",
-        "content-length": "0"
-      })
-      return response.end()
-    }
-    const record = (input: AgUi.RunAgentInput | undefined, issues: ReadonlyArray<string>) =>
-      requests.push({ method: request.method ?? "GET", url: request.url ?? "/", headers, body, input, issues, ended })
-    if (request.method !== "POST") {
-      record(undefined, [`method ${request.method ?? "?"} is not POST`])
-      return sendJson(response, 405, { error: "Method not allowed" })
-    }
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(body)
-    } catch {
-      record(undefined, ["the body is not JSON"])
-      return sendJson(response, 400, { error: "The body is not JSON" })
-    }
-    const decoded = RunAgentInputSchema.safeParse(parsed)
-    if (!decoded.success) {
-      const issues = decoded.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
-      record(undefined, issues)
-      return sendJson(response, 422, { error: "Invalid RunAgentInput", issues })
-    }
-    // Validated by the schema above; zod types optional fields as `T | undefined`, which
-    // `exactOptionalPropertyTypes` tells apart from `RunAgentInput`'s absent ones.
-    const input = decoded.data as AgUi.RunAgentInput
-    record(input, [])
-    const context: ScriptContext = { runIndex: runIndex++ }
-    const steps = typeof script === "function" ? await script(requestOf(input, headers), context) : script
-    const first = steps[0]
-    if (first?._tag === "HttpError") return sendJson(response, first.status, first.body)
-    response.writeHead(200, { ...CORS, "content-type": encoder.getContentType(), "cache-control": "no-cache" })
-    response.flushHeaders()
-    await play(steps, input, response, request.socket)
-  }
-
-  const server = http.createServer((request, response) => {
-    const parts: Array<Buffer> = []
-    let settle: (outcome: "completed" | "closed") => void = () => {}
-    const ended = new Promise<"completed" | "closed">((resolve) => {
-      settle = resolve
-    })
-    response.on("finish", () => settle("completed"))
-    response.on("close", () => settle("closed"))
-    // A client that goes away mid-answer is part of the script's world, not a failure of the server.
-    response.on("error", () => {})
-    request.on("data", (part: Buffer) => parts.push(part))
-    request.on("end", () => {
-      answer(request, response, Buffer.concat(parts).toString("utf8"), ended).catch((error: unknown) => {
-        if (!response.headersSent) {
-          sendJson(response, 500, { error: error instanceof Error ? error.message : String(error) })
-        } else {
-          response.destroy()
-        }
-      })
-    })
-  })
-  server.on("connection", (socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-  return new Promise((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(options.port ?? 0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      resolve({
-        url: `http://127.0.0.1:${port}/agent`,
-        requests,
-        setScript: (next) => {
-          script = next
-        },
-        reset: () => {
-          script = initial
-          runIndex = 0
-          requests.length = 0
-        },
-        close: () =>
-          new Promise<void>((done) => {
-            for (const socket of sockets) socket.destroy()
-            server.close(() => done())
-          })
-      })
-    })
-  })
-}
+export const start: (options?: StartOptions) => Promise<AgUiAgent> = internalServer.start
 
 /**
  * A scripted AG-UI agent closed when the scope closes.
@@ -986,5 +546,4 @@ export const start = (options: StartOptions = {}): Promise<AgUiAgent> => {
  * @since 0.2.0
  * @category Constructors
  */
-export const scoped = (options: StartOptions = {}): Effect.Effect<AgUiAgent, never, Scope.Scope> =>
-  Effect.acquireRelease(Effect.promise(() => start(options)), (agent) => Effect.promise(() => agent.close()))
+export const scoped: (options?: StartOptions) => Effect.Effect<AgUiAgent, never, Scope.Scope> = internalServer.scoped

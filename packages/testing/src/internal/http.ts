@@ -21,6 +21,15 @@ export interface RequestContext {
   bearer: string | undefined
 }
 
+/** A request's headers by lower-cased name, a repeated header's values joined with `, `. */
+export const flattenHeaders = (req: IncomingMessage): { [name: string]: string } => {
+  const out: { [name: string]: string } = {}
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value
+  }
+  return out
+}
+
 export const sendJson = (
   res: ServerResponse,
   status: number,

@@ -3,20 +3,12 @@ import type { Socket } from "node:net"
 import type * as Script from "../Script.js"
 import type { RecordedRequest, TestServer, TestServerOptions, TestServerThreads, ThreadSeed } from "../TestServer.js"
 import type * as Wire from "../Wire.js"
-import { corsHeaders, parseBody, readBody, sendFailure, sendJson, type RequestContext } from "./http.js"
+import { corsHeaders, flattenHeaders, parseBody, readBody, sendFailure, sendJson, type RequestContext } from "./http.js"
 import { HttpFailure, nestError } from "./httpError.js"
 import { handleMcp } from "./mcpEndpoint.js"
 import { dispatch } from "./routes.js"
 import { ServerState } from "./state.js"
 import { threadWithMessagesToDto, byCreation } from "./store.js"
-
-const flattenHeaders = (req: IncomingMessage): { readonly [name: string]: string } => {
-  const out: { [name: string]: string } = {}
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value
-  }
-  return out
-}
 
 /** The API answers every preflight itself (NestJS's `cors: true`), before any guard. */
 const answerPreflight = (req: IncomingMessage, res: ServerResponse): void => {

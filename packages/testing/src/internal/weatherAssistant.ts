@@ -10,8 +10,11 @@ const CARD = "WeatherCard"
 
 const say = (sentence: string): Step => ({ _tag: "Text", deltas: words(sentence), close: false })
 
-/** Streams like a model would: one delta per word (with its leading space). */
-const words = (sentence: string): Array<string> => sentence.match(/\s*\S+/g) ?? [sentence]
+/**
+ * Streams like a model would: one delta per word (with its leading space). The AG-UI agent's
+ * weather assistant speaks the same way.
+ */
+export const words = (sentence: string): Array<string> => sentence.match(/\s*\S+/g) ?? [sentence]
 
 /** The argument name: the tool's first string property, else `city`. */
 const locationArgument = (tool: Wire.Tool): string => {
@@ -25,7 +28,8 @@ const locationArgument = (tool: Wire.Tool): string => {
   return "city"
 }
 
-const cityIn = (message: string): string => {
+/** The city a message asks about (`in Paris`, `for New York`), else San Francisco; the AG-UI agent's too. */
+export const cityIn = (message: string): string => {
   const match = /\b(?:in|for|at)\s+([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)*)/u.exec(message)
   return match?.[1] ?? "San Francisco"
 }
