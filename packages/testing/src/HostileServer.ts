@@ -23,6 +23,7 @@ import type * as Scope from "effect/Scope"
 import { Buffer } from "node:buffer"
 import * as http from "node:http"
 import type * as net from "node:net"
+import { flattenHeaders } from "./internal/http.js"
 
 /**
  * What the server does with one request.
@@ -247,14 +248,10 @@ export const start = (): Promise<HostileServer> => {
     const parts: Array<Buffer> = []
     request.on("data", (part: Buffer) => parts.push(part))
     request.on("end", () => {
-      const headers: Record<string, string> = {}
-      for (const [name, value] of Object.entries(request.headers)) {
-        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
-      }
       const recorded: HostileRequest = {
         method: request.method ?? "GET",
         url: request.url ?? "/",
-        headers,
+        headers: flattenHeaders(request),
         body: Buffer.concat(parts).toString("utf8")
       }
       requests.push(recorded)
