@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as TamboConfig from "../src/TamboConfig.js"
 import { type TamboError, TransportError } from "../src/TamboError.js"
-import { errorFromStatus } from "../src/internal/apiError.js"
+import { errorFromStatus } from "../src/internal/http/apiError.js"
 import * as Transport from "../src/TamboTransport.js"
 import { aliveAfterCollection, fields, readWeakly, useServer } from "./helpers.js"
 

@@ -1,6 +1,6 @@
 // What cannot be made on loopback with Node's fetch: the decisions themselves, including a browser's opaque answer.
 import { describe, expect, it } from "vitest"
-import { decideRedirect } from "../src/internal/redirects.js"
+import { decideRedirect } from "../src/internal/http/redirects.js"
 
 const from = "https://api.example.test/v1/threads/runs"
 

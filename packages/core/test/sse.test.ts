@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { makeSseDecoder } from "../src/internal/sse.js"
+import { makeSseDecoder } from "../src/internal/transport/sse.js"
 
 const encode = (s: string) => new TextEncoder().encode(s)
 

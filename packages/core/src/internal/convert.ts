@@ -1,6 +1,6 @@
 /** Conversions from the API's decoded thread and message shapes to the client's. */
 import { isRecord } from "effect/Predicate"
-import type * as Api from "./apiSchemas.js"
+import type * as Api from "./transport/apiSchemas.js"
 import type * as Types from "../Types.js"
 
 

@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import type * as ClientState from "../ClientState.js"
 import type { TamboError } from "../TamboError.js"
 import type { Content, TamboThread, TamboThreadMessage } from "../Types.js"
-import type * as Api from "./apiSchemas.js"
+import type * as Api from "./transport/apiSchemas.js"
 import { messageFromApi, threadFromApi } from "./convert.js"
 import { deepEqual } from "./jsonPatch.js"
 

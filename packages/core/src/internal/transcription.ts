@@ -16,11 +16,11 @@ import { TamboConfig } from "../TamboConfig.js"
 import { DecodeError, type TamboError, TranscriptionError, TransportError } from "../TamboError.js"
 import type { Credentials } from "../TamboTransport.js"
 import type { TranscribeOptions } from "../Transcription.js"
-import { errorFromStatus } from "./apiError.js"
-import { describeConnectionFailure, displayUrl } from "./connectionFailure.js"
-import { redirectError, RedirectRefused, sameOriginFetch } from "./redirects.js"
-import { parseRetryAfter } from "./retryAfter.js"
-import { safeCause } from "./safeCause.js"
+import { errorFromStatus } from "./http/apiError.js"
+import { describeConnectionFailure, displayUrl } from "./http/connectionFailure.js"
+import { redirectError, RedirectRefused, sameOriginFetch } from "./http/redirects.js"
+import { parseRetryAfter } from "./http/retryAfter.js"
+import { safeCause } from "./http/safeCause.js"
 
 /** The largest audio file the API transcribes: 25 MB. */
 export const MAX_AUDIO_BYTES = 25 * 1024 * 1024

@@ -1,7 +1,7 @@
 /**
  * One AG-UI run over HTTP: POST a `RunAgentInput` to the agent's URL and
  * decode its Server-Sent Events with the same chunk-level decoder as Tambo's
- * runs (`TamboTransport.decodeSse`, over `internal/sse.ts`): a `Stream` of
+ * runs (`TamboTransport.decodeSse`, over `internal/transport/sse.ts`): a `Stream` of
  * schema-decoded events, one output chunk per network read.
  *
  * - 4xx / 5xx: `ApiError` (status, the body's message), as for the Tambo API;
@@ -9,7 +9,7 @@
  *   (the headers may carry the app's credentials): `TransportError`
  *   (`Redirect`);
  * - a 429 / 502 / 503 / 504 or a failed connection is sent again with the
- *   Tambo transport's policy (`internal/retryPolicy.ts`: backoff, the
+ *   Tambo transport's policy (`internal/http/retryPolicy.ts`: backoff, the
  *   answer's `Retry-After` up to `maxRetryAfter`, at most `maxRetries`
  *   times), never once the body is being read;
  * - a body that breaks or ends before `RUN_FINISHED` / `RUN_ERROR`:
@@ -45,11 +45,11 @@ import {
   TransportError
 } from "../../TamboError.js"
 import { decodeSse, type RunStreamEvent } from "../../TamboTransport.js"
-import { errorFromStatus } from "../apiError.js"
-import { describeConnectionFailure, displayUrl, hasConnectionCode } from "../connectionFailure.js"
-import { parseRetryAfter } from "../retryAfter.js"
-import { isRetryable, retrySchedule, withinRetryAfter } from "../retryPolicy.js"
-import { safeCause } from "../safeCause.js"
+import { errorFromStatus } from "../http/apiError.js"
+import { describeConnectionFailure, displayUrl, hasConnectionCode } from "../http/connectionFailure.js"
+import { parseRetryAfter } from "../http/retryAfter.js"
+import { isRetryable, retrySchedule, withinRetryAfter } from "../http/retryPolicy.js"
+import { safeCause } from "../http/safeCause.js"
 import { expandChunks } from "./chunks.js"
 import { type AgentHeaders, resolveHeaders } from "./headers.js"
 import type * as Wire from "./wire.js"

@@ -1,14 +1,14 @@
 /**
  * The run calls: a run on a new thread or an existing one (also how tool
  * results continue a paused run), each the stream of its events
- * (`../runStream.ts`), and the cancellation of a run on the server.
+ * (runStream.ts), and the cancellation of a run on the server.
  *
  * @internal
  */
 import type TamboAI from "@tambo-ai/typescript-sdk"
 import * as Effect from "effect/Effect"
 import type { Credentials, RunRequest, TamboTransport } from "../../TamboTransport.js"
-import * as RunStream from "../runStream.js"
+import * as RunStream from "./runStream.js"
 import { headersOf, userKeyOf, withUserKey } from "./credentials.js"
 import { AnyBody, requestOptions, type Rest } from "./rest.js"
 

@@ -11,11 +11,11 @@ import * as Duration from "effect/Duration"
 import * as Redacted from "effect/Redacted"
 import type { Resolved } from "../../TamboConfig.js"
 import { type TamboError, TransportError } from "../../TamboError.js"
-import { errorFromStatus } from "../apiError.js"
-import { describeConnectionFailure, displayUrl } from "../connectionFailure.js"
-import { redirectError, RedirectRefused, sameOriginFetch } from "../redirects.js"
-import { parseRetryAfter } from "../retryAfter.js"
-import { safeCause } from "../safeCause.js"
+import { errorFromStatus } from "../http/apiError.js"
+import { describeConnectionFailure, displayUrl } from "../http/connectionFailure.js"
+import { redirectError, RedirectRefused, sameOriginFetch } from "../http/redirects.js"
+import { parseRetryAfter } from "../http/retryAfter.js"
+import { safeCause } from "../http/safeCause.js"
 
 /** The SDK client for a configuration; retries are ours (`Effect.retry`), not the SDK's. */
 export const makeSdk = (config: Resolved): TamboAI =>

@@ -2,7 +2,7 @@
  * The `TamboTransport` service, wired from its parts: the typescript-sdk
  * client (sdk.ts) and the REST calls through it (rest.ts), retried by the
  * configuration's policy; the run streams through `HttpClient`
- * (runs.ts, `../runStream.ts`); the calls about threads (threads.ts),
+ * (runs.ts, runStream.ts over sse.ts); the calls about threads (threads.ts),
  * suggestions and names (suggestions.ts) and tokens (tokens.ts).
  *
  * @internal
@@ -12,8 +12,8 @@ import * as Effect from "effect/Effect"
 import { TamboConfig } from "../../TamboConfig.js"
 import type { TamboError } from "../../TamboError.js"
 import type { TamboTransport } from "../../TamboTransport.js"
-import { isRetryable, retrySchedule, withinRetryAfter } from "../retryPolicy.js"
-import type * as RunStream from "../runStream.js"
+import { isRetryable, retrySchedule, withinRetryAfter } from "../http/retryPolicy.js"
+import type * as RunStream from "./runStream.js"
 import * as Rest from "./rest.js"
 import * as Runs from "./runs.js"
 import { makeSdk } from "./sdk.js"

@@ -9,7 +9,7 @@ import type TamboAI from "@tambo-ai/typescript-sdk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { TamboTransport } from "../../TamboTransport.js"
-import * as Api from "../apiSchemas.js"
+import * as Api from "./apiSchemas.js"
 import { withUserKey } from "./credentials.js"
 import { type Call, requestOptions, type Rest } from "./rest.js"
 

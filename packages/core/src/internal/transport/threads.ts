@@ -7,7 +7,7 @@
 import type TamboAI from "@tambo-ai/typescript-sdk"
 import * as Effect from "effect/Effect"
 import type { TamboTransport } from "../../TamboTransport.js"
-import * as Api from "../apiSchemas.js"
+import * as Api from "./apiSchemas.js"
 import { withUserKey } from "./credentials.js"
 import { AnyBody, definedOnly, requestOptions, type Rest } from "./rest.js"
 

@@ -11,7 +11,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { type ApiError, AuthError } from "../../TamboError.js"
 import type { AccessToken, TamboTransport } from "../../TamboTransport.js"
-import * as Api from "../apiSchemas.js"
+import * as Api from "./apiSchemas.js"
 import { definedOnly, requestOptions, type Rest } from "./rest.js"
 
 /** The token members of the service. */

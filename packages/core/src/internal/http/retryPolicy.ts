@@ -1,6 +1,6 @@
 /**
  * When a failed request is sent again, shared by the Tambo transport (its
- * REST calls and run requests) and the AG-UI transport (`agui/transport.ts`):
+ * REST calls and run requests) and the AG-UI transport (`internal/agui/transport.ts`):
  * a bounded, jittered exponential backoff that waits at least as long as the
  * server's `Retry-After`, and gives up at once when the server asks for more
  * than the caller allows.
@@ -9,7 +9,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
-import type { TamboError } from "../TamboError.js"
+import type { TamboError } from "../../TamboError.js"
 
 /**
  * Whether the failure may go away on its own: a 429/502/503/504, no connection, a timeout.

@@ -5,8 +5,8 @@
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ApiError, RunConflictError } from "../TamboError.js"
-import * as Api from "./apiSchemas.js"
+import { ApiError, RunConflictError } from "../../TamboError.js"
+import * as Api from "../transport/apiSchemas.js"
 
 const codeOf = (body: typeof Api.ErrorBody.Type | undefined): string | undefined => {
   if (body === undefined) return undefined

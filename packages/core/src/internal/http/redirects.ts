@@ -4,7 +4,7 @@
  * keeps its method and body, so only 307/308 are followed for one with a
  * body (301/302/303 would turn it into a GET); and a few hops at most.
  */
-import { TransportError } from "../TamboError.js"
+import { TransportError } from "../../TamboError.js"
 import { displayUrl } from "./connectionFailure.js"
 
 /** Hops a request follows before the next redirect is refused. */
