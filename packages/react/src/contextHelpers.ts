@@ -7,7 +7,8 @@
  */
 import type { ContextHelperFn } from "@tambo-effect/client"
 import { useEffect, useMemo, useSyncExternalStore } from "react"
-import { attachmentStoreFor, CONTEXT_ATTACHMENTS_HELPER, type ContextAttachment } from "./internal/attachmentStore.js"
+import { attachmentStoreFor, CONTEXT_ATTACHMENTS_HELPER } from "./internal/attachmentStore.js"
+import type { ContextAttachment } from "./types.js"
 import { useTamboContext } from "./internal/context.js"
 
 /**

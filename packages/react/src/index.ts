@@ -74,7 +74,7 @@ export {
    * @category Models
    */
   type StreamStatus
-} from "./internal/streamStatus.js"
+} from "./types.js"
 
 export {
   /**
@@ -82,7 +82,7 @@ export {
    * @category Models
    */
   type QueryState
-} from "./internal/useQuery.js"
+} from "./types.js"
 
 export {
   /**
@@ -90,7 +90,7 @@ export {
    * @category Models
    */
   type NotifyMode
-} from "./internal/clientHandle.js"
+} from "./types.js"
 
 export {
   /**
@@ -638,7 +638,7 @@ export {
    * @category Models
    */
   type StagedImage
-} from "./internal/stagedImages.js"
+} from "./types.js"
 
 export {
   /**
@@ -702,7 +702,7 @@ export {
    * @category Models
    */
   type ContextAttachment
-} from "./internal/attachmentStore.js"
+} from "./types.js"
 
 export {
   /**
@@ -774,7 +774,7 @@ export {
    * @category Models
    */
   type NewInteractableComponent
-} from "./internal/interactableStore.js"
+} from "./types.js"
 
 export {
   /**

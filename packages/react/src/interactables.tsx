@@ -20,10 +20,9 @@ import {
 } from "react"
 import { ComponentContext, type ComponentContextValue, useTamboContext } from "./internal/context.js"
 import {
-  type InteractableComponent,
-  type NewInteractableComponent,
   serializableProps
 } from "./internal/interactableStore.js"
+import type { InteractableComponent, NewInteractableComponent } from "./types.js"
 
 /**
  * How `withTamboInteractable` registers a component.

@@ -15,7 +15,8 @@ import type {
 import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import type { PendingElicitation } from "./internal/elicitationStore.js"
-import { type QueryState, useQuery } from "./internal/useQuery.js"
+import { useQuery } from "./internal/useQuery.js"
+import type { QueryState } from "./types.js"
 
 /**
  * The MCP servers of the provider's client, with their status

@@ -8,7 +8,8 @@ import type { ClientState, StreamingState, TamboThread } from "@tambo-effect/cli
 import { getThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
 import { useCallback } from "react"
 import { useTamboContext } from "./internal/context.js"
-import { type QueryState, useQuery } from "./internal/useQuery.js"
+import { useQuery } from "./internal/useQuery.js"
+import type { QueryState } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 
 /**

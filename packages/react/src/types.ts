@@ -1,7 +1,9 @@
 /**
  * The shapes React code sees: the client's thread and message types, with
- * component blocks carrying the element that renders them, and the
- * registration of a generative component.
+ * component blocks carrying the element that renders them, the
+ * registration of a generative component, and what the hooks return about
+ * streamed props, reads, staged images, context attachments and
+ * interactable components.
  *
  * @since 0.1.0
  */
@@ -14,6 +16,7 @@ import type {
   TextContent,
   ToolResultContent
 } from "@tambo-effect/client"
+import type { ToolAnnotations } from "@tambo-effect/core/Tool"
 import type { ComponentType, ReactElement } from "react"
 
 /**
@@ -85,4 +88,154 @@ export interface TamboComponent<Props = any> {
   readonly component: ComponentType<Props>
   /** Rendered instead of `component`, with the partial props, until the props are complete. */
   readonly loadingComponent?: ComponentType<Partial<Props>> | undefined
+}
+
+/**
+ * Where a component's props are, as a whole.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface StreamStatus {
+  /** Nothing received yet. */
+  readonly isPending: boolean
+  /** Props are arriving. */
+  readonly isStreaming: boolean
+  /** Every prop arrived: the props are final. */
+  readonly isSuccess: boolean
+  /** The run failed or was cancelled before the props were complete. */
+  readonly isError: boolean
+  readonly streamError?: Error | undefined
+}
+
+/**
+ * Where one prop is.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface PropStatus {
+  /** Not received yet. */
+  readonly isPending: boolean
+  /** Receiving: its value may still grow. */
+  readonly isStreaming: boolean
+  /** Complete. */
+  readonly isSuccess: boolean
+  readonly error?: Error | undefined
+}
+
+/**
+ * The state of a read: the last data, the last error, and whether a read is
+ * in flight.
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export interface QueryState<A> {
+  readonly data: A | undefined
+  readonly error: Error | undefined
+  /** No data yet and a read is due or in flight. */
+  readonly isLoading: boolean
+  /** A read is in flight (the first one or a refresh). */
+  readonly isFetching: boolean
+  readonly isError: boolean
+  readonly isSuccess: boolean
+  /** Reads again. */
+  readonly refetch: () => void
+}
+
+/**
+ * How store changes reach React: at most once per animation frame, or as
+ * the client notifies (at most once per microtask).
+ *
+ * @since 0.1.0
+ * @category Models
+ */
+export type NotifyMode = "animationFrame" | "microtask"
+
+/**
+ * An image added to the message being composed, read into a data URL (to
+ * show it before it is sent).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface StagedImage {
+  readonly id: string
+  readonly name: string
+  /** `data:<type>;base64,<data>`: usable as an `<img src>`. */
+  readonly dataUrl: string
+  readonly file: File
+  readonly size: number
+  /** The MIME type, `image/…`. */
+  readonly type: string
+}
+
+/**
+ * Context attached to the next message: sent as
+ * `additionalContext.contextAttachments` (a list of these), then dropped.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ContextAttachment {
+  readonly id: string
+  /** What a UI shows for it. */
+  readonly displayName?: string | undefined
+  /** What the model reads. */
+  readonly context: string
+  /** To group attachments of one kind. */
+  readonly type?: string | undefined
+}
+
+/**
+ * A component on the page that the model can read and change: its props
+ * and state as they are now, and how to describe it.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface InteractableComponent<Props = Record<string, unknown>, State = Record<string, unknown>> {
+  /** Unique per mounted instance: `<name>-<random>` unless given. */
+  readonly id: string
+  readonly name: string
+  readonly description: string
+  readonly component?: ComponentType<any> | undefined
+  /** The props as they are now: the parent's, with the model's changes on top (serializable ones only). */
+  readonly props: Props
+  readonly propsSchema?: SupportedSchema | undefined
+  readonly state?: State | undefined
+  readonly stateSchema?: SupportedSchema | undefined
+  /** Set for the next message only: the model is told the user picked this component. */
+  readonly isSelected?: boolean | undefined
+  /** Annotations of its update tools (default `tamboStreamableHint: true`). */
+  readonly annotations?: ToolAnnotations | undefined
+}
+
+/**
+ * What `addInteractableComponent` takes: a component without its id (or
+ * with one chosen by the caller).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type NewInteractableComponent =
+  & Omit<InteractableComponent, "id">
+  & { readonly id?: string | undefined }
+
+/**
+ * What the model sees of one interactable, under `additionalContext.interactables.components`.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface InteractableContextEntry {
+  readonly id: string
+  readonly componentName: string
+  readonly description: string
+  readonly props: unknown
+  readonly propsSchema: string
+  readonly state: unknown
+  readonly isSelected: boolean
+  readonly stateSchema: string
 }

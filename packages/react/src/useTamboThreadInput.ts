@@ -7,7 +7,7 @@
 import type { RunOptions } from "@tambo-effect/client"
 import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
-import type { StagedImage } from "./internal/stagedImages.js"
+import type { StagedImage } from "./types.js"
 
 /**
  * Options of `submit`: those of a run, except the thread (always the

@@ -1,21 +1,5 @@
 import type { ClientHandle } from "./clientHandle.js"
-
-/**
- * Context attached to the next message: sent as
- * `additionalContext.contextAttachments` (a list of these), then dropped.
- *
- * @since 0.2.0
- * @category Models
- */
-export interface ContextAttachment {
-  readonly id: string
-  /** What a UI shows for it. */
-  readonly displayName?: string | undefined
-  /** What the model reads. */
-  readonly context: string
-  /** To group attachments of one kind. */
-  readonly type?: string | undefined
-}
+import type { ContextAttachment } from "../types.js"
 
 /**
  * The name of the context helper that sends the attachments (upstream's).

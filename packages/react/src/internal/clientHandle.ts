@@ -7,15 +7,7 @@ import {
 } from "@tambo-effect/client"
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
 import type { McpConnections } from "@tambo-effect/core/Mcp"
-
-/**
- * How store changes reach React: at most once per animation frame, or as
- * the client notifies (at most once per microtask).
- *
- * @since 0.1.0
- * @category Models
- */
-export type NotifyMode = "animationFrame" | "microtask"
+import type { NotifyMode } from "../types.js"
 
 /** Fallback when frames do not come (a hidden tab), in milliseconds. */
 const FRAME_FALLBACK_MS = 100

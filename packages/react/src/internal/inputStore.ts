@@ -1,5 +1,6 @@
 import { type InputMessage, isAbortError } from "@tambo-effect/client"
-import { imageResource, isImage, type StagedImage, stageImages } from "./stagedImages.js"
+import { imageResource, isImage, stageImages } from "./stagedImages.js"
+import type { StagedImage } from "../types.js"
 
 /**
  * What `useTamboThreadInput` shows.

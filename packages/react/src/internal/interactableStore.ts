@@ -4,59 +4,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { isRecord } from "effect/Predicate"
-import type { ComponentType } from "react"
-
-/**
- * A component on the page that the model can read and change: its props
- * and state as they are now, and how to describe it.
- *
- * @since 0.2.0
- * @category Models
- */
-export interface InteractableComponent<Props = Record<string, unknown>, State = Record<string, unknown>> {
-  /** Unique per mounted instance: `<name>-<random>` unless given. */
-  readonly id: string
-  readonly name: string
-  readonly description: string
-  readonly component?: ComponentType<any> | undefined
-  /** The props as they are now: the parent's, with the model's changes on top (serializable ones only). */
-  readonly props: Props
-  readonly propsSchema?: Tool.SupportedSchema | undefined
-  readonly state?: State | undefined
-  readonly stateSchema?: Tool.SupportedSchema | undefined
-  /** Set for the next message only: the model is told the user picked this component. */
-  readonly isSelected?: boolean | undefined
-  /** Annotations of its update tools (default `tamboStreamableHint: true`). */
-  readonly annotations?: Tool.ToolAnnotations | undefined
-}
-
-/**
- * What `addInteractableComponent` takes: a component without its id (or
- * with one chosen by the caller).
- *
- * @since 0.2.0
- * @category Models
- */
-export type NewInteractableComponent =
-  & Omit<InteractableComponent, "id">
-  & { readonly id?: string | undefined }
-
-/**
- * What the model sees of one interactable, under `additionalContext.interactables.components`.
- *
- * @since 0.2.0
- * @category Models
- */
-export interface InteractableContextEntry {
-  readonly id: string
-  readonly componentName: string
-  readonly description: string
-  readonly props: unknown
-  readonly propsSchema: string
-  readonly state: unknown
-  readonly isSelected: boolean
-  readonly stateSchema: string
-}
+import type { InteractableComponent, InteractableContextEntry, NewInteractableComponent } from "../types.js"
 
 /** The name of the context helper and of the tools, as `@tambo-ai/react` has them. */
 export const CONTEXT_HELPER_NAME = "interactables"

@@ -1,22 +1,5 @@
 import type { ResourceContent } from "@tambo-effect/client"
-
-/**
- * An image added to the message being composed, read into a data URL (to
- * show it before it is sent).
- *
- * @since 0.2.0
- * @category Models
- */
-export interface StagedImage {
-  readonly id: string
-  readonly name: string
-  /** `data:<type>;base64,<data>`: usable as an `<img src>`. */
-  readonly dataUrl: string
-  readonly file: File
-  readonly size: number
-  /** The MIME type, `image/…`. */
-  readonly type: string
-}
+import type { StagedImage } from "../types.js"
 
 let counter = 0
 const newId = (): string =>

@@ -1,39 +1,6 @@
 import type { RunStatus, StreamingState, TamboComponentContent } from "@tambo-effect/client"
 import { isRecord } from "effect/Predicate"
-
-/**
- * Where a component's props are, as a whole.
- *
- * @since 0.1.0
- * @category Models
- */
-export interface StreamStatus {
-  /** Nothing received yet. */
-  readonly isPending: boolean
-  /** Props are arriving. */
-  readonly isStreaming: boolean
-  /** Every prop arrived: the props are final. */
-  readonly isSuccess: boolean
-  /** The run failed or was cancelled before the props were complete. */
-  readonly isError: boolean
-  readonly streamError?: Error | undefined
-}
-
-/**
- * Where one prop is.
- *
- * @since 0.1.0
- * @category Models
- */
-export interface PropStatus {
-  /** Not received yet. */
-  readonly isPending: boolean
-  /** Receiving: its value may still grow. */
-  readonly isStreaming: boolean
-  /** Complete. */
-  readonly isSuccess: boolean
-  readonly error?: Error | undefined
-}
+import type { PropStatus, StreamStatus } from "../types.js"
 
 const hasValue = (value: unknown): boolean => value !== undefined && value !== null && value !== ""
 

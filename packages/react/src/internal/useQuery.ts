@@ -1,24 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "react"
-
-/**
- * The state of a read: the last data, the last error, and whether a read is
- * in flight.
- *
- * @since 0.1.0
- * @category Models
- */
-export interface QueryState<A> {
-  readonly data: A | undefined
-  readonly error: Error | undefined
-  /** No data yet and a read is due or in flight. */
-  readonly isLoading: boolean
-  /** A read is in flight (the first one or a refresh). */
-  readonly isFetching: boolean
-  readonly isError: boolean
-  readonly isSuccess: boolean
-  /** Reads again. */
-  readonly refetch: () => void
-}
+import type { QueryState } from "../types.js"
 
 interface Slot<A> {
   readonly key: string | undefined
