@@ -21,3 +21,26 @@ describe("store model counterexamples: a state handed out never changes (handed-
     { kind: "turn" }
   ]))
 })
+
+describe("store model counterexamples: what runs record reaches the store in the order recorded (state)", () => {
+  // Defect: a draft whose thread changed under it (here: removed) was applied again after every
+  // other draft and write of its publication, not in the order recorded. Its RUN_STARTED, naming
+  // a thread the store no longer knows, then took the user's message of a new conversation
+  // recorded after it from the placeholder.
+  it("a run's chunk on a thread removed meanwhile, then a user's message on the placeholder", replay([
+    { kind: "chunk", slot: "t1", specs: [{ kind: "props", comp: 0, key: "a", value: 0 }], via: "record" },
+    { kind: "userMessage", slot: "new" },
+    { kind: "apply", actions: [{ kind: "remove", thread: "t1" }] },
+    { kind: "turn" }
+  ]))
+
+  // Same defect, with a new thread's run recorded before it: the new thread's RUN_STARTED (written,
+  // applied after the drafts) no longer found the user's message it should have moved.
+  it("a new thread's start, then a run's chunk on a thread removed meanwhile", replay([
+    { kind: "userMessage", slot: "new" },
+    { kind: "chunk", slot: "new", specs: [{ kind: "finish" }], via: "record" },
+    { kind: "chunk", slot: "t2", specs: [{ kind: "finish" }], via: "record" },
+    { kind: "apply", actions: [{ kind: "remove", thread: "t2" }] },
+    { kind: "turn" }
+  ]))
+})
