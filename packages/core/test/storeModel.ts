@@ -308,6 +308,7 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
 
   const readers: Array<Reader> = []
   const listeners: Array<Listener> = []
+  const writeResults: Array<string> = []
   const writes: Array<{ readonly threadId: string; readonly fiber: Fiber.RuntimeFiber<ClientState.ThreadState | undefined> }> = []
   const slots: Record<Slot, RunSlot> = {
     t1: { thread: "t1", started: false, runNo: 0, openMessages: new Set() },
@@ -434,12 +435,22 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
       if (recorded !== undefined) return handThread(recorded, "record")
     }
     // As a run does: it waits for the publication, while others go on.
-    writes.push({ threadId, fiber: Effect.runFork(writer.write(threadId, actions)) })
+    const recordedAt = step
+    const fiber = Effect.runFork(writer.write(threadId, actions))
+    // It resumes once its batch is in the store, with its thread as it is then.
+    fiber.addObserver((exit) => {
+      if (!Exit.isSuccess(exit)) return
+      const diff = difference(exit.value, ClientState.getThreadState(reference, threadId))
+      if (diff !== undefined) writeResults.push(`a write of thread ${threadId} at command #${recordedAt} resumed with ${diff}`)
+      handThread(exit.value, "write")
+    })
+    writes.push({ threadId, fiber })
   }
 
   const checkAll = async (command: Command, afterTurn: boolean) => {
     const now = peek()
     const where = `after command #${step} ${JSON.stringify(command)}`
+    if (writeResults.length > 0) fail("write-result", writeResults[0]!)
     const stateDiff = difference(now, reference)
     if (stateDiff !== undefined) fail("state", `${where}: store vs reference at ${stateDiff}`)
     for (const h of handed) {
@@ -499,11 +510,9 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
         }
         case "turn": {
           await nextImmediate()
-          // A run's write resumes once its batch is in the store: the thread it resumes with is the reference's then.
           for (const { fiber, threadId } of writes.splice(0)) {
             const exit = await Effect.runPromise(Fiber.await(fiber))
             if (!Exit.isSuccess(exit)) fail("write-result", `a write of thread ${threadId} failed: ${String(exit)}`)
-            else handThread(exit.value, "write")
           }
           // The readers' fibers take what was published.
           await nextImmediate()
@@ -511,6 +520,7 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
           // Nothing recorded is left after a turn: what made no change was folded by no publication.
           publish()
           afterTurn = true
+
           break
         }
         case "apply": {
