@@ -8,9 +8,10 @@
 // at once; what runs record (chunks of events, a user's message), when the writer publishes it.
 // The reference folds each change, batch by batch, in that order: the app's at its command, the
 // runs' chunks (in the order they were recorded) at the publication, which the harness sees as a
-// change of the store no command made (its own listener, which never reads the state). So after
-// EVERY command the store equals the reference; after a `turn` command (the event loop came round)
-// nothing recorded is left unpublished.
+// change of the store no command made (its own listener, which never reads the state). A chunk
+// that changes nothing on its thread as the run last saw it is done when recorded: the writer
+// keeps nothing of it. So after EVERY command the store equals the reference; after a `turn`
+// command (the event loop came round) nothing recorded is left unpublished.
 //
 // After every command, the invariants:
 //   state          the store's state (read without handing it out) equals the reference's
@@ -47,6 +48,8 @@ export type Spec =
   | { readonly kind: "endComponent"; readonly comp: number }
   | { readonly kind: "pause"; readonly call: number }
   | { readonly kind: "finish" }
+  /** More deltas than the writer's drafts hold before it publishes without waiting for the event loop. */
+  | { readonly kind: "flood"; readonly msg: number }
 
 /** A run: on thread t1, on t2, or a new thread started from the placeholder. */
 export type Slot = "t1" | "t2" | "new"
@@ -64,7 +67,10 @@ export type AppAction =
   | { readonly kind: "reconcile"; readonly thread: Target }
   | { readonly kind: "lastRun"; readonly thread: Target; readonly runId: string }
 
-/** How a run hands a chunk to the writer: as a run's step does (`record`, else `write`), or as its start does. */
+/**
+ * How a run hands a chunk to the writer: as a run's step does (`record`, else `write`), as its
+ * start does (`recordOrWrite`, the same), or `write`, which waits for the publication either way.
+ */
 export type Via = "record" | "recordOrWrite" | "write"
 
 export type Command =
@@ -77,8 +83,9 @@ export type Command =
   | { readonly kind: "appWrite"; readonly actions: ReadonlyArray<AppAction> }
   /** The app writes a deep copy of the state (a rehydrated store): same values, new identities. */
   | { readonly kind: "appRehydrate" }
-  | { readonly kind: "read"; readonly how: "get" | "getSnapshot" }
-  | { readonly kind: "subscribeChanges" }
+  | { readonly kind: "read"; readonly how: "get" | "getSnapshot" | "getThread" }
+  /** A reader of `changes`, or of one thread's changes (`threadChanges`). */
+  | { readonly kind: "subscribeChanges"; readonly thread?: "t1" }
   | { readonly kind: "unsubscribeChanges" }
   | { readonly kind: "listen"; readonly reads: boolean }
   | { readonly kind: "unlisten" }
@@ -96,7 +103,8 @@ const spec: fc.Arbitrary<Spec> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("endComponent" as const), comp: small }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("pause" as const), call: small }) },
-  { weight: 1, arbitrary: fc.constant({ kind: "finish" as const }) }
+  { weight: 1, arbitrary: fc.constant({ kind: "finish" as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("flood" as const), msg: small }) }
 )
 
 const slot = fc.constantFrom<Slot>("t1", "t2", "new")
@@ -133,8 +141,9 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("appWrite" as const), actions: appActions }) },
   { weight: 1, arbitrary: fc.constant({ kind: "appRehydrate" as const }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("read" as const), how: fc.constantFrom("get" as const, "getSnapshot" as const) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("read" as const), how: fc.constantFrom("get" as const, "getSnapshot" as const, "getThread" as const) }) },
   { weight: 2, arbitrary: fc.constant({ kind: "subscribeChanges" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "subscribeChanges" as const, thread: "t1" as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: "unsubscribeChanges" as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("listen" as const), reads: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ kind: "unlisten" as const }) }
@@ -234,7 +243,10 @@ interface RunSlot {
 
 interface Reader {
   readonly fiber: Fiber.RuntimeFiber<void>
-  last: ClientState.ClientState | undefined
+  /** A reader of one thread's changes; else of the state's. */
+  readonly thread: string | undefined
+  last: unknown
+  received: boolean
 }
 
 interface Listener {
@@ -251,6 +263,9 @@ interface Handed {
   readonly how: string
   readonly at: number
 }
+
+/** Deltas in a flood: past the 1,024 events the writer's drafts hold before publishing at once. */
+const FLOOD = 1_100
 
 const nextImmediate = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -273,12 +288,19 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
   let pending: Array<ReadonlyArray<ClientState.Action>> = []
   // Whether a change of the store now is one a command makes (else it is a publication).
   let commanding = false
+  // The reference after each publication seen, and the thread each run last had from `record`
+  // since the last one (its draft, if the writer holds one).
+  const publications: Array<ClientState.ClientState> = []
+  const lastRecorded = new Map<string, ClientState.ThreadState>()
   const publish = () => {
     for (const batch of pending) reference = ClientState.reduce(reference, batch)
     pending = []
+    lastRecorded.clear()
   }
   const ownListener = store.subscribe(() => {
-    if (!commanding) publish()
+    if (commanding) return
+    publish()
+    publications.push(reference)
   })
   /** A change the command makes, to the store and to the reference. */
   const commandChange = (actions: ReadonlyArray<ClientState.Action>, change: () => void) => {
@@ -417,6 +439,13 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
             value: { pendingToolCalls: [{ toolCallId: id("call", x.call), toolName: "probe", arguments: "{}" }] }
           })
           break
+        case "flood":
+          if (!run.openMessages.has(x.msg)) {
+            run.openMessages.add(x.msg)
+            events.push({ type: "TEXT_MESSAGE_START", messageId: id("m", x.msg), role: "assistant" })
+          }
+          for (let i = 0; i < FLOOD; i++) events.push({ type: "TEXT_MESSAGE_CONTENT", messageId: id("m", x.msg), delta: "." })
+          break
         case "finish":
           events.push({ type: "RUN_FINISHED", threadId, runId })
           run.started = false
@@ -428,24 +457,38 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
   }
 
   /** What a run hands the writer: recorded into its draft, or written (resumed at the publication). */
+  /**
+   * What a run hands the writer. `record` first, as a run's step does: into the run's draft, or
+   * `undefined` and then written (`write`), the run waiting for the publication while others go
+   * on. `write` (as a run's start does) is the same `record`, then a wait for the thread's draft.
+   */
   const runRecords = (threadId: string, actions: ReadonlyArray<ClientState.Action>, via: Via) => {
     pending.push(actions)
-    if (via !== "write") {
-      const recorded = writer.record(threadId, actions)
-      if (recorded !== undefined) return handThread(recorded, "record")
+    const seen = lastRecorded.get(threadId) ?? ClientState.getThreadState(peek(), threadId)
+    const recorded = writer.record(threadId, actions)
+    if (recorded !== undefined) {
+      handThread(recorded, "record")
+      lastRecorded.set(threadId, recorded)
+      // The chunk changed nothing on its thread as the run saw it: done, the writer keeps nothing of it.
+      if (recorded === seen && pending.at(-1) === actions) pending.pop()
+      if (via !== "write") return
     }
-    // As a run does: it waits for the publication, while others go on.
-    const recordedAt = step
-    const fiber = Effect.runFork(writer.write(threadId, actions))
-    // It resumes once its batch is in the store, with its thread as it is then.
+    const calledAt = step
+    const publicationsBefore = publications.length
+    const referenceBefore = reference
+    const fiber = Effect.runFork(writer.write(threadId, recorded === undefined ? actions : []))
+    // It resumes once its batch is in the store (or at once, with nothing of its thread pending),
+    // with its thread as it is then.
     fiber.addObserver((exit) => {
       if (!Exit.isSuccess(exit)) return
-      const diff = difference(exit.value, ClientState.getThreadState(reference, threadId))
-      if (diff !== undefined) writeResults.push(`a write of thread ${threadId} at command #${recordedAt} resumed with ${diff}`)
+      const expected = publications[publicationsBefore] ?? referenceBefore
+      const diff = difference(exit.value, ClientState.getThreadState(expected, threadId))
+      if (diff !== undefined) writeResults.push(`a write of thread ${threadId} at command #${calledAt} resumed with ${diff}`)
       handThread(exit.value, "write")
     })
     writes.push({ threadId, fiber })
   }
+
 
   const checkAll = async (command: Command, afterTurn: boolean) => {
     const now = peek()
@@ -469,8 +512,9 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
     }
     if (afterTurn) {
       for (const reader of readers) {
-        if (reader.last !== now) {
-          fail("readers", `${where}: a changes reader's last value ${reader.last === undefined ? "is missing" : "is not the state"}`)
+        const expected = reader.thread === undefined ? now : ClientState.getThreadState(now, reader.thread)
+        if (reader.last !== expected) {
+          fail("readers", `${where}: a ${reader.thread === undefined ? "changes" : "threadChanges"} reader's last value is not the state's`)
         }
       }
     }
@@ -554,26 +598,34 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
           break
         }
         case "read": {
-          const state = command.how === "get" ? Effect.runSync(store.get) : store.getSnapshot()
-          hand(state, command.how)
+          if (command.how === "getThread") handThread(Effect.runSync(store.getThread("t1")), "getThread")
+          else hand(command.how === "get" ? Effect.runSync(store.get) : store.getSnapshot(), command.how)
           break
         }
         case "subscribeChanges": {
           if (readers.length >= 2) break
+          const thread = command.thread
+          const seen = (value: unknown) =>
+            Effect.sync(() => {
+              reader.last = value
+              reader.received = true
+              if (thread === undefined) hand(value as ClientState.ClientState, "a changes reader")
+              else handThread(value as ClientState.ThreadState | undefined, "a threadChanges reader")
+            })
           const reader: Reader = {
             fiber: Effect.runFork(
-              Stream.runForEach(store.changes, (state) =>
-                Effect.sync(() => {
-                  reader.last = state
-                  hand(state, "a changes reader")
-                }))
+              thread === undefined
+                ? Stream.runForEach(store.changes, seen)
+                : Stream.runForEach(ThreadStore.threadChanges(store, thread), seen)
             ),
-            last: undefined
+            thread,
+            last: undefined,
+            received: false
           }
           readers.push(reader)
-          // Subscribed once it has the state (microtasks: the writer's turn may come too, and is seen as such).
-          for (let i = 0; i < 20 && reader.last === undefined; i++) await nextImmediate()
-          if (reader.last === undefined) fail("readers", "a new changes reader got no state")
+          // Subscribed once it has the state (the writer's turn may come meanwhile, and is seen as such).
+          for (let i = 0; i < 20 && !reader.received; i++) await nextImmediate()
+          if (!reader.received) fail("readers", "a new changes reader got no state")
           break
         }
         case "unsubscribeChanges": {
