@@ -49,7 +49,7 @@ describe("the store model's commands", () => {
       }
     }
     for (const label of [
-      "chunk t1", "chunk t2", "chunk new", "userMessage", "turn", "apply", "update", "appWrite", "appRehydrate",
+      "chunk t1", "chunk t2", "chunk new", "userMessage", "turn", "apply", "update", "appWrite", "appRehydrate", "restore",
       "read", "subscribeChanges", "unsubscribeChanges", "listen", "unlisten", "chunk by record", "chunk by recordOrWrite",
       "chunk by write", "text", "endText", "tool", "component", "props", "endComponent", "pause", "finish", "flood",
       "threadChanges", "get", "getSnapshot", "getThread"
