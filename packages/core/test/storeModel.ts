@@ -482,13 +482,19 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
     const publicationsBefore = publications.length
     const referenceBefore = reference
     const fiber = Effect.runFork(writer.write(threadId, recorded === undefined ? actions : []))
-    // It resumes once its batch is in the store (or at once, with nothing of its thread pending),
-    // with its thread as it is then.
+    // It resumes once its batch is in the store, with its thread as it is then: after the first
+    // publication seen since, or one that changed nothing (not seen: the state with what was
+    // pending), or at once when nothing of its thread was pending.
     fiber.addObserver((exit) => {
       if (!Exit.isSuccess(exit)) return
-      const expected = publications[publicationsBefore] ?? referenceBefore
-      const diff = difference(exit.value, ClientState.getThreadState(expected, threadId))
-      if (diff !== undefined) writeResults.push(`a write of thread ${threadId} at command #${calledAt} resumed with ${diff}`)
+      const unchanged = pending.reduce(ClientState.reduce, reference)
+      const candidates = publications.length > publicationsBefore
+        ? [publications[publicationsBefore]!]
+        : [unchanged, referenceBefore]
+      const diffs = candidates.map((state) => difference(exit.value, ClientState.getThreadState(state, threadId)))
+      if (diffs.every((diff) => diff !== undefined)) {
+        writeResults.push(`a write of thread ${threadId} at command #${calledAt} resumed with ${diffs[0]}`)
+      }
       handThread(exit.value, "write")
     })
     writes.push({ threadId, fiber })
