@@ -7,8 +7,9 @@
  * event loop).
  *
  * Someone else may still write a run's thread meanwhile (a rename, a
- * deletion): a draft whose thread changed under it is applied again, action
- * by action, on the thread as it now is, so nothing is lost either way.
+ * deletion): when a draft's thread changed under it, everything recorded
+ * since the last publication is applied again, action by action and in the
+ * order recorded, on the state as it now is, so nothing is lost either way.
  *
  * @internal
  */
@@ -51,7 +52,6 @@ interface Draft {
   /** The thread in the store when the draft began. */
   readonly base: ClientState.ThreadState
   next: ClientState.ThreadState
-  readonly actions: Array<ClientState.Action>
 }
 
 /**
@@ -74,28 +74,24 @@ const later: (f: () => void) => void = typeof setImmediate === "function"
   : (f) => void setTimeout(f, 0)
 
 /**
- * The state with every draft in it: a draft whose thread is still its base
- * replaces it, any other is applied again on the thread as it is now. The
- * thread map is changed `inPlace` where the store allows it, else copied.
+ * The state with every draft in it, each replacing its thread, or `undefined`
+ * when a draft's thread is no longer its base: what was recorded must then be
+ * applied again, in order. The thread map is changed `inPlace` where the
+ * store allows it, else copied.
  */
 const withDrafts = (
   state: ClientState.ClientState,
   drafts: ReadonlyMap<string, Draft>,
   inPlace: boolean
-): ClientState.ClientState => {
+): ClientState.ClientState | undefined => {
   if (drafts.size === 0) return state
-  let threadMap: Record<string, ClientState.ThreadState> | undefined
-  const again: Array<ClientState.Action> = []
+  // Checked before anything is written: the map may be the store's own.
   for (const draft of drafts.values()) {
-    if (getOwn(state.threadMap, draft.threadId) === draft.base) {
-      threadMap ??= inPlace ? state.threadMap as Record<string, ClientState.ThreadState> : copyRecord(state.threadMap)
-      setOwn(threadMap, draft.threadId, draft.next)
-    } else {
-      for (const action of draft.actions) again.push(action)
-    }
+    if (getOwn(state.threadMap, draft.threadId) !== draft.base) return undefined
   }
-  const next = threadMap === undefined ? state : { threadMap, currentThreadId: state.currentThreadId }
-  return again.length === 0 ? next : ClientState.reduce(next, again)
+  const threadMap = inPlace ? state.threadMap as Record<string, ClientState.ThreadState> : copyRecord(state.threadMap)
+  for (const draft of drafts.values()) setOwn(threadMap, draft.threadId, draft.next)
+  return { threadMap, currentThreadId: state.currentThreadId }
 }
 
 /** Events the drafts may hold before they are published without waiting for the event loop. */
@@ -132,6 +128,10 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
     // threads they touch: what is recorded for one of those joins them, to keep the order.
     let beyond: Array<ClientState.Action> = []
     let beyondThreads = new Set<string>()
+    // Everything recorded or written since the last publication, in order: applied again when a
+    // draft's thread changed under it (a draft's actions alone, applied after the others, could
+    // meet a placeholder another run's later actions had already changed).
+    let recorded: Array<ClientState.Action> = []
     // Who waits for the next update, resumed with its outcome.
     let waiting: Array<(exit: Exit.Exit<ClientState.ClientState>) => void> = []
     let scheduled = false
@@ -143,11 +143,14 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
     const publishing = (state: ClientState.ClientState, inPlace: boolean): ClientState.ClientState => {
       const taken = drafts
       const actions = beyond
+      const all = recorded
       drafts = new Map()
       beyond = []
       beyondThreads = new Set()
+      recorded = []
       heldEvents = 0
       const next = withDrafts(state, taken, inPlace)
+      if (next === undefined) return ClientState.reduce(state, all)
       return actions.length === 0 ? next : ClientState.reduce(next, actions)
     }
     const publish = Effect.suspend(() => {
@@ -212,12 +215,9 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
       if (next === undefined || Object.keys(after.threadMap).length !== 1 || after.currentThreadId !== alone.currentThreadId) {
         return undefined
       }
-      if (draft === undefined) {
-        drafts.set(threadId, { threadId, base, next, actions: actions.slice() })
-      } else {
-        draft.next = next
-        for (const action of actions) draft.actions.push(action)
-      }
+      if (draft === undefined) drafts.set(threadId, { threadId, base, next })
+      else draft.next = next
+      for (const action of actions) recorded.push(action)
       for (const action of actions) heldEvents += action.type === "EVENTS" ? action.events.length : 1
       // Runs reading bytes already received do not let the event loop come round: their
       // drafts would hold every event until then. They are published without waiting.
@@ -237,6 +237,7 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
         if (actions.length > 0 && record(threadId, actions) === undefined) {
           for (const action of actions) {
             beyond.push(action)
+            recorded.push(action)
             touched(action, beyondThreads)
           }
         }

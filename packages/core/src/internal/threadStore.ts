@@ -62,6 +62,8 @@ const changesOf = (
           view.readers++
           if (!view.refBehind) return Effect.void
           view.refBehind = false
+          // The reader is handed the current state: its thread map is no longer the store's alone.
+          view.exposed = true
           return SubscriptionRef.update(ref, () => view.current)
         }),
         () => Effect.sync(() => view.readers--)
