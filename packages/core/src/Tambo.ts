@@ -327,6 +327,11 @@ export declare namespace Tambo {
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     readonly updateThreadName: (threadId: string, name: string) => Effect.Effect<void, TamboError>
     readonly generateThreadName: (threadId: string) => Effect.Effect<Option.Option<string>, TamboError>
+    /**
+     * Deletes a thread on the server and from the store. A run of this
+     * client on the thread is cancelled first, so the thread does not come
+     * back with the run's last events.
+     */
     readonly deleteThread: (threadId: string) => Effect.Effect<void, TamboError>
     /**
      * Cancels the active run of a thread (default: the current one; the

@@ -1,7 +1,12 @@
 import { Script, type RecordedRequest } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
@@ -176,6 +181,32 @@ describe("threads", () => {
       const error = yield* Effect.flip(tambo.deleteThread(drop.id))
       expect(error._tag).toBe("ApiError")
       expectUserKeyOnEveryRequest()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("deleteThread of a thread a run streams on cancels the run first: the thread does not come back", () =>
+    Effect.gen(function* () {
+      const drop = seed("drop")
+      server().setScript([Script.text("Partial"), Script.hang()])
+      const tambo = yield* Tambo.Tambo
+      const streaming = yield* Deferred.make<void>()
+      const running = yield* tambo.run("wait forever", { threadId: drop.id }).pipe(
+        Stream.tap(({ event }) => event.type === "TEXT_MESSAGE_CONTENT" ? Deferred.succeed(streaming, undefined) : Effect.void),
+        Stream.runDrain,
+        Effect.fork
+      )
+      yield* Deferred.await(streaming)
+      yield* tambo.deleteThread(drop.id)
+      const exit = yield* Fiber.await(running)
+      expect(Exit.isFailure(exit) && Option.map(Cause.failureOption(exit.cause), (e) => e._tag)).toEqual(
+        Option.some("RunCancelledError")
+      )
+      // Whatever the run still had to publish is in by now: the thread stays gone.
+      yield* Effect.sleep("20 millis")
+      expect((yield* tambo.state).threadMap[drop.id]).toBeUndefined()
+      expect(server().threads.get(drop.id)).toBeUndefined()
+      // The run's cancellation reached the server before the thread went.
+      const methods = server().requests.filter((r) => r.path.includes(drop.id)).map((r) => r.method)
+      expect(methods.indexOf("DELETE")).toBeLessThan(methods.lastIndexOf("DELETE"))
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("suggestions: generated for a run's reply, then listed", () =>

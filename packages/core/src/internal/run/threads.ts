@@ -92,12 +92,23 @@ export const renameThread = (env: Env.Env, threadId: string, name: string): Effe
     Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name } }])
   )
 
-/** Deletes a thread on the server, then from the store. @internal */
+/**
+ * Deletes a thread on the server, then from the store. A run of this client on the thread is
+ * cancelled first, and let go of the thread: its last writes would otherwise bring it back.
+ *
+ * @internal
+ */
 export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
-  Effect.zipRight(
-    Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)),
-    Env.apply(env, [{ type: "REMOVE_THREAD", threadId }])
-  )
+  Effect.suspend(() => {
+    const active = env.activeRuns.get(threadId)
+    return Effect.zipRight(
+      active === undefined ? Effect.void : Effect.zipRight(active.cancel, active.done),
+      Effect.zipRight(
+        Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)),
+        Env.apply(env, [{ type: "REMOVE_THREAD", threadId }])
+      )
+    )
+  })
 
 /** Asks the API to name a thread, and records the name. @internal */
 export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effect<Option.Option<string>, TamboError> =>
