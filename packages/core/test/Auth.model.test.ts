@@ -9,6 +9,7 @@
 //
 // Seeded, so a failure reproduces. Environment, for longer or targeted local runs:
 //   MODEL_RUNS (default 300), MODEL_SEED (default 8693), MODEL_MAX_COMMANDS (default 20).
+//   MODEL_INVARIANTS: a comma list of the invariants to check (default: all of them).
 // A counterexample it shrinks to goes to Auth.counterexamples.test.ts as a named test.
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -25,7 +26,7 @@ describe("Auth's token exchange and refresh, model-based", () => {
       fc.asyncProperty(commandsArbitrary(MODEL_MAX_COMMANDS), (sequence: Sequence) => Effect.runPromise(Effect.asVoid(runSequence(sequence)))),
       { numRuns: MODEL_RUNS, seed: MODEL_SEED }
     )
-  })
+  }, Math.max(60_000, MODEL_RUNS * 200))
 
   // The property is only as good as what it generates: every kind of step comes up often.
   it("the sequences cover refreshes, hung exchanges, refusals, failures, 401 retries and rotations", () => {
