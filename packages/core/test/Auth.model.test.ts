@@ -1,14 +1,15 @@
 // A model-based test of Auth's token exchange and refresh. fast-check generates sequences of
 // commands (requests for credentials, calls through withCredentials that may answer 401 once,
 // time passing, the token endpoint's next answers, releases of hung exchanges, setUserToken,
-// invalidate, several requests at once) played against the real Auth service for a userToken,
-// over a token endpoint the test controls, on the TestClock. A plain model of the documented
-// behaviour predicts, after every command, the exchanges asked of the endpoint, the published
-// AuthState, and what every request got; the named invariants of the brief are checked besides.
-// At the end the service's scope closes: no fiber and no refresh timer may be left.
+// invalidate, several requests at once, a waiting request giving up) played against the real
+// Auth service for a userToken, over a token endpoint the test controls, on the TestClock. A
+// plain model of the documented behaviour predicts, after every command, the exchanges asked of
+// the endpoint, the published AuthState, and what every request got; the invariants named in
+// ./auth/model.ts are checked besides. At the end the service's scope closes: no fiber and no
+// refresh timer may be left.
 //
 // Seeded, so a failure reproduces. Environment, for longer or targeted local runs:
-//   MODEL_RUNS (default 300), MODEL_SEED (default 8693), MODEL_MAX_COMMANDS (default 20).
+//   MODEL_RUNS (default 300), MODEL_SEED (default 8693), MODEL_MAX_COMMANDS (default 20);
 //   MODEL_INVARIANTS: a comma list of the invariants to check (default: all of them).
 // A counterexample it shrinks to goes to Auth.counterexamples.test.ts as a named test.
 import { describe, expect, it } from "@effect/vitest"
@@ -45,6 +46,7 @@ describe("Auth's token exchange and refresh, model-based", () => {
       "rotated while hung": 50,
       "waited": 50,
       "served from cache": 50,
+      "gave up": 50,
       // Requests still waiting on an exchange of a replaced user token when it answers: rarer.
       "stale old waiter": 10
     }

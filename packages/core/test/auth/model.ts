@@ -15,7 +15,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as fc from "effect/FastCheck"
-import type * as Fiber from "effect/Fiber"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
@@ -55,6 +55,8 @@ export type Command =
   | { readonly kind: "setUserToken"; readonly which: "new" | "same" | "previous" }
   /** Forgets the latest token issued, the first one, or whatever is cached (no argument). */
   | { readonly kind: "invalidate"; readonly which: "latest" | "first" | "all" }
+  /** The oldest request still waiting gives up (its fiber is interrupted). */
+  | { readonly kind: "cancel" }
 
 /** How the endpoint answers the first exchange, then the commands. */
 export interface Sequence {
@@ -94,6 +96,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
       which
     }))
   },
+  { weight: 2, arbitrary: fc.constant({ kind: "cancel" as const }) },
   {
     weight: 1,
     arbitrary: fc.constantFrom("latest" as const, "first" as const, "all" as const).map((which) => ({
@@ -136,8 +139,12 @@ interface ModelRequest {
   readonly ask: Ask
   /** The exchanges whose tokens it was handed, in order. */
   readonly tokens: Array<number>
-  /** Done: with the last token handed, or failed with the outcome of exchange `n`. */
-  result: { readonly ok: true } | { readonly ok: false; readonly n: number } | undefined
+  /** Done: with the last token handed, failed with the outcome of exchange `n`, or given up. */
+  result:
+    | { readonly _tag: "ok" }
+    | { readonly _tag: "failed"; readonly n: number }
+    | { readonly _tag: "interrupted" }
+    | undefined
 }
 
 type Slot =
@@ -245,7 +252,7 @@ export class Model {
   /** Request `r` gets the outcome of exchange `n`. */
   hand(r: ModelRequest, n: number): void {
     if (this.exchange(n).outcome!._tag !== "ok") {
-      r.result = { ok: false, n }
+      r.result = { _tag: "failed", n }
       return
     }
     r.tokens.push(n)
@@ -255,7 +262,7 @@ export class Model {
       this.decide(r)
       return
     }
-    r.result = { ok: true }
+    r.result = { _tag: "ok" }
   }
 
   /** What request `r` does about the slot. */
@@ -272,7 +279,7 @@ export class Model {
         this.exchange(this.slot.n).waiters.push(r)
         return
       case "Refused":
-        r.result = { ok: false, n: this.slot.n }
+        r.result = { _tag: "failed", n: this.slot.n }
         return
     }
     this.exchange(this.start()).waiters.push(r)
@@ -316,6 +323,15 @@ export class Model {
     this.subject = next
     this.start()
     this.drain()
+  }
+
+  /** The oldest request still waiting gives up; the exchange it waits for goes on for the others. */
+  cancel(): void {
+    const r = this.requests.find((x) => x.result === undefined)
+    if (r === undefined) return
+    for (const e of this.exchanges) e.waiters = e.waiters.filter((x) => x !== r)
+    r.result = { _tag: "interrupted" }
+    this.count("gave up")
   }
 
   release(o: Outcome): void {
@@ -451,6 +467,8 @@ const step = (model: Model, command: Command, subject: string | undefined, inval
       return model.setUserToken(subject!)
     case "invalidate":
       return model.invalidate(invalidated)
+    case "cancel":
+      return model.cancel()
   }
 }
 
@@ -540,7 +558,7 @@ export const runSequence = (
             invariant("one-retry-after-401", r.handed.length === (r.ask === "call401" ? 2 : 1), () =>
               `call ${i} (${r.ask}) ran ${r.handed.length} times${where()}`)
           }
-          if (Exit.isFailure(exit)) {
+          if (Exit.isFailure(exit) && !Exit.isInterrupted(exit)) {
             const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
             invariant("refusal-is-typed", error instanceof AuthError && error.reason === "ExchangeFailed", () =>
               `request ${i} (${r.ask}) ended ${json(exit)}${where()}`)
@@ -579,11 +597,16 @@ export const runSequence = (
               m.result === undefined ? "waiting" : "done"
             }${where()}`)
           if (exit === null) continue
-          const status = m.result!.ok ? undefined : errorStatusOf(model.exchange(m.result!.n).outcome!)
+          const result = m.result!
+          const status = result._tag === "failed" ? errorStatusOf(model.exchange(result.n).outcome!) : undefined
           const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
           invariant(
             "outcome-as-modelled",
-            m.result!.ok ? Exit.isSuccess(exit) : error instanceof AuthError && error.status === status,
+            result._tag === "ok"
+              ? Exit.isSuccess(exit)
+              : result._tag === "interrupted"
+              ? Exit.isInterrupted(exit)
+              : error instanceof AuthError && error.status === status,
             () => `request ${i} (${r.ask}) ended ${json(exit)}, the model says ${json(m.result)} (status ${status})${where()}`
           )
         }
@@ -616,6 +639,11 @@ export const runSequence = (
           }
           yield* auth.setUserToken(Redacted.make(subject!))
           break
+        case "cancel": {
+          const waiting = requests.find((r) => r.fiber.unsafePoll() === null)
+          if (waiting !== undefined) yield* Fiber.interrupt(waiting.fiber)
+          break
+        }
         case "invalidate":
           yield* auth.invalidate(
             invalidated === undefined ? undefined : { _tag: "Bearer", token: Redacted.make(`access-${invalidated}`) }
