@@ -637,7 +637,8 @@ export const runSequence = (
             subjects.push(subject!)
             endpoint.epoch = subjects.length - 1
           }
-          yield* auth.setUserToken(Redacted.make(subject!))
+          // A userToken service: setUserToken cannot fail here.
+          yield* Effect.orDie(auth.setUserToken(Redacted.make(subject!)))
           break
         case "cancel": {
           const waiting = requests.find((r) => r.fiber.unsafePoll() === null)
