@@ -41,8 +41,13 @@ export type Outcome =
 /** The endpoint's answer to the exchanges from now on; `hang`: each waits until released. */
 export type Answer = Outcome | { readonly _tag: "hang" }
 
-/** A request: `credentials`, or a call through `withCredentials` that succeeds or answers 401 once. */
-export type Ask = "credentials" | "call" | "call401"
+/**
+ * A request: `credentials`, a call through `withCredentials` that succeeds or answers 401 once,
+ * or a stream through `withCredentialsStream` that emits or fails with 401 before emitting, once.
+ */
+export type Ask = "credentials" | "call" | "call401" | "stream" | "stream401"
+
+const answers401 = (a: Ask) => a === "call401" || a === "stream401"
 
 export type Command =
   /** One request, or several at once. */
@@ -75,7 +80,7 @@ const answer: fc.Arbitrary<Answer> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ _tag: "hang" as const }) }
 )
 
-const ask: fc.Arbitrary<Ask> = fc.constantFrom("credentials", "call", "call401")
+const ask: fc.Arbitrary<Ask> = fc.constantFrom("credentials", "credentials", "call", "call401", "stream", "stream401")
 
 const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 4, arbitrary: ask.map((a) => ({ kind: "ask" as const, asks: [a] })) },
@@ -256,7 +261,7 @@ export class Model {
       return
     }
     r.tokens.push(n)
-    if (r.ask === "call401" && r.tokens.length === 1) {
+    if (answers401(r.ask) && r.tokens.length === 1) {
       this.count("retried after 401")
       this.invalidate(n)
       this.decide(r)
@@ -288,8 +293,12 @@ export class Model {
   ask(asks: ReadonlyArray<Ask>): void {
     for (const a of asks) {
       const r: ModelRequest = { ask: a, tokens: [], result: undefined }
+      const alone = a === "stream" || a === "stream401"
+      // A stream starts alone (see runSequence).
+      if (alone) this.drain()
       this.requests.push(r)
       this.decide(r)
+      if (alone) this.drain()
     }
     this.drain()
   }
@@ -438,7 +447,7 @@ interface RealRequest {
   readonly epoch: number
   /** The tokens it was handed, in order. */
   readonly handed: Array<string>
-  readonly fiber: Fiber.RuntimeFiber<string, unknown>
+  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
   checked: boolean
 }
 
@@ -509,13 +518,18 @@ export const runSequence = (
 
     const fork = (a: Ask) => {
       const handed: Array<string> = []
-      const effect: Effect.Effect<string, unknown> = a === "credentials"
-        ? Effect.map(auth.credentials, (c) => (handed.push(tokenOf(c)), "handed"))
-        : Auth.withCredentials(auth, (c) =>
-          Effect.suspend(() => {
-            handed.push(tokenOf(c))
-            return a === "call401" && handed.length === 1 ? Effect.fail(unauthorized) : Effect.succeed("done")
-          }))
+      // Each time it is handed credentials: answers 401 the first time if it says so.
+      const answer = (c: Credentials) => {
+        handed.push(tokenOf(c))
+        return answers401(a) && handed.length === 1
+      }
+      const effect: Effect.Effect<unknown, unknown> = a === "credentials"
+        ? Effect.map(auth.credentials, answer)
+        : a === "call" || a === "call401"
+        ? Auth.withCredentials(auth, (c) => Effect.suspend(() => answer(c) ? Effect.fail(unauthorized) : Effect.succeed("done")))
+        : Stream.runCollect(
+          Auth.withCredentialsStream(auth, (c) => Stream.suspend(() => answer(c) ? Stream.fail(unauthorized) : Stream.make("done")))
+        )
       return Effect.map(
         Effect.supervised(Effect.fork(effect), supervisor),
         (fiber) => requests.push({ ask: a, epoch: subjects.length - 1, handed, fiber, checked: false })
@@ -555,7 +569,7 @@ export const runSequence = (
               `request ${i} was handed ${last}, which expired at ${issued.at + issued.lifetime}${where()}`)
           }
           if (r.ask !== "credentials" && Exit.isSuccess(exit)) {
-            invariant("one-retry-after-401", r.handed.length === (r.ask === "call401" ? 2 : 1), () =>
+            invariant("one-retry-after-401", r.handed.length === (answers401(r.ask) ? 2 : 1), () =>
               `call ${i} (${r.ask}) ran ${r.handed.length} times${where()}`)
           }
           if (Exit.isFailure(exit) && !Exit.isInterrupted(exit)) {
@@ -619,7 +633,15 @@ export const runSequence = (
       const invalidated = c.kind === "invalidate" && c.which !== "all" ? model.tokenFor(c.which) : undefined
       switch (c.kind) {
         case "ask":
-          for (const a of c.asks) yield* fork(a)
+          for (const a of c.asks) {
+            // A stream reaches its credentials, and its retry, over several turns of the
+            // scheduler, where the model runs each request to its first wait before the next
+            // starts: a stream starts alone.
+            const alone = a === "stream" || a === "stream401"
+            if (alone) yield* settle
+            yield* fork(a)
+            if (alone) yield* settle
+          }
           break
         case "advance":
           yield* TestClock.adjust(c.millis)
