@@ -24,7 +24,7 @@ import * as Supervisor from "effect/Supervisor"
 import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
 import * as Auth from "../../src/Auth.js"
-import { ApiError, AuthError, type TamboError } from "../../src/TamboError.js"
+import { ApiError, AuthError, type TamboError, TransportError } from "../../src/TamboError.js"
 import type { AccessToken, Credentials } from "../../src/TamboTransport.js"
 import { config, transport } from "./endpoint.js"
 
@@ -32,11 +32,15 @@ import { config, transport } from "./endpoint.js"
 // Commands
 // -----------------------------------------------------------------------------
 
-/** How the token endpoint answers an exchange: a token lasting `lifetime` seconds, a refusal (401), a failure (503). */
+/**
+ * How the token endpoint answers an exchange: a token lasting `lifetime` seconds, a refusal
+ * (final: a 4xx other than 408 / 429), or a failure worth asking again (408, 429, 5xx, or no
+ * answer at all: `status` null).
+ */
 export type Outcome =
   | { readonly _tag: "ok"; readonly lifetime: number }
-  | { readonly _tag: "refuse" }
-  | { readonly _tag: "fail" }
+  | { readonly _tag: "refuse"; readonly status: 400 | 401 | 403 }
+  | { readonly _tag: "fail"; readonly status: 408 | 429 | 500 | 503 | null }
 
 /** The endpoint's answer to the exchanges from now on; `hang`: each waits until released. */
 export type Answer = Outcome | { readonly _tag: "hang" }
@@ -71,8 +75,14 @@ export interface Sequence {
 
 const outcome: fc.Arbitrary<Outcome> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(10, 40, 61, 3600).map((lifetime) => ({ _tag: "ok" as const, lifetime })) },
-  { weight: 1, arbitrary: fc.constant({ _tag: "refuse" as const }) },
-  { weight: 1, arbitrary: fc.constant({ _tag: "fail" as const }) }
+  { weight: 1, arbitrary: fc.constantFrom(400 as const, 401 as const, 403 as const).map((status) => ({ _tag: "refuse" as const, status })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(408 as const, 429 as const, 500 as const, 503 as const, null).map((status) => ({
+      _tag: "fail" as const,
+      status
+    }))
+  }
 )
 
 const answer: fc.Arbitrary<Answer> = fc.oneof(
@@ -93,7 +103,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
     }))
   },
   { weight: 3, arbitrary: answer.map((a) => ({ kind: "answer" as const, answer: a })) },
-  { weight: 2, arbitrary: outcome.map((o) => ({ kind: "release" as const, outcome: o })) },
+  { weight: 3, arbitrary: outcome.map((o) => ({ kind: "release" as const, outcome: o })) },
   {
     weight: 3,
     arbitrary: fc.constantFrom("new" as const, "new" as const, "same" as const, "previous" as const).map((which) => ({
@@ -158,8 +168,7 @@ type Slot =
   | { readonly _tag: "Ready"; readonly n: number }
   | { readonly _tag: "Refused"; readonly n: number }
 
-const errorStatusOf = (o: Outcome): number | undefined =>
-  o._tag === "refuse" ? 401 : o._tag === "fail" ? 503 : undefined
+const errorStatusOf = (o: Outcome): number | undefined => (o._tag === "ok" ? undefined : o.status ?? undefined)
 
 export class Model {
   now = 0
@@ -237,12 +246,12 @@ export class Model {
         }
         case "refuse":
           this.slot = { _tag: "Refused", n }
-          this.publish({ status: "error", errorStatus: 401 })
+          this.publish({ status: "error", errorStatus: errorStatusOf(o) })
           this.count("refused")
           break
         case "fail":
           this.slot = { _tag: "Empty" }
-          this.publish({ status: "error", errorStatus: 503 })
+          this.publish({ status: "error", errorStatus: errorStatusOf(o) })
           this.count("failed")
           break
       }
@@ -385,7 +394,26 @@ interface Call {
 }
 
 const unauthorized = new ApiError({ reason: "Unauthorized", message: "Token has expired", status: 401, retryable: false })
-const unavailable = new ApiError({ reason: "ServerError", message: "Service unavailable", status: 503, retryable: true })
+
+/** What the endpoint fails with for a refusal or a failure. */
+const errorOf = (o: Exclude<Outcome, { readonly _tag: "ok" }>): TamboError => {
+  switch (o.status) {
+    case null:
+      return new TransportError({ reason: "Connect", message: "connect ECONNREFUSED" })
+    case 401:
+      return unauthorized
+    case 400:
+      return new ApiError({ reason: "BadRequest", message: "Invalid subject token", status: 400, retryable: false })
+    case 403:
+      return new ApiError({ reason: "Forbidden", message: "Not allowed", status: 403, retryable: false })
+    case 408:
+      return new ApiError({ reason: "Unknown", message: "Request timeout", status: 408, retryable: true })
+    case 429:
+      return new ApiError({ reason: "RateLimited", message: "Slow down", status: 429, retryable: true })
+    default:
+      return new ApiError({ reason: "ServerError", message: "Unavailable", status: o.status, retryable: true })
+  }
+}
 
 /** A token endpoint that answers as the test says: at once, or when released. Issues `access-<n>`. */
 const makeEndpoint = (initial: Answer) => {
@@ -410,8 +438,7 @@ const makeEndpoint = (initial: Answer) => {
         }).pipe(Effect.ensuring(Effect.sync(() => (call.done = true))))
         : answer
       call.done = true
-      if (o._tag === "refuse") return yield* Effect.fail(unauthorized)
-      if (o._tag === "fail") return yield* Effect.fail(unavailable)
+      if (o._tag !== "ok") return yield* Effect.fail(errorOf(o))
       call.issued = { at: yield* Clock.currentTimeMillis, lifetime: o.lifetime * 1000 }
       return { token: Redacted.make(`access-${call.n}`), expiresInSeconds: o.lifetime }
     })
