@@ -7,7 +7,8 @@
 // flight, fails at once with a refusal, or starts an exchange that concurrent requests share;
 // a token's refresh is scheduled when it arrives (at least 1 s later); an exchange's outcome
 // lands only if the slot still waits for it (a replaced user token's does not); a 401 to a
-// call forgets the token it carried and the call runs once more with the next credentials.
+// call (or to a stream before its first element) forgets the token it carried and the call runs
+// once more with the next credentials.
 // Requests woken by an exchange run in the order they asked, before an exchange one of them starts.
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -132,7 +133,7 @@ export const commandsArbitrary = (maxCommands: number): fc.Arbitrary<Sequence> =
 const REFRESH_MARGIN = 30_000
 const MINIMUM_REFRESH_DELAY = 1_000
 
-type Status = "exchanging" | "identified" | "error"
+type Status = Auth.AuthState["status"]
 
 /** A published state: its status, and the HTTP status of an error's exchange. */
 interface Published {
@@ -485,7 +486,7 @@ const dedupe = (states: ReadonlyArray<Published>): Array<Published> =>
   states.filter((s, i) => i === 0 || json(s) !== json(states[i - 1]))
 
 const publishedOf = (state: Auth.AuthState): Published =>
-  state.status === "error" ? { status: "error", errorStatus: state.error.status } : { status: state.status as Status }
+  state.status === "error" ? { status: "error", errorStatus: state.error.status } : { status: state.status }
 
 /** Applies `command` to the model alone. */
 const step = (model: Model, command: Command, subject: string | undefined, invalidated: number | undefined) => {
