@@ -7,7 +7,6 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -15,49 +14,11 @@ import * as TestClock from "effect/TestClock"
 import * as Auth from "../src/Auth.js"
 import * as TamboConfig from "../src/TamboConfig.js"
 import { ApiError, AuthError, type TamboError, TransportError } from "../src/TamboError.js"
-import { type AccessToken, type Credentials, TamboTransport } from "../src/TamboTransport.js"
+import type { AccessToken, Credentials } from "../src/TamboTransport.js"
+import { config, transport } from "./auth/endpoint.js"
 import { fields } from "./helpers.js"
 
 const USER_TOKEN = "subject-token-of-user-1"
-
-const config = (identity: { readonly userKey?: string; readonly userToken?: string }) =>
-  Layer.succeed(TamboConfig.TamboConfig, {
-    apiKey: Redacted.make("api-key"),
-    baseUrl: "http://127.0.0.1:1",
-    userKey: Option.fromNullable(identity.userKey),
-    userToken: Option.map(Option.fromNullable(identity.userToken), Redacted.make),
-    maxRetries: 0,
-    requestTimeout: Duration.seconds(5),
-    firstByteTimeout: Duration.seconds(5),
-    idleTimeout: Duration.seconds(5),
-    maxFrameBytes: 1024 * 1024,
-    maxRetryAfter: Duration.seconds(5)
-  })
-
-const unused = (name: string) => () => Effect.dieMessage(`${name} is not part of this test`)
-
-/** A transport whose only working call is the token exchange. */
-const transport = (exchangeToken: TamboTransport.Service["exchangeToken"]) =>
-  Layer.succeed(
-    TamboTransport,
-    TamboTransport.of({
-      createRun: () => Stream.dieMessage("createRun is not part of this test"),
-      runOnThread: () => Stream.dieMessage("runOnThread is not part of this test"),
-      cancelRun: unused("cancelRun"),
-      listThreads: unused("listThreads"),
-      retrieveThread: unused("retrieveThread"),
-      createThread: unused("createThread"),
-      updateThread: unused("updateThread"),
-      deleteThread: unused("deleteThread"),
-      listMessages: unused("listMessages"),
-      listSuggestions: unused("listSuggestions"),
-      generateSuggestions: unused("generateSuggestions"),
-      generateThreadName: unused("generateThreadName"),
-      updateComponentState: unused("updateComponentState"),
-      getMcpToken: unused("getMcpToken"),
-      exchangeToken
-    })
-  )
 
 /**
  * A token endpoint double: issues `token-1`, `token-2`, ... lasting

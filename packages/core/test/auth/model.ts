@@ -1,0 +1,726 @@
+// The model-based test of Auth (../Auth.model.test.ts): its commands, the model, the real service
+// over a scripted token endpoint, and the checks every command ends with.
+//
+// The model is the documented behaviour written plainly: one slot (nothing, an exchange in flight,
+// a token, a refusal); a request uses a token until its refresh time (30 s before expiry, or half
+// its lifetime when shorter, counted from the start of the exchange), waits for the exchange in
+// flight, fails at once with a refusal, or starts an exchange that concurrent requests share;
+// a token's refresh is scheduled when it arrives (at least 1 s later); an exchange's outcome
+// lands only if the slot still waits for it (a replaced user token's does not); a 401 to a
+// call (or to a stream before its first element) forgets the token it carried and the call runs
+// once more with the next credentials.
+// Requests woken by an exchange run in the order they asked, before an exchange one of them starts.
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as fc from "effect/FastCheck"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Supervisor from "effect/Supervisor"
+import * as TestClock from "effect/TestClock"
+import * as TestContext from "effect/TestContext"
+import * as Auth from "../../src/Auth.js"
+import { ApiError, AuthError, type TamboError, TransportError } from "../../src/TamboError.js"
+import type { AccessToken, Credentials } from "../../src/TamboTransport.js"
+import { config, transport } from "./endpoint.js"
+
+// -----------------------------------------------------------------------------
+// Commands
+// -----------------------------------------------------------------------------
+
+/**
+ * How the token endpoint answers an exchange: a token lasting `lifetime` seconds, a refusal
+ * (final: a 4xx other than 408 / 429), or a failure worth asking again (408, 429, 5xx, or no
+ * answer at all: `status` null).
+ */
+export type Outcome =
+  | { readonly _tag: "ok"; readonly lifetime: number }
+  | { readonly _tag: "refuse"; readonly status: 400 | 401 | 403 }
+  | { readonly _tag: "fail"; readonly status: 408 | 429 | 500 | 503 | null }
+
+/** The endpoint's answer to the exchanges from now on; `hang`: each waits until released. */
+export type Answer = Outcome | { readonly _tag: "hang" }
+
+/**
+ * A request: `credentials`, a call through `withCredentials` that succeeds or answers 401 once,
+ * or a stream through `withCredentialsStream` that emits or fails with 401 before emitting, once.
+ */
+export type Ask = "credentials" | "call" | "call401" | "stream" | "stream401"
+
+const answers401 = (a: Ask) => a === "call401" || a === "stream401"
+
+export type Command =
+  /** One request, or several at once. */
+  | { readonly kind: "ask"; readonly asks: ReadonlyArray<Ask> }
+  | { readonly kind: "advance"; readonly millis: number }
+  | { readonly kind: "answer"; readonly answer: Answer }
+  /** The oldest hung exchange answers. */
+  | { readonly kind: "release"; readonly outcome: Outcome }
+  /** A new subject token, the current one again, or the one before it. */
+  | { readonly kind: "setUserToken"; readonly which: "new" | "same" | "previous" }
+  /** Forgets the latest token issued, the first one, or whatever is cached (no argument). */
+  | { readonly kind: "invalidate"; readonly which: "latest" | "first" | "all" }
+  /** The oldest request still waiting gives up (its fiber is interrupted). */
+  | { readonly kind: "cancel" }
+
+/** How the endpoint answers the first exchange, then the commands. */
+export interface Sequence {
+  readonly initial: Answer
+  readonly commands: ReadonlyArray<Command>
+}
+
+const outcome: fc.Arbitrary<Outcome> = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(10, 40, 61, 3600).map((lifetime) => ({ _tag: "ok" as const, lifetime })) },
+  { weight: 1, arbitrary: fc.constantFrom(400 as const, 401 as const, 403 as const).map((status) => ({ _tag: "refuse" as const, status })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(408 as const, 429 as const, 500 as const, 503 as const, null).map((status) => ({
+      _tag: "fail" as const,
+      status
+    }))
+  }
+)
+
+const answer: fc.Arbitrary<Answer> = fc.oneof(
+  { weight: 3, arbitrary: outcome },
+  { weight: 2, arbitrary: fc.constant({ _tag: "hang" as const }) }
+)
+
+const ask: fc.Arbitrary<Ask> = fc.constantFrom("credentials", "credentials", "call", "call401", "stream", "stream401")
+
+const command: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 4, arbitrary: ask.map((a) => ({ kind: "ask" as const, asks: [a] })) },
+  { weight: 2, arbitrary: fc.array(ask, { minLength: 2, maxLength: 4 }).map((asks) => ({ kind: "ask" as const, asks })) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(500, 999, 1000, 5000, 15_000, 29_000, 30_000, 31_000, 90_000).map((millis) => ({
+      kind: "advance" as const,
+      millis
+    }))
+  },
+  { weight: 3, arbitrary: answer.map((a) => ({ kind: "answer" as const, answer: a })) },
+  { weight: 3, arbitrary: outcome.map((o) => ({ kind: "release" as const, outcome: o })) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom("new" as const, "new" as const, "same" as const, "previous" as const).map((which) => ({
+      kind: "setUserToken" as const,
+      which
+    }))
+  },
+  { weight: 2, arbitrary: fc.constant({ kind: "cancel" as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("latest" as const, "first" as const, "all" as const).map((which) => ({
+      kind: "invalidate" as const,
+      which
+    }))
+  }
+)
+
+/** Sequences of up to `maxCommands` commands. */
+export const commandsArbitrary = (maxCommands: number): fc.Arbitrary<Sequence> =>
+  fc.record({ initial: answer, commands: fc.array(command, { maxLength: maxCommands, size: "max" }) })
+
+// -----------------------------------------------------------------------------
+// The model
+// -----------------------------------------------------------------------------
+
+const REFRESH_MARGIN = 30_000
+const MINIMUM_REFRESH_DELAY = 1_000
+
+type Status = Auth.AuthState["status"]
+
+/** A published state: its status, and the HTTP status of an error's exchange. */
+interface Published {
+  readonly status: Status
+  readonly errorStatus?: number | undefined
+}
+
+interface ModelExchange {
+  readonly n: number
+  readonly subject: string
+  readonly startedAt: number
+  /** Known once answered (at once, or when released). */
+  outcome: Outcome | undefined
+  hung: boolean
+  waiters: Array<ModelRequest>
+}
+
+interface ModelRequest {
+  readonly ask: Ask
+  /** The exchanges whose tokens it was handed, in order. */
+  readonly tokens: Array<number>
+  /** Done: with the last token handed, failed with the outcome of exchange `n`, or given up. */
+  result:
+    | { readonly _tag: "ok" }
+    | { readonly _tag: "failed"; readonly n: number }
+    | { readonly _tag: "interrupted" }
+    | undefined
+}
+
+type Slot =
+  | { readonly _tag: "Empty" }
+  | { readonly _tag: "Exchanging"; readonly n: number }
+  | { readonly _tag: "Ready"; readonly n: number }
+  | { readonly _tag: "Refused"; readonly n: number }
+
+const errorStatusOf = (o: Outcome): number | undefined => (o._tag === "ok" ? undefined : o.status ?? undefined)
+
+export class Model {
+  now = 0
+  subject = "subject-1"
+  previous: string | undefined = undefined
+  answer: Answer
+  slot: Slot = { _tag: "Empty" }
+  readonly published: Array<Published> = [{ status: "exchanging" }]
+  readonly exchanges: Array<ModelExchange> = []
+  readonly requests: Array<ModelRequest> = []
+  /** The refresh of the latest token that arrived: when, and of which exchange's token. */
+  timer: { readonly at: number; readonly n: number } | undefined = undefined
+  /** Exchanges answered but not yet settled (they run after the requests they woke). */
+  readonly queue: Array<number> = []
+  /** How often each kind of step came up (what the coverage test counts). */
+  readonly counts = new Map<string, number>()
+  #subjects = 1
+
+  constructor(initial: Answer) {
+    this.answer = initial
+    this.start()
+    this.drain()
+  }
+
+  count(label: string): void {
+    this.counts.set(label, (this.counts.get(label) ?? 0) + 1)
+  }
+
+  exchange(n: number): ModelExchange {
+    return this.exchanges[n - 1]!
+  }
+
+  refreshAt(n: number): number {
+    const e = this.exchange(n)
+    const lifetime = e.outcome!._tag === "ok" ? e.outcome!.lifetime * 1000 : 0
+    return e.startedAt + Math.max(lifetime - REFRESH_MARGIN, lifetime / 2)
+  }
+
+  publish(p: Published): void {
+    this.published.push(p)
+  }
+
+  /** Starts an exchange of the current subject; the slot waits for it. */
+  start(): number {
+    const n = this.exchanges.length + 1
+    const e: ModelExchange = { n, subject: this.subject, startedAt: this.now, outcome: undefined, hung: false, waiters: [] }
+    this.exchanges.push(e)
+    this.slot = { _tag: "Exchanging", n }
+    this.publish({ status: "exchanging" })
+    if (this.answer._tag === "hang") {
+      e.hung = true
+      this.count("hung")
+    } else {
+      e.outcome = this.answer
+      this.queue.push(n)
+    }
+    return n
+  }
+
+  drain(): void {
+    for (let n = this.queue.shift(); n !== undefined; n = this.queue.shift()) this.settle(n)
+  }
+
+  settle(n: number): void {
+    const e = this.exchange(n)
+    e.hung = false
+    const o = e.outcome!
+    if (this.slot._tag === "Exchanging" && this.slot.n === n) {
+      switch (o._tag) {
+        case "ok": {
+          this.slot = { _tag: "Ready", n }
+          this.publish({ status: "identified" })
+          this.timer = { at: this.now + Math.max(this.refreshAt(n) - this.now, MINIMUM_REFRESH_DELAY), n }
+          break
+        }
+        case "refuse":
+          this.slot = { _tag: "Refused", n }
+          this.publish({ status: "error", errorStatus: errorStatusOf(o) })
+          this.count("refused")
+          break
+        case "fail":
+          this.slot = { _tag: "Empty" }
+          this.publish({ status: "error", errorStatus: errorStatusOf(o) })
+          this.count("failed")
+          break
+      }
+    } else if (e.waiters.length > 0) {
+      this.count("stale old waiter")
+    }
+    const waiters = e.waiters
+    e.waiters = []
+    for (const r of waiters) this.hand(r, n)
+  }
+
+  /** Request `r` gets the outcome of exchange `n`. */
+  hand(r: ModelRequest, n: number): void {
+    if (this.exchange(n).outcome!._tag !== "ok") {
+      r.result = { _tag: "failed", n }
+      return
+    }
+    r.tokens.push(n)
+    if (answers401(r.ask) && r.tokens.length === 1) {
+      this.count("retried after 401")
+      this.invalidate(n)
+      this.decide(r)
+      return
+    }
+    r.result = { _tag: "ok" }
+  }
+
+  /** What request `r` does about the slot. */
+  decide(r: ModelRequest): void {
+    switch (this.slot._tag) {
+      case "Ready":
+        if (this.now < this.refreshAt(this.slot.n)) {
+          this.count("served from cache")
+          return this.hand(r, this.slot.n)
+        }
+        break
+      case "Exchanging":
+        this.count("waited")
+        this.exchange(this.slot.n).waiters.push(r)
+        return
+      case "Refused":
+        r.result = { _tag: "failed", n: this.slot.n }
+        return
+    }
+    this.exchange(this.start()).waiters.push(r)
+  }
+
+  ask(asks: ReadonlyArray<Ask>): void {
+    for (const a of asks) {
+      const r: ModelRequest = { ask: a, tokens: [], result: undefined }
+      const alone = a === "stream" || a === "stream401"
+      // A stream starts alone (see runSequence).
+      if (alone) this.drain()
+      this.requests.push(r)
+      this.decide(r)
+      if (alone) this.drain()
+    }
+    this.drain()
+  }
+
+  /** Forgets the token of exchange `n` if it is the one held; without one, anything but an exchange in flight. */
+  invalidate(n: number | undefined): void {
+    if (n === undefined) {
+      if (this.slot._tag !== "Exchanging") this.slot = { _tag: "Empty" }
+    } else if (this.slot._tag === "Ready" && this.slot.n === n) {
+      this.slot = { _tag: "Empty" }
+    }
+  }
+
+  /** The exchange whose token `which` names (0: none issued yet). */
+  tokenFor(which: "latest" | "first"): number {
+    const issued = this.exchanges.filter((e) => e.outcome?._tag === "ok" && !e.hung)
+    return (which === "latest" ? issued.at(-1) : issued[0])?.n ?? 0
+  }
+
+  /** The subject token `which` names. */
+  subjectFor(which: "new" | "same" | "previous"): string {
+    if (which === "same") return this.subject
+    if (which === "previous") return this.previous ?? this.subject
+    return `subject-${++this.#subjects}`
+  }
+
+  setUserToken(next: string): void {
+    if (next === this.subject) return
+    if (this.exchanges.some((e) => e.hung)) this.count("rotated while hung")
+    this.previous = this.subject
+    this.subject = next
+    this.start()
+    this.drain()
+  }
+
+  /** The oldest request still waiting gives up; the exchange it waits for goes on for the others. */
+  cancel(): void {
+    const r = this.requests.find((x) => x.result === undefined)
+    if (r === undefined) return
+    for (const e of this.exchanges) e.waiters = e.waiters.filter((x) => x !== r)
+    r.result = { _tag: "interrupted" }
+    this.count("gave up")
+  }
+
+  release(o: Outcome): void {
+    const e = this.exchanges.find((x) => x.hung)
+    if (e === undefined) return
+    e.outcome = o
+    this.queue.push(e.n)
+    this.drain()
+  }
+
+  advance(millis: number): void {
+    const end = this.now + millis
+    while (this.timer !== undefined && this.timer.at <= end) {
+      const { at, n } = this.timer
+      this.timer = undefined
+      this.now = at
+      if (this.slot._tag === "Ready" && this.slot.n === n) {
+        this.count("refresh")
+        this.start()
+        this.drain()
+      }
+    }
+    this.now = end
+  }
+}
+
+// -----------------------------------------------------------------------------
+// The token endpoint
+// -----------------------------------------------------------------------------
+
+interface Call {
+  readonly n: number
+  readonly subject: string
+  /** The index of the user token current when it was asked (the test's count of setUserToken). */
+  readonly epoch: number
+  readonly startedAt: number
+  /** Set while the call hangs. */
+  gate: Deferred.Deferred<Outcome> | undefined
+  done: boolean
+  /** When it answered with a token, and how long that lasts (ms). */
+  issued: { readonly at: number; readonly lifetime: number } | undefined
+}
+
+const unauthorized = new ApiError({ reason: "Unauthorized", message: "Token has expired", status: 401, retryable: false })
+
+/** What the endpoint fails with for a refusal or a failure. */
+const errorOf = (o: Exclude<Outcome, { readonly _tag: "ok" }>): TamboError => {
+  switch (o.status) {
+    case null:
+      return new TransportError({ reason: "Connect", message: "connect ECONNREFUSED" })
+    case 401:
+      return unauthorized
+    case 400:
+      return new ApiError({ reason: "BadRequest", message: "Invalid subject token", status: 400, retryable: false })
+    case 403:
+      return new ApiError({ reason: "Forbidden", message: "Not allowed", status: 403, retryable: false })
+    case 408:
+      return new ApiError({ reason: "Unknown", message: "Request timeout", status: 408, retryable: true })
+    case 429:
+      return new ApiError({ reason: "RateLimited", message: "Slow down", status: 429, retryable: true })
+    default:
+      return new ApiError({ reason: "ServerError", message: "Unavailable", status: o.status, retryable: true })
+  }
+}
+
+/** A token endpoint that answers as the test says: at once, or when released. Issues `access-<n>`. */
+const makeEndpoint = (initial: Answer) => {
+  const endpoint = { answer: initial, epoch: 0, calls: [] as Array<Call> }
+  const exchangeToken = (subject: Redacted.Redacted<string>): Effect.Effect<AccessToken, TamboError> =>
+    Effect.gen(function* () {
+      const call: Call = {
+        n: endpoint.calls.length + 1,
+        subject: Redacted.value(subject),
+        epoch: endpoint.epoch,
+        startedAt: yield* Clock.currentTimeMillis,
+        gate: undefined,
+        done: false,
+        issued: undefined
+      }
+      endpoint.calls.push(call)
+      const answer = endpoint.answer
+      const o: Outcome = answer._tag === "hang"
+        ? yield* Effect.flatMap(Deferred.make<Outcome>(), (gate) => {
+          call.gate = gate
+          return Deferred.await(gate)
+        }).pipe(Effect.ensuring(Effect.sync(() => (call.done = true))))
+        : answer
+      call.done = true
+      if (o._tag !== "ok") return yield* Effect.fail(errorOf(o))
+      call.issued = { at: yield* Clock.currentTimeMillis, lifetime: o.lifetime * 1000 }
+      return { token: Redacted.make(`access-${call.n}`), expiresInSeconds: o.lifetime }
+    })
+  return { endpoint, layer: transport(exchangeToken) }
+}
+
+// -----------------------------------------------------------------------------
+// Running a sequence
+// -----------------------------------------------------------------------------
+
+/** A failed invariant, named. */
+export class InvariantError extends Error {
+  constructor(readonly invariant: string, detail: string) {
+    super(`invariant "${invariant}" failed: ${detail}`)
+  }
+}
+
+/** The invariants checked: all, or those `MODEL_INVARIANTS` lists (a comma list, to explore some alone). */
+const checking = process.env.MODEL_INVARIANTS?.split(",")
+
+const invariant = (name: string, holds: boolean, detail: () => string): void => {
+  if (!holds && (checking === undefined || checking.includes(name))) throw new InvariantError(name, detail())
+}
+
+const json = (u: unknown) => JSON.stringify(u)
+
+const tokenOf = (c: Credentials) => (c._tag === "Bearer" ? Redacted.value(c.token) : `userKey:${c.userKey}`)
+const nOf = (token: string) => Number(token.replace("access-", ""))
+
+interface RealRequest {
+  readonly ask: Ask
+  /** The index of the user token current when it asked. */
+  readonly epoch: number
+  /** The tokens it was handed, in order. */
+  readonly handed: Array<string>
+  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+  checked: boolean
+}
+
+/** Lets forked fibers run until they wait on something. */
+const settle = Effect.repeatN(Effect.yieldNow(), 40)
+
+const dedupe = (states: ReadonlyArray<Published>): Array<Published> =>
+  states.filter((s, i) => i === 0 || json(s) !== json(states[i - 1]))
+
+const publishedOf = (state: Auth.AuthState): Published =>
+  state.status === "error" ? { status: "error", errorStatus: state.error.status } : { status: state.status }
+
+/** Applies `command` to the model alone. */
+const step = (model: Model, command: Command, subject: string | undefined, invalidated: number | undefined) => {
+  switch (command.kind) {
+    case "ask":
+      return model.ask(command.asks)
+    case "advance":
+      return model.advance(command.millis)
+    case "answer":
+      model.answer = command.answer
+      return
+    case "release":
+      return model.release(command.outcome)
+    case "setUserToken":
+      return model.setUserToken(subject!)
+    case "invalidate":
+      return model.invalidate(invalidated)
+    case "cancel":
+      return model.cancel()
+  }
+}
+
+/**
+ * Plays `sequence` against the real service and the model, checking after every command;
+ * fails with an InvariantError at the first difference. `modelOnly`: plays the model alone and
+ * returns how often each kind of step came up.
+ */
+export const runSequence = (
+  sequence: Sequence,
+  options: { readonly modelOnly?: boolean } = {}
+): Effect.Effect<Map<string, number>> => {
+  if (options.modelOnly) {
+    return Effect.sync(() => {
+      const model = new Model(sequence.initial)
+      for (const c of sequence.commands) {
+        const subject = c.kind === "setUserToken" ? model.subjectFor(c.which) : undefined
+        const n = c.kind === "invalidate" && c.which !== "all" ? model.tokenFor(c.which) : undefined
+        step(model, c, subject, n)
+      }
+      return model.counts
+    })
+  }
+  return Effect.gen(function* () {
+    const { endpoint, layer } = makeEndpoint(sequence.initial)
+    const supervisor = yield* Supervisor.track
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(
+      Auth.layer.pipe(Layer.provide(Layer.merge(config({ userToken: "subject-1" }), layer))),
+      scope
+    ).pipe(Effect.supervised(supervisor))
+    const auth = Context.get(context, Auth.Auth)
+    const changes: Array<Published> = []
+    yield* Effect.forkIn(Stream.runForEach(auth.changes, (s) => Effect.sync(() => changes.push(publishedOf(s)))), scope)
+    const model = new Model(sequence.initial)
+    const subjects = ["subject-1"]
+    const requests: Array<RealRequest> = []
+
+    const fork = (a: Ask) => {
+      const handed: Array<string> = []
+      // Each time it is handed credentials: answers 401 the first time if it says so.
+      const answer = (c: Credentials) => {
+        handed.push(tokenOf(c))
+        return answers401(a) && handed.length === 1
+      }
+      const effect: Effect.Effect<unknown, unknown> = a === "credentials"
+        ? Effect.map(auth.credentials, answer)
+        : a === "call" || a === "call401"
+        ? Auth.withCredentials(auth, (c) => Effect.suspend(() => answer(c) ? Effect.fail(unauthorized) : Effect.succeed("done")))
+        : Stream.runCollect(
+          Auth.withCredentialsStream(auth, (c) => Stream.suspend(() => answer(c) ? Stream.fail(unauthorized) : Stream.make("done")))
+        )
+      return Effect.map(
+        Effect.supervised(Effect.fork(effect), supervisor),
+        (fiber) => requests.push({ ask: a, epoch: subjects.length - 1, handed, fiber, checked: false })
+      )
+    }
+
+    const check = (after: string) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const where = () => ` (after ${after}, at ${now} ms)`
+        const calls = endpoint.calls
+        const inFlight = calls.filter((c) => !c.done)
+        const state = publishedOf(yield* auth.state)
+
+        // The invariants, each by itself.
+        for (const c of calls) {
+          invariant("exchanges-current-user-token", c.subject === subjects[c.epoch], () =>
+            `exchange ${c.n} was of ${c.subject} while ${subjects[c.epoch]} was current${where()}`)
+        }
+        const ofCurrent = inFlight.filter((c) => c.epoch === endpoint.epoch)
+        invariant("one-exchange-in-flight", ofCurrent.length <= 1, () =>
+          `${ofCurrent.length} exchanges of the current user token in flight: ${json(ofCurrent.map((c) => c.n))}${where()}`)
+        for (const [i, r] of requests.entries()) {
+          const exit = r.fiber.unsafePoll()
+          if (exit === null || r.checked) continue
+          r.checked = true
+          for (const token of r.handed) {
+            // Asked after setUserToken(new): never a token of an older user token.
+            const call = calls[nOf(token) - 1]!
+            invariant("handed-current-user-token", call.epoch >= r.epoch, () =>
+              `request ${i} asked while ${subjects[r.epoch]} was current and was handed ${token} of ${call.subject}${where()}`)
+          }
+          const last = r.handed.at(-1)
+          if (Exit.isSuccess(exit) && last !== undefined) {
+            const issued = calls[nOf(last) - 1]!.issued!
+            invariant("handed-unexpired", issued.at + issued.lifetime > now, () =>
+              `request ${i} was handed ${last}, which expired at ${issued.at + issued.lifetime}${where()}`)
+          }
+          if (r.ask !== "credentials" && Exit.isSuccess(exit)) {
+            invariant("one-retry-after-401", r.handed.length === (answers401(r.ask) ? 2 : 1), () =>
+              `call ${i} (${r.ask}) ran ${r.handed.length} times${where()}`)
+          }
+          if (Exit.isFailure(exit) && !Exit.isInterrupted(exit)) {
+            const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+            invariant("refusal-is-typed", error instanceof AuthError && error.reason === "ExchangeFailed", () =>
+              `request ${i} (${r.ask}) ended ${json(exit)}${where()}`)
+          }
+        }
+        invariant("state-is-published", state.status !== "exchanging" || inFlight.length > 0, () =>
+          `the state says exchanging with no exchange in flight${where()}`)
+
+        // Everything as the model says.
+        invariant("clock", now === model.now, () => `the clock says ${now}, the model ${model.now}${where()}`)
+        const asked = calls.map((c) => ({ n: c.n, subject: c.subject, startedAt: c.startedAt }))
+        const expected = model.exchanges.map((e) => ({ n: e.n, subject: e.subject, startedAt: e.startedAt }))
+        invariant("exchanges-as-modelled", json(asked) === json(expected), () =>
+          `the endpoint was asked ${json(asked)}, the model says ${json(expected)}${where()}`)
+        const hung = model.exchanges.filter((e) => e.hung).map((e) => e.n)
+        invariant("in-flight-as-modelled", json(inFlight.map((c) => c.n)) === json(hung), () =>
+          `in flight: ${json(inFlight.map((c) => c.n))}, the model says ${json(hung)}${where()}`)
+        const last = model.published.at(-1)!
+        invariant("state-as-modelled", json(state) === json(last), () =>
+          `the state is ${json(state)}, the model says ${json(last)}${where()}`)
+        const seen = dedupe(changes)
+        const said = dedupe(model.published)
+        invariant(
+          "changes-as-modelled",
+          seen.length > 0 && json(seen) === json(said.slice(said.length - seen.length)),
+          () => `changes published ${json(seen)}, the model says ${json(said)}${where()}`
+        )
+        for (const [i, r] of requests.entries()) {
+          const m = model.requests[i]!
+          const exit = r.fiber.unsafePoll()
+          const handed = m.tokens.map((n) => `access-${n}`)
+          invariant("handed-as-modelled", json(r.handed) === json(handed), () =>
+            `request ${i} (${r.ask}) was handed ${json(r.handed)}, the model says ${json(handed)}${where()}`)
+          invariant("done-as-modelled", (exit !== null) === (m.result !== undefined), () =>
+            `request ${i} (${r.ask}) is ${exit === null ? "waiting" : "done"}, the model says ${
+              m.result === undefined ? "waiting" : "done"
+            }${where()}`)
+          if (exit === null) continue
+          const result = m.result!
+          const status = result._tag === "failed" ? errorStatusOf(model.exchange(result.n).outcome!) : undefined
+          const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+          invariant(
+            "outcome-as-modelled",
+            result._tag === "ok"
+              ? Exit.isSuccess(exit)
+              : result._tag === "interrupted"
+              ? Exit.isInterrupted(exit)
+              : error instanceof AuthError && error.status === status,
+            () => `request ${i} (${r.ask}) ended ${json(exit)}, the model says ${json(m.result)} (status ${status})${where()}`
+          )
+        }
+      })
+
+    yield* settle
+    yield* check("start")
+    for (const [index, c] of sequence.commands.entries()) {
+      const subject = c.kind === "setUserToken" ? model.subjectFor(c.which) : undefined
+      const invalidated = c.kind === "invalidate" && c.which !== "all" ? model.tokenFor(c.which) : undefined
+      switch (c.kind) {
+        case "ask":
+          for (const a of c.asks) {
+            // A stream reaches its credentials, and its retry, over several turns of the
+            // scheduler, where the model runs each request to its first wait before the next
+            // starts: a stream starts alone.
+            const alone = a === "stream" || a === "stream401"
+            if (alone) yield* settle
+            yield* fork(a)
+            if (alone) yield* settle
+          }
+          break
+        case "advance":
+          yield* TestClock.adjust(c.millis)
+          break
+        case "answer":
+          endpoint.answer = c.answer
+          break
+        case "release": {
+          const gate = endpoint.calls.find((call) => !call.done)?.gate
+          if (gate !== undefined) yield* Deferred.succeed(gate, c.outcome)
+          break
+        }
+        case "setUserToken":
+          if (subject !== subjects.at(-1)) {
+            subjects.push(subject!)
+            endpoint.epoch = subjects.length - 1
+          }
+          // A userToken service: setUserToken cannot fail here.
+          yield* Effect.orDie(auth.setUserToken(Redacted.make(subject!)))
+          break
+        case "cancel": {
+          const waiting = requests.find((r) => r.fiber.unsafePoll() === null)
+          if (waiting !== undefined) yield* Fiber.interrupt(waiting.fiber)
+          break
+        }
+        case "invalidate":
+          yield* auth.invalidate(
+            invalidated === undefined ? undefined : { _tag: "Bearer", token: Redacted.make(`access-${invalidated}`) }
+          )
+          break
+      }
+      step(model, c, subject, invalidated)
+      yield* settle
+      yield* check(`command ${index} ${json(c)}`)
+    }
+
+    // Closing the scope leaves no fiber and no refresh timer behind.
+    yield* Scope.close(scope, Exit.void)
+    yield* settle
+    const left = (yield* supervisor.value).filter((fiber) => fiber.unsafePoll() === null)
+    invariant("nothing-left-on-close", left.length === 0, () => `${left.length} fibers still run after the scope closed`)
+    invariant("nothing-left-on-close", endpoint.calls.every((call) => call.done), () => "an exchange is still in flight")
+    invariant(
+      "nothing-left-on-close",
+      requests.every((r) => r.fiber.unsafePoll() !== null),
+      () => "a request still waits after the scope closed"
+    )
+    const asked = endpoint.calls.length
+    yield* TestClock.adjust("1 day")
+    yield* settle
+    invariant("nothing-left-on-close", endpoint.calls.length === asked, () => "an exchange ran after the scope closed")
+    return model.counts
+  }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
+}
