@@ -279,6 +279,30 @@ describe("Auth", () => {
       }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
     })
 
+    it.effect("an exchange that dies (a defect under the transport) is an AuthError, published; the next request exchanges again", () => {
+      const subjects: Array<string> = []
+      const layer = Auth.layer.pipe(Layer.provide(Layer.merge(
+        config({ userToken: USER_TOKEN }),
+        transport((subject) =>
+          Effect.suspend(() => {
+            subjects.push(Redacted.value(subject))
+            return subjects.length === 1
+              ? Effect.die(new Error("the SDK threw"))
+              : Effect.succeed({ token: Redacted.make("token-2"), expiresInSeconds: 3600 })
+          }))
+      )))
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        const error = yield* Effect.flip(auth.credentials)
+        expect(error).toBeInstanceOf(AuthError)
+        expect(error.reason).toBe("ExchangeFailed")
+        expect(error.message).toContain("the SDK threw")
+        expect((yield* auth.state).status).toBe("error")
+        expect(yield* current).toBe("token-2")
+        expect(subjects).toHaveLength(2)
+      }).pipe(Effect.provide(layer))
+    })
+
     it.effect("a failed refresh leaves the state in error; the next request exchanges again", () => {
       const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", new TransportError({ reason: "Timeout", message: "timed out" })] })
       return Effect.gen(function* () {

@@ -19,7 +19,7 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { AuthState } from "../../Auth.js"
-import type { AuthError } from "../../TamboError.js"
+import { AuthError } from "../../TamboError.js"
 import type { TamboTransport } from "../../TamboTransport.js"
 import { isRefusal, type Slot, type Token, tokenOf, toAuthError, type Trigger, untilRefresh } from "./token.js"
 
@@ -50,13 +50,24 @@ export const makeEnv = (
     refreshTimer: FiberHandle.make<void, never>()
   })
 
+/** What an exchange that died says: the defect's message only (it may come from any code). */
+const unexpected = (defect: unknown): AuthError =>
+  new AuthError({
+    reason: "ExchangeFailed",
+    message: `Token exchange failed unexpectedly: ${defect instanceof Error ? defect.message : String(defect)}`
+  })
+
 /** One exchange of the current user token for an access token. */
 const exchange = (env: Env, trigger: Trigger): Effect.Effect<Token, AuthError> =>
   Effect.gen(function* () {
     // Measured before the request: the token may be a little older than it says.
     const startedAt = yield* Clock.currentTimeMillis
     const userToken = yield* Ref.get(env.userToken)
-    const token = yield* Effect.mapError(env.transport.exchangeToken(userToken), toAuthError)
+    const token = yield* env.transport.exchangeToken(userToken).pipe(
+      Effect.mapError(toAuthError),
+      // A defect under the transport fails the requests waiting on it, typed, not as a defect.
+      Effect.catchAllDefect((defect) => Effect.fail(unexpected(defect)))
+    )
     return tokenOf(token.token, token.expiresInSeconds, startedAt)
   }).pipe(
     // A scheduled refresh belongs to no request: it starts a trace of its own.
