@@ -16,3 +16,19 @@ describe("MCP model counterexamples: sessions left open on the server (sessions-
   it.live("a disconnect while connecting ends the session the server opened", () =>
     replay([{ kind: "disconnectWhileConnecting", server: 0 }], ["sessions-match"]))
 })
+
+describe("MCP model counterexamples: a server that restarted refuses the next connect (command-outcome)", () => {
+  // Defect: the first request of a connection went out on a pooled keep-alive socket the
+  // restarted server had closed; Node's fetch does not retry a POST on it ("other side closed"),
+  // so connecting a server that is up failed.
+  it.live("a connect after the server restarted connects", () =>
+    replay(
+      [
+        { kind: "connect", server: 0 },
+        { kind: "disconnect", server: 0 },
+        { kind: "bounce", server: 0 },
+        { kind: "connect", server: 0 }
+      ],
+      ["command-outcome"]
+    ))
+})

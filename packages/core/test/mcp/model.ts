@@ -60,6 +60,11 @@ export type Command =
   | { readonly kind: "disconnect"; readonly server: Index | "dead" }
   /** `connectMcpServer` forked, then `disconnectMcpServer` once the server heard from it. */
   | { readonly kind: "disconnectWhileConnecting"; readonly server: Index }
+  /**
+   * `connectMcpServer` forked; the server crashes once it heard from it (and comes back at once
+   * with `restart`); then the connect is awaited.
+   */
+  | { readonly kind: "killWhileConnecting"; readonly server: Index; readonly restart: boolean }
   /** The server goes away (crashes: its sockets are destroyed, nothing is said). */
   | { readonly kind: "kill"; readonly server: Index }
   /** A server that went away comes back on the same port, with no sessions. */
@@ -88,6 +93,14 @@ export const commandArbitrary: FastCheck.Arbitrary<Command> = FastCheck.oneof(
     })
   },
   { weight: 1, arbitrary: FastCheck.record({ kind: FastCheck.constant("disconnectWhileConnecting" as const), server: index }) },
+  {
+    weight: 1,
+    arbitrary: FastCheck.record({
+      kind: FastCheck.constant("killWhileConnecting" as const),
+      server: index,
+      restart: FastCheck.boolean()
+    })
+  },
   { weight: 2, arbitrary: FastCheck.record({ kind: FastCheck.constant("kill" as const), server: index }) },
   { weight: 2, arbitrary: FastCheck.record({ kind: FastCheck.constant("restart" as const), server: index }) },
   { weight: 1, arbitrary: FastCheck.record({ kind: FastCheck.constant("bounce" as const), server: index }) },
@@ -459,6 +472,38 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
           // A handle of a connection closed since: it must refuse.
           world.handles.set(i, exit.value.client)
           model.handles.set(i, -1)
+        }
+        return
+      }
+      case "killWhileConnecting": {
+        const i = command.server
+        const prior = model.connections.get(i)
+        const controlled = world.servers[i]
+        const before = controlled.inner.requests.length
+        const attempt = yield* Effect.fork(world.mcp.connectMcpServer(controlled.info))
+        yield* heardFrom(controlled, before).pipe(Effect.timeoutOption(COMMAND_WITHIN))
+        yield* settles(world, command, Effect.promise(() => killServer(controlled)))
+        if (command.restart) yield* settles(world, command, Effect.promise(() => restartServer(controlled)))
+        const exit = yield* settles(world, command, Fiber.join(attempt))
+        const reason = errorOf(exit)?.reason
+        yield* expectThat(
+          world,
+          "command-outcome",
+          Exit.isSuccess(exit) || reason === "Connect",
+          () => `a connect during a crash ended with ${Exit.isFailure(exit) ? exit.cause.toString() : ""}`
+        )
+        // Whether the handshake was done when the server went decides the outcome; the model
+        // follows it, then says where the connection must settle.
+        model.up[i] = command.restart
+        if (prior?.status === "connected" || prior?.status === "reconnecting" || Exit.isSuccess(exit)) {
+          const connection = prior?.status === "connected" || prior?.status === "reconnecting"
+            ? prior
+            : { status: "connected" as const, epoch: -1 }
+          connection.status = command.restart ? "connected" : "reconnecting"
+          connection.epoch = newEpoch(model)
+          model.connections.set(i, connection)
+        } else {
+          model.connections.set(i, { status: "failed", epoch: -1 })
         }
         return
       }

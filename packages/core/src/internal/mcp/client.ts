@@ -428,6 +428,19 @@ const untilAborted = <A>(promise: Promise<A>, signal: AbortSignal): Promise<A> =
   })
 
 /**
+ * Whether a request failed on a pooled keep-alive connection that the server had closed (it
+ * restarted since): nothing reached the server, and Node's fetch does not retry a POST itself.
+ */
+const isStaleConnection = (error: unknown): boolean =>
+  error instanceof TypeError && isRecord(error.cause) && error.cause["code"] === "UND_ERR_SOCKET"
+
+/** `open`, once more on a fresh connection when the first went out on a stale one. */
+const openFresh = (options: ConnectOptions, authProvider: OAuthClientProvider | undefined) =>
+  open(options, authProvider).catch((error: unknown) =>
+    isStaleConnection(error) && !options.signal.aborted ? open(options, authProvider) : Promise.reject(error)
+  )
+
+/**
  * Connects and initialises a session. Rejects when the server cannot be
  * reached or the handshake fails; whatever was opened is closed then.
  *
@@ -440,7 +453,7 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
   if (authProvider !== undefined && pendingCode !== undefined && options.oauth?.store.codeVerifier !== undefined) {
     await finishAuth(options, authProvider, pendingCode)
   }
-  const opened = await open(options, authProvider).catch(async (error: unknown) => {
+  const opened = await openFresh(options, authProvider).catch(async (error: unknown) => {
     if (authProvider === undefined || options.oauth === undefined || !(error instanceof UnauthorizedError)) throw error
     const authorizationUrl = authProvider.takeAuthorizationUrl()
     if (authorizationUrl === undefined) throw error
