@@ -7,7 +7,7 @@
 // sequence, closing the layer leaves no session, socket or timer open.
 //
 // Seeded, so a failure reproduces. Environment, for longer or targeted local runs:
-//   MODEL_RUNS (default 25), MODEL_MAX_COMMANDS (default 8), MODEL_SEED (default 47);
+//   MODEL_RUNS (default 30), MODEL_MAX_COMMANDS (default 10), MODEL_SEED (default 47);
 //   MODEL_PATH: the `path` a failure prints, to replay it.
 // A counterexample it shrinks to goes to Mcp.counterexamples.test.ts as a named test.
 import { describe, it } from "@effect/vitest"
@@ -22,12 +22,12 @@ describe("MCP connections, model-based", () => {
   // `live`: real sockets, and the service's real reconnect schedule and timeouts.
   it.live.prop(
     "every sequence of commands keeps the invariants",
-    [commandsArbitrary(Number(process.env.MODEL_MAX_COMMANDS ?? 8))],
+    [commandsArbitrary(Number(process.env.MODEL_MAX_COMMANDS ?? 10))],
     ([commands]) => runSequence(tamboLayer(server()), commands),
     {
       timeout: 600_000,
       fastCheck: {
-        numRuns: Number(process.env.MODEL_RUNS ?? 25),
+        numRuns: Number(process.env.MODEL_RUNS ?? 30),
         seed: Number(process.env.MODEL_SEED ?? 47),
         ...(path === undefined ? {} : { path })
       }
