@@ -408,11 +408,17 @@ const keepHandle = (world: World, model: Model, i: Index, exit: Exit.Exit<Mcp.Mc
   model.handles.set(i, model.connections.get(i)?.epoch ?? -1)
 }
 
-/** Waits until the server has received `count` requests more than `before`, or is down. */
-const heardFrom = (controlled: Controlled, before: number, count = 1) =>
-  Effect.gen(function*() {
-    while (controlled.up && controlled.inner.requests.length < before + count) yield* Effect.sleep("1 millis")
-  })
+/**
+ * Waits until the server has received `count` requests more than `before`, is down, or the
+ * attempt ended (a connection already made asks nothing).
+ */
+const heardFrom = (controlled: Controlled, before: number, count: number, attempt: Fiber.Fiber<unknown, unknown>) =>
+  Effect.race(
+    Effect.gen(function*() {
+      while (controlled.up && controlled.inner.requests.length < before + count) yield* Effect.sleep("1 millis")
+    }),
+    Effect.asVoid(Fiber.await(attempt))
+  )
 
 /** Plays one command and checks its own outcome; updates the model. */
 const play = (world: World, model: Model, command: Command): Effect.Effect<void> =>
@@ -464,7 +470,7 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
         const controlled = world.servers[i]
         const before = controlled.inner.requests.length
         const attempt = yield* Effect.fork(world.mcp.connectMcpServer(controlled.info))
-        yield* heardFrom(controlled, before).pipe(Effect.timeoutOption(COMMAND_WITHIN))
+        yield* heardFrom(controlled, before, 1, attempt)
         yield* settles(world, command, world.mcp.disconnectMcpServer(controlled.info))
         const exit = yield* settles(world, command, Fiber.join(attempt))
         // The attempt may have won the race; either way it ends, with a connection or a typed error.
@@ -488,8 +494,7 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
         const controlled = world.servers[i]
         const before = controlled.inner.requests.length
         const attempt = yield* Effect.fork(world.mcp.connectMcpServer(controlled.info))
-        // A connection already made asks nothing more: the bound ends the wait.
-        yield* heardFrom(controlled, before, command.after).pipe(Effect.timeoutOption("200 millis"))
+        yield* heardFrom(controlled, before, command.after, attempt)
         yield* settles(world, command, Effect.promise(() => killServer(controlled)))
         if (command.restart) yield* settles(world, command, Effect.promise(() => restartServer(controlled)))
         const exit = yield* settles(world, command, Fiber.join(attempt))
