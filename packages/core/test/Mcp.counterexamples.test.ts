@@ -6,8 +6,8 @@ import { type Command, type Invariant, runSequence } from "./mcp/model.js"
 
 const server = useServer()
 
-const replay = (commands: ReadonlyArray<Command>, invariants: ReadonlyArray<Invariant>) =>
-  runSequence(tamboLayer(server()), commands, invariants)
+const replay = (commands: ReadonlyArray<Command>, invariants: ReadonlyArray<Invariant>, derivedKeys = false) =>
+  runSequence(tamboLayer(server()), { derivedKeys, commands }, invariants)
 
 describe("MCP model counterexamples: sessions left open on the server (sessions-match)", () => {
   // Defect: a disconnect while the handshake was in flight aborted the `initialize` request. The

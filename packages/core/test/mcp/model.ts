@@ -130,9 +130,21 @@ export const commandArbitrary: FastCheck.Arbitrary<Command> = FastCheck.oneof(
   { weight: 1, arbitrary: FastCheck.record({ kind: FastCheck.constant("callHandle" as const), server: index }) }
 )
 
+/**
+ * A sequence: its commands, and whether the servers are given server keys (`s0`, `s1`, `s2`,
+ * `dead`) or get the ones derived from their URLs (all `mcp`: `mcp`, `mcp-2`, ... by who came first).
+ */
+export interface Sequence {
+  readonly derivedKeys: boolean
+  readonly commands: ReadonlyArray<Command>
+}
+
 /** Sequences of commands. */
-export const commandsArbitrary = (maxCommands: number): FastCheck.Arbitrary<ReadonlyArray<Command>> =>
-  FastCheck.array(commandArbitrary, { minLength: 1, maxLength: maxCommands })
+export const sequenceArbitrary = (maxCommands: number): FastCheck.Arbitrary<Sequence> =>
+  FastCheck.record({
+    derivedKeys: FastCheck.boolean(),
+    commands: FastCheck.array(commandArbitrary, { minLength: 1, maxLength: maxCommands })
+  })
 
 // ---------------------------------------------------------------------------
 // The model
@@ -148,6 +160,9 @@ interface ModelConnection {
 
 /** What the service and the servers must show once a command settled. */
 interface Model {
+  readonly derivedKeys: boolean
+  /** The server key of each connection. */
+  readonly keys: Map<Target, string>
   readonly up: Record<Index, boolean>
   readonly tools: Record<Index, ReadonlyArray<Dynamic>>
   readonly connections: Map<Target, ModelConnection>
@@ -156,7 +171,9 @@ interface Model {
   epochs: number
 }
 
-const initialModel = (): Model => ({
+const initialModel = (derivedKeys: boolean): Model => ({
+  derivedKeys,
+  keys: new Map(),
   up: { 0: true, 1: true, 2: true },
   tools: { 0: [], 1: [], 2: [] },
   connections: new Map(),
@@ -164,7 +181,21 @@ const initialModel = (): Model => ({
   epochs: 0
 })
 
-const serverKeyOf = (target: Target) => (target === "dead" ? "dead" : `s${target}`)
+/** The server key a target is given when keys are not derived. */
+const givenKey = (target: Target) => (target === "dead" ? "dead" : `s${target}`)
+
+const serverKeyOf = (model: Model, target: Target) => model.keys.get(target) ?? givenKey(target)
+
+/** A new connection's server key: the given one, or the first of `mcp`, `mcp-2`, ... no other connection has. */
+const assignKey = (model: Model, target: Target) => {
+  if (!model.derivedKeys) return void model.keys.set(target, givenKey(target))
+  const taken = new Set(
+    Array.from(model.connections.keys()).flatMap((other) => (other === target ? [] : [serverKeyOf(model, other)]))
+  )
+  let key = "mcp"
+  for (let n = 2; taken.has(key); n++) key = `mcp-${n}`
+  model.keys.set(target, key)
+}
 
 const connectedServers = (model: Model): ReadonlyArray<Index> =>
   INDICES.filter((i) => model.connections.get(i)?.status === "connected")
@@ -172,14 +203,15 @@ const connectedServers = (model: Model): ReadonlyArray<Index> =>
 const toolsOf = (model: Model, i: Index): ReadonlyArray<ToolName> => ["echo", ...model.tools[i]]
 
 /** The name a tool of a connected server is registered under: prefixed while several are connected. */
-const registeredName = (prefixed: boolean, i: Index, tool: ToolName) => (prefixed ? `s${i}__${tool}` : tool)
+const registeredName = (model: Model, prefixed: boolean, i: Index, tool: ToolName) =>
+  prefixed ? `${serverKeyOf(model, i)}__${tool}` : tool
 
 /** Every registered name, and the server and tool it calls. */
 const expectedRegistry = (model: Model): ReadonlyMap<string, { readonly server: Index; readonly tool: ToolName }> => {
   const connected = connectedServers(model)
   const names = new Map<string, { readonly server: Index; readonly tool: ToolName }>()
   for (const i of connected) {
-    for (const tool of toolsOf(model, i)) names.set(registeredName(connected.length > 1, i, tool), { server: i, tool })
+    for (const tool of toolsOf(model, i)) names.set(registeredName(model, connected.length > 1, i, tool), { server: i, tool })
   }
   return names
 }
@@ -201,6 +233,7 @@ interface LiveSession {
 interface Controlled {
   readonly index: Index
   readonly inner: TestMcpServer
+  /** How to reach it, without a server key. */
   readonly info: Mcp.McpServerInfo
   /** The sessions open on it now (a crash abandons those it had). */
   readonly live: Set<LiveSession>
@@ -233,7 +266,7 @@ const startControlled = async (index: Index): Promise<Controlled> => {
   const controlled: Controlled = {
     index,
     inner,
-    info: { url: inner.url, transport, serverKey: `s${index}` },
+    info: { url: inner.url, transport },
     live: new Set(),
     tools: [],
     up: true
@@ -332,10 +365,15 @@ interface World {
   readonly dead: Mcp.McpServerInfo
   readonly handles: Map<Index, Mcp.McpClientHandle>
   readonly checking: ReadonlySet<Invariant>
+  readonly derivedKeys: boolean
   calls: number
 }
 
-const infoOf = (world: World, target: Target) => (target === "dead" ? world.dead : world.servers[target].info)
+/** The server as `connectMcpServer` is given it: with its given server key, unless keys are derived. */
+const infoOf = (world: World, target: Target): Mcp.McpServerInfo => {
+  const info = target === "dead" ? world.dead : world.servers[target].info
+  return world.derivedKeys ? info : { ...info, serverKey: givenKey(target) }
+}
 
 const keyOf = (world: World, target: Target) => Mcp.uniqueKey(infoOf(world, target))
 
@@ -373,9 +411,11 @@ const expectedConnect = (model: Model, i: Index): "connected" | "reconnecting" |
 /** Applies a connect of `i` to the model. */
 const connectModel = (model: Model, i: Index) => {
   const expected = expectedConnect(model, i)
-  if (expected === "Connect") model.connections.set(i, { status: "failed", epoch: -1 })
-  else if (!model.connections.has(i) || model.connections.get(i)!.status === "failed") {
-    model.connections.set(i, { status: "connected", epoch: newEpoch(model) })
+  const status = model.connections.get(i)?.status
+  if (status === undefined || status === "failed") {
+    // A new connection, with a key of its own.
+    assignKey(model, i)
+    model.connections.set(i, expected === "Connect" ? { status: "failed", epoch: -1 } : { status: "connected", epoch: newEpoch(model) })
   }
   return expected
 }
@@ -427,7 +467,7 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
       case "connect": {
         const i = command.server
         const expected = connectModel(model, i)
-        const exit = yield* settles(world, command, world.mcp.connectMcpServer(world.servers[i].info))
+        const exit = yield* settles(world, command, world.mcp.connectMcpServer(infoOf(world, i)))
         yield* checkConnectOutcome(world, command, exit, keyOf(world, i), expected)
         keepHandle(world, model, i, exit)
         return
@@ -435,7 +475,7 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
       case "connectTwice": {
         const i = command.server
         const expected = connectModel(model, i)
-        const info = world.servers[i].info
+        const info = infoOf(world, i)
         const both = Effect.all([world.mcp.connectMcpServer(info), world.mcp.connectMcpServer({ ...info })], {
           concurrency: "unbounded",
           mode: "either"
@@ -450,8 +490,9 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
         return
       }
       case "connectDead": {
+        assignKey(model, "dead")
         model.connections.set("dead", { status: "failed", epoch: -1 })
-        const exit = yield* settles(world, command, world.mcp.connectMcpServer(world.dead))
+        const exit = yield* settles(world, command, world.mcp.connectMcpServer(infoOf(world, "dead")))
         return yield* expectThat(
           world,
           "command-outcome",
@@ -469,9 +510,9 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
         model.connections.delete(i)
         const controlled = world.servers[i]
         const before = controlled.inner.requests.length
-        const attempt = yield* Effect.fork(world.mcp.connectMcpServer(controlled.info))
+        const attempt = yield* Effect.fork(world.mcp.connectMcpServer(infoOf(world, i)))
         yield* heardFrom(controlled, before, 1, attempt)
-        yield* settles(world, command, world.mcp.disconnectMcpServer(controlled.info))
+        yield* settles(world, command, world.mcp.disconnectMcpServer(infoOf(world, i)))
         const exit = yield* settles(world, command, Fiber.join(attempt))
         // The attempt may have won the race; either way it ends, with a connection or a typed error.
         const reason = errorOf(exit)?.reason
@@ -491,9 +532,10 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
       case "killWhileConnecting": {
         const i = command.server
         const prior = model.connections.get(i)
+        if (prior === undefined || prior.status === "failed") assignKey(model, i)
         const controlled = world.servers[i]
         const before = controlled.inner.requests.length
-        const attempt = yield* Effect.fork(world.mcp.connectMcpServer(controlled.info))
+        const attempt = yield* Effect.fork(world.mcp.connectMcpServer(infoOf(world, i)))
         yield* heardFrom(controlled, before, command.after, attempt)
         yield* settles(world, command, Effect.promise(() => killServer(controlled)))
         if (command.restart) yield* settles(world, command, Effect.promise(() => restartServer(controlled)))
@@ -560,7 +602,7 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
         const n = ++world.calls
         const connected = connectedServers(model)
         const prefixed = new Set([...connected, command.server]).size > 1
-        const name = registeredName(prefixed, command.server, command.tool)
+        const name = registeredName(model, prefixed, command.server, command.tool)
         const target = expectedRegistry(model).get(name)
         const call = {
           toolCallId: `call_${n}`,
@@ -634,12 +676,12 @@ const discrepancies = (world: World, model: Model): Effect.Effect<ReadonlyArray<
       const expected = model.connections.get(target)!
       const actual = clients[key]
       if (actual === undefined) {
-        differ("connections-match", `${serverKeyOf(target)} is not known, the model says ${expected.status}`)
+        differ("connections-match", `${serverKeyOf(model, target)} is not known, the model says ${expected.status}`)
         continue
       }
-      const what = `${serverKeyOf(target)} (the model says ${expected.status})`
+      const what = `${serverKeyOf(model, target)} (the model says ${expected.status})`
       if (actual.status !== expected.status) differ("connections-match", `${what} is ${actual.status}`)
-      if (actual.serverKey !== serverKeyOf(target)) differ("connections-match", `${what} has the server key ${actual.serverKey}`)
+      if (actual.serverKey !== serverKeyOf(model, target)) differ("connections-match", `${what} has the server key ${actual.serverKey}`)
       if ((actual.client !== undefined) !== (expected.status === "connected")) {
         differ("connections-match", `${what} ${actual.client === undefined ? "has no" : "has a"} client`)
       }
@@ -652,7 +694,7 @@ const discrepancies = (world: World, model: Model): Effect.Effect<ReadonlyArray<
       const tools = actual.tools.map((tool) => `${tool.name}=${tool.registeredName}`).sort()
       const expectedTools = target !== "dead" && expected.status === "connected"
         ? toolsOf(model, target).map((tool) =>
-          `${tool}=${registeredName(connectedServers(model).length > 1, target, tool)}`
+          `${tool}=${registeredName(model, connectedServers(model).length > 1, target, tool)}`
         ).sort()
         : []
       if (JSON.stringify(tools) !== JSON.stringify(expectedTools)) {
@@ -713,14 +755,14 @@ export const MCP_OPTIONS: Mcp.MakeOptions = {
 }
 
 /**
- * Plays `commands` against a fresh `Mcp` service (over `base`: the registry, transport and auth
+ * Plays a sequence's commands against a fresh `Mcp` service (over `base`: the registry, transport and auth
  * `Tambo.layer` wires) and fresh servers, checking the invariants (all by default) after every
  * command, then that closing the layer and the servers leaves nothing open. The service's
  * warnings go to the failure's message, not to the console.
  */
 export const runSequence = (
   base: Layer.Layer<ToolRegistry.ToolRegistry | TamboTransport | Auth.Auth, unknown>,
-  commands: ReadonlyArray<Command>,
+  sequence: Sequence,
   invariants: ReadonlyArray<Invariant> = INVARIANTS
 ): Effect.Effect<void> => {
   const logs: Array<string> = []
@@ -740,13 +782,14 @@ export const runSequence = (
         registry,
         executor: yield* ToolExecutor.make.pipe(Effect.provideService(ToolRegistry.ToolRegistry, registry)),
         servers: { 0: servers[0]!, 1: servers[1]!, 2: servers[2]! },
-        dead: { url: deadUrl, serverKey: "dead" },
+        dead: { url: deadUrl },
         handles: new Map(),
         checking: new Set(invariants),
+        derivedKeys: sequence.derivedKeys,
         calls: 0
       }
-      const model = initialModel()
-      for (const [n, command] of commands.entries()) {
+      const model = initialModel(sequence.derivedKeys)
+      for (const [n, command] of sequence.commands.entries()) {
         yield* play(world, model, command)
         yield* settled(world, model, `command ${n} ${JSON.stringify(command)}`)
       }
