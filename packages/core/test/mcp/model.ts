@@ -17,6 +17,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as z from "zod"
@@ -45,8 +46,8 @@ export const DYNAMIC_TOOLS = ["t1", "t2", "t3"] as const
 /** A tool that may come and go. */
 export type Dynamic = (typeof DYNAMIC_TOOLS)[number]
 
-/** A tool of a server. */
-export type ToolName = "echo" | Dynamic
+/** A tool of a server: `block` answers only once the server went away (a call in flight during a crash). */
+export type ToolName = "echo" | "block" | Dynamic
 
 /** What a sequence does, one step at a time: plain data, printed as a counterexample. */
 export type Command =
@@ -71,6 +72,11 @@ export type Command =
     readonly after: number
     readonly restart: boolean
   }
+  /**
+   * The executor calls the server's `block` (when connected); the server crashes while it runs
+   * (and comes back at once with `restart`).
+   */
+  | { readonly kind: "crashDuringCall"; readonly server: Index; readonly restart: boolean }
   /** The server goes away (crashes: its sockets are destroyed, nothing is said). */
   | { readonly kind: "kill"; readonly server: Index }
   /** A server that went away comes back on the same port, with no sessions. */
@@ -105,6 +111,14 @@ export const commandArbitrary: FastCheck.Arbitrary<Command> = FastCheck.oneof(
       kind: FastCheck.constant("killWhileConnecting" as const),
       server: index,
       after: FastCheck.integer({ min: 1, max: 4 }),
+      restart: FastCheck.boolean()
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: FastCheck.record({
+      kind: FastCheck.constant("crashDuringCall" as const),
+      server: index,
       restart: FastCheck.boolean()
     })
   },
@@ -200,7 +214,7 @@ const assignKey = (model: Model, target: Target) => {
 const connectedServers = (model: Model): ReadonlyArray<Index> =>
   INDICES.filter((i) => model.connections.get(i)?.status === "connected")
 
-const toolsOf = (model: Model, i: Index): ReadonlyArray<ToolName> => ["echo", ...model.tools[i]]
+const toolsOf = (model: Model, i: Index): ReadonlyArray<ToolName> => ["echo", "block", ...model.tools[i]]
 
 /** The name a tool of a connected server is registered under: prefixed while several are connected. */
 const registeredName = (model: Model, prefixed: boolean, i: Index, tool: ToolName) =>
@@ -218,6 +232,23 @@ const expectedRegistry = (model: Model): ReadonlyMap<string, { readonly server: 
 
 /** A new session: a (re)connection. */
 const newEpoch = (model: Model) => ++model.epochs
+
+/** The server goes away: its connection is being reconnected. */
+const killModel = (model: Model, i: Index) => {
+  const connection = model.connections.get(i)
+  if (connection?.status === "connected") connection.status = "reconnecting"
+  model.up[i] = false
+}
+
+/** The server is back: its connection is reconnected, on a new session. */
+const restartModel = (model: Model, i: Index) => {
+  const connection = model.connections.get(i)
+  if (!model.up[i] && connection?.status === "reconnecting") {
+    connection.status = "connected"
+    connection.epoch = newEpoch(model)
+  }
+  model.up[i] = true
+}
 
 // ---------------------------------------------------------------------------
 // The servers the commands act on
@@ -239,6 +270,8 @@ interface Controlled {
   readonly live: Set<LiveSession>
   tools: ReadonlyArray<Dynamic>
   up: boolean
+  /** Calls of `block` received so far. */
+  blocked: number
 }
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] })
@@ -255,6 +288,10 @@ const startControlled = async (index: Index): Promise<Controlled> => {
       { description: "Echoes a message", inputSchema: { message: z.string() } },
       async ({ message }) => text(`s${index}:echo:${message}`)
     )
+    server.registerTool("block", { description: "Answers once the server went away", inputSchema: {} }, () => {
+      controlled.blocked++
+      return new Promise<never>(() => {})
+    })
     const session: LiveSession = { server, dynamic: new Map() }
     for (const tool of controlled.tools) session.dynamic.set(tool, registerDynamic(index, server, tool))
     controlled.live.add(session)
@@ -269,7 +306,8 @@ const startControlled = async (index: Index): Promise<Controlled> => {
     info: { url: inner.url, transport },
     live: new Set(),
     tools: [],
-    up: true
+    up: true,
+    blocked: 0
   }
   state.controlled = controlled
   return controlled
@@ -562,22 +600,49 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
         }
         return
       }
+      case "crashDuringCall": {
+        const i = command.server
+        const controlled = world.servers[i]
+        const connected = connectedServers(model)
+        const call = connected.includes(i)
+          ? Option.some(registeredName(model, connected.length > 1, i, "block"))
+          : Option.none()
+        killModel(model, i)
+        if (command.restart) restartModel(model, i)
+        const crash = Effect.promise(() =>
+          killServer(controlled).then(() => (command.restart ? restartServer(controlled) : undefined))
+        )
+        if (Option.isNone(call)) return yield* settles(world, command, crash)
+        const n = ++world.calls
+        const before = controlled.blocked
+        const running = yield* Effect.fork(
+          world.executor.execute([{ toolCallId: `call_${n}`, toolName: call.value, args: {} }])
+        )
+        yield* Effect.race(
+          Effect.gen(function*() {
+            while (controlled.blocked === before) yield* Effect.sleep("1 millis")
+          }),
+          Effect.asVoid(Fiber.await(running))
+        )
+        yield* settles(world, command, crash)
+        const exit = yield* settles(world, command, Fiber.join(running))
+        const result = Exit.isSuccess(exit) ? exit.value[0] : undefined
+        return yield* expectThat(
+          world,
+          "command-outcome",
+          result?.isError === true,
+          () => `a call of "${call.value}" in flight when its server crashed ended with ${JSON.stringify(result)}`
+        )
+      }
       case "kill": {
         const i = command.server
-        const connection = model.connections.get(i)
-        if (connection?.status === "connected") connection.status = "reconnecting"
-        model.up[i] = false
+        killModel(model, i)
         yield* settles(world, command, Effect.promise(() => killServer(world.servers[i])))
         return
       }
       case "restart": {
         const i = command.server
-        const connection = model.connections.get(i)
-        if (!model.up[i] && connection?.status === "reconnecting") {
-          connection.status = "connected"
-          connection.epoch = newEpoch(model)
-        }
-        model.up[i] = true
+        restartModel(model, i)
         yield* settles(world, command, Effect.promise(() => restartServer(world.servers[i])))
         return
       }
