@@ -7,7 +7,7 @@
 // sequence, closing the layer leaves no session, socket or timer open.
 //
 // Seeded, so a failure reproduces. Environment, for longer or targeted local runs:
-//   MODEL_RUNS (default 100), MODEL_MAX_COMMANDS (default 10), MODEL_SEED (default 47);
+//   MODEL_RUNS (default 200), MODEL_MAX_COMMANDS (default 10), MODEL_SEED (default 47);
 //   MODEL_PATH: the `path` a failure prints, to replay it.
 // A counterexample it shrinks to goes to Mcp.counterexamples.test.ts as a named test.
 import { describe, it } from "@effect/vitest"
@@ -27,7 +27,7 @@ describe("MCP connections, model-based", () => {
     {
       timeout: 600_000,
       fastCheck: {
-        numRuns: Number(process.env.MODEL_RUNS ?? 100),
+        numRuns: Number(process.env.MODEL_RUNS ?? 200),
         seed: Number(process.env.MODEL_SEED ?? 47),
         ...(path === undefined ? {} : { path })
       }
