@@ -27,6 +27,8 @@ export interface TestMcpServer {
   readonly requests: ReadonlyArray<RecordedRequest>
   /** MCP sessions opened and closed so far. */
   readonly sessions: { readonly opened: number; readonly closed: number }
+  /** HTTP requests received and not yet answered to their end (e.g. an open event stream). */
+  readonly openRequests: number
   /** Stops abruptly, as a crashed server would: open connections are destroyed, nothing is said. */
   readonly kill: () => Promise<void>
   /** After `kill`: listens again on the same address, with no sessions (a restarted server). */
@@ -116,9 +118,12 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
     return notFound(res)
   }
 
+  let openRequests = 0
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1")
     requests.push({ method: req.method ?? "GET", path: url.pathname, headers: req.headers })
+    openRequests++
+    res.once("close", () => openRequests--)
     // Browsers (and happy-dom) call it cross-origin.
     res.setHeader("Access-Control-Allow-Origin", "*")
     res.setHeader("Access-Control-Expose-Headers", "mcp-session-id, mcp-protocol-version")
@@ -149,6 +154,9 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
     requests,
     get sessions() {
       return { ...stats }
+    },
+    get openRequests() {
+      return openRequests
     },
     kill: () => (closed ??= stop(http)),
     restart: async () => {

@@ -398,18 +398,47 @@ const open = async (
     })()
     return closing
   }
-  const abort = () => void close()
-  options.signal.addEventListener("abort", abort, { once: true })
+  // Not aborted with the caller: the server may already have opened a session whose id only its
+  // answer to `initialize` carries. An abandoned handshake is let finish (within
+  // HANDSHAKE_GRACE_MS), so that `close` can end that session on the server.
+  const handshake = client.connect(transport)
   try {
-    await client.connect(transport, { signal: options.signal })
+    await untilAborted(handshake, options.signal)
   } catch (error) {
-    await close()
+    const grace = setTimeout(() => void close(), HANDSHAKE_GRACE_MS)
+    void handshake.catch(() => undefined).then(() => {
+      clearTimeout(grace)
+      return close()
+    })
     throw error
-  } finally {
-    options.signal.removeEventListener("abort", abort)
   }
   return { client, close }
 }
+
+/** How long an abandoned handshake may go on, so that the session it opened can be ended. */
+const HANDSHAKE_GRACE_MS = 5_000
+
+/** `promise`, or a rejection once `signal` aborts. */
+const untilAborted = <A>(promise: Promise<A>, signal: AbortSignal): Promise<A> =>
+  new Promise((resolve, reject) => {
+    const abort = () => reject(signal.reason)
+    if (signal.aborted) return abort()
+    signal.addEventListener("abort", abort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort))
+  })
+
+/**
+ * Whether a request failed on a pooled keep-alive connection that the server had closed (it
+ * restarted since): nothing reached the server, and Node's fetch does not retry a POST itself.
+ */
+const isStaleConnection = (error: unknown): boolean =>
+  error instanceof TypeError && isRecord(error.cause) && error.cause["code"] === "UND_ERR_SOCKET"
+
+/** `open`, once more on a fresh connection when the first went out on a stale one. */
+const openFresh = (options: ConnectOptions, authProvider: OAuthClientProvider | undefined) =>
+  open(options, authProvider).catch((error: unknown) =>
+    isStaleConnection(error) && !options.signal.aborted ? open(options, authProvider) : Promise.reject(error)
+  )
 
 /**
  * Connects and initialises a session. Rejects when the server cannot be
@@ -424,7 +453,7 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
   if (authProvider !== undefined && pendingCode !== undefined && options.oauth?.store.codeVerifier !== undefined) {
     await finishAuth(options, authProvider, pendingCode)
   }
-  const opened = await open(options, authProvider).catch(async (error: unknown) => {
+  const opened = await openFresh(options, authProvider).catch(async (error: unknown) => {
     if (authProvider === undefined || options.oauth === undefined || !(error instanceof UnauthorizedError)) throw error
     const authorizationUrl = authProvider.takeAuthorizationUrl()
     if (authorizationUrl === undefined) throw error

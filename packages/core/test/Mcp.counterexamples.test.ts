@@ -1,0 +1,46 @@
+// The counterexamples the model-based test of MCP connections (Mcp.model.test.ts) shrank to,
+// replayed as named tests. Each checks only the invariant it broke; `defect` names what it found.
+import { describe, it } from "@effect/vitest"
+import { tamboLayer, useServer } from "./helpers.js"
+import { type Command, type Invariant, runSequence } from "./mcp/model.js"
+
+const server = useServer()
+
+interface Counterexample {
+  readonly name: string
+  readonly defect: string
+  readonly commands: ReadonlyArray<Command>
+  readonly invariants: ReadonlyArray<Invariant>
+  readonly derivedKeys?: boolean
+}
+
+const counterexamples: ReadonlyArray<Counterexample> = [
+  {
+    name: "a disconnect while connecting ends the session the server opened",
+    defect: "a disconnect while the handshake was in flight aborted the `initialize` request: the server " +
+      "had opened a session whose id only its answer carries, so the client could not end it, and it " +
+      "stayed open on the server",
+    commands: [{ kind: "disconnectWhileConnecting", server: 0 }],
+    invariants: ["sessions-match"]
+  },
+  {
+    name: "a connect after the server restarted connects",
+    defect: "the first request of the connection went out on a pooled keep-alive socket the restarted " +
+      "server had closed; Node's fetch does not retry a POST (\"other side closed\"), so connecting a " +
+      "server that is up failed",
+    commands: [
+      { kind: "connect", server: 0 },
+      { kind: "disconnect", server: 0 },
+      { kind: "bounce", server: 0 },
+      { kind: "connect", server: 0 }
+    ],
+    invariants: ["command-outcome"]
+  }
+]
+
+describe("MCP model counterexamples", () => {
+  it.live.each(counterexamples.map((counterexample) => counterexample.name))("%s", (name) => {
+    const { commands, derivedKeys, invariants } = counterexamples.find((counterexample) => counterexample.name === name)!
+    return runSequence(tamboLayer(server()), { derivedKeys: derivedKeys ?? false, commands }, invariants)
+  })
+})

@@ -1,0 +1,36 @@
+// The model-based test of MCP connections: fast-check generates sequences of commands (connect,
+// connect twice at once, connect a dead URL, disconnect, disconnect while connecting, a server
+// crashing, coming back, bouncing, changing its tools, tool calls through the executor and
+// through a kept `client` handle), with given server keys or derived ones, played against ONE `Mcp` service over the registry
+// `Tambo.layer` wires and three real MCP servers on loopback. After every command the registry,
+// the connections and the servers' sessions settle where the model (mcp/model.ts) says; after the
+// sequence, closing the layer leaves no session, socket or timer open.
+//
+// Seeded, so a failure reproduces. Environment, for longer or targeted local runs:
+//   MODEL_RUNS (default 200), MODEL_MAX_COMMANDS (default 10), MODEL_SEED (default 47);
+//   MODEL_PATH: the `path` a failure prints, to replay it.
+// A counterexample it shrinks to goes to Mcp.counterexamples.test.ts as a named test.
+import { describe, it } from "@effect/vitest"
+import { tamboLayer, useServer } from "./helpers.js"
+import { runSequence, sequenceArbitrary } from "./mcp/model.js"
+
+const server = useServer()
+
+const path = process.env.MODEL_PATH
+
+describe("MCP connections, model-based", () => {
+  // `live`: real sockets, and the service's real reconnect schedule and timeouts.
+  it.live.prop(
+    "every sequence of commands keeps the invariants",
+    [sequenceArbitrary(Number(process.env.MODEL_MAX_COMMANDS ?? 10))],
+    ([sequence]) => runSequence(tamboLayer(server()), sequence),
+    {
+      timeout: 600_000,
+      fastCheck: {
+        numRuns: Number(process.env.MODEL_RUNS ?? 200),
+        seed: Number(process.env.MODEL_SEED ?? 47),
+        ...(path === undefined ? {} : { path })
+      }
+    }
+  )
+})
