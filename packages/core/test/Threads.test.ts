@@ -6,9 +6,11 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
+import * as Tool from "../src/Tool.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
 
 const server = useServer()
@@ -208,6 +210,32 @@ describe("threads", () => {
       const methods = server().requests.filter((r) => r.path.includes(drop.id)).map((r) => r.method)
       expect(methods.indexOf("DELETE")).toBeLessThan(methods.lastIndexOf("DELETE"))
     }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("deleteThread from a tool of the run on that thread: the run is cancelled, and the thread still goes", () => {
+    const drop = seed("drop")
+    // The tool deletes the thread its own run streams on (a "forget this conversation" tool),
+    // through the service the app holds.
+    let service: Tambo.Tambo.Service | undefined
+    const forget = Tool.make({
+      name: "forget",
+      description: "deletes this conversation",
+      input: Schema.Struct({}),
+      execute: () => Effect.suspend(() => Effect.as(service!.deleteThread(drop.id), "forgotten"))
+    })
+    return Effect.gen(function* () {
+      server().setScript([Script.toolCall("forget", {})])
+      const tambo = yield* Tambo.Tambo
+      service = tambo
+      const exit = yield* Effect.exit(Stream.runDrain(tambo.run("forget this", { threadId: drop.id })))
+      expect(Exit.isFailure(exit) && Option.map(Cause.failureOption(exit.cause), (e) => e._tag)).toEqual(
+        Option.some("RunCancelledError")
+      )
+      // The deletion goes on once the run has let go of the thread (a bounded poll, not a timing).
+      for (let i = 0; i < 200 && server().threads.get(drop.id) !== undefined; i++) yield* Effect.sleep("5 millis")
+      expect(server().threads.get(drop.id)).toBeUndefined()
+      expect((yield* tambo.state).threadMap[drop.id]).toBeUndefined()
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [forget] })))
+  })
 
   it.live("suggestions: generated for a run's reply, then listed", () =>
     Effect.gen(function* () {

@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
 import * as ClientState from "../../ClientState.js"
@@ -100,13 +101,17 @@ export const renameThread = (env: Env.Env, threadId: string, name: string): Effe
  */
 export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
   Effect.suspend(() => {
+    const remove = Effect.zipRight(
+      Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)),
+      Env.apply(env, [{ type: "REMOVE_THREAD", threadId }])
+    )
     const active = env.activeRuns.get(threadId)
-    return Effect.zipRight(
-      active === undefined ? Effect.void : Effect.zipRight(active.cancel, active.done),
-      Effect.zipRight(
-        Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)),
-        Env.apply(env, [{ type: "REMOVE_THREAD", threadId }])
-      )
+    if (active === undefined) return remove
+    // In the service's scope: a tool of that very run, deleting its own thread, is interrupted
+    // by the cancellation, and the deletion still happens once the run has let go.
+    return Effect.flatMap(
+      Effect.forkIn(Effect.zipRight(Effect.zipRight(active.cancel, active.done), remove), env.scope),
+      Fiber.join
     )
   })
 
