@@ -262,6 +262,26 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
           expect(error.message).toContain("An AG-UI agent does not offer")
         }
       })))
+  it.live("deleteThread of a thread an agent's run streams on fails as not offered, and the run goes on", () =>
+    withAgent([AgUiAgent.text("Starting."), AgUiAgent.hang()], (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const seen = yield* Deferred.make<string>()
+        const fiber = yield* tambo.run("hello").pipe(
+          Stream.runForEach((e) => e.event.type === "TEXT_MESSAGE_END" ? Deferred.succeed(seen, e.threadId) : Effect.void),
+          Effect.fork
+        )
+        const threadId = yield* Deferred.await(seen)
+        const error = yield* Effect.flip(tambo.deleteThread(threadId))
+        expect(error).toMatchObject({ _tag: "ApiError", code: "NOT_SUPPORTED_BY_AG_UI_AGENT" })
+        // Nothing else happened: the run still streams, its request open, its thread in the store.
+        expect(fiber.unsafePoll()).toBeNull()
+        expect((yield* tambo.state).threadMap[threadId]).toBeDefined()
+        expect(agent.requests).toHaveLength(1)
+        yield* Fiber.interrupt(fiber)
+        expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
+      })))
+
   it.live("cancelRun ends the run with RunCancelledError and aborts its request", () =>
     withAgent([AgUiAgent.text("Starting."), AgUiAgent.hang()], (agent) =>
       Effect.gen(function*() {

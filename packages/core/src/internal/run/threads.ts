@@ -95,25 +95,26 @@ export const renameThread = (env: Env.Env, threadId: string, name: string): Effe
 
 /**
  * Deletes a thread on the server, then from the store. A run of this client on the thread is
- * cancelled first, and let go of the thread: its last writes would otherwise bring it back.
+ * cancelled and let go of the thread before the store forgets it: its last writes would otherwise
+ * bring it back. Nothing happens in the client unless the server deleted the thread.
  *
  * @internal
  */
 export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
-  Effect.suspend(() => {
-    const remove = Effect.zipRight(
-      Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)),
-      Env.apply(env, [{ type: "REMOVE_THREAD", threadId }])
-    )
-    const active = env.activeRuns.get(threadId)
-    if (active === undefined) return remove
-    // In the service's scope: a tool of that very run, deleting its own thread, is interrupted
-    // by the cancellation, and the deletion still happens once the run has let go.
-    return Effect.flatMap(
-      Effect.forkIn(Effect.zipRight(Effect.zipRight(active.cancel, active.done), remove), env.scope),
-      Fiber.join
-    )
-  })
+  Effect.zipRight(
+    Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)),
+    Effect.suspend(() => {
+      const forget = Env.apply(env, [{ type: "REMOVE_THREAD", threadId }])
+      const active = env.activeRuns.get(threadId)
+      if (active === undefined) return forget
+      // In the service's scope: a tool of that very run, deleting its own thread, is interrupted
+      // by the cancellation, and the store still forgets the thread once the run has let go.
+      return Effect.flatMap(
+        Effect.forkIn(Effect.zipRight(Effect.zipRight(active.cancel, active.done), forget), env.scope),
+        Fiber.join
+      )
+    })
+  )
 
 /** Asks the API to name a thread, and records the name. @internal */
 export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effect<Option.Option<string>, TamboError> =>
