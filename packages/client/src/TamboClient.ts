@@ -828,9 +828,9 @@ export class TamboClient {
   }
 
   /**
-   * Deletes a thread on the server and forgets it. A run in flight on the
-   * thread is cancelled first (as `cancelRun` would), so the thread does not
-   * come back with the run's last events.
+   * Deletes a thread on the server, then forgets it. A run in flight on the
+   * thread is cancelled (as `cancelRun` would) before the thread is
+   * forgotten, so it does not come back with the run's last events.
    *
    * @since 0.1.0
    */

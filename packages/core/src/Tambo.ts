@@ -328,9 +328,9 @@ export declare namespace Tambo {
     readonly updateThreadName: (threadId: string, name: string) => Effect.Effect<void, TamboError>
     readonly generateThreadName: (threadId: string) => Effect.Effect<Option.Option<string>, TamboError>
     /**
-     * Deletes a thread on the server and from the store. A run of this
-     * client on the thread is cancelled first, so the thread does not come
-     * back with the run's last events.
+     * Deletes a thread on the server, then from the store. A run of this
+     * client on the thread is cancelled before the store forgets the thread,
+     * so it does not come back with the run's last events.
      */
     readonly deleteThread: (threadId: string) => Effect.Effect<void, TamboError>
     /**
