@@ -94,6 +94,20 @@ const sdkReasoning = (messages: ReadonlyArray<Types.TamboThreadMessage>) =>
 
 const hello = { id: "u1", role: "user", content: "hello" } as const
 
+/**
+ * A run of "hello" forked, once its first reply has ended (the agent then hangs with the request
+ * open): the run's fiber and its thread.
+ */
+const forkUntilFirstReply = Effect.gen(function*() {
+  const tambo = yield* Tambo.Tambo
+  const seen = yield* Deferred.make<string>()
+  const fiber = yield* tambo.run("hello").pipe(
+    Stream.runForEach((e) => e.event.type === "TEXT_MESSAGE_END" ? Deferred.succeed(seen, e.threadId) : Effect.void),
+    Effect.fork
+  )
+  return { tambo, fiber, threadId: yield* Deferred.await(seen) }
+})
+
 describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   const withAgent = <A, E>(
     script: AgUiAgent.ScriptSource,
@@ -233,14 +247,8 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   it.live("interrupting a run aborts its request: the agent sees the connection close", () =>
     withAgent([AgUiAgent.text("Starting."), AgUiAgent.hang()], (agent) =>
       Effect.gen(function*() {
-        const tambo = yield* Tambo.Tambo
-        const seen = yield* Deferred.make<void>()
-        const fiber = yield* tambo.run("hello").pipe(
-          Stream.runForEach((e) => e.event.type === "TEXT_MESSAGE_END" ? Deferred.succeed(seen, undefined) : Effect.void),
-          Effect.fork
-        )
         // The first reply's end arrived: the request is open, the agent hangs.
-        yield* Deferred.await(seen)
+        const { fiber } = yield* forkUntilFirstReply
         yield* Fiber.interrupt(fiber)
         expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
       })))
@@ -265,13 +273,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   it.live("deleteThread of a thread an agent's run streams on fails as not offered, and the run goes on", () =>
     withAgent([AgUiAgent.text("Starting."), AgUiAgent.hang()], (agent) =>
       Effect.gen(function*() {
-        const tambo = yield* Tambo.Tambo
-        const seen = yield* Deferred.make<string>()
-        const fiber = yield* tambo.run("hello").pipe(
-          Stream.runForEach((e) => e.event.type === "TEXT_MESSAGE_END" ? Deferred.succeed(seen, e.threadId) : Effect.void),
-          Effect.fork
-        )
-        const threadId = yield* Deferred.await(seen)
+        const { fiber, tambo, threadId } = yield* forkUntilFirstReply
         const error = yield* Effect.flip(tambo.deleteThread(threadId))
         expect(error).toMatchObject({ _tag: "ApiError", code: "NOT_SUPPORTED_BY_AG_UI_AGENT" })
         // Nothing else happened: the run still streams, its request open, its thread in the store.
@@ -285,13 +287,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   it.live("cancelRun ends the run with RunCancelledError and aborts its request", () =>
     withAgent([AgUiAgent.text("Starting."), AgUiAgent.hang()], (agent) =>
       Effect.gen(function*() {
-        const tambo = yield* Tambo.Tambo
-        const seen = yield* Deferred.make<string>()
-        const fiber = yield* tambo.run("hello").pipe(
-          Stream.runForEach((e) => e.event.type === "TEXT_MESSAGE_END" ? Deferred.succeed(seen, e.threadId) : Effect.void),
-          Effect.fork
-        )
-        const threadId = yield* Deferred.await(seen)
+        const { fiber, tambo, threadId } = yield* forkUntilFirstReply
         yield* tambo.cancelRun(threadId)
         const error = yield* Fiber.join(fiber).pipe(Effect.flip)
         expect(error._tag).toBe("RunCancelledError")

@@ -29,73 +29,92 @@ const toInputMessage = (message: string | Transport.InputMessage): Transport.Inp
   typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message
 
 /** Runs, their pending calls and their approvals. */
-const runs = (env: RunEnv.Env) => ({
-  run: (message: string | Transport.InputMessage, options?: Parameters<Tambo.Service["run"]>[1]) =>
+const runs = (
+  env: RunEnv.Env
+): Pick<Tambo.Service, "run" | "continueRun" | "getPendingToolCalls" | "approveToolCall" | "denyToolCall" | "cancelRun"> => ({
+  run: (message, options) =>
     Run.startRun(env, { _tag: "Message", message: toInputMessage(message) }, options),
-  continueRun: (...args: Parameters<Tambo.Service["continueRun"]>) => Run.continueRun(env, ...args),
-  getPendingToolCalls: (threadId: string) =>
+  continueRun: (threadId, results, options) => Run.continueRun(env, threadId, results, options),
+  getPendingToolCalls: (threadId) =>
     Effect.zipRight(
       Threads.ensureThread(env, threadId),
       Effect.flatMap(Pending.ofThread(env, threadId), (calls) => Pending.describe(env, threadId, calls))
     ),
-  approveToolCall: (toolCallId: string, approval?: Parameters<Tambo.Service["approveToolCall"]>[1]) =>
+  approveToolCall: (toolCallId, approval) =>
     env.approvals.resolve(
       toolCallId,
       approval?.threadId,
       approval?.args === undefined ? { approved: true } : { approved: true, args: approval.args }
     ),
-  denyToolCall: (toolCallId: string, reason?: string, options?: Parameters<Tambo.Service["denyToolCall"]>[2]) =>
+  denyToolCall: (toolCallId, reason, options) =>
     env.approvals.resolve(
       toolCallId,
       options?.threadId,
       reason === undefined ? { approved: false } : { approved: false, reason }
     ),
-  cancelRun: (threadId?: string) => Cancel.cancelThread(env, threadId)
+  cancelRun: (threadId) => Cancel.cancelThread(env, threadId)
 })
 
 /** Threads: the store's, and the API's through the transport. */
-const threads = (env: RunEnv.Env) => ({
+const threads = (
+  env: RunEnv.Env
+): Pick<
+  Tambo.Service,
+  | "state"
+  | "store"
+  | "switchThread"
+  | "startNewThread"
+  | "getThread"
+  | "getAgentState"
+  | "setAgentState"
+  | "listThreads"
+  | "fetchThread"
+  | "updateThreadName"
+  | "generateThreadName"
+  | "deleteThread"
+  | "updateComponentState"
+> => ({
   state: env.store.get,
   store: env.store,
-  switchThread: (threadId: string) => Threads.switchThread(env, threadId),
+  switchThread: (threadId) => Threads.switchThread(env, threadId),
   startNewThread: Threads.startNewThread(env),
-  getThread: (threadId?: string) => Threads.getThread(env, threadId),
+  getThread: (threadId) => Threads.getThread(env, threadId),
   // The app's state is its own (see `S` in the interface): what the store holds is not checked.
   getAgentState: <S>(threadId?: string) =>
     AppState.getAgentState(env.store, threadId) as Effect.Effect<S, ConfigError>,
   setAgentState: <S>(threadId: string, update: S | ((previous: S) => S)) =>
     AppState.setAgentState(env.store, threadId, update) as Effect.Effect<S, ConfigError>,
-  listThreads: (params?: Transport.PageParams) => RunEnv.withCredentials(env, (c) => env.transport.listThreads(c, params)),
-  fetchThread: (threadId: string) => Threads.fetchThread(env, threadId),
-  updateThreadName: (threadId: string, name: string) => Threads.renameThread(env, threadId, name),
-  generateThreadName: (threadId: string) => Threads.generateThreadName(env, threadId),
-  deleteThread: (threadId: string) => Threads.deleteThread(env, threadId),
-  updateComponentState: (...args: Parameters<Tambo.Service["updateComponentState"]>) =>
+  listThreads: (params) => RunEnv.withCredentials(env, (c) => env.transport.listThreads(c, params)),
+  fetchThread: (threadId) => Threads.fetchThread(env, threadId),
+  updateThreadName: (threadId, name) => Threads.renameThread(env, threadId, name),
+  generateThreadName: (threadId) => Threads.generateThreadName(env, threadId),
+  deleteThread: (threadId) => Threads.deleteThread(env, threadId),
+  updateComponentState: (threadId, componentId, update) =>
     ComponentState.updateComponentState(
       { transport: env.transport, store: env.store, withCredentials: (f) => RunEnv.withCredentials(env, f) },
-      ...args
+      threadId,
+      componentId,
+      update
     )
 })
 
 /** Tools, components and context helpers. */
-const registration = (env: RunEnv.Env) => ({
+const registration = (
+  env: RunEnv.Env
+): Pick<Tambo.Service, "registerTool" | "registerTools" | "registerComponent" | "addContextHelper" | "removeContextHelper"> => ({
   registerTool: env.registry.register,
   registerTools: env.registry.registerMany,
   registerComponent: env.registry.registerComponent,
-  addContextHelper: (name: string, helper: Parameters<Tambo.Service["addContextHelper"]>[1]) =>
+  addContextHelper: (name, helper) =>
     Effect.sync(() => void env.contextHelpers.set(name, helper)),
-  removeContextHelper: (name: string) => Effect.sync(() => void env.contextHelpers.delete(name))
+  removeContextHelper: (name) => Effect.sync(() => void env.contextHelpers.delete(name))
 })
 
 /** Suggestions for an assistant message; the model is told the registered components. */
-const suggestions = (env: RunEnv.Env) => ({
-  listSuggestions: (threadId: string, messageId: string) =>
+const suggestions = (env: RunEnv.Env): Pick<Tambo.Service, "listSuggestions" | "generateSuggestions"> => ({
+  listSuggestions: (threadId, messageId) =>
     RunEnv.withCredentials(env, (c) => env.transport.listSuggestions(c, threadId, messageId)),
-  generateSuggestions: (
-    threadId: string,
-    messageId: string,
-    options?: Parameters<Tambo.Service["generateSuggestions"]>[2]
-  ) =>
+  generateSuggestions: (threadId, messageId, options) =>
     Effect.flatMap(env.registry.toApiComponents, (availableComponents) =>
       RunEnv.withCredentials(env, (c) =>
         env.transport.generateSuggestions(c, threadId, messageId, {
