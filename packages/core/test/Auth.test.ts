@@ -27,7 +27,7 @@ const USER_TOKEN = "subject-token-of-user-1"
  */
 const makeIssuer = (options: {
   readonly expiresInSeconds?: number
-  readonly outcomes?: ReadonlyArray<"ok" | AuthError | TransportError>
+  readonly outcomes?: ReadonlyArray<"ok" | AuthError | TransportError | { readonly defect: unknown }>
   readonly gate?: Deferred.Deferred<void>
   /** The first exchange that waits for `gate`; default 1. */
   readonly gatedFrom?: number
@@ -42,6 +42,8 @@ const makeIssuer = (options: {
       const outcome = options.outcomes?.[n - 1] ?? "ok"
       const answer: Effect.Effect<AccessToken, TamboError> = outcome === "ok"
         ? Effect.succeed({ token: Redacted.make(`token-${n}`), expiresInSeconds: options.expiresInSeconds ?? 3600 })
+        : "defect" in outcome
+        ? Effect.die(outcome.defect)
         : Effect.fail(outcome)
       return options.gate === undefined || n < (options.gatedFrom ?? 1) || n > (options.gatedTo ?? Infinity)
         ? answer
@@ -263,45 +265,35 @@ describe("Auth", () => {
       }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
     })
 
-    it.effect("a failed connection is an AuthError too, and the next request exchanges again", () => {
-      const broken = new TransportError({ reason: "Connect", message: "connect ECONNREFUSED" })
-      const issuer = makeIssuer({ outcomes: [broken] })
-      return Effect.gen(function* () {
-        const auth = yield* Auth.Auth
-        const error = yield* Effect.flip(auth.credentials)
-        expect(error).toBeInstanceOf(AuthError)
-        expect(error.reason).toBe("ExchangeFailed")
-        expect(error.message).toContain("connect ECONNREFUSED")
-        expect((yield* auth.state).status).toBe("error")
-        expect(yield* current).toBe("token-2")
-        expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
-        expect(issuer.subjects).toHaveLength(2)
-      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
-    })
-
-    it.effect("an exchange that dies (a defect under the transport) is an AuthError, published; the next request exchanges again", () => {
-      const subjects: Array<string> = []
-      const layer = Auth.layer.pipe(Layer.provide(Layer.merge(
-        config({ userToken: USER_TOKEN }),
-        transport((subject) =>
-          Effect.suspend(() => {
-            subjects.push(Redacted.value(subject))
-            return subjects.length === 1
-              ? Effect.die(new Error("the SDK threw"))
-              : Effect.succeed({ token: Redacted.make("token-2"), expiresInSeconds: 3600 })
-          }))
-      )))
-      return Effect.gen(function* () {
-        const auth = yield* Auth.Auth
-        const error = yield* Effect.flip(auth.credentials)
-        expect(error).toBeInstanceOf(AuthError)
-        expect(error.reason).toBe("ExchangeFailed")
-        expect(error.message).toContain("the SDK threw")
-        expect((yield* auth.state).status).toBe("error")
-        expect(yield* current).toBe("token-2")
-        expect(subjects).toHaveLength(2)
-      }).pipe(Effect.provide(layer))
-    })
+    // A failed connection, or a defect under the transport (the SDK threw): the same typed ending.
+    const failures = [
+      {
+        what: "a failed connection is an AuthError too",
+        outcome: new TransportError({ reason: "Connect", message: "connect ECONNREFUSED" }),
+        says: "connect ECONNREFUSED"
+      },
+      {
+        what: "an exchange that dies (a defect under the transport) is an AuthError, published",
+        outcome: { defect: new Error("the SDK threw") },
+        says: "the SDK threw"
+      }
+    ]
+    for (const { outcome, says, what } of failures) {
+      it.effect(`${what}, and the next request exchanges again`, () => {
+        const issuer = makeIssuer({ outcomes: [outcome] })
+        return Effect.gen(function* () {
+          const auth = yield* Auth.Auth
+          const error = yield* Effect.flip(auth.credentials)
+          expect(error).toBeInstanceOf(AuthError)
+          expect(error.reason).toBe("ExchangeFailed")
+          expect(error.message).toContain(says)
+          expect((yield* auth.state).status).toBe("error")
+          expect(yield* current).toBe("token-2")
+          expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+          expect(issuer.subjects).toHaveLength(2)
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      })
+    }
 
     it.effect("a failed refresh leaves the state in error; the next request exchanges again", () => {
       const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", new TransportError({ reason: "Timeout", message: "timed out" })] })
