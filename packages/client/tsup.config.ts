@@ -44,6 +44,26 @@ const oneBundle: NonNullable<Options["esbuildPlugins"]>[number] = {
   }
 }
 
+/**
+ * What both standalone builds share: for Node, core and effect inlined (the package's own
+ * dependencies are external by default; everything else is inlined anyway), the MCP SDK external
+ * (loaded, or required, only when a server connects), core read from its sources as the
+ * workspace's own tools read it (one compile, no dependence on core's dist being built first).
+ */
+const standalone = {
+  entry: ["src/*.ts"],
+  platform: "node",
+  dts: false,
+  sourcemap: true,
+  clean: true,
+  target: "es2022",
+  noExternal: [/^@tambo-effect\/core(\/|$)/, /^effect(\/|$)/],
+  external: [/^@modelcontextprotocol\/sdk(\/|$)/],
+  esbuildOptions(options) {
+    options.conditions = ["tambo-source"]
+  }
+} satisfies Options
+
 export default defineConfig([
   // The composable build: core, effect and the rest stay imports, so a bundler (or the React
   // package beside an app that uses effect) shares one copy of each.
@@ -65,44 +85,9 @@ export default defineConfig([
   // server is connected. ESM: tsup's CommonJS code splitting mis-compiles the bundle (an `async`
   // import), so the CommonJS standalone build below is one bundle instead.
   // See scratchpad/bench/NOTES.md, "Cold start".
-  {
-    entry: ["src/*.ts"],
-    outDir: "dist/node",
-    format: ["esm"],
-    platform: "node",
-    dts: false,
-    sourcemap: true,
-    clean: true,
-    splitting: true,
-    target: "es2022",
-    // The package's own dependencies are external by default; everything else is inlined anyway.
-    noExternal: [/^@tambo-effect\/core(\/|$)/, /^effect(\/|$)/],
-    external: [/^@modelcontextprotocol\/sdk(\/|$)/],
-    // Core from its sources, as the workspace's own tools read it: one compile, no dependence on
-    // core's dist being built first.
-    esbuildOptions(options) {
-      options.conditions = ["tambo-source"]
-    },
-  },
+  { ...standalone, outDir: "dist/node", format: ["esm"], splitting: true },
   // The standalone build Node's `require` resolves: the same inlining as above, as CommonJS. Without
   // code splitting (see above), so it is one bundle for all the modules, and each module's file
   // re-exports its part of it: a class is the same whichever module a script requires it from.
-  {
-    entry: ["src/*.ts"],
-    outDir: "dist/node-cjs",
-    format: ["cjs"],
-    platform: "node",
-    dts: false,
-    sourcemap: true,
-    clean: true,
-    splitting: false,
-    target: "es2022",
-    noExternal: [/^@tambo-effect\/core(\/|$)/, /^effect(\/|$)/],
-    // Required only inside the MCP client module, which the bundle evaluates when a server connects.
-    external: [/^@modelcontextprotocol\/sdk(\/|$)/],
-    esbuildOptions(options) {
-      options.conditions = ["tambo-source"]
-    },
-    esbuildPlugins: [oneBundle]
-  },
+  { ...standalone, outDir: "dist/node-cjs", format: ["cjs"], splitting: false, esbuildPlugins: [oneBundle] },
 ])
