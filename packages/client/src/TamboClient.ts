@@ -800,7 +800,9 @@ export class TamboClient {
   }
 
   /**
-   * Loads a thread and its messages from the API into the state.
+   * Loads a thread and its messages from the API into the state. A thread
+   * the API no longer has (deleted in another tab or by another device)
+   * rejects as the API answers, and leaves the state.
    *
    * @since 0.1.0
    */

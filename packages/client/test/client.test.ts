@@ -2,7 +2,7 @@ import { Script } from "@tambo-effect/testing"
 import * as net from "node:net"
 import { describe, expect, it } from "vitest"
 import { AuthError, ConfigError, TamboClient, type TamboClientOptions, ToolDefinitionError, TransportError } from "../src/index.js"
-import { makeClient, texts, useServer, waitFor, weatherTool } from "./helpers.js"
+import { jwtFor, makeClient, texts, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
 
@@ -83,14 +83,6 @@ describe("a server that is not there", () => {
     }
   })
 })
-
-/** An unsigned JWT for `sub` that expires at `exp` (seconds): the testing server exchanges it without verifying it. */
-const jwtFor = (sub: string, exp: number) =>
-  [
-    Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
-    Buffer.from(JSON.stringify({ sub, iss: "https://issuer.example", exp })).toString("base64url"),
-    "signature"
-  ].join(".")
 
 /** The expiry of the access token a request carried: it tells which subject token it was exchanged from. */
 const bearerExpiry = (headers: { readonly [name: string]: string }) =>
@@ -208,6 +200,26 @@ describe("threads", () => {
     await client.deleteThread(thread.id)
     expect(client.getThread(thread.id)).toBeUndefined()
     expect(server().threads.get(thread.id)).toBeUndefined()
+  })
+
+  it("a thread deleted in another tab leaves the state: at the end of a run on it, and when fetched", async () => {
+    server().setScript([Script.text("first"), Script.delay(100), Script.text("second")])
+    const client = makeClient(server())
+    const other = makeClient(server())
+    const first = await client.run("one").thread
+    const second = client.run("two", { threadId: first.id })
+    // Deleted while the second run streams on it: the run finishes, then the thread goes.
+    await waitFor(() => client.getState().threadMap[first.id]?.streaming.status === "streaming")
+    await other.deleteThread(first.id)
+    await second.thread
+    expect(client.getThread(first.id)).toBeUndefined()
+    // Fetched after another tab deleted it: rejected as the API answers, and forgotten.
+    const third = await client.run("three").thread
+    await other.deleteThread(third.id)
+    expect(client.getThread(third.id)).toBeDefined()
+    await expect(client.fetchThread(third.id)).rejects.toMatchObject({ _tag: "ApiError", status: 403 })
+    expect(client.getThread(third.id)).toBeUndefined()
+    await Promise.all([client.destroy(), other.destroy()])
   })
 
   it("a thread the API does not know rejects with an ApiError (403, as the API answers)", async () => {

@@ -72,6 +72,14 @@ export const makeAgentClient = (
 }
 
 /** Polls until `predicate` holds. */
+/** An unsigned JWT for `sub` that expires at `exp` (seconds): the testing server exchanges it without verifying it. */
+export const jwtFor = (sub: string, exp: number) =>
+  [
+    Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+    Buffer.from(JSON.stringify({ sub, iss: "https://issuer.example", exp })).toString("base64url"),
+    "signature"
+  ].join(".")
+
 export const waitFor = async (predicate: () => boolean, what = "condition", timeoutMs = 5_000) => {
   const start = Date.now()
   while (!predicate()) {

@@ -2,7 +2,7 @@ import { Script } from "@tambo-effect/testing"
 import { createServer, request as httpRequest, type Server } from "node:http"
 import { describe, expect, it } from "vitest"
 import { AbortError, ApiError, type StreamEvent, type TamboStream, type TamboThread } from "../src/index.js"
-import { makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
+import { jwtFor, makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -376,15 +376,17 @@ describe("failures", () => {
       const address = proxy.address()
       const port = typeof address === "object" && address !== null ? address.port : 0
       server().setScript((request) => [Script.text(["re: ", request.text])])
+      const hourFromNow = Math.floor(Date.now() / 1000) + 3600
       const client = makeClient(server(), {
         tamboUrl: `http://127.0.0.1:${port}`,
         userKey: undefined,
-        userToken: "opaque-token-1"
+        // The same user's token, as an identity provider renews it.
+        userToken: jwtFor("user-x", hourFromNow)
       })
       await waitFor(() => client.getAuthState().status === "identified", "the first exchange")
       const x = client.run("x")
       await waitFor(() => runs === 1, "the first run request")
-      client.setUserToken("opaque-token-2")
+      client.setUserToken(jwtFor("user-x", hourFromNow + 60))
       // Called while the placeholder is current: a new conversation, like x.
       expect(client.getState().currentThreadId).toBe("placeholder")
       const y = client.run("y")

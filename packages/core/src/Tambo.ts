@@ -222,8 +222,10 @@ export interface Options extends TamboConfig.Options {
    * Once a run ended (finished, failed, cancelled or dropped), read its thread
    * from the API once and merge it into the store, so the store holds what the
    * server stored: message ids, the text a cancelled reply kept,
-   * `lastRunError`, component props as stored. Best effort, bounded to 2 s.
-   * Default `true`; `false` saves the read and leaves the thread as streamed.
+   * `lastRunError`, component props as stored. A thread the API no longer has
+   * (deleted by another client meanwhile) leaves the store. Best effort,
+   * bounded to 2 s. Default `true`; `false` saves the read and leaves the
+   * thread as streamed.
    */
   readonly reconcileAfterRun?: boolean | undefined
   /** The app's own resources (server key `"registry"`), as `Mcp.MakeOptions` takes them. */
@@ -323,7 +325,11 @@ export declare namespace Tambo {
     readonly listThreads: (
       params?: Transport.PageParams
     ) => Effect.Effect<Transport.ThreadList, TamboError>
-    /** Loads a thread and its messages from the API into the store. */
+    /**
+     * Loads a thread and its messages from the API into the store. A thread
+     * the API no longer has (deleted by another client or tab) fails the call
+     * as the API answers it, and leaves the store.
+     */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     readonly updateThreadName: (threadId: string, name: string) => Effect.Effect<void, TamboError>
     readonly generateThreadName: (threadId: string) => Effect.Effect<Option.Option<string>, TamboError>

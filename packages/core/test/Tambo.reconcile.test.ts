@@ -1,11 +1,12 @@
 // After a run ends, however it ends, the thread in the store equals the server's (see
 // expectStoreEqualsServer for what the comparison leaves out, and why).
-import { Script } from "@tambo-effect/testing"
+import { HostileServer, Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import { expectStoreEqualsServer, fields, runAll, tamboLayer, threadOf, useServer } from "./helpers.js"
@@ -211,13 +212,44 @@ describe("the store after a run equals the server's thread", () => {
 })
 
 describe("reconciliation is best effort, and can be turned off", () => {
-  it.live("a failed read (404) leaves the run's outcome and the store as they were", () =>
+  it.scopedLive("a failed read (a 500) leaves the run's outcome and the store as they were", () =>
+    Effect.gen(function* () {
+      const hostile = yield* HostileServer.scoped
+      const e = (value: object) => JSON.stringify(value)
+      hostile.respond(
+        HostileServer.frames(
+          [
+            e({ type: "RUN_STARTED", threadId: "thr_r", runId: "run_r" }),
+            e({ type: "TEXT_MESSAGE_START", messageId: "m-1", role: "assistant" }),
+            e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-1", delta: "Hello" }),
+            e({ type: "TEXT_MESSAGE_END", messageId: "m-1" }),
+            e({ type: "RUN_FINISHED", threadId: "thr_r", runId: "run_r" })
+          ],
+          { headers: { "x-thread-id": "thr_r", "x-run-id": "run_r" } }
+        ),
+        // The reconciliation's GET of the thread.
+        HostileServer.status(500, { headers: { "content-type": "application/json" }, body: e({ message: "boom" }) })
+      )
+      const tambo = yield* Effect.provide(Tambo.Tambo, tamboLayer({ ...server(), url: hostile.url }))
+      const types = yield* Stream.runCollect(Stream.map(tambo.run("hi"), (event) => event.event.type))
+      expect([...types].at(-1)).toBe("RUN_FINISHED")
+      expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`)).toEqual([
+        "POST /v1/threads/runs",
+        "GET /v1/threads/thr_r"
+      ])
+      const after = threadOf(yield* tambo.state, "thr_r")
+      // What the stream left: the local id, no key.
+      expect(after.thread.messages.map((m) => m.key)).toEqual([undefined, undefined])
+      expect(after.thread.messages[0]!.id).toMatch(/^local_user_/)
+      expect(after.thread.messages[1]!.content).toEqual([{ type: "text", text: "Hello" }])
+    }))
+
+  it.live("a thread deleted while its run goes on: the run still finishes, and the thread leaves the store", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("Hello"), Script.delay(200)])
       const tambo = yield* Tambo.Tambo
       const fiber = yield* Effect.fork(runAll("hi"))
       const threadId = yield* untilStreaming(tambo)
-      // Deleted while the run goes on: the run still finishes, its thread's read is a 404.
       const deleted = yield* Effect.promise(() =>
         fetch(`${server().url}/v1/threads/${threadId}?userKey=user-1`, { method: "DELETE", headers: { "x-api-key": server().apiKey } })
       )
@@ -225,11 +257,10 @@ describe("reconciliation is best effort, and can be turned off", () => {
       const events = yield* Fiber.join(fiber)
       expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
       expect(threadReads(threadId)).toHaveLength(1)
-      const after = threadOf(yield* tambo.state, threadId)
-      // What the stream left: the local id, no key.
-      expect(after.thread.messages.map((m) => m.key)).toEqual([undefined, undefined])
-      expect(after.thread.messages[0]!.id).toMatch(/^local_user_/)
-      expect(after.thread.messages[1]!.content).toEqual([{ type: "text", text: "Hello" }])
+      // The store holds what the server holds: not that thread.
+      const state = yield* tambo.state
+      expect(state.threadMap[threadId]).toBeUndefined()
+      expect(state.currentThreadId).toBe(ClientState.PLACEHOLDER_THREAD_ID)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("reconcileAfterRun: false reads nothing and leaves the thread as streamed", () =>

@@ -1,4 +1,4 @@
-import { Script, type RecordedRequest } from "@tambo-effect/testing"
+import { HostileServer, Script, type RecordedRequest } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
-import { runAll, tamboLayer, useServer } from "./helpers.js"
+import { fields, runAll, tamboLayer, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -236,6 +236,101 @@ describe("threads", () => {
       expect(server().threads.get(drop.id)).toBeUndefined()
       expect((yield* tambo.state).threadMap[drop.id]).toBeUndefined()
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [forget] })))
+  })
+
+  describe("a thread another client deleted leaves the store", () => {
+    /** Another client of the same user, on the same server: a second tab, another device. */
+    const otherClientDeletes = (threadId: string) =>
+      Effect.flatMap(Tambo.Tambo, (other) => other.deleteThread(threadId)).pipe(Effect.provide(tamboLayer(server())))
+
+    const failureOf = (exit: Exit.Exit<unknown, unknown>) =>
+      Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+
+    // The API's thread guard answers 403 for a thread that is not there (as the testing server does).
+    it.live("fetchThread fails as the API answers (403), and the store forgets the thread", () =>
+      Effect.gen(function* () {
+        const gone = seed("gone")
+        const tambo = yield* Tambo.Tambo
+        yield* tambo.switchThread(gone.id)
+        yield* otherClientDeletes(gone.id)
+        const error = yield* Effect.flip(tambo.fetchThread(gone.id))
+        expect(fields(error)).toMatchObject({ _tag: "ApiError", reason: "Forbidden", status: 403 })
+        const state = yield* tambo.state
+        expect(state.threadMap[gone.id]).toBeUndefined()
+        // What was shown is gone: the next message starts a new conversation.
+        expect(state.currentThreadId).toBe(ClientState.PLACEHOLDER_THREAD_ID)
+      }).pipe(Effect.provide(tamboLayer(server()))))
+
+    it.live("a run on it fails, and the store forgets the thread; the client goes on", () =>
+      Effect.gen(function* () {
+        const gone = seed("gone")
+        const tambo = yield* Tambo.Tambo
+        yield* tambo.fetchThread(gone.id)
+        yield* otherClientDeletes(gone.id)
+        const exit = yield* Effect.exit(Stream.runDrain(tambo.run("still there?", { threadId: gone.id })))
+        expect(failureOf(exit)).toMatchObject({ _tag: "ApiError", status: 403 })
+        expect((yield* tambo.state).threadMap[gone.id]).toBeUndefined()
+        server().setScript([Script.text("Hello again.")])
+        const events = yield* runAll("hello")
+        expect(events.at(-1)!.snapshot.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+      }).pipe(Effect.provide(tamboLayer(server()))))
+
+    it.live("deleted between two rounds of a run: the run fails, and the store forgets the thread", () => {
+      const gone = seed("gone")
+      const ask = Tool.make({
+        name: "ask_elsewhere",
+        description: "meanwhile, the thread is deleted in another tab",
+        input: Schema.Struct({}),
+        execute: () => Effect.as(otherClientDeletes(gone.id), "done")
+      })
+      return Effect.gen(function* () {
+        server().setScript([Script.toolCall("ask_elsewhere", {}), Script.text("never sent")])
+        const tambo = yield* Tambo.Tambo
+        const exit = yield* Effect.exit(Stream.runDrain(tambo.run("go", { threadId: gone.id })))
+        expect(failureOf(exit)).toMatchObject({ _tag: "ApiError", status: 403 })
+        expect(server().threads.get(gone.id)).toBeUndefined()
+        expect((yield* tambo.state).threadMap[gone.id]).toBeUndefined()
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [ask] })))
+    })
+
+    it.scoped("only a thread the API no longer has is forgotten: a 403 counts only when the credentials still work", () =>
+      Effect.gen(function* () {
+        const kept = seed("kept")
+        const hostile = yield* HostileServer.scoped
+        const problem = (status: number) =>
+          HostileServer.status(status, {
+            headers: { "content-type": "application/problem+json" },
+            body: JSON.stringify({ status, title: "refused", detail: `refused with ${status}` })
+          })
+        const thread = HostileServer.status(200, {
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(server().threads.get(kept.id))
+        })
+        const list = HostileServer.status(200, {
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ threads: [], hasMore: false })
+        })
+        const tambo = yield* Effect.provide(Tambo.Tambo, tamboLayer({ ...server(), url: hostile.url }))
+        const held = Effect.map(tambo.state, (state) => state.threadMap[kept.id] !== undefined)
+        const fetchAfter = (...answers: ReadonlyArray<HostileServer.Fault>) =>
+          Effect.gen(function* () {
+            hostile.respond(thread, ...answers)
+            yield* tambo.fetchThread(kept.id)
+            return yield* Effect.flip(tambo.fetchThread(kept.id))
+          })
+        // A server error: kept.
+        expect(fields(yield* fetchAfter(problem(500)))).toMatchObject({ reason: "ServerError" })
+        expect(yield* held).toBe(true)
+        // A 403 while the credentials are refused too (a revoked API key): kept.
+        expect(fields(yield* fetchAfter(problem(403), problem(403)))).toMatchObject({ reason: "Forbidden" })
+        expect(yield* held).toBe(true)
+        // A 403 while the credentials work: gone.
+        expect(fields(yield* fetchAfter(problem(403), list))).toMatchObject({ reason: "Forbidden" })
+        expect(yield* held).toBe(false)
+        // A 404: gone.
+        expect(fields(yield* fetchAfter(problem(404)))).toMatchObject({ reason: "NotFound" })
+        expect(yield* held).toBe(false)
+      }))
   })
 
   it.live("suggestions: generated for a run's reply, then listed", () =>

@@ -110,3 +110,19 @@ describe("model: a stop while the server holds the request unanswered", () => {
       ))
   }
 })
+
+describe("model counterexamples: a thread another client deleted (deleted-thread-forgotten)", () => {
+  // Defect: the store kept a thread the API no longer had. A run on it was refused (403, as the
+  // API's thread guard answers), and the end-of-run read's 403 left the thread in the store.
+  it("a run on a thread deleted elsewhere, after a manual tool round", () =>
+    replay(
+      [{ kind: "manual", target: "current", reuseIds: false, calls: 1 }, { kind: "deletedElsewhere", known: 0, then: "run" }],
+      ["run-outcome", "deleted-thread-forgotten"]
+    ))
+
+  // The same defect, read the two other ways: a fetch, and a run the server took just before.
+  for (const then of ["fetch", "midRun"] as const) {
+    it(`deleted elsewhere, then ${then === "fetch" ? "fetchThread" : "a run the server took before the deletion"}`, () =>
+      replay([text, { kind: "deletedElsewhere", known: 0, then }], ["run-outcome", "deleted-thread-forgotten"]))
+  }
+})

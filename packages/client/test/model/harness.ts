@@ -40,6 +40,8 @@ export const INVARIANTS = [
   "no-unhandled-rejection",
   /** Every thread the client knows equals the server's (storeMatchesServer). */
   "store-equals-server",
+  /** A thread another client deleted is not in the store once this client read it (a run on it, a fetch). */
+  "deleted-thread-forgotten",
   /** Each tool call executed at most once, and every result the server got is its own call's. */
   "tool-once-and-own-result",
   /** A plain text run on every thread the command touched succeeds. */
@@ -66,6 +68,9 @@ export type { Target } from "./support.js"
 
 /** What the probe tool does when executed. `approval` asks for approval first, then returns. */
 export type ToolMode = "ok" | "throw" | "hang" | "approval"
+
+/** How this client reads a thread another client deleted (see the `deletedElsewhere` command). */
+export type DeletedThen = "run" | "fetch" | "midRun"
 
 /** How a run is stopped early. */
 export type StopHow = "cancelRun" | "cancelCurrent" | "abort" | "break"
@@ -101,6 +106,12 @@ export type Command =
   | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
   /** `startNewThread()`, then two runs on the placeholder at once; `abortFirst`: the first is aborted once started. */
   | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean }
+  /**
+   * Another client (a second tab) deletes the i-th known thread, then this client reads it: a run
+   * on it (`run`, refused), `fetchThread` (`fetch`, refused), or a run on it that the server took
+   * just before the deletion (`midRun`: it streams to its end).
+   */
+  | { readonly kind: "deletedElsewhere"; readonly known: number; readonly then: DeletedThen }
 
 const target = Model.targetArbitrary
 
@@ -142,7 +153,15 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "newThread" as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("switch" as const), known: fc.nat(3) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("concurrentNew" as const), tools: fc.boolean(), abortFirst: fc.boolean() }) }
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("concurrentNew" as const), tools: fc.boolean(), abortFirst: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("deletedElsewhere" as const),
+      known: fc.nat(3),
+      then: fc.constantFrom<DeletedThen>("run", "fetch", "midRun")
+    })
+  }
 )
 
 // -----------------------------------------------------------------------------
@@ -170,6 +189,8 @@ class World extends Model.ModelWorld<Scenario> {
   readonly delivered = new Map<TamboStream, Array<string>>()
   /** The message of the last scenario registered. */
   lastScenario = ""
+  /** Threads another client deleted, once this client read them (see `deletedElsewhere`). */
+  readonly deleted: Array<string> = []
 
   constructor(readonly server: TestServer) {
     super()
@@ -184,6 +205,16 @@ class World extends Model.ModelWorld<Scenario> {
     const list = this.delivered.get(stream) ?? []
     list.push(event.type === "CUSTOM" && typeof event.name === "string" ? event.name : event.type)
     this.delivered.set(stream, list)
+  }
+
+  /** Another client deletes a thread, as a second tab would: through the API, for the same user. */
+  async deleteElsewhere(threadId: string): Promise<void> {
+    const response = await fetch(`${this.server.url}/v1/threads/${threadId}?userKey=user-1`, {
+      method: "DELETE",
+      headers: { "x-api-key": this.server.apiKey }
+    })
+    if (response.status !== 204) throw new Error(`deleting ${threadId} elsewhere answered ${response.status}`)
+    this.known.splice(this.known.indexOf(threadId), 1)
   }
 
   learn(threadId: string | undefined): void {
@@ -334,6 +365,8 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
           : [Script.text(["con", "current"])]
       return Model.concurrentRuns(real, command, scenario, (stream) => drive(real, stream, "approve"), () => client.startNewThread())
     }
+    case "deletedElsewhere":
+      return deletedElsewhere(real, command)
     case "concurrentNew": {
       client.startNewThread()
       const scenario: Scenario = (request) =>
@@ -348,6 +381,42 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         (stream) => drive(real, stream, "approve"),
         (stream, event) => world.deliver(stream, event)
       )
+    }
+  }
+}
+
+/** A known thread deleted by another client, then read by this one. */
+const deletedElsewhere = async (
+  real: Real,
+  command: Extract<Command, { kind: "deletedElsewhere" }>
+): Promise<ReadonlyArray<TamboStream>> => {
+  const { world, client } = real
+  const threadId = threadOf(real, { known: command.known })
+  if (threadId === undefined) return []
+  world.deleted.push(threadId)
+  switch (command.then) {
+    case "fetch": {
+      await world.deleteElsewhere(threadId)
+      const fetched = await settle(client.fetchThread(threadId))
+      if (fetched.ok) throw new Error(`fetchThread of ${threadId}, deleted elsewhere, resolved`)
+      return []
+    }
+    case "run": {
+      await world.deleteElsewhere(threadId)
+      const stream = client.run(world.scenario("deleted", () => [Script.text("never played")]), { threadId })
+      world.outcomes.set(stream, "ApiError")
+      await drive(real, stream, "approve")
+      return [stream]
+    }
+    case "midRun": {
+      // The server took the run (its guard saw the thread), then the thread goes: the run streams on.
+      const message = world.scenario("deletedMidRun", async () => {
+        await world.deleteElsewhere(threadId)
+        return [Script.text(["still ", "streaming"])]
+      })
+      const stream = client.run(message, { threadId, toolTimeout: TOOL_TIMEOUT })
+      await drive(real, stream, "approve")
+      return [stream]
     }
   }
 }
@@ -546,6 +615,13 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
   }
   await checks.noRejection(world)
   await checks.check("store-equals-server", () => storeChecks(real, world.known))
+  await checks.check("deleted-thread-forgotten", () => {
+    const state = client.getState()
+    for (const threadId of world.deleted) {
+      if (state.threadMap[threadId] !== undefined) throw new Error(`thread ${threadId}, deleted elsewhere and read since, is still in the store`)
+      if (state.currentThreadId === threadId) throw new Error(`thread ${threadId}, deleted elsewhere, is still current`)
+    }
+  })
   await checks.check("tool-once-and-own-result", () => checkTools(world))
   await checks.check("thread-usable", async () => {
     for (const threadId of touched) {

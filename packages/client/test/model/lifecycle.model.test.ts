@@ -1,7 +1,7 @@
 // Issue #29: the model-based test of a run's lifecycle. fast-check generates sequences of commands
-// (runs of every kind, tool rounds, stops, manual continuations, threads, concurrent runs) played
-// against ONE TamboClient and the testing server on loopback; the invariants of harness.ts are
-// checked after every command (those in its KNOWN_OPEN switch excepted).
+// (runs of every kind, tool rounds, stops, manual continuations, threads, concurrent runs, threads
+// another client deletes) played against ONE TamboClient and the testing server on loopback; the
+// invariants of harness.ts are checked after every command (those in its KNOWN_OPEN switch excepted).
 //
 // Seeded, so a failure reproduces. Environment, for longer or targeted local runs:
 //   MODEL_RUNS (default 200), MODEL_MAX_COMMANDS (default 5), MODEL_SEED (default 29);

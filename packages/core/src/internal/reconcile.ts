@@ -17,7 +17,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as ClientState from "../ClientState.js"
-import type { TamboError } from "../TamboError.js"
+import { isTamboError, type TamboError } from "../TamboError.js"
 import type { Content, TamboThread, TamboThreadMessage } from "../Types.js"
 import type * as Api from "./transport/apiSchemas.js"
 import { messageFromApi, threadFromApi } from "./convert.js"
@@ -279,7 +279,8 @@ export const reconcileAction = (threadId: string, remote: Api.ThreadWithMessages
 /**
  * Reads the thread once and merges it into the store. Best effort and
  * bounded by {@link reconcileTimeout}: a failed or slow read leaves the store
- * as it was, and never changes how the run ended.
+ * as it was (but for what `onFailure` does with the read's error, bounded
+ * too), and the read never changes how the run ended.
  *
  * @since 0.1.0
  * @category Effects
@@ -287,13 +288,20 @@ export const reconcileAction = (threadId: string, remote: Api.ThreadWithMessages
 export const reconcileThread = (
   threadId: string,
   read: Effect.Effect<Api.ThreadWithMessages, TamboError>,
-  apply: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<unknown>
+  apply: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<unknown>,
+  onFailure: (error: TamboError) => Effect.Effect<unknown> = () => Effect.void
 ): Effect.Effect<void> =>
   read.pipe(
     // Interruptible: a run's end reads in its finalizer, where an uninterruptible request would
     // outlast the bound.
     Effect.interruptible,
     Effect.timeout(reconcileTimeout),
-    Effect.flatMap((remote) => apply([reconcileAction(threadId, remote)])),
+    Effect.matchEffect({
+      onSuccess: (remote) => apply([reconcileAction(threadId, remote)]),
+      onFailure: (error) =>
+        isTamboError(error)
+          ? onFailure(error).pipe(Effect.interruptible, Effect.timeout(reconcileTimeout))
+          : Effect.void
+    }),
     Effect.ignore
   )

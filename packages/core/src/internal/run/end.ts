@@ -17,7 +17,7 @@ import * as Reconcile from "../reconcile.js"
 import * as Cancel from "./cancel.js"
 import * as Env from "./env.js"
 import type { RunState } from "./state.js"
-import { maybeName } from "./threads.js"
+import { forgetIfGone, maybeName } from "./threads.js"
 
 interface RunFailure {
   readonly message: string
@@ -68,7 +68,14 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
       threadId,
       Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId)),
       // Recorded as the run records: its cost is the thread it touches, not the store.
-      (actions) => Env.record(env, threadId, actions)
+      (actions) => Env.record(env, threadId, actions),
+      // A thread deleted meanwhile (by another client) leaves the store: no run of this client
+      // can be on it but this one, which is ending.
+      (error) =>
+        Effect.flatMap(
+          forgetIfGone(env, threadId, error),
+          (forget) => forget.length === 0 ? Effect.void : Env.record(env, threadId, forget)
+        )
     ).pipe(Effect.withParentSpan(run.span))
 }
 

@@ -29,10 +29,50 @@ export const pendingFromApi = (remote: Transport.ThreadWithMessages): ReadonlyAr
   })
 }
 
+/**
+ * Whether a thread-scoped request failed because the API no longer has the thread for this user:
+ * deleted (by another client, another tab) or never this user's. The API's thread guard answers
+ * 403 for such a thread, and for an API key it refuses too: a 403 counts only when a request that
+ * names no thread (one thread of the list) goes through with the same credentials. A 404 is the
+ * API finding the thread gone after its guard let the request in.
+ *
+ * @internal
+ */
+export const threadGone = (env: Env.Env, error: TamboError): Effect.Effect<boolean> =>
+  error._tag !== "ApiError"
+    ? Effect.succeed(false)
+    : error.reason === "NotFound"
+    ? Effect.succeed(true)
+    : error.reason !== "Forbidden"
+    ? Effect.succeed(false)
+    : Env.withCredentials(env, (c) => env.transport.listThreads(c, { limit: 1 })).pipe(
+      Effect.as(true),
+      Effect.orElseSucceed(() => false)
+    )
+
+/** The action that forgets a thread the API no longer has (see `threadGone`), or none. @internal */
+export const forgetIfGone = (env: Env.Env, threadId: string, error: TamboError): Effect.Effect<ReadonlyArray<ClientState.Action>> =>
+  ClientState.isLocalThreadId(threadId)
+    ? Effect.succeed([])
+    : Effect.map(threadGone(env, error), (gone) => gone ? [{ type: "REMOVE_THREAD", threadId }] : [])
+
+/**
+ * On a failed read of a thread the store holds: the store forgets it if the API no longer has it,
+ * unless a run of this client is on it (that run's end reads the thread again, and forgets it then).
+ */
+const forgetFetched = (env: Env.Env, threadId: string) => (error: TamboError): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    if (env.activeRuns.has(threadId) || (yield* env.store.getThread(threadId)) === undefined) return
+    const forget = yield* forgetIfGone(env, threadId, error)
+    if (forget.length > 0) yield* Env.apply(env, forget)
+  })
+
 /** Loads a thread and its messages from the API into the store. @internal */
 export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types.TamboThread, TamboError> =>
   Effect.gen(function* () {
-    const remote = yield* Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId))
+    const remote = yield* Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId)).pipe(
+      Effect.tapError(forgetFetched(env, threadId))
+    )
     const at = yield* Env.now
     const state = yield* Env.apply(env, [
       { type: "INIT_THREAD", threadId, at, initialThread: threadFromApi(remote) },
