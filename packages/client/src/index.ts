@@ -349,6 +349,14 @@ export {
   type ThreadState
 } from "@tambo-effect/core/ClientState"
 
+export {
+  /**
+   * @since 0.2.0
+   * @category Constants
+   */
+  MCPTransport
+} from "./MCPTransport.js"
+
 export type {
   /**
    * @since 0.1.0
@@ -448,6 +456,13 @@ export type {
    * @category Models
    */
   TamboToolUseContent,
+  /**
+   * What a tool call shows while it runs and once done (`tamboDisplayProps` of its block).
+   *
+   * @since 0.2.0
+   * @category Models
+   */
+  TamboToolDisplayProps,
   /**
    * @since 0.1.0
    * @category Models

@@ -1,7 +1,9 @@
 /**
  * Rendering generative components, and the hooks a rendered component can
  * call: `useTamboCurrentMessage`, `useTamboCurrentComponent`,
- * `useTamboStreamStatus`.
+ * `useTamboStreamStatus`, `useComponentContent`; and the providers that set
+ * what they read for a tree rendered by the app itself
+ * (`ComponentContentProvider`, `TamboMessageProvider`).
  *
  * @since 0.1.0
  */
@@ -17,8 +19,16 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { isRecord } from "effect/Predicate"
 import { memo, type ReactElement, type ReactNode, useCallback, useContext, useMemo } from "react"
-import { ComponentContext, type ComponentContextValue, useTamboContext } from "./internal/context.js"
+import {
+  ComponentContext,
+  type ComponentContextValue,
+  ComponentScope,
+  MessageContext,
+  type MessageContextValue,
+  useTamboContext
+} from "./internal/context.js"
 import { deriveStreamStatus } from "./internal/streamStatus.js"
+import type { InteractableConfig } from "./interactables.js"
 import type { PropStatus, StreamStatus } from "./types.js"
 import type { TamboComponent } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
@@ -87,9 +97,9 @@ export const ComponentRenderer = memo(function ComponentRenderer(
     ? registered.loadingComponent
     : registered.component
   return (
-    <ComponentContext.Provider value={context}>
+    <ComponentScope value={context}>
       <Component {...props} />
-    </ComponentContext.Provider>
+    </ComponentScope>
   )
 })
 
@@ -108,10 +118,16 @@ const useComponentContext = (hook: string): ComponentContextValue => {
  * @category Hooks
  */
 export const useTamboCurrentMessage = (): TamboThreadMessage => {
-  const { content, interactable, messageId, threadId } = useComponentContext("useTamboCurrentMessage")
+  const given = useContext(MessageContext)
+  const component = useContext(ComponentContext)
+  if (given === null && component === null) {
+    throw new Error("useTamboCurrentMessage must be used inside a component rendered by Tambo or a <TamboMessageProvider>")
+  }
+  const { content, interactable, messageId, threadId } = component ?? noComponent
   const select = useCallback(
-    (state: ClientState) => findMessage(getThreadState(state, threadId)?.thread.messages, messageId),
-    [threadId, messageId]
+    (state: ClientState) =>
+      given !== null ? undefined : findMessage(getThreadState(state, threadId)?.thread.messages, messageId),
+    [given, threadId, messageId]
   )
   const message = useTamboSelector(select)
   // An interactable is in no message: it gets one of its own, holding only itself.
@@ -122,9 +138,17 @@ export const useTamboCurrentMessage = (): TamboThreadMessage => {
         : { id: messageId, role: "assistant", content: [content], createdAt: "1970-01-01T00:00:00.000Z" },
     [interactable, messageId, content]
   )
+  if (given !== null) return given.message
   if (message === undefined && own !== undefined) return own
   if (message === undefined) throw new Error(`message ${messageId} is not in thread ${threadId}`)
   return message
+}
+
+/** What the hooks read where a `TamboMessageProvider` gave the message: no component. */
+const noComponent: ComponentContextValue = {
+  threadId: "",
+  messageId: "",
+  content: { type: "component", id: "", name: "", props: {} }
 }
 
 /** Searches from the end: components live in recent messages. */
@@ -152,6 +176,10 @@ export interface TamboCurrentComponent {
   readonly streamingState: ComponentStreamingState
   readonly messageId: string
   readonly threadId: string
+  /** Set inside an interactable component (`withTamboInteractable`): its id. */
+  readonly interactableId?: string | undefined
+  /** Set inside an interactable component: its description. */
+  readonly description?: string | undefined
 }
 
 /**
@@ -162,10 +190,12 @@ export interface TamboCurrentComponent {
  * @category Hooks
  */
 export const useTamboCurrentComponent = (): TamboCurrentComponent | null => {
+  const given = useContext(MessageContext)
   const value = useContext(ComponentContext)
   return useMemo(() => {
+    if (given !== null) return componentOfMessage(given)
     if (value === null) return null
-    const { content, messageId, threadId } = value
+    const { content, interactable, messageId, threadId } = value
     return {
       componentId: content.id,
       componentName: content.name,
@@ -173,9 +203,26 @@ export const useTamboCurrentComponent = (): TamboCurrentComponent | null => {
       state: content.state,
       streamingState: content.streamingState ?? "done",
       messageId,
-      threadId
+      threadId,
+      ...(interactable === undefined ? {} : { interactableId: interactable.id, description: interactable.description })
     }
-  }, [value])
+  }, [given, value])
+}
+
+/** A given message's first component (or the interactable it stands for), as `useTamboCurrentComponent` tells it. */
+const componentOfMessage = ({ interactable, message, threadId }: MessageContextValue): TamboCurrentComponent | null => {
+  const block = message.content.find((part): part is BaseComponentContent => part.type === "component")
+  if (block === undefined && interactable === undefined) return null
+  return {
+    componentId: interactable?.id ?? block!.id,
+    componentName: interactable?.componentName ?? block!.name,
+    props: block !== undefined && isRecord(block.props) ? block.props : {},
+    state: block?.state,
+    streamingState: block?.streamingState ?? "done",
+    messageId: message.id,
+    threadId,
+    ...(interactable === undefined ? {} : { interactableId: interactable.id, description: interactable.description })
+  }
 }
 
 /**
@@ -211,4 +258,114 @@ export const useTamboStreamStatus = <Props extends object = Record<string, unkno
     // The keys are the props' own keys: `keyof Props` as far as the schema holds.
     return { streamStatus, propStatus: propStatus as Partial<Record<keyof Props, PropStatus>> }
   }, [content, runStatus, runError])
+}
+
+/**
+ * What `useComponentContent()` returns: where the rendered component sits.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ComponentContentContext {
+  /** The component block's id. */
+  readonly componentId: string
+  readonly threadId: string
+  readonly messageId: string
+  readonly componentName: string
+}
+
+/**
+ * Inside a rendered generative component (or below a
+ * {@link ComponentContentProvider}): its id, thread, message and name.
+ * Throws elsewhere.
+ *
+ * @since 0.2.0
+ * @category Hooks
+ */
+export const useComponentContent = (): ComponentContentContext => {
+  const value = useContext(ComponentContext)
+  if (value === null) throw new Error("useComponentContent must be used inside a component rendered by Tambo")
+  const { content, messageId, threadId } = value
+  return useMemo(
+    () => ({ componentId: content.id, threadId, messageId, componentName: content.name }),
+    [content.id, content.name, threadId, messageId]
+  )
+}
+
+/**
+ * Sets, for a tree the app renders itself, which component block it is: the
+ * hooks of a rendered component (`useTamboComponentState`,
+ * `useTamboStreamStatus`, `useTamboCurrentComponent`,
+ * `useTamboCurrentMessage`, `useComponentContent`) then read that block of
+ * the store, kept up to date as it streams. A block the store does not hold
+ * (yet) reads as a block of that id and name with no props. Inside a
+ * `TamboProvider`; `ComponentRenderer` already does this for what it renders.
+ *
+ * @example
+ * ```tsx
+ * <ComponentContentProvider threadId={threadId} messageId={message.id} componentId={block.id} componentName={block.name}>
+ *   <MyOwnCard />
+ * </ComponentContentProvider>
+ * ```
+ *
+ * @since 0.2.0
+ * @category Components
+ */
+export function ComponentContentProvider(
+  { children, componentId, componentName, messageId, threadId }: ComponentContentContext & { readonly children?: ReactNode }
+): ReactElement {
+  const select = useCallback(
+    (state: ClientState) =>
+      findMessage(getThreadState(state, threadId)?.thread.messages, messageId)?.content.find(
+        (part): part is BaseComponentContent => part.type === "component" && part.id === componentId
+      ),
+    [threadId, messageId, componentId]
+  )
+  const stored = useTamboSelector(select)
+  const value = useMemo<ComponentContextValue>(() => ({
+    threadId,
+    messageId,
+    content: stored ?? { type: "component", id: componentId, name: componentName, props: {} }
+  }), [stored, threadId, messageId, componentId, componentName])
+  return <ComponentScope value={value}>{children}</ComponentScope>
+}
+
+/**
+ * Props of {@link TamboMessageProvider}.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface TamboMessageProviderProps {
+  readonly children?: ReactNode
+  readonly message: TamboThreadMessage
+  /** The interactable component the message stands for (its config and id), as `useTamboCurrentComponent` tells it. */
+  readonly interactableMetadata?: (InteractableConfig<any, any> & { readonly id: string }) | undefined
+}
+
+/**
+ * Gives the tree below a message: `useTamboCurrentMessage()` returns it, and
+ * `useTamboCurrentComponent()` its first component block (or the
+ * interactable of `interactableMetadata`). For messages the app renders
+ * itself; the nearest of this and a rendered component is what the hooks
+ * read. Its thread is the one of the store that holds the message, else the
+ * current one. Inside a `TamboProvider`.
+ *
+ * @since 0.2.0
+ * @category Components
+ */
+export function TamboMessageProvider({ children, interactableMetadata, message }: TamboMessageProviderProps): ReactElement {
+  const select = useCallback((state: ClientState) => {
+    for (const [threadId, thread] of Object.entries(state.threadMap)) {
+      if (findMessage(thread.thread.messages, message.id) !== undefined) return threadId
+    }
+    return state.currentThreadId
+  }, [message.id])
+  const threadId = useTamboSelector(select)
+  const value = useMemo<MessageContextValue>(
+    () => ({ message, threadId, interactable: interactableMetadata }),
+    [message, threadId, interactableMetadata]
+  )
+  // Keyed by the message: a tree swapped to another message starts afresh (its state included).
+  return <MessageContext.Provider value={value} key={message.id}>{children}</MessageContext.Provider>
 }

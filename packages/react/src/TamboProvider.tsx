@@ -20,7 +20,7 @@ import { InputStore } from "./internal/inputStore.js"
 import { InteractableStore } from "./internal/interactableStore.js"
 import { MessageRenderer } from "./internal/messageRenderer.js"
 import { ComponentRenderer } from "./TamboComponentRenderer.js"
-import type { TamboComponent } from "./types.js"
+import type { TamboComponent, TamboConfig } from "./types.js"
 
 /**
  * What every provider takes, whether it creates its client or is given one.
@@ -156,9 +156,16 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   useEffect(() => elicitation.attach(handle), [handle, elicitation])
   const renderer = useMemo(() => new MessageRenderer(ComponentRenderer, (name) => components.has(name)), [components])
   const initialMessages = useStableJson(props.client === undefined ? props.initialMessages : undefined)
+  const { autoGenerateThreadName, autoGenerateNameThreshold } = props.client === undefined
+    ? props
+    : { autoGenerateThreadName: undefined, autoGenerateNameThreshold: undefined }
+  const config = useMemo<TamboConfig>(
+    () => ({ userKey, autoGenerateThreadName, autoGenerateNameThreshold, initialMessages }),
+    [userKey, autoGenerateThreadName, autoGenerateNameThreshold, initialMessages]
+  )
   const value = useMemo<TamboContextValue>(
-    () => ({ handle, components, renderer, input, elicitation, interactables, initialMessages }),
-    [handle, components, renderer, input, elicitation, interactables, initialMessages]
+    () => ({ handle, components, renderer, input, elicitation, interactables, initialMessages, config }),
+    [handle, components, renderer, input, elicitation, interactables, initialMessages, config]
   )
   return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
 }
@@ -241,3 +248,13 @@ const useStableComponents = (
  * @category Hooks
  */
 export const useTamboClient = (): TamboClient => useTamboContext("useTamboClient").handle.client()
+
+/**
+ * The provider's settings of the conversation: `userKey`,
+ * `autoGenerateThreadName`, `autoGenerateNameThreshold`, `initialMessages`,
+ * as its props gave them. Throws outside a provider.
+ *
+ * @since 0.2.0
+ * @category Hooks
+ */
+export const useTamboConfig = (): TamboConfig => useTamboContext("useTamboConfig").config

@@ -14,9 +14,9 @@ import {
   type ToolDefinition
 } from "@tambo-effect/client"
 import { makeThreadState } from "@tambo-effect/core/ClientState"
-import { type ReactNode, useEffect, useMemo, useRef, useState } from "react"
+import { type ReactNode, useEffect, useRef, useState } from "react"
 import { ClientHandle } from "./internal/clientHandle.js"
-import { TamboContext, useTamboContext } from "./internal/context.js"
+import { InputScope } from "./internal/context.js"
 import { InputStore } from "./internal/inputStore.js"
 import { TamboProvider } from "./TamboProvider.js"
 import type { TamboComponent } from "./types.js"
@@ -180,13 +180,9 @@ export function TamboStubProvider(props: TamboStubProviderProps): ReactNode {
   const [input] = useState(() => new StubInputStore(inputValue, overrides, () => latest.current.threadId))
   return (
     <TamboProvider client={client} components={components} tools={tools} updates="microtask">
-      <StubInput input={input}>{children}</StubInput>
+      <InputScope input={input}>{children}</InputScope>
     </TamboProvider>
   )
 }
 
-function StubInput({ children, input }: { readonly children?: ReactNode; readonly input: InputStore }): ReactNode {
-  const outer = useTamboContext("TamboStubProvider")
-  const value = useMemo(() => ({ ...outer, input }), [outer, input])
-  return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
-}
+

@@ -27,7 +27,12 @@ export {
    * @since 0.1.0
    * @category Hooks
    */
-  useTamboClient
+  useTamboClient,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboConfig
 } from "./TamboProvider.js"
 
 export {
@@ -60,7 +65,32 @@ export {
    * @since 0.1.0
    * @category Hooks
    */
-  useTamboStreamStatus
+  useTamboStreamStatus,
+  /**
+   * @since 0.2.0
+   * @category Components
+   */
+  ComponentContentProvider,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type ComponentContentContext,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useComponentContent,
+  /**
+   * @since 0.2.0
+   * @category Components
+   */
+  TamboMessageProvider,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboMessageProviderProps
 } from "./TamboComponentRenderer.js"
 
 export {
@@ -223,7 +253,17 @@ export {
    * @since 0.1.0
    * @category Models
    */
-  type UseTamboThreadInputReturn
+  type UseTamboThreadInputReturn,
+  /**
+   * @since 0.2.0
+   * @category Components
+   */
+  TamboThreadInputProvider,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboThreadInputContextProps
 } from "./useTamboThreadInput.js"
 
 export {
@@ -827,3 +867,161 @@ export type {
    */
   UnregisteredToolHandler
 } from "@tambo-effect/client"
+
+// The names `@tambo-ai/react` 1.3 gives these shapes.
+export type {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  AcceptSuggestionOptions,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ComponentContextToolMetadata,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ComponentRegistry,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ContextHelpers,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ListResourceItem,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  MessageGetResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  MessageListResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  NormalizedMcpServerInfo,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ParameterSpec,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ReadResourceResult,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  RegisteredComponent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ResourceSource,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  SuggestionGenerateParams,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  SuggestionGenerateResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  SuggestionListResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  TamboConfig,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ThreadCreateResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ThreadListResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ThreadRetrieveResponse,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  APIError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  RateLimitError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  TamboAIError
+} from "./types.js"
+
+export {
+  /**
+   * @since 0.2.0
+   * @category Constants
+   */
+  MCPTransport
+} from "@tambo-effect/client"
+
+export type {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  MessageRole,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ResourceContent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  TamboAuthState,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  TamboToolDisplayProps,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ToolChoice
+} from "@tambo-effect/client"
+
+export type {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ToolAnnotations
+} from "@tambo-effect/core/Tool"

@@ -18,7 +18,7 @@ import {
   useState,
   useSyncExternalStore
 } from "react"
-import { ComponentContext, type ComponentContextValue, useTamboContext } from "./internal/context.js"
+import { type ComponentContextValue, ComponentScope, useTamboContext } from "./internal/context.js"
 import {
   serializableProps
 } from "./internal/interactableStore.js"
@@ -227,9 +227,9 @@ export function withTamboInteractable<ComponentProps extends object>(
       interactable: { id, componentName: config.componentName, description: config.description }
     }
     return (
-      <ComponentContext.Provider value={context}>
+      <ComponentScope value={context}>
         <WrappedComponent {...(effective as ComponentProps)} />
-      </ComponentContext.Provider>
+      </ComponentScope>
     )
   }
   const name = WrappedComponent.displayName ?? WrappedComponent.name

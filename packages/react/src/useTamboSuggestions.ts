@@ -7,6 +7,7 @@ import type { ClientState, Suggestion, TamboThreadMessage } from "@tambo-effect/
 import { getCurrentThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
 import { useCallback, useEffect, useRef, useState } from "react"
 import { useTamboContext } from "./internal/context.js"
+import type { AcceptSuggestionOptions } from "./types.js"
 import { useQuery } from "./internal/useQuery.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 
@@ -40,7 +41,7 @@ export interface UseTamboSuggestionsReturn {
   /** Generates suggestions for the latest assistant message again. */
   readonly generate: () => Promise<ReadonlyArray<Suggestion>>
   /** Puts the suggestion in the shared input (see `useTamboThreadInput`), and sends it if asked. */
-  readonly accept: (options: { readonly suggestion: Suggestion; readonly shouldSubmit?: boolean }) => Promise<void>
+  readonly accept: (options: AcceptSuggestionOptions) => Promise<void>
   readonly selectedSuggestionId: string | undefined
 }
 
@@ -143,10 +144,7 @@ export const useTamboSuggestions = (options: UseTamboSuggestionsOptions = {}): U
     () => (target === undefined ? Promise.resolve(NONE) : generateFor(target)),
     [target, generateFor]
   )
-  const accept = useCallback(async ({ shouldSubmit = false, suggestion }: {
-    readonly suggestion: Suggestion
-    readonly shouldSubmit?: boolean
-  }) => {
+  const accept = useCallback(async ({ shouldSubmit = false, suggestion }: AcceptSuggestionOptions) => {
     input.setValue(suggestion.detailedSuggestion)
     setSelected(suggestion.id)
     if (shouldSubmit) await input.submit((text) => handle.client().run(text))

@@ -5,8 +5,9 @@
  * @since 0.1.0
  */
 import type { RunOptions } from "@tambo-effect/client"
-import { useCallback, useMemo, useSyncExternalStore } from "react"
-import { useTamboContext } from "./internal/context.js"
+import { createElement, type ReactNode, useCallback, useMemo, useState, useSyncExternalStore } from "react"
+import { InputScope, useTamboContext } from "./internal/context.js"
+import { InputStore } from "./internal/inputStore.js"
 import type { StagedImage } from "./types.js"
 
 /**
@@ -24,7 +25,16 @@ export type SubmitOptions = Omit<RunOptions, "threadId" | "signal">
  * @since 0.1.0
  * @category Models
  */
-export interface UseTamboThreadInputReturn {
+export type UseTamboThreadInputReturn = TamboThreadInputContextProps
+
+/**
+ * What an input scope holds (see {@link TamboThreadInputProvider}): the
+ * name `@tambo-ai/react` gives what `useTamboThreadInput()` returns.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface TamboThreadInputContextProps {
   readonly value: string
   readonly setValue: (value: string | ((previous: string) => string)) => void
   /**
@@ -114,4 +124,29 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
     images: snapshot.images,
     ...images
   }), [snapshot, setValue, submit, images])
+}
+
+/**
+ * A scope of its own for the message being composed: `useTamboThreadInput()`
+ * below it shares a value, staged images and a submission that the rest of
+ * the provider's tree does not see (a second composer on the page, say).
+ * `TamboProvider` already holds one for its whole tree. Inside a
+ * `TamboProvider`.
+ *
+ * @example
+ * ```tsx
+ * <TamboProvider apiKey={apiKey} userKey="user-1">
+ *   <MainComposer />
+ *   <TamboThreadInputProvider>
+ *     <SideComposer />
+ *   </TamboThreadInputProvider>
+ * </TamboProvider>
+ * ```
+ *
+ * @since 0.2.0
+ * @category Components
+ */
+export function TamboThreadInputProvider({ children }: { readonly children?: ReactNode }): ReactNode {
+  const [input] = useState(() => new InputStore())
+  return createElement(InputScope, { input }, children)
 }

@@ -1,6 +1,6 @@
-import type { InitialInputMessage, TamboComponentContent } from "@tambo-effect/client"
-import { createContext, useContext } from "react"
-import type { TamboComponent } from "../types.js"
+import type { InitialInputMessage, TamboComponentContent, TamboThreadMessage } from "@tambo-effect/client"
+import { createContext, createElement, type ReactNode, useContext, useMemo } from "react"
+import type { TamboComponent, TamboConfig } from "../types.js"
 import type { ClientHandle } from "./clientHandle.js"
 import type { ElicitationStore } from "./elicitationStore.js"
 import type { InputStore } from "./inputStore.js"
@@ -23,6 +23,8 @@ export interface TamboContextValue {
   readonly interactables: InteractableStore
   /** The provider's `initialMessages`, shown on a new conversation. */
   readonly initialMessages?: ReadonlyArray<InitialInputMessage> | undefined
+  /** What `useTamboConfig` returns. */
+  readonly config: TamboConfig
 }
 
 /**
@@ -39,6 +41,18 @@ export const useTamboContext = (hook: string): TamboContextValue => {
   const value = useContext(TamboContext)
   if (value === null) throw new Error(`${hook} must be used inside a <TamboProvider>`)
   return value
+}
+
+/**
+ * The provider's tree below, with `input` as the message being composed.
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export function InputScope({ children, input }: { readonly children?: ReactNode; readonly input: InputStore }): ReactNode {
+  const outer = useTamboContext("useTamboThreadInput")
+  const value = useMemo(() => ({ ...outer, input }), [outer, input])
+  return createElement(TamboContext.Provider, { value }, children)
 }
 
 /**
@@ -64,3 +78,39 @@ export interface ComponentContextValue {
  * @category Internal
  */
 export const ComponentContext = createContext<ComponentContextValue | null>(null)
+
+/**
+ * A message given by `TamboMessageProvider`, with the interactable it stands
+ * for, if any.
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export interface MessageContextValue {
+  readonly message: TamboThreadMessage
+  readonly threadId: string
+  readonly interactable?: { readonly id: string; readonly componentName: string; readonly description: string } | undefined
+}
+
+/**
+ * @since 0.2.0
+ * @category Internal
+ */
+export const MessageContext = createContext<MessageContextValue | null>(null)
+
+/**
+ * A rendered component's tree: where it sits, and no message given from above (the nearest of a
+ * component and a `TamboMessageProvider` is what the hooks read).
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export function ComponentScope(
+  { children, value }: { readonly children?: ReactNode; readonly value: ComponentContextValue }
+): ReactNode {
+  return createElement(
+    ComponentContext.Provider,
+    { value },
+    createElement(MessageContext.Provider, { value: null }, children)
+  )
+}
