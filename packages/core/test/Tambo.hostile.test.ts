@@ -140,36 +140,56 @@ describe("a continuation the server does not start with RUN_STARTED", () => {
     }))
 })
 
-describe("what a run's end asks the server is bounded", () => {
+describe("the read at a run's end, from a server that misbehaves", () => {
+  /** A run on a new thread `thr_r` that answers `text` and finishes. */
+  const finishedTextRun = (text: string) => {
+    const e = (value: object) => JSON.stringify(value)
+    return HostileServer.frames(
+      [
+        e({ type: "RUN_STARTED", threadId: "thr_r", runId: "run_r" }),
+        e({ type: "TEXT_MESSAGE_START", messageId: "m-1", role: "assistant" }),
+        e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-1", delta: text }),
+        e({ type: "TEXT_MESSAGE_END", messageId: "m-1" }),
+        e({ type: "RUN_FINISHED", threadId: "thr_r", runId: "run_r" })
+      ],
+      { headers: { "x-thread-id": "thr_r", "x-run-id": "run_r" } }
+    )
+  }
+  const layerOn = (hostile: HostileServer.HostileServer) =>
+    Tambo.layer({ apiKey: "api-key", tamboUrl: hostile.url, userKey: "user-1", maxRetries: 0 })
+  const requestsOf = (hostile: HostileServer.HostileServer) => hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`)
+
   it.scopedLive("a read of the thread the server never answers: the run ends after the read's bound", () =>
     Effect.gen(function* () {
       const hostile = yield* HostileServer.scoped
-      const e = (value: object) => JSON.stringify(value)
-      hostile.respond(
-        HostileServer.frames(
-          [
-            e({ type: "RUN_STARTED", threadId: "thr_r", runId: "run_r" }),
-            e({ type: "TEXT_MESSAGE_START", messageId: "m-1", role: "assistant" }),
-            e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-1", delta: "hi" }),
-            e({ type: "TEXT_MESSAGE_END", messageId: "m-1" }),
-            e({ type: "RUN_FINISHED", threadId: "thr_r", runId: "run_r" })
-          ],
-          { headers: { "x-thread-id": "thr_r", "x-run-id": "run_r" } }
-        ),
-        // The reconciliation's GET of the thread.
-        HostileServer.silent()
-      )
+      // The reconciliation's GET of the thread is never answered.
+      hostile.respond(finishedTextRun("hi"), HostileServer.silent())
       const types = yield* Effect.flatMap(Tambo.Tambo, (tambo) =>
         Stream.runCollect(Stream.map(tambo.run("hi"), (event) => event.event.type))).pipe(
-          Effect.provide(Tambo.layer({ apiKey: "api-key", tamboUrl: hostile.url, userKey: "user-1", maxRetries: 0 })),
+          Effect.provide(layerOn(hostile)),
           // Far below the REST timeout (60 s) the read would otherwise wait for.
           Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("the run's end waited for the read") })
         )
       expect([...types].at(-1)).toBe("RUN_FINISHED")
-      expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`)).toEqual([
-        "POST /v1/threads/runs",
-        "GET /v1/threads/thr_r"
-      ])
+      expect(requestsOf(hostile)).toEqual(["POST /v1/threads/runs", "GET /v1/threads/thr_r"])
+    }))
+
+  it.scopedLive("a failed read (a 500) leaves the run's outcome and the store as they were", () =>
+    Effect.gen(function* () {
+      const hostile = yield* HostileServer.scoped
+      hostile.respond(
+        finishedTextRun("Hello"),
+        HostileServer.status(500, { headers: { "content-type": "application/json" }, body: JSON.stringify({ message: "boom" }) })
+      )
+      const tambo = yield* Effect.provide(Tambo.Tambo, layerOn(hostile))
+      const types = yield* Stream.runCollect(Stream.map(tambo.run("hi"), (event) => event.event.type))
+      expect([...types].at(-1)).toBe("RUN_FINISHED")
+      expect(requestsOf(hostile)).toEqual(["POST /v1/threads/runs", "GET /v1/threads/thr_r"])
+      const after = (yield* tambo.state).threadMap["thr_r"]!
+      // What the stream left: the local id, no key.
+      expect(after.thread.messages.map((m) => m.key)).toEqual([undefined, undefined])
+      expect(after.thread.messages[0]!.id).toMatch(/^local_user_/)
+      expect(after.thread.messages[1]!.content).toEqual([{ type: "text", text: "Hello" }])
     }))
 })
 
