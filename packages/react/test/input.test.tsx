@@ -57,6 +57,29 @@ describe("useTamboThreadInput", () => {
     await waitFor(() => expect(result.current.isError).toBe(true))
     expect(result.current.error).toMatchObject({ _tag: "ApiError", status: 500 })
     expect(result.current.isPending).toBe(false)
+    // What was written is back in the input, to send again.
+    expect(result.current.value).toBe("Hi")
+  })
+
+  it("a failed send keeps what the user typed meanwhile, rather than putting its own text back", async () => {
+    let answer!: () => void
+    const answered = new Promise<void>((resolve) => (answer = resolve))
+    server().setScript(async () => {
+      await answered
+      return [Script.httpError(500, { message: "boom" })]
+    })
+    const { result } = renderHook(useTamboThreadInput, { wrapper: wrapperFor(connection(server())) })
+    act(() => result.current.setValue("first"))
+    let submitted!: Promise<unknown>
+    act(() => {
+      submitted = result.current.submit().catch((error: { _tag?: string }) => error._tag)
+    })
+    expect(result.current.value).toBe("")
+    act(() => result.current.setValue("second"))
+    answer()
+    expect(await submitted).toBe("ApiError")
+    await waitFor(() => expect(result.current.isPending).toBe(false))
+    expect(result.current.value).toBe("second")
   })
 
   it("does not report a cancelled run as an error", async () => {
@@ -72,6 +95,8 @@ describe("useTamboThreadInput", () => {
     expect(await submitted).toBe("AbortError")
     await waitFor(() => expect(result.current.input.isPending).toBe(false))
     expect(result.current.input.error).toBeUndefined()
+    // The message was sent: the input stays empty.
+    expect(result.current.input.value).toBe("")
   })
 })
 

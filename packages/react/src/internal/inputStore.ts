@@ -84,7 +84,10 @@ export class InputStore {
    * Sends the value (trimmed) and the images with `run` and clears the
    * value; resolves with the thread's id once the run ended, and then drops
    * the images it sent (those added meanwhile stay; a failed send keeps
-   * them). Cancellation is not shown as an error.
+   * them). A failed send puts its text back, unless something was typed
+   * meanwhile: a failure does not lose what the user wrote. Cancellation is
+   * not shown as an error, and leaves the input as it is (the message was
+   * sent).
    */
   async submit(
     run: (message: string | InputMessage) => { readonly thread: Promise<{ readonly id: string }> }
@@ -104,7 +107,9 @@ export class InputStore {
       this.#end(undefined)
       return { threadId: thread.id }
     } catch (error) {
-      this.#end(isAbortError(error) || !(error instanceof Error) ? undefined : error)
+      const cancelled = isAbortError(error)
+      if (!cancelled && this.#snapshot.value === "") this.#set({ value: text })
+      this.#end(cancelled || !(error instanceof Error) ? undefined : error)
       throw error
     }
   }
