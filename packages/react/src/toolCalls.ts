@@ -16,6 +16,7 @@ import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import { useQuery } from "./internal/useQuery.js"
 import { useTamboSelector } from "./useTamboSelector.js"
+import { selectCurrentThreadId } from "./internal/selectors.js"
 
 /**
  * A tool call waiting for approval, and how to decide it.
@@ -39,7 +40,6 @@ export interface TamboPendingApproval extends PendingToolCallInfo {
 const NO_APPROVALS: ReadonlyArray<TamboPendingApproval> = []
 const NO_CALLS: ReadonlyArray<PendingToolCallInfo> = []
 
-const selectCurrentThreadId = (state: ClientState): string => state.currentThreadId
 
 /**
  * The tool calls that wait for approval on the current thread (or

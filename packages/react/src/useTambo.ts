@@ -4,7 +4,6 @@
  * @since 0.1.0
  */
 import type {
-  ClientState,
   InputMessage,
   RunOptions,
   StreamingState,
@@ -20,6 +19,7 @@ import { withInitialMessages } from "./internal/initialMessages.js"
 import type { ReactTamboThreadMessage } from "./types.js"
 import { useTamboRunStatus } from "./useTamboRunStatus.js"
 import { useTamboSelector } from "./useTamboSelector.js"
+import { selectCurrentThreadId } from "./internal/selectors.js"
 
 /**
  * What `useTambo()` returns.
@@ -79,7 +79,6 @@ export interface UseTamboReturn {
 const IDLE: StreamingState = { status: "idle" }
 const NO_MESSAGES: ReadonlyArray<ReactTamboThreadMessage> = []
 
-const selectCurrentThreadId = (state: ClientState): string => state.currentThreadId
 
 /**
  * The current thread: its messages (with generative components rendered),

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { ClientState, SnapshotStrategy, TamboThreadMessage } from "@tambo-effect/client"
+import type { SnapshotStrategy, TamboThreadMessage } from "@tambo-effect/client"
 import { getThreadState } from "@tambo-effect/core/ClientState"
 import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
@@ -12,6 +12,7 @@ import { PublishedRuns } from "./internal/publishedRuns.js"
 import { strategyKey } from "./internal/strategyKey.js"
 import type { ReactTamboThreadMessage } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
+import { selectCurrentThreadId } from "./internal/selectors.js"
 
 /**
  * Options of {@link useTamboStreamingMessages}.
@@ -48,7 +49,6 @@ export interface UseTamboStreamingMessagesReturn {
 
 const NO_MESSAGES: ReadonlyArray<TamboThreadMessage> = []
 
-const selectCurrentThreadId = (state: ClientState): string => state.currentThreadId
 
 /**
  * A thread's messages for a transcript, updated as an update strategy

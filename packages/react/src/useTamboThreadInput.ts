@@ -9,6 +9,9 @@ import { createElement, type ReactNode, useCallback, useMemo, useState, useSyncE
 import { InputScope, useTamboContext } from "./internal/context.js"
 import { InputStore } from "./internal/inputStore.js"
 import type { StagedImage } from "./types.js"
+import { useTamboSelector } from "./useTamboSelector.js"
+import { selectCurrentThreadId } from "./internal/selectors.js"
+
 
 /**
  * Options of `submit`: those of a run, except the thread (always the
@@ -44,6 +47,13 @@ export interface TamboThreadInputContextProps {
    * (`AbortError` if it was cancelled).
    */
   readonly submit: (options?: SubmitOptions) => Promise<{ readonly threadId: string }>
+  /**
+   * The thread `submit` sends on: the current one (the placeholder's id
+   * while the next message starts a new conversation).
+   *
+   * @since 0.2.0
+   */
+  readonly threadId: string
   /** A submitted message's run is in progress. */
   readonly isPending: boolean
   /** `isPending`, for an input's `disabled`. */
@@ -100,6 +110,7 @@ export interface TamboThreadInputContextProps {
 export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
   const { handle, input } = useTamboContext("useTamboThreadInput")
   const snapshot = useSyncExternalStore(input.subscribe, input.getSnapshot, input.getSnapshot)
+  const threadId = useTamboSelector(selectCurrentThreadId)
   const setValue = useCallback((value: string | ((previous: string) => string)) => {
     input.setValue(typeof value === "function" ? value(input.getSnapshot().value) : value)
   }, [input])
@@ -117,13 +128,14 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
     value: snapshot.value,
     setValue,
     submit,
+    threadId,
     isPending: snapshot.isPending,
     isDisabled: snapshot.isPending,
     isError: snapshot.error !== undefined,
     error: snapshot.error,
     images: snapshot.images,
     ...images
-  }), [snapshot, setValue, submit, images])
+  }), [snapshot, threadId, setValue, submit, images])
 }
 
 /**

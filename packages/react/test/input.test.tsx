@@ -13,6 +13,9 @@ describe("useTamboThreadInput", () => {
   it("holds the value, submits it on the current thread and reports the run as pending", async () => {
     server().setScript([Script.pace(20), Script.text(["Got", " it"])])
     const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server())) })
+    // A new conversation: the placeholder's thread, then the thread the run created.
+    expect(result.current.input.threadId).toBe(result.current.tambo.currentThreadId)
+    expect(result.current.input.threadId).toBe("placeholder")
     act(() => result.current.input.setValue("  Hello  "))
     expect(result.current.input.value).toBe("  Hello  ")
     act(() => result.current.input.setValue((previous) => previous.trim()))
@@ -28,6 +31,7 @@ describe("useTamboThreadInput", () => {
     const { threadId } = await submitted
     await waitFor(() => expect(result.current.input.isPending).toBe(false))
     expect(threadId).toBe(result.current.tambo.currentThreadId)
+    expect(result.current.input.threadId).toBe(threadId)
     expect(result.current.tambo.messages.map((message) => message.content)).toEqual([
       [{ type: "text", text: "Hello" }],
       [{ type: "text", text: "Got it" }]
