@@ -401,6 +401,8 @@ export interface Suggestion {
   detailedSuggestion: string
   description?: string | undefined
   messageId?: string | undefined
+  /** What the API keeps beside the suggestion, if anything. @since 0.2.0 */
+  metadata?: { readonly [key: string]: unknown } | undefined
 }
 
 /**
@@ -861,6 +863,16 @@ export class TamboClient {
    */
   registerTools(tools: ReadonlyArray<ToolDefinition>): void {
     this.#runtime.sync(this.#runtime.tambo.registerTools(tools))
+  }
+
+  /**
+   * The registered tools' definitions as they were given, by name (MCP
+   * servers' tools included).
+   *
+   * @since 0.2.0
+   */
+  getTools(): Readonly<Record<string, ToolDefinition>> {
+    return this.#runtime.sync(this.#runtime.registry.toolMap)
   }
 
   /**

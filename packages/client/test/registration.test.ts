@@ -27,6 +27,17 @@ describe("tools registered and withdrawn at runtime", () => {
     expect(second!.tools).toBeUndefined()
   })
 
+  it("getTools lists the registered tools by name, as they were given", () => {
+    const client = makeClient(server(), { tools: [weatherTool] })
+    expect(client.getTools()).toEqual({ get_weather: weatherTool })
+    const echo = { name: "echo", description: "says it back", inputSchema: { type: "object" as const }, tool: (x: unknown) => x }
+    client.registerTool(echo)
+    expect(Object.keys(client.getTools())).toEqual(["get_weather", "echo"])
+    expect(client.getTools().echo).toBe(echo)
+    client.unregisterTool("get_weather")
+    expect(Object.keys(client.getTools())).toEqual(["echo"])
+  })
+
   it("onCallUnregisteredTool answers a call of a tool the app did not register: its return is the result", async () => {
     server().setScript((request) =>
       request.toolResults.length > 0

@@ -11,7 +11,7 @@ import {
   type ToolDefinition
 } from "@tambo-effect/client"
 import { uniqueKey } from "@tambo-effect/core/Mcp"
-import { type ReactNode, useEffect, useMemo, useRef, useState } from "react"
+import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react"
 import { ClientHandle } from "./internal/clientHandle.js"
 import type { NotifyMode } from "./types.js"
 import { TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
@@ -99,7 +99,17 @@ type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userTo
  */
 export function TamboProvider(props: TamboProviderProps): ReactNode {
   const { children, tools, contextHelpers, updates = "animationFrame" } = props
-  const components = useStableComponents(props.components)
+  // Components registered at runtime (`useTambo().registerComponent`) join the props' ones; a
+  // prop of the same name wins.
+  const [registered, setRegistered] = useState<ReadonlyArray<TamboComponent>>([])
+  const registerComponent = useCallback((component: TamboComponent) => {
+    setRegistered((previous) => [...previous.filter((c) => c.name !== component.name), component])
+  }, [])
+  const all = useMemo(() => {
+    const given = props.components ?? []
+    return registered.length === 0 ? given : [...registered.filter((c) => !given.some((g) => g.name === c.name)), ...given]
+  }, [props.components, registered])
+  const components = useStableComponents(all)
   const optionsRef = useRef(props)
   optionsRef.current = props
 
@@ -127,7 +137,12 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   }, [handle, tools])
   useEffect(() => {
     const client = handle.client()
-    for (const component of components.values()) client.registerComponent(availableComponent(component))
+    for (const component of components.values()) {
+      client.registerComponent(availableComponent(component))
+      if (component.associatedTools !== undefined && component.associatedTools.length > 0) {
+        client.registerTools(component.associatedTools)
+      }
+    }
   }, [handle, components])
   // Before the context helpers: a `contextHelpers.interactables` of the app's replaces the built-in one.
   const [interactables] = useState(() => new InteractableStore())
@@ -164,8 +179,8 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     [userKey, autoGenerateThreadName, autoGenerateNameThreshold, initialMessages]
   )
   const value = useMemo<TamboContextValue>(
-    () => ({ handle, components, renderer, input, elicitation, interactables, initialMessages, config }),
-    [handle, components, renderer, input, elicitation, interactables, initialMessages, config]
+    () => ({ handle, components, renderer, input, elicitation, interactables, initialMessages, config, registerComponent }),
+    [handle, components, renderer, input, elicitation, interactables, initialMessages, config, registerComponent]
   )
   return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
 }
@@ -198,8 +213,10 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
 const createClient = (props: TamboProviderProps): TamboClient => {
   if (props.client !== undefined) return props.client
   const { children: _children, components, updates: _updates, client: _client, ...options } = props
+  const associated = (components ?? []).flatMap((component) => component.associatedTools ?? [])
   return new TamboClient({
     ...options,
+    ...(associated.length === 0 ? {} : { tools: [...(options.tools ?? []), ...associated] }),
     components: (components ?? []).map(availableComponent)
   })
 }
@@ -232,7 +249,8 @@ const useStableComponents = (
       old.loadingComponent === component.loadingComponent &&
       old.propsSchema === component.propsSchema &&
       old.stateSchema === component.stateSchema &&
-      old.description === component.description
+      old.description === component.description &&
+      old.associatedTools === component.associatedTools
     ))
   })
   if (!same) ref.current = next

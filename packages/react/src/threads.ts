@@ -21,8 +21,18 @@ import { useTamboSelector } from "./useTamboSelector.js"
 export interface UseTamboThreadReturn {
   /** The thread, live: it follows runs on it. `undefined` while it loads. */
   readonly thread: TamboThread | undefined
+  /** `thread`, by the name TanStack Query gives it. @since 0.2.0 */
+  readonly data: TamboThread | undefined
   readonly streamingState: StreamingState | undefined
+  /** `success` once the state holds the thread, `error` if loading it failed, else `pending`. @since 0.2.0 */
+  readonly status: "pending" | "error" | "success"
+  /** @since 0.2.0 */
+  readonly isPending: boolean
+  /** @since 0.2.0 */
+  readonly isSuccess: boolean
   readonly isLoading: boolean
+  /** It is being loaded from the API. @since 0.2.0 */
+  readonly isFetching: boolean
   readonly isError: boolean
   readonly error: Error | undefined
   /** Loads it again from the API. */
@@ -46,10 +56,16 @@ export const useTamboThread = (threadId: string): UseTamboThreadReturn => {
     known || isLocalThreadId(threadId) ? undefined : threadId,
     () => handle.client().fetchThread(threadId)
   )
+  const status = known ? "success" : query.status === "success" ? "pending" : query.status
   return {
     thread: threadState?.thread,
+    data: threadState?.thread,
     streamingState: threadState?.streaming,
+    status,
+    isPending: status === "pending",
+    isSuccess: status === "success",
     isLoading: !known && query.isLoading,
+    isFetching: query.isFetching,
     isError: query.isError,
     error: query.error,
     refetch: useCallback(() => {

@@ -15,6 +15,7 @@ import type {
   Suggestion,
   TamboClientError,
   TamboThread,
+  ToolDefinition,
   SupportedSchema,
   TamboComponentContent as BaseTamboComponentContent,
   TamboThreadMessage,
@@ -96,6 +97,13 @@ export interface TamboComponent<Props = any> {
   readonly component: ComponentType<Props>
   /** Rendered instead of `component`, with the partial props, until the props are complete. */
   readonly loadingComponent?: ComponentType<Partial<Props>> | undefined
+  /**
+   * Tools that come with the component: registered with it (and like the
+   * provider's `tools`, they stay registered for the client's lifetime).
+   *
+   * @since 0.2.0
+   */
+  readonly associatedTools?: ReadonlyArray<ToolDefinition> | undefined
 }
 
 /**
@@ -142,12 +150,43 @@ export interface PropStatus {
 export interface QueryState<A> {
   readonly data: A | undefined
   readonly error: Error | undefined
+  /**
+   * As TanStack Query says it: `error` once the last read failed,
+   * `success` while there is data, else `pending`.
+   *
+   * @since 0.2.0
+   */
+  readonly status: "pending" | "error" | "success"
+  /** `status` is `pending`: no data yet, no failure. @since 0.2.0 */
+  readonly isPending: boolean
   /** No data yet and a read is due or in flight. */
   readonly isLoading: boolean
   /** A read is in flight (the first one or a refresh). */
   readonly isFetching: boolean
+  /** `fetching` while a read is in flight, else `idle`. @since 0.2.0 */
+  readonly fetchStatus: "fetching" | "idle"
+  /** A read is in flight while there is data or a failure already (a refresh). @since 0.2.0 */
+  readonly isRefetching: boolean
+  /** `status` is `error`. */
   readonly isError: boolean
+  /** The read failed before any data came. @since 0.2.0 */
+  readonly isLoadingError: boolean
+  /** A refresh failed; the data of the read before stays. @since 0.2.0 */
+  readonly isRefetchError: boolean
+  /** `status` is `success` (also while a refresh is in flight). */
   readonly isSuccess: boolean
+  /** A read of this key has ended, well or not. @since 0.2.0 */
+  readonly isFetched: boolean
+  /** Whether the hook reads at all (see its `enabled`). @since 0.2.0 */
+  readonly isEnabled: boolean
+  /** When `data` arrived (epoch ms), `0` without data. @since 0.2.0 */
+  readonly dataUpdatedAt: number
+  /** When the last failure arrived (epoch ms), `0` without one. @since 0.2.0 */
+  readonly errorUpdatedAt: number
+  /** Failed reads in a row since the last success. @since 0.2.0 */
+  readonly failureCount: number
+  /** The last failure while `failureCount` is not 0, else `null`. @since 0.2.0 */
+  readonly failureReason: Error | null
   /** Reads again. */
   readonly refetch: () => void
 }

@@ -7,16 +7,18 @@ import type {
   InputMessage,
   RunOptions,
   StreamingState,
+  TamboAuthState,
   TamboClient,
   TamboStream,
   ThreadState,
-  ToolCallResult
+  ToolCallResult,
+  ToolDefinition
 } from "@tambo-effect/client"
 import { getCurrentThreadState } from "@tambo-effect/core/ClientState"
-import { useMemo } from "react"
+import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import { withInitialMessages } from "./internal/initialMessages.js"
-import type { ReactTamboThreadMessage } from "./types.js"
+import type { ReactTamboThreadMessage, TamboComponent } from "./types.js"
 import { useTamboRunStatus } from "./useTamboRunStatus.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 import { selectCurrentThreadId } from "./internal/selectors.js"
@@ -74,6 +76,62 @@ export interface UseTamboReturn {
   readonly startNewThread: () => string
   /** Makes a thread current, loading it if needed. */
   readonly switchThread: (threadId: string) => Promise<void>
+  /**
+   * `cancel`, by the name `@tambo-ai/react` gives it.
+   *
+   * @since 0.2.0
+   */
+  readonly cancelRun: () => Promise<void>
+  /**
+   * Renames a thread on the server and in the state.
+   *
+   * @since 0.2.0
+   */
+  readonly updateThreadName: (threadId: string, name: string) => Promise<void>
+  /**
+   * Adds a tool the model may call, for the client's lifetime.
+   *
+   * @since 0.2.0
+   */
+  readonly registerTool: (tool: ToolDefinition) => void
+  /**
+   * Adds tools the model may call, for the client's lifetime.
+   *
+   * @since 0.2.0
+   */
+  readonly registerTools: (tools: ReadonlyArray<ToolDefinition>) => void
+  /**
+   * Adds a generative component: rendered like the provider's `components`
+   * (a prop of the same name wins) and offered to the model, for the
+   * provider's lifetime.
+   *
+   * @since 0.2.0
+   */
+  readonly registerComponent: (component: TamboComponent) => void
+  /**
+   * The components the provider renders, by name.
+   *
+   * @since 0.2.0
+   */
+  readonly componentList: Readonly<Record<string, TamboComponent>>
+  /**
+   * The tools the client offers the model, by name.
+   *
+   * @since 0.2.0
+   */
+  readonly toolRegistry: Readonly<Record<string, ToolDefinition>>
+  /**
+   * Who the client acts for: `identified`, `exchanging` a user token, `error`, `invalid`, `unauthenticated`.
+   *
+   * @since 0.2.0
+   */
+  readonly authState: TamboAuthState
+  /**
+   * Whether `authState` is `identified`.
+   *
+   * @since 0.2.0
+   */
+  readonly isIdentified: boolean
 }
 
 const IDLE: StreamingState = { status: "idle" }
@@ -105,7 +163,7 @@ const NO_MESSAGES: ReadonlyArray<ReactTamboThreadMessage> = []
  * @category Hooks
  */
 export const useTambo = (): UseTamboReturn => {
-  const { handle, initialMessages, renderer } = useTamboContext("useTambo")
+  const { components, handle, initialMessages, registerComponent, renderer } = useTamboContext("useTambo")
   const currentThreadId = useTamboSelector(selectCurrentThreadId)
   const thread = useTamboSelector(getCurrentThreadState)
   const rawMessages = thread?.thread.messages
@@ -115,6 +173,17 @@ export const useTambo = (): UseTamboReturn => {
   )
   const seeds = handle.getInitialMessages(currentThreadId, initialMessages)
   const messages = useMemo(() => withInitialMessages(rendered, seeds), [rendered, seeds])
+  const authState = useSyncExternalStore(handle.subscribeToAuthState, handle.authState, handle.authState)
+  const componentList = useMemo(() => Object.fromEntries(components), [components])
+  const cancel = useCallback(async () => {
+    const client = handle.client()
+    const state = client.getState()
+    const cancelling = client.cancelRun(state.currentThreadId)
+    // An idle thread may still have a run of ours starting (nothing streamed yet), which the
+    // client cancels; if not, the client asks the server about its last run, which is over.
+    if (getCurrentThreadState(state)?.streaming.status !== "idle") return cancelling
+    await cancelling.catch(() => undefined)
+  }, [handle])
   const actions = useMemo(() => ({
     sendMessage: (message: string | InputMessage, options?: RunOptions) => handle.client().run(message, options),
     continueRun: (results: ReadonlyArray<ToolCallResult>, options: RunOptions = {}) => {
@@ -126,24 +195,28 @@ export const useTambo = (): UseTamboReturn => {
       handle.client().approveToolCall(toolCallId, options),
     denyToolCall: (toolCallId: string, reason?: string, options?: { readonly threadId?: string | undefined }) =>
       handle.client().denyToolCall(toolCallId, reason, options),
-    cancel: async () => {
-      const client = handle.client()
-      const state = client.getState()
-      const cancelling = client.cancelRun(state.currentThreadId)
-      // An idle thread may still have a run of ours starting (nothing streamed yet), which the
-      // client cancels; if not, the client asks the server about its last run, which is over.
-      if (getCurrentThreadState(state)?.streaming.status !== "idle") return cancelling
-      await cancelling.catch(() => undefined)
-    },
+    cancel,
+    cancelRun: cancel,
     startNewThread: () => handle.client().startNewThread(),
-    switchThread: (threadId: string) => handle.client().switchThread(threadId)
-  }), [handle])
+    switchThread: (threadId: string) => handle.client().switchThread(threadId),
+    updateThreadName: (threadId: string, name: string) => handle.client().updateThreadName(threadId, name),
+    registerTool: (tool: ToolDefinition) => handle.client().registerTool(tool),
+    registerTools: (tools: ReadonlyArray<ToolDefinition>) => handle.client().registerTools(tools),
+    registerComponent
+  }), [handle, registerComponent])
   const streamingState = thread?.streaming ?? IDLE
   const status = useTamboRunStatus(currentThreadId)
   return useMemo(() => ({
     get client() {
       return handle.client()
     },
+    // Read when read: tools registered since the last render are in.
+    get toolRegistry() {
+      return handle.client().getTools()
+    },
+    componentList,
+    authState,
+    isIdentified: authState.status === "identified",
     currentThreadId,
     thread,
     messages,
@@ -152,5 +225,5 @@ export const useTambo = (): UseTamboReturn => {
     isStreaming: status === "streaming",
     isWaiting: status === "waiting",
     ...actions
-  }), [handle, currentThreadId, thread, messages, streamingState, status, actions])
+  }), [handle, componentList, authState, currentThreadId, thread, messages, streamingState, status, actions])
 }

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type { ClientState, Suggestion, TamboThreadMessage } from "@tambo-effect/client"
+import { type ClientState, isAbortError, type Suggestion, type TamboThreadMessage } from "@tambo-effect/client"
 import { getCurrentThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
 import { useCallback, useEffect, useRef, useState } from "react"
 import { useTamboContext } from "./internal/context.js"
@@ -33,9 +33,21 @@ export interface UseTamboSuggestionsOptions {
 export interface UseTamboSuggestionsReturn {
   /** The suggestions for the latest assistant message (empty while a run is in progress). */
   readonly suggestions: ReadonlyArray<Suggestion>
+  /** `suggestions` once read or generated for that message, by the name TanStack Query gives it; `undefined` before. @since 0.2.0 */
+  readonly data: ReadonlyArray<Suggestion> | undefined
   /** Reading or generating. */
   readonly isLoading: boolean
+  /** The suggestions are read (or generated) for that message. @since 0.2.0 */
+  readonly isSuccess: boolean
+  /** Reading them from the API. @since 0.2.0 */
+  readonly isFetching: boolean
   readonly isGenerating: boolean
+  /** Why the last generation failed. @since 0.2.0 */
+  readonly generateError: Error | undefined
+  /** An accepted suggestion is being sent (`shouldSubmit`). @since 0.2.0 */
+  readonly isAccepting: boolean
+  /** Why sending the last accepted suggestion failed (a cancellation is not a failure). @since 0.2.0 */
+  readonly acceptError: Error | undefined
   readonly isError: boolean
   readonly error: Error | undefined
   /** Generates suggestions for the latest assistant message again. */
@@ -46,6 +58,7 @@ export interface UseTamboSuggestionsReturn {
 }
 
 const NONE: ReadonlyArray<Suggestion> = []
+const NOT_ACCEPTING = { pending: false, error: undefined } as const
 
 interface Target {
   readonly threadId: string
@@ -144,10 +157,21 @@ export const useTamboSuggestions = (options: UseTamboSuggestionsOptions = {}): U
     () => (target === undefined ? Promise.resolve(NONE) : generateFor(target)),
     [target, generateFor]
   )
+  const [accepting, setAccepting] = useState<{ readonly pending: boolean; readonly error: Error | undefined }>(
+    NOT_ACCEPTING
+  )
   const accept = useCallback(async ({ shouldSubmit = false, suggestion }: AcceptSuggestionOptions) => {
     input.setValue(suggestion.detailedSuggestion)
     setSelected(suggestion.id)
-    if (shouldSubmit) await input.submit((text) => handle.client().run(text))
+    if (!shouldSubmit) return
+    setAccepting({ pending: true, error: undefined })
+    try {
+      await input.submit((text) => handle.client().run(text))
+      setAccepting(NOT_ACCEPTING)
+    } catch (error) {
+      setAccepting({ pending: false, error: isAbortError(error) || !(error instanceof Error) ? undefined : error })
+      throw error
+    }
   }, [handle, input])
 
   const isGenerating = key !== undefined && generating?.target === key && generating.error === undefined
@@ -158,10 +182,17 @@ export const useTamboSuggestions = (options: UseTamboSuggestionsOptions = {}): U
     ? generated.list
     : listed.data ?? NONE
   const error = generateError ?? listed.error
+  const hasData = key !== undefined && (generated?.target === key || listed.data !== undefined)
   return {
     suggestions,
+    data: hasData ? suggestions : undefined,
     isLoading: listed.isLoading || isGenerating,
+    isSuccess: hasData && error === undefined,
+    isFetching: listed.isFetching,
     isGenerating,
+    generateError,
+    isAccepting: accepting.pending,
+    acceptError: accepting.error,
     isError: error !== undefined,
     error,
     generate,

@@ -54,6 +54,30 @@ export interface TamboThreadInputContextProps {
    * @since 0.2.0
    */
   readonly threadId: string
+  /**
+   * How the last submit went, as TanStack Query names a mutation's state:
+   * `idle` (none yet, or after `reset`; a cancelled one too), `pending`,
+   * `error`, `success`.
+   *
+   * @since 0.2.0
+   */
+  readonly status: "idle" | "pending" | "error" | "success"
+  /** `status` is `idle`. @since 0.2.0 */
+  readonly isIdle: boolean
+  /** `status` is `success`. @since 0.2.0 */
+  readonly isSuccess: boolean
+  /** What the last successful submit resolved with. @since 0.2.0 */
+  readonly data: { readonly threadId: string } | undefined
+  /** The options of the last submit. @since 0.2.0 */
+  readonly variables: SubmitOptions | undefined
+  /** When the last submit started (epoch ms), `0` before any. @since 0.2.0 */
+  readonly submittedAt: number
+  /** Failed submits in a row since the last success. @since 0.2.0 */
+  readonly failureCount: number
+  /** The last failure while `failureCount` is not 0, else `null`. @since 0.2.0 */
+  readonly failureReason: Error | null
+  /** Forgets how the last submit went (`status` back to `idle`); the text and images stay. @since 0.2.0 */
+  readonly reset: () => void
   /** A submitted message's run is in progress. */
   readonly isPending: boolean
   /** `isPending`, for an input's `disabled`. */
@@ -115,20 +139,29 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
     input.setValue(typeof value === "function" ? value(input.getSnapshot().value) : value)
   }, [input])
   const submit = useCallback(
-    (options?: SubmitOptions) => input.submit((message) => handle.client().run(message, options)),
+    (options?: SubmitOptions) => input.submit((message) => handle.client().run(message, options), options),
     [handle, input]
   )
   const images = useMemo(() => ({
     addImage: (file: File) => input.addImage(file),
     addImages: (files: ReadonlyArray<File>) => input.addImages(files),
     removeImage: (id: string) => input.removeImage(id),
-    clearImages: () => input.clearImages()
+    clearImages: () => input.clearImages(),
+    reset: () => input.reset()
   }), [input])
   return useMemo(() => ({
     value: snapshot.value,
     setValue,
     submit,
     threadId,
+    status: snapshot.status,
+    isIdle: snapshot.status === "idle",
+    isSuccess: snapshot.status === "success",
+    data: snapshot.data,
+    variables: snapshot.variables as SubmitOptions | undefined,
+    submittedAt: snapshot.submittedAt,
+    failureCount: snapshot.failureCount,
+    failureReason: snapshot.failureReason,
     isPending: snapshot.isPending,
     isDisabled: snapshot.isPending,
     isError: snapshot.error !== undefined,

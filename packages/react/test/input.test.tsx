@@ -101,6 +101,33 @@ describe("useTamboThreadInput", () => {
     expect(result.current.input.error).toBeUndefined()
     // The message was sent: the input stays empty.
     expect(result.current.input.value).toBe("")
+    expect(result.current.input.status).toBe("idle")
+  })
+
+  it("tells how the last submit went, as a TanStack Query mutation: status, data, variables, failures, reset", async () => {
+    const { result } = renderHook(useTamboThreadInput, { wrapper: wrapperFor(connection(server())) })
+    expect(result.current).toMatchObject({ status: "idle", isIdle: true, data: undefined, submittedAt: 0, failureCount: 0, failureReason: null })
+
+    server().setScript([Script.httpError(500, { message: "boom" })])
+    act(() => result.current.setValue("Hi"))
+    await act(() => expect(result.current.submit({ maxSteps: 3 })).rejects.toMatchObject({ _tag: "ApiError" }))
+    await waitFor(() => expect(result.current.status).toBe("error"))
+    expect(result.current).toMatchObject({ isIdle: false, isSuccess: false, failureCount: 1, variables: { maxSteps: 3 } })
+    expect(result.current.failureReason).toMatchObject({ _tag: "ApiError", status: 500 })
+    expect(result.current.submittedAt).toBeGreaterThan(0)
+
+    server().setScript([Script.text("Hello")])
+    let submitted!: Promise<{ readonly threadId: string }>
+    act(() => {
+      submitted = result.current.submit()
+    })
+    expect(result.current.status).toBe("pending")
+    const { threadId } = await submitted
+    await waitFor(() => expect(result.current.status).toBe("success"))
+    expect(result.current).toMatchObject({ isSuccess: true, data: { threadId }, failureCount: 0, failureReason: null, error: undefined })
+
+    act(() => result.current.reset())
+    expect(result.current).toMatchObject({ status: "idle", isIdle: true, data: undefined, variables: undefined })
   })
 })
 
@@ -114,9 +141,12 @@ describe("useTamboSuggestions", () => {
     // Nothing to suggest before there is a reply.
     expect(result.current.suggestions.suggestions).toEqual([])
     expect(result.current.suggestions.isLoading).toBe(false)
+    expect(result.current.suggestions).toMatchObject({ data: undefined, isSuccess: false, isFetching: false })
 
     await result.current.tambo.sendMessage("Hi").thread
     await waitFor(() => expect(result.current.suggestions.suggestions).toHaveLength(2))
+    expect(result.current.suggestions).toMatchObject({ isSuccess: true, isFetching: false, generateError: undefined })
+    expect(result.current.suggestions.data).toBe(result.current.suggestions.suggestions)
     const paths = server().requests.filter((request) => request.method !== "OPTIONS").map((request) => `${request.method} ${request.path.replace(/[^/]+_[^/]+/g, ":id")}`)
     // Listed first (none), then generated.
     expect(paths.filter((path) => path.endsWith("/suggestions"))).toEqual([
@@ -130,6 +160,17 @@ describe("useTamboSuggestions", () => {
 
     const regenerated = await act(() => result.current.suggestions.generate())
     expect(regenerated).toHaveLength(2)
+
+    // Accepted and sent: isAccepting while it runs; a refused send is acceptError.
+    server().setScript([Script.httpError(500, { message: "boom" })])
+    let accepted!: Promise<unknown>
+    act(() => {
+      accepted = result.current.suggestions.accept({ suggestion: first!, shouldSubmit: true }).catch((error: { _tag?: string }) => error._tag)
+    })
+    await waitFor(() => expect(result.current.suggestions.isAccepting).toBe(true))
+    expect(await accepted).toBe("ApiError")
+    await waitFor(() => expect(result.current.suggestions.isAccepting).toBe(false))
+    expect(result.current.suggestions.acceptError).toMatchObject({ _tag: "ApiError", status: 500 })
   })
 
   it("leaves generation to the app when autoGenerate is off", async () => {

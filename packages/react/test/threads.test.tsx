@@ -16,8 +16,21 @@ describe("useTamboThreadList", () => {
       wrapper: wrapperFor(connection(server()))
     })
     expect(result.current.list.isLoading).toBe(true)
+    expect(result.current.list).toMatchObject({ status: "pending", isPending: true, fetchStatus: "fetching", isFetched: false })
     await waitFor(() => expect(result.current.list.isSuccess).toBe(true))
     expect(result.current.list.threads.map((thread) => thread.name)).toEqual(["Seeded"])
+    // As a TanStack Query result says it.
+    expect(result.current.list).toMatchObject({
+      status: "success",
+      isPending: false,
+      fetchStatus: "idle",
+      isFetched: true,
+      isRefetching: false,
+      isEnabled: true,
+      failureCount: 0,
+      failureReason: null
+    })
+    expect(result.current.list.dataUpdatedAt).toBeGreaterThan(0)
 
     const thread = await result.current.tambo.sendMessage("Make a new one").thread
     await waitFor(() => expect(result.current.list.threads.map((t) => t.id)).toContain(thread.id))
@@ -75,9 +88,12 @@ describe("useTamboThread", () => {
       wrapper: wrapperFor(connection(server()))
     })
     expect(result.current.thread.isLoading).toBe(true)
+    expect(result.current.thread).toMatchObject({ status: "pending", isPending: true, isFetching: true, data: undefined })
     await waitFor(() => expect(result.current.thread.thread?.messages).toHaveLength(2))
     expect(result.current.thread.thread?.name).toBe("Old chat")
     expect(result.current.thread.isLoading).toBe(false)
+    expect(result.current.thread).toMatchObject({ status: "success", isSuccess: true, isPending: false })
+    expect(result.current.thread.data).toBe(result.current.thread.thread)
     // Not the current thread: loading it did not switch to it.
     expect(result.current.tambo.currentThreadId).not.toBe(seeded.id)
 
@@ -92,5 +108,6 @@ describe("useTamboThread", () => {
     await waitFor(() => expect(result.current.isError).toBe(true))
     expect(result.current.thread).toBeUndefined()
     expect(result.current.isLoading).toBe(false)
+    expect(result.current).toMatchObject({ status: "error", isPending: false, isSuccess: false })
   })
 })

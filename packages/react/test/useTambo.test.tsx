@@ -198,3 +198,86 @@ describe("useTambo", () => {
     expect(threadCountRenders).toBe(countAfterFirst)
   })
 })
+
+describe("useTambo, as @tambo-ai/react's: registration, auth, renaming", () => {
+  it("registerComponent and registerTool at runtime: offered to the model, rendered and called", async () => {
+    server().setScript(async (request, context) => await Script.weatherAssistant(request, context))
+    const calls: Array<string> = []
+    const tool = { ...weatherTool, tool: ({ city }: { readonly city: string }) => (calls.push(city), madeUpWeather(city)) }
+    const Chat = () => {
+      const { messages } = useTambo()
+      return <>{messages.flatMap((m) => m.content.flatMap((b) => (b.type === "component" ? [<div key={b.id}>{b.renderedComponent}</div>] : [])))}</>
+    }
+    const { result } = renderHook(() => useTambo(), {
+      wrapper: ({ children }) => {
+        const Wrapper = wrapperFor(connection(server()))
+        return (
+          <Wrapper>
+            <Chat />
+            {children}
+          </Wrapper>
+        )
+      }
+    })
+    expect(Object.keys(result.current.componentList)).toEqual([])
+    result.current.registerTool(tool)
+    result.current.registerComponent(WeatherCard)
+    await waitFor(() => expect(Object.keys(result.current.componentList)).toEqual(["WeatherCard"]))
+    expect(Object.keys(result.current.toolRegistry)).toEqual(["get_weather"])
+    await result.current.sendMessage("What is the weather in Paris?").thread
+    expect(calls).toEqual(["Paris"])
+    expect((await screen.findByTestId("weather-card")).textContent).toContain("Paris")
+    const body = server().requests.find((r) => r.method === "POST" && r.path === "/v1/threads/runs")!.body as {
+      readonly availableComponents?: ReadonlyArray<{ readonly name: string }>
+      readonly tools?: ReadonlyArray<{ readonly name: string }>
+    }
+    expect(body.availableComponents?.map((c) => c.name)).toEqual(["WeatherCard"])
+    expect(body.tools?.map((t) => t.name)).toEqual(["get_weather"])
+  })
+
+  it("a component's associatedTools are registered with it: offered to the model and called", async () => {
+    server().setScript(async (request, context) => await Script.weatherAssistant(request, context))
+    const calls: Array<string> = []
+    const tool = { ...weatherTool, tool: ({ city }: { readonly city: string }) => (calls.push(city), madeUpWeather(city)) }
+    const { result } = renderHook(() => useTambo(), {
+      wrapper: wrapperFor(connection(server(), { components: [{ ...WeatherCard, associatedTools: [tool] }] }))
+    })
+    expect(Object.keys(result.current.toolRegistry)).toEqual(["get_weather"])
+    await result.current.sendMessage("What is the weather in Oslo?").thread
+    expect(calls).toEqual(["Oslo"])
+    const body = server().requests.find((r) => r.method === "POST" && r.path === "/v1/threads/runs")!.body as {
+      readonly tools?: ReadonlyArray<{ readonly name: string }>
+    }
+    expect(body.tools?.map((t) => t.name)).toEqual(["get_weather"])
+  })
+
+  it("authState and isIdentified: a userKey is identified; a user token once exchanged", async () => {
+    const withKey = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
+    await waitFor(() => expect(withKey.result.current.authState).toEqual({ status: "identified", source: "userKey" }))
+    expect(withKey.result.current.isIdentified).toBe(true)
+    const token = [
+      Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+      Buffer.from(JSON.stringify({ sub: "user-9", iss: "https://issuer.example", exp: Math.floor(Date.now() / 1000) + 3600 })).toString("base64url"),
+      "signature"
+    ].join(".")
+    const withToken = renderHook(() => useTambo(), {
+      wrapper: wrapperFor(connection(server(), { userKey: undefined, userToken: token }))
+    })
+    await waitFor(() => expect(withToken.result.current.authState).toEqual({ status: "identified", source: "tokenExchange" }))
+    expect(withToken.result.current.isIdentified).toBe(true)
+  })
+
+  it("cancelRun cancels the current run; updateThreadName renames on the server and in the state", async () => {
+    server().setScript([Script.text("Partial"), Script.hang()])
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
+    const stream = result.current.sendMessage("Hi")
+    await waitFor(() => expect(result.current.isStreaming).toBe(true))
+    await result.current.cancelRun()
+    await expect(stream.thread).rejects.toMatchObject({ name: "AbortError" })
+    await waitFor(() => expect(result.current.isIdle).toBe(true))
+    const threadId = result.current.currentThreadId
+    await result.current.updateThreadName(threadId, "Renamed")
+    expect(server().threads.get(threadId)?.name).toBe("Renamed")
+    await waitFor(() => expect(result.current.thread?.thread.name).toBe("Renamed"))
+  })
+})

@@ -153,8 +153,21 @@ export type SuggestionGenerator = (input: {
   readonly maxSuggestions: number
   readonly availableComponents: ReadonlyArray<Wire.AvailableComponent>
 }) =>
-  | ReadonlyArray<{ readonly title: string; readonly detailedSuggestion: string }>
-  | PromiseLike<ReadonlyArray<{ readonly title: string; readonly detailedSuggestion: string }>>
+  | ReadonlyArray<GeneratedSuggestion>
+  | PromiseLike<ReadonlyArray<GeneratedSuggestion>>
+
+/**
+ * One suggestion a {@link SuggestionGenerator} makes; `metadata`, if any, is
+ * stored and returned with it, as the API does.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface GeneratedSuggestion {
+  readonly title: string
+  readonly detailedSuggestion: string
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined
+}
 
 /**
  * Computes the name `POST /threads/{id}/generate-name` gives a thread.

@@ -199,6 +199,8 @@ export interface Suggestion {
   readonly title: string
   readonly description: string
   readonly detailedSuggestion: string
+  /** @since 0.2.0 */
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined
   readonly createdAt: string
 }
 

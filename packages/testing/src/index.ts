@@ -74,6 +74,11 @@ export {
    */
   type SuggestionGenerator,
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type GeneratedSuggestion,
+  /**
    * @since 0.1.0
    * @category Constructors
    */

@@ -3,6 +3,7 @@ import {
   createInitialState,
   type InitialInputMessage,
   type PendingToolCallInfo,
+  type TamboAuthState,
   type TamboClient
 } from "@tambo-effect/client"
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
@@ -70,6 +71,13 @@ export class Batcher {
  * @since 0.1.0
  * @category Internal
  */
+const NOT_YET: TamboAuthState = { status: "unauthenticated" }
+
+const sameAuthState = (a: TamboAuthState, b: TamboAuthState): boolean =>
+  a.status === b.status &&
+  (a.status !== "identified" || b.status !== "identified" || a.source === b.source) &&
+  (a.status !== "error" || b.status !== "error" || a.error === b.error)
+
 export class ClientHandle {
   readonly #given: TamboClient | undefined
   readonly #create: () => TamboClient
@@ -145,6 +153,21 @@ export class ClientHandle {
     } catch {
       return false
     }
+  }
+
+  #authState: TamboAuthState | undefined
+
+  /**
+   * Who the client acts for, without creating a client (a client not made yet is taken as
+   * unauthenticated); the same object until it changes, as `useSyncExternalStore` needs.
+   */
+  readonly authState = (): TamboAuthState => {
+    const client = this.#given ?? this.#owned
+    const next = client === undefined ? NOT_YET : client.getAuthState()
+    const last = this.#authState
+    if (last !== undefined && sameAuthState(last, next)) return last
+    this.#authState = next
+    return next
   }
 
   /** `useSyncExternalStore`'s subscribe for the auth state. */

@@ -25,6 +25,8 @@ export interface TamboContextValue {
   readonly initialMessages?: ReadonlyArray<InitialInputMessage> | undefined
   /** What `useTamboConfig` returns. */
   readonly config: TamboConfig
+  /** Adds a component to those the provider renders and the client offers, for the provider's lifetime. */
+  readonly registerComponent: (component: TamboComponent) => void
 }
 
 /**

@@ -14,6 +14,18 @@ export interface InputSnapshot {
   readonly error: Error | undefined
   /** Images to send with the text. */
   readonly images: ReadonlyArray<StagedImage>
+  /** How the last submit went: `idle` before any (or after `reset`). */
+  readonly status: "idle" | "pending" | "error" | "success"
+  /** The last successful submit's answer. */
+  readonly data: { readonly threadId: string } | undefined
+  /** The options of the last submit. */
+  readonly variables: unknown
+  /** When the last submit started (epoch ms), `0` before any. */
+  readonly submittedAt: number
+  /** Failed submits in a row since the last success. */
+  readonly failureCount: number
+  /** The last of those failures, `null` without one. */
+  readonly failureReason: Error | null
 }
 
 const NO_IMAGES: ReadonlyArray<StagedImage> = []
@@ -28,7 +40,18 @@ const NO_IMAGES: ReadonlyArray<StagedImage> = []
  * @category Internal
  */
 export class InputStore {
-  #snapshot: InputSnapshot = { value: "", isPending: false, error: undefined, images: NO_IMAGES }
+  #snapshot: InputSnapshot = {
+    value: "",
+    isPending: false,
+    error: undefined,
+    images: NO_IMAGES,
+    status: "idle",
+    data: undefined,
+    variables: undefined,
+    submittedAt: 0,
+    failureCount: 0,
+    failureReason: null
+  }
   #pending = 0
   readonly #listeners = new Set<() => void>()
 
@@ -68,16 +91,37 @@ export class InputStore {
     if (this.#snapshot.images.length > 0) this.#set({ images: NO_IMAGES })
   }
 
-  /** A submit started: clears the text and the last error. */
-  #begin(): void {
-    this.#pending++
-    this.#set({ value: "", isPending: true, error: undefined })
+  /** Forgets how the last submit went (not the text or the images). */
+  reset(): void {
+    this.#set({ status: this.#pending > 0 ? "pending" : "idle", error: undefined, data: undefined, variables: undefined, failureCount: 0, failureReason: null })
   }
 
-  /** A submit ended; `error` is what to show, if anything. */
-  #end(error: Error | undefined): void {
+  /** A submit started: clears the text and the last error. */
+  #begin(variables: unknown): void {
+    this.#pending++
+    this.#set({ value: "", isPending: true, error: undefined, status: "pending", variables, submittedAt: Date.now() })
+  }
+
+  /**
+   * A submit ended: with its answer, or failed (`error` is what to show, if anything; a
+   * cancellation shows nothing and is no failure).
+   */
+  #end(outcome: { readonly data: { readonly threadId: string } } | { readonly error: Error | undefined }): void {
     this.#pending--
-    this.#set({ isPending: this.#pending > 0, error })
+    const isPending = this.#pending > 0
+    if ("data" in outcome) {
+      this.#set({ isPending, error: undefined, status: isPending ? "pending" : "success", data: outcome.data, failureCount: 0, failureReason: null })
+    } else if (outcome.error === undefined) {
+      this.#set({ isPending, error: undefined, status: isPending ? "pending" : "idle" })
+    } else {
+      this.#set({
+        isPending,
+        error: outcome.error,
+        status: isPending ? "pending" : "error",
+        failureCount: this.#snapshot.failureCount + 1,
+        failureReason: outcome.error
+      })
+    }
   }
 
   /**
@@ -90,12 +134,13 @@ export class InputStore {
    * sent).
    */
   async submit(
-    run: (message: string | InputMessage) => { readonly thread: Promise<{ readonly id: string }> }
+    run: (message: string | InputMessage) => { readonly thread: Promise<{ readonly id: string }> },
+    variables?: unknown
   ): Promise<{ readonly threadId: string }> {
     const text = this.#snapshot.value.trim()
     const images = this.#snapshot.images
     if (text === "" && images.length === 0) throw new Error("Message cannot be empty")
-    this.#begin()
+    this.#begin(variables)
     try {
       const thread = await run(
         images.length === 0
@@ -104,23 +149,21 @@ export class InputStore {
       ).thread
       const sent = new Set(images)
       if (images.length > 0) this.#set({ images: this.#snapshot.images.filter((image) => !sent.has(image)) })
-      this.#end(undefined)
-      return { threadId: thread.id }
+      const data = { threadId: thread.id }
+      this.#end({ data })
+      return data
     } catch (error) {
       const cancelled = isAbortError(error)
       if (!cancelled && this.#snapshot.value === "") this.#set({ value: text })
-      this.#end(cancelled || !(error instanceof Error) ? undefined : error)
+      this.#end({ error: cancelled ? undefined : error instanceof Error ? error : new Error(String(error)) })
       throw error
     }
   }
 
   #set(patch: Partial<InputSnapshot>) {
-    const next = { ...this.#snapshot, ...patch }
-    if (
-      next.value === this.#snapshot.value && next.isPending === this.#snapshot.isPending &&
-      next.error === this.#snapshot.error && next.images === this.#snapshot.images
-    ) return
-    this.#snapshot = next
+    const current = this.#snapshot
+    if ((Object.keys(patch) as Array<keyof InputSnapshot>).every((key) => Object.is(patch[key], current[key]))) return
+    this.#snapshot = { ...current, ...patch }
     for (const listener of [...this.#listeners]) listener()
   }
 }

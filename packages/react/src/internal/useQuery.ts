@@ -6,6 +6,25 @@ interface Slot<A> {
   readonly data: A | undefined
   readonly error: Error | undefined
   readonly fetching: boolean
+  /** When `data` arrived, `0` before any. */
+  readonly dataUpdatedAt: number
+  /** When the last failure arrived, `0` before any. */
+  readonly errorUpdatedAt: number
+  /** Failures in a row since the last success. */
+  readonly failureCount: number
+  /** The last of those failures. */
+  readonly failureReason: Error | null
+}
+
+const EMPTY: Slot<never> = {
+  key: undefined,
+  data: undefined,
+  error: undefined,
+  fetching: false,
+  dataUpdatedAt: 0,
+  errorUpdatedAt: 0,
+  failureCount: 0,
+  failureReason: null
 }
 
 const toError = (u: unknown): Error => (u instanceof Error ? u : new Error(String(u)))
@@ -14,7 +33,9 @@ const toError = (u: unknown): Error => (u instanceof Error ? u : new Error(Strin
  * A minimal query: reads when `key` changes (nothing while it is
  * `undefined`), ignores answers that arrive after a newer read started or
  * after unmount. With `keepData`, the last data stays while the next key
- * loads (a refresh); without, a new key starts empty.
+ * loads (a refresh); without, a new key starts empty. What it returns has
+ * the fields of a TanStack Query result that apps read most
+ * (`@tambo-ai/react`'s hooks return those).
  *
  * @since 0.1.0
  * @category Internal
@@ -24,7 +45,7 @@ export const useQuery = <A>(
   read: () => Promise<A>,
   options: { readonly keepData?: boolean } = {}
 ): QueryState<A> => {
-  const [slot, setSlot] = useState<Slot<A>>({ key: undefined, data: undefined, error: undefined, fetching: false })
+  const [slot, setSlot] = useState<Slot<A>>(EMPTY)
   const [nonce, setNonce] = useState(0)
   const readRef = useRef(read)
   readRef.current = read
@@ -33,18 +54,50 @@ export const useQuery = <A>(
   useEffect(() => {
     if (key === undefined) return
     let current = true
-    setSlot((previous) => ({
-      key,
-      data: keepData || previous.key === key ? previous.data : undefined,
-      error: undefined,
-      fetching: true
-    }))
+    setSlot((previous) => {
+      const same = previous.key === key
+      const data = keepData || same ? previous.data : undefined
+      return {
+        key,
+        data,
+        error: undefined,
+        fetching: true,
+        dataUpdatedAt: data === undefined ? 0 : previous.dataUpdatedAt,
+        errorUpdatedAt: same ? previous.errorUpdatedAt : 0,
+        failureCount: same ? previous.failureCount : 0,
+        failureReason: same ? previous.failureReason : null
+      }
+    })
     readRef.current().then(
       (data) => {
-        if (current) setSlot({ key, data, error: undefined, fetching: false })
+        if (current) {
+          setSlot((previous) => ({
+            key,
+            data,
+            error: undefined,
+            fetching: false,
+            dataUpdatedAt: Date.now(),
+            errorUpdatedAt: previous.errorUpdatedAt,
+            failureCount: 0,
+            failureReason: null
+          }))
+        }
       },
       (error: unknown) => {
-        if (current) setSlot((previous) => ({ key, data: previous.data, error: toError(error), fetching: false }))
+        if (current) {
+          setSlot((previous) => {
+            const failure = toError(error)
+            return {
+              ...previous,
+              key,
+              error: failure,
+              fetching: false,
+              errorUpdatedAt: Date.now(),
+              failureCount: previous.failureCount + 1,
+              failureReason: failure
+            }
+          })
+        }
       }
     )
     return () => {
@@ -58,13 +111,26 @@ export const useQuery = <A>(
   const data = fresh || keepData ? slot.data : undefined
   const error = fresh ? slot.error : undefined
   const isFetching = key !== undefined && (!fresh || slot.fetching)
+  const status = error !== undefined ? "error" : data !== undefined ? "success" : "pending"
   return {
     data,
     error,
+    status,
+    isPending: status === "pending",
     isLoading: isFetching && data === undefined,
     isFetching,
-    isError: error !== undefined,
-    isSuccess: fresh && !slot.fetching && error === undefined && slot.data !== undefined,
+    fetchStatus: isFetching ? "fetching" : "idle",
+    isRefetching: isFetching && status !== "pending",
+    isError: status === "error",
+    isLoadingError: status === "error" && data === undefined,
+    isRefetchError: status === "error" && data !== undefined,
+    isSuccess: status === "success",
+    isFetched: fresh && (slot.dataUpdatedAt > 0 || slot.errorUpdatedAt > 0),
+    isEnabled: key !== undefined,
+    dataUpdatedAt: data === undefined ? 0 : slot.dataUpdatedAt,
+    errorUpdatedAt: fresh ? slot.errorUpdatedAt : 0,
+    failureCount: fresh ? slot.failureCount : 0,
+    failureReason: fresh ? slot.failureReason : null,
     refetch
   }
 }

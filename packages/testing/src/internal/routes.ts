@@ -195,6 +195,7 @@ const routes: ReadonlyArray<Route> = [
       messageId: message.id,
       title: suggestion.title,
       detailedSuggestion: suggestion.detailedSuggestion,
+      ...(suggestion.metadata === undefined ? {} : { metadata: suggestion.metadata }),
       createdAt: state.now(),
       seq: state.store.nextSeq()
     }))

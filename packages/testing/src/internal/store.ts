@@ -55,6 +55,7 @@ export interface StoredSuggestion {
   readonly messageId: string
   readonly title: string
   readonly detailedSuggestion: string
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined
   readonly createdAt: number
   readonly seq: number
 }
@@ -177,6 +178,7 @@ export const suggestionToDto = (suggestion: StoredSuggestion): Wire.Suggestion =
   title: suggestion.title,
   description: suggestion.detailedSuggestion,
   detailedSuggestion: suggestion.detailedSuggestion,
+  ...(suggestion.metadata === undefined ? {} : { metadata: suggestion.metadata }),
   createdAt: iso(suggestion.createdAt)
 })
 

@@ -108,7 +108,8 @@ export const Suggestion = Schema.Struct({
   title: Schema.String,
   detailedSuggestion: Schema.String,
   description: Schema.optional(Schema.String),
-  messageId: Schema.optional(Schema.String)
+  messageId: Schema.optional(Schema.String),
+  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 })
 export type Suggestion = typeof Suggestion.Type
 
