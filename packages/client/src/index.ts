@@ -479,3 +479,112 @@ export type {
    */
   ToolResultContent
 } from "@tambo-effect/core/Types"
+
+// The names @tambo-ai/client gives these shapes.
+export type {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ComponentContextToolMetadata,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ContextHelpers,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ListResourceItem,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  McpConnectionInfo,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  McpConnectionStatus,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  MessageGetResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  MessageListResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  NormalizedMcpServerInfo,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ParameterSpec,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ReadResourceResult,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ResourceSource,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  SuggestionGenerateParams,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  SuggestionGenerateResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  SuggestionListResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ThreadCreateResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ThreadListResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ThreadRetrieveResponse,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ToolAnnotations,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  APIError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  RateLimitError,
+  /**
+   * @since 0.2.0
+   * @category Errors
+   */
+  TamboAIError
+} from "./UpstreamNames.js"

@@ -4,11 +4,34 @@
 import type * as Upstream from "@tambo-ai/client"
 import { describe, expect, expectTypeOf, it } from "vitest"
 import {
+  type APIError,
+  type ComponentContextToolMetadata,
+  type ContextHelpers,
+  type ListResourceItem,
+  MCPTransport,
+  type McpConnectionInfo,
+  type McpConnectionStatus,
+  type MessageGetResponse,
+  type MessageListResponse,
+  type NormalizedMcpServerInfo,
+  type ParameterSpec,
+  type RateLimitError,
+  type ReadResourceResult,
+  type ResourceSource,
   type StreamEvent,
+  type SuggestionGenerateParams,
+  type SuggestionGenerateResponse,
+  type SuggestionListResponse,
+  type TamboAIError,
   TamboClient,
   type TamboClientOptions,
   type TamboStream,
-  type TamboThread
+  type TamboThread,
+  type TamboToolDisplayProps,
+  type ThreadCreateResponse,
+  type ThreadListResponse,
+  type ThreadRetrieveResponse,
+  type ToolAnnotations
 } from "../src/index.js"
 
 /** The methods whose upstream signatures ours can stand in for. */
@@ -75,5 +98,36 @@ describe("compatibility with @tambo-ai/client's types", () => {
   it("an upstream InputMessage can be sent", () => {
     const send = (client: TamboClient, message: Upstream.InputMessage) => client.run(message)
     expect(typeof send).toBe("function")
+  })
+
+  it("the names upstream gives its shapes resolve here (checked by the type checker)", () => {
+    type Names = [
+      APIError,
+      ComponentContextToolMetadata,
+      ContextHelpers,
+      ListResourceItem,
+      McpConnectionInfo,
+      McpConnectionStatus,
+      MessageGetResponse,
+      MessageListResponse,
+      NormalizedMcpServerInfo,
+      ParameterSpec,
+      RateLimitError,
+      ReadResourceResult,
+      ResourceSource,
+      SuggestionGenerateParams,
+      SuggestionGenerateResponse,
+      SuggestionListResponse,
+      TamboAIError,
+      TamboToolDisplayProps,
+      ThreadCreateResponse,
+      ThreadListResponse,
+      ThreadRetrieveResponse,
+      ToolAnnotations
+    ]
+    expectTypeOf<Names["length"]>().toEqualTypeOf<22>()
+    // Upstream's enum of MCP transports, and its values where a transport is taken.
+    expectTypeOf(MCPTransport.HTTP).toEqualTypeOf<`${Upstream.MCPTransport.HTTP}`>()
+    expect(MCPTransport).toEqual({ SSE: "sse", HTTP: "http" })
   })
 })

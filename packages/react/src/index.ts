@@ -868,7 +868,7 @@ export type {
   UnregisteredToolHandler
 } from "@tambo-effect/client"
 
-// The names `@tambo-ai/react` 1.3 gives these shapes.
+// The names `@tambo-ai/react` 1.3 gives these shapes (those of `@tambo-ai/client` come from ours).
 export type {
   /**
    * @since 0.2.0
@@ -879,12 +879,25 @@ export type {
    * @since 0.2.0
    * @category Models
    */
-  ComponentContextToolMetadata,
+  ComponentRegistry,
   /**
    * @since 0.2.0
    * @category Models
    */
-  ComponentRegistry,
+  RegisteredComponent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  TamboConfig
+} from "./types.js"
+
+export type {
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  ComponentContextToolMetadata,
   /**
    * @since 0.2.0
    * @category Models
@@ -924,11 +937,6 @@ export type {
    * @since 0.2.0
    * @category Models
    */
-  RegisteredComponent,
-  /**
-   * @since 0.2.0
-   * @category Models
-   */
   ResourceSource,
   /**
    * @since 0.2.0
@@ -945,11 +953,6 @@ export type {
    * @category Models
    */
   SuggestionListResponse,
-  /**
-   * @since 0.2.0
-   * @category Models
-   */
-  TamboConfig,
   /**
    * @since 0.2.0
    * @category Models
@@ -980,7 +983,7 @@ export type {
    * @category Errors
    */
   TamboAIError
-} from "./types.js"
+} from "@tambo-effect/client"
 
 export {
   /**
@@ -1010,6 +1013,11 @@ export type {
    * @since 0.2.0
    * @category Models
    */
+  ToolAnnotations,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
   TamboToolDisplayProps,
   /**
    * @since 0.2.0
@@ -1018,10 +1026,3 @@ export type {
   ToolChoice
 } from "@tambo-effect/client"
 
-export type {
-  /**
-   * @since 0.2.0
-   * @category Models
-   */
-  ToolAnnotations
-} from "@tambo-effect/core/Tool"

@@ -1,0 +1,218 @@
+/**
+ * The names `@tambo-ai/client` (and `@tambo-ai/react`) give shapes this
+ * package has under names of its own: code that names them compiles against
+ * this package unchanged. Each is an alias of the shape this package
+ * returns or takes, or, for the API's older tool form, the shape itself.
+ *
+ * @since 0.2.0
+ */
+import type {
+  McpConnection,
+  McpConnectionStatus as CoreMcpConnectionStatus,
+  McpResourceContents,
+  McpResourceSpec,
+  McpServerInfo,
+  McpTransport,
+  ResourceSource as CoreResourceSource
+} from "@tambo-effect/core/Mcp"
+import type { ApiError } from "@tambo-effect/core/TamboError"
+import type { ToolAnnotations as CoreToolAnnotations } from "@tambo-effect/core/Tool"
+import type { TamboThread, TamboThreadMessage } from "@tambo-effect/core/Types"
+import type { TamboClientError } from "./errors.js"
+import type { ContextHelperFn, Suggestion, ThreadPage } from "./TamboClient.js"
+
+/**
+ * Context helpers by name, as the client's `contextHelpers` option takes them.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ContextHelpers = Readonly<Record<string, ContextHelperFn>>
+
+/**
+ * A resource of the app's own, as `listResources` returns it.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ListResourceItem = McpResourceSpec
+
+/**
+ * A resource's contents, as `getResource` returns them.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ReadResourceResult = McpResourceContents
+
+/**
+ * The app's own resources: a static list, and/or a source that lists and reads them.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ResourceSource = CoreResourceSource
+
+/**
+ * An MCP server's settings with its transport and server key resolved.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type NormalizedMcpServerInfo = McpServerInfo & { readonly transport: McpTransport; readonly serverKey: string }
+
+/**
+ * An MCP server's connection, as `getMcpClients()` holds it by server key.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type McpConnectionInfo = McpConnection
+
+/**
+ * Where an MCP server's connection is: `connecting`, `connected`, `reconnecting`, `failed`.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type McpConnectionStatus = CoreMcpConnectionStatus
+
+/**
+ * What a tool does, for the model and the client (read-only, destructive,
+ * idempotent, open-world hints; `tamboStreamableHint`).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ToolAnnotations = CoreToolAnnotations
+
+/**
+ * A parameter of a tool, in the API's older form (name, type, whether
+ * required), with its JSON Schema. No function of this package takes or
+ * returns it: it names the shape for code written against upstream.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ParameterSpec {
+  readonly name: string
+  readonly type: string
+  readonly description: string
+  readonly isRequired: boolean
+  readonly enumValues?: ReadonlyArray<string> | undefined
+  readonly items?: { readonly type: string } | undefined
+  readonly schema?: unknown
+}
+
+/**
+ * A tool's description in the API's older form (see {@link ParameterSpec}).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ComponentContextToolMetadata {
+  readonly name: string
+  readonly description: string
+  readonly parameters: ReadonlyArray<ParameterSpec>
+  /** How many times a run may call it. */
+  readonly maxCalls?: number | undefined
+  readonly annotations?: ToolAnnotations | undefined
+}
+
+/**
+ * A thread as the API answers its creation.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ThreadCreateResponse = TamboThread
+
+/**
+ * A thread as the API answers its read (`fetchThread`).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ThreadRetrieveResponse = TamboThread
+
+/**
+ * One page of the user's threads (`listThreadsPage`).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ThreadListResponse = ThreadPage
+
+/**
+ * A message as the API answers its read.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type MessageGetResponse = TamboThreadMessage
+
+/**
+ * One page of a thread's messages.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface MessageListResponse {
+  readonly messages: ReadonlyArray<TamboThreadMessage>
+  readonly hasMore: boolean
+  readonly nextCursor?: string | undefined
+}
+
+/**
+ * What `generateSuggestions` takes besides the message.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface SuggestionGenerateParams {
+  /** At most this many suggestions (the API allows 1 to 10). */
+  readonly maxSuggestions?: number | undefined
+}
+
+/**
+ * What `generateSuggestions` returns.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type SuggestionGenerateResponse = ReadonlyArray<Suggestion>
+
+/**
+ * What `listSuggestions` returns.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type SuggestionListResponse = ReadonlyArray<Suggestion>
+
+/**
+ * Any error the client rejects with (upstream names the typescript-sdk's
+ * base error so).
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export type TamboAIError = TamboClientError
+
+/**
+ * The API answered with an error status, or a run ended with `RUN_ERROR`.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export type APIError = ApiError
+
+/**
+ * The API refused for too many requests: an `ApiError` with `reason`
+ * `"RateLimited"` (status 429), its `retryAfter` in milliseconds when the
+ * API said.
+ *
+ * @since 0.2.0
+ * @category Errors
+ */
+export type RateLimitError = ApiError & { readonly reason: "RateLimited" }
