@@ -6,7 +6,8 @@
  */
 import type { ClientState, StreamingState, TamboThread } from "@tambo-effect/client"
 import { getThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
-import { useCallback } from "react"
+import { useCallback, useEffect, useRef } from "react"
+import type { ClientHandle } from "./internal/clientHandle.js"
 import { useTamboContext } from "./internal/context.js"
 import { useQuery } from "./internal/useQuery.js"
 import type { QueryState } from "./types.js"
@@ -56,6 +57,7 @@ export const useTamboThread = (threadId: string): UseTamboThreadReturn => {
     known || isLocalThreadId(threadId) ? undefined : threadId,
     () => handle.client().fetchThread(threadId)
   )
+  useRefreshOnVisible(handle, known ? threadId : undefined)
   const status = known ? "success" : query.status === "success" ? "pending" : query.status
   return {
     thread: threadState?.thread,
@@ -72,6 +74,28 @@ export const useTamboThread = (threadId: string): UseTamboThreadReturn => {
       handle.client().fetchThread(threadId).catch(() => undefined)
     }, [handle, threadId])
   }
+}
+
+/** How old a thread may be when the page becomes visible again before it is read again (upstream's `staleTime`). */
+const THREAD_STALE_MS = 1_000
+
+/**
+ * Back on the page after a while, a thread the state holds is read again (another tab or device
+ * may have added to it, or deleted it), unless a run of this client is on it.
+ */
+const useRefreshOnVisible = (handle: ClientHandle, threadId: string | undefined) => {
+  const readAt = useRef(Date.now())
+  useEffect(() => {
+    if (threadId === undefined || isLocalThreadId(threadId) || typeof document === "undefined") return
+    const onVisible = () => {
+      if (document.visibilityState !== "visible" || Date.now() - readAt.current < THREAD_STALE_MS) return
+      if (handle.hasActiveRun(threadId)) return
+      readAt.current = Date.now()
+      handle.client().fetchThread(threadId).catch(() => undefined)
+    }
+    document.addEventListener("visibilitychange", onVisible)
+    return () => document.removeEventListener("visibilitychange", onVisible)
+  }, [handle, threadId])
 }
 
 /**
@@ -105,6 +129,9 @@ export interface UseTamboThreadListReturn extends Omit<QueryState<ReadonlyArray<
 
 const NO_THREADS: ReadonlyArray<TamboThread> = []
 
+/** How old the list may be when the page becomes visible again before it is read again (upstream's `staleTime`). */
+const LIST_STALE_MS = 5_000
+
 /**
  * The ids and names of the threads the client knows: when they change (a
  * run created a thread, a thread was named or deleted) the list is read
@@ -134,7 +161,8 @@ export const useTamboThreadList = (options: UseTamboThreadListOptions = {}): Use
   const query = useQuery(
     enabled ? JSON.stringify([limit ?? null, cursor ?? null, known]) : undefined,
     () => handle.client().listThreadsPage({ cursor, ...(limit === undefined ? {} : { limit }) }),
-    { keepData: true }
+    // Back on the page after a while: another tab or device may have made or deleted threads.
+    { keepData: true, refetchOnFocusAfterMs: LIST_STALE_MS }
   )
   const page = query.data
   return {

@@ -1,8 +1,8 @@
 // @vitest-environment happy-dom
 import { renderHook, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
-import { describe, expect, it } from "vitest"
-import { useTambo, useTamboThread, useTamboThreadList } from "../src/index.js"
+import { afterEach, describe, expect, it, vi } from "vitest"
+import { TamboClient, useTambo, useTamboThread, useTamboThreadList } from "../src/index.js"
 import { connection, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
@@ -109,5 +109,54 @@ describe("useTamboThread", () => {
     expect(result.current.thread).toBeUndefined()
     expect(result.current.isLoading).toBe(false)
     expect(result.current).toMatchObject({ status: "error", isPending: false, isSuccess: false })
+  })
+})
+
+describe("back on the page: what another tab changed shows", () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  /** The page becomes visible again, `ms` later. */
+  const comeBackAfter = (ms: number) => {
+    vi.setSystemTime(Date.now() + ms)
+    document.dispatchEvent(new Event("visibilitychange"))
+  }
+
+  /** Another tab of the same user. */
+  const otherTab = () =>
+    new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0, autoGenerateThreadName: false })
+
+  it("the thread list is read again once it is older than 5 s, not before", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] })
+    server().threads.create({ userKey: "user-1", name: "First" })
+    const { result } = renderHook(() => useTamboThreadList(), { wrapper: wrapperFor(connection(server())) })
+    await waitFor(() => expect(result.current.threads.map((t) => t.name)).toEqual(["First"]))
+    server().threads.create({ userKey: "user-1", name: "From another tab" })
+    const reads = () => server().requests.filter((r) => r.method === "GET" && r.path === "/v1/threads").length
+    comeBackAfter(1_000)
+    expect(reads()).toBe(1)
+    comeBackAfter(5_000)
+    await waitFor(() => expect(result.current.threads.map((t) => t.name)).toEqual(["From another tab", "First"]))
+    expect(reads()).toBe(2)
+  })
+
+  it("a thread is read again: another tab's run on it shows; its deletion too", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] })
+    const seeded = server().threads.create({ userKey: "user-1", name: "Shared", messages: [{ role: "user", content: "Hello" }] })
+    server().setScript([Script.text("Answered elsewhere")])
+    const { result } = renderHook(() => useTamboThread(seeded.id), { wrapper: wrapperFor(connection(server())) })
+    await waitFor(() => expect(result.current.thread?.messages).toHaveLength(1))
+    const other = otherTab()
+    try {
+      await other.run("From the other tab", { threadId: seeded.id }).thread
+      comeBackAfter(2_000)
+      await waitFor(() => expect(result.current.thread?.messages).toHaveLength(3))
+      await other.deleteThread(seeded.id)
+      comeBackAfter(2_000)
+      await waitFor(() => expect(result.current.thread).toBeUndefined())
+    } finally {
+      await other.destroy()
+    }
   })
 })

@@ -33,9 +33,12 @@ const toError = (u: unknown): Error => (u instanceof Error ? u : new Error(Strin
  * A minimal query: reads when `key` changes (nothing while it is
  * `undefined`), ignores answers that arrive after a newer read started or
  * after unmount. With `keepData`, the last data stays while the next key
- * loads (a refresh); without, a new key starts empty. What it returns has
- * the fields of a TanStack Query result that apps read most
- * (`@tambo-ai/react`'s hooks return those).
+ * loads (a refresh); without, a new key starts empty. With
+ * `refetchOnFocusAfterMs`, a page that becomes visible again reads again if
+ * its data is older than that (another tab may have changed it), as
+ * TanStack Query does on focus. What it returns has the fields of a
+ * TanStack Query result that apps read most (`@tambo-ai/react`'s hooks
+ * return those).
  *
  * @since 0.1.0
  * @category Internal
@@ -43,7 +46,7 @@ const toError = (u: unknown): Error => (u instanceof Error ? u : new Error(Strin
 export const useQuery = <A>(
   key: string | undefined,
   read: () => Promise<A>,
-  options: { readonly keepData?: boolean } = {}
+  options: { readonly keepData?: boolean; readonly refetchOnFocusAfterMs?: number } = {}
 ): QueryState<A> => {
   const [slot, setSlot] = useState<Slot<A>>(EMPTY)
   const [nonce, setNonce] = useState(0)
@@ -106,6 +109,20 @@ export const useQuery = <A>(
   }, [key, nonce, keepData])
 
   const refetch = useCallback(() => setNonce((n) => n + 1), [])
+
+  const staleAfter = options.refetchOnFocusAfterMs
+  const slotRef = useRef(slot)
+  slotRef.current = slot
+  useEffect(() => {
+    if (staleAfter === undefined || key === undefined || typeof document === "undefined") return
+    const onVisible = () => {
+      const held = slotRef.current
+      if (document.visibilityState !== "visible" || held.key !== key || held.fetching) return
+      if (Date.now() - Math.max(held.dataUpdatedAt, held.errorUpdatedAt) >= staleAfter) refetch()
+    }
+    document.addEventListener("visibilitychange", onVisible)
+    return () => document.removeEventListener("visibilitychange", onVisible)
+  }, [key, staleAfter, refetch])
   // Before the effect ran for a new key, what is held belongs to the old one.
   const fresh = slot.key === key
   const data = fresh || keepData ? slot.data : undefined
