@@ -2,9 +2,15 @@
 import { renderToString } from "react-dom/server"
 import { describe, expect, it } from "vitest"
 import {
+  ComponentContentProvider,
   SnapshotStrategy,
   TamboClient,
+  TamboMessageProvider,
   TamboProvider,
+  TamboThreadInputProvider,
+  useComponentContent,
+  useTamboConfig,
+  useTamboCurrentMessage,
   useTambo,
   useTamboPendingApprovals,
   useTamboPendingToolCalls,
@@ -31,8 +37,11 @@ const Page = () => {
   const { pendingToolCalls } = useTamboPendingToolCalls()
   const runStatus = useTamboRunStatus()
   const voice = useTamboVoice()
+  const { authState, isIdentified } = useTambo()
+  const config = useTamboConfig()
   return (
     <main>
+      <p id="auth">{authState.status} {String(isIdentified)} {config.userKey}</p>
       <p id="thread">{currentThreadId}</p>
       <p id="idle">{String(isIdle)}</p>
       <p id="messages">{messages.length}</p>
@@ -66,7 +75,32 @@ describe("server rendering", () => {
     expect(html).toContain("<p id=\"pending\">0<!-- -->/<!-- -->0</p>")
     expect(html).toContain("<p id=\"status\">idle</p>")
     expect(html).toContain("<p id=\"voice\">false<!-- --> <!-- -->false</p>")
+    // No client while rendering: no one is identified yet.
+    expect(html).toContain("<p id=\"auth\">unauthenticated<!-- --> <!-- -->false<!-- --> <!-- -->user-1</p>")
     // Effects do not run on the server: nothing was requested.
+    expect(server().requests).toHaveLength(0)
+  })
+
+  it("renders the providers of a tree the app renders itself", () => {
+    const Where = () => {
+      const { componentId, componentName } = useComponentContent()
+      return <p id="where">{componentName} {componentId}</p>
+    }
+    const Said = () => <p id="said">{useTamboCurrentMessage().id}</p>
+    const html = renderToString(
+      <TamboProvider apiKey={server().apiKey} tamboUrl={server().url} userKey="user-1">
+        <TamboThreadInputProvider>
+          <TamboMessageProvider message={{ id: "msg_1", role: "assistant", content: [], createdAt: "2026-01-01T00:00:00.000Z" }}>
+            <Said />
+          </TamboMessageProvider>
+          <ComponentContentProvider threadId="thr_1" messageId="msg_1" componentId="comp_1" componentName="Card">
+            <Where />
+          </ComponentContentProvider>
+        </TamboThreadInputProvider>
+      </TamboProvider>
+    )
+    expect(html).toContain("<p id=\"said\">msg_1</p>")
+    expect(html).toContain("<p id=\"where\">Card<!-- --> <!-- -->comp_1</p>")
     expect(server().requests).toHaveLength(0)
   })
 
