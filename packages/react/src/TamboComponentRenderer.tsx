@@ -151,6 +151,16 @@ const noComponent: ComponentContextValue = {
   content: { type: "component", id: "", name: "", props: {} }
 }
 
+/** The thread that holds a message: the current one first; the current one if none does. */
+const threadOfMessage = (state: ClientState, messageId: string): string => {
+  const current = state.currentThreadId
+  if (findMessage(getThreadState(state, current)?.thread.messages, messageId) !== undefined) return current
+  for (const [threadId, thread] of Object.entries(state.threadMap)) {
+    if (findMessage(thread.thread.messages, messageId) !== undefined) return threadId
+  }
+  return current
+}
+
 /** Searches from the end: components live in recent messages. */
 const findMessage = (
   messages: ReadonlyArray<TamboThreadMessage> | undefined,
@@ -355,13 +365,9 @@ export interface TamboMessageProviderProps {
  * @category Components
  */
 export function TamboMessageProvider({ children, interactableMetadata, message }: TamboMessageProviderProps): ReactElement {
-  const select = useCallback((state: ClientState) => {
-    for (const [threadId, thread] of Object.entries(state.threadMap)) {
-      if (findMessage(thread.thread.messages, message.id) !== undefined) return threadId
-    }
-    return state.currentThreadId
-  }, [message.id])
-  const threadId = useTamboSelector(select)
+  const { handle } = useTamboContext("TamboMessageProvider")
+  // Looked up once per message, not at every change of the state: a message stays in its thread.
+  const threadId = useMemo(() => threadOfMessage(handle.getState(), message.id), [handle, message.id])
   const value = useMemo<MessageContextValue>(
     () => ({ message, threadId, interactable: interactableMetadata }),
     [message, threadId, interactableMetadata]
