@@ -1,0 +1,212 @@
+// The composer's state (useTamboThreadInput's store), model-based: fast-check generates sequences of
+// typing, staged images, submits, their runs ending (answered, failed, cancelled, in any order, several
+// in flight) and resets; after every step the store equals a plain model of what the hook promises.
+// The runs are scripted promises: what is tested is the store's bookkeeping, not a server's.
+//
+// Seeded, so a failure reproduces; MODEL_RUNS and MODEL_SEED for longer or other runs.
+import { FastCheck as fc } from "effect"
+import { describe, expect, it } from "vitest"
+import { AbortError } from "../src/index.js"
+import { InputStore } from "../src/internal/inputStore.js"
+
+type Outcome = "answer" | "fail" | "cancel"
+
+interface Submitted {
+  readonly tag: number
+  readonly text: string
+  readonly images: ReadonlyArray<string>
+  readonly settle: (outcome: Outcome) => void
+  readonly done: Promise<unknown>
+}
+
+interface Model {
+  value: string
+  images: Array<string>
+  inFlight: Array<Submitted>
+  status: "idle" | "pending" | "error" | "success"
+  error: boolean
+  data: string | undefined
+  variables: number | undefined
+  failureCount: number
+}
+
+interface Real {
+  readonly store: InputStore
+  readonly sent: Array<{ readonly tag: number; readonly message: unknown }>
+}
+
+const check = (model: Model, { store }: Real) => {
+  const snapshot = store.getSnapshot()
+  expect(snapshot.value).toBe(model.value)
+  expect(snapshot.images.map((image) => image.name)).toEqual(model.images)
+  expect(snapshot.isPending).toBe(model.inFlight.length > 0)
+  expect(snapshot.status).toBe(model.status)
+  expect(snapshot.error !== undefined).toBe(model.error)
+  expect(snapshot.data?.threadId).toBe(model.data)
+  expect((snapshot.variables as { readonly tag?: number } | undefined)?.tag).toBe(model.variables)
+  expect(snapshot.failureCount).toBe(model.failureCount)
+  expect(snapshot.failureReason === null).toBe(model.failureCount === 0)
+}
+
+class Type implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly text: string) {}
+  check = () => true
+  async run(model: Model, real: Real) {
+    real.store.setValue(this.text)
+    model.value = this.text
+    check(model, real)
+  }
+  toString = () => `type(${JSON.stringify(this.text)})`
+}
+
+let files = 0
+
+class AddImage implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly name: string) {}
+  check = () => true
+  async run(model: Model, real: Real) {
+    // Each file its own name: the store tells images apart by identity, the model by name.
+    const name = `${++files}-${this.name}`
+    await real.store.addImage(new File([new Uint8Array([1, 2, 3])], name, { type: "image/png" }))
+    model.images.push(name)
+    check(model, real)
+  }
+  toString = () => `addImage(${this.name})`
+}
+
+let tags = 0
+
+class Submit implements fc.AsyncCommand<Model, Real> {
+  check = () => true
+  async run(model: Model, real: Real) {
+    const tag = ++tags
+    const text = model.value.trim()
+    if (text === "" && model.images.length === 0) {
+      await expect(real.store.submit(() => {
+        throw new Error("sent an empty message")
+      }, { tag })).rejects.toThrow("Message cannot be empty")
+      check(model, real)
+      return
+    }
+    let settle!: (outcome: Outcome) => void
+    const answer = new Promise<{ readonly id: string }>((resolve, reject) => {
+      settle = (outcome) =>
+        outcome === "answer" ? resolve({ id: `thr_${tag}` }) : reject(outcome === "fail" ? new Error(`failed ${tag}`) : new AbortError({ reason: "Aborted", message: "The run was aborted" }))
+    })
+    const done = real.store.submit((message) => {
+      real.sent.push({ tag, message })
+      return { thread: answer }
+    }, { tag }).catch(() => undefined)
+    model.inFlight.push({ tag, text, images: [...model.images], settle, done })
+    model.value = ""
+    model.status = "pending"
+    model.error = false
+    model.variables = tag
+    check(model, real)
+    // What was sent: the trimmed text, then the images.
+    const sent = real.sent.at(-1)!
+    expect(sent.tag).toBe(tag)
+    if (typeof sent.message === "string") expect(sent.message).toBe(text)
+  }
+  toString = () => "submit"
+}
+
+class Settle implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly which: number, readonly outcome: Outcome) {}
+  check = (model: Readonly<Model>) => model.inFlight.length > 0
+  async run(model: Model, real: Real) {
+    const index = this.which % model.inFlight.length
+    const submitted = model.inFlight[index]!
+    model.inFlight.splice(index, 1)
+    submitted.settle(this.outcome)
+    await submitted.done
+    const stillPending = model.inFlight.length > 0
+    if (this.outcome === "answer") {
+      const sent = new Set(submitted.images)
+      model.images = model.images.filter((name) => !sent.has(name))
+      model.data = `thr_${submitted.tag}`
+      model.failureCount = 0
+      model.error = false
+      model.status = stillPending ? "pending" : "success"
+    } else if (this.outcome === "fail") {
+      // What was written comes back, unless something was typed meanwhile.
+      if (model.value === "") model.value = submitted.text
+      model.failureCount++
+      model.error = true
+      model.status = stillPending ? "pending" : "error"
+    } else {
+      model.error = false
+      model.status = stillPending ? "pending" : "idle"
+    }
+    check(model, real)
+  }
+  toString = () => `settle(${this.which}, ${this.outcome})`
+}
+
+class Reset implements fc.AsyncCommand<Model, Real> {
+  check = () => true
+  async run(model: Model, real: Real) {
+    real.store.reset()
+    model.status = model.inFlight.length > 0 ? "pending" : "idle"
+    model.error = false
+    model.data = undefined
+    model.variables = undefined
+    model.failureCount = 0
+    check(model, real)
+  }
+  toString = () => "reset"
+}
+
+const commands = fc.commands(
+  [
+    fc.constantFrom("", "  ", "hi", " hello ", "again").map((text) => new Type(text)),
+    fc.constantFrom("a.png", "b.png").map((name) => new AddImage(name)),
+    fc.constant(new Submit()),
+    fc.constant(new Submit()),
+    fc.tuple(fc.nat(3), fc.constantFrom<Outcome>("answer", "fail", "cancel")).map(([which, outcome]) => new Settle(which, outcome)),
+    fc.tuple(fc.nat(3), fc.constantFrom<Outcome>("answer", "fail", "cancel")).map(([which, outcome]) => new Settle(which, outcome)),
+    fc.constant(new Reset())
+  ],
+  { maxCommands: 25 }
+)
+
+const runs = Number(process.env.MODEL_RUNS ?? 300)
+const seed = Number(process.env.MODEL_SEED ?? 32)
+
+/** Plays commands on a fresh store, checking it against the model after each. */
+const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
+  const model: Model = {
+    value: "",
+    images: [],
+    inFlight: [],
+    status: "idle",
+    error: false,
+    data: undefined,
+    variables: undefined,
+    failureCount: 0
+  }
+  const real: Real = { store: new InputStore(), sent: [] }
+  await fc.asyncModelRun(() => ({ model, real }), sequence)
+  // Nothing left hanging: end what is still in flight.
+  for (const submitted of model.inFlight.splice(0)) {
+    submitted.settle("cancel")
+    await submitted.done
+  }
+  expect(real.store.getSnapshot().isPending).toBe(false)
+}
+
+describe("the composer's state, model-based", () => {
+  it("every sequence of typing, images, submits, endings and resets leaves the store as the model says", async () => {
+    await fc.assert(fc.asyncProperty(commands, play), { numRuns: runs, seed })
+  })
+
+  // What the property shrank planted defects to, kept as named cases.
+  it("a failed send keeps what was typed meanwhile, whitespace included", () =>
+    play([new Type("hi"), new Submit(), new Type("  "), new Settle(0, "fail")]))
+
+  it("reset forgets the failures counted so far", () =>
+    play([new Type("again"), new Submit(), new Settle(0, "fail"), new Reset()]))
+
+  it("two sends in flight: the first failing leaves the state pending, the second's answer ends it as a success", () =>
+    play([new Type("one"), new Submit(), new Type("two"), new Submit(), new Settle(0, "fail"), new Settle(0, "answer")]))
+})
