@@ -40,7 +40,6 @@ export interface TamboPendingApproval extends PendingToolCallInfo {
 const NO_APPROVALS: ReadonlyArray<TamboPendingApproval> = []
 const NO_CALLS: ReadonlyArray<PendingToolCallInfo> = []
 
-
 /**
  * The tool calls that wait for approval on the current thread (or
  * `threadId`): those the client's runs announced with a

@@ -137,7 +137,6 @@ export interface UseTamboReturn {
 const IDLE: StreamingState = { status: "idle" }
 const NO_MESSAGES: ReadonlyArray<ReactTamboThreadMessage> = []
 
-
 /**
  * The current thread: its messages (with generative components rendered),
  * its run's state, and the actions on it (all stable: the same functions

@@ -49,7 +49,6 @@ export interface UseTamboStreamingMessagesReturn {
 
 const NO_MESSAGES: ReadonlyArray<TamboThreadMessage> = []
 
-
 /**
  * A thread's messages for a transcript, updated as an update strategy
  * decides while a run of the provider's client streams on it.

@@ -12,7 +12,6 @@ import type { StagedImage } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 import { selectCurrentThreadId } from "./internal/selectors.js"
 
-
 /**
  * Options of `submit`: those of a run, except the thread (always the
  * current one).
