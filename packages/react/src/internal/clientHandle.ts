@@ -56,6 +56,14 @@ export class Batcher {
   }
 }
 
+/** The auth state of a client not made yet. */
+const NOT_YET: TamboAuthState = { status: "unauthenticated" }
+
+const sameAuthState = (a: TamboAuthState, b: TamboAuthState): boolean =>
+  a.status === b.status &&
+  (a.status !== "identified" || b.status !== "identified" || a.source === b.source) &&
+  (a.status !== "error" || b.status !== "error" || a.error === b.error)
+
 /**
  * The provider's hold on its client.
  *
@@ -71,13 +79,6 @@ export class Batcher {
  * @since 0.1.0
  * @category Internal
  */
-const NOT_YET: TamboAuthState = { status: "unauthenticated" }
-
-const sameAuthState = (a: TamboAuthState, b: TamboAuthState): boolean =>
-  a.status === b.status &&
-  (a.status !== "identified" || b.status !== "identified" || a.source === b.source) &&
-  (a.status !== "error" || b.status !== "error" || a.error === b.error)
-
 export class ClientHandle {
   readonly #given: TamboClient | undefined
   readonly #create: () => TamboClient
