@@ -887,6 +887,17 @@ export class TamboClient {
   }
 
   /**
+   * Withdraws a registered component: the next run's request no longer
+   * offers it (a run in flight keeps what it started with). An unknown name
+   * changes nothing.
+   *
+   * @since 0.2.0
+   */
+  unregisterComponent(name: string): void {
+    this.#runtime.sync(this.#runtime.registry.unregisterComponent(name))
+  }
+
+  /**
    * Registers a component the model may render (metadata only), replacing
    * any of the same name. Also accepts `@tambo-ai/client`'s
    * `(name, { description, props })` form.

@@ -27,6 +27,21 @@ describe("tools registered and withdrawn at runtime", () => {
     expect(second!.tools).toBeUndefined()
   })
 
+  it("unregisterComponent withdraws a component from the next run's request; an unknown name changes nothing", async () => {
+    server().setScript([Script.text("ok")])
+    const card = { name: "Card", description: "A card", propsSchema: { type: "object" as const, properties: {} } }
+    const client = makeClient(server(), { components: [card] })
+    await client.run("first").thread
+    client.unregisterComponent("Card")
+    client.unregisterComponent("never_registered")
+    await client.run("second").thread
+    const [first, second] = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).map((r) =>
+      (r.body as { readonly availableComponents?: ReadonlyArray<{ readonly name: string }> }).availableComponents ?? []
+    )
+    expect(first!.map((component) => component.name)).toEqual(["Card"])
+    expect(second).toEqual([])
+  })
+
   it("getTools lists the registered tools by name, as they were given", () => {
     const client = makeClient(server(), { tools: [weatherTool] })
     expect(client.getTools()).toEqual({ get_weather: weatherTool })

@@ -78,7 +78,7 @@ type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userTo
  * uses it and leaves its lifetime to the app.
  *
  * `tools`, `components` and `contextHelpers` may change at any time: they
- * are registered with the client again.
+ * are registered with the client again, and what left them is withdrawn.
  *
  * Safe under StrictMode (its double mount keeps one client) and in server
  * rendering (rendering creates no client; hooks see the initial state).
@@ -131,19 +131,28 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     if (given === undefined && userToken !== undefined) handle.client().setUserToken(userToken)
   }, [handle, given, userToken])
 
-  // Registered again whenever they change (and once on mount: harmless).
-  useEffect(() => {
-    if (tools !== undefined && tools.length > 0) handle.client().registerTools(tools)
-  }, [handle, tools])
+  // Registered again whenever they change (and once on mount: harmless); what left the props is
+  // withdrawn, so the model can no longer call a tool the app took away.
+  const allTools = useMemo(
+    () => [...(tools ?? []), ...Array.from(components.values(), (c) => c.associatedTools ?? []).flat()],
+    [tools, components]
+  )
+  const registeredTools = useRef<ReadonlySet<string>>(new Set())
   useEffect(() => {
     const client = handle.client()
-    for (const component of components.values()) {
-      client.registerComponent(availableComponent(component))
-      if (component.associatedTools !== undefined && component.associatedTools.length > 0) {
-        client.registerTools(component.associatedTools)
-      }
-    }
+    const names = new Set(allTools.map((tool) => tool.name))
+    for (const name of registeredTools.current) if (!names.has(name)) client.unregisterTool(name)
+    if (allTools.length > 0) client.registerTools(allTools)
+    registeredTools.current = names
+  }, [handle, allTools])
+  const registeredComponents = useRef<ReadonlySet<string>>(new Set())
+  useEffect(() => {
+    const client = handle.client()
+    for (const name of registeredComponents.current) if (!components.has(name)) client.unregisterComponent(name)
+    for (const component of components.values()) client.registerComponent(availableComponent(component))
+    registeredComponents.current = new Set(components.keys())
   }, [handle, components])
+
   // Before the context helpers: a `contextHelpers.interactables` of the app's replaces the built-in one.
   const [interactables] = useState(() => new InteractableStore())
   useEffect(() => interactables.attach(handle.client()), [handle, interactables])
@@ -158,10 +167,13 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
       if (previousHelpers.current[name] !== helper) client.addContextHelper(name, helper)
     }
     previousHelpers.current = next
-    return () => {
-      previousHelpers.current = {}
-    }
   }, [handle, contextHelpers])
+  // A new client (or a remount) registers everything afresh.
+  useEffect(() => () => {
+    registeredTools.current = new Set()
+    registeredComponents.current = new Set()
+    previousHelpers.current = {}
+  }, [handle])
 
   useMcpServers(handle, props.client === undefined ? props.mcpServers : undefined)
 

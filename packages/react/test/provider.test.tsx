@@ -255,6 +255,47 @@ describe("TamboProvider", () => {
     expect(runBodies()[1].message.additionalContext).toMatchObject({ version: { version: 2 } })
   })
 
+  it("withdraws the tools, components and context helpers its props no longer hold: the model can no longer call them", async () => {
+    server().setScript([Script.text("ok")])
+    const Harness = () => {
+      const [full, setFull] = useState(true)
+      return (
+        <TamboProvider
+          {...connection(server())}
+          tools={full ? [weatherTool] : []}
+          components={full ? [WeatherCard] : []}
+          contextHelpers={full ? { page: () => ({ page: "settings" }) } : {}}
+        >
+          <Sender />
+          <button onClick={() => setFull(false)}>leave</button>
+        </TamboProvider>
+      )
+    }
+    const runs: Array<Promise<unknown>> = []
+    const Sender = () => {
+      const { sendMessage } = useTambo()
+      return <button onClick={() => runs.push(sendMessage("hi").thread)}>send</button>
+    }
+    render(<Harness />)
+    const runBodies = () =>
+      server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).map((r) => r.body as any)
+    screen.getByText("send").click()
+    await until(() => runs.length === 1, "first run")
+    await runs[0]
+    expect(runBodies()[0].tools.map((tool: { name: string }) => tool.name)).toEqual(["get_weather"])
+    expect(runBodies()[0].availableComponents.map((component: { name: string }) => component.name)).toEqual(["WeatherCard"])
+
+    screen.getByText("leave").click()
+    await sleep(10)
+    screen.getByText("send").click()
+    await until(() => runs.length === 2, "second run")
+    await runs[1]
+    const second = runBodies()[1]
+    expect(second.tools).toBeUndefined()
+    expect(second.availableComponents ?? []).toEqual([])
+    expect(second.message.additionalContext?.page).toBeUndefined()
+  })
+
   it("tells hooks used outside a provider where they belong", () => {
     expect(() => renderHook(() => useTambo())).toThrow(/inside a <TamboProvider>/)
   })
