@@ -194,7 +194,12 @@ export {
    * @since 0.1.0
    * @category Models
    */
-  type UseTamboThreadReturn
+  type UseTamboThreadReturn,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboQueryOptions
 } from "./threads.js"
 
 export {

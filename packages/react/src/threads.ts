@@ -14,6 +14,24 @@ import type { QueryState } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 
 /**
+ * How a thread hook reads, by the names of TanStack Query's options (those
+ * `@tambo-ai/react`'s hooks take as their last argument).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface TamboQueryOptions {
+  /** `false` reads nothing (and refreshes nothing). Default `true`. */
+  readonly enabled?: boolean | undefined
+  /** How old (ms) what was read may be when the page becomes visible again before it is read again. */
+  readonly staleTime?: number | undefined
+  /** `false`: not read again when the page becomes visible. Default `true`. */
+  readonly refetchOnWindowFocus?: boolean | undefined
+  /** Read again every this many ms while mounted; `false` (the default) never. */
+  readonly refetchInterval?: number | false | undefined
+}
+
+/**
  * What `useTamboThread(threadId)` returns.
  *
  * @since 0.1.0
@@ -42,22 +60,30 @@ export interface UseTamboThreadReturn {
 
 /**
  * A thread by id, live from the client's state; loaded from the API (into
- * the state) when the client does not know it yet.
+ * the state) when the client does not know it yet. `options` as
+ * {@link TamboQueryOptions} (upstream's TanStack Query options).
  *
  * @since 0.1.0
  * @category Hooks
  */
-export const useTamboThread = (threadId: string): UseTamboThreadReturn => {
+export const useTamboThread = (threadId: string, options: TamboQueryOptions = {}): UseTamboThreadReturn => {
   const { handle } = useTamboContext("useTamboThread")
   const threadState = useTamboSelector(
     useCallback((state: ClientState) => getThreadState(state, threadId), [threadId])
   )
   const known = threadState !== undefined
+  const enabled = options.enabled !== false
   const query = useQuery(
-    known || isLocalThreadId(threadId) ? undefined : threadId,
+    !enabled || known || isLocalThreadId(threadId) ? undefined : threadId,
     () => handle.client().fetchThread(threadId)
   )
-  useRefreshOnVisible(handle, known ? threadId : undefined)
+  const held = enabled && known ? threadId : undefined
+  useRefreshOnVisible(
+    handle,
+    options.refetchOnWindowFocus === false ? undefined : held,
+    options.staleTime ?? THREAD_STALE_MS
+  )
+  useRefreshEvery(handle, held, options.refetchInterval)
   const status = known ? "success" : query.status === "success" ? "pending" : query.status
   return {
     thread: threadState?.thread,
@@ -83,19 +109,30 @@ const THREAD_STALE_MS = 1_000
  * Back on the page after a while, a thread the state holds is read again (another tab or device
  * may have added to it, or deleted it), unless a run of this client is on it.
  */
-const useRefreshOnVisible = (handle: ClientHandle, threadId: string | undefined) => {
+const useRefreshOnVisible = (handle: ClientHandle, threadId: string | undefined, staleMs: number) => {
   const readAt = useRef(Date.now())
   useEffect(() => {
     if (threadId === undefined || isLocalThreadId(threadId) || typeof document === "undefined") return
     const onVisible = () => {
-      if (document.visibilityState !== "visible" || Date.now() - readAt.current < THREAD_STALE_MS) return
+      if (document.visibilityState !== "visible" || Date.now() - readAt.current < staleMs) return
       if (handle.hasActiveRun(threadId)) return
       readAt.current = Date.now()
       handle.client().fetchThread(threadId).catch(() => undefined)
     }
     document.addEventListener("visibilitychange", onVisible)
     return () => document.removeEventListener("visibilitychange", onVisible)
-  }, [handle, threadId])
+  }, [handle, threadId, staleMs])
+}
+
+/** A thread the state holds, read again every `intervalMs` (unless a run of this client is on it). */
+const useRefreshEvery = (handle: ClientHandle, threadId: string | undefined, intervalMs: number | false | undefined) => {
+  useEffect(() => {
+    if (threadId === undefined || isLocalThreadId(threadId) || intervalMs === undefined || intervalMs === false) return
+    const timer = setInterval(() => {
+      if (!handle.hasActiveRun(threadId)) handle.client().fetchThread(threadId).catch(() => undefined)
+    }, intervalMs)
+    return () => clearInterval(timer)
+  }, [handle, threadId, intervalMs])
 }
 
 /**
@@ -154,15 +191,23 @@ const selectKnownThreads = (state: ClientState): string => {
  * @since 0.1.0
  * @category Hooks
  */
-export const useTamboThreadList = (options: UseTamboThreadListOptions = {}): UseTamboThreadListReturn => {
+export const useTamboThreadList = (
+  options: UseTamboThreadListOptions = {},
+  queryOptions: TamboQueryOptions = {}
+): UseTamboThreadListReturn => {
   const { handle } = useTamboContext("useTamboThreadList")
-  const { cursor, enabled = true, limit } = options
+  const { cursor, limit } = options
+  const enabled = options.enabled !== false && queryOptions.enabled !== false
   const known = useTamboSelector(selectKnownThreads)
   const query = useQuery(
     enabled ? JSON.stringify([limit ?? null, cursor ?? null, known]) : undefined,
     () => handle.client().listThreadsPage({ cursor, ...(limit === undefined ? {} : { limit }) }),
-    // Back on the page after a while: another tab or device may have made or deleted threads.
-    { keepData: true, refetchOnFocusAfterMs: LIST_STALE_MS }
+    {
+      keepData: true,
+      // Back on the page after a while: another tab or device may have made or deleted threads.
+      refetchOnFocusAfterMs: queryOptions.refetchOnWindowFocus === false ? undefined : queryOptions.staleTime ?? LIST_STALE_MS,
+      refetchIntervalMs: queryOptions.refetchInterval === false ? undefined : queryOptions.refetchInterval
+    }
   )
   const page = query.data
   return {

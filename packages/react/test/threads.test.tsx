@@ -160,3 +160,67 @@ describe("back on the page: what another tab changed shows", () => {
     }
   })
 })
+
+describe("TanStack Query's options, as upstream's thread hooks take them", () => {
+  const threadReads = (threadId: string) => server().requests.filter((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`).length
+  const listReads = () => server().requests.filter((r) => r.method === "GET" && r.path === "/v1/threads").length
+
+  it("enabled: false reads nothing", async () => {
+    const seeded = server().threads.create({ userKey: "user-1", name: "Quiet" })
+    const { result } = renderHook(
+      () => ({ list: useTamboThreadList({}, { enabled: false }), thread: useTamboThread(seeded.id, { enabled: false }) }),
+      { wrapper: wrapperFor(connection(server())) }
+    )
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(listReads()).toBe(0)
+    expect(threadReads(seeded.id)).toBe(0)
+    expect(result.current.list.isEnabled).toBe(false)
+    expect(result.current.thread.thread).toBeUndefined()
+  })
+
+  it("refetchInterval reads again while mounted: another tab's thread and messages show", async () => {
+    const seeded = server().threads.create({ userKey: "user-1", name: "Shared", messages: [{ role: "user", content: "Hello" }] })
+    server().setScript([Script.text("From elsewhere")])
+    const { result, unmount } = renderHook(
+      () => ({ list: useTamboThreadList({}, { refetchInterval: 40 }), thread: useTamboThread(seeded.id, { refetchInterval: 40 }) }),
+      { wrapper: wrapperFor(connection(server())) }
+    )
+    await waitFor(() => expect(result.current.thread.thread?.messages).toHaveLength(1))
+    const other = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0, autoGenerateThreadName: false })
+    try {
+      await other.run("Hi from the other tab", { threadId: seeded.id }).thread
+      const made = await other.run("A new one").thread
+      await waitFor(() => expect(result.current.thread.thread?.messages).toHaveLength(3))
+      await waitFor(() => expect(result.current.list.threads.map((t) => t.id)).toContain(made.id))
+    } finally {
+      await other.destroy()
+    }
+    unmount()
+    // Unmounted: no more reads (one in flight at the unmount may still arrive).
+    await new Promise((resolve) => setTimeout(resolve, 60))
+    const after = listReads()
+    await new Promise((resolve) => setTimeout(resolve, 120))
+    expect(listReads()).toBe(after)
+  })
+
+  it("refetchOnWindowFocus: false, and staleTime, decide what the page coming back reads", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] })
+    try {
+      server().threads.create({ userKey: "user-1", name: "First" })
+      const { result } = renderHook(
+        () => ({ quiet: useTamboThreadList({ limit: 5 }, { refetchOnWindowFocus: false }), eager: useTamboThreadList({ limit: 6 }, { staleTime: 0 }) }),
+        { wrapper: wrapperFor(connection(server())) }
+      )
+      await waitFor(() => expect(result.current.quiet.isSuccess && result.current.eager.isSuccess).toBe(true))
+      const reads = listReads()
+      vi.setSystemTime(Date.now() + 1)
+      document.dispatchEvent(new Event("visibilitychange"))
+      // Only the eager one (stale at once) reads again.
+      await waitFor(() => expect(listReads()).toBe(reads + 1))
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      expect(listReads()).toBe(reads + 1)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})

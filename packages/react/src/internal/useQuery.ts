@@ -36,7 +36,8 @@ const toError = (u: unknown): Error => (u instanceof Error ? u : new Error(Strin
  * loads (a refresh); without, a new key starts empty. With
  * `refetchOnFocusAfterMs`, a page that becomes visible again reads again if
  * its data is older than that (another tab may have changed it), as
- * TanStack Query does on focus. What it returns has the fields of a
+ * TanStack Query does on focus; with `refetchIntervalMs`, it reads again
+ * that often while mounted. What it returns has the fields of a
  * TanStack Query result that apps read most (`@tambo-ai/react`'s hooks
  * return those).
  *
@@ -46,7 +47,11 @@ const toError = (u: unknown): Error => (u instanceof Error ? u : new Error(Strin
 export const useQuery = <A>(
   key: string | undefined,
   read: () => Promise<A>,
-  options: { readonly keepData?: boolean; readonly refetchOnFocusAfterMs?: number } = {}
+  options: {
+    readonly keepData?: boolean
+    readonly refetchOnFocusAfterMs?: number | undefined
+    readonly refetchIntervalMs?: number | undefined
+  } = {}
 ): QueryState<A> => {
   const [slot, setSlot] = useState<Slot<A>>(EMPTY)
   const [nonce, setNonce] = useState(0)
@@ -123,6 +128,15 @@ export const useQuery = <A>(
     document.addEventListener("visibilitychange", onVisible)
     return () => document.removeEventListener("visibilitychange", onVisible)
   }, [key, staleAfter, refetch])
+
+  const interval = options.refetchIntervalMs
+  useEffect(() => {
+    if (interval === undefined || key === undefined) return
+    const timer = setInterval(() => {
+      if (!slotRef.current.fetching) refetch()
+    }, interval)
+    return () => clearInterval(timer)
+  }, [key, interval, refetch])
   // Before the effect ran for a new key, what is held belongs to the old one.
   const fresh = slot.key === key
   const data = fresh || keepData ? slot.data : undefined
