@@ -7,6 +7,7 @@ import { type ClientState, isAbortError, type Suggestion, type TamboThreadMessag
 import { getCurrentThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
 import { useCallback, useEffect, useRef, useState } from "react"
 import { useTamboContext } from "./internal/context.js"
+import type { TamboQueryOptions } from "./threads.js"
 import type { AcceptSuggestionOptions } from "./types.js"
 import { useQuery } from "./internal/useQuery.js"
 import { useTamboSelector } from "./useTamboSelector.js"
@@ -22,6 +23,15 @@ export interface UseTamboSuggestionsOptions {
   readonly maxSuggestions?: number | undefined
   /** Generate suggestions when the latest assistant message has none (default `true`). */
   readonly autoGenerate?: boolean | undefined
+  /**
+   * How the suggestions are read again, by TanStack Query's names: with
+   * `refetchOnWindowFocus: true` when the page becomes visible again (once
+   * older than `staleTime`), and every `refetchInterval` ms. Neither by
+   * default.
+   *
+   * @since 0.2.0
+   */
+  readonly queryOptions?: Omit<TamboQueryOptions, "enabled"> | undefined
 }
 
 /**
@@ -126,8 +136,15 @@ export const useTamboSuggestions = (options: UseTamboSuggestionsOptions = {}): U
   const [generating, setGenerating] = useState<{ readonly target: string; readonly error: Error | undefined }>()
   const [selected, setSelected] = useState<string>()
 
-  const listed = useQuery(key, () =>
-    target === undefined ? Promise.resolve(NONE) : handle.client().listSuggestions(target.messageId, target.threadId))
+  const { queryOptions = {} } = options
+  const listed = useQuery(
+    key,
+    () => target === undefined ? Promise.resolve(NONE) : handle.client().listSuggestions(target.messageId, target.threadId),
+    {
+      refetchOnFocusAfterMs: queryOptions.refetchOnWindowFocus === true ? queryOptions.staleTime ?? 0 : undefined,
+      refetchIntervalMs: queryOptions.refetchInterval === false ? undefined : queryOptions.refetchInterval
+    }
+  )
 
   const generateFor = useCallback(async (forTarget: Target): Promise<ReadonlyArray<Suggestion>> => {
     setGenerating({ target: forTarget.key, error: undefined })

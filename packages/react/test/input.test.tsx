@@ -185,6 +185,21 @@ describe("useTamboSuggestions", () => {
     expect(result.current.suggestions.suggestions).toEqual([])
     expect(server().requests.some((request) => request.method === "POST" && request.path.endsWith("/suggestions"))).toBe(false)
   })
+
+  it("queryOptions.refetchInterval reads them again: suggestions made elsewhere show", async () => {
+    server().setScript([Script.text("Hi there")])
+    const { result } = renderHook(
+      () => ({ suggestions: useTamboSuggestions({ autoGenerate: false, queryOptions: { refetchInterval: 40 } }), tambo: useTambo() }),
+      { wrapper: wrapperFor(connection(server())) }
+    )
+    const thread = await result.current.tambo.sendMessage("Hi").thread
+    await waitFor(() => expect(result.current.suggestions.isSuccess).toBe(true))
+    expect(result.current.suggestions.suggestions).toEqual([])
+    // Made outside the hook, as another tab would make them.
+    const reply = thread.messages.at(-1)!
+    const made = await result.current.tambo.client.generateSuggestions(reply.id, thread.id, { maxSuggestions: 2 })
+    await waitFor(() => expect(result.current.suggestions.suggestions.map((s) => s.id)).toEqual(made.map((s) => s.id)))
+  })
   describe("asks only for a reply the server knows", () => {
     /** The paths of the suggestions requests made so far. */
     const suggestionRequests = () =>
