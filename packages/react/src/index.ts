@@ -111,7 +111,12 @@ export {
    * @since 0.1.0
    * @category Models
    */
-  type QueryState
+  type QueryState,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboQueryOptions
 } from "./types.js"
 
 export {
@@ -194,12 +199,7 @@ export {
    * @since 0.1.0
    * @category Models
    */
-  type UseTamboThreadReturn,
-  /**
-   * @since 0.2.0
-   * @category Models
-   */
-  type TamboQueryOptions
+  type UseTamboThreadReturn
 } from "./threads.js"
 
 export {

@@ -10,26 +10,8 @@ import { useCallback, useEffect, useRef } from "react"
 import type { ClientHandle } from "./internal/clientHandle.js"
 import { useTamboContext } from "./internal/context.js"
 import { useQuery } from "./internal/useQuery.js"
-import type { QueryState } from "./types.js"
+import type { QueryState, TamboQueryOptions } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
-
-/**
- * How a thread hook reads, by the names of TanStack Query's options (those
- * `@tambo-ai/react`'s hooks take as their last argument).
- *
- * @since 0.2.0
- * @category Models
- */
-export interface TamboQueryOptions {
-  /** `false` reads nothing (and refreshes nothing). Default `true`. */
-  readonly enabled?: boolean | undefined
-  /** How old (ms) what was read may be when the page becomes visible again before it is read again. */
-  readonly staleTime?: number | undefined
-  /** `false`: not read again when the page becomes visible. Default `true`. */
-  readonly refetchOnWindowFocus?: boolean | undefined
-  /** Read again every this many ms while mounted; `false` (the default) never. */
-  readonly refetchInterval?: number | false | undefined
-}
 
 /**
  * What `useTamboThread(threadId)` returns.

@@ -7,8 +7,7 @@ import { type ClientState, isAbortError, type Suggestion, type TamboThreadMessag
 import { getCurrentThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
 import { useCallback, useEffect, useRef, useState } from "react"
 import { useTamboContext } from "./internal/context.js"
-import type { TamboQueryOptions } from "./threads.js"
-import type { AcceptSuggestionOptions } from "./types.js"
+import type { AcceptSuggestionOptions, TamboQueryOptions } from "./types.js"
 import { useQuery } from "./internal/useQuery.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 
