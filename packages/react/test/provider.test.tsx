@@ -214,9 +214,30 @@ describe("TamboProvider", () => {
     view.unmount()
   })
 
+  /**
+   * Renders a provider whose props `Harness` sets (`change` is a button that changes them), and
+   * returns a function that sends a message and resolves with its run's request body.
+   */
+  const mountSending = (Harness: (props: { readonly sender: ReactNode }) => ReactNode) => {
+    const runs: Array<Promise<unknown>> = []
+    const Sender = () => {
+      const { sendMessage } = useTambo()
+      return <button onClick={() => runs.push(sendMessage("hi").thread)}>send</button>
+    }
+    render(<Harness sender={<Sender />} />)
+    return async (): Promise<any> => {
+      const n = runs.length + 1
+      screen.getByText("send").click()
+      await until(() => runs.length === n, `run ${n}`)
+      await runs[n - 1]
+      return server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).map((r) => r.body)[n - 1]
+    }
+  }
+  const names = (list: ReadonlyArray<{ readonly name: string }> | undefined) => (list ?? []).map((item) => item.name)
+
   it("registers tools, components and context helpers, and follows their changes", async () => {
     server().setScript([Script.text("ok")])
-    const Harness = () => {
+    const send = mountSending(({ sender }) => {
       const [version, setVersion] = useState(1)
       return (
         <TamboProvider
@@ -225,39 +246,24 @@ describe("TamboProvider", () => {
           components={[WeatherCard]}
           contextHelpers={{ version: () => ({ version }) }}
         >
-          <Sender />
-          <button onClick={() => setVersion(2)}>bump</button>
+          {sender}
+          <button onClick={() => setVersion(2)}>change</button>
         </TamboProvider>
       )
-    }
-    const runs: Array<Promise<unknown>> = []
-    const Sender = () => {
-      const { sendMessage } = useTambo()
-      return <button onClick={() => runs.push(sendMessage("hi").thread)}>send</button>
-    }
-    render(<Harness />)
-    const runBodies = () =>
-      server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).map((r) => r.body as any)
-
-    screen.getByText("send").click()
-    await until(() => runs.length === 1, "first run")
-    await runs[0]
-    const [first] = runBodies()
-    expect(first.tools.map((tool: { name: string }) => tool.name)).toEqual(["get_weather"])
-    expect(first.availableComponents.map((component: { name: string }) => component.name)).toEqual(["WeatherCard"])
+    })
+    const first = await send()
+    expect(names(first.tools)).toEqual(["get_weather"])
+    expect(names(first.availableComponents)).toEqual(["WeatherCard"])
     expect(first.message.additionalContext).toMatchObject({ version: { version: 1 } })
 
-    screen.getByText("bump").click()
+    screen.getByText("change").click()
     await sleep(10)
-    screen.getByText("send").click()
-    await until(() => runs.length === 2, "second run")
-    await runs[1]
-    expect(runBodies()[1].message.additionalContext).toMatchObject({ version: { version: 2 } })
+    expect((await send()).message.additionalContext).toMatchObject({ version: { version: 2 } })
   })
 
   it("withdraws the tools, components and context helpers its props no longer hold: the model can no longer call them", async () => {
     server().setScript([Script.text("ok")])
-    const Harness = () => {
+    const send = mountSending(({ sender }) => {
       const [full, setFull] = useState(true)
       return (
         <TamboProvider
@@ -266,33 +272,20 @@ describe("TamboProvider", () => {
           components={full ? [WeatherCard] : []}
           contextHelpers={full ? { page: () => ({ page: "settings" }) } : {}}
         >
-          <Sender />
-          <button onClick={() => setFull(false)}>leave</button>
+          {sender}
+          <button onClick={() => setFull(false)}>change</button>
         </TamboProvider>
       )
-    }
-    const runs: Array<Promise<unknown>> = []
-    const Sender = () => {
-      const { sendMessage } = useTambo()
-      return <button onClick={() => runs.push(sendMessage("hi").thread)}>send</button>
-    }
-    render(<Harness />)
-    const runBodies = () =>
-      server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).map((r) => r.body as any)
-    screen.getByText("send").click()
-    await until(() => runs.length === 1, "first run")
-    await runs[0]
-    expect(runBodies()[0].tools.map((tool: { name: string }) => tool.name)).toEqual(["get_weather"])
-    expect(runBodies()[0].availableComponents.map((component: { name: string }) => component.name)).toEqual(["WeatherCard"])
+    })
+    const first = await send()
+    expect(names(first.tools)).toEqual(["get_weather"])
+    expect(names(first.availableComponents)).toEqual(["WeatherCard"])
 
-    screen.getByText("leave").click()
+    screen.getByText("change").click()
     await sleep(10)
-    screen.getByText("send").click()
-    await until(() => runs.length === 2, "second run")
-    await runs[1]
-    const second = runBodies()[1]
+    const second = await send()
     expect(second.tools).toBeUndefined()
-    expect(second.availableComponents ?? []).toEqual([])
+    expect(names(second.availableComponents)).toEqual([])
     expect(second.message.additionalContext?.page).toBeUndefined()
   })
 
