@@ -2,8 +2,9 @@
  * The example app (`scratchpad/react-chat`, built) in Chromium against the
  * testing server, for what a new user sees first: voice input through a
  * fake microphone, a status that stays busy through a tool round, a
- * cancelled reply marked as such, a layout that fits a phone, no empty
- * bubbles after a reload, suggestions under the last reply only.
+ * refused send that keeps its text, a cancelled reply marked as such, a
+ * layout that fits a phone, no empty bubbles after a reload, suggestions
+ * under the last reply only.
  * Screenshots of the app at 1200 px and 420 px go to
  * `packages/react/test-output/`.
  */
@@ -80,6 +81,18 @@ describe.skipIf(skipped !== undefined)("react-chat for a new user, in Chromium",
     expect(statuses.slice(1, -1)).not.toContain("idle")
     expect(statuses.slice(1, -1).length).toBeGreaterThan(0)
     expect(statuses.at(-1)).toBe("idle")
+    expect(errors).toEqual([])
+  })
+
+  it("a send the API refuses shows why, and puts the text back in the input to send again", async () => {
+    const { errors, page } = await openApp(
+      { script: [Script.httpError(500, { message: "The model is overloaded" })] },
+      { expectedStatus: (response) => response.status() === 500 && new URL(response.url()).pathname === "/v1/threads/runs" }
+    )
+    await send(page, "What is the weather in Oslo?")
+    await expect.poll(() => page.getByTestId("input-error").textContent(), { timeout: 10_000 }).toMatch(/overloaded/)
+    expect(await page.getByTestId("message-input").inputValue()).toBe("What is the weather in Oslo?")
+    expect(await page.getByTestId("send").isDisabled()).toBe(false)
     expect(errors).toEqual([])
   })
 
