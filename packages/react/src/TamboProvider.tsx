@@ -11,10 +11,10 @@ import {
   type ToolDefinition
 } from "@tambo-effect/client"
 import { uniqueKey } from "@tambo-effect/core/Mcp"
-import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react"
+import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from "react"
 import { ClientHandle } from "./internal/clientHandle.js"
 import type { NotifyMode } from "./types.js"
-import { TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
+import { type Contribution, TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
 import { ElicitationStore } from "./internal/elicitationStore.js"
 import { InputStore } from "./internal/inputStore.js"
 import { InteractableStore } from "./internal/interactableStore.js"
@@ -98,18 +98,39 @@ type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userTo
  * @category Components
  */
 export function TamboProvider(props: TamboProviderProps): ReactNode {
-  const { children, tools, contextHelpers, updates = "animationFrame" } = props
-  // Components registered at runtime (`useTambo().registerComponent`) join the props' ones; a
-  // prop of the same name wins.
+  const { children, updates = "animationFrame" } = props
+  // Components registered at runtime (`useTambo().registerComponent`) and what the registries
+  // mounted below contribute join the props' own; of the same name, the props' wins, then a
+  // registry's, then a runtime one.
   const [registered, setRegistered] = useState<ReadonlyArray<TamboComponent>>([])
   const registerComponent = useCallback((component: TamboComponent) => {
     setRegistered((previous) => [...previous.filter((c) => c.name !== component.name), component])
   }, [])
-  const all = useMemo(() => {
-    const given = props.components ?? []
-    return registered.length === 0 ? given : [...registered.filter((c) => !given.some((g) => g.name === c.name)), ...given]
-  }, [props.components, registered])
+  const [contributions, setContributions] = useState<ReadonlyMap<string, Contribution>>(new Map())
+  const contribute = useCallback((id: string, contribution: Contribution | undefined) => {
+    setContributions((previous) => {
+      const next = new Map(previous)
+      if (contribution === undefined) next.delete(id)
+      else next.set(id, contribution)
+      return next
+    })
+  }, [])
+  const contributed = useMemo(() => [...contributions.values()], [contributions])
+  const all = useMemo(
+    () => byName([...(props.components ?? []), ...contributed.flatMap((c) => c.components ?? []), ...registered]),
+    [props.components, contributed, registered]
+  )
   const components = useStableComponents(all)
+  const tools = useMemo(
+    () => [...(props.tools ?? []), ...contributed.flatMap((c) => c.tools ?? [])],
+    [props.tools, contributed]
+  )
+  const contextHelpers = useMemo(
+    () => contributed.length === 0
+      ? props.contextHelpers
+      : Object.assign({}, ...contributed.map((c) => c.contextHelpers ?? {}), props.contextHelpers) as Readonly<Record<string, ContextHelperFn>>,
+    [props.contextHelpers, contributed]
+  )
   const optionsRef = useRef(props)
   optionsRef.current = props
 
@@ -175,7 +196,11 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     previousHelpers.current = {}
   }, [handle])
 
-  useMcpServers(handle, props.client === undefined ? props.mcpServers : undefined)
+  const mcpServers = useMemo(
+    () => [...(props.client === undefined ? props.mcpServers ?? [] : []), ...contributed.flatMap((c) => c.mcpServers ?? [])],
+    [props.client, props.client === undefined ? props.mcpServers : undefined, contributed]
+  )
+  useMcpServers(handle, mcpServers)
 
   const [input] = useState(() => new InputStore())
   const [elicitation] = useState(() => new ElicitationStore())
@@ -191,8 +216,8 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     [userKey, autoGenerateThreadName, autoGenerateNameThreshold, initialMessages]
   )
   const value = useMemo<TamboContextValue>(
-    () => ({ handle, components, renderer, input, elicitation, interactables, initialMessages, config, registerComponent }),
-    [handle, components, renderer, input, elicitation, interactables, initialMessages, config, registerComponent]
+    () => ({ handle, components, renderer, input, elicitation, interactables, initialMessages, config, registerComponent, contribute }),
+    [handle, components, renderer, input, elicitation, interactables, initialMessages, config, registerComponent, contribute]
   )
   return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
 }
@@ -231,6 +256,18 @@ const createClient = (props: TamboProviderProps): TamboClient => {
     ...(associated.length === 0 ? {} : { tools: [...(options.tools ?? []), ...associated] }),
     components: (components ?? []).map(availableComponent)
   })
+}
+
+/** The first of each name. */
+const byName = (components: ReadonlyArray<TamboComponent>): ReadonlyArray<TamboComponent> => {
+  const seen = new Set<string>()
+  const first: Array<TamboComponent> = []
+  for (const component of components) {
+    if (seen.has(component.name)) continue
+    seen.add(component.name)
+    first.push(component)
+  }
+  return first
 }
 
 const availableComponent = (component: TamboComponent) => ({
@@ -288,3 +325,74 @@ export const useTamboClient = (): TamboClient => useTamboContext("useTamboClient
  * @category Hooks
  */
 export const useTamboConfig = (): TamboConfig => useTamboContext("useTamboConfig").config
+
+/**
+ * `@tambo-ai/react`'s name for the layer that holds the client: here that is
+ * {@link TamboProvider} itself, which takes its props (`apiKey`,
+ * `tamboUrl`, `environment`, `userKey`, `userToken`) and all the others.
+ *
+ * @since 0.2.0
+ * @category Components
+ */
+export const TamboClientProvider: (props: TamboProviderProps) => ReactNode = TamboProvider
+
+/**
+ * Props of {@link TamboRegistryProvider}.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface TamboRegistryProviderProps {
+  readonly children?: ReactNode
+  readonly tools?: ReadonlyArray<ToolDefinition> | undefined
+  readonly components?: ReadonlyArray<TamboComponent> | undefined
+  readonly mcpServers?: TamboClientOptions["mcpServers"]
+}
+
+/**
+ * Tools, components and MCP servers for as long as a part of the page is
+ * mounted (a settings page's own tools, say): inside a `TamboProvider`, they
+ * join the provider's own, and leave when it unmounts or they leave its
+ * props (the model can no longer call a tool that left). Of the same name,
+ * the provider's props win.
+ *
+ * @example
+ * ```tsx
+ * <TamboRegistryProvider tools={[deleteAccount]} components={[AccountCard]}>
+ *   <SettingsPage />
+ * </TamboRegistryProvider>
+ * ```
+ *
+ * @since 0.2.0
+ * @category Components
+ */
+export function TamboRegistryProvider({ children, components, mcpServers, tools }: TamboRegistryProviderProps): ReactNode {
+  useContribution("TamboRegistryProvider", { components, mcpServers, tools })
+  return children
+}
+
+/**
+ * Context helpers for as long as a part of the page is mounted: inside a
+ * `TamboProvider`, they join the provider's own `contextHelpers` (which win
+ * for the same name), and leave when it unmounts or they leave its props.
+ *
+ * @since 0.2.0
+ * @category Components
+ */
+export function TamboContextHelpersProvider(
+  { children, contextHelpers }: { readonly children?: ReactNode; readonly contextHelpers?: Readonly<Record<string, ContextHelperFn>> | undefined }
+): ReactNode {
+  useContribution("TamboContextHelpersProvider", { contextHelpers })
+  return children
+}
+
+/** Adds `contribution` to the provider's registrations while mounted, and follows its changes. */
+const useContribution = (name: string, contribution: Contribution) => {
+  const { contribute } = useTamboContext(name)
+  const id = useId()
+  const { components, contextHelpers, mcpServers, tools } = contribution
+  useEffect(() => {
+    contribute(id, { components, contextHelpers, mcpServers, tools })
+  }, [contribute, id, components, contextHelpers, mcpServers, tools])
+  useEffect(() => () => contribute(id, undefined), [contribute, id])
+}

@@ -32,7 +32,27 @@ export {
    * @since 0.2.0
    * @category Hooks
    */
-  useTamboConfig
+  useTamboConfig,
+  /**
+   * @since 0.2.0
+   * @category Components
+   */
+  TamboClientProvider,
+  /**
+   * @since 0.2.0
+   * @category Components
+   */
+  TamboContextHelpersProvider,
+  /**
+   * @since 0.2.0
+   * @category Components
+   */
+  TamboRegistryProvider,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboRegistryProviderProps
 } from "./TamboProvider.js"
 
 export {

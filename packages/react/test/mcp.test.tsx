@@ -9,6 +9,7 @@ import { createInterface } from "node:readline"
 import { resolve } from "node:path"
 import {
   TamboProvider,
+  TamboRegistryProvider,
   useTambo,
   useTamboMcpElicitation,
   useTamboMcpPrompt,
@@ -188,6 +189,27 @@ describe("MCP hooks", () => {
     await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("two:connected"))
     await waitFor(async () => expect(await first.sessions()).toEqual({ opened: 1, closed: 1 }))
     expect(await second.sessions()).toEqual({ opened: 1, closed: 0 })
+  })
+
+  it("a TamboRegistryProvider's servers connect while it is mounted, beside the provider's, and disconnect when it unmounts", async () => {
+    const own = await start("calculator")
+    const page = await start("prompter")
+    function Status() {
+      const servers = useTamboMcpServers()
+      return <div data-testid="servers">{servers.map((s) => `${s.serverKey}:${s.status}`).sort().join(",")}</div>
+    }
+    const app = (withPage: boolean) => (
+      <TamboProvider {...connection(server(), { mcpServers: [{ url: own.url, serverKey: "own" }] })}>
+        <Status />
+        {withPage ? <TamboRegistryProvider mcpServers={[{ url: page.url, serverKey: "page" }]} /> : null}
+      </TamboProvider>
+    )
+    const view = render(app(true))
+    await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("own:connected,page:connected"))
+    view.rerender(app(false))
+    await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("own:connected"))
+    await waitFor(async () => expect(await page.sessions()).toEqual({ opened: 1, closed: 1 }))
+    expect(await own.sessions()).toEqual({ opened: 1, closed: 0 })
   })
 
   it("an elicitation during a run waits for the form, and the answer reaches the server", async () => {

@@ -1,8 +1,9 @@
 // @vitest-environment happy-dom
 // What the provider offers the model, model-based: fast-check generates sequences of prop changes
-// (tools, components with their associated tools, context helpers), components registered at runtime,
-// and a change of user (a new client); after every step a run's request, as the testing server
-// received it, offers exactly what the model says: nothing the app took away, nothing missing.
+// (tools, components with their associated tools, context helpers), registries mounted below it
+// (TamboRegistryProvider, TamboContextHelpersProvider) and unmounted, components registered at
+// runtime, and a change of user (a new client); after every step a run's request, as the testing
+// server received it, offers exactly what the model says: nothing the app took away, nothing missing.
 //
 // Seeded, so a failure reproduces; MODEL_RUNS and MODEL_SEED for longer or other runs.
 import { act, cleanup, render } from "@testing-library/react"
@@ -11,7 +12,15 @@ import { FastCheck as fc } from "effect"
 import * as Schema from "effect/Schema"
 import { useState } from "react"
 import { afterEach, describe, expect, it } from "vitest"
-import { type TamboComponent, TamboProvider, type TamboTool, useTambo, type UseTamboReturn } from "../src/index.js"
+import {
+  type TamboComponent,
+  TamboContextHelpersProvider,
+  TamboProvider,
+  TamboRegistryProvider,
+  type TamboTool,
+  useTambo,
+  type UseTamboReturn
+} from "../src/index.js"
 import { connection, useServer } from "./helpers.js"
 
 const server = useServer()
@@ -23,7 +32,7 @@ const tool = (name: string): TamboTool => ({
   inputSchema: Schema.Struct({}),
   tool: () => name
 })
-const TOOLS = { a: tool("tool_a"), b: tool("tool_b"), c: tool("tool_c") }
+const TOOLS = { a: tool("tool_a"), b: tool("tool_b"), c: tool("tool_c"), r: tool("tool_r") }
 const ASSOCIATED = tool("tool_of_x")
 
 const component = (name: string, associatedTools?: ReadonlyArray<TamboTool>): TamboComponent => ({
@@ -33,15 +42,20 @@ const component = (name: string, associatedTools?: ReadonlyArray<TamboTool>): Ta
   component: () => null,
   ...(associatedTools === undefined ? {} : { associatedTools })
 })
-const COMPONENTS = { x: component("X", [ASSOCIATED]), y: component("Y") }
+const COMPONENTS = { x: component("X", [ASSOCIATED]), y: component("Y"), w: component("W") }
 const RUNTIME = { z: component("Z") }
-const HELPERS = { h1: () => ({ one: 1 }), h2: () => ({ two: 2 }) }
+const HELPERS = { h1: () => ({ one: 1 }), h2: () => ({ two: 2 }), h3: () => ({ three: 3 }) }
 
-interface Props {
-  readonly user: "user-1" | "user-2"
+interface Registrations {
   readonly tools: ReadonlyArray<keyof typeof TOOLS>
   readonly components: ReadonlyArray<keyof typeof COMPONENTS>
   readonly helpers: ReadonlyArray<keyof typeof HELPERS>
+}
+
+interface Props extends Registrations {
+  readonly user: "user-1" | "user-2"
+  /** What a registry mounted below the provider adds, if one is mounted. */
+  readonly registry: Registrations | undefined
 }
 
 interface Model {
@@ -65,25 +79,28 @@ const check = async (model: Model, real: Real) => {
     readonly availableComponents?: ReadonlyArray<{ readonly name: string }>
     readonly message: { readonly additionalContext?: Record<string, unknown> }
   }
-  const components = [...model.props.components.map((c) => COMPONENTS[c].name), ...[...model.runtime].map((c) => RUNTIME[c].name)]
-  const tools = [
-    ...model.props.tools.map((t) => TOOLS[t].name),
-    ...(model.props.components.includes("x") ? [ASSOCIATED.name] : [])
-  ]
+  const { props } = model
+  const registry = props.registry ?? { tools: [], components: [], helpers: [] }
+  const componentKeys = new Set([...props.components, ...registry.components])
+  const components = new Set([...[...componentKeys].map((c) => COMPONENTS[c].name), ...[...model.runtime].map((c) => RUNTIME[c].name)])
+  const tools = new Set([
+    ...[...props.tools, ...registry.tools].map((t) => TOOLS[t].name),
+    ...(componentKeys.has("x") ? [ASSOCIATED.name] : [])
+  ])
   expect(sorted((body.tools ?? []).map((t) => t.name))).toEqual(sorted(tools))
   expect(sorted((body.availableComponents ?? []).map((c) => c.name))).toEqual(sorted(components))
-  expect(sorted(Object.keys(body.message.additionalContext ?? {}))).toEqual(sorted(model.props.helpers))
+  expect(sorted(Object.keys(body.message.additionalContext ?? {}))).toEqual(sorted(new Set([...props.helpers, ...registry.helpers])))
 }
 
 class SetProps implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly props: Omit<Props, "user">) {}
+  constructor(readonly props: Partial<Omit<Props, "user">>) {}
   check = () => true
   async run(model: Model, real: Real) {
     model.props = { ...model.props, ...this.props }
     act(() => real.setProps(model.props))
     await check(model, real)
   }
-  toString = () => `props(${JSON.stringify(this.props)})`
+  toString = () => `props(${JSON.stringify(this.props, (_, value) => value === undefined ? null : value)})`
 }
 
 class ChangeUser implements fc.AsyncCommand<Model, Real> {
@@ -108,13 +125,18 @@ class RegisterAtRuntime implements fc.AsyncCommand<Model, Real> {
 
 const subsetOf = <K extends string>(keys: ReadonlyArray<K>) => fc.subarray([...keys])
 
+const registrations = (
+  tools: ReadonlyArray<keyof typeof TOOLS>,
+  components: ReadonlyArray<keyof typeof COMPONENTS>,
+  helpers: ReadonlyArray<keyof typeof HELPERS>
+) => fc.record({ tools: subsetOf(tools), components: subsetOf(components), helpers: subsetOf(helpers) })
+
 const commands = fc.commands(
   [
-    fc.record({
-      tools: subsetOf(["a", "b", "c"] as const),
-      components: subsetOf(["x", "y"] as const),
-      helpers: subsetOf(["h1", "h2"] as const)
-    }).map((props) => new SetProps(props)),
+    registrations(["a", "b", "c"], ["x", "y"], ["h1", "h2"]).map((props) => new SetProps(props)),
+    // A registry mounts (or changes), with its own and some of the provider's names; or unmounts.
+    fc.option(registrations(["a", "r"], ["y", "w"], ["h1", "h3"]), { nil: undefined })
+      .map((registry) => new SetProps({ registry })),
     fc.constant(new ChangeUser()),
     fc.constant(new RegisterAtRuntime())
   ],
@@ -140,6 +162,16 @@ const mount = (initial: Props): Real => {
         contextHelpers={Object.fromEntries(props.helpers.map((h) => [h, HELPERS[h]]))}
       >
         <Grab />
+        {props.registry === undefined ? null : (
+          <TamboRegistryProvider
+            tools={props.registry.tools.map((t) => TOOLS[t])}
+            components={props.registry.components.map((c) => COMPONENTS[c])}
+          >
+            <TamboContextHelpersProvider contextHelpers={Object.fromEntries(props.registry.helpers.map((h) => [h, HELPERS[h]]))}>
+              <span />
+            </TamboContextHelpersProvider>
+          </TamboRegistryProvider>
+        )}
       </TamboProvider>
     )
   }
@@ -149,7 +181,7 @@ const mount = (initial: Props): Real => {
 
 const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
   server().setScript([Script.text("ok")])
-  const initial: Props = { user: "user-1", tools: ["a"], components: ["x"], helpers: ["h1"] }
+  const initial: Props = { user: "user-1", tools: ["a"], components: ["x"], helpers: ["h1"], registry: undefined }
   const model: Model = { props: initial, runtime: new Set() }
   const real = mount(initial)
   try {
@@ -160,7 +192,7 @@ const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
   }
 }
 
-const runs = Number(process.env.MODEL_RUNS ?? 40)
+const runs = Number(process.env.MODEL_RUNS ?? 100)
 const seed = Number(process.env.MODEL_SEED ?? 33)
 
 describe("what the provider offers the model, model-based", () => {
@@ -171,6 +203,13 @@ describe("what the provider offers the model, model-based", () => {
   // What the property shrank the provider before the fix to: tools, components and context helpers
   // taken out of its props stayed offered to the model.
   it("props emptied: nothing stays offered", () => play([new SetProps({ tools: [], components: [], helpers: [] })]))
+
+  it("a registry below the provider: its names join while it is mounted, and leave with it, but those the provider also has", () =>
+    play([
+      new SetProps({ registry: { tools: ["a", "r"], components: ["y", "w"], helpers: ["h1", "h3"] } }),
+      new SetProps({ registry: { tools: [], components: ["w"], helpers: [] } }),
+      new SetProps({ registry: undefined })
+    ]))
 
   it("a new client after a component left: it is not offered again, the runtime one is", () =>
     play([new RegisterAtRuntime(), new SetProps({ tools: ["b"], components: ["y"], helpers: ["h2"] }), new ChangeUser()]))

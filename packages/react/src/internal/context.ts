@@ -1,4 +1,11 @@
-import type { InitialInputMessage, TamboComponentContent, TamboThreadMessage } from "@tambo-effect/client"
+import type {
+  ContextHelperFn,
+  InitialInputMessage,
+  McpServerInfo,
+  TamboComponentContent,
+  TamboThreadMessage,
+  ToolDefinition
+} from "@tambo-effect/client"
 import { createContext, createElement, type ReactNode, useContext, useMemo } from "react"
 import type { TamboComponent, TamboConfig } from "../types.js"
 import type { ClientHandle } from "./clientHandle.js"
@@ -27,6 +34,23 @@ export interface TamboContextValue {
   readonly config: TamboConfig
   /** Adds a component to those the provider renders and the client offers, for the provider's lifetime. */
   readonly registerComponent: (component: TamboComponent) => void
+  /** Sets (or, with `undefined`, takes back) what a registry mounted below adds to the provider's own. */
+  readonly contribute: (id: string, contribution: Contribution | undefined) => void
+}
+
+/**
+ * What a `TamboRegistryProvider` or a `TamboContextHelpersProvider` adds to
+ * its provider's tools, components, context helpers and MCP servers while it
+ * is mounted.
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export interface Contribution {
+  readonly tools?: ReadonlyArray<ToolDefinition> | undefined
+  readonly components?: ReadonlyArray<TamboComponent> | undefined
+  readonly contextHelpers?: Readonly<Record<string, ContextHelperFn>> | undefined
+  readonly mcpServers?: ReadonlyArray<McpServerInfo> | undefined
 }
 
 /**
