@@ -155,7 +155,7 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   // Registered again whenever they change (and once on mount: harmless); what left the props is
   // withdrawn, so the model can no longer call a tool the app took away.
   const allTools = useMemo(
-    () => [...(tools ?? []), ...Array.from(components.values(), (c) => c.associatedTools ?? []).flat()],
+    () => byName([...(tools ?? []), ...Array.from(components.values(), (c) => c.associatedTools ?? []).flat()]),
     [tools, components]
   )
   const registeredTools = useRef<ReadonlySet<string>>(new Set())
@@ -258,14 +258,14 @@ const createClient = (props: TamboProviderProps): TamboClient => {
   })
 }
 
-/** The first of each name. */
-const byName = (components: ReadonlyArray<TamboComponent>): ReadonlyArray<TamboComponent> => {
+/** The first of each name: of the same name, the props' own come first. */
+const byName = <A extends { readonly name: string }>(items: ReadonlyArray<A>): ReadonlyArray<A> => {
   const seen = new Set<string>()
-  const first: Array<TamboComponent> = []
-  for (const component of components) {
-    if (seen.has(component.name)) continue
-    seen.add(component.name)
-    first.push(component)
+  const first: Array<A> = []
+  for (const item of items) {
+    if (seen.has(item.name)) continue
+    seen.add(item.name)
+    first.push(item)
   }
   return first
 }

@@ -8,6 +8,7 @@ import {
   isAbortError,
   TamboClient,
   TamboProvider,
+  TamboRegistryProvider,
   useTambo,
   useTamboClient
 } from "../src/index.js"
@@ -287,6 +288,22 @@ describe("TamboProvider", () => {
     expect(second.tools).toBeUndefined()
     expect(names(second.availableComponents)).toEqual([])
     expect(second.message.additionalContext?.page).toBeUndefined()
+  })
+
+  it("a TamboRegistryProvider's tool of a name the provider's props have: the props' one runs", async () => {
+    server().setScript((request) =>
+      request.toolResults.length === 0 ? [Script.toolCall("get_weather", { city: "Rome" })] : [Script.text("done")]
+    )
+    const called: Array<string> = []
+    const own = { ...weatherTool, tool: () => (called.push("provider's"), { temperature: 20 }) }
+    const page = { ...weatherTool, tool: () => (called.push("page's"), { temperature: 30 }) }
+    const send = mountSending(({ sender }) => (
+      <TamboProvider {...connection(server())} tools={[own]}>
+        <TamboRegistryProvider tools={[page]}>{sender}</TamboRegistryProvider>
+      </TamboProvider>
+    ))
+    await send()
+    expect(called).toEqual(["provider's"])
   })
 
   it("tells hooks used outside a provider where they belong", () => {
