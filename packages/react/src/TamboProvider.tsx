@@ -121,10 +121,6 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     [props.components, contributed, registered]
   )
   const components = useStableComponents(all)
-  const tools = useMemo(
-    () => [...(props.tools ?? []), ...contributed.flatMap((c) => c.tools ?? [])],
-    [props.tools, contributed]
-  )
   const contextHelpers = useMemo(
     () => contributed.length === 0
       ? props.contextHelpers
@@ -155,8 +151,13 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   // Registered again whenever they change (and once on mount: harmless); what left the props is
   // withdrawn, so the model can no longer call a tool the app took away.
   const allTools = useMemo(
-    () => byName([...(tools ?? []), ...Array.from(components.values(), (c) => c.associatedTools ?? []).flat()]),
-    [tools, components]
+    () =>
+      byName([
+        ...(props.tools ?? []),
+        ...contributed.flatMap((c) => c.tools ?? []),
+        ...Array.from(components.values(), (c) => c.associatedTools ?? []).flat()
+      ]),
+    [props.tools, contributed, components]
   )
   const registeredTools = useRef<ReadonlySet<string>>(new Set())
   useEffect(() => {

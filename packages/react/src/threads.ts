@@ -6,9 +6,10 @@
  */
 import type { ClientState, StreamingState, TamboThread } from "@tambo-effect/client"
 import { getThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
-import { useCallback, useEffect, useRef } from "react"
+import { useCallback, useRef } from "react"
 import type { ClientHandle } from "./internal/clientHandle.js"
 import { useTamboContext } from "./internal/context.js"
+import { useEvery, useOnPageVisible } from "./internal/pageEvents.js"
 import { useQuery } from "./internal/useQuery.js"
 import type { QueryState, TamboQueryOptions } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
@@ -59,13 +60,7 @@ export const useTamboThread = (threadId: string, options: TamboQueryOptions = {}
     !enabled || known || isLocalThreadId(threadId) ? undefined : threadId,
     () => handle.client().fetchThread(threadId)
   )
-  const held = enabled && known ? threadId : undefined
-  useRefreshOnVisible(
-    handle,
-    options.refetchOnWindowFocus === false ? undefined : held,
-    options.staleTime ?? THREAD_STALE_MS
-  )
-  useRefreshEvery(handle, held, options.refetchInterval)
+  useRefresh(handle, enabled && known && !isLocalThreadId(threadId) ? threadId : undefined, options)
   const status = known ? "success" : query.status === "success" ? "pending" : query.status
   return {
     thread: threadState?.thread,
@@ -88,33 +83,24 @@ export const useTamboThread = (threadId: string, options: TamboQueryOptions = {}
 const THREAD_STALE_MS = 1_000
 
 /**
- * Back on the page after a while, a thread the state holds is read again (another tab or device
- * may have added to it, or deleted it), unless a run of this client is on it.
+ * A thread the state holds, read again (unless a run of this client is on it): when the page
+ * becomes visible after `staleTime` (another tab or device may have added to it, or deleted it),
+ * and every `refetchInterval`.
  */
-const useRefreshOnVisible = (handle: ClientHandle, threadId: string | undefined, staleMs: number) => {
+const useRefresh = (handle: ClientHandle, threadId: string | undefined, options: TamboQueryOptions) => {
   const readAt = useRef(Date.now())
-  useEffect(() => {
-    if (threadId === undefined || isLocalThreadId(threadId) || typeof document === "undefined") return
-    const onVisible = () => {
-      if (document.visibilityState !== "visible" || Date.now() - readAt.current < staleMs) return
-      if (handle.hasActiveRun(threadId)) return
-      readAt.current = Date.now()
-      handle.client().fetchThread(threadId).catch(() => undefined)
-    }
-    document.addEventListener("visibilitychange", onVisible)
-    return () => document.removeEventListener("visibilitychange", onVisible)
-  }, [handle, threadId, staleMs])
-}
-
-/** A thread the state holds, read again every `intervalMs` (unless a run of this client is on it). */
-const useRefreshEvery = (handle: ClientHandle, threadId: string | undefined, intervalMs: number | false | undefined) => {
-  useEffect(() => {
-    if (threadId === undefined || isLocalThreadId(threadId) || intervalMs === undefined || intervalMs === false) return
-    const timer = setInterval(() => {
-      if (!handle.hasActiveRun(threadId)) handle.client().fetchThread(threadId).catch(() => undefined)
-    }, intervalMs)
-    return () => clearInterval(timer)
-  }, [handle, threadId, intervalMs])
+  const read = (id: string) => {
+    if (handle.hasActiveRun(id)) return
+    readAt.current = Date.now()
+    handle.client().fetchThread(id).catch(() => undefined)
+  }
+  const staleMs = options.staleTime ?? THREAD_STALE_MS
+  useOnPageVisible(threadId !== undefined && options.refetchOnWindowFocus !== false, () => {
+    if (threadId !== undefined && Date.now() - readAt.current >= staleMs) read(threadId)
+  })
+  useEvery(threadId === undefined || options.refetchInterval === false ? undefined : options.refetchInterval, () => {
+    if (threadId !== undefined) read(threadId)
+  })
 }
 
 /**

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react"
 import type { QueryState } from "../types.js"
+import { useEvery, useOnPageVisible } from "./pageEvents.js"
 
 interface Slot<A> {
   readonly key: string | undefined
@@ -118,25 +119,14 @@ export const useQuery = <A>(
   const staleAfter = options.refetchOnFocusAfterMs
   const slotRef = useRef(slot)
   slotRef.current = slot
-  useEffect(() => {
-    if (staleAfter === undefined || key === undefined || typeof document === "undefined") return
-    const onVisible = () => {
-      const held = slotRef.current
-      if (document.visibilityState !== "visible" || held.key !== key || held.fetching) return
-      if (Date.now() - Math.max(held.dataUpdatedAt, held.errorUpdatedAt) >= staleAfter) refetch()
-    }
-    document.addEventListener("visibilitychange", onVisible)
-    return () => document.removeEventListener("visibilitychange", onVisible)
-  }, [key, staleAfter, refetch])
-
-  const interval = options.refetchIntervalMs
-  useEffect(() => {
-    if (interval === undefined || key === undefined) return
-    const timer = setInterval(() => {
-      if (!slotRef.current.fetching) refetch()
-    }, interval)
-    return () => clearInterval(timer)
-  }, [key, interval, refetch])
+  useOnPageVisible(staleAfter !== undefined && key !== undefined, () => {
+    const held = slotRef.current
+    if (held.key !== key || held.fetching) return
+    if (Date.now() - Math.max(held.dataUpdatedAt, held.errorUpdatedAt) >= staleAfter!) refetch()
+  })
+  useEvery(key === undefined ? undefined : options.refetchIntervalMs, () => {
+    if (!slotRef.current.fetching) refetch()
+  })
   // Before the effect ran for a new key, what is held belongs to the old one.
   const fresh = slot.key === key
   const data = fresh || keepData ? slot.data : undefined
