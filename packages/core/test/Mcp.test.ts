@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -16,7 +17,7 @@ import * as Mcp from "../src/Mcp.js"
 import * as Tool from "../src/Tool.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { tamboLayer, useServer } from "./helpers.js"
-import { mcpServer, plainServer, unusedUrl } from "./mcp/server.js"
+import { mcpServer, plainServer, type TestMcpServer, unusedUrl } from "./mcp/server.js"
 import { all, calculator, echo, greeter, summarizer, unlocker } from "./mcp/tools.js"
 
 const server = useServer()
@@ -49,6 +50,13 @@ const watchStatuses = (key: string) =>
     yield* Deferred.await(subscribed)
     return fiber
   })
+
+/** Until the server answered a `POST` after the handshake's two (a tool listing), or 300 ms passed. */
+const untilListed = async (server: TestMcpServer): Promise<void> => {
+  for (let waited = 0; server.postsAnswered < 3 && waited < 300; waited += 5) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
 
 const callText = (connection: Mcp.McpConnection, name: string, args?: Record<string, unknown>) =>
   Effect.gen(function*() {
@@ -263,6 +271,41 @@ describe("Mcp", () => {
         expect(connection?.status).toBe("failed")
       }).pipe(Effect.provide(stack({ connectTimeout: "300 millis" })), Effect.scoped))
 
+    it.live("a server that goes away before its event stream opens fails the connect, rather than looking connected", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const dying: TestMcpServer = yield* mcpServer({
+          setup: echo("dying"),
+          // Given the time to answer a tool listing first, if one comes before the event stream.
+          beforeSessionRequest: async (request) => {
+            if (request.method === "GET") await untilListed(dying).then(() => dying.kill())
+          }
+        })
+        const error = yield* Effect.flip(mcp.connectMcpServer({ url: dying.url, serverKey: "dying" }))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Connect", serverKey: "dying" })
+        expect(yield* connectionOf(Mcp.uniqueKey({ url: dying.url }))).toMatchObject({ status: "failed", tools: [] })
+        expect(yield* registeredNames).toEqual([])
+      }).pipe(Effect.provide(stack()), Effect.scoped))
+
+    it.live("a server whose event stream ends while its tools are listed fails the connect", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        let posts = 0
+        const closing = yield* mcpServer({
+          setup: echo("closing"),
+          // The first request after the handshake's notification: the tool listing.
+          beforeSessionRequest: async (request, session) => {
+            if (request.method !== "POST" || ++posts !== 2) return
+            session.closeStandaloneSSEStream()
+            await new Promise((resolve) => setTimeout(resolve, 100))
+          }
+        })
+        const error = yield* Effect.flip(mcp.connectMcpServer({ url: closing.url }))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+        expect(error.message).toContain("closed while connecting")
+        expect(yield* registeredNames).toEqual([])
+      }).pipe(Effect.provide(stack()), Effect.scoped))
+
     it.live("an invalid URL fails with McpError Connect", () =>
       Effect.gen(function*() {
         const mcp = yield* Mcp.Mcp
@@ -407,6 +450,30 @@ describe("Mcp", () => {
       expect(yield* registeredNames).toEqual(["unlock", "secret"])
       const updated = yield* connectionOf(connection.key)
       expect(updated?.tools.map((tool) => tool.registeredName)).toEqual(["unlock", "secret"])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("lists the tools once the server's event stream is open: a change said before it opened is not missed", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const sessions: Array<McpServer> = []
+      const changing: TestMcpServer = yield* mcpServer({
+        setup: (server) => {
+          sessions.push(server)
+          echo("changing")(server)
+        },
+        // The server's tools change (and it says so, to no event stream yet) after a tool listing
+        // that came before the event stream, if one does.
+        beforeSessionRequest: async (request) => {
+          if (request.method !== "GET") return
+          await untilListed(changing)
+          sessions.at(-1)?.registerTool("late", { description: "Added before the event stream opened" }, () => ({
+            content: [{ type: "text", text: "late" }]
+          }))
+        }
+      })
+      const connection = yield* mcp.connectMcpServer({ url: changing.url })
+      expect(connection.tools.map((tool) => tool.name)).toEqual(["echo", "late"])
+      expect(yield* registeredNames).toEqual(["echo", "late"])
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   describe("elicitation", () => {

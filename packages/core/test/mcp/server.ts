@@ -29,6 +29,8 @@ export interface TestMcpServer {
   readonly sessions: { readonly opened: number; readonly closed: number }
   /** HTTP requests received and not yet answered to their end (e.g. an open event stream). */
   readonly openRequests: number
+  /** `POST`s answered to their end (the handshake's two, then one per request or notification). */
+  readonly postsAnswered: number
   /** Stops abruptly, as a crashed server would: open connections are destroyed, nothing is said. */
   readonly kill: () => Promise<void>
   /** After `kill`: listens again on the same address, with no sessions (a restarted server). */
@@ -42,6 +44,10 @@ export interface McpServerOptions {
   readonly name?: string | undefined
   /** Registers the tools of each session's `McpServer`. */
   readonly setup: (server: McpServer) => void
+  /** Streamable HTTP: runs when a request of an open session arrives, before the session answers it. */
+  readonly beforeSessionRequest?:
+    | ((request: IncomingMessage, session: StreamableHTTPServerTransport) => Promise<void>)
+    | undefined
 }
 
 interface Session {
@@ -90,6 +96,7 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
     const sessionId = typeof header === "string" ? header : undefined
     const existing = sessionId === undefined ? undefined : sessions.get(sessionId)
     if (existing !== undefined && existing.transport instanceof StreamableHTTPServerTransport) {
+      await options.beforeSessionRequest?.(req, existing.transport)
       return existing.transport.handleRequest(req, res)
     }
     if (sessionId !== undefined || req.method !== "POST") return notFound(res)
@@ -119,11 +126,13 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
   }
 
   let openRequests = 0
+  let postsAnswered = 0
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1")
     requests.push({ method: req.method ?? "GET", path: url.pathname, headers: req.headers })
     openRequests++
     res.once("close", () => openRequests--)
+    if (req.method === "POST") res.once("finish", () => postsAnswered++)
     // Browsers (and happy-dom) call it cross-origin.
     res.setHeader("Access-Control-Allow-Origin", "*")
     res.setHeader("Access-Control-Expose-Headers", "mcp-session-id, mcp-protocol-version")
@@ -157,6 +166,9 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
     },
     get openRequests() {
       return openRequests
+    },
+    get postsAnswered() {
+      return postsAnswered
     },
     kill: () => (closed ??= stop(http)),
     restart: async () => {

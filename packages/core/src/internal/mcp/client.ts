@@ -12,6 +12,7 @@ import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotoc
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -273,14 +274,74 @@ const isDisconnection = (error: unknown): boolean =>
 
 type AnyTransport = StreamableHTTPClientTransport | SSEClientTransport
 
-const makeTransport = (options: ConnectOptions, authProvider: OAuthClientProvider | undefined): AnyTransport => {
+/**
+ * How a Streamable HTTP session's event stream (its `GET`) first went: open, not offered (any
+ * answer but a 2xx: the server is there, and the session works without it), or the server could
+ * not be reached.
+ */
+type EventStreamOutcome = { readonly _tag: "Open" } | { readonly _tag: "None" } | { readonly _tag: "Failed"; readonly error: unknown }
+
+/**
+ * The global `fetch`, with a `GET` tried once more when it went out on a pooled keep-alive
+ * connection the server had closed (it restarted): a `GET` may be sent again.
+ */
+const fetchRetryingStaleGet: FetchLike = (url, init) =>
+  fetch(url, init).catch((error: unknown) =>
+    (init?.method ?? "GET") === "GET" && isStaleConnection(error) && init?.signal?.aborted !== true
+      ? fetch(url, init)
+      : Promise.reject(error)
+  )
+
+/** Whether a request of the Streamable HTTP transport is the `GET` of its event stream. */
+const isEventStreamRequest = (init: RequestInit | undefined): boolean =>
+  init?.method === "GET" && (new Headers(init.headers).get("accept") ?? "").includes("text/event-stream")
+
+/**
+ * Watches the event stream's `GET` through the transport's `fetch`, which is otherwise
+ * `fetchRetryingStaleGet`. The first answer tells: a redirect counts as "not offered", even if the
+ * followed request then opens a stream.
+ */
+const watchEventStream = () => {
+  let started = false
+  let report: (outcome: EventStreamOutcome) => void = () => undefined
+  const first = new Promise<EventStreamOutcome>((resolve) => {
+    report = resolve
+  })
+  const watchingFetch: FetchLike = async (url, init) => {
+    if (!isEventStreamRequest(init)) return fetchRetryingStaleGet(url, init)
+    started = true
+    try {
+      const response = await fetchRetryingStaleGet(url, init)
+      report(response.ok ? { _tag: "Open" } : { _tag: "None" })
+      return response
+    } catch (error) {
+      report({ _tag: "Failed", error })
+      throw error
+    }
+  }
+  /**
+   * Once the handshake is done: the first `GET`'s outcome. The transport starts it within the
+   * handshake's last promise jobs, after a `202` to `notifications/initialized`; a server that
+   * answered otherwise gets none, which one turn of the event loop tells.
+   */
+  const outcome = (): Promise<EventStreamOutcome> =>
+    new Promise((resolve) => setTimeout(() => resolve(started ? first : { _tag: "None" }), 0))
+  return { fetch: watchingFetch, outcome }
+}
+
+const makeTransport = (
+  options: ConnectOptions,
+  authProvider: OAuthClientProvider | undefined,
+  watchingFetch: FetchLike = fetchRetryingStaleGet
+): AnyTransport => {
   const requestInit: RequestInit = { headers: { ...options.headers } }
   const auth = authProvider === undefined ? {} : { authProvider }
   return options.transport === "sse"
-    ? new SSEClientTransport(options.url, { requestInit, ...auth })
+    ? new SSEClientTransport(options.url, { requestInit, ...auth, fetch: fetchRetryingStaleGet })
     : new StreamableHTTPClientTransport(options.url, {
       requestInit,
       ...auth,
+      fetch: watchingFetch,
       // A dropped event stream is not resumed here: the caller reconnects the whole session with its own backoff.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 }
     })
@@ -368,7 +429,9 @@ const open = async (
   options: ConnectOptions,
   authProvider: OAuthClientProvider | undefined
 ): Promise<{ readonly client: Client; readonly close: () => Promise<void> }> => {
-  const transport = makeTransport(options, authProvider)
+  // The SSE transport opens its event stream before the handshake; Streamable HTTP opens it after.
+  const eventStream = options.transport === "sse" ? undefined : watchEventStream()
+  const transport = makeTransport(options, authProvider, eventStream?.fetch)
   const client = new Client(
     { name: options.clientInfo.name, version: options.clientInfo.version },
     {
@@ -401,7 +464,14 @@ const open = async (
   // Not aborted with the caller: the server may already have opened a session whose id only its
   // answer to `initialize` carries. An abandoned handshake is let finish (within
   // HANDSHAKE_GRACE_MS), so that `close` can end that session on the server.
-  const handshake = client.connect(transport)
+  // The session is handed out once its event stream is open (or known not offered): what the
+  // server says before then (a `tools/list_changed`) has nowhere to go, so the caller lists the
+  // tools after it. A server gone before its event stream opened fails the attempt, rather than
+  // looking connected until the next call.
+  const handshake = client.connect(transport).then(async () => {
+    const outcome = await eventStream?.outcome()
+    if (outcome?._tag === "Failed") throw outcome.error
+  })
   try {
     await untilAborted(handshake, options.signal)
   } catch (error) {

@@ -28,6 +28,12 @@ const CLOSE_TIMEOUT = Duration.seconds(5)
 const closeSession = (session: McpClient.Session) =>
   Effect.promise(() => session.close()).pipe(Effect.timeout(CLOSE_TIMEOUT), Effect.ignore)
 
+/** One attempt to open a session: the session once its tools are listed, and whether it closed before. */
+interface Attempt {
+  session: McpClient.Session | undefined
+  closed: boolean
+}
+
 /** A session, the scope that holds it, and the tools it listed. */
 interface Opened {
   readonly session: McpClient.Session
@@ -89,16 +95,16 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
     )
 
   /**
-   * What the MCP client is given for the entry's server. `opened` is the
-   * session once the handshake is done: a close before it fails the attempt
-   * itself, a close after it is a drop.
+   * What the MCP client is given for the entry's server. `attempt.session`
+   * is set once the tools are listed: a close before it fails the attempt
+   * itself (`attempt.closed`), a close after it is a drop.
    */
   const connectOptions = (
     entry: Entry,
     url: URL,
     oauthOptions: McpClient.OAuthOptions | undefined,
     sampling: boolean,
-    opened: () => McpClient.Session | undefined
+    attempt: Attempt
   ): Omit<McpClient.ConnectOptions, "signal"> => ({
     url,
     transport: entry.transport,
@@ -110,8 +116,11 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
     onSample: Handlers.sample(env, entry),
     onToolsChanged: () => void env.runFork(refreshTools(entry)),
     onClose: () => {
-      const session = opened()
-      if (session === undefined) return
+      const session = attempt.session
+      if (session === undefined) {
+        attempt.closed = true
+        return
+      }
       void env.runFork(markDropped(
         entry,
         session,
@@ -139,8 +148,8 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
         Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect)))
       )
       const scope = yield* Scope.fork(entry.scope, ExecutionStrategy.sequential)
-      let opened: McpClient.Session | undefined
-      const options = connectOptions(entry, url, oauthOptions, sampling, () => opened)
+      const attempt: Attempt = { session: undefined, closed: false }
+      const options = connectOptions(entry, url, oauthOptions, sampling, attempt)
       return yield* Effect.gen(function*() {
         const session = yield* Effect.uninterruptibleMask((restore) =>
           restore(
@@ -154,7 +163,9 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
           try: (signal) => session.listTools(signal),
           catch: (error) => connectFailure(entry, error)
         })
-        opened = session
+        // Its event stream dropped while the tools were listed: the server went away.
+        if (attempt.closed) return yield* Effect.fail(connectFailure(entry, "the connection closed while connecting"))
+        attempt.session = session
         yield* Effect.annotateCurrentSpan("mcp.tools", tools.length)
         return { session, scope, tools }
       }).pipe(
