@@ -591,6 +591,19 @@ export interface McpConnection {
   readonly error?: McpError | undefined
   /** The server's tools, once connected. */
   readonly tools: ReadonlyArray<McpTool>
+  /**
+   * How many times the server said its prompts changed
+   * (`notifications/prompts/list_changed`) since it was first connected: a
+   * new value means its prompts are worth listing again. React's
+   * `useTamboMcpPromptList` does.
+   */
+  readonly promptsVersion: number
+  /**
+   * How many times the server said its resources changed
+   * (`notifications/resources/list_changed`) since it was first connected.
+   * React's `useTamboMcpResourceList` lists them again then.
+   */
+  readonly resourcesVersion: number
   /** The name and version the server reported. */
   readonly serverVersion?: { readonly name: string; readonly version: string } | undefined
   readonly instructions?: string | undefined

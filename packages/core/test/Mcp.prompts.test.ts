@@ -1,6 +1,9 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Equal from "effect/Equal"
 import * as Layer from "effect/Layer"
 import * as Mcp from "../src/Mcp.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
@@ -63,6 +66,44 @@ describe("MCP prompts", () => {
       expect(invalid).toMatchObject({ _tag: "McpError", reason: "CallFailed" })
       // The connection is still fine.
       expect((yield* mcp.getMcpClients)[Mcp.uniqueKey({ url: docs.url })]?.status).toBe("connected")
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+})
+
+describe("MCP prompts and resources that change", () => {
+  it.live("a server that says its prompts or its resources changed shows a new version of them, each on its own", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const sessions: Array<McpServer> = []
+      const docs = yield* mcpServer({
+        setup: (server) => {
+          sessions.push(server)
+          all(prompter, library)(server)
+        }
+      })
+      const connection = yield* mcp.connectMcpServer({ url: docs.url, serverKey: "docs" })
+      expect(connection).toMatchObject({ promptsVersion: 0, resourcesVersion: 0 })
+      const versions = Effect.map(mcp.getMcpClients, (clients) => {
+        const { promptsVersion, resourcesVersion } = clients[connection.key]!
+        return { promptsVersion, resourcesVersion }
+      })
+      const until = (expected: { promptsVersion: number; resourcesVersion: number }) =>
+        Effect.gen(function*() {
+          while (!Equal.equals(Data.struct(yield* versions), Data.struct(expected))) yield* Effect.sleep("10 millis")
+        }).pipe(Effect.timeout("5 seconds"))
+
+      // The server adds a prompt: `notifications/prompts/list_changed`.
+      sessions[0]!.registerPrompt("bye", { description: "Says goodbye" }, () => ({
+        messages: [{ role: "assistant", content: { type: "text", text: "Bye!" } }]
+      }))
+      yield* until({ promptsVersion: 1, resourcesVersion: 0 })
+      expect((yield* mcp.listMcpPrompts).map((prompt) => prompt.name)).toEqual(["review", "hello", "bye"])
+
+      // Then a resource: `notifications/resources/list_changed`.
+      sessions[0]!.registerResource("changelog", "file:///changelog.md", { mimeType: "text/markdown" }, async (uri) => ({
+        contents: [{ uri: uri.href, text: "# Changes" }]
+      }))
+      yield* until({ promptsVersion: 1, resourcesVersion: 1 })
+      expect((yield* mcp.listMcpResources()).map((resource) => resource.uri)).toContain("file:///changelog.md")
     }).pipe(Effect.provide(stack()), Effect.scoped))
 })
 

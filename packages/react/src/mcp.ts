@@ -32,36 +32,40 @@ export const useTamboMcpServers = (): ReadonlyArray<McpConnection> => {
   return useMemo(() => Object.values(connections), [connections])
 }
 
-/** Changes when the set of connected servers changes: what the lists are read for. */
-const useConnectedKey = (hook: string): string => {
+/**
+ * Changes when the set of connected servers changes, or one of them says
+ * the list of what is read (`version`) changed: what the reads are made again for.
+ */
+const useConnectedKey = (hook: string, version: "promptsVersion" | "resourcesVersion"): string => {
   const { handle } = useTamboContext(hook)
   const connections = useSyncExternalStore(handle.subscribeToMcpClients, handle.getMcpClients, handle.getMcpClients)
   return useMemo(
     () =>
       Object.values(connections)
         .filter((connection) => connection.status === "connected")
-        .map((connection) => connection.key)
+        .map((connection) => `${connection.key} ${connection[version]}`)
         .join("\n"),
-    [connections]
+    [connections, version]
   )
 }
 
 /**
  * The prompts of every connected MCP server (`{ serverKey, name,
- * description, arguments }`), read again when a server connects or leaves.
+ * description, arguments }`), read again when a server connects or leaves,
+ * or says its prompts changed.
  *
  * @since 0.1.0
  * @category Hooks
  */
 export const useTamboMcpPromptList = (): QueryState<ReadonlyArray<McpPrompt>> => {
   const { handle } = useTamboContext("useTamboMcpPromptList")
-  const connected = useConnectedKey("useTamboMcpPromptList")
+  const connected = useConnectedKey("useTamboMcpPromptList", "promptsVersion")
   return useQuery(`prompts\n${connected}`, () => handle.client().listMcpPrompts(), { keepData: true })
 }
 
 /**
  * A prompt of a connected MCP server, fetched with its arguments (again when
- * they change). Nothing is fetched while `serverKey` or `name` is
+ * they change, or a server says its prompts changed). Nothing is fetched while `serverKey` or `name` is
  * `undefined`.
  *
  * @since 0.1.0
@@ -73,7 +77,7 @@ export const useTamboMcpPrompt = (
   args: Readonly<Record<string, string>> = {}
 ): QueryState<McpPromptResult> => {
   const { handle } = useTamboContext("useTamboMcpPrompt")
-  const connected = useConnectedKey("useTamboMcpPrompt")
+  const connected = useConnectedKey("useTamboMcpPrompt", "promptsVersion")
   const key = serverKey === undefined || name === undefined
     ? undefined
     : JSON.stringify([serverKey, name, Object.entries(args).sort(([a], [b]) => (a < b ? -1 : 1)), connected])
@@ -83,22 +87,22 @@ export const useTamboMcpPrompt = (
 /**
  * The resources of every connected MCP server and the app's own (server key
  * `"registry"`), optionally filtered by `search`; read again when a server
- * connects or leaves.
+ * connects or leaves, or says its resources changed.
  *
  * @since 0.1.0
  * @category Hooks
  */
 export const useTamboMcpResourceList = (search?: string): QueryState<ReadonlyArray<McpResource>> => {
   const { handle } = useTamboContext("useTamboMcpResourceList")
-  const connected = useConnectedKey("useTamboMcpResourceList")
+  const connected = useConnectedKey("useTamboMcpResourceList", "resourcesVersion")
   return useQuery(JSON.stringify(["resources", search ?? "", connected]), () => handle.client().listMcpResources(search), {
     keepData: true
   })
 }
 
 /**
- * The contents of a resource of a connected MCP server (or of the app).
- * Nothing is read while `serverKey` or `uri` is `undefined`.
+ * The contents of a resource of a connected MCP server (or of the app),
+ * read again when a server says its resources changed. Nothing is read while `serverKey` or `uri` is `undefined`.
  *
  * @since 0.1.0
  * @category Hooks
@@ -108,7 +112,7 @@ export const useTamboMcpResource = (
   uri: string | undefined
 ): QueryState<McpResourceContents> => {
   const { handle } = useTamboContext("useTamboMcpResource")
-  const connected = useConnectedKey("useTamboMcpResource")
+  const connected = useConnectedKey("useTamboMcpResource", "resourcesVersion")
   const key = serverKey === undefined || uri === undefined ? undefined : JSON.stringify([serverKey, uri, connected])
   return useQuery(key, () => handle.client().readMcpResource(serverKey!, uri!))
 }

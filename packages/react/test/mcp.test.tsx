@@ -2,6 +2,7 @@
 import { cleanup, render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { TamboClient } from "@tambo-effect/client"
+import * as Effect from "effect/Effect"
 import { StrictMode, useState } from "react"
 import { afterEach, describe, expect, it } from "vitest"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -54,7 +55,7 @@ interface ChildMcpServer {
  * the named fixtures of core's MCP tests.
  */
 const start = async (
-  ...fixtures: ReadonlyArray<"calculator" | "greeter" | "impatientGreeter" | "library" | "prompter">
+  ...fixtures: ReadonlyArray<"calculator" | "greeter" | "impatientGreeter" | "library" | "prompter" | "publisher">
 ): Promise<ChildMcpServer> => {
   const child = spawn(process.execPath, ["--import", "tsx", "test/mcp/child.ts", ...fixtures], {
     cwd: coreDir,
@@ -112,6 +113,26 @@ describe("MCP hooks", () => {
         { uri: "file:///readme.md", mimeType: "text/markdown", text: "# Hello" }
       ])
     )
+  })
+
+  it("read the prompts and the resources again when the server says they changed", async () => {
+    const mcp = await start("publisher")
+    const wrapper = wrapperFor(connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "docs" }] }))
+    const { result } = renderHook(() => ({
+      servers: useTamboMcpServers(),
+      prompts: useTamboMcpPromptList(),
+      resources: useTamboMcpResourceList()
+    }), { wrapper })
+    await waitFor(() => expect(result.current.prompts.data?.map((p) => p.name)).toEqual(["hello"]), { timeout: 10_000 })
+    await waitFor(() => expect(result.current.resources.data?.map((r) => r.uri)).toEqual(["file:///readme.md"]))
+
+    const client = result.current.servers[0]!.client!
+    expect(await Effect.runPromise(client.callTool("publish"))).toMatchObject({ content: [{ text: "published" }] })
+    await waitFor(() => expect(result.current.prompts.data?.map((p) => p.name)).toEqual(["hello", "bye"]))
+    await waitFor(() =>
+      expect(result.current.resources.data?.map((r) => r.uri)).toEqual(["file:///readme.md", "file:///changelog.md"])
+    )
+    expect(result.current.servers[0]).toMatchObject({ promptsVersion: 1, resourcesVersion: 1 })
   })
 
   it("a failed fetch is an error in the query state", async () => {

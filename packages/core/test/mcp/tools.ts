@@ -89,6 +89,29 @@ export const unlocker = (server: McpServer) => {
   })
 }
 
+/**
+ * `publish`: adds the prompt `bye` and the resource `file:///changelog.md` to the session's
+ * server, which then says its prompts and its resources changed. Offers one prompt and one
+ * resource from the start (a server announces those capabilities before it connects).
+ */
+export const publisher = (server: McpServer) => {
+  server.registerPrompt("hello", { description: "Says hello" }, () => ({
+    messages: [{ role: "assistant", content: { type: "text", text: "Hello!" } }]
+  }))
+  server.registerResource("readme", "file:///readme.md", { mimeType: "text/markdown" }, async (uri) => ({
+    contents: [{ uri: uri.href, mimeType: "text/markdown", text: "# Hello" }]
+  }))
+  server.registerTool("publish", { description: "Adds a prompt and a resource", inputSchema: {} }, async () => {
+    server.registerPrompt("bye", { description: "Says goodbye" }, () => ({
+      messages: [{ role: "assistant", content: { type: "text", text: "Bye!" } }]
+    }))
+    server.registerResource("changelog", "file:///changelog.md", { mimeType: "text/markdown" }, async (uri) => ({
+      contents: [{ uri: uri.href, mimeType: "text/markdown", text: "# Changes" }]
+    }))
+    return text("published")
+  })
+}
+
 /** Prompts: `review` (arguments `code`, optional `language`) and `hello` (none). */
 export const prompter = (server: McpServer) => {
   server.registerPrompt(

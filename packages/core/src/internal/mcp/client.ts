@@ -91,6 +91,10 @@ export interface ConnectOptions {
   readonly onSample: (request: SamplingRequest, signal: AbortSignal) => Promise<SamplingResult>
   /** The server said its tool list changed. */
   readonly onToolsChanged: () => void
+  /** The server said its prompt list changed. */
+  readonly onPromptsChanged: () => void
+  /** The server said its resource list changed. */
+  readonly onResourcesChanged: () => void
   /** The transport closed (also after `close()`), or its event stream dropped and could not resume. */
   readonly onClose: () => void
 }
@@ -436,8 +440,12 @@ const open = async (
     { name: options.clientInfo.name, version: options.clientInfo.version },
     {
       capabilities: { elicitation: { form: {} }, ...(options.sampling ? { sampling: {} } : {}) },
-      // `autoRefresh: false`: the tools are listed again (all pages) by the caller.
-      listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged: () => options.onToolsChanged() } }
+      // `autoRefresh: false`: the caller lists again (all pages) what it needs.
+      listChanged: {
+        tools: { autoRefresh: false, debounceMs: 100, onChanged: () => options.onToolsChanged() },
+        prompts: { autoRefresh: false, debounceMs: 100, onChanged: () => options.onPromptsChanged() },
+        resources: { autoRefresh: false, debounceMs: 100, onChanged: () => options.onResourcesChanged() }
+      }
     }
   )
   client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {

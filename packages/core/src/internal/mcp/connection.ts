@@ -94,6 +94,14 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
       Effect.withSpan("Mcp.refreshTools", { attributes: { "mcp.server": entry.serverKey } })
     )
 
+  /** The server of an installed session said a list changed: the connection shows a new version. */
+  const listChanged = (entry: Entry, attempt: Attempt, version: "promptsVersion" | "resourcesVersion") =>
+    env.locked(Effect.suspend(() => {
+      if (!isCurrent(env, entry) || attempt.session === undefined || entry.session !== attempt.session) return Effect.void
+      entry[version]++
+      return publish(env)
+    }))
+
   /**
    * What the MCP client is given for the entry's server. `attempt.session`
    * is set once the tools are listed: a close before it fails the attempt
@@ -115,6 +123,8 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
     onElicit: Handlers.elicit(env, entry),
     onSample: Handlers.sample(env, entry),
     onToolsChanged: () => void env.runFork(refreshTools(entry)),
+    onPromptsChanged: () => void env.runFork(listChanged(entry, attempt, "promptsVersion")),
+    onResourcesChanged: () => void env.runFork(listChanged(entry, attempt, "resourcesVersion")),
     onClose: () => {
       const session = attempt.session
       if (session === undefined) {

@@ -75,7 +75,9 @@ export const make = (env: Env, { establish, syncTools }: Deps) => {
         error: undefined,
         session: undefined,
         handle: undefined,
-        tools: []
+        tools: [],
+        promptsVersion: 0,
+        resourcesVersion: 0
       }
       env.entries.set(key, entry)
       yield* publish(env)

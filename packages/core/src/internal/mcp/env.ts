@@ -66,6 +66,10 @@ export interface Entry {
   session: McpClient.Session | undefined
   handle: McpClientHandle | undefined
   tools: ReadonlyArray<McpToolSpec>
+  /** How many times its servers said their prompts changed (`McpConnection.promptsVersion`). */
+  promptsVersion: number
+  /** How many times its servers said their resources changed (`McpConnection.resourcesVersion`). */
+  resourcesVersion: number
 }
 
 /**
@@ -179,6 +183,8 @@ export const connectionOf = (env: Env, entry: Entry): McpConnection => ({
   status: entry.status,
   ...(entry.error === undefined ? {} : { error: entry.error }),
   tools: entry.tools.map((spec) => ({ ...spec, registeredName: env.nameOfSpec.get(spec) })),
+  promptsVersion: entry.promptsVersion,
+  resourcesVersion: entry.resourcesVersion,
   ...(entry.session === undefined ? {} : {
     serverVersion: entry.session.serverVersion,
     instructions: entry.session.instructions
