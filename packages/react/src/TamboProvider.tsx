@@ -78,7 +78,8 @@ type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userTo
  * uses it and leaves its lifetime to the app.
  *
  * `tools`, `components` and `contextHelpers` may change at any time: they
- * are registered with the client again, and what left them is withdrawn.
+ * are registered with the client again, and what left them is withdrawn
+ * (but a tool the app registered since under the same name).
  *
  * Safe under StrictMode (its double mount keeps one client) and in server
  * rendering (rendering creates no client; hooks see the initial state).
@@ -159,13 +160,18 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
       ]),
     [props.tools, contributed, components]
   )
-  const registeredTools = useRef<ReadonlySet<string>>(new Set())
+  // By name, the tool the provider registered: one the app registered since under that name
+  // (`useTambo().registerTool`) is the app's, and stays when the props drop the name.
+  const registeredTools = useRef<ReadonlyMap<string, ToolDefinition>>(new Map())
   useEffect(() => {
     const client = handle.client()
     const names = new Set(allTools.map((tool) => tool.name))
-    for (const name of registeredTools.current) if (!names.has(name)) client.unregisterTool(name)
+    const current = registeredTools.current.size === 0 ? {} : client.getTools()
+    for (const [name, tool] of registeredTools.current) {
+      if (!names.has(name) && current[name] === tool) client.unregisterTool(name)
+    }
     if (allTools.length > 0) client.registerTools(allTools)
-    registeredTools.current = names
+    registeredTools.current = new Map(allTools.map((tool) => [tool.name, tool]))
   }, [handle, allTools])
   const registeredComponents = useRef<ReadonlySet<string>>(new Set())
   useEffect(() => {
@@ -192,7 +198,7 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   }, [handle, contextHelpers])
   // A new client (or a remount) registers everything afresh.
   useEffect(() => () => {
-    registeredTools.current = new Set()
+    registeredTools.current = new Map()
     registeredComponents.current = new Set()
     previousHelpers.current = {}
   }, [handle])

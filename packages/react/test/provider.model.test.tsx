@@ -1,9 +1,10 @@
 // @vitest-environment happy-dom
 // What the provider offers the model, model-based: fast-check generates sequences of prop changes
 // (tools, components with their associated tools, context helpers), registries mounted below it
-// (TamboRegistryProvider, TamboContextHelpersProvider) and unmounted, components registered at
-// runtime, and a change of user (a new client); after every step a run's request, as the testing
-// server received it, offers exactly what the model says: nothing the app took away, nothing missing.
+// (TamboRegistryProvider, TamboContextHelpersProvider) and unmounted, what the app registers at
+// runtime (a component, and tools through `useTambo().registerTool`), and a change of user (a new
+// client); after every step a run's request, as the testing server received it, offers exactly
+// what the model says: nothing the app took away, nothing missing.
 //
 // Seeded, so a failure reproduces; MODEL_RUNS and MODEL_SEED for longer or other runs.
 import { act, cleanup, render } from "@testing-library/react"
@@ -44,6 +45,8 @@ const component = (name: string, associatedTools?: ReadonlyArray<TamboTool>): Ta
 })
 const COMPONENTS = { x: component("X", [ASSOCIATED]), y: component("Y"), w: component("W") }
 const RUNTIME = { z: component("Z") }
+/** Tools the app registers through `useTambo()`: one of its own name, one named like a props tool. */
+const RUNTIME_TOOLS = { rt: tool("tool_rt"), a: tool("tool_a") }
 const HELPERS = { h1: () => ({ one: 1 }), h2: () => ({ two: 2 }), h3: () => ({ three: 3 }) }
 
 interface Registrations {
@@ -61,6 +64,11 @@ interface Props extends Registrations {
 interface Model {
   props: Props
   runtime: Set<keyof typeof RUNTIME>
+  /**
+   * The client's tools by name, and who registered the one it holds: the provider (at each change
+   * of what it offers, all of its tools again), or the app at runtime (until a new client).
+   */
+  tools: Map<string, "provider" | "app">
 }
 
 interface Real {
@@ -69,6 +77,28 @@ interface Real {
 }
 
 const sorted = (names: Iterable<string>) => [...names].sort()
+
+/** The names of the tools the provider offers with these props. */
+const providerTools = (props: Props): ReadonlySet<string> => {
+  const registry = props.registry ?? { tools: [], components: [], helpers: [] }
+  const components = new Set([...props.components, ...registry.components])
+  return new Set([
+    ...[...props.tools, ...registry.tools].map((t) => TOOLS[t].name),
+    ...(components.has("x") ? [ASSOCIATED.name] : [])
+  ])
+}
+
+/**
+ * The provider offers its tools again after `before`: those it no longer has are withdrawn if the
+ * client still holds its own, and the rest are its own from then on.
+ */
+const provide = (model: Model, before: Props) => {
+  const now = providerTools(model.props)
+  for (const name of providerTools(before)) {
+    if (!now.has(name) && model.tools.get(name) === "provider") model.tools.delete(name)
+  }
+  for (const name of now) model.tools.set(name, "provider")
+}
 
 /** A run's request offers what the model says. */
 const check = async (model: Model, real: Real) => {
@@ -83,11 +113,7 @@ const check = async (model: Model, real: Real) => {
   const registry = props.registry ?? { tools: [], components: [], helpers: [] }
   const componentKeys = new Set([...props.components, ...registry.components])
   const components = new Set([...[...componentKeys].map((c) => COMPONENTS[c].name), ...[...model.runtime].map((c) => RUNTIME[c].name)])
-  const tools = new Set([
-    ...[...props.tools, ...registry.tools].map((t) => TOOLS[t].name),
-    ...(componentKeys.has("x") ? [ASSOCIATED.name] : [])
-  ])
-  expect(sorted((body.tools ?? []).map((t) => t.name))).toEqual(sorted(tools))
+  expect(sorted((body.tools ?? []).map((t) => t.name))).toEqual(sorted(model.tools.keys()))
   expect(sorted((body.availableComponents ?? []).map((c) => c.name))).toEqual(sorted(components))
   expect(sorted(Object.keys(body.message.additionalContext ?? {}))).toEqual(sorted(new Set([...props.helpers, ...registry.helpers])))
 }
@@ -96,8 +122,10 @@ class SetProps implements fc.AsyncCommand<Model, Real> {
   constructor(readonly props: Partial<Omit<Props, "user">>) {}
   check = () => true
   async run(model: Model, real: Real) {
+    const before = model.props
     model.props = { ...model.props, ...this.props }
     act(() => real.setProps(model.props))
+    provide(model, before)
     await check(model, real)
   }
   toString = () => `props(${JSON.stringify(this.props, (_, value) => value === undefined ? null : value)})`
@@ -108,6 +136,8 @@ class ChangeUser implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real) {
     model.props = { ...model.props, user: model.props.user === "user-1" ? "user-2" : "user-1" }
     act(() => real.setProps(model.props))
+    // A new client: it holds the provider's tools only.
+    model.tools = new Map(Array.from(providerTools(model.props), (name) => [name, "provider"]))
     await check(model, real)
   }
   toString = () => "changeUser"
@@ -118,9 +148,22 @@ class RegisterAtRuntime implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real) {
     act(() => real.tambo().registerComponent(RUNTIME.z))
     model.runtime.add("z")
+    // What the provider offers changed: it registers its tools again.
+    provide(model, model.props)
     await check(model, real)
   }
   toString = () => "registerComponent(Z)"
+}
+
+class RegisterToolAtRuntime implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly tool: keyof typeof RUNTIME_TOOLS) {}
+  check = () => true
+  async run(model: Model, real: Real) {
+    act(() => real.tambo().registerTool(RUNTIME_TOOLS[this.tool]))
+    model.tools.set(RUNTIME_TOOLS[this.tool].name, "app")
+    await check(model, real)
+  }
+  toString = () => `registerTool(${RUNTIME_TOOLS[this.tool].name})`
 }
 
 const subsetOf = <K extends string>(keys: ReadonlyArray<K>) => fc.subarray([...keys])
@@ -138,7 +181,8 @@ const commands = fc.commands(
     fc.option(registrations(["a", "r"], ["y", "w"], ["h1", "h3"]), { nil: undefined })
       .map((registry) => new SetProps({ registry })),
     fc.constant(new ChangeUser()),
-    fc.constant(new RegisterAtRuntime())
+    fc.constant(new RegisterAtRuntime()),
+    fc.constantFrom<keyof typeof RUNTIME_TOOLS>("rt", "a").map((name) => new RegisterToolAtRuntime(name))
   ],
   { maxCommands: 6 }
 )
@@ -182,7 +226,11 @@ const mount = (initial: Props): Real => {
 const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
   server().setScript([Script.text("ok")])
   const initial: Props = { user: "user-1", tools: ["a"], components: ["x"], helpers: ["h1"], registry: undefined }
-  const model: Model = { props: initial, runtime: new Set() }
+  const model: Model = {
+    props: initial,
+    runtime: new Set(),
+    tools: new Map(Array.from(providerTools(initial), (name) => [name, "provider"]))
+  }
   const real = mount(initial)
   try {
     await check(model, real)
@@ -209,6 +257,20 @@ describe("what the provider offers the model, model-based", () => {
       new SetProps({ registry: { tools: ["a", "r"], components: ["y", "w"], helpers: ["h1", "h3"] } }),
       new SetProps({ registry: { tools: [], components: ["w"], helpers: [] } }),
       new SetProps({ registry: undefined })
+    ]))
+
+  // What the property shrank the provider to when it withdrew tools by name: the app's own tool
+  // of a name the props dropped was withdrawn with the props' one.
+  it("the app's tool of a name the props drop stays offered", () =>
+    play([new RegisterToolAtRuntime("a"), new SetProps({ tools: [], components: [], helpers: [] })]))
+
+  it("a tool the app registered under a name the props drop stays offered; one the props registered again over it does not", () =>
+    play([
+      new RegisterToolAtRuntime("a"),
+      new RegisterToolAtRuntime("rt"),
+      new SetProps({ tools: ["b"] }),
+      new SetProps({ tools: ["a"] }),
+      new SetProps({ tools: [] })
     ]))
 
   it("a new client after a component left: it is not offered again, the runtime one is", () =>
