@@ -747,6 +747,14 @@ export interface MakeOptions {
    * The time a user spends authorizing the client (OAuth) does not count.
    */
   readonly connectTimeout?: Duration.DurationInput | undefined
+  /**
+   * How long a request to a connected server may take: listing its tools,
+   * prompts and resources, reading one, a call through a connection's
+   * `client`. Default 60 seconds. A tool call of the model is bounded by
+   * the run's tool timeout (`toolTimeout`, or the tool's own) instead, so a
+   * long-running MCP tool runs as long as that allows.
+   */
+  readonly requestTimeout?: Duration.DurationInput | undefined
   /** How this client introduces itself to servers. Default `tambo-effect` `0.1.0`. */
   readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
   /**

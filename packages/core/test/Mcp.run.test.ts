@@ -10,7 +10,7 @@ import * as Mcp from "../src/Mcp.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
 import { mcpServer, unusedUrl } from "./mcp/server.js"
-import { all, calculator, echo, greeter } from "./mcp/tools.js"
+import { all, calculator, echo, greeter, sleeper } from "./mcp/tools.js"
 
 const server = useServer()
 
@@ -63,6 +63,20 @@ const ancestors = (span: Tracer.Span): Array<string> => {
 }
 
 describe("MCP tools in runs", () => {
+  it.live("the model's call of an MCP tool is bounded by the tool timeout, not the MCP request timeout, which bounds a call through the handle", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const slow = yield* mcpServer({ setup: sleeper })
+      const connection = yield* mcp.connectMcpServer({ url: slow.url })
+      const error = yield* Effect.flip(connection.client!.callTool("sleep", { ms: 400 }))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "CallFailed" })
+      expect(error.message).toContain("timed out")
+
+      const requests = callThenFinish([["sleep", { ms: 400 }]])
+      yield* runAll("Sleep a little")
+      expect(results(requests)).toEqual([{ toolName: "sleep", isError: false, text: "slept" }])
+    }).pipe(Effect.provide(stack({ requestTimeout: "150 millis" })), Effect.scoped))
+
   it.live("a run calls an MCP tool in its tool loop, and the tool's output reaches the API", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp

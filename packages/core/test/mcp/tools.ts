@@ -27,6 +27,18 @@ export const calculator = (server: McpServer) => {
   )
 }
 
+/** `sleep`: answers `slept` after `ms` milliseconds. */
+export const sleeper = (server: McpServer) => {
+  server.registerTool(
+    "sleep",
+    { description: "Sleeps", inputSchema: { ms: z.number() } },
+    async ({ ms }) => {
+      await new Promise((resolve) => setTimeout(resolve, ms))
+      return text("slept")
+    }
+  )
+}
+
 /** `echo`, answering with the server's name. */
 export const echo = (name: string) => (server: McpServer) => {
   server.registerTool(

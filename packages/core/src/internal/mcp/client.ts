@@ -81,6 +81,8 @@ export interface ConnectOptions {
   readonly transport: McpTransport
   readonly headers: Readonly<Record<string, string>>
   readonly clientInfo: { readonly name: string; readonly version: string }
+  /** How long each request of the session may take, but the tool calls said unbounded. */
+  readonly requestTimeoutMs: number
   /** OAuth for servers that answer 401 with OAuth metadata. */
   readonly oauth: OAuthOptions | undefined
   /** Whether to advertise the sampling capability. */
@@ -104,7 +106,13 @@ export interface Session {
   readonly serverVersion: { readonly name: string; readonly version: string } | undefined
   readonly instructions: string | undefined
   readonly listTools: (signal: AbortSignal) => Promise<ReadonlyArray<McpToolSpec>>
-  readonly callTool: (name: string, args: Readonly<Record<string, unknown>>, signal: AbortSignal) => Promise<McpToolResult>
+  /** `bounded: false`: no bound but the caller's own (the MCP SDK would cut it after `requestTimeoutMs`). */
+  readonly callTool: (
+    name: string,
+    args: Readonly<Record<string, unknown>>,
+    signal: AbortSignal,
+    bounded: boolean
+  ) => Promise<McpToolResult>
   /** The server's prompts (all pages); none when it does not offer prompts. */
   readonly listPrompts: (signal: AbortSignal) => Promise<ReadonlyArray<McpPromptSpec>>
   readonly getPrompt: (
@@ -493,6 +501,9 @@ const open = async (
   return { client, close }
 }
 
+/** The longest a timer waits (a longer one fires at once): the MCP SDK's timeout when the caller bounds a request. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1
+
 /** How long an abandoned handshake may go on, so that the session it opened can be ended. */
 const HANDSHAKE_GRACE_MS = 5_000
 
@@ -558,6 +569,7 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
     }
   }
   const capabilities = client.getServerCapabilities() ?? {}
+  const bounded = (signal: AbortSignal) => ({ signal, timeout: options.requestTimeoutMs })
 
   return {
     serverVersion: client.getServerVersion(),
@@ -565,9 +577,13 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
     listTools: async (signal) =>
       capabilities.tools === undefined
         ? []
-        : allPages((params) => client.listTools(params, { signal }), (response) => response.tools.map(toolSpec)),
-    callTool: async (name, args, signal) => {
-      const result = await client.callTool({ name, arguments: { ...args } }, undefined, { signal })
+        : allPages((params) => client.listTools(params, bounded(signal)), (response) => response.tools.map(toolSpec)),
+    callTool: async (name, args, signal, isBounded) => {
+      const result = await client.callTool(
+        { name, arguments: { ...args } },
+        undefined,
+        isBounded ? bounded(signal) : { signal, timeout: LONGEST_TIMER_MS }
+      )
       // Servers of the pre-2024-11 protocol answer `{ toolResult }` instead.
       const current = CallToolResultSchema.safeParse(result)
       return current.success
@@ -577,22 +593,22 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
     listPrompts: async (signal) =>
       capabilities.prompts === undefined
         ? []
-        : allPages((params) => client.listPrompts(params, { signal }), (response) => response.prompts.map(promptSpec)),
+        : allPages((params) => client.listPrompts(params, bounded(signal)), (response) => response.prompts.map(promptSpec)),
     getPrompt: async (name, args, signal) =>
-      promptResult(await client.getPrompt({ name, arguments: { ...args } }, { signal })),
+      promptResult(await client.getPrompt({ name, arguments: { ...args } }, bounded(signal))),
     listResources: async (signal) =>
       capabilities.resources === undefined
         ? []
-        : allPages((params) => client.listResources(params, { signal }), (response) => response.resources.map(resourceSpec)),
+        : allPages((params) => client.listResources(params, bounded(signal)), (response) => response.resources.map(resourceSpec)),
     listResourceTemplates: async (signal) =>
       capabilities.resources === undefined
         ? []
         : allPages(
-          (params) => client.listResourceTemplates(params, { signal }),
+          (params) => client.listResourceTemplates(params, bounded(signal)),
           (response) => response.resourceTemplates.map(templateSpec)
         ),
     readResource: async (uri, signal) => {
-      const response = await client.readResource({ uri }, { signal })
+      const response = await client.readResource({ uri }, bounded(signal))
       return {
         contents: response.contents.map((content) =>
           "text" in content

@@ -119,6 +119,7 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
     headers: entry.server.customHeaders ?? {},
     oauth: oauthOptions,
     clientInfo: env.clientInfo,
+    requestTimeoutMs: Duration.toMillis(env.requestTimeout),
     sampling,
     onElicit: Handlers.elicit(env, entry),
     onSample: Handlers.sample(env, entry),

@@ -36,6 +36,7 @@ import { describeError } from "../toolSupport.js"
 import type * as McpClient from "./client.js"
 
 const DEFAULT_CONNECT_TIMEOUT = Duration.seconds(30)
+const DEFAULT_REQUEST_TIMEOUT = Duration.seconds(60)
 const DEFAULT_CLIENT_INFO = { name: "tambo-effect", version: "0.1.0" }
 const DEFAULT_RECONNECT_SCHEDULE: Schedule.Schedule<unknown, McpError> = Schedule.exponential("500 millis").pipe(
   Schedule.union(Schedule.spaced("30 seconds")),
@@ -108,6 +109,8 @@ export interface Env {
   readonly auth: Auth.Auth.Service
   readonly options: MakeOptions
   readonly connectTimeout: Duration.Duration
+  /** `MakeOptions.requestTimeout`. */
+  readonly requestTimeout: Duration.Duration
   readonly clientInfo: { readonly name: string; readonly version: string }
   readonly reconnectSchedule: Schedule.Schedule<unknown, McpError>
   readonly handlers: Ref.Ref<Handlers>
@@ -145,6 +148,9 @@ export const make = (
       connectTimeout: options.connectTimeout === undefined
         ? DEFAULT_CONNECT_TIMEOUT
         : Duration.decode(options.connectTimeout),
+      requestTimeout: options.requestTimeout === undefined
+        ? DEFAULT_REQUEST_TIMEOUT
+        : Duration.decode(options.requestTimeout),
       clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
       reconnectSchedule: options.reconnectSchedule ?? DEFAULT_RECONNECT_SCHEDULE,
       handlers: yield* Ref.make<Handlers>({

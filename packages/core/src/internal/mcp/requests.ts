@@ -73,8 +73,14 @@ export const make = (env: Env, dropped: Dropped) => {
       })
     )
 
-  const callTool = (entry: Entry, session: McpClient.Session, name: string, args: Readonly<Record<string, unknown>>) =>
-    request(entry, session, `The tool "${name}"`, (signal) => session.callTool(name, args, signal))
+  /** `bounded`: by `MakeOptions.requestTimeout`; the model's calls are bounded by the executor's timeout instead. */
+  const callTool = (
+    entry: Entry,
+    session: McpClient.Session,
+    name: string,
+    args: Readonly<Record<string, unknown>>,
+    bounded: boolean
+  ) => request(entry, session, `The tool "${name}"`, (signal) => session.callTool(name, args, signal, bounded))
 
   /** The tools of the server on `session` (all pages). */
   const listTools = (entry: Entry, session: McpClient.Session) =>
@@ -102,7 +108,7 @@ export const make = (env: Env, dropped: Dropped) => {
           })
         )
       }
-      const result = yield* callTool(entry, session, spec.name, isRecord(args) ? args : {}).pipe(
+      const result = yield* callTool(entry, session, spec.name, isRecord(args) ? args : {}, false).pipe(
         Effect.mapError((error) =>
           new ToolCallError({ reason: "Failed", message: error.message, toolName: registeredName })
         )
@@ -127,7 +133,7 @@ export const make = (env: Env, dropped: Dropped) => {
   /** The application's direct access to the server on `session`. */
   const handleOf = (entry: Entry, session: McpClient.Session): McpClientHandle => ({
     callTool: (name, args = {}) =>
-      callTool(entry, session, name, args).pipe(
+      callTool(entry, session, name, args, true).pipe(
         Effect.withSpan("Mcp.callTool", { attributes: { "mcp.server": entry.serverKey, "mcp.tool": name } })
       ),
     listTools: listTools(entry, session)
