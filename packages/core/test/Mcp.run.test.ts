@@ -1,12 +1,14 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import * as Mcp from "../src/Mcp.js"
+import * as Tambo from "../src/Tambo.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
 import { mcpServer, unusedUrl } from "./mcp/server.js"
@@ -33,6 +35,13 @@ const callThenFinish = (calls: ReadonlyArray<readonly [name: string, args: unkno
   })
   return requests
 }
+
+/** Until `seen` holds `expected` (what an MCP server heard), or 5 seconds passed. */
+const untilSeen = (seen: ReadonlyArray<string>, expected: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    while (seen.length < expected.length) yield* Effect.sleep("10 millis")
+    expect(seen).toEqual(expected)
+  }).pipe(Effect.timeout("5 seconds"))
 
 const results = (requests: ReadonlyArray<RunRequest>) =>
   requests[1]!.toolResults.map(({ toolName, isError, text }) => ({ toolName, isError, text }))
@@ -66,7 +75,7 @@ describe("MCP tools in runs", () => {
   it.live("the model's call of an MCP tool is bounded by the tool timeout, not the MCP request timeout, which bounds a call through the handle", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const slow = yield* mcpServer({ setup: sleeper })
+      const slow = yield* mcpServer({ setup: sleeper() })
       const connection = yield* mcp.connectMcpServer({ url: slow.url })
       const error = yield* Effect.flip(connection.client!.callTool("sleep", { ms: 400 }))
       expect(error).toMatchObject({ _tag: "McpError", reason: "CallFailed" })
@@ -76,6 +85,45 @@ describe("MCP tools in runs", () => {
       yield* runAll("Sleep a little")
       expect(results(requests)).toEqual([{ toolName: "sleep", isError: false, text: "slept" }])
     }).pipe(Effect.provide(stack({ requestTimeout: "150 millis" })), Effect.scoped))
+
+  it.live("an MCP tool past the tool timeout: the model gets an error result, and the server is told to stop the call", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const endings: Array<string> = []
+      const slow = yield* mcpServer({ setup: sleeper((ending) => endings.push(ending)) })
+      yield* mcp.connectMcpServer({ url: slow.url })
+      const requests = callThenFinish([["sleep", { ms: 10_000 }]])
+
+      yield* runAll("Sleep a long time", { toolTimeout: "200 millis" })
+
+      const [result] = results(requests)
+      expect(result).toMatchObject({ toolName: "sleep", isError: true })
+      expect(result!.text).toContain("did not finish within")
+      yield* untilSeen(endings, ["cancelled"])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a run interrupted during an MCP tool call: the server is told to stop the call, and the connection stays", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const endings: Array<string> = []
+      const slow = yield* mcpServer({ setup: sleeper((ending) => endings.push(ending)) })
+      const connection = yield* mcp.connectMcpServer({ url: slow.url })
+      const calls = callThenFinish([["sleep", { ms: 10_000 }]])
+
+      const tambo = yield* Tambo.Tambo
+      const run = yield* Effect.fork(Stream.runDrain(tambo.run("Sleep a long time")))
+      // The call reached the server: its request is the one after the listing.
+      yield* Effect.gen(function*() {
+        while (slow.postsAnswered < 3 || slow.openRequests < 2) yield* Effect.sleep("10 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      yield* Fiber.interrupt(run)
+
+      yield* untilSeen(endings, ["cancelled"])
+      expect(calls).toHaveLength(1)
+      expect((yield* mcp.getMcpClients)[connection.key]?.status).toBe("connected")
+      // The session goes on: the next call is answered.
+      expect(yield* connection.client!.callTool("sleep", { ms: 1 })).toMatchObject({ content: [{ text: "slept" }] })
+    }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("a run calls an MCP tool in its tool loop, and the tool's output reaches the API", () =>
     Effect.gen(function*() {

@@ -27,15 +27,26 @@ export const calculator = (server: McpServer) => {
   )
 }
 
-/** `sleep`: answers `slept` after `ms` milliseconds. */
-export const sleeper = (server: McpServer) => {
+/**
+ * `sleep`: answers `slept` after `ms` milliseconds, unless the client cancels the call first;
+ * `seen` hears how each call ended on the server (`slept`, or `cancelled` by the client).
+ */
+export const sleeper = (seen: (ending: "slept" | "cancelled") => void = () => undefined) => (server: McpServer) => {
   server.registerTool(
     "sleep",
     { description: "Sleeps", inputSchema: { ms: z.number() } },
-    async ({ ms }) => {
-      await new Promise((resolve) => setTimeout(resolve, ms))
-      return text("slept")
-    }
+    ({ ms }, { signal }) =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          seen("slept")
+          resolve(text("slept"))
+        }, ms)
+        signal.addEventListener("abort", () => {
+          clearTimeout(timer)
+          seen("cancelled")
+          resolve(text("cancelled"))
+        }, { once: true })
+      })
   )
 }
 
