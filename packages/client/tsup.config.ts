@@ -45,8 +45,8 @@ const oneBundle: NonNullable<Options["esbuildPlugins"]>[number] = {
 }
 
 /**
- * What both standalone builds share: for Node, core and effect inlined (the package's own
- * dependencies are external by default; everything else is inlined anyway), the MCP SDK external
+ * What both standalone builds share: for Node, core, effect and the typescript-sdk inlined (the
+ * package's own dependencies are external by default; everything else is inlined anyway), the MCP SDK external
  * (loaded, or required, only when a server connects), core read from its sources as the
  * workspace's own tools read it (one compile, no dependence on core's dist being built first).
  */
@@ -57,7 +57,7 @@ const standalone = {
   sourcemap: true,
   clean: true,
   target: "es2022",
-  noExternal: [/^@tambo-effect\/core(\/|$)/, /^effect(\/|$)/],
+  noExternal: [/^@tambo-effect\/core(\/|$)/, /^effect(\/|$)/, /^@tambo-ai\/typescript-sdk(\/|$)/],
   external: [/^@modelcontextprotocol\/sdk(\/|$)/],
   esbuildOptions(options) {
     options.conditions = ["tambo-source"]

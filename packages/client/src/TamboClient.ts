@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import TamboAI from "@tambo-ai/typescript-sdk"
 import type * as Mcp from "@tambo-effect/core/Mcp"
 import type * as SnapshotStrategy from "@tambo-effect/core/SnapshotStrategy"
 import type * as Tambo from "@tambo-effect/core/Tambo"
@@ -895,6 +896,29 @@ export class TamboClient {
    */
   unregisterComponent(name: string): void {
     this.#runtime.sync(this.#runtime.registry.unregisterComponent(name))
+  }
+
+  #sdkClient: TamboAI | undefined
+
+  /**
+   * The `@tambo-ai/typescript-sdk` client of this client's API key and
+   * URL, as `@tambo-ai/client`'s `getSdkClient()` gives it: for the API
+   * calls this client does not offer. Its calls are the SDK's own: they
+   * reject with its errors, retry as it does, and carry no user token (a
+   * call takes the `userKey` or the headers it needs). Made when first
+   * asked for. Throws a `NotSupportedError` for an AG-UI agent.
+   *
+   * @since 0.2.0
+   */
+  getSdkClient(): TamboAI {
+    return this.#runtime.sync(
+      Effect.sync(() => {
+        const config = Option.getOrThrow(this.#runtime.config)
+        this.#sdkClient ??= new TamboAI({ apiKey: Redacted.value(config.apiKey), baseURL: config.baseUrl })
+        return this.#sdkClient
+      }),
+      "getSdkClient"
+    )
   }
 
   /**

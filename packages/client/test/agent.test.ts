@@ -195,6 +195,7 @@ describe("TamboClient with an AG-UI agent", () => {
       expect(outcome.error.message, method).toMatch(/AG-UI agent does not offer/)
     }
     expect(() => client.setUserToken("token")).toThrow(NotSupportedError)
+    expect(() => client.getSdkClient()).toThrow(NotSupportedError)
     // Only runs went to the agent.
     expect(agent().requests).toHaveLength(1)
     // A new thread's initial messages are offered: they go first in the conversation sent.

@@ -168,6 +168,20 @@ describe("threads", () => {
     expect(continued.id).toBe(first.id)
   })
 
+  it("getSdkClient gives the typescript-sdk's client of the same API key and URL, for calls the client does not offer", async () => {
+    server().setScript([Script.text("hello")])
+    const client = makeClient(server())
+    const { id } = await client.run("hi").thread
+    const sdk = client.getSdkClient()
+    expect(client.getSdkClient()).toBe(sdk)
+    expect(sdk.baseURL).toBe(server().url)
+    // Its calls carry no user token: they name the user themselves.
+    const messages = await sdk.threads.messages.list(id, { userKey: "user-1" })
+    expect(messages.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+    // And they fail with the SDK's errors (the API answers 403 for a thread it does not have).
+    await expect(sdk.threads.retrieve("thr_missing", { userKey: "user-1" })).rejects.toMatchObject({ status: 403 })
+  })
+
   it("names threads, by hand and by the API", async () => {
     server().setScript([Script.text("hello")])
     const client = makeClient(server())
