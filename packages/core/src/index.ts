@@ -13,6 +13,14 @@
 export * as Tambo from "./Tambo.js"
 
 /**
+ * One `Tambo` service per user, for a backend acting for many users.
+ *
+ * @since 0.2.0
+ * @category Modules
+ */
+export * as TamboUsers from "./TamboUsers.js"
+
+/**
  * Where the Tambo API is and who is calling it.
  *
  * @since 0.1.0

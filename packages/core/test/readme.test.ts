@@ -33,6 +33,13 @@ describe("README", () => {
     expect(out.length).toBeGreaterThan(20)
   })
 
+  it("its many-users example gives each user their own reply and threads", () => {
+    const out = runBlock("## Serving many users")
+    expect(out).toContain("alice: You said: Hi, I am Alice")
+    expect(out).toContain("bob: You said: Hi, I am Bob")
+    expect(out).toContain("threads: 1 1")
+  })
+
   it("its AG-UI example runs a tool round against the scripted agent and sets the thread's agent state", () => {
     const out = runBlock("## AG-UI agents")
     expect(out).toContain("Let me check the weather in Paris.")

@@ -1,0 +1,106 @@
+/**
+ * One `Tambo` service per user, for a backend that acts for many users
+ * with one API key. A user's service (its store of threads, its tools, its
+ * MCP connections) is made the first time something is done for that user,
+ * shared by everything done for them meanwhile, and released once nothing
+ * used it for `idleTimeToLive`: what a long-lived process holds is bounded
+ * by the users it served lately, not by every user it ever served.
+ *
+ * ```ts
+ * const users = yield* TamboUsers.TamboUsers
+ * // In a request handler, for the signed-in user of the request:
+ * yield* users.run(request.userId, "What's the weather in Paris?").pipe(Stream.runForEach(send))
+ * ```
+ *
+ * A run holds its user's service until its stream ends, so neither idleness
+ * nor `invalidate` cuts it.
+ *
+ * @since 0.2.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as internal from "./internal/tamboUsers.js"
+import type * as Tambo from "./Tambo.js"
+import type { ConfigError, TamboError, ToolDefinitionError } from "./TamboError.js"
+import type * as Transport from "./TamboTransport.js"
+
+/**
+ * @since 0.2.0
+ * @category Context
+ */
+export class TamboUsers extends Context.Tag("@tambo-effect/core/TamboUsers")<TamboUsers, TamboUsers.Service>() {}
+
+/**
+ * @since 0.2.0
+ */
+export declare namespace TamboUsers {
+  /**
+   * The users' services.
+   *
+   * @since 0.2.0
+   * @category Models
+   */
+  export interface Service {
+    /**
+     * The user's `Tambo` service, made if the user has none, held until the
+     * scope closes (and for `idleTimeToLive` after, if nothing else holds
+     * it). Fails with a `ConfigError` (`InvalidOption`) for an empty
+     * `userKey`, which the API refuses.
+     */
+    readonly get: (userKey: string) => Effect.Effect<Tambo.Tambo.Service, ConfigError | ToolDefinitionError, Scope.Scope>
+    /** A run for the user: `get`, then the service's `run`, held for as long as the stream runs. */
+    readonly run: (
+      userKey: string,
+      message: string | Transport.InputMessage,
+      options?: Tambo.RunOptions
+    ) => Stream.Stream<Tambo.RunEvent, TamboError>
+    /**
+     * Forgets the user's service: the next call for the user makes a new
+     * one. What holds it (a run in flight) keeps it until done; then it is
+     * released.
+     */
+    readonly invalidate: (userKey: string) => Effect.Effect<void>
+    /** The users that have a service now. */
+    readonly users: Effect.Effect<ReadonlyArray<string>>
+  }
+}
+
+/**
+ * What every user's service is made with: `Tambo.layer`'s options but the
+ * user (`userKey`, `userToken`), and how long an unused service is kept.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface Options extends Omit<Tambo.Options, "userKey" | "userToken"> {
+  /** How long a service nothing holds is kept for its user's next call. Default 5 minutes. */
+  readonly idleTimeToLive?: Duration.DurationInput | undefined
+}
+
+/**
+ * The service, in the enclosing scope. Closing it interrupts the runs in
+ * flight (each is cancelled on the server as any interrupted run is) and
+ * waits for them to end, up to 5 seconds, then releases every user's
+ * service (their MCP connections closed). The shared options are checked
+ * here, so a bad API key or an invalid tool fails at once rather than at
+ * each user's first call.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const make: (
+  options: Options
+) => Effect.Effect<TamboUsers.Service, ConfigError | ToolDefinitionError, Scope.Scope> = internal.make
+
+/**
+ * A layer of {@link make}.
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layer = (options: Options): Layer.Layer<TamboUsers, ConfigError | ToolDefinitionError> =>
+  Layer.scoped(TamboUsers, make(options))

@@ -1,0 +1,154 @@
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import * as ClientState from "../src/ClientState.js"
+import * as TamboUsers from "../src/TamboUsers.js"
+import * as Tool from "../src/Tool.js"
+import { useServer } from "./helpers.js"
+
+const server = useServer()
+
+const options = (extra: Partial<TamboUsers.Options> = {}): TamboUsers.Options => ({
+  apiKey: server().apiKey,
+  tamboUrl: server().url,
+  maxRetries: 0,
+  ...extra
+})
+
+/** The messages of the user's current thread, as their service holds them. */
+const messagesOf = (users: TamboUsers.TamboUsers.Service, userKey: string) =>
+  Effect.scoped(Effect.flatMap(users.get(userKey), (tambo) =>
+    Effect.map(tambo.state, (state) => ClientState.getMessages(state, state.currentThreadId).map((m) => m.role))))
+
+describe("TamboUsers", () => {
+  it.scoped("each user has a service of their own: their runs, their threads, their store", () =>
+    Effect.gen(function*() {
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      const users = yield* TamboUsers.make(options())
+      yield* Stream.runDrain(users.run("alice", "hi from alice"))
+      yield* Stream.runDrain(users.run("bob", "hi from bob"))
+      expect([...(yield* users.users)].sort()).toEqual(["alice", "bob"])
+
+      const threadsOf = (userKey: string) =>
+        Effect.scoped(Effect.flatMap(users.get(userKey), (tambo) => tambo.listThreads()))
+      const alice = yield* threadsOf("alice")
+      const bob = yield* threadsOf("bob")
+      expect(alice.threads).toHaveLength(1)
+      expect(bob.threads).toHaveLength(1)
+      expect(alice.threads[0]!.id).not.toBe(bob.threads[0]!.id)
+      const runs = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
+      expect(runs).toHaveLength(2)
+    }))
+
+  it.scoped("a user's service is shared while it lives: a second run goes on the thread the first one made", () =>
+    Effect.gen(function*() {
+      server().setScript([Script.text("ok")])
+      const users = yield* TamboUsers.make(options())
+      const first = yield* Effect.scoped(users.get("alice"))
+      yield* Stream.runDrain(users.run("alice", "one"))
+      yield* Stream.runDrain(users.run("alice", "two"))
+      expect(yield* Effect.scoped(users.get("alice"))).toBe(first)
+      expect(yield* messagesOf(users, "alice")).toEqual(["user", "assistant", "user", "assistant"])
+    }))
+
+  it.scoped("a service unused for idleTimeToLive is released; the user's next call gets a new one", () =>
+    Effect.gen(function*() {
+      server().setScript([Script.text("ok")])
+      const users = yield* TamboUsers.make(options({ idleTimeToLive: "1 minute" }))
+      yield* Stream.runDrain(users.run("alice", "one"))
+      const before = yield* Effect.scoped(users.get("alice"))
+      yield* TestClock.adjust("59 seconds")
+      expect(yield* users.users).toEqual(["alice"])
+      yield* TestClock.adjust("1 second")
+      expect(yield* users.users).toEqual([])
+      expect(yield* messagesOf(users, "alice")).toEqual([])
+      expect(yield* Effect.scoped(users.get("alice"))).not.toBe(before)
+    }))
+
+  it.scoped("a run holds its user's service: invalidated or idle meanwhile, it finishes; then the service is released", () =>
+    Effect.gen(function*() {
+      const release = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      const wait = Tool.make({
+        name: "wait",
+        description: "Waits to be released",
+        input: Schema.Struct({}),
+        execute: () => Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release))
+      })
+      server().setScript((request) =>
+        request.toolResults.length === 0 ? [Script.toolCall("wait", {})] : [Script.text("done")]
+      )
+      const users = yield* TamboUsers.make(options({ tools: [wait], idleTimeToLive: "1 minute" }))
+      const run = yield* Effect.fork(Stream.runCollect(users.run("alice", "wait for it")))
+      yield* Deferred.await(started)
+      yield* users.invalidate("alice")
+      yield* TestClock.adjust("10 minutes")
+      expect(yield* users.users).toEqual([])
+      yield* Deferred.succeed(release, undefined)
+      const events = yield* Fiber.join(run)
+      expect(Array.from(events, (e) => e.event.type)).toContain("RUN_FINISHED")
+      // A new service for the user: the one the run held was let go.
+      expect(yield* messagesOf(users, "alice")).toEqual([])
+    }))
+
+  it.effect("shared options that no user could use fail at once: a missing API key, an invalid tool", () =>
+    Effect.gen(function*() {
+      const noKey = yield* Effect.flip(Effect.scoped(TamboUsers.make({ apiKey: "", tamboUrl: "http://127.0.0.1:1" })))
+      expect(noKey).toMatchObject({ _tag: "ConfigError", reason: "MissingApiKey" })
+      const badTool = yield* Effect.flip(Effect.scoped(TamboUsers.make(options({
+        tools: [{ name: "bad name!", description: "x", inputSchema: Schema.Struct({}), tool: () => "x" }]
+      }))))
+      expect(badTool._tag).toBe("ToolDefinitionError")
+    }))
+
+  it.scoped("an empty user key fails with a ConfigError, and leaves no service", () =>
+    Effect.gen(function*() {
+      const users = yield* TamboUsers.make(options())
+      const error = yield* Effect.flip(Effect.scoped(users.get(" ")))
+      expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      expect(yield* Effect.flip(Stream.runDrain(users.run("", "hi")))).toMatchObject({ _tag: "ConfigError" })
+      expect(yield* users.users).toEqual([])
+    }))
+
+  it.live("closing the scope interrupts a streaming run, which is cancelled on the server before the close ends", () =>
+    Effect.gen(function*() {
+      server().setScript([Script.text("a reply that stops half", { close: false }), Script.hang()])
+      const scope = yield* Scope.make()
+      const users = yield* Scope.extend(TamboUsers.make(options()), scope)
+      const firstText = yield* Deferred.make<void>()
+      const run = yield* Effect.fork(Stream.runDrain(users.run("alice", "talk").pipe(
+        Stream.tap((e) => e.event.type === "TEXT_MESSAGE_CONTENT" ? Deferred.succeed(firstText, undefined) : Effect.void)
+      )))
+      yield* Deferred.await(firstText)
+      yield* Scope.close(scope, Exit.void)
+      // Already sent when the close ends: it waited for the run to wind down.
+      expect(server().requests.filter((r) => r.method === "DELETE" || r.path.endsWith("/cancel"))).toHaveLength(1)
+      expect(Exit.isInterrupted(yield* Fiber.await(run))).toBe(true)
+    }))
+
+  it.effect("closing the scope releases every user's service: a run in flight is interrupted", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const hang = Tool.make({
+        name: "hang",
+        description: "Never answers",
+        input: Schema.Struct({}),
+        execute: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
+      })
+      server().setScript([Script.toolCall("hang", {})])
+      const scope = yield* Scope.make()
+      const users = yield* Scope.extend(TamboUsers.make(options({ tools: [hang] })), scope)
+      const run = yield* Effect.fork(Stream.runDrain(users.run("alice", "hang")))
+      yield* Deferred.await(started)
+      yield* Scope.close(scope, Exit.void)
+      const exit = yield* Fiber.await(run)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+    }))
+})
