@@ -12,6 +12,8 @@ import { isRecord } from "effect/Predicate"
 /**
  * Whether a request failed on a pooled keep-alive connection that the server had closed (it
  * restarted since): nothing reached the server, and Node's fetch does not retry a POST itself.
+ *
+ * @internal
  */
 export const isStaleConnection = (error: unknown): boolean =>
   error instanceof TypeError && isRecord(error.cause) && error.cause["code"] === "UND_ERR_SOCKET"
@@ -20,12 +22,16 @@ export const isStaleConnection = (error: unknown): boolean =>
  * How a Streamable HTTP session's event stream (its `GET`) first went: open, not offered (any
  * answer but a 2xx: the server is there, and the session works without it), or the server could
  * not be reached.
+ *
+ * @internal
  */
 export type EventStreamOutcome = { readonly _tag: "Open" } | { readonly _tag: "None" } | { readonly _tag: "Failed"; readonly error: unknown }
 
 /**
  * The global `fetch`, with a `GET` tried once more when it went out on a pooled keep-alive
  * connection the server had closed (it restarted): a `GET` may be sent again.
+ *
+ * @internal
  */
 export const fetchRetryingStaleGet: FetchLike = (url, init) =>
   fetch(url, init).catch((error: unknown) =>
@@ -42,6 +48,8 @@ const isEventStreamRequest = (init: RequestInit | undefined): boolean =>
  * Watches the event stream's `GET` through the transport's `fetch`, which is otherwise
  * `fetchRetryingStaleGet`. The first answer tells: a redirect counts as "not offered", even if the
  * followed request then opens a stream.
+ *
+ * @internal
  */
 export const watchEventStream = () => {
   let started = false
