@@ -654,14 +654,15 @@ export declare namespace Mcp {
      * Connects to a server, lists its tools and registers them. Over
      * Streamable HTTP the tools are listed once the session's event stream
      * is open (or the server said it offers none), so a change of its tools
-     * is never said to no one. A server already connected is returned as it
-     * is, a connection in progress is awaited, and a failed one is tried
-     * again. Fails with an `McpError` (reason `Connect`) when the server
-     * cannot be reached, the handshake fails or takes longer than the
-     * connect timeout, or the server goes away before the tools are listed;
-     * the connection's status is then `failed` with that error.
-     * Interrupting the caller does not cancel the connection
-     * (`disconnectMcpServer` does).
+     * is never said to no one; a server that takes over 2 seconds to open
+     * it has its tools listed then, and again once it opens. A server
+     * already connected is returned as it is, a connection in progress is
+     * awaited, and a failed one is tried again. Fails with an `McpError`
+     * (reason `Connect`) when the server cannot be reached, the handshake
+     * fails or takes longer than the connect timeout, or the server goes
+     * away before the tools are listed; the connection's status is then
+     * `failed` with that error. Interrupting the caller does not cancel the
+     * connection (`disconnectMcpServer` does).
      */
     readonly connectMcpServer: (server: McpServerInfo) => Effect.Effect<McpConnection, McpError>
     /**

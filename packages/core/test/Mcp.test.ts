@@ -51,9 +51,9 @@ const watchStatuses = (key: string) =>
     return fiber
   })
 
-/** Until the server answered a `POST` after the handshake's two (a tool listing), or 300 ms passed. */
-const untilListed = async (server: TestMcpServer): Promise<void> => {
-  for (let waited = 0; server.postsAnswered < 3 && waited < 300; waited += 5) {
+/** Until the server answered a `POST` after the handshake's two (a tool listing), or `atMost` ms passed. */
+const untilListed = async (server: TestMcpServer, atMost = 300): Promise<void> => {
+  for (let waited = 0; server.postsAnswered < 3 && waited < atMost; waited += 5) {
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
@@ -473,6 +473,33 @@ describe("Mcp", () => {
       })
       const connection = yield* mcp.connectMcpServer({ url: changing.url })
       expect(connection.tools.map((tool) => tool.name)).toEqual(["echo", "late"])
+      expect(yield* registeredNames).toEqual(["echo", "late"])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a server slow to open its event stream connects anyway; its tools are listed again once the stream opens", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const sessions: Array<McpServer> = []
+      const slow: TestMcpServer = yield* mcpServer({
+        setup: (server) => {
+          sessions.push(server)
+          echo("slow")(server)
+        },
+        // The event stream is answered only after the tools were listed (the client stops waiting
+        // for it), and the tools change in between: said to no event stream.
+        beforeSessionRequest: async (request) => {
+          if (request.method !== "GET") return
+          await untilListed(slow, 10_000)
+          sessions.at(-1)?.registerTool("late", { description: "Added before the event stream opened" }, () => ({
+            content: [{ type: "text", text: "late" }]
+          }))
+        }
+      })
+      const connection = yield* mcp.connectMcpServer({ url: slow.url })
+      expect(connection.tools.map((tool) => tool.name)).toEqual(["echo"])
+      yield* Effect.gen(function*() {
+        while ((yield* registeredNames).length < 2) yield* Effect.sleep("10 millis")
+      }).pipe(Effect.timeout("5 seconds"))
       expect(yield* registeredNames).toEqual(["echo", "late"])
     }).pipe(Effect.provide(stack()), Effect.scoped))
 

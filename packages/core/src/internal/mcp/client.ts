@@ -431,8 +431,17 @@ const open = async (
   // tools after it. A server gone before its event stream opened fails the attempt, rather than
   // looking connected until the next call.
   const handshake = client.connect(transport).then(async () => {
-    const outcome = await eventStream?.outcome()
+    const outcome = await eventStream?.outcome(EVENT_STREAM_WAIT_MS)
     if (outcome?._tag === "Failed") throw outcome.error
+    if (outcome?._tag === "Late") {
+      // A server slow to answer its event stream's `GET` is not failed for it: its tools are
+      // listed now, and again once the stream opens (a change said before then went nowhere); a
+      // stream that then fails is a close.
+      void outcome.eventual.then((late) => {
+        if (late._tag === "Open") options.onToolsChanged()
+        if (late._tag === "Failed") options.onClose()
+      })
+    }
   })
   try {
     await untilAborted(handshake, options.signal)
@@ -449,6 +458,9 @@ const open = async (
 
 /** The longest a timer waits (a longer one fires at once): the MCP SDK's timeout when the caller bounds a request. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1
+
+/** How long the session waits for its event stream to open before listing the tools anyway. */
+const EVENT_STREAM_WAIT_MS = 2_000
 
 /** How long an abandoned handshake may go on, so that the session it opened can be ended. */
 const HANDSHAKE_GRACE_MS = 5_000

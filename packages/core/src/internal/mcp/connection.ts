@@ -28,17 +28,23 @@ const CLOSE_TIMEOUT = Duration.seconds(5)
 const closeSession = (session: McpClient.Session) =>
   Effect.promise(() => session.close()).pipe(Effect.timeout(CLOSE_TIMEOUT), Effect.ignore)
 
-/** One attempt to open a session: the session once its tools are listed, and whether it closed before. */
+/**
+ * One attempt to open a session: the session once its tools are listed, whether it closed before,
+ * whether it is the entry's, and whether the server said its tools changed before it was.
+ */
 interface Attempt {
   session: McpClient.Session | undefined
   closed: boolean
+  installed: boolean
+  toolsChanged: boolean
 }
 
-/** A session, the scope that holds it, and the tools it listed. */
+/** A session, the scope that holds it, the tools it listed, and the attempt that opened it. */
 interface Opened {
   readonly session: McpClient.Session
   readonly scope: Scope.CloseableScope
   readonly tools: ReadonlyArray<McpToolSpec>
+  readonly attempt: Attempt
 }
 
 /**
@@ -123,7 +129,11 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
     sampling,
     onElicit: Handlers.elicit(env, entry),
     onSample: Handlers.sample(env, entry),
-    onToolsChanged: () => void env.runFork(refreshTools(entry)),
+    // Before the session is the entry's, a refresh would find nothing to refresh: `install` does it.
+    onToolsChanged: () => {
+      if (attempt.installed) void env.runFork(refreshTools(entry))
+      else attempt.toolsChanged = true
+    },
     onPromptsChanged: () => void env.runFork(listChanged(entry, attempt, "promptsVersion")),
     onResourcesChanged: () => void env.runFork(listChanged(entry, attempt, "resourcesVersion")),
     onClose: () => {
@@ -159,7 +169,7 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
         Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect)))
       )
       const scope = yield* Scope.fork(entry.scope, ExecutionStrategy.sequential)
-      const attempt: Attempt = { session: undefined, closed: false }
+      const attempt: Attempt = { session: undefined, closed: false, installed: false, toolsChanged: false }
       const options = connectOptions(entry, url, oauthOptions, sampling, attempt)
       return yield* Effect.gen(function*() {
         const session = yield* Effect.uninterruptibleMask((restore) =>
@@ -178,7 +188,7 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
         if (attempt.closed) return yield* Effect.fail(connectFailure(entry, "the connection closed while connecting"))
         attempt.session = session
         yield* Effect.annotateCurrentSpan("mcp.tools", tools.length)
-        return { session, scope, tools }
+        return { session, scope, tools, attempt }
       }).pipe(
         // A defect must not leave the callers waiting for `ready` forever.
         Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect))),
@@ -193,8 +203,11 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
       })
     )
 
-  /** Makes an opened session the entry's and registers its tools; `undefined` when the entry is gone. */
-  const install = (entry: Entry, { scope, session, tools }: Opened): Effect.Effect<McpConnection | undefined> =>
+  /**
+   * Makes an opened session the entry's and registers its tools, then lists them again if the
+   * server said they changed meanwhile; `undefined` when the entry is gone.
+   */
+  const install = (entry: Entry, { attempt, scope, session, tools }: Opened): Effect.Effect<McpConnection | undefined> =>
     Effect.flatMap(
       env.locked(Effect.gen(function*() {
         if (!isCurrent(env, entry)) return undefined
@@ -205,10 +218,16 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
         entry.status = "connected"
         entry.error = undefined
         entry.fiber = undefined
+        attempt.installed = true
         yield* syncTools
         return connectionOf(env, entry)
       })),
-      (connection) => (connection === undefined ? Effect.as(Scope.close(scope, Exit.void), undefined) : Effect.succeed(connection))
+      (connection) =>
+        connection === undefined
+          ? Effect.as(Scope.close(scope, Exit.void), undefined)
+          : attempt.toolsChanged
+          ? Effect.as(Effect.sync(() => env.runFork(refreshTools(entry))), connection)
+          : Effect.succeed(connection)
     )
 
   /** Connects, lists the tools and registers them; on failure, records it. The entry's `ready` tells the outcome. */

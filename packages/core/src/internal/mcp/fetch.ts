@@ -25,7 +25,12 @@ export const isStaleConnection = (error: unknown): boolean =>
  *
  * @internal
  */
-export type EventStreamOutcome = { readonly _tag: "Open" } | { readonly _tag: "None" } | { readonly _tag: "Failed"; readonly error: unknown }
+export type EventStreamOutcome =
+  | { readonly _tag: "Open" }
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Failed"; readonly error: unknown }
+  /** No answer yet, after the wait: `eventual` tells how it went. */
+  | { readonly _tag: "Late"; readonly eventual: Promise<Exclude<EventStreamOutcome, { readonly _tag: "Late" }>> }
 
 /**
  * The global `fetch`, with a `GET` tried once more when it went out on a pooled keep-alive
@@ -53,8 +58,9 @@ const isEventStreamRequest = (init: RequestInit | undefined): boolean =>
  */
 export const watchEventStream = () => {
   let started = false
-  let report: (outcome: EventStreamOutcome) => void = () => undefined
-  const first = new Promise<EventStreamOutcome>((resolve) => {
+  type Answer = Exclude<EventStreamOutcome, { readonly _tag: "Late" }>
+  let report: (outcome: Answer) => void = () => undefined
+  const first = new Promise<Answer>((resolve) => {
     report = resolve
   })
   const watchingFetch: FetchLike = async (url, init) => {
@@ -70,11 +76,21 @@ export const watchEventStream = () => {
     }
   }
   /**
-   * Once the handshake is done: the first `GET`'s outcome. The transport starts it within the
-   * handshake's last promise jobs, after a `202` to `notifications/initialized`; a server that
-   * answered otherwise gets none, which one turn of the event loop tells.
+   * Once the handshake is done: the first `GET`'s outcome, or `Late` when it has none after
+   * `waitMs`. The transport starts it within the handshake's last promise jobs, after a `202` to
+   * `notifications/initialized`; a server that answered otherwise gets none, which one turn of the
+   * event loop tells.
    */
-  const outcome = (): Promise<EventStreamOutcome> =>
-    new Promise((resolve) => setTimeout(() => resolve(started ? first : { _tag: "None" }), 0))
+  const outcome = (waitMs: number): Promise<EventStreamOutcome> =>
+    new Promise((resolve) =>
+      setTimeout(() => {
+        if (!started) return resolve({ _tag: "None" })
+        const late = setTimeout(() => resolve({ _tag: "Late", eventual: first }), waitMs)
+        void first.then((answer) => {
+          clearTimeout(late)
+          resolve(answer)
+        })
+      }, 0)
+    )
   return { fetch: watchingFetch, outcome }
 }
