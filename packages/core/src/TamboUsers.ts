@@ -10,6 +10,8 @@
  * const users = yield* TamboUsers.TamboUsers
  * // In a request handler, for the signed-in user of the request:
  * yield* users.run(request.userId, "What's the weather in Paris?").pipe(Stream.runForEach(send))
+ * // Or, for a user who signed in with your identity provider, with their token:
+ * yield* users.run({ id: request.userId, userToken: request.idToken }, "Hi").pipe(Stream.runForEach(send))
  * ```
  *
  * A run holds its user's service until its stream ends, so neither idleness
@@ -19,6 +21,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
+import type * as Redacted from "effect/Redacted"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -27,6 +30,27 @@ import * as internal from "./internal/tamboUsers.js"
 import type * as Tambo from "./Tambo.js"
 import type { ConfigError, TamboError, ToolDefinitionError } from "./TamboError.js"
 import type * as Transport from "./TamboTransport.js"
+
+/**
+ * A user the pool acts for: a `userKey` (the API trusts the API key's
+ * owner to name its users), or the `id` of a user who acts with a
+ * `userToken` from your identity provider (exchanged for an access token,
+ * as `Tambo.layer`'s `userToken` is). The latest token given for an id is
+ * the one its service uses: a rotated token is taken in place.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type User = string | { readonly id: string; readonly userToken: string | Redacted.Redacted<string> }
+
+/**
+ * A user as the pool names them: a `userKey`, or `{ id }` of a user acting
+ * with a token.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type UserName = string | { readonly id: string }
 
 /**
  * @since 0.2.0
@@ -48,13 +72,14 @@ export declare namespace TamboUsers {
     /**
      * The user's `Tambo` service, made if the user has none, held until the
      * scope closes (and for `idleTimeToLive` after, if nothing else holds
-     * it). Fails with a `ConfigError` (`InvalidOption`) for an empty
-     * `userKey`, which the API refuses.
+     * it). A user given with a new token has their service take it. Fails
+     * with a `ConfigError` (`InvalidOption`) for an empty `userKey`, id or
+     * token, which the API refuses.
      */
-    readonly get: (userKey: string) => Effect.Effect<Tambo.Tambo.Service, ConfigError | ToolDefinitionError, Scope.Scope>
+    readonly get: (user: User) => Effect.Effect<Tambo.Tambo.Service, ConfigError | ToolDefinitionError, Scope.Scope>
     /** A run for the user: `get`, then the service's `run`, held for as long as the stream runs. */
     readonly run: (
-      userKey: string,
+      user: User,
       message: string | Transport.InputMessage,
       options?: Tambo.RunOptions
     ) => Stream.Stream<Tambo.RunEvent, TamboError>
@@ -63,9 +88,9 @@ export declare namespace TamboUsers {
      * one. What holds it (a run in flight) keeps it until done; then it is
      * released.
      */
-    readonly invalidate: (userKey: string) => Effect.Effect<void>
+    readonly invalidate: (user: UserName) => Effect.Effect<void>
     /** The users that have a service now. */
-    readonly users: Effect.Effect<ReadonlyArray<string>>
+    readonly users: Effect.Effect<ReadonlyArray<UserName>>
   }
 }
 

@@ -1,4 +1,4 @@
-import { Script } from "@tambo-effect/testing"
+import { type RecordedRequest, Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -22,9 +22,21 @@ const options = (extra: Partial<TamboUsers.Options> = {}): TamboUsers.Options =>
   ...extra
 })
 
+/** An unsigned JWT for `sub` that expires at `exp` (seconds): the testing server exchanges it without verifying it. */
+const jwtFor = (sub: string, exp: number) =>
+  [
+    Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+    Buffer.from(JSON.stringify({ sub, iss: "https://issuer.example", exp })).toString("base64url"),
+    "signature"
+  ].join(".")
+
+/** The expiry of the access token a request carried: it tells which user token it was exchanged for. */
+const bearerExpiry = (request: RecordedRequest): number =>
+  JSON.parse(Buffer.from(request.headers.authorization!.replace(/^Bearer /, "").split(".")[1]!, "base64url").toString("utf8")).exp
+
 /** The messages of the user's current thread, as their service holds them. */
-const messagesOf = (users: TamboUsers.TamboUsers.Service, userKey: string) =>
-  Effect.scoped(Effect.flatMap(users.get(userKey), (tambo) =>
+const messagesOf = (users: TamboUsers.TamboUsers.Service, user: TamboUsers.User) =>
+  Effect.scoped(Effect.flatMap(users.get(user), (tambo) =>
     Effect.map(tambo.state, (state) => ClientState.getMessages(state, state.currentThreadId).map((m) => m.role))))
 
 describe("TamboUsers", () => {
@@ -96,6 +108,35 @@ describe("TamboUsers", () => {
       expect(Array.from(events, (e) => e.event.type)).toContain("RUN_FINISHED")
       // A new service for the user: the one the run held was let go.
       expect(yield* messagesOf(users, "alice")).toEqual([])
+    }))
+
+  it.scopedLive("a user acting with a token: their service exchanges it, and takes a rotated one in place", () =>
+    Effect.gen(function*() {
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      const nowSeconds = Math.floor(Date.now() / 1000)
+      const first = jwtFor("carol", nowSeconds + 1_000)
+      const rotated = jwtFor("carol", nowSeconds + 2_000)
+      const users = yield* TamboUsers.make(options())
+      yield* Stream.runDrain(users.run({ id: "carol", userToken: first }, "one"))
+      const service = yield* Effect.scoped(users.get({ id: "carol", userToken: first }))
+      yield* Stream.runDrain(users.run({ id: "carol", userToken: rotated }, "two"))
+      // The same service, now with the rotated token: the same user, on the same thread.
+      expect(yield* Effect.scoped(users.get({ id: "carol", userToken: rotated }))).toBe(service)
+      expect(yield* messagesOf(users, { id: "carol", userToken: rotated })).toEqual(["user", "assistant", "user", "assistant"])
+      const exchanged = server().requests.filter((r) => r.path === "/oauth/token")
+        .map((r) => (r.body as { readonly subject_token: string }).subject_token)
+      expect(exchanged).toEqual([first, rotated])
+      const runs = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
+      expect(runs.map((r) => bearerExpiry(r))).toEqual([nowSeconds + 1_000, nowSeconds + 2_000])
+      // A user key and a token user of the same name are two users.
+      yield* Stream.runDrain(users.run("carol", "three"))
+      expect(yield* users.users).toEqual([{ id: "carol" }, "carol"])
+      yield* users.invalidate({ id: "carol" })
+      expect(yield* users.users).toEqual(["carol"])
+      expect(yield* Effect.flip(Effect.scoped(users.get({ id: "carol", userToken: "" })))).toMatchObject({
+        _tag: "ConfigError",
+        reason: "InvalidOption"
+      })
     }))
 
   it.effect("shared options that no user could use fail at once: a missing API key, an invalid tool", () =>

@@ -1,6 +1,8 @@
 /**
- * The `TamboUsers` service: an `RcMap` from user key to the `Tambo`
- * service of `Tambo.layer` for that user, built in the entry's scope.
+ * The `TamboUsers` service: an `RcMap` from a user to the services of
+ * `Tambo.layer` for that user, built in the entry's scope. A user named by
+ * a string acts with it as `userKey`; one given with a user token is keyed
+ * by its id, and the latest token given for it is the service's.
  *
  * @internal
  */
@@ -10,13 +12,15 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as RcMap from "effect/RcMap"
+import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Auth from "../Auth.js"
 import * as Tambo from "../Tambo.js"
 import * as TamboConfig from "../TamboConfig.js"
 import { ConfigError, type ToolDefinitionError } from "../TamboError.js"
-import type { Options, TamboUsers } from "../TamboUsers.js"
+import type { Options, TamboUsers, User } from "../TamboUsers.js"
 import * as Tool from "../Tool.js"
 
 const DEFAULT_IDLE_TIME_TO_LIVE = Duration.minutes(5)
@@ -33,6 +37,24 @@ const check = (options: Omit<Options, "idleTimeToLive">): Effect.Effect<void, Co
     Effect.forEach(options.components ?? [], Tool.toApiComponent, { discard: true })
   ], { discard: true })
 
+/** A user's entry: a user key, or the id of a user who acts with a token. */
+type Key = { readonly _tag: "UserKey"; readonly id: string } | { readonly _tag: "UserToken"; readonly id: string }
+
+// The map's keys are compared by value: one string per entry.
+const keyString = (key: Key): string => `${key._tag}:${key.id}`
+const keyOf = (value: string): Key => {
+  const at = value.indexOf(":")
+  return { _tag: value.slice(0, at) as Key["_tag"], id: value.slice(at + 1) }
+}
+
+/** What a user's entry holds: their `Tambo` service, and its auth to give it a rotated token. */
+interface Services {
+  readonly tambo: Tambo.Tambo.Service
+  readonly auth: Auth.Auth.Service
+}
+
+const invalid = (message: string) => new ConfigError({ reason: "InvalidOption", message })
+
 /** @internal */
 export const make = (
   options: Options
@@ -40,9 +62,17 @@ export const make = (
   Effect.gen(function*() {
     const { idleTimeToLive, ...shared } = options
     yield* check(shared)
+    // The latest user token given for each id: what its service is made with, or rotated to.
+    const tokens = new Map<string, Redacted.Redacted<string>>()
     const services = yield* RcMap.make({
-      lookup: (userKey: string) =>
-        Effect.map(Layer.build(Tambo.layer({ ...shared, userKey })), Context.get(Tambo.Tambo)),
+      lookup: (value: string) => {
+        const key = keyOf(value)
+        const identity = key._tag === "UserKey" ? { userKey: key.id } : { userToken: tokens.get(key.id) }
+        return Effect.map(
+          Layer.build(Tambo.layer({ ...shared, ...identity })),
+          (context): Services => ({ tambo: Context.get(context, Tambo.Tambo), auth: Context.get(context, Auth.Auth) })
+        )
+      },
       idleTimeToLive: idleTimeToLive ?? DEFAULT_IDLE_TIME_TO_LIVE
     })
     // Added after the map's own finalizer, so run before it: the runs in flight are interrupted and
@@ -57,21 +87,41 @@ export const make = (
         Effect.ignore
       )
     )
+
     // The API refuses an empty user key: refused here, before a service is made for it.
-    const get = (userKey: string) =>
-      userKey.trim() === ""
-        ? Effect.fail(new ConfigError({ reason: "InvalidOption", message: "A userKey must not be empty" }))
-        : RcMap.get(services, userKey)
+    const get = (user: User): Effect.Effect<Tambo.Tambo.Service, ConfigError | ToolDefinitionError, Scope.Scope> => {
+      if (typeof user === "string") {
+        return user.trim() === ""
+          ? Effect.fail(invalid("A userKey must not be empty"))
+          : Effect.map(RcMap.get(services, keyString({ _tag: "UserKey", id: user })), (s) => s.tambo)
+      }
+      const token = Redacted.isRedacted(user.userToken) ? user.userToken : Redacted.make(user.userToken)
+      if (user.id.trim() === "") return Effect.fail(invalid("A user's id must not be empty"))
+      if (Redacted.value(token).trim() === "") return Effect.fail(invalid("A userToken must not be empty"))
+      return Effect.suspend(() => {
+        tokens.set(user.id, token)
+        return Effect.flatMap(RcMap.get(services, keyString({ _tag: "UserToken", id: user.id })), (s) =>
+          // The same token again changes nothing; a new one is exchanged before the next request.
+          // A service made with a token always takes another: the failure cannot happen.
+          Effect.as(Effect.orDie(s.auth.setUserToken(token)), s.tambo))
+      })
+    }
+
     return {
       get,
-      run: (userKey, message, runOptions) =>
+      run: (user, message, runOptions) =>
         Stream.unwrapScoped(
           Effect.zipRight(
             Effect.acquireRelease(SubscriptionRef.update(runs, (n) => n + 1), () => SubscriptionRef.update(runs, (n) => n - 1)),
-            Effect.map(get(userKey), (tambo) => tambo.run(message, runOptions))
+            Effect.map(get(user), (tambo) => tambo.run(message, runOptions))
           )
         ).pipe(Stream.interruptWhen(Deferred.await(closing))),
-      invalidate: (userKey) => RcMap.invalidate(services, userKey),
-      users: RcMap.keys(services)
+      invalidate: (user) =>
+        RcMap.invalidate(services, keyString(typeof user === "string" ? { _tag: "UserKey", id: user } : { _tag: "UserToken", id: user.id })),
+      users: Effect.map(RcMap.keys(services), (keys) =>
+        keys.map((value) => {
+          const key = keyOf(value)
+          return key._tag === "UserKey" ? key.id : { id: key.id }
+        }))
     }
   })
