@@ -2,7 +2,7 @@
  * The `TamboUsers` service: an `RcMap` from a user to the services of
  * `Tambo.layer` for that user, built in the entry's scope. A user named by
  * a string acts with it as `userKey`; one given with a user token is keyed
- * by its id, and the latest token given for it is the service's.
+ * by its id, made with the first token given, and rotated to each new one.
  *
  * @internal
  */
@@ -10,6 +10,8 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Equal from "effect/Equal"
+import * as Hash from "effect/Hash"
 import * as Layer from "effect/Layer"
 import * as RcMap from "effect/RcMap"
 import * as Redacted from "effect/Redacted"
@@ -37,14 +39,22 @@ const check = (options: Omit<Options, "idleTimeToLive">): Effect.Effect<void, Co
     Effect.forEach(options.components ?? [], Tool.toApiComponent, { discard: true })
   ], { discard: true })
 
-/** A user's entry: a user key, or the id of a user who acts with a token. */
-type Key = { readonly _tag: "UserKey"; readonly id: string } | { readonly _tag: "UserToken"; readonly id: string }
-
-// The map's keys are compared by value: one string per entry.
-const keyString = (key: Key): string => `${key._tag}:${key.id}`
-const keyOf = (value: string): Key => {
-  const at = value.indexOf(":")
-  return { _tag: value.slice(0, at) as Key["_tag"], id: value.slice(at + 1) }
+/**
+ * A user's entry in the map: a user key, or the id of a user who acts with a token. Equal by
+ * kind and id only: the token is what the first call for the user gave, for making the service.
+ */
+class Key implements Equal.Equal {
+  constructor(
+    readonly kind: "UserKey" | "UserToken",
+    readonly id: string,
+    readonly userToken: Redacted.Redacted<string> | undefined
+  ) {}
+  [Equal.symbol](that: Equal.Equal): boolean {
+    return that instanceof Key && that.kind === this.kind && that.id === this.id
+  }
+  [Hash.symbol](): number {
+    return Hash.cached(this, Hash.string(`${this.kind}:${this.id}`))
+  }
 }
 
 /** What a user's entry holds: their `Tambo` service, and its auth to give it a rotated token. */
@@ -62,12 +72,9 @@ export const make = (
   Effect.gen(function*() {
     const { idleTimeToLive, ...shared } = options
     yield* check(shared)
-    // The latest user token given for each id: what its service is made with, or rotated to.
-    const tokens = new Map<string, Redacted.Redacted<string>>()
     const services = yield* RcMap.make({
-      lookup: (value: string) => {
-        const key = keyOf(value)
-        const identity = key._tag === "UserKey" ? { userKey: key.id } : { userToken: tokens.get(key.id) }
+      lookup: (key: Key) => {
+        const identity = key.kind === "UserKey" ? { userKey: key.id } : { userToken: key.userToken }
         return Effect.map(
           Layer.build(Tambo.layer({ ...shared, ...identity })),
           (context): Services => ({ tambo: Context.get(context, Tambo.Tambo), auth: Context.get(context, Auth.Auth) })
@@ -93,18 +100,15 @@ export const make = (
       if (typeof user === "string") {
         return user.trim() === ""
           ? Effect.fail(invalid("A userKey must not be empty"))
-          : Effect.map(RcMap.get(services, keyString({ _tag: "UserKey", id: user })), (s) => s.tambo)
+          : Effect.map(RcMap.get(services, new Key("UserKey", user, undefined)), (s) => s.tambo)
       }
       const token = Redacted.isRedacted(user.userToken) ? user.userToken : Redacted.make(user.userToken)
       if (user.id.trim() === "") return Effect.fail(invalid("A user's id must not be empty"))
       if (Redacted.value(token).trim() === "") return Effect.fail(invalid("A userToken must not be empty"))
-      return Effect.suspend(() => {
-        tokens.set(user.id, token)
-        return Effect.flatMap(RcMap.get(services, keyString({ _tag: "UserToken", id: user.id })), (s) =>
-          // The same token again changes nothing; a new one is exchanged before the next request.
-          // A service made with a token always takes another: the failure cannot happen.
-          Effect.as(Effect.orDie(s.auth.setUserToken(token)), s.tambo))
-      })
+      return Effect.flatMap(RcMap.get(services, new Key("UserToken", user.id, token)), (s) =>
+        // The same token again changes nothing; a new one is exchanged before the next request.
+        // A service made with a token always takes another: the failure cannot happen.
+        Effect.as(Effect.orDie(s.auth.setUserToken(token)), s.tambo))
     }
 
     return {
@@ -117,11 +121,10 @@ export const make = (
           )
         ).pipe(Stream.interruptWhen(Deferred.await(closing))),
       invalidate: (user) =>
-        RcMap.invalidate(services, keyString(typeof user === "string" ? { _tag: "UserKey", id: user } : { _tag: "UserToken", id: user.id })),
-      users: Effect.map(RcMap.keys(services), (keys) =>
-        keys.map((value) => {
-          const key = keyOf(value)
-          return key._tag === "UserKey" ? key.id : { id: key.id }
-        }))
+        RcMap.invalidate(
+          services,
+          typeof user === "string" ? new Key("UserKey", user, undefined) : new Key("UserToken", user.id, undefined)
+        ),
+      users: Effect.map(RcMap.keys(services), (keys) => keys.map((key) => (key.kind === "UserKey" ? key.id : { id: key.id })))
     }
   })
