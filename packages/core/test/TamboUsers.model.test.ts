@@ -1,7 +1,7 @@
-// A model-based test of TamboUsers: fast-check generates sequences of runs for three users (through
-// `get` and through `run`), invalidations and the passing of time (the TestClock; the runs
-// themselves go to the testing server on loopback), against one pool with a one-minute
-// idleTimeToLive. After every step: the pool holds a service for exactly the users the model says
+// A model-based test of TamboUsers: fast-check generates sequences of runs for four users (three
+// user keys, and one who signs in with a token that rotates; through `get` and through `run`),
+// invalidations and the passing of time (the TestClock; the runs themselves go to the testing
+// server on loopback), against one pool with a one-minute idleTimeToLive. After every step: the pool holds a service for exactly the users the model says
 // are alive; a user's run finds the service (and the thread) of the user's last run while it lives,
 // and a new, empty one once it was released; no two users share a service.
 //
@@ -25,21 +25,23 @@ const server = useServer()
 
 const TTL = Duration.minutes(1)
 
-type User = "ann" | "ben" | "cy"
+/** `dee` signs in with a token, one of two (a rotation), chosen at each call. */
+type User = "ann" | "ben" | "cy" | "dee"
 
 type Command =
   /** A run for the user through `get` (so the test sees the service), drained. */
-  | { readonly kind: "get"; readonly user: User }
+  | { readonly kind: "get"; readonly user: User; readonly token: 0 | 1 }
   /** A run for the user through the pool's `run`, drained. */
-  | { readonly kind: "run"; readonly user: User }
+  | { readonly kind: "run"; readonly user: User; readonly token: 0 | 1 }
   | { readonly kind: "invalidate"; readonly user: User }
   | { readonly kind: "wait"; readonly seconds: 30 | 59 | 60 | 120 }
 
-const user = fc.constantFrom<User>("ann", "ben", "cy")
+const user = fc.constantFrom<User>("ann", "ben", "cy", "dee")
+const token = fc.constantFrom<0 | 1>(0, 1)
 
 const command: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("get" as const), user }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("run" as const), user }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("get" as const), user, token }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("run" as const), user, token }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("invalidate" as const), user }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("wait" as const), seconds: fc.constantFrom(30 as const, 59 as const, 60 as const, 120 as const) }) }
 )
@@ -68,10 +70,27 @@ interface Seen {
 const messageCount = (tambo: Tambo.Tambo.Service) =>
   Effect.map(tambo.state, (state) => ClientState.getMessages(state, state.currentThreadId).length)
 
+/** Two tokens of `dee`'s, as an identity provider rotates them. */
+const exp = Math.floor(Date.now() / 1000) + 3_600
+const DEE_TOKENS = [0, 1].map((i) =>
+  [
+    Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+    Buffer.from(JSON.stringify({ sub: "dee", iss: "https://issuer.example", exp: exp + i })).toString("base64url"),
+    "signature"
+  ].join(".")
+)
+
+/** The user as the pool is given them. */
+const asUser = (name: User, token: 0 | 1): TamboUsers.User =>
+  name === "dee" ? { id: "dee", userToken: DEE_TOKENS[token]! } : name
+
+/** The user as the pool names them, as a string to sort. */
+const nameOf = (name: TamboUsers.UserName): string => (typeof name === "string" ? name : name.id)
+
 /** One run for the user, through `get`: checks the service it finds, and the thread it continues. */
-const runThroughGet = (users: TamboUsers.TamboUsers.Service, model: Model, seen: Seen, name: User) =>
+const runThroughGet = (users: TamboUsers.TamboUsers.Service, model: Model, seen: Seen, name: User, token: 0 | 1) =>
   Effect.scoped(Effect.gen(function*() {
-    const tambo = yield* users.get(name)
+    const tambo = yield* users.get(asUser(name, token))
     const alive = model.alive.get(name)
     if (alive?.seen === true) {
       expect(tambo, `${name} gets the service of their last run`).toBe(seen.current.get(name))
@@ -89,8 +108,8 @@ const step = (users: TamboUsers.TamboUsers.Service, model: Model, seen: Seen, cm
     switch (cmd.kind) {
       case "get":
       case "run": {
-        if (cmd.kind === "get") yield* runThroughGet(users, model, seen, cmd.user)
-        else yield* Stream.runDrain(users.run(cmd.user, "hi"))
+        if (cmd.kind === "get") yield* runThroughGet(users, model, seen, cmd.user, cmd.token)
+        else yield* Stream.runDrain(users.run(asUser(cmd.user, cmd.token), "hi"))
         const alive = model.alive.get(cmd.user)
         if (alive === undefined) {
           model.alive.set(cmd.user, { releasedAt: model.now, runs: 1, seen: cmd.kind === "get" })
@@ -102,7 +121,7 @@ const step = (users: TamboUsers.TamboUsers.Service, model: Model, seen: Seen, cm
         return
       }
       case "invalidate": {
-        yield* users.invalidate(cmd.user)
+        yield* users.invalidate(cmd.user === "dee" ? { id: "dee" } : cmd.user)
         model.alive.delete(cmd.user)
         return
       }
@@ -119,7 +138,8 @@ const step = (users: TamboUsers.TamboUsers.Service, model: Model, seen: Seen, cm
 
 /** The pool holds a service for exactly the users the model says are alive. */
 const checkUsers = (users: TamboUsers.TamboUsers.Service, model: Model, after: string) =>
-  Effect.map(users.users, (names) => expect([...names].sort(), `users after ${after}`).toEqual([...model.alive.keys()].sort()))
+  Effect.map(users.users, (names) =>
+    expect(names.map(nameOf).sort(), `users after ${after}`).toEqual([...model.alive.keys()].sort()))
 
 const play = (commands: ReadonlyArray<Command>) =>
   Effect.gen(function*() {
