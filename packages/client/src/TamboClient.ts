@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type { TamboClientError } from "./errors.js"
 import * as CallSite from "./internal/callSite.js"
 import * as Client from "./internal/client.js"
 import { authStateFromCore, pageFromCore, suggestionFromCore, toCoreMcpServer } from "./internal/convert.js"
@@ -1251,6 +1252,27 @@ export class TamboClient {
    */
   readMcpResource(serverKey: string, uri: string): Promise<Mcp.McpResourceContents> {
     return this.#runtime.promise(this.#runtime.mcp.readMcpResource(serverKey, uri))
+  }
+
+  /**
+   * Watches a resource of a connected MCP server: `listener` gets its
+   * contents, then its contents again each time the server says it
+   * changed, until the returned function is called (the subscription on
+   * the server ends then). A server that does not offer subscriptions (and
+   * the app's own resources) gives the contents once. `onError` gets an
+   * `McpError` when the resource cannot be read or the server goes away
+   * (`Disconnected`: watch again once it is reconnected); the watch is over
+   * then.
+   *
+   * @since 0.2.0
+   */
+  watchMcpResource(
+    serverKey: string,
+    uri: string,
+    listener: (contents: Mcp.McpResourceContents) => void,
+    onError?: (error: TamboClientError) => void
+  ): () => void {
+    return this.#runtime.watch(this.#runtime.mcp.watchMcpResource(serverKey, uri), listener, onError)
   }
 
   // ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@ import { Script } from "@tambo-effect/testing"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
 import { approve, oauthMcpServer } from "../../core/test/mcp/oauthServer.js"
-import { all, calculator, library, prompter } from "../../core/test/mcp/tools.js"
+import { all, calculator, counter, library, prompter } from "../../core/test/mcp/tools.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -49,6 +49,27 @@ describe("MCP through the facade", () => {
     await client.run("hi").thread
     const run = server().requests.filter((r) => r.path.endsWith("/runs")).at(-1)!
     expect((run.body as { tools?: Array<unknown> }).tools ?? []).toEqual([])
+  })
+
+  it("watches a resource: its contents, then its new contents at each change, until unwatched; a failure goes to onError", async () => {
+    const log: Array<string> = []
+    const mcp = await startMcpServer({ setup: counter(log) })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "counting" })
+    const seen: Array<string> = []
+    const unwatch = client.watchMcpResource("counting", "file:///counter.txt", (contents) => {
+      seen.push(contents.contents.map((part) => ("text" in part ? part.text : "")).join(""))
+    })
+    await vi.waitFor(() => expect(seen).toEqual(["0"]))
+    await Effect.runPromise(connection.client!.callTool("bump"))
+    await vi.waitFor(() => expect(seen).toEqual(["0", "1"]))
+    unwatch()
+    await vi.waitFor(() => expect(log).toEqual(["subscribe file:///counter.txt", "unsubscribe file:///counter.txt"]))
+
+    const errors: Array<unknown> = []
+    client.watchMcpResource("nope", "file:///x", () => undefined, (error) => errors.push(error))
+    await vi.waitFor(() => expect(errors).toMatchObject([{ _tag: "McpError", reason: "NotConnected" }]))
   })
 
   it("lists and fetches prompts, lists and reads resources, and sends a message that names one with its contents", async () => {

@@ -720,6 +720,20 @@ export declare namespace Mcp {
      */
     readonly readMcpResource: (serverKey: string, uri: string) => Effect.Effect<McpResourceContents, McpError>
     /**
+     * A resource's contents, then its contents again each time its server
+     * says it changed (`resources/subscribe`, then
+     * `notifications/resources/updated`), for as long as the stream runs:
+     * the subscription on the server ends with it (one subscription a
+     * resource, however many watch it). A server that does not offer
+     * subscriptions, and the application's own resources, give the contents
+     * once. Fails with an `McpError` as `readMcpResource` does, and with
+     * `Disconnected` when the server goes away (watch again once it is
+     * reconnected).
+     *
+     * @since 0.2.0
+     */
+    readonly watchMcpResource: (serverKey: string, uri: string) => Stream.Stream<McpResourceContents, McpError>
+    /**
      * The message with every resource block that names an MCP resource
      * (`{ type: "resource", resource: { uri, serverKey } }`) replaced by the
      * resource's contents, one block per part, in the form the API accepts

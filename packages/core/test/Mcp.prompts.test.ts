@@ -3,12 +3,17 @@ import { describe, expect, it } from "@effect/vitest"
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Deferred from "effect/Deferred"
 import * as Equal from "effect/Equal"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import * as Layer from "effect/Layer"
 import * as Mcp from "../src/Mcp.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
 import { mcpServer } from "./mcp/server.js"
-import { all, calculator, echo, library, prompter } from "./mcp/tools.js"
+import { all, calculator, counter, echo, library, prompter } from "./mcp/tools.js"
 
 const server = useServer()
 
@@ -105,6 +110,86 @@ describe("MCP prompts and resources that change", () => {
       yield* until({ promptsVersion: 1, resourcesVersion: 1 })
       expect((yield* mcp.listMcpResources()).map((resource) => resource.uri)).toContain("file:///changelog.md")
     }).pipe(Effect.provide(stack()), Effect.scoped))
+})
+
+describe("MCP resources watched", () => {
+  const bump = (connection: Mcp.McpConnection) => connection.client!.callTool("bump")
+  const texts = (contents: Mcp.McpResourceContents) => contents.contents.map((part) => ("text" in part ? part.text : ""))
+
+  it.live("a watched resource gives its contents, then its contents again at each change; the subscription ends with the stream", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const log: Array<string> = []
+      const counting = yield* mcpServer({ setup: counter(log) })
+      const connection = yield* mcp.connectMcpServer({ url: counting.url, serverKey: "counting" })
+      const seen = yield* Queue.unbounded<ReadonlyArray<string>>()
+      const watching = yield* Effect.fork(
+        mcp.watchMcpResource("counting", "file:///counter.txt").pipe(Stream.runForEach((contents) => Queue.offer(seen, texts(contents))))
+      )
+      expect(yield* Queue.take(seen)).toEqual(["0"])
+      yield* bump(connection)
+      expect(yield* Queue.take(seen)).toEqual(["1"])
+      yield* bump(connection)
+      expect(yield* Queue.take(seen)).toEqual(["2"])
+      yield* Fiber.interrupt(watching)
+      yield* Effect.gen(function*() {
+        while (log.length < 2) yield* Effect.sleep("10 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      expect(log).toEqual(["subscribe file:///counter.txt", "unsubscribe file:///counter.txt"])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("two watchers of one resource share one subscription, which ends with the last of them", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const log: Array<string> = []
+      const counting = yield* mcpServer({ setup: counter(log) })
+      const connection = yield* mcp.connectMcpServer({ url: counting.url, serverKey: "counting" })
+      const watch = (into: Queue.Queue<ReadonlyArray<string>>) =>
+        Effect.fork(mcp.watchMcpResource("counting", "file:///counter.txt").pipe(
+          Stream.runForEach((contents) => Queue.offer(into, texts(contents)))
+        ))
+      const first = yield* Queue.unbounded<ReadonlyArray<string>>()
+      const second = yield* Queue.unbounded<ReadonlyArray<string>>()
+      const a = yield* watch(first)
+      const b = yield* watch(second)
+      expect(yield* Queue.take(first)).toEqual(["0"])
+      expect(yield* Queue.take(second)).toEqual(["0"])
+      yield* bump(connection)
+      expect(yield* Queue.take(first)).toEqual(["1"])
+      expect(yield* Queue.take(second)).toEqual(["1"])
+      yield* Fiber.interrupt(a)
+      yield* bump(connection)
+      expect(yield* Queue.take(second)).toEqual(["2"])
+      expect(log).toEqual(["subscribe file:///counter.txt"])
+      yield* Fiber.interrupt(b)
+      yield* Effect.gen(function*() {
+        while (log.length < 2) yield* Effect.sleep("10 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      expect(log).toEqual(["subscribe file:///counter.txt", "unsubscribe file:///counter.txt"])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a server without subscriptions gives the contents once; a server that goes away ends the watch with Disconnected", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const docs = yield* mcpServer({ setup: library })
+      yield* mcp.connectMcpServer({ url: docs.url, serverKey: "docs" })
+      const once = yield* Stream.runCollect(mcp.watchMcpResource("docs", "file:///readme.md"))
+      expect(Array.from(once, texts)).toEqual([["# Hello"]])
+
+      const counting = yield* mcpServer({ setup: counter() })
+      yield* mcp.connectMcpServer({ url: counting.url, serverKey: "counting" })
+      const started = yield* Deferred.make<void>()
+      const watching = yield* Effect.fork(
+        mcp.watchMcpResource("counting", "file:///counter.txt").pipe(Stream.runForEach(() => Deferred.succeed(started, undefined)))
+      )
+      yield* Deferred.await(started)
+      yield* Effect.promise(() => counting.kill())
+      const error = yield* Fiber.join(watching).pipe(Effect.flip, Effect.timeout("5 seconds"))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "Disconnected", serverKey: "counting" })
+      expect(yield* Effect.flip(Stream.runDrain(mcp.watchMcpResource("nope", "file:///x")))).toMatchObject({
+        reason: "NotConnected"
+      })
+    }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("1 hour") })), Effect.scoped))
 })
 
 describe("MCP resources", () => {

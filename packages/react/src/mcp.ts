@@ -102,7 +102,10 @@ export const useTamboMcpResourceList = (search?: string): QueryState<ReadonlyArr
 
 /**
  * The contents of a resource of a connected MCP server (or of the app),
- * read again when a server says its resources changed. Nothing is read while `serverKey` or `uri` is `undefined`.
+ * kept up to date: a server that offers subscriptions is subscribed to the
+ * resource while the hook is mounted, and its new contents show each time
+ * it says they changed. Read again when a server says its resources
+ * changed, or reconnects. Nothing is read while `serverKey` or `uri` is `undefined`.
  *
  * @since 0.1.0
  * @category Hooks
@@ -114,7 +117,9 @@ export const useTamboMcpResource = (
   const { handle } = useTamboContext("useTamboMcpResource")
   const connected = useConnectedKey("useTamboMcpResource", "resourcesVersion")
   const key = serverKey === undefined || uri === undefined ? undefined : JSON.stringify([serverKey, uri, connected])
-  return useQuery(key, () => handle.client().readMcpResource(serverKey!, uri!))
+  return useQuery(key, () => handle.client().readMcpResource(serverKey!, uri!), {
+    watch: (onData, onError) => handle.client().watchMcpResource(serverKey!, uri!, onData, onError)
+  })
 }
 
 /**

@@ -55,7 +55,9 @@ interface ChildMcpServer {
  * the named fixtures of core's MCP tests.
  */
 const start = async (
-  ...fixtures: ReadonlyArray<"calculator" | "greeter" | "impatientGreeter" | "library" | "prompter" | "publisher">
+  ...fixtures: ReadonlyArray<
+    "calculator" | "counter" | "greeter" | "impatientGreeter" | "library" | "prompter" | "publisher"
+  >
 ): Promise<ChildMcpServer> => {
   const child = spawn(process.execPath, ["--import", "tsx", "test/mcp/child.ts", ...fixtures], {
     cwd: coreDir,
@@ -133,6 +135,23 @@ describe("MCP hooks", () => {
       expect(result.current.resources.data?.map((r) => r.uri)).toEqual(["file:///readme.md", "file:///changelog.md"])
     )
     expect(result.current.servers[0]).toMatchObject({ promptsVersion: 1, resourcesVersion: 1 })
+  })
+
+  it("useTamboMcpResource shows a resource's new contents each time its server says it changed", async () => {
+    const mcp = await start("counter")
+    const wrapper = wrapperFor(connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "counting" }] }))
+    const { result } = renderHook(() => ({
+      servers: useTamboMcpServers(),
+      counter: useTamboMcpResource("counting", "file:///counter.txt")
+    }), { wrapper })
+    const count = () => result.current.counter.data?.contents.map((part) => ("text" in part ? part.text : "")).join("")
+    await waitFor(() => expect(count()).toBe("0"), { timeout: 10_000 })
+    const client = result.current.servers[0]!.client!
+    await Effect.runPromise(client.callTool("bump"))
+    await waitFor(() => expect(count()).toBe("1"))
+    await Effect.runPromise(client.callTool("bump"))
+    await waitFor(() => expect(count()).toBe("2"))
+    expect(result.current.counter).toMatchObject({ status: "success", isFetching: false })
   })
 
   it("a failed fetch is an error in the query state", async () => {

@@ -12,6 +12,7 @@ import * as Mcp from "@tambo-effect/core/Mcp"
 import * as Tambo from "@tambo-effect/core/Tambo"
 import * as TamboConfig from "@tambo-effect/core/TamboConfig"
 import * as ToolRegistry from "@tambo-effect/core/ToolRegistry"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -102,6 +103,30 @@ export class ClientRuntime {
    * the current value: that one is not a change). Returns the unsubscribe
    * function.
    */
+  /**
+   * Runs `stream` in the runtime, giving each element to `listener` and a
+   * failure to `onError` (not an interruption: the returned function's, or
+   * `destroy()`'s). The returned function stops it.
+   */
+  watch<A>(
+    stream: Stream.Stream<A, CoreError, Agent.Services>,
+    listener: (value: A) => void,
+    onError: ((error: TamboClientError) => void) | undefined
+  ): () => void {
+    if (this.destroying !== undefined) return () => undefined
+    const fiber = this.runtime.runFork(
+      stream.pipe(
+        Stream.runForEach((value) => Effect.sync(() => listener(value))),
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.void : Effect.sync(() => onError?.(fromCause(cause)))
+        )
+      )
+    )
+    return () => {
+      fiber.unsafeInterruptAsFork(FiberId.none)
+    }
+  }
+
   subscribe(changes: Stream.Stream<unknown>, listener: () => void): () => void {
     if (this.destroying !== undefined) return () => undefined
     const fiber = this.runtime.runFork(changes.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener))))

@@ -1,5 +1,6 @@
 /** Tools the test MCP servers offer. */
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as z from "zod"
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] })
@@ -132,6 +133,34 @@ export const publisher = (server: McpServer) => {
       contents: [{ uri: uri.href, mimeType: "text/markdown", text: "# Changes" }]
     }))
     return text("published")
+  })
+}
+
+/**
+ * The resource `file:///counter.txt` (the count), which subscribers hear of when it changes, and
+ * the tool `bump` that counts one more. `log` hears the subscriptions and unsubscriptions.
+ */
+export const counter = (log: Array<string> = []) => (server: McpServer) => {
+  let count = 0
+  const subscribed = new Set<string>()
+  server.registerResource("counter", "file:///counter.txt", { mimeType: "text/plain" }, async (uri) => ({
+    contents: [{ uri: uri.href, mimeType: "text/plain", text: String(count) }]
+  }))
+  server.server.registerCapabilities({ resources: { subscribe: true } })
+  server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    subscribed.add(request.params.uri)
+    log.push(`subscribe ${request.params.uri}`)
+    return {}
+  })
+  server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    subscribed.delete(request.params.uri)
+    log.push(`unsubscribe ${request.params.uri}`)
+    return {}
+  })
+  server.registerTool("bump", { description: "Counts one more", inputSchema: {} }, async () => {
+    count++
+    for (const uri of subscribed) await server.server.sendResourceUpdated({ uri })
+    return text(String(count))
   })
 }
 

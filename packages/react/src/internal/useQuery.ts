@@ -52,12 +52,20 @@ export const useQuery = <A>(
     readonly keepData?: boolean
     readonly refetchOnFocusAfterMs?: number | undefined
     readonly refetchIntervalMs?: number | undefined
+    /**
+     * Instead of one `read`: a source of values for the key (each one the
+     * data, as it arrives) and of a failure, stopped by the function it
+     * returns.
+     */
+    readonly watch?: ((onData: (data: A) => void, onError: (error: unknown) => void) => () => void) | undefined
   } = {}
 ): QueryState<A> => {
   const [slot, setSlot] = useState<Slot<A>>(EMPTY)
   const [nonce, setNonce] = useState(0)
   const readRef = useRef(read)
   readRef.current = read
+  const watchRef = useRef(options.watch)
+  watchRef.current = options.watch
   const keepData = options.keepData === true
 
   useEffect(() => {
@@ -77,40 +85,42 @@ export const useQuery = <A>(
         failureReason: same ? previous.failureReason : null
       }
     })
-    readRef.current().then(
-      (data) => {
-        if (current) {
-          setSlot((previous) => ({
-            key,
-            data,
-            error: undefined,
-            fetching: false,
-            dataUpdatedAt: Date.now(),
-            errorUpdatedAt: previous.errorUpdatedAt,
-            failureCount: 0,
-            failureReason: null
-          }))
-        }
-      },
-      (error: unknown) => {
-        if (current) {
-          setSlot((previous) => {
-            const failure = toError(error)
-            return {
-              ...previous,
-              key,
-              error: failure,
-              fetching: false,
-              errorUpdatedAt: Date.now(),
-              failureCount: previous.failureCount + 1,
-              failureReason: failure
-            }
-          })
-        }
+    const onData = (data: A) => {
+      if (current) {
+        setSlot((previous) => ({
+          key,
+          data,
+          error: undefined,
+          fetching: false,
+          dataUpdatedAt: Date.now(),
+          errorUpdatedAt: previous.errorUpdatedAt,
+          failureCount: 0,
+          failureReason: null
+        }))
       }
-    )
+    }
+    const onError = (error: unknown) => {
+      if (current) {
+        setSlot((previous) => {
+          const failure = toError(error)
+          return {
+            ...previous,
+            key,
+            error: failure,
+            fetching: false,
+            errorUpdatedAt: Date.now(),
+            failureCount: previous.failureCount + 1,
+            failureReason: failure
+          }
+        })
+      }
+    }
+    const watch = watchRef.current
+    const stop = watch === undefined ? undefined : watch(onData, onError)
+    if (watch === undefined) readRef.current().then(onData, onError)
     return () => {
       current = false
+      stop?.()
     }
   }, [key, nonce, keepData])
 

@@ -29,6 +29,7 @@ import {
   ErrorCode,
   type GetPromptResult,
   McpError as SdkMcpError,
+  ResourceUpdatedNotificationSchema,
   type Tool as SdkTool
 } from "@modelcontextprotocol/sdk/types.js"
 import type {
@@ -98,6 +99,8 @@ export interface ConnectOptions {
   readonly onPromptsChanged: () => void
   /** The server said its resource list changed. */
   readonly onResourcesChanged: () => void
+  /** The server said a resource this session subscribed to changed. */
+  readonly onResourceUpdated: (uri: string) => void
   /** The transport closed (also after `close()`), or its event stream dropped and could not resume. */
   readonly onClose: () => void
 }
@@ -125,6 +128,10 @@ export interface Session {
   readonly listResources: (signal: AbortSignal) => Promise<ReadonlyArray<McpResourceSpec>>
   readonly listResourceTemplates: (signal: AbortSignal) => Promise<ReadonlyArray<McpResourceTemplateSpec>>
   readonly readResource: (uri: string, signal: AbortSignal) => Promise<McpResourceContents>
+  /** Whether the server tells of changes of the resources one subscribes to. */
+  readonly subscribesResources: boolean
+  readonly subscribeResource: (uri: string, signal: AbortSignal) => Promise<void>
+  readonly unsubscribeResource: (uri: string, signal: AbortSignal) => Promise<void>
   /** Ends the session on the server when the transport can (Streamable HTTP), then closes. Never rejects. */
   readonly close: () => Promise<void>
   /**
@@ -402,6 +409,9 @@ const open = async (
       }
     }
   )
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+    options.onResourceUpdated(notification.params.uri)
+  })
   client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
     const params = request.params
     // The client only advertises form mode; the SDK rejects URL-mode requests before this.
@@ -558,6 +568,13 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
           (params) => client.listResourceTemplates(params, bounded(signal)),
           (response) => response.resourceTemplates.map(templateSpec)
         ),
+    subscribesResources: capabilities.resources?.subscribe === true,
+    subscribeResource: async (uri, signal) => {
+      await client.subscribeResource({ uri }, bounded(signal))
+    },
+    unsubscribeResource: async (uri, signal) => {
+      await client.unsubscribeResource({ uri }, bounded(signal))
+    },
     readResource: async (uri, signal) => {
       const response = await client.readResource({ uri }, bounded(signal))
       return {

@@ -12,12 +12,14 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
+import * as PubSub from "effect/PubSub"
+import * as RcMap from "effect/RcMap"
 import * as Scope from "effect/Scope"
 import type { McpConnection, McpToolSpec } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
 import type * as McpClient from "./client.js"
 import * as Deadline from "./deadline.js"
-import { connectFailure, connectionOf, type Entry, type Env, isCurrent, publish } from "./env.js"
+import { connectFailure, connectionOf, type Entry, type Env, isCurrent, publish, type ResourceWatch } from "./env.js"
 import * as Handlers from "./handlers.js"
 import { loadClient } from "./load.js"
 import type * as OAuth from "./oauth.js"
@@ -37,13 +39,16 @@ interface Attempt {
   closed: boolean
   installed: boolean
   toolsChanged: boolean
+  /** What the server says of the resources the session subscribed to. */
+  readonly updates: PubSub.PubSub<string>
 }
 
-/** A session, the scope that holds it, the tools it listed, and the attempt that opened it. */
+/** A session, the scope that holds it, the tools it listed, its watched resources, and the attempt that opened it. */
 interface Opened {
   readonly session: McpClient.Session
   readonly scope: Scope.CloseableScope
   readonly tools: ReadonlyArray<McpToolSpec>
+  readonly watch: ResourceWatch
   readonly attempt: Attempt
 }
 
@@ -77,6 +82,7 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
       entry.error = error
       entry.session = undefined
       entry.handle = undefined
+      entry.watch = undefined
       entry.tools = []
       yield* syncTools
       const sessionScope = entry.sessionScope
@@ -135,6 +141,7 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
       else attempt.toolsChanged = true
     },
     onPromptsChanged: () => void env.runFork(listChanged(entry, attempt, "promptsVersion")),
+    onResourceUpdated: (uri) => void attempt.updates.unsafeOffer(uri),
     onResourcesChanged: () => void env.runFork(listChanged(entry, attempt, "resourcesVersion")),
     onClose: () => {
       const session = attempt.session
@@ -169,7 +176,9 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
         Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect)))
       )
       const scope = yield* Scope.fork(entry.scope, ExecutionStrategy.sequential)
-      const attempt: Attempt = { session: undefined, closed: false, installed: false, toolsChanged: false }
+      const updates = yield* PubSub.unbounded<string>()
+      yield* Scope.addFinalizer(scope, PubSub.shutdown(updates))
+      const attempt: Attempt = { session: undefined, closed: false, installed: false, toolsChanged: false, updates }
       const options = connectOptions(entry, url, oauthOptions, sampling, attempt)
       return yield* Effect.gen(function*() {
         const session = yield* Effect.uninterruptibleMask((restore) =>
@@ -188,7 +197,18 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
         if (attempt.closed) return yield* Effect.fail(connectFailure(entry, "the connection closed while connecting"))
         attempt.session = session
         yield* Effect.annotateCurrentSpan("mcp.tools", tools.length)
-        return { session, scope, tools, attempt }
+        // One subscription on the server per resource, while someone watches it; ended with the session.
+        const subscriptions = yield* RcMap.make({
+          lookup: (uri: string) =>
+            Effect.acquireRelease(
+              requests.request(entry, session, `Subscribing to the resource "${uri}"`, (signal) =>
+                session.subscribeResource(uri, signal)),
+              () =>
+                requests.request(entry, session, `Unsubscribing from the resource "${uri}"`, (signal) =>
+                  session.unsubscribeResource(uri, signal)).pipe(Effect.ignore)
+            )
+        }).pipe(Scope.extend(scope))
+        return { session, scope, tools, watch: { updates, subscriptions }, attempt }
       }).pipe(
         // A defect must not leave the callers waiting for `ready` forever.
         Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect))),
@@ -207,13 +227,14 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
    * Makes an opened session the entry's and registers its tools, then lists them again if the
    * server said they changed meanwhile; `undefined` when the entry is gone.
    */
-  const install = (entry: Entry, { attempt, scope, session, tools }: Opened): Effect.Effect<McpConnection | undefined> =>
+  const install = (entry: Entry, { attempt, scope, session, tools, watch }: Opened): Effect.Effect<McpConnection | undefined> =>
     Effect.flatMap(
       env.locked(Effect.gen(function*() {
         if (!isCurrent(env, entry)) return undefined
         entry.session = session
         entry.sessionScope = scope
         entry.handle = requests.handleOf(entry, session)
+        entry.watch = watch
         entry.tools = tools
         entry.status = "connected"
         entry.error = undefined

@@ -76,6 +76,7 @@ export const make = (env: Env, { establish, syncTools }: Deps) => {
         session: undefined,
         handle: undefined,
         tools: [],
+        watch: undefined,
         promptsVersion: 0,
         resourcesVersion: 0
       }

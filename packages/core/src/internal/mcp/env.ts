@@ -11,6 +11,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
+import type * as PubSub from "effect/PubSub"
+import type * as RcMap from "effect/RcMap"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
@@ -67,10 +69,25 @@ export interface Entry {
   session: McpClient.Session | undefined
   handle: McpClientHandle | undefined
   tools: ReadonlyArray<McpToolSpec>
+  /** The resources of the current session watched, and the changes its server tells of. */
+  watch: ResourceWatch | undefined
   /** How many times its servers said their prompts changed (`McpConnection.promptsVersion`). */
   promptsVersion: number
   /** How many times its servers said their resources changed (`McpConnection.resourcesVersion`). */
   resourcesVersion: number
+}
+
+/**
+ * A session's watched resources: the URIs its server says changed (shut down with the session),
+ * and one subscription on the server per URI, for as long as someone watches it.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ResourceWatch {
+  readonly updates: PubSub.PubSub<string>
+  readonly subscriptions: RcMap.RcMap<string, void, McpError>
 }
 
 /**

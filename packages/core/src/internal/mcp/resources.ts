@@ -5,8 +5,12 @@
  *
  * @internal
  */
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
+import * as PubSub from "effect/PubSub"
+import * as RcMap from "effect/RcMap"
+import * as Stream from "effect/Stream"
 import type {
   MakeOptions,
   McpPrompt,
@@ -19,13 +23,14 @@ import { McpError } from "../../TamboError.js"
 import type * as Types from "../../Types.js"
 import { callApp } from "../callbacks.js"
 import type * as McpClient from "./client.js"
+import type { ResourceWatch } from "./env.js"
 import { describeError } from "../toolSupport.js"
 
 /** The server key of the application's own resources. @internal */
 export const REGISTRY_SERVER_KEY = "registry" as const
 
 /** @internal */
-export interface Deps<Entry extends { readonly serverKey: string }> {
+export interface Deps<Entry extends { readonly serverKey: string; readonly watch: ResourceWatch | undefined }> {
   /** The connected servers, with their sessions. */
   readonly connected: () => ReadonlyArray<{ readonly entry: Entry; readonly session: McpClient.Session }>
   /** A request on a server's session, failing with an `McpError` (and dropping a server found unreachable). */
@@ -41,7 +46,9 @@ export interface Deps<Entry extends { readonly serverKey: string }> {
 type MessageContent = Types.TextContent | Types.ResourceContent | Types.ToolResultContent
 
 /** @internal */
-export const make = <Entry extends { readonly serverKey: string }>(deps: Deps<Entry>) => {
+export const make = <Entry extends { readonly serverKey: string; readonly watch: ResourceWatch | undefined }>(
+  deps: Deps<Entry>
+) => {
   const notConnected = (serverKey: string) =>
     new McpError({
       reason: "NotConnected",
@@ -151,6 +158,37 @@ export const make = <Entry extends { readonly serverKey: string }>(deps: Deps<En
         deps.request(entry, session, `Reading the resource "${uri}"`, (signal) => session.readResource(uri, signal)))
     ).pipe(Effect.withSpan("Mcp.readResource", { attributes: { "mcp.server": serverKey, "mcp.resource": uri } }))
 
+  /**
+   * The resource's contents, then again each time its server says it changed, subscribed on the
+   * server while the stream runs; once only from a server that tells of no changes (or the app).
+   * Fails with `Disconnected` when the session that was watched ends.
+   */
+  const watchMcpResource = (serverKey: string, uri: string): Stream.Stream<McpResourceContents, McpError> =>
+    serverKey === REGISTRY_SERVER_KEY
+      ? Stream.fromEffect(readRegistryResource(uri))
+      : Stream.unwrapScoped(Effect.gen(function*() {
+        const { entry, session } = yield* sessionOf(serverKey)
+        const read = readMcpResource(serverKey, uri)
+        const watch = entry.watch
+        if (watch === undefined || !session.subscribesResources) return Stream.fromEffect(read)
+        // Listening before subscribing: a change told right after the subscription is not missed.
+        const updates = yield* PubSub.subscribe(watch.updates)
+        yield* RcMap.get(watch.subscriptions, uri)
+        return Stream.fromQueue(updates).pipe(
+          Stream.filter((updated) => updated === uri),
+          Stream.prepend(Chunk.of(uri)),
+          Stream.mapEffect(() => read),
+          // The queue ends with the session.
+          Stream.concat(Stream.fail(
+            new McpError({
+              reason: "Disconnected",
+              message: `The MCP server "${serverKey}" whose resource "${uri}" was watched is no longer connected`,
+              serverKey
+            })
+          ))
+        )
+      })).pipe(Stream.withSpan("Mcp.watchResource", { attributes: { "mcp.server": serverKey, "mcp.resource": uri } }))
+
   const namesMcpResource = (content: MessageContent): content is Types.ResourceContent =>
     content.type === "resource" && content.resource.serverKey !== undefined
 
@@ -196,6 +234,7 @@ export const make = <Entry extends { readonly serverKey: string }>(deps: Deps<En
     listMcpResources,
     listMcpResourceTemplates,
     readMcpResource,
+    watchMcpResource,
     resolveResources
   }
 }
