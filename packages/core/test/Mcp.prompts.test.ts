@@ -114,6 +114,12 @@ describe("MCP prompts and resources that change", () => {
 
 describe("MCP resources watched", () => {
   const bump = (connection: Mcp.McpConnection) => connection.client!.callTool("bump")
+  /** Until the server heard the subscription end, after its start. */
+  const untilUnsubscribed = (log: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      while (log.length < 2) yield* Effect.sleep("10 millis")
+      expect(log).toEqual(["subscribe file:///counter.txt", "unsubscribe file:///counter.txt"])
+    }).pipe(Effect.timeout("5 seconds"))
   const texts = (contents: Mcp.McpResourceContents) => contents.contents.map((part) => ("text" in part ? part.text : ""))
 
   it.live("a watched resource gives its contents, then its contents again at each change; the subscription ends with the stream", () =>
@@ -132,10 +138,7 @@ describe("MCP resources watched", () => {
       yield* bump(connection)
       expect(yield* Queue.take(seen)).toEqual(["2"])
       yield* Fiber.interrupt(watching)
-      yield* Effect.gen(function*() {
-        while (log.length < 2) yield* Effect.sleep("10 millis")
-      }).pipe(Effect.timeout("5 seconds"))
-      expect(log).toEqual(["subscribe file:///counter.txt", "unsubscribe file:///counter.txt"])
+      yield* untilUnsubscribed(log)
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("two watchers of one resource share one subscription, which ends with the last of them", () =>
@@ -162,10 +165,7 @@ describe("MCP resources watched", () => {
       expect(yield* Queue.take(second)).toEqual(["2"])
       expect(log).toEqual(["subscribe file:///counter.txt"])
       yield* Fiber.interrupt(b)
-      yield* Effect.gen(function*() {
-        while (log.length < 2) yield* Effect.sleep("10 millis")
-      }).pipe(Effect.timeout("5 seconds"))
-      expect(log).toEqual(["subscribe file:///counter.txt", "unsubscribe file:///counter.txt"])
+      yield* untilUnsubscribed(log)
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("a server without subscriptions gives the contents once; a server that goes away ends the watch with Disconnected", () =>

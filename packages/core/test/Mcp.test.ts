@@ -58,6 +58,29 @@ const untilListed = async (server: TestMcpServer, atMost = 300): Promise<void> =
   }
 }
 
+/**
+ * A server with `echo` whose session adds the tool `late` (and says so, to no event stream yet)
+ * when its event stream's `GET` arrives: once a tool listing was answered, or `atMost` ms passed.
+ * Then it answers the `GET`.
+ */
+const changingBeforeEventStream = (atMost: number): Effect.Effect<TestMcpServer, never, Scope.Scope> => {
+  const sessions: Array<McpServer> = []
+  const self: { server?: TestMcpServer } = {}
+  return mcpServer({
+    setup: (session) => {
+      sessions.push(session)
+      echo("changing")(session)
+    },
+    beforeSessionRequest: async (request) => {
+      if (request.method !== "GET") return
+      await untilListed(self.server!, atMost)
+      sessions.at(-1)?.registerTool("late", { description: "Added before the event stream opened" }, () => ({
+        content: [{ type: "text", text: "late" }]
+      }))
+    }
+  }).pipe(Effect.tap((server) => Effect.sync(() => void (self.server = server))))
+}
+
 const callText = (connection: Mcp.McpConnection, name: string, args?: Record<string, unknown>) =>
   Effect.gen(function*() {
     const client = connection.client
@@ -455,22 +478,8 @@ describe("Mcp", () => {
   it.live("lists the tools once the server's event stream is open: a change said before it opened is not missed", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const sessions: Array<McpServer> = []
-      const changing: TestMcpServer = yield* mcpServer({
-        setup: (server) => {
-          sessions.push(server)
-          echo("changing")(server)
-        },
-        // The server's tools change (and it says so, to no event stream yet) after a tool listing
-        // that came before the event stream, if one does.
-        beforeSessionRequest: async (request) => {
-          if (request.method !== "GET") return
-          await untilListed(changing)
-          sessions.at(-1)?.registerTool("late", { description: "Added before the event stream opened" }, () => ({
-            content: [{ type: "text", text: "late" }]
-          }))
-        }
-      })
+      // Its tools change after a tool listing that came before the event stream, if one does.
+      const changing = yield* changingBeforeEventStream(300)
       const connection = yield* mcp.connectMcpServer({ url: changing.url })
       expect(connection.tools.map((tool) => tool.name)).toEqual(["echo", "late"])
       expect(yield* registeredNames).toEqual(["echo", "late"])
@@ -479,22 +488,9 @@ describe("Mcp", () => {
   it.live("a server slow to open its event stream connects anyway; its tools are listed again once the stream opens", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const sessions: Array<McpServer> = []
-      const slow: TestMcpServer = yield* mcpServer({
-        setup: (server) => {
-          sessions.push(server)
-          echo("slow")(server)
-        },
-        // The event stream is answered only after the tools were listed (the client stops waiting
-        // for it), and the tools change in between: said to no event stream.
-        beforeSessionRequest: async (request) => {
-          if (request.method !== "GET") return
-          await untilListed(slow, 10_000)
-          sessions.at(-1)?.registerTool("late", { description: "Added before the event stream opened" }, () => ({
-            content: [{ type: "text", text: "late" }]
-          }))
-        }
-      })
+      // The event stream is answered only after the tools were listed (the client stops waiting
+      // for it), and the tools change in between.
+      const slow = yield* changingBeforeEventStream(10_000)
       const connection = yield* mcp.connectMcpServer({ url: slow.url })
       expect(connection.tools.map((tool) => tool.name)).toEqual(["echo"])
       yield* Effect.gen(function*() {
