@@ -43,7 +43,10 @@ interface Attempt {
   readonly updates: PubSub.PubSub<string>
 }
 
-/** A session, the scope that holds it, the tools it listed, its watched resources, and the attempt that opened it. */
+/**
+ * A session, the scope that holds it, the tools it listed, its watched resources, and the attempt
+ * that opened it.
+ */
 interface Opened {
   readonly session: McpClient.Session
   readonly scope: Scope.CloseableScope
