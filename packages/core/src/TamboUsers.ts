@@ -21,9 +21,9 @@
  */
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
-import type * as Redacted from "effect/Redacted"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/tamboUsers.js"
