@@ -65,8 +65,8 @@ export const useTamboMcpPromptList = (): QueryState<ReadonlyArray<McpPrompt>> =>
 
 /**
  * A prompt of a connected MCP server, fetched with its arguments (again when
- * they change, or a server says its prompts changed). Nothing is fetched while `serverKey` or `name` is
- * `undefined`.
+ * they change, or a server says its prompts changed). Nothing is fetched
+ * while `serverKey` or `name` is `undefined`.
  *
  * @since 0.1.0
  * @category Hooks
@@ -105,7 +105,8 @@ export const useTamboMcpResourceList = (search?: string): QueryState<ReadonlyArr
  * kept up to date: a server that offers subscriptions is subscribed to the
  * resource while the hook is mounted, and its new contents show each time
  * it says they changed. Read again when a server says its resources
- * changed, or reconnects. Nothing is read while `serverKey` or `uri` is `undefined`.
+ * changed, or reconnects. Nothing is read while `serverKey` or `uri` is
+ * `undefined`.
  *
  * @since 0.1.0
  * @category Hooks
