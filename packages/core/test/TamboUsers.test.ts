@@ -4,6 +4,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -68,6 +69,25 @@ describe("TamboUsers", () => {
       yield* Stream.runDrain(users.run("alice", "two"))
       expect(yield* Effect.scoped(users.get("alice"))).toBe(first)
       expect(yield* messagesOf(users, "alice")).toEqual(["user", "assistant", "user", "assistant"])
+    }))
+
+  it.scoped("a run that fails or drops mid-stream leaves its user's service usable: the next run goes on the same thread", () =>
+    Effect.gen(function*() {
+      const users = yield* TamboUsers.make(options())
+      server().setScript([Script.text("first")])
+      yield* Stream.runDrain(users.run("alice", "one"))
+      const service = yield* Effect.scoped(users.get("alice"))
+      server().setScript([Script.httpError(500)])
+      expect(yield* Effect.flip(Stream.runDrain(users.run("alice", "two")))).toMatchObject({ _tag: "ApiError", status: 500 })
+      server().setScript([Script.text("half", { close: false }), Script.drop()])
+      expect((yield* Effect.flip(Stream.runDrain(users.run("alice", "three"))))._tag).toBe("TransportError")
+      server().setScript([Script.text("fourth")])
+      yield* Stream.runDrain(users.run("alice", "four"))
+      expect(yield* Effect.scoped(users.get("alice"))).toBe(service)
+      // The store holds what the server stored: the refused run left nothing, the dropped one its message.
+      const thread = yield* Effect.scoped(Effect.flatMap(users.get("alice"), (tambo) => tambo.getThread()))
+      const remote = yield* Effect.scoped(Effect.flatMap(users.get("alice"), (tambo) => tambo.fetchThread(thread.pipe(Option.getOrThrow).id)))
+      expect(Option.getOrThrow(thread).messages.map((m) => m.id)).toEqual(remote.messages.map((m) => m.id))
     }))
 
   it.scoped("a service unused for idleTimeToLive is released; the user's next call gets a new one", () =>
