@@ -168,6 +168,27 @@ describe("MCP resources watched", () => {
       yield* untilUnsubscribed(log)
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
+  it.live("a refused subscription fails the watch with CallFailed; watching again subscribes anew", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const log: Array<string> = []
+      const counting = yield* mcpServer({ setup: counter(log, 1) })
+      const connection = yield* mcp.connectMcpServer({ url: counting.url, serverKey: "counting" })
+      const watch = mcp.watchMcpResource("counting", "file:///counter.txt")
+      const error = yield* Effect.flip(Stream.runDrain(watch))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "CallFailed", serverKey: "counting" })
+      expect(error.message).toContain("not now")
+      // The connection is unharmed, and the next watch works.
+      expect((yield* mcp.getMcpClients)[connection.key]?.status).toBe("connected")
+      const seen = yield* Queue.unbounded<ReadonlyArray<string>>()
+      const watching = yield* Effect.fork(Stream.runForEach(watch, (contents) => Queue.offer(seen, texts(contents))))
+      expect(yield* Queue.take(seen)).toEqual(["0"])
+      yield* bump(connection)
+      expect(yield* Queue.take(seen)).toEqual(["1"])
+      yield* Fiber.interrupt(watching)
+      yield* untilUnsubscribed(log)
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
   it.live("a server without subscriptions gives the contents once; a server that goes away ends the watch with Disconnected", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp

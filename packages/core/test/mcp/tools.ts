@@ -138,16 +138,19 @@ export const publisher = (server: McpServer) => {
 
 /**
  * The resource `file:///counter.txt` (the count), which subscribers hear of when it changes, and
- * the tool `bump` that counts one more. `log` hears the subscriptions and unsubscriptions.
+ * the tool `bump` that counts one more. `log` hears the subscriptions and unsubscriptions; the
+ * first `refused` subscriptions are refused.
  */
-export const counter = (log: Array<string> = []) => (server: McpServer) => {
+export const counter = (log: Array<string> = [], refused = 0) => (server: McpServer) => {
   let count = 0
+  let refuse = refused
   const subscribed = new Set<string>()
   server.registerResource("counter", "file:///counter.txt", { mimeType: "text/plain" }, async (uri) => ({
     contents: [{ uri: uri.href, mimeType: "text/plain", text: String(count) }]
   }))
   server.server.registerCapabilities({ resources: { subscribe: true } })
   server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    if (refuse-- > 0) throw new Error("not now")
     subscribed.add(request.params.uri)
     log.push(`subscribe ${request.params.uri}`)
     return {}
