@@ -3,7 +3,6 @@ import { describe, expect, it } from "@effect/vitest"
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Deferred from "effect/Deferred"
 import * as Equal from "effect/Equal"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
@@ -121,71 +120,69 @@ describe("MCP resources watched", () => {
       expect(log).toEqual(["subscribe file:///counter.txt", "unsubscribe file:///counter.txt"])
     }).pipe(Effect.timeout("5 seconds"))
   const texts = (contents: Mcp.McpResourceContents) => contents.contents.map((part) => ("text" in part ? part.text : ""))
-
-  it.live("a watched resource gives its contents, then its contents again at each change; the subscription ends with the stream", () =>
+  /** A counting server (refusing its first `refused` subscriptions), connected as `counting`; `log` hears it. */
+  const counting = (refused = 0) =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
       const log: Array<string> = []
-      const counting = yield* mcpServer({ setup: counter(log) })
-      const connection = yield* mcp.connectMcpServer({ url: counting.url, serverKey: "counting" })
+      const server = yield* mcpServer({ setup: counter(log, refused) })
+      const connection = yield* mcp.connectMcpServer({ url: server.url, serverKey: "counting" })
+      return { mcp, log, server, connection }
+    })
+  /** Watches the counter in a fiber of its own: each contents seen goes to the queue, as its texts. */
+  const watchCounter = (mcp: Mcp.Mcp.Service) =>
+    Effect.gen(function*() {
       const seen = yield* Queue.unbounded<ReadonlyArray<string>>()
-      const watching = yield* Effect.fork(
-        mcp.watchMcpResource("counting", "file:///counter.txt").pipe(Stream.runForEach((contents) => Queue.offer(seen, texts(contents))))
+      const fiber = yield* Effect.fork(
+        Stream.runForEach(mcp.watchMcpResource("counting", "file:///counter.txt"), (contents) => Queue.offer(seen, texts(contents)))
       )
-      expect(yield* Queue.take(seen)).toEqual(["0"])
+      return { next: Queue.take(seen), fiber }
+    })
+
+  it.live("a watched resource gives its contents, then its contents again at each change; the subscription ends with the stream", () =>
+    Effect.gen(function*() {
+      const { connection, log, mcp } = yield* counting()
+      const watching = yield* watchCounter(mcp)
+      expect(yield* watching.next).toEqual(["0"])
       yield* bump(connection)
-      expect(yield* Queue.take(seen)).toEqual(["1"])
+      expect(yield* watching.next).toEqual(["1"])
       yield* bump(connection)
-      expect(yield* Queue.take(seen)).toEqual(["2"])
-      yield* Fiber.interrupt(watching)
+      expect(yield* watching.next).toEqual(["2"])
+      yield* Fiber.interrupt(watching.fiber)
       yield* untilUnsubscribed(log)
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("two watchers of one resource share one subscription, which ends with the last of them", () =>
     Effect.gen(function*() {
-      const mcp = yield* Mcp.Mcp
-      const log: Array<string> = []
-      const counting = yield* mcpServer({ setup: counter(log) })
-      const connection = yield* mcp.connectMcpServer({ url: counting.url, serverKey: "counting" })
-      const watch = (into: Queue.Queue<ReadonlyArray<string>>) =>
-        Effect.fork(mcp.watchMcpResource("counting", "file:///counter.txt").pipe(
-          Stream.runForEach((contents) => Queue.offer(into, texts(contents)))
-        ))
-      const first = yield* Queue.unbounded<ReadonlyArray<string>>()
-      const second = yield* Queue.unbounded<ReadonlyArray<string>>()
-      const a = yield* watch(first)
-      const b = yield* watch(second)
-      expect(yield* Queue.take(first)).toEqual(["0"])
-      expect(yield* Queue.take(second)).toEqual(["0"])
+      const { connection, log, mcp } = yield* counting()
+      const first = yield* watchCounter(mcp)
+      const second = yield* watchCounter(mcp)
+      expect(yield* first.next).toEqual(["0"])
+      expect(yield* second.next).toEqual(["0"])
       yield* bump(connection)
-      expect(yield* Queue.take(first)).toEqual(["1"])
-      expect(yield* Queue.take(second)).toEqual(["1"])
-      yield* Fiber.interrupt(a)
+      expect(yield* first.next).toEqual(["1"])
+      expect(yield* second.next).toEqual(["1"])
+      yield* Fiber.interrupt(first.fiber)
       yield* bump(connection)
-      expect(yield* Queue.take(second)).toEqual(["2"])
+      expect(yield* second.next).toEqual(["2"])
       expect(log).toEqual(["subscribe file:///counter.txt"])
-      yield* Fiber.interrupt(b)
+      yield* Fiber.interrupt(second.fiber)
       yield* untilUnsubscribed(log)
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("a refused subscription fails the watch with CallFailed; watching again subscribes anew", () =>
     Effect.gen(function*() {
-      const mcp = yield* Mcp.Mcp
-      const log: Array<string> = []
-      const counting = yield* mcpServer({ setup: counter(log, 1) })
-      const connection = yield* mcp.connectMcpServer({ url: counting.url, serverKey: "counting" })
-      const watch = mcp.watchMcpResource("counting", "file:///counter.txt")
-      const error = yield* Effect.flip(Stream.runDrain(watch))
+      const { connection, log, mcp } = yield* counting(1)
+      const error = yield* Effect.flip(Stream.runDrain(mcp.watchMcpResource("counting", "file:///counter.txt")))
       expect(error).toMatchObject({ _tag: "McpError", reason: "CallFailed", serverKey: "counting" })
       expect(error.message).toContain("not now")
       // The connection is unharmed, and the next watch works.
       expect((yield* mcp.getMcpClients)[connection.key]?.status).toBe("connected")
-      const seen = yield* Queue.unbounded<ReadonlyArray<string>>()
-      const watching = yield* Effect.fork(Stream.runForEach(watch, (contents) => Queue.offer(seen, texts(contents))))
-      expect(yield* Queue.take(seen)).toEqual(["0"])
+      const watching = yield* watchCounter(mcp)
+      expect(yield* watching.next).toEqual(["0"])
       yield* bump(connection)
-      expect(yield* Queue.take(seen)).toEqual(["1"])
-      yield* Fiber.interrupt(watching)
+      expect(yield* watching.next).toEqual(["1"])
+      yield* Fiber.interrupt(watching.fiber)
       yield* untilUnsubscribed(log)
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
@@ -197,15 +194,11 @@ describe("MCP resources watched", () => {
       const once = yield* Stream.runCollect(mcp.watchMcpResource("docs", "file:///readme.md"))
       expect(Array.from(once, texts)).toEqual([["# Hello"]])
 
-      const counting = yield* mcpServer({ setup: counter() })
-      yield* mcp.connectMcpServer({ url: counting.url, serverKey: "counting" })
-      const started = yield* Deferred.make<void>()
-      const watching = yield* Effect.fork(
-        mcp.watchMcpResource("counting", "file:///counter.txt").pipe(Stream.runForEach(() => Deferred.succeed(started, undefined)))
-      )
-      yield* Deferred.await(started)
-      yield* Effect.promise(() => counting.kill())
-      const error = yield* Fiber.join(watching).pipe(Effect.flip, Effect.timeout("5 seconds"))
+      const { server: dying } = yield* counting()
+      const watching = yield* watchCounter(mcp)
+      expect(yield* watching.next).toEqual(["0"])
+      yield* Effect.promise(() => dying.kill())
+      const error = yield* Fiber.join(watching.fiber).pipe(Effect.flip, Effect.timeout("5 seconds"))
       expect(error).toMatchObject({ _tag: "McpError", reason: "Disconnected", serverKey: "counting" })
       expect(yield* Effect.flip(Stream.runDrain(mcp.watchMcpResource("nope", "file:///x")))).toMatchObject({
         reason: "NotConnected"
