@@ -27,7 +27,7 @@ import * as Redacted from "effect/Redacted"
 import type { TamboClientError } from "./errors.js"
 import * as CallSite from "./internal/callSite.js"
 import * as Client from "./internal/client.js"
-import { authStateFromCore, pageFromCore, suggestionFromCore, toCoreMcpServer } from "./internal/convert.js"
+import { authStateFromCore, pageFromCore, suggestionFromCore } from "./internal/convert.js"
 import * as Registration from "./internal/registration.js"
 import type { ClientRuntime } from "./internal/runtime.js"
 import type { ClientState, InMemoryStore, TamboStore } from "./Store.js"
@@ -104,18 +104,16 @@ export type BeforeRun = (
 ) => void | Record<string, unknown> | PromiseLike<void | Record<string, unknown>>
 
 /**
- * An MCP server to connect to.
+ * An MCP server to connect to: its `url`, `transport`, `customHeaders`,
+ * `serverKey`, `oauth`, and `handlers` of its own for its elicitations and
+ * sampling requests (instead of the client's, see
+ * `setMcpElicitationHandler`); a later connect of the same server that
+ * gives `handlers` replaces them.
  *
  * @since 0.1.0
  * @category Models
  */
-export interface McpServerInfo extends Omit<Mcp.McpServerInfo, "handlers"> {
-  /**
-   * Accepted for `@tambo-ai/client` compatibility and ignored: per-server
-   * handlers are set through core's `Mcp` service.
-   */
-  readonly handlers?: unknown
-}
+export type McpServerInfo = Mcp.McpServerInfo
 
 /**
  * Where an AG-UI agent is: each run is a `POST` of the whole conversation
@@ -1141,7 +1139,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   connectMcpServer(server: McpServerInfo): Promise<Mcp.McpConnection> {
-    return this.#runtime.promise(this.#runtime.mcp.connectMcpServer(toCoreMcpServer(server)))
+    return this.#runtime.promise(this.#runtime.mcp.connectMcpServer(server))
   }
 
   /**
@@ -1151,7 +1149,7 @@ export class TamboClient {
    */
   disconnectMcpServer(keyOrServer: string | McpServerInfo): Promise<void> {
     return this.#runtime.promise(
-      this.#runtime.mcp.disconnectMcpServer(typeof keyOrServer === "string" ? keyOrServer : toCoreMcpServer(keyOrServer))
+      this.#runtime.mcp.disconnectMcpServer(keyOrServer)
     )
   }
 
@@ -1193,6 +1191,60 @@ export class TamboClient {
    */
   getMcpElicitationHandler(): Mcp.ElicitationHandler | undefined {
     return this.#parts.mcpElicitationHandler
+  }
+
+  /**
+   * Sets (or with `undefined` removes) the handler of MCP servers' sampling
+   * requests (a completion asked of the app's model), for the servers
+   * without one of their own. Servers are told the client samples when
+   * they connect, so a server connected while no handler was set is never
+   * asked; without one, a request fails.
+   *
+   * @since 0.2.0
+   */
+  setMcpSamplingHandler(handler: Mcp.SamplingHandler | undefined): void {
+    this.#runtime.sync(this.#runtime.mcp.setSamplingHandler(handler))
+    this.#parts.mcpSamplingHandler = handler
+  }
+
+  /**
+   * The handler of MCP servers' sampling requests set last with
+   * `setMcpSamplingHandler`, if any.
+   *
+   * @since 0.2.0
+   */
+  getMcpSamplingHandler(): Mcp.SamplingHandler | undefined {
+    return this.#parts.mcpSamplingHandler
+  }
+
+  /**
+   * Connects Tambo's own MCP server (`<tamboUrl>/mcp`, server key
+   * `"tambo"`: the prompts and resources of the project's MCP servers)
+   * until the returned function is called: with an MCP access token for the
+   * current thread, or for `contextKey` while no thread is current, renewed
+   * when the thread changes or the token nears its expiry. What the
+   * `tamboMcpServer` option does for the client's life; with that option
+   * set, this does nothing. Calls made while one is running share it (and
+   * its `contextKey`); the server is disconnected when the last one stops.
+   * Throws a `NotSupportedError` for an AG-UI agent.
+   *
+   * @since 0.2.0
+   */
+  followTamboMcpServer(options: { readonly contextKey?: string | undefined } = {}): () => void {
+    this.#runtime.sync(Effect.void, "followTamboMcpServer")
+    const parts = this.#parts
+    if (parts.followsTamboMcp) return () => undefined
+    const shared = parts.tamboMcp ?? { count: 0, stop: this.#runtime.followTamboMcp(options) }
+    parts.tamboMcp = shared
+    shared.count++
+    let stopped = false
+    return () => {
+      if (stopped) return
+      stopped = true
+      if (--shared.count > 0 || parts.tamboMcp !== shared) return
+      parts.tamboMcp = undefined
+      shared.stop()
+    }
   }
 
   /**

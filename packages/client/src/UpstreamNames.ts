@@ -7,12 +7,20 @@
  * @since 0.2.0
  */
 import type {
+  ElicitationHandler,
+  ElicitationRequestedSchema as CoreElicitationRequestedSchema,
+  ElicitationResult,
   McpConnection,
   McpConnectionStatus as CoreMcpConnectionStatus,
+  McpHandlers,
   McpResourceContents,
   McpResourceSpec,
   McpServerInfo,
+  McpToolResult,
+  McpToolSpec,
   McpTransport,
+  PrimitiveSchemaDefinition as CorePrimitiveSchemaDefinition,
+  SamplingHandler,
   ResourceSource as CoreResourceSource
 } from "@tambo-effect/core/Mcp"
 import type { ApiError } from "@tambo-effect/core/TamboError"
@@ -76,6 +84,98 @@ export type McpConnectionInfo = McpConnection
  * @category Models
  */
 export type McpConnectionStatus = CoreMcpConnectionStatus
+
+/**
+ * Answers an MCP server's elicitation: `(request, context)`, where
+ * `request.params` holds the `message` and the form (`requestedSchema`) and
+ * `context.signal` aborts when the server gives up on it.
+ *
+ * @since 0.2.0
+ * @category MCP
+ */
+export type MCPElicitationHandler = ElicitationHandler
+
+/**
+ * Answers an MCP server's sampling request (`sampling/createMessage`).
+ *
+ * @since 0.2.0
+ * @category MCP
+ */
+export type MCPSamplingHandler = SamplingHandler
+
+/**
+ * A server's own handlers, as `McpServerInfo.handlers` takes them (each optional there).
+ *
+ * @since 0.2.0
+ * @category MCP
+ */
+export type MCPHandlers = McpHandlers
+
+/**
+ * The form an elicitation asks to fill: an object of primitive fields.
+ *
+ * @since 0.2.0
+ * @category MCP
+ */
+export type ElicitationRequestedSchema = CoreElicitationRequestedSchema
+
+/**
+ * A field of an elicitation's form.
+ *
+ * @since 0.2.0
+ * @category MCP
+ */
+export type PrimitiveSchemaDefinition = CorePrimitiveSchemaDefinition
+
+/**
+ * An elicitation shown to the user: its message, its form, and a signal
+ * that aborts when the server gives up on it.
+ *
+ * @since 0.2.0
+ * @category MCP
+ */
+export interface TamboElicitationRequest {
+  readonly message: string
+  readonly requestedSchema: CoreElicitationRequestedSchema
+  readonly signal?: AbortSignal | undefined
+}
+
+/**
+ * The user's answer to an elicitation: `accept` with the form's `content`,
+ * `decline`, or `cancel`.
+ *
+ * @since 0.2.0
+ * @category MCP
+ */
+export type TamboElicitationResponse = ElicitationResult
+
+/**
+ * The elicitation waiting for the user, if any, and the function that
+ * answers it.
+ *
+ * @since 0.2.0
+ * @category MCP
+ */
+export interface ElicitationContextState {
+  readonly elicitation: TamboElicitationRequest | null
+  readonly resolveElicitation: ((response: TamboElicitationResponse) => void) | null
+}
+
+/**
+ * A tool of an MCP server, as it lists it.
+ *
+ * @since 0.2.0
+ * @category MCP
+ */
+export type MCPToolSpec = McpToolSpec
+
+/**
+ * What an MCP server's tool answers.
+ *
+ * @since 0.2.0
+ * @category MCP
+ */
+export type MCPToolCallResult = McpToolResult
 
 /**
  * What a tool does, for the model and the client (read-only, destructive,

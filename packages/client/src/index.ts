@@ -352,10 +352,35 @@ export {
 export {
   /**
    * @since 0.2.0
+   * @category Utils
+   */
+  getMcpServerUniqueKey,
+  /**
+   * @since 0.2.0
+   * @category Guards
+   */
+  hasRequestedSchema,
+  /**
+   * @since 0.2.0
    * @category Constants
    */
-  MCPTransport
-} from "./MCPTransport.js"
+  MCPTransport,
+  /**
+   * @since 0.2.0
+   * @category Constants
+   */
+  REGISTRY_SERVER_KEY,
+  /**
+   * @since 0.2.0
+   * @category Constants
+   */
+  ServerType,
+  /**
+   * @since 0.2.0
+   * @category Utils
+   */
+  toElicitationRequestedSchema
+} from "./UpstreamMcp.js"
 
 export type {
   /**

@@ -196,6 +196,7 @@ describe("TamboClient with an AG-UI agent", () => {
     }
     expect(() => client.setUserToken("token")).toThrow(NotSupportedError)
     expect(() => client.getSdkClient()).toThrow(NotSupportedError)
+    expect(() => client.followTamboMcpServer()).toThrow(NotSupportedError)
     // Only runs went to the agent.
     expect(agent().requests).toHaveLength(1)
     // A new thread's initial messages are offered: they go first in the conversation sent.

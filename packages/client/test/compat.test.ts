@@ -62,7 +62,8 @@ describe("compatibility with @tambo-ai/client's types", () => {
 
   it("upstream-typed options are accepted", () => {
     const tools: Array<Upstream.TamboTool> = []
-    const mcpServers: Array<Upstream.McpServerInfo> = [{ url: "https://example.com/mcp" }]
+    // Handlers typed with the MCP SDK's own request types are the exception: see the next test.
+    const mcpServers: Array<Omit<Upstream.McpServerInfo, "handlers">> = [{ url: "https://example.com/mcp" }]
     const options: TamboClientOptions = {
       apiKey: "key",
       environment: "staging",
@@ -75,6 +76,31 @@ describe("compatibility with @tambo-ai/client's types", () => {
       }
     }
     expect(options.tools).toBe(tools)
+  })
+
+  it("an MCP server's handlers written as upstream's README writes them compile", () => {
+    const options: TamboClientOptions = {
+      apiKey: "key",
+      userKey: "user",
+      mcpServers: [{
+        url: "https://example.com/mcp",
+        transport: MCPTransport.HTTP,
+        handlers: {
+          elicitation: async (request, extra) => {
+            extra.signal.addEventListener("abort", () => undefined)
+            void request.params.message
+            void Object.keys(request.params.requestedSchema.properties)
+            return { action: "accept", content: { name: "Ada" } }
+          },
+          sampling: async (request) => ({
+            model: "local",
+            role: "assistant",
+            content: { type: "text", text: `${request.params.messages.length} messages` }
+          })
+        }
+      }]
+    }
+    expect(options.mcpServers).toHaveLength(1)
   })
 
   it("threads, stream elements and promises have upstream's shapes", () => {

@@ -2,7 +2,7 @@ import { Script } from "@tambo-effect/testing"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
 import { approve, oauthMcpServer } from "../../core/test/mcp/oauthServer.js"
-import { all, calculator, counter, library, prompter } from "../../core/test/mcp/tools.js"
+import { all, calculator, counter, greeter, library, prompter, summarizer } from "../../core/test/mcp/tools.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -49,6 +49,66 @@ describe("MCP through the facade", () => {
     await client.run("hi").thread
     const run = server().requests.filter((r) => r.path.endsWith("/runs")).at(-1)!
     expect((run.body as { tools?: Array<unknown> }).tools ?? []).toEqual([])
+  })
+
+  it("a server's own handlers answer its elicitations and sampling requests; the client's answer the others", async () => {
+    const greeting = await startMcpServer({ setup: all(greeter, summarizer) })
+    const other = await startMcpServer({ setup: all(greeter, summarizer) })
+    mcpServers.push(greeting, other)
+    const signals: Array<AbortSignal> = []
+    const client = makeClient(server(), {
+      mcpServers: [{
+        url: greeting.url,
+        serverKey: "own",
+        handlers: {
+          elicitation: async (request, extra) => {
+            signals.push(extra.signal)
+            return { action: "accept", content: { name: `own ${request.params.message.length}` } }
+          },
+          sampling: async (request) => ({
+            model: "own-model",
+            role: "assistant",
+            content: { type: "text", text: `own of ${request.params.maxTokens}` }
+          })
+        }
+      }]
+    })
+    client.setMcpElicitationHandler(() => ({ action: "accept", content: { name: "client" } }))
+    const sampling = () => ({ model: "m", role: "assistant" as const, content: { type: "text" as const, text: "client's" } })
+    client.setMcpSamplingHandler(sampling)
+    expect(client.getMcpSamplingHandler()).toBe(sampling)
+    const own = await client.connectMcpServer({ url: greeting.url })
+    const others = await client.connectMcpServer({ url: other.url, serverKey: "other" })
+    const call = (connection: typeof own, name: string, args: Record<string, unknown> = {}) =>
+      Effect.runPromise(connection.client!.callTool(name, args)).then((result) =>
+        result.content.map((block) => ("text" in block ? block.text : "")).join("")
+      )
+
+    expect(await call(others, "greet")).toBe("Hello, client!")
+    expect(await call(others, "summarize", { text: "x" })).toBe("Summary: client's")
+    // The connect above gave no handlers: the options' ones stay.
+    expect(await call(own, "greet")).toBe("Hello, own 18!")
+    expect(signals).toHaveLength(1)
+    expect(signals[0]).toBeInstanceOf(AbortSignal)
+    expect(await call(own, "summarize", { text: "x" })).toBe("Summary: own of 50")
+    // `handlers: {}` leaves the server to the client's handlers.
+    await client.connectMcpServer({ url: greeting.url, handlers: {} })
+    expect(await call(own, "greet")).toBe("Hello, client!")
+
+    // Without a handler, elicitations are declined.
+    client.setMcpElicitationHandler(undefined)
+    expect(await call(others, "greet")).toBe("No name (decline)")
+  })
+
+  it("a server connected while no sampling handler is set is not asked to sample", async () => {
+    const mcp = await startMcpServer({ setup: summarizer })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    const connection = await client.connectMcpServer({ url: mcp.url })
+    client.setMcpSamplingHandler(() => ({ model: "m", role: "assistant", content: { type: "text", text: "late" } }))
+    const result = await Effect.runPromise(connection.client!.callTool("summarize", { text: "x" }))
+    expect(result.isError).toBe(true)
+    expect(JSON.stringify(result.content)).toContain("Method not found")
   })
 
   it("watches a resource: its contents, then its new contents at each change, until unwatched; a failure goes to onError", async () => {
@@ -130,6 +190,36 @@ describe("MCP through the facade", () => {
     expect(server().requests.find((r) => r.path === "/auth/mcp/access-token")?.body).toEqual({ threadId: thread.id })
     expect(await client.listMcpPrompts()).toEqual([])
     await client.destroy()
+  })
+
+  it("followTamboMcpServer connects Tambo's own MCP server until the last of its calls stops", async () => {
+    const client = makeClient(server())
+    const tokenRequests = () => server().requests.filter((r) => r.path === "/auth/mcp/access-token")
+    const tamboStatus = () => Object.values(client.getMcpClients()).map((c) => [c.serverKey, c.status])
+    const stopFirst = client.followTamboMcpServer({ contextKey: "page-1" })
+    const stopSecond = client.followTamboMcpServer({ contextKey: "ignored: the first call's is shared" })
+    await vi.waitFor(() => expect(tamboStatus()).toEqual([["tambo", "connected"]]), { timeout: 10_000 })
+    expect(tokenRequests().map((r) => r.body)).toEqual([{ contextKey: "page-1" }])
+    stopFirst()
+    stopFirst()
+    expect(tamboStatus()).toEqual([["tambo", "connected"]])
+    stopSecond()
+    await vi.waitFor(() => expect(client.getMcpClients()).toEqual({}))
+    // Started again after it stopped: a new following, with its own context key.
+    const stopThird = client.followTamboMcpServer({ contextKey: "page-2" })
+    await vi.waitFor(() => expect(tamboStatus()).toEqual([["tambo", "connected"]]), { timeout: 10_000 })
+    expect(tokenRequests().at(-1)?.body).toEqual({ contextKey: "page-2" })
+    stopThird()
+    await vi.waitFor(() => expect(client.getMcpClients()).toEqual({}))
+
+    // With the `tamboMcpServer` option, the client follows it already: the call adds nothing.
+    const following = makeClient(server(), { tamboMcpServer: { contextKey: "opt" } })
+    await vi.waitFor(() => expect(Object.keys(following.getMcpClients())).toHaveLength(1), { timeout: 10_000 })
+    following.followTamboMcpServer({ contextKey: "other" })()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(Object.values(following.getMcpClients()).map((c) => c.status)).toEqual(["connected"])
+    expect(tokenRequests().filter((r) => JSON.stringify(r.body).includes("other"))).toEqual([])
+    await Promise.all([client.destroy(), following.destroy()])
   })
 
   it("authorizes with an OAuth-protected MCP server through the onAuthorize callback", async () => {

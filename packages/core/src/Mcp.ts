@@ -34,8 +34,11 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as Auth from "./Auth.js"
 import * as internal from "./internal/mcp/service.js"
+import * as TamboMcp from "./internal/tamboMcp.js"
 import type { McpError, TamboError } from "./TamboError.js"
+import type { TamboConfig } from "./TamboConfig.js"
 import type { TamboTransport } from "./TamboTransport.js"
+import type { ThreadStore } from "./ThreadStore.js"
 import type * as Tool from "./Tool.js"
 import type { ToolRegistry } from "./ToolRegistry.js"
 import type * as Types from "./Types.js"
@@ -85,7 +88,13 @@ export interface McpServerInfo {
    * digits, `_` and `-` become `_`; a key already in use gets `-2`, `-3`, ...
    */
   readonly serverKey?: string | undefined
-  /** Handlers for this server's requests, instead of the service-wide ones. */
+  /**
+   * Handlers for this server's requests, instead of the service-wide ones.
+   * A later connect of the same server that gives `handlers` replaces them
+   * (`{}` leaves the server to the service-wide ones). The sampling
+   * capability is announced when the connection opens, so a sampling
+   * handler given only later is never asked.
+   */
   readonly handlers?: Partial<McpHandlers> | undefined
   /**
    * For a server that answers 401 with OAuth metadata: this client registers
@@ -409,9 +418,59 @@ export interface ResourceSource {
  */
 export interface ElicitationRequestedSchema {
   readonly type: "object"
-  readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>
+  readonly properties: Readonly<Record<string, PrimitiveSchemaDefinition>>
   readonly required?: ReadonlyArray<string> | undefined
 }
+
+/**
+ * A field of an elicitation's form, as the MCP specification allows them:
+ * a string (`enum` or `oneOf` make it a choice; `enumNames` labels an
+ * `enum`), a number or integer, a boolean, or an array of strings chosen
+ * from `items` (a multiple choice).
+ *
+ * @since 0.2.0
+ * @category Elicitation
+ */
+export type PrimitiveSchemaDefinition =
+  | {
+    readonly type: "string"
+    readonly title?: string | undefined
+    readonly description?: string | undefined
+    readonly minLength?: number | undefined
+    readonly maxLength?: number | undefined
+    readonly format?: "email" | "uri" | "date" | "date-time" | undefined
+    readonly enum?: ReadonlyArray<string> | undefined
+    readonly enumNames?: ReadonlyArray<string> | undefined
+    readonly oneOf?: ReadonlyArray<{ readonly const: string; readonly title: string }> | undefined
+    readonly default?: string | undefined
+  }
+  | {
+    readonly type: "number" | "integer"
+    readonly title?: string | undefined
+    readonly description?: string | undefined
+    readonly minimum?: number | undefined
+    readonly maximum?: number | undefined
+    readonly default?: number | undefined
+  }
+  | {
+    readonly type: "boolean"
+    readonly title?: string | undefined
+    readonly description?: string | undefined
+    readonly default?: boolean | undefined
+  }
+  | {
+    readonly type: "array"
+    readonly title?: string | undefined
+    readonly description?: string | undefined
+    readonly minItems?: number | undefined
+    readonly maxItems?: number | undefined
+    readonly items: {
+      readonly type?: "string" | undefined
+      readonly enum?: ReadonlyArray<string> | undefined
+      readonly anyOf?: ReadonlyArray<{ readonly const: string; readonly title: string }> | undefined
+    }
+    readonly default?: ReadonlyArray<string> | undefined
+  }
 
 /**
  * A server asks the user for input (`elicitation/create`, form mode).
@@ -656,8 +715,9 @@ export declare namespace Mcp {
      * is open (or the server said it offers none), so a change of its tools
      * is never said to no one; a server that takes over 2 seconds to open
      * it has its tools listed then, and again once it opens. A server
-     * already connected is returned as it is, a connection in progress is
-     * awaited, and a failed one is tried again. Fails with an `McpError`
+     * already connected is returned as it is (with `handlers` given, those
+     * answer its next requests instead of its earlier ones), a connection in
+     * progress is awaited, and a failed one is tried again. Fails with an `McpError`
      * (reason `Connect`) when the server cannot be reached, the handshake
      * fails or takes longer than the connect timeout, or the server goes
      * away before the tools are listed; the connection's status is then
@@ -825,3 +885,29 @@ export const layer: Layer.Layer<Mcp, never, ToolRegistry | TamboTransport | Auth
 export const layerWith = (
   options: MakeOptions
 ): Layer.Layer<Mcp, never, ToolRegistry | TamboTransport | Auth.Auth> => Layer.scoped(Mcp, makeWith(options))
+
+/**
+ * The name of the connection to Tambo's own MCP server (see
+ * {@link followTamboServer}), the one `@tambo-ai/react` gives it.
+ *
+ * @since 0.2.0
+ * @category Constants
+ */
+export const TAMBO_SERVER_NAME: "__tambo_internal_mcp_server__" = "__tambo_internal_mcp_server__"
+
+/**
+ * Connects Tambo's own MCP server (`<tamboUrl>/mcp`, server key `"tambo"`:
+ * the prompts and resources of the project's MCP servers) for as long as
+ * the scope is open, with an MCP access token for the current thread, or
+ * for `contextKey` while no thread is current (none without either, nor
+ * when the project has no MCP servers). A new current thread, or a token
+ * near its expiry, connects it again with a new token; the scope's end
+ * disconnects it. What `Tambo.layer`'s `tamboMcpServer` option does for
+ * the layer's life.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const followTamboServer = (
+  options: { readonly contextKey?: string | undefined } = {}
+): Effect.Effect<void, never, Mcp | ThreadStore | TamboConfig | Scope.Scope> => TamboMcp.follow(options)

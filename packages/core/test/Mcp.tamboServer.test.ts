@@ -2,8 +2,10 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { type McpEndpointContext, Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Mcp from "../src/Mcp.js"
 import * as Tambo from "../src/Tambo.js"
@@ -75,6 +77,25 @@ describe("Tambo's own MCP server", () => {
       expect(server().requests.find((r) => r.path === "/auth/mcp/access-token")?.body).toEqual({ contextKey: "ctx-1" })
       expect(promptText(yield* mcp.getMcpPrompt("tambo", "whoami"))).toBe("context ctx-1")
     }).pipe(Effect.provide(tamboLayer(server(), { tamboMcpServer: { contextKey: "ctx-1" } })), Effect.scoped))
+
+  it.live("followTamboServer connects it while its scope is open, and disconnects it when the scope closes", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const scope = yield* Scope.make()
+      yield* Mcp.followTamboServer({ contextKey: "ctx-5" }).pipe(Scope.extend(scope))
+      const connection = yield* tamboConnected()
+      expect(connection.server.name).toBe(Mcp.TAMBO_SERVER_NAME)
+      expect(promptText(yield* mcp.getMcpPrompt("tambo", "whoami"))).toBe("context ctx-5")
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* mcp.getMcpClients).toEqual({})
+      // Nothing connects it again: the current thread changes, and no token is asked for.
+      const asked = server().requests.filter((r) => r.path === "/auth/mcp/access-token").length
+      server().setScript([Script.text("hi")])
+      yield* runAll("after")
+      yield* Effect.sleep("50 millis")
+      expect(server().requests.filter((r) => r.path === "/auth/mcp/access-token").length).toBe(asked)
+      expect(yield* mcp.getMcpClients).toEqual({})
+    }).pipe(Effect.provide(tamboLayer(server())), Effect.scoped))
 
   it.live("/mcp refuses requests without a valid MCP access token", () =>
     Effect.gen(function*() {

@@ -550,6 +550,32 @@ describe("Mcp", () => {
         Effect.provide(stack({ elicitationHandler: () => ({ action: "accept", content: { name: "wide" } }) })),
         Effect.scoped
       ))
+
+    it.live("a connect of a connected server that gives handlers replaces its own: the new ones answer, without a new session", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const greeterServer = yield* mcpServer({ setup: greeter })
+        const first = yield* mcp.connectMcpServer({
+          url: greeterServer.url,
+          handlers: { elicitation: () => ({ action: "accept", content: { name: "first" } }) }
+        })
+        expect(yield* callText(first, "greet")).toBe("Hello, first!")
+        const second = yield* mcp.connectMcpServer({
+          url: greeterServer.url,
+          handlers: { elicitation: () => ({ action: "accept", content: { name: "second" } }) }
+        })
+        expect(second.client).toBe(first.client)
+        expect(yield* callText(second, "greet")).toBe("Hello, second!")
+        // Given without handlers, the server keeps its own; given `{}`, it is left to the service-wide one.
+        yield* mcp.connectMcpServer({ url: greeterServer.url })
+        expect(yield* callText(first, "greet")).toBe("Hello, second!")
+        yield* mcp.connectMcpServer({ url: greeterServer.url, handlers: {} })
+        expect(yield* callText(first, "greet")).toBe("Hello, wide!")
+        expect(greeterServer.sessions.opened).toBe(1)
+      }).pipe(
+        Effect.provide(stack({ elicitationHandler: () => ({ action: "accept", content: { name: "wide" } }) })),
+        Effect.scoped
+      ))
   })
 
   describe("sampling", () => {

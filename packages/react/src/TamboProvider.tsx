@@ -10,7 +10,7 @@ import {
   type TamboClientOptions,
   type ToolDefinition
 } from "@tambo-effect/client"
-import { uniqueKey } from "@tambo-effect/core/Mcp"
+import { type McpServerInfo, uniqueKey } from "@tambo-effect/core/Mcp"
 import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from "react"
 import { ClientHandle } from "./internal/clientHandle.js"
 import type { NotifyMode } from "./types.js"
@@ -232,26 +232,39 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
 /**
  * Keeps the client's MCP servers in step with the `mcpServers` prop: the
  * client connects the first list when it is created; a later list connects
- * the servers it adds and disconnects those it drops. Unmounting does not
- * disconnect them (StrictMode remounts at once): the client does, when it is
- * destroyed.
+ * the servers it adds and disconnects those it drops, and gives a server
+ * whose `handlers` changed its new ones (none: the client's). Unmounting
+ * does not disconnect them (StrictMode remounts at once): the client does,
+ * when it is destroyed.
  */
 const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpServers"]) => {
   const byKey = new Map((servers ?? []).map((server) => [uniqueKey(server), server] as const))
   const key = JSON.stringify([...byKey.keys()])
   const serversRef = useRef(byKey)
   serversRef.current = byKey
-  const previous = useRef<ReadonlySet<string> | undefined>(undefined)
+  const previous = useRef<{ readonly handle: ClientHandle; readonly servers: ReadonlyMap<string, McpServerInfo> }>(undefined)
+  // Bumped when a server's handlers are not the ones of the render before.
+  const handlers = useRef<{ readonly of: ReadonlyArray<unknown>; readonly version: number }>({ of: [], version: 0 })
+  const of = [...byKey.values()].map((server) => server.handlers)
+  if (of.length !== handlers.current.of.length || of.some((h, i) => h !== handlers.current.of[i])) {
+    handlers.current = { of, version: handlers.current.version + 1 }
+  }
+  const handlersVersion = handlers.current.version
   useEffect(() => {
     const current = serversRef.current
     const client = handle.client()
-    for (const old of previous.current ?? []) {
+    const before = previous.current?.handle === handle ? previous.current.servers : new Map<string, McpServerInfo>()
+    for (const old of before.keys()) {
       if (!current.has(old)) void client.disconnectMcpServer(old).catch(() => undefined)
     }
-    // A failure shows in the connection's status (`useTamboMcpServers`).
-    for (const server of current.values()) void client.connectMcpServer(server).catch(() => undefined)
-    previous.current = new Set(current.keys())
-  }, [handle, key])
+    for (const [key, server] of current) {
+      const known = before.get(key)
+      if (known !== undefined && known.handlers === server.handlers) continue
+      // A failure shows in the connection's status (`useTamboMcpServers`).
+      void client.connectMcpServer({ ...server, handlers: server.handlers ?? {} }).catch(() => undefined)
+    }
+    previous.current = { handle, servers: current }
+  }, [handle, key, handlersVersion])
 }
 
 const createClient = (props: TamboProviderProps): TamboClient => {

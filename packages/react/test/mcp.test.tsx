@@ -252,6 +252,41 @@ describe("MCP hooks", () => {
     expect(await own.sessions()).toEqual({ opened: 1, closed: 0 })
   })
 
+  it("a server's handlers in the mcpServers prop answer its elicitations; new ones in the props replace them", async () => {
+    const mcp = await start("greeter")
+    let servers: ReturnType<typeof useTamboMcpServers> = []
+    function Servers() {
+      servers = useTamboMcpServers()
+      return null
+    }
+    const app = (name: string | undefined) => (
+      <TamboProvider
+        {...connection(server(), {
+          mcpServers: [{
+            url: mcp.url,
+            ...(name === undefined ? {} : { handlers: { elicitation: async () => ({ action: "accept" as const, content: { name } }) } })
+          }]
+        })}
+      >
+        <Servers />
+      </TamboProvider>
+    )
+    const greet = async () => {
+      const result = await Effect.runPromise(servers[0]!.client!.callTool("greet"))
+      return result.content.map((block) => ("text" in block ? block.text : "")).join("")
+    }
+    const view = render(app("Ada"))
+    await waitFor(() => expect(servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+    expect(await greet()).toBe("Hello, Ada!")
+    view.rerender(app("Grace"))
+    await waitFor(async () => expect(await greet()).toBe("Hello, Grace!"))
+    // No handlers any more: the server's elicitations go to the provider's queue (`useTamboMcpElicitation`).
+    view.rerender(app(undefined))
+    await waitFor(() => expect(servers[0]?.server.handlers).toEqual({}))
+    // One session throughout.
+    expect(await mcp.sessions()).toEqual({ opened: 1, closed: 0 })
+  })
+
   it("an elicitation during a run waits for the form, and the answer reaches the server", async () => {
     const mcp = await start("greeter")
     const props = connection(server(), { mcpServers: [{ url: mcp.url }] })

@@ -25,8 +25,14 @@ export interface Parts {
   readonly mcpServers: ReadonlyArray<McpServerInfo>
   /** The context helpers, as registered: core keeps them for runs, this copy is for `getContextHelpers`. */
   readonly contextHelpers: Map<string, ContextHelperFn>
+  /** The `tamboMcpServer` option is set: the runtime follows Tambo's MCP server for its life. */
+  readonly followsTamboMcp: boolean
+  /** The calls of `followTamboMcpServer` not yet stopped, and how to stop the following they share. */
+  tamboMcp: { count: number; readonly stop: () => void } | undefined
   /** The handler set last with `setMcpElicitationHandler`. */
   mcpElicitationHandler: Mcp.ElicitationHandler | undefined
+  /** The handler set last with `setMcpSamplingHandler`. */
+  mcpSamplingHandler: Mcp.SamplingHandler | undefined
 }
 
 /**
@@ -48,7 +54,10 @@ export const make = (options: TamboClientOptions): Either.Either<Parts, TamboCli
       runs: new Runs(runtime, notifier, approvals, snapshots, options.initialMessages),
       mcpServers: options.mcpServers ?? [],
       contextHelpers: new Map(Object.entries(options.contextHelpers ?? {})),
-      mcpElicitationHandler: undefined
+      followsTamboMcp: options.tamboMcpServer !== undefined && options.tamboMcpServer !== false,
+      tamboMcp: undefined,
+      mcpElicitationHandler: undefined,
+      mcpSamplingHandler: undefined
     }
   })
 

@@ -1,10 +1,9 @@
 /** Conversions between core's shapes and the facade's (the shapes of `@tambo-ai/client`). */
 import type * as Auth from "@tambo-effect/core/Auth"
-import type * as Mcp from "@tambo-effect/core/Mcp"
 import { isRecord } from "effect/Predicate"
 import type * as Transport from "@tambo-effect/core/TamboTransport"
 import type { TamboThread } from "@tambo-effect/core/Types"
-import type { InputMessage, McpServerInfo, Suggestion, TamboAuthState, ThreadPage } from "../TamboClient.js"
+import type { InputMessage, Suggestion, TamboAuthState, ThreadPage } from "../TamboClient.js"
 
 /** A thread of a list call: its messages are not loaded. */
 export const threadFromSummary = (summary: Transport.ThreadSummary): TamboThread => ({
@@ -46,5 +45,3 @@ export const messageToCore = (message: InputMessage): Transport.InputMessage => 
   ...(isRecord(message.metadata) ? { metadata: message.metadata } : {})
 })
 
-/** Core's server info: the facade accepts `handlers` for compatibility and drops them. */
-export const toCoreMcpServer = ({ handlers: _ignored, ...server }: McpServerInfo): Mcp.McpServerInfo => server

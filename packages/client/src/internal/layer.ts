@@ -10,7 +10,6 @@ import type * as Layer from "effect/Layer"
 import type { TamboClientOptions } from "../TamboClient.js"
 import type { ClientState, TamboStore } from "../Store.js"
 import * as Agent from "./agent.js"
-import { toCoreMcpServer } from "./convert.js"
 import type { CoreError } from "./toClientError.js"
 
 /** The Layer of the client's runtime, for the backend its options name. @internal */
@@ -31,7 +30,7 @@ const common = (options: TamboClientOptions, store: TamboStore<ClientState>) => 
   beforeRun: options.beforeRun,
   contextHelpers: options.contextHelpers,
   onApproval: options.onApproval,
-  mcpServers: options.mcpServers?.map(toCoreMcpServer),
+  mcpServers: options.mcpServers,
   resources: options.resources,
   listResources: options.listResources,
   getResource: options.getResource,

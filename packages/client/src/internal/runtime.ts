@@ -11,6 +11,7 @@ import * as Auth from "@tambo-effect/core/Auth"
 import * as Mcp from "@tambo-effect/core/Mcp"
 import * as Tambo from "@tambo-effect/core/Tambo"
 import * as TamboConfig from "@tambo-effect/core/TamboConfig"
+import * as ThreadStore from "@tambo-effect/core/ThreadStore"
 import * as ToolRegistry from "@tambo-effect/core/ToolRegistry"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -125,6 +126,19 @@ export class ClientRuntime {
     return () => {
       fiber.unsafeInterruptAsFork(FiberId.none)
     }
+  }
+
+  /**
+   * Connects Tambo's own MCP server, following the current thread, until
+   * the returned function is called (or `destroy()`).
+   */
+  followTamboMcp(options: { readonly contextKey?: string | undefined }): () => void {
+    const follow = Mcp.followTamboServer(options).pipe(
+      Effect.zipRight(Effect.never),
+      Effect.scoped,
+      Effect.provideService(ThreadStore.ThreadStore, this.tambo.store)
+    )
+    return this.watch(Stream.fromEffect(this.withConfig(follow, "followTamboMcpServer")), () => undefined, undefined)
   }
 
   subscribe(changes: Stream.Stream<unknown>, listener: () => void): () => void {

@@ -33,9 +33,6 @@ export interface Options {
   readonly contextKey?: string | undefined
 }
 
-/** The name upstream gives the connection. */
-export const SERVER_NAME = "__tambo_internal_mcp_server__"
-
 /** The key its prompts and resources are listed under. */
 export const SERVER_KEY = "tambo"
 
@@ -100,7 +97,7 @@ export const follow = (
         if (Option.isNone(value)) return Option.none<number>()
         const server: Mcp.McpServerInfo = {
           url,
-          name: SERVER_NAME,
+          name: Mcp.TAMBO_SERVER_NAME,
           serverKey: SERVER_KEY,
           customHeaders: { Authorization: `Bearer ${Redacted.value(value.value)}` }
         }
@@ -120,6 +117,8 @@ export const follow = (
       })
     }
 
+    // Runs after the fiber below is interrupted (finalizers run in reverse order): nothing connects again.
+    yield* Effect.addFinalizer(() => disconnect)
     yield* store.changes.pipe(
       Stream.map(targetOf),
       Stream.changesWith(sameTarget),

@@ -1,5 +1,10 @@
 import type { TamboClient } from "@tambo-effect/client"
-import type { ElicitationHandler, ElicitationResult, McpRequestContext } from "@tambo-effect/core/Mcp"
+import type {
+  ElicitationHandler,
+  ElicitationRequestedSchema,
+  ElicitationResult,
+  McpRequestContext
+} from "@tambo-effect/core/Mcp"
 import type { ClientHandle } from "./clientHandle.js"
 
 /**
@@ -13,11 +18,7 @@ export interface PendingElicitation {
   readonly serverKey: string
   readonly message: string
   /** The form: a flat object of primitive fields (JSON Schema). */
-  readonly requestedSchema: {
-    readonly type: "object"
-    readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>
-    readonly required?: ReadonlyArray<string> | undefined
-  }
+  readonly requestedSchema: ElicitationRequestedSchema
 }
 
 interface Waiting {

@@ -44,6 +44,7 @@ import type {
   McpToolResult,
   McpToolSpec,
   McpTransport,
+  PrimitiveSchemaDefinition,
   SamplingRequest,
   SamplingResult
 } from "../../Mcp.js"
@@ -241,7 +242,7 @@ const callResult = (result: CallToolResult): McpToolResult => ({
 const elicitationRequest = (params: {
   readonly message: string
   readonly requestedSchema?: {
-    readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>
+    readonly properties: Readonly<Record<string, PrimitiveSchemaDefinition>>
     readonly required?: ReadonlyArray<string> | undefined
   }
 }): ElicitationRequest => ({

@@ -58,7 +58,14 @@ export const make = (env: Env, { establish, syncTools }: Deps) => {
     env.locked(Effect.gen(function*() {
       const key = uniqueKey(server)
       const existing = env.entries.get(key)
-      if (existing !== undefined && existing.status !== "failed") return existing
+      if (existing !== undefined && existing.status !== "failed") {
+        // The handlers given last answer the server's next requests.
+        if (server.handlers !== undefined && existing.server.handlers !== server.handlers) {
+          existing.server = { ...existing.server, handlers: server.handlers }
+          yield* publish(env)
+        }
+        return existing
+      }
       if (existing !== undefined) env.entries.delete(key)
       const entry: Entry = {
         key,

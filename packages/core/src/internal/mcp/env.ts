@@ -54,7 +54,8 @@ const DEFAULT_RECONNECT_SCHEDULE: Schedule.Schedule<unknown, McpError> = Schedul
  */
 export interface Entry {
   readonly key: string
-  readonly server: McpServerInfo
+  /** As given last: a connect of the same server replaces its `handlers`. */
+  server: McpServerInfo
   readonly serverKey: string
   readonly transport: McpTransport
   /** Holds the sessions; closed on disconnect, failure, and with the layer. */
