@@ -1,7 +1,10 @@
 import { defineConfig } from "tsup"
 
 export default defineConfig({
-  entry: ["src/index.ts"],
+  // `./mcp` is `@tambo-ai/react/mcp`'s surface. The ES build shares the modules of both entries
+  // through a chunk; the CommonJS build has a copy in each, which share the provider's context
+  // through `globalThis` (`internal/context.ts`).
+  entry: { index: "src/index.ts", mcp: "src/upstreamMcp.tsx" },
   format: ["esm", "cjs"],
   dts: true,
   sourcemap: true,

@@ -170,4 +170,10 @@ export const useTamboMcpElicitation = (): UseTamboMcpElicitationReturn => {
   return { request, accept, decline, cancel }
 }
 
-export type { PendingElicitation }
+export type {
+  /**
+   * @since 0.1.0
+   * @category Models
+   */
+  PendingElicitation
+}

@@ -1,13 +1,10 @@
 // @vitest-environment happy-dom
-import { cleanup, render, renderHook, screen, waitFor } from "@testing-library/react"
+import { render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { TamboClient } from "@tambo-effect/client"
 import * as Effect from "effect/Effect"
 import { StrictMode, useState } from "react"
-import { afterEach, describe, expect, it } from "vitest"
-import { type ChildProcess, spawn } from "node:child_process"
-import { createInterface } from "node:readline"
-import { resolve } from "node:path"
+import { describe, expect, it } from "vitest"
 import {
   TamboProvider,
   TamboRegistryProvider,
@@ -20,68 +17,11 @@ import {
   useTamboMcpServers
 } from "../src/index.js"
 import { connection, useServer, wrapperFor } from "./helpers.js"
+import { useMcpServers } from "./mcpServers.js"
 
 const server = useServer()
 
-const coreDir = resolve(import.meta.dirname, "../../core")
-const children: Array<{ readonly process: ChildProcess; readonly server: ChildMcpServer }> = []
-afterEach(async () => {
-  // The providers go first, and their clients close their sessions: a server that died under a
-  // live client would be reconnected to (and the browser would log the refused connections).
-  cleanup()
-  for (const { process: child, server: mcp } of children.splice(0)) {
-    if (!mcp.stopped()) {
-      await waitFor(async () => {
-        const { opened, closed } = await mcp.sessions()
-        expect(closed).toBe(opened)
-      }, { timeout: 10_000 })
-    }
-    child.kill("SIGKILL")
-  }
-})
-
-interface ChildMcpServer {
-  readonly url: string
-  /** Sessions opened and closed so far. */
-  readonly sessions: () => Promise<{ readonly opened: number; readonly closed: number }>
-  /** The server stops (its sessions end) and its process exits. */
-  readonly stop: () => void
-  readonly stopped: () => boolean
-}
-
-/**
- * A real MCP server in a process of its own (happy-dom's `Request` and
- * `Response` cannot carry the MCP server transport in this one), offering
- * the named fixtures of core's MCP tests.
- */
-const start = async (
-  ...fixtures: ReadonlyArray<
-    "calculator" | "counter" | "greeter" | "impatientGreeter" | "library" | "prompter" | "publisher"
-  >
-): Promise<ChildMcpServer> => {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/mcp/child.ts", ...fixtures], {
-    cwd: coreDir,
-    stdio: ["ignore", "pipe", "inherit"]
-  })
-  const line = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! })
-    lines.once("line", resolve)
-    child.once("exit", (code) => reject(new Error(`the MCP server exited (${code})`)))
-  })
-  const { url } = JSON.parse(line) as { readonly url: string }
-  let stopped = false
-  const server: ChildMcpServer = {
-    url,
-    sessions: () => fetch(new URL("/__stats", url)).then((res) => res.json()),
-    stop: () => {
-      stopped = true
-      child.kill("SIGTERM")
-    },
-    stopped: () => stopped
-  }
-  children.push({ process: child, server })
-  return server
-}
+const start = useMcpServers()
 
 describe("MCP hooks", () => {
   it("list the servers with their status, their prompts and resources, and fetch a prompt and a resource", async () => {

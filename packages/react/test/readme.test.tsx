@@ -5,10 +5,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { ComponentType } from "react"
 import { describe, expect, it } from "vitest"
-import { sleep, useServer } from "./helpers.js"
+import { TamboProvider } from "../src/index.js"
+import { connection, sleep, useServer } from "./helpers.js"
+import { useMcpServers } from "./mcpServers.js"
 
 const here = import.meta.dirname
 const server = useServer()
+const startMcp = useMcpServers()
 
 /** The first `tsx` block after `heading` (or the README's first), imported as a module of its own. */
 const importBlock = async <M,>(heading: string | undefined, dir: string): Promise<M> => {
@@ -17,7 +20,11 @@ const importBlock = async <M,>(heading: string | undefined, dir: string): Promis
   expect(from, `the README has ${heading}`).toBeGreaterThanOrEqual(0)
   const code = /```tsx\n([\s\S]*?)```/.exec(readme.slice(from))![1]!
   const file = join(dir, "example.tsx")
-  writeFileSync(file, code.replace(`from "@tambo-effect/react"`, `from "../../src/index.js"`))
+  writeFileSync(
+    file,
+    code.replace(`from "@tambo-effect/react/mcp"`, `from "../../src/upstreamMcp.js"`)
+      .replace(`from "@tambo-effect/react"`, `from "../../src/index.js"`)
+  )
   return (await import(/* @vite-ignore */ file)) as M
 }
 
@@ -40,6 +47,28 @@ describe("README", () => {
       // The client names the thread in the background once it has enough messages: let that finish.
       await waitFor(() => expect(server().threads.list()[0]?.name).toBeTruthy())
       await sleep(50)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("its @tambo-effect/react/mcp example lists the prompts of a server by their prefixed names", async () => {
+    const mcp = await startMcp("prompter")
+    const dir = mkdtempSync(join(here, ".readme-"))
+    try {
+      const { PromptPicker } = await importBlock<{
+        PromptPicker: ComponentType<{ readonly onPick: (name: string) => void }>
+      }>("### `@tambo-effect/react/mcp`", dir)
+      const picked: Array<string> = []
+      render(
+        <TamboProvider {...connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "docs" }] })}>
+          <PromptPicker onPick={(name) => picked.push(name)} />
+        </TamboProvider>
+      )
+      expect(screen.getByText("Loading prompts…")).toBeTruthy()
+      fireEvent.click(await screen.findByText("docs:review", undefined, { timeout: 10_000 }))
+      expect(picked).toEqual(["docs:review"])
+      expect(screen.getByText("docs:hello")).toBeTruthy()
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -6,7 +6,7 @@ import type {
   TamboThreadMessage,
   ToolDefinition
 } from "@tambo-effect/client"
-import { createContext, createElement, type ReactNode, useContext, useMemo } from "react"
+import { type Context, createContext, createElement, type ReactNode, useContext, useMemo } from "react"
 import type { TamboComponent, TamboConfig } from "../types.js"
 import type { ClientHandle } from "./clientHandle.js"
 import type { ElicitationStore } from "./elicitationStore.js"
@@ -53,11 +53,19 @@ export interface Contribution {
   readonly mcpServers?: ReadonlyArray<McpServerInfo> | undefined
 }
 
+/** Where the context is kept, so that each of the package's builds (`.`, `./mcp`) finds the same one. */
+const CONTEXT_KEY = Symbol.for("@tambo-effect/react/TamboContext@1")
+
 /**
+ * The provider's context. One per page or process: the CommonJS build of
+ * each entry point (`.` and `./mcp`) has its own copy of this module, and
+ * they share the context through `globalThis`.
+ *
  * @since 0.1.0
  * @category Internal
  */
-export const TamboContext = createContext<TamboContextValue | null>(null)
+export const TamboContext: Context<TamboContextValue | null> = ((globalThis as Record<symbol, unknown>)[CONTEXT_KEY] ??=
+  createContext<TamboContextValue | null>(null)) as Context<TamboContextValue | null>
 
 /**
  * @since 0.1.0

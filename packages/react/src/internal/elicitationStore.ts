@@ -1,6 +1,7 @@
 import type { TamboClient } from "@tambo-effect/client"
 import type {
   ElicitationHandler,
+  ElicitationRequest,
   ElicitationRequestedSchema,
   ElicitationResult,
   McpRequestContext
@@ -19,6 +20,13 @@ export interface PendingElicitation {
   readonly message: string
   /** The form: a flat object of primitive fields (JSON Schema). */
   readonly requestedSchema: ElicitationRequestedSchema
+  /**
+   * Aborted when the server gives up on the request (or its connection
+   * closes): it has then left the queue.
+   *
+   * @since 0.2.0
+   */
+  readonly signal: AbortSignal
 }
 
 interface Waiting {
@@ -41,6 +49,16 @@ interface Waiting {
 export class ElicitationStore {
   #queue: ReadonlyArray<Waiting> = []
   readonly #listeners = new Set<() => void>()
+  /** Answers instead of the queue (`TamboMcpProvider`'s `handlers.elicitation`). */
+  #override: ElicitationHandler | undefined
+
+  /** Has `handler` answer the elicitations the queue would, until the returned function is called. */
+  override(handler: ElicitationHandler): () => void {
+    this.#override = handler
+    return () => {
+      if (this.#override === handler) this.#override = undefined
+    }
+  }
 
   readonly subscribe = (listener: () => void): (() => void) => {
     this.#listeners.add(listener)
@@ -91,13 +109,18 @@ export class ElicitationStore {
     for (const w of waiting) w.resolve({ action: "cancel" })
     if (waiting.length > 0) this.#emit()
   }
+
   readonly #handler: ElicitationHandler = (request, context: McpRequestContext) =>
-    new Promise<ElicitationResult>((resolve) => {
+    this.#override !== undefined ? this.#override(request, context) : this.#enqueue(request, context)
+
+  #enqueue(request: ElicitationRequest, context: McpRequestContext): Promise<ElicitationResult> {
+    return new Promise<ElicitationResult>((resolve) => {
       const waiting: Waiting = {
         request: {
           serverKey: context.serverKey,
           message: request.params.message,
-          requestedSchema: request.params.requestedSchema
+          requestedSchema: request.params.requestedSchema,
+          signal: context.signal
         },
         resolve
       }
@@ -111,6 +134,7 @@ export class ElicitationStore {
       this.#queue = [...this.#queue, waiting]
       this.#emit()
     })
+  }
 
   #emit(): void {
     for (const listener of [...this.#listeners]) listener()
