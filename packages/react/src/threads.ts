@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { ClientState, StreamingState, TamboThread } from "@tambo-effect/client"
+import type { ClientState, StreamingState, TamboThread, ThreadPage } from "@tambo-effect/client"
 import { getThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
 import { useCallback, useRef } from "react"
 import type { ClientHandle } from "./internal/clientHandle.js"
@@ -117,15 +117,16 @@ export interface UseTamboThreadListOptions {
 }
 
 /**
- * What `useTamboThreadList()` returns.
+ * What `useTamboThreadList()` returns: the page read (`data`, as
+ * `@tambo-ai/react` gives it: `{ threads, hasMore, nextCursor }`), its
+ * parts at the top level, and the query's state.
  *
  * @since 0.1.0
  * @category Models
  */
-export interface UseTamboThreadListReturn extends Omit<QueryState<ReadonlyArray<TamboThread>>, "data"> {
+export interface UseTamboThreadListReturn extends QueryState<ThreadPage> {
   /** The user's threads, newest first, without their messages (empty while loading). */
   readonly threads: ReadonlyArray<TamboThread>
-  readonly data: ReadonlyArray<TamboThread> | undefined
   /** Whether the API has more threads after these (false while loading). */
   readonly hasMore: boolean
   /** The `cursor` option that reads the next page, when there is one. */
@@ -180,7 +181,6 @@ export const useTamboThreadList = (
   const page = query.data
   return {
     ...query,
-    data: page?.threads,
     threads: page?.threads ?? NO_THREADS,
     hasMore: page?.hasMore ?? false,
     nextCursor: page?.nextCursor

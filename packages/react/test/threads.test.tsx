@@ -31,6 +31,8 @@ describe("useTamboThreadList", () => {
       failureReason: null
     })
     expect(result.current.list.dataUpdatedAt).toBeGreaterThan(0)
+    // `data` is the page, as upstream's hook gives it (code reads `data?.threads`).
+    expect(result.current.list.data).toEqual({ threads: result.current.list.threads, hasMore: false })
 
     const thread = await result.current.tambo.sendMessage("Make a new one").thread
     await waitFor(() => expect(result.current.list.threads.map((t) => t.id)).toContain(thread.id))
