@@ -41,9 +41,10 @@ export interface TamboThreadInputContextProps {
   readonly setValue: (value: string | ((previous: string) => string)) => void
   /**
    * Sends the value (trimmed) and the images on the current thread and
-   * clears the value. Resolves with the thread's id once the run ended;
-   * rejects if there is neither text nor an image, or the run failed
-   * (`AbortError` if it was cancelled).
+   * clears the value. Resolves with the thread's id once the run ended,
+   * also when it was cancelled (a stop is not a failure, as upstream's
+   * submit says); rejects if there is neither text nor an image, the run
+   * failed, or the client was destroyed meanwhile (an `AbortError`).
    */
   readonly submit: (options?: SubmitOptions) => Promise<{ readonly threadId: string }>
   /**
@@ -138,7 +139,11 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
     input.setValue(typeof value === "function" ? value(input.getSnapshot().value) : value)
   }, [input])
   const submit = useCallback(
-    (options?: SubmitOptions) => input.submit((message) => handle.client().run(message, options), options),
+    (options?: SubmitOptions) => {
+      // The thread sent on, for a run cancelled before it named one.
+      const target = handle.client().getState().currentThreadId
+      return input.submit((message) => handle.client().run(message, options), options, () => target)
+    },
     [handle, input]
   )
   const images = useMemo(() => ({

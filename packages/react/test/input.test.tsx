@@ -86,7 +86,7 @@ describe("useTamboThreadInput", () => {
     expect(result.current.value).toBe("second")
   })
 
-  it("does not report a cancelled run as an error", async () => {
+  it("does not report a cancelled run as an error: the submit resolves with the run's thread", async () => {
     server().setScript([Script.text("Partial"), Script.hang()])
     const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server())) })
     act(() => result.current.input.setValue("Hi"))
@@ -96,7 +96,8 @@ describe("useTamboThreadInput", () => {
     })
     await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
     await act(() => result.current.tambo.cancel())
-    expect(await submitted).toBe("AbortError")
+    expect(await submitted).toEqual({ threadId: result.current.tambo.currentThreadId })
+    expect(result.current.tambo.currentThreadId).toMatch(/^thr_/)
     await waitFor(() => expect(result.current.input.isPending).toBe(false))
     expect(result.current.input.error).toBeUndefined()
     // The message was sent: the input stays empty.

@@ -1,5 +1,5 @@
 // The composer's state (useTamboThreadInput's store), model-based: fast-check generates sequences of
-// typing, staged images, submits, their runs ending (answered, failed, cancelled, in any order, several
+// typing, staged images, submits, their runs ending (answered, failed, cancelled, cut by the client's end, in any
 // in flight) and resets; after every step the store equals a plain model of what the hook promises.
 // The runs are scripted promises: what is tested is the store's bookkeeping, not a server's.
 //
@@ -9,14 +9,15 @@ import { describe, expect, it } from "vitest"
 import { AbortError } from "../src/index.js"
 import { InputStore } from "../src/internal/inputStore.js"
 
-type Outcome = "answer" | "fail" | "cancel"
+type Outcome = "answer" | "fail" | "cancel" | "destroyed"
 
 interface Submitted {
   readonly tag: number
   readonly text: string
   readonly images: ReadonlyArray<string>
   readonly settle: (outcome: Outcome) => void
-  readonly done: Promise<unknown>
+  /** How the submit settled. */
+  readonly done: Promise<"resolved" | "rejected">
 }
 
 interface Model {
@@ -91,12 +92,27 @@ class Submit implements fc.AsyncCommand<Model, Real> {
     let settle!: (outcome: Outcome) => void
     const answer = new Promise<{ readonly id: string }>((resolve, reject) => {
       settle = (outcome) =>
-        outcome === "answer" ? resolve({ id: `thr_${tag}` }) : reject(outcome === "fail" ? new Error(`failed ${tag}`) : new AbortError({ reason: "Aborted", message: "The run was aborted" }))
+        outcome === "answer"
+          ? resolve({ id: `thr_${tag}` })
+          : reject(
+            outcome === "fail"
+              ? new Error(`failed ${tag}`)
+              : outcome === "cancel"
+              ? new AbortError({ reason: "CancelledByClient", message: "The run was cancelled", threadId: `thr_${tag}` })
+              : new AbortError({ reason: "ClientDestroyed", message: "The client was destroyed" })
+          )
     })
     const done = real.store.submit((message) => {
       real.sent.push({ tag, message })
       return { thread: answer }
-    }, { tag }).catch(() => undefined)
+    }, { tag }).then(
+      (data) => {
+        // A cancelled run resolves as an answered one, with its thread.
+        expect(data).toEqual({ threadId: `thr_${tag}` })
+        return "resolved" as const
+      },
+      () => "rejected" as const
+    )
     model.inFlight.push({ tag, text, images: [...model.images], settle, done })
     model.value = ""
     model.status = "pending"
@@ -119,7 +135,8 @@ class Settle implements fc.AsyncCommand<Model, Real> {
     const submitted = model.inFlight[index]!
     model.inFlight.splice(index, 1)
     submitted.settle(this.outcome)
-    await submitted.done
+    // Only a failure, and a client destroyed meanwhile, reject.
+    expect(await submitted.done).toBe(this.outcome === "fail" || this.outcome === "destroyed" ? "rejected" : "resolved")
     const stillPending = model.inFlight.length > 0
     if (this.outcome === "answer") {
       const sent = new Set(submitted.images)
@@ -163,8 +180,8 @@ const commands = fc.commands(
     fc.constantFrom("a.png", "b.png").map((name) => new AddImage(name)),
     fc.constant(new Submit()),
     fc.constant(new Submit()),
-    fc.tuple(fc.nat(3), fc.constantFrom<Outcome>("answer", "fail", "cancel")).map(([which, outcome]) => new Settle(which, outcome)),
-    fc.tuple(fc.nat(3), fc.constantFrom<Outcome>("answer", "fail", "cancel")).map(([which, outcome]) => new Settle(which, outcome)),
+    fc.tuple(fc.nat(3), fc.constantFrom<Outcome>("answer", "fail", "cancel", "destroyed")).map(([which, outcome]) => new Settle(which, outcome)),
+    fc.tuple(fc.nat(3), fc.constantFrom<Outcome>("answer", "fail", "cancel", "destroyed")).map(([which, outcome]) => new Settle(which, outcome)),
     fc.constant(new Reset())
   ],
   { maxCommands: 25 }

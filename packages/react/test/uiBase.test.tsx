@@ -7,12 +7,14 @@ import { Message } from "@tambo-ai/react-ui-base/message"
 import { MessageInput } from "@tambo-ai/react-ui-base/message-input"
 import { ThreadContent } from "@tambo-ai/react-ui-base/thread-content"
 import { ThreadHistory } from "@tambo-ai/react-ui-base/thread-history"
-import { TamboProvider, type TamboThread, type TamboThreadMessage, useTambo } from "@tambo-ai/react"
+import { ToolcallInfo } from "@tambo-ai/react-ui-base/toolcall-info"
+import { TamboProvider, type TamboThread, type TamboThreadMessage, type TamboTool, useTambo } from "@tambo-ai/react"
 import { type ListPromptEntry, type McpServer, useTamboMcpServers } from "@tambo-ai/react/mcp"
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
+import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
-import { connection, useServer } from "./helpers.js"
+import { connection, useServer, WeatherCard, weatherTool } from "./helpers.js"
 import { useMcpServers } from "./mcpServers.js"
 
 const server = useServer()
@@ -38,6 +40,23 @@ function Chat() {
               {state.filteredMessages.map((message: TamboThreadMessage) => (
                 <Message.Root key={message.id} message={message} data-testid={`message-${message.role}`}>
                   <Message.Content render={(props: Props, content: { contentAsMarkdownString?: string }) => <div {...props}>{content.contentAsMarkdownString}</div>} />
+                  {message.content.some((block) => block.type === "tool_use")
+                    ? (
+                      <ToolcallInfo.Root defaultExpanded data-testid="toolcall">
+                        <ToolcallInfo.ToolName data-testid="tool-name" />
+                        <ToolcallInfo.StatusText data-testid="tool-status" />
+                        <ToolcallInfo.Content>
+                          <ToolcallInfo.Parameters data-testid="tool-parameters" />
+                          <ToolcallInfo.Result
+                            render={(props: Props, result: { content: unknown }) => <pre {...props} data-testid="tool-result">{JSON.stringify(result.content)}</pre>}
+                          />
+                        </ToolcallInfo.Content>
+                      </ToolcallInfo.Root>
+                    )
+                    : null}
+                  <Message.RenderedComponent data-testid="rendered-component">
+                    <Message.RenderedComponentContent />
+                  </Message.RenderedComponent>
                 </Message.Root>
               ))}
             </div>
@@ -48,6 +67,7 @@ function Chat() {
         <MessageInput.Elicitation data-testid="elicitation" />
         <MessageInput.Textarea placeholder="Say something" />
         <MessageInput.SubmitButton>Send</MessageInput.SubmitButton>
+        <MessageInput.StopButton>Stop</MessageInput.StopButton>
       </MessageInput.Root>
     </>
   )
@@ -73,6 +93,95 @@ describe("@tambo-ai/react-ui-base over this package", () => {
     // The send resolves once the run has ended.
     await waitFor(() => expect(idle).toBe(true))
     expect((screen.getByPlaceholderText("Say something") as HTMLTextAreaElement).value).toBe("")
+  })
+
+  it("the Stop button cancels a streaming run: the server hears it, the thread says so, and the input can send again", async () => {
+    server().setScript([Script.pace(30), Script.text(["one", " two", " three", " four", " five"]), Script.hang()])
+    let cancelled: boolean | undefined
+    function LastRun() {
+      cancelled = useTambo().thread?.thread.lastRunCancelled
+      return null
+    }
+    render(
+      <TamboProvider {...connection(server())}>
+        <Chat />
+        <LastRun />
+      </TamboProvider>
+    )
+    expect(screen.queryByText("Stop")).toBeNull()
+    send("Count")
+    await waitFor(() => expect(screen.getByTestId("message-assistant").textContent).toMatch(/two/), { timeout: 10_000 })
+    // While the run streams, the input offers Stop, not Send.
+    expect(screen.queryByText("Send")).toBeNull()
+    fireEvent.click(screen.getByText("Stop"))
+    await waitFor(() => expect(idle).toBe(true))
+    await waitFor(() => expect(server().cancels).toHaveLength(1))
+    expect(cancelled).toBe(true)
+    expect(screen.getByTestId("message-assistant").textContent).not.toMatch(/five/)
+    // The next message goes through.
+    server().setScript([Script.text("Back.")])
+    await waitFor(() => expect(screen.getByText("Send")).toBeTruthy())
+    send("Again")
+    await waitFor(() => expect(screen.getAllByTestId("message-assistant").at(-1)!.textContent).toContain("Back."), { timeout: 10_000 })
+    await waitFor(() => expect(idle).toBe(true))
+  })
+
+  it("a tool the app registered: ToolcallInfo shows its name, status, parameters and result", async () => {
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.text("Let me check."), Script.toolCall("get_weather", { city: "Paris" })]
+        : [Script.text("It is sunny.")]
+    )
+    render(
+      <TamboProvider {...connection(server(), { tools: [weatherTool] })}>
+        <Chat />
+      </TamboProvider>
+    )
+    send("Weather in Paris?")
+    await waitFor(() => expect(screen.getAllByTestId("message-assistant").at(-1)!.textContent).toContain("It is sunny."), { timeout: 10_000 })
+    await waitFor(() => expect(idle).toBe(true))
+    expect(screen.getByTestId("tool-name").textContent).toBe("get_weather")
+    expect(screen.getByTestId("tool-status").textContent).toBe("Called get_weather")
+    expect(JSON.parse(screen.getByTestId("tool-parameters").textContent!)).toEqual({ city: "Paris" })
+    // The tool_result block's content: the tool's return, as the text the model was sent.
+    const [result] = JSON.parse(screen.getByTestId("tool-result").textContent!) as Array<{ type: string; text: string }>
+    expect(result!.type).toBe("text")
+    expect(JSON.parse(result!.text)).toEqual({ city: "Paris", temperature: 21, conditions: "sunny" })
+  })
+
+  it("a tool that throws: ToolcallInfo says the call failed", async () => {
+    const explode: TamboTool<Record<string, never>> = {
+      name: "explode",
+      description: "Always fails",
+      inputSchema: Schema.Struct({}),
+      tool: () => {
+        throw new Error("boom")
+      }
+    }
+    server().setScript((request) => request.toolResults.length === 0 ? [Script.toolCall("explode", {})] : [Script.text("It failed.")])
+    render(
+      <TamboProvider {...connection(server(), { tools: [explode] })}>
+        <Chat />
+      </TamboProvider>
+    )
+    send("Try it")
+    await waitFor(() => expect(screen.getAllByTestId("message-assistant").at(-1)!.textContent).toContain("It failed."), { timeout: 10_000 })
+    await waitFor(() => expect(idle).toBe(true))
+    expect(screen.getByTestId("toolcall").hasAttribute("data-hastoolerror")).toBe(true)
+    expect(screen.getByTestId("tool-result").textContent).toContain("boom")
+  })
+
+  it("a component the model renders shows through Message.RenderedComponent", async () => {
+    server().setScript([Script.component("WeatherCard", { city: "Oslo", temperature: 3, conditions: "snow" })])
+    render(
+      <TamboProvider {...connection(server(), { components: [WeatherCard] })}>
+        <Chat />
+      </TamboProvider>
+    )
+    send("Show Oslo")
+    await waitFor(() => expect(screen.getByTestId("weather-card").textContent).toBe("Oslo: 3° snow"), { timeout: 10_000 })
+    expect(screen.getByTestId("rendered-component").contains(screen.getByTestId("weather-card"))).toBe(true)
+    await waitFor(() => expect(idle).toBe(true))
   })
 
   it("an MCP tool's elicitation shows in the input's form; its answer reaches the server and the run goes on", async () => {

@@ -129,13 +129,16 @@ export class InputStore {
    * value; resolves with the thread's id once the run ended, and then drops
    * the images it sent (those added meanwhile stay; a failed send keeps
    * them). A failed send puts its text back, unless something was typed
-   * meanwhile: a failure does not lose what the user wrote. Cancellation is
-   * not shown as an error, and leaves the input as it is (the message was
-   * sent).
+   * meanwhile: a failure does not lose what the user wrote. A cancelled run
+   * (the user's stop, the server's) is not a failure: the input stays as it
+   * is (the message was sent) and the submit resolves, with the run's
+   * thread (`threadId` when the run never named one), as upstream's does; it
+   * rejects only when the client was destroyed.
    */
   async submit(
     run: (message: string | InputMessage) => { readonly thread: Promise<{ readonly id: string }> },
-    variables?: unknown
+    variables?: unknown,
+    threadId?: () => string
   ): Promise<{ readonly threadId: string }> {
     const text = this.#snapshot.value.trim()
     const images = this.#snapshot.images
@@ -156,7 +159,8 @@ export class InputStore {
       const cancelled = isAbortError(error)
       if (!cancelled && this.#snapshot.value === "") this.#set({ value: text })
       this.#end({ error: cancelled ? undefined : error instanceof Error ? error : new Error(String(error)) })
-      throw error
+      if (!cancelled || error.reason === "ClientDestroyed") throw error
+      return { threadId: error.threadId ?? threadId?.() ?? "" }
     }
   }
 
