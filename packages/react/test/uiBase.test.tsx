@@ -3,13 +3,15 @@
 // upstream's name (`"@tambo-ai/react": "workspace:@tambo-effect/react@*"` in `package.json`): what
 // switching is for an app built on them. Against the testing server and real MCP servers.
 import { McpPrompts } from "@tambo-ai/react-ui-base/mcp-prompts"
+import { McpResources } from "@tambo-ai/react-ui-base/mcp-resources"
 import { Message } from "@tambo-ai/react-ui-base/message"
 import { MessageInput } from "@tambo-ai/react-ui-base/message-input"
+import { ReasoningInfo } from "@tambo-ai/react-ui-base/reasoning-info"
 import { ThreadContent } from "@tambo-ai/react-ui-base/thread-content"
 import { ThreadHistory } from "@tambo-ai/react-ui-base/thread-history"
 import { ToolcallInfo } from "@tambo-ai/react-ui-base/toolcall-info"
 import { TamboProvider, type TamboThread, type TamboThreadMessage, type TamboTool, useTambo } from "@tambo-ai/react"
-import { type ListPromptEntry, type McpServer, useTamboMcpServers } from "@tambo-ai/react/mcp"
+import { type ListPromptEntry, type ListResourceEntry, type McpServer, useTamboMcpServers } from "@tambo-ai/react/mcp"
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
@@ -22,7 +24,7 @@ const startMcp = useMcpServers()
 
 // Under `NodeNext` resolution the components' own declarations lose the types they import without an
 // extension (theirs to fix): the render functions below name their parameters' types.
-type Props = Record<string, unknown>
+type Props = object
 
 let idle = true
 let servers: Array<McpServer> = []
@@ -39,6 +41,10 @@ function Chat() {
             <div {...props} data-testid="messages">
               {state.filteredMessages.map((message: TamboThreadMessage) => (
                 <Message.Root key={message.id} message={message} data-testid={`message-${message.role}`}>
+                  <ReasoningInfo.Root data-testid="reasoning">
+                    <ReasoningInfo.StatusText data-testid="reasoning-status" />
+                    <ReasoningInfo.Steps render={(props: Props, steps: { steps: Array<string> }) => <ol {...props}>{steps.steps.map((step) => <li key={step}>{step}</li>)}</ol>} />
+                  </ReasoningInfo.Root>
                   <Message.Content render={(props: Props, content: { contentAsMarkdownString?: string }) => <div {...props}>{content.contentAsMarkdownString}</div>} />
                   {message.content.some((block) => block.type === "tool_use")
                     ? (
@@ -93,6 +99,22 @@ describe("@tambo-ai/react-ui-base over this package", () => {
     // The send resolves once the run has ended.
     await waitFor(() => expect(idle).toBe(true))
     expect((screen.getByPlaceholderText("Say something") as HTMLTextAreaElement).value).toBe("")
+  })
+
+  it("the model's reasoning shows in ReasoningInfo, during the run and after it", async () => {
+    server().setScript([Script.pace(20), Script.reasoning(["Thinking ", "about it."]), Script.text(["The ", "answer."])])
+    render(
+      <TamboProvider {...connection(server())}>
+        <Chat />
+      </TamboProvider>
+    )
+    send("Why?")
+    await waitFor(() => expect(screen.getByTestId("reasoning").textContent).toContain("Thinking about it."), { timeout: 10_000 })
+    await waitFor(() => expect(screen.getByTestId("message-assistant").textContent).toContain("The answer."))
+    await waitFor(() => expect(idle).toBe(true))
+    // Once the run ended (and its thread was read again from the server, which keeps no reasoning).
+    expect(screen.getByTestId("reasoning").textContent).toContain("Thinking about it.")
+    expect(screen.getByTestId("reasoning-status").textContent).toMatch(/^Thought for/)
   })
 
   it("the Stop button cancels a streaming run: the server hears it, the thread says so, and the input can send again", async () => {
@@ -229,6 +251,35 @@ describe("@tambo-ai/react-ui-base over this package", () => {
     fireEvent.click(await screen.findByText("docs:hello", undefined, { timeout: 10_000 }))
     expect(screen.getByText("docs:review")).toBeTruthy()
     await waitFor(() => expect(inserted).toEqual(["Hello!"]))
+  })
+
+  it("McpResources lists the app's resources and the servers', searches them, and selects one by its prefixed URI", async () => {
+    const mcp = await startMcp("library")
+    const selected: Array<[string, string]> = []
+    render(
+      <TamboProvider
+        {...connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "docs" }], resources: [{ uri: "app://notes", name: "notes" }] })}
+      >
+        <McpResources.Root onSelectResource={(uri: string, label: string) => selected.push([uri, label])}>
+          <McpResources.Search placeholder="Find a resource" />
+          <McpResources.List
+            render={(props: Props, state: { resources: Array<ListResourceEntry> }) => (
+              <ul {...props}>
+                {state.resources.map(({ resource }) => (
+                  <McpResources.Item key={resource.uri} uri={resource.uri} name={resource.name}>{resource.uri}</McpResources.Item>
+                ))}
+              </ul>
+            )}
+          />
+        </McpResources.Root>
+      </TamboProvider>
+    )
+    await screen.findByText("docs:file:///readme.md", undefined, { timeout: 10_000 })
+    expect(screen.getByText("registry:app://notes")).toBeTruthy()
+    fireEvent.change(screen.getByPlaceholderText("Find a resource"), { target: { value: "logo" } })
+    await waitFor(() => expect(screen.queryByText("docs:file:///readme.md")).toBeNull())
+    fireEvent.click(screen.getByText("docs:file:///logo.png"))
+    expect(selected).toEqual([["docs:file:///logo.png", "logo"]])
   })
 
   it("ThreadHistory lists the user's threads and switches to one", async () => {
