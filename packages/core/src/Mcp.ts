@@ -618,6 +618,24 @@ export interface McpHandlers {
 export type McpConnectionStatus = "connecting" | "connected" | "reconnecting" | "failed"
 
 /**
+ * What a server says it offers in its handshake: tools, prompts, resources
+ * (and whether one may subscribe to them), whether it says when their
+ * lists change, logging, completions.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface McpServerCapabilities {
+  readonly tools?: { readonly listChanged?: boolean | undefined } | undefined
+  readonly prompts?: { readonly listChanged?: boolean | undefined } | undefined
+  readonly resources?: { readonly subscribe?: boolean | undefined; readonly listChanged?: boolean | undefined } | undefined
+  readonly logging?: object | undefined
+  readonly completions?: object | undefined
+  readonly experimental?: Readonly<Record<string, object>> | undefined
+  readonly [key: string]: unknown
+}
+
+/**
  * Direct access to a connected server.
  *
  * @since 0.1.0
@@ -665,6 +683,8 @@ export interface McpConnection {
   readonly resourcesVersion: number
   /** The name and version the server reported. */
   readonly serverVersion?: { readonly name: string; readonly version: string } | undefined
+  /** What the server said it offers, while connected. @since 0.2.0 */
+  readonly capabilities?: McpServerCapabilities | undefined
   readonly instructions?: string | undefined
   /** Present while connected. */
   readonly client?: McpClientHandle | undefined

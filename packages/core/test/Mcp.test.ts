@@ -186,6 +186,8 @@ describe("Mcp", () => {
       expect(yield* Fiber.join(statuses)).toEqual(["connecting", "connected"])
       expect(connection).toMatchObject({ status: "connected", serverKey: "mcp", key: Mcp.uniqueKey({ url: calc.url }) })
       expect(connection.serverVersion).toEqual({ name: "test-mcp-server", version: "1.0.0" })
+      expect(connection.capabilities).toMatchObject({ tools: { listChanged: true } })
+      expect(connection.capabilities?.prompts).toBeUndefined()
       expect(connection.tools.map((tool) => [tool.name, tool.registeredName])).toEqual([
         ["add", "add"],
         ["divide", "divide"],

@@ -33,6 +33,7 @@ import type {
   McpPromptSpec,
   McpRequestContext,
   McpResourceContents,
+  McpServerCapabilities,
   SamplingRequest,
   SamplingResult
 } from "@tambo-effect/core/Mcp"
@@ -128,7 +129,8 @@ export interface McpServerConfig extends NormalizedMcpServerInfo {
 
 /**
  * What a connected server's `client` offers: its tools, a call of one, what
- * it said of itself, and `close()`, which disconnects it. A call rejects
+ * it said of itself (version, capabilities, instructions), and `close()`,
+ * which disconnects it. A call rejects
  * with an `McpError`.
  *
  * @since 0.2.0
@@ -140,6 +142,8 @@ export interface McpServerClient {
   /** Calls a tool of the server; an `isError` result resolves. */
   callTool(name: string, args?: Readonly<Record<string, unknown>>): Promise<MCPToolCallResult>
   getServerVersion(): { readonly name: string; readonly version: string } | undefined
+  /** What the server said it offers (tools, prompts, resources, ...). */
+  getServerCapabilities(): McpServerCapabilities | undefined
   getInstructions(): string | undefined
   /** Disconnects the server: its tools are withdrawn. */
   close(): Promise<void>
@@ -204,6 +208,7 @@ const serverOf = (client: TamboClient, connection: McpConnection): McpServer | u
         listTools: () => promise(handle.listTools).then((tools) => [...tools]),
         callTool: (name, args = {}) => promise(handle.callTool(name, args)),
         getServerVersion: () => connection.serverVersion,
+        getServerCapabilities: () => connection.capabilities,
         getInstructions: () => connection.instructions,
         close: () => client.disconnectMcpServer(connection.key)
       }

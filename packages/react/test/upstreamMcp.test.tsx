@@ -102,6 +102,8 @@ describe("@tambo-effect/react/mcp", () => {
     expect(calc).toMatchObject({ url: mcp.url, serverKey: "calc", transport: MCPTransport.HTTP, serverType: "browser-side" })
     expect(calc.key).toBe(`${mcp.url}|http`)
     expect(calc.client.getServerVersion()).toMatchObject({ name: expect.any(String) })
+    expect(calc.client.getServerCapabilities()).toMatchObject({ tools: {} })
+    expect(calc.client.getServerCapabilities()?.prompts).toBeUndefined()
     expect((await calc.client.listTools()).map((tool) => tool.name)).toContain("add")
     expect(text(await calc.client.callTool("add", { a: 2, b: 40 }))).toBe("42")
     await expect(calc.client.callTool("nope")).resolves.toMatchObject({ isError: true })

@@ -41,6 +41,7 @@ import type {
   McpResourceContents,
   McpResourceSpec,
   McpResourceTemplateSpec,
+  McpServerCapabilities,
   McpToolResult,
   McpToolSpec,
   McpTransport,
@@ -109,6 +110,8 @@ export interface ConnectOptions {
 /** @internal */
 export interface Session {
   readonly serverVersion: { readonly name: string; readonly version: string } | undefined
+  /** What the server said it offers in the handshake. */
+  readonly capabilities: McpServerCapabilities
   readonly instructions: string | undefined
   readonly listTools: (signal: AbortSignal) => Promise<ReadonlyArray<McpToolSpec>>
   /** `bounded: false`: no bound but the caller's own (the MCP SDK would cut it after `requestTimeoutMs`). */
@@ -535,6 +538,7 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
 
   return {
     serverVersion: client.getServerVersion(),
+    capabilities,
     instructions: client.getInstructions(),
     listTools: async (signal) =>
       capabilities.tools === undefined

@@ -211,6 +211,7 @@ export const connectionOf = (env: Env, entry: Entry): McpConnection => ({
   resourcesVersion: entry.resourcesVersion,
   ...(entry.session === undefined ? {} : {
     serverVersion: entry.session.serverVersion,
+    capabilities: entry.session.capabilities,
     instructions: entry.session.instructions
   }),
   ...(entry.handle === undefined ? {} : { client: entry.handle })
