@@ -1231,6 +1231,7 @@ export class TamboClient {
    * @since 0.2.0
    */
   followTamboMcpServer(options: { readonly contextKey?: string | undefined } = {}): () => void {
+    // Throws for an AG-UI agent, and for a destroyed client.
     this.#runtime.sync(Effect.void, "followTamboMcpServer")
     const parts = this.#parts
     if (parts.followsTamboMcp) return () => undefined

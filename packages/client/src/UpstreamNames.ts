@@ -20,8 +20,8 @@ import type {
   McpToolSpec,
   McpTransport,
   PrimitiveSchemaDefinition as CorePrimitiveSchemaDefinition,
-  SamplingHandler,
-  ResourceSource as CoreResourceSource
+  ResourceSource as CoreResourceSource,
+  SamplingHandler
 } from "@tambo-effect/core/Mcp"
 import type { ApiError } from "@tambo-effect/core/TamboError"
 import type { ToolAnnotations as CoreToolAnnotations } from "@tambo-effect/core/Tool"
