@@ -116,6 +116,46 @@ export type BeforeRun = (
 export type McpServerInfo = Mcp.McpServerInfo
 
 /**
+ * What a connected MCP server's `client` offers, as Promises: its tools
+ * (listed again), a call of one (an `isError` result resolves), what it
+ * said of itself (version, capabilities, instructions), and `close()`,
+ * which disconnects it. A call rejects with an `McpError`, or an
+ * `AbortError` once the client is destroyed.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface McpServerClient {
+  listTools(): Promise<Array<Mcp.McpToolSpec>>
+  callTool(name: string, args?: Readonly<Record<string, unknown>>): Promise<Mcp.McpToolResult>
+  getServerVersion(): { readonly name: string; readonly version: string } | undefined
+  getServerCapabilities(): Mcp.McpServerCapabilities | undefined
+  getInstructions(): string | undefined
+  close(): Promise<void>
+}
+
+/**
+ * An MCP server's connection: its key, server key and settings, `status`
+ * (`connecting`, `connected`, `reconnecting`, `failed`), `error`, `tools`,
+ * and, while connected, its `client`.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface McpConnectionInfo extends Omit<Mcp.McpConnection, "client"> {
+  /** Present while connected. */
+  readonly client?: McpServerClient | undefined
+}
+
+/**
+ * Every known MCP connection, by key, in the order they were first connected.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type McpConnections = Readonly<Record<string, McpConnectionInfo>>
+
+/**
  * Where an AG-UI agent is: each run is a `POST` of the whole conversation
  * (a `RunAgentInput`) to `url`, with `headers`.
  *
@@ -1138,8 +1178,10 @@ export class TamboClient {
    *
    * @since 0.1.0
    */
-  connectMcpServer(server: McpServerInfo): Promise<Mcp.McpConnection> {
-    return this.#runtime.promise(this.#runtime.mcp.connectMcpServer(server))
+  connectMcpServer(server: McpServerInfo): Promise<McpConnectionInfo> {
+    return this.#runtime.promise(this.#runtime.mcp.connectMcpServer(server)).then((connection) =>
+      this.#parts.mcpConnections.connection(connection)
+    )
   }
 
   /**
@@ -1154,12 +1196,14 @@ export class TamboClient {
   }
 
   /**
-   * The MCP connections by key, with their status (`connecting`, `connected`, `failed`) and tools.
+   * The MCP connections by key, with their status (`connecting`,
+   * `connected`, `reconnecting`, `failed`), tools, and the `client` of a
+   * connected server. The same object until something changes.
    *
    * @since 0.1.0
    */
-  getMcpClients(): Mcp.McpConnections {
-    return this.#runtime.sync(this.#runtime.mcp.getMcpClients)
+  getMcpClients(): McpConnections {
+    return this.#parts.mcpConnections.record(this.#runtime.sync(this.#runtime.mcp.getMcpClients))
   }
 
   /**

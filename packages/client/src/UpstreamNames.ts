@@ -10,7 +10,6 @@ import type {
   ElicitationHandler,
   ElicitationRequestedSchema as CoreElicitationRequestedSchema,
   ElicitationResult,
-  McpConnection,
   McpConnectionStatus as CoreMcpConnectionStatus,
   McpHandlers,
   McpResourceContents,
@@ -68,14 +67,6 @@ export type ResourceSource = CoreResourceSource
  * @category Models
  */
 export type NormalizedMcpServerInfo = McpServerInfo & { readonly transport: McpTransport; readonly serverKey: string }
-
-/**
- * An MCP server's connection, as `getMcpClients()` holds it by server key.
- *
- * @since 0.2.0
- * @category Models
- */
-export type McpConnectionInfo = McpConnection
 
 /**
  * Where an MCP server's connection is: `connecting`, `connected`, `reconnecting`, `failed`.

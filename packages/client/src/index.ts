@@ -63,6 +63,21 @@ export {
    */
   type InputMessage,
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type McpConnectionInfo,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type McpConnections,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type McpServerClient,
+  /**
    * @since 0.1.0
    * @category Models
    */

@@ -35,6 +35,31 @@ describe("MCP through the facade", () => {
     expect((run.body as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain("add")
   })
 
+  it("a connection's client calls the server as Promises; getMcpClients() is the same object until something changes", async () => {
+    const mcp = await startMcpServer({ setup: calculator })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "calc" })
+    const handle = connection.client!
+    expect((await handle.listTools()).map((tool) => tool.name)).toEqual(["add", "divide", "explode", "math.square"])
+    const sum = await handle.callTool("add", { a: 2, b: 40 })
+    expect(sum.content).toEqual([{ type: "text", text: "42" }])
+    expect(await handle.callTool("explode")).toMatchObject({ isError: true })
+    expect(handle.getServerVersion()).toEqual({ name: "test-mcp-server", version: "1.0.0" })
+    expect(handle.getServerCapabilities()).toMatchObject({ tools: {} })
+    // The record and its connections stay the same objects while nothing changes.
+    const before = client.getMcpClients()
+    expect(client.getMcpClients()).toBe(before)
+    expect(Object.values(before)[0]).toBe(connection)
+    // Closing its client disconnects the server.
+    await handle.close()
+    expect(client.getMcpClients()).toEqual({})
+    expect(client.getMcpClients()).not.toBe(before)
+    const again = await client.connectMcpServer({ url: mcp.url, serverKey: "calc" })
+    await client.destroy()
+    await expect(again.client!.callTool("add", { a: 1, b: 1 })).rejects.toMatchObject({ _tag: "AbortError", reason: "ClientDestroyed" })
+  })
+
   it("an unreachable server rejects with an McpError; disconnect withdraws the tools", async () => {
     const client = makeClient(server())
     await expect(client.connectMcpServer({ url: "http://127.0.0.1:1/mcp" })).rejects.toMatchObject({
@@ -80,7 +105,7 @@ describe("MCP through the facade", () => {
     const own = await client.connectMcpServer({ url: greeting.url })
     const others = await client.connectMcpServer({ url: other.url, serverKey: "other" })
     const call = (connection: typeof own, name: string, args: Record<string, unknown> = {}) =>
-      Effect.runPromise(connection.client!.callTool(name, args)).then((result) =>
+      connection.client!.callTool(name, args).then((result) =>
         result.content.map((block) => ("text" in block ? block.text : "")).join("")
       )
 
@@ -106,7 +131,7 @@ describe("MCP through the facade", () => {
     const client = makeClient(server())
     const connection = await client.connectMcpServer({ url: mcp.url })
     client.setMcpSamplingHandler(() => ({ model: "m", role: "assistant", content: { type: "text", text: "late" } }))
-    const result = await Effect.runPromise(connection.client!.callTool("summarize", { text: "x" }))
+    const result = await connection.client!.callTool("summarize", { text: "x" })
     expect(result.isError).toBe(true)
     expect(JSON.stringify(result.content)).toContain("Method not found")
   })
@@ -122,7 +147,7 @@ describe("MCP through the facade", () => {
       seen.push(contents.contents.map((part) => ("text" in part ? part.text : "")).join(""))
     })
     await vi.waitFor(() => expect(seen).toEqual(["0"]))
-    await Effect.runPromise(connection.client!.callTool("bump"))
+    await connection.client!.callTool("bump")
     await vi.waitFor(() => expect(seen).toEqual(["0", "1"]))
     unwatch()
     await vi.waitFor(() => expect(log).toEqual(["subscribe file:///counter.txt", "unsubscribe file:///counter.txt"]))

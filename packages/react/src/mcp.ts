@@ -4,9 +4,9 @@
  *
  * @since 0.1.0
  */
+import type { McpConnectionInfo } from "@tambo-effect/client"
 import type {
   ElicitationResult,
-  McpConnection,
   McpPrompt,
   McpPromptResult,
   McpResource,
@@ -20,13 +20,14 @@ import type { QueryState } from "./types.js"
 
 /**
  * The MCP servers of the provider's client, with their status
- * (`connecting`, `connected`, `reconnecting`, `failed`), error and tools;
- * re-rendered when any of that changes.
+ * (`connecting`, `connected`, `reconnecting`, `failed`), error, tools and,
+ * while connected, their `client` (`callTool`, `listTools`, ... as
+ * Promises); re-rendered when any of that changes.
  *
  * @since 0.1.0
  * @category Hooks
  */
-export const useTamboMcpServers = (): ReadonlyArray<McpConnection> => {
+export const useTamboMcpServers = (): ReadonlyArray<McpConnectionInfo> => {
   const { handle } = useTamboContext("useTamboMcpServers")
   const connections = useSyncExternalStore(handle.subscribeToMcpClients, handle.getMcpClients, handle.getMcpClients)
   return useMemo(() => Object.values(connections), [connections])

@@ -16,8 +16,8 @@
 import type {
   ElicitationContextState,
   ListResourceItem,
-  MCPToolCallResult,
-  MCPToolSpec,
+  McpConnectionInfo,
+  McpServerClient,
   NormalizedMcpServerInfo,
   ServerType,
   TamboClient,
@@ -28,20 +28,14 @@ import type {
   ElicitationRequest,
   ElicitationResult,
   HandlerResult,
-  McpConnection,
   McpPromptResult,
   McpPromptSpec,
   McpRequestContext,
   McpResourceContents,
-  McpServerCapabilities,
   SamplingRequest,
   SamplingResult
 } from "@tambo-effect/core/Mcp"
 import { REGISTRY_SERVER_KEY, TAMBO_SERVER_NAME } from "@tambo-effect/core/Mcp"
-import type { McpError } from "@tambo-effect/core/TamboError"
-import * as Cause from "effect/Cause"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import * as Hooks from "./mcp.js"
@@ -128,29 +122,9 @@ export interface McpServerConfig extends NormalizedMcpServerInfo {
 }
 
 /**
- * What a connected server's `client` offers: its tools, a call of one, what
- * it said of itself (version, capabilities, instructions), and `close()`,
- * which disconnects it. A call rejects
- * with an `McpError`.
- *
- * @since 0.2.0
- * @category Models
- */
-export interface McpServerClient {
-  /** The server's tools, listed again (all pages). */
-  listTools(): Promise<Array<MCPToolSpec>>
-  /** Calls a tool of the server; an `isError` result resolves. */
-  callTool(name: string, args?: Readonly<Record<string, unknown>>): Promise<MCPToolCallResult>
-  getServerVersion(): { readonly name: string; readonly version: string } | undefined
-  /** What the server said it offers (tools, prompts, resources, ...). */
-  getServerCapabilities(): McpServerCapabilities | undefined
-  getInstructions(): string | undefined
-  /** Disconnects the server: its tools are withdrawn. */
-  close(): Promise<void>
-}
-
-/**
- * A connected server, with its `client`.
+ * A connected server, with its `client` (the client's `McpServerClient`:
+ * `listTools()`, `callTool()`, `getServerVersion()`,
+ * `getServerCapabilities()`, `getInstructions()`, `close()`).
  *
  * @since 0.2.0
  * @category Models
@@ -178,17 +152,10 @@ export interface FailedMcpServer extends McpServerConfig {
  */
 export type McpServer = ConnectedMcpServer | FailedMcpServer
 
-/** Runs a call of a connection's handle: rejects with its `McpError`. */
-const promise = <A,>(effect: Effect.Effect<A, McpError>): Promise<A> =>
-  Effect.runPromiseExit(effect).then((exit) => {
-    if (Exit.isSuccess(exit)) return exit.value
-    throw Cause.squash(exit.cause)
-  })
-
 /** The shown form of each connection, kept while the connection object is the same. */
-const shown = new WeakMap<McpConnection, McpServer>()
+const shown = new WeakMap<McpConnectionInfo, McpServer>()
 
-const configOf = (connection: McpConnection): McpServerConfig => ({
+const configOf = (connection: McpConnectionInfo): McpServerConfig => ({
   ...connection.server,
   transport: connection.server.transport ?? "http",
   serverKey: connection.serverKey,
@@ -196,23 +163,12 @@ const configOf = (connection: McpConnection): McpServerConfig => ({
   serverType: connection.server.name === TAMBO_SERVER_NAME ? "tambo-internal" : "browser-side"
 })
 
-const serverOf = (client: TamboClient, connection: McpConnection): McpServer | undefined => {
+const serverOf = (connection: McpConnectionInfo): McpServer | undefined => {
   const known = shown.get(connection)
   if (known !== undefined) return known
-  const handle = connection.client
   let server: McpServer
-  if (connection.status === "connected" && handle !== undefined) {
-    server = {
-      ...configOf(connection),
-      client: {
-        listTools: () => promise(handle.listTools).then((tools) => [...tools]),
-        callTool: (name, args = {}) => promise(handle.callTool(name, args)),
-        getServerVersion: () => connection.serverVersion,
-        getServerCapabilities: () => connection.capabilities,
-        getInstructions: () => connection.instructions,
-        close: () => client.disconnectMcpServer(connection.key)
-      }
-    }
+  if (connection.status === "connected" && connection.client !== undefined) {
+    server = { ...configOf(connection), client: connection.client }
   } else if (connection.status === "failed" && connection.error !== undefined) {
     server = { ...configOf(connection), connectionError: connection.error }
   } else {
@@ -242,10 +198,7 @@ const serverOf = (client: TamboClient, connection: McpConnection): McpServer | u
 export const useTamboMcpServers = (): Array<McpServer> => {
   const { handle } = useTamboContext("useTamboMcpServers")
   const connections = useSyncExternalStore(handle.subscribeToMcpClients, handle.getMcpClients, handle.getMcpClients)
-  return useMemo(() => {
-    const client = handle.client()
-    return Object.values(connections).flatMap((connection) => serverOf(client, connection) ?? [])
-  }, [handle, connections])
+  return useMemo(() => Object.values(connections).flatMap((connection) => serverOf(connection) ?? []), [connections])
 }
 
 /** The connected servers by server key. */

@@ -2,7 +2,6 @@
 import { render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { TamboClient } from "@tambo-effect/client"
-import * as Effect from "effect/Effect"
 import { StrictMode, useState } from "react"
 import { describe, expect, it } from "vitest"
 import {
@@ -69,7 +68,7 @@ describe("MCP hooks", () => {
     await waitFor(() => expect(result.current.resources.data?.map((r) => r.uri)).toEqual(["file:///readme.md"]))
 
     const client = result.current.servers[0]!.client!
-    expect(await Effect.runPromise(client.callTool("publish"))).toMatchObject({ content: [{ text: "published" }] })
+    expect(await client.callTool("publish")).toMatchObject({ content: [{ text: "published" }] })
     await waitFor(() => expect(result.current.prompts.data?.map((p) => p.name)).toEqual(["hello", "bye"]))
     await waitFor(() =>
       expect(result.current.resources.data?.map((r) => r.uri)).toEqual(["file:///readme.md", "file:///changelog.md"])
@@ -87,9 +86,9 @@ describe("MCP hooks", () => {
     const count = () => result.current.counter.data?.contents.map((part) => ("text" in part ? part.text : "")).join("")
     await waitFor(() => expect(count()).toBe("0"), { timeout: 10_000 })
     const client = result.current.servers[0]!.client!
-    await Effect.runPromise(client.callTool("bump"))
+    await client.callTool("bump")
     await waitFor(() => expect(count()).toBe("1"))
-    await Effect.runPromise(client.callTool("bump"))
+    await client.callTool("bump")
     await waitFor(() => expect(count()).toBe("2"))
     expect(result.current.counter).toMatchObject({ status: "success", isFetching: false })
   })
@@ -212,7 +211,7 @@ describe("MCP hooks", () => {
       </TamboProvider>
     )
     const greet = async () => {
-      const result = await Effect.runPromise(servers[0]!.client!.callTool("greet"))
+      const result = await servers[0]!.client!.callTool("greet")
       return result.content.map((block) => ("text" in block ? block.text : "")).join("")
     }
     const view = render(app("Ada"))

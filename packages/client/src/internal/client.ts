@@ -10,6 +10,7 @@ import type { TamboClientError } from "../errors.js"
 import { createInitialState, InMemoryStore } from "../Store.js"
 import type { ContextHelperFn, McpServerInfo, TamboClientOptions } from "../TamboClient.js"
 import { Approvals } from "./approvals.js"
+import { McpConnectionsView } from "./mcpConnections.js"
 import { Notifier } from "./notifier.js"
 import { Runs } from "./runs.js"
 import * as ClientRuntime from "./runtime.js"
@@ -25,6 +26,8 @@ export interface Parts {
   readonly mcpServers: ReadonlyArray<McpServerInfo>
   /** The context helpers, as registered: core keeps them for runs, this copy is for `getContextHelpers`. */
   readonly contextHelpers: Map<string, ContextHelperFn>
+  /** `getMcpClients()`'s records, with Promise clients. */
+  readonly mcpConnections: McpConnectionsView
   /** The `tamboMcpServer` option is set: the runtime follows Tambo's MCP server for its life. */
   readonly followsTamboMcp: boolean
   /** The calls of `followTamboMcpServer` not yet stopped, and how to stop the following they share. */
@@ -54,6 +57,7 @@ export const make = (options: TamboClientOptions): Either.Either<Parts, TamboCli
       runs: new Runs(runtime, notifier, approvals, snapshots, options.initialMessages),
       mcpServers: options.mcpServers ?? [],
       contextHelpers: new Map(Object.entries(options.contextHelpers ?? {})),
+      mcpConnections: new McpConnectionsView(runtime),
       followsTamboMcp: options.tamboMcpServer !== undefined && options.tamboMcpServer !== false,
       tamboMcp: undefined,
       mcpElicitationHandler: undefined,

@@ -2,12 +2,12 @@ import {
   type ClientState,
   createInitialState,
   type InitialInputMessage,
+  type McpConnections,
   type PendingToolCallInfo,
   type TamboAuthState,
   type TamboClient
 } from "@tambo-effect/client"
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
-import type { McpConnections } from "@tambo-effect/core/Mcp"
 import type { NotifyMode } from "../types.js"
 
 /** Fallback when frames do not come (a hidden tab), in milliseconds. */

@@ -1,0 +1,51 @@
+/**
+ * The facade's view of core's MCP connections: the same records, with each
+ * connected server's `client` calling through the client's runtime as
+ * Promises. Each record and each connection is converted once, so that
+ * `getMcpClients()` returns the same object until something changed (what
+ * `useSyncExternalStore` needs).
+ *
+ * @internal
+ */
+import type * as Mcp from "@tambo-effect/core/Mcp"
+import type { McpConnectionInfo, McpConnections } from "../TamboClient.js"
+import type { ClientRuntime } from "./runtime.js"
+
+/** @internal */
+export class McpConnectionsView {
+  readonly #records = new WeakMap<Mcp.McpConnections, McpConnections>()
+  readonly #connections = new WeakMap<Mcp.McpConnection, McpConnectionInfo>()
+
+  constructor(readonly runtime: ClientRuntime) {}
+
+  /** The record as the facade shows it. */
+  record(connections: Mcp.McpConnections): McpConnections {
+    let shown = this.#records.get(connections)
+    if (shown === undefined) {
+      shown = Object.fromEntries(Object.entries(connections).map(([key, connection]) => [key, this.connection(connection)]))
+      this.#records.set(connections, shown)
+    }
+    return shown
+  }
+
+  /** One connection as the facade shows it. */
+  connection(connection: Mcp.McpConnection): McpConnectionInfo {
+    let shown = this.#connections.get(connection)
+    if (shown === undefined) {
+      const { client: handle, ...rest } = connection
+      shown = handle === undefined ? rest : {
+        ...rest,
+        client: {
+          listTools: () => this.runtime.promise(handle.listTools).then((tools) => [...tools]),
+          callTool: (name, args = {}) => this.runtime.promise(handle.callTool(name, args)),
+          getServerVersion: () => connection.serverVersion,
+          getServerCapabilities: () => connection.capabilities,
+          getInstructions: () => connection.instructions,
+          close: () => this.runtime.promise(this.runtime.mcp.disconnectMcpServer(connection.key))
+        }
+      }
+      this.#connections.set(connection, shown)
+    }
+    return shown
+  }
+}
