@@ -79,6 +79,11 @@ export type {
    * @since 0.2.0
    * @category Models
    */
+  McpServerClient,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
   McpServerInfo,
   /**
    * @since 0.2.0
