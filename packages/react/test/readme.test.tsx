@@ -52,23 +52,28 @@ describe("README", () => {
     }
   })
 
-  it("its @tambo-effect/react/mcp example lists the prompts of a server by their prefixed names", async () => {
+  it("its @tambo-effect/react/mcp example lists the prompts of a server by their prefixed names, inside a TamboMcpProvider", async () => {
     const mcp = await startMcp("prompter")
     const dir = mkdtempSync(join(here, ".readme-"))
     try {
-      const { PromptPicker } = await importBlock<{
-        PromptPicker: ComponentType<{ readonly onPick: (name: string) => void }>
+      const { McpPanel } = await importBlock<{
+        McpPanel: ComponentType<{ readonly onPick: (name: string) => void }>
       }>("### `@tambo-effect/react/mcp`", dir)
       const picked: Array<string> = []
       render(
         <TamboProvider {...connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "docs" }] })}>
-          <PromptPicker onPick={(name) => picked.push(name)} />
+          <McpPanel onPick={(name) => picked.push(name)} />
         </TamboProvider>
       )
       expect(screen.getByText("Loading prompts…")).toBeTruthy()
       fireEvent.click(await screen.findByText("docs:review", undefined, { timeout: 10_000 }))
       expect(picked).toEqual(["docs:review"])
       expect(screen.getByText("docs:hello")).toBeTruthy()
+      // The provider asked for a token for its context key (Tambo's own server).
+      await waitFor(() =>
+        expect(server().requests.filter((r) => r.method === "POST" && r.path === "/auth/mcp/access-token").map((r) => r.body))
+          .toEqual([{ contextKey: "support" }])
+      )
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
