@@ -238,20 +238,10 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
  * when it is destroyed.
  */
 const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpServers"]) => {
-  const byKey = new Map((servers ?? []).map((server) => [uniqueKey(server), server] as const))
-  const key = JSON.stringify([...byKey.keys()])
-  const serversRef = useRef(byKey)
-  serversRef.current = byKey
   const previous = useRef<{ readonly handle: ClientHandle; readonly servers: ReadonlyMap<string, McpServerInfo> }>(undefined)
-  // Bumped when a server's handlers are not the ones of the render before.
-  const handlers = useRef<{ readonly of: ReadonlyArray<unknown>; readonly version: number }>({ of: [], version: 0 })
-  const of = [...byKey.values()].map((server) => server.handlers)
-  if (of.length !== handlers.current.of.length || of.some((h, i) => h !== handlers.current.of[i])) {
-    handlers.current = { of, version: handlers.current.version + 1 }
-  }
-  const handlersVersion = handlers.current.version
+  // Runs for every new list (an inline prop is one each render); only what changed is sent to the client.
   useEffect(() => {
-    const current = serversRef.current
+    const current = new Map((servers ?? []).map((server) => [uniqueKey(server), server] as const))
     const client = handle.client()
     const before = previous.current?.handle === handle ? previous.current.servers : new Map<string, McpServerInfo>()
     for (const old of before.keys()) {
@@ -264,7 +254,7 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
       void client.connectMcpServer({ ...server, handlers: server.handlers ?? {} }).catch(() => undefined)
     }
     previous.current = { handle, servers: current }
-  }, [handle, key, handlersVersion])
+  }, [handle, servers])
 }
 
 const createClient = (props: TamboProviderProps): TamboClient => {

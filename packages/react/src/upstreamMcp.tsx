@@ -20,7 +20,6 @@ import type {
   McpServerClient,
   NormalizedMcpServerInfo,
   ServerType,
-  TamboClient,
   TamboElicitationRequest,
   TamboElicitationResponse
 } from "@tambo-effect/client"
@@ -160,12 +159,13 @@ export type McpServer = ConnectedMcpServer | FailedMcpServer
 /** The shown form of each connection, kept while the connection object is the same. */
 const shown = new WeakMap<McpConnectionInfo, McpServer>()
 
-const configOf = (connection: McpConnectionInfo): McpServerConfig => ({
-  ...connection.server,
-  transport: connection.server.transport ?? "http",
-  serverKey: connection.serverKey,
-  key: connection.key,
-  serverType: connection.server.name === TAMBO_SERVER_NAME ? "tambo-internal" : "browser-side"
+/** A server's settings as this entry shows them, from a connection or a request's context (both carry these). */
+const configOf = ({ key, server, serverKey }: Pick<McpConnectionInfo, "key" | "server" | "serverKey">): McpServerConfig => ({
+  ...server,
+  transport: server.transport ?? "http",
+  serverKey,
+  key,
+  serverType: server.name === TAMBO_SERVER_NAME ? "tambo-internal" : "browser-side"
 })
 
 const serverOf = (connection: McpConnectionInfo): McpServer | undefined => {
@@ -477,18 +477,6 @@ export interface ProviderMCPHandlers {
     | undefined
 }
 
-/** The settings of the server that asks, as the handlers are told them. */
-const requester = (client: TamboClient, context: McpRequestContext): McpServerConfig => {
-  const connection = client.getMcpClients()[context.key]
-  return connection !== undefined ? configOf(connection) : {
-    ...context.server,
-    transport: context.server.transport ?? "http",
-    serverKey: context.serverKey,
-    key: context.key,
-    serverType: context.server.name === TAMBO_SERVER_NAME ? "tambo-internal" : "browser-side"
-  }
-}
-
 /**
  * For code written against `@tambo-ai/react`, where this provider connects
  * the MCP servers: here `TamboProvider` connects them itself, and this
@@ -541,12 +529,11 @@ export function TamboMcpProvider({ children, contextKey, handlers }: {
 
   useEffect(() => {
     if (!elicits) return
-    const client = handle.client()
     return store.override((request, context) =>
       latest.current?.elicitation !== undefined
-        ? latest.current.elicitation(request, context, requester(client, context))
+        ? latest.current.elicitation(request, context, configOf(context))
         : { action: "decline" })
-  }, [handle, store, elicits])
+  }, [store, elicits])
 
   useEffect(() => {
     if (!samples) return
@@ -555,7 +542,7 @@ export function TamboMcpProvider({ children, contextKey, handlers }: {
     const sampling = (request: SamplingRequest, context: McpRequestContext) => {
       const handler = latest.current?.sampling
       if (handler === undefined) throw new Error("No sampling handler is set")
-      return handler(request, context, requester(client, context))
+      return handler(request, context, configOf(context))
     }
     client.setMcpSamplingHandler(sampling)
     return () => {

@@ -271,30 +271,46 @@ describe("@tambo-effect/react/mcp", () => {
       expect(asked).toHaveLength(1)
     })
 
-    it("handlers.sampling answers the sampling requests of servers connected with it mounted", async () => {
+    it("handlers.sampling answers the sampling requests of servers connected with it mounted; unmounted, none does", async () => {
       const mcp = await start("summarizer")
       let servers: Array<McpServer> = []
+      let setMounted: (mounted: boolean) => void = () => undefined
       function Probe() {
         servers = useTamboMcpServers()
         return null
       }
+      function App() {
+        const [mounted, mount] = useState(true)
+        setMounted = mount
+        return mounted
+          ? (
+            <TamboMcpProvider
+              handlers={{
+                sampling: (request, _extra, serverInfo) => ({
+                  model: "app-model",
+                  role: "assistant",
+                  content: { type: "text", text: `${serverInfo.serverKey} of ${request.params.maxTokens}` }
+                })
+              }}
+            >
+              <Probe />
+            </TamboMcpProvider>
+          )
+          : <Probe />
+      }
       render(
         <TamboProvider {...connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "sum" }] })}>
-          <TamboMcpProvider
-            handlers={{
-              sampling: (request, _extra, serverInfo) => ({
-                model: "app-model",
-                role: "assistant",
-                content: { type: "text", text: `${serverInfo.serverKey} of ${request.params.maxTokens}` }
-              })
-            }}
-          >
-            <Probe />
-          </TamboMcpProvider>
+          <App />
         </TamboProvider>
       )
       await waitFor(() => expect(connected(servers, "sum")).toBeDefined(), { timeout: 10_000 })
       expect(text(await connected(servers, "sum")!.client.callTool("summarize", { text: "a long story" }))).toBe("Summary: sum of 50")
+      // Unmounted, the client's sampling handler is what it was (none): the server's request fails.
+      setMounted(false)
+      await waitFor(async () => {
+        const result = await connected(servers, "sum")!.client.callTool("summarize", { text: "again" })
+        expect(result.isError).toBe(true)
+      })
     })
 
     it("connects Tambo's own MCP server while mounted, with a token for its contextKey", async () => {

@@ -100,11 +100,6 @@ export class ClientRuntime {
   }
 
   /**
-   * Calls `listener` after every change `changes` announces (it starts with
-   * the current value: that one is not a change). Returns the unsubscribe
-   * function.
-   */
-  /**
    * Runs `stream` in the runtime, giving each element to `listener` and a
    * failure to `onError` (not an interruption: the returned function's, or
    * `destroy()`'s). The returned function stops it.
@@ -141,6 +136,11 @@ export class ClientRuntime {
     return this.watch(Stream.fromEffect(this.withConfig(follow, "followTamboMcpServer")), () => undefined, undefined)
   }
 
+  /**
+   * Calls `listener` after every change `changes` announces (it starts with
+   * the current value: that one is not a change). Returns the unsubscribe
+   * function.
+   */
   subscribe(changes: Stream.Stream<unknown>, listener: () => void): () => void {
     if (this.destroying !== undefined) return () => undefined
     const fiber = this.runtime.runFork(changes.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener))))
