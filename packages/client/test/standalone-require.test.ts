@@ -16,6 +16,7 @@ import {
   expectWeatherRequests,
   isMcpSdk,
   isNodeBuiltin,
+  nonAsciiFiles,
   packageDir,
   scratchDir,
   startWeatherServer,
@@ -99,6 +100,10 @@ describe("the standalone CommonJS build for Node", () => {
     expect(required.filter((specifier) => !isNodeBuiltin(specifier) && !isMcpSdk(specifier))).toEqual([])
     expect(required.filter(isMcpSdk).length).toBeGreaterThan(0)
     expect(await node(`require("@tambo-effect/client"); console.log(${mcpLoaded})`)).toBe("false\n")
+  })
+
+  it("is ASCII, so that Node holds its source at one byte a character", async () => {
+    expect(await nonAsciiFiles(outDir, await builtFiles(outDir))).toEqual([])
   })
 
   // The user's `effect` is another copy than the one inlined: values cross by effect's

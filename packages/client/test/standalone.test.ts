@@ -16,6 +16,7 @@ import {
   expectWeatherRequests,
   isMcpSdk,
   isNodeBuiltin,
+  nonAsciiFiles,
   packageDir,
   scratchDir,
   startWeatherServer,
@@ -46,7 +47,7 @@ afterAll(async () => {
 /** Every specifier a built file imports (statically or with `import()`) that is not one of its own files. */
 const packageImports = (code: string): ReadonlyArray<string> =>
   Array.from(
-    code.matchAll(/^(?:import|export)\s(?:[^;]*?\bfrom\s*)?["']([^"'.][^"']*)["']|\bimport\(\s*["']([^"'.][^"']*)["']/gm),
+    code.matchAll(/(?:^|[;}])\s*(?:import|export)\b[^;"'()]*?["']([^"'.][^"']*)["']|\bimport\(\s*["']([^"'.][^"']*)["']/g),
     (match) => (match[1] ?? match[2])!
   )
 
@@ -57,7 +58,7 @@ const staticFiles = async (entry: string): Promise<ReadonlySet<string>> => {
     if (seen.has(file)) return
     seen.add(file)
     const code = await readFile(join(outDir, file), "utf8")
-    const local = code.matchAll(/^import\s(?:[^;]*?\bfrom\s*)?["']\.\/([^"']+)["']/gm)
+    const local = code.matchAll(/(?:^|[;}])\s*import\b[^;"'()]*?["']\.\/([^"']+)["']/g)
     for (const match of local) await visit(match[1]!)
   }
   await visit(entry)
@@ -85,6 +86,12 @@ describe("the standalone build for Node", () => {
     expect(Array.from(loaded).filter((file) => imports.get(file)?.some(isMcpSdk))).toEqual([])
     // The MCP client is there, for the first server to load.
     expect(Array.from(imports.values()).flat().filter(isMcpSdk).length).toBeGreaterThan(0)
+  })
+
+  it("is ASCII, so that Node holds its source at one byte a character", async () => {
+    const files = (await readdir(outDir)).filter((name) => name.endsWith(".js"))
+    expect(files.length).toBeGreaterThan(1)
+    expect(await nonAsciiFiles(outDir, files)).toEqual([])
   })
 
   // The user's `effect` is another copy than the one inlined: values cross by effect's

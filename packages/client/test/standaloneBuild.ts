@@ -5,7 +5,7 @@
  * conversation must have sent.
  */
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
-import { mkdir, mkdtemp, readdir } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile } from "node:fs/promises"
 import { builtinModules } from "node:module"
 import { join } from "node:path"
 import { build, type Options } from "tsup"
@@ -97,3 +97,15 @@ export const isNodeBuiltin = (specifier: string): boolean => specifier.startsWit
 
 /** A specifier into the MCP SDK, which both builds leave external. */
 export const isMcpSdk = (specifier: string): boolean => specifier.startsWith("@modelcontextprotocol/sdk/")
+
+/**
+ * The files of `files` (under `dir`) that hold a character outside ASCII. Node keeps a module's
+ * source in memory whole, and V8 stores a source with any such character at two bytes a character.
+ */
+export const nonAsciiFiles = async (dir: string, files: ReadonlyArray<string>): Promise<ReadonlyArray<string>> => {
+  const found: Array<string> = []
+  for (const file of files) {
+    if (/[^\x00-\x7f]/.test(await readFile(join(dir, file), "utf8"))) found.push(file)
+  }
+  return found
+}
