@@ -397,6 +397,59 @@ export {
   toElicitationRequestedSchema
 } from "./UpstreamMcp.js"
 
+export {
+  /**
+   * @since 0.2.0
+   * @category Utils
+   */
+  asTamboCustomEvent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type ComponentEndEvent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type ComponentPropsDeltaEvent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type ComponentStartEvent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type ComponentStateDeltaEvent,
+  /**
+   * @since 0.2.0
+   * @category Guards
+   */
+  isTamboCustomEvent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type MessageParentEvent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type PendingToolCallEvent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type RunAwaitingInputEvent,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TamboCustomEvent
+} from "./UpstreamEvents.js"
+
 export type {
   /**
    * @since 0.1.0

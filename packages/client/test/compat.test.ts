@@ -6,15 +6,21 @@ import { describe, expect, expectTypeOf, it } from "vitest"
 import {
   type APIError,
   type ComponentContextToolMetadata,
+  type ComponentEndEvent,
+  type ComponentPropsDeltaEvent,
+  type ComponentStartEvent,
   type ContextHelpers,
+  isTamboCustomEvent,
   type ListResourceItem,
   MCPTransport,
   type McpConnectionInfo,
   type McpConnectionStatus,
   type MessageGetResponse,
   type MessageListResponse,
+  type MessageParentEvent,
   type NormalizedMcpServerInfo,
   type ParameterSpec,
+  type PendingToolCallEvent,
   type RateLimitError,
   type ReadResourceResult,
   type ResourceSource,
@@ -119,6 +125,20 @@ describe("compatibility with @tambo-ai/client's types", () => {
       return thread
     }
     expect(typeof consume).toBe("function")
+  })
+
+  it("Tambo's custom events have upstream's names and fields; their arrays are read-only", () => {
+    expectTypeOf<ComponentStartEvent>().toExtend<Upstream.ComponentStartEvent>()
+    expectTypeOf<ComponentEndEvent>().toExtend<Upstream.ComponentEndEvent>()
+    expectTypeOf<MessageParentEvent>().toExtend<Upstream.MessageParentEvent>()
+    expectTypeOf<PendingToolCallEvent>().toExtend<Upstream.PendingToolCallEvent>()
+    expectTypeOf<ComponentPropsDeltaEvent["value"]["operations"][number]["path"]>().toEqualTypeOf<string>()
+    // Written as upstream's users write it: the guard on a stream's event, then its name.
+    const describeEvent = (event: StreamEvent["event"]): string =>
+      isTamboCustomEvent(event)
+        ? event.name === "tambo.component.start" ? `rendering ${event.value.componentName}` : event.name
+        : event.type
+    expect(describeEvent({ type: "CUSTOM", name: "tambo.component.end", value: { componentId: "c1" } })).toBe("tambo.component.end")
   })
 
   it("an upstream InputMessage can be sent", () => {
