@@ -907,6 +907,42 @@ export const layerWith = (
 ): Layer.Layer<Mcp, never, ToolRegistry | TamboTransport | Auth.Auth> => Layer.scoped(Mcp, makeWith(options))
 
 /**
+ * The service without the Tambo API, for an application that talks to MCP
+ * servers itself: connections, handlers, prompts and resources as
+ * {@link makeWith} has them, the servers' tools in a registry of the
+ * service's own (a connection's `client` calls them), and `getMcpToken`
+ * failing with a `ConfigError`, as there is no Tambo API to ask. The
+ * facade's `MCPClient` is one server on it.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Mcp } from "@tambo-effect/core"
+ *
+ * const sum = Effect.scoped(Effect.gen(function*() {
+ *   const mcp = yield* Mcp.makeStandalone()
+ *   const server = yield* mcp.connectMcpServer({ url: "http://localhost:8123/mcp" })
+ *   return yield* server.client!.callTool("add", { a: 2, b: 40 })
+ * }))
+ * ```
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const makeStandalone: (options?: MakeOptions) => Effect.Effect<Mcp.Service, never, Scope.Scope> =
+  internal.makeStandalone
+
+/**
+ * {@link makeStandalone} as a Layer with no requirements: its connections
+ * close when the layer's scope closes.
+ *
+ * @since 0.2.0
+ * @category Layers
+ */
+export const layerStandalone = (options: MakeOptions = {}): Layer.Layer<Mcp> =>
+  Layer.scoped(Mcp, makeStandalone(options))
+
+/**
  * The name of the connection to Tambo's own MCP server (see
  * {@link followTamboServer}), the one `@tambo-ai/react` gives it.
  *

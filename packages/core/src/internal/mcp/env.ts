@@ -17,7 +17,6 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as Auth from "../../Auth.js"
 import type {
   ElicitationHandler,
   MakeOptions,
@@ -31,7 +30,6 @@ import type {
   SamplingHandler
 } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
-import { TamboTransport } from "../../TamboTransport.js"
 import type * as Tool from "../../Tool.js"
 import { ToolRegistry } from "../../ToolRegistry.js"
 import { describeError } from "../toolSupport.js"
@@ -123,8 +121,6 @@ export interface Handlers {
  */
 export interface Env {
   readonly registry: ToolRegistry.Service
-  readonly transport: TamboTransport.Service
-  readonly auth: Auth.Auth.Service
   readonly options: MakeOptions
   readonly connectTimeout: Duration.Duration
   /** `MakeOptions.requestTimeout`. */
@@ -154,14 +150,12 @@ export interface Env {
  */
 export const make = (
   options: MakeOptions
-): Effect.Effect<Env, never, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> =>
+): Effect.Effect<Env, never, ToolRegistry | Scope.Scope> =>
   Effect.gen(function*() {
     const fibers = yield* FiberSet.make<unknown, unknown>()
     const lock = yield* Effect.makeSemaphore(1)
     return {
       registry: yield* ToolRegistry,
-      transport: yield* TamboTransport,
-      auth: yield* Auth.Auth,
       options,
       connectTimeout: options.connectTimeout === undefined
         ? DEFAULT_CONNECT_TIMEOUT

@@ -12,8 +12,10 @@ import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Auth from "../../Auth.js"
 import type { MakeOptions, Mcp } from "../../Mcp.js"
-import type { TamboTransport } from "../../TamboTransport.js"
-import type { ToolRegistry } from "../../ToolRegistry.js"
+import { ConfigError } from "../../TamboError.js"
+import { TamboTransport } from "../../TamboTransport.js"
+import { ToolRegistry } from "../../ToolRegistry.js"
+import * as Registry from "../toolRegistry.js"
 import * as Connection from "./connection.js"
 import * as Connections from "./connections.js"
 import * as Env from "./env.js"
@@ -30,17 +32,30 @@ export { REGISTRY_SERVER_KEY } from "./resources.js"
 export { deriveServerKey } from "./support.js"
 
 /** An MCP access token for Tambo's own MCP server, for a context key or a thread. */
-const getMcpToken = (env: Env.Env): Mcp.Service["getMcpToken"] => (contextKey, threadId) =>
-  Auth.withCredentials(env.auth, (credentials) => {
-    // A sessionless token needs a context key: a user key is one.
-    const key = contextKey ?? (threadId === undefined && credentials._tag === "UserKey"
-      ? credentials.userKey
-      : undefined)
-    return env.transport.getMcpToken(credentials, {
-      ...(key === undefined ? {} : { contextKey: key }),
-      ...(threadId === undefined ? {} : { threadId })
+const tamboMcpToken: Effect.Effect<Mcp.Service["getMcpToken"], never, TamboTransport | Auth.Auth> = Effect.gen(function*() {
+  const transport = yield* TamboTransport
+  const auth = yield* Auth.Auth
+  return (contextKey, threadId) =>
+    Auth.withCredentials(auth, (credentials) => {
+      // A sessionless token needs a context key: a user key is one.
+      const key = contextKey ?? (threadId === undefined && credentials._tag === "UserKey"
+        ? credentials.userKey
+        : undefined)
+      return transport.getMcpToken(credentials, {
+        ...(key === undefined ? {} : { contextKey: key }),
+        ...(threadId === undefined ? {} : { threadId })
+      })
+    }).pipe(Effect.withSpan("Mcp.getMcpToken"))
+})
+
+/** A standalone service has no Tambo API, so no token of Tambo's MCP server to get. */
+const noTamboApi: Mcp.Service["getMcpToken"] = () =>
+  Effect.fail(
+    new ConfigError({
+      reason: "MissingApiKey",
+      message: "This MCP service is standalone (Mcp.makeStandalone): it has no Tambo API to get an MCP token from"
     })
-  }).pipe(Effect.withSpan("Mcp.getMcpToken"))
+  )
 
 /**
  * @internal
@@ -50,6 +65,22 @@ const getMcpToken = (env: Env.Env): Mcp.Service["getMcpToken"] => (contextKey, t
 export const makeWith = (
   options: MakeOptions = {}
 ): Effect.Effect<Mcp.Service, never, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> =>
+  Effect.flatMap(tamboMcpToken, (getMcpToken) => makeServers(options, getMcpToken))
+
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const makeStandalone = (options: MakeOptions = {}): Effect.Effect<Mcp.Service, never, Scope.Scope> =>
+  Effect.flatMap(Registry.make, (registry) =>
+    Effect.provideService(makeServers(options, noTamboApi), ToolRegistry, registry))
+
+/** The service over the registry of the context, with the given way to get Tambo's MCP tokens. */
+const makeServers = (
+  options: MakeOptions,
+  getMcpToken: Mcp.Service["getMcpToken"]
+): Effect.Effect<Mcp.Service, never, ToolRegistry | Scope.Scope> =>
   Effect.gen(function*() {
     const env = yield* Env.make(options)
     // A request that finds its server gone drops the connection, which the
@@ -82,7 +113,7 @@ export const makeWith = (
       changes: env.connections.changes,
       setElicitationHandler: (handler) => Ref.update(env.handlers, (current) => ({ ...current, elicitation: handler })),
       setSamplingHandler: (handler) => Ref.update(env.handlers, (current) => ({ ...current, sampling: handler })),
-      getMcpToken: getMcpToken(env),
+      getMcpToken,
       ...resources
     }
   })
