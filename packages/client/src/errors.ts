@@ -168,12 +168,19 @@ export class UnknownError extends Schema.TaggedError<UnknownError>("@tambo-effec
 ) {}
 
 /**
- * The client talks to an AG-UI agent (`new TamboClient({ agent })`), which
- * does not offer what was asked: an agent has no API besides its runs, so
- * the Tambo API's threads on the server, suggestions, thread names,
- * component state, MCP tokens, transcription and user tokens are not there.
- * `method` names the client's method; `cause` is core's `ApiError` (code
- * `NOT_SUPPORTED_BY_AG_UI_AGENT`) when core refused it.
+ * What was asked is not offered. `reason`:
+ *
+ * - `"NotOfferedByAgent"`: the client talks to an AG-UI agent
+ *   (`new TamboClient({ agent })`), which has no API besides its runs, so
+ *   the Tambo API's threads on the server, suggestions, thread names,
+ *   component state, MCP tokens, transcription and user tokens are not
+ *   there; `cause` is core's `ApiError` (code `NOT_SUPPORTED_BY_AG_UI_AGENT`)
+ *   when core refused it.
+ * - `"UnsupportedOption"`: an argument upstream's API takes that this
+ *   package does not (`MCPClient.create`'s `authProvider` or `sessionId`,
+ *   a tool call's `_meta`); the message says what to use instead.
+ *
+ * `method` names the method.
  *
  * @since 0.2.0
  * @category Errors
@@ -181,7 +188,7 @@ export class UnknownError extends Schema.TaggedError<UnknownError>("@tambo-effec
 export class NotSupportedError extends Schema.TaggedError<NotSupportedError>("@tambo-effect/client/NotSupportedError")(
   "NotSupportedError",
   {
-    reason: Schema.Literal("NotOfferedByAgent"),
+    reason: Schema.Literal("NotOfferedByAgent", "UnsupportedOption"),
     message: Schema.String,
     method: Schema.optional(Schema.String),
     cause: Schema.optional(Schema.Defect)

@@ -400,6 +400,19 @@ export {
 export {
   /**
    * @since 0.2.0
+   * @category Constructors
+   */
+  MCPClient,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type MCPClientOptions
+} from "./MCPClient.js"
+
+export {
+  /**
+   * @since 0.2.0
    * @category Utils
    */
   asTamboCustomEvent,

@@ -12,6 +12,7 @@ import {
   type ContextHelpers,
   isTamboCustomEvent,
   type ListResourceItem,
+  MCPClient,
   MCPTransport,
   type McpConnectionInfo,
   type McpConnectionStatus,
@@ -139,6 +140,27 @@ describe("compatibility with @tambo-ai/client's types", () => {
         ? event.name === "tambo.component.start" ? `rendering ${event.value.componentName}` : event.name
         : event.type
     expect(describeEvent({ type: "CUSTOM", name: "tambo.component.end", value: { componentId: "c1" } })).toBe("tambo.component.end")
+  })
+
+  it("an MCPClient is created and used as upstream's is", () => {
+    expectTypeOf<MCPClient>().toExtend<
+      Pick<Upstream.MCPClient, "close" | "getInstructions" | "getServerVersion" | "getServerCapabilities">
+    >()
+    // Upstream's README usage, and its positional arguments with handlers written inline.
+    const use = async () => {
+      const mcp = await MCPClient.create("https://mcp.example.com/mcp", MCPTransport.HTTP, { "x-team": "blue" }, undefined, undefined, {
+        elicitation: async (request, extra) => {
+          extra.signal.throwIfAborted()
+          return { action: "accept", content: { answer: request.params.message } }
+        }
+      })
+      const tools = await mcp.listTools()
+      const result = await mcp.callTool(tools[0]!.name, { a: 1 })
+      mcp.updateElicitationHandler(undefined)
+      await mcp.close()
+      return result.content
+    }
+    expect(typeof use).toBe("function")
   })
 
   it("an upstream InputMessage can be sent", () => {

@@ -34,6 +34,12 @@ describe("README", () => {
     expect(stdout).toMatch(/\(\d+ messages\)/)
   })
 
+  it("its MCPClient example connects to the MCP server it starts and calls its tool", { timeout: 60_000 }, async () => {
+    const stdout = await runBlock("## One MCP server on its own: `MCPClient`")
+    expect(stdout).toContain("tools: add")
+    expect(stdout).toContain("2 + 40 = 42")
+  })
+
   it("its AG-UI example runs a tool round against the scripted agent and sets the agent state", { timeout: 60_000 }, async () => {
     const stdout = await runBlock("## An AG-UI agent instead of the Tambo API")
     expect(stdout).toContain("Let me check the weather in Paris.")

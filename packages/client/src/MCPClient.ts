@@ -1,0 +1,243 @@
+/**
+ * One MCP server, connected on its own, without a Tambo client: upstream
+ * `@tambo-ai/client`'s `MCPClient`, by its name and methods, over core's
+ * standalone MCP service (`Mcp.makeStandalone`). So it has what a
+ * `TamboClient`'s servers have: a connect timeout, bounded requests, OAuth
+ * (`options.oauth`), typed errors, and a server that drops is reconnected
+ * with backoff (a call meanwhile fails with an `McpError`, `NotConnected`).
+ *
+ * Upstream's `client` (the MCP SDK's own `Client`) is not offered: this
+ * package keeps the MCP SDK behind its own types.
+ *
+ * @since 0.2.0
+ */
+import * as Mcp from "@tambo-effect/core/Mcp"
+import { McpError } from "@tambo-effect/core/TamboError"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { NotSupportedError } from "./errors.js"
+import * as CallSite from "./internal/callSite.js"
+import { fromCause } from "./internal/toClientError.js"
+import type { MCPTransport } from "./UpstreamMcp.js"
+import type { MCPHandlers, MCPToolCallResult, MCPToolSpec } from "./UpstreamNames.js"
+
+/**
+ * What `MCPClient.create` takes besides upstream's arguments.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface MCPClientOptions {
+  /** How long connecting and listing the tools may take. Default 30 seconds. */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** How long a request to the server may take. Default 60 seconds. */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+  /** How the client introduces itself to the server. Default `tambo-effect` `0.1.0`. */
+  readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
+  /** OAuth, for a server that asks for it: where upstream takes the MCP SDK's `authProvider`. */
+  readonly oauth?: Mcp.McpOAuthOptions | undefined
+}
+
+const unsupported = (method: string, message: string) =>
+  new NotSupportedError({ reason: "UnsupportedOption", message, method })
+
+/**
+ * A connection to one MCP server.
+ *
+ * @example
+ * ```ts
+ * import { MCPClient, MCPTransport } from "@tambo-effect/client"
+ *
+ * const mcp = await MCPClient.create("http://localhost:8123/mcp", MCPTransport.HTTP)
+ * const tools = await mcp.listTools()
+ * const result = await mcp.callTool("add", { a: 2, b: 40 })
+ * await mcp.close()
+ * ```
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export class MCPClient {
+  readonly #runtime: ManagedRuntime.ManagedRuntime<Mcp.Mcp, never>
+  readonly #mcp: Mcp.Mcp.Service
+  readonly #server: Mcp.McpServerInfo
+  readonly #key: string
+  #handlers: Partial<MCPHandlers>
+  #closing: Promise<void> | undefined
+
+  /**
+   * Upstream's id of a resumable session. Sessions here are not resumed
+   * (a server that drops gets a new one), so it is always `undefined`.
+   */
+  readonly sessionId: string | undefined = undefined
+
+  private constructor(
+    runtime: ManagedRuntime.ManagedRuntime<Mcp.Mcp, never>,
+    mcp: Mcp.Mcp.Service,
+    server: Mcp.McpServerInfo,
+    key: string,
+    handlers: Partial<MCPHandlers>
+  ) {
+    this.#runtime = runtime
+    this.#mcp = mcp
+    this.#server = server
+    this.#key = key
+    this.#handlers = handlers
+  }
+
+  /**
+   * Connects to the server at `endpoint` and lists its tools; rejects with
+   * an `McpError` (`Connect`) when it cannot. `handlers` answer the server's
+   * elicitations and sampling requests; the client tells the server it
+   * samples only when a sampling handler is given here. `authProvider` and
+   * `sessionId` are upstream's and must be left `undefined` (a
+   * `NotSupportedError` otherwise): OAuth is `options.oauth`.
+   */
+  static async create(
+    endpoint: string,
+    transportType: MCPTransport = "http",
+    headers?: Readonly<Record<string, string>> | undefined,
+    authProvider?: undefined,
+    sessionId?: undefined,
+    handlers: Partial<MCPHandlers> = {},
+    options: MCPClientOptions = {}
+  ): Promise<MCPClient> {
+    const site = CallSite.capture(MCPClient.create)
+    if (authProvider !== undefined) {
+      throw CallSite.attach(
+        unsupported("MCPClient.create", "An MCP SDK authProvider is not taken here: give options.oauth instead"),
+        site
+      )
+    }
+    if (sessionId !== undefined) {
+      throw CallSite.attach(
+        unsupported("MCPClient.create", "Sessions are not resumed here: leave sessionId undefined for a new session"),
+        site
+      )
+    }
+    const runtime = ManagedRuntime.make(Mcp.layerStandalone({
+      connectTimeout: options.connectTimeout,
+      requestTimeout: options.requestTimeout,
+      clientInfo: options.clientInfo
+    }))
+    const server: Mcp.McpServerInfo = {
+      url: endpoint,
+      transport: transportType,
+      ...(headers === undefined ? {} : { customHeaders: headers }),
+      ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
+      handlers
+    }
+    const exit = await runtime.runPromiseExit(
+      Effect.flatMap(Mcp.Mcp, (mcp) => Effect.map(mcp.connectMcpServer(server), (connection) => ({ mcp, connection })))
+    )
+    if (Exit.isFailure(exit)) {
+      await runtime.dispose()
+      throw CallSite.attach(fromCause(exit.cause), site)
+    }
+    return new MCPClient(runtime, exit.value.mcp, server, exit.value.connection.key, handlers)
+  }
+
+  /** The connection as it is now; `undefined` once closed. */
+  #connection(): Mcp.McpConnection | undefined {
+    if (this.#closing !== undefined) return undefined
+    return this.#runtime.runSync(this.#mcp.getMcpClients)[this.#key]
+  }
+
+  /** Runs a request on the connected server, rejecting with the facade's error. */
+  #request<A>(above: Function, request: (client: Mcp.McpClientHandle) => Effect.Effect<A, McpError>): Promise<A> {
+    const site = CallSite.capture(above)
+    const connection = this.#connection()
+    const client = connection?.client
+    if (client === undefined) {
+      const serverKey = connection?.serverKey
+      return Promise.reject(CallSite.attach(
+        new McpError({
+          reason: "NotConnected",
+          message: this.#closing !== undefined
+            ? "The MCP client was closed"
+            : `The MCP server "${serverKey}" is not connected (${connection?.status ?? "closed"})`,
+          ...(serverKey === undefined ? {} : { serverKey })
+        }),
+        site
+      ))
+    }
+    return this.#runtime.runPromiseExit(request(client)).then((exit) => {
+      if (Exit.isSuccess(exit)) return exit.value
+      throw CallSite.attach(fromCause(exit.cause), site)
+    })
+  }
+
+  /** The server's tools, every page of them. */
+  listTools(): Promise<Array<MCPToolSpec>> {
+    return this.#request(this.listTools, (client) => Effect.map(client.listTools, (tools) => [...tools]))
+  }
+
+  /**
+   * Calls a tool of the server. A result with `isError` is a result, not a
+   * rejection; a server that fails the call rejects with an `McpError`
+   * (`CallFailed`). `_meta` is upstream's and must be left `undefined`.
+   */
+  callTool(name: string, args: Readonly<Record<string, unknown>> = {}, _meta?: undefined): Promise<MCPToolCallResult> {
+    if (_meta !== undefined) {
+      return Promise.reject(CallSite.attach(
+        unsupported("MCPClient.callTool", "A tool call's _meta is not sent here: leave it undefined"),
+        CallSite.capture(this.callTool)
+      ))
+    }
+    return this.#request(this.callTool, (client) => client.callTool(name, args))
+  }
+
+  /** What the server said it offers, while connected. */
+  getServerCapabilities(): Mcp.McpServerCapabilities | undefined {
+    return this.#connection()?.capabilities
+  }
+
+  /** The server's name and version, while connected. */
+  getServerVersion(): { readonly name: string; readonly version: string } | undefined {
+    return this.#connection()?.serverVersion
+  }
+
+  /** The server's instructions, while connected. */
+  getInstructions(): string | undefined {
+    return this.#connection()?.instructions
+  }
+
+  /**
+   * Replaces (or with `undefined` removes) the elicitation handler: it
+   * answers the server's next elicitations. Without one, they are declined.
+   */
+  updateElicitationHandler(handler: MCPHandlers["elicitation"] | undefined): void {
+    if (handler === this.#handlers.elicitation) return
+    const { elicitation: _, ...rest } = this.#handlers
+    this.#setHandlers(handler === undefined ? rest : { ...rest, elicitation: handler })
+  }
+
+  /**
+   * Replaces (or with `undefined` removes) the sampling handler. The server
+   * was told at connect whether the client samples, so a handler can only
+   * be replaced or removed, not added: throws when `create` had none.
+   */
+  updateSamplingHandler(handler: MCPHandlers["sampling"] | undefined): void {
+    if (handler === this.#handlers.sampling) return
+    if (handler !== undefined && this.#handlers.sampling === undefined) {
+      throw new Error("A sampling handler must be given to MCPClient.create: the server was told the client does not sample")
+    }
+    const { sampling: _, ...rest } = this.#handlers
+    this.#setHandlers(handler === undefined ? rest : { ...rest, sampling: handler })
+  }
+
+  #setHandlers(handlers: Partial<MCPHandlers>): void {
+    this.#handlers = handlers
+    if (this.#closing !== undefined) return
+    // Replaces the handlers on the same session (see `Mcp.Service.connectMcpServer`).
+    this.#runtime.runFork(Effect.ignore(this.#mcp.connectMcpServer({ ...this.#server, handlers })))
+  }
+
+  /** Ends the session (on the server too, over Streamable HTTP) and releases everything. */
+  close(): Promise<void> {
+    this.#closing ??= this.#runtime.dispose()
+    return this.#closing
+  }
+}

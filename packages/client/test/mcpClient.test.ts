@@ -1,0 +1,151 @@
+// `MCPClient`: one MCP server without a Tambo client, against real MCP servers.
+import { afterEach, describe, expect, it } from "vitest"
+import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
+import { all, calculator, greeter, summarizer } from "../../core/test/mcp/tools.js"
+import { MCPClient, MCPTransport, type MCPHandlers } from "../src/index.js"
+
+const servers: Array<TestMcpServer> = []
+const clients: Array<MCPClient> = []
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()))
+  await Promise.all(servers.splice(0).map((server) => server.close()))
+})
+
+const serve = async (setup: Parameters<typeof startMcpServer>[0]["setup"], transport: "http" | "sse" = "http") => {
+  const server = await startMcpServer({ setup, transport })
+  servers.push(server)
+  return server
+}
+
+const create = async (...args: Parameters<typeof MCPClient.create>) => {
+  const client = await MCPClient.create(...args)
+  clients.push(client)
+  return client
+}
+
+const textOf = (result: { readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }> }) =>
+  result.content.map((block) => block.text ?? "").join("")
+
+describe("MCPClient", () => {
+  for (const transport of [MCPTransport.HTTP, MCPTransport.SSE]) {
+    it(`connects over ${transport}, lists and calls the server's tools, and says what the server is`, async () => {
+      const server = await serve(calculator, transport)
+      const mcp = await create(server.url, transport)
+      expect((await mcp.listTools()).map((tool) => tool.name).sort()).toEqual(["add", "divide", "explode", "math.square"])
+      expect(textOf(await mcp.callTool("add", { a: 2, b: 40 }))).toBe("42")
+      expect(mcp.getServerVersion()?.name).toBeTypeOf("string")
+      expect(mcp.getServerCapabilities()?.tools).toBeDefined()
+      expect(mcp.sessionId).toBeUndefined()
+    })
+  }
+
+  it("sends the headers it is given", async () => {
+    const server = await serve(calculator)
+    await create(server.url, MCPTransport.HTTP, { "x-team": "blue" })
+    expect(server.requests.filter((request) => request.method === "POST").every((request) => request.headers["x-team"] === "blue")).toBe(true)
+  })
+
+  it("a tool that fails, or that the server does not have, is the server's answer: a result with isError", async () => {
+    const server = await serve(calculator)
+    const mcp = await create(server.url)
+    expect((await mcp.callTool("explode", {})).isError).toBe(true)
+    const unknown = await mcp.callTool("nope", {})
+    expect(unknown.isError).toBe(true)
+    expect(textOf(unknown)).toContain("nope")
+  })
+
+  it("a server that cannot be reached rejects create with an McpError (Connect), with the caller's stack", async () => {
+    const error = await MCPClient.create("http://127.0.0.1:9/mcp", MCPTransport.HTTP, undefined, undefined, undefined, {}, {
+      connectTimeout: "2 seconds"
+    }).catch((error: unknown) => error)
+    expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+    expect((error as Error).stack).toContain("mcpClient.test.ts")
+  })
+
+  it("close ends the session on the server; calls after it reject with an McpError (NotConnected)", async () => {
+    const server = await serve(calculator)
+    const mcp = await create(server.url)
+    await mcp.close()
+    for (let waited = 0; server.sessions.closed < 1 && waited < 2_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(server.sessions).toEqual({ opened: 1, closed: 1 })
+    await expect(mcp.listTools()).rejects.toMatchObject({ _tag: "McpError", reason: "NotConnected" })
+    expect(mcp.getServerVersion()).toBeUndefined()
+    // Closing again does nothing more.
+    await mcp.close()
+  })
+
+  it("a server that goes away is reconnected: calls fail meanwhile, then work again", async () => {
+    const server = await serve(calculator)
+    const mcp = await create(server.url)
+    await server.kill()
+    await expect(mcp.callTool("add", { a: 1, b: 1 })).rejects.toMatchObject({ _tag: "McpError" })
+    await server.restart()
+    let result: unknown
+    for (let waited = 0; result === undefined && waited < 10_000; waited += 100) {
+      result = await mcp.callTool("add", { a: 1, b: 2 }).catch(() => undefined)
+      if (result === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(textOf(result as { content: Array<{ type: string; text?: string }> })).toBe("3")
+  })
+
+  it("answers elicitations with its handler; a new handler answers the next, and without one they are declined", async () => {
+    const server = await serve(greeter)
+    const asked: Array<string> = []
+    const handlers: Partial<MCPHandlers> = {
+      elicitation: (request) => {
+        asked.push(request.params.message)
+        return { action: "accept", content: { name: "Ada" } }
+      }
+    }
+    const mcp = await create(server.url, MCPTransport.HTTP, undefined, undefined, undefined, handlers)
+    expect(textOf(await mcp.callTool("greet", {}))).toBe("Hello, Ada!")
+    expect(asked).toEqual(["What is your name?"])
+    mcp.updateElicitationHandler(async (_request, context) => {
+      expect(context.signal).toBeInstanceOf(AbortSignal)
+      return { action: "accept", content: { name: "Grace" } }
+    })
+    expect(textOf(await mcp.callTool("greet", {}))).toBe("Hello, Grace!")
+    mcp.updateElicitationHandler(undefined)
+    expect(textOf(await mcp.callTool("greet", {}))).toBe("No name (decline)")
+    // One session all along.
+    expect(server.sessions.opened).toBe(1)
+  })
+
+  it("samples with the handler given at create, which can be replaced or removed but not added later", async () => {
+    const server = await serve(all(summarizer, calculator))
+    const sampling: MCPHandlers["sampling"] = () => ({ model: "m", role: "assistant", content: { type: "text", text: "short" } })
+    const mcp = await create(server.url, MCPTransport.HTTP, undefined, undefined, undefined, { sampling })
+    expect(textOf(await mcp.callTool("summarize", { text: "a long text" }))).toBe("Summary: short")
+    mcp.updateSamplingHandler(() => ({ model: "m", role: "assistant", content: { type: "text", text: "shorter" } }))
+    expect(textOf(await mcp.callTool("summarize", { text: "a long text" }))).toBe("Summary: shorter")
+    mcp.updateSamplingHandler(undefined)
+    expect((await mcp.callTool("summarize", { text: "a long text" })).isError).toBe(true)
+
+    const other = await create(server.url)
+    expect(() => other.updateSamplingHandler(sampling)).toThrow(/must be given to MCPClient.create/)
+    // The server was not told that client samples.
+    expect((await other.callTool("summarize", { text: "x" })).isError).toBe(true)
+  })
+
+  it("refuses upstream's arguments it does not take, with a NotSupportedError", async () => {
+    const server = await serve(calculator)
+    const untyped = MCPClient.create as (...args: ReadonlyArray<unknown>) => Promise<MCPClient>
+    await expect(untyped(server.url, "http", undefined, { tokens: () => undefined })).rejects.toMatchObject({
+      _tag: "NotSupportedError",
+      reason: "UnsupportedOption",
+      method: "MCPClient.create"
+    })
+    await expect(untyped(server.url, "http", undefined, undefined, "session-1")).rejects.toMatchObject({
+      _tag: "NotSupportedError",
+      reason: "UnsupportedOption"
+    })
+    const mcp = await create(server.url)
+    const callTool = mcp.callTool.bind(mcp) as (name: string, args: object, meta: unknown) => Promise<unknown>
+    await expect(callTool("add", { a: 1, b: 2 }, { progressToken: 1 })).rejects.toMatchObject({
+      _tag: "NotSupportedError",
+      method: "MCPClient.callTool"
+    })
+    // Nothing was opened for the refused creates.
+    expect(server.sessions.opened).toBe(1)
+  })
+})
