@@ -86,6 +86,10 @@ describe("MCPClient", () => {
       if (result === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
     }
     expect(textOf(result as { content: Array<{ type: string; text?: string }> })).toBe("3")
+    // The model's sequence kill, restart, close: closing ends the session it reconnected with.
+    await mcp.close()
+    for (let waited = 0; server.sessions.closed < 1 && waited < 2_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(server.sessions).toEqual({ opened: 2, closed: 1 })
   })
 
   it("answers elicitations with its handler; a new handler answers the next, and without one they are declined", async () => {
