@@ -1,4 +1,6 @@
 // `MCPClient`: one MCP server without a Tambo client, against real MCP servers.
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
 import { all, calculator, greeter, summarizer } from "../../core/test/mcp/tools.js"
@@ -60,6 +62,22 @@ describe("MCPClient", () => {
     }).catch((error: unknown) => error)
     expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
     expect((error as Error).stack).toContain("mcpClient.test.ts")
+  })
+
+  it("an endpoint that is not a URL, or a server that answers 500, rejects create with an McpError (Connect)", async () => {
+    await expect(MCPClient.create("not a url")).rejects.toMatchObject({ _tag: "McpError", reason: "Connect" })
+    const failing = createServer((_request, response) => {
+      response.writeHead(500, { "content-type": "text/plain" }).end("broken")
+    })
+    await new Promise<void>((resolve) => failing.listen(0, "127.0.0.1", resolve))
+    try {
+      const { port } = failing.address() as AddressInfo
+      const error = await MCPClient.create(`http://127.0.0.1:${port}/mcp`).catch((error: unknown) => error)
+      expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect((error as Error).message).toContain("HTTP 500: ")
+    } finally {
+      await new Promise((resolve) => failing.close(resolve))
+    }
   })
 
   it("close ends the session on the server; calls after it reject with an McpError (NotConnected)", async () => {

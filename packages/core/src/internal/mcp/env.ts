@@ -16,6 +16,7 @@ import type * as RcMap from "effect/RcMap"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import { isRecord } from "effect/Predicate"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type {
   ElicitationHandler,
@@ -232,9 +233,18 @@ export const publish = (env: Env): Effect.Effect<void> =>
  * @since 0.2.0
  * @category Utils
  */
-export const connectFailure = (entry: Entry, error: unknown): McpError =>
-  new McpError({
+export const connectFailure = (entry: Entry, error: unknown): McpError => {
+  const status = httpStatusOf(error)
+  return new McpError({
     reason: "Connect",
-    message: `Connecting to MCP server "${entry.serverKey}" (${entry.server.url}) failed: ${describeError(error)}`,
+    message: `Connecting to MCP server "${entry.serverKey}" (${entry.server.url}) failed: ` +
+      `${status === undefined ? "" : `HTTP ${status}: `}${describeError(error)}`,
     serverKey: entry.serverKey
   })
+}
+
+/** The HTTP status the MCP SDK's transport errors carry as `code` (not a system error's `ECONNREFUSED`). */
+const httpStatusOf = (error: unknown): number | undefined =>
+  isRecord(error) && typeof error["code"] === "number" && error["code"] >= 100 && error["code"] < 600
+    ? error["code"]
+    : undefined
