@@ -882,6 +882,22 @@ export class TamboClient {
     return this.#runtime.promise(this.#runtime.tambo.deleteThread(threadId), "deleteThread")
   }
 
+  /**
+   * Drops a thread from the client's state, not from the server, and says
+   * whether it did: for a long-lived client (a server serving many
+   * conversations) that would otherwise keep every thread it ran. The next
+   * run on the thread, or `fetchThread`, reads it back; what only this
+   * client knew of it (reasoning text, a message's `key`) does not come
+   * back. Refused (`false`) for a thread the state does not hold, the
+   * current thread, a thread with a run in flight, and a thread only this
+   * client holds (not yet saved, or an AG-UI agent's).
+   *
+   * @since 0.2.0
+   */
+  forgetThread(threadId: string): boolean {
+    return this.#runtime.sync(this.#runtime.tambo.forgetThread(threadId))
+  }
+
   // ---------------------------------------------------------------------------
   // Tools, components, context
   // ---------------------------------------------------------------------------

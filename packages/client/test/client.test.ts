@@ -216,6 +216,23 @@ describe("threads", () => {
     expect(server().threads.get(thread.id)).toBeUndefined()
   })
 
+  it("forgets a thread from its state only; a run on it reads it back whole", async () => {
+    server().setScript([Script.text("noted")])
+    const client = makeClient(server())
+    const thread = await client.run("remember this").thread
+    // The current thread stays.
+    expect(client.forgetThread(thread.id)).toBe(false)
+    client.startNewThread()
+    expect(client.forgetThread(thread.id)).toBe(true)
+    expect(client.getThread(thread.id)).toBeUndefined()
+    expect(server().threads.get(thread.id)?.messages).toHaveLength(2)
+    const again = await client.run("and this", { threadId: thread.id }).thread
+    expect(again.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"])
+    expect(client.getThread(thread.id)?.messages.map((message) => message.id)).toEqual(
+      server().threads.get(thread.id)?.messages.map((message) => message.id)
+    )
+  })
+
   it("a thread deleted in another tab leaves the state: at the end of a run on it, and when fetched", async () => {
     server().setScript([Script.text("first"), Script.delay(100), Script.text("second")])
     const client = makeClient(server())

@@ -340,6 +340,20 @@ export declare namespace Tambo {
      */
     readonly deleteThread: (threadId: string) => Effect.Effect<void, TamboError>
     /**
+     * Drops a thread from the store, not from the server, and tells
+     * whether it did: for a long-lived client (a backend serving many
+     * conversations) whose store would otherwise keep every thread it ever
+     * ran. The next run on the thread, or `fetchThread`, reads it back from
+     * the server; what only this client knew of it (reasoning text, a
+     * message's `key`) does not come back. Refused (`false`) for a thread
+     * the store does not hold, the current thread, a thread a run of this
+     * client is on, and a thread only this client holds (not yet saved, or
+     * an AG-UI agent's).
+     *
+     * @since 0.2.0
+     */
+    readonly forgetThread: (threadId: string) => Effect.Effect<boolean>
+    /**
      * Cancels the active run of a thread (default: the current one; the
      * placeholder finds a run still creating its thread). A run the server
      * already ended counts as cancelled.
@@ -656,6 +670,16 @@ export const generateThreadName = (threadId: string): Effect.Effect<Option.Optio
  */
 export const deleteThread = (threadId: string): Effect.Effect<void, TamboError, Tambo> =>
   Effect.flatMap(Tambo, (tambo) => tambo.deleteThread(threadId))
+
+/**
+ * Drops a thread from the store, not from the server (see
+ * `Tambo.Service.forgetThread`); `false` when it must stay.
+ *
+ * @since 0.2.0
+ * @category Accessors
+ */
+export const forgetThread = (threadId: string): Effect.Effect<boolean, never, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.forgetThread(threadId))
 
 /**
  * Cancels the active run of a thread (default: the current one).

@@ -42,6 +42,8 @@ export const INVARIANTS = [
   "store-equals-server",
   /** A thread another client deleted is not in the store once this client read it (a run on it, a fetch). */
   "deleted-thread-forgotten",
+  /** `forgetThread` drops exactly a stored thread that is not current, and nothing comes back until it is used. */
+  "forget-as-modelled",
   /** Each tool call executed at most once, and every result the server got is its own call's. */
   "tool-once-and-own-result",
   /** A plain text run on every thread the command touched succeeds. */
@@ -112,6 +114,8 @@ export type Command =
    * just before the deletion (`midRun`: it streams to its end).
    */
   | { readonly kind: "deletedElsewhere"; readonly known: number; readonly then: DeletedThen }
+  /** `forgetThread` of the i-th known thread: it leaves the store, not the server, until a run or a switch uses it. */
+  | { readonly kind: "forget"; readonly known: number }
 
 const target = Model.targetArbitrary
 
@@ -161,7 +165,8 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       known: fc.nat(3),
       then: fc.constantFrom<DeletedThen>("run", "fetch", "midRun")
     })
-  }
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("forget" as const), known: fc.nat(3) }) }
 )
 
 // -----------------------------------------------------------------------------
@@ -191,6 +196,10 @@ class World extends Model.ModelWorld<Scenario> {
   lastScenario = ""
   /** Threads another client deleted, once this client read them (see `deletedElsewhere`). */
   readonly deleted: Array<string> = []
+  /** Threads `forgetThread` dropped, until the store holds them again. */
+  readonly forgotten = new Set<string>()
+  /** The last `forget` command's thread, what the model expected of it, and what it did. */
+  lastForget: { readonly threadId: string; readonly expected: boolean; readonly forgot: boolean } | undefined
 
   constructor(readonly server: TestServer) {
     super()
@@ -367,6 +376,18 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
     }
     case "deletedElsewhere":
       return deletedElsewhere(real, command)
+    case "forget": {
+      world.lastForget = undefined
+      const threadId = threadOf(real, { known: command.known })
+      if (threadId === undefined) return []
+      // Between commands no run is in flight: a stored thread that is not current can go.
+      const state = client.getState()
+      const expected = state.threadMap[threadId] !== undefined && state.currentThreadId !== threadId
+      const forgot = client.forgetThread(threadId)
+      world.lastForget = { threadId, expected, forgot }
+      if (forgot) world.forgotten.add(threadId)
+      return []
+    }
     case "concurrentNew": {
       client.startNewThread()
       const scenario: Scenario = (request) =>
@@ -557,6 +578,8 @@ const checkTools = (world: World) => {
 
 const storeChecks = async (real: Real, threadIds: ReadonlyArray<string>) => {
   for (const threadId of threadIds) {
+    // A forgotten thread is checked again once a run or a switch brought it back.
+    if (real.world.forgotten.has(threadId) && real.client.getState().threadMap[threadId] === undefined) continue
     // The server winds a cancelled or dropped run down on its own time.
     await eventually(() => real.world.server.threads.get(threadId)?.runStatus === "idle")
     await storeMatchesServer(real.client.getState(), real.world.server, threadId)
@@ -621,6 +644,18 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       if (state.threadMap[threadId] !== undefined) throw new Error(`thread ${threadId}, deleted elsewhere and read since, is still in the store`)
       if (state.currentThreadId === threadId) throw new Error(`thread ${threadId}, deleted elsewhere, is still current`)
     }
+  })
+  await checks.check("forget-as-modelled", () => {
+    const state = client.getState()
+    if (command.kind === "forget" && world.lastForget !== undefined) {
+      const { expected, forgot, threadId } = world.lastForget
+      if (forgot !== expected) throw new Error(`forgetThread(${threadId}) gave ${forgot}, the model says ${expected}`)
+      if (forgot && state.threadMap[threadId] !== undefined) {
+        throw new Error(`thread ${threadId} is still in the store after forgetThread gave true`)
+      }
+    }
+    // A forgotten thread that a run or a switch used is in the store again, and checked as any other.
+    for (const threadId of world.forgotten) if (state.threadMap[threadId] !== undefined) world.forgotten.delete(threadId)
   })
   await checks.check("tool-once-and-own-result", () => checkTools(world))
   await checks.check("thread-usable", async () => {

@@ -156,6 +156,27 @@ export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void
     })
   )
 
+/**
+ * Drops a thread from the store, not from the server: the next run on it, or `fetchThread`, reads
+ * it back. Refused (`false`) for a thread the store does not hold, the current thread, one a run of
+ * this client is on, and one only this client holds (not yet saved, or an AG-UI agent's, whose
+ * conversation lives in the client). Decided inside the store's update, so a run that takes the
+ * thread at the same moment is seen.
+ *
+ * @internal
+ */
+export const forgetThread = (env: Env.Env, threadId: string): Effect.Effect<boolean> =>
+  env.store.modify((state) => {
+    const forgettable = state.threadMap[threadId] !== undefined &&
+      state.currentThreadId !== threadId &&
+      !ClientState.isLocalThreadId(threadId) &&
+      env.transport.conversationFromStore !== true &&
+      !env.activeRuns.has(threadId)
+    return forgettable
+      ? [true, ClientState.reduce(state, [{ type: "REMOVE_THREAD", threadId }])]
+      : [false, state]
+  })
+
 /** Asks the API to name a thread, and records the name. @internal */
 export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effect<Option.Option<string>, TamboError> =>
   Effect.gen(function* () {

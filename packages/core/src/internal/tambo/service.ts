@@ -72,6 +72,7 @@ const threads = (
   | "updateThreadName"
   | "generateThreadName"
   | "deleteThread"
+  | "forgetThread"
   | "updateComponentState"
 > => ({
   state: env.store.get,
@@ -89,6 +90,7 @@ const threads = (
   updateThreadName: (threadId, name) => Threads.renameThread(env, threadId, name),
   generateThreadName: (threadId) => Threads.generateThreadName(env, threadId),
   deleteThread: (threadId) => Threads.deleteThread(env, threadId),
+  forgetThread: (threadId) => Threads.forgetThread(env, threadId),
   updateComponentState: (threadId, componentId, update) =>
     ComponentState.updateComponentState(
       { transport: env.transport, store: env.store, withCredentials: (f) => RunEnv.withCredentials(env, f) },

@@ -1,0 +1,90 @@
+// `forgetThread`: a thread leaves the store, not the server, and comes back when it is used again.
+import { AgUiAgent, Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
+import * as AgUi from "../src/AgUi.js"
+import * as ClientState from "../src/ClientState.js"
+import * as Tambo from "../src/Tambo.js"
+import { expectStoreEqualsServer, runAll, tamboLayer, useServer } from "./helpers.js"
+
+const server = useServer()
+
+/** A finished run on a new thread, and the client's current thread moved off it. */
+const ranAndLeft = Effect.gen(function*() {
+  server().setScript([Script.text("First answer.")])
+  const events = yield* runAll("first question")
+  const threadId = events.at(-1)!.threadId
+  const tambo = yield* Tambo.Tambo
+  yield* tambo.startNewThread
+  return { tambo, threadId }
+})
+
+describe("forgetThread", () => {
+  it.live("drops a thread from the store only; the next run on it brings the whole thread back, equal to the server's", () =>
+    Effect.gen(function*() {
+      const { tambo, threadId } = yield* ranAndLeft
+      expect(yield* tambo.forgetThread(threadId)).toBe(true)
+      expect((yield* tambo.state).threadMap[threadId]).toBeUndefined()
+      // Not on the server: nothing was sent to forget it.
+      expect(server().requests.filter((request) => request.method === "DELETE")).toEqual([])
+      expect(server().threads.get(threadId)?.messages).toHaveLength(2)
+      // Forgetting it again, or a thread never known, does nothing.
+      expect(yield* tambo.forgetThread(threadId)).toBe(false)
+      expect(yield* tambo.forgetThread("thr_unknown")).toBe(false)
+
+      server().setScript([Script.text("Second answer.")])
+      yield* runAll("second question", { threadId })
+      expect((yield* tambo.state).threadMap[threadId]?.thread.messages).toHaveLength(4)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("fetchThread reads a forgotten thread back", () =>
+    Effect.gen(function*() {
+      const { tambo, threadId } = yield* ranAndLeft
+      yield* tambo.forgetThread(threadId)
+      const thread = yield* tambo.fetchThread(threadId)
+      expect(thread.messages).toHaveLength(2)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("refuses the current thread and a thread not yet saved", () =>
+    Effect.gen(function*() {
+      const { tambo, threadId } = yield* ranAndLeft
+      yield* tambo.switchThread(threadId)
+      expect(yield* tambo.forgetThread(threadId)).toBe(false)
+      expect(yield* tambo.forgetThread(ClientState.PLACEHOLDER_THREAD_ID)).toBe(false)
+      expect((yield* tambo.state).threadMap[threadId]).toBeDefined()
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("refuses a thread a run is on; once the run ended it can go", () =>
+    Effect.gen(function*() {
+      const { tambo, threadId } = yield* ranAndLeft
+      server().setScript([Script.text("Working on it."), Script.hang()])
+      const started = yield* Deferred.make<void>()
+      const fiber = yield* tambo.run("more", { threadId }).pipe(
+        Stream.tap(() => Deferred.succeed(started, undefined)),
+        Stream.runDrain,
+        Effect.fork
+      )
+      yield* Deferred.await(started)
+      expect(yield* tambo.forgetThread(threadId)).toBe(false)
+      yield* Fiber.interrupt(fiber)
+      expect(yield* tambo.forgetThread(threadId)).toBe(true)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("refuses an AG-UI agent's threads: their conversation lives only in the client", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: AgUiAgent.scripts.text })
+      yield* Effect.gen(function*() {
+        const events = yield* runAll("hello")
+        const threadId = events.at(-1)!.threadId
+        const tambo = yield* Tambo.Tambo
+        yield* tambo.startNewThread
+        expect(yield* tambo.forgetThread(threadId)).toBe(false)
+        expect((yield* tambo.state).threadMap[threadId]).toBeDefined()
+      }).pipe(Effect.provide(AgUi.layer({ url: agent.url })))
+    }).pipe(Effect.scoped))
+})
