@@ -3,7 +3,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
-import { all, calculator, greeter, summarizer } from "../../core/test/mcp/tools.js"
+import { all, calculator, greeter, sleeper, summarizer } from "../../core/test/mcp/tools.js"
 import { MCPClient, MCPTransport, type MCPHandlers } from "../src/index.js"
 
 const servers: Array<TestMcpServer> = []
@@ -78,6 +78,35 @@ describe("MCPClient", () => {
     } finally {
       await new Promise((resolve) => failing.close(resolve))
     }
+  })
+
+  it("a server that never answers the handshake rejects create within connectTimeout", async () => {
+    const silent = createServer(() => {
+      // Takes the request, never answers.
+    })
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve))
+    try {
+      const { port } = silent.address() as AddressInfo
+      const error = await MCPClient.create(`http://127.0.0.1:${port}/mcp`, MCPTransport.HTTP, undefined, undefined, undefined, {}, {
+        connectTimeout: "300 millis"
+      }).catch((error: unknown) => error)
+      expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect((error as Error).message).toContain("no answer within")
+    } finally {
+      silent.closeAllConnections()
+      await new Promise((resolve) => silent.close(resolve))
+    }
+  })
+
+  it("a tool that outlasts requestTimeout rejects with an McpError, and the server is told to stop it", async () => {
+    const endings: Array<string> = []
+    const server = await serve(sleeper((ending) => endings.push(ending)))
+    const mcp = await create(server.url, MCPTransport.HTTP, undefined, undefined, undefined, {}, { requestTimeout: "200 millis" })
+    await expect(mcp.callTool("sleep", { ms: 5_000 })).rejects.toMatchObject({ _tag: "McpError" })
+    for (let waited = 0; endings.length === 0 && waited < 2_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(endings).toEqual(["cancelled"])
+    // The session goes on: a short call answers.
+    expect(textOf(await mcp.callTool("sleep", { ms: 1 }))).toBe("slept")
   })
 
   it("close ends the session on the server; calls after it reject with an McpError (NotConnected)", async () => {
