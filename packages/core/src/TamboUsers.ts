@@ -4,7 +4,8 @@
  * MCP connections) is made the first time something is done for that user,
  * shared by everything done for them meanwhile, and released once nothing
  * used it for `idleTimeToLive`: what a long-lived process holds is bounded
- * by the users it served lately, not by every user it ever served.
+ * by the users it served lately, not by every user it ever served; with
+ * `maxUsers`, by a number too.
  *
  * ```ts
  * const users = yield* TamboUsers.TamboUsers
@@ -104,6 +105,16 @@ export declare namespace TamboUsers {
 export interface Options extends Omit<Tambo.Options, "userKey" | "userToken"> {
   /** How long a service nothing holds is kept for its user's next call. Default 5 minutes. */
   readonly idleTimeToLive?: Duration.DurationInput | undefined
+  /**
+   * At most this many users' services at once. Past it, a user without a
+   * service takes the place of the user idle the longest (released as
+   * `invalidate` releases it); while every service is in use, the call
+   * waits until one is let go (interrupt it to give up). Default: no bound
+   * but `idleTimeToLive`. A positive integer, else a `ConfigError`.
+   *
+   * @since 0.2.0
+   */
+  readonly maxUsers?: number | undefined
 }
 
 /**

@@ -1,7 +1,8 @@
 // A model-based test of TamboUsers: fast-check generates sequences of runs for four users (three
 // user keys, and one who signs in with a token that rotates; through `get` and through `run`),
 // invalidations and the passing of time (the TestClock; the runs themselves go to the testing
-// server on loopback), against one pool with a one-minute idleTimeToLive. After every step: the pool holds a service for exactly the users the model says
+// server on loopback), against one pool with a one-minute idleTimeToLive, and no `maxUsers`, 2 or
+// 3 (a new user past it evicts the user idle the longest). After every step: the pool holds a service for exactly the users the model says
 // are alive; a user's run finds the service (and the thread) of the user's last run while it lives,
 // and a new, empty one once it was released; no two users share a service.
 //
@@ -58,7 +59,10 @@ interface Alive {
 
 interface Model {
   now: number
+  /** The live services, the one idle the longest first (a user's call moves them to the end). */
   readonly alive: Map<User, Alive>
+  /** The pool's `maxUsers`, if any: a new user past it evicts the first of `alive`. */
+  readonly maxUsers: number | undefined
 }
 
 /** The services each user had, in order: a new one is never one seen before. */
@@ -112,11 +116,17 @@ const step = (users: TamboUsers.TamboUsers.Service, model: Model, seen: Seen, cm
         else yield* Stream.runDrain(users.run(asUser(cmd.user, cmd.token), "hi"))
         const alive = model.alive.get(cmd.user)
         if (alive === undefined) {
+          // Between commands nothing is in use: a new user past the bound evicts the one idle the longest.
+          if (model.maxUsers !== undefined && model.alive.size >= model.maxUsers) {
+            model.alive.delete(model.alive.keys().next().value!)
+          }
           model.alive.set(cmd.user, { releasedAt: model.now, runs: 1, seen: cmd.kind === "get" })
         } else {
           alive.releasedAt = model.now
           alive.runs++
           alive.seen ||= cmd.kind === "get"
+          model.alive.delete(cmd.user)
+          model.alive.set(cmd.user, alive)
         }
         return
       }
@@ -141,14 +151,14 @@ const checkUsers = (users: TamboUsers.TamboUsers.Service, model: Model, after: s
   Effect.map(users.users, (names) =>
     expect(names.map(nameOf).sort(), `users after ${after}`).toEqual([...model.alive.keys()].sort()))
 
-const play = (commands: ReadonlyArray<Command>) =>
+const play = (maxUsers: number | undefined, commands: ReadonlyArray<Command>) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const users = yield* Scope.extend(
-      TamboUsers.make({ apiKey: server().apiKey, tamboUrl: server().url, maxRetries: 0, idleTimeToLive: TTL }),
+      TamboUsers.make({ apiKey: server().apiKey, tamboUrl: server().url, maxRetries: 0, idleTimeToLive: TTL, maxUsers }),
       scope
     )
-    const model: Model = { now: 0, alive: new Map() }
+    const model: Model = { now: 0, alive: new Map(), maxUsers }
     const seen: Seen = { current: new Map(), all: new Set() }
     yield* Effect.forEach(commands, (cmd) =>
       Effect.zipRight(step(users, model, seen, cmd), checkUsers(users, model, JSON.stringify(cmd))), { discard: true }).pipe(
@@ -166,7 +176,11 @@ describe("TamboUsers, model-based", () => {
       const runtime = yield* Effect.runtime<never>()
       yield* Effect.promise(() =>
         fc.assert(
-          fc.asyncProperty(fc.array(command, { maxLength: 8 }), (commands) => Runtime.runPromise(runtime)(play(commands))),
+          fc.asyncProperty(
+            fc.constantFrom(undefined, 2, 3),
+            fc.array(command, { maxLength: 8 }),
+            (maxUsers, commands) => Runtime.runPromise(runtime)(play(maxUsers, commands))
+          ),
           { numRuns: runs, seed }
         )
       )

@@ -213,3 +213,77 @@ describe("TamboUsers", () => {
       expect(Exit.isInterrupted(exit)).toBe(true)
     }))
 })
+
+describe("TamboUsers with maxUsers", () => {
+  const sorted = (users: TamboUsers.TamboUsers.Service) => Effect.map(users.users, (names) => [...names].sort())
+
+  it.scoped("a new user past the bound takes the place of the user idle the longest; that user starts afresh", () =>
+    Effect.gen(function*() {
+      server().setScript([Script.text("ok")])
+      const users = yield* TamboUsers.make(options({ maxUsers: 2 }))
+      const ann = yield* Effect.scoped(users.get("ann"))
+      yield* Stream.runDrain(users.run("ann", "one"))
+      yield* Stream.runDrain(users.run("ben", "one"))
+      // ann was used last: ben is the one idle the longest.
+      yield* Stream.runDrain(users.run("ann", "two"))
+      yield* Stream.runDrain(users.run("cy", "one"))
+      expect(yield* sorted(users)).toEqual(["ann", "cy"])
+      expect(yield* Effect.scoped(users.get("ann"))).toBe(ann)
+      // ben comes back with a new, empty service, in the place of the one idle the longest (cy).
+      expect(yield* messagesOf(users, "ben")).toEqual([])
+      expect(yield* sorted(users)).toEqual(["ann", "ben"])
+    }))
+
+  it.scoped("while every service is in use a new user waits, and gets in once one is let go", () =>
+    Effect.gen(function*() {
+      const users = yield* TamboUsers.make(options({ maxUsers: 2 }))
+      const annScope = yield* Scope.make()
+      yield* Scope.extend(users.get("ann"), annScope)
+      const benScope = yield* Scope.make()
+      yield* Scope.extend(users.get("ben"), benScope)
+      const cy = yield* Effect.fork(Effect.scoped(users.get("cy")))
+      yield* Effect.yieldNow({ priority: 1_000 })
+      expect(cy.unsafePoll()).toBeNull()
+      expect(yield* sorted(users)).toEqual(["ann", "ben"])
+      yield* Scope.close(annScope, Exit.void)
+      yield* Fiber.join(cy)
+      expect(yield* sorted(users)).toEqual(["ben", "cy"])
+      yield* Scope.close(benScope, Exit.void)
+    }))
+
+  it.scoped("a waiting call that gives up takes no room: the bound holds for the next user", () =>
+    Effect.gen(function*() {
+      const users = yield* TamboUsers.make(options({ maxUsers: 2 }))
+      const held = yield* Scope.make()
+      yield* Scope.extend(Effect.all([users.get("ann"), users.get("ben")]), held)
+      const cy = yield* Effect.fork(Effect.scoped(users.get("cy")))
+      yield* Effect.yieldNow({ priority: 1_000 })
+      yield* Fiber.interrupt(cy)
+      yield* Scope.close(held, Exit.void)
+      yield* Effect.scoped(users.get("dee"))
+      expect((yield* users.users).length).toBe(2)
+      expect(yield* sorted(users)).toContain("dee")
+    }))
+
+  it.scoped("a service invalidated while in use counts until it is let go: the user's new one waits for it", () =>
+    Effect.gen(function*() {
+      const users = yield* TamboUsers.make(options({ maxUsers: 1 }))
+      const held = yield* Scope.make()
+      const old = yield* Scope.extend(users.get("ann"), held)
+      yield* users.invalidate("ann")
+      const again = yield* Effect.fork(Effect.scoped(users.get("ann")))
+      yield* Effect.yieldNow({ priority: 1_000 })
+      expect(again.unsafePoll()).toBeNull()
+      yield* Scope.close(held, Exit.void)
+      expect(yield* Fiber.join(again)).not.toBe(old)
+      expect(yield* users.users).toEqual(["ann"])
+    }))
+
+  it.effect("maxUsers that is not a positive integer is a ConfigError", () =>
+    Effect.gen(function*() {
+      for (const maxUsers of [0, -1, 1.5, Number.NaN]) {
+        const error = yield* Effect.flip(Effect.scoped(TamboUsers.make(options({ maxUsers }))))
+        expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      }
+    }))
+})

@@ -65,23 +65,128 @@ interface Services {
 
 const invalid = (message: string) => new ConfigError({ reason: "InvalidOption", message })
 
+/** A user the map holds a service for, and how many calls use it now. */
+interface Slot {
+  readonly id: string
+  readonly key: Key
+  holders: number
+  /** Made, and not yet taken by the call it was made for: not to be evicted in between. */
+  fresh: boolean
+}
+
+const slotId = (key: Key): string => `${key.kind}:${key.id}`
+
 /** @internal */
 export const make = (
   options: Options
 ): Effect.Effect<TamboUsers.Service, ConfigError | ToolDefinitionError, Scope.Scope> =>
   Effect.gen(function*() {
-    const { idleTimeToLive, ...shared } = options
+    const { idleTimeToLive, maxUsers, ...shared } = options
+    if (maxUsers !== undefined && !(Number.isInteger(maxUsers) && maxUsers > 0)) {
+      return yield* Effect.fail(invalid(`maxUsers must be a positive integer, not ${maxUsers}`))
+    }
     yield* check(shared)
+    // The users the map holds a service for, the one idle the longest first (a user let go by its
+    // last call moves to the end); services made again for a user while the old one is still held
+    // (after `invalidate`), until it is released; users let in past the bound whose service is
+    // being made. Together, what `maxUsers` bounds.
+    const slots = new Map<string, Slot>()
+    const retiring = new Set<Slot>()
+    const admitted = new Set<string>()
+    // Changed when a service is let go or released: calls waiting for room look again.
+    const room = yield* SubscriptionRef.make(0)
+    const roomChanged = SubscriptionRef.update(room, (n) => n + 1)
     const services = yield* RcMap.make({
       lookup: (key: Key) => {
         const identity = key.kind === "UserKey" ? { userKey: key.id } : { userToken: key.userToken }
-        return Effect.map(
-          Layer.build(Tambo.layer({ ...shared, ...identity })),
-          (context): Services => ({ tambo: Context.get(context, Tambo.Tambo), auth: Context.get(context, Auth.Auth) })
+        const slot = Effect.acquireRelease(
+          Effect.sync(() => {
+            const id = slotId(key)
+            const previous = slots.get(id)
+            if (previous !== undefined) retiring.add(previous)
+            const made: Slot = { id, key, holders: 0, fresh: true }
+            slots.set(id, made)
+            admitted.delete(id)
+            return made
+          }),
+          (made) =>
+            Effect.zipRight(
+              Effect.sync(() => {
+                if (slots.get(made.id) === made) slots.delete(made.id)
+                retiring.delete(made)
+              }),
+              roomChanged
+            )
+        )
+        return Effect.zipRight(
+          slot,
+          Effect.map(
+            Layer.build(Tambo.layer({ ...shared, ...identity })),
+            (context): Services => ({ tambo: Context.get(context, Tambo.Tambo), auth: Context.get(context, Auth.Auth) })
+          )
         )
       },
       idleTimeToLive: idleTimeToLive ?? DEFAULT_IDLE_TIME_TO_LIVE
     })
+
+    /** Once `room` changed from what it is now. */
+    const waitForRoom = Effect.flatMap(
+      SubscriptionRef.get(room),
+      (now) => room.changes.pipe(Stream.filter((n) => n !== now), Stream.runHead)
+    )
+
+    /**
+     * Lets a user without a service in under `maxUsers`: at once when there is room, else in the
+     * place of the user idle the longest, else once a service is let go.
+     */
+    const admit = (id: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (maxUsers === undefined || slots.has(id) || admitted.has(id)) return Effect.void
+        if (slots.size + retiring.size + admitted.size < maxUsers) {
+          admitted.add(id)
+          return Effect.void
+        }
+        for (const slot of slots.values()) {
+          if (slot.holders === 0 && !slot.fresh) {
+            return Effect.zipRight(RcMap.invalidate(services, slot.key), admit(id))
+          }
+        }
+        return Effect.zipRight(waitForRoom, admit(id))
+      })
+
+    /**
+     * The user's service, held (and counted as in use) until the scope closes. Only the wait for
+     * room can be interrupted: a service made is always counted as taken, so it can be evicted.
+     */
+    const serviceOf = (key: Key): Effect.Effect<Services, ConfigError | ToolDefinitionError, Scope.Scope> => {
+      const id = slotId(key)
+      return Effect.uninterruptibleMask((restore) => restore(admit(id)).pipe(
+        Effect.zipRight(RcMap.get(services, key)),
+        Effect.tap(() =>
+          Effect.acquireRelease(
+            Effect.sync(() => {
+              const slot = slots.get(id)
+              if (slot !== undefined) {
+                slot.holders++
+                slot.fresh = false
+              }
+              return slot
+            }),
+            (slot) =>
+              slot === undefined ? Effect.void : Effect.suspend(() => {
+                slot.holders--
+                // Idle now: the newest idle user, the last to be evicted.
+                if (slot.holders === 0 && slots.get(id) === slot) {
+                  slots.delete(id)
+                  slots.set(id, slot)
+                }
+                return roomChanged
+              })
+          )
+        ),
+        Effect.ensuring(Effect.sync(() => admitted.delete(id)))
+      ))
+    }
     // Added after the map's own finalizer, so run before it: the runs in flight are interrupted and
     // let go of their services (each run's cancellation on the server included), then the map
     // releases every service.
@@ -100,12 +205,12 @@ export const make = (
       if (typeof user === "string") {
         return user.trim() === ""
           ? Effect.fail(invalid("A userKey must not be empty"))
-          : Effect.map(RcMap.get(services, new Key("UserKey", user, undefined)), (s) => s.tambo)
+          : Effect.map(serviceOf(new Key("UserKey", user, undefined)), (s) => s.tambo)
       }
       const token = Redacted.isRedacted(user.userToken) ? user.userToken : Redacted.make(user.userToken)
       if (user.id.trim() === "") return Effect.fail(invalid("A user's id must not be empty"))
       if (Redacted.value(token).trim() === "") return Effect.fail(invalid("A userToken must not be empty"))
-      return Effect.flatMap(RcMap.get(services, new Key("UserToken", user.id, token)), (s) =>
+      return Effect.flatMap(serviceOf(new Key("UserToken", user.id, token)), (s) =>
         // The same token again changes nothing; a new one is exchanged before the next request.
         // A service made with a token always takes another: the failure cannot happen.
         Effect.as(Effect.orDie(s.auth.setUserToken(token)), s.tambo))
@@ -120,11 +225,20 @@ export const make = (
             Effect.map(get(user), (tambo) => tambo.run(message, runOptions))
           )
         ).pipe(Stream.interruptWhen(Deferred.await(closing))),
-      invalidate: (user) =>
-        RcMap.invalidate(
-          services,
-          typeof user === "string" ? new Key("UserKey", user, undefined) : new Key("UserToken", user.id, undefined)
-        ),
+      invalidate: (user) => {
+        const key = typeof user === "string" ? new Key("UserKey", user, undefined) : new Key("UserToken", user.id, undefined)
+        return Effect.zipRight(
+          // A service in use stays until let go, and counts until then; the user's next call makes a new one.
+          Effect.sync(() => {
+            const slot = slots.get(slotId(key))
+            if (slot !== undefined && slot.holders > 0) {
+              slots.delete(slot.id)
+              retiring.add(slot)
+            }
+          }),
+          RcMap.invalidate(services, key)
+        )
+      },
       users: Effect.map(RcMap.keys(services), (keys) => keys.map((key) => (key.kind === "UserKey" ? key.id : { id: key.id })))
     }
   })
