@@ -202,10 +202,14 @@ describe("useTamboSuggestions", () => {
     await waitFor(() => expect(result.current.suggestions.suggestions.map((s) => s.id)).toEqual(made.map((s) => s.id)))
   })
   describe("asks only for a reply the server knows", () => {
-    /** The paths of the suggestions requests made so far. */
-    const suggestionRequests = () =>
-      server().requests.filter((request) => request.method !== "OPTIONS" && request.path.endsWith("/suggestions"))
-        .map((request) => `${request.method} ${request.path}`)
+    /**
+     * The paths of the suggestions requests made so far about the test's thread. Only its own: a
+     * request the last test's hook sent as it was unmounted can reach the server after its reset.
+     */
+    const suggestionRequests = (threadId: string) =>
+      server().requests.filter((request) =>
+        request.method !== "OPTIONS" && request.path.startsWith(`/v1/threads/${threadId}/`) && request.path.endsWith("/suggestions")
+      ).map((request) => `${request.method} ${request.path}`)
     const weatherTool = {
       name: "get_weather",
       description: "Current weather in a city",
@@ -229,7 +233,7 @@ describe("useTamboSuggestions", () => {
       await waitFor(() => expect(result.current.suggestions.suggestions.length).toBeGreaterThan(0))
       const reply = thread.messages.at(-1)!
       expect(reply.content).toEqual([{ type: "text", text: "Sunny in Paris." }])
-      expect(suggestionRequests()).toEqual([
+      expect(suggestionRequests(thread.id)).toEqual([
         `GET /v1/threads/${thread.id}/messages/${reply.id}/suggestions`,
         `POST /v1/threads/${thread.id}/messages/${reply.id}/suggestions`
       ])
@@ -246,7 +250,7 @@ describe("useTamboSuggestions", () => {
       await until(() => result.current.tambo.isIdle, "the thread to be idle")
       // What a request would have been given time to start.
       await sleep(50)
-      expect(suggestionRequests()).toEqual([])
+      expect(suggestionRequests(thread.id)).toEqual([])
       expect(result.current.suggestions.suggestions).toEqual([])
     })
 
@@ -261,7 +265,7 @@ describe("useTamboSuggestions", () => {
       await until(() => result.current.tambo.isIdle, "the thread to be idle")
       await sleep(50)
       expect(thread.messages.at(-1)?.role).toBe("assistant")
-      expect(suggestionRequests()).toEqual([])
+      expect(suggestionRequests(thread.id)).toEqual([])
     })
   })
 })
