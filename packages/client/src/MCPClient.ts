@@ -40,6 +40,9 @@ export interface MCPClientOptions {
   readonly oauth?: Mcp.McpOAuthOptions | undefined
 }
 
+/** What a call on a closed client, or one in flight when it closed, rejects with. */
+const closed = () => new McpError({ reason: "NotConnected", message: "The MCP client was closed" })
+
 const unsupported = (method: string, message: string) =>
   new NotSupportedError({ reason: "UnsupportedOption", message, method })
 
@@ -150,14 +153,13 @@ export class MCPClient {
     const site = CallSite.capture(above)
     const connection = this.#connection()
     const client = connection?.client
+    if (this.#closing !== undefined) return Promise.reject(CallSite.attach(closed(), site))
     if (client === undefined) {
       const serverKey = connection?.serverKey
       return Promise.reject(CallSite.attach(
         new McpError({
           reason: "NotConnected",
-          message: this.#closing !== undefined
-            ? "The MCP client was closed"
-            : `The MCP server "${serverKey}" is not connected (${connection?.status ?? "closed"})`,
+          message: `The MCP server "${serverKey}" is not connected (${connection?.status ?? "closed"})`,
           ...(serverKey === undefined ? {} : { serverKey })
         }),
         site
@@ -165,7 +167,8 @@ export class MCPClient {
     }
     return this.#runtime.runPromiseExit(request(client)).then((exit) => {
       if (Exit.isSuccess(exit)) return exit.value
-      throw CallSite.attach(fromCause(exit.cause), site)
+      // Closed meanwhile: the call ended because the client did, not because the server went away.
+      throw CallSite.attach(this.#closing !== undefined ? closed() : fromCause(exit.cause), site)
     })
   }
 
@@ -177,7 +180,9 @@ export class MCPClient {
   /**
    * Calls a tool of the server. A result with `isError` is a result, not a
    * rejection; a server that fails the call rejects with an `McpError`
-   * (`CallFailed`). `_meta` is upstream's and must be left `undefined`.
+   * (`CallFailed`), and a call `close` cuts short with one (`NotConnected`,
+   * the server told to cancel it). `_meta` is upstream's and must be left
+   * `undefined`.
    */
   callTool(name: string, args: Readonly<Record<string, unknown>> = {}, _meta?: undefined): Promise<MCPToolCallResult> {
     if (_meta !== undefined) {

@@ -121,6 +121,21 @@ describe("MCPClient", () => {
     await mcp.close()
   })
 
+  it("close during a call: the call rejects as closed, the server is told to stop the tool, and the session ends", async () => {
+    const endings: Array<string> = []
+    const server = await serve(sleeper((ending) => endings.push(ending)))
+    const mcp = await create(server.url)
+    const call = mcp.callTool("sleep", { ms: 10_000 }).catch((error: unknown) => error)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await mcp.close()
+    expect(await call).toMatchObject({ _tag: "McpError", reason: "NotConnected", message: "The MCP client was closed" })
+    for (let waited = 0; (endings.length === 0 || server.sessions.closed < 1) && waited < 2_000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(endings).toEqual(["cancelled"])
+    expect(server.sessions).toEqual({ opened: 1, closed: 1 })
+  })
+
   it("a server that goes away is reconnected: calls fail meanwhile, then work again", async () => {
     const server = await serve(calculator)
     const mcp = await create(server.url)
