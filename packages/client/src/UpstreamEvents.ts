@@ -9,7 +9,7 @@
  *
  * @since 0.2.0
  */
-import type * as Events from "@tambo-effect/core/Events"
+import * as Events from "@tambo-effect/core/Events"
 
 /**
  * A component block starts in a message: `{ messageId, componentId, componentName }`.
@@ -77,16 +77,6 @@ export type MessageParentEvent = Events.MessageParentEvent
  */
 export type TamboCustomEvent = Events.TamboCustomEvent
 
-/** Every name of a Tambo custom event: a new member of the union fails to compile until it is here. */
-const tamboCustomEventNames: { readonly [Name in TamboCustomEvent["name"]]: true } = {
-  "tambo.component.start": true,
-  "tambo.component.props_delta": true,
-  "tambo.component.state_delta": true,
-  "tambo.component.end": true,
-  "tambo.run.awaiting_input": true,
-  "tambo.message.parent": true
-}
-
 /**
  * Whether an event of a run's stream is one of Tambo's custom events: a
  * `CUSTOM` event whose `name` is one of theirs.
@@ -106,7 +96,7 @@ const tamboCustomEventNames: { readonly [Name in TamboCustomEvent["name"]]: true
 export const isTamboCustomEvent = (
   event: { readonly type?: string | undefined; readonly name?: string | undefined }
 ): event is TamboCustomEvent =>
-  event.type === "CUSTOM" && typeof event.name === "string" && Object.hasOwn(tamboCustomEventNames, event.name)
+  event.type === "CUSTOM" && typeof event.name === "string" && Events.knownCustomEventNames.has(event.name)
 
 /**
  * A `CUSTOM` event as one of Tambo's custom events, or `undefined` when its
