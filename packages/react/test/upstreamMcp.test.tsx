@@ -5,7 +5,7 @@ import { render, renderHook, waitFor } from "@testing-library/react"
 import type { McpRequestContext } from "@tambo-effect/core/Mcp"
 import { useState } from "react"
 import { describe, expect, it } from "vitest"
-import { TamboProvider, useTamboMcpElicitation as useElicitationQueue } from "../src/index.js"
+import { TamboProvider, type TamboProviderProps, useTamboMcpElicitation as useElicitationQueue } from "../src/index.js"
 import * as UpstreamMcp from "../src/upstreamMcp.js"
 import {
   type ConnectedMcpServer,
@@ -48,6 +48,38 @@ const text = (result: { readonly content: ReadonlyArray<unknown> }) =>
 
 const connected = (servers: ReadonlyArray<McpServer>, serverKey: string): ConnectedMcpServer | undefined =>
   servers.find((s): s is ConnectedMcpServer => s.serverKey === serverKey && s.client !== undefined)
+
+/**
+ * `TamboMcpProvider` with `props`, inside a `TamboProvider` of `providerProps`, around a probe that
+ * reads the MCP servers and the main entry's elicitation queue. `unmountMcpProvider` takes the MCP
+ * provider away and leaves the probe.
+ */
+const renderMcpProvider = (
+  props: Omit<Parameters<typeof TamboMcpProvider>[0], "children">,
+  providerProps: TamboProviderProps
+) => {
+  const seen: { servers: Array<McpServer>; queue: ReturnType<typeof useElicitationQueue> | undefined } = {
+    servers: [],
+    queue: undefined
+  }
+  let setMounted: (mounted: boolean) => void = () => undefined
+  function Probe() {
+    seen.queue = useElicitationQueue()
+    seen.servers = useTamboMcpServers()
+    return null
+  }
+  function App() {
+    const [mounted, mount] = useState(true)
+    setMounted = mount
+    return mounted ? <TamboMcpProvider {...props}><Probe /></TamboMcpProvider> : <Probe />
+  }
+  render(
+    <TamboProvider {...providerProps}>
+      <App />
+    </TamboProvider>
+  )
+  return { seen, unmountMcpProvider: () => setMounted(false) }
+}
 
 /** The values `@tambo-ai/react/mcp` 1.3 exports (`react-sdk/src/mcp/index.ts`); its types are imported above. */
 const UPSTREAM_VALUES = [
@@ -223,121 +255,61 @@ describe("@tambo-effect/react/mcp", () => {
       const mcp = await start("greeter")
       const asked: Array<McpServerConfig> = []
       const contexts: Array<McpRequestContext> = []
-      let setMounted: (mounted: boolean) => void = () => undefined
-      let queue: ReturnType<typeof useElicitationQueue> | undefined
-      let servers: Array<McpServer> = []
-      function App() {
-        const [mounted, mount] = useState(true)
-        setMounted = mount
-        const probe = <Probe />
-        return mounted
-          ? (
-            <TamboMcpProvider
-              handlers={{
-                elicitation: async (request, extra, serverInfo) => {
-                  asked.push(serverInfo)
-                  contexts.push(extra)
-                  return { action: "accept", content: { name: `provider (${request.params.message})` } }
-                }
-              }}
-            >
-              {probe}
-            </TamboMcpProvider>
-          )
-          : probe
-      }
-      function Probe() {
-        queue = useElicitationQueue()
-        servers = useTamboMcpServers()
-        return null
-      }
-      render(
-        <TamboProvider {...connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "hello" }] })}>
-          <App />
-        </TamboProvider>
-      )
-      await waitFor(() => expect(connected(servers, "hello")).toBeDefined(), { timeout: 10_000 })
-      expect(text(await connected(servers, "hello")!.client.callTool("greet"))).toBe("Hello, provider (What is your name?)!")
+      const { seen, unmountMcpProvider } = renderMcpProvider({
+        handlers: {
+          elicitation: async (request, extra, serverInfo) => {
+            asked.push(serverInfo)
+            contexts.push(extra)
+            return { action: "accept", content: { name: `provider (${request.params.message})` } }
+          }
+        }
+      }, connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "hello" }] }))
+      await waitFor(() => expect(connected(seen.servers, "hello")).toBeDefined(), { timeout: 10_000 })
+      expect(text(await connected(seen.servers, "hello")!.client.callTool("greet"))).toBe("Hello, provider (What is your name?)!")
       expect(asked).toMatchObject([{ serverKey: "hello", url: mcp.url, serverType: "browser-side" }])
       expect(contexts[0]!.signal).toBeInstanceOf(AbortSignal)
-      expect(queue?.request).toBeUndefined()
+      expect(seen.queue?.request).toBeUndefined()
 
-      setMounted(false)
-      await waitFor(() => expect(servers).toHaveLength(1))
-      const greeting = connected(servers, "hello")!.client.callTool("greet")
-      await waitFor(() => expect(queue?.request?.message).toBe("What is your name?"))
-      queue!.accept({ name: "queue" })
+      unmountMcpProvider()
+      await waitFor(() => expect(seen.servers).toHaveLength(1))
+      const greeting = connected(seen.servers, "hello")!.client.callTool("greet")
+      await waitFor(() => expect(seen.queue?.request?.message).toBe("What is your name?"))
+      seen.queue!.accept({ name: "queue" })
       expect(text(await greeting)).toBe("Hello, queue!")
       expect(asked).toHaveLength(1)
     })
 
     it("handlers.sampling answers the sampling requests of servers connected with it mounted; unmounted, none does", async () => {
       const mcp = await start("summarizer")
-      let servers: Array<McpServer> = []
-      let setMounted: (mounted: boolean) => void = () => undefined
-      function Probe() {
-        servers = useTamboMcpServers()
-        return null
-      }
-      function App() {
-        const [mounted, mount] = useState(true)
-        setMounted = mount
-        return mounted
-          ? (
-            <TamboMcpProvider
-              handlers={{
-                sampling: (request, _extra, serverInfo) => ({
-                  model: "app-model",
-                  role: "assistant",
-                  content: { type: "text", text: `${serverInfo.serverKey} of ${request.params.maxTokens}` }
-                })
-              }}
-            >
-              <Probe />
-            </TamboMcpProvider>
-          )
-          : <Probe />
-      }
-      render(
-        <TamboProvider {...connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "sum" }] })}>
-          <App />
-        </TamboProvider>
-      )
-      await waitFor(() => expect(connected(servers, "sum")).toBeDefined(), { timeout: 10_000 })
-      expect(text(await connected(servers, "sum")!.client.callTool("summarize", { text: "a long story" }))).toBe("Summary: sum of 50")
+      const { seen, unmountMcpProvider } = renderMcpProvider({
+        handlers: {
+          sampling: (request, _extra, serverInfo) => ({
+            model: "app-model",
+            role: "assistant",
+            content: { type: "text", text: `${serverInfo.serverKey} of ${request.params.maxTokens}` }
+          })
+        }
+      }, connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "sum" }] }))
+      await waitFor(() => expect(connected(seen.servers, "sum")).toBeDefined(), { timeout: 10_000 })
+      expect(text(await connected(seen.servers, "sum")!.client.callTool("summarize", { text: "a long story" }))).toBe("Summary: sum of 50")
       // Unmounted, the client's sampling handler is what it was (none): the server's request fails.
-      setMounted(false)
+      unmountMcpProvider()
       await waitFor(async () => {
-        const result = await connected(servers, "sum")!.client.callTool("summarize", { text: "again" })
+        const result = await connected(seen.servers, "sum")!.client.callTool("summarize", { text: "again" })
         expect(result.isError).toBe(true)
       })
     })
 
     it("connects Tambo's own MCP server while mounted, with a token for its contextKey", async () => {
-      let servers: Array<McpServer> = []
-      let setMounted: (mounted: boolean) => void = () => undefined
-      function Probe() {
-        servers = useTamboMcpServers()
-        return null
-      }
-      function App() {
-        const [mounted, mount] = useState(true)
-        setMounted = mount
-        return mounted ? <TamboMcpProvider contextKey="page-1"><Probe /></TamboMcpProvider> : <Probe />
-      }
-      render(
-        <TamboProvider {...connection(server())}>
-          <App />
-        </TamboProvider>
-      )
-      await waitFor(() => expect(servers.map((s) => [s.serverKey, s.serverType])).toEqual([["tambo", "tambo-internal"]]), { timeout: 10_000 })
+      const { seen, unmountMcpProvider } = renderMcpProvider({ contextKey: "page-1" }, connection(server()))
+      await waitFor(() => expect(seen.servers.map((s) => [s.serverKey, s.serverType])).toEqual([["tambo", "tambo-internal"]]), { timeout: 10_000 })
       // The testing server's `/mcp` cannot answer in a DOM environment (its `Response` is happy-dom's), so
       // the connection fails here; the client's own test sees it connected and its prompts listed.
-      expect(servers[0]).toMatchObject({ url: `${server().url}/mcp`, name: "__tambo_internal_mcp_server__", transport: "http" })
+      expect(seen.servers[0]).toMatchObject({ url: `${server().url}/mcp`, name: "__tambo_internal_mcp_server__", transport: "http" })
       // (happy-dom sends a CORS preflight first.)
       expect(server().requests.filter((r) => r.method === "POST" && r.path === "/auth/mcp/access-token").map((r) => r.body)).toEqual([{ contextKey: "page-1" }])
-      setMounted(false)
-      await waitFor(() => expect(servers).toEqual([]))
+      unmountMcpProvider()
+      await waitFor(() => expect(seen.servers).toEqual([]))
     })
   })
 })
