@@ -484,6 +484,36 @@ export {
 export const schemaKind: (u: unknown) => SchemaKind | undefined = schemas.schemaKind
 
 /**
+ * Whether a value implements Standard Schema v1 (`~standard` with
+ * `version: 1`, a `vendor` and a `validate` function): Zod 4, Valibot,
+ * ArkType (whose schemas are functions), or an Effect Schema wrapped with
+ * `Schema.standardSchemaV1`.
+ *
+ * @since 0.2.0
+ * @category Schemas
+ */
+export const isStandardSchema: (u: unknown) => u is StandardSchemaV1 = schemas.isStandardSchema
+
+/**
+ * Fails with an `UnsupportedSchema` {@link ToolDefinitionError} when a JSON
+ * Schema holds a record: an object whose keys are not named (an
+ * `additionalProperties` that is itself a schema, as `Schema.Record` and
+ * `z.record` give). The Tambo API keeps only the named properties of each
+ * object a tool or component schema describes, so the model could never fill
+ * a record. The message names where it is, as a dotted path of property
+ * names (`(root)` for the schema itself, `[]` for array items), after `what`
+ * (default `"The schema"`). {@link resolve} and {@link toApiComponent} make
+ * this check.
+ *
+ * @since 0.2.0
+ * @category Validation
+ */
+export const checkNoRecord: (
+  schema: JsonSchema | JsonObject,
+  what?: string
+) => Effect.Effect<void, ToolDefinitionError> = schemas.checkNoRecord
+
+/**
  * Converts a schema to JSON Schema: Effect Schemas with `JSONSchema.make`
  * (describing the encoded side, which is what the model sends), Standard
  * Schemas with their Standard JSON Schema converter (`~standard.jsonSchema`,
@@ -544,9 +574,10 @@ export interface ResolvedTool {
   readonly api: ApiTool
   /**
    * Prepares and validates raw (already JSON-parsed) arguments: drops the
-   * server's `_tambo_*` display properties, removes the `null`s the server's
-   * strict mode puts in optional parameters, then decodes with the input
-   * schema.
+   * server's `_tambo_*` display properties, undoes the server's strict mode
+   * (a `null` in an optional parameter is removed, or replaced by the
+   * parameter's `default`; an object sent as a JSON string is parsed), then
+   * decodes with the input schema.
    */
   readonly decodeArgs: (args: unknown) => Effect.Effect<unknown, ToolCallError>
   readonly needsApproval: (args: unknown) => Effect.Effect<boolean, ToolCallError>
@@ -564,9 +595,10 @@ export interface ResolvedTool {
 /**
  * Validates a tool definition and prepares it for the API and the executor:
  * its name (letters, digits, `_`, `-`), description, `maxCalls`, and its
- * input schema — converted to JSON Schema (with local `$ref`s inlined and an
- * object at the root, as the API needs). The output schema is sent when it
- * converts, and silently left out otherwise (e.g. `z.void()`).
+ * input schema — converted to JSON Schema (with local `$ref`s inlined, an
+ * object at the root, and no record: see {@link checkNoRecord}). The output
+ * schema is sent when it converts, and silently left out otherwise (e.g.
+ * `z.void()`).
  *
  * @since 0.1.0
  * @category Constructors
@@ -577,7 +609,9 @@ export const resolve: (definition: Definition) => Effect.Effect<ResolvedTool, To
 /**
  * Validates a component and converts its schemas to the API's
  * `availableComponents` entry. Local `$ref`s are inlined unless the schema
- * is recursive (then it is sent with its `$defs`).
+ * is recursive (then it is sent with its `$defs`). The props may not hold a
+ * record (see {@link checkNoRecord}); the state, which the model does not fill,
+ * may.
  *
  * @since 0.1.0
  * @category Conversions

@@ -19,6 +19,7 @@ import * as ToolRegistry from "../src/ToolRegistry.js"
 import { tamboLayer, useServer } from "./helpers.js"
 import { mcpServer, plainServer, type TestMcpServer, unusedUrl } from "./mcp/server.js"
 import { all, calculator, echo, greeter, summarizer, unlocker } from "./mcp/tools.js"
+import * as z from "zod"
 
 const server = useServer()
 
@@ -460,6 +461,35 @@ describe("Mcp", () => {
         Effect.provide(Logger.replace(Logger.defaultLogger, captured))
       )
     })
+  })
+
+  it.live("leaves out a tool whose parameters hold a record, says why in a warning, and registers the rest", () => {
+    const warnings: Array<unknown> = []
+    const captured = Logger.make(({ logLevel, message }) => {
+      if (logLevel._tag === "Warning") warnings.push(message)
+    })
+    const labeller = (server: McpServer) => {
+      server.registerTool(
+        "label",
+        { description: "Labels an item", inputSchema: { id: z.string(), labels: z.record(z.string(), z.string()) } },
+        async () => ({ content: [{ type: "text" as const, text: "labelled" }] })
+      )
+    }
+    return Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const server = yield* mcpServer({ setup: all(labeller, echo("labels")) })
+      const connection = yield* mcp.connectMcpServer({ url: server.url })
+      expect(yield* registeredNames).toEqual(["echo"])
+      expect(connection.tools.map((tool) => [tool.name, tool.registeredName])).toEqual([["label", undefined], [
+        "echo",
+        "echo"
+      ]])
+      expect(warnings).toEqual([[
+        "The tool \"label\" of MCP server \"mcp\" is not registered: The input schema of tool \"label\" has a record " +
+        "(an object whose keys are not named) at \"labels\". The Tambo API keeps only the named properties of every " +
+        "object, so the model could never fill it. Name its keys as properties, or make it an array of key/value objects."
+      ]])
+    }).pipe(Effect.provide(stack()), Effect.scoped, Effect.provide(Logger.replace(Logger.defaultLogger, captured)))
   })
 
   it.live("registers the tools a server adds later, when it says its list changed", () =>

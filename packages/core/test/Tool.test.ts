@@ -320,6 +320,35 @@ describe("JSON Schema conversion", () => {
       expect(notAnObject.message).toContain("must describe an object")
     }))
 
+  it.effect("refuses records, which the API's strict mode would empty, in every kind of schema", () =>
+    Effect.gen(function*() {
+      const failure = (inputSchema: Tool.SupportedSchema) =>
+        Effect.flip(Tool.resolve({ name: "label", description: "d", tool: () => 1, inputSchema }))
+      const effect = yield* failure(
+        Schema.Struct({ id: Schema.String, labels: Schema.Record({ key: Schema.String, value: Schema.String }) })
+      )
+      expect(effect).toMatchObject({ _tag: "ToolDefinitionError", reason: "UnsupportedSchema", definitionName: "label" })
+      expect(effect.message).toBe(
+        "The input schema of tool \"label\" has a record (an object whose keys are not named) at \"labels\". " +
+          "The Tambo API keeps only the named properties of every object, so the model could never fill it. " +
+          "Name its keys as properties, or make it an array of key/value objects."
+      )
+      const zod = yield* failure(z.object({ rows: z.array(z.object({ cells: z.record(z.string(), z.number()) })) }))
+      expect(zod.message).toContain("at \"rows.[].cells\"")
+      const json = yield* failure({ type: "object", additionalProperties: { type: "number" } })
+      expect(json.message).toContain("at \"(root)\"")
+      // The check on its own, for a schema converted elsewhere.
+      const alone = yield* Effect.flip(Tool.checkNoRecord({ type: "object", additionalProperties: { type: "number" } }))
+      expect(alone.message).toMatch(/^The schema has a record \(an object whose keys are not named\) at "\(root\)"/)
+      // Named keys, closed or open, are fine.
+      yield* Tool.resolve({
+        name: "ok",
+        description: "d",
+        tool: () => 1,
+        inputSchema: { type: "object", properties: { a: { type: "string" } }, additionalProperties: true }
+      })
+    }))
+
   it.effect("validates names, descriptions and maxCalls", () =>
     Effect.gen(function*() {
       const base = { description: "d", tool: () => 1, inputSchema: { type: "object" } as const }
@@ -373,6 +402,14 @@ describe("Tool.validate", () => {
       expect(yield* resolved.decodeArgs({ q: "x", limit: null, from: null, _tambo_statusMessage: "Searching" })).toEqual(
         { q: "x", from: null }
       )
+      // A default in place of a null; an object the model sent as a JSON string.
+      const defaults = yield* Tool.resolve({
+        name: "plot",
+        description: "Plots",
+        tool: () => 1,
+        inputSchema: z.object({ kind: z.enum(["bar", "line"]).default("bar"), range: z.object({ from: z.number() }) })
+      })
+      expect(yield* defaults.decodeArgs({ kind: null, range: "{\"from\":1}" })).toEqual({ kind: "bar", range: { from: 1 } })
       const error = yield* Effect.flip(resolved.decodeArgs({ q: null }))
       expect(error.message).toMatch(/^Invalid arguments for tool "search":\nq: /)
     }))
@@ -410,6 +447,24 @@ describe("components", () => {
         Tool.toApiComponent({ name: "", description: "d", propsSchema: { type: "object" } })
       )
       expect(Either.isLeft(invalid) && invalid.left.reason).toBe("InvalidName")
+    }))
+
+  it.effect("refuses a record in the props, which the model could never fill; the state may have one", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Tool.toApiComponent({
+        name: "Table",
+        description: "A table",
+        propsSchema: z.object({ totals: z.record(z.string(), z.number()) })
+      }))
+      expect(error).toMatchObject({ reason: "UnsupportedSchema", definitionName: "Table" })
+      expect(error.message).toContain("The propsSchema of component \"Table\" has a record (an object whose keys are not named) at \"totals\"")
+      const api = yield* Tool.toApiComponent({
+        name: "Table",
+        description: "A table",
+        propsSchema: z.object({ title: z.string() }),
+        stateSchema: z.object({ widths: z.record(z.string(), z.number()) })
+      })
+      expect(api.stateSchema).toBeDefined()
     }))
 })
 

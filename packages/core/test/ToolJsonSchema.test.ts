@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { dereference, isPlainJson, stripStrictNulls } from "../src/internal/jsonSchema.js"
+import { dereference, findRecord, isPlainJson, undoStrictMode } from "../src/internal/jsonSchema.js"
 import { formatIssues, validate } from "../src/internal/jsonSchemaValidate.js"
 
 const messages = (schema: unknown, value: unknown) => formatIssues(validate(schema, value))
@@ -118,7 +118,7 @@ describe("dereference", () => {
   })
 })
 
-describe("stripStrictNulls", () => {
+describe("undoStrictMode", () => {
   const schema = {
     type: "object",
     properties: {
@@ -142,7 +142,7 @@ describe("stripStrictNulls", () => {
       list: [{ x: null }, { x: 1 }],
       unknown: null
     }
-    expect(stripStrictNulls(schema, input)).toEqual({
+    expect(undoStrictMode(schema, input)).toEqual({
       required: null,
       nullable: null,
       anything: null,
@@ -152,6 +152,55 @@ describe("stripStrictNulls", () => {
     })
     // The input is left alone.
     expect(input.optional).toBeNull()
+  })
+
+  it("puts an optional property's default in place of its null, a copy each time", () => {
+    const withDefaults = {
+      type: "object",
+      properties: {
+        unit: { type: "string", enum: ["c", "f"], default: "c" },
+        range: { type: "object", properties: { days: { type: "number" } }, default: { days: 3 } },
+        city: { type: "string", default: "Paris" }
+      },
+      required: ["city"]
+    }
+    const first = undoStrictMode(withDefaults, { unit: null, range: null, city: null }) as { range: { days: number } }
+    // A required property's null is the model's answer: left for validation.
+    expect(first).toEqual({ unit: "c", range: { days: 3 }, city: null })
+    first.range.days = 99
+    expect(undoStrictMode(withDefaults, { range: null })).toEqual({ range: { days: 3 } })
+  })
+
+  it("reads a string sent for an object as the JSON object it holds", () => {
+    const input = { nested: "{\"deep\":null}", list: ["{\"x\":2}"], required: "{\"a\":1}" }
+    // Objects only where the schema wants one, and cleaned like any other.
+    expect(undoStrictMode(schema, input)).toEqual({ nested: {}, list: [{ x: 2 }], required: "{\"a\":1}" })
+    // Not JSON, not an object, or with an own `__proto__` key: left as sent, for validation to refuse.
+    for (const text of ["{not json", "[1]", "null", "{\"__proto__\":{\"admin\":true}}"]) {
+      expect(undoStrictMode(schema, { nested: text })).toEqual({ nested: text })
+    }
+  })
+})
+
+describe("findRecord", () => {
+  const record = { type: "object", additionalProperties: { type: "string" } }
+  it.each([
+    ["the root", record, "(root)"],
+    ["a property", { type: "object", properties: { tags: record } }, "tags"],
+    ["a nested property", { type: "object", properties: { a: { type: "object", properties: { b: record } } } }, "a.b"],
+    ["array items", { type: "object", properties: { rows: { type: "array", items: record } } }, "rows.[]"],
+    ["a union's branch", { type: "object", properties: { v: { anyOf: [{ type: "null" }, record] } } }, "v.anyOf[1]"],
+    ["a definition", { type: "object", $defs: { Tags: record } }, "$defs.Tags"],
+    ["a nullable type list", { type: "object", properties: { m: { type: ["object", "null"], additionalProperties: {} } } }, "m"]
+  ])("finds a record in %s", (_, schema, path) => {
+    expect(findRecord(schema)).toBe(path)
+  })
+
+  it("leaves objects with named keys alone, closed or open", () => {
+    expect(findRecord({ type: "object", properties: { a: { type: "string" } }, additionalProperties: false })).toBeUndefined()
+    expect(findRecord({ type: "object", properties: { a: { type: "object" } }, additionalProperties: true })).toBeUndefined()
+    expect(findRecord({ type: "array", items: { type: "string" } })).toBeUndefined()
+    expect(findRecord("not a schema")).toBeUndefined()
   })
 })
 

@@ -7,6 +7,7 @@
  * @internal
  */
 import { isRecord } from "effect/Predicate"
+import { findProtoKey } from "./protoKey.js"
 
 /** A JSON object: a non-null, non-array object. @internal */
 export type JsonRecord = { readonly [key: string]: unknown }
@@ -214,6 +215,72 @@ export const dereference = (root: JsonRecord): DereferenceResult => {
   return isRecord(result) ? { _tag: "Ok", schema: result } : { _tag: "Ok", schema: body }
 }
 
+const declaresObject = (schema: JsonRecord): boolean => {
+  const type = schema["type"]
+  return type === "object" || (Array.isArray(type) && type.includes("object"))
+}
+
+/** How a subschema's place reads in {@link findRecord}'s path. */
+const stepName = (key: string, name?: string | number): string => {
+  if (key === "properties" && typeof name === "string") return name
+  if (key === "items") return name === undefined ? "[]" : `[${name}]`
+  if (key === "additionalProperties") return "[*]"
+  if (name === undefined) return key
+  return typeof name === "number" ? `${key}[${name}]` : `${key}.${name}`
+}
+
+/**
+ * Where a schema declares a record, an object whose keys are not named (an
+ * `additionalProperties` that is itself a schema, as `Schema.Record` and
+ * `z.record` give), as a dotted path of property names (`(root)` for the
+ * schema itself); `undefined` when it declares none. The API's strict mode
+ * rewrites every object to its named properties only, so the model could
+ * never fill a record's entries.
+ *
+ * @internal
+ */
+export const findRecord = (schema: unknown): string | undefined => {
+  const go = (current: unknown, path: ReadonlyArray<string>): string | undefined => {
+    if (!isRecord(current) || path.length > 64) return undefined
+    if (declaresObject(current) && isRecord(current["additionalProperties"])) {
+      return path.length === 0 ? "(root)" : path.join(".")
+    }
+    for (const key of singleSchemaKeys) {
+      const value = current[key]
+      const found = Array.isArray(value) ? undefined : go(value, [...path, stepName(key)])
+      if (found !== undefined) return found
+    }
+    for (const key of schemaArrayKeys) {
+      const value = current[key]
+      if (!Array.isArray(value)) continue
+      for (let i = 0; i < value.length; i++) {
+        const found = go(value[i], [...path, stepName(key, i)])
+        if (found !== undefined) return found
+      }
+    }
+    for (const key of schemaMapKeys) {
+      const value = current[key]
+      if (!isRecord(value)) continue
+      for (const [name, sub] of Object.entries(value)) {
+        const found = go(sub, [...path, stepName(key, name)])
+        if (found !== undefined) return found
+      }
+    }
+    return undefined
+  }
+  return go(schema, [])
+}
+
+/** The JSON object a string holds, if it holds one without an own `__proto__` key. */
+const objectInString = (text: string): JsonRecord | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return isRecord(parsed) && findProtoKey(parsed) === undefined ? parsed : undefined
+  } catch {
+    return undefined
+  }
+}
+
 const follow = (root: unknown, schema: unknown, depth: number): unknown => {
   let current = schema
   let hops = 0
@@ -258,16 +325,23 @@ export const allowsNull = (root: unknown, schema: unknown, depth = 0): boolean =
  * optional parameter becomes required-and-nullable, so the model sends `null`
  * for parameters it means to leave out. Guided by the tool's original schema,
  * a `null` for an optional property whose schema does not accept `null` is
- * removed (recursively through nested objects and arrays). Everything else is
- * left for validation to judge. Never mutates its input.
+ * removed, or replaced by the property's `default` when it has one
+ * (recursively through nested objects and arrays). A string sent where the
+ * schema wants an object is read as the JSON object it holds, as models
+ * sometimes send them (unless it holds an own `__proto__` key). Everything
+ * else is left for validation to judge. Never mutates its input.
  *
  * @internal
  */
-export const stripStrictNulls = (root: unknown, value: unknown): unknown => {
+export const undoStrictMode = (root: unknown, value: unknown): unknown => {
   const go = (schema: unknown, current: unknown, depth: number): unknown => {
     if (depth > 64) return current
     const resolved = follow(root, schema, depth)
     if (!isRecord(resolved)) return current
+    if (typeof current === "string" && resolved["type"] === "object") {
+      const parsed = objectInString(current)
+      return parsed === undefined ? current : go(schema, parsed, depth)
+    }
     if (Array.isArray(current)) {
       const items = resolved["items"]
       if (items === undefined || Array.isArray(items)) return current
@@ -283,7 +357,10 @@ export const stripStrictNulls = (root: unknown, value: unknown): unknown => {
       if (propertySchema === undefined) {
         out[key] = item
       } else if (item === null && !required.includes(key) && !allowsNull(root, propertySchema)) {
-        continue
+        const resolvedProperty = follow(root, propertySchema, depth + 1)
+        if (isRecord(resolvedProperty) && "default" in resolvedProperty) {
+          out[key] = structuredClone(resolvedProperty["default"])
+        }
       } else {
         out[key] = go(propertySchema, item, depth + 1)
       }

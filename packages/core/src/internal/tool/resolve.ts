@@ -10,11 +10,12 @@ import * as Predicate from "effect/Predicate"
 import { ToolCallError, ToolDefinitionError } from "../../TamboError.js"
 import type { ApiComponent, ApiTool, AvailableComponent, Definition, JsonObject, ResolvedTool } from "../../Tool.js"
 import { callApp } from "../callbacks.js"
-import { stripStrictNulls } from "../jsonSchema.js"
+import { undoStrictMode } from "../jsonSchema.js"
 import { describeError } from "../toolSupport.js"
 import { type Normalised, normalise, validateDescription, validateName } from "./definition.js"
 import {
   bestEffortDereference,
+  checkNoRecord,
   type Classified,
   classify,
   convert,
@@ -46,7 +47,7 @@ const outputJsonSchema = (tool: Normalised): Effect.Effect<JsonObject | undefine
 }
 
 const decodeArgs = (name: string, validator: Classified, inputJson: JsonObject): ResolvedTool["decodeArgs"] => (args) =>
-  Effect.suspend(() => validateClassified(validator, stripStrictNulls(inputJson, stripTamboProperties(args)))).pipe(
+  Effect.suspend(() => validateClassified(validator, undoStrictMode(inputJson, stripTamboProperties(args)))).pipe(
     Effect.mapError((error) =>
       new ToolCallError({
         reason: "InvalidArguments",
@@ -96,6 +97,7 @@ export const resolve = (definition: Definition): Effect.Effect<ResolvedTool, Too
     if (input === undefined) return yield* Effect.fail(unsupportedSchema(`The input schema of tool "${name}"`, name))
     const converted = yield* convert(input, "input", `The input schema of tool "${name}"`, name)
     const inputJson = yield* toolInputJsonSchema(converted, name)
+    yield* checkNoRecord(inputJson, `The input schema of tool "${name}"`, name)
     const outputJson = yield* outputJsonSchema(tool)
     // JSON Schema tools are validated against the dereferenced schema.
     const validator: Classified = input._tag === "JsonSchema" ? { _tag: "JsonSchema", schema: inputJson } : input
@@ -144,6 +146,7 @@ export const toApiComponent = (component: AvailableComponent): Effect.Effect<Api
         )
     }
     const propsSchema = yield* schemaOf(component.propsSchema, "propsSchema")
+    yield* checkNoRecord(propsSchema, `The propsSchema of component "${name}"`, name)
     const stateSchema = component.stateSchema === undefined
       ? undefined
       : yield* schemaOf(component.stateSchema, "stateSchema")

@@ -13,7 +13,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import { ToolDefinitionError } from "../../TamboError.js"
 import type { JsonObject, JsonSchema, SchemaKind, SupportedSchema } from "../../Tool.js"
-import { dereference, isPlainJson, type JsonRecord } from "../jsonSchema.js"
+import { dereference, findRecord, isPlainJson, type JsonRecord } from "../jsonSchema.js"
 import { describeError } from "../toolSupport.js"
 
 /**
@@ -38,7 +38,12 @@ export type Classified =
  */
 export const isEffectSchema = (u: unknown): u is Schema.Schema.AnyNoContext => Schema.isSchema(u)
 
-const isStandardSchema = (u: unknown): u is StandardSchemaV1 => {
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Guards
+ */
+export const isStandardSchema = (u: unknown): u is StandardSchemaV1 => {
   if ((typeof u !== "object" && typeof u !== "function") || u === null || !("~standard" in u)) return false
   const props = u["~standard"]
   return Predicate.isRecord(props) && props["version"] === 1 && typeof props["vendor"] === "string" &&
@@ -192,6 +197,28 @@ export const toJsonSchema = (
   return classified === undefined
     ? Effect.fail(unsupportedSchema("The schema", undefined))
     : convert(classified, options?.side ?? "input", "The schema", undefined)
+}
+
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Validation
+ */
+export const checkNoRecord = (
+  schema: JsonSchema | JsonObject,
+  what = "The schema",
+  name?: string
+): Effect.Effect<void, ToolDefinitionError> => {
+  const path = findRecord(schema)
+  return path === undefined ? Effect.void : Effect.fail(
+    new ToolDefinitionError({
+      reason: "UnsupportedSchema",
+      message: `${what} has a record (an object whose keys are not named) at "${path}". ` +
+        `The Tambo API keeps only the named properties of every object, so the model could never fill it. ` +
+        `Name its keys as properties, or make it an array of key/value objects.`,
+      ...(name === undefined ? {} : { definitionName: name })
+    })
+  )
 }
 
 const typeAlternatives = ["anyOf", "oneOf", "allOf", "not", "enum", "const", "items", "prefixItems", "if"]
