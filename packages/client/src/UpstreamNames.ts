@@ -23,10 +23,16 @@ import type {
   SamplingHandler
 } from "@tambo-effect/core/Mcp"
 import type { ApiError } from "@tambo-effect/core/TamboError"
-import type { ToolAnnotations as CoreToolAnnotations } from "@tambo-effect/core/Tool"
+import type { StandardSchemaV1 } from "@standard-schema/spec"
+import type {
+  JsonSchema,
+  SupportedSchema,
+  TamboTool,
+  ToolAnnotations as CoreToolAnnotations
+} from "@tambo-effect/core/Tool"
 import type { TamboThread, TamboThreadMessage } from "@tambo-effect/core/Types"
 import type { TamboClientError } from "./errors.js"
-import type { ContextHelperFn, Suggestion, ThreadPage } from "./TamboClient.js"
+import type { ComponentRegistration, ContextHelperFn, Suggestion, ThreadPage } from "./TamboClient.js"
 
 /**
  * Context helpers by name, as the client's `contextHelpers` option takes them.
@@ -179,8 +185,8 @@ export type ToolAnnotations = CoreToolAnnotations
 
 /**
  * A parameter of a tool, in the API's older form (name, type, whether
- * required), with its JSON Schema. No function of this package takes or
- * returns it: it names the shape for code written against upstream.
+ * required), with its JSON Schema, as `getParametersFromToolSchema` lists
+ * them.
  *
  * @since 0.2.0
  * @category Models
@@ -208,6 +214,189 @@ export interface ComponentContextToolMetadata {
   /** How many times a run may call it. */
   readonly maxCalls?: number | undefined
   readonly annotations?: ToolAnnotations | undefined
+}
+
+/**
+ * A JSON Schema, as a tool's schemas may be written.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type JSONSchemaLite = JsonSchema
+
+/** A value, or a promise of it. */
+type MaybeAsync<T> = T | PromiseLike<T>
+
+/**
+ * A tool whose schemas are JSON Schemas, typed by its function's
+ * parameters (`Args`) and result.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type TamboToolJSONSchema<Args extends Array<unknown> = Array<unknown>, Returns = unknown> =
+  & Omit<TamboTool<Args, Returns>, "tool" | "inputSchema" | "outputSchema">
+  & {
+    readonly tool: (...args: Args) => MaybeAsync<Returns>
+    readonly inputSchema: JSONSchemaLite
+    readonly outputSchema: JSONSchemaLite
+  }
+
+/**
+ * A tool whose schemas are Standard Schemas (Zod 4, Valibot, ArkType): its
+ * function takes what `Input` decodes to and returns what `Output` describes.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type TamboToolStandardSchema<
+  Input extends StandardSchemaV1 = StandardSchemaV1,
+  Output extends StandardSchemaV1 = StandardSchemaV1
+> =
+  & Omit<
+    TamboTool<StandardSchemaV1.InferOutput<Input>, StandardSchemaV1.InferOutput<Output>>,
+    "tool" | "inputSchema" | "outputSchema"
+  >
+  & {
+    readonly tool: (args: StandardSchemaV1.InferOutput<Input>) => MaybeAsync<StandardSchemaV1.InferOutput<Output>>
+    readonly inputSchema: Input
+    readonly outputSchema: Output
+  }
+
+/**
+ * A tool whose schemas' kind is not known to the type checker.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type TamboToolUnknown =
+  & Omit<TamboTool, "tool" | "inputSchema" | "outputSchema">
+  & {
+    readonly tool: (...args: Array<unknown>) => MaybeAsync<unknown>
+    readonly inputSchema: SupportedSchema
+    readonly outputSchema: SupportedSchema
+  }
+
+/**
+ * A tool in the form upstream deprecated (`toolSchema`, no `inputSchema`).
+ * Named here so that code naming it compiles; registering one fails with a
+ * `ToolDefinitionError`, as it has no input schema.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type UnsupportedSchemaTamboTool =
+  & Omit<TamboTool, "tool" | "inputSchema" | "outputSchema">
+  & {
+    /** @deprecated Give `inputSchema` and `outputSchema` instead. */
+    readonly toolSchema: unknown
+    readonly tool: (...args: Array<any>) => MaybeAsync<any>
+    readonly inputSchema?: never
+    readonly outputSchema?: never
+  }
+
+/**
+ * Tools by name.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type TamboToolRegistry = Record<string, TamboTool>
+
+/**
+ * For each component's name, the names of the tools that come with it.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type TamboToolAssociations = Record<string, Array<string>>
+
+/**
+ * Registers a tool (the shape of a registry's `registerTool`).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type RegisterToolFn = (tool: TamboTool, warnOnOverwrite?: boolean) => void
+
+/**
+ * Registers tools (the shape of a registry's `registerTools`).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type RegisterToolsFn = (tools: ReadonlyArray<TamboTool>, warnOnOverwrite?: boolean) => void
+
+/**
+ * Types a tool from its schemas and returns it as it is (the shape of
+ * `@tambo-effect/react`'s `defineTool`).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface DefineToolFn {
+  <Input extends StandardSchemaV1, Output extends StandardSchemaV1>(
+    tool: TamboToolStandardSchema<Input, Output>
+  ): TamboToolStandardSchema<Input, Output>
+  <Args extends Array<unknown>, Returns = unknown>(
+    tool: TamboToolJSONSchema<Args, Returns>
+  ): TamboToolJSONSchema<Args, Returns>
+  <Tool extends TamboTool>(tool: Tool): Tool
+}
+
+/**
+ * A component registered under a name (what `registerComponent(name,
+ * component)` takes), with the fields of the API's older component form.
+ * `name` and `contextTools` are not used: the name is the one given, and
+ * the API no longer takes context tools.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface RegisteredComponent extends ComponentRegistration {
+  readonly name?: string | undefined
+  readonly contextTools?: ReadonlyArray<ComponentContextToolMetadata> | undefined
+}
+
+/**
+ * Registered components by name.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type ComponentRegistry = Record<string, RegisteredComponent>
+
+/**
+ * A generative component, framework-agnostic: what the model is told
+ * (`name`, `description`, `propsSchema`), what renders it (`component`,
+ * `loadingComponent`: the UI layer's business, `unknown` here) and the tools
+ * that come with it.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface TamboComponent {
+  readonly name: string
+  readonly description: string
+  readonly component: unknown
+  readonly propsSchema?: SupportedSchema | undefined
+  /** @deprecated Give `propsSchema` instead. */
+  readonly propsDefinition?: unknown
+  readonly loadingComponent?: unknown
+  readonly associatedTools?: ReadonlyArray<TamboTool> | undefined
+  readonly annotations?: ToolAnnotations | undefined
+}
+
+/**
+ * A context tool of the API's older component form: a function that gives
+ * the model context, and its description.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ComponentContextTool {
+  readonly getComponentContext: (...args: Array<any>) => Promise<any>
+  readonly definition: ComponentContextToolMetadata
 }
 
 /**

@@ -586,5 +586,48 @@ export type {
   ToolResultContent
 } from "@tambo-effect/core/Types"
 
+export {
+  /**
+   * @since 0.2.0
+   * @category Schemas
+   */
+  assertNoRecordSchema,
+  /**
+   * @since 0.2.0
+   * @category Constants
+   */
+  CLIENT_VERSION,
+  /**
+   * @since 0.2.0
+   * @category Schemas
+   */
+  getParametersFromToolSchema,
+  /**
+   * @since 0.2.0
+   * @category Schemas
+   */
+  isStandardSchema,
+  /**
+   * @since 0.2.0
+   * @category Schemas
+   */
+  looksLikeJSONSchema,
+  /**
+   * @since 0.2.0
+   * @category Schemas
+   */
+  makeJsonSchemaPartial,
+  /**
+   * @since 0.2.0
+   * @category Schemas
+   */
+  safeSchemaToJsonSchema,
+  /**
+   * @since 0.2.0
+   * @category Schemas
+   */
+  schemaToJsonSchema
+} from "./UpstreamSchema.js"
+
 // The names @tambo-ai/client gives these shapes, each documented where it is declared.
 export type * from "./UpstreamNames.js"

@@ -3,9 +3,24 @@
 // (`tsc -p packages/client`); the test bodies only make sure the file runs.
 import type * as Upstream from "@tambo-ai/client"
 import { describe, expect, expectTypeOf, it } from "vitest"
+import { z } from "zod"
 import {
   type APIError,
+  type ComponentContextTool,
   type ComponentContextToolMetadata,
+  type ComponentRegistry,
+  type DefineToolFn,
+  type JSONSchemaLite,
+  type RegisteredComponent,
+  type RegisterToolFn,
+  type RegisterToolsFn,
+  type TamboComponent,
+  type TamboToolAssociations,
+  type TamboToolJSONSchema,
+  type TamboToolRegistry,
+  type TamboToolStandardSchema,
+  type TamboToolUnknown,
+  type UnsupportedSchemaTamboTool,
   type ComponentEndEvent,
   type ComponentPropsDeltaEvent,
   type ComponentStartEvent,
@@ -168,6 +183,49 @@ describe("compatibility with @tambo-ai/client's types", () => {
     expect(typeof send).toBe("function")
   })
 
+  it("tools and components typed with upstream's model types are this package's", () => {
+    const byStandardSchema: Upstream.TamboToolStandardSchema<z.ZodObject<{ city: z.ZodString }>, z.ZodNumber> = {
+      name: "temperature",
+      description: "The temperature in a city",
+      tool: ({ city }) => city.length,
+      inputSchema: z.object({ city: z.string() }),
+      outputSchema: z.number()
+    }
+    const byJsonSchema: Upstream.TamboToolJSONSchema<[{ text: string }], string> = {
+      name: "echo",
+      description: "Echoes",
+      tool: ({ text }) => text,
+      inputSchema: { type: "object", properties: { text: { type: "string" } } },
+      outputSchema: { type: "string" }
+    }
+    const ours: [TamboToolStandardSchema<z.ZodObject<{ city: z.ZodString }>, z.ZodNumber>, TamboToolJSONSchema<
+      [{ text: string }],
+      string
+    >] = [byStandardSchema, byJsonSchema]
+    const registry: TamboToolRegistry = { temperature: byStandardSchema, echo: byJsonSchema }
+    const card: Upstream.RegisteredComponent = {
+      name: "Card",
+      description: "A card",
+      props: { type: "object", properties: { title: { type: "string" } } },
+      contextTools: [],
+      component: null
+    }
+    const components: ComponentRegistry = { Card: card }
+    const component: TamboComponent = {
+      name: "Card",
+      description: "A card",
+      component: null,
+      propsSchema: z.object({ title: z.string() })
+    } satisfies Upstream.TamboComponent
+    const register = (client: TamboClient) => {
+      client.registerTools(ours)
+      client.registerComponent("Card", components["Card"]!)
+    }
+    expectTypeOf<Upstream.TamboToolUnknown>().toExtend<TamboToolUnknown>()
+    expectTypeOf<Upstream.JSONSchemaLite>().toExtend<JSONSchemaLite>()
+    expect([Object.keys(registry), component.name, typeof register]).toEqual([["temperature", "echo"], "Card", "function"])
+  })
+
   it("the names upstream gives its shapes resolve here (checked by the type checker)", () => {
     type Names = [
       APIError,
@@ -191,9 +249,16 @@ describe("compatibility with @tambo-ai/client's types", () => {
       ThreadCreateResponse,
       ThreadListResponse,
       ThreadRetrieveResponse,
-      ToolAnnotations
+      ToolAnnotations,
+      ComponentContextTool,
+      DefineToolFn,
+      RegisterToolFn,
+      RegisterToolsFn,
+      RegisteredComponent,
+      TamboToolAssociations,
+      UnsupportedSchemaTamboTool
     ]
-    expectTypeOf<Names["length"]>().toEqualTypeOf<22>()
+    expectTypeOf<Names["length"]>().toEqualTypeOf<29>()
     // Upstream's enum of MCP transports, and its values where a transport is taken.
     expectTypeOf(MCPTransport.HTTP).toEqualTypeOf<`${Upstream.MCPTransport.HTTP}`>()
     expect(MCPTransport).toEqual({ SSE: "sse", HTTP: "http" })
