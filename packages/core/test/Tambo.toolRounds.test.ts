@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { z } from "zod"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import type * as Types from "../src/Types.js"
@@ -123,6 +124,39 @@ describe("Tambo.run tool rounds", () => {
       )
       expect(pending).toMatchObject([{ toolCallId: "call_0", args: { city: "Lyon" } }])
     })
+  })
+
+  it.live("arguments in the API's strict mode: the tool gets them as its schema wrote them", () => {
+    const received: Array<unknown> = []
+    const search: Tool.TamboTool = {
+      name: "search",
+      description: "Searches",
+      inputSchema: z.object({
+        query: z.string(),
+        limit: z.number().int().default(10),
+        filter: z.object({ from: z.string().optional(), to: z.string().optional() }).optional(),
+        tags: z.array(z.string()).optional()
+      }),
+      tool: (args: unknown) => {
+        received.push(args)
+        return "found"
+      }
+    }
+    return Effect.gen(function* () {
+      let sent: unknown
+      server().setScript((request) => {
+        if (request.toolResults.length > 0) return [Script.text(`${request.toolResults[0]!.isError}: ${request.toolResults[0]!.text}`)]
+        const declared = request.tools.find((tool) => tool.name === "search")!.inputSchema
+        sent = Script.strictArgs(declared, { query: "tambo", filter: { from: "2024" } })
+        return [Script.toolCall("search", sent)]
+      })
+      const events = yield* runAll("search")
+      // What the model sent: every parameter, null where it meant none.
+      expect(sent).toEqual({ query: "tambo", limit: null, filter: { from: "2024", to: null }, tags: null })
+      expect(received).toEqual([{ query: "tambo", limit: 10, filter: { from: "2024" } }])
+      expect(lastText(events.at(-1)!.snapshot.messages)).toBe("false: found")
+      yield* expectSameAsServer(events.at(-1)!.threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [search] })))
   })
 
   it.live("maxCalls counts across the rounds of one run, and the next run counts again", () => {

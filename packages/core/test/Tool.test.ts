@@ -358,6 +358,14 @@ describe("JSON Schema conversion", () => {
       expect(noDescription.reason).toBe("InvalidDefinition")
       const badMax = yield* Effect.flip(Tool.resolve({ ...base, name: "x", maxCalls: 0 }))
       expect(badMax.message).toContain("maxCalls")
+      const { inputSchema: _none, ...noInput } = base
+      expect((yield* Effect.flip(Tool.resolve({ ...noInput, name: "x" } as never))).message).toBe(
+        "Tool \"x\" needs an `inputSchema`"
+      )
+      // Upstream's deprecated form: said as such.
+      const deprecated = yield* Effect.flip(Tool.resolve({ ...noInput, name: "x", toolSchema: z.function() } as never))
+      expect(deprecated).toMatchObject({ reason: "InvalidDefinition" })
+      expect(deprecated.message).toContain("gives `toolSchema`, the form @tambo-ai/react deprecated")
     }))
 })
 

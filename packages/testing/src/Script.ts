@@ -28,6 +28,7 @@
  * @since 0.1.0
  */
 import { diffProps } from "./internal/props.js"
+import { strictValue } from "./internal/strict.js"
 import { weatherAssistant as weatherAssistantImpl } from "./internal/weatherAssistant.js"
 import type * as Wire from "./Wire.js"
 
@@ -425,6 +426,27 @@ export const toolCall = (name: string, args: unknown = {}, options?: ToolCallOpt
     pending: options?.pending
   }
 }
+
+/**
+ * The arguments a model in the API's strict mode sends: the API makes every property of every
+ * object in a tool's schema required (and the optional ones nullable), so the model sends `null`
+ * for each optional property it leaves out. Given the tool's `inputSchema` (as the run request
+ * declares it, see {@link RunRequest.tools}) and the arguments meant, fills in those `null`s,
+ * through nested objects and arrays of objects.
+ *
+ * @example
+ * ```ts
+ * const script: Script.ScriptFn = (request) => {
+ *   const tool = request.tools.find((t) => t.name === "search")!
+ *   return [Script.toolCall("search", Script.strictArgs(tool.inputSchema, { query: "tambo" }))]
+ * }
+ * // with an optional `limit`: the call's arguments are {"query":"tambo","limit":null}
+ * ```
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const strictArgs = (inputSchema: unknown, args: unknown): unknown => strictValue(inputSchema, args, 0)
 
 /**
  * Turns successive snapshots of a component's props into the deltas the API streams: a new

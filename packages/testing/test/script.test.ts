@@ -52,6 +52,43 @@ describe("constructors", () => {
   })
 })
 
+describe("strictArgs", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      query: { type: "string" },
+      limit: { type: "number" },
+      filter: {
+        anyOf: [{ type: "object", properties: { from: { type: "string" }, to: { type: "string" } } }, { type: "null" }]
+      },
+      sort: { type: "array", items: { type: "object", properties: { field: { type: "string" }, desc: { type: "boolean" } } } }
+    },
+    required: ["query"]
+  }
+
+  it("sends null for each property left out, through nested objects, unions and arrays", () => {
+    expect(Script.strictArgs(schema, { query: "tambo", filter: { from: "a" }, sort: [{ field: "date" }] })).toEqual({
+      query: "tambo",
+      limit: null,
+      filter: { from: "a", to: null },
+      sort: [{ field: "date", desc: null }]
+    })
+    expect(Script.strictArgs(schema, { query: "x" })).toEqual({ query: "x", limit: null, filter: null, sort: null })
+  })
+
+  it("keeps what it cannot place, and leaves non-objects alone", () => {
+    expect(Script.strictArgs(schema, { query: "x", extra: 1, limit: 2, filter: null, sort: [] })).toEqual({
+      query: "x",
+      limit: 2,
+      filter: null,
+      sort: [],
+      extra: 1
+    })
+    expect(Script.strictArgs(schema, "not an object")).toBe("not an object")
+    expect(Script.strictArgs(undefined, { a: 1 })).toEqual({ a: 1 })
+  })
+})
+
 describe("invalid scripts", () => {
   let server: TestServer | undefined
   afterEach(() => server?.close())

@@ -191,7 +191,13 @@ const fromTamboTool = (
     return Effect.fail(invalidDefinition(name, `Tool "${name}" needs a \`tool\` function`))
   }
   if (tambo.inputSchema === undefined || tambo.inputSchema === null) {
-    return Effect.fail(invalidDefinition(name, `Tool "${name}" needs an \`inputSchema\``))
+    return Effect.fail(invalidDefinition(
+      name,
+      "toolSchema" in tambo
+        ? `Tool "${name}" gives \`toolSchema\`, the form @tambo-ai/react deprecated: give \`inputSchema\` ` +
+          `(the arguments' schema) and \`outputSchema\` instead`
+        : `Tool "${name}" needs an \`inputSchema\``
+    ))
   }
   const transform = tambo.transformToContent
   const needsApproval: unknown = tambo.needsApproval
