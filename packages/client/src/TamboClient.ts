@@ -131,6 +131,23 @@ export interface McpServerClient {
   getServerVersion(): { readonly name: string; readonly version: string } | undefined
   getServerCapabilities(): Mcp.McpServerCapabilities | undefined
   getInstructions(): string | undefined
+  /**
+   * Gives the server its own elicitation handler, on the same session (as a
+   * connect of it with new `handlers` does); `undefined` hands its
+   * elicitations back to the client-wide handler.
+   *
+   * @since 0.2.0
+   */
+  updateElicitationHandler(handler: Mcp.ElicitationHandler | undefined): void
+  /**
+   * Gives the server its own sampling handler, on the same session;
+   * `undefined` hands its requests back to the client-wide handler. The
+   * server was told when it connected whether the client samples: a server
+   * told it does not never asks.
+   *
+   * @since 0.2.0
+   */
+  updateSamplingHandler(handler: Mcp.SamplingHandler | undefined): void
   close(): Promise<void>
 }
 

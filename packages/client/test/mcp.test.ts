@@ -136,6 +136,42 @@ describe("MCP through the facade", () => {
     expect(JSON.stringify(result.content)).toContain("Method not found")
   })
 
+  it("a connection's client replaces the server's own handlers on its session; undefined hands it back to the client's", async () => {
+    const mcp = await startMcpServer({ setup: all(greeter, summarizer) })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    client.setMcpElicitationHandler(() => ({ action: "accept", content: { name: "client" } }))
+    client.setMcpSamplingHandler(() => ({ model: "m", role: "assistant", content: { type: "text", text: "client's" } }))
+    const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "own" })
+    const handle = connection.client!
+    const call = (name: string, args: Record<string, unknown> = {}) =>
+      handle.callTool(name, args).then((result) => result.content.map((block) => ("text" in block ? block.text : "")).join(""))
+    const handlers = () => Object.values(client.getMcpClients())[0]!.server.handlers ?? {}
+    expect(await call("greet")).toBe("Hello, client!")
+
+    const elicitation = () => ({ action: "accept" as const, content: { name: "own" } })
+    const sampling = () => ({ model: "own", role: "assistant" as const, content: { type: "text" as const, text: "own" } })
+    handle.updateElicitationHandler(elicitation)
+    handle.updateSamplingHandler(sampling)
+    await vi.waitFor(() => expect(handlers()).toEqual({ elicitation, sampling }))
+    expect(await call("greet")).toBe("Hello, own!")
+    expect(await call("summarize", { text: "x" })).toBe("Summary: own")
+
+    // One handler handed back; the other stays the server's own.
+    handle.updateElicitationHandler(undefined)
+    await vi.waitFor(() => expect(handlers()).toEqual({ sampling }))
+    expect(await call("greet")).toBe("Hello, client!")
+    expect(await call("summarize", { text: "x" })).toBe("Summary: own")
+    expect(mcp.sessions.opened).toBe(1)
+
+    // Once the server is disconnected, an update does not connect it again.
+    await handle.close()
+    handle.updateElicitationHandler(elicitation)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(client.getMcpClients()).toEqual({})
+    await client.destroy()
+  })
+
   it("watches a resource: its contents, then its new contents at each change, until unwatched; a failure goes to onError", async () => {
     const log: Array<string> = []
     const mcp = await startMcpServer({ setup: counter(log) })

@@ -128,7 +128,8 @@ export interface McpServerConfig extends NormalizedMcpServerInfo {
 /**
  * A connected server, with its `client` (the client's `McpServerClient`:
  * `listTools()`, `callTool()`, `getServerVersion()`,
- * `getServerCapabilities()`, `getInstructions()`, `close()`).
+ * `getServerCapabilities()`, `getInstructions()`,
+ * `updateElicitationHandler()`, `updateSamplingHandler()`, `close()`).
  *
  * @since 0.2.0
  * @category Models

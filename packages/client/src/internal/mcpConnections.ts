@@ -8,6 +8,7 @@
  * @internal
  */
 import type * as Mcp from "@tambo-effect/core/Mcp"
+import * as Effect from "effect/Effect"
 import type { McpConnectionInfo, McpConnections } from "../TamboClient.js"
 import type { ClientRuntime } from "./runtime.js"
 
@@ -15,6 +16,7 @@ import type { ClientRuntime } from "./runtime.js"
 export class McpConnectionsView {
   readonly #records = new WeakMap<Mcp.McpConnections, McpConnections>()
   readonly #connections = new WeakMap<Mcp.McpConnection, McpConnectionInfo>()
+  #updates: Promise<void> = Promise.resolve()
 
   constructor(readonly runtime: ClientRuntime) {}
 
@@ -41,11 +43,31 @@ export class McpConnectionsView {
           getServerVersion: () => connection.serverVersion,
           getServerCapabilities: () => connection.capabilities,
           getInstructions: () => connection.instructions,
+          updateElicitationHandler: (handler) => this.#setHandler(connection.key, "elicitation", handler),
+          updateSamplingHandler: (handler) => this.#setHandler(connection.key, "sampling", handler),
           close: () => this.runtime.promise(this.runtime.mcp.disconnectMcpServer(connection.key))
         }
       }
       this.#connections.set(connection, shown)
     }
     return shown
+  }
+
+  /**
+   * Replaces one of a server's own handlers, on its session (a connect of it with new `handlers`,
+   * see `Mcp.Service.connectMcpServer`), from the handlers it has now. Nothing once it is
+   * disconnected or failed: a connect would start it again.
+   */
+  #setHandler<K extends keyof Mcp.McpHandlers>(key: string, kind: K, handler: Mcp.McpHandlers[K] | undefined): void {
+    const { mcp } = this.runtime
+    const update = Effect.flatMap(mcp.getMcpClients, (connections) => {
+      const current = connections[key]
+      if (current === undefined || current.status === "failed") return Effect.void
+      const { [kind]: _replaced, ...others } = current.server.handlers ?? {}
+      const handlers: Partial<Mcp.McpHandlers> = handler === undefined ? others : { ...others, [kind]: handler }
+      return Effect.asVoid(mcp.connectMcpServer({ ...current.server, handlers }))
+    })
+    // One after another: each reads the handlers the one before it left.
+    this.#updates = this.#updates.then(() => this.runtime.promise(update)).catch(() => undefined)
   }
 }
