@@ -14,6 +14,7 @@
 import type * as Events from "./Events.js"
 import * as internalBatch from "./internal/state/batch.js"
 import * as internal from "./internal/state/common.js"
+import type * as Tool from "./Tool.js"
 import type { StreamingState, TamboThread, TamboThreadMessage, ToolResultContent } from "./Types.js"
 
 /**
@@ -150,6 +151,15 @@ export type Action =
     readonly threadId: string
     readonly events: ReadonlyArray<Events.TamboEvent | Events.UnknownEvent>
     readonly at: number
+    /**
+     * The tools the run declared. A call of one of them shows its input as
+     * the API will store it: read back through the tool's input schema, the
+     * `null`s of the API's strict mode undone (as the tool's own arguments
+     * are, see `Tool.ResolvedTool.decodeArgs`).
+     *
+     * @since 0.2.0
+     */
+    readonly tools?: ReadonlyArray<Tool.ApiTool> | undefined
   }
   /** The user's message, shown before the server echoes anything. */
   | { readonly type: "USER_MESSAGE"; readonly threadId: string; readonly message: TamboThreadMessage; readonly at: number }

@@ -501,6 +501,46 @@ describe("events", () => {
   })
 })
 
+describe("a call of one of the run's tools", () => {
+  const tools = [{
+    name: "search",
+    description: "Searches",
+    inputSchema: {
+      type: "object",
+      properties: { query: { type: "string" }, limit: { type: "number", default: 10 }, note: { type: "string" } },
+      required: ["query"]
+    }
+  }]
+  const inputOf = (state: State) => {
+    const block = getMessages(state, "t1").flatMap((m) => m.content).find((c) => c.type === "tool_use")
+    if (block?.type !== "tool_use") throw new Error("no tool call")
+    return block.input
+  }
+  const chunk = (list: ReadonlyArray<AnyEvent>, withTools = true): Action => ({
+    type: "EVENTS",
+    threadId: "t1",
+    events: list,
+    at: 1000,
+    ...(withTools ? { tools } : {})
+  })
+
+  it("shows its input with the strict mode's nulls undone, while it streams and once complete", () => {
+    const streaming = reduce(started(), [
+      chunk([e.toolStart("c1", "search"), e.toolArgs("c1", "{\"query\":\"x\",\"note\":null,\"limit\":")])
+    ])
+    expect(inputOf(streaming)).toEqual({ query: "x" })
+    const complete = reduce(streaming, [chunk([e.toolArgs("c1", "null}"), e.toolEnd("c1")])])
+    expect(inputOf(complete)).toEqual({ query: "x", limit: 10 })
+  })
+
+  it("keeps the input as sent for a tool the run did not declare, or without the run's tools", () => {
+    const other = reduce(started(), [chunk([e.toolStart("c1", "other"), e.toolArgs("c1", "{\"note\":null}"), e.toolEnd("c1")])])
+    expect(inputOf(other)).toEqual({ note: null })
+    const bare = reduce(started(), [chunk([e.toolStart("c1", "search"), e.toolArgs("c1", "{\"note\":null}"), e.toolEnd("c1")], false)])
+    expect(inputOf(bare)).toEqual({ note: null })
+  })
+})
+
 describe("tool call ids reused across messages", () => {
   // Providers that count (`call_0` in every response) reuse a call id in every round: a call is
   // identified within its message, so each round's call is a block of its own.

@@ -126,38 +126,57 @@ describe("Tambo.run tool rounds", () => {
     })
   })
 
-  it.live("arguments in the API's strict mode: the tool gets them as its schema wrote them", () => {
-    const received: Array<unknown> = []
-    const search: Tool.TamboTool = {
-      name: "search",
-      description: "Searches",
-      inputSchema: z.object({
-        query: z.string(),
-        limit: z.number().int().default(10),
-        filter: z.object({ from: z.string().optional(), to: z.string().optional() }).optional(),
-        tags: z.array(z.string()).optional()
-      }),
-      tool: (args: unknown) => {
-        received.push(args)
-        return "found"
+  for (const reconcileAfterRun of [true, false]) {
+    it.live(`arguments in the API's strict mode: the tool gets them, and the store shows them, as the server stores them (read at the end: ${reconcileAfterRun})`, () => {
+      const received: Array<unknown> = []
+      const search: Tool.TamboTool = {
+        name: "search",
+        description: "Searches",
+        inputSchema: z.object({
+          query: z.string(),
+          limit: z.number().int().default(10),
+          filter: z.object({ from: z.string().optional(), to: z.string().optional() }).optional(),
+          tags: z.array(z.string()).optional()
+        }),
+        tool: (args: unknown) => {
+          received.push(args)
+          return "found"
+        }
       }
-    }
-    return Effect.gen(function* () {
-      let sent: unknown
-      server().setScript((request) => {
-        if (request.toolResults.length > 0) return [Script.text(`${request.toolResults[0]!.isError}: ${request.toolResults[0]!.text}`)]
-        const declared = request.tools.find((tool) => tool.name === "search")!.inputSchema
-        sent = Script.strictArgs(declared, { query: "tambo", filter: { from: "2024" } })
-        return [Script.toolCall("search", sent)]
-      })
-      const events = yield* runAll("search")
-      // What the model sent: every parameter, null where it meant none.
-      expect(sent).toEqual({ query: "tambo", limit: null, filter: { from: "2024", to: null }, tags: null })
-      expect(received).toEqual([{ query: "tambo", limit: 10, filter: { from: "2024" } }])
-      expect(lastText(events.at(-1)!.snapshot.messages)).toBe("false: found")
-      yield* expectSameAsServer(events.at(-1)!.threadId)
-    }).pipe(Effect.provide(tamboLayer(server(), { tools: [search] })))
-  })
+      return Effect.gen(function* () {
+        let sent: unknown
+        server().setScript((request) => {
+          if (request.toolResults.length > 0) {
+            return [Script.text(`${request.toolResults[0]!.isError}: ${request.toolResults[0]!.text}`)]
+          }
+          const declared = request.tools.find((tool) => tool.name === "search")!.inputSchema
+          sent = Script.strictArgs(declared, { query: "tambo", filter: { from: "2024" } })
+          return [Script.toolCall("search", sent, { chunkSize: 7 })]
+        })
+        const events = yield* runAll("search")
+        // What the model sent: every parameter, null where it meant none.
+        expect(sent).toEqual({ query: "tambo", limit: null, filter: { from: "2024", to: null }, tags: null })
+        const stored = { query: "tambo", limit: 10, filter: { from: "2024" } }
+        expect(received).toEqual([stored])
+        // While the arguments stream, and once complete, the store never shows the nulls.
+        for (const { snapshot } of events) {
+          for (const use of toolUsesOf(snapshot.messages)) {
+            expect(Object.values(use.input as Record<string, unknown>)).not.toContain(null)
+            expect(JSON.stringify(use.input)).not.toContain("null")
+          }
+        }
+        const ended = events.find((e) => e.event.type === "TOOL_CALL_END")!
+        expect(toolUsesOf(ended.snapshot.messages).map((use) => use.input)).toEqual([stored])
+        expect(lastText(events.at(-1)!.snapshot.messages)).toBe("false: found")
+        const { snapshot, threadId } = events.at(-1)!
+        // Without the read, the streamed store already holds the calls as the server stored them.
+        const onServer = serverShape(server(), threadId).flatMap((m) => m.content)
+          .filter((c): c is { type: "tool_use"; id: string; input: unknown } => (c as { type: string }).type === "tool_use")
+        expect(toolUsesOf(snapshot.messages)).toEqual(onServer.map(({ id, input }) => ({ id, input })))
+        if (reconcileAfterRun) yield* expectSameAsServer(threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [search], reconcileAfterRun })))
+    })
+  }
 
   it.live("maxCalls counts across the rounds of one run, and the next run counts again", () => {
     let executions = 0

@@ -117,6 +117,43 @@ describe("streaming text", () => {
 })
 
 describe("client-side tools", () => {
+  it("streams a call's arguments as the model sent them, and stores them as the API does: strict mode undone", async () => {
+    const search = {
+      name: "search",
+      description: "Searches",
+      inputSchema: {
+        type: "object",
+        properties: {
+          query: { type: "string" },
+          limit: { type: "number", default: 10 },
+          cursor: { anyOf: [{ type: "string" }, { type: "null" }] },
+          filter: { type: "object", properties: { from: { type: "string" }, to: { type: "string" } } },
+          sort: { type: "array", items: { type: "object", properties: { field: { type: "string" }, desc: { type: "boolean" } } } }
+        },
+        required: ["query"]
+      }
+    }
+    server.setScript((request) => [
+      Script.toolCall(
+        "search",
+        Script.strictArgs(request.tools[0]!.inputSchema, { query: "q", filter: "{\"from\":\"a\"}", sort: [{ field: "f" }] })
+      )
+    ])
+    const events = await createRun("Search", { tools: [search] })
+    const args = events.filter((event) => event.type === "TOOL_CALL_ARGS").map((event) => str(event, "delta")).join("")
+    expect(JSON.parse(args)).toEqual({ query: "q", limit: null, cursor: null, filter: "{\"from\":\"a\"}", sort: [{ field: "f", desc: null }] })
+    const thread = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
+    const stored = thread.messages.flatMap((message) => message.content).find((block) => block.type === "tool_use")
+    // A null for a parameter that takes one stays; an object sent as a string is parsed.
+    expect(stored?.type === "tool_use" && stored.input).toEqual({
+      query: "q",
+      limit: 10,
+      cursor: null,
+      filter: { from: "a" },
+      sort: [{ field: "f" }]
+    })
+  })
+
   it("pauses on a tool call, keeps the text open, and resumes with the tool results", async () => {
     server.setScript((request) =>
       request.toolResults.length === 0

@@ -11,6 +11,7 @@ import { HttpFailure, notFound, problem } from "./httpError.js"
 import { makeId, temporaryId } from "./ids.js"
 import { splitRounds, type Round } from "./rounds.js"
 import { CreateRunBody, decodeOrFail, RunBody } from "./schemas.js"
+import { unstrictValue } from "./strict.js"
 import type { ActiveRun, Draft, ServerState } from "./state.js"
 import { messageToDto, type StoredThread } from "./store.js"
 
@@ -310,7 +311,14 @@ const persistDraft = (state: ServerState, thread: StoredThread, draft: Draft, is
     }
   }
   for (const use of draft.toolUses) {
-    content.push({ type: "tool_use", id: use.id, name: use.name, input: storedToolInput(parseToolInput(use.arguments)) })
+    // The API stores a call's arguments with its strict mode undone by the tool's own schema.
+    const input = parseToolInput(use.arguments)
+    content.push({
+      type: "tool_use",
+      id: use.id,
+      name: use.name,
+      input: storedToolInput(use.inputSchema === undefined ? input : unstrictValue(use.inputSchema, input) as Wire.JsonObject)
+    })
   }
   state.store.addMessage(thread, "assistant", content, { id: draft.messageId, isCancelled })
 }
@@ -363,7 +371,8 @@ class RoundPlayer {
   private readonly messageIdJson: string
   /** The model client's id for the text message; tool calls keep pointing at it. */
   private readonly temporaryMessageId = temporaryId()
-  private readonly clientTools: ReadonlySet<string>
+  /** The input schema of each tool the request declared, by name. */
+  private readonly clientTools: ReadonlyMap<string, Wire.JsonObject>
   private readonly pending: Array<Wire.PendingToolCall> = []
   private textOpen = false
   private textStarted = false
@@ -376,7 +385,7 @@ class RoundPlayer {
     private readonly round: Round
   ) {
     this.messageIdJson = JSON.stringify(run.draft.messageId)
-    this.clientTools = new Set(request.tools.map((tool) => tool.name))
+    this.clientTools = new Map(request.tools.map((tool) => [tool.name, tool.inputSchema]))
   }
 
   private get interrupted(): boolean {
@@ -474,7 +483,8 @@ class RoundPlayer {
         }
         await this.send({ type: "TOOL_CALL_END", toolCallId })
         const args = step.argumentDeltas.join("")
-        run.draft.toolUses.push({ id: toolCallId, name: step.name, arguments: args })
+        const inputSchema = this.clientTools.get(step.name)
+        run.draft.toolUses.push({ id: toolCallId, name: step.name, arguments: args, ...(inputSchema === undefined ? {} : { inputSchema }) })
         if (step.pending ?? this.clientTools.has(step.name)) {
           this.pending.push({ toolCallId, toolName: step.name, arguments: args })
         }

@@ -13,7 +13,10 @@ export interface Draft {
   /** Text and components in streaming order; the stored message has one text block, first (as the API stores it). */
   readonly parts: Array<{ readonly kind: "text" } | { readonly kind: "component"; readonly block: Wire.ComponentContent }>
   readonly text: Array<string>
-  readonly toolUses: Array<{ readonly id: string; readonly name: string; readonly arguments: string }>
+  /** Each call with the JSON the model sent, and the tool's schema when the request declared it. */
+  readonly toolUses: Array<
+    { readonly id: string; readonly name: string; readonly arguments: string; readonly inputSchema?: Wire.JsonObject }
+  >
   persisted: boolean
 }
 

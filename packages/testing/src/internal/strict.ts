@@ -1,6 +1,7 @@
 /**
- * What a model in the API's strict mode sends for a value of a schema: each object's missing
- * properties as `null` (see `Script.strictArgs`).
+ * The API's strict mode, both ways: what a model in it sends for a value of a tool's schema (each
+ * object's missing properties as `null`, see `Script.strictArgs`), and what the API stores of
+ * such arguments (the `null`s of optional parameters undone).
  */
 import * as Predicate from "effect/Predicate"
 
@@ -28,4 +29,47 @@ export const strictValue = (schema: unknown, value: unknown, depth: number): unk
   }
   for (const [key, item] of Object.entries(value)) if (!Object.hasOwn(out, key)) out[key] = item
   return out
+}
+
+/** The API's test of whether a parameter's schema takes `null`: a `null` type, or a union with one. */
+const takesNull = (schema: unknown): boolean =>
+  Predicate.isRecord(schema) &&
+  (schema["type"] === "null" || (Array.isArray(schema["anyOf"]) && schema["anyOf"].some(takesNull)))
+
+/**
+ * The arguments as the API stores them once a model in strict mode sent them: guided by the
+ * tool's own schema, a `null` for an optional parameter that does not take `null` is dropped (or
+ * its `default` put in its place), through nested objects and arrays of objects, and an object
+ * sent as a JSON string is parsed.
+ */
+export const unstrictValue = (schema: unknown, value: unknown, depth = 0): unknown => {
+  if (!Predicate.isRecord(schema) || !Predicate.isRecord(value) || depth > 64) return value
+  const properties = Predicate.isRecord(schema["properties"]) ? schema["properties"] : {}
+  const required = Array.isArray(schema["required"]) ? schema["required"] : []
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) {
+    const property = Object.hasOwn(properties, key) ? properties[key] : undefined
+    if (!Predicate.isRecord(property)) {
+      out[key] = item
+    } else if (item === null && !required.includes(key) && !takesNull(property)) {
+      if ("default" in property) out[key] = property["default"]
+    } else if (property["type"] === "array" && Array.isArray(item) && Predicate.isRecord(property["items"])) {
+      const items = property["items"]
+      out[key] = items["type"] === "object" ? item.map((entry) => unstrictValue(items, entry, depth + 1)) : item
+    } else if (property["type"] === "object") {
+      out[key] = unstrictValue(property, typeof item === "string" ? parsedObject(item) ?? item : item, depth + 1)
+    } else {
+      out[key] = item
+    }
+  }
+  return out
+}
+
+const parsedObject = (text: string): Record<string, unknown> | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return Predicate.isRecord(parsed) ? parsed : undefined
+  } catch {
+    return undefined
+  }
 }

@@ -161,7 +161,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       if (!run.locked && !ClientState.isLocalThreadId(threadId)) Lock.moveTo(env, run, threadId)
       // A chunk as one action: the reducer moves the run to its thread at RUN_STARTED.
       const actions: ReadonlyArray<ClientState.Action> = [
-        { type: "EVENTS", threadId: from, events, at: run.clock.unsafeCurrentTimeMillis() }
+        { type: "EVENTS", threadId: from, events, at: run.clock.unsafeCurrentTimeMillis(), tools: run.tools }
       ]
       // A chunk on the run's thread goes into its draft; one that moves the run to its thread
       // is written to the store at once.

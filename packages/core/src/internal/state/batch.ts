@@ -10,6 +10,7 @@
  */
 import type { Action, ClientState, ThreadState } from "../../ClientState.js"
 import type * as Events from "../../Events.js"
+import type * as Tool from "../../Tool.js"
 import type { Content, TamboThread, TamboThreadMessage, ToolResultContent } from "../../Types.js"
 import { deepEqual } from "../jsonPatch.js"
 import { mergePendingToolCalls, mergeThread } from "../reconcile.js"
@@ -152,10 +153,10 @@ class Batch {
           ? deltaRunEnd(events, i)
           : i + 1
         if (end - i > 1) {
-          threadId = this.applyDeltaRun(threadId, events, i, end, action.at)
+          threadId = this.applyDeltaRun(threadId, events, i, end, action.at, action.tools)
           i = end - 1
         } else {
-          threadId = this.applyEvent(threadId, event, action.at)
+          threadId = this.applyEvent(threadId, event, action.at, action.tools)
         }
       } catch (error) {
         this.recordFailure({ type: "EVENT", threadId, event, at: action.at }, error)
@@ -273,7 +274,12 @@ class Batch {
   }
 
   /** Applies one event; returns the thread the run's next events belong to. */
-  applyEvent(actionThreadId: string, event: Events.TamboEvent | Events.UnknownEvent, at: number): string {
+  applyEvent(
+    actionThreadId: string,
+    event: Events.TamboEvent | Events.UnknownEvent,
+    at: number,
+    tools?: ReadonlyArray<Tool.ApiTool>
+  ): string {
     // Events this SDK does not know: kept by the decoder, ignored here.
     if (event.type === "UNKNOWN") return actionThreadId
     let threadId = actionThreadId
@@ -285,6 +291,7 @@ class Batch {
     }
     const d = this.draft(threadId, at)
     d.currentAt = at
+    d.tools = tools
     applyEvent(d, event, at)
     return threadId
   }
@@ -303,11 +310,13 @@ class Batch {
     events: ReadonlyArray<Events.TamboEvent | Events.UnknownEvent>,
     start: number,
     end: number,
-    at: number
+    at: number,
+    tools: ReadonlyArray<Tool.ApiTool> | undefined
   ): string {
     const threadId = this.followPlaceholder(actionThreadId)
     const d = this.draft(threadId, at)
     d.currentAt = at
+    d.tools = tools
     const first = events[start]!
     const delta = joinDeltas(events, start, end)
     if (first.type === "TEXT_MESSAGE_CONTENT") appendText(d, first.messageId, delta, end - start, at)

@@ -6,7 +6,9 @@
  * @internal
  */
 import type { Anomaly, AwaitedToolCall, ThreadState } from "../../ClientState.js"
+import type * as Tool from "../../Tool.js"
 import type { Content, StreamingState, TamboThread, TamboThreadMessage } from "../../Types.js"
+import { undoStrictMode } from "../jsonSchema.js"
 import { parsePartialJson } from "../partialJson.js"
 import {
   type BlockPosition,
@@ -61,6 +63,8 @@ export class ThreadDraft {
   private anomaliesCopy: Array<Anomaly> | undefined
   /** Tool calls whose arguments grew in this batch. */
   readonly touchedToolCalls = new Set<string>()
+  /** The tools of the run whose events are being applied: a call's input is read back through its schema. */
+  tools: ReadonlyArray<Tool.ApiTool> | undefined = undefined
   /** The `at` of the action being applied (undefined for actions without one). */
   currentAt: number | undefined = undefined
   /** The `at` of the last change to the thread itself: becomes `updatedAt`. */
@@ -403,7 +407,15 @@ export class ThreadDraft {
     const position = this.findBlock("tool_use", toolCallId)
     if (position === undefined) return
     const block = this.ownBlock(position)
-    if (block.type === "tool_use") block.input = input
+    if (block.type === "tool_use") block.input = this.readBack(block.name, input)
+  }
+
+  /** A call's input as the API stores it: the strict mode's `null`s undone by its tool's schema. */
+  private readBack(toolName: string, input: Record<string, unknown>): Record<string, unknown> {
+    const tool = this.tools?.find((candidate) => candidate.name === toolName)
+    if (tool === undefined) return input
+    const read = undoStrictMode(tool.inputSchema, input)
+    return isPlainObject(read) ? read : input
   }
 
   /** Runs the scheduled partial parses of this batch. */
