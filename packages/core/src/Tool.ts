@@ -21,6 +21,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
+import { undoStrictMode as undoStrictModeIn } from "./internal/jsonSchema.js"
 import * as definitions from "./internal/tool/definition.js"
 import * as resolution from "./internal/tool/resolve.js"
 import * as results from "./internal/tool/result.js"
@@ -493,6 +494,23 @@ export const schemaKind: (u: unknown) => SchemaKind | undefined = schemas.schema
  * @category Schemas
  */
 export const isStandardSchema: (u: unknown) => u is StandardSchemaV1 = schemas.isStandardSchema
+
+/**
+ * A value as its schema wrote it, from what a model in the Tambo API's
+ * strict mode sent. The API gives the model every object with all its
+ * properties required, the optional ones nullable, so the model sends `null`
+ * for those it means to leave out: guided by the JSON Schema, such a `null`
+ * (for an optional property whose schema does not take `null`) is removed,
+ * or replaced by the property's `default`, through nested objects and
+ * arrays; a string sent where the schema wants an object is read as the JSON
+ * object it holds. Everything else is left for validation to judge. Never
+ * mutates its input. Tools' arguments are read so before they are decoded
+ * ({@link ResolvedTool.decodeArgs}).
+ *
+ * @since 0.2.0
+ * @category Validation
+ */
+export const undoStrictMode: (schema: JsonSchema | JsonObject, value: unknown) => unknown = undoStrictModeIn
 
 /**
  * Fails with an `UnsupportedSchema` {@link ToolDefinitionError} when a JSON

@@ -46,16 +46,37 @@ export interface ComponentRendererProps {
   readonly fallback?: ReactNode
 }
 
+/** Each registered component's props schema as JSON Schema, when it converts. */
+const jsonSchemas = new WeakMap<TamboComponent, Tool.JsonObject | null>()
+
+/**
+ * The props as the component's schema wrote them: the API gives the model
+ * every prop as required (the optional ones nullable), so the model sends
+ * `null` for those it leaves out (see `Tool.undoStrictMode`).
+ */
+const readBack = (registered: TamboComponent, content: BaseComponentContent): Record<string, unknown> => {
+  const raw = isRecord(content.props) ? content.props : {}
+  let schema = jsonSchemas.get(registered)
+  if (schema === undefined) {
+    const converted = Effect.runSyncExit(Tool.toJsonSchema(registered.propsSchema))
+    schema = Exit.isSuccess(converted) ? converted.value : null
+    jsonSchemas.set(registered, schema)
+  }
+  if (schema === null) return raw
+  const read = Tool.undoStrictMode(schema, raw)
+  return isRecord(read) ? read : raw
+}
+
 /** Final props, validated (and decoded) by the component's schema, once per block version. */
 const validated = new WeakMap<BaseComponentContent, Record<string, unknown>>()
 
 const finalProps = (registered: TamboComponent, content: BaseComponentContent): Record<string, unknown> => {
   const cached = validated.get(content)
   if (cached !== undefined) return cached
-  const raw = isRecord(content.props) ? content.props : {}
+  const read = readBack(registered, content)
   // Synchronous validation only: an asynchronous Standard Schema cannot hold up a render.
-  const exit = Effect.runSyncExit(Tool.validate(registered.propsSchema, raw))
-  const props = Exit.isSuccess(exit) && isRecord(exit.value) ? exit.value : raw
+  const exit = Effect.runSyncExit(Tool.validate(registered.propsSchema, read))
+  const props = Exit.isSuccess(exit) && isRecord(exit.value) ? exit.value : read
   validated.set(content, props)
   return props
 }
@@ -87,7 +108,7 @@ export const ComponentRenderer = memo(function ComponentRenderer(
       registered === undefined
         ? {}
         : streaming
-        ? (isRecord(content.props) ? content.props : {})
+        ? readBack(registered, content)
         : finalProps(registered, content),
     [registered, streaming, content]
   )

@@ -66,7 +66,11 @@ export interface ReactTamboThreadMessage extends TamboThreadMessage {
  * Valibot, ArkType) or a JSON Schema. While the props stream the component
  * receives them partial (or `loadingComponent` renders instead, if given);
  * once complete they are validated with the schema and the decoded value is
- * passed (the raw props if validation fails or is asynchronous).
+ * passed (the raw props if validation fails or is asynchronous). Either way
+ * they are read as the schema wrote them: the API gives the model every prop
+ * as required, the optional ones nullable, so the `null` it sends for an
+ * optional prop that does not take `null` is left out (or the prop's
+ * `default` given); the store keeps the props as sent.
  *
  * @example
  * ```tsx

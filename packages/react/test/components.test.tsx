@@ -192,6 +192,39 @@ describe("rendered components", () => {
     ])
   })
 
+  it("receive their props as their schema wrote them: the nulls of the API's strict mode left out, defaults in", async () => {
+    server().setScript((request) => {
+      const declared = request.availableComponents.find((component) => component.name === "Note")!.propsSchema
+      const sent = Script.strictArgs(declared, { title: "Hi" }) as Record<string, unknown>
+      // What the model sends in strict mode: every prop, null where it means none.
+      expect(sent).toEqual({ title: "Hi", subtitle: null, tone: null })
+      return [Script.component("Note", [{ title: "Hi" }, { title: "Hi", subtitle: null }, sent])]
+    })
+    const received: Array<Record<string, unknown>> = []
+    const Note: TamboComponent<{ readonly title: string; readonly subtitle?: string; readonly tone: "calm" | "loud" }> = {
+      name: "Note",
+      description: "A note",
+      propsSchema: z.object({
+        title: z.string(),
+        subtitle: z.string().optional(),
+        tone: z.enum(["calm", "loud"]).default("calm")
+      }),
+      component: (props) => {
+        received.push({ ...props })
+        return <p>{props.title}|{props.subtitle ?? "none"}|{props.tone ?? "?"}</p>
+      }
+    }
+    const { result } = mount([Note])
+    await result.current.sendMessage("Note it").thread
+    await waitFor(() => expect(screen.getByTestId("block-Note").textContent).toBe("Hi|none|calm"))
+    expect(received.length).toBeGreaterThan(1)
+    for (const props of received) expect(Object.values(props)).not.toContain(null)
+    expect(received.at(-1)).toEqual({ title: "Hi", tone: "calm" })
+    // The store keeps what the server sent.
+    const block = result.current.messages.at(-1)!.content.find((b) => b.type === "component")
+    expect(block?.type === "component" && block.props).toEqual({ title: "Hi", subtitle: null, tone: null })
+  })
+
   it("render nothing, or a fallback, for a name nobody registered", async () => {
     server().setScript([Script.component("Unknown", [{ a: 1 }])])
     const { result } = mount([], <em>unknown component</em>)
