@@ -533,6 +533,14 @@ describe("a call of one of the run's tools", () => {
     expect(inputOf(complete)).toEqual({ query: "x", limit: 10 })
   })
 
+  it("reads partial arguments back at the batch's end, also after an action that names no tools", () => {
+    const state = reduce(started(), [
+      chunk([e.toolStart("c1", "search"), e.toolArgs("c1", "{\"query\":\"x\",\"note\":null")]),
+      ...events("t1", [e.textStart("m9")], 2000)
+    ])
+    expect(inputOf(state)).toEqual({ query: "x" })
+  })
+
   it("keeps the input as sent for a tool the run did not declare, or without the run's tools", () => {
     const other = reduce(started(), [chunk([e.toolStart("c1", "other"), e.toolArgs("c1", "{\"note\":null}"), e.toolEnd("c1")])])
     expect(inputOf(other)).toEqual({ note: null })

@@ -291,7 +291,7 @@ class Batch {
     }
     const d = this.draft(threadId, at)
     d.currentAt = at
-    d.tools = tools
+    if (tools !== undefined) d.tools = tools
     applyEvent(d, event, at)
     return threadId
   }
@@ -316,7 +316,7 @@ class Batch {
     const threadId = this.followPlaceholder(actionThreadId)
     const d = this.draft(threadId, at)
     d.currentAt = at
-    d.tools = tools
+    if (tools !== undefined) d.tools = tools
     const first = events[start]!
     const delta = joinDeltas(events, start, end)
     if (first.type === "TEXT_MESSAGE_CONTENT") appendText(d, first.messageId, delta, end - start, at)

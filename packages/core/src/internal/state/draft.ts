@@ -63,7 +63,11 @@ export class ThreadDraft {
   private anomaliesCopy: Array<Anomaly> | undefined
   /** Tool calls whose arguments grew in this batch. */
   readonly touchedToolCalls = new Set<string>()
-  /** The tools of the run whose events are being applied: a call's input is read back through its schema. */
+  /**
+   * The tools of the run writing this thread (the last `EVENTS` action of the batch that named
+   * them): a call's input is read back through its schema, also when this batch's partial
+   * arguments are parsed at its end.
+   */
   tools: ReadonlyArray<Tool.ApiTool> | undefined = undefined
   /** The `at` of the action being applied (undefined for actions without one). */
   currentAt: number | undefined = undefined
