@@ -516,11 +516,11 @@ describe("a call of one of the run's tools", () => {
     if (block?.type !== "tool_use") throw new Error("no tool call")
     return block.input
   }
-  const chunk = (list: ReadonlyArray<AnyEvent>, withTools = true): Action => ({
+  const chunk = (list: ReadonlyArray<AnyEvent>, withTools = true, at = 1000): Action => ({
     type: "EVENTS",
     threadId: "t1",
     events: list,
-    at: 1000,
+    at,
     ...(withTools ? { tools } : {})
   })
 
@@ -539,6 +539,17 @@ describe("a call of one of the run's tools", () => {
       ...events("t1", [e.textStart("m9")], 2000)
     ])
     expect(inputOf(state)).toEqual({ query: "x" })
+  })
+
+  it("ends as its chunks one batch each would: when the arguments grew, and across the next run's start", () => {
+    const partial = chunk([e.runStarted("t1", "r2"), e.toolStart("c1", "search"), e.toolArgs("c1", "{\"query\":\"x\"")])
+    const later = (events: ReadonlyArray<AnyEvent>, at: number): Action => chunk(events, true, at)
+    for (const next of [later([statusProps("none", {})], 2000), later([e.runFinished("t1", "r2"), e.runStarted("t1", "r3")], 2000)]) {
+      const oneBatch = reduce(started(), [partial, next])
+      const twoBatches = reduce(reduce(started(), [partial]), [next])
+      expect(inputOf(oneBatch)).toEqual({ query: "x" })
+      expect(thread(oneBatch, "t1").thread).toEqual(thread(twoBatches, "t1").thread)
+    }
   })
 
   it("keeps the input as sent for a tool the run did not declare, or without the run's tools", () => {

@@ -44,3 +44,24 @@ describe("store model counterexamples: what runs record reaches the store in the
     { kind: "turn" }
   ]))
 })
+
+describe("store model counterexamples: a tool call's partial arguments, whatever the batches (state)", () => {
+  // Defect: the partial arguments parsed at a batch's end were stamped with the batch's last
+  // action, so a draft applied again as one batch (its thread removed meanwhile) gave the thread
+  // another `updatedAt` than its chunks one batch each.
+  it("a call's partial arguments, then a chunk that changes nothing, on a thread removed meanwhile", replay([
+    { kind: "chunk", slot: "t1", specs: [{ kind: "toolStart", call: 0 }], via: "record" },
+    { kind: "chunk", slot: "t1", specs: [{ kind: "props", comp: 0, key: "a", value: 0 }], via: "record" },
+    { kind: "appWrite", actions: [{ kind: "remove", thread: "t1" }] },
+    { kind: "subscribeChanges" }
+  ]))
+
+  // Defect: the next run's RUN_STARTED dropped a call's arguments that no TOOL_CALL_END closed
+  // and no batch's end had parsed yet: applied as one batch, the call kept an empty input.
+  it("a run that finished with a call's arguments open, then the next run, applied again as one batch", replay([
+    { kind: "chunk", slot: "t1", specs: [{ kind: "toolStart", call: 0 }, { kind: "finish" }], via: "record" },
+    { kind: "chunk", slot: "t1", specs: [{ kind: "endComponent", comp: 0 }], via: "record" },
+    { kind: "appRehydrate" },
+    { kind: "turn" }
+  ]))
+})

@@ -22,6 +22,8 @@
 //                  read then is the state
 //   external       the app's store holds the store's state (both ways)
 //   write-result   a run's `write` resumes with its thread as the reference has it
+//   tool-inputs    a call of the runs' declared tool never shows the `null` its optional parameter
+//                  was sent in strict mode, partial arguments included (read back at every batch)
 import { FastCheck as fc } from "effect"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -30,6 +32,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import type * as Events from "../src/Events.js"
+import type * as Tool from "../src/Tool.js"
 import * as OwnedStore from "../src/internal/ownedStore.js"
 import * as RunWriter from "../src/internal/runWriter.js"
 import * as ThreadStore from "../src/ThreadStore.js"
@@ -43,6 +46,8 @@ export type Spec =
   | { readonly kind: "text"; readonly msg: number; readonly delta: string }
   | { readonly kind: "endText"; readonly msg: number }
   | { readonly kind: "tool"; readonly call: number }
+  /** A call's first arguments, the optional parameter sent as `null`, its end left for a later `tool`. */
+  | { readonly kind: "toolStart"; readonly call: number }
   | { readonly kind: "component"; readonly comp: number; readonly msg: number }
   | { readonly kind: "props"; readonly comp: number; readonly key: string; readonly value: number }
   | { readonly kind: "endComponent"; readonly comp: number }
@@ -98,6 +103,7 @@ const spec: fc.Arbitrary<Spec> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant("text" as const), msg: small, delta: fc.constantFrom("a", "b", "c") }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("endText" as const), msg: small }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("tool" as const), call: small }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("toolStart" as const), call: small }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("component" as const), comp: small, msg: small }) },
   {
     weight: 3,
@@ -202,7 +208,7 @@ export const difference = (a: unknown, b: unknown, path = "$"): string | undefin
 
 export type StoreKind = "memory" | "external"
 
-export type Invariant = "state" | "handed-out" | "readers" | "listeners" | "external" | "write-result"
+export type Invariant = "state" | "handed-out" | "readers" | "listeners" | "external" | "write-result" | "tool-inputs"
 
 /** A failed invariant, named, after which command. */
 export class InvariantError extends Error {
@@ -242,6 +248,33 @@ interface RunSlot {
   started: boolean
   runNo: number
   readonly openMessages: Set<number>
+  /** Calls whose arguments `toolStart` began and no `tool` ended yet. */
+  readonly openCalls: Set<number>
+}
+
+/** The tool the runs declare: `n` required, `note` and `tag` optional (sent as `null` in strict mode). */
+const probeTools: ReadonlyArray<Tool.ApiTool> = [{
+  name: "probe",
+  description: "Probes",
+  inputSchema: {
+    type: "object",
+    properties: { n: { type: "number" }, note: { type: "string" }, tag: { type: "string" } },
+    required: ["n"]
+  }
+}]
+
+/** Where a call of the declared tool shows a `null`, if anywhere. */
+const strictNullIn = (state: ClientState.ClientState): string | undefined => {
+  for (const [threadId, thread] of Object.entries(state.threadMap)) {
+    for (const message of thread.thread.messages) {
+      for (const block of message.content) {
+        if (block.type === "tool_use" && block.name === "probe" && Object.values(block.input).includes(null)) {
+          return `${threadId}, call ${block.id}: ${JSON.stringify(block.input)}`
+        }
+      }
+    }
+  }
+  return undefined
 }
 
 interface Reader {
@@ -338,9 +371,9 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
   const writeResults: Array<string> = []
   const writes: Array<{ readonly threadId: string; readonly fiber: Fiber.RuntimeFiber<ClientState.ThreadState | undefined> }> = []
   const slots: Record<Slot, RunSlot> = {
-    t1: { thread: "t1", started: false, runNo: 0, openMessages: new Set() },
-    t2: { thread: "t2", started: false, runNo: 0, openMessages: new Set() },
-    new: { thread: undefined, started: false, runNo: 0, openMessages: new Set() }
+    t1: { thread: "t1", started: false, runNo: 0, openMessages: new Set(), openCalls: new Set() },
+    t2: { thread: "t2", started: false, runNo: 0, openMessages: new Set(), openCalls: new Set() },
+    new: { thread: undefined, started: false, runNo: 0, openMessages: new Set(), openCalls: new Set() }
   }
   let newThreads = 0
   let at = 1
@@ -392,6 +425,7 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
       run.started = true
       run.runNo++
       run.openMessages.clear()
+      run.openCalls.clear()
       if (s === "new") {
         from = ClientState.PLACEHOLDER_THREAD_ID
         run.thread = `n${++newThreads}`
@@ -413,10 +447,26 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
         case "endText":
           events.push({ type: "TEXT_MESSAGE_END", messageId: id("m", x.msg) })
           break
-        case "tool":
+        case "toolStart":
+          if (run.openCalls.has(x.call)) break
+          run.openCalls.add(x.call)
           events.push(
             { type: "TOOL_CALL_START", toolCallId: id("call", x.call), toolCallName: "probe", parentMessageId: id("m", 0) },
-            { type: "TOOL_CALL_ARGS", toolCallId: id("call", x.call), delta: `{"n":${x.call}}` },
+            { type: "TOOL_CALL_ARGS", toolCallId: id("call", x.call), delta: `{"n":${x.call},"note":null` }
+          )
+          break
+        case "tool":
+          // Ends the call `toolStart` began, or makes one whole.
+          if (run.openCalls.delete(x.call)) {
+            events.push(
+              { type: "TOOL_CALL_ARGS", toolCallId: id("call", x.call), delta: `,"tag":null}` },
+              { type: "TOOL_CALL_END", toolCallId: id("call", x.call) }
+            )
+            break
+          }
+          events.push(
+            { type: "TOOL_CALL_START", toolCallId: id("call", x.call), toolCallName: "probe", parentMessageId: id("m", 0) },
+            { type: "TOOL_CALL_ARGS", toolCallId: id("call", x.call), delta: `{"n":${x.call},"note":null}` },
             { type: "TOOL_CALL_END", toolCallId: id("call", x.call) }
           )
           break
@@ -458,7 +508,7 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
           break
       }
     }
-    return { threadId, action: { type: "EVENTS", threadId: from, events, at } }
+    return { threadId, action: { type: "EVENTS", threadId: from, events, at, tools: probeTools } }
   }
 
   /** What a run hands the writer: recorded into its draft, or written (resumed at the publication). */
@@ -513,6 +563,8 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
         fail("handed-out", `${where}: the state handed out by ${h.how} at command #${h.at} changed at ${diff}`)
       }
     }
+    const shown = strictNullIn(now)
+    if (shown !== undefined) fail("tool-inputs", `${where}: ${shown}`)
     if (app !== undefined && app.getState() !== now) {
       fail("external", `${where}: the app's store does not hold the store's state`)
     }

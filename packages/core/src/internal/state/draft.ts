@@ -61,8 +61,8 @@ export class ThreadDraft {
   pendingToolCalls: ReadonlyArray<AwaitedToolCall>
   anomalies: ReadonlyArray<Anomaly>
   private anomaliesCopy: Array<Anomaly> | undefined
-  /** Tool calls whose arguments grew in this batch. */
-  readonly touchedToolCalls = new Set<string>()
+  /** Tool calls whose arguments grew in this batch, and when they last did. */
+  readonly touchedToolCalls = new Map<string, number>()
   /**
    * The tools of the run writing this thread (the last `EVENTS` action of the batch that named
    * them): a call's input is read back through its schema, also when this batch's partial
@@ -422,18 +422,27 @@ export class ThreadDraft {
     return isPlainObject(read) ? read : input
   }
 
-  /** Runs the scheduled partial parses of this batch. */
+  /**
+   * Runs the scheduled partial parses of this batch. Each is a change made when its arguments
+   * last grew, and the thread's last change stays the latest: a batch of several chunks leaves
+   * the thread as those chunks one batch each would.
+   */
   flushToolArgs(): void {
     if (this.touchedToolCalls.size === 0) return
-    for (const toolCallId of this.touchedToolCalls) {
+    const lastAt = this.lastAt
+    const currentAt = this.currentAt
+    for (const [toolCallId, grewAt] of this.touchedToolCalls) {
       const args = this.toolArgs.get(toolCallId)
       if (args === undefined) continue
       const length = args.raw.length
       if (length >= REPARSE_ALWAYS_BELOW && length < args.parsedLength * REPARSE_GROWTH) continue
       this.ownToolArgs().set(toolCallId, { raw: args.raw, parsedLength: length })
       const parsed = parsePartialJson(args.raw)
+      this.currentAt = grewAt
       if (isPlainObject(parsed)) this.setToolInput(toolCallId, parsed)
     }
+    this.currentAt = currentAt
+    if (lastAt !== undefined && (this.lastAt === undefined || this.lastAt < lastAt)) this.lastAt = lastAt
     this.touchedToolCalls.clear()
   }
 

@@ -47,8 +47,9 @@ const handleRunStarted = (d: ThreadDraft, event: EventOf<"RUN_STARTED">, at: num
   d.replaceStreaming({ status: "streaming", runId: event.runId, startTime: at })
   d.setPendingToolCalls([])
   d.setEphemeral(undefined)
+  // A call the last run left open keeps what its arguments parsed to, as at the end of a batch.
+  d.flushToolArgs()
   if (d.toolArgs.size > 0) d.ownToolArgs().clear()
-  d.touchedToolCalls.clear()
 }
 
 const isCancelledOutcome = (outcome: unknown): boolean => isPlainObject(outcome) && outcome.type === "cancelled"
@@ -232,7 +233,7 @@ export const appendToolArgs = (d: ThreadDraft, toolCallId: string, delta: string
     return
   }
   d.ownToolArgs().set(toolCallId, { raw: args.raw + delta, parsedLength: args.parsedLength })
-  d.touchedToolCalls.add(toolCallId)
+  d.touchedToolCalls.set(toolCallId, at)
 }
 
 /**
