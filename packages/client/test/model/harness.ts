@@ -5,7 +5,7 @@
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import * as Schema from "effect/Schema"
-import { TamboClient, type TamboStream } from "../../src/index.js"
+import { type ClientState, TamboClient, type TamboStream } from "../../src/index.js"
 import { storeMatchesServer } from "./storeMatchesServer.js"
 import * as Model from "./support.js"
 import {
@@ -46,6 +46,8 @@ export const INVARIANTS = [
   "forget-as-modelled",
   /** Each tool call executed at most once, and every result the server got is its own call's. */
   "tool-once-and-own-result",
+  /** No state the client published showed a call's input with a `null` of the API's strict mode. */
+  "no-strict-null-shown",
   /** A plain text run on every thread the command touched succeeds. */
   "thread-usable",
   /** After `client.destroy()`, no handle of the client is left open. */
@@ -200,6 +202,23 @@ class World extends Model.ModelWorld<Scenario> {
   readonly forgotten = new Set<string>()
   /** The last `forget` command's thread, what the model expected of it, and what it did. */
   lastForget: { readonly threadId: string; readonly expected: boolean; readonly forgot: boolean } | undefined
+  /** The first call input a published state showed with a `null` (the probe's `edited` sent so), if any. */
+  nullShown: string | undefined
+
+  /** Looks at a state the client published. */
+  watch(state: ClientState): void {
+    if (this.nullShown !== undefined) return
+    for (const [threadId, thread] of Object.entries(state.threadMap)) {
+      for (const message of thread.thread.messages) {
+        for (const block of message.content) {
+          if (block.type === "tool_use" && Object.values(block.input).includes(null)) {
+            this.nullShown = `thread ${threadId}, call ${block.id}: ${JSON.stringify(block.input)}`
+            return
+          }
+        }
+      }
+    }
+  }
 
   constructor(readonly server: TestServer) {
     super()
@@ -248,7 +267,10 @@ export const serverScript: Script.ScriptFn = (request) => {
   return scenario === undefined ? [Script.text(`unknown scenario ${request.text}`)] : scenario(request)
 }
 
-/** Tool calls of the probe; `onN` hears each call's `n`. */
+/**
+ * Tool calls of the probe, their arguments as a model in the API's strict mode sends them (the
+ * optional `edited` as `null`); `onN` hears each call's `n`.
+ */
 const probeCalls = (
   world: World,
   request: Script.RunRequest,
@@ -260,7 +282,11 @@ const probeCalls = (
   Array.from({ length: calls }, (_, i) => {
     const n = world.nextN()
     onN(n)
-    return Script.toolCall("probe", { n, thread: request.threadId, mode }, { id: reuseIds ? `call_${i}` : `call_${n}_${i}` })
+    const declared = request.tools.find((tool) => tool.name === "probe")?.inputSchema
+    const args = { n, thread: request.threadId, mode }
+    return Script.toolCall("probe", declared === undefined ? args : Script.strictArgs(declared, args), {
+      id: reuseIds ? `call_${i}` : `call_${n}_${i}`
+    })
   })
 
 // -----------------------------------------------------------------------------
@@ -658,6 +684,9 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
     for (const threadId of world.forgotten) if (state.threadMap[threadId] !== undefined) world.forgotten.delete(threadId)
   })
   await checks.check("tool-once-and-own-result", () => checkTools(world))
+  await checks.check("no-strict-null-shown", () => {
+    if (world.nullShown !== undefined) throw new Error(`a published state showed ${world.nullShown}`)
+  })
   await checks.check("thread-usable", async () => {
     for (const threadId of touched) {
       const result = await settle(client.run("ping", { threadId }).thread)
@@ -691,8 +720,8 @@ export const runSequence = (
       return { world, close: () => server.close() }
     },
     current: (world) => (current = world),
-    client: (world) =>
-      new TamboClient({
+    client: (world) => {
+      const client = new TamboClient({
         apiKey: world.server.apiKey,
         tamboUrl: world.server.url,
         userKey: "user-1",
@@ -700,7 +729,10 @@ export const runSequence = (
         autoGenerateThreadName: false,
         tools: [makeProbe(() => world)],
         components: [CARD]
-      }),
+      })
+      client.subscribe(() => world.watch(client.getState()))
+      return client
+    },
     commands,
     inspect: inspect === undefined ? undefined : (real) => inspect(real.world.server)
   })
