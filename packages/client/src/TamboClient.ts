@@ -970,6 +970,21 @@ export class TamboClient {
     this.#runtime.sync(this.#runtime.registry.unregisterComponent(name))
   }
 
+  /**
+   * A component block's props as its registered component's schema wrote
+   * them, for rendering it. The API gives the model every prop as required,
+   * the optional ones nullable, so the model sends `null` for each optional
+   * prop it leaves out: those are left out here (or the prop's `default`
+   * given), as `@tambo-effect/react` does before it renders a component. The
+   * props of a block whose component is not registered come as they are. The
+   * store keeps the props as sent.
+   *
+   * @since 0.2.0
+   */
+  getComponentProps(block: { readonly name: string; readonly props: unknown }): Record<string, unknown> {
+    return this.#runtime.sync(Registration.componentProps(this.#runtime.registry, block))
+  }
+
   #sdkClient: TamboAI | undefined
 
   /**

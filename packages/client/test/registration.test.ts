@@ -1,5 +1,6 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
+import { z } from "zod"
 import { makeClient, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
@@ -148,5 +149,34 @@ describe("initialMessages", () => {
     const bodies = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
       .map((r) => r.body as { thread?: { initialMessages?: unknown } })
     expect(bodies.map((body) => body.thread?.initialMessages)).toEqual([seed, undefined, own])
+  })
+})
+
+describe("a component block's props for rendering", () => {
+  it("getComponentProps reads them back through the registered component's schema: strict mode's nulls out, defaults in", async () => {
+    server().setScript((request) => {
+      const declared = request.availableComponents.find((component) => component.name === "Note")!.propsSchema
+      return [
+        Script.component("Note", [{ title: "Hi" }, Script.strictArgs(declared, { title: "Hi" }) as Record<string, unknown>]),
+        Script.component("Unregistered", [{ a: null }])
+      ]
+    })
+    const client = makeClient(server())
+    client.registerComponent({
+      name: "Note",
+      description: "A note",
+      propsSchema: z.object({ title: z.string(), subtitle: z.string().optional(), tone: z.enum(["calm", "loud"]).default("calm") })
+    })
+    const thread = await client.run("Note it").thread
+    const blocks = thread.messages.flatMap((message) => message.content).filter((block) => block.type === "component")
+    expect(blocks.map((block) => block.props)).toEqual([{ title: "Hi", subtitle: null, tone: null }, { a: null }])
+    expect(blocks.map((block) => client.getComponentProps(block))).toEqual([{ title: "Hi", tone: "calm" }, { a: null }])
+    // In `@tambo-ai/client`'s registration form too.
+    client.registerComponent("Note", {
+      description: "A note",
+      props: { type: "object", properties: { title: { type: "string" }, subtitle: { type: "string" } }, required: ["title"] }
+    })
+    expect(client.getComponentProps(blocks[0]!)).toEqual({ title: "Hi", tone: null })
+    await client.destroy()
   })
 })

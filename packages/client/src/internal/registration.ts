@@ -1,13 +1,15 @@
 /**
  * Tools and components in `@tambo-ai/client`'s forms, turned into core's:
  * a component registered as `(name, { description, props })`, and the
- * fallback tool behind `onCallUnregisteredTool`.
+ * fallback tool behind `onCallUnregisteredTool`; and a component block's
+ * props read back through its registered component's schema.
  *
  * @internal
  */
 import * as Tool from "@tambo-effect/core/Tool"
 import type * as ToolRegistry from "@tambo-effect/core/ToolRegistry"
 import * as Effect from "effect/Effect"
+import { isRecord } from "effect/Predicate"
 import { ToolDefinitionError } from "../errors.js"
 import type { AvailableComponent, ComponentRegistration, UnregisteredToolHandler } from "../TamboClient.js"
 
@@ -66,3 +68,21 @@ export const unregisteredTool = (handler: UnregisteredToolHandler): ToolRegistry
       }))
     )
 })
+
+/**
+ * A component block's props as its registered component's schema wrote them (the API's strict
+ * mode undone, see `Tool.undoStrictMode`); the block's own props for a component not registered.
+ *
+ * @internal
+ */
+export const componentProps = (
+  registry: ToolRegistry.ToolRegistry.Service,
+  block: { readonly name: string; readonly props: unknown }
+): Effect.Effect<Record<string, unknown>> =>
+  Effect.map(registry.toApiComponents, (components) => {
+    const props = isRecord(block.props) ? block.props : {}
+    const registered = components.find((candidate) => candidate.name === block.name)
+    if (registered === undefined) return props
+    const read = Tool.undoStrictMode(registered.propsSchema, props)
+    return isRecord(read) ? read : props
+  })
