@@ -46,8 +46,11 @@ export interface ComponentRendererProps {
   readonly fallback?: ReactNode
 }
 
-/** Each registered component's props schema as JSON Schema, when it converts. */
-const jsonSchemas = new WeakMap<TamboComponent, Tool.JsonObject | null>()
+/**
+ * Each props schema as JSON Schema, when it converts: by the schema, which an app usually
+ * declares once, even where it writes its components inline.
+ */
+const jsonSchemas = new WeakMap<object, Tool.JsonObject | null>()
 
 /**
  * The props as the component's schema wrote them: the API gives the model
@@ -56,11 +59,14 @@ const jsonSchemas = new WeakMap<TamboComponent, Tool.JsonObject | null>()
  */
 const readBack = (registered: TamboComponent, content: BaseComponentContent): Record<string, unknown> => {
   const raw = isRecord(content.props) ? content.props : {}
-  let schema = jsonSchemas.get(registered)
+  const key: unknown = registered.propsSchema
+  // Not a schema at all (its registration failed): nothing to read the props by.
+  if ((typeof key !== "object" && typeof key !== "function") || key === null) return raw
+  let schema = jsonSchemas.get(key)
   if (schema === undefined) {
     const converted = Effect.runSyncExit(Tool.toJsonSchema(registered.propsSchema))
     schema = Exit.isSuccess(converted) ? converted.value : null
-    jsonSchemas.set(registered, schema)
+    jsonSchemas.set(key, schema)
   }
   if (schema === null) return raw
   const read = Tool.undoStrictMode(schema, raw)
