@@ -127,7 +127,15 @@ export type McpServerInfo = Mcp.McpServerInfo
  */
 export interface McpServerClient {
   listTools(): Promise<Array<Mcp.McpToolSpec>>
-  callTool(name: string, args?: Readonly<Record<string, unknown>>): Promise<Mcp.McpToolResult>
+  /**
+   * Calls a tool. With `onProgress`, the server is asked to tell its
+   * progress, and each notice restarts the request's timeout.
+   */
+  callTool(
+    name: string,
+    args?: Readonly<Record<string, unknown>>,
+    options?: { readonly onProgress?: ((progress: Mcp.McpProgress) => void) | undefined }
+  ): Promise<Mcp.McpToolResult>
   getServerVersion(): { readonly name: string; readonly version: string } | undefined
   getServerCapabilities(): Mcp.McpServerCapabilities | undefined
   getInstructions(): string | undefined
@@ -287,6 +295,13 @@ export interface TamboClientOptions {
   readonly listResources?: ((search?: string) => PromiseLike<ReadonlyArray<Mcp.McpResourceSpec>> | ReadonlyArray<Mcp.McpResourceSpec>) | undefined
   /** Reads one of the app's resources. */
   readonly getResource?: ((uri: string) => PromiseLike<Mcp.McpResourceContents> | Mcp.McpResourceContents) | undefined
+  /**
+   * The roots MCP servers are given (`roots/list`): the places the app lets
+   * them work in. `setMcpRoots` changes them.
+   *
+   * @since 0.2.0
+   */
+  readonly mcpRoots?: ReadonlyArray<Mcp.McpRoot> | undefined
   /**
    * Connect Tambo's own MCP server (`<tamboUrl>/mcp`: the project's MCP
    * prompts and resources, server key `"tambo"`) with an MCP access token
@@ -1418,6 +1433,75 @@ export class TamboClient {
     onError?: (error: TamboClientError) => void
   ): () => void {
     return this.#runtime.watch(this.#runtime.mcp.watchMcpResource(serverKey, uri), listener, onError)
+  }
+
+  /**
+   * The values a connected MCP server suggests for an argument of one of
+   * its prompts (`{ type: "ref/prompt", name }`) or resource templates
+   * (`{ type: "ref/resource", uri }`), given what was typed so far and the
+   * arguments already chosen (`context`): for an autocompleting prompt
+   * form. A server that offers no completions suggests nothing. Rejects
+   * with an `McpError` (`NotConnected` for an unknown server key,
+   * `CallFailed` when the server refuses).
+   *
+   * @since 0.2.0
+   */
+  completeMcpArgument(
+    serverKey: string,
+    ref: Mcp.McpCompletionRef,
+    argument: { readonly name: string; readonly value: string },
+    context?: Readonly<Record<string, string>>
+  ): Promise<Mcp.McpCompletion> {
+    return this.#runtime.promise(this.#runtime.mcp.completeMcpArgument(serverKey, ref, argument, context))
+  }
+
+  /**
+   * Asks a connected MCP server to send log messages of `level` and above,
+   * now and after each reconnection (`McpServerInfo.logLevel` sets it from
+   * the start). A server that offers no logging is not asked. Rejects with
+   * an `McpError` (`NotConnected` for an unknown server key, `CallFailed`
+   * when the server refuses).
+   *
+   * @since 0.2.0
+   */
+  setMcpLogLevel(serverKey: string, level: Mcp.McpLogLevel): Promise<void> {
+    return this.#runtime.promise(this.#runtime.mcp.setMcpLogLevel(serverKey, level))
+  }
+
+  /**
+   * Calls `listener` with each log message a connected MCP server sends,
+   * until the returned function is called. A listener that throws is
+   * logged as a warning and still called with the next one.
+   *
+   * @since 0.2.0
+   */
+  subscribeToMcpLogs(listener: (message: Mcp.McpLogMessage) => void): () => void {
+    return this.#runtime.each(this.#runtime.mcp.logs, listener, "subscribeToMcpLogs")
+  }
+
+  /**
+   * Calls `listener` with each progress notice an MCP server sends about a
+   * call of the model's (its `toolCallId` is the call's `tool_use` block's
+   * id), until the returned function is called: for a progress bar beside
+   * the call. A listener that throws is logged as a warning and still
+   * called with the next one.
+   *
+   * @since 0.2.0
+   */
+  subscribeToMcpToolProgress(listener: (progress: Mcp.McpToolProgress) => void): () => void {
+    return this.#runtime.each(this.#runtime.mcp.toolProgress, listener, "subscribeToMcpToolProgress")
+  }
+
+  /**
+   * Sets the roots MCP servers are given (or with `undefined` stops giving
+   * any), and tells each connected server that was given roots that they
+   * changed. Servers connected while no roots were set are not told until
+   * they reconnect. Resolves once they were told.
+   *
+   * @since 0.2.0
+   */
+  setMcpRoots(roots: ReadonlyArray<Mcp.McpRoot> | undefined): Promise<void> {
+    return this.#runtime.promise(this.#runtime.mcp.setMcpRoots(roots))
   }
 
   // ---------------------------------------------------------------------------

@@ -2,7 +2,19 @@ import { Script } from "@tambo-effect/testing"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
 import { approve, oauthMcpServer } from "../../core/test/mcp/oauthServer.js"
-import { all, calculator, counter, greeter, library, prompter, summarizer } from "../../core/test/mcp/tools.js"
+import {
+  all,
+  calculator,
+  chatty,
+  completer,
+  counter,
+  greeter,
+  library,
+  prompter,
+  rootsReader,
+  summarizer,
+  worker
+} from "../../core/test/mcp/tools.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -306,5 +318,91 @@ describe("MCP through the facade", () => {
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
+  })
+})
+
+describe("MCP logging, progress, completions and roots through the facade", () => {
+  const until = async (check: () => boolean) => {
+    for (let n = 0; n < 500 && !check(); n++) await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+
+  it("log messages reach subscribers at the level asked for; the progress of the model's calls reaches its subscribers", async () => {
+    const mcp = await startMcpServer({ setup: all(chatty(), worker) })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    // The facade logs a throwing listener through Effect's default logger, to the console.
+    const consoleLog = vi.spyOn(console, "log").mockImplementation(() => undefined)
+    const logs: Array<string> = []
+    const progress: Array<string> = []
+    const stopLogs = client.subscribeToMcpLogs((message) => {
+      logs.push(`${message.serverKey} ${message.level}`)
+      // A listener that throws still hears the next message.
+      if (message.level === "alert") throw new Error("the log view broke")
+    })
+    const stopProgress = client.subscribeToMcpToolProgress((notice) =>
+      progress.push(`${notice.toolCallId} ${notice.progress}/${notice.total}`)
+    )
+    const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "work", logLevel: "critical" })
+    await connection.client!.callTool("chatty", { n: 1 })
+    await until(() => logs.length === 3)
+    expect(logs).toEqual(["work critical", "work alert", "work emergency"])
+    expect(consoleLog.mock.calls.map((call) => String(call[0]))).toEqual([
+      expect.stringContaining("A listener of subscribeToMcpLogs threw: Error: the log view broke")
+    ])
+
+    await client.setMcpLogLevel("work", "error")
+    await connection.client!.callTool("chatty", { n: 2 })
+    await until(() => logs.length === 7)
+    expect(logs.slice(3)).toEqual(["work error", "work critical", "work alert", "work emergency"])
+    await expect(client.setMcpLogLevel("nope", "info")).rejects.toMatchObject({ _tag: "McpError", reason: "NotConnected" })
+
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("work", { steps: 2, gapMs: 5 }, { id: "call_1" })]
+        : [Script.text("worked")]
+    )
+    await client.run("work").thread
+    await until(() => progress.length === 2)
+    expect(progress).toEqual(["call_1 1/2", "call_1 2/2"])
+
+    // A call through the connection's client hears its own progress.
+    const heard: Array<number> = []
+    const result = await connection.client!.callTool("work", { steps: 3, gapMs: 0 }, {
+      onProgress: (notice) => heard.push(notice.progress)
+    })
+    expect(result.content).toEqual([{ type: "text", text: "done" }])
+    expect(heard).toEqual([1, 2, 3])
+
+    stopLogs()
+    stopProgress()
+    await connection.client!.callTool("chatty", { n: 3 })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(logs).toHaveLength(7)
+    await client.destroy()
+    consoleLog.mockRestore()
+  })
+
+  it("completes prompt arguments, and gives servers the roots and tells them when they change", async () => {
+    const changes: Array<string> = []
+    const mcp = await startMcpServer({ setup: all(completer, rootsReader(changes)) })
+    mcpServers.push(mcp)
+    const client = makeClient(server(), { mcpRoots: [{ uri: "file:///app", name: "App" }] })
+    const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "people" })
+    expect(await client.completeMcpArgument("people", { type: "ref/prompt", name: "greet" }, { name: "name", value: "al" }))
+      .toEqual({ values: ["Alan"], total: 1, hasMore: false })
+    await expect(
+      client.completeMcpArgument("nope", { type: "ref/prompt", name: "greet" }, { name: "name", value: "" })
+    ).rejects.toMatchObject({ _tag: "McpError", reason: "NotConnected" })
+
+    const rootsText = async () => {
+      const result = await connection.client!.callTool("roots")
+      return result.content.map((part) => ("text" in part ? part.text : "")).join("")
+    }
+    expect(JSON.parse(await rootsText())).toEqual([{ uri: "file:///app", name: "App" }])
+    await client.setMcpRoots([{ uri: "file:///app/src" }])
+    await until(() => changes.length === 1)
+    expect(changes).toEqual(["roots changed"])
+    expect(JSON.parse(await rootsText())).toEqual([{ uri: "file:///app/src" }])
+    await client.destroy()
   })
 })

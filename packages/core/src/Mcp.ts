@@ -102,6 +102,16 @@ export interface McpServerInfo {
    * refreshes its tokens. Without it, such a server fails to connect.
    */
   readonly oauth?: McpOAuthOptions | undefined
+  /**
+   * The least severe log message the server is asked to send (`logging/setLevel`,
+   * sent on each connection when the server offers logging). Without it, the
+   * server sends what it chooses. `Mcp.Service.setMcpLogLevel` changes it;
+   * a later connect of the same server that gives `logLevel` does too.
+   * The messages come out of `Mcp.Service.logs`.
+   *
+   * @since 0.2.0
+   */
+  readonly logLevel?: McpLogLevel | undefined
 }
 
 /**
@@ -604,6 +614,105 @@ export interface McpHandlers {
 }
 
 // ---------------------------------------------------------------------------
+// Logging, progress, completions, roots
+// ---------------------------------------------------------------------------
+
+/**
+ * The severity of a server's log message, from the least severe to the most
+ * (the syslog levels MCP uses).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type McpLogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency"
+
+/**
+ * A log message a connected server sent (`notifications/message`).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface McpLogMessage {
+  /** {@link uniqueKey} of the server. */
+  readonly key: string
+  readonly serverKey: string
+  readonly level: McpLogLevel
+  /** The name of the server's logger, when it gave one. */
+  readonly logger?: string | undefined
+  /** What the server logged: any JSON value. */
+  readonly data: unknown
+}
+
+/**
+ * How far a server has come with a request (`notifications/progress`):
+ * `progress` grows with each notice; `total`, when the server knows it, is
+ * what `progress` reaches at the end.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface McpProgress {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+}
+
+/**
+ * The progress a server tells of one of the model's calls of its tools.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface McpToolProgress extends McpProgress {
+  /** {@link uniqueKey} of the server. */
+  readonly key: string
+  readonly serverKey: string
+  /** The tool's name on the server. */
+  readonly tool: string
+  /** The tool's name in the registry: the name the model called. */
+  readonly registeredName: string
+  /** The id of the model's call, as the thread's `tool_use` block has it. */
+  readonly toolCallId: string
+}
+
+/**
+ * What a completion is for: an argument of a server's prompt, or a variable
+ * of one of its resource templates (`uri` is the template).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type McpCompletionRef =
+  | { readonly type: "ref/prompt"; readonly name: string }
+  | { readonly type: "ref/resource"; readonly uri: string }
+
+/**
+ * The values a server suggests for an argument (at most 100), and, when it
+ * says so, how many there are in all and whether there are more than it sent.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface McpCompletion {
+  readonly values: ReadonlyArray<string>
+  readonly total?: number | undefined
+  readonly hasMore?: boolean | undefined
+}
+
+/**
+ * A root: a place (a `file://` URI, for most servers) the application lets
+ * servers work in. Servers ask for the roots (`roots/list`) and are told
+ * when they change.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface McpRoot {
+  readonly uri: string
+  readonly name?: string | undefined
+}
+
+// ---------------------------------------------------------------------------
 // Connections
 // ---------------------------------------------------------------------------
 
@@ -642,10 +751,16 @@ export interface McpServerCapabilities {
  * @category Models
  */
 export interface McpClientHandle {
-  /** Calls a tool by its name on the server. An `isError` result is a success here. */
+  /**
+   * Calls a tool by its name on the server. An `isError` result is a success
+   * here. With `onProgress`, the server is asked to tell its progress, and
+   * each notice restarts the request's timeout (`MakeOptions.requestTimeout`),
+   * so a long call that makes progress is not cut.
+   */
   readonly callTool: (
     name: string,
-    args?: Readonly<Record<string, unknown>>
+    args?: Readonly<Record<string, unknown>>,
+    options?: { readonly onProgress?: ((progress: McpProgress) => void) | undefined }
   ) => Effect.Effect<McpToolResult, McpError>
   /** Lists the server's tools again (all pages). */
   readonly listTools: Effect.Effect<ReadonlyArray<McpToolSpec>, McpError>
@@ -823,6 +938,59 @@ export declare namespace Mcp {
     readonly resolveResources: <M extends { readonly content: ReadonlyArray<Types.TextContent | Types.ResourceContent | Types.ToolResultContent> }>(
       message: M
     ) => Effect.Effect<M, McpError>
+    /**
+     * The values a connected server suggests for an argument of one of its
+     * prompts or resource templates, given what was typed so far
+     * (`argument.value`) and the arguments already chosen (`context`). A
+     * server that does not offer completions suggests nothing. Fails with an
+     * `McpError`: `NotConnected` for a server key that is not connected,
+     * `CallFailed` when the server refuses (an unknown prompt).
+     *
+     * @since 0.2.0
+     */
+    readonly completeMcpArgument: (
+      serverKey: string,
+      ref: McpCompletionRef,
+      argument: { readonly name: string; readonly value: string },
+      context?: Readonly<Record<string, string>>
+    ) => Effect.Effect<McpCompletion, McpError>
+    /**
+     * Asks a connected server to send log messages of `level` and above,
+     * now and after each reconnection. A server that does not offer logging
+     * sends none: the level is kept and nothing is sent. Fails with an
+     * `McpError`: `NotConnected` for a server key that is not connected,
+     * `CallFailed` when the server refuses.
+     *
+     * @since 0.2.0
+     */
+    readonly setMcpLogLevel: (serverKey: string, level: McpLogLevel) => Effect.Effect<void, McpError>
+    /**
+     * The log messages of every connected server, from when the stream
+     * starts. A subscriber that falls over 1,000 messages behind loses the
+     * oldest.
+     *
+     * @since 0.2.0
+     */
+    readonly logs: Stream.Stream<McpLogMessage>
+    /**
+     * The progress servers tell of the model's calls of their tools, from
+     * when the stream starts (a UI shows it beside the call's `tool_use`
+     * block, by `toolCallId`). A subscriber that falls over 1,000 notices
+     * behind loses the oldest.
+     *
+     * @since 0.2.0
+     */
+    readonly toolProgress: Stream.Stream<McpToolProgress>
+    /**
+     * Sets the roots servers are given (or with `undefined` stops offering
+     * them), and tells each connected server that was offered roots that
+     * they changed. The roots capability is announced to servers connected
+     * while roots are set, so a server connected before any were set is
+     * not told of them until it reconnects.
+     *
+     * @since 0.2.0
+     */
+    readonly setMcpRoots: (roots: ReadonlyArray<McpRoot> | undefined) => Effect.Effect<void>
   }
 }
 
@@ -837,6 +1005,12 @@ export interface MakeOptions {
   readonly servers?: Iterable<McpServerInfo> | undefined
   readonly elicitationHandler?: ElicitationHandler | undefined
   readonly samplingHandler?: SamplingHandler | undefined
+  /**
+   * The roots servers are given (see `Mcp.Service.setMcpRoots`).
+   *
+   * @since 0.2.0
+   */
+  readonly roots?: ReadonlyArray<McpRoot> | undefined
   /**
    * How long connecting and listing the tools may take. Default 30 seconds.
    * The time a user spends authorizing the client (OAuth) does not count.

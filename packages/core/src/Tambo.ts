@@ -233,6 +233,13 @@ export interface Options extends TamboConfig.Options {
   readonly listResources?: Mcp.MakeOptions["listResources"]
   readonly getResource?: Mcp.MakeOptions["getResource"]
   /**
+   * The roots MCP servers are given (`roots/list`): the places the app lets
+   * them work in. `Mcp.Service.setMcpRoots` changes them.
+   *
+   * @since 0.2.0
+   */
+  readonly mcpRoots?: Mcp.MakeOptions["roots"]
+  /**
    * Connect Tambo's own MCP server (`<tamboUrl>/mcp`, the project's MCP
    * prompts and resources, server key `"tambo"`) with an MCP access token
    * for the current thread, or for `contextKey` while no thread is current.

@@ -648,6 +648,11 @@ export {
    */
   type PendingElicitation,
   /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboMcpCompletion,
+  /**
    * @since 0.1.0
    * @category Hooks
    */
@@ -677,6 +682,11 @@ export {
    * @category Hooks
    */
   useTamboMcpServers,
+  /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboMcpToolProgress,
   /**
    * @since 0.1.0
    * @category Models

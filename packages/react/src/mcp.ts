@@ -7,12 +7,15 @@
 import type { McpConnectionInfo } from "@tambo-effect/client"
 import type {
   ElicitationResult,
+  McpCompletion,
+  McpCompletionRef,
   McpPrompt,
   McpPromptResult,
   McpResource,
-  McpResourceContents
+  McpResourceContents,
+  McpToolProgress
 } from "@tambo-effect/core/Mcp"
-import { useCallback, useMemo, useSyncExternalStore } from "react"
+import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import type { PendingElicitation } from "./internal/elicitationStore.js"
 import { useQuery } from "./internal/useQuery.js"
@@ -122,6 +125,79 @@ export const useTamboMcpResource = (
   return useQuery(key, () => handle.client().readMcpResource(serverKey!, uri!), {
     watch: (onData, onError) => handle.client().watchMcpResource(serverKey!, uri!, onData, onError)
   })
+}
+
+/**
+ * The values a connected MCP server suggests for an argument of one of its
+ * prompts (`{ type: "ref/prompt", name }`) or resource templates
+ * (`{ type: "ref/resource", uri }`), for what was typed so far (`value`)
+ * and the arguments already chosen (`context`): asked again as they change,
+ * the last suggestions kept meanwhile. A server that offers no completions
+ * suggests nothing. Nothing is asked while `serverKey` or `ref` is
+ * `undefined`.
+ *
+ * @example
+ * ```tsx
+ * const { data } = useTamboMcpCompletion("docs", { type: "ref/prompt", name: "review" }, "language", typed)
+ * return <datalist id="languages">{data?.values.map((value) => <option key={value} value={value} />)}</datalist>
+ * ```
+ *
+ * @since 0.2.0
+ * @category Hooks
+ */
+export const useTamboMcpCompletion = (
+  serverKey: string | undefined,
+  ref: McpCompletionRef | undefined,
+  argument: string,
+  value: string,
+  context?: Readonly<Record<string, string>>
+): QueryState<McpCompletion> => {
+  const { handle } = useTamboContext("useTamboMcpCompletion")
+  const connected = useConnectedKey("useTamboMcpCompletion", "promptsVersion")
+  const key = serverKey === undefined || ref === undefined
+    ? undefined
+    : JSON.stringify([
+      serverKey,
+      ref,
+      argument,
+      value,
+      Object.entries(context ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)),
+      connected
+    ])
+  return useQuery(
+    key,
+    () => handle.client().completeMcpArgument(serverKey!, ref!, { name: argument, value }, context),
+    { keepData: true }
+  )
+}
+
+/**
+ * The latest progress an MCP server told of the model's call `toolCallId`
+ * (the id of the call's `tool_use` block), from when the component
+ * mounted: for a progress bar beside the call while its tool runs.
+ * `undefined` until the server tells any, and for a tool that is not an
+ * MCP server's.
+ *
+ * @example
+ * ```tsx
+ * const progress = useTamboMcpToolProgress(block.id)
+ * return progress?.total ? <progress value={progress.progress} max={progress.total} /> : null
+ * ```
+ *
+ * @since 0.2.0
+ * @category Hooks
+ */
+export const useTamboMcpToolProgress = (toolCallId: string | undefined): McpToolProgress | undefined => {
+  const { handle } = useTamboContext("useTamboMcpToolProgress")
+  const [progress, setProgress] = useState<McpToolProgress | undefined>(undefined)
+  useEffect(() => {
+    setProgress(undefined)
+    if (toolCallId === undefined) return undefined
+    return handle.client().subscribeToMcpToolProgress((notice) => {
+      if (notice.toolCallId === toolCallId) setProgress(notice)
+    })
+  }, [handle, toolCallId])
+  return progress?.toolCallId === toolCallId ? progress : undefined
 }
 
 /**

@@ -8,12 +8,14 @@ import {
   TamboProvider,
   TamboRegistryProvider,
   useTambo,
+  useTamboMcpCompletion,
   useTamboMcpElicitation,
   useTamboMcpPrompt,
   useTamboMcpPromptList,
   useTamboMcpResource,
   useTamboMcpResourceList,
-  useTamboMcpServers
+  useTamboMcpServers,
+  useTamboMcpToolProgress
 } from "../src/index.js"
 import { connection, useServer, wrapperFor } from "./helpers.js"
 import { useMcpServers } from "./mcpServers.js"
@@ -91,6 +93,48 @@ describe("MCP hooks", () => {
     await client.callTool("bump")
     await waitFor(() => expect(count()).toBe("2"))
     expect(result.current.counter).toMatchObject({ status: "success", isFetching: false })
+  })
+
+  it("useTamboMcpCompletion suggests values for a prompt's argument as the user types", async () => {
+    const mcp = await start("completer")
+    const wrapper = wrapperFor(connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "people" }] }))
+    const { result, rerender } = renderHook(
+      ({ typed, name }: { typed: string; name: string | undefined }) => ({
+        servers: useTamboMcpServers(),
+        names: useTamboMcpCompletion("people", { type: "ref/prompt", name: "greet" }, "name", typed),
+        titles: useTamboMcpCompletion("people", { type: "ref/prompt", name: "greet" }, "title", "", name === undefined ? {} : { name }),
+        idle: useTamboMcpCompletion(undefined, undefined, "name", typed)
+      }),
+      { wrapper, initialProps: { typed: "a", name: undefined as string | undefined } }
+    )
+    await waitFor(() => expect(result.current.names.data?.values).toEqual(["Ada", "Alan"]), { timeout: 10_000 })
+    await waitFor(() => expect(result.current.titles.data?.values).toEqual(["Dr.", "Ms.", "Mr."]))
+    rerender({ typed: "g", name: "Grace" })
+    await waitFor(() => expect(result.current.names.data?.values).toEqual(["Grace"]))
+    await waitFor(() => expect(result.current.titles.data?.values).toEqual(["Admiral", "Dr."]))
+    expect(result.current.idle).toMatchObject({ data: undefined, isFetching: false })
+  })
+
+  it("useTamboMcpToolProgress shows the latest progress of the model's call of an MCP tool", async () => {
+    const mcp = await start("worker")
+    const wrapper = wrapperFor(connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "work" }] }))
+    const seen: Array<number | undefined> = []
+    const { result } = renderHook(() => {
+      const progress = useTamboMcpToolProgress("call_work")
+      if (seen.length === 0 || seen.at(-1) !== progress?.progress) seen.push(progress?.progress)
+      return { servers: useTamboMcpServers(), progress, other: useTamboMcpToolProgress("call_other"), tambo: useTambo() }
+    }, { wrapper })
+    await waitFor(() => expect(result.current.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("work", { steps: 3, gapMs: 30 }, { id: "call_work" })]
+        : [Script.text("worked")]
+    )
+    await result.current.tambo.sendMessage("work").thread
+    await waitFor(() => expect(result.current.progress).toMatchObject({ progress: 3, total: 3, message: "step 3", serverKey: "work" }))
+    expect(seen[0]).toBeUndefined()
+    expect(seen.at(-1)).toBe(3)
+    expect(result.current.other).toBeUndefined()
   })
 
   it("a failed fetch is an error in the query state", async () => {

@@ -16,7 +16,17 @@ export interface ChildMcpServer {
 }
 
 /** The fixtures of core's MCP tests a server can offer. */
-export type Fixture = "calculator" | "counter" | "greeter" | "impatientGreeter" | "library" | "prompter" | "publisher" | "summarizer"
+export type Fixture =
+  | "calculator"
+  | "completer"
+  | "counter"
+  | "greeter"
+  | "impatientGreeter"
+  | "library"
+  | "prompter"
+  | "publisher"
+  | "summarizer"
+  | "worker"
 
 const coreDir = resolve(import.meta.dirname, "../../core")
 

@@ -25,6 +25,7 @@ export interface AgentLayerOptions extends AgUi.Options {
   readonly resources?: Mcp.MakeOptions["resources"]
   readonly listResources?: Mcp.MakeOptions["listResources"]
   readonly getResource?: Mcp.MakeOptions["getResource"]
+  readonly mcpRoots?: Mcp.MakeOptions["roots"]
   readonly store: ThreadStore.ExternalStore<ClientState.ClientState>
 }
 
@@ -67,7 +68,8 @@ export const layer = (options: AgentLayerOptions): Layer.Layer<Services, ConfigE
     servers: options.mcpServers ?? [],
     resources: options.resources,
     listResources: options.listResources,
-    getResource: options.getResource
+    getResource: options.getResource,
+    roots: options.mcpRoots
   })
   return mcp.pipe(Layer.provideMerge(AgUi.layer(options)))
 }

@@ -34,6 +34,7 @@ const common = (options: TamboClientOptions, store: TamboStore<ClientState>) => 
   resources: options.resources,
   listResources: options.listResources,
   getResource: options.getResource,
+  mcpRoots: options.mcpRoots,
   store
 })
 

@@ -39,7 +39,7 @@ export class McpConnectionsView {
         ...rest,
         client: {
           listTools: () => this.runtime.promise(handle.listTools).then((tools) => [...tools]),
-          callTool: (name, args = {}) => this.runtime.promise(handle.callTool(name, args)),
+          callTool: (name, args = {}, options) => this.runtime.promise(handle.callTool(name, args, options)),
           getServerVersion: () => connection.serverVersion,
           getServerCapabilities: () => connection.capabilities,
           getInstructions: () => connection.instructions,

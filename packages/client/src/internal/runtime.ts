@@ -124,6 +124,19 @@ export class ClientRuntime {
   }
 
   /**
+   * Gives each element of `stream` to `listener` until the returned function
+   * is called; a throw of the listener is logged as a warning and the next
+   * element still comes.
+   */
+  each<A>(stream: Stream.Stream<A, never, Agent.Services>, listener: (value: A) => void, what: string): () => void {
+    const guarded = Stream.tap(stream, (value) =>
+      Effect.try(() => listener(value)).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`A listener of ${what} threw: ${String(error.error)}`))
+      ))
+    return this.watch(guarded, () => undefined, undefined)
+  }
+
+  /**
    * Connects Tambo's own MCP server, following the current thread, until
    * the returned function is called (or `destroy()`).
    */

@@ -7,9 +7,32 @@
  * stops its sessions and exits on SIGTERM.
  */
 import { startMcpServer } from "./server.js"
-import { all, calculator, counter, greeter, impatientGreeter, library, prompter, publisher, summarizer } from "./tools.js"
+import {
+  all,
+  calculator,
+  completer,
+  counter,
+  greeter,
+  impatientGreeter,
+  library,
+  prompter,
+  publisher,
+  summarizer,
+  worker
+} from "./tools.js"
 
-const fixtures = { calculator, counter: counter(), greeter, impatientGreeter, library, prompter, publisher, summarizer }
+const fixtures = {
+  calculator,
+  completer,
+  counter: counter(),
+  greeter,
+  impatientGreeter,
+  library,
+  prompter,
+  publisher,
+  summarizer,
+  worker
+}
 const names = process.argv.slice(2).filter((name): name is keyof typeof fixtures => Object.hasOwn(fixtures, name))
 const server = await startMcpServer({ setup: all(...names.map((name) => fixtures[name])) })
 process.stdout.write(`${JSON.stringify({ url: server.url })}\n`)

@@ -7,6 +7,7 @@
 // one HTTP+SSE) plus a URL nothing listens on. After every command it waits, with a bounded poll,
 // for the service to settle where the model says, and fails naming the invariant that did not hold.
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { SetLevelRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -49,10 +50,16 @@ export type Dynamic = (typeof DYNAMIC_TOOLS)[number]
 /** A tool of a server: `block` answers only once the server went away (a call in flight during a crash). */
 export type ToolName = "echo" | "block" | Dynamic
 
+/** The log levels a sequence asks servers for. */
+export const LOG_LEVELS = ["debug", "warning", "error"] as const
+
+/** A log level a sequence asks for. */
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
 /** What a sequence does, one step at a time: plain data, printed as a counterexample. */
 export type Command =
-  /** `connectMcpServer` of a server. */
-  | { readonly kind: "connect"; readonly server: Index }
+  /** `connectMcpServer` of a server (asking it for a log level). */
+  | { readonly kind: "connect"; readonly server: Index; readonly logLevel?: LogLevel }
   /** Two `connectMcpServer`s of one server at once. */
   | { readonly kind: "connectTwice"; readonly server: Index }
   /** `connectMcpServer` of a URL nothing listens on. */
@@ -89,12 +96,20 @@ export type Command =
   | { readonly kind: "call"; readonly server: Index; readonly tool: ToolName }
   /** `echo` through the `client` handle of the server's last connection (stale or not). */
   | { readonly kind: "callHandle"; readonly server: Index }
+  /** `setMcpLogLevel` of the server's connection (of a key no connection has, without one). */
+  | { readonly kind: "setLogLevel"; readonly server: Index; readonly level: LogLevel }
 
 const index: FastCheck.Arbitrary<Index> = FastCheck.constantFrom(0, 1, 2)
 
+const logLevel: FastCheck.Arbitrary<LogLevel> = FastCheck.constantFrom(...LOG_LEVELS)
+
 /** The commands, the common ones more often. */
 export const commandArbitrary: FastCheck.Arbitrary<Command> = FastCheck.oneof(
-  { weight: 5, arbitrary: FastCheck.record({ kind: FastCheck.constant("connect" as const), server: index }) },
+  { weight: 4, arbitrary: FastCheck.record({ kind: FastCheck.constant("connect" as const), server: index }) },
+  {
+    weight: 1,
+    arbitrary: FastCheck.record({ kind: FastCheck.constant("connect" as const), server: index, logLevel })
+  },
   { weight: 1, arbitrary: FastCheck.record({ kind: FastCheck.constant("connectTwice" as const), server: index }) },
   { weight: 1, arbitrary: FastCheck.record({ kind: FastCheck.constant("connectDead" as const) }) },
   {
@@ -141,7 +156,11 @@ export const commandArbitrary: FastCheck.Arbitrary<Command> = FastCheck.oneof(
       tool: FastCheck.constantFrom<ToolName>("echo", ...DYNAMIC_TOOLS)
     })
   },
-  { weight: 1, arbitrary: FastCheck.record({ kind: FastCheck.constant("callHandle" as const), server: index }) }
+  { weight: 1, arbitrary: FastCheck.record({ kind: FastCheck.constant("callHandle" as const), server: index }) },
+  {
+    weight: 1,
+    arbitrary: FastCheck.record({ kind: FastCheck.constant("setLogLevel" as const), server: index, level: logLevel })
+  }
 )
 
 /**
@@ -170,6 +189,8 @@ type Target = Index | "dead"
 interface ModelConnection {
   status: "connected" | "reconnecting" | "failed"
   epoch: number
+  /** The level its server's sessions are to be asked for; none until one is asked for. */
+  level?: LogLevel
 }
 
 /** What the service and the servers must show once a command settled. */
@@ -254,10 +275,11 @@ const restartModel = (model: Model, i: Index) => {
 // The servers the commands act on
 // ---------------------------------------------------------------------------
 
-/** One MCP session on a server, with the handles of its dynamic tools. */
+/** One MCP session on a server, with the handles of its dynamic tools and the log level it was asked for last. */
 interface LiveSession {
   readonly server: McpServer
   readonly dynamic: Map<Dynamic, RegisteredTool>
+  level: string | undefined
 }
 
 /** A real MCP server that the sequence starts, stops, and changes the tools of. */
@@ -292,7 +314,12 @@ const startControlled = async (index: Index): Promise<Controlled> => {
       controlled.blocked++
       return new Promise<never>(() => {})
     })
-    const session: LiveSession = { server, dynamic: new Map() }
+    const session: LiveSession = { server, dynamic: new Map(), level: undefined }
+    server.server.registerCapabilities({ logging: {} })
+    server.server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+      session.level = request.params.level
+      return {}
+    })
     for (const tool of controlled.tools) session.dynamic.set(tool, registerDynamic(index, server, tool))
     controlled.live.add(session)
     server.server.onclose = () => void controlled.live.delete(session)
@@ -359,6 +386,8 @@ export type Invariant =
   | "connections-match"
   /** A server that is up has one session per connection to it, and no other. */
   | "sessions-match"
+  /** A connected server's session was asked for the log level its connection has (none if it has none). */
+  | "log-level-matches"
   /** Once the layer's scope closed, no session and no request (an event stream) is left open on any server. */
   | "no-session-left"
   /** Once the layer and the servers closed, no socket or timer of the sequence is left open. */
@@ -371,6 +400,7 @@ export const INVARIANTS: ReadonlyArray<Invariant> = [
   "registry-matches",
   "connections-match",
   "sessions-match",
+  "log-level-matches",
   "no-session-left",
   "no-open-handles"
 ]
@@ -446,8 +476,8 @@ const expectedConnect = (model: Model, i: Index): "connected" | "reconnecting" |
   return model.up[i] ? "connected" : "Connect"
 }
 
-/** Applies a connect of `i` to the model. */
-const connectModel = (model: Model, i: Index) => {
+/** Applies a connect of `i` (asking for `level`) to the model. */
+const connectModel = (model: Model, i: Index, level?: LogLevel) => {
   const expected = expectedConnect(model, i)
   const status = model.connections.get(i)?.status
   if (status === undefined || status === "failed") {
@@ -455,6 +485,8 @@ const connectModel = (model: Model, i: Index) => {
     assignKey(model, i)
     model.connections.set(i, expected === "Connect" ? { status: "failed", epoch: -1 } : { status: "connected", epoch: newEpoch(model) })
   }
+  const connection = model.connections.get(i)!
+  if (level !== undefined && connection.status !== "failed") connection.level = level
   return expected
 }
 
@@ -504,8 +536,13 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
     switch (command.kind) {
       case "connect": {
         const i = command.server
-        const expected = connectModel(model, i)
-        const exit = yield* settles(world, command, world.mcp.connectMcpServer(infoOf(world, i)))
+        const expected = connectModel(model, i, command.logLevel)
+        const info = infoOf(world, i)
+        const exit = yield* settles(
+          world,
+          command,
+          world.mcp.connectMcpServer(command.logLevel === undefined ? info : { ...info, logLevel: command.logLevel })
+        )
         yield* checkConnectOutcome(world, command, exit, keyOf(world, i), expected)
         keepHandle(world, model, i, exit)
         return
@@ -714,6 +751,22 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
             }`
         )
       }
+      case "setLogLevel": {
+        const connection = model.connections.get(command.server)
+        const serverKey = connection === undefined ? "nobody" : serverKeyOf(model, command.server)
+        const kept = connection !== undefined && connection.status !== "failed"
+        if (kept) connection.level = command.level
+        const exit = yield* settles(world, command, world.mcp.setMcpLogLevel(serverKey, command.level))
+        return yield* expectThat(
+          world,
+          "command-outcome",
+          kept ? Exit.isSuccess(exit) : errorOf(exit)?.reason === "NotConnected",
+          () =>
+            `setting the log level of ${serverKey}: the model says ${kept ? "done" : "NotConnected"}, got ${
+              Exit.isSuccess(exit) ? "done" : exit.cause.toString()
+            }`
+        )
+      }
     }
   })
 
@@ -773,6 +826,14 @@ const discrepancies = (world: World, model: Model): Effect.Effect<ReadonlyArray<
       const expected = model.connections.get(i)?.status === "connected" ? 1 : 0
       if (controlled.live.size !== expected) {
         differ("sessions-match", `s${i} has ${controlled.live.size} open sessions, the model says ${expected}`)
+      }
+      const connection = model.connections.get(i)
+      if (connection?.status === "connected") {
+        for (const session of controlled.live) {
+          if (session.level !== connection.level) {
+            differ("log-level-matches", `s${i}'s session was asked for ${session.level}, the model says ${connection.level}`)
+          }
+        }
       }
     }
     return found

@@ -1,6 +1,14 @@
 /** Tools the test MCP servers offer. */
+import { completable } from "@modelcontextprotocol/sdk/server/completable.js"
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js"
-import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import {
+  type LoggingLevel,
+  LoggingLevelSchema,
+  RootsListChangedNotificationSchema,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema
+} from "@modelcontextprotocol/sdk/types.js"
 import * as z from "zod"
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] })
@@ -206,4 +214,101 @@ export const library = (server: McpServer) => {
     { description: "A note by id", mimeType: "text/plain" },
     async (uri, { id }) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: `note ${String(id)}` }] })
   )
+}
+
+/**
+ * A server that offers logging, and `chatty`, which logs one message at each level (logger
+ * `chatty`, data `{ n, level }`) that the session's level lets through. `levels` hears each
+ * `logging/setLevel` the server gets; with `refuse`, the server refuses them.
+ */
+export const chatty = (levels: Array<LoggingLevel> = [], refuse = false) => (server: McpServer) => {
+  let threshold: LoggingLevel | undefined
+  const severity = (level: LoggingLevel) => LoggingLevelSchema.options.indexOf(level)
+  server.server.registerCapabilities({ logging: {} })
+  server.server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    if (refuse) throw new Error("no levels today")
+    threshold = request.params.level
+    levels.push(request.params.level)
+    return {}
+  })
+  server.registerTool("chatty", { description: "Logs at every level", inputSchema: { n: z.number() } }, async ({ n }) => {
+    for (const level of LoggingLevelSchema.options) {
+      if (threshold !== undefined && severity(level) < severity(threshold)) continue
+      await server.server.notification({ method: "notifications/message", params: { level, logger: "chatty", data: { n, level } } })
+    }
+    return text("said")
+  })
+}
+
+/**
+ * `work`: tells its progress `steps` times, `gapMs` apart (when the caller asked for it), then
+ * answers `done`, or `done, unasked` when no progress was asked for.
+ */
+export const worker = (server: McpServer) => {
+  server.registerTool(
+    "work",
+    { description: "Works in steps", inputSchema: { steps: z.number(), gapMs: z.number() } },
+    async ({ steps, gapMs }, extra) => {
+      const token = extra._meta?.progressToken
+      for (let step = 1; step <= steps; step++) {
+        await new Promise((resolve) => setTimeout(resolve, gapMs))
+        if (token !== undefined) {
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: { progressToken: token, progress: step, total: steps, message: `step ${step}` }
+          })
+        }
+      }
+      return text(token === undefined ? "done, unasked" : "done")
+    }
+  )
+}
+
+const NAMES = ["Ada", "Alan", "Barbara", "Grace"]
+
+/**
+ * Completions: the prompt `greet`, whose `name` completes from a list of names by prefix and
+ * whose `title` completes from the name chosen (`context`); the template `people://{name}`,
+ * whose `name` completes the same way.
+ */
+export const completer = (server: McpServer) => {
+  const byPrefix = (value: string) => NAMES.filter((name) => name.toLowerCase().startsWith(value.toLowerCase()))
+  server.registerPrompt(
+    "greet",
+    {
+      description: "Greets someone",
+      argsSchema: {
+        name: completable(z.string(), byPrefix),
+        title: completable(z.string(), (value, context) =>
+          (context?.arguments?.["name"] === "Grace" ? ["Admiral", "Dr."] : ["Dr.", "Ms.", "Mr."]).filter((title) =>
+            title.startsWith(value)
+          ))
+      }
+    },
+    ({ name, title }) => ({ messages: [{ role: "user", content: { type: "text", text: `Hello, ${title} ${name}` } }] })
+  )
+  server.registerResource(
+    "person",
+    new ResourceTemplate("people://{name}", { list: undefined, complete: { name: byPrefix } }),
+    { mimeType: "text/plain" },
+    async (uri, { name }) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: String(name) }] })
+  )
+}
+
+/**
+ * `roots`: answers the client's roots (`roots/list`) as JSON, or the error asking for them gave.
+ * `changes` hears each `notifications/roots/list_changed`.
+ */
+export const rootsReader = (changes: Array<string> = []) => (server: McpServer) => {
+  server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
+    changes.push("roots changed")
+  })
+  server.registerTool("roots", { description: "Lists the client's roots", inputSchema: {} }, async () => {
+    try {
+      const { roots } = await server.server.listRoots()
+      return text(JSON.stringify(roots))
+    } catch (error) {
+      return { isError: true, content: [{ type: "text" as const, text: String(error) }] }
+    }
+  })
 }

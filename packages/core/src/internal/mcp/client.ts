@@ -28,6 +28,8 @@ import {
   type ElicitResult,
   ErrorCode,
   type GetPromptResult,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
   McpError as SdkMcpError,
   ResourceUpdatedNotificationSchema,
   type Tool as SdkTool
@@ -35,12 +37,17 @@ import {
 import type {
   ElicitationRequest,
   ElicitationResult,
+  McpCompletion,
+  McpCompletionRef,
+  McpLogLevel,
+  McpProgress,
   McpPromptArgument,
   McpPromptResult,
   McpPromptSpec,
   McpResourceContents,
   McpResourceSpec,
   McpResourceTemplateSpec,
+  McpRoot,
   McpServerCapabilities,
   McpToolResult,
   McpToolSpec,
@@ -91,10 +98,16 @@ export interface ConnectOptions {
   readonly oauth: OAuthOptions | undefined
   /** Whether to advertise the sampling capability. */
   readonly sampling: boolean
+  /** Whether to advertise the roots capability (and that it tells when they change). */
+  readonly roots: boolean
   /** Aborts the connection attempt (and closes what it opened). */
   readonly signal: AbortSignal
   readonly onElicit: (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationResult>
   readonly onSample: (request: SamplingRequest, signal: AbortSignal) => Promise<SamplingResult>
+  /** The server asked for the roots (only when `roots` is advertised). */
+  readonly onListRoots: () => Promise<ReadonlyArray<McpRoot>>
+  /** The server sent a log message (`notifications/message`). */
+  readonly onLog: (message: { readonly level: McpLogLevel; readonly logger?: string; readonly data: unknown }) => void
   /** The server said its tool list changed. */
   readonly onToolsChanged: () => void
   /** The server said its prompt list changed. */
@@ -114,12 +127,16 @@ export interface Session {
   readonly capabilities: McpServerCapabilities
   readonly instructions: string | undefined
   readonly listTools: (signal: AbortSignal) => Promise<ReadonlyArray<McpToolSpec>>
-  /** `bounded: false`: no bound but the caller's own (the MCP SDK would cut it after `requestTimeoutMs`). */
+  /**
+   * `bounded: false`: no bound but the caller's own (the MCP SDK would cut it after `requestTimeoutMs`).
+   * With `onProgress`, the server is asked to tell its progress, and each notice restarts the bound.
+   */
   readonly callTool: (
     name: string,
     args: Readonly<Record<string, unknown>>,
     signal: AbortSignal,
-    bounded: boolean
+    bounded: boolean,
+    onProgress?: (progress: McpProgress) => void
   ) => Promise<McpToolResult>
   /** The server's prompts (all pages); none when it does not offer prompts. */
   readonly listPrompts: (signal: AbortSignal) => Promise<ReadonlyArray<McpPromptSpec>>
@@ -136,6 +153,21 @@ export interface Session {
   readonly subscribesResources: boolean
   readonly subscribeResource: (uri: string, signal: AbortSignal) => Promise<void>
   readonly unsubscribeResource: (uri: string, signal: AbortSignal) => Promise<void>
+  /** Completions of an argument of a prompt or resource template; none when the server offers no completions. */
+  readonly complete: (
+    ref: McpCompletionRef,
+    argument: { readonly name: string; readonly value: string },
+    context: Readonly<Record<string, string>> | undefined,
+    signal: AbortSignal
+  ) => Promise<McpCompletion>
+  /** Whether the server sends log messages (and takes a level). */
+  readonly offersLogging: boolean
+  /** Asks the server to send log messages of `level` and above. */
+  readonly setLoggingLevel: (level: McpLogLevel, signal: AbortSignal) => Promise<void>
+  /** Whether the roots capability was advertised on this session. */
+  readonly announcesRoots: boolean
+  /** Tells the server that the roots changed. */
+  readonly sendRootsListChanged: () => Promise<void>
   /** Ends the session on the server when the transport can (Streamable HTTP), then closes. Never rejects. */
   readonly close: () => Promise<void>
   /**
@@ -235,6 +267,12 @@ const toolSpec = (tool: SdkTool): McpToolSpec => {
     ...(annotations === undefined ? {} : { annotations: toolAnnotations(annotations) })
   }
 }
+
+const progressOf = (notice: { readonly progress: number; readonly total?: number | undefined; readonly message?: string | undefined }): McpProgress => ({
+  progress: notice.progress,
+  ...(notice.total === undefined ? {} : { total: notice.total }),
+  ...(notice.message === undefined ? {} : { message: notice.message })
+})
 
 const callResult = (result: CallToolResult): McpToolResult => ({
   content: result.content,
@@ -404,7 +442,11 @@ const open = async (
   const client = new Client(
     { name: options.clientInfo.name, version: options.clientInfo.version },
     {
-      capabilities: { elicitation: { form: {} }, ...(options.sampling ? { sampling: {} } : {}) },
+      capabilities: {
+        elicitation: { form: {} },
+        ...(options.sampling ? { sampling: {} } : {}),
+        ...(options.roots ? { roots: { listChanged: true } } : {})
+      },
       // `autoRefresh: false`: the caller lists again (all pages) what it needs.
       listChanged: {
         tools: { autoRefresh: false, debounceMs: 100, onChanged: () => options.onToolsChanged() },
@@ -416,6 +458,21 @@ const open = async (
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
     options.onResourceUpdated(notification.params.uri)
   })
+  client.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
+    options.onLog({
+      level: params.level,
+      ...(params.logger === undefined ? {} : { logger: params.logger }),
+      data: params.data
+    })
+  })
+  if (options.roots) {
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: (await options.onListRoots()).map((root) => ({
+        uri: root.uri,
+        ...(root.name === undefined ? {} : { name: root.name })
+      }))
+    }))
+  }
   client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
     const params = request.params
     // The client only advertises form mode; the SDK rejects URL-mode requests before this.
@@ -544,11 +601,14 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
       capabilities.tools === undefined
         ? []
         : allPages((params) => client.listTools(params, bounded(signal)), (response) => response.tools.map(toolSpec)),
-    callTool: async (name, args, signal, isBounded) => {
+    callTool: async (name, args, signal, isBounded, onProgress) => {
       const result = await client.callTool(
         { name, arguments: { ...args } },
         undefined,
-        isBounded ? bounded(signal) : { signal, timeout: LONGEST_TIMER_MS }
+        {
+          ...(isBounded ? bounded(signal) : { signal, timeout: LONGEST_TIMER_MS }),
+          ...(onProgress === undefined ? {} : { onprogress: (notice) => onProgress(progressOf(notice)), resetTimeoutOnProgress: true })
+        }
       )
       // Servers of the pre-2024-11 protocol answer `{ toolResult }` instead.
       const current = CallToolResultSchema.safeParse(result)
@@ -590,6 +650,28 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
         )
       }
     },
+    complete: async (ref, argument, context, signal) => {
+      if (capabilities.completions === undefined) return { values: [] }
+      const { completion } = await client.complete(
+        {
+          ref: ref.type === "ref/prompt" ? { type: "ref/prompt", name: ref.name } : { type: "ref/resource", uri: ref.uri },
+          argument: { name: argument.name, value: argument.value },
+          ...(context === undefined ? {} : { context: { arguments: { ...context } } })
+        },
+        bounded(signal)
+      )
+      return {
+        values: completion.values,
+        ...(completion.total === undefined ? {} : { total: completion.total }),
+        ...(completion.hasMore === undefined ? {} : { hasMore: completion.hasMore })
+      }
+    },
+    offersLogging: capabilities.logging !== undefined,
+    setLoggingLevel: async (level, signal) => {
+      await client.setLoggingLevel(level, bounded(signal))
+    },
+    announcesRoots: options.roots,
+    sendRootsListChanged: () => client.sendRootsListChanged(),
     close,
     isDisconnection
   }

@@ -15,13 +15,14 @@ import * as FiberSet from "effect/FiberSet"
 import * as PubSub from "effect/PubSub"
 import * as RcMap from "effect/RcMap"
 import * as Scope from "effect/Scope"
-import type { McpConnection, McpToolSpec } from "../../Mcp.js"
+import type { McpConnection, McpLogLevel, McpToolSpec } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
 import type * as McpClient from "./client.js"
 import * as Deadline from "./deadline.js"
 import { connectFailure, connectionOf, type Entry, type Env, isCurrent, publish, type ResourceWatch } from "./env.js"
 import * as Handlers from "./handlers.js"
 import { loadClient } from "./load.js"
+import type { Logging } from "./logging.js"
 import type * as OAuth from "./oauth.js"
 import type { Requests } from "./requests.js"
 
@@ -53,6 +54,8 @@ interface Opened {
   readonly tools: ReadonlyArray<McpToolSpec>
   readonly watch: ResourceWatch
   readonly attempt: Attempt
+  /** The log level its server was asked for while it opened. */
+  readonly logLevel: McpLogLevel | undefined
 }
 
 /**
@@ -63,6 +66,7 @@ interface Opened {
 export interface Deps {
   readonly oauth: ReturnType<typeof OAuth.make>
   readonly requests: Requests
+  readonly logging: Logging
   /** Makes the registry hold the tools of the connected servers; run under the lock. */
   readonly syncTools: Effect.Effect<void>
 }
@@ -72,7 +76,7 @@ export interface Deps {
  * @since 0.2.0
  * @category Constructors
  */
-export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
+export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) => {
   /**
    * A connected server went away: its tools are withdrawn, its session
    * closed, and it is reconnected with backoff. Ignored when `session` is
@@ -126,7 +130,7 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
     entry: Entry,
     url: URL,
     oauthOptions: McpClient.OAuthOptions | undefined,
-    sampling: boolean,
+    capabilities: { readonly sampling: boolean; readonly roots: boolean },
     attempt: Attempt
   ): Omit<McpClient.ConnectOptions, "signal"> => ({
     url,
@@ -135,9 +139,12 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
     oauth: oauthOptions,
     clientInfo: env.clientInfo,
     requestTimeoutMs: Duration.toMillis(env.requestTimeout),
-    sampling,
+    sampling: capabilities.sampling,
+    roots: capabilities.roots,
     onElicit: Handlers.elicit(env, entry),
     onSample: Handlers.sample(env, entry),
+    onListRoots: Handlers.listRoots(env),
+    onLog: logging.onLog(entry),
     // Before the session is the entry's, a refresh would find nothing to refresh: `install` does it.
     onToolsChanged: () => {
       if (attempt.installed) void env.runFork(refreshTools(entry))
@@ -173,6 +180,7 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
       const client = yield* loadClient
       const url = yield* Effect.try({ try: () => new URL(entry.server.url), catch: (error) => connectFailure(entry, error) })
       const sampling = yield* Handlers.samples(env, entry)
+      const roots = yield* Handlers.offersRoots(env)
       const deadline = yield* Deadline.make(env.connectTimeout)
       // The app's storage and code functions may throw: a defect here would leave `ready` waiting forever.
       const oauthOptions = yield* oauth.optionsFor(entry, deadline).pipe(
@@ -182,7 +190,7 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
       const updates = yield* PubSub.unbounded<string>()
       yield* Scope.addFinalizer(scope, PubSub.shutdown(updates))
       const attempt: Attempt = { session: undefined, closed: false, installed: false, toolsChanged: false, updates }
-      const options = connectOptions(entry, url, oauthOptions, sampling, attempt)
+      const options = connectOptions(entry, url, oauthOptions, { sampling, roots }, attempt)
       return yield* Effect.gen(function*() {
         const session = yield* Effect.uninterruptibleMask((restore) =>
           restore(
@@ -211,7 +219,8 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
                   session.unsubscribeResource(uri, signal)).pipe(Effect.ignore)
             )
         }).pipe(Scope.extend(scope))
-        return { session, scope, tools, watch: { updates, subscriptions }, attempt }
+        const logLevel = yield* logging.opened(entry, session)
+        return { session, scope, tools, watch: { updates, subscriptions }, attempt, logLevel }
       }).pipe(
         // A defect must not leave the callers waiting for `ready` forever.
         Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect))),
@@ -230,7 +239,10 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
    * Makes an opened session the entry's and registers its tools, then lists them again if the
    * server said they changed meanwhile; `undefined` when the entry is gone.
    */
-  const install = (entry: Entry, { attempt, scope, session, tools, watch }: Opened): Effect.Effect<McpConnection | undefined> =>
+  const install = (
+    entry: Entry,
+    { attempt, logLevel, scope, session, tools, watch }: Opened
+  ): Effect.Effect<McpConnection | undefined> =>
     Effect.flatMap(
       env.locked(Effect.gen(function*() {
         if (!isCurrent(env, entry)) return undefined
@@ -243,6 +255,8 @@ export const make = (env: Env, { oauth, requests, syncTools }: Deps) => {
         entry.error = undefined
         entry.fiber = undefined
         attempt.installed = true
+        // The level may have changed while the session opened.
+        yield* logging.installed(entry, session, logLevel)
         yield* syncTools
         return connectionOf(env, entry)
       })),

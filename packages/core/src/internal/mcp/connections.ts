@@ -13,7 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import type { McpConnection, McpServerInfo } from "../../Mcp.js"
+import type { McpConnection, McpLogLevel, McpServerInfo } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
 import type { Entry, Env } from "./env.js"
 import { publish } from "./env.js"
@@ -37,6 +37,8 @@ export interface Deps {
   readonly establish: (entry: Entry) => Effect.Effect<void>
   /** Makes the registry hold the tools of the connected servers; run under the lock. */
   readonly syncTools: Effect.Effect<void>
+  /** Keeps a new log level for the entry, and sends it to its server in the background when connected. */
+  readonly applyLogLevel: (entry: Entry, level: McpLogLevel) => Effect.Effect<void>
 }
 
 /**
@@ -44,7 +46,7 @@ export interface Deps {
  * @since 0.2.0
  * @category Constructors
  */
-export const make = (env: Env, { establish, syncTools }: Deps) => {
+export const make = (env: Env, { applyLogLevel, establish, syncTools }: Deps) => {
   /** The server's key, or one derived from its URL; `-2`, `-3`, ... when it is taken. */
   const serverKeyFor = (server: McpServerInfo): string => {
     const base = Support.sanitizeKey(server.serverKey ?? Support.deriveServerKey(server.url))
@@ -63,6 +65,10 @@ export const make = (env: Env, { establish, syncTools }: Deps) => {
         if (server.handlers !== undefined && existing.server.handlers !== server.handlers) {
           existing.server = { ...existing.server, handlers: server.handlers }
           yield* publish(env)
+        }
+        if (server.logLevel !== undefined && existing.logLevel !== server.logLevel) {
+          existing.server = { ...existing.server, logLevel: server.logLevel }
+          yield* applyLogLevel(existing, server.logLevel)
         }
         return existing
       }
@@ -85,7 +91,8 @@ export const make = (env: Env, { establish, syncTools }: Deps) => {
         tools: [],
         watch: undefined,
         promptsVersion: 0,
-        resourcesVersion: 0
+        resourcesVersion: 0,
+        logLevel: server.logLevel
       }
       env.entries.set(key, entry)
       yield* publish(env)

@@ -11,7 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
-import type * as PubSub from "effect/PubSub"
+import * as PubSub from "effect/PubSub"
 import type * as RcMap from "effect/RcMap"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
@@ -25,7 +25,11 @@ import type {
   McpConnection,
   McpConnections,
   McpConnectionStatus,
+  McpLogLevel,
+  McpLogMessage,
+  McpRoot,
   McpServerInfo,
+  McpToolProgress,
   McpToolSpec,
   McpTransport,
   SamplingHandler
@@ -75,6 +79,8 @@ export interface Entry {
   promptsVersion: number
   /** How many times its servers said their resources changed (`McpConnection.resourcesVersion`). */
   resourcesVersion: number
+  /** The level its server is asked to log at, on each session: `McpServerInfo.logLevel`, or as set since. */
+  logLevel: McpLogLevel | undefined
 }
 
 /**
@@ -113,7 +119,12 @@ export interface Registration {
 export interface Handlers {
   readonly elicitation: ElicitationHandler | undefined
   readonly sampling: SamplingHandler | undefined
+  /** The roots servers are given; announced to the servers connected while set. */
+  readonly roots: ReadonlyArray<McpRoot> | undefined
 }
+
+/** How far behind a subscriber of `logs` or `toolProgress` may fall before it loses the oldest. */
+const NOTICES_KEPT = 1_000
 
 /**
  * @internal
@@ -129,6 +140,10 @@ export interface Env {
   readonly clientInfo: { readonly name: string; readonly version: string }
   readonly reconnectSchedule: Schedule.Schedule<unknown, McpError>
   readonly handlers: Ref.Ref<Handlers>
+  /** The servers' log messages, for `Mcp.Service.logs`. */
+  readonly logs: PubSub.PubSub<McpLogMessage>
+  /** The progress of the model's calls, for `Mcp.Service.toolProgress`. */
+  readonly toolProgress: PubSub.PubSub<McpToolProgress>
   /** What `getMcpClients` and `changes` show; written by `publish`. */
   readonly connections: SubscriptionRef.SubscriptionRef<McpConnections>
   /** Connection attempts, event handling and server requests: all interrupted when the layer closes. */
@@ -168,8 +183,11 @@ export const make = (
       reconnectSchedule: options.reconnectSchedule ?? DEFAULT_RECONNECT_SCHEDULE,
       handlers: yield* Ref.make<Handlers>({
         elicitation: options.elicitationHandler,
-        sampling: options.samplingHandler
+        sampling: options.samplingHandler,
+        roots: options.roots
       }),
+      logs: yield* Effect.acquireRelease(PubSub.sliding<McpLogMessage>(NOTICES_KEPT), PubSub.shutdown),
+      toolProgress: yield* Effect.acquireRelease(PubSub.sliding<McpToolProgress>(NOTICES_KEPT), PubSub.shutdown),
       connections: yield* SubscriptionRef.make<McpConnections>({}),
       fibers,
       runFork: yield* FiberSet.runtime(fibers)<never>(),

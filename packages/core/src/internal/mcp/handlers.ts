@@ -13,6 +13,7 @@ import type {
   ElicitationResult,
   HandlerResult,
   McpRequestContext,
+  McpRoot,
   SamplingRequest,
   SamplingResult
 } from "../../Mcp.js"
@@ -111,3 +112,23 @@ export const samples = (env: Env, entry: Entry): Effect.Effect<boolean> =>
     Ref.get(env.handlers),
     (current) => entry.server.handlers?.sampling !== undefined || current.sampling !== undefined
   )
+
+/**
+ * Whether to announce the roots capability to a server now connecting: roots are set.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
+export const offersRoots = (env: Env): Effect.Effect<boolean> =>
+  Effect.map(Ref.get(env.handlers), (current) => current.roots !== undefined)
+
+/**
+ * Answers a server's `roots/list` with the roots set now (none once they were unset).
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
+export const listRoots = (env: Env) => (): Promise<ReadonlyArray<McpRoot>> =>
+  env.runPromise(Effect.map(Ref.get(env.handlers), (current) => current.roots ?? []))

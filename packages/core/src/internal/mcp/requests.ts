@@ -8,7 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import { isRecord } from "effect/Predicate"
-import type { McpClientHandle, McpToolSpec } from "../../Mcp.js"
+import type { McpClientHandle, McpProgress, McpToolSpec } from "../../Mcp.js"
 import { McpError, ToolCallError } from "../../TamboError.js"
 import type * as Tool from "../../Tool.js"
 import { describeError } from "../toolSupport.js"
@@ -73,14 +73,18 @@ export const make = (env: Env, dropped: Dropped) => {
       })
     )
 
-  /** `bounded`: by `MakeOptions.requestTimeout`; the model's calls are bounded by the executor's timeout instead. */
+  /**
+   * `bounded`: by `MakeOptions.requestTimeout`; the model's calls are bounded by the executor's
+   * timeout instead. With `onProgress`, the server is asked to tell its progress.
+   */
   const callTool = (
     entry: Entry,
     session: McpClient.Session,
     name: string,
     args: Readonly<Record<string, unknown>>,
-    bounded: boolean
-  ) => request(entry, session, `The tool "${name}"`, (signal) => session.callTool(name, args, signal, bounded))
+    bounded: boolean,
+    onProgress?: (progress: McpProgress) => void
+  ) => request(entry, session, `The tool "${name}"`, (signal) => session.callTool(name, args, signal, bounded, onProgress))
 
   /** The tools of the server on `session` (all pages). */
   const listTools = (entry: Entry, session: McpClient.Session) =>
@@ -89,13 +93,15 @@ export const make = (env: Env, dropped: Dropped) => {
   /**
    * A call of the model, through the registry: an MCP error (an `isError`
    * result, a failed or unreachable server) is a `ToolCallError`, which
-   * the executor sends back as an error result.
+   * the executor sends back as an error result. The progress the server
+   * tells of goes to `toolProgress`, with the call's id.
    */
   const callForModel = (
     entry: Entry,
     spec: McpToolSpec,
     registeredName: string,
-    args: unknown
+    args: unknown,
+    toolCallId: string
   ): Effect.Effect<ReadonlyArray<Tool.ToolResultPart>, Tool.ToolCallError> =>
     Effect.gen(function*() {
       const session = entry.session
@@ -108,7 +114,17 @@ export const make = (env: Env, dropped: Dropped) => {
           })
         )
       }
-      const result = yield* callTool(entry, session, spec.name, isRecord(args) ? args : {}, false).pipe(
+      const onProgress = (progress: McpProgress) => {
+        env.toolProgress.unsafeOffer({
+          key: entry.key,
+          serverKey: entry.serverKey,
+          tool: spec.name,
+          registeredName,
+          toolCallId,
+          ...progress
+        })
+      }
+      const result = yield* callTool(entry, session, spec.name, isRecord(args) ? args : {}, false, onProgress).pipe(
         Effect.mapError((error) =>
           new ToolCallError({ reason: "Failed", message: error.message, toolName: registeredName })
         )
@@ -130,10 +146,26 @@ export const make = (env: Env, dropped: Dropped) => {
       })
     )
 
+  /** The application's `onProgress`, whose throw is logged: the call goes on. */
+  const appCallback = (
+    entry: Entry,
+    name: string,
+    onProgress: ((progress: McpProgress) => void) | undefined
+  ) =>
+    onProgress === undefined ? undefined : (progress: McpProgress) => {
+      try {
+        onProgress(progress)
+      } catch (error) {
+        env.runFork(Effect.logWarning(
+          `The onProgress of a call of tool "${name}" on MCP server "${entry.serverKey}" threw: ${describeError(error)}`
+        ))
+      }
+    }
+
   /** The application's direct access to the server on `session`. */
   const handleOf = (entry: Entry, session: McpClient.Session): McpClientHandle => ({
-    callTool: (name, args = {}) =>
-      callTool(entry, session, name, args, true).pipe(
+    callTool: (name, args = {}, options) =>
+      callTool(entry, session, name, args, true, appCallback(entry, name, options?.onProgress)).pipe(
         Effect.withSpan("Mcp.callTool", { attributes: { "mcp.server": entry.serverKey, "mcp.tool": name } })
       ),
     listTools: listTools(entry, session)

@@ -13,6 +13,8 @@ import * as RcMap from "effect/RcMap"
 import * as Stream from "effect/Stream"
 import type {
   MakeOptions,
+  McpCompletion,
+  McpCompletionRef,
   McpPrompt,
   McpResource,
   McpResourceContents,
@@ -91,6 +93,24 @@ export const make = <Entry extends { readonly serverKey: string; readonly watch:
     Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
       deps.request(entry, session, `The prompt "${name}"`, (signal) => session.getPrompt(name, args, signal))).pipe(
         Effect.withSpan("Mcp.getPrompt", { attributes: { "mcp.server": serverKey, "mcp.prompt": name } })
+      )
+
+  const completeMcpArgument = (
+    serverKey: string,
+    ref: McpCompletionRef,
+    argument: { readonly name: string; readonly value: string },
+    context?: Readonly<Record<string, string>>
+  ): Effect.Effect<McpCompletion, McpError> =>
+    Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
+      deps.request(
+        entry,
+        session,
+        `Completing the argument "${argument.name}" of ${ref.type === "ref/prompt" ? `the prompt "${ref.name}"` : `"${ref.uri}"`}`,
+        (signal) => session.complete(ref, argument, context, signal)
+      )).pipe(
+        Effect.withSpan("Mcp.complete", {
+          attributes: { "mcp.server": serverKey, "mcp.ref": ref.type === "ref/prompt" ? ref.name : ref.uri, "mcp.argument": argument.name }
+        })
       )
 
   const matches = (search: string | undefined) => {
@@ -231,6 +251,7 @@ export const make = <Entry extends { readonly serverKey: string; readonly watch:
   return {
     listMcpPrompts,
     getMcpPrompt,
+    completeMcpArgument,
     listMcpResources,
     listMcpResourceTemplates,
     readMcpResource,

@@ -9,9 +9,10 @@
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Auth from "../../Auth.js"
-import type { MakeOptions, Mcp } from "../../Mcp.js"
+import type { MakeOptions, Mcp, McpRoot } from "../../Mcp.js"
 import { ConfigError } from "../../TamboError.js"
 import { TamboTransport } from "../../TamboTransport.js"
 import { ToolRegistry } from "../../ToolRegistry.js"
@@ -19,6 +20,7 @@ import * as Registry from "../toolRegistry.js"
 import * as Connection from "./connection.js"
 import * as Connections from "./connections.js"
 import * as Env from "./env.js"
+import * as Logging from "./logging.js"
 import * as OAuth from "./oauth.js"
 import * as Requests from "./requests.js"
 import * as Resources from "./resources.js"
@@ -76,6 +78,25 @@ export const makeStandalone = (options: MakeOptions = {}): Effect.Effect<Mcp.Ser
   Effect.flatMap(Registry.make, (registry) =>
     Effect.provideService(makeServers(options, noTamboApi), ToolRegistry, registry))
 
+/**
+ * Sets the roots, then tells each connected server that was offered roots
+ * that they changed (a server that cannot be told is let be: it asks again
+ * when it next needs them).
+ */
+const setRoots = (env: Env.Env, roots: ReadonlyArray<McpRoot> | undefined): Effect.Effect<void> =>
+  Ref.update(env.handlers, (current) => ({ ...current, roots: roots === undefined ? undefined : [...roots] })).pipe(
+    Effect.zipRight(Effect.suspend(() =>
+      Effect.forEach(
+        Array.from(env.entries.values()).flatMap((entry) =>
+          entry.status === "connected" && entry.session?.announcesRoots === true ? [entry.session] : []
+        ),
+        (session) => Effect.promise(() => session.sendRootsListChanged().catch(() => undefined)),
+        { concurrency: "unbounded", discard: true }
+      )
+    )),
+    Effect.withSpan("Mcp.setRoots")
+  )
+
 /** The service over the registry of the context, with the given way to get Tambo's MCP tokens. */
 const makeServers = (
   options: MakeOptions,
@@ -87,8 +108,13 @@ const makeServers = (
     // connection's life (below) owns: the one reference back.
     const requests = Requests.make(env, (entry, session, error) => connection.markDropped(entry, session, error))
     const tools = Tools.make(env, requests.callForModel)
-    const connection = Connection.make(env, { oauth: OAuth.make(env), requests, syncTools: tools.sync })
-    const connections = Connections.make(env, { establish: connection.establish, syncTools: tools.sync })
+    const logging = Logging.make(env, requests.request)
+    const connection = Connection.make(env, { oauth: OAuth.make(env), requests, logging, syncTools: tools.sync })
+    const connections = Connections.make(env, {
+      establish: connection.establish,
+      syncTools: tools.sync,
+      applyLogLevel: logging.apply
+    })
 
     // Registered last, so it runs first when the layer closes: the
     // connections close (and their tools leave the registry) before the
@@ -114,6 +140,10 @@ const makeServers = (
       setElicitationHandler: (handler) => Ref.update(env.handlers, (current) => ({ ...current, elicitation: handler })),
       setSamplingHandler: (handler) => Ref.update(env.handlers, (current) => ({ ...current, sampling: handler })),
       getMcpToken,
+      setMcpLogLevel: logging.setMcpLogLevel,
+      logs: Stream.fromPubSub(env.logs),
+      toolProgress: Stream.fromPubSub(env.toolProgress),
+      setMcpRoots: (roots) => setRoots(env, roots),
       ...resources
     }
   })

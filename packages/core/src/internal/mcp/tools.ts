@@ -35,7 +35,7 @@ export const make = (env: Env, callForModel: Requests["callForModel"]) => {
     ...(spec.outputSchema === undefined ? {} : { outputSchema: spec.outputSchema }),
     // The executor runs a returned Effect in the calling fiber: the call is
     // interrupted with it and its span is a child of the executor's.
-    tool: (args: unknown) => callForModel(entry, spec, name, args),
+    tool: (args: unknown, context: Tool.ToolCallContext) => callForModel(entry, spec, name, args, context.toolCallId),
     transformToContent: (parts: unknown) => (Array.isArray(parts) ? parts : [])
   })
 

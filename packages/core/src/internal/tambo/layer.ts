@@ -35,7 +35,8 @@ export const services = (options: LayerOptions) => {
     servers: options.mcpServers ?? [],
     resources: options.resources,
     listResources: options.listResources,
-    getResource: options.getResource
+    getResource: options.getResource,
+    roots: options.mcpRoots
   }).pipe(Layer.provideMerge(base))
 }
 

@@ -1,0 +1,106 @@
+/**
+ * The servers' log messages: the level each server is asked to log at (kept
+ * per connection, sent again on each session) and the messages they send,
+ * published to `Mcp.Service.logs`.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type { McpLogLevel } from "../../Mcp.js"
+import { McpError } from "../../TamboError.js"
+import { describeError } from "../toolSupport.js"
+import type * as McpClient from "./client.js"
+import type { Entry, Env } from "./env.js"
+import type { Requests } from "./requests.js"
+
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const make = (env: Env, request: Requests["request"]) => {
+  /** Asks the server of `session` for `level`; nothing for a server that does not offer logging. */
+  const send = (entry: Entry, session: McpClient.Session, level: McpLogLevel): Effect.Effect<void, McpError> =>
+    session.offersLogging
+      ? request(entry, session, `Setting the log level to "${level}"`, (signal) => session.setLoggingLevel(level, signal))
+      : Effect.void
+
+  /** `send`, where a refusal is logged: the connection goes on at the server's own level. */
+  const sendQuietly = (entry: Entry, session: McpClient.Session, level: McpLogLevel): Effect.Effect<void> =>
+    send(entry, session, level).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))
+
+  /**
+   * Keeps a new level for the entry; when it is connected, the server is
+   * told in the background (this runs under the service's lock).
+   */
+  const apply = (entry: Entry, level: McpLogLevel): Effect.Effect<void> =>
+    Effect.sync(() => {
+      entry.logLevel = level
+      const session = entry.session
+      if (session !== undefined && entry.status === "connected") env.runFork(sendQuietly(entry, session, level))
+    })
+
+  /**
+   * A session was made the entry's: its server is asked for the entry's level, unless the attempt
+   * that opened the session already asked for that one.
+   */
+  const installed = (entry: Entry, session: McpClient.Session, sent: McpLogLevel | undefined): Effect.Effect<void> =>
+    Effect.sync(() => {
+      const level = entry.logLevel
+      if (level !== undefined && level !== sent) env.runFork(sendQuietly(entry, session, level))
+    })
+
+  /**
+   * Asks a new session's server for the entry's level before the session is
+   * the entry's (so that `request`, which only serves the entry's session,
+   * does not apply); the level sent, if any.
+   */
+  const opened = (entry: Entry, session: McpClient.Session): Effect.Effect<McpLogLevel | undefined> => {
+    const level = entry.logLevel
+    if (level === undefined || !session.offersLogging) return Effect.succeed(level)
+    return Effect.tryPromise((signal) => session.setLoggingLevel(level, signal)).pipe(
+      Effect.catchAll((error) =>
+        Effect.logWarning(`Setting the log level of MCP server "${entry.serverKey}" to "${level}" failed: ${describeError(error.error)}`)
+      ),
+      Effect.as(level)
+    )
+  }
+
+  const setMcpLogLevel = (serverKey: string, level: McpLogLevel): Effect.Effect<void, McpError> =>
+    env.locked(Effect.sync(() => {
+      const entry = Array.from(env.entries.values()).find((candidate) => candidate.serverKey === serverKey)
+      if (entry === undefined || entry.status === "failed") return undefined
+      entry.logLevel = level
+      // Connecting or reconnecting: the next session's server is asked for it.
+      return { entry, session: entry.status === "connected" ? entry.session : undefined }
+    })).pipe(
+      Effect.flatMap((found) =>
+        found === undefined
+          ? Effect.fail(
+            new McpError({
+              reason: "NotConnected",
+              message: `No MCP server with the key "${serverKey}" is connected`,
+              serverKey
+            })
+          )
+          : found.session === undefined
+          ? Effect.void
+          : send(found.entry, found.session, level)
+      ),
+      Effect.withSpan("Mcp.setLogLevel", { attributes: { "mcp.server": serverKey, "mcp.log_level": level } })
+    )
+
+  /** What the MCP client calls with each of the server's log messages. */
+  const onLog = (entry: Entry) => (message: { readonly level: McpLogLevel; readonly logger?: string; readonly data: unknown }) => {
+    env.logs.unsafeOffer({ key: entry.key, serverKey: entry.serverKey, ...message })
+  }
+
+  return { apply, installed, opened, setMcpLogLevel, onLog }
+}
+
+/**
+ * @internal
+ * @since 0.2.0
+ * @category Models
+ */
+export type Logging = ReturnType<typeof make>

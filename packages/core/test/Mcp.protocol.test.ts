@@ -1,0 +1,324 @@
+/**
+ * The rest of the MCP client's side of the protocol, against real MCP
+ * servers on loopback: servers' log messages and the level they log at,
+ * progress of tool calls, completions of prompt and template arguments,
+ * and the roots servers are given.
+ */
+import { Script } from "@tambo-effect/testing"
+import { describe, expect, it } from "@effect/vitest"
+import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as Mcp from "../src/Mcp.js"
+import { runAll, tamboLayer, useServer } from "./helpers.js"
+import { mcpServer } from "./mcp/server.js"
+import { all, calculator, chatty, completer, echo, prompter, rootsReader, worker } from "./mcp/tools.js"
+
+const server = useServer()
+
+const stack = (options: Mcp.MakeOptions = {}) => Mcp.layerWith(options).pipe(Layer.provideMerge(tamboLayer(server())))
+
+/** Until `check` passes (it throws until then), or 5 seconds passed: then its last failure. */
+const eventually = (check: () => void) =>
+  Effect.try(check).pipe(
+    Effect.retry(Schedule.spaced("10 millis").pipe(Schedule.upTo("5 seconds"))),
+    Effect.orDie
+  )
+
+/** A logger that keeps the warnings' messages in `warnings`, for `Effect.provide`. */
+const keepingWarnings = (warnings: Array<unknown>) =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ logLevel, message }) => {
+      if (logLevel._tag === "Warning") warnings.push(message)
+    })
+  )
+
+/** Until the connection is connected again. */
+const untilConnected = (mcp: Mcp.Mcp.Service, key: string) =>
+  mcp.changes.pipe(
+    Stream.filter((connections) => connections[key]?.status === "connected"),
+    Stream.runHead,
+    Effect.timeout("5 seconds"),
+    Effect.orDie
+  )
+
+/** Collects what `stream` gives from now on, in the background, into the returned array. */
+const collect = <A>(stream: Stream.Stream<A>) =>
+  Effect.gen(function*() {
+    const seen: Array<A> = []
+    const started = yield* Effect.makeLatch(false)
+    yield* Stream.runForEach(Stream.onStart(stream, started.open), (item) => Effect.sync(() => seen.push(item))).pipe(
+      Effect.forkScoped
+    )
+    yield* started.await
+    return seen
+  })
+
+const textOf = (result: Mcp.McpToolResult) =>
+  result.content.map((part) => ("text" in part && typeof part.text === "string" ? part.text : "")).join("")
+
+describe("MCP logging", () => {
+  it.live.each(["http", "sse"] as const)("a server's log messages come out of `logs`, at the level it was asked for (%s)", (transport) =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const levels: Array<LoggingLevel> = []
+      const chat = yield* mcpServer({ setup: chatty(levels), transport })
+      const logs = yield* collect(mcp.logs)
+      const connection = yield* mcp.connectMcpServer({ url: chat.url, transport, serverKey: "chat", logLevel: "error" })
+      expect(connection.capabilities?.logging).toEqual({})
+      // Asked while connecting, before the connection is handed out.
+      expect(levels).toEqual(["error"])
+
+      yield* connection.client!.callTool("chatty", { n: 1 })
+      yield* eventually(() => expect(logs.map((log) => log.level)).toEqual(["error", "critical", "alert", "emergency"]))
+      expect(logs[0]).toEqual({
+        key: connection.key,
+        serverKey: "chat",
+        level: "error",
+        logger: "chatty",
+        data: { n: 1, level: "error" }
+      })
+
+      logs.length = 0
+      yield* mcp.setMcpLogLevel("chat", "notice")
+      expect(levels).toEqual(["error", "notice"])
+      yield* connection.client!.callTool("chatty", { n: 2 })
+      yield* eventually(() =>
+        expect(logs.map((log) => log.level)).toEqual(["notice", "warning", "error", "critical", "alert", "emergency"])
+      )
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("the level is asked for again on each new session: after a reconnection, and after a later connect changed it", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const levels: Array<LoggingLevel> = []
+      const chat = yield* mcpServer({ setup: chatty(levels) })
+      const info = { url: chat.url, serverKey: "chat" }
+      const connection = yield* mcp.connectMcpServer(info)
+      // No level given: the server is not asked for one.
+      expect(levels).toEqual([])
+      yield* mcp.setMcpLogLevel("chat", "warning")
+      expect(levels).toEqual(["warning"])
+
+      // The server restarts: its new session is asked for the level set before.
+      yield* Effect.promise(() => chat.restart())
+      yield* Effect.ignore(connection.client!.callTool("chatty", { n: 0 }))
+      yield* eventually(() => expect(levels).toEqual(["warning", "warning"]))
+      yield* untilConnected(mcp, connection.key)
+      const logs = yield* collect(mcp.logs)
+      const clients = yield* mcp.getMcpClients
+      yield* clients[connection.key]!.client!.callTool("chatty", { n: 3 })
+      yield* eventually(() => expect(logs.map((log) => log.level)).toEqual(["warning", "error", "critical", "alert", "emergency"]))
+
+      // A later connect of the same server with another level asks for it.
+      yield* mcp.connectMcpServer({ ...info, logLevel: "alert" })
+      yield* eventually(() => expect(levels).toEqual(["warning", "warning", "alert"]))
+    }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("50 millis") })), Effect.scoped))
+
+  it.live("a server that refuses the level stays connected, and says so in a warning", () => {
+    const warnings: Array<unknown> = []
+    return Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const chat = yield* mcpServer({ setup: chatty([], true) })
+      const connection = yield* mcp.connectMcpServer({ url: chat.url, serverKey: "chat", logLevel: "info" })
+      expect(connection.status).toBe("connected")
+      expect(warnings).toHaveLength(1)
+      expect(String((warnings[0] as ReadonlyArray<unknown>)[0])).toContain(
+        "Setting the log level of MCP server \"chat\" to \"info\" failed"
+      )
+      const refused = yield* Effect.flip(mcp.setMcpLogLevel("chat", "debug"))
+      expect(refused).toMatchObject({ _tag: "McpError", reason: "CallFailed", serverKey: "chat" })
+      expect(refused.message).toContain("no levels today")
+      expect(textOf(yield* connection.client!.callTool("chatty", { n: 1 }))).toBe("said")
+    }).pipe(Effect.provide(stack()), Effect.scoped, Effect.provide(keepingWarnings(warnings)))
+  })
+
+  it.live("an unknown server key is NotConnected; a server that offers no logging is not asked", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const plain = yield* mcpServer({ setup: echo("plain") })
+      yield* mcp.connectMcpServer({ url: plain.url, serverKey: "plain", logLevel: "debug" })
+      expect(yield* Effect.flip(mcp.setMcpLogLevel("nope", "info"))).toMatchObject({
+        _tag: "McpError",
+        reason: "NotConnected",
+        serverKey: "nope"
+      })
+      const posts = plain.postsAnswered
+      yield* mcp.setMcpLogLevel("plain", "info")
+      expect(plain.postsAnswered).toBe(posts)
+      expect(plain.requests.some((request) => request.method === "POST" && request.headers["mcp-method"] === "logging/setLevel"))
+        .toBe(false)
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+})
+
+describe("MCP progress", () => {
+  it.live("the progress of the model's call of an MCP tool comes out of `toolProgress`, with the call's id", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const work = yield* mcpServer({ setup: worker })
+      yield* mcp.connectMcpServer({ url: work.url, serverKey: "work" })
+      const progress = yield* collect(mcp.toolProgress)
+      const results: Array<string> = []
+      server().setScript((request) => {
+        if (request.toolResults.length === 0) return [Script.toolCall("work", { steps: 3, gapMs: 5 }, { id: "call_work" })]
+        results.push(...request.toolResults.map((result) => result.text))
+        return [Script.text("worked")]
+      })
+      yield* runAll("work please")
+      expect(results).toEqual(["done"])
+      yield* eventually(() => expect(progress).toHaveLength(3))
+      expect(progress).toEqual([1, 2, 3].map((step) => ({
+        key: Mcp.uniqueKey({ url: work.url }),
+        serverKey: "work",
+        tool: "work",
+        registeredName: "work",
+        toolCallId: "call_work",
+        progress: step,
+        total: 3,
+        message: `step ${step}`
+      })))
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a call through the handle hears its progress, and each notice restarts the request timeout", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const work = yield* mcpServer({ setup: worker })
+      const connection = yield* mcp.connectMcpServer({ url: work.url })
+      const heard: Array<Mcp.McpProgress> = []
+      // Four steps of 150 ms: 600 ms in all, against a request timeout of 400 ms.
+      const result = yield* connection.client!.callTool("work", { steps: 4, gapMs: 150 }, {
+        onProgress: (progress) => heard.push(progress)
+      })
+      expect(textOf(result)).toBe("done")
+      expect(heard.map((progress) => progress.progress)).toEqual([1, 2, 3, 4])
+      expect(heard[3]).toEqual({ progress: 4, total: 4, message: "step 4" })
+
+      // Without `onProgress`, the server is not asked, and the same call is cut by the timeout.
+      const error = yield* Effect.flip(connection.client!.callTool("work", { steps: 4, gapMs: 150 }))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "CallFailed" })
+      expect(error.message).toMatch(/timed out/i)
+      expect(textOf(yield* connection.client!.callTool("work", { steps: 1, gapMs: 0 }))).toBe("done, unasked")
+    }).pipe(Effect.provide(stack({ requestTimeout: "400 millis" })), Effect.scoped))
+
+  it.live("an onProgress that throws is logged and the call goes on", () => {
+    const warnings: Array<unknown> = []
+    return Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const work = yield* mcpServer({ setup: worker })
+      const connection = yield* mcp.connectMcpServer({ url: work.url })
+      let calls = 0
+      const result = yield* connection.client!.callTool("work", { steps: 2, gapMs: 0 }, {
+        onProgress: () => {
+          calls++
+          throw new Error("the progress bar broke")
+        }
+      })
+      expect(textOf(result)).toBe("done")
+      expect(calls).toBe(2)
+      yield* eventually(() => expect(warnings).toHaveLength(2))
+      expect(warnings[0]).toEqual([
+        "The onProgress of a call of tool \"work\" on MCP server \"mcp\" threw: the progress bar broke"
+      ])
+    }).pipe(Effect.provide(stack()), Effect.scoped, Effect.provide(keepingWarnings(warnings)))
+  })
+})
+
+describe("MCP completions", () => {
+  it.live("completes a prompt's argument and a resource template's variable, with the arguments chosen so far", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const people = yield* mcpServer({ setup: completer })
+      const connection = yield* mcp.connectMcpServer({ url: people.url, serverKey: "people" })
+      expect(connection.capabilities?.completions).toEqual({})
+      const greet: Mcp.McpCompletionRef = { type: "ref/prompt", name: "greet" }
+
+      expect(yield* mcp.completeMcpArgument("people", greet, { name: "name", value: "a" })).toEqual({
+        values: ["Ada", "Alan"],
+        total: 2,
+        hasMore: false
+      })
+      expect((yield* mcp.completeMcpArgument("people", greet, { name: "title", value: "" }, { name: "Grace" })).values)
+        .toEqual(["Admiral", "Dr."])
+      expect((yield* mcp.completeMcpArgument("people", greet, { name: "title", value: "" })).values)
+        .toEqual(["Dr.", "Ms.", "Mr."])
+      expect(
+        (yield* mcp.completeMcpArgument("people", { type: "ref/resource", uri: "people://{name}" }, { name: "name", value: "G" }))
+          .values
+      ).toEqual(["Grace"])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a server without completions suggests nothing; an unknown server or prompt is a typed McpError", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const people = yield* mcpServer({ setup: completer })
+      const docs = yield* mcpServer({ setup: all(prompter, calculator) })
+      yield* mcp.connectMcpServer({ url: people.url, serverKey: "people" })
+      yield* mcp.connectMcpServer({ url: docs.url, serverKey: "docs" })
+
+      const review: Mcp.McpCompletionRef = { type: "ref/prompt", name: "review" }
+      expect(yield* mcp.completeMcpArgument("docs", review, { name: "code", value: "x" })).toEqual({ values: [] })
+      expect(yield* Effect.flip(mcp.completeMcpArgument("nope", review, { name: "code", value: "" }))).toMatchObject({
+        _tag: "McpError",
+        reason: "NotConnected",
+        serverKey: "nope"
+      })
+      const unknown = yield* Effect.flip(
+        mcp.completeMcpArgument("people", { type: "ref/prompt", name: "missing" }, { name: "name", value: "" })
+      )
+      expect(unknown).toMatchObject({ _tag: "McpError", reason: "CallFailed", serverKey: "people" })
+      expect(unknown.message).toContain("missing")
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+})
+
+describe("MCP roots", () => {
+  const rootsOf = (connection: Mcp.McpConnection) =>
+    Effect.map(connection.client!.callTool("roots"), (result) => ({ isError: result.isError === true, text: textOf(result) }))
+
+  it.live.each(["http", "sse"] as const)("servers are given the roots, and told when they change (%s)", (transport) =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const changes: Array<string> = []
+      const files = yield* mcpServer({ setup: rootsReader(changes), transport })
+      const connection = yield* mcp.connectMcpServer({ url: files.url, transport })
+      expect(yield* rootsOf(connection)).toEqual({
+        isError: false,
+        text: JSON.stringify([{ uri: "file:///work/project", name: "Project" }])
+      })
+
+      yield* mcp.setMcpRoots([{ uri: "file:///work/project" }, { uri: "file:///work/docs", name: "Docs" }])
+      yield* eventually(() => expect(changes).toEqual(["roots changed"]))
+      expect(JSON.parse((yield* rootsOf(connection)).text)).toEqual([
+        { uri: "file:///work/project" },
+        { uri: "file:///work/docs", name: "Docs" }
+      ])
+
+      // Unset: the server that was offered roots is told, and finds none.
+      yield* mcp.setMcpRoots(undefined)
+      yield* eventually(() => expect(changes).toEqual(["roots changed", "roots changed"]))
+      expect(yield* rootsOf(connection)).toEqual({ isError: false, text: "[]" })
+    }).pipe(Effect.provide(stack({ roots: [{ uri: "file:///work/project", name: "Project" }] })), Effect.scoped))
+
+  it.live("a server connected while no roots were set is not offered them, nor told of them later", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const changes: Array<string> = []
+      const files = yield* mcpServer({ setup: rootsReader(changes) })
+      const connection = yield* mcp.connectMcpServer({ url: files.url })
+      const before = yield* rootsOf(connection)
+      expect(before.isError).toBe(true)
+      // The MCP SDK answers for the client: it has no `roots/list` handler.
+      expect(before.text).toContain("Method not found")
+
+      yield* mcp.setMcpRoots([{ uri: "file:///late" }])
+      yield* Effect.sleep("100 millis")
+      expect(changes).toEqual([])
+      // A server connected since is offered them.
+      const later = yield* mcpServer({ setup: rootsReader() })
+      const second = yield* mcp.connectMcpServer({ url: later.url })
+      expect(yield* rootsOf(second)).toEqual({ isError: false, text: JSON.stringify([{ uri: "file:///late" }]) })
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+})
