@@ -798,6 +798,13 @@ export interface McpConnection {
   readonly resourcesVersion: number
   /** The name and version the server reported. */
   readonly serverVersion?: { readonly name: string; readonly version: string } | undefined
+  /**
+   * The level its server is asked to log at (`McpServerInfo.logLevel`, or
+   * as `setMcpLogLevel` set it since), asked for again on each session.
+   *
+   * @since 0.2.0
+   */
+  readonly logLevel?: McpLogLevel | undefined
   /** What the server said it offers, while connected. @since 0.2.0 */
   readonly capabilities?: McpServerCapabilities | undefined
   readonly instructions?: string | undefined

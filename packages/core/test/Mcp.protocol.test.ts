@@ -70,6 +70,7 @@ describe("MCP logging", () => {
       const logs = yield* collect(mcp.logs)
       const connection = yield* mcp.connectMcpServer({ url: chat.url, transport, serverKey: "chat", logLevel: "error" })
       expect(connection.capabilities?.logging).toEqual({})
+      expect(connection.logLevel).toBe("error")
       // Asked while connecting, before the connection is handed out.
       expect(levels).toEqual(["error"])
 
@@ -86,6 +87,7 @@ describe("MCP logging", () => {
       logs.length = 0
       yield* mcp.setMcpLogLevel("chat", "notice")
       expect(levels).toEqual(["error", "notice"])
+      expect((yield* mcp.getMcpClients)[connection.key]?.logLevel).toBe("notice")
       yield* connection.client!.callTool("chatty", { n: 2 })
       yield* eventually(() =>
         expect(logs.map((log) => log.level)).toEqual(["notice", "warning", "error", "critical", "alert", "emergency"])

@@ -12,6 +12,16 @@ import { expectStoreEqualsServer, runAll, tamboLayer, useServer } from "./helper
 
 const server = useServer()
 
+/** A server that finds no name for a thread (an empty one) while `refuseNaming` is set. */
+let refuseNaming = false
+const naming = useServer({
+  threadName: (messages) => {
+    if (refuseNaming) return ""
+    const first = messages[0]?.content[0]
+    return first?.type === "text" ? first.text : "unnamed"
+  }
+})
+
 /** A finished run on a new thread, and the client's current thread moved off it. */
 const ranAndLeft = Effect.gen(function*() {
   server().setScript([Script.text("First answer.")])
@@ -87,4 +97,40 @@ describe("forgetThread", () => {
         expect((yield* tambo.state).threadMap[threadId]).toBeDefined()
       }).pipe(Effect.provide(AgUi.layer({ url: agent.url })))
     }).pipe(Effect.scoped))
+})
+
+describe("forgetThread and automatic naming", () => {
+  const namings = () => naming().requests.filter((request) => request.path.endsWith("/generate-name")).length
+  const until = (done: Effect.Effect<boolean>) =>
+    Effect.gen(function*() {
+      while (!(yield* done)) yield* Effect.sleep("10 millis")
+    }).pipe(Effect.timeout("5 seconds"), Effect.orDie)
+  const namedAs = (tambo: Tambo.Tambo.Service, threadId: string) =>
+    Effect.map(tambo.state, (state) => state.threadMap[threadId]?.thread.name)
+
+  it.live("a thread the API found no name for is not asked again while the store holds it; forgotten and used again, it is", () =>
+    Effect.gen(function*() {
+      const tambo = yield* Tambo.Tambo
+      refuseNaming = true
+      naming().setScript([Script.text("ok")])
+      const threadId = (yield* runAll("name me")).at(-1)!.threadId
+      // Two messages: the threshold. The naming is asked for in the background, and finds none.
+      yield* until(Effect.sync(() => namings() === 1))
+      yield* runAll("again", { threadId })
+      yield* Effect.sleep("100 millis")
+      expect(namings()).toBe(1)
+      expect(yield* namedAs(tambo, threadId)).toBeFalsy()
+
+      yield* tambo.startNewThread
+      expect(yield* tambo.forgetThread(threadId)).toBe(true)
+      refuseNaming = false
+      yield* runAll("and again", { threadId })
+      yield* until(Effect.sync(() => namings() === 2))
+      yield* until(Effect.map(namedAs(tambo, threadId), (name) => name === "name me"))
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        refuseNaming = false
+      })),
+      Effect.provide(tamboLayer(naming(), { autoGenerateThreadName: true, autoGenerateNameThreshold: 2 }))
+    ))
 })

@@ -382,7 +382,7 @@ export type Invariant =
   | "command-outcome"
   /** The registry holds exactly the tools of the connected servers, under the names they get. */
   | "registry-matches"
-  /** `getMcpClients`: the connections the model has, with their status, error, tools and client. */
+  /** `getMcpClients`: the connections the model has, with their status, error, tools, client and log level. */
   | "connections-match"
   /** A server that is up has one session per connection to it, and no other. */
   | "sessions-match"
@@ -800,6 +800,9 @@ const discrepancies = (world: World, model: Model): Effect.Effect<ReadonlyArray<
       const what = `${serverKeyOf(model, target)} (the model says ${expected.status})`
       if (actual.status !== expected.status) differ("connections-match", `${what} is ${actual.status}`)
       if (actual.serverKey !== serverKeyOf(model, target)) differ("connections-match", `${what} has the server key ${actual.serverKey}`)
+      if (expected.status !== "failed" && actual.logLevel !== expected.level) {
+        differ("connections-match", `${what} shows the log level ${actual.logLevel}, the model says ${expected.level}`)
+      }
       if ((actual.client !== undefined) !== (expected.status === "connected")) {
         differ("connections-match", `${what} ${actual.client === undefined ? "has no" : "has a"} client`)
       }

@@ -37,7 +37,7 @@ export interface Deps {
   readonly establish: (entry: Entry) => Effect.Effect<void>
   /** Makes the registry hold the tools of the connected servers; run under the lock. */
   readonly syncTools: Effect.Effect<void>
-  /** Keeps a new log level for the entry, and sends it to its server in the background when connected. */
+  /** Keeps a new log level for the entry and shows it, and sends it to its server in the background when connected. */
   readonly applyLogLevel: (entry: Entry, level: McpLogLevel) => Effect.Effect<void>
 }
 

@@ -222,6 +222,7 @@ export const connectionOf = (env: Env, entry: Entry): McpConnection => ({
   tools: entry.tools.map((spec) => ({ ...spec, registeredName: env.nameOfSpec.get(spec) })),
   promptsVersion: entry.promptsVersion,
   resourcesVersion: entry.resourcesVersion,
+  ...(entry.logLevel === undefined ? {} : { logLevel: entry.logLevel }),
   ...(entry.session === undefined ? {} : {
     serverVersion: entry.session.serverVersion,
     capabilities: entry.session.capabilities,

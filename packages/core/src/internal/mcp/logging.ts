@@ -10,7 +10,7 @@ import type { McpLogLevel } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
 import { describeError } from "../toolSupport.js"
 import type * as McpClient from "./client.js"
-import type { Entry, Env } from "./env.js"
+import { type Entry, type Env, publish } from "./env.js"
 import type { Requests } from "./requests.js"
 
 /**
@@ -30,14 +30,15 @@ export const make = (env: Env, request: Requests["request"]) => {
     send(entry, session, level).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))
 
   /**
-   * Keeps a new level for the entry; when it is connected, the server is
-   * told in the background (this runs under the service's lock).
+   * Keeps a new level for the entry and shows it; when it is connected, the
+   * server is told in the background (this runs under the service's lock).
    */
   const apply = (entry: Entry, level: McpLogLevel): Effect.Effect<void> =>
-    Effect.sync(() => {
+    Effect.suspend(() => {
       entry.logLevel = level
       const session = entry.session
       if (session !== undefined && entry.status === "connected") env.runFork(sendQuietly(entry, session, level))
+      return publish(env)
     })
 
   /**
@@ -67,12 +68,12 @@ export const make = (env: Env, request: Requests["request"]) => {
   }
 
   const setMcpLogLevel = (serverKey: string, level: McpLogLevel): Effect.Effect<void, McpError> =>
-    env.locked(Effect.sync(() => {
+    env.locked(Effect.suspend(() => {
       const entry = Array.from(env.entries.values()).find((candidate) => candidate.serverKey === serverKey)
-      if (entry === undefined || entry.status === "failed") return undefined
+      if (entry === undefined || entry.status === "failed") return Effect.succeed(undefined)
       entry.logLevel = level
       // Connecting or reconnecting: the next session's server is asked for it.
-      return { entry, session: entry.status === "connected" ? entry.session : undefined }
+      return Effect.as(publish(env), { entry, session: entry.status === "connected" ? entry.session : undefined })
     })).pipe(
       Effect.flatMap((found) =>
         found === undefined

@@ -62,7 +62,10 @@ export interface Env {
   readonly activeRuns: Map<string, ActiveRun>
   /** Approvals waiting for `approveToolCall` / `denyToolCall`, by tool call id and thread. */
   readonly approvals: Approvals<ApprovalDecision>
-  /** Threads this client asked a name for: at most once each. */
+  /**
+   * Threads of the store this client asked a name for: at most once each while the store holds
+   * them (a thread that leaves it, forgotten or deleted, leaves this too).
+   */
   readonly named: Set<string>
   /** Numbers local thread ids, lock keys and local message ids. */
   localCounter: number

@@ -144,6 +144,7 @@ export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void
   Effect.zipRight(
     Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)),
     Effect.suspend(() => {
+      env.named.delete(threadId)
       const forget = Env.apply(env, [{ type: "REMOVE_THREAD", threadId }])
       const active = env.activeRuns.get(threadId)
       if (active === undefined) return forget
@@ -175,7 +176,12 @@ export const forgetThread = (env: Env.Env, threadId: string): Effect.Effect<bool
     return forgettable
       ? [true, ClientState.reduce(state, [{ type: "REMOVE_THREAD", threadId }])]
       : [false, state]
-  })
+  }).pipe(
+    // A thread read back later is named (if it still has no name) as a new one would be.
+    Effect.tap((forgotten) => {
+      if (forgotten) env.named.delete(threadId)
+    })
+  )
 
 /** Asks the API to name a thread, and records the name. @internal */
 export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effect<Option.Option<string>, TamboError> =>
