@@ -181,17 +181,15 @@ export class MCPClient {
    * Calls a tool of the server. A result with `isError` is a result, not a
    * rejection; a server that fails the call rejects with an `McpError`
    * (`CallFailed`), and a call `close` cuts short with one (`NotConnected`,
-   * the server told to cancel it). `_meta` is upstream's and must be left
-   * `undefined`.
+   * the server told to cancel it). `_meta` goes with the request, as
+   * upstream sends it.
    */
-  callTool(name: string, args: Readonly<Record<string, unknown>> = {}, _meta?: undefined): Promise<MCPToolCallResult> {
-    if (_meta !== undefined) {
-      return Promise.reject(CallSite.attach(
-        unsupported("MCPClient.callTool", "A tool call's _meta is not sent here: leave it undefined"),
-        CallSite.capture(this.callTool)
-      ))
-    }
-    return this.#request(this.callTool, (client) => client.callTool(name, args))
+  callTool(
+    name: string,
+    args: Readonly<Record<string, unknown>> = {},
+    _meta?: Readonly<Record<string, unknown>>
+  ): Promise<MCPToolCallResult> {
+    return this.#request(this.callTool, (client) => client.callTool(name, args, _meta === undefined ? undefined : { meta: _meta }))
   }
 
   /** What the server said it offers, while connected. */

@@ -129,12 +129,13 @@ export interface McpServerClient {
   listTools(): Promise<Array<Mcp.McpToolSpec>>
   /**
    * Calls a tool. With `onProgress`, the server is asked to tell its
-   * progress, and each notice restarts the request's timeout.
+   * progress, and each notice restarts the request's timeout; `meta` goes
+   * with the request as its `_meta`.
    */
   callTool(
     name: string,
     args?: Readonly<Record<string, unknown>>,
-    options?: { readonly onProgress?: ((progress: Mcp.McpProgress) => void) | undefined }
+    options?: Mcp.McpCallOptions
   ): Promise<Mcp.McpToolResult>
   getServerVersion(): { readonly name: string; readonly version: string } | undefined
   getServerCapabilities(): Mcp.McpServerCapabilities | undefined

@@ -3,7 +3,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
-import { all, calculator, greeter, sleeper, summarizer } from "../../core/test/mcp/tools.js"
+import { all, calculator, greeter, metaReader, sleeper, summarizer } from "../../core/test/mcp/tools.js"
 import { MCPClient, MCPTransport, type MCPHandlers } from "../src/index.js"
 
 const servers: Array<TestMcpServer> = []
@@ -205,13 +205,18 @@ describe("MCPClient", () => {
       _tag: "NotSupportedError",
       reason: "UnsupportedOption"
     })
-    const mcp = await create(server.url)
-    const callTool = mcp.callTool.bind(mcp) as (name: string, args: object, meta: unknown) => Promise<unknown>
-    await expect(callTool("add", { a: 1, b: 2 }, { progressToken: 1 })).rejects.toMatchObject({
-      _tag: "NotSupportedError",
-      method: "MCPClient.callTool"
-    })
     // Nothing was opened for the refused creates.
-    expect(server.sessions.opened).toBe(1)
+    expect(server.sessions.opened).toBe(0)
+  })
+
+  it("sends a call's _meta with it, as upstream does", async () => {
+    const server = await serve(metaReader)
+    const mcp = await create(server.url)
+    const result = await mcp.callTool("meta", {}, { traceId: "t-1", tags: ["a"] })
+    expect(JSON.parse(result.content.map((part) => ("text" in part ? part.text : "")).join(""))).toEqual({
+      traceId: "t-1",
+      tags: ["a"]
+    })
+    expect((await mcp.callTool("meta")).content).toEqual([{ type: "text", text: "{}" }])
   })
 })

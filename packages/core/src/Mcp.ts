@@ -755,15 +755,30 @@ export interface McpClientHandle {
    * Calls a tool by its name on the server. An `isError` result is a success
    * here. With `onProgress`, the server is asked to tell its progress, and
    * each notice restarts the request's timeout (`MakeOptions.requestTimeout`),
-   * so a long call that makes progress is not cut.
+   * so a long call that makes progress is not cut. `meta` goes with the
+   * request as its `_meta` (a trace id, what the server's docs ask for).
    */
   readonly callTool: (
     name: string,
     args?: Readonly<Record<string, unknown>>,
-    options?: { readonly onProgress?: ((progress: McpProgress) => void) | undefined }
+    options?: McpCallOptions
   ) => Effect.Effect<McpToolResult, McpError>
   /** Lists the server's tools again (all pages). */
   readonly listTools: Effect.Effect<ReadonlyArray<McpToolSpec>, McpError>
+}
+
+/**
+ * What a call through {@link McpClientHandle.callTool} may take besides its
+ * arguments.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface McpCallOptions {
+  /** Hears the server's progress notices; each restarts the request's timeout. */
+  readonly onProgress?: ((progress: McpProgress) => void) | undefined
+  /** Sent as the request's `_meta`. */
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
 }
 
 /**

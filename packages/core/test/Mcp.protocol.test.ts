@@ -15,7 +15,7 @@ import * as Stream from "effect/Stream"
 import * as Mcp from "../src/Mcp.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
 import { mcpServer } from "./mcp/server.js"
-import { all, calculator, chatty, completer, echo, prompter, rootsReader, worker } from "./mcp/tools.js"
+import { all, calculator, chatty, completer, echo, metaReader, prompter, rootsReader, worker } from "./mcp/tools.js"
 
 const server = useServer()
 
@@ -205,6 +205,19 @@ describe("MCP progress", () => {
       expect(error.message).toMatch(/timed out/i)
       expect(textOf(yield* connection.client!.callTool("work", { steps: 1, gapMs: 0 }))).toBe("done, unasked")
     }).pipe(Effect.provide(stack({ requestTimeout: "400 millis" })), Effect.scoped))
+
+  it.live("a call through the handle sends its meta as the request's _meta, beside the progress token it asked for", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const server = yield* mcpServer({ setup: metaReader })
+      const connection = yield* mcp.connectMcpServer({ url: server.url })
+      const shown = (result: Mcp.McpToolResult) => JSON.parse(textOf(result)) as Record<string, unknown>
+      expect(shown(yield* connection.client!.callTool("meta", {}, { meta: { traceId: "t-1" } }))).toEqual({ traceId: "t-1" })
+      const both = shown(yield* connection.client!.callTool("meta", {}, { meta: { traceId: "t-2" }, onProgress: () => undefined }))
+      expect(both).toMatchObject({ traceId: "t-2" })
+      expect(typeof both["progressToken"]).toBe("number")
+      expect(shown(yield* connection.client!.callTool("meta"))).toEqual({})
+    }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("an onProgress that throws is logged and the call goes on", () => {
     const warnings: Array<unknown> = []

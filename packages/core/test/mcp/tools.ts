@@ -312,3 +312,9 @@ export const rootsReader = (changes: Array<string> = []) => (server: McpServer) 
     }
   })
 }
+
+/** `meta`: answers the `_meta` its request carried, as JSON (`{}` without one). */
+export const metaReader = (server: McpServer) => {
+  server.registerTool("meta", { description: "Shows the request's _meta", inputSchema: {} }, async (_, extra) =>
+    text(JSON.stringify(extra._meta ?? {})))
+}

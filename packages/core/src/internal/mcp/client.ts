@@ -130,13 +130,15 @@ export interface Session {
   /**
    * `bounded: false`: no bound but the caller's own (the MCP SDK would cut it after `requestTimeoutMs`).
    * With `onProgress`, the server is asked to tell its progress, and each notice restarts the bound.
+   * `meta` goes with the request as its `_meta`.
    */
   readonly callTool: (
     name: string,
     args: Readonly<Record<string, unknown>>,
     signal: AbortSignal,
     bounded: boolean,
-    onProgress?: (progress: McpProgress) => void
+    onProgress?: (progress: McpProgress) => void,
+    meta?: Readonly<Record<string, unknown>>
   ) => Promise<McpToolResult>
   /** The server's prompts (all pages); none when it does not offer prompts. */
   readonly listPrompts: (signal: AbortSignal) => Promise<ReadonlyArray<McpPromptSpec>>
@@ -601,9 +603,9 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
       capabilities.tools === undefined
         ? []
         : allPages((params) => client.listTools(params, bounded(signal)), (response) => response.tools.map(toolSpec)),
-    callTool: async (name, args, signal, isBounded, onProgress) => {
+    callTool: async (name, args, signal, isBounded, onProgress, meta) => {
       const result = await client.callTool(
-        { name, arguments: { ...args } },
+        { name, arguments: { ...args }, ...(meta === undefined ? {} : { _meta: { ...meta } }) },
         undefined,
         {
           ...(isBounded ? bounded(signal) : { signal, timeout: LONGEST_TIMER_MS }),

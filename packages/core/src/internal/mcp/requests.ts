@@ -75,7 +75,8 @@ export const make = (env: Env, dropped: Dropped) => {
 
   /**
    * `bounded`: by `MakeOptions.requestTimeout`; the model's calls are bounded by the executor's
-   * timeout instead. With `onProgress`, the server is asked to tell its progress.
+   * timeout instead. With `onProgress`, the server is asked to tell its progress; `meta` is sent
+   * as the request's `_meta`.
    */
   const callTool = (
     entry: Entry,
@@ -83,8 +84,15 @@ export const make = (env: Env, dropped: Dropped) => {
     name: string,
     args: Readonly<Record<string, unknown>>,
     bounded: boolean,
-    onProgress?: (progress: McpProgress) => void
-  ) => request(entry, session, `The tool "${name}"`, (signal) => session.callTool(name, args, signal, bounded, onProgress))
+    onProgress?: (progress: McpProgress) => void,
+    meta?: Readonly<Record<string, unknown>>
+  ) =>
+    request(
+      entry,
+      session,
+      `The tool "${name}"`,
+      (signal) => session.callTool(name, args, signal, bounded, onProgress, meta)
+    )
 
   /** The tools of the server on `session` (all pages). */
   const listTools = (entry: Entry, session: McpClient.Session) =>
@@ -165,7 +173,7 @@ export const make = (env: Env, dropped: Dropped) => {
   /** The application's direct access to the server on `session`. */
   const handleOf = (entry: Entry, session: McpClient.Session): McpClientHandle => ({
     callTool: (name, args = {}, options) =>
-      callTool(entry, session, name, args, true, appCallback(entry, name, options?.onProgress)).pipe(
+      callTool(entry, session, name, args, true, appCallback(entry, name, options?.onProgress), options?.meta).pipe(
         Effect.withSpan("Mcp.callTool", { attributes: { "mcp.server": entry.serverKey, "mcp.tool": name } })
       ),
     listTools: listTools(entry, session)
