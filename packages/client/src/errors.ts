@@ -177,8 +177,8 @@ export class UnknownError extends Schema.TaggedError<UnknownError>("@tambo-effec
  *   there; `cause` is core's `ApiError` (code `NOT_SUPPORTED_BY_AG_UI_AGENT`)
  *   when core refused it.
  * - `"UnsupportedOption"`: an argument upstream's API takes that this
- *   package does not (`MCPClient.create`'s `authProvider` or `sessionId`,
- *   a tool call's `_meta`); the message says what to use instead.
+ *   package does not (`MCPClient.create`'s `authProvider` or `sessionId`);
+ *   the message says what to use instead.
  *
  * `method` names the method.
  *
