@@ -105,10 +105,12 @@ export type BeforeRun = (
 
 /**
  * An MCP server to connect to: its `url`, `transport`, `customHeaders`,
- * `serverKey`, `oauth`, and `handlers` of its own for its elicitations and
+ * `serverKey`, `oauth`, `handlers` of its own for its elicitations and
  * sampling requests (instead of the client's, see
- * `setMcpElicitationHandler`); a later connect of the same server that
- * gives `handlers` replaces them.
+ * `setMcpElicitationHandler`; a later connect of the same server that
+ * gives `handlers` replaces them), the `logLevel` it is asked to log at,
+ * and the `toolTimeout` (restarted by each progress notice) and
+ * `maxToolTime` of the model's calls of its tools.
  *
  * @since 0.1.0
  * @category Models

@@ -112,6 +112,25 @@ export interface McpServerInfo {
    * @since 0.2.0
    */
   readonly logLevel?: McpLogLevel | undefined
+  /**
+   * How long the model's call of one of the server's tools may go without a
+   * word from the server: each progress notice it sends starts the wait
+   * again, so a long tool that tells its progress runs as long as it needs,
+   * up to `maxToolTime`. A call cut by it is an error result the model
+   * sees (`ToolCallError` reason `Timeout`), as for any tool. Without it,
+   * the call is bounded by the run's tool timeout from its start, progress
+   * or not. Read when the server is first connected.
+   *
+   * @since 0.2.0
+   */
+  readonly toolTimeout?: Duration.DurationInput | undefined
+  /**
+   * With `toolTimeout`: the longest the model's call of one of the server's
+   * tools may take in all, progress or not. Default 10 minutes.
+   *
+   * @since 0.2.0
+   */
+  readonly maxToolTime?: Duration.DurationInput | undefined
 }
 
 /**

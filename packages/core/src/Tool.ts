@@ -241,6 +241,14 @@ export interface TamboTool<Params = any, Returns = any> {
   readonly title?: string | undefined
   /** At most this many calls per response; sent to the API, and enforced per run by the executor. */
   readonly maxCalls?: number | undefined
+  /**
+   * Overrides the executor's per-call timeout (the run's `toolTimeout`), as
+   * {@link MakeOptions.timeout} does. Not in `@tambo-ai/client`'s shape,
+   * which has no timeout.
+   *
+   * @since 0.2.0
+   */
+  readonly timeout?: Duration.DurationInput | undefined
   readonly annotations?: ToolAnnotations | undefined
   tool(params: Params, context: ToolCallContext): Returns | PromiseLike<Returns>
   readonly inputSchema: SupportedSchema<Params>

@@ -7,6 +7,7 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -15,7 +16,7 @@ import * as Stream from "effect/Stream"
 import * as Mcp from "../src/Mcp.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
 import { mcpServer } from "./mcp/server.js"
-import { all, calculator, chatty, completer, echo, metaReader, prompter, rootsReader, worker } from "./mcp/tools.js"
+import { all, calculator, chatty, completer, echo, metaReader, prompter, rootsReader, sleeper, worker } from "./mcp/tools.js"
 
 const server = useServer()
 
@@ -238,6 +239,65 @@ describe("MCP progress", () => {
       expect(warnings[0]).toEqual([
         "The onProgress of a call of tool \"work\" on MCP server \"mcp\" threw: the progress bar broke"
       ])
+    }).pipe(Effect.provide(stack()), Effect.scoped, Effect.provide(keepingWarnings(warnings)))
+  })
+})
+
+describe("MCP tool timeouts", () => {
+  /** Runs one call of `name` with `args` by the model, with the run's tool timeout; the result the API got. */
+  const callOnce = (name: string, args: unknown, toolTimeout: Duration.DurationInput) =>
+    Effect.gen(function*() {
+      const results: Array<{ isError: boolean; text: string }> = []
+      server().setScript((request) => {
+        if (request.toolResults.length === 0) return [Script.toolCall(name, args)]
+        results.push(...request.toolResults.map(({ isError, text }) => ({ isError, text })))
+        return [Script.text("done")]
+      })
+      yield* runAll("go", { toolTimeout })
+      return results[0]!
+    })
+
+  it.live("a server's toolTimeout is restarted by each progress notice, past the run's tool timeout, up to maxToolTime", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const slow = yield* mcpServer({ setup: all(worker, sleeper()) })
+      yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "250 millis", maxToolTime: "1500 millis" })
+
+      // Six steps 100 ms apart: 600 ms in all, beyond the run's 300 ms, but never 250 ms without a word.
+      expect(yield* callOnce("work", { steps: 6, gapMs: 100 }, "300 millis")).toEqual({ isError: false, text: "done" })
+      // Silent for 600 ms.
+      const silent = yield* callOnce("sleep", { ms: 600 }, "5 seconds")
+      expect(silent.isError).toBe(true)
+      expect(silent.text).toContain(`Tool "sleep" said nothing for 250ms`)
+      // Talking all along, but for longer than maxToolTime.
+      const long = yield* callOnce("work", { steps: 20, gapMs: 100 }, "5 seconds")
+      expect(long.isError).toBe(true)
+      expect(long.text).toContain("did not finish within 1s 500ms")
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("without toolTimeout the run's tool timeout bounds the call from its start, progress or not", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const slow = yield* mcpServer({ setup: worker })
+      yield* mcp.connectMcpServer({ url: slow.url })
+      const cut = yield* callOnce("work", { steps: 6, gapMs: 100 }, "300 millis")
+      expect(cut.isError).toBe(true)
+      expect(cut.text).toContain("did not finish within 300ms")
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a toolTimeout that is not a duration is not taken, and says so in a warning", () => {
+    const warnings: Array<unknown> = []
+    return Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const slow = yield* mcpServer({ setup: worker })
+      // A JavaScript caller's.
+      yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "soon" as Duration.DurationInput })
+      expect(warnings.map(String)).toEqual([
+        expect.stringContaining("The tool timeout of MCP server")
+      ])
+      expect(String(warnings[0])).toContain("toolTimeout is not a duration: \"soon\"")
+      const cut = yield* callOnce("work", { steps: 6, gapMs: 100 }, "300 millis")
+      expect(cut.text).toContain("did not finish within 300ms")
     }).pipe(Effect.provide(stack()), Effect.scoped, Effect.provide(keepingWarnings(warnings)))
   })
 })

@@ -275,6 +275,44 @@ describe("ToolExecutor", () => {
       expect(results.map(text)).toEqual(["Tool \"default_limit\" did not finish within 2s and was stopped.", "done"])
     }))
 
+  it.effect("a tool in @tambo-ai/client's shape may set its own timeout too", () =>
+    Effect.gen(function*() {
+      const slow = (name: string, timeout?: Duration.DurationInput): Tool.TamboTool<unknown, string> => ({
+        name,
+        description: "Never finishes",
+        tool: () => new Promise<string>(() => {}),
+        inputSchema: { type: "object" },
+        timeout
+      })
+      const executor = yield* setup([slow("default_limit"), slow("short_limit", "1 second")])
+      const fiber = yield* Effect.fork(executor.execute([
+        { toolCallId: "c1", toolName: "default_limit", args: "{}" },
+        { toolCallId: "c2", toolName: "short_limit", args: "{}" }
+      ], { timeout: "2 seconds" }))
+      yield* TestClock.adjust("2 seconds")
+      const results = yield* Fiber.join(fiber)
+      expect(results.map(text)).toEqual([
+        "Tool \"default_limit\" did not finish within 2s and was stopped.",
+        "Tool \"short_limit\" did not finish within 1s and was stopped."
+      ])
+    }))
+
+  it.effect("refuses a tool in @tambo-ai/client's shape whose timeout is not a positive duration", () =>
+    Effect.gen(function*() {
+      // A JavaScript caller's, or a typed caller's zero or negative.
+      for (const timeout of ["soon", 0, -5] as ReadonlyArray<Duration.DurationInput>) {
+        const error = yield* Effect.flip(Tool.resolve({
+          name: "bad_timeout",
+          description: "A tool",
+          tool: () => "ok",
+          inputSchema: { type: "object" },
+          timeout
+        }))
+        expect(error).toMatchObject({ _tag: "ToolDefinitionError", reason: "InvalidDefinition" })
+        expect(error.message).toContain("`timeout` must be a positive duration")
+      }
+    }))
+
   it.effect("runs at most `concurrency` calls at once (default 4)", () =>
     Effect.gen(function*() {
       let active = 0

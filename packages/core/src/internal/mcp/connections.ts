@@ -7,6 +7,7 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -73,6 +74,12 @@ export const make = (env: Env, { applyLogLevel, establish, syncTools }: Deps) =>
         return existing
       }
       if (existing !== undefined) env.entries.delete(key)
+      const bounds = Support.toolBounds(server)
+      if (Either.isLeft(bounds)) {
+        yield* Effect.logWarning(
+          `The tool timeout of MCP server "${server.url}" is not taken (the run's applies): ${bounds.left}`
+        )
+      }
       const entry: Entry = {
         key,
         server,
@@ -92,7 +99,8 @@ export const make = (env: Env, { applyLogLevel, establish, syncTools }: Deps) =>
         watch: undefined,
         promptsVersion: 0,
         resourcesVersion: 0,
-        logLevel: server.logLevel
+        logLevel: server.logLevel,
+        toolBounds: Either.getOrUndefined(bounds)
       }
       env.entries.set(key, entry)
       yield* publish(env)

@@ -39,6 +39,7 @@ import type * as Tool from "../../Tool.js"
 import { ToolRegistry } from "../../ToolRegistry.js"
 import { describeError } from "../toolSupport.js"
 import type * as McpClient from "./client.js"
+import type * as Support from "./support.js"
 
 const DEFAULT_CONNECT_TIMEOUT = Duration.seconds(30)
 const DEFAULT_REQUEST_TIMEOUT = Duration.seconds(60)
@@ -81,6 +82,8 @@ export interface Entry {
   resourcesVersion: number
   /** The level its server is asked to log at, on each session: `McpServerInfo.logLevel`, or as set since. */
   logLevel: McpLogLevel | undefined
+  /** The bounds of the model's calls of its tools, from `McpServerInfo.toolTimeout` (none: the run's). */
+  readonly toolBounds: Support.ToolBounds | undefined
 }
 
 /**

@@ -6,7 +6,10 @@
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
 import { isRecord } from "effect/Predicate"
 import type { McpClientHandle, McpProgress, McpToolSpec } from "../../Mcp.js"
 import { McpError, ToolCallError } from "../../TamboError.js"
@@ -122,6 +125,8 @@ export const make = (env: Env, dropped: Dropped) => {
           })
         )
       }
+      // Each progress notice also restarts the server's own timeout, if it has one.
+      const ticks = yield* Queue.sliding<void>(1)
       const onProgress = (progress: McpProgress) => {
         env.toolProgress.unsafeOffer({
           key: entry.key,
@@ -131,12 +136,14 @@ export const make = (env: Env, dropped: Dropped) => {
           toolCallId,
           ...progress
         })
+        ticks.unsafeOffer(undefined)
       }
-      const result = yield* callTool(entry, session, spec.name, isRecord(args) ? args : {}, false, onProgress).pipe(
+      const call = callTool(entry, session, spec.name, isRecord(args) ? args : {}, false, onProgress).pipe(
         Effect.mapError((error) =>
           new ToolCallError({ reason: "Failed", message: error.message, toolName: registeredName })
         )
       )
+      const result = yield* (entry.toolBounds === undefined ? call : withinBounds(call, ticks, entry.toolBounds, registeredName))
       if (result.isError === true) {
         yield* Effect.annotateCurrentSpan("mcp.is_error", true)
         return yield* Effect.fail(
@@ -153,6 +160,36 @@ export const make = (env: Env, dropped: Dropped) => {
         attributes: { "mcp.server": entry.serverKey, "tool.name": registeredName, "mcp.tool": spec.name }
       })
     )
+
+  /**
+   * The model's call of a tool of a server with `toolTimeout`: cut when the server says nothing
+   * (no progress notice on `ticks`, no answer) for `idle`, or when it took `max` in all.
+   */
+  const withinBounds = <A>(
+    call: Effect.Effect<A, ToolCallError>,
+    ticks: Queue.Dequeue<void>,
+    bounds: Support.ToolBounds,
+    registeredName: string
+  ): Effect.Effect<A, ToolCallError> => {
+    const timedOut = (message: string) => new ToolCallError({ reason: "Timeout", message, toolName: registeredName })
+    const silence = Stream.fromQueue(ticks).pipe(
+      Stream.timeoutFail(
+        () =>
+          timedOut(
+            `Tool "${registeredName}" said nothing for ${Duration.format(bounds.idle)} (no answer, no progress) and was stopped.`
+          ),
+        bounds.idle
+      ),
+      Stream.runDrain,
+      Effect.zipRight(Effect.never)
+    )
+    return Effect.raceFirst(call, silence).pipe(
+      Effect.timeoutFail({
+        duration: bounds.max,
+        onTimeout: () => timedOut(`Tool "${registeredName}" did not finish within ${Duration.format(bounds.max)} and was stopped.`)
+      })
+    )
+  }
 
   /** The application's `onProgress`, whose throw is logged: the call goes on. */
   const appCallback = (

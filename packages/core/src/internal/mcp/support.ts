@@ -5,7 +5,10 @@
  *
  * @internal
  */
-import type { McpContentBlock, McpToolResult } from "../../Mcp.js"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import type { McpContentBlock, McpServerInfo, McpToolResult } from "../../Mcp.js"
 import type * as Tool from "../../Tool.js"
 import type * as Types from "../../Types.js"
 import { isRecord } from "effect/Predicate"
@@ -220,3 +223,38 @@ export const errorText = (result: McpToolResult): string => {
   if (result.structuredContent !== undefined) return jsonText(result.structuredContent)
   return "the tool reported an error without details"
 }
+
+/**
+ * How the model's calls of a server's tools are bounded when its info gives `toolTimeout`: the
+ * longest wait for a word from the server (`idle`), and in all (`max`).
+ *
+ * @internal
+ */
+export interface ToolBounds {
+  readonly idle: Duration.Duration
+  readonly max: Duration.Duration
+}
+
+const DEFAULT_MAX_TOOL_TIME = Duration.minutes(10)
+
+const positive = (input: unknown, field: string): Either.Either<Duration.Duration, string> =>
+  Option.match(Duration.decodeUnknown(input), {
+    onNone: () => Either.left(`${field} is not a duration: ${JSON.stringify(input)}`),
+    onSome: (duration) =>
+      Duration.greaterThan(duration, Duration.zero) ? Either.right(duration) : Either.left(`${field} must be positive`)
+  })
+
+/**
+ * The server's tool bounds: none without `toolTimeout`, or why they are not valid.
+ *
+ * @internal
+ */
+export const toolBounds = (
+  server: Pick<McpServerInfo, "toolTimeout" | "maxToolTime">
+): Either.Either<ToolBounds | undefined, string> =>
+  server.toolTimeout === undefined
+    ? Either.right(undefined)
+    : Either.all({
+      idle: positive(server.toolTimeout, "toolTimeout"),
+      max: server.maxToolTime === undefined ? Either.right(DEFAULT_MAX_TOOL_TIME) : positive(server.maxToolTime, "maxToolTime")
+    })

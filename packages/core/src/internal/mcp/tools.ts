@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { McpToolSpec } from "../../Mcp.js"
@@ -33,6 +34,8 @@ export const make = (env: Env, callForModel: Requests["callForModel"]) => {
     ...(spec.annotations === undefined ? {} : { annotations: spec.annotations }),
     inputSchema: spec.inputSchema,
     ...(spec.outputSchema === undefined ? {} : { outputSchema: spec.outputSchema }),
+    // Bounded by the server's own timeout, which its progress notices restart (see `callForModel`).
+    ...(entry.toolBounds === undefined ? {} : { timeout: Duration.infinity }),
     // The executor runs a returned Effect in the calling fiber: the call is
     // interrupted with it and its span is a child of the executor's.
     tool: (args: unknown, context: Tool.ToolCallContext) => callForModel(entry, spec, name, args, context.toolCallId),

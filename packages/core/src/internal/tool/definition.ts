@@ -200,6 +200,12 @@ const fromTamboTool = (
     ))
   }
   const transform = tambo.transformToContent
+  const timeout = tambo.timeout === undefined ? undefined : Duration.decodeUnknown(tambo.timeout)
+  if (timeout !== undefined && (timeout._tag === "None" || Duration.lessThanOrEqualTo(timeout.value, Duration.zero))) {
+    return Effect.fail(
+      invalidDefinition(name, `Tool "${name}": \`timeout\` must be a positive duration (e.g. 60000 or "1 minute")`)
+    )
+  }
   const needsApproval: unknown = tambo.needsApproval
   if (needsApproval !== undefined && typeof needsApproval !== "boolean" && typeof needsApproval !== "function") {
     return Effect.fail(
@@ -212,7 +218,7 @@ const fromTamboTool = (
     title: tambo.title,
     annotations: tambo.annotations,
     maxCalls,
-    timeout: undefined,
+    timeout: timeout?.value,
     input: tambo.inputSchema,
     output: tambo.outputSchema,
     needsApproval: (args) =>
