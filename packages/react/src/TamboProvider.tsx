@@ -233,7 +233,8 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
  * Keeps the client's MCP servers in step with the `mcpServers` prop: the
  * client connects the first list when it is created; a later list connects
  * the servers it adds and disconnects those it drops, and gives a server
- * whose `handlers` changed its new ones (none: the client's). Unmounting
+ * whose `handlers` changed its new ones (none: the client's), and one whose
+ * `logLevel` changed its new level. Unmounting
  * does not disconnect them (StrictMode remounts at once): the client does,
  * when it is destroyed.
  */
@@ -249,7 +250,7 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
     }
     for (const [key, server] of current) {
       const known = before.get(key)
-      if (known !== undefined && known.handlers === server.handlers) continue
+      if (known !== undefined && known.handlers === server.handlers && known.logLevel === server.logLevel) continue
       // A failure shows in the connection's status (`useTamboMcpServers`).
       void client.connectMcpServer({ ...server, handlers: server.handlers ?? {} }).catch(() => undefined)
     }

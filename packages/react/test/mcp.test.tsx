@@ -1,13 +1,14 @@
 // @vitest-environment happy-dom
 import { render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
-import { TamboClient } from "@tambo-effect/client"
+import { type McpConnectionInfo, TamboClient } from "@tambo-effect/client"
 import { StrictMode, useState } from "react"
 import { describe, expect, it } from "vitest"
 import {
   TamboProvider,
   TamboRegistryProvider,
   useTambo,
+  useTamboClient,
   useTamboMcpCompletion,
   useTamboMcpElicitation,
   useTamboMcpPrompt,
@@ -212,6 +213,37 @@ describe("MCP hooks", () => {
     await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("two:connected"))
     await waitFor(async () => expect(await first.sessions()).toEqual({ opened: 1, closed: 1 }))
     expect(await second.sessions()).toEqual({ opened: 1, closed: 0 })
+  })
+
+  it("a server whose logLevel changed in the mcpServers prop is asked for the new level, on the same session", async () => {
+    const chat = await start("chatty")
+    let seen: { servers: ReadonlyArray<McpConnectionInfo>; client: TamboClient } | undefined
+    function Logs() {
+      const servers = useTamboMcpServers()
+      seen = { servers, client: useTamboClient() }
+      return <div data-testid="level">{servers.map((s) => `${s.serverKey}:${s.status}:${s.logLevel ?? "none"}`).join(",")}</div>
+    }
+    const app = (logLevel: "error" | "debug") => (
+      <TamboProvider {...connection(server(), { mcpServers: [{ url: chat.url, serverKey: "chat", logLevel }] })}>
+        <Logs />
+      </TamboProvider>
+    )
+    /** The levels of the messages one call of `chatty` logs. */
+    const logged = async () => {
+      const levels: Array<string> = []
+      const stop = seen!.client.subscribeToMcpLogs((message) => levels.push(message.level))
+      await seen!.servers[0]!.client!.callTool("chatty", { n: 1 })
+      await waitFor(() => expect(levels.at(-1)).toBe("emergency"))
+      stop()
+      return levels
+    }
+    const view = render(app("error"))
+    await waitFor(() => expect(screen.getByTestId("level").textContent).toBe("chat:connected:error"), { timeout: 10_000 })
+    expect(await logged()).toEqual(["error", "critical", "alert", "emergency"])
+    view.rerender(app("debug"))
+    await waitFor(() => expect(screen.getByTestId("level").textContent).toBe("chat:connected:debug"))
+    expect(await logged()).toHaveLength(8)
+    expect(await chat.sessions()).toEqual({ opened: 1, closed: 0 })
   })
 
   it("a TamboRegistryProvider's servers connect while it is mounted, beside the provider's, and disconnect when it unmounts", async () => {

@@ -18,6 +18,7 @@ export interface ChildMcpServer {
 /** The fixtures of core's MCP tests a server can offer. */
 export type Fixture =
   | "calculator"
+  | "chatty"
   | "completer"
   | "counter"
   | "greeter"

@@ -10,6 +10,7 @@ import { startMcpServer } from "./server.js"
 import {
   all,
   calculator,
+  chatty,
   completer,
   counter,
   greeter,
@@ -23,6 +24,7 @@ import {
 
 const fixtures = {
   calculator,
+  chatty: chatty(),
   completer,
   counter: counter(),
   greeter,
