@@ -159,6 +159,15 @@ export interface McpServerClient {
    * @since 0.2.0
    */
   updateSamplingHandler(handler: Mcp.SamplingHandler | undefined): void
+  /**
+   * Gives the server its own URL elicitation handler, on the same session;
+   * `undefined` hands them back to the client-wide handler. The server was
+   * told when it connected whether the client takes URL elicitations: a
+   * server told it does not never asks.
+   *
+   * @since 0.2.0
+   */
+  updateUrlElicitationHandler(handler: Mcp.UrlElicitationHandler | undefined): void
   close(): Promise<void>
 }
 
@@ -1325,6 +1334,43 @@ export class TamboClient {
    */
   getMcpSamplingHandler(): Mcp.SamplingHandler | undefined {
     return this.#parts.mcpSamplingHandler
+  }
+
+  /**
+   * Sets (or with `undefined` removes) the handler of MCP servers' URL
+   * elicitations, for the servers without one of their own: a server asks
+   * the user to go to a URL (to sign in to a third party, to pay). The
+   * handler shows the message and the whole URL and answers `accept` only
+   * with the user's consent; only `http` and `https` URLs reach it, others
+   * are declined. Servers are told the client takes URL elicitations when
+   * they connect while a handler is set.
+   *
+   * @since 0.2.0
+   */
+  setMcpUrlElicitationHandler(handler: Mcp.UrlElicitationHandler | undefined): void {
+    this.#runtime.sync(this.#runtime.mcp.setUrlElicitationHandler(handler))
+    this.#parts.mcpUrlElicitationHandler = handler
+  }
+
+  /**
+   * The handler of MCP servers' URL elicitations set last with
+   * `setMcpUrlElicitationHandler`, if any.
+   *
+   * @since 0.2.0
+   */
+  getMcpUrlElicitationHandler(): Mcp.UrlElicitationHandler | undefined {
+    return this.#parts.mcpUrlElicitationHandler
+  }
+
+  /**
+   * Calls `listener` each time an MCP server says a URL elicitation
+   * finished (`{ serverKey, elicitationId }`), until the returned function
+   * is called: a UI that said "continue in your browser" may move on.
+   *
+   * @since 0.2.0
+   */
+  subscribeToMcpElicitationCompletions(listener: (completion: Mcp.McpElicitationComplete) => void): () => void {
+    return this.#runtime.each(this.#runtime.mcp.elicitationCompletions, listener, "subscribeToMcpElicitationCompletions")
   }
 
   /**

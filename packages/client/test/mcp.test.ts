@@ -13,6 +13,7 @@ import {
   prompter,
   rootsReader,
   summarizer,
+  urlElicitor,
   worker
 } from "../../core/test/mcp/tools.js"
 import * as Effect from "effect/Effect"
@@ -403,6 +404,45 @@ describe("MCP logging, progress, completions and roots through the facade", () =
     await until(() => changes.length === 1)
     expect(changes).toEqual(["roots changed"])
     expect(JSON.parse(await rootsText())).toEqual([{ uri: "file:///app/src" }])
+    await client.destroy()
+  })
+})
+
+describe("MCP URL elicitations through the facade", () => {
+  it("the client's handler answers them, a server's own replaces it on the same session, and completions reach subscribers", async () => {
+    const mcp = await startMcpServer({ setup: urlElicitor })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    const asked: Array<string> = []
+    client.setMcpUrlElicitationHandler((request) => {
+      asked.push(`client ${request.params.url}`)
+      return { action: "accept" }
+    })
+    expect(client.getMcpUrlElicitationHandler()).toBeDefined()
+    const completions: Array<string> = []
+    const stop = client.subscribeToMcpElicitationCompletions((completion) =>
+      completions.push(`${completion.serverKey} ${completion.elicitationId}`)
+    )
+    const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "acme" })
+    const signIn = async (elicitationId: string) => {
+      const result = await connection.client!.callTool("sign_in", { url: "https://acme.example/", elicitationId })
+      return result.content.map((part) => ("text" in part ? part.text : "")).join("")
+    }
+    expect(await signIn("e-1")).toBe("accept")
+    for (let n = 0; n < 200 && completions.length === 0; n++) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(completions).toEqual(["acme e-1"])
+
+    connection.client!.updateUrlElicitationHandler(async (request) => {
+      asked.push(`server ${request.params.elicitationId}`)
+      return { action: "decline" }
+    })
+    for (let n = 0; n < 200; n++) {
+      if (client.getMcpClients()[connection.key]?.server.handlers?.urlElicitation !== undefined) break
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(await signIn("e-2")).toBe("decline")
+    expect(asked).toEqual(["client https://acme.example/", "server e-2"])
+    stop()
     await client.destroy()
   })
 })

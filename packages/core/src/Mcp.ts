@@ -529,6 +529,53 @@ export interface ElicitationResult {
 }
 
 /**
+ * A server asks the user to go to a URL (`elicitation/create`, URL mode):
+ * to sign in to a third party, pay, or enter what must not pass through
+ * this client. The handler shows `message` and the whole `url` and asks
+ * the user's consent: it must never open the URL without it. Only `http`
+ * and `https` URLs reach a handler; others are declined.
+ *
+ * @since 0.2.0
+ * @category Elicitation
+ */
+export interface UrlElicitationRequest {
+  readonly method: "elicitation/create"
+  readonly params: {
+    readonly mode: "url"
+    readonly message: string
+    readonly url: string
+    /** Names this elicitation; `Mcp.Service.elicitationCompletions` tells when the server saw it finish. */
+    readonly elicitationId: string
+  }
+}
+
+/**
+ * The user's answer to a URL elicitation: `accept` (they agreed to go to
+ * the URL; the interaction goes on there), `decline`, or `cancel`
+ * (dismissed).
+ *
+ * @since 0.2.0
+ * @category Elicitation
+ */
+export interface UrlElicitationResult {
+  readonly action: "accept" | "decline" | "cancel"
+}
+
+/**
+ * A server said a URL elicitation finished (`notifications/elicitation/complete`):
+ * what the user did at the URL is done, and a UI waiting on it may move on.
+ *
+ * @since 0.2.0
+ * @category Elicitation
+ */
+export interface McpElicitationComplete {
+  /** {@link uniqueKey} of the server. */
+  readonly key: string
+  readonly serverKey: string
+  readonly elicitationId: string
+}
+
+/**
  * A message of a sampling request. `content` is an MCP content block (text,
  * image, audio, or tool use / tool result blocks).
  *
@@ -611,6 +658,20 @@ export type ElicitationHandler = (
 ) => HandlerResult<ElicitationResult>
 
 /**
+ * Answers a server's URL elicitation, with the user's consent. A server is
+ * told the client takes URL elicitations only when it connects while a
+ * URL handler is set (its own or the service's): without one it never
+ * sends them.
+ *
+ * @since 0.2.0
+ * @category Elicitation
+ */
+export type UrlElicitationHandler = (
+  request: UrlElicitationRequest,
+  context: McpRequestContext
+) => HandlerResult<UrlElicitationResult>
+
+/**
  * Answers a server's sampling request.
  *
  * @since 0.1.0
@@ -630,6 +691,13 @@ export type SamplingHandler = (
 export interface McpHandlers {
   readonly elicitation: ElicitationHandler
   readonly sampling: SamplingHandler
+  /**
+   * Answers the server's URL elicitations (not in `@tambo-ai/client`'s
+   * shape).
+   *
+   * @since 0.2.0
+   */
+  readonly urlElicitation?: UrlElicitationHandler | undefined
 }
 
 // ---------------------------------------------------------------------------
@@ -920,6 +988,22 @@ export declare namespace Mcp {
      */
     readonly setSamplingHandler: (handler: SamplingHandler | undefined) => Effect.Effect<void>
     /**
+     * Sets (or with `undefined` removes) the URL elicitation handler of
+     * every server without one of its own. Servers are told the client
+     * takes URL elicitations when they connect while one is set; a server
+     * told so whose handler is gone since has its URL elicitations declined.
+     *
+     * @since 0.2.0
+     */
+    readonly setUrlElicitationHandler: (handler: UrlElicitationHandler | undefined) => Effect.Effect<void>
+    /**
+     * The URL elicitations servers said finished, from when the stream
+     * starts (a UI that showed "continue in your browser" may move on).
+     *
+     * @since 0.2.0
+     */
+    readonly elicitationCompletions: Stream.Stream<McpElicitationComplete>
+    /**
      * An MCP access token for Tambo's MCP server: for a thread (session
      * bound), or for a context key (default: the configured `userKey`).
      */
@@ -1046,6 +1130,12 @@ export interface MakeOptions {
   readonly servers?: Iterable<McpServerInfo> | undefined
   readonly elicitationHandler?: ElicitationHandler | undefined
   readonly samplingHandler?: SamplingHandler | undefined
+  /**
+   * Answers servers' URL elicitations (see `Mcp.Service.setUrlElicitationHandler`).
+   *
+   * @since 0.2.0
+   */
+  readonly urlElicitationHandler?: UrlElicitationHandler | undefined
   /**
    * The roots servers are given (see `Mcp.Service.setMcpRoots`).
    *

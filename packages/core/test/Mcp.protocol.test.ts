@@ -16,7 +16,20 @@ import * as Stream from "effect/Stream"
 import * as Mcp from "../src/Mcp.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
 import { mcpServer } from "./mcp/server.js"
-import { all, calculator, chatty, completer, echo, metaReader, prompter, rootsReader, sleeper, worker } from "./mcp/tools.js"
+import {
+  all,
+  calculator,
+  chatty,
+  completer,
+  echo,
+  greeter,
+  metaReader,
+  prompter,
+  rootsReader,
+  sleeper,
+  urlElicitor,
+  worker
+} from "./mcp/tools.js"
 
 const server = useServer()
 
@@ -395,5 +408,86 @@ describe("MCP roots", () => {
       const later = yield* mcpServer({ setup: rootsReader() })
       const second = yield* mcp.connectMcpServer({ url: later.url })
       expect(yield* rootsOf(second)).toEqual({ isError: false, text: JSON.stringify([{ uri: "file:///late" }]) })
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+})
+
+describe("MCP URL elicitations", () => {
+  const signIn = (connection: Mcp.McpConnection, url: string, elicitationId = "e-1") =>
+    Effect.map(connection.client!.callTool("sign_in", { url, elicitationId }), textOf)
+
+  it.live.each(["http", "sse"] as const)("a URL handler answers them, with the user's consent; the server says when one finished (%s)", (transport) =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const asked: Array<Mcp.UrlElicitationRequest["params"] & { serverKey: string }> = []
+      yield* mcp.setUrlElicitationHandler((request, context) => {
+        asked.push({ ...request.params, serverKey: context.serverKey })
+        return { action: "accept" }
+      })
+      const completions = yield* collect(mcp.elicitationCompletions)
+      const acme = yield* mcpServer({ setup: urlElicitor, transport })
+      const connection = yield* mcp.connectMcpServer({ url: acme.url, transport, serverKey: "acme" })
+      expect(yield* signIn(connection, "https://acme.example/login?state=1")).toBe("accept")
+      expect(asked).toEqual([{
+        mode: "url",
+        message: "Sign in to Acme",
+        url: "https://acme.example/login?state=1",
+        elicitationId: "e-1",
+        serverKey: "acme"
+      }])
+      yield* eventually(() => expect(completions).toEqual([{ key: connection.key, serverKey: "acme", elicitationId: "e-1" }]))
+      // The handler removed since: the server, told the client takes them, is declined.
+      yield* mcp.setUrlElicitationHandler(undefined)
+      expect(yield* signIn(connection, "https://acme.example/login?state=2", "e-2")).toBe("decline")
+      expect(asked).toHaveLength(1)
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a URL that is not http(s) is declined without asking the user, and said in a warning", () => {
+    const warnings: Array<unknown> = []
+    return Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      let asked = 0
+      const acme = yield* mcpServer({ setup: urlElicitor })
+      const connection = yield* mcp.connectMcpServer({
+        url: acme.url,
+        serverKey: "acme",
+        handlers: {
+          urlElicitation: () => {
+            asked++
+            return { action: "accept" }
+          }
+        }
+      })
+      for (const url of ["javascript:alert(document.cookie)", "file:///etc/passwd", "data:text/html,<script>1</script>"]) {
+        expect(yield* signIn(connection, url)).toBe("decline")
+      }
+      expect(asked).toBe(0)
+      expect(warnings.map(String)).toEqual([
+        expect.stringContaining("asked the user to go to a URL that is not http(s); declined: \"javascript:alert(document.cookie)\""),
+        expect.stringContaining("\"file:///etc/passwd\""),
+        expect.stringContaining("\"data:text/html,<script>1</script>\"")
+      ])
+      // Not a URL at all: the MCP SDK refuses the request before any handler.
+      expect(yield* signIn(connection, "not a url")).toMatch(/^could not ask: .*Invalid URL/s)
+      expect(yield* signIn(connection, "http://acme.example/")).toBe("accept")
+      expect(asked).toBe(1)
+    }).pipe(Effect.provide(stack()), Effect.scoped, Effect.provide(keepingWarnings(warnings)))
+  })
+
+  it.live("without a URL handler a server is not told the client takes them, and is refused; form elicitations go on", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      yield* mcp.setElicitationHandler(() => ({ action: "accept", content: { name: "Ada" } }))
+      const acme = yield* mcpServer({ setup: all(urlElicitor, greeter) })
+      const connection = yield* mcp.connectMcpServer({ url: acme.url, serverKey: "acme" })
+      // The MCP SDK refuses it for the client, which did not say it takes them.
+      const refused = "Client does not support URL-mode elicitation requests"
+      expect(yield* signIn(connection, "https://acme.example/")).toContain(refused)
+      expect(textOf(yield* connection.client!.callTool("greet"))).toBe("Hello, Ada!")
+      // A handler set later reaches servers connected since, not this one.
+      yield* mcp.setUrlElicitationHandler(() => ({ action: "decline" }))
+      expect(yield* signIn(connection, "https://acme.example/")).toContain(refused)
+      const later = yield* mcpServer({ setup: urlElicitor })
+      const second = yield* mcp.connectMcpServer({ url: later.url, serverKey: "later" })
+      expect(yield* signIn(second, "https://acme.example/")).toBe("decline")
     }).pipe(Effect.provide(stack()), Effect.scoped))
 })

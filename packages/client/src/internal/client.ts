@@ -36,6 +36,7 @@ export interface Parts {
   mcpElicitationHandler: Mcp.ElicitationHandler | undefined
   /** The handler set last with `setMcpSamplingHandler`. */
   mcpSamplingHandler: Mcp.SamplingHandler | undefined
+  mcpUrlElicitationHandler: Mcp.UrlElicitationHandler | undefined
 }
 
 /**
@@ -61,7 +62,8 @@ export const make = (options: TamboClientOptions): Either.Either<Parts, TamboCli
       followsTamboMcp: options.tamboMcpServer !== undefined && options.tamboMcpServer !== false,
       tamboMcp: undefined,
       mcpElicitationHandler: undefined,
-      mcpSamplingHandler: undefined
+      mcpSamplingHandler: undefined,
+      mcpUrlElicitationHandler: undefined
     }
   })
 

@@ -45,6 +45,7 @@ export class McpConnectionsView {
           getInstructions: () => connection.instructions,
           updateElicitationHandler: (handler) => this.#setHandler(connection.key, "elicitation", handler),
           updateSamplingHandler: (handler) => this.#setHandler(connection.key, "sampling", handler),
+          updateUrlElicitationHandler: (handler) => this.#setHandler(connection.key, "urlElicitation", handler),
           close: () => this.runtime.promise(this.runtime.mcp.disconnectMcpServer(connection.key))
         }
       }

@@ -2,6 +2,7 @@
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js"
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js"
 import {
+  ElicitResultSchema,
   type LoggingLevel,
   LoggingLevelSchema,
   RootsListChangedNotificationSchema,
@@ -317,4 +318,29 @@ export const rootsReader = (changes: Array<string> = []) => (server: McpServer) 
 export const metaReader = (server: McpServer) => {
   server.registerTool("meta", { description: "Shows the request's _meta", inputSchema: {} }, async (_, extra) =>
     text(JSON.stringify(extra._meta ?? {})))
+}
+
+/**
+ * `sign_in`: asks the user to go to `url` (a URL-mode elicitation named `elicitationId`),
+ * answers the user's action, and once accepted says the elicitation finished; or answers why it
+ * could not ask.
+ */
+export const urlElicitor = (server: McpServer) => {
+  server.registerTool(
+    "sign_in",
+    { description: "Signs in through the browser", inputSchema: { url: z.string(), elicitationId: z.string() } },
+    async ({ elicitationId, url }) => {
+      try {
+        // Sent as is: the MCP SDK's own `elicitInput` would refuse some URLs before they leave the server.
+        const answer = await server.server.request(
+          { method: "elicitation/create", params: { mode: "url", message: "Sign in to Acme", url, elicitationId } },
+          ElicitResultSchema
+        )
+        if (answer.action === "accept") await server.server.createElicitationCompletionNotifier(elicitationId)()
+        return text(answer.action)
+      } catch (error) {
+        return text(`could not ask: ${error instanceof Error ? error.message : String(error)}`)
+      }
+    }
+  )
 }

@@ -26,6 +26,7 @@ import {
   type CreateMessageResult,
   ElicitRequestSchema,
   type ElicitResult,
+  ElicitationCompleteNotificationSchema,
   ErrorCode,
   type GetPromptResult,
   ListRootsRequestSchema,
@@ -54,7 +55,9 @@ import type {
   McpTransport,
   PrimitiveSchemaDefinition,
   SamplingRequest,
-  SamplingResult
+  SamplingResult,
+  UrlElicitationRequest,
+  UrlElicitationResult
 } from "../../Mcp.js"
 import * as Tool from "../../Tool.js"
 import { fetchRetryingStaleGet, isStaleConnection, watchEventStream } from "./fetch.js"
@@ -100,10 +103,16 @@ export interface ConnectOptions {
   readonly sampling: boolean
   /** Whether to advertise the roots capability (and that it tells when they change). */
   readonly roots: boolean
+  /** Whether to advertise URL-mode elicitation. */
+  readonly urlElicitation: boolean
   /** Aborts the connection attempt (and closes what it opened). */
   readonly signal: AbortSignal
   readonly onElicit: (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationResult>
   readonly onSample: (request: SamplingRequest, signal: AbortSignal) => Promise<SamplingResult>
+  /** Only when `urlElicitation` is advertised. */
+  readonly onElicitUrl: (request: UrlElicitationRequest, signal: AbortSignal) => Promise<UrlElicitationResult>
+  /** The server said a URL elicitation finished. */
+  readonly onElicitationComplete: (elicitationId: string) => void
   /** The server asked for the roots (only when `roots` is advertised). */
   readonly onListRoots: () => Promise<ReadonlyArray<McpRoot>>
   /** The server sent a log message (`notifications/message`). */
@@ -445,7 +454,7 @@ const open = async (
     { name: options.clientInfo.name, version: options.clientInfo.version },
     {
       capabilities: {
-        elicitation: { form: {} },
+        elicitation: { form: {}, ...(options.urlElicitation ? { url: {} } : {}) },
         ...(options.sampling ? { sampling: {} } : {}),
         ...(options.roots ? { roots: { listChanged: true } } : {})
       },
@@ -477,10 +486,22 @@ const open = async (
   }
   client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
     const params = request.params
-    // The client only advertises form mode; the SDK rejects URL-mode requests before this.
-    if (params.mode === "url") throw new SdkMcpError(ErrorCode.InvalidParams, "URL-mode elicitation is not supported")
+    if (params.mode === "url") {
+      // The SDK rejects URL-mode requests before this unless URL mode is advertised.
+      if (!options.urlElicitation) throw new SdkMcpError(ErrorCode.InvalidParams, "URL-mode elicitation is not supported")
+      const { action } = await options.onElicitUrl({
+        method: "elicitation/create",
+        params: { mode: "url", message: params.message, url: params.url, elicitationId: params.elicitationId }
+      }, extra.signal)
+      return { action }
+    }
     return elicitResult(await options.onElicit(elicitationRequest(params), extra.signal))
   })
+  if (options.urlElicitation) {
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, ({ params }) => {
+      options.onElicitationComplete(params.elicitationId)
+    })
+  }
   if (options.sampling) {
     client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) =>
       samplingResult(await options.onSample(samplingRequest(request.params), extra.signal)))

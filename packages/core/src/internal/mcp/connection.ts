@@ -130,7 +130,7 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
     entry: Entry,
     url: URL,
     oauthOptions: McpClient.OAuthOptions | undefined,
-    capabilities: { readonly sampling: boolean; readonly roots: boolean },
+    capabilities: { readonly sampling: boolean; readonly roots: boolean; readonly urlElicitation: boolean },
     attempt: Attempt
   ): Omit<McpClient.ConnectOptions, "signal"> => ({
     url,
@@ -141,8 +141,12 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
     requestTimeoutMs: Duration.toMillis(env.requestTimeout),
     sampling: capabilities.sampling,
     roots: capabilities.roots,
+    urlElicitation: capabilities.urlElicitation,
     onElicit: Handlers.elicit(env, entry),
     onSample: Handlers.sample(env, entry),
+    onElicitUrl: Handlers.elicitUrl(env, entry),
+    onElicitationComplete: (elicitationId) =>
+      void env.elicitationCompletions.unsafeOffer({ key: entry.key, serverKey: entry.serverKey, elicitationId }),
     onListRoots: Handlers.listRoots(env),
     onLog: logging.onLog(entry),
     // Before the session is the entry's, a refresh would find nothing to refresh: `install` does it.
@@ -181,6 +185,7 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
       const url = yield* Effect.try({ try: () => new URL(entry.server.url), catch: (error) => connectFailure(entry, error) })
       const sampling = yield* Handlers.samples(env, entry)
       const roots = yield* Handlers.offersRoots(env)
+      const urlElicitation = yield* Handlers.elicitsUrls(env, entry)
       const deadline = yield* Deadline.make(env.connectTimeout)
       // The app's storage and code functions may throw: a defect here would leave `ready` waiting forever.
       const oauthOptions = yield* oauth.optionsFor(entry, deadline).pipe(
@@ -190,7 +195,7 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
       const updates = yield* PubSub.unbounded<string>()
       yield* Scope.addFinalizer(scope, PubSub.shutdown(updates))
       const attempt: Attempt = { session: undefined, closed: false, installed: false, toolsChanged: false, updates }
-      const options = connectOptions(entry, url, oauthOptions, { sampling, roots }, attempt)
+      const options = connectOptions(entry, url, oauthOptions, { sampling, roots, urlElicitation }, attempt)
       return yield* Effect.gen(function*() {
         const session = yield* Effect.uninterruptibleMask((restore) =>
           restore(

@@ -25,6 +25,7 @@ import type {
   McpConnection,
   McpConnections,
   McpConnectionStatus,
+  McpElicitationComplete,
   McpLogLevel,
   McpLogMessage,
   McpRoot,
@@ -32,7 +33,8 @@ import type {
   McpToolProgress,
   McpToolSpec,
   McpTransport,
-  SamplingHandler
+  SamplingHandler,
+  UrlElicitationHandler
 } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
 import type * as Tool from "../../Tool.js"
@@ -122,11 +124,12 @@ export interface Registration {
 export interface Handlers {
   readonly elicitation: ElicitationHandler | undefined
   readonly sampling: SamplingHandler | undefined
+  readonly urlElicitation: UrlElicitationHandler | undefined
   /** The roots servers are given; announced to the servers connected while set. */
   readonly roots: ReadonlyArray<McpRoot> | undefined
 }
 
-/** How far behind a subscriber of `logs` or `toolProgress` may fall before it loses the oldest. */
+/** How far behind a subscriber of `logs`, `toolProgress` or `elicitationCompletions` may fall before it loses the oldest. */
 const NOTICES_KEPT = 1_000
 
 /**
@@ -147,6 +150,8 @@ export interface Env {
   readonly logs: PubSub.PubSub<McpLogMessage>
   /** The progress of the model's calls, for `Mcp.Service.toolProgress`. */
   readonly toolProgress: PubSub.PubSub<McpToolProgress>
+  /** The URL elicitations servers said finished, for `Mcp.Service.elicitationCompletions`. */
+  readonly elicitationCompletions: PubSub.PubSub<McpElicitationComplete>
   /** What `getMcpClients` and `changes` show; written by `publish`. */
   readonly connections: SubscriptionRef.SubscriptionRef<McpConnections>
   /** Connection attempts, event handling and server requests: all interrupted when the layer closes. */
@@ -187,10 +192,15 @@ export const make = (
       handlers: yield* Ref.make<Handlers>({
         elicitation: options.elicitationHandler,
         sampling: options.samplingHandler,
+        urlElicitation: options.urlElicitationHandler,
         roots: options.roots
       }),
       logs: yield* Effect.acquireRelease(PubSub.sliding<McpLogMessage>(NOTICES_KEPT), PubSub.shutdown),
       toolProgress: yield* Effect.acquireRelease(PubSub.sliding<McpToolProgress>(NOTICES_KEPT), PubSub.shutdown),
+      elicitationCompletions: yield* Effect.acquireRelease(
+        PubSub.sliding<McpElicitationComplete>(NOTICES_KEPT),
+        PubSub.shutdown
+      ),
       connections: yield* SubscriptionRef.make<McpConnections>({}),
       fibers,
       runFork: yield* FiberSet.runtime(fibers)<never>(),

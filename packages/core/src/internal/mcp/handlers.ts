@@ -15,7 +15,9 @@ import type {
   McpRequestContext,
   McpRoot,
   SamplingRequest,
-  SamplingResult
+  SamplingResult,
+  UrlElicitationRequest,
+  UrlElicitationResult
 } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
 import { callApp } from "../callbacks.js"
@@ -83,6 +85,54 @@ export const elicit = (env: Env, entry: Entry) => (request: ElicitationRequest, 
         ? Effect.succeed<ElicitationResult>({ action: "decline" })
         : runHandler(() => handler(request, context))
     }))
+
+/** Whether a URL may be put before the user: `http` and `https` only (never `javascript:`, `file:`, ...). */
+const isWebUrl = (url: string): boolean => {
+  try {
+    const { protocol } = new URL(url)
+    return protocol === "http:" || protocol === "https:"
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Answers a URL elicitation with the server's handler or the service's;
+ * without one (removed since the server was told the client takes them), or
+ * for a URL that is not `http` or `https`, declines.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
+export const elicitUrl = (env: Env, entry: Entry) => (request: UrlElicitationRequest, signal: AbortSignal) =>
+  serve(env, entry, "Mcp.urlElicitation", signal, (context) =>
+    Effect.flatMap(Ref.get(env.handlers), (current): Effect.Effect<UrlElicitationResult, unknown> => {
+      if (!isWebUrl(request.params.url)) {
+        return Effect.as(
+          Effect.logWarning(
+            `MCP server "${entry.serverKey}" asked the user to go to a URL that is not http(s); declined: ` +
+              JSON.stringify(request.params.url.slice(0, 200))
+          ),
+          { action: "decline" }
+        )
+      }
+      const handler = entry.server.handlers?.urlElicitation ?? current.urlElicitation
+      return handler === undefined ? Effect.succeed({ action: "decline" }) : runHandler(() => handler(request, context))
+    }))
+
+/**
+ * Whether to announce URL elicitations to this server: a URL handler is set for it.
+ *
+ * @internal
+ * @since 0.2.0
+ * @category Utils
+ */
+export const elicitsUrls = (env: Env, entry: Entry): Effect.Effect<boolean> =>
+  Effect.map(
+    Ref.get(env.handlers),
+    (current) => entry.server.handlers?.urlElicitation !== undefined || current.urlElicitation !== undefined
+  )
 
 /**
  * Answers a sampling request with the server's handler or the service's; without one, fails.

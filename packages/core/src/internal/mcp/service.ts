@@ -139,6 +139,9 @@ const makeServers = (
       changes: env.connections.changes,
       setElicitationHandler: (handler) => Ref.update(env.handlers, (current) => ({ ...current, elicitation: handler })),
       setSamplingHandler: (handler) => Ref.update(env.handlers, (current) => ({ ...current, sampling: handler })),
+      setUrlElicitationHandler: (handler) =>
+        Ref.update(env.handlers, (current) => ({ ...current, urlElicitation: handler })),
+      elicitationCompletions: Stream.fromPubSub(env.elicitationCompletions),
       getMcpToken,
       setMcpLogLevel: logging.setMcpLogLevel,
       logs: Stream.fromPubSub(env.logs),
