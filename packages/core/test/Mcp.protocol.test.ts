@@ -135,6 +135,21 @@ describe("MCP logging", () => {
       yield* eventually(() => expect(levels).toEqual(["warning", "warning", "alert"]))
     }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("50 millis") })), Effect.scoped))
 
+  it.live("levels set at once leave the server at the last one set", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const levels: Array<LoggingLevel> = []
+      const chat = yield* mcpServer({ setup: chatty(levels) })
+      const connection = yield* mcp.connectMcpServer({ url: chat.url, serverKey: "chat" })
+      const order: ReadonlyArray<LoggingLevel> = ["debug", "error", "info", "alert", "warning"]
+      yield* Effect.all(order.map((level) => mcp.setMcpLogLevel("chat", level)), { concurrency: "unbounded" })
+      expect((yield* mcp.getMcpClients)[connection.key]?.logLevel).toBe("warning")
+      expect(levels.at(-1)).toBe("warning")
+      const logs = yield* collect(mcp.logs)
+      yield* connection.client!.callTool("chatty", { n: 1 })
+      yield* eventually(() => expect(logs.map((log) => log.level)).toEqual(["warning", "error", "critical", "alert", "emergency"]))
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
   it.live("a server that refuses the level stays connected, and says so in a warning", () => {
     const warnings: Array<unknown> = []
     return Effect.gen(function*() {

@@ -19,10 +19,22 @@ import type { Requests } from "./requests.js"
  * @category Constructors
  */
 export const make = (env: Env, request: Requests["request"]) => {
-  /** Asks the server of `session` for `level`; nothing for a server that does not offer logging. */
+  /**
+   * Asks the server of `session` for `level`; nothing for a server that does not offer logging.
+   * Two asks at once may reach the server in either order: once one is answered, a level set
+   * since (the entry's now) is asked for again, so the server ends at the last one.
+   */
   const send = (entry: Entry, session: McpClient.Session, level: McpLogLevel): Effect.Effect<void, McpError> =>
     session.offersLogging
       ? request(entry, session, `Setting the log level to "${level}"`, (signal) => session.setLoggingLevel(level, signal))
+        .pipe(
+          Effect.zipRight(Effect.suspend(() => {
+            const latest = entry.logLevel
+            return latest !== undefined && latest !== level && entry.session === session
+              ? send(entry, session, latest)
+              : Effect.void
+          }))
+        )
       : Effect.void
 
   /** `send`, where a refusal is logged: the connection goes on at the server's own level. */
