@@ -130,14 +130,16 @@ export type McpServerInfo = Mcp.McpServerInfo
 export interface McpServerClient {
   listTools(): Promise<Array<Mcp.McpToolSpec>>
   /**
-   * Calls a tool. With `onProgress`, the server is asked to tell its
-   * progress, and each notice restarts the request's timeout; `meta` goes
-   * with the request as its `_meta`.
+   * Calls a tool. `_meta` goes with the request, as upstream's
+   * `MCPClient.callTool(name, args, _meta)` sends it. With `onProgress`, the
+   * server is asked to tell its progress, and each notice restarts the
+   * request's timeout.
    */
   callTool(
     name: string,
     args?: Readonly<Record<string, unknown>>,
-    options?: Mcp.McpCallOptions
+    _meta?: Readonly<Record<string, unknown>>,
+    options?: { readonly onProgress?: ((progress: Mcp.McpProgress) => void) | undefined }
   ): Promise<Mcp.McpToolResult>
   getServerVersion(): { readonly name: string; readonly version: string } | undefined
   getServerCapabilities(): Mcp.McpServerCapabilities | undefined

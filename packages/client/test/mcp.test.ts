@@ -10,6 +10,7 @@ import {
   counter,
   greeter,
   library,
+  metaReader,
   prompter,
   rootsReader,
   summarizer,
@@ -368,7 +369,7 @@ describe("MCP logging, progress, completions and roots through the facade", () =
 
     // A call through the connection's client hears its own progress.
     const heard: Array<number> = []
-    const result = await connection.client!.callTool("work", { steps: 3, gapMs: 0 }, {
+    const result = await connection.client!.callTool("work", { steps: 3, gapMs: 0 }, undefined, {
       onProgress: (notice) => heard.push(notice.progress)
     })
     expect(result.content).toEqual([{ type: "text", text: "done" }])
@@ -381,6 +382,16 @@ describe("MCP logging, progress, completions and roots through the facade", () =
     expect(logs).toHaveLength(7)
     await client.destroy()
     consoleLog.mockRestore()
+  })
+
+  it("a connection's client sends a call's _meta, as upstream's MCPClient does", async () => {
+    const mcp = await startMcpServer({ setup: metaReader })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    const connection = await client.connectMcpServer({ url: mcp.url })
+    const result = await connection.client!.callTool("meta", {}, { traceId: "t-1" })
+    expect(result.content).toEqual([{ type: "text", text: JSON.stringify({ traceId: "t-1" }) }])
+    await client.destroy()
   })
 
   it("completes prompt arguments, and gives servers the roots and tells them when they change", async () => {

@@ -39,7 +39,8 @@ export class McpConnectionsView {
         ...rest,
         client: {
           listTools: () => this.runtime.promise(handle.listTools).then((tools) => [...tools]),
-          callTool: (name, args = {}, options) => this.runtime.promise(handle.callTool(name, args, options)),
+          callTool: (name, args = {}, meta, options) =>
+            this.runtime.promise(handle.callTool(name, args, { meta, onProgress: options?.onProgress })),
           getServerVersion: () => connection.serverVersion,
           getServerCapabilities: () => connection.capabilities,
           getInstructions: () => connection.instructions,
