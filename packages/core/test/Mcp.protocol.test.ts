@@ -135,6 +135,19 @@ describe("MCP logging", () => {
       yield* eventually(() => expect(levels).toEqual(["warning", "warning", "alert"]))
     }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("50 millis") })), Effect.scoped))
 
+  it.live("a server that does not answer the level while connecting is connected anyway, and asked again", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const levels: Array<LoggingLevel> = []
+      const chat = yield* mcpServer({ setup: chatty(levels, { hangFirst: true }) })
+      const connection = yield* mcp.connectMcpServer({ url: chat.url, serverKey: "chat", logLevel: "alert" })
+      expect(connection.status).toBe("connected")
+      yield* eventually(() => expect(levels).toEqual(["alert"]))
+      const logs = yield* collect(mcp.logs)
+      yield* connection.client!.callTool("chatty", { n: 1 })
+      yield* eventually(() => expect(logs.map((log) => log.level)).toEqual(["alert", "emergency"]))
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
   it.live("levels set at once leave the server at the last one set", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
@@ -154,7 +167,7 @@ describe("MCP logging", () => {
     const warnings: Array<unknown> = []
     return Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const chat = yield* mcpServer({ setup: chatty([], true) })
+      const chat = yield* mcpServer({ setup: chatty([], { refuse: true }) })
       const connection = yield* mcp.connectMcpServer({ url: chat.url, serverKey: "chat", logLevel: "info" })
       expect(connection.status).toBe("connected")
       expect(warnings).toHaveLength(1)

@@ -220,14 +220,24 @@ export const library = (server: McpServer) => {
 /**
  * A server that offers logging, and `chatty`, which logs one message at each level (logger
  * `chatty`, data `{ n, level }`) that the session's level lets through. `levels` hears each
- * `logging/setLevel` the server gets; with `refuse`, the server refuses them.
+ * `logging/setLevel` the server gets; with `refuse`, the server refuses them; with `hangFirst`, it
+ * never answers the first one (nor takes its level).
  */
-export const chatty = (levels: Array<LoggingLevel> = [], refuse = false) => (server: McpServer) => {
+export const chatty = (
+  levels: Array<LoggingLevel> = [],
+  { hangFirst = false, refuse = false }: { readonly refuse?: boolean; readonly hangFirst?: boolean } = {}
+) =>
+(server: McpServer) => {
+  let hang = hangFirst
   let threshold: LoggingLevel | undefined
   const severity = (level: LoggingLevel) => LoggingLevelSchema.options.indexOf(level)
   server.server.registerCapabilities({ logging: {} })
   server.server.setRequestHandler(SetLevelRequestSchema, async (request) => {
     if (refuse) throw new Error("no levels today")
+    if (hang) {
+      hang = false
+      return new Promise<never>(() => {})
+    }
     threshold = request.params.level
     levels.push(request.params.level)
     return {}

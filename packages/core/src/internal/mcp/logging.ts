@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { McpLogLevel } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
@@ -12,6 +13,9 @@ import { describeError } from "../toolSupport.js"
 import type * as McpClient from "./client.js"
 import { type Entry, type Env, publish } from "./env.js"
 import type { Requests } from "./requests.js"
+
+/** How long a new session's server is waited for to take the log level before the connection goes on. */
+const LEVEL_WAIT = Duration.seconds(2)
 
 /**
  * @internal
@@ -66,16 +70,26 @@ export const make = (env: Env, request: Requests["request"]) => {
   /**
    * Asks a new session's server for the entry's level before the session is
    * the entry's (so that `request`, which only serves the entry's session,
-   * does not apply); the level sent, if any.
+   * does not apply), so that the connection is handed out logging at it;
+   * the level sent, if any. A server that does not answer within
+   * `LEVEL_WAIT` is asked again once the session is installed, in the
+   * background: it does not hold up or fail the connection.
    */
   const opened = (entry: Entry, session: McpClient.Session): Effect.Effect<McpLogLevel | undefined> => {
     const level = entry.logLevel
     if (level === undefined || !session.offersLogging) return Effect.succeed(level)
     return Effect.tryPromise((signal) => session.setLoggingLevel(level, signal)).pipe(
+      Effect.as<McpLogLevel | undefined>(level),
+      Effect.timeout(LEVEL_WAIT),
+      Effect.catchTag("TimeoutException", () => Effect.succeed(undefined)),
       Effect.catchAll((error) =>
-        Effect.logWarning(`Setting the log level of MCP server "${entry.serverKey}" to "${level}" failed: ${describeError(error.error)}`)
-      ),
-      Effect.as(level)
+        Effect.as(
+          Effect.logWarning(
+            `Setting the log level of MCP server "${entry.serverKey}" to "${level}" failed: ${describeError(error.error)}`
+          ),
+          level
+        )
+      )
     )
   }
 
