@@ -144,8 +144,11 @@ export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void
   Effect.zipRight(
     Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)),
     Effect.suspend(() => {
-      env.named.delete(threadId)
-      const forget = Env.apply(env, [{ type: "REMOVE_THREAD", threadId }])
+      // Once a run on it let go: its end may still have asked for the thread's name.
+      const forget = Effect.zipRight(
+        Env.apply(env, [{ type: "REMOVE_THREAD", threadId }]),
+        Effect.sync(() => env.named.delete(threadId))
+      )
       const active = env.activeRuns.get(threadId)
       if (active === undefined) return forget
       // In the service's scope: a tool of that very run, deleting its own thread, is interrupted
