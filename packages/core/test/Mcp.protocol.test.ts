@@ -233,8 +233,8 @@ describe("MCP progress", () => {
       const work = yield* mcpServer({ setup: worker })
       const connection = yield* mcp.connectMcpServer({ url: work.url })
       const heard: Array<Mcp.McpProgress> = []
-      // Four steps of 150 ms: 600 ms in all, against a request timeout of 400 ms.
-      const result = yield* connection.client!.callTool("work", { steps: 4, gapMs: 150 }, {
+      // Four steps of 400 ms: 1.6 s in all, against a request timeout of 1 s.
+      const result = yield* connection.client!.callTool("work", { steps: 4, gapMs: 400 }, {
         onProgress: (progress) => heard.push(progress)
       })
       expect(textOf(result)).toBe("done")
@@ -242,11 +242,11 @@ describe("MCP progress", () => {
       expect(heard[3]).toEqual({ progress: 4, total: 4, message: "step 4" })
 
       // Without `onProgress`, the server is not asked, and the same call is cut by the timeout.
-      const error = yield* Effect.flip(connection.client!.callTool("work", { steps: 4, gapMs: 150 }))
+      const error = yield* Effect.flip(connection.client!.callTool("work", { steps: 4, gapMs: 400 }))
       expect(error).toMatchObject({ _tag: "McpError", reason: "CallFailed" })
       expect(error.message).toMatch(/timed out/i)
       expect(textOf(yield* connection.client!.callTool("work", { steps: 1, gapMs: 0 }))).toBe("done, unasked")
-    }).pipe(Effect.provide(stack({ requestTimeout: "400 millis" })), Effect.scoped))
+    }).pipe(Effect.provide(stack({ requestTimeout: "1 second" })), Effect.scoped))
 
   it.live("a call through the handle sends its meta as the request's _meta, beside the progress token it asked for", () =>
     Effect.gen(function*() {
@@ -302,18 +302,18 @@ describe("MCP tool timeouts", () => {
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
       const slow = yield* mcpServer({ setup: all(worker, sleeper()) })
-      yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "250 millis", maxToolTime: "1500 millis" })
+      yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "1 second", maxToolTime: "2 seconds" })
 
-      // Six steps 100 ms apart: 600 ms in all, beyond the run's 300 ms, but never 250 ms without a word.
+      // Six steps 100 ms apart: 600 ms in all, beyond the run's 300 ms, but never a second without a word.
       expect(yield* callOnce("work", { steps: 6, gapMs: 100 }, "300 millis")).toEqual({ isError: false, text: "done" })
-      // Silent for 600 ms.
-      const silent = yield* callOnce("sleep", { ms: 600 }, "5 seconds")
+      // Silent for 1.5 seconds.
+      const silent = yield* callOnce("sleep", { ms: 1_500 }, "10 seconds")
       expect(silent.isError).toBe(true)
-      expect(silent.text).toContain(`Tool "sleep" said nothing for 250ms`)
+      expect(silent.text).toContain(`Tool "sleep" said nothing for 1s`)
       // Talking all along, but for longer than maxToolTime.
-      const long = yield* callOnce("work", { steps: 20, gapMs: 100 }, "5 seconds")
+      const long = yield* callOnce("work", { steps: 30, gapMs: 100 }, "10 seconds")
       expect(long.isError).toBe(true)
-      expect(long.text).toContain("did not finish within 1s 500ms")
+      expect(long.text).toContain("did not finish within 2s")
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("without toolTimeout the run's tool timeout bounds the call from its start, progress or not", () =>
