@@ -1,6 +1,8 @@
 /**
- * MCP hooks: the provider's MCP servers, their prompts and resources, and
- * the elicitations they send, over the client's MCP methods.
+ * MCP hooks: the provider's MCP servers, their prompts and resources, the
+ * completions of prompt arguments, the progress of the model's calls of
+ * their tools, and the elicitations they send, over the client's MCP
+ * methods.
  *
  * @since 0.1.0
  */

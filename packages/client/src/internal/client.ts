@@ -36,6 +36,7 @@ export interface Parts {
   mcpElicitationHandler: Mcp.ElicitationHandler | undefined
   /** The handler set last with `setMcpSamplingHandler`. */
   mcpSamplingHandler: Mcp.SamplingHandler | undefined
+  /** The handler set last with `setMcpUrlElicitationHandler`. */
   mcpUrlElicitationHandler: Mcp.UrlElicitationHandler | undefined
 }
 
