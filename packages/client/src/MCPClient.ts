@@ -182,14 +182,17 @@ export class MCPClient {
    * rejection; a server that fails the call rejects with an `McpError`
    * (`CallFailed`), and a call `close` cuts short with one (`NotConnected`,
    * the server told to cancel it). `_meta` goes with the request, as
-   * upstream sends it.
+   * upstream sends it. With `onProgress` (ours, not upstream's), the server
+   * is asked to tell its progress, and each notice restarts the request's
+   * timeout.
    */
   callTool(
     name: string,
     args: Readonly<Record<string, unknown>> = {},
-    _meta?: Readonly<Record<string, unknown>>
+    _meta?: Readonly<Record<string, unknown>>,
+    options?: { readonly onProgress?: ((progress: Mcp.McpProgress) => void) | undefined }
   ): Promise<MCPToolCallResult> {
-    return this.#request(this.callTool, (client) => client.callTool(name, args, _meta === undefined ? undefined : { meta: _meta }))
+    return this.#request(this.callTool, (client) => client.callTool(name, args, { meta: _meta, onProgress: options?.onProgress }))
   }
 
   /** What the server said it offers, while connected. */

@@ -3,7 +3,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
-import { all, calculator, greeter, metaReader, sleeper, summarizer } from "../../core/test/mcp/tools.js"
+import { all, calculator, greeter, metaReader, sleeper, summarizer, worker } from "../../core/test/mcp/tools.js"
 import { MCPClient, MCPTransport, type MCPHandlers } from "../src/index.js"
 
 const servers: Array<TestMcpServer> = []
@@ -218,5 +218,16 @@ describe("MCPClient", () => {
       tags: ["a"]
     })
     expect((await mcp.callTool("meta")).content).toEqual([{ type: "text", text: "{}" }])
+  })
+
+  it("hears a call's progress, with onProgress after upstream's arguments", async () => {
+    const server = await serve(worker)
+    const mcp = await create(server.url)
+    const heard: Array<string> = []
+    const result = await mcp.callTool("work", { steps: 2, gapMs: 0 }, undefined, {
+      onProgress: (progress) => heard.push(`${progress.progress}/${progress.total} ${progress.message}`)
+    })
+    expect(result.content).toEqual([{ type: "text", text: "done" }])
+    expect(heard).toEqual(["1/2 step 1", "2/2 step 2"])
   })
 })
