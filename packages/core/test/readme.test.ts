@@ -48,6 +48,15 @@ describe("README", () => {
     expect(out).toContain('state: {"unit":"celsius"}')
   })
 
+  it("its MCP example hears a server's log messages and a call's progress", () => {
+    const out = runBlock("## MCP servers")
+    expect(out).toContain("progress 1/3")
+    expect(out).toContain("progress 3/3")
+    expect(out).toContain("3 pages indexed")
+    expect(out).toContain("indexer info: indexed page 1")
+    expect(out).toContain("indexer info: indexed page 3")
+  })
+
   it("its testing example wires TestServer.layer into Tambo.layer", () => {
     const out = runBlock("## Testing with `@tambo-effect/testing`")
     expect(out).toContain("1 run request(s)")
