@@ -402,21 +402,21 @@ describe("MCP roots", () => {
       const connection = yield* mcp.connectMcpServer({ url: files.url, transport })
       expect(yield* rootsOf(connection)).toEqual({
         isError: false,
-        text: JSON.stringify([{ uri: "file:///work/project", name: "Project" }])
+        text: JSON.stringify([{ uri: "file:///srv/app/project", name: "Project" }])
       })
 
-      yield* mcp.setMcpRoots([{ uri: "file:///work/project" }, { uri: "file:///work/docs", name: "Docs" }])
+      yield* mcp.setMcpRoots([{ uri: "file:///srv/app/project" }, { uri: "file:///srv/app/docs", name: "Docs" }])
       yield* eventually(() => expect(changes).toEqual(["roots changed"]))
       expect(JSON.parse((yield* rootsOf(connection)).text)).toEqual([
-        { uri: "file:///work/project" },
-        { uri: "file:///work/docs", name: "Docs" }
+        { uri: "file:///srv/app/project" },
+        { uri: "file:///srv/app/docs", name: "Docs" }
       ])
 
       // Unset: the server that was offered roots is told, and finds none.
       yield* mcp.setMcpRoots(undefined)
       yield* eventually(() => expect(changes).toEqual(["roots changed", "roots changed"]))
       expect(yield* rootsOf(connection)).toEqual({ isError: false, text: "[]" })
-    }).pipe(Effect.provide(stack({ roots: [{ uri: "file:///work/project", name: "Project" }] })), Effect.scoped))
+    }).pipe(Effect.provide(stack({ roots: [{ uri: "file:///srv/app/project", name: "Project" }] })), Effect.scoped))
 
   it.live("a server connected while no roots were set is not offered them, nor told of them later", () =>
     Effect.gen(function*() {
