@@ -74,16 +74,17 @@ export const make = (env: Env, { applyLogLevel, establish, syncTools }: Deps) =>
         return existing
       }
       if (existing !== undefined) env.entries.delete(key)
+      const serverKey = serverKeyFor(server)
       const bounds = Support.toolBounds(server)
       if (Either.isLeft(bounds)) {
         yield* Effect.logWarning(
-          `The tool timeout of MCP server "${server.url}" is not taken (the run's applies): ${bounds.left}`
+          `The tool timeout of MCP server "${serverKey}" is not taken (the run's applies): ${bounds.left}`
         )
       }
       const entry: Entry = {
         key,
         server,
-        serverKey: serverKeyFor(server),
+        serverKey,
         transport: server.transport ?? "http",
         // Closed by `stop` (disconnect, the layer's finalizer) or a failed first connection, never by the
         // layer's scope directly: a session closed before its entry is stopped would look like a drop.

@@ -125,8 +125,9 @@ export const make = (env: Env, dropped: Dropped) => {
           })
         )
       }
-      // Each progress notice also restarts the server's own timeout, if it has one.
-      const ticks = yield* Queue.sliding<void>(1)
+      const bounds = entry.toolBounds
+      // With a server timeout, each progress notice also restarts it.
+      const ticks = bounds === undefined ? undefined : yield* Queue.sliding<void>(1)
       const onProgress = (progress: McpProgress) => {
         env.toolProgress.unsafeOffer({
           key: entry.key,
@@ -136,14 +137,16 @@ export const make = (env: Env, dropped: Dropped) => {
           toolCallId,
           ...progress
         })
-        ticks.unsafeOffer(undefined)
+        ticks?.unsafeOffer(undefined)
       }
       const call = callTool(entry, session, spec.name, isRecord(args) ? args : {}, false, onProgress).pipe(
         Effect.mapError((error) =>
           new ToolCallError({ reason: "Failed", message: error.message, toolName: registeredName })
         )
       )
-      const result = yield* (entry.toolBounds === undefined ? call : withinBounds(call, ticks, entry.toolBounds, registeredName))
+      const result = yield* (bounds === undefined || ticks === undefined
+        ? call
+        : withinBounds(call, ticks, bounds, registeredName))
       if (result.isError === true) {
         yield* Effect.annotateCurrentSpan("mcp.is_error", true)
         return yield* Effect.fail(
