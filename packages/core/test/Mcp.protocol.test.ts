@@ -8,13 +8,16 @@ import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js"
 import type * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Mcp from "../src/Mcp.js"
-import { runAll, tamboLayer, useServer } from "./helpers.js"
+import * as Tambo from "../src/Tambo.js"
+import { expectStoreEqualsServer, runAll, tamboLayer, useServer } from "./helpers.js"
 import { mcpServer } from "./mcp/server.js"
 import {
   all,
@@ -301,7 +304,8 @@ describe("MCP tool timeouts", () => {
   it.live("a server's toolTimeout is restarted by each progress notice, past the run's tool timeout, up to maxToolTime", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const slow = yield* mcpServer({ setup: all(worker, sleeper()) })
+      const endings: Array<string> = []
+      const slow = yield* mcpServer({ setup: all(worker, sleeper((ending) => endings.push(ending))) })
       yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "1 second", maxToolTime: "2 seconds" })
 
       // Six steps 100 ms apart: 600 ms in all, beyond the run's 300 ms, but never a second without a word.
@@ -310,11 +314,64 @@ describe("MCP tool timeouts", () => {
       const silent = yield* callOnce("sleep", { ms: 1_500 }, "10 seconds")
       expect(silent.isError).toBe(true)
       expect(silent.text).toContain(`Tool "sleep" said nothing for 1s`)
+      // The server is told to stop the call it was cut from.
+      yield* eventually(() => expect(endings).toEqual(["cancelled"]))
       // Talking all along, but for longer than maxToolTime.
       const long = yield* callOnce("work", { steps: 30, gapMs: 100 }, "10 seconds")
       expect(long.isError).toBe(true)
       expect(long.text).toContain("did not finish within 2s")
     }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a run interrupted during a call of a server with toolTimeout: the server is told to stop, and the thread goes on", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const tambo = yield* Tambo.Tambo
+      const endings: Array<string> = []
+      const slow = yield* mcpServer({ setup: sleeper((ending) => endings.push(ending)) })
+      const connection = yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "5 seconds" })
+      server().setScript((request) =>
+        request.toolResults.length === 0 ? [Script.toolCall("sleep", { ms: 10_000 })] : [Script.text("slept")]
+      )
+      const started = yield* Deferred.make<string>()
+      const run = yield* tambo.run("sleep").pipe(
+        Stream.tap(({ threadId }) => Deferred.succeed(started, threadId)),
+        Stream.runDrain,
+        Effect.fork
+      )
+      const threadId = yield* Deferred.await(started)
+      // The call reached the server: its request is the one after the listing.
+      yield* Effect.gen(function*() {
+        while (slow.postsAnswered < 3 || slow.openRequests < 2) yield* Effect.sleep("10 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      yield* Fiber.interrupt(run)
+      yield* eventually(() => expect(endings).toEqual(["cancelled"]))
+      expect((yield* mcp.getMcpClients)[connection.key]?.status).toBe("connected")
+
+      // The thread takes the next run, and the store ends equal to the server.
+      server().setScript([Script.text("awake")])
+      yield* runAll("wake up", { threadId })
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a server with toolTimeout that dies during a call: an error result at once, not after the wait", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const crash = { kill: (): Promise<void> => Promise.resolve() }
+      const dying = yield* mcpServer({
+        setup: (s) => {
+          s.registerTool("crash", { description: "Kills the server", inputSchema: {} }, async () => {
+            await crash.kill()
+            return { content: [{ type: "text" as const, text: "never" }] }
+          })
+        }
+      })
+      crash.kill = () => dying.kill()
+      yield* mcp.connectMcpServer({ url: dying.url, toolTimeout: "30 seconds" })
+      // Cut by the server's silence, it would read "said nothing" (and take 30 seconds).
+      const result = yield* callOnce("crash", {}, "1 minute")
+      expect(result.isError).toBe(true)
+      expect(result.text).toContain("unreachable")
+    }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("1 hour") })), Effect.scoped))
 
   it.live("without toolTimeout the run's tool timeout bounds the call from its start, progress or not", () =>
     Effect.gen(function*() {
