@@ -1544,6 +1544,18 @@ export class TamboClient {
   }
 
   /**
+   * The latest progress an MCP server told of the model's call `toolCallId`
+   * while the call runs; `undefined` before its first notice and once it
+   * ended. A UI that appears in the middle of a call reads this, then
+   * follows {@link TamboClient.subscribeToMcpToolProgress}.
+   *
+   * @since 0.2.0
+   */
+  getMcpToolProgress(toolCallId: string): Mcp.McpToolProgress | undefined {
+    return Option.getOrUndefined(this.#runtime.sync(this.#runtime.mcp.currentToolProgress(toolCallId)))
+  }
+
+  /**
    * Sets the roots MCP servers are given (or with `undefined` stops giving
    * any), and tells each connected server that was given roots that they
    * changed. Servers connected while no roots were set are not told until

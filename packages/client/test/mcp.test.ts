@@ -360,12 +360,18 @@ describe("MCP logging, progress, completions and roots through the facade", () =
 
     server().setScript((request) =>
       request.toolResults.length === 0
-        ? [Script.toolCall("work", { steps: 2, gapMs: 5 }, { id: "call_1" })]
+        ? [Script.toolCall("work", { steps: 2, gapMs: 500 }, { id: "call_1" })]
         : [Script.text("worked")]
     )
-    await client.run("work").thread
+    const stream = client.run("work")
+    // While the call runs, its latest progress is there to read.
+    await until(() => progress.length === 1)
+    expect(client.getMcpToolProgress("call_1")).toMatchObject({ toolCallId: "call_1", total: 2 })
+    expect([1, 2]).toContain(client.getMcpToolProgress("call_1")?.progress)
+    await stream.thread
     await until(() => progress.length === 2)
     expect(progress).toEqual(["call_1 1/2", "call_1 2/2"])
+    expect(client.getMcpToolProgress("call_1")).toBeUndefined()
 
     // A call through the connection's client hears its own progress.
     const heard: Array<number> = []

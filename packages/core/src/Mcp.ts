@@ -1107,6 +1107,15 @@ export declare namespace Mcp {
      */
     readonly toolProgress: Stream.Stream<McpToolProgress>
     /**
+     * The latest progress a server told of the model's call `toolCallId`
+     * while that call runs; `None` before its first notice and once it
+     * ended. With `toolProgress`, a UI that appears in the middle of
+     * a call shows where it is at once: read this, then follow the stream.
+     *
+     * @since 0.2.0
+     */
+    readonly currentToolProgress: (toolCallId: string) => Effect.Effect<Option.Option<McpToolProgress>>
+    /**
      * Sets the roots servers are given (or with `undefined` stops offering
      * them), and tells each connected server that was offered roots that
      * they changed. The roots capability is announced to servers connected

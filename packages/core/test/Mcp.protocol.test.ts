@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Mcp from "../src/Mcp.js"
@@ -228,6 +229,45 @@ describe("MCP progress", () => {
         total: 3,
         message: `step ${step}`
       })))
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("`currentToolProgress` holds a call's latest progress while it runs, and forgets it when it ends", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const work = yield* mcpServer({ setup: worker })
+      yield* mcp.connectMcpServer({ url: work.url, serverKey: "work" })
+      const progress = yield* collect(mcp.toolProgress)
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("work", { steps: 3, gapMs: 400 }, { id: "call_slow" })]
+          : [Script.text("worked")]
+      )
+      expect(yield* mcp.currentToolProgress("call_slow")).toEqual(Option.none())
+      const run = yield* Effect.fork(runAll("work please"))
+      // After the second notice, a late reader gets it (or a later one), not the first.
+      yield* eventually(() => expect(progress).toHaveLength(2))
+      const current = Option.getOrThrow(yield* mcp.currentToolProgress("call_slow"))
+      expect(current).toMatchObject({ toolCallId: "call_slow", total: 3, serverKey: "work", tool: "work" })
+      expect(current.progress).toBeGreaterThanOrEqual(2)
+      expect(yield* mcp.currentToolProgress("call_other")).toEqual(Option.none())
+      yield* Fiber.join(run)
+      expect(progress).toHaveLength(3)
+      expect(yield* mcp.currentToolProgress("call_slow")).toEqual(Option.none())
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a call cut by the end of its run forgets its progress", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const tambo = yield* Tambo.Tambo
+      const work = yield* mcpServer({ setup: worker })
+      yield* mcp.connectMcpServer({ url: work.url, serverKey: "work" })
+      const progress = yield* collect(mcp.toolProgress)
+      server().setScript(() => [Script.toolCall("work", { steps: 20, gapMs: 200 }, { id: "call_cut" })])
+      const run = yield* Effect.fork(Stream.runDrain(tambo.run("work please")))
+      yield* eventually(() => expect(progress).toHaveLength(1))
+      expect(Option.isSome(yield* mcp.currentToolProgress("call_cut"))).toBe(true)
+      yield* Fiber.interrupt(run)
+      expect(yield* mcp.currentToolProgress("call_cut")).toEqual(Option.none())
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("a call through the handle hears its progress, and each notice restarts the request timeout", () =>

@@ -175,10 +175,11 @@ export const useTamboMcpCompletion = (
 
 /**
  * The latest progress an MCP server told of the model's call `toolCallId`
- * (the id of the call's `tool_use` block), from when the component
- * mounted: for a progress bar beside the call while its tool runs.
- * `undefined` until the server tells any, and for a tool that is not an
- * MCP server's.
+ * (the id of the call's `tool_use` block): for a progress bar beside the
+ * call while its tool runs. A component that mounts in the middle of a call
+ * shows where it is at once; once the call ended it keeps the last notice
+ * it saw. `undefined` until the server tells any, and for a tool that is
+ * not an MCP server's.
  *
  * @example
  * ```tsx
@@ -191,13 +192,21 @@ export const useTamboMcpCompletion = (
  */
 export const useTamboMcpToolProgress = (toolCallId: string | undefined): McpToolProgress | undefined => {
   const { handle } = useTamboContext("useTamboMcpToolProgress")
-  const [progress, setProgress] = useState<McpToolProgress | undefined>(undefined)
+  const [progress, setProgress] = useState<McpToolProgress | undefined>(() =>
+    toolCallId === undefined ? undefined : handle.getMcpToolProgress(toolCallId)
+  )
   useEffect(() => {
-    setProgress(undefined)
     if (toolCallId === undefined) return undefined
-    return handle.client().subscribeToMcpToolProgress((notice) => {
+    const release = handle.retain()
+    const stop = handle.client().subscribeToMcpToolProgress((notice) => {
       if (notice.toolCallId === toolCallId) setProgress(notice)
     })
+    // What the call told before this listened: since the first render, or before it for another id.
+    setProgress((seen) => handle.getMcpToolProgress(toolCallId) ?? (seen?.toolCallId === toolCallId ? seen : undefined))
+    return () => {
+      stop()
+      release()
+    }
   }, [handle, toolCallId])
   return progress?.toolCallId === toolCallId ? progress : undefined
 }

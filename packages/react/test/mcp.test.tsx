@@ -138,6 +138,41 @@ describe("MCP hooks", () => {
     expect(result.current.other).toBeUndefined()
   })
 
+  it("useTamboMcpToolProgress in a component that mounts in the middle of a call shows its progress at once", async () => {
+    const mcp = await start("worker")
+    const wrapper = wrapperFor(connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "work" }] }))
+    /** What the late component rendered, render by render. */
+    const lateRenders: Array<number | undefined> = []
+    const Late = () => {
+      const progress = useTamboMcpToolProgress("call_mid")
+      lateRenders.push(progress?.progress)
+      return null
+    }
+    let state!: {
+      progress: ReturnType<typeof useTamboMcpToolProgress>
+      servers: ReadonlyArray<McpConnectionInfo>
+      tambo: ReturnType<typeof useTambo>
+    }
+    const Page = ({ showLate }: { readonly showLate: boolean }) => {
+      state = { progress: useTamboMcpToolProgress("call_mid"), servers: useTamboMcpServers(), tambo: useTambo() }
+      return showLate ? <Late /> : null
+    }
+    const { rerender } = render(<Page showLate={false} />, { wrapper })
+    await waitFor(() => expect(state.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("work", { steps: 3, gapMs: 500 }, { id: "call_mid" })]
+        : [Script.text("worked")]
+    )
+    const run = state.tambo.sendMessage("work")
+    await waitFor(() => expect(state.progress?.progress).toBe(1))
+    rerender(<Page showLate />)
+    // Its first render already has the call's progress.
+    expect(lateRenders[0]).toBeGreaterThanOrEqual(1)
+    await run.thread
+    await waitFor(() => expect(lateRenders.at(-1)).toBe(3))
+  })
+
   it("a failed fetch is an error in the query state", async () => {
     const mcp = await start("prompter")
     const wrapper = wrapperFor(connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "docs" }] }))

@@ -8,6 +8,7 @@ import {
   type TamboClient
 } from "@tambo-effect/client"
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
+import type { McpToolProgress } from "@tambo-effect/core/Mcp"
 import type { NotifyMode } from "../types.js"
 
 /** Fallback when frames do not come (a hidden tab), in milliseconds. */
@@ -120,6 +121,17 @@ export class ClientHandle {
       return client.getMcpClients()
     } catch {
       return NO_MCP_CLIENTS
+    }
+  }
+
+  /** The latest progress of the model's call `toolCallId` while it runs, without creating a client. */
+  readonly getMcpToolProgress = (toolCallId: string): McpToolProgress | undefined => {
+    const client = this.#given ?? this.#owned
+    if (client === undefined) return undefined
+    try {
+      return client.getMcpToolProgress(toolCallId)
+    } catch {
+      return undefined
     }
   }
 

@@ -150,6 +150,8 @@ export interface Env {
   readonly logs: PubSub.PubSub<McpLogMessage>
   /** The progress of the model's calls, for `Mcp.Service.toolProgress`. */
   readonly toolProgress: PubSub.PubSub<McpToolProgress>
+  /** The latest progress of each model's call still running, by `toolCallId`, for `currentToolProgress`. */
+  readonly callsInProgress: Map<string, McpToolProgress>
   /** The URL elicitations servers said finished, for `Mcp.Service.elicitationCompletions`. */
   readonly elicitationCompletions: PubSub.PubSub<McpElicitationComplete>
   /** What `getMcpClients` and `changes` show; written by `publish`. */
@@ -201,6 +203,7 @@ export const make = (
         PubSub.sliding<McpElicitationComplete>(NOTICES_KEPT),
         PubSub.shutdown
       ),
+      callsInProgress: new Map(),
       connections: yield* SubscriptionRef.make<McpConnections>({}),
       fibers,
       runFork: yield* FiberSet.runtime(fibers)<never>(),

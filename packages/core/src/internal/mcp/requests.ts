@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { isRecord } from "effect/Predicate"
-import type { McpClientHandle, McpProgress, McpToolSpec } from "../../Mcp.js"
+import type { McpClientHandle, McpProgress, McpToolProgress, McpToolSpec } from "../../Mcp.js"
 import { McpError, ToolCallError } from "../../TamboError.js"
 import type * as Tool from "../../Tool.js"
 import { describeError } from "../toolSupport.js"
@@ -128,15 +128,18 @@ export const make = (env: Env, dropped: Dropped) => {
       const bounds = entry.toolBounds
       // With a server timeout, each progress notice also restarts it.
       const ticks = bounds === undefined ? undefined : yield* Queue.sliding<void>(1)
+      let latest: McpToolProgress | undefined
       const onProgress = (progress: McpProgress) => {
-        env.toolProgress.unsafeOffer({
+        const notice: McpToolProgress = latest = {
           key: entry.key,
           serverKey: entry.serverKey,
           tool: spec.name,
           registeredName,
           toolCallId,
           ...progress
-        })
+        }
+        env.callsInProgress.set(toolCallId, notice)
+        env.toolProgress.unsafeOffer(notice)
         ticks?.unsafeOffer(undefined)
       }
       const call = callTool(entry, session, spec.name, isRecord(args) ? args : {}, false, onProgress).pipe(
@@ -146,7 +149,12 @@ export const make = (env: Env, dropped: Dropped) => {
       )
       const result = yield* (bounds === undefined || ticks === undefined
         ? call
-        : withinBounds(call, ticks, bounds, registeredName))
+        : withinBounds(call, ticks, bounds, registeredName)).pipe(
+          // A later call under the same id keeps its own.
+          Effect.ensuring(Effect.sync(() => {
+            if (latest !== undefined && env.callsInProgress.get(toolCallId) === latest) env.callsInProgress.delete(toolCallId)
+          }))
+        )
       if (result.isError === true) {
         yield* Effect.annotateCurrentSpan("mcp.is_error", true)
         return yield* Effect.fail(

@@ -7,6 +7,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -146,6 +147,7 @@ const makeServers = (
       setMcpLogLevel: logging.setMcpLogLevel,
       logs: Stream.fromPubSub(env.logs),
       toolProgress: Stream.fromPubSub(env.toolProgress),
+      currentToolProgress: (toolCallId) => Effect.sync(() => Option.fromNullable(env.callsInProgress.get(toolCallId))),
       setMcpRoots: (roots) => setRoots(env, roots),
       ...resources
     }
