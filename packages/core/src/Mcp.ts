@@ -119,7 +119,9 @@ export interface McpServerInfo {
    * up to `maxToolTime`. A call cut by it is an error result the model
    * sees (`ToolCallError` reason `Timeout`), as for any tool. Without it,
    * the call is bounded by the run's tool timeout from its start, progress
-   * or not. Read when the server is first connected.
+   * or not. A later connect of the same server that gives `toolTimeout` or
+   * `maxToolTime` changes them for the calls that start after it (to drop
+   * them, disconnect the server and connect it again).
    *
    * @since 0.2.0
    */

@@ -423,6 +423,39 @@ describe("MCP tool timeouts", () => {
       expect(cut.text).toContain("did not finish within 300ms")
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
+  it.live("a later connect of the same server that gives toolTimeout or maxToolTime changes them for the next calls", () => {
+    const warnings: Array<unknown> = []
+    return Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const slow = yield* mcpServer({ setup: worker })
+      const first = yield* mcp.connectMcpServer({ url: slow.url, serverKey: "slow" })
+      expect(first.tools.map((tool) => tool.name)).toEqual(["work"])
+      // Six steps 100 ms apart: 600 ms in all.
+      expect((yield* callOnce("work", { steps: 6, gapMs: 100 }, "300 millis")).text).toContain("did not finish within 300ms")
+
+      // Now bounded by the server's silence, not the run's timeout: the tool is registered again, under its name.
+      yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "1 second" })
+      expect(yield* callOnce("work", { steps: 6, gapMs: 100 }, "300 millis")).toEqual({ isError: false, text: "done" })
+
+      // What a connect does not give stays: the toolTimeout above, with a shorter maxToolTime.
+      yield* mcp.connectMcpServer({ url: slow.url, maxToolTime: "400 millis" })
+      const long = yield* callOnce("work", { steps: 6, gapMs: 100 }, "10 seconds")
+      expect(long.isError).toBe(true)
+      expect(long.text).toContain("did not finish within 400ms")
+
+      // An invalid one is a warning, and the bounds before stay.
+      yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "soon" as Duration.DurationInput })
+      expect(warnings.map(String)).toEqual([
+        expect.stringContaining("The new tool timeout of MCP server \"slow\" is not taken (the one before applies)")
+      ])
+      expect((yield* callOnce("work", { steps: 6, gapMs: 100 }, "10 seconds")).text).toContain("did not finish within 400ms")
+
+      const [connection] = Object.values(yield* mcp.getMcpClients)
+      expect(connection).toMatchObject({ status: "connected", server: { toolTimeout: "1 second", maxToolTime: "400 millis" } })
+      expect(connection!.tools.map((tool) => tool.name)).toEqual(["work"])
+    }).pipe(Effect.provide(stack()), Effect.scoped, Effect.provide(keepingWarnings(warnings)))
+  })
+
   it.live("a toolTimeout that is not a duration is not taken, and says so in a warning", () => {
     const warnings: Array<unknown> = []
     return Effect.gen(function*() {

@@ -11,6 +11,8 @@ import {
   type ToolDefinition
 } from "@tambo-effect/client"
 import { type McpServerInfo, uniqueKey } from "@tambo-effect/core/Mcp"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from "react"
 import { ClientHandle } from "./internal/clientHandle.js"
 import type { NotifyMode } from "./types.js"
@@ -233,8 +235,10 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
  * Keeps the client's MCP servers in step with the `mcpServers` prop: the
  * client connects the first list when it is created; a later list connects
  * the servers it adds and disconnects those it drops, and gives a server
- * whose `handlers` changed its new ones (none: the client's), and one whose
- * `logLevel` changed its new level. Unmounting
+ * whose `handlers` changed its new ones (none: the client's), one whose
+ * `logLevel` changed its new level, and one whose `toolTimeout` or
+ * `maxToolTime` changed its new bounds (a server that drops one is
+ * connected again). Unmounting
  * does not disconnect them (StrictMode remounts at once): the client does,
  * when it is destroyed.
  */
@@ -250,12 +254,29 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
     }
     for (const [key, server] of current) {
       const known = before.get(key)
-      if (known !== undefined && known.handlers === server.handlers && known.logLevel === server.logLevel) continue
+      if (
+        known !== undefined && known.handlers === server.handlers && known.logLevel === server.logLevel &&
+        sameDuration(known.toolTimeout, server.toolTimeout) && sameDuration(known.maxToolTime, server.maxToolTime)
+      ) continue
+      const connect = () => client.connectMcpServer({ ...server, handlers: server.handlers ?? {} })
+      // A connect only changes the tool bounds it gives: dropping one takes a new connection.
+      const dropsBounds = known !== undefined &&
+        ((known.toolTimeout !== undefined && server.toolTimeout === undefined) ||
+          (known.maxToolTime !== undefined && server.maxToolTime === undefined))
       // A failure shows in the connection's status (`useTamboMcpServers`).
-      void client.connectMcpServer({ ...server, handlers: server.handlers ?? {} }).catch(() => undefined)
+      void (dropsBounds ? client.disconnectMcpServer(key).then(connect) : connect()).catch(() => undefined)
     }
     previous.current = { handle, servers: current }
   }, [handle, servers])
+}
+
+/** Equal durations, however written (`"5 seconds"`, `5_000`, `Duration.seconds(5)`), or both absent. */
+const sameDuration = (a: Duration.DurationInput | undefined, b: Duration.DurationInput | undefined): boolean => {
+  if (a === b) return true
+  if (a === undefined || b === undefined) return false
+  const x = Duration.decodeUnknown(a)
+  const y = Duration.decodeUnknown(b)
+  return Option.isSome(x) && Option.isSome(y) && Duration.equals(x.value, y.value)
 }
 
 const createClient = (props: TamboProviderProps): TamboClient => {

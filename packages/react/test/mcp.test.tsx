@@ -2,6 +2,7 @@
 import { render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { type McpConnectionInfo, TamboClient } from "@tambo-effect/client"
+import * as Duration from "effect/Duration"
 import { StrictMode, useState } from "react"
 import { describe, expect, it } from "vitest"
 import {
@@ -279,6 +280,35 @@ describe("MCP hooks", () => {
     await waitFor(() => expect(screen.getByTestId("level").textContent).toBe("chat:connected:debug"))
     expect(await logged()).toHaveLength(8)
     expect(await chat.sessions()).toEqual({ opened: 1, closed: 0 })
+  })
+
+  it("a server whose toolTimeout changed in the mcpServers prop takes it on the same session; one that drops it connects again", async () => {
+    const work = await start("worker")
+    let servers: ReadonlyArray<McpConnectionInfo> = []
+    function Bounds() {
+      servers = useTamboMcpServers()
+      const shown = servers.map((s) => `${s.status}:${String(s.server.toolTimeout ?? "none")}`)
+      return <div data-testid="bounds">{shown.join(",")}</div>
+    }
+    const app = (toolTimeout: Duration.DurationInput | undefined) => (
+      <TamboProvider
+        {...connection(server(), { mcpServers: [{ url: work.url, serverKey: "work", ...(toolTimeout === undefined ? {} : { toolTimeout }) }] })}
+      >
+        <Bounds />
+      </TamboProvider>
+    )
+    const view = render(app("1 second"))
+    await waitFor(() => expect(screen.getByTestId("bounds").textContent).toBe("connected:1 second"), { timeout: 10_000 })
+    view.rerender(app(2_000))
+    await waitFor(() => expect(screen.getByTestId("bounds").textContent).toBe("connected:2000"))
+    // The same duration written another way changes nothing.
+    view.rerender(app(Duration.seconds(2)))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(servers[0]!.server.toolTimeout).toBe(2_000)
+    expect(await work.sessions()).toEqual({ opened: 1, closed: 0 })
+    view.rerender(app(undefined))
+    await waitFor(() => expect(screen.getByTestId("bounds").textContent).toBe("connected:none"))
+    expect(await work.sessions()).toEqual({ opened: 2, closed: 1 })
   })
 
   it("a TamboRegistryProvider's servers connect while it is mounted, beside the provider's, and disconnect when it unmounts", async () => {

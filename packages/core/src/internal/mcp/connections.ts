@@ -38,6 +38,8 @@ export interface Deps {
   readonly establish: (entry: Entry) => Effect.Effect<void>
   /** Makes the registry hold the tools of the connected servers; run under the lock. */
   readonly syncTools: Effect.Effect<void>
+  /** Registers the tools of one entry again, under the same names; run under the lock. */
+  readonly reregisterTools: (entry: Entry) => Effect.Effect<void>
   /** Keeps a new log level for the entry and shows it, and sends it to its server in the background when connected. */
   readonly applyLogLevel: (entry: Entry, level: McpLogLevel) => Effect.Effect<void>
 }
@@ -47,7 +49,7 @@ export interface Deps {
  * @since 0.2.0
  * @category Constructors
  */
-export const make = (env: Env, { applyLogLevel, establish, syncTools }: Deps) => {
+export const make = (env: Env, { applyLogLevel, establish, reregisterTools, syncTools }: Deps) => {
   /** The server's key, or one derived from its URL; `-2`, `-3`, ... when it is taken. */
   const serverKeyFor = (server: McpServerInfo): string => {
     const base = Support.sanitizeKey(server.serverKey ?? Support.deriveServerKey(server.url))
@@ -55,6 +57,34 @@ export const make = (env: Env, { applyLogLevel, establish, syncTools }: Deps) =>
     if (!taken.has(base)) return base
     for (let n = 2;; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`
   }
+
+  /**
+   * A connect of a known server that gives `toolTimeout` or `maxToolTime`: the model's next calls
+   * of its tools take the new bounds (what it does not give stays). An invalid one is a warning,
+   * and the bounds before stay. Run under the lock.
+   */
+  const applyToolBounds = (entry: Entry, given: McpServerInfo): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const next = {
+        toolTimeout: given.toolTimeout ?? entry.server.toolTimeout,
+        maxToolTime: given.maxToolTime ?? entry.server.maxToolTime
+      }
+      if (next.toolTimeout === entry.server.toolTimeout && next.maxToolTime === entry.server.maxToolTime) return
+      const bounds = Support.toolBounds(next)
+      if (Either.isLeft(bounds)) {
+        return yield* Effect.logWarning(
+          `The new tool timeout of MCP server "${entry.serverKey}" is not taken (the one before applies): ${bounds.left}`
+        )
+      }
+      entry.server = { ...entry.server, ...next }
+      // The same durations written another way (an app's inline `Duration.seconds(5)` on each render).
+      if (Support.sameToolBounds(entry.toolBounds, bounds.right)) return
+      const wasBounded = entry.toolBounds !== undefined
+      entry.toolBounds = bounds.right
+      // Its tools' definitions say whether the run's tool timeout applies.
+      if (wasBounded === (bounds.right !== undefined)) yield* publish(env)
+      else yield* reregisterTools(entry)
+    })
 
   /** Starts connecting, unless connected or connecting; the entry's `ready` tells the outcome. */
   const start = (server: McpServerInfo): Effect.Effect<Entry> =>
@@ -66,6 +96,9 @@ export const make = (env: Env, { applyLogLevel, establish, syncTools }: Deps) =>
         if (server.handlers !== undefined && existing.server.handlers !== server.handlers) {
           existing.server = { ...existing.server, handlers: server.handlers }
           yield* publish(env)
+        }
+        if (server.toolTimeout !== undefined || server.maxToolTime !== undefined) {
+          yield* applyToolBounds(existing, server)
         }
         if (server.logLevel !== undefined && existing.logLevel !== server.logLevel) {
           existing.server = { ...existing.server, logLevel: server.logLevel }

@@ -84,8 +84,8 @@ export interface Entry {
   resourcesVersion: number
   /** The level its server is asked to log at, on each session: `McpServerInfo.logLevel`, or as set since. */
   logLevel: McpLogLevel | undefined
-  /** The bounds of the model's calls of its tools, from `McpServerInfo.toolTimeout` (none: the run's). */
-  readonly toolBounds: Support.ToolBounds | undefined
+  /** The bounds of the model's calls of its tools, from `McpServerInfo.toolTimeout` (none: the run's), as given last. */
+  toolBounds: Support.ToolBounds | undefined
 }
 
 /**

@@ -114,6 +114,7 @@ const makeServers = (
     const connections = Connections.make(env, {
       establish: connection.establish,
       syncTools: tools.sync,
+      reregisterTools: tools.reregister,
       applyLogLevel: logging.apply
     })
 

@@ -258,3 +258,13 @@ export const toolBounds = (
       idle: positive(server.toolTimeout, "toolTimeout"),
       max: server.maxToolTime === undefined ? Either.right(DEFAULT_MAX_TOOL_TIME) : positive(server.maxToolTime, "maxToolTime")
     })
+
+/**
+ * Bounds of the same durations (or both none).
+ *
+ * @internal
+ */
+export const sameToolBounds = (a: ToolBounds | undefined, b: ToolBounds | undefined): boolean =>
+  a === undefined || b === undefined
+    ? a === b
+    : Duration.equals(a.idle, b.idle) && Duration.equals(a.max, b.max)

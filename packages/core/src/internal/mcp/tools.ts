@@ -106,5 +106,20 @@ export const make = (env: Env, callForModel: Requests["callForModel"]) => {
     yield* publish(env)
   })
 
-  return { sync }
+  /**
+   * Registers the entry's tools again (their definitions say whether the
+   * run's tool timeout applies), under the same names. Run under the lock.
+   */
+  const reregister = (entry: Entry): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      for (const [name, registration] of Array.from(env.registered)) {
+        if (registration.entry !== entry) continue
+        env.registered.delete(name)
+        yield* unregisterIfOurs(name, registration.definition)
+        yield* register(name, entry, registration.spec)
+      }
+      yield* publish(env)
+    })
+
+  return { sync, reregister }
 }
