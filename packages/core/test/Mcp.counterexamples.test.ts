@@ -46,6 +46,14 @@ const counterexamples: ReadonlyArray<Counterexample> = [
       "restarted server had closed, which failed the connect as an `SseError`, unlike a failed `POST`",
     commands: connectAfterRestart(2),
     invariants: ["command-outcome"]
+  },
+  {
+    name: "a later connect that gives a tool timeout takes it, and the server's tools are no longer bounded by the run's",
+    defect: "a server's tool timeout was read only when it was first connected: a later connect's was " +
+      "dropped, and its tools stayed under the run's tool timeout (also with the timeout taken but the " +
+      "tools not registered again)",
+    commands: [{ kind: "connect", server: 1 }, { kind: "connect", server: 1, toolTimeout: "1 minute" }],
+    invariants: ["registry-matches", "connections-match"]
   }
 ]
 

@@ -56,10 +56,21 @@ export const LOG_LEVELS = ["debug", "warning", "error"] as const
 /** A log level a sequence asks for. */
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
+/** The tool timeouts a sequence gives servers: long enough never to cut a call here. */
+export const TOOL_TIMEOUTS = ["1 minute", "2 minutes"] as const
+
+/** A tool timeout a sequence gives. */
+export type ToolTimeout = (typeof TOOL_TIMEOUTS)[number]
+
 /** What a sequence does, one step at a time: plain data, printed as a counterexample. */
 export type Command =
-  /** `connectMcpServer` of a server (asking it for a log level). */
-  | { readonly kind: "connect"; readonly server: Index; readonly logLevel?: LogLevel }
+  /** `connectMcpServer` of a server (asking it for a log level, giving it a tool timeout). */
+  | {
+    readonly kind: "connect"
+    readonly server: Index
+    readonly logLevel?: LogLevel
+    readonly toolTimeout?: ToolTimeout
+  }
   /** Two `connectMcpServer`s of one server at once. */
   | { readonly kind: "connectTwice"; readonly server: Index }
   /** `connectMcpServer` of a URL nothing listens on. */
@@ -109,6 +120,14 @@ export const commandArbitrary: FastCheck.Arbitrary<Command> = FastCheck.oneof(
   {
     weight: 1,
     arbitrary: FastCheck.record({ kind: FastCheck.constant("connect" as const), server: index, logLevel })
+  },
+  {
+    weight: 1,
+    arbitrary: FastCheck.record({
+      kind: FastCheck.constant("connect" as const),
+      server: index,
+      toolTimeout: FastCheck.constantFrom(...TOOL_TIMEOUTS)
+    })
   },
   { weight: 1, arbitrary: FastCheck.record({ kind: FastCheck.constant("connectTwice" as const), server: index }) },
   { weight: 1, arbitrary: FastCheck.record({ kind: FastCheck.constant("connectDead" as const) }) },
@@ -191,6 +210,8 @@ interface ModelConnection {
   epoch: number
   /** The level its server's sessions are to be asked for; none until one is asked for. */
   level?: LogLevel
+  /** The tool timeout its server was given: its tools are then not bounded by the run's. */
+  toolTimeout?: ToolTimeout
 }
 
 /** What the service and the servers must show once a command settled. */
@@ -476,8 +497,8 @@ const expectedConnect = (model: Model, i: Index): "connected" | "reconnecting" |
   return model.up[i] ? "connected" : "Connect"
 }
 
-/** Applies a connect of `i` (asking for `level`) to the model. */
-const connectModel = (model: Model, i: Index, level?: LogLevel) => {
+/** Applies a connect of `i` (asking for `level`, giving `toolTimeout`) to the model. */
+const connectModel = (model: Model, i: Index, level?: LogLevel, toolTimeout?: ToolTimeout) => {
   const expected = expectedConnect(model, i)
   const status = model.connections.get(i)?.status
   if (status === undefined || status === "failed") {
@@ -487,6 +508,8 @@ const connectModel = (model: Model, i: Index, level?: LogLevel) => {
   }
   const connection = model.connections.get(i)!
   if (level !== undefined && connection.status !== "failed") connection.level = level
+  // A new connection takes what its connect gives; a known one, what a later connect gives.
+  if (toolTimeout !== undefined && connection.status !== "failed") connection.toolTimeout = toolTimeout
   return expected
 }
 
@@ -536,13 +559,13 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
     switch (command.kind) {
       case "connect": {
         const i = command.server
-        const expected = connectModel(model, i, command.logLevel)
-        const info = infoOf(world, i)
-        const exit = yield* settles(
-          world,
-          command,
-          world.mcp.connectMcpServer(command.logLevel === undefined ? info : { ...info, logLevel: command.logLevel })
-        )
+        const expected = connectModel(model, i, command.logLevel, command.toolTimeout)
+        const info = {
+          ...infoOf(world, i),
+          ...(command.logLevel === undefined ? {} : { logLevel: command.logLevel }),
+          ...(command.toolTimeout === undefined ? {} : { toolTimeout: command.toolTimeout })
+        }
+        const exit = yield* settles(world, command, world.mcp.connectMcpServer(info))
         yield* checkConnectOutcome(world, command, exit, keyOf(world, i), expected)
         keepHandle(world, model, i, exit)
         return
@@ -779,10 +802,24 @@ const discrepancies = (world: World, model: Model): Effect.Effect<ReadonlyArray<
     }
     const registry = expectedRegistry(model)
 
-    const names = (yield* world.registry.list).map((tool) => tool.name).sort()
+    const listed = yield* world.registry.list
+    const names = listed.map((tool) => tool.name).sort()
     const expectedNames = Array.from(registry.keys()).sort()
     if (JSON.stringify(names) !== JSON.stringify(expectedNames)) {
       differ("registry-matches", `the registry holds ${JSON.stringify(names)}, the model says ${JSON.stringify(expectedNames)}`)
+    }
+    // A server given a tool timeout bounds its tools' calls itself: the run's timeout does not apply to them.
+    for (const tool of listed) {
+      const owner = registry.get(tool.name)
+      if (owner === undefined) continue
+      const bounded = model.connections.get(owner.server)?.toolTimeout !== undefined
+      if ((tool.timeout !== undefined && Duration.equals(tool.timeout, Duration.infinity)) !== bounded) {
+        differ(
+          "registry-matches",
+          `${tool.name} has the timeout ${tool.timeout === undefined ? "none" : Duration.format(tool.timeout)}, ` +
+            `the model says its server ${bounded ? "bounds it" : "does not bound it"}`
+        )
+      }
     }
 
     const clients = yield* world.mcp.getMcpClients
@@ -802,6 +839,12 @@ const discrepancies = (world: World, model: Model): Effect.Effect<ReadonlyArray<
       if (actual.serverKey !== serverKeyOf(model, target)) differ("connections-match", `${what} has the server key ${actual.serverKey}`)
       if (expected.status !== "failed" && actual.logLevel !== expected.level) {
         differ("connections-match", `${what} shows the log level ${actual.logLevel}, the model says ${expected.level}`)
+      }
+      if (expected.status !== "failed" && actual.server.toolTimeout !== expected.toolTimeout) {
+        differ(
+          "connections-match",
+          `${what} shows the tool timeout ${String(actual.server.toolTimeout)}, the model says ${expected.toolTimeout}`
+        )
       }
       if ((actual.client !== undefined) !== (expected.status === "connected")) {
         differ("connections-match", `${what} ${actual.client === undefined ? "has no" : "has a"} client`)
