@@ -108,15 +108,25 @@ export const make = (env: Env, callForModel: Requests["callForModel"]) => {
 
   /**
    * Registers the entry's tools again (their definitions say whether the
-   * run's tool timeout applies), under the same names. Run under the lock.
+   * run's tool timeout applies), each replacing itself under its name, so a
+   * run never finds it missing. Run under the lock.
    */
   const reregister = (entry: Entry): Effect.Effect<void> =>
     Effect.gen(function*() {
       for (const [name, registration] of Array.from(env.registered)) {
         if (registration.entry !== entry) continue
-        env.registered.delete(name)
-        yield* unregisterIfOurs(name, registration.definition)
-        yield* register(name, entry, registration.spec)
+        // An app's tool that took the name since stays.
+        const found = yield* env.registry.get(name)
+        if (Option.isNone(found) || found.value.definition !== registration.definition) continue
+        const definition = toolDefinition(name, entry, registration.spec)
+        yield* env.registry.register(definition).pipe(
+          Effect.zipRight(Effect.sync(() => env.registered.set(name, { ...registration, definition }))),
+          Effect.catchAll((error) =>
+            Effect.logWarning(
+              `The tool "${registration.spec.name}" of MCP server "${entry.serverKey}" is not registered again: ${error.message}`
+            )
+          )
+        )
       }
       yield* publish(env)
     })
