@@ -22,7 +22,10 @@ export type UseTamboComponentStateReturn<S> = readonly [
   meta: {
     /** A change waits for the debounce or for the server. */
     readonly isPending: boolean
-    /** Why the last change could not be stored (the next change tries again). */
+    /**
+     * Why the last send could not store the value (the next change tries
+     * again); over once a send succeeds or the server's value is shown.
+     */
     readonly error: Error | null
     /** Sends a waiting change now. */
     readonly flush: () => void
@@ -37,7 +40,9 @@ const pointerToken = (key: string): string => key.replaceAll("~", "~0").replaceA
  * the server under `key` in the component block's `state`: a change shows
  * at once and is sent `debounceMs` after the last one (as a JSON Patch of
  * that key, so several keys of one component do not overwrite each other),
- * and when the component unmounts. The model sees the state in its later
+ * and when the component unmounts. One send is on its way at a time: a
+ * change made meanwhile goes after it, so the server ends with the last
+ * value. The model sees the state in its later
  * turns, and a thread loaded again (a reload, another device) shows it:
  * the value starts from the block's `state[key]`, else `initial`. A change
  * from the server (a run, a reload) replaces the value unless a local one

@@ -30,9 +30,12 @@ export const jsonEqual = (a: unknown, b: unknown): boolean => {
 /**
  * One value of a component's state, kept locally and sent to the server a
  * debounce after the last change. A tiny external store, so the hook is
- * `useSyncExternalStore` over it. The server's value (the store's block,
- * after a run or a reload) replaces the local one only while no local change
- * is on its way: a user's change is never overwritten by an older state.
+ * `useSyncExternalStore` over it. One send at a time: a change made while
+ * one is on its way goes once it ended, so the server takes them in order
+ * and ends with the last, and the error shown is the last send's. The
+ * server's value (the store's block, after a run or a reload) replaces the
+ * local one only while no local change is on its way: a user's change is
+ * never overwritten by an older state.
  *
  * @since 0.2.0
  * @category Internal
@@ -41,7 +44,7 @@ export class ComponentStateSync<S> {
   #snapshot: ComponentStateSnapshot<S>
   /** Changed locally and not sent yet. */
   #dirty = false
-  #inFlight = 0
+  #inFlight = false
   #timer: ReturnType<typeof setTimeout> | undefined
   readonly #listeners = new Set<() => void>()
 
@@ -72,14 +75,14 @@ export class ComponentStateSync<S> {
     this.#set({ value, isPending: true })
   }
 
-  /** Sends a waiting change now. */
+  /** Sends a waiting change now, or once the send on its way ended. */
   readonly flush = (): void => {
     if (this.#timer !== undefined) clearTimeout(this.#timer)
     this.#timer = undefined
     const send = this.send
-    if (!this.#dirty || send === undefined) return
+    if (!this.#dirty || send === undefined || this.#inFlight) return
     this.#dirty = false
-    this.#inFlight++
+    this.#inFlight = true
     const value = this.#snapshot.value
     send(value).then(
       () => this.#settled(undefined),
@@ -89,13 +92,16 @@ export class ComponentStateSync<S> {
 
   /** The server's value, as the store has it now. */
   server(value: S | undefined): void {
-    if (value === undefined || this.#dirty || this.#inFlight > 0) return
-    if (!jsonEqual(value, this.#snapshot.value)) this.#set({ value })
+    if (value === undefined || this.#dirty || this.#inFlight) return
+    // The server holds what is shown now: a failed send's error is over.
+    this.#set({ ...(jsonEqual(value, this.#snapshot.value) ? {} : { value }), error: undefined })
   }
 
   #settled(error: Error | undefined): void {
-    this.#inFlight--
-    this.#set({ isPending: this.#dirty || this.#inFlight > 0, error })
+    this.#inFlight = false
+    this.#set({ isPending: this.#dirty, error })
+    // A change made meanwhile goes now, unless its debounce still runs.
+    if (this.#dirty && this.#timer === undefined) this.flush()
   }
 
   #set(patch: Partial<ComponentStateSnapshot<S>>): void {

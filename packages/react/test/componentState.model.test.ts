@@ -1,0 +1,192 @@
+// A component's state kept in step with the server (what useTamboComponentState shows), model-based:
+// fast-check generates sequences of the user's changes, debounces running out, flushes (an unmount),
+// sends succeeding or failing, and the server's value arriving (a run or a reload). After every step
+// the value, `isPending` and the error equal a plain model; one send at a time is on its way, each
+// with the newest value; once everything settled, the server holds the value shown, or the error of
+// the send that failed to save it is shown.
+// The sends are scripted promises: what is tested is the bookkeeping, not a server's.
+//
+// Seeded, so a failure reproduces; MODEL_RUNS and MODEL_SEED for longer or other runs.
+import { FastCheck as fc } from "effect"
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
+import { ComponentStateSync } from "../src/internal/componentStateSync.js"
+
+const DEBOUNCE_MS = 50
+
+interface Send {
+  readonly value: number
+  readonly settle: (ok: boolean) => void
+}
+
+interface Model {
+  shown: number
+  /** Changed and not sent yet. */
+  dirty: boolean
+  /** A debounce is running. */
+  timer: boolean
+  /** The value on its way to the server. */
+  inFlight: number | undefined
+  error: boolean
+  /** What the server holds: the last value a send saved. */
+  saved: number
+}
+
+interface Real {
+  readonly sync: ComponentStateSync<number>
+  readonly sends: Array<Send>
+  /** Every value sent, in order. */
+  readonly sent: Array<number>
+}
+
+/** Lets the settled promise's callbacks run. */
+const settled = () => Promise.resolve().then(() => Promise.resolve())
+
+const check = (model: Model, real: Real) => {
+  const snapshot = real.sync.getSnapshot()
+  expect(snapshot.value).toBe(model.shown)
+  expect(snapshot.isPending).toBe(model.dirty || model.inFlight !== undefined)
+  expect(snapshot.error !== undefined).toBe(model.error)
+  // One send at a time, so the server applies them in the order the user made them.
+  expect(real.sends.map((send) => send.value)).toEqual(model.inFlight === undefined ? [] : [model.inFlight])
+}
+
+/** What a flush does in the model: the newest value goes, unless one is on its way (it goes after). */
+const flushModel = (model: Model) => {
+  model.timer = false
+  if (!model.dirty || model.inFlight !== undefined) return
+  model.dirty = false
+  model.inFlight = model.shown
+}
+
+class SetValue implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly value: number) {}
+  check = () => true
+  async run(model: Model, real: Real) {
+    real.sync.set(this.value)
+    model.shown = this.value
+    model.dirty = true
+    model.timer = true
+    check(model, real)
+  }
+  toString = () => `set(${this.value})`
+}
+
+class DebounceEnds implements fc.AsyncCommand<Model, Real> {
+  check = () => true
+  async run(model: Model, real: Real) {
+    vi.advanceTimersByTime(DEBOUNCE_MS)
+    if (model.timer) flushModel(model)
+    check(model, real)
+  }
+  toString = () => "debounceEnds"
+}
+
+class Flush implements fc.AsyncCommand<Model, Real> {
+  check = () => true
+  async run(model: Model, real: Real) {
+    real.sync.flush()
+    flushModel(model)
+    check(model, real)
+  }
+  toString = () => "flush"
+}
+
+class SendSettles implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly ok: boolean) {}
+  check = (model: Readonly<Model>) => model.inFlight !== undefined
+  async run(model: Model, real: Real) {
+    real.sends.shift()!.settle(this.ok)
+    await settled()
+    if (this.ok) model.saved = model.inFlight!
+    model.error = !this.ok
+    model.inFlight = undefined
+    // A change made meanwhile goes now, unless its debounce still runs.
+    if (model.dirty && !model.timer) flushModel(model)
+    check(model, real)
+  }
+  toString = () => `sendSettles(${this.ok ? "ok" : "failed"})`
+}
+
+class ServerValue implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly value: number | undefined) {}
+  check = () => true
+  async run(model: Model, real: Real) {
+    real.sync.server(this.value)
+    // The server holds it now (a run changed it); it is shown, but never over a change of the
+    // user's that is not saved yet.
+    if (this.value !== undefined) model.saved = this.value
+    if (this.value !== undefined && !model.dirty && model.inFlight === undefined) {
+      model.shown = this.value
+      // What is shown is saved: a failed send's error is over.
+      model.error = false
+    }
+    check(model, real)
+  }
+  toString = () => `serverValue(${this.value})`
+}
+
+const commands = fc.commands(
+  [
+    fc.integer({ min: 1, max: 5 }).map((value) => new SetValue(value)),
+    fc.integer({ min: 1, max: 5 }).map((value) => new SetValue(value)),
+    fc.constant(new DebounceEnds()),
+    fc.constant(new Flush()),
+    fc.boolean().map((ok) => new SendSettles(ok)),
+    fc.boolean().map((ok) => new SendSettles(ok)),
+    fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }).map((value) => new ServerValue(value))
+  ],
+  { maxCommands: 20 }
+)
+
+const runs = Number(process.env.MODEL_RUNS ?? 300)
+const seed = Number(process.env.MODEL_SEED ?? 71)
+
+/** Plays commands on a fresh sync; then lets everything settle, and checks the server holds the last value. */
+const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
+  const sends: Array<Send> = []
+  const sent: Array<number> = []
+  const sync = new ComponentStateSync<number>(
+    0,
+    (value) =>
+      new Promise((resolve, reject) => {
+        sent.push(value)
+        sends.push({ value, settle: (ok) => (ok ? resolve(undefined) : reject(new Error(`saving ${value} failed`))) })
+      }),
+    DEBOUNCE_MS
+  )
+  const model: Model = { shown: 0, dirty: false, timer: false, inFlight: undefined, error: false, saved: 0 }
+  const real: Real = { sync, sends, sent }
+  await fc.asyncModelRun(() => ({ model, real }), sequence)
+  // The end: debounces run out, and every send succeeds.
+  for (let round = 0; round < 10 && (model.dirty || model.inFlight !== undefined); round++) {
+    await new DebounceEnds().run(model, real)
+    if (model.inFlight !== undefined) await new SendSettles(true).run(model, real)
+  }
+  expect(sync.getSnapshot().isPending).toBe(false)
+  // The server holds what is shown, or the failed send that carried it says so.
+  if (model.error) expect(sync.getSnapshot().error?.message).toBe(`saving ${model.shown} failed`)
+  else expect(model.saved).toBe(model.shown)
+}
+
+describe("a component's state, model-based", () => {
+  beforeEach(() => {
+    vi.useFakeTimers()
+  })
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it("every sequence of changes, debounces, flushes, sends' endings and server values keeps the model's promises", async () => {
+    await fc.assert(fc.asyncProperty(commands, play), { numRuns: runs, seed })
+  })
+
+  // What the property shrank defects to, kept as named cases.
+  it("a change made while a send is on its way goes after it, not beside it", () =>
+    play([new SetValue(1), new Flush(), new SetValue(2), new DebounceEnds()]))
+
+  it("a send that ends after a newer one cannot leave the server with the older value", () =>
+    play([new SetValue(1), new Flush(), new SetValue(2), new Flush(), new SendSettles(true), new SendSettles(false)]))
+
+  it("the server's value shown after a failed send ends that send's error", () =>
+    play([new SetValue(1), new Flush(), new SendSettles(false), new ServerValue(0)]))
+})
