@@ -311,6 +311,33 @@ describe("MCP hooks", () => {
     expect(await work.sessions()).toEqual({ opened: 2, closed: 1 })
   })
 
+  it("quick changes of the mcpServers prop end where the last one says", async () => {
+    const work = await start("worker")
+    let servers: ReadonlyArray<McpConnectionInfo> = []
+    function Status() {
+      servers = useTamboMcpServers()
+      return <div data-testid="quick">{servers.map((s) => `${s.status}:${String(s.server.toolTimeout ?? "none")}`).join(",")}</div>
+    }
+    type Bounds = { readonly toolTimeout?: Duration.DurationInput }
+    const app = (list: ReadonlyArray<Bounds>) => (
+      <TamboProvider {...connection(server(), { mcpServers: list.map((bounds) => ({ url: work.url, serverKey: "work", ...bounds })) })}>
+        <Status />
+      </TamboProvider>
+    )
+    const view = render(app([{ toolTimeout: "1 second" }]))
+    await waitFor(() => expect(screen.getByTestId("quick").textContent).toBe("connected:1 second"), { timeout: 10_000 })
+    // Dropped and given again before the first change settled.
+    view.rerender(app([{}]))
+    view.rerender(app([{ toolTimeout: "3 seconds" }]))
+    await waitFor(() => expect(screen.getByTestId("quick").textContent).toBe("connected:3 seconds"))
+    // Removed and listed again at once.
+    view.rerender(app([]))
+    view.rerender(app([{ toolTimeout: "3 seconds" }]))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await waitFor(() => expect(screen.getByTestId("quick").textContent).toBe("connected:3 seconds"))
+    expect(servers).toHaveLength(1)
+  })
+
   it("a TamboRegistryProvider's servers connect while it is mounted, beside the provider's, and disconnect when it unmounts", async () => {
     const own = await start("calculator")
     const page = await start("prompter")
