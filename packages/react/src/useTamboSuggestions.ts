@@ -145,15 +145,23 @@ export const useTamboSuggestions = (options: UseTamboSuggestionsOptions = {}): U
     }
   )
 
+  // The generation started last: one started before it (for the thread left, say) changes nothing shown when it ends.
+  const latestGeneration = useRef<object | undefined>(undefined)
   const generateFor = useCallback(async (forTarget: Target): Promise<ReadonlyArray<Suggestion>> => {
+    const generation = {}
+    latestGeneration.current = generation
     setGenerating({ target: forTarget.key, error: undefined })
     try {
       const list = await handle.client().generateSuggestions(forTarget.messageId, forTarget.threadId, { maxSuggestions })
-      setGenerated({ target: forTarget.key, list })
-      setGenerating(undefined)
+      if (latestGeneration.current === generation) {
+        setGenerated({ target: forTarget.key, list })
+        setGenerating(undefined)
+      }
       return list
     } catch (error) {
-      setGenerating({ target: forTarget.key, error: error instanceof Error ? error : new Error(String(error)) })
+      if (latestGeneration.current === generation) {
+        setGenerating({ target: forTarget.key, error: error instanceof Error ? error : new Error(String(error)) })
+      }
       throw error
     }
   }, [handle, maxSuggestions])
