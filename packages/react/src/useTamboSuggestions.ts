@@ -50,12 +50,16 @@ export interface UseTamboSuggestionsReturn {
   readonly isSuccess: boolean
   /** Reading them from the API. @since 0.2.0 */
   readonly isFetching: boolean
+  /** The generation started last runs, for the latest assistant message. */
   readonly isGenerating: boolean
-  /** Why the last generation failed. @since 0.2.0 */
+  /** Why the generation started last failed. @since 0.2.0 */
   readonly generateError: Error | undefined
-  /** An accepted suggestion is being sent (`shouldSubmit`). @since 0.2.0 */
+  /**
+   * The suggestion accepted last is being sent (`shouldSubmit`); as for a
+   * mutation, an earlier accept's end changes nothing here. @since 0.2.0
+   */
   readonly isAccepting: boolean
-  /** Why sending the last accepted suggestion failed (a cancellation is not a failure). @since 0.2.0 */
+  /** Why sending the suggestion accepted last failed (a cancellation is not a failure). @since 0.2.0 */
   readonly acceptError: Error | undefined
   readonly isError: boolean
   readonly error: Error | undefined
@@ -184,16 +188,22 @@ export const useTamboSuggestions = (options: UseTamboSuggestionsOptions = {}): U
   const [accepting, setAccepting] = useState<{ readonly pending: boolean; readonly error: Error | undefined }>(
     NOT_ACCEPTING
   )
+  // As a mutation's state: the accept made last is the one shown.
+  const latestAccept = useRef<object | undefined>(undefined)
   const accept = useCallback(async ({ shouldSubmit = false, suggestion }: AcceptSuggestionOptions) => {
     input.setValue(suggestion.detailedSuggestion)
     setSelected(suggestion.id)
     if (!shouldSubmit) return
+    const attempt = {}
+    latestAccept.current = attempt
     setAccepting({ pending: true, error: undefined })
     try {
       await input.submit((text) => handle.client().run(text))
-      setAccepting(NOT_ACCEPTING)
+      if (latestAccept.current === attempt) setAccepting(NOT_ACCEPTING)
     } catch (error) {
-      setAccepting({ pending: false, error: isAbortError(error) || !(error instanceof Error) ? undefined : error })
+      if (latestAccept.current === attempt) {
+        setAccepting({ pending: false, error: isAbortError(error) || !(error instanceof Error) ? undefined : error })
+      }
       throw error
     }
   }, [handle, input])

@@ -84,4 +84,29 @@ describe("useTamboSuggestions across threads", () => {
     await waitFor(() => expect(titles(result)).toEqual(["about dates"]))
     expect(result.current.suggestions.isGenerating).toBe(false)
   })
+
+  it("the accept state follows the latest accept, as a mutation's does: an earlier one's end changes nothing", async () => {
+    server().setScript((request) =>
+      request.text.startsWith("slow") ? [Script.delay(300), Script.text("done")] : [Script.text("A reply")]
+    )
+    gate("figs")()
+    const { result } = mount()
+    await sendOnNewThread(result, "figs")
+    await waitFor(() => expect(titles(result)).toEqual(["about figs"]))
+    const [suggestion] = result.current.suggestions.suggestions
+    let first!: Promise<unknown>
+    let second!: Promise<unknown>
+    act(() => {
+      first = result.current.suggestions.accept({ suggestion: { ...suggestion!, detailedSuggestion: "slow one" }, shouldSubmit: true })
+    })
+    // The thread has a run: the second is refused at once.
+    act(() => {
+      second = result.current.suggestions.accept({ suggestion: { ...suggestion!, detailedSuggestion: "slow two" }, shouldSubmit: true })
+    })
+    await expect(second).rejects.toMatchObject({ _tag: "RunConflictError" })
+    await waitFor(() => expect(result.current.suggestions.acceptError).toMatchObject({ _tag: "RunConflictError" }))
+    await first
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(result.current.suggestions).toMatchObject({ isAccepting: false, acceptError: { _tag: "RunConflictError" } })
+  })
 })
