@@ -47,7 +47,7 @@ const generationAsked = (count: number) =>
     expect(server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/suggestions"))).toHaveLength(count)
   )
 
-describe("useTamboSuggestions across threads", () => {
+describe("useTamboSuggestions: what ends after something newer began", () => {
   it("a generation for the thread left, ending after the current one's, does not replace its suggestions", async () => {
     server().setScript([Script.text("A reply")])
     const openA = gate("apples")
