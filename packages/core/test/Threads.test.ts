@@ -135,6 +135,23 @@ describe("threads", () => {
       expectUserKeyOnEveryRequest()
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("a switch that fails after the user switched on leaves the thread switched to last current", () =>
+    Effect.gen(function* () {
+      const known = seed("known")
+      const later = seed("later")
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.switchThread(known.id)
+      yield* tambo.fetchThread(later.id)
+      // Loading the missing thread takes a request; meanwhile the user switches to another.
+      const missing = yield* Effect.fork(tambo.switchThread("thr_missing"))
+      yield* Effect.yieldNow()
+      expect((yield* tambo.state).currentThreadId).toBe("thr_missing")
+      yield* tambo.switchThread(later.id)
+      const exit = yield* Fiber.await(missing)
+      expect(Exit.isFailure(exit)).toBe(true)
+      expect((yield* tambo.state).currentThreadId).toBe(later.id)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("updateThreadName renames the thread on the server and in the store", () =>
     Effect.gen(function* () {
       const remote = seed("old name")

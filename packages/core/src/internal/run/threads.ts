@@ -98,16 +98,21 @@ export const ensureThread = (env: Env.Env, threadId: string): Effect.Effect<void
     (thread) => thread === undefined ? Effect.asVoid(fetchThread(env, threadId)) : Effect.void
   )
 
-/** Makes a thread current; one that cannot be loaded does not stay current: runs would all fail on it. @internal */
+/**
+ * Makes a thread current; one that cannot be loaded does not stay current: runs would all fail on
+ * it. The one current before comes back, unless the user switched on meanwhile. @internal
+ */
 export const switchThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
   Effect.gen(function* () {
     const previous = yield* env.store.currentThreadId
     const known = (yield* env.store.getThread(threadId)) !== undefined
     yield* Env.apply(env, [{ type: "SET_CURRENT_THREAD", threadId }])
     if (!known && threadId !== ClientState.PLACEHOLDER_THREAD_ID) {
-      yield* fetchThread(env, threadId).pipe(
-        Effect.tapError(() => Env.apply(env, [{ type: "SET_CURRENT_THREAD", threadId: previous }]))
-      )
+      const back = (state: ClientState.ClientState) =>
+        state.currentThreadId === threadId
+          ? ClientState.reduce(state, [{ type: "SET_CURRENT_THREAD", threadId: previous }])
+          : state
+      yield* fetchThread(env, threadId).pipe(Effect.tapError(() => env.store.update(back)))
     }
   })
 
