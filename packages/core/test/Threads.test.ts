@@ -1,3 +1,4 @@
+import * as Http from "node:http"
 import { HostileServer, Script, type RecordedRequest } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
@@ -5,6 +6,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -36,6 +38,69 @@ const expectUserKeyOnEveryRequest = () => {
     requests.map((r) => [`${r.method} ${r.path}`, "user-1"])
   )
 }
+
+/**
+ * A proxy on loopback in front of `target` that passes everything through, except that it can
+ * hold back the answer of one request (answered by the server at once, delivered on `release`).
+ */
+const holdingProxy = (target: string) =>
+  Effect.acquireRelease(
+    Effect.async<{
+      readonly url: string
+      readonly holdNext: (matches: (request: { readonly method: string; readonly url: string }) => boolean) => void
+      readonly held: Effect.Effect<void>
+      readonly release: () => void
+      readonly close: () => void
+    }>((resume) => {
+      const base = new URL(target)
+      let matches: ((request: { readonly method: string; readonly url: string }) => boolean) | undefined
+      let held = Deferred.unsafeMake<void>(FiberId.none)
+      let release: (() => void) | undefined
+      const proxy = Http.createServer((req, res) => {
+        const hold = matches?.({ method: req.method ?? "GET", url: req.url ?? "/" }) === true
+        if (hold) matches = undefined
+        const upstream = Http.request(
+          { host: base.hostname, port: base.port, path: req.url, method: req.method, headers: req.headers },
+          (answer) => {
+            if (!hold) {
+              res.writeHead(answer.statusCode ?? 502, answer.headers)
+              answer.pipe(res)
+              return
+            }
+            const chunks: Array<Buffer> = []
+            answer.on("data", (chunk: Buffer) => chunks.push(chunk))
+            answer.on("end", () => {
+              release = () => {
+                res.writeHead(answer.statusCode ?? 502, answer.headers)
+                res.end(Buffer.concat(chunks))
+              }
+              Deferred.unsafeDone(held, Exit.void)
+            })
+          }
+        )
+        req.pipe(upstream)
+      })
+      proxy.listen(0, "127.0.0.1", () => {
+        const { port } = proxy.address() as { readonly port: number }
+        resume(Effect.succeed({
+          url: `http://127.0.0.1:${port}`,
+          holdNext: (predicate) => {
+            matches = predicate
+            held = Deferred.unsafeMake<void>(FiberId.none)
+          },
+          get held() {
+            return Deferred.await(held)
+          },
+          release: () => release?.(),
+          close: () => {
+            proxy.closeAllConnections()
+            proxy.close()
+          }
+        }))
+      })
+    }),
+    (proxy) => Effect.sync(proxy.close)
+  )
 
 const seed = (name: string, userKey = "user-1") =>
   server().threads.create({
@@ -151,6 +216,35 @@ describe("threads", () => {
       expect(Exit.isFailure(exit)).toBe(true)
       expect((yield* tambo.state).currentThreadId).toBe(later.id)
     }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a read of a thread that answers after a run on it ended does not take the store back", () =>
+    Effect.gen(function* () {
+      const proxy = yield* holdingProxy(server().url)
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("first")])
+        const [first] = yield* runAll("one")
+        const threadId = first!.threadId
+        // The read is answered as the thread is now, and the answer held back while a run goes.
+        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        const read = yield* Effect.fork(tambo.fetchThread(threadId))
+        yield* proxy.held
+        server().setScript([Script.text("second")])
+        yield* runAll("two", { threadId })
+        expect(Option.getOrThrow(yield* tambo.getThread(threadId)).messages).toHaveLength(4)
+        proxy.release()
+        const returned = yield* Fiber.join(read)
+        // The store keeps the newer copy, and the read gives that back.
+        const ids = server().threads.get(threadId)!.messages.map((m) => m.id)
+        expect(Option.getOrThrow(yield* tambo.getThread(threadId)).messages.map((m) => m.id)).toEqual(ids)
+        expect(returned.messages.map((m) => m.id)).toEqual(ids)
+        expect((yield* tambo.state).threadMap[threadId]!.lastCompletedRunId).toBe(server().threads.get(threadId)!.lastCompletedRunId)
+        // The next run names the last run the server completed.
+        server().setScript([Script.text("third")])
+        yield* runAll("three", { threadId })
+        expect(server().threads.get(threadId)!.messages).toHaveLength(6)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
 
   it.live("updateThreadName renames the thread on the server and in the store", () =>
     Effect.gen(function* () {

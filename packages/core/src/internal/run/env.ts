@@ -67,6 +67,12 @@ export interface Env {
    * them (a thread that leaves it, forgotten or deleted, leaves this too).
    */
   readonly named: Set<string>
+  /**
+   * How many runs of this client took each thread the server named: a read of the thread sent
+   * before the latest began is older than what that run recorded. A thread that leaves the store
+   * (forgotten, deleted) leaves this too.
+   */
+  readonly runEpochs: Map<string, number>
   /** Numbers local thread ids, lock keys and local message ids. */
   localCounter: number
   /** The run (by lock key) whose new thread is recorded in the placeholder until it starts. */
@@ -74,13 +80,24 @@ export interface Env {
 }
 
 /** @internal */
-export const make = (services: Omit<Env, "activeRuns" | "named" | "localCounter" | "placeholderOwner">): Env => ({
+export const make = (
+  services: Omit<Env, "activeRuns" | "named" | "runEpochs" | "localCounter" | "placeholderOwner">
+): Env => ({
   ...services,
   activeRuns: new Map(),
   named: new Set(),
+  runEpochs: new Map(),
   localCounter: 0,
   placeholderOwner: undefined
 })
+
+/** A run takes the thread `key`: reads of it sent before are older than what the run records. @internal */
+export const newEpoch = (env: Env, key: string): void => {
+  env.runEpochs.set(key, (env.runEpochs.get(key) ?? 0) + 1)
+}
+
+/** How many runs took `key` so far (see `runEpochs`). @internal */
+export const epochOf = (env: Env, key: string): number => env.runEpochs.get(key) ?? 0
 
 /** The next local number (thread ids, lock keys, message ids). @internal */
 export const nextLocal = (env: Env): number => ++env.localCounter

@@ -10,8 +10,9 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import { isLocalThreadId } from "../../ClientState.js"
 import { RunConflictError } from "../../TamboError.js"
-import type { Env } from "./env.js"
+import { type Env, newEpoch } from "./env.js"
 import type { RunState } from "./state.js"
 
 /** Completes once the run has let go of its thread. @internal */
@@ -29,7 +30,11 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
   Effect.flatMap(
     Effect.sync(() => {
       const active = env.activeRuns.get(run.lockKey)
-      if (active === undefined) env.activeRuns.set(run.lockKey, run.entry)
+      if (active === undefined) {
+        env.activeRuns.set(run.lockKey, run.entry)
+        // A thread the server named (a new thread's local key names nothing a read could ask for).
+        if (!isLocalThreadId(run.lockKey)) newEpoch(env, run.lockKey)
+      }
       return active
     }),
     (active) => {
@@ -53,6 +58,7 @@ export const moveTo = (env: Env, run: RunState, threadId: string): void => {
   run.locked = true
   releasePlaceholder(env, run)
   env.activeRuns.set(threadId, run.entry)
+  newEpoch(env, threadId)
 }
 
 /** Lets go of all the run holds; each part checks it holds it, so it is safe at any point. @internal */

@@ -67,12 +67,23 @@ const forgetFetched = (env: Env.Env, threadId: string) => (error: TamboError): E
     if (forget.length > 0) yield* Env.apply(env, forget)
   })
 
-/** Loads a thread and its messages from the API into the store. @internal */
+/**
+ * Loads a thread and its messages from the API into the store. A copy that arrives once a run of
+ * this client took the thread since it was asked for is older than what that run recorded (the
+ * run reads the thread at its end): the store keeps its own, and that is what is returned.
+ *
+ * @internal
+ */
 export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types.TamboThread, TamboError> =>
   Effect.gen(function* () {
+    const epoch = Env.epochOf(env, threadId)
     const remote = yield* Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId)).pipe(
       Effect.tapError(forgetFetched(env, threadId))
     )
+    if (Env.epochOf(env, threadId) !== epoch || env.activeRuns.has(threadId)) {
+      const held = yield* env.store.getThread(threadId)
+      if (held !== undefined) return held.thread
+    }
     const at = yield* Env.now
     const state = yield* Env.apply(env, [
       { type: "INIT_THREAD", threadId, at, initialThread: threadFromApi(remote) },
@@ -152,7 +163,10 @@ export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void
       // Once a run on it let go: its end may still have asked for the thread's name.
       const forget = Effect.zipRight(
         Env.apply(env, [{ type: "REMOVE_THREAD", threadId }]),
-        Effect.sync(() => env.named.delete(threadId))
+        Effect.sync(() => {
+          env.named.delete(threadId)
+          env.runEpochs.delete(threadId)
+        })
       )
       const active = env.activeRuns.get(threadId)
       if (active === undefined) return forget
@@ -187,7 +201,9 @@ export const forgetThread = (env: Env.Env, threadId: string): Effect.Effect<bool
   }).pipe(
     // A thread read back later is named (if it still has no name) as a new one would be.
     Effect.tap((forgotten) => {
-      if (forgotten) env.named.delete(threadId)
+      if (!forgotten) return
+      env.named.delete(threadId)
+      env.runEpochs.delete(threadId)
     })
   )
 
