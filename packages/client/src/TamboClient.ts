@@ -317,6 +317,14 @@ export interface TamboClientOptions {
    */
   readonly mcpRoots?: ReadonlyArray<Mcp.McpRoot> | undefined
   /**
+   * Answers MCP servers' URL elicitations, as `setMcpUrlElicitationHandler`
+   * does; given here, the servers of `mcpServers` are told from their
+   * first connection that the client takes them.
+   *
+   * @since 0.2.0
+   */
+  readonly mcpUrlElicitationHandler?: Mcp.UrlElicitationHandler | undefined
+  /**
    * Connect Tambo's own MCP server (`<tamboUrl>/mcp`: the project's MCP
    * prompts and resources, server key `"tambo"`) with an MCP access token
    * for the current thread, or for `contextKey` while no thread is current;
@@ -1356,7 +1364,7 @@ export class TamboClient {
 
   /**
    * The handler of MCP servers' URL elicitations set last with
-   * `setMcpUrlElicitationHandler`, if any.
+   * `setMcpUrlElicitationHandler` (or given as `mcpUrlElicitationHandler`), if any.
    *
    * @since 0.2.0
    */

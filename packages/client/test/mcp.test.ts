@@ -426,6 +426,23 @@ describe("MCP logging, progress, completions and roots through the facade", () =
 })
 
 describe("MCP URL elicitations through the facade", () => {
+  it("a handler given as mcpUrlElicitationHandler answers from the first connection of the servers listed", async () => {
+    const mcp = await startMcpServer({ setup: urlElicitor })
+    mcpServers.push(mcp)
+    const asked: Array<string> = []
+    const handler = (request: { readonly params: { readonly url: string } }) => {
+      asked.push(request.params.url)
+      return { action: "accept" as const }
+    }
+    const client = makeClient(server(), { mcpServers: [{ url: mcp.url, serverKey: "acme" }], mcpUrlElicitationHandler: handler })
+    expect(client.getMcpUrlElicitationHandler()).toBe(handler)
+    const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "acme" })
+    const result = await connection.client!.callTool("sign_in", { url: "https://acme.example/", elicitationId: "e-1" })
+    expect(result.content.map((part) => ("text" in part ? part.text : "")).join("")).toBe("accept")
+    expect(asked).toEqual(["https://acme.example/"])
+    await client.destroy()
+  })
+
   it("the client's handler answers them, a server's own replaces it on the same session, and completions reach subscribers", async () => {
     const mcp = await startMcpServer({ setup: urlElicitor })
     mcpServers.push(mcp)

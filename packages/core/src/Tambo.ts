@@ -240,6 +240,16 @@ export interface Options extends TamboConfig.Options {
    */
   readonly mcpRoots?: Mcp.MakeOptions["roots"]
   /**
+   * Answers MCP servers' URL elicitations (a server asks the user to go to
+   * a URL), for the servers without a handler of their own. Given here,
+   * the servers listed in `mcpServers` are told from their first
+   * connection that the client takes them; `Mcp.Service.setUrlElicitationHandler`
+   * changes it.
+   *
+   * @since 0.2.0
+   */
+  readonly mcpUrlElicitationHandler?: Mcp.MakeOptions["urlElicitationHandler"]
+  /**
    * Connect Tambo's own MCP server (`<tamboUrl>/mcp`, the project's MCP
    * prompts and resources, server key `"tambo"`) with an MCP access token
    * for the current thread, or for `contextKey` while no thread is current.

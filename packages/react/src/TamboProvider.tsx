@@ -10,14 +10,14 @@ import {
   type TamboClientOptions,
   type ToolDefinition
 } from "@tambo-effect/client"
-import { type McpServerInfo, uniqueKey } from "@tambo-effect/core/Mcp"
+import { type McpServerInfo, uniqueKey, type UrlElicitationHandler } from "@tambo-effect/core/Mcp"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from "react"
 import { ClientHandle } from "./internal/clientHandle.js"
 import type { NotifyMode } from "./types.js"
 import { type Contribution, TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
-import { ElicitationStore } from "./internal/elicitationStore.js"
+import { ElicitationStore, UrlElicitationStore } from "./internal/elicitationStore.js"
 import { InputStore } from "./internal/inputStore.js"
 import { InteractableStore } from "./internal/interactableStore.js"
 import { MessageRenderer } from "./internal/messageRenderer.js"
@@ -141,8 +141,10 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   const agentUrl = props.client === undefined ? props.agent?.url : undefined
 
   const hasUserToken = userToken !== undefined
+  // Before the client: a client the provider creates takes its URL elicitations from its first connections.
+  const [urlElicitation] = useState(() => new UrlElicitationStore())
   const handle = useMemo(
-    () => new ClientHandle(given ?? (() => createClient(optionsRef.current)), updates),
+    () => new ClientHandle(given ?? (() => createClient(optionsRef.current, urlElicitation.handler)), updates),
     [given, apiKey, tamboUrl, environment, userKey, hasUserToken, agentUrl, updates]
   )
   useEffect(() => handle.retain(), [handle])
@@ -213,8 +215,9 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
 
   const [input] = useState(() => new InputStore())
   const [elicitation] = useState(() => new ElicitationStore())
-  // Elicitations wait for a form from the start, whether or not one is mounted yet.
+  // Elicitations wait for a form (or the user's consent to go to a URL) from the start, whether or not one is mounted yet.
   useEffect(() => elicitation.attach(handle), [handle, elicitation])
+  useEffect(() => urlElicitation.attach(handle), [handle, urlElicitation])
   const renderer = useMemo(() => new MessageRenderer(ComponentRenderer, (name) => components.has(name)), [components])
   const initialMessages = useStableJson(props.client === undefined ? props.initialMessages : undefined)
   const { autoGenerateThreadName, autoGenerateNameThreshold } = props.client === undefined
@@ -225,8 +228,20 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     [userKey, autoGenerateThreadName, autoGenerateNameThreshold, initialMessages]
   )
   const value = useMemo<TamboContextValue>(
-    () => ({ handle, components, renderer, input, elicitation, interactables, initialMessages, config, registerComponent, contribute }),
-    [handle, components, renderer, input, elicitation, interactables, initialMessages, config, registerComponent, contribute]
+    () => ({
+      handle,
+      components,
+      renderer,
+      input,
+      elicitation,
+      urlElicitation,
+      interactables,
+      initialMessages,
+      config,
+      registerComponent,
+      contribute
+    }),
+    [handle, components, renderer, input, elicitation, urlElicitation, interactables, initialMessages, config, registerComponent, contribute]
   )
   return <TamboContext.Provider value={value}>{children}</TamboContext.Provider>
 }
@@ -279,14 +294,16 @@ const sameDuration = (a: Duration.DurationInput | undefined, b: Duration.Duratio
   return Option.isSome(x) && Option.isSome(y) && Duration.equals(x.value, y.value)
 }
 
-const createClient = (props: TamboProviderProps): TamboClient => {
+const createClient = (props: TamboProviderProps, urlElicitationHandler: UrlElicitationHandler): TamboClient => {
   if (props.client !== undefined) return props.client
   const { children: _children, components, updates: _updates, client: _client, ...options } = props
   const associated = (components ?? []).flatMap((component) => component.associatedTools ?? [])
   return new TamboClient({
     ...options,
     ...(associated.length === 0 ? {} : { tools: [...(options.tools ?? []), ...associated] }),
-    components: (components ?? []).map(availableComponent)
+    components: (components ?? []).map(availableComponent),
+    // The app's own, or the queue `useTamboMcpUrlElicitation` shows.
+    mcpUrlElicitationHandler: options.mcpUrlElicitationHandler ?? urlElicitationHandler
   })
 }
 

@@ -649,6 +649,11 @@ export {
   type PendingElicitation,
   /**
    * @since 0.2.0
+   * @category Models
+   */
+  type PendingUrlElicitation,
+  /**
+   * @since 0.2.0
    * @category Hooks
    */
   useTamboMcpCompletion,
@@ -688,10 +693,20 @@ export {
    */
   useTamboMcpToolProgress,
   /**
+   * @since 0.2.0
+   * @category Hooks
+   */
+  useTamboMcpUrlElicitation,
+  /**
    * @since 0.1.0
    * @category Models
    */
-  type UseTamboMcpElicitationReturn
+  type UseTamboMcpElicitationReturn,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type UseTamboMcpUrlElicitationReturn
 } from "./mcp.js"
 
 export {

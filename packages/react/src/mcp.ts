@@ -19,7 +19,7 @@ import type {
 } from "@tambo-effect/core/Mcp"
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
-import type { PendingElicitation } from "./internal/elicitationStore.js"
+import type { PendingElicitation, PendingUrlElicitation } from "./internal/elicitationStore.js"
 import { useQuery } from "./internal/useQuery.js"
 import type { QueryState } from "./types.js"
 
@@ -258,10 +258,75 @@ export const useTamboMcpElicitation = (): UseTamboMcpElicitationReturn => {
   return { request, accept, decline, cancel }
 }
 
+/**
+ * What {@link useTamboMcpUrlElicitation} returns.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface UseTamboMcpUrlElicitationReturn {
+  /** The oldest request waiting for the user's consent, if any: its message and URL. */
+  readonly request: PendingUrlElicitation | undefined
+  /** The user agreed to go to the URL (the app opens it); the interaction goes on there. */
+  readonly accept: () => void
+  /** The user refuses. */
+  readonly decline: () => void
+  /** The user dismissed the request. */
+  readonly cancel: () => void
+}
+
+/**
+ * The requests of MCP servers that the user go to a URL (URL-mode
+ * elicitations: to sign in to a third party, to pay), one at a time. Show
+ * the message and the whole URL, and open it only once the user agrees:
+ * `accept` answers the server, the app opens the URL. Only `http` and
+ * `https` URLs get here; others are declined before.
+ *
+ * The provider takes URL elicitations for the client it creates, so the
+ * servers of `mcpServers` are told from their first connection; they wait
+ * in a queue while no component uses this hook, and leave it when
+ * answered, when the server gives up on them, or (cancelled) when the
+ * provider unmounts. An app that gives its own handler
+ * (`mcpUrlElicitationHandler`, or a server's `handlers.urlElicitation`)
+ * keeps it: then this hook shows nothing of those requests. A client the
+ * app passes as `client` tells only servers that connect after the
+ * provider mounted.
+ *
+ * @example
+ * ```tsx
+ * const { request, accept, decline } = useTamboMcpUrlElicitation()
+ * if (!request) return null
+ * return (
+ *   <dialog open>
+ *     <p>{request.message}</p>
+ *     <code>{request.url}</code>
+ *     <button onClick={() => { window.open(request.url, "_blank", "noopener"); accept() }}>Open</button>
+ *     <button onClick={decline}>No</button>
+ *   </dialog>
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ * @category Hooks
+ */
+export const useTamboMcpUrlElicitation = (): UseTamboMcpUrlElicitationReturn => {
+  const { urlElicitation } = useTamboContext("useTamboMcpUrlElicitation")
+  const request = useSyncExternalStore(urlElicitation.subscribe, urlElicitation.getSnapshot, urlElicitation.getSnapshot)
+  const accept = useCallback(() => urlElicitation.respond({ action: "accept" }), [urlElicitation])
+  const decline = useCallback(() => urlElicitation.respond({ action: "decline" }), [urlElicitation])
+  const cancel = useCallback(() => urlElicitation.respond({ action: "cancel" }), [urlElicitation])
+  return { request, accept, decline, cancel }
+}
+
 export type {
   /**
    * @since 0.1.0
    * @category Models
    */
-  PendingElicitation
+  PendingElicitation,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
+  PendingUrlElicitation
 }

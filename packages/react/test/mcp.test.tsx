@@ -17,7 +17,8 @@ import {
   useTamboMcpResource,
   useTamboMcpResourceList,
   useTamboMcpServers,
-  useTamboMcpToolProgress
+  useTamboMcpToolProgress,
+  useTamboMcpUrlElicitation
 } from "../src/index.js"
 import { connection, useServer, wrapperFor } from "./helpers.js"
 import { useMcpServers } from "./mcpServers.js"
@@ -433,6 +434,55 @@ describe("MCP hooks", () => {
     expect(results).toEqual(["Hello, Ada!"])
     await waitFor(() => expect(screen.queryByTestId("accept")).toBeNull())
   })
+  it("a URL elicitation of a server of mcpServers waits for the user's consent in useTamboMcpUrlElicitation", async () => {
+    const mcp = await start("urlElicitor")
+    const props = connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "acme" }] })
+    const seen: Array<unknown> = []
+    function Consent() {
+      const { request, accept, decline } = useTamboMcpUrlElicitation()
+      if (request === undefined) return null
+      seen.push(request)
+      return (
+        <div>
+          <span data-testid="url">{request.url}</span>
+          <button type="button" data-testid="open" onClick={accept}>{request.message}</button>
+          <button type="button" data-testid="refuse" onClick={decline}>No</button>
+        </div>
+      )
+    }
+    const { result } = renderHook(() => ({ tambo: useTambo(), servers: useTamboMcpServers() }), {
+      wrapper: ({ children }) => (
+        <TamboProvider {...props}>
+          <Consent />
+          {children}
+        </TamboProvider>
+      )
+    })
+    await waitFor(() => expect(result.current.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+    const results: Array<string> = []
+    server().setScript((request) => {
+      if (request.toolResults.length === 0) {
+        return [Script.toolCall("sign_in", { url: "https://acme.example/login", elicitationId: `e-${results.length}` })]
+      }
+      results.push(request.toolResults[0]!.text)
+      return [Script.text("done")]
+    })
+
+    const first = result.current.tambo.sendMessage("sign me in")
+    const open = await screen.findByTestId("open")
+    expect(open.textContent).toBe("Sign in to Acme")
+    expect(screen.getByTestId("url").textContent).toBe("https://acme.example/login")
+    expect(seen[0]).toMatchObject({ serverKey: "acme", url: "https://acme.example/login", elicitationId: "e-0" })
+    open.click()
+    await first.thread
+    await waitFor(() => expect(screen.queryByTestId("open")).toBeNull())
+
+    const second = result.current.tambo.sendMessage("again")
+    ;(await screen.findByTestId("refuse")).click()
+    await second.thread
+    expect(results).toEqual(["accept", "decline"])
+  })
+
   describe("elicitations that arrive while no form is shown", () => {
     const greetScript = (results: Array<string>) =>
       server().setScript((request) => {

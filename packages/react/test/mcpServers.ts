@@ -27,6 +27,7 @@ export type Fixture =
   | "prompter"
   | "publisher"
   | "summarizer"
+  | "urlElicitor"
   | "worker"
 
 const coreDir = resolve(import.meta.dirname, "../../core")

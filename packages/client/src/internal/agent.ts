@@ -26,6 +26,7 @@ export interface AgentLayerOptions extends AgUi.Options {
   readonly listResources?: Mcp.MakeOptions["listResources"]
   readonly getResource?: Mcp.MakeOptions["getResource"]
   readonly mcpRoots?: Mcp.MakeOptions["roots"]
+  readonly mcpUrlElicitationHandler?: Mcp.MakeOptions["urlElicitationHandler"]
   readonly store: ThreadStore.ExternalStore<ClientState.ClientState>
 }
 
@@ -69,7 +70,8 @@ export const layer = (options: AgentLayerOptions): Layer.Layer<Services, ConfigE
     resources: options.resources,
     listResources: options.listResources,
     getResource: options.getResource,
-    roots: options.mcpRoots
+    roots: options.mcpRoots,
+    urlElicitationHandler: options.mcpUrlElicitationHandler
   })
   return mcp.pipe(Layer.provideMerge(AgUi.layer(options)))
 }

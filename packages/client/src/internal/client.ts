@@ -64,7 +64,7 @@ export const make = (options: TamboClientOptions): Either.Either<Parts, TamboCli
       tamboMcp: undefined,
       mcpElicitationHandler: undefined,
       mcpSamplingHandler: undefined,
-      mcpUrlElicitationHandler: undefined
+      mcpUrlElicitationHandler: options.mcpUrlElicitationHandler
     }
   })
 

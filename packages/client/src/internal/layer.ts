@@ -35,6 +35,7 @@ const common = (options: TamboClientOptions, store: TamboStore<ClientState>) => 
   listResources: options.listResources,
   getResource: options.getResource,
   mcpRoots: options.mcpRoots,
+  mcpUrlElicitationHandler: options.mcpUrlElicitationHandler,
   store
 })
 

@@ -19,6 +19,7 @@ import {
   prompter,
   publisher,
   summarizer,
+  urlElicitor,
   worker
 } from "./tools.js"
 
@@ -33,6 +34,7 @@ const fixtures = {
   prompter,
   publisher,
   summarizer,
+  urlElicitor,
   worker
 }
 const names = process.argv.slice(2).filter((name): name is keyof typeof fixtures => Object.hasOwn(fixtures, name))

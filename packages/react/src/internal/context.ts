@@ -9,7 +9,7 @@ import type {
 import { type Context, createContext, createElement, type ReactNode, useContext, useMemo } from "react"
 import type { TamboComponent, TamboConfig } from "../types.js"
 import type { ClientHandle } from "./clientHandle.js"
-import type { ElicitationStore } from "./elicitationStore.js"
+import type { ElicitationStore, UrlElicitationStore } from "./elicitationStore.js"
 import type { InputStore } from "./inputStore.js"
 import type { InteractableStore } from "./interactableStore.js"
 import type { MessageRenderer } from "./messageRenderer.js"
@@ -26,6 +26,8 @@ export interface TamboContextValue {
   readonly renderer: MessageRenderer
   readonly input: InputStore
   readonly elicitation: ElicitationStore
+  /** The URL elicitations waiting for the user's consent. */
+  readonly urlElicitation: UrlElicitationStore
   /** The interactable components (`withTamboInteractable`). */
   readonly interactables: InteractableStore
   /** The provider's `initialMessages`, shown on a new conversation. */

@@ -1,10 +1,12 @@
 import type { TamboClient } from "@tambo-effect/client"
 import type {
-  ElicitationHandler,
   ElicitationRequest,
   ElicitationRequestedSchema,
   ElicitationResult,
-  McpRequestContext
+  HandlerResult,
+  McpRequestContext,
+  UrlElicitationRequest,
+  UrlElicitationResult
 } from "@tambo-effect/core/Mcp"
 import type { ClientHandle } from "./clientHandle.js"
 
@@ -29,31 +31,62 @@ export interface PendingElicitation {
   readonly signal: AbortSignal
 }
 
-interface Waiting {
-  readonly request: PendingElicitation
-  readonly resolve: (result: ElicitationResult) => void
+/**
+ * An MCP server's request that the user go to a URL (to sign in to a third
+ * party, to pay), waiting for the user's consent.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface PendingUrlElicitation {
+  /** The key of the server that asks. */
+  readonly serverKey: string
+  readonly message: string
+  /** An `http` or `https` URL: show it whole before opening it. */
+  readonly url: string
+  /** Names the elicitation; the server may say when it finished (`subscribeToMcpElicitationCompletions`). */
+  readonly elicitationId: string
+  /** Aborted when the server gives up on the request (or its connection closes): it has then left the queue. */
+  readonly signal: AbortSignal
+}
+
+type Handler<Request, Result> = (request: Request, context: McpRequestContext) => HandlerResult<Result>
+
+/** What a queue of one kind of request needs: the client's handler of that kind, and what the user is shown. */
+interface Kind<Request, Pending, Result> {
+  readonly get: (client: TamboClient) => Handler<Request, Result> | undefined
+  readonly set: (client: TamboClient, handler: Handler<Request, Result> | undefined) => void
+  readonly pending: (request: Request, context: McpRequestContext) => Pending
+  /** The answer when nobody is left to give one. */
+  readonly cancelled: Result
+}
+
+interface Waiting<Pending, Result> {
+  readonly request: Pending
+  readonly resolve: (result: Result) => void
 }
 
 /**
- * The elicitations waiting for the user, in order, for
- * `useTamboMcpElicitation`. The provider attaches it to its client for as
- * long as it is mounted: an elicitation that arrives while no component
- * shows them waits here until one does (or until the server gives up on it;
- * it is cancelled when the provider unmounts or its client changes). A
- * handler the app set on the client itself is left in place, and answers
- * instead.
- *
- * @since 0.1.0
- * @category Internal
+ * Requests of one kind waiting for the user, in order. The provider
+ * attaches it to its client for as long as it is mounted: a request that
+ * arrives while no component shows them waits here until one does (or
+ * until the server gives up on it; it is cancelled when the provider
+ * unmounts or its client changes). A handler the app set on the client
+ * itself is left in place, and answers instead.
  */
-export class ElicitationStore {
-  #queue: ReadonlyArray<Waiting> = []
+class RequestQueue<Request, Pending, Result> {
+  readonly #kind: Kind<Request, Pending, Result>
+  #queue: ReadonlyArray<Waiting<Pending, Result>> = []
   readonly #listeners = new Set<() => void>()
   /** Answers instead of the queue (`TamboMcpProvider`'s `handlers.elicitation`). */
-  #override: ElicitationHandler | undefined
+  #override: Handler<Request, Result> | undefined
 
-  /** Has `handler` answer the elicitations the queue would, until the returned function is called. */
-  override(handler: ElicitationHandler): () => void {
+  constructor(kind: Kind<Request, Pending, Result>) {
+    this.#kind = kind
+  }
+
+  /** Has `handler` answer the requests the queue would, until the returned function is called. */
+  override(handler: Handler<Request, Result>): () => void {
     this.#override = handler
     return () => {
       if (this.#override === handler) this.#override = undefined
@@ -68,10 +101,10 @@ export class ElicitationStore {
   }
 
   /** The request to show: the oldest one waiting. */
-  readonly getSnapshot = (): PendingElicitation | undefined => this.#queue[0]?.request
+  readonly getSnapshot = (): Pending | undefined => this.#queue[0]?.request
 
   /** Answers the request shown. */
-  respond(result: ElicitationResult): void {
+  respond(result: Result): void {
     const [first, ...rest] = this.#queue
     if (first === undefined) return
     this.#queue = rest
@@ -79,12 +112,12 @@ export class ElicitationStore {
     this.#emit()
   }
 
-  /** Handles the client's elicitations (unless the app handles them) until the returned function is called. */
+  /** Handles the client's requests of this kind (unless the app handles them) until the returned function is called. */
   attach(handle: ClientHandle): () => void {
     const release = handle.retain()
     const client = handle.client()
     try {
-      if (client.getMcpElicitationHandler() === undefined) client.setMcpElicitationHandler(this.#handler)
+      if (this.#kind.get(client) === undefined) this.#kind.set(client, this.handler)
     } catch {
       // A client the app already destroyed: it asks nothing any more.
     }
@@ -99,36 +132,29 @@ export class ElicitationStore {
 
   #release(client: TamboClient): void {
     try {
-      if (client.getMcpElicitationHandler() === this.#handler) client.setMcpElicitationHandler(undefined)
+      if (this.#kind.get(client) === this.handler) this.#kind.set(client, undefined)
     } catch {
       // The client is already destroyed: nothing to undo.
     }
     // Nobody is left to answer: what waits is cancelled.
     const waiting = this.#queue
     this.#queue = []
-    for (const w of waiting) w.resolve({ action: "cancel" })
+    for (const w of waiting) w.resolve(this.#kind.cancelled)
     if (waiting.length > 0) this.#emit()
   }
 
-  readonly #handler: ElicitationHandler = (request, context: McpRequestContext) =>
+  /** The client's handler while attached (also given to a client the provider creates, so its servers are told from their first connection). */
+  readonly handler: Handler<Request, Result> = (request, context) =>
     this.#override !== undefined ? this.#override(request, context) : this.#enqueue(request, context)
 
-  #enqueue(request: ElicitationRequest, context: McpRequestContext): Promise<ElicitationResult> {
-    return new Promise<ElicitationResult>((resolve) => {
-      const waiting: Waiting = {
-        request: {
-          serverKey: context.serverKey,
-          message: request.params.message,
-          requestedSchema: request.params.requestedSchema,
-          signal: context.signal
-        },
-        resolve
-      }
+  #enqueue(request: Request, context: McpRequestContext): Promise<Result> {
+    return new Promise<Result>((resolve) => {
+      const waiting: Waiting<Pending, Result> = { request: this.#kind.pending(request, context), resolve }
       // The server gave up on it (or the connection closed): it leaves the queue.
       context.signal.addEventListener("abort", () => {
         if (!this.#queue.includes(waiting)) return
         this.#queue = this.#queue.filter((w) => w !== waiting)
-        resolve({ action: "cancel" })
+        resolve(this.#kind.cancelled)
         this.#emit()
       }, { once: true })
       this.#queue = [...this.#queue, waiting]
@@ -138,5 +164,52 @@ export class ElicitationStore {
 
   #emit(): void {
     for (const listener of [...this.#listeners]) listener()
+  }
+}
+
+/**
+ * The elicitations (forms) waiting for the user, for `useTamboMcpElicitation`.
+ *
+ * @since 0.1.0
+ * @category Internal
+ */
+export class ElicitationStore extends RequestQueue<ElicitationRequest, PendingElicitation, ElicitationResult> {
+  constructor() {
+    super({
+      get: (client) => client.getMcpElicitationHandler(),
+      set: (client, handler) => client.setMcpElicitationHandler(handler),
+      pending: (request, context) => ({
+        serverKey: context.serverKey,
+        message: request.params.message,
+        requestedSchema: request.params.requestedSchema,
+        signal: context.signal
+      }),
+      cancelled: { action: "cancel" }
+    })
+  }
+}
+
+/**
+ * The URL elicitations waiting for the user's consent, for `useTamboMcpUrlElicitation`.
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export class UrlElicitationStore
+  extends RequestQueue<UrlElicitationRequest, PendingUrlElicitation, UrlElicitationResult>
+{
+  constructor() {
+    super({
+      get: (client) => client.getMcpUrlElicitationHandler(),
+      set: (client, handler) => client.setMcpUrlElicitationHandler(handler),
+      pending: (request, context) => ({
+        serverKey: context.serverKey,
+        message: request.params.message,
+        url: request.params.url,
+        elicitationId: request.params.elicitationId,
+        signal: context.signal
+      }),
+      cancelled: { action: "cancel" }
+    })
   }
 }

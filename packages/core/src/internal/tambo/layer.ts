@@ -36,7 +36,8 @@ export const services = (options: LayerOptions) => {
     resources: options.resources,
     listResources: options.listResources,
     getResource: options.getResource,
-    roots: options.mcpRoots
+    roots: options.mcpRoots,
+    urlElicitationHandler: options.mcpUrlElicitationHandler
   }).pipe(Layer.provideMerge(base))
 }
 
