@@ -1,5 +1,6 @@
-// The queue of MCP servers' requests for input (what useTamboMcpElicitation shows), model-based:
-// fast-check generates sequences of servers asking, the user answering (accept, decline, cancel),
+// The queues of MCP servers' requests for input (forms, what useTamboMcpElicitation shows, and URLs,
+// what useTamboMcpUrlElicitation shows), model-based: fast-check generates sequences of servers
+// asking, the user answering (accept, decline, cancel),
 // servers giving up on a request, an answering handler put in front of the queue and taken away
 // (TamboMcpProvider's `handlers.elicitation`), and the queue detached from its client and attached
 // again (the provider unmounting and mounting). After every step the request shown is the oldest
@@ -13,7 +14,7 @@ import { FastCheck as fc } from "effect"
 import { describe, expect, it } from "vitest"
 import { TamboClient } from "../src/index.js"
 import { ClientHandle } from "../src/internal/clientHandle.js"
-import { ElicitationStore } from "../src/internal/elicitationStore.js"
+import { ElicitationStore, UrlElicitationStore } from "../src/internal/elicitationStore.js"
 import { useServer } from "./helpers.js"
 
 const server = useServer()
@@ -37,8 +38,45 @@ interface Model {
   asked: number
 }
 
+/** A client's handler of one kind of request, as the client's MCP service calls it. */
+type Handler = (request: never, context: McpRequestContext) => unknown
+
+/** The queue of one kind of request (forms, or URLs), and how the client's MCP service asks it. */
+interface Kind {
+  readonly name: string
+  readonly make: () => ElicitationStore | UrlElicitationStore
+  readonly handlerOf: (client: TamboClient) => Handler | undefined
+  readonly request: (n: number) => unknown
+  /** What the user's acceptance carries. */
+  readonly accepted: ElicitationResult
+}
+
+const kinds: ReadonlyArray<Kind> = [
+  {
+    name: "forms",
+    make: () => new ElicitationStore(),
+    handlerOf: (client) => client.getMcpElicitationHandler(),
+    request: (n) => ({
+      method: "elicitation/create",
+      params: { mode: "form", message: `request ${n}`, requestedSchema: { type: "object", properties: {} } }
+    }),
+    accepted: { action: "accept", content: { ok: true } }
+  },
+  {
+    name: "URLs",
+    make: () => new UrlElicitationStore(),
+    handlerOf: (client) => client.getMcpUrlElicitationHandler(),
+    request: (n) => ({
+      method: "elicitation/create",
+      params: { mode: "url", message: `request ${n}`, url: `https://example.com/${n}`, elicitationId: `e-${n}` }
+    }),
+    accepted: { action: "accept" }
+  }
+]
+
 interface Real {
-  readonly store: ElicitationStore
+  readonly kind: Kind
+  readonly store: ElicitationStore | UrlElicitationStore
   readonly handle: ClientHandle
   readonly client: TamboClient
   detach: (() => void) | undefined
@@ -54,9 +92,9 @@ const check = (model: Model, real: Real) => {
   for (const [n, asked] of real.asked) {
     const expected = model.answered.get(n)
     expect(asked.answers.map((answer) => answer.action)).toEqual(expected === undefined ? [] : [expected])
-    if (expected === "accept" && !model.waiting.includes(n)) expect(asked.answers[0]).toHaveProperty("content")
+    if (expected === "accept") expect(asked.answers[0]).toEqual(real.kind.accepted)
   }
-  const handler = real.client.getMcpElicitationHandler()
+  const handler = real.kind.handlerOf(real.client)
   expect(handler !== undefined).toBe(model.attached)
 }
 
@@ -68,13 +106,10 @@ class Ask implements fc.AsyncCommand<Model, Real> {
     const asked: Asked = { n, abort, answers: [] }
     real.asked.set(n, asked)
     const context = { key: "k", serverKey: "docs", server: { url: "http://127.0.0.1:1/mcp" }, signal: abort.signal } as McpRequestContext
-    const handler = real.client.getMcpElicitationHandler()!
-    void Promise.resolve(
-      handler({
-        method: "elicitation/create",
-        params: { mode: "form", message: `request ${n}`, requestedSchema: { type: "object", properties: {} } }
-      }, context)
-    ).then((answer) => asked.answers.push(answer as ElicitationResult))
+    const handler = real.kind.handlerOf(real.client)!
+    void Promise.resolve(handler(real.kind.request(n) as never, context)).then((answer) =>
+      asked.answers.push(answer as ElicitationResult)
+    )
     await settled()
     // The handler in front answers at once; otherwise it waits in the queue.
     if (model.overridden) model.answered.set(n, "decline")
@@ -88,7 +123,7 @@ class Answer implements fc.AsyncCommand<Model, Real> {
   constructor(readonly action: Action) {}
   check = () => true
   async run(model: Model, real: Real) {
-    real.store.respond(this.action === "accept" ? { action: "accept", content: { ok: true } } : { action: this.action })
+    ;(real.store as ElicitationStore).respond(this.action === "accept" ? real.kind.accepted : { action: this.action })
     await settled()
     const first = model.waiting.shift()
     if (first !== undefined) model.answered.set(first, this.action)
@@ -119,7 +154,7 @@ class Override implements fc.AsyncCommand<Model, Real> {
   check = () => true
   async run(model: Model, real: Real) {
     if (this.on && real.undoOverride === undefined) {
-      real.undoOverride = real.store.override(() => ({ action: "decline" }))
+      real.undoOverride = (real.store as ElicitationStore).override(() => ({ action: "decline" }))
       model.overridden = true
     }
     if (!this.on && real.undoOverride !== undefined) {
@@ -175,12 +210,12 @@ const commands = fc.commands(
 const runs = Number(process.env.MODEL_RUNS ?? 200)
 const seed = Number(process.env.MODEL_SEED ?? 83)
 
-/** Plays commands on a fresh queue, attached to a fresh client, checking them against the model after each. */
-const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
+/** Plays commands on a fresh queue of `kind`, attached to a fresh client, checking them against the model after each. */
+const play = async (kind: Kind, sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
   const client = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
   const handle = new ClientHandle(client, "microtask")
-  const store = new ElicitationStore()
-  const real: Real = { store, handle, client, detach: store.attach(handle), undoOverride: undefined, asked: new Map() }
+  const store = kind.make()
+  const real: Real = { kind, store, handle, client, detach: store.attach(handle), undoOverride: undefined, asked: new Map() }
   const model: Model = { attached: true, overridden: false, waiting: [], answered: new Map(), asked: 0 }
   try {
     await fc.asyncModelRun(() => ({ model, real }), sequence)
@@ -190,17 +225,17 @@ const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
   }
 }
 
-describe("the queue of MCP elicitations, model-based", () => {
+describe.each(kinds)("the queue of MCP elicitations ($name), model-based", (kind) => {
   it("every sequence of requests, answers, give-ups, handlers in front and re-attachments keeps the model's promises", async () => {
-    await fc.assert(fc.asyncProperty(commands, play), { numRuns: runs, seed })
+    await fc.assert(fc.asyncProperty(commands, (sequence) => play(kind, sequence)), { numRuns: runs, seed })
   }, 300_000)
 
   // What the property shrank planted defects to, kept as named cases.
-  it("detached, the queue cancels what waits", () => play([new Ask(), new Detach()]))
+  it("detached, the queue cancels what waits", () => play(kind, [new Ask(), new Detach()]))
 
-  it("detached, the queue takes its handler off the client", () => play([new Detach()]))
+  it("detached, the queue takes its handler off the client", () => play(kind, [new Detach()]))
 
-  it("a handler in front answers instead of the queue", () => play([new Override(true), new Ask()]))
+  it("a handler in front answers instead of the queue", () => play(kind, [new Override(true), new Ask()]))
 
-  it("a request its server gave up on leaves the queue, cancelled", () => play([new Ask(), new ServerGivesUp(1)]))
+  it("a request its server gave up on leaves the queue, cancelled", () => play(kind, [new Ask(), new ServerGivesUp(1)]))
 })
