@@ -6,7 +6,7 @@ export default defineConfig({
   // Workspace packages resolve to their TypeScript sources.
   resolve: { conditions: ["tambo-source", "browser", "module", "import", "default"] },
   esbuild: { jsx: "automatic" },
-  // effect, @effect/platform and the API SDK make one ~650 kB chunk (~210 kB gzipped): fine for an example.
+  // effect, @effect/platform, React and the API SDK make one chunk of about 830 kB (260 kB gzipped): fine for an example.
   build: {
     outDir: "dist",
     emptyOutDir: true,
