@@ -246,6 +246,24 @@ describe("threads", () => {
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }).pipe(Effect.scoped))
 
+  it.live("two renames at once: the store keeps the name sent last, as the server does, whichever answer comes last", () =>
+    Effect.gen(function* () {
+      const proxy = yield* holdingProxy(server().url)
+      yield* Effect.gen(function* () {
+        const remote = seed("old name")
+        const tambo = yield* Tambo.Tambo
+        yield* tambo.fetchThread(remote.id)
+        proxy.holdNext((request) => request.method === "PATCH" || request.method === "PUT" || request.method === "POST")
+        const first = yield* Effect.fork(tambo.updateThreadName(remote.id, "first"))
+        yield* proxy.held
+        yield* tambo.updateThreadName(remote.id, "second")
+        expect(server().threads.get(remote.id)!.name).toBe("second")
+        proxy.release()
+        yield* Fiber.join(first)
+        expect(Option.getOrThrow(yield* tambo.getThread(remote.id)).name).toBe("second")
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
   it.live("updateThreadName renames the thread on the server and in the store", () =>
     Effect.gen(function* () {
       const remote = seed("old name")

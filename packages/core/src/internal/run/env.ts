@@ -73,6 +73,8 @@ export interface Env {
    * (forgotten, deleted) leaves this too.
    */
   readonly runEpochs: Map<string, number>
+  /** The rename of each thread sent last, while it is in flight: an earlier one's answer does not name the thread. */
+  readonly renames: Map<string, object>
   /** Numbers local thread ids, lock keys and local message ids. */
   localCounter: number
   /** The run (by lock key) whose new thread is recorded in the placeholder until it starts. */
@@ -81,12 +83,13 @@ export interface Env {
 
 /** @internal */
 export const make = (
-  services: Omit<Env, "activeRuns" | "named" | "runEpochs" | "localCounter" | "placeholderOwner">
+  services: Omit<Env, "activeRuns" | "named" | "runEpochs" | "renames" | "localCounter" | "placeholderOwner">
 ): Env => ({
   ...services,
   activeRuns: new Map(),
   named: new Set(),
   runEpochs: new Map(),
+  renames: new Map(),
   localCounter: 0,
   placeholderOwner: undefined
 })

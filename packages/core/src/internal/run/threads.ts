@@ -144,10 +144,19 @@ export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
 
 /** Renames a thread on the server, then in the store. @internal */
 export const renameThread = (env: Env.Env, threadId: string, name: string): Effect.Effect<void, TamboError> =>
-  Effect.zipRight(
-    Env.withCredentials(env, (c) => env.transport.updateThread(c, threadId, { name })),
-    Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name } }])
-  )
+  Effect.suspend(() => {
+    // The server takes renames in the order they are sent: of two at once, the one sent last is its name.
+    const rename = {}
+    env.renames.set(threadId, rename)
+    return Env.withCredentials(env, (c) => env.transport.updateThread(c, threadId, { name })).pipe(
+      Effect.zipRight(Effect.suspend(() =>
+        env.renames.get(threadId) === rename ? Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name } }]) : Effect.void
+      )),
+      Effect.ensuring(Effect.sync(() => {
+        if (env.renames.get(threadId) === rename) env.renames.delete(threadId)
+      }))
+    )
+  })
 
 /**
  * Deletes a thread on the server, then from the store. A run of this client on the thread is
