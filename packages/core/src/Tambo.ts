@@ -345,9 +345,16 @@ export declare namespace Tambo {
     /**
      * Loads a thread and its messages from the API into the store. A thread
      * the API no longer has (deleted by another client or tab) fails the call
-     * as the API answers it, and leaves the store.
+     * as the API answers it, and leaves the store. A copy that answers after
+     * a run of this client took the thread is older than what the run
+     * recorded: the store keeps its own, and returns it.
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
+    /**
+     * Renames a thread on the server, then in the store. Of two renames of
+     * a thread at once, the store keeps the name sent last, as the server
+     * does.
+     */
     readonly updateThreadName: (threadId: string, name: string) => Effect.Effect<void, TamboError>
     readonly generateThreadName: (threadId: string) => Effect.Effect<Option.Option<string>, TamboError>
     /**
