@@ -351,9 +351,9 @@ export declare namespace Tambo {
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     /**
-     * Renames a thread on the server, then in the store. Of two renames of
-     * a thread at once, the store keeps the name sent last, as the server
-     * does.
+     * Renames a thread on the server, then in the store. Of renames of a
+     * thread at once, the store shows the name the server kept: the last one
+     * sent that it took, whichever answer comes last.
      */
     readonly updateThreadName: (threadId: string, name: string) => Effect.Effect<void, TamboError>
     readonly generateThreadName: (threadId: string) => Effect.Effect<Option.Option<string>, TamboError>

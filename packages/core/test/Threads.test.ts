@@ -41,7 +41,8 @@ const expectUserKeyOnEveryRequest = () => {
 
 /**
  * A proxy on loopback in front of `target` that passes everything through, except that it can
- * hold back the answer of one request (answered by the server at once, delivered on `release`).
+ * hold back the answer of one request (answered by the server at once, delivered on `release`),
+ * or answer one itself with a 503 (the server never sees it).
  */
 const holdingProxy = (target: string) =>
   Effect.acquireRelease(
@@ -50,13 +51,22 @@ const holdingProxy = (target: string) =>
       readonly holdNext: (matches: (request: { readonly method: string; readonly url: string }) => boolean) => void
       readonly held: Effect.Effect<void>
       readonly release: () => void
+      readonly failNext: (matches: (request: { readonly method: string; readonly url: string }) => boolean) => void
       readonly close: () => void
     }>((resume) => {
       const base = new URL(target)
       let matches: ((request: { readonly method: string; readonly url: string }) => boolean) | undefined
+      let failing: ((request: { readonly method: string; readonly url: string }) => boolean) | undefined
       let held = Deferred.unsafeMake<void>(FiberId.none)
       let release: (() => void) | undefined
       const proxy = Http.createServer((req, res) => {
+        if (failing?.({ method: req.method ?? "GET", url: req.url ?? "/" }) === true) {
+          failing = undefined
+          req.resume()
+          res.writeHead(503, { "content-type": "application/json" })
+          res.end(JSON.stringify({ message: "unavailable" }))
+          return
+        }
         const hold = matches?.({ method: req.method ?? "GET", url: req.url ?? "/" }) === true
         if (hold) matches = undefined
         const upstream = Http.request(
@@ -92,6 +102,9 @@ const holdingProxy = (target: string) =>
             return Deferred.await(held)
           },
           release: () => release?.(),
+          failNext: (predicate) => {
+            failing = predicate
+          },
           close: () => {
             proxy.closeAllConnections()
             proxy.close()
@@ -261,6 +274,26 @@ describe("threads", () => {
         proxy.release()
         yield* Fiber.join(first)
         expect(Option.getOrThrow(yield* tambo.getThread(remote.id)).name).toBe("second")
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
+  it.live("two renames at once, the later refused: the store shows the earlier, which the server took", () =>
+    Effect.gen(function* () {
+      const proxy = yield* holdingProxy(server().url)
+      yield* Effect.gen(function* () {
+        const remote = seed("old name")
+        const tambo = yield* Tambo.Tambo
+        yield* tambo.fetchThread(remote.id)
+        proxy.holdNext((request) => request.method === "PATCH")
+        const first = yield* Effect.fork(tambo.updateThreadName(remote.id, "first"))
+        yield* proxy.held
+        proxy.failNext((request) => request.method === "PATCH")
+        const refused = yield* Effect.flip(tambo.updateThreadName(remote.id, "second"))
+        expect(refused._tag).toBe("ApiError")
+        proxy.release()
+        yield* Fiber.join(first)
+        expect(server().threads.get(remote.id)!.name).toBe("first")
+        expect(Option.getOrThrow(yield* tambo.getThread(remote.id)).name).toBe("first")
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }).pipe(Effect.scoped))
 

@@ -73,8 +73,11 @@ export interface Env {
    * (forgotten, deleted) leaves this too.
    */
   readonly runEpochs: Map<string, number>
-  /** The rename of each thread sent last, while it is in flight: an earlier one's answer does not name the thread. */
-  readonly renames: Map<string, object>
+  /**
+   * The renames of each thread with one in flight: how many were sent, which of them (by that
+   * count) the store shows, and how many are still in flight.
+   */
+  readonly renames: Map<string, { sent: number; shown: number; inFlight: number }>
   /** Numbers local thread ids, lock keys and local message ids. */
   localCounter: number
   /** The run (by lock key) whose new thread is recorded in the placeholder until it starts. */

@@ -145,15 +145,20 @@ export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
 /** Renames a thread on the server, then in the store. @internal */
 export const renameThread = (env: Env.Env, threadId: string, name: string): Effect.Effect<void, TamboError> =>
   Effect.suspend(() => {
-    // The server takes renames in the order they are sent: of two at once, the one sent last is its name.
-    const rename = {}
-    env.renames.set(threadId, rename)
+    // The server takes renames in the order they are sent: its name is the last one sent that it
+    // took, so an answer shows only if no rename sent after it was shown already.
+    const renames = env.renames.get(threadId) ?? { sent: 0, shown: 0, inFlight: 0 }
+    env.renames.set(threadId, renames)
+    const sent = ++renames.sent
+    renames.inFlight++
     return Env.withCredentials(env, (c) => env.transport.updateThread(c, threadId, { name })).pipe(
-      Effect.zipRight(Effect.suspend(() =>
-        env.renames.get(threadId) === rename ? Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name } }]) : Effect.void
-      )),
+      Effect.zipRight(Effect.suspend(() => {
+        if (sent < renames.shown) return Effect.void
+        renames.shown = sent
+        return Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name } }])
+      })),
       Effect.ensuring(Effect.sync(() => {
-        if (env.renames.get(threadId) === rename) env.renames.delete(threadId)
+        if (--renames.inFlight === 0 && env.renames.get(threadId) === renames) env.renames.delete(threadId)
       }))
     )
   })
