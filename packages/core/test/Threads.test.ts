@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
+import type { TamboError } from "../src/TamboError.js"
 import * as Tool from "../src/Tool.js"
 import { fields, runAll, tamboLayer, useServer } from "./helpers.js"
 
@@ -114,6 +115,8 @@ const holdingProxy = (target: string) =>
     }),
     (proxy) => Effect.sync(proxy.close)
   )
+
+type HoldingProxy = Effect.Effect.Success<ReturnType<typeof holdingProxy>>
 
 const seed = (name: string, userKey = "user-1") =>
   server().threads.create({
@@ -259,43 +262,47 @@ describe("threads", () => {
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }).pipe(Effect.scoped))
 
-  it.live("two renames at once: the store keeps the name sent last, as the server does, whichever answer comes last", () =>
+  /**
+   * Two renames of one thread at once, through the proxy: the first one's answer is held until
+   * `second` (the second rename, as the test makes it) ended; then the names the server and the
+   * store hold.
+   */
+  const renamesAtOnce = <E>(
+    second: (proxy: HoldingProxy, rename: Effect.Effect<void, TamboError>) => Effect.Effect<void, E>
+  ) =>
     Effect.gen(function* () {
       const proxy = yield* holdingProxy(server().url)
-      yield* Effect.gen(function* () {
-        const remote = seed("old name")
-        const tambo = yield* Tambo.Tambo
-        yield* tambo.fetchThread(remote.id)
-        proxy.holdNext((request) => request.method === "PATCH" || request.method === "PUT" || request.method === "POST")
-        const first = yield* Effect.fork(tambo.updateThreadName(remote.id, "first"))
-        yield* proxy.held
-        yield* tambo.updateThreadName(remote.id, "second")
-        expect(server().threads.get(remote.id)!.name).toBe("second")
-        proxy.release()
-        yield* Fiber.join(first)
-        expect(Option.getOrThrow(yield* tambo.getThread(remote.id)).name).toBe("second")
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
-
-  it.live("two renames at once, the later refused: the store shows the earlier, which the server took", () =>
-    Effect.gen(function* () {
-      const proxy = yield* holdingProxy(server().url)
-      yield* Effect.gen(function* () {
+      return yield* Effect.gen(function* () {
         const remote = seed("old name")
         const tambo = yield* Tambo.Tambo
         yield* tambo.fetchThread(remote.id)
         proxy.holdNext((request) => request.method === "PATCH")
         const first = yield* Effect.fork(tambo.updateThreadName(remote.id, "first"))
         yield* proxy.held
-        proxy.failNext((request) => request.method === "PATCH")
-        const refused = yield* Effect.flip(tambo.updateThreadName(remote.id, "second"))
-        expect(refused._tag).toBe("ApiError")
+        yield* second(proxy, tambo.updateThreadName(remote.id, "second"))
         proxy.release()
         yield* Fiber.join(first)
-        expect(server().threads.get(remote.id)!.name).toBe("first")
-        expect(Option.getOrThrow(yield* tambo.getThread(remote.id)).name).toBe("first")
+        return {
+          server: server().threads.get(remote.id)!.name,
+          store: Option.getOrThrow(yield* tambo.getThread(remote.id)).name
+        }
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+
+  it.live("two renames at once: the store keeps the name sent last, as the server does, whichever answer comes last", () =>
+    Effect.gen(function* () {
+      const names = yield* renamesAtOnce((_, rename) => rename)
+      expect(names).toEqual({ server: "second", store: "second" })
+    }))
+
+  it.live("two renames at once, the later refused: the store shows the earlier, which the server took", () =>
+    Effect.gen(function* () {
+      const names = yield* renamesAtOnce((proxy, rename) => {
+        proxy.failNext((request) => request.method === "PATCH")
+        return Effect.flatMap(Effect.flip(rename), (refused) => Effect.sync(() => expect(refused._tag).toBe("ApiError")))
+      })
+      expect(names).toEqual({ server: "first", store: "first" })
+    }))
 
   it.live("updateThreadName renames the thread on the server and in the store", () =>
     Effect.gen(function* () {
