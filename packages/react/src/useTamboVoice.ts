@@ -16,7 +16,8 @@ import { useTamboContext } from "./internal/context.js"
 export interface UseTamboVoiceReturn {
   /**
    * Asks for the microphone (the first time) and starts recording; clears
-   * the previous transcript and errors. Does nothing while recording.
+   * the previous transcript and errors, and drops a transcription still in
+   * flight. Does nothing while recording.
    */
   readonly startRecording: () => void
   /** Stops recording and sends what was recorded for transcription. */
@@ -67,6 +68,8 @@ interface Session {
   stream: MediaStream | undefined
   /** Stopped before the microphone answered: the recording never starts. */
   stopped: boolean
+  /** Recorded and sent: a new recording may start, and drops this one's transcript. */
+  transcribing: boolean
 }
 
 const release = (session: Session) => {
@@ -101,13 +104,21 @@ export const useTamboVoice = (): UseTamboVoiceReturn => {
   const nextId = useRef(0)
   const supported = useSyncExternalStore(neverChanges, isSupported, notOnServer)
 
+  /** The recorder could not be made or started (an inactive stream, say): the microphone goes, the error shows. */
+  const failToStart = (current: Session, error: unknown) => {
+    release(current)
+    if (session.current !== current) return
+    session.current = undefined
+    setState({ ...INITIAL, mediaAccessError: messageOf(error) })
+  }
+
   const startRecording = useCallback(() => {
-    if (session.current !== undefined) return
+    if (session.current !== undefined && !session.current.transcribing) return
     if (!isSupported()) {
       setState({ ...INITIAL, mediaAccessError: "This browser cannot record audio (no MediaRecorder or microphone access)" })
       return
     }
-    const current: Session = { id: ++nextId.current, recorder: undefined, stream: undefined, stopped: false }
+    const current: Session = { id: ++nextId.current, recorder: undefined, stream: undefined, stopped: false, transcribing: false }
     session.current = current
     const isCurrent = () => session.current === current
     setState({ ...INITIAL, phase: "starting" })
@@ -122,10 +133,15 @@ export const useTamboVoice = (): UseTamboVoiceReturn => {
           }
           return
         }
-        const recorder = new MediaRecorder(
-          stream,
-          MediaRecorder.isTypeSupported(PREFERRED_TYPE) ? { mimeType: PREFERRED_TYPE } : undefined
-        )
+        let recorder: MediaRecorder
+        try {
+          recorder = new MediaRecorder(
+            stream,
+            MediaRecorder.isTypeSupported(PREFERRED_TYPE) ? { mimeType: PREFERRED_TYPE } : undefined
+          )
+        } catch (error) {
+          return failToStart(current, error)
+        }
         current.recorder = recorder
         const chunks: Array<Blob> = []
         recorder.addEventListener("dataavailable", (event) => {
@@ -134,6 +150,7 @@ export const useTamboVoice = (): UseTamboVoiceReturn => {
         recorder.addEventListener("stop", () => {
           release(current)
           if (!isCurrent()) return
+          current.transcribing = true
           setState((previous) => ({ ...previous, phase: "transcribing" }))
           const audio = new Blob(chunks, { type: recorder.mimeType || PREFERRED_TYPE })
           handle.client().transcribe(audio).then(
@@ -149,7 +166,11 @@ export const useTamboVoice = (): UseTamboVoiceReturn => {
             }
           )
         })
-        recorder.start()
+        try {
+          recorder.start()
+        } catch (error) {
+          return failToStart(current, error)
+        }
         setState((previous) => ({ ...previous, phase: "recording" }))
       },
       (error: unknown) => {

@@ -2,9 +2,19 @@
 import { act, renderHook, waitFor } from "@testing-library/react"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { useTamboVoice } from "../src/index.js"
-import { connection, useServer, wrapperFor } from "./helpers.js"
+import { connection, sleep, until, useServer, wrapperFor } from "./helpers.js"
 
-const server = useServer({ transcribe: (audio) => `You said ${audio.bytes.length} bytes` })
+/** What a transcription waits for before it answers: at once, unless a test holds it. */
+let held: Promise<void> = Promise.resolve()
+/** Transcriptions the server answered. */
+let answered = 0
+const server = useServer({
+  transcribe: async (audio) => {
+    await held
+    answered++
+    return `You said ${audio.bytes.length} bytes`
+  }
+})
 
 // happy-dom has no microphone: a stand-in for the browser's recorder, which "records" the bytes
 // given to it. (The real MediaRecorder and a fake microphone are in the Chromium test.)
@@ -158,5 +168,51 @@ describe("useTamboVoice", () => {
     unmount()
     expect(tracks[0]?.stopped).toBe(true)
     expect(server().requests).toEqual([])
+  })
+
+  it("a new recording can start while the last one is transcribing: the last one's transcript is dropped", async () => {
+    let answer!: () => void
+    held = new Promise<void>((resolve) => (answer = resolve))
+    try {
+      const { result } = renderHook(useTamboVoice, { wrapper: wrapperFor(connection(server())) })
+      act(() => result.current.startRecording())
+      await waitFor(() => expect(result.current.isRecording).toBe(true))
+      act(() => result.current.stopRecording())
+      await waitFor(() => expect(result.current.isTranscribing).toBe(true))
+      act(() => result.current.startRecording())
+      await waitFor(() => expect(tracks).toHaveLength(2))
+      expect(result.current).toMatchObject({ isRecording: true, isTranscribing: false })
+      // The first transcription answers during the second recording: nothing of it shows.
+      const before = answered
+      answer()
+      await until(() => answered > before, "the first transcription answered")
+      // Its answer reaches the client.
+      await sleep(50)
+      expect(result.current).toMatchObject({ isRecording: true, transcript: null })
+      recorded = webm(300)
+      act(() => result.current.stopRecording())
+      await waitFor(() => expect(result.current.transcript).toBe("You said 300 bytes"))
+      expect(tracks.map((track) => track.stopped)).toEqual([true, true])
+    } finally {
+      held = Promise.resolve()
+    }
+  })
+
+  it("a recorder that cannot start is a mediaAccessError: the microphone goes, and recording can be tried again", async () => {
+    class Failing extends StandInRecorder {
+      override start() {
+        throw Object.assign(new Error("The stream is inactive"), { name: "InvalidStateError" })
+      }
+    }
+    vi.stubGlobal("MediaRecorder", Failing)
+    const { result } = renderHook(useTamboVoice, { wrapper: wrapperFor(connection(server())) })
+    act(() => result.current.startRecording())
+    await waitFor(() => expect(result.current.mediaAccessError).toBe("The stream is inactive"))
+    expect(result.current.isRecording).toBe(false)
+    expect(tracks.map((track) => track.stopped)).toEqual([true])
+    vi.stubGlobal("MediaRecorder", StandInRecorder)
+    act(() => result.current.startRecording())
+    await waitFor(() => expect(result.current.isRecording).toBe(true))
+    expect(result.current.mediaAccessError).toBeNull()
   })
 })
