@@ -34,6 +34,26 @@ describe("destroy()", () => {
     expect(server().requests).toHaveLength(0)
   })
 
+  it("stops notifying listeners: one subscribed once destroy began is never called, though a run ends meanwhile", async () => {
+    server().setScript([Script.text("partial"), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("hang")
+    await stream.threadId
+    let before = 0
+    let after = 0
+    client.subscribe(() => before++)
+    const destroyed = client.destroy()
+    const unsubscribe = client.subscribe(() => after++)
+    await destroyed
+    await settle(stream.thread)
+    await sleep(20)
+    unsubscribe()
+    expect(after).toBe(0)
+    const heard = before
+    await sleep(20)
+    expect(before).toBe(heard)
+  })
+
   it("leaves no timer, socket or handle of its own behind", async () => {
     const before = resourceCounts()
     const local = await startTestServer()

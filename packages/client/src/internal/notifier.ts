@@ -24,9 +24,10 @@ export class Notifier {
     this.#store = store
   }
 
-  /** Calls `listener` after changes; returns the unsubscribe function. */
+  /** Calls `listener` after changes; returns the unsubscribe function. Once closed, the listener is never called. */
   subscribe(listener: () => void): () => void {
-    if (this.#listeners.size === 0 && !this.#closed) {
+    if (this.#closed) return () => {}
+    if (this.#listeners.size === 0) {
       this.#lastNotified = this.#store.getState()
       this.#lastNotifiedVersion = this.#version
       this.#unsubscribeStore = this.#store.subscribe(this.#onStoreChange)
@@ -41,7 +42,7 @@ export class Notifier {
   /** Something listeners can see changed besides the store's state. */
   changed(): void {
     this.#version++
-    if (this.#listeners.size > 0) this.#onStoreChange()
+    if (this.#listeners.size > 0 && !this.#closed) this.#onStoreChange()
   }
 
   /** Forgets every listener and stops listening to the store, for good. */
