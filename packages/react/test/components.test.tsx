@@ -198,7 +198,8 @@ describe("rendered components", () => {
       const sent = Script.strictArgs(declared, { title: "Hi" }) as Record<string, unknown>
       // What the model sends in strict mode: every prop, null where it means none.
       expect(sent).toEqual({ title: "Hi", subtitle: null, tone: null })
-      return [Script.component("Note", [{ title: "Hi" }, { title: "Hi", subtitle: null }, sent])]
+      // Paced: each step of the props renders on its own, however loaded the machine.
+      return [Script.pace(20), Script.component("Note", [{ title: "Hi" }, { title: "Hi", subtitle: null }, sent])]
     })
     const received: Array<Record<string, unknown>> = []
     const Note: TamboComponent<{ readonly title: string; readonly subtitle?: string; readonly tone: "calm" | "loud" }> = {
