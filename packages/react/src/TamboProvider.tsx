@@ -18,7 +18,7 @@ import { ClientHandle } from "./internal/clientHandle.js"
 import type { NotifyMode } from "./types.js"
 import { type Contribution, TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
 import { ElicitationStore, UrlElicitationStore } from "./internal/elicitationStore.js"
-import { InputStore } from "./internal/inputStore.js"
+import { useInputStore } from "./internal/inputStore.js"
 import { InteractableStore } from "./internal/interactableStore.js"
 import { MessageRenderer } from "./internal/messageRenderer.js"
 import { ComponentRenderer } from "./TamboComponentRenderer.js"
@@ -213,7 +213,8 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   )
   useMcpServers(handle, mcpServers)
 
-  const [input] = useState(() => new InputStore())
+  // A new client (another user, say) starts with an empty composer.
+  const input = useInputStore(handle)
   const [elicitation] = useState(() => new ElicitationStore())
   // Elicitations wait for a form (or the user's consent to go to a URL) from the start, whether or not one is mounted yet.
   useEffect(() => elicitation.attach(handle), [handle, elicitation])

@@ -66,7 +66,7 @@ const useConnectedKey = (hook: string, version: "promptsVersion" | "resourcesVer
 export const useTamboMcpPromptList = (): QueryState<ReadonlyArray<McpPrompt>> => {
   const { handle } = useTamboContext("useTamboMcpPromptList")
   const connected = useConnectedKey("useTamboMcpPromptList", "promptsVersion")
-  return useQuery(`prompts\n${connected}`, () => handle.client().listMcpPrompts(), { keepData: true })
+  return useQuery(handle, `prompts\n${connected}`, () => handle.client().listMcpPrompts(), { keepData: true })
 }
 
 /**
@@ -87,7 +87,7 @@ export const useTamboMcpPrompt = (
   const key = serverKey === undefined || name === undefined
     ? undefined
     : JSON.stringify([serverKey, name, Object.entries(args).sort(([a], [b]) => (a < b ? -1 : 1)), connected])
-  return useQuery(key, () => handle.client().getMcpPrompt(serverKey!, name!, args))
+  return useQuery(handle, key, () => handle.client().getMcpPrompt(serverKey!, name!, args))
 }
 
 /**
@@ -101,7 +101,7 @@ export const useTamboMcpPrompt = (
 export const useTamboMcpResourceList = (search?: string): QueryState<ReadonlyArray<McpResource>> => {
   const { handle } = useTamboContext("useTamboMcpResourceList")
   const connected = useConnectedKey("useTamboMcpResourceList", "resourcesVersion")
-  return useQuery(JSON.stringify(["resources", search ?? "", connected]), () => handle.client().listMcpResources(search), {
+  return useQuery(handle, JSON.stringify(["resources", search ?? "", connected]), () => handle.client().listMcpResources(search), {
     keepData: true
   })
 }
@@ -124,7 +124,7 @@ export const useTamboMcpResource = (
   const { handle } = useTamboContext("useTamboMcpResource")
   const connected = useConnectedKey("useTamboMcpResource", "resourcesVersion")
   const key = serverKey === undefined || uri === undefined ? undefined : JSON.stringify([serverKey, uri, connected])
-  return useQuery(key, () => handle.client().readMcpResource(serverKey!, uri!), {
+  return useQuery(handle, key, () => handle.client().readMcpResource(serverKey!, uri!), {
     watch: (onData, onError) => handle.client().watchMcpResource(serverKey!, uri!, onData, onError)
   })
 }
@@ -167,6 +167,7 @@ export const useTamboMcpCompletion = (
       connected
     ])
   return useQuery(
+    handle,
     key,
     () => handle.client().completeMcpArgument(serverKey!, ref!, { name: argument, value }, context),
     { keepData: true }

@@ -37,8 +37,8 @@ export interface UseTamboThreadReturn {
   readonly isFetching: boolean
   readonly isError: boolean
   readonly error: Error | undefined
-  /** Loads it again from the API. */
-  readonly refetch: () => void
+  /** Loads it again from the API; resolves once it was read, or failed to be (never rejects). */
+  readonly refetch: () => Promise<void>
 }
 
 /**
@@ -57,6 +57,7 @@ export const useTamboThread = (threadId: string, options: TamboQueryOptions = {}
   const known = threadState !== undefined
   const enabled = options.enabled !== false
   const query = useQuery(
+    handle,
     !enabled || known || isLocalThreadId(threadId) ? undefined : threadId,
     () => handle.client().fetchThread(threadId)
   )
@@ -73,9 +74,10 @@ export const useTamboThread = (threadId: string, options: TamboQueryOptions = {}
     isFetching: query.isFetching,
     isError: query.isError,
     error: query.error,
-    refetch: useCallback(() => {
-      handle.client().fetchThread(threadId).catch(() => undefined)
-    }, [handle, threadId])
+    refetch: useCallback(
+      () => handle.client().fetchThread(threadId).then(() => undefined, () => undefined),
+      [handle, threadId]
+    )
   }
 }
 
@@ -169,6 +171,7 @@ export const useTamboThreadList = (
   const enabled = options.enabled !== false && queryOptions.enabled !== false
   const known = useTamboSelector(selectKnownThreads)
   const query = useQuery(
+    handle,
     enabled ? JSON.stringify([limit ?? null, cursor ?? null, known]) : undefined,
     () => handle.client().listThreadsPage({ cursor, ...(limit === undefined ? {} : { limit }) }),
     {

@@ -145,7 +145,7 @@ export const useTamboPendingToolCalls = (threadId?: string): UseTamboPendingTool
   const key = isLocalThreadId(id) || running || ids === ""
     ? undefined
     : `${id}\u0000${ids ?? "?"}`
-  const query = useQuery(key, () => handle.client().getPendingToolCalls(id), { keepData: true })
+  const query = useQuery(handle, key, () => handle.client().getPendingToolCalls(id), { keepData: true })
   const data = query.data
   const pendingToolCalls = useMemo(() => {
     if (key === undefined || data === undefined) return NO_CALLS

@@ -185,8 +185,11 @@ export interface QueryState<A> {
   readonly failureCount: number
   /** The last failure while `failureCount` is not 0, else `null`. @since 0.2.0 */
   readonly failureReason: Error | null
-  /** Reads again. */
-  readonly refetch: () => void
+  /**
+   * Reads again; resolves once a read answered (this one, or a newer one
+   * that replaced it), so awaited, the data is the new read's.
+   */
+  readonly refetch: () => Promise<void>
 }
 
 /**

@@ -234,7 +234,7 @@ export interface McpListQuery<T> extends Omit<QueryState<ReadonlyArray<T>>, "dat
   readonly errors: Array<Error>
   /** Always `false`: reads are not paused offline. */
   readonly isPaused: boolean
-  /** Reads again. */
+  /** Reads again; resolves once the list was read. */
   readonly refetch: () => Promise<void>
 }
 
@@ -257,7 +257,7 @@ const listQuery = <A, T>(state: QueryState<ReadonlyArray<A>>, data: Array<T>): M
     error: error ?? null,
     errors: error === undefined ? [] : [error],
     isPaused: false,
-    refetch: async () => refetch()
+    refetch
   }
 }
 

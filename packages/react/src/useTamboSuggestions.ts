@@ -141,6 +141,7 @@ export const useTamboSuggestions = (options: UseTamboSuggestionsOptions = {}): U
 
   const { queryOptions = {} } = options
   const listed = useQuery(
+    handle,
     key,
     () => target === undefined ? Promise.resolve(NONE) : handle.client().listSuggestions(target.messageId, target.threadId),
     {

@@ -5,9 +5,9 @@
  * @since 0.1.0
  */
 import type { RunOptions } from "@tambo-effect/client"
-import { createElement, type ReactNode, useCallback, useMemo, useState, useSyncExternalStore } from "react"
+import { createElement, type ReactNode, useCallback, useMemo, useSyncExternalStore } from "react"
 import { InputScope, useTamboContext } from "./internal/context.js"
-import { InputStore } from "./internal/inputStore.js"
+import { useInputStore } from "./internal/inputStore.js"
 import type { StagedImage } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 import { selectCurrentThreadId } from "./internal/selectors.js"
@@ -57,7 +57,8 @@ export interface TamboThreadInputContextProps {
   /**
    * How the last submit went, as TanStack Query names a mutation's state:
    * `idle` (none yet, or after `reset`; a cancelled one too), `pending`,
-   * `error`, `success`.
+   * `error`, `success`. As a mutation's, it tells of the submit started
+   * last: an earlier one that ends after it changes nothing here.
    *
    * @since 0.2.0
    */
@@ -76,9 +77,14 @@ export interface TamboThreadInputContextProps {
   readonly failureCount: number
   /** The last failure while `failureCount` is not 0, else `null`. @since 0.2.0 */
   readonly failureReason: Error | null
-  /** Forgets how the last submit went (`status` back to `idle`); the text and images stay. @since 0.2.0 */
+  /**
+   * Forgets how the last submit went (`status` back to `idle`, a pending
+   * one's end no longer shown); the text and images stay.
+   *
+   * @since 0.2.0
+   */
   readonly reset: () => void
-  /** A submitted message's run is in progress. */
+  /** The last submit's run is in progress (`status` is `pending`). */
   readonly isPending: boolean
   /** `isPending`, for an input's `disabled`. */
   readonly isDisabled: boolean
@@ -87,7 +93,8 @@ export interface TamboThreadInputContextProps {
   readonly error: Error | undefined
   /**
    * Images sent with the next message (as `resource` blocks, after its
-   * text), dropped once it was sent.
+   * text), dropped once its run ended. While it runs they stay here, and a
+   * message submitted meanwhile does not send them again.
    *
    * @since 0.2.0
    */
@@ -196,6 +203,7 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
  * @category Components
  */
 export function TamboThreadInputProvider({ children }: { readonly children?: ReactNode }): ReactNode {
-  const [input] = useState(() => new InputStore())
+  const { handle } = useTamboContext("TamboThreadInputProvider")
+  const input = useInputStore(handle)
   return createElement(InputScope, { input }, children)
 }

@@ -76,6 +76,33 @@ describe("images in useTamboThreadInput", () => {
     act(() => result.current.clearImages())
     expect(result.current.images).toEqual([])
   })
+
+  it("a message sent while an earlier one is pending does not carry the earlier one's images, even on another thread", async () => {
+    server().setScript((request) =>
+      request.text === "first" ? [Script.text("re: first"), Script.delay(400)] : [Script.text(`re: ${request.text}`)]
+    )
+    const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server())) })
+    await act(() => result.current.input.addImage(png("a.png")))
+    act(() => result.current.input.setValue("first"))
+    let first!: Promise<{ readonly threadId: string }>
+    act(() => {
+      first = result.current.input.submit()
+    })
+    await waitFor(() => expect(result.current.tambo.currentThreadId).toMatch(/^thr_/))
+    // Shown until the run that sends them ended.
+    expect(result.current.input.images.map((image) => image.name)).toEqual(["a.png"])
+    act(() => void result.current.tambo.startNewThread())
+    act(() => result.current.input.setValue("second"))
+    const { threadId } = await act(() => result.current.input.submit())
+    const firstThread = (await first).threadId
+    expect(threadId).not.toBe(firstThread)
+    expect(server().threads.get(threadId)!.messages[0]!.content).toEqual([{ type: "text", text: "second" }])
+    expect(server().threads.get(firstThread)!.messages[0]!.content).toEqual([
+      { type: "text", text: "first" },
+      { type: "resource", resource: { name: "a.png", mimeType: "image/png", blob: PNG_BASE64 } }
+    ])
+    await waitFor(() => expect(result.current.input.images).toEqual([]))
+  })
 })
 
 describe("messageImages", () => {

@@ -130,6 +130,29 @@ describe("useTamboThreadInput", () => {
     act(() => result.current.reset())
     expect(result.current).toMatchObject({ status: "idle", isIdle: true, data: undefined, variables: undefined })
   })
+
+  it("tells how the latest submit went: an earlier one that ends after it changes nothing shown", async () => {
+    server().setScript((request) =>
+      request.text === "second" ? [Script.text("re: second"), Script.delay(300)] : [Script.text(`re: ${request.text}`)]
+    )
+    const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server())) })
+    act(() => result.current.input.setValue("first"))
+    await act(() => result.current.input.submit())
+    // A slow run on the thread, then a second send while it streams, refused (the default).
+    act(() => result.current.input.setValue("second"))
+    let older!: Promise<{ readonly threadId: string }>
+    act(() => {
+      older = result.current.input.submit()
+    })
+    await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
+    act(() => result.current.input.setValue("third"))
+    const newer = await act(() => result.current.input.submit().then(() => "resolved", (error: { readonly _tag?: string }) => error._tag))
+    expect(newer).toBe("RunConflictError")
+    expect(result.current.input).toMatchObject({ status: "error", isPending: false, error: { _tag: "RunConflictError" }, value: "third" })
+    await act(() => older)
+    expect(result.current.input).toMatchObject({ status: "error", isPending: false, error: { _tag: "RunConflictError" }, value: "third" })
+    expect(result.current.tambo.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"])
+  })
 })
 
 describe("useTamboSuggestions", () => {

@@ -1,6 +1,7 @@
 // The composer's state (useTamboThreadInput's store), model-based: fast-check generates sequences of
 // typing, staged images, submits, their runs ending (answered, failed, cancelled, cut by the client's end, in any
-// in flight) and resets; after every step the store equals a plain model of what the hook promises.
+// order) and resets; after every step the store equals a plain model of what the hook promises: as a TanStack
+// mutation's, the state tells of the submit started last, and a pending submit's images are not sent twice.
 // The runs are scripted promises: what is tested is the store's bookkeeping, not a server's.
 //
 // Seeded, so a failure reproduces; MODEL_RUNS and MODEL_SEED for longer or other runs.
@@ -24,6 +25,8 @@ interface Model {
   value: string
   images: Array<string>
   inFlight: Array<Submitted>
+  /** The submit the state tells of: the last started, none after a reset. */
+  latest: number | undefined
   status: "idle" | "pending" | "error" | "success"
   error: boolean
   data: string | undefined
@@ -40,7 +43,7 @@ const check = (model: Model, { store }: Real) => {
   const snapshot = store.getSnapshot()
   expect(snapshot.value).toBe(model.value)
   expect(snapshot.images.map((image) => image.name)).toEqual(model.images)
-  expect(snapshot.isPending).toBe(model.inFlight.length > 0)
+  expect(snapshot.isPending).toBe(model.status === "pending")
   expect(snapshot.status).toBe(model.status)
   expect(snapshot.error !== undefined).toBe(model.error)
   expect(snapshot.data?.threadId).toBe(model.data)
@@ -82,7 +85,9 @@ class Submit implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real) {
     const tag = ++tags
     const text = model.value.trim()
-    if (text === "" && model.images.length === 0) {
+    const sending = new Set(model.inFlight.flatMap((submitted) => submitted.images))
+    const images = model.images.filter((name) => !sending.has(name))
+    if (text === "" && images.length === 0) {
       await expect(real.store.submit(() => {
         throw new Error("sent an empty message")
       }, { tag })).rejects.toThrow("Message cannot be empty")
@@ -113,16 +118,23 @@ class Submit implements fc.AsyncCommand<Model, Real> {
       },
       () => "rejected" as const
     )
-    model.inFlight.push({ tag, text, images: [...model.images], settle, done })
+    model.inFlight.push({ tag, text, images, settle, done })
+    model.latest = tag
     model.value = ""
     model.status = "pending"
     model.error = false
     model.variables = tag
     check(model, real)
-    // What was sent: the trimmed text, then the images.
+    // What was sent: the trimmed text, then the images no other pending submit is sending.
     const sent = real.sent.at(-1)!
     expect(sent.tag).toBe(tag)
-    if (typeof sent.message === "string") expect(sent.message).toBe(text)
+    if (images.length === 0) expect(sent.message).toBe(text)
+    else {
+      expect(sent.message).toMatchObject({
+        role: "user",
+        content: [...(text === "" ? [] : [{ type: "text", text }]), ...images.map(() => ({ type: "resource" }))]
+      })
+    }
   }
   toString = () => "submit"
 }
@@ -137,23 +149,28 @@ class Settle implements fc.AsyncCommand<Model, Real> {
     submitted.settle(this.outcome)
     // Only a failure, and a client destroyed meanwhile, reject.
     expect(await submitted.done).toBe(this.outcome === "fail" || this.outcome === "destroyed" ? "rejected" : "resolved")
-    const stillPending = model.inFlight.length > 0
+    // What was sent leaves the staged images; what was written comes back after a failure, unless something was
+    // typed meanwhile. Only the latest submit's end changes how the last submit went.
+    const latest = submitted.tag === model.latest
     if (this.outcome === "answer") {
       const sent = new Set(submitted.images)
       model.images = model.images.filter((name) => !sent.has(name))
-      model.data = `thr_${submitted.tag}`
-      model.failureCount = 0
-      model.error = false
-      model.status = stillPending ? "pending" : "success"
+      if (latest) {
+        model.data = `thr_${submitted.tag}`
+        model.failureCount = 0
+        model.error = false
+        model.status = "success"
+      }
     } else if (this.outcome === "fail") {
-      // What was written comes back, unless something was typed meanwhile.
       if (model.value === "") model.value = submitted.text
-      model.failureCount++
-      model.error = true
-      model.status = stillPending ? "pending" : "error"
-    } else {
+      if (latest) {
+        model.failureCount++
+        model.error = true
+        model.status = "error"
+      }
+    } else if (latest) {
       model.error = false
-      model.status = stillPending ? "pending" : "idle"
+      model.status = "idle"
     }
     check(model, real)
   }
@@ -164,7 +181,8 @@ class Reset implements fc.AsyncCommand<Model, Real> {
   check = () => true
   async run(model: Model, real: Real) {
     real.store.reset()
-    model.status = model.inFlight.length > 0 ? "pending" : "idle"
+    model.latest = undefined
+    model.status = "idle"
     model.error = false
     model.data = undefined
     model.variables = undefined
@@ -196,6 +214,7 @@ const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
     value: "",
     images: [],
     inFlight: [],
+    latest: undefined,
     status: "idle",
     error: false,
     data: undefined,
@@ -226,4 +245,16 @@ describe("the composer's state, model-based", () => {
 
   it("two sends in flight: the first failing leaves the state pending, the second's answer ends it as a success", () =>
     play([new Type("one"), new Submit(), new Type("two"), new Submit(), new Settle(0, "fail"), new Settle(0, "answer")]))
+
+  it("two sends in flight: the second failing shows its error, the first's later answer does not hide it", () =>
+    play([new Type("one"), new Submit(), new Type("two"), new Submit(), new Settle(1, "fail"), new Settle(0, "answer")]))
+
+  it("an image a pending send is sending is not sent again by the next, which sends only its text", () =>
+    play([new AddImage("a.png"), new Submit(), new Type("two"), new Submit(), new Settle(1, "answer"), new Settle(0, "answer")]))
+
+  it("a send made of a pending send's images alone is empty", () =>
+    play([new AddImage("a.png"), new Submit(), new Submit(), new Settle(0, "fail"), new Submit()]))
+
+  it("reset while a send is pending: idle, and its end shows nothing", () =>
+    play([new Type("one"), new Submit(), new Reset(), new Settle(0, "fail")]))
 })

@@ -1,5 +1,5 @@
 // @vitest-environment happy-dom
-import { render, renderHook, screen, waitFor } from "@testing-library/react"
+import { act, render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { ConfigError } from "@tambo-effect/client"
 import { Component, type ReactNode, StrictMode, useState } from "react"
@@ -9,8 +9,12 @@ import {
   TamboClient,
   TamboProvider,
   TamboRegistryProvider,
+  TamboThreadInputProvider,
   useTambo,
-  useTamboClient
+  useTamboClient,
+  type UseTamboThreadInputReturn,
+  useTamboThreadInput,
+  useTamboThreadList
 } from "../src/index.js"
 import { connection, sleep, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
 
@@ -148,6 +152,42 @@ describe("TamboProvider", () => {
     await sleep(0)
     expect(isDestroyed(first!)).toBe(true)
     expect(isDestroyed(second!)).toBe(false)
+  })
+
+  it("another user sees nothing of the last one's: neither the thread list, nor the composer's text and images", async () => {
+    server().threads.create({ userKey: "user-1", name: "Secret of user 1" })
+    server().threads.create({ userKey: "user-2", name: "Thread of user 2" })
+    const seen = { names: [] as Array<ReadonlyArray<string | undefined>>, inputs: new Map<string, UseTamboThreadInputReturn>() }
+    // The provider's composer, and one of its own below it.
+    const Page = ({ composer }: { readonly composer: string }) => {
+      seen.names.push(useTamboThreadList().threads.map((thread) => thread.name))
+      seen.inputs.set(composer, useTamboThreadInput())
+      return null
+    }
+    const App = ({ user }: { readonly user: string }) => (
+      <TamboProvider {...connection(server(), { userKey: user })}>
+        <Page composer="provider's" />
+        <TamboThreadInputProvider>
+          <Page composer="scoped" />
+        </TamboThreadInputProvider>
+      </TamboProvider>
+    )
+    const composers = () => [...seen.inputs.values()].map((input) => [input.value, input.images.map((image) => image.name)])
+    const { rerender } = render(<App user="user-1" />)
+    await waitFor(() => expect(seen.names.at(-1)).toEqual(["Secret of user 1"]))
+    for (const composer of seen.inputs.keys()) {
+      await act(async () => {
+        seen.inputs.get(composer)!.setValue("my password is hunter2")
+        await seen.inputs.get(composer)!.addImage(new File([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], "private.png", { type: "image/png" }))
+      })
+    }
+    expect(composers()).toEqual([["my password is hunter2", ["private.png"]], ["my password is hunter2", ["private.png"]]])
+    const before = seen.names.length
+    rerender(<App user="user-2" />)
+    await waitFor(() => expect(seen.names.at(-1)).toEqual(["Thread of user 2"]))
+    // Not even for a render while the new user's list loaded.
+    expect(seen.names.slice(before).flat()).not.toContain("Secret of user 1")
+    expect(composers()).toEqual([["", []], ["", []]])
   })
 
   it("takes a new userToken in place: the run in flight completes, threads stay, the next request carries the new token", async () => {

@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 // `@tambo-effect/react/mcp`: `@tambo-ai/react/mcp`'s names and shapes, against real MCP servers and
 // the testing server.
-import { render, renderHook, waitFor } from "@testing-library/react"
+import { act, render, renderHook, waitFor } from "@testing-library/react"
 import type { McpRequestContext } from "@tambo-effect/core/Mcp"
 import { useState } from "react"
 import { describe, expect, it } from "vitest"
@@ -221,6 +221,22 @@ describe("@tambo-effect/react/mcp", () => {
     // An unprefixed URI names no server: nothing is read.
     rerender({ uri: "file:///readme.md" })
     expect(result.current.resource).toMatchObject({ isEnabled: false, data: undefined, error: null })
+  })
+
+  it("an awaited refetch of a list resolves once the list was read again: the data is then the new list", async () => {
+    let names = ["first"]
+    const wrapper = wrapperFor(connection(server(), {
+      listResources: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        return names.map((name) => ({ uri: `app://${name}`, name }))
+      },
+      getResource: async (uri: string) => ({ contents: [{ uri, mimeType: "text/plain", text: uri }] })
+    }))
+    const { result } = renderHook(() => useTamboMcpResourceList(), { wrapper })
+    await waitFor(() => expect(result.current.data.map((e) => e.resource.name)).toEqual(["first"]))
+    names = ["second"]
+    await act(() => result.current.refetch())
+    expect(result.current).toMatchObject({ isFetching: false, data: [{ resource: { name: "second" } }] })
   })
 
   it("useTamboMcpElicitation shows the oldest elicitation as { elicitation, resolveElicitation }; the answer reaches the server", async () => {

@@ -1,4 +1,5 @@
 import { type InputMessage, isAbortError } from "@tambo-effect/client"
+import { useRef } from "react"
 import { imageResource, isImage, stageImages } from "./stagedImages.js"
 import type { StagedImage } from "../types.js"
 
@@ -52,7 +53,10 @@ export class InputStore {
     failureCount: 0,
     failureReason: null
   }
-  #pending = 0
+  /** The submit started last (`reset` detaches it): only its end changes how the last submit went. */
+  #latest: object | undefined
+  /** Images a pending submit is sending: shown until its run ends, not sent again by the next one. */
+  readonly #sending = new Set<StagedImage>()
   readonly #listeners = new Set<() => void>()
 
   readonly getSnapshot = (): InputSnapshot => this.#snapshot
@@ -91,33 +95,32 @@ export class InputStore {
     if (this.#snapshot.images.length > 0) this.#set({ images: NO_IMAGES })
   }
 
-  /** Forgets how the last submit went (not the text or the images). */
+  /**
+   * Forgets how the last submit went (not the text or the images): `idle`,
+   * and a submit still pending no longer shows, as a TanStack mutation's
+   * `reset` does.
+   */
   reset(): void {
-    this.#set({ status: this.#pending > 0 ? "pending" : "idle", error: undefined, data: undefined, variables: undefined, failureCount: 0, failureReason: null })
-  }
-
-  /** A submit started: clears the text and the last error. */
-  #begin(variables: unknown): void {
-    this.#pending++
-    this.#set({ value: "", isPending: true, error: undefined, status: "pending", variables, submittedAt: Date.now() })
+    this.#latest = undefined
+    this.#set({ isPending: false, status: "idle", error: undefined, data: undefined, variables: undefined, failureCount: 0, failureReason: null })
   }
 
   /**
    * A submit ended: with its answer, or failed (`error` is what to show, if anything; a
-   * cancellation shows nothing and is no failure).
+   * cancellation shows nothing and is no failure). As a TanStack mutation's state, the state
+   * tells of the submit started last: an older one's end changes nothing shown.
    */
-  #end(outcome: { readonly data: { readonly threadId: string } } | { readonly error: Error | undefined }): void {
-    this.#pending--
-    const isPending = this.#pending > 0
+  #end(submit: object, outcome: { readonly data: { readonly threadId: string } } | { readonly error: Error | undefined }): void {
+    if (submit !== this.#latest) return
     if ("data" in outcome) {
-      this.#set({ isPending, error: undefined, status: isPending ? "pending" : "success", data: outcome.data, failureCount: 0, failureReason: null })
+      this.#set({ isPending: false, error: undefined, status: "success", data: outcome.data, failureCount: 0, failureReason: null })
     } else if (outcome.error === undefined) {
-      this.#set({ isPending, error: undefined, status: isPending ? "pending" : "idle" })
+      this.#set({ isPending: false, error: undefined, status: "idle" })
     } else {
       this.#set({
-        isPending,
+        isPending: false,
         error: outcome.error,
-        status: isPending ? "pending" : "error",
+        status: "error",
         failureCount: this.#snapshot.failureCount + 1,
         failureReason: outcome.error
       })
@@ -128,12 +131,14 @@ export class InputStore {
    * Sends the value (trimmed) and the images with `run` and clears the
    * value; resolves with the thread's id once the run ended, and then drops
    * the images it sent (those added meanwhile stay; a failed send keeps
-   * them). A failed send puts its text back, unless something was typed
-   * meanwhile: a failure does not lose what the user wrote. A cancelled run
-   * (the user's stop, the server's) is not a failure: the input stays as it
-   * is (the message was sent) and the submit resolves, with the run's
-   * thread (`threadId` when the run never named one), as upstream's does; it
-   * rejects only when the client was destroyed.
+   * them). Images a pending submit is sending are not sent again by a
+   * submit made meanwhile. A failed send puts its text back, unless
+   * something was typed meanwhile: a failure does not lose what the user
+   * wrote. A cancelled run (the user's stop, the server's) is not a
+   * failure: the input stays as it is (the message was sent) and the
+   * submit resolves, with the run's thread (`threadId` when the run never
+   * named one), as upstream's does; it rejects only when the client was
+   * destroyed.
    */
   async submit(
     run: (message: string | InputMessage) => { readonly thread: Promise<{ readonly id: string }> },
@@ -141,9 +146,12 @@ export class InputStore {
     threadId?: () => string
   ): Promise<{ readonly threadId: string }> {
     const text = this.#snapshot.value.trim()
-    const images = this.#snapshot.images
+    const images = this.#snapshot.images.filter((image) => !this.#sending.has(image))
     if (text === "" && images.length === 0) throw new Error("Message cannot be empty")
-    this.#begin(variables)
+    const submit = {}
+    this.#latest = submit
+    for (const image of images) this.#sending.add(image)
+    this.#set({ value: "", isPending: true, error: undefined, status: "pending", variables, submittedAt: Date.now() })
     try {
       const thread = await run(
         images.length === 0
@@ -153,14 +161,16 @@ export class InputStore {
       const sent = new Set(images)
       if (images.length > 0) this.#set({ images: this.#snapshot.images.filter((image) => !sent.has(image)) })
       const data = { threadId: thread.id }
-      this.#end({ data })
+      this.#end(submit, { data })
       return data
     } catch (error) {
       const cancelled = isAbortError(error)
       if (!cancelled && this.#snapshot.value === "") this.#set({ value: text })
-      this.#end({ error: cancelled ? undefined : error instanceof Error ? error : new Error(String(error)) })
+      this.#end(submit, { error: cancelled ? undefined : error instanceof Error ? error : new Error(String(error)) })
       if (!cancelled || error.reason === "ClientDestroyed") throw error
       return { threadId: error.threadId ?? threadId?.() ?? "" }
+    } finally {
+      for (const image of images) this.#sending.delete(image)
     }
   }
 
@@ -170,4 +180,18 @@ export class InputStore {
     this.#snapshot = { ...current, ...patch }
     for (const listener of [...this.#listeners]) listener()
   }
+}
+
+/**
+ * The composer's store for `handle`'s client: a new client (another user,
+ * API key or URL) starts with an empty composer, so the next user never
+ * sees, nor sends, what the last one wrote or staged.
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export const useInputStore = (handle: object): InputStore => {
+  const held = useRef<{ readonly handle: object; readonly store: InputStore } | undefined>(undefined)
+  if (held.current?.handle !== handle) held.current = { handle, store: new InputStore() }
+  return held.current.store
 }

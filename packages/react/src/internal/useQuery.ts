@@ -3,6 +3,8 @@ import type { QueryState } from "../types.js"
 import { useEvery, useOnPageVisible } from "./pageEvents.js"
 
 interface Slot<A> {
+  /** Whose data it is: the client it was read from. */
+  readonly scope: unknown
   readonly key: string | undefined
   readonly data: A | undefined
   readonly error: Error | undefined
@@ -18,6 +20,7 @@ interface Slot<A> {
 }
 
 const EMPTY: Slot<never> = {
+  scope: undefined,
   key: undefined,
   data: undefined,
   error: undefined,
@@ -30,11 +33,19 @@ const EMPTY: Slot<never> = {
 
 const toError = (u: unknown): Error => (u instanceof Error ? u : new Error(String(u)))
 
+const wake = (waiters: Array<() => void>) => {
+  for (const resolve of waiters.splice(0)) resolve()
+}
+
 /**
- * A minimal query: reads when `key` changes (nothing while it is
- * `undefined`), ignores answers that arrive after a newer read started or
- * after unmount. With `keepData`, the last data stays while the next key
- * loads (a refresh); without, a new key starts empty. With
+ * A minimal query: reads when `key` or `scope` changes (nothing while the
+ * key is `undefined`), ignores answers that arrive after a newer read
+ * started or after unmount. `scope` is whose data it is (the client it is
+ * read from): data never outlives it. With `keepData`, the last data stays
+ * while the next key of the same scope loads (a refresh); without, a new
+ * key starts empty. `refetch` reads again and resolves once a read
+ * answered (this one or a newer one), at once while there is nothing to
+ * read, as TanStack Query's awaited `refetch` gives the new data. With
  * `refetchOnFocusAfterMs`, a page that becomes visible again reads again if
  * its data is older than that (another tab may have changed it), as
  * TanStack Query does on focus; with `refetchIntervalMs`, it reads again
@@ -46,6 +57,7 @@ const toError = (u: unknown): Error => (u instanceof Error ? u : new Error(Strin
  * @category Internal
  */
 export const useQuery = <A>(
+  scope: object,
   key: string | undefined,
   read: () => Promise<A>,
   options: {
@@ -61,33 +73,45 @@ export const useQuery = <A>(
   } = {}
 ): QueryState<A> => {
   const [slot, setSlot] = useState<Slot<A>>(EMPTY)
-  const [nonce, setNonce] = useState(0)
   const readRef = useRef(read)
   readRef.current = read
   const watchRef = useRef(options.watch)
   watchRef.current = options.watch
   const keepData = options.keepData === true
+  /** The `refetch` calls waiting for a read to answer: the live read's answer wakes them all. */
+  const waiting = useRef<Array<() => void>>([])
+  /** Starts a read for the current key and scope (`undefined` while there is none); the last one started is live. */
+  const startRead = useRef<(() => void) | undefined>(undefined)
 
   useEffect(() => {
-    if (key === undefined) return
-    let current = true
-    setSlot((previous) => {
-      const same = previous.key === key
-      const data = keepData || same ? previous.data : undefined
-      return {
-        key,
-        data,
-        error: undefined,
-        fetching: true,
-        dataUpdatedAt: data === undefined ? 0 : previous.dataUpdatedAt,
-        errorUpdatedAt: same ? previous.errorUpdatedAt : 0,
-        failureCount: same ? previous.failureCount : 0,
-        failureReason: same ? previous.failureReason : null
-      }
-    })
-    const onData = (data: A) => {
-      if (current) {
+    if (key === undefined) return wake(waiting.current)
+    let live: object | undefined
+    let stopWatch: (() => void) | undefined
+    const start = () => {
+      const read = {}
+      live = read
+      stopWatch?.()
+      stopWatch = undefined
+      setSlot((previous) => {
+        const sameScope = previous.scope === scope
+        const same = sameScope && previous.key === key
+        const data = (keepData && sameScope) || same ? previous.data : undefined
+        return {
+          scope,
+          key,
+          data,
+          error: undefined,
+          fetching: true,
+          dataUpdatedAt: data === undefined ? 0 : previous.dataUpdatedAt,
+          errorUpdatedAt: same ? previous.errorUpdatedAt : 0,
+          failureCount: same ? previous.failureCount : 0,
+          failureReason: same ? previous.failureReason : null
+        }
+      })
+      const onData = (data: A) => {
+        if (live !== read) return
         setSlot((previous) => ({
+          scope,
           key,
           data,
           error: undefined,
@@ -97,14 +121,15 @@ export const useQuery = <A>(
           failureCount: 0,
           failureReason: null
         }))
+        wake(waiting.current)
       }
-    }
-    const onError = (error: unknown) => {
-      if (current) {
+      const onError = (error: unknown) => {
+        if (live !== read) return
         setSlot((previous) => {
           const failure = toError(error)
           return {
             ...previous,
+            scope,
             key,
             error: failure,
             fetching: false,
@@ -113,18 +138,31 @@ export const useQuery = <A>(
             failureReason: failure
           }
         })
+        wake(waiting.current)
       }
+      const watch = watchRef.current
+      if (watch === undefined) readRef.current().then(onData, onError)
+      else stopWatch = watch(onData, onError)
     }
-    const watch = watchRef.current
-    const stop = watch === undefined ? undefined : watch(onData, onError)
-    if (watch === undefined) readRef.current().then(onData, onError)
+    startRead.current = start
+    start()
     return () => {
-      current = false
-      stop?.()
+      live = undefined
+      stopWatch?.()
+      if (startRead.current === start) startRead.current = undefined
     }
-  }, [key, nonce, keepData])
+  }, [scope, key, keepData])
+  // Unmounted: nothing will answer.
+  useEffect(() => () => wake(waiting.current), [])
 
-  const refetch = useCallback(() => setNonce((n) => n + 1), [])
+  // Started here, not by a render: awaited inside React's `act`, a read a render would start never would.
+  const refetch = useCallback(() =>
+    new Promise<void>((resolve) => {
+      const start = startRead.current
+      if (start === undefined) return resolve()
+      waiting.current.push(resolve)
+      start()
+    }), [])
 
   const staleAfter = options.refetchOnFocusAfterMs
   const slotRef = useRef(slot)
@@ -137,9 +175,10 @@ export const useQuery = <A>(
   useEvery(key === undefined ? undefined : options.refetchIntervalMs, () => {
     if (!slotRef.current.fetching) refetch()
   })
-  // Before the effect ran for a new key, what is held belongs to the old one.
-  const fresh = slot.key === key
-  const data = fresh || keepData ? slot.data : undefined
+  // Before the effect ran for a new key or scope, what is held belongs to the old one.
+  const sameScope = slot.scope === scope
+  const fresh = sameScope && slot.key === key
+  const data = fresh || (keepData && sameScope) ? slot.data : undefined
   const error = fresh ? slot.error : undefined
   const isFetching = key !== undefined && (!fresh || slot.fetching)
   const status = error !== undefined ? "error" : data !== undefined ? "success" : "pending"
