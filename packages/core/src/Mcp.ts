@@ -808,7 +808,8 @@ export interface McpRoot {
 /**
  * `connecting` (the first time), `connected`, `reconnecting` (the server
  * went away; it is tried again with backoff and its tools are withdrawn
- * meanwhile), `failed` (the first connection failed, or it was closed).
+ * meanwhile), `failed` (the first connection failed, the reconnect schedule
+ * ran out, or it was closed; a later connect of the server tries again).
  *
  * @since 0.1.0
  * @category Models
@@ -885,7 +886,12 @@ export interface McpConnection {
   readonly status: McpConnectionStatus
   /** Why it failed, when it did. */
   readonly error?: McpError | undefined
-  /** The server's tools, once connected. */
+  /**
+   * The server's tools, once connected. A server that says its tools
+   * changed (`notifications/tools/list_changed`) has them listed again, one
+   * listing at a time, and once more after it when it said so again
+   * meanwhile: they are the latest the server listed.
+   */
   readonly tools: ReadonlyArray<McpTool>
   /**
    * How many times the server said its prompts changed
@@ -967,14 +973,20 @@ export declare namespace Mcp {
      * (reason `Connect`) when the server cannot be reached, the handshake
      * fails or takes longer than the connect timeout, or the server goes
      * away before the tools are listed; the connection's status is then
-     * `failed` with that error. Interrupting the caller does not cancel the
-     * connection (`disconnectMcpServer` does).
+     * `failed` with that error. Once the service is closing (its scope
+     * closes) it fails with reason `Disconnected`: a connection in progress
+     * then is cancelled, and a later connect opens nothing. Interrupting the
+     * caller does not cancel the connection (`disconnectMcpServer` does).
      */
     readonly connectMcpServer: (server: McpServerInfo) => Effect.Effect<McpConnection, McpError>
     /**
      * Closes a connection (or cancels it while connecting), unregisters its
      * tools and forgets it. Takes the connection's key or its server. An
-     * unknown key does nothing.
+     * unknown key does nothing. Over Streamable HTTP the session is ended on
+     * the server (a `DELETE`), waiting at most 2 seconds for its answer; by
+     * the time this returns, the calls still in flight to the server have
+     * ended with an `McpError` and its requests in flight (an elicitation,
+     * a sampling) have their `signal` aborted.
      */
     readonly disconnectMcpServer: (keyOrServer: string | McpServerInfo) => Effect.Effect<void>
     /** Every known connection, by key. */
@@ -1120,9 +1132,10 @@ export declare namespace Mcp {
     /**
      * Sets the roots servers are given (or with `undefined` stops offering
      * them), and tells each connected server that was offered roots that
-     * they changed. The roots capability is announced to servers connected
-     * while roots are set, so a server connected before any were set is
-     * not told of them until it reconnects.
+     * they changed; a server still connecting (or reconnecting) is told once
+     * connected, when the roots changed since it began. The roots capability
+     * is announced to servers connected while roots are set, so a server
+     * connected before any were set is not told of them until it reconnects.
      *
      * @since 0.2.0
      */
@@ -1171,7 +1184,10 @@ export interface MakeOptions {
   /**
    * When to try again to reach a server that went away (each attempt bounded
    * by the connect timeout). Default: exponential from 500 ms, at most 30 s
-   * apart, jittered, for as long as the server is not disconnected.
+   * apart, jittered, for as long as the server is not disconnected. A
+   * schedule that ends without reaching the server leaves its connection
+   * `failed` with the last attempt's error; a later `connectMcpServer` tries
+   * again.
    */
   readonly reconnectSchedule?: Schedule.Schedule<unknown, McpError> | undefined
   /** The application's own resources, listed and read under {@link REGISTRY_SERVER_KEY}. */

@@ -1,6 +1,7 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { GetPromptRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
@@ -12,7 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Mcp from "../src/Mcp.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
 import { mcpServer } from "./mcp/server.js"
-import { all, calculator, counter, echo, library, prompter } from "./mcp/tools.js"
+import { all, calculator, counter, echo, library, prompter, sleeper } from "./mcp/tools.js"
 
 const server = useServer()
 
@@ -71,6 +72,27 @@ describe("MCP prompts", () => {
       // The connection is still fine.
       expect((yield* mcp.getMcpClients)[Mcp.uniqueKey({ url: docs.url })]?.status).toBe("connected")
     }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a malformed answer is a CallFailed of that request: the connection and its other calls go on", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const odd = yield* mcpServer({
+        setup: all(sleeper(), (session) => {
+          session.server.registerCapabilities({ prompts: {} })
+          // Not a role the protocol knows: the answer fails the MCP SDK's schema.
+          session.server.setRequestHandler(GetPromptRequestSchema, async () =>
+            ({ messages: [{ role: "robot", content: { type: "text", text: "beep" } }] }) as never)
+        })
+      })
+      const connection = yield* mcp.connectMcpServer({ url: odd.url, serverKey: "odd" })
+      const other = yield* Effect.fork(Effect.either(connection.client!.callTool("sleep", { ms: 300 })))
+      yield* Effect.sleep("50 millis")
+      const error = yield* Effect.flip(mcp.getMcpPrompt("odd", "any"))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "CallFailed", serverKey: "odd" })
+      expect((yield* Fiber.join(other))._tag).toBe("Right")
+      expect((yield* mcp.getMcpClients)[connection.key]?.status).toBe("connected")
+      expect(odd.sessions).toEqual({ opened: 1, closed: 0 })
+    }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("1 hour") })), Effect.scoped))
 })
 
 describe("MCP prompts and resources that change", () => {

@@ -6,7 +6,7 @@
  */
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
-import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js"
+import { type LoggingLevel, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import type * as Duration from "effect/Duration"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -547,6 +547,38 @@ describe("MCP roots", () => {
       yield* eventually(() => expect(changes).toEqual(["roots changed", "roots changed"]))
       expect(yield* rootsOf(connection)).toEqual({ isError: false, text: "[]" })
     }).pipe(Effect.provide(stack({ roots: [{ uri: "file:///srv/app/project", name: "Project" }] })), Effect.scoped))
+
+  it.live("roots changed while a session opens (its server read them already) are announced once it is connected", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const changes: Array<string> = []
+      const readRoots = yield* Deferred.make<void>()
+      let release: () => void = () => undefined
+      const listed = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const workspace = yield* mcpServer({
+        setup: (session) => {
+          rootsReader(changes)(session)
+          // A workspace server: its tools depend on the client's roots, read while listing them.
+          session.server.setRequestHandler(ListToolsRequestSchema, async () => {
+            await session.server.listRoots()
+            Effect.runSync(Deferred.succeed(readRoots, undefined))
+            await listed
+            return { tools: [{ name: "roots", inputSchema: { type: "object" } }] }
+          })
+        }
+      })
+      const connecting = yield* Effect.fork(mcp.connectMcpServer({ url: workspace.url }))
+      yield* Deferred.await(readRoots)
+      // The app changes the roots while the connection is still opening.
+      yield* mcp.setMcpRoots([{ uri: "file:///srv/app/other" }])
+      release()
+      const connection = yield* Fiber.join(connecting)
+      expect(connection.status).toBe("connected")
+      yield* eventually(() => expect(changes).toEqual(["roots changed"]))
+      expect(yield* rootsOf(connection)).toEqual({ isError: false, text: JSON.stringify([{ uri: "file:///srv/app/other" }]) })
+    }).pipe(Effect.provide(stack({ roots: [{ uri: "file:///srv/app/project" }] })), Effect.scoped))
 
   it.live("a server connected while no roots were set is not offered them, nor told of them later", () =>
     Effect.gen(function*() {

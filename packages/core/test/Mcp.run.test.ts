@@ -281,6 +281,32 @@ describe("MCP tools in runs", () => {
       expect(statuses).toEqual(["connected", "reconnecting", "connected"])
     }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("20 millis") })), Effect.scoped))
 
+  it.live("a reconnect schedule that runs out leaves the connection failed with its last error; a later connect tries again", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const calc = yield* mcpServer({ setup: calculator })
+      const connection = yield* mcp.connectMcpServer({ url: calc.url, serverKey: "calc" })
+      yield* Effect.promise(() => calc.kill())
+      // A call finds the server gone: the connection drops, and is tried again twice.
+      yield* Effect.ignore(connection.client!.callTool("add", { a: 1, b: 2 }))
+      const failed = yield* mcp.changes.pipe(
+        Stream.filter((connections) => connections[connection.key]?.status === "failed"),
+        Stream.runHead,
+        Effect.flatten,
+        Effect.timeout("5 seconds")
+      )
+      expect(failed[connection.key]).toMatchObject({ tools: [], error: { _tag: "McpError", reason: "Connect" } })
+      expect(failed[connection.key]?.client).toBeUndefined()
+
+      yield* Effect.promise(() => calc.restart())
+      const again = yield* mcp.connectMcpServer({ url: calc.url, serverKey: "calc" }).pipe(Effect.timeout("5 seconds"))
+      expect(again).toMatchObject({ key: connection.key, status: "connected" })
+      expect((yield* mcp.getMcpClients)[connection.key]?.status).toBe("connected")
+    }).pipe(
+      Effect.provide(stack({ reconnectSchedule: Schedule.recurs(1).pipe(Schedule.addDelay(() => "20 millis")) })),
+      Effect.scoped
+    ))
+
   it.live("a server given to the layer that cannot be reached: its status holds the McpError, and runs go on without it", () =>
     Effect.gen(function*() {
       const url = yield* unusedUrl

@@ -2,12 +2,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Mcp from "../src/Mcp.js"
 import { mcpServer } from "./mcp/server.js"
-import { all, calculator, greeter } from "./mcp/tools.js"
+import { all, calculator, echo, greeter } from "./mcp/tools.js"
 
 describe("Mcp.makeStandalone", () => {
   it.scoped("connects a server, lists and calls its tools, with no Tambo API and no registry given", () =>
@@ -44,4 +46,39 @@ describe("Mcp.makeStandalone", () => {
       expect(server.sessions.closed).toBe(1)
       yield* Scope.close(outer, Exit.void)
     }))
+
+  it.live("a connect while the service closes fails with McpError Disconnected, and opens no session on the server", () =>
+    Effect.gen(function*() {
+      // Its session takes a moment to end (a slow DELETE), so closing takes a moment.
+      const slow = yield* mcpServer({
+        setup: calculator,
+        beforeSessionRequest: async (request) => {
+          if (request.method === "DELETE") await new Promise((resolve) => setTimeout(resolve, 500))
+        }
+      })
+      const other = yield* mcpServer({ setup: echo("other") })
+      const scope = yield* Scope.make()
+      const mcp = Context.get(yield* Layer.buildWithScope(Mcp.layerStandalone(), scope), Mcp.Mcp)
+      yield* mcp.connectMcpServer({ url: slow.url })
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      // The service is closing once the slow server was asked to end its session.
+      while (!slow.requests.some((request) => request.method === "DELETE")) yield* Effect.sleep("5 millis")
+      // E.g. a UI that connects a server while the app tears the client down.
+      const late = yield* Effect.either(mcp.connectMcpServer({ url: other.url })).pipe(Effect.timeout("5 seconds"))
+      yield* Fiber.join(closing)
+      expect(Either.isLeft(late) && late.left).toMatchObject({ _tag: "McpError", reason: "Disconnected" })
+      expect(other.sessions).toEqual({ opened: 0, closed: 0 })
+      expect(yield* mcp.getMcpClients).toEqual({})
+    }).pipe(Effect.scoped), 20_000)
+
+  it.live("a connect once the service closed fails with McpError Disconnected", () =>
+    Effect.gen(function*() {
+      const other = yield* mcpServer({ setup: echo("other") })
+      const scope = yield* Scope.make()
+      const mcp = Context.get(yield* Layer.buildWithScope(Mcp.layerStandalone(), scope), Mcp.Mcp)
+      yield* Scope.close(scope, Exit.void)
+      const error = yield* Effect.flip(mcp.connectMcpServer({ url: other.url })).pipe(Effect.timeout("5 seconds"))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "Disconnected" })
+      expect(other.sessions.opened).toBe(0)
+    }).pipe(Effect.scoped), 20_000)
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -18,7 +19,7 @@ import * as Tool from "../src/Tool.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { tamboLayer, useServer } from "./helpers.js"
 import { mcpServer, plainServer, type TestMcpServer, unusedUrl } from "./mcp/server.js"
-import { all, calculator, echo, greeter, summarizer, unlocker } from "./mcp/tools.js"
+import { all, calculator, echo, greeter, sleeper, summarizer, unlocker } from "./mcp/tools.js"
 import * as z from "zod"
 
 const server = useServer()
@@ -364,6 +365,37 @@ describe("Mcp", () => {
       expect(yield* mcp.getMcpClients).toEqual({})
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
+  it.live("disconnecting a server that never answers the end of its session: its calls in flight end with an McpError, its requests' signals are aborted", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      // Its DELETE is never answered (an overloaded server, a stalled proxy).
+      const stalled = yield* mcpServer({
+        setup: all(sleeper(), greeter),
+        beforeSessionRequest: async (request) => {
+          if (request.method === "DELETE") await new Promise<void>(() => {})
+        }
+      })
+      const asked = yield* Deferred.make<AbortSignal>()
+      yield* mcp.setElicitationHandler((_request, context) =>
+        new Promise((resolve) => {
+          Effect.runSync(Deferred.succeed(asked, context.signal))
+          context.signal.addEventListener("abort", () => resolve({ action: "cancel" }))
+        }))
+      const connection = yield* mcp.connectMcpServer({ url: stalled.url })
+      const sleeping = yield* Effect.fork(Effect.either(connection.client!.callTool("sleep", { ms: 20_000 })))
+      yield* Effect.fork(Effect.either(connection.client!.callTool("greet", {})))
+      const signal = yield* Deferred.await(asked)
+
+      yield* mcp.disconnectMcpServer(connection.key)
+
+      // Once disconnect returned, the UI showing the elicitation is told to go away...
+      expect(signal.aborted).toBe(true)
+      // ...and the call in flight has ended, with a typed error.
+      const call = yield* Fiber.join(sleeping).pipe(Effect.timeout("1 second"))
+      expect(Either.isLeft(call) && call.left).toMatchObject({ _tag: "McpError" })
+      expect(stalled.requests.some((request) => request.method === "DELETE")).toBe(true)
+    }).pipe(Effect.provide(stack({ requestTimeout: "25 seconds" })), Effect.scoped), 20_000)
+
   it.live("disconnecting while connecting cancels the attempt", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
@@ -505,6 +537,48 @@ describe("Mcp", () => {
       expect(yield* registeredNames).toEqual(["unlock", "secret"])
       const updated = yield* connectionOf(connection.key)
       expect(updated?.tools.map((tool) => tool.registeredName)).toEqual(["unlock", "secret"])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("tools that change again while they are listed again: the registry ends with the latest listing, not the last answer", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const tools = ["change"]
+      const listings = { sent: 0, answered: 0 }
+      let release: () => void = () => undefined
+      const gate = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const changing = yield* mcpServer({
+        setup: (session) => {
+          session.server.registerCapabilities({ tools: { listChanged: true } })
+          session.server.setRequestHandler(ListToolsRequestSchema, async () => {
+            // The list as it is now; the first listing again waits to be answered.
+            const snapshot = tools.map((name) => ({ name, inputSchema: { type: "object" as const } }))
+            if (++listings.sent === 2) await gate
+            listings.answered++
+            return { tools: snapshot }
+          })
+          session.server.setRequestHandler(CallToolRequestSchema, async () => {
+            tools.push(`t${tools.length}`)
+            await session.server.sendToolListChanged()
+            return { content: [{ type: "text", text: "changed" }] }
+          })
+        }
+      })
+      const connection = yield* mcp.connectMcpServer({ url: changing.url })
+      yield* callText(connection, "change")
+      while (listings.sent < 2) yield* Effect.sleep("5 millis")
+      // The tools change again while the first listing again waits for its answer.
+      yield* callText(connection, "change")
+      // Past the client's debounce of the change notices.
+      yield* Effect.sleep("300 millis")
+      release()
+      yield* Effect.gen(function*() {
+        while (listings.answered < 3) yield* Effect.sleep("5 millis")
+      }).pipe(Effect.timeout("5 seconds"))
+      yield* Effect.sleep("100 millis")
+      expect(yield* registeredNames).toEqual(["change", "t1", "t2"])
+      expect((yield* connectionOf(connection.key))?.tools.map((tool) => tool.name)).toEqual(["change", "t1", "t2"])
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("lists the tools once the server's event stream is open: a change said before it opened is not missed", () =>

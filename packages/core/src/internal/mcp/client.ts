@@ -11,7 +11,7 @@
 import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type {
   OAuthClientInformationMixed,
@@ -179,12 +179,16 @@ export interface Session {
   readonly announcesRoots: boolean
   /** Tells the server that the roots changed. */
   readonly sendRootsListChanged: () => Promise<void>
-  /** Ends the session on the server when the transport can (Streamable HTTP), then closes. Never rejects. */
+  /**
+   * Ends the session on the server when the transport can (Streamable HTTP; waiting at most
+   * `TERMINATE_SESSION_MS` for its answer), then closes the client, which ends the requests in
+   * flight and aborts the server's. Never rejects.
+   */
   readonly close: () => Promise<void>
   /**
    * Whether a failed request means the server is gone (the connection
    * failed or closed, or the server forgot the session), rather than that
-   * it answered with an error.
+   * it answered with an error or with something malformed.
    */
   readonly isDisconnection: (error: unknown) => boolean
 }
@@ -342,8 +346,21 @@ const samplingResult = (result: SamplingResult): CreateMessageResult => ({
   ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason })
 })
 
-const isDisconnection = (error: unknown): boolean =>
-  error instanceof SdkMcpError ? error.code === ErrorCode.ConnectionClosed : true
+/**
+ * Whether a request failed because the server is gone: the connection closed (or was never
+ * there), the network failed (`fetch` rejects with a `TypeError`), the event stream failed, or
+ * the server forgot the session (HTTP 404). Anything else (an error the server answered, a
+ * malformed answer, a timeout) is the request's own failure.
+ */
+const isDisconnection = (error: unknown): boolean => {
+  if (error instanceof SdkMcpError) return error.code === ErrorCode.ConnectionClosed
+  if (error instanceof StreamableHTTPError) return error.code === 404
+  if (error instanceof SseError || error instanceof TypeError) return true
+  if (!(error instanceof Error)) return false
+  // The MCP SDK's client and SSE transport, once closed; the SSE transport's POST to a session
+  // its server no longer has.
+  return error.message === "Not connected" || error.message.startsWith("Error POSTing to endpoint (HTTP 404)")
+}
 
 type AnyTransport = StreamableHTTPClientTransport | SSEClientTransport
 
@@ -510,8 +527,10 @@ const open = async (
   let closing: Promise<void> | undefined
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      // A server that does not answer its DELETE is not waited for: closing the client (which
+      // aborts the DELETE) ends the calls in flight and aborts the server's requests' signals.
       if (transport instanceof StreamableHTTPClientTransport) {
-        await transport.terminateSession().catch(() => undefined)
+        await atMost(transport.terminateSession().catch(() => undefined), TERMINATE_SESSION_MS)
       }
       await client.close().catch(() => undefined)
     })()
@@ -558,6 +577,19 @@ const EVENT_STREAM_WAIT_MS = 2_000
 
 /** How long an abandoned handshake may go on, so that the session it opened can be ended. */
 const HANDSHAKE_GRACE_MS = 5_000
+
+/** How long the server may take to answer the `DELETE` that ends its session, before the client closes anyway. */
+const TERMINATE_SESSION_MS = 2_000
+
+/** Settles once `promise` does, or after `ms`, whichever comes first. */
+const atMost = (promise: Promise<void>, ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    void promise.finally(() => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })
 
 /** `promise`, or a rejection once `signal` aborts. */
 const untilAborted = <A>(promise: Promise<A>, signal: AbortSignal): Promise<A> =>

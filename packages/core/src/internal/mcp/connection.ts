@@ -14,8 +14,9 @@ import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as PubSub from "effect/PubSub"
 import * as RcMap from "effect/RcMap"
+import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
-import type { McpConnection, McpLogLevel, McpToolSpec } from "../../Mcp.js"
+import type { McpConnection, McpLogLevel, McpRoot, McpToolSpec } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
 import type * as McpClient from "./client.js"
 import * as Deadline from "./deadline.js"
@@ -28,6 +29,10 @@ import type { Requests } from "./requests.js"
 
 const CLOSE_TIMEOUT = Duration.seconds(5)
 
+/**
+ * Ends a session: `close` waits a bounded time for the server to end it, then closes the client
+ * (ending the calls in flight); the timeout here only guards against a close that never settles.
+ */
 const closeSession = (session: McpClient.Session) =>
   Effect.promise(() => session.close()).pipe(Effect.timeout(CLOSE_TIMEOUT), Effect.ignore)
 
@@ -56,6 +61,8 @@ interface Opened {
   readonly attempt: Attempt
   /** The log level its server was asked for while it opened. */
   readonly logLevel: McpLogLevel | undefined
+  /** The roots set when it opened: what its server may have read before it was installed. */
+  readonly roots: ReadonlyArray<McpRoot> | undefined
 }
 
 /**
@@ -98,7 +105,8 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
       entry.fiber = yield* FiberSet.run(env.fibers, reconnect(entry))
     }))
 
-  const refreshTools = (entry: Entry): Effect.Effect<void> =>
+  /** Lists the tools of the entry's session once, and registers them. */
+  const listToolsOnce = (entry: Entry): Effect.Effect<void> =>
     Effect.gen(function*() {
       const session = entry.session
       if (session === undefined || !isCurrent(env, entry)) return
@@ -112,6 +120,42 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
       Effect.catchAll((error) => Effect.logWarning(`Refreshing the tools of MCP server "${entry.serverKey}": ${error.message}`)),
       Effect.withSpan("Mcp.refreshTools", { attributes: { "mcp.server": entry.serverKey } })
     )
+
+  /** The entries whose tools are being listed again, each with whether a change was said since it began. */
+  const refreshing = new WeakMap<Entry, { again: boolean }>()
+
+  /**
+   * Lists the tools again and registers them. One listing at a time per entry: a change said
+   * while one is in progress lists them once more after it, so the latest listing is the last
+   * registered (an older answer that comes last never overwrites a newer one).
+   */
+  const refreshTools = (entry: Entry): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const running = refreshing.get(entry)
+      if (running !== undefined) {
+        running.again = true
+        return Effect.void
+      }
+      const state = { again: false }
+      refreshing.set(entry, state)
+      const loop: Effect.Effect<void> = Effect.zipRight(
+        listToolsOnce(entry),
+        Effect.suspend(() => {
+          if (!state.again) {
+            refreshing.delete(entry)
+            return Effect.void
+          }
+          state.again = false
+          return loop
+        })
+      )
+      return Effect.ensuring(
+        loop,
+        Effect.sync(() => {
+          if (refreshing.get(entry) === state) refreshing.delete(entry)
+        })
+      )
+    })
 
   /** The server of an installed session said a list changed: the connection shows a new version. */
   const listChanged = (entry: Entry, attempt: Attempt, version: "promptsVersion" | "resourcesVersion") =>
@@ -185,6 +229,8 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
       const url = yield* Effect.try({ try: () => new URL(entry.server.url), catch: (error) => connectFailure(entry, error) })
       const sampling = yield* Handlers.samples(env, entry)
       const roots = yield* Handlers.offersRoots(env)
+      // Read before the server can ask for them: a change after this is announced once installed.
+      const rootsAtOpen = (yield* Ref.get(env.handlers)).roots
       const urlElicitation = yield* Handlers.elicitsUrls(env, entry)
       const deadline = yield* Deadline.make(env.connectTimeout)
       // The app's storage and code functions may throw: a defect here would leave `ready` waiting forever.
@@ -225,7 +271,7 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
             )
         }).pipe(Scope.extend(scope))
         const logLevel = yield* logging.opened(entry, session)
-        return { session, scope, tools, watch: { updates, subscriptions }, attempt, logLevel }
+        return { session, scope, tools, watch: { updates, subscriptions }, attempt, logLevel, roots: rootsAtOpen }
       }).pipe(
         // A defect must not leave the callers waiting for `ready` forever.
         Effect.catchAllDefect((defect) => Effect.fail(connectFailure(entry, defect))),
@@ -242,11 +288,12 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
 
   /**
    * Makes an opened session the entry's and registers its tools, then lists them again if the
-   * server said they changed meanwhile; `undefined` when the entry is gone.
+   * server said they changed meanwhile, and tells it the roots changed if they did since it
+   * opened (`setRoots` tells only the sessions installed); `undefined` when the entry is gone.
    */
   const install = (
     entry: Entry,
-    { attempt, logLevel, scope, session, tools, watch }: Opened
+    { attempt, logLevel, roots, scope, session, tools, watch }: Opened
   ): Effect.Effect<McpConnection | undefined> =>
     Effect.flatMap(
       env.locked(Effect.gen(function*() {
@@ -262,6 +309,10 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
         attempt.installed = true
         // The level may have changed while the session opened.
         yield* logging.installed(entry, session, logLevel)
+        // `setRoots` tells the installed sessions: from here on, a change reaches this one.
+        if (session.announcesRoots && (yield* Ref.get(env.handlers)).roots !== roots) {
+          env.runFork(Effect.promise(() => session.sendRootsListChanged().catch(() => undefined)))
+        }
         yield* syncTools
         return connectionOf(env, entry)
       })),
@@ -294,7 +345,27 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
       )
     )
 
-  /** Tries to reach a server that went away again, until it answers or is disconnected. */
+  /**
+   * The reconnect schedule ran out: the entry is `failed` with the last error, so that a later
+   * connect replaces it, and what it still holds is closed.
+   */
+  const giveUp = (entry: Entry, error: McpError): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const failed = yield* env.locked(Effect.gen(function*() {
+        if (!isCurrent(env, entry) || entry.status !== "reconnecting") return false
+        entry.status = "failed"
+        entry.error = error
+        entry.fiber = undefined
+        yield* publish(env)
+        return true
+      }))
+      if (failed) yield* Scope.close(entry.scope, Exit.void)
+    })
+
+  /**
+   * Tries to reach a server that went away again, until it answers, is disconnected, or the
+   * reconnect schedule gives up (then it is `failed`).
+   */
   const reconnect = (entry: Entry): Effect.Effect<void> =>
     open(entry).pipe(
       Effect.tapError((error) =>
@@ -305,8 +376,10 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
         }))
       ),
       Effect.retry({ schedule: env.reconnectSchedule, while: () => isCurrent(env, entry) }),
-      Effect.flatMap((opened) => install(entry, opened)),
-      Effect.ignore,
+      Effect.matchEffect({
+        onFailure: (error) => giveUp(entry, error),
+        onSuccess: (opened) => Effect.asVoid(install(entry, opened))
+      }),
       Effect.withSpan("Mcp.reconnect", { attributes: { "mcp.server": entry.serverKey } })
     )
 

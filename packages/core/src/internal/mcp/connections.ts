@@ -86,9 +86,21 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
       else yield* reregisterTools(entry)
     })
 
-  /** Starts connecting, unless connected or connecting; the entry's `ready` tells the outcome. */
-  const start = (server: McpServerInfo): Effect.Effect<Entry> =>
+  /**
+   * Starts connecting, unless connected or connecting; the entry's `ready` tells the outcome.
+   * Fails with `Disconnected` once the service is closing.
+   */
+  const start = (server: McpServerInfo): Effect.Effect<Entry, McpError> =>
     env.locked(Effect.gen(function*() {
+      if (env.closing) {
+        return yield* Effect.fail(
+          new McpError({
+            reason: "Disconnected",
+            message: `MCP server "${server.serverKey ?? Support.deriveServerKey(server.url)}" is not connected: ` +
+              "the MCP service is closed"
+          })
+        )
+      }
       const key = uniqueKey(server)
       const existing = env.entries.get(key)
       if (existing !== undefined && existing.status !== "failed") {
@@ -189,9 +201,10 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
       }
     })
 
-  /** Closes every connection (their tools leave the registry first). */
+  /** Closes every connection (their tools leave the registry first); no connection starts after. */
   const closeAll: Effect.Effect<void> = Effect.gen(function*() {
     const all = yield* env.locked(Effect.gen(function*() {
+      env.closing = true
       const all = Array.from(env.entries.values())
       env.entries.clear()
       for (const entry of all) {

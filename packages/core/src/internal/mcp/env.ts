@@ -164,6 +164,8 @@ export interface Env {
   /** Every change of `entries`, of an entry and of `registered` happens under this. */
   readonly locked: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly entries: Map<string, Entry>
+  /** Set under the lock once the service started closing: no connection starts after. */
+  closing: boolean
   readonly registered: Map<string, Registration>
   /** The reverse of `registered`, for the connections' tool lists. */
   readonly nameOfSpec: WeakMap<McpToolSpec, string>
@@ -210,6 +212,7 @@ export const make = (
       runPromise: yield* FiberSet.runtimePromise(fibers)<never>(),
       locked: lock.withPermits(1),
       entries: new Map(),
+      closing: false,
       registered: new Map(),
       nameOfSpec: new WeakMap()
     }

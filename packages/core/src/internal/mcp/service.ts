@@ -82,7 +82,8 @@ export const makeStandalone = (options: MakeOptions = {}): Effect.Effect<Mcp.Ser
 /**
  * Sets the roots, then tells each connected server that was offered roots
  * that they changed (a server that cannot be told is let be: it asks again
- * when it next needs them).
+ * when it next needs them). A session still opening is told when it is
+ * installed (`Connection.install`), if they changed since it opened.
  */
 const setRoots = (env: Env.Env, roots: ReadonlyArray<McpRoot> | undefined): Effect.Effect<void> =>
   Ref.update(env.handlers, (current) => ({ ...current, roots: roots === undefined ? undefined : [...roots] })).pipe(
@@ -132,7 +133,8 @@ const makeServers = (
       options
     })
 
-    for (const server of options.servers ?? []) yield* connections.start(server)
+    // Nothing closes the service while it is built: `start` cannot fail here.
+    for (const server of options.servers ?? []) yield* Effect.orDie(connections.start(server))
 
     return {
       connectMcpServer: connections.connect,
