@@ -685,8 +685,10 @@ export class TamboClient {
   /**
    * Answers the tool calls a run waits on (a run with `autoExecuteTools:
    * false` ends with a `CLIENT_AWAITING_TOOL_RESULTS` event listing them)
-   * and streams the rest of the run. A result that is not an answer to a
-   * pending call rejects with a `ToolError`.
+   * and streams the rest of the run. It may be called as soon as that
+   * event is seen, inside the loop reading the run: it waits for the run to
+   * finish ending. A result that is not an answer to a pending call rejects
+   * with a `ToolError`.
    *
    * @since 0.1.0
    */
@@ -818,12 +820,18 @@ export class TamboClient {
 
   /**
    * Makes the placeholder of a new conversation current; the next run
-   * creates the thread. Returns the placeholder's id.
+   * creates the thread. Returns the placeholder's id. A run still creating
+   * its thread in the placeholder (the server has not named it yet) goes on
+   * in a thread of its own: the thread the server names for it holds its
+   * messages and its ending, and does not become current; `cancelRun()` and
+   * `hasActiveRun` of the new conversation no longer find it.
    *
    * @since 0.1.0
    */
   startNewThread(): string {
-    return this.#runtime.sync(this.#runtime.tambo.startNewThread)
+    const placeholder = this.#runtime.sync(this.#runtime.tambo.startNewThread)
+    this.#parts.runs.leavePlaceholder()
+    return placeholder
   }
 
   /**
@@ -940,11 +948,12 @@ export class TamboClient {
    * Drops a thread from the client's state, not from the server, and says
    * whether it did: for a long-lived client (a server serving many
    * conversations) that would otherwise keep every thread it ran. The next
-   * run on the thread, or `fetchThread`, reads it back; what only this
-   * client knew of it (reasoning text, a message's `key`) does not come
-   * back. Refused (`false`) for a thread the state does not hold, the
-   * current thread, a thread with a run in flight, and a thread only this
-   * client holds (not yet saved, or an AG-UI agent's).
+   * run on the thread, or a later `fetchThread`, reads it back (a
+   * `fetchThread` already in flight does not); what only this client knew
+   * of it (reasoning text, a message's `key`) does not come back. Refused
+   * (`false`) for a thread the state does not hold, the current thread, a
+   * thread with a run in flight, and a thread only this client holds (not
+   * yet saved, or an AG-UI agent's).
    *
    * @since 0.2.0
    */

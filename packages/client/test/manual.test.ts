@@ -48,6 +48,37 @@ describe("manual tool execution", () => {
       reason: "UnknownToolCall"
     })
   })
+  it("continueRun as soon as the run asks for the results, inside the loop, goes on once the run ended", async () => {
+    weatherScript()
+    const client = makeClient(server(), {
+      tools: [{
+        name: "get_weather",
+        description: "Current weather in a city",
+        inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        tool: () => {
+          throw new Error("not called")
+        }
+      }]
+    })
+    const stream = client.run("weather?", { autoExecuteTools: false })
+    let continued: ReturnType<typeof client.continueRun> | undefined
+    for await (const { event, threadId } of stream) {
+      if (event.type === "CLIENT_AWAITING_TOOL_RESULTS") {
+        continued = client.continueRun(threadId, [
+          { toolCallId: event.pendingToolCalls[0]!.toolCallId, result: { city: "Paris", temperature: 9 } }
+        ])
+      }
+    }
+    const thread = await continued!.thread
+    expect(texts(thread.messages).at(-1)).toBe('assistant: Result: {"city":"Paris","temperature":9}')
+    // Another message meanwhile is still refused: only the answer the run asked for waits.
+    const other = client.run("again?", { threadId: thread.id, autoExecuteTools: false })
+    for await (const { event } of other) {
+      if (event.type === "CLIENT_AWAITING_TOOL_RESULTS") {
+        await expect(client.run("and now?", { threadId: thread.id }).thread).rejects.toMatchObject({ _tag: "RunConflictError" })
+      }
+    }
+  })
 })
 
 describe("a page reload", () => {

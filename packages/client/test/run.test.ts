@@ -431,6 +431,97 @@ describe("failures", () => {
   })
 })
 
+describe("a new conversation while a new thread's run has not started", () => {
+  /** A promise the server's script waits on: its runs answer once it is opened. */
+  const gate = () => {
+    let open!: () => void
+    const opened = new Promise<void>((resolve) => (open = resolve))
+    return { opened, open }
+  }
+  const runRequests = () => server().requests.filter((r) => r.path === "/v1/threads/runs").length
+
+  it("the run goes on in a thread of its own; the new conversation shows its own run, and follows it to its thread", async () => {
+    const answers = gate()
+    server().setScript(async (request) => {
+      await answers.opened
+      return [Script.text(["re: ", request.text])]
+    })
+    const client = makeClient(server())
+    const first = client.run("first conversation")
+    await waitFor(() => runRequests() === 1, "the first request")
+    expect(client.startNewThread()).toBe("placeholder")
+    expect(client.getThread("placeholder")!.messages).toEqual([])
+    const second = client.run("second conversation")
+    await waitFor(() => runRequests() === 2, "the second request")
+    const current = () => client.getThread(client.getState().currentThreadId)!
+    expect(client.getState().currentThreadId).toBe("placeholder")
+    expect(texts(current().messages)).toEqual(["user: second conversation"])
+    answers.open()
+    const [firstThread, secondThread] = await Promise.all([first.thread, second.thread])
+    // The user stays in the conversation they opened, now its run's thread.
+    expect(client.getState().currentThreadId).toBe(secondThread.id)
+    expect(texts(current().messages)).toEqual(["user: second conversation", "assistant: re: second conversation"])
+    // The first run's thread is in the store under the server's id, whole, and no local one is left.
+    expect(firstThread.id).not.toBe(secondThread.id)
+    expect(texts(client.getThread(firstThread.id)!.messages)).toEqual([
+      "user: first conversation",
+      "assistant: re: first conversation"
+    ])
+    expect(Object.keys(client.getState().threadMap).filter((id) => id.startsWith("local:"))).toEqual([])
+    expect(client.getThread("placeholder")!.messages).toEqual([])
+  })
+
+  it("the run's cancellation or failure stays on its own thread: the new conversation is not marked", async () => {
+    const endings = [
+      { name: "aborted", script: [Script.text("slow"), Script.hang()], end: (stream: TamboStream) => stream.abort() },
+      { name: "refused", script: [Script.httpError(500)], end: () => undefined }
+    ]
+    for (const { end, name, script } of endings) {
+      server().reset()
+      const answers = gate()
+      server().setScript(async () => {
+        await answers.opened
+        return script
+      })
+      const client = makeClient(server())
+      const stream = client.run(name)
+      await waitFor(() => runRequests() === 1, "the request")
+      client.startNewThread()
+      end(stream)
+      answers.open()
+      expect((await settle(stream.thread)).ok, name).toBe(false)
+      const fresh = client.getState().threadMap["placeholder"]!
+      expect(client.getState().currentThreadId, name).toBe("placeholder")
+      expect({ cancelled: fresh.thread.lastRunCancelled, error: fresh.streaming.error, messages: fresh.thread.messages }, name)
+        .toEqual({ cancelled: false, error: undefined, messages: [] })
+      const own = Object.values(client.getState().threadMap).filter((t) => texts(t.thread.messages)[0] === `user: ${name}`)
+      expect(own.map((t) => ({ cancelled: t.thread.lastRunCancelled, failed: t.streaming.error !== undefined })), name)
+        .toEqual([{ cancelled: name === "aborted", failed: name === "refused" }])
+    }
+  })
+
+  it("cancelRun and hasActiveRun on the new conversation see only its own run, not the one that left it", async () => {
+    const answers = gate()
+    server().setScript(async (request) => {
+      await answers.opened
+      return [Script.text(["re: ", request.text])]
+    })
+    const client = makeClient(server())
+    const first = client.run("first conversation")
+    await waitFor(() => runRequests() === 1, "the first request")
+    expect(client.hasActiveRun("placeholder")).toBe(true)
+    client.startNewThread()
+    expect(client.hasActiveRun("placeholder")).toBe(false)
+    const second = client.run("second conversation")
+    await waitFor(() => runRequests() === 2, "the second request")
+    await client.cancelRun()
+    expect((await settle(second.thread)).ok).toBe(false)
+    answers.open()
+    const firstThread = await first.thread
+    expect(texts(firstThread.messages)).toEqual(["user: first conversation", "assistant: re: first conversation"])
+  })
+})
+
 describe("reconciliation after a run", () => {
   it("the thread takes the server's ids once the run ended; a replaced local id stays as the message's key", async () => {
     server().setScript([Script.text("Hello")])

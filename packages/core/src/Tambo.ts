@@ -288,7 +288,12 @@ export declare namespace Tambo {
       message: string | Transport.InputMessage,
       options?: RunOptions
     ) => Stream.Stream<RunEvent, TamboError>
-    /** Answers the pending tool calls of a paused run and streams the rest of it. */
+    /**
+     * Answers the pending tool calls of a paused run and streams the rest of
+     * it. It may be called as soon as the run's CLIENT_AWAITING_TOOL_RESULTS
+     * event is seen: it waits for that run to finish ending (its end
+     * recorded, the thread read back) rather than conflict with it.
+     */
     readonly continueRun: (
       threadId: string,
       results: ReadonlyArray<ToolCallResult>,
@@ -315,6 +320,14 @@ export declare namespace Tambo {
     readonly state: Effect.Effect<ClientState.ClientState>
     readonly store: ThreadStore.ThreadStore.Service
     readonly switchThread: (threadId: string) => Effect.Effect<void, TamboError>
+    /**
+     * Makes the placeholder current, an empty new conversation, and
+     * succeeds with its id: the next run on it creates a thread. A run of
+     * this client still creating its thread in the placeholder (the server
+     * has not named it yet) goes on in a thread of its own: the thread the
+     * server names for it holds its messages and its ending, and does not
+     * become current; `cancelRun` of the placeholder no longer finds it.
+     */
     readonly startNewThread: Effect.Effect<string>
     readonly getThread: (threadId?: string) => Effect.Effect<Option.Option<Types.TamboThread>>
     /**
@@ -347,7 +360,9 @@ export declare namespace Tambo {
      * the API no longer has (deleted by another client or tab) fails the call
      * as the API answers it, and leaves the store. A copy that answers after
      * a run of this client took the thread is older than what the run
-     * recorded: the store keeps its own, and returns it.
+     * recorded: the store keeps its own, and returns it. A copy asked for
+     * before the thread left the store (`forgetThread`, `deleteThread`) is
+     * returned, and does not bring the thread back.
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     /**
@@ -360,16 +375,18 @@ export declare namespace Tambo {
     /**
      * Deletes a thread on the server, then from the store. A run of this
      * client on the thread is cancelled before the store forgets the thread,
-     * so it does not come back with the run's last events.
+     * so it does not come back with the run's last events, nor with a read
+     * of it already in flight.
      */
     readonly deleteThread: (threadId: string) => Effect.Effect<void, TamboError>
     /**
      * Drops a thread from the store, not from the server, and tells
      * whether it did: for a long-lived client (a backend serving many
      * conversations) whose store would otherwise keep every thread it ever
-     * ran. The next run on the thread, or `fetchThread`, reads it back from
-     * the server; what only this client knew of it (reasoning text, a
-     * message's `key`) does not come back. Refused (`false`) for a thread
+     * ran. The next run on the thread, or a later `fetchThread`, reads it
+     * back from the server (a `fetchThread` already in flight does not);
+     * what only this client knew of it (reasoning text, a message's `key`)
+     * does not come back. Refused (`false`) for a thread
      * the store does not hold, the current thread, a thread a run of this
      * client is on, and a thread only this client holds (not yet saved, or
      * an AG-UI agent's).
@@ -609,7 +626,8 @@ export const switchThread = (threadId: string): Effect.Effect<void, TamboError, 
   Effect.flatMap(Tambo, (tambo) => tambo.switchThread(threadId))
 
 /**
- * Makes a new, empty thread current; succeeds with its (placeholder) id.
+ * Makes a new, empty thread current; succeeds with its (placeholder) id (see
+ * `Tambo.Service.startNewThread`).
  *
  * @since 0.2.0
  * @category Accessors

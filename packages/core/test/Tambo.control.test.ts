@@ -32,9 +32,9 @@ const transfer = Tool.make({
 })
 
 /** Asks for a tool once, then quotes every result it receives. */
-const toolThenQuote = (name: string, args: unknown) => (request: Script.RunRequest) =>
+const toolThenQuote = (name: string, args: unknown, id?: string) => (request: Script.RunRequest) =>
   request.toolResults.length === 0
-    ? [Script.toolCall(name, args)]
+    ? [Script.toolCall(name, args, id === undefined ? undefined : { id })]
     : [Script.text(request.toolResults.map((r) => `${r.isError ? "error" : "ok"}: ${r.text}`).join("; "))]
 
 const runsOf = (threadId: string) => server().requests.filter((r) => r.path === `/v1/threads/${threadId}/runs`)
@@ -241,6 +241,39 @@ describe("approvals", () => {
       yield* Fiber.join(fiberB)
       expect(lastText(seenA)).toBe("ok: moved 150")
       expect(lastText(seenB)).toBe("ok: moved 700")
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+
+  it.live("a consumer that stops at the approval request takes the approval back: a late decision is NotPending", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("transfer", { amount: 500 }, "call_0"))
+      const tambo = yield* Tambo.Tambo
+      const events = yield* tambo.run("pay").pipe(
+        Stream.takeUntil((e) => e.event.type === "CLIENT_APPROVAL_REQUESTED"),
+        Stream.runCollect
+      )
+      expect([...events].at(-1)!.event.type).toBe("CLIENT_APPROVAL_REQUESTED")
+      const late = yield* Effect.either(tambo.approveToolCall("call_0"))
+      expect(late._tag === "Left" ? fields(late.left) : "accepted").toMatchObject({ _tag: "ToolError", reason: "NotPending" })
+      expect(server().requests.filter((request) => request.method === "POST")).toHaveLength(1)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+
+  it.live("a run that stopped at its approval request leaves the call id to the next run waiting on it, in another thread", () =>
+    Effect.gen(function* () {
+      // Providers reuse call ids: both runs' calls are call_0.
+      server().setScript(toolThenQuote("transfer", { amount: 500 }, "call_0"))
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.run("pay", { threadId: "placeholder" }).pipe(
+        Stream.takeUntil((e) => e.event.type === "CLIENT_APPROVAL_REQUESTED"),
+        Stream.runDrain
+      )
+      const seen: Array<Tambo.RunEvent> = []
+      const fiber = yield* runCollecting("pay again", seen, { threadId: "placeholder" })
+      const request = (yield* approvalOf(seen))!
+      expect(request.toolCallId).toBe("call_0")
+      // The only call waiting is this run's: decided without naming its thread.
+      yield* tambo.approveToolCall("call_0")
+      yield* Fiber.join(fiber)
+      expect(lastText(seen)).toBe("ok: moved 500")
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
 
   it.live("a call under the threshold needs no approval; an onApproval handler decides for the rest", () =>

@@ -1,9 +1,12 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as ClientState from "../src/ClientState.js"
@@ -561,6 +564,66 @@ describe("Tambo.run", () => {
       server().setScript([Script.text("partial"), Script.hang()])
       yield* tambo.run("stopped", { threadId: "placeholder" }).pipe(Stream.take(2), Stream.runDrain)
       yield* recordsInPlaceholder("after an early stop")
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("startNewThread before a new thread's run recorded its message: the run records in a thread of its own, the new conversation stays empty", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      const entered = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const first = yield* Effect.fork(runAll("first", {
+        threadId: "placeholder",
+        beforeRun: () => Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(release))
+      }))
+      // The run holds the placeholder and has recorded nothing yet.
+      yield* Deferred.await(entered)
+      yield* tambo.startNewThread
+      yield* Deferred.succeed(release, undefined)
+      const threadId = (yield* Fiber.join(first)).at(-1)!.threadId
+      const state = yield* tambo.state
+      expect(state.currentThreadId).toBe("placeholder")
+      expect(threadOf(state, "placeholder").thread.messages).toEqual([])
+      expect(shape(threadOf(state, threadId).thread.messages)).toEqual([
+        { role: "user", content: [{ type: "text", text: "first" }] },
+        { role: "assistant", content: [{ type: "text", text: "re: first" }] }
+      ])
+      yield* expectSameAsServer(threadId)
+      expect(Object.keys(state.threadMap).filter((id) => id.startsWith("local:"))).toEqual([])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("cancelRun on a new conversation cancels its own run, not the one that left the placeholder before the server named its thread", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      let open!: () => void
+      const opened = new Promise<void>((resolve) => (open = resolve))
+      const received = new Set<string>()
+      server().setScript(async (request) => {
+        received.add(request.text)
+        await opened
+        return [Script.text(`re: ${request.text}`)]
+      })
+      const receivedBy = (text: string) =>
+        Effect.repeat(Effect.sync(() => received.has(text)), { until: (has) => has, schedule: Schedule.spaced("5 millis") })
+      const first = yield* Effect.fork(runAll("first", { threadId: "placeholder" }))
+      yield* receivedBy("first")
+      yield* tambo.startNewThread
+      const second = yield* Effect.fork(runAll("second"))
+      yield* receivedBy("second")
+      // The placeholder is the second run's: cancelRun (of the current thread) finds that one.
+      const cancel = yield* Effect.fork(tambo.cancelRun())
+      open()
+      yield* Fiber.join(cancel)
+      const [firstEnd, secondEnd] = [yield* Fiber.await(first), yield* Fiber.await(second)]
+      expect(Exit.isSuccess(firstEnd)).toBe(true)
+      expect(Exit.isFailure(secondEnd) ? fields(Cause.squash(secondEnd.cause) as Error) : "succeeded")
+        .toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      const threadId = (yield* Fiber.join(first)).at(-1)!.threadId
+      expect(shape(threadOf(yield* tambo.state, threadId).thread.messages)).toEqual([
+        { role: "user", content: [{ type: "text", text: "first" }] },
+        { role: "assistant", content: [{ type: "text", text: "re: first" }] }
+      ])
+      yield* expectSameAsServer(threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("a continuation retried after a 503 does not run the tool twice", () =>

@@ -8,13 +8,14 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import type { TamboError } from "../src/TamboError.js"
 import * as Tool from "../src/Tool.js"
-import { fields, runAll, tamboLayer, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -259,6 +260,111 @@ describe("threads", () => {
         server().setScript([Script.text("third")])
         yield* runAll("three", { threadId })
         expect(server().threads.get(threadId)!.messages).toHaveLength(6)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
+  it.live("a read sent while a run is on the thread, answered after the run ended, does not take the store back", () =>
+    Effect.gen(function* () {
+      const proxy = yield* holdingProxy(server().url)
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("first")])
+        const [first] = yield* runAll("one")
+        const threadId = first!.threadId
+        server().setScript([Script.text("sec"), Script.delay(200), Script.text("ond")])
+        const run = yield* Effect.fork(runAll("two", { threadId }))
+        // Once the run streams on the thread (its first chunk took it), a read is sent, answered as
+        // the thread is then, and the answer held back until the run ended.
+        yield* Effect.repeat(
+          Effect.map(tambo.getThread(threadId), (thread) => JSON.stringify(Option.getOrThrow(thread).messages).includes("sec")),
+          { until: (streaming) => streaming, schedule: Schedule.spaced("5 millis") }
+        )
+        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        const read = yield* Effect.fork(tambo.fetchThread(threadId))
+        yield* proxy.held
+        yield* Fiber.join(run)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+        proxy.release()
+        yield* Fiber.join(read)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+        // The next run names the last run the server completed.
+        server().setScript([Script.text("third")])
+        yield* runAll("three", { threadId })
+        expect(server().threads.get(threadId)!.messages).toHaveLength(6)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
+  it.live("a read sent before forgetThread, answered after runs took the thread again, does not take the store back", () =>
+    Effect.gen(function* () {
+      const proxy = yield* holdingProxy(server().url)
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript((request) =>
+          request.text.startsWith("fail") ? [Script.httpError(400)] : [Script.text(`re: ${request.text}`)]
+        )
+        const [first] = yield* runAll("one")
+        const threadId = first!.threadId
+        yield* runAll("two", { threadId })
+        yield* tambo.startNewThread
+        // The read is answered as the thread is now (two runs), and the answer held back.
+        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        const read = yield* Effect.fork(tambo.fetchThread(threadId))
+        yield* proxy.held
+        // The app drops the thread meanwhile, and the user goes on with it: as many runs take it
+        // again as had taken it when the read was sent.
+        expect(yield* tambo.forgetThread(threadId)).toBe(true)
+        yield* runAll("three", { threadId })
+        yield* Effect.either(runAll("fail", { threadId }))
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+        proxy.release()
+        const returned = yield* Fiber.join(read)
+        // The store keeps its newer copy, and the read gives that back.
+        const ids = server().threads.get(threadId)!.messages.map((m) => m.id)
+        expect(Option.getOrThrow(yield* tambo.getThread(threadId)).messages.map((m) => m.id)).toEqual(ids)
+        expect(returned.messages.map((m) => m.id)).toEqual(ids)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
+  it.live("a read sent before a run and forgetThread, answered after both, does not bring the older copy back", () =>
+    Effect.gen(function* () {
+      const proxy = yield* holdingProxy(server().url)
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript((request) => [Script.text(`re: ${request.text}`)])
+        const [first] = yield* runAll("one")
+        const threadId = first!.threadId
+        yield* tambo.startNewThread
+        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        const read = yield* Effect.fork(tambo.fetchThread(threadId))
+        yield* proxy.held
+        yield* runAll("two", { threadId })
+        expect(yield* tambo.forgetThread(threadId)).toBe(true)
+        proxy.release()
+        // The caller gets the copy it asked for; the store stays without the thread.
+        expect((yield* Fiber.join(read)).messages).toHaveLength(2)
+        expect(Option.isNone(yield* tambo.getThread(threadId))).toBe(true)
+        // The next run reads the thread as the server has it, and follows its last run.
+        yield* runAll("three", { threadId })
+        expect(server().threads.get(threadId)!.messages).toHaveLength(6)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
+  it.live("a read sent before deleteThread does not bring the deleted thread back", () =>
+    Effect.gen(function* () {
+      const proxy = yield* holdingProxy(server().url)
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const remote = seed("doomed")
+        yield* tambo.fetchThread(remote.id)
+        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${remote.id}?`))
+        const read = yield* Effect.fork(tambo.fetchThread(remote.id))
+        yield* proxy.held
+        yield* tambo.deleteThread(remote.id)
+        proxy.release()
+        yield* Fiber.join(read)
+        expect((yield* tambo.state).threadMap[remote.id]).toBeUndefined()
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }).pipe(Effect.scoped))
 

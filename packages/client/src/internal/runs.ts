@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { isLocalThreadId } from "@tambo-effect/core/ClientState"
+import { isLocalThreadId, PLACEHOLDER_THREAD_ID } from "@tambo-effect/core/ClientState"
 import type * as Tambo from "@tambo-effect/core/Tambo"
 import type { TamboError } from "@tambo-effect/core/TamboError"
 import type { InitialInputMessage } from "@tambo-effect/core/Types"
@@ -31,6 +31,8 @@ export interface RunEntry {
   readonly run: RunController
   readonly requestedThreadId: string
   readonly stream: TamboStream
+  /** Started on the placeholder, which became a new conversation before the server named its thread. */
+  leftPlaceholder: boolean
 }
 
 /** @internal */
@@ -86,7 +88,23 @@ export class Runs {
   /** The runs in flight on a thread (default: the current one). */
   onThread(threadId: string | undefined): Array<RunEntry> {
     const id = threadId ?? this.runtime.store.getState().currentThreadId
-    return [...this.entries].filter(({ requestedThreadId, run }) => (run.threadId ?? requestedThreadId) === id)
+    return [...this.entries].filter(({ leftPlaceholder, requestedThreadId, run }) =>
+      run.threadId === undefined ? !leftPlaceholder && requestedThreadId === id : run.threadId === id
+    )
+  }
+
+  /**
+   * `client.startNewThread`: the runs started on the placeholder whose thread the server has not
+   * named yet are no longer the new conversation's (core moved them to threads of their own).
+   */
+  leavePlaceholder(): void {
+    let left = false
+    for (const entry of this.entries) {
+      if (entry.requestedThreadId === PLACEHOLDER_THREAD_ID && entry.run.threadId === undefined && !entry.leftPlaceholder) {
+        entry.leftPlaceholder = left = true
+      }
+    }
+    if (left) this.notifier.changed()
   }
 
   /** `client.cancelRun`: aborts this client's runs on the thread, or cancels the server's run. */
@@ -134,7 +152,7 @@ export class Runs {
       }
     })
     const stream = new TamboStream(run)
-    const entry: RunEntry = { run, requestedThreadId, stream }
+    const entry: RunEntry = { run, requestedThreadId, stream, leftPlaceholder: false }
     if (this.runtime.destroying !== undefined) {
       run.fail(abortError("ClientDestroyed"))
     } else if (signal?.aborted === true) {

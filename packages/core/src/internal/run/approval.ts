@@ -8,6 +8,7 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type * as Events from "../../Events.js"
 import * as Tool from "../../Tool.js"
 import type { ApprovalDecision, ApprovalHandler, PendingToolCallInfo } from "../../Tambo.js"
@@ -21,33 +22,39 @@ import type { Env } from "./env.js"
 export type Decision = ApprovalDecision | CallbackError
 
 /**
- * Registers the approvals a round waits for: done before the round's
- * CLIENT_APPROVAL_REQUESTED events go out, so an approval sent as soon as
- * one is seen finds its call. The handle waits for each decision and
- * forgets the calls when done.
+ * Registers the approvals a round waits for, in the scope of the round's
+ * stream: done before the round's CLIENT_APPROVAL_REQUESTED events go out, so
+ * an approval sent as soon as one is seen finds its call, and undone when
+ * the stream ends however it ends (a consumer that stops at a request
+ * included), so no decision can reach a round that is gone. The handle
+ * waits for each decision and forgets the calls once decided.
  *
  * @internal
  */
 export const awaitHuman = (
   env: Env,
   needing: ReadonlyArray<PendingToolCallInfo>
-): Effect.Effect<Effect.Effect<ReadonlyArray<readonly [string, Decision]>>> =>
-  Effect.map(
-    Effect.forEach(needing, (info) =>
-      Effect.map(Deferred.make<ApprovalDecision>(), (deferred) => {
-        env.approvals.register(info.threadId, info.toolCallId, deferred)
-        return [info, deferred] as const
-      })),
+): Effect.Effect<Effect.Effect<ReadonlyArray<readonly [string, Decision]>>, never, Scope.Scope> => {
+  const forget = (registered: ReadonlyArray<readonly [PendingToolCallInfo, Deferred.Deferred<ApprovalDecision>]>) =>
+    Effect.sync(() => {
+      for (const [info, deferred] of registered) env.approvals.forget(info.threadId, info.toolCallId, deferred)
+    })
+  return Effect.map(
+    Effect.acquireRelease(
+      Effect.forEach(needing, (info) =>
+        Effect.map(Deferred.make<ApprovalDecision>(), (deferred) => {
+          env.approvals.register(info.threadId, info.toolCallId, deferred)
+          return [info, deferred] as const
+        })),
+      forget
+    ),
     (registered) =>
       Effect.forEach(registered, ([info, deferred]) =>
         Effect.map(Deferred.await(deferred), (decision) => [info.toolCallId, decision] as const), {
         concurrency: "unbounded"
-      }).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          for (const [info, deferred] of registered) env.approvals.forget(info.threadId, info.toolCallId, deferred)
-        }))
-      )
+      }).pipe(Effect.ensuring(forget(registered)))
   )
+}
 
 /** The handler's decisions, concurrently. @internal */
 export const byHandler = (

@@ -74,7 +74,10 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
       (error) =>
         Effect.flatMap(
           forgetIfGone(env, threadId, error),
-          (forget) => forget.length === 0 ? Effect.void : Env.record(env, threadId, forget)
+          (forget) =>
+            forget.length === 0
+              ? Effect.void
+              : Effect.zipRight(Env.record(env, threadId, forget), Effect.sync(() => Env.threadLeft(env, threadId)))
         )
     ).pipe(Effect.withParentSpan(run.span))
 }

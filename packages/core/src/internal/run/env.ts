@@ -20,6 +20,7 @@ import type * as ToolExecutor from "../../ToolExecutor.js"
 import type * as ToolRegistry from "../../ToolRegistry.js"
 import type { Approvals } from "../approvals.js"
 import type { RunWriter } from "../runWriter.js"
+import type { RunState } from "./state.js"
 
 /** The options of `Tambo.make`. @internal */
 export type MakeOptions = Pick<
@@ -38,6 +39,8 @@ export interface ActiveRun {
   readonly cancel: Effect.Effect<void>
   /** Completes once the run has let go of its thread. */
   readonly done: Effect.Effect<void>
+  /** The run ended by asking its caller for its tools' results (`continueRun`), and is finishing. */
+  readonly pausedForCaller: () => boolean
 }
 
 /** @internal */
@@ -68,11 +71,18 @@ export interface Env {
    */
   readonly named: Set<string>
   /**
-   * How many runs of this client took each thread the server named: a read of the thread sent
-   * before the latest began is older than what that run recorded. A thread that leaves the store
-   * (forgotten, deleted) leaves this too.
+   * The epoch of each thread a read is in flight for (`fetchThread`): a number this client never
+   * gives twice, new each time a run of this client takes the thread or lets go of it (its end read
+   * the thread again), or the thread leaves the store (forgotten, deleted, gone from the server). A
+   * read that finds another epoch at its answer than when it was sent is older than what the store
+   * holds, or than the store's leaving the thread: it is not applied. A thread leaves this with the
+   * last of its reads in flight.
    */
   readonly runEpochs: Map<string, number>
+  /** The last epoch given (see `runEpochs`). */
+  epochs: number
+  /** How many reads of each thread are in flight, while any are (see `runEpochs`). */
+  readonly reads: Map<string, number>
   /**
    * The renames of each thread with one in flight: how many were sent, which of them (by that
    * count) the store shows, and how many are still in flight.
@@ -82,28 +92,86 @@ export interface Env {
   localCounter: number
   /** The run (by lock key) whose new thread is recorded in the placeholder until it starts. */
   placeholderOwner: string | undefined
+  /**
+   * That run itself, for `startNewThread` to move to a thread of its own; only while its lock key
+   * is `placeholderOwner`.
+   */
+  placeholderRun: RunState | undefined
 }
 
 /** @internal */
 export const make = (
-  services: Omit<Env, "activeRuns" | "named" | "runEpochs" | "renames" | "localCounter" | "placeholderOwner">
+  services: Omit<
+    Env,
+    | "activeRuns"
+    | "named"
+    | "runEpochs"
+    | "epochs"
+    | "reads"
+    | "renames"
+    | "localCounter"
+    | "placeholderOwner"
+    | "placeholderRun"
+  >
 ): Env => ({
   ...services,
   activeRuns: new Map(),
   named: new Set(),
   runEpochs: new Map(),
+  epochs: 0,
+  reads: new Map(),
   renames: new Map(),
   localCounter: 0,
-  placeholderOwner: undefined
+  placeholderOwner: undefined,
+  placeholderRun: undefined
 })
 
-/** A run takes the thread `key`: reads of it sent before are older than what the run records. @internal */
+/**
+ * A run takes the thread `key`, or lets go of it, or the thread leaves the store: the reads of it
+ * in flight are older than that (see `runEpochs`).
+ *
+ * @internal
+ */
 export const newEpoch = (env: Env, key: string): void => {
-  env.runEpochs.set(key, (env.runEpochs.get(key) ?? 0) + 1)
+  if (env.reads.has(key)) env.runEpochs.set(key, ++env.epochs)
 }
 
-/** How many runs took `key` so far (see `runEpochs`). @internal */
+/** The epoch of `key`, 0 while it has none (see `runEpochs`). @internal */
 export const epochOf = (env: Env, key: string): number => env.runEpochs.get(key) ?? 0
+
+/** A read of `key` is sent; its answer is compared with the epoch it was sent in (see `runEpochs`). @internal */
+export const readSent = (env: Env, key: string): number => {
+  env.reads.set(key, (env.reads.get(key) ?? 0) + 1)
+  return epochOf(env, key)
+}
+
+/** A read of `key` answered or failed: the last one in flight takes the thread's epoch with it. @internal */
+export const readEnded = (env: Env, key: string): void => {
+  const reads = (env.reads.get(key) ?? 1) - 1
+  if (reads > 0) return void env.reads.set(key, reads)
+  env.reads.delete(key)
+  env.runEpochs.delete(key)
+}
+
+/**
+ * The thread `key` left the store (forgotten, deleted, gone from the server): it is named again if
+ * it comes back, and no read of it in flight brings it back.
+ *
+ * @internal
+ */
+export const threadLeft = (env: Env, key: string): void => {
+  env.named.delete(key)
+  newEpoch(env, key)
+}
+
+/**
+ * The run recording its new thread in the placeholder, as long as it has not started: the
+ * server has not named its thread yet. @internal
+ */
+export const placeholderRun = (env: Env): RunState | undefined => {
+  const run = env.placeholderRun
+  return run !== undefined && run.lockKey === env.placeholderOwner ? run : undefined
+}
 
 /** The next local number (thread ids, lock keys, message ids). @internal */
 export const nextLocal = (env: Env): number => ++env.localCounter

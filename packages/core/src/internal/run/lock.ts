@@ -39,6 +39,10 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
     }),
     (active) => {
       if (active === undefined) return Effect.void
+      // The answer its holder asked for, given as soon as it asked: it waits for the holder to finish.
+      if (run.start._tag === "ToolResults" && active.pausedForCaller()) {
+        return Effect.zipRight(active.done, Effect.suspend(() => acquire(env, run)))
+      }
       const onBusy = run.options.onBusy ?? "reject"
       if (onBusy === "reject") {
         return new RunConflictError({

@@ -61,17 +61,17 @@ export const prepare = (
     const unanswered = Unanswered.forNewMessage(before)
     const sent = unanswered.send.length === 0 ? message : { ...message, content: [...unanswered.send, ...message.content] }
     run.firstMessage = additionalContext === undefined ? sent : { ...sent, additionalContext }
-    yield* Env.recordNow(env, run.threadId, [
-      ...(run.threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
-        ? [{ type: "INIT_THREAD", threadId: run.threadId, at } as const]
+    const records = (threadId: string): ReadonlyArray<ClientState.Action> => [
+      ...(threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
+        ? [{ type: "INIT_THREAD", threadId, at } as const]
         : []),
-      ...initialMessagesOf(env, run, at),
+      ...initialMessagesOf(env, run, threadId, at),
       ...(unanswered.record.length === 0
         ? []
-        : [{ type: "TOOL_RESULTS", threadId: run.threadId, results: unanswered.record, at } as const]),
+        : [{ type: "TOOL_RESULTS", threadId, results: unanswered.record, at } as const]),
       {
         type: "USER_MESSAGE",
-        threadId: run.threadId,
+        threadId,
         message: {
           id: `local_user_${at}_${Env.nextLocal(env)}`,
           role: "user",
@@ -80,18 +80,29 @@ export const prepare = (
         },
         at
       }
-    ])
+    ]
+    if (run.threadId !== ClientState.PLACEHOLDER_THREAD_ID) {
+      yield* Env.recordNow(env, run.threadId, records(run.threadId))
+      return
+    }
+    // Into the store at once, to the thread the run records in as the store takes it: until the
+    // server names the run's thread, `startNewThread` may move the run out of the placeholder, with
+    // what the store holds there (see threads.ts), and a draft not yet published would be left
+    // behind. After what runs recorded before (a run that started from the placeholder moves its
+    // messages out of it first).
+    yield* Env.record(env, ClientState.PLACEHOLDER_THREAD_ID, [])
+    yield* env.store.update((state) => ClientState.reduce(state, records(run.threadId)))
   })
 
 /**
  * A transport that holds no thread (AG-UI) has the store hold a new thread's `initialMessages`,
  * before the user's message, as the Tambo API's thread has them.
  */
-const initialMessagesOf = (env: Env.Env, run: RunState, at: number): Array<ClientState.Action> => {
+const initialMessagesOf = (env: Env.Env, run: RunState, threadId: string, at: number): Array<ClientState.Action> => {
   const initial = run.options.initialMessages
   if (env.transport.conversationFromStore !== true || run.existing !== undefined || initial === undefined) return []
   return fromInitialMessages(initial, () => `local_initial_${at}_${Env.nextLocal(env)}`, ClientState.toIsoString(at))
-    .map((message) => ({ type: "USER_MESSAGE", threadId: run.threadId, message, at }))
+    .map((message) => ({ type: "USER_MESSAGE", threadId, message, at }))
 }
 
 const requestFor = (

@@ -32,7 +32,9 @@ const defaultMaxSteps = 10
 /**
  * A run's state as it starts. A new thread's run records into the placeholder (what a UI shows
  * for a new conversation) unless another new-thread run is using it: then into a thread of its
- * own. The placeholder is taken here, in the same synchronous step as the look at its owner.
+ * own. The placeholder is taken here, in the same synchronous step as the look at its owner; it
+ * is the run's until the server names its thread, unless `startNewThread` moves the run to a
+ * thread of its own before that (see threads.ts).
  */
 const makeState = (
   env: Env.Env,
@@ -65,7 +67,8 @@ const makeState = (
     timing,
     entry: {
       cancel: Effect.suspend(() => Cancel.cancel(env, run)),
-      done: Effect.suspend(() => Lock.done(run))
+      done: Effect.suspend(() => Lock.done(run)),
+      pausedForCaller: () => run.pausedForCaller
     },
     tools: [],
     components: [],
@@ -83,6 +86,7 @@ const makeState = (
     steps: 0,
     locked: false,
     displaced: false,
+    pausedForCaller: false,
     stepSpan: undefined,
     callCounts: undefined,
     recorded: false,
@@ -95,7 +99,10 @@ const makeState = (
     released: false,
     releasedSignal: undefined
   }
-  if (localId === ClientState.PLACEHOLDER_THREAD_ID) env.placeholderOwner = lockKey
+  if (localId === ClientState.PLACEHOLDER_THREAD_ID) {
+    env.placeholderOwner = lockKey
+    env.placeholderRun = run
+  }
   return run
 }
 
@@ -125,7 +132,17 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
         return Effect.as(
           Scope.addFinalizerExit(scope, (exit) => {
             Step.endStep(run, exit)
-            return Effect.ensuring(run.recorded ? End.recordEnd(env, run, exit) : Effect.void, Lock.release(env, run))
+            return Effect.ensuring(
+              run.recorded ? End.recordEnd(env, run, exit) : Effect.void,
+              Effect.zipRight(
+                Lock.release(env, run),
+                Effect.sync(() => {
+                  if (env.placeholderRun === run) env.placeholderRun = undefined
+                  // A read of the thread sent while the run was on it is older than what its end recorded.
+                  if (!ClientState.isLocalThreadId(run.threadId)) Env.newEpoch(env, run.threadId)
+                })
+              )
+            )
           }),
           run
         )

@@ -81,6 +81,8 @@ export interface RunState {
   locked: boolean
   /** The run waited for (or cancelled) another one on its thread. */
   displaced: boolean
+  /** Its stream ended with CLIENT_AWAITING_TOOL_RESULTS: a `continueRun` of the thread waits for it to let go. */
+  pausedForCaller: boolean
   /** The span of the step streaming now, until the step ends. */
   stepSpan: Tracer.Span | undefined
   /** The run's calls of each tool, for their `maxCalls`; made at its first round. */

@@ -13,6 +13,7 @@ import type { TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
 import { messageFromApi, threadFromApi } from "../convert.js"
+import { copyPlaceholder } from "../state/batch.js"
 import * as Env from "./env.js"
 
 /** The calls a fetched thread waits on, named from its `tool_use` blocks. @internal */
@@ -64,42 +65,49 @@ const forgetFetched = (env: Env.Env, threadId: string) => (error: TamboError): E
   Effect.gen(function* () {
     if (env.activeRuns.has(threadId) || (yield* env.store.getThread(threadId)) === undefined) return
     const forget = yield* forgetIfGone(env, threadId, error)
-    if (forget.length > 0) yield* Env.apply(env, forget)
+    if (forget.length === 0) return
+    yield* Env.apply(env, forget)
+    Env.threadLeft(env, threadId)
   })
 
 /**
  * Loads a thread and its messages from the API into the store. A copy that arrives once a run of
  * this client took the thread since it was asked for is older than what that run recorded (the
- * run reads the thread at its end): the store keeps its own, and that is what is returned.
+ * run reads the thread at its end): the store keeps its own, and that is what is returned. Nor
+ * does a copy bring back a thread that left the store since it was asked for (forgotten,
+ * deleted): it is returned, and the store stays without it.
  *
  * @internal
  */
 export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types.TamboThread, TamboError> =>
-  Effect.gen(function* () {
-    const epoch = Env.epochOf(env, threadId)
-    const remote = yield* Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId)).pipe(
-      Effect.tapError(forgetFetched(env, threadId))
-    )
-    if (Env.epochOf(env, threadId) !== epoch || env.activeRuns.has(threadId)) {
-      const held = yield* env.store.getThread(threadId)
-      if (held !== undefined) return held.thread
-    }
-    const at = yield* Env.now
-    const state = yield* Env.apply(env, [
-      { type: "INIT_THREAD", threadId, at, initialThread: threadFromApi(remote) },
-      {
-        type: "LOAD_THREAD_MESSAGES",
-        threadId,
-        messages: remote.messages.map(messageFromApi),
-        skipIfStreaming: true
-      },
-      ...(remote.lastCompletedRunId === undefined
-        ? []
-        : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId, runId: remote.lastCompletedRunId } as const]),
-      // The server keeps the ids of the calls a paused run waits on: they survive a reload.
-      { type: "UPDATE_THREAD", threadId, patch: { pendingToolCalls: pendingFromApi(remote) } }
-    ])
-    return state.threadMap[threadId]!.thread
+  Effect.suspend(() => {
+    const epoch = Env.readSent(env, threadId)
+    return Effect.gen(function* () {
+      const remote = yield* Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId)).pipe(
+        Effect.tapError(forgetFetched(env, threadId))
+      )
+      const at = yield* Env.now
+      const load: ReadonlyArray<ClientState.Action> = [
+        { type: "INIT_THREAD", threadId, at, initialThread: threadFromApi(remote) },
+        {
+          type: "LOAD_THREAD_MESSAGES",
+          threadId,
+          messages: remote.messages.map(messageFromApi),
+          skipIfStreaming: true
+        },
+        ...(remote.lastCompletedRunId === undefined
+          ? []
+          : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId, runId: remote.lastCompletedRunId } as const]),
+        // The server keeps the ids of the calls a paused run waits on: they survive a reload.
+        { type: "UPDATE_THREAD", threadId, patch: { pendingToolCalls: pendingFromApi(remote) } }
+      ]
+      if (Env.epochOf(env, threadId) !== epoch || env.activeRuns.has(threadId)) {
+        const held = yield* env.store.getThread(threadId)
+        return held !== undefined ? held.thread : ClientState.reduce(ClientState.initial, load).threadMap[threadId]!.thread
+      }
+      const state = yield* Env.apply(env, load)
+      return state.threadMap[threadId]!.thread
+    }).pipe(Effect.ensuring(Effect.sync(() => Env.readEnded(env, threadId))))
   })
 
 /** Loads a thread the store does not hold. @internal */
@@ -134,11 +142,30 @@ export const getThread = (env: Env.Env, threadId?: string): Effect.Effect<Option
     (thread) => Option.map(Option.fromNullable(thread), (t) => t.thread)
   )
 
-/** Makes the placeholder current: the next run creates a new thread. @internal */
+/**
+ * Makes the placeholder current, a new conversation: the next run creates a new thread. A new
+ * thread's run still recording in the placeholder (the server has not named its thread yet) goes
+ * on in a local thread of its own, with what it recorded there; its RUN_STARTED moves that to the
+ * server's thread, and the current thread stays the new conversation. Decided inside the store's
+ * update, as the run records its first message (see request.ts), so nothing of it is left behind.
+ *
+ * @internal
+ */
 export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
   Effect.flatMap(Env.now, (at) =>
     Effect.as(
-      Env.apply(env, [{ type: "START_NEW_THREAD", threadId: ClientState.PLACEHOLDER_THREAD_ID, at }]),
+      env.store.update((state) => {
+        const fresh: ReadonlyArray<ClientState.Action> = [
+          { type: "START_NEW_THREAD", threadId: ClientState.PLACEHOLDER_THREAD_ID, at }
+        ]
+        const run = Env.placeholderRun(env)
+        if (run === undefined || run.threadId !== ClientState.PLACEHOLDER_THREAD_ID) return ClientState.reduce(state, fresh)
+        const own = `${ClientState.LOCAL_THREAD_PREFIX}${Env.nextLocal(env)}`
+        run.threadId = own
+        env.placeholderOwner = undefined
+        env.placeholderRun = undefined
+        return ClientState.reduce(copyPlaceholder(state, own), fresh)
+      }),
       ClientState.PLACEHOLDER_THREAD_ID
     ))
 
@@ -177,10 +204,7 @@ export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void
       // Once a run on it let go: its end may still have asked for the thread's name.
       const forget = Effect.zipRight(
         Env.apply(env, [{ type: "REMOVE_THREAD", threadId }]),
-        Effect.sync(() => {
-          env.named.delete(threadId)
-          env.runEpochs.delete(threadId)
-        })
+        Effect.sync(() => Env.threadLeft(env, threadId))
       )
       const active = env.activeRuns.get(threadId)
       if (active === undefined) return forget
@@ -215,9 +239,7 @@ export const forgetThread = (env: Env.Env, threadId: string): Effect.Effect<bool
   }).pipe(
     // A thread read back later is named (if it still has no name) as a new one would be.
     Effect.tap((forgotten) => {
-      if (!forgotten) return
-      env.named.delete(threadId)
-      env.runEpochs.delete(threadId)
+      if (forgotten) Env.threadLeft(env, threadId)
     })
   )
 

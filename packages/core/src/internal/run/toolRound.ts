@@ -54,7 +54,9 @@ export const toolRound = (
     run.awaiting = calls.map(({ toolCallId, toolName }) => ({ toolCallId, toolName }))
     const infos = yield* Pending.describe(env, run.threadId, calls)
     if (!run.autoExecute) {
-      // Manual execution: the stream ends with what the caller must answer (continueRun).
+      // Manual execution: the stream ends with what the caller must answer (continueRun), which
+      // may come at once, while this run still records its end.
+      run.pausedForCaller = true
       return Stream.fromEffect(clientEvent(env, run, { type: "CLIENT_AWAITING_TOOL_RESULTS", pendingToolCalls: infos }))
     }
     run.steps++
@@ -69,35 +71,40 @@ export const toolRound = (
     }
     const needing = infos.filter((info) => info.needsApproval)
     const handler = run.options.onApproval ?? env.options.onApproval
-    const byHuman = handler === undefined ? yield* Approval.awaitHuman(env, needing) : undefined
-    const requested = byHuman === undefined
-      ? Stream.empty
-      : Stream.fromIterable(needing).pipe(
-        Stream.mapEffect((info) => clientEvent(env, run, { type: "CLIENT_APPROVAL_REQUESTED", ...info }))
+    const round = (byHuman: Effect.Effect<ReadonlyArray<readonly [string, Approval.Decision]>> | undefined) => {
+      const requested = byHuman === undefined
+        ? Stream.empty
+        : Stream.fromIterable(needing).pipe(
+          Stream.mapEffect((info) => clientEvent(env, run, { type: "CLIENT_APPROVAL_REQUESTED", ...info }))
+        )
+      const proceed = Effect.gen(function* () {
+        const decisions = new Map(yield* (byHuman ?? Approval.byHandler(handler!, needing)))
+        const { denied, toRun } = Approval.apply(calls, decisions)
+        const executed = yield* execute(env, run, toRun)
+        const byId = new Map<string, Types.ToolResultContent>()
+        for (const result of [...denied, ...executed]) byId.set(result.toolUseId, result)
+        const results = calls.flatMap((call) => {
+          const result = byId.get(call.toolCallId)
+          return result === undefined ? [] : [result]
+        })
+        const at = yield* Env.now
+        yield* Env.recordNow(env, run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
+        // Until the server takes them, the results stay with the calls it waits on.
+        run.awaiting = run.awaiting.map((call) => {
+          const result = byId.get(call.toolCallId)
+          return result === undefined ? call : { ...call, result }
+        })
+        run.runId = undefined
+        return next(results)
+      })
+      // Tools and approvals run between two requests: a cancellation stops them too.
+      return Stream.concat(
+        requested,
+        Stream.unwrap(Effect.raceFirst(Effect.withParentSpan(proceed, run.span), Deferred.await(Cancel.cancelledSignal(run))))
       )
-    const proceed = Effect.gen(function* () {
-      const decisions = new Map(yield* (byHuman ?? Approval.byHandler(handler!, needing)))
-      const { denied, toRun } = Approval.apply(calls, decisions)
-      const executed = yield* execute(env, run, toRun)
-      const byId = new Map<string, Types.ToolResultContent>()
-      for (const result of [...denied, ...executed]) byId.set(result.toolUseId, result)
-      const results = calls.flatMap((call) => {
-        const result = byId.get(call.toolCallId)
-        return result === undefined ? [] : [result]
-      })
-      const at = yield* Env.now
-      yield* Env.recordNow(env, run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
-      // Until the server takes them, the results stay with the calls it waits on.
-      run.awaiting = run.awaiting.map((call) => {
-        const result = byId.get(call.toolCallId)
-        return result === undefined ? call : { ...call, result }
-      })
-      run.runId = undefined
-      return next(results)
-    })
-    // Tools and approvals run between two requests: a cancellation stops them too.
-    return Stream.concat(
-      requested,
-      Stream.unwrap(Effect.raceFirst(Effect.withParentSpan(proceed, run.span), Deferred.await(Cancel.cancelledSignal(run))))
-    )
+    }
+    if (handler !== undefined) return round(undefined)
+    if (needing.length === 0) return round(Effect.succeed([]))
+    // A human's approvals are awaited while the round's stream lasts: its end, however it comes, takes them back.
+    return Stream.unwrapScoped(Effect.map(Approval.awaitHuman(env, needing), round))
   })

@@ -444,3 +444,20 @@ export const reduce = (state: ClientState, actions: ReadonlyArray<Action>): Clie
   for (let i = 0; i < actions.length; i++) batch.applySafely(actions[i]!)
   return batch.finish()
 }
+
+/**
+ * The placeholder's conversation copied to a thread of its own, `threadId` (a local one): what a
+ * new thread's run that has not started recorded there (the user's message, the thread's status,
+ * the app's state) is that thread's, and RUN_STARTED moves it from there to the server's thread
+ * (see `migratePlaceholder`). The placeholder stays as it is: the caller starts a new
+ * conversation in it.
+ */
+export const copyPlaceholder = (state: ClientState, threadId: string): ClientState => {
+  const placeholder = getOwn(state.threadMap, PLACEHOLDER_THREAD_ID)
+  if (placeholder === undefined) return state
+  // Where the placeholder's own run went once it started: the copy is no placeholder.
+  const { redirectTo: _, ...internal } = placeholder.internal
+  const threadMap = copyRecord(state.threadMap)
+  setOwn(threadMap, threadId, { ...placeholder, thread: { ...placeholder.thread, id: threadId }, internal })
+  return { threadMap, currentThreadId: state.currentThreadId }
+}
