@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { isLocalThreadId, PLACEHOLDER_THREAD_ID } from "@tambo-effect/core/ClientState"
+import { isLocalThreadId, LOCAL_THREAD_PREFIX, PLACEHOLDER_THREAD_ID } from "@tambo-effect/core/ClientState"
 import type * as Tambo from "@tambo-effect/core/Tambo"
 import type { TamboError } from "@tambo-effect/core/TamboError"
 import type { InitialInputMessage } from "@tambo-effect/core/Types"
@@ -162,16 +162,19 @@ export class Runs {
       this.notifier.changed()
       this.snapshots.runStarted(entry)
       signal?.addEventListener("abort", onAbort, { once: true })
-      run.start((effect) => this.runtime.runtime.runFork(effect), open(this.#coreOptions(requestedThreadId, options)))
+      run.start((effect) => this.runtime.runtime.runFork(effect), open(this.#coreOptions(entry, options)))
     }
     return stream
   }
 
-  #coreOptions(threadId: string, options: RunOptions): Tambo.RunOptions {
+  #coreOptions(entry: RunEntry, options: RunOptions): Tambo.RunOptions {
     return {
       // The thread current when run() was called: core reads it only once the credentials
-      // are there, by when another run may have made its own new thread current.
-      threadId,
+      // are there, by when another run may have made its own new thread current. A run that left
+      // the placeholder before then (startNewThread) asks for a new thread of its own instead.
+      get threadId() {
+        return entry.leftPlaceholder ? LEFT_PLACEHOLDER : entry.requestedThreadId
+      },
       autoExecuteTools: options.autoExecuteTools,
       maxSteps: options.maxSteps,
       toolChoice: options.toolChoice,
@@ -183,6 +186,9 @@ export class Runs {
     }
   }
 }
+
+/** A new thread that is not the placeholder: core records such a run in a local thread of its own. */
+const LEFT_PLACEHOLDER = `${LOCAL_THREAD_PREFIX}left`
 
 const logEvents = (events: Chunk.Chunk<Tambo.RunEvent>) => {
   for (const { event, threadId } of events) {

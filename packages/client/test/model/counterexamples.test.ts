@@ -48,7 +48,7 @@ describe("model counterexamples: tool results cached by call id (tool-once-and-o
   // Defect: tool results cached by call id across threads. Two new threads at once, each with a
   // `call_0`: the second thread gets the first thread's result and its tool never runs.
   it("two new threads at once, each calling call_0", () =>
-    replay([{ kind: "concurrentNew", tools: true, abortFirst: false }], ["tool-once-and-own-result"]))
+    replay([{ kind: "concurrentNew", tools: true, abortFirst: false, newBetween: false }], ["tool-once-and-own-result"]))
 
   // Same defect across runs of one thread: the second run's `call_0` gets the first run's result.
   it("two tool rounds on one thread, both calling call_0", () =>
@@ -125,4 +125,15 @@ describe("model counterexamples: a thread another client deleted (deleted-thread
     it(`deleted elsewhere, then ${then === "fetch" ? "fetchThread" : "a run the server took before the deletion"}`, () =>
       replay([text, { kind: "deletedElsewhere", known: 0, then }], ["run-outcome", "deleted-thread-forgotten"]))
   }
+})
+
+describe("model cases: a new conversation while a new thread's run has not started", () => {
+  // The runs of the placeholder before the fix of startNewThread: the first run kept the
+  // placeholder, so the second was recorded in a hidden thread and the user stayed in an empty
+  // conversation (the command checks that the current thread is the second run's).
+  it("startNewThread between two new-thread runs, the first answered", () =>
+    replay([{ kind: "concurrentNew", tools: false, abortFirst: false, newBetween: true }], ["store-equals-server"]))
+
+  it("startNewThread between two new-thread runs, the first aborted", () =>
+    replay([{ kind: "concurrentNew", tools: true, abortFirst: true, newBetween: true }], ["store-equals-server"]))
 })

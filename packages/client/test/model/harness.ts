@@ -108,8 +108,11 @@ export type Command =
   | { readonly kind: "switch"; readonly known: number }
   /** Two runs at once on two threads (known ones, or new ones when fewer are known). */
   | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
-  /** `startNewThread()`, then two runs on the placeholder at once; `abortFirst`: the first is aborted once started. */
-  | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean }
+  /**
+   * `startNewThread()`, then two runs on the placeholder at once; `abortFirst`: the first is aborted once started;
+   * `newBetween`: `startNewThread()` again before the second, while the first has not started.
+   */
+  | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean; readonly newBetween: boolean }
   /**
    * Another client (a second tab) deletes the i-th known thread, then this client reads it: a run
    * on it (`run`, refused), `fetchThread` (`fetch`, refused), or a run on it that the server took
@@ -159,7 +162,15 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "newThread" as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("switch" as const), known: fc.nat(3) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("concurrentNew" as const), tools: fc.boolean(), abortFirst: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("concurrentNew" as const),
+      tools: fc.boolean(),
+      abortFirst: fc.boolean(),
+      newBetween: fc.boolean()
+    })
+  },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -420,14 +431,22 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         command.tools
           ? [Script.text("New. "), ...probeCalls(world, request, "ok", 1, true), Script.text("after tools")]
           : [Script.text(["new", " thread"])]
-      return Model.concurrentNewRuns(
+      const streams = await Model.concurrentNewRuns(
         real,
         command.abortFirst,
         scenario,
         () => [Script.text("new"), Script.hang()],
         (stream) => drive(real, stream, "approve"),
-        (stream, event) => world.deliver(stream, event)
+        (stream, event) => world.deliver(stream, event),
+        command.newBetween ? () => void client.startNewThread() : undefined
       )
+      if (command.newBetween) {
+        // The new conversation follows its own run to its thread, not the run that left it.
+        const second = await streams[1]!.threadId
+        const current = client.getState().currentThreadId
+        if (current !== second) throw new Error(`the current thread is ${current}, not the second run's ${second}`)
+      }
+      return streams
     }
   }
 }

@@ -332,7 +332,8 @@ export const concurrentRuns = async <S>(
 
 /**
  * Two runs at once on the current thread (a new one's placeholder); `abortFirst`: the first plays
- * `hanging` and is aborted once started (its events go to `seen`).
+ * `hanging` and is aborted once started (its events go to `seen`); `between` runs after the first
+ * starts and before the second does.
  */
 export const concurrentNewRuns = async <S>(
   real: Real<ModelWorld<S>>,
@@ -340,10 +341,12 @@ export const concurrentNewRuns = async <S>(
   scenario: S,
   hanging: S,
   drive: (stream: TamboStream) => Promise<void>,
-  seen?: (stream: TamboStream, event: Event) => void
+  seen?: (stream: TamboStream, event: Event) => void,
+  between?: () => void
 ): Promise<ReadonlyArray<TamboStream>> => {
   const { world, client } = real
   const first = client.run(world.scenario("concurrentNew", abortFirst ? hanging : scenario), { toolTimeout: TOOL_TIMEOUT })
+  between?.()
   const second = client.run(world.scenario("concurrentNew", scenario), { toolTimeout: TOOL_TIMEOUT })
   if (abortFirst) world.outcomes.set(first, "AbortError")
   const driveFirst = async () => {
