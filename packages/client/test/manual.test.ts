@@ -16,19 +16,23 @@ const weatherScript = () =>
 
 
 
+/** A client whose weather tool the caller answers (`continueRun`): run, it would throw. */
+const manualClient = () =>
+  makeClient(server(), {
+    tools: [{
+      name: "get_weather",
+      description: "Current weather in a city",
+      inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      tool: () => {
+        throw new Error("not called")
+      }
+    }]
+  })
+
 describe("manual tool execution", () => {
   it("autoExecuteTools: false ends with the pending calls; continueRun answers them", async () => {
     weatherScript()
-    const client = makeClient(server(), {
-      tools: [{
-        name: "get_weather",
-        description: "Current weather in a city",
-        inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-        tool: () => {
-          throw new Error("not called")
-        }
-      }]
-    })
+    const client = manualClient()
     const stream = client.run("weather?", { autoExecuteTools: false })
     let last: StreamEvent | undefined
     for await (const element of stream) last = element
@@ -50,16 +54,7 @@ describe("manual tool execution", () => {
   })
   it("continueRun as soon as the run asks for the results, inside the loop, goes on once the run ended", async () => {
     weatherScript()
-    const client = makeClient(server(), {
-      tools: [{
-        name: "get_weather",
-        description: "Current weather in a city",
-        inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-        tool: () => {
-          throw new Error("not called")
-        }
-      }]
-    })
+    const client = manualClient()
     const stream = client.run("weather?", { autoExecuteTools: false })
     let continued: ReturnType<typeof client.continueRun> | undefined
     for await (const { event, threadId } of stream) {

@@ -439,8 +439,8 @@ describe("a new conversation while a new thread's run has not started", () => {
     return { opened, open }
   }
   const runRequests = () => server().requests.filter((r) => r.path === "/v1/threads/runs").length
-
-  it("the run goes on in a thread of its own; the new conversation shows its own run, and follows it to its thread", async () => {
+  /** A client whose first run on a new conversation was sent, its answer held until `answers.open()`. */
+  const firstHeld = async () => {
     const answers = gate()
     server().setScript(async (request) => {
       await answers.opened
@@ -449,6 +449,11 @@ describe("a new conversation while a new thread's run has not started", () => {
     const client = makeClient(server())
     const first = client.run("first conversation")
     await waitFor(() => runRequests() === 1, "the first request")
+    return { answers, client, first }
+  }
+
+  it("the run goes on in a thread of its own; the new conversation shows its own run, and follows it to its thread", async () => {
+    const { answers, client, first } = await firstHeld()
     expect(client.startNewThread()).toBe("placeholder")
     expect(client.getThread("placeholder")!.messages).toEqual([])
     const second = client.run("second conversation")
@@ -501,14 +506,7 @@ describe("a new conversation while a new thread's run has not started", () => {
   })
 
   it("cancelRun and hasActiveRun on the new conversation see only its own run, not the one that left it", async () => {
-    const answers = gate()
-    server().setScript(async (request) => {
-      await answers.opened
-      return [Script.text(["re: ", request.text])]
-    })
-    const client = makeClient(server())
-    const first = client.run("first conversation")
-    await waitFor(() => runRequests() === 1, "the first request")
+    const { answers, client, first } = await firstHeld()
     expect(client.hasActiveRun("placeholder")).toBe(true)
     client.startNewThread()
     expect(client.hasActiveRun("placeholder")).toBe(false)

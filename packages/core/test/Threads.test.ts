@@ -119,6 +119,17 @@ const holdingProxy = (target: string) =>
 
 type HoldingProxy = Effect.Effect.Success<ReturnType<typeof holdingProxy>>
 
+/** Plays `body` with a client whose requests go through a holding proxy in front of the testing server. */
+const throughProxy = <A, E>(body: (proxy: HoldingProxy) => Effect.Effect<A, E, Tambo.Tambo>) =>
+  Effect.scoped(
+    Effect.flatMap(holdingProxy(server().url), (proxy) =>
+      Effect.provide(body(proxy), tamboLayer(server(), { tamboUrl: proxy.url })))
+  )
+
+/** Holds back the answer of the next read of `threadId`. */
+const holdReadOf = (proxy: HoldingProxy, threadId: string) =>
+  proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+
 const seed = (name: string, userKey = "user-1") =>
   server().threads.create({
     userKey,
@@ -235,15 +246,14 @@ describe("threads", () => {
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("a read of a thread that answers after a run on it ended does not take the store back", () =>
-    Effect.gen(function* () {
-      const proxy = yield* holdingProxy(server().url)
-      yield* Effect.gen(function* () {
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript([Script.text("first")])
         const [first] = yield* runAll("one")
         const threadId = first!.threadId
         // The read is answered as the thread is now, and the answer held back while a run goes.
-        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        holdReadOf(proxy, threadId)
         const read = yield* Effect.fork(tambo.fetchThread(threadId))
         yield* proxy.held
         server().setScript([Script.text("second")])
@@ -260,13 +270,11 @@ describe("threads", () => {
         server().setScript([Script.text("third")])
         yield* runAll("three", { threadId })
         expect(server().threads.get(threadId)!.messages).toHaveLength(6)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
+      })))
 
   it.live("a read sent while a run is on the thread, answered after the run ended, does not take the store back", () =>
-    Effect.gen(function* () {
-      const proxy = yield* holdingProxy(server().url)
-      yield* Effect.gen(function* () {
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript([Script.text("first")])
         const [first] = yield* runAll("one")
@@ -279,7 +287,7 @@ describe("threads", () => {
           Effect.map(tambo.getThread(threadId), (thread) => JSON.stringify(Option.getOrThrow(thread).messages).includes("sec")),
           { until: (streaming) => streaming, schedule: Schedule.spaced("5 millis") }
         )
-        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        holdReadOf(proxy, threadId)
         const read = yield* Effect.fork(tambo.fetchThread(threadId))
         yield* proxy.held
         yield* Fiber.join(run)
@@ -291,13 +299,11 @@ describe("threads", () => {
         server().setScript([Script.text("third")])
         yield* runAll("three", { threadId })
         expect(server().threads.get(threadId)!.messages).toHaveLength(6)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
+      })))
 
   it.live("a read sent before forgetThread, answered after runs took the thread again, does not take the store back", () =>
-    Effect.gen(function* () {
-      const proxy = yield* holdingProxy(server().url)
-      yield* Effect.gen(function* () {
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript((request) =>
           request.text.startsWith("fail") ? [Script.httpError(400)] : [Script.text(`re: ${request.text}`)]
@@ -307,7 +313,7 @@ describe("threads", () => {
         yield* runAll("two", { threadId })
         yield* tambo.startNewThread
         // The read is answered as the thread is now (two runs), and the answer held back.
-        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        holdReadOf(proxy, threadId)
         const read = yield* Effect.fork(tambo.fetchThread(threadId))
         yield* proxy.held
         // The app drops the thread meanwhile, and the user goes on with it: as many runs take it
@@ -323,19 +329,17 @@ describe("threads", () => {
         expect(Option.getOrThrow(yield* tambo.getThread(threadId)).messages.map((m) => m.id)).toEqual(ids)
         expect(returned.messages.map((m) => m.id)).toEqual(ids)
         yield* expectStoreEqualsServer(tambo, server(), threadId)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
+      })))
 
   it.live("a read sent before a run and forgetThread, answered after both, does not bring the older copy back", () =>
-    Effect.gen(function* () {
-      const proxy = yield* holdingProxy(server().url)
-      yield* Effect.gen(function* () {
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript((request) => [Script.text(`re: ${request.text}`)])
         const [first] = yield* runAll("one")
         const threadId = first!.threadId
         yield* tambo.startNewThread
-        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        holdReadOf(proxy, threadId)
         const read = yield* Effect.fork(tambo.fetchThread(threadId))
         yield* proxy.held
         yield* runAll("two", { threadId })
@@ -348,13 +352,11 @@ describe("threads", () => {
         yield* runAll("three", { threadId })
         expect(server().threads.get(threadId)!.messages).toHaveLength(6)
         yield* expectStoreEqualsServer(tambo, server(), threadId)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
+      })))
 
   it.live("a read sent before deleteThread does not bring the deleted thread back", () =>
-    Effect.gen(function* () {
-      const proxy = yield* holdingProxy(server().url)
-      yield* Effect.gen(function* () {
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const remote = seed("doomed")
         yield* tambo.fetchThread(remote.id)
@@ -365,8 +367,7 @@ describe("threads", () => {
         proxy.release()
         yield* Fiber.join(read)
         expect((yield* tambo.state).threadMap[remote.id]).toBeUndefined()
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
+      })))
 
   /**
    * Two renames of one thread at once, through the proxy: the first one's answer is held until
