@@ -47,3 +47,13 @@ describe("model counterexamples: a call left without a result by a failed run (u
   it("RUN_ERROR after a tool call, then a run on the thread", () =>
     replay([{ kind: "runError", target: "current", afterCall: true }], ["thread-usable", "conversation-sent"]))
 })
+
+describe("model cases: a new conversation while a new thread's run has not started", () => {
+  // The command checks that the current thread is the second run's: the first run, which left the
+  // placeholder, goes on in a thread of its own, and the conversation sent with each run is its own.
+  it("startNewThread between two new-thread runs", () =>
+    replay([{ kind: "concurrentNew", tools: true, abortFirst: false, newBetween: true }], ["conversation-sent", "thread-usable"]))
+
+  it("startNewThread between two new-thread runs, the first aborted", () =>
+    replay([{ kind: "concurrentNew", tools: false, abortFirst: true, newBetween: true }], ["conversation-sent", "thread-usable"]))
+})

@@ -135,7 +135,8 @@ export type Command =
   /** Two runs at once on two threads (known ones, or new ones when fewer are known). */
   | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
   /** `startNewThread()`, then two runs on the new conversation at once; `abortFirst`: the first is aborted once started. */
-  | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean }
+  /** `newBetween`: `startNewThread()` again between the two runs, while the first has not started. */
+  | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean; readonly newBetween: boolean }
   /**
    * Two runs on one known thread at once, the second with `onBusy`: it waits for the first
    * (`queue`) or cancels it (`interrupt`). Without a known thread, a plain run.
@@ -201,7 +202,15 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant("messagesSnapshot" as const), target, keep: fc.boolean(), withCall: fc.boolean() })
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("concurrentNew" as const), tools: fc.boolean(), abortFirst: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("concurrentNew" as const),
+      tools: fc.boolean(),
+      abortFirst: fc.boolean(),
+      newBetween: fc.boolean()
+    })
+  },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -509,13 +518,22 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         command.tools
           ? [AgUiAgent.text("New. "), ...probeCalls(world, request, "ok", 1, true).map((call) => call.step)]
           : [AgUiAgent.text(["new", " thread"])]
-      return Model.concurrentNewRuns(
+      const streams = await Model.concurrentNewRuns(
         real,
         command.abortFirst,
         scenario,
         () => [AgUiAgent.text("new"), AgUiAgent.hang()],
-        (stream) => drive(real, stream, "approve")
+        (stream) => drive(real, stream, "approve"),
+        undefined,
+        command.newBetween ? () => void world.states.delete(client.startNewThread()) : undefined
       )
+      if (command.newBetween) {
+        // The new conversation follows its own run to its thread, not the run that left it.
+        const second = await streams[1]!.threadId
+        const current = client.getState().currentThreadId
+        if (current !== second) throw new Error(`the current thread is ${current}, not the second run's ${second}`)
+      }
+      return streams
     }
     case "newThread":
       // A new conversation starts with a state of its own: what the app set on the last one goes.
