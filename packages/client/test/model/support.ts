@@ -331,9 +331,21 @@ export const concurrentRuns = async <S>(
 }
 
 /**
+ * The command of two runs at once on a new conversation (see `concurrentNewRuns`), as both models
+ * generate it; `newBetween`: `startNewThread()` again between the two, while the first has not started.
+ */
+export const concurrentNewCommand = fc.record({
+  kind: fc.constant("concurrentNew" as const),
+  tools: fc.boolean(),
+  abortFirst: fc.boolean(),
+  newBetween: fc.boolean()
+})
+
+/**
  * Two runs at once on the current thread (a new one's placeholder); `abortFirst`: the first plays
  * `hanging` and is aborted once started (its events go to `seen`); `between` runs after the first
- * starts and before the second does.
+ * starts and before the second does (a new conversation: then the current thread must end as the
+ * second run's, not the first's).
  */
 export const concurrentNewRuns = async <S>(
   real: Real<ModelWorld<S>>,
@@ -361,6 +373,12 @@ export const concurrentNewRuns = async <S>(
     }
   }
   await Promise.all([driveFirst(), drive(second)])
+  if (between !== undefined) {
+    // The new conversation follows its own run to its thread, not the run that left it.
+    const created = await second.threadId
+    const current = client.getState().currentThreadId
+    if (current !== created) throw new Error(`the current thread is ${current}, not the second run's ${created}`)
+  }
   return [first, second]
 }
 
