@@ -1,10 +1,13 @@
+import * as Http from "node:http"
 import { describe, expect, it } from "@effect/vitest"
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -13,7 +16,7 @@ import type * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import type * as Types from "../src/Types.js"
-import { fields, runAll, serverShape, shape, tamboLayer, threadOf, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, serverShape, shape, tamboLayer, threadOf, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -291,6 +294,81 @@ describe("cancelRun on a run still creating its thread", () => {
       expect(thread.streaming.error).toBeUndefined()
       expect(thread.streaming.status).toBe("idle")
     }).pipe(Effect.provide(tamboLayer(server()))))
+})
+
+/**
+ * A proxy on loopback in front of `target` that passes everything through, except the body of
+ * the first run's answer: its status and headers go at once, its events are held back until the
+ * client goes.
+ */
+const headersFirstProxy = (target: string) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly url: string; readonly headersSent: Effect.Effect<void>; readonly close: () => void }>((resume) => {
+      const base = new URL(target)
+      const headersSent = Deferred.unsafeMake<void>(FiberId.none)
+      let holding = true
+      const proxy = Http.createServer((req, res) => {
+        const hold = holding && req.method === "POST" && (req.url ?? "").endsWith("/runs")
+        if (hold) holding = false
+        const upstream = Http.request(
+          { host: base.hostname, port: base.port, path: req.url, method: req.method, headers: req.headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers)
+            if (!hold) {
+              answer.pipe(res)
+              return
+            }
+            res.flushHeaders()
+            Deferred.unsafeDone(headersSent, Exit.void)
+            // The client leaving closes the server's connection too.
+            res.on("close", () => answer.destroy())
+          }
+        )
+        req.pipe(upstream)
+      })
+      proxy.listen(0, "127.0.0.1", () => {
+        const { port } = proxy.address() as { readonly port: number }
+        resume(Effect.succeed({
+          url: `http://127.0.0.1:${port}`,
+          headersSent: Deferred.await(headersSent),
+          close: () => {
+            proxy.closeAllConnections()
+            proxy.close()
+          }
+        }))
+      })
+    }),
+    (proxy) => Effect.sync(proxy.close)
+  )
+
+describe("cancelRun after the response's headers named a new thread, before its RUN_STARTED", () => {
+  it.live("the thread the server made is the store's: the user's message under the server's id, as the server has it", () =>
+    Effect.scoped(Effect.gen(function* () {
+      server().setScript([Script.text("never seen"), Script.hang()])
+      const proxy = yield* headersFirstProxy(server().url)
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("hello")))
+        yield* proxy.headersSent
+        yield* tambo.cancelRun()
+        const error = yield* Fiber.join(fiber).pipe(Effect.timeout("5 seconds"), Effect.flip, Effect.map(fields))
+        expect(error).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+        const [serverThread] = server().threads.list()
+        expect(serverThread).toBeDefined()
+        const state = yield* tambo.state
+        expect(state.currentThreadId).toBe(serverThread!.id)
+        expect(Object.keys(state.threadMap).filter((id) => id.startsWith("local:"))).toEqual([])
+        const thread = threadOf(state, serverThread!.id)
+        expect(thread.thread.lastRunCancelled).toBe(true)
+        expect(thread.streaming.status).toBe("idle")
+        yield* expectStoreEqualsServer(tambo, server(), serverThread!.id)
+        // The next message goes on the same thread.
+        server().setScript([Script.text("again")])
+        yield* runAll("next")
+        expect((yield* tambo.state).currentThreadId).toBe(serverThread!.id)
+        expect(serverShape(server(), serverThread!.id).map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"])
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    })))
 })
 
 describe("a RUN_ERROR or RUN_FINISHED ends the run", () => {

@@ -16,6 +16,7 @@ import { withStranded } from "../agui/stranded.js"
 import * as Reconcile from "../reconcile.js"
 import * as Cancel from "./cancel.js"
 import * as Env from "./env.js"
+import * as Lock from "./lock.js"
 import type { RunState } from "./state.js"
 import { forgetIfGone, maybeName } from "./threads.js"
 
@@ -83,6 +84,34 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
 }
 
 /**
+ * A new thread's run that ended after its answer's headers named the server's thread, before a
+ * RUN_STARTED did: the server made that thread and stored the user's message in it, so the run's
+ * thread becomes it, as a RUN_STARTED would have made it. The end is then recorded there and
+ * reconciled with the server's copy, and the next message goes on the same thread.
+ */
+const moveToNamedThread = (env: Env.Env, run: RunState): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const from = run.threadId
+    const threadId = run.serverThreadId
+    const runId = run.runId
+    if (
+      !ClientState.isLocalThreadId(from) || threadId === undefined || runId === undefined ||
+      ClientState.isLocalThreadId(threadId)
+    ) return Effect.void
+    run.threadId = threadId
+    if (!run.locked) Lock.moveTo(env, run, threadId)
+    run.span.attribute("tambo.thread_id", threadId)
+    run.span.attribute("tambo.run_id", runId)
+    return Env.record(env, threadId, [{
+      type: "EVENTS",
+      threadId: from,
+      events: [{ type: "RUN_STARTED", threadId, runId }],
+      at: run.clock.unsafeCurrentTimeMillis(),
+      tools: run.tools
+    }])
+  })
+
+/**
  * Records how the run ended (whatever ended the stream: its end, interruption, a consumer that
  * stops reading, a failure), cancelling a run still going on the server.
  *
@@ -96,6 +125,7 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
     const last = yield* Env.record(env, run.threadId, [])
     const at = yield* Env.now
     if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(env, run.threadId, run.span)
+    yield* moveToNamedThread(env, run)
     // The client holds an AG-UI agent's conversation: a call the failed run left without a
     // result waits for one as a stopped round's do (see agui/stranded.ts).
     const awaiting = env.transport.conversationFromStore === true && last !== undefined
