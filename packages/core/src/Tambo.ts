@@ -208,7 +208,10 @@ export interface Options extends TamboConfig.Options {
   readonly components?: ReadonlyArray<Tool.AvailableComponent> | undefined
   readonly beforeRun?: BeforeRun | undefined
   readonly contextHelpers?: Readonly<Record<string, ContextHelper>> | undefined
-  /** Name a thread (through the API) after a run, once it has enough messages. Default `false`. */
+  /**
+   * Name a thread (through the API) after a run, once it has enough messages. Default `false`.
+   * A rename (`updateThreadName`) sent while the name is being made wins over it.
+   */
   readonly autoGenerateThreadName?: boolean | undefined
   /** How many messages a thread needs before it is named. Default 3. */
   readonly autoGenerateNameThreshold?: number | undefined

@@ -14,8 +14,14 @@ const server = useServer()
 
 /** A server that finds no name for a thread (an empty one) while `refuseNaming` is set. */
 let refuseNaming = false
+/** Until it settles, the server's naming waits (a model taking its time). */
+let namingHeld: Promise<void> = Promise.resolve()
+/** How many names the server made (stored as soon as made). */
+let namesMade = 0
 const naming = useServer({
-  threadName: (messages) => {
+  threadName: async (messages) => {
+    await namingHeld
+    namesMade++
     if (refuseNaming) return ""
     const first = messages[0]?.content[0]
     return first?.type === "text" ? first.text : "unnamed"
@@ -130,6 +136,34 @@ describe("forgetThread and automatic naming", () => {
     }).pipe(
       Effect.ensuring(Effect.sync(() => {
         refuseNaming = false
+      })),
+      Effect.provide(tamboLayer(naming(), { autoGenerateThreadName: true, autoGenerateNameThreshold: 2 }))
+    ))
+
+  it.live("a rename while the thread's automatic name is being made wins, in the store and on the server", () =>
+    Effect.gen(function*() {
+      const tambo = yield* Tambo.Tambo
+      let answer: () => void = () => {}
+      namingHeld = new Promise((resolve) => {
+        answer = resolve
+      })
+      naming().setScript([Script.text("ok")])
+      const threadId = (yield* runAll("name me")).at(-1)!.threadId
+      yield* until(Effect.sync(() => namings() === 1))
+      yield* tambo.updateThreadName(threadId, "my own name")
+      // The naming ends after the rename: the server's name is the generated one now.
+      const made = namesMade
+      answer()
+      yield* until(Effect.sync(() => namesMade > made))
+      yield* until(Effect.sync(() => naming().threads.get(threadId)?.name === "my own name"))
+      yield* until(Effect.map(namedAs(tambo, threadId), (name) => name === "my own name"))
+      // Read again: what the server holds is the rename, and so does the store.
+      yield* tambo.fetchThread(threadId)
+      expect(naming().threads.get(threadId)?.name).toBe("my own name")
+      expect(yield* namedAs(tambo, threadId)).toBe("my own name")
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        namingHeld = Promise.resolve()
       })),
       Effect.provide(tamboLayer(naming(), { autoGenerateThreadName: true, autoGenerateNameThreshold: 2 }))
     ))

@@ -88,6 +88,11 @@ export interface Env {
    * count) the store shows, and how many are still in flight.
    */
   readonly renames: Map<string, { sent: number; shown: number; inFlight: number }>
+  /**
+   * The threads whose name is being made in the background (automatic naming), each with the
+   * last name a rename sent meanwhile: that rename wins over the generated name.
+   */
+  readonly autoNaming: Map<string, { renamed: string | undefined }>
   /** Numbers local thread ids, lock keys and local message ids. */
   localCounter: number
   /** The run (by lock key) whose new thread is recorded in the placeholder until it starts. */
@@ -109,6 +114,7 @@ export const make = (
     | "epochs"
     | "reads"
     | "renames"
+    | "autoNaming"
     | "localCounter"
     | "placeholderOwner"
     | "placeholderRun"
@@ -121,6 +127,7 @@ export const make = (
   epochs: 0,
   reads: new Map(),
   renames: new Map(),
+  autoNaming: new Map(),
   localCounter: 0,
   placeholderOwner: undefined,
   placeholderRun: undefined
