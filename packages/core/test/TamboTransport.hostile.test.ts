@@ -144,6 +144,26 @@ describe("Retry-After", () => {
       expect(server.requests).toHaveLength(2)
     }))
 
+  it.scoped("an abort handed over by registerAbort during a retry's wait ends the stream at once, with no further attempt", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(429, { headers: { "retry-after": "2" } }), ok)
+      const handed: Array<Effect.Effect<void>> = []
+      const fiber = yield* Effect.fork(Effect.flatMap(Transport.TamboTransport, (transport) =>
+        transport.createRun(user, hello, { registerAbort: (abort) => Effect.sync(() => handed.push(abort)) }).pipe(
+          Stream.runDrain,
+          Effect.flip
+        )).pipe(Effect.provide(transportAt(server.url, { maxRetries: 2 }))))
+      yield* sleepScheduledAt(2000)
+      expect(handed).toHaveLength(1)
+      yield* handed[0]!
+      // The clock does not move: only the abort can end the stream.
+      const error = yield* Fiber.join(fiber)
+      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Disconnected" })
+      expect(error.message).toContain("aborted")
+      expect(server.requests).toHaveLength(1)
+    }))
+
   it.scoped("a REST call honours it too", () =>
     Effect.gen(function* () {
       const server = yield* HostileServer.scoped

@@ -11,12 +11,13 @@
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Channel from "effect/Channel"
 import type * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Resolved } from "../../TamboConfig.js"
-import type { TamboError, TransportError } from "../../TamboError.js"
+import { type TamboError, TransportError } from "../../TamboError.js"
 import type { RunHooks, RunStreamEvent } from "../../TamboTransport.js"
 import { decodeSse } from "./eventDecoder.js"
 import { decodeSseBody, disconnected, readTimeouts, type ReadTimeouts, webBodyOf } from "./runBody.js"
@@ -59,6 +60,15 @@ const bodyEvents = (
   return Stream.toChannel(decoded.events)
 }
 
+/** The error of a run request its caller aborted before the response came. */
+const abortedBeforeAnswer = (shownUrl: string): TransportError =>
+  new TransportError({
+    reason: "Disconnected",
+    message: `The run's request to ${shownUrl} was aborted before its answer`,
+    method: "POST",
+    url: shownUrl
+  })
+
 /** A run request (`POST` to `path`), as its stream of events. @internal */
 export const openRun = (
   deps: Deps,
@@ -85,14 +95,23 @@ export const openRun = (
     }
     return Channel.ensuringWith(
       Channel.unwrap(Effect.gen(function* () {
-        if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Scope.close(requestScope, Exit.void))
+        let opening: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> = request.open
+        if (hooks?.registerAbort !== undefined) {
+          // An abort while the request is opened ends the opening too: a retry's wait, or the
+          // retry of the aborted attempt, would keep the stream going.
+          const aborted = yield* Deferred.make<never, TransportError>()
+          yield* hooks.registerAbort(
+            Effect.zipRight(Deferred.fail(aborted, abortedBeforeAnswer(target.shownUrl)), Scope.close(requestScope, Exit.void))
+          )
+          opening = Effect.raceFirst(request.open, Deferred.await(aborted))
+        }
         // The body's reader is let go after the request is aborted (finalizers run last added,
         // first run): a read waiting for bytes fails as the connection's end, not as a body's.
         let release: Effect.Effect<void> = Effect.void
         yield* Scope.addFinalizer(requestScope, Effect.suspend(() => release))
         // The request in its own scope, with the step's span as its parent.
         const span = hooks?.span
-        const scoped = Scope.extend(request.open, requestScope)
+        const scoped = Scope.extend(opening, requestScope)
         const response = yield* (span === undefined ? scoped : Effect.withParentSpan(scoped, span))
         return bodyEvents(config, response, timeouts, broke, end, (r) => {
           release = r
