@@ -84,3 +84,25 @@ describe("no secret in any error", () => {
       expect(server.requests.some((r) => r.headers["x-api-key"] === apiKey)).toBe(true)
     }))
 })
+
+describe("no password of the tamboUrl in any error", () => {
+  it.scopedLive("a tamboUrl with user info: fetch refuses it, and no error shows the password", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(500))
+      const password = "pw-SECRET-0004"
+      const errors = yield* failuresAt(server.url.replace("http://", `http://someone:${password}@`))
+      expect(errors.map((e) => e._tag)).toEqual(["TransportError", "TransportError", "TransportError"])
+      for (const error of errors) {
+        const cause = Cause.fail(error)
+        for (
+          const text of [
+            error.message,
+            util.inspect(error, { depth: 20, showHidden: true }),
+            JSON.stringify(error),
+            Cause.pretty(cause)
+          ]
+        ) expect(text).not.toContain(password)
+      }
+    }))
+})

@@ -27,6 +27,11 @@ export const displayUrl = (url: string): string => {
   }
 }
 
+const URL_PATTERN = /\bhttps?:\/\/[^\s"'<>()]+/g
+
+/** `text` with every URL in it as {@link displayUrl} shows it: a client's message may quote the request's URL whole. */
+export const scrubUrls = (text: string): string => text.replace(URL_PATTERN, (url) => displayUrl(url))
+
 const phrases: Record<string, readonly [ConnectionFailure["reason"], string]> = {
   ECONNREFUSED: ["Connect", "connection refused at"],
   ENOTFOUND: ["Connect", "host not found at"],
@@ -68,7 +73,11 @@ export const describeConnectionFailure = (cause: unknown, url: string): Connecti
   const shown = displayUrl(url)
   const { code, message } = inspect(cause)
   if (code === undefined) {
-    return { reason: "Connect", message: `connection failed at ${shown}${message === undefined ? "" : `: ${message}`}`, url: shown }
+    return {
+      reason: "Connect",
+      message: `connection failed at ${shown}${message === undefined ? "" : `: ${scrubUrls(message)}`}`,
+      url: shown
+    }
   }
   const known = phrases[code]
   return known === undefined

@@ -6,12 +6,9 @@
  * `Error` with its name, message (URLs without user info or query) and
  * system error fields, nothing else.
  */
-import { displayUrl } from "./connectionFailure.js"
+import { scrubUrls as scrub } from "./connectionFailure.js"
 
 const MAX_DEPTH = 8
-const URL_PATTERN = /\bhttps?:\/\/[^\s"'<>()]+/g
-
-const scrub = (text: string): string => text.replace(URL_PATTERN, (url) => displayUrl(url))
 
 const copy = (cause: unknown, depth: number): unknown => {
   if (typeof cause !== "object" || cause === null) {

@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { type DecodeError, TransportError } from "../../TamboError.js"
 import type { RunStreamEvent } from "../../TamboTransport.js"
-import { describeConnectionFailure, hasConnectionCode } from "../http/connectionFailure.js"
+import { describeConnectionFailure, displayUrl, hasConnectionCode, scrubUrls } from "../http/connectionFailure.js"
 import { safeCause } from "../http/safeCause.js"
 import { makeEventDecoder } from "./eventDecoder.js"
 
@@ -154,9 +154,9 @@ export const disconnected = (error: { readonly message: string }, url: string): 
     reason: "Disconnected",
     // undici says only "terminated"; a system error's code under it says why.
     message: `The run's stream broke: ${
-      hasConnectionCode(error) ? describeConnectionFailure(error, url).message : error.message
+      hasConnectionCode(error) ? describeConnectionFailure(error, url).message : scrubUrls(error.message)
     }`,
     method: "POST",
-    url,
+    url: displayUrl(url),
     cause: safeCause(error)
   })

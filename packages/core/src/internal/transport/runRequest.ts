@@ -22,7 +22,7 @@ import type { Resolved } from "../../TamboConfig.js"
 import { type TamboError, TransportError } from "../../TamboError.js"
 import type { RunHooks } from "../../TamboTransport.js"
 import { errorFromStatus } from "../http/apiError.js"
-import { describeConnectionFailure, displayUrl } from "../http/connectionFailure.js"
+import { describeConnectionFailure, displayUrl, scrubUrls } from "../http/connectionFailure.js"
 import { decideRedirect, isRedirect, redirectError } from "../http/redirects.js"
 import { parseRetryAfter } from "../http/retryAfter.js"
 import { safeCause } from "../http/safeCause.js"
@@ -73,7 +73,13 @@ const manualRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
 const connectError = (error: HttpClientError.HttpClientError, url: string): TransportError => {
   // The platform's message is only "Transport error (...)": what failed is in its cause.
   if (error._tag !== "RequestError" || error.reason !== "Transport") {
-    return new TransportError({ reason: "Connect", message: error.message, method: "POST", url, cause: safeCause(error) })
+    return new TransportError({
+      reason: "Connect",
+      message: scrubUrls(error.message),
+      method: "POST",
+      url: displayUrl(url),
+      cause: safeCause(error)
+    })
   }
   const failure = describeConnectionFailure(error, url)
   return new TransportError({ reason: failure.reason, message: failure.message, method: "POST", url: failure.url, cause: safeCause(error) })
