@@ -8,6 +8,8 @@ import * as Layer from "effect/Layer"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as http from "node:http"
+import type * as net from "node:net"
 import * as TamboConfig from "../src/TamboConfig.js"
 import * as Transport from "../src/TamboTransport.js"
 import { fields } from "./helpers.js"
@@ -25,7 +27,7 @@ const transportAt = (url: string, options: Partial<TamboConfig.Options> = {}) =>
   )
 
 /** Runs `createRun` to its end against `server` and returns its exit. */
-const runAgainst = (server: HostileServer.HostileServer, options: Partial<TamboConfig.Options> = {}) =>
+const runAgainst = (server: { readonly url: string }, options: Partial<TamboConfig.Options> = {}) =>
   Effect.flatMap(Transport.TamboTransport, (transport) =>
     Stream.runCollect(transport.createRun(user, hello)).pipe(Effect.map(Chunk.toReadonlyArray), Effect.either)).pipe(
       Effect.provide(transportAt(server.url, options))
@@ -250,6 +252,52 @@ describe("redirects", () => {
       expect(result._tag === "Left" && fields(result.left)).toMatchObject({ _tag: "TransportError", reason: "Redirect", status: code })
       expect(server.requests).toHaveLength(1)
     }))
+
+  it.live("a followed redirect whose body never ends is let go of: its connection closes though the run read its answer to the end", () =>
+    Effect.gen(function* () {
+      let redirected: net.Socket | undefined
+      const server = http.createServer((request, response) => {
+        request.resume()
+        request.on("end", () => {
+          if (request.url === "/v1/threads/runs") {
+            redirected = request.socket
+            response.writeHead(307, { location: "/v1/elsewhere/runs", "content-type": "text/plain" })
+            response.write("moved")
+            return
+          }
+          response.writeHead(200, { "content-type": "text/event-stream" })
+          response.end(`data: ${runStarted}\n\ndata: ${runFinished}\n\n`)
+        })
+      })
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+      )
+      const { port } = server.address() as net.AddressInfo
+      // Every answer kept: a collected one would let go of its connection by itself.
+      const answers: Array<Response> = []
+      const keeping: typeof globalThis.fetch = (input, init) =>
+        globalThis.fetch(input, init).then((answer) => {
+          answers.push(answer)
+          return answer
+        })
+      const result = yield* Effect.provideService(
+        runAgainst({ url: `http://127.0.0.1:${port}` }),
+        FetchHttpClient.Fetch,
+        keeping
+      )
+      expect(answers.map((answer) => answer.status)).toEqual([307, 200])
+      expect(result._tag === "Right" && result.right.map((e) => e.type)).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+      const socket = redirected!
+      // Only the client can close it: the server never ends that answer.
+      yield* Effect.async<void>((resume) => {
+        if (socket.closed) resume(Effect.void)
+        else socket.once("close", () => resume(Effect.void))
+      })
+    }).pipe(Effect.scoped))
 
   it.scoped("a redirect loop ends after a few hops with a typed error", () =>
     Effect.gen(function* () {

@@ -14,10 +14,12 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type { Resolved } from "../../TamboConfig.js"
 import { type TamboError, TransportError } from "../../TamboError.js"
 import type { RunHooks } from "../../TamboTransport.js"
@@ -95,16 +97,23 @@ const send = (
   request: HttpClientRequest.HttpClientRequest,
   hops: number
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope> =>
-  manualRedirects(client.execute(request)).pipe(
-    Effect.mapError((error) => connectError(error, url)),
-    Effect.flatMap((response) => {
-      if (!isRedirect(response.status) && response.status !== 0) return Effect.succeed(response)
-      const decision = decideRedirect(response.status, response.headers["location"], request.url, "POST", hops)
-      return decision._tag === "Follow"
-        ? send(client, url, HttpClientRequest.setUrl(request, decision.url), hops + 1)
-        : Effect.fail(redirectError(decision, "POST", url))
-    })
-  )
+  Effect.flatMap(Effect.scope, (scope) =>
+    // Each hop in a scope of its own: a redirect's request is let go of (its body unread) before
+    // the next hop, and the answer's stays with the request's scope.
+    Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (hop) =>
+      Scope.extend(manualRedirects(client.execute(request)), hop).pipe(
+        Effect.mapError((error) => connectError(error, url)),
+        Effect.flatMap((response) => {
+          if (!isRedirect(response.status) && response.status !== 0) return Effect.succeed(response)
+          const decision = decideRedirect(response.status, response.headers["location"], request.url, "POST", hops)
+          return Effect.zipRight(
+            Scope.close(hop, Exit.void),
+            decision._tag === "Follow"
+              ? send(client, url, HttpClientRequest.setUrl(request, decision.url), hops + 1)
+              : Effect.fail(redirectError(decision, "POST", url))
+          )
+        })
+      )))
 
 /** A 2xx response, its ids told to `hooks`; any other status fails with its typed error. */
 const accepted = (
