@@ -97,6 +97,17 @@ describe("SSE decoder: frame size", () => {
     expect(result.accepted).toBe(false)
   })
 
+  it.each([1, 7, 1000])("a comment or another field longer than the limit is no event over it (reads of %i)", (size) => {
+    const at = `data: ${"a".repeat(100)}\n\n`
+    const padding = `: ${"p".repeat(300)}\n`
+    const id = `id: ${"i".repeat(300)}\n`
+    const split = `data: ${"a".repeat(50)}\n${padding}data: ${"b".repeat(49)}\n\n`
+    expect(decodeLimited(pieces(padding + at + id + at + split, size), 100)).toEqual({
+      out: ["a".repeat(100), "a".repeat(100), `${"a".repeat(50)}\n${"b".repeat(49)}`],
+      accepted: true
+    })
+  })
+
   it("counts every data line of a frame", () => {
     const frame = `data: ${"a".repeat(60)}\ndata: ${"b".repeat(60)}\n\n`
     expect(decodeLimited([frame], 100).accepted).toBe(false)

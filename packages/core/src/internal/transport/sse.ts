@@ -31,9 +31,10 @@ const FIELD_LENGTH = 6
 export const makeSseDecoder = (options: { readonly maxFrameLength?: number } = {}): SseDecoder => {
   const max = options.maxFrameLength ?? Number.POSITIVE_INFINITY
   const text = new TextDecoder("utf-8")
-  // The pieces of a line that has not ended yet, and their total length.
+  // The pieces of a line that has not ended yet, their total length, and its first characters.
   let pieces: Array<string> = []
   let piecesLength = 0
+  let head = ""
   // Data lines of the event being read; undefined while the event has none.
   let data: string | undefined
   // A CR at the end of the previous chunk: a following LF belongs to it.
@@ -50,6 +51,12 @@ export const makeSseDecoder = (options: { readonly maxFrameLength?: number } = {
     data = undefined
     return true
   }
+
+  // A line still being read counts against the limit only if it is a `data` line (or may still
+  // be one): a long comment or other field is no part of an event.
+  const pendingExceeds = (): boolean =>
+    (head.length >= 5 ? head.startsWith("data:") : "data:".startsWith(head)) &&
+    exceeds(piecesLength + (data?.length ?? 0) - FIELD_LENGTH, pieces[0]!)
 
   // A line is `text` from `start` to `end`: indices, so a line costs one slice (its data).
   const line = (text: string, start: number, end: number, onData: (data: string) => void) => {
@@ -107,12 +114,14 @@ export const makeSseDecoder = (options: { readonly maxFrameLength?: number } = {
       if (end === -1) {
         pieces.push(input)
         piecesLength += length
-        return !exceeds(piecesLength + (data?.length ?? 0) - FIELD_LENGTH, pieces[0]!)
+        if (head.length < 5) head = (head + input).slice(0, 5)
+        return !pendingExceeds()
       }
       pieces.push(input.slice(0, end))
       const whole = pieces.join("")
       pieces = []
       piecesLength = 0
+      head = ""
       line(whole, 0, whole.length, onData)
       if (overLimit) return false
       position = after(input, end)
@@ -149,7 +158,8 @@ export const makeSseDecoder = (options: { readonly maxFrameLength?: number } = {
       const rest = position === 0 ? input : ("_" + input.slice(position)).slice(1)
       pieces.push(rest)
       piecesLength = rest.length
-      return !exceeds(piecesLength + (data?.length ?? 0) - FIELD_LENGTH, rest)
+      head = rest.slice(0, 5)
+      return !pendingExceeds()
     }
     return true
   }
@@ -158,6 +168,7 @@ export const makeSseDecoder = (options: { readonly maxFrameLength?: number } = {
     const remaining = pieces.join("") + text.decode()
     pieces = []
     piecesLength = 0
+    head = ""
     // An unterminated last line still counts as a line of the pending event.
     if (remaining.length > 0 && !overLimit) line(remaining, 0, remaining.length, () => {})
     const pending = overLimit ? undefined : data
