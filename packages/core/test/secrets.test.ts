@@ -106,3 +106,28 @@ describe("no password of the tamboUrl in any error", () => {
       }
     }))
 })
+
+describe("no token of an answer the SDK cannot read in any error", () => {
+  it.scopedLive.each([
+    ["the token exchange answers the token as plain text", "text/plain", accessToken],
+    ["the token exchange answers the token in an object", "application/json", JSON.stringify({ access_token: { value: accessToken }, expires_in: 60, token_type: "Bearer" })],
+    ["the MCP token comes as an object", "application/json", JSON.stringify({ mcpAccessToken: { value: accessToken } })]
+  ] as const)("%s: a DecodeError that does not show it", ([name, type, body]) =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(200, { headers: { "content-type": type }, body }))
+      const error = yield* Effect.flip(Effect.flatMap(Transport.TamboTransport, (transport) =>
+        name.startsWith("the MCP")
+          ? Effect.asVoid(transport.getMcpToken(bearer, {}))
+          : Effect.asVoid(transport.exchangeToken(Redacted.make(subjectToken)))).pipe(
+          Effect.provide(
+            Transport.layer.pipe(
+              Layer.provide(TamboConfig.layer({ apiKey, tamboUrl: server.url, maxRetries: 0 })),
+              Layer.provide(FetchHttpClient.layer)
+            )
+          )
+        ))
+      expect(error).toMatchObject({ _tag: "DecodeError", reason: "InvalidResponse" })
+      expectNoSecret(error)
+    }))
+})

@@ -8,6 +8,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { DecodeError, type TamboError } from "../../TamboError.js"
@@ -26,12 +27,22 @@ export interface Call<S extends Schema.Schema.AnyNoContext> {
   readonly schema: S
   /** Whether sending it twice does no harm: only then is a retryable failure retried. */
   readonly idempotent: boolean
+  /** Whether the response holds a secret (a token): a decode failure then names where, never what. */
+  readonly holdsSecret?: boolean
   /** The SDK call, aborted by `signal` when the effect is interrupted. */
   readonly send: (options: { readonly signal: AbortSignal }) => PromiseLike<unknown>
 }
 
 /** Makes a REST call: its decoded response, or a `TamboError`. */
 export type Rest = <S extends Schema.Schema.AnyNoContext>(call: Call<S>) => Effect.Effect<Schema.Schema.Type<S>, TamboError>
+
+/** Where a response did not have its schema's shape, without the values found there. */
+const withoutValues = (error: ParseResult.ParseError): string => {
+  const paths = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) =>
+    issue.path.length === 0 ? "the body" : issue.path.map((key) => JSON.stringify(String(key))).join(".")
+  )
+  return `the response does not have the expected shape (at ${[...new Set(paths)].join(", ")})`
+}
 
 /** The thread (and run) a call is about, from its path: traces are searched by them. */
 const threadAndRunIds = /^\/(?:v1\/)?threads\/([^/]+)(?:\/runs\/([^/]+))?/
@@ -55,7 +66,12 @@ export const make = (
     ),
     Effect.flatMap((body) =>
       Schema.decodeUnknown(call.schema)(body).pipe(
-        Effect.mapError((error) => new DecodeError({ reason: "InvalidResponse", message: `${name}: ${error.message}` }))
+        Effect.mapError((error) =>
+          new DecodeError({
+            reason: "InvalidResponse",
+            message: `${name}: ${call.holdsSecret === true ? withoutValues(error) : error.message}`
+          })
+        )
       )
     )
   )

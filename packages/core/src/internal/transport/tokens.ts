@@ -27,6 +27,7 @@ export const make = (sdk: TamboAI, rest: Rest): Tokens => ({
         path: "/auth/mcp/access-token",
         schema: Api.McpToken,
         idempotent: false,
+        holdsSecret: true,
         send: ({ signal }) =>
           sdk.beta.auth.getMcpToken(
             definedOnly({ contextKey: params.contextKey, threadId: params.threadId }),
@@ -45,6 +46,7 @@ export const make = (sdk: TamboAI, rest: Rest): Tokens => ({
       path: "/oauth/token",
       schema: Api.TokenExchange,
       idempotent: false,
+      holdsSecret: true,
       send: ({ signal }) =>
         sdk.beta.auth.getToken({
           grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
