@@ -4,7 +4,8 @@
  *
  * `execute` never fails: invalid JSON or arguments, an unknown tool (one
  * neither registered nor answered by the registry's fallback), a
- * throw, a rejection, a failed Effect, a defect, a timeout, a denied
+ * throw, a rejection, a failed Effect, a defect, an interruption of the
+ * tool's own (it awaited something interrupted elsewhere), a timeout, a denied
  * approval or an exhausted `maxCalls` each become an error result whose text
  * tells the model what went wrong. Calls of one round run concurrently
  * (bounded), each with a timeout. Interrupting `execute` interrupts the

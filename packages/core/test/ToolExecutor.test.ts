@@ -212,6 +212,30 @@ describe("ToolExecutor", () => {
       ])
     }))
 
+  it.effect("a tool that interrupts itself answers with an error result, and the round's other calls keep theirs", () =>
+    Effect.gen(function*() {
+      // What a tool awaits was interrupted elsewhere (a Deferred, a joined fiber): the tool ends interrupted.
+      const gone = yield* Deferred.make<string>()
+      yield* Deferred.interrupt(gone)
+      const executor = yield* setup([
+        Tool.make({ name: "awaiter", description: "d", input: Schema.Struct({}), execute: () => Deferred.await(gone) }),
+        Tool.make({ name: "quitter", description: "d", input: Schema.Struct({}), execute: () => Effect.interrupt }),
+        Tool.make({ name: "fine", description: "d", input: Schema.Struct({}), execute: () => Effect.succeed("ok") })
+      ])
+      const step = { threadId: "thr_1", runId: "run_1" }
+      const calls = ["awaiter", "quitter", "fine"].map((toolName, i) => ({ toolCallId: `c${i}`, toolName, args: "{}" }))
+      const exit = yield* Effect.exit(executor.execute(calls, step))
+      expect(Exit.isSuccess(exit)).toBe(true)
+      const results = Exit.isSuccess(exit) ? exit.value : []
+      expect(results.map((result) => [result.isError, text(result)])).toEqual([
+        [true, "Tool \"awaiter\" was interrupted before it returned a result."],
+        [true, "Tool \"quitter\" was interrupted before it returned a result."],
+        [undefined, "ok"]
+      ])
+      // An answer like any other: the step's replay gets it again.
+      expect(yield* executor.execute(calls, step)).toEqual(results)
+    }))
+
   it.effect("stops a call that exceeds its timeout and reports it", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()

@@ -7,6 +7,7 @@
  *
  * @internal
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -103,10 +104,18 @@ export const runCall = (
     Effect.catchAll((error) =>
       Effect.as(Effect.annotateCurrentSpan("tool.outcome", error.reason), Tool.errorResult(call.toolCallId, error.message))
     ),
-    Effect.catchAllDefect((defect) =>
-      Effect.as(
-        Effect.annotateCurrentSpan("tool.outcome", "Defect"),
-        Tool.errorResult(call.toolCallId, `Tool "${call.toolName}" failed unexpectedly: ${describeError(defect)}`)
+    // A defect, or an interruption of the tool's own (it awaited something interrupted elsewhere):
+    // an interruption of the call itself skips this handler, and leaves no result.
+    Effect.catchAllCause((cause) => {
+      const interrupted = Cause.isInterruptedOnly(cause)
+      return Effect.as(
+        Effect.annotateCurrentSpan("tool.outcome", interrupted ? "Interrupted" : "Defect"),
+        Tool.errorResult(
+          call.toolCallId,
+          interrupted
+            ? `Tool "${call.toolName}" was interrupted before it returned a result.`
+            : `Tool "${call.toolName}" failed unexpectedly: ${describeError(Cause.squash(cause))}`
+        )
       )
-    )
+    })
   )
