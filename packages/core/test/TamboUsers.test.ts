@@ -13,6 +13,8 @@ import * as ClientState from "../src/ClientState.js"
 import * as TamboUsers from "../src/TamboUsers.js"
 import * as Tool from "../src/Tool.js"
 import { useServer } from "./helpers.js"
+import { mcpServer } from "./mcp/server.js"
+import { calculator } from "./mcp/tools.js"
 
 const server = useServer()
 
@@ -193,6 +195,35 @@ describe("TamboUsers", () => {
       expect(server().requests.filter((r) => r.method === "DELETE" || r.path.endsWith("/cancel"))).toHaveLength(1)
       expect(Exit.isInterrupted(yield* Fiber.await(run))).toBe(true)
     }))
+
+  it.scopedLive("a user's service with an MCP connection is released, invalidated or closed: its session ends on the server", () =>
+    Effect.gen(function*() {
+      const mcp = yield* mcpServer({ setup: calculator })
+      /** Until `sessions` sessions asked for their tools, which the client does once it holds the session. */
+      const connected = (sessions: number) =>
+        Effect.gen(function*() {
+          const listing = () => {
+            const posts = new Map<unknown, number>()
+            for (const r of mcp.requests) {
+              const id = r.headers["mcp-session-id"]
+              if (r.method === "POST" && id !== undefined) posts.set(id, (posts.get(id) ?? 0) + 1)
+            }
+            return Array.from(posts.values()).filter((n) => n >= 2).length
+          }
+          while (listing() < sessions) yield* Effect.sleep("5 millis")
+        })
+      const deletes = () => mcp.requests.filter((r) => r.method === "DELETE").length
+      const scope = yield* Scope.make()
+      const users = yield* Scope.extend(TamboUsers.make(options({ mcpServers: [{ url: mcp.url }] })), scope)
+      yield* Effect.scoped(users.get("ann"))
+      yield* connected(1)
+      yield* users.invalidate("ann")
+      expect(deletes()).toBe(1)
+      yield* Effect.scoped(users.get("ben"))
+      yield* connected(2)
+      yield* Scope.close(scope, Exit.void)
+      expect(deletes()).toBe(2)
+    }), 20_000)
 
   it.effect("closing the scope releases every user's service: a run in flight is interrupted", () =>
     Effect.gen(function*() {

@@ -118,13 +118,16 @@ export const make = (
               roomChanged
             )
         )
-        return Effect.zipRight(
+        // Built interruptibly, though callers take services uninterruptibly (see `serviceOf`): the
+        // fibers the layer forks (MCP connections, Tambo's MCP server followed) inherit it, and an
+        // uninterruptible one would hold the release of the service, and the close, forever.
+        return Effect.interruptible(Effect.zipRight(
           slot,
           Effect.map(
             Layer.build(Tambo.layer({ ...shared, ...identity })),
             (context): Services => ({ tambo: Context.get(context, Tambo.Tambo), auth: Context.get(context, Auth.Auth) })
           )
-        )
+        ))
       },
       idleTimeToLive: idleTimeToLive ?? DEFAULT_IDLE_TIME_TO_LIVE
     })
