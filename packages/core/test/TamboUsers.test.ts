@@ -310,6 +310,39 @@ describe("TamboUsers with maxUsers", () => {
       expect(yield* users.users).toEqual(["ann"])
     }))
 
+  it.scopedLive("a service still closing counts until it is closed: its user's next call waits for it", () =>
+    Effect.gen(function*() {
+      // The user's MCP session ends with a DELETE, which the server holds: the old service is closing meanwhile.
+      const listed = yield* Deferred.make<void>()
+      const deleting = yield* Deferred.make<void>()
+      let letGo: () => void = () => undefined
+      const gate = new Promise<void>((resolve) => (letGo = resolve))
+      let sessionPosts = 0
+      const mcp = yield* mcpServer({
+        setup: calculator,
+        beforeSessionRequest: async (request) => {
+          // The handshake's notification, then the tools listed: the client holds the session.
+          if (request.method === "POST" && ++sessionPosts === 2) Deferred.unsafeDone(listed, Exit.void)
+          if (request.method !== "DELETE") return
+          Deferred.unsafeDone(deleting, Exit.void)
+          await gate
+        }
+      })
+      yield* Effect.addFinalizer(() => Effect.sync(() => letGo()))
+      const users = yield* TamboUsers.make(options({ maxUsers: 1, mcpServers: [{ url: mcp.url }] }))
+      const old = yield* Effect.scoped(users.get("ann"))
+      yield* Deferred.await(listed)
+      const invalidated = yield* Effect.fork(users.invalidate("ann"))
+      yield* Deferred.await(deleting)
+      const again = yield* Effect.fork(Effect.scoped(users.get("ann")))
+      for (let i = 0; i < 50 && again.unsafePoll() === null; i++) yield* Effect.yieldNow()
+      expect(again.unsafePoll()).toBeNull()
+      letGo()
+      yield* Fiber.join(invalidated)
+      expect(yield* Fiber.join(again)).not.toBe(old)
+      expect(yield* users.users).toEqual(["ann"])
+    }), 20_000)
+
   it.effect("maxUsers that is not a positive integer is a ConfigError", () =>
     Effect.gen(function*() {
       for (const maxUsers of [0, -1, 1.5, Number.NaN]) {

@@ -87,8 +87,8 @@ export const make = (
     }
     yield* check(shared)
     // The users the map holds a service for, the one idle the longest first (a user let go by its
-    // last call moves to the end); services made again for a user while the old one is still held
-    // (after `invalidate`), until it is released; users let in past the bound whose service is
+    // last call moves to the end); services no one can take any more but still there: held (after
+    // `invalidate`) or closing, until released; users let in past the bound whose service is
     // being made. Together, what `maxUsers` bounds.
     const slots = new Map<string, Slot>()
     const retiring = new Set<Slot>()
@@ -121,13 +121,21 @@ export const make = (
         // Built interruptibly, though callers take services uninterruptibly (see `serviceOf`): the
         // fibers the layer forks (MCP connections, Tambo's MCP server followed) inherit it, and an
         // uninterruptible one would hold the release of the service, and the close, forever.
-        return Effect.interruptible(Effect.zipRight(
-          slot,
+        return Effect.interruptible(Effect.flatMap(slot, (made) =>
           Effect.map(
             Layer.build(Tambo.layer({ ...shared, ...identity })),
             (context): Services => ({ tambo: Context.get(context, Tambo.Tambo), auth: Context.get(context, Auth.Auth) })
-          )
-        ))
+          ).pipe(
+            // Run first when the service is released: while it closes (its MCP sessions end) it is
+            // no one's to take or evict, and still counts, so its user's next service waits for room.
+            Effect.zipLeft(Effect.addFinalizer(() =>
+              Effect.sync(() => {
+                if (slots.get(made.id) !== made) return
+                slots.delete(made.id)
+                retiring.add(made)
+              })
+            ))
+          )))
       },
       idleTimeToLive: idleTimeToLive ?? DEFAULT_IDLE_TIME_TO_LIVE
     })
