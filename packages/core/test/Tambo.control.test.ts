@@ -295,6 +295,36 @@ describe("approvals", () => {
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
 })
 
+describe("an approval predicate that never answers", () => {
+  let asked: () => void = () => {}
+  /** The app's policy, asked whether a call needs approval, never answers. */
+  const stuckPolicy: Tool.TamboTool<{ amount: number }, string> = {
+    name: "transfer",
+    description: "Moves money",
+    inputSchema: Schema.Struct({ amount: Schema.Number }),
+    needsApproval: () => {
+      asked()
+      return new Promise<boolean>(() => {})
+    },
+    tool: ({ amount }) => `moved ${amount}`
+  }
+
+  it.live("cancelRun stops the round waiting on it: the run fails cancelled and nothing is sent", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("transfer", { amount: 500 }))
+      const tambo = yield* Tambo.Tambo
+      const waiting = new Promise<void>((resolve) => {
+        asked = resolve
+      })
+      const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("pay")))
+      yield* Effect.promise(() => waiting)
+      yield* tambo.cancelRun()
+      const error = yield* Fiber.join(fiber).pipe(Effect.timeout("5 seconds"), Effect.flip)
+      expect(fields(error)).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      expect(server().requests.filter((request) => request.method === "POST")).toHaveLength(1)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [stuckPolicy] }))))
+})
+
 describe("sending while busy", () => {
   const busyThread = Effect.gen(function* () {
     server().setScript([Script.text("first")])

@@ -52,7 +52,11 @@ export const toolRound = (
     const calls = run.pending
     run.pending = []
     run.awaiting = calls.map(({ toolCallId, toolName }) => ({ toolCallId, toolName }))
-    const infos = yield* Pending.describe(env, run.threadId, calls)
+    // The app's approval predicates may never answer: a cancellation stops the round there too.
+    const infos = yield* Effect.raceFirst(
+      Pending.describe(env, run.threadId, calls),
+      Deferred.await(Cancel.cancelledSignal(run))
+    )
     if (!run.autoExecute) {
       // Manual execution: the stream ends with what the caller must answer (continueRun), which
       // may come at once, while this run still records its end.
