@@ -330,3 +330,42 @@ describe("redirects", () => {
       expect(first.requests.map((r) => r.url.split("?")[0])).toEqual(["/v1/threads", "/v1/threads2"])
     }))
 })
+
+describe("a successful answer that is no event stream", () => {
+  it.scoped("a gateway's JSON or a web page fails with DecodeError InvalidResponse, saying what came and how it begins", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(200, {
+        headers: { "content-type": "application/json; charset=utf-8" },
+        body: JSON.stringify({ error: "upstream connect error" })
+      }))
+      const json = yield* runAgainst(server)
+      expect(json._tag === "Left" && fields(json.left)).toMatchObject({ _tag: "DecodeError", reason: "InvalidResponse" })
+      if (json._tag === "Right") return
+      expect(json.left.message).toContain("is not an event stream: status 200, application/json")
+      expect(json.left.message).toContain("upstream connect error")
+
+      server.respond(HostileServer.status(200, { headers: { "content-type": "text/html" }, body: "<!doctype html><title>My app</title>" }))
+      const html = yield* runAgainst(server)
+      expect(html._tag === "Left" && html.left.message).toContain("text/html, which begins \"<!doctype html><title>My app</title>\"")
+    }))
+
+  it.scopedLive("one whose body never ends fails all the same, without how it begins", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.raw(["HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ntransfer-encoding: chunked\r\n\r\n5\r\n<html\r\n"], { stall: true }))
+      const stalled = yield* runAgainst(server)
+      expect(stalled._tag === "Left" && fields(stalled.left)).toMatchObject({ _tag: "DecodeError", reason: "InvalidResponse" })
+      expect(stalled._tag === "Left" && stalled.left.message).toMatch(/status 200, text\/html$/)
+    }))
+
+  it.scoped("an event stream sent without its content type still streams", () =>
+    Effect.gen(function* () {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.raw([
+        `HTTP/1.1 200 OK\r\nconnection: close\r\n\r\ndata: ${runStarted}\n\ndata: ${runFinished}\n\n`
+      ]))
+      const ok = yield* runAgainst(server)
+      expect(ok._tag === "Right" && ok.right.map((e) => e.type)).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+    }))
+})

@@ -12,12 +12,13 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Channel from "effect/Channel"
 import type * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Resolved } from "../../TamboConfig.js"
-import { type TamboError, TransportError } from "../../TamboError.js"
+import { DecodeError, type TamboError, TransportError } from "../../TamboError.js"
 import type { RunHooks, RunStreamEvent } from "../../TamboTransport.js"
 import { decodeSse } from "./eventDecoder.js"
 import { decodeSseBody, disconnected, readTimeouts, type ReadTimeouts, webBodyOf } from "./runBody.js"
@@ -59,6 +60,35 @@ const bodyEvents = (
   setRelease(decoded.release)
   return Stream.toChannel(decoded.events)
 }
+
+/**
+ * A successful answer that says it is JSON or HTML is no event stream: a gateway's error, or a
+ * `tamboUrl` that is not the API. It fails with what it is and how it begins, rather than as a
+ * stream that ended before RUN_FINISHED.
+ */
+const notAnEventStream = (
+  response: HttpClientResponse.HttpClientResponse,
+  shownUrl: string
+): Effect.Effect<never, DecodeError> | undefined => {
+  const type = (response.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+  if (type !== "application/json" && !type.endsWith("+json") && type !== "text/html") return undefined
+  return Effect.flatMap(
+    // How it begins, if it comes soon: the answer may never end.
+    Effect.option(Effect.timeout(response.text, EXCERPT_WAIT)),
+    (text) => {
+      const begins = text._tag === "Some" && text.value.trim().length > 0
+        ? `, which begins ${JSON.stringify(text.value.trim().slice(0, EXCERPT_LENGTH))}`
+        : ""
+      return new DecodeError({
+        reason: "InvalidResponse",
+        message: `The run's answer from ${shownUrl} is not an event stream: status ${response.status}, ${type}${begins}`
+      })
+    }
+  )
+}
+
+const EXCERPT_WAIT = Duration.seconds(1)
+const EXCERPT_LENGTH = 200
 
 /** The error of a run request its caller aborted before the response came. */
 const abortedBeforeAnswer = (shownUrl: string): TransportError =>
@@ -113,6 +143,8 @@ export const openRun = (
         const span = hooks?.span
         const scoped = Scope.extend(opening, requestScope)
         const response = yield* (span === undefined ? scoped : Effect.withParentSpan(scoped, span))
+        const refused = notAnEventStream(response, target.shownUrl)
+        if (refused !== undefined) return yield* refused
         return bodyEvents(config, response, timeouts, broke, end, (r) => {
           release = r
         })
