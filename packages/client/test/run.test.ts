@@ -220,6 +220,28 @@ describe("cancellation", () => {
     expect(server().requests.filter((r) => r.path.endsWith("/runs"))).toHaveLength(0)
   })
 
+  it("abort() of a run that just let go of its thread leaves the queued run that took the thread alone", async () => {
+    server().setScript((request) => [Script.text(["re: ", request.text])])
+    let first: TamboStream | undefined
+    // Called by the queued run once it holds the thread: the first run has let go of it and not
+    // yet settled, and its abort must not reach the run now on the thread.
+    const client = makeClient(server(), {
+      beforeRun: ({ message }) => {
+        if (message.content[0]?.type === "text" && message.content[0].text === "queued") first?.abort()
+      }
+    })
+    const threadId = (await client.run("hi").thread).id
+    first = client.run("first", { threadId })
+    const queued = client.run("queued", { threadId, onBusy: "queue" })
+    await settle(first.thread)
+    const result = await settle(queued.thread)
+    expect(result.ok ? texts(result.value.messages).slice(-2) : result.error).toEqual([
+      "user: queued",
+      "assistant: re: queued"
+    ])
+    expect(server().cancels).toEqual([])
+  })
+
   it("cancelRun cancels the current thread's run, also before the server named the thread", async () => {
     server().setScript([Script.delay(200), Script.text("late"), Script.hang()])
     const client = makeClient(server())

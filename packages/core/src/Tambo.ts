@@ -72,6 +72,21 @@ export type BeforeRun = (
   | Effect.Effect<void | Record<string, unknown>>
 
 /**
+ * Which run `cancelRun` cancels.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface CancelRunOptions {
+  /**
+   * Only this run: the thread's active run is cancelled if it is the run of
+   * this id (any of its steps' ids), and left alone if it is another one,
+   * say a run that took the thread once this one let go of it.
+   */
+  readonly runId?: string | undefined
+}
+
+/**
  * Options of one run.
  *
  * @since 0.1.0
@@ -400,9 +415,9 @@ export declare namespace Tambo {
     /**
      * Cancels the active run of a thread (default: the current one; the
      * placeholder finds a run still creating its thread). A run the server
-     * already ended counts as cancelled.
+     * already ended counts as cancelled. With `runId`, only that run.
      */
-    readonly cancelRun: (threadId?: string) => Effect.Effect<void, TamboError>
+    readonly cancelRun: (threadId?: string, options?: CancelRunOptions) => Effect.Effect<void, TamboError>
     readonly registerTool: (tool: Tool.Definition) => Effect.Effect<void, Tool.ToolDefinitionError>
     readonly registerTools: (tools: ReadonlyArray<Tool.Definition>) => Effect.Effect<void, Tool.ToolDefinitionError>
     readonly registerComponent: (component: Tool.AvailableComponent) => Effect.Effect<void, Tool.ToolDefinitionError>
@@ -727,13 +742,14 @@ export const forgetThread = (threadId: string): Effect.Effect<boolean, never, Ta
   Effect.flatMap(Tambo, (tambo) => tambo.forgetThread(threadId))
 
 /**
- * Cancels the active run of a thread (default: the current one).
+ * Cancels the active run of a thread (default: the current one); with
+ * `runId`, only if it is that run.
  *
  * @since 0.2.0
  * @category Accessors
  */
-export const cancelRun = (threadId?: string): Effect.Effect<void, TamboError, Tambo> =>
-  Effect.flatMap(Tambo, (tambo) => tambo.cancelRun(threadId))
+export const cancelRun = (threadId?: string, options?: CancelRunOptions): Effect.Effect<void, TamboError, Tambo> =>
+  Effect.flatMap(Tambo, (tambo) => tambo.cancelRun(threadId, options))
 
 /**
  * Registers a client-side tool for the model.

@@ -454,6 +454,29 @@ describe("cancelling tells the server before closing the connection", () => {
       }).pipe(Effect.provide(tamboLayer(s)))
     }).pipe(Effect.scoped))
 
+  it.live("cancelRun with a runId cancels only that run: another run on the thread goes on", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("hi")])
+      const threadId = (yield* runAll("one")).at(-1)!.threadId
+      server().setScript([Script.text("partial"), Script.hang()])
+      const tambo = yield* Tambo.Tambo
+      const started = yield* Deferred.make<string>()
+      const fiber = yield* tambo.run("two", { threadId }).pipe(
+        Stream.runForEach(({ event }) =>
+          event.type === "RUN_STARTED" ? Deferred.succeed(started, event.runId) : Effect.void
+        ),
+        Effect.fork
+      )
+      const runId = yield* Deferred.await(started)
+      yield* tambo.cancelRun(threadId, { runId: "run_before" })
+      expect(deletes()).toHaveLength(0)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* tambo.cancelRun(threadId, { runId })
+      const error = yield* Fiber.join(fiber).pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "RunCancelledError", runId })
+      expect(deletes()).toHaveLength(1)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("cancelRun of a run the server already ended (404) succeeds silently", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("hi")])

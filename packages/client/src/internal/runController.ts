@@ -59,10 +59,11 @@ export interface RunHooks {
   readonly onThreadId?: ((threadId: string) => void) | undefined
   readonly onFinish: (outcome: Outcome) => void
   /**
-   * Tells the server the run on this thread is cancelled, then closes its
-   * stream (core's `cancelRun`); resolves once done, never rejects.
+   * Tells the server the run is cancelled, then closes its stream (core's
+   * `cancelRun` of the thread, for this run only: another run may have taken
+   * the thread once this one let go of it); resolves once done, never rejects.
    */
-  readonly cancelOnServer?: ((threadId: string) => Promise<void>) | undefined
+  readonly cancelOnServer?: ((threadId: string, runId: string) => Promise<void>) | undefined
 }
 
 /** What an observer of the run's snapshots is told (see `RunController.observe`). */
@@ -88,6 +89,8 @@ export class RunController {
   #resolveDone!: (outcome: Outcome) => void
   #resolveThreadId!: (value: Outcome | { readonly ok: true; readonly threadId: string }) => void
   #fiber: Fiber.RuntimeFiber<void, CoreError> | undefined
+  /** The run id the run's first RUN_STARTED named: core finds the run by any of its steps' ids. */
+  #runId: string | undefined
   #abortReason: AbortReason | undefined
   #abortCause: unknown
   #sink: EventSink | undefined
@@ -129,7 +132,7 @@ export class RunController {
    * Interrupts the run: core aborts the request, cancels the run on the
    * server and marks the thread cancelled. Resolves once all that is done.
    *
-   * Once the server named the run's thread, the server is told first and
+   * Once the server named the run's thread and run, the server is told first and
    * the connection closed after: a connection closed first makes the
    * server cancel the run itself, and the cancel request that follows
    * finds no run (a 404 in the browser's console).
@@ -138,9 +141,9 @@ export class RunController {
     if (this.outcome === undefined && this.#abortReason === undefined) {
       this.#abortReason = reason
       this.#abortCause = cause
-      const told = this.threadId === undefined || reason === "ClientDestroyed"
+      const told = this.threadId === undefined || this.#runId === undefined || reason === "ClientDestroyed"
         ? undefined
-        : this.hooks.cancelOnServer?.(this.threadId)
+        : this.hooks.cancelOnServer?.(this.threadId, this.#runId)
       // The interruption after the server was told only settles what is left (a run ended meanwhile).
       if (told === undefined) this.#fiber?.unsafeInterruptAsFork(FiberId.none)
       else void told.then(() => this.#fiber?.unsafeInterruptAsFork(FiberId.none))
@@ -238,6 +241,14 @@ export class RunController {
         this.threadId = last.threadId
         this.#resolveThreadId({ ok: true, threadId: last.threadId })
         this.hooks.onThreadId?.(last.threadId)
+      }
+      if (this.#runId === undefined) {
+        for (const { event } of chunk) {
+          if (event.type === "RUN_STARTED") {
+            this.#runId = event.runId
+            break
+          }
+        }
       }
       this.latest = last.snapshot
       this.hooks.onEvents?.(chunk)

@@ -139,8 +139,8 @@ export class Runs {
         this.approvals.record(entry, events)
       },
       onThreadId: () => this.notifier.changed(),
-      cancelOnServer: (threadId) =>
-        this.runtime.runtime.runPromise(Effect.ignore(this.runtime.tambo.cancelRun(threadId))).then(
+      cancelOnServer: (threadId, runId) =>
+        this.runtime.runtime.runPromise(Effect.ignore(this.runtime.tambo.cancelRun(threadId, { runId }))).then(
           () => undefined,
           () => undefined
         ),

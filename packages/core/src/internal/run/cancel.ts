@@ -94,21 +94,25 @@ export const orCancellation = (run: RunState, error: TamboError): TamboError => 
 
 /**
  * Cancels the active run of a thread (default: the current one): the run in this client, else
- * what the store shows running (a quiet no-op when idle).
+ * what the store shows running (a quiet no-op when idle). With `runId`, only the run of that id:
+ * another one on the thread (one that took it once that run let go) is left alone.
  *
  * @internal
  */
-export const cancelThread = (env: Env.Env, threadId?: string): Effect.Effect<void, TamboError> =>
+export const cancelThread = (env: Env.Env, threadId?: string, onlyRunId?: string): Effect.Effect<void, TamboError> =>
   Effect.gen(function* () {
     const id = threadId ?? (yield* env.store.currentThreadId)
     // A run creating its thread in the placeholder is known by its lock key until it starts.
     const local = env.activeRuns.get(
       id === ClientState.PLACEHOLDER_THREAD_ID && env.placeholderOwner !== undefined ? env.placeholderOwner : id
     )
-    if (local !== undefined) return yield* local.cancel
+    if (local !== undefined) {
+      if (onlyRunId === undefined || local.ranAs(onlyRunId)) yield* local.cancel
+      return
+    }
     const streaming = (yield* env.store.getThread(id))?.streaming
     const runId = streaming?.status === "idle" ? undefined : streaming?.runId
-    if (runId !== undefined) {
+    if (runId !== undefined && (onlyRunId === undefined || runId === onlyRunId)) {
       // A run the server ended already (404) is cancelled as far as anyone can tell.
       yield* Env.withCredentials(env, (c) => env.transport.cancelRun(c, id, runId)).pipe(
         Effect.catchIf((error) => error._tag === "ApiError" && error.status === 404, () => Effect.void)

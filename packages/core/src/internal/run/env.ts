@@ -37,6 +37,8 @@ export type MakeOptions = Pick<
 /** A run in flight, as other runs and `cancelRun` see it. @internal */
 export interface ActiveRun {
   readonly cancel: Effect.Effect<void>
+  /** The run had this run id (the server's, or RUN_STARTED's) at one of its steps. */
+  readonly ranAs: (runId: string) => boolean
   /** Completes once the run has let go of its thread. */
   readonly done: Effect.Effect<void>
   /** The run ended by asking its caller for its tools' results (`continueRun`), and is finishing. */

@@ -129,6 +129,7 @@ export const hooksOf = (env: Env.Env, run: RunState, span: Tracer.Span): Transpo
   onOpen: (ids) => {
     if (ids.runId !== undefined) {
       run.runId = ids.runId
+      if (!run.runIds.includes(ids.runId)) run.runIds.push(ids.runId)
       // The server took the request's tool results (it names the run only once it has).
       run.awaiting = []
     }

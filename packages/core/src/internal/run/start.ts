@@ -68,6 +68,7 @@ const makeState = (
     entry: {
       cancel: Effect.suspend(() => Cancel.cancel(env, run)),
       done: Effect.suspend(() => Lock.done(run)),
+      ranAs: (runId) => run.runIds.includes(runId),
       pausedForCaller: () => run.pausedForCaller
     },
     tools: [],
@@ -77,6 +78,7 @@ const makeState = (
     additionalContext: undefined,
     threadId: localId ?? requested,
     runId: undefined,
+    runIds: [],
     lastRunId: undefined,
     serverThreadId: undefined,
     finished: false,

@@ -60,6 +60,8 @@ export interface RunState {
   threadId: string
   /** The server's run of the current step, once the response or RUN_STARTED named it. */
   runId: string | undefined
+  /** Every run id its steps had, for `cancelRun` of one run: a few, one or two a step. */
+  runIds: Array<string>
   /** The last step that finished: the next request's `previousRunId`. */
   lastRunId: string | undefined
   /** A new thread's id from the response headers, until RUN_STARTED moves the run there. */

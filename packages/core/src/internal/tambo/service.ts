@@ -52,7 +52,7 @@ const runs = (
       options?.threadId,
       reason === undefined ? { approved: false } : { approved: false, reason }
     ),
-  cancelRun: (threadId) => Cancel.cancelThread(env, threadId)
+  cancelRun: (threadId, options) => Cancel.cancelThread(env, threadId, options?.runId)
 })
 
 /** Threads: the store's, and the API's through the transport. */
