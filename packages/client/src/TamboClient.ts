@@ -771,8 +771,9 @@ export class TamboClient {
    * of those in flight: for each run, its first snapshot (once its first
    * event arrived), the ones `strategy` publishes (core's
    * `SnapshotStrategy.snapshots`), and its final thread (`final: true`,
-   * always, last). Returns the unsubscribe function; unsubscribing cancels
-   * no run. This is how a UI renders streamed text at word boundaries or a
+   * always, last). A listener that throws is logged as a warning and still
+   * called with the next snapshot. Returns the unsubscribe function;
+   * unsubscribing cancels no run. This is how a UI renders streamed text at word boundaries or a
    * few times a second without reading each run's stream itself.
    *
    * @example

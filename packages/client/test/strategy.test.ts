@@ -170,4 +170,19 @@ describe("client.subscribeToSnapshots", () => {
     expect(late.length).toBeGreaterThan(2)
     unsubscribeLate()
   })
+
+  it("a listener that throws is logged and still gets the run's next snapshots, the final one last", async () => {
+    server().setScript([Script.text(["a", "b", "c"])])
+    const client = makeClient(server())
+    const received: Array<RunSnapshot> = []
+    client.subscribeToSnapshots((snapshot) => {
+      received.push(snapshot)
+      if (received.length === 1) throw new Error("the listener broke")
+    })
+    const final = await client.run("go").thread
+    await waitFor(() => received.at(-1)?.final === true, "the final snapshot")
+    // The first snapshot threw; the final one still came.
+    expect(received.map((snapshot) => snapshot.final)).toEqual([...received.slice(1).map(() => false), true])
+    expect(received.at(-1)!.thread).toBe(final)
+  })
 })

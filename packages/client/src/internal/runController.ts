@@ -66,6 +66,16 @@ export interface RunHooks {
   readonly cancelOnServer?: ((threadId: string, runId: string) => Promise<void>) | undefined
 }
 
+/**
+ * Tells an observer something: a throw (the app's listener) is logged as a
+ * warning, and the observer is still told what comes next.
+ */
+const told = (tell: () => void): Effect.Effect<void> =>
+  Effect.catchAll(
+    Effect.try(tell),
+    ({ error }) => Effect.logWarning(`A listener of subscribeToSnapshots threw: ${String(error)}`)
+  )
+
 /** What an observer of the run's snapshots is told (see `RunController.observe`). */
 export interface SnapshotObserver {
   /** A snapshot the strategy published. */
@@ -192,16 +202,12 @@ export class RunController {
       Stream.fromQueue(dequeue).pipe(
         Stream.takeWhile(isRunEvent),
         SnapshotStrategy.snapshots(strategy),
-        Stream.runForEach((thread) =>
-          Effect.sync(() => {
-            if (!stopped) observer.onSnapshot(thread)
-          })
-        ),
+        Stream.runForEach((thread) => stopped ? Effect.void : told(() => observer.onSnapshot(thread))),
         // The queue ends with END, published once the outcome is known: `latest` is final.
-        Effect.zipRight(Effect.sync(() => {
-          if (stopped) return
+        Effect.zipRight(Effect.suspend(() => {
+          if (stopped) return Effect.void
           stopped = true
-          observer.onEnd(this.latest)
+          return told(() => observer.onEnd(this.latest))
         })),
         Effect.ensuring(unsubscribe)
       )
