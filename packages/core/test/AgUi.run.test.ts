@@ -2,7 +2,7 @@
 // SDK half of the differential tests sits beside each case, compared with runReference's
 // conversation for the same script.
 import { describe, expect, it, vi } from "@effect/vitest"
-import { AgUiAgent } from "@tambo-effect/testing"
+import { AgUiAgent, HostileServer } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -293,6 +293,41 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(error._tag).toBe("RunCancelledError")
         expect(yield* Effect.promise(() => agent.requests[0]!.ended)).toBe("closed")
       })))
+
+  it.live("an agent whose RUN_STARTED names a thread of its own: the run stays on the thread it was sent for, the reply after the message", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      // An agent that makes up a thread id for every run instead of the one it was sent.
+      const ownThread = (n: number) =>
+        HostileServer.frames([
+          JSON.stringify({ type: "RUN_STARTED", threadId: `agents_thread_${n}`, runId: `agents_run_${n}` }),
+          JSON.stringify({ type: "TEXT_MESSAGE_START", messageId: `reply_${n}`, role: "assistant" }),
+          JSON.stringify({ type: "TEXT_MESSAGE_CONTENT", messageId: `reply_${n}`, delta: `reply ${n}` }),
+          JSON.stringify({ type: "TEXT_MESSAGE_END", messageId: `reply_${n}` }),
+          JSON.stringify({ type: "RUN_FINISHED", threadId: `agents_thread_${n}`, runId: `agents_run_${n}` })
+        ])
+      yield* Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const sent: Array<string> = []
+        const sentThread = () => {
+          for (const request of server.requests) sent.push((JSON.parse(request.body) as { readonly threadId: string }).threadId)
+        }
+        server.respond(ownThread(1))
+        const first = yield* runToEnd("hello")
+        sentThread()
+        server.respond(ownThread(2))
+        const second = Chunk.toReadonlyArray(yield* Stream.runCollect(tambo.run("again", { threadId: first.thread.id })))
+        sentThread()
+        expect(sent).toEqual([first.thread.id, first.thread.id])
+        expect(first.thread.id).toMatch(/^thr_/)
+        expect(second.every((e) => e.threadId === first.thread.id)).toBe(true)
+        const threads = Object.keys((yield* tambo.state).threadMap).filter((id) => id !== "placeholder")
+        expect(threads).toEqual([first.thread.id])
+        const thread = (yield* tambo.state).threadMap[first.thread.id]!.thread
+        expect(thread.messages.map((m) => [m.role, m.content.map((c) => c.type === "text" ? c.text : c.type).join("")]))
+          .toEqual([["user", "hello"], ["assistant", "reply 1"], ["user", "again"], ["assistant", "reply 2"]])
+      }).pipe(Effect.provide(AgUi.layer({ url: server.url })))
+    })))
 
   // Was an ApiError (BadRequest, INVALID_AG_UI_INPUT) while AgUiError was internal.
   it.live("a conversation that cannot be sent fails the run with an AgUiError (InvalidInput) before any request", () =>

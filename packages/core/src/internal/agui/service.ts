@@ -7,6 +7,7 @@
  * @internal
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -22,6 +23,26 @@ import { withPause } from "./pause.js"
 import { buildRunAgentInput } from "./runAgentInput.js"
 import { runAgent } from "./transport.js"
 import { unsupported } from "./unsupported.js"
+
+/**
+ * The thread is the client's, as `HttpAgent` keeps its own: a `RUN_STARTED` or `RUN_FINISHED`
+ * naming another (an agent that makes up an id per run) is read as naming the thread the run was
+ * sent for. Adopted, it would move the run's reply off the thread holding its message.
+ */
+const onThreadSent = (threadId: string) =>
+<E, R>(events: Stream.Stream<Transport.RunStreamEvent, E, R>): Stream.Stream<Transport.RunStreamEvent, E, R> =>
+  Stream.mapChunks(events, (chunk) => {
+    let out: Array<Transport.RunStreamEvent> | undefined
+    let i = 0
+    for (const event of chunk) {
+      if ((event.type === "RUN_STARTED" || event.type === "RUN_FINISHED") && event.threadId !== threadId) {
+        out ??= Chunk.toArray(chunk)
+        out[i] = { ...event, threadId }
+      }
+      i++
+    }
+    return out === undefined ? chunk : Chunk.unsafeFromArray(out)
+  })
 
 const randomId = (prefix: string) => Effect.sync(() => `${prefix}${crypto.randomUUID().replaceAll("-", "")}`)
 
@@ -64,6 +85,7 @@ const run = (
       maxRetries: options.maxRetries,
       maxRetryAfter: options.maxRetryAfter
     }).pipe(
+      onThreadSent(threadId),
       withPause(frontendTools),
       Stream.interruptWhen(Deferred.await(aborted)),
       Stream.provideService(HttpClient.HttpClient, client)
