@@ -662,7 +662,8 @@ export class TamboClient {
    * Sends a message and returns the run as a {@link TamboStream}. The run
    * starts now; iterate the stream or await `stream.thread`. Client-side
    * tools run automatically (unless `autoExecuteTools: false`) and the run
-   * continues with their results.
+   * continues with their results. A message that is neither a string nor
+   * an object rejects the run with a `ConfigError` (`InvalidOption`).
    *
    * @since 0.1.0
    */

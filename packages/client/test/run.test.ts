@@ -261,6 +261,19 @@ describe("cancellation", () => {
 })
 
 describe("failures", () => {
+  it("a message that is not one rejects the run with ConfigError; no run is left in flight, cancelRun and destroy end", async () => {
+    const client = makeClient(server())
+    for (const message of [undefined, null]) {
+      const stream = client.run(message as unknown as string)
+      await expect(stream.thread).rejects.toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      await expect(stream.threadId).rejects.toMatchObject({ _tag: "ConfigError" })
+    }
+    expect(client.hasActiveRun()).toBe(false)
+    await client.cancelRun()
+    await client.destroy()
+    expect(server().requests.filter((r) => r.path.endsWith("/runs"))).toHaveLength(0)
+  })
+
   it("RUN_ERROR rejects with its code, status and retryability, and the thread records it", async () => {
     server().setScript([
       Script.text("so far"),

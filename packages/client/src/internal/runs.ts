@@ -10,7 +10,7 @@
  */
 import { isLocalThreadId, LOCAL_THREAD_PREFIX, PLACEHOLDER_THREAD_ID } from "@tambo-effect/core/ClientState"
 import type * as Tambo from "@tambo-effect/core/Tambo"
-import type { TamboError } from "@tambo-effect/core/TamboError"
+import { ConfigError, type TamboError } from "@tambo-effect/core/TamboError"
 import type { InitialInputMessage } from "@tambo-effect/core/Types"
 import type * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -158,11 +158,25 @@ export class Runs {
     } else if (signal?.aborted === true) {
       run.fail(abortError("SignalAborted", { cause: signal.reason }))
     } else {
+      // Made before the run is in flight: arguments it cannot be made of (a message that is
+      // not one) fail the run, and leave no run in flight that nothing would ever end.
+      let opened: Stream.Stream<Tambo.RunEvent, TamboError>
+      try {
+        opened = open(this.#coreOptions(entry, options))
+      } catch (error) {
+        run.fail(
+          new ConfigError({
+            reason: "InvalidOption",
+            message: `The run's arguments are invalid: ${error instanceof Error ? error.message : String(error)}`
+          })
+        )
+        return stream
+      }
       this.entries.add(entry)
       this.notifier.changed()
       this.snapshots.runStarted(entry)
       signal?.addEventListener("abort", onAbort, { once: true })
-      run.start((effect) => this.runtime.runtime.runFork(effect), open(this.#coreOptions(entry, options)))
+      run.start((effect) => this.runtime.runtime.runFork(effect), opened)
     }
     return stream
   }
