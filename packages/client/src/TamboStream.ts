@@ -287,6 +287,8 @@ const strategyIterator = (run: RunController, strategy: SnapshotStrategy.Strateg
       if (!closed) {
         closed = true
         stop()
+        // A next() waiting for a snapshot ends too: none will come.
+        notify()
         await run.abort("IteratorClosed")
       }
       return DONE

@@ -132,6 +132,32 @@ describe("stream.snapshots({ strategy })", () => {
     expect(outcome.ok || outcome.error.name).toBe("AbortError")
     await waitFor(() => server().cancels.length === 1, "the server to record the cancel")
   })
+
+  it("return() while a next() waits for a snapshot ends that next() too, as the other iterators do", async () => {
+    let open!: () => void
+    const opened = new Promise<void>((resolve) => (open = resolve))
+    // The server answers nothing until the end of the test: every next() waits.
+    server().setScript(async () => {
+      await opened
+      return [Script.text("late")]
+    })
+    const client = makeClient(server())
+    try {
+      const iterators = {
+        events: (stream: TamboStream) => stream[Symbol.asyncIterator](),
+        snapshots: (stream: TamboStream) => stream.snapshots(),
+        strategy: (stream: TamboStream) => stream.snapshots({ strategy: SnapshotStrategy.wordBoundary })
+      }
+      for (const [name, make] of Object.entries(iterators)) {
+        const iterator = make(client.run(name, { threadId: client.startNewThread() }))
+        const waiting = iterator.next()
+        await iterator.return!()
+        expect([name, await waiting]).toEqual([name, { done: true, value: undefined }])
+      }
+    } finally {
+      open()
+    }
+  })
 })
 
 describe("client.subscribeToSnapshots", () => {
