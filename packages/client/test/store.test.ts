@@ -1,8 +1,8 @@
 import { Script } from "@tambo-effect/testing"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { createStore } from "zustand/vanilla"
 import { type ClientState, createInitialState, InMemoryStore, type TamboStore } from "../src/index.js"
-import { makeClient, texts, useServer } from "./helpers.js"
+import { makeClient, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -39,6 +39,33 @@ describe("getState / subscribe", () => {
     store.setState({ ...state, currentThreadId: "d" })
     await Promise.resolve()
     expect(calls).toBe(1)
+  })
+
+  it("a listener that throws is logged: the other listeners still hear of the change, and so does it of the next", async () => {
+    const client = makeClient(server())
+    const store = client.getStore()
+    const state = client.getState()
+    // The facade logs a throwing listener through Effect's default logger, to the console.
+    const consoleLog = vi.spyOn(console, "log").mockImplementation(() => undefined)
+    let throwing = 0
+    let other = 0
+    client.subscribe(() => {
+      throwing++
+      throw new Error("the listener broke")
+    })
+    client.subscribe(() => other++)
+    store.setState({ ...state, currentThreadId: "a" })
+    await Promise.resolve()
+    expect([throwing, other]).toEqual([1, 1])
+    store.setState({ ...state, currentThreadId: "b" })
+    await Promise.resolve()
+    expect([throwing, other]).toEqual([2, 2])
+    await waitFor(() => consoleLog.mock.calls.length === 2)
+    expect(consoleLog.mock.calls.map((call) => String(call[0]))).toEqual([
+      expect.stringContaining("A listener of subscribe threw: Error: the listener broke"),
+      expect.stringContaining("A listener of subscribe threw: Error: the listener broke")
+    ])
+    consoleLog.mockRestore()
   })
 
   it("a streamed run notifies no more often than what subscribers see changes, and at least once", async () => {

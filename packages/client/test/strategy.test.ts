@@ -1,6 +1,6 @@
 // Update strategies through the facade: `stream.snapshots({ strategy })` and `subscribeToSnapshots`.
 import { Script } from "@tambo-effect/testing"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { type RunSnapshot, SnapshotStrategy, type TamboStream, type TamboThread } from "../src/index.js"
 import { makeClient, settle, sleep, useServer, waitFor } from "./helpers.js"
 
@@ -200,6 +200,8 @@ describe("client.subscribeToSnapshots", () => {
   it("a listener that throws is logged and still gets the run's next snapshots, the final one last", async () => {
     server().setScript([Script.text(["a", "b", "c"])])
     const client = makeClient(server())
+    // The facade logs a throwing listener through Effect's default logger, to the console.
+    const consoleLog = vi.spyOn(console, "log").mockImplementation(() => undefined)
     const received: Array<RunSnapshot> = []
     client.subscribeToSnapshots((snapshot) => {
       received.push(snapshot)
@@ -210,5 +212,9 @@ describe("client.subscribeToSnapshots", () => {
     // The first snapshot threw; the final one still came.
     expect(received.map((snapshot) => snapshot.final)).toEqual([...received.slice(1).map(() => false), true])
     expect(received.at(-1)!.thread).toBe(final)
+    expect(consoleLog.mock.calls.map((call) => String(call[0]))).toEqual([
+      expect.stringContaining("A listener of subscribeToSnapshots threw: Error: the listener broke")
+    ])
+    consoleLog.mockRestore()
   })
 })

@@ -5,6 +5,7 @@
  * @internal
  */
 import type * as Mcp from "@tambo-effect/core/Mcp"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { TamboClientError } from "../errors.js"
 import { createInitialState, InMemoryStore } from "../Store.js"
@@ -48,7 +49,10 @@ export interface Parts {
  */
 export const make = (options: TamboClientOptions): Either.Either<Parts, TamboClientError> =>
   Either.map(ClientRuntime.make(options, options.store ?? new InMemoryStore(createInitialState())), (runtime) => {
-    const notifier = new Notifier(runtime.store)
+    const notifier = new Notifier(
+      runtime.store,
+      (error) => void runtime.runtime.runFork(Effect.logWarning(`A listener of subscribe threw: ${String(error)}`))
+    )
     const approvals = new Approvals(runtime, notifier)
     const snapshots = new SnapshotSubscriptions()
     return {

@@ -20,8 +20,12 @@ export class Notifier {
   #version = 0
   #lastNotifiedVersion = 0
 
-  constructor(store: TamboStore<ClientState>) {
+  readonly #onListenerError: (error: unknown) => void
+
+  /** `onListenerError` hears of a listener's throw: the other listeners are called all the same. */
+  constructor(store: TamboStore<ClientState>, onListenerError: (error: unknown) => void) {
     this.#store = store
+    this.#onListenerError = onListenerError
   }
 
   /** Calls `listener` after changes; returns the unsubscribe function. Once closed, the listener is never called. */
@@ -64,7 +68,13 @@ export class Notifier {
     if (state === this.#lastNotified && this.#version === this.#lastNotifiedVersion) return
     this.#lastNotified = state
     this.#lastNotifiedVersion = this.#version
-    for (const listener of [...this.#listeners]) listener()
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener()
+      } catch (error) {
+        this.#onListenerError(error)
+      }
+    }
   }
 
   #stopListening() {
