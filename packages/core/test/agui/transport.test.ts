@@ -1,6 +1,7 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import { AgUiAgent, HostileServer } from "@tambo-effect/testing"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -8,6 +9,7 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as util from "node:util"
 import { buildRunAgentInput } from "../../src/internal/agui/runAgentInput.js"
 import { type AgUiRunRequest, runAgent } from "../../src/internal/agui/transport.js"
 import type { RunStreamEvent } from "../../src/TamboTransport.js"
@@ -410,5 +412,54 @@ describe("retries", () => {
       const error = yield* Effect.flip(collect(agent))
       expect(error._tag === "TransportError" && error.reason).toBe("Disconnected")
       expect(agent.requests).toHaveLength(1)
+    }))
+})
+
+describe("no secret of the agent's URL or headers in any error", () => {
+  const password = "pw-SECRET-0001"
+  const token = "qs-SECRET-0002"
+  const bearer = "Bearer hd-SECRET-0003"
+
+  const expectNoSecret = (error: unknown) => {
+    const cause = Cause.fail(error)
+    for (
+      const text of [
+        (error as Error).message,
+        util.inspect(error, { depth: 20, showHidden: true }),
+        JSON.stringify(error),
+        Cause.pretty(cause)
+      ]
+    ) {
+      for (const secret of [password, token, bearer]) expect(text).not.toContain(secret)
+    }
+  }
+
+  const failureAt = (url: string) =>
+    runAgent({ url, input, headers: { authorization: bearer }, maxRetries: 0 }).pipe(
+      Stream.runDrain,
+      Effect.provide(FetchHttpClient.layer),
+      Effect.flip
+    )
+
+  it.scopedLive.each([
+    ["connection reset", () => HostileServer.reset()],
+    ["a 500 with a body", () => HostileServer.status(500, { headers: { "content-type": "application/json" }, body: "{\"message\":\"boom\"}" })],
+    ["a redirect", () => HostileServer.redirect(307, "http://127.0.0.1:1/elsewhere")],
+    ["a 204, with no body", () => HostileServer.status(204)],
+    ["a stream that breaks", () => HostileServer.raw(["HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n5\r\ndata:"])]
+  ] as const)("%s, on a URL with user info or a token in its query", ([, fault]) =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      for (const url of [`${server.url}/agent?token=${token}`, server.url.replace("http://", `http://someone:${password}@`)]) {
+        server.respond(fault())
+        expectNoSecret(yield* failureAt(url))
+      }
+    }))
+
+  it.live("a URL that does not parse: TransportError, without its password or its query", () =>
+    Effect.gen(function*() {
+      const error = yield* failureAt(`http://someone:${password}@127.0.0.1:99999/agent?token=${token}`)
+      expect(error._tag).toBe("TransportError")
+      expectNoSecret(error)
     }))
 })

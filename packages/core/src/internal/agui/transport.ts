@@ -46,10 +46,11 @@ import {
 } from "../../TamboError.js"
 import { decodeSse, type RunStreamEvent } from "../../TamboTransport.js"
 import { errorFromStatus } from "../http/apiError.js"
-import { describeConnectionFailure, displayUrl, hasConnectionCode } from "../http/connectionFailure.js"
+import { displayUrl } from "../http/connectionFailure.js"
 import { parseRetryAfter } from "../http/retryAfter.js"
 import { isRetryable, retrySchedule, withinRetryAfter } from "../http/retryPolicy.js"
-import { safeCause } from "../http/safeCause.js"
+import { disconnected } from "../transport/runBody.js"
+import { connectError } from "../transport/runRequest.js"
 import { expandChunks } from "./chunks.js"
 import { type AgentHeaders, resolveHeaders } from "./headers.js"
 import type * as Wire from "./wire.js"
@@ -176,21 +177,7 @@ export const runAgent = (
   const maxRetries = request.maxRetries ?? 2
   const maxRetryAfter = Duration.decode(request.maxRetryAfter ?? Duration.seconds(60))
   const timedOut = (message: string) => new TransportError({ reason: "Timeout", message, method: "POST", url: shownUrl })
-  const connectError = (error: { readonly message: string; readonly _tag: string; readonly reason?: string }) => {
-    if (error._tag !== "RequestError" || error.reason !== "Transport") {
-      return new TransportError({ reason: "Connect", message: error.message, method: "POST", url: shownUrl, cause: safeCause(error) })
-    }
-    const failure = describeConnectionFailure(error, url)
-    return new TransportError({ reason: failure.reason, message: failure.message, method: "POST", url: failure.url, cause: safeCause(error) })
-  }
-  const broke = (error: { readonly message: string }) =>
-    new TransportError({
-      reason: "Disconnected",
-      message: `The agent's stream broke: ${hasConnectionCode(error) ? describeConnectionFailure(error, url).message : error.message}`,
-      method: "POST",
-      url: shownUrl,
-      cause: safeCause(error)
-    })
+  const broke = (error: { readonly message: string }) => disconnected(error, url)
 
   // A retry is sent only before any byte of the body was read: the status decides. A timeout
   // of our own is not retried (the agent may have started the run).
@@ -221,7 +208,7 @@ export const runAgent = (
       const response = yield* client.execute(post).pipe(
         // Redirects are ours to refuse: fetch would follow them with the app's headers.
         Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" }),
-        Effect.mapError(connectError),
+        Effect.mapError((error) => connectError(error, url)),
         Effect.timeoutFail({ duration: firstByteTimeout, onTimeout: () => firstByteTimedOut("response") })
       )
       return yield* checkStatus(response, shownUrl)

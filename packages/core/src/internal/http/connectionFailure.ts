@@ -23,7 +23,8 @@ export const displayUrl = (url: string): string => {
     const parsed = new URL(url)
     return `${parsed.origin}${parsed.pathname}`
   } catch {
-    return url.replace(/[?#].*$/s, "")
+    // What does not parse may still hold a password before its host.
+    return url.replace(/[?#].*$/s, "").replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/]*@/i, "$1")
   }
 }
 

@@ -71,8 +71,8 @@ const manualRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
     (init) => Effect.provideService(effect, FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" })
   )
 
-/** A failure of the client itself (no response), as a `TransportError` that says what failed. */
-const connectError = (error: HttpClientError.HttpClientError, url: string): TransportError => {
+/** A failure of the client itself (no response), as a `TransportError` that says what failed. @internal */
+export const connectError = (error: HttpClientError.HttpClientError, url: string): TransportError => {
   // The platform's message is only "Transport error (...)": what failed is in its cause.
   if (error._tag !== "RequestError" || error.reason !== "Transport") {
     return new TransportError({
