@@ -198,6 +198,33 @@ describe("AG-UI transport against the scripted agent", () => {
       expect(types(yield* collect(server))).toEqual(["RUN_STARTED", "RUN_FINISHED"])
     }))
 
+  it.scoped("a 200 answered with JSON or HTML rather than an event stream: DecodeError (InvalidResponse) saying what came and how it begins", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.status(200, {
+        headers: { "content-type": "application/json; charset=utf-8" },
+        body: JSON.stringify({ error: "upstream connect error" })
+      }))
+      const json = yield* Effect.flip(collect(server))
+      expect(json).toMatchObject({ _tag: "DecodeError", reason: "InvalidResponse" })
+      expect(json.message).toContain("is not an event stream: status 200, application/json")
+      expect(json.message).toContain("upstream connect error")
+
+      server.respond(HostileServer.status(200, { headers: { "content-type": "text/html" }, body: "<!doctype html><title>Sign in</title>" }))
+      const html = yield* Effect.flip(collect(server))
+      expect(html).toMatchObject({ _tag: "DecodeError", reason: "InvalidResponse" })
+      expect(html.message).toContain("text/html, which begins \"<!doctype html><title>Sign in</title>\"")
+    }))
+
+  it.scopedLive("one whose body never ends fails all the same, without how it begins", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.raw(["HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ntransfer-encoding: chunked\r\n\r\n5\r\n<html\r\n"], { stall: true }))
+      const stalled = yield* Effect.flip(collect(server))
+      expect(stalled).toMatchObject({ _tag: "DecodeError", reason: "InvalidResponse" })
+      expect(stalled.message).toMatch(/status 200, text\/html$/)
+    }))
+
   it.scoped("a malformed frame: DecodeError with the frame", () =>
     Effect.gen(function*() {
       const agent = yield* AgUiAgent.scoped({ script: [AgUiAgent.frame("data: {not json\n\n")] })

@@ -12,6 +12,8 @@
  *   Tambo transport's policy (`internal/http/retryPolicy.ts`: backoff, the
  *   answer's `Retry-After` up to `maxRetryAfter`, at most `maxRetries`
  *   times), never once the body is being read;
+ * - a 2xx that says it is JSON or HTML, not an event stream: `DecodeError`
+ *   (`InvalidResponse`), with how it begins;
  * - a body that breaks or ends before `RUN_FINISHED` / `RUN_ERROR`:
  *   `TransportError` (`Disconnected`); no answer, or no first event, within
  *   `firstByteTimeout` of the last attempt's start, or a read that waits
@@ -51,6 +53,7 @@ import { parseRetryAfter } from "../http/retryAfter.js"
 import { isRetryable, retrySchedule, withinRetryAfter } from "../http/retryPolicy.js"
 import { disconnected } from "../transport/runBody.js"
 import { connectError } from "../transport/runRequest.js"
+import { notAnEventStream } from "../transport/runStream.js"
 import { expandChunks } from "./chunks.js"
 import { type AgentHeaders, resolveHeaders } from "./headers.js"
 import type * as Wire from "./wire.js"
@@ -214,6 +217,8 @@ export const runAgent = (
       return yield* checkStatus(response, shownUrl)
     })
     const response = yield* Effect.retry(attempt, { schedule, while: retryable })
+    const refused = notAnEventStream(response, shownUrl)
+    if (refused !== undefined) return yield* refused
     let terminal: Events.RunFinishedEvent | Events.RunErrorEvent | undefined
     const bytes = response.stream.pipe(
       Stream.mapError(broke),

@@ -64,9 +64,9 @@ const bodyEvents = (
 /**
  * A successful answer that says it is JSON or HTML is no event stream: a gateway's error, or a
  * `tamboUrl` that is not the API. It fails with what it is and how it begins, rather than as a
- * stream that ended before RUN_FINISHED.
+ * stream that ended before RUN_FINISHED. Shared with the AG-UI transport. @internal
  */
-const notAnEventStream = (
+export const notAnEventStream = (
   response: HttpClientResponse.HttpClientResponse,
   shownUrl: string
 ): Effect.Effect<never, DecodeError> | undefined => {
