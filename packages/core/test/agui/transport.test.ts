@@ -290,6 +290,25 @@ describe("AG-UI transport against the scripted agent", () => {
       ])
     }))
 
+  it.scopedLive("a 503 whose body never ends: TransportError (Timeout) after firstByteTimeout, not sent again", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.raw(
+        ["HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"mess"],
+        { stall: true }
+      ))
+      const error = yield* runAgent({ url: server.url, input, firstByteTimeout: 150 }).pipe(
+        Stream.runDrain,
+        Effect.provide(FetchHttpClient.layer),
+        Effect.flip
+      )
+      expect(error._tag === "TransportError" && [error.reason, error.message]).toEqual([
+        "Timeout",
+        `No response within firstByteTimeout (150 ms) from ${server.url}/`
+      ])
+      expect(server.requests).toHaveLength(1)
+    }))
+
   it.scopedLive("a stream that stalls after its first event: TransportError (Timeout) after idleTimeout, the events before it delivered", () =>
     Effect.gen(function*() {
       const server = yield* HostileServer.scoped

@@ -208,13 +208,14 @@ export const runAgent = (
     let openedAt = 0
     const attempt = Effect.gen(function*() {
       openedAt = yield* Clock.currentTimeMillis
-      const response = yield* client.execute(post).pipe(
+      return yield* client.execute(post).pipe(
         // Redirects are ours to refuse: fetch would follow them with the app's headers.
         Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" }),
         Effect.mapError((error) => connectError(error, url)),
+        // An error's body is read within the deadline too: it may never end.
+        Effect.flatMap((response) => checkStatus(response, shownUrl)),
         Effect.timeoutFail({ duration: firstByteTimeout, onTimeout: () => firstByteTimedOut("response") })
       )
-      return yield* checkStatus(response, shownUrl)
     })
     const response = yield* Effect.retry(attempt, { schedule, while: retryable })
     const refused = notAnEventStream(response, shownUrl)
