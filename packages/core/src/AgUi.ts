@@ -82,7 +82,7 @@ export interface AgentOptions {
   readonly headers?: AgentHeaders | undefined
   /** How long to wait for the response's status and headers, and for its first event. Default 60 s. */
   readonly firstByteTimeout?: Duration.DurationInput | undefined
-  /** How long any read of the body may wait. Default 120 s. */
+  /** How long any read of the body after its first event may wait (until then, `firstByteTimeout` applies). Default 120 s. */
   readonly idleTimeout?: Duration.DurationInput | undefined
   /** The largest event, in characters of its data. Default 16 MiB. */
   readonly maxFrameBytes?: number | undefined

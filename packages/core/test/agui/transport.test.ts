@@ -9,6 +9,8 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as http from "node:http"
+import type * as net from "node:net"
 import * as util from "node:util"
 import { buildRunAgentInput } from "../../src/internal/agui/runAgentInput.js"
 import { type AgUiRunRequest, runAgent } from "../../src/internal/agui/transport.js"
@@ -341,6 +343,47 @@ describe("AG-UI transport against the scripted agent", () => {
       ])
       // Our own timeout is not retried: the agent may have started the run.
       expect(server.requests).toHaveLength(1)
+    }))
+
+  it.scoped("a first event later than idleTimeout but within firstByteTimeout is waited for", () =>
+    Effect.gen(function*() {
+      // An agent that sends its headers at once and its events only when released.
+      let release!: () => void
+      const released = new Promise<void>((resolve) => release = resolve)
+      let answered!: () => void
+      const headersSent = new Promise<void>((resolve) => answered = resolve)
+      const server = yield* Effect.acquireRelease(
+        Effect.async<http.Server>((resume) => {
+          const created = http.createServer((request, response) => {
+            request.resume()
+            response.writeHead(200, { "content-type": "text/event-stream" })
+            response.flushHeaders()
+            answered()
+            void released.then(() =>
+              response.end(
+                `data: ${JSON.stringify({ type: "RUN_STARTED", threadId: "t1", runId: "r1" })}\n\n` +
+                  `data: ${JSON.stringify({ type: "RUN_FINISHED", threadId: "t1", runId: "r1" })}\n\n`
+              )
+            )
+          })
+          created.listen(0, "127.0.0.1", () => resume(Effect.succeed(created)))
+        }),
+        (created) => Effect.async<void>((resume) => {
+          created.closeAllConnections()
+          created.close(() => resume(Effect.void))
+        })
+      )
+      const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/agent`
+      const fiber = yield* Effect.fork(collect({ url }, undefined, { firstByteTimeout: "60 seconds", idleTimeout: "1 second" }))
+      yield* Effect.promise(() => headersSent)
+      // Once the body is being read (a timer of a second, if there is one), a second and more passes.
+      for (let polls = 0; polls < 40; polls++) {
+        if (Chunk.toReadonlyArray(yield* TestClock.sleeps()).some((wake) => wake <= 1000)) break
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      }
+      yield* TestClock.adjust("2 seconds")
+      release()
+      expect(types(yield* Fiber.join(fiber))).toEqual(["RUN_STARTED", "RUN_FINISHED"])
     }))
 
   it.scopedLive("a first event in time ends the deadline: then each read has idleTimeout", () =>

@@ -78,7 +78,7 @@ export interface AgUiRunRequest {
   readonly maxFrameBytes?: number | undefined
   /** How long to wait for the response's status and headers, and for its first event. Default 60 s. */
   readonly firstByteTimeout?: Duration.DurationInput | undefined
-  /** How long any read of the body may wait. Default 120 s. */
+  /** How long any read of the body after its first event may wait (until then, `firstByteTimeout` applies). Default 120 s. */
   readonly idleTimeout?: Duration.DurationInput | undefined
   /** How many times a 429/502/503/504 or a failed connection is sent again. Default 2. */
   readonly maxRetries?: number | undefined
@@ -221,14 +221,17 @@ export const runAgent = (
     const refused = notAnEventStream(response, shownUrl)
     if (refused !== undefined) return yield* refused
     let terminal: Events.RunFinishedEvent | Events.RunErrorEvent | undefined
-    const bytes = response.stream.pipe(
-      Stream.mapError(broke),
-      Stream.timeoutFail(
-        () =>
-          timedOut(`The agent's stream got nothing for idleTimeout (${Duration.toMillis(idleTimeout)} ms) from ${shownUrl}`),
-        idleTimeout
-      )
-    )
+    // Until the first event, reads wait for the first-byte deadline alone (below); then each has idleTimeout.
+    let sawEvent = false
+    const pullBytes = yield* Stream.toPull(Stream.mapError(response.stream, broke))
+    const idleRead = pullBytes.pipe(Effect.timeoutFail({
+      duration: idleTimeout,
+      onTimeout: () =>
+        Option.some(
+          timedOut(`The agent's stream got nothing for idleTimeout (${Duration.toMillis(idleTimeout)} ms) from ${shownUrl}`)
+        )
+    }))
+    const bytes = Stream.repeatEffectChunkOption(Effect.suspend(() => sawEvent ? idleRead : pullBytes))
     // The first event is due within what is left of firstByteTimeout (headers and then nothing,
     // or only comments, is no answer); after it, each read within idleTimeout.
     const pull = yield* Stream.toPull(expandChunks(decodeSse(bytes, { maxFrameBytes: request.maxFrameBytes })))
@@ -243,6 +246,7 @@ export const runAgent = (
         onSome: (error) => Effect.fail(error)
       }))
     )
+    sawEvent = true
     const events = Stream.concat(Stream.fromChunk(first), Stream.repeatEffectChunkOption(pull)).pipe(
       // The run settles at its terminal event, not at the connection's end.
       Stream.takeUntil((event) => {
