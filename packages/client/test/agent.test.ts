@@ -220,6 +220,10 @@ describe("TamboClient with an AG-UI agent", () => {
       expect(create, url).toThrow(ConfigError)
       expect(create, url).toThrow(expect.objectContaining({ reason: "InvalidUrl" }))
     }
+    // Nor does the error show what may be a password or a token.
+    expect(() => new TamboClient({ agent: { url: "http://user:PASSWORD@host:99999/agent?token=TOKEN" } })).toThrow(
+      expect.objectContaining({ reason: "InvalidUrl", message: expect.not.stringMatching(/PASSWORD|TOKEN/) })
+    )
   })
 
   it("a Tambo client's backend is \"tambo\"", async () => {

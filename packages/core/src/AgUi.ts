@@ -45,6 +45,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Auth from "./Auth.js"
 import type * as ClientState from "./ClientState.js"
+import type { ConfigError } from "./TamboError.js"
 import * as Tambo from "./Tambo.js"
 import * as Transport from "./TamboTransport.js"
 import * as ThreadStore from "./ThreadStore.js"
@@ -119,13 +120,16 @@ export interface Options extends
  * The transport: runs go to the agent with the conversation from the
  * `ThreadStore` in the context (the one the `Tambo` service writes); every
  * other call fails with an `ApiError` saying an AG-UI agent does not offer it.
+ * Options that cannot work (a `url` that does not parse, a timeout that is
+ * not a positive duration, a `maxFrameBytes` that is not a positive integer)
+ * fail it with a `ConfigError`, as `TamboConfig` does for the Tambo API.
  *
  * @since 0.2.0
  * @category Constructors
  */
 export const makeTransport: (
   options: AgentOptions
-) => Effect.Effect<Transport.TamboTransport.Service, never, ThreadStore.ThreadStore | HttpClient.HttpClient> =
+) => Effect.Effect<Transport.TamboTransport.Service, ConfigError, ThreadStore.ThreadStore | HttpClient.HttpClient> =
   internal.makeTransport
 
 /**
@@ -136,7 +140,7 @@ export const makeTransport: (
  */
 export const layerTransport = (
   options: AgentOptions
-): Layer.Layer<Transport.TamboTransport, never, ThreadStore.ThreadStore | HttpClient.HttpClient> =>
+): Layer.Layer<Transport.TamboTransport, ConfigError, ThreadStore.ThreadStore | HttpClient.HttpClient> =>
   Layer.effect(Transport.TamboTransport, makeTransport(options))
 
 /**
@@ -171,7 +175,7 @@ export type Provided =
  * @since 0.2.0
  * @category Layers
  */
-export const layer = (options: Options): Layer.Layer<Provided, Tool.ToolDefinitionError> => {
+export const layer = (options: Options): Layer.Layer<Provided, Tool.ToolDefinitionError | ConfigError> => {
   const service = Layer.scoped(
     Tambo.Tambo,
     Effect.gen(function*() {

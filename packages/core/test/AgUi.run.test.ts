@@ -8,6 +8,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as AgUi from "../src/AgUi.js"
@@ -106,6 +107,31 @@ const forkUntilFirstReply = Effect.gen(function*() {
     Effect.fork
   )
   return { tambo, fiber, threadId: yield* Deferred.await(seen) }
+})
+
+describe("AgUi.layer's options", () => {
+  const build = (options: Partial<AgUi.Options>) =>
+    Effect.flip(Effect.scoped(Layer.build(AgUi.layer({ url: "http://127.0.0.1:1/agent", ...options }))))
+
+  it.effect("an agent URL that is not one is a ConfigError (InvalidUrl) when the layer is built, showing neither its password nor its query", () =>
+    Effect.gen(function*() {
+      const error = yield* build({ url: "http://user:PASSWORD@host:99999/agent?token=TOKEN" })
+      expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidUrl" })
+      expect(error.message).toContain("http://host:99999/agent")
+      expect(error.message).not.toMatch(/PASSWORD|TOKEN/)
+    }))
+
+  it.effect.each([
+    ["firstByteTimeout", { firstByteTimeout: 0 }],
+    ["idleTimeout", { idleTimeout: "soon" }],
+    ["maxRetryAfter", { maxRetryAfter: -1 }],
+    ["maxFrameBytes", { maxFrameBytes: 1.5 }]
+  ] as const)("%s that is not positive is a ConfigError (InvalidOption) naming it, when the layer is built", ([name, options]) =>
+    Effect.gen(function*() {
+      const error = yield* build(options as Partial<AgUi.Options>)
+      expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      expect(error.message).toContain(name)
+    }))
 })
 
 describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {

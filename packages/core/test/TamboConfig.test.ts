@@ -80,4 +80,12 @@ describe("TamboConfig", () => {
       expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
       expect(error.message).toContain(name)
     }))
+
+  it.effect("a tamboUrl that is not a URL is a ConfigError (InvalidUrl) that shows neither its password nor its query", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(TamboConfig.make({ apiKey: "k", tamboUrl: "http://user:PASSWORD@host:99999/api?token=TOKEN" }))
+      expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidUrl" })
+      expect(error.message).toContain("http://host:99999/api")
+      expect(error.message).not.toMatch(/PASSWORD|TOKEN/)
+    }))
 })

@@ -34,23 +34,10 @@ export interface AgentLayerOptions extends AgUi.Options {
 const TAMBO_CONNECTION = ["apiKey", "tamboUrl", "environment", "userKey", "userToken"] as const
 type TamboConnectionOption = typeof TAMBO_CONNECTION[number]
 
-/** The agent's URL, if it is one a `fetch` can POST to. */
-const checkUrl = (url: unknown): ConfigError | undefined => {
-  let parsed: URL | undefined
-  try {
-    parsed = typeof url === "string" && url !== "" ? new URL(url) : undefined
-  } catch {
-    parsed = undefined
-  }
-  return parsed !== undefined && (parsed.protocol === "http:" || parsed.protocol === "https:")
-    ? undefined
-    : new ConfigError({ reason: "InvalidUrl", message: `agent.url is not an http(s) URL: ${String(url)}` })
-}
-
 /**
  * The runtime's Layer for an agent. Fails, as the client's constructor throws,
- * with a `ConfigError` for an `apiKey` or user beside the agent or a URL
- * that is not http(s).
+ * with a `ConfigError` for an `apiKey` or user beside the agent, and (from
+ * core's `AgUi.layer`) for a URL that is not http(s) or bounds that cannot work.
  */
 export const layer = (options: AgentLayerOptions): Layer.Layer<Services, ConfigError | Tool.ToolDefinitionError> => {
   const conflicting = TAMBO_CONNECTION.filter((name) => options.given[name] !== undefined)
@@ -62,8 +49,6 @@ export const layer = (options: AgentLayerOptions): Layer.Layer<Services, ConfigE
       })
     )
   }
-  const invalid = checkUrl(options.url)
-  if (invalid !== undefined) return Layer.fail(invalid)
   // MCP servers the app lists run in the client: their tools are offered to the agent like the app's.
   const mcp = Mcp.layerWith({
     servers: options.mcpServers ?? [],

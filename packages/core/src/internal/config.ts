@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { Environment, Options, Resolved } from "../TamboConfig.js"
 import { ConfigError } from "../TamboError.js"
+import { displayUrl } from "./http/connectionFailure.js"
 
 /** The default limit of one event of a run stream: 16 MiB. */
 const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
@@ -29,8 +30,8 @@ const isKey = (value: unknown): boolean => {
 const missingApiKey = (name: string) =>
   new ConfigError({ reason: "MissingApiKey", message: `${name} is missing or empty: an API key is required` })
 
-/** A positive duration, or a `ConfigError` (`InvalidOption`) that names the option. */
-const positiveDuration = (
+/** A positive duration, or a `ConfigError` (`InvalidOption`) that names the option. @internal */
+export const positiveDuration = (
   name: string,
   input: Duration.DurationInput | undefined,
   fallback: Duration.Duration
@@ -67,9 +68,21 @@ const baseUrlOf = (
   const rawUrl = options.tamboUrl ?? environments[options.environment ?? "production"]
   return Effect.try({
     try: () => new URL(rawUrl).toString().replace(/\/+$/, ""),
-    catch: () => new ConfigError({ reason: "InvalidUrl", message: `Not a URL: ${rawUrl}` })
+    catch: () => notAUrl(rawUrl)
   })
 }
+
+/** A URL that does not parse, shown without what may be a password or a token in it. */
+const notAUrl = (rawUrl: string): ConfigError =>
+  new ConfigError({ reason: "InvalidUrl", message: `Not a URL: ${displayUrl(rawUrl)}` })
+
+/** `maxFrameBytes`, a positive integer, or a `ConfigError` (`InvalidOption`). @internal */
+export const positiveFrameBytes = (maxFrameBytes: number): Effect.Effect<number, ConfigError> =>
+  Number.isInteger(maxFrameBytes) && maxFrameBytes > 0
+    ? Effect.succeed(maxFrameBytes)
+    : Effect.fail(
+      new ConfigError({ reason: "InvalidOption", message: `maxFrameBytes must be a positive integer, got ${String(maxFrameBytes)}` })
+    )
 
 /** The run stream's bounds, each checked and defaulted. */
 const streamBoundsOf = (options: Options) =>
@@ -77,13 +90,7 @@ const streamBoundsOf = (options: Options) =>
     const firstByteTimeout = yield* positiveDuration("firstByteTimeout", options.firstByteTimeout, Duration.seconds(60))
     const idleTimeout = yield* positiveDuration("idleTimeout", options.idleTimeout, Duration.seconds(120))
     const maxRetryAfter = yield* positiveDuration("maxRetryAfter", options.maxRetryAfter, Duration.seconds(60))
-    const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES
-    if (!Number.isInteger(maxFrameBytes) || maxFrameBytes <= 0) {
-      return yield* new ConfigError({
-        reason: "InvalidOption",
-        message: `maxFrameBytes must be a positive integer, got ${String(maxFrameBytes)}`
-      })
-    }
+    const maxFrameBytes = yield* positiveFrameBytes(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES)
     return { firstByteTimeout, idleTimeout, maxRetryAfter, maxFrameBytes }
   })
 

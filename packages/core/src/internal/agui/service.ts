@@ -9,15 +9,18 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import type { AgentOptions } from "../../AgUi.js"
-import type { TamboError } from "../../TamboError.js"
+import { ConfigError, type TamboError } from "../../TamboError.js"
 import * as Transport from "../../TamboTransport.js"
 import * as ThreadStore from "../../ThreadStore.js"
 import type * as Tool from "../../Tool.js"
 import type * as Types from "../../Types.js"
+import * as Config from "../config.js"
+import { displayUrl } from "../http/connectionFailure.js"
 import { onNewThread, onThread } from "./conversation.js"
 import { withPause } from "./pause.js"
 import { buildRunAgentInput } from "./runAgentInput.js"
@@ -42,6 +45,29 @@ const onThreadSent = (threadId: string) =>
       i++
     }
     return out === undefined ? chunk : Chunk.unsafeFromArray(out)
+  })
+
+/** The agent's URL, if it is one a `fetch` can POST to; shown without what may be a password or a token in it. */
+const checkUrl = (url: unknown): Effect.Effect<void, ConfigError> => {
+  const parsed = typeof url === "string" && URL.canParse(url) ? new URL(url) : undefined
+  return parsed !== undefined && (parsed.protocol === "http:" || parsed.protocol === "https:")
+    ? Effect.void
+    : Effect.fail(
+      new ConfigError({
+        reason: "InvalidUrl",
+        message: `The agent's url is not an http(s) URL: ${displayUrl(String(url))}`
+      })
+    )
+}
+
+/** The agent's options, checked once when its transport is made rather than at every run. */
+const checkOptions = (options: AgentOptions): Effect.Effect<void, ConfigError> =>
+  Effect.gen(function*() {
+    yield* checkUrl(options.url)
+    yield* Config.positiveDuration("firstByteTimeout", options.firstByteTimeout, Duration.seconds(60))
+    yield* Config.positiveDuration("idleTimeout", options.idleTimeout, Duration.seconds(120))
+    yield* Config.positiveDuration("maxRetryAfter", options.maxRetryAfter, Duration.seconds(60))
+    if (options.maxFrameBytes !== undefined) yield* Config.positiveFrameBytes(options.maxFrameBytes)
   })
 
 const randomId = (prefix: string) => Effect.sync(() => `${prefix}${crypto.randomUUID().replaceAll("-", "")}`)
@@ -95,8 +121,9 @@ const run = (
 /** The transport over the agent, reading the conversation from the `ThreadStore` in the context. */
 export const makeTransport = (
   options: AgentOptions
-): Effect.Effect<Transport.TamboTransport.Service, never, ThreadStore.ThreadStore | HttpClient.HttpClient> =>
+): Effect.Effect<Transport.TamboTransport.Service, ConfigError, ThreadStore.ThreadStore | HttpClient.HttpClient> =>
   Effect.gen(function*() {
+    yield* checkOptions(options)
     const store = yield* ThreadStore.ThreadStore
     const client = yield* HttpClient.HttpClient
     return Transport.TamboTransport.of({
