@@ -13,7 +13,7 @@ import * as ClientState from "../src/ClientState.js"
 import * as TamboUsers from "../src/TamboUsers.js"
 import * as Tool from "../src/Tool.js"
 import { useServer } from "./helpers.js"
-import { mcpServer } from "./mcp/server.js"
+import { eventually, gatedMcpServer } from "./mcp/server.js"
 import { calculator } from "./mcp/tools.js"
 
 const server = useServer()
@@ -198,31 +198,17 @@ describe("TamboUsers", () => {
 
   it.scopedLive("a user's service with an MCP connection is released, invalidated or closed: its session ends on the server", () =>
     Effect.gen(function*() {
-      const mcp = yield* mcpServer({ setup: calculator })
-      /** Until `sessions` sessions asked for their tools, which the client does once it holds the session. */
-      const connected = (sessions: number) =>
-        Effect.gen(function*() {
-          const listing = () => {
-            const posts = new Map<unknown, number>()
-            for (const r of mcp.requests) {
-              const id = r.headers["mcp-session-id"]
-              if (r.method === "POST" && id !== undefined) posts.set(id, (posts.get(id) ?? 0) + 1)
-            }
-            return Array.from(posts.values()).filter((n) => n >= 2).length
-          }
-          while (listing() < sessions) yield* Effect.sleep("5 millis")
-        })
-      const deletes = () => mcp.requests.filter((r) => r.method === "DELETE").length
+      const mcp = yield* gatedMcpServer(calculator)
       const scope = yield* Scope.make()
       const users = yield* Scope.extend(TamboUsers.make(options({ mcpServers: [{ url: mcp.url }] })), scope)
       yield* Effect.scoped(users.get("ann"))
-      yield* connected(1)
+      yield* eventually("ann's session listed", () => mcp.listed() === 1)
       yield* users.invalidate("ann")
-      expect(deletes()).toBe(1)
+      expect(mcp.deletes()).toBe(1)
       yield* Effect.scoped(users.get("ben"))
-      yield* connected(2)
+      yield* eventually("ben's session listed", () => mcp.listed() === 2)
       yield* Scope.close(scope, Exit.void)
-      expect(deletes()).toBe(2)
+      expect(mcp.deletes()).toBe(2)
     }), 20_000)
 
   it.effect("closing the scope releases every user's service: a run in flight is interrupted", () =>
@@ -313,31 +299,17 @@ describe("TamboUsers with maxUsers", () => {
   it.scopedLive("a service still closing counts until it is closed: its user's next call waits for it", () =>
     Effect.gen(function*() {
       // The user's MCP session ends with a DELETE, which the server holds: the old service is closing meanwhile.
-      const listed = yield* Deferred.make<void>()
-      const deleting = yield* Deferred.make<void>()
-      let letGo: () => void = () => undefined
-      const gate = new Promise<void>((resolve) => (letGo = resolve))
-      let sessionPosts = 0
-      const mcp = yield* mcpServer({
-        setup: calculator,
-        beforeSessionRequest: async (request) => {
-          // The handshake's notification, then the tools listed: the client holds the session.
-          if (request.method === "POST" && ++sessionPosts === 2) Deferred.unsafeDone(listed, Exit.void)
-          if (request.method !== "DELETE") return
-          Deferred.unsafeDone(deleting, Exit.void)
-          await gate
-        }
-      })
-      yield* Effect.addFinalizer(() => Effect.sync(() => letGo()))
+      const mcp = yield* gatedMcpServer(calculator)
       const users = yield* TamboUsers.make(options({ maxUsers: 1, mcpServers: [{ url: mcp.url }] }))
       const old = yield* Effect.scoped(users.get("ann"))
-      yield* Deferred.await(listed)
+      yield* eventually("ann's session listed", () => mcp.listed() === 1)
+      mcp.hold()
       const invalidated = yield* Effect.fork(users.invalidate("ann"))
-      yield* Deferred.await(deleting)
+      yield* eventually("ann's session closing", () => mcp.held() === 1)
       const again = yield* Effect.fork(Effect.scoped(users.get("ann")))
       for (let i = 0; i < 50 && again.unsafePoll() === null; i++) yield* Effect.yieldNow()
       expect(again.unsafePoll()).toBeNull()
-      letGo()
+      mcp.release()
       yield* Fiber.join(invalidated)
       expect(yield* Fiber.join(again)).not.toBe(old)
       expect(yield* users.users).toEqual(["ann"])

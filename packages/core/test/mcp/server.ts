@@ -219,3 +219,89 @@ export const unusedUrl: Effect.Effect<string> = Effect.promise(async () => {
   await stop(http)
   return `http://127.0.0.1:${port}/mcp`
 })
+
+/** Until `condition` holds, looked at again every few milliseconds of real time; a defect naming `what` past `bound`. */
+export const eventually = (what: string, condition: () => boolean, bound = 10_000): Effect.Effect<void> =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + bound
+    while (!condition()) {
+      if (Date.now() > deadline) return false
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    return true
+  }).pipe(Effect.flatMap((held) => (held ? Effect.void : Effect.dieMessage(`still waiting for: ${what}`))))
+
+/**
+ * A Streamable HTTP server whose sessions' `DELETE`s (how a client ends its session) can be held
+ * at a gate: while held, what closes a client waits for the answer (a closing service).
+ */
+export interface GatedMcpServer {
+  readonly server: TestMcpServer
+  readonly url: string
+  /** Sessions whose tools their client listed (the handshake's notification, then `tools/list`): it holds them. */
+  readonly listed: () => number
+  /** Sessions listed whose client has not sent their `DELETE` yet. */
+  readonly listedOpen: () => number
+  /** `DELETE`s received, held or not. */
+  readonly deletes: () => number
+  /** `DELETE`s waiting at the gate now. */
+  readonly held: () => number
+  /** `DELETE`s the client gave up on while they were held (it waits for the answer only so long). */
+  readonly abandoned: () => number
+  /** From now on, `DELETE`s wait at the gate until `release`. */
+  readonly hold: () => void
+  /** Answers the `DELETE`s held, and those to come. */
+  readonly release: () => void
+}
+
+/** A {@link GatedMcpServer} for the enclosing scope, its gate opened when the scope closes. */
+export const gatedMcpServer = (setup: (server: McpServer) => void): Effect.Effect<GatedMcpServer, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    let gate: { readonly opened: Promise<void>; readonly open: () => void } | undefined
+    const posts = new Map<string, number>()
+    const deleted = new Set<string>()
+    const counts = { listed: 0, deletes: 0, held: 0, abandoned: 0 }
+    const release = () => {
+      gate?.open()
+      gate = undefined
+    }
+    yield* Effect.addFinalizer(() => Effect.sync(release))
+    const server = yield* mcpServer({
+      setup,
+      beforeSessionRequest: async (request) => {
+        const id = String(request.headers["mcp-session-id"])
+        if (request.method === "POST") {
+          posts.set(id, (posts.get(id) ?? 0) + 1)
+          if (posts.get(id) === 2) counts.listed++
+        }
+        if (request.method !== "DELETE") return
+        counts.deletes++
+        deleted.add(id)
+        if (gate === undefined) return
+        counts.held++
+        let waiting = true
+        request.socket.once("close", () => {
+          if (waiting) counts.abandoned++
+        })
+        await gate.opened
+        waiting = false
+        counts.held--
+      }
+    })
+    return {
+      server,
+      url: server.url,
+      listed: () => counts.listed,
+      listedOpen: () => Array.from(posts).filter(([id, n]) => n >= 2 && !deleted.has(id)).length,
+      deletes: () => counts.deletes,
+      held: () => counts.held,
+      abandoned: () => counts.abandoned,
+      hold: () => {
+        if (gate !== undefined) return
+        let open: () => void = () => undefined
+        const opened = new Promise<void>((resolve) => (open = resolve))
+        gate = { opened, open }
+      },
+      release
+    }
+  })
