@@ -211,7 +211,10 @@ export interface RunError {
   /** The message stored in the thread's `lastRunError` (the API stores the raw error's). */
   readonly storedMessage: string
   readonly twice: boolean
-  /** Store what was streamed of the assistant message before the error (default: store nothing). */
+  /**
+   * Store what was streamed of the assistant message before the error, as the API does: it writes
+   * the message as the model streams it and keeps it when the run fails.
+   */
   readonly keepPartial: boolean
 }
 
@@ -549,7 +552,10 @@ export interface RunErrorOptions {
   readonly storedMessage?: string
   /** Default `true`: the API writes `RUN_ERROR` twice. */
   readonly twice?: boolean
-  /** Default `false`: the partially streamed assistant message is not stored. */
+  /**
+   * Default `true`: what streamed of the assistant message stays stored (not cancelled), as the
+   * API keeps it; `false` stores nothing of it.
+   */
   readonly keepPartial?: boolean
 }
 
@@ -571,7 +577,7 @@ export const runError = (options?: RunErrorOptions): RunError => {
     status,
     storedMessage: options?.storedMessage ?? message,
     twice: options?.twice ?? true,
-    keepPartial: options?.keepPartial ?? false
+    keepPartial: options?.keepPartial ?? true
   }
 }
 

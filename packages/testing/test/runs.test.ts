@@ -523,7 +523,7 @@ describe("stored assistant messages, as the API stores them", () => {
 })
 
 describe("failures", () => {
-  it("sends RUN_ERROR twice and no RUN_FINISHED; the partial message is not stored", async () => {
+  it("sends RUN_ERROR twice and no RUN_FINISHED; the partial assistant message stays stored, not cancelled", async () => {
     server.setScript([Script.text("Partial answ"), Script.runError()])
     const events = await createRun("Hi")
     expect(types(events)).toEqual(["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "RUN_ERROR", "RUN_ERROR"])
@@ -544,6 +544,17 @@ describe("failures", () => {
       lastRunError: { code: "INTERNAL_ERROR", message: "An internal error occurred" },
       lastCompletedRunId: runIds(events).runId
     })
+    // The API writes the assistant message to its database as the model streams it, and a
+    // failure does not remove it.
+    expect(thread.messages.map((message) => message.role)).toEqual(["user", "assistant"])
+    expect(thread.messages[1]).toMatchObject({ content: [{ type: "text", text: "Partial answ" }] })
+    expect(thread.messages[1]?.isCancelled).toBeUndefined()
+  })
+
+  it("stores no assistant message for a run that fails before the model streamed anything", async () => {
+    server.setScript([Script.runError()])
+    const events = await createRun("Hi")
+    const thread = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
     expect(thread.messages.map((message) => message.role)).toEqual(["user"])
   })
 

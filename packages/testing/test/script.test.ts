@@ -46,7 +46,7 @@ describe("constructors", () => {
       status: 500,
       storedMessage: "An internal error occurred",
       twice: true,
-      keepPartial: false
+      keepPartial: true
     })
     expect(Script.runError({ status: null }).status).toBeUndefined()
   })

@@ -257,7 +257,7 @@ const INTERNAL_ERROR: Script.RunError = {
   status: 500,
   storedMessage: "An internal error occurred",
   twice: true,
-  keepPartial: false
+  keepPartial: true
 }
 
 const draftHasContent = (draft: Draft): boolean =>
