@@ -232,14 +232,16 @@ describe("a new message and the calls the server waits on", () => {
         const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("weather?")))
         yield* until(() => runPosts().length === 2)
         const threadId = (yield* tambo.state).currentThreadId
-        yield* Fiber.interrupt(fiber)
         const before = server().threads.get(threadId)!.lastCompletedRunId
-        open()
-        // The server stores the results and runs on: its thread moves on without this client.
+        yield* Fiber.interrupt(fiber)
+        // The server took the results; the closed connection cancels the continuation's run, so
+        // its thread moves on without this client.
         yield* until(() => {
           const thread = server().threads.get(threadId)!
           return thread.runStatus === "idle" && thread.lastCompletedRunId !== before
         })
+        open()
+        expect(server().threads.get(threadId)!).toMatchObject({ lastRunCancelled: true })
         expect(server().threads.get(threadId)!.pendingToolCallIds ?? []).toEqual([])
         const events = yield* runAll("next", { threadId })
         expect(lastText(events.at(-1)!.snapshot)).toBe("next")

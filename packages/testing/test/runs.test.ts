@@ -688,6 +688,81 @@ describe("cancellation", () => {
     expect(field(again, "error")).toEqual({ message: `Run ${runId} not found on thread ${threadId}`, error: "Not Found", statusCode: 404 })
   })
 
+  it("cancels a run whose client goes away while its script function still works: the signal aborts, the thread is idle and cancelled", async () => {
+    let entered!: () => void
+    const called = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    let aborted = false
+    server.setScript((_request, { signal }) =>
+      new Promise<Script.Script>((resolve) => {
+        signal.addEventListener("abort", () => {
+          aborted = true
+          resolve([Script.text("Too late")])
+        })
+        entered()
+      })
+    )
+    const created = await sdk.threads.create({ userKey: USER })
+    const controller = new AbortController()
+    const response = fetch(`${server.url}/v1/threads/${created.id}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": server.apiKey },
+      body: JSON.stringify({ message: userMessage("Hi"), userKey: USER }),
+      signal: controller.signal
+    })
+    await called
+    const runId = server.threads.get(created.id)?.currentRunId
+    expect(runId).toBeDefined()
+    controller.abort()
+    await expect(response).rejects.toThrow()
+    // The API starts the model only once its response is open, and a closed connection cancels the run.
+    await waitFor(() => aborted && server.cancels.length === 1)
+    expect(server.cancels[0]).toMatchObject({ threadId: created.id, runId, reason: "connection_closed" })
+    expect(server.threads.get(created.id)).toMatchObject({ runStatus: "idle", lastRunCancelled: true, lastCompletedRunId: runId })
+    expect(server.threads.get(created.id)?.currentRunId).toBeUndefined()
+  })
+
+  it("stores a run's user message when the run starts: a run cancelled while its script works leaves it before the next run's", async () => {
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    let entered!: () => void
+    const called = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    server.setScript(async (request) => {
+      if (request.text !== "first") return [Script.text("Second reply")]
+      entered()
+      await gate
+      return [Script.text("Too late")]
+    })
+    const created = await sdk.threads.create({ userKey: USER })
+    const controller = new AbortController()
+    const response = fetch(`${server.url}/v1/threads/${created.id}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": server.apiKey },
+      body: JSON.stringify({ message: userMessage("first"), userKey: USER }),
+      signal: controller.signal
+    })
+    await called
+    const firstRunId = server.threads.get(created.id)?.currentRunId
+    if (firstRunId === undefined) throw new Error("the first run did not start")
+    controller.abort()
+    await expect(response).rejects.toThrow()
+    await waitFor(() => server.cancels.length === 1)
+    await collect(await sdk.threads.runs.run(created.id, { message: userMessage("second"), previousRunId: firstRunId, userKey: USER }))
+    open()
+    await new Promise((resolve) => setImmediate(resolve))
+    const thread = await sdk.threads.retrieve(created.id, { userKey: USER })
+    expect(thread.messages.map((message) => [message.role, message.content[0]])).toEqual([
+      ["user", { type: "text", text: "first" }],
+      ["user", { type: "text", text: "second" }],
+      ["assistant", { type: "text", text: "Second reply" }]
+    ])
+  })
+
   it("answers 409 to a second run while one is active", async () => {
     server.setScript([Script.hang()])
     const created = await sdk.threads.create({ userKey: USER })

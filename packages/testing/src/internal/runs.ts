@@ -107,7 +107,9 @@ const startRun = async (
     currentRunId: thread.currentRunId,
     statusMessage: thread.statusMessage,
     lastRunCancelled: thread.lastRunCancelled,
-    lastRunError: thread.lastRunError
+    lastRunError: thread.lastRunError,
+    pendingToolCallIds: thread.pendingToolCallIds,
+    updatedAt: thread.updatedAt
   }
   const runId = makeId("run_")
   const threadRunIndex = thread.runs.size
@@ -127,12 +129,35 @@ const startRun = async (
   }
   state.activeRuns.set(runId, run)
   const runIndex = state.runCount++
+  // The messages the run stored when it started, removed again if it never starts.
+  const stored = new Set<string>()
   const rollback = (): void => {
     state.activeRuns.delete(runId)
     if (thread.currentRunId !== runId) return
     Object.assign(thread, snapshot)
     thread.runs.delete(runId)
+    for (let i = thread.messages.length - 1; i >= 0; i--) {
+      if (stored.has(thread.messages[i]!.id)) thread.messages.splice(i, 1)
+    }
   }
+
+  // Closing the connection before the response finished cancels the run, as the API's close
+  // handler does. The API opens the response before the model works, so this holds while the
+  // script is computed too.
+  const res = ctx.res
+  let finished = false
+  res.on("finish", () => {
+    finished = true
+  })
+  res.on("close", () => {
+    run.controller.abort()
+    if (finished) return
+    try {
+      cancelRun(state, thread.id, runId, "connection_closed")
+    } catch {
+      // Not current any more: the run completed, failed or was cancelled already.
+    }
+  })
 
   const request: Script.RunRequest = {
     threadId: thread.id,
@@ -156,9 +181,24 @@ const startRun = async (
     body: ctx.body
   }
 
+  // Stored as the run starts, as the API does (the tool results with its run lock, the user message
+  // before the model works), so a run cancelled meanwhile leaves them in their place: tool results
+  // become tool messages and clear the pending calls; the user message is stored without its
+  // metadata (the API drops it) and without its tool_result blocks.
+  const userContent = body.message.content.filter((block): block is Wire.TextContent | Wire.ResourceContent => block.type !== "tool_result")
+  for (const result of results) {
+    stored.add(state.store.addMessage(thread, "tool", [{
+      type: "tool_result",
+      toolUseId: result.toolUseId,
+      content: result.content,
+      ...(result.isError ? { isError: true } : {})
+    }]).id)
+  }
+  if (results.length > 0) thread.pendingToolCallIds = undefined
+  if (userContent.length > 0) stored.add(state.store.addMessage(thread, "user", userContent).id)
+
   // A message with content of its own beside its tool results is a new turn: the script answers
   // it, rather than the rest of the round the results answer.
-  const userContent = body.message.content.filter((block): block is Wire.TextContent | Wire.ResourceContent => block.type !== "tool_result")
   let round: Round
   try {
     if (results.length > 0 && userContent.length === 0 && thread.remainingRounds.length > 0) {
@@ -175,7 +215,8 @@ const startRun = async (
     }
   } catch (error) {
     rollback()
-    console.error("[@tambo-effect/testing] the script failed; answering 500:", error)
+    // A script that gave up once its run was cancelled (its signal aborted) is no failure to report.
+    if (!run.cancelled) console.error("[@tambo-effect/testing] the script failed; answering 500:", error)
     // What NestJS answers for an exception that is not an HttpException.
     throw new HttpFailure(500, { statusCode: 500, message: "Internal server error" })
   }
@@ -186,20 +227,6 @@ const startRun = async (
     throw new HttpFailure(first.status, first.body, first.headers)
   }
 
-  // Commit: tool results become tool messages and clear the pending calls; the user message is
-  // stored without its metadata (the API drops it) and without its tool_result blocks.
-  for (const result of results) {
-    state.store.addMessage(thread, "tool", [{
-      type: "tool_result",
-      toolUseId: result.toolUseId,
-      content: result.content,
-      ...(result.isError ? { isError: true } : {})
-    }])
-  }
-  if (results.length > 0) thread.pendingToolCallIds = undefined
-  if (userContent.length > 0) state.store.addMessage(thread, "user", userContent)
-
-  const res = ctx.res
   if (res.destroyed) {
     // The client left while the script was being computed.
     try {
@@ -221,20 +248,6 @@ const startRun = async (
   res.flushHeaders()
   const stream = new EventStream(res, run.controller.signal)
   run.stream = stream
-  // Closing the connection before the response finished cancels the run.
-  let finished = false
-  res.on("finish", () => {
-    finished = true
-  })
-  res.on("close", () => {
-    run.controller.abort()
-    if (finished) return
-    try {
-      cancelRun(state, thread.id, runId, "connection_closed")
-    } catch {
-      // Not current any more: the run completed or was cancelled already.
-    }
-  })
 
   const player = new RoundPlayer(state, run, stream, request, round)
   try {
