@@ -763,6 +763,30 @@ describe("cancellation", () => {
     ])
   })
 
+  it("streams RUN_ERROR CANCELLED to a run cancelled by DELETE while its script works, even when the script gives up on the abort", async () => {
+    let entered!: () => void
+    const called = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    server.setScript((_request, { signal }) =>
+      new Promise<Script.Script>((_resolve, reject) => {
+        signal.addEventListener("abort", () => reject(new Error("aborted")))
+        entered()
+      })
+    )
+    const created = await sdk.threads.create({ userKey: USER })
+    const stream = sdk.threads.runs.run(created.id, { message: userMessage("Hi"), userKey: USER })
+    await called
+    const runId = server.threads.get(created.id)?.currentRunId
+    if (runId === undefined) throw new Error("the run did not start")
+    await expect(sdk.threads.runs.delete(runId, { threadId: created.id, userKey: USER })).resolves.toEqual({ runId, status: "cancelled" })
+    const events = await collect(await stream)
+    expect(types(events)).toEqual(["RUN_STARTED", "RUN_ERROR"])
+    expect(events[1]).toEqual({ type: "RUN_ERROR", message: "Run cancelled", code: "CANCELLED", timestamp: expect.any(Number) })
+    expect(server.threads.get(created.id)).toMatchObject({ runStatus: "idle", lastRunCancelled: true, lastCompletedRunId: runId })
+    expect(server.threads.get(created.id)?.messages.map((message) => message.role)).toEqual(["user"])
+  })
+
   it("answers 409 to a second run while one is active", async () => {
     server.setScript([Script.hang()])
     const created = await sdk.threads.create({ userKey: USER })

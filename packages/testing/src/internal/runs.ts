@@ -214,11 +214,16 @@ const startRun = async (
       thread.remainingRounds = rounds.slice(1)
     }
   } catch (error) {
-    rollback()
-    // A script that gave up once its run was cancelled (its signal aborted) is no failure to report.
-    if (!run.cancelled) console.error("[@tambo-effect/testing] the script failed; answering 500:", error)
-    // What NestJS answers for an exception that is not an HttpException.
-    throw new HttpFailure(500, { statusCode: 500, message: "Internal server error" })
+    if (run.cancelled) {
+      // A script that gave up once its run was cancelled (its signal aborted) is no failure: the
+      // API's response is open by then, and the run ends as any cancelled run does.
+      round = { steps: [], finishDelayMillis: 0 }
+    } else {
+      rollback()
+      console.error("[@tambo-effect/testing] the script failed; answering 500:", error)
+      // What NestJS answers for an exception that is not an HttpException.
+      throw new HttpFailure(500, { statusCode: 500, message: "Internal server error" })
+    }
   }
 
   const first = round.steps[0]
