@@ -36,6 +36,15 @@ const weatherCard = { name: "WeatherCard", description: "Shows the weather", pro
 const createRun = async (text: string, extra: Partial<TamboAI.Threads.RunCreateParams> = {}) =>
   collect(await sdk.threads.runs.create({ message: userMessage(text), thread: { userKey: USER }, ...extra }))
 
+/** A run on `threadId` sent with `fetch`, which `signal` aborts. */
+const fetchRun = (threadId: string, text: string, signal: AbortSignal) =>
+  fetch(`${server.url}/v1/threads/${threadId}/runs`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": server.apiKey },
+    body: JSON.stringify({ message: userMessage(text), userKey: USER }),
+    signal
+  })
+
 const runIds = (events: ReadonlyArray<Ev>) => ({ threadId: str(events[0]!, "threadId"), runId: str(events[0]!, "runId") })
 
 describe("streaming text", () => {
@@ -705,12 +714,7 @@ describe("cancellation", () => {
     )
     const created = await sdk.threads.create({ userKey: USER })
     const controller = new AbortController()
-    const response = fetch(`${server.url}/v1/threads/${created.id}/runs`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": server.apiKey },
-      body: JSON.stringify({ message: userMessage("Hi"), userKey: USER }),
-      signal: controller.signal
-    })
+    const response = fetchRun(created.id, "Hi", controller.signal)
     await called
     const runId = server.threads.get(created.id)?.currentRunId
     expect(runId).toBeDefined()
@@ -740,12 +744,7 @@ describe("cancellation", () => {
     })
     const created = await sdk.threads.create({ userKey: USER })
     const controller = new AbortController()
-    const response = fetch(`${server.url}/v1/threads/${created.id}/runs`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": server.apiKey },
-      body: JSON.stringify({ message: userMessage("first"), userKey: USER }),
-      signal: controller.signal
-    })
+    const response = fetchRun(created.id, "first", controller.signal)
     await called
     const firstRunId = server.threads.get(created.id)?.currentRunId
     if (firstRunId === undefined) throw new Error("the first run did not start")

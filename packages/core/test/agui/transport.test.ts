@@ -36,6 +36,10 @@ const collect = (
     Effect.provide(FetchHttpClient.layer)
   )
 
+/** How a run against `server` with these bounds fails. */
+const failureOf = (server: { readonly url: string }, options: Partial<AgUiRunRequest>) =>
+  runAgent({ url: server.url, input, ...options }).pipe(Stream.runDrain, Effect.provide(FetchHttpClient.layer), Effect.flip)
+
 const types = (events: ReadonlyArray<RunStreamEvent>) => events.map((e) => e.type === "UNKNOWN" ? e.eventType : e.type)
 
 describe("AG-UI transport against the scripted agent", () => {
@@ -281,11 +285,7 @@ describe("AG-UI transport against the scripted agent", () => {
     Effect.gen(function*() {
       const server = yield* HostileServer.scoped
       server.respond(HostileServer.silent())
-      const error = yield* runAgent({ url: server.url, input, firstByteTimeout: 150 }).pipe(
-        Stream.runDrain,
-        Effect.provide(FetchHttpClient.layer),
-        Effect.flip
-      )
+      const error = yield* failureOf(server, { firstByteTimeout: 150 })
       expect(error._tag === "TransportError" && [error.reason, error.message]).toEqual([
         "Timeout",
         `No response within firstByteTimeout (150 ms) from ${server.url}/`
@@ -299,11 +299,7 @@ describe("AG-UI transport against the scripted agent", () => {
         ["HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"mess"],
         { stall: true }
       ))
-      const error = yield* runAgent({ url: server.url, input, firstByteTimeout: 150 }).pipe(
-        Stream.runDrain,
-        Effect.provide(FetchHttpClient.layer),
-        Effect.flip
-      )
+      const error = yield* failureOf(server, { firstByteTimeout: 150 })
       expect(error._tag === "TransportError" && [error.reason, error.message]).toEqual([
         "Timeout",
         `No response within firstByteTimeout (150 ms) from ${server.url}/`
@@ -332,11 +328,7 @@ describe("AG-UI transport against the scripted agent", () => {
     Effect.gen(function*() {
       const server = yield* HostileServer.scoped
       server.respond(HostileServer.headersThenStall())
-      const error = yield* runAgent({ url: server.url, input, firstByteTimeout: 150, idleTimeout: 60_000 }).pipe(
-        Stream.runDrain,
-        Effect.provide(FetchHttpClient.layer),
-        Effect.flip
-      )
+      const error = yield* failureOf(server, { firstByteTimeout: 150, idleTimeout: 60_000 })
       expect(error._tag === "TransportError" && [error.reason, error.message]).toEqual([
         "Timeout",
         `No event within firstByteTimeout (150 ms) from ${server.url}/`
@@ -390,11 +382,7 @@ describe("AG-UI transport against the scripted agent", () => {
     Effect.gen(function*() {
       const server = yield* HostileServer.scoped
       server.respond(HostileServer.framesThenStall([JSON.stringify({ type: "RUN_STARTED", threadId: "t1", runId: "r1" })]))
-      const error = yield* runAgent({ url: server.url, input, firstByteTimeout: 100, idleTimeout: 300 }).pipe(
-        Stream.runDrain,
-        Effect.provide(FetchHttpClient.layer),
-        Effect.flip
-      )
+      const error = yield* failureOf(server, { firstByteTimeout: 100, idleTimeout: 300 })
       expect(error._tag === "TransportError" && error.message).toBe(
         `The agent's stream got nothing for idleTimeout (300 ms) from ${server.url}/`
       )
