@@ -48,6 +48,18 @@ describe("model counterexamples: a call left without a result by a failed run (u
     replay([{ kind: "runError", target: "current", afterCall: true }], ["thread-usable", "conversation-sent"]))
 })
 
+describe("model counterexamples: a new conversation's run cancelled before RUN_STARTED (agent-state)", () => {
+  // Defect: a new thread's run stopped before its RUN_STARTED moved the new conversation to the
+  // thread id the client had made up for the agent, as for a thread the Tambo API named in its
+  // response's headers; its agent state went along, while the conversation (and so the model)
+  // stays the one the app set the state on.
+  it("the app sets the new conversation's agent state, then a run there is cancelled before it starts", () =>
+    replay(
+      [{ kind: "setState", target: "current" }, { kind: "stop", target: { known: 0 }, how: "cancelRun", at: 0 }] satisfies Array<Command>,
+      ["agent-state", "thread-usable"]
+    ))
+})
+
 describe("model cases: a new conversation while a new thread's run has not started", () => {
   // The command checks that the current thread is the second run's: the first run, which left the
   // placeholder, goes on in a thread of its own, and the conversation sent with each run is its own.

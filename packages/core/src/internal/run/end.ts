@@ -87,7 +87,9 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
  * A new thread's run that ended after its answer's headers named the server's thread, before a
  * RUN_STARTED did: the server made that thread and stored the user's message in it, so the run's
  * thread becomes it, as a RUN_STARTED would have made it. The end is then recorded there and
- * reconciled with the server's copy, and the next message goes on the same thread.
+ * reconciled with the server's copy, and the next message goes on the same thread. Not for a
+ * transport that holds the conversation in the client (AG-UI): it names the thread itself, before
+ * any request, and no server holds anything under that name.
  */
 const moveToNamedThread = (env: Env.Env, run: RunState): Effect.Effect<void> =>
   Effect.suspend(() => {
@@ -95,8 +97,8 @@ const moveToNamedThread = (env: Env.Env, run: RunState): Effect.Effect<void> =>
     const threadId = run.serverThreadId
     const runId = run.runId
     if (
-      !ClientState.isLocalThreadId(from) || threadId === undefined || runId === undefined ||
-      ClientState.isLocalThreadId(threadId)
+      env.transport.conversationFromStore === true || !ClientState.isLocalThreadId(from) ||
+      threadId === undefined || runId === undefined || ClientState.isLocalThreadId(threadId)
     ) return Effect.void
     run.threadId = threadId
     if (!run.locked) Lock.moveTo(env, run, threadId)
