@@ -126,9 +126,21 @@ const throughProxy = <A, E>(body: (proxy: HoldingProxy) => Effect.Effect<A, E, T
       Effect.provide(body(proxy), tamboLayer(server(), { tamboUrl: proxy.url })))
   )
 
-/** Holds back the answer of the next read of `threadId`. */
-const holdReadOf = (proxy: HoldingProxy, threadId: string) =>
-  proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+/** Sends a read of `threadId` (`fetchThread`) whose answer the proxy holds back; its fiber, once the server answered. */
+const heldReadOf = (proxy: HoldingProxy, threadId: string) =>
+  Effect.gen(function* () {
+    proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+    const read = yield* Effect.fork(Effect.flatMap(Tambo.Tambo, (tambo) => tambo.fetchThread(threadId)))
+    yield* proxy.held
+    return read
+  })
+
+/** A run on the thread goes, after its third: it names the last run the server completed. */
+const thirdRunGoes = (threadId: string) =>
+  Effect.gen(function* () {
+    yield* runAll("three", { threadId })
+    expect(server().threads.get(threadId)!.messages).toHaveLength(6)
+  })
 
 const seed = (name: string, userKey = "user-1") =>
   server().threads.create({
@@ -253,9 +265,7 @@ describe("threads", () => {
         const [first] = yield* runAll("one")
         const threadId = first!.threadId
         // The read is answered as the thread is now, and the answer held back while a run goes.
-        holdReadOf(proxy, threadId)
-        const read = yield* Effect.fork(tambo.fetchThread(threadId))
-        yield* proxy.held
+        const read = yield* heldReadOf(proxy, threadId)
         server().setScript([Script.text("second")])
         yield* runAll("two", { threadId })
         expect(Option.getOrThrow(yield* tambo.getThread(threadId)).messages).toHaveLength(4)
@@ -268,8 +278,7 @@ describe("threads", () => {
         expect((yield* tambo.state).threadMap[threadId]!.lastCompletedRunId).toBe(server().threads.get(threadId)!.lastCompletedRunId)
         // The next run names the last run the server completed.
         server().setScript([Script.text("third")])
-        yield* runAll("three", { threadId })
-        expect(server().threads.get(threadId)!.messages).toHaveLength(6)
+        yield* thirdRunGoes(threadId)
       })))
 
   it.live("a read sent while a run is on the thread, answered after the run ended, does not take the store back", () =>
@@ -287,9 +296,7 @@ describe("threads", () => {
           Effect.map(tambo.getThread(threadId), (thread) => JSON.stringify(Option.getOrThrow(thread).messages).includes("sec")),
           { until: (streaming) => streaming, schedule: Schedule.spaced("5 millis") }
         )
-        holdReadOf(proxy, threadId)
-        const read = yield* Effect.fork(tambo.fetchThread(threadId))
-        yield* proxy.held
+        const read = yield* heldReadOf(proxy, threadId)
         yield* Fiber.join(run)
         yield* expectStoreEqualsServer(tambo, server(), threadId)
         proxy.release()
@@ -297,8 +304,7 @@ describe("threads", () => {
         yield* expectStoreEqualsServer(tambo, server(), threadId)
         // The next run names the last run the server completed.
         server().setScript([Script.text("third")])
-        yield* runAll("three", { threadId })
-        expect(server().threads.get(threadId)!.messages).toHaveLength(6)
+        yield* thirdRunGoes(threadId)
       })))
 
   it.live("a read sent before forgetThread, answered after runs took the thread again, does not take the store back", () =>
@@ -313,9 +319,7 @@ describe("threads", () => {
         yield* runAll("two", { threadId })
         yield* tambo.startNewThread
         // The read is answered as the thread is now (two runs), and the answer held back.
-        holdReadOf(proxy, threadId)
-        const read = yield* Effect.fork(tambo.fetchThread(threadId))
-        yield* proxy.held
+        const read = yield* heldReadOf(proxy, threadId)
         // The app drops the thread meanwhile, and the user goes on with it: as many runs take it
         // again as had taken it when the read was sent.
         expect(yield* tambo.forgetThread(threadId)).toBe(true)
@@ -339,9 +343,7 @@ describe("threads", () => {
         const [first] = yield* runAll("one")
         const threadId = first!.threadId
         yield* tambo.startNewThread
-        holdReadOf(proxy, threadId)
-        const read = yield* Effect.fork(tambo.fetchThread(threadId))
-        yield* proxy.held
+        const read = yield* heldReadOf(proxy, threadId)
         yield* runAll("two", { threadId })
         expect(yield* tambo.forgetThread(threadId)).toBe(true)
         proxy.release()
@@ -349,8 +351,7 @@ describe("threads", () => {
         expect((yield* Fiber.join(read)).messages).toHaveLength(2)
         expect(Option.isNone(yield* tambo.getThread(threadId))).toBe(true)
         // The next run reads the thread as the server has it, and follows its last run.
-        yield* runAll("three", { threadId })
-        expect(server().threads.get(threadId)!.messages).toHaveLength(6)
+        yield* thirdRunGoes(threadId)
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       })))
 
@@ -360,9 +361,7 @@ describe("threads", () => {
         const tambo = yield* Tambo.Tambo
         const remote = seed("doomed")
         yield* tambo.fetchThread(remote.id)
-        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${remote.id}?`))
-        const read = yield* Effect.fork(tambo.fetchThread(remote.id))
-        yield* proxy.held
+        const read = yield* heldReadOf(proxy, remote.id)
         yield* tambo.deleteThread(remote.id)
         proxy.release()
         yield* Fiber.join(read)
