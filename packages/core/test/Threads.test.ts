@@ -14,6 +14,7 @@ import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import type { TamboError } from "../src/TamboError.js"
+import type * as Types from "../src/Types.js"
 import * as Tool from "../src/Tool.js"
 import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer } from "./helpers.js"
 
@@ -133,6 +134,15 @@ const heldReadOf = (proxy: HoldingProxy, threadId: string) =>
     const read = yield* Effect.fork(Effect.flatMap(Tambo.Tambo, (tambo) => tambo.fetchThread(threadId)))
     yield* proxy.held
     return read
+  })
+
+/** The store holds the server's copy of the thread, and so does what a held read gave back. */
+const expectServersCopy = (read: Types.TamboThread, threadId: string) =>
+  Effect.gen(function* () {
+    const ids = server().threads.get(threadId)!.messages.map((m) => m.id)
+    const stored = Option.getOrThrow(yield* Effect.flatMap(Tambo.Tambo, (tambo) => tambo.getThread(threadId)))
+    expect(stored.messages.map((m) => m.id)).toEqual(ids)
+    expect(read.messages.map((m) => m.id)).toEqual(ids)
   })
 
 /** A run on the thread goes, after its third: it names the last run the server completed. */
@@ -272,9 +282,7 @@ describe("threads", () => {
         proxy.release()
         const returned = yield* Fiber.join(read)
         // The store keeps the newer copy, and the read gives that back.
-        const ids = server().threads.get(threadId)!.messages.map((m) => m.id)
-        expect(Option.getOrThrow(yield* tambo.getThread(threadId)).messages.map((m) => m.id)).toEqual(ids)
-        expect(returned.messages.map((m) => m.id)).toEqual(ids)
+        yield* expectServersCopy(returned, threadId)
         expect((yield* tambo.state).threadMap[threadId]!.lastCompletedRunId).toBe(server().threads.get(threadId)!.lastCompletedRunId)
         // The next run names the last run the server completed.
         server().setScript([Script.text("third")])
@@ -329,9 +337,7 @@ describe("threads", () => {
         proxy.release()
         const returned = yield* Fiber.join(read)
         // The store keeps its newer copy, and the read gives that back.
-        const ids = server().threads.get(threadId)!.messages.map((m) => m.id)
-        expect(Option.getOrThrow(yield* tambo.getThread(threadId)).messages.map((m) => m.id)).toEqual(ids)
-        expect(returned.messages.map((m) => m.id)).toEqual(ids)
+        yield* expectServersCopy(returned, threadId)
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       })))
 
