@@ -144,7 +144,9 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
   /**
    * Cancels the run: aborts the request and cancels the run on the server.
    * The promises reject with an `AbortError`, an iterator throws it, and the
-   * thread is marked cancelled. Does nothing once the run ended.
+   * thread is marked cancelled. Does nothing once the run ended, nor once its
+   * last event came (its final `RUN_FINISHED`, or the tool calls a manual run
+   * leaves to the caller): such a run completed, and its promises resolve.
    *
    * @since 0.1.0
    */

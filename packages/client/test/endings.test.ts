@@ -1,8 +1,8 @@
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
-import type { TamboTool } from "../src/index.js"
-import { makeClient, settle, sleep, texts, useServer, waitFor } from "./helpers.js"
+import type { TamboThread, TamboTool } from "../src/index.js"
+import { holdingProxy, makeClient, settle, sleep, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -61,5 +61,84 @@ describe("how a run ends", () => {
       "assistant: next | error: This call of wait was cancelled before it returned a result."
     )
     expect(await client.getPendingToolCalls(threadId)).toEqual([])
+  })
+})
+
+describe("a run that finished, ended while its end reads the thread", () => {
+  /** A client through a proxy that holds the end-of-run read of the run's new thread. */
+  const heldEndOfRun = async () => {
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url })
+    const read = proxy.holdNext((request) => request.method === "GET" && /^\/v1\/threads\/[^/?]+\?/.test(request.url ?? ""))
+    return { proxy, client, read }
+  }
+
+  /** The run completed: its thread is the server's, nothing was cancelled, and the store agrees. */
+  const expectCompleted = async (client: ReturnType<typeof makeClient>, thread: Promise<TamboThread>) => {
+    const outcome = await settle(thread)
+    expect(outcome.ok ? "ok" : outcome.error._tag).toBe("ok")
+    const stored = server().threads.list()[0]!
+    expect(outcome.ok && outcome.value.messages.map((m) => m.id)).toEqual(stored.messages.map((m) => m.id))
+    expect(client.getState().threadMap[stored.id]!.thread.messages.map((m) => m.id)).toEqual(stored.messages.map((m) => m.id))
+    expect(client.getState().threadMap[stored.id]!.thread.lastRunCancelled).not.toBe(true)
+    expect(server().cancels).toEqual([])
+    expect(server().requests.filter((r) => r.method === "DELETE")).toEqual([])
+  }
+
+  it("abort() after the last RUN_FINISHED lets the run complete: thread resolves, nothing is cancelled", async () => {
+    server().setScript([Script.text("done")])
+    const { client, read } = await heldEndOfRun()
+    const stream = client.run("hi")
+    await read.arrived
+    const aborted = stream.abort()
+    read.release()
+    await aborted
+    await expectCompleted(client, stream.thread)
+  })
+
+  it("breaking out of for await at the last RUN_FINISHED: thread resolves with the completed thread", async () => {
+    server().setScript([Script.text("done")])
+    const { client, read } = await heldEndOfRun()
+    const stream = client.run("hi")
+    let last: string | undefined
+    const looped = (async () => {
+      for await (const { event } of stream) {
+        last = event.type
+        if (event.type === "RUN_FINISHED") break
+      }
+    })()
+    await read.arrived
+    await waitFor(() => last === "RUN_FINISHED", "the consumer to see RUN_FINISHED")
+    read.release()
+    await looped
+    await expectCompleted(client, stream.thread)
+  })
+
+  it("abort() after a RUN_FINISHED that paused for a tool still cancels the run", async () => {
+    let started = false
+    const wait: TamboTool<Record<string, never>, string> = {
+      name: "wait",
+      description: "waits",
+      inputSchema: z.object({}),
+      outputSchema: z.string(),
+      tool: () => {
+        started = true
+        return new Promise<string>(() => {})
+      }
+    }
+    server().setScript([Script.toolCall("wait", {})])
+    const client = makeClient(server(), { tools: [wait] })
+    const stream = client.run("go")
+    const seen: Array<string> = []
+    const looped = (async () => {
+      for await (const { event } of stream) seen.push(event.type)
+    })()
+    await waitFor(() => started, "the tool to start")
+    expect(seen).toContain("RUN_FINISHED")
+    stream.abort()
+    const outcome = await settle(stream.thread)
+    expect(outcome.ok ? "ok" : outcome.error._tag).toBe("AbortError")
+    await looped.catch(() => undefined)
+    expect(await client.getPendingToolCalls(await stream.threadId)).toHaveLength(1)
   })
 })

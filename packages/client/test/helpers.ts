@@ -1,4 +1,5 @@
 import * as Tool from "@tambo-effect/core/Tool"
+import { createServer, type IncomingMessage, request as httpRequest } from "node:http"
 import { AgUiAgent, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { afterAll, afterEach, beforeAll } from "vitest"
@@ -71,7 +72,6 @@ export const makeAgentClient = (
   return client
 }
 
-/** Polls until `predicate` holds. */
 /** An unsigned JWT for `sub` that expires at `exp` (seconds): the testing server exchanges it without verifying it. */
 export const jwtFor = (sub: string, exp: number) =>
   [
@@ -80,6 +80,7 @@ export const jwtFor = (sub: string, exp: number) =>
     "signature"
   ].join(".")
 
+/** Polls until `predicate` holds. */
 export const waitFor = async (predicate: () => boolean, what = "condition", timeoutMs = 5_000) => {
   const start = Date.now()
   while (!predicate()) {
@@ -127,3 +128,70 @@ export const guardedWeather = (calls: Array<string>) =>
       return { city, temperature: 21 }
     }
   })
+/** A request a {@link HoldingProxy} holds: `arrived` resolves once it came, `release` lets it through. */
+export interface Held {
+  readonly arrived: Promise<void>
+  readonly release: () => void
+}
+
+/** A loopback proxy in front of a server that holds the requests a test asks it to, until released. */
+export interface HoldingProxy {
+  readonly url: string
+  /** Holds the next request that `matches`; the others go through. */
+  readonly holdNext: (matches: (request: IncomingMessage) => boolean) => Held
+  /** Releases what it still holds and closes. */
+  readonly close: () => Promise<void>
+}
+
+/** Starts a {@link HoldingProxy} in front of `target`, closed after the test. */
+export const holdingProxy = async (target: { readonly url: string }): Promise<HoldingProxy> => {
+  const to = new URL(target.url)
+  const holds: Array<{ readonly matches: (request: IncomingMessage) => boolean; readonly held: Promise<void>; readonly arrive: () => void }> = []
+  const releases: Array<() => void> = []
+  const proxy = createServer((req, res) => {
+    const forward = () =>
+      req.pipe(httpRequest(
+        { host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers },
+        (upstream) => {
+          res.writeHead(upstream.statusCode ?? 502, upstream.headers)
+          upstream.pipe(res)
+        }
+      ).on("error", () => res.destroy()))
+    const index = holds.findIndex((hold) => hold.matches(req))
+    if (index < 0) {
+      forward()
+      return
+    }
+    const [hold] = holds.splice(index, 1)
+    hold!.arrive()
+    void hold!.held.then(forward)
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+  const address = proxy.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  const handle: HoldingProxy = {
+    url: `http://127.0.0.1:${port}`,
+    holdNext: (matches) => {
+      let arrive!: () => void
+      let release!: () => void
+      const arrived = new Promise<void>((resolve) => (arrive = resolve))
+      const held = new Promise<void>((resolve) => (release = resolve))
+      holds.push({ matches, held, arrive })
+      releases.push(release)
+      return { arrived, release }
+    },
+    close: async () => {
+      for (const release of releases) release()
+      proxies.splice(proxies.indexOf(handle), 1)
+      proxy.closeAllConnections()
+      await new Promise((resolve) => proxy.close(resolve))
+    }
+  }
+  proxies.push(handle)
+  return handle
+}
+
+const proxies: Array<HoldingProxy> = []
+afterEach(async () => {
+  await Promise.all([...proxies].map((proxy) => proxy.close()))
+})

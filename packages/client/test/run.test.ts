@@ -1,8 +1,7 @@
 import { Script } from "@tambo-effect/testing"
-import { createServer, request as httpRequest, type Server } from "node:http"
 import { describe, expect, it } from "vitest"
 import { AbortError, ApiError, type StreamEvent, type TamboStream, type TamboThread } from "../src/index.js"
-import { jwtFor, makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
+import { holdingProxy, jwtFor, makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -382,67 +381,37 @@ describe("failures", () => {
     // A loopback proxy in front of the testing server that holds the first run request and the
     // second token exchange until told, so the second run (waiting for that exchange) reads its
     // thread only after the first run's thread became current.
-    const gate = () => {
-      let resolve!: () => void
-      const promise = new Promise<void>((r) => (resolve = r))
-      return { promise, resolve }
-    }
-    const held = { run: gate(), exchange: gate() }
-    let runs = 0
-    let exchanges = 0
-    const target = new URL(server().url)
-    const proxy: Server = createServer((req, res) => {
-      const forward = () =>
-        req.pipe(httpRequest(
-          { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
-          (upstream) => {
-            res.writeHead(upstream.statusCode ?? 502, upstream.headers)
-            upstream.pipe(res)
-          }
-        ))
-      const path = req.url?.split("?")[0]
-      if (req.method === "POST" && path === "/v1/threads/runs" && ++runs === 1) void held.run.promise.then(forward)
-      else if (req.method === "POST" && path === "/oauth/token" && ++exchanges === 2) {
-        void held.exchange.promise.then(forward)
-      } else forward()
+    const proxy = await holdingProxy(server())
+    server().setScript((request) => [Script.text(["re: ", request.text])])
+    const hourFromNow = Math.floor(Date.now() / 1000) + 3600
+    const client = makeClient(server(), {
+      tamboUrl: proxy.url,
+      userKey: undefined,
+      // The same user's token, as an identity provider renews it.
+      userToken: jwtFor("user-x", hourFromNow)
     })
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
-    try {
-      const address = proxy.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server().setScript((request) => [Script.text(["re: ", request.text])])
-      const hourFromNow = Math.floor(Date.now() / 1000) + 3600
-      const client = makeClient(server(), {
-        tamboUrl: `http://127.0.0.1:${port}`,
-        userKey: undefined,
-        // The same user's token, as an identity provider renews it.
-        userToken: jwtFor("user-x", hourFromNow)
-      })
-      await waitFor(() => client.getAuthState().status === "identified", "the first exchange")
-      const x = client.run("x")
-      await waitFor(() => runs === 1, "the first run request")
-      client.setUserToken(jwtFor("user-x", hourFromNow + 60))
-      // Called while the placeholder is current: a new conversation, like x.
-      expect(client.getState().currentThreadId).toBe("placeholder")
-      const y = client.run("y")
-      held.run.resolve()
-      const xId = await x.threadId
-      expect(client.getState().currentThreadId).toBe(xId)
-      held.exchange.resolve()
-      const [xThread, yThread] = await Promise.all([x.thread, settle(y.thread)])
-      // Before: y ran on x's thread, busy, and failed with a RunConflictError.
-      expect(yThread.ok ? "ok" : yThread.error._tag).toBe("ok")
-      expect(yThread.ok && yThread.value.id).not.toBe(xId)
-      expect(texts(xThread.messages)).toEqual(["user: x", "assistant: re: x"])
-      expect(yThread.ok && texts(yThread.value.messages)).toEqual(["user: y", "assistant: re: y"])
-      expect(server().requests.filter((r) => r.path === "/v1/threads/runs")).toHaveLength(2)
-      // As upstream: the first run named becomes current, the other does not take it over.
-      expect(client.getState().currentThreadId).toBe(xId)
-    } finally {
-      held.run.resolve()
-      held.exchange.resolve()
-      await new Promise((resolve) => proxy.close(resolve))
-    }
+    await waitFor(() => client.getAuthState().status === "identified", "the first exchange")
+    const heldRun = proxy.holdNext((request) => request.method === "POST" && request.url?.split("?")[0] === "/v1/threads/runs")
+    const heldExchange = proxy.holdNext((request) => request.method === "POST" && request.url?.split("?")[0] === "/oauth/token")
+    const x = client.run("x")
+    await heldRun.arrived
+    client.setUserToken(jwtFor("user-x", hourFromNow + 60))
+    // Called while the placeholder is current: a new conversation, like x.
+    expect(client.getState().currentThreadId).toBe("placeholder")
+    const y = client.run("y")
+    heldRun.release()
+    const xId = await x.threadId
+    expect(client.getState().currentThreadId).toBe(xId)
+    heldExchange.release()
+    const [xThread, yThread] = await Promise.all([x.thread, settle(y.thread)])
+    // Before: y ran on x's thread, busy, and failed with a RunConflictError.
+    expect(yThread.ok ? "ok" : yThread.error._tag).toBe("ok")
+    expect(yThread.ok && yThread.value.id).not.toBe(xId)
+    expect(texts(xThread.messages)).toEqual(["user: x", "assistant: re: x"])
+    expect(yThread.ok && texts(yThread.value.messages)).toEqual(["user: y", "assistant: re: y"])
+    expect(server().requests.filter((r) => r.path === "/v1/threads/runs")).toHaveLength(2)
+    // As upstream: the first run named becomes current, the other does not take it over.
+    expect(client.getState().currentThreadId).toBe(xId)
   })
 
   it("runs on different threads go on concurrently", async () => {

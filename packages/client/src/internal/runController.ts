@@ -101,6 +101,10 @@ export class RunController {
   #fiber: Fiber.RuntimeFiber<void, CoreError> | undefined
   /** The run id the run's first RUN_STARTED named: core finds the run by any of its steps' ids. */
   #runId: string | undefined
+  /** The current step paused for tools (`tambo.run.awaiting_input`): its RUN_FINISHED is not the run's end. */
+  #paused = false
+  /** The run's last event came: what is left is core recording its end (the end-of-run read). */
+  #ended = false
   #abortReason: AbortReason | undefined
   #abortCause: unknown
   #sink: EventSink | undefined
@@ -148,7 +152,10 @@ export class RunController {
    * finds no run (a 404 in the browser's console).
    */
   abort(reason: AbortReason, cause?: unknown): Promise<void> {
-    if (this.outcome === undefined && this.#abortReason === undefined) {
+    // A run whose last event came has completed on the server: it is let finish recording its end,
+    // as it would be if the abort had come a moment later. Not when the client is destroyed.
+    const completed = this.#ended && reason !== "ClientDestroyed"
+    if (this.outcome === undefined && this.#abortReason === undefined && !completed) {
       this.#abortReason = reason
       this.#abortCause = cause
       const told = this.threadId === undefined || this.#runId === undefined || reason === "ClientDestroyed"
@@ -248,12 +255,21 @@ export class RunController {
         this.#resolveThreadId({ ok: true, threadId: last.threadId })
         this.hooks.onThreadId?.(last.threadId)
       }
-      if (this.#runId === undefined) {
-        for (const { event } of chunk) {
-          if (event.type === "RUN_STARTED") {
-            this.#runId = event.runId
+      for (const { event } of chunk) {
+        switch (event.type) {
+          case "RUN_STARTED":
+            this.#runId ??= event.runId
+            this.#paused = false
+            this.#ended = false
             break
-          }
+          case "CUSTOM":
+            if (event.name === "tambo.run.awaiting_input") this.#paused = true
+            break
+          case "RUN_FINISHED":
+            this.#ended = !this.#paused
+            break
+          case "CLIENT_AWAITING_TOOL_RESULTS":
+            this.#ended = true
         }
       }
       this.latest = last.snapshot
