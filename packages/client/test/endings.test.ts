@@ -6,6 +6,22 @@ import { holdingProxy, makeClient, settle, sleep, texts, useServer, waitFor } fr
 
 const server = useServer()
 
+/** A tool that never answers, and whether it was started. */
+const waitingTool = () => {
+  let started = false
+  const wait: TamboTool<Record<string, never>, string> = {
+    name: "wait",
+    description: "waits",
+    inputSchema: z.object({}),
+    outputSchema: z.string(),
+    tool: () => {
+      started = true
+      return new Promise<string>(() => {})
+    }
+  }
+  return { wait, started: () => started }
+}
+
 describe("how a run ends", () => {
   // A server of the test's own: its first DELETE needs a connection of its own, which the closed
   // connection would beat unless the client waits for the DELETE before closing.
@@ -31,17 +47,7 @@ describe("how a run ends", () => {
   })
 
   it("abort() while a tool runs: the call stays pending, and the next message answers it as cancelled", async () => {
-    let started = false
-    const wait: TamboTool<Record<string, never>, string> = {
-      name: "wait",
-      description: "waits",
-      inputSchema: z.object({}),
-      outputSchema: z.string(),
-      tool: () => {
-        started = true
-        return new Promise<string>(() => {})
-      }
-    }
+    const { wait, started } = waitingTool()
     server().setScript((request) =>
       request.text === "next"
         ? [Script.text(`next | ${request.toolResults.map((r) => `${r.isError ? "error" : "ok"}: ${r.text}`).join("; ")}`)]
@@ -50,7 +56,7 @@ describe("how a run ends", () => {
     const client = makeClient(server(), { tools: [wait] })
     const stream = client.run("go")
     const threadId = await stream.threadId
-    await waitFor(() => started, "the tool to start")
+    await waitFor(started, "the tool to start")
     stream.abort()
     expect((await settle(stream.thread)).ok).toBe(false)
     const pending = await client.getPendingToolCalls(threadId)
@@ -115,17 +121,7 @@ describe("a run that finished, ended while its end reads the thread", () => {
   })
 
   it("abort() after a RUN_FINISHED that paused for a tool still cancels the run", async () => {
-    let started = false
-    const wait: TamboTool<Record<string, never>, string> = {
-      name: "wait",
-      description: "waits",
-      inputSchema: z.object({}),
-      outputSchema: z.string(),
-      tool: () => {
-        started = true
-        return new Promise<string>(() => {})
-      }
-    }
+    const { wait, started } = waitingTool()
     server().setScript([Script.toolCall("wait", {})])
     const client = makeClient(server(), { tools: [wait] })
     const stream = client.run("go")
@@ -133,7 +129,7 @@ describe("a run that finished, ended while its end reads the thread", () => {
     const looped = (async () => {
       for await (const { event } of stream) seen.push(event.type)
     })()
-    await waitFor(() => started, "the tool to start")
+    await waitFor(started, "the tool to start")
     expect(seen).toContain("RUN_FINISHED")
     stream.abort()
     const outcome = await settle(stream.thread)
