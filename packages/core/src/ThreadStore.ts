@@ -67,7 +67,11 @@ export declare namespace ThreadStore {
     readonly currentThreadId: Effect.Effect<string>
     /** The state, synchronously: `getSnapshot` for `useSyncExternalStore`. */
     readonly getSnapshot: () => ClientState.ClientState
-    /** A plain listener called after every change; returns the unsubscribe function. */
+    /**
+     * A plain listener called after every change; returns the unsubscribe
+     * function. A listener that throws is logged as a warning: the change
+     * stands and the other listeners are called all the same.
+     */
     readonly subscribe: (listener: () => void) => () => void
   }
 }
@@ -85,7 +89,9 @@ export const make = (
 /**
  * A store kept in step with an external one (Zustand-compatible), both ways:
  * every change is written to it with `setState`, and what the app writes to
- * it is the store's new state. Listens to it until the scope closes.
+ * it is the store's new state. Listens to it until the scope closes. A
+ * `setState` that throws (a subscriber of the app's store that throws) is
+ * logged as a warning: the change stands.
  *
  * @since 0.1.0
  * @category Constructors

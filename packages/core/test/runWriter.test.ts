@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
@@ -23,6 +24,15 @@ const delta = (threadId: string, runId: string, text: string): ClientState.Actio
 
 const textOf = (state: ClientState.ThreadState | undefined) =>
   state?.thread.messages[0]?.content[0]?.type === "text" ? state.thread.messages[0].content[0].text : undefined
+
+/** The warnings logged while `self` runs. */
+const withWarnings = <A, E, R>(self: (warnings: Array<unknown>) => Effect.Effect<A, E, R>) => {
+  const warnings: Array<unknown> = []
+  const captured = Logger.make(({ logLevel, message }) => {
+    if (logLevel._tag === "Warning") warnings.push(message)
+  })
+  return Effect.provide(self(warnings), Logger.replace(Logger.defaultLogger, captured))
+}
 
 /** Once the event loop has gone round: the drafts are published. */
 const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))
@@ -243,4 +253,55 @@ describe("RunWriter", () => {
       yield* nextTurn
       expect(external.getState().threadMap.t1).toBe(recorded)
     }).pipe(Effect.scoped))
+
+  it.live("a listener that throws is logged as a warning and stops nothing: the writers waiting go on, the other listeners hear of each change", () =>
+    withWarnings((warnings) =>
+      Effect.gen(function* () {
+        const { store, writer } = yield* setup
+        let other = 0
+        store.subscribe(() => {
+          throw new Error("the listener broke")
+        })
+        store.subscribe(() => other++)
+        // Published at once, with nobody reading `changes`.
+        const first = yield* writer.write("t1", [delta("t1", "r1", "b")])
+        expect(textOf(first)).toBe("ab")
+        expect(store.getSnapshot().threadMap.t1).toBe(first)
+        // Published through the ref, for a reader of `changes`.
+        const reader = yield* Effect.fork(Stream.runDrain(store.changes))
+        yield* nextTurn
+        const second = yield* writer.write("t1", [delta("t1", "r1", "c")])
+        expect(textOf(second)).toBe("abc")
+        expect((yield* store.get).threadMap.t1).toBe(second)
+        yield* Fiber.interrupt(reader)
+        yield* nextTurn
+        expect(other).toBe(2)
+        expect(warnings).toEqual([
+          ["A listener of the ThreadStore threw: the listener broke"],
+          ["A listener of the ThreadStore threw: the listener broke"]
+        ])
+      })
+    ))
+
+  it.live("an app's store whose own subscriber throws on setState keeps the draft, and the writer waiting goes on", () =>
+    withWarnings((warnings) =>
+      Effect.gen(function* () {
+        const external = externalStore()
+        const store = yield* ThreadStore.makeExternal(external)
+        yield* store.apply(textRun("t1", "r1", "a"))
+        const writer = yield* RunWriter.make(store)
+        let heard = 0
+        store.subscribe(() => heard++)
+        external.subscribe(() => {
+          throw new Error("the app's subscriber broke")
+        })
+        const after = yield* writer.write("t1", [delta("t1", "r1", "b")])
+        expect(textOf(after)).toBe("ab")
+        expect(external.getState().threadMap.t1).toBe(after)
+        expect(store.getSnapshot()).toBe(external.getState())
+        expect(heard).toBe(1)
+        yield* nextTurn
+        expect(warnings).toEqual([["The app's store threw on setState: the app's subscriber broke"]])
+      }).pipe(Effect.scoped)
+    ))
 })

@@ -10,12 +10,14 @@
  */
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as ClientState from "../ClientState.js"
 import type { ExternalStore, ThreadStore } from "../ThreadStore.js"
 import * as OwnedStore from "./ownedStore.js"
+import { describeError } from "./toolSupport.js"
 
 /** The synchronous side of a store, changed one change at a time. */
 interface View {
@@ -30,16 +32,30 @@ interface View {
   // Whether anyone but the store may hold the current thread map: the writer changes it in
   // place only while nobody does (OwnedStore).
   exposed: boolean
+  /** Logs what a listener, or an app's store, threw: the change goes on all the same. */
+  readonly report: (what: string, error: unknown) => void
 }
 
 const notify = (view: View): void => {
-  for (const listener of view.listeners) listener()
+  for (const listener of view.listeners) {
+    try {
+      listener()
+    } catch (error) {
+      view.report("A listener of the ThreadStore threw", error)
+    }
+  }
 }
 
 const publish = (view: View, next: ClientState.ClientState): void => {
   if (next !== view.current) {
     view.current = next
-    view.written?.(next)
+    if (view.written !== undefined) {
+      try {
+        view.written(next)
+      } catch (error) {
+        view.report("The app's store threw on setState", error)
+      }
+    }
     notify(view)
   }
 }
@@ -139,18 +155,28 @@ const fromRef = (
   return service
 }
 
-const viewOf = (initial: ClientState.ClientState, written: View["written"]): View => ({
+/** A view whose reports are warnings logged by `runtime`. */
+const viewOf = (
+  initial: ClientState.ClientState,
+  written: View["written"],
+  runtime: Runtime.Runtime<never>
+): View => ({
   current: initial,
   listeners: new Set(),
   written,
   readers: 0,
   refBehind: false,
-  exposed: true
+  exposed: true,
+  report: (what, error) => void Runtime.runFork(runtime)(Effect.logWarning(`${what}: ${describeError(error)}`))
 })
 
 /** An in-memory store. @internal */
 export const make = (initial: ClientState.ClientState): Effect.Effect<ThreadStore.Service> =>
-  Effect.map(SubscriptionRef.make(initial), (ref) => fromRef(ref, viewOf(initial, undefined)))
+  Effect.zipWith(
+    SubscriptionRef.make(initial),
+    Effect.runtime<never>(),
+    (ref, runtime) => fromRef(ref, viewOf(initial, undefined, runtime))
+  )
 
 /** A store kept in step with an external one, both ways, until the scope closes. @internal */
 export const makeExternal = (
@@ -159,7 +185,7 @@ export const makeExternal = (
   Effect.gen(function*() {
     const initial = store.getState()
     const ref = yield* SubscriptionRef.make(initial)
-    const view = viewOf(initial, (next) => store.setState(next))
+    const view = viewOf(initial, (next) => store.setState(next), yield* Effect.runtime<never>())
     const service = fromRef(ref, view)
     // An app's write is seen at once; the ref publishes it from a fiber of its own.
     const received = yield* Queue.sliding<void>(1)
