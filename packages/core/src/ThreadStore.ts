@@ -69,8 +69,10 @@ export declare namespace ThreadStore {
     readonly getSnapshot: () => ClientState.ClientState
     /**
      * A plain listener called after every change; returns the unsubscribe
-     * function. A listener that throws is logged as a warning: the change
-     * stands and the other listeners are called all the same.
+     * function. A change calls the listeners subscribed when it was made,
+     * each once, none after its unsubscribe. A listener that throws is
+     * logged as a warning: the change stands and the other listeners are
+     * called all the same.
      */
     readonly subscribe: (listener: () => void) => () => void
   }

@@ -133,4 +133,33 @@ describe("ThreadStore", () => {
       expect(before.threadMap.t1).toBe(t1)
       expect(t1?.thread.name).toBeUndefined()
     }))
+
+  it.effect("listeners are those of the change: one subscribed again, added or removed while notified is called at most once for it", () =>
+    Effect.gen(function* () {
+      const store = yield* ThreadStore.make()
+      const calls = { again: 0, added: 0, removed: 0 }
+      // Subscribes itself again each time it is called (as a component re-rendered at once would).
+      let unsubscribeAgain = () => {}
+      const again = () => {
+        calls.again++
+        if (calls.again > 10) throw new Error("called again for the same change")
+        unsubscribeAgain()
+        unsubscribeAgain = store.subscribe(again)
+      }
+      unsubscribeAgain = store.subscribe(again)
+      let unsubscribeRemoved = () => {}
+      let added = false
+      store.subscribe(() => {
+        unsubscribeRemoved()
+        if (!added) {
+          added = true
+          store.subscribe(() => calls.added++)
+        }
+      })
+      unsubscribeRemoved = store.subscribe(() => calls.removed++)
+      yield* store.update((state) => ({ ...state, currentThreadId: "t1" }))
+      expect(calls).toEqual({ again: 1, added: 0, removed: 0 })
+      yield* store.update((state) => ({ ...state, currentThreadId: "t2" }))
+      expect(calls).toEqual({ again: 2, added: 1, removed: 0 })
+    }))
 })

@@ -37,7 +37,11 @@ interface View {
 }
 
 const notify = (view: View): void => {
-  for (const listener of view.listeners) {
+  if (view.listeners.size === 0) return
+  // The listeners of this change: a Set's iterator would also visit one added (or removed and
+  // added again) by a listener meanwhile, and a listener that subscribes itself again would loop.
+  for (const listener of Array.from(view.listeners)) {
+    if (!view.listeners.has(listener)) continue
     try {
       listener()
     } catch (error) {
