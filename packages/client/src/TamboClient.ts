@@ -1214,8 +1214,10 @@ export class TamboClient {
   /**
    * Calls `listener` after changes, at most once per microtask: of the
    * state, of `getPendingApprovals()` and of `hasActiveRun()`. Bound.
-   * Returns the unsubscribe function. A listener that throws is logged as a
-   * warning; the other listeners are called all the same.
+   * Returns the unsubscribe function: once it is called, the listener is
+   * not called again, also in a notification under way. A listener that
+   * throws is logged as a warning; the other listeners are called all the
+   * same.
    *
    * @since 0.1.0
    */

@@ -68,6 +68,18 @@ describe("getState / subscribe", () => {
     consoleLog.mockRestore()
   })
 
+  it("a listener unsubscribed by another while notified is not called after its unsubscribe", async () => {
+    const client = makeClient(server())
+    const state = client.getState()
+    let unsubscribeSecond = () => {}
+    let second = 0
+    client.subscribe(() => unsubscribeSecond())
+    unsubscribeSecond = client.subscribe(() => second++)
+    client.getStore().setState({ ...state, currentThreadId: "a" })
+    await Promise.resolve()
+    expect(second).toBe(0)
+  })
+
   it("a streamed run notifies no more often than what subscribers see changes, and at least once", async () => {
     server().setScript([Script.text(Array.from({ length: 200 }, (_, i) => `${i} `))])
     const client = makeClient(server())

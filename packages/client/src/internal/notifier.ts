@@ -69,6 +69,8 @@ export class Notifier {
     this.#lastNotified = state
     this.#lastNotifiedVersion = this.#version
     for (const listener of [...this.#listeners]) {
+      // Unsubscribed (or the client closed) by a listener called before it.
+      if (!this.#listeners.has(listener)) continue
       try {
         listener()
       } catch (error) {
