@@ -1,6 +1,7 @@
 // The model-based test of the store: generated sequences of commands (runs recording chunks into
 // their threads, turns of the event loop, the app's own changes, reads that hand the state out,
-// readers of `changes` and plain listeners coming and going, an app's store written by the app)
+// readers of `changes` and plain listeners coming and going (one throwing, or subscribing itself
+// again, when called), an app's store written by the app)
 // played against a real ThreadStore and the run writer, in memory and over an app's store. The
 // invariants, and when the store must equal the reference built with `ClientState.reduce`, are in
 // storeModel.ts. Seeded, so a failure reproduces; MODEL_RUNS (default 250 a store),
@@ -46,13 +47,14 @@ describe("the store model's commands", () => {
         }
         if (c.kind === "subscribeChanges" && c.thread !== undefined) count("threadChanges")
         if (c.kind === "read") count(c.how)
+        if (c.kind === "listen" && c.how !== undefined) count(`listen ${c.how}`)
       }
     }
     for (const label of [
       "chunk t1", "chunk t2", "chunk new", "userMessage", "turn", "apply", "update", "appWrite", "appRehydrate", "restore",
       "read", "subscribeChanges", "unsubscribeChanges", "listen", "unlisten", "chunk by record", "chunk by recordOrWrite",
       "chunk by write", "text", "endText", "tool", "component", "props", "endComponent", "pause", "finish", "flood",
-      "threadChanges", "get", "getSnapshot", "getThread"
+      "threadChanges", "get", "getSnapshot", "getThread", "listen throws", "listen resubscribes"
     ]) {
       expect(seen.get(label) ?? 0, label).toBeGreaterThan(30)
     }

@@ -28,6 +28,7 @@ import { FastCheck as fc } from "effect"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Logger from "effect/Logger"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
@@ -94,7 +95,8 @@ export type Command =
   /** A reader of `changes`, or of one thread's changes (`threadChanges`). */
   | { readonly kind: "subscribeChanges"; readonly thread?: "t1" }
   | { readonly kind: "unsubscribeChanges" }
-  | { readonly kind: "listen"; readonly reads: boolean }
+  /** A listener; one that throws each time, or that subscribes itself again each time it is called. */
+  | { readonly kind: "listen"; readonly reads: boolean; readonly how?: "throws" | "resubscribes" }
   | { readonly kind: "unlisten" }
 
 const small = fc.nat(1)
@@ -155,6 +157,14 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "subscribeChanges" as const, thread: "t1" as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: "unsubscribeChanges" as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("listen" as const), reads: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("listen" as const),
+      reads: fc.boolean(),
+      how: fc.constantFrom("throws" as const, "resubscribes" as const)
+    })
+  },
   { weight: 1, arbitrary: fc.constant({ kind: "unlisten" as const }) }
 )
 
@@ -289,7 +299,7 @@ interface Listener {
   readonly reads: boolean
   calls: number
   lastRead: ClientState.ClientState | undefined
-  readonly unsubscribe: () => void
+  unsubscribe: () => void
 }
 
 /** One handed-out state and a deep copy taken then. */
@@ -315,7 +325,10 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
   const scope = Effect.runSync(Scope.make())
   const app = kind === "external" ? appStore() : undefined
   const store = Effect.runSync(
-    app === undefined ? ThreadStore.make() : Scope.extend(ThreadStore.makeExternal(app), scope)
+    (app === undefined ? ThreadStore.make() : Scope.extend(ThreadStore.makeExternal(app), scope)).pipe(
+      // A listener that throws is logged as a warning: not in the test's output.
+      Effect.provide(Logger.replace(Logger.defaultLogger, Logger.none))
+    )
   )
   // Reads the state without handing it out, as the writer does: the checks must not change what they check.
   const peek = OwnedStore.of(store)!.peek
@@ -713,19 +726,21 @@ export const runSequence = async (kind: StoreKind, commands: ReadonlyArray<Comma
         }
         case "listen": {
           if (listeners.length >= 2) break
-          const listener: Listener = {
-            reads: command.reads,
-            calls: 0,
-            lastRead: undefined,
-            unsubscribe: store.subscribe(() => {
-              listener.calls++
-              if (listener.reads) {
-                // As useSyncExternalStore does: the snapshot, read in the listener.
-                listener.lastRead = store.getSnapshot()
-                hand(listener.lastRead, "a listener")
-              }
-            })
+          const heard = () => {
+            listener.calls++
+            if (listener.reads) {
+              // As useSyncExternalStore does: the snapshot, read in the listener.
+              listener.lastRead = store.getSnapshot()
+              hand(listener.lastRead, "a listener")
+            }
+            if (command.how === "resubscribes") {
+              listener.unsubscribe()
+              listener.unsubscribe = store.subscribe(heard)
+            }
+            if (command.how === "throws") throw new Error("a listener broke")
           }
+          const listener: Listener = { reads: command.reads, calls: 0, lastRead: undefined, unsubscribe: () => undefined }
+          listener.unsubscribe = store.subscribe(heard)
           listeners.push(listener)
           break
         }
