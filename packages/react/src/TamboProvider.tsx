@@ -41,7 +41,7 @@ export interface TamboProviderBaseProps {
   /**
    * How often store changes reach React while a run streams: at most once
    * per animation frame (default), or at every client notification (at most
-   * once per microtask).
+   * once per microtask). A change keeps the client.
    */
   readonly updates?: NotifyMode | undefined
 }
@@ -143,10 +143,14 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   const hasUserToken = userToken !== undefined
   // Before the client: a client the provider creates takes its URL elicitations from its first connections.
   const [urlElicitation] = useState(() => new UrlElicitationStore())
+  // `updates` is not among the deps: how changes reach React is no reason for a new client.
   const handle = useMemo(
     () => new ClientHandle(given ?? (() => createClient(optionsRef.current, urlElicitation.handler)), updates),
-    [given, apiKey, tamboUrl, environment, userKey, hasUserToken, agentUrl, updates]
+    [given, apiKey, tamboUrl, environment, userKey, hasUserToken, agentUrl]
   )
+  useEffect(() => {
+    handle.notifyMode = updates
+  }, [handle, updates])
   useEffect(() => handle.retain(), [handle])
   // A client created meanwhile already has the latest token: then this changes nothing.
   useEffect(() => {

@@ -154,6 +154,29 @@ describe("TamboProvider", () => {
     expect(isDestroyed(second!)).toBe(false)
   })
 
+  it("keeps its client, its threads and a run in flight when only updates changes", async () => {
+    const seen = new Set<TamboClient>()
+    const Chat = ({ updates }: { readonly updates: "animationFrame" | "microtask" }) => (
+      <TamboProvider {...connection(server(), { updates })}>
+        <ClientSpy seen={seen} />
+      </TamboProvider>
+    )
+    const view = render(<Chat updates="animationFrame" />)
+    const [client] = [...seen]
+    server().setScript([Script.text("Hello"), Script.hang()])
+    const stream = client!.run("Hi")
+    const threadId = await stream.threadId
+    await until(() => client!.getState().threadMap[threadId]?.streaming.status === "streaming", "the run to stream")
+    view.rerender(<Chat updates="microtask" />)
+    await sleep(0)
+    expect(seen.size).toBe(1)
+    expect(isDestroyed(client!)).toBe(false)
+    expect(client!.hasActiveRun(threadId)).toBe(true)
+    await client!.cancelRun(threadId)
+    await expect(stream.thread).rejects.toMatchObject({ _tag: "AbortError" })
+    expect(client!.getState().threadMap[threadId]?.thread.messages.at(-1)?.content).toEqual([{ type: "text", text: "Hello" }])
+  })
+
   it("another user sees nothing of the last one's: neither the thread list, nor the composer's text and images", async () => {
     server().threads.create({ userKey: "user-1", name: "Secret of user 1" })
     server().threads.create({ userKey: "user-2", name: "Thread of user 2" })

@@ -21,24 +21,29 @@ const NO_MCP_CLIENTS: McpConnections = {}
 /**
  * Calls `emit` at most once per animation frame (with a timer as fallback
  * when frames do not come), or at once in `"microtask"` mode and where
- * there are no frames (the client already batches per microtask).
+ * there are no frames (the client already batches per microtask). The mode
+ * is read at each change, so it may change.
  *
  * @since 0.1.0
  * @category Internal
  */
 export class Batcher {
-  readonly #mode: NotifyMode
+  readonly #mode: () => NotifyMode
   readonly #emit: () => void
   #frame: number | undefined
   #fallback: ReturnType<typeof setTimeout> | undefined
 
-  constructor(mode: NotifyMode, emit: () => void) {
+  constructor(mode: () => NotifyMode, emit: () => void) {
     this.#mode = mode
     this.#emit = emit
   }
 
   readonly schedule = (): void => {
-    if (this.#mode === "microtask" || typeof requestAnimationFrame !== "function") return this.#emit()
+    if (this.#mode() === "microtask" || typeof requestAnimationFrame !== "function") {
+      // A frame asked for before the mode changed is not needed any more.
+      this.cancel()
+      return this.#emit()
+    }
     if (this.#frame !== undefined) return
     this.#frame = requestAnimationFrame(this.#fire)
     this.#fallback = setTimeout(this.#fire, FRAME_FALLBACK_MS)
@@ -83,8 +88,8 @@ const sameAuthState = (a: TamboAuthState, b: TamboAuthState): boolean =>
 export class ClientHandle {
   readonly #given: TamboClient | undefined
   readonly #create: () => TamboClient
-  /** How changes reach React (the provider's `updates`). */
-  readonly notifyMode: NotifyMode
+  /** How changes reach React: the provider's `updates`, which may change without a new client. */
+  notifyMode: NotifyMode
   #owned: TamboClient | undefined
   #refs = 0
   readonly #listeners = new Set<() => void>()
@@ -100,7 +105,7 @@ export class ClientHandle {
       this.#create = () => source
     }
     this.notifyMode = notify
-    this.#batcher = new Batcher(notify, this.#emit)
+    this.#batcher = new Batcher(() => this.notifyMode, this.#emit)
   }
 
   /** The client, created if needed. */

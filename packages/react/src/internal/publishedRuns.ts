@@ -25,7 +25,7 @@ export class PublishedRuns {
   constructor(handle: ClientHandle, strategy: SnapshotStrategy.Strategy) {
     this.#handle = handle
     this.#strategy = strategy
-    this.#batcher = new Batcher(handle.notifyMode, this.#emit)
+    this.#batcher = new Batcher(() => handle.notifyMode, this.#emit)
   }
 
   /** The last snapshot published for a run in flight on `threadId`. */
