@@ -18,7 +18,7 @@ import * as Tool from "@tambo-effect/core/Tool"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { isRecord } from "effect/Predicate"
-import { memo, type ReactElement, type ReactNode, useCallback, useContext, useMemo } from "react"
+import { Component as ReactComponent, memo, type ReactElement, type ReactNode, useCallback, useContext, useMemo } from "react"
 import {
   ComponentContext,
   type ComponentContextValue,
@@ -42,7 +42,11 @@ export interface ComponentRendererProps {
   readonly content: BaseComponentContent
   readonly threadId: string
   readonly messageId: string
-  /** Rendered when no registered component has the block's name. Default: nothing. */
+  /**
+   * Rendered when no registered component has the block's name, and in
+   * place of a component that threw while rendering this version of its
+   * block. Default: nothing.
+   */
   readonly fallback?: ReactNode
 }
 
@@ -90,12 +94,50 @@ const finalProps = (registered: TamboComponent, content: BaseComponentContent): 
 const isStreaming = (state: ComponentStreamingState | undefined): boolean =>
   state !== undefined && state !== "done"
 
+interface ContainedProps {
+  readonly content: BaseComponentContent
+  readonly fallback: ReactNode
+  readonly children: ReactNode
+}
+
+interface ContainedState {
+  /** The version of the block rendered. */
+  readonly content: BaseComponentContent
+  /** Whether the component threw while rendering that version. */
+  readonly failed: boolean
+}
+
+/**
+ * Keeps what a generative component throws while rendering to itself: the
+ * model wrote its props, and the rest of the thread (and of the page) must
+ * not go with it. The block's next version (more props, the end of its
+ * stream, its state) is tried again. React reports what it caught (on the
+ * console, or to the root's `onCaughtError`).
+ */
+class Contained extends ReactComponent<ContainedProps, ContainedState> {
+  override state: ContainedState = { content: this.props.content, failed: false }
+
+  static getDerivedStateFromProps(props: ContainedProps, state: ContainedState): ContainedState | null {
+    return props.content === state.content ? null : { content: props.content, failed: false }
+  }
+
+  static getDerivedStateFromError(): Partial<ContainedState> {
+    return { failed: true }
+  }
+
+  override render(): ReactNode {
+    return this.state.failed ? this.props.fallback : this.props.children
+  }
+}
+
 /**
  * Renders a component block with the registered component of its name:
  * `loadingComponent` (if any) while the props stream, then `component` with
  * the final props. The rendered component can call
  * {@link useTamboCurrentMessage}, {@link useTamboCurrentComponent} and
  * {@link useTamboStreamStatus}. Re-renders only when the block changed.
+ * A component that throws while rendering shows `fallback` instead, and
+ * the rest of the page stays: the block's next version is rendered again.
  *
  * `useTambo()` already puts this element in `content.renderedComponent`;
  * use this to render a block yourself.
@@ -124,9 +166,11 @@ export const ComponentRenderer = memo(function ComponentRenderer(
     ? registered.loadingComponent
     : registered.component
   return (
-    <ComponentScope value={context}>
-      <Component {...props} />
-    </ComponentScope>
+    <Contained content={content} fallback={fallback}>
+      <ComponentScope value={context}>
+        <Component {...props} />
+      </ComponentScope>
+    </Contained>
   )
 })
 

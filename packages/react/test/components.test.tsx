@@ -4,7 +4,7 @@ import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { z } from "zod"
 import type { ReactNode } from "react"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import {
   ComponentRenderer,
   type StreamStatus,
@@ -157,6 +157,56 @@ describe("rendered components", () => {
     await waitFor(() => expect(last?.isStreaming).toBe(false))
     expect(last).toMatchObject({ isPending: false, isSuccess: true })
     expect(result.current.thread?.thread.lastRunCancelled).toBe(true)
+  })
+
+  it("one that throws while rendering shows nothing, the rest of the thread renders, and it renders again once its block changed", async () => {
+    // React reports what a boundary caught on the console; that is expected here.
+    const quiet = vi.spyOn(console, "error").mockImplementation(() => {})
+    try {
+      const custom = (name: string, value: Record<string, unknown>) => Script.event({ type: "CUSTOM", name, value })
+      server().setScript([
+        Script.text("Here:"),
+        custom("tambo.component.start", { messageId: "msg_card", componentId: "comp_card", componentName: "Card" }),
+        custom("tambo.component.props_delta", { componentId: "comp_card", operations: [{ op: "add", path: "/title", value: "Half" }] }),
+        Script.hang()
+      ])
+      // Written for complete props only: it throws on the partial ones.
+      const Card: TamboComponent<CardProps> = {
+        name: "Card",
+        description: "A card",
+        propsSchema: { type: "object", properties: { title: { type: "string" } } },
+        component: ({ title }) => {
+          if (useTamboStreamStatus().streamStatus.isStreaming) throw new Error("not a whole card yet")
+          return <b>{title}</b>
+        }
+      }
+      const Texts = () => {
+        const { messages } = useTambo()
+        return <p data-testid="texts">{messages.flatMap((m) => m.content.flatMap((b) => (b.type === "text" ? [b.text] : []))).join(" ")}</p>
+      }
+      const { result } = renderHook(() => useTambo(), {
+        wrapper: ({ children }) => {
+          const Wrapper = wrapperFor(connection(server(), { components: [Card] }))
+          return (
+            <Wrapper>
+              <Texts />
+              <Blocks />
+              {children}
+            </Wrapper>
+          )
+        }
+      })
+      result.current.sendMessage("Show a card").thread.catch(() => undefined)
+      await waitFor(() => expect(result.current.messages.at(-1)?.content.some((b) => b.type === "component")).toBe(true))
+      await waitFor(() => expect(screen.getByTestId("texts").textContent).toBe("Show a card Here:"))
+      expect(screen.getByTestId("block-Card").textContent).toBe("")
+      await result.current.cancel()
+      // The cancelled run's block settles with the props it got: a new version, rendered again.
+      await waitFor(() => expect(screen.getByTestId("block-Card").textContent).toBe("Half"))
+      expect(screen.getByTestId("texts").textContent).toBe("Show a card Here:")
+    } finally {
+      quiet.mockRestore()
+    }
   })
 
   it("receive their props decoded by an Effect Schema once complete", async () => {
