@@ -40,7 +40,8 @@ const pointerToken = (key: string): string => key.replaceAll("~", "~0").replaceA
  * the server under `key` in the component block's `state`: a change shows
  * at once and is sent `debounceMs` after the last one (as a JSON Patch of
  * that key, so several keys of one component do not overwrite each other),
- * and when the component unmounts. One send is on its way at a time: a
+ * and when the component unmounts (the provider too: its client stays until
+ * the server answered). One send is on its way at a time: a
  * change made meanwhile goes after it, so the server ends with the last
  * value. The model sees the state in its later
  * turns, and a thread loaded again (a reload, another device) shows it:
@@ -96,6 +97,7 @@ export function useTamboComponentState<S>(
   const [sync] = useState(() => new ComponentStateSync<S>(stored ?? initial, send, debounceMs))
   sync.send = send
   sync.debounceMs = debounceMs
+  sync.retain = () => handle.retain()
   const snapshot = useSyncExternalStore(sync.subscribe, sync.getSnapshot, sync.getSnapshot)
 
   useEffect(() => {

@@ -2,7 +2,7 @@
 // fast-check generates sequences of the user's changes, debounces running out, flushes (an unmount),
 // sends succeeding or failing, and the server's value arriving (a run or a reload). After every step
 // the value, `isPending` and the error equal a plain model; one send at a time is on its way, each
-// with the newest value; once everything settled, the server holds the value shown, or the error of
+// with the newest value, and the provider's client is held while one is (from one to the next); once everything settled, the server holds the value shown, or the error of
 // the send that failed to save it is shown.
 // The sends are scripted promises: what is tested is the bookkeeping, not a server's.
 //
@@ -36,6 +36,8 @@ interface Real {
   readonly sends: Array<Send>
   /** Every value sent, in order. */
   readonly sent: Array<number>
+  /** The holds on the provider's client (`retain`), and the fewest there were since the last step. */
+  readonly holds: { current: number; lowest: number }
 }
 
 /** Lets the settled promise's callbacks run. */
@@ -48,6 +50,8 @@ const check = (model: Model, real: Real) => {
   expect(snapshot.error !== undefined).toBe(model.error)
   // One send at a time, so the server applies them in the order the user made them.
   expect(real.sends.map((send) => send.value)).toEqual(model.inFlight === undefined ? [] : [model.inFlight])
+  // The client is held while a send is on its way (an unmounted provider's too), and only then.
+  expect(real.holds.current).toBe(model.inFlight === undefined ? 0 : 1)
 }
 
 /** What a flush does in the model: the newest value goes, unless one is on its way (it goes after). */
@@ -95,6 +99,7 @@ class SendSettles implements fc.AsyncCommand<Model, Real> {
   constructor(readonly ok: boolean) {}
   check = (model: Readonly<Model>) => model.inFlight !== undefined
   async run(model: Model, real: Real) {
+    real.holds.lowest = real.holds.current
     real.sends.shift()!.settle(this.ok)
     await settled()
     if (this.ok) model.saved = model.inFlight!
@@ -102,6 +107,8 @@ class SendSettles implements fc.AsyncCommand<Model, Real> {
     model.inFlight = undefined
     // A change made meanwhile goes now, unless its debounce still runs.
     if (model.dirty && !model.timer) flushModel(model)
+    // Then the client was held throughout: let go of between two sends, an unmounted provider's would be destroyed.
+    if (model.inFlight !== undefined) expect(real.holds.lowest).toBeGreaterThan(0)
     check(model, real)
   }
   toString = () => `sendSettles(${this.ok ? "ok" : "failed"})`
@@ -154,8 +161,19 @@ const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
       }),
     DEBOUNCE_MS
   )
+  const holds = { current: 0, lowest: 0 }
+  sync.retain = () => {
+    holds.current++
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      holds.current--
+      holds.lowest = Math.min(holds.lowest, holds.current)
+    }
+  }
   const model: Model = { shown: 0, dirty: false, timer: false, inFlight: undefined, error: false, saved: 0 }
-  const real: Real = { sync, sends, sent }
+  const real: Real = { sync, sends, sent, holds }
   await fc.asyncModelRun(() => ({ model, real }), sequence)
   // The end: debounces run out, and every send succeeds.
   for (let round = 0; round < 10 && (model.dirty || model.inFlight !== undefined); round++) {
@@ -186,6 +204,9 @@ describe("a component's state, model-based", () => {
 
   it("a send that ends after a newer one cannot leave the server with the older value", () =>
     play([new SetValue(1), new Flush(), new SetValue(2), new Flush(), new SendSettles(true), new SendSettles(false)]))
+
+  it("the client stays held from a send to the one made meanwhile, which goes after it", () =>
+    play([new SetValue(1), new Flush(), new SetValue(2), new Flush(), new SendSettles(true)]))
 
   it("the server's value shown after a failed send ends that send's error", () =>
     play([new SetValue(1), new Flush(), new SendSettles(false), new ServerValue(0)]))

@@ -2,8 +2,15 @@
 import { act, fireEvent, render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
-import { type TamboComponent, useTambo, useTamboClient, useTamboComponentState } from "../src/index.js"
-import { connection, sleep, useServer, wrapperFor } from "./helpers.js"
+import {
+  isAbortError,
+  type TamboClient,
+  type TamboComponent,
+  useTambo,
+  useTamboClient,
+  useTamboComponentState
+} from "../src/index.js"
+import { connection, sleep, until, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -45,6 +52,16 @@ const mountChat = () => {
       </Wrapper>
     )
   })
+}
+
+/** Whether a client was destroyed: its calls then throw an `AbortError`. */
+const isDestroyed = (client: TamboClient): boolean => {
+  try {
+    client.startNewThread()
+    return false
+  } catch (error) {
+    return isAbortError(error)
+  }
 }
 
 const serverState = (threadId: string) =>
@@ -118,6 +135,20 @@ describe("useTamboComponentState", () => {
     expect(screen.getByTestId("pending").textContent).toBe("false")
     await act(() => result.current.client.cancelRun(threadId))
     await busy.thread.catch(() => undefined)
+  })
+
+  it("sends a waiting change when the whole provider unmounts, before its client goes", async () => {
+    server().setScript([Script.component("Star", { title: "Quito" }, { id: "comp_star" })])
+    const { result, unmount } = mountChat()
+    const { id: threadId } = await result.current.tambo.sendMessage("a card").thread
+    await screen.findByTestId("star")
+    const client = result.current.client
+    fireEvent.click(screen.getByTestId("star"))
+    // The page's use ends within the debounce: the chat is closed.
+    unmount()
+    await waitFor(() => expect(serverState(threadId)).toEqual({ favourite: true }))
+    // Then the provider's client goes.
+    await until(() => isDestroyed(client), "the client to be destroyed")
   })
 
   it("is a plain useState outside a rendered component", async () => {

@@ -47,6 +47,12 @@ export class ComponentStateSync<S> {
   #inFlight = false
   #timer: ReturnType<typeof setTimeout> | undefined
   readonly #listeners = new Set<() => void>()
+  /**
+   * Keeps what sends alive (the provider's client) until the returned
+   * function is called: held from a send until the last one ended, so a
+   * change sent as the provider unmounts reaches the server.
+   */
+  retain: (() => () => void) | undefined
 
   constructor(
     initial: S,
@@ -84,10 +90,17 @@ export class ComponentStateSync<S> {
     this.#dirty = false
     this.#inFlight = true
     const value = this.#snapshot.value
-    send(value).then(
+    const release = this.retain?.()
+    let sent: Promise<unknown>
+    try {
+      sent = send(value)
+    } catch (error) {
+      sent = Promise.reject(error)
+    }
+    sent.then(
       () => this.#settled(undefined),
       (error: unknown) => this.#settled(error instanceof Error ? error : new Error(String(error)))
-    )
+    ).finally(release)
   }
 
   /** The server's value, as the store has it now. */
