@@ -36,7 +36,8 @@ export interface UseTamboContextHelpersReturn {
   readonly getContextHelpers: () => Readonly<Record<string, ContextHelperFn>>
   /**
    * What the helpers give now, as a run would send it (a helper that gives
-   * nothing or fails is left out); the attachments are shown, not taken.
+   * nothing or fails is left out); the attachments and the interactables'
+   * selections are shown, not taken.
    */
   readonly getAdditionalContext: () => Promise<ReadonlyArray<AdditionalContext>>
 }
@@ -63,7 +64,7 @@ export interface UseTamboContextHelpersReturn {
  * @category Hooks
  */
 export const useTamboContextHelpers = (): UseTamboContextHelpersReturn => {
-  const { handle } = useTamboContext("useTamboContextHelpers")
+  const { handle, interactables } = useTamboContext("useTamboContextHelpers")
   return useMemo(() => ({
     addContextHelper: (name, helper) => handle.client().addContextHelper(name, helper),
     removeContextHelper: (name) => handle.client().removeContextHelper(name),
@@ -76,6 +77,10 @@ export const useTamboContextHelpers = (): UseTamboContextHelpersReturn => {
             const shown = attachments.getSnapshot()
             return shown.length === 0 ? undefined : { name, context: shown }
           }
+          if (helper === interactables.contextHelper) {
+            const context = interactables.context()
+            return context === undefined ? undefined : { name, context }
+          }
           try {
             const context: unknown = await helper()
             return context === undefined || context === null ? undefined : { name, context }
@@ -86,7 +91,7 @@ export const useTamboContextHelpers = (): UseTamboContextHelpersReturn => {
       )
       return entries.filter((entry) => entry !== undefined)
     }
-  }), [handle])
+  }), [handle, interactables])
 }
 
 /**

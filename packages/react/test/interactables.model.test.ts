@@ -3,9 +3,9 @@
 // removed, their props and state changed, selected, the store attached to and detached from its
 // client) and of the model's (runs on the testing server whose tool calls change a component's
 // props, with a valid value or not, for its own id or another's, or remove one; a run that only
-// reads the context). After every step the store's components, the tools and the context helper
-// on the client, and what the model was sent and answered equal a plain model; a change of the
-// components is always told to the store's subscribers.
+// reads the context; the context shown without a run). After every step the store's components,
+// the tools and the context helper on the client, and what the model was sent and answered equal
+// a plain model; a change of the components is always told to the store's subscribers.
 //
 // Seeded, so a failure reproduces; MODEL_RUNS and MODEL_SEED for longer or other runs.
 import { Script } from "@tambo-effect/testing"
@@ -289,6 +289,16 @@ class ReadContext implements fc.AsyncCommand<Model, Real> {
   toString = () => "readContext"
 }
 
+/** The context shown without a run (`getAdditionalContext`): it takes no selection. */
+class PeekContext implements fc.AsyncCommand<Model, Real> {
+  check = () => true
+  async run(model: Model, real: Real) {
+    expect(real.store.context()).toEqual(model.components.length === 0 ? undefined : expectedContext({ ...model, attached: true }))
+    check(model, real)
+  }
+  toString = () => "peekContext"
+}
+
 const id = fc.constantFrom<Id>("a", "b", "c")
 
 const add = fc.tuple(id, fc.integer({ min: 0, max: 3 }), fc.boolean()).map(([i, n, withSchema]) => new Add(i, n, withSchema))
@@ -315,7 +325,8 @@ const commands = fc.commands(
     id.map((i) => new ModelRemoves(i)),
     id.map((i) => new ModelRemoves(i)),
     fc.constant(new ReadContext()),
-    fc.constant(new ReadContext())
+    fc.constant(new ReadContext()),
+    fc.constant(new PeekContext())
   ],
   { maxCommands: 16 }
 )
@@ -356,6 +367,9 @@ describe("interactable components, model-based", () => {
   // What the property shrank planted defects to, kept as named cases.
   it("a selection holds for one message: the run that reads it clears it", () =>
     play([new Add("a", 0, false), new Select("a", true), new ModelSetsProps("a", "a", 7)]))
+
+  it("a selection shown without a run stays for the next message", () =>
+    play([new Add("a", 0, false), new Select("a", true), new PeekContext(), new ReadContext()]))
 
   it("the model removing the last component withdraws the tools over all of them and the context", () =>
     play([new Add("c", 0, false), new ModelRemoves("c")]))

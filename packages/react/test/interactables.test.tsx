@@ -11,6 +11,7 @@ import {
   useTambo,
   useTamboCurrentComponent,
   useTamboComponentState,
+  useTamboContextHelpers,
   useTamboCurrentMessage,
   useTamboInteractable,
   withTamboInteractable
@@ -318,6 +319,24 @@ describe("useTamboInteractable", () => {
 
     act(() => result.current.interactable.removeInteractableComponent(id))
     expect(result.current.interactable.interactableComponents).toEqual([])
+  })
+
+  it("a selection is shown by getAdditionalContext, not taken: the next message still carries it", async () => {
+    server().setScript([Script.text("ok")])
+    const { result } = renderHook(
+      () => ({ interactable: useTamboInteractable(), helpers: useTamboContextHelpers(), tambo: useTambo() }),
+      { wrapper: wrapperFor(connection(server())) }
+    )
+    let id = ""
+    act(() => {
+      id = result.current.interactable.addInteractableComponent({ name: "Counter", description: "A counter", props: { count: 1 } })
+    })
+    act(() => result.current.interactable.setInteractableSelected(id, true))
+    const shown = await result.current.helpers.getAdditionalContext()
+    expect(shown).toEqual([{ name: "interactables", context: { components: [expect.objectContaining({ id, isSelected: true })] } }])
+    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(true)
+    await result.current.tambo.sendMessage("this one").thread
+    expect(runBodies()[0]!.message.additionalContext?.interactables?.components[0]!["isSelected"]).toBe(true)
   })
 
   it("an id no tool name may hold throws a ToolDefinitionError", () => {

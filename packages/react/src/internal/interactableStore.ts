@@ -114,7 +114,7 @@ export class InteractableStore {
       this.#client = undefined
       // The client may be destroyed already (a replaced client): then there is nothing to take off.
       try {
-        if (client.getContextHelpers()[CONTEXT_HELPER_NAME] === this.#contextHelper) client.removeContextHelper(CONTEXT_HELPER_NAME)
+        if (client.getContextHelpers()[CONTEXT_HELPER_NAME] === this.contextHelper) client.removeContextHelper(CONTEXT_HELPER_NAME)
         for (const component of this.#components) this.#unregisterTools(client, component.id)
         for (const name of GLOBAL_TOOLS) client.unregisterTool(name)
       } catch {
@@ -202,8 +202,18 @@ export class InteractableStore {
     else this.#onModelProps.set(id, listener)
   }
 
-  /** What the model is told, when a run starts; selections hold for that one message. */
-  readonly #contextHelper = (): Record<string, unknown> | undefined => {
+  /**
+   * The context helper registered on the client: what the model is told
+   * when a run starts; selections hold for that one message, so it takes them.
+   */
+  readonly contextHelper = (): Record<string, unknown> | undefined => {
+    const context = this.context()
+    this.clearSelections()
+    return context
+  }
+
+  /** What the next run will tell the model, without taking the selections. */
+  context(): Record<string, unknown> | undefined {
     const components = this.#components
     if (components.length === 0) return undefined
     const entries = components.map((c): InteractableContextEntry => ({
@@ -216,7 +226,6 @@ export class InteractableStore {
       isSelected: c.isSelected ?? false,
       stateSchema: schemaNote(c.stateSchema, `${STATE_TOOL_PREFIX}${c.id}`)
     }))
-    this.clearSelections()
     return { components: entries }
   }
 
@@ -319,11 +328,11 @@ export class InteractableStore {
     // The tools over all interactables and the context helper are there while one is on the page.
     if (this.#components.length === 0) {
       for (const name of GLOBAL_TOOLS) client.unregisterTool(name)
-      if (client.getContextHelpers()[CONTEXT_HELPER_NAME] === this.#contextHelper) client.removeContextHelper(CONTEXT_HELPER_NAME)
+      if (client.getContextHelpers()[CONTEXT_HELPER_NAME] === this.contextHelper) client.removeContextHelper(CONTEXT_HELPER_NAME)
       return
     }
     if (!Object.hasOwn(client.getContextHelpers(), CONTEXT_HELPER_NAME)) {
-      client.addContextHelper(CONTEXT_HELPER_NAME, this.#contextHelper)
+      client.addContextHelper(CONTEXT_HELPER_NAME, this.contextHelper)
     }
     const byId: Tool.JsonSchema = {
       type: "object",
