@@ -79,9 +79,10 @@ type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userTo
  * read when the client is created. Given a `client`, it
  * uses it and leaves its lifetime to the app.
  *
- * `tools`, `components` and `contextHelpers` may change at any time: they
- * are registered with the client again, and what left them is withdrawn
- * (but a tool the app registered since under the same name).
+ * `tools`, `components` and `contextHelpers` may change at any time: what
+ * joined them (or changed) is registered with the client, and what left
+ * them is withdrawn (but a tool the app registered since under the same
+ * name, which a tool the provider already had does not replace).
  *
  * Safe under StrictMode (its double mount keeps one client) and in server
  * rendering (rendering creates no client; hooks see the initial state).
@@ -157,8 +158,9 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     if (given === undefined && userToken !== undefined) handle.client().setUserToken(userToken)
   }, [handle, given, userToken])
 
-  // Registered again whenever they change (and once on mount: harmless); what left the props is
-  // withdrawn, so the model can no longer call a tool the app took away.
+  // Each tool is registered when it joins (or changes), not at every new array (an inline prop, a
+  // registry unmounting): one the app registered since under its name stays the client's. What left
+  // the props is withdrawn, so the model can no longer call a tool the app took away.
   const allTools = useMemo(
     () =>
       byName([
@@ -178,7 +180,8 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     for (const [name, tool] of registeredTools.current) {
       if (!names.has(name) && current[name] === tool) client.unregisterTool(name)
     }
-    if (allTools.length > 0) client.registerTools(allTools)
+    const joined = allTools.filter((tool) => registeredTools.current.get(tool.name) !== tool)
+    if (joined.length > 0) client.registerTools(joined)
     registeredTools.current = new Map(allTools.map((tool) => [tool.name, tool]))
   }, [handle, allTools])
   const registeredComponents = useRef<ReadonlySet<string>>(new Set())

@@ -89,15 +89,17 @@ const providerTools = (props: Props): ReadonlySet<string> => {
 }
 
 /**
- * The provider offers its tools again after `before`: those it no longer has are withdrawn if the
- * client still holds its own, and the rest are its own from then on.
+ * What the provider offers after `before`: those tools it no longer has are withdrawn if the
+ * client still holds its own, and those it did not have are its own from then on. One it had
+ * already stays as the client holds it (the app's, if the app registered one since).
  */
 const provide = (model: Model, before: Props) => {
+  const was = providerTools(before)
   const now = providerTools(model.props)
-  for (const name of providerTools(before)) {
+  for (const name of was) {
     if (!now.has(name) && model.tools.get(name) === "provider") model.tools.delete(name)
   }
-  for (const name of now) model.tools.set(name, "provider")
+  for (const name of now) if (!was.has(name)) model.tools.set(name, "provider")
 }
 
 /** A run's request offers what the model says. */
@@ -148,8 +150,7 @@ class RegisterAtRuntime implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real) {
     act(() => real.tambo().registerComponent(RUNTIME.z))
     model.runtime.add("z")
-    // What the provider offers changed: it registers its tools again.
-    provide(model, model.props)
+    // Its components changed, not its tools: the client holds the tools as it did.
     await check(model, real)
   }
   toString = () => "registerComponent(Z)"
@@ -251,6 +252,14 @@ describe("what the provider offers the model, model-based", () => {
   // What the property shrank the provider before the fix to: tools, components and context helpers
   // taken out of its props stayed offered to the model.
   it("props emptied: nothing stays offered", () => play([new SetProps({ tools: [], components: [], helpers: [] })]))
+
+  it("a tool the app registered at runtime stays offered when the registry that had that name unmounts", () =>
+    play([
+      new SetProps({ tools: [], components: [], helpers: [] }),
+      new SetProps({ registry: { tools: ["a"], components: [], helpers: [] } }),
+      new RegisterToolAtRuntime("a"),
+      new SetProps({ registry: undefined })
+    ]))
 
   it("a registry below the provider: its names join while it is mounted, and leave with it, but those the provider also has", () =>
     play([
