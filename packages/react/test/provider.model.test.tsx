@@ -2,9 +2,9 @@
 // What the provider offers the model, model-based: fast-check generates sequences of prop changes
 // (tools, components with their associated tools, context helpers), registries mounted below it
 // (TamboRegistryProvider, TamboContextHelpersProvider) and unmounted, what the app registers at
-// runtime (a component, and tools through `useTambo().registerTool`), and a change of user (a new
-// client); after every step a run's request, as the testing server received it, offers exactly
-// what the model says: nothing the app took away, nothing missing.
+// runtime (a component, and tools through `useTambo().registerTool`), a change of user (a new
+// client) and of `updates` (the same client); after every step a run's request, as the testing
+// server received it, offers exactly what the model says: nothing the app took away, nothing missing.
 //
 // Seeded, so a failure reproduces; MODEL_RUNS and MODEL_SEED for longer or other runs.
 import { act, cleanup, render } from "@testing-library/react"
@@ -57,6 +57,8 @@ interface Registrations {
 
 interface Props extends Registrations {
   readonly user: "user-1" | "user-2"
+  /** How changes reach React: no reason for a new client. */
+  readonly updates: "animationFrame" | "microtask"
   /** What a registry mounted below the provider adds, if one is mounted. */
   readonly registry: Registrations | undefined
 }
@@ -121,7 +123,7 @@ const check = async (model: Model, real: Real) => {
 }
 
 class SetProps implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly props: Partial<Omit<Props, "user">>) {}
+  constructor(readonly props: Partial<Omit<Props, "user" | "updates">>) {}
   check = () => true
   async run(model: Model, real: Real) {
     const before = model.props
@@ -143,6 +145,17 @@ class ChangeUser implements fc.AsyncCommand<Model, Real> {
     await check(model, real)
   }
   toString = () => "changeUser"
+}
+
+class ChangeUpdates implements fc.AsyncCommand<Model, Real> {
+  check = () => true
+  async run(model: Model, real: Real) {
+    model.props = { ...model.props, updates: model.props.updates === "animationFrame" ? "microtask" : "animationFrame" }
+    act(() => real.setProps(model.props))
+    // The same client: what the app registered at runtime stays.
+    await check(model, real)
+  }
+  toString = () => "changeUpdates"
 }
 
 class RegisterAtRuntime implements fc.AsyncCommand<Model, Real> {
@@ -182,6 +195,7 @@ const commands = fc.commands(
     fc.option(registrations(["a", "r"], ["y", "w"], ["h1", "h3"]), { nil: undefined })
       .map((registry) => new SetProps({ registry })),
     fc.constant(new ChangeUser()),
+    fc.constant(new ChangeUpdates()),
     fc.constant(new RegisterAtRuntime()),
     fc.constantFrom<keyof typeof RUNTIME_TOOLS>("rt", "a").map((name) => new RegisterToolAtRuntime(name))
   ],
@@ -201,7 +215,7 @@ const mount = (initial: Props): Real => {
     setProps = set
     return (
       <TamboProvider
-        {...connection(server(), { userKey: props.user })}
+        {...connection(server(), { userKey: props.user, updates: props.updates })}
         tools={props.tools.map((t) => TOOLS[t])}
         components={props.components.map((c) => COMPONENTS[c])}
         contextHelpers={Object.fromEntries(props.helpers.map((h) => [h, HELPERS[h]]))}
@@ -226,7 +240,14 @@ const mount = (initial: Props): Real => {
 
 const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
   server().setScript([Script.text("ok")])
-  const initial: Props = { user: "user-1", tools: ["a"], components: ["x"], helpers: ["h1"], registry: undefined }
+  const initial: Props = {
+    user: "user-1",
+    updates: "animationFrame",
+    tools: ["a"],
+    components: ["x"],
+    helpers: ["h1"],
+    registry: undefined
+  }
   const model: Model = {
     props: initial,
     runtime: new Set(),
@@ -251,6 +272,9 @@ describe("what the provider offers the model, model-based", () => {
 
   // What the property shrank the provider before the fix to: tools, components and context helpers
   // taken out of its props stayed offered to the model.
+  it("a change of updates keeps the client: a tool the app registered at runtime stays offered", () =>
+    play([new RegisterToolAtRuntime("rt"), new ChangeUpdates()]))
+
   it("props emptied: nothing stays offered", () => play([new SetProps({ tools: [], components: [], helpers: [] })]))
 
   it("a tool the app registered at runtime stays offered when the registry that had that name unmounts", () =>
