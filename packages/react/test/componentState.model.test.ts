@@ -208,6 +208,29 @@ describe("a component's state, model-based", () => {
   it("the client stays held from a send to the one made meanwhile, which goes after it", () =>
     play([new SetValue(1), new Flush(), new SetValue(2), new Flush(), new SendSettles(true)]))
 
+  it("a client that cannot be held fails that send, which the next change tries again", async () => {
+    const sent: Array<number> = []
+    const sync = new ComponentStateSync<number>(0, (value) => {
+      sent.push(value)
+      return Promise.resolve()
+    }, DEBOUNCE_MS)
+    let refuse = true
+    sync.retain = () => {
+      if (refuse) throw new Error("no client")
+      return () => undefined
+    }
+    sync.set(1)
+    sync.flush()
+    await settled()
+    expect(sync.getSnapshot()).toMatchObject({ value: 1, isPending: false, error: new Error("no client") })
+    refuse = false
+    sync.set(2)
+    sync.flush()
+    await settled()
+    expect(sent).toEqual([2])
+    expect(sync.getSnapshot()).toMatchObject({ value: 2, isPending: false, error: undefined })
+  })
+
   it("the server's value shown after a failed send ends that send's error", () =>
     play([new SetValue(1), new Flush(), new SendSettles(false), new ServerValue(0)]))
 })

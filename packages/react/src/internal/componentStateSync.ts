@@ -90,9 +90,10 @@ export class ComponentStateSync<S> {
     this.#dirty = false
     this.#inFlight = true
     const value = this.#snapshot.value
-    const release = this.retain?.()
+    let release: (() => void) | undefined
     let sent: Promise<unknown>
     try {
+      release = this.retain?.()
       sent = send(value)
     } catch (error) {
       sent = Promise.reject(error)
