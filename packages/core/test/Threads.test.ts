@@ -361,6 +361,39 @@ describe("threads", () => {
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       })))
 
+  it.live("a read answered before a component's state changed, delivered after, does not take the state back", () =>
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.component("Card", { title: "hi" }, { id: "comp_card" })])
+        const [first] = yield* runAll("show a card")
+        const threadId = first!.threadId
+        const read = yield* heldReadOf(proxy, threadId)
+        yield* tambo.updateComponentState(threadId, "comp_card", { state: { favourite: true } })
+        proxy.release()
+        const returned = yield* Fiber.join(read)
+        const stateOf = (thread: Types.TamboThread) =>
+          thread.messages.flatMap((m) => m.content).find((block) => block.type === "component")?.state
+        expect(stateOf(Option.getOrThrow(yield* tambo.getThread(threadId)))).toEqual({ favourite: true })
+        expect(stateOf(returned)).toEqual({ favourite: true })
+        yield* expectServersCopy(returned, threadId)
+      })))
+
+  it.live("a read answered before a rename, delivered after, does not take the name back", () =>
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const threadId = seed("old name").id
+        yield* tambo.fetchThread(threadId)
+        const read = yield* heldReadOf(proxy, threadId)
+        yield* tambo.updateThreadName(threadId, "new name")
+        proxy.release()
+        const returned = yield* Fiber.join(read)
+        expect(Option.getOrThrow(yield* tambo.getThread(threadId)).name).toBe("new name")
+        expect(returned.name).toBe("new name")
+        expect(server().threads.get(threadId)!.name).toBe("new name")
+      })))
+
   it.live("a read sent before deleteThread does not bring the deleted thread back", () =>
     throughProxy((proxy) =>
       Effect.gen(function* () {
