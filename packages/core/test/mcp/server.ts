@@ -240,10 +240,14 @@ export interface GatedMcpServer {
   readonly url: string
   /** Sessions whose tools their client listed (the handshake's notification, then `tools/list`): it holds them. */
   readonly listed: () => number
+  /** Sessions listed whose client has not sent their `DELETE` yet. */
+  readonly listedOpen: () => number
   /** `DELETE`s received, held or not. */
   readonly deletes: () => number
   /** `DELETE`s waiting at the gate now. */
   readonly held: () => number
+  /** `DELETE`s the client gave up on while they were held (it waits for the answer only so long). */
+  readonly abandoned: () => number
   /** From now on, `DELETE`s wait at the gate until `release`. */
   readonly hold: () => void
   /** Answers the `DELETE`s held, and those to come. */
@@ -255,7 +259,8 @@ export const gatedMcpServer = (setup: (server: McpServer) => void): Effect.Effec
   Effect.gen(function*() {
     let gate: { readonly opened: Promise<void>; readonly open: () => void } | undefined
     const posts = new Map<string, number>()
-    const counts = { listed: 0, deletes: 0, held: 0 }
+    const deleted = new Set<string>()
+    const counts = { listed: 0, deletes: 0, held: 0, abandoned: 0 }
     const release = () => {
       gate?.open()
       gate = undefined
@@ -271,9 +276,15 @@ export const gatedMcpServer = (setup: (server: McpServer) => void): Effect.Effec
         }
         if (request.method !== "DELETE") return
         counts.deletes++
+        deleted.add(id)
         if (gate === undefined) return
         counts.held++
+        let waiting = true
+        request.socket.once("close", () => {
+          if (waiting) counts.abandoned++
+        })
         await gate.opened
+        waiting = false
         counts.held--
       }
     })
@@ -281,8 +292,10 @@ export const gatedMcpServer = (setup: (server: McpServer) => void): Effect.Effec
       server,
       url: server.url,
       listed: () => counts.listed,
+      listedOpen: () => Array.from(posts).filter(([id, n]) => n >= 2 && !deleted.has(id)).length,
       deletes: () => counts.deletes,
       held: () => counts.held,
+      abandoned: () => counts.abandoned,
       hold: () => {
         if (gate !== undefined) return
         let open: () => void = () => undefined
