@@ -121,7 +121,9 @@ export interface Options extends Omit<Tambo.Options, "userKey" | "userToken"> {
  * The service, in the enclosing scope. Closing it interrupts the runs in
  * flight (each is cancelled on the server as any interrupted run is) and
  * waits for them to end, up to 5 seconds, then releases every user's
- * service (their MCP connections closed). The shared options are checked
+ * service (their MCP connections closed; the services no one holds close
+ * together, so a server slow to end one session holds up no other). The
+ * shared options are checked
  * here, so a bad API key or an invalid tool fails at once rather than at
  * each user's first call.
  *

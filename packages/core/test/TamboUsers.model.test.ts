@@ -393,9 +393,9 @@ const play = (maxUsers: number | undefined, commands: ReadonlyArray<Command>) =>
       yield* connected(mcp, model)
       mcp.hold()
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      // The services close one after the other: the first one's DELETE held holds the rest.
+      // The services (all idle) close together: each one's DELETE is held, none waits for another's.
       if (model.alive.size > 0) {
-        yield* eventually("a service closing", () => mcp.held() > 0)
+        yield* eventually("every service closing", () => mcp.held() === model.alive.size)
         yield* Effect.yieldNow()
         if (mcp.abandoned() === abandoned.n) {
           expect(closing.unsafePoll(), "the pool's close waits for its services' closes").toBeNull()

@@ -211,6 +211,25 @@ describe("TamboUsers", () => {
       expect(mcp.deletes()).toBe(2)
     }), 20_000)
 
+  it.scopedLive("closing the pool ends its users' MCP sessions together: a server slow to end one holds up no other", () =>
+    Effect.gen(function*() {
+      const mcp = yield* gatedMcpServer(calculator)
+      const scope = yield* Scope.make()
+      const users = yield* Scope.extend(TamboUsers.make(options({ mcpServers: [{ url: mcp.url }] })), scope)
+      yield* Effect.scoped(users.get("ann"))
+      yield* Effect.scoped(users.get("ben"))
+      yield* eventually("both sessions listed", () => mcp.listed() === 2)
+      mcp.hold()
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* eventually("both sessions' DELETEs held", () => mcp.held() === 2)
+      // The second was sent while the first was held, not once its client gave up waiting for it.
+      expect(mcp.abandoned()).toBe(0)
+      expect(closing.unsafePoll()).toBeNull()
+      mcp.release()
+      yield* Fiber.join(closing)
+      yield* eventually("both sessions ended", () => mcp.server.sessions.closed === 2)
+    }), 20_000)
+
   it.effect("closing the scope releases every user's service: a run in flight is interrupted", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()

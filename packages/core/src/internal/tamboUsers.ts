@@ -140,6 +140,19 @@ export const make = (
       idleTimeToLive: idleTimeToLive ?? DEFAULT_IDLE_TIME_TO_LIVE
     })
 
+    // Added after the map's own finalizer, so run before it (and after the runs in flight let go,
+    // below): the services no one holds close together, so a server slow to end one session holds
+    // up no other. The map's finalizer closes the rest, one after the other.
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() =>
+        Effect.forEach(
+          Array.from(slots.values()).filter((slot) => slot.holders === 0 && !slot.fresh),
+          (slot) => RcMap.invalidate(services, slot.key),
+          { concurrency: "unbounded", discard: true }
+        )
+      )
+    )
+
     /** Once `room` changed from what it is now. */
     const waitForRoom = Effect.flatMap(
       SubscriptionRef.get(room),
