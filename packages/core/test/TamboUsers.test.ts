@@ -334,6 +334,26 @@ describe("TamboUsers with maxUsers", () => {
       expect(yield* users.users).toEqual(["ann"])
     }), 20_000)
 
+  it.scopedLive("two calls for a new user while the user they evict is closing evict one user, not two", () =>
+    Effect.gen(function*() {
+      const mcp = yield* gatedMcpServer(calculator)
+      const users = yield* TamboUsers.make(options({ maxUsers: 2, mcpServers: [{ url: mcp.url }] }))
+      yield* Effect.scoped(users.get("ann"))
+      yield* Effect.scoped(users.get("ben"))
+      yield* eventually("both sessions listed", () => mcp.listed() === 2)
+      mcp.hold()
+      // cy's first call evicts ann, the user idle the longest, and waits while her service closes.
+      const first = yield* Effect.fork(Effect.scoped(users.get("cy")))
+      yield* eventually("ann's session closing", () => mcp.held() === 1)
+      const second = yield* Effect.fork(Effect.scoped(users.get("cy")))
+      for (let i = 0; i < 50 && second.unsafePoll() === null; i++) yield* Effect.yieldNow()
+      mcp.release()
+      const [a, b] = [yield* Fiber.join(first), yield* Fiber.join(second)]
+      expect(a).toBe(b)
+      expect(yield* sorted(users)).toEqual(["ben", "cy"])
+      expect(mcp.deletes()).toBe(1)
+    }), 20_000)
+
   it.effect("maxUsers that is not a positive integer is a ConfigError", () =>
     Effect.gen(function*() {
       for (const maxUsers of [0, -1, 1.5, Number.NaN]) {

@@ -93,6 +93,8 @@ export const make = (
     const slots = new Map<string, Slot>()
     const retiring = new Set<Slot>()
     const admitted = new Set<string>()
+    // Users a call is evicting another user for, until it is let in.
+    const evicting = new Set<string>()
     // Changed when a service is let go or released: calls waiting for room look again.
     const room = yield* SubscriptionRef.make(0)
     const roomChanged = SubscriptionRef.update(room, (n) => n + 1)
@@ -166,13 +168,27 @@ export const make = (
     const admit = (id: string): Effect.Effect<void> =>
       Effect.suspend(() => {
         if (maxUsers === undefined || slots.has(id) || admitted.has(id)) return Effect.void
+        // Another call for the user is making room for them: this one waits for it, rather than
+        // evicting a second user.
+        if (evicting.has(id)) return Effect.zipRight(waitForRoom, admit(id))
         if (slots.size + retiring.size + admitted.size < maxUsers) {
           admitted.add(id)
           return Effect.void
         }
         for (const slot of slots.values()) {
           if (slot.holders === 0 && !slot.fresh) {
-            return Effect.zipRight(RcMap.invalidate(services, slot.key), admit(id))
+            evicting.add(id)
+            return RcMap.invalidate(services, slot.key).pipe(
+              Effect.zipRight(Effect.suspend(() => {
+                evicting.delete(id)
+                return admit(id)
+              })),
+              // Admitted (or given up): the calls for the same user waiting meanwhile look again.
+              Effect.ensuring(Effect.suspend(() => {
+                evicting.delete(id)
+                return roomChanged
+              }))
+            )
           }
         }
         return Effect.zipRight(waitForRoom, admit(id))
