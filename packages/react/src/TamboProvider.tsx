@@ -267,13 +267,17 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
  */
 const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpServers"]) => {
   const previous = useRef<{ readonly handle: ClientHandle; readonly servers: ReadonlyMap<string, McpServerInfo> }>(undefined)
+  /** The last change sent for each key: a connect that waits for a disconnect is dropped if a later one came. */
+  const lastChange = useRef(new Map<string, object>())
   // Runs for every new list (an inline prop is one each render); only what changed is sent to the client.
   useEffect(() => {
     const current = new Map((servers ?? []).map((server) => [uniqueKey(server), server] as const))
     const client = handle.client()
     const before = previous.current?.handle === handle ? previous.current.servers : new Map<string, McpServerInfo>()
     for (const old of before.keys()) {
-      if (!current.has(old)) void client.disconnectMcpServer(old).catch(() => undefined)
+      if (current.has(old)) continue
+      lastChange.current.set(old, {})
+      void client.disconnectMcpServer(old).catch(() => undefined)
     }
     for (const [key, server] of current) {
       const known = before.get(key)
@@ -286,8 +290,11 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
       const dropsBounds = known !== undefined &&
         ((known.toolTimeout !== undefined && server.toolTimeout === undefined) ||
           (known.maxToolTime !== undefined && server.maxToolTime === undefined))
+      const change = {}
+      lastChange.current.set(key, change)
+      const connectUnlessChanged = () => (lastChange.current.get(key) === change ? connect() : undefined)
       // A failure shows in the connection's status (`useTamboMcpServers`).
-      void (dropsBounds ? client.disconnectMcpServer(key).then(connect) : connect()).catch(() => undefined)
+      void (dropsBounds ? client.disconnectMcpServer(key).then(connectUnlessChanged) : connect()).catch(() => undefined)
     }
     previous.current = { handle, servers: current }
   }, [handle, servers])

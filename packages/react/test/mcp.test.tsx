@@ -339,6 +339,30 @@ describe("MCP hooks", () => {
     expect(servers).toHaveLength(1)
   })
 
+  it("a server removed from the mcpServers prop while it reconnects to drop its toolTimeout stays disconnected", async () => {
+    const work = await start("worker")
+    let servers: ReadonlyArray<McpConnectionInfo> = []
+    function Status() {
+      servers = useTamboMcpServers()
+      return <div data-testid="removed">{servers.map((s) => `${s.status}:${String(s.server.toolTimeout ?? "none")}`).join(",")}</div>
+    }
+    type Bounds = { readonly toolTimeout?: Duration.DurationInput }
+    const app = (list: ReadonlyArray<Bounds>) => (
+      <TamboProvider {...connection(server(), { mcpServers: list.map((bounds) => ({ url: work.url, serverKey: "work", ...bounds })) })}>
+        <Status />
+      </TamboProvider>
+    )
+    const view = render(app([{ toolTimeout: "1 second" }]))
+    await waitFor(() => expect(screen.getByTestId("removed").textContent).toBe("connected:1 second"), { timeout: 10_000 })
+    // Its bounds dropped (a new connection), then the server removed before that settled.
+    view.rerender(app([{}]))
+    view.rerender(app([]))
+    await waitFor(async () => expect(await work.sessions()).toMatchObject({ closed: 1 }), { timeout: 10_000 })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(servers).toEqual([])
+    expect(await work.sessions()).toEqual({ opened: 1, closed: 1 })
+  })
+
   it("a TamboRegistryProvider's servers connect while it is mounted, beside the provider's, and disconnect when it unmounts", async () => {
     const own = await start("calculator")
     const page = await start("prompter")
