@@ -20,6 +20,9 @@ import {
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import { createServer, type IncomingMessage } from "node:http"
+import type { AddressInfo } from "node:net"
+import { TamboClient } from "../src/index.js"
 import { makeClient, useServer } from "./helpers.js"
 
 const server = useServer()
@@ -295,6 +298,34 @@ describe("MCP through the facade", () => {
     expect(Object.values(following.getMcpClients()).map((c) => c.status)).toEqual(["connected"])
     expect(tokenRequests().filter((r) => JSON.stringify(r.body).includes("other"))).toEqual([])
     await Promise.all([client.destroy(), following.destroy()])
+  })
+
+  it("destroy stops following Tambo's MCP server: the token request in flight is given up and none follows", async () => {
+    // A Tambo API that holds every MCP token request: the following waits on it.
+    const held: Array<IncomingMessage> = []
+    const api = createServer((req, res) => {
+      if (req.url === "/auth/mcp/access-token") held.push(req)
+      else res.writeHead(404).end()
+    })
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve))
+    try {
+      const client = new TamboClient({
+        apiKey: "key",
+        tamboUrl: `http://127.0.0.1:${(api.address() as AddressInfo).port}`,
+        userKey: "user-1",
+        maxRetries: 0
+      })
+      client.followTamboMcpServer({ contextKey: "page" })
+      await vi.waitFor(() => expect(held).toHaveLength(1))
+      const givenUp = new Promise((resolve) => held[0]!.socket.once("close", resolve))
+      // Never stopped by its caller: the client's end is its end.
+      await client.destroy()
+      await givenUp
+      expect(held).toHaveLength(1)
+    } finally {
+      api.closeAllConnections()
+      await new Promise((resolve) => api.close(resolve))
+    }
   })
 
   it("authorizes with an OAuth-protected MCP server through the onAuthorize callback", async () => {

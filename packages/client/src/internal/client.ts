@@ -84,5 +84,7 @@ export const destroy = (parts: Parts): Promise<void> =>
     parts.snapshots.close()
     parts.runtime.lifetime.abort()
     await parts.runs.abortAll()
+    // Before the services close: what a watcher holds (Tambo's MCP server it follows) is let go while they work.
+    await parts.runtime.stopWatching()
     await parts.runtime.runtime.dispose()
   })()

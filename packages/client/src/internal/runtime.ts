@@ -17,6 +17,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as Option from "effect/Option"
@@ -45,6 +46,8 @@ export class ClientRuntime {
   readonly lifetime = new AbortController()
   /** Set by `destroy()`, once. */
   destroying: Promise<void> | undefined
+  /** The fibers of `watch` and `subscribe` not stopped yet: `destroy()` stops them (disposing the runtime does not). */
+  readonly #watchers = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
 
   constructor(
     readonly backend: "tambo" | "ag-ui",
@@ -110,17 +113,30 @@ export class ClientRuntime {
     onError: ((error: TamboClientError) => void) | undefined
   ): () => void {
     if (this.destroying !== undefined) return () => undefined
-    const fiber = this.runtime.runFork(
+    return this.#track(this.runtime.runFork(
       stream.pipe(
         Stream.runForEach((value) => Effect.sync(() => listener(value))),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause) ? Effect.void : Effect.sync(() => onError?.(fromCause(cause)))
         )
       )
-    )
+    ))
+  }
+
+  /** Keeps `fiber` until it ends, for `stopWatching`; the returned function stops it. */
+  #track(fiber: Fiber.RuntimeFiber<unknown, unknown>): () => void {
+    this.#watchers.add(fiber)
+    fiber.addObserver(() => this.#watchers.delete(fiber))
     return () => {
       fiber.unsafeInterruptAsFork(FiberId.none)
     }
+  }
+
+  /** Stops every `watch` and `subscribe` still running, and waits for them to end (`destroy()`). */
+  stopWatching(): Promise<void> {
+    const fibers = [...this.#watchers]
+    this.#watchers.clear()
+    return this.runtime.runPromise(Fiber.interruptAll(fibers))
   }
 
   /**
@@ -156,10 +172,7 @@ export class ClientRuntime {
    */
   subscribe(changes: Stream.Stream<unknown>, listener: () => void): () => void {
     if (this.destroying !== undefined) return () => undefined
-    const fiber = this.runtime.runFork(changes.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener))))
-    return () => {
-      fiber.unsafeInterruptAsFork(FiberId.none)
-    }
+    return this.#track(this.runtime.runFork(changes.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener)))))
   }
 }
 
