@@ -19,7 +19,7 @@ import * as Tool from "../src/Tool.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { tamboLayer, useServer } from "./helpers.js"
 import { mcpServer, plainServer, type TestMcpServer, unusedUrl } from "./mcp/server.js"
-import { all, calculator, echo, greeter, sleeper, summarizer, unlocker } from "./mcp/tools.js"
+import { all, calculator, echo, greeter, impatientGreeter, sleeper, summarizer, unlocker } from "./mcp/tools.js"
 import * as z from "zod"
 
 const server = useServer()
@@ -395,6 +395,28 @@ describe("Mcp", () => {
       expect(Either.isLeft(call) && call.left).toMatchObject({ _tag: "McpError" })
       expect(stalled.requests.some((request) => request.method === "DELETE")).toBe(true)
     }).pipe(Effect.provide(stack({ requestTimeout: "25 seconds" })), Effect.scoped), 20_000)
+
+  it.live("a server that gives up on its first request of a session aborts the handler's signal", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      // Its elicitation is the session's first request from the server: JSON-RPC id 0.
+      const impatient = yield* mcpServer({ setup: impatientGreeter })
+      const signals: Array<AbortSignal> = []
+      const givenUp = yield* Deferred.make<void>()
+      yield* mcp.setElicitationHandler((_request, context) =>
+        new Promise((resolve) => {
+          signals.push(context.signal)
+          context.signal.addEventListener("abort", () => {
+            Effect.runSync(Deferred.succeed(givenUp, undefined))
+            resolve({ action: "cancel" })
+          })
+        }))
+      const connection = yield* mcp.connectMcpServer({ url: impatient.url })
+      const answer = yield* connection.client!.callTool("greet", {})
+      expect(answer.content).toEqual([{ type: "text", text: "No name (gave up)" }])
+      yield* Deferred.await(givenUp)
+      expect(signals.map((signal) => signal.aborted)).toEqual([true])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("disconnecting while connecting cancels the attempt", () =>
     Effect.gen(function*() {

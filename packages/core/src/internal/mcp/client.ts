@@ -12,7 +12,7 @@ import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotoc
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -32,6 +32,7 @@ import {
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   McpError as SdkMcpError,
+  type RequestId,
   ResourceUpdatedNotificationSchema,
   type Tool as SdkTool
 } from "@modelcontextprotocol/sdk/types.js"
@@ -459,6 +460,33 @@ class ClientAuth implements OAuthClientProvider {
   }
 }
 
+/**
+ * The signal a handler of a server's request is given. The SDK ignores a `notifications/cancelled`
+ * for request id 0 (a falsy id to it), which is the first request a server sends on a session:
+ * that request's signal is also aborted by the transport's cancel of it, read before the SDK reads
+ * it (the client calls the `onmessage` set before `connect` first).
+ */
+const cancelsFirstRequest = (transport: Transport) => {
+  let first: AbortController | undefined
+  transport.onmessage = (message) => {
+    if (
+      "method" in message && message.method === "notifications/cancelled" && !("id" in message) &&
+      message.params?.["requestId"] === 0
+    ) {
+      // Made here when the handler has not run yet: it is then given an aborted signal.
+      first ??= new AbortController()
+      first.abort(message.params["reason"])
+    }
+  }
+  return (extra: { readonly signal: AbortSignal; readonly requestId: RequestId }): AbortSignal => {
+    if (extra.requestId !== 0) return extra.signal
+    const controller = first ??= new AbortController()
+    if (extra.signal.aborted) controller.abort(extra.signal.reason)
+    else extra.signal.addEventListener("abort", () => controller.abort(extra.signal.reason), { once: true })
+    return controller.signal
+  }
+}
+
 /** Opens a transport and a client on it, and initialises the session. */
 const open = async (
   options: ConnectOptions,
@@ -501,6 +529,7 @@ const open = async (
       }))
     }))
   }
+  const signalOf = cancelsFirstRequest(transport)
   client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
     const params = request.params
     if (params.mode === "url") {
@@ -509,10 +538,10 @@ const open = async (
       const { action } = await options.onElicitUrl({
         method: "elicitation/create",
         params: { mode: "url", message: params.message, url: params.url, elicitationId: params.elicitationId }
-      }, extra.signal)
+      }, signalOf(extra))
       return { action }
     }
-    return elicitResult(await options.onElicit(elicitationRequest(params), extra.signal))
+    return elicitResult(await options.onElicit(elicitationRequest(params), signalOf(extra)))
   })
   if (options.urlElicitation) {
     client.setNotificationHandler(ElicitationCompleteNotificationSchema, ({ params }) => {
@@ -521,7 +550,7 @@ const open = async (
   }
   if (options.sampling) {
     client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) =>
-      samplingResult(await options.onSample(samplingRequest(request.params), extra.signal)))
+      samplingResult(await options.onSample(samplingRequest(request.params), signalOf(extra))))
   }
 
   let closing: Promise<void> | undefined
