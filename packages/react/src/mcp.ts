@@ -221,11 +221,14 @@ export const useTamboMcpToolProgress = (toolCallId: string | undefined): McpTool
 export interface UseTamboMcpElicitationReturn {
   /** The oldest request waiting for the user, if any: its message and form. */
   readonly request: PendingElicitation | undefined
-  /** Sends the filled form. */
+  /**
+   * Sends the filled form, as the answer to `request` (the one returned with it): nothing once
+   * that one left the queue, even when called later.
+   */
   readonly accept: (content: NonNullable<ElicitationResult["content"]>) => void
-  /** The user refuses. */
+  /** The user refuses (`request`, as `accept`). */
   readonly decline: () => void
-  /** The user dismissed the request. */
+  /** The user dismissed the request (`request`, as `accept`). */
   readonly cancel: () => void
 }
 
@@ -250,12 +253,16 @@ export interface UseTamboMcpElicitationReturn {
 export const useTamboMcpElicitation = (): UseTamboMcpElicitationReturn => {
   const { elicitation } = useTamboContext("useTamboMcpElicitation")
   const request = useSyncExternalStore(elicitation.subscribe, elicitation.getSnapshot, elicitation.getSnapshot)
-  const accept = useCallback(
-    (content: NonNullable<ElicitationResult["content"]>) => elicitation.respond({ action: "accept", content }),
-    [elicitation]
-  )
-  const decline = useCallback(() => elicitation.respond({ action: "decline" }), [elicitation])
-  const cancel = useCallback(() => elicitation.respond({ action: "cancel" }), [elicitation])
+  // Each answers the request it was returned with, not one shown after it.
+  const accept = useCallback((content: NonNullable<ElicitationResult["content"]>) => {
+    if (request !== undefined) elicitation.respond({ action: "accept", content }, request)
+  }, [elicitation, request])
+  const decline = useCallback(() => {
+    if (request !== undefined) elicitation.respond({ action: "decline" }, request)
+  }, [elicitation, request])
+  const cancel = useCallback(() => {
+    if (request !== undefined) elicitation.respond({ action: "cancel" }, request)
+  }, [elicitation, request])
   return { request, accept, decline, cancel }
 }
 
@@ -268,11 +275,14 @@ export const useTamboMcpElicitation = (): UseTamboMcpElicitationReturn => {
 export interface UseTamboMcpUrlElicitationReturn {
   /** The oldest request waiting for the user's consent, if any: its message and URL. */
   readonly request: PendingUrlElicitation | undefined
-  /** The user agreed to go to the URL (the app opens it); the interaction goes on there. */
+  /**
+   * The user agreed to go to the URL of `request` (the one returned with it; the app opens it);
+   * the interaction goes on there. Nothing once that one left the queue, even when called later.
+   */
   readonly accept: () => void
-  /** The user refuses. */
+  /** The user refuses (`request`, as `accept`). */
   readonly decline: () => void
-  /** The user dismissed the request. */
+  /** The user dismissed the request (`request`, as `accept`). */
   readonly cancel: () => void
 }
 
@@ -313,9 +323,16 @@ export interface UseTamboMcpUrlElicitationReturn {
 export const useTamboMcpUrlElicitation = (): UseTamboMcpUrlElicitationReturn => {
   const { urlElicitation } = useTamboContext("useTamboMcpUrlElicitation")
   const request = useSyncExternalStore(urlElicitation.subscribe, urlElicitation.getSnapshot, urlElicitation.getSnapshot)
-  const accept = useCallback(() => urlElicitation.respond({ action: "accept" }), [urlElicitation])
-  const decline = useCallback(() => urlElicitation.respond({ action: "decline" }), [urlElicitation])
-  const cancel = useCallback(() => urlElicitation.respond({ action: "cancel" }), [urlElicitation])
+  // Each answers the request it was returned with: a consent never goes to another URL.
+  const accept = useCallback(() => {
+    if (request !== undefined) urlElicitation.respond({ action: "accept" }, request)
+  }, [urlElicitation, request])
+  const decline = useCallback(() => {
+    if (request !== undefined) urlElicitation.respond({ action: "decline" }, request)
+  }, [urlElicitation, request])
+  const cancel = useCallback(() => {
+    if (request !== undefined) urlElicitation.respond({ action: "cancel" }, request)
+  }, [urlElicitation, request])
   return { request, accept, decline, cancel }
 }
 

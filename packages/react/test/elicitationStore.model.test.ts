@@ -82,6 +82,8 @@ interface Real {
   detach: (() => void) | undefined
   undoOverride: (() => void) | undefined
   readonly asked: Map<number, Asked>
+  /** Each request as the hook showed it, while it was the oldest waiting. */
+  readonly shown: Map<number, unknown>
 }
 
 /** Lets answered requests' promises settle. */
@@ -89,6 +91,7 @@ const settled = () => new Promise((resolve) => setTimeout(resolve, 0))
 
 const check = (model: Model, real: Real) => {
   expect(real.store.getSnapshot()?.message).toBe(model.waiting[0] === undefined ? undefined : `request ${model.waiting[0]}`)
+  if (model.waiting[0] !== undefined) real.shown.set(model.waiting[0], real.store.getSnapshot())
   for (const [n, asked] of real.asked) {
     const expected = model.answered.get(n)
     expect(asked.answers.map((answer) => answer.action)).toEqual(expected === undefined ? [] : [expected])
@@ -130,6 +133,29 @@ class Answer implements fc.AsyncCommand<Model, Real> {
     check(model, real)
   }
   toString = () => `answer(${this.action})`
+}
+
+/** The user answers a request shown before (a form submitted late): only that one, if it still waits. */
+class LateAnswer implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly which: number, readonly action: Action) {}
+  check = () => true
+  async run(model: Model, real: Real) {
+    const n = this.which % (model.asked + 1)
+    const shown = real.shown.get(n)
+    if (shown !== undefined) {
+      ;(real.store as ElicitationStore).respond(
+        this.action === "accept" ? real.kind.accepted : { action: this.action },
+        shown as NonNullable<ReturnType<ElicitationStore["getSnapshot"]>>
+      )
+    }
+    await settled()
+    if (shown !== undefined && model.waiting.includes(n)) {
+      model.waiting = model.waiting.filter((w) => w !== n)
+      model.answered.set(n, this.action)
+    }
+    check(model, real)
+  }
+  toString = () => `lateAnswer(${this.which}, ${this.action})`
 }
 
 class ServerGivesUp implements fc.AsyncCommand<Model, Real> {
@@ -200,6 +226,9 @@ const commands = fc.commands(
     fc.constantFrom<Action>("accept", "decline", "cancel").map((action) => new Answer(action)),
     fc.constantFrom<Action>("accept", "decline", "cancel").map((action) => new Answer(action)),
     fc.nat(6).map((which) => new ServerGivesUp(which)),
+    fc.tuple(fc.nat(6), fc.constantFrom<Action>("accept", "decline", "cancel")).map(([which, action]) =>
+      new LateAnswer(which, action)
+    ),
     fc.boolean().map((on) => new Override(on)),
     fc.constant(new Detach()),
     fc.constant(new Attach())
@@ -215,7 +244,7 @@ const play = async (kind: Kind, sequence: Iterable<fc.AsyncCommand<Model, Real>>
   const client = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
   const handle = new ClientHandle(client, "microtask")
   const store = kind.make()
-  const real: Real = { kind, store, handle, client, detach: store.attach(handle), undoOverride: undefined, asked: new Map() }
+  const real: Real = { kind, store, handle, client, detach: store.attach(handle), undoOverride: undefined, asked: new Map(), shown: new Map() }
   const model: Model = { attached: true, overridden: false, waiting: [], answered: new Map(), asked: 0 }
   try {
     await fc.asyncModelRun(() => ({ model, real }), sequence)
@@ -238,4 +267,7 @@ describe.each(kinds)("the queue of MCP elicitations ($name), model-based", (kind
   it("a handler in front answers instead of the queue", () => play(kind, [new Override(true), new Ask()]))
 
   it("a request its server gave up on leaves the queue, cancelled", () => play(kind, [new Ask(), new ServerGivesUp(1)]))
+
+  it("an answer to a request its server gave up on does not answer the next one", () =>
+    play(kind, [new Ask(), new ServerGivesUp(1), new Ask(), new LateAnswer(1, "accept")]))
 })

@@ -1,5 +1,5 @@
 // @vitest-environment happy-dom
-import { render, renderHook, screen, waitFor } from "@testing-library/react"
+import { act, render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { type McpConnectionInfo, TamboClient } from "@tambo-effect/client"
 import * as Duration from "effect/Duration"
@@ -601,6 +601,40 @@ describe("MCP hooks", () => {
         view.unmount()
         await run.thread
         expect(results).toEqual(["No name (cancel)"])
+      } finally {
+        await client.destroy()
+      }
+    })
+
+    it("an answer given for a request the server gave up on does not answer the next one", async () => {
+      const impatient = await start("impatientGreeter")
+      const patient = await start("greeter")
+      const client = new TamboClient({
+        ...connection(server()),
+        mcpServers: [{ url: impatient.url, serverKey: "impatient" }, { url: patient.url, serverKey: "patient" }]
+      } as ConstructorParameters<typeof TamboClient>[0])
+      try {
+        const { result } = renderHook(() => ({ form: useTamboMcpElicitation(), servers: useTamboMcpServers() }), {
+          wrapper: ({ children }) => <TamboProvider client={client}>{children}</TamboProvider>
+        })
+        await waitFor(() => expect(result.current.servers.map((s) => s.status)).toEqual(["connected", "connected"]), {
+          timeout: 10_000
+        })
+        const greet = (serverKey: string) => result.current.servers.find((s) => s.serverKey === serverKey)!.client!.callTool("greet")
+        const textOf = (answer: Awaited<ReturnType<typeof greet>>) => answer.content.map((block) => ("text" in block ? block.text : "")).join("")
+
+        const first = greet("impatient")
+        await waitFor(() => expect(result.current.form.request?.serverKey).toBe("impatient"))
+        // The app answers this form late (after a check of its own, say).
+        const { accept: acceptFirst } = result.current.form
+        const second = greet("patient")
+        expect(textOf(await first)).toBe("No name (gave up)")
+        await waitFor(() => expect(result.current.form.request?.serverKey).toBe("patient"))
+
+        act(() => acceptFirst({ name: "Ada" }))
+        expect(result.current.form.request?.serverKey).toBe("patient")
+        act(() => result.current.form.accept({ name: "Grace" }))
+        expect(textOf(await second)).toBe("Hello, Grace!")
       } finally {
         await client.destroy()
       }

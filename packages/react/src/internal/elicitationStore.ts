@@ -103,12 +103,15 @@ class RequestQueue<Request, Pending, Result> {
   /** The request to show: the oldest one waiting. */
   readonly getSnapshot = (): Pending | undefined => this.#queue[0]?.request
 
-  /** Answers the request shown. */
-  respond(result: Result): void {
-    const [first, ...rest] = this.#queue
-    if (first === undefined) return
-    this.#queue = rest
-    first.resolve(result)
+  /**
+   * Answers `request` if it still waits (one the server gave up on has left: a late answer
+   * must not go to the next one); without it, the request shown.
+   */
+  respond(result: Result, request?: Pending): void {
+    const answered = request === undefined ? this.#queue[0] : this.#queue.find((w) => w.request === request)
+    if (answered === undefined) return
+    this.#queue = this.#queue.filter((w) => w !== answered)
+    answered.resolve(result)
     this.#emit()
   }
 
