@@ -11,7 +11,9 @@
 // Seeded, so a failure reproduces; MODEL_RUNS and MODEL_SEED for longer or other runs.
 import type { ElicitationResult, McpRequestContext } from "@tambo-effect/core/Mcp"
 import { FastCheck as fc } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
+import { startMcpServer } from "../../core/test/mcp/server.js"
+import { all, greeter, hastyGreeter } from "../../core/test/mcp/tools.js"
 import { TamboClient } from "../src/index.js"
 import { ClientHandle } from "../src/internal/clientHandle.js"
 import { ElicitationStore, UrlElicitationStore } from "../src/internal/elicitationStore.js"
@@ -102,10 +104,13 @@ const check = (model: Model, real: Real) => {
 }
 
 class Ask implements fc.AsyncCommand<Model, Real> {
+  /** `givenUp`: the server gave up on it before the handler ran (its signal comes aborted). */
+  constructor(readonly givenUp = false) {}
   check = (model: Readonly<Model>) => model.attached
   async run(model: Model, real: Real) {
     const n = ++model.asked
     const abort = new AbortController()
+    if (this.givenUp) abort.abort()
     const asked: Asked = { n, abort, answers: [] }
     real.asked.set(n, asked)
     const context = { key: "k", serverKey: "docs", server: { url: "http://127.0.0.1:1/mcp" }, signal: abort.signal } as McpRequestContext
@@ -114,12 +119,13 @@ class Ask implements fc.AsyncCommand<Model, Real> {
       asked.answers.push(answer as ElicitationResult)
     )
     await settled()
-    // The handler in front answers at once; otherwise it waits in the queue.
+    // The handler in front answers at once; otherwise it waits in the queue, unless given up on already.
     if (model.overridden) model.answered.set(n, "decline")
+    else if (this.givenUp) model.answered.set(n, "cancel")
     else model.waiting.push(n)
     check(model, real)
   }
-  toString = () => "ask"
+  toString = () => (this.givenUp ? "ask(givenUp)" : "ask")
 }
 
 class Answer implements fc.AsyncCommand<Model, Real> {
@@ -223,6 +229,7 @@ const commands = fc.commands(
     fc.constant(new Ask()),
     fc.constant(new Ask()),
     fc.constant(new Ask()),
+    fc.constant(new Ask(true)),
     fc.constantFrom<Action>("accept", "decline", "cancel").map((action) => new Answer(action)),
     fc.constantFrom<Action>("accept", "decline", "cancel").map((action) => new Answer(action)),
     fc.nat(6).map((which) => new ServerGivesUp(which)),
@@ -254,6 +261,38 @@ const play = async (kind: Kind, sequence: Iterable<fc.AsyncCommand<Model, Real>>
   }
 }
 
+describe("the queue of MCP elicitations, against a real MCP server", () => {
+  it("a request its server gave up on as soon as it sent it is not shown: the next one is", async () => {
+    const mcp = await startMcpServer({ setup: all(hastyGreeter, greeter) })
+    const client = new TamboClient({
+      apiKey: server().apiKey,
+      tamboUrl: server().url,
+      userKey: "user-1",
+      maxRetries: 0,
+      mcpServers: [{ url: mcp.url, serverKey: "hello" }]
+    })
+    const store = new ElicitationStore()
+    const detach = store.attach(new ClientHandle(client, "microtask"))
+    try {
+      await vi.waitFor(() => expect(Object.values(client.getMcpClients())[0]?.status).toBe("connected"), { timeout: 10_000 })
+      const call = (tool: string) => Object.values(client.getMcpClients())[0]!.client!.callTool(tool)
+      const textOf = (answer: Awaited<ReturnType<typeof call>>) => answer.content.map((block) => ("text" in block ? block.text : "")).join("")
+      // Asked and cancelled in one go: the cancel can reach the client before its handler runs.
+      expect(textOf(await call("greet_hastily"))).toBe("No name (gave up)")
+      const greeting = call("greet")
+      await vi.waitFor(() => expect(store.getSnapshot()).toBeDefined())
+      expect(store.getSnapshot()?.message).toBe("What is your name?")
+      store.respond({ action: "accept", content: { name: "Ada" } }, store.getSnapshot())
+      expect(textOf(await greeting)).toBe("Hello, Ada!")
+      expect(store.getSnapshot()).toBeUndefined()
+    } finally {
+      detach()
+      await client.destroy()
+      await mcp.close()
+    }
+  })
+})
+
 describe.each(kinds)("the queue of MCP elicitations ($name), model-based", (kind) => {
   it("every sequence of requests, answers, give-ups, handlers in front and re-attachments keeps the model's promises", async () => {
     await fc.assert(fc.asyncProperty(commands, (sequence) => play(kind, sequence)), { numRuns: runs, seed })
@@ -267,6 +306,9 @@ describe.each(kinds)("the queue of MCP elicitations ($name), model-based", (kind
   it("a handler in front answers instead of the queue", () => play(kind, [new Override(true), new Ask()]))
 
   it("a request its server gave up on leaves the queue, cancelled", () => play(kind, [new Ask(), new ServerGivesUp(1)]))
+
+  it("a request its server gave up on before it reached the queue is answered cancelled and never shown", () =>
+    play(kind, [new Ask(true)]))
 
   it("an answer to a request its server gave up on does not answer the next one", () =>
     play(kind, [new Ask(), new ServerGivesUp(1), new Ask(), new LateAnswer(1, "accept")]))

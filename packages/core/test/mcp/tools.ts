@@ -93,6 +93,20 @@ export const impatientGreeter = (server: McpServer) => {
   })
 }
 
+/** `greet_hastily`: the server gives up on its elicitation as soon as it sent it (the client's handler sees it cancelled). */
+export const hastyGreeter = (server: McpServer) => {
+  server.registerTool("greet_hastily", { description: "Asks the user's name and gives up at once", inputSchema: {} }, async () => {
+    const giveUp = new AbortController()
+    const answer = server.server.elicitInput({
+      mode: "form",
+      message: "What is your name? (hasty)",
+      requestedSchema: { type: "object", properties: { name: { type: "string", title: "Name" } }, required: ["name"] }
+    }, { signal: giveUp.signal }).catch(() => undefined)
+    giveUp.abort("gave up")
+    return text((await answer) === undefined ? "No name (gave up)" : "Answered")
+  })
+}
+
 /** `summarize`: asks the client's model for a summary by sampling. */
 export const summarizer = (server: McpServer) => {
   server.registerTool(

@@ -151,6 +151,8 @@ class RequestQueue<Request, Pending, Result> {
     this.#override !== undefined ? this.#override(request, context) : this.#enqueue(request, context)
 
   #enqueue(request: Request, context: McpRequestContext): Promise<Result> {
+    // Given up on before it got here (its cancel came with it): nobody is shown it.
+    if (context.signal.aborted) return Promise.resolve(this.#kind.cancelled)
     return new Promise<Result>((resolve) => {
       const waiting: Waiting<Pending, Result> = { request: this.#kind.pending(request, context), resolve }
       // The server gave up on it (or the connection closed): it leaves the queue.
