@@ -223,12 +223,19 @@ export class MCPClient {
   /**
    * Replaces (or with `undefined` removes) the sampling handler. The server
    * was told at connect whether the client samples, so a handler can only
-   * be replaced or removed, not added: throws when `create` had none.
+   * be replaced or removed, not added: throws a `NotSupportedError`
+   * (`UnsupportedOption`) when `create` had none.
    */
   updateSamplingHandler(handler: MCPHandlers["sampling"] | undefined): void {
     if (handler === this.#handlers.sampling) return
     if (handler !== undefined && this.#handlers.sampling === undefined) {
-      throw new Error("A sampling handler must be given to MCPClient.create: the server was told the client does not sample")
+      throw CallSite.attach(
+        unsupported(
+          "MCPClient.updateSamplingHandler",
+          "A sampling handler must be given to MCPClient.create: the server was told the client does not sample"
+        ),
+        CallSite.capture(this.updateSamplingHandler)
+      )
     }
     const { sampling: _, ...rest } = this.#handlers
     this.#setHandlers(handler === undefined ? rest : { ...rest, sampling: handler })

@@ -193,6 +193,24 @@ describe("MCPClient", () => {
     expect((await other.callTool("summarize", { text: "x" })).isError).toBe(true)
   })
 
+  it("a sampling handler added after create, which the server was told there would not be, throws a NotSupportedError", async () => {
+    const server = await serve(all(summarizer, calculator))
+    const mcp = await create(server.url)
+    let thrown: unknown
+    try {
+      mcp.updateSamplingHandler(() => ({ model: "m", role: "assistant", content: { type: "text", text: "short" } }))
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toMatchObject({
+      _tag: "NotSupportedError",
+      reason: "UnsupportedOption",
+      method: "MCPClient.updateSamplingHandler",
+      message: expect.stringMatching(/must be given to MCPClient.create/)
+    })
+    expect((thrown as Error).stack).toContain("mcpClient.test.ts")
+  })
+
   it("refuses upstream's arguments it does not take, with a NotSupportedError", async () => {
     const server = await serve(calculator)
     const untyped = MCPClient.create as (...args: ReadonlyArray<unknown>) => Promise<MCPClient>
