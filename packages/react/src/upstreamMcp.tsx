@@ -20,6 +20,7 @@ import type {
   McpServerClient,
   NormalizedMcpServerInfo,
   ServerType,
+  TamboClient,
   TamboElicitationRequest,
   TamboElicitationResponse
 } from "@tambo-effect/client"
@@ -31,6 +32,7 @@ import type {
   McpPromptSpec,
   McpRequestContext,
   McpResourceContents,
+  SamplingHandler,
   SamplingRequest,
   SamplingResult
 } from "@tambo-effect/core/Mcp"
@@ -479,6 +481,16 @@ export interface ProviderMCPHandlers {
 }
 
 /**
+ * The sampling handlers of each client's mounted `TamboMcpProvider`s, in the order they mounted,
+ * and the client's handler before the first of them: a provider that leaves hands over to the
+ * latest one still mounted (which may have mounted before it left), never to one gone.
+ */
+const samplingProviders = new WeakMap<TamboClient, {
+  readonly before: SamplingHandler | undefined
+  readonly mounted: Array<SamplingHandler>
+}>()
+
+/**
  * For code written against `@tambo-ai/react`, where this provider connects
  * the MCP servers: here `TamboProvider` connects them itself, and this
  * provider adds, for as long as it is mounted:
@@ -495,7 +507,9 @@ export interface ProviderMCPHandlers {
  *   `TamboProvider` for its servers to be asked.
  *
  * A handler is told the request, its context (`signal`) and the server
- * that asks. An AG-UI agent has no MCP server of Tambo's: only the handlers
+ * that asks. Of several providers mounted at once, the one mounted last
+ * answers; when it unmounts, the latest of the others still mounted does
+ * again. An AG-UI agent has no MCP server of Tambo's: only the handlers
  * apply.
  *
  * @example
@@ -539,16 +553,23 @@ export function TamboMcpProvider({ children, contextKey, handlers }: {
   useEffect(() => {
     if (!samples) return
     const client = handle.client()
-    const previous = client.getMcpSamplingHandler()
     const sampling = (request: SamplingRequest, context: McpRequestContext) => {
       const handler = latest.current?.sampling
       if (handler === undefined) throw new Error("No sampling handler is set")
       return handler(request, context, configOf(context))
     }
+    const providers = samplingProviders.get(client) ?? { before: client.getMcpSamplingHandler(), mounted: [] }
+    samplingProviders.set(client, providers)
+    providers.mounted.push(sampling)
     client.setMcpSamplingHandler(sampling)
     return () => {
+      providers.mounted.splice(providers.mounted.indexOf(sampling), 1)
+      if (providers.mounted.length === 0) samplingProviders.delete(client)
       try {
-        if (client.getMcpSamplingHandler() === sampling) client.setMcpSamplingHandler(previous)
+        // The provider mounted last of those still mounted answers; with none, what the client had before them.
+        if (client.getMcpSamplingHandler() === sampling) {
+          client.setMcpSamplingHandler(providers.mounted.at(-1) ?? providers.before)
+        }
       } catch {
         // The client is already destroyed: nothing to undo.
       }

@@ -316,6 +316,58 @@ describe("@tambo-effect/react/mcp", () => {
       })
     })
 
+    it("handlers of two providers mounted at once: the last mounted answers; one that leaves hands over to the other, never to one gone", async () => {
+      const mcp = await start("summarizer", "greeter")
+      const answering = (who: string): UpstreamMcp.ProviderMCPHandlers => ({
+        sampling: () => ({ model: "app-model", role: "assistant", content: { type: "text", text: who } }),
+        elicitation: () => ({ action: "accept", content: { name: who } })
+      })
+      let show: (shown: { readonly first: boolean; readonly second: boolean }) => void = () => undefined
+      let servers: Array<McpServer> = []
+      let queue: ReturnType<typeof useElicitationQueue> | undefined
+      function Probe() {
+        servers = useTamboMcpServers()
+        queue = useElicitationQueue()
+        return null
+      }
+      function App() {
+        const [shown, setShown] = useState({ first: true, second: false })
+        show = setShown
+        return (
+          <>
+            {shown.first ? <TamboMcpProvider handlers={answering("first")} /> : null}
+            {shown.second ? <TamboMcpProvider handlers={answering("second")} /> : null}
+            <Probe />
+          </>
+        )
+      }
+      render(
+        <TamboProvider {...connection(server(), { mcpServers: [{ url: mcp.url, serverKey: "both" }] })}>
+          <App />
+        </TamboProvider>
+      )
+      await waitFor(() => expect(connected(servers, "both")).toBeDefined(), { timeout: 10_000 })
+      const call = (tool: string, args: Record<string, unknown> = {}) => connected(servers, "both")!.client.callTool(tool, args)
+      const answers = async () => [text(await call("summarize", { text: "a long story" })), text(await call("greet"))]
+      expect(await answers()).toEqual(["Summary: first", "Hello, first!"])
+      act(() => show({ first: true, second: true }))
+      expect(await answers()).toEqual(["Summary: second", "Hello, second!"])
+      // The one mounted last leaves (a dialog closing): the other answers again.
+      act(() => show({ first: true, second: false }))
+      expect(await answers()).toEqual(["Summary: first", "Hello, first!"])
+      act(() => show({ first: true, second: true }))
+      // The one mounted first leaves (a route's exit, after the next route's entry).
+      act(() => show({ first: false, second: true }))
+      expect(await answers()).toEqual(["Summary: second", "Hello, second!"])
+      // Both gone: no sampling handler, and the queue takes the elicitations.
+      act(() => show({ first: false, second: false }))
+      expect((await call("summarize", { text: "a long story" })).isError).toBe(true)
+      const greeting = call("greet")
+      await waitFor(() => expect(queue?.request?.message).toBe("What is your name?"))
+      act(() => queue!.accept({ name: "queue" }))
+      expect(text(await greeting)).toBe("Hello, queue!")
+    })
+
     it("connects Tambo's own MCP server while mounted, with a token for its contextKey", async () => {
       const { seen, unmountMcpProvider } = renderMcpProvider({ contextKey: "page-1" }, connection(server()))
       await waitFor(() => expect(seen.servers.map((s) => [s.serverKey, s.serverType])).toEqual([["tambo", "tambo-internal"]]), { timeout: 10_000 })

@@ -78,18 +78,25 @@ class RequestQueue<Request, Pending, Result> {
   readonly #kind: Kind<Request, Pending, Result>
   #queue: ReadonlyArray<Waiting<Pending, Result>> = []
   readonly #listeners = new Set<() => void>()
-  /** Answers instead of the queue (`TamboMcpProvider`'s `handlers.elicitation`). */
-  #override: Handler<Request, Result> | undefined
+  /** Answer instead of the queue, the last one given first (`TamboMcpProvider`s' `handlers.elicitation`). */
+  #overrides: ReadonlyArray<Handler<Request, Result>> = []
 
   constructor(kind: Kind<Request, Pending, Result>) {
     this.#kind = kind
   }
 
-  /** Has `handler` answer the requests the queue would, until the returned function is called. */
+  /**
+   * Has `handler` answer the requests the queue would, until the returned function is called;
+   * then the one given before it that is still in place answers, or the queue.
+   */
   override(handler: Handler<Request, Result>): () => void {
-    this.#override = handler
+    this.#overrides = [...this.#overrides, handler]
+    let removed = false
     return () => {
-      if (this.#override === handler) this.#override = undefined
+      if (removed) return
+      removed = true
+      const at = this.#overrides.lastIndexOf(handler)
+      if (at !== -1) this.#overrides = this.#overrides.filter((_, i) => i !== at)
     }
   }
 
@@ -147,8 +154,10 @@ class RequestQueue<Request, Pending, Result> {
   }
 
   /** The client's handler while attached (also given to a client the provider creates, so its servers are told from their first connection). */
-  readonly handler: Handler<Request, Result> = (request, context) =>
-    this.#override !== undefined ? this.#override(request, context) : this.#enqueue(request, context)
+  readonly handler: Handler<Request, Result> = (request, context) => {
+    const override = this.#overrides.at(-1)
+    return override !== undefined ? override(request, context) : this.#enqueue(request, context)
+  }
 
   #enqueue(request: Request, context: McpRequestContext): Promise<Result> {
     // Given up on before it got here (its cancel came with it): nobody is shown it.
