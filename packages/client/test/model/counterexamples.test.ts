@@ -137,3 +137,19 @@ describe("model cases: a new conversation while a new thread's run has not start
   it("startNewThread between two new-thread runs, the first aborted", () =>
     replay([{ kind: "concurrentNew", tools: true, abortFirst: true, newBetween: true }], ["store-equals-server"]))
 })
+
+describe("model: a stop after a run's last event, or paused for tools", () => {
+  // Not counterexamples: the endings of the completed-run rule of abort(), kept as named cases. A
+  // stop at the last RUN_FINISHED (or the CLIENT_AWAITING_TOOL_RESULTS of a manual run) lets the run
+  // complete; one at a RUN_FINISHED that paused for tools cancels it; destroy() still interrupts.
+  const checked = ["run-outcome", "stop-as-modelled", "store-equals-server", "thread-usable"] as const
+  for (const how of ["abort", "cancelRun", "signal", "break"] as const) {
+    for (const at of ["finished", "finishedAfterTools", "awaitingResults", "paused"] as const) {
+      it(`${how} at ${at}`, () => replay([{ kind: "stop", target: "current", how, at, reuseIds: false }], [...checked]))
+    }
+  }
+  it("abort at the last RUN_FINISHED, then destroy()", () =>
+    replay([{ kind: "stop", target: "current", how: "abort", at: "finished", reuseIds: false, destroy: true }], [...checked]))
+  it("abort mid-text, then destroy()", () =>
+    replay([{ kind: "stop", target: "current", how: "abort", at: 3, reuseIds: false, destroy: true }], [...checked]))
+})

@@ -36,6 +36,13 @@ export const INVARIANTS = [
   "one-terminal-event",
   /** A stop after RUN_STARTED reaches the server as a cancel (`user_cancelled`), not as a closed connection. */
   "stop-is-user-cancel",
+  /**
+   * A stopped run ends as the server has it: resolved with the server's completed thread and no
+   * cancel recorded (stopped after its last event); rejected with AbortError and the run cancelled
+   * on the server where the server's run was still going, or not cancelled where it had ended
+   * (paused for tools, completed); and once its stream settled no run of it is in flight.
+   */
+  "stop-as-modelled",
   /** No unhandled rejection during the command. */
   "no-unhandled-rejection",
   /** Every thread the client knows equals the server's (storeMatchesServer). */
@@ -76,15 +83,21 @@ export type ToolMode = "ok" | "throw" | "hang" | "approval"
 /** How this client reads a thread another client deleted (see the `deletedElsewhere` command). */
 export type DeletedThen = "run" | "fetch" | "midRun"
 
-/** How a run is stopped early. */
-export type StopHow = "cancelRun" | "cancelCurrent" | "abort" | "break"
+/** How a run is stopped early: `signal` aborts the `signal` it was started with. */
+export type StopHow = "cancelRun" | "cancelCurrent" | "abort" | "break" | "signal"
 
 /**
  * When: after this many stream elements (0: right after `run()`), once the server has the request
  * but before it answered (`request`: no `RUN_STARTED` yet), while the tool runs, or when approval
- * is asked. `cancelCurrent` is `cancelRun()` without a thread, on a run started without one.
+ * is asked. At a `RUN_FINISHED`: the run's last (`finished`, of a text run; `finishedAfterTools`,
+ * after a tool round), or one that paused for tools (`paused`); `awaitingResults`: at the
+ * `CLIENT_AWAITING_TOOL_RESULTS` a manual run ends with. `cancelCurrent` is `cancelRun()` without
+ * a thread, on a run started without one.
  */
-export type StopAt = number | "request" | "tool" | "approval"
+export type StopAt = number | "request" | "tool" | "approval" | "finished" | "finishedAfterTools" | "paused" | "awaitingResults"
+
+/** The stops after a run's last event: the run completed on the server. */
+const COMPLETED_AT: ReadonlyArray<StopAt> = ["finished", "finishedAfterTools", "awaitingResults"]
 
 /** One command: plain data, so a counterexample can be replayed as a table. */
 export type Command =
@@ -102,7 +115,15 @@ export type Command =
   }
   | { readonly kind: "serverError"; readonly target: Target; readonly afterText: boolean; readonly twice: boolean }
   | { readonly kind: "drop"; readonly target: Target; readonly afterEvents: number }
-  | { readonly kind: "stop"; readonly target: Target; readonly how: StopHow; readonly at: StopAt; readonly reuseIds: boolean }
+  | {
+    readonly kind: "stop"
+    readonly target: Target
+    readonly how: StopHow
+    readonly at: StopAt
+    readonly reuseIds: boolean
+    /** `destroy()` right after the stop: the run is played by a client of its own, destroyed then. */
+    readonly destroy?: boolean
+  }
   | { readonly kind: "manual"; readonly target: Target; readonly reuseIds: boolean; readonly calls: 1 | 2 }
   | { readonly kind: "newThread" }
   | { readonly kind: "switch"; readonly known: number }
@@ -150,9 +171,13 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("stop" as const),
       target,
-      how: fc.constantFrom<StopHow>("cancelRun", "cancelCurrent", "abort", "break"),
-      at: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constantFrom<StopAt>("request", "tool", "approval")),
-      reuseIds: fc.boolean()
+      how: fc.constantFrom<StopHow>("cancelRun", "cancelCurrent", "abort", "break", "signal"),
+      at: fc.oneof(
+        fc.integer({ min: 0, max: 5 }),
+        fc.constantFrom<StopAt>("request", "tool", "approval", "finished", "finishedAfterTools", "paused", "awaitingResults")
+      ),
+      reuseIds: fc.boolean(),
+      destroy: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) })
     })
   },
   {
@@ -205,6 +230,8 @@ class World extends Model.ModelWorld<Scenario> {
   readonly forgotten = new Set<string>()
   /** The last `forget` command's thread, what the model expected of it, and what it did. */
   lastForget: { readonly threadId: string; readonly expected: boolean; readonly forgot: boolean } | undefined
+  /** Each stop command's stream: how many cancels the server had recorded before it, and whether its client was destroyed. */
+  readonly stops = new Map<TamboStream, { readonly cancelsBefore: number; readonly destroyed: boolean }>()
   /** The first call input a published state showed with a `null` (the probe's `edited` sent so), if any. */
   nullShown: string | undefined
 
@@ -317,6 +344,21 @@ const CARD = {
 
 /** What the commands act on. */
 export type Real = Model.Real<World>
+
+/** A client of the world's server, for the same user, with the probe tool and the card. */
+const makeClient = (world: World): TamboClient => {
+  const client = new TamboClient({
+    apiKey: world.server.apiKey,
+    tamboUrl: world.server.url,
+    userKey: "user-1",
+    maxRetries: 0,
+    autoGenerateThreadName: false,
+    tools: [makeProbe(() => world)],
+    components: [CARD]
+  })
+  client.subscribe(() => world.watch(client.getState()))
+  return client
+}
 
 const threadOf = (real: Real, t: Target): string | undefined => Model.threadOf(real.world, t)
 
@@ -472,9 +514,14 @@ const deletedElsewhere = async (
   }
 }
 
-/** A run stopped early by `cancelRun`, `abort()` or leaving the loop. */
+/**
+ * A run stopped early by `cancelRun`, `abort()`, its signal or leaving the loop, at any point of
+ * it; `destroy`: by a client of its own, destroyed right after the stop (then this client reads
+ * the run's thread, so the store checks compare it).
+ */
 const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Promise<TamboStream> => {
-  const { world, client } = real
+  const { world } = real
+  const client = command.destroy === true ? makeClient(world) : real.client
   let n: number | undefined
   let requestSeen: () => void = () => {}
   const seenRequest = new Promise<void>((resolve) => (requestSeen = resolve))
@@ -485,19 +532,37 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
       requestSeen()
       await answered
     }
-    if (command.at === "tool" || command.at === "approval") {
-      const calls = probeCalls(world, request, command.at === "tool" ? "block" : "approval", 1, command.reuseIds, (called) => {
+    if (command.at === "tool" || command.at === "approval" || command.at === "paused") {
+      const mode = command.at === "approval" ? "approval" : "block"
+      const calls = probeCalls(world, request, mode, 1, command.reuseIds, (called) => {
         n = called
       })
       return [Script.text("Stopping. "), ...calls, Script.text("after tools")]
     }
+    if (command.at === "finishedAfterTools" || command.at === "awaitingResults") {
+      return [Script.text("Calling. "), ...probeCalls(world, request, "ok", 1, command.reuseIds), Script.text("after tools")]
+    }
+    if (command.at === "finished") return [Script.text(["a", "b", "c"])]
     return [Script.text(["a", "b", "c"]), Script.hang()]
   })
   const current = command.how === "cancelCurrent"
-  const requested = (current ? undefined : threadOf(real, command.target)) ?? client.getState().currentThreadId
+  // A client of its own starts a new thread: one this client holds would be read back into it by
+  // fetchThread, which refreshes a held thread's messages, not its fields.
+  const requested = (current || command.destroy === true ? undefined : threadOf(real, command.target)) ??
+    client.getState().currentThreadId
+  const signal = command.how === "signal" ? new AbortController() : undefined
   // The tool round's tool never ends by itself: a long timeout, so only the stop ends it.
-  const stream = client.run(message, { ...(current ? {} : { threadId: requested }), toolTimeout: 10_000 })
-  return Model.stopRun({
+  const stream = client.run(message, {
+    ...(current ? {} : { threadId: requested }),
+    toolTimeout: 10_000,
+    ...(signal === undefined ? {} : { signal: signal.signal }),
+    ...(command.at === "awaitingResults" ? { autoExecuteTools: false } : {})
+  })
+  const before = world.server.cancels.length
+  world.stops.set(stream, { cancelsBefore: before, destroyed: command.destroy === true })
+  // A step paused for tools once its `tambo.run.awaiting_input` came; its RUN_FINISHED is not the run's last.
+  let paused = false
+  await Model.stopRun({
     world,
     stream,
     command,
@@ -507,7 +572,10 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
         ? settle(client.cancelRun(lastThreadId))
         : command.how === "cancelCurrent"
         ? settle(client.cancelRun())
+        : command.how === "signal"
+        ? signal?.abort(new Error("stopped by the model"))
         : stream.abort(),
+    afterStop: command.destroy === true ? () => client.destroy() : undefined,
     toolCall: () => n,
     before: async (doStop) => {
       if (command.at !== "request") return
@@ -520,8 +588,48 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
       await stopping
     },
     seen: (event) => world.deliver(stream, event),
-    reached: (event, seen) => typeof command.at === "number" ? seen >= command.at : event.type === "CLIENT_APPROVAL_REQUESTED"
+    reached: (event, seen) => {
+      if (event.type === "RUN_STARTED") paused = false
+      if (event.type === "CUSTOM" && event.name === "tambo.run.awaiting_input") paused = true
+      switch (command.at) {
+        case "approval":
+          return event.type === "CLIENT_APPROVAL_REQUESTED"
+        case "paused":
+          return event.type === "RUN_FINISHED" && paused
+        case "finished":
+        case "finishedAfterTools":
+          return event.type === "RUN_FINISHED" && !paused
+        case "awaitingResults":
+          return event.type === "CLIENT_AWAITING_TOOL_RESULTS"
+        default:
+          return typeof command.at === "number" && seen >= command.at
+      }
+    }
   })
+  if (command.destroy === true) {
+    await client.destroy()
+    // The model allows either ending of a completed run destroyed while it recorded its end.
+    const outcome = await settle(stream.thread)
+    if (COMPLETED_AT.includes(command.at)) world.outcomes.set(stream, outcome.ok ? "ok" : "AbortError")
+    // This client reads what the other one left, once the server wound the run down (a request
+    // the destroyed client left behind may still play), so the store checks compare it.
+    const named = await settle(stream.threadId)
+    const threadId = named.ok ? named.value : undefined
+    if (threadId !== undefined) {
+      const recorded = () =>
+        world.server.threads.get(threadId)?.messages.some((m) => m.content.some((c) => c.type === "text" && c.text === message))
+      // A run the server was still playing ends there as cancelled once it saw the connection close.
+      const cancelled = () => world.server.cancels.slice(before).some((cancel) => cancel.threadId === threadId)
+      await eventually(() =>
+        recorded() === true && world.server.threads.get(threadId)?.runStatus === "idle" &&
+        (stillGoing(command.at) === "no" || cancelled())
+      )
+      await settle(real.client.fetchThread(threadId))
+    }
+  } else if (COMPLETED_AT.includes(command.at)) {
+    world.outcomes.set(stream, "ok")
+  }
+  return stream
 }
 
 // -----------------------------------------------------------------------------
@@ -629,6 +737,64 @@ const expectedOutcome = (command: Command): Outcome => {
   }
 }
 
+/**
+ * Whether the server's run was still going when a stop came: `yes` after RUN_STARTED and before
+ * its last event, `no` once it paused for tools or completed, `unknown` before the server named it.
+ */
+const stillGoing = (at: StopAt): "yes" | "no" | "unknown" =>
+  typeof at === "number" ? (at >= 1 ? "yes" : "unknown") : at === "request" ? "unknown" : "no"
+
+/** stop-as-modelled: each stopped run's outcome agrees with the server, and none is left in flight. */
+const checkStop = async (real: Real, command: Extract<Command, { kind: "stop" }>, streams: ReadonlyArray<TamboStream>) => {
+  const { world, client } = real
+  const where = `a stop (${command.how} at ${command.at}${command.destroy === true ? ", then destroy()" : ""})`
+  for (const stream of streams) {
+    const stop = world.stops.get(stream)
+    if (stop === undefined) continue
+    const outcome = await settle(stream.thread)
+    const threadId = await settle(stream.threadId)
+    if (!stop.destroyed) {
+      // Its stream settled, so its run is no longer in flight (on its thread, nor on the current one).
+      if (client.hasActiveRun() || (threadId.ok && client.hasActiveRun(threadId.value))) {
+        throw new Error(`${where}: the run settled ${outcome.ok ? "ok" : "rejected"} and is still in flight`)
+      }
+    }
+    // A run the server never named left nothing there.
+    if (!threadId.ok) continue
+    const id = threadId.value
+    await eventually(() => world.server.threads.get(id)?.runStatus === "idle")
+    const cancels = () => world.server.cancels.slice(stop.cancelsBefore).filter((cancel) => cancel.threadId === id)
+    const going = stillGoing(command.at)
+    if (outcome.ok) {
+      const server = world.server.threads.get(id)
+      if (cancels().length > 0) throw new Error(`${where}: the run resolved, and the server recorded a cancel (${cancels()[0]!.reason})`)
+      if (server?.lastRunCancelled === true) throw new Error(`${where}: the run resolved, and the server's thread is cancelled`)
+      const resolved = outcome.value.messages.map((message) => message.id)
+      const stored = server?.messages.map((message) => message.id)
+      if (JSON.stringify(resolved) !== JSON.stringify(stored)) {
+        throw new Error(`${where}: the run resolved with messages ${JSON.stringify(resolved)}, the server has ${JSON.stringify(stored)}`)
+      }
+      continue
+    }
+    const tag = (outcome.error as { _tag?: string })._tag
+    if (tag !== "AbortError") throw new Error(`${where}: the run rejected with ${tag}, not AbortError`)
+    if (going === "yes") {
+      await eventually(() => cancels().length > 0)
+      if (cancels().length === 0) throw new Error(`${where}: the run rejected while the server's run was going, and the server recorded no cancel`)
+      if (world.server.threads.get(id)?.lastRunCancelled !== true) {
+        throw new Error(`${where}: the run rejected while the server's run was going, and the server's thread is not cancelled`)
+      }
+    } else if (going === "no") {
+      if (cancels().length > 0) {
+        throw new Error(`${where}: the server's run had ended, and it recorded a cancel (${cancels()[0]!.reason})`)
+      }
+      if (world.server.threads.get(id)?.lastRunCancelled === true) {
+        throw new Error(`${where}: the server's run had ended, and its thread is cancelled`)
+      }
+    }
+  }
+}
+
 const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray<TamboStream>) => {
   const { world, client } = real
   const touched: Array<string> = []
@@ -666,6 +832,7 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       }
     })
   }
+  if (command.kind === "stop") await checks.check("stop-as-modelled", () => checkStop(real, command, streams))
   await checks.noRejection(world)
   await checks.check("store-equals-server", () => storeChecks(real, world.known))
   await checks.check("deleted-thread-forgotten", () => {
@@ -724,19 +891,7 @@ export const runSequence = (
       return { world, close: () => server.close() }
     },
     current: (world) => (current = world),
-    client: (world) => {
-      const client = new TamboClient({
-        apiKey: world.server.apiKey,
-        tamboUrl: world.server.url,
-        userKey: "user-1",
-        maxRetries: 0,
-        autoGenerateThreadName: false,
-        tools: [makeProbe(() => world)],
-        components: [CARD]
-      })
-      client.subscribe(() => world.watch(client.getState()))
-      return client
-    },
+    client: makeClient,
     commands,
     inspect: inspect === undefined ? undefined : (real) => inspect(real.world.server)
   })

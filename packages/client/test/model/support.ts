@@ -443,6 +443,8 @@ export interface StopPlan {
   /** The thread the run was started on, until an event names the run's own. */
   readonly threadId: string
   readonly stop: (threadId: string) => Promise<unknown> | void
+  /** Started right after the stop, without waiting for it (`destroy()`); the stop waits for both. */
+  readonly afterStop?: (() => Promise<unknown>) | undefined
   readonly toolCall: () => number | undefined
   /** Played after a stop at 0, before the loop; gets the stop. */
   readonly before?: (stop: () => Promise<void>) => Promise<void>
@@ -462,8 +464,10 @@ export const stopRun = async (plan: StopPlan): Promise<TamboStream> => {
   const doStop = async () => {
     if (stopped) return
     stopped = true
-    if (how === "break") await settle(Promise.resolve(iterator.return?.()))
-    else await plan.stop(lastThreadId)
+    const stopping = how === "break" ? settle(Promise.resolve(iterator.return?.())) : plan.stop(lastThreadId)
+    const after = plan.afterStop === undefined ? undefined : settle(plan.afterStop())
+    await stopping
+    await after
   }
   let seen = 0
   let toolStarted: Promise<void> | undefined
