@@ -14,7 +14,7 @@ import { type McpServerInfo, uniqueKey, type UrlElicitationHandler } from "@tamb
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from "react"
-import { ClientHandle } from "./internal/clientHandle.js"
+import { ClientHandle, useHandleClient, useRetainedHandle } from "./internal/clientHandle.js"
 import type { NotifyMode } from "./types.js"
 import { type Contribution, TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
 import { ElicitationStore, UrlElicitationStore } from "./internal/elicitationStore.js"
@@ -85,7 +85,9 @@ type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userTo
  * name, which a tool the provider already had does not replace).
  *
  * Safe under StrictMode (its double mount keeps one client) and in server
- * rendering (rendering creates no client; hooks see the initial state).
+ * rendering (rendering creates no client; hooks see the initial state). A
+ * client a render asked for (`useTamboClient()`) that never commits (a
+ * server render, a render React throws away) is destroyed a microtask later.
  *
  * @example
  * ```tsx
@@ -152,7 +154,8 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   useEffect(() => {
     handle.notifyMode = updates
   }, [handle, updates])
-  useEffect(() => handle.retain(), [handle])
+  // In the layout phase: a client one of the children's renders asked for is kept from the commit on.
+  useRetainedHandle(handle)
   // A client created meanwhile already has the latest token: then this changes nothing.
   useEffect(() => {
     if (given === undefined && userToken !== undefined) handle.client().setUserToken(userToken)
@@ -372,13 +375,17 @@ const useStableComponents = (
 
 /**
  * The provider's `TamboClient`: to call what the hooks do not cover. It is
- * created now if it does not exist yet; outside an event handler or
- * effect, prefer the hooks.
+ * created now if it does not exist yet, and lives as long as the provider
+ * is mounted; outside an event handler or effect, prefer the hooks. A
+ * client made for a render that never commits (a server render, a render
+ * React throws away) is destroyed a microtask after it: on the server it
+ * serves the render itself, not work that outlives it (give the provider a
+ * `client` for that).
  *
  * @since 0.1.0
  * @category Hooks
  */
-export const useTamboClient = (): TamboClient => useTamboContext("useTamboClient").handle.client()
+export const useTamboClient = (): TamboClient => useHandleClient(useTamboContext("useTamboClient").handle)
 
 /**
  * The provider's settings of the conversation: `userKey`,

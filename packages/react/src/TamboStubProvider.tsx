@@ -15,7 +15,7 @@ import {
 } from "@tambo-effect/client"
 import { makeThreadState } from "@tambo-effect/core/ClientState"
 import { type ReactNode, useEffect, useRef, useState } from "react"
-import { ClientHandle } from "./internal/clientHandle.js"
+import { ClientHandle, useHandleClient, useRetainedHandle } from "./internal/clientHandle.js"
 import { InputScope } from "./internal/context.js"
 import { InputStore } from "./internal/inputStore.js"
 import { TamboProvider } from "./TamboProvider.js"
@@ -171,8 +171,8 @@ export function TamboStubProvider(props: TamboStubProviderProps): ReactNode {
       "microtask"
     )
   )
-  useEffect(() => handle.retain(), [handle])
-  const client = handle.client()
+  useRetainedHandle(handle)
+  const client = useHandleClient(handle)
   useEffect(() => {
     client.getStore().setState(stateOf(thread, threadId, isStreaming))
   }, [client, thread, threadId, isStreaming])

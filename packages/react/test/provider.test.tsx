@@ -2,7 +2,7 @@
 import { act, render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { ConfigError } from "@tambo-effect/client"
-import { Component, type ReactNode, StrictMode, useState } from "react"
+import { Component, type ReactNode, StrictMode, Suspense, use, useState } from "react"
 import { describe, expect, it, vi } from "vitest"
 import {
   isAbortError,
@@ -16,6 +16,7 @@ import {
   useTamboThreadInput,
   useTamboThreadList
 } from "../src/index.js"
+import { createRoot } from "react-dom/client"
 import { connection, sleep, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
 
 const server = useServer()
@@ -122,6 +123,41 @@ describe("TamboProvider", () => {
     view.unmount()
     await sleep(0)
     expect(isDestroyed(client!)).toBe(true)
+  })
+
+  it("destroys the client of a render React threw away: a Suspense boundary's first render leaves one live client", async () => {
+    const seen = new Set<TamboClient>()
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => (open = resolve))
+    const Gate = () => {
+      use(gate)
+      return <p>ready</p>
+    }
+    // Outside `act`, as an app renders: React then retries the boundary when the gate opens.
+    const container = document.body.appendChild(document.createElement("div"))
+    const root = createRoot(container)
+    root.render(
+      <Suspense fallback={<p>waiting</p>}>
+        <TamboProvider {...connection(server())}>
+          <ClientSpy seen={seen} />
+          <Gate />
+        </TamboProvider>
+      </Suspense>
+    )
+    try {
+      await screen.findByText("waiting")
+      open()
+      await screen.findByText("ready", undefined, { timeout: 5_000 })
+      await sleep(0)
+      // The first render was discarded with its provider: its client is gone, the committed one lives.
+      expect(seen.size).toBeGreaterThan(1)
+      expect([...seen].filter((client) => !isDestroyed(client))).toHaveLength(1)
+    } finally {
+      root.unmount()
+      container.remove()
+    }
+    await sleep(0)
+    expect([...seen].filter((client) => !isDestroyed(client))).toHaveLength(0)
   })
 
   it("uses a given client and leaves its lifetime to the app", async () => {

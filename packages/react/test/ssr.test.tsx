@@ -10,6 +10,7 @@ import {
   TamboThreadInputProvider,
   useComponentContent,
   useTamboConfig,
+  useTamboClient,
   useTamboCurrentMessage,
   useTambo,
   useTamboPendingApprovals,
@@ -112,6 +113,35 @@ describe("server rendering", () => {
       </TamboProvider>
     )
     expect(html).toContain("<p id=\"messages\">0</p>")
+  })
+
+  it("a server render that asks for the client leaves none behind: the client it made is destroyed once the render is over", async () => {
+    const jwt = [
+      Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+      Buffer.from(JSON.stringify({ sub: "alice", iss: "https://issuer.example", exp: Math.floor(Date.now() / 1000) + 1_000 })).toString("base64url"),
+      "signature"
+    ].join(".")
+    const made = new Set<TamboClient>()
+    const UsesClient = () => {
+      const client = useTamboClient()
+      made.add(client)
+      return <p id="backend">{client.backend}</p>
+    }
+    const html = renderToString(
+      <TamboProvider apiKey={server().apiKey} tamboUrl={server().url} userToken={jwt}>
+        <UsesClient />
+      </TamboProvider>
+    )
+    expect(html).toContain("<p id=\"backend\">tambo</p>")
+    expect(made.size).toBe(1)
+    const [client] = [...made]
+    // The render's task is over: no effect will ever keep the client.
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    try {
+      expect(() => client!.getAuthState()).toThrow(expect.objectContaining({ reason: "ClientDestroyed" }))
+    } finally {
+      await client!.destroy()
+    }
   })
 
   it("renders the state of a given client", async () => {

@@ -9,6 +9,7 @@ import {
 } from "@tambo-effect/client"
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
 import type { McpToolProgress } from "@tambo-effect/core/Mcp"
+import { useEffect, useLayoutEffect, useSyncExternalStore } from "react"
 import type { NotifyMode } from "../types.js"
 
 /** Fallback when frames do not come (a hidden tab), in milliseconds. */
@@ -79,8 +80,11 @@ const sameAuthState = (a: TamboAuthState, b: TamboAuthState): boolean =>
  * (the provider's mount, every store subscription) retains it; when the
  * last one lets go it is destroyed a microtask later, unless someone
  * retained it again meanwhile — which is what StrictMode's
- * unmount-and-remount of effects does, so it keeps one client. A client
- * given by the app is never created nor destroyed here.
+ * unmount-and-remount of effects does, so it keeps one client. A client a
+ * render asked for (`useTamboClient()`) is destroyed the same way unless
+ * the provider's mount retained it by then, which it does in the commit's
+ * layout phase. A client given by the app is never created nor destroyed
+ * here.
  *
  * @since 0.1.0
  * @category Internal
@@ -108,8 +112,28 @@ export class ClientHandle {
     this.#batcher = new Batcher(() => this.notifyMode, this.#emit)
   }
 
-  /** The client, created if needed. */
-  readonly client = (): TamboClient => this.#given ?? (this.#owned ??= this.#create())
+  /**
+   * The client, created if needed. One created while nothing retains it (by
+   * a render) is destroyed a microtask later unless retained by then: a
+   * render React throws away, or a server render, whose effects never run,
+   * leaves no client behind.
+   */
+  readonly client = (): TamboClient => {
+    if (this.#given !== undefined) return this.#given
+    if (this.#owned === undefined) {
+      this.#owned = this.#create()
+      if (this.#refs === 0) queueMicrotask(this.#collect)
+    }
+    return this.#owned
+  }
+
+  /**
+   * `useSyncExternalStore`'s subscribe for the client itself: keeps it while
+   * subscribed. A retained client is never replaced, so there is nothing to
+   * tell the listener; a render whose client was destroyed before it
+   * committed reads the snapshot again at commit and gets the one kept.
+   */
+  readonly subscribeToClient = (_listener: () => void): (() => void) => this.retain()
 
   /** The state, without creating a client. Usable as `getServerSnapshot`. */
   readonly getState = (): ClientState => (this.#given ?? this.#owned)?.getState() ?? initialState
@@ -244,3 +268,32 @@ export class ClientHandle {
     this.#unsubscribe = undefined
   }
 }
+
+/**
+ * `useLayoutEffect`, but `useEffect` where there is no DOM (server rendering
+ * runs neither, and React 18 warns of the former there).
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export const useIsomorphicLayoutEffect: typeof useEffect = typeof window === "undefined" ? useEffect : useLayoutEffect
+
+/**
+ * Keeps the handle's client from the commit on, before any effect of the
+ * tree runs: a client a render asked for is then still the handle's.
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export const useRetainedHandle = (handle: ClientHandle): void => useIsomorphicLayoutEffect(() => handle.retain(), [handle])
+
+/**
+ * The handle's client for a render: the one the handle keeps once the
+ * component is committed (one destroyed before the commit, a render that
+ * took too long, is read again and replaced).
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export const useHandleClient = (handle: ClientHandle): TamboClient =>
+  useSyncExternalStore(handle.subscribeToClient, handle.client, handle.client)
