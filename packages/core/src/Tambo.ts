@@ -375,10 +375,14 @@ export declare namespace Tambo {
     ) => Effect.Effect<Transport.ThreadList, TamboError>
     /**
      * Loads a thread and its messages from the API into the store. A thread
+     * the store holds takes the server's copy, as at the end of a run (what
+     * another client or tab changed shows), keeping what only this client
+     * knows (reasoning, message keys). A thread
      * the API no longer has (deleted by another client or tab) fails the call
      * as the API answers it, and leaves the store. A copy that answers after
-     * a run of this client took the thread is older than what the run
-     * recorded: the store keeps its own, and returns it. A copy asked for
+     * a run of this client took the thread, or after the server took a
+     * rename or a component's state of this client, is older than what the
+     * store holds: the store keeps its own, and returns it. A copy asked for
      * before the thread left the store (`forgetThread`, `deleteThread`) is
      * returned, and does not bring the thread back.
      */

@@ -210,6 +210,35 @@ describe("threads", () => {
       expectUserKeyOnEveryRequest()
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("fetchThread of a thread the store holds takes the server's copy: what another client changed shows", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.component("Card", { title: "hi" }, { id: "comp_card" })])
+      const [first] = yield* runAll("show a card")
+      const threadId = first!.threadId
+      // Another client (another tab) renames the thread, sets the component's state, and cancels a
+      // run of its own on it.
+      yield* Effect.gen(function* () {
+        const other = yield* Tambo.Tambo
+        yield* other.updateThreadName(threadId, "renamed elsewhere")
+        yield* other.updateComponentState(threadId, "comp_card", { state: { favourite: true } })
+        server().setScript([Script.text("partial"), Script.hang()])
+        const run = yield* Effect.fork(runAll("two", { threadId }))
+        yield* Effect.repeat(Effect.sync(() => server().threads.get(threadId)!.messages.length), {
+          until: (n) => n >= 3,
+          schedule: Schedule.spaced("5 millis")
+        })
+        yield* other.cancelRun(threadId)
+        yield* Fiber.await(run)
+      }).pipe(Effect.provide(tamboLayer(server())))
+      const fetched = yield* tambo.fetchThread(threadId)
+      expect(fetched.name).toBe("renamed elsewhere")
+      expect(fetched.lastRunCancelled).toBe(true)
+      expect(fetched.messages.flatMap((m) => m.content).find((block) => block.type === "component")?.state)
+        .toEqual({ favourite: true })
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("switchThread to a thread the client has not seen loads it and makes it current", () =>
     Effect.gen(function* () {
       const remote = seed("elsewhere")

@@ -98,6 +98,8 @@ export const updateComponentState = (
     readonly withCredentials: <A>(
       f: (credentials: Transport.Credentials) => Effect.Effect<A, TamboError>
     ) => Effect.Effect<A, TamboError>
+    /** The server took the state: a read of the thread in flight may be older, and is not applied. */
+    readonly stored?: (threadId: string) => void
   },
   threadId: string,
   componentId: string,
@@ -108,6 +110,7 @@ export const updateComponentState = (
     const state = yield* services.withCredentials((c) =>
       services.transport.updateComponentState(c, threadId, componentId, checked)
     )
+    services.stored?.(threadId)
     const local = yield* services.store.getThread(threadId)
     const thread = local === undefined ? undefined : withComponentState(local.thread, componentId, state)
     if (local !== undefined && thread !== undefined) {

@@ -75,7 +75,8 @@ export interface Env {
   /**
    * The epoch of each thread a read is in flight for (`fetchThread`): a number this client never
    * gives twice, new each time a run of this client takes the thread or lets go of it (its end read
-   * the thread again), or the thread leaves the store (forgotten, deleted, gone from the server). A
+   * the thread again), the server takes a change this client made to it (a name, a component's
+   * state), or the thread leaves the store (forgotten, deleted, gone from the server). A
    * read that finds another epoch at its answer than when it was sent is older than what the store
    * holds, or than the store's leaving the thread: it is not applied. A thread leaves this with the
    * last of its reads in flight.
@@ -136,8 +137,8 @@ export const make = (
 })
 
 /**
- * A run takes the thread `key`, or lets go of it, or the thread leaves the store: the reads of it
- * in flight are older than that (see `runEpochs`).
+ * A run takes the thread `key`, or lets go of it, the server took a change of it, or the thread
+ * leaves the store: the reads of it in flight are older than that (see `runEpochs`).
  *
  * @internal
  */

@@ -13,6 +13,7 @@ import type { TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
 import { messageFromApi, threadFromApi } from "../convert.js"
+import * as Reconcile from "../reconcile.js"
 import { copyPlaceholder } from "../state/batch.js"
 import * as Env from "./env.js"
 
@@ -71,7 +72,8 @@ const forgetFetched = (env: Env.Env, threadId: string) => (error: TamboError): E
   })
 
 /**
- * Loads a thread and its messages from the API into the store. A copy that arrives once a run of
+ * Loads a thread and its messages from the API into the store; a thread the store holds takes the
+ * server's copy (see Reconcile), but for what only this client knows. A copy that arrives once a run of
  * this client took the thread since it was asked for is older than what that run recorded (the
  * run reads the thread at its end): the store keeps its own, and that is what is returned. Nor
  * does a copy bring back a thread that left the store since it was asked for (forgotten,
@@ -99,7 +101,10 @@ export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types
           ? []
           : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId, runId: remote.lastCompletedRunId } as const]),
         // The server keeps the ids of the calls a paused run waits on: they survive a reload.
-        { type: "UPDATE_THREAD", threadId, patch: { pendingToolCalls: pendingFromApi(remote) } }
+        { type: "UPDATE_THREAD", threadId, patch: { pendingToolCalls: pendingFromApi(remote) } },
+        // A thread the store held takes the server's copy, as a run's end does: what changed since
+        // (another client's rename, runs, component states) shows. A new one is that copy already.
+        Reconcile.reconcileAction(threadId, remote)
       ]
       if (Env.epochOf(env, threadId) !== epoch || env.activeRuns.has(threadId)) {
         const held = yield* env.store.getThread(threadId)
@@ -182,6 +187,8 @@ export const renameThread = (env: Env.Env, threadId: string, name: string): Effe
     renames.inFlight++
     return Env.withCredentials(env, (c) => env.transport.updateThread(c, threadId, { name })).pipe(
       Effect.zipRight(Effect.suspend(() => {
+        // A read of the thread in flight may have been answered before the server took the name.
+        Env.newEpoch(env, threadId)
         if (sent < renames.shown) return Effect.void
         renames.shown = sent
         return Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name } }])
@@ -250,7 +257,12 @@ export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effec
   Effect.tap(Env.withCredentials(env, (c) => env.transport.generateThreadName(c, threadId)), (name) => showName(env, threadId, name))
 
 const showName = (env: Env.Env, threadId: string, name: Option.Option<string>): Effect.Effect<void> =>
-  Option.isSome(name) ? Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name: name.value } }]) : Effect.void
+  Effect.suspend(() => {
+    if (Option.isNone(name)) return Effect.void
+    // A read of the thread in flight may have been answered before the server stored the name.
+    Env.newEpoch(env, threadId)
+    return Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name: name.value } }])
+  })
 
 /**
  * A thread's automatic name. A rename sent while the server made it wins: the server may have

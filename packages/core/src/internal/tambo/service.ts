@@ -93,7 +93,12 @@ const threads = (
   forgetThread: (threadId) => Threads.forgetThread(env, threadId),
   updateComponentState: (threadId, componentId, update) =>
     ComponentState.updateComponentState(
-      { transport: env.transport, store: env.store, withCredentials: (f) => RunEnv.withCredentials(env, f) },
+      {
+        transport: env.transport,
+        store: env.store,
+        withCredentials: (f) => RunEnv.withCredentials(env, f),
+        stored: (key) => RunEnv.newEpoch(env, key)
+      },
       threadId,
       componentId,
       update
