@@ -3,14 +3,12 @@ import { act, fireEvent, render, renderHook, screen, waitFor } from "@testing-li
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import {
-  isAbortError,
-  type TamboClient,
   type TamboComponent,
   useTambo,
   useTamboClient,
   useTamboComponentState
 } from "../src/index.js"
-import { connection, sleep, until, useServer, wrapperFor } from "./helpers.js"
+import { connection, isDestroyed, sleep, until, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -52,16 +50,6 @@ const mountChat = () => {
       </Wrapper>
     )
   })
-}
-
-/** Whether a client was destroyed: its calls then throw an `AbortError`. */
-const isDestroyed = (client: TamboClient): boolean => {
-  try {
-    client.startNewThread()
-    return false
-  } catch (error) {
-    return isAbortError(error)
-  }
 }
 
 const serverState = (threadId: string) =>

@@ -4,6 +4,8 @@ import * as Schema from "effect/Schema"
 import type { ReactNode } from "react"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import {
+  isAbortError,
+  type TamboClient,
   type TamboComponent,
   TamboProvider,
   type TamboProviderProps,
@@ -99,3 +101,13 @@ export const until = async (predicate: () => boolean, what = "condition", timeou
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Whether a client was destroyed: its calls then throw an `AbortError`. */
+export const isDestroyed = (client: TamboClient): boolean => {
+  try {
+    client.startNewThread()
+    return false
+  } catch (error) {
+    return isAbortError(error)
+  }
+}

@@ -27,6 +27,21 @@ const server = useServer()
 
 const start = useMcpServers()
 
+/** The provider listing one MCP server at `url` as "work", once per bounds given; and what it shows under `testId`. */
+const workServers = (url: string, testId: string) => {
+  let servers: ReadonlyArray<McpConnectionInfo> = []
+  function Status() {
+    servers = useTamboMcpServers()
+    return <div data-testid={testId}>{servers.map((s) => `${s.status}:${String(s.server.toolTimeout ?? "none")}`).join(",")}</div>
+  }
+  const app = (list: ReadonlyArray<{ readonly toolTimeout?: Duration.DurationInput }>) => (
+    <TamboProvider {...connection(server(), { mcpServers: list.map((bounds) => ({ url, serverKey: "work", ...bounds })) })}>
+      <Status />
+    </TamboProvider>
+  )
+  return { app, servers: () => servers }
+}
+
 describe("MCP hooks", () => {
   it("list the servers with their status, their prompts and resources, and fetch a prompt and a resource", async () => {
     const mcp = await start("prompter", "library", "calculator")
@@ -314,17 +329,7 @@ describe("MCP hooks", () => {
 
   it("quick changes of the mcpServers prop end where the last one says", async () => {
     const work = await start("worker")
-    let servers: ReadonlyArray<McpConnectionInfo> = []
-    function Status() {
-      servers = useTamboMcpServers()
-      return <div data-testid="quick">{servers.map((s) => `${s.status}:${String(s.server.toolTimeout ?? "none")}`).join(",")}</div>
-    }
-    type Bounds = { readonly toolTimeout?: Duration.DurationInput }
-    const app = (list: ReadonlyArray<Bounds>) => (
-      <TamboProvider {...connection(server(), { mcpServers: list.map((bounds) => ({ url: work.url, serverKey: "work", ...bounds })) })}>
-        <Status />
-      </TamboProvider>
-    )
+    const { app, servers } = workServers(work.url, "quick")
     const view = render(app([{ toolTimeout: "1 second" }]))
     await waitFor(() => expect(screen.getByTestId("quick").textContent).toBe("connected:1 second"), { timeout: 10_000 })
     // Dropped and given again before the first change settled.
@@ -336,22 +341,12 @@ describe("MCP hooks", () => {
     view.rerender(app([{ toolTimeout: "3 seconds" }]))
     await new Promise((resolve) => setTimeout(resolve, 300))
     await waitFor(() => expect(screen.getByTestId("quick").textContent).toBe("connected:3 seconds"))
-    expect(servers).toHaveLength(1)
+    expect(servers()).toHaveLength(1)
   })
 
   it("a server removed from the mcpServers prop while it reconnects to drop its toolTimeout stays disconnected", async () => {
     const work = await start("worker")
-    let servers: ReadonlyArray<McpConnectionInfo> = []
-    function Status() {
-      servers = useTamboMcpServers()
-      return <div data-testid="removed">{servers.map((s) => `${s.status}:${String(s.server.toolTimeout ?? "none")}`).join(",")}</div>
-    }
-    type Bounds = { readonly toolTimeout?: Duration.DurationInput }
-    const app = (list: ReadonlyArray<Bounds>) => (
-      <TamboProvider {...connection(server(), { mcpServers: list.map((bounds) => ({ url: work.url, serverKey: "work", ...bounds })) })}>
-        <Status />
-      </TamboProvider>
-    )
+    const { app, servers } = workServers(work.url, "removed")
     const view = render(app([{ toolTimeout: "1 second" }]))
     await waitFor(() => expect(screen.getByTestId("removed").textContent).toBe("connected:1 second"), { timeout: 10_000 })
     // Its bounds dropped (a new connection), then the server removed before that settled.
@@ -359,7 +354,7 @@ describe("MCP hooks", () => {
     view.rerender(app([]))
     await waitFor(async () => expect(await work.sessions()).toMatchObject({ closed: 1 }), { timeout: 10_000 })
     await new Promise((resolve) => setTimeout(resolve, 300))
-    expect(servers).toEqual([])
+    expect(servers()).toEqual([])
     expect(await work.sessions()).toEqual({ opened: 1, closed: 1 })
   })
 

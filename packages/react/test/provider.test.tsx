@@ -5,7 +5,6 @@ import { ConfigError } from "@tambo-effect/client"
 import { Component, type ReactNode, StrictMode, Suspense, use, useState } from "react"
 import { describe, expect, it, vi } from "vitest"
 import {
-  isAbortError,
   TamboClient,
   TamboProvider,
   TamboRegistryProvider,
@@ -17,19 +16,9 @@ import {
   useTamboThreadList
 } from "../src/index.js"
 import { createRoot } from "react-dom/client"
-import { connection, sleep, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
+import { connection, isDestroyed, sleep, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
 
 const server = useServer()
-
-/** Whether a client was destroyed: its calls then throw an `AbortError`. */
-const isDestroyed = (client: TamboClient): boolean => {
-  try {
-    client.startNewThread()
-    return false
-  } catch (error) {
-    return isAbortError(error)
-  }
-}
 
 /** Records every client its renders saw. */
 const ClientSpy = ({ seen }: { readonly seen: Set<TamboClient> }) => {
