@@ -172,8 +172,11 @@ export interface McpOAuthOptions {
   /**
    * The `code` of the redirect back from an authorization started before
    * the page reloaded: exchanged (with the verifier from `storage`) before
-   * connecting. Used once. A function is asked for the code of the
-   * connection with that key (several servers share one redirect back).
+   * connecting. Used once: but a code whose exchange failed before the
+   * authorization server answered about it (it could not be reached, or
+   * failed with a 5xx) is exchanged by the next connect of that server in
+   * this service. A function is asked for the code of the connection with
+   * that key (several servers share one redirect back).
    */
   readonly authorizationCode?: string | ((key: string) => string | undefined) | undefined
 }

@@ -185,6 +185,52 @@ describe("MCP servers protected by OAuth", () => {
       expect(protectedServer.grants).toEqual(["authorization_code"])
     }).pipe(Effect.scoped))
 
+  it.live("a code whose exchange failed before the authorization server judged it (its token endpoint answered 503) is exchanged by the next connect instead of asking again", () =>
+    Effect.gen(function*() {
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const { storage } = memoryStorage()
+      const redirectUrl = "http://127.0.0.1:1/callback"
+      const server: Mcp.McpServerInfo = { url: protectedServer.url, serverKey: "calc" }
+      let authorizationUrl: string | undefined
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        yield* Effect.fork(mcp.connectMcpServer({
+          ...server,
+          oauth: { redirectUrl, storage, onAuthorize: (url) => Effect.zipRight(Effect.sync(() => void (authorizationUrl = url)), Effect.never) }
+        }))
+        yield* Effect.gen(function*() {
+          while (authorizationUrl === undefined) yield* Effect.sleep("5 millis")
+        })
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+      const code = yield* Effect.promise(() => approve(authorizationUrl!))
+
+      // The page after the redirect back: the code is handed over once, as mcpOAuthRedirect does.
+      let handed = false
+      const oauth: Mcp.McpOAuthOptions = {
+        redirectUrl,
+        storage,
+        authorizationCode: () => {
+          if (handed) return undefined
+          handed = true
+          return code
+        },
+        onAuthorize: () => Effect.fail("asked again")
+      }
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        protectedServer.failTokenRequests(1)
+        const first = yield* Effect.flip(mcp.connectMcpServer({ ...server, oauth }))
+        expect(first).toMatchObject({ _tag: "McpError", reason: "Connect" })
+        expect(first.message).toContain("503")
+        yield* mcp.disconnectMcpServer(server)
+
+        const connection = yield* mcp.connectMcpServer({ ...server, oauth })
+        expect(connection.status).toBe("connected")
+        expect(yield* callText(connection, "add", { a: 2, b: 3 })).toBe("5")
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+      expect(protectedServer.grants).toEqual(["authorization_code"])
+    }).pipe(Effect.scoped))
+
   it.live("a storage or authorizationCode that throws fails the connection with McpError Connect", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp

@@ -31,6 +31,8 @@ export interface OAuthMcpServer {
   readonly expireAccessTokens: () => void
   /** Requests to `/mcp` answered 401. */
   readonly unauthorized: () => number
+  /** The next `count` requests to the token endpoint are answered 503 (the authorization server briefly down). */
+  readonly failTokenRequests: (count: number) => void
 }
 
 class Provider implements OAuthServerProvider {
@@ -108,6 +110,7 @@ export const oauthMcpServer = (setup: (server: McpServer) => void): Effect.Effec
       const grants: Array<string> = []
       const provider = new Provider(grants)
       let unauthorized = 0
+      let failingTokenRequests = 0
       const http = createServer()
       const port = await listen(http)
       const base = new URL(`http://127.0.0.1:${port}`)
@@ -122,6 +125,11 @@ export const oauthMcpServer = (setup: (server: McpServer) => void): Effect.Effec
           "Access-Control-Allow-Methods": "GET, POST, DELETE",
           "Access-Control-Allow-Headers": req.headers["access-control-request-headers"] ?? "*"
         }).end()
+      })
+      app.use("/token", (_req: IncomingMessage, res: ServerResponse, next: () => void) => {
+        if (failingTokenRequests === 0) return next()
+        failingTokenRequests--
+        res.writeHead(503, { "Access-Control-Allow-Origin": "*" }).end("down for a moment")
       })
       app.use(mcpAuthRouter({ provider, issuerUrl: base, resourceServerUrl: mcpUrl }))
       const bearer = requireBearerAuth({
@@ -154,7 +162,10 @@ export const oauthMcpServer = (setup: (server: McpServer) => void): Effect.Effec
           grants,
           registrations: () => provider.clients.size,
           expireAccessTokens: () => provider.accessTokens.clear(),
-          unauthorized: () => unauthorized
+          unauthorized: () => unauthorized,
+          failTokenRequests: (count: number) => {
+            failingTokenRequests = count
+          }
         }
       }
     }),

@@ -88,6 +88,8 @@ export interface OAuthOptions {
   readonly authorizationCode: string | undefined
   /** Takes the user to the authorization URL; resolves with the code the redirect back carries. */
   readonly authorize: (authorizationUrl: URL, signal: AbortSignal) => Promise<string>
+  /** Told of a code the authorization server did not judge (it could not be reached, or failed): still good. */
+  readonly keepCode: (code: string) => void
 }
 
 /** @internal */
@@ -385,7 +387,20 @@ const makeTransport = (
 
 /** Exchanges an authorization code for tokens, through a transport made for that only. */
 const finishAuth = (options: ConnectOptions, authProvider: OAuthClientProvider, code: string): Promise<void> =>
-  makeTransport(options, authProvider).finishAuth(code)
+  makeTransport(options, authProvider).finishAuth(code).catch((error: unknown) => {
+    if (!judgesCode(error)) options.oauth?.keepCode(code)
+    throw error
+  })
+
+/**
+ * Whether the authorization server answered about the code (refused it, or the client): an OAuth
+ * error but `server_error` (also what a 5xx without an OAuth body reads as) and
+ * `temporarily_unavailable`. Otherwise it was not reached, and the code may still be exchanged.
+ */
+const judgesCode = (error: unknown): boolean => {
+  const code = isRecord(error) ? error["errorCode"] : undefined
+  return isString(code) && code !== "server_error" && code !== "temporarily_unavailable"
+}
 
 /**
  * The OAuth client of one server (authorization code with PKCE, dynamic

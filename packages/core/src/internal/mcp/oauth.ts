@@ -79,6 +79,8 @@ const authorize = (
 export const make = (env: Env) => {
   const stores = new Map<string, McpClient.OAuthStore>()
   const usedCodes = new Set<string>()
+  // By key: a code whose exchange failed before the authorization server judged it, for the next attempt.
+  const keptCodes = new Map<string, string>()
 
   /** The server's state: from memory, else from the application's storage, else empty. */
   const storeOf = (entry: Entry, oauth: McpOAuthOptions): Effect.Effect<McpClient.OAuthStore, McpError> =>
@@ -97,12 +99,14 @@ export const make = (env: Env) => {
       return store
     })
 
-  /** The authorization code given for this server, unless it was used already. */
+  /** The authorization code given for this server, unless it was used already; else one kept from a failed exchange. */
   const takeCode = (entry: Entry, oauth: McpOAuthOptions): string | undefined => {
     const given = typeof oauth.authorizationCode === "function"
       ? oauth.authorizationCode(entry.key)
       : oauth.authorizationCode
-    if (given === undefined || usedCodes.has(given)) return undefined
+    const kept = keptCodes.get(entry.key)
+    keptCodes.delete(entry.key)
+    if (given === undefined || usedCodes.has(given)) return kept
     usedCodes.add(given)
     return given
   }
@@ -127,7 +131,8 @@ export const make = (env: Env) => {
           storage === undefined
             ? Promise.resolve()
             : env.runPromise(runHandler(() => storage.set(entry.key, JSON.stringify(store))).pipe(Effect.ignore)),
-        authorize: authorize(env, entry, oauth, deadline)
+        authorize: authorize(env, entry, oauth, deadline),
+        keepCode: (code: string) => void keptCodes.set(entry.key, code)
       }
     })
 
