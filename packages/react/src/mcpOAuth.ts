@@ -155,8 +155,11 @@ const takeRedirectBack = (tab: McpOAuthWebStorage | undefined, prefix: string): 
  * module level, or where the provider's `mcpServers` are built): that is
  * when it takes the code from the redirect back. An authorization the user
  * refused comes back as an error: that connection then fails (an
- * `McpError` in its status) instead of asking again. One result may serve
- * several servers: the code goes to the connection that asked for it.
+ * `McpError` in its status) instead of asking again. So does a sign-in
+ * the user leaves by going Back to a page the browser restores from its
+ * back/forward cache: at once, not after `authorizeTimeout`. A sign-in the
+ * connection stops waiting for is forgotten. One result may serve several
+ * servers: the code goes to the connection that asked for it.
  *
  * @example
  * ```tsx
@@ -225,10 +228,29 @@ export const mcpOAuthRedirect = (options: McpOAuthRedirectOptions = {}): McpOAut
         return Promise.reject(new Error("mcpOAuthRedirect needs a browser window with localStorage and sessionStorage"))
       }
       const pending: Pending = { key: context.key, returnTo: window.location.href }
-      tab?.setItem(`${prefix}pending`, JSON.stringify(pending))
-      window.location.assign(authorizationUrl)
-      // The page unloads: nothing comes back here.
-      return new Promise<string>(() => undefined)
+      tab.setItem(`${prefix}pending`, JSON.stringify(pending))
+      // The page unloads: the answer comes with the next page load. Unless the page comes back
+      // from the back/forward cache: the user left the authorization server without signing in.
+      return new Promise<string>((_resolve, reject) => {
+        const forget = () => {
+          window.removeEventListener("pageshow", restored)
+          context.signal.removeEventListener("abort", forget)
+          try {
+            if (readPending(tab, `${prefix}pending`)?.key === context.key) tab.removeItem(`${prefix}pending`)
+          } catch {
+            // Storage that refuses: what is left there is for the next load to ignore.
+          }
+        }
+        const restored = (event: PageTransitionEvent) => {
+          if (!event.persisted) return
+          forget()
+          reject(new Error("The sign-in was left unfinished: the page came back without an authorization"))
+        }
+        window.addEventListener("pageshow", restored)
+        // The connection stopped waiting (authorizeTimeout, a disconnect): the sign-in is over.
+        context.signal.addEventListener("abort", forget)
+        window.location.assign(authorizationUrl)
+      })
     }
   }
 }

@@ -31,7 +31,8 @@ const leaveAndComeBack = async (key: string, url: string) => {
   try {
     const pending = settle(mcpOAuthRedirect().onAuthorize("http://127.0.0.1:1/authorize?client_id=x", context(key)))
     expect(assigned).toEqual(["http://127.0.0.1:1/authorize?client_id=x"])
-    void pending
+    // The page would unload here: nothing waits on it.
+    void pending.catch(() => undefined)
   } finally {
     Object.defineProperty(window.location, "assign", { configurable: true, value: assign })
   }
@@ -79,6 +80,42 @@ describe("mcpOAuthRedirect", () => {
     await expect(settle(oauth.onAuthorize("http://127.0.0.1:1/authorize", context("server-a")))).rejects.toThrow(
       "The authorization was refused (access_denied: No thanks)"
     )
+  })
+
+  it("a page the browser restores from its back/forward cache (the user came back without signing in) fails the sign-in at once and forgets it", async () => {
+    const assign = window.location.assign
+    Object.defineProperty(window.location, "assign", { configurable: true, value: () => undefined })
+    try {
+      const outcome = settle(mcpOAuthRedirect().onAuthorize("http://127.0.0.1:1/authorize", context("server-a"))).then(
+        () => "authorized",
+        (error: Error) => error.message
+      )
+      expect(window.sessionStorage.getItem("tambo-mcp-oauth:pending")).not.toBeNull()
+      // A page shown afresh (not restored) is not the user coming back.
+      window.dispatchEvent(Object.assign(new Event("pageshow"), { persisted: false }))
+      window.dispatchEvent(Object.assign(new Event("pageshow"), { persisted: true }))
+      const settled = await Promise.race([outcome, new Promise((resolve) => setTimeout(() => resolve("still waiting"), 0))])
+      expect(settled).toMatch(/sign-in was left unfinished/)
+      expect(window.sessionStorage.getItem("tambo-mcp-oauth:pending")).toBeNull()
+    } finally {
+      Object.defineProperty(window.location, "assign", { configurable: true, value: assign })
+    }
+  })
+
+  it("a sign-in the connection stops waiting for (authorizeTimeout, a disconnect) is forgotten: a later code in the address bar is not taken for it", async () => {
+    const assign = window.location.assign
+    Object.defineProperty(window.location, "assign", { configurable: true, value: () => undefined })
+    const controller = new AbortController()
+    try {
+      void settle(mcpOAuthRedirect().onAuthorize("http://127.0.0.1:1/authorize", { ...context("server-a"), signal: controller.signal }))
+      controller.abort()
+      expect(window.sessionStorage.getItem("tambo-mcp-oauth:pending")).toBeNull()
+      window.history.replaceState(null, "", `${APP}?code=the-apps-own`)
+      mcpOAuthRedirect()
+      expect(window.location.href).toBe(`${APP}?code=the-apps-own`)
+    } finally {
+      Object.defineProperty(window.location, "assign", { configurable: true, value: assign })
+    }
   })
 
   it("keeps the tokens in localStorage (or the storage given), under its prefix", async () => {
