@@ -155,8 +155,9 @@ export interface McpOAuthOptions {
   readonly onAuthorize: (authorizationUrl: string, context: McpRequestContext) => HandlerResult<string>
   /**
    * How long `onAuthorize` may take (the user reads the consent page, logs
-   * in, ...). Past it, the connection fails with an `McpError` (`Connect`).
-   * Default 10 minutes.
+   * in, ...). Past it, the connection fails with an `McpError` (`Connect`)
+   * and the handler's `context.signal` is aborted (as when `onAuthorize`
+   * fails or the connection is dropped meanwhile). Default 10 minutes.
    */
   readonly authorizeTimeout?: Duration.DurationInput | undefined
   /** The client's name at the authorization server. Default: the client info's name. */

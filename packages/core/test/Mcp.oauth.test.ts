@@ -282,18 +282,24 @@ describe("MCP servers protected by OAuth", () => {
       expect(yield* callText(connection, "add", { a: 1, b: 1 })).toBe("2")
     }).pipe(Effect.provide(stackWith({ connectTimeout: "300 millis" })), Effect.scoped))
 
-  it.live("an authorization that outlasts authorizeTimeout fails the connection with an McpError naming it", () =>
+  it.live("an authorization that outlasts authorizeTimeout fails the connection with an McpError naming it, and aborts the handler's signal", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
       const protectedServer = yield* oauthMcpServer(calculator)
+      let signal: AbortSignal | undefined
       const error = yield* Effect.flip(mcp.connectMcpServer({
         url: protectedServer.url,
         oauth: {
           redirectUrl: "http://127.0.0.1:1/callback",
           authorizeTimeout: "200 millis",
-          onAuthorize: () => Effect.never
+          onAuthorize: (_url, context) => {
+            signal = context.signal
+            return new Promise<string>(() => undefined)
+          }
         }
       }))
+      // The handler is told to stop (and forget the sign-in it began).
+      expect(signal?.aborted).toBe(true)
       expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
       expect(error.message).toContain("authorizeTimeout")
       expect(protectedServer.grants).toEqual([])

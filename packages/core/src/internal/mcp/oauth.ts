@@ -50,7 +50,13 @@ const authorize = (
   const authorizeTimeout = oauth.authorizeTimeout === undefined
     ? DEFAULT_AUTHORIZE_TIMEOUT
     : Duration.decode(oauth.authorizeTimeout)
-  return serve(env, entry, "Mcp.authorize", signal, (context) =>
+  // The handler's signal: aborted with the connection's, and when nothing waits for its code any more.
+  const controller = new AbortController()
+  const abort = () => controller.abort(signal.reason)
+  if (signal.aborted) abort()
+  else signal.addEventListener("abort", abort, { once: true })
+  const settled = () => signal.removeEventListener("abort", abort)
+  return serve(env, entry, "Mcp.authorize", controller.signal, (context) =>
     Effect.flatMap(runHandler(() => oauth.onAuthorize(authorizationUrl.href, context)), (code) =>
       typeof code === "string" && code.length > 0
         ? Effect.succeed(code)
@@ -65,7 +71,17 @@ const authorize = (
           })
       }),
       deadline.suspendDuring
-    ))
+    )).then(
+      (code) => {
+        settled()
+        return code
+      },
+      (error: unknown) => {
+        settled()
+        controller.abort()
+        throw error
+      }
+    )
 }
 
 /**
