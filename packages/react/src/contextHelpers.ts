@@ -112,7 +112,8 @@ export interface UseTamboContextAttachmentReturn {
  * Context for the next message only (a file's text, a selected passage):
  * the next run sends the attachments as `additionalContext.contextAttachments`
  * (`[{ id, displayName, context, type }]`) and they are dropped as it
- * starts. Every component under one provider shares them.
+ * starts; a submit of `useTamboThreadInput` that fails gives them back with
+ * its text. Every component under one provider shares them.
  *
  * @example
  * ```tsx

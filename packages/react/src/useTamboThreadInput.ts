@@ -7,6 +7,8 @@
 import type { RunOptions } from "@tambo-effect/client"
 import { createElement, type ReactNode, useCallback, useMemo, useSyncExternalStore } from "react"
 import { InputScope, useTamboContext } from "./internal/context.js"
+import { attachmentStoreFor, CONTEXT_ATTACHMENTS_HELPER } from "./internal/attachmentStore.js"
+import { CONTEXT_HELPER_NAME as INTERACTABLES_HELPER } from "./internal/interactableStore.js"
 import { useInputStore } from "./internal/inputStore.js"
 import type { StagedImage } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
@@ -44,7 +46,10 @@ export interface TamboThreadInputContextProps {
    * clears the value. Resolves with the thread's id once the run ended,
    * also when it was cancelled (a stop is not a failure, as upstream's
    * submit says); rejects if there is neither text nor an image, the run
-   * failed, or the client was destroyed meanwhile (an `AbortError`).
+   * failed, or the client was destroyed meanwhile (an `AbortError`). A
+   * failed submit puts back what its message took: its text (unless
+   * something was typed meanwhile), its images, the context attachments and
+   * the interactables' selections.
    */
   readonly submit: (options?: SubmitOptions) => Promise<{ readonly threadId: string }>
   /**
@@ -139,7 +144,7 @@ export interface TamboThreadInputContextProps {
  * @category Hooks
  */
 export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
-  const { handle, input } = useTamboContext("useTamboThreadInput")
+  const { handle, input, interactables } = useTamboContext("useTamboThreadInput")
   const snapshot = useSyncExternalStore(input.subscribe, input.getSnapshot, input.getSnapshot)
   const threadId = useTamboSelector(selectCurrentThreadId)
   const setValue = useCallback((value: string | ((previous: string) => string)) => {
@@ -147,11 +152,37 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
   }, [input])
   const submit = useCallback(
     (options?: SubmitOptions) => {
+      const client = handle.client()
       // The thread sent on, for a run cancelled before it named one.
-      const target = handle.client().getState().currentThreadId
-      return input.submit((message) => handle.client().run(message, options), options, () => target)
+      const target = client.getState().currentThreadId
+      // The attachments and selections the message carries are taken here, where they are its
+      // own, so that a failed send gives back what it took, not what another run sent.
+      const take = () => {
+        const helpers = client.getContextHelpers()
+        const attachments = attachmentStoreFor(handle)
+        const taken = [
+          ...(helpers[CONTEXT_ATTACHMENTS_HELPER] === attachments.helper ? [[CONTEXT_ATTACHMENTS_HELPER, attachments.take()] as const] : []),
+          ...(helpers[INTERACTABLES_HELPER] === interactables.contextHelper ? [[INTERACTABLES_HELPER, interactables.take()] as const] : [])
+        ]
+        const additionalContext: Record<string, unknown> = {}
+        for (const [name, part] of taken) if (part?.context !== undefined) additionalContext[name] = part.context
+        return {
+          additionalContext: Object.keys(additionalContext).length === 0 ? undefined : additionalContext,
+          giveBack: () => {
+            for (const [, part] of taken) part?.giveBack()
+          }
+        }
+      }
+      const run = (message: Parameters<typeof client.run>[0], additionalContext: Record<string, unknown> | undefined) =>
+        client.run(
+          message,
+          additionalContext === undefined
+            ? options
+            : { ...options, additionalContext: { ...additionalContext, ...options?.additionalContext } }
+        )
+      return input.submit(run, options, () => target, take)
     },
-    [handle, input]
+    [handle, input, interactables]
   )
   const images = useMemo(() => ({
     addImage: (file: File) => input.addImage(file),

@@ -7,7 +7,8 @@ import {
   currentTimeContextHelper,
   useTambo,
   useTamboContextAttachment,
-  useTamboContextHelpers
+  useTamboContextHelpers,
+  useTamboThreadInput
 } from "../src/index.js"
 import { connection, useServer, wrapperFor } from "./helpers.js"
 
@@ -81,6 +82,82 @@ describe("useTamboContextAttachment", () => {
       { contextAttachments: [{ id: first.id, context: "contents of notes.txt", displayName: "notes.txt", type: "file" }] },
       undefined
     ])
+  })
+
+  it("a message the server refused gives its attachments back with its text: the retry sends them", async () => {
+    server().setScript([Script.httpError(500, { message: "boom" })])
+    const { result } = renderHook(
+      () => ({ attach: useTamboContextAttachment(), input: useTamboThreadInput() }),
+      { wrapper: wrapperFor(connection(server())) }
+    )
+    let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
+    act(() => {
+      attached = result.current.attach.addContextAttachment({ context: "contents of notes.txt", displayName: "notes.txt" })
+      result.current.input.setValue("read this")
+    })
+    await act(() => expect(result.current.input.submit()).rejects.toMatchObject({ _tag: "ApiError" }))
+    await waitFor(() => expect(result.current.input.isPending).toBe(false))
+    expect(result.current.input.value).toBe("read this")
+    expect(result.current.attach.attachments).toEqual([attached])
+
+    server().setScript([Script.text("ok")])
+    await act(() => result.current.input.submit())
+    await waitFor(() => expect(result.current.attach.attachments).toEqual([]))
+    expect(sentContexts()).toEqual([
+      { contextAttachments: [{ id: attached.id, context: "contents of notes.txt", displayName: "notes.txt" }] },
+      { contextAttachments: [{ id: attached.id, context: "contents of notes.txt", displayName: "notes.txt" }] }
+    ])
+  })
+
+  it("a message a beforeRun refused (nothing sent) gives its attachments back", async () => {
+    const { result } = renderHook(
+      () => ({ attach: useTamboContextAttachment(), input: useTamboThreadInput() }),
+      {
+        wrapper: wrapperFor(connection(server(), {
+          beforeRun: () => {
+            throw new Error("not now")
+          }
+        }))
+      }
+    )
+    let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
+    act(() => {
+      attached = result.current.attach.addContextAttachment({ context: "first" })
+      result.current.input.setValue("read this")
+    })
+    await act(() => expect(result.current.input.submit()).rejects.toMatchObject({ _tag: "CallbackError" }))
+    expect(server().requests.filter((request) => request.method === "POST")).toEqual([])
+    expect(result.current.attach.attachments).toEqual([attached])
+  })
+
+  it("of two submits made at once, the one that fails gives back only what its own message took", async () => {
+    // The second message is refused; the first, which carried the attachment, is sent.
+    server().setScript((request) =>
+      JSON.stringify(request.message.content).includes("second")
+        ? [Script.httpError(500, { message: "boom" })]
+        : [Script.text("ok")]
+    )
+    const { result } = renderHook(
+      () => ({ attach: useTamboContextAttachment(), input: useTamboThreadInput() }),
+      { wrapper: wrapperFor(connection(server())) }
+    )
+    act(() => {
+      result.current.attach.addContextAttachment({ context: "contents of notes.txt" })
+      result.current.input.setValue("first")
+    })
+    let first!: Promise<unknown>
+    let second!: Promise<unknown>
+    act(() => {
+      first = result.current.input.submit()
+      result.current.input.setValue("second")
+      second = result.current.input.submit().catch((error: { readonly _tag?: string }) => error._tag)
+    })
+    expect(await second).toBe("ApiError")
+    await first
+    await waitFor(() => expect(result.current.input.isPending).toBe(false))
+    expect(result.current.input.value).toBe("second")
+    expect(sentContexts()).toContainEqual({ contextAttachments: [expect.objectContaining({ context: "contents of notes.txt" })] })
+    expect(result.current.attach.attachments).toEqual([])
   })
 
   it("clearContextAttachments drops them all", () => {

@@ -14,6 +14,7 @@ import {
   useTamboContextHelpers,
   useTamboCurrentMessage,
   useTamboInteractable,
+  useTamboThreadInput,
   withTamboInteractable
 } from "../src/index.js"
 import { connection, useServer, wrapperFor } from "./helpers.js"
@@ -337,6 +338,31 @@ describe("useTamboInteractable", () => {
     expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(true)
     await result.current.tambo.sendMessage("this one").thread
     expect(runBodies()[0]!.message.additionalContext?.interactables?.components[0]!["isSelected"]).toBe(true)
+  })
+
+  it("a message the server refused gives its selections back with its text: the retry still carries them", async () => {
+    server().setScript([Script.httpError(503, { message: "busy" })])
+    const { result } = renderHook(() => ({ interactable: useTamboInteractable(), input: useTamboThreadInput() }), {
+      wrapper: wrapperFor(connection(server()))
+    })
+    let id = ""
+    act(() => {
+      id = result.current.interactable.addInteractableComponent({ name: "Counter", description: "A counter", props: { count: 1 } })
+      result.current.interactable.setInteractableSelected(id, true)
+      result.current.input.setValue("this one")
+    })
+    await act(() => expect(result.current.input.submit()).rejects.toMatchObject({ _tag: "ApiError" }))
+    await waitFor(() => expect(result.current.input.isPending).toBe(false))
+    expect(result.current.input.value).toBe("this one")
+    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(true)
+
+    server().setScript([Script.text("ok")])
+    await act(() => result.current.input.submit())
+    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(false)
+    expect(runBodies().map((body) => body.message.additionalContext?.interactables?.components[0]!["isSelected"])).toEqual([
+      true,
+      true
+    ])
   })
 
   it("an id no tool name may hold throws a ToolDefinitionError", () => {

@@ -18,7 +18,7 @@ const newId = (): string =>
 /**
  * The attachments of one provider, and the context helper that sends them
  * with the next run and drops them (the run reads its context once, as it
- * starts).
+ * starts); a composer's message that is not sent gives them back.
  *
  * @since 0.2.0
  * @category Internal
@@ -57,12 +57,22 @@ export class AttachmentStore {
   }
 
   /** The context helper: what a run sends, taken out of the store. */
-  readonly helper = (): Record<string, unknown> | undefined => {
+  readonly helper = (): Record<string, unknown> | undefined => this.take()?.context
+
+  /**
+   * Takes the attachments for a message: `context` is what it sends,
+   * `giveBack` puts them back (before those attached meanwhile) if it is not
+   * sent.
+   */
+  take(): { readonly context: Record<string, unknown>; readonly giveBack: () => void } | undefined {
     const sent = this.#attachments
     if (sent.length === 0) return undefined
     this.#set(NONE)
-    // The API takes any JSON under a context name; upstream sends the list itself.
-    return sent.map((attachment) => ({ ...attachment })) as unknown as Record<string, unknown>
+    return {
+      // The API takes any JSON under a context name; upstream sends the list itself.
+      context: sent.map((attachment) => ({ ...attachment })) as unknown as Record<string, unknown>,
+      giveBack: () => this.#set([...sent, ...this.#attachments])
+    }
   }
 
   #set(next: ReadonlyArray<ContextAttachment>) {

@@ -138,12 +138,17 @@ export class InputStore {
    * failure: the input stays as it is (the message was sent) and the
    * submit resolves, with the run's thread (`threadId` when the run never
    * named one), as upstream's does; it rejects only when the client was
-   * destroyed.
+   * destroyed. `take` takes what else the message carries (the context
+   * attachments, the interactables' selections) as it is sent; a failed
+   * send gives it back with the text.
    */
   async submit(
-    run: (message: string | InputMessage) => { readonly thread: Promise<{ readonly id: string }> },
+    run: (message: string | InputMessage, additionalContext: Record<string, unknown> | undefined) => {
+      readonly thread: Promise<{ readonly id: string }>
+    },
     variables?: unknown,
-    threadId?: () => string
+    threadId?: () => string,
+    take?: () => { readonly additionalContext: Record<string, unknown> | undefined; readonly giveBack: () => void }
   ): Promise<{ readonly threadId: string }> {
     const text = this.#snapshot.value.trim()
     const images = this.#snapshot.images.filter((image) => !this.#sending.has(image))
@@ -152,11 +157,13 @@ export class InputStore {
     this.#latest = submit
     for (const image of images) this.#sending.add(image)
     this.#set({ value: "", isPending: true, error: undefined, status: "pending", variables, submittedAt: Date.now() })
+    const taken = take?.()
     try {
       const thread = await run(
         images.length === 0
           ? text
-          : { role: "user", content: [...(text === "" ? [] : [{ type: "text" as const, text }]), ...images.map(imageResource)] }
+          : { role: "user", content: [...(text === "" ? [] : [{ type: "text" as const, text }]), ...images.map(imageResource)] },
+        taken?.additionalContext
       ).thread
       const sent = new Set(images)
       if (images.length > 0) this.#set({ images: this.#snapshot.images.filter((image) => !sent.has(image)) })
@@ -166,6 +173,7 @@ export class InputStore {
     } catch (error) {
       const cancelled = isAbortError(error)
       if (!cancelled && this.#snapshot.value === "") this.#set({ value: text })
+      if (!cancelled) taken?.giveBack()
       this.#end(submit, { error: cancelled ? undefined : error instanceof Error ? error : new Error(String(error)) })
       if (!cancelled || error.reason === "ClientDestroyed") throw error
       return { threadId: error.threadId ?? threadId?.() ?? "" }

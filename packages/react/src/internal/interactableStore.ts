@@ -206,10 +206,22 @@ export class InteractableStore {
    * The context helper registered on the client: what the model is told
    * when a run starts; selections hold for that one message, so it takes them.
    */
-  readonly contextHelper = (): Record<string, unknown> | undefined => {
+  readonly contextHelper = (): Record<string, unknown> | undefined => this.take().context
+
+  /**
+   * What a message tells the model, taking the selections: `giveBack`
+   * selects again those still here, if it is not sent.
+   */
+  take(): { readonly context: Record<string, unknown> | undefined; readonly giveBack: () => void } {
     const context = this.context()
+    const selected = this.#components.filter((c) => c.isSelected === true).map((c) => c.id)
     this.clearSelections()
-    return context
+    return {
+      context,
+      giveBack: () => {
+        for (const id of selected) this.setSelected(id, true)
+      }
+    }
   }
 
   /** What the next run will tell the model, without taking the selections. */
