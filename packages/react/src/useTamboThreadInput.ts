@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { RunOptions } from "@tambo-effect/client"
+import type { RunOptions, TamboClient } from "@tambo-effect/client"
 import { createElement, type ReactNode, useCallback, useMemo, useSyncExternalStore } from "react"
 import { InputScope, useTamboContext } from "./internal/context.js"
 import { attachmentStoreFor, CONTEXT_ATTACHMENTS_HELPER } from "./internal/attachmentStore.js"
@@ -49,7 +49,8 @@ export interface TamboThreadInputContextProps {
    * failed, or the client was destroyed meanwhile (an `AbortError`). A
    * failed submit puts back what its message took: its text (unless
    * something was typed meanwhile), its images, the context attachments and
-   * the interactables' selections.
+   * the interactables' selections. So does a submit whose run was stopped
+   * before its message reached the thread: nothing was sent.
    */
   readonly submit: (options?: SubmitOptions) => Promise<{ readonly threadId: string }>
   /**
@@ -122,6 +123,9 @@ export interface TamboThreadInputContextProps {
   readonly clearImages: () => void
 }
 
+const userMessageIds = (state: ReturnType<TamboClient["getState"]>, threadId: string): ReadonlyArray<string> =>
+  (state.threadMap[threadId]?.thread.messages ?? []).filter((message) => message.role === "user").map((message) => message.id)
+
 /**
  * The message being composed: every component calling this under the same
  * provider shares it (so `useTamboSuggestions().accept` can fill it).
@@ -180,7 +184,12 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
             ? options
             : { ...options, additionalContext: { ...additionalContext, ...options?.additionalContext } }
         )
-      return input.submit(run, options, () => target, take)
+      // Whether the message reached its thread: a user message there that was not before it.
+      const sentTo = () => {
+        const before = new Set(userMessageIds(client.getState(), target))
+        return (threadId: string) => userMessageIds(client.getState(), threadId).some((id) => !before.has(id))
+      }
+      return input.submit(run, options, () => target, take, sentTo)
     },
     [handle, input, interactables]
   )

@@ -105,6 +105,35 @@ describe("useTamboThreadInput", () => {
     expect(result.current.input.status).toBe("idle")
   })
 
+  it("a run cancelled before its message was sent gives the text back: nothing reached the server", async () => {
+    server().setScript([Script.text("ok")])
+    let asked!: () => void
+    const helperAsked = new Promise<void>((resolve) => (asked = resolve))
+    const { result } = renderHook(useBoth, {
+      wrapper: wrapperFor(connection(server(), {
+        contextHelpers: {
+          // Holds the run while its context is built.
+          slow: () => {
+            asked()
+            return new Promise<undefined>(() => {})
+          }
+        }
+      }))
+    })
+    act(() => result.current.input.setValue("Hi"))
+    let submitted!: Promise<unknown>
+    act(() => {
+      submitted = result.current.input.submit().catch((error: Error) => error.name)
+    })
+    await helperAsked
+    await act(() => result.current.tambo.cancel())
+    await submitted
+    await waitFor(() => expect(result.current.input.isPending).toBe(false))
+    expect(server().requests.filter((request) => request.method === "POST")).toEqual([])
+    expect(result.current.tambo.messages).toEqual([])
+    expect(result.current.input.value).toBe("Hi")
+  })
+
   it("tells how the last submit went, as a TanStack Query mutation: status, data, variables, failures, reset", async () => {
     const { result } = renderHook(useTamboThreadInput, { wrapper: wrapperFor(connection(server())) })
     expect(result.current).toMatchObject({ status: "idle", isIdle: true, data: undefined, submittedAt: 0, failureCount: 0, failureReason: null })

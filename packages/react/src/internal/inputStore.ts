@@ -135,7 +135,9 @@ export class InputStore {
    * submit made meanwhile. A failed send puts its text back, unless
    * something was typed meanwhile: a failure does not lose what the user
    * wrote. A cancelled run (the user's stop, the server's) is not a
-   * failure: the input stays as it is (the message was sent) and the
+   * failure: the input stays as it is (the message was sent; one stopped
+   * before it reached the thread, as `sentTo` tells, is given back as a
+   * failed one is) and the
    * submit resolves, with the run's thread (`threadId` when the run never
    * named one), as upstream's does; it rejects only when the client was
    * destroyed. `take` takes what else the message carries (the context
@@ -148,7 +150,8 @@ export class InputStore {
     },
     variables?: unknown,
     threadId?: () => string,
-    take?: () => { readonly additionalContext: Record<string, unknown> | undefined; readonly giveBack: () => void }
+    take?: () => { readonly additionalContext: Record<string, unknown> | undefined; readonly giveBack: () => void },
+    sentTo?: () => (threadId: string) => boolean
   ): Promise<{ readonly threadId: string }> {
     const text = this.#snapshot.value.trim()
     const images = this.#snapshot.images.filter((image) => !this.#sending.has(image))
@@ -158,6 +161,7 @@ export class InputStore {
     for (const image of images) this.#sending.add(image)
     this.#set({ value: "", isPending: true, error: undefined, status: "pending", variables, submittedAt: Date.now() })
     const taken = take?.()
+    const sent = sentTo?.()
     try {
       const thread = await run(
         images.length === 0
@@ -172,11 +176,14 @@ export class InputStore {
       return data
     } catch (error) {
       const cancelled = isAbortError(error)
-      if (!cancelled && this.#snapshot.value === "") this.#set({ value: text })
-      if (!cancelled) taken?.giveBack()
+      const thread = cancelled ? error.threadId ?? threadId?.() ?? "" : ""
+      // A run stopped before its message reached the thread sent nothing: the message is the user's again.
+      const unsent = !cancelled || (error.reason !== "ClientDestroyed" && sent !== undefined && !sent(thread))
+      if (unsent && this.#snapshot.value === "") this.#set({ value: text })
+      if (unsent) taken?.giveBack()
       this.#end(submit, { error: cancelled ? undefined : error instanceof Error ? error : new Error(String(error)) })
       if (!cancelled || error.reason === "ClientDestroyed") throw error
-      return { threadId: error.threadId ?? threadId?.() ?? "" }
+      return { threadId: thread }
     } finally {
       for (const image of images) this.#sending.delete(image)
     }
