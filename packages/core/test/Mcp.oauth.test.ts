@@ -28,6 +28,26 @@ const memoryStorage = () => {
   return { saved, storage }
 }
 
+/**
+ * A page sends the user to authorize `server` (the page unloads: nothing comes back to it), and the
+ * user approves: the code the redirect back carries, the verifier left in `storage`.
+ */
+const approvedCode = (server: Mcp.McpServerInfo, storage: Mcp.McpOAuthStorage, redirectUrl: string) =>
+  Effect.gen(function*() {
+    let authorizationUrl: string | undefined
+    yield* Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      yield* Effect.fork(mcp.connectMcpServer({
+        ...server,
+        oauth: { redirectUrl, storage, onAuthorize: (url) => Effect.zipRight(Effect.sync(() => void (authorizationUrl = url)), Effect.never) }
+      }))
+      yield* Effect.gen(function*() {
+        while (authorizationUrl === undefined) yield* Effect.sleep("5 millis")
+      })
+    }).pipe(Effect.provide(stack()), Effect.scoped)
+    return yield* Effect.promise(() => approve(authorizationUrl!))
+  })
+
 describe("MCP servers protected by OAuth", () => {
   it.live("the user authorizes the client once (PKCE), then the tokens are used and refreshed", () =>
     Effect.gen(function*() {
@@ -151,18 +171,7 @@ describe("MCP servers protected by OAuth", () => {
       const { storage } = memoryStorage()
       const redirectUrl = "http://127.0.0.1:1/callback"
       const server: Mcp.McpServerInfo = { url: protectedServer.url, serverKey: "calc" }
-      let authorizationUrl: string | undefined
-      yield* Effect.gen(function*() {
-        const mcp = yield* Mcp.Mcp
-        yield* Effect.fork(mcp.connectMcpServer({
-          ...server,
-          oauth: { redirectUrl, storage, onAuthorize: (url) => Effect.zipRight(Effect.sync(() => void (authorizationUrl = url)), Effect.never) }
-        }))
-        yield* Effect.gen(function*() {
-          while (authorizationUrl === undefined) yield* Effect.sleep("5 millis")
-        })
-      }).pipe(Effect.provide(stack()), Effect.scoped)
-      const code = yield* Effect.promise(() => approve(authorizationUrl!))
+      const code = yield* approvedCode(server, storage, redirectUrl)
 
       const asked: Array<string> = []
       yield* Effect.gen(function*() {
@@ -191,18 +200,7 @@ describe("MCP servers protected by OAuth", () => {
       const { storage } = memoryStorage()
       const redirectUrl = "http://127.0.0.1:1/callback"
       const server: Mcp.McpServerInfo = { url: protectedServer.url, serverKey: "calc" }
-      let authorizationUrl: string | undefined
-      yield* Effect.gen(function*() {
-        const mcp = yield* Mcp.Mcp
-        yield* Effect.fork(mcp.connectMcpServer({
-          ...server,
-          oauth: { redirectUrl, storage, onAuthorize: (url) => Effect.zipRight(Effect.sync(() => void (authorizationUrl = url)), Effect.never) }
-        }))
-        yield* Effect.gen(function*() {
-          while (authorizationUrl === undefined) yield* Effect.sleep("5 millis")
-        })
-      }).pipe(Effect.provide(stack()), Effect.scoped)
-      const code = yield* Effect.promise(() => approve(authorizationUrl!))
+      const code = yield* approvedCode(server, storage, redirectUrl)
 
       // The page after the redirect back: the code is handed over once, as mcpOAuthRedirect does.
       let handed = false
