@@ -29,24 +29,29 @@ const memoryStorage = () => {
 }
 
 /**
- * A page sends the user to authorize `server` (the page unloads: nothing comes back to it), and the
- * user approves: the code the redirect back carries, the verifier left in `storage`.
+ * A calculator behind OAuth; a page sends the user to authorize it (the page unloads: nothing comes
+ * back to it), and the user approves: the code the redirect back carries, the verifier left in
+ * `storage`.
  */
-const approvedCode = (server: Mcp.McpServerInfo, storage: Mcp.McpOAuthStorage, redirectUrl: string) =>
-  Effect.gen(function*() {
-    let authorizationUrl: string | undefined
+const approvedCode = Effect.gen(function*() {
+  const protectedServer = yield* oauthMcpServer(calculator)
+  const { storage } = memoryStorage()
+  const redirectUrl = "http://127.0.0.1:1/callback"
+  const server: Mcp.McpServerInfo = { url: protectedServer.url, serverKey: "calc" }
+  let authorizationUrl: string | undefined
+  yield* Effect.gen(function*() {
+    const mcp = yield* Mcp.Mcp
+    yield* Effect.fork(mcp.connectMcpServer({
+      ...server,
+      oauth: { redirectUrl, storage, onAuthorize: (url) => Effect.zipRight(Effect.sync(() => void (authorizationUrl = url)), Effect.never) }
+    }))
     yield* Effect.gen(function*() {
-      const mcp = yield* Mcp.Mcp
-      yield* Effect.fork(mcp.connectMcpServer({
-        ...server,
-        oauth: { redirectUrl, storage, onAuthorize: (url) => Effect.zipRight(Effect.sync(() => void (authorizationUrl = url)), Effect.never) }
-      }))
-      yield* Effect.gen(function*() {
-        while (authorizationUrl === undefined) yield* Effect.sleep("5 millis")
-      })
-    }).pipe(Effect.provide(stack()), Effect.scoped)
-    return yield* Effect.promise(() => approve(authorizationUrl!))
-  })
+      while (authorizationUrl === undefined) yield* Effect.sleep("5 millis")
+    })
+  }).pipe(Effect.provide(stack()), Effect.scoped)
+  const code = yield* Effect.promise(() => approve(authorizationUrl!))
+  return { protectedServer, storage, redirectUrl, server, code }
+})
 
 describe("MCP servers protected by OAuth", () => {
   it.live("the user authorizes the client once (PKCE), then the tokens are used and refreshed", () =>
@@ -167,11 +172,7 @@ describe("MCP servers protected by OAuth", () => {
     }).pipe(Effect.scoped))
   it.live("authorizationCode as a function is asked with the connection's key: the code goes to the server that asked for it", () =>
     Effect.gen(function*() {
-      const protectedServer = yield* oauthMcpServer(calculator)
-      const { storage } = memoryStorage()
-      const redirectUrl = "http://127.0.0.1:1/callback"
-      const server: Mcp.McpServerInfo = { url: protectedServer.url, serverKey: "calc" }
-      const code = yield* approvedCode(server, storage, redirectUrl)
+      const { protectedServer, storage, redirectUrl, server, code } = yield* approvedCode
 
       const asked: Array<string> = []
       yield* Effect.gen(function*() {
@@ -196,11 +197,7 @@ describe("MCP servers protected by OAuth", () => {
 
   it.live("a code whose exchange failed before the authorization server judged it (its token endpoint answered 503) is exchanged by the next connect instead of asking again", () =>
     Effect.gen(function*() {
-      const protectedServer = yield* oauthMcpServer(calculator)
-      const { storage } = memoryStorage()
-      const redirectUrl = "http://127.0.0.1:1/callback"
-      const server: Mcp.McpServerInfo = { url: protectedServer.url, serverKey: "calc" }
-      const code = yield* approvedCode(server, storage, redirectUrl)
+      const { protectedServer, storage, redirectUrl, server, code } = yield* approvedCode
 
       // The page after the redirect back: the code is handed over once, as mcpOAuthRedirect does.
       let handed = false
