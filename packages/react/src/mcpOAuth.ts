@@ -46,16 +46,27 @@ export interface McpOAuthRedirectOptions {
   readonly authorizeTimeout?: McpOAuthOptions["authorizeTimeout"]
 }
 
-/** The authorization this tab left for: which connection, and the address to come back to. */
+/**
+ * The authorization this tab left for: which connection, the address to come back to, and the
+ * page load that left (absent in entries written before it was kept).
+ */
 interface Pending {
   readonly key: string
   readonly returnTo: string
+  readonly page?: string | undefined
 }
 
-/** What the redirect back brought, kept until the connection it is for takes it. */
+/**
+ * What the redirect back brought, kept until the connection it is for takes it: a code, an error,
+ * or nothing (`left`: a later page load came without an answer, the user came back another way).
+ */
 type Arrival =
   | { readonly key: string; readonly code: string }
   | { readonly key: string; readonly error: string }
+  | { readonly key: string; readonly left: true }
+
+/** This page load: a pending authorization of an earlier one that comes back without an answer was left. */
+const PAGE_LOAD = Math.random().toString(36).slice(2)
 
 /** The query parameters an authorization response adds (RFC 6749 §4.1.2, RFC 9207). */
 const RESPONSE_PARAMS = ["code", "state", "error", "error_description", "error_uri", "iss"]
@@ -82,7 +93,7 @@ const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof 
 const readPending = (storage: McpOAuthWebStorage | undefined, key: string): Pending | undefined => {
   const u = readJson(storage, key)
   return isObject(u) && typeof u["key"] === "string" && typeof u["returnTo"] === "string"
-    ? { key: u["key"], returnTo: u["returnTo"] }
+    ? { key: u["key"], returnTo: u["returnTo"], page: typeof u["page"] === "string" ? u["page"] : undefined }
     : undefined
 }
 
@@ -91,6 +102,7 @@ const readArrival = (storage: McpOAuthWebStorage | undefined, key: string): Arri
   if (!isObject(u) || typeof u["key"] !== "string") return undefined
   if (typeof u["code"] === "string") return { key: u["key"], code: u["code"] }
   if (typeof u["error"] === "string") return { key: u["key"], error: u["error"] }
+  if (u["left"] === true) return { key: u["key"], left: true }
   return undefined
 }
 
@@ -123,7 +135,16 @@ const takeRedirectBack = (tab: McpOAuthWebStorage | undefined, prefix: string): 
   const here = new URL(window.location.href)
   const code = here.searchParams.get("code")
   const error = here.searchParams.get("error")
-  if (code === null && error === null) return
+  if (code === null && error === null) {
+    // Left by an earlier page load, and this one brought no answer: the user came back without
+    // signing in (Back to a page loaded again, another way in). Asked again, the connection would
+    // send the user straight back to the authorization server; it fails instead.
+    if (pending.page !== undefined && pending.page !== PAGE_LOAD) {
+      tab?.setItem(`${prefix}arrival`, JSON.stringify({ key: pending.key, left: true }))
+      tab?.removeItem(`${prefix}pending`)
+    }
+    return
+  }
   const arrival: Arrival = code !== null
     ? { key: pending.key, code }
     : {
@@ -157,7 +178,10 @@ const takeRedirectBack = (tab: McpOAuthWebStorage | undefined, prefix: string): 
  * refused comes back as an error: that connection then fails (an
  * `McpError` in its status) instead of asking again. So does a sign-in
  * the user leaves by going Back to a page the browser restores from its
- * back/forward cache: at once, not after `authorizeTimeout`. A sign-in the
+ * back/forward cache: at once, not after `authorizeTimeout`; and one the
+ * user comes back from without an answer to a page loaded again (Back,
+ * another way in): that connection fails once, rather than sending the user
+ * straight back to the authorization server. A sign-in the
  * connection stops waiting for is forgotten. One result may serve several
  * servers: the code goes to the connection that asked for it.
  *
@@ -220,6 +244,9 @@ export const mcpOAuthRedirect = (options: McpOAuthRedirectOptions = {}): McpOAut
       if (arrival !== undefined && "error" in arrival) {
         return Promise.reject(new Error(`The authorization was refused (${arrival.error})`))
       }
+      if (arrival !== undefined && "left" in arrival) {
+        return Promise.reject(new Error("The sign-in was left unfinished: the page loaded again without an authorization"))
+      }
       if (returned.has(context.key)) {
         return Promise.reject(new Error("The code the authorization server sent back did not authorize this client"))
       }
@@ -227,7 +254,7 @@ export const mcpOAuthRedirect = (options: McpOAuthRedirectOptions = {}): McpOAut
       if (typeof window === "undefined" || tab === undefined || storage === undefined) {
         return Promise.reject(new Error("mcpOAuthRedirect needs a browser window with localStorage and sessionStorage"))
       }
-      const pending: Pending = { key: context.key, returnTo: window.location.href }
+      const pending: Pending = { key: context.key, returnTo: window.location.href, page: PAGE_LOAD }
       tab.setItem(`${prefix}pending`, JSON.stringify(pending))
       // The page unloads: the answer comes with the next page load. Unless the page comes back
       // from the back/forward cache: the user left the authorization server without signing in.

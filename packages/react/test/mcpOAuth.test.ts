@@ -102,6 +102,34 @@ describe("mcpOAuthRedirect", () => {
     }
   })
 
+  it("a page loaded again without an answer (Back from the authorization server) fails that connection once instead of sending the user back there", async () => {
+    await leaveAndComeBack("server-a", `${APP}?tamboUrl=x#chat`)
+    // Asked again on the page that left (a render while it unloads): the sign-in is still going.
+    mcpOAuthRedirect()
+    const key = "tambo-mcp-oauth:pending"
+    expect(JSON.parse(window.sessionStorage.getItem(key)!)).toMatchObject({ key: "server-a" })
+    // The next page load is another one: what this tab left then was left by an earlier load.
+    window.sessionStorage.setItem(key, JSON.stringify({ ...JSON.parse(window.sessionStorage.getItem(key)!), page: "earlier" }))
+    const oauth = mcpOAuthRedirect()
+    expect(window.sessionStorage.getItem(key)).toBeNull()
+    expect((oauth.authorizationCode as (key: string) => string | undefined)("server-a")).toBeUndefined()
+    const assigned: Array<string> = []
+    const assign = window.location.assign
+    Object.defineProperty(window.location, "assign", { configurable: true, value: (to: string) => void assigned.push(to) })
+    try {
+      await expect(settle(oauth.onAuthorize("http://127.0.0.1:1/authorize", context("server-a")))).rejects.toThrow(
+        /left unfinished/
+      )
+      expect(assigned).toEqual([])
+      // Once: the next connect asks again.
+      void settle(oauth.onAuthorize("http://127.0.0.1:1/authorize", context("server-a"))).catch(() => undefined)
+      expect(assigned).toEqual(["http://127.0.0.1:1/authorize"])
+      expect(JSON.parse(window.sessionStorage.getItem(key)!)).toMatchObject({ key: "server-a" })
+    } finally {
+      Object.defineProperty(window.location, "assign", { configurable: true, value: assign })
+    }
+  })
+
   it("a sign-in the connection stops waiting for (authorizeTimeout, a disconnect) is forgotten: a later code in the address bar is not taken for it", async () => {
     const assign = window.location.assign
     Object.defineProperty(window.location, "assign", { configurable: true, value: () => undefined })
