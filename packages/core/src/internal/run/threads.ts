@@ -97,13 +97,9 @@ export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types
           messages: remote.messages.map(messageFromApi),
           skipIfStreaming: true
         },
-        ...(remote.lastCompletedRunId === undefined
-          ? []
-          : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId, runId: remote.lastCompletedRunId } as const]),
-        // The server keeps the ids of the calls a paused run waits on: they survive a reload.
-        { type: "UPDATE_THREAD", threadId, patch: { pendingToolCalls: pendingFromApi(remote) } },
-        // A thread the store held takes the server's copy, as a run's end does: what changed since
-        // (another client's rename, runs, component states) shows. A new one is that copy already.
+        // The server's copy, as a run's end takes it: what changed since in a thread the store held
+        // (another client's rename, runs, component states) shows; the last run it completed, and
+        // the calls a paused run waits on (they survive a reload), come with it.
         Reconcile.reconcileAction(threadId, remote)
       ]
       if (Env.epochOf(env, threadId) !== epoch || env.activeRuns.has(threadId)) {
