@@ -5,9 +5,13 @@
  * @since 0.1.0
  */
 import {
+  type ClientState,
   type ContextHelperFn,
+  createInitialState,
+  InMemoryStore,
   TamboClient,
   type TamboClientOptions,
+  type TamboStore,
   type ToolDefinition
 } from "@tambo-effect/client"
 import { type McpServerInfo, uniqueKey, type UrlElicitationHandler } from "@tambo-effect/core/Mcp"
@@ -148,7 +152,13 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   const [urlElicitation] = useState(() => new UrlElicitationStore())
   // `updates` is not among the deps: how changes reach React is no reason for a new client.
   const handle = useMemo(
-    () => new ClientHandle(given ?? (() => createClient(optionsRef.current, urlElicitation.handler)), updates),
+    () => {
+      // The conversation outlives a client: one destroyed while its tree was hidden (`<Activity>`,
+      // a router keeping a page it left) is made again, on the same state, when the tree shows.
+      if (given !== undefined) return new ClientHandle(given, updates)
+      const store = storeOf(optionsRef.current) ?? new InMemoryStore(createInitialState())
+      return new ClientHandle(() => createClient(optionsRef.current, urlElicitation.handler, store), updates, store)
+    },
     [given, apiKey, tamboUrl, environment, userKey, hasUserToken, agentUrl]
   )
   useEffect(() => {
@@ -185,6 +195,9 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     }
     const joined = allTools.filter((tool) => registeredTools.current.get(tool.name) !== tool)
     if (joined.length > 0) client.registerTools(joined)
+    // A client made when the tree showed again: the app's own tools, as the last one held them.
+    const appTools = handle.takeAppTools()
+    if (appTools.length > 0) client.registerTools(appTools)
     registeredTools.current = new Map(allTools.map((tool) => [tool.name, tool]))
   }, [handle, allTools])
   const registeredComponents = useRef<ReadonlySet<string>>(new Set())
@@ -312,12 +325,21 @@ const sameDuration = (a: Duration.DurationInput | undefined, b: Duration.Duratio
   return Option.isSome(x) && Option.isSome(y) && Duration.equals(x.value, y.value)
 }
 
-const createClient = (props: TamboProviderProps, urlElicitationHandler: UrlElicitationHandler): TamboClient => {
+/** The app's own store, for a provider that creates its client. */
+const storeOf = (props: TamboProviderProps): TamboStore<ClientState> | undefined =>
+  props.client === undefined ? props.store : undefined
+
+const createClient = (
+  props: TamboProviderProps,
+  urlElicitationHandler: UrlElicitationHandler,
+  store: TamboStore<ClientState>
+): TamboClient => {
   if (props.client !== undefined) return props.client
   const { children: _children, components, updates: _updates, client: _client, ...options } = props
   const associated = (components ?? []).flatMap((component) => component.associatedTools ?? [])
   return new TamboClient({
     ...options,
+    store,
     ...(associated.length === 0 ? {} : { tools: [...(options.tools ?? []), ...associated] }),
     components: (components ?? []).map(availableComponent),
     // The app's own, or the queue `useTamboMcpUrlElicitation` shows.

@@ -89,13 +89,15 @@ export interface UseTamboReturn {
    */
   readonly updateThreadName: (threadId: string, name: string) => Promise<void>
   /**
-   * Adds a tool the model may call, for the client's lifetime.
+   * Adds a tool the model may call, for the client's lifetime (and the
+   * client made when a tree hidden by `<Activity>` shows again).
    *
    * @since 0.2.0
    */
   readonly registerTool: (tool: ToolDefinition) => void
   /**
-   * Adds tools the model may call, for the client's lifetime.
+   * Adds tools the model may call, for the client's lifetime (and the
+   * client made when a tree hidden by `<Activity>` shows again).
    *
    * @since 0.2.0
    */
@@ -199,8 +201,8 @@ export const useTambo = (): UseTamboReturn => {
     startNewThread: () => handle.client().startNewThread(),
     switchThread: (threadId: string) => handle.client().switchThread(threadId),
     updateThreadName: (threadId: string, name: string) => handle.client().updateThreadName(threadId, name),
-    registerTool: (tool: ToolDefinition) => handle.client().registerTool(tool),
-    registerTools: (tools: ReadonlyArray<ToolDefinition>) => handle.client().registerTools(tools),
+    registerTool: (tool: ToolDefinition) => handle.registerTools([tool]),
+    registerTools: (tools: ReadonlyArray<ToolDefinition>) => handle.registerTools(tools),
     registerComponent
   }), [handle, registerComponent])
   const streamingState = thread?.streaming ?? IDLE

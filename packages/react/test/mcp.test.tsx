@@ -3,7 +3,7 @@ import { act, render, renderHook, screen, waitFor } from "@testing-library/react
 import { Script } from "@tambo-effect/testing"
 import { type McpConnectionInfo, TamboClient } from "@tambo-effect/client"
 import * as Duration from "effect/Duration"
-import { StrictMode, useState } from "react"
+import { Activity, StrictMode, useState } from "react"
 import { describe, expect, it } from "vitest"
 import {
   TamboProvider,
@@ -377,6 +377,32 @@ describe("MCP hooks", () => {
     await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("own:connected"))
     await waitFor(async () => expect(await page.sessions()).toEqual({ opened: 1, closed: 1 }))
     expect(await own.sessions()).toEqual({ opened: 1, closed: 0 })
+  })
+
+  it("a tree hidden by <Activity> closes its sessions, and connects the provider's and a registry's servers again when it shows", async () => {
+    const own = await start("calculator")
+    const page = await start("prompter")
+    function Status() {
+      const servers = useTamboMcpServers()
+      return <div data-testid="servers">{servers.map((s) => `${s.serverKey}:${s.status}`).sort().join(",")}</div>
+    }
+    const app = (mode: "visible" | "hidden") => (
+      <Activity mode={mode}>
+        <TamboProvider {...connection(server(), { mcpServers: [{ url: own.url, serverKey: "own" }] })}>
+          <Status />
+          <TamboRegistryProvider mcpServers={[{ url: page.url, serverKey: "page" }]} />
+        </TamboProvider>
+      </Activity>
+    )
+    const view = render(app("visible"))
+    await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("own:connected,page:connected"))
+    view.rerender(app("hidden"))
+    await waitFor(async () => expect(await own.sessions()).toEqual({ opened: 1, closed: 1 }))
+    await waitFor(async () => expect(await page.sessions()).toEqual({ opened: 1, closed: 1 }))
+    view.rerender(app("visible"))
+    await waitFor(() => expect(screen.getByTestId("servers").textContent).toBe("own:connected,page:connected"))
+    expect(await own.sessions()).toEqual({ opened: 2, closed: 1 })
+    expect(await page.sessions()).toEqual({ opened: 2, closed: 1 })
   })
 
   it("a server's handlers in the mcpServers prop answer its elicitations; new ones in the props replace them", async () => {

@@ -3,15 +3,17 @@
 // (tools, components with their associated tools, context helpers), registries mounted below it
 // (TamboRegistryProvider, TamboContextHelpersProvider) and unmounted, what the app registers at
 // runtime (a component, and tools through `useTambo().registerTool`), a change of user (a new
-// client) and of `updates` (the same client); after every step a run's request, as the testing
-// server received it, offers exactly what the model says: nothing the app took away, nothing missing.
+// client), of `updates` (the same client), and the tree hidden by `<Activity>` and shown again (a
+// new client on the same conversation, the app's tools given back, some registered while hidden);
+// after every step a run's request, as the testing server received it, offers exactly what the
+// model says: nothing the app took away, nothing missing.
 //
 // Seeded, so a failure reproduces; MODEL_RUNS and MODEL_SEED for longer or other runs.
 import { act, cleanup, render } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import * as Schema from "effect/Schema"
-import { useState } from "react"
+import { Activity, useState } from "react"
 import { afterEach, describe, expect, it } from "vitest"
 import {
   type TamboComponent,
@@ -22,7 +24,7 @@ import {
   useTambo,
   type UseTamboReturn
 } from "../src/index.js"
-import { connection, useServer } from "./helpers.js"
+import { connection, isDestroyed, sleep, useServer } from "./helpers.js"
 
 const server = useServer()
 afterEach(cleanup)
@@ -61,6 +63,8 @@ interface Props extends Registrations {
   readonly updates: "animationFrame" | "microtask"
   /** What a registry mounted below the provider adds, if one is mounted. */
   readonly registry: Registrations | undefined
+  /** The tree is hidden by `<Activity>`: its effects are cleaned up, its client destroyed. */
+  readonly hidden: boolean
 }
 
 interface Model {
@@ -180,6 +184,32 @@ class RegisterToolAtRuntime implements fc.AsyncCommand<Model, Real> {
   toString = () => `registerTool(${RUNTIME_TOOLS[this.tool].name})`
 }
 
+class HideAndShow implements fc.AsyncCommand<Model, Real> {
+  /** `registered`: a tool the app registers while the tree is hidden. */
+  constructor(readonly registered: keyof typeof RUNTIME_TOOLS | undefined) {}
+  check = () => true
+  async run(model: Model, real: Real) {
+    const before = real.tambo()
+    const conversation = { threadId: before.currentThreadId, messages: before.messages.length }
+    const client = before.client
+    act(() => real.setProps({ ...model.props, hidden: true }))
+    await act(() => sleep(0))
+    expect(isDestroyed(client)).toBe(true)
+    if (this.registered !== undefined) {
+      const tool = RUNTIME_TOOLS[this.registered]
+      act(() => real.tambo().registerTool(tool))
+      model.tools.set(tool.name, "app")
+    }
+    act(() => real.setProps(model.props))
+    // A new client, on the same conversation, holding what the last one held.
+    const after = real.tambo()
+    expect(after.client).not.toBe(client)
+    expect({ threadId: after.currentThreadId, messages: after.messages.length }).toEqual(conversation)
+    await check(model, real)
+  }
+  toString = () => `hideAndShow(${this.registered ?? ""})`
+}
+
 const subsetOf = <K extends string>(keys: ReadonlyArray<K>) => fc.subarray([...keys])
 
 const registrations = (
@@ -197,7 +227,8 @@ const commands = fc.commands(
     fc.constant(new ChangeUser()),
     fc.constant(new ChangeUpdates()),
     fc.constant(new RegisterAtRuntime()),
-    fc.constantFrom<keyof typeof RUNTIME_TOOLS>("rt", "a").map((name) => new RegisterToolAtRuntime(name))
+    fc.constantFrom<keyof typeof RUNTIME_TOOLS>("rt", "a").map((name) => new RegisterToolAtRuntime(name)),
+    fc.constantFrom<keyof typeof RUNTIME_TOOLS | undefined>(undefined, "rt", "a").map((name) => new HideAndShow(name))
   ],
   { maxCommands: 6 }
 )
@@ -214,24 +245,26 @@ const mount = (initial: Props): Real => {
     const [props, set] = useState(initial)
     setProps = set
     return (
-      <TamboProvider
-        {...connection(server(), { userKey: props.user, updates: props.updates })}
-        tools={props.tools.map((t) => TOOLS[t])}
-        components={props.components.map((c) => COMPONENTS[c])}
-        contextHelpers={Object.fromEntries(props.helpers.map((h) => [h, HELPERS[h]]))}
-      >
-        <Grab />
-        {props.registry === undefined ? null : (
-          <TamboRegistryProvider
-            tools={props.registry.tools.map((t) => TOOLS[t])}
-            components={props.registry.components.map((c) => COMPONENTS[c])}
-          >
-            <TamboContextHelpersProvider contextHelpers={Object.fromEntries(props.registry.helpers.map((h) => [h, HELPERS[h]]))}>
-              <span />
-            </TamboContextHelpersProvider>
-          </TamboRegistryProvider>
-        )}
-      </TamboProvider>
+      <Activity mode={props.hidden ? "hidden" : "visible"}>
+        <TamboProvider
+          {...connection(server(), { userKey: props.user, updates: props.updates })}
+          tools={props.tools.map((t) => TOOLS[t])}
+          components={props.components.map((c) => COMPONENTS[c])}
+          contextHelpers={Object.fromEntries(props.helpers.map((h) => [h, HELPERS[h]]))}
+        >
+          <Grab />
+          {props.registry === undefined ? null : (
+            <TamboRegistryProvider
+              tools={props.registry.tools.map((t) => TOOLS[t])}
+              components={props.registry.components.map((c) => COMPONENTS[c])}
+            >
+              <TamboContextHelpersProvider contextHelpers={Object.fromEntries(props.registry.helpers.map((h) => [h, HELPERS[h]]))}>
+                <span />
+              </TamboContextHelpersProvider>
+            </TamboRegistryProvider>
+          )}
+        </TamboProvider>
+      </Activity>
     )
   }
   render(<Harness />)
@@ -246,7 +279,8 @@ const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
     tools: ["a"],
     components: ["x"],
     helpers: ["h1"],
-    registry: undefined
+    registry: undefined,
+    hidden: false
   }
   const model: Model = {
     props: initial,
@@ -304,6 +338,23 @@ describe("what the provider offers the model, model-based", () => {
       new SetProps({ tools: ["b"] }),
       new SetProps({ tools: ["a"] }),
       new SetProps({ tools: [] })
+    ]))
+
+  // What the property shrank the provider to before a hidden tree kept its conversation: the
+  // client made when it showed again started empty, and without the tools the app registered.
+  it("a tree hidden and shown again: the same conversation, in a new client offering the same", () => play([new HideAndShow(undefined)]))
+
+  it("a tool the app registers while the tree is hidden is offered once it shows", () => play([new HideAndShow("rt")]))
+
+  it("the app's tools, one of them over a props tool's name, are offered again after the tree was hidden", () =>
+    play([new RegisterToolAtRuntime("rt"), new RegisterToolAtRuntime("a"), new HideAndShow(undefined)]))
+
+  it("a props tool registered again over the app's before the tree hid stays the props' one", () =>
+    play([
+      new RegisterToolAtRuntime("a"),
+      new SetProps({ tools: [] }),
+      new SetProps({ tools: ["a"] }),
+      new HideAndShow(undefined)
     ]))
 
   it("a new client after a component left: it is not offered again, the runtime one is", () =>

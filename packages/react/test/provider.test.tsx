@@ -2,7 +2,7 @@
 import { act, render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { ConfigError } from "@tambo-effect/client"
-import { Component, type ReactNode, StrictMode, Suspense, use, useState } from "react"
+import { Activity, Component, type ReactNode, StrictMode, Suspense, use, useState } from "react"
 import { describe, expect, it, vi } from "vitest"
 import {
   TamboClient,
@@ -200,6 +200,58 @@ describe("TamboProvider", () => {
     await client!.cancelRun(threadId)
     await expect(stream.thread).rejects.toMatchObject({ _tag: "AbortError" })
     expect(client!.getState().threadMap[threadId]?.thread.messages.at(-1)?.content).toEqual([{ type: "text", text: "Hello" }])
+  })
+
+  it("a tree hidden by <Activity> keeps its conversation: a run stopped while hidden shows as the server has it, the next run goes on in that thread", async () => {
+    const seen = new Set<TamboClient>()
+    const App = ({ mode, label }: { readonly mode: "visible" | "hidden"; readonly label: string }) => (
+      <Activity mode={mode}>
+        <TamboProvider {...connection(server())}>
+          <p>{label}</p>
+          <ClientSpy seen={seen} />
+        </TamboProvider>
+      </Activity>
+    )
+    const view = render(<App mode="visible" label="chat" />)
+    const [first] = [...seen]
+    server().setScript([Script.text("Hello")])
+    const threadId = await first!.run("Hi").threadId
+    await until(() => !first!.hasActiveRun(threadId), "the first run to end")
+    server().setScript([Script.text("Hel"), Script.hang()])
+    const stream = first!.run("Again")
+    await until(() => first!.getState().threadMap[threadId]?.streaming.status === "streaming", "the run to stream")
+
+    view.rerender(<App mode="hidden" label="chat" />)
+    await act(() => sleep(0))
+    // Its effects were cleaned up as at an unmount: the client is destroyed, its run cancelled.
+    expect(isDestroyed(first!)).toBe(true)
+    await expect(stream.thread).rejects.toMatchObject({ _tag: "AbortError" })
+    // Renders of the hidden tree make no client: it would connect and be destroyed for nothing.
+    view.rerender(<App mode="hidden" label="still hidden" />)
+    await act(() => sleep(0))
+    expect(seen.size).toBe(1)
+
+    view.rerender(<App mode="visible" label="chat" />)
+    await act(() => sleep(0))
+    const second = [...seen].at(-1)!
+    expect(seen.size).toBe(2)
+    // The same current thread, as the server has it: the stopped run cancelled, its partial reply kept.
+    const held = second.getState().threadMap[threadId]!.thread
+    const stored = await second.fetchThread(threadId)
+    expect(second.getState().currentThreadId).toBe(threadId)
+    expect(held.lastRunCancelled).toBe(true)
+    expect(held.messages.map((m) => [m.role, m.content])).toEqual(stored.messages.map((m) => [m.role, m.content]))
+    expect(held.messages.map((m) => m.content)).toEqual([
+      [{ type: "text", text: "Hi" }],
+      [{ type: "text", text: "Hello" }],
+      [{ type: "text", text: "Again" }],
+      [{ type: "text", text: "Hel" }]
+    ])
+
+    server().setScript([Script.text("Here again")])
+    await act(() => second.run("Still there?").thread)
+    expect(second.getState().threadMap[threadId]!.thread.messages).toHaveLength(6)
+    expect(screen.getByText("chat")).toBeDefined()
   })
 
   it("another user sees nothing of the last one's: neither the thread list, nor the composer's text and images", async () => {

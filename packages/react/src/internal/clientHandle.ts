@@ -5,7 +5,9 @@ import {
   type McpConnections,
   type PendingToolCallInfo,
   type TamboAuthState,
-  type TamboClient
+  type TamboClient,
+  type TamboStore,
+  type ToolDefinition
 } from "@tambo-effect/client"
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
 import type { McpToolProgress } from "@tambo-effect/core/Mcp"
@@ -86,6 +88,13 @@ const sameAuthState = (a: TamboAuthState, b: TamboAuthState): boolean =>
  * layout phase. A client given by the app is never created nor destroyed
  * here.
  *
+ * The state outlives the clients made here: each is made on the same
+ * store, so a tree hidden (React's `<Activity>`, a router keeping a page
+ * it left), whose effects are cleaned up as at an unmount, finds its
+ * threads again when it shows, in a new client. While nothing holds a
+ * client, renders (of a hidden tree) get the last one made rather than a
+ * new one each: its connections and requests would be for nothing.
+ *
  * @since 0.1.0
  * @category Internal
  */
@@ -94,13 +103,22 @@ export class ClientHandle {
   readonly #create: () => TamboClient
   /** How changes reach React: the provider's `updates`, which may change without a new client. */
   notifyMode: NotifyMode
+  readonly #store: TamboStore<ClientState> | undefined
   #owned: TamboClient | undefined
+  /** The last client made here, destroyed once nothing held it. */
+  #last: TamboClient | undefined
+  /** The tools the app registered through the hooks, while the client holds them. */
+  readonly #appTools = new Map<string, ToolDefinition>()
+  /** A client went since the app's tools were last given back. */
+  #appToolsLeft = false
   #refs = 0
   readonly #listeners = new Set<() => void>()
   #unsubscribe: (() => void) | undefined
   readonly #batcher: Batcher
 
-  constructor(source: TamboClient | (() => TamboClient), notify: NotifyMode) {
+  /** `store`: where the clients made from `source` keep their state (their `store` option). */
+  constructor(source: TamboClient | (() => TamboClient), notify: NotifyMode, store?: TamboStore<ClientState>) {
+    this.#store = store
     if (typeof source === "function") {
       this.#given = undefined
       this.#create = source
@@ -116,12 +134,14 @@ export class ClientHandle {
    * The client, created if needed. One created while nothing retains it (by
    * a render) is destroyed a microtask later unless retained by then: a
    * render React throws away, or a server render, whose effects never run,
-   * leaves no client behind.
+   * leaves no client behind. While nothing retains one, a render after the
+   * last client went (a hidden tree's) gets that one, destroyed.
    */
   readonly client = (): TamboClient => {
     if (this.#given !== undefined) return this.#given
     if (this.#owned === undefined) {
-      this.#owned = this.#create()
+      if (this.#refs === 0 && this.#last !== undefined) return this.#last
+      this.#owned = this.#last = this.#create()
       if (this.#refs === 0) queueMicrotask(this.#collect)
     }
     return this.#owned
@@ -136,7 +156,8 @@ export class ClientHandle {
   readonly subscribeToClient = (_listener: () => void): (() => void) => this.retain()
 
   /** The state, without creating a client. Usable as `getServerSnapshot`. */
-  readonly getState = (): ClientState => (this.#given ?? this.#owned)?.getState() ?? initialState
+  readonly getState = (): ClientState =>
+    (this.#given ?? this.#owned)?.getState() ?? this.#store?.getState() ?? initialState
 
   /** The client's pending approvals, without creating a client. */
   readonly getPendingApprovals = (): ReadonlyArray<PendingToolCallInfo> =>
@@ -239,11 +260,44 @@ export class ClientHandle {
     }
   }
 
+  /**
+   * Registers tools the app gives at runtime (`useTambo().registerTool`).
+   * A client made after this one went (the tree was hidden) gets back
+   * those it still held: see {@link takeAppTools}.
+   */
+  registerTools(tools: ReadonlyArray<ToolDefinition>): void {
+    // While the tree is hidden (the last client destroyed), they wait for the next client.
+    const hidden = this.#owned === undefined && this.#refs === 0 && this.#last !== undefined
+    if (!hidden) this.client().registerTools(tools)
+    for (const tool of tools) this.#appTools.set(tool.name, tool)
+    if (hidden) this.#appToolsLeft = true
+  }
+
+  /**
+   * The app's tools to register again on a client made after the last one
+   * went, once, after the provider registered its own: of a name the
+   * provider also has, the app's is the one the last client held.
+   */
+  takeAppTools(): ReadonlyArray<ToolDefinition> {
+    if (!this.#appToolsLeft) return []
+    this.#appToolsLeft = false
+    return [...this.#appTools.values()]
+  }
+
   readonly #collect = (): void => {
     const client = this.#owned
     if (this.#refs > 0 || client === undefined) return
     this.#owned = undefined
+    this.#keepHeldAppTools(client)
     void client.destroy()
+  }
+
+  /** Forgets the app's tools the client no longer holds (withdrawn, or registered over since). */
+  #keepHeldAppTools(client: TamboClient): void {
+    if (this.#appTools.size === 0) return
+    const held = client.getTools()
+    for (const [name, tool] of this.#appTools) if (held[name] !== tool) this.#appTools.delete(name)
+    this.#appToolsLeft = this.#appTools.size > 0
   }
 
   /** `useSyncExternalStore`'s subscribe: one client subscription fanned out, batched per frame. */
