@@ -3,6 +3,7 @@ import { act, fireEvent, render, renderHook, screen, waitFor } from "@testing-li
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import {
+  TamboClient,
   type TamboComponent,
   useTambo,
   useTamboClient,
@@ -54,6 +55,9 @@ const mountChat = () => {
 
 const serverState = (threadId: string) =>
   server().threads.get(threadId)?.messages.flatMap((m) => m.content).find((b) => b.type === "component")?.state
+
+const statePosts = (threadId: string) =>
+  server().requests.filter((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/components/comp_star/state`)
 
 describe("useTamboComponentState", () => {
   it("sends a change after the debounce, one key at a time, and shows it at once", async () => {
@@ -113,16 +117,45 @@ describe("useTamboComponentState", () => {
     const { result } = mountChat()
     const { id: threadId } = await result.current.tambo.sendMessage("a card").thread
     await screen.findByTestId("star")
-    // The API refuses a change while a run is active on the thread.
+    // The API refuses a change while a run is active on the thread: here another tab's.
     server().setScript([Script.hang()])
+    const otherTab = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
+    const busy = otherTab.run("wait", { threadId })
+    await until(() => server().threads.get(threadId)?.runStatus !== "idle", "the other tab's run to start")
+    fireEvent.click(screen.getByTestId("star"))
+    await waitFor(() => expect(screen.getByTestId("error").textContent).toContain("run is active"))
+    expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("true")
+    expect(screen.getByTestId("pending").textContent).toBe("false")
+    await otherTab.cancelRun(threadId)
+    await busy.thread.catch(() => undefined)
+    await otherTab.destroy()
+  })
+
+  it("a change made while a run of the client is in flight on the thread waits for its end, pending, then reaches the server", async () => {
+    server().setScript([Script.component("Star", { title: "Lima" }, { id: "comp_star" })])
+    const { result } = mountChat()
+    const { id: threadId } = await result.current.tambo.sendMessage("a card").thread
+    await screen.findByTestId("star")
+    server().setScript([Script.text("Thinking"), Script.hang()])
     const busy = result.current.client.run("wait", { threadId })
     await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
     fireEvent.click(screen.getByTestId("star"))
-    await waitFor(() => expect(screen.getByTestId("error").textContent).not.toBe(""))
-    expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("true")
-    expect(screen.getByTestId("pending").textContent).toBe("false")
+    // Well past the debounce: nothing was sent, for the server would refuse it.
+    await act(() => sleep(100))
+    expect(statePosts(threadId)).toHaveLength(0)
+    expect(screen.getByTestId("pending").textContent).toBe("true")
+    expect(screen.getByTestId("error").textContent).toBe("")
+
+    // The run ends (here the user stops it): the change goes, once.
     await act(() => result.current.client.cancelRun(threadId))
     await busy.thread.catch(() => undefined)
+    await waitFor(() => expect(serverState(threadId)).toEqual({ favourite: true }))
+    await waitFor(() => expect(screen.getByTestId("pending").textContent).toBe("false"))
+    expect(screen.getByTestId("error").textContent).toBe("")
+    expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("true")
+    expect(statePosts(threadId)).toHaveLength(1)
+    const block = result.current.tambo.messages.flatMap((m) => m.content).find((b) => b.type === "component")
+    expect(block?.type === "component" && block.state).toEqual({ favourite: true })
   })
 
   it("sends a waiting change when the whole provider unmounts, before its client goes", async () => {
