@@ -6,7 +6,6 @@
  */
 import { isRecord } from "effect/Predicate"
 import { useCallback, useContext, useEffect, useMemo, useState, useSyncExternalStore } from "react"
-import type { ClientHandle } from "./internal/clientHandle.js"
 import { ComponentStateSync } from "./internal/componentStateSync.js"
 import { ComponentContext, useTamboContext } from "./internal/context.js"
 
@@ -37,21 +36,6 @@ export type UseTamboComponentStateReturn<S> = readonly [
 const pointerToken = (key: string): string => key.replaceAll("~", "~0").replaceAll("/", "~1")
 
 /**
- * Sends once no run of the client is in flight on the thread (at once when
- * none is): the server takes no component state while a run is active.
- */
-const sendAfterRuns = (handle: ClientHandle, threadId: string, send: () => Promise<unknown>): Promise<unknown> => {
-  if (!handle.hasActiveRun(threadId)) return send()
-  return new Promise<void>((resolve) => {
-    const unsubscribe = handle.client().subscribe(() => {
-      if (handle.hasActiveRun(threadId)) return
-      unsubscribe()
-      resolve()
-    })
-  }).then(send)
-}
-
-/**
  * One value of the rendered component's state, like `useState`, kept on
  * the server under `key` in the component block's `state`: a change shows
  * at once and is sent `debounceMs` after the last one (as a JSON Patch of
@@ -59,7 +43,8 @@ const sendAfterRuns = (handle: ClientHandle, threadId: string, send: () => Promi
  * and when the component unmounts (the provider too: its client stays until
  * the server answered). While a run of the client is in flight on the
  * thread (the server takes no state then), it waits for the run's end,
- * pending. One send is on its way at a time: a
+ * pending (an unmounted provider's run is cancelled, then the change goes).
+ * One send is on its way at a time: a
  * change made meanwhile goes after it, so the server ends with the last
  * value. The model sees the state in its later
  * turns, and a thread loaded again (a reload, another device) shows it:
@@ -107,16 +92,17 @@ export function useTamboComponentState<S>(
       threadId === undefined || componentId === undefined
         ? undefined
         : (value: S) =>
-          sendAfterRuns(handle, threadId, () =>
-            handle.client().updateComponentState(threadId, componentId, {
-              patch: [{ op: "add", path: `/${pointerToken(key)}`, value }]
-            })),
+          handle.client().updateComponentState(threadId, componentId, {
+            patch: [{ op: "add", path: `/${pointerToken(key)}`, value }]
+          }),
     [handle, threadId, componentId, key]
   )
   const [sync] = useState(() => new ComponentStateSync<S>(stored ?? initial, send, debounceMs))
   sync.send = send
   sync.debounceMs = debounceMs
   sync.retain = () => handle.retain()
+  // The server takes no state while a run is active on the thread: a change waits for the client's run.
+  sync.ready = threadId === undefined ? undefined : () => handle.noRunOn(threadId)
   const snapshot = useSyncExternalStore(sync.subscribe, sync.getSnapshot, sync.getSnapshot)
 
   useEffect(() => {

@@ -1,6 +1,7 @@
 // A component's state kept in step with the server (what useTamboComponentState shows), model-based:
 // fast-check generates sequences of the user's changes, debounces running out, flushes (an unmount),
-// sends succeeding or failing, and the server's value arriving (a run or a reload). After every step
+// sends succeeding or failing, the server's value arriving (a run or a reload), and runs of the client
+// on the thread starting and ending (a change waits for the run's end, holding no client). After every step
 // the value, `isPending` and the error equal a plain model; one send at a time is on its way, each
 // with the newest value, and the provider's client is held while one is (from one to the next); once everything settled, the server holds the value shown, or the error of
 // the send that failed to save it is shown.
@@ -29,6 +30,10 @@ interface Model {
   error: boolean
   /** What the server holds: the last value a send saved. */
   saved: number
+  /** A run of the client is in flight on the thread: the server would refuse a send. */
+  running: boolean
+  /** A flush waits for the run's end, holding no client; then the newest value goes. */
+  waiting: boolean
 }
 
 interface Real {
@@ -38,6 +43,8 @@ interface Real {
   readonly sent: Array<number>
   /** The holds on the provider's client (`retain`), and the fewest there were since the last step. */
   readonly holds: { current: number; lowest: number }
+  /** The run in flight: ends it. */
+  run: { readonly end: () => void; readonly ended: Promise<void> } | undefined
 }
 
 /** Lets the settled promise's callbacks run. */
@@ -46,7 +53,7 @@ const settled = () => Promise.resolve().then(() => Promise.resolve())
 const check = (model: Model, real: Real) => {
   const snapshot = real.sync.getSnapshot()
   expect(snapshot.value).toBe(model.shown)
-  expect(snapshot.isPending).toBe(model.dirty || model.inFlight !== undefined)
+  expect(snapshot.isPending).toBe(model.dirty || model.inFlight !== undefined || model.waiting)
   expect(snapshot.error !== undefined).toBe(model.error)
   // One send at a time, so the server applies them in the order the user made them.
   expect(real.sends.map((send) => send.value)).toEqual(model.inFlight === undefined ? [] : [model.inFlight])
@@ -54,12 +61,16 @@ const check = (model: Model, real: Real) => {
   expect(real.holds.current).toBe(model.inFlight === undefined ? 0 : 1)
 }
 
-/** What a flush does in the model: the newest value goes, unless one is on its way (it goes after). */
+/**
+ * What a flush does in the model: the newest value goes, unless one is on its way (it goes after)
+ * or a run is in flight (it goes at the run's end).
+ */
 const flushModel = (model: Model) => {
   model.timer = false
-  if (!model.dirty || model.inFlight !== undefined) return
+  if (!model.dirty || model.inFlight !== undefined || model.waiting) return
   model.dirty = false
-  model.inFlight = model.shown
+  if (model.running) model.waiting = true
+  else model.inFlight = model.shown
 }
 
 class SetValue implements fc.AsyncCommand<Model, Real> {
@@ -122,7 +133,7 @@ class ServerValue implements fc.AsyncCommand<Model, Real> {
     // The server holds it now (a run changed it); it is shown, but never over a change of the
     // user's that is not saved yet.
     if (this.value !== undefined) model.saved = this.value
-    if (this.value !== undefined && !model.dirty && model.inFlight === undefined) {
+    if (this.value !== undefined && !model.dirty && model.inFlight === undefined && !model.waiting) {
       model.shown = this.value
       // What is shown is saved: a failed send's error is over.
       model.error = false
@@ -130,6 +141,38 @@ class ServerValue implements fc.AsyncCommand<Model, Real> {
     check(model, real)
   }
   toString = () => `serverValue(${this.value})`
+}
+
+class RunStarts implements fc.AsyncCommand<Model, Real> {
+  check = (model: Readonly<Model>) => !model.running
+  async run(model: Model, real: Real) {
+    let end!: () => void
+    const ended = new Promise<void>((resolve) => {
+      end = resolve
+    })
+    real.run = { end, ended }
+    model.running = true
+    check(model, real)
+  }
+  toString = () => "runStarts"
+}
+
+class RunEnds implements fc.AsyncCommand<Model, Real> {
+  check = (model: Readonly<Model>) => model.running
+  async run(model: Model, real: Real) {
+    real.run!.end()
+    real.run = undefined
+    await settled()
+    model.running = false
+    if (model.waiting) {
+      // The newest value goes, changes made while it waited included.
+      model.waiting = false
+      model.dirty = false
+      model.inFlight = model.shown
+    }
+    check(model, real)
+  }
+  toString = () => "runEnds"
 }
 
 const commands = fc.commands(
@@ -140,7 +183,9 @@ const commands = fc.commands(
     fc.constant(new Flush()),
     fc.boolean().map((ok) => new SendSettles(ok)),
     fc.boolean().map((ok) => new SendSettles(ok)),
-    fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }).map((value) => new ServerValue(value))
+    fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }).map((value) => new ServerValue(value)),
+    fc.constant(new RunStarts()),
+    fc.constant(new RunEnds())
   ],
   { maxCommands: 20 }
 )
@@ -172,10 +217,21 @@ const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
       holds.lowest = Math.min(holds.lowest, holds.current)
     }
   }
-  const model: Model = { shown: 0, dirty: false, timer: false, inFlight: undefined, error: false, saved: 0 }
-  const real: Real = { sync, sends, sent, holds }
+  const model: Model = {
+    shown: 0,
+    dirty: false,
+    timer: false,
+    inFlight: undefined,
+    error: false,
+    saved: 0,
+    running: false,
+    waiting: false
+  }
+  const real: Real = { sync, sends, sent, holds, run: undefined }
+  sync.ready = () => real.run?.ended
   await fc.asyncModelRun(() => ({ model, real }), sequence)
-  // The end: debounces run out, and every send succeeds.
+  // The end: the run ends, debounces run out, and every send succeeds.
+  if (model.running) await new RunEnds().run(model, real)
   for (let round = 0; round < 10 && (model.dirty || model.inFlight !== undefined); round++) {
     await new DebounceEnds().run(model, real)
     if (model.inFlight !== undefined) await new SendSettles(true).run(model, real)
@@ -230,6 +286,9 @@ describe("a component's state, model-based", () => {
     expect(sent).toEqual([2])
     expect(sync.getSnapshot()).toMatchObject({ value: 2, isPending: false, error: undefined })
   })
+
+  it("a change made while the client's run is in flight waits for its end, holding no client; one made meanwhile goes with it", () =>
+    play([new RunStarts(), new SetValue(1), new DebounceEnds(), new SetValue(2), new DebounceEnds(), new RunEnds(), new SendSettles(true)]))
 
   it("the server's value shown after a failed send ends that send's error", () =>
     play([new SetValue(1), new Flush(), new SendSettles(false), new ServerValue(0)]))

@@ -158,6 +158,28 @@ describe("useTamboComponentState", () => {
     expect(block?.type === "component" && block.state).toEqual({ favourite: true })
   })
 
+  it("a change waiting for the client's run when the whole provider unmounts: the run is cancelled, then the change reaches the server", async () => {
+    server().setScript([Script.component("Star", { title: "Oslo" }, { id: "comp_star" })])
+    const { result, unmount } = mountChat()
+    const { id: threadId } = await result.current.tambo.sendMessage("a card").thread
+    await screen.findByTestId("star")
+    const client = result.current.client
+    server().setScript([Script.text("Thinking"), Script.hang()])
+    const busy = client.run("wait", { threadId })
+    await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
+    fireEvent.click(screen.getByTestId("star"))
+    await act(() => sleep(100))
+    expect(statePosts(threadId)).toHaveLength(0)
+
+    // The chat is closed: as at any unmount, its client goes and its run is cancelled.
+    unmount()
+    await expect(busy.thread).rejects.toMatchObject({ _tag: "AbortError" })
+    await until(() => isDestroyed(client), "the client to be destroyed")
+    await waitFor(() => expect(serverState(threadId)).toEqual({ favourite: true }))
+    expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+    expect(statePosts(threadId)).toHaveLength(1)
+  })
+
   it("sends a waiting change when the whole provider unmounts, before its client goes", async () => {
     server().setScript([Script.component("Star", { title: "Quito" }, { id: "comp_star" })])
     const { result, unmount } = mountChat()

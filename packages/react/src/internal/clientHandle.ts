@@ -112,6 +112,8 @@ export class ClientHandle {
   /** A client went since the app's tools were last given back. */
   #appToolsLeft = false
   #refs = 0
+  /** Told of each client destroyed here, with its `destroy()`. */
+  readonly #onDestroy = new Set<(client: TamboClient, destroyed: Promise<void>) => void>()
   readonly #listeners = new Set<() => void>()
   #unsubscribe: (() => void) | undefined
   readonly #batcher: Batcher
@@ -284,12 +286,37 @@ export class ClientHandle {
     return [...this.#appTools.values()]
   }
 
+  /**
+   * Resolves once no run of the client is in flight on the thread, or once
+   * the client went (its runs cancelled, the cancels recorded on the
+   * server); `undefined` when none is in flight now. Holds no client.
+   */
+  noRunOn(threadId: string): Promise<void> | undefined {
+    const client = this.#given ?? this.#owned
+    if (client === undefined || !client.hasActiveRun(threadId)) return undefined
+    return new Promise((resolve) => {
+      const done = () => {
+        unsubscribe()
+        this.#onDestroy.delete(destroyed)
+        resolve()
+      }
+      const unsubscribe = client.subscribe(() => {
+        if (!client.hasActiveRun(threadId)) done()
+      })
+      const destroyed = (gone: TamboClient, destroying: Promise<void>) => {
+        if (gone === client) void destroying.then(done, done)
+      }
+      this.#onDestroy.add(destroyed)
+    })
+  }
+
   readonly #collect = (): void => {
     const client = this.#owned
     if (this.#refs > 0 || client === undefined) return
     this.#owned = undefined
     this.#keepHeldAppTools(client)
-    void client.destroy()
+    const destroying = client.destroy()
+    for (const tell of [...this.#onDestroy]) tell(client, destroying)
   }
 
   /** Forgets the app's tools the client no longer holds (withdrawn, or registered over since). */

@@ -53,6 +53,12 @@ export class ComponentStateSync<S> {
    * change sent as the provider unmounts reaches the server.
    */
   retain: (() => () => void) | undefined
+  /**
+   * What a send waits for before it holds the client and goes (a run in
+   * flight on the thread, which the server takes no state during): a
+   * Promise, or `undefined` to go at once. The change is pending meanwhile.
+   */
+  ready: (() => Promise<void> | undefined) | undefined
 
   constructor(
     initial: S,
@@ -89,7 +95,20 @@ export class ComponentStateSync<S> {
     if (!this.#dirty || send === undefined || this.#inFlight) return
     this.#dirty = false
     this.#inFlight = true
+    let waiting: Promise<void> | undefined
+    try {
+      waiting = this.ready?.()
+    } catch {
+      waiting = undefined
+    }
+    if (waiting === undefined) return this.#go(send)
+    // The newest value goes once ready, by the send of then (a thread that got its id).
+    void waiting.then(() => this.#go(this.send ?? send), () => this.#go(this.send ?? send))
+  }
+
+  #go(send: (value: S) => Promise<unknown>): void {
     const value = this.#snapshot.value
+    this.#dirty = false
     let release: (() => void) | undefined
     let sent: Promise<unknown>
     try {
