@@ -102,10 +102,10 @@ export const until = async (predicate: () => boolean, what = "condition", timeou
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Whether a client was destroyed: its calls then throw an `AbortError`. */
+/** Whether a client was destroyed: its calls then throw an `AbortError` (this one reads, and changes nothing). */
 export const isDestroyed = (client: TamboClient): boolean => {
   try {
-    client.startNewThread()
+    client.getTools()
     return false
   } catch (error) {
     return isAbortError(error)

@@ -235,6 +235,7 @@ describe("TamboProvider", () => {
     await act(() => sleep(0))
     const second = [...seen].at(-1)!
     expect(seen.size).toBe(2)
+    expect(isDestroyed(second)).toBe(false)
     // The same current thread, as the server has it: the stopped run cancelled, its partial reply kept.
     const held = second.getState().threadMap[threadId]!.thread
     const stored = await second.fetchThread(threadId)
