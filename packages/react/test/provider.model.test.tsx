@@ -22,6 +22,7 @@ import {
   TamboRegistryProvider,
   type TamboTool,
   useTambo,
+  useTamboClient,
   type UseTamboReturn
 } from "../src/index.js"
 import { connection, isDestroyed, sleep, useServer } from "./helpers.js"
@@ -195,6 +196,9 @@ class HideAndShow implements fc.AsyncCommand<Model, Real> {
     act(() => real.setProps({ ...model.props, hidden: true }))
     await act(() => sleep(0))
     expect(isDestroyed(client)).toBe(true)
+    // Rendered again while hidden: its render asks for a client, which goes at once.
+    act(() => real.setProps({ ...model.props, hidden: true }))
+    await act(() => sleep(0))
     if (this.registered !== undefined) {
       const tool = RUNTIME_TOOLS[this.registered]
       act(() => real.tambo().registerTool(tool))
@@ -239,6 +243,8 @@ const mount = (initial: Props): Real => {
   let tambo!: UseTamboReturn
   const Grab = () => {
     tambo = useTambo()
+    // A render that asks for the client (a hidden tree's too, which then gets one that goes at once).
+    useTamboClient()
     return null
   }
   const Harness = () => {
@@ -348,6 +354,11 @@ describe("what the provider offers the model, model-based", () => {
 
   it("the app's tools, one of them over a props tool's name, are offered again after the tree was hidden", () =>
     play([new RegisterToolAtRuntime("rt"), new RegisterToolAtRuntime("a"), new HideAndShow(undefined)]))
+
+  // What the property shrank the handle to when a client a hidden render made went: it held none
+  // of the app's tools, which were then forgotten.
+  it("a tree hidden twice: the tool the app registered while it was hidden the first time stays offered", () =>
+    play([new HideAndShow("rt"), new HideAndShow(undefined)]))
 
   it("a props tool registered again over the app's before the tree hid stays the props' one", () =>
     play([

@@ -91,9 +91,7 @@ const sameAuthState = (a: TamboAuthState, b: TamboAuthState): boolean =>
  * The state outlives the clients made here: each is made on the same
  * store, so a tree hidden (React's `<Activity>`, a router keeping a page
  * it left), whose effects are cleaned up as at an unmount, finds its
- * threads again when it shows, in a new client. While nothing holds a
- * client, renders (of a hidden tree) get the last one made rather than a
- * new one each: its connections and requests would be for nothing.
+ * threads again when it shows, in a new client.
  *
  * @since 0.1.0
  * @category Internal
@@ -105,8 +103,8 @@ export class ClientHandle {
   notifyMode: NotifyMode
   readonly #store: TamboStore<ClientState> | undefined
   #owned: TamboClient | undefined
-  /** The last client made here, destroyed once nothing held it. */
-  #last: TamboClient | undefined
+  /** The client made here was held (a committed tree's), not only asked for by a render. */
+  #ownedHeld = false
   /** The tools the app registered through the hooks, while the client holds them. */
   readonly #appTools = new Map<string, ToolDefinition>()
   /** A client went since the app's tools were last given back. */
@@ -136,14 +134,12 @@ export class ClientHandle {
    * The client, created if needed. One created while nothing retains it (by
    * a render) is destroyed a microtask later unless retained by then: a
    * render React throws away, or a server render, whose effects never run,
-   * leaves no client behind. While nothing retains one, a render after the
-   * last client went (a hidden tree's) gets that one, destroyed.
+   * leaves no client behind.
    */
   readonly client = (): TamboClient => {
     if (this.#given !== undefined) return this.#given
     if (this.#owned === undefined) {
-      if (this.#refs === 0 && this.#last !== undefined) return this.#last
-      this.#owned = this.#last = this.#create()
+      this.#owned = this.#create()
       if (this.#refs === 0) queueMicrotask(this.#collect)
     }
     return this.#owned
@@ -253,6 +249,7 @@ export class ClientHandle {
   retain(): () => void {
     this.#refs++
     this.client()
+    this.#ownedHeld = true
     let released = false
     return () => {
       if (released) return
@@ -265,14 +262,15 @@ export class ClientHandle {
   /**
    * Registers tools the app gives at runtime (`useTambo().registerTool`).
    * A client made after this one went (the tree was hidden) gets back
-   * those it still held: see {@link takeAppTools}.
+   * those it still held, and those given while none was held: see
+   * {@link takeAppTools}.
    */
   registerTools(tools: ReadonlyArray<ToolDefinition>): void {
-    // While the tree is hidden (the last client destroyed), they wait for the next client.
-    const hidden = this.#owned === undefined && this.#refs === 0 && this.#last !== undefined
-    if (!hidden) this.client().registerTools(tools)
+    // A client nothing holds (a hidden tree's, or one a render made) goes: the next one held gets them.
+    const held = this.#given !== undefined || this.#refs > 0
+    if (held) this.client().registerTools(tools)
     for (const tool of tools) this.#appTools.set(tool.name, tool)
-    if (hidden) this.#appToolsLeft = true
+    if (!held) this.#appToolsLeft = true
   }
 
   /**
@@ -314,7 +312,8 @@ export class ClientHandle {
     const client = this.#owned
     if (this.#refs > 0 || client === undefined) return
     this.#owned = undefined
-    this.#keepHeldAppTools(client)
+    if (this.#ownedHeld) this.#keepHeldAppTools(client)
+    this.#ownedHeld = false
     const destroying = client.destroy()
     for (const tell of [...this.#onDestroy]) tell(client, destroying)
   }
