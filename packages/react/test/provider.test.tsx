@@ -2,7 +2,7 @@
 import { act, render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { ConfigError } from "@tambo-effect/client"
-import { Activity, Component, type ReactNode, StrictMode, Suspense, use, useState } from "react"
+import { Activity, Component, type ReactNode, StrictMode, Suspense, use, useEffect, useState } from "react"
 import { describe, expect, it, vi } from "vitest"
 import {
   TamboClient,
@@ -254,6 +254,30 @@ describe("TamboProvider", () => {
     await act(() => second.run("Still there?").thread)
     expect(second.getState().threadMap[threadId]!.thread.messages).toHaveLength(6)
     expect(screen.getByText("chat")).toBeDefined()
+  })
+
+  it("a component's effect that uses the client gets a live one when a hidden tree shows again", async () => {
+    const used: Array<string> = []
+    const Child = () => {
+      const client = useTamboClient()
+      useEffect(() => {
+        used.push(isDestroyed(client) ? "destroyed" : "live")
+      }, [client])
+      return null
+    }
+    const App = ({ mode }: { readonly mode: "visible" | "hidden" }) => (
+      <Activity mode={mode}>
+        <TamboProvider {...connection(server())}>
+          <Child />
+        </TamboProvider>
+      </Activity>
+    )
+    const view = render(<App mode="visible" />)
+    view.rerender(<App mode="hidden" />)
+    await act(() => sleep(0))
+    view.rerender(<App mode="visible" />)
+    await act(() => sleep(0))
+    expect(used).toEqual(["live", "live"])
   })
 
   it("another user sees nothing of the last one's: neither the thread list, nor the composer's text and images", async () => {
