@@ -296,6 +296,31 @@ describe("threads", () => {
       expect((yield* tambo.state).currentThreadId).toBe(later.id)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("a switch that fails after the thread current before left the store (forgotten, deleted) makes a new conversation current", () =>
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const leaves = [
+          (threadId: string) => Effect.asVoid(tambo.forgetThread(threadId)),
+          (threadId: string) => tambo.deleteThread(threadId)
+        ]
+        for (const leave of leaves) {
+          const previous = seed("previous")
+          yield* tambo.switchThread(previous.id)
+          proxy.holdNext((request) => request.method === "GET" && request.url.startsWith("/v1/threads/thr_missing?"))
+          const missing = yield* Effect.fork(tambo.switchThread("thr_missing"))
+          yield* proxy.held
+          yield* leave(previous.id)
+          proxy.release()
+          const error = yield* Effect.flip(Fiber.join(missing))
+          expect(fields(error)).toMatchObject({ _tag: "ApiError", status: 403 })
+          const state = yield* tambo.state
+          expect(state.threadMap[previous.id]).toBeUndefined()
+          expect(state.currentThreadId).toBe(ClientState.PLACEHOLDER_THREAD_ID)
+          expect(state.threadMap[state.currentThreadId]).toBeDefined()
+        }
+      })))
+
   it.live("a read of a thread that answers after a run on it ended does not take the store back", () =>
     throughProxy((proxy) =>
       Effect.gen(function* () {

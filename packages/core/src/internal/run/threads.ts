@@ -120,7 +120,8 @@ export const ensureThread = (env: Env.Env, threadId: string): Effect.Effect<void
 
 /**
  * Makes a thread current; one that cannot be loaded does not stay current: runs would all fail on
- * it. The one current before comes back, unless the user switched on meanwhile. @internal
+ * it. The one current before comes back, unless the user switched on meanwhile, or the store let go
+ * of it meanwhile (forgotten, deleted): then a new conversation does. @internal
  */
 export const switchThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
   Effect.gen(function* () {
@@ -130,7 +131,10 @@ export const switchThread = (env: Env.Env, threadId: string): Effect.Effect<void
     if (!known && threadId !== ClientState.PLACEHOLDER_THREAD_ID) {
       const back = (state: ClientState.ClientState) =>
         state.currentThreadId === threadId
-          ? ClientState.reduce(state, [{ type: "SET_CURRENT_THREAD", threadId: previous }])
+          ? ClientState.reduce(state, [{
+            type: "SET_CURRENT_THREAD",
+            threadId: state.threadMap[previous] !== undefined ? previous : ClientState.PLACEHOLDER_THREAD_ID
+          }])
           : state
       yield* fetchThread(env, threadId).pipe(Effect.tapError(() => env.store.update(back)))
     }
