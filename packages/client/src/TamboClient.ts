@@ -938,7 +938,9 @@ export class TamboClient {
   /**
    * Deletes a thread on the server, then forgets it. A run in flight on the
    * thread is cancelled (as `cancelRun` would) before the thread is
-   * forgotten, so it does not come back with the run's last events.
+   * forgotten, so it does not come back with the run's last events. A
+   * thread the API no longer has (deleted in another tab or by another
+   * device) rejects as the API answers, and leaves the state.
    *
    * @since 0.1.0
    */

@@ -398,7 +398,9 @@ export declare namespace Tambo {
      * Deletes a thread on the server, then from the store. A run of this
      * client on the thread is cancelled before the store forgets the thread,
      * so it does not come back with the run's last events, nor with a read
-     * of it already in flight.
+     * of it already in flight. A thread the API no longer has (deleted by
+     * another client or tab) fails the call as the API answers it, and
+     * leaves the store.
      */
     readonly deleteThread: (threadId: string) => Effect.Effect<void, TamboError>
     /**

@@ -120,9 +120,10 @@ describe("model counterexamples: a thread another client deleted (deleted-thread
       ["run-outcome", "deleted-thread-forgotten"]
     ))
 
-  // The same defect, read the two other ways: a fetch, and a run the server took just before.
-  for (const then of ["fetch", "midRun"] as const) {
-    it(`deleted elsewhere, then ${then === "fetch" ? "fetchThread" : "a run the server took before the deletion"}`, () =>
+  // The same defect, read the other ways: a fetch, a deletion of its own, and a run the server took just before.
+  const how = { fetch: "fetchThread", delete: "deleteThread", midRun: "a run the server took before the deletion" }
+  for (const then of ["fetch", "delete", "midRun"] as const) {
+    it(`deleted elsewhere, then ${how[then]}`, () =>
       replay([text, { kind: "deletedElsewhere", known: 0, then }], ["run-outcome", "deleted-thread-forgotten"]))
   }
 })

@@ -81,7 +81,7 @@ export type { Target } from "./support.js"
 export type ToolMode = "ok" | "throw" | "hang" | "approval"
 
 /** How this client reads a thread another client deleted (see the `deletedElsewhere` command). */
-export type DeletedThen = "run" | "fetch" | "midRun"
+export type DeletedThen = "run" | "fetch" | "delete" | "midRun"
 
 /** How a run is stopped early: `signal` aborts the `signal` it was started with. */
 export type StopHow = "cancelRun" | "cancelCurrent" | "abort" | "break" | "signal"
@@ -136,7 +136,7 @@ export type Command =
   | { readonly kind: "concurrentNew"; readonly tools: boolean; readonly abortFirst: boolean; readonly newBetween: boolean }
   /**
    * Another client (a second tab) deletes the i-th known thread, then this client reads it: a run
-   * on it (`run`, refused), `fetchThread` (`fetch`, refused), or a run on it that the server took
+   * on it (`run`, refused), `fetchThread` (`fetch`, refused), `deleteThread` (`delete`, refused), or a run on it that the server took
    * just before the deletion (`midRun`: it streams to its end).
    */
   | { readonly kind: "deletedElsewhere"; readonly known: number; readonly then: DeletedThen }
@@ -193,7 +193,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("deletedElsewhere" as const),
       known: fc.nat(3),
-      then: fc.constantFrom<DeletedThen>("run", "fetch", "midRun")
+      then: fc.constantFrom<DeletedThen>("run", "fetch", "delete", "midRun")
     })
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("forget" as const), known: fc.nat(3) }) }
@@ -492,6 +492,12 @@ const deletedElsewhere = async (
       await world.deleteElsewhere(threadId)
       const fetched = await settle(client.fetchThread(threadId))
       if (fetched.ok) throw new Error(`fetchThread of ${threadId}, deleted elsewhere, resolved`)
+      return []
+    }
+    case "delete": {
+      await world.deleteElsewhere(threadId)
+      const deleted = await settle(client.deleteThread(threadId))
+      if (deleted.ok) throw new Error(`deleteThread of ${threadId}, deleted elsewhere, resolved`)
       return []
     }
     case "run": {

@@ -59,7 +59,7 @@ export const forgetIfGone = (env: Env.Env, threadId: string, error: TamboError):
     : Effect.map(threadGone(env, error), (gone) => gone ? [{ type: "REMOVE_THREAD", threadId }] : [])
 
 /**
- * On a failed read of a thread the store holds: the store forgets it if the API no longer has it,
+ * On a failed read (or deletion) of a thread the store holds: the store forgets it if the API no longer has it,
  * unless a run of this client is on it (that run's end reads the thread again, and forgets it then).
  */
 const forgetFetched = (env: Env.Env, threadId: string) => (error: TamboError): Effect.Effect<void> =>
@@ -202,13 +202,17 @@ export const renameThread = (env: Env.Env, threadId: string, name: string): Effe
 /**
  * Deletes a thread on the server, then from the store. A run of this client on the thread is
  * cancelled and let go of the thread before the store forgets it: its last writes would otherwise
- * bring it back. Nothing happens in the client unless the server deleted the thread.
+ * bring it back. Nothing happens in the client unless the server deleted the thread, or no longer
+ * has it (deleted by another client, or by this one's earlier attempt whose answer was lost): then
+ * the store forgets it, as a failed read does.
  *
  * @internal
  */
 export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
   Effect.zipRight(
-    Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)),
+    Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)).pipe(
+      Effect.tapError(forgetFetched(env, threadId))
+    ),
     Effect.suspend(() => {
       // Once a run on it let go: its end may still have asked for the thread's name.
       const forget = Effect.zipRight(
