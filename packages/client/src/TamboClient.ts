@@ -925,6 +925,8 @@ export class TamboClient {
 
   /**
    * Asks the API to name the thread; resolves with the name (`""` if none).
+   * A rename (`updateThreadName`) sent meanwhile wins, in the state and on
+   * the server.
    *
    * @since 0.1.0
    */

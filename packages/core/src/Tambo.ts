@@ -393,6 +393,11 @@ export declare namespace Tambo {
      * sent that it took, whichever answer comes last.
      */
     readonly updateThreadName: (threadId: string, name: string) => Effect.Effect<void, TamboError>
+    /**
+     * Asks the API to name a thread, and records the name; succeeds with the
+     * name the API made. A rename sent meanwhile wins, in the store and on
+     * the server (it is sent again once the name was made).
+     */
     readonly generateThreadName: (threadId: string) => Effect.Effect<Option.Option<string>, TamboError>
     /**
      * Deletes a thread on the server, then from the store. A run of this

@@ -533,6 +533,23 @@ describe("threads", () => {
       expectUserKeyOnEveryRequest()
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("a rename while generateThreadName's answer is on its way wins, in the store and on the server", () =>
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
+        server().setScript([Script.text("Paris is sunny.")])
+        const threadId = (yield* runAll("What is the weather in Paris?")).at(-1)!.threadId
+        const tambo = yield* Tambo.Tambo
+        // The server stored the generated name; its answer is held while the user renames.
+        proxy.holdNext((request) => request.method === "POST" && request.url.includes("/generate-name"))
+        const generated = yield* Effect.fork(tambo.generateThreadName(threadId))
+        yield* proxy.held
+        yield* tambo.updateThreadName(threadId, "my own name")
+        proxy.release()
+        expect(yield* Fiber.join(generated)).toEqual(Option.some("What is the weather in Paris?"))
+        expect(server().threads.get(threadId)!.name).toBe("my own name")
+        expect(Option.map(yield* tambo.getThread(threadId), (t) => t.name)).toEqual(Option.some("my own name"))
+      })))
+
   it.live("deleteThread removes the thread on the server and from the store", () =>
     Effect.gen(function* () {
       const keep = seed("keep")

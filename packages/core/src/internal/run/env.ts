@@ -92,10 +92,10 @@ export interface Env {
    */
   readonly renames: Map<string, { sent: number; shown: number; inFlight: number }>
   /**
-   * The threads whose name is being made in the background (automatic naming), each with the
+   * The namings in flight of each thread (`generateThreadName`, automatic naming), each with the
    * last name a rename sent meanwhile: that rename wins over the generated name.
    */
-  readonly autoNaming: Map<string, { renamed: string | undefined }>
+  readonly naming: Map<string, Set<{ renamed: string | undefined }>>
   /** Numbers local thread ids, lock keys and local message ids. */
   localCounter: number
   /** The run (by lock key) whose new thread is recorded in the placeholder until it starts. */
@@ -117,7 +117,7 @@ export const make = (
     | "epochs"
     | "reads"
     | "renames"
-    | "autoNaming"
+    | "naming"
     | "localCounter"
     | "placeholderOwner"
     | "placeholderRun"
@@ -130,7 +130,7 @@ export const make = (
   epochs: 0,
   reads: new Map(),
   renames: new Map(),
-  autoNaming: new Map(),
+  naming: new Map(),
   localCounter: 0,
   placeholderOwner: undefined,
   placeholderRun: undefined

@@ -182,8 +182,7 @@ export const renameThread = (env: Env.Env, threadId: string, name: string): Effe
     const renames = env.renames.get(threadId) ?? { sent: 0, shown: 0, inFlight: 0 }
     env.renames.set(threadId, renames)
     const sent = ++renames.sent
-    const naming = env.autoNaming.get(threadId)
-    if (naming !== undefined) naming.renamed = name
+    for (const naming of env.naming.get(threadId) ?? []) naming.renamed = name
     renames.inFlight++
     return Env.withCredentials(env, (c) => env.transport.updateThread(c, threadId, { name })).pipe(
       Effect.zipRight(Effect.suspend(() => {
@@ -256,9 +255,32 @@ export const forgetThread = (env: Env.Env, threadId: string): Effect.Effect<bool
     })
   )
 
-/** Asks the API to name a thread, and records the name. @internal */
+/**
+ * Asks the API to name a thread, and records the name; returns the name the API made. A rename
+ * sent while the server made it wins: the server may have stored the generated name after the
+ * rename, so the rename is sent again (the server takes renames in the order they are sent), and
+ * the generated name shows only if that fails.
+ *
+ * @internal
+ */
 export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effect<Option.Option<string>, TamboError> =>
-  Effect.tap(Env.withCredentials(env, (c) => env.transport.generateThreadName(c, threadId)), (name) => showName(env, threadId, name))
+  Effect.suspend(() => {
+    const naming: { renamed: string | undefined } = { renamed: undefined }
+    const namings = env.naming.get(threadId) ?? new Set()
+    env.naming.set(threadId, namings)
+    namings.add(naming)
+    return Env.withCredentials(env, (c) => env.transport.generateThreadName(c, threadId)).pipe(
+      Effect.tap((name) =>
+        naming.renamed === undefined
+          ? showName(env, threadId, name)
+          : Effect.catchAll(renameThread(env, threadId, naming.renamed), () => showName(env, threadId, name))
+      ),
+      Effect.ensuring(Effect.sync(() => {
+        namings.delete(naming)
+        if (namings.size === 0 && env.naming.get(threadId) === namings) env.naming.delete(threadId)
+      }))
+    )
+  })
 
 const showName = (env: Env.Env, threadId: string, name: Option.Option<string>): Effect.Effect<void> =>
   Effect.suspend(() => {
@@ -266,27 +288,6 @@ const showName = (env: Env.Env, threadId: string, name: Option.Option<string>): 
     // A read of the thread in flight may have been answered before the server stored the name.
     Env.newEpoch(env, threadId)
     return Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name: name.value } }])
-  })
-
-/**
- * A thread's automatic name. A rename sent while the server made it wins: the server may have
- * stored the generated name after the rename, so the rename is sent again (the server takes
- * renames in the order they are sent), and the generated name shows only if that fails.
- */
-const autoName = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
-  Effect.suspend(() => {
-    const naming: { renamed: string | undefined } = { renamed: undefined }
-    env.autoNaming.set(threadId, naming)
-    return Env.withCredentials(env, (c) => env.transport.generateThreadName(c, threadId)).pipe(
-      Effect.flatMap((name) =>
-        naming.renamed === undefined
-          ? showName(env, threadId, name)
-          : Effect.catchAll(renameThread(env, threadId, naming.renamed), () => showName(env, threadId, name))
-      ),
-      Effect.ensuring(Effect.sync(() => {
-        if (env.autoNaming.get(threadId) === naming) env.autoNaming.delete(threadId)
-      }))
-    )
   })
 
 /**
@@ -302,5 +303,5 @@ export const maybeName = (env: Env.Env, threadId: string, runSpan: Tracer.Span):
     if (thread === undefined || (thread.name !== undefined && thread.name !== "")) return
     if (thread.messages.length < (env.options.autoGenerateNameThreshold ?? 3)) return
     env.named.add(threadId)
-    yield* Effect.forkIn(Effect.ignore(autoName(env, threadId)), env.scope)
+    yield* Effect.forkIn(Effect.ignore(generateThreadName(env, threadId)), env.scope)
   }).pipe(Effect.withParentSpan(runSpan))
