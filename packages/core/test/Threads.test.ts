@@ -296,6 +296,48 @@ describe("threads", () => {
       expect((yield* tambo.state).currentThreadId).toBe(later.id)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("two switches to one thread: the first failing after the second loaded it leaves that thread current", () =>
+    Effect.gen(function* () {
+      const previous = seed("previous")
+      const target = seed("target")
+      // The API answers reads of threads at once, but for the first read of `target`: held, then a 503.
+      let failFirst: (() => void) | undefined
+      const firstArrived = yield* Deferred.make<void>()
+      const api = Http.createServer((req, res) => {
+        const send = (status: number, body: unknown) => {
+          res.writeHead(status, { "content-type": "application/json" })
+          res.end(JSON.stringify(body))
+        }
+        const threadId = new URL(req.url ?? "/", "http://api").pathname.split("/").at(-1)!
+        if (threadId === target.id && failFirst === undefined) {
+          failFirst = () => send(503, { message: "unavailable" })
+          Deferred.unsafeDone(firstArrived, Exit.void)
+          return
+        }
+        send(200, server().threads.get(threadId))
+      })
+      const url = yield* Effect.acquireRelease(
+        Effect.async<string>((resume) =>
+          void api.listen(0, "127.0.0.1", () => resume(Effect.succeed(`http://127.0.0.1:${(api.address() as { readonly port: number }).port}`)))
+        ),
+        () => Effect.sync(() => {
+          api.closeAllConnections()
+          api.close()
+        })
+      )
+      const tambo = yield* Effect.provide(Tambo.Tambo, tamboLayer({ ...server(), url }))
+      yield* tambo.switchThread(previous.id)
+      const first = yield* Effect.fork(tambo.switchThread(target.id))
+      yield* Deferred.await(firstArrived)
+      yield* tambo.switchThread(target.id)
+      failFirst!()
+      const error = yield* Effect.flip(Fiber.join(first))
+      expect(fields(error)).toMatchObject({ _tag: "ApiError", status: 503 })
+      const state = yield* tambo.state
+      expect(state.currentThreadId).toBe(target.id)
+      expect(state.threadMap[target.id]?.thread.name).toBe("target")
+    }).pipe(Effect.scoped))
+
   it.live("a switch that fails after the thread current before left the store (forgotten, deleted) makes a new conversation current", () =>
     throughProxy((proxy) =>
       Effect.gen(function* () {

@@ -96,6 +96,8 @@ export interface Env {
    * last name a rename sent meanwhile: that rename wins over the generated name.
    */
   readonly naming: Map<string, Set<{ renamed: string | undefined }>>
+  /** How many `switchThread` calls began: a switch that fails goes back only if it was the last one. */
+  switches: number
   /** Numbers local thread ids, lock keys and local message ids. */
   localCounter: number
   /** The run (by lock key) whose new thread is recorded in the placeholder until it starts. */
@@ -118,6 +120,7 @@ export const make = (
     | "reads"
     | "renames"
     | "naming"
+    | "switches"
     | "localCounter"
     | "placeholderOwner"
     | "placeholderRun"
@@ -131,6 +134,7 @@ export const make = (
   reads: new Map(),
   renames: new Map(),
   naming: new Map(),
+  switches: 0,
   localCounter: 0,
   placeholderOwner: undefined,
   placeholderRun: undefined

@@ -120,17 +120,19 @@ export const ensureThread = (env: Env.Env, threadId: string): Effect.Effect<void
 
 /**
  * Makes a thread current; one that cannot be loaded does not stay current: runs would all fail on
- * it. The one current before comes back, unless the user switched on meanwhile, or the store let go
- * of it meanwhile (forgotten, deleted): then a new conversation does. @internal
+ * it. The one current before comes back, unless the user switched on meanwhile (to another thread,
+ * or to this one again: that later switch decides), or the store let go of it meanwhile (forgotten,
+ * deleted): then a new conversation does. @internal
  */
 export const switchThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
   Effect.gen(function* () {
+    const switchNo = ++env.switches
     const previous = yield* env.store.currentThreadId
     const known = (yield* env.store.getThread(threadId)) !== undefined
     yield* Env.apply(env, [{ type: "SET_CURRENT_THREAD", threadId }])
     if (!known && threadId !== ClientState.PLACEHOLDER_THREAD_ID) {
       const back = (state: ClientState.ClientState) =>
-        state.currentThreadId === threadId
+        state.currentThreadId === threadId && env.switches === switchNo
           ? ClientState.reduce(state, [{
             type: "SET_CURRENT_THREAD",
             threadId: state.threadMap[previous] !== undefined ? previous : ClientState.PLACEHOLDER_THREAD_ID
