@@ -490,6 +490,23 @@ describe("threads", () => {
         expect(server().threads.get(threadId)!.name).toBe("new name")
       })))
 
+  it.live("continueRun on a thread deleted while it is read fails with a ToolError (UnknownToolCall), not a defect", () =>
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const remote = seed("doomed")
+        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${remote.id}?`))
+        const continued = yield* Effect.fork(
+          Stream.runDrain(tambo.continueRun(remote.id, [{ toolCallId: "call_1", result: "done" }]))
+        )
+        yield* proxy.held
+        yield* tambo.deleteThread(remote.id)
+        proxy.release()
+        const error = yield* Effect.flip(Fiber.join(continued))
+        expect(fields(error)).toMatchObject({ _tag: "ToolError", reason: "UnknownToolCall", toolCallId: "call_1" })
+        expect((yield* tambo.state).threadMap[remote.id]).toBeUndefined()
+      })))
+
   it.live("a read sent before deleteThread does not bring the deleted thread back", () =>
     throughProxy((proxy) =>
       Effect.gen(function* () {

@@ -205,7 +205,8 @@ export const continueRun = (
     const pending = yield* Pending.ofThread(env, threadId)
     const byId = new Map(pending.map((call) => [call.toolCallId, call]))
     const answered = new Set<string>()
-    for (const message of (yield* env.store.getThread(threadId))!.thread.messages) {
+    // The thread may have left the store while it was read (deleted, forgotten): nothing is pending on it then.
+    for (const message of (yield* env.store.getThread(threadId))?.thread.messages ?? []) {
       for (const block of message.content) if (block.type === "tool_result") answered.add(block.toolUseId)
     }
     const content: Array<Types.ToolResultContent> = []
