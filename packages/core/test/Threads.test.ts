@@ -296,46 +296,83 @@ describe("threads", () => {
       expect((yield* tambo.state).currentThreadId).toBe(later.id)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  /**
+   * A proxy on loopback in front of the testing server that holds the first read of `threadId`
+   * (`arrived` once it came) and answers it with a 503 on `fail`; everything else goes through.
+   */
+  const firstReadFails = (threadId: string) =>
+    Effect.gen(function* () {
+      const target = new URL(server().url)
+      let fail: (() => void) | undefined
+      const arrived = yield* Deferred.make<void>()
+      const proxy = Http.createServer((req, res) => {
+        const path = new URL(req.url ?? "/", "http://proxy").pathname
+        if (fail === undefined && req.method === "GET" && path === `/v1/threads/${threadId}`) {
+          req.resume()
+          fail = () => {
+            res.writeHead(503, { "content-type": "application/json" })
+            res.end(JSON.stringify({ message: "unavailable" }))
+          }
+          Deferred.unsafeDone(arrived, Exit.void)
+          return
+        }
+        req.pipe(Http.request(
+          { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers)
+            answer.pipe(res)
+          }
+        ))
+      })
+      const url = yield* Effect.acquireRelease(
+        Effect.async<string>((resume) =>
+          void proxy.listen(0, "127.0.0.1", () =>
+            resume(Effect.succeed(`http://127.0.0.1:${(proxy.address() as { readonly port: number }).port}`)))
+        ),
+        () =>
+          Effect.sync(() => {
+            proxy.closeAllConnections()
+            proxy.close()
+          })
+      )
+      const tambo = yield* Effect.provide(Tambo.Tambo, tamboLayer({ ...server(), url }))
+      return { tambo, arrived: Deferred.await(arrived), fail: () => fail!() }
+    })
+
   it.live("two switches to one thread: the first failing after the second loaded it leaves that thread current", () =>
     Effect.gen(function* () {
       const previous = seed("previous")
       const target = seed("target")
-      // The API answers reads of threads at once, but for the first read of `target`: held, then a 503.
-      let failFirst: (() => void) | undefined
-      const firstArrived = yield* Deferred.make<void>()
-      const api = Http.createServer((req, res) => {
-        const send = (status: number, body: unknown) => {
-          res.writeHead(status, { "content-type": "application/json" })
-          res.end(JSON.stringify(body))
-        }
-        const threadId = new URL(req.url ?? "/", "http://api").pathname.split("/").at(-1)!
-        if (threadId === target.id && failFirst === undefined) {
-          failFirst = () => send(503, { message: "unavailable" })
-          Deferred.unsafeDone(firstArrived, Exit.void)
-          return
-        }
-        send(200, server().threads.get(threadId))
-      })
-      const url = yield* Effect.acquireRelease(
-        Effect.async<string>((resume) =>
-          void api.listen(0, "127.0.0.1", () => resume(Effect.succeed(`http://127.0.0.1:${(api.address() as { readonly port: number }).port}`)))
-        ),
-        () => Effect.sync(() => {
-          api.closeAllConnections()
-          api.close()
-        })
-      )
-      const tambo = yield* Effect.provide(Tambo.Tambo, tamboLayer({ ...server(), url }))
+      const { arrived, fail, tambo } = yield* firstReadFails(target.id)
       yield* tambo.switchThread(previous.id)
       const first = yield* Effect.fork(tambo.switchThread(target.id))
-      yield* Deferred.await(firstArrived)
+      yield* arrived
       yield* tambo.switchThread(target.id)
-      failFirst!()
+      fail()
       const error = yield* Effect.flip(Fiber.join(first))
       expect(fields(error)).toMatchObject({ _tag: "ApiError", status: 503 })
       const state = yield* tambo.state
       expect(state.currentThreadId).toBe(target.id)
       expect(state.threadMap[target.id]?.thread.name).toBe("target")
+    }).pipe(Effect.scoped))
+
+  it.live("a switch failing after a run on the thread switched to loaded it leaves that thread current", () =>
+    Effect.gen(function* () {
+      const previous = seed("previous")
+      const target = seed("target")
+      const { arrived, fail, tambo } = yield* firstReadFails(target.id)
+      yield* tambo.switchThread(previous.id)
+      const switched = yield* Effect.fork(tambo.switchThread(target.id))
+      yield* arrived
+      // The user writes in the thread switched to: the run reads the thread itself.
+      server().setScript([Script.text("Here.")])
+      yield* Stream.runDrain(tambo.run("still there?"))
+      fail()
+      const error = yield* Effect.flip(Fiber.join(switched))
+      expect(fields(error)).toMatchObject({ _tag: "ApiError", status: 503 })
+      const state = yield* tambo.state
+      expect(state.currentThreadId).toBe(target.id)
+      expect(state.threadMap[target.id]?.thread.messages).toHaveLength(4)
     }).pipe(Effect.scoped))
 
   it.live("a switch that fails after the thread current before left the store (forgotten, deleted) makes a new conversation current", () =>

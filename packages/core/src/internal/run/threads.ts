@@ -121,8 +121,9 @@ export const ensureThread = (env: Env.Env, threadId: string): Effect.Effect<void
 /**
  * Makes a thread current; one that cannot be loaded does not stay current: runs would all fail on
  * it. The one current before comes back, unless the user switched on meanwhile (to another thread,
- * or to this one again: that later switch decides), or the store let go of it meanwhile (forgotten,
- * deleted): then a new conversation does. @internal
+ * or to this one again: that later switch decides), or the thread was loaded meanwhile all the same
+ * (a run on it read it), or the store let go of the one before meanwhile (forgotten, deleted): then
+ * a new conversation does. @internal
  */
 export const switchThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
   Effect.gen(function* () {
@@ -132,7 +133,7 @@ export const switchThread = (env: Env.Env, threadId: string): Effect.Effect<void
     yield* Env.apply(env, [{ type: "SET_CURRENT_THREAD", threadId }])
     if (!known && threadId !== ClientState.PLACEHOLDER_THREAD_ID) {
       const back = (state: ClientState.ClientState) =>
-        state.currentThreadId === threadId && env.switches === switchNo
+        state.currentThreadId === threadId && env.switches === switchNo && state.threadMap[threadId] === undefined
           ? ClientState.reduce(state, [{
             type: "SET_CURRENT_THREAD",
             threadId: state.threadMap[previous] !== undefined ? previous : ClientState.PLACEHOLDER_THREAD_ID
