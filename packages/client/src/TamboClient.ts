@@ -908,7 +908,9 @@ export class TamboClient {
   /**
    * Loads a thread and its messages from the API into the state. A thread
    * the API no longer has (deleted in another tab or by another device)
-   * rejects as the API answers, and leaves the state.
+   * rejects as the API answers, and leaves the state. A thread id that is
+   * not a non-empty string rejects with a `ConfigError` (`InvalidOption`)
+   * before anything is sent, here and in every other call about a thread.
    *
    * @since 0.1.0
    */

@@ -384,7 +384,9 @@ export declare namespace Tambo {
      * rename or a component's state of this client, is older than what the
      * store holds: the store keeps its own, and returns it. A copy asked for
      * before the thread left the store (`forgetThread`, `deleteThread`) is
-     * returned, and does not bring the thread back.
+     * returned, and does not bring the thread back. A thread id that is not a
+     * non-empty string fails with a `ConfigError` (`InvalidOption`) before
+     * anything is sent, here and in every other call about a thread.
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     /**

@@ -279,6 +279,34 @@ describe("threads", () => {
       expectUserKeyOnEveryRequest()
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("an empty thread id fails each call about a thread with a ConfigError (InvalidOption), and sends nothing", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const before = yield* tambo.state
+      const calls: ReadonlyArray<readonly [string, (threadId: string) => Effect.Effect<unknown, TamboError>]> = [
+        ["fetchThread", tambo.fetchThread],
+        ["switchThread", tambo.switchThread],
+        ["deleteThread", tambo.deleteThread],
+        ["updateThreadName", (threadId) => tambo.updateThreadName(threadId, "name")],
+        ["generateThreadName", tambo.generateThreadName],
+        ["getPendingToolCalls", tambo.getPendingToolCalls],
+        ["listSuggestions", (threadId) => tambo.listSuggestions(threadId, "msg_1")],
+        ["generateSuggestions", (threadId) => tambo.generateSuggestions(threadId, "msg_1")]
+      ]
+      for (const [method, call] of calls) {
+        for (const threadId of ["", undefined as unknown as string]) {
+          const error = yield* Effect.flip(call(threadId))
+          expect(fields(error)).toMatchObject({
+            _tag: "ConfigError",
+            reason: "InvalidOption",
+            message: `${method}: the thread id must be a non-empty string`
+          })
+        }
+      }
+      expect(server().requests).toEqual([])
+      expect(yield* tambo.state).toBe(before)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("a switch that fails after the user switched on leaves the thread switched to last current", () =>
     Effect.gen(function* () {
       const known = seed("known")

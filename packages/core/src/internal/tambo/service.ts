@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Auth from "../../Auth.js"
 import * as Mcp from "../../Mcp.js"
 import type { ApprovalDecision, Tambo } from "../../Tambo.js"
-import type { ConfigError } from "../../TamboError.js"
+import { ConfigError } from "../../TamboError.js"
 import * as Transport from "../../TamboTransport.js"
 import * as ThreadStore from "../../ThreadStore.js"
 import * as ToolExecutor from "../../ToolExecutor.js"
@@ -25,6 +25,20 @@ import * as Threads from "../run/threads.js"
 import * as RunWriter from "../runWriter.js"
 import type { LayerOptions } from "./layer.js"
 
+/**
+ * A call about a thread, given its id: one that is not a non-empty string (an app's unset value)
+ * would name another path of the API (`/v1/threads/` lists threads), so it fails before anything
+ * is sent.
+ */
+const aboutThread = <A, E, R>(
+  method: string,
+  threadId: string,
+  effect: () => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | ConfigError, R> =>
+  typeof threadId === "string" && threadId !== ""
+    ? effect()
+    : Effect.fail(new ConfigError({ reason: "InvalidOption", message: `${method}: the thread id must be a non-empty string` }))
+
 const toInputMessage = (message: string | Transport.InputMessage): Transport.InputMessage =>
   typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message
 
@@ -36,10 +50,11 @@ const runs = (
     Run.startRun(env, { _tag: "Message", message: toInputMessage(message) }, options),
   continueRun: (threadId, results, options) => Run.continueRun(env, threadId, results, options),
   getPendingToolCalls: (threadId) =>
-    Effect.zipRight(
-      Threads.ensureThread(env, threadId),
-      Effect.flatMap(Pending.ofThread(env, threadId), (calls) => Pending.describe(env, threadId, calls))
-    ),
+    aboutThread("getPendingToolCalls", threadId, () =>
+      Effect.zipRight(
+        Threads.ensureThread(env, threadId),
+        Effect.flatMap(Pending.ofThread(env, threadId), (calls) => Pending.describe(env, threadId, calls))
+      )),
   approveToolCall: (toolCallId, approval) =>
     env.approvals.resolve(
       toolCallId,
@@ -77,7 +92,7 @@ const threads = (
 > => ({
   state: env.store.get,
   store: env.store,
-  switchThread: (threadId) => Threads.switchThread(env, threadId),
+  switchThread: (threadId) => aboutThread("switchThread", threadId, () => Threads.switchThread(env, threadId)),
   startNewThread: Threads.startNewThread(env),
   getThread: (threadId) => Threads.getThread(env, threadId),
   // The app's state is its own (see `S` in the interface): what the store holds is not checked.
@@ -86,10 +101,12 @@ const threads = (
   setAgentState: <S>(threadId: string, update: S | ((previous: S) => S)) =>
     AppState.setAgentState(env.store, threadId, update) as Effect.Effect<S, ConfigError>,
   listThreads: (params) => RunEnv.withCredentials(env, (c) => env.transport.listThreads(c, params)),
-  fetchThread: (threadId) => Threads.fetchThread(env, threadId),
-  updateThreadName: (threadId, name) => Threads.renameThread(env, threadId, name),
-  generateThreadName: (threadId) => Threads.generateThreadName(env, threadId),
-  deleteThread: (threadId) => Threads.deleteThread(env, threadId),
+  fetchThread: (threadId) => aboutThread("fetchThread", threadId, () => Threads.fetchThread(env, threadId)),
+  updateThreadName: (threadId, name) =>
+    aboutThread("updateThreadName", threadId, () => Threads.renameThread(env, threadId, name)),
+  generateThreadName: (threadId) =>
+    aboutThread("generateThreadName", threadId, () => Threads.generateThreadName(env, threadId)),
+  deleteThread: (threadId) => aboutThread("deleteThread", threadId, () => Threads.deleteThread(env, threadId)),
   forgetThread: (threadId) => Threads.forgetThread(env, threadId),
   updateComponentState: (threadId, componentId, update) =>
     ComponentState.updateComponentState(
@@ -120,15 +137,17 @@ const registration = (
 /** Suggestions for an assistant message; the model is told the registered components. */
 const suggestions = (env: RunEnv.Env): Pick<Tambo.Service, "listSuggestions" | "generateSuggestions"> => ({
   listSuggestions: (threadId, messageId) =>
-    RunEnv.withCredentials(env, (c) => env.transport.listSuggestions(c, threadId, messageId)),
+    aboutThread("listSuggestions", threadId, () =>
+      RunEnv.withCredentials(env, (c) => env.transport.listSuggestions(c, threadId, messageId))),
   generateSuggestions: (threadId, messageId, options) =>
-    Effect.flatMap(env.registry.toApiComponents, (availableComponents) =>
-      RunEnv.withCredentials(env, (c) =>
-        env.transport.generateSuggestions(c, threadId, messageId, {
-          ...(options?.maxSuggestions === undefined ? {} : { maxSuggestions: options.maxSuggestions }),
-          availableComponents
-        })
-      ))
+    aboutThread("generateSuggestions", threadId, () =>
+      Effect.flatMap(env.registry.toApiComponents, (availableComponents) =>
+        RunEnv.withCredentials(env, (c) =>
+          env.transport.generateSuggestions(c, threadId, messageId, {
+            ...(options?.maxSuggestions === undefined ? {} : { maxSuggestions: options.maxSuggestions }),
+            availableComponents
+          })
+        ))),
 })
 
 /** Builds the `Tambo` service from the services in the context (its type is the public `make`'s). */
