@@ -458,6 +458,34 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  // A result for a call the conversation no longer holds is one no run can send.
+  it.live("a MESSAGES_SNAPSHOT that leaves out the run's call of a client tool: the tool is not run, the run finishes, and the thread takes the next message", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (request) =>
+        request.lastUserText === "hello"
+          ? [
+            AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
+            AgUiAgent.messagesSnapshot(request.input.messages)
+          ]
+          : [AgUiAgent.text("Hi again.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(cities).toEqual([])
+          expect(agent.requests).toHaveLength(1)
+          expect((yield* tambo.state).threadMap[thread.id]!.pendingToolCalls).toEqual([])
+          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+          expect(agent.requests[1]!.input!.messages.map((m) => m.role)).toEqual(["user", "user"])
+          expect((yield* tambo.state).threadMap[thread.id]!.thread.messages.at(-1)!.content).toEqual([
+            { type: "text", text: "Hi again." }
+          ])
+        }),
+      { tools: [tool] }
+    )
+  })
+
   it.live("headers from a function are read for each request: two runs carry two tokens", () => {
     let issued = 0
     return withAgent(AgUiAgent.scripts.text, (agent) =>

@@ -69,3 +69,14 @@ describe("model cases: a new conversation while a new thread's run has not start
   it("startNewThread between two new-thread runs, the first aborted", () =>
     replay([{ kind: "concurrentNew", tools: false, abortFirst: true, newBetween: true }], ["conversation-sent", "thread-usable"]))
 })
+
+describe("model counterexamples: a call a messages snapshot leaves out (run-outcome, thread-usable)", () => {
+  // Defect: the run paused for a call of the app's tool that the agent's MESSAGES_SNAPSHOT, later
+  // in the same run, left out of the conversation; the tool ran, and its result answered a call
+  // the thread no longer held, so that run and every later one on the thread failed with
+  // AgUiError (InvalidInput) before any request.
+  for (const keep of [true, false]) {
+    it(`the run calls the probe, then its snapshot (${keep ? "the whole conversation" : "the last message"}) leaves the call out`, () =>
+      replay([{ kind: "messagesSnapshot", target: "current", keep, call: "dropped" }], ["run-outcome", "thread-usable"]))
+  }
+})

@@ -90,7 +90,7 @@ describe("the AG-UI model's commands", () => {
   it("a messages snapshot replaces the conversation the next run sends", async () => {
     const commands: Array<Command> = [
       { kind: "text", target: "current" },
-      { kind: "messagesSnapshot", target: "current", keep: false, withCall: true }
+      { kind: "messagesSnapshot", target: "current", keep: false, call: "kept" }
     ]
     await replay(commands, undefined, (world) => {
       const sent = lastPing(world).messages as ReadonlyArray<Sent>

@@ -130,8 +130,16 @@ export type Command =
    */
   | { readonly kind: "setStateDuringRun"; readonly target: Target; readonly at: "stream" | "approval" }
   /** A MESSAGES_SNAPSHOT: the conversation as received and a reply (`keep`), or only the last user message and a reply. */
-  /** `withCall`: the run also calls the probe, and the snapshot holds that call, as the agent has it. */
-  | { readonly kind: "messagesSnapshot"; readonly target: Target; readonly keep: boolean; readonly withCall: boolean }
+  /**
+   * `call`: the run also calls the probe, and the snapshot holds that call, as the agent has it
+   * (`kept`), or leaves it out (`dropped`: the call is no longer the conversation's, nothing runs it).
+   */
+  | {
+    readonly kind: "messagesSnapshot"
+    readonly target: Target
+    readonly keep: boolean
+    readonly call: "none" | "kept" | "dropped"
+  }
   /** Two runs at once on two threads (known ones, or new ones when fewer are known). */
   | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
   /** `startNewThread()`, then two runs on the new conversation at once; `abortFirst`: the first is aborted once started. */
@@ -199,7 +207,12 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant("messagesSnapshot" as const), target, keep: fc.boolean(), withCall: fc.boolean() })
+    arbitrary: fc.record({
+      kind: fc.constant("messagesSnapshot" as const),
+      target,
+      keep: fc.boolean(),
+      call: fc.constantFrom<"none" | "kept" | "dropped">("none", "kept", "dropped")
+    })
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
   { weight: 1, arbitrary: Model.concurrentNewCommand },
@@ -442,13 +455,13 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
       return simple(command.target, "messagesSnapshot", (request) => {
         const messages = request.input.messages
         const kept = command.keep ? messages : messages.filter((m, i) => i === messages.length - 1 && m.role === "user")
-        const call = command.withCall ? probeCalls(world, request, "ok", 1)[0] : undefined
+        const call = command.call === "none" ? undefined : probeCalls(world, request, "ok", 1)[0]
         const id = `snap-${messages.length}`
         const snapshot: Array<AgUiMessage> = [...kept, {
             id,
             role: "assistant",
             content: "Replacing.",
-            ...(call === undefined ? {} : {
+            ...(call === undefined || command.call === "dropped" ? {} : {
               toolCalls: [{
                 id: call.id,
                 type: "function" as const,

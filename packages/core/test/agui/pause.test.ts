@@ -17,6 +17,15 @@ const call = (id: string, name: string, args?: string): ReadonlyArray<RunStreamE
 ]
 const result = (id: string): RunStreamEvent =>
   ({ type: "TOOL_CALL_RESULT", messageId: `m_${id}`, toolCallId: id, content: "ok" }) as RunStreamEvent
+const snapshot = (messages: ReadonlyArray<unknown>): RunStreamEvent =>
+  ({ type: "MESSAGES_SNAPSHOT", messages }) as RunStreamEvent
+const userMessage = { id: "u1", role: "user", content: "hello" }
+const assistantCalling = (id: string, name: string) => ({
+  id: `a_${id}`,
+  role: "assistant",
+  toolCalls: [{ id, type: "function", function: { name, arguments: "{}" } }]
+})
+const toolMessage = (id: string) => ({ id: `t_${id}`, role: "tool", toolCallId: id, content: "done" })
 
 /** The run's events through `withPause`, one event per chunk or all in one. */
 const paused = (events: ReadonlyArray<RunStreamEvent>, chunked: boolean) =>
@@ -43,7 +52,20 @@ describe("withPause: the calls an AG-UI run leaves to the client", () => {
     ["a call its TOOL_CALL_RESULT answered is not run", [...call("c1", "get_weather"), result("c1")], []],
     ["a call id that repeats unanswered is run once", [...call("c1", "get_weather"), ...call("c1", "get_weather")], ["c1"]],
     ["a result before a call does not answer it", [result("c1"), ...call("c1", "get_weather")], ["c1"]],
-    ["an answered id made again is a new call", [...call("c1", "get_weather"), result("c1"), ...call("c1", "get_weather")], ["c1"]]
+    ["an answered id made again is a new call", [...call("c1", "get_weather"), result("c1"), ...call("c1", "get_weather")], ["c1"]],
+    ["a call a later MESSAGES_SNAPSHOT leaves out is not run", [...call("c1", "get_weather"), snapshot([userMessage])], []],
+    [
+      "a call a later MESSAGES_SNAPSHOT answers is not run",
+      [...call("c1", "get_weather"), snapshot([userMessage, assistantCalling("c1", "get_weather"), toolMessage("c1")])],
+      []
+    ],
+    [
+      "a call a later MESSAGES_SNAPSHOT holds unanswered is run",
+      [...call("c1", "get_weather"), ...call("c2", "pick_color"), snapshot([userMessage, assistantCalling("c2", "pick_color")])],
+      ["c2"]
+    ],
+    ["a MESSAGES_SNAPSHOT that is not a conversation changes nothing", [...call("c1", "get_weather"), snapshot([{ role: "nobody" }])], ["c1"]],
+    ["a call made after the MESSAGES_SNAPSHOT is run", [snapshot([userMessage]), ...call("c1", "get_weather")], ["c1"]]
   ])("%s", (_name, calls, expected) => {
     for (const chunked of [true, false]) {
       const out = paused([started, ...calls, finished], chunked)

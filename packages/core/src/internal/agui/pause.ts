@@ -5,14 +5,18 @@
  * answered, puts the pause the Tambo API would send just before
  * `RUN_FINISHED`, so the run loop's tool round runs them as for a Tambo run.
  * A server-side tool's call (answered by its `TOOL_CALL_RESULT`, or not one
- * of the client's tools) is never run here.
+ * of the client's tools) is never run here; nor is a call a later
+ * `MESSAGES_SNAPSHOT` answers or leaves out (the thread no longer holds it
+ * unanswered, so a result for it would be one nothing asked for).
  *
  * @internal
  */
 import * as Chunk from "effect/Chunk"
+import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import type * as Events from "../../Events.js"
 import type { RunStreamEvent } from "../../TamboTransport.js"
+import { messagesOf } from "./agentState.js"
 
 interface Call {
   readonly toolCallId: string
@@ -53,6 +57,14 @@ export const withPause = (frontendTools: ReadonlySet<string>) =>
           case "TOOL_CALL_RESULT":
             open.delete(event.toolCallId)
             break
+          case "MESSAGES_SNAPSHOT": {
+            // The snapshot is the conversation now (an invalid one changes nothing, as in the reducer).
+            if (open.size === 0) break
+            const unanswered = unansweredIn(event)
+            if (unanswered === undefined) break
+            for (const id of open.keys()) if (!unanswered.has(id)) open.delete(id)
+            break
+          }
           case "RUN_FINISHED":
             if (open.size > 0) {
               out = events.slice(0, i)
@@ -66,6 +78,18 @@ export const withPause = (frontendTools: ReadonlySet<string>) =>
       return out === undefined ? chunk : Chunk.unsafeFromArray(out)
     })
   })
+}
+
+/** The calls a valid `MESSAGES_SNAPSHOT` holds that no later tool message answers (a reused id is a new call). */
+const unansweredIn = (event: Events.MessagesSnapshotEvent): ReadonlySet<string> | undefined => {
+  const messages = messagesOf(event)
+  if (Either.isLeft(messages)) return undefined
+  const unanswered = new Set<string>()
+  for (const message of messages.right) {
+    if (message.role === "assistant") for (const call of message.toolCalls ?? []) unanswered.add(call.id)
+    else if (message.role === "tool") unanswered.delete(message.toolCallId)
+  }
+  return unanswered
 }
 
 const awaitingInput = (calls: ReadonlyArray<Call>): Events.RunAwaitingInputEvent => ({
