@@ -414,6 +414,28 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(sdkConversation(thread.messages)).toEqual(normalise(reference.messages))
       })))
 
+  it.live("a new conversation whose first run failed takes its initialMessages once: the next run there sends them first and only first", () =>
+    withAgent(
+      (_request, { runIndex }) => runIndex === 0 ? [AgUiAgent.httpError(500, { message: "down" })] : [AgUiAgent.text("Here.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const seed: ReadonlyArray<Types.InitialInputMessage> = [
+            { role: "system", content: [{ type: "text", text: "You are a terse assistant." }] }
+          ]
+          const failed = yield* Effect.either(Stream.runDrain(tambo.run("hello", { initialMessages: seed })))
+          expect(Either.isLeft(failed) && failed.left._tag).toBe("ApiError")
+          const events = Chunk.toReadonlyArray(yield* Stream.runCollect(tambo.run("again", { initialMessages: seed })))
+          expect(agent.requests[1]!.input!.messages.map((m) => [m.role, m.content])).toEqual([
+            ["system", "You are a terse assistant."],
+            ["user", "hello"],
+            ["user", "again"]
+          ])
+          const thread = (yield* tambo.state).threadMap[events.at(-1)!.threadId]!.thread
+          expect(thread.messages.map((m) => m.role)).toEqual(["system", "user", "user", "assistant"])
+        })
+    ))
+
   // The agent may keep its own copy of the conversation by message id (LangGraph's does): a
   // message must not change its id between runs. A new thread's first request once named the
   // user's message after its run, and the store (so every later request) otherwise.

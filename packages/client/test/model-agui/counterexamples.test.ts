@@ -80,3 +80,13 @@ describe("model counterexamples: a call a messages snapshot leaves out (run-outc
       replay([{ kind: "messagesSnapshot", target: "current", keep, call: "dropped" }], ["run-outcome", "thread-usable"]))
   }
 })
+
+describe("model counterexamples: the client's initialMessages sent twice (conversation-sent)", () => {
+  // Defect: a new conversation whose first run stopped or failed before its thread started held
+  // the initial messages and the user's message; the next run there recorded the initial
+  // messages again, after them, and sent both copies.
+  for (const how of ["abort", "cancelRun"] as const) {
+    it(`${how} right after run() on a new conversation, then a run on it`, () =>
+      replay([{ kind: "stop", target: "current", how, at: 0 }], ["conversation-sent", "thread-usable"]))
+  }
+})

@@ -102,7 +102,16 @@ describe("the AG-UI model's commands", () => {
   it("RUN_ERROR and a dropped connection keep what arrived; the thread goes on", async () => {
     await replay([{ kind: "runError", target: "current", afterCall: false }, { kind: "drop", target: "current", afterCall: false }], undefined, (world) => {
       const sent = lastPing(world).messages as ReadonlyArray<Sent>
-      expect(sent.map((m) => m.content)).toEqual(["#1 runError", "Partial", "ping", "pong", "#2 drop", "Half a reply", "ping"])
+      expect(sent.map((m) => m.content)).toEqual([
+        "You are the model's agent.",
+        "#1 runError",
+        "Partial",
+        "ping",
+        "pong",
+        "#2 drop",
+        "Half a reply",
+        "ping"
+      ])
     })
   })
 })

@@ -44,7 +44,7 @@ export const INVARIANTS = [
   "thread-usable",
   /**
    * What that run sent is the store's thread (messages, order, a result for every call, the
-   * thread's agent state).
+   * client's initial message at most once and first, the thread's agent state).
    */
   "conversation-sent",
   /**
@@ -666,8 +666,21 @@ const unanswered = (messages: ReadonlyArray<TamboThreadMessage>): Array<string> 
   return [...open]
 }
 
-/** A valid AG-UI conversation: every call has one result after it, every result a call before it. */
-const checkValid = (threadId: string, messages: ReadonlyArray<{ role: string; toolCalls?: ReadonlyArray<{ id: string }>; toolCallId?: string }>) => {
+/** What the client's `initialMessages` open every new conversation with. */
+const INITIAL_TEXT = "You are the model's agent."
+
+/**
+ * A valid AG-UI conversation: every call has one result after it, every result a call before it;
+ * the client's initial message at most once (an agent's snapshot may leave it out), and first.
+ */
+const checkValid = (
+  threadId: string,
+  messages: ReadonlyArray<{ role: string; content?: unknown; toolCalls?: ReadonlyArray<{ id: string }>; toolCallId?: string }>
+) => {
+  const initial = messages.flatMap((message, i) => message.role === "system" && message.content === INITIAL_TEXT ? [i] : [])
+  if (initial.length > 1 || (initial.length === 1 && initial[0] !== 0)) {
+    throw new Error(`thread ${threadId}: the initial message sent at ${JSON.stringify(initial)}, not once and first`)
+  }
   const open = new Set<string>()
   const answered = new Set<string>()
   for (const message of messages) {
@@ -829,7 +842,12 @@ export const runSequence = (
       return { world, close: () => agent.close() }
     },
     current: (world) => (current = world),
-    client: (world) => new TamboClient({ agent: { url: world.agent.url }, tools: [makeProbe(() => world)] }),
+    client: (world) =>
+      new TamboClient({
+        agent: { url: world.agent.url },
+        tools: [makeProbe(() => world)],
+        initialMessages: [{ role: "system", content: [{ type: "text", text: INITIAL_TEXT }] }]
+      }),
     commands,
     inspect: inspect === undefined ? undefined : (real) => inspect(real.world, real.client)
   })

@@ -61,11 +61,11 @@ export const prepare = (
     const unanswered = Unanswered.forNewMessage(before)
     const sent = unanswered.send.length === 0 ? message : { ...message, content: [...unanswered.send, ...message.content] }
     run.firstMessage = additionalContext === undefined ? sent : { ...sent, additionalContext }
-    const records = (threadId: string): ReadonlyArray<ClientState.Action> => [
+    const records = (threadId: string, started: boolean): ReadonlyArray<ClientState.Action> => [
       ...(threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
         ? [{ type: "INIT_THREAD", threadId, at } as const]
         : []),
-      ...initialMessagesOf(env, run, threadId, at),
+      ...(started ? [] : initialMessagesOf(env, run, threadId, at)),
       ...(unanswered.record.length === 0
         ? []
         : [{ type: "TOOL_RESULTS", threadId, results: unanswered.record, at } as const]),
@@ -81,8 +81,13 @@ export const prepare = (
         at
       }
     ]
+    // A new conversation that holds messages (a run there failed or stopped) began with its
+    // initial messages then: they are not recorded, so not sent, a second time.
+    const started = (thread: ClientState.ThreadState | undefined) =>
+      run.existing === undefined && thread !== undefined && thread.thread.messages.length > 0
     if (run.threadId !== ClientState.PLACEHOLDER_THREAD_ID) {
-      yield* Env.recordNow(env, run.threadId, records(run.threadId))
+      const thread = run.existing === undefined ? yield* env.store.getThread(run.threadId) : undefined
+      yield* Env.recordNow(env, run.threadId, records(run.threadId, started(thread)))
       return
     }
     // Into the store at once, to the thread the run records in as the store takes it: until the
@@ -91,7 +96,9 @@ export const prepare = (
     // behind. After what runs recorded before (a run that started from the placeholder moves its
     // messages out of it first).
     yield* Env.record(env, ClientState.PLACEHOLDER_THREAD_ID, [])
-    yield* env.store.update((state) => ClientState.reduce(state, records(run.threadId)))
+    yield* env.store.update((state) =>
+      ClientState.reduce(state, records(run.threadId, started(ClientState.getThreadState(state, run.threadId))))
+    )
   })
 
 /**
