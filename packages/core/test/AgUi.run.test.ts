@@ -1,6 +1,7 @@
 // Tambo runs against an AG-UI agent (the scripted one, on loopback), through AgUi.layer: the
 // SDK half of the differential tests sits beside each case, compared with runReference's
 // conversation for the same script.
+import { EventType } from "@ag-ui/core"
 import { describe, expect, it, vi } from "@effect/vitest"
 import { AgUiAgent, HostileServer } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
@@ -503,6 +504,32 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
           expect((yield* tambo.state).threadMap[thread.id]!.thread.messages.at(-1)!.content).toEqual([
             { type: "text", text: "Hi again." }
           ])
+        }),
+      { tools: [tool] }
+    )
+  })
+
+  // Some agents name the message the call answers as its parent: the call is still the assistant's.
+  it.live("a call whose parentMessageId names the user's message: the call is the assistant's, the tool runs once, the next runs are sent", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (request) =>
+        request.toolResults.length === 0 && request.lastUserText === "hello"
+          ? [
+            AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather", parentMessageId: request.input.messages.at(-1)!.id }),
+            AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Paris\"}" }),
+            AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+          ]
+          : [AgUiAgent.text("Done.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(cities).toEqual(["Paris"])
+          expect(agent.requests[1]!.input!.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"])
+          expect(agent.requests[1]!.input!.messages[0]).toMatchObject({ role: "user", content: "hello" })
+          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+          expect(agent.requests[2]!.input!.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user"])
         }),
       { tools: [tool] }
     )

@@ -290,6 +290,31 @@ describe("events", () => {
       check: (t) => expect(t.thread.messages.map((m) => m.content.length)).toEqual([1, 0])
     },
     {
+      name: "TOOL_CALL_START naming the user's message as its parent opens an assistant message of its own",
+      actions: () => [
+        userMessage("t1", "u1", "hello"),
+        ...events("t1", [e.runStarted("t1"), e.toolStart("c1", "f", "u1"), e.toolArgs("c1", "{}"), e.toolEnd("c1")])
+      ],
+      check: (t) => {
+        expect(t.thread.messages.map((m) => [m.id, m.role, m.content.map((block) => block.type)])).toEqual([
+          ["u1", "user", ["text"]],
+          ["msg_tool_c1", "assistant", ["tool_use"]]
+        ])
+      }
+    },
+    {
+      name: "TOOL_CALL_START naming a tool result's message as its parent does not join it",
+      actions: () =>
+        events("t1", [e.textStart("m1"), e.textEnd("m1"), e.toolResult("tr1", "c0", "ok"), e.toolStart("c1", "f", "tr1")]),
+      check: (t) => {
+        expect(t.thread.messages.map((m) => [m.id, m.content.map((block) => block.type)])).toEqual([
+          ["m1", []],
+          ["tr1", ["tool_result"]],
+          ["msg_tool_c1", ["tool_use"]]
+        ])
+      }
+    },
+    {
       name: "text then a tool call whose parent is a temporary id: one assistant message, like the server stores it",
       actions: () =>
         events("t1", [

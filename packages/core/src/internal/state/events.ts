@@ -182,17 +182,22 @@ const hasToolResult = (message: TamboThreadMessage): boolean => message.content.
 const toolCallMessage = (d: ThreadDraft, parentMessageId: string | undefined): number => {
   if (parentMessageId !== undefined) {
     const parent = d.findMessage(parentMessageId)
-    if (parent >= 0) return parent
+    // A parent that cannot hold a call (the user's message, a tool result's) is read as none:
+    // a call there would be no assistant's, and its result one no call asked for.
+    if (parent >= 0 && canHoldCall(d.messages[parent]!)) return parent
   }
   const open = d.streaming.messageId
   if (open !== undefined) {
     const index = d.findMessage(open)
-    if (index >= 0 && d.messages[index]!.role === "assistant" && !hasToolResult(d.messages[index]!)) return index
+    if (index >= 0 && canHoldCall(d.messages[index]!)) return index
   }
   const last = d.messages.length - 1
-  if (last >= 0 && d.messages[last]!.role === "assistant" && !hasToolResult(d.messages[last]!)) return last
+  if (last >= 0 && canHoldCall(d.messages[last]!)) return last
   return -1
 }
+
+/** A message a call can join: an assistant's, holding no tool results. */
+const canHoldCall = (message: TamboThreadMessage): boolean => message.role === "assistant" && !hasToolResult(message)
 
 /**
  * A call is identified within its message: providers that count reuse
@@ -213,7 +218,11 @@ const handleToolCallStart = (d: ThreadDraft, event: EventOf<"TOOL_CALL_START">, 
   if (index >= 0) {
     d.appendBlock(index, block)
   } else {
-    const id = d.uniqueMessageId(event.parentMessageId ?? `msg_tool_${event.toolCallId}`)
+    // Named after its parent unless that names a message it could not join.
+    const parent = event.parentMessageId !== undefined && d.findMessage(event.parentMessageId) < 0
+      ? event.parentMessageId
+      : undefined
+    const id = d.uniqueMessageId(parent ?? `msg_tool_${event.toolCallId}`)
     d.appendMessage({ id, role: "assistant", content: [block], createdAt: toIsoString(at) })
     d.ownStreaming().messageId = id
   }
