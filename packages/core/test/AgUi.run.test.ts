@@ -535,6 +535,30 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  // Held in the thread, such a result made every later request unsendable (AgUiError InvalidInput).
+  it.live.each([
+    ["a TOOL_CALL_RESULT for a call it never made", (_request: AgUiAgent.AgentRequest) => [
+      AgUiAgent.text("Found it."),
+      AgUiAgent.event({ type: EventType.TOOL_CALL_RESULT, messageId: "r1", toolCallId: "x1", content: "42" })
+    ]],
+    ["a MESSAGES_SNAPSHOT holding a tool message without its call", (request: AgUiAgent.AgentRequest) => [
+      AgUiAgent.messagesSnapshot([...request.input.messages, { id: "t9", role: "tool", toolCallId: "x1", content: "42" }])
+    ]]
+  ] as const)("an agent's result that answers no call (%s) stays in the thread, is not sent back, and the thread takes the next message", ([, first]) =>
+    withAgent(
+      (request) => request.lastUserText === "hello" ? first(request) : [AgUiAgent.text("Hi again.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(thread.messages.flatMap((m) => m.content).some((block) => block.type === "tool_result")).toBe(true)
+          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+          const sent = agent.requests[1]!.input!.messages
+          expect(sent.some((m) => m.role === "tool")).toBe(false)
+          expect(sent.at(-1)).toMatchObject({ role: "user", content: "again" })
+        })
+    ))
+
   it.live("headers from a function are read for each request: two runs carry two tokens", () => {
     let issued = 0
     return withAgent(AgUiAgent.scripts.text, (agent) =>

@@ -123,6 +123,25 @@ describe("toAgUiMessages", () => {
         { id: "a1", role: "assistant", toolCalls: [{ id: "s1", type: "function", function: { name: "search", arguments: "{\"q\":\"x\"}" } }] },
         { id: "a1:s1", role: "tool", toolCallId: "s1", content: "3 results" }
       ]
+    ],
+    [
+      "a tool result that answers no earlier call (an agent's stray TOOL_CALL_RESULT or snapshot) is not sent; the rest is",
+      [
+        user("u1", [text("hi")]),
+        assistant("r1", [toolResult("x1", "42")]),
+        user("t9", [toolResult("zz", "x")]),
+        assistant("a1", [toolUse("c1", "get_weather", {})]),
+        user("u2", [toolResult("zz", "x"), toolResult("c1", "sunny")]),
+        user("u3", [toolResult("c9", "late"), text("again")]),
+        assistant("a2", [toolUse("c9", "get_weather", {})])
+      ],
+      [
+        { id: "u1", role: "user", content: "hi" },
+        { id: "a1", role: "assistant", toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
+        { id: "u2", role: "tool", toolCallId: "c1", content: "sunny" },
+        { id: "u3", role: "user", content: "again" },
+        { id: "a2", role: "assistant", toolCalls: [{ id: "c9", type: "function", function: { name: "get_weather", arguments: "{}" } }] }
+      ]
     ]
   ])("%s", (_name, messages, expected) => {
     expect(messagesOf(messages)).toEqual(expected)
@@ -170,7 +189,6 @@ describe("buildRunAgentInput", () => {
   cyclic.self = cyclic
 
   it.each<[string, Partial<Parameters<typeof buildRunAgentInput>[0]>, string]>([
-    ["a tool result for a call nobody made", { messages: [user("u1", [toolResult("c9", "x")])] }, "answers tool call c9"],
     ["tool arguments JSON cannot carry", { messages: [assistant("a1", [toolUse("c1", "t", { n: 1n })])] }, "arguments of tool call c1"],
     ["two tools of one name", { tools: [weather, weather] }, "Two tools are named get_weather"],
     ["a context value JSON cannot carry", { context: { loop: cyclic } }, "The context loop cannot be sent"],

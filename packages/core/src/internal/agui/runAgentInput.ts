@@ -10,7 +10,10 @@
  *   blocks its `toolCalls` (arguments as JSON);
  * - every `tool_result` block becomes a `tool` message: before the rest of
  *   the user message that holds it (Tambo keeps results in a user message),
- *   after the assistant message that holds it (a server-side tool's);
+ *   after the assistant message that holds it (a server-side tool's); one that
+ *   answers no earlier call (an agent's `TOOL_CALL_RESULT` or snapshot said
+ *   so) is not sent: agents refuse a tool message without its call, and the
+ *   thread, which keeps it, could then never be sent again;
  * - components and reasoning are Tambo's own and are not sent.
  *
  * @since 0.2.0
@@ -107,15 +110,12 @@ const toolMessages = (
   message: Types.TamboThreadMessage,
   calls: ReadonlySet<string>,
   idTaken: boolean
-): Either.Either<Array<Wire.Message>, AgUiError> => {
-  const results = message.content.filter((block): block is Types.ToolResultContent => block.type === "tool_result")
+): Array<Wire.Message> => {
+  const results = message.content.filter((block): block is Types.ToolResultContent =>
+    block.type === "tool_result" && calls.has(block.toolUseId)
+  )
   const out: Array<Wire.Message> = []
   for (const result of results) {
-    if (!calls.has(result.toolUseId)) {
-      return Either.left(
-        invalid(`Message ${message.id} answers tool call ${result.toolUseId}, which no earlier assistant message made`)
-      )
-    }
     const content = textOf(result.content)
     out.push({
       // A message that is one tool result and nothing else keeps its id; otherwise each gets its own.
@@ -126,7 +126,7 @@ const toolMessages = (
       ...(result.isError === true ? { error: content } : {})
     })
   }
-  return Either.right(out)
+  return out
 }
 
 /**
@@ -164,16 +164,12 @@ export const toAgUiMessages = (
         })
       }
       // A server-side tool's result kept in the message follows its call.
-      const results = toolMessages(message, calls, sent)
-      if (Either.isLeft(results)) return results
-      out.push(...results.right)
+      out.push(...toolMessages(message, calls, sent))
     } else {
       const rest = blocks.filter((block) => block.type !== "tool_result")
       const sent = rest.length > 0 || blocks.length === 0
       // Results first: an agent expects a call's result right after the call.
-      const results = toolMessages(message, calls, sent)
-      if (Either.isLeft(results)) return results
-      out.push(...results.right)
+      out.push(...toolMessages(message, calls, sent))
       if (sent) {
         out.push(
           message.role === "system"
