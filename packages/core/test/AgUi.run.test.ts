@@ -535,6 +535,37 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  // An agent that names its reply of an earlier turn as the parent (a fixed id, say): the call
+  // joined that reply, so the conversation sent had the call before the turn's question and its
+  // result after it, which strict agents refuse.
+  it.live("a call whose parentMessageId names an earlier turn's reply is this turn's: sent after the turn's question, its result right after it", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (request) =>
+        request.lastUserText === "hello"
+          ? [AgUiAgent.text("Hello.", { messageId: "reply" })]
+          : request.toolResults.length === 0
+          ? [
+            AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather", parentMessageId: "reply" }),
+            AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Paris\"}" }),
+            AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+          ]
+          : [AgUiAgent.text("Sunny.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          yield* Stream.runDrain(tambo.run("weather?", { threadId: thread.id }))
+          expect(cities).toEqual(["Paris"])
+          const sent = agent.requests[2]!.input!.messages
+          expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "tool"])
+          expect(sent[1]).toEqual({ id: "reply", role: "assistant", content: "Hello." })
+          expect(sent[3]).toMatchObject({ role: "assistant", toolCalls: [{ id: "c1" }] })
+        }),
+      { tools: [tool] }
+    )
+  })
+
   // Held in the thread, such a result made every later request unsendable (AgUiError InvalidInput).
   it.live.each([
     ["a TOOL_CALL_RESULT for a call it never made", (_request: AgUiAgent.AgentRequest) => [

@@ -1446,6 +1446,14 @@ describe("a message id reused from an earlier turn", () => {
     expect(thread(s, "t1").anomalies).toHaveLength(2)
   })
 
+  it("a tool call whose parent is an earlier turn's reply opens a message of this turn; history keeps no call", () => {
+    const s = secondTurn([e.toolStart("c2", "weather", "m"), e.toolArgs("c2", "{}"), e.toolEnd("c2"), e.runFinished("t1", "run2")])
+    expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2", "msg_tool_c2"])
+    const [, first, , , call] = getMessages(s, "t1")
+    expect(first!.content.map((c) => c.type)).toEqual(["text", "component"])
+    expect(call!.content).toEqual([{ type: "tool_use", id: "c2", name: "weather", input: {} }])
+  })
+
   it("an id first used in this turn is merged as before, across the turn's steps", () => {
     const s = secondTurn([
       e.textStart("m2"), e.text("m2", "a"), e.textEnd("m2"),

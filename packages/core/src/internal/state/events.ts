@@ -182,9 +182,12 @@ const hasToolResult = (message: TamboThreadMessage): boolean => message.content.
 const toolCallMessage = (d: ThreadDraft, parentMessageId: string | undefined): number => {
   if (parentMessageId !== undefined) {
     const parent = d.findMessage(parentMessageId)
-    // A parent that cannot hold a call (the user's message, a tool result's) is read as none:
-    // a call there would be no assistant's, and its result one no call asked for.
-    if (parent >= 0 && canHoldCall(d.messages[parent]!)) return parent
+    // A parent that cannot hold a call (the user's message, a tool result's, an earlier turn's
+    // reply) is read as none: a call there would be no assistant's of this turn, and its result
+    // one no call asked for, or one separated from its call by the turn's question.
+    if (parent >= 0 && canHoldCall(d.messages[parent]!) && (d.turnStart === undefined || parent >= d.turnStart)) {
+      return parent
+    }
   }
   const open = d.streaming.messageId
   if (open !== undefined) {
