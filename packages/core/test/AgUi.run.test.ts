@@ -566,6 +566,29 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  it.live("an agent's reply under the id of the user's message is a reply of its own: the user's message keeps its text, and goes out as it was", () =>
+    withAgent(
+      (request) =>
+        request.lastUserText === "hello"
+          ? [AgUiAgent.text("Hi there.", { messageId: request.input.messages.at(-1)!.id })]
+          : [AgUiAgent.text("Again.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(thread.messages.map((m) => [m.role, m.content])).toEqual([
+            ["user", [{ type: "text", text: "hello" }]],
+            ["assistant", [{ type: "text", text: "Hi there." }]]
+          ])
+          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+          expect(agent.requests[1]!.input!.messages.map((m) => [m.role, m.content])).toEqual([
+            ["user", "hello"],
+            ["assistant", "Hi there."],
+            ["user", "again"]
+          ])
+        })
+    ))
+
   // Held in the thread, such a result made every later request unsendable (AgUiError InvalidInput).
   it.live.each([
     ["a TOOL_CALL_RESULT for a call it never made", (_request: AgUiAgent.AgentRequest) => [

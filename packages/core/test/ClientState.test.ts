@@ -1283,7 +1283,7 @@ describe("local actions", () => {
 
   it("INIT_THREAD creates once, with the given fields", () => {
     const s = reduce(initial, [
-      { type: "INIT_THREAD", threadId: "t1", initialThread: { name: "Trip", messages: [{ id: "x", role: "user", content: [] }] }, at: 5 },
+      { type: "INIT_THREAD", threadId: "t1", initialThread: { name: "Trip", messages: [{ id: "x", role: "assistant", content: [] }] }, at: 5 },
       { type: "INIT_THREAD", threadId: "t1", initialThread: { name: "Other" }, at: 6 }
     ])
     expect(thread(s, "t1").thread).toMatchObject({ id: "t1", name: "Trip", createdAt: iso(5), messages: [{ id: "x" }] })
@@ -1452,6 +1452,18 @@ describe("a message id reused from an earlier turn", () => {
     const [, first, , , call] = getMessages(s, "t1")
     expect(first!.content.map((c) => c.type)).toEqual(["text", "component"])
     expect(call!.content).toEqual([{ type: "tool_use", id: "c2", name: "weather", input: {} }])
+  })
+
+  it("a reply and a tool result under the id of the turn's question open a reply of their own; the question keeps its text", () => {
+    const s = secondTurn([
+      e.textStart("u2"), e.text("u2", "second"), e.textEnd("u2"),
+      e.toolResult("u2", "call-2", "ok"),
+      e.runFinished("t1", "run2")
+    ])
+    expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2", "u2_2"])
+    expect(texts(s)).toEqual(["hi", "first", "", "again", "second"])
+    expect(getMessages(s, "t1").at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text" }, { type: "tool_result" }] })
+    expect(thread(s, "t1").anomalies.map((a) => a.reason)).toEqual(["message u2 is the user's; this reply's message is u2_2"])
   })
 
   it("an id first used in this turn is merged as before, across the turn's steps", () => {

@@ -94,15 +94,24 @@ const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">): void => {
 /**
  * Where a run's event that names message `messageId` puts it: its position,
  * or -1 when the message is new. An id from before the turn's user message
- * is an earlier reply's, reused by the server: the event opens a message of
- * this turn, which the id's later events then find (an anomaly, never more
- * text in history).
+ * is an earlier reply's, reused by the server, and the id of a user's or
+ * system message is not a reply's at all: the event opens a message of this
+ * turn, which the id's later events then find (an anomaly, never more text
+ * in history or in the user's message).
  */
 const claimMessageId = (d: ThreadDraft, messageId: string, eventType: string, at: number): number => {
   const index = d.findMessage(messageId)
-  if (index < 0 || d.turnStart === undefined || index >= d.turnStart) return index
+  if (index < 0) return index
+  const role = d.messages[index]!.role
+  if (role === "assistant" && (d.turnStart === undefined || index >= d.turnStart)) return index
   const alias = d.uniqueMessageId(messageId)
-  d.anomaly(eventType, `message ${messageId} is from an earlier turn; this turn's message is ${alias}`, at)
+  d.anomaly(
+    eventType,
+    role === "assistant"
+      ? `message ${messageId} is from an earlier turn; this turn's message is ${alias}`
+      : `message ${messageId} is the ${role}'s; this reply's message is ${alias}`,
+    at
+  )
   d.setMessageAlias(messageId, alias)
   return -1
 }
