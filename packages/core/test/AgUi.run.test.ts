@@ -589,6 +589,37 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         })
     ))
 
+  // An agent that names its reply after the conversation's last message: after a tool round,
+  // the client's tool result.
+  it.live("an agent's reply under the id of the tool result it was sent is a message after it: each later run sends the call, its result, then the reply", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (request) =>
+        request.toolResults.length === 0 && request.lastUserText === "hello"
+          ? [AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" })]
+          : [AgUiAgent.text("Sunny.", { messageId: request.input.messages.at(-1)!.id })],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(cities).toEqual(["Paris"])
+          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+          const [first, second, third] = agent.requests.map((r) => r.input!.messages)
+          expect(third!.map((m) => [m.role, m.content])).toEqual([
+            ["user", "hello"],
+            ["assistant", undefined],
+            ["tool", "sunny in Paris"],
+            ["assistant", "Sunny."],
+            ["user", "again"]
+          ])
+          // Message for message what the run before sent, under the same ids.
+          expect(third!.slice(0, second!.length)).toEqual(second)
+          expect(second!.slice(0, first!.length)).toEqual(first)
+        }),
+      { tools: [tool] }
+    )
+  })
+
   // Held in the thread, such a result made every later request unsendable (AgUiError InvalidInput).
   it.live.each([
     ["a TOOL_CALL_RESULT for a call it never made", (_request: AgUiAgent.AgentRequest) => [

@@ -1466,6 +1466,19 @@ describe("a message id reused from an earlier turn", () => {
     expect(thread(s, "t1").anomalies.map((a) => a.reason)).toEqual(["message u2 is the user's; this reply's message is u2_2"])
   })
 
+  it("a reply under the id of this turn's tool result opens a message after it; another result may join it", () => {
+    const s = secondTurn([
+      e.toolStart("c2", "weather"), e.toolEnd("c2"), e.toolResult("r2", "c2", "sunny"),
+      e.toolStart("c3", "weather"), e.toolEnd("c3"), e.toolResult("r2", "c3", "rainy"),
+      e.textStart("r2"), e.text("r2", "Sunny, then rainy."), e.textEnd("r2"),
+      e.runFinished("t1", "run2")
+    ])
+    expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2", "msg_tool_c2", "r2", "r2_2"])
+    expect(getMessages(s, "t1")[5]!.content.map((c) => c.type)).toEqual(["tool_result", "tool_result"])
+    expect(texts(s).at(-1)).toBe("Sunny, then rainy.")
+    expect(thread(s, "t1").anomalies.map((a) => a.reason)).toEqual(["message r2 is a tool result's; this reply's message is r2_2"])
+  })
+
   it("an id first used in this turn is merged as before, across the turn's steps", () => {
     const s = secondTurn([
       e.textStart("m2"), e.text("m2", "a"), e.textEnd("m2"),

@@ -90,3 +90,13 @@ describe("model counterexamples: the client's initialMessages sent twice (conver
       replay([{ kind: "stop", target: "current", how, at: 0 }], ["conversation-sent", "thread-usable"]))
   }
 })
+
+describe("model counterexamples: a reply under the id of the message it answers (conversation-stable)", () => {
+  // Defect: an agent's reply named after the last message it was sent was written into that
+  // message: the user's message took the reply's text, and after a tool round the reply came
+  // between the call and its result, whose id then changed in every later request.
+  for (const afterTool of [false, true]) {
+    it(`the agent's reply under the id of ${afterTool ? "the tool result" : "the user's message"}, then a run`, () =>
+      replay([{ kind: "echoId", target: "current", afterTool }], ["conversation-stable", "conversation-sent", "thread-usable"]))
+  }
+})

@@ -140,6 +140,11 @@ export type Command =
     readonly keep: boolean
     readonly call: "none" | "kept" | "dropped"
   }
+  /**
+   * The agent names its reply after the last message it was sent (some derive their ids so): the
+   * user's, or after a round of the probe (`afterTool`), the tool result's.
+   */
+  | { readonly kind: "echoId"; readonly target: Target; readonly afterTool: boolean }
   /** Two runs at once on two threads (known ones, or new ones when fewer are known). */
   | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
   /** `startNewThread()`, then two runs on the new conversation at once; `abortFirst`: the first is aborted once started. */
@@ -187,6 +192,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("runError" as const), target, afterCall: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("drop" as const), target, afterCall: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("busy" as const), target }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("echoId" as const), target, afterTool: fc.boolean() }) },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -238,7 +244,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
  * carrying the results of its tool round (default: "done").
  */
 type Scenario = ((request: AgUiAgent.AgentRequest) => AgUiAgent.Script | Promise<AgUiAgent.Script>) & {
-  continued?: () => AgUiAgent.Script
+  continued?: (request: AgUiAgent.AgentRequest) => AgUiAgent.Script
 }
 
 /** An AG-UI message, as a snapshot carries it. */
@@ -286,7 +292,7 @@ let current: World | undefined
 export const agentScript: AgUiAgent.ScriptFn = (request) => {
   if (request.lastUserText === "ping") return [AgUiAgent.text("pong")]
   const scenario = request.lastUserText === undefined ? undefined : current?.scenarios.get(request.lastUserText)
-  if (request.toolResults.length > 0) return scenario?.continued?.() ?? [AgUiAgent.text("done")]
+  if (request.toolResults.length > 0) return scenario?.continued?.(request) ?? [AgUiAgent.text("done")]
   return scenario === undefined ? [AgUiAgent.text(`unknown scenario ${request.lastUserText}`)] : scenario(request)
 }
 
@@ -393,6 +399,13 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         ...(command.afterCall ? probeCalls(world, request, "ok", 1).map((call) => call.step) : []),
         AgUiAgent.runError("The model failed", { code: "E_MODEL" })
       ])
+    case "echoId": {
+      const echo = (request: AgUiAgent.AgentRequest) => [AgUiAgent.text("Echoed.", { messageId: request.input.messages.at(-1)!.id })]
+      if (!command.afterTool) return simple(command.target, "echoId", echo)
+      const scenario: Scenario = (request) => probeCalls(world, request, "ok", 1).map((call) => call.step)
+      scenario.continued = echo
+      return simple(command.target, "echoId", scenario)
+    }
     case "drop":
       return simple(command.target, "drop", (request) => [
         AgUiAgent.text(["Half ", "a reply"]),

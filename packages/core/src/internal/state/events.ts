@@ -95,21 +95,23 @@ const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">): void => {
  * Where a run's event that names message `messageId` puts it: its position,
  * or -1 when the message is new. An id from before the turn's user message
  * is an earlier reply's, reused by the server, and the id of a user's or
- * system message is not a reply's at all: the event opens a message of this
- * turn, which the id's later events then find (an anomaly, never more text
- * in history or in the user's message).
+ * system message, or (but for another result) of a message of tool results,
+ * is not a reply's: the event opens a message of this turn, which the id's
+ * later events then find (an anomaly, never more text in history, in the
+ * user's message, or between a call and its result).
  */
-const claimMessageId = (d: ThreadDraft, messageId: string, eventType: string, at: number): number => {
+const claimMessageId = (d: ThreadDraft, messageId: string, eventType: string, at: number, isResult = false): number => {
   const index = d.findMessage(messageId)
   if (index < 0) return index
-  const role = d.messages[index]!.role
-  if (role === "assistant" && (d.turnStart === undefined || index >= d.turnStart)) return index
+  const message = d.messages[index]!
+  const reply = message.role === "assistant" && (isResult || !hasToolResult(message))
+  if (reply && (d.turnStart === undefined || index >= d.turnStart)) return index
   const alias = d.uniqueMessageId(messageId)
   d.anomaly(
     eventType,
-    role === "assistant"
+    reply
       ? `message ${messageId} is from an earlier turn; this turn's message is ${alias}`
-      : `message ${messageId} is the ${role}'s; this reply's message is ${alias}`,
+      : `message ${messageId} is ${message.role === "assistant" ? "a tool result's" : `the ${message.role}'s`}; this reply's message is ${alias}`,
     at
   )
   d.setMessageAlias(messageId, alias)
@@ -333,7 +335,7 @@ const handleToolCallResult = (d: ThreadDraft, event: EventOf<"TOOL_CALL_RESULT">
     toolUseId: event.toolCallId,
     content: toolResultContentFromEvent(event.content)
   }
-  const index = claimMessageId(d, event.messageId, event.type, at)
+  const index = claimMessageId(d, event.messageId, event.type, at, true)
   if (index >= 0) {
     d.appendBlock(index, block)
   } else {
