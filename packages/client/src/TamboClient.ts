@@ -206,8 +206,10 @@ export interface AgentConnection {
   /**
    * Sent with every run (the agent's credentials, for instance): a record,
    * or a function (which may return a promise) called anew for each run, for
-   * a token that rotates. A throw or rejection rejects that run with a
-   * `CallbackError` (`Headers`) before anything is sent.
+   * a token that rotates. A throw or rejection, or a header HTTP cannot
+   * carry (a name that is not a token; a value with a line break, a NUL or
+   * a character past Latin-1), rejects that run with a `CallbackError`
+   * (`Headers`) before anything is sent.
    */
   readonly headers?:
     | Readonly<Record<string, string>>

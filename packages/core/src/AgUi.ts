@@ -77,8 +77,10 @@ export interface AgentOptions {
   /**
    * Sent with every run request (credentials, for instance): a record, or
    * an Effect or a function (which may return a promise) read anew for each
-   * request, for a token that rotates. A failure to read them fails the run
-   * with a `CallbackError` (`Headers`) before anything is sent.
+   * request, for a token that rotates. A failure to read them, or a header
+   * HTTP cannot carry (a name that is not a token; a value with a line
+   * break, a NUL or a character past Latin-1), fails the run with a
+   * `CallbackError` (`Headers`) before anything is sent.
    */
   readonly headers?: AgentHeaders | undefined
   /** How long to wait for the response's status and headers, and for its first event. Default 60 s. */

@@ -671,7 +671,11 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     }, "no token"],
     ["a promise that rejects", () => Promise.reject(new Error("vault down")), "vault down"],
     ["an Effect that fails", Effect.fail("expired"), "expired"],
-    ["a value that is not headers", () => ({ authorization: 42 }) as unknown as Record<string, string>, "object of strings"]
+    ["a value that is not headers", () => ({ authorization: 42 }) as unknown as Record<string, string>, "object of strings"],
+    // fetch refuses these: the run failed as a connection that failed, sent again maxRetries times.
+    ["a function giving a name that is not a header's", () => ({ "x token": "t" }), "\"x token\" is not a header name"],
+    ["a record whose value holds a line break", { "x-token": "t\r\nx-evil: 1" }, "the value of x-token holds a line break"],
+    ["a record whose value holds a character past Latin-1", { "x-token": "t\u2713" }, "the value of x-token holds a character HTTP cannot carry"]
   ] as const)("headers from %s: CallbackError (Headers), nothing sent", ([, headers, message]) =>
     withAgent(AgUiAgent.scripts.text, (agent) =>
       Effect.gen(function*() {
