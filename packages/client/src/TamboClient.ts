@@ -372,8 +372,9 @@ export interface TamboClientOptions {
   readonly autoGenerateNameThreshold?: number | undefined
   /**
    * Retries of reads, and of runs that failed before their first event (an
-   * agent's run answered 429/502/503/504, or whose connection failed).
-   * Default 2.
+   * agent's run answered 429/502/503/504, or whose connection failed): a
+   * whole number from 0, else the constructor throws a `ConfigError`
+   * (`InvalidOption`). Default 2.
    */
   readonly maxRetries?: number | undefined
   /** Timeout of a REST call in milliseconds (not of a run). Default 60 000. */

@@ -43,6 +43,19 @@ describe("options", () => {
     }
   })
 
+  it("a maxRetries that is not a whole number from 0 throws a ConfigError (InvalidOption) naming it, for the Tambo API and for an agent", () => {
+    for (const maxRetries of [Infinity, -1, Number.NaN, 1.5]) {
+      for (const backend of [{ apiKey: "k" }, { agent: { url: "http://127.0.0.1:1/agent" } }]) {
+        const create = () => new TamboClient({ ...backend, maxRetries })
+        expect(create, String(maxRetries)).toThrow(
+          expect.objectContaining({ _tag: "ConfigError", reason: "InvalidOption", message: expect.stringContaining("maxRetries") })
+        )
+      }
+    }
+    // None at all is a choice.
+    new TamboClient({ apiKey: "k", maxRetries: 0 }).destroy()
+  })
+
   it("an invalid tool throws a ToolDefinitionError, from the constructor and from registerTool", () => {
     const bad = { ...weatherTool, name: "not a valid name!" }
     expect(() => makeClient(server(), { tools: [bad] })).toThrow(ToolDefinitionError)

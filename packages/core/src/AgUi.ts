@@ -91,8 +91,8 @@ export interface AgentOptions {
   readonly maxFrameBytes?: number | undefined
   /**
    * How many times a run request answered 429/502/503/504, or whose
-   * connection failed, is sent again (never once its body is being read).
-   * Default 2.
+   * connection failed, is sent again (never once its body is being read):
+   * a whole number from 0. Default 2.
    *
    * @since 0.2.0
    */
@@ -123,7 +123,8 @@ export interface Options extends
  * `ThreadStore` in the context (the one the `Tambo` service writes); every
  * other call fails with an `ApiError` saying an AG-UI agent does not offer it.
  * Options that cannot work (a `url` that does not parse, a timeout that is
- * not a positive duration, a `maxFrameBytes` that is not a positive integer)
+ * not a positive duration, a `maxFrameBytes` that is not a positive integer,
+ * a `maxRetries` that is not a whole number from 0)
  * fail it with a `ConfigError`, as `TamboConfig` does for the Tambo API.
  *
  * @since 0.2.0

@@ -42,7 +42,10 @@ export interface Options {
   readonly environment?: Environment | undefined
   readonly userKey?: string | undefined
   readonly userToken?: string | Redacted.Redacted<string> | undefined
-  /** Retries of idempotent reads and of run requests that failed before their first event. Default 2. */
+  /**
+   * Retries of idempotent reads and of run requests that failed before their
+   * first event: a whole number from 0. Default 2.
+   */
   readonly maxRetries?: number | undefined
   /** Timeout of a REST request (not of a run stream). Default 60 seconds. */
   readonly requestTimeout?: Duration.DurationInput | undefined
@@ -97,7 +100,8 @@ export class TamboConfig extends Context.Tag("@tambo-effect/core/TamboConfig")<T
 /**
  * Validates options into a configuration. A missing, empty or non-string
  * `apiKey` is a `ConfigError` (`MissingApiKey`) that names the option; a
- * timeout or limit that is not positive is one (`InvalidOption`) too.
+ * timeout or limit that is not positive, or a `maxRetries` that is not a
+ * whole number from 0, is one (`InvalidOption`) too.
  *
  * @since 0.1.0
  * @category Constructors

@@ -133,6 +133,16 @@ describe("AgUi.layer's options", () => {
       expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
       expect(error.message).toContain(name)
     }))
+
+  it.effect.each([Infinity, -1, Number.NaN, 1.5])(
+    "a maxRetries of %s (retrying forever, or silently never) is a ConfigError (InvalidOption) naming it, when the layer is built",
+    (maxRetries) =>
+      Effect.gen(function*() {
+        const error = yield* build({ maxRetries })
+        expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+        expect(error.message).toContain("maxRetries")
+      })
+  )
 })
 
 describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {

@@ -81,6 +81,24 @@ describe("TamboConfig", () => {
       expect(error.message).toContain(name)
     }))
 
+  it.effect.each([Infinity, -1, Number.NaN, 1.5])(
+    "a maxRetries of %s (retrying forever, or silently never) is a ConfigError (InvalidOption) naming it, from make and the layer",
+    (maxRetries) =>
+      Effect.gen(function* () {
+        const fromMake = yield* Effect.flip(TamboConfig.make({ apiKey: "k", maxRetries }))
+        expect(fromMake).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+        expect(fromMake.message).toContain("maxRetries")
+        const fromLayer = yield* Effect.flip(Layer.build(TamboConfig.layer({ apiKey: "k", maxRetries })).pipe(Effect.scoped))
+        expect(fromLayer).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      })
+  )
+
+  it.effect("a maxRetries of 0 is no retry, and none is 2", () =>
+    Effect.gen(function* () {
+      expect((yield* TamboConfig.make({ apiKey: "k", maxRetries: 0 })).maxRetries).toBe(0)
+      expect((yield* TamboConfig.make({ apiKey: "k" })).maxRetries).toBe(2)
+    }))
+
   it.effect("a tamboUrl that is not a URL is a ConfigError (InvalidUrl) that shows neither its password nor its query", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(TamboConfig.make({ apiKey: "k", tamboUrl: "http://user:PASSWORD@host:99999/api?token=TOKEN" }))

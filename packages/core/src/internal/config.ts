@@ -84,6 +84,20 @@ export const positiveFrameBytes = (maxFrameBytes: number): Effect.Effect<number,
       new ConfigError({ reason: "InvalidOption", message: `maxFrameBytes must be a positive integer, got ${String(maxFrameBytes)}` })
     )
 
+/**
+ * `maxRetries`, a whole number of retries from 0 (2 by default), or a `ConfigError` (`InvalidOption`):
+ * taken as given, `Infinity` would retry forever and a negative number or NaN would silently never retry.
+ * @internal
+ */
+export const retryCount = (maxRetries: number | undefined): Effect.Effect<number, ConfigError> =>
+  maxRetries === undefined
+    ? Effect.succeed(2)
+    : Number.isSafeInteger(maxRetries) && maxRetries >= 0
+    ? Effect.succeed(maxRetries)
+    : Effect.fail(
+      new ConfigError({ reason: "InvalidOption", message: `maxRetries must be a whole number from 0, got ${String(maxRetries)}` })
+    )
+
 /** The run stream's bounds, each checked and defaulted. */
 const streamBoundsOf = (options: Options) =>
   Effect.gen(function* () {
@@ -105,12 +119,13 @@ export const make = (
     yield* checkExclusive(options)
     const baseUrl = yield* baseUrlOf(options, environments)
     const { firstByteTimeout, idleTimeout, maxFrameBytes, maxRetryAfter } = yield* streamBoundsOf(options)
+    const maxRetries = yield* retryCount(options.maxRetries)
     return {
       apiKey,
       baseUrl,
       userKey: Option.fromNullable(options.userKey),
       userToken: Option.map(Option.fromNullable(options.userToken), toRedacted),
-      maxRetries: options.maxRetries ?? 2,
+      maxRetries,
       requestTimeout: Duration.decode(options.requestTimeout ?? Duration.seconds(60)),
       firstByteTimeout,
       idleTimeout,

@@ -67,6 +67,7 @@ const checkOptions = (options: AgentOptions): Effect.Effect<void, ConfigError> =
     yield* Config.positiveDuration("firstByteTimeout", options.firstByteTimeout, Duration.seconds(60))
     yield* Config.positiveDuration("idleTimeout", options.idleTimeout, Duration.seconds(120))
     yield* Config.positiveDuration("maxRetryAfter", options.maxRetryAfter, Duration.seconds(60))
+    yield* Config.retryCount(options.maxRetries)
     if (options.maxFrameBytes !== undefined) yield* Config.positiveFrameBytes(options.maxFrameBytes)
   })
 
