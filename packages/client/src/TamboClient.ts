@@ -209,7 +209,8 @@ export interface AgentConnection {
    * a token that rotates. A throw or rejection, or a header HTTP cannot
    * carry (a name that is not a token; a value with a line break, a NUL or
    * a character past Latin-1), rejects that run with a `CallbackError`
-   * (`Headers`) before anything is sent.
+   * (`Headers`) before anything is sent; so does a promise still pending
+   * at `firstByteTimeout`, which counts from the run request's start.
    */
   readonly headers?:
     | Readonly<Record<string, string>>

@@ -80,10 +80,15 @@ export interface AgentOptions {
    * request, for a token that rotates. A failure to read them, or a header
    * HTTP cannot carry (a name that is not a token; a value with a line
    * break, a NUL or a character past Latin-1), fails the run with a
-   * `CallbackError` (`Headers`) before anything is sent.
+   * `CallbackError` (`Headers`) before anything is sent; so does an Effect or
+   * a promise that has not settled within `firstByteTimeout`.
    */
   readonly headers?: AgentHeaders | undefined
-  /** How long to wait for the response's status and headers, and for its first event. Default 60 s. */
+  /**
+   * How long to wait for the response's status and headers, and for its
+   * first event, counted from the run request's start: reading `headers` is
+   * part of it (a retry counts anew from its own start). Default 60 s.
+   */
   readonly firstByteTimeout?: Duration.DurationInput | undefined
   /** How long any read of the body after its first event may wait (until then, `firstByteTimeout` applies). Default 120 s. */
   readonly idleTimeout?: Duration.DurationInput | undefined

@@ -40,6 +40,14 @@ const collect = (
 const failureOf = (server: { readonly url: string }, options: Partial<AgUiRunRequest>) =>
   runAgent({ url: server.url, input, ...options }).pipe(Stream.runDrain, Effect.provide(FetchHttpClient.layer), Effect.flip)
 
+/** Waits (in real time) until the test clock holds a sleep that wakes at or before `at`. */
+const sleepDueBy = (at: number) =>
+  Effect.gen(function*() {
+    while (!Chunk.toReadonlyArray(yield* TestClock.sleeps()).some((wake) => wake <= at)) {
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+    }
+  })
+
 const types = (events: ReadonlyArray<RunStreamEvent>) => events.map((e) => e.type === "UNKNOWN" ? e.eventType : e.type)
 
 describe("AG-UI transport against the scripted agent", () => {
@@ -376,6 +384,39 @@ describe("AG-UI transport against the scripted agent", () => {
       yield* TestClock.adjust("2 seconds")
       release()
       expect(types(yield* Fiber.join(fiber))).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+    }))
+
+  it.scoped.each([
+    ["an Effect that never ends", Effect.never],
+    ["a function whose promise never settles", () => new Promise<Record<string, string>>(() => {})]
+  ] as const)("headers from %s fail the run with CallbackError (Headers) at firstByteTimeout, and nothing is sent", ([, headers]) =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.frames([JSON.stringify({ type: "RUN_STARTED", threadId: "t1", runId: "r1" })]))
+      const fiber = yield* Effect.fork(failureOf(server, { headers, firstByteTimeout: "5 seconds" }))
+      yield* sleepDueBy(5000)
+      yield* TestClock.adjust("5 seconds")
+      const error = yield* Fiber.join(fiber)
+      expect(error).toMatchObject({ _tag: "CallbackError", reason: "Headers" })
+      expect(error.message).toContain("firstByteTimeout (5000 ms)")
+      expect(server.requests).toHaveLength(0)
+    }))
+
+  it.scoped("the first attempt's firstByteTimeout counts from before the headers are read", () =>
+    Effect.gen(function*() {
+      const server = yield* HostileServer.scoped
+      server.respond(HostileServer.headersThenStall())
+      const headers = Effect.as(Effect.sleep("4 seconds"), { authorization: "Bearer k" })
+      const fiber = yield* Effect.fork(failureOf(server, { headers, firstByteTimeout: "5 seconds" }))
+      yield* sleepDueBy(4000)
+      yield* TestClock.adjust("4 seconds")
+      // Once the request is out, under a deadline, the rest of the 5 s passes.
+      while (server.requests.length === 0) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      yield* sleepDueBy(5000)
+      yield* TestClock.adjust("1 second")
+      const error = yield* Fiber.join(fiber)
+      expect(error._tag === "TransportError" && error.reason).toBe("Timeout")
+      expect(server.requests).toHaveLength(1)
     }))
 
   it.scopedLive("a first event in time ends the deadline: then each read has idleTimeout", () =>

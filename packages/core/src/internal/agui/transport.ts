@@ -17,7 +17,9 @@
  * - a body that breaks or ends before `RUN_FINISHED` / `RUN_ERROR`:
  *   `TransportError` (`Disconnected`); no answer, or no first event, within
  *   `firstByteTimeout` of the last attempt's start, or a read that waits
- *   longer than `idleTimeout`: `TransportError` (`Timeout`);
+ *   longer than `idleTimeout`: `TransportError` (`Timeout`); the first
+ *   attempt's deadline counts from before `headers` are read, and headers
+ *   still unread at it fail with a `CallbackError` (`Headers`);
  * - `RUN_ERROR`: the event is emitted, then the stream fails with `ApiError`
  *   (`RunError`) carrying the agent's message and code;
  * - `TEXT_MESSAGE_CHUNK`, `TOOL_CALL_CHUNK` and `REASONING_MESSAGE_CHUNK` are
@@ -41,7 +43,7 @@ import * as Stream from "effect/Stream"
 import type * as Events from "../../Events.js"
 import {
   ApiError,
-  type CallbackError,
+  CallbackError,
   type DecodeError,
   type RunConflictError,
   TransportError
@@ -76,7 +78,11 @@ export interface AgUiRunRequest {
   readonly input: Wire.RunAgentInput
   /** The largest event, in characters of its data; a larger one fails the stream. Default 16 MiB. */
   readonly maxFrameBytes?: number | undefined
-  /** How long to wait for the response's status and headers, and for its first event. Default 60 s. */
+  /**
+   * How long to wait for the response's status and headers, and for its first event, counted
+   * from the request's start: reading `headers` is part of it (one that does not settle in time
+   * fails with a `CallbackError` (`Headers`)); a retry counts anew from its own start. Default 60 s.
+   */
   readonly firstByteTimeout?: Duration.DurationInput | undefined
   /** How long any read of the body after its first event may wait (until then, `firstByteTimeout` applies). Default 120 s. */
   readonly idleTimeout?: Duration.DurationInput | undefined
@@ -199,22 +205,35 @@ export const runAgent = (
     // Scoped: closing the stream's scope aborts the request.
     const client = HttpClient.withScope(yield* HttpClient.HttpClient)
     const init = yield* Effect.serviceOption(FetchHttpClient.RequestInit)
-    const headers = yield* resolveHeaders(request.headers)
+    // The first attempt's deadline runs from here: the app's headers may never settle.
+    let deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(firstByteTimeout)
+    const headers = yield* resolveHeaders(request.headers).pipe(
+      Effect.timeoutFail({
+        duration: firstByteTimeout,
+        onTimeout: () =>
+          new CallbackError({
+            reason: "Headers",
+            message: `The agent's headers were not read within firstByteTimeout (${Duration.toMillis(firstByteTimeout)} ms)`
+          })
+      })
+    )
     const post = HttpClientRequest.post(url).pipe(
       HttpClientRequest.setHeaders({ ...headers, accept: "text/event-stream" }),
       HttpClientRequest.bodyUnsafeJson(request.input)
     )
-    // The first event is due within firstByteTimeout of the last attempt's start.
-    let openedAt = 0
+    // The first event is due within firstByteTimeout of the last attempt's start (the first
+    // attempt's counts from before the headers were read).
+    let attempts = 0
     const attempt = Effect.gen(function*() {
-      openedAt = yield* Clock.currentTimeMillis
+      const now = yield* Clock.currentTimeMillis
+      if (attempts++ > 0) deadline = now + Duration.toMillis(firstByteTimeout)
       return yield* client.execute(post).pipe(
         // Redirects are ours to refuse: fetch would follow them with the app's headers.
         Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" }),
         Effect.mapError((error) => connectError(error, url)),
         // An error's body is read within the deadline too: it may never end.
         Effect.flatMap((response) => checkStatus(response, shownUrl)),
-        Effect.timeoutFail({ duration: firstByteTimeout, onTimeout: () => firstByteTimedOut("response") })
+        Effect.timeoutFail({ duration: Math.max(0, deadline - now), onTimeout: () => firstByteTimedOut("response") })
       )
     })
     const response = yield* Effect.retry(attempt, { schedule, while: retryable })
@@ -235,7 +254,7 @@ export const runAgent = (
     // The first event is due within what is left of firstByteTimeout (headers and then nothing,
     // or only comments, is no answer); after it, each read within idleTimeout.
     const pull = yield* Stream.toPull(expandChunks(decodeSse(bytes, { maxFrameBytes: request.maxFrameBytes })))
-    const left = openedAt + Duration.toMillis(firstByteTimeout) - (yield* Clock.currentTimeMillis)
+    const left = deadline - (yield* Clock.currentTimeMillis)
     const first = yield* pull.pipe(
       Effect.timeoutFail({
         duration: Math.max(0, left),
