@@ -519,6 +519,47 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  it.live.each([
+    [
+      "started twice in one message",
+      [
+        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Paris\"}" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Rome\"}" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+      ]
+    ],
+    [
+      "sent arguments after its end",
+      [
+        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Paris\"}" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Rome\"}" })
+      ]
+    ]
+  ] as const)("a call %s runs the tool with the arguments the thread shows, and sends them back", ([, events]) => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (request) => request.toolResults.length === 0 ? [...events] : [AgUiAgent.text("Done.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const { thread } = yield* runToEnd("hello")
+          const calls = thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))
+          expect(calls).toMatchObject([{ id: "c1", input: { city: "Paris" } }])
+          expect(cities).toEqual(["Paris"])
+          expect(agent.requests[1]!.input!.messages[1]).toMatchObject({
+            role: "assistant",
+            toolCalls: [{ id: "c1", function: { arguments: "{\"city\":\"Paris\"}" } }]
+          })
+          expect(agent.requests[1]!.input!.messages[2]).toMatchObject({ role: "tool", toolCallId: "c1", content: "sunny in Paris" })
+        }),
+      { tools: [tool] }
+    )
+  })
+
   // Some agents name the message the call answers as its parent: the call is still the assistant's.
   it.live("a call whose parentMessageId names the user's message: the call is the assistant's, the tool runs once, the next runs are sent", () => {
     const { cities, tool } = weatherTool()

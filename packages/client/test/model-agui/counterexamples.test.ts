@@ -100,3 +100,14 @@ describe("model counterexamples: a reply under the id of the message it answers 
       replay([{ kind: "echoId", target: "current", afterTool }], ["conversation-stable", "conversation-sent", "thread-usable"]))
   }
 })
+
+describe("model counterexamples: a client tool run with arguments the thread does not hold (tool-once-and-own-result)", () => {
+  // Defect: an agent that started a call again in the same message had the tool run with the
+  // second start's arguments, while the thread (and every later request) kept the first's: the
+  // agent got a result made for a call it never saw.
+  it("a tool round whose call is started again in its message with other arguments", () =>
+    replay(
+      [{ kind: "tools", target: { known: 0 }, mode: "ok", decision: "approve", calls: 1, after: "text", reuseIds: false, approveBy: "events", repeat: "restart" }] satisfies Array<Command>,
+      ["tool-once-and-own-result", "thread-usable"]
+    ))
+})

@@ -104,6 +104,11 @@ export type Command =
     readonly reuseIds: boolean
     /** Who decides approvals: the app through the events, or the run's `onApproval` (one that throws denies). */
     readonly approveBy: "events" | "handler" | "throwingHandler"
+    /**
+     * After each call, the agent starts it again in the same message with other arguments, or
+     * sends other arguments after its end: neither is the call's, as the thread reads it.
+     */
+    readonly repeat?: "none" | "restart" | "argsAfterEnd" | undefined
   }
   /** A tool round answered by the app: `autoExecuteTools: false`, then `continueRun` with the results. */
   | { readonly kind: "manual"; readonly target: Target; readonly calls: 1 | 2; readonly reuseIds: boolean }
@@ -173,7 +178,8 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       calls: fc.constantFrom<1 | 2>(1, 2),
       after: fc.constantFrom<After>("text", "text", "runError", "drop", "busy"),
       reuseIds: fc.boolean(),
-      approveBy: fc.constantFrom<"events" | "handler" | "throwingHandler">("events", "events", "handler", "throwingHandler")
+      approveBy: fc.constantFrom<"events" | "handler" | "throwingHandler">("events", "events", "handler", "throwingHandler"),
+      repeat: fc.constantFrom<"none" | "restart" | "argsAfterEnd">("none", "none", "restart", "argsAfterEnd")
     })
   },
   {
@@ -344,7 +350,18 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
     case "tools": {
       const scenario: Scenario = (request) => [
         AgUiAgent.text("Calling. "),
-        ...probeCalls(world, request, command.mode, command.calls, command.reuseIds).map((call) => call.step)
+        ...probeCalls(world, request, command.mode, command.calls, command.reuseIds).flatMap((call) => {
+          // Arguments no execution may see: a result made with them answers no call the thread holds.
+          const other = JSON.stringify({ n: call.n + 1_000_000, thread: request.input.threadId, mode: command.mode })
+          switch (command.repeat ?? "none") {
+            case "none":
+              return [call.step]
+            case "restart":
+              return [call.step, AgUiAgent.toolCall("probe", JSON.parse(other), { id: call.id })]
+            case "argsAfterEnd":
+              return [call.step, AgUiAgent.frame(`data: ${JSON.stringify({ type: "TOOL_CALL_ARGS", toolCallId: call.id, delta: other })}\n\n`)]
+          }
+        })
       ]
       let refused = false
       scenario.continued = () => {

@@ -87,6 +87,37 @@ describe("withPause: the calls an AG-UI run leaves to the client", () => {
     ])
   })
 
+  it.each<[string, ReadonlyArray<RunStreamEvent>]>([
+    [
+      "TOOL_CALL_ARGS after the call's TOOL_CALL_END are not its arguments",
+      [...call("c1", "get_weather", "{\"city\":\"Paris\"}"), { type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: "{\"city\":\"Rome\"}" } as RunStreamEvent]
+    ],
+    [
+      "a call started again while unanswered keeps its arguments: the second start and its arguments are not a call",
+      [...call("c1", "get_weather", "{\"city\":\"Paris\"}"), ...call("c1", "get_weather", "{\"city\":\"Rome\"}")]
+    ],
+    [
+      "a call started again as another tool while unanswered stays the first",
+      [...call("c1", "get_weather", "{\"city\":\"Paris\"}"), ...call("c1", "pick_color", "{\"color\":\"red\"}")]
+    ]
+  ])("%s (as the thread reads them)", (_name, calls) => {
+    for (const chunked of [true, false]) {
+      const pause = paused([started, ...calls, finished], chunked).at(-2) as Events.RunAwaitingInputEvent
+      expect(pause.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Paris\"}" }])
+    }
+  })
+
+  it("a call started again before its end goes on with the arguments after it, as the thread does", () => {
+    const [start, firstArgs] = call("c1", "get_weather", "{\"city\":")
+    const out = paused([started, start!, firstArgs!, ...call("c1", "get_weather", "\"Paris\"}"), finished], true)
+    const pause = out.at(-2) as Events.RunAwaitingInputEvent
+    expect(pause.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Paris\"}" }])
+  })
+
+  it("a server-side call started again as a frontend tool while unanswered is not run", () => {
+    expect(pendingOf(paused([started, ...call("s1", "search", "{}"), ...call("s1", "get_weather", "{}"), finished], true))).toEqual([])
+  })
+
   it("a run without frontend tools passes through untouched", () => {
     const events = [started, ...call("c1", "get_weather"), finished]
     const out = Effect.runSync(Stream.fromIterable(events).pipe(withPause(new Set()), Stream.runCollect, Effect.map(Chunk.toReadonlyArray)))

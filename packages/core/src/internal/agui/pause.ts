@@ -9,6 +9,13 @@
  * `MESSAGES_SNAPSHOT` answers or leaves out (the thread no longer holds it
  * unanswered, so a result for it would be one nothing asked for).
  *
+ * A call runs with the arguments the thread shows for it, read by the
+ * reducer's rules (`internal/state/events.ts`): `TOOL_CALL_ARGS` after the
+ * call's `TOOL_CALL_END` are not its arguments, and a `TOOL_CALL_START` of a
+ * call this run made and nothing answered starts nothing (the call keeps its
+ * arguments, which go on while it has not ended), as a call started twice in
+ * one message is. An id a result answered is a new call when started again.
+ *
  * @internal
  */
 import * as Chunk from "effect/Chunk"
@@ -22,6 +29,8 @@ interface Call {
   readonly toolCallId: string
   readonly toolName: string
   args: string
+  /** Its TOOL_CALL_END came: later arguments are not its. */
+  ended: boolean
 }
 
 /**
@@ -36,6 +45,8 @@ export const withPause = (frontendTools: ReadonlySet<string>) =>
   return Stream.suspend(() => {
     // This run's open calls of frontend tools, by id, in the order they were made.
     const open = new Map<string, Call>()
+    // The ids of this run's calls (of any tool) nothing answered yet.
+    const started = new Set<string>()
     return Stream.mapChunks(events, (chunk) => {
       const events = Chunk.toReadonlyArray(chunk)
       let out: Array<RunStreamEvent> | undefined
@@ -43,26 +54,35 @@ export const withPause = (frontendTools: ReadonlySet<string>) =>
         const event = events[i]!
         switch (event.type) {
           case "TOOL_CALL_START":
-            // A reused id is a new call.
-            open.delete(event.toolCallId)
+            // Started again while unanswered, the call stays as it was (the thread ignores the start).
+            if (started.has(event.toolCallId)) break
+            started.add(event.toolCallId)
             if (frontendTools.has(event.toolCallName)) {
-              open.set(event.toolCallId, { toolCallId: event.toolCallId, toolName: event.toolCallName, args: "" })
+              open.set(event.toolCallId, { toolCallId: event.toolCallId, toolName: event.toolCallName, args: "", ended: false })
             }
             break
           case "TOOL_CALL_ARGS": {
             const call = open.get(event.toolCallId)
-            if (call !== undefined) call.args += event.delta
+            if (call !== undefined && !call.ended) call.args += event.delta
+            break
+          }
+          case "TOOL_CALL_END": {
+            const call = open.get(event.toolCallId)
+            if (call !== undefined) call.ended = true
             break
           }
           case "TOOL_CALL_RESULT":
+            // Answered: the id started again is a new call.
             open.delete(event.toolCallId)
+            started.delete(event.toolCallId)
             break
           case "MESSAGES_SNAPSHOT": {
             // The snapshot is the conversation now (an invalid one changes nothing, as in the reducer).
-            if (open.size === 0) break
+            if (started.size === 0) break
             const unanswered = unansweredIn(event)
             if (unanswered === undefined) break
             for (const id of open.keys()) if (!unanswered.has(id)) open.delete(id)
+            for (const id of started) if (!unanswered.has(id)) started.delete(id)
             break
           }
           case "RUN_FINISHED":
@@ -80,7 +100,7 @@ export const withPause = (frontendTools: ReadonlySet<string>) =>
   })
 }
 
-/** The calls a valid `MESSAGES_SNAPSHOT` holds that no later tool message answers (a reused id is a new call). */
+/** The calls a valid `MESSAGES_SNAPSHOT` holds that no later tool message answers (an answered id made again is a new call). */
 const unansweredIn = (event: Events.MessagesSnapshotEvent): ReadonlySet<string> | undefined => {
   const messages = messagesOf(event)
   if (Either.isLeft(messages)) return undefined
