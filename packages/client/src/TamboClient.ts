@@ -743,7 +743,8 @@ export class TamboClient {
    * The tool calls that wait for `approveToolCall` / `denyToolCall`: those
    * this client's runs announced with a `CLIENT_APPROVAL_REQUESTED` event
    * (whether or not anyone iterated them), in order, until they are decided
-   * or their run ended. Synchronous; the same array until it changed, and
+   * or their run ended or was cancelled (`cancelRun`, a `signal`: from then
+   * on a decision for them throws `NotPending`). Synchronous; the same array until it changed, and
    * `subscribe` listeners are called when it does. Filter by `threadId` for
    * one thread.
    *

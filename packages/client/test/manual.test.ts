@@ -249,6 +249,26 @@ describe("approvals", () => {
     )
   })
 
+  it("a decision sent while cancelRun is on its way is refused as NotPending, the approval is no longer listed, and the tool does not run", async () => {
+    weatherScript()
+    const calls: Array<string> = []
+    const client = makeClient(server(), { tools: [guardedWeather(calls)] })
+    const stream = client.run("weather?")
+    const threadId = await stream.threadId
+    await waitFor(() => client.getPendingApprovals().length === 1, "the approval")
+    const [approval] = client.getPendingApprovals()
+
+    const cancelled = client.cancelRun(threadId)
+    expect(client.getPendingApprovals()).toEqual([])
+    const notPending = expect.objectContaining({ _tag: "ToolError", reason: "NotPending" })
+    expect(() => client.approveToolCall(approval!.toolCallId, { threadId })).toThrow(notPending)
+    expect(() => client.denyToolCall(approval!.toolCallId, "no", { threadId })).toThrow(notPending)
+    await cancelled
+    expect(await settle(stream.thread)).toMatchObject({ ok: false, error: { _tag: "AbortError" } })
+    expect(calls).toEqual([])
+    expect(client.getPendingApprovals()).toEqual([])
+  })
+
   it("a call that needs approval waits for approveToolCall", async () => {
     weatherScript()
     const calls: Array<string> = []

@@ -120,6 +120,15 @@ describe("manual tool execution", () => {
 })
 
 describe("approvals", () => {
+  const transferred: Array<number> = []
+  const recordedTransfer = Tool.make({
+    name: "transfer",
+    description: "Moves money",
+    input: Schema.Struct({ amount: Schema.Number }),
+    needsApproval: true,
+    execute: ({ amount }) => Effect.sync(() => transferred.push(amount))
+  })
+
   const approvalOf = (fiberEvents: Array<Tambo.RunEvent>) =>
     Effect.gen(function* () {
       while (!fiberEvents.some((e) => e.event.type === "CLIENT_APPROVAL_REQUESTED")) yield* Effect.sleep("5 millis")
@@ -275,6 +284,29 @@ describe("approvals", () => {
       yield* Fiber.join(fiber)
       expect(lastText(seen)).toBe("ok: moved 500")
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+
+  it.live("a decision sent once cancelRun was called, before the run ended, is refused as NotPending and the tool does not run", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("transfer", { amount: 500 }, "call_0"))
+      const tambo = yield* Tambo.Tambo
+      transferred.length = 0
+      const seen: Array<Tambo.RunEvent> = []
+      const fiber = yield* runCollecting("pay", seen)
+      const request = (yield* approvalOf(seen))!
+      yield* tambo.cancelRun(request.threadId)
+      for (const decide of [tambo.approveToolCall("call_0"), tambo.denyToolCall("call_0", "no")]) {
+        const refused = yield* Effect.either(decide)
+        expect(refused._tag === "Left" ? fields(refused.left) : "accepted").toMatchObject({
+          _tag: "ToolError",
+          reason: "NotPending",
+          toolCallId: "call_0"
+        })
+      }
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(fields(error)).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      expect(transferred).toEqual([])
+      expect(server().requests.filter((r) => r.method === "POST")).toHaveLength(1)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [recordedTransfer] }))))
 
   it.live("a call under the threshold needs no approval; an onApproval handler decides for the rest", () =>
     Effect.gen(function* () {

@@ -15,6 +15,7 @@ import type { InitialInputMessage } from "@tambo-effect/core/Types"
 import type * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
+import type { AbortReason } from "../errors.js"
 import type { InputMessage, RunOptions, ToolCallResult } from "../TamboClient.js"
 import { TamboStream } from "../TamboStream.js"
 import type { Approvals } from "./approvals.js"
@@ -112,7 +113,7 @@ export class Runs {
     const id = threadId ?? this.runtime.store.getState().currentThreadId
     const local = this.onThread(id)
     if (local.length > 0) {
-      await Promise.all(local.map(({ run }) => run.abort("CancelledByClient")))
+      await Promise.all(local.map((entry) => this.#abort(entry, "CancelledByClient")))
       return
     }
     await this.runtime.promise(this.runtime.tambo.cancelRun(id))
@@ -123,6 +124,13 @@ export class Runs {
     return Promise.all([...this.entries].map(({ run }) => run.abort("ClientDestroyed")))
   }
 
+  /** Aborts a run: from now on it takes no decision (core refuses them), so none of its approvals is listed. */
+  #abort(entry: RunEntry, reason: AbortReason, cause?: unknown): Promise<void> {
+    const aborted = entry.run.abort(reason, cause)
+    this.approvals.forgetRun(entry)
+    return aborted
+  }
+
   #start(
     requestedThreadId: string,
     options: RunOptions,
@@ -130,7 +138,7 @@ export class Runs {
     open: (options: Tambo.RunOptions) => Stream.Stream<Tambo.RunEvent, TamboError>
   ): TamboStream {
     const { signal } = options
-    const onAbort = () => void run.abort("SignalAborted", signal?.reason)
+    const onAbort = () => void this.#abort(entry, "SignalAborted", signal?.reason)
     const run: RunController = new RunController(this.runtime.built, {
       callSite,
       currentThread: (threadId) => this.runtime.store.getState().threadMap[threadId]?.thread,

@@ -9,22 +9,32 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { ToolError } from "../TamboError.js"
 
+/** A call waiting for its decision, and whether its run still takes one. */
+interface Waiting<Decision> {
+  readonly deferred: Deferred.Deferred<Decision>
+  readonly open: () => boolean
+}
+
 /** @internal */
 export class Approvals<Decision> {
   /** Tool call id → thread id → the decision its run waits for. */
-  private readonly pending = new Map<string, Map<string, Deferred.Deferred<Decision>>>()
+  private readonly pending = new Map<string, Map<string, Waiting<Decision>>>()
 
-  /** Done before the call is announced, so a decision sent as soon as it is seen finds it. */
-  register(threadId: string, toolCallId: string, deferred: Deferred.Deferred<Decision>): void {
+  /**
+   * Done before the call is announced, so a decision sent as soon as it is seen finds it. Once
+   * `open` says no (its run is being cancelled), the call waits for nothing: a decision finds it
+   * no more, though the run's end has not taken it back yet.
+   */
+  register(threadId: string, toolCallId: string, deferred: Deferred.Deferred<Decision>, open: () => boolean): void {
     let byThread = this.pending.get(toolCallId)
     if (byThread === undefined) this.pending.set(toolCallId, byThread = new Map())
-    byThread.set(threadId, deferred)
+    byThread.set(threadId, { deferred, open })
   }
 
   /** Forgets a call, if it still waits on this deferred. */
   forget(threadId: string, toolCallId: string, deferred: Deferred.Deferred<Decision>): void {
     const byThread = this.pending.get(toolCallId)
-    if (byThread?.get(threadId) !== deferred) return
+    if (byThread?.get(threadId)?.deferred !== deferred) return
     byThread.delete(threadId)
     if (byThread.size === 0) this.pending.delete(toolCallId)
   }
@@ -36,22 +46,23 @@ export class Approvals<Decision> {
    */
   resolve(toolCallId: string, threadId: string | undefined, decision: Decision): Effect.Effect<void, ToolError> {
     return Effect.suspend(() => {
-      const byThread = this.pending.get(toolCallId)
+      const waiting = new Map<string, Waiting<Decision>>()
+      for (const [thread, call] of this.pending.get(toolCallId) ?? []) if (call.open()) waiting.set(thread, call)
       let thread = threadId
-      if (thread === undefined && byThread !== undefined) {
-        if (byThread.size > 1) {
+      if (thread === undefined) {
+        if (waiting.size > 1) {
           return new ToolError({
             reason: "Ambiguous",
-            message: `Tool call ${toolCallId} waits for approval in ${byThread.size} threads (${
-              [...byThread.keys()].join(", ")
+            message: `Tool call ${toolCallId} waits for approval in ${waiting.size} threads (${
+              [...waiting.keys()].join(", ")
             }): pass the threadId to say which`,
             toolCallId
           })
         }
-        thread = byThread.keys().next().value
+        thread = waiting.keys().next().value
       }
-      const deferred = thread === undefined ? undefined : byThread?.get(thread)
-      if (thread === undefined || deferred === undefined) {
+      const call = thread === undefined ? undefined : waiting.get(thread)
+      if (thread === undefined || call === undefined) {
         return new ToolError({
           reason: "NotPending",
           message: `No approval is pending for tool call ${toolCallId}${threadId === undefined ? "" : ` in thread ${threadId}`}`,
@@ -59,8 +70,8 @@ export class Approvals<Decision> {
           ...(threadId === undefined ? {} : { threadId })
         })
       }
-      this.forget(thread, toolCallId, deferred)
-      return Deferred.succeed(deferred, decision)
+      this.forget(thread, toolCallId, call.deferred)
+      return Deferred.succeed(call.deferred, decision)
     })
   }
 }

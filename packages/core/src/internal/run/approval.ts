@@ -17,6 +17,7 @@ import type * as ToolExecutor from "../../ToolExecutor.js"
 import type * as Types from "../../Types.js"
 import * as Callbacks from "../callbacks.js"
 import type { Env } from "./env.js"
+import type { RunState } from "./state.js"
 
 /** A call's decision; a handler that went wrong denies the call, with why. @internal */
 export type Decision = ApprovalDecision | CallbackError
@@ -26,13 +27,15 @@ export type Decision = ApprovalDecision | CallbackError
  * stream: done before the round's CLIENT_APPROVAL_REQUESTED events go out, so
  * an approval sent as soon as one is seen finds its call, and undone when
  * the stream ends however it ends (a consumer that stops at a request
- * included), so no decision can reach a round that is gone. The handle
+ * included), so no decision can reach a round that is gone; nor one whose
+ * run is being cancelled (`cancelRun`, not yet ended). The handle
  * waits for each decision and forgets the calls once decided.
  *
  * @internal
  */
 export const awaitHuman = (
   env: Env,
+  run: RunState,
   needing: ReadonlyArray<PendingToolCallInfo>
 ): Effect.Effect<Effect.Effect<ReadonlyArray<readonly [string, Decision]>>, never, Scope.Scope> => {
   const forget = (registered: ReadonlyArray<readonly [PendingToolCallInfo, Deferred.Deferred<ApprovalDecision>]>) =>
@@ -43,7 +46,8 @@ export const awaitHuman = (
     Effect.acquireRelease(
       Effect.forEach(needing, (info) =>
         Effect.map(Deferred.make<ApprovalDecision>(), (deferred) => {
-          env.approvals.register(info.threadId, info.toolCallId, deferred)
+          // A run being cancelled takes no decision: its round ends once the server was told.
+          env.approvals.register(info.threadId, info.toolCallId, deferred, () => run.cancelledWith === undefined)
           return [info, deferred] as const
         })),
       forget

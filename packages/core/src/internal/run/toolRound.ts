@@ -110,5 +110,5 @@ export const toolRound = (
     if (handler !== undefined) return round(undefined)
     if (needing.length === 0) return round(Effect.succeed([]))
     // A human's approvals are awaited while the round's stream lasts: its end, however it comes, takes them back.
-    return Stream.unwrapScoped(Effect.map(Approval.awaitHuman(env, needing), round))
+    return Stream.unwrapScoped(Effect.map(Approval.awaitHuman(env, run, needing), round))
   })
