@@ -555,6 +555,36 @@ describe("threads", () => {
         expect(server().threads.get(threadId)!.name).toBe("new name")
       })))
 
+  it.live("getPendingToolCalls of a thread renamed while it is read answers with the calls the server waits on", () => {
+    const weather = Tool.make({
+      name: "get_weather",
+      description: "Current weather in a city",
+      input: Schema.Struct({ city: Schema.String }),
+      execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
+    })
+    return Effect.scoped(Effect.flatMap(holdingProxy(server().url), (proxy) =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.toolCall("get_weather", { city: "Oslo" }, { id: "call_oslo" })])
+        const events = yield* runAll("weather?", { autoExecuteTools: false })
+        const threadId = events.at(-1)!.threadId
+        yield* tambo.startNewThread
+        expect(yield* tambo.forgetThread(threadId)).toBe(true)
+        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        const listed = yield* Effect.fork(tambo.getPendingToolCalls(threadId))
+        yield* proxy.held
+        // The read is older than the rename: the store does not take its copy.
+        yield* tambo.updateThreadName(threadId, "renamed")
+        proxy.release()
+        const calls = yield* Fiber.join(listed)
+        expect(calls).toEqual([
+          { toolCallId: "call_oslo", toolName: "get_weather", args: { city: "Oslo" }, needsApproval: false, threadId }
+        ])
+        // The store stays without the thread, as the read left it.
+        expect(Option.isNone(yield* tambo.getThread(threadId))).toBe(true)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, tools: [weather] })))))
+  })
+
   it.live("continueRun on a thread deleted while it is read fails with a ToolError (UnknownToolCall), not a defect", () =>
     throughProxy((proxy) =>
       Effect.gen(function* () {

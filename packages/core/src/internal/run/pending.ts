@@ -8,6 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import type * as ClientState from "../../ClientState.js"
 import type * as Events from "../../Events.js"
 import type { PendingToolCallInfo } from "../../Tambo.js"
 import type { Env } from "./env.js"
@@ -54,15 +55,18 @@ export const describe = (
 
 /** Pending calls as the store knows them: from the last pause, or from the server's thread after a reload. @internal */
 export const ofThread = (env: Env, threadId: string): Effect.Effect<ReadonlyArray<Events.PendingToolCall>> =>
-  Effect.map(env.store.getThread(threadId), (thread) => {
-    if (thread === undefined) return []
-    const inputs = new Map<string, unknown>()
-    for (const message of thread.thread.messages) {
-      for (const block of message.content) if (block.type === "tool_use") inputs.set(block.id, block.input)
-    }
-    return thread.pendingToolCalls.map((call) => ({
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      arguments: JSON.stringify(inputs.get(call.toolCallId) ?? {})
-    }))
-  })
+  Effect.map(env.store.getThread(threadId), ofState)
+
+/** The pending calls of a thread's state, with their arguments from its `tool_use` blocks. @internal */
+export const ofState = (thread: ClientState.ThreadState | undefined): ReadonlyArray<Events.PendingToolCall> => {
+  if (thread === undefined) return []
+  const inputs = new Map<string, unknown>()
+  for (const message of thread.thread.messages) {
+    for (const block of message.content) if (block.type === "tool_use") inputs.set(block.id, block.input)
+  }
+  return thread.pendingToolCalls.map((call) => ({
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    arguments: JSON.stringify(inputs.get(call.toolCallId) ?? {})
+  }))
+}

@@ -71,17 +71,8 @@ const forgetFetched = (env: Env.Env, threadId: string) => (error: TamboError): E
     Env.threadLeft(env, threadId)
   })
 
-/**
- * Loads a thread and its messages from the API into the store; a thread the store holds takes the
- * server's copy (see Reconcile), but for what only this client knows. A copy that arrives once a run of
- * this client took the thread since it was asked for is older than what that run recorded (the
- * run reads the thread at its end): the store keeps its own, and that is what is returned. Nor
- * does a copy bring back a thread that left the store since it was asked for (forgotten,
- * deleted): it is returned, and the store stays without it.
- *
- * @internal
- */
-export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types.TamboThread, TamboError> =>
+/** A read of a thread (see `fetchThread`), with its whole state: the store's, or the copy read when the store did not take it. */
+const readThread = (env: Env.Env, threadId: string): Effect.Effect<ClientState.ThreadState, TamboError> =>
   Effect.suspend(() => {
     const epoch = Env.readSent(env, threadId)
     return Effect.gen(function* () {
@@ -104,18 +95,36 @@ export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types
       ]
       if (Env.epochOf(env, threadId) !== epoch || env.activeRuns.has(threadId)) {
         const held = yield* env.store.getThread(threadId)
-        return held !== undefined ? held.thread : ClientState.reduce(ClientState.initial, load).threadMap[threadId]!.thread
+        return held ?? ClientState.reduce(ClientState.initial, load).threadMap[threadId]!
       }
       const state = yield* Env.apply(env, load)
-      return state.threadMap[threadId]!.thread
+      return state.threadMap[threadId]!
     }).pipe(Effect.ensuring(Effect.sync(() => Env.readEnded(env, threadId))))
   })
 
-/** Loads a thread the store does not hold. @internal */
-export const ensureThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
+/**
+ * Loads a thread and its messages from the API into the store; a thread the store holds takes the
+ * server's copy (see Reconcile), but for what only this client knows. A copy that arrives once a run of
+ * this client took the thread since it was asked for is older than what that run recorded (the
+ * run reads the thread at its end): the store keeps its own, and that is what is returned. Nor
+ * does a copy bring back a thread that left the store since it was asked for (forgotten,
+ * deleted): it is returned, and the store stays without it.
+ *
+ * @internal
+ */
+export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types.TamboThread, TamboError> =>
+  Effect.map(readThread(env, threadId), (state) => state.thread)
+
+/**
+ * A thread's state: the store's, else read from the API (`fetchThread`); when the store did not
+ * take the copy read (see there), that copy: what the server said.
+ *
+ * @internal
+ */
+export const ensureThread = (env: Env.Env, threadId: string): Effect.Effect<ClientState.ThreadState, TamboError> =>
   Effect.flatMap(
     env.store.getThread(threadId),
-    (thread) => thread === undefined ? Effect.asVoid(fetchThread(env, threadId)) : Effect.void
+    (thread) => thread === undefined ? readThread(env, threadId) : Effect.succeed(thread)
   )
 
 /**

@@ -51,9 +51,11 @@ const runs = (
   continueRun: (threadId, results, options) => Run.continueRun(env, threadId, results, options),
   getPendingToolCalls: (threadId) =>
     aboutThread("getPendingToolCalls", threadId, () =>
-      Effect.zipRight(
+      // From the thread's state as read: a copy the store did not take (a run took the thread, or
+      // it left the store, while it was read) still says what the server waits on.
+      Effect.flatMap(
         Threads.ensureThread(env, threadId),
-        Effect.flatMap(Pending.ofThread(env, threadId), (calls) => Pending.describe(env, threadId, calls))
+        (thread) => Pending.describe(env, threadId, Pending.ofState(thread))
       )),
   approveToolCall: (toolCallId, approval) =>
     env.approvals.resolve(
