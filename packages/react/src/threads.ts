@@ -21,12 +21,21 @@ import { useTamboSelector } from "./useTamboSelector.js"
  * @category Models
  */
 export interface UseTamboThreadReturn {
-  /** The thread, live: it follows runs on it. `undefined` while it loads. */
+  /**
+   * The thread, live: it follows runs on it. `undefined` while it loads. A
+   * read the client's state did not take (the thread left the state, or
+   * changed, while it was read) gives the copy it read, not live.
+   */
   readonly thread: TamboThread | undefined
   /** `thread`, by the name TanStack Query gives it. @since 0.2.0 */
   readonly data: TamboThread | undefined
   readonly streamingState: StreamingState | undefined
-  /** `success` once the state holds the thread, `error` if loading it failed, else `pending`. @since 0.2.0 */
+  /**
+   * `success` once the state holds the thread (or a read of it answered that
+   * the state did not take), `error` if loading it failed, else `pending`.
+   *
+   * @since 0.2.0
+   */
   readonly status: "pending" | "error" | "success"
   /** @since 0.2.0 */
   readonly isPending: boolean
@@ -55,17 +64,22 @@ export const useTamboThread = (threadId: string, options: TamboQueryOptions = {}
     useCallback((state: ClientState) => getThreadState(state, threadId), [threadId])
   )
   const known = threadState !== undefined
+  // Each time the thread leaves the state, it is loaded anew: not shown as the read before had it.
+  const leaves = useRef({ known, count: 0 })
+  if (leaves.current.known !== known) leaves.current = { known, count: leaves.current.count + (known ? 0 : 1) }
   const enabled = options.enabled !== false
   const query = useQuery(
     handle,
-    !enabled || known || isLocalThreadId(threadId) ? undefined : threadId,
+    !enabled || known || isLocalThreadId(threadId) ? undefined : `${threadId}\u0000${leaves.current.count}`,
     () => handle.client().fetchThread(threadId)
   )
   useRefresh(handle, enabled && known && !isLocalThreadId(threadId) ? threadId : undefined, options)
-  const status = known ? "success" : query.status === "success" ? "pending" : query.status
+  // A read the state did not take (the thread left it, or changed, while it was read): what it read.
+  const thread = threadState?.thread ?? query.data
+  const status = known ? "success" : query.status
   return {
-    thread: threadState?.thread,
-    data: threadState?.thread,
+    thread,
+    data: thread,
     streamingState: threadState?.streaming,
     status,
     isPending: status === "pending",
