@@ -414,6 +414,17 @@ export interface TamboClientOptions {
 }
 
 /**
+ * Options of {@link TamboClient.transcribe}: core's, and a `signal` that
+ * aborts the request.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface TranscribeOptions extends Transcription.TranscribeOptions {
+  readonly signal?: AbortSignal | undefined
+}
+
+/**
  * Options of one run.
  *
  * @since 0.1.0
@@ -1190,14 +1201,17 @@ export class TamboClient {
    * and resolves with the text. `audio` is a `Blob` or `File` of MP3, WAV,
    * MP4, M4A or WebM (what a browser's `MediaRecorder` records), at most
    * 25 MB; anything else rejects with a `TranscriptionError` before it is
-   * sent. Not retried.
+   * sent. Not retried. Aborting `options.signal` aborts the request and
+   * rejects with an `AbortError` (`SignalAborted`).
    *
    * @since 0.2.0
    */
-  transcribe(audio: Blob, options?: Transcription.TranscribeOptions): Promise<string> {
+  transcribe(audio: Blob, options?: TranscribeOptions): Promise<string> {
+    const { signal, ...rest } = options ?? {}
     return this.#runtime.promise(
-      this.#runtime.withConfig(Transcription.transcribe(audio, options), "transcription"),
-      "transcribe"
+      this.#runtime.withConfig(Transcription.transcribe(audio, rest), "transcription"),
+      "transcribe",
+      signal
     )
   }
 

@@ -98,6 +98,11 @@ export {
    */
   type RunSnapshot,
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type TranscribeOptions,
+  /**
    * @since 0.1.0
    * @category Models
    */

@@ -141,6 +141,8 @@ export interface HoldingProxy {
   readonly holdNext: (matches: (request: IncomingMessage) => boolean) => Held
   /** Releases what it still holds and closes. */
   readonly close: () => Promise<void>
+  /** Requests whose client went before their answer was sent (aborted). */
+  readonly abandoned: () => number
 }
 
 /** Starts a {@link HoldingProxy} in front of `target`, closed after the test. */
@@ -148,7 +150,11 @@ export const holdingProxy = async (target: { readonly url: string }): Promise<Ho
   const to = new URL(target.url)
   const holds: Array<{ readonly matches: (request: IncomingMessage) => boolean; readonly held: Promise<void>; readonly arrive: () => void }> = []
   const releases: Array<() => void> = []
+  let abandoned = 0
   const proxy = createServer((req, res) => {
+    res.on("close", () => {
+      if (!res.writableFinished) abandoned++
+    })
     const forward = () =>
       req.pipe(httpRequest(
         { host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers },
@@ -171,6 +177,7 @@ export const holdingProxy = async (target: { readonly url: string }): Promise<Ho
   const port = typeof address === "object" && address !== null ? address.port : 0
   const handle: HoldingProxy = {
     url: `http://127.0.0.1:${port}`,
+    abandoned: () => abandoned,
     holdNext: (matches) => {
       let arrive!: () => void
       let release!: () => void
@@ -195,3 +202,12 @@ const proxies: Array<HoldingProxy> = []
 afterEach(async () => {
   await Promise.all([...proxies].map((proxy) => proxy.close()))
 })
+
+/** Polls until `predicate` holds. */
+export const until = async (predicate: () => boolean, what = "condition", timeoutMs = 10_000): Promise<void> => {
+  const start = Date.now()
+  while (!predicate()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}

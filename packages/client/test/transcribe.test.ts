@@ -1,8 +1,15 @@
 import { describe, expect, it } from "vitest"
-import { TranscriptionError } from "../src/index.js"
-import { makeClient, settle, useServer } from "./helpers.js"
+import { AbortError, TranscriptionError } from "../src/index.js"
+import { holdingProxy, makeClient, settle, until, useServer } from "./helpers.js"
 
-const server = useServer({ transcribe: (audio) => `heard ${audio.bytes.length} bytes` })
+/** Holds the server's transcripts while set: a transcription in flight. */
+let held: Promise<void> | undefined
+const server = useServer({
+  transcribe: async (audio) => {
+    await held
+    return `heard ${audio.bytes.length} bytes`
+  }
+})
 
 const webm = (size: number) => {
   const bytes = new Uint8Array(size)
@@ -15,6 +22,46 @@ describe("client.transcribe", () => {
     const client = makeClient(server())
     await expect(client.transcribe(webm(120))).resolves.toBe("heard 120 bytes")
     expect(server().transcriptions.map((audio) => [audio.filename, audio.type])).toEqual([["recording.webm", "audio/webm"]])
+  })
+
+  it("a signal aborted while the server transcribes rejects at once with an AbortError (SignalAborted); the client goes on", async () => {
+    const client = makeClient(server())
+    let release!: () => void
+    held = new Promise((resolve) => {
+      release = resolve
+    })
+    try {
+      const controller = new AbortController()
+      const transcribing = settle(client.transcribe(webm(64), { signal: controller.signal }))
+      await until(() => server().requests.some((r) => r.path === "/audio/transcribe"), "the upload to arrive")
+      controller.abort("the user recorded again")
+      const result = await transcribing
+      expect(result.ok ? undefined : result.error).toBeInstanceOf(AbortError)
+      expect(result.ok ? undefined : result.error).toMatchObject({ reason: "SignalAborted" })
+    } finally {
+      release()
+      held = undefined
+    }
+    await expect(client.transcribe(webm(32))).resolves.toBe("heard 32 bytes")
+  })
+
+  it("a signal aborted while the upload is held aborts its request", async () => {
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url })
+    const upload = proxy.holdNext((request) => request.url === "/audio/transcribe")
+    const controller = new AbortController()
+    const transcribing = settle(client.transcribe(webm(64), { signal: controller.signal }))
+    await upload.arrived
+    controller.abort()
+    expect(await transcribing).toMatchObject({ ok: false, error: { _tag: "AbortError", reason: "SignalAborted" } })
+    await until(() => proxy.abandoned() === 1, "the request to be aborted")
+  })
+
+  it("a signal aborted before the call rejects with an AbortError (SignalAborted), and nothing is sent", async () => {
+    const client = makeClient(server())
+    const result = await settle(client.transcribe(webm(64), { signal: AbortSignal.abort() }))
+    expect(result.ok ? undefined : result.error).toMatchObject({ _tag: "AbortError", reason: "SignalAborted" })
+    expect(server().requests).toEqual([])
   })
 
   it("rejects audio it will not send with core's TranscriptionError", async () => {

@@ -70,6 +70,8 @@ interface Session {
   stopped: boolean
   /** Recorded and sent: a new recording may start, and drops this one's transcript. */
   transcribing: boolean
+  /** Aborts the transcription's request: a new recording, or unmounting, drops it. */
+  readonly transcription: AbortController
 }
 
 const release = (session: Session) => {
@@ -82,7 +84,8 @@ const release = (session: Session) => {
  * `startRecording()` asks for the microphone and records; `stopRecording()`
  * ends the recording and sends it to the API; `transcript` holds the text
  * once it arrived. A new recording, or unmounting, drops a transcription
- * still in flight; the microphone is released as soon as a recording ends.
+ * still in flight and aborts its request; the microphone is released as
+ * soon as a recording ends.
  *
  * @example
  * ```tsx
@@ -118,7 +121,16 @@ export const useTamboVoice = (): UseTamboVoiceReturn => {
       setState({ ...INITIAL, mediaAccessError: "This browser cannot record audio (no MediaRecorder or microphone access)" })
       return
     }
-    const current: Session = { id: ++nextId.current, recorder: undefined, stream: undefined, stopped: false, transcribing: false }
+    // The last recording's transcription, still on its way, is dropped: its request too.
+    session.current?.transcription.abort()
+    const current: Session = {
+      id: ++nextId.current,
+      recorder: undefined,
+      stream: undefined,
+      stopped: false,
+      transcribing: false,
+      transcription: new AbortController()
+    }
     session.current = current
     const isCurrent = () => session.current === current
     setState({ ...INITIAL, phase: "starting" })
@@ -153,7 +165,7 @@ export const useTamboVoice = (): UseTamboVoiceReturn => {
           current.transcribing = true
           setState((previous) => ({ ...previous, phase: "transcribing" }))
           const audio = new Blob(chunks, { type: recorder.mimeType || PREFERRED_TYPE })
-          handle.client().transcribe(audio).then(
+          handle.client().transcribe(audio, { signal: current.transcription.signal }).then(
             (transcript) => {
               if (!isCurrent()) return
               session.current = undefined
@@ -196,6 +208,7 @@ export const useTamboVoice = (): UseTamboVoiceReturn => {
     current.stopped = true
     if (current.recorder?.state === "recording") current.recorder.stop()
     release(current)
+    current.transcription.abort()
   }, [])
 
   return useMemo(() => ({

@@ -66,17 +66,26 @@ export class ClientRuntime {
   /**
    * Runs `effect` as a Promise that rejects with the facade's error, with
    * the stack of the method that called this. `tamboOnly`: the method's
-   * name, when an AG-UI agent has no counterpart of it.
+   * name, when an AG-UI agent has no counterpart of it. `signal`: the
+   * caller's, which interrupts it too (an `AbortError`, `SignalAborted`).
    */
-  promise<A>(effect: Effect.Effect<A, CoreError, Agent.Services>, tamboOnly?: string): Promise<A> {
+  promise<A>(effect: Effect.Effect<A, CoreError, Agent.Services>, tamboOnly?: string, signal?: AbortSignal): Promise<A> {
     const site = CallSite.capture(this.promise)
     if (this.destroying !== undefined) return Promise.reject(CallSite.attach(abortError("ClientDestroyed"), site))
     if (tamboOnly !== undefined && this.backend === "ag-ui") {
       return Promise.reject(CallSite.attach(notOffered(tamboOnly), site))
     }
-    return this.runtime.runPromiseExit(effect, { signal: this.lifetime.signal }).then((exit) => {
+    if (signal?.aborted === true) {
+      return Promise.reject(CallSite.attach(abortError("SignalAborted", { cause: signal.reason }), site))
+    }
+    const interrupts = signal === undefined ? this.lifetime.signal : AbortSignal.any([this.lifetime.signal, signal])
+    return this.runtime.runPromiseExit(effect, { signal: interrupts }).then((exit) => {
       if (Exit.isSuccess(exit)) return exit.value
-      throw CallSite.attach(fromCause(exit.cause, "ClientDestroyed"), site)
+      const byCaller = signal?.aborted === true && !this.lifetime.signal.aborted
+      throw CallSite.attach(
+        fromCause(exit.cause, byCaller ? "SignalAborted" : "ClientDestroyed"),
+        site
+      )
     })
   }
 
