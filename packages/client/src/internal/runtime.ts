@@ -23,7 +23,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
-import type { TamboClientError } from "../errors.js"
+import type { AbortReason, TamboClientError } from "../errors.js"
 import type { ClientState, TamboStore } from "../Store.js"
 import type { TamboClientOptions } from "../TamboClient.js"
 import type * as Agent from "./agent.js"
@@ -78,14 +78,28 @@ export class ClientRuntime {
     if (signal?.aborted === true) {
       return Promise.reject(CallSite.attach(abortError("SignalAborted", { cause: signal.reason }), site))
     }
-    const interrupts = signal === undefined ? this.lifetime.signal : AbortSignal.any([this.lifetime.signal, signal])
-    return this.runtime.runPromiseExit(effect, { signal: interrupts }).then((exit) => {
+    if (signal === undefined) return this.#settle(this.runtime.runPromiseExit(effect, { signal: this.lifetime.signal }), "ClientDestroyed", site)
+    // Interrupted by the client's end or the caller's signal, whichever comes first.
+    const interrupt = new AbortController()
+    const abort = () => interrupt.abort()
+    this.lifetime.signal.addEventListener("abort", abort)
+    signal.addEventListener("abort", abort)
+    const done = this.runtime.runPromiseExit(effect, { signal: interrupt.signal }).finally(() => {
+      this.lifetime.signal.removeEventListener("abort", abort)
+      signal.removeEventListener("abort", abort)
+    })
+    return this.#settle(done, () => this.lifetime.signal.aborted ? "ClientDestroyed" : "SignalAborted", site)
+  }
+
+  /** The value of an exit, or the facade's error of its cause; an interruption is an `AbortError` for `reason`. */
+  #settle<A>(
+    exit: Promise<Exit.Exit<A, CoreError>>,
+    reason: AbortReason | (() => AbortReason),
+    site: CallSite.CallSite
+  ): Promise<A> {
+    return exit.then((exit) => {
       if (Exit.isSuccess(exit)) return exit.value
-      const byCaller = signal?.aborted === true && !this.lifetime.signal.aborted
-      throw CallSite.attach(
-        fromCause(exit.cause, byCaller ? "SignalAborted" : "ClientDestroyed"),
-        site
-      )
+      throw CallSite.attach(fromCause(exit.cause, typeof reason === "function" ? reason() : reason), site)
     })
   }
 
