@@ -585,6 +585,41 @@ describe("threads", () => {
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, tools: [weather] })))))
   })
 
+  it.live("continueRun on a thread renamed while it is read answers the calls the server waits on, and the run goes on", () => {
+    const weather = Tool.make({
+      name: "get_weather",
+      description: "Current weather in a city",
+      input: Schema.Struct({ city: Schema.String }),
+      execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
+    })
+    return Effect.scoped(Effect.flatMap(holdingProxy(server().url), (proxy) =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([
+          Script.toolCall("get_weather", { city: "Oslo" }, { id: "call_oslo" }),
+          Script.text("Oslo is mild.")
+        ])
+        const events = yield* runAll("weather?", { autoExecuteTools: false })
+        const threadId = events.at(-1)!.threadId
+        yield* tambo.startNewThread
+        expect(yield* tambo.forgetThread(threadId)).toBe(true)
+        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        const continued = yield* Effect.fork(
+          Stream.runDrain(tambo.continueRun(threadId, [{ toolCallId: "call_oslo", result: { temperature: 12 } }]))
+        )
+        yield* proxy.held
+        // The read is older than the rename: the store does not take its copy.
+        yield* tambo.updateThreadName(threadId, "renamed")
+        proxy.release()
+        yield* Fiber.join(continued)
+        const thread = Option.getOrThrow(yield* tambo.getThread(threadId))
+        expect(thread.name).toBe("renamed")
+        expect(thread.messages.at(-1)!.content).toEqual([{ type: "text", text: "Oslo is mild." }])
+        expect(server().threads.get(threadId)!.pendingToolCallIds ?? []).toEqual([])
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, tools: [weather] })))))
+  })
+
   it.live("continueRun on a thread deleted while it is read fails with a ToolError (UnknownToolCall), not a defect", () =>
     throughProxy((proxy) =>
       Effect.gen(function* () {
@@ -601,6 +636,36 @@ describe("threads", () => {
         expect(fields(error)).toMatchObject({ _tag: "ToolError", reason: "UnknownToolCall", toolCallId: "call_1" })
         expect((yield* tambo.state).threadMap[remote.id]).toBeUndefined()
       })))
+
+  it.live("continueRun on a thread deleted while it is read, with a call pending, fails as a run on a deleted thread does (403) and sends no run", () => {
+    const weather = Tool.make({
+      name: "get_weather",
+      description: "Current weather in a city",
+      input: Schema.Struct({ city: Schema.String }),
+      execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
+    })
+    return Effect.scoped(Effect.flatMap(holdingProxy(server().url), (proxy) =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.toolCall("get_weather", { city: "Oslo" }, { id: "call_oslo" })])
+        const threadId = (yield* runAll("weather?", { autoExecuteTools: false })).at(-1)!.threadId
+        yield* tambo.startNewThread
+        expect(yield* tambo.forgetThread(threadId)).toBe(true)
+        const runsBefore = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).length
+        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        const continued = yield* Effect.fork(
+          Stream.runDrain(tambo.continueRun(threadId, [{ toolCallId: "call_oslo", result: "done" }]))
+        )
+        yield* proxy.held
+        yield* tambo.deleteThread(threadId)
+        proxy.release()
+        // The read said the server waited on the call; the run's own read finds the thread gone.
+        const error = yield* Effect.flip(Fiber.join(continued))
+        expect(fields(error)).toMatchObject({ _tag: "ApiError", status: 403 })
+        expect(server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).length).toBe(runsBefore)
+        expect((yield* tambo.state).threadMap[threadId]).toBeUndefined()
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, tools: [weather] })))))
+  })
 
   it.live("a read sent before deleteThread does not bring the deleted thread back", () =>
     throughProxy((proxy) =>

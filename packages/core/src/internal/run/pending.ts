@@ -53,11 +53,10 @@ export const describe = (
       return { toolCallId: call.toolCallId, toolName: call.toolName, args: decoded.right, needsApproval, threadId }
     }))
 
-/** Pending calls as the store knows them: from the last pause, or from the server's thread after a reload. @internal */
-export const ofThread = (env: Env, threadId: string): Effect.Effect<ReadonlyArray<Events.PendingToolCall>> =>
-  Effect.map(env.store.getThread(threadId), ofState)
-
-/** The pending calls of a thread's state, with their arguments from its `tool_use` blocks. @internal */
+/**
+ * The pending calls of a thread's state (from the last pause, or from the server's thread after a
+ * read), with their arguments from its `tool_use` blocks. @internal
+ */
 export const ofState = (thread: ClientState.ThreadState | undefined): ReadonlyArray<Events.PendingToolCall> => {
   if (thread === undefined) return []
   const inputs = new Map<string, unknown>()

@@ -201,12 +201,13 @@ export const continueRun = (
   options: Omit<RunOptions, "threadId"> = {}
 ): Stream.Stream<RunEvent, TamboError> =>
   Stream.unwrap(Effect.gen(function* () {
-    yield* ensureThread(env, threadId)
-    const pending = yield* Pending.ofThread(env, threadId)
-    const byId = new Map(pending.map((call) => [call.toolCallId, call]))
+    // The thread as the store holds it, or as read when the store did not take the read (renamed,
+    // taken by a run or gone from the store meanwhile): that copy still says what the server waits
+    // on. A thread deleted meanwhile is found gone by the run's own read, before anything is sent.
+    const thread = yield* ensureThread(env, threadId)
+    const byId = new Map(Pending.ofState(thread).map((call) => [call.toolCallId, call]))
     const answered = new Set<string>()
-    // The thread may have left the store while it was read (deleted, forgotten): nothing is pending on it then.
-    for (const message of (yield* env.store.getThread(threadId))?.thread.messages ?? []) {
+    for (const message of thread.thread.messages) {
       for (const block of message.content) if (block.type === "tool_result") answered.add(block.toolUseId)
     }
     const content: Array<Types.ToolResultContent> = []
