@@ -560,6 +560,39 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  it.live("a MESSAGES_SNAPSHOT that gives the run's ended call other arguments: the tool runs with the snapshot's, which the thread shows and sends back", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (request) =>
+        request.toolResults.length === 0
+          ? [
+            AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
+            AgUiAgent.messagesSnapshot([
+              ...request.input.messages,
+              {
+                id: "a1",
+                role: "assistant",
+                toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Rome\"}" } }]
+              }
+            ])
+          ]
+          : [AgUiAgent.text("Done.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const { thread } = yield* runToEnd("hello")
+          const calls = thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))
+          expect(calls).toMatchObject([{ id: "c1", input: { city: "Rome" } }])
+          expect(cities).toEqual(["Rome"])
+          expect(agent.requests[1]!.input!.messages[1]).toMatchObject({
+            role: "assistant",
+            toolCalls: [{ id: "c1", function: { arguments: "{\"city\":\"Rome\"}" } }]
+          })
+          expect(agent.requests[1]!.input!.messages[2]).toMatchObject({ role: "tool", toolCallId: "c1", content: "sunny in Rome" })
+        }),
+      { tools: [tool] }
+    )
+  })
+
   // Some agents name the message the call answers as its parent: the call is still the assistant's.
   it.live("a call whose parentMessageId names the user's message: the call is the assistant's, the tool runs once, the next runs are sent", () => {
     const { cities, tool } = weatherTool()

@@ -20,10 +20,10 @@ const result = (id: string): RunStreamEvent =>
 const snapshot = (messages: ReadonlyArray<unknown>): RunStreamEvent =>
   ({ type: "MESSAGES_SNAPSHOT", messages }) as RunStreamEvent
 const userMessage = { id: "u1", role: "user", content: "hello" }
-const assistantCalling = (id: string, name: string) => ({
+const assistantCalling = (id: string, name: string, args = "{}") => ({
   id: `a_${id}`,
   role: "assistant",
-  toolCalls: [{ id, type: "function", function: { name, arguments: "{}" } }]
+  toolCalls: [{ id, type: "function", function: { name, arguments: args } }]
 })
 const toolMessage = (id: string) => ({ id: `t_${id}`, role: "tool", toolCallId: id, content: "done" })
 
@@ -104,6 +104,17 @@ describe("withPause: the calls an AG-UI run leaves to the client", () => {
     for (const chunked of [true, false]) {
       const pause = paused([started, ...calls, finished], chunked).at(-2) as Events.RunAwaitingInputEvent
       expect(pause.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Paris\"}" }])
+    }
+  })
+
+  it.each<[string, string, string]>([
+    ["an ended call a later MESSAGES_SNAPSHOT gives other arguments runs with the snapshot's", "{\"city\":\"Rome\"}", "{\"city\":\"Rome\"}"],
+    ["an ended call a later MESSAGES_SNAPSHOT gives arguments that are not an object runs with {}, as the thread shows", "[1", "{}"]
+  ])("%s", (_name, given, expected) => {
+    for (const chunked of [true, false]) {
+      const events = [...call("c1", "get_weather", "{\"city\":\"Paris\"}"), snapshot([userMessage, assistantCalling("c1", "get_weather", given)])]
+      const pause = paused([started, ...events, finished], chunked).at(-2) as Events.RunAwaitingInputEvent
+      expect(pause.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: expected }])
     }
   })
 

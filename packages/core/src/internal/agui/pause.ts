@@ -11,7 +11,8 @@
  *
  * A call runs with the arguments the thread shows for it, read by the
  * reducer's rules (`internal/state/events.ts`): `TOOL_CALL_ARGS` after the
- * call's `TOOL_CALL_END` are not its arguments, and a `TOOL_CALL_START` of a
+ * call's `TOOL_CALL_END` are not its arguments, a later `MESSAGES_SNAPSHOT`'s
+ * are, and a `TOOL_CALL_START` of a
  * call this run made and nothing answered starts nothing (the call keeps its
  * arguments, which go on while it has not ended), as a call started twice in
  * one message is. An id a result answered is a new call when started again.
@@ -81,7 +82,12 @@ export const withPause = (frontendTools: ReadonlySet<string>) =>
             if (started.size === 0) break
             const unanswered = unansweredIn(event)
             if (unanswered === undefined) break
-            for (const id of open.keys()) if (!unanswered.has(id)) open.delete(id)
+            for (const [id, call] of open) {
+              const args = unanswered.get(id)
+              if (args === undefined) open.delete(id)
+              // An ended call's arguments are the snapshot's now, as the thread shows them.
+              else if (call.ended) call.args = args
+            }
             for (const id of started) if (!unanswered.has(id)) started.delete(id)
             break
           }
@@ -100,16 +106,32 @@ export const withPause = (frontendTools: ReadonlySet<string>) =>
   })
 }
 
-/** The calls a valid `MESSAGES_SNAPSHOT` holds that no later tool message answers (an answered id made again is a new call). */
-const unansweredIn = (event: Events.MessagesSnapshotEvent): ReadonlySet<string> | undefined => {
+/**
+ * The calls a valid `MESSAGES_SNAPSHOT` holds that no later tool message answers (an answered id
+ * made again is a new call), with their arguments as the thread reads them: `{}` for any that are
+ * not a JSON object.
+ */
+const unansweredIn = (event: Events.MessagesSnapshotEvent): ReadonlyMap<string, string> | undefined => {
   const messages = messagesOf(event)
   if (Either.isLeft(messages)) return undefined
-  const unanswered = new Set<string>()
+  const unanswered = new Map<string, string>()
   for (const message of messages.right) {
-    if (message.role === "assistant") for (const call of message.toolCalls ?? []) unanswered.add(call.id)
-    else if (message.role === "tool") unanswered.delete(message.toolCallId)
+    if (message.role === "assistant") {
+      for (const call of message.toolCalls ?? []) unanswered.set(call.id, objectArguments(call.function.arguments))
+    } else if (message.role === "tool") {
+      unanswered.delete(message.toolCallId)
+    }
   }
   return unanswered
+}
+
+const objectArguments = (json: string): string => {
+  try {
+    const value: unknown = JSON.parse(json)
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? json : "{}"
+  } catch {
+    return "{}"
+  }
 }
 
 const awaitingInput = (calls: ReadonlyArray<Call>): Events.RunAwaitingInputEvent => ({
