@@ -851,32 +851,21 @@ describe("threads", () => {
       Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
 
     // The API's thread guard answers 403 for a thread that is not there (as the testing server does).
-    it.live("fetchThread fails as the API answers (403), and the store forgets the thread", () =>
-      Effect.gen(function* () {
-        const gone = seed("gone")
-        const tambo = yield* Tambo.Tambo
-        yield* tambo.switchThread(gone.id)
-        yield* otherClientDeletes(gone.id)
-        const error = yield* Effect.flip(tambo.fetchThread(gone.id))
-        expect(fields(error)).toMatchObject({ _tag: "ApiError", reason: "Forbidden", status: 403 })
-        const state = yield* tambo.state
-        expect(state.threadMap[gone.id]).toBeUndefined()
-        // What was shown is gone: the next message starts a new conversation.
-        expect(state.currentThreadId).toBe(ClientState.PLACEHOLDER_THREAD_ID)
-      }).pipe(Effect.provide(tamboLayer(server()))))
-
-    it.live("deleteThread fails as the API answers (403), and the store forgets the thread", () =>
-      Effect.gen(function* () {
-        const gone = seed("gone")
-        const tambo = yield* Tambo.Tambo
-        yield* tambo.switchThread(gone.id)
-        yield* otherClientDeletes(gone.id)
-        const error = yield* Effect.flip(tambo.deleteThread(gone.id))
-        expect(fields(error)).toMatchObject({ _tag: "ApiError", reason: "Forbidden", status: 403 })
-        const state = yield* tambo.state
-        expect(state.threadMap[gone.id]).toBeUndefined()
-        expect(state.currentThreadId).toBe(ClientState.PLACEHOLDER_THREAD_ID)
-      }).pipe(Effect.provide(tamboLayer(server()))))
+    for (const call of ["fetchThread", "deleteThread"] as const) {
+      it.live(`${call} fails as the API answers (403), and the store forgets the thread`, () =>
+        Effect.gen(function* () {
+          const gone = seed("gone")
+          const tambo = yield* Tambo.Tambo
+          yield* tambo.switchThread(gone.id)
+          yield* otherClientDeletes(gone.id)
+          const error = yield* Effect.flip(tambo[call](gone.id))
+          expect(fields(error)).toMatchObject({ _tag: "ApiError", reason: "Forbidden", status: 403 })
+          const state = yield* tambo.state
+          expect(state.threadMap[gone.id]).toBeUndefined()
+          // What was shown is gone: the next message starts a new conversation.
+          expect(state.currentThreadId).toBe(ClientState.PLACEHOLDER_THREAD_ID)
+        }).pipe(Effect.provide(tamboLayer(server()))))
+    }
 
     it.live("a run on it fails, and the store forgets the thread; the client goes on", () =>
       Effect.gen(function* () {
