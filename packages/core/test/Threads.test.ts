@@ -162,6 +162,15 @@ const seed = (name: string, userKey = "user-1") =>
     ]
   })
 
+
+/** A client tool the threads of the pending-call tests wait on. */
+const weather = Tool.make({
+  name: "get_weather",
+  description: "Current weather in a city",
+  input: Schema.Struct({ city: Schema.String }),
+  execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
+})
+
 describe("threads", () => {
   it.live("listThreads pages through every thread of the user, newest first, without duplicates", () =>
     Effect.gen(function* () {
@@ -556,12 +565,6 @@ describe("threads", () => {
       })))
 
   it.live("getPendingToolCalls of a thread renamed while it is read answers with the calls the server waits on", () => {
-    const weather = Tool.make({
-      name: "get_weather",
-      description: "Current weather in a city",
-      input: Schema.Struct({ city: Schema.String }),
-      execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
-    })
     return Effect.scoped(Effect.flatMap(holdingProxy(server().url), (proxy) =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
@@ -586,12 +589,6 @@ describe("threads", () => {
   })
 
   it.live("continueRun on a thread renamed while it is read answers the calls the server waits on, and the run goes on", () => {
-    const weather = Tool.make({
-      name: "get_weather",
-      description: "Current weather in a city",
-      input: Schema.Struct({ city: Schema.String }),
-      execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
-    })
     return Effect.scoped(Effect.flatMap(holdingProxy(server().url), (proxy) =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
@@ -638,12 +635,6 @@ describe("threads", () => {
       })))
 
   it.live("continueRun on a thread deleted while it is read, with a call pending, fails as a run on a deleted thread does (403) and sends no run", () => {
-    const weather = Tool.make({
-      name: "get_weather",
-      description: "Current weather in a city",
-      input: Schema.Struct({ city: Schema.String }),
-      execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
-    })
     return Effect.scoped(Effect.flatMap(holdingProxy(server().url), (proxy) =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
