@@ -36,7 +36,8 @@ const userContent = (content: string | ReadonlyArray<Wire.ContentPart>): Array<T
   })
 }
 
-const parseArguments = (json: string): Record<string, unknown> => {
+/** A call's arguments as the thread reads them: the JSON object, else `{}`. */
+export const parseArguments = (json: string): Record<string, unknown> => {
   try {
     const value: unknown = JSON.parse(json)
     return typeof value === "object" && value !== null && !Array.isArray(value) ? { ...value } : {}

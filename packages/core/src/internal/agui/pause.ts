@@ -25,6 +25,7 @@ import * as Stream from "effect/Stream"
 import type * as Events from "../../Events.js"
 import type { RunStreamEvent } from "../../TamboTransport.js"
 import { messagesOf } from "./agentState.js"
+import { parseArguments } from "./messages.js"
 
 interface Call {
   readonly toolCallId: string
@@ -117,7 +118,7 @@ const unansweredIn = (event: Events.MessagesSnapshotEvent): ReadonlyMap<string, 
   const unanswered = new Map<string, string>()
   for (const message of messages.right) {
     if (message.role === "assistant") {
-      for (const call of message.toolCalls ?? []) unanswered.set(call.id, objectArguments(call.function.arguments))
+      for (const call of message.toolCalls ?? []) unanswered.set(call.id, JSON.stringify(parseArguments(call.function.arguments)))
     } else if (message.role === "tool") {
       unanswered.delete(message.toolCallId)
     }
@@ -125,14 +126,6 @@ const unansweredIn = (event: Events.MessagesSnapshotEvent): ReadonlyMap<string, 
   return unanswered
 }
 
-const objectArguments = (json: string): string => {
-  try {
-    const value: unknown = JSON.parse(json)
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? json : "{}"
-  } catch {
-    return "{}"
-  }
-}
 
 const awaitingInput = (calls: ReadonlyArray<Call>): Events.RunAwaitingInputEvent => ({
   type: "CUSTOM",
