@@ -6,7 +6,7 @@
  */
 import type { ClientState, StreamingState, TamboThread, ThreadPage } from "@tambo-effect/client"
 import { getThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
-import { useCallback, useRef } from "react"
+import { useCallback, useRef, useState } from "react"
 import type { ClientHandle } from "./internal/clientHandle.js"
 import { useTamboContext } from "./internal/context.js"
 import { useEvery, useOnPageVisible } from "./internal/pageEvents.js"
@@ -65,12 +65,12 @@ export const useTamboThread = (threadId: string, options: TamboQueryOptions = {}
   )
   const known = threadState !== undefined
   // Each time the thread leaves the state, it is loaded anew: not shown as the read before had it.
-  const leaves = useRef({ known, count: 0 })
-  if (leaves.current.known !== known) leaves.current = { known, count: leaves.current.count + (known ? 0 : 1) }
+  const [leaves, setLeaves] = useState({ known, count: 0 })
+  if (leaves.known !== known) setLeaves({ known, count: leaves.count + (known ? 0 : 1) })
   const enabled = options.enabled !== false
   const query = useQuery(
     handle,
-    !enabled || known || isLocalThreadId(threadId) ? undefined : `${threadId}\u0000${leaves.current.count}`,
+    !enabled || known || isLocalThreadId(threadId) ? undefined : `${threadId}\u0000${leaves.count}`,
     () => handle.client().fetchThread(threadId)
   )
   useRefresh(handle, enabled && known && !isLocalThreadId(threadId) ? threadId : undefined, options)
