@@ -466,6 +466,24 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(first.map((m) => m.id)).toEqual(thread.messages.slice(0, 2).map((m) => m.id))
       })))
 
+  // The Tambo API's recovery (read the server's thread, send again with its last run) means
+  // nothing to an agent, which keeps no thread: it once ended in NOT_SUPPORTED_BY_AG_UI_AGENT.
+  it.live("an agent's error that carries a Tambo API code fails the run with that error, sent once", () =>
+    Effect.forEach(["INVALID_PREVIOUS_RUN", "MISSING_RESULTS", "EXTRA_RESULTS"], (code) =>
+      withAgent(
+        (_request, { runIndex }) =>
+          runIndex === 0 ? [AgUiAgent.text("Hi.")] : [AgUiAgent.httpError(400, { code, message: "refused" })],
+        (agent) =>
+          Effect.gen(function*() {
+            const tambo = yield* Tambo.Tambo
+            const { events } = yield* runToEnd("hello")
+            const threadId = events.at(-1)!.threadId
+            const failed = yield* Effect.flip(Stream.runDrain(tambo.run("again", { threadId })))
+            expect(failed).toMatchObject({ _tag: "ApiError", reason: "BadRequest", code, message: "refused" })
+            expect(agent.requests).toHaveLength(2)
+          })
+      ), { discard: true }))
+
   // A call in the conversation that nothing answers is one an agent refuses or trips on.
   it.live("a run that fails after the agent called a tool leaves the call pending; the next run answers it as cancelled", () => {
     const { cities, tool } = weatherTool()

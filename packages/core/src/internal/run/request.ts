@@ -203,11 +203,16 @@ const open = (env: Env.Env, run: RunState, previous: string | undefined, hooks: 
  * The first request. A stale previousRunId (another client, or a run cancelled before it was
  * named, moved the thread on) is refused before any work: ask the server for the right one,
  * once. So is a new message answering other tool calls than the server waits on (a run whose
- * last request went unanswered may or may not have reached it): it answers the server's.
+ * last request went unanswered may or may not have reached it): it answers the server's. A
+ * transport that sends the conversation from the store (an AG-UI agent) has no server thread to
+ * ask: such an error is the run's.
  */
 const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
   const existing = run.existing
-  return existing === undefined ? open(env, run, run.previousRunId, hooks) : open(env, run, run.previousRunId, hooks).pipe(
+  if (existing === undefined || env.transport.conversationFromStore === true) {
+    return open(env, run, run.previousRunId, hooks)
+  }
+  return open(env, run, run.previousRunId, hooks).pipe(
     Stream.catchAll((error) =>
       error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" ||
           (run.start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))
