@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { HttpFailure, nestError } from "./httpError.js"
 
-/** The API's `cors: true` sends this on every response; the exposed headers let browsers read the run ids. */
+/**
+ * What the API's `cors: true` sends on every response. It exposes no headers: a page cannot read
+ * a run's `X-Thread-Id` / `X-Run-Id`, only a server-side client can.
+ */
 export const corsHeaders: { readonly [name: string]: string } = {
-  "Access-Control-Allow-Origin": "*",
-  "Access-Control-Expose-Headers": "X-Thread-Id, X-Run-Id"
+  "Access-Control-Allow-Origin": "*"
 }
 
 export interface RequestContext {
