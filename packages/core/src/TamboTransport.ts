@@ -266,6 +266,17 @@ export declare namespace TamboTransport {
      * @since 0.2.0
      */
     readonly conversationFromStore?: boolean | undefined
+    /**
+     * Whether the run pauses for the client's tools by itself: the server (an
+     * AG-UI agent) sends no `tambo.run.awaiting_input` and ends each run with
+     * the calls it made. At each `RUN_FINISHED` the run then puts one just
+     * before it, for the calls of the client's tools that the request started
+     * and the thread, as recorded, holds unanswered, with the arguments the
+     * thread shows. Default: false.
+     *
+     * @since 0.2.0
+     */
+    readonly pausesForClientTools?: boolean | undefined
     readonly listThreads: (credentials: Credentials, params?: PageParams) => Effect.Effect<ThreadList, TamboError>
     readonly retrieveThread: (
       credentials: Credentials,

@@ -611,6 +611,163 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  // The calls a run pauses for are those the thread holds unanswered, as the reducer built it,
+  // each with the arguments the thread shows and sends back.
+  it.live("an answered call started again in its own message is not run: the thread holds it answered", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (request) =>
+        request.toolResults.length === 0
+          ? [
+            AgUiAgent.serverToolCall("get_weather", { city: "Paris" }, "sunny (the agent's)", { id: "c1" }),
+            AgUiAgent.toolCall("get_weather", { city: "Rome" }, { id: "c1" })
+          ]
+          : [AgUiAgent.text("Done.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))).toMatchObject([
+            { id: "c1", input: { city: "Paris" } }
+          ])
+          expect(cities).toEqual([])
+          expect(agent.requests).toHaveLength(1)
+          expect((yield* tambo.state).threadMap[thread.id]!.pendingToolCalls).toEqual([])
+        }),
+      { tools: [tool] }
+    )
+  })
+
+  it.live("an unanswered call started again in another message runs once, with the arguments of its latest start, which its result answers", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (request) =>
+        request.toolResults.length === 0
+          ? [
+            AgUiAgent.text("Let me check.", { messageId: "m1" }),
+            AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
+            AgUiAgent.text("Rather Rome.", { messageId: "m2" }),
+            AgUiAgent.toolCall("get_weather", { city: "Rome" }, { id: "c1" })
+          ]
+          : [AgUiAgent.text("Done.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const { events, thread } = yield* runToEnd("hello")
+          expect(thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use")).at(-1)).toMatchObject({
+            id: "c1",
+            input: { city: "Rome" }
+          })
+          // The pause comes just before the first request's RUN_FINISHED; the agent's events all pass.
+          const types = events.map((e) => e.event.type)
+          const finished = types.indexOf("RUN_FINISHED")
+          expect(events[finished - 1]!.event).toEqual({
+            type: "CUSTOM",
+            name: "tambo.run.awaiting_input",
+            value: { pendingToolCalls: [{ toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Rome\"}" }] }
+          })
+          expect(types.slice(0, finished - 1).filter((type) => type.startsWith("TOOL_CALL"))).toHaveLength(6)
+          expect(cities).toEqual(["Rome"])
+          expect(agent.requests).toHaveLength(2)
+          expect(agent.requests[1]!.input!.messages.at(-1)).toMatchObject({ role: "tool", toolCallId: "c1", content: "sunny in Rome" })
+        }),
+      { tools: [tool] }
+    )
+  })
+
+  it.live("a MESSAGES_SNAPSHOT before a call's TOOL_CALL_END, with no arguments streamed: the tool runs with the snapshot's, as the thread shows them", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (request) =>
+        request.toolResults.length === 0
+          ? [
+            AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
+            AgUiAgent.messagesSnapshot([
+              ...request.input.messages,
+              {
+                id: "a1",
+                role: "assistant",
+                toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Rome\"}" } }]
+              }
+            ]),
+            AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+          ]
+          : [AgUiAgent.text("Done.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const { thread } = yield* runToEnd("hello")
+          expect(thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))).toMatchObject([
+            { id: "c1", input: { city: "Rome" } }
+          ])
+          expect(cities).toEqual(["Rome"])
+          expect(agent.requests[1]!.input!.messages.at(-1)).toMatchObject({ role: "tool", toolCallId: "c1", content: "sunny in Rome" })
+        }),
+      { tools: [tool] }
+    )
+  })
+
+  it.live("a MESSAGES_SNAPSHOT that renames the run's call to another client tool: the tool the thread names runs, not the one first started", () => {
+    const { cities, tool } = weatherTool()
+    const places: Array<string> = []
+    const timeTool = Tool.make({
+      name: "get_time",
+      description: "The time in a place",
+      input: Schema.Struct({ city: Schema.String }),
+      execute: ({ city }) => Effect.sync(() => places.push(city)).pipe(Effect.as(`noon in ${city}`))
+    })
+    return withAgent(
+      (request) =>
+        request.toolResults.length === 0
+          ? [
+            AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
+            AgUiAgent.messagesSnapshot([
+              ...request.input.messages,
+              {
+                id: "a1",
+                role: "assistant",
+                toolCalls: [{ id: "c1", type: "function", function: { name: "get_time", arguments: "{\"city\":\"Paris\"}" } }]
+              }
+            ])
+          ]
+          : [AgUiAgent.text("Done.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const { thread } = yield* runToEnd("hello")
+          expect(thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))).toMatchObject([
+            { id: "c1", name: "get_time" }
+          ])
+          expect(cities).toEqual([])
+          expect(places).toEqual(["Paris"])
+          expect(agent.requests[1]!.input!.messages.at(-1)).toMatchObject({ role: "tool", toolCallId: "c1", content: "noon in Paris" })
+        }),
+      { tools: [tool, timeTool] }
+    )
+  })
+
+  it.live("an answered call started again in its message by a later request of the turn is not run again", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      (_request, { runIndex }) =>
+        runIndex === 0
+          ? [AgUiAgent.text("Let me check.", { messageId: "m1" }), AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" })]
+          : runIndex === 1
+          ? [
+            AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather", parentMessageId: "m1" }),
+            AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Rome\"}" }),
+            AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+          ]
+          : [AgUiAgent.text("Done.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(cities).toEqual(["Paris"])
+          expect(agent.requests).toHaveLength(2)
+          expect((yield* tambo.state).threadMap[thread.id]!.pendingToolCalls).toEqual([])
+        }),
+      { tools: [tool] }
+    )
+  })
+
   // Some agents name the message the call answers as its parent: the call is still the assistant's.
   it.live("a call whose parentMessageId names the user's message: the call is the assistant's, the tool runs once, the next runs are sent", () => {
     const { cities, tool } = weatherTool()

@@ -1,9 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
-import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
+import * as ClientState from "../../src/ClientState.js"
 import type * as Events from "../../src/Events.js"
-import { withPause } from "../../src/internal/agui/pause.js"
+import { noteStarted, pauseOf } from "../../src/internal/agui/pause.js"
 import type { RunStreamEvent } from "../../src/TamboTransport.js"
 
 const frontend = new Set(["get_weather", "pick_color"])
@@ -25,26 +23,35 @@ const assistantCalling = (id: string, name: string, args = "{}") => ({
   role: "assistant",
   toolCalls: [{ id, type: "function", function: { name, arguments: args } }]
 })
+const textStart = (messageId: string): RunStreamEvent =>
+  ({ type: "TEXT_MESSAGE_START", messageId, role: "assistant" }) as RunStreamEvent
 const toolMessage = (id: string) => ({ id: `t_${id}`, role: "tool", toolCallId: id, content: "done" })
 
-/** The run's events through `withPause`, one event per chunk or all in one. */
-const paused = (events: ReadonlyArray<RunStreamEvent>, chunked: boolean) =>
-  Effect.runSync(
-    (chunked ? Stream.fromIterable(events) : Stream.fromChunk(Chunk.fromIterable(events))).pipe(
-      withPause(frontend),
-      Stream.runCollect,
-      Effect.map(Chunk.toReadonlyArray)
-    )
+/**
+ * The pause a step puts before its RUN_FINISHED: the run's events (but RUN_FINISHED) reduced into
+ * a thread, one event per chunk or all in one, and the calls they started.
+ */
+const pauseAfter = (
+  events: ReadonlyArray<RunStreamEvent>,
+  chunked: boolean,
+  tools: ReadonlySet<string> = frontend
+): Events.RunAwaitingInputEvent | undefined => {
+  const recorded = events.filter((event) => event.type !== "RUN_FINISHED")
+  const chunks = chunked ? recorded.map((event) => [event]) : [recorded]
+  const state = ClientState.reduce(
+    ClientState.initial,
+    chunks.map((chunk, i): ClientState.Action => ({ type: "EVENTS", threadId: "t", events: chunk, at: 1000 + i }))
   )
-
-const pendingOf = (events: ReadonlyArray<RunStreamEvent>) => {
-  const pause = events.find((event): event is Events.RunAwaitingInputEvent =>
-    event.type === "CUSTOM" && (event as { name?: string }).name === "tambo.run.awaiting_input"
-  )
-  return pause?.value.pendingToolCalls.map((pending) => pending.toolCallId) ?? []
+  const started = new Set<string>()
+  for (const chunk of chunks) noteStarted(started, chunk)
+  return pauseOf(ClientState.getThreadState(state, "t")!.thread.messages, started, tools)
 }
 
-describe("withPause: the calls an AG-UI run leaves to the client", () => {
+/** The ids the pause after the run's events holds, one event per chunk or all in one. */
+const paused = (events: ReadonlyArray<RunStreamEvent>, chunked: boolean) =>
+  pauseAfter(events, chunked)?.value.pendingToolCalls.map((pending) => pending.toolCallId) ?? []
+
+describe("pauseOf: the calls an AG-UI run leaves to the client, as the thread holds them", () => {
   it.each<[string, ReadonlyArray<RunStreamEvent>, ReadonlyArray<string>]>([
     ["a frontend call nothing answered", [...call("c1", "get_weather", "{\"city\":\"Paris\"}")], ["c1"]],
     ["several, in order", [...call("c1", "get_weather"), ...call("c2", "pick_color"), ...call("c3", "get_weather")], ["c1", "c2", "c3"]],
@@ -52,7 +59,8 @@ describe("withPause: the calls an AG-UI run leaves to the client", () => {
     ["a call its TOOL_CALL_RESULT answered is not run", [...call("c1", "get_weather"), result("c1")], []],
     ["a call id that repeats unanswered is run once", [...call("c1", "get_weather"), ...call("c1", "get_weather")], ["c1"]],
     ["a result before a call does not answer it", [result("c1"), ...call("c1", "get_weather")], ["c1"]],
-    ["an answered id made again is a new call", [...call("c1", "get_weather"), result("c1"), ...call("c1", "get_weather")], ["c1"]],
+    ["an answered id made again in another message is a new call", [...call("c1", "get_weather"), result("c1"), textStart("m2"), ...call("c1", "get_weather")], ["c1"]],
+    ["an answered id started again in its own message is not a new call (the thread refuses the start)", [...call("c1", "get_weather"), result("c1"), ...call("c1", "get_weather")], []],
     ["a call a later MESSAGES_SNAPSHOT leaves out is not run", [...call("c1", "get_weather"), snapshot([userMessage])], []],
     [
       "a call a later MESSAGES_SNAPSHOT answers is not run",
@@ -68,20 +76,15 @@ describe("withPause: the calls an AG-UI run leaves to the client", () => {
     ["a call made after the MESSAGES_SNAPSHOT is run", [snapshot([userMessage]), ...call("c1", "get_weather")], ["c1"]]
   ])("%s", (_name, calls, expected) => {
     for (const chunked of [true, false]) {
-      const out = paused([started, ...calls, finished], chunked)
-      expect(pendingOf(out)).toEqual(expected)
-      // The pause, when there is one, comes just before RUN_FINISHED; nothing else changes.
-      expect(out.filter((event) => event.type !== "CUSTOM")).toEqual([started, ...calls, finished])
-      if (expected.length > 0) expect(out.at(-2)).toMatchObject({ type: "CUSTOM", name: "tambo.run.awaiting_input" })
+      expect(paused([started, ...calls, finished], chunked)).toEqual(expected)
     }
   })
 
   it("carries the tool's name and its arguments as sent, {} when none", () => {
     const [start, firstArgs, end] = call("c1", "get_weather", "{\"city\":")
     const moreArgs = { type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: "\"Paris\"}" } as RunStreamEvent
-    const out = paused([started, start!, firstArgs!, moreArgs, end!, ...call("c2", "pick_color"), finished], true)
-    const pause = out.at(-2) as Events.RunAwaitingInputEvent
-    expect(pause.value.pendingToolCalls).toEqual([
+    const pause = pauseAfter([started, start!, firstArgs!, moreArgs, end!, ...call("c2", "pick_color"), finished], true)
+    expect(pause?.value.pendingToolCalls).toEqual([
       { toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Paris\"}" },
       { toolCallId: "c2", toolName: "pick_color", arguments: "{}" }
     ])
@@ -102,8 +105,8 @@ describe("withPause: the calls an AG-UI run leaves to the client", () => {
     ]
   ])("%s (as the thread reads them)", (_name, calls) => {
     for (const chunked of [true, false]) {
-      const pause = paused([started, ...calls, finished], chunked).at(-2) as Events.RunAwaitingInputEvent
-      expect(pause.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Paris\"}" }])
+      const pause = pauseAfter([started, ...calls, finished], chunked)
+      expect(pause?.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Paris\"}" }])
     }
   })
 
@@ -113,25 +116,60 @@ describe("withPause: the calls an AG-UI run leaves to the client", () => {
   ])("%s", (_name, given, expected) => {
     for (const chunked of [true, false]) {
       const events = [...call("c1", "get_weather", "{\"city\":\"Paris\"}"), snapshot([userMessage, assistantCalling("c1", "get_weather", given)])]
-      const pause = paused([started, ...events, finished], chunked).at(-2) as Events.RunAwaitingInputEvent
-      expect(pause.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: expected }])
+      const pause = pauseAfter([started, ...events, finished], chunked)
+      expect(pause?.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: expected }])
     }
   })
 
   it("a call started again before its end goes on with the arguments after it, as the thread does", () => {
     const [start, firstArgs] = call("c1", "get_weather", "{\"city\":")
-    const out = paused([started, start!, firstArgs!, ...call("c1", "get_weather", "\"Paris\"}"), finished], true)
-    const pause = out.at(-2) as Events.RunAwaitingInputEvent
-    expect(pause.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Paris\"}" }])
+    const pause = pauseAfter([started, start!, firstArgs!, ...call("c1", "get_weather", "\"Paris\"}"), finished], true)
+    expect(pause?.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Paris\"}" }])
   })
 
   it("a server-side call started again as a frontend tool while unanswered is not run", () => {
-    expect(pendingOf(paused([started, ...call("s1", "search", "{}"), ...call("s1", "get_weather", "{}"), finished], true))).toEqual([])
+    expect(paused([started, ...call("s1", "search", "{}"), ...call("s1", "get_weather", "{}"), finished], true)).toEqual([])
   })
 
-  it("a run without frontend tools passes through untouched", () => {
-    const events = [started, ...call("c1", "get_weather"), finished]
-    const out = Effect.runSync(Stream.fromIterable(events).pipe(withPause(new Set()), Stream.runCollect, Effect.map(Chunk.toReadonlyArray)))
-    expect(out).toEqual(events)
+  it("a run without frontend tools has no pause", () => {
+    expect(pauseAfter([started, ...call("c1", "get_weather"), finished], true, new Set())).toBeUndefined()
+  })
+
+  it.each<[string, ReadonlyArray<RunStreamEvent>, string]>([
+    [
+      "an unanswered call started again in another message runs once, with the arguments of its latest start",
+      [textStart("m1"), ...call("c1", "get_weather", "{\"city\":\"Paris\"}"), textStart("m2"), ...call("c1", "get_weather", "{\"city\":\"Rome\"}")],
+      "{\"city\":\"Rome\"}"
+    ],
+    [
+      "a MESSAGES_SNAPSHOT before the call's TOOL_CALL_END, with no arguments streamed, gives it the snapshot's",
+      [
+        { type: "TOOL_CALL_START", toolCallId: "c1", toolCallName: "get_weather" } as RunStreamEvent,
+        snapshot([userMessage, assistantCalling("c1", "get_weather", "{\"city\":\"Rome\"}")]),
+        { type: "TOOL_CALL_END", toolCallId: "c1" } as RunStreamEvent
+      ],
+      "{\"city\":\"Rome\"}"
+    ]
+  ])("%s", (_name, calls, expected) => {
+    for (const chunked of [true, false]) {
+      expect(pauseAfter([started, ...calls, finished], chunked)?.value.pendingToolCalls).toEqual([
+        { toolCallId: "c1", toolName: "get_weather", arguments: expected }
+      ])
+    }
+  })
+
+  it("a call a MESSAGES_SNAPSHOT renames runs as the tool the thread names", () => {
+    for (const chunked of [true, false]) {
+      const events = [...call("c1", "get_weather", "{\"city\":\"Paris\"}"), snapshot([userMessage, assistantCalling("c1", "pick_color", "{\"color\":\"red\"}")])]
+      expect(pauseAfter([started, ...events, finished], chunked)?.value.pendingToolCalls).toEqual([
+        { toolCallId: "c1", toolName: "pick_color", arguments: "{\"color\":\"red\"}" }
+      ])
+    }
+  })
+
+  it("a call only a MESSAGES_SNAPSHOT brings in is not this run's: no pause", () => {
+    for (const chunked of [true, false]) {
+      expect(paused([started, snapshot([userMessage, assistantCalling("c0", "get_weather")]), finished], chunked)).toEqual([])
+    }
   })
 })

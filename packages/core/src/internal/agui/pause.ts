@@ -1,140 +1,68 @@
 /**
  * An AG-UI run has no `tambo.run.awaiting_input`: it ends (`RUN_FINISHED`)
- * with the tool calls it made. This stage follows the run's calls and, when
- * some are calls of the client's (frontend) tools that no `TOOL_CALL_RESULT`
- * answered, puts the pause the Tambo API would send just before
- * `RUN_FINISHED`, so the run loop's tool round runs them as for a Tambo run.
- * A server-side tool's call (answered by its `TOOL_CALL_RESULT`, or not one
- * of the client's tools) is never run here; nor is a call a later
- * `MESSAGES_SNAPSHOT` answers or leaves out (the thread no longer holds it
- * unanswered, so a result for it would be one nothing asked for).
+ * with the tool calls it made. Its transport says so
+ * (`TamboTransport.pausesForClientTools`), and the run's step puts the pause
+ * the Tambo API would send just before `RUN_FINISHED`
+ * (`internal/run/step.ts`), so the run loop's tool round runs the calls as for
+ * a Tambo run.
  *
- * A call runs with the arguments the thread shows for it, read by the
- * reducer's rules (`internal/state/events.ts`): `TOOL_CALL_ARGS` after the
- * call's `TOOL_CALL_END` are not its arguments, a later `MESSAGES_SNAPSHOT`'s
- * are, and a `TOOL_CALL_START` of a
- * call this run made and nothing answered starts nothing (the call keeps its
- * arguments, which go on while it has not ended), as a call started twice in
- * one message is. An id a result answered is a new call when started again.
+ * The calls come from the thread the reducer built from the step's events
+ * (`internal/state/events.ts`), not from a second reading of the events, so
+ * what runs is what the thread shows and sends back: a call of one of the
+ * client's (frontend) tools, by the name the thread gives it, that the step's
+ * request started (`TOOL_CALL_START`) and whose latest `tool_use` block no
+ * `tool_result` after it answers, with that block's `input`. So a server-side
+ * tool's call, one a `TOOL_CALL_RESULT` or a later `MESSAGES_SNAPSHOT`
+ * answers, one a snapshot leaves out, or a start the thread refused (a call
+ * started again in its own message) is not run; a call only a snapshot brings
+ * in is not this request's, and is not run either.
  *
  * @internal
  */
-import * as Chunk from "effect/Chunk"
-import * as Either from "effect/Either"
-import * as Stream from "effect/Stream"
 import type * as Events from "../../Events.js"
 import type { RunStreamEvent } from "../../TamboTransport.js"
-import { messagesOf } from "./agentState.js"
-import { parseArguments } from "./messages.js"
-
-interface Call {
-  readonly toolCallId: string
-  readonly toolName: string
-  args: string
-  /** Its TOOL_CALL_END came: later arguments are not its. */
-  ended: boolean
-}
+import type * as Types from "../../Types.js"
 
 /**
- * `events` with a `tambo.run.awaiting_input` before `RUN_FINISHED` when the
- * run left calls of `frontendTools` unanswered. O(1) work per event.
+ * Adds the ids of the calls `events` start to `started`. O(1) work per event.
  *
  * @internal
  */
-export const withPause = (frontendTools: ReadonlySet<string>) =>
-<E, R>(events: Stream.Stream<RunStreamEvent, E, R>): Stream.Stream<RunStreamEvent, E, R> => {
-  if (frontendTools.size === 0) return events
-  return Stream.suspend(() => {
-    // This run's open calls of frontend tools, by id, in the order they were made.
-    const open = new Map<string, Call>()
-    // The ids of this run's calls (of any tool) nothing answered yet.
-    const started = new Set<string>()
-    return Stream.mapChunks(events, (chunk) => {
-      const events = Chunk.toReadonlyArray(chunk)
-      let out: Array<RunStreamEvent> | undefined
-      for (let i = 0; i < events.length; i++) {
-        const event = events[i]!
-        switch (event.type) {
-          case "TOOL_CALL_START":
-            // Started again while unanswered, the call stays as it was (the thread ignores the start).
-            if (started.has(event.toolCallId)) break
-            started.add(event.toolCallId)
-            if (frontendTools.has(event.toolCallName)) {
-              open.set(event.toolCallId, { toolCallId: event.toolCallId, toolName: event.toolCallName, args: "", ended: false })
-            }
-            break
-          case "TOOL_CALL_ARGS": {
-            const call = open.get(event.toolCallId)
-            if (call !== undefined && !call.ended) call.args += event.delta
-            break
-          }
-          case "TOOL_CALL_END": {
-            const call = open.get(event.toolCallId)
-            if (call !== undefined) call.ended = true
-            break
-          }
-          case "TOOL_CALL_RESULT":
-            // Answered: the id started again is a new call.
-            open.delete(event.toolCallId)
-            started.delete(event.toolCallId)
-            break
-          case "MESSAGES_SNAPSHOT": {
-            // The snapshot is the conversation now (an invalid one changes nothing, as in the reducer).
-            if (started.size === 0) break
-            const unanswered = unansweredIn(event)
-            if (unanswered === undefined) break
-            for (const [id, call] of open) {
-              const args = unanswered.get(id)
-              if (args === undefined) open.delete(id)
-              // An ended call's arguments are the snapshot's now, as the thread shows them.
-              else if (call.ended) call.args = args
-            }
-            for (const id of started) if (!unanswered.has(id)) started.delete(id)
-            break
-          }
-          case "RUN_FINISHED":
-            if (open.size > 0) {
-              out = events.slice(0, i)
-              out.push(awaitingInput([...open.values()]))
-              open.clear()
-            }
-            break
-        }
-        out?.push(event)
-      }
-      return out === undefined ? chunk : Chunk.unsafeFromArray(out)
-    })
-  })
+export const noteStarted = (started: Set<string>, events: ReadonlyArray<RunStreamEvent>): void => {
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!
+    if (event.type === "TOOL_CALL_START") started.add(event.toolCallId)
+  }
 }
 
 /**
- * The calls a valid `MESSAGES_SNAPSHOT` holds that no later tool message answers (an answered id
- * made again is a new call), with their arguments as the thread reads them: `{}` for any that are
- * not a JSON object.
+ * The `tambo.run.awaiting_input` for the calls of `frontendTools` among
+ * `started` that `messages` (the thread, as recorded before `RUN_FINISHED`)
+ * hold unanswered, in the order of their latest `tool_use` blocks, or
+ * `undefined` when there are none. Only a result after a call answers it: an
+ * id used again is a new call. One pass over the thread, once per step.
+ *
+ * @internal
  */
-const unansweredIn = (event: Events.MessagesSnapshotEvent): ReadonlyMap<string, string> | undefined => {
-  const messages = messagesOf(event)
-  if (Either.isLeft(messages)) return undefined
-  const unanswered = new Map<string, string>()
-  for (const message of messages.right) {
-    if (message.role === "assistant") {
-      for (const call of message.toolCalls ?? []) unanswered.set(call.id, JSON.stringify(parseArguments(call.function.arguments)))
-    } else if (message.role === "tool") {
-      unanswered.delete(message.toolCallId)
+export const pauseOf = (
+  messages: ReadonlyArray<Types.TamboThreadMessage>,
+  started: ReadonlySet<string>,
+  frontendTools: ReadonlySet<string>
+): Events.RunAwaitingInputEvent | undefined => {
+  if (started.size === 0 || frontendTools.size === 0) return undefined
+  const open = new Map<string, Events.PendingToolCall>()
+  for (const message of messages) {
+    for (const block of message.content) {
+      if (block.type === "tool_result") {
+        open.delete(block.toolUseId)
+      } else if (block.type === "tool_use") {
+        open.delete(block.id)
+        if (started.has(block.id) && frontendTools.has(block.name)) {
+          open.set(block.id, { toolCallId: block.id, toolName: block.name, arguments: JSON.stringify(block.input) })
+        }
+      }
     }
   }
-  return unanswered
+  if (open.size === 0) return undefined
+  return { type: "CUSTOM", name: "tambo.run.awaiting_input", value: { pendingToolCalls: [...open.values()] } }
 }
-
-
-const awaitingInput = (calls: ReadonlyArray<Call>): Events.RunAwaitingInputEvent => ({
-  type: "CUSTOM",
-  name: "tambo.run.awaiting_input",
-  value: {
-    pendingToolCalls: calls.map((call) => ({
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      arguments: call.args === "" ? "{}" : call.args
-    }))
-  }
-})

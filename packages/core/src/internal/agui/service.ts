@@ -17,12 +17,10 @@ import type { AgentOptions } from "../../AgUi.js"
 import { ConfigError, type TamboError } from "../../TamboError.js"
 import * as Transport from "../../TamboTransport.js"
 import * as ThreadStore from "../../ThreadStore.js"
-import type * as Tool from "../../Tool.js"
 import type * as Types from "../../Types.js"
 import * as Config from "../config.js"
 import { displayUrl } from "../http/connectionFailure.js"
 import { onNewThread, onThread } from "./conversation.js"
-import { withPause } from "./pause.js"
 import { buildRunAgentInput } from "./runAgentInput.js"
 import { runAgent } from "./transport.js"
 import { unsupported } from "./unsupported.js"
@@ -101,7 +99,6 @@ const run = (
     if (hooks?.registerAbort !== undefined) yield* hooks.registerAbort(Deferred.succeed(aborted, undefined))
     // The ids are the client's: the run knows them before any event.
     hooks?.onOpen?.({ threadId, runId })
-    const frontendTools = new Set((request.tools ?? []).map((tool: Tool.ApiTool) => tool.name))
     return runAgent({
       url: options.url,
       headers: options.headers,
@@ -113,7 +110,6 @@ const run = (
       maxRetryAfter: options.maxRetryAfter
     }).pipe(
       onThreadSent(threadId),
-      withPause(frontendTools),
       Stream.interruptWhen(Deferred.await(aborted)),
       Stream.provideService(HttpClient.HttpClient, client)
     )
@@ -129,6 +125,8 @@ export const makeTransport = (
     const client = yield* HttpClient.HttpClient
     return Transport.TamboTransport.of({
       conversationFromStore: true,
+      // The agent's runs end with their calls: the run pauses for the client's (internal/agui/pause.ts).
+      pausesForClientTools: true,
       createRun: (_, request, hooks) =>
         Stream.unwrap(Effect.map(randomId("thr_"), (threadId) =>
           run(options, client, threadId, request, hooks, (runId) => Effect.succeed(onNewThread(request, runId))))),

@@ -20,6 +20,7 @@ import type { RunEvent } from "../../Tambo.js"
 import { ApiError, RunCancelledError, type TamboError, TransportError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
+import * as Pause from "../agui/pause.js"
 import * as Cancel from "./cancel.js"
 import * as Env from "./env.js"
 import * as Lock from "./lock.js"
@@ -143,6 +144,9 @@ const runEvents = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent
  * @internal
  */
 export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.Stream<RunEvent, TamboError> => {
+  // A transport whose server sends no pause (an AG-UI agent): the ids of the calls the step's
+  // request started, for the pause the step puts before its RUN_FINISHED (internal/agui/pause.ts).
+  const started = env.transport.pausesForClientTools === true ? new Set<string>() : undefined
   // Every chunk is recorded by a plain function of it where the store allows. A stage that
   // waits for the store's batch holds its chunk meanwhile, and so does every concurrent run
   // waiting for the same batch: their events outlive young collections (scratchpad/bench/NOTES.md).
@@ -160,6 +164,21 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       const threadId = run.threadId
       // The thread has its id now: cancelRun and conflicts can find the run under it.
       if (!run.locked && !ClientState.isLocalThreadId(threadId)) Lock.moveTo(env, run, threadId)
+      if (started !== undefined) {
+        Pause.noteStarted(started, events)
+        if (end >= 0 && started.size > 0 && events[end]!.type === "RUN_FINISHED") {
+          const finished = events[end]!
+          const before = events.slice(0, end)
+          // The calls to run are those the thread holds unanswered once the step's events are in it.
+          return recording(from, threadId, before, (thread) => {
+            const pause = Pause.pauseOf(thread.messages, started, new Set(run.tools.map((tool) => tool.name)))
+            started.clear()
+            if (pause === undefined) return emit(threadId, threadId, [finished], events, next)
+            run.pending = [...pause.value.pendingToolCalls]
+            return emit(threadId, threadId, [pause, finished], [...before, pause, finished], next)
+          })
+        }
+      }
       // A chunk as one action: the reducer moves the run to its thread at RUN_STARTED.
       const actions: ReadonlyArray<ClientState.Action> = [
         { type: "EVENTS", threadId: from, events, at: run.clock.unsafeCurrentTimeMillis(), tools: run.tools }
@@ -185,6 +204,30 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     },
     onDone: () => endOfStep
   })
+
+  /** `events` of thread `from` recorded as a chunk is (below), then `f` of the run's thread after them. */
+  const recording = <A>(
+    from: string,
+    threadId: string,
+    events: ReadonlyArray<Transport.RunStreamEvent>,
+    f: (thread: Types.TamboThread) => Channel.Channel<Chunk.Chunk<RunEvent>, A, TamboError, TamboError, unknown, unknown>
+  ): Channel.Channel<Chunk.Chunk<RunEvent>, A, TamboError, TamboError, unknown, unknown> => {
+    const actions: ReadonlyArray<ClientState.Action> = events.length === 0 ? [] : [
+      { type: "EVENTS", threadId: from, events, at: run.clock.unsafeCurrentTimeMillis(), tools: run.tools }
+    ]
+    const recorded = env.writer.record(threadId, actions)
+    if (recorded !== undefined) return f(recorded.thread)
+    return Channel.flatMap(Channel.fromEffect(Env.record(env, threadId, actions)), (thread) => f(thread!.thread))
+  }
+
+  /** `recorded` recorded, then `events` passed on with the thread after them, then `next`. */
+  const emit = <A>(
+    from: string,
+    threadId: string,
+    recorded: ReadonlyArray<Transport.RunStreamEvent>,
+    events: ReadonlyArray<Transport.RunStreamEvent>,
+    next: Channel.Channel<Chunk.Chunk<RunEvent>, A, TamboError, TamboError, unknown, unknown>
+  ) => recording(from, threadId, recorded, (thread) => Channel.zipRight(Channel.write(runEvents(run, events, thread)), next))
 
   // An empty chunk after each one, as the transport does (see TamboTransport.decodeSse):
   // the run's channel then does not hold the consumer's last chunk, its events and
@@ -240,6 +283,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
         run.stepSpan = span
         // Nothing of this step has finished yet, whether or not its server says RUN_STARTED.
         run.finished = false
+        started?.clear()
         return Channel.pipeTo(Stream.toChannel(open(Request.hooksOf(env, run, span))), stepLoop)
       }
     ))))
