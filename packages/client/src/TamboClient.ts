@@ -1629,4 +1629,19 @@ export class TamboClient {
   destroy(): Promise<void> {
     return Client.destroy(this.#parts)
   }
+
+  /**
+   * Calls `listener` once the client is destroyed: when the Promise of
+   * `destroy()` settles (its runs ended, their cancels sent), whoever
+   * called it. Called in a microtask if the client is destroyed already.
+   * Returns the unsubscribe function. For code handed a client it does not
+   * own (a `TamboProvider` given one) and waiting on something only the
+   * client's end would settle: `subscribe`'s listeners are not called once
+   * `destroy()` began.
+   *
+   * @since 0.2.0
+   */
+  subscribeToDestroy(listener: () => void): () => void {
+    return Client.subscribeToDestroy(this.#parts, listener)
+  }
 }

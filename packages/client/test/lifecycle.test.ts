@@ -54,6 +54,27 @@ describe("destroy()", () => {
     expect(before).toBe(heard)
   })
 
+  it("subscribeToDestroy tells its listener once, when destroy() is done and the runs ended, whoever called it", async () => {
+    server().setScript([Script.text("partial"), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("hang")
+    const threadId = await stream.threadId
+    const heard: Array<boolean> = []
+    client.subscribeToDestroy(() => heard.push(client.hasActiveRun(threadId)))
+    let unsubscribedHeard = 0
+    client.subscribeToDestroy(() => unsubscribedHeard++)()
+    const destroyed = client.destroy()
+    expect(heard).toEqual([])
+    await destroyed
+    expect(heard).toEqual([false])
+    expect(unsubscribedHeard).toBe(0)
+    // A listener subscribed once the client is destroyed hears of it at once.
+    const late = new Promise<void>((resolve) => client.subscribeToDestroy(resolve))
+    await late
+    await client.destroy()
+    expect(heard).toEqual([false])
+  })
+
   it("leaves no timer, socket or handle of its own behind", async () => {
     const before = resourceCounts()
     const local = await startTestServer()

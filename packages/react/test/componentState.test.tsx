@@ -180,6 +180,29 @@ describe("useTamboComponentState", () => {
     expect(statePosts(threadId)).toHaveLength(1)
   })
 
+  it("a change waiting for a run of the app's client when the app destroys that client ends, showing the client's end as its error", async () => {
+    const client = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
+    const Wrapper = wrapperFor({ client, components: [Star] })
+    server().setScript([Script.component("Star", { title: "Rome" }, { id: "comp_star" })])
+    render(<Wrapper><Blocks /></Wrapper>)
+    const { id: threadId } = await client.run("a card").thread
+    await screen.findByTestId("star")
+    server().setScript([Script.text("Thinking"), Script.hang()])
+    const busy = client.run("wait", { threadId })
+    await until(() => client.hasActiveRun(threadId), "the run to start")
+    fireEvent.click(screen.getByTestId("star"))
+    await act(() => sleep(100))
+    expect(screen.getByTestId("pending").textContent).toBe("true")
+
+    // The app is done with its client while the change waits for the client's run.
+    await act(() => client.destroy())
+    await expect(busy.thread).rejects.toMatchObject({ _tag: "AbortError" })
+    await waitFor(() => expect(screen.getByTestId("pending").textContent).toBe("false"))
+    expect(screen.getByTestId("error").textContent).toMatch(/destroyed/i)
+    expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("true")
+    expect(statePosts(threadId)).toHaveLength(0)
+  })
+
   it("sends a waiting change when the whole provider unmounts, before its client goes", async () => {
     server().setScript([Script.component("Star", { title: "Quito" }, { id: "comp_star" })])
     const { result, unmount } = mountChat()

@@ -39,6 +39,10 @@ export interface Parts {
   mcpSamplingHandler: Mcp.SamplingHandler | undefined
   /** The handler set last with `setMcpUrlElicitationHandler`. */
   mcpUrlElicitationHandler: Mcp.UrlElicitationHandler | undefined
+  /** `subscribeToDestroy`'s listeners, told once `destroy()` is done. */
+  readonly destroyListeners: Set<() => void>
+  /** `destroy()` is done. */
+  destroyed: boolean
 }
 
 /**
@@ -68,7 +72,9 @@ export const make = (options: TamboClientOptions): Either.Either<Parts, TamboCli
       tamboMcp: undefined,
       mcpElicitationHandler: undefined,
       mcpSamplingHandler: undefined,
-      mcpUrlElicitationHandler: options.mcpUrlElicitationHandler
+      mcpUrlElicitationHandler: options.mcpUrlElicitationHandler,
+      destroyListeners: new Set(),
+      destroyed: false
     }
   })
 
@@ -80,11 +86,45 @@ export const make = (options: TamboClientOptions): Either.Either<Parts, TamboCli
  */
 export const destroy = (parts: Parts): Promise<void> =>
   parts.runtime.destroying ??= (async () => {
-    parts.notifier.close()
-    parts.snapshots.close()
-    parts.runtime.lifetime.abort()
-    await parts.runs.abortAll()
-    // Before the services close: what a watcher holds (Tambo's MCP server it follows) is let go while they work.
-    await parts.runtime.stopWatching()
-    await parts.runtime.runtime.dispose()
+    try {
+      parts.notifier.close()
+      parts.snapshots.close()
+      parts.runtime.lifetime.abort()
+      await parts.runs.abortAll()
+      // Before the services close: what a watcher holds (Tambo's MCP server it follows) is let go while they work.
+      await parts.runtime.stopWatching()
+      await parts.runtime.runtime.dispose()
+    } finally {
+      parts.destroyed = true
+      const listeners = [...parts.destroyListeners]
+      parts.destroyListeners.clear()
+      for (const listener of listeners) {
+        try {
+          listener()
+        } catch {
+          // One listener's throw does not keep the others from hearing of the end.
+        }
+      }
+    }
   })()
+
+/**
+ * `subscribeToDestroy`: `listener` is called once `destroy()` is done (in a
+ * microtask if it already is); returns the unsubscribe function.
+ *
+ * @internal
+ */
+export const subscribeToDestroy = (parts: Parts, listener: () => void): (() => void) => {
+  let active = true
+  const once = () => {
+    if (!active) return
+    active = false
+    listener()
+  }
+  if (parts.destroyed) queueMicrotask(once)
+  else parts.destroyListeners.add(once)
+  return () => {
+    active = false
+    parts.destroyListeners.delete(once)
+  }
+}

@@ -110,8 +110,6 @@ export class ClientHandle {
   /** A client went since the app's tools were last given back. */
   #appToolsLeft = false
   #refs = 0
-  /** Told of each client destroyed here, with its `destroy()`. */
-  readonly #onDestroy = new Set<(client: TamboClient, destroyed: Promise<void>) => void>()
   readonly #listeners = new Set<() => void>()
   #unsubscribe: (() => void) | undefined
   readonly #batcher: Batcher
@@ -295,16 +293,14 @@ export class ClientHandle {
     return new Promise((resolve) => {
       const done = () => {
         unsubscribe()
-        this.#onDestroy.delete(destroyed)
+        unsubscribeFromDestroy()
         resolve()
       }
       const unsubscribe = client.subscribe(() => {
         if (!client.hasActiveRun(threadId)) done()
       })
-      const destroyed = (gone: TamboClient, destroying: Promise<void>) => {
-        if (gone === client) void destroying.then(done, done)
-      }
-      this.#onDestroy.add(destroyed)
+      // Whoever destroys it, the app too (a client it gave): its listeners are not told of the runs' end.
+      const unsubscribeFromDestroy = client.subscribeToDestroy(done)
     })
   }
 
@@ -314,8 +310,7 @@ export class ClientHandle {
     this.#owned = undefined
     if (this.#ownedHeld) this.#keepHeldAppTools(client)
     this.#ownedHeld = false
-    const destroying = client.destroy()
-    for (const tell of [...this.#onDestroy]) tell(client, destroying)
+    void client.destroy()
   }
 
   /** Forgets the app's tools the client no longer holds (withdrawn, or registered over since). */
