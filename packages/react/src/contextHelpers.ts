@@ -113,7 +113,8 @@ export interface UseTamboContextAttachmentReturn {
  * the next run sends the attachments as `additionalContext.contextAttachments`
  * (`[{ id, displayName, context, type }]`) and they are dropped as it
  * starts; a submit of `useTamboThreadInput` that fails gives them back with
- * its text. Every component under one provider shares them.
+ * its text, and so does a message of `useTambo().sendMessage` that fails.
+ * Every component under one provider shares them.
  *
  * @example
  * ```tsx

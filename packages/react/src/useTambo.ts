@@ -18,6 +18,7 @@ import { getCurrentThreadState } from "@tambo-effect/core/ClientState"
 import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import { withInitialMessages } from "./internal/initialMessages.js"
+import { leftUnsent, messageSentTo, takeMessageContext, withTakenContext } from "./internal/messageContext.js"
 import type { ReactTamboThreadMessage, TamboComponent } from "./types.js"
 import { useTamboRunStatus } from "./useTamboRunStatus.js"
 import { useTamboSelector } from "./useTamboSelector.js"
@@ -49,7 +50,10 @@ export interface UseTamboReturn {
   /**
    * Sends a message on the current thread (a new one on the placeholder).
    * The returned stream can be ignored: the state updates by itself; its
-   * promises reject only if read.
+   * promises reject only if read. The message carries the context
+   * attachments and the interactables' selections, as a submit of
+   * `useTamboThreadInput` does: a run that fails, or is stopped before the
+   * message reached its thread, gives them back.
    */
   readonly sendMessage: (message: string | InputMessage, options?: RunOptions) => TamboStream
   /**
@@ -164,7 +168,7 @@ const NO_MESSAGES: ReadonlyArray<ReactTamboThreadMessage> = []
  * @category Hooks
  */
 export const useTambo = (): UseTamboReturn => {
-  const { components, handle, initialMessages, registerComponent, renderer } = useTamboContext("useTambo")
+  const { components, handle, initialMessages, interactables, registerComponent, renderer } = useTamboContext("useTambo")
   const currentThreadId = useTamboSelector(selectCurrentThreadId)
   const thread = useTamboSelector(getCurrentThreadState)
   const rawMessages = thread?.thread.messages
@@ -186,7 +190,18 @@ export const useTambo = (): UseTamboReturn => {
     await cancelling.catch(() => undefined)
   }, [handle])
   const actions = useMemo(() => ({
-    sendMessage: (message: string | InputMessage, options?: RunOptions) => handle.client().run(message, options),
+    sendMessage: (message: string | InputMessage, options?: RunOptions) => {
+      const client = handle.client()
+      const target = options?.threadId ?? client.getState().currentThreadId
+      // Taken for this message (not by the helpers as its run starts), so a failure gives them back.
+      const taken = takeMessageContext(handle, client, interactables)
+      const sentTo = messageSentTo(client, target)
+      const stream = client.run(message, withTakenContext(options, taken.additionalContext))
+      stream.thread.catch((error: unknown) => {
+        if (leftUnsent(error, sentTo, () => target)) taken.giveBack()
+      })
+      return stream
+    },
     continueRun: (results: ReadonlyArray<ToolCallResult>, options: RunOptions = {}) => {
       const client = handle.client()
       const { threadId = client.getState().currentThreadId, ...rest } = options
@@ -204,7 +219,7 @@ export const useTambo = (): UseTamboReturn => {
     registerTool: (tool: ToolDefinition) => handle.registerTools([tool]),
     registerTools: (tools: ReadonlyArray<ToolDefinition>) => handle.registerTools(tools),
     registerComponent
-  }), [handle, registerComponent])
+  }), [handle, interactables, registerComponent])
   const streamingState = thread?.streaming ?? IDLE
   const status = useTamboRunStatus(currentThreadId)
   return useMemo(() => ({

@@ -4,12 +4,11 @@
  *
  * @since 0.1.0
  */
-import type { RunOptions, TamboClient } from "@tambo-effect/client"
+import type { RunOptions } from "@tambo-effect/client"
 import { createElement, type ReactNode, useCallback, useMemo, useSyncExternalStore } from "react"
 import { InputScope, useTamboContext } from "./internal/context.js"
-import { attachmentStoreFor, CONTEXT_ATTACHMENTS_HELPER } from "./internal/attachmentStore.js"
-import { CONTEXT_HELPER_NAME as INTERACTABLES_HELPER } from "./internal/interactableStore.js"
 import { useInputStore } from "./internal/inputStore.js"
+import { messageSentTo, takeMessageContext, withTakenContext } from "./internal/messageContext.js"
 import type { StagedImage } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 import { selectCurrentThreadId } from "./internal/selectors.js"
@@ -123,9 +122,6 @@ export interface TamboThreadInputContextProps {
   readonly clearImages: () => void
 }
 
-const userMessageIds = (state: ReturnType<TamboClient["getState"]>, threadId: string): ReadonlyArray<string> =>
-  (state.threadMap[threadId]?.thread.messages ?? []).filter((message) => message.role === "user").map((message) => message.id)
-
 /**
  * The message being composed: every component calling this under the same
  * provider shares it (so `useTamboSuggestions().accept` can fill it).
@@ -161,34 +157,11 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
       const target = client.getState().currentThreadId
       // The attachments and selections the message carries are taken here, where they are its
       // own, so that a failed send gives back what it took, not what another run sent.
-      const take = () => {
-        const helpers = client.getContextHelpers()
-        const attachments = attachmentStoreFor(handle)
-        const taken = [
-          ...(helpers[CONTEXT_ATTACHMENTS_HELPER] === attachments.helper ? [[CONTEXT_ATTACHMENTS_HELPER, attachments.take()] as const] : []),
-          ...(helpers[INTERACTABLES_HELPER] === interactables.contextHelper ? [[INTERACTABLES_HELPER, interactables.take()] as const] : [])
-        ]
-        const additionalContext: Record<string, unknown> = {}
-        for (const [name, part] of taken) if (part?.context !== undefined) additionalContext[name] = part.context
-        return {
-          additionalContext: Object.keys(additionalContext).length === 0 ? undefined : additionalContext,
-          giveBack: () => {
-            for (const [, part] of taken) part?.giveBack()
-          }
-        }
-      }
+      const take = () => takeMessageContext(handle, client, interactables)
       const run = (message: Parameters<typeof client.run>[0], additionalContext: Record<string, unknown> | undefined) =>
-        client.run(
-          message,
-          additionalContext === undefined
-            ? options
-            : { ...options, additionalContext: { ...additionalContext, ...options?.additionalContext } }
-        )
+        client.run(message, withTakenContext(options, additionalContext))
       // Whether the message reached its thread: a user message there that was not before it.
-      const sentTo = () => {
-        const before = new Set(userMessageIds(client.getState(), target))
-        return (threadId: string) => userMessageIds(client.getState(), threadId).some((id) => !before.has(id))
-      }
+      const sentTo = () => messageSentTo(client, target)
       return input.submit(run, options, () => target, take, sentTo)
     },
     [handle, input, interactables]

@@ -8,6 +8,7 @@ import {
   useTambo,
   useTamboContextAttachment,
   useTamboContextHelpers,
+  useTamboInteractable,
   useTamboThreadInput
 } from "../src/index.js"
 import { connection, useServer, wrapperFor } from "./helpers.js"
@@ -106,6 +107,76 @@ describe("useTamboContextAttachment", () => {
     expect(sentContexts()).toEqual([
       { contextAttachments: [{ id: attached.id, context: "contents of notes.txt", displayName: "notes.txt" }] },
       { contextAttachments: [{ id: attached.id, context: "contents of notes.txt", displayName: "notes.txt" }] }
+    ])
+  })
+
+  it("a message sendMessage sent that the server refused gives its attachments and selections back: the next message carries them", async () => {
+    server().setScript([Script.httpError(503, { message: "busy" })])
+    const { result } = renderHook(
+      () => ({ attach: useTamboContextAttachment(), interactable: useTamboInteractable(), tambo: useTambo() }),
+      { wrapper: wrapperFor(connection(server())) }
+    )
+    let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
+    let id = ""
+    act(() => {
+      attached = result.current.attach.addContextAttachment({ context: "contents of notes.txt", displayName: "notes.txt" })
+      id = result.current.interactable.addInteractableComponent({ name: "Counter", description: "A counter", props: { count: 1 } })
+      result.current.interactable.setInteractableSelected(id, true)
+    })
+    await act(() => expect(result.current.tambo.sendMessage("read this").thread).rejects.toMatchObject({ _tag: "ApiError" }))
+    await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
+    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(true)
+
+    server().setScript([Script.text("ok")])
+    await act(() => result.current.tambo.sendMessage("read this").thread)
+    await waitFor(() => expect(result.current.attach.attachments).toEqual([]))
+    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(false)
+    const sent = { id: attached.id, context: "contents of notes.txt", displayName: "notes.txt" }
+    expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([[sent], [sent]])
+  })
+
+  it("a message of sendMessage stopped before it reached the server gives its attachments back; one that reached it keeps them taken", async () => {
+    server().setScript([Script.text("ok")])
+    let asked!: () => void
+    let helperAsked = new Promise<void>((resolve) => (asked = resolve))
+    let hold = true
+    const { result } = renderHook(() => ({ attach: useTamboContextAttachment(), tambo: useTambo() }), {
+      wrapper: wrapperFor(connection(server(), {
+        contextHelpers: {
+          // Holds the run while its context is built.
+          slow: () => {
+            asked()
+            return hold ? new Promise<undefined>(() => {}) : undefined
+          }
+        }
+      }))
+    })
+    let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
+    act(() => {
+      attached = result.current.attach.addContextAttachment({ context: "first" })
+    })
+    let stopped!: Promise<unknown>
+    act(() => {
+      stopped = result.current.tambo.sendMessage("read this").thread.catch((error: Error) => error.name)
+    })
+    await helperAsked
+    expect(result.current.attach.attachments).toEqual([])
+    await act(() => result.current.tambo.cancel())
+    await expect(stopped).resolves.toBe("AbortError")
+    await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
+    expect(server().requests.filter((request) => request.method === "POST")).toEqual([])
+
+    // Sent, then stopped once the server has the message: the attachments went with it.
+    hold = false
+    helperAsked = new Promise<void>((resolve) => (asked = resolve))
+    server().setScript([Script.text("Thinking"), Script.hang()])
+    const sent = result.current.tambo.sendMessage("read this")
+    await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
+    await act(() => result.current.tambo.cancel())
+    await expect(sent.thread).rejects.toMatchObject({ _tag: "AbortError" })
+    expect(result.current.attach.attachments).toEqual([])
+    expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([
+      [{ id: attached.id, context: "first" }]
     ])
   })
 

@@ -18,7 +18,8 @@ const newId = (): string =>
 /**
  * The attachments of one provider, and the context helper that sends them
  * with the next run and drops them (the run reads its context once, as it
- * starts); a composer's message that is not sent gives them back.
+ * starts); a message of the composer or of `sendMessage` that is not sent
+ * gives them back.
  *
  * @since 0.2.0
  * @category Internal
