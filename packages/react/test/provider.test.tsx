@@ -159,6 +159,25 @@ describe("TamboProvider", () => {
     await client.destroy()
   })
 
+  it("a tree rendering again after the app destroyed the client it gave shows it unauthenticated, and takes the app's next client", async () => {
+    const first = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
+    const second = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
+    let client = first
+    const { result, rerender } = renderHook(() => useTambo(), {
+      wrapper: ({ children }) => <TamboProvider client={client}>{children}</TamboProvider>
+    })
+    expect(result.current.client).toBe(first)
+    // The app is done with its client; something in the tree renders before it gives the next one.
+    await act(() => first.destroy())
+    rerender()
+    expect(result.current.authState).toEqual({ status: "unauthenticated" })
+    expect(result.current.isIdentified).toBe(false)
+    client = second
+    rerender()
+    expect(result.current.client).toBe(second)
+    await second.destroy()
+  })
+
   it("replaces the client when the user changes", async () => {
     const seen = new Set<TamboClient>()
     const Switcher = () => {

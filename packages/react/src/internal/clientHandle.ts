@@ -68,6 +68,15 @@ export class Batcher {
 /** The auth state of a client not made yet. */
 const NOT_YET: TamboAuthState = { status: "unauthenticated" }
 
+/** A destroyed client acts for no one: its calls throw. */
+const authStateOf = (client: TamboClient): TamboAuthState => {
+  try {
+    return client.getAuthState()
+  } catch {
+    return NOT_YET
+  }
+}
+
 const sameAuthState = (a: TamboAuthState, b: TamboAuthState): boolean =>
   a.status === b.status &&
   (a.status !== "identified" || b.status !== "identified" || a.source === b.source) &&
@@ -217,12 +226,13 @@ export class ClientHandle {
   #authState: TamboAuthState | undefined
 
   /**
-   * Who the client acts for, without creating a client (a client not made yet is taken as
-   * unauthenticated); the same object until it changes, as `useSyncExternalStore` needs.
+   * Who the client acts for, without creating a client (a client not made yet, or one the app
+   * gave and destroyed, is taken as unauthenticated); the same object until it changes, as
+   * `useSyncExternalStore` needs.
    */
   readonly authState = (): TamboAuthState => {
     const client = this.#given ?? this.#owned
-    const next = client === undefined ? NOT_YET : client.getAuthState()
+    const next = client === undefined ? NOT_YET : authStateOf(client)
     const last = this.#authState
     if (last !== undefined && sameAuthState(last, next)) return last
     this.#authState = next
