@@ -1,4 +1,5 @@
 import { type InputMessage, isAbortError } from "@tambo-effect/client"
+import { leftUnsent } from "./messageContext.js"
 import { useRef } from "react"
 import { imageResource, isImage, stageImages } from "./stagedImages.js"
 import type { StagedImage } from "../types.js"
@@ -178,7 +179,7 @@ export class InputStore {
       const cancelled = isAbortError(error)
       const thread = cancelled ? error.threadId ?? threadId?.() ?? "" : ""
       // A run stopped before its message reached the thread sent nothing: the message is the user's again.
-      const unsent = !cancelled || (error.reason !== "ClientDestroyed" && sent !== undefined && !sent(thread))
+      const unsent = leftUnsent(error, sent, () => threadId?.() ?? "")
       if (unsent && this.#snapshot.value === "") this.#set({ value: text })
       if (unsent) taken?.giveBack()
       this.#end(submit, { error: cancelled ? undefined : error instanceof Error ? error : new Error(String(error)) })
