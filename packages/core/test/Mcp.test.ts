@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import * as Support from "../src/internal/mcp/support.js"
 import * as Mcp from "../src/Mcp.js"
 import * as Tool from "../src/Tool.js"
@@ -395,6 +396,38 @@ describe("Mcp", () => {
       expect(Either.isLeft(call) && call.left).toMatchObject({ _tag: "McpError" })
       expect(stalled.requests.some((request) => request.method === "DELETE")).toBe(true)
     }).pipe(Effect.provide(stack({ requestTimeout: "25 seconds" })), Effect.scoped), 20_000)
+
+  it.scoped("disconnecting a server that never answers the end of its session ends on the Effect clock, with the client closed", () =>
+    Effect.gen(function*() {
+      const deleteSeen = yield* Deferred.make<void>()
+      const stalled = yield* mcpServer({
+        setup: greeter,
+        beforeSessionRequest: async (request) => {
+          if (request.method !== "DELETE") return
+          Effect.runSync(Deferred.succeed(deleteSeen, undefined))
+          await new Promise<void>(() => {})
+        }
+      })
+      const mcp = yield* Mcp.makeStandalone()
+      const asked = yield* Deferred.make<AbortSignal>()
+      yield* mcp.setElicitationHandler((_request, context) =>
+        new Promise((resolve) => {
+          Effect.runSync(Deferred.succeed(asked, context.signal))
+          context.signal.addEventListener("abort", () => resolve({ action: "cancel" }))
+        }))
+      const connection = yield* mcp.connectMcpServer({ url: stalled.url })
+      yield* Effect.fork(Effect.either(connection.client!.callTool("greet", {})))
+      const signal = yield* Deferred.await(asked)
+
+      const closing = yield* Effect.fork(mcp.disconnectMcpServer(connection.key))
+      yield* Deferred.await(deleteSeen)
+      // The test's clock alone decides when the server has waited long enough.
+      yield* TestClock.adjust("5 seconds")
+      yield* Fiber.join(closing)
+
+      // The client itself is closed by then: the server's request in flight was given up.
+      expect(signal.aborted).toBe(true)
+    }))
 
   it.live("a server that gives up on its first request of a session aborts the handler's signal", () =>
     Effect.gen(function*() {

@@ -183,10 +183,12 @@ export interface Session {
   /** Tells the server that the roots changed. */
   readonly sendRootsListChanged: () => Promise<void>
   /**
-   * Ends the session on the server when the transport can (Streamable HTTP; waiting at most
-   * `TERMINATE_SESSION_MS` for its answer), then closes the client, which ends the requests in
-   * flight and aborts the server's. Never rejects.
+   * Ends the session on the server when the transport can (Streamable HTTP: a `DELETE`); settles
+   * with its answer, however it went. Unbounded: the caller bounds it, then calls `close`, which
+   * aborts it. Never rejects.
    */
+  readonly terminate: () => Promise<void>
+  /** Closes the client, which ends the requests in flight and aborts the server's (and `terminate`). Never rejects. */
   readonly close: () => Promise<void>
   /**
    * Whether a failed request means the server is gone (the connection
@@ -506,7 +508,7 @@ const cancelsFirstRequest = (transport: Transport) => {
 const open = async (
   options: ConnectOptions,
   authProvider: OAuthClientProvider | undefined
-): Promise<{ readonly client: Client; readonly close: () => Promise<void> }> => {
+): Promise<{ readonly client: Client; readonly terminate: () => Promise<void>; readonly close: () => Promise<void> }> => {
   // The SSE transport opens its event stream before the handshake; Streamable HTTP opens it after.
   const eventStream = options.transport === "sse" ? undefined : watchEventStream()
   const transport = makeTransport(options, authProvider, eventStream?.fetch)
@@ -568,17 +570,22 @@ const open = async (
       samplingResult(await options.onSample(samplingRequest(request.params), signalOf(extra))))
   }
 
+  let terminating: Promise<void> | undefined
+  const terminate = (): Promise<void> => {
+    terminating ??= transport instanceof StreamableHTTPClientTransport
+      ? transport.terminateSession().catch(() => undefined)
+      : Promise.resolve()
+    return terminating
+  }
   let closing: Promise<void> | undefined
   const close = (): Promise<void> => {
-    closing ??= (async () => {
-      // A server that does not answer its DELETE is not waited for: closing the client (which
-      // aborts the DELETE) ends the calls in flight and aborts the server's requests' signals.
-      if (transport instanceof StreamableHTTPClientTransport) {
-        await atMost(transport.terminateSession().catch(() => undefined), TERMINATE_SESSION_MS)
-      }
-      await client.close().catch(() => undefined)
-    })()
+    closing ??= client.close().catch(() => undefined)
     return closing
+  }
+  /** Outside any fiber (an abandoned handshake): a server that does not answer its DELETE is not waited for. */
+  const terminateThenClose = async (): Promise<void> => {
+    await atMost(terminate(), TERMINATE_SESSION_MS)
+    await close()
   }
   // Not aborted with the caller: the server may already have opened a session whose id only its
   // answer to `initialize` carries. An abandoned handshake is let finish (within
@@ -603,14 +610,14 @@ const open = async (
   try {
     await untilAborted(handshake, options.signal)
   } catch (error) {
-    const grace = setTimeout(() => void close(), HANDSHAKE_GRACE_MS)
+    const grace = setTimeout(() => void terminateThenClose(), HANDSHAKE_GRACE_MS)
     void handshake.catch(() => undefined).then(() => {
       clearTimeout(grace)
-      return close()
+      return terminateThenClose()
     })
     throw error
   }
-  return { client, close }
+  return { client, terminate, close }
 }
 
 /** The longest a timer waits (a longer one fires at once): the MCP SDK's timeout when the caller bounds a request. */
@@ -622,7 +629,10 @@ const EVENT_STREAM_WAIT_MS = 2_000
 /** How long an abandoned handshake may go on, so that the session it opened can be ended. */
 const HANDSHAKE_GRACE_MS = 5_000
 
-/** How long the server may take to answer the `DELETE` that ends its session, before the client closes anyway. */
+/**
+ * How long the server of an abandoned handshake may take to answer the `DELETE` that ends its
+ * session, before the client closes anyway (a session handed out is closed by its caller, on its clock).
+ */
 const TERMINATE_SESSION_MS = 2_000
 
 /** Settles once `promise` does, or after `ms`, whichever comes first. */
@@ -673,7 +683,7 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
     await finishAuth(options, authProvider, code)
     return open(options, authProvider)
   })
-  const { client, close } = opened
+  const { client, close, terminate } = opened
   // Set after connecting: `connect` replaces the transport's callbacks with the client's own.
   const previousOnClose = client.onclose
   client.onclose = () => {
@@ -771,6 +781,7 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
     },
     announcesRoots: options.roots,
     sendRootsListChanged: () => client.sendRootsListChanged(),
+    terminate,
     close,
     isDisconnection
   }

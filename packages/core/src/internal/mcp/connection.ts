@@ -27,14 +27,22 @@ import type { Logging } from "./logging.js"
 import type * as OAuth from "./oauth.js"
 import type { Requests } from "./requests.js"
 
+/** How long the server may take to end its session before the client closes anyway. */
+const TERMINATE_TIMEOUT = Duration.seconds(2)
+
+/** Guards against a close of the client that never settles. */
 const CLOSE_TIMEOUT = Duration.seconds(5)
 
 /**
- * Ends a session: `close` waits a bounded time for the server to end it, then closes the client
- * (ending the calls in flight); the timeout here only guards against a close that never settles.
+ * Ends a session: waits a bounded time for the server to end it, then closes the client (ending
+ * the calls in flight, and the server's answer still awaited). Both bounds are on Effect's clock.
  */
 const closeSession = (session: McpClient.Session) =>
-  Effect.promise(() => session.close()).pipe(Effect.timeout(CLOSE_TIMEOUT), Effect.ignore)
+  Effect.promise(() => session.terminate()).pipe(
+    Effect.timeout(TERMINATE_TIMEOUT),
+    Effect.ignore,
+    Effect.zipRight(Effect.promise(() => session.close()).pipe(Effect.timeout(CLOSE_TIMEOUT), Effect.ignore))
+  )
 
 /**
  * One attempt to open a session: the session once its tools are listed, whether it closed before,
