@@ -276,8 +276,9 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
  * the servers it adds and disconnects those it drops, and gives a server
  * whose `handlers` changed its new ones (none: the client's), one whose
  * `logLevel` changed its new level, and one whose `toolTimeout` or
- * `maxToolTime` changed its new bounds (a server that drops one is
- * connected again). Unmounting
+ * `maxToolTime` changed its new bounds (a server that drops its
+ * `logLevel` or a bound is connected again: a new session logs at its
+ * server's own level, and its tools take the run's bounds). Unmounting
  * does not disconnect them (StrictMode remounts at once): the client does,
  * when it is destroyed.
  */
@@ -302,15 +303,17 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
         sameDuration(known.toolTimeout, server.toolTimeout) && sameDuration(known.maxToolTime, server.maxToolTime)
       ) continue
       const connect = () => client.connectMcpServer({ ...server, handlers: server.handlers ?? {} })
-      // A connect only changes the tool bounds it gives: dropping one takes a new connection.
-      const dropsBounds = known !== undefined &&
+      // A connect only changes the tool bounds and the log level it gives: dropping one takes a new
+      // connection (a server cannot be told to forget a level: a new session was never asked for one).
+      const dropsSetting = known !== undefined &&
         ((known.toolTimeout !== undefined && server.toolTimeout === undefined) ||
-          (known.maxToolTime !== undefined && server.maxToolTime === undefined))
+          (known.maxToolTime !== undefined && server.maxToolTime === undefined) ||
+          (known.logLevel !== undefined && server.logLevel === undefined))
       const change = {}
       lastChange.current.set(key, change)
       const connectUnlessChanged = () => (lastChange.current.get(key) === change ? connect() : undefined)
       // A failure shows in the connection's status (`useTamboMcpServers`).
-      void (dropsBounds ? client.disconnectMcpServer(key).then(connectUnlessChanged) : connect()).catch(() => undefined)
+      void (dropsSetting ? client.disconnectMcpServer(key).then(connectUnlessChanged) : connect()).catch(() => undefined)
     }
     previous.current = { handle, servers: current }
   }, [handle, servers])

@@ -298,6 +298,40 @@ describe("MCP hooks", () => {
     expect(await chat.sessions()).toEqual({ opened: 1, closed: 0 })
   })
 
+  it("a server whose logLevel is dropped from the mcpServers prop connects again, at the server's own level", async () => {
+    const chat = await start("chatty")
+    let seen: { servers: ReadonlyArray<McpConnectionInfo>; client: TamboClient } | undefined
+    function Logs() {
+      const servers = useTamboMcpServers()
+      seen = { servers, client: useTamboClient() }
+      return <div data-testid="dropped">{servers.map((s) => `${s.serverKey}:${s.status}:${s.logLevel ?? "none"}`).join(",")}</div>
+    }
+    const app = (logLevel: "error" | undefined) => (
+      <TamboProvider
+        {...connection(server(), { mcpServers: [{ url: chat.url, serverKey: "chat", ...(logLevel === undefined ? {} : { logLevel }) }] })}
+      >
+        <Logs />
+      </TamboProvider>
+    )
+    /** The levels of the messages one call of `chatty` logs. */
+    const logged = async () => {
+      const levels: Array<string> = []
+      const stop = seen!.client.subscribeToMcpLogs((message) => levels.push(message.level))
+      await seen!.servers[0]!.client!.callTool("chatty", { n: 1 })
+      await waitFor(() => expect(levels.at(-1)).toBe("emergency"))
+      stop()
+      return levels
+    }
+    const view = render(app("error"))
+    await waitFor(() => expect(screen.getByTestId("dropped").textContent).toBe("chat:connected:error"), { timeout: 10_000 })
+    expect(await logged()).toEqual(["error", "critical", "alert", "emergency"])
+    view.rerender(app(undefined))
+    await waitFor(() => expect(screen.getByTestId("dropped").textContent).toBe("chat:connected:none"))
+    // A session never asked for a level, as one connected without `logLevel` from the start.
+    expect(await logged()).toHaveLength(8)
+    expect(await chat.sessions()).toEqual({ opened: 2, closed: 1 })
+  })
+
   it("a server whose toolTimeout changed in the mcpServers prop takes it on the same session; one that drops it connects again", async () => {
     const work = await start("worker")
     let servers: ReadonlyArray<McpConnectionInfo> = []
