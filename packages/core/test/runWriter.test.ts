@@ -34,8 +34,11 @@ const withWarnings = <A, E, R>(self: (warnings: Array<unknown>) => Effect.Effect
   return Effect.provide(self(warnings), Logger.replace(Logger.defaultLogger, captured))
 }
 
-/** Once the event loop has gone round: the drafts are published. */
-const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))
+/**
+ * Once the event loop has gone round: the drafts are published. After the writer's own turn (its
+ * `setImmediate`, queued first), whatever the load: a timer may fire before it on a busy loop.
+ */
+const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve))))
 
 const setup = Effect.gen(function* () {
   const store = yield* ThreadStore.make()
