@@ -1,0 +1,271 @@
+/**
+ * A loopback HTTP proxy in front of a server (a `TestServer`, usually) that passes every request
+ * through unchanged, bodies and streamed responses chunk by chunk, except the ones a test asks it
+ * to hold: a held request waits before it reaches the server, a held response waits after the
+ * server answered, each until the test releases it (or answers it with a failure instead). This
+ * is how a test makes two things overlap deterministically: a read that answers after a write, a
+ * run that starts while a token exchange is still in flight.
+ *
+ * @example
+ * ```ts
+ * import { HoldingProxy, startTestServer } from "@tambo-effect/testing"
+ *
+ * const server = await startTestServer()
+ * const proxy = await HoldingProxy.start(server)
+ * // The next read of a thread reaches the server at once; its answer waits.
+ * const read = proxy.holdResponse((request) => request.method === "GET" && request.path.startsWith("/v1/threads/"))
+ * // ... point the client at proxy.url and read a thread ...
+ * await read.arrived // the server answered
+ * // ... change the thread meanwhile ...
+ * read.release() // the old answer reaches the client now
+ * await proxy.close()
+ * ```
+ *
+ * @since 0.2.0
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as http from "node:http"
+import type * as net from "node:net"
+import { flattenHeaders } from "./internal/http.js"
+
+/**
+ * A request as the proxy matches it.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ProxiedRequest {
+  readonly method: string
+  /** Path and query string as requested. */
+  readonly url: string
+  /** The path alone, without the query string. */
+  readonly path: string
+  /** Lower-cased header names; repeated headers joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/**
+ * Chooses the request to hold.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export type RequestMatcher = (request: ProxiedRequest) => boolean
+
+/**
+ * One held request or response. `release` and `fail` may come before it arrived: it is then
+ * released (or failed) as soon as it comes.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface Held {
+  /**
+   * Resolves once the matched request came to the proxy (a held request) or the server's answer
+   * to it came (a held response). Never resolves if no request matched before the proxy closed.
+   */
+  readonly arrived: Promise<void>
+  /** Lets it go on: the request to the server, or the server's answer to the client. */
+  readonly release: () => void
+  /**
+   * Answers it with `status` and `body` (JSON) instead. A held request then never reaches the
+   * server; a held response's answer from the server is dropped.
+   */
+  readonly fail: (status?: number, body?: unknown) => void
+}
+
+/**
+ * A running holding proxy.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface HoldingProxy {
+  /** `http://127.0.0.1:<port>`, without a trailing slash: point the client here. */
+  readonly url: string
+  /** Holds the next request that `matches` before it reaches the server; the others go through. */
+  readonly holdRequest: (matches: RequestMatcher) => Held
+  /** Sends the next request that `matches` to the server and holds its answer; the others go through. */
+  readonly holdResponse: (matches: RequestMatcher) => Held
+  /** How many requests were abandoned: their client went before their answer was sent. */
+  readonly abandoned: () => number
+  /**
+   * Closes the proxy: what it still holds is ended (the client sees its connection close, a held
+   * request never reaches the server), and every connection, to clients and to the server, is
+   * destroyed. Resolves once the proxy is closed.
+   */
+  readonly close: () => Promise<void>
+}
+
+type Decision = { readonly _tag: "Release" } | { readonly _tag: "Fail"; readonly status: number; readonly body: unknown }
+
+interface Hold {
+  readonly matches: RequestMatcher
+  readonly kind: "request" | "response"
+  /** Called once the held thing came, with what to do once it is decided. */
+  readonly arrive: (act: (decision: Decision) => void) => void
+}
+
+const makeHold = (kind: Hold["kind"], matches: RequestMatcher): { readonly hold: Hold; readonly held: Held } => {
+  let arrived!: () => void
+  let acting: ((decision: Decision) => void) | undefined
+  let decision: Decision | undefined
+  let done = false
+  const settle = () => {
+    if (done || acting === undefined || decision === undefined) return
+    done = true
+    acting(decision)
+  }
+  const decide = (next: Decision) => {
+    if (decision !== undefined) return
+    decision = next
+    settle()
+  }
+  return {
+    hold: {
+      matches,
+      kind,
+      arrive: (act) => {
+        acting = act
+        arrived()
+        settle()
+      }
+    },
+    held: {
+      arrived: new Promise<void>((resolve) => (arrived = resolve)),
+      release: () => decide({ _tag: "Release" }),
+      fail: (status = 503, body = { message: "unavailable" }) => decide({ _tag: "Fail", status, body })
+    }
+  }
+}
+
+/**
+ * Starts a holding proxy on `127.0.0.1` (a free port) in front of `target` (a URL, or anything
+ * with a `url`, such as a `TestServer`). Close it when done.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const start = (target: string | { readonly url: string }): Promise<HoldingProxy> => {
+  const to = new URL(typeof target === "string" ? target : target.url)
+  // Its own agent: no connection to the server outlives the proxy in a shared pool.
+  const agent = new http.Agent({ keepAlive: false })
+  const upstreams = new Set<http.ClientRequest>()
+  const holds: Array<Hold> = []
+  let abandoned = 0
+  let closed = false
+
+  const server = http.createServer((req, res) => {
+    const request: ProxiedRequest = {
+      method: req.method ?? "GET",
+      url: req.url ?? "/",
+      path: new URL(req.url ?? "/", "http://proxy").pathname,
+      headers: flattenHeaders(req)
+    }
+    let gone = false
+    let upstream: http.ClientRequest | undefined
+    res.on("close", () => {
+      if (res.writableFinished) return
+      gone = true
+      abandoned++
+      upstream?.destroy()
+    })
+
+    const forward = (onAnswer: (answer: http.IncomingMessage) => void) => {
+      const sent = http.request(
+        { host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers, agent },
+        (answer) => {
+          // A connection dropped mid-answer reaches the client as a drop, not as a short answer.
+          answer.on("close", () => {
+            if (!answer.complete) res.destroy()
+          })
+          onAnswer(answer)
+        }
+      )
+      upstream = sent
+      upstreams.add(sent)
+      sent.on("close", () => upstreams.delete(sent))
+      sent.on("error", () => res.destroy())
+      req.pipe(sent)
+    }
+    const pass = (answer: http.IncomingMessage) => {
+      if (gone) {
+        answer.resume()
+        return
+      }
+      res.writeHead(answer.statusCode ?? 502, answer.headers)
+      // Headers go out now, not with the first chunk: a stream that stalls after them stalls after them.
+      res.flushHeaders()
+      answer.pipe(res)
+    }
+    const refuse = (status: number, body: unknown) => {
+      req.resume()
+      res.writeHead(status, { "content-type": "application/json" })
+      res.end(JSON.stringify(body))
+    }
+
+    const index = holds.findIndex((hold) => hold.matches(request))
+    const hold = index < 0 ? undefined : holds.splice(index, 1)[0]
+    if (hold === undefined) {
+      forward(pass)
+    } else if (hold.kind === "request") {
+      hold.arrive((decision) => {
+        if (gone || closed) return
+        if (decision._tag === "Release") forward(pass)
+        else refuse(decision.status, decision.body)
+      })
+    } else {
+      forward((answer) =>
+        hold.arrive((decision) => {
+          if (gone || closed) return
+          if (decision._tag === "Release") {
+            pass(answer)
+          } else {
+            answer.resume()
+            refuse(decision.status, decision.body)
+          }
+        })
+      )
+    }
+  })
+
+  return new Promise((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      const hold = (kind: Hold["kind"]) => (matches: RequestMatcher) => {
+        const made = makeHold(kind, matches)
+        if (!closed) holds.push(made.hold)
+        return made.held
+      }
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        holdRequest: hold("request"),
+        holdResponse: hold("response"),
+        abandoned: () => abandoned,
+        close: () =>
+          new Promise<void>((done) => {
+            closed = true
+            holds.length = 0
+            for (const upstream of upstreams) upstream.destroy()
+            agent.destroy()
+            server.closeAllConnections()
+            server.close(() => done())
+          })
+      })
+    })
+  })
+}
+
+/**
+ * A holding proxy in front of `target`, closed when the scope closes.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const scoped = (target: string | { readonly url: string }): Effect.Effect<HoldingProxy, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(() => start(target)),
+    (proxy) => Effect.promise(() => proxy.close())
+  )
