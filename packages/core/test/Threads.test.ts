@@ -1,12 +1,10 @@
-import * as Http from "node:http"
-import { HostileServer, Script, type RecordedRequest } from "@tambo-effect/testing"
+import { HoldingProxy, HostileServer, Script, type RecordedRequest } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -42,98 +40,23 @@ const expectUserKeyOnEveryRequest = () => {
   )
 }
 
-/**
- * A proxy on loopback in front of `target` that passes everything through, except that it can
- * hold back the answer of one request (answered by the server at once, delivered on `release`),
- * or answer one itself with a 503 (the server never sees it).
- */
-const holdingProxy = (target: string) =>
-  Effect.acquireRelease(
-    Effect.async<{
-      readonly url: string
-      readonly holdNext: (matches: (request: { readonly method: string; readonly url: string }) => boolean) => void
-      readonly held: Effect.Effect<void>
-      readonly release: () => void
-      readonly failNext: (matches: (request: { readonly method: string; readonly url: string }) => boolean) => void
-      readonly close: () => void
-    }>((resume) => {
-      const base = new URL(target)
-      let matches: ((request: { readonly method: string; readonly url: string }) => boolean) | undefined
-      let failing: ((request: { readonly method: string; readonly url: string }) => boolean) | undefined
-      let held = Deferred.unsafeMake<void>(FiberId.none)
-      let release: (() => void) | undefined
-      const proxy = Http.createServer((req, res) => {
-        if (failing?.({ method: req.method ?? "GET", url: req.url ?? "/" }) === true) {
-          failing = undefined
-          req.resume()
-          res.writeHead(503, { "content-type": "application/json" })
-          res.end(JSON.stringify({ message: "unavailable" }))
-          return
-        }
-        const hold = matches?.({ method: req.method ?? "GET", url: req.url ?? "/" }) === true
-        if (hold) matches = undefined
-        const upstream = Http.request(
-          { host: base.hostname, port: base.port, path: req.url, method: req.method, headers: req.headers },
-          (answer) => {
-            if (!hold) {
-              res.writeHead(answer.statusCode ?? 502, answer.headers)
-              answer.pipe(res)
-              return
-            }
-            const chunks: Array<Buffer> = []
-            answer.on("data", (chunk: Buffer) => chunks.push(chunk))
-            answer.on("end", () => {
-              release = () => {
-                res.writeHead(answer.statusCode ?? 502, answer.headers)
-                res.end(Buffer.concat(chunks))
-              }
-              Deferred.unsafeDone(held, Exit.void)
-            })
-          }
-        )
-        req.pipe(upstream)
-      })
-      proxy.listen(0, "127.0.0.1", () => {
-        const { port } = proxy.address() as { readonly port: number }
-        resume(Effect.succeed({
-          url: `http://127.0.0.1:${port}`,
-          holdNext: (predicate) => {
-            matches = predicate
-            held = Deferred.unsafeMake<void>(FiberId.none)
-          },
-          get held() {
-            return Deferred.await(held)
-          },
-          release: () => release?.(),
-          failNext: (predicate) => {
-            failing = predicate
-          },
-          close: () => {
-            proxy.closeAllConnections()
-            proxy.close()
-          }
-        }))
-      })
-    }),
-    (proxy) => Effect.sync(proxy.close)
-  )
-
-type HoldingProxy = Effect.Effect.Success<ReturnType<typeof holdingProxy>>
+/** Waits until what `held` holds came: the request itself, or the server's answer to it. */
+const arrived = (held: HoldingProxy.Held) => Effect.promise(() => held.arrived)
 
 /** Plays `body` with a client whose requests go through a holding proxy in front of the testing server. */
-const throughProxy = <A, E>(body: (proxy: HoldingProxy) => Effect.Effect<A, E, Tambo.Tambo>) =>
+const throughProxy = <A, E>(body: (proxy: HoldingProxy.HoldingProxy) => Effect.Effect<A, E, Tambo.Tambo>) =>
   Effect.scoped(
-    Effect.flatMap(holdingProxy(server().url), (proxy) =>
+    Effect.flatMap(HoldingProxy.scoped(server()), (proxy) =>
       Effect.provide(body(proxy), tamboLayer(server(), { tamboUrl: proxy.url })))
   )
 
-/** Sends a read of `threadId` (`fetchThread`) whose answer the proxy holds back; its fiber, once the server answered. */
-const heldReadOf = (proxy: HoldingProxy, threadId: string) =>
+/** Sends a read of `threadId` (`fetchThread`) whose answer the proxy holds back; its fiber and the held answer, once the server answered. */
+const heldReadOf = (proxy: HoldingProxy.HoldingProxy, threadId: string) =>
   Effect.gen(function* () {
-    proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+    const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
     const read = yield* Effect.fork(Effect.flatMap(Tambo.Tambo, (tambo) => tambo.fetchThread(threadId)))
-    yield* proxy.held
-    return read
+    yield* arrived(held)
+    return { read, held }
   })
 
 /** The store holds the server's copy of the thread, and so does what a held read gave back. */
@@ -339,41 +262,10 @@ describe("threads", () => {
    */
   const firstReadFails = (threadId: string) =>
     Effect.gen(function* () {
-      const target = new URL(server().url)
-      let fail: (() => void) | undefined
-      const arrived = yield* Deferred.make<void>()
-      const proxy = Http.createServer((req, res) => {
-        const path = new URL(req.url ?? "/", "http://proxy").pathname
-        if (fail === undefined && req.method === "GET" && path === `/v1/threads/${threadId}`) {
-          req.resume()
-          fail = () => {
-            res.writeHead(503, { "content-type": "application/json" })
-            res.end(JSON.stringify({ message: "unavailable" }))
-          }
-          Deferred.unsafeDone(arrived, Exit.void)
-          return
-        }
-        req.pipe(Http.request(
-          { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
-          (answer) => {
-            res.writeHead(answer.statusCode ?? 502, answer.headers)
-            answer.pipe(res)
-          }
-        ))
-      })
-      const url = yield* Effect.acquireRelease(
-        Effect.async<string>((resume) =>
-          void proxy.listen(0, "127.0.0.1", () =>
-            resume(Effect.succeed(`http://127.0.0.1:${(proxy.address() as { readonly port: number }).port}`)))
-        ),
-        () =>
-          Effect.sync(() => {
-            proxy.closeAllConnections()
-            proxy.close()
-          })
-      )
-      const tambo = yield* Effect.provide(Tambo.Tambo, tamboLayer({ ...server(), url }))
-      return { tambo, arrived: Deferred.await(arrived), fail: () => fail!() }
+      const proxy = yield* HoldingProxy.scoped(server())
+      const read = proxy.holdRequest((request) => request.method === "GET" && request.path === `/v1/threads/${threadId}`)
+      const tambo = yield* Effect.provide(Tambo.Tambo, tamboLayer(server(), { tamboUrl: proxy.url }))
+      return { tambo, arrived: arrived(read), fail: () => read.fail(503) }
     })
 
   it.live("two switches to one thread: the first failing after the second loaded it leaves that thread current", () =>
@@ -423,11 +315,11 @@ describe("threads", () => {
         for (const leave of leaves) {
           const previous = seed("previous")
           yield* tambo.switchThread(previous.id)
-          proxy.holdNext((request) => request.method === "GET" && request.url.startsWith("/v1/threads/thr_missing?"))
+          const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith("/v1/threads/thr_missing?"))
           const missing = yield* Effect.fork(tambo.switchThread("thr_missing"))
-          yield* proxy.held
+          yield* arrived(held)
           yield* leave(previous.id)
-          proxy.release()
+          held.release()
           const error = yield* Effect.flip(Fiber.join(missing))
           expect(fields(error)).toMatchObject({ _tag: "ApiError", status: 403 })
           const state = yield* tambo.state
@@ -445,11 +337,11 @@ describe("threads", () => {
         const [first] = yield* runAll("one")
         const threadId = first!.threadId
         // The read is answered as the thread is now, and the answer held back while a run goes.
-        const read = yield* heldReadOf(proxy, threadId)
+        const { read, held } = yield* heldReadOf(proxy, threadId)
         server().setScript([Script.text("second")])
         yield* runAll("two", { threadId })
         expect(Option.getOrThrow(yield* tambo.getThread(threadId)).messages).toHaveLength(4)
-        proxy.release()
+        held.release()
         const returned = yield* Fiber.join(read)
         // The store keeps the newer copy, and the read gives that back.
         yield* expectServersCopy(returned, threadId)
@@ -474,10 +366,10 @@ describe("threads", () => {
           Effect.map(tambo.getThread(threadId), (thread) => JSON.stringify(Option.getOrThrow(thread).messages).includes("sec")),
           { until: (streaming) => streaming, schedule: Schedule.spaced("5 millis") }
         )
-        const read = yield* heldReadOf(proxy, threadId)
+        const { read, held } = yield* heldReadOf(proxy, threadId)
         yield* Fiber.join(run)
         yield* expectStoreEqualsServer(tambo, server(), threadId)
-        proxy.release()
+        held.release()
         yield* Fiber.join(read)
         yield* expectStoreEqualsServer(tambo, server(), threadId)
         // The next run names the last run the server completed.
@@ -497,14 +389,14 @@ describe("threads", () => {
         yield* runAll("two", { threadId })
         yield* tambo.startNewThread
         // The read is answered as the thread is now (two runs), and the answer held back.
-        const read = yield* heldReadOf(proxy, threadId)
+        const { read, held } = yield* heldReadOf(proxy, threadId)
         // The app drops the thread meanwhile, and the user goes on with it: as many runs take it
         // again as had taken it when the read was sent.
         expect(yield* tambo.forgetThread(threadId)).toBe(true)
         yield* runAll("three", { threadId })
         yield* Effect.either(runAll("fail", { threadId }))
         yield* expectStoreEqualsServer(tambo, server(), threadId)
-        proxy.release()
+        held.release()
         const returned = yield* Fiber.join(read)
         // The store keeps its newer copy, and the read gives that back.
         yield* expectServersCopy(returned, threadId)
@@ -519,10 +411,10 @@ describe("threads", () => {
         const [first] = yield* runAll("one")
         const threadId = first!.threadId
         yield* tambo.startNewThread
-        const read = yield* heldReadOf(proxy, threadId)
+        const { read, held } = yield* heldReadOf(proxy, threadId)
         yield* runAll("two", { threadId })
         expect(yield* tambo.forgetThread(threadId)).toBe(true)
-        proxy.release()
+        held.release()
         // The caller gets the copy it asked for; the store stays without the thread.
         expect((yield* Fiber.join(read)).messages).toHaveLength(2)
         expect(Option.isNone(yield* tambo.getThread(threadId))).toBe(true)
@@ -538,9 +430,9 @@ describe("threads", () => {
         server().setScript([Script.component("Card", { title: "hi" }, { id: "comp_card" })])
         const [first] = yield* runAll("show a card")
         const threadId = first!.threadId
-        const read = yield* heldReadOf(proxy, threadId)
+        const { read, held } = yield* heldReadOf(proxy, threadId)
         yield* tambo.updateComponentState(threadId, "comp_card", { state: { favourite: true } })
-        proxy.release()
+        held.release()
         const returned = yield* Fiber.join(read)
         const stateOf = (thread: Types.TamboThread) =>
           thread.messages.flatMap((m) => m.content).find((block) => block.type === "component")?.state
@@ -555,9 +447,9 @@ describe("threads", () => {
         const tambo = yield* Tambo.Tambo
         const threadId = seed("old name").id
         yield* tambo.fetchThread(threadId)
-        const read = yield* heldReadOf(proxy, threadId)
+        const { read, held } = yield* heldReadOf(proxy, threadId)
         yield* tambo.updateThreadName(threadId, "new name")
-        proxy.release()
+        held.release()
         const returned = yield* Fiber.join(read)
         expect(Option.getOrThrow(yield* tambo.getThread(threadId)).name).toBe("new name")
         expect(returned.name).toBe("new name")
@@ -565,7 +457,7 @@ describe("threads", () => {
       })))
 
   it.live("getPendingToolCalls of a thread renamed while it is read answers with the calls the server waits on", () => {
-    return Effect.scoped(Effect.flatMap(holdingProxy(server().url), (proxy) =>
+    return Effect.scoped(Effect.flatMap(HoldingProxy.scoped(server()), (proxy) =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript([Script.toolCall("get_weather", { city: "Oslo" }, { id: "call_oslo" })])
@@ -573,12 +465,12 @@ describe("threads", () => {
         const threadId = events.at(-1)!.threadId
         yield* tambo.startNewThread
         expect(yield* tambo.forgetThread(threadId)).toBe(true)
-        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
         const listed = yield* Effect.fork(tambo.getPendingToolCalls(threadId))
-        yield* proxy.held
+        yield* arrived(held)
         // The read is older than the rename: the store does not take its copy.
         yield* tambo.updateThreadName(threadId, "renamed")
-        proxy.release()
+        held.release()
         const calls = yield* Fiber.join(listed)
         expect(calls).toEqual([
           { toolCallId: "call_oslo", toolName: "get_weather", args: { city: "Oslo" }, needsApproval: false, threadId }
@@ -589,7 +481,7 @@ describe("threads", () => {
   })
 
   it.live("continueRun on a thread renamed while it is read answers the calls the server waits on, and the run goes on", () => {
-    return Effect.scoped(Effect.flatMap(holdingProxy(server().url), (proxy) =>
+    return Effect.scoped(Effect.flatMap(HoldingProxy.scoped(server()), (proxy) =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript([
@@ -600,14 +492,14 @@ describe("threads", () => {
         const threadId = events.at(-1)!.threadId
         yield* tambo.startNewThread
         expect(yield* tambo.forgetThread(threadId)).toBe(true)
-        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
         const continued = yield* Effect.fork(
           Stream.runDrain(tambo.continueRun(threadId, [{ toolCallId: "call_oslo", result: { temperature: 12 } }]))
         )
-        yield* proxy.held
+        yield* arrived(held)
         // The read is older than the rename: the store does not take its copy.
         yield* tambo.updateThreadName(threadId, "renamed")
-        proxy.release()
+        held.release()
         yield* Fiber.join(continued)
         const thread = Option.getOrThrow(yield* tambo.getThread(threadId))
         expect(thread.name).toBe("renamed")
@@ -622,20 +514,20 @@ describe("threads", () => {
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const remote = seed("doomed")
-        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${remote.id}?`))
+        const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${remote.id}?`))
         const continued = yield* Effect.fork(
           Stream.runDrain(tambo.continueRun(remote.id, [{ toolCallId: "call_1", result: "done" }]))
         )
-        yield* proxy.held
+        yield* arrived(held)
         yield* tambo.deleteThread(remote.id)
-        proxy.release()
+        held.release()
         const error = yield* Effect.flip(Fiber.join(continued))
         expect(fields(error)).toMatchObject({ _tag: "ToolError", reason: "UnknownToolCall", toolCallId: "call_1" })
         expect((yield* tambo.state).threadMap[remote.id]).toBeUndefined()
       })))
 
   it.live("continueRun on a thread deleted while it is read, with a call pending, fails as a run on a deleted thread does (403) and sends no run", () => {
-    return Effect.scoped(Effect.flatMap(holdingProxy(server().url), (proxy) =>
+    return Effect.scoped(Effect.flatMap(HoldingProxy.scoped(server()), (proxy) =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript([Script.toolCall("get_weather", { city: "Oslo" }, { id: "call_oslo" })])
@@ -643,13 +535,13 @@ describe("threads", () => {
         yield* tambo.startNewThread
         expect(yield* tambo.forgetThread(threadId)).toBe(true)
         const runsBefore = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).length
-        proxy.holdNext((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
         const continued = yield* Effect.fork(
           Stream.runDrain(tambo.continueRun(threadId, [{ toolCallId: "call_oslo", result: "done" }]))
         )
-        yield* proxy.held
+        yield* arrived(held)
         yield* tambo.deleteThread(threadId)
-        proxy.release()
+        held.release()
         // The read said the server waited on the call; the run's own read finds the thread gone.
         const error = yield* Effect.flip(Fiber.join(continued))
         expect(fields(error)).toMatchObject({ _tag: "ApiError", status: 403 })
@@ -664,9 +556,9 @@ describe("threads", () => {
         const tambo = yield* Tambo.Tambo
         const remote = seed("doomed")
         yield* tambo.fetchThread(remote.id)
-        const read = yield* heldReadOf(proxy, remote.id)
+        const { read, held } = yield* heldReadOf(proxy, remote.id)
         yield* tambo.deleteThread(remote.id)
-        proxy.release()
+        held.release()
         yield* Fiber.join(read)
         expect((yield* tambo.state).threadMap[remote.id]).toBeUndefined()
       })))
@@ -677,19 +569,19 @@ describe("threads", () => {
    * store hold.
    */
   const renamesAtOnce = <E>(
-    second: (proxy: HoldingProxy, rename: Effect.Effect<void, TamboError>) => Effect.Effect<void, E>
+    second: (proxy: HoldingProxy.HoldingProxy, rename: Effect.Effect<void, TamboError>) => Effect.Effect<void, E>
   ) =>
     Effect.gen(function* () {
-      const proxy = yield* holdingProxy(server().url)
+      const proxy = yield* HoldingProxy.scoped(server())
       return yield* Effect.gen(function* () {
         const remote = seed("old name")
         const tambo = yield* Tambo.Tambo
         yield* tambo.fetchThread(remote.id)
-        proxy.holdNext((request) => request.method === "PATCH")
+        const held = proxy.holdResponse((request) => request.method === "PATCH")
         const first = yield* Effect.fork(tambo.updateThreadName(remote.id, "first"))
-        yield* proxy.held
+        yield* arrived(held)
         yield* second(proxy, tambo.updateThreadName(remote.id, "second"))
-        proxy.release()
+        held.release()
         yield* Fiber.join(first)
         return {
           server: server().threads.get(remote.id)!.name,
@@ -707,7 +599,7 @@ describe("threads", () => {
   it.live("two renames at once, the later refused: the store shows the earlier, which the server took", () =>
     Effect.gen(function* () {
       const names = yield* renamesAtOnce((proxy, rename) => {
-        proxy.failNext((request) => request.method === "PATCH")
+        proxy.holdRequest((request) => request.method === "PATCH").fail()
         return Effect.flatMap(Effect.flip(rename), (refused) => Effect.sync(() => expect(refused._tag).toBe("ApiError")))
       })
       expect(names).toEqual({ server: "first", store: "first" })
@@ -750,11 +642,11 @@ describe("threads", () => {
         const threadId = (yield* runAll("What is the weather in Paris?")).at(-1)!.threadId
         const tambo = yield* Tambo.Tambo
         // The server stored the generated name; its answer is held while the user renames.
-        proxy.holdNext((request) => request.method === "POST" && request.url.includes("/generate-name"))
+        const held = proxy.holdResponse((request) => request.method === "POST" && request.url.includes("/generate-name"))
         const generated = yield* Effect.fork(tambo.generateThreadName(threadId))
-        yield* proxy.held
+        yield* arrived(held)
         yield* tambo.updateThreadName(threadId, "my own name")
-        proxy.release()
+        held.release()
         expect(yield* Fiber.join(generated)).toEqual(Option.some("What is the weather in Paris?"))
         expect(server().threads.get(threadId)!.name).toBe("my own name")
         expect(Option.map(yield* tambo.getThread(threadId), (t) => t.name)).toEqual(Option.some("my own name"))
