@@ -75,7 +75,7 @@ describe("a run that finished, ended while its end reads the thread", () => {
   const heldEndOfRun = async () => {
     const proxy = await holdingProxy(server())
     const client = makeClient(server(), { tamboUrl: proxy.url })
-    const read = proxy.holdNext((request) => request.method === "GET" && /^\/v1\/threads\/[^/?]+\?/.test(request.url ?? ""))
+    const read = proxy.holdRequest((request) => request.method === "GET" && /^\/v1\/threads\/[^/?]+\?/.test(request.url))
     return { proxy, client, read }
   }
 

@@ -1,6 +1,5 @@
 import * as Tool from "@tambo-effect/core/Tool"
-import { createServer, type IncomingMessage, request as httpRequest } from "node:http"
-import { AgUiAgent, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import { AgUiAgent, HoldingProxy, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import { z } from "zod"
@@ -128,80 +127,18 @@ export const guardedWeather = (calls: Array<string>) =>
       return { city, temperature: 21 }
     }
   })
-/** A request a {@link HoldingProxy} holds: `arrived` resolves once it came, `release` lets it through. */
-export interface Held {
-  readonly arrived: Promise<void>
-  readonly release: () => void
-}
 
-/** A loopback proxy in front of a server that holds the requests a test asks it to, until released. */
-export interface HoldingProxy {
-  readonly url: string
-  /** Holds the next request that `matches`; the others go through. */
-  readonly holdNext: (matches: (request: IncomingMessage) => boolean) => Held
-  /** Releases what it still holds and closes. */
-  readonly close: () => Promise<void>
-  /** Requests whose client went before their answer was sent (aborted). */
-  readonly abandoned: () => number
-}
-
-/** Starts a {@link HoldingProxy} in front of `target`, closed after the test. */
-export const holdingProxy = async (target: { readonly url: string }): Promise<HoldingProxy> => {
-  const to = new URL(target.url)
-  const holds: Array<{ readonly matches: (request: IncomingMessage) => boolean; readonly held: Promise<void>; readonly arrive: () => void }> = []
-  const releases: Array<() => void> = []
-  let abandoned = 0
-  const proxy = createServer((req, res) => {
-    res.on("close", () => {
-      if (!res.writableFinished) abandoned++
-    })
-    const forward = () =>
-      req.pipe(httpRequest(
-        { host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers },
-        (upstream) => {
-          res.writeHead(upstream.statusCode ?? 502, upstream.headers)
-          upstream.pipe(res)
-        }
-      ).on("error", () => res.destroy()))
-    const index = holds.findIndex((hold) => hold.matches(req))
-    if (index < 0) {
-      forward()
-      return
-    }
-    const [hold] = holds.splice(index, 1)
-    hold!.arrive()
-    void hold!.held.then(forward)
-  })
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
-  const address = proxy.address()
-  const port = typeof address === "object" && address !== null ? address.port : 0
-  const handle: HoldingProxy = {
-    url: `http://127.0.0.1:${port}`,
-    abandoned: () => abandoned,
-    holdNext: (matches) => {
-      let arrive!: () => void
-      let release!: () => void
-      const arrived = new Promise<void>((resolve) => (arrive = resolve))
-      const held = new Promise<void>((resolve) => (release = resolve))
-      holds.push({ matches, held, arrive })
-      releases.push(release)
-      return { arrived, release }
-    },
-    close: async () => {
-      for (const release of releases) release()
-      proxies.splice(proxies.indexOf(handle), 1)
-      proxy.closeAllConnections()
-      await new Promise((resolve) => proxy.close(resolve))
-    }
-  }
-  proxies.push(handle)
-  return handle
-}
-
-const proxies: Array<HoldingProxy> = []
+const proxies: Array<HoldingProxy.HoldingProxy> = []
 afterEach(async () => {
-  await Promise.all([...proxies].map((proxy) => proxy.close()))
+  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()))
 })
+
+/** Starts a {@link HoldingProxy.HoldingProxy} in front of `target`, closed after the test. */
+export const holdingProxy = async (target: { readonly url: string }): Promise<HoldingProxy.HoldingProxy> => {
+  const proxy = await HoldingProxy.start(target)
+  proxies.push(proxy)
+  return proxy
+}
 
 /** Polls until `predicate` holds. */
 export const until = async (predicate: () => boolean, what = "condition", timeoutMs = 10_000): Promise<void> => {

@@ -391,8 +391,8 @@ describe("failures", () => {
       userToken: jwtFor("user-x", hourFromNow)
     })
     await waitFor(() => client.getAuthState().status === "identified", "the first exchange")
-    const heldRun = proxy.holdNext((request) => request.method === "POST" && request.url?.split("?")[0] === "/v1/threads/runs")
-    const heldExchange = proxy.holdNext((request) => request.method === "POST" && request.url?.split("?")[0] === "/oauth/token")
+    const heldRun = proxy.holdRequest((request) => request.method === "POST" && request.path === "/v1/threads/runs")
+    const heldExchange = proxy.holdRequest((request) => request.method === "POST" && request.path === "/oauth/token")
     const x = client.run("x")
     await heldRun.arrived
     client.setUserToken(jwtFor("user-x", hourFromNow + 60))

@@ -48,7 +48,7 @@ describe("client.transcribe", () => {
   it("a signal aborted while the upload is held aborts its request", async () => {
     const proxy = await holdingProxy(server())
     const client = makeClient(server(), { tamboUrl: proxy.url })
-    const upload = proxy.holdNext((request) => request.url === "/audio/transcribe")
+    const upload = proxy.holdRequest((request) => request.url === "/audio/transcribe")
     const controller = new AbortController()
     const transcribing = settle(client.transcribe(webm(64), { signal: controller.signal }))
     await upload.arrived
