@@ -1,6 +1,5 @@
 import { cleanup } from "@testing-library/react"
-import { createServer, type IncomingMessage, request as httpRequest } from "node:http"
-import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import { HoldingProxy, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import type { ReactNode } from "react"
 import { afterAll, afterEach, beforeAll } from "vitest"
@@ -113,49 +112,14 @@ export const isDestroyed = (client: TamboClient): boolean => {
   }
 }
 
-const proxies: Array<() => Promise<void>> = []
+const proxies: Array<HoldingProxy.HoldingProxy> = []
 afterEach(async () => {
-  await Promise.all(proxies.splice(0).map((close) => close()))
+  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()))
 })
 
-/** A loopback proxy in front of `target` that holds one request before passing it on, until released. */
-export const holdingProxy = async (target: string) => {
-  const to = new URL(target)
-  let hold: { readonly matches: (request: IncomingMessage) => boolean; readonly arrive: () => void; readonly held: Promise<void> } | undefined
-  let releaseHeld = () => {}
-  const proxy = createServer((req, res) => {
-    const forward = () =>
-      req.pipe(httpRequest(
-        { host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers },
-        (upstream) => {
-          res.writeHead(upstream.statusCode ?? 502, upstream.headers)
-          upstream.pipe(res)
-        }
-      ).on("error", () => res.destroy()))
-    const held = hold?.matches(req) === true ? hold : undefined
-    if (held === undefined) {
-      forward()
-      return
-    }
-    hold = undefined
-    held.arrive()
-    void held.held.then(forward)
-  })
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
-  proxies.push(async () => {
-    releaseHeld()
-    proxy.closeAllConnections()
-    await new Promise((resolve) => proxy.close(resolve))
-  })
-  const address = proxy.address()
-  return {
-    url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
-    holdNext: (matches: (request: IncomingMessage) => boolean) => {
-      let arrive!: () => void
-      const arrived = new Promise<void>((resolve) => (arrive = resolve))
-      const held = new Promise<void>((resolve) => (releaseHeld = resolve))
-      hold = { matches, arrive, held }
-      return { arrived, release: () => releaseHeld() }
-    }
-  }
+/** Starts a {@link HoldingProxy.HoldingProxy} in front of `target`, closed after the test. */
+export const holdingProxy = async (target: string | { readonly url: string }): Promise<HoldingProxy.HoldingProxy> => {
+  const proxy = await HoldingProxy.start(target)
+  proxies.push(proxy)
+  return proxy
 }

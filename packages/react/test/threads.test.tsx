@@ -112,7 +112,7 @@ describe("useTamboThread", () => {
       messages: [{ role: "user", content: "Hello" }, { role: "assistant", content: "Hi!" }]
     })
     const proxy = await holdingProxy(server().url)
-    const read = proxy.holdNext((request) => request.method === "GET" && request.url!.startsWith(`/v1/threads/${seeded.id}?`))
+    const read = proxy.holdRequest((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${seeded.id}?`))
     const { result } = renderHook(() => ({ thread: useTamboThread(seeded.id), tambo: useTambo() }), {
       wrapper: wrapperFor(connection(server(), { tamboUrl: proxy.url }))
     })
