@@ -42,6 +42,13 @@ const referenceWeather: ReferenceTool = {
   execute: (args) => `sunny in ${(args as { city: string }).city}`
 }
 
+/** An agent's script: `steps` for a request without tool results, and "Done." once results come. */
+const thenDone = (steps: (request: AgUiAgent.AgentRequest) => AgUiAgent.Script) =>
+(request: AgUiAgent.AgentRequest): AgUiAgent.Script => request.toolResults.length === 0 ? steps(request) : [AgUiAgent.text("Done.")]
+
+/** The thread's tool calls, in order. */
+const toolUses = (thread: Types.TamboThread) => thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))
+
 /** A run to its end: its events' types and the thread it ran on, from the store. */
 const runToEnd = (message: string) =>
   Effect.gen(function*() {
@@ -561,11 +568,11 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   ] as const)("a call %s runs the tool with the arguments the thread shows, and sends them back", ([, events]) => {
     const { cities, tool } = weatherTool()
     return withAgent(
-      (request) => request.toolResults.length === 0 ? [...events] : [AgUiAgent.text("Done.")],
+      thenDone(() => [...events]),
       (agent) =>
         Effect.gen(function*() {
           const { thread } = yield* runToEnd("hello")
-          const calls = thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))
+          const calls = toolUses(thread)
           expect(calls).toMatchObject([{ id: "c1", input: { city: "Paris" } }])
           expect(cities).toEqual(["Paris"])
           expect(agent.requests[1]!.input!.messages[1]).toMatchObject({
@@ -581,24 +588,21 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   it.live("a MESSAGES_SNAPSHOT that gives the run's ended call other arguments: the tool runs with the snapshot's, which the thread shows and sends back", () => {
     const { cities, tool } = weatherTool()
     return withAgent(
-      (request) =>
-        request.toolResults.length === 0
-          ? [
-            AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
-            AgUiAgent.messagesSnapshot([
-              ...request.input.messages,
-              {
-                id: "a1",
-                role: "assistant",
-                toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Rome\"}" } }]
-              }
-            ])
-          ]
-          : [AgUiAgent.text("Done.")],
+      thenDone((request) => [
+        AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
+        AgUiAgent.messagesSnapshot([
+          ...request.input.messages,
+          {
+            id: "a1",
+            role: "assistant",
+            toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Rome\"}" } }]
+          }
+        ])
+      ]),
       (agent) =>
         Effect.gen(function*() {
           const { thread } = yield* runToEnd("hello")
-          const calls = thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))
+          const calls = toolUses(thread)
           expect(calls).toMatchObject([{ id: "c1", input: { city: "Rome" } }])
           expect(cities).toEqual(["Rome"])
           expect(agent.requests[1]!.input!.messages[1]).toMatchObject({
@@ -616,18 +620,15 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   it.live("an answered call started again in its own message is not run: the thread holds it answered", () => {
     const { cities, tool } = weatherTool()
     return withAgent(
-      (request) =>
-        request.toolResults.length === 0
-          ? [
-            AgUiAgent.serverToolCall("get_weather", { city: "Paris" }, "sunny (the agent's)", { id: "c1" }),
-            AgUiAgent.toolCall("get_weather", { city: "Rome" }, { id: "c1" })
-          ]
-          : [AgUiAgent.text("Done.")],
+      thenDone(() => [
+        AgUiAgent.serverToolCall("get_weather", { city: "Paris" }, "sunny (the agent's)", { id: "c1" }),
+        AgUiAgent.toolCall("get_weather", { city: "Rome" }, { id: "c1" })
+      ]),
       (agent) =>
         Effect.gen(function*() {
           const tambo = yield* Tambo.Tambo
           const { thread } = yield* runToEnd("hello")
-          expect(thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))).toMatchObject([
+          expect(toolUses(thread)).toMatchObject([
             { id: "c1", input: { city: "Paris" } }
           ])
           expect(cities).toEqual([])
@@ -641,19 +642,16 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   it.live("an unanswered call started again in another message runs once, with the arguments of its latest start, which its result answers", () => {
     const { cities, tool } = weatherTool()
     return withAgent(
-      (request) =>
-        request.toolResults.length === 0
-          ? [
-            AgUiAgent.text("Let me check.", { messageId: "m1" }),
-            AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
-            AgUiAgent.text("Rather Rome.", { messageId: "m2" }),
-            AgUiAgent.toolCall("get_weather", { city: "Rome" }, { id: "c1" })
-          ]
-          : [AgUiAgent.text("Done.")],
+      thenDone(() => [
+        AgUiAgent.text("Let me check.", { messageId: "m1" }),
+        AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
+        AgUiAgent.text("Rather Rome.", { messageId: "m2" }),
+        AgUiAgent.toolCall("get_weather", { city: "Rome" }, { id: "c1" })
+      ]),
       (agent) =>
         Effect.gen(function*() {
           const { events, thread } = yield* runToEnd("hello")
-          expect(thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use")).at(-1)).toMatchObject({
+          expect(toolUses(thread).at(-1)).toMatchObject({
             id: "c1",
             input: { city: "Rome" }
           })
@@ -677,25 +675,22 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   it.live("a MESSAGES_SNAPSHOT before a call's TOOL_CALL_END, with no arguments streamed: the tool runs with the snapshot's, as the thread shows them", () => {
     const { cities, tool } = weatherTool()
     return withAgent(
-      (request) =>
-        request.toolResults.length === 0
-          ? [
-            AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
-            AgUiAgent.messagesSnapshot([
-              ...request.input.messages,
-              {
-                id: "a1",
-                role: "assistant",
-                toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Rome\"}" } }]
-              }
-            ]),
-            AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
-          ]
-          : [AgUiAgent.text("Done.")],
+      thenDone((request) => [
+        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
+        AgUiAgent.messagesSnapshot([
+          ...request.input.messages,
+          {
+            id: "a1",
+            role: "assistant",
+            toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Rome\"}" } }]
+          }
+        ]),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+      ]),
       (agent) =>
         Effect.gen(function*() {
           const { thread } = yield* runToEnd("hello")
-          expect(thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))).toMatchObject([
+          expect(toolUses(thread)).toMatchObject([
             { id: "c1", input: { city: "Rome" } }
           ])
           expect(cities).toEqual(["Rome"])
@@ -715,24 +710,21 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
       execute: ({ city }) => Effect.sync(() => places.push(city)).pipe(Effect.as(`noon in ${city}`))
     })
     return withAgent(
-      (request) =>
-        request.toolResults.length === 0
-          ? [
-            AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
-            AgUiAgent.messagesSnapshot([
-              ...request.input.messages,
-              {
-                id: "a1",
-                role: "assistant",
-                toolCalls: [{ id: "c1", type: "function", function: { name: "get_time", arguments: "{\"city\":\"Paris\"}" } }]
-              }
-            ])
-          ]
-          : [AgUiAgent.text("Done.")],
+      thenDone((request) => [
+        AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
+        AgUiAgent.messagesSnapshot([
+          ...request.input.messages,
+          {
+            id: "a1",
+            role: "assistant",
+            toolCalls: [{ id: "c1", type: "function", function: { name: "get_time", arguments: "{\"city\":\"Paris\"}" } }]
+          }
+        ])
+      ]),
       (agent) =>
         Effect.gen(function*() {
           const { thread } = yield* runToEnd("hello")
-          expect(thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))).toMatchObject([
+          expect(toolUses(thread)).toMatchObject([
             { id: "c1", name: "get_time" }
           ])
           expect(cities).toEqual([])
