@@ -267,20 +267,17 @@ describe("MCP hooks", () => {
     expect(await second.sessions()).toEqual({ opened: 1, closed: 0 })
   })
 
-  it("a server whose logLevel changed in the mcpServers prop is asked for the new level, on the same session", async () => {
-    const chat = await start("chatty")
+  /**
+   * `Levels` shows the servers as `key:status:level`; `logged` makes one call of `chatty` and
+   * gives the levels of the messages it logs.
+   */
+  const levelsOf = () => {
     let seen: { servers: ReadonlyArray<McpConnectionInfo>; client: TamboClient } | undefined
-    function Logs() {
+    function Levels() {
       const servers = useTamboMcpServers()
       seen = { servers, client: useTamboClient() }
       return <div data-testid="level">{servers.map((s) => `${s.serverKey}:${s.status}:${s.logLevel ?? "none"}`).join(",")}</div>
     }
-    const app = (logLevel: "error" | "debug") => (
-      <TamboProvider {...connection(server(), { mcpServers: [{ url: chat.url, serverKey: "chat", logLevel }] })}>
-        <Logs />
-      </TamboProvider>
-    )
-    /** The levels of the messages one call of `chatty` logs. */
     const logged = async () => {
       const levels: Array<string> = []
       const stop = seen!.client.subscribeToMcpLogs((message) => levels.push(message.level))
@@ -289,6 +286,17 @@ describe("MCP hooks", () => {
       stop()
       return levels
     }
+    return { Levels, logged }
+  }
+
+  it("a server whose logLevel changed in the mcpServers prop is asked for the new level, on the same session", async () => {
+    const chat = await start("chatty")
+    const { Levels, logged } = levelsOf()
+    const app = (logLevel: "error" | "debug") => (
+      <TamboProvider {...connection(server(), { mcpServers: [{ url: chat.url, serverKey: "chat", logLevel }] })}>
+        <Levels />
+      </TamboProvider>
+    )
     const view = render(app("error"))
     await waitFor(() => expect(screen.getByTestId("level").textContent).toBe("chat:connected:error"), { timeout: 10_000 })
     expect(await logged()).toEqual(["error", "critical", "alert", "emergency"])
@@ -300,33 +308,19 @@ describe("MCP hooks", () => {
 
   it("a server whose logLevel is dropped from the mcpServers prop connects again, at the server's own level", async () => {
     const chat = await start("chatty")
-    let seen: { servers: ReadonlyArray<McpConnectionInfo>; client: TamboClient } | undefined
-    function Logs() {
-      const servers = useTamboMcpServers()
-      seen = { servers, client: useTamboClient() }
-      return <div data-testid="dropped">{servers.map((s) => `${s.serverKey}:${s.status}:${s.logLevel ?? "none"}`).join(",")}</div>
-    }
+    const { Levels, logged } = levelsOf()
     const app = (logLevel: "error" | undefined) => (
       <TamboProvider
         {...connection(server(), { mcpServers: [{ url: chat.url, serverKey: "chat", ...(logLevel === undefined ? {} : { logLevel }) }] })}
       >
-        <Logs />
+        <Levels />
       </TamboProvider>
     )
-    /** The levels of the messages one call of `chatty` logs. */
-    const logged = async () => {
-      const levels: Array<string> = []
-      const stop = seen!.client.subscribeToMcpLogs((message) => levels.push(message.level))
-      await seen!.servers[0]!.client!.callTool("chatty", { n: 1 })
-      await waitFor(() => expect(levels.at(-1)).toBe("emergency"))
-      stop()
-      return levels
-    }
     const view = render(app("error"))
-    await waitFor(() => expect(screen.getByTestId("dropped").textContent).toBe("chat:connected:error"), { timeout: 10_000 })
+    await waitFor(() => expect(screen.getByTestId("level").textContent).toBe("chat:connected:error"), { timeout: 10_000 })
     expect(await logged()).toEqual(["error", "critical", "alert", "emergency"])
     view.rerender(app(undefined))
-    await waitFor(() => expect(screen.getByTestId("dropped").textContent).toBe("chat:connected:none"))
+    await waitFor(() => expect(screen.getByTestId("level").textContent).toBe("chat:connected:none"))
     // A session never asked for a level, as one connected without `logLevel` from the start.
     expect(await logged()).toHaveLength(8)
     expect(await chat.sessions()).toEqual({ opened: 2, closed: 1 })
