@@ -92,6 +92,21 @@ const callText = (connection: Mcp.McpConnection, name: string, args?: Record<str
     return result.content.map((block) => ("text" in block ? block.text : block.type)).join("")
   })
 
+/**
+ * An elicitation handler that waits until its request is aborted (then cancels); the signal of
+ * the first elicitation, once one came.
+ */
+const elicitationSignal = (mcp: Mcp.Mcp["Type"]) =>
+  Effect.gen(function*() {
+    const asked = yield* Deferred.make<AbortSignal>()
+    yield* mcp.setElicitationHandler((_request, context) =>
+      new Promise((resolve) => {
+        Effect.runSync(Deferred.succeed(asked, context.signal))
+        context.signal.addEventListener("abort", () => resolve({ action: "cancel" }))
+      }))
+    return Deferred.await(asked)
+  })
+
 describe("Mcp helpers", () => {
   it("derives short server keys from URLs", () => {
     expect(Mcp.deriveServerKey("https://mcp.linear.app/mcp")).toBe("linear")
@@ -376,16 +391,11 @@ describe("Mcp", () => {
           if (request.method === "DELETE") await new Promise<void>(() => {})
         }
       })
-      const asked = yield* Deferred.make<AbortSignal>()
-      yield* mcp.setElicitationHandler((_request, context) =>
-        new Promise((resolve) => {
-          Effect.runSync(Deferred.succeed(asked, context.signal))
-          context.signal.addEventListener("abort", () => resolve({ action: "cancel" }))
-        }))
+      const asked = yield* elicitationSignal(mcp)
       const connection = yield* mcp.connectMcpServer({ url: stalled.url })
       const sleeping = yield* Effect.fork(Effect.either(connection.client!.callTool("sleep", { ms: 20_000 })))
       yield* Effect.fork(Effect.either(connection.client!.callTool("greet", {})))
-      const signal = yield* Deferred.await(asked)
+      const signal = yield* asked
 
       yield* mcp.disconnectMcpServer(connection.key)
 
@@ -409,15 +419,10 @@ describe("Mcp", () => {
         }
       })
       const mcp = yield* Mcp.makeStandalone()
-      const asked = yield* Deferred.make<AbortSignal>()
-      yield* mcp.setElicitationHandler((_request, context) =>
-        new Promise((resolve) => {
-          Effect.runSync(Deferred.succeed(asked, context.signal))
-          context.signal.addEventListener("abort", () => resolve({ action: "cancel" }))
-        }))
+      const asked = yield* elicitationSignal(mcp)
       const connection = yield* mcp.connectMcpServer({ url: stalled.url })
       yield* Effect.fork(Effect.either(connection.client!.callTool("greet", {})))
-      const signal = yield* Deferred.await(asked)
+      const signal = yield* asked
 
       const closing = yield* Effect.fork(mcp.disconnectMcpServer(connection.key))
       yield* Deferred.await(deleteSeen)
