@@ -46,6 +46,13 @@ const referenceWeather: ReferenceTool = {
 const thenDone = (steps: (request: AgUiAgent.AgentRequest) => AgUiAgent.Script) =>
 (request: AgUiAgent.AgentRequest): AgUiAgent.Script => request.toolResults.length === 0 ? steps(request) : [AgUiAgent.text("Done.")]
 
+/** A MESSAGES_SNAPSHOT of the request's conversation and an assistant message making one call. */
+const snapshotCalling = (request: AgUiAgent.AgentRequest, id: string, name: string, args: unknown) =>
+  AgUiAgent.messagesSnapshot([
+    ...request.input.messages,
+    { id: "a1", role: "assistant", toolCalls: [{ id, type: "function", function: { name, arguments: JSON.stringify(args) } }] }
+  ])
+
 /** The thread's tool calls, in order. */
 const toolUses = (thread: Types.TamboThread) => thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))
 
@@ -590,14 +597,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     return withAgent(
       thenDone((request) => [
         AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
-        AgUiAgent.messagesSnapshot([
-          ...request.input.messages,
-          {
-            id: "a1",
-            role: "assistant",
-            toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Rome\"}" } }]
-          }
-        ])
+        snapshotCalling(request, "c1", "get_weather", { city: "Rome" })
       ]),
       (agent) =>
         Effect.gen(function*() {
@@ -677,14 +677,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     return withAgent(
       thenDone((request) => [
         AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
-        AgUiAgent.messagesSnapshot([
-          ...request.input.messages,
-          {
-            id: "a1",
-            role: "assistant",
-            toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Rome\"}" } }]
-          }
-        ]),
+        snapshotCalling(request, "c1", "get_weather", { city: "Rome" }),
         AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
       ]),
       (agent) =>
@@ -712,14 +705,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     return withAgent(
       thenDone((request) => [
         AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
-        AgUiAgent.messagesSnapshot([
-          ...request.input.messages,
-          {
-            id: "a1",
-            role: "assistant",
-            toolCalls: [{ id: "c1", type: "function", function: { name: "get_time", arguments: "{\"city\":\"Paris\"}" } }]
-          }
-        ])
+        snapshotCalling(request, "c1", "get_time", { city: "Paris" })
       ]),
       (agent) =>
         Effect.gen(function*() {
