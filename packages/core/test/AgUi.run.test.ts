@@ -2,6 +2,8 @@
 // SDK half of the differential tests sits beside each case, compared with runReference's
 // conversation for the same script.
 import { EventType } from "@ag-ui/core"
+import * as http from "node:http"
+import type * as net from "node:net"
 import { describe, expect, it, vi } from "@effect/vitest"
 import { AgUiAgent, HostileServer } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
@@ -549,6 +551,74 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         }),
       { tools: [tool] }
     )
+  })
+
+  // An agent that breaks AG-UI's rules: RUN_FINISHED while a call is open. The call is closed
+  // there with its whole arguments, so the thread, the tool and the next request see all of them.
+  it.live("a call left open at RUN_FINISHED runs with all its arguments, which the thread shows and sends back", () => {
+    const { cities, tool } = weatherTool()
+    const city = `${"P".repeat(9000)}aris`
+    const frame = (event: unknown) => `data: ${JSON.stringify(event)}\n\n`
+    // The last arguments are held until the run's consumer saw the first ones: two reads.
+    let release!: () => void
+    const released = new Promise<void>((resolve) => release = resolve)
+    const bodies: Array<{ readonly threadId: string; readonly runId: string; readonly messages: ReadonlyArray<unknown> }> = []
+    return Effect.gen(function*() {
+      const server = yield* Effect.acquireRelease(
+        Effect.async<http.Server>((resume) => {
+          const created = http.createServer((request, response) => {
+            let body = ""
+            request.on("data", (data: Buffer) => body += data.toString())
+            request.on("end", () => {
+              const input = JSON.parse(body) as (typeof bodies)[number]
+              bodies.push(input)
+              const { runId, threadId } = input
+              response.writeHead(200, { "content-type": "text/event-stream" })
+              response.write(frame({ type: "RUN_STARTED", threadId, runId }))
+              if (bodies.length > 1) {
+                response.write(frame({ type: "TEXT_MESSAGE_START", messageId: "m2", role: "assistant" }))
+                response.write(frame({ type: "TEXT_MESSAGE_CONTENT", messageId: "m2", delta: "Done." }))
+                response.write(frame({ type: "TEXT_MESSAGE_END", messageId: "m2" }))
+                response.end(frame({ type: "RUN_FINISHED", threadId, runId }))
+                return
+              }
+              response.write(frame({ type: "TOOL_CALL_START", toolCallId: "c1", toolCallName: "get_weather" }))
+              response.write(frame({ type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: `{"city":"${city.slice(0, 9000)}` }))
+              void released.then(() => {
+                response.write(frame({ type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: `${city.slice(9000)}"}` }))
+                response.end(frame({ type: "RUN_FINISHED", threadId, runId }))
+              })
+            })
+          })
+          created.listen(0, "127.0.0.1", () => resume(Effect.succeed(created)))
+        }),
+        (created) =>
+          Effect.async<void>((resume) => {
+            release()
+            created.closeAllConnections()
+            created.close(() => resume(Effect.void))
+          })
+      )
+      const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/agent`
+      yield* Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const events = yield* Stream.runCollect(tambo.run("hello").pipe(Stream.tap((event) =>
+          Effect.sync(() => {
+            if (event.event.type === "TOOL_CALL_ARGS") release()
+          })
+        )))
+        const threadId = Chunk.toReadonlyArray(events).at(-1)!.threadId
+        const thread = (yield* tambo.state).threadMap[threadId]!.thread
+        const calls = thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))
+        expect(calls).toMatchObject([{ id: "c1", input: { city } }])
+        expect(cities).toEqual([city])
+        expect(bodies[1]!.messages[1]).toMatchObject({
+          role: "assistant",
+          toolCalls: [{ id: "c1", function: { arguments: JSON.stringify({ city }) } }]
+        })
+        expect(bodies[1]!.messages[2]).toMatchObject({ role: "tool", toolCallId: "c1", content: `sunny in ${city}` })
+      }).pipe(Effect.provide(AgUi.layer({ url, tools: [tool] })))
+    }).pipe(Effect.scoped)
   })
 
   it.live.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as ClientState from "../../src/ClientState.js"
 import type * as Events from "../../src/Events.js"
-import { noteStarted, pauseOf } from "../../src/internal/agui/pause.js"
+import { endsOfOpenCalls, noteStarted, pauseOf } from "../../src/internal/agui/pause.js"
 import type { RunStreamEvent } from "../../src/TamboTransport.js"
 
 const frontend = new Set(["get_weather", "pick_color"])
@@ -44,7 +44,10 @@ const pauseAfter = (
   )
   const started = new Set<string>()
   for (const chunk of chunks) noteStarted(started, chunk)
-  return pauseOf(ClientState.getThreadState(state, "t")!.thread.messages, started, tools)
+  // The calls the run left open are closed before the pause is read, as the step does.
+  const ends = endsOfOpenCalls(ClientState.getThreadState(state, "t")!)
+  const closed = ClientState.reduce(state, [{ type: "EVENTS", threadId: "t", events: ends, at: 2000 }])
+  return pauseOf(ClientState.getThreadState(closed, "t")!.thread.messages, started, tools)
 }
 
 /** The ids the pause after the run's events holds, one event per chunk or all in one. */
@@ -125,6 +128,30 @@ describe("pauseOf: the calls an AG-UI run leaves to the client, as the thread ho
     const [start, firstArgs] = call("c1", "get_weather", "{\"city\":")
     const pause = pauseAfter([started, start!, firstArgs!, ...call("c1", "get_weather", "\"Paris\"}"), finished], true)
     expect(pause?.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Paris\"}" }])
+  })
+
+  it.each<[string, ReadonlyArray<string>]>([
+    ["long arguments whose last read grew them by less than a quarter", [`{"city":"${"P".repeat(9000)}`, "aris\"}"]],
+    ["short arguments", ["{\"city\":\"Pa", "ris\"}"]]
+  ])("a call left open at RUN_FINISHED (%s) runs with all its arguments, which the thread shows", (_name, deltas) => {
+    const city = JSON.parse(deltas.join("")).city as string
+    const events: ReadonlyArray<RunStreamEvent> = [
+      started,
+      { type: "TOOL_CALL_START", toolCallId: "c1", toolCallName: "get_weather" } as RunStreamEvent,
+      ...deltas.map((delta) => ({ type: "TOOL_CALL_ARGS", toolCallId: "c1", delta }) as RunStreamEvent),
+      finished
+    ]
+    for (const chunked of [true, false]) {
+      expect(pauseAfter(events, chunked)?.value.pendingToolCalls).toEqual([
+        { toolCallId: "c1", toolName: "get_weather", arguments: JSON.stringify({ city }) }
+      ])
+    }
+  })
+
+  it("a call a MESSAGES_SNAPSHOT dropped while open is not closed again: no end is made for it", () => {
+    const events = [started, { type: "TOOL_CALL_START", toolCallId: "c1", toolCallName: "get_weather" } as RunStreamEvent, snapshot([userMessage])]
+    const state = ClientState.reduce(ClientState.initial, [{ type: "EVENTS", threadId: "t", events, at: 1000 }])
+    expect(endsOfOpenCalls(ClientState.getThreadState(state, "t")!)).toEqual([])
   })
 
   it("a server-side call started again as a frontend tool while unanswered is not run", () => {

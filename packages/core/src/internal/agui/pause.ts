@@ -15,10 +15,13 @@
  * tool's call, one a `TOOL_CALL_RESULT` or a later `MESSAGES_SNAPSHOT`
  * answers, one a snapshot leaves out, or a start the thread refused (a call
  * started again in its own message) is not run; a call only a snapshot brings
- * in is not this request's, and is not run either.
+ * in is not this request's, and is not run either. A call the agent leaves
+ * open at `RUN_FINISHED` (no `TOOL_CALL_END`, which AG-UI forbids) is closed
+ * there first, with all its arguments (`endsOfOpenCalls`).
  *
  * @internal
  */
+import type * as ClientState from "../../ClientState.js"
 import type * as Events from "../../Events.js"
 import type { RunStreamEvent } from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
@@ -33,6 +36,21 @@ export const noteStarted = (started: Set<string>, events: ReadonlyArray<RunStrea
     const event = events[i]!
     if (event.type === "TOOL_CALL_START") started.add(event.toolCallId)
   }
+}
+
+/**
+ * A `TOOL_CALL_END` for each call `state` (the thread, as recorded before
+ * `RUN_FINISHED`) still streams the arguments of: recorded before the pause
+ * is read, they close each with all its arguments, as the agent's own end
+ * would, so the thread, the tool and the next request see all of them. Once
+ * per step.
+ *
+ * @internal
+ */
+export const endsOfOpenCalls = (state: ClientState.ThreadState): ReadonlyArray<RunStreamEvent> => {
+  const open = state.internal.toolArgs
+  if (open.size === 0) return []
+  return Array.from(open.keys(), (toolCallId): RunStreamEvent => ({ type: "TOOL_CALL_END", toolCallId }))
 }
 
 /**

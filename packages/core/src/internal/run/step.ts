@@ -169,13 +169,18 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
         if (end >= 0 && started.size > 0 && events[end]!.type === "RUN_FINISHED") {
           const finished = events[end]!
           const before = events.slice(0, end)
-          // The calls to run are those the thread holds unanswered once the step's events are in it.
-          return recording(from, threadId, before, (thread) => {
+          // The calls to run are those the thread holds unanswered once the step's events are in
+          // it, and the calls the agent left open are closed (recorded, not passed on).
+          const paused = (thread: Types.TamboThread) => {
             const pause = Pause.pauseOf(thread.messages, started, new Set(run.tools.map((tool) => tool.name)))
             started.clear()
             if (pause === undefined) return emit(threadId, threadId, [finished], events, next)
             run.pending = [...pause.value.pendingToolCalls]
             return emit(threadId, threadId, [pause, finished], [...before, pause, finished], next)
+          }
+          return recording(from, threadId, before, (state) => {
+            const ends = Pause.endsOfOpenCalls(state)
+            return ends.length === 0 ? paused(state.thread) : recording(threadId, threadId, ends, (closed) => paused(closed.thread))
           })
         }
       }
@@ -205,19 +210,19 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     onDone: () => endOfStep
   })
 
-  /** `events` of thread `from` recorded as a chunk is (below), then `f` of the run's thread after them. */
+  /** `events` of thread `from` recorded as a chunk is (below), then `f` of the run's thread (its state) after them. */
   const recording = <A>(
     from: string,
     threadId: string,
     events: ReadonlyArray<Transport.RunStreamEvent>,
-    f: (thread: Types.TamboThread) => Channel.Channel<Chunk.Chunk<RunEvent>, A, TamboError, TamboError, unknown, unknown>
+    f: (state: ClientState.ThreadState) => Channel.Channel<Chunk.Chunk<RunEvent>, A, TamboError, TamboError, unknown, unknown>
   ): Channel.Channel<Chunk.Chunk<RunEvent>, A, TamboError, TamboError, unknown, unknown> => {
     const actions: ReadonlyArray<ClientState.Action> = events.length === 0 ? [] : [
       { type: "EVENTS", threadId: from, events, at: run.clock.unsafeCurrentTimeMillis(), tools: run.tools }
     ]
     const recorded = env.writer.record(threadId, actions)
-    if (recorded !== undefined) return f(recorded.thread)
-    return Channel.flatMap(Channel.fromEffect(Env.record(env, threadId, actions)), (thread) => f(thread!.thread))
+    if (recorded !== undefined) return f(recorded)
+    return Channel.flatMap(Channel.fromEffect(Env.record(env, threadId, actions)), (state) => f(state!))
   }
 
   /** `recorded` recorded, then `events` passed on with the thread after them, then `next`. */
@@ -227,7 +232,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     recorded: ReadonlyArray<Transport.RunStreamEvent>,
     events: ReadonlyArray<Transport.RunStreamEvent>,
     next: Channel.Channel<Chunk.Chunk<RunEvent>, A, TamboError, TamboError, unknown, unknown>
-  ) => recording(from, threadId, recorded, (thread) => Channel.zipRight(Channel.write(runEvents(run, events, thread)), next))
+  ) => recording(from, threadId, recorded, (state) => Channel.zipRight(Channel.write(runEvents(run, events, state.thread)), next))
 
   // An empty chunk after each one, as the transport does (see TamboTransport.decodeSse):
   // the run's channel then does not hold the consumer's last chunk, its events and
