@@ -36,7 +36,11 @@ export const INVARIANTS = [
   "no-unhandled-rejection",
   /** No thread is left streaming; the calls without a result in a thread are exactly its pending ones. */
   "unanswered-is-pending",
-  /** Each tool call executed at most once; every result sent is its own call's. */
+  /**
+   * Each tool call executed at most once; every result sent is its own call's; a call of the
+   * probe the thread holds to run (`mustRun`: one started again elsewhere, left open, or renamed
+   * or ended around a snapshot) ran.
+   */
   "tool-once-and-own-result",
   /** The agent state of every thread equals the model's; no prototype was touched. */
   "agent-state",
@@ -107,8 +111,11 @@ export type Command =
     /**
      * After each call, the agent starts it again in the same message with other arguments, or
      * sends other arguments after its end: neither is the call's, as the thread reads it.
+     * `restartElsewhere`: the agent first starts the call with other arguments, then, in another
+     * message, again with its own: the latest start is the call. `unended`: the call has no
+     * TOOL_CALL_END before RUN_FINISHED: it is closed there with all its arguments.
      */
-    readonly repeat?: "none" | "restart" | "argsAfterEnd" | undefined
+    readonly repeat?: "none" | "restart" | "argsAfterEnd" | "restartElsewhere" | "unended" | undefined
   }
   /** A tool round answered by the app: `autoExecuteTools: false`, then `continueRun` with the results. */
   | { readonly kind: "manual"; readonly target: Target; readonly calls: 1 | 2; readonly reuseIds: boolean }
@@ -138,12 +145,16 @@ export type Command =
   /**
    * `call`: the run also calls the probe, and the snapshot holds that call, as the agent has it
    * (`kept`), or leaves it out (`dropped`: the call is no longer the conversation's, nothing runs it).
+   * `renamed`: the run streams the call under another tool's name, which the snapshot names the
+   * probe (it runs as the probe); `beforeEnd`: the snapshot, holding the call with its arguments,
+   * comes between the call's start and its end, with no arguments streamed (it runs with the
+   * snapshot's).
    */
   | {
     readonly kind: "messagesSnapshot"
     readonly target: Target
     readonly keep: boolean
-    readonly call: "none" | "kept" | "dropped"
+    readonly call: "none" | "kept" | "dropped" | "renamed" | "beforeEnd"
   }
   /**
    * The agent names its reply after the last message it was sent (some derive their ids so): the
@@ -179,7 +190,14 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       after: fc.constantFrom<After>("text", "text", "runError", "drop", "busy"),
       reuseIds: fc.boolean(),
       approveBy: fc.constantFrom<"events" | "handler" | "throwingHandler">("events", "events", "handler", "throwingHandler"),
-      repeat: fc.constantFrom<"none" | "restart" | "argsAfterEnd">("none", "none", "restart", "argsAfterEnd")
+      repeat: fc.constantFrom<"none" | "restart" | "argsAfterEnd" | "restartElsewhere" | "unended">(
+        "none",
+        "none",
+        "restart",
+        "argsAfterEnd",
+        "restartElsewhere",
+        "unended"
+      )
     })
   },
   {
@@ -223,7 +241,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       kind: fc.constant("messagesSnapshot" as const),
       target,
       keep: fc.boolean(),
-      call: fc.constantFrom<"none" | "kept" | "dropped">("none", "kept", "dropped")
+      call: fc.constantFrom<"none" | "kept" | "dropped" | "renamed" | "beforeEnd">("none", "kept", "dropped", "renamed", "beforeEnd")
     })
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
@@ -277,6 +295,8 @@ class World extends Model.ModelWorld<Scenario> {
   readonly snapshots = new Map<string, ReadonlyArray<unknown>>()
   /** How many of the agent's requests `conversation-stable` has looked at. */
   checkedRequests = 0
+  /** The `n` of calls that must have run once their command ends (see `tool-once-and-own-result`). */
+  readonly mustRun: Array<number> = []
   /** The state the app set while a run went on, until the model takes it. */
   setDuringRun: unknown = undefined
   constructor(readonly agent: AgUiAgent.AgUiAgent) {
@@ -315,6 +335,9 @@ const probeCalls = (
     return { n, id, step: AgUiAgent.toolCall("probe", { n, thread: request.input.threadId, mode }, { id }) }
   })
 
+/** An event written as it is, one frame. */
+const rawEvent = (event: { readonly type: string } & Record<string, unknown>) => AgUiAgent.frame(`data: ${JSON.stringify(event)}\n\n`)
+
 // -----------------------------------------------------------------------------
 // The client's side
 // -----------------------------------------------------------------------------
@@ -350,7 +373,7 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
     case "tools": {
       const scenario: Scenario = (request) => [
         AgUiAgent.text("Calling. "),
-        ...probeCalls(world, request, command.mode, command.calls, command.reuseIds).flatMap((call) => {
+        ...probeCalls(world, request, command.mode, command.calls, command.reuseIds).flatMap((call): AgUiAgent.Script => {
           // Arguments no execution may see: a result made with them answers no call the thread holds.
           const other = JSON.stringify({ n: call.n + 1_000_000, thread: request.input.threadId, mode: command.mode })
           switch (command.repeat ?? "none") {
@@ -360,6 +383,20 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
               return [call.step, AgUiAgent.toolCall("probe", JSON.parse(other), { id: call.id })]
             case "argsAfterEnd":
               return [call.step, AgUiAgent.frame(`data: ${JSON.stringify({ type: "TOOL_CALL_ARGS", toolCallId: call.id, delta: other })}\n\n`)]
+            case "restartElsewhere":
+              if (command.mode === "ok") world.mustRun.push(call.n)
+              return [AgUiAgent.toolCall("probe", JSON.parse(other), { id: call.id }), AgUiAgent.text("Again. "), call.step]
+            case "unended": {
+              // Long arguments whose last delta, which holds `n`, grows them by less than a quarter.
+              const head = JSON.stringify({ mode: command.mode, thread: request.input.threadId, pad: "x".repeat(9000) })
+              const tail = `,"n":${call.n}}`
+              if (command.mode === "ok") world.mustRun.push(call.n)
+              return [
+                rawEvent({ type: "TOOL_CALL_START", toolCallId: call.id, toolCallName: "probe" }),
+                rawEvent({ type: "TOOL_CALL_ARGS", toolCallId: call.id, delta: head.slice(0, -1) }),
+                rawEvent({ type: "TOOL_CALL_ARGS", toolCallId: call.id, delta: tail })
+              ]
+            }
           }
         })
       ]
@@ -487,6 +524,7 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         const kept = command.keep ? messages : messages.filter((m, i) => i === messages.length - 1 && m.role === "user")
         const call = command.call === "none" ? undefined : probeCalls(world, request, "ok", 1)[0]
         const id = `snap-${messages.length}`
+        const args = call === undefined ? "" : JSON.stringify({ n: call.n, thread: request.input.threadId, mode: "ok" })
         const snapshot: Array<AgUiMessage> = [...kept, {
             id,
             role: "assistant",
@@ -495,16 +533,28 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
               toolCalls: [{
                 id: call.id,
                 type: "function" as const,
-                function: { name: "probe", arguments: JSON.stringify({ n: call.n, thread: request.input.threadId, mode: "ok" }) }
+                function: { name: "probe", arguments: args }
               }]
             })
         }]
         world.snapshots.set(request.input.runId, snapshot)
-        return [
-          AgUiAgent.text("Replacing.", { messageId: id }),
-          ...(call === undefined ? [] : [call.step]),
-          AgUiAgent.messagesSnapshot(snapshot)
-        ]
+        const text = AgUiAgent.text("Replacing.", { messageId: id })
+        if (call !== undefined && command.call !== "dropped") world.mustRun.push(call.n)
+        switch (command.call) {
+          case "none":
+            return [text, AgUiAgent.messagesSnapshot(snapshot)]
+          case "renamed":
+            return [text, AgUiAgent.toolCall("lookup", JSON.parse(args), { id: call!.id }), AgUiAgent.messagesSnapshot(snapshot)]
+          case "beforeEnd":
+            return [
+              text,
+              rawEvent({ type: "TOOL_CALL_START", toolCallId: call!.id, toolCallName: "probe", parentMessageId: id }),
+              AgUiAgent.messagesSnapshot(snapshot),
+              rawEvent({ type: "TOOL_CALL_END", toolCallId: call!.id })
+            ]
+          default:
+            return [text, call!.step, AgUiAgent.messagesSnapshot(snapshot)]
+        }
       })
     case "concurrent": {
       const scenario: Scenario = (request) =>
@@ -659,6 +709,10 @@ const contentText = (content: unknown): string =>
 /** Tools ran once per call; every result the agent received is the one its call produced. */
 const checkTools = (world: World) => {
   const seen = Model.executedOnce(world.executions)
+  const ran = new Set(world.executions.map((execution) => execution.n))
+  const missed = world.mustRun.filter((n) => !ran.has(n))
+  world.mustRun.length = 0
+  if (missed.length > 0) throw new Error(`the calls n=${missed.join(", ")} were never run`)
   for (const request of world.agent.requests) {
     const input = request.input
     if (input === undefined) continue
