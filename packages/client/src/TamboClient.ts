@@ -1263,7 +1263,7 @@ export class TamboClient {
    * @since 0.2.0
    */
   subscribeToAuthState(listener: () => void): () => void {
-    return this.#runtime.subscribe(this.#runtime.tambo.authChanges, listener)
+    return this.#runtime.subscribe(this.#runtime.tambo.authChanges, this.#runtime.tambo.authState, listener)
   }
 
   /**
@@ -1337,7 +1337,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   subscribeToMcpClients(listener: () => void): () => void {
-    return this.#runtime.subscribe(this.#runtime.mcp.changes, listener)
+    return this.#runtime.subscribe(this.#runtime.mcp.changes, this.#runtime.mcp.getMcpClients, listener)
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
-import { makeClient, useServer, waitFor, weatherTool } from "./helpers.js"
+import { holdingProxy, makeClient, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
 
@@ -130,6 +130,22 @@ describe("subscribeToAuthState", () => {
     client.setUserToken(jwtFor("alice", Math.floor(Date.now() / 1000) + 2_000))
     await waitFor(() => client.getAuthState().status === "identified", "the second exchange")
     expect(seen.length).toBe(told)
+  })
+
+  it("tells of a change made right after subscribing: a new user token is exchanging, then identified", async () => {
+    const proxy = await holdingProxy(server())
+    const now = Math.floor(Date.now() / 1000)
+    const client = makeClient(server(), { tamboUrl: proxy.url, userKey: undefined, userToken: jwtFor("alice", now + 1_000) })
+    await waitFor(() => client.getAuthState().status === "identified", "the first exchange")
+    const held = proxy.holdRequest((request) => request.path === "/oauth/token")
+    const seen: Array<string> = []
+    client.subscribeToAuthState(() => seen.push(client.getAuthState().status))
+    client.setUserToken(jwtFor("bob", now + 1_000))
+    await held.arrived
+    await waitFor(() => seen.includes("exchanging"), "the exchange to be told")
+    held.release()
+    await waitFor(() => seen.includes("identified"), "the new token to be told")
+    expect(seen).toEqual(["exchanging", "identified"])
   })
 })
 

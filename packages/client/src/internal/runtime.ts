@@ -190,12 +190,24 @@ export class ClientRuntime {
 
   /**
    * Calls `listener` after every change `changes` announces (it starts with
-   * the current value: that one is not a change). Returns the unsubscribe
-   * function.
+   * the value then: that one is not a change, unless it is not `current`'s
+   * now). Returns the unsubscribe function.
    */
-  subscribe(changes: Stream.Stream<unknown>, listener: () => void): () => void {
+  subscribe<A>(changes: Stream.Stream<A>, current: Effect.Effect<A>, listener: () => void): () => void {
     if (this.destroying !== undefined) return () => undefined
-    return this.#track(this.runtime.runFork(changes.pipe(Stream.drop(1), Stream.runForEach(() => Effect.sync(listener)))))
+    // The stream subscribes a turn later: a change made meanwhile (a `setUserToken` right after
+    // subscribing) shows as a first value other than the one now.
+    const now = this.runtime.runSync(current)
+    let first = true
+    return this.#track(this.runtime.runFork(changes.pipe(
+      Stream.runForEach((value) =>
+        Effect.sync(() => {
+          const unchanged = first && value === now
+          first = false
+          if (!unchanged) listener()
+        })
+      )
+    )))
   }
 }
 
