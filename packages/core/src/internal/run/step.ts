@@ -167,37 +167,13 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       if (started !== undefined) {
         Pause.noteStarted(started, events)
         if (end >= 0 && started.size > 0 && events[end]!.type === "RUN_FINISHED") {
-          const finished = events[end]!
-          const before = events.slice(0, end)
-          // The calls to run are those the thread holds unanswered once the step's events are in
-          // it, and the calls the agent left open are closed (recorded, not passed on).
-          const paused = (thread: Types.TamboThread) => {
-            const pause = Pause.pauseOf(thread.messages, started, new Set(run.tools.map((tool) => tool.name)))
-            started.clear()
-            if (pause === undefined) return emit(threadId, threadId, [finished], events, next)
-            run.pending = [...pause.value.pendingToolCalls]
-            return emit(threadId, threadId, [pause, finished], [...before, pause, finished], next)
-          }
-          return recording(from, threadId, before, (state) => {
-            const ends = Pause.endsOfOpenCalls(state)
-            return ends.length === 0 ? paused(state.thread) : recording(threadId, threadId, ends, (closed) => paused(closed.thread))
-          })
+          return pausedAtFinish(started, from, threadId, events, end, next)
         }
       }
-      // A chunk as one action: the reducer moves the run to its thread at RUN_STARTED.
-      const actions: ReadonlyArray<ClientState.Action> = [
-        { type: "EVENTS", threadId: from, events, at: run.clock.unsafeCurrentTimeMillis(), tools: run.tools }
-      ]
-      // A chunk on the run's thread goes into its draft; one that moves the run to its thread
-      // is written to the store at once.
-      const recorded = env.writer.record(threadId, actions)
-      if (recorded !== undefined) {
-        return Channel.zipRight(Channel.write(runEvents(run, events, recorded.thread)), next)
-      }
-      return Channel.flatMap(
-        Channel.fromEffect(Env.record(env, threadId, actions)),
-        (thread) => Channel.zipRight(Channel.write(runEvents(run, events, thread!.thread)), next)
-      )
+      // A chunk as one action: the reducer moves the run to its thread at RUN_STARTED. A chunk on
+      // the run's thread goes into its draft; one that moves the run to its thread is written to
+      // the store at once.
+      return emit(from, threadId, events, events, next)
     },
     onFailure: (cause) => {
       Cancel.answered(run)
@@ -210,7 +186,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     onDone: () => endOfStep
   })
 
-  /** `events` of thread `from` recorded as a chunk is (below), then `f` of the run's thread (its state) after them. */
+  /** `events` of thread `from` recorded as one action, then `f` of the run's thread (its state) after them. */
   const recording = <A>(
     from: string,
     threadId: string,
@@ -233,6 +209,35 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     events: ReadonlyArray<Transport.RunStreamEvent>,
     next: Channel.Channel<Chunk.Chunk<RunEvent>, A, TamboError, TamboError, unknown, unknown>
   ) => recording(from, threadId, recorded, (state) => Channel.zipRight(Channel.write(runEvents(run, events, state.thread)), next))
+
+  /**
+   * The chunk ending an AG-UI step (`events[end]` is its RUN_FINISHED; `started`, the calls its
+   * request started): its events before the end are recorded, the calls the agent left open are
+   * closed (recorded, not passed on), and the calls the thread then holds unanswered are paused
+   * for just before RUN_FINISHED.
+   */
+  const pausedAtFinish = <A>(
+    started: Set<string>,
+    from: string,
+    threadId: string,
+    events: ReadonlyArray<Transport.RunStreamEvent>,
+    end: number,
+    next: Channel.Channel<Chunk.Chunk<RunEvent>, A, TamboError, TamboError, unknown, unknown>
+  ) => {
+    const finished = events[end]!
+    const before = events.slice(0, end)
+    const paused = (thread: Types.TamboThread) => {
+      const pause = Pause.pauseOf(thread.messages, started, new Set(run.tools.map((tool) => tool.name)))
+      started.clear()
+      if (pause === undefined) return emit(threadId, threadId, [finished], events, next)
+      run.pending = [...pause.value.pendingToolCalls]
+      return emit(threadId, threadId, [pause, finished], [...before, pause, finished], next)
+    }
+    return recording(from, threadId, before, (state) => {
+      const ends = Pause.endsOfOpenCalls(state)
+      return ends.length === 0 ? paused(state.thread) : recording(threadId, threadId, ends, (closed) => paused(closed.thread))
+    })
+  }
 
   // An empty chunk after each one, as the transport does (see TamboTransport.decodeSse):
   // the run's channel then does not hold the consumer's last chunk, its events and
