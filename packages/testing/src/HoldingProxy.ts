@@ -2,9 +2,10 @@
  * A loopback HTTP proxy in front of a server (a `TestServer`, usually) that passes every request
  * through unchanged, bodies and streamed responses chunk by chunk, except the ones a test asks it
  * to hold: a held request waits before it reaches the server, a held response waits after the
- * server answered, each until the test releases it (or answers it with a failure instead). This
- * is how a test makes two things overlap deterministically: a read that answers after a write, a
- * run that starts while a token exchange is still in flight.
+ * server answered, a held body waits after the answer's status and headers went to the client,
+ * each until the test releases it (or fails it instead). This is how a test makes two things
+ * overlap deterministically: a read that answers after a write, a run that starts while a token
+ * exchange is still in flight, a run cancelled after its headers and before its first event.
  *
  * @example
  * ```ts
@@ -76,6 +77,29 @@ export interface Held {
 }
 
 /**
+ * One held body: the answer's status and headers went to the client, its body waits. `release`
+ * and `fail` may come before the headers went out: it is then released (or failed) at once.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface HeldBody {
+  /**
+   * Resolves once the status and headers of the server's answer to the matched request went to
+   * the client. Never resolves if no request matched (or its client went before the server
+   * answered) before the proxy closed.
+   */
+  readonly arrived: Promise<void>
+  /** Lets the body go on to the client, streamed chunk by chunk as the server sends it. */
+  readonly release: () => void
+  /**
+   * Drops the connection mid-answer instead: the client, which has the headers, sees its
+   * connection close, and the connection to the server is closed too.
+   */
+  readonly fail: () => void
+}
+
+/**
  * A running holding proxy.
  *
  * @since 0.2.0
@@ -88,6 +112,12 @@ export interface HoldingProxy {
   readonly holdRequest: (matches: RequestMatcher) => Held
   /** Sends the next request that `matches` to the server and holds its answer; the others go through. */
   readonly holdResponse: (matches: RequestMatcher) => Held
+  /**
+   * Sends the next request that `matches` to the server and its answer's status and headers to
+   * the client at once, and holds the answer's body; the others go through. A client that goes
+   * while the body is held closes the connection to the server too.
+   */
+  readonly holdBody: (matches: RequestMatcher) => HeldBody
   /** How many requests were abandoned: their client went before their answer was sent. */
   readonly abandoned: () => number
   /**
@@ -102,7 +132,7 @@ type Decision = { readonly _tag: "Release" } | { readonly _tag: "Fail"; readonly
 
 interface Hold {
   readonly matches: RequestMatcher
-  readonly kind: "request" | "response"
+  readonly kind: "request" | "response" | "body"
   /** Called once the held thing came, with what to do once it is decided. */
   readonly arrive: (act: (decision: Decision) => void) => void
 }
@@ -164,11 +194,13 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
       headers: flattenHeaders(req)
     }
     let gone = false
+    // Ended by the proxy on purpose: not a client that went.
+    let dropped = false
     let upstream: http.ClientRequest | undefined
     res.on("close", () => {
       if (res.writableFinished) return
       gone = true
-      abandoned++
+      if (!dropped) abandoned++
       upstream?.destroy()
     })
 
@@ -189,15 +221,19 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
       sent.on("error", () => res.destroy())
       req.pipe(sent)
     }
-    const pass = (answer: http.IncomingMessage) => {
+    /** Sends the answer's status and headers; false if the client already went. */
+    const sendHead = (answer: http.IncomingMessage) => {
       if (gone) {
         answer.resume()
-        return
+        return false
       }
       res.writeHead(answer.statusCode ?? 502, answer.headers)
       // Headers go out now, not with the first chunk: a stream that stalls after them stalls after them.
       res.flushHeaders()
-      answer.pipe(res)
+      return true
+    }
+    const pass = (answer: http.IncomingMessage) => {
+      if (sendHead(answer)) answer.pipe(res)
     }
     const refuse = (status: number, body: unknown) => {
       req.resume()
@@ -214,6 +250,19 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
         if (gone || closed) return
         if (decision._tag === "Release") forward(pass)
         else refuse(decision.status, decision.body)
+      })
+    } else if (hold.kind === "body") {
+      forward((answer) => {
+        if (!sendHead(answer)) return
+        hold.arrive((decision) => {
+          if (gone || closed) return
+          if (decision._tag === "Release") {
+            answer.pipe(res)
+          } else {
+            dropped = true
+            res.destroy()
+          }
+        })
       })
     } else {
       forward((answer) =>
@@ -243,6 +292,10 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
         url: `http://127.0.0.1:${port}`,
         holdRequest: hold("request"),
         holdResponse: hold("response"),
+        holdBody: (matches) => {
+          const { arrived, fail, release } = hold("body")(matches)
+          return { arrived, release, fail: () => fail() }
+        },
         abandoned: () => abandoned,
         close: () =>
           new Promise<void>((done) => {

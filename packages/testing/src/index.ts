@@ -35,8 +35,9 @@ export * as HostileServer from "./HostileServer.js"
 export * as AgUiAgent from "./AgUiAgent.js"
 
 /**
- * A loopback proxy in front of a server that passes everything through, except the requests or
- * responses a test holds until it releases them, to make two things overlap deterministically.
+ * A loopback proxy in front of a server that passes everything through, except the requests,
+ * responses or response bodies a test holds until it releases them, to make two things overlap
+ * deterministically.
  *
  * @since 0.2.0
  * @category Holding proxy

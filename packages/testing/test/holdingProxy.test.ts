@@ -155,6 +155,113 @@ describe("HoldingProxy", () => {
     expect((await reader.read()).done).toBe(true)
   })
 
+  /** A target that sends its headers and a first event at once, and the rest once `rest` opens. */
+  const streamingTarget = async () => {
+    const rest = gate()
+    const answered = gate()
+    const serverSideClosed = gate()
+    const target = await startTarget((_, res) => {
+      res.on("close", serverSideClosed.open)
+      res.on("finish", answered.open)
+      res.writeHead(200, { "content-type": "text/event-stream", "x-target": "yes" })
+      res.write("data: one\n\n")
+      void rest.opened.then(() => res.end("data: two\n\n"))
+    })
+    return { target, rest, answered: answered.opened, serverSideClosed: serverSideClosed.opened }
+  }
+
+  it("holds the body of a matched answer: its status and headers reach the client at once, its body on release", async () => {
+    const { answered, rest, target } = await streamingTarget()
+    const proxy = await startProxy(target)
+    const held = proxy.holdBody((request) => request.method === "POST" && request.path.endsWith("/runs"))
+    const response = await fetch(`${proxy.url}/v1/threads/runs`, { method: "POST", body: "{}" })
+    await held.arrived
+    expect([response.status, response.headers.get("content-type"), response.headers.get("x-target")]).toEqual([
+      200,
+      "text/event-stream",
+      "yes"
+    ])
+    let body: string | undefined
+    const reading = response.text().then((text) => (body = text))
+    rest.open()
+    await answered
+    // The server sent all of it, and another request went through the proxy and back since.
+    expect(await (await fetch(`${proxy.url}/other`)).text()).toBe("data: one\n\ndata: two\n\n")
+    expect(body).toBeUndefined()
+    held.release()
+    expect(await reading).toBe("data: one\n\ndata: two\n\n")
+  })
+
+  it("a held body that streams goes through chunk by chunk once released", async () => {
+    const { rest, target } = await streamingTarget()
+    const proxy = await startProxy(target)
+    const held = proxy.holdBody(() => true)
+    const response = await fetch(`${proxy.url}/stream`)
+    await held.arrived
+    held.release()
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    // The target has not ended its answer: this chunk came through on its own.
+    expect(decoder.decode((await reader.read()).value)).toBe("data: one\n\n")
+    rest.open()
+    expect(decoder.decode((await reader.read()).value)).toBe("data: two\n\n")
+    expect((await reader.read()).done).toBe(true)
+  })
+
+  it("a held body released before the answer came goes straight through", async () => {
+    const { rest, target } = await streamingTarget()
+    const proxy = await startProxy(target)
+    proxy.holdBody(() => true).release()
+    rest.open()
+    expect(await (await fetch(`${proxy.url}/stream`)).text()).toBe("data: one\n\ndata: two\n\n")
+  })
+
+  it("a client that goes while the body is held closes the connection to the server too", async () => {
+    const { serverSideClosed, target } = await streamingTarget()
+    const proxy = await startProxy(target)
+    const held = proxy.holdBody(() => true)
+    const controller = new AbortController()
+    const response = await fetch(`${proxy.url}/stream`, { signal: controller.signal })
+    await held.arrived
+    const body = response.text().then(() => "read", () => "aborted")
+    controller.abort()
+    expect(await body).toBe("aborted")
+    await serverSideClosed
+    await expect.poll(() => proxy.abandoned()).toBe(1)
+    held.release()
+    // No connection to the target is left open.
+    await target.close()
+  })
+
+  it("failing a held body drops the connection mid-answer, to the client and to the server", async () => {
+    const { serverSideClosed, target } = await streamingTarget()
+    const proxy = await startProxy(target)
+    const held = proxy.holdBody(() => true)
+    const response = await fetch(`${proxy.url}/stream`)
+    await held.arrived
+    expect(response.status).toBe(200)
+    held.fail()
+    await expect(response.text()).rejects.toThrow()
+    await serverSideClosed
+    // The proxy ended it: its client did not go.
+    expect(proxy.abandoned()).toBe(0)
+    await target.close()
+  })
+
+  it("closing with a held body ends it, and leaves no connection to the server open", async () => {
+    const { target } = await streamingTarget()
+    const proxy = await HoldingProxy.start(target)
+    const held = proxy.holdBody(() => true)
+    const response = await fetch(`${proxy.url}/stream`)
+    await held.arrived
+    const body = response.text().then(() => "read", () => "ended")
+    await proxy.close()
+    expect(await body).toBe("ended")
+    held.release()
+    // The target closes only once every connection to it ended.
+    await target.close()
+  })
+
   it("a connection the server drops mid-stream reaches the client as a drop", async () => {
     const target = await startTarget((req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" })
