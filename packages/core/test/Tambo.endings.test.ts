@@ -1,13 +1,10 @@
-import * as Http from "node:http"
 import { describe, expect, it } from "@effect/vitest"
-import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { HoldingProxy, Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -298,60 +295,17 @@ describe("cancelRun on a run still creating its thread", () => {
     }).pipe(Effect.provide(tamboLayer(server()))))
 })
 
-/**
- * A proxy on loopback in front of `target` that passes everything through, except the body of
- * the first run's answer: its status and headers go at once, its events are held back until the
- * client goes.
- */
-const headersFirstProxy = (target: string) =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly headersSent: Effect.Effect<void>; readonly close: () => void }>((resume) => {
-      const base = new URL(target)
-      const headersSent = Deferred.unsafeMake<void>(FiberId.none)
-      let holding = true
-      const proxy = Http.createServer((req, res) => {
-        const hold = holding && req.method === "POST" && (req.url ?? "").endsWith("/runs")
-        if (hold) holding = false
-        const upstream = Http.request(
-          { host: base.hostname, port: base.port, path: req.url, method: req.method, headers: req.headers },
-          (answer) => {
-            res.writeHead(answer.statusCode ?? 502, answer.headers)
-            if (!hold) {
-              answer.pipe(res)
-              return
-            }
-            res.flushHeaders()
-            Deferred.unsafeDone(headersSent, Exit.void)
-            // The client leaving closes the server's connection too.
-            res.on("close", () => answer.destroy())
-          }
-        )
-        req.pipe(upstream)
-      })
-      proxy.listen(0, "127.0.0.1", () => {
-        const { port } = proxy.address() as { readonly port: number }
-        resume(Effect.succeed({
-          url: `http://127.0.0.1:${port}`,
-          headersSent: Deferred.await(headersSent),
-          close: () => {
-            proxy.closeAllConnections()
-            proxy.close()
-          }
-        }))
-      })
-    }),
-    (proxy) => Effect.sync(proxy.close)
-  )
-
 describe("cancelRun after the response's headers named a new thread, before its RUN_STARTED", () => {
   it.live("the thread the server made is the store's: the user's message under the server's id, as the server has it", () =>
     Effect.scoped(Effect.gen(function* () {
       server().setScript([Script.text("never seen"), Script.hang()])
-      const proxy = yield* headersFirstProxy(server().url)
+      const proxy = yield* HoldingProxy.scoped(server())
+      // The run's answer: its status and headers at once, its events held until the client goes.
+      const body = proxy.holdBody((request) => request.method === "POST" && request.path.endsWith("/runs"))
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("hello")))
-        yield* proxy.headersSent
+        yield* Effect.promise(() => body.arrived)
         yield* tambo.cancelRun()
         const error = yield* Fiber.join(fiber).pipe(Effect.timeout("5 seconds"), Effect.flip, Effect.map(fields))
         expect(error).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
