@@ -194,13 +194,18 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
       headers: flattenHeaders(req)
     }
     let gone = false
-    // Ended by the proxy on purpose: not a client that went.
+    // Ended by the proxy (a failed body, a server that dropped the answer, the proxy closing):
+    // not a client that went.
     let dropped = false
+    const drop = () => {
+      dropped = true
+      res.destroy()
+    }
     let upstream: http.ClientRequest | undefined
     res.on("close", () => {
       if (res.writableFinished) return
       gone = true
-      if (!dropped) abandoned++
+      if (!dropped && !closed) abandoned++
       upstream?.destroy()
     })
 
@@ -210,7 +215,7 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
         (answer) => {
           // A connection dropped mid-answer reaches the client as a drop, not as a short answer.
           answer.on("close", () => {
-            if (!answer.complete) res.destroy()
+            if (!answer.complete) drop()
           })
           onAnswer(answer)
         }
@@ -218,7 +223,7 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
       upstream = sent
       upstreams.add(sent)
       sent.on("close", () => upstreams.delete(sent))
-      sent.on("error", () => res.destroy())
+      sent.on("error", drop)
       req.pipe(sent)
     }
     /** Sends the answer's status and headers; false if the client already went. */
@@ -259,8 +264,7 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
           if (decision._tag === "Release") {
             answer.pipe(res)
           } else {
-            dropped = true
-            res.destroy()
+            drop()
           }
         })
       })
