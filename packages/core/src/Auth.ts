@@ -3,10 +3,20 @@
  *
  * A `userKey` is sent as is. A `userToken` is exchanged for an access token
  * (RFC 8693, `POST /oauth/token`) as soon as the service starts, refreshed
- * before it expires, and exchanged again once when the API answers 401.
+ * before it expires (30 s before, or at half its lifetime when that is
+ * shorter), and exchanged again once when the API answers 401.
  * Requests made while an exchange is in flight wait for it; concurrent
- * requests share one exchange. A refused exchange is an `AuthError` that
- * later requests fail with at once, without asking the API again.
+ * requests share one exchange. A refused exchange (a 4xx other than 408 /
+ * 429) is an `AuthError` that later requests fail with at once, without
+ * asking the API again; it drops the access token held.
+ *
+ * A refresh that fails otherwise (a 5xx, a 408 or 429, a timeout, no
+ * connection) keeps the access token while it has not expired: the
+ * requests waiting on the refresh get it, later ones too, and the refresh
+ * is tried again 1 s later, then after twice as long each time (at most
+ * 8 s), never later than the token's expiry. Once the token has expired a
+ * failed exchange fails the requests waiting on it with its `AuthError`, and
+ * the next request exchanges again.
  *
  * Identity providers rotate user tokens: `setUserToken` takes the new one
  * in place, without rebuilding anything (see there).
@@ -32,10 +42,13 @@ import type { Credentials, TamboTransport } from "./TamboTransport.js"
  * The authentication state, as `@tambo-ai/client` names it:
  *
  * - `unauthenticated`: neither `userKey` nor `userToken` is configured;
- * - `identified`: requests can be made, with the `userKey` or an exchanged token;
+ * - `identified`: requests can be made, with the `userKey` or an exchanged token
+ *   (also while a refresh that failed for a passing reason is tried again and
+ *   the token held still works);
  * - `exchanging`: a token exchange is in flight (the first one, a scheduled
- *   refresh, or one after a 401); requests wait for it;
- * - `error`: the last token exchange failed, with the reason;
+ *   refresh or a try again of one, or one after a 401); requests wait for it;
+ * - `error`: the last token exchange failed, with the reason, and no token
+ *   that still works is held;
  * - `invalid`: both `userKey` and `userToken` are configured.
  *
  * `TamboConfig.make` already refuses a configuration with both a `userKey`

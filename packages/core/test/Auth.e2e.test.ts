@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { Script, startTestServer, type RecordedRequest } from "@tambo-effect/testing"
+import { HoldingProxy, Script, startTestServer, type RecordedRequest } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -229,6 +229,51 @@ describe("Auth against the testing server", () => {
       }).pipe(
         Effect.provide(
           Tambo.layer({ apiKey: local.apiKey, tamboUrl: local.url, userToken: USER_TOKEN, maxRetries: 0 })
+        )
+      )
+    }).pipe(Effect.scoped))
+
+  it.effect("a refresh the token endpoint answers with a 503 keeps the access token: runs go on with it until the next try", () =>
+    Effect.gen(function* () {
+      const start = Date.now()
+      const virtual = { millis: 0 }
+      const advance = (duration: Duration.DurationInput) =>
+        Effect.suspend(() => {
+          virtual.millis += Duration.toMillis(duration)
+          return TestClock.adjust(duration)
+        })
+      const local = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          startTestServer({ tokenTtlSeconds: 120, now: () => start + virtual.millis, script: [Script.text("hi")] })
+        ),
+        (s) => Effect.promise(() => s.close())
+      )
+      const proxy = yield* HoldingProxy.scoped(local)
+      yield* Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        yield* runAll("one")
+        // The refresh at 90 s (30 s before the 120 s expiry) gets a 503.
+        const refresh = proxy.holdRequest((request) => request.path === "/oauth/token")
+        refresh.fail(503)
+        yield* advance(Duration.seconds(90))
+        yield* Effect.promise(() => refresh.arrived)
+        // The request waits for the refresh, which fails: it gets the token that still works.
+        yield* auth.credentials
+        expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+        yield* runAll("two")
+        // The next try, a little later, gets a new token.
+        yield* advance(Duration.seconds(1))
+        yield* auth.credentials
+        yield* runAll("three")
+        const runs = local.requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
+        expect(runs).toHaveLength(3)
+        expect(runs[1]!.headers.authorization).toBe(runs[0]!.headers.authorization)
+        expect(runs[2]!.headers.authorization).not.toBe(runs[0]!.headers.authorization)
+        // The server saw the first exchange and the second try; the failed one never reached it.
+        expect(local.requests.filter((r) => r.path === "/oauth/token")).toHaveLength(2)
+      }).pipe(
+        Effect.provide(
+          Tambo.layer({ apiKey: local.apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 })
         )
       )
     }).pipe(Effect.scoped))

@@ -1,6 +1,7 @@
 // A model-based test of Auth's token exchange and refresh. fast-check generates sequences of
 // commands (requests for credentials, calls through withCredentials that may answer 401 once,
-// time passing, the token endpoint's next answers, releases of hung exchanges, setUserToken,
+// time passing (by a fixed time, or to the next scheduled refresh), the token endpoint's next
+// answers, a refresh it fails once, releases of hung exchanges, setUserToken,
 // invalidate, several requests at once, a waiting request giving up) played against the real
 // Auth service for a userToken, over a token endpoint the test controls, on the TestClock. A
 // plain model of the documented behaviour predicts, after every command, the exchanges asked of
@@ -61,6 +62,22 @@ const knownDefects: ReadonlyArray<readonly [string, Sequence]> = [
     initial: { _tag: "refuse", status: 400 },
     commands: [{ kind: "ask", asks: ["credentials"] }]
   }],
+  ["a refresh that fails with a 503 drops the token that still works", {
+    initial: ok(10),
+    commands: [
+      { kind: "answer", answer: { _tag: "fail", status: 503 } },
+      { kind: "advance", millis: 5000 },
+      { kind: "ask", asks: ["credentials"] }
+    ]
+  }],
+  ["a token kept through a failed refresh is handed out after it expired", {
+    initial: ok(10),
+    commands: [
+      { kind: "answer", answer: { _tag: "fail", status: null } },
+      { kind: "advance", millis: 15_000 },
+      { kind: "ask", asks: ["credentials"] }
+    ]
+  }],
   ["a 429 is taken for a refusal", {
     initial: ok(10),
     commands: [
@@ -83,7 +100,7 @@ describe("Auth's token exchange and refresh, model-based", () => {
   // The property is only as good as what it generates: every kind of step comes up often.
   it("the sequences cover refreshes, hung exchanges, refusals, failures, 401 retries and rotations", () => {
     const seen = new Map<string, number>()
-    for (const sequence of fc.sample(commandsArbitrary(MODEL_MAX_COMMANDS), { numRuns: 300, seed: 34 })) {
+    for (const sequence of fc.sample(commandsArbitrary(MODEL_MAX_COMMANDS), { numRuns: 400, seed: 34 })) {
       for (const [label, count] of Effect.runSync(runSequence(sequence, { modelOnly: true }))) {
         seen.set(label, (seen.get(label) ?? 0) + count)
       }
@@ -97,6 +114,8 @@ describe("Auth's token exchange and refresh, model-based", () => {
       "rotated while hung": 50,
       "waited": 50,
       "served from cache": 50,
+      "kept through a failed refresh": 50,
+      "served after a failed refresh": 40,
       "gave up": 50,
       // Requests still waiting on an exchange of a replaced user token when it answers: rarer.
       "stale old waiter": 10

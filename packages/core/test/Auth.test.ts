@@ -27,7 +27,7 @@ const USER_TOKEN = "subject-token-of-user-1"
  */
 const makeIssuer = (options: {
   readonly expiresInSeconds?: number
-  readonly outcomes?: ReadonlyArray<"ok" | AuthError | TransportError | { readonly defect: unknown }>
+  readonly outcomes?: ReadonlyArray<"ok" | AuthError | ApiError | TransportError | { readonly defect: unknown }>
   readonly gate?: Deferred.Deferred<void>
   /** The first exchange that waits for `gate`; default 1. */
   readonly gatedFrom?: number
@@ -63,6 +63,10 @@ const tokenOf = (credentials: Credentials) =>
 const current = Effect.flatMap(Auth.Auth, (auth) => Effect.map(auth.credentials, tokenOf))
 
 const unauthorized = new ApiError({ reason: "Unauthorized", message: "Invalid bearer token", status: 401, retryable: false })
+
+/** A state in a word (an error's cause is too deep for a readable diff). */
+const sourceOf = (state: Auth.AuthState) =>
+  state.status === "identified" ? `identified by ${state.source}` : state.status === "error" ? `error: ${state.error.message}` : state.status
 
 /** Lets forked fibers run until they wait on something. */
 const settle = Effect.repeatN(Effect.yieldNow(), 20)
@@ -295,15 +299,108 @@ describe("Auth", () => {
       })
     }
 
-    it.effect("a failed refresh leaves the state in error; the next request exchanges again", () => {
+    const unavailable = new ApiError({ reason: "ServerError", message: "Unavailable", status: 503, retryable: true })
+
+    it.effect("a refresh that times out keeps the token that still works; the next try replaces it", () => {
       const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", new TransportError({ reason: "Timeout", message: "timed out" })] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* current).toBe("token-1")
+        // Refreshed at 70 s; it fails.
+        yield* TestClock.adjust(Duration.seconds(70))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(2)
+        expect(sourceOf(yield* auth.state)).toBe("identified by tokenExchange")
+        expect(yield* current).toBe("token-1")
+        // Requests do not ask the endpoint again: the refresh is tried again on its own, a little later.
+        expect(issuer.subjects).toHaveLength(2)
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(3)
+        expect(yield* current).toBe("token-3")
+        expect(sourceOf(yield* auth.state)).toBe("identified by tokenExchange")
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("a request waiting on a refresh that fails with a 503 gets the token that still works", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", unavailable], gate, gatedFrom: 2, gatedTo: 2 })
+        yield* Effect.gen(function* () {
+          const auth = yield* Auth.Auth
+          expect(yield* current).toBe("token-1")
+          yield* TestClock.adjust(Duration.seconds(70))
+          yield* settle
+          const request = yield* Effect.fork(current)
+          yield* settle
+          expect(request.unsafePoll()).toBeNull()
+          yield* Deferred.succeed(gate, undefined)
+          expect(yield* Fiber.join(request)).toBe("token-1")
+          expect(sourceOf(yield* auth.state)).toBe("identified by tokenExchange")
+          expect(issuer.subjects).toHaveLength(2)
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      }))
+
+    it.effect("while the refresh keeps failing the token is used until it expires, then requests fail with the AuthError", () => {
+      const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", ...Array.from({ length: 20 }, () => unavailable)] })
       return Effect.gen(function* () {
         const auth = yield* Auth.Auth
         expect(yield* current).toBe("token-1")
         yield* TestClock.adjust(Duration.seconds(70))
         yield* settle
-        expect((yield* auth.state).status).toBe("error")
-        expect(yield* current).toBe("token-3")
+        // Tried again with a backoff, on the clock, never past the expiry.
+        for (let second = 70; second < 99; second++) {
+          expect(yield* current).toBe("token-1")
+          yield* TestClock.adjust(Duration.seconds(1))
+          yield* settle
+        }
+        const tries = issuer.subjects.length - 1
+        expect(tries).toBeGreaterThan(2)
+        expect(tries).toBeLessThan(10)
+        expect(yield* current).toBe("token-1")
+        // Expired at 100 s: the last try fails, and so do requests.
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* settle
+        const state = yield* auth.state
+        expect(state.status === "error" && state.error.status).toBe(503)
+        const error = yield* Effect.flip(auth.credentials)
+        expect(error).toBeInstanceOf(AuthError)
+        expect(error.status).toBe(503)
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("a refresh refused with a 401 drops the token at once: requests fail with the refusal", () => {
+      const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", refused] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* current).toBe("token-1")
+        yield* TestClock.adjust(Duration.seconds(70))
+        yield* settle
+        const state = yield* auth.state
+        expect(state.status === "error" && fields(state.error)).toEqual(fields(refused))
+        expect(fields(yield* Effect.flip(auth.credentials))).toEqual(fields(refused))
+        yield* TestClock.adjust(Duration.seconds(60))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(2)
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("a token kept through a failed refresh is still dropped by a 401 and by a new user token", () => {
+      const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", unavailable] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* current).toBe("token-1")
+        yield* TestClock.adjust(Duration.seconds(70))
+        yield* settle
+        const seen: Array<string> = []
+        const result = yield* Auth.withCredentials(auth, (c) => {
+          seen.push(tokenOf(c))
+          return tokenOf(c) === "token-1" ? Effect.fail(unauthorized) : Effect.succeed("ok")
+        })
+        expect(result).toBe("ok")
+        expect(seen).toEqual(["token-1", "token-3"])
+        yield* auth.setUserToken(Redacted.make("subject-token-of-user-1-rotated"))
+        expect(yield* current).toBe("token-4")
       }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
     })
   })

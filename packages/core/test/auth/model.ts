@@ -6,7 +6,11 @@
 // its lifetime when shorter, counted from the start of the exchange), waits for the exchange in
 // flight, fails at once with a refusal, or starts an exchange that concurrent requests share;
 // a token's refresh is scheduled when it arrives (at least 1 s later); an exchange's outcome
-// lands only if the slot still waits for it (a replaced user token's does not); a 401 to a
+// lands only if the slot still waits for it (a replaced user token's does not); a refresh (on
+// schedule, or by a request past the refresh time) that fails for a reason worth trying again
+// (not a refusal) while the token it refreshes has not expired keeps that token: the requests
+// waiting on it get it, the state says identified, and the token is handed out until the next
+// try (1 s later, doubled after each failure up to 8 s, never past its expiry); a 401 to a
 // call (or to a stream before its first element) forgets the token it carried and the call runs
 // once more with the next credentials.
 // Requests woken by an exchange run in the order they asked, before an exchange one of them starts.
@@ -58,7 +62,11 @@ export type Command =
   /** One request, or several at once. */
   | { readonly kind: "ask"; readonly asks: ReadonlyArray<Ask> }
   | { readonly kind: "advance"; readonly millis: number }
+  /** Time passes until the next scheduled refresh is due (a second when none is). */
+  | { readonly kind: "untilRefresh" }
   | { readonly kind: "answer"; readonly answer: Answer }
+  /** The next exchange alone fails for a reason worth trying again; the ones after it answer as before. */
+  | { readonly kind: "blip"; readonly status: 429 | 503 | null }
   /** The oldest hung exchange answers. */
   | { readonly kind: "release"; readonly outcome: Outcome }
   /** A new subject token, the current one again, or the one before it. */
@@ -122,9 +130,21 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   }
 )
 
+/** A refresh that fails for a reason worth trying again: the endpoint fails once, and the refresh comes due. */
+const failedRefresh: fc.Arbitrary<ReadonlyArray<Command>> = fc.constantFrom(429 as const, 503 as const, null).map((status) => [
+  { kind: "blip" as const, status },
+  { kind: "untilRefresh" as const }
+])
+
 /** Sequences of up to `maxCommands` commands. */
 export const commandsArbitrary = (maxCommands: number): fc.Arbitrary<Sequence> =>
-  fc.record({ initial: answer, commands: fc.array(command, { maxLength: maxCommands, size: "max" }) })
+  fc.record({
+    initial: answer,
+    commands: fc.array(
+      fc.oneof({ weight: 12, arbitrary: command.map((c) => [c]) }, { weight: 1, arbitrary: failedRefresh }),
+      { maxLength: maxCommands, size: "max" }
+    ).map((groups) => groups.flat().slice(0, maxCommands))
+  })
 
 // -----------------------------------------------------------------------------
 // The model
@@ -132,6 +152,8 @@ export const commandsArbitrary = (maxCommands: number): fc.Arbitrary<Sequence> =
 
 const REFRESH_MARGIN = 30_000
 const MINIMUM_REFRESH_DELAY = 1_000
+const REFRESH_RETRY_BASE = 1_000
+const REFRESH_RETRY_CAP = 8_000
 
 type Status = Auth.AuthState["status"]
 
@@ -163,10 +185,19 @@ interface ModelRequest {
     | undefined
 }
 
+/** The token of exchange `n`, handed out until `refreshAt`; how many refreshes of it failed. */
+interface Ready {
+  readonly _tag: "Ready"
+  readonly n: number
+  readonly refreshAt: number
+  readonly failedRefreshes: number
+}
+
 type Slot =
   | { readonly _tag: "Empty" }
-  | { readonly _tag: "Exchanging"; readonly n: number }
-  | { readonly _tag: "Ready"; readonly n: number }
+  /** `refreshing`: the token it refreshes. */
+  | { readonly _tag: "Exchanging"; readonly n: number; readonly refreshing: Ready | undefined }
+  | Ready
   | { readonly _tag: "Refused"; readonly n: number }
 
 const errorStatusOf = (o: Outcome): number | undefined => (o._tag === "ok" ? undefined : o.status ?? undefined)
@@ -176,12 +207,14 @@ export class Model {
   subject = "subject-1"
   previous: string | undefined = undefined
   answer: Answer
+  /** How the next exchange alone answers. */
+  blip: Outcome | undefined
   slot: Slot = { _tag: "Empty" }
   readonly published: Array<Published> = [{ status: "exchanging" }]
   readonly exchanges: Array<ModelExchange> = []
   readonly requests: Array<ModelRequest> = []
-  /** The refresh of the latest token that arrived: when, and of which exchange's token. */
-  timer: { readonly at: number; readonly n: number } | undefined = undefined
+  /** The refresh of the latest token held: when, and of which. */
+  timer: { readonly at: number; readonly slot: Ready } | undefined = undefined
   /** Exchanges answered but not yet settled (they run after the requests they woke). */
   readonly queue: Array<number> = []
   /** How often each kind of step came up (what the coverage test counts). */
@@ -190,6 +223,7 @@ export class Model {
 
   constructor(initial: Answer) {
     this.answer = initial
+    this.blip = undefined
     this.start()
     this.drain()
   }
@@ -208,22 +242,36 @@ export class Model {
     return e.startedAt + Math.max(lifetime - REFRESH_MARGIN, lifetime / 2)
   }
 
+  expiresAt(n: number): number {
+    const e = this.exchange(n)
+    return e.startedAt + (e.outcome!._tag === "ok" ? e.outcome!.lifetime * 1000 : 0)
+  }
+
+  /** Holds `slot` and schedules its refresh. */
+  hold(slot: Ready): void {
+    this.slot = slot
+    this.publish({ status: "identified" })
+    this.timer = { at: this.now + Math.max(slot.refreshAt - this.now, MINIMUM_REFRESH_DELAY), slot }
+  }
+
   publish(p: Published): void {
     this.published.push(p)
   }
 
-  /** Starts an exchange of the current subject; the slot waits for it. */
-  start(): number {
+  /** Starts an exchange of the current subject (refreshing a token or not); the slot waits for it. */
+  start(refreshing?: Ready): number {
     const n = this.exchanges.length + 1
     const e: ModelExchange = { n, subject: this.subject, startedAt: this.now, outcome: undefined, hung: false, waiters: [] }
     this.exchanges.push(e)
-    this.slot = { _tag: "Exchanging", n }
+    this.slot = { _tag: "Exchanging", n, refreshing }
     this.publish({ status: "exchanging" })
-    if (this.answer._tag === "hang") {
+    const answer = this.blip ?? this.answer
+    this.blip = undefined
+    if (answer._tag === "hang") {
       e.hung = true
       this.count("hung")
     } else {
-      e.outcome = this.answer
+      e.outcome = answer
       this.queue.push(n)
     }
     return n
@@ -237,12 +285,13 @@ export class Model {
     const e = this.exchange(n)
     e.hung = false
     const o = e.outcome!
+    // The token the waiters get instead of a failure.
+    let kept: number | undefined
     if (this.slot._tag === "Exchanging" && this.slot.n === n) {
+      const refreshing = this.slot.refreshing
       switch (o._tag) {
         case "ok": {
-          this.slot = { _tag: "Ready", n }
-          this.publish({ status: "identified" })
-          this.timer = { at: this.now + Math.max(this.refreshAt(n) - this.now, MINIMUM_REFRESH_DELAY), n }
+          this.hold({ _tag: "Ready", n, refreshAt: this.refreshAt(n), failedRefreshes: 0 })
           break
         }
         case "refuse":
@@ -251,9 +300,21 @@ export class Model {
           this.count("refused")
           break
         case "fail":
+          this.count("failed")
+          if (refreshing !== undefined && this.now < this.expiresAt(refreshing.n)) {
+            const backoff = Math.min(REFRESH_RETRY_BASE * 2 ** refreshing.failedRefreshes, REFRESH_RETRY_CAP)
+            this.hold({
+              _tag: "Ready",
+              n: refreshing.n,
+              refreshAt: Math.min(this.now + backoff, this.expiresAt(refreshing.n)),
+              failedRefreshes: refreshing.failedRefreshes + 1
+            })
+            kept = refreshing.n
+            this.count("kept through a failed refresh")
+            break
+          }
           this.slot = { _tag: "Empty" }
           this.publish({ status: "error", errorStatus: errorStatusOf(o) })
-          this.count("failed")
           break
       }
     } else if (e.waiters.length > 0) {
@@ -261,15 +322,15 @@ export class Model {
     }
     const waiters = e.waiters
     e.waiters = []
-    for (const r of waiters) this.hand(r, n)
+    for (const r of waiters) {
+      if (kept !== undefined) this.hand(r, kept)
+      else if (o._tag === "ok") this.hand(r, n)
+      else r.result = { _tag: "failed", n }
+    }
   }
 
-  /** Request `r` gets the outcome of exchange `n`. */
+  /** Request `r` gets the token of exchange `n`. */
   hand(r: ModelRequest, n: number): void {
-    if (this.exchange(n).outcome!._tag !== "ok") {
-      r.result = { _tag: "failed", n }
-      return
-    }
     r.tokens.push(n)
     if (answers401(r.ask) && r.tokens.length === 1) {
       this.count("retried after 401")
@@ -284,11 +345,13 @@ export class Model {
   decide(r: ModelRequest): void {
     switch (this.slot._tag) {
       case "Ready":
-        if (this.now < this.refreshAt(this.slot.n)) {
-          this.count("served from cache")
+        if (this.now < this.slot.refreshAt) {
+          this.count(this.slot.failedRefreshes > 0 ? "served after a failed refresh" : "served from cache")
           return this.hand(r, this.slot.n)
         }
-        break
+        // Due for refresh: this request's exchange refreshes it.
+        this.exchange(this.start(this.slot)).waiters.push(r)
+        return
       case "Exchanging":
         this.count("waited")
         this.exchange(this.slot.n).waiters.push(r)
@@ -364,12 +427,12 @@ export class Model {
   advance(millis: number): void {
     const end = this.now + millis
     while (this.timer !== undefined && this.timer.at <= end) {
-      const { at, n } = this.timer
+      const { at, slot } = this.timer
       this.timer = undefined
       this.now = at
-      if (this.slot._tag === "Ready" && this.slot.n === n) {
+      if (this.slot === slot) {
         this.count("refresh")
-        this.start()
+        this.start(slot)
         this.drain()
       }
     }
@@ -418,7 +481,7 @@ const errorOf = (o: Exclude<Outcome, { readonly _tag: "ok" }>): TamboError => {
 
 /** A token endpoint that answers as the test says: at once, or when released. Issues `access-<n>`. */
 const makeEndpoint = (initial: Answer) => {
-  const endpoint = { answer: initial, epoch: 0, calls: [] as Array<Call> }
+  const endpoint = { answer: initial, blip: undefined as Outcome | undefined, epoch: 0, calls: [] as Array<Call> }
   const exchangeToken = (subject: Redacted.Redacted<string>): Effect.Effect<AccessToken, TamboError> =>
     Effect.gen(function* () {
       const call: Call = {
@@ -431,7 +494,8 @@ const makeEndpoint = (initial: Answer) => {
         issued: undefined
       }
       endpoint.calls.push(call)
-      const answer = endpoint.answer
+      const answer = endpoint.blip ?? endpoint.answer
+      endpoint.blip = undefined
       const o: Outcome = answer._tag === "hang"
         ? yield* Effect.flatMap(Deferred.make<Outcome>(), (gate) => {
           call.gate = gate
@@ -488,6 +552,12 @@ const dedupe = (states: ReadonlyArray<Published>): Array<Published> =>
 const publishedOf = (state: Auth.AuthState): Published =>
   state.status === "error" ? { status: "error", errorStatus: state.error.status } : { status: state.status }
 
+/** `command` with the time it lets pass known: how long until the model's next refresh. */
+const resolve = (model: Model, command: Command): Command =>
+  command.kind === "untilRefresh"
+    ? { kind: "advance", millis: model.timer === undefined ? 1000 : Math.max(model.timer.at - model.now, 0) }
+    : command
+
 /** Applies `command` to the model alone. */
 const step = (model: Model, command: Command, subject: string | undefined, invalidated: number | undefined) => {
   switch (command.kind) {
@@ -497,6 +567,9 @@ const step = (model: Model, command: Command, subject: string | undefined, inval
       return model.advance(command.millis)
     case "answer":
       model.answer = command.answer
+      return
+    case "blip":
+      model.blip = { _tag: "fail", status: command.status }
       return
     case "release":
       return model.release(command.outcome)
@@ -521,7 +594,8 @@ export const runSequence = (
   if (options.modelOnly) {
     return Effect.sync(() => {
       const model = new Model(sequence.initial)
-      for (const c of sequence.commands) {
+      for (const command of sequence.commands) {
+        const c = resolve(model, command)
         const subject = c.kind === "setUserToken" ? model.subjectFor(c.which) : undefined
         const n = c.kind === "invalidate" && c.which !== "all" ? model.tokenFor(c.which) : undefined
         step(model, c, subject, n)
@@ -656,7 +730,8 @@ export const runSequence = (
 
     yield* settle
     yield* check("start")
-    for (const [index, c] of sequence.commands.entries()) {
+    for (const [index, command] of sequence.commands.entries()) {
+      const c = resolve(model, command)
       const subject = c.kind === "setUserToken" ? model.subjectFor(c.which) : undefined
       const invalidated = c.kind === "invalidate" && c.which !== "all" ? model.tokenFor(c.which) : undefined
       switch (c.kind) {
@@ -676,6 +751,9 @@ export const runSequence = (
           break
         case "answer":
           endpoint.answer = c.answer
+          break
+        case "blip":
+          endpoint.blip = { _tag: "fail", status: c.status }
           break
         case "release": {
           const gate = endpoint.calls.find((call) => !call.done)?.gate

@@ -21,7 +21,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { AuthState } from "../../Auth.js"
 import { AuthError } from "../../TamboError.js"
 import type { TamboTransport } from "../../TamboTransport.js"
-import { isRefusal, type Slot, type Token, tokenOf, toAuthError, type Trigger, untilRefresh } from "./token.js"
+import { isRefusal, keptAfterFailedRefresh, type Slot, type Token, tokenOf, toAuthError, type Trigger, untilRefresh } from "./token.js"
 
 /** What the parts of a `userToken` service share. */
 export interface Env {
@@ -87,45 +87,81 @@ export const putIfCurrent = (
   Ref.modify(env.slot, (current): readonly [boolean, Slot] =>
     current._tag === "Exchanging" && current.deferred === deferred ? [true, next] : [false, current])
 
+/** Publishes the token the slot now holds and schedules its refresh. */
+const hold = (env: Env, token: Token, now: number): Effect.Effect<void> =>
+  Effect.zipRight(
+    SubscriptionRef.set(env.state, { status: "identified", source: "tokenExchange" }),
+    FiberHandle.run(
+      env.refreshTimer,
+      Effect.interruptible(Effect.delay(refresh(env, token), untilRefresh(token, now)))
+    )
+  )
+
 /** Holds a new token, publishes it, and schedules its refresh. */
 const settleToken = (env: Env, deferred: Deferred.Deferred<Token, AuthError>, token: Token): Effect.Effect<void> =>
   Effect.gen(function* () {
     if (!(yield* putIfCurrent(env, deferred, { _tag: "Ready", token }))) return
-    yield* SubscriptionRef.set(env.state, { status: "identified", source: "tokenExchange" })
     const now = yield* Clock.currentTimeMillis
-    yield* FiberHandle.run(
-      env.refreshTimer,
-      Effect.interruptible(Effect.delay(refresh(env, token), untilRefresh(token, now)))
-    )
+    yield* hold(env, token, now)
     yield* Effect.logDebug("Tambo access token obtained").pipe(
       Effect.annotateLogs({ "tambo.auth.expires_in_ms": token.expiresAt - now })
     )
   })
 
-/** Holds a failed exchange (final when it is a refusal) and publishes it. */
-const settleError = (env: Env, deferred: Deferred.Deferred<Token, AuthError>, error: AuthError): Effect.Effect<void> =>
+/**
+ * Holds a failed exchange and publishes it; what the requests waiting on it
+ * get. A refusal is final. A refresh that failed for another reason keeps
+ * the token it refreshes while that still works (the requests waiting get
+ * it, and the refresh is tried again later); otherwise the next request
+ * exchanges again.
+ */
+const settleError = (
+  env: Env,
+  deferred: Deferred.Deferred<Token, AuthError>,
+  error: AuthError
+): Effect.Effect<Exit.Exit<Token, AuthError>> =>
   Effect.gen(function* () {
-    // A refusal is final; anything else is tried again by the next request.
-    const next: Slot = isRefusal(error) ? { _tag: "Refused", error } : { _tag: "Empty" }
-    if (!(yield* putIfCurrent(env, deferred, next))) return
-    yield* SubscriptionRef.set(env.state, { status: "error", error })
-    yield* Effect.logDebug("Tambo token exchange failed").pipe(
-      Effect.annotateLogs({ "tambo.auth.reason": error.reason, "tambo.auth.error": error.message })
-    )
+    const now = yield* Clock.currentTimeMillis
+    const next = yield* Ref.modify(env.slot, (current): readonly [Slot | undefined, Slot] => {
+      if (current._tag !== "Exchanging" || current.deferred !== deferred) return [undefined, current]
+      const refusal = isRefusal(error)
+      const kept = refusal || current.refreshing === undefined
+        ? undefined
+        : keptAfterFailedRefresh(current.refreshing, now)
+      const slot: Slot = kept !== undefined
+        ? { _tag: "Ready", token: kept }
+        : refusal
+        ? { _tag: "Refused", error }
+        : { _tag: "Empty" }
+      return [slot, slot]
+    })
+    const annotations = { "tambo.auth.reason": error.reason, "tambo.auth.error": error.message }
+    if (next?._tag === "Ready") {
+      yield* hold(env, next.token, now)
+      yield* Effect.logDebug("Tambo token refresh failed; the current token is kept until it expires").pipe(
+        Effect.annotateLogs({ ...annotations, "tambo.auth.retry_in_ms": next.token.refreshAt - now })
+      )
+      return Exit.succeed(next.token)
+    }
+    if (next !== undefined) {
+      yield* SubscriptionRef.set(env.state, { status: "error", error })
+      yield* Effect.logDebug("Tambo token exchange failed").pipe(Effect.annotateLogs(annotations))
+    }
+    return Exit.fail(error)
   })
 
-/** Records the outcome of an exchange, publishes it, and schedules the next refresh. */
+/** Records the outcome of an exchange, publishes it, and schedules the next refresh; what its waiters get. */
 const settle = (
   env: Env,
   deferred: Deferred.Deferred<Token, AuthError>,
   exit: Exit.Exit<Token, AuthError>
-): Effect.Effect<void> =>
+): Effect.Effect<Exit.Exit<Token, AuthError>> =>
   Exit.matchEffect(exit, {
-    onSuccess: (token) => settleToken(env, deferred, token),
+    onSuccess: (token) => Effect.as(settleToken(env, deferred, token), exit),
     onFailure: (cause) =>
       Option.match(Cause.failureOption(cause), {
         // Interrupted: the service is closing.
-        onNone: () => putIfCurrent(env, deferred, { _tag: "Empty" }),
+        onNone: () => Effect.as(putIfCurrent(env, deferred, { _tag: "Empty" }), exit),
         onSome: (error) => settleError(env, deferred, error)
       })
   })
@@ -145,7 +181,7 @@ export const startExchange = (
     exchange(env, trigger).pipe(
       Effect.exit,
       Effect.flatMap((exit) =>
-        Effect.uninterruptible(Effect.zipRight(settle(env, deferred, exit), Deferred.done(deferred, exit)))
+        Effect.uninterruptible(Effect.flatMap(settle(env, deferred, exit), (outcome) => Deferred.done(deferred, outcome)))
       ),
       Effect.onInterrupt(() =>
         Effect.zipRight(putIfCurrent(env, deferred, { _tag: "Empty" }), Deferred.interrupt(deferred))
@@ -172,7 +208,7 @@ const refresh = (env: Env, token: Token): Effect.Effect<void> =>
     const deferred = yield* Deferred.make<Token, AuthError>()
     const start = yield* Ref.modify(env.slot, (current): readonly [boolean, Slot] =>
       current._tag === "Ready" && current.token === token
-        ? [true, { _tag: "Exchanging", deferred }]
+        ? [true, { _tag: "Exchanging", deferred, refreshing: token }]
         : [false, current])
     if (start) yield* startExchange(env, deferred, "refresh")
   }))

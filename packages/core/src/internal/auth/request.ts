@@ -31,7 +31,8 @@ const obtain = (env: Env): Effect.Effect<Token, AuthError> =>
         switch (current._tag) {
           case "Ready":
             if (now < current.token.refreshAt) return [{ _tag: "Use", token: current.token }, current]
-            break
+            // Due for refresh: kept if the refresh fails for a reason worth trying again.
+            return [{ _tag: "Start", deferred }, { _tag: "Exchanging", deferred, refreshing: current.token }]
           case "Exchanging":
             return [{ _tag: "Wait", deferred: current.deferred }, current]
           case "Refused":

@@ -17,12 +17,19 @@ export interface Token {
   /** From then on, `credentials` exchanges again rather than hand it out. */
   readonly refreshAt: number
   readonly expiresAt: number
+  /** How many refreshes of it failed in a row for a reason worth trying again. */
+  readonly failedRefreshes: number
 }
 
 /** What the service holds for a `userToken`. */
 export type Slot =
   | { readonly _tag: "Empty" }
-  | { readonly _tag: "Exchanging"; readonly deferred: Deferred.Deferred<Token, AuthError> }
+  | {
+    readonly _tag: "Exchanging"
+    readonly deferred: Deferred.Deferred<Token, AuthError>
+    /** The token it refreshes: kept, until it expires, if the exchange fails for a reason worth trying again. */
+    readonly refreshing?: Token | undefined
+  }
   | { readonly _tag: "Ready"; readonly token: Token }
   /** A refusal that asking again would not change (a 4xx other than 408 / 429). */
   | { readonly _tag: "Refused"; readonly error: AuthError }
@@ -37,6 +44,9 @@ export type Trigger = "initial" | "refresh" | "request" | "newUserToken"
 const refreshMargin = Duration.seconds(30)
 /** The soonest a refresh is scheduled after an exchange, so a zero lifetime cannot spin. */
 const minimumRefreshDelay = Duration.seconds(1)
+/** After a failed refresh, the next one is tried this long later, doubled after each failure, up to the cap. */
+const refreshRetryBase = Duration.seconds(1)
+const refreshRetryCap = Duration.seconds(8)
 
 const refreshDelayMillis = (lifetimeMillis: number): number =>
   Math.max(lifetimeMillis - Duration.toMillis(refreshMargin), lifetimeMillis / 2)
@@ -54,7 +64,26 @@ export const tokenOf = (
   return {
     credentials: { _tag: "Bearer", token },
     refreshAt: startedAt + refreshDelayMillis(lifetime),
-    expiresAt: startedAt + lifetime
+    expiresAt: startedAt + lifetime,
+    failedRefreshes: 0
+  }
+}
+
+/**
+ * `token` kept after a refresh failed at `now` for a reason worth trying
+ * again: handed out until the next try (a backoff, never later than its
+ * expiry), or nothing when it has expired.
+ */
+export const keptAfterFailedRefresh = (token: Token, now: number): Token | undefined => {
+  if (now >= token.expiresAt) return undefined
+  const backoff = Math.min(
+    Duration.toMillis(refreshRetryBase) * 2 ** token.failedRefreshes,
+    Duration.toMillis(refreshRetryCap)
+  )
+  return {
+    ...token,
+    refreshAt: Math.min(now + backoff, token.expiresAt),
+    failedRefreshes: token.failedRefreshes + 1
   }
 }
 
