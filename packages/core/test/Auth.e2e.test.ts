@@ -53,6 +53,27 @@ const bearerClaims = (request: RecordedRequest): { readonly sub: string; readonl
   return JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString("utf8"))
 }
 
+/**
+ * A testing server issuing tokens for 120 s, whose clock follows the TestClock from the real time
+ * the test starts: `advance` moves both.
+ */
+const serverOnTestClock = Effect.gen(function* () {
+  const start = Date.now()
+  const virtual = { millis: 0 }
+  const advance = (duration: Duration.DurationInput) =>
+    Effect.suspend(() => {
+      virtual.millis += Duration.toMillis(duration)
+      return TestClock.adjust(duration)
+    })
+  const local = yield* Effect.acquireRelease(
+    Effect.promise(() =>
+      startTestServer({ tokenTtlSeconds: 120, now: () => start + virtual.millis, script: [Script.text("hi")] })
+    ),
+    (s) => Effect.promise(() => s.close())
+  )
+  return { advance, local }
+})
+
 describe("Auth against the testing server", () => {
   it.live("a userToken is exchanged once; runs and thread calls carry the access token as its user", () =>
     Effect.gen(function* () {
@@ -194,20 +215,7 @@ describe("Auth against the testing server", () => {
 
   it.effect("a scheduled refresh (TestClock) replaces the token before the server expires it", () =>
     Effect.gen(function* () {
-      // The server's clock follows the TestClock, from the real time the test starts.
-      const start = Date.now()
-      const virtual = { millis: 0 }
-      const advance = (duration: Duration.DurationInput) =>
-        Effect.suspend(() => {
-          virtual.millis += Duration.toMillis(duration)
-          return TestClock.adjust(duration)
-        })
-      const local = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          startTestServer({ tokenTtlSeconds: 120, now: () => start + virtual.millis, script: [Script.text("hi")] })
-        ),
-        (s) => Effect.promise(() => s.close())
-      )
+      const { advance, local } = yield* serverOnTestClock
       yield* Effect.gen(function* () {
         const auth = yield* Auth.Auth
         yield* runAll("one")
@@ -235,19 +243,7 @@ describe("Auth against the testing server", () => {
 
   it.effect("a refresh the token endpoint answers with a 503 keeps the access token: runs go on with it until the next try", () =>
     Effect.gen(function* () {
-      const start = Date.now()
-      const virtual = { millis: 0 }
-      const advance = (duration: Duration.DurationInput) =>
-        Effect.suspend(() => {
-          virtual.millis += Duration.toMillis(duration)
-          return TestClock.adjust(duration)
-        })
-      const local = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          startTestServer({ tokenTtlSeconds: 120, now: () => start + virtual.millis, script: [Script.text("hi")] })
-        ),
-        (s) => Effect.promise(() => s.close())
-      )
+      const { advance, local } = yield* serverOnTestClock
       const proxy = yield* HoldingProxy.scoped(local)
       yield* Effect.gen(function* () {
         const auth = yield* Auth.Auth
