@@ -41,10 +41,10 @@ it("streams a scripted reply and records the request", async () => {
   expect(thread?.messages.map((message) => message.role)).toEqual(["user", "assistant"])
 })
 
-// The AG-UI agent's example, run as a file of its own: what it prints is what it says it prints.
-it("the AG-UI agent's example POSTs a RunAgentInput and gets the scripted events", async () => {
+/** The first example under `heading` in the README, run as a file of its own: its code and what it printed. */
+const runExample = async (heading: string) => {
   const readme = readFileSync(join(import.meta.dirname, "..", "README.md"), "utf8")
-  const from = readme.indexOf("## A scripted AG-UI agent")
+  const from = readme.indexOf(heading)
   expect(from).toBeGreaterThanOrEqual(0)
   const code = /```ts\n([\s\S]*?)```/.exec(readme.slice(from))![1]!
   const dir = mkdtempSync(join(import.meta.dirname, ".readme-"))
@@ -56,10 +56,21 @@ it("the AG-UI agent's example POSTs a RunAgentInput and gets the scripted events
       encoding: "utf8",
       timeout: 50_000
     })
-    const printed = /\/\/ (RUN_STARTED .*)/.exec(code)![1]!
-    expect(stdout).toContain(printed)
-    expect(stdout).toContain("1 completed")
+    return { code, stdout }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+// What an example prints is what it says it prints.
+it("the AG-UI agent's example POSTs a RunAgentInput and gets the scripted events", async () => {
+  const { code, stdout } = await runExample("## A scripted AG-UI agent")
+  const printed = /\/\/ (RUN_STARTED .*)/.exec(code)![1]!
+  expect(stdout).toContain(printed)
+  expect(stdout).toContain("1 completed")
+}, 60_000)
+
+it("the holding proxy's example holds an answer of the server until released", async () => {
+  const { stdout } = await runExample("## A holding proxy")
+  expect(stdout.trim().split("\n")).toEqual(["the server answered; the client received it: false", "then: 200"])
 }, 60_000)
