@@ -58,6 +58,17 @@ const snapshotCalling = (request: AgUiAgent.AgentRequest, id: string, name: stri
 /** The thread's tool calls, in order. */
 const toolUses = (thread: Types.TamboThread) => thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))
 
+/**
+ * The weather call `c1` ran once, with `city`: so the thread shows it, and the next request (its
+ * messages: `sent`) sends it back with its result.
+ */
+const expectRanWith = (thread: Types.TamboThread, cities: ReadonlyArray<string>, sent: ReadonlyArray<unknown>, city: string) => {
+  expect(toolUses(thread)).toMatchObject([{ id: "c1", input: { city } }])
+  expect(cities).toEqual([city])
+  expect(sent[1]).toMatchObject({ role: "assistant", toolCalls: [{ id: "c1", function: { arguments: JSON.stringify({ city }) } }] })
+  expect(sent[2]).toMatchObject({ role: "tool", toolCallId: "c1", content: `sunny in ${city}` })
+}
+
 /** A run to its end: its events' types and the thread it ran on, from the store. */
 const runToEnd = (message: string) =>
   Effect.gen(function*() {
@@ -609,14 +620,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         )))
         const threadId = Chunk.toReadonlyArray(events).at(-1)!.threadId
         const thread = (yield* tambo.state).threadMap[threadId]!.thread
-        const calls = thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_use"))
-        expect(calls).toMatchObject([{ id: "c1", input: { city } }])
-        expect(cities).toEqual([city])
-        expect(bodies[1]!.messages[1]).toMatchObject({
-          role: "assistant",
-          toolCalls: [{ id: "c1", function: { arguments: JSON.stringify({ city }) } }]
-        })
-        expect(bodies[1]!.messages[2]).toMatchObject({ role: "tool", toolCallId: "c1", content: `sunny in ${city}` })
+        expectRanWith(thread, cities, bodies[1]!.messages, city)
       }).pipe(Effect.provide(AgUi.layer({ url, tools: [tool] })))
     }).pipe(Effect.scoped)
   })
@@ -649,14 +653,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
       (agent) =>
         Effect.gen(function*() {
           const { thread } = yield* runToEnd("hello")
-          const calls = toolUses(thread)
-          expect(calls).toMatchObject([{ id: "c1", input: { city: "Paris" } }])
-          expect(cities).toEqual(["Paris"])
-          expect(agent.requests[1]!.input!.messages[1]).toMatchObject({
-            role: "assistant",
-            toolCalls: [{ id: "c1", function: { arguments: "{\"city\":\"Paris\"}" } }]
-          })
-          expect(agent.requests[1]!.input!.messages[2]).toMatchObject({ role: "tool", toolCallId: "c1", content: "sunny in Paris" })
+          expectRanWith(thread, cities, agent.requests[1]!.input!.messages, "Paris")
         }),
       { tools: [tool] }
     )
@@ -672,14 +669,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
       (agent) =>
         Effect.gen(function*() {
           const { thread } = yield* runToEnd("hello")
-          const calls = toolUses(thread)
-          expect(calls).toMatchObject([{ id: "c1", input: { city: "Rome" } }])
-          expect(cities).toEqual(["Rome"])
-          expect(agent.requests[1]!.input!.messages[1]).toMatchObject({
-            role: "assistant",
-            toolCalls: [{ id: "c1", function: { arguments: "{\"city\":\"Rome\"}" } }]
-          })
-          expect(agent.requests[1]!.input!.messages[2]).toMatchObject({ role: "tool", toolCallId: "c1", content: "sunny in Rome" })
+          expectRanWith(thread, cities, agent.requests[1]!.input!.messages, "Rome")
         }),
       { tools: [tool] }
     )
