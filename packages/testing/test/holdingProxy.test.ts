@@ -55,6 +55,21 @@ const gate = () => {
   return { opened, open }
 }
 
+/** A target that sends its headers and a first event at once, and the rest once `rest` opens. */
+const streamingTarget = async () => {
+  const rest = gate()
+  const answered = gate()
+  const serverSideClosed = gate()
+  const target = await startTarget((_, res) => {
+    res.on("close", serverSideClosed.open)
+    res.on("finish", answered.open)
+    res.writeHead(200, { "content-type": "text/event-stream", "x-target": "yes" })
+    res.write("data: one\n\n")
+    void rest.opened.then(() => res.end("data: two\n\n"))
+  })
+  return { target, rest, answered: answered.opened, serverSideClosed: serverSideClosed.opened }
+}
+
 describe("HoldingProxy", () => {
   it("passes a request it does not hold straight through, body, status and headers unchanged", async () => {
     const target = await startTarget()
@@ -116,12 +131,7 @@ describe("HoldingProxy", () => {
   })
 
   it("a streamed SSE response goes through chunk by chunk, not once it ended", async () => {
-    const second = gate()
-    const target = await startTarget((_, res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" })
-      res.write("data: one\n\n")
-      void second.opened.then(() => res.end("data: two\n\n"))
-    })
+    const { rest: second, target } = await streamingTarget()
     const proxy = await startProxy(target)
     const response = await fetch(`${proxy.url}/v1/threads/runs`, { method: "POST" })
     expect(response.headers.get("content-type")).toBe("text/event-stream")
@@ -137,12 +147,7 @@ describe("HoldingProxy", () => {
   })
 
   it("a held response that streams goes through chunk by chunk once released", async () => {
-    const second = gate()
-    const target = await startTarget((_, res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" })
-      res.write("data: one\n\n")
-      void second.opened.then(() => res.end("data: two\n\n"))
-    })
+    const { rest: second, target } = await streamingTarget()
     const proxy = await startProxy(target)
     const held = proxy.holdResponse(() => true)
     const response = fetch(`${proxy.url}/stream`)
@@ -154,21 +159,6 @@ describe("HoldingProxy", () => {
     expect(new TextDecoder().decode((await reader.read()).value)).toBe("data: two\n\n")
     expect((await reader.read()).done).toBe(true)
   })
-
-  /** A target that sends its headers and a first event at once, and the rest once `rest` opens. */
-  const streamingTarget = async () => {
-    const rest = gate()
-    const answered = gate()
-    const serverSideClosed = gate()
-    const target = await startTarget((_, res) => {
-      res.on("close", serverSideClosed.open)
-      res.on("finish", answered.open)
-      res.writeHead(200, { "content-type": "text/event-stream", "x-target": "yes" })
-      res.write("data: one\n\n")
-      void rest.opened.then(() => res.end("data: two\n\n"))
-    })
-    return { target, rest, answered: answered.opened, serverSideClosed: serverSideClosed.opened }
-  }
 
   it("holds the body of a matched answer: its status and headers reach the client at once, its body on release", async () => {
     const { answered, rest, target } = await streamingTarget()
