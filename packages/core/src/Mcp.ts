@@ -151,6 +151,10 @@ export interface McpOAuthOptions {
    * and answers with the `code` query parameter of the request that comes
    * back to `redirectUrl`. The time it takes is not the server's: the
    * connect timeout is suspended meanwhile, and `authorizeTimeout` bounds it.
+   * `authorizationUrl` carries a new `state` each time: answer only with
+   * the code of a request back whose `state` is the same (another is an
+   * answer to a sign-in this client did not start; `mcpOAuthRedirect` in
+   * the React package checks it so).
    */
   readonly onAuthorize: (authorizationUrl: string, context: McpRequestContext) => HandlerResult<string>
   /**

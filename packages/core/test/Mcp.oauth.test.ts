@@ -80,6 +80,7 @@ describe("MCP servers protected by OAuth", () => {
       expect(url.searchParams.get("code_challenge_method")).toBe("S256")
       expect(url.searchParams.get("code_challenge")).toEqual(expect.any(String))
       expect(url.searchParams.get("redirect_uri")).toBe("http://127.0.0.1:1/callback")
+      expect(url.searchParams.get("state")).toMatch(/^[0-9a-f]{32}$/)
       expect(protectedServer.registrations()).toBe(1)
       expect(protectedServer.grants).toEqual(["authorization_code"])
       expect(yield* callText(connection, "add", { a: 1, b: 2 })).toBe("3")
@@ -117,6 +118,27 @@ describe("MCP servers protected by OAuth", () => {
       expect(refused).toMatchObject({ _tag: "McpError", reason: "Connect" })
       expect(refused.message).toContain("the user said no")
       expect(protectedServer.grants).toEqual([])
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("each authorization asks with a state of its own", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const protectedServer = yield* oauthMcpServer(calculator)
+      const states: Array<string | null> = []
+      const oauth: Mcp.McpOAuthOptions = {
+        redirectUrl: "http://127.0.0.1:1/callback",
+        onAuthorize: (url) => {
+          states.push(new URL(url).searchParams.get("state"))
+          return Effect.fail("not now")
+        }
+      }
+      yield* Effect.flip(mcp.connectMcpServer({ url: protectedServer.url, oauth }))
+      yield* mcp.disconnectMcpServer({ url: protectedServer.url })
+      yield* Effect.flip(mcp.connectMcpServer({ url: protectedServer.url, oauth }))
+      expect(states).toHaveLength(2)
+      expect(states[0]).toMatch(/^[0-9a-f]{32}$/)
+      expect(states[1]).toMatch(/^[0-9a-f]{32}$/)
+      expect(states[1]).not.toBe(states[0])
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("by full-page redirect: the state survives in storage, and the code from the redirect back finishes it", () =>

@@ -47,23 +47,27 @@ export interface McpOAuthRedirectOptions {
 }
 
 /**
- * The authorization this tab left for: which connection, the address to come back to, and the
- * page load that left (absent in entries written before it was kept).
+ * The authorization this tab left for: which connection, the address to come back to, the page
+ * load that left and the `state` the answer must carry (each absent in entries written before it
+ * was kept).
  */
 interface Pending {
   readonly key: string
   readonly returnTo: string
   readonly page?: string | undefined
+  readonly state?: string | undefined
 }
 
 /**
  * What the redirect back brought, kept until the connection it is for takes it: a code, an error,
- * or nothing (`left`: a later page load came without an answer, the user came back another way).
+ * nothing (`left`: a later page load came without an answer, the user came back another way), or
+ * an answer to another sign-in (`foreign`: its `state` was not the one this tab sent).
  */
 type Arrival =
   | { readonly key: string; readonly code: string }
   | { readonly key: string; readonly error: string }
   | { readonly key: string; readonly left: true }
+  | { readonly key: string; readonly foreign: true }
 
 /** This page load: a pending authorization of an earlier one that comes back without an answer was left. */
 const PAGE_LOAD = Math.random().toString(36).slice(2)
@@ -93,7 +97,12 @@ const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof 
 const readPending = (storage: McpOAuthWebStorage | undefined, key: string): Pending | undefined => {
   const u = readJson(storage, key)
   return isObject(u) && typeof u["key"] === "string" && typeof u["returnTo"] === "string"
-    ? { key: u["key"], returnTo: u["returnTo"], page: typeof u["page"] === "string" ? u["page"] : undefined }
+    ? {
+      key: u["key"],
+      returnTo: u["returnTo"],
+      page: typeof u["page"] === "string" ? u["page"] : undefined,
+      state: typeof u["state"] === "string" ? u["state"] : undefined
+    }
     : undefined
 }
 
@@ -103,6 +112,7 @@ const readArrival = (storage: McpOAuthWebStorage | undefined, key: string): Arri
   if (typeof u["code"] === "string") return { key: u["key"], code: u["code"] }
   if (typeof u["error"] === "string") return { key: u["key"], error: u["error"] }
   if (u["left"] === true) return { key: u["key"], left: true }
+  if (u["foreign"] === true) return { key: u["key"], foreign: true }
   return undefined
 }
 
@@ -145,7 +155,10 @@ const takeRedirectBack = (tab: McpOAuthWebStorage | undefined, prefix: string): 
     }
     return
   }
-  const arrival: Arrival = code !== null
+  // An answer without the state this tab sent is not to its request: its code is not used.
+  const arrival: Arrival = pending.state !== undefined && here.searchParams.get("state") !== pending.state
+    ? { key: pending.key, foreign: true }
+    : code !== null
     ? { key: pending.key, code }
     : {
       key: pending.key,
@@ -170,7 +183,10 @@ const takeRedirectBack = (tab: McpOAuthWebStorage | undefined, prefix: string): 
  * connection exchanges (PKCE, with the verifier kept in `storage`) before
  * connecting; the code leaves the address bar (`history.replaceState`),
  * which shows the address the user left again. The tokens stay in
- * `storage`: later visits connect without asking, and refresh them.
+ * `storage`: later visits connect without asking, and refresh them. An
+ * answer whose `state` is not the one this tab sent (a link to another
+ * sign-in, planted to connect the user to someone else's account) is not
+ * used: that connection fails once, and the next one asks again.
  *
  * Call it when the page loads, before anything reads the address bar (at
  * module level, or where the provider's `mcpServers` are built): that is
@@ -247,6 +263,11 @@ export const mcpOAuthRedirect = (options: McpOAuthRedirectOptions = {}): McpOAut
       if (arrival !== undefined && "left" in arrival) {
         return Promise.reject(new Error("The sign-in was left unfinished: the page loaded again without an authorization"))
       }
+      if (arrival !== undefined && "foreign" in arrival) {
+        return Promise.reject(
+          new Error("The answer that came back was not for this sign-in (its state did not match): it was not used")
+        )
+      }
       if (returned.has(context.key)) {
         return Promise.reject(new Error("The code the authorization server sent back did not authorize this client"))
       }
@@ -254,7 +275,8 @@ export const mcpOAuthRedirect = (options: McpOAuthRedirectOptions = {}): McpOAut
       if (typeof window === "undefined" || tab === undefined || storage === undefined) {
         return Promise.reject(new Error("mcpOAuthRedirect needs a browser window with localStorage and sessionStorage"))
       }
-      const pending: Pending = { key: context.key, returnTo: window.location.href, page: PAGE_LOAD }
+      const state = parseUrl(authorizationUrl)?.searchParams.get("state") ?? undefined
+      const pending: Pending = { key: context.key, returnTo: window.location.href, page: PAGE_LOAD, state }
       tab.setItem(`${prefix}pending`, JSON.stringify(pending))
       // The page unloads: the answer comes with the next page load. Unless the page comes back
       // from the back/forward cache: the user left the authorization server without signing in.

@@ -23,14 +23,20 @@ const context = (key: string): McpRequestContext => ({
 const settle = <A>(u: A | PromiseLike<A> | Effect.Effect<A, unknown>): Promise<A> =>
   Effect.isEffect(u) ? Effect.runPromise(u as Effect.Effect<A, unknown>) : Promise.resolve(u)
 
-/** The page leaves for the authorization server (as `location.assign` would), and comes back to `url`. */
-const leaveAndComeBack = async (key: string, url: string) => {
+/** An authorization URL as the MCP client builds it, with the `state` the answer must carry. */
+const AUTHORIZE = "http://127.0.0.1:1/authorize?client_id=x&state=s"
+
+/**
+ * The page leaves for the authorization server at `authorizationUrl` (as `location.assign` would),
+ * and comes back to `url`.
+ */
+const leaveAndComeBack = async (key: string, url: string, authorizationUrl = AUTHORIZE) => {
   const assigned: Array<string> = []
   const assign = window.location.assign
   Object.defineProperty(window.location, "assign", { configurable: true, value: (to: string) => void assigned.push(to) })
   try {
-    const pending = settle(mcpOAuthRedirect().onAuthorize("http://127.0.0.1:1/authorize?client_id=x", context(key)))
-    expect(assigned).toEqual(["http://127.0.0.1:1/authorize?client_id=x"])
+    const pending = settle(mcpOAuthRedirect().onAuthorize(authorizationUrl, context(key)))
+    expect(assigned).toEqual([authorizationUrl])
     // The page would unload here: nothing waits on it.
     void pending.catch(() => undefined)
   } finally {
@@ -73,13 +79,45 @@ describe("mcpOAuthRedirect", () => {
   })
 
   it("a refusal comes back as an error of that connection instead of another redirect", async () => {
-    await leaveAndComeBack("server-a", `${APP}?error=access_denied&error_description=No%20thanks`)
+    await leaveAndComeBack("server-a", `${APP}?error=access_denied&error_description=No%20thanks&state=s`)
     const oauth = mcpOAuthRedirect()
     expect(window.location.href).toBe(`${APP}?tamboUrl=x#chat`)
     expect((oauth.authorizationCode as (key: string) => string | undefined)("server-a")).toBeUndefined()
     await expect(settle(oauth.onAuthorize("http://127.0.0.1:1/authorize", context("server-a")))).rejects.toThrow(
       "The authorization was refused (access_denied: No thanks)"
     )
+  })
+
+  for (
+    const [name, back] of [
+      ["an answer with a state other than the one this tab sent", `${APP}?code=planted&state=other`],
+      ["an answer without a state", `${APP}?code=planted`]
+    ] as const
+  ) {
+    it(`${name} is not used: that connection fails once, then asks again`, async () => {
+      await leaveAndComeBack("server-a", back)
+      const oauth = mcpOAuthRedirect()
+      expect(window.location.href).toBe(`${APP}?tamboUrl=x#chat`)
+      expect((oauth.authorizationCode as (key: string) => string | undefined)("server-a")).toBeUndefined()
+      await expect(settle(oauth.onAuthorize(AUTHORIZE, context("server-a")))).rejects.toThrow(
+        "The answer that came back was not for this sign-in (its state did not match): it was not used"
+      )
+      const assigned: Array<string> = []
+      const assign = window.location.assign
+      Object.defineProperty(window.location, "assign", { configurable: true, value: (to: string) => void assigned.push(to) })
+      try {
+        void settle(oauth.onAuthorize(AUTHORIZE, context("server-a"))).catch(() => undefined)
+        expect(assigned).toEqual([AUTHORIZE])
+      } finally {
+        Object.defineProperty(window.location, "assign", { configurable: true, value: assign })
+      }
+    })
+  }
+
+  it("a sign-in left for without a state (by an earlier version) takes the code that comes back", async () => {
+    await leaveAndComeBack("server-a", `${APP}?code=abc`, "http://127.0.0.1:1/authorize?client_id=x")
+    const oauth = mcpOAuthRedirect()
+    expect((oauth.authorizationCode as (key: string) => string | undefined)("server-a")).toBe("abc")
   })
 
   it("a page the browser restores from its back/forward cache (the user came back without signing in) fails the sign-in at once and forgets it", async () => {

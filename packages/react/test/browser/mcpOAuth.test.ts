@@ -45,6 +45,8 @@ describe.skipIf(skipped !== undefined)("an MCP server behind OAuth, authorized b
       await expect.poll(() => authorizations().length, { timeout: 15_000 }).toBe(1)
       const [authorization] = authorizations() as [URL]
       expect(authorization.searchParams.get("code_challenge_method")).toBe("S256")
+      // The answer must carry the state the page sent: the page checks it before using the code.
+      expect(authorization.searchParams.get("state")).toMatch(/^[0-9a-f]{32}$/)
       expect(authorization.searchParams.get("redirect_uri")).toBe(url.split("?")[0])
       await expect.poll(() => mcp.grants, { timeout: 15_000 }).toEqual(["authorization_code"])
       // The address bar is the one the user left: no code in it.

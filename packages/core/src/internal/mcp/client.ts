@@ -447,6 +447,16 @@ class ClientAuth implements OAuthClientProvider {
     return this.options.persist()
   }
 
+  /**
+   * A new `state` for each authorization (RFC 6749 §10.12): the redirect
+   * back must carry it, so the app can tell an answer to its own request
+   * from one started elsewhere.
+   */
+  state(): string {
+    const bytes = crypto.getRandomValues(new Uint8Array(16))
+    return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
+  }
+
   redirectToAuthorization(authorizationUrl: URL): void {
     this.#authorizationUrl = authorizationUrl
   }
