@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { act, render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
-import { ConfigError } from "@tambo-effect/client"
+import { type ClientState, ConfigError, createInitialState, InMemoryStore, type TamboStore } from "@tambo-effect/client"
 import { Activity, Component, type ReactNode, StrictMode, Suspense, use, useEffect, useState } from "react"
 import { describe, expect, it, vi } from "vitest"
 import {
@@ -147,6 +147,43 @@ describe("TamboProvider", () => {
     }
     await sleep(0)
     expect([...seen].filter((client) => !isDestroyed(client))).toHaveLength(0)
+  })
+
+  it("a client of its own whose destroy fails is reported as a warning, not left as an unhandled rejection", async () => {
+    // An app's store that fails to let go of the client's subscription: the client's release fails.
+    const inner = new InMemoryStore(createInitialState())
+    let subscriptions = 0
+    const store: TamboStore<ClientState> = {
+      getState: () => inner.getState(),
+      setState: (state) => inner.setState(state),
+      subscribe: (listener) => {
+        const unsubscribe = inner.subscribe(listener)
+        const first = ++subscriptions === 1
+        return () => {
+          unsubscribe()
+          if (first) throw new Error("the store could not let go")
+        }
+      }
+    }
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {})
+    try {
+      const seen = new Set<TamboClient>()
+      const view = render(
+        <TamboProvider {...connection(server(), { store })}>
+          <ClientSpy seen={seen} />
+        </TamboProvider>
+      )
+      const [client] = [...seen]
+      const destroyed = new Promise<void>((resolve) => client!.subscribeToDestroy(resolve))
+      view.unmount()
+      await destroyed
+      await sleep(0)
+      expect(isDestroyed(client!)).toBe(true)
+      expect(warn).toHaveBeenCalledTimes(1)
+      expect(String(warn.mock.calls[0]?.at(-1))).toContain("the store could not let go")
+    } finally {
+      warn.mockRestore()
+    }
   })
 
   it("uses a given client and leaves its lifetime to the app", async () => {

@@ -320,7 +320,9 @@ export class ClientHandle {
     this.#owned = undefined
     if (this.#ownedHeld) this.#keepHeldAppTools(client)
     this.#ownedHeld = false
-    void client.destroy()
+    // Nobody awaits this release: a failure of it (a store or an MCP session that would not close)
+    // is told as the client tells a listener's throw, a warning, not left an unhandled rejection.
+    client.destroy().catch((error: unknown) => console.warn("[tambo] The provider's client did not close cleanly:", error))
   }
 
   /** Forgets the app's tools the client no longer holds (withdrawn, or registered over since). */
