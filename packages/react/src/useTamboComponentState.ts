@@ -4,6 +4,7 @@
  *
  * @since 0.2.0
  */
+import { isAbortError } from "@tambo-effect/client"
 import { isRecord } from "effect/Predicate"
 import { useCallback, useContext, useEffect, useMemo, useState, useSyncExternalStore } from "react"
 import { ComponentStateSync } from "./internal/componentStateSync.js"
@@ -32,6 +33,8 @@ export type UseTamboComponentStateReturn<S> = readonly [
   }
 ]
 
+const isClientDestroyed = (error: unknown): boolean => isAbortError(error) && error.reason === "ClientDestroyed"
+
 /** A JSON Pointer token (RFC 6901). */
 const pointerToken = (key: string): string => key.replaceAll("~", "~0").replaceAll("/", "~1")
 
@@ -44,6 +47,8 @@ const pointerToken = (key: string): string => key.replaceAll("~", "~0").replaceA
  * the server answered). While a run of the client is in flight on the
  * thread (the server takes no state then), it waits for the run's end,
  * pending (an unmounted provider's run is cancelled, then the change goes).
+ * A change whose client the app destroyed (to give the provider another)
+ * stays pending, with no error, and goes through the app's next client.
  * One send is on its way at a time: a
  * change made meanwhile goes after it, so the server ends with the last
  * value. The model sees the state in its later
@@ -103,7 +108,12 @@ export function useTamboComponentState<S>(
   sync.retain = () => handle.retain()
   // The server takes no state while a run is active on the thread: a change waits for the client's run.
   sync.ready = threadId === undefined ? undefined : () => handle.noRunOn(threadId)
+  // A client the app destroyed to give another is no failure of the change: it goes by the next one.
+  sync.clientGone = isClientDestroyed
   const snapshot = useSyncExternalStore(sync.subscribe, sync.getSnapshot, sync.getSnapshot)
+  useEffect(() => {
+    sync.resume()
+  }, [sync, send])
 
   useEffect(() => {
     sync.server(stored)

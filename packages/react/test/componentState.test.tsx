@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest"
 import {
   TamboClient,
   type TamboComponent,
+  TamboProvider,
   useTambo,
   useTamboClient,
   useTamboComponentState
@@ -180,27 +181,49 @@ describe("useTamboComponentState", () => {
     expect(statePosts(threadId)).toHaveLength(1)
   })
 
-  it("a change waiting for a run of the app's client when the app destroys that client ends, showing the client's end as its error", async () => {
-    const client = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
-    const Wrapper = wrapperFor({ client, components: [Star] })
+  it("a change waiting for a run of the app's client when the app destroys that client stays pending, no error, and reaches the server through the app's next client", async () => {
+    const first = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
+    const second = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
+    const App = ({ client }: { readonly client: TamboClient }) => (
+      <TamboProvider client={client} components={[Star]}>
+        <Blocks />
+      </TamboProvider>
+    )
     server().setScript([Script.component("Star", { title: "Rome" }, { id: "comp_star" })])
-    render(<Wrapper><Blocks /></Wrapper>)
-    const { id: threadId } = await client.run("a card").thread
+    const view = render(<App client={first} />)
+    const { id: threadId } = await first.run("a card").thread
     await screen.findByTestId("star")
     server().setScript([Script.text("Thinking"), Script.hang()])
-    const busy = client.run("wait", { threadId })
-    await until(() => client.hasActiveRun(threadId), "the run to start")
+    const busy = first.run("wait", { threadId })
+    await until(() => first.hasActiveRun(threadId), "the run to start")
     fireEvent.click(screen.getByTestId("star"))
     await act(() => sleep(100))
     expect(screen.getByTestId("pending").textContent).toBe("true")
 
-    // The app is done with its client while the change waits for the client's run.
-    await act(() => client.destroy())
+    // The app replaces its client while the change waits for the client's run: it awaits the
+    // old one's end, then gives the new one.
+    await act(() => first.destroy())
     await expect(busy.thread).rejects.toMatchObject({ _tag: "AbortError" })
-    await waitFor(() => expect(screen.getByTestId("pending").textContent).toBe("false"))
-    expect(screen.getByTestId("error").textContent).toMatch(/destroyed/i)
-    expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("true")
+    await act(() => sleep(0))
+    expect(screen.getByTestId("pending").textContent).toBe("true")
+    expect(screen.getByTestId("error").textContent).toBe("")
     expect(statePosts(threadId)).toHaveLength(0)
+
+    await act(() => second.switchThread(threadId))
+    view.rerender(<App client={second} />)
+    await waitFor(() => expect(serverState(threadId)).toEqual({ favourite: true }))
+    await waitFor(() => expect(screen.getByTestId("pending").textContent).toBe("false"))
+    expect(screen.getByTestId("error").textContent).toBe("")
+    expect(screen.getByTestId("star").getAttribute("aria-pressed")).toBe("true")
+    expect(statePosts(threadId)).toHaveLength(1)
+
+    // The user's next change goes through the new client too.
+    fireEvent.click(screen.getByTestId("star"))
+    await waitFor(() => expect(serverState(threadId)).toEqual({ favourite: false }))
+    await waitFor(() => expect(screen.getByTestId("pending").textContent).toBe("false"))
+    expect(screen.getByTestId("error").textContent).toBe("")
+    expect(statePosts(threadId)).toHaveLength(2)
+    await second.destroy()
   })
 
   it("sends a waiting change when the whole provider unmounts, before its client goes", async () => {

@@ -59,6 +59,14 @@ export class ComponentStateSync<S> {
    * Promise, or `undefined` to go at once. The change is pending meanwhile.
    */
   ready: (() => Promise<void> | undefined) | undefined
+  /**
+   * Whether a send failed because its client went (one the app destroyed to
+   * give another): the change is then not the user's error, and waits,
+   * pending, for the next `send` (see {@link resume}).
+   */
+  clientGone: ((error: unknown) => boolean) | undefined
+  /** The send whose client went under a change still to store. */
+  #stranded: ((value: S) => Promise<unknown>) | undefined
 
   constructor(
     initial: S,
@@ -119,8 +127,32 @@ export class ComponentStateSync<S> {
     }
     sent.then(
       () => this.#settled(undefined),
-      (error: unknown) => this.#settled(error instanceof Error ? error : new Error(String(error)))
+      (error: unknown) => {
+        if (this.clientGone?.(error) === true) return this.#strand(send)
+        this.#settled(error instanceof Error ? error : new Error(String(error)))
+      }
     ).finally(release)
+  }
+
+  /** The change stays to store, by the next client's send: at once if it came meanwhile. */
+  #strand(send: (value: S) => Promise<unknown>): void {
+    this.#inFlight = false
+    this.#dirty = true
+    this.#stranded = send
+    this.#set({ isPending: true })
+    this.resume()
+  }
+
+  /**
+   * Sends a change whose client went, now that `send` is another's (a new
+   * client); nothing otherwise.
+   */
+  readonly resume = (): void => {
+    const stranded = this.#stranded
+    if (stranded === undefined || this.send === undefined || this.send === stranded) return
+    this.#stranded = undefined
+    // A change made since whose debounce still runs goes with it.
+    if (this.#dirty && !this.#inFlight) this.flush()
   }
 
   /** The server's value, as the store has it now. */
@@ -132,6 +164,7 @@ export class ComponentStateSync<S> {
 
   #settled(error: Error | undefined): void {
     this.#inFlight = false
+    this.#stranded = undefined
     this.#set({ isPending: this.#dirty, error })
     // A change made meanwhile goes now, unless its debounce still runs.
     if (this.#dirty && this.#timer === undefined) this.flush()
