@@ -187,7 +187,8 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   // (`useTambo().registerTool`) is the app's, and stays when the props drop the name.
   const registeredTools = useRef<ReadonlyMap<string, ToolDefinition>>(new Map())
   useEffect(() => {
-    const client = handle.client()
+    const client = handle.liveClient()
+    if (client === undefined) return
     const names = new Set(allTools.map((tool) => tool.name))
     const current = registeredTools.current.size === 0 ? {} : client.getTools()
     for (const [name, tool] of registeredTools.current) {
@@ -202,7 +203,8 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
   }, [handle, allTools])
   const registeredComponents = useRef<ReadonlySet<string>>(new Set())
   useEffect(() => {
-    const client = handle.client()
+    const client = handle.liveClient()
+    if (client === undefined) return
     for (const name of registeredComponents.current) if (!components.has(name)) client.unregisterComponent(name)
     for (const component of components.values()) client.registerComponent(availableComponent(component))
     registeredComponents.current = new Set(components.keys())
@@ -210,10 +212,14 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
 
   // Before the context helpers: a `contextHelpers.interactables` of the app's replaces the built-in one.
   const [interactables] = useState(() => new InteractableStore())
-  useEffect(() => interactables.attach(handle.client()), [handle, interactables])
+  useEffect(() => {
+    const client = handle.liveClient()
+    return client === undefined ? undefined : interactables.attach(client)
+  }, [handle, interactables])
   const previousHelpers = useRef<Readonly<Record<string, ContextHelperFn>>>({})
   useEffect(() => {
-    const client = handle.client()
+    const client = handle.liveClient()
+    if (client === undefined) return
     const next = contextHelpers ?? {}
     for (const name of Object.keys(previousHelpers.current)) {
       if (!Object.hasOwn(next, name)) client.removeContextHelper(name)

@@ -215,6 +215,30 @@ describe("TamboProvider", () => {
     await second.destroy()
   })
 
+  it("a tree rendering again after the app destroyed the client it gave, with inline tools and context helpers, keeps rendering and registers them with the app's next client", async () => {
+    const first = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
+    const second = new TamboClient({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })
+    const caught: Array<unknown> = []
+    const App = ({ client }: { readonly client: TamboClient }) => (
+      <Boundary onError={(error) => caught.push(error)}>
+        <TamboProvider client={client} tools={[weatherTool]} contextHelpers={{ page: () => ({ path: "/" }) }}>
+          <p>chat</p>
+        </TamboProvider>
+      </Boundary>
+    )
+    const view = render(<App client={first} />)
+    await act(() => first.destroy())
+    // Something re-renders the app before it gives the next client: its inline props are new.
+    view.rerender(<App client={first} />)
+    await act(() => sleep(0))
+    expect(caught).toEqual([])
+    expect(screen.getByText("chat")).toBeTruthy()
+    view.rerender(<App client={second} />)
+    await waitFor(() => expect(Object.keys(second.getTools())).toContain(weatherTool.name))
+    expect(Object.keys(second.getContextHelpers())).toContain("page")
+    await second.destroy()
+  })
+
   it("replaces the client when the user changes", async () => {
     const seen = new Set<TamboClient>()
     const Switcher = () => {

@@ -153,6 +153,23 @@ export class ClientHandle {
   }
 
   /**
+   * The client to register the provider's tools, components and context
+   * helpers with: `undefined` for one the app gave and destroyed (a tree
+   * rendering again before the app gives its next client), which takes
+   * nothing any more; the next client, a new handle, gets them all.
+   */
+  readonly liveClient = (): TamboClient | undefined => {
+    const client = this.client()
+    if (client !== this.#given) return client
+    try {
+      client.getTools()
+      return client
+    } catch {
+      return undefined
+    }
+  }
+
+  /**
    * `useSyncExternalStore`'s subscribe for the client itself: keeps it while
    * subscribed. A retained client is never replaced, so there is nothing to
    * tell the listener; a render whose client was destroyed before it
