@@ -27,6 +27,7 @@ import * as Redacted from "effect/Redacted"
 import type { TamboClientError } from "./errors.js"
 import * as CallSite from "./internal/callSite.js"
 import * as Client from "./internal/client.js"
+import * as HelperRun from "./internal/helperRun.js"
 import { authStateFromCore, pageFromCore, suggestionFromCore } from "./internal/convert.js"
 import * as Registration from "./internal/registration.js"
 import type { ClientRuntime } from "./internal/runtime.js"
@@ -68,15 +69,31 @@ export interface InputMessage {
 }
 
 /**
- * Returns context sent with every run as `additionalContext[name]`.
+ * Returns context sent with every run as `additionalContext[name]`. Called
+ * as a run starts, with that run (`undefined` when called outside one): a
+ * helper that hands over something once (an attachment for the next
+ * message) can take it back if the run fails before its message is sent.
  *
  * @since 0.1.0
  * @category Models
  */
-export type ContextHelperFn = () =>
+export type ContextHelperFn = (run?: ContextHelperRun) =>
   | Record<string, unknown>
   | undefined
   | PromiseLike<Record<string, unknown> | undefined>
+
+/**
+ * The run a context helper is called for.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface ContextHelperRun {
+  /** The run: its `thread` rejects if the run fails or is stopped. */
+  readonly stream: TamboStream
+  /** The thread the run was started on (a new conversation's placeholder id for a new thread). */
+  readonly threadId: string
+}
 
 /**
  * What `beforeRun` is told.
@@ -1103,7 +1120,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   addContextHelper(name: string, helper: ContextHelperFn): void {
-    this.#runtime.sync(this.#runtime.tambo.addContextHelper(name, helper))
+    this.#runtime.sync(this.#runtime.tambo.addContextHelper(name, HelperRun.toCore(helper)))
     this.#parts.contextHelpers.set(name, helper)
   }
 

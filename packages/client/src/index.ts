@@ -58,6 +58,11 @@ export {
    */
   type ContextHelperFn,
   /**
+   * @since 0.2.0
+   * @category Models
+   */
+  type ContextHelperRun,
+  /**
    * @since 0.1.0
    * @category Models
    */

@@ -2,7 +2,7 @@
 // thread stays usable, the next run is unaffected, and nothing is left unhandled.
 import { Script } from "@tambo-effect/testing"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { CallbackError, isTamboClientError, type TamboClient } from "../src/index.js"
+import { CallbackError, type ContextHelperRun, isTamboClientError, type TamboClient } from "../src/index.js"
 import { guardedWeather, makeClient, settle, texts, useServer } from "./helpers.js"
 
 const server = useServer()
@@ -115,3 +115,35 @@ describe("an onApproval that throws", () => {
     expect(unhandled).toEqual([])
   })
 })
+
+describe("a context helper", () => {
+  it("is called with the run it is asked for: its stream and the thread it started on, by contextHelpers and addContextHelper alike", async () => {
+    server().setScript([Script.text("ok")])
+    const seen: Array<ContextHelperRun | undefined> = []
+    const client = makeClient(server(), { contextHelpers: { first: (run) => void seen.push(run) } })
+    client.addContextHelper("second", (run) => void seen.push(run))
+    const threadId = client.getState().currentThreadId
+    const stream = client.run("hi")
+    await stream.thread
+    expect(seen).toHaveLength(2)
+    for (const run of seen) expect(run).toEqual({ stream, threadId })
+    expect(seen[0]!.stream).toBe(stream)
+  })
+
+  it("of a run that fails learns it from the run's stream", async () => {
+    server().setScript([Script.httpError(503, { message: "busy" })])
+    let learn!: (error: unknown) => void
+    const learned = new Promise<unknown>((resolve) => (learn = resolve))
+    const client = makeClient(server(), {
+      contextHelpers: {
+        attachments: (run) => {
+          run?.stream.thread.catch(learn)
+          return { taken: true }
+        }
+      }
+    })
+    await expect(client.run("hi").thread).rejects.toMatchObject({ _tag: "ApiError" })
+    await expect(learned).resolves.toMatchObject({ _tag: "ApiError" })
+  })
+})
+

@@ -548,6 +548,11 @@ export type {
    * @since 0.2.0
    * @category Models
    */
+  ContextHelperRun,
+  /**
+   * @since 0.2.0
+   * @category Models
+   */
   InitialInputMessage,
   /**
    * @since 0.1.0

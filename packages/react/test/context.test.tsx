@@ -6,6 +6,7 @@ import {
   currentPageContextHelper,
   currentTimeContextHelper,
   useTambo,
+  useTamboClient,
   useTamboContextAttachment,
   useTamboContextHelpers,
   useTamboInteractable,
@@ -133,6 +134,72 @@ describe("useTamboContextAttachment", () => {
     expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(false)
     const sent = { id: attached.id, context: "contents of notes.txt", displayName: "notes.txt" }
     expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([[sent], [sent]])
+  })
+
+  it("a run of the provider's client's own run that the server refused gives its attachments and selections back, as sendMessage does", async () => {
+    server().setScript([Script.httpError(503, { message: "busy" })])
+    const { result } = renderHook(
+      () => ({ attach: useTamboContextAttachment(), interactable: useTamboInteractable(), client: useTamboClient() }),
+      { wrapper: wrapperFor(connection(server())) }
+    )
+    let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
+    let id = ""
+    act(() => {
+      attached = result.current.attach.addContextAttachment({ context: "contents of notes.txt", displayName: "notes.txt" })
+      id = result.current.interactable.addInteractableComponent({ name: "Counter", description: "A counter", props: { count: 1 } })
+      result.current.interactable.setInteractableSelected(id, true)
+    })
+    await act(() => expect(result.current.client.run("read this").thread).rejects.toMatchObject({ _tag: "ApiError" }))
+    await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
+    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(true)
+
+    server().setScript([Script.text("ok")])
+    await act(() => result.current.client.run("read this").thread)
+    await waitFor(() => expect(result.current.attach.attachments).toEqual([]))
+    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(false)
+    const sent = { id: attached.id, context: "contents of notes.txt", displayName: "notes.txt" }
+    expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([[sent], [sent]])
+  })
+
+  it("a run of the client's own run stopped before it reached the server gives its attachments back; one that reached it keeps them taken", async () => {
+    let asked!: () => void
+    let helperAsked = new Promise<void>((resolve) => (asked = resolve))
+    let hold = true
+    const { result } = renderHook(() => ({ attach: useTamboContextAttachment(), client: useTamboClient(), tambo: useTambo() }), {
+      wrapper: wrapperFor(connection(server(), {
+        contextHelpers: {
+          // Holds the run while its context is built.
+          slow: () => {
+            asked()
+            return hold ? new Promise<undefined>(() => {}) : undefined
+          }
+        }
+      }))
+    })
+    let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
+    act(() => {
+      attached = result.current.attach.addContextAttachment({ context: "first" })
+    })
+    const stopped = result.current.client.run("read this").thread.catch((error: Error) => error.name)
+    await helperAsked
+    await waitFor(() => expect(result.current.attach.attachments).toEqual([]))
+    await act(() => result.current.tambo.cancel())
+    await expect(stopped).resolves.toBe("AbortError")
+    await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
+    expect(server().requests.filter((request) => request.method === "POST")).toEqual([])
+
+    // Sent, then stopped once the server has the message: the attachments went with it.
+    hold = false
+    helperAsked = new Promise<void>((resolve) => (asked = resolve))
+    server().setScript([Script.text("Thinking"), Script.hang()])
+    const sent = result.current.client.run("read this")
+    await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
+    await act(() => result.current.tambo.cancel())
+    await expect(sent.thread).rejects.toMatchObject({ _tag: "AbortError" })
+    expect(result.current.attach.attachments).toEqual([])
+    expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([
+      [{ id: attached.id, context: "first" }]
+    ])
   })
 
   it("a message of sendMessage stopped before it reached the server gives its attachments back; one that reached it keeps them taken", async () => {

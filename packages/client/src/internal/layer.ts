@@ -10,6 +10,7 @@ import type * as Layer from "effect/Layer"
 import type { TamboClientOptions } from "../TamboClient.js"
 import type { ClientState, TamboStore } from "../Store.js"
 import * as Agent from "./agent.js"
+import * as HelperRun from "./helperRun.js"
 import type { CoreError } from "./toClientError.js"
 
 /** The Layer of the client's runtime, for the backend its options name. @internal */
@@ -28,7 +29,7 @@ const common = (options: TamboClientOptions, store: TamboStore<ClientState>) => 
   maxRetryAfter: options.maxRetryAfter,
   tools: options.tools,
   beforeRun: options.beforeRun,
-  contextHelpers: options.contextHelpers,
+  contextHelpers: HelperRun.allToCore(options.contextHelpers),
   onApproval: options.onApproval,
   mcpServers: options.mcpServers,
   resources: options.resources,

@@ -21,6 +21,7 @@ import { TamboStream } from "../TamboStream.js"
 import type { Approvals } from "./approvals.js"
 import * as CallSite from "./callSite.js"
 import { messageToCore } from "./convert.js"
+import * as HelperRun from "./helperRun.js"
 import type { Notifier } from "./notifier.js"
 import { RunController } from "./runController.js"
 import type { ClientRuntime } from "./runtime.js"
@@ -184,7 +185,9 @@ export class Runs {
       this.notifier.changed()
       this.snapshots.runStarted(entry)
       signal?.addEventListener("abort", onAbort, { once: true })
-      run.start((effect) => this.runtime.runtime.runFork(effect), opened)
+      // The context helpers the run calls are told which run it is.
+      const helperRun = { stream, threadId: requestedThreadId }
+      run.start((effect) => this.runtime.runtime.runFork(Effect.locally(effect, HelperRun.current, helperRun)), opened)
     }
     return stream
   }

@@ -1,4 +1,6 @@
+import type { ContextHelperRun, TamboClient } from "@tambo-effect/client"
 import type { ClientHandle } from "./clientHandle.js"
+import { giveBackIfUnsent } from "./unsent.js"
 import type { ContextAttachment } from "../types.js"
 
 /**
@@ -27,6 +29,12 @@ const newId = (): string =>
 export class AttachmentStore {
   #attachments: ReadonlyArray<ContextAttachment> = NONE
   readonly #listeners = new Set<() => void>()
+  /** The client whose runs call the helper (the provider's, if it has one now). */
+  readonly #client: () => TamboClient | undefined
+
+  constructor(client: () => TamboClient | undefined = () => undefined) {
+    this.#client = client
+  }
 
   readonly getSnapshot = (): ReadonlyArray<ContextAttachment> => this.#attachments
 
@@ -57,8 +65,15 @@ export class AttachmentStore {
     if (this.#attachments.length > 0) this.#set(NONE)
   }
 
-  /** The context helper: what a run sends, taken out of the store. */
-  readonly helper = (): Record<string, unknown> | undefined => this.take()?.context
+  /**
+   * The context helper: what a run sends, taken out of the store; given back
+   * if that run leaves its message unsent (a run of the client's own `run`).
+   */
+  readonly helper = (run?: ContextHelperRun): Record<string, unknown> | undefined => {
+    const taken = this.take()
+    if (taken !== undefined) giveBackIfUnsent(this.#client(), run, taken.giveBack)
+    return taken?.context
+  }
 
   /**
    * Takes the attachments for a message: `context` is what it sends,
@@ -94,7 +109,7 @@ const stores = new WeakMap<ClientHandle, AttachmentStore>()
 export const attachmentStoreFor = (handle: ClientHandle): AttachmentStore => {
   let store = stores.get(handle)
   if (store === undefined) {
-    store = new AttachmentStore()
+    store = new AttachmentStore(() => handle.currentClient())
     stores.set(handle, store)
   }
   return store

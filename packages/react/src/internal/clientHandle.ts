@@ -177,6 +177,9 @@ export class ClientHandle {
    */
   readonly subscribeToClient = (_listener: () => void): (() => void) => this.retain()
 
+  /** The client, if there is one now: none is created. */
+  readonly currentClient = (): TamboClient | undefined => this.#given ?? this.#owned
+
   /** The state, without creating a client. Usable as `getServerSnapshot`. */
   readonly getState = (): ClientState =>
     (this.#given ?? this.#owned)?.getState() ?? this.#store?.getState() ?? initialState

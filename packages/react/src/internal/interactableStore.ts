@@ -1,10 +1,11 @@
-import { type TamboClient, ToolDefinitionError } from "@tambo-effect/client"
+import { type ContextHelperRun, type TamboClient, ToolDefinitionError } from "@tambo-effect/client"
 import * as Tool from "@tambo-effect/core/Tool"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { isRecord } from "effect/Predicate"
 import type { InteractableComponent, InteractableContextEntry, NewInteractableComponent } from "../types.js"
+import { giveBackIfUnsent } from "./unsent.js"
 
 /** The name of the context helper and of the tools, as `@tambo-ai/react` has them. */
 export const CONTEXT_HELPER_NAME = "interactables"
@@ -206,7 +207,12 @@ export class InteractableStore {
    * The context helper registered on the client: what the model is told
    * when a run starts; selections hold for that one message, so it takes them.
    */
-  readonly contextHelper = (): Record<string, unknown> | undefined => this.take().context
+  readonly contextHelper = (run?: ContextHelperRun): Record<string, unknown> | undefined => {
+    const taken = this.take()
+    // A run of the client's own `run` that leaves its message unsent gives the selections back.
+    giveBackIfUnsent(this.#client, run, taken.giveBack)
+    return taken.context
+  }
 
   /**
    * What a message tells the model, taking the selections: `giveBack`

@@ -1,4 +1,4 @@
-import { isAbortError, type RunOptions, type TamboClient } from "@tambo-effect/client"
+import type { RunOptions, TamboClient } from "@tambo-effect/client"
 import { attachmentStoreFor, CONTEXT_ATTACHMENTS_HELPER } from "./attachmentStore.js"
 import type { ClientHandle } from "./clientHandle.js"
 import { CONTEXT_HELPER_NAME as INTERACTABLES_HELPER, type InteractableStore } from "./interactableStore.js"
@@ -55,30 +55,4 @@ export const withTakenContext = <O extends Pick<RunOptions, "additionalContext">
     ? options
     : { ...options, additionalContext: { ...additionalContext, ...options?.additionalContext } } as O
 
-const userMessageIds = (state: ReturnType<TamboClient["getState"]>, threadId: string): ReadonlyArray<string> =>
-  (state.threadMap[threadId]?.thread.messages ?? []).filter((message) => message.role === "user").map((message) => message.id)
-
-/**
- * Whether a message sent now on `target` reached a thread: a user message
- * there that was not before it.
- *
- * @since 0.2.0
- * @category Internal
- */
-export const messageSentTo = (client: TamboClient, target: string): (threadId: string) => boolean => {
-  const before = new Set(userMessageIds(client.getState(), target))
-  return (threadId) => userMessageIds(client.getState(), threadId).some((id) => !before.has(id))
-}
-
-/**
- * Whether a run that ended with `error` left its message unsent, so what it
- * took is the user's again: it failed, or it was stopped (not by the
- * client's end) before the message reached its thread.
- *
- * @since 0.2.0
- * @category Internal
- */
-export const leftUnsent = (error: unknown, sentTo: ((threadId: string) => boolean) | undefined, target: () => string): boolean => {
-  if (!isAbortError(error)) return true
-  return error.reason !== "ClientDestroyed" && sentTo !== undefined && !sentTo(error.threadId ?? target())
-}
+export { leftUnsent, messageSentTo } from "./unsent.js"
