@@ -5,11 +5,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Auth from "../src/Auth.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
-import { fields, runAll, useServer } from "./helpers.js"
+import { fields, runAll, serverShape, shape, useServer } from "./helpers.js"
 
 /** The server's clock runs this far ahead of the client's: how tests expire tokens server-side. */
 const serverClock = { offsetMillis: 0 }
@@ -311,5 +312,73 @@ describe("Auth against the testing server", () => {
       // Same user: the thread is still theirs.
       expect((yield* tambo.fetchThread(threadId)).messages.length).toBeGreaterThan(0)
     }).pipe(Effect.provide(tokenLayer(oldToken)))
+  })
+
+  it.live("a 401 whose new exchange is refused fails the run with AuthError, and the thread keeps no message the server never got", () => {
+    const nowSeconds = Math.floor(Date.now() / 1000)
+    return Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const tambo = yield* Tambo.Tambo
+      server().setScript((request) => [Script.text(`echo: ${request.text}`)])
+      const threadId = (yield* runAll("one")).at(-1)!.threadId
+      // The server's clock passes the user token's expiry: the access token gets a 401, and the
+      // user token is refused at the new exchange.
+      serverClock.offsetMillis = 2_000_000
+      const error = yield* Effect.flip(runAll("two", { threadId }))
+      expect(error._tag === "AuthError" && fields(error)).toMatchObject({ reason: "ExchangeFailed", status: 401 })
+      expect(paths().slice(-2)).toEqual([`POST /v1/threads/${threadId}/runs`, "POST /oauth/token"])
+      const thread = (yield* tambo.state).threadMap[threadId]!
+      expect(shape(thread.thread.messages)).toEqual(serverShape(server(), threadId))
+      expect(thread.streaming.error).toMatchObject({ code: "AuthError", status: 401 })
+      // With a token that works again, the next message goes on the same thread.
+      yield* (yield* Auth.Auth).setUserToken(Redacted.make(jwtFor("carol", nowSeconds + 1_000_000)))
+      yield* runAll("two again", { threadId })
+      const after = (yield* tambo.state).threadMap[threadId]!
+      expect(shape(after.thread.messages)).toEqual(serverShape(server(), threadId))
+      expect(shape(after.thread.messages).map((m) => m.content)).toEqual([
+        [{ type: "text", text: "one" }],
+        [{ type: "text", text: "echo: one" }],
+        [{ type: "text", text: "two again" }],
+        [{ type: "text", text: "echo: two again" }]
+      ])
+    }).pipe(Effect.provide(tokenLayer(jwtFor("carol", nowSeconds + 1_000))))
+  })
+
+  it.live("a 401 on a tool round's continuation whose new exchange is refused: the results stay with the pending calls, not in the thread", () => {
+    const nowSeconds = Math.floor(Date.now() / 1000)
+    return Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.registerTool(Tool.make({
+        name: "lookup",
+        description: "Looks something up while the user's token expires",
+        input: Schema.Struct({}),
+        execute: () =>
+          Effect.sync(() => {
+            serverClock.offsetMillis = 2_000_000
+            return "found"
+          })
+      }))
+      server().setScript((request) =>
+        request.toolResults.length === 0 ? [Script.toolCall("lookup", {})] : [Script.text("done")]
+      )
+      const events: Array<Tambo.RunEvent> = []
+      const error = yield* Effect.flip(Stream.runForEach(tambo.run("look it up"), (event) => Effect.sync(() => events.push(event))))
+      expect(error._tag === "AuthError" && fields(error)).toMatchObject({ reason: "ExchangeFailed", status: 401 })
+      const threadId = events.at(-1)!.threadId
+      const stored = server().threads.get(threadId)!
+      const thread = (yield* tambo.state).threadMap[threadId]!
+      // The server holds no result: neither does the thread; the call waits with the tool's result.
+      expect(shape(thread.thread.messages).map((m) => m.content.map((c: any) => c.type))).toEqual([["text"], ["tool_use"]])
+      expect(thread.pendingToolCalls.map((call) => call.toolCallId)).toEqual(stored.pendingToolCallIds)
+      expect(thread.pendingToolCalls[0]!.result).toMatchObject({ type: "tool_result", content: [{ type: "text", text: "found" }] })
+      // With a token that works again, a new message sends the result the tool gave.
+      yield* (yield* Auth.Auth).setUserToken(Redacted.make(jwtFor("dave", nowSeconds + 1_000_000)))
+      yield* runAll("and now?", { threadId })
+      const after = (yield* tambo.state).threadMap[threadId]!
+      expect(shape(after.thread.messages)).toEqual(serverShape(server(), threadId))
+      expect(after.pendingToolCalls).toEqual([])
+      expect(JSON.stringify(serverShape(server(), threadId))).toContain("found")
+    }).pipe(Effect.provide(tokenLayer(jwtFor("dave", nowSeconds + 1_000))))
   })
 })

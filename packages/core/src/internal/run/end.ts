@@ -17,6 +17,7 @@ import * as Reconcile from "../reconcile.js"
 import * as Cancel from "./cancel.js"
 import * as Env from "./env.js"
 import * as Lock from "./lock.js"
+import type * as Types from "../../Types.js"
 import type { RunState } from "./state.js"
 import { forgetIfGone, maybeName } from "./threads.js"
 
@@ -82,6 +83,42 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
         )
     ).pipe(Effect.withParentSpan(run.span))
 }
+
+/**
+ * A run that failed for want of credentials (the API answered its request 401 and a new token was
+ * refused, or none could be had) left its last request with the server untaken: what the thread
+ * shows of it (the user's message, the tool results it carried) goes, as a read of the server's
+ * thread takes it away after a refused request. That read needs credentials too, so this does not
+ * wait for it; the calls those results answer stay pending with them (see `awaiting`).
+ */
+const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const unsent = run.unsent
+    const threadId = run.threadId
+    const refused = Exit.isFailure(exit) && Option.exists(
+      Cause.failureOption(exit.cause),
+      (error) => isTamboError(error) && error._tag === "AuthError"
+    )
+    if (
+      !refused || unsent === undefined || env.transport.conversationFromStore === true ||
+      ClientState.isLocalThreadId(threadId)
+    ) return Effect.void
+    const results = new Set(unsent.toolUseIds)
+    const isUnsent = (message: Types.TamboThreadMessage) =>
+      message.id === unsent.messageId ||
+      (message.content.length > 0 &&
+        message.content.every((block) => block.type === "tool_result" && results.has(block.toolUseId)))
+    return Effect.flatMap(Env.record(env, threadId, []), (state) => {
+      if (state === undefined || !state.thread.messages.some(isUnsent)) return Effect.void
+      return Env.record(env, threadId, [{
+        type: "RECONCILE_THREAD",
+        threadId,
+        thread: { ...state.thread, messages: state.thread.messages.filter((message) => !isUnsent(message)) },
+        pendingToolCallIds: state.pendingToolCalls.map((call) => call.toolCallId),
+        ...(state.lastCompletedRunId === undefined ? {} : { lastCompletedRunId: state.lastCompletedRunId })
+      }])
+    })
+  })
 
 /**
  * A new thread's run that ended after its answer's headers named the server's thread, before a
@@ -152,4 +189,4 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
         ? { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "cancelled", ...pendingToolCalls, at }
         : { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "error", error, ...pendingToolCalls, at }
     ])
-  }).pipe(Effect.zipRight(Effect.suspend(() => reconcile(env, run, exit))))
+  }).pipe(Effect.zipRight(Effect.suspend(() => Effect.zipRight(withdrawUnsent(env, run, exit), reconcile(env, run, exit)))))

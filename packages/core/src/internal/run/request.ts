@@ -52,6 +52,7 @@ export const prepare = (
         content: start.results,
         ...(additionalContext === undefined ? {} : { additionalContext })
       }
+      run.unsent = { messageId: undefined, toolUseIds: start.results.map((result) => result.toolUseId) }
       yield* Env.recordNow(env, run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at }])
       return
     }
@@ -61,6 +62,8 @@ export const prepare = (
     const unanswered = Unanswered.forNewMessage(before)
     const sent = unanswered.send.length === 0 ? message : { ...message, content: [...unanswered.send, ...message.content] }
     run.firstMessage = additionalContext === undefined ? sent : { ...sent, additionalContext }
+    const messageId = `local_user_${at}_${Env.nextLocal(env)}`
+    run.unsent = { messageId, toolUseIds: unanswered.record.map((result) => result.toolUseId) }
     const records = (threadId: string, started: boolean): ReadonlyArray<ClientState.Action> => [
       ...(threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
         ? [{ type: "INIT_THREAD", threadId, at } as const]
@@ -73,7 +76,7 @@ export const prepare = (
         type: "USER_MESSAGE",
         threadId,
         message: {
-          id: `local_user_${at}_${Env.nextLocal(env)}`,
+          id: messageId,
           role: "user",
           content: message.content.map((c) => c),
           createdAt: ClientState.toIsoString(at)
@@ -137,8 +140,9 @@ export const hooksOf = (env: Env.Env, run: RunState, span: Tracer.Span): Transpo
     if (ids.runId !== undefined) {
       run.runId = ids.runId
       if (!run.runIds.includes(ids.runId)) run.runIds.push(ids.runId)
-      // The server took the request's tool results (it names the run only once it has).
+      // The server took the request's message and tool results (it names the run only once it has).
       run.awaiting = []
+      run.unsent = undefined
     }
     Cancel.answered(run)
     if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId

@@ -92,6 +92,7 @@ const makeState = (
     stepSpan: undefined,
     callCounts: undefined,
     recorded: false,
+    unsent: undefined,
     cancelSent: false,
     cancelledWith: undefined,
     cancelled: undefined,

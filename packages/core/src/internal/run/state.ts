@@ -25,6 +25,12 @@ export type Start =
   | { readonly _tag: "Message"; readonly message: Transport.InputMessage }
   | { readonly _tag: "ToolResults"; readonly results: ReadonlyArray<Types.ToolResultContent> }
 
+/** The messages a request recorded in the thread before the server took it. @internal */
+export interface Unsent {
+  readonly messageId: string | undefined
+  readonly toolUseIds: ReadonlyArray<string>
+}
+
 /** @internal */
 export interface RunState {
   // -- fixed when the run starts --
@@ -91,6 +97,11 @@ export interface RunState {
   callCounts: ToolExecutor.CallCounts | undefined
   /** The first message is in the store: the run's end is recorded too. */
   recorded: boolean
+  /**
+   * What the thread shows of the current request until the server takes it (names its run): the
+   * user's message, and the messages of the tool results it carries (by call id).
+   */
+  unsent: Unsent | undefined
 
   // -- cancellation --
   /** The server was told to cancel the current step's run. */

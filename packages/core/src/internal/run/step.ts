@@ -89,6 +89,7 @@ const track = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>): 
         run.threadId = event.threadId
         run.runId = event.runId
         if (!run.runIds.includes(event.runId)) run.runIds.push(event.runId)
+        run.unsent = undefined
         run.finished = false
         if (run.steps === 0) {
           run.span.attribute("tambo.thread_id", event.threadId)
