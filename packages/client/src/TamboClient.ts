@@ -1288,10 +1288,13 @@ export class TamboClient {
    * (about hourly), without a new client: runs in flight go on, threads
    * stay. The same token again changes nothing. Otherwise the access token
    * of the old one is dropped and the new one is exchanged at once; every
-   * request from then on, the next tool round of a run in flight included,
-   * waits for that exchange and carries its token (a run's stream already
-   * open is not touched). Throws an `AuthError` (`InvalidCredentials`) on a
-   * client made with a `userKey` or no identity.
+   * request from then on waits for that exchange and carries its token,
+   * except a run in flight's: its tool rounds, its `cancelRun` and its end's
+   * read of the thread carry the credentials it started with (until the API
+   * refuses them as expired), so it goes on, or stops, as the user it
+   * started for. To act for another user, make a new client: this one's
+   * threads stay. Throws an `AuthError` (`InvalidCredentials`) on a client
+   * made with a `userKey` or no identity.
    *
    * @example
    * ```ts

@@ -102,13 +102,18 @@ const bearerExpiry = (headers: { readonly [name: string]: string }) =>
   JSON.parse(Buffer.from(headers.authorization!.replace(/^Bearer /, "").split(".")[1]!, "base64url").toString("utf8"))
     .exp as number
 
+/** The subject of the access token a request carried. */
+const bearerSubject = (headers: { readonly [name: string]: string }) =>
+  JSON.parse(Buffer.from(headers.authorization!.replace(/^Bearer /, "").split(".")[1]!, "base64url").toString("utf8"))
+    .sub as string
+
 describe("setUserToken", () => {
-  it("takes a rotated user token in place: the run goes on and its next request carries the new token", async () => {
+  it("takes a rotated user token in place: the run goes on with the token it started with, the next run carries the new one", async () => {
     const nowSeconds = Math.floor(Date.now() / 1000)
     const oldToken = jwtFor("alice", nowSeconds + 1_000)
     const newToken = jwtFor("alice", nowSeconds + 2_000)
     server().setScript((request) =>
-      request.toolResults.length === 0 ? [Script.toolCall("rotate", {})] : [Script.text("done")]
+      request.text === "rotate, please" && request.toolResults.length === 0 ? [Script.toolCall("rotate", {})] : [Script.text("done")]
     )
     const client: TamboClient = makeClient(server(), {
       userKey: undefined,
@@ -125,13 +130,32 @@ describe("setUserToken", () => {
     })
     const thread = await client.run("rotate, please").thread
     expect(texts(thread.messages).at(-1)).toBe("assistant: done")
+    await client.run("again", { threadId: thread.id }).thread
     const runs = server().requests.filter((r) => r.path.endsWith("/runs"))
-    expect(runs.map((r) => bearerExpiry(r.headers))).toEqual([nowSeconds + 1_000, nowSeconds + 2_000])
+    expect(runs.map((r) => bearerExpiry(r.headers))).toEqual([nowSeconds + 1_000, nowSeconds + 1_000, nowSeconds + 2_000])
     const subjects = server().requests.filter((r) => r.path === "/oauth/token").map((r) =>
       (r.body as { subject_token: string }).subject_token
     )
     expect(subjects).toEqual([oldToken, newToken])
     expect(client.getAuthState()).toEqual({ status: "identified", source: "tokenExchange" })
+  })
+
+  it("another user's token while a run streams: cancelRun stops the run on the server as the user it started for", async () => {
+    const nowSeconds = Math.floor(Date.now() / 1000)
+    server().setScript([Script.text("partial"), Script.hang()])
+    const client = makeClient(server(), { userKey: undefined, userToken: jwtFor("alice", nowSeconds + 1_000) })
+    const stream = client.run("a long answer, please")
+    const threadId = await stream.threadId
+    await waitFor(() => client.getState().threadMap[threadId]?.streaming.status === "streaming", "the run to stream")
+    client.setUserToken(jwtFor("bob", nowSeconds + 1_000))
+    await client.cancelRun(threadId)
+    await expect(stream.thread).rejects.toMatchObject({ _tag: "AbortError", reason: "CancelledByClient" })
+    // The user's Stop reached the server (not only a closed connection), with the run's credentials.
+    expect(server().cancels.map((cancel) => cancel.reason)).toEqual(["user_cancelled"])
+    const deletes = server().requests.filter((r) => r.method === "DELETE")
+    expect(deletes.map((r) => bearerSubject(r.headers))).toEqual(["alice"])
+    // Its end read the thread as its user: the store keeps it, cancelled as the server has it.
+    await waitFor(() => client.getState().threadMap[threadId]?.thread.lastRunCancelled === true, "the thread read")
   })
 
   it("throws an AuthError on a client without a userToken", () => {

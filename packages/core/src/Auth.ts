@@ -102,11 +102,15 @@ export declare namespace Auth {
      * identity provider rotates it. The same token again changes nothing.
      * Otherwise the access token of the old one is dropped at once and the
      * new one is exchanged right away: every request that asks for
-     * credentials from now on (a new run, a REST call, the next tool round
-     * of a run in flight) waits for that exchange and carries its token.
-     * What is already under way is left alone: a run's open stream goes
-     * on, and requests already waiting on an exchange of the old token get
-     * its outcome. A refused exchange of the old token is forgotten.
+     * credentials from now on (a new run, a REST call) waits for that
+     * exchange and carries its token. What is already under way is left
+     * alone: a run in flight goes on as the user it started for, its
+     * requests (a tool round's continuation, its cancellation, its end's
+     * read of the thread) carrying the credentials it started with until
+     * the API refuses them as expired; requests already waiting on an
+     * exchange of the old token get its outcome. A refused exchange of the
+     * old token is forgotten. Threads in the store stay: to act for another
+     * user, make a new client rather than switch its token.
      *
      * Fails with an `AuthError` (`InvalidCredentials`) when the service was
      * not configured with a `userToken` (a `userKey`, or no identity).

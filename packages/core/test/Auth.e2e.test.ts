@@ -2,7 +2,9 @@ import { createHash } from "node:crypto"
 import { HoldingProxy, Script, startTestServer, type RecordedRequest } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -275,7 +277,7 @@ describe("Auth against the testing server", () => {
       )
     }).pipe(Effect.scoped))
 
-  it.live("setUserToken during a run: the run goes on, and its next request carries the new subject's token", () => {
+  it.live("setUserToken during a run: the run goes on with the token it started with, and with the new subject's once that one expires", () => {
     // A rotation by the identity provider: the same user, a later expiry.
     const nowSeconds = Math.floor(Date.now() / 1000)
     const oldToken = jwtFor("alice", nowSeconds + 1_000)
@@ -284,15 +286,19 @@ describe("Auth against the testing server", () => {
       serverClock.offsetMillis = 0
       const auth = yield* Auth.Auth
       const tambo = yield* Tambo.Tambo
+      let rotations = 0
       yield* tambo.registerTool(Tool.make({
         name: "rotate",
         description: "Rotates the user token while the run waits for this tool",
         input: Schema.Struct({}),
-        execute: () => Effect.as(auth.setUserToken(Redacted.make(newToken)), "rotated")
+        execute: () =>
+          Effect.suspend(() => {
+            // The second round: the server's clock passes the old token's expiry.
+            if (++rotations === 2) serverClock.offsetMillis = 1_500_000
+            return Effect.as(auth.setUserToken(Redacted.make(newToken)), "rotated")
+          })
       }))
-      server().setScript((request) =>
-        request.toolResults.length === 0 ? [Script.toolCall("rotate", {})] : [Script.text("done")]
-      )
+      server().setScript(() => rotations < 2 ? [Script.toolCall("rotate", {})] : [Script.text("done")])
       const events = yield* runAll("rotate, please")
       const threadId = events.at(-1)!.threadId
       expect(events.at(-1)!.snapshot.messages.at(-1)!.content).toEqual([{ type: "text", text: "done" }])
@@ -301,14 +307,20 @@ describe("Auth against the testing server", () => {
         "POST /v1/threads/runs",
         "POST /oauth/token",
         `POST /v1/threads/${threadId}/runs`,
-        // The reconciliation's read, with the new token too.
+        `POST /v1/threads/${threadId}/runs`, // 401: the run's token expired
+        `POST /v1/threads/${threadId}/runs`,
+        // The reconciliation's read, with the token the run took last.
         `GET /v1/threads/${threadId}`
       ])
       expect(exchanges().map((r) => (r.body as { subject_token: string }).subject_token)).toEqual([oldToken, newToken])
-      const [first, continued] = apiCalls()
       // The issued token never outlives its subject token: its expiry tells which subject it came from.
-      expect(bearerClaims(first!)).toMatchObject({ sub: "alice", exp: nowSeconds + 1_000 })
-      expect(bearerClaims(continued!)).toMatchObject({ sub: "alice", exp: nowSeconds + 2_000 })
+      expect(apiCalls().map((r) => bearerClaims(r))).toEqual([
+        expect.objectContaining({ sub: "alice", exp: nowSeconds + 1_000 }),
+        expect.objectContaining({ sub: "alice", exp: nowSeconds + 1_000 }),
+        expect.objectContaining({ sub: "alice", exp: nowSeconds + 1_000 }),
+        expect.objectContaining({ sub: "alice", exp: nowSeconds + 2_000 }),
+        expect.objectContaining({ sub: "alice", exp: nowSeconds + 2_000 })
+      ])
       // Same user: the thread is still theirs.
       expect((yield* tambo.fetchThread(threadId)).messages.length).toBeGreaterThan(0)
     }).pipe(Effect.provide(tokenLayer(oldToken)))
@@ -380,5 +392,60 @@ describe("Auth against the testing server", () => {
       expect(after.pendingToolCalls).toEqual([])
       expect(JSON.stringify(serverShape(server(), threadId))).toContain("found")
     }).pipe(Effect.provide(tokenLayer(jwtFor("dave", nowSeconds + 1_000))))
+  })
+
+  it.live("another user's token while a run streams: Stop cancels the run on the server, and its thread stays as the server has it", () => {
+    const nowSeconds = Math.floor(Date.now() / 1000)
+    return Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.text("partial"), Script.hang()])
+      const streaming = yield* Deferred.make<string>()
+      const fiber = yield* Effect.fork(Effect.flip(Stream.runForEach(
+        tambo.run("a long answer, please"),
+        (element) => element.event.type === "TEXT_MESSAGE_CONTENT" ? Deferred.succeed(streaming, element.threadId) : Effect.void
+      )))
+      const threadId = yield* Deferred.await(streaming)
+      yield* (yield* Auth.Auth).setUserToken(Redacted.make(jwtFor("bob", nowSeconds + 1_000)))
+      yield* tambo.cancelRun(threadId)
+      const error = yield* Fiber.join(fiber)
+      expect(error._tag).toBe("RunCancelledError")
+      // The server heard the user's Stop (not only a closed connection), from the run's own user.
+      expect(server().cancels.map((cancel) => cancel.reason)).toEqual(["user_cancelled"])
+      const deletes = server().requests.filter((r) => r.method === "DELETE")
+      expect(deletes.map((r) => bearerClaims(r).sub)).toEqual(["alice"])
+      // The run's end read its thread as its user: the store keeps it, as the server has it.
+      const thread = (yield* tambo.state).threadMap[threadId]
+      expect(thread).toBeDefined()
+      expect(shape(thread!.thread.messages)).toEqual(serverShape(server(), threadId))
+      expect(thread!.thread.lastRunCancelled).toBe(true)
+    }).pipe(Effect.provide(tokenLayer(jwtFor("alice", nowSeconds + 1_000))))
+  })
+
+  it.live("another user's token while a run's tools run: the run goes on as the user it started for, and finishes", () => {
+    const nowSeconds = Math.floor(Date.now() / 1000)
+    return Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const auth = yield* Auth.Auth
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.registerTool(Tool.make({
+        name: "switch",
+        description: "Another user signs in while the run waits for this tool",
+        input: Schema.Struct({}),
+        execute: () => Effect.as(auth.setUserToken(Redacted.make(jwtFor("bob", nowSeconds + 1_000))), "switched")
+      }))
+      server().setScript((request) =>
+        request.toolResults.length === 0 ? [Script.toolCall("switch", {})] : [Script.text("done")]
+      )
+      const events = yield* runAll("switch, please")
+      const threadId = events.at(-1)!.threadId
+      expect(events.at(-1)!.snapshot.messages.at(-1)!.content).toEqual([{ type: "text", text: "done" }])
+      const runs = apiCalls().filter((r) => r.method === "POST")
+      expect(runs.map((r) => bearerClaims(r).sub)).toEqual(["alice", "alice"])
+      const thread = (yield* tambo.state).threadMap[threadId]!
+      expect(shape(thread.thread.messages)).toEqual(serverShape(server(), threadId))
+      // Requests made after the switch, outside the run, are the new user's.
+      expect((yield* tambo.listThreads()).threads).toEqual([])
+    }).pipe(Effect.provide(tokenLayer(jwtFor("alice", nowSeconds + 1_000))))
   })
 })

@@ -27,7 +27,7 @@ export const onServer = (env: Env.Env, run: RunState): Effect.Effect<void> => {
   return Effect.ignore(
     // Interruptible: this runs in finalizers, where an uninterruptible request would outlast the
     // bound (a server that never answered held the run's end until the REST timeout).
-    Env.withCredentials(env, (c) => env.transport.cancelRun(c, threadId, runId)).pipe(
+    Env.withRunCredentials(run, (c) => env.transport.cancelRun(c, threadId, runId)).pipe(
       Effect.interruptible,
       Effect.timeout(cancelTimeout)
     )

@@ -196,6 +196,37 @@ export const withCredentials = <A, E extends TamboError>(
   f: (c: Transport.Credentials) => Effect.Effect<A, E>
 ) => Auth.withCredentials(env.auth, f)
 
+/**
+ * The credentials a run's requests carry: the ones it started with, for every request it makes (a
+ * tool round's continuation, its cancellation, its end's read of the thread), whatever
+ * `setUserToken` changed meanwhile: the run, the server's run and its thread are its user's. Once
+ * the API refuses them (a 401: expired), the service's current ones, kept from then on.
+ *
+ * @internal
+ */
+export const runAuth = (auth: Auth.Auth.Service, startedWith: Transport.Credentials): Auth.Auth.Service => {
+  let pinned: Transport.Credentials | undefined = startedWith
+  return {
+    ...auth,
+    credentials: Effect.suspend(() =>
+      pinned !== undefined
+        ? Effect.succeed(pinned)
+        : Effect.map(auth.credentials, (credentials) => (pinned = credentials))
+    ),
+    invalidate: (rejected) =>
+      Effect.suspend(() => {
+        if (rejected === undefined || rejected === pinned) pinned = undefined
+        return auth.invalidate(rejected)
+      })
+  }
+}
+
+/** The run's request with the run's credentials (see `runAuth`). @internal */
+export const withRunCredentials = <A, E extends TamboError>(
+  run: RunState,
+  f: (c: Transport.Credentials) => Effect.Effect<A, E>
+) => Auth.withCredentials(run.auth, f)
+
 /** @internal */
 export const apply = (env: Env, actions: ReadonlyArray<ClientState.Action>) => env.store.apply(actions)
 

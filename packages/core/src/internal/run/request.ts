@@ -174,7 +174,7 @@ const published = <A, E>(
 /** A tool round's request: its results, on the run's thread, after the step that paused. @internal */
 export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray<Types.ToolResultContent>) =>
 (hooks: Transport.RunHooks): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
-  published(env, run, (agentState) => Auth.withCredentialsStream(env.auth, (c) =>
+  published(env, run, (agentState) => Auth.withCredentialsStream(run.auth, (c) =>
     env.transport.runOnThread(
       c,
       run.threadId,
@@ -196,7 +196,7 @@ const open = (env: Env.Env, run: RunState, previous: string | undefined, hooks: 
   // A 401 before the run starts (an expired token) exchanges again and retries once.
   return published(env, run, (agentState, conversation) => {
     const first = requestFor(run, run.firstMessage, previous, agentState, conversation)
-    return Auth.withCredentialsStream(env.auth, (c) =>
+    return Auth.withCredentialsStream(run.auth, (c) =>
       existing === undefined
         ? env.transport.createRun(c, first, hooks)
         : env.transport.runOnThread(c, existing, first, hooks))
@@ -222,7 +222,7 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
           (run.start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))
         ? Stream.unwrap(
           Effect.map(
-            Env.withCredentials(env, (c) => env.transport.retrieveThread(c, existing)).pipe(Effect.withParentSpan(run.span)),
+            Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, existing)).pipe(Effect.withParentSpan(run.span)),
             (remote) => {
               if (run.start._tag === "Message") {
                 run.awaiting = pendingFromApi(remote)

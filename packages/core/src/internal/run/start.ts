@@ -16,6 +16,7 @@ import * as ClientState from "../../ClientState.js"
 import type { RunEvent, RunOptions, ToolCallResult } from "../../Tambo.js"
 import { type TamboError, ToolError } from "../../TamboError.js"
 import * as Tool from "../../Tool.js"
+import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
 import * as Cancel from "./cancel.js"
 import * as End from "./end.js"
@@ -43,7 +44,8 @@ const makeState = (
   requested: string,
   span: Tracer.Span,
   clock: RunState["clock"],
-  timing: boolean
+  timing: boolean,
+  credentials: Transport.Credentials
 ): RunState => {
   const isNew = ClientState.isLocalThreadId(requested)
   const localId = !isNew
@@ -71,6 +73,7 @@ const makeState = (
       ranAs: (runId) => run.runIds.includes(runId),
       pausedForCaller: () => run.pausedForCaller
     },
+    auth: Env.runAuth(env.auth, credentials),
     tools: [],
     components: [],
     previousRunId: undefined,
@@ -116,8 +119,9 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
   // the stream's context: there it would wrap every effect of every chunk in one more layer.
   Stream.unwrapScoped(Effect.flatMap(Effect.makeSpanScoped("Tambo.run", { captureStackTrace: false }), (span) =>
     Effect.withParentSpan(Effect.gen(function* () {
-      // Waits for a token exchange in flight; a refused one fails the run before it starts.
-      yield* env.auth.credentials
+      // Waits for a token exchange in flight; a refused one fails the run before it starts. The
+      // run's requests carry these credentials, whatever setUserToken does meanwhile.
+      const credentials = yield* env.auth.credentials
       const requested = options.threadId ?? (yield* env.store.currentThreadId)
       // A thread this client has not seen: load it, for its history and its previousRunId.
       if (!ClientState.isLocalThreadId(requested)) yield* ensureThread(env, requested)
@@ -131,7 +135,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // and no interruption in between: the end is recorded (and the server told) first, then
       // the thread's lock and the placeholder are let go.
       const run = yield* Effect.uninterruptible(Effect.suspend(() => {
-        const run = makeState(env, start, options, requested, span, clock, timing)
+        const run = makeState(env, start, options, requested, span, clock, timing, credentials)
         return Effect.as(
           Scope.addFinalizerExit(scope, (exit) => {
             Step.endStep(run, exit)

@@ -10,6 +10,7 @@ import type * as Clock from "effect/Clock"
 import type * as Deferred from "effect/Deferred"
 import type * as Effect from "effect/Effect"
 import type * as Tracer from "effect/Tracer"
+import type { Auth } from "../../Auth.js"
 import type * as ClientState from "../../ClientState.js"
 import type * as Events from "../../Events.js"
 import type { RunOptions } from "../../Tambo.js"
@@ -51,6 +52,8 @@ export interface RunState {
   readonly timing: boolean
   /** How other runs and `cancelRun` see this one. */
   readonly entry: ActiveRun
+  /** The credentials its requests carry: the ones it started with (see `Env.runAuth`). */
+  readonly auth: Auth.Service
 
   // -- the requests --
   /** The API's shapes of the registered tools and components, read once the run holds its thread. */
