@@ -14,11 +14,17 @@ const isUnauthorized = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "_tag" in error && error._tag === "ApiError" &&
   "status" in error && error.status === 401
 
+/** Where a request gets its credentials, and forgets the ones the API rejected (an `Auth` service, or a run's view of it). */
+export interface CredentialSource<E> {
+  readonly credentials: Effect.Effect<Credentials, E>
+  readonly invalidate: Auth.Service["invalidate"]
+}
+
 /** `f` with the current credentials; after a 401 to an exchanged token, once more with a new one. */
-export const withCredentials = <A, E extends TamboError, R>(
-  auth: Auth.Service,
+export const withCredentials = <A, E extends TamboError, R, E2 = AuthError>(
+  auth: CredentialSource<E2>,
   f: (credentials: Credentials) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E | AuthError, R> =>
+): Effect.Effect<A, E | E2, R> =>
   Effect.flatMap(auth.credentials, (credentials) =>
     credentials._tag === "Bearer"
       ? Effect.catchIf(
@@ -29,11 +35,11 @@ export const withCredentials = <A, E extends TamboError, R>(
       : f(credentials))
 
 /** The stream of `f`; after a 401 before anything was emitted, opened once more with a new token. */
-export const withCredentialsStream = <A, E extends TamboError, R>(
-  auth: Auth.Service,
+export const withCredentialsStream = <A, E extends TamboError, R, E2 = AuthError>(
+  auth: CredentialSource<E2>,
   f: (credentials: Credentials) => Stream.Stream<A, E, R>
-): Stream.Stream<A, E | AuthError, R> =>
-  Stream.unwrap(Effect.map(auth.credentials, (credentials): Stream.Stream<A, E | AuthError, R> => {
+): Stream.Stream<A, E | E2, R> =>
+  Stream.unwrap(Effect.map(auth.credentials, (credentials): Stream.Stream<A, E | E2, R> => {
     if (credentials._tag !== "Bearer") return f(credentials)
     return Stream.suspend(() => {
       let emitted = false
@@ -42,7 +48,7 @@ export const withCredentialsStream = <A, E extends TamboError, R>(
           emitted = true
           return chunk
         }),
-        Stream.catchAll((error): Stream.Stream<A, E | AuthError, R> =>
+        Stream.catchAll((error): Stream.Stream<A, E | E2, R> =>
           !emitted && isUnauthorized(error)
             ? Stream.unwrap(
               Effect.zipRight(auth.invalidate(credentials), Effect.map(auth.credentials, f))

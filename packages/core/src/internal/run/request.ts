@@ -7,17 +7,18 @@
  *
  * @internal
  */
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
-import * as Auth from "../../Auth.js"
 import * as ClientState from "../../ClientState.js"
-import type { TamboError } from "../../TamboError.js"
+import type { AuthError, RunCancelledError, TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
 import { fromInitialMessages } from "../agui/initialMessages.js"
+import * as Unauthorized from "../auth/unauthorized.js"
 import * as Unanswered from "../unanswered.js"
 import * as Cancel from "./cancel.js"
 import * as Context from "./context.js"
@@ -132,6 +133,26 @@ const requestFor = (
   ...(run.options.initialMessages === undefined ? {} : { initialMessages: run.options.initialMessages })
 })
 
+/**
+ * Where the run's requests get their credentials: the run's own (see `Env.runAuth`). A 401 answers
+ * the request (a cancellation waits for no more of it), and a cancellation ends the wait for new
+ * credentials that follows (an exchange in flight), as it aborts a request.
+ */
+const requestAuth = (run: RunState): Unauthorized.CredentialSource<AuthError | RunCancelledError> => {
+  let rejected = false
+  return {
+    credentials: Effect.suspend(() =>
+      rejected ? Effect.raceFirst(run.auth.credentials, Deferred.await(Cancel.cancelledSignal(run))) : run.auth.credentials
+    ),
+    invalidate: (credentials) =>
+      Effect.suspend(() => {
+        rejected = true
+        Cancel.answered(run)
+        return run.auth.invalidate(credentials)
+      })
+  }
+}
+
 /** What a request tells the run, and how the run may stop it; `span` is the step's, its request's parent. @internal */
 export const hooksOf = (env: Env.Env, run: RunState, span: Tracer.Span): Transport.RunHooks => ({
   registerAbort: Cancel.registerAbort(run),
@@ -174,7 +195,7 @@ const published = <A, E>(
 /** A tool round's request: its results, on the run's thread, after the step that paused. @internal */
 export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray<Types.ToolResultContent>) =>
 (hooks: Transport.RunHooks): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
-  published(env, run, (agentState) => Auth.withCredentialsStream(run.auth, (c) =>
+  published(env, run, (agentState) => Unauthorized.withCredentialsStream(requestAuth(run), (c) =>
     env.transport.runOnThread(
       c,
       run.threadId,
@@ -196,7 +217,7 @@ const open = (env: Env.Env, run: RunState, previous: string | undefined, hooks: 
   // A 401 before the run starts (an expired token) exchanges again and retries once.
   return published(env, run, (agentState, conversation) => {
     const first = requestFor(run, run.firstMessage, previous, agentState, conversation)
-    return Auth.withCredentialsStream(run.auth, (c) =>
+    return Unauthorized.withCredentialsStream(requestAuth(run), (c) =>
       existing === undefined
         ? env.transport.createRun(c, first, hooks)
         : env.transport.runOnThread(c, existing, first, hooks))
