@@ -434,6 +434,69 @@ describe("Mcp", () => {
       expect(signal.aborted).toBe(true)
     }))
 
+  describe("a handshake given up (disconnected while the server is slow to answer its initialize)", () => {
+    /** A server that holds each `initialize` until `release`, and tells when one arrived and when one's request ended. */
+    const slowToInitialize = Effect.gen(function*() {
+      const arrived = yield* Deferred.make<void>()
+      const ended = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      yield* Effect.addFinalizer(() => Deferred.succeed(gate, undefined))
+      const server = yield* mcpServer({
+        setup: greeter,
+        beforeInitialize: async (_request, response) => {
+          response.once("close", () => Effect.runSync(Deferred.succeed(ended, undefined)))
+          Effect.runSync(Deferred.succeed(arrived, undefined))
+          await Effect.runPromise(Deferred.await(gate))
+        }
+      })
+      return { server, arrived, ended, release: Deferred.succeed(gate, undefined) }
+    })
+
+    /** A standalone service in a scope of its own, with a connect to `url` given up once its `initialize` arrived. */
+    const abandonedConnect = (url: string, arrived: Deferred.Deferred<void>) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const mcp = yield* Mcp.makeStandalone().pipe(Scope.extend(scope))
+        const connecting = yield* Effect.fork(mcp.connectMcpServer({ url }))
+        yield* Deferred.await(arrived)
+        yield* mcp.disconnectMcpServer({ url })
+        const error = yield* Effect.flip(Fiber.join(connecting))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Disconnected" })
+        return scope
+      })
+
+    it.scoped("closing the service waits for the server's late answer, then ends the session it opened", () =>
+      Effect.gen(function*() {
+        const slow = yield* slowToInitialize
+        const scope = yield* abandonedConnect(slow.server.url, slow.arrived)
+
+        const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+        yield* slow.release
+        yield* Fiber.join(closing)
+
+        // By the time the service is closed, the server was asked to end the session, and did.
+        expect(slow.server.requests.map((request) => request.method)).toContain("DELETE")
+        expect(slow.server.sessions).toEqual({ opened: 1, closed: 1 })
+      }))
+
+    it.scoped("closing the service gives up on a server that never answers on the Effect clock, and ends the request", () =>
+      Effect.gen(function*() {
+        const slow = yield* slowToInitialize
+        const scope = yield* abandonedConnect(slow.server.url, slow.arrived)
+
+        const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+        // The test's clock alone decides when the server has had long enough.
+        yield* TestClock.adjust("4 seconds")
+        expect(Option.isNone(yield* Fiber.poll(closing))).toBe(true)
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.join(closing)
+
+        // The client closed: the server sees its `initialize` request end, unanswered.
+        yield* Deferred.await(slow.ended)
+        expect(slow.server.requests.map((request) => request.method)).not.toContain("DELETE")
+      }))
+  })
+
   it.live("a server that gives up on its first request of a session aborts the handler's signal", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp

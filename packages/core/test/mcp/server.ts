@@ -48,6 +48,8 @@ export interface McpServerOptions {
   readonly beforeSessionRequest?:
     | ((request: IncomingMessage, session: StreamableHTTPServerTransport) => Promise<void>)
     | undefined
+  /** Streamable HTTP: runs when a `POST` that opens a session (`initialize`) arrives, before the server answers it. */
+  readonly beforeInitialize?: ((request: IncomingMessage, response: ServerResponse) => Promise<void>) | undefined
 }
 
 interface Session {
@@ -100,6 +102,7 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
       return existing.transport.handleRequest(req, res)
     }
     if (sessionId !== undefined || req.method !== "POST") return notFound(res)
+    await options.beforeInitialize?.(req, res)
     const sessionTransport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {

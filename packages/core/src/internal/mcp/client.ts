@@ -130,6 +130,22 @@ export interface ConnectOptions {
   readonly onResourceUpdated: (uri: string) => void
   /** The transport closed (also after `close()`), or its event stream dropped and could not resume. */
   readonly onClose: () => void
+  /**
+   * Told of a handshake that will not be handed out: given up (`signal` aborted, told at once) or
+   * failed. Its server may already hold a session that only the answer to `initialize` names: the
+   * caller lets the handshake finish a while, then ends it (`terminate`, then `close`), on its clock.
+   */
+  readonly onAbandoned: (abandoned: Abandoned) => void
+}
+
+/** @internal */
+export interface Abandoned {
+  /** Settles once the handshake has, however it went. Never rejects. */
+  readonly handshake: Promise<void>
+  /** Ends the session on the server if the handshake opened one (see `Session.terminate`). */
+  readonly terminate: () => Promise<void>
+  /** Closes the client, which aborts what is still in flight (see `Session.close`). Never rejects. */
+  readonly close: () => Promise<void>
 }
 
 /** @internal */
@@ -592,14 +608,9 @@ const open = async (
     closing ??= client.close().catch(() => undefined)
     return closing
   }
-  /** Outside any fiber (an abandoned handshake): a server that does not answer its DELETE is not waited for. */
-  const terminateThenClose = async (): Promise<void> => {
-    await atMost(terminate(), TERMINATE_SESSION_MS)
-    await close()
-  }
   // Not aborted with the caller: the server may already have opened a session whose id only its
-  // answer to `initialize` carries. An abandoned handshake is let finish (within
-  // HANDSHAKE_GRACE_MS), so that `close` can end that session on the server.
+  // answer to `initialize` carries. An abandoned handshake is handed to the caller, which lets it
+  // finish a while, so that `terminate` can end that session on the server.
   // The session is handed out once its event stream is open (or known not offered): what the
   // server says before then (a `tools/list_changed`) has nowhere to go, so the caller lists the
   // tools after it. A server gone before its event stream opened fails the attempt, rather than
@@ -617,14 +628,17 @@ const open = async (
       })
     }
   })
+  let abandoned = false
+  const abandon = () => {
+    if (abandoned) return
+    abandoned = true
+    options.onAbandoned({ handshake: handshake.then(() => undefined, () => undefined), terminate, close })
+  }
   try {
-    await untilAborted(handshake, options.signal)
+    // Told at the abort itself, so that whoever aborts knows of it before the abort is over.
+    await untilAborted(handshake, options.signal, abandon)
   } catch (error) {
-    const grace = setTimeout(() => void terminateThenClose(), HANDSHAKE_GRACE_MS)
-    void handshake.catch(() => undefined).then(() => {
-      clearTimeout(grace)
-      return terminateThenClose()
-    })
+    if (!options.signal.aborted) abandon()
     throw error
   }
   return { client, terminate, close }
@@ -636,29 +650,13 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1
 /** How long the session waits for its event stream to open before listing the tools anyway. */
 const EVENT_STREAM_WAIT_MS = 2_000
 
-/** How long an abandoned handshake may go on, so that the session it opened can be ended. */
-const HANDSHAKE_GRACE_MS = 5_000
-
-/**
- * How long the server of an abandoned handshake may take to answer the `DELETE` that ends its
- * session, before the client closes anyway (a session handed out is closed by its caller, on its clock).
- */
-const TERMINATE_SESSION_MS = 2_000
-
-/** Settles once `promise` does, or after `ms`, whichever comes first. */
-const atMost = (promise: Promise<void>, ms: number): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    void promise.finally(() => {
-      clearTimeout(timer)
-      resolve()
-    })
-  })
-
-/** `promise`, or a rejection once `signal` aborts. */
-const untilAborted = <A>(promise: Promise<A>, signal: AbortSignal): Promise<A> =>
+/** `promise`, or a rejection once `signal` aborts (`onAbort` is called then, within the abort). */
+const untilAborted = <A>(promise: Promise<A>, signal: AbortSignal, onAbort: () => void): Promise<A> =>
   new Promise((resolve, reject) => {
-    const abort = () => reject(signal.reason)
+    const abort = () => {
+      onAbort()
+      reject(signal.reason)
+    }
     if (signal.aborted) return abort()
     signal.addEventListener("abort", abort, { once: true })
     promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort))

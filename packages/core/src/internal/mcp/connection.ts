@@ -33,15 +33,33 @@ const TERMINATE_TIMEOUT = Duration.seconds(2)
 /** Guards against a close of the client that never settles. */
 const CLOSE_TIMEOUT = Duration.seconds(5)
 
+/** How long a handshake given up may go on, so that the session it may have opened can be ended. */
+const HANDSHAKE_GRACE = Duration.seconds(5)
+
+const closeClient = (session: Pick<McpClient.Session, "close">) =>
+  Effect.promise(() => session.close()).pipe(Effect.timeout(CLOSE_TIMEOUT), Effect.ignore)
+
 /**
  * Ends a session: waits a bounded time for the server to end it, then closes the client (ending
  * the calls in flight, and the server's answer still awaited). Both bounds are on Effect's clock.
  */
-const closeSession = (session: McpClient.Session) =>
+const closeSession = (session: Pick<McpClient.Session, "terminate" | "close">) =>
   Effect.promise(() => session.terminate()).pipe(
     Effect.timeout(TERMINATE_TIMEOUT),
     Effect.ignore,
-    Effect.zipRight(Effect.promise(() => session.close()).pipe(Effect.timeout(CLOSE_TIMEOUT), Effect.ignore))
+    Effect.zipRight(closeClient(session))
+  )
+
+/**
+ * Ends a handshake given up: lets it finish a bounded time, then ends the session it may have
+ * opened as any other. Interrupted, it closes the client (which aborts the handshake).
+ */
+const endAbandoned = (abandoned: McpClient.Abandoned): Effect.Effect<void> =>
+  Effect.promise(() => abandoned.handshake).pipe(
+    Effect.timeout(HANDSHAKE_GRACE),
+    Effect.ignore,
+    Effect.zipRight(closeSession(abandoned)),
+    Effect.onInterrupt(() => closeClient(abandoned))
   )
 
 /**
@@ -224,7 +242,9 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
           serverKey: entry.serverKey
         })
       ))
-    }
+    },
+    // In the service's scope, on its clock: its close waits for these.
+    onAbandoned: (abandoned) => void env.runEnding(endAbandoned(abandoned))
   })
 
   /**

@@ -201,7 +201,10 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
       }
     })
 
-  /** Closes every connection (their tools leave the registry first); no connection starts after. */
+  /**
+   * Closes every connection (their tools leave the registry first); no connection starts after.
+   * Then waits for the handshakes given up to be ended (each bounded on Effect's clock).
+   */
   const closeAll: Effect.Effect<void> = Effect.gen(function*() {
     const all = yield* env.locked(Effect.gen(function*() {
       env.closing = true
@@ -215,6 +218,7 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
       return all
     }))
     yield* Effect.forEach(all, stop, { concurrency: "unbounded", discard: true })
+    yield* FiberSet.awaitEmpty(env.endings)
   })
 
   return { start, connect, disconnect, closeAll }

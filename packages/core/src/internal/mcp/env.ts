@@ -160,6 +160,10 @@ export interface Env {
   readonly fibers: FiberSet.FiberSet<unknown, unknown>
   /** Runs an effect in `fibers`, for the MCP client's callbacks. */
   readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  /** The endings of handshakes given up (their sessions ended on their servers): the service's close waits for them. */
+  readonly endings: FiberSet.FiberSet<void>
+  /** Runs an ending in `endings`, from the MCP client's callback. */
+  readonly runEnding: (effect: Effect.Effect<void>) => Fiber.RuntimeFiber<void>
   readonly runPromise: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
   /** Every change of `entries`, of an entry and of `registered` happens under this. */
   readonly locked: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -181,6 +185,7 @@ export const make = (
 ): Effect.Effect<Env, never, ToolRegistry | Scope.Scope> =>
   Effect.gen(function*() {
     const fibers = yield* FiberSet.make<unknown, unknown>()
+    const endings = yield* FiberSet.make<void>()
     const lock = yield* Effect.makeSemaphore(1)
     return {
       registry: yield* ToolRegistry,
@@ -210,6 +215,8 @@ export const make = (
       fibers,
       runFork: yield* FiberSet.runtime(fibers)<never>(),
       runPromise: yield* FiberSet.runtimePromise(fibers)<never>(),
+      endings,
+      runEnding: yield* FiberSet.runtime(endings)<never>(),
       locked: lock.withPermits(1),
       entries: new Map(),
       closing: false,
