@@ -17,6 +17,7 @@ import {
   urlElicitor,
   worker
 } from "../../core/test/mcp/tools.js"
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -187,6 +188,50 @@ describe("MCP through the facade", () => {
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(client.getMcpClients()).toEqual({})
     await client.destroy()
+  })
+
+  it("a handler replaced while the server is being disconnected does not connect it again", async () => {
+    let session: StreamableHTTPServerTransport | undefined
+    let holdDeletes = false
+    let deleteArrived: () => void = () => undefined
+    const deleteHeld = new Promise<void>((resolve) => (deleteArrived = resolve))
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const mcp = await startMcpServer({
+      setup: greeter,
+      beforeSessionRequest: async (request, transport) => {
+        session ??= transport
+        if (request.method !== "DELETE" || !holdDeletes) return
+        deleteArrived()
+        await gate
+      }
+    })
+    mcpServers.push(mcp)
+    try {
+      const client = makeClient(server())
+      const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "own" })
+      const handle = connection.client!
+
+      // The server drops its event stream: the dropped session is ended while the connections are
+      // locked, its DELETE held at the gate.
+      holdDeletes = true
+      session!.closeStandaloneSSEStream()
+      await deleteHeld
+      // A disconnect waits for the lock, then a handler is replaced: it reads the server as
+      // known, and waits for the lock after the disconnect.
+      const disconnecting = client.disconnectMcpServer(connection.key)
+      handle.updateElicitationHandler(async () => ({ action: "cancel" }))
+      await new Promise((resolve) => setImmediate(resolve))
+      await new Promise((resolve) => setImmediate(resolve))
+      release()
+      await disconnecting
+      await new Promise((resolve) => setImmediate(resolve))
+
+      expect(client.getMcpClients()).toEqual({})
+      await client.destroy()
+    } finally {
+      release()
+    }
   })
 
   it("watches a resource: its contents, then its new contents at each change, until unwatched; a failure goes to onError", async () => {

@@ -1000,6 +1000,20 @@ export declare namespace Mcp {
      * a sampling) have their `signal` aborted.
      */
     readonly disconnectMcpServer: (keyOrServer: string | McpServerInfo) => Effect.Effect<void>
+    /**
+     * Replaces the handlers of a known server (connecting, connected or
+     * reconnecting) with what `update` makes of the ones it has now: they
+     * answer its next requests, on the same session. Unlike a connect with
+     * `handlers`, it never starts a connection: a server that is unknown,
+     * disconnected or failed is left as it is, also when it is disconnected
+     * while this is under way (the two are decided one after the other).
+     *
+     * @since 0.2.0
+     */
+    readonly updateMcpServerHandlers: (
+      key: string,
+      update: (handlers: Partial<McpHandlers>) => Partial<McpHandlers>
+    ) => Effect.Effect<void>
     /** Every known connection, by key. */
     readonly getMcpClients: Effect.Effect<McpConnections>
     /** The connections now, then after every change. */

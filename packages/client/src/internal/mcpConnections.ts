@@ -8,7 +8,6 @@
  * @internal
  */
 import type * as Mcp from "@tambo-effect/core/Mcp"
-import * as Effect from "effect/Effect"
 import type { McpConnectionInfo, McpConnections } from "../TamboClient.js"
 import type { ClientRuntime } from "./runtime.js"
 
@@ -56,20 +55,16 @@ export class McpConnectionsView {
   }
 
   /**
-   * Replaces one of a server's own handlers, on its session (a connect of it with new `handlers`,
-   * see `Mcp.Service.connectMcpServer`), from the handlers it has now. Nothing once it is
-   * disconnected or failed: a connect would start it again.
+   * Replaces one of a server's own handlers, on its session (see
+   * `Mcp.Service.updateMcpServerHandlers`), from the handlers it has then. Nothing once it is
+   * disconnected or failed, also when a disconnect comes first while this waits.
    */
   #setHandler<K extends keyof Mcp.McpHandlers>(key: string, kind: K, handler: Mcp.McpHandlers[K] | undefined): void {
-    const { mcp } = this.runtime
-    const update = Effect.flatMap(mcp.getMcpClients, (connections) => {
-      const current = connections[key]
-      if (current === undefined || current.status === "failed") return Effect.void
-      const { [kind]: _replaced, ...others } = current.server.handlers ?? {}
-      const handlers: Partial<Mcp.McpHandlers> = handler === undefined ? others : { ...others, [kind]: handler }
-      return Effect.asVoid(mcp.connectMcpServer({ ...current.server, handlers }))
+    const update = this.runtime.mcp.updateMcpServerHandlers(key, (current) => {
+      const { [kind]: _replaced, ...others } = current
+      return handler === undefined ? others : { ...others, [kind]: handler }
     })
-    // One after another: each reads the handlers the one before it left.
+    // One after another, in the order asked.
     this.#updates = this.#updates.then(() => this.runtime.promise(update)).catch(() => undefined)
   }
 }

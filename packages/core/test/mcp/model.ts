@@ -109,6 +109,11 @@ export type Command =
   | { readonly kind: "callHandle"; readonly server: Index }
   /** `setMcpLogLevel` of the server's connection (of a key no connection has, without one). */
   | { readonly kind: "setLogLevel"; readonly server: Index; readonly level: LogLevel }
+  /**
+   * `updateMcpServerHandlers` of the server's connection (its own elicitation handler replaced),
+   * alone or at once with a `disconnectMcpServer` of it.
+   */
+  | { readonly kind: "updateHandlers"; readonly server: Index; readonly disconnecting: boolean }
 
 const index: FastCheck.Arbitrary<Index> = FastCheck.constantFrom(0, 1, 2)
 
@@ -179,6 +184,14 @@ export const commandArbitrary: FastCheck.Arbitrary<Command> = FastCheck.oneof(
   {
     weight: 1,
     arbitrary: FastCheck.record({ kind: FastCheck.constant("setLogLevel" as const), server: index, level: logLevel })
+  },
+  {
+    weight: 1,
+    arbitrary: FastCheck.record({
+      kind: FastCheck.constant("updateHandlers" as const),
+      server: index,
+      disconnecting: FastCheck.boolean()
+    })
   }
 )
 
@@ -553,6 +566,9 @@ const heardFrom = (controlled: Controlled, before: number, count: number, attemp
     Effect.asVoid(Fiber.await(attempt))
   )
 
+/** An elicitation handler that declines. */
+const declines: Mcp.ElicitationHandler = () => ({ action: "decline" })
+
 /** Plays one command and checks its own outcome; updates the model. */
 const play = (world: World, model: Model, command: Command): Effect.Effect<void> =>
   Effect.gen(function*() {
@@ -789,6 +805,15 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
               Exit.isSuccess(exit) ? "done" : exit.cause.toString()
             }`
         )
+      }
+      case "updateHandlers": {
+        const key = keyOf(world, command.server)
+        // Never starts a connection: one disconnected at the same time stays disconnected.
+        const update = world.mcp.updateMcpServerHandlers(key, (handlers) => ({ ...handlers, elicitation: declines }))
+        if (!command.disconnecting) return yield* Effect.asVoid(settles(world, command, update))
+        model.connections.delete(command.server)
+        const both = Effect.all([world.mcp.disconnectMcpServer(key), update], { concurrency: "unbounded", discard: true })
+        return yield* Effect.asVoid(settles(world, command, both))
       }
     }
   })

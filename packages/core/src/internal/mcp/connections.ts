@@ -14,7 +14,7 @@ import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import type { McpConnection, McpLogLevel, McpServerInfo } from "../../Mcp.js"
+import type { McpConnection, McpHandlers, McpLogLevel, McpServerInfo } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
 import type { Entry, Env } from "./env.js"
 import { publish } from "./env.js"
@@ -202,6 +202,21 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
     })
 
   /**
+   * Replaces the handlers of a known server, under the lock: nothing for an unknown or failed
+   * one (a connect would start it again).
+   */
+  const updateHandlers = (
+    key: string,
+    update: (handlers: Partial<McpHandlers>) => Partial<McpHandlers>
+  ): Effect.Effect<void> =>
+    env.locked(Effect.suspend(() => {
+      const entry = env.entries.get(key)
+      if (entry === undefined || entry.status === "failed") return Effect.void
+      entry.server = { ...entry.server, handlers: update(entry.server.handlers ?? {}) }
+      return publish(env)
+    }))
+
+  /**
    * Closes every connection (their tools leave the registry first); no connection starts after.
    * Then waits for the handshakes given up to be ended (each bounded on Effect's clock).
    */
@@ -221,5 +236,5 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
     yield* FiberSet.awaitEmpty(env.endings)
   })
 
-  return { start, connect, disconnect, closeAll }
+  return { start, connect, disconnect, updateHandlers, closeAll }
 }

@@ -139,6 +139,7 @@ const makeServers = (
     return {
       connectMcpServer: connections.connect,
       disconnectMcpServer: connections.disconnect,
+      updateMcpServerHandlers: connections.updateHandlers,
       getMcpClients: SubscriptionRef.get(env.connections),
       changes: env.connections.changes,
       setElicitationHandler: (handler) => Ref.update(env.handlers, (current) => ({ ...current, elicitation: handler })),
