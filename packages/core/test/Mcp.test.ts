@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -432,6 +433,48 @@ describe("Mcp", () => {
 
       // The client itself is closed by then: the server's request in flight was given up.
       expect(signal.aborted).toBe(true)
+    }))
+
+  it.scoped("a server that drops while the end of its session waits does not hold up the connects and disconnects of the others", () =>
+    Effect.gen(function*() {
+      // Its event stream can be closed on demand (a proxy cutting it), and its DELETEs held.
+      let session: StreamableHTTPServerTransport | undefined
+      let holding = false
+      const deleteHeld = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const dropping = yield* mcpServer({
+        setup: greeter,
+        beforeSessionRequest: async (request, transport) => {
+          session ??= transport
+          if (request.method !== "DELETE" || !holding) return
+          Effect.runSync(Deferred.succeed(deleteHeld, undefined))
+          await Effect.runPromise(Deferred.await(gate))
+        }
+      })
+      const other = yield* mcpServer({ setup: calculator })
+      const third = yield* mcpServer({ setup: echo("third") })
+      const mcp = yield* Mcp.makeStandalone()
+      const droppingKey = (yield* mcp.connectMcpServer({ url: dropping.url, serverKey: "dropping" })).key
+      const otherKey = (yield* mcp.connectMcpServer({ url: other.url, serverKey: "other" })).key
+
+      holding = true
+      session!.closeStandaloneSSEStream()
+      yield* Deferred.await(deleteHeld)
+
+      // While the dropped session's DELETE waits (on this clock, for good), the others go on.
+      yield* mcp.disconnectMcpServer(otherKey)
+      const connected = yield* mcp.connectMcpServer({ url: third.url, serverKey: "third" })
+      expect(connected.status).toBe("connected")
+      expect(other.sessions.closed).toBe(1)
+      expect((yield* mcp.getMcpClients)[droppingKey]?.status).toBe("reconnecting")
+
+      // Once the server answers its DELETE, the dropped server is reconnected.
+      yield* Deferred.succeed(gate, undefined)
+      yield* mcp.changes.pipe(
+        Stream.takeUntil((connections) => connections[droppingKey]?.status === "connected"),
+        Stream.runDrain
+      )
+      expect(dropping.sessions.opened).toBe(2)
     }))
 
   describe("a handshake given up (disconnected while the server is slow to answer its initialize)", () => {

@@ -113,7 +113,9 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
   /**
    * A connected server went away: its tools are withdrawn, its session
    * closed, and it is reconnected with backoff. Ignored when `session` is
-   * no longer the entry's (a late close of an old session).
+   * no longer the entry's (a late close of an old session). The session is
+   * ended by the reconnecting fiber, before it reconnects, and not under the
+   * lock: a server slow to answer its `DELETE` holds up no other connection.
    */
   const markDropped = (entry: Entry, session: McpClient.Session, error: McpError): Effect.Effect<void> =>
     env.locked(Effect.gen(function*() {
@@ -127,8 +129,9 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
       yield* syncTools
       const sessionScope = entry.sessionScope
       entry.sessionScope = undefined
-      if (sessionScope !== undefined) yield* Scope.close(sessionScope, Exit.void)
-      entry.fiber = yield* FiberSet.run(env.fibers, reconnect(entry))
+      // Not cut short by a disconnect, which then waits for it (the calls on the session ended).
+      const ended = sessionScope === undefined ? Effect.void : Effect.uninterruptible(Scope.close(sessionScope, Exit.void))
+      entry.fiber = yield* FiberSet.run(env.fibers, Effect.zipRight(ended, reconnect(entry)))
     }))
 
   /** Lists the tools of the entry's session once, and registers them. */
