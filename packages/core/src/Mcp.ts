@@ -6,7 +6,8 @@
  * `disconnectMcpServer`, and when the layer's scope closes. A connection
  * given up before its server answered the handshake is let finish up to 5
  * seconds (on Effect's clock), so that the session the server may have
- * opened is ended there too; closing the layer waits for that. Its status
+ * opened is ended there too; closing the layer waits for that up to 2
+ * seconds, then closes what is still waiting. Its status
  * (`connecting`, `connected`, `reconnecting`, `failed`) is observable; a
  * server that goes away is reconnected with backoff (its tools leave the
  * registry meanwhile), and a server behind OAuth is authorized through the

@@ -50,14 +50,19 @@ const closeSession = (session: Pick<McpClient.Session, "terminate" | "close">) =
     Effect.zipRight(closeClient(session))
   )
 
+/** How long a handshake given up may go on once the service is closing: its close is not held up longer. */
+const CLOSING_GRACE = Duration.seconds(2)
+
 /**
- * Ends a handshake given up: lets it finish a bounded time, then ends the session it may have
- * opened as any other. Interrupted, it closes the client (which aborts the handshake).
+ * Ends a handshake given up: lets it finish a bounded time (shorter once the service is closing;
+ * then the client is closed, which ends the handshake unanswered), then ends the session it may
+ * have opened as any other. Interrupted, it closes the client (which aborts the handshake).
  */
-const endAbandoned = (abandoned: McpClient.Abandoned): Effect.Effect<void> =>
+const endAbandoned = (abandoned: McpClient.Abandoned, closed: Deferred.Deferred<void>): Effect.Effect<void> =>
   Effect.promise(() => abandoned.handshake).pipe(
     Effect.timeout(HANDSHAKE_GRACE),
     Effect.ignore,
+    Effect.race(Effect.zipRight(Deferred.await(closed), Effect.delay(closeClient(abandoned), CLOSING_GRACE))),
     Effect.zipRight(closeSession(abandoned)),
     Effect.onInterrupt(() => closeClient(abandoned))
   )
@@ -247,7 +252,7 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
       ))
     },
     // In the service's scope, on its clock: its close waits for these.
-    onAbandoned: (abandoned) => void env.runEnding(endAbandoned(abandoned))
+    onAbandoned: (abandoned) => void env.runEnding(endAbandoned(abandoned, env.closed))
   })
 
   /**

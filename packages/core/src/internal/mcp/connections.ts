@@ -218,11 +218,14 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
 
   /**
    * Closes every connection (their tools leave the registry first); no connection starts after.
-   * Then waits for the handshakes given up to be ended (each bounded on Effect's clock).
+   * Then waits for the handshakes given up to be ended: each is given a short while from now to
+   * be answered (a late answer names the session to end on its server), then closed, so the
+   * service's close is not held up by a server that does not answer.
    */
   const closeAll: Effect.Effect<void> = Effect.gen(function*() {
     const all = yield* env.locked(Effect.gen(function*() {
       env.closing = true
+      yield* Deferred.succeed(env.closed, undefined)
       const all = Array.from(env.entries.values())
       env.entries.clear()
       for (const entry of all) {

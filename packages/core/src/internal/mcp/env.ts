@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type * as Deferred from "effect/Deferred"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
@@ -164,6 +164,8 @@ export interface Env {
   readonly endings: FiberSet.FiberSet<void>
   /** Runs an ending in `endings`, from the MCP client's callback. */
   readonly runEnding: (effect: Effect.Effect<void>) => Fiber.RuntimeFiber<void>
+  /** Done once the service started closing: the endings then wait a short while only. */
+  readonly closed: Deferred.Deferred<void>
   readonly runPromise: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
   /** Every change of `entries`, of an entry and of `registered` happens under this. */
   readonly locked: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -217,6 +219,7 @@ export const make = (
       runPromise: yield* FiberSet.runtimePromise(fibers)<never>(),
       endings,
       runEnding: yield* FiberSet.runtime(endings)<never>(),
+      closed: yield* Deferred.make<void>(),
       locked: lock.withPermits(1),
       entries: new Map(),
       closing: false,
