@@ -43,10 +43,11 @@ import type { Credentials, TamboTransport } from "./TamboTransport.js"
  *
  * - `unauthenticated`: neither `userKey` nor `userToken` is configured;
  * - `identified`: requests can be made, with the `userKey` or an exchanged token
- *   (also while a refresh that failed for a passing reason is tried again and
- *   the token held still works);
- * - `exchanging`: a token exchange is in flight (the first one, a scheduled
- *   refresh or a try again of one, or one after a 401); requests wait for it;
+ *   (also while that token is refreshed in the background, or a refresh that
+ *   failed for a passing reason is tried again, and the token still works);
+ * - `exchanging`: a token exchange is in flight and no token that still works
+ *   is held (the first exchange, one after a 401 or a new user token, or a
+ *   refresh still in flight when the token held expired); requests wait for it;
  * - `error`: the last token exchange failed, with the reason, and no token
  *   that still works is held;
  * - `invalid`: both `userKey` and `userToken` are configured.

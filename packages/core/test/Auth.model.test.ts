@@ -78,6 +78,14 @@ const knownDefects: ReadonlyArray<readonly [string, Sequence]> = [
       { kind: "ask", asks: ["credentials"] }
     ]
   }],
+  ["a refresh of a token that still works says exchanging", {
+    initial: ok(10),
+    commands: [{ kind: "answer", answer: { _tag: "hang" } }, { kind: "advance", millis: 5000 }]
+  }],
+  ["a refresh still in flight when its token expires says identified", {
+    initial: ok(10),
+    commands: [{ kind: "answer", answer: { _tag: "hang" } }, { kind: "advance", millis: 5000 }, { kind: "advance", millis: 5000 }]
+  }],
   ["a 429 is taken for a refusal", {
     initial: ok(10),
     commands: [
@@ -117,6 +125,7 @@ describe("Auth's token exchange and refresh, model-based", () => {
       "kept through a failed refresh": 50,
       "served after a failed refresh": 40,
       "gave up": 50,
+      "expired while refreshing": 10,
       // Requests still waiting on an exchange of a replaced user token when it answers: rarer.
       "stale old waiter": 10
     }

@@ -194,7 +194,7 @@ describe("Auth", () => {
           expect(yield* current).toBe("token-1")
           yield* TestClock.adjust(Duration.seconds(3570))
           yield* settle
-          expect(yield* auth.state).toEqual({ status: "exchanging" })
+          expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
           const request = yield* Effect.fork(current)
           yield* settle
           expect(request.unsafePoll()).toBeNull()
@@ -202,6 +202,50 @@ describe("Auth", () => {
           expect(yield* Fiber.join(request)).toBe("token-2")
           expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
           expect(issuer.subjects).toHaveLength(2)
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      }))
+
+    it.effect("a refresh of a token that still works stays identified: nothing is published until a token lands", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const issuer = makeIssuer({ expiresInSeconds: 100, gate, gatedFrom: 2 })
+        yield* Effect.gen(function* () {
+          const auth = yield* Auth.Auth
+          expect(yield* current).toBe("token-1")
+          const seen: Array<string> = []
+          yield* Effect.fork(Stream.runForEach(Stream.drop(auth.changes, 1), (s) => Effect.sync(() => seen.push(sourceOf(s)))))
+          yield* settle
+          // The refresh at 70 s hangs: the token held works until 100 s.
+          yield* TestClock.adjust(Duration.seconds(70))
+          yield* settle
+          expect(issuer.subjects).toHaveLength(2)
+          expect(sourceOf(yield* auth.state)).toBe("identified by tokenExchange")
+          yield* TestClock.adjust(Duration.seconds(29))
+          yield* settle
+          expect(sourceOf(yield* auth.state)).toBe("identified by tokenExchange")
+          yield* Deferred.succeed(gate, undefined)
+          yield* settle
+          expect(sourceOf(yield* auth.state)).toBe("identified by tokenExchange")
+          expect(seen).toEqual([])
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      }))
+
+    it.effect("a refresh still in flight when the token held expires says exchanging from then on", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const issuer = makeIssuer({ expiresInSeconds: 100, gate, gatedFrom: 2 })
+        yield* Effect.gen(function* () {
+          const auth = yield* Auth.Auth
+          expect(yield* current).toBe("token-1")
+          yield* TestClock.adjust(Duration.seconds(70))
+          yield* settle
+          expect(sourceOf(yield* auth.state)).toBe("identified by tokenExchange")
+          yield* TestClock.adjust(Duration.seconds(30))
+          yield* settle
+          expect(yield* auth.state).toEqual({ status: "exchanging" })
+          yield* Deferred.succeed(gate, undefined)
+          expect(yield* current).toBe("token-2")
+          expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
         }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
       }))
 
@@ -366,6 +410,24 @@ describe("Auth", () => {
         const error = yield* Effect.flip(auth.credentials)
         expect(error).toBeInstanceOf(AuthError)
         expect(error.status).toBe(503)
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("through a refresh outage the state stays identified until the token expires", () => {
+      const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", ...Array.from({ length: 20 }, () => unavailable)] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* current).toBe("token-1")
+        const seen: Array<string> = []
+        yield* Effect.fork(Stream.runForEach(Stream.drop(auth.changes, 1), (s) => Effect.sync(() => seen.push(s.status))))
+        yield* settle
+        for (let second = 0; second < 100; second++) {
+          yield* TestClock.adjust(Duration.seconds(1))
+          yield* settle
+        }
+        expect(issuer.subjects.length).toBeGreaterThan(3)
+        // At 100 s the token held expired: the last try has nothing to fall back on.
+        expect(seen).toEqual(["exchanging", "error"])
       }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
     })
 

@@ -1,5 +1,5 @@
 /**
- * `useIsTamboTokenUpdating`: whether the user token is being exchanged.
+ * `useIsTamboTokenUpdating`: whether requests wait for a user-token exchange.
  *
  * @since 0.2.0
  */
@@ -10,8 +10,11 @@ const notUpdating = () => false
 
 /**
  * Whether the provider's client is exchanging its user token for an access
- * token (the first exchange, a refresh before expiry, a rotated token, a
- * re-exchange after a 401). Always `false` with a `userKey`.
+ * token with none that still works held, so requests wait for it: the first
+ * exchange, a rotated token, a re-exchange after a 401, a refresh still in
+ * flight when the token held expired. A refresh in the background of a
+ * token that still works (and its tries again after a passing failure) is
+ * not an update. Always `false` with a `userKey`.
  *
  * @example
  * ```tsx

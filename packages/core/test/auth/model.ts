@@ -12,7 +12,9 @@
 // waiting on it get it, the state says identified, and the token is handed out until the next
 // try (1 s later, doubled after each failure up to 8 s, never past its expiry); a 401 to a
 // call (or to a stream before its first element) forgets the token it carried and the call runs
-// once more with the next credentials.
+// once more with the next credentials. The state says exchanging only while no token that
+// still works is held: a refresh of one that works stays identified, and says exchanging once
+// that token expires with the refresh still in flight.
 // Requests woken by an exchange run in the order they asked, before an exchange one of them starts.
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -136,12 +138,23 @@ const failedRefresh: fc.Arbitrary<ReadonlyArray<Command>> = fc.constantFrom(429 
   { kind: "untilRefresh" as const }
 ])
 
+/** A refresh that hangs until the token it refreshes expires (when it lasts no longer than a minute). */
+const hungRefresh: fc.Arbitrary<ReadonlyArray<Command>> = fc.constant([
+  { kind: "answer" as const, answer: { _tag: "hang" as const } },
+  { kind: "untilRefresh" as const },
+  { kind: "advance" as const, millis: 31_000 }
+])
+
 /** Sequences of up to `maxCommands` commands. */
 export const commandsArbitrary = (maxCommands: number): fc.Arbitrary<Sequence> =>
   fc.record({
     initial: answer,
     commands: fc.array(
-      fc.oneof({ weight: 12, arbitrary: command.map((c) => [c]) }, { weight: 1, arbitrary: failedRefresh }),
+      fc.oneof(
+        { weight: 12, arbitrary: command.map((c) => [c]) },
+        { weight: 1, arbitrary: failedRefresh },
+        { weight: 1, arbitrary: hungRefresh }
+      ),
       { maxLength: maxCommands, size: "max" }
     ).map((groups) => groups.flat().slice(0, maxCommands))
   })
@@ -264,7 +277,8 @@ export class Model {
     const e: ModelExchange = { n, subject: this.subject, startedAt: this.now, outcome: undefined, hung: false, waiters: [] }
     this.exchanges.push(e)
     this.slot = { _tag: "Exchanging", n, refreshing }
-    this.publish({ status: "exchanging" })
+    // While the token it refreshes works, the state stays identified.
+    if (this.usable() === undefined) this.publish({ status: "exchanging" })
     const answer = this.blip ?? this.answer
     this.blip = undefined
     if (answer._tag === "hang") {
@@ -275,6 +289,19 @@ export class Model {
       this.queue.push(n)
     }
     return n
+  }
+
+  /** The token of the slot that still works: the one held, or the one an exchange in flight refreshes. */
+  usable(): number | undefined {
+    const held = this.slot._tag === "Ready" ? this.slot : this.slot._tag === "Exchanging" ? this.slot.refreshing : undefined
+    return held !== undefined && this.now < this.expiresAt(held.n) ? held.n : undefined
+  }
+
+  /** When the token an exchange in flight refreshes expires, if it has not yet. */
+  expiry(): number | undefined {
+    if (this.slot._tag !== "Exchanging" || this.slot.refreshing === undefined) return undefined
+    const at = this.expiresAt(this.slot.refreshing.n)
+    return at > this.now ? at : undefined
   }
 
   drain(): void {
@@ -426,7 +453,16 @@ export class Model {
 
   advance(millis: number): void {
     const end = this.now + millis
-    while (this.timer !== undefined && this.timer.at <= end) {
+    for (;;) {
+      // The token a hung refresh refreshes expires: the state says exchanging from then on.
+      const expiry = this.expiry()
+      if (expiry !== undefined && expiry <= end && (this.timer === undefined || expiry < this.timer.at)) {
+        this.now = expiry
+        this.publish({ status: "exchanging" })
+        this.count("expired while refreshing")
+        continue
+      }
+      if (this.timer === undefined || this.timer.at > end) break
       const { at, slot } = this.timer
       this.timer = undefined
       this.now = at
@@ -682,6 +718,10 @@ export const runSequence = (
         }
         invariant("state-is-published", state.status !== "exchanging" || inFlight.length > 0, () =>
           `the state says exchanging with no exchange in flight${where()}`)
+        // A refresh does not flicker: exchanging only while no token that works is held.
+        const usable = model.usable()
+        invariant("exchanging-only-without-a-usable-token", usable === undefined || state.status === "identified", () =>
+          `the state is ${json(state)} while access-${usable} still works${where()}`)
 
         // Everything as the model says.
         invariant("clock", now === model.now, () => `the clock says ${now}, the model ${model.now}${where()}`)

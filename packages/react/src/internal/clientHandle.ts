@@ -232,7 +232,7 @@ export class ClientHandle {
     return known ?? (isLocalThreadId(threadId) ? fallback : undefined)
   }
 
-  /** Whether a token exchange is in flight, without creating a client. */
+  /** Whether requests wait for a token exchange (none that works is held), without creating a client. */
   readonly isUpdatingToken = (): boolean => {
     const client = this.#given ?? this.#owned
     if (client === undefined) return false

@@ -12,6 +12,7 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberHandle from "effect/FiberHandle"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -87,10 +88,22 @@ export const putIfCurrent = (
   Ref.modify(env.slot, (current): readonly [boolean, Slot] =>
     current._tag === "Exchanging" && current.deferred === deferred ? [true, next] : [false, current])
 
+const sameState = (a: AuthState, b: AuthState): boolean =>
+  a.status === b.status &&
+  (a.status !== "identified" || b.status !== "identified" || a.source === b.source) &&
+  (a.status !== "error" || b.status !== "error" || a.error === b.error)
+
+/** Publishes `next` unless the state already says so: a token replaced in the background changes nothing a UI shows. */
+export const publish = (env: Env, next: AuthState): Effect.Effect<void> =>
+  Effect.flatMap(
+    SubscriptionRef.get(env.state),
+    (current) => sameState(current, next) ? Effect.void : SubscriptionRef.set(env.state, next)
+  )
+
 /** Publishes the token the slot now holds and schedules its refresh. */
 const hold = (env: Env, token: Token, now: number): Effect.Effect<void> =>
   Effect.zipRight(
-    SubscriptionRef.set(env.state, { status: "identified", source: "tokenExchange" }),
+    publish(env, { status: "identified", source: "tokenExchange" }),
     FiberHandle.run(
       env.refreshTimer,
       Effect.interruptible(Effect.delay(refresh(env, token), untilRefresh(token, now)))
@@ -144,7 +157,7 @@ const settleError = (
       return Exit.succeed(next.token)
     }
     if (next !== undefined) {
-      yield* SubscriptionRef.set(env.state, { status: "error", error })
+      yield* publish(env, { status: "error", error })
       yield* Effect.logDebug("Tambo token exchange failed").pipe(Effect.annotateLogs(annotations))
     }
     return Exit.fail(error)
@@ -167,30 +180,59 @@ const settle = (
   })
 
 /**
+ * `exchange` of a token that works for `usableFor` more milliseconds:
+ * `exchanging` is published once it has expired, if the exchange is still
+ * in flight and the slot still waits for it.
+ */
+const exchangeWhileHeld = (
+  env: Env,
+  deferred: Deferred.Deferred<Token, AuthError>,
+  trigger: Trigger,
+  usableFor: number
+): Effect.Effect<Token, AuthError> => {
+  const expired = Effect.flatMap(Ref.get(env.slot), (slot) =>
+    slot._tag === "Exchanging" && slot.deferred === deferred ? publish(env, { status: "exchanging" }) : Effect.void)
+  return Effect.flatMap(
+    Effect.fork(Effect.delay(expired, usableFor)),
+    // Stopped before the outcome is settled, so it cannot publish over it.
+    (expiry) => Effect.ensuring(exchange(env, trigger), Fiber.interrupt(expiry))
+  )
+}
+
+/**
  * Runs an exchange in the service's scope, so a caller that gives up
  * does not abort it for the others waiting on `deferred`. Closing the
- * scope interrupts it.
+ * scope interrupts it. `refreshing`: the token it replaces; while that
+ * works, the state stays `identified`.
  */
 export const startExchange = (
   env: Env,
   deferred: Deferred.Deferred<Token, AuthError>,
-  trigger: Trigger
+  trigger: Trigger,
+  refreshing?: Token | undefined
 ): Effect.Effect<void> =>
-  Effect.zipRight(
-    SubscriptionRef.set(env.state, { status: "exchanging" }),
-    exchange(env, trigger).pipe(
-      Effect.exit,
-      Effect.flatMap((exit) =>
-        Effect.uninterruptible(Effect.flatMap(settle(env, deferred, exit), (outcome) => Deferred.done(deferred, outcome)))
-      ),
-      Effect.onInterrupt(() =>
-        Effect.zipRight(putIfCurrent(env, deferred, { _tag: "Empty" }), Deferred.interrupt(deferred))
-      ),
-      Effect.interruptible,
-      Effect.forkIn(env.scope),
-      Effect.asVoid
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const usableFor = refreshing === undefined ? 0 : refreshing.expiresAt - now
+    // Published before the fork: setUserToken is synchronous and says exchanging at once.
+    const published = usableFor > 0 ? Effect.void : publish(env, { status: "exchanging" })
+    return Effect.zipRight(
+      published,
+      (usableFor > 0 ? exchangeWhileHeld(env, deferred, trigger, usableFor) : exchange(env, trigger)).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) =>
+          Effect.uninterruptible(
+            Effect.flatMap(settle(env, deferred, exit), (outcome) => Deferred.done(deferred, outcome))
+          )
+        ),
+        Effect.onInterrupt(() =>
+          Effect.zipRight(putIfCurrent(env, deferred, { _tag: "Empty" }), Deferred.interrupt(deferred))
+        ),
+        Effect.interruptible,
+        Effect.forkIn(env.scope),
+        Effect.asVoid
+      )
     )
-  )
+  })
 
 /**
  * Starts an exchange whatever the slot holds: the first one, and the first
@@ -210,5 +252,5 @@ const refresh = (env: Env, token: Token): Effect.Effect<void> =>
       current._tag === "Ready" && current.token === token
         ? [true, { _tag: "Exchanging", deferred, refreshing: token }]
         : [false, current])
-    if (start) yield* startExchange(env, deferred, "refresh")
+    if (start) yield* startExchange(env, deferred, "refresh", token)
   }))

@@ -19,7 +19,11 @@ type Decision =
   | { readonly _tag: "Use"; readonly token: Token }
   | { readonly _tag: "Fail"; readonly error: AuthError }
   | { readonly _tag: "Wait"; readonly deferred: Deferred.Deferred<Token, AuthError> }
-  | { readonly _tag: "Start"; readonly deferred: Deferred.Deferred<Token, AuthError> }
+  | {
+    readonly _tag: "Start"
+    readonly deferred: Deferred.Deferred<Token, AuthError>
+    readonly refreshing?: Token | undefined
+  }
 
 /** Joins the exchange in flight, or starts one unless a fresh token arrived meanwhile. */
 const obtain = (env: Env): Effect.Effect<Token, AuthError> =>
@@ -32,7 +36,11 @@ const obtain = (env: Env): Effect.Effect<Token, AuthError> =>
           case "Ready":
             if (now < current.token.refreshAt) return [{ _tag: "Use", token: current.token }, current]
             // Due for refresh: kept if the refresh fails for a reason worth trying again.
-            return [{ _tag: "Start", deferred }, { _tag: "Exchanging", deferred, refreshing: current.token }]
+            return [{ _tag: "Start", deferred, refreshing: current.token }, {
+              _tag: "Exchanging",
+              deferred,
+              refreshing: current.token
+            }]
           case "Exchanging":
             return [{ _tag: "Wait", deferred: current.deferred }, current]
           case "Refused":
@@ -48,7 +56,7 @@ const obtain = (env: Env): Effect.Effect<Token, AuthError> =>
         case "Wait":
           return yield* restore(Deferred.await(decision.deferred))
         case "Start":
-          yield* startExchange(env, decision.deferred, "request")
+          yield* startExchange(env, decision.deferred, "request", decision.refreshing)
           return yield* restore(Deferred.await(decision.deferred))
       }
     })
