@@ -5,15 +5,20 @@
  * (RFC 8693, `POST /oauth/token`) as soon as the service starts, refreshed
  * before it expires (30 s before, or at half its lifetime when that is
  * shorter), and exchanged again once when the API answers 401.
- * Requests made while an exchange is in flight wait for it; concurrent
- * requests share one exchange. A refused exchange (a 4xx other than 408 /
+ * While the token held is refreshed, requests carry it until it expires
+ * (as `@tambo-ai/react` does: the API accepts it until then), so a slow
+ * token endpoint holds nothing up. Requests wait for an exchange in flight
+ * only when no token that still works is held (the first exchange, one
+ * after a 401 or a new user token, a refresh still in flight when the
+ * token expired); concurrent requests share one exchange. A 401 to the
+ * token a refresh replaces makes the retry wait for that refresh. A
+ * refused exchange (a 4xx other than 408 /
  * 429) is an `AuthError` that later requests fail with at once, without
  * asking the API again; it drops the access token held.
  *
  * A refresh that fails otherwise (a 5xx, a 408 or 429, a timeout, no
- * connection) keeps the access token while it has not expired: the
- * requests waiting on the refresh get it, later ones too, and the refresh
- * is tried again 1 s later, then after twice as long each time (at most
+ * connection) keeps the access token while it has not expired: requests
+ * go on getting it, and the refresh is tried again 1 s later, then after twice as long each time (at most
  * 8 s), never later than the token's expiry. Once the token has expired a
  * failed exchange fails the requests waiting on it with its `AuthError`, and
  * the next request exchanges again.
@@ -86,8 +91,10 @@ export declare namespace Auth {
     /** The current state, then every change. */
     readonly changes: Stream.Stream<AuthState>
     /**
-     * The credentials for the next request. Waits for a token exchange in
-     * flight (or starts one); fails with the `AuthError` of a refused exchange.
+     * The credentials for the next request: the token held while it works
+     * (also while it is refreshed). Without one, waits for the token exchange
+     * in flight (or starts one); fails with the `AuthError` of a refused
+     * exchange.
      */
     readonly credentials: Effect.Effect<Credentials, AuthError>
     /**

@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto"
 import { HoldingProxy, Script, startTestServer, type RecordedRequest } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
-import * as Duration from "effect/Duration"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -248,32 +251,49 @@ describe("Auth against the testing server", () => {
     Effect.gen(function* () {
       const { advance, local } = yield* serverOnTestClock
       const proxy = yield* HoldingProxy.scoped(local)
+      // Told when the failed refresh, then the next token, has been taken in (the state does not
+      // change meanwhile: the token held still works).
+      const refreshFailed = yield* Deferred.make<void>()
+      const refreshed = yield* Deferred.make<void>()
+      let failed = false
+      const watcher = Logger.make(({ message }) => {
+        const text = String(message)
+        if (text.includes("refresh failed")) {
+          failed = true
+          Deferred.unsafeDone(refreshFailed, Exit.void)
+        } else if (failed && text.includes("token obtained")) Deferred.unsafeDone(refreshed, Exit.void)
+      })
       yield* Effect.gen(function* () {
         const auth = yield* Auth.Auth
         yield* runAll("one")
-        // The refresh at 90 s (30 s before the 120 s expiry) gets a 503.
+        // The refresh at 90 s (30 s before the 120 s expiry) is held, then gets a 503.
         const refresh = proxy.holdRequest((request) => request.path === "/oauth/token")
-        refresh.fail(503)
         yield* advance(Duration.seconds(90))
         yield* Effect.promise(() => refresh.arrived)
-        // The request waits for the refresh, which fails: it gets the token that still works.
-        yield* auth.credentials
-        expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+        // A run while the refresh is held goes on with the token that still works.
         yield* runAll("two")
+        expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+        refresh.fail(503)
+        yield* Deferred.await(refreshFailed)
+        expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+        yield* runAll("three")
         // The next try, a little later, gets a new token.
         yield* advance(Duration.seconds(1))
-        yield* auth.credentials
-        yield* runAll("three")
+        yield* Deferred.await(refreshed)
+        yield* runAll("four")
         const runs = local.requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
-        expect(runs).toHaveLength(3)
+        expect(runs).toHaveLength(4)
         expect(runs[1]!.headers.authorization).toBe(runs[0]!.headers.authorization)
-        expect(runs[2]!.headers.authorization).not.toBe(runs[0]!.headers.authorization)
+        expect(runs[2]!.headers.authorization).toBe(runs[0]!.headers.authorization)
+        expect(runs[3]!.headers.authorization).not.toBe(runs[0]!.headers.authorization)
         // The server saw the first exchange and the second try; the failed one never reached it.
         expect(local.requests.filter((r) => r.path === "/oauth/token")).toHaveLength(2)
       }).pipe(
         Effect.provide(
           Tambo.layer({ apiKey: local.apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 })
-        )
+        ),
+        Effect.provide(Logger.add(watcher)),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
       )
     }).pipe(Effect.scoped))
 

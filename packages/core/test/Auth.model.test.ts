@@ -86,6 +86,14 @@ const knownDefects: ReadonlyArray<readonly [string, Sequence]> = [
     initial: ok(10),
     commands: [{ kind: "answer", answer: { _tag: "hang" } }, { kind: "advance", millis: 5000 }, { kind: "advance", millis: 5000 }]
   }],
+  ["a request during a refresh of a token that still works waits for the refresh", {
+    initial: ok(10),
+    commands: [{ kind: "answer", answer: { _tag: "hang" } }, { kind: "advance", millis: 5000 }, { kind: "ask", asks: ["credentials"] }]
+  }],
+  ["a 401 during a refresh retries with the token it was refused", {
+    initial: ok(10),
+    commands: [{ kind: "answer", answer: { _tag: "hang" } }, { kind: "advance", millis: 5000 }, { kind: "ask", asks: ["call401"] }]
+  }],
   ["a 429 is taken for a refusal", {
     initial: ok(10),
     commands: [
@@ -123,9 +131,11 @@ describe("Auth's token exchange and refresh, model-based", () => {
       "waited": 50,
       "served from cache": 50,
       "kept through a failed refresh": 50,
-      "served after a failed refresh": 40,
+      "served after a failed refresh": 30,
       "gave up": 50,
-      "expired while refreshing": 10,
+      "expired while refreshing": 30,
+      "served during a refresh": 50,
+      "forgotten during a refresh": 20,
       // Requests still waiting on an exchange of a replaced user token when it answers: rarer.
       "stale old waiter": 10
     }

@@ -185,22 +185,49 @@ describe("Auth", () => {
       }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
     })
 
-    it.effect("a request at refresh time waits for the new token rather than using the old one", () =>
+    it.effect("a request during a refresh gets the token held while it works, and waits for the refresh once it expired", () =>
       Effect.gen(function* () {
         const gate = yield* Deferred.make<void>()
-        const issuer = makeIssuer({ expiresInSeconds: 3600, gate, gatedFrom: 2 })
+        const issuer = makeIssuer({ expiresInSeconds: 100, gate, gatedFrom: 2 })
         yield* Effect.gen(function* () {
-          const auth = yield* Auth.Auth
           expect(yield* current).toBe("token-1")
-          yield* TestClock.adjust(Duration.seconds(3570))
+          // The refresh at 70 s hangs; token-1 works until 100 s.
+          yield* TestClock.adjust(Duration.seconds(70))
           yield* settle
-          expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+          expect(issuer.subjects).toHaveLength(2)
+          expect(yield* current).toBe("token-1")
+          yield* TestClock.adjust(Duration.seconds(29))
+          expect(yield* current).toBe("token-1")
+          yield* TestClock.adjust(Duration.seconds(1))
           const request = yield* Effect.fork(current)
           yield* settle
           expect(request.unsafePoll()).toBeNull()
           yield* Deferred.succeed(gate, undefined)
           expect(yield* Fiber.join(request)).toBe("token-2")
-          expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+          expect(issuer.subjects).toHaveLength(2)
+        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+      }))
+
+    it.effect("a 401 to the token held during a refresh waits for the refresh and retries with its token", () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const issuer = makeIssuer({ expiresInSeconds: 100, gate, gatedFrom: 2 })
+        yield* Effect.gen(function* () {
+          const auth = yield* Auth.Auth
+          expect(yield* current).toBe("token-1")
+          yield* TestClock.adjust(Duration.seconds(70))
+          yield* settle
+          const seen: Array<string> = []
+          const call = yield* Effect.fork(Auth.withCredentials(auth, (c) => {
+            seen.push(tokenOf(c))
+            return tokenOf(c) === "token-1" ? Effect.fail(unauthorized) : Effect.succeed("ok")
+          }))
+          yield* settle
+          expect(call.unsafePoll()).toBeNull()
+          expect(yield* auth.state).toEqual({ status: "exchanging" })
+          yield* Deferred.succeed(gate, undefined)
+          expect(yield* Fiber.join(call)).toBe("ok")
+          expect(seen).toEqual(["token-1", "token-2"])
           expect(issuer.subjects).toHaveLength(2)
         }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
       }))
@@ -366,7 +393,7 @@ describe("Auth", () => {
       }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
     })
 
-    it.effect("a request waiting on a refresh that fails with a 503 gets the token that still works", () =>
+    it.effect("a request during a refresh that fails with a 503 gets the token that still works without waiting", () =>
       Effect.gen(function* () {
         const gate = yield* Deferred.make<void>()
         const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", unavailable], gate, gatedFrom: 2, gatedTo: 2 })
@@ -375,11 +402,11 @@ describe("Auth", () => {
           expect(yield* current).toBe("token-1")
           yield* TestClock.adjust(Duration.seconds(70))
           yield* settle
-          const request = yield* Effect.fork(current)
-          yield* settle
-          expect(request.unsafePoll()).toBeNull()
+          expect(issuer.subjects).toHaveLength(2)
+          expect(yield* current).toBe("token-1")
           yield* Deferred.succeed(gate, undefined)
-          expect(yield* Fiber.join(request)).toBe("token-1")
+          yield* settle
+          expect(yield* current).toBe("token-1")
           expect(sourceOf(yield* auth.state)).toBe("identified by tokenExchange")
           expect(issuer.subjects).toHaveLength(2)
         }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))

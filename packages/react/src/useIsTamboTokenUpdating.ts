@@ -14,7 +14,8 @@ const notUpdating = () => false
  * exchange, a rotated token, a re-exchange after a 401, a refresh still in
  * flight when the token held expired. A refresh in the background of a
  * token that still works (and its tries again after a passing failure) is
- * not an update. Always `false` with a `userKey`.
+ * not an update: requests go on with that token meanwhile. Always `false`
+ * with a `userKey`.
  *
  * @example
  * ```tsx

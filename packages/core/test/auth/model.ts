@@ -3,7 +3,9 @@
 //
 // The model is the documented behaviour written plainly: one slot (nothing, an exchange in flight,
 // a token, a refusal); a request uses a token until its refresh time (30 s before expiry, or half
-// its lifetime when shorter, counted from the start of the exchange), waits for the exchange in
+// its lifetime when shorter, counted from the start of the exchange), and past it starts the
+// refresh and uses the token meanwhile until it expires (so does every request while that refresh
+// is in flight, unless the token was forgotten); it waits for the exchange in
 // flight, fails at once with a refusal, or starts an exchange that concurrent requests share;
 // a token's refresh is scheduled when it arrives (at least 1 s later); an exchange's outcome
 // lands only if the slot still waits for it (a replaced user token's does not); a refresh (on
@@ -138,10 +140,14 @@ const failedRefresh: fc.Arbitrary<ReadonlyArray<Command>> = fc.constantFrom(429 
   { kind: "untilRefresh" as const }
 ])
 
-/** A refresh that hangs until the token it refreshes expires (when it lasts no longer than a minute). */
-const hungRefresh: fc.Arbitrary<ReadonlyArray<Command>> = fc.constant([
+/**
+ * A refresh that hangs, a request meanwhile, and time until the token it refreshes expires (when
+ * it lasts no longer than a minute).
+ */
+const hungRefresh: fc.Arbitrary<ReadonlyArray<Command>> = ask.map((a) => [
   { kind: "answer" as const, answer: { _tag: "hang" as const } },
   { kind: "untilRefresh" as const },
+  { kind: "ask" as const, asks: [a] },
   { kind: "advance" as const, millis: 31_000 }
 ])
 
@@ -376,10 +382,22 @@ export class Model {
           this.count(this.slot.failedRefreshes > 0 ? "served after a failed refresh" : "served from cache")
           return this.hand(r, this.slot.n)
         }
-        // Due for refresh: this request's exchange refreshes it.
-        this.exchange(this.start(this.slot)).waiters.push(r)
+      {
+        // Due for refresh: this request's exchange refreshes it, and the token serves meanwhile while it works.
+        const held = this.slot
+        const n = this.start(held)
+        if (this.now < this.expiresAt(held.n)) {
+          this.count("served during a refresh")
+          return this.hand(r, held.n)
+        }
+        this.exchange(n).waiters.push(r)
         return
+      }
       case "Exchanging":
+        if (this.slot.refreshing !== undefined && this.now < this.expiresAt(this.slot.refreshing.n)) {
+          this.count("served during a refresh")
+          return this.hand(r, this.slot.refreshing.n)
+        }
         this.count("waited")
         this.exchange(this.slot.n).waiters.push(r)
         return
@@ -405,8 +423,15 @@ export class Model {
 
   /** Forgets the token of exchange `n` if it is the one held; without one, anything but an exchange in flight. */
   invalidate(n: number | undefined): void {
-    if (n === undefined) {
-      if (this.slot._tag !== "Exchanging") this.slot = { _tag: "Empty" }
+    if (this.slot._tag === "Exchanging") {
+      // The token a refresh in flight replaces is no longer handed out: requests wait for the refresh.
+      if (this.slot.refreshing !== undefined && (n === undefined || this.slot.refreshing.n === n)) {
+        this.slot = { ...this.slot, refreshing: undefined }
+        this.publish({ status: "exchanging" })
+        this.count("forgotten during a refresh")
+      }
+    } else if (n === undefined) {
+      this.slot = { _tag: "Empty" }
     } else if (this.slot._tag === "Ready" && this.slot.n === n) {
       this.slot = { _tag: "Empty" }
     }

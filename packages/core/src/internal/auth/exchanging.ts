@@ -12,21 +12,30 @@ import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { Auth } from "../../Auth.js"
 import type { Credentials, TamboTransport } from "../../TamboTransport.js"
-import { type Env, makeEnv, restart } from "./exchange.js"
+import { type Env, makeEnv, publish, restart } from "./exchange.js"
 import { credentials } from "./request.js"
 import { sameToken, type Slot } from "./token.js"
 
 /**
  * Forgets the token the API rejected (or, without one, whatever is cached
- * other than an exchange in flight).
+ * other than an exchange in flight). A token a refresh in flight replaces
+ * is no longer handed out: requests wait for the refresh.
  */
 const invalidate = (env: Env) => (rejected?: Credentials | undefined): Effect.Effect<void> =>
-  Ref.update(env.slot, (current): Slot => {
-    if (rejected === undefined) return current._tag === "Exchanging" ? current : { _tag: "Empty" }
-    return current._tag === "Ready" && sameToken(current.token.credentials, rejected)
-      ? { _tag: "Empty" }
-      : current
-  })
+  Effect.flatMap(
+    Ref.modify(env.slot, (current): readonly [boolean, Slot] => {
+      if (current._tag === "Exchanging") {
+        const forget = current.refreshing !== undefined &&
+          (rejected === undefined || sameToken(current.refreshing.credentials, rejected))
+        return forget ? [true, { ...current, refreshing: undefined }] : [false, current]
+      }
+      if (rejected === undefined) return [false, { _tag: "Empty" }]
+      return current._tag === "Ready" && sameToken(current.token.credentials, rejected)
+        ? [false, { _tag: "Empty" }]
+        : [false, current]
+    }),
+    (forgotten) => forgotten ? publish(env, { status: "exchanging" }) : Effect.void
+  )
 
 /** Replaces the user token and exchanges the new one at once; the same token again changes nothing. */
 const setUserToken = (env: Env) => (next: Redacted.Redacted<string>): Effect.Effect<void> =>

@@ -1,7 +1,8 @@
 /**
  * What a request of a `userToken` service gets: the token it holds while it
- * is fresh, the exchange in flight, the refusal of the last one, or a new
- * exchange that concurrent requests share.
+ * is fresh (and, while a refresh of it is in flight, until it expires), the
+ * exchange in flight, the refusal of the last one, or a new exchange that
+ * concurrent requests share.
  *
  * @internal
  */
@@ -33,16 +34,17 @@ const obtain = (env: Env): Effect.Effect<Token, AuthError> =>
       const deferred = yield* Deferred.make<Token, AuthError>()
       const decision = yield* Ref.modify(env.slot, (current): readonly [Decision, Slot] => {
         switch (current._tag) {
-          case "Ready":
+          case "Ready": {
             if (now < current.token.refreshAt) return [{ _tag: "Use", token: current.token }, current]
-            // Due for refresh: kept if the refresh fails for a reason worth trying again.
-            return [{ _tag: "Start", deferred, refreshing: current.token }, {
-              _tag: "Exchanging",
-              deferred,
-              refreshing: current.token
-            }]
+            // Due for refresh: this request starts it, and uses the token meanwhile while it works
+            // (kept besides if the refresh fails for a reason worth trying again).
+            const slot: Slot = { _tag: "Exchanging", deferred, refreshing: current.token }
+            return [{ _tag: "Start", deferred, refreshing: current.token }, slot]
+          }
           case "Exchanging":
-            return [{ _tag: "Wait", deferred: current.deferred }, current]
+            return current.refreshing !== undefined && now < current.refreshing.expiresAt
+              ? [{ _tag: "Use", token: current.refreshing }, current]
+              : [{ _tag: "Wait", deferred: current.deferred }, current]
           case "Refused":
             return [{ _tag: "Fail", error: current.error }, current]
         }
@@ -57,14 +59,17 @@ const obtain = (env: Env): Effect.Effect<Token, AuthError> =>
           return yield* restore(Deferred.await(decision.deferred))
         case "Start":
           yield* startExchange(env, decision.deferred, "request", decision.refreshing)
-          return yield* restore(Deferred.await(decision.deferred))
+          return decision.refreshing !== undefined && now < decision.refreshing.expiresAt
+            ? decision.refreshing
+            : yield* restore(Deferred.await(decision.deferred))
       }
     })
   )
 
 /**
- * The credentials for the next request: the fresh token held, else the
- * exchange in flight, else a new one; the refusal of the last exchange.
+ * The credentials for the next request: the fresh token held (or the one a
+ * refresh in flight replaces, until it expires), else the exchange in
+ * flight, else a new one; the refusal of the last exchange.
  */
 export const credentials = (env: Env): Effect.Effect<Credentials, AuthError> =>
   Effect.gen(function* () {
@@ -75,8 +80,12 @@ export const credentials = (env: Env): Effect.Effect<Credentials, AuthError> =>
         if (now < current.token.refreshAt) return current.token.credentials
         break
       }
-      case "Exchanging":
+      case "Exchanging": {
+        // A refresh in flight: the token it replaces serves until it expires.
+        const now = yield* Clock.currentTimeMillis
+        if (current.refreshing !== undefined && now < current.refreshing.expiresAt) return current.refreshing.credentials
         return (yield* Deferred.await(current.deferred)).credentials
+      }
       case "Refused":
         return yield* Effect.fail(current.error)
     }
