@@ -18,8 +18,11 @@
  *
  * A refresh that fails otherwise (a 5xx, a 408 or 429, a timeout, no
  * connection) keeps the access token while it has not expired: requests
- * go on getting it, and the refresh is tried again 1 s later, then after twice as long each time (at most
- * 8 s), never later than the token's expiry. Once the token has expired a
+ * go on getting it, and the refresh is tried again after the token
+ * endpoint's `Retry-After` when it sent one (at most `maxRetryAfter`; the
+ * `AuthError` carries it as `retryAfter`), else 1 s later, then after
+ * twice as long each time (at most 8 s); never later than the token's
+ * expiry. Once the token has expired a
  * failed exchange fails the requests waiting on it with its `AuthError`, and
  * the next request exchanges again.
  *

@@ -66,7 +66,8 @@ export interface Options {
   readonly maxFrameBytes?: number | undefined
   /**
    * The longest `Retry-After` a retry waits for; an answer asking for longer
-   * is not retried. Default 60 seconds.
+   * is not retried. A failed token refresh is tried again after at most this
+   * long, whatever the token endpoint asked. Default 60 seconds.
    */
   readonly maxRetryAfter?: Duration.DurationInput | undefined
 }

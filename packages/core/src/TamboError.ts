@@ -195,13 +195,23 @@ export class MaxStepsExceededError extends Schema.TaggedError<MaxStepsExceededEr
  * Authentication failed: a token exchange was refused, credentials are
  * invalid (both `userKey` and `userToken`), or none were given.
  *
+ * `status` is the token endpoint's HTTP status, and `retryAfter` its
+ * `Retry-After` in milliseconds when it sent one (a 429 or 503).
+ *
  * @since 0.1.0
  * @category Errors
  */
 export class AuthError extends Schema.TaggedError<AuthError>("@tambo-effect/core/AuthError")("AuthError", {
   reason: Schema.Literal("ExchangeFailed", "InvalidCredentials", "Unauthenticated", "Expired"),
   message: Schema.String,
-  status: Schema.optional(Schema.Number)
+  status: Schema.optional(Schema.Number),
+  /**
+   * How long the token endpoint asked to wait before asking again (its
+   * `Retry-After`), in milliseconds.
+   *
+   * @since 0.2.0
+   */
+  retryAfter: Schema.optional(Schema.Number)
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId

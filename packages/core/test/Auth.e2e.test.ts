@@ -1,13 +1,15 @@
 import { createHash } from "node:crypto"
-import { HoldingProxy, Script, startTestServer, type RecordedRequest } from "@tambo-effect/testing"
+import { HoldingProxy, HostileServer, Script, startTestServer, type RecordedRequest } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as HashMap from "effect/HashMap"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -15,6 +17,7 @@ import * as TestClock from "effect/TestClock"
 import * as Auth from "../src/Auth.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
+import type { Credentials } from "../src/TamboTransport.js"
 import { fields, runAll, serverShape, shape, useServer } from "./helpers.js"
 
 /** The server's clock runs this far ahead of the client's: how tests expire tokens server-side. */
@@ -292,6 +295,59 @@ describe("Auth against the testing server", () => {
         Effect.provide(
           Tambo.layer({ apiKey: local.apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 })
         ),
+        Effect.provide(Logger.add(watcher)),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
+      )
+    }).pipe(Effect.scoped))
+
+  it.effect("a refresh the token endpoint answers 429 with Retry-After is tried again when the server said", () =>
+    Effect.gen(function* () {
+      const endpoint = yield* HostileServer.scoped
+      const token = (name: string) =>
+        HostileServer.status(200, {
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ access_token: name, expires_in: 100, token_type: "Bearer" })
+        })
+      endpoint.respond(
+        token("access-1"),
+        HostileServer.status(429, {
+          headers: { "content-type": "application/json", "retry-after": "3" },
+          body: JSON.stringify({ message: "Slow down" })
+        }),
+        token("access-2")
+      )
+      // Told when the failed refresh, then the next token, has been taken in.
+      const refreshFailed = yield* Deferred.make<void>()
+      const refreshed = yield* Deferred.make<void>()
+      let failed = false
+      let retryIn: unknown
+      const watcher = Logger.make(({ annotations, message }) => {
+        const text = String(message)
+        if (text.includes("refresh failed")) {
+          failed = true
+          retryIn = Option.getOrUndefined(HashMap.get(annotations, "tambo.auth.retry_in_ms"))
+          Deferred.unsafeDone(refreshFailed, Exit.void)
+        } else if (failed && text.includes("token obtained")) Deferred.unsafeDone(refreshed, Exit.void)
+      })
+      const bearer = (credentials: Credentials) => credentials._tag === "Bearer" ? Redacted.value(credentials.token) : ""
+      yield* Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(bearer(yield* auth.credentials)).toBe("access-1")
+        // Refreshed at 70 s (30 s before the 100 s expiry): 429, Retry-After: 3.
+        yield* TestClock.adjust(Duration.seconds(70))
+        yield* Deferred.await(refreshFailed)
+        expect(retryIn).toBe(3000)
+        expect(endpoint.requests).toHaveLength(2)
+        expect(bearer(yield* auth.credentials)).toBe("access-1")
+        // Not after the 1 s backoff: after the 3 s the server asked for.
+        yield* TestClock.adjust(Duration.seconds(2))
+        expect(endpoint.requests).toHaveLength(2)
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* Deferred.await(refreshed)
+        expect(endpoint.requests).toHaveLength(3)
+        expect(bearer(yield* auth.credentials)).toBe("access-2")
+      }).pipe(
+        Effect.provide(Tambo.layer({ apiKey: "test-key", tamboUrl: endpoint.url, userToken: USER_TOKEN, maxRetries: 0 })),
         Effect.provide(Logger.add(watcher)),
         Logger.withMinimumLogLevel(LogLevel.Debug)
       )

@@ -94,6 +94,24 @@ const knownDefects: ReadonlyArray<readonly [string, Sequence]> = [
     initial: ok(10),
     commands: [{ kind: "answer", answer: { _tag: "hang" } }, { kind: "advance", millis: 5000 }, { kind: "ask", asks: ["call401"] }]
   }],
+  ["a 429's Retry-After is ignored", {
+    initial: ok(10),
+    commands: [
+      { kind: "blip", status: 429, retryAfter: 3 },
+      { kind: "untilRefresh" },
+      { kind: "advance", millis: 1000 },
+      { kind: "ask", asks: ["credentials"] }
+    ]
+  }],
+  ["a 503's Retry-After past maxRetryAfter is ignored rather than cut to it", {
+    initial: ok(3600),
+    commands: [
+      { kind: "blip", status: 503, retryAfter: 20 },
+      { kind: "untilRefresh" },
+      { kind: "advance", millis: 5000 },
+      { kind: "ask", asks: ["credentials"] }
+    ]
+  }],
   ["a 429 is taken for a refusal", {
     initial: ok(10),
     commands: [
@@ -136,6 +154,7 @@ describe("Auth's token exchange and refresh, model-based", () => {
       "expired while refreshing": 30,
       "served during a refresh": 50,
       "forgotten during a refresh": 20,
+      "retried after Retry-After": 20,
       // Requests still waiting on an exchange of a replaced user token when it answers: rarer.
       "stale old waiter": 10
     }

@@ -458,6 +458,50 @@ describe("Auth", () => {
       }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
     })
 
+    it.effect("a refresh answered 429 with Retry-After is tried again when the server said, at most maxRetryAfter later", () => {
+      const slowDown = (seconds: number) =>
+        new ApiError({ reason: "RateLimited", message: "Slow down", status: 429, retryable: true, retryAfter: seconds * 1000 })
+      // The test configuration's maxRetryAfter is 5 s.
+      const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", slowDown(3), slowDown(60)] })
+      return Effect.gen(function* () {
+        expect(yield* current).toBe("token-1")
+        yield* TestClock.adjust(Duration.seconds(70))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(2)
+        // Not 1 s later (the backoff) but 3 s, as the server asked.
+        yield* TestClock.adjust(Duration.seconds(2))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(2)
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(3)
+        // It asks for 60 s: waited for 5 s only.
+        yield* TestClock.adjust(Duration.seconds(4))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(3)
+        expect(yield* current).toBe("token-1")
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* settle
+        expect(issuer.subjects).toHaveLength(4)
+        expect(yield* current).toBe("token-4")
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("a Retry-After past the token's expiry is tried again when the token expires", () => {
+      const slowDown = new ApiError({ reason: "ServerError", message: "Unavailable", status: 503, retryable: true, retryAfter: 5000 })
+      // Refreshed at 19 s of a 38 s token; tried again 1, 2, 4, 8 s later (at 34 s), which asks for 5 s.
+      const issuer = makeIssuer({ expiresInSeconds: 38, outcomes: ["ok", unavailable, unavailable, unavailable, unavailable, slowDown] })
+      return Effect.gen(function* () {
+        expect(yield* current).toBe("token-1")
+        for (const [second, tries] of [[19, 2], [20, 3], [22, 4], [26, 5], [34, 6], [37, 6], [38, 7]] as const) {
+          yield* TestClock.setTime(second * 1000)
+          yield* settle
+          expect(issuer.subjects, `at ${second} s`).toHaveLength(tries)
+        }
+        expect(yield* current).toBe("token-7")
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
     it.effect("a refresh refused with a 401 drops the token at once: requests fail with the refusal", () => {
       const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", refused] })
       return Effect.gen(function* () {

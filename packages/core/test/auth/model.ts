@@ -12,7 +12,8 @@
 // schedule, or by a request past the refresh time) that fails for a reason worth trying again
 // (not a refusal) while the token it refreshes has not expired keeps that token: the requests
 // waiting on it get it, the state says identified, and the token is handed out until the next
-// try (1 s later, doubled after each failure up to 8 s, never past its expiry); a 401 to a
+// try (after the Retry-After of a 429 or 503, at most maxRetryAfter, when it sent one, else 1 s
+// later, doubled after each failure up to 8 s; never past its expiry); a 401 to a
 // call (or to a stream before its first element) forgets the token it carried and the call runs
 // once more with the next credentials. The state says exchanging only while no token that
 // still works is held: a refresh of one that works stays identified, and says exchanging once
@@ -49,7 +50,12 @@ import { config, transport } from "./endpoint.js"
 export type Outcome =
   | { readonly _tag: "ok"; readonly lifetime: number }
   | { readonly _tag: "refuse"; readonly status: 400 | 401 | 403 }
-  | { readonly _tag: "fail"; readonly status: 408 | 429 | 500 | 503 | null }
+  | {
+    readonly _tag: "fail"
+    readonly status: 408 | 429 | 500 | 503 | null
+    /** A 429's or 503's `Retry-After`, in seconds. */
+    readonly retryAfter?: number | undefined
+  }
 
 /** The endpoint's answer to the exchanges from now on; `hang`: each waits until released. */
 export type Answer = Outcome | { readonly _tag: "hang" }
@@ -70,7 +76,7 @@ export type Command =
   | { readonly kind: "untilRefresh" }
   | { readonly kind: "answer"; readonly answer: Answer }
   /** The next exchange alone fails for a reason worth trying again; the ones after it answer as before. */
-  | { readonly kind: "blip"; readonly status: 429 | 503 | null }
+  | { readonly kind: "blip"; readonly status: 429 | 503 | null; readonly retryAfter?: number | undefined }
   /** The oldest hung exchange answers. */
   | { readonly kind: "release"; readonly outcome: Outcome }
   /** A new subject token, the current one again, or the one before it. */
@@ -86,14 +92,20 @@ export interface Sequence {
   readonly commands: ReadonlyArray<Command>
 }
 
+/** A `Retry-After` in seconds, or none: 0, below the backoff's cap, or past `maxRetryAfter` (5 s here). */
+const retryAfter: fc.Arbitrary<number | undefined> = fc.constantFrom(undefined, undefined, 0, 3, 20)
+
 const outcome: fc.Arbitrary<Outcome> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(10, 40, 61, 3600).map((lifetime) => ({ _tag: "ok" as const, lifetime })) },
   { weight: 1, arbitrary: fc.constantFrom(400 as const, 401 as const, 403 as const).map((status) => ({ _tag: "refuse" as const, status })) },
   {
     weight: 1,
-    arbitrary: fc.constantFrom(408 as const, 429 as const, 500 as const, 503 as const, null).map((status) => ({
+    arbitrary: fc.tuple(fc.constantFrom(408 as const, 429 as const, 500 as const, 503 as const, null), retryAfter).map((
+      [status, after]
+    ) => ({
       _tag: "fail" as const,
-      status
+      status,
+      ...(after !== undefined && (status === 429 || status === 503) ? { retryAfter: after } : {})
     }))
   }
 )
@@ -135,8 +147,11 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 )
 
 /** A refresh that fails for a reason worth trying again: the endpoint fails once, and the refresh comes due. */
-const failedRefresh: fc.Arbitrary<ReadonlyArray<Command>> = fc.constantFrom(429 as const, 503 as const, null).map((status) => [
-  { kind: "blip" as const, status },
+const failedRefresh: fc.Arbitrary<ReadonlyArray<Command>> = fc.tuple(
+  fc.constantFrom(429 as const, 503 as const, null),
+  retryAfter
+).map(([status, after]) => [
+  { kind: "blip" as const, status, ...(after !== undefined && status !== null ? { retryAfter: after } : {}) },
   { kind: "untilRefresh" as const }
 ])
 
@@ -173,6 +188,8 @@ const REFRESH_MARGIN = 30_000
 const MINIMUM_REFRESH_DELAY = 1_000
 const REFRESH_RETRY_BASE = 1_000
 const REFRESH_RETRY_CAP = 8_000
+/** The test configuration's `maxRetryAfter`. */
+const MAX_RETRY_AFTER = 5_000
 
 type Status = Auth.AuthState["status"]
 
@@ -335,7 +352,10 @@ export class Model {
         case "fail":
           this.count("failed")
           if (refreshing !== undefined && this.now < this.expiresAt(refreshing.n)) {
-            const backoff = Math.min(REFRESH_RETRY_BASE * 2 ** refreshing.failedRefreshes, REFRESH_RETRY_CAP)
+            const backoff = o.retryAfter !== undefined
+              ? Math.min(o.retryAfter * 1000, MAX_RETRY_AFTER)
+              : Math.min(REFRESH_RETRY_BASE * 2 ** refreshing.failedRefreshes, REFRESH_RETRY_CAP)
+            if (o.retryAfter !== undefined) this.count("retried after Retry-After")
             this.hold({
               _tag: "Ready",
               n: refreshing.n,
@@ -520,6 +540,9 @@ interface Call {
 
 const unauthorized = new ApiError({ reason: "Unauthorized", message: "Token has expired", status: 401, retryable: false })
 
+const retryAfterOf = (o: Outcome): { readonly retryAfter?: number } =>
+  o._tag === "fail" && o.retryAfter !== undefined ? { retryAfter: o.retryAfter * 1000 } : {}
+
 /** What the endpoint fails with for a refusal or a failure. */
 const errorOf = (o: Exclude<Outcome, { readonly _tag: "ok" }>): TamboError => {
   switch (o.status) {
@@ -534,9 +557,9 @@ const errorOf = (o: Exclude<Outcome, { readonly _tag: "ok" }>): TamboError => {
     case 408:
       return new ApiError({ reason: "Unknown", message: "Request timeout", status: 408, retryable: true })
     case 429:
-      return new ApiError({ reason: "RateLimited", message: "Slow down", status: 429, retryable: true })
+      return new ApiError({ reason: "RateLimited", message: "Slow down", status: 429, retryable: true, ...retryAfterOf(o) })
     default:
-      return new ApiError({ reason: "ServerError", message: "Unavailable", status: o.status, retryable: true })
+      return new ApiError({ reason: "ServerError", message: "Unavailable", status: o.status, retryable: true, ...retryAfterOf(o) })
   }
 }
 
@@ -630,7 +653,7 @@ const step = (model: Model, command: Command, subject: string | undefined, inval
       model.answer = command.answer
       return
     case "blip":
-      model.blip = { _tag: "fail", status: command.status }
+      model.blip = { _tag: "fail", status: command.status, retryAfter: command.retryAfter }
       return
     case "release":
       return model.release(command.outcome)
@@ -818,7 +841,7 @@ export const runSequence = (
           endpoint.answer = c.answer
           break
         case "blip":
-          endpoint.blip = { _tag: "fail", status: c.status }
+          endpoint.blip = { _tag: "fail", status: c.status, retryAfter: c.retryAfter }
           break
         case "release": {
           const gate = endpoint.calls.find((call) => !call.done)?.gate

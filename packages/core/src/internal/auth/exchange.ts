@@ -10,6 +10,7 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -27,6 +28,8 @@ import { isRefusal, keptAfterFailedRefresh, type Slot, type Token, tokenOf, toAu
 /** What the parts of a `userToken` service share. */
 export interface Env {
   readonly transport: TamboTransport.Service
+  /** The longest a failed refresh waits for the token endpoint's `Retry-After`. */
+  readonly maxRetryAfter: Duration.Duration
   /** Bounds the exchanges in flight and the refresh timer. */
   readonly scope: Scope.Scope
   readonly state: SubscriptionRef.SubscriptionRef<AuthState>
@@ -40,10 +43,12 @@ export interface Env {
 /** The shared state of a service for `userToken`, before its first exchange. */
 export const makeEnv = (
   userToken: Redacted.Redacted<string>,
-  transport: TamboTransport.Service
+  transport: TamboTransport.Service,
+  maxRetryAfter: Duration.Duration
 ): Effect.Effect<Env, never, Scope.Scope> =>
   Effect.all({
     transport: Effect.succeed(transport),
+    maxRetryAfter: Effect.succeed(maxRetryAfter),
     scope: Effect.scope,
     state: SubscriptionRef.make<AuthState>({ status: "exchanging" }),
     slot: Ref.make<Slot>({ _tag: "Empty" }),
@@ -140,7 +145,7 @@ const settleError = (
       const refusal = isRefusal(error)
       const kept = refusal || current.refreshing === undefined
         ? undefined
-        : keptAfterFailedRefresh(current.refreshing, now)
+        : keptAfterFailedRefresh(current.refreshing, now, error, env.maxRetryAfter)
       const slot: Slot = kept !== undefined
         ? { _tag: "Ready", token: kept }
         : refusal

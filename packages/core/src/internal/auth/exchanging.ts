@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
@@ -50,10 +51,11 @@ const setUserToken = (env: Env) => (next: Redacted.Redacted<string>): Effect.Eff
 /** The service for `userToken`, exchanging it right away; the scope bounds the exchanges and refreshes. */
 export const exchanging = (
   userToken: Redacted.Redacted<string>,
-  transport: TamboTransport.Service
+  transport: TamboTransport.Service,
+  maxRetryAfter: Duration.Duration
 ): Effect.Effect<Auth.Service, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const env = yield* makeEnv(userToken, transport)
+    const env = yield* makeEnv(userToken, transport, maxRetryAfter)
     // Exchange right away: the first run then rarely waits.
     yield* restart(env, "initial")
     return {

@@ -71,18 +71,24 @@ export const tokenOf = (
 
 /**
  * `token` kept after a refresh failed at `now` for a reason worth trying
- * again: handed out until the next try (a backoff, never later than its
- * expiry), or nothing when it has expired.
+ * again: handed out until the next try, or nothing when it has expired.
+ * The next try comes after the endpoint's `Retry-After` when it sent one
+ * (at most `maxRetryAfter`), else after a backoff; never later than the
+ * token's expiry.
  */
-export const keptAfterFailedRefresh = (token: Token, now: number): Token | undefined => {
+export const keptAfterFailedRefresh = (
+  token: Token,
+  now: number,
+  error: AuthError,
+  maxRetryAfter: Duration.Duration
+): Token | undefined => {
   if (now >= token.expiresAt) return undefined
-  const backoff = Math.min(
-    Duration.toMillis(refreshRetryBase) * 2 ** token.failedRefreshes,
-    Duration.toMillis(refreshRetryCap)
-  )
+  const wait = error.retryAfter !== undefined
+    ? Math.min(error.retryAfter, Duration.toMillis(maxRetryAfter))
+    : Math.min(Duration.toMillis(refreshRetryBase) * 2 ** token.failedRefreshes, Duration.toMillis(refreshRetryCap))
   return {
     ...token,
-    refreshAt: Math.min(now + backoff, token.expiresAt),
+    refreshAt: Math.min(now + wait, token.expiresAt),
     failedRefreshes: token.failedRefreshes + 1
   }
 }
@@ -96,7 +102,7 @@ export const isRefusal = (error: AuthError): boolean =>
   error.status !== undefined && error.status >= 400 && error.status < 500 && error.status !== 408 &&
   error.status !== 429
 
-/** A failed exchange as an `AuthError`, keeping the status of an API error. */
+/** A failed exchange as an `AuthError`, keeping the status and `Retry-After` of an API error. */
 export const toAuthError = (error: TamboError): AuthError =>
   error._tag === "AuthError"
     ? error
@@ -104,7 +110,8 @@ export const toAuthError = (error: TamboError): AuthError =>
       reason: "ExchangeFailed",
       // Only the message: a transport error's cause may hold the request.
       message: `Token exchange failed: ${error.message}`,
-      ...("status" in error && typeof error.status === "number" ? { status: error.status } : {})
+      ...("status" in error && typeof error.status === "number" ? { status: error.status } : {}),
+      ...(error._tag === "ApiError" && error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {})
     })
 
 /** Whether two credentials are the same bearer token. */

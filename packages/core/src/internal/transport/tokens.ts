@@ -65,7 +65,8 @@ export const make = (sdk: TamboAI, rest: Rest): Tokens => ({
             new AuthError({
               reason: "ExchangeFailed",
               message: `Token exchange failed: ${error.message}`,
-              ...(error.status === undefined ? {} : { status: error.status })
+              ...(error.status === undefined ? {} : { status: error.status }),
+              ...(error.retryAfter === undefined ? {} : { retryAfter: error.retryAfter })
             })
           )
       )
