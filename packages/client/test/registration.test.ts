@@ -132,6 +132,35 @@ describe("subscribeToAuthState", () => {
     expect(seen.length).toBe(told)
   })
 
+  describe("with tokens that last 8 s", () => {
+    const shortLived = useServer({ tokenTtlSeconds: 8, script: [Script.text("hi")] })
+
+    it("a refresh of a token that still works is not told, and a run meanwhile carries that token", async () => {
+      const proxy = await holdingProxy(shortLived())
+      const client = makeClient(shortLived(), {
+        tamboUrl: proxy.url,
+        userKey: undefined,
+        userToken: jwtFor("alice", Math.floor(Date.now() / 1000) + 1_000)
+      })
+      await waitFor(() => client.getAuthState().status === "identified", "the first exchange")
+      const seen: Array<string> = []
+      client.subscribeToAuthState(() => seen.push(client.getAuthState().status))
+      // The refresh, at half the token's lifetime, is held.
+      const refresh = proxy.holdRequest((request) => request.path === "/oauth/token")
+      await refresh.arrived
+      expect(client.getAuthState()).toEqual({ status: "identified", source: "tokenExchange" })
+      // Sent while the refresh is held, with the token that still works.
+      await client.run("hello").thread
+      const exchanged = shortLived().requests.filter((r) => r.path === "/oauth/token")
+      const runs = shortLived().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
+      expect(exchanged).toHaveLength(1)
+      expect(runs).toHaveLength(1)
+      expect(seen).toEqual([])
+      refresh.release()
+      await waitFor(() => shortLived().requests.filter((r) => r.path === "/oauth/token").length === 2, "the refresh")
+    }, 15_000)
+  })
+
   it("tells of a change made right after subscribing: a new user token is exchanging, then identified", async () => {
     const proxy = await holdingProxy(server())
     const now = Math.floor(Date.now() / 1000)

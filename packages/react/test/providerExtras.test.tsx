@@ -5,7 +5,7 @@ import * as Schema from "effect/Schema"
 import { describe, expect, expectTypeOf, it } from "vitest"
 import { z } from "zod"
 import { defineTool, TamboProvider, type TamboProviderProps, useIsTamboTokenUpdating, useTambo } from "../src/index.js"
-import { connection, useServer, wrapperFor } from "./helpers.js"
+import { connection, holdingProxy, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -47,6 +47,35 @@ describe("useIsTamboTokenUpdating", () => {
     await waitFor(() => expect(seen).toEqual([false, true, false, true, false]))
     expect(result.current).toBe(false)
     expect(server().requests.filter((r) => r.path === "/oauth/token" && r.method === "POST")).toHaveLength(2)
+  })
+
+  describe("with tokens that last 8 s", () => {
+    const shortLived = useServer({ tokenTtlSeconds: 8 })
+
+    it("stays false while a token that still works is refreshed", async () => {
+      const proxy = await holdingProxy(shortLived())
+      const seen: Array<boolean> = []
+      const props = connection(shortLived(), {
+        tamboUrl: proxy.url,
+        userKey: undefined,
+        userToken: jwtFor("alice", Math.floor(Date.now() / 1000) + 1_000)
+      })
+      const { result } = renderHook(() => {
+        const updating = useIsTamboTokenUpdating()
+        if (seen.at(-1) !== updating) seen.push(updating)
+        return updating
+      }, { wrapper: wrapperFor(props) })
+      await waitFor(() => expect(seen).toEqual([false, true, false]))
+      // The refresh, at half the token's lifetime, is held: nothing waits for it.
+      const refresh = proxy.holdRequest((request) => request.path === "/oauth/token")
+      await refresh.arrived
+      expect(result.current).toBe(false)
+      refresh.release()
+      await waitFor(() =>
+        expect(shortLived().requests.filter((r) => r.path === "/oauth/token" && r.method === "POST")).toHaveLength(2)
+      )
+      expect(seen).toEqual([false, true, false])
+    }, 15_000)
   })
 
   it("is false with a userKey", () => {
