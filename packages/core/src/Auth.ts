@@ -103,9 +103,10 @@ export declare namespace Auth {
     /**
      * Forgets an access token the API rejected, so the next `credentials`
      * exchanges the user token again. Credentials other than the current
-     * token are ignored (a token already replaced is not forgotten twice).
-     * Without an argument, forgets whatever token or refused exchange is
-     * cached.
+     * token are ignored (a token already replaced is not forgotten twice);
+     * the token a refresh in flight replaces is current: once forgotten,
+     * requests wait for that refresh. Without an argument, forgets whatever
+     * token or refused exchange is cached.
      */
     readonly invalidate: (rejected?: Credentials | undefined) => Effect.Effect<void>
     /**
