@@ -132,8 +132,9 @@ describe("subscribeToAuthState", () => {
     expect(seen.length).toBe(told)
   })
 
-  describe("with tokens that last 8 s", () => {
-    const shortLived = useServer({ tokenTtlSeconds: 8, script: [Script.text("hi")] })
+  // Long enough that the run below ends well before the held refresh's token expires, even on a busy machine.
+  describe("with tokens that last 12 s", () => {
+    const shortLived = useServer({ tokenTtlSeconds: 12, script: [Script.text("hi")] })
 
     it("a refresh of a token that still works is not told, and a run meanwhile carries that token", async () => {
       const proxy = await holdingProxy(shortLived())
@@ -158,7 +159,7 @@ describe("subscribeToAuthState", () => {
       expect(seen).toEqual([])
       refresh.release()
       await waitFor(() => shortLived().requests.filter((r) => r.path === "/oauth/token").length === 2, "the refresh")
-    }, 15_000)
+    }, 20_000)
   })
 
   it("tells of a change made right after subscribing: a new user token is exchanging, then identified", async () => {
