@@ -76,6 +76,8 @@ type ConnectionKey = "apiKey" | "tamboUrl" | "environment" | "userKey" | "userTo
  * (identity providers rotate them, about hourly) does not: the client takes
  * it in place (`client.setUserToken`), so runs in flight go on and threads
  * stay; only going from a `userToken` to none or back replaces the client.
+ * To sign another user in, give the provider a new `key`: a new client,
+ * whose store holds none of the last user's threads.
  * With `agent={{ url, headers? }}` instead of an API key and a user, the
  * client talks to that AG-UI agent (see the client's `AgentClientOptions`;
  * Tambo-only calls reject with a `NotSupportedError`); a change of
