@@ -852,6 +852,38 @@ describe("cancellation", () => {
     expect(server.threads.get(runIds(events).threadId)?.pendingToolCallIds).toBeUndefined()
   })
 
+  // The API stores the assistant message as the model streams it (ThreadsService
+  // handleAdvanceThreadStream), and a closed connection's cancelRun marks the latest assistant
+  // message (markLatestAssistantMessageCancelled): the run's own, with the text streamed so far.
+  type RunStream = Awaited<ReturnType<TamboAI["threads"]["runs"]["run"]>>
+  const secondRunCutShort = async (script: Script.Script, cut: (stream: RunStream, threadId: string) => Promise<void>) => {
+    server.setScript([Script.text("Hello")])
+    const first = await createRun("Hi")
+    const { threadId, runId } = runIds(first)
+    server.setScript(script)
+    const stream = await sdk.threads.runs.run(threadId, { message: userMessage("Weather?"), previousRunId: runId, tools: [weatherTool], userKey: USER })
+    await cut(stream, threadId)
+    await waitFor(() => server.cancels.length === 1)
+    return sdk.threads.retrieve(threadId, { userKey: USER })
+  }
+
+  it("a connection dropped mid-text stores the text streamed so far as cancelled and leaves the last reply alone", async () => {
+    const thread = await secondRunCutShort(
+      // RUN_STARTED, TEXT_MESSAGE_START and two deltas go out, then the connection drops.
+      [Script.dropAfter(4), Script.text(["It is ", "sunny ", "in Lima."])],
+      async (stream) => {
+        await rejection(collect(stream))
+      }
+    )
+    expect(thread).toMatchObject({ runStatus: "idle", lastRunCancelled: true })
+    expect(thread.messages.map((message) => [message.role, message.content, message.isCancelled])).toEqual([
+      ["user", [{ type: "text", text: "Hi" }], undefined],
+      ["assistant", [{ type: "text", text: "Hello" }], undefined],
+      ["user", [{ type: "text", text: "Weather?" }], undefined],
+      ["assistant", [{ type: "text", text: "It is sunny" }], true]
+    ])
+  })
+
   it("does not cancel a run whose RUN_FINISHED was sent", async () => {
     server.setScript([Script.toolCall("get_weather", { city: "Kyiv" })])
     const stream = await sdk.threads.runs.create({ message: userMessage("Weather?"), thread: { userKey: USER }, tools: [weatherTool] })

@@ -153,7 +153,8 @@ const startRun = async (
     run.controller.abort()
     if (finished) return
     try {
-      cancelRun(state, thread.id, runId, "connection_closed")
+      // The run is passed along: a dropped connection ends the player before this event.
+      cancelRun(state, thread.id, runId, "connection_closed", run)
     } catch {
       // Not current any more: the run completed, failed or was cancelled already.
     }
@@ -346,7 +347,8 @@ export const cancelRun = (
   state: ServerState,
   threadId: string,
   runId: string,
-  reason: "user_cancelled" | "connection_closed"
+  reason: "user_cancelled" | "connection_closed",
+  run?: ActiveRun
 ): { readonly runId: string; readonly status: "cancelled" } => {
   const thread = state.store.threads.get(threadId)
   const record = thread?.runs.get(runId)
@@ -363,8 +365,10 @@ export const cancelRun = (
   thread.generationStage = "CANCELLED"
   state.store.touch(thread)
   record.status = "cancelled"
-  const active = state.activeRuns.get(runId)
+  const active = state.activeRuns.get(runId) ?? run
   if (active !== undefined && draftHasContent(active.draft) && !active.draft.persisted) {
+    // The API stored the run's message as the model streamed it, and marks it as the latest
+    // assistant message.
     persistDraft(state, thread, active.draft, true)
   } else {
     // Without the streamed message at hand the API marks the latest assistant message, even an
