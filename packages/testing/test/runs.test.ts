@@ -853,8 +853,9 @@ describe("cancellation", () => {
   })
 
   // The API stores the assistant message as the model streams it (ThreadsService
-  // handleAdvanceThreadStream), and a closed connection's cancelRun marks the latest assistant
-  // message (markLatestAssistantMessageCancelled): the run's own, with the text streamed so far.
+  // handleAdvanceThreadStream), from its first chunk, whatever it is (appendNewMessageToThread),
+  // with " " as its text until text streams; cancelRun marks the latest assistant message
+  // (markLatestAssistantMessageCancelled): the run's own, with what streamed so far.
   type RunStream = Awaited<ReturnType<TamboAI["threads"]["runs"]["run"]>>
   const secondRunCutShort = async (script: Script.Script, cut: (stream: RunStream, threadId: string) => Promise<void>) => {
     server.setScript([Script.text("Hello")])
@@ -881,6 +882,75 @@ describe("cancellation", () => {
       ["assistant", [{ type: "text", text: "Hello" }], undefined],
       ["user", [{ type: "text", text: "Weather?" }], undefined],
       ["assistant", [{ type: "text", text: "It is sunny" }], true]
+    ])
+  })
+
+  it("a connection dropped mid tool-call arguments, before any text, stores the run's message as cancelled and leaves the last reply alone", async () => {
+    const thread = await secondRunCutShort(
+      // RUN_STARTED, TOOL_CALL_START and the first arguments delta go out, then the connection drops.
+      [Script.dropAfter(3), Script.toolCall("get_weather", { city: "Lima" }, { chunkSize: 4 })],
+      async (stream) => {
+        await rejection(collect(stream))
+      }
+    )
+    expect(thread).toMatchObject({ runStatus: "idle", lastRunCancelled: true })
+    expect(thread.pendingToolCallIds).toBeUndefined()
+    expect(thread.messages.map((message) => [message.role, message.content, message.isCancelled])).toEqual([
+      ["user", [{ type: "text", text: "Hi" }], undefined],
+      ["assistant", [{ type: "text", text: "Hello" }], undefined],
+      ["user", [{ type: "text", text: "Weather?" }], undefined],
+      // The call never finished, so the API stores no tool_use for it.
+      ["assistant", [{ type: "text", text: " " }], true]
+    ])
+  })
+
+  it("a run cancelled by DELETE while the model reasons, before any text, stores the run's message as cancelled and leaves the last reply alone", async () => {
+    const thread = await secondRunCutShort([Script.reasoning("Thinking"), Script.hang()], async (stream, threadId) => {
+      const events: Array<Ev> = []
+      for await (const raw of stream) {
+        const event: Ev = { ...raw }
+        events.push(event)
+        if (event.type === "THINKING_TEXT_MESSAGE_END") {
+          await sdk.threads.runs.delete(runIds(events).runId, { threadId, userKey: USER })
+        }
+      }
+    })
+    expect(thread).toMatchObject({ runStatus: "idle", lastRunCancelled: true })
+    expect(thread.messages.map((message) => [message.role, message.content, message.isCancelled])).toEqual([
+      ["user", [{ type: "text", text: "Hi" }], undefined],
+      ["assistant", [{ type: "text", text: "Hello" }], undefined],
+      ["user", [{ type: "text", text: "Weather?" }], undefined],
+      ["assistant", [{ type: "text", text: " " }], true]
+    ])
+  })
+
+  it("a connection dropped mid component props stores the text and the component with the props streamed so far, as cancelled", async () => {
+    const thread = await secondRunCutShort(
+      // RUN_STARTED, TEXT_MESSAGE_START, the text, tambo.component.start and the first props delta.
+      [
+        Script.dropAfter(5),
+        Script.text("Here:"),
+        Script.component("WeatherCard", [{ city: "Pa" }, { city: "Paris" }, { city: "Paris", temperature: 21 }], { id: "comp_1" })
+      ],
+      async (stream) => {
+        await rejection(collect(stream))
+      }
+    )
+    expect(thread.messages[3]).toMatchObject({
+      role: "assistant",
+      isCancelled: true,
+      content: [{ type: "text", text: "Here:" }, { type: "component", id: "comp_1", name: "WeatherCard", props: { city: "Pa" }, state: {} }]
+    })
+    expect(thread.messages[1]?.isCancelled).toBeUndefined()
+  })
+
+  it("a run that fails after the model only reasoned keeps the run's message, not cancelled", async () => {
+    server.setScript([Script.reasoning("Thinking"), Script.runError()])
+    const events = await createRun("Hi")
+    const thread = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
+    expect(thread.messages.map((message) => [message.role, message.content, message.isCancelled])).toEqual([
+      ["user", [{ type: "text", text: "Hi" }], undefined],
+      ["assistant", [{ type: "text", text: " " }], undefined]
     ])
   })
 

@@ -9,10 +9,11 @@ import * as Frames from "./frames.js"
 import { corsHeaders, sendJson, type RequestContext } from "./http.js"
 import { HttpFailure, notFound, problem } from "./httpError.js"
 import { makeId, temporaryId } from "./ids.js"
+import { applyPatch } from "./jsonPatch.js"
 import { splitRounds, type Round } from "./rounds.js"
 import { CreateRunBody, decodeOrFail, RunBody } from "./schemas.js"
 import { unstrictValue } from "./strict.js"
-import type { ActiveRun, Draft, ServerState } from "./state.js"
+import type { ActiveRun, Draft, DraftComponent, ServerState } from "./state.js"
 import { messageToDto, type StoredThread } from "./store.js"
 
 type RunBodyFields = typeof RunBody.Type
@@ -123,7 +124,7 @@ const startRun = async (
     thread,
     runId,
     controller: new AbortController(),
-    draft: { messageId: makeId("msg_"), parts: [], text: [], toolUses: [], persisted: false },
+    draft: { messageId: makeId("msg_"), started: false, parts: [], text: [], toolUses: [], persisted: false },
     cancelled: false,
     stream: undefined
   }
@@ -280,7 +281,7 @@ const INTERNAL_ERROR: Script.RunError = {
 }
 
 const draftHasContent = (draft: Draft): boolean =>
-  draft.parts.length > 0 || draft.toolUses.length > 0
+  draft.started || draft.parts.length > 0 || draft.toolUses.length > 0
 
 const isJsonObject = (u: unknown): u is Wire.JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -291,6 +292,23 @@ const parseToolInput = (json: string): Wire.JsonObject => {
   } catch {
     return {}
   }
+}
+
+/**
+ * The props a component streamed so far; a scripted patch that does not apply (a fault under test)
+ * is skipped.
+ */
+const streamedProps = (part: DraftComponent): Wire.JsonObject => {
+  if (part.streaming === undefined) return part.block.props
+  let props: Wire.JsonObject = {}
+  for (const delta of part.streaming.deltas.slice(0, part.streaming.sent)) {
+    try {
+      props = applyPatch(props, delta.operations)
+    } catch {
+      // Skipped.
+    }
+  }
+  return props
 }
 
 /** The API strips its own `_tambo_*` parameters from a component's props before storing them. */
@@ -326,7 +344,7 @@ const persistDraft = (state: ServerState, thread: StoredThread, draft: Draft, is
   const content: Array<Wire.Content> = [{ type: "text", text: text.length > 0 ? text.trim() : " " }]
   for (const part of draft.parts) {
     if (part.kind === "component") {
-      content.push({ ...part.block, props: withoutTamboKeys(part.block.props), state: part.block.state ?? {} })
+      content.push({ ...part.block, props: withoutTamboKeys(streamedProps(part)), state: part.block.state ?? {} })
     }
   }
   for (const use of draft.toolUses) {
@@ -371,8 +389,8 @@ export const cancelRun = (
     // assistant message.
     persistDraft(state, thread, active.draft, true)
   } else {
-    // Without the streamed message at hand the API marks the latest assistant message, even an
-    // older run's.
+    // Before the model streamed anything the latest assistant message is an older run's, and the
+    // API marks that one.
     const latest = [...thread.messages].reverse().find((message) => message.role === "assistant")
     if (latest !== undefined) latest.isCancelled = true
   }
@@ -459,6 +477,7 @@ class RoundPlayer {
     const { stream, state, run } = this
     switch (step._tag) {
       case "Text": {
+        run.draft.started = true
         if (!this.textOpen) {
           await this.send({ type: "TEXT_MESSAGE_START", messageId: run.draft.messageId, role: "assistant" })
           this.textOpen = true
@@ -478,6 +497,7 @@ class RoundPlayer {
         return false
       }
       case "Reasoning": {
+        run.draft.started = true
         await this.send({ type: "THINKING_TEXT_MESSAGE_START" })
         for (const delta of step.deltas) {
           if (this.interrupted) return false
@@ -491,6 +511,7 @@ class RoundPlayer {
         const toolCallId = step.id ?? makeId("call_")
         const idJson = JSON.stringify(toolCallId)
         run.thread.toolNames.set(toolCallId, step.name)
+        run.draft.started = true
         await this.send({
           type: "TOOL_CALL_START",
           toolCallId,
@@ -514,6 +535,12 @@ class RoundPlayer {
       }
       case "Component": {
         const componentId = step.id ?? temporaryId()
+        run.draft.started = true
+        // Stored with the props streamed so far until it ends, as the API stores a partial message.
+        const streaming = { deltas: step.deltas, sent: 0 }
+        const block = { type: "component" as const, id: componentId, name: step.name, ...(step.state !== undefined ? { state: step.state } : {}) }
+        const part: DraftComponent = { kind: "component", block: { ...block, props: {} }, streaming }
+        run.draft.parts.push(part)
         await this.send({
           type: "CUSTOM",
           name: "tambo.component.start",
@@ -521,6 +548,7 @@ class RoundPlayer {
         })
         for (const delta of step.deltas) {
           if (this.interrupted) return false
+          streaming.sent++
           const wait = stream.send(Frames.customFrame(
             "tambo.component.props_delta",
             { componentId, operations: delta.operations, streamingStatus: delta.streamingStatus },
@@ -529,16 +557,8 @@ class RoundPlayer {
           if (wait !== undefined) await wait
         }
         await this.send({ type: "CUSTOM", name: "tambo.component.end", value: { componentId, finalProps: step.finalProps } })
-        run.draft.parts.push({
-          kind: "component",
-          block: {
-            type: "component",
-            id: componentId,
-            name: step.name,
-            props: step.finalProps,
-            ...(step.state !== undefined ? { state: step.state } : {})
-          }
-        })
+        part.block = { ...block, props: step.finalProps }
+        part.streaming = undefined
         return false
       }
       case "Event": {

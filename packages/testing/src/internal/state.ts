@@ -10,14 +10,29 @@ import { weatherAssistant } from "./weatherAssistant.js"
 /** What the run player accumulates, to store the assistant message when the round ends. */
 export interface Draft {
   readonly messageId: string
-  /** Text and components in streaming order; the stored message has one text block, first (as the API stores it). */
-  readonly parts: Array<{ readonly kind: "text" } | { readonly kind: "component"; readonly block: Wire.ComponentContent }>
+  /**
+   * The model streamed something (text, reasoning, a tool call, a component): from then on the API
+   * holds the run's assistant message, with `" "` as its text until text streams.
+   */
+  started: boolean
+  /**
+   * Text and components in streaming order; the stored message has one text block, first (as the
+   * API stores it). A component still streaming its props has them as the deltas sent so far.
+   */
+  readonly parts: Array<{ readonly kind: "text" } | DraftComponent>
   readonly text: Array<string>
   /** Each call with the JSON the model sent, and the tool's schema when the request declared it. */
   readonly toolUses: Array<
     { readonly id: string; readonly name: string; readonly arguments: string; readonly inputSchema?: Wire.JsonObject }
   >
   persisted: boolean
+}
+
+/** A component of the draft: its final props once it ended, the deltas sent so far before. */
+export interface DraftComponent {
+  readonly kind: "component"
+  block: Wire.ComponentContent
+  streaming: { readonly deltas: ReadonlyArray<Script.PropsDelta>; sent: number } | undefined
 }
 
 export interface ActiveRun {
