@@ -396,7 +396,7 @@ describe("TamboProvider", () => {
     expect(composers()).toEqual([["", []], ["", []]])
   })
 
-  it("takes a new userToken in place: the run in flight completes, threads stay, the next request carries the new token", async () => {
+  it("takes a new userToken in place: the run in flight completes with the token it started with, threads stay, the next run carries the new token", async () => {
     const nowSeconds = Math.floor(Date.now() / 1000)
     const jwtFor = (exp: number) =>
       [
@@ -454,9 +454,16 @@ describe("TamboProvider", () => {
       (r.body as { subject_token: string }).subject_token
     )
     expect(subjects).toEqual([oldToken, newToken])
+    // The run and its continuation after the tool carry the token it started with; the next run
+    // (which calls the tool again) and its continuation, the new one.
+    await tambo.sendMessage("second").thread
     const runs = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
-    // The run's first request had the old subject's token; its continuation after the tool, the new one's.
-    expect(runs.map((r) => bearerExpiry(r.headers))).toEqual([nowSeconds + 1_000, nowSeconds + 2_000])
+    expect(runs.map((r) => bearerExpiry(r.headers))).toEqual([
+      nowSeconds + 1_000,
+      nowSeconds + 1_000,
+      nowSeconds + 2_000,
+      nowSeconds + 2_000
+    ])
     expect(isDestroyed(client!)).toBe(false)
     view.unmount()
   })
