@@ -111,55 +111,44 @@ describe("useTamboContextAttachment", () => {
     ])
   })
 
-  it("a message sendMessage sent that the server refused gives its attachments and selections back: the next message carries them", async () => {
-    server().setScript([Script.httpError(503, { message: "busy" })])
-    const { result } = renderHook(
-      () => ({ attach: useTamboContextAttachment(), interactable: useTamboInteractable(), tambo: useTambo() }),
-      { wrapper: wrapperFor(connection(server())) }
-    )
-    let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
-    let id = ""
-    act(() => {
-      attached = result.current.attach.addContextAttachment({ context: "contents of notes.txt", displayName: "notes.txt" })
-      id = result.current.interactable.addInteractableComponent({ name: "Counter", description: "A counter", props: { count: 1 } })
-      result.current.interactable.setInteractableSelected(id, true)
+  // The same rule whichever way the message goes: the hook's sendMessage, or the client's own run.
+  for (
+    const [name, sender] of [
+      ["a message sendMessage sent", (hooks: { tambo: ReturnType<typeof useTambo> }) => hooks.tambo.sendMessage],
+      ["a run of the provider's client's own run", (hooks: { client: ReturnType<typeof useTamboClient> }) => (message: string) => hooks.client.run(message)]
+    ] as const
+  ) {
+    it(`${name} that the server refused gives its attachments and selections back: the next message carries them`, async () => {
+      server().setScript([Script.httpError(503, { message: "busy" })])
+      const { result } = renderHook(
+        () => ({
+          attach: useTamboContextAttachment(),
+          interactable: useTamboInteractable(),
+          tambo: useTambo(),
+          client: useTamboClient()
+        }),
+        { wrapper: wrapperFor(connection(server())) }
+      )
+      const send = (message: string) => sender(result.current)(message).thread
+      let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
+      let id = ""
+      act(() => {
+        attached = result.current.attach.addContextAttachment({ context: "contents of notes.txt", displayName: "notes.txt" })
+        id = result.current.interactable.addInteractableComponent({ name: "Counter", description: "A counter", props: { count: 1 } })
+        result.current.interactable.setInteractableSelected(id, true)
+      })
+      await act(() => expect(send("read this")).rejects.toMatchObject({ _tag: "ApiError" }))
+      await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
+      expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(true)
+
+      server().setScript([Script.text("ok")])
+      await act(() => send("read this"))
+      await waitFor(() => expect(result.current.attach.attachments).toEqual([]))
+      expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(false)
+      const sent = { id: attached.id, context: "contents of notes.txt", displayName: "notes.txt" }
+      expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([[sent], [sent]])
     })
-    await act(() => expect(result.current.tambo.sendMessage("read this").thread).rejects.toMatchObject({ _tag: "ApiError" }))
-    await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
-    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(true)
-
-    server().setScript([Script.text("ok")])
-    await act(() => result.current.tambo.sendMessage("read this").thread)
-    await waitFor(() => expect(result.current.attach.attachments).toEqual([]))
-    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(false)
-    const sent = { id: attached.id, context: "contents of notes.txt", displayName: "notes.txt" }
-    expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([[sent], [sent]])
-  })
-
-  it("a run of the provider's client's own run that the server refused gives its attachments and selections back, as sendMessage does", async () => {
-    server().setScript([Script.httpError(503, { message: "busy" })])
-    const { result } = renderHook(
-      () => ({ attach: useTamboContextAttachment(), interactable: useTamboInteractable(), client: useTamboClient() }),
-      { wrapper: wrapperFor(connection(server())) }
-    )
-    let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
-    let id = ""
-    act(() => {
-      attached = result.current.attach.addContextAttachment({ context: "contents of notes.txt", displayName: "notes.txt" })
-      id = result.current.interactable.addInteractableComponent({ name: "Counter", description: "A counter", props: { count: 1 } })
-      result.current.interactable.setInteractableSelected(id, true)
-    })
-    await act(() => expect(result.current.client.run("read this").thread).rejects.toMatchObject({ _tag: "ApiError" }))
-    await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
-    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(true)
-
-    server().setScript([Script.text("ok")])
-    await act(() => result.current.client.run("read this").thread)
-    await waitFor(() => expect(result.current.attach.attachments).toEqual([]))
-    expect(result.current.interactable.getInteractableComponent(id)?.isSelected).toBe(false)
-    const sent = { id: attached.id, context: "contents of notes.txt", displayName: "notes.txt" }
-    expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([[sent], [sent]])
-  })
+  }
 
   it("a run of the client's own run stopped before it reached the server gives its attachments back; one that reached it keeps them taken", async () => {
     let asked!: () => void
