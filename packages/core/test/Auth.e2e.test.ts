@@ -19,6 +19,7 @@ import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import type { Credentials } from "../src/TamboTransport.js"
 import { fields, runAll, serverShape, shape, useServer } from "./helpers.js"
+import { storeEqualsServer } from "./storeEqualsServer.js"
 
 /** The server's clock runs this far ahead of the client's: how tests expire tokens server-side. */
 const serverClock = { offsetMillis: 0 }
@@ -543,6 +544,40 @@ describe("Auth against the testing server", () => {
         const error = yield* Fiber.join(fiber)
         expect(error._tag).toBe("RunCancelledError")
         exchange.release()
+      }).pipe(
+        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
+      )
+    }).pipe(Effect.scoped))
+  it.live("Stop while a 401's new exchange is held: the thread drops the message the server never got, without waiting to read it", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("hi")])
+        const threadId = (yield* runAll("one")).at(-1)!.threadId
+        serverClock.offsetMillis = Duration.toMillis(Duration.hours(1)) + 1_000
+        const exchange = proxy.holdRequest((request) => request.path === "/oauth/token")
+        const fiber = yield* Effect.fork(Effect.flip(runAll("two", { threadId })))
+        yield* Effect.promise(() => exchange.arrived)
+        yield* tambo.cancelRun(threadId)
+        expect((yield* Fiber.join(fiber))._tag).toBe("RunCancelledError")
+        // The exchange is still held: the run's end knew without a read that the server took
+        // nothing of "two".
+        const thread = (yield* tambo.state).threadMap[threadId]!
+        expect(shape(thread.thread.messages)).toEqual(serverShape(server(), threadId))
+        expect(shape(thread.thread.messages).map((m) => m.content)).toEqual([
+          [{ type: "text", text: "one" }],
+          [{ type: "text", text: "hi" }]
+        ])
+        expect(thread.streaming.status).toBe("idle")
+        const state = yield* tambo.state
+        yield* Effect.promise(() => storeEqualsServer(state, server(), threadId, contextKeyOf(USER_TOKEN)))
+        exchange.release()
+        // With the new token, the next message goes on the same thread.
+        yield* runAll("two again", { threadId })
+        const after = (yield* tambo.state).threadMap[threadId]!
+        expect(shape(after.thread.messages)).toEqual(serverShape(server(), threadId))
       }).pipe(
         Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
       )

@@ -86,6 +86,7 @@ export const registerAbort = (run: RunState) => (abort: Effect.Effect<void>): Ef
     if (run.cancelledWith !== undefined) return Effect.zipRight(abort, Effect.fail(run.cancelledWith))
     run.abortRequest = abort
     run.awaitingAnswer = true
+    run.refused = false
     return Effect.void
   })
 

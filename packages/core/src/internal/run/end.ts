@@ -60,7 +60,10 @@ const failureOf = (exit: Exit.Exit<unknown, unknown>): RunFailure | undefined =>
 const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> => {
   const threadId = run.threadId
   const started = (run.runId ?? run.lastRunId) !== undefined
+  // Refused before the server took anything of the run: the thread there is as it was (see
+  // withdrawUnsent), and a read would wait for the credentials the run has none of.
   return env.options.reconcileAfterRun === false || ClientState.isLocalThreadId(threadId) ||
+      (!started && run.refused) ||
       (!started && Exit.isFailure(exit) && Option.exists(
         Cause.failureOption(exit.cause),
         (error) => isTamboError(error) && (error._tag === "TransportError" || error._tag === "CallbackError")
@@ -86,10 +89,13 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
 
 /**
  * A run that failed for want of credentials (the API answered its request 401 and a new token was
- * refused, or none could be had) left its last request with the server untaken: what the thread
- * shows of it (the user's message, the tool results it carried) goes, as a read of the server's
- * thread takes it away after a refused request. That read needs credentials too, so this does not
- * wait for it; the calls those results answer stay pending with them (see `awaiting`).
+ * refused, or none could be had), or ended while it waited for them after a 401 (cancelled),
+ * left its last request with the server untaken: what the thread shows of it (the user's
+ * message, the tool results it carried) goes, as a read of the server's thread takes it away
+ * after a refused request. That read needs credentials too, so this does not wait for it; the
+ * calls those results answer stay pending with them (see `awaiting`). When the server took
+ * nothing of the run at all, its thread's fields are as they were before it (not cancelled,
+ * not failed, not updated).
  */
 const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
   Effect.suspend(() => {
@@ -100,7 +106,7 @@ const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, un
       (error) => isTamboError(error) && error._tag === "AuthError"
     )
     if (
-      !refused || unsent === undefined || env.transport.conversationFromStore === true ||
+      !(refused || run.refused) || unsent === undefined || env.transport.conversationFromStore === true ||
       ClientState.isLocalThreadId(threadId)
     ) return Effect.void
     const results = new Set(unsent.toolUseIds)
@@ -108,12 +114,22 @@ const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, un
       message.id === unsent.messageId ||
       (message.content.length > 0 &&
         message.content.every((block) => block.type === "tool_result" && results.has(block.toolUseId)))
+    const before = (run.runId ?? run.lastRunId) === undefined ? run.threadBefore : undefined
     return Effect.flatMap(Env.record(env, threadId, []), (state) => {
       if (state === undefined || !state.thread.messages.some(isUnsent)) return Effect.void
+      const { lastRunError: _, ...thread } = state.thread
       return Env.record(env, threadId, [{
         type: "RECONCILE_THREAD",
         threadId,
-        thread: { ...state.thread, messages: state.thread.messages.filter((message) => !isUnsent(message)) },
+        thread: {
+          ...(before === undefined ? state.thread : thread),
+          ...(before === undefined ? {} : {
+            updatedAt: before.updatedAt,
+            lastRunCancelled: before.lastRunCancelled,
+            ...(before.lastRunError === undefined ? {} : { lastRunError: before.lastRunError })
+          }),
+          messages: state.thread.messages.filter((message) => !isUnsent(message))
+        },
         pendingToolCallIds: state.pendingToolCalls.map((call) => call.toolCallId),
         ...(state.lastCompletedRunId === undefined ? {} : { lastCompletedRunId: state.lastCompletedRunId })
       }])

@@ -147,6 +147,7 @@ const requestAuth = (run: RunState): Unauthorized.CredentialSource<AuthError | R
     invalidate: (credentials) =>
       Effect.suspend(() => {
         rejected = true
+        run.refused = true
         Cancel.answered(run)
         return run.auth.invalidate(credentials)
       })

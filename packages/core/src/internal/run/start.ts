@@ -96,6 +96,8 @@ const makeState = (
     callCounts: undefined,
     recorded: false,
     unsent: undefined,
+    refused: false,
+    threadBefore: undefined,
     cancelSent: false,
     cancelledWith: undefined,
     cancelled: undefined,
@@ -165,6 +167,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // The thread as the run finds it: the run it follows, and the calls the server waits on.
       const before = run.existing === undefined ? undefined : yield* env.store.getThread(run.existing)
       run.previousRunId = before?.lastCompletedRunId
+      run.threadBefore = before?.thread
       if (before !== undefined) run.awaiting = before.pendingToolCalls
       yield* Request.prepare(env, run, before)
       run.recorded = true

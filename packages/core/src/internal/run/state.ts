@@ -105,6 +105,13 @@ export interface RunState {
    * user's message, and the messages of the tool results it carries (by call id).
    */
   unsent: Unsent | undefined
+  /**
+   * The API answered the current request 401 and it was not sent again (the run waits for new
+   * credentials, or ended while it did): the server took nothing of it.
+   */
+  refused: boolean
+  /** The thread as the run found it in the store (a thread the server knows). */
+  threadBefore: Types.TamboThread | undefined
 
   // -- cancellation --
   /** The server was told to cancel the current step's run. */
