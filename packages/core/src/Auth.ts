@@ -22,9 +22,12 @@
  * endpoint's `Retry-After` when it sent one (at most `maxRetryAfter`; the
  * `AuthError` carries it as `retryAfter`), else 1 s later, then after
  * twice as long each time (at most 8 s); never later than the token's
- * expiry. Once the token has expired a
- * failed exchange fails the requests waiting on it with its `AuthError`, and
- * the next request exchanges again.
+ * expiry. With no token that still works held (none yet, or it expired), a
+ * failed exchange fails the requests waiting on it with its `AuthError`,
+ * and later requests fail with that same error at once, without asking the
+ * token endpoint again, until its next try is due (its `Retry-After`, at
+ * most `maxRetryAfter`, else the same backoff): the first request after
+ * that exchanges again. `setUserToken` and `invalidate()` end the wait.
  *
  * Identity providers rotate user tokens: `setUserToken` takes the new one
  * in place, without rebuilding anything (see there).
@@ -97,7 +100,7 @@ export declare namespace Auth {
      * The credentials for the next request: the token held while it works
      * (also while it is refreshed). Without one, waits for the token exchange
      * in flight (or starts one); fails with the `AuthError` of a refused
-     * exchange.
+     * exchange, or of a failed one until its next try is due.
      */
     readonly credentials: Effect.Effect<Credentials, AuthError>
     /**
@@ -106,7 +109,7 @@ export declare namespace Auth {
      * token are ignored (a token already replaced is not forgotten twice);
      * the token a refresh in flight replaces is current: once forgotten,
      * requests wait for that refresh. Without an argument, forgets whatever
-     * token or refused exchange is cached.
+     * token, refused or failed exchange is cached.
      */
     readonly invalidate: (rejected?: Credentials | undefined) => Effect.Effect<void>
     /**

@@ -354,6 +354,41 @@ describe("Auth against the testing server", () => {
       )
     }).pipe(Effect.scoped))
 
+  it.effect("a token endpoint answering 503 with Retry-After and no token held: calls fail at once with its AuthError, and it is asked again when it said", () =>
+    Effect.gen(function* () {
+      const endpoint = yield* HostileServer.scoped
+      endpoint.respond(
+        HostileServer.status(503, {
+          headers: { "content-type": "application/json", "retry-after": "2" },
+          body: JSON.stringify({ message: "Down for maintenance" })
+        }),
+        HostileServer.status(200, {
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ access_token: "access-1", expires_in: 100, token_type: "Bearer" })
+        })
+      )
+      yield* Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        const tambo = yield* Tambo.Tambo
+        const first = yield* Effect.flip(auth.credentials)
+        expect(fields(first)).toMatchObject({ reason: "ExchangeFailed", status: 503, retryAfter: 2000 })
+        // Several components loading threads, a UI retrying: none of them asks the endpoint.
+        const errors = yield* Effect.all([Effect.flip(tambo.listThreads()), Effect.flip(tambo.listThreads())], {
+          concurrency: "unbounded"
+        })
+        expect(endpoint.requests).toHaveLength(1)
+        expect(errors.map((error) => error === first)).toEqual([true, true])
+        const state = yield* auth.state
+        expect(state.status === "error" && state.error === first).toBe(true)
+        yield* TestClock.adjust(Duration.seconds(2))
+        const credentials = yield* auth.credentials
+        expect(credentials._tag === "Bearer" && Redacted.value(credentials.token)).toBe("access-1")
+        expect(endpoint.requests).toHaveLength(2)
+      }).pipe(
+        Effect.provide(Tambo.layer({ apiKey: "test-key", tamboUrl: endpoint.url, userToken: USER_TOKEN, maxRetries: 0 }))
+      )
+    }).pipe(Effect.scoped))
+
   it.live("setUserToken during a run: the run goes on with the token it started with, and with the new subject's once that one expires", () => {
     // A rotation by the identity provider: the same user, a later expiry.
     const nowSeconds = Math.floor(Date.now() / 1000)

@@ -112,11 +112,27 @@ const knownDefects: ReadonlyArray<readonly [string, Sequence]> = [
       { kind: "ask", asks: ["credentials"] }
     ]
   }],
+  ["a request while no token is held and the token endpoint just failed exchanges again at once", {
+    initial: { _tag: "fail", status: 503 },
+    commands: [{ kind: "ask", asks: ["credentials", "call", "stream"] }]
+  }],
+  ["a failed exchange's Retry-After is ignored while no token is held", {
+    initial: { _tag: "fail", status: 429, retryAfter: 3 },
+    commands: [
+      { kind: "advance", millis: 1000 },
+      { kind: "ask", asks: ["credentials"] },
+      { kind: "advance", millis: 2000 },
+      { kind: "ask", asks: ["credentials"] }
+    ]
+  }],
   ["a 429 is taken for a refusal", {
     initial: ok(10),
     commands: [
       { kind: "answer", answer: { _tag: "fail", status: 429 } },
-      { kind: "ask", asks: ["stream401", "credentials", "credentials"] }
+      { kind: "ask", asks: ["stream401", "credentials", "credentials"] },
+      // Failed, not refused: once its backoff is over, a request asks again.
+      { kind: "advance", millis: 1000 },
+      { kind: "ask", asks: ["credentials"] }
     ]
   }]
 ]
@@ -155,6 +171,8 @@ describe("Auth's token exchange and refresh, model-based", () => {
       "served during a refresh": 50,
       "forgotten during a refresh": 20,
       "retried after Retry-After": 20,
+      "failed fast after a failed exchange": 30,
+      "exchanged again after a failed exchange": 20,
       // Requests still waiting on an exchange of a replaced user token when it answers: rarer.
       "stale old waiter": 10
     }

@@ -354,7 +354,7 @@ describe("Auth", () => {
       }
     ]
     for (const { outcome, says, what } of failures) {
-      it.effect(`${what}, and the next request exchanges again`, () => {
+      it.effect(`${what}, and the first request a second later exchanges again`, () => {
         const issuer = makeIssuer({ outcomes: [outcome] })
         return Effect.gen(function* () {
           const auth = yield* Auth.Auth
@@ -363,6 +363,7 @@ describe("Auth", () => {
           expect(error.reason).toBe("ExchangeFailed")
           expect(error.message).toContain(says)
           expect((yield* auth.state).status).toBe("error")
+          yield* TestClock.adjust(Duration.seconds(1))
           expect(yield* current).toBe("token-2")
           expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
           expect(issuer.subjects).toHaveLength(2)
@@ -371,6 +372,70 @@ describe("Auth", () => {
     }
 
     const unavailable = new ApiError({ reason: "ServerError", message: "Unavailable", status: 503, retryable: true })
+
+    it.effect("with no token held, a 503 fails requests at once with its AuthError for a backoff, without asking the endpoint again", () => {
+      const issuer = makeIssuer({ outcomes: [unavailable, unavailable, "ok"] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        const first = yield* Effect.flip(auth.credentials)
+        expect(first.status).toBe(503)
+        // Retried UIs and many components asking at once: the endpoint is not asked again.
+        const again = yield* Effect.all([Effect.flip(auth.credentials), Effect.flip(auth.credentials)], { concurrency: "unbounded" })
+        expect(again).toEqual([first, first])
+        expect(issuer.subjects).toHaveLength(1)
+        const state = yield* auth.state
+        expect(state.status === "error" && state.error).toBe(first)
+        // A second later the first request exchanges again; it fails too: the next wait is twice as long.
+        yield* TestClock.adjust(Duration.seconds(1))
+        const second = yield* Effect.flip(auth.credentials)
+        expect(second.status).toBe(503)
+        expect(second).not.toBe(first)
+        expect(issuer.subjects).toHaveLength(2)
+        yield* TestClock.adjust(Duration.seconds(1))
+        expect(yield* Effect.flip(auth.credentials)).toBe(second)
+        expect(issuer.subjects).toHaveLength(2)
+        yield* TestClock.adjust(Duration.seconds(1))
+        expect(yield* current).toBe("token-3")
+        expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("with no token held, a 429's Retry-After holds requests off until then, at most maxRetryAfter", () => {
+      const slowDown = (seconds: number) =>
+        new ApiError({ reason: "RateLimited", message: "Slow down", status: 429, retryable: true, retryAfter: seconds * 1000 })
+      // The test configuration's maxRetryAfter is 5 s.
+      const issuer = makeIssuer({ outcomes: [slowDown(3), slowDown(60), "ok"] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        const first = yield* Effect.flip(auth.credentials)
+        expect(first.retryAfter).toBe(3000)
+        yield* TestClock.adjust(Duration.seconds(2))
+        expect(yield* Effect.flip(auth.credentials)).toBe(first)
+        expect(issuer.subjects).toHaveLength(1)
+        yield* TestClock.adjust(Duration.seconds(1))
+        expect((yield* Effect.flip(auth.credentials)).retryAfter).toBe(60_000)
+        expect(issuer.subjects).toHaveLength(2)
+        yield* TestClock.adjust(Duration.seconds(4))
+        expect((yield* Effect.flip(auth.credentials)).status).toBe(429)
+        expect(issuer.subjects).toHaveLength(2)
+        yield* TestClock.adjust(Duration.seconds(1))
+        expect(yield* current).toBe("token-3")
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
+    it.effect("a new user token, or invalidate, during the backoff of a failed exchange exchanges again at once", () => {
+      const issuer = makeIssuer({ outcomes: [unavailable, "ok", unavailable, "ok"] })
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect((yield* Effect.flip(auth.credentials)).status).toBe(503)
+        yield* auth.setUserToken(Redacted.make("subject-token-of-user-1-rotated"))
+        expect(yield* current).toBe("token-2")
+        yield* auth.invalidate()
+        expect((yield* Effect.flip(auth.credentials)).status).toBe(503)
+        yield* auth.invalidate()
+        expect(yield* current).toBe("token-4")
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
 
     it.effect("a refresh that times out keeps the token that still works; the next try replaces it", () => {
       const issuer = makeIssuer({ expiresInSeconds: 100, outcomes: ["ok", new TransportError({ reason: "Timeout", message: "timed out" })] })

@@ -13,7 +13,10 @@
 // (not a refusal) while the token it refreshes has not expired keeps that token: the requests
 // waiting on it get it, the state says identified, and the token is handed out until the next
 // try (after the Retry-After of a 429 or 503, at most maxRetryAfter, when it sent one, else 1 s
-// later, doubled after each failure up to 8 s; never past its expiry); a 401 to a
+// later, doubled after each failure up to 8 s; never past its expiry); an exchange that fails
+// for such a reason with no token that works held fails requests at once, without asking the
+// endpoint, until its next try is due (the same Retry-After, else 1 s doubled after each such
+// failure in a row up to 8 s), and the first request after that exchanges again; a 401 to a
 // call (or to a stream before its first element) forgets the token it carried and the call runs
 // once more with the next credentials. The state says exchanging only while no token that
 // still works is held: a refresh of one that works stays identified, and says exchanging once
@@ -231,10 +234,12 @@ interface Ready {
 
 type Slot =
   | { readonly _tag: "Empty" }
-  /** `refreshing`: the token it refreshes. */
-  | { readonly _tag: "Exchanging"; readonly n: number; readonly refreshing: Ready | undefined }
+  /** `refreshing`: the token it refreshes; `failures`: the failed exchanges in a row before it. */
+  | { readonly _tag: "Exchanging"; readonly n: number; readonly refreshing: Ready | undefined; readonly failures: number }
   | Ready
   | { readonly _tag: "Refused"; readonly n: number }
+  /** Exchange `n` failed with no token held: requests fail with it until `retryAt`. */
+  | { readonly _tag: "Failed"; readonly n: number; readonly retryAt: number; readonly failures: number }
 
 const errorStatusOf = (o: Outcome): number | undefined => (o._tag === "ok" ? undefined : o.status ?? undefined)
 
@@ -295,11 +300,11 @@ export class Model {
   }
 
   /** Starts an exchange of the current subject (refreshing a token or not); the slot waits for it. */
-  start(refreshing?: Ready): number {
+  start(refreshing?: Ready, failures = 0): number {
     const n = this.exchanges.length + 1
     const e: ModelExchange = { n, subject: this.subject, startedAt: this.now, outcome: undefined, hung: false, waiters: [] }
     this.exchanges.push(e)
-    this.slot = { _tag: "Exchanging", n, refreshing }
+    this.slot = { _tag: "Exchanging", n, refreshing, failures }
     // While the token it refreshes works, the state stays identified.
     if (this.usable() === undefined) this.publish({ status: "exchanging" })
     const answer = this.blip ?? this.answer
@@ -366,7 +371,13 @@ export class Model {
             this.count("kept through a failed refresh")
             break
           }
-          this.slot = { _tag: "Empty" }
+          {
+            const failures = this.slot.failures
+            const backoff = o.retryAfter !== undefined
+              ? Math.min(o.retryAfter * 1000, MAX_RETRY_AFTER)
+              : Math.min(REFRESH_RETRY_BASE * 2 ** failures, REFRESH_RETRY_CAP)
+            this.slot = { _tag: "Failed", n, retryAt: this.now + backoff, failures: failures + 1 }
+          }
           this.publish({ status: "error", errorStatus: errorStatusOf(o) })
           break
       }
@@ -423,6 +434,15 @@ export class Model {
         return
       case "Refused":
         r.result = { _tag: "failed", n: this.slot.n }
+        return
+      case "Failed":
+        if (this.now < this.slot.retryAt) {
+          this.count("failed fast after a failed exchange")
+          r.result = { _tag: "failed", n: this.slot.n }
+          return
+        }
+        this.count("exchanged again after a failed exchange")
+        this.exchange(this.start(undefined, this.slot.failures)).waiters.push(r)
         return
     }
     this.exchange(this.start()).waiters.push(r)

@@ -23,7 +23,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { AuthState } from "../../Auth.js"
 import { AuthError } from "../../TamboError.js"
 import type { TamboTransport } from "../../TamboTransport.js"
-import { isRefusal, keptAfterFailedRefresh, type Slot, type Token, tokenOf, toAuthError, type Trigger, untilRefresh } from "./token.js"
+import { failedWithoutToken, isRefusal, keptAfterFailedRefresh, type Slot, type Token, tokenOf, toAuthError, type Trigger, untilRefresh } from "./token.js"
 
 /** What the parts of a `userToken` service share. */
 export interface Env {
@@ -130,8 +130,9 @@ const settleToken = (env: Env, deferred: Deferred.Deferred<Token, AuthError>, to
  * Holds a failed exchange and publishes it; what the requests waiting on it
  * get. A refusal is final. A refresh that failed for another reason keeps
  * the token it refreshes while that still works (the requests waiting get
- * it, and the refresh is tried again later); otherwise the next request
- * exchanges again.
+ * it, and the refresh is tried again later); otherwise requests fail with it
+ * until the next try is due (see `failedWithoutToken`), and the first one
+ * after that exchanges again.
  */
 const settleError = (
   env: Env,
@@ -150,7 +151,7 @@ const settleError = (
         ? { _tag: "Ready", token: kept }
         : refusal
         ? { _tag: "Refused", error }
-        : { _tag: "Empty" }
+        : failedWithoutToken(error, current.failures ?? 0, now, env.maxRetryAfter)
       return [slot, slot]
     })
     const annotations = { "tambo.auth.reason": error.reason, "tambo.auth.error": error.message }

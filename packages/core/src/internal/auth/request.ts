@@ -1,8 +1,9 @@
 /**
  * What a request of a `userToken` service gets: the token it holds while it
  * is fresh (and, while a refresh of it is in flight, until it expires), the
- * exchange in flight, the refusal of the last one, or a new exchange that
- * concurrent requests share.
+ * exchange in flight, the refusal of the last one, the failure of the last
+ * one until its next try is due, or a new exchange that concurrent requests
+ * share.
  *
  * @internal
  */
@@ -26,6 +27,10 @@ type Decision =
     readonly refreshing?: Token | undefined
   }
 
+/** A failed exchange's error while its next try is not due yet. */
+const stillFailing = (slot: Extract<Slot, { readonly _tag: "Failed" }>, now: number): AuthError | undefined =>
+  now < slot.retryAt ? slot.error : undefined
+
 /** Joins the exchange in flight, or starts one unless a fresh token arrived meanwhile. */
 const obtain = (env: Env): Effect.Effect<Token, AuthError> =>
   Effect.uninterruptibleMask((restore) =>
@@ -47,6 +52,11 @@ const obtain = (env: Env): Effect.Effect<Token, AuthError> =>
               : [{ _tag: "Wait", deferred: current.deferred }, current]
           case "Refused":
             return [{ _tag: "Fail", error: current.error }, current]
+          case "Failed": {
+            const error = stillFailing(current, now)
+            if (error !== undefined) return [{ _tag: "Fail", error }, current]
+            return [{ _tag: "Start", deferred }, { _tag: "Exchanging", deferred, failures: current.failures }]
+          }
         }
         return [{ _tag: "Start", deferred }, { _tag: "Exchanging", deferred }]
       })
@@ -69,7 +79,8 @@ const obtain = (env: Env): Effect.Effect<Token, AuthError> =>
 /**
  * The credentials for the next request: the fresh token held (or the one a
  * refresh in flight replaces, until it expires), else the exchange in
- * flight, else a new one; the refusal of the last exchange.
+ * flight, else a new one; the refusal of the last exchange, or its failure
+ * until the next try is due.
  */
 export const credentials = (env: Env): Effect.Effect<Credentials, AuthError> =>
   Effect.gen(function* () {
@@ -88,6 +99,12 @@ export const credentials = (env: Env): Effect.Effect<Credentials, AuthError> =>
       }
       case "Refused":
         return yield* Effect.fail(current.error)
+      case "Failed": {
+        // The token endpoint failed and its next try is not due: not asked again before then.
+        const error = stillFailing(current, yield* Clock.currentTimeMillis)
+        if (error !== undefined) return yield* Effect.fail(error)
+        break
+      }
     }
     return (yield* obtain(env)).credentials
   })

@@ -29,10 +29,17 @@ export type Slot =
     readonly deferred: Deferred.Deferred<Token, AuthError>
     /** The token it refreshes: kept, until it expires, if the exchange fails for a reason worth trying again. */
     readonly refreshing?: Token | undefined
+    /** How many exchanges before it failed in a row, with no token held, for a reason worth trying again. */
+    readonly failures?: number | undefined
   }
   | { readonly _tag: "Ready"; readonly token: Token }
   /** A refusal that asking again would not change (a 4xx other than 408 / 429). */
   | { readonly _tag: "Refused"; readonly error: AuthError }
+  /**
+   * An exchange that failed for a reason worth trying again, with no token that works held:
+   * requests fail with its error until `retryAt`, then the first one exchanges again.
+   */
+  | { readonly _tag: "Failed"; readonly error: AuthError; readonly retryAt: number; readonly failures: number }
 
 /**
  * Why an exchange ran: at start, on schedule, because a request found no
@@ -44,7 +51,10 @@ export type Trigger = "initial" | "refresh" | "request" | "newUserToken"
 const refreshMargin = Duration.seconds(30)
 /** The soonest a refresh is scheduled after an exchange, so a zero lifetime cannot spin. */
 const minimumRefreshDelay = Duration.seconds(1)
-/** After a failed refresh, the next one is tried this long later, doubled after each failure, up to the cap. */
+/**
+ * After a failed refresh (or exchange), the next one is tried this long later, doubled after each
+ * failure, up to the cap.
+ */
 const refreshRetryBase = Duration.seconds(1)
 const refreshRetryCap = Duration.seconds(8)
 
@@ -83,15 +93,34 @@ export const keptAfterFailedRefresh = (
   maxRetryAfter: Duration.Duration
 ): Token | undefined => {
   if (now >= token.expiresAt) return undefined
-  const wait = error.retryAfter !== undefined
-    ? Math.min(error.retryAfter, Duration.toMillis(maxRetryAfter))
-    : Math.min(Duration.toMillis(refreshRetryBase) * 2 ** token.failedRefreshes, Duration.toMillis(refreshRetryCap))
+  const wait = retryDelay(error, token.failedRefreshes, maxRetryAfter)
   return {
     ...token,
     refreshAt: Math.min(now + wait, token.expiresAt),
     failedRefreshes: token.failedRefreshes + 1
   }
 }
+
+/**
+ * How long to wait after an exchange failed for a reason worth trying again, `failures` failed
+ * before it: the endpoint's `Retry-After` when it sent one (at most `maxRetryAfter`), else the
+ * backoff.
+ */
+const retryDelay = (error: AuthError, failures: number, maxRetryAfter: Duration.Duration): number =>
+  error.retryAfter !== undefined
+    ? Math.min(error.retryAfter, Duration.toMillis(maxRetryAfter))
+    : Math.min(Duration.toMillis(refreshRetryBase) * 2 ** failures, Duration.toMillis(refreshRetryCap))
+
+/**
+ * What the slot holds after an exchange failed at `now` for a reason worth trying again with no
+ * token that works: the failure, until the next try.
+ */
+export const failedWithoutToken = (
+  error: AuthError,
+  failures: number,
+  now: number,
+  maxRetryAfter: Duration.Duration
+): Slot => ({ _tag: "Failed", error, retryAt: now + retryDelay(error, failures, maxRetryAfter), failures: failures + 1 })
 
 /** How long from `now` until `token` is refreshed: never sooner than the minimum delay. */
 export const untilRefresh = (token: Token, now: number): Duration.Duration =>
