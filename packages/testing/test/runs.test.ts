@@ -531,6 +531,119 @@ describe("stored assistant messages, as the API stores them", () => {
   })
 })
 
+// The API stores the run's assistant message at the model's first chunk
+// (ThreadsService.handleAdvanceThreadStream → appendNewMessageToThread) and writes what streamed
+// into it as the run goes (its throttled syncThreadStatus); the v1 GET handlers (V1Service
+// getThread / listMessages / getMessage) return it like any message, beside the thread's run
+// fields. This server syncs before each chunk goes out.
+describe("reads while a run streams", () => {
+  /** Starts a run on a new thread and reads its events until `until` says so; the run holds. */
+  const holdRun = async (script: Script.Script, until: (event: Ev) => boolean) => {
+    server.setScript(script)
+    const stream = await sdk.threads.runs.create({ message: userMessage("Hi"), thread: { userKey: USER } })
+    const events: Array<Ev> = []
+    const iterator = stream[Symbol.asyncIterator]()
+    for (;;) {
+      const next = await iterator.next()
+      if (next.done === true) throw new Error("the run ended early")
+      const event: Ev = { ...next.value }
+      events.push(event)
+      if (until(event)) break
+    }
+    const { threadId, runId } = runIds(events)
+    const release = async () => {
+      await sdk.threads.runs.delete(runId, { threadId, userKey: USER })
+      for (;;) if ((await iterator.next()).done === true) break
+    }
+    return { events, threadId, runId, release }
+  }
+
+  it("shows the user message, the assistant message with the text streamed so far, and the thread's run", async () => {
+    const run = await holdRun(
+      [Script.text(["Hel", "lo"]), Script.hang()],
+      (event) => event.type === "TEXT_MESSAGE_CONTENT" && str(event, "delta") === "lo"
+    )
+    const messageId = str(run.events.find((event) => event.type === "TEXT_MESSAGE_START")!, "messageId")
+    const thread = await sdk.threads.retrieve(run.threadId, { userKey: USER })
+    expect(thread).toMatchObject({ runStatus: "streaming", currentRunId: run.runId })
+    const expected = [
+      ["user", [{ type: "text", text: "Hi" }], undefined],
+      [messageId, [{ type: "text", text: "Hello" }], undefined]
+    ]
+    expect(thread.messages.map((message) => [message.role === "user" ? "user" : message.id, message.content, message.isCancelled]))
+      .toEqual(expected)
+    const page = await sdk.threads.messages.list(run.threadId, { userKey: USER })
+    expect(page.messages.map((message) => [message.role === "user" ? "user" : message.id, message.content, message.isCancelled]))
+      .toEqual(expected)
+    await run.release()
+  })
+
+  it("shows the assistant message with \" \" as its text once the model started, before any text", async () => {
+    const run = await holdRun(
+      [Script.reasoning("Thinking"), Script.hang()],
+      (event) => event.type === "THINKING_TEXT_MESSAGE_END"
+    )
+    const thread = await sdk.threads.retrieve(run.threadId, { userKey: USER })
+    expect(thread.messages.map((message) => [message.role, message.content, message.isCancelled])).toEqual([
+      ["user", [{ type: "text", text: "Hi" }], undefined],
+      ["assistant", [{ type: "text", text: " " }], undefined]
+    ])
+    await run.release()
+  })
+
+  it("shows nothing of the reply before the model's first chunk", async () => {
+    const run = await holdRun([Script.hang()], (event) => event.type === "RUN_STARTED")
+    const thread = await sdk.threads.retrieve(run.threadId, { userKey: USER })
+    expect(thread.messages.map((message) => message.role)).toEqual(["user"])
+    await run.release()
+  })
+
+  it("shows a finished component with its props and a tool call once its arguments ended", async () => {
+    const run = await holdRun(
+      [
+        Script.text("Here:"),
+        Script.component("WeatherCard", [{ city: "Pa" }, { city: "Paris" }], { id: "comp_1" }),
+        Script.toolCall("lookup", { q: "x" }, { id: "call_1", pending: false }),
+        Script.hang()
+      ],
+      (event) => event.type === "TOOL_CALL_END"
+    )
+    const thread = await sdk.threads.retrieve(run.threadId, { userKey: USER })
+    expect(thread.messages[1]?.content).toEqual([
+      { type: "text", text: "Here:" },
+      { type: "component", id: "comp_1", name: "WeatherCard", props: { city: "Paris" }, state: {} },
+      { type: "tool_use", id: "call_1", name: "lookup", input: { q: "x" } }
+    ])
+    await run.release()
+  })
+
+  it("keeps the message's id once the run finishes: the thread holds it once, with the final text", async () => {
+    server.setScript([Script.text(["Hel", "lo"])])
+    const stream = await sdk.threads.runs.create({ message: userMessage("Hi"), thread: { userKey: USER } })
+    let during: Array<string> = []
+    const events: Array<Ev> = []
+    for await (const raw of stream) {
+      const event: Ev = { ...raw }
+      events.push(event)
+      if (event.type === "TEXT_MESSAGE_CONTENT" && during.length === 0) {
+        const thread = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
+        during = thread.messages.map((message) => message.id)
+      }
+    }
+    const after = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
+    expect(after.messages.map((message) => message.id)).toEqual(during)
+    expect(after.messages[1]).toMatchObject({ content: [{ type: "text", text: "Hello" }] })
+    expect(after.messages[1]?.isCancelled).toBeUndefined()
+  })
+
+  it("a run that fails without keeping its reply leaves no message of it", async () => {
+    server.setScript([Script.text("Hel"), Script.runError({ keepPartial: false })])
+    const events = await createRun("Hi")
+    const after = await sdk.threads.retrieve(runIds(events).threadId, { userKey: USER })
+    expect(after.messages.map((message) => message.role)).toEqual(["user"])
+  })
+})
+
 describe("failures", () => {
   it("sends RUN_ERROR twice and no RUN_FINISHED; the partial assistant message stays stored, not cancelled", async () => {
     server.setScript([Script.text("Partial answ"), Script.runError()])

@@ -124,7 +124,7 @@ const startRun = async (
     thread,
     runId,
     controller: new AbortController(),
-    draft: { messageId: makeId("msg_"), started: false, parts: [], text: [], toolUses: [], persisted: false },
+    draft: { messageId: makeId("msg_"), started: false, parts: [], text: [], toolUses: [], persisted: false, stored: undefined, version: 0 },
     cancelled: false,
     stream: undefined
   }
@@ -333,13 +333,11 @@ const storedToolInput = (input: Wire.JsonObject): Wire.JsonObject => {
 }
 
 /**
- * Stores the round's assistant message as the API does: its one text block first (the streamed
+ * The round's assistant message as the API stores it: its one text block first (the streamed
  * text trimmed, or `" "` when the model wrote none, as for a tool call alone), then the
  * components (props without `_tambo_*` keys, state `{}` when none), then the tool calls.
  */
-const persistDraft = (state: ServerState, thread: StoredThread, draft: Draft, isCancelled: boolean): void => {
-  if (draft.persisted || !draftHasContent(draft)) return
-  draft.persisted = true
+const draftContent = (draft: Draft): Array<Wire.Content> => {
   const text = draft.text.join("")
   const content: Array<Wire.Content> = [{ type: "text", text: text.length > 0 ? text.trim() : " " }]
   for (const part of draft.parts) {
@@ -357,7 +355,56 @@ const persistDraft = (state: ServerState, thread: StoredThread, draft: Draft, is
       input: storedToolInput(use.inputSchema === undefined ? input : unstrictValue(use.inputSchema, input) as Wire.JsonObject)
     })
   }
-  state.store.addMessage(thread, "assistant", content, { id: draft.messageId, isCancelled })
+  return content
+}
+
+/**
+ * Called before each chunk of the model is streamed. The API stores the run's assistant message
+ * at the model's first chunk (`appendNewMessageToThread`) and writes what streamed so far into it
+ * as the run goes (the throttled `syncThreadStatus` of `ThreadsService`), so a
+ * read of the thread or its messages during a run shows it, not cancelled, with the stream's
+ * `messageId` as its id. This server syncs at every chunk: a read shows all that streamed before
+ * it. The content is built when read, and kept until the next chunk (a component state written
+ * meanwhile lasts until then, as the API's next sync overwrites it).
+ */
+const syncDraft = (state: ServerState, thread: StoredThread, draft: Draft): void => {
+  if (draft.persisted || !draftHasContent(draft)) return
+  draft.version++
+  if (draft.stored !== undefined) return
+  const message = state.store.addMessage(thread, "assistant", [], { id: draft.messageId })
+  let cached: { readonly version: number; readonly content: Array<Wire.Content> } | undefined
+  Object.defineProperty(message, "content", {
+    configurable: true,
+    enumerable: true,
+    get: () => {
+      if (cached?.version !== draft.version) cached = { version: draft.version, content: draftContent(draft) }
+      return cached.content
+    },
+    set: (content: Array<Wire.Content>) => {
+      cached = { version: draft.version, content }
+    }
+  })
+  draft.stored = message
+}
+
+/** Stores the round's assistant message in its final form (see `draftContent`). */
+const persistDraft = (state: ServerState, thread: StoredThread, draft: Draft, isCancelled: boolean): void => {
+  if (draft.persisted || !draftHasContent(draft)) return
+  syncDraft(state, thread, draft)
+  draft.persisted = true
+  const message = draft.stored!
+  Object.defineProperty(message, "content", { configurable: true, enumerable: true, writable: true, value: draftContent(draft) })
+  message.isCancelled = isCancelled
+}
+
+/** A run that fails without keeping what it streamed removes its message again. */
+const discardDraft = (thread: StoredThread, draft: Draft): void => {
+  if (draft.persisted) return
+  draft.persisted = true
+  const stored = draft.stored
+  if (stored === undefined) return
+  const index = thread.messages.indexOf(stored)
+  if (index >= 0) thread.messages.splice(index, 1)
 }
 
 /** `DELETE /v1/threads/{id}/runs/{runId}`, and what a closed connection does. */
@@ -432,6 +479,11 @@ class RoundPlayer {
     return this.run.cancelled || this.stream.closed || this.stream.ended
   }
 
+  /** The run's assistant message as stored so far (see `syncDraft`). */
+  private sync(): void {
+    syncDraft(this.state, this.run.thread, this.run.draft)
+  }
+
   private send(event: object): Promise<void> | undefined {
     return this.stream.send(Frames.dataFrame({ ...event, timestamp: this.state.now() }))
   }
@@ -479,14 +531,16 @@ class RoundPlayer {
       case "Text": {
         run.draft.started = true
         if (!this.textOpen) {
-          await this.send({ type: "TEXT_MESSAGE_START", messageId: run.draft.messageId, role: "assistant" })
-          this.textOpen = true
           if (!this.textStarted) run.draft.parts.push({ kind: "text" })
           this.textStarted = true
+          this.sync()
+          await this.send({ type: "TEXT_MESSAGE_START", messageId: run.draft.messageId, role: "assistant" })
+          this.textOpen = true
         }
         for (const delta of step.deltas) {
           if (this.interrupted) return false
           run.draft.text.push(delta)
+          this.sync()
           const wait = stream.send(Frames.textContentFrame(this.messageIdJson, delta, state.now()))
           if (wait !== undefined) await wait
         }
@@ -498,6 +552,7 @@ class RoundPlayer {
       }
       case "Reasoning": {
         run.draft.started = true
+        this.sync()
         await this.send({ type: "THINKING_TEXT_MESSAGE_START" })
         for (const delta of step.deltas) {
           if (this.interrupted) return false
@@ -512,6 +567,7 @@ class RoundPlayer {
         const idJson = JSON.stringify(toolCallId)
         run.thread.toolNames.set(toolCallId, step.name)
         run.draft.started = true
+        this.sync()
         await this.send({
           type: "TOOL_CALL_START",
           toolCallId,
@@ -524,10 +580,11 @@ class RoundPlayer {
           const wait = stream.send(Frames.toolCallArgsFrame(idJson, delta, state.now()))
           if (wait !== undefined) await wait
         }
-        await this.send({ type: "TOOL_CALL_END", toolCallId })
         const args = step.argumentDeltas.join("")
         const inputSchema = this.clientTools.get(step.name)
         run.draft.toolUses.push({ id: toolCallId, name: step.name, arguments: args, ...(inputSchema === undefined ? {} : { inputSchema }) })
+        this.sync()
+        await this.send({ type: "TOOL_CALL_END", toolCallId })
         if (step.pending ?? this.clientTools.has(step.name)) {
           this.pending.push({ toolCallId, toolName: step.name, arguments: args })
         }
@@ -541,6 +598,7 @@ class RoundPlayer {
         const block = { type: "component" as const, id: componentId, name: step.name, ...(step.state !== undefined ? { state: step.state } : {}) }
         const part: DraftComponent = { kind: "component", block: { ...block, props: {} }, streaming }
         run.draft.parts.push(part)
+        this.sync()
         await this.send({
           type: "CUSTOM",
           name: "tambo.component.start",
@@ -549,6 +607,7 @@ class RoundPlayer {
         for (const delta of step.deltas) {
           if (this.interrupted) return false
           streaming.sent++
+          this.sync()
           const wait = stream.send(Frames.customFrame(
             "tambo.component.props_delta",
             { componentId, operations: delta.operations, streamingStatus: delta.streamingStatus },
@@ -556,9 +615,10 @@ class RoundPlayer {
           ))
           if (wait !== undefined) await wait
         }
-        await this.send({ type: "CUSTOM", name: "tambo.component.end", value: { componentId, finalProps: step.finalProps } })
         part.block = { ...block, props: step.finalProps }
         part.streaming = undefined
+        this.sync()
+        await this.send({ type: "CUSTOM", name: "tambo.component.end", value: { componentId, finalProps: step.finalProps } })
         return false
       }
       case "Event": {
@@ -662,6 +722,7 @@ class RoundPlayer {
     await this.send(event)
     if (thread.currentRunId === runId) {
       if (step.keepPartial) persistDraft(this.state, thread, draft, false)
+      else discardDraft(thread, draft)
       thread.runStatus = "idle"
       thread.currentRunId = undefined
       thread.lastRunCancelled = undefined

@@ -4,7 +4,7 @@ import type * as Wire from "../Wire.js"
 import { TokenIssuer } from "./auth.js"
 import type { EventStream } from "./eventStream.js"
 import { Store } from "./store.js"
-import type { StoredThread } from "./store.js"
+import type { StoredMessage, StoredThread } from "./store.js"
 import { weatherAssistant } from "./weatherAssistant.js"
 
 /** What the run player accumulates, to store the assistant message when the round ends. */
@@ -25,7 +25,15 @@ export interface Draft {
   readonly toolUses: Array<
     { readonly id: string; readonly name: string; readonly arguments: string; readonly inputSchema?: Wire.JsonObject }
   >
+  /**
+   * Final: the round ended (or was cut short) and the stored message holds its last content. Until
+   * then the stored message (`stored`) shows the draft as it is now.
+   */
   persisted: boolean
+  /** The assistant message in the thread since the model's first chunk (see `syncDraft`). */
+  stored: StoredMessage | undefined
+  /** Bumped at every sync: a read between two syncs sees the same content. */
+  version: number
 }
 
 /** A component of the draft: its final props once it ended, the deltas sent so far before. */
