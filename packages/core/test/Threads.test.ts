@@ -171,6 +171,97 @@ describe("threads", () => {
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  describe("a read while another client's run streams on the thread", () => {
+    /** The thread's reply as the server holds it now: the text of its last message. */
+    const serverText = (threadId: string) => {
+      const last = server().threads.get(threadId)?.messages.at(-1)
+      return last?.role === "assistant" && last.content[0]?.type === "text" ? last.content[0].text : undefined
+    }
+    /**
+     * Another client runs `script` on the thread; once the server holds `until` of its reply,
+     * `during` runs, then the other client cancels its run.
+     */
+    const otherRun = <A, E>(threadId: string, script: Script.Script, until: string, during: Effect.Effect<A, E>) =>
+      Effect.gen(function* () {
+        const other = yield* Tambo.Tambo
+        server().setScript(script)
+        const run = yield* Effect.fork(runAll("two", { threadId }))
+        yield* Effect.repeat(Effect.sync(() => serverText(threadId)), {
+          until: (text) => text === until,
+          schedule: Schedule.spaced("5 millis")
+        })
+        const result = yield* during
+        yield* other.cancelRun(threadId)
+        yield* Fiber.await(run)
+        return result
+      }).pipe(Effect.provide(tamboLayer(server())))
+
+    it.live("shows the reply as streamed so far; once the run ended, the next read shows it as the server kept it, once", () =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("first")])
+        const threadId = (yield* runAll("one"))[0]!.threadId
+        const during = yield* otherRun(threadId, [Script.text(["Hel", "lo"]), Script.hang()], "Hello", tambo.fetchThread(threadId))
+        expect(during.messages.map((m) => m.content)).toEqual([
+          [{ type: "text", text: "one" }],
+          [{ type: "text", text: "first" }],
+          [{ type: "text", text: "two" }],
+          [{ type: "text", text: "Hello" }]
+        ])
+        yield* tambo.fetchThread(threadId)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+        // And a run of this client goes on from it.
+        server().setScript([Script.text("third")])
+        yield* runAll("three", { threadId })
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server()))))
+
+    it.live("a run of this client while another client's run streams fails with RunConflictError; the store equals the server once both ended", () =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("first")])
+        const threadId = (yield* runAll("one"))[0]!.threadId
+        const refused = yield* otherRun(
+          threadId,
+          [Script.component("Card", [{ title: "ha" }, { title: "half" }], { id: "comp_half" }), Script.hang()],
+          " ",
+          // This client's run, refused by the server (409): the other client's run holds the thread.
+          Effect.flip(Stream.runDrain(tambo.run("mine", { threadId })))
+        )
+        expect(refused._tag).toBe("RunConflictError")
+        server().setScript([Script.text("third")])
+        yield* runAll("three", { threadId })
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server()))))
+
+    it.live("a run's end that reads the thread while another client's run streams on it: the next run leaves the store equal to the server", () =>
+      throughProxy((proxy) =>
+        Effect.gen(function* () {
+          const tambo = yield* Tambo.Tambo
+          server().setScript([Script.text("first")])
+          // The end's read of the thread waits until the other client's reply streams.
+          const held = proxy.holdRequest((request) => request.method === "GET" && request.path.startsWith("/v1/threads/"))
+          const first = yield* Effect.fork(runAll("one"))
+          yield* arrived(held)
+          const threadId = server().threads.list()[0]!.id
+          yield* otherRun(threadId, [Script.text(["Hel", "lo"]), Script.hang()], "Hello", Effect.gen(function* () {
+            held.release()
+            yield* Fiber.join(first)
+          }))
+          const stored = Option.getOrThrow(yield* tambo.getThread(threadId))
+          expect(stored.messages.map((m) => m.content)).toEqual([
+            [{ type: "text", text: "one" }],
+            [{ type: "text", text: "first" }],
+            [{ type: "text", text: "two" }],
+            [{ type: "text", text: "Hello" }]
+          ])
+          server().setScript([Script.text("third")])
+          yield* runAll("three", { threadId })
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        })
+      ))
+  })
+
   it.live("switchThread to a thread the client has not seen loads it and makes it current", () =>
     Effect.gen(function* () {
       const remote = seed("elsewhere")
