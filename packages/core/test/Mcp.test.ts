@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
@@ -21,7 +22,7 @@ import * as Tool from "../src/Tool.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { tamboLayer, useServer } from "./helpers.js"
 import { mcpServer, plainServer, type TestMcpServer, unusedUrl } from "./mcp/server.js"
-import { all, calculator, echo, greeter, impatientGreeter, sleeper, summarizer, unlocker } from "./mcp/tools.js"
+import { all, calculator, chatty, echo, greeter, impatientGreeter, sleeper, summarizer, unlocker } from "./mcp/tools.js"
 import * as z from "zod"
 
 const server = useServer()
@@ -349,6 +350,60 @@ describe("Mcp", () => {
         expect(error.message).toContain("closed while connecting")
         expect(yield* registeredNames).toEqual([])
       }).pipe(Effect.provide(stack()), Effect.scoped))
+
+    it.live("a server whose event stream ends while it is asked for the log level fails the connect, rather than looking connected", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        let posts = 0
+        const closing = yield* mcpServer({
+          // The first `logging/setLevel` is never answered: the client waits for it a while, then goes on.
+          setup: chatty([], { hangFirst: true }),
+          // The handshake's notification, the tool listing, then the level.
+          beforeSessionRequest: async (request, session) => {
+            if (request.method === "POST" && ++posts === 3) session.closeStandaloneSSEStream()
+          }
+        })
+        const error = yield* Effect.flip(mcp.connectMcpServer({ url: closing.url, serverKey: "closing", logLevel: "error" }))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Connect", serverKey: "closing" })
+        expect(error.message).toContain("closed while connecting")
+        expect(yield* connectionOf(Mcp.uniqueKey({ url: closing.url }))).toMatchObject({ status: "failed", tools: [] })
+        expect(yield* registeredNames).toEqual([])
+      }).pipe(Effect.provide(stack()), Effect.scoped))
+
+    it.live("a reconnection whose event stream ends while it is asked for the log level goes on reconnecting, rather than looking connected", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        let opened = 0
+        const transports: Array<StreamableHTTPServerTransport> = []
+        const posts = new Map<StreamableHTTPServerTransport, number>()
+        const dropping = yield* mcpServer({
+          // The second session never answers its `logging/setLevel`: the client waits for it a while, then goes on.
+          setup: (session) => chatty([], { hangFirst: ++opened === 2 })(session),
+          beforeSessionRequest: async (request, session) => {
+            if (!transports.includes(session)) transports.push(session)
+            if (request.method !== "POST") return
+            posts.set(session, (posts.get(session) ?? 0) + 1)
+            // The second session's handshake notification, its tool listing, then the level.
+            if (session === transports[1] && posts.get(session) === 3) session.closeStandaloneSSEStream()
+          }
+        })
+        const connection = yield* mcp.connectMcpServer({ url: dropping.url, serverKey: "dropping", logLevel: "error" })
+        const statuses = yield* mcp.changes.pipe(
+          Stream.map((connections) => connections[connection.key]?.status),
+          Stream.changes,
+          Stream.dropWhile((status) => status === "connected"),
+          Stream.takeUntil((status) => status === "connected"),
+          Stream.runCollect,
+          Effect.fork
+        )
+        transports[0]!.closeStandaloneSSEStream()
+        expect(Array.from(yield* Fiber.join(statuses))).toEqual(["reconnecting", "connected"])
+        // Connected again on a third session: the second, whose event stream ended, was never the connection's.
+        expect(dropping.sessions.opened).toBe(3)
+        const reconnected = (yield* mcp.getMcpClients)[connection.key]!
+        expect(reconnected.status).toBe("connected")
+        expect(yield* reconnected.client!.callTool("chatty", { n: 1 })).toMatchObject({ content: [{ type: "text", text: "said" }] })
+      }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("50 millis") })), Effect.scoped))
 
     it.live("an invalid URL fails with McpError Connect", () =>
       Effect.gen(function*() {

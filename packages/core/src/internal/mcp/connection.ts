@@ -201,8 +201,9 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
 
   /**
    * What the MCP client is given for the entry's server. `attempt.session`
-   * is set once the tools are listed: a close before it fails the attempt
-   * itself (`attempt.closed`), a close after it is a drop.
+   * is set once the tools are listed: a close before the session is the
+   * entry's fails the attempt itself (`attempt.closed`, read by `open` and
+   * under the lock by `install`), a close after it is a drop.
    */
   const connectOptions = (
     entry: Entry,
@@ -236,11 +237,10 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
     onResourceUpdated: (uri) => void attempt.updates.unsafeOffer(uri),
     onResourcesChanged: () => void env.runFork(listChanged(entry, attempt, "resourcesVersion")),
     onClose: () => {
+      attempt.closed = true
       const session = attempt.session
-      if (session === undefined) {
-        attempt.closed = true
-        return
-      }
+      if (session === undefined) return
+      // Nothing before `install` made the session the entry's: `install` sees `attempt.closed` then.
       void env.runFork(markDropped(
         entry,
         session,
@@ -326,14 +326,17 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
    * Makes an opened session the entry's and registers its tools, then lists them again if the
    * server said they changed meanwhile, and tells it the roots changed if they did since it
    * opened (`setRoots` tells only the sessions installed); `undefined` when the entry is gone.
+   * A session that closed since its tools were listed (its event stream dropped while the log
+   * level was asked for) fails as a connect that closed: it is never the entry's.
    */
   const install = (
     entry: Entry,
     { attempt, logLevel, roots, scope, session, tools, watch }: Opened
-  ): Effect.Effect<McpConnection | undefined> =>
+  ): Effect.Effect<McpConnection | undefined, McpError> =>
     Effect.flatMap(
       env.locked(Effect.gen(function*() {
         if (!isCurrent(env, entry)) return undefined
+        if (attempt.closed) return yield* Effect.fail(connectFailure(entry, "the connection closed while connecting"))
         entry.session = session
         entry.sessionScope = scope
         entry.handle = requests.handleOf(entry, session)
@@ -358,7 +361,7 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
           : attempt.toolsChanged
           ? Effect.as(Effect.sync(() => env.runFork(refreshTools(entry))), connection)
           : Effect.succeed(connection)
-    )
+    ).pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))
 
   /** Connects, lists the tools and registers them; on failure, records it. The entry's `ready` tells the outcome. */
   const establish = (entry: Entry): Effect.Effect<void> =>
@@ -404,6 +407,7 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
    */
   const reconnect = (entry: Entry): Effect.Effect<void> =>
     open(entry).pipe(
+      Effect.flatMap((opened) => install(entry, opened)),
       Effect.tapError((error) =>
         env.locked(Effect.suspend(() => {
           if (!isCurrent(env, entry) || entry.status !== "reconnecting") return Effect.void
@@ -414,7 +418,7 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
       Effect.retry({ schedule: env.reconnectSchedule, while: () => isCurrent(env, entry) }),
       Effect.matchEffect({
         onFailure: (error) => giveUp(entry, error),
-        onSuccess: (opened) => Effect.asVoid(install(entry, opened))
+        onSuccess: () => Effect.void
       }),
       Effect.withSpan("Mcp.reconnect", { attributes: { "mcp.server": entry.serverKey } })
     )
