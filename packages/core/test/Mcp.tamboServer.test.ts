@@ -1,15 +1,21 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { type McpEndpointContext, Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Mcp from "../src/Mcp.js"
 import * as Tambo from "../src/Tambo.js"
+import * as ToolRegistry from "../src/ToolRegistry.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
+import { mcpServer } from "./mcp/server.js"
+import { echo } from "./mcp/tools.js"
 
 /** What the testing server's `/mcp` offers: a prompt that says who the token is for. */
 const whoami = (server: McpServer, context: McpEndpointContext) => {
@@ -134,6 +140,82 @@ describe("Tambo's own MCP server", () => {
       })
       expect(yield* mcp.getMcpClients).toEqual({})
     }).pipe(Effect.provide(tamboLayer(noMcp(), { tamboMcpServer: { contextKey: "ctx-3" } })), Effect.scoped))
+})
+
+describe("Tambo's own MCP server, while the MCP service is busy", () => {
+  const server = useServer({ mcp: whoami })
+
+  it.live("a thread switch that cuts short the disconnect of the old token's connection leaves it to the next one: no old-token connection stays", () =>
+    Effect.gen(function*() {
+      // While `holding`, a registration waits at the gate: the MCP service's lock stays taken.
+      let holding = false
+      const registering = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      yield* Effect.addFinalizer(() => Deferred.succeed(gate, undefined))
+      const registry = Layer.effect(
+        ToolRegistry.ToolRegistry,
+        Effect.map(ToolRegistry.make, (registry) =>
+          ToolRegistry.ToolRegistry.of({
+            ...registry,
+            register: (tool) =>
+              holding
+                ? Effect.zipRight(Effect.zipRight(Deferred.succeed(registering, undefined), Deferred.await(gate)), registry.register(tool))
+                : registry.register(tool)
+          }))
+      )
+      // Tells when a disconnect is asked for, and when one is cut short.
+      const disconnecting = yield* Deferred.make<void>()
+      const cut = yield* Deferred.make<void>()
+      const telling = Layer.effect(
+        Mcp.Mcp,
+        Effect.map(Mcp.Mcp, (mcp) =>
+          Mcp.Mcp.of({
+            ...mcp,
+            disconnectMcpServer: (key) =>
+              Effect.zipRight(Deferred.succeed(disconnecting, undefined), mcp.disconnectMcpServer(key)).pipe(
+                Effect.onInterrupt(() => Deferred.succeed(cut, undefined))
+              )
+          }))
+      )
+      const layer = telling.pipe(Layer.provide(Mcp.layer), Layer.provide(registry), Layer.provideMerge(tamboLayer(server())))
+      yield* Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("hi")])
+        yield* runAll("first")
+        const first = (yield* tambo.state).currentThreadId
+        yield* tambo.startNewThread
+        yield* runAll("second")
+        yield* Mcp.followTamboServer({})
+        const old = yield* tamboConnected()
+
+        // Another server's tools wait to be registered, holding the lock.
+        holding = true
+        const other = yield* mcpServer({ setup: echo("other") })
+        const connecting = yield* Effect.fork(mcp.connectMcpServer({ url: other.url, serverKey: "other" }))
+        yield* Deferred.await(registering)
+        // The first thread's token came: the old token's connection is being disconnected, waiting for the lock.
+        yield* tambo.switchThread(first)
+        yield* Deferred.await(disconnecting)
+        // No thread now: what was going on for the first thread is cut short.
+        yield* tambo.startNewThread
+        yield* Deferred.await(cut)
+        holding = false
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(connecting)
+
+        // Nothing of Tambo's server stays connected, with either token.
+        yield* mcp.changes.pipe(
+          Stream.takeUntil((connections) => Object.values(connections).every((c) => c.serverKey !== "tambo")),
+          Stream.runDrain,
+          Effect.timeout("5 seconds"),
+          Effect.orDie
+        )
+        const connections = yield* mcp.getMcpClients
+        expect(connections[old.key]).toBeUndefined()
+        expect(Object.values(connections).map((c) => c.serverKey)).toEqual(["other"])
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped))
 })
 
 describe("Tambo's MCP token", () => {

@@ -75,9 +75,11 @@ export const follow = (
         ? { _tag: "Context", contextKey: options.contextKey }
         : { _tag: "None" }
 
+    // The key is let go of once its connection is gone: a thread switch that cuts the disconnect
+    // short (waiting for the service's lock) leaves it to the next one.
     const disconnect = Effect.flatMap(
-      Ref.getAndSet(connected, undefined),
-      (key) => (key === undefined ? Effect.void : mcp.disconnectMcpServer(key))
+      Ref.get(connected),
+      (key) => (key === undefined ? Effect.void : Effect.zipRight(mcp.disconnectMcpServer(key), Ref.set(connected, undefined)))
     )
 
     /** Connects with a token for the target, and again with a fresh one before it expires. */
