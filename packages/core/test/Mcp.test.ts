@@ -490,6 +490,36 @@ describe("Mcp", () => {
       expect(signal.aborted).toBe(true)
     }))
 
+  it.scoped("a disconnect interrupted while the server holds the end of its session still closes the client", () =>
+    Effect.gen(function*() {
+      const deleteSeen = yield* Deferred.make<void>()
+      const stalled = yield* mcpServer({
+        setup: greeter,
+        beforeSessionRequest: async (request) => {
+          if (request.method !== "DELETE") return
+          Effect.runSync(Deferred.succeed(deleteSeen, undefined))
+          await new Promise<void>(() => {})
+        }
+      })
+      const mcp = yield* Mcp.makeStandalone()
+      const asked = yield* elicitationSignal(mcp)
+      const connection = yield* mcp.connectMcpServer({ url: stalled.url })
+      yield* Effect.fork(Effect.either(connection.client!.callTool("greet", {})))
+      const signal = yield* asked
+
+      const closing = yield* Effect.fork(mcp.disconnectMcpServer(connection.key))
+      yield* Deferred.await(deleteSeen)
+      // Whoever disconnected gives up waiting (a thread switch, an unmounted component).
+      const interrupting = yield* Effect.fork(Fiber.interrupt(closing))
+      yield* Effect.yieldNow()
+      yield* TestClock.adjust("5 seconds")
+      yield* Fiber.join(interrupting)
+
+      // The session was ended all the same: the client is closed, the server's request in flight given up.
+      expect(signal.aborted).toBe(true)
+      expect(yield* mcp.getMcpClients).toEqual({})
+    }))
+
   it.scoped("a server that drops while the end of its session waits does not hold up the connects and disconnects of the others", () =>
     Effect.gen(function*() {
       // Its event stream can be closed on demand (a proxy cutting it), and its DELETEs held.

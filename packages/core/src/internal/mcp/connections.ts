@@ -181,10 +181,15 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
         : connection
     })
 
+  /**
+   * Takes the entry out of `entries` and stops it, and waits for that. The stop runs in
+   * `endings`, started with the entry taken: a caller that gives up meanwhile (a thread switch)
+   * does not cut it short, which would leave the session open, and the service's close waits for it.
+   */
   const disconnect = (keyOrServer: string | McpServerInfo): Effect.Effect<void> =>
     Effect.gen(function*() {
       const key = typeof keyOrServer === "string" ? keyOrServer : uniqueKey(keyOrServer)
-      const entry = yield* env.locked(Effect.gen(function*() {
+      const stopping = yield* env.locked(Effect.uninterruptible(Effect.gen(function*() {
         const entry = env.entries.get(key)
         if (entry === undefined) return undefined
         env.entries.delete(key)
@@ -192,13 +197,11 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
         entry.session = undefined
         entry.handle = undefined
         yield* syncTools
-        return entry
-      }))
-      if (entry !== undefined) {
-        yield* stop(entry).pipe(
-          Effect.withSpan("Mcp.disconnect", { attributes: { "mcp.server": entry.serverKey } })
+        return env.runEnding(
+          stop(entry).pipe(Effect.withSpan("Mcp.disconnect", { attributes: { "mcp.server": entry.serverKey } }))
         )
-      }
+      })))
+      if (stopping !== undefined) yield* Fiber.join(stopping)
     })
 
   /**
