@@ -520,6 +520,36 @@ describe("Mcp", () => {
       expect(yield* mcp.getMcpClients).toEqual({})
     }))
 
+  it.scoped("disconnecting a server whose dropped session's end it never answers ends on the Effect clock, and so does the service's close", () =>
+    Effect.gen(function*() {
+      // Its event stream can be closed on demand, and its DELETEs then never answered.
+      let session: StreamableHTTPServerTransport | undefined
+      let holding = false
+      const deleteHeld = yield* Deferred.make<void>()
+      const dropping = yield* mcpServer({
+        setup: greeter,
+        beforeSessionRequest: async (request, transport) => {
+          session ??= transport
+          if (request.method !== "DELETE" || !holding) return
+          Effect.runSync(Deferred.succeed(deleteHeld, undefined))
+          await new Promise<void>(() => {})
+        }
+      })
+      const mcp = yield* Mcp.makeStandalone()
+      const key = (yield* mcp.connectMcpServer({ url: dropping.url, serverKey: "dropping" })).key
+      holding = true
+      session!.closeStandaloneSSEStream()
+      yield* Deferred.await(deleteHeld)
+
+      // The reconnection waits for the dropped session's end: the disconnect interrupts it, and waits too.
+      const disconnecting = yield* Effect.fork(mcp.disconnectMcpServer(key))
+      yield* Effect.yieldNow()
+      // The test's clock alone decides when the server has waited long enough.
+      yield* TestClock.adjust("10 seconds")
+      yield* Fiber.join(disconnecting)
+      expect(yield* mcp.getMcpClients).toEqual({})
+    }), 10_000)
+
   it.scoped("a server that drops while the end of its session waits does not hold up the connects and disconnects of the others", () =>
     Effect.gen(function*() {
       // Its event stream can be closed on demand (a proxy cutting it), and its DELETEs held.

@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as PubSub from "effect/PubSub"
 import * as RcMap from "effect/RcMap"
@@ -134,8 +135,11 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
       yield* syncTools
       const sessionScope = entry.sessionScope
       entry.sessionScope = undefined
-      // Not cut short by a disconnect, which then waits for it (the calls on the session ended).
-      const ended = sessionScope === undefined ? Effect.void : Effect.uninterruptible(Scope.close(sessionScope, Exit.void))
+      // A fiber of its own, not cut short by a disconnect, which then waits for it (the calls on the
+      // session ended); its bounds on the server's answer hold even then.
+      const ending = sessionScope === undefined ? undefined : env.runEnding(Scope.close(sessionScope, Exit.void))
+      entry.ending = ending
+      const ended = ending === undefined ? Effect.void : Fiber.join(ending)
       entry.fiber = yield* FiberSet.run(env.fibers, Effect.zipRight(ended, reconnect(entry)))
     }))
 

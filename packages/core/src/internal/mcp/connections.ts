@@ -137,6 +137,7 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
         ready: yield* Deferred.make<McpConnection, McpError>(),
         fiber: undefined,
         sessionScope: undefined,
+        ending: undefined,
         status: "connecting",
         error: undefined,
         session: undefined,
@@ -158,6 +159,7 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
   const stop = (entry: Entry): Effect.Effect<void> =>
     Effect.gen(function*() {
       if (entry.fiber !== undefined) yield* Fiber.interrupt(entry.fiber)
+      if (entry.ending !== undefined) yield* Fiber.join(entry.ending)
       yield* Scope.close(entry.scope, Exit.void)
       yield* Deferred.fail(
         entry.ready,

@@ -71,6 +71,8 @@ export interface Entry {
   fiber: Fiber.RuntimeFiber<void> | undefined
   /** Holds the current session: closed when it drops. */
   sessionScope: Scope.CloseableScope | undefined
+  /** The end of the session that dropped last, in `endings`: a reconnection and a disconnect wait for it. */
+  ending: Fiber.RuntimeFiber<void> | undefined
   status: McpConnectionStatus
   error: McpError | undefined
   session: McpClient.Session | undefined
