@@ -463,25 +463,33 @@ describe("Mcp", () => {
       expect(stalled.requests.some((request) => request.method === "DELETE")).toBe(true)
     }).pipe(Effect.provide(stack({ requestTimeout: "25 seconds" })), Effect.scoped), 20_000)
 
+  /**
+   * A standalone service connected to a server that never answers the end of its session, with a
+   * call in flight that waits on an elicitation; a disconnect started, and the server's DELETE arrived.
+   */
+  const disconnectingFromStalled = Effect.gen(function*() {
+    const deleteSeen = yield* Deferred.make<void>()
+    const stalled = yield* mcpServer({
+      setup: greeter,
+      beforeSessionRequest: async (request) => {
+        if (request.method !== "DELETE") return
+        Effect.runSync(Deferred.succeed(deleteSeen, undefined))
+        await new Promise<void>(() => {})
+      }
+    })
+    const mcp = yield* Mcp.makeStandalone()
+    const asked = yield* elicitationSignal(mcp)
+    const connection = yield* mcp.connectMcpServer({ url: stalled.url })
+    yield* Effect.fork(Effect.either(connection.client!.callTool("greet", {})))
+    const signal = yield* asked
+    const closing = yield* Effect.fork(mcp.disconnectMcpServer(connection.key))
+    yield* Deferred.await(deleteSeen)
+    return { mcp, signal, closing }
+  })
+
   it.scoped("disconnecting a server that never answers the end of its session ends on the Effect clock, with the client closed", () =>
     Effect.gen(function*() {
-      const deleteSeen = yield* Deferred.make<void>()
-      const stalled = yield* mcpServer({
-        setup: greeter,
-        beforeSessionRequest: async (request) => {
-          if (request.method !== "DELETE") return
-          Effect.runSync(Deferred.succeed(deleteSeen, undefined))
-          await new Promise<void>(() => {})
-        }
-      })
-      const mcp = yield* Mcp.makeStandalone()
-      const asked = yield* elicitationSignal(mcp)
-      const connection = yield* mcp.connectMcpServer({ url: stalled.url })
-      yield* Effect.fork(Effect.either(connection.client!.callTool("greet", {})))
-      const signal = yield* asked
-
-      const closing = yield* Effect.fork(mcp.disconnectMcpServer(connection.key))
-      yield* Deferred.await(deleteSeen)
+      const { closing, signal } = yield* disconnectingFromStalled
       // The test's clock alone decides when the server has waited long enough.
       yield* TestClock.adjust("5 seconds")
       yield* Fiber.join(closing)
@@ -492,23 +500,7 @@ describe("Mcp", () => {
 
   it.scoped("a disconnect interrupted while the server holds the end of its session still closes the client", () =>
     Effect.gen(function*() {
-      const deleteSeen = yield* Deferred.make<void>()
-      const stalled = yield* mcpServer({
-        setup: greeter,
-        beforeSessionRequest: async (request) => {
-          if (request.method !== "DELETE") return
-          Effect.runSync(Deferred.succeed(deleteSeen, undefined))
-          await new Promise<void>(() => {})
-        }
-      })
-      const mcp = yield* Mcp.makeStandalone()
-      const asked = yield* elicitationSignal(mcp)
-      const connection = yield* mcp.connectMcpServer({ url: stalled.url })
-      yield* Effect.fork(Effect.either(connection.client!.callTool("greet", {})))
-      const signal = yield* asked
-
-      const closing = yield* Effect.fork(mcp.disconnectMcpServer(connection.key))
-      yield* Deferred.await(deleteSeen)
+      const { closing, mcp, signal } = yield* disconnectingFromStalled
       // Whoever disconnected gives up waiting (a thread switch, an unmounted component).
       const interrupting = yield* Effect.fork(Fiber.interrupt(closing))
       yield* Effect.yieldNow()
