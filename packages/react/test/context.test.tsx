@@ -150,91 +150,57 @@ describe("useTamboContextAttachment", () => {
     })
   }
 
-  it("a run of the client's own run stopped before it reached the server gives its attachments back; one that reached it keeps them taken", async () => {
-    let asked!: () => void
-    let helperAsked = new Promise<void>((resolve) => (asked = resolve))
-    let hold = true
-    const { result } = renderHook(() => ({ attach: useTamboContextAttachment(), client: useTamboClient(), tambo: useTambo() }), {
-      wrapper: wrapperFor(connection(server(), {
-        contextHelpers: {
-          // Holds the run while its context is built.
-          slow: () => {
-            asked()
-            return hold ? new Promise<undefined>(() => {}) : undefined
+  for (
+    const [name, sender] of [
+      ["a message of sendMessage", (hooks: { tambo: ReturnType<typeof useTambo> }) => hooks.tambo.sendMessage],
+      ["a run of the client's own run", (hooks: { client: ReturnType<typeof useTamboClient> }) => (message: string) => hooks.client.run(message)]
+    ] as const
+  ) {
+    it(`${name} stopped before it reached the server gives its attachments back; one that reached it keeps them taken`, async () => {
+      let asked!: () => void
+      let helperAsked = new Promise<void>((resolve) => (asked = resolve))
+      let hold = true
+      const { result } = renderHook(() => ({ attach: useTamboContextAttachment(), client: useTamboClient(), tambo: useTambo() }), {
+        wrapper: wrapperFor(connection(server(), {
+          contextHelpers: {
+            // Holds the run while its context is built.
+            slow: () => {
+              asked()
+              return hold ? new Promise<undefined>(() => {}) : undefined
+            }
           }
-        }
-      }))
-    })
-    let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
-    act(() => {
-      attached = result.current.attach.addContextAttachment({ context: "first" })
-    })
-    const stopped = result.current.client.run("read this").thread.catch((error: Error) => error.name)
-    await helperAsked
-    await waitFor(() => expect(result.current.attach.attachments).toEqual([]))
-    await act(() => result.current.tambo.cancel())
-    await expect(stopped).resolves.toBe("AbortError")
-    await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
-    expect(server().requests.filter((request) => request.method === "POST")).toEqual([])
+        }))
+      })
+      const send = (message: string) => sender(result.current)(message)
+      let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
+      act(() => {
+        attached = result.current.attach.addContextAttachment({ context: "first" })
+      })
+      let stopped!: Promise<unknown>
+      act(() => {
+        stopped = send("read this").thread.catch((error: Error) => error.name)
+      })
+      await helperAsked
+      await waitFor(() => expect(result.current.attach.attachments).toEqual([]))
+      await act(() => result.current.tambo.cancel())
+      await expect(stopped).resolves.toBe("AbortError")
+      await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
+      expect(server().requests.filter((request) => request.method === "POST")).toEqual([])
 
-    // Sent, then stopped once the server has the message: the attachments went with it.
-    hold = false
-    helperAsked = new Promise<void>((resolve) => (asked = resolve))
-    server().setScript([Script.text("Thinking"), Script.hang()])
-    const sent = result.current.client.run("read this")
-    await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
-    await act(() => result.current.tambo.cancel())
-    await expect(sent.thread).rejects.toMatchObject({ _tag: "AbortError" })
-    expect(result.current.attach.attachments).toEqual([])
-    expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([
-      [{ id: attached.id, context: "first" }]
-    ])
-  })
-
-  it("a message of sendMessage stopped before it reached the server gives its attachments back; one that reached it keeps them taken", async () => {
-    server().setScript([Script.text("ok")])
-    let asked!: () => void
-    let helperAsked = new Promise<void>((resolve) => (asked = resolve))
-    let hold = true
-    const { result } = renderHook(() => ({ attach: useTamboContextAttachment(), tambo: useTambo() }), {
-      wrapper: wrapperFor(connection(server(), {
-        contextHelpers: {
-          // Holds the run while its context is built.
-          slow: () => {
-            asked()
-            return hold ? new Promise<undefined>(() => {}) : undefined
-          }
-        }
-      }))
+      // Sent, then stopped once the server has the message: the attachments went with it.
+      hold = false
+      helperAsked = new Promise<void>((resolve) => (asked = resolve))
+      server().setScript([Script.text("Thinking"), Script.hang()])
+      const sent = send("read this")
+      await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
+      await act(() => result.current.tambo.cancel())
+      await expect(sent.thread).rejects.toMatchObject({ _tag: "AbortError" })
+      expect(result.current.attach.attachments).toEqual([])
+      expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([
+        [{ id: attached.id, context: "first" }]
+      ])
     })
-    let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
-    act(() => {
-      attached = result.current.attach.addContextAttachment({ context: "first" })
-    })
-    let stopped!: Promise<unknown>
-    act(() => {
-      stopped = result.current.tambo.sendMessage("read this").thread.catch((error: Error) => error.name)
-    })
-    await helperAsked
-    expect(result.current.attach.attachments).toEqual([])
-    await act(() => result.current.tambo.cancel())
-    await expect(stopped).resolves.toBe("AbortError")
-    await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
-    expect(server().requests.filter((request) => request.method === "POST")).toEqual([])
-
-    // Sent, then stopped once the server has the message: the attachments went with it.
-    hold = false
-    helperAsked = new Promise<void>((resolve) => (asked = resolve))
-    server().setScript([Script.text("Thinking"), Script.hang()])
-    const sent = result.current.tambo.sendMessage("read this")
-    await waitFor(() => expect(result.current.tambo.isStreaming).toBe(true))
-    await act(() => result.current.tambo.cancel())
-    await expect(sent.thread).rejects.toMatchObject({ _tag: "AbortError" })
-    expect(result.current.attach.attachments).toEqual([])
-    expect(sentContexts().map((context) => (context as { contextAttachments?: unknown } | undefined)?.contextAttachments)).toEqual([
-      [{ id: attached.id, context: "first" }]
-    ])
-  })
+  }
 
   it("a message a beforeRun refused (nothing sent) gives its attachments back", async () => {
     const { result } = renderHook(
