@@ -2,6 +2,7 @@ import {
   type ClientState,
   createInitialState,
   type InitialInputMessage,
+  isAbortError,
   type McpConnections,
   type PendingToolCallInfo,
   type TamboAuthState,
@@ -164,8 +165,10 @@ export class ClientHandle {
     try {
       client.getTools()
       return client
-    } catch {
-      return undefined
+    } catch (error) {
+      // Its calls refuse once it is destroyed; anything else is not ours to hide.
+      if (isAbortError(error) && error.reason === "ClientDestroyed") return undefined
+      throw error
     }
   }
 

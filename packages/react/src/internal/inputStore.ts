@@ -1,5 +1,5 @@
 import { type InputMessage, isAbortError } from "@tambo-effect/client"
-import { leftUnsent } from "./messageContext.js"
+import { leftUnsent } from "./unsent.js"
 import { useRef } from "react"
 import { imageResource, isImage, stageImages } from "./stagedImages.js"
 import type { StagedImage } from "../types.js"

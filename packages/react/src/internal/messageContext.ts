@@ -55,4 +55,3 @@ export const withTakenContext = <O extends Pick<RunOptions, "additionalContext">
     ? options
     : { ...options, additionalContext: { ...additionalContext, ...options?.additionalContext } } as O
 
-export { leftUnsent, messageSentTo } from "./unsent.js"
