@@ -71,6 +71,25 @@ const sourceOf = (state: Auth.AuthState) =>
 /** Lets forked fibers run until they wait on something. */
 const settle = Effect.repeatN(Effect.yieldNow(), 20)
 
+/**
+ * A service whose token-1 lasts 100 s, with its refresh, due at 70 s, in flight and held until
+ * `release`: `test` runs from then on.
+ */
+const duringHeldRefresh = <A, E>(
+  test: (held: { readonly issuer: ReturnType<typeof makeIssuer>; readonly release: Effect.Effect<boolean> }) => Effect.Effect<A, E, Auth.Auth>
+) =>
+  Effect.gen(function* () {
+    const gate = yield* Deferred.make<void>()
+    const issuer = makeIssuer({ expiresInSeconds: 100, gate, gatedFrom: 2 })
+    return yield* Effect.gen(function* () {
+      expect(yield* current).toBe("token-1")
+      yield* TestClock.adjust(Duration.seconds(70))
+      yield* settle
+      expect(issuer.subjects).toHaveLength(2)
+      return yield* test({ issuer, release: Deferred.succeed(gate, undefined) })
+    }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+  })
+
 describe("Auth", () => {
   describe("fixed identities", () => {
     it.effect("a userKey identifies at once and never exchanges", () => {
@@ -186,15 +205,9 @@ describe("Auth", () => {
     })
 
     it.effect("a request during a refresh gets the token held while it works, and waits for the refresh once it expired", () =>
-      Effect.gen(function* () {
-        const gate = yield* Deferred.make<void>()
-        const issuer = makeIssuer({ expiresInSeconds: 100, gate, gatedFrom: 2 })
-        yield* Effect.gen(function* () {
-          expect(yield* current).toBe("token-1")
-          // The refresh at 70 s hangs; token-1 works until 100 s.
-          yield* TestClock.adjust(Duration.seconds(70))
-          yield* settle
-          expect(issuer.subjects).toHaveLength(2)
+      duringHeldRefresh(({ issuer, release }) =>
+        Effect.gen(function* () {
+          // token-1 works until 100 s.
           expect(yield* current).toBe("token-1")
           yield* TestClock.adjust(Duration.seconds(29))
           expect(yield* current).toBe("token-1")
@@ -202,21 +215,15 @@ describe("Auth", () => {
           const request = yield* Effect.fork(current)
           yield* settle
           expect(request.unsafePoll()).toBeNull()
-          yield* Deferred.succeed(gate, undefined)
+          yield* release
           expect(yield* Fiber.join(request)).toBe("token-2")
           expect(issuer.subjects).toHaveLength(2)
-        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
-      }))
+        })))
 
     it.effect("a 401 to the token held during a refresh waits for the refresh and retries with its token", () =>
-      Effect.gen(function* () {
-        const gate = yield* Deferred.make<void>()
-        const issuer = makeIssuer({ expiresInSeconds: 100, gate, gatedFrom: 2 })
-        yield* Effect.gen(function* () {
+      duringHeldRefresh(({ issuer, release }) =>
+        Effect.gen(function* () {
           const auth = yield* Auth.Auth
-          expect(yield* current).toBe("token-1")
-          yield* TestClock.adjust(Duration.seconds(70))
-          yield* settle
           const seen: Array<string> = []
           const call = yield* Effect.fork(Auth.withCredentials(auth, (c) => {
             seen.push(tokenOf(c))
@@ -225,12 +232,11 @@ describe("Auth", () => {
           yield* settle
           expect(call.unsafePoll()).toBeNull()
           expect(yield* auth.state).toEqual({ status: "exchanging" })
-          yield* Deferred.succeed(gate, undefined)
+          yield* release
           expect(yield* Fiber.join(call)).toBe("ok")
           expect(seen).toEqual(["token-1", "token-2"])
           expect(issuer.subjects).toHaveLength(2)
-        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
-      }))
+        })))
 
     it.effect("a refresh of a token that still works stays identified: nothing is published until a token lands", () =>
       Effect.gen(function* () {
@@ -258,23 +264,17 @@ describe("Auth", () => {
       }))
 
     it.effect("a refresh still in flight when the token held expires says exchanging from then on", () =>
-      Effect.gen(function* () {
-        const gate = yield* Deferred.make<void>()
-        const issuer = makeIssuer({ expiresInSeconds: 100, gate, gatedFrom: 2 })
-        yield* Effect.gen(function* () {
+      duringHeldRefresh(({ release }) =>
+        Effect.gen(function* () {
           const auth = yield* Auth.Auth
-          expect(yield* current).toBe("token-1")
-          yield* TestClock.adjust(Duration.seconds(70))
-          yield* settle
           expect(sourceOf(yield* auth.state)).toBe("identified by tokenExchange")
           yield* TestClock.adjust(Duration.seconds(30))
           yield* settle
           expect(yield* auth.state).toEqual({ status: "exchanging" })
-          yield* Deferred.succeed(gate, undefined)
+          yield* release
           expect(yield* current).toBe("token-2")
           expect(yield* auth.state).toEqual({ status: "identified", source: "tokenExchange" })
-        }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
-      }))
+        })))
 
     it.effect("a request that gives up does not abort the exchange the others wait for", () =>
       Effect.gen(function* () {
