@@ -428,6 +428,17 @@ export interface TamboClientOptions {
    * `retryAfter`. Default 60 000.
    */
   readonly maxRetryAfter?: number | undefined
+  /**
+   * Holds back the network work the client does of its own accord (the
+   * exchange of its `userToken`, the connections of `mcpServers` and of
+   * Tambo's MCP server) until {@link TamboClient.start} or its first run; a
+   * request that needs the token before then exchanges it. For a client a
+   * framework may make and throw away unseen: one a server render or a
+   * hidden tree asks for. Default `false`: they start with the client.
+   *
+   * @since 0.2.0
+   */
+  readonly deferStart?: boolean | undefined
 }
 
 /**
@@ -686,6 +697,18 @@ export class TamboClient {
     this.backend = this.#runtime.backend
   }
 
+  /**
+   * Starts what the `deferStart` option held back: the exchange of the
+   * `userToken`, the connections of `mcpServers` and of Tambo's MCP server.
+   * Once; a client made without `deferStart` (or destroyed) has nothing to
+   * start. A run starts the client.
+   *
+   * @since 0.2.0
+   */
+  start(): void {
+    Client.start(this.#parts)
+  }
+
   // ---------------------------------------------------------------------------
   // Runs
   // ---------------------------------------------------------------------------
@@ -700,6 +723,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   run(message: string | InputMessage, options: RunOptions = {}): TamboStream {
+    Client.start(this.#parts)
     return this.#parts.runs.run(message, options)
   }
 
@@ -730,6 +754,7 @@ export class TamboClient {
     results: ReadonlyArray<ToolCallResult>,
     options: Omit<RunOptions, "threadId"> = {}
   ): TamboStream {
+    Client.start(this.#parts)
     return this.#parts.runs.continueRun(threadId, results, options)
   }
 

@@ -70,6 +70,14 @@ export interface Options {
    * long, whatever the token endpoint asked. Default 60 seconds.
    */
   readonly maxRetryAfter?: Duration.DurationInput | undefined
+  /**
+   * With a `userToken`: exchange it at the first request that needs it, not
+   * as soon as `Auth` starts. For a service that may be built and closed
+   * unused (a client a server render makes). Default `false`.
+   *
+   * @since 0.2.0
+   */
+  readonly deferTokenExchange?: boolean | undefined
 }
 
 /**
@@ -90,6 +98,13 @@ export interface Resolved {
   readonly idleTimeout: Duration.Duration
   readonly maxFrameBytes: number
   readonly maxRetryAfter: Duration.Duration
+  /**
+   * The `userToken` is exchanged at the first request that needs it, not as
+   * soon as `Auth` starts.
+   *
+   * @since 0.2.0
+   */
+  readonly deferTokenExchange?: boolean | undefined
 }
 
 /**

@@ -353,6 +353,9 @@ const createClient = (
     store,
     ...(associated.length === 0 ? {} : { tools: [...(options.tools ?? []), ...associated] }),
     components: (components ?? []).map(availableComponent),
+    // A client a render asks for may never be committed (a server render, a hidden tree): its
+    // network work starts once the handle holds it, or at its first run.
+    deferStart: true,
     // The app's own, or the queue `useTamboMcpUrlElicitation` shows.
     mcpUrlElicitationHandler: options.mcpUrlElicitationHandler ?? urlElicitationHandler
   })

@@ -1,6 +1,7 @@
 import { cleanup } from "@testing-library/react"
 import { HoldingProxy, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
+import { createConnection, createServer } from "node:net"
 import type { ReactNode } from "react"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import {
@@ -122,4 +123,58 @@ export const holdingProxy = async (target: string | { readonly url: string }): P
   const proxy = await HoldingProxy.start(target)
   proxies.push(proxy)
   return proxy
+}
+
+/**
+ * A proxy to `target` that counts the connections clients open through it: a request the
+ * client gave up on at once (before it was sent) still opened one.
+ */
+export const countingProxy = async (target: string) => {
+  const { hostname, port } = new URL(target)
+  let connections = 0
+  let probes = 0
+  const open = new Set<{ destroy: () => void }>()
+  /** The remote ports of the connections accepted, and who waits for a port to be. */
+  const accepted = new Set<number>()
+  const waiting = new Map<number, () => void>()
+  const proxy = createServer((socket) => {
+    connections++
+    const remotePort = socket.remotePort ?? -1
+    accepted.add(remotePort)
+    waiting.get(remotePort)?.()
+    const upstream = createConnection({ host: hostname, port: Number(port) })
+    open.add(socket).add(upstream)
+    socket.pipe(upstream).pipe(socket)
+    socket.on("error", () => upstream.destroy())
+    upstream.on("error", () => socket.destroy())
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+  const address = proxy.address()
+  if (address === null || typeof address === "string") throw new Error("the proxy has no port")
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    /**
+     * The connections clients opened so far. The proxy accepts connections in order: once a
+     * probe of its own is accepted, every one opened before it is counted.
+     */
+    opened: () =>
+      new Promise<number>((resolve) => {
+        probes++
+        const probe = createConnection({ host: "127.0.0.1", port: address.port }, () => {
+          const done = () => {
+            probe.destroy()
+            resolve(connections - probes)
+          }
+          const localPort = probe.localPort ?? -2
+          if (accepted.has(localPort)) done()
+          else waiting.set(localPort, done)
+        })
+        probe.on("error", () => undefined)
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy()
+        proxy.close(() => resolve())
+      })
+  }
 }

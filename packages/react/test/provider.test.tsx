@@ -16,7 +16,7 @@ import {
   useTamboThreadList
 } from "../src/index.js"
 import { createRoot } from "react-dom/client"
-import { connection, isDestroyed, sleep, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
+import { connection, countingProxy, isDestroyed, sleep, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -280,6 +280,50 @@ describe("TamboProvider", () => {
     await client!.cancelRun(threadId)
     await expect(stream.thread).rejects.toMatchObject({ _tag: "AbortError" })
     expect(client!.getState().threadMap[threadId]?.thread.messages.at(-1)?.content).toEqual([{ type: "text", text: "Hello" }])
+  })
+
+  it("a tree hidden by <Activity> that renders again exchanges no token and connects no MCP server", async () => {
+    const jwt = [
+      Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+      Buffer.from(JSON.stringify({ sub: "alice", iss: "https://issuer.example", exp: Math.floor(Date.now() / 1000) + 1_000 })).toString("base64url"),
+      "signature"
+    ].join(".")
+    const proxy = await countingProxy(server().url)
+    try {
+      const seen = new Set<TamboClient>()
+      const App = ({ mode, label }: { readonly mode: "visible" | "hidden"; readonly label: string }) => (
+        <Activity mode={mode}>
+          <TamboProvider
+            {...connection(server(), {
+              tamboUrl: proxy.url,
+              userKey: undefined,
+              userToken: jwt,
+              mcpServers: [{ url: `${proxy.url}/mcp`, serverKey: "project" }]
+            })}
+          >
+            <p>{label}</p>
+            <ClientSpy seen={seen} />
+          </TamboProvider>
+        </Activity>
+      )
+      const view = render(<App mode="visible" label="chat" />)
+      const [shown] = [...seen]
+      await waitFor(() => expect(shown!.getAuthState().status).toBe("identified"))
+      await waitFor(() => expect(server().requests.some((r) => r.path === "/mcp")).toBe(true))
+      view.rerender(<App mode="hidden" label="chat" />)
+      await new Promise<void>((resolve) => shown!.subscribeToDestroy(resolve))
+      const before = { connections: await proxy.opened(), requests: server().requests.length }
+
+      // Rendered again while hidden: its effects do not run, so nothing keeps the client it asks for.
+      view.rerender(<App mode="hidden" label="settings" />)
+      await waitFor(() => expect(seen.size).toBe(2))
+      const hidden = [...seen][1]!
+      await new Promise<void>((resolve) => hidden.subscribeToDestroy(resolve))
+      expect(await proxy.opened()).toBe(before.connections)
+      expect(server().requests.length).toBe(before.requests)
+    } finally {
+      await proxy.close()
+    }
   })
 
   it("a tree hidden by <Activity> keeps its conversation: a run stopped while hidden shows as the server has it, the next run goes on in that thread", async () => {

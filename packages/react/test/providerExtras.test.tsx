@@ -1,10 +1,18 @@
 // @vitest-environment happy-dom
-import { renderHook, waitFor } from "@testing-library/react"
+import { render, renderHook, screen, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
+import { StrictMode } from "react"
 import { describe, expect, expectTypeOf, it } from "vitest"
 import { z } from "zod"
-import { defineTool, TamboProvider, type TamboProviderProps, useIsTamboTokenUpdating, useTambo } from "../src/index.js"
+import {
+  defineTool,
+  TamboProvider,
+  type TamboProviderProps,
+  useIsTamboTokenUpdating,
+  useTambo,
+  useTamboClient
+} from "../src/index.js"
 import { connection, holdingProxy, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
@@ -81,6 +89,39 @@ describe("useIsTamboTokenUpdating", () => {
   it("is false with a userKey", () => {
     const { result } = renderHook(() => useIsTamboTokenUpdating(), { wrapper: wrapperFor(connection(server())) })
     expect(result.current).toBe(false)
+  })
+})
+
+describe("a committed provider's client", () => {
+  it("exchanges its userToken once and connects its MCP servers once, under StrictMode too, and says identified from the exchange", async () => {
+    const tokenExchanges = () => server().requests.filter((r) => r.path === "/oauth/token" && r.method === "POST")
+    const UsesClient = () => {
+      // Asked for while rendering: the client the commit keeps is this one.
+      const client = useTamboClient()
+      const { authState } = useTambo()
+      return <p data-testid="auth">{client.backend} {authState.status} {authState.status === "identified" ? authState.source : ""}</p>
+    }
+    render(
+      <StrictMode>
+        <TamboProvider
+          {...connection(server(), {
+            userKey: undefined,
+            userToken: jwtFor("alice", Math.floor(Date.now() / 1000) + 1_000),
+            mcpServers: [{ url: `${server().url}/mcp`, serverKey: "project" }]
+          })}
+        >
+          <UsesClient />
+        </TamboProvider>
+      </StrictMode>
+    )
+    await waitFor(() => expect(screen.getByTestId("auth").textContent).toBe("tambo identified tokenExchange"))
+    await waitFor(() => expect(server().requests.some((r) => r.path === "/mcp")).toBe(true))
+    expect(tokenExchanges()).toHaveLength(1)
+    // One MCP session: a single initialize.
+    const initializes = server().requests.filter((r) =>
+      r.path === "/mcp" && r.method === "POST" && (r.body as { method?: string } | undefined)?.method === "initialize"
+    )
+    expect(initializes).toHaveLength(1)
   })
 })
 

@@ -23,7 +23,7 @@ import {
   useTamboThreadList,
   useTamboVoice
 } from "../src/index.js"
-import { useServer, WeatherCard } from "./helpers.js"
+import { countingProxy, useServer, WeatherCard } from "./helpers.js"
 
 const server = useServer()
 
@@ -141,6 +141,41 @@ describe("server rendering", () => {
       expect(() => client!.getAuthState()).toThrow(expect.objectContaining({ reason: "ClientDestroyed" }))
     } finally {
       await client!.destroy()
+    }
+  })
+
+  it("a server render that asks for the client exchanges no token and connects no MCP server", async () => {
+    const jwt = [
+      Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+      Buffer.from(JSON.stringify({ sub: "alice", iss: "https://issuer.example", exp: Math.floor(Date.now() / 1000) + 1_000 })).toString("base64url"),
+      "signature"
+    ].join(".")
+    const proxy = await countingProxy(server().url)
+    try {
+      const made = new Set<TamboClient>()
+      const UsesClient = () => {
+        const client = useTamboClient()
+        made.add(client)
+        return <p id="backend">{client.backend}</p>
+      }
+      const html = renderToString(
+        <TamboProvider
+          apiKey={server().apiKey}
+          tamboUrl={proxy.url}
+          userToken={jwt}
+          mcpServers={[{ url: `${proxy.url}/mcp`, serverKey: "project" }]}
+        >
+          <UsesClient />
+        </TamboProvider>
+      )
+      expect(html).toContain("<p id=\"backend\">tambo</p>")
+      const [client] = [...made]
+      // Destroyed once the render is over: whatever it had started is over too.
+      await new Promise<void>((resolve) => client!.subscribeToDestroy(resolve))
+      expect(await proxy.opened()).toBe(0)
+      expect(server().requests).toEqual([])
+    } finally {
+      await proxy.close()
     }
   })
 

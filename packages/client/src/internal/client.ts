@@ -7,15 +7,18 @@
 import type * as Mcp from "@tambo-effect/core/Mcp"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
 import type { TamboClientError } from "../errors.js"
 import { createInitialState, InMemoryStore } from "../Store.js"
 import type { ContextHelperFn, McpServerInfo, TamboClientOptions } from "../TamboClient.js"
+import type * as Agent from "./agent.js"
 import { Approvals } from "./approvals.js"
 import { McpConnectionsView } from "./mcpConnections.js"
 import { Notifier } from "./notifier.js"
 import { Runs } from "./runs.js"
 import * as ClientRuntime from "./runtime.js"
 import { SnapshotSubscriptions } from "./snapshots.js"
+import type { CoreError } from "./toClientError.js"
 
 /** @internal */
 export interface Parts {
@@ -43,6 +46,8 @@ export interface Parts {
   readonly destroyListeners: Set<() => void>
   /** `destroy()` is done. */
   destroyed: boolean
+  /** What `start` still has to start (the `deferStart` option); `undefined` once started, or with nothing held back. */
+  held: { readonly userToken: boolean; readonly tamboMcp: TamboClientOptions["tamboMcpServer"] } | undefined
 }
 
 /**
@@ -74,9 +79,33 @@ export const make = (options: TamboClientOptions): Either.Either<Parts, TamboCli
       mcpSamplingHandler: undefined,
       mcpUrlElicitationHandler: options.mcpUrlElicitationHandler,
       destroyListeners: new Set(),
-      destroyed: false
+      destroyed: false,
+      held: options.deferStart === true
+        ? { userToken: options.userToken !== undefined, tamboMcp: options.tamboMcpServer }
+        : undefined
     }
   })
+
+/**
+ * Starts what `deferStart` held back, once: the token exchange, the
+ * servers of `mcpServers` and Tambo's MCP server. Their failures show where
+ * they always do (the auth state, each connection's status).
+ *
+ * @internal
+ */
+export const start = (parts: Parts): void => {
+  const held = parts.held
+  if (held === undefined) return
+  parts.held = undefined
+  const runtime = parts.runtime
+  const quietly = (effect: Effect.Effect<unknown, CoreError, Agent.Services>) =>
+    void runtime.watch(Stream.fromEffect(Effect.ignore(effect)), () => undefined, undefined)
+  if (held.userToken) quietly(runtime.auth.credentials)
+  for (const server of parts.mcpServers) quietly(runtime.mcp.connectMcpServer(server))
+  if (held.tamboMcp !== undefined && held.tamboMcp !== false) {
+    runtime.followTamboMcp(held.tamboMcp === true ? {} : held.tamboMcp)
+  }
+}
 
 /**
  * Cancels the runs in flight, stops notifying listeners and releases the

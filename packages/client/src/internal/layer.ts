@@ -31,7 +31,8 @@ const common = (options: TamboClientOptions, store: TamboStore<ClientState>) => 
   beforeRun: options.beforeRun,
   contextHelpers: HelperRun.allToCore(options.contextHelpers),
   onApproval: options.onApproval,
-  mcpServers: options.mcpServers,
+  // Held back: the client connects them when it starts.
+  mcpServers: options.deferStart === true ? [] : options.mcpServers,
   resources: options.resources,
   listResources: options.listResources,
   getResource: options.getResource,
@@ -55,9 +56,11 @@ const tamboLayer = (options: TamboClientOptions, store: TamboStore<ClientState>)
     environment: options.environment,
     userKey: options.userKey,
     userToken: options.userToken,
+    deferTokenExchange: options.deferStart,
     requestTimeout: options.requestTimeout,
     components: options.components,
-    tamboMcpServer: options.tamboMcpServer,
+    // Held back: the client follows it when it starts.
+    tamboMcpServer: options.deferStart === true ? undefined : options.tamboMcpServer,
     autoGenerateThreadName: options.autoGenerateThreadName ?? true,
     autoGenerateNameThreshold: options.autoGenerateNameThreshold,
     reconcileAfterRun: options.reconcileAfterRun

@@ -130,7 +130,8 @@ export const make = (
       firstByteTimeout,
       idleTimeout,
       maxFrameBytes,
-      maxRetryAfter
+      maxRetryAfter,
+      ...(options.deferTokenExchange === true ? { deferTokenExchange: true } : {})
     }
   })
 

@@ -95,8 +95,10 @@ const sameAuthState = (a: TamboAuthState, b: TamboAuthState): boolean =>
  * unmount-and-remount of effects does, so it keeps one client. A client a
  * render asked for (`useTamboClient()`) is destroyed the same way unless
  * the provider's mount retained it by then, which it does in the commit's
- * layout phase. A client given by the app is never created nor destroyed
- * here.
+ * layout phase. A client made here starts its network work (the token
+ * exchange, the MCP connections) only once retained, or at its first run:
+ * one a render made and nobody kept requested nothing. A client given by
+ * the app is never created nor destroyed here.
  *
  * The state outlives the clients made here: each is made on the same
  * store, so a tree hidden (React's `<Activity>`, a router keeping a page
@@ -279,7 +281,8 @@ export class ClientHandle {
   /** Keeps the client alive until the returned function is called (once). */
   retain(): () => void {
     this.#refs++
-    this.client()
+    // Held: its token exchange and its MCP connections start (a client made here defers them).
+    this.client().start()
     this.#ownedHeld = true
     let released = false
     return () => {

@@ -48,16 +48,20 @@ const setUserToken = (env: Env) => (next: Redacted.Redacted<string>): Effect.Eff
     (replaced) => replaced ? restart(env, "newUserToken") : Effect.void
   ))
 
-/** The service for `userToken`, exchanging it right away; the scope bounds the exchanges and refreshes. */
+/**
+ * The service for `userToken`, exchanging it right away (unless `atStart` is false: then at the
+ * first request that needs it); the scope bounds the exchanges and refreshes.
+ */
 export const exchanging = (
   userToken: Redacted.Redacted<string>,
   transport: TamboTransport.Service,
-  maxRetryAfter: Duration.Duration
+  maxRetryAfter: Duration.Duration,
+  atStart = true
 ): Effect.Effect<Auth.Service, never, Scope.Scope> =>
   Effect.gen(function* () {
     const env = yield* makeEnv(userToken, transport, maxRetryAfter)
     // Exchange right away: the first run then rarely waits.
-    yield* restart(env, "initial")
+    if (atStart) yield* restart(env, "initial")
     return {
       state: SubscriptionRef.get(env.state),
       changes: env.state.changes,

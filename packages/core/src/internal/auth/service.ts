@@ -66,6 +66,6 @@ export const make: Effect.Effect<Auth.Service, never, TamboConfig | TamboTranspo
         )
       )
     }
-    return yield* exchanging(config.userToken.value, yield* TamboTransport, config.maxRetryAfter)
+    return yield* exchanging(config.userToken.value, yield* TamboTransport, config.maxRetryAfter, config.deferTokenExchange !== true)
   }
 )
