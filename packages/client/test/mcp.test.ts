@@ -24,7 +24,7 @@ import * as Scope from "effect/Scope"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { TamboClient } from "../src/index.js"
-import { makeClient, useServer } from "./helpers.js"
+import { jwtFor, makeClient, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 const mcpServers: Array<TestMcpServer> = []
@@ -555,5 +555,69 @@ describe("MCP URL elicitations through the facade", () => {
     expect(asked).toEqual(["client https://acme.example/", "server e-2"])
     stop()
     await client.destroy()
+  })
+})
+
+describe("deferStart", () => {
+  const exchangedFor = (subject: string) =>
+    server().requests.filter((r) =>
+      r.path === "/oauth/token" && JSON.parse(
+        Buffer.from((r.body as { subject_token: string }).subject_token.split(".")[1]!, "base64url").toString()
+      ).sub === subject
+    ).length
+
+  it("holds back the token exchange and the MCP connections until start(), which starts them once", async () => {
+    const expiry = Math.floor(Date.now() / 1000) + 1_000
+    const held = await startMcpServer({ setup: calculator })
+    const eager = await startMcpServer({ setup: calculator })
+    mcpServers.push(held, eager)
+    const deferred = makeClient(server(), {
+      userKey: undefined,
+      userToken: jwtFor("alice", expiry),
+      mcpServers: [{ url: held.url, serverKey: "calc" }],
+      deferStart: true
+    })
+    // A client made at the same time without the option: once it has exchanged and connected, the
+    // deferred one has had the same turns to do so.
+    const started = makeClient(server(), {
+      userKey: undefined,
+      userToken: jwtFor("bob", expiry),
+      mcpServers: [{ url: eager.url, serverKey: "calc" }]
+    })
+    await waitFor(() => started.getAuthState().status === "identified", "the eager client's exchange")
+    await waitFor(() => Object.values(started.getMcpClients()).some((c) => c.status === "connected"), "the eager client's session")
+    expect(exchangedFor("alice")).toBe(0)
+    expect(held.sessions.opened).toBe(0)
+    expect(held.requests).toEqual([])
+
+    deferred.start()
+    deferred.start()
+    await waitFor(() => deferred.getAuthState().status === "identified", "the deferred client's exchange")
+    await waitFor(() => Object.values(deferred.getMcpClients()).some((c) => c.status === "connected"), "the deferred session")
+    // A run after start() starts nothing again.
+    server().setScript([Script.text("hi")])
+    await deferred.run("hello").thread
+    expect(exchangedFor("alice")).toBe(1)
+    expect(held.sessions.opened).toBe(1)
+  })
+
+  it("a request before start() exchanges the token it needs, and a run starts the held MCP connections in the background", async () => {
+    const mcp = await startMcpServer({ setup: calculator })
+    mcpServers.push(mcp)
+    const client = makeClient(server(), {
+      userKey: undefined,
+      userToken: jwtFor("carol", Math.floor(Date.now() / 1000) + 1_000),
+      mcpServers: [{ url: mcp.url, serverKey: "calc" }],
+      deferStart: true
+    })
+    expect(await client.listThreads()).toEqual([])
+    expect(exchangedFor("carol")).toBe(1)
+    expect(mcp.sessions.opened).toBe(0)
+    // As for a client that starts at once, the servers connect in the background, beside the run.
+    server().setScript([Script.text("hi")])
+    await client.run("hello").thread
+    await waitFor(() => Object.values(client.getMcpClients()).some((c) => c.status === "connected"), "the held session")
+    expect(mcp.sessions.opened).toBe(1)
+    expect(exchangedFor("carol")).toBe(1)
   })
 })
