@@ -859,6 +859,14 @@ export interface McpClientHandle {
    * each notice restarts the request's timeout (`MakeOptions.requestTimeout`),
    * so a long call that makes progress is not cut. `meta` goes with the
    * request as its `_meta` (a trace id, what the server's docs ask for).
+   *
+   * A request the server answers 404 to the session's id (it forgot the
+   * session: it restarted, and did not take the request) waits for the
+   * reconnection, within the request timeout, and is sent once more on the
+   * new session; so are the listings, prompts, resource reads and
+   * completions. Any other way the server goes away fails it with
+   * `Disconnected`, as does a second 404, a reconnection that fails for
+   * good, or a disconnect meanwhile.
    */
   readonly callTool: (
     name: string,

@@ -22,7 +22,7 @@ import * as Tool from "../src/Tool.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { tamboLayer, useServer } from "./helpers.js"
 import { mcpServer, plainServer, type TestMcpServer, unusedUrl } from "./mcp/server.js"
-import { all, calculator, chatty, echo, greeter, impatientGreeter, sleeper, summarizer, unlocker } from "./mcp/tools.js"
+import { all, calculator, chatty, echo, greeter, impatientGreeter, prompter, sleeper, summarizer, unlocker } from "./mcp/tools.js"
 import * as z from "zod"
 
 const server = useServer()
@@ -878,6 +878,138 @@ describe("Mcp", () => {
       }).pipe(Effect.timeout("5 seconds"))
       expect(yield* registeredNames).toEqual(["echo", "late"])
     }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  describe("a server that forgot the session (it restarted)", () => {
+    /** The method of a JSON-RPC message, if it is one. */
+    const methodOf = (message: unknown): unknown =>
+      typeof message === "object" && message !== null && "method" in message ? message.method : undefined
+
+    /**
+     * A server with `tally` (counts its runs) and the `hello` prompt that forgets every session at
+     * the requests of `forgetting` (their method), while `forgets` says so; `initialize` waits at
+     * `gate` while it is set, and is refused while `refuses`.
+     */
+    const forgetful = (forgetting: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const state = {
+          ran: 0,
+          forgets: 0,
+          sent: [] as Array<unknown>,
+          refuses: false,
+          gate: undefined as Promise<void> | undefined
+        }
+        const server = yield* mcpServer({
+          setup: (session) => {
+            session.registerTool("tally", { description: "Counts its runs" }, async () => {
+              state.ran++
+              return { content: [{ type: "text", text: `ran ${state.ran}` }] }
+            })
+            prompter(session)
+          },
+          forgets: (message) => {
+            const method = methodOf(message)
+            if (forgetting.includes(String(method))) state.sent.push(method)
+            if (state.forgets === 0 || !forgetting.includes(String(method))) return false
+            state.forgets--
+            return true
+          },
+          beforeInitialize: async (_request, response) => {
+            if (state.gate !== undefined) await state.gate
+            if (state.refuses) response.writeHead(503).end()
+          }
+        })
+        return { server, state }
+      })
+
+    it.live("a tool call and a prompt that meet a 404 are sent once more on a new session, and the tool runs once", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const { server, state } = yield* forgetful(["tools/call", "prompts/get"])
+        const connection = yield* mcp.connectMcpServer({ url: server.url, serverKey: "forgetful" })
+
+        state.forgets = 1
+        expect(yield* callText(connection, "tally")).toBe("ran 1")
+        expect(state.ran).toBe(1)
+        expect(server.sessions.opened).toBe(2)
+        expect((yield* connectionOf(connection.key))?.status).toBe("connected")
+
+        state.forgets = 1
+        const prompt = yield* mcp.getMcpPrompt("forgetful", "hello")
+        expect(prompt.messages).toEqual([{ role: "assistant", content: { type: "text", text: "Hello!" } }])
+        expect(server.sessions.opened).toBe(3)
+        expect(state.sent).toEqual(["tools/call", "tools/call", "prompts/get", "prompts/get"])
+      }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("20 millis") })), Effect.scoped))
+
+    it.live("a second 404 on the new session fails the call with Disconnected, sent twice in all, the tool never run", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const { server, state } = yield* forgetful(["tools/call"])
+        const connection = yield* mcp.connectMcpServer({ url: server.url, serverKey: "forgetful" })
+
+        state.forgets = 2
+        const error = yield* Effect.flip(callText(connection, "tally"))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Disconnected" })
+        expect(state.sent).toEqual(["tools/call", "tools/call"])
+        expect(state.ran).toBe(0)
+      }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("20 millis") })), Effect.scoped))
+
+    it.live("a call waiting for a reconnection that fails for good ends with Disconnected and the reason", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const { server, state } = yield* forgetful(["tools/call"])
+        const connection = yield* mcp.connectMcpServer({ url: server.url, serverKey: "forgetful" })
+
+        state.forgets = 1
+        state.refuses = true
+        const error = yield* Effect.flip(callText(connection, "tally"))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Disconnected" })
+        expect(error.message).toContain("could not be reconnected")
+        expect((yield* connectionOf(connection.key))?.status).toBe("failed")
+        expect(state.sent).toEqual(["tools/call"])
+      }).pipe(
+        Effect.provide(stack({ reconnectSchedule: Schedule.recurs(1).pipe(Schedule.addDelay(() => "20 millis")) })),
+        Effect.scoped
+      ))
+
+    it.live("a call waiting for the reconnection ends with Disconnected when the server is disconnected, or as it is when interrupted", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const { server, state } = yield* forgetful(["tools/call"])
+        const connection = yield* mcp.connectMcpServer({ url: server.url, serverKey: "forgetful" })
+        let open: () => void = () => undefined
+        state.gate = new Promise((resolve) => (open = resolve))
+        const reconnecting = mcp.changes.pipe(
+          Stream.filter((connections) => connections[connection.key]?.status === "reconnecting"),
+          Stream.runHead
+        )
+
+        // Interrupted while it waits: the reconnection goes on.
+        state.forgets = 1
+        const interrupted = yield* Effect.fork(callText(connection, "tally"))
+        yield* reconnecting
+        yield* Fiber.interrupt(interrupted)
+        expect(Exit.isInterrupted(yield* Fiber.await(interrupted))).toBe(true)
+        open()
+        yield* mcp.changes.pipe(
+          Stream.filter((connections) => connections[connection.key]?.status === "connected"),
+          Stream.runHead
+        )
+        const reconnected = (yield* connectionOf(connection.key))!
+
+        // Disconnected while it waits.
+        state.gate = new Promise((resolve) => (open = resolve))
+        state.forgets = 1
+        const waiting = yield* Effect.fork(callText(reconnected, "tally"))
+        yield* reconnecting
+        yield* mcp.disconnectMcpServer(connection.key)
+        const error = yield* Effect.flip(Fiber.join(waiting))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Disconnected" })
+        expect(error.message).toContain("was disconnected")
+        open()
+        expect(state.ran).toBe(0)
+        expect(state.sent).toEqual(["tools/call", "tools/call"])
+      }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("20 millis") })), Effect.scoped))
+  })
 
   describe("elicitation", () => {
     it.live("declines without a handler, then asks the handler set, then its replacement", () =>

@@ -48,7 +48,15 @@ export interface McpServerOptions {
   readonly beforeSessionRequest?:
     | ((request: IncomingMessage, session: StreamableHTTPServerTransport) => Promise<void>)
     | undefined
-  /** Streamable HTTP: runs when a `POST` that opens a session (`initialize`) arrives, before the server answers it. */
+  /**
+   * Streamable HTTP: whether the server forgets the session (as a restarted server would) at
+   * this message of one of its `POST`s, which it then answers 404 without taking it.
+   */
+  readonly forgets?: ((message: unknown) => boolean) | undefined
+  /**
+   * Streamable HTTP: runs when a `POST` that opens a session (`initialize`) arrives, before the
+   * server answers it; a hook that answers it itself (ends the response) refuses the session.
+   */
   readonly beforeInitialize?: ((request: IncomingMessage, response: ServerResponse) => Promise<void>) | undefined
 }
 
@@ -99,10 +107,17 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
     const existing = sessionId === undefined ? undefined : sessions.get(sessionId)
     if (existing !== undefined && existing.transport instanceof StreamableHTTPServerTransport) {
       await options.beforeSessionRequest?.(req, existing.transport)
-      return existing.transport.handleRequest(req, res)
+      if (options.forgets === undefined || req.method !== "POST") return existing.transport.handleRequest(req, res)
+      const chunks: Array<Buffer> = []
+      for await (const chunk of req) chunks.push(chunk as Buffer)
+      const message: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"))
+      if (!options.forgets(message)) return existing.transport.handleRequest(req, res, message)
+      sessions.clear()
+      return notFound(res)
     }
     if (sessionId !== undefined || req.method !== "POST") return notFound(res)
     await options.beforeInitialize?.(req, res)
+    if (res.writableEnded) return
     const sessionTransport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {

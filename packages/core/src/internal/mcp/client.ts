@@ -212,6 +212,11 @@ export interface Session {
    * it answered with an error or with something malformed.
    */
   readonly isDisconnection: (error: unknown) => boolean
+  /**
+   * Whether a failed request was answered 404 to the session's id: the server forgot the
+   * session (it restarted) and did not take the request, which a new session may send again.
+   */
+  readonly isSessionForgotten: (error: unknown) => boolean
 }
 
 /** More pages than any real server lists; guards against a cursor loop. */
@@ -791,6 +796,9 @@ export const connect = async (options: ConnectOptions): Promise<Session> => {
     sendRootsListChanged: () => client.sendRootsListChanged(),
     terminate,
     close,
-    isDisconnection
+    isDisconnection,
+    isSessionForgotten: (error) =>
+      error instanceof StreamableHTTPError && error.code === 404 &&
+      client.transport instanceof StreamableHTTPClientTransport && client.transport.sessionId !== undefined
   }
 }

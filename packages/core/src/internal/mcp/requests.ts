@@ -8,6 +8,8 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { isRecord } from "effect/Predicate"
@@ -34,17 +36,15 @@ export type Dropped = (entry: Entry, session: McpClient.Session, error: McpError
  * @category Constructors
  */
 export const make = (env: Env, dropped: Dropped) => {
-  /**
-   * A request to the server on `session`, failing with an `McpError`:
-   * `NotConnected` when the session is no longer the entry's, `Disconnected`
-   * when the server is gone (reported to `dropped`), `CallFailed` otherwise.
-   */
-  const request = <A>(
+  const disconnected = (entry: Entry, message: string) =>
+    new McpError({ reason: "Disconnected", message, serverKey: entry.serverKey })
+
+  /** Sends on `session` while it is the entry's; fails with the SDK's error as it is. */
+  const sendOn = <A>(
     entry: Entry,
     session: McpClient.Session,
-    what: string,
     send: (signal: AbortSignal) => Promise<A>
-  ): Effect.Effect<A, McpError> =>
+  ): Effect.Effect<A, unknown> =>
     Effect.suspend(() =>
       isCurrent(env, entry) && entry.session === session
         ? Effect.tryPromise({ try: send, catch: (error) => error })
@@ -55,25 +55,99 @@ export const make = (env: Env, dropped: Dropped) => {
             serverKey: entry.serverKey
           })
         )
-    ).pipe(
-      Effect.catchAll((error) => {
-        if (error instanceof McpError) return Effect.fail(error)
-        if (session.isDisconnection(error)) {
-          const failure = new McpError({
-            reason: "Disconnected",
-            message: `The MCP server "${entry.serverKey}" is unreachable: ${describeError(error)}`,
-            serverKey: entry.serverKey
-          })
-          return Effect.zipRight(dropped(entry, session, failure), Effect.fail(failure))
-        }
-        return Effect.fail(
-          new McpError({
-            reason: "CallFailed",
-            message: `${what} failed on MCP server "${entry.serverKey}": ${describeError(error)}`,
-            serverKey: entry.serverKey
-          })
-        )
+    )
+
+  /** A failed request as an `McpError`; a server found gone is reported to `dropped`. */
+  const failure = (entry: Entry, session: McpClient.Session, what: string) => (error: unknown): Effect.Effect<never, McpError> => {
+    if (error instanceof McpError) return Effect.fail(error)
+    if (session.isDisconnection(error)) {
+      const failure = disconnected(entry, `The MCP server "${entry.serverKey}" is unreachable: ${describeError(error)}`)
+      return Effect.zipRight(dropped(entry, session, failure), Effect.fail(failure))
+    }
+    return Effect.fail(
+      new McpError({
+        reason: "CallFailed",
+        message: `${what} failed on MCP server "${entry.serverKey}": ${describeError(error)}`,
+        serverKey: entry.serverKey
       })
+    )
+  }
+
+  /**
+   * A request to the server on `session`, failing with an `McpError`:
+   * `NotConnected` when the session is no longer the entry's, `Disconnected`
+   * when the server is gone (reported to `dropped`), `CallFailed` otherwise.
+   */
+  const request = <A>(
+    entry: Entry,
+    session: McpClient.Session,
+    what: string,
+    send: (signal: AbortSignal) => Promise<A>
+  ): Effect.Effect<A, McpError> => Effect.catchAll(sendOn(entry, session, send), failure(entry, session, what))
+
+  /**
+   * The session that replaces `old` once the entry is connected again, within the request
+   * timeout; `Disconnected` when it is disconnected or fails for good first.
+   */
+  const nextSession = (entry: Entry, old: McpClient.Session): Effect.Effect<McpClient.Session, McpError> =>
+    env.connections.changes.pipe(
+      Stream.filterMap((): Option.Option<Either.Either<McpClient.Session, McpError>> => {
+        if (!isCurrent(env, entry)) {
+          return Option.some(Either.left(disconnected(entry, `MCP server "${entry.serverKey}" was disconnected`)))
+        }
+        if (entry.status === "failed") {
+          return Option.some(Either.left(disconnected(
+            entry,
+            `The MCP server "${entry.serverKey}" forgot the session and could not be reconnected` +
+              (entry.error === undefined ? "" : `: ${entry.error.message}`)
+          )))
+        }
+        const session = entry.session
+        return entry.status === "connected" && session !== undefined && session !== old
+          ? Option.some(Either.right(session))
+          : Option.none()
+      }),
+      Stream.runHead,
+      Effect.flatMap(Option.match({
+        // The changes end only with the service.
+        onNone: () => Effect.fail(disconnected(entry, `MCP server "${entry.serverKey}" was disconnected`)),
+        onSome: (next) => next
+      })),
+      Effect.timeoutFail({
+        duration: env.requestTimeout,
+        onTimeout: () =>
+          disconnected(
+            entry,
+            `The MCP server "${entry.serverKey}" forgot the session and was not reconnected within ${Duration.format(env.requestTimeout)}`
+          )
+      })
+    )
+
+  /**
+   * `request`, sent once more on the next session when the server answers 404 to the session's
+   * id: it forgot the session (it restarted) and did not take the request, so the request waits
+   * for the reconnection (MCP's Streamable HTTP session management). Only once: a second 404 is
+   * `Disconnected`, as is any other way the server is gone (a request it may have taken).
+   */
+  const requestResent = <A>(
+    entry: Entry,
+    session: McpClient.Session,
+    what: string,
+    send: (session: McpClient.Session, signal: AbortSignal) => Promise<A>
+  ): Effect.Effect<A, McpError> =>
+    sendOn(entry, session, (signal) => send(session, signal)).pipe(
+      Effect.catchAll((error) =>
+        error instanceof McpError || !session.isSessionForgotten(error)
+          ? failure(entry, session, what)(error)
+          : Effect.zipRight(
+            dropped(
+              entry,
+              session,
+              disconnected(entry, `The MCP server "${entry.serverKey}" forgot the session: ${describeError(error)}`)
+            ),
+            Effect.flatMap(nextSession(entry, session), (next) => request(entry, next, what, (signal) => send(next, signal)))
+          )
+      )
     )
 
   /**
@@ -90,11 +164,11 @@ export const make = (env: Env, dropped: Dropped) => {
     onProgress?: (progress: McpProgress) => void,
     meta?: Readonly<Record<string, unknown>>
   ) =>
-    request(
+    requestResent(
       entry,
       session,
       `The tool "${name}"`,
-      (signal) => session.callTool(name, args, signal, bounded, onProgress, meta)
+      (session, signal) => session.callTool(name, args, signal, bounded, onProgress, meta)
     )
 
   /** The tools of the server on `session` (all pages). */
@@ -224,10 +298,10 @@ export const make = (env: Env, dropped: Dropped) => {
       callTool(entry, session, name, args, true, appCallback(entry, name, options?.onProgress), options?.meta).pipe(
         Effect.withSpan("Mcp.callTool", { attributes: { "mcp.server": entry.serverKey, "mcp.tool": name } })
       ),
-    listTools: listTools(entry, session)
+    listTools: requestResent(entry, session, "Listing the tools", (session, signal) => session.listTools(signal))
   })
 
-  return { request, listTools, callForModel, handleOf }
+  return { request, requestResent, listTools, callForModel, handleOf }
 }
 
 /**

@@ -35,12 +35,15 @@ export const REGISTRY_SERVER_KEY = "registry" as const
 export interface Deps<Entry extends { readonly serverKey: string; readonly watch: ResourceWatch | undefined }> {
   /** The connected servers, with their sessions. */
   readonly connected: () => ReadonlyArray<{ readonly entry: Entry; readonly session: McpClient.Session }>
-  /** A request on a server's session, failing with an `McpError` (and dropping a server found unreachable). */
-  readonly request: <A>(
+  /**
+   * A request on a server's session, failing with an `McpError` (and dropping a server found
+   * unreachable); sent once more on the next session when the server forgot this one (it did not take it).
+   */
+  readonly requestResent: <A>(
     entry: Entry,
     session: McpClient.Session,
     what: string,
-    send: (signal: AbortSignal) => Promise<A>
+    send: (session: McpClient.Session, signal: AbortSignal) => Promise<A>
   ) => Effect.Effect<A, McpError>
   readonly options: Pick<MakeOptions, "resources" | "listResources" | "getResource">
 }
@@ -75,7 +78,7 @@ export const make = <Entry extends { readonly serverKey: string; readonly watch:
       Effect.forEach(
         deps.connected(),
         ({ entry, session }) =>
-          deps.request(entry, session, what, list(session)).pipe(
+          deps.requestResent(entry, session, what, (session, signal) => list(session)(signal)).pipe(
             Effect.map((items) => items.map((item) => tag(entry.serverKey, item))),
             Effect.catchAll((error) => Effect.as(Effect.logDebug(error.message), []))
           ),
@@ -91,7 +94,7 @@ export const make = <Entry extends { readonly serverKey: string; readonly watch:
 
   const getMcpPrompt = (serverKey: string, name: string, args: Readonly<Record<string, string>> = {}) =>
     Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
-      deps.request(entry, session, `The prompt "${name}"`, (signal) => session.getPrompt(name, args, signal))).pipe(
+      deps.requestResent(entry, session, `The prompt "${name}"`, (session, signal) => session.getPrompt(name, args, signal))).pipe(
         Effect.withSpan("Mcp.getPrompt", { attributes: { "mcp.server": serverKey, "mcp.prompt": name } })
       )
 
@@ -102,11 +105,11 @@ export const make = <Entry extends { readonly serverKey: string; readonly watch:
     context?: Readonly<Record<string, string>>
   ): Effect.Effect<McpCompletion, McpError> =>
     Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
-      deps.request(
+      deps.requestResent(
         entry,
         session,
         `Completing the argument "${argument.name}" of ${ref.type === "ref/prompt" ? `the prompt "${ref.name}"` : `"${ref.uri}"`}`,
-        (signal) => session.complete(ref, argument, context, signal)
+        (session, signal) => session.complete(ref, argument, context, signal)
       )).pipe(
         Effect.withSpan("Mcp.complete", {
           attributes: { "mcp.server": serverKey, "mcp.ref": ref.type === "ref/prompt" ? ref.name : ref.uri, "mcp.argument": argument.name }
@@ -175,7 +178,7 @@ export const make = <Entry extends { readonly serverKey: string; readonly watch:
     (serverKey === REGISTRY_SERVER_KEY
       ? readRegistryResource(uri)
       : Effect.flatMap(sessionOf(serverKey), ({ entry, session }) =>
-        deps.request(entry, session, `Reading the resource "${uri}"`, (signal) => session.readResource(uri, signal)))
+        deps.requestResent(entry, session, `Reading the resource "${uri}"`, (session, signal) => session.readResource(uri, signal)))
     ).pipe(Effect.withSpan("Mcp.readResource", { attributes: { "mcp.server": serverKey, "mcp.resource": uri } }))
 
   /**

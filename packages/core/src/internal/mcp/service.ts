@@ -129,7 +129,7 @@ const makeServers = (
         Array.from(env.entries.values()).flatMap((entry) =>
           entry.status === "connected" && entry.session !== undefined ? [{ entry, session: entry.session }] : []
         ),
-      request: requests.request,
+      requestResent: requests.requestResent,
       options
     })
 
