@@ -164,7 +164,8 @@ export interface McpServerClient {
   /**
    * Gives the server its own elicitation handler, on the same session (as a
    * connect of it with new `handlers` does); `undefined` hands its
-   * elicitations back to the client-wide handler.
+   * elicitations back to the client-wide handler. It never connects the
+   * server: one that failed keeps the handler for its next connect.
    *
    * @since 0.2.0
    */

@@ -989,7 +989,8 @@ export declare namespace Mcp {
      * it has its tools listed then, and again once it opens. A server
      * already connected is returned as it is (with `handlers` given, those
      * answer its next requests instead of its earlier ones), a connection in
-     * progress is awaited, and a failed one is tried again. Fails with an `McpError`
+     * progress is awaited, and a failed one is tried again (with its own
+     * handlers, as given or replaced since, unless `handlers` are given). Fails with an `McpError`
      * (reason `Connect`) when the server cannot be reached, the handshake
      * fails or takes longer than the connect timeout, or the server goes
      * away before the tools are listed; the connection's status is then
@@ -1013,9 +1014,10 @@ export declare namespace Mcp {
      * Replaces the handlers of a known server (connecting, connected or
      * reconnecting) with what `update` makes of the ones it has now: they
      * answer its next requests, on the same session. Unlike a connect with
-     * `handlers`, it never starts a connection: a server that is unknown,
-     * disconnected or failed is left as it is, also when it is disconnected
-     * while this is under way (the two are decided one after the other).
+     * `handlers`, it never starts a connection: a server that is unknown or
+     * disconnected is left as it is, also when it is disconnected while
+     * this is under way (the two are decided one after the other), and one
+     * that failed keeps them for its next connect.
      *
      * @since 0.2.0
      */

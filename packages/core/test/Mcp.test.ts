@@ -1088,6 +1088,67 @@ describe("Mcp", () => {
         Effect.provide(stack({ elicitationHandler: () => ({ action: "accept", content: { name: "wide" } }) })),
         Effect.scoped
       ))
+    it.live("a handler replaced while the server failed for good starts no connection, and answers after the next connect", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const greeterServer = yield* mcpServer({ setup: greeter })
+        const connection = yield* mcp.connectMcpServer({
+          url: greeterServer.url,
+          serverKey: "greeter",
+          handlers: { elicitation: () => ({ action: "accept", content: { name: "first" } }) }
+        })
+        yield* Effect.promise(() => greeterServer.kill())
+        yield* Effect.ignore(connection.client!.callTool("greet"))
+        yield* mcp.changes.pipe(
+          Stream.filter((connections) => connections[connection.key]?.status === "failed"),
+          Stream.runHead,
+          Effect.timeout("5 seconds")
+        )
+        yield* Effect.promise(() => greeterServer.restart())
+        const heard = greeterServer.requests.length
+
+        yield* mcp.updateMcpServerHandlers(connection.key, (handlers) => ({
+          ...handlers,
+          elicitation: () => ({ action: "accept", content: { name: "second" } })
+        }))
+        const failed = (yield* connectionOf(connection.key))!
+        expect(failed.status).toBe("failed")
+        expect(greeterServer.requests.length).toBe(heard)
+
+        // Connected again, by the record it shows or by the server alone: the handler given last answers.
+        const again = yield* mcp.connectMcpServer(failed.server)
+        expect(yield* callText(again, "greet")).toBe("Hello, second!")
+        expect(greeterServer.sessions.opened).toBe(2)
+      }).pipe(
+        Effect.provide(stack({ reconnectSchedule: Schedule.recurs(1).pipe(Schedule.addDelay(() => "20 millis")) })),
+        Effect.scoped
+      ))
+
+    it.live("a connect of a server that failed, given no handlers, keeps the handlers it had", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const greeterServer = yield* mcpServer({ setup: greeter })
+        const connection = yield* mcp.connectMcpServer({
+          url: greeterServer.url,
+          handlers: { elicitation: () => ({ action: "accept", content: { name: "own" } }) }
+        })
+        yield* Effect.promise(() => greeterServer.kill())
+        yield* Effect.ignore(connection.client!.callTool("greet"))
+        yield* mcp.changes.pipe(
+          Stream.filter((connections) => connections[connection.key]?.status === "failed"),
+          Stream.runHead,
+          Effect.timeout("5 seconds")
+        )
+        yield* Effect.promise(() => greeterServer.restart())
+        const again = yield* mcp.connectMcpServer({ url: greeterServer.url })
+        expect(yield* callText(again, "greet")).toBe("Hello, own!")
+      }).pipe(
+        Effect.provide(stack({
+          elicitationHandler: () => ({ action: "accept", content: { name: "wide" } }),
+          reconnectSchedule: Schedule.recurs(1).pipe(Schedule.addDelay(() => "20 millis"))
+        })),
+        Effect.scoped
+      ))
   })
 
   describe("sampling", () => {

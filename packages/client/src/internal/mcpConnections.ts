@@ -56,8 +56,9 @@ export class McpConnectionsView {
 
   /**
    * Replaces one of a server's own handlers, on its session (see
-   * `Mcp.Service.updateMcpServerHandlers`), from the handlers it has then. Nothing once it is
-   * disconnected or failed, also when a disconnect comes first while this waits.
+   * `Mcp.Service.updateMcpServerHandlers`), from the handlers it has then. Never a connection:
+   * nothing once it is disconnected (also when a disconnect comes first while this waits), and a
+   * failed one keeps them for its next connect.
    */
   #setHandler<K extends keyof Mcp.McpHandlers>(key: string, kind: K, handler: Mcp.McpHandlers[K] | undefined): void {
     const update = this.runtime.mcp.updateMcpServerHandlers(key, (current) => {

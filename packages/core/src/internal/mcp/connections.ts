@@ -118,7 +118,13 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
         }
         return existing
       }
-      if (existing !== undefined) env.entries.delete(key)
+      if (existing !== undefined) {
+        env.entries.delete(key)
+        // A server that failed keeps its own handlers (as given, or replaced since) unless others are given.
+        if (server.handlers === undefined && existing.server.handlers !== undefined) {
+          server = { ...server, handlers: existing.server.handlers }
+        }
+      }
       const serverKey = serverKeyFor(server)
       const bounds = Support.toolBounds(server)
       if (Either.isLeft(bounds)) {
@@ -207,8 +213,8 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
     })
 
   /**
-   * Replaces the handlers of a known server, under the lock: nothing for an unknown or failed
-   * one (a connect would start it again).
+   * Replaces the handlers of a known server, under the lock; never starts a connection (a failed
+   * one keeps them for its next connect); nothing for an unknown one.
    */
   const updateHandlers = (
     key: string,
@@ -216,7 +222,7 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
   ): Effect.Effect<void> =>
     env.locked(Effect.suspend(() => {
       const entry = env.entries.get(key)
-      if (entry === undefined || entry.status === "failed") return Effect.void
+      if (entry === undefined) return Effect.void
       entry.server = { ...entry.server, handlers: update(entry.server.handlers ?? {}) }
       return publish(env)
     }))
