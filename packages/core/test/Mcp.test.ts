@@ -16,6 +16,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as Tracer from "effect/Tracer"
 import * as Support from "../src/internal/mcp/support.js"
 import * as Mcp from "../src/Mcp.js"
 import * as Tool from "../src/Tool.js"
@@ -435,6 +436,32 @@ describe("Mcp", () => {
       yield* mcp.connectMcpServer({ url: calc.url })
       yield* mcp.disconnectMcpServer({ url: calc.url })
       expect(yield* mcp.getMcpClients).toEqual({})
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a disconnect's span is the caller's child, and ends once the session has ended", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const calc = yield* mcpServer({ setup: calculator })
+      const connection = yield* mcp.connectMcpServer({ url: calc.url, serverKey: "calc" })
+      const spans: Array<Tracer.Span> = []
+      const native = yield* Effect.tracer
+      const recording = Tracer.make({
+        span: (...args) => {
+          const span = native.span(...args)
+          spans.push(span)
+          return span
+        },
+        context: (f, fiber) => native.context(f, fiber)
+      })
+
+      yield* mcp.disconnectMcpServer(connection.key).pipe(Effect.withSpan("caller"), Effect.withTracer(recording))
+
+      const disconnect = spans.find((span) => span.name === "Mcp.disconnect")
+      expect(disconnect?.attributes.get("mcp.server")).toBe("calc")
+      const parent = Option.getOrUndefined(disconnect!.parent)
+      expect(parent?._tag === "Span" ? parent.name : undefined).toBe("caller")
+      expect(disconnect?.status._tag).toBe("Ended")
+      expect(calc.sessions.closed).toBe(1)
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("disconnecting a server that never answers the end of its session: its calls in flight end with an McpError, its requests' signals are aborted", () =>

@@ -193,6 +193,7 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
    * Takes the entry out of `entries` and stops it, and waits for that. The stop runs in
    * `endings`, started with the entry taken: a caller that gives up meanwhile (a thread switch)
    * does not cut it short, which would leave the session open, and the service's close waits for it.
+   * The caller's span covers the wait.
    */
   const disconnect = (keyOrServer: string | McpServerInfo): Effect.Effect<void> =>
     Effect.gen(function*() {
@@ -204,13 +205,12 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
         entry.status = "failed"
         entry.session = undefined
         entry.handle = undefined
+        yield* Effect.annotateCurrentSpan("mcp.server", entry.serverKey)
         yield* syncTools
-        return env.runEnding(
-          stop(entry).pipe(Effect.withSpan("Mcp.disconnect", { attributes: { "mcp.server": entry.serverKey } }))
-        )
+        return env.runEnding(stop(entry))
       })))
       if (stopping !== undefined) yield* Fiber.join(stopping)
-    })
+    }).pipe(Effect.withSpan("Mcp.disconnect"))
 
   /**
    * Replaces the handlers of a known server, under the lock; never starts a connection (a failed
