@@ -965,7 +965,11 @@ export class TamboClient {
   }
 
   /**
-   * Loads a thread and its messages from the API into the state. A thread
+   * Loads a thread and its messages from the API into the state. A run
+   * another client has on the thread shows as the API has it (`status`
+   * `"waiting"` or `"streaming"`, the last component of the message it
+   * writes `streamingState: "streaming"`) until a later read finds it ended;
+   * a run of this client keeps its own status. A thread
    * the API no longer has (deleted in another tab or by another device)
    * rejects as the API answers, and leaves the state. A thread id that is
    * not a non-empty string rejects with a `ConfigError` (`InvalidOption`)

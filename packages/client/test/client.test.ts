@@ -2,7 +2,8 @@ import { Script } from "@tambo-effect/testing"
 import * as net from "node:net"
 import { describe, expect, it } from "vitest"
 import { AuthError, ConfigError, TamboClient, type TamboClientOptions, ToolDefinitionError, TransportError } from "../src/index.js"
-import { jwtFor, makeClient, texts, useServer, waitFor, weatherTool } from "./helpers.js"
+import { storeEqualsServer } from "../../core/test/storeEqualsServer.js"
+import { jwtFor, makeClient, settle, texts, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
 
@@ -288,6 +289,35 @@ describe("threads", () => {
     await expect(client.fetchThread(third.id)).rejects.toMatchObject({ _tag: "ApiError", status: 403 })
     expect(client.getThread(third.id)).toBeUndefined()
     await Promise.all([client.destroy(), other.destroy()])
+  })
+
+  it("a read of a thread another client runs on shows the run active and its component still streaming; the next read after it ended shows it idle", async () => {
+    const client = makeClient(server())
+    const other = makeClient(server())
+    server().setScript([Script.text("first")])
+    const { id } = await client.run("one").thread
+    await other.fetchThread(id)
+    // The second run's component is stored (with no props yet) before its start event is sent,
+    // which waits until the run is cancelled.
+    server().setScript([Script.text("Here:"), Script.pace(600_000), Script.component("Card", { title: "t" })])
+    const second = client.run("two", { threadId: id })
+    await waitFor(
+      () => server().threads.get(id)?.messages.some((m) => m.content.some((c) => c.type === "component")) === true,
+      "the server to store the component"
+    )
+    const during = await other.fetchThread(id)
+    expect(during.status).toBe("streaming")
+    expect(other.getThread(id)?.status).toBe("streaming")
+    const card = other.getThread(id)!.messages.at(-1)!.content.find((c) => c.type === "component")
+    expect(card).toMatchObject({ type: "component", name: "Card", streamingState: "streaming" })
+    await storeEqualsServer(other.getState(), server(), id)
+
+    await client.cancelRun(id)
+    await settle(second.thread)
+    const after = await other.fetchThread(id)
+    expect(after.status).toBe("idle")
+    expect(after.messages.at(-1)!.content.find((c) => c.type === "component")).toMatchObject({ streamingState: "done" })
+    await storeEqualsServer(other.getState(), server(), id)
   })
 
   it("a thread the API does not know rejects with an ApiError (403, as the API answers)", async () => {

@@ -212,7 +212,10 @@ export type Action =
    * The server's copy of a thread, read once a run ended: merged into the
    * thread (the server's messages, ids and fields; what only the client saw
    * stays, and a message whose local id is replaced keeps it as its `key`).
-   * Ignored while a run streams on the thread.
+   * Its run status shows unless a run of this client is on the thread (the
+   * thread's `streaming` is not idle): another client's run, and the last
+   * component of the message it writes, still `streaming`. Ignored while a
+   * run streams on the thread.
    */
   | {
     readonly type: "RECONCILE_THREAD"

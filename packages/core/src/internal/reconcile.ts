@@ -190,8 +190,11 @@ export const mergeMessages = (
 /**
  * The client's thread merged with the server's: messages as
  * {@link mergeMessages} says, thread fields from the server (name, metadata,
- * timestamps, `lastRunCancelled`, `lastRunError`), the run status and the id
- * from the client. A run this client stopped in its tool round had already
+ * timestamps, `lastRunCancelled`, `lastRunError`), the id from the client.
+ * The run status is the client's while a run of this client is on the
+ * thread (`localRun`), else the server's: a run another client has on it
+ * shows, and so does the message it is writing, whose last component is
+ * still `streaming`. A run this client stopped in its tool round had already
  * ended on the server, which cancelled nothing: the thread is not marked
  * cancelled (the run's own outcome says it was stopped). Returns `local`
  * itself when nothing differs.
@@ -199,14 +202,16 @@ export const mergeMessages = (
  * @since 0.1.0
  * @category Merging
  */
-export const mergeThread = (local: TamboThread, server: TamboThread): TamboThread => {
-  const messages = mergeMessages(local.messages, server.messages)
+export const mergeThread = (local: TamboThread, server: TamboThread, localRun = true): TamboThread => {
+  const status = localRun ? local.status : server.status
+  const merged0 = mergeMessages(local.messages, server.messages)
+  const messages = status === "idle" || localRun ? merged0 : withRunWriting(merged0, local.messages)
   const sameMessages = messages.length === local.messages.length &&
     messages.every((message, i) => message === local.messages[i])
   const merged: TamboThread = {
     id: local.id,
     messages: sameMessages ? local.messages : messages,
-    status: local.status,
+    status,
     createdAt: server.createdAt,
     updatedAt: server.updatedAt,
     lastRunCancelled: server.lastRunCancelled,
@@ -217,6 +222,35 @@ export const mergeThread = (local: TamboThread, server: TamboThread): TamboThrea
     ...(local.state === undefined ? {} : { state: local.state })
   }
   return sameMessages && deepEqual({ ...merged, messages: [] }, { ...local, messages: [] }) ? local : merged
+}
+
+/**
+ * The messages of a thread whose run (another client's) is active on the server: the message it
+ * writes is the last one, when the model's (not the user's message nor tool results the run began
+ * with); its last component may still be streaming its props, the ones before it ended.
+ */
+const withRunWriting = (
+  messages: Array<TamboThreadMessage>,
+  local: ReadonlyArray<TamboThreadMessage>
+): Array<TamboThreadMessage> => {
+  const last = messages[messages.length - 1]
+  if (last === undefined || last.role !== "assistant") return messages
+  let index = -1
+  for (let i = last.content.length - 1; i >= 0; i--) {
+    const block = last.content[i]!
+    if (block.type === "tool_result") return messages
+    if (index < 0 && block.type === "component") index = i
+  }
+  if (index < 0) return messages
+  const block = last.content[index]!
+  if (block.type !== "component" || block.streamingState === "streaming") return messages
+  const content = last.content.slice()
+  content[index] = { ...block, streamingState: "streaming" }
+  const writing = { ...last, content }
+  const before = local.find((message) => message.id === writing.id)
+  const out = messages.slice()
+  out[out.length - 1] = before !== undefined && deepEqual(before, writing) ? before : writing
+  return out
 }
 
 /**

@@ -246,7 +246,9 @@ class Batch {
     // A run streaming on the thread has newer events than the read.
     if (d === undefined || d.streaming.status === "streaming") return
     d.currentAt = undefined
-    const merged = mergeThread(d.thread, { ...action.thread, id: action.threadId })
+    // A run of this client on the thread keeps its own status; otherwise the server's shows (another
+    // client's run).
+    const merged = mergeThread(d.thread, { ...action.thread, id: action.threadId }, d.streaming.status !== "idle")
     if (merged !== d.thread) d.replaceThread(merged)
     d.setOptimisticMessageIds(d.optimisticMessageIds.filter((id) => d.findMessage(id) >= 0))
     d.setEphemeral(undefined)
