@@ -446,10 +446,10 @@ describe("a new conversation while a new thread's run has not started", () => {
   /** A client whose first run on a new conversation was sent, its answer held until `answers.open()`. */
   const firstHeld = async () => {
     const answers = gate()
-    server().setScript(async (request) => {
+    server().setScript(Script.beforeResponse(async (request) => {
       await answers.opened
       return [Script.text(["re: ", request.text])]
-    })
+    }))
     const client = makeClient(server())
     const first = client.run("first conversation")
     await waitFor(() => runRequests() === 1, "the first request")
@@ -488,10 +488,10 @@ describe("a new conversation while a new thread's run has not started", () => {
     for (const { end, name, script } of endings) {
       server().reset()
       const answers = gate()
-      server().setScript(async () => {
+      server().setScript(Script.beforeResponse(async () => {
         await answers.opened
         return script
-      })
+      }))
       const client = makeClient(server())
       const stream = client.run(name)
       await waitFor(() => runRequests() === 1, "the request")

@@ -137,10 +137,10 @@ describe("stream.snapshots({ strategy })", () => {
     let open!: () => void
     const opened = new Promise<void>((resolve) => (open = resolve))
     // The server answers nothing until the end of the test: every next() waits.
-    server().setScript(async () => {
+    server().setScript(Script.beforeResponse(async () => {
       await opened
       return [Script.text("late")]
-    })
+    }))
     const client = makeClient(server())
     try {
       const iterators = {

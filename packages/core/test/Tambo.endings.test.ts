@@ -270,10 +270,10 @@ describe("cancelRun on a run still creating its thread", () => {
       const gate = new Promise<void>((resolve) => {
         open = resolve
       })
-      server().setScript(async () => {
+      server().setScript(Script.beforeResponse(async () => {
         await gate
         return [Script.text("slow"), Script.hang()]
-      })
+      }))
       const tambo = yield* Tambo.Tambo
       const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("new thread")))
       yield* until(() => runPosts().length === 1)

@@ -598,11 +598,11 @@ describe("Tambo.run", () => {
       let open!: () => void
       const opened = new Promise<void>((resolve) => (open = resolve))
       const received = new Set<string>()
-      server().setScript(async (request) => {
+      server().setScript(Script.beforeResponse(async (request) => {
         received.add(request.text)
         await opened
         return [Script.text(`re: ${request.text}`)]
-      })
+      }))
       const receivedBy = (text: string) =>
         Effect.repeat(Effect.sync(() => received.has(text)), { until: (has) => has, schedule: Schedule.spaced("5 millis") })
       const first = yield* Effect.fork(runAll("first", { threadId: "placeholder" }))

@@ -68,10 +68,10 @@ describe("useTamboThreadInput", () => {
   it("a failed send keeps what the user typed meanwhile, rather than putting its own text back", async () => {
     let answer!: () => void
     const answered = new Promise<void>((resolve) => (answer = resolve))
-    server().setScript(async () => {
+    server().setScript(Script.beforeResponse(async () => {
       await answered
       return [Script.httpError(500, { message: "boom" })]
-    })
+    }))
     const { result } = renderHook(useTamboThreadInput, { wrapper: wrapperFor(connection(server())) })
     act(() => result.current.setValue("first"))
     let submitted!: Promise<unknown>

@@ -338,7 +338,9 @@ export type Step =
 export type Script = ReadonlyArray<Step>
 
 /**
- * A script computed per run request (every continuation included).
+ * A script computed per run request (every continuation included). One that returns a promise
+ * gets the response's headers and `RUN_STARTED` sent before it resolved, as the API sends them
+ * before the model works (see {@link beforeResponse} to hold them).
  *
  * @since 0.1.0
  * @category Models
@@ -352,6 +354,44 @@ export type ScriptFn = (request: RunRequest, context: ScriptContext) => Script |
  * @category Models
  */
 export type ScriptSource = Script | ScriptFn
+
+const beforeResponseKey: unique symbol = Symbol.for("@tambo-effect/testing/Script/beforeResponse")
+
+/**
+ * A script function whose answer the run's response waits for (see {@link beforeResponse}).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface BeforeResponse extends ScriptFn {
+  readonly [beforeResponseKey]: true
+}
+
+/**
+ * A script function the run's response waits for: its headers and `RUN_STARTED` are sent once
+ * the script resolved, so a script that resolves to `httpError(...)` after a while still answers
+ * with that HTTP status, and a new thread is not named (`X-Thread-Id`) before it. Without it, as
+ * the API sends its headers and `RUN_STARTED` before the model works, a script function that
+ * returns a promise gets them sent at once, and an `httpError(...)` it resolves to once they are
+ * sent fails the run with the API's `INTERNAL_ERROR` instead. A script that answers at once (an
+ * array, or a function returning one) decides the status itself, either way.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const beforeResponse = (script: ScriptFn): BeforeResponse =>
+  Object.assign((request: RunRequest, context: ScriptContext) => script(request, context), {
+    [beforeResponseKey]: true as const
+  })
+
+/**
+ * Whether the run's response waits for this script (see {@link beforeResponse}).
+ *
+ * @since 0.2.0
+ * @category Guards
+ */
+export const isBeforeResponse = (script: ScriptSource): script is BeforeResponse =>
+  typeof script === "function" && Reflect.get(script, beforeResponseKey) === true
 
 // -----------------------------------------------------------------------------
 // Constructors

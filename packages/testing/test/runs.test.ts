@@ -840,6 +840,65 @@ describe("cancellation", () => {
     expect(server.threads.get(created.id)?.currentRunId).toBeUndefined()
   })
 
+  it("answers a run whose script is still working with its headers and RUN_STARTED, as the API does before the model works", async () => {
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    server.setScript(async () => {
+      await gate
+      return [Script.text("Late")]
+    })
+    const created = await sdk.threads.create({ userKey: USER })
+    const response = await fetchRun(created.id, "Hi", new AbortController().signal)
+    expect(response.status).toBe(201)
+    const reader = response.body!.getReader()
+    const first = new TextDecoder().decode((await reader.read()).value)
+    expect(first).toContain(`"type":"RUN_STARTED"`)
+    expect(server.threads.get(created.id)?.runStatus).toBe("streaming")
+    open()
+    let rest = ""
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value)
+    expect(rest).toContain(`"delta":"Late"`)
+    expect(rest).toContain(`"type":"RUN_FINISHED"`)
+    expect(rest).not.toContain("RUN_STARTED")
+  })
+
+  it("answers a run whose script is wrapped in beforeResponse only once it resolved: an httpError it resolves to is the HTTP status", async () => {
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    let entered!: () => void
+    const called = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    server.setScript(Script.beforeResponse(async () => {
+      entered()
+      await gate
+      return [Script.httpError(503)]
+    }))
+    const created = await sdk.threads.create({ userKey: USER })
+    let answered = false
+    const response = fetchRun(created.id, "Hi", new AbortController().signal).finally(() => {
+      answered = true
+    })
+    await called
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(answered).toBe(false)
+    open()
+    expect((await response).status).toBe(503)
+    expect(server.threads.get(created.id)).toMatchObject({ runStatus: "idle" })
+    expect(server.threads.get(created.id)?.messages).toEqual([])
+  })
+
+  it("fails a run whose script resolves to an httpError after its headers went with the API's INTERNAL_ERROR", async () => {
+    server.setScript(async () => [Script.httpError(503)])
+    const events = await createRun("Hi")
+    expect(types(events)).toEqual(["RUN_STARTED", "RUN_ERROR", "RUN_ERROR"])
+    expect(events[1]).toMatchObject({ code: "INTERNAL_ERROR" })
+  })
+
   it("stores a run's user message when the run starts: a run cancelled while its script works leaves it before the next run's", async () => {
     let open!: () => void
     const gate = new Promise<void>((resolve) => {

@@ -1,7 +1,7 @@
 // Runs: `POST /v1/threads/runs`, `POST /v1/threads/{id}/runs` (continuations included) and
 // cancellation. The checks, their order and the thread bookkeeping follow the API's V1Service:
 // previousRunId, tool results against the pending calls, then the run lock (409).
-import type * as Script from "../Script.js"
+import * as Script from "../Script.js"
 import type * as Wire from "../Wire.js"
 import { resolveV1Context } from "./auth.js"
 import { EventStream } from "./eventStream.js"
@@ -199,73 +199,121 @@ const startRun = async (
   if (results.length > 0) thread.pendingToolCallIds = undefined
   if (userContent.length > 0) stored.add(state.store.addMessage(thread, "user", userContent).id)
 
-  // A message with content of its own beside its tool results is a new turn: the script answers
-  // it, rather than the rest of the round the results answer.
-  let round: Round
-  try {
-    if (results.length > 0 && userContent.length === 0 && thread.remainingRounds.length > 0) {
-      round = thread.remainingRounds[0]!
-      thread.remainingRounds = thread.remainingRounds.slice(1)
-    } else {
-      const source = state.script
-      const script = typeof source === "function"
-        ? await source(request, { runIndex, threadRunIndex, signal: run.controller.signal })
-        : source
-      const rounds = splitRounds(script)
-      round = rounds[0]!
-      thread.remainingRounds = rounds.slice(1)
-    }
-  } catch (error) {
-    if (run.cancelled) {
-      // A script that gave up once its run was cancelled (its signal aborted) is no failure: the
-      // API's response is open by then, and the run ends as any cancelled run does.
-      round = { steps: [], finishDelayMillis: 0 }
-    } else {
-      rollback()
-      console.error("[@tambo-effect/testing] the script failed; answering 500:", error)
-      // What NestJS answers for an exception that is not an HttpException.
-      throw new HttpFailure(500, { statusCode: 500, message: "Internal server error" })
-    }
-  }
-
-  const first = round.steps[0]
-  if (first?._tag === "HttpError") {
-    rollback()
-    throw new HttpFailure(first.status, first.body, first.headers)
-  }
-
-  if (res.destroyed) {
-    // The client left while the script was being computed.
-    try {
-      cancelRun(state, thread.id, runId, "connection_closed")
-    } catch {
-      // Already cancelled.
-    }
-    state.activeRuns.delete(runId)
-    return
-  }
-  res.writeHead(201, {
-    ...corsHeaders,
-    "Content-Type": "text/event-stream",
-    "Cache-Control": "no-cache",
-    Connection: "keep-alive",
-    ...(isNewThread ? { "X-Thread-Id": thread.id } : {}),
-    "X-Run-Id": runId
-  })
-  res.flushHeaders()
   const stream = new EventStream(res, run.controller.signal)
-  run.stream = stream
+  const player = new RoundPlayer(state, run, stream, request)
+  /** Sends the headers and RUN_STARTED; false when the client left meanwhile. */
+  const open = async (): Promise<boolean> => {
+    if (res.destroyed) {
+      // The client left while the script was being computed.
+      try {
+        cancelRun(state, thread.id, runId, "connection_closed")
+      } catch {
+        // Already cancelled.
+      }
+      return false
+    }
+    res.writeHead(201, {
+      ...corsHeaders,
+      "Content-Type": "text/event-stream",
+      "Cache-Control": "no-cache",
+      Connection: "keep-alive",
+      ...(isNewThread ? { "X-Thread-Id": thread.id } : {}),
+      "X-Run-Id": runId
+    })
+    res.flushHeaders()
+    run.stream = stream
+    await player.start()
+    return true
+  }
+  /** The round's first steps: an HTTP error instead of a stream, while no header was sent. */
+  const refused = (round: Round): HttpFailure | undefined => {
+    const first = round.steps[0]
+    return first?._tag === "HttpError" ? new HttpFailure(first.status, first.body, first.headers) : undefined
+  }
+  const roundsOf = (script: Script.Script): Round => {
+    const rounds = splitRounds(script)
+    thread.remainingRounds = rounds.slice(1)
+    return rounds[0]!
+  }
 
-  const player = new RoundPlayer(state, run, stream, request, round)
   try {
-    await player.play()
-  } catch (error) {
-    // A bug of ours: fail the run the way the API fails on an unexpected error.
-    console.error("[@tambo-effect/testing] run failed:", error)
-    await player.fail(INTERNAL_ERROR)
+    // A message with content of its own beside its tool results is a new turn: the script answers
+    // it, rather than the rest of the round the results answer.
+    let round: Round | undefined
+    let pending: PromiseLike<Script.Script> | undefined
+    try {
+      if (results.length > 0 && userContent.length === 0 && thread.remainingRounds.length > 0) {
+        round = thread.remainingRounds[0]!
+        thread.remainingRounds = thread.remainingRounds.slice(1)
+      } else {
+        const source = state.script
+        const script = typeof source === "function"
+          ? source(request, { runIndex, threadRunIndex, signal: run.controller.signal })
+          : source
+        if (!isPromiseLike(script)) round = roundsOf(script)
+        else if (Script.isBeforeResponse(source)) round = roundsOf(await script)
+        else pending = script
+      }
+    } catch (error) {
+      round = failedScript(run, rollback, error)
+    }
+
+    if (round !== undefined) {
+      const failure = refused(round)
+      if (failure !== undefined) {
+        rollback()
+        throw failure
+      }
+      if (!(await open())) return
+    } else {
+      // The API opens its response, with RUN_STARTED, before the model works.
+      if (!(await open())) return
+      await stream.flush()
+      try {
+        round = roundsOf(await pending!)
+      } catch (error) {
+        if (!run.cancelled) console.error("[@tambo-effect/testing] the script failed:", error)
+        round = run.cancelled ? { steps: [], finishDelayMillis: 0 } : { steps: [INTERNAL_ERROR], finishDelayMillis: 0 }
+      }
+      if (refused(round) !== undefined) {
+        console.error(
+          "[@tambo-effect/testing] Script.httpError(...) came after the response's headers: a script function that " +
+            "returns a promise gets them sent first (as the API sends them before the model works). Wrap it in " +
+            "Script.beforeResponse(...) for an HTTP error; the run fails with INTERNAL_ERROR instead."
+        )
+        round = { steps: [INTERNAL_ERROR], finishDelayMillis: 0 }
+      }
+    }
+
+    try {
+      await player.play(round)
+    } catch (error) {
+      // A bug of ours: fail the run the way the API fails on an unexpected error.
+      console.error("[@tambo-effect/testing] run failed:", error)
+      await player.fail(INTERNAL_ERROR)
+    }
   } finally {
     state.activeRuns.delete(runId)
   }
+}
+
+const isPromiseLike = (u: unknown): u is PromiseLike<Script.Script> =>
+  typeof u === "object" && u !== null && typeof Reflect.get(u, "then") === "function"
+
+/**
+ * The round of a script that failed before the response was open: none for a run cancelled
+ * meanwhile (the response then ends as any cancelled run does); otherwise the request fails 500.
+ */
+const failedScript = (run: ActiveRun, rollback: () => void, error: unknown): Round => {
+  if (run.cancelled) {
+    // A script that gave up once its run was cancelled (its signal aborted) is no failure: the
+    // API's response is open by then, and the run ends as any cancelled run does.
+    return { steps: [], finishDelayMillis: 0 }
+  }
+  rollback()
+  console.error("[@tambo-effect/testing] the script failed; answering 500:", error)
+  // What NestJS answers for an exception that is not an HttpException.
+  throw new HttpFailure(500, { statusCode: 500, message: "Internal server error" })
 }
 
 const INTERNAL_ERROR: Script.RunError = {
@@ -468,8 +516,7 @@ class RoundPlayer {
     private readonly state: ServerState,
     private readonly run: ActiveRun,
     private readonly stream: EventStream,
-    request: Script.RunRequest,
-    private readonly round: Round
+    request: Script.RunRequest
   ) {
     this.messageIdJson = JSON.stringify(run.draft.messageId)
     this.clientTools = new Map(request.tools.map((tool) => [tool.name, tool.inputSchema]))
@@ -488,7 +535,8 @@ class RoundPlayer {
     return this.stream.send(Frames.dataFrame({ ...event, timestamp: this.state.now() }))
   }
 
-  async play(): Promise<void> {
+  /** The response's first event; sent at once, before the model works. */
+  async start(): Promise<void> {
     const { thread, runId } = this.run
     await this.send({ type: "RUN_STARTED", threadId: thread.id, runId })
     if (thread.currentRunId === runId) {
@@ -497,8 +545,12 @@ class RoundPlayer {
       const record = thread.runs.get(runId)
       if (record !== undefined) record.status = "streaming"
     }
-    const steps = this.round.steps
-    let finishDelayMillis = this.round.finishDelayMillis
+  }
+
+  async play(round: Round): Promise<void> {
+    const { thread } = this.run
+    const steps = round.steps
+    let finishDelayMillis = round.finishDelayMillis
     for (let i = 0; i < steps.length; i++) {
       if (this.interrupted) break
       const step = steps[i]!
