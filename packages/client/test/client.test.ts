@@ -320,6 +320,23 @@ describe("threads", () => {
     await storeEqualsServer(other.getState(), server(), id)
   })
 
+  it("a message sent on a thread another client runs on is refused (RunConflictError), and the state still shows that run as the server has it", async () => {
+    const client = makeClient(server())
+    const other = makeClient(server())
+    server().setScript([Script.text("first")])
+    const { id } = await client.run("one").thread
+    server().setScript([Script.text("working"), Script.hang()])
+    const busy = client.run("two", { threadId: id })
+    await waitFor(() => server().threads.get(id)?.runStatus === "streaming", "the first client's run to start")
+    await other.fetchThread(id)
+    const refused = await settle(other.run("three", { threadId: id }).thread)
+    expect(refused.ok ? "succeeded" : refused.error).toMatchObject({ _tag: "RunConflictError" })
+    expect(other.getThread(id)?.status).toBe("streaming")
+    await storeEqualsServer(other.getState(), server(), id)
+    await client.cancelRun(id)
+    await settle(busy.thread)
+  })
+
   it("a thread the API does not know rejects with an ApiError (403, as the API answers)", async () => {
     const client = makeClient(server())
     await expect(client.fetchThread("thr_missing")).rejects.toMatchObject({ _tag: "ApiError", status: 403 })
