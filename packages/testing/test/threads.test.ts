@@ -260,6 +260,25 @@ describe("direct access", () => {
     expect(server.threads.get(seeded.id)?.messages).toHaveLength(4)
   })
 
+  it("reset() ends a run whose response waits for its script (beforeResponse): the request fails, nothing stays open", async () => {
+    let entered!: () => void
+    const called = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    server.setScript(Script.beforeResponse(() => {
+      entered()
+      return new Promise<Script.Script>(() => {})
+    }))
+    const response = fetch(`${server.url}/v1/threads/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": server.apiKey },
+      body: JSON.stringify({ message: userMessage("Hi"), thread: { userKey: USER } })
+    })
+    await called
+    server.reset()
+    await expect(response).rejects.toThrow()
+  })
+
   it("forgets everything on reset()", async () => {
     await exchange("Hi")
     server.setScript([Script.text("changed")])

@@ -126,7 +126,8 @@ const startRun = async (
     controller: new AbortController(),
     draft: { messageId: makeId("msg_"), started: false, parts: [], text: [], toolUses: [], persisted: false, stored: undefined, version: 0 },
     cancelled: false,
-    stream: undefined
+    stream: undefined,
+    response: ctx.res
   }
   state.activeRuns.set(runId, run)
   const runIndex = state.runCount++

@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http"
 import type * as Script from "../Script.js"
 import type { RecordedAudio, RecordedCancel, RecordedMcpRequest, RecordedRequest, SuggestionGenerator, TestServerOptions, ThreadNamer } from "../TestServer.js"
 import type * as Wire from "../Wire.js"
@@ -52,6 +53,8 @@ export interface ActiveRun {
   cancelled: boolean
   /** Set once the response streams. */
   stream: EventStream | undefined
+  /** The run request's response, before it streams too (its script still working). */
+  readonly response: ServerResponse
 }
 
 const defaultSuggestions: SuggestionGenerator = ({ maxSuggestions }) =>
@@ -123,7 +126,9 @@ export class ServerState {
     for (const run of this.activeRuns.values()) {
       run.cancelled = true
       run.controller.abort()
-      void run.stream?.drop()
+      // A response that waits for its script has no stream yet: it is closed all the same.
+      if (run.stream === undefined) run.response.destroy()
+      else void run.stream.drop()
     }
     this.activeRuns.clear()
     this.store.clear()
