@@ -16,6 +16,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Auth from "../src/Auth.js"
 import * as Tambo from "../src/Tambo.js"
+import * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
 import type { Credentials } from "../src/TamboTransport.js"
 import { fields, runAll, serverShape, shape, useServer } from "./helpers.js"
@@ -591,6 +592,63 @@ describe("Auth against the testing server", () => {
         yield* runAll("two again", { threadId })
         const after = (yield* tambo.state).threadMap[threadId]!
         expect(shape(after.thread.messages)).toEqual(serverShape(server(), threadId))
+      }).pipe(
+        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
+      )
+    }).pipe(Effect.scoped))
+
+  it.live("Stop while a tool round's continuation waits for a new token after a 401: the run ends cancelled at once, and once the exchange lands the store takes the server's thread", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const store = yield* ThreadStore.ThreadStore
+        const exchange = Effect.runSync(Deferred.make<HoldingProxy.Held>())
+        yield* tambo.registerTool(Tool.make({
+          name: "lookup",
+          description: "Looks something up while the access token expires",
+          input: Schema.Struct({}),
+          execute: () =>
+            Effect.sync(() => {
+              serverClock.offsetMillis = Duration.toMillis(Duration.hours(1)) + 1_000
+              Deferred.unsafeDone(exchange, Exit.succeed(proxy.holdRequest((request) => request.path === "/oauth/token")))
+              return "found"
+            })
+        }))
+        server().setScript((request) =>
+          request.toolResults.length === 0 ? [Script.toolCall("lookup", {})] : [Script.text("done")]
+        )
+        const started = yield* Deferred.make<string>()
+        const fiber = yield* Effect.fork(Effect.flip(Stream.runForEach(
+          tambo.run("look it up"),
+          (element) => element.event.type === "RUN_STARTED" ? Deferred.succeed(started, element.threadId) : Effect.void
+        )))
+        const threadId = yield* Deferred.await(started)
+        const held = yield* Deferred.await(exchange)
+        // The continuation got its 401: the new exchange is held.
+        yield* Effect.promise(() => held.arrived)
+        yield* tambo.cancelRun(threadId)
+        expect((yield* Fiber.join(fiber))._tag).toBe("RunCancelledError")
+        // The server took no result: the thread shows none, the call waits with the tool's result.
+        const ended = (yield* tambo.state).threadMap[threadId]!
+        expect(ended.thread.messages.flatMap((message) => message.content.map((block) => block.type))).not.toContain("tool_result")
+        expect(ended.pendingToolCalls[0]!.result).toMatchObject({ content: [{ type: "text", text: "found" }] })
+        held.release()
+        // With the new token the thread is read: the store holds the messages under the server's ids.
+        const serverIds = () => server().threads.get(threadId)!.messages.map((message) => message.id)
+        yield* store.changes.pipe(
+          Stream.filter((state) =>
+            JSON.stringify(state.threadMap[threadId]?.thread.messages.map((message) => message.id)) ===
+              JSON.stringify(serverIds())
+          ),
+          Stream.runHead,
+          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the store never took the server's thread") })
+        )
+        const state = yield* tambo.state
+        yield* Effect.promise(() => storeEqualsServer(state, server(), threadId, contextKeyOf(USER_TOKEN)))
+        // The call still waits with the result its tool gave.
+        expect(state.threadMap[threadId]!.pendingToolCalls[0]!.result).toMatchObject({ content: [{ type: "text", text: "found" }] })
       }).pipe(
         Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
       )

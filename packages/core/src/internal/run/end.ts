@@ -19,7 +19,7 @@ import * as Env from "./env.js"
 import * as Lock from "./lock.js"
 import type * as Types from "../../Types.js"
 import type { RunState } from "./state.js"
-import { forgetIfGone, maybeName } from "./threads.js"
+import { fetchAfterRun, forgetIfGone, maybeName } from "./threads.js"
 
 interface RunFailure {
   readonly message: string
@@ -62,6 +62,9 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
   const started = (run.runId ?? run.lastRunId) !== undefined
   // Refused before the server took anything of the run: the thread there is as it was (see
   // withdrawUnsent), and a read would wait for the credentials the run has none of.
+  if (started && run.refused && env.options.reconcileAfterRun !== false && !ClientState.isLocalThreadId(threadId)) {
+    return reconcileOnceCredentialed(env, run)
+  }
   return env.options.reconcileAfterRun === false || ClientState.isLocalThreadId(threadId) ||
       (!started && run.refused) ||
       (!started && Exit.isFailure(exit) && Option.exists(
@@ -85,6 +88,31 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
               : Effect.zipRight(Env.record(env, threadId, forget), Effect.sync(() => Env.threadLeft(env, threadId)))
         )
     ).pipe(Effect.withParentSpan(run.span))
+}
+
+/**
+ * A run that ended while its last request waited for new credentials after a 401 (stopped, or the
+ * exchange failed), after the server took some of it: its end does not wait for them to read the
+ * thread (a Stop would wait for the token endpoint), and the store still holds the run's own ids
+ * (its user's message) where the server has others. The thread is read in the background once
+ * those credentials come (a failed exchange reads nothing) and the run let go of its thread, as
+ * `fetchThread` reads it: a run that took the thread since, or its leaving the store, wins.
+ * Bounded by the exchange's and the read's own timeouts; the service's scope ends it.
+ */
+const reconcileOnceCredentialed = (env: Env.Env, run: RunState): Effect.Effect<void> => {
+  const threadId = run.threadId
+  return Effect.gen(function* () {
+    yield* run.auth.credentials
+    yield* Lock.done(run)
+    // The run's finalizer marks the thread's epoch right after it lets go: the read is sent after.
+    yield* Effect.yieldNow()
+    yield* fetchAfterRun(env, threadId, Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, threadId)))
+  }).pipe(
+    Effect.withParentSpan(run.span),
+    Effect.ignore,
+    Effect.forkIn(env.scope),
+    Effect.asVoid
+  )
 }
 
 /**

@@ -71,12 +71,23 @@ const forgetFetched = (env: Env.Env, threadId: string) => (error: TamboError): E
     Env.threadLeft(env, threadId)
   })
 
-/** A read of a thread (see `fetchThread`), with its whole state: the store's, or the copy read when the store did not take it. */
-const readThread = (env: Env.Env, threadId: string): Effect.Effect<ClientState.ThreadState, TamboError> =>
+/**
+ * A read of a thread (see `fetchThread`), with its whole state: the store's, or the copy read when
+ * the store did not take it. `retrieve`: the request, with the service's credentials unless a run
+ * reads its own thread with its own.
+ */
+const readThread = (
+  env: Env.Env,
+  threadId: string,
+  retrieve: Effect.Effect<Transport.ThreadWithMessages, TamboError> = Env.withCredentials(
+    env,
+    (c) => env.transport.retrieveThread(c, threadId)
+  )
+): Effect.Effect<ClientState.ThreadState, TamboError> =>
   Effect.suspend(() => {
     const epoch = Env.readSent(env, threadId)
     return Effect.gen(function* () {
-      const remote = yield* Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId)).pipe(
+      const remote = yield* retrieve.pipe(
         Effect.tapError(forgetFetched(env, threadId))
       )
       const at = yield* Env.now
@@ -114,6 +125,23 @@ const readThread = (env: Env.Env, threadId: string): Effect.Effect<ClientState.T
  */
 export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types.TamboThread, TamboError> =>
   Effect.map(readThread(env, threadId), (state) => state.thread)
+
+/**
+ * `fetchThread` of a run's thread once the run let go of it, with the run's credentials, if the
+ * store still holds the thread: for a run whose end could not read it (it ended waiting for new
+ * credentials). A run that took the thread since, or its leaving the store, wins over the read.
+ *
+ * @internal
+ */
+export const fetchAfterRun = (
+  env: Env.Env,
+  threadId: string,
+  retrieve: Effect.Effect<Transport.ThreadWithMessages, TamboError>
+): Effect.Effect<void, TamboError> =>
+  Effect.gen(function* () {
+    if (env.activeRuns.has(threadId) || (yield* env.store.getThread(threadId)) === undefined) return
+    yield* readThread(env, threadId, retrieve)
+  })
 
 /**
  * A thread's state: the store's, else read from the API (`fetchThread`); when the store did not
