@@ -427,8 +427,10 @@ export declare namespace Tambo {
     readonly forgetThread: (threadId: string) => Effect.Effect<boolean>
     /**
      * Cancels the active run of a thread (default: the current one; the
-     * placeholder finds a run still creating its thread). A run the server
-     * already ended counts as cancelled. With `runId`, only that run.
+     * placeholder finds a run still creating its thread). A run not yet on
+     * its thread, still waiting for its credentials, ends cancelled having
+     * sent nothing. A run the server already ended counts as cancelled. With
+     * `runId`, only that run.
      */
     readonly cancelRun: (threadId?: string, options?: CancelRunOptions) => Effect.Effect<void, TamboError>
     readonly registerTool: (tool: Tool.Definition) => Effect.Effect<void, Tool.ToolDefinitionError>

@@ -654,3 +654,62 @@ describe("Auth against the testing server", () => {
       )
     }).pipe(Effect.scoped))
 })
+
+/** Waits until `fiber` is suspended: a run waiting for its credentials. */
+const suspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<void> =>
+  Effect.flatMap(Fiber.status(fiber), (status) =>
+    status._tag === "Suspended" ? Effect.void : Effect.zipRight(Effect.yieldNow(), suspended(fiber)))
+
+describe("cancelRun of a run still waiting for its first credentials", () => {
+  it.live("a new user token's exchange is held: the run ends cancelled, sends nothing, and the thread stays as it was", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("hi")])
+        const threadId = (yield* runAll("one")).at(-1)!.threadId
+        const before = (yield* tambo.state).threadMap[threadId]
+        const exchange = proxy.holdRequest((request) => request.path === "/oauth/token")
+        yield* (yield* Auth.Auth).setUserToken(Redacted.make("opaque-subject-token-of-alice-rotated"))
+        const sent = server().requests.length
+        const fiber = yield* Effect.fork(Effect.flip(runAll("two", { threadId })))
+        yield* Effect.promise(() => exchange.arrived)
+        yield* suspended(fiber)
+        yield* tambo.cancelRun(threadId)
+        exchange.release()
+        const error = yield* Fiber.join(fiber)
+        expect(error._tag).toBe("RunCancelledError")
+        yield* (yield* Auth.Auth).credentials
+        // Nothing went but the exchange; the thread is as it was.
+        expect(server().requests.slice(sent).map((r) => `${r.method} ${r.path}`)).toEqual(["POST /oauth/token"])
+        expect((yield* tambo.state).threadMap[threadId]).toEqual(before)
+      }).pipe(
+        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
+      )
+    }).pipe(Effect.scoped))
+
+  it.live("the first exchange is held: a new conversation's run ends cancelled by cancelRun of the placeholder, and nothing is sent", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const proxy = yield* HoldingProxy.scoped(server())
+      const exchange = proxy.holdRequest((request) => request.path === "/oauth/token")
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("hi")])
+        const before = yield* tambo.state
+        const fiber = yield* Effect.fork(Effect.flip(runAll("hello")))
+        yield* Effect.promise(() => exchange.arrived)
+        yield* suspended(fiber)
+        yield* tambo.cancelRun()
+        exchange.release()
+        const error = yield* Fiber.join(fiber)
+        expect(error._tag).toBe("RunCancelledError")
+        yield* (yield* Auth.Auth).credentials
+        expect(paths()).toEqual(["POST /oauth/token"])
+        expect(yield* tambo.state).toEqual(before)
+      }).pipe(
+        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
+      )
+    }).pipe(Effect.scoped))
+})

@@ -94,8 +94,46 @@ export const registerAbort = (run: RunState) => (abort: Effect.Effect<void>): Ef
 export const orCancellation = (run: RunState, error: TamboError): TamboError => run.cancelledWith ?? error
 
 /**
- * Cancels the active run of a thread (default: the current one): the run in this client, else
- * what the store shows running (a quiet no-op when idle). With `runId`, only the run of that id:
+ * `effect`, what a run does before it takes its thread (it waits for its first credentials, it
+ * reads a thread the store does not hold), ended by `cancelRun` of the thread it was asked for:
+ * the run then fails cancelled, before it records or sends anything.
+ *
+ * @internal
+ */
+export const whileStarting = <A, E>(
+  env: Env.Env,
+  threadId: string,
+  effect: Effect.Effect<A, E>
+): Effect.Effect<A, E | RunCancelledError> =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const signal = Deferred.unsafeMake<never, RunCancelledError>(FiberId.none)
+      const starting = env.starting.get(threadId) ?? new Set()
+      env.starting.set(threadId, starting.add(signal))
+      return signal
+    }),
+    (signal) => Effect.raceFirst(effect, Deferred.await(signal)),
+    (signal) =>
+      Effect.sync(() => {
+        const starting = env.starting.get(threadId)
+        starting?.delete(signal)
+        if (starting?.size === 0) env.starting.delete(threadId)
+      })
+  )
+
+/** Ends the runs starting on `threadId` (see `whileStarting`). */
+const cancelStarting = (env: Env.Env, threadId: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const starting = env.starting.get(threadId)
+    if (starting === undefined) return Effect.void
+    env.starting.delete(threadId)
+    const cancelled = new RunCancelledError({ reason: "CancelledByClient", message: "The run was cancelled", threadId })
+    return Effect.forEach(starting, (signal) => Deferred.fail(signal, cancelled), { discard: true })
+  })
+
+/**
+ * Cancels the active run of a thread (default: the current one): the run in this client (also one
+ * still waiting to start there), else what the store shows running (a quiet no-op when idle). With `runId`, only the run of that id:
  * another one on the thread (one that took it once that run let go) is left alone.
  *
  * @internal
@@ -103,6 +141,8 @@ export const orCancellation = (run: RunState, error: TamboError): TamboError => 
 export const cancelThread = (env: Env.Env, threadId?: string, onlyRunId?: string): Effect.Effect<void, TamboError> =>
   Effect.gen(function* () {
     const id = threadId ?? (yield* env.store.currentThreadId)
+    // A run still waiting to start there has no run id yet: only a cancellation of any run ends it.
+    if (onlyRunId === undefined) yield* cancelStarting(env, id)
     // A run creating its thread in the placeholder is known by its lock key until it starts.
     const local = env.activeRuns.get(
       id === ClientState.PLACEHOLDER_THREAD_ID && env.placeholderOwner !== undefined ? env.placeholderOwner : id

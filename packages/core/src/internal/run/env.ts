@@ -6,6 +6,7 @@
  * @internal
  */
 import * as Clock from "effect/Clock"
+import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -13,7 +14,7 @@ import * as Auth from "../../Auth.js"
 import type * as ClientState from "../../ClientState.js"
 import type * as Mcp from "../../Mcp.js"
 import type { ApprovalDecision, ContextHelper, Options } from "../../Tambo.js"
-import type { TamboError } from "../../TamboError.js"
+import type { RunCancelledError, TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as ThreadStore from "../../ThreadStore.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
@@ -65,6 +66,12 @@ export interface Env {
    * in synchronous steps, so a plain map is safe: one update is never interleaved with another.
    */
   readonly activeRuns: Map<string, ActiveRun>
+  /**
+   * Runs not yet on their thread, still waiting for their first credentials (or for the read of a
+   * thread the store does not hold), by the thread they were asked for: `cancelRun` of that thread
+   * ends them with the signal. Read and written only in synchronous steps, as `activeRuns`.
+   */
+  readonly starting: Map<string, Set<Deferred.Deferred<never, RunCancelledError>>>
   /** Approvals waiting for `approveToolCall` / `denyToolCall`, by tool call id and thread. */
   readonly approvals: Approvals<ApprovalDecision>
   /**
@@ -114,6 +121,7 @@ export const make = (
   services: Omit<
     Env,
     | "activeRuns"
+    | "starting"
     | "named"
     | "runEpochs"
     | "epochs"
@@ -128,6 +136,7 @@ export const make = (
 ): Env => ({
   ...services,
   activeRuns: new Map(),
+  starting: new Map(),
   named: new Set(),
   runEpochs: new Map(),
   epochs: 0,

@@ -121,12 +121,19 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
   // the stream's context: there it would wrap every effect of every chunk in one more layer.
   Stream.unwrapScoped(Effect.flatMap(Effect.makeSpanScoped("Tambo.run", { captureStackTrace: false }), (span) =>
     Effect.withParentSpan(Effect.gen(function* () {
-      // Waits for a token exchange in flight; a refused one fails the run before it starts. The
-      // run's requests carry these credentials, whatever setUserToken does meanwhile.
-      const credentials = yield* env.auth.credentials
       const requested = options.threadId ?? (yield* env.store.currentThreadId)
-      // A thread this client has not seen: load it, for its history and its previousRunId.
-      if (!ClientState.isLocalThreadId(requested)) yield* ensureThread(env, requested)
+      // Waits for a token exchange in flight; a refused one fails the run before it starts. The
+      // run's requests carry these credentials, whatever setUserToken does meanwhile. A
+      // cancellation of the thread ends the wait: nothing is recorded or sent yet.
+      const credentials = yield* Cancel.whileStarting(
+        env,
+        requested,
+        Effect.tap(
+          env.auth.credentials,
+          // A thread this client has not seen: load it, for its history and its previousRunId.
+          () => ClientState.isLocalThreadId(requested) ? Effect.void : ensureThread(env, requested)
+        )
+      )
       if (ClientState.isLocalThreadId(requested) && start._tag === "ToolResults") {
         return yield* new ToolError({ reason: "NotPending", message: "A new thread has no pending tool calls" })
       }
