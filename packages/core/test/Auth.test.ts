@@ -659,6 +659,19 @@ describe("Auth", () => {
         }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
       }))
 
+    it.effect("two subject tokens set in one step: each is exchanged for itself, and the last one's token is held", () => {
+      const issuer = makeIssuer()
+      return Effect.gen(function* () {
+        const auth = yield* Auth.Auth
+        expect(yield* current).toBe("token-1")
+        // No fiber runs in between: the first one's exchange has not started when the second comes.
+        yield* Effect.zipRight(auth.setUserToken(Redacted.make(NEW_TOKEN)), auth.setUserToken(Redacted.make(`${NEW_TOKEN}-again`)))
+        expect(yield* current).toBe("token-3")
+        yield* settle
+        expect(issuer.subjects).toEqual([USER_TOKEN, NEW_TOKEN, `${NEW_TOKEN}-again`])
+      }).pipe(Effect.provide(authLayer({ userToken: USER_TOKEN }, issuer)))
+    })
+
     it.effect("a new subject token recovers from a refused exchange", () => {
       const refused = new AuthError({ reason: "ExchangeFailed", message: "Token has expired", status: 401 })
       const issuer = makeIssuer({ outcomes: [refused] })

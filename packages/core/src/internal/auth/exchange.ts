@@ -63,12 +63,11 @@ const unexpected = (defect: unknown): AuthError =>
     message: `Token exchange failed unexpectedly: ${defect instanceof Error ? defect.message : String(defect)}`
   })
 
-/** One exchange of the current user token for an access token. */
-const exchange = (env: Env, trigger: Trigger): Effect.Effect<Token, AuthError> =>
+/** One exchange of `userToken` for an access token. */
+const exchange = (env: Env, trigger: Trigger, userToken: Redacted.Redacted<string>): Effect.Effect<Token, AuthError> =>
   Effect.gen(function* () {
     // Measured before the request: the token may be a little older than it says.
     const startedAt = yield* Clock.currentTimeMillis
-    const userToken = yield* Ref.get(env.userToken)
     const token = yield* env.transport.exchangeToken(userToken).pipe(
       Effect.mapError(toAuthError),
       // A defect under the transport fails the requests waiting on it, typed, not as a defect.
@@ -194,6 +193,7 @@ const exchangeWhileHeld = (
   env: Env,
   deferred: Deferred.Deferred<Token, AuthError>,
   trigger: Trigger,
+  userToken: Redacted.Redacted<string>,
   usableFor: number
 ): Effect.Effect<Token, AuthError> => {
   const expired = Effect.flatMap(Ref.get(env.slot), (slot) =>
@@ -201,7 +201,7 @@ const exchangeWhileHeld = (
   return Effect.flatMap(
     Effect.fork(Effect.delay(expired, usableFor)),
     // Stopped before the outcome is settled, so it cannot publish over it.
-    (expiry) => Effect.ensuring(exchange(env, trigger), Fiber.interrupt(expiry))
+    (expiry) => Effect.ensuring(exchange(env, trigger, userToken), Fiber.interrupt(expiry))
   )
 }
 
@@ -217,13 +217,15 @@ export const startExchange = (
   trigger: Trigger,
   refreshing?: Token | undefined
 ): Effect.Effect<void> =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+  Effect.flatMap(Effect.zip(Clock.currentTimeMillis, Ref.get(env.userToken)), ([now, userToken]) => {
+    // The user token as the exchange starts, read before the fork: a setUserToken before the
+    // forked fiber runs starts its own exchange of its token.
     const usableFor = refreshing === undefined ? 0 : refreshing.expiresAt - now
     // Published before the fork: setUserToken is synchronous and says exchanging at once.
     const published = usableFor > 0 ? Effect.void : publish(env, { status: "exchanging" })
     return Effect.zipRight(
       published,
-      (usableFor > 0 ? exchangeWhileHeld(env, deferred, trigger, usableFor) : exchange(env, trigger)).pipe(
+      (usableFor > 0 ? exchangeWhileHeld(env, deferred, trigger, userToken, usableFor) : exchange(env, trigger, userToken)).pipe(
         Effect.exit,
         Effect.flatMap((exit) =>
           Effect.uninterruptible(
