@@ -597,6 +597,33 @@ describe("Auth against the testing server", () => {
       )
     }).pipe(Effect.scoped))
 
+  it.live("a 401 to the request sent with the new token too fails the run with that ApiError, and the thread keeps no message the server never got", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("hi")])
+        const threadId = (yield* runAll("one")).at(-1)!.threadId
+        // The API refuses every token from now on: the run's request, its retry with a new token,
+        // and the reads of the thread.
+        const refused = { message: "Invalid bearer token" }
+        for (const matches of [
+          (r: HoldingProxy.ProxiedRequest) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`,
+          (r: HoldingProxy.ProxiedRequest) => r.method === "GET" && r.path === `/v1/threads/${threadId}`
+        ]) {
+          proxy.holdRequest(matches).fail(401, refused)
+          proxy.holdRequest(matches).fail(401, refused)
+        }
+        const error = yield* Effect.flip(runAll("two", { threadId }))
+        expect(error._tag === "ApiError" && error.status).toBe(401)
+        const thread = (yield* tambo.state).threadMap[threadId]!
+        expect(shape(thread.thread.messages)).toEqual(serverShape(server(), threadId))
+      }).pipe(
+        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
+      )
+    }).pipe(Effect.scoped))
+
   it.live("Stop while a tool round's continuation waits for a new token after a 401: the run ends cancelled at once, and once the exchange lands the store takes the server's thread", () =>
     Effect.gen(function* () {
       serverClock.offsetMillis = 0

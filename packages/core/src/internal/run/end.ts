@@ -117,7 +117,7 @@ const reconcileOnceCredentialed = (env: Env.Env, run: RunState): Effect.Effect<v
 
 /**
  * A run that failed for want of credentials (the API answered its request 401 and a new token was
- * refused, or none could be had), or ended while it waited for them after a 401 (cancelled),
+ * refused, or none could be had, or the API refused the new token too), or ended while it waited for them after a 401 (cancelled),
  * left its last request with the server untaken: what the thread shows of it (the user's
  * message, the tool results it carried) goes, as a read of the server's thread takes it away
  * after a refused request. That read needs credentials too, so this does not wait for it; the
@@ -129,9 +129,11 @@ const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, un
   Effect.suspend(() => {
     const unsent = run.unsent
     const threadId = run.threadId
+    // A 401 the run's failure: the request sent again with a new token was refused as well.
     const refused = Exit.isFailure(exit) && Option.exists(
       Cause.failureOption(exit.cause),
-      (error) => isTamboError(error) && error._tag === "AuthError"
+      (error) =>
+        isTamboError(error) && (error._tag === "AuthError" || (error._tag === "ApiError" && error.status === 401))
     )
     if (
       !(refused || run.refused) || unsent === undefined || env.transport.conversationFromStore === true ||
