@@ -103,6 +103,17 @@ export const until = async (predicate: () => boolean, what = "condition", timeou
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/**
+ * An unsigned JWT for `sub` that expires at `exp` (seconds; by default in 1,000 s): the testing
+ * server exchanges it without verifying it.
+ */
+export const jwtFor = (sub: string, exp = Math.floor(Date.now() / 1000) + 1_000) =>
+  [
+    Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
+    Buffer.from(JSON.stringify({ sub, iss: "https://issuer.example", exp })).toString("base64url"),
+    "signature"
+  ].join(".")
+
 /** Whether a client was destroyed: its calls then throw an `AbortError` (this one reads, and changes nothing). */
 export const isDestroyed = (client: TamboClient): boolean => {
   try {

@@ -16,7 +16,7 @@ import {
   useTamboThreadList
 } from "../src/index.js"
 import { createRoot } from "react-dom/client"
-import { connection, countingProxy, isDestroyed, sleep, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
+import { connection, countingProxy, isDestroyed, jwtFor, sleep, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -283,11 +283,7 @@ describe("TamboProvider", () => {
   })
 
   it("a tree hidden by <Activity> that renders again exchanges no token and connects no MCP server", async () => {
-    const jwt = [
-      Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
-      Buffer.from(JSON.stringify({ sub: "alice", iss: "https://issuer.example", exp: Math.floor(Date.now() / 1000) + 1_000 })).toString("base64url"),
-      "signature"
-    ].join(".")
+    const jwt = jwtFor("alice")
     const proxy = await countingProxy(server().url)
     try {
       const seen = new Set<TamboClient>()
@@ -442,15 +438,9 @@ describe("TamboProvider", () => {
 
   it("takes a new userToken in place: the run in flight completes with the token it started with, threads stay, the next run carries the new token", async () => {
     const nowSeconds = Math.floor(Date.now() / 1000)
-    const jwtFor = (exp: number) =>
-      [
-        Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
-        Buffer.from(JSON.stringify({ sub: "alice", iss: "https://issuer.example", exp })).toString("base64url"),
-        "signature"
-      ].join(".")
     // A rotation by the identity provider: the same user, a later expiry (which the access token inherits).
-    const oldToken = jwtFor(nowSeconds + 1_000)
-    const newToken = jwtFor(nowSeconds + 2_000)
+    const oldToken = jwtFor("alice", nowSeconds + 1_000)
+    const newToken = jwtFor("alice", nowSeconds + 2_000)
     const bearerExpiry = (headers: { readonly [name: string]: string }): number =>
       JSON.parse(Buffer.from(headers.authorization!.split(".")[1]!, "base64url").toString("utf8")).exp
     let releaseTool!: () => void

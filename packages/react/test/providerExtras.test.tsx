@@ -13,7 +13,7 @@ import {
   useTambo,
   useTamboClient
 } from "../src/index.js"
-import { connection, holdingProxy, useServer, wrapperFor } from "./helpers.js"
+import { connection, holdingProxy, jwtFor, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -27,20 +27,12 @@ interface RunBody {
 const runBodies = () =>
   server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs")).map((r) => r.body as RunBody)
 
-/** An unsigned JWT for `sub` that expires at `exp` (seconds): the testing server exchanges it without verifying it. */
-const jwtFor = (sub: string, exp: number) =>
-  [
-    Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
-    Buffer.from(JSON.stringify({ sub, iss: "https://issuer.example", exp })).toString("base64url"),
-    "signature"
-  ].join(".")
-
 describe("useIsTamboTokenUpdating", () => {
   it("is true while the user token is exchanged, then false; a rotated token is exchanged again", async () => {
     const seen: Array<boolean> = []
     let props: TamboProviderProps = connection(server(), {
       userKey: undefined,
-      userToken: jwtFor("alice", Math.floor(Date.now() / 1000) + 1_000)
+      userToken: jwtFor("alice")
     })
     const Wrapper = ({ children }: { readonly children?: React.ReactNode }) => <TamboProvider {...props}>{children}</TamboProvider>
     const { rerender, result } = renderHook(() => {
@@ -66,7 +58,7 @@ describe("useIsTamboTokenUpdating", () => {
       const props = connection(shortLived(), {
         tamboUrl: proxy.url,
         userKey: undefined,
-        userToken: jwtFor("alice", Math.floor(Date.now() / 1000) + 1_000)
+        userToken: jwtFor("alice")
       })
       const { result } = renderHook(() => {
         const updating = useIsTamboTokenUpdating()
@@ -106,7 +98,7 @@ describe("a committed provider's client", () => {
         <TamboProvider
           {...connection(server(), {
             userKey: undefined,
-            userToken: jwtFor("alice", Math.floor(Date.now() / 1000) + 1_000),
+            userToken: jwtFor("alice"),
             mcpServers: [{ url: `${server().url}/mcp`, serverKey: "project" }]
           })}
         >

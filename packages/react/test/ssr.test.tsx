@@ -23,7 +23,7 @@ import {
   useTamboThreadList,
   useTamboVoice
 } from "../src/index.js"
-import { countingProxy, useServer, WeatherCard } from "./helpers.js"
+import { countingProxy, jwtFor, useServer, WeatherCard } from "./helpers.js"
 
 const server = useServer()
 
@@ -116,11 +116,7 @@ describe("server rendering", () => {
   })
 
   it("a server render that asks for the client leaves none behind: the client it made is destroyed once the render is over", async () => {
-    const jwt = [
-      Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
-      Buffer.from(JSON.stringify({ sub: "alice", iss: "https://issuer.example", exp: Math.floor(Date.now() / 1000) + 1_000 })).toString("base64url"),
-      "signature"
-    ].join(".")
+    const jwt = jwtFor("alice")
     const made = new Set<TamboClient>()
     const UsesClient = () => {
       const client = useTamboClient()
@@ -145,11 +141,7 @@ describe("server rendering", () => {
   })
 
   it("a server render that asks for the client exchanges no token and connects no MCP server", async () => {
-    const jwt = [
-      Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
-      Buffer.from(JSON.stringify({ sub: "alice", iss: "https://issuer.example", exp: Math.floor(Date.now() / 1000) + 1_000 })).toString("base64url"),
-      "signature"
-    ].join(".")
+    const jwt = jwtFor("alice")
     const proxy = await countingProxy(server().url)
     try {
       const made = new Set<TamboClient>()

@@ -10,7 +10,7 @@ import {
   useTambo,
   useTamboSelector
 } from "../src/index.js"
-import { connection, madeUpWeather, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
+import { connection, jwtFor, madeUpWeather, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -255,11 +255,7 @@ describe("useTambo, as @tambo-ai/react's: registration, auth, renaming", () => {
     const withKey = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
     await waitFor(() => expect(withKey.result.current.authState).toEqual({ status: "identified", source: "userKey" }))
     expect(withKey.result.current.isIdentified).toBe(true)
-    const token = [
-      Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url"),
-      Buffer.from(JSON.stringify({ sub: "user-9", iss: "https://issuer.example", exp: Math.floor(Date.now() / 1000) + 3600 })).toString("base64url"),
-      "signature"
-    ].join(".")
+    const token = jwtFor("user-9", Math.floor(Date.now() / 1000) + 3600)
     const withToken = renderHook(() => useTambo(), {
       wrapper: wrapperFor(connection(server(), { userKey: undefined, userToken: token }))
     })
