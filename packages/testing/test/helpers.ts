@@ -98,3 +98,12 @@ export const getJson = async (response: Response): Promise<unknown> => {
   const parsed: unknown = await response.json()
   return parsed
 }
+
+/** A one-shot signal: `fired` resolves once `fire()` is called. */
+export const latch = (): { readonly fire: () => void; readonly fired: Promise<void> } => {
+  let fire!: () => void
+  const fired = new Promise<void>((resolve) => {
+    fire = resolve
+  })
+  return { fire, fired }
+}

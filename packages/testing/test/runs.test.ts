@@ -8,6 +8,7 @@ import {
   collect,
   collectUntil,
   field,
+  latch,
   rejection,
   str,
   textOf,
@@ -811,10 +812,7 @@ describe("cancellation", () => {
   })
 
   it("cancels a run whose client goes away while its script function still works: the signal aborts, the thread is idle and cancelled", async () => {
-    let entered!: () => void
-    const called = new Promise<void>((resolve) => {
-      entered = resolve
-    })
+    const { fire: entered, fired: called } = latch()
     let aborted = false
     server.setScript((_request, { signal }) =>
       new Promise<Script.Script>((resolve) => {
@@ -841,10 +839,7 @@ describe("cancellation", () => {
   })
 
   it("answers a run whose script is still working with its headers and RUN_STARTED, as the API does before the model works", async () => {
-    let open!: () => void
-    const gate = new Promise<void>((resolve) => {
-      open = resolve
-    })
+    const { fire: open, fired: gate } = latch()
     server.setScript(async () => {
       await gate
       return [Script.text("Late")]
@@ -865,14 +860,8 @@ describe("cancellation", () => {
   })
 
   it("answers a run whose script is wrapped in beforeResponse only once it resolved: an httpError it resolves to is the HTTP status", async () => {
-    let open!: () => void
-    const gate = new Promise<void>((resolve) => {
-      open = resolve
-    })
-    let entered!: () => void
-    const called = new Promise<void>((resolve) => {
-      entered = resolve
-    })
+    const { fire: open, fired: gate } = latch()
+    const { fire: entered, fired: called } = latch()
     server.setScript(Script.beforeResponse(async () => {
       entered()
       await gate
@@ -900,14 +889,8 @@ describe("cancellation", () => {
   })
 
   it("stores a run's user message when the run starts: a run cancelled while its script works leaves it before the next run's", async () => {
-    let open!: () => void
-    const gate = new Promise<void>((resolve) => {
-      open = resolve
-    })
-    let entered!: () => void
-    const called = new Promise<void>((resolve) => {
-      entered = resolve
-    })
+    const { fire: open, fired: gate } = latch()
+    const { fire: entered, fired: called } = latch()
     server.setScript(async (request) => {
       if (request.text !== "first") return [Script.text("Second reply")]
       entered()
@@ -935,10 +918,7 @@ describe("cancellation", () => {
   })
 
   it("streams RUN_ERROR CANCELLED to a run cancelled by DELETE while its script works, even when the script gives up on the abort", async () => {
-    let entered!: () => void
-    const called = new Promise<void>((resolve) => {
-      entered = resolve
-    })
+    const { fire: entered, fired: called } = latch()
     server.setScript((_request, { signal }) =>
       new Promise<Script.Script>((_resolve, reject) => {
         signal.addEventListener("abort", () => reject(new Error("aborted")))

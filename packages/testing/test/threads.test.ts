@@ -2,7 +2,7 @@
 import TamboAI from "@tambo-ai/typescript-sdk"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Script, startTestServer, type TestServer } from "../src/index.js"
-import { client, collect, field, rejection, str, USER, userMessage } from "./helpers.js"
+import { client, collect, field, latch, rejection, str, USER, userMessage } from "./helpers.js"
 
 let server: TestServer
 let sdk: TamboAI
@@ -261,10 +261,7 @@ describe("direct access", () => {
   })
 
   it("reset() ends a run whose response waits for its script (beforeResponse): the request fails, nothing stays open", async () => {
-    let entered!: () => void
-    const called = new Promise<void>((resolve) => {
-      entered = resolve
-    })
+    const { fire: entered, fired: called } = latch()
     server.setScript(Script.beforeResponse(() => {
       entered()
       return new Promise<Script.Script>(() => {})
