@@ -115,33 +115,7 @@ describe("server rendering", () => {
     expect(html).toContain("<p id=\"messages\">0</p>")
   })
 
-  it("a server render that asks for the client leaves none behind: the client it made is destroyed once the render is over", async () => {
-    const jwt = jwtFor("alice")
-    const made = new Set<TamboClient>()
-    const UsesClient = () => {
-      const client = useTamboClient()
-      made.add(client)
-      return <p id="backend">{client.backend}</p>
-    }
-    const html = renderToString(
-      <TamboProvider apiKey={server().apiKey} tamboUrl={server().url} userToken={jwt}>
-        <UsesClient />
-      </TamboProvider>
-    )
-    expect(html).toContain("<p id=\"backend\">tambo</p>")
-    expect(made.size).toBe(1)
-    const [client] = [...made]
-    // The render's task is over: no effect will ever keep the client.
-    await new Promise((resolve) => setTimeout(resolve, 0))
-    try {
-      expect(() => client!.getAuthState()).toThrow(expect.objectContaining({ reason: "ClientDestroyed" }))
-    } finally {
-      await client!.destroy()
-    }
-  })
-
-  it("a server render that asks for the client exchanges no token and connects no MCP server", async () => {
-    const jwt = jwtFor("alice")
+  it("a server render that asks for the client leaves none behind and does no network work: the client it made is destroyed once the render is over, having exchanged no token and connected no MCP server", async () => {
     const proxy = await countingProxy(server().url)
     try {
       const made = new Set<TamboClient>()
@@ -154,16 +128,20 @@ describe("server rendering", () => {
         <TamboProvider
           apiKey={server().apiKey}
           tamboUrl={proxy.url}
-          userToken={jwt}
+          userToken={jwtFor("alice")}
           mcpServers={[{ url: `${proxy.url}/mcp`, serverKey: "project" }]}
         >
           <UsesClient />
         </TamboProvider>
       )
       expect(html).toContain("<p id=\"backend\">tambo</p>")
+      expect(made.size).toBe(1)
       const [client] = [...made]
-      // Destroyed once the render is over: whatever it had started is over too.
-      await new Promise<void>((resolve) => client!.subscribeToDestroy(resolve))
+      // The render's task is over: no effect will ever keep the client.
+      await new Promise((resolve) => setTimeout(resolve, 0))
+      expect(() => client!.getAuthState()).toThrow(expect.objectContaining({ reason: "ClientDestroyed" }))
+      // Whatever it had started is over too.
+      await client!.destroy()
       expect(await proxy.opened()).toBe(0)
       expect(server().requests).toEqual([])
     } finally {
