@@ -856,8 +856,9 @@ export class TamboClient {
   /**
    * Cancels the run on a thread (default: the current one): the run's
    * stream rejects with an `AbortError` and the thread is marked cancelled.
-   * A run this client does not own is cancelled on the server. Resolves once
-   * the run ended.
+   * A run this client does not own (another tab's, as a read of the thread
+   * showed it: its `status` is not `idle`) is cancelled on the server, and
+   * the thread read again. Resolves once the run ended.
    *
    * @since 0.1.0
    */

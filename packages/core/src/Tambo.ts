@@ -429,8 +429,10 @@ export declare namespace Tambo {
      * Cancels the active run of a thread (default: the current one; the
      * placeholder finds a run still creating its thread). A run not yet on
      * its thread, still waiting for its credentials, ends cancelled having
-     * sent nothing. A run the server already ended counts as cancelled. With
-     * `runId`, only that run.
+     * sent nothing. A run the server already ended counts as cancelled.
+     * Another client's run, as a read of the thread showed it (its `status`
+     * not `idle` without a run of this client), is cancelled on the server
+     * and the thread read again. With `runId`, only that run.
      */
     readonly cancelRun: (threadId?: string, options?: CancelRunOptions) => Effect.Effect<void, TamboError>
     readonly registerTool: (tool: Tool.Definition) => Effect.Effect<void, Tool.ToolDefinitionError>

@@ -234,6 +234,30 @@ describe("threads", () => {
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       }).pipe(Effect.provide(tamboLayer(server()))))
 
+    it.live("cancelRun of a thread a read shows another client running on cancels that run on the server; that run ends, and the store equals the server", () =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("first")])
+        const threadId = (yield* runAll("one"))[0]!.threadId
+        const cancelled = server().cancels.length
+        const otherExit = yield* Effect.gen(function* () {
+          server().setScript([Script.text(["Hel", "lo"]), Script.hang()])
+          const run = yield* Effect.fork(Effect.exit(runAll("two", { threadId })))
+          yield* Effect.repeat(Effect.sync(() => serverText(threadId)), {
+            until: (text) => text === "Hello",
+            schedule: Schedule.spaced("5 millis")
+          })
+          // This client has no run on the thread: the run its read shows, and it cancels, is the other client's.
+          expect((yield* tambo.fetchThread(threadId)).status).toBe("streaming")
+          yield* tambo.cancelRun(threadId)
+          expect(server().cancels.slice(cancelled)).toMatchObject([{ threadId, reason: "user_cancelled" }])
+          return yield* Fiber.join(run)
+        }).pipe(Effect.provide(tamboLayer(server())))
+        expect(Exit.isFailure(otherExit)).toBe(true)
+        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server()))))
+
     it.live("a run's end that reads the thread while another client's run streams on it: the next run leaves the store equal to the server", () =>
       throughProxy((proxy) =>
         Effect.gen(function* () {

@@ -13,6 +13,7 @@ import * as FiberId from "effect/FiberId"
 import * as ClientState from "../../ClientState.js"
 import { RunCancelledError, type TamboError } from "../../TamboError.js"
 import * as Env from "./env.js"
+import * as Threads from "./threads.js"
 import type { RunState } from "./state.js"
 
 /** How long a cancellation waits for the server (to name the run, then to take the `DELETE`). @internal */
@@ -131,10 +132,34 @@ const cancelStarting = (env: Env.Env, threadId: string): Effect.Effect<void> =>
     return Effect.forEach(starting, (signal) => Deferred.fail(signal, cancelled), { discard: true })
   })
 
+/** `DELETE`s the run; one the server ended already (404) is cancelled as far as anyone can tell. */
+const cancelOnServerById = (env: Env.Env, threadId: string, runId: string): Effect.Effect<void, TamboError> =>
+  Env.withCredentials(env, (c) => env.transport.cancelRun(c, threadId, runId)).pipe(
+    Effect.catchIf((error) => error._tag === "ApiError" && error.status === 404, () => Effect.void)
+  )
+
+/**
+ * Cancels the server's active run of a thread the store shows running without a run of this
+ * client on it, then reads the thread. A thread the server no longer has (or no longer runs on)
+ * has nothing to cancel.
+ */
+const cancelShown = (env: Env.Env, threadId: string, onlyRunId: string | undefined): Effect.Effect<void, TamboError> =>
+  Effect.gen(function* () {
+    const remote = yield* Env.withCredentials(env, (c) => env.transport.retrieveThread(c, threadId))
+    const runId = remote.runStatus === "idle" ? undefined : remote.currentRunId
+    if (runId !== undefined && (onlyRunId === undefined || runId === onlyRunId)) yield* cancelOnServerById(env, threadId, runId)
+    yield* Threads.fetchThread(env, threadId)
+  }).pipe(
+    Effect.catchIf((error) => error._tag === "ApiError" && (error.status === 403 || error.status === 404), () => Effect.void)
+  )
+
 /**
  * Cancels the active run of a thread (default: the current one): the run in this client (also one
- * still waiting to start there), else what the store shows running (a quiet no-op when idle). With `runId`, only the run of that id:
- * another one on the thread (one that took it once that run let go) is left alone.
+ * still waiting to start there), else what the store shows running (a quiet no-op when idle): a run
+ * whose id it holds, or another client's run a read of the thread showed, whose id the server
+ * gives (then the thread is read again, so the store shows it as the server has it). With `runId`,
+ * only the run of that id: another one on the thread (one that took it once that run let go) is
+ * left alone.
  *
  * @internal
  */
@@ -151,12 +176,16 @@ export const cancelThread = (env: Env.Env, threadId?: string, onlyRunId?: string
       if (onlyRunId === undefined || local.ranAs(onlyRunId)) yield* local.cancel
       return
     }
-    const streaming = (yield* env.store.getThread(id))?.streaming
+    const held = yield* env.store.getThread(id)
+    const streaming = held?.streaming
     const runId = streaming?.status === "idle" ? undefined : streaming?.runId
-    if (runId !== undefined && (onlyRunId === undefined || runId === onlyRunId)) {
-      // A run the server ended already (404) is cancelled as far as anyone can tell.
-      yield* Env.withCredentials(env, (c) => env.transport.cancelRun(c, id, runId)).pipe(
-        Effect.catchIf((error) => error._tag === "ApiError" && error.status === 404, () => Effect.void)
-      )
+    if (runId !== undefined) {
+      if (onlyRunId === undefined || runId === onlyRunId) yield* cancelOnServerById(env, id, runId)
+      return
+    }
+    // Another client's run (another tab's), as the last read of the thread showed it: the server
+    // names it. A thread only this client holds has none.
+    if (held !== undefined && held.thread.status !== "idle" && !ClientState.isLocalThreadId(id)) {
+      yield* cancelShown(env, id, onlyRunId)
     }
   }).pipe(Effect.withSpan("Tambo.cancelRun", { attributes: { "tambo.thread_id": threadId ?? "current" } }))
