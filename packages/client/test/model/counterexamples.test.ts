@@ -2,6 +2,7 @@
 // tests. Each checks only the invariant it broke; the comment names the defect it found.
 import { describe, it } from "vitest"
 import { type Command, replay } from "./harness.js"
+import * as TwoClients from "./twoClients.js"
 
 const text: Command = { kind: "text", target: "current" }
 
@@ -153,4 +154,31 @@ describe("model: a stop after a run's last event, or paused for tools", () => {
     replay([{ kind: "stop", target: "current", how: "abort", at: "finished", reuseIds: false, destroy: true }], [...checked]))
   it("abort mid-text, then destroy()", () =>
     replay([{ kind: "stop", target: "current", how: "abort", at: 3, reuseIds: false, destroy: true }], [...checked]))
+})
+
+describe("two clients counterexamples (twoClients.model.test.ts)", () => {
+  // Defect: cancelRun of a thread whose read showed another client's run (its status streaming)
+  // cancelled nothing: the client held no id of that run, so the other tab's run went on, and the
+  // command waited for an ending that never came.
+  it("cancelRun by the tab whose read shows the other tab's run held mid-reply stops that run", () =>
+    TwoClients.replay(
+      [
+        { kind: "start", who: "B", reply: "text", hold: "text" },
+        { kind: "read", who: "A" },
+        { kind: "stop", who: "B", how: "otherCancelRun" }
+      ],
+      ["command-settles", "run-outcome", "store-equals-server"]
+    ))
+
+  // The same defect, the run held before its reply, shown to the other tab by the end of its own
+  // run the server refused (RunConflictError).
+  it("cancelRun by the tab whose refused run showed it the other tab's run stops that run", () =>
+    TwoClients.replay(
+      [
+        { kind: "start", who: "B", reply: "text", hold: "gate" },
+        { kind: "start", who: "A", reply: "text", hold: "none" },
+        { kind: "stop", who: "B", how: "otherCancelRun" }
+      ],
+      ["command-settles", "run-outcome", "store-equals-server"]
+    ))
 })

@@ -1,0 +1,490 @@
+// The model-based test of two clients on one thread: this tab (`A`) and another tab of the same
+// user (`B`), each a TamboClient of the same testing server, with one thread they share. Commands
+// start runs on it (run to their end, or held by the server: after RUN_STARTED before the reply, or
+// mid-reply), finish or stop the held run (by its own client, or by the other one through
+// `cancelRun`), and read the thread (`fetchThread`) from either side at any point. The invariants
+// of INVARIANTS are checked after every command, and once more when the sequence winds down.
+// The property is twoClients.model.test.ts; the named counterexamples go to counterexamples.test.ts.
+import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { FastCheck as fc } from "effect"
+import { type ClientState, TamboClient, type TamboStream, type TamboThread } from "../../src/index.js"
+import { storeMatchesServer } from "./storeMatchesServer.js"
+import * as Model from "./support.js"
+import { eventually, excess, resourceCounts, settle } from "./support.js"
+
+// -----------------------------------------------------------------------------
+// The switch
+// -----------------------------------------------------------------------------
+
+/** Every invariant the model checks, in the order it checks them after a command. */
+export const INVARIANTS = [
+  /** The command ends (a liveness bound, not a timing assertion). */
+  "command-settles",
+  /**
+   * Each run that ended ends as the model says: with its reply as its thread's last message, with
+   * RunConflictError (started while a run was active on the thread), or with AbortError (stopped
+   * by its own client, or by the other client's `cancelRun` on the server).
+   */
+  "run-outcome",
+  /** A read of the thread while the other client's run is held shows that run: `status` not idle. */
+  "read-shows-run",
+  /** A held run is still in flight in its client, its thread not idle there, whatever the other client did. */
+  "own-run-undisturbed",
+  /** A client without a held run has no run in flight and no approval pending. */
+  "no-run-in-flight",
+  /** Every message the server took, it took once; every run was cancelled (and asked to be) at most once. */
+  "sent-once",
+  /** No unhandled rejection during the command. */
+  "no-unhandled-rejection",
+  /** A client that read the thread since it last changed on the server has it as the server has it. */
+  "store-equals-server",
+  /** After both clients' `destroy()`, no handle of them is left open. */
+  "no-open-handles"
+] as const
+
+/** @see INVARIANTS */
+export type Invariant = (typeof INVARIANTS)[number]
+
+/** Invariants the property does not check because a known defect breaks them (see harness.ts). */
+export const KNOWN_OPEN: ReadonlySet<Invariant> = new Set<Invariant>([])
+
+// -----------------------------------------------------------------------------
+// Commands
+// -----------------------------------------------------------------------------
+
+/** This tab (`A`) or the other one (`B`). */
+export type Who = "A" | "B"
+
+/** What a run streams: text, or text and a component (whose props stream). */
+export type Reply = "text" | "component"
+
+/**
+ * Whether the server holds a run: `none` plays it to its end; `gate` holds it after RUN_STARTED,
+ * before its reply, until `finish`; `text` holds it after its whole reply streamed, until a stop.
+ */
+export type Hold = "none" | "gate" | "text"
+
+/**
+ * How a held run is stopped: by its client's `cancelRun` or `abort()`, or by the other client's
+ * `cancelRun` (which stops it where a read showed that client the run).
+ */
+export type StopHow = "cancelRun" | "abort" | "otherCancelRun"
+
+/** One command: plain data, so a counterexample can be replayed as a table. */
+export type Command =
+  | { readonly kind: "start"; readonly who: Who; readonly reply: Reply; readonly hold: Hold }
+  /** Lets `who`'s run held at its gate play its reply to its end (nothing otherwise). */
+  | { readonly kind: "finish"; readonly who: Who }
+  /** Stops `who`'s held run (nothing without one). */
+  | { readonly kind: "stop"; readonly who: Who; readonly how: StopHow }
+  /** `fetchThread` of the shared thread by `who`. */
+  | { readonly kind: "read"; readonly who: Who }
+
+const who = fc.constantFrom<Who>("A", "B")
+
+/** The generator of commands. */
+export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("start" as const),
+      who,
+      reply: fc.constantFrom<Reply>("text", "component"),
+      hold: fc.constantFrom<Hold>("none", "gate", "text")
+    })
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("finish" as const), who }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("stop" as const), who, how: fc.constantFrom<StopHow>("cancelRun", "abort", "otherCancelRun") })
+  },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("read" as const), who }) }
+)
+
+// -----------------------------------------------------------------------------
+// The world
+// -----------------------------------------------------------------------------
+
+/** A run's script, by the message that starts it. */
+type Scenario = Script.ScriptFn
+
+/** What the model expects a run to end with. */
+type Expected = "ok" | "RunConflictError" | "AbortError"
+
+/** A run the server holds, started by `who`. */
+interface Held {
+  readonly who: Who
+  readonly hold: Exclude<Hold, "none">
+  readonly reply: Reply
+  readonly message: string
+  readonly stream: TamboStream
+  /** Lets a run held at its gate play its reply. */
+  readonly release: () => void
+  /** Its driver: resolves once the stream ended. */
+  readonly driven: Promise<void>
+}
+
+const CARD = {
+  name: "Card",
+  description: "A card",
+  propsSchema: { type: "object", properties: { title: { type: "string" } } }
+} as const
+
+/** The replies, as streamed. */
+const REPLY: Record<Reply, Script.Script> = {
+  text: [Script.text(["Hel", "lo"])],
+  component: [Script.text("A card"), Script.component("Card", [{ title: "a" }, { title: "ab" }])]
+}
+
+/** The text the reply's message starts with. */
+const REPLY_TEXT: Record<Reply, string> = { text: "Hello", component: "A card" }
+
+class World extends Model.ModelWorld<Scenario> {
+  /** The thread both clients run on: made on the server before the sequence, read by neither yet. */
+  readonly threadId: string
+  readonly clients: Record<Who, TamboClient>
+  /** The run the server holds, if any (at most one: one run at a time on a thread). */
+  held: Held | undefined
+  /** Whether each client read the thread since it last changed on the server (its store must equal it). */
+  readonly fresh: Record<Who, boolean> = { A: false, B: false }
+  /** Each run's expected ending. */
+  readonly expected = new Map<TamboStream, Expected>()
+  /** Each run's reply. */
+  readonly replies = new Map<TamboStream, Reply>()
+  /** The runs that ended in the command being checked. */
+  ended: Array<TamboStream> = []
+  /** The last read, for `read-shows-run`: who read, whether the other's run was held, and what the store then showed. */
+  lastRead: { readonly who: Who; readonly otherHeld: Held | undefined; readonly state: ClientState } | undefined
+
+  constructor(readonly server: TestServer) {
+    super()
+    this.threadId = server.threads.create({ userKey: "user-1", name: "Shared" }).id
+    this.clients = { A: makeClient(this), B: makeClient(this) }
+  }
+
+  /** Something changed the thread on the server: neither store is known to equal it. */
+  changed(): void {
+    this.fresh.A = false
+    this.fresh.B = false
+  }
+}
+
+const other = (w: Who): Who => (w === "A" ? "B" : "A")
+
+const makeClient = (world: World): TamboClient =>
+  new TamboClient({
+    apiKey: world.server.apiKey,
+    tamboUrl: world.server.url,
+    userKey: "user-1",
+    maxRetries: 0,
+    autoGenerateThreadName: false,
+    components: [CARD]
+  })
+
+let current: World | undefined
+
+/** The script function the server plays: by the message's scenario. */
+const serverScript: Script.ScriptFn = (request, context) => {
+  const scenario = current?.scenarios.get(request.text)
+  return scenario === undefined ? [Script.text(`unknown scenario ${request.text}`)] : scenario(request, context)
+}
+
+// -----------------------------------------------------------------------------
+// Playing commands
+// -----------------------------------------------------------------------------
+
+/** Reads a run's stream to its end; `seen` hears every event. */
+const driveRun = async (stream: TamboStream, seen: (type: string) => void = () => {}): Promise<void> => {
+  try {
+    for await (const { event } of stream) seen(event.type)
+  } catch {
+    // Its ending is judged by run-outcome.
+  }
+}
+
+/** The server's copy of the shared thread holds the whole reply of a run held mid-reply. */
+const replyStreamed = (world: World, reply: Reply): boolean => {
+  const last = world.server.threads.get(world.threadId)?.messages.at(-1)
+  if (last?.role !== "assistant") return false
+  const text = last.content[0]
+  if (text?.type !== "text" || text.text !== REPLY_TEXT[reply]) return false
+  if (reply === "text") return true
+  const card = last.content[1]
+  return card?.type === "component" && JSON.stringify(card.props) === JSON.stringify({ title: "ab" })
+}
+
+const start = async (world: World, command: Extract<Command, { kind: "start" }>): Promise<void> => {
+  const client = world.clients[command.who]
+  let release: () => void = () => {}
+  const gate = new Promise<void>((resolve) => (release = resolve))
+  const message = world.scenario(`${command.who} ${command.reply} ${command.hold}`, async (_request, context) => {
+    // Held until `finish`, or until the run is cancelled (then what it returns is not played).
+    if (command.hold === "gate") {
+      await Promise.race([gate, new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }))])
+    }
+    return command.hold === "text" ? [...REPLY[command.reply], Script.hang()] : REPLY[command.reply]
+  })
+  const stream = client.run(message, { threadId: world.threadId })
+  world.replies.set(stream, command.reply)
+  if (world.held !== undefined) {
+    // A run is active on the thread: in this client (ActiveInClient) or on the server (ActiveOnServer).
+    world.expected.set(stream, "RunConflictError")
+    await driveRun(stream)
+    world.ended.push(stream)
+    return
+  }
+  world.expected.set(stream, "ok")
+  world.changed()
+  if (command.hold === "none") {
+    await driveRun(stream)
+    world.ended.push(stream)
+    // Its end read the thread, with no other run on it.
+    world.fresh[command.who] = true
+    return
+  }
+  let started: () => void = () => {}
+  const runStarted = new Promise<void>((resolve) => (started = resolve))
+  const driven = driveRun(stream, (type) => type === "RUN_STARTED" && started())
+  world.held = { who: command.who, hold: command.hold, reply: command.reply, message, stream, release, driven }
+  // Held where the command says: after RUN_STARTED, or once the server holds the whole reply.
+  await Promise.race([runStarted, driven])
+  if (command.hold === "text") await eventually(() => replyStreamed(world, command.reply), 4_000)
+  await eventually(() => world.server.threads.get(world.threadId)?.runStatus !== "idle")
+}
+
+/** The held run's end: the server's thread changed, and its client read it at its end. */
+const ended = async (world: World, held: Held, expected: Expected, readBy: ReadonlyArray<Who>): Promise<void> => {
+  world.expected.set(held.stream, expected)
+  await held.driven
+  world.held = undefined
+  world.ended.push(held.stream)
+  world.changed()
+  for (const who of readBy) world.fresh[who] = true
+}
+
+const play = async (world: World, command: Command): Promise<void> => {
+  world.ended = []
+  world.lastRead = undefined
+  switch (command.kind) {
+    case "start":
+      return start(world, command)
+    case "finish": {
+      const held = world.held
+      if (held === undefined || held.who !== command.who || held.hold !== "gate") return
+      held.release()
+      return ended(world, held, "ok", [held.who])
+    }
+    case "stop": {
+      const held = world.held
+      if (held === undefined || held.who !== command.who) return
+      switch (command.how) {
+        case "cancelRun":
+          await settle(world.clients[held.who].cancelRun(world.threadId))
+          return ended(world, held, "AbortError", [held.who])
+        case "abort":
+          held.stream.abort()
+          return ended(world, held, "AbortError", [held.who])
+        case "otherCancelRun": {
+          // The other tab cancels the run its store shows (a read of the thread showed it), on the
+          // server, and reads the thread again; the run's own client learns it from its stream. A
+          // tab that shows no run cancels nothing.
+          const canceller = other(held.who)
+          const shows = world.clients[canceller].getThread(world.threadId)?.status
+          const cancelled = await settle(world.clients[canceller].cancelRun(world.threadId))
+          if (!cancelled.ok) throw new Error(`cancelRun by ${canceller} failed: ${String(cancelled.error)}`)
+          if (shows === undefined || shows === "idle") return
+          await ended(world, held, "AbortError", [held.who, canceller])
+          return
+        }
+      }
+      return
+    }
+    case "read": {
+      const client = world.clients[command.who]
+      const held = world.held
+      const read = await settle(client.fetchThread(world.threadId))
+      if (!read.ok) throw new Error(`fetchThread by ${command.who} failed: ${String(read.error)}`)
+      const otherHeld = held !== undefined && held.who !== command.who ? held : undefined
+      world.lastRead = { who: command.who, otherHeld, state: client.getState() }
+      // A read by a run's own client is not applied while its run streams.
+      if (held?.who !== command.who) world.fresh[command.who] = true
+      return
+    }
+  }
+}
+
+// -----------------------------------------------------------------------------
+// Invariants
+// -----------------------------------------------------------------------------
+
+const checks = new Model.Invariants<Invariant>(INVARIANTS, KNOWN_OPEN)
+
+const lastText = (thread: TamboThread): string | undefined => {
+  const last = thread.messages.at(-1)
+  return last?.role === "assistant" && last.content[0]?.type === "text" ? last.content[0].text : undefined
+}
+
+const afterCommand = async (world: World, command: Command): Promise<void> => {
+  await checks.check("run-outcome", async () => {
+    for (const stream of world.ended) {
+      const expected = world.expected.get(stream)
+      const outcome = await settle(stream.thread)
+      const tag = outcome.ok ? "ok" : (outcome.error as { _tag?: string })._tag
+      if (tag !== expected) {
+        const detail = outcome.ok ? "" : ` (${(outcome.error as Error).message})`
+        throw new Error(`a run of ${JSON.stringify(command)} ended ${tag}${detail}, the model says ${expected}`)
+      }
+      if (outcome.ok) {
+        const text = lastText(outcome.value)
+        const reply = world.replies.get(stream)!
+        if (text !== REPLY_TEXT[reply]) throw new Error(`a run of ${JSON.stringify(command)} resolved with ${JSON.stringify(text)} last, not its reply`)
+      }
+    }
+  })
+  await checks.check("read-shows-run", () => {
+    const read = world.lastRead
+    if (read?.otherHeld === undefined) return
+    const thread = read.state.threadMap[world.threadId]?.thread
+    if (thread === undefined) throw new Error(`a read by ${read.who} while ${read.otherHeld.who}'s run is held left the thread out of the store`)
+    if (thread.status === "idle") throw new Error(`a read by ${read.who} while ${read.otherHeld.who}'s run is held shows the thread idle`)
+    if (read.otherHeld.hold === "text" && read.otherHeld.reply === "component") {
+      const card = thread.messages.at(-1)?.content.find((block) => block.type === "component")
+      if (card?.type !== "component" || card.streamingState !== "streaming") {
+        throw new Error(`a read by ${read.who} mid-reply of ${read.otherHeld.who}'s run shows its component ${card?.type === "component" ? card.streamingState : "missing"}`)
+      }
+    }
+  })
+  await checks.check("own-run-undisturbed", () => {
+    const held = world.held
+    if (held === undefined) return
+    const client = world.clients[held.who]
+    if (!client.hasActiveRun(world.threadId)) throw new Error(`${held.who}'s held run is no longer in flight`)
+    const status = client.getState().threadMap[world.threadId]?.thread.status
+    if (status === undefined || status === "idle") throw new Error(`${held.who}'s held run shows its thread ${status ?? "missing"}`)
+  })
+  await checks.check("no-run-in-flight", async () => {
+    for (const w of ["A", "B"] as const) {
+      if (world.held?.who === w) continue
+      const client = world.clients[w]
+      const idle = await eventually(() => !client.hasActiveRun() && !client.hasActiveRun(world.threadId) && client.getPendingApprovals().length === 0)
+      if (!idle) throw new Error(`${w} has a run in flight and holds none`)
+    }
+  })
+  await checks.check("sent-once", () => {
+    // A request the server refused before any work (a stale previousRunId: the other client moved
+    // the thread on) is asked again once; what counts is what the server took.
+    const stored = new Map<string, number>()
+    for (const message of world.server.threads.get(world.threadId)?.messages ?? []) {
+      if (message.role !== "user") continue
+      const text = message.content.map((c) => (c.type === "text" ? c.text : "")).join("")
+      stored.set(text, (stored.get(text) ?? 0) + 1)
+    }
+    for (const [text, count] of stored) if (count > 1) throw new Error(`the message ${JSON.stringify(text)} is on the server ${count} times`)
+    const cancelled = new Map<string, number>()
+    for (const cancel of world.server.cancels) cancelled.set(cancel.runId, (cancelled.get(cancel.runId) ?? 0) + 1)
+    for (const [runId, count] of cancelled) if (count > 1) throw new Error(`run ${runId} was cancelled ${count} times`)
+    const deletes = new Map<string, number>()
+    for (const request of world.server.requests) {
+      if (request.method === "DELETE" && /\/runs\/[^/]+$/.test(request.path)) deletes.set(request.path, (deletes.get(request.path) ?? 0) + 1)
+    }
+    for (const [path, count] of deletes) if (count > 1) throw new Error(`DELETE ${path} was sent ${count} times`)
+  })
+  await checks.noRejection(world)
+  await checks.check("store-equals-server", () => storeChecks(world))
+}
+
+const storeChecks = async (world: World): Promise<void> => {
+  // A held run's server copy is still while it is held; others wind down on the server's time.
+  if (world.held === undefined) await eventually(() => world.server.threads.get(world.threadId)?.runStatus === "idle")
+  for (const w of ["A", "B"] as const) {
+    if (!world.fresh[w]) continue
+    try {
+      await storeMatchesServer(world.clients[w].getState(), world.server, world.threadId)
+    } catch (error) {
+      throw new Error(`${w}'s store: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+}
+
+/** Once no run is held: both clients read the thread, and each store equals the server. */
+const windDown = async (world: World): Promise<void> => {
+  const held = world.held
+  if (held !== undefined) {
+    if (held.hold === "gate") {
+      held.release()
+      await ended(world, held, "ok", [held.who])
+    } else {
+      held.stream.abort()
+      await ended(world, held, "AbortError", [held.who])
+    }
+    await afterCommand(world, { kind: "finish", who: held.who })
+  }
+  for (const w of ["A", "B"] as const) {
+    await settle(world.clients[w].fetchThread(world.threadId))
+    world.fresh[w] = true
+  }
+  await checks.check("store-equals-server", () => storeChecks(world))
+}
+
+// -----------------------------------------------------------------------------
+// Sequences
+// -----------------------------------------------------------------------------
+
+/** A command for `fc.commands`. */
+class TwoClientsCommand implements fc.AsyncCommand<object, World> {
+  constructor(readonly command: Command) {}
+  check(): boolean {
+    return true
+  }
+  async run(_model: object, world: World): Promise<void> {
+    await checks.liveness(play(world, this.command), this.command)
+    await afterCommand(world, this.command)
+  }
+  toString(): string {
+    return JSON.stringify(this.command)
+  }
+}
+
+/**
+ * Plays `commands` against two fresh clients of a fresh server, checking every invariant after
+ * each and once both read the thread at the end, then destroys both and checks they left no handle.
+ */
+export const runSequence = async (
+  commands: Iterable<fc.AsyncCommand<object, World, boolean>>,
+  invariants: ReadonlySet<Invariant> = checks.defaults()
+): Promise<void> => {
+  checks.use(invariants)
+  const before = resourceCounts()
+  const server = await startTestServer({ script: serverScript })
+  const world = new World(server)
+  current = world
+  const onRejection = (reason: unknown) => world.rejections.push(reason)
+  process.on("unhandledRejection", onRejection)
+  try {
+    await fc.asyncModelRun(() => ({ model: {}, real: world }), commands)
+    await checks.liveness(windDown(world), "the wind-down")
+  } finally {
+    world.held?.release()
+    world.held?.stream.abort()
+    await Promise.all([world.clients.A.destroy(), world.clients.B.destroy()])
+    process.off("unhandledRejection", onRejection)
+    current = undefined
+    await server.close()
+  }
+  await checks.check("no-open-handles", async () => {
+    await eventually(() => excess(before).length === 0)
+    const left = excess(before)
+    if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
+  })
+}
+
+/** Replays a list of commands (a counterexample) as the property plays it. */
+export const replay = (commands: ReadonlyArray<Command>, invariants?: ReadonlyArray<Invariant>): Promise<void> =>
+  runSequence(commands.map((command) => new TwoClientsCommand(command)), invariants === undefined ? undefined : new Set(invariants))
+
+/** The commands arbitrary of the property. */
+export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
+  fc.commands([commandArbitrary.map((command) => new TwoClientsCommand(command))], {
+    maxCommands,
+    ...(replayPath === undefined ? {} : { replayPath })
+  })
