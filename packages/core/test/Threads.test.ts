@@ -258,6 +258,30 @@ describe("threads", () => {
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       }).pipe(Effect.provide(tamboLayer(server()))))
 
+    it.live("a read answered after a later read of the thread is not applied: the store keeps the later one, not the other client's ended run", () =>
+      throughProxy((proxy) =>
+        Effect.gen(function* () {
+          const tambo = yield* Tambo.Tambo
+          server().setScript([Script.text("first")])
+          const threadId = (yield* runAll("one"))[0]!.threadId
+          // This client's read, answered while the other client's run streams; its answer waits.
+          const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+          const read = yield* otherRun(threadId, [Script.text(["Hel", "lo"]), Script.hang()], "Hello", Effect.gen(function* () {
+            const read = yield* Effect.fork(tambo.fetchThread(threadId))
+            yield* arrived(held)
+            return read
+          }))
+          // Once the other client's run ended, a later read answers first; the earlier one comes last.
+          expect((yield* tambo.fetchThread(threadId)).status).toBe("idle")
+          held.release()
+          // It resolves with what the store holds, as a read the store did not take does.
+          const older = yield* Fiber.join(read)
+          expect(older.status).toBe("idle")
+          expect(Option.getOrThrow(yield* tambo.getThread(threadId)).status).toBe("idle")
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        })
+      ))
+
     it.live("a run's end that reads the thread while another client's run streams on it: the next run leaves the store equal to the server", () =>
       throughProxy((proxy) =>
         Effect.gen(function* () {

@@ -164,7 +164,7 @@ describe("two clients counterexamples (twoClients.model.test.ts)", () => {
     TwoClients.replay(
       [
         { kind: "start", who: "B", reply: "text", hold: "text" },
-        { kind: "read", who: "A" },
+        { kind: "read", who: "A", late: false },
         { kind: "stop", who: "B", how: "otherCancelRun" }
       ],
       ["command-settles", "run-outcome", "store-equals-server"]
@@ -180,5 +180,19 @@ describe("two clients counterexamples (twoClients.model.test.ts)", () => {
         { kind: "stop", who: "B", how: "otherCancelRun" }
       ],
       ["command-settles", "run-outcome", "store-equals-server"]
+    ))
+
+  // Defect: of two reads of a thread in flight, the one sent first was applied when it answered
+  // last. Here the cancel's read showed the thread idle; the read sent before it, answered while
+  // the other tab's run streamed, came after and showed that run still streaming.
+  it("a read answered after cancelRun read the thread again leaves the store as the later read", () =>
+    TwoClients.replay(
+      [
+        { kind: "start", who: "B", reply: "text", hold: "text" },
+        { kind: "start", who: "A", reply: "text", hold: "none" },
+        { kind: "read", who: "A", late: true },
+        { kind: "stop", who: "B", how: "otherCancelRun" }
+      ],
+      ["run-outcome", "store-equals-server"]
     ))
 })

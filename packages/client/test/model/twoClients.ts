@@ -5,7 +5,7 @@
 // `cancelRun`), and read the thread (`fetchThread`) from either side at any point. The invariants
 // of INVARIANTS are checked after every command, and once more when the sequence winds down.
 // The property is twoClients.model.test.ts; the named counterexamples go to counterexamples.test.ts.
-import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { HoldingProxy, Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import { type ClientState, TamboClient, type TamboStream, type TamboThread } from "../../src/index.js"
 import { storeMatchesServer } from "./storeMatchesServer.js"
@@ -77,8 +77,11 @@ export type Command =
   | { readonly kind: "finish"; readonly who: Who }
   /** Stops `who`'s held run (nothing without one). */
   | { readonly kind: "stop"; readonly who: Who; readonly how: StopHow }
-  /** `fetchThread` of the shared thread by `who`. */
-  | { readonly kind: "read"; readonly who: Who }
+  /**
+   * `fetchThread` of the shared thread by `who`; `late`: its answer, given by the server at once,
+   * reaches the client only after the next command (an answer arriving late).
+   */
+  | { readonly kind: "read"; readonly who: Who; readonly late: boolean }
 
 const who = fc.constantFrom<Who>("A", "B")
 
@@ -98,7 +101,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({ kind: fc.constant("stop" as const), who, how: fc.constantFrom<StopHow>("cancelRun", "abort", "otherCancelRun") })
   },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("read" as const), who }) }
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("read" as const), who, late: fc.boolean() }) }
 )
 
 // -----------------------------------------------------------------------------
@@ -155,8 +158,12 @@ class World extends Model.ModelWorld<Scenario> {
   ended: Array<TamboStream> = []
   /** The last read, for `read-shows-run`: who read, whether the other's run was held, and what the store then showed. */
   lastRead: { readonly who: Who; readonly otherHeld: Held | undefined; readonly state: ClientState } | undefined
+  /** A read whose answer the proxy holds until the next command played. */
+  lateRead: { readonly who: Who; readonly read: Promise<unknown>; readonly release: () => void; readonly changes: number } | undefined
+  /** How many times the thread changed on the server. */
+  changes = 0
 
-  constructor(readonly server: TestServer) {
+  constructor(readonly server: TestServer, readonly proxy: HoldingProxy.HoldingProxy) {
     super()
     this.threadId = server.threads.create({ userKey: "user-1", name: "Shared" }).id
     this.clients = { A: makeClient(this), B: makeClient(this) }
@@ -164,8 +171,20 @@ class World extends Model.ModelWorld<Scenario> {
 
   /** Something changed the thread on the server: neither store is known to equal it. */
   changed(): void {
+    this.changes++
     this.fresh.A = false
     this.fresh.B = false
+  }
+
+  /** Lets a late read's answer reach its client, and waits for the read. */
+  async releaseLateRead(): Promise<void> {
+    const late = this.lateRead
+    if (late === undefined) return
+    this.lateRead = undefined
+    late.release()
+    await late.read
+    // Its answer is still what the server has, if nothing changed since and no run of its client is on the thread.
+    if (this.changes === late.changes && this.held?.who !== late.who) this.fresh[late.who] = true
   }
 }
 
@@ -174,7 +193,8 @@ const other = (w: Who): Who => (w === "A" ? "B" : "A")
 const makeClient = (world: World): TamboClient =>
   new TamboClient({
     apiKey: world.server.apiKey,
-    tamboUrl: world.server.url,
+    // Through the proxy: a read's answer can be held there.
+    tamboUrl: world.proxy.url,
     userKey: "user-1",
     maxRetries: 0,
     autoGenerateThreadName: false,
@@ -302,6 +322,14 @@ const play = async (world: World, command: Command): Promise<void> => {
     case "read": {
       const client = world.clients[command.who]
       const held = world.held
+      if (command.late && world.lateRead === undefined) {
+        const path = `/v1/threads/${world.threadId}`
+        const answer = world.proxy.holdResponse((request) => request.method === "GET" && request.path === path)
+        const read = settle(client.fetchThread(world.threadId))
+        await answer.arrived
+        world.lateRead = { who: command.who, read, release: answer.release, changes: world.changes }
+        return
+      }
       const read = await settle(client.fetchThread(world.threadId))
       if (!read.ok) throw new Error(`fetchThread by ${command.who} failed: ${String(read.error)}`)
       const otherHeld = held !== undefined && held.who !== command.who ? held : undefined
@@ -408,6 +436,7 @@ const storeChecks = async (world: World): Promise<void> => {
 
 /** Once no run is held: both clients read the thread, and each store equals the server. */
 const windDown = async (world: World): Promise<void> => {
+  await world.releaseLateRead()
   const held = world.held
   if (held !== undefined) {
     if (held.hold === "gate") {
@@ -437,7 +466,10 @@ class TwoClientsCommand implements fc.AsyncCommand<object, World> {
     return true
   }
   async run(_model: object, world: World): Promise<void> {
+    const late = world.lateRead
     await checks.liveness(play(world, this.command), this.command)
+    // The answer held since the command before reaches its client now.
+    if (late !== undefined) await checks.liveness(world.releaseLateRead(), "a late read")
     await afterCommand(world, this.command)
   }
   toString(): string {
@@ -456,7 +488,8 @@ export const runSequence = async (
   checks.use(invariants)
   const before = resourceCounts()
   const server = await startTestServer({ script: serverScript })
-  const world = new World(server)
+  const proxy = await HoldingProxy.start(server)
+  const world = new World(server, proxy)
   current = world
   const onRejection = (reason: unknown) => world.rejections.push(reason)
   process.on("unhandledRejection", onRejection)
@@ -464,11 +497,13 @@ export const runSequence = async (
     await fc.asyncModelRun(() => ({ model: {}, real: world }), commands)
     await checks.liveness(windDown(world), "the wind-down")
   } finally {
+    world.lateRead?.release()
     world.held?.release()
     world.held?.stream.abort()
     await Promise.all([world.clients.A.destroy(), world.clients.B.destroy()])
     process.off("unhandledRejection", onRejection)
     current = undefined
+    await proxy.close()
     await server.close()
   }
   await checks.check("no-open-handles", async () => {

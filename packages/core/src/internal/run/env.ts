@@ -93,6 +93,13 @@ export interface Env {
   epochs: number
   /** How many reads of each thread are in flight, while any are (see `runEpochs`). */
   readonly reads: Map<string, number>
+  /** The number of the last read sent, of any thread: reads are numbered in the order they were sent. */
+  readsSent: number
+  /**
+   * The number of the last read of each thread the store took, while reads of it are in flight: a
+   * read sent before it answers with an older copy, and is not applied.
+   */
+  readonly readTaken: Map<string, number>
   /**
    * The renames of each thread with one in flight: how many were sent, which of them (by that
    * count) the store shows, and how many are still in flight.
@@ -126,6 +133,8 @@ export const make = (
     | "runEpochs"
     | "epochs"
     | "reads"
+    | "readsSent"
+    | "readTaken"
     | "renames"
     | "naming"
     | "switches"
@@ -141,6 +150,8 @@ export const make = (
   runEpochs: new Map(),
   epochs: 0,
   reads: new Map(),
+  readsSent: 0,
+  readTaken: new Map(),
   renames: new Map(),
   naming: new Map(),
   switches: 0,
@@ -174,6 +185,7 @@ export const readEnded = (env: Env, key: string): void => {
   if (reads > 0) return void env.reads.set(key, reads)
   env.reads.delete(key)
   env.runEpochs.delete(key)
+  env.readTaken.delete(key)
 }
 
 /**

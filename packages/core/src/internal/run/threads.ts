@@ -86,6 +86,7 @@ const readThread = (
 ): Effect.Effect<ClientState.ThreadState, TamboError> =>
   Effect.suspend(() => {
     const epoch = Env.readSent(env, threadId)
+    const sent = ++env.readsSent
     return Effect.gen(function* () {
       const remote = yield* retrieve.pipe(
         Effect.tapError(forgetFetched(env, threadId))
@@ -104,10 +105,12 @@ const readThread = (
         // the calls a paused run waits on (they survive a reload), come with it.
         Reconcile.reconcileAction(threadId, remote)
       ]
-      if (Env.epochOf(env, threadId) !== epoch || env.activeRuns.has(threadId)) {
+      // A read sent after this one and answered first has a newer copy.
+      if (Env.epochOf(env, threadId) !== epoch || env.activeRuns.has(threadId) || (env.readTaken.get(threadId) ?? 0) > sent) {
         const held = yield* env.store.getThread(threadId)
         return held ?? ClientState.reduce(ClientState.initial, load).threadMap[threadId]!
       }
+      env.readTaken.set(threadId, sent)
       const state = yield* Env.apply(env, load)
       return state.threadMap[threadId]!
     }).pipe(Effect.ensuring(Effect.sync(() => Env.readEnded(env, threadId))))
