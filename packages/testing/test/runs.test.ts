@@ -1,7 +1,7 @@
 // Runs through the real @tambo-ai/typescript-sdk: streaming, tool round trips, the API's quirks,
 // and every scripted behaviour.
 import TamboAI from "@tambo-ai/typescript-sdk"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { Script, startTestServer, type TestServer } from "../src/index.js"
 import {
   client,
@@ -882,10 +882,17 @@ describe("cancellation", () => {
   })
 
   it("fails a run whose script resolves to an httpError after its headers went with the API's INTERNAL_ERROR", async () => {
-    server.setScript(async () => [Script.httpError(503)])
-    const events = await createRun("Hi")
-    expect(types(events)).toEqual(["RUN_STARTED", "RUN_ERROR", "RUN_ERROR"])
-    expect(events[1]).toMatchObject({ code: "INTERNAL_ERROR" })
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined)
+    try {
+      server.setScript(async () => [Script.httpError(503)])
+      const events = await createRun("Hi")
+      expect(types(events)).toEqual(["RUN_STARTED", "RUN_ERROR", "RUN_ERROR"])
+      expect(events[1]).toMatchObject({ code: "INTERNAL_ERROR" })
+      // It says what to do instead.
+      expect(logged).toHaveBeenCalledWith(expect.stringContaining("Wrap it in Script.beforeResponse(...)"))
+    } finally {
+      logged.mockRestore()
+    }
   })
 
   it("stores a run's user message when the run starts: a run cancelled while its script works leaves it before the next run's", async () => {
@@ -915,6 +922,26 @@ describe("cancellation", () => {
       ["user", { type: "text", text: "second" }],
       ["assistant", { type: "text", text: "Second reply" }]
     ])
+  })
+
+  it("ends a run cancelled by DELETE while its script works with RUN_ERROR CANCELLED, also when the script never settles", async () => {
+    for (const wrap of [(fn: Script.ScriptFn) => fn, Script.beforeResponse]) {
+      const { fire: entered, fired: called } = latch()
+      server.setScript(wrap(() => {
+        entered()
+        return new Promise<Script.Script>(() => {})
+      }))
+      const created = await sdk.threads.create({ userKey: USER })
+      const stream = sdk.threads.runs.run(created.id, { message: userMessage("Hi"), userKey: USER })
+      await called
+      const runId = server.threads.get(created.id)?.currentRunId
+      if (runId === undefined) throw new Error("the run did not start")
+      await expect(sdk.threads.runs.delete(runId, { threadId: created.id, userKey: USER })).resolves.toEqual({ runId, status: "cancelled" })
+      const events = await collect(await stream)
+      expect(types(events)).toEqual(["RUN_STARTED", "RUN_ERROR"])
+      expect(events[1]).toMatchObject({ type: "RUN_ERROR", code: "CANCELLED" })
+      expect(server.threads.get(created.id)).toMatchObject({ runStatus: "idle", lastRunCancelled: true, lastCompletedRunId: runId })
+    }
   })
 
   it("streams RUN_ERROR CANCELLED to a run cancelled by DELETE while its script works, even when the script gives up on the abort", async () => {

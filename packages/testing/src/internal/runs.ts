@@ -236,6 +236,9 @@ const startRun = async (
     thread.remainingRounds = rounds.slice(1)
     return rounds[0]!
   }
+  /** The script's first round, or none once the run was cancelled while the script worked. */
+  const roundOrCancelled = (script: Script.Script | typeof CANCELLED): Round =>
+    script === CANCELLED ? { steps: [], finishDelayMillis: 0 } : roundsOf(script)
 
   try {
     // A message with content of its own beside its tool results is a new turn: the script answers
@@ -252,7 +255,7 @@ const startRun = async (
           ? source(request, { runIndex, threadRunIndex, signal: run.controller.signal })
           : source
         if (!isPromiseLike(script)) round = roundsOf(script)
-        else if (Script.isBeforeResponse(source)) round = roundsOf(await script)
+        else if (Script.isBeforeResponse(source)) round = roundOrCancelled(await untilCancelled(script, run.controller.signal))
         else pending = script
       }
     } catch (error) {
@@ -271,7 +274,7 @@ const startRun = async (
       if (!(await open())) return
       await stream.flush()
       try {
-        round = roundsOf(await pending!)
+        round = roundOrCancelled(await untilCancelled(pending!, run.controller.signal))
       } catch (error) {
         if (!run.cancelled) console.error("[@tambo-effect/testing] the script failed:", error)
         round = run.cancelled ? { steps: [], finishDelayMillis: 0 } : { steps: [INTERNAL_ERROR], finishDelayMillis: 0 }
@@ -297,6 +300,31 @@ const startRun = async (
     state.activeRuns.delete(runId)
   }
 }
+
+const CANCELLED: unique symbol = Symbol("cancelled")
+
+/**
+ * The script's answer, or `CANCELLED` as soon as its run is cancelled: the API stops the model
+ * when a run is cancelled, so a script that never settles does not hold the response open.
+ */
+const untilCancelled = (
+  script: PromiseLike<Script.Script>,
+  signal: AbortSignal
+): Promise<Script.Script | typeof CANCELLED> =>
+  signal.aborted ? Promise.resolve(CANCELLED) : new Promise((resolve, reject) => {
+    const onAbort = () => resolve(CANCELLED)
+    signal.addEventListener("abort", onAbort, { once: true })
+    script.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort)
+        reject(error)
+      }
+    )
+  })
 
 const isPromiseLike = (u: unknown): u is PromiseLike<Script.Script> =>
   typeof u === "object" && u !== null && typeof Reflect.get(u, "then") === "function"
