@@ -539,6 +539,59 @@ describe("Mcp", () => {
       expect(yield* mcp.getMcpClients).toEqual({})
     }))
 
+  it.scoped("closing the service while a connected server never answers the end of its session ends on the Effect clock, with the client closed", () =>
+    Effect.gen(function*() {
+      const deleteSeen = yield* Deferred.make<void>()
+      const stalled = yield* mcpServer({
+        setup: greeter,
+        beforeSessionRequest: async (request) => {
+          if (request.method !== "DELETE") return
+          Effect.runSync(Deferred.succeed(deleteSeen, undefined))
+          await new Promise<void>(() => {})
+        }
+      })
+      const scope = yield* Scope.make()
+      const mcp = yield* Mcp.makeStandalone().pipe(Scope.extend(scope))
+      const asked = yield* elicitationSignal(mcp)
+      const connection = yield* mcp.connectMcpServer({ url: stalled.url })
+      yield* Effect.fork(Effect.either(connection.client!.callTool("greet", {})))
+      const signal = yield* asked
+
+      // The service's close runs in its finalizer: the server's silence is bounded all the same.
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* Deferred.await(deleteSeen)
+      yield* TestClock.adjust("10 seconds")
+      yield* Fiber.join(closing)
+
+      expect(signal.aborted).toBe(true)
+    }), 10_000)
+
+  it.scoped("a connect whose tool listing is refused, by a server that never answers the end of the session, fails on the Effect clock", () =>
+    Effect.gen(function*() {
+      const deleteSeen = yield* Deferred.make<void>()
+      const refusing = yield* mcpServer({
+        setup: (session) => {
+          session.server.registerCapabilities({ tools: {} })
+          session.server.setRequestHandler(ListToolsRequestSchema, async () => {
+            throw new Error("no tools today")
+          })
+        },
+        beforeSessionRequest: async (request) => {
+          if (request.method !== "DELETE") return
+          Effect.runSync(Deferred.succeed(deleteSeen, undefined))
+          await new Promise<void>(() => {})
+        }
+      })
+      const mcp = yield* Mcp.makeStandalone()
+      const connecting = yield* Effect.fork(mcp.connectMcpServer({ url: refusing.url, serverKey: "refusing" }))
+      yield* Deferred.await(deleteSeen)
+      // The test's clock alone decides when the server has waited long enough.
+      yield* TestClock.adjust("10 seconds")
+      const error = yield* Effect.flip(Fiber.join(connecting))
+      expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect((yield* mcp.getMcpClients)[Object.keys(yield* mcp.getMcpClients)[0]!]?.status).toBe("failed")
+    }), 10_000)
+
   it.scoped("disconnecting a server whose dropped session's end it never answers ends on the Effect clock, and so does the service's close", () =>
     Effect.gen(function*() {
       // Its event stream can be closed on demand, and its DELETEs then never answered.

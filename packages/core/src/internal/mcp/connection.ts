@@ -37,19 +37,22 @@ const CLOSE_TIMEOUT = Duration.seconds(5)
 /** How long a handshake given up may go on, so that the session it may have opened can be ended. */
 const HANDSHAKE_GRACE = Duration.seconds(5)
 
-const closeClient = (session: Pick<McpClient.Session, "close">) =>
-  Effect.promise(() => session.close()).pipe(Effect.timeout(CLOSE_TIMEOUT), Effect.ignore)
+/**
+ * Waits for `promise` at most `duration`. The wait itself is interruptible, so the bound holds
+ * also where this runs uninterruptibly (a scope's finalizer, an `onInterrupt`): there,
+ * `Effect.timeout` alone would wait for the promise however long it takes.
+ */
+const awaitAtMost = (promise: () => Promise<unknown>, duration: Duration.Duration): Effect.Effect<void> =>
+  Effect.promise(promise).pipe(Effect.interruptible, Effect.timeout(duration), Effect.ignore)
+
+const closeClient = (session: Pick<McpClient.Session, "close">) => awaitAtMost(() => session.close(), CLOSE_TIMEOUT)
 
 /**
  * Ends a session: waits a bounded time for the server to end it, then closes the client (ending
  * the calls in flight, and the server's answer still awaited). Both bounds are on Effect's clock.
  */
 const closeSession = (session: Pick<McpClient.Session, "terminate" | "close">) =>
-  Effect.promise(() => session.terminate()).pipe(
-    Effect.timeout(TERMINATE_TIMEOUT),
-    Effect.ignore,
-    Effect.zipRight(closeClient(session))
-  )
+  Effect.zipRight(awaitAtMost(() => session.terminate(), TERMINATE_TIMEOUT), closeClient(session))
 
 /** How long a handshake given up may go on once the service is closing: its close is not held up longer. */
 const CLOSING_GRACE = Duration.seconds(2)
