@@ -1371,6 +1371,19 @@ export class TamboClient {
   }
 
   /**
+   * Replaces the handlers of a known MCP server (by its key): they answer
+   * its next requests, on the same session. Never connects: a server whose
+   * connection failed keeps them for its next connect; nothing for a key no
+   * connection has. A `connectMcpServer` with `handlers` replaces them too,
+   * but connects a failed server again.
+   *
+   * @since 0.2.0
+   */
+  updateMcpServerHandlers(key: string, handlers: Partial<Mcp.McpHandlers>): Promise<void> {
+    return this.#runtime.promise(this.#runtime.mcp.updateMcpServerHandlers(key, () => handlers))
+  }
+
+  /**
    * The MCP connections by key, with their status (`connecting`,
    * `connected`, `reconnecting`, `failed`), tools, and the `client` of a
    * connected server. The same object until something changes.

@@ -282,7 +282,9 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
  * Keeps the client's MCP servers in step with the `mcpServers` prop: the
  * client connects the first list when it is created; a later list connects
  * the servers it adds and disconnects those it drops, and gives a server
- * whose `handlers` changed its new ones (none: the client's), one whose
+ * whose `handlers` changed its new ones (none: the client's) without
+ * connecting it (a server whose connection failed is not tried again for
+ * it: it keeps them for its next connect), one whose
  * `logLevel` changed its new level, and one whose `toolTimeout` or
  * `maxToolTime` changed its new bounds (a server that drops its
  * `logLevel` or a bound is connected again: a new session logs at its
@@ -310,15 +312,28 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
         known !== undefined && known.handlers === server.handlers && known.logLevel === server.logLevel &&
         sameDuration(known.toolTimeout, server.toolTimeout) && sameDuration(known.maxToolTime, server.maxToolTime)
       ) continue
-      const connect = () => client.connectMcpServer({ ...server, handlers: server.handlers ?? {} })
+      if (
+        known !== undefined && known.logLevel === server.logLevel &&
+        sameDuration(known.toolTimeout, server.toolTimeout) && sameDuration(known.maxToolTime, server.maxToolTime)
+      ) {
+        // Only its handlers changed: replaced on the session, never a connection (a server whose
+        // connection failed keeps them for its next connect; a connect still waiting takes them).
+        void client.updateMcpServerHandlers(key, server.handlers ?? {}).catch(() => undefined)
+        continue
+      }
+      const change = {}
+      lastChange.current.set(key, change)
+      const connect = () => {
+        // The handlers given last, also when they changed while this waited for a disconnect.
+        const latest = (previous.current?.handle === handle ? previous.current.servers.get(key) : undefined) ?? server
+        return client.connectMcpServer({ ...server, handlers: latest.handlers ?? {} })
+      }
       // A connect only changes the tool bounds and the log level it gives: dropping one takes a new
       // connection (a server cannot be told to forget a level: a new session was never asked for one).
       const dropsSetting = known !== undefined &&
         ((known.toolTimeout !== undefined && server.toolTimeout === undefined) ||
           (known.maxToolTime !== undefined && server.maxToolTime === undefined) ||
           (known.logLevel !== undefined && server.logLevel === undefined))
-      const change = {}
-      lastChange.current.set(key, change)
       const connectUnlessChanged = () => (lastChange.current.get(key) === change ? connect() : undefined)
       // A failure shows in the connection's status (`useTamboMcpServers`).
       void (dropsSetting ? client.disconnectMcpServer(key).then(connectUnlessChanged) : connect()).catch(() => undefined)

@@ -3,6 +3,8 @@ import { act, render, renderHook, screen, waitFor } from "@testing-library/react
 import { Script } from "@tambo-effect/testing"
 import { type McpConnectionInfo, TamboClient } from "@tambo-effect/client"
 import * as Duration from "effect/Duration"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { Activity, StrictMode, useState } from "react"
 import { describe, expect, it } from "vitest"
 import {
@@ -466,6 +468,59 @@ describe("MCP hooks", () => {
     await waitFor(() => expect(servers[0]?.server.handlers).toEqual({}))
     // One session throughout.
     expect(await mcp.sessions()).toEqual({ opened: 1, closed: 0 })
+  })
+
+  it("new handlers in the props of a server whose connection failed replace its handlers without connecting it", async () => {
+    // Refuses every request: the first connection fails for good.
+    let received = 0
+    const refusing = createServer((request, response) => {
+      received++
+      response.setHeader("Access-Control-Allow-Origin", "*")
+      if (request.method === "OPTIONS") {
+        response.writeHead(204, {
+          "Access-Control-Allow-Methods": "GET, POST, DELETE",
+          "Access-Control-Allow-Headers": request.headers["access-control-request-headers"] ?? "*"
+        }).end()
+        return
+      }
+      response.writeHead(404, { "content-type": "application/json" }).end("{}")
+    })
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve))
+    const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/mcp`
+    try {
+      const statuses: Array<string> = []
+      let servers: ReturnType<typeof useTamboMcpServers> = []
+      function Servers() {
+        servers = useTamboMcpServers()
+        const status = servers[0]?.status
+        if (status !== undefined && statuses.at(-1) !== status) statuses.push(status)
+        return null
+      }
+      const app = (name: string) => (
+        <TamboProvider
+          {...connection(server(), {
+            mcpServers: [{ url, handlers: { elicitation: async () => ({ action: "accept" as const, content: { name } }) } }]
+          })}
+        >
+          <Servers />
+        </TamboProvider>
+      )
+      const view = render(app("Ada"))
+      await waitFor(() => expect(servers[0]?.status).toBe("failed"), { timeout: 10_000 })
+      const before = servers[0]!.server.handlers
+      const requests = received
+
+      view.rerender(app("Grace"))
+      await waitFor(() => expect(servers[0]?.server.handlers).not.toBe(before))
+      expect(servers[0]?.status).toBe("failed")
+      expect(statuses).toEqual(["connecting", "failed"])
+      expect(received).toBe(requests)
+    } finally {
+      await new Promise<void>((resolve) => {
+        refusing.close(() => resolve())
+        refusing.closeAllConnections()
+      })
+    }
   })
 
   it("an elicitation during a run waits for the form, and the answer reaches the server", async () => {
