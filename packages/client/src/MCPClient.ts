@@ -65,7 +65,6 @@ const unsupported = (method: string, message: string) =>
 export class MCPClient {
   readonly #runtime: ManagedRuntime.ManagedRuntime<Mcp.Mcp, never>
   readonly #mcp: Mcp.Mcp.Service
-  readonly #server: Mcp.McpServerInfo
   readonly #key: string
   #handlers: Partial<MCPHandlers>
   #closing: Promise<void> | undefined
@@ -79,13 +78,11 @@ export class MCPClient {
   private constructor(
     runtime: ManagedRuntime.ManagedRuntime<Mcp.Mcp, never>,
     mcp: Mcp.Mcp.Service,
-    server: Mcp.McpServerInfo,
     key: string,
     handlers: Partial<MCPHandlers>
   ) {
     this.#runtime = runtime
     this.#mcp = mcp
-    this.#server = server
     this.#key = key
     this.#handlers = handlers
   }
@@ -139,7 +136,7 @@ export class MCPClient {
       await runtime.dispose()
       throw CallSite.attach(fromCause(exit.cause), site)
     }
-    return new MCPClient(runtime, exit.value.mcp, server, exit.value.connection.key, handlers)
+    return new MCPClient(runtime, exit.value.mcp, exit.value.connection.key, handlers)
   }
 
   /** The connection as it is now; `undefined` once closed. */
@@ -244,8 +241,8 @@ export class MCPClient {
   #setHandlers(handlers: Partial<MCPHandlers>): void {
     this.#handlers = handlers
     if (this.#closing !== undefined) return
-    // Replaces the handlers on the same session (see `Mcp.Service.connectMcpServer`).
-    this.#runtime.runFork(Effect.ignore(this.#mcp.connectMcpServer({ ...this.#server, handlers })))
+    // Replaces the handlers on the same session; never a connection (see `Mcp.Service.updateMcpServerHandlers`).
+    this.#runtime.runFork(this.#mcp.updateMcpServerHandlers(this.#key, () => handlers))
   }
 
   /** Ends the session (on the server too, over Streamable HTTP) and releases everything. */

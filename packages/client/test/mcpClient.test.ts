@@ -177,6 +177,24 @@ describe("MCPClient", () => {
     expect(server.sessions.opened).toBe(1)
   })
 
+  it("a handler replaced while the server is away opens nothing: the session it reconnects with answers with it", async () => {
+    const server = await serve(greeter)
+    const named = (name: string): Partial<MCPHandlers> => ({ elicitation: () => ({ action: "accept", content: { name } }) })
+    const mcp = await create(server.url, MCPTransport.HTTP, undefined, undefined, undefined, named("Ada"))
+    await server.kill()
+    await expect(mcp.callTool("greet", {})).rejects.toMatchObject({ _tag: "McpError" })
+    mcp.updateElicitationHandler(named("Grace").elicitation)
+    expect(server.sessions.opened).toBe(1)
+    await server.restart()
+    let result: unknown
+    for (let waited = 0; result === undefined && waited < 10_000; waited += 100) {
+      result = await mcp.callTool("greet", {}).catch(() => undefined)
+      if (result === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(textOf(result as { content: Array<{ type: string; text?: string }> })).toBe("Hello, Grace!")
+    expect(server.sessions.opened).toBe(2)
+  })
+
   it("samples with the handler given at create, which can be replaced or removed but not added later", async () => {
     const server = await serve(all(summarizer, calculator))
     const sampling: MCPHandlers["sampling"] = () => ({ model: "m", role: "assistant", content: { type: "text", text: "short" } })
