@@ -969,7 +969,7 @@ describe("Mcp", () => {
      * the requests of `forgetting` (their method), while `forgets` says so; `initialize` waits at
      * `gate` while it is set, and is refused while `refuses`.
      */
-    const forgetful = (forgetting: ReadonlyArray<string>) =>
+    const forgetful = (forgetting: ReadonlyArray<string>, transport: "http" | "sse" = "http") =>
       Effect.gen(function*() {
         const state = {
           ran: 0,
@@ -979,6 +979,7 @@ describe("Mcp", () => {
           gate: undefined as Promise<void> | undefined
         }
         const server = yield* mcpServer({
+          transport,
           setup: (session) => {
             session.registerTool("tally", { description: "Counts its runs" }, async () => {
               state.ran++
@@ -1031,6 +1032,24 @@ describe("Mcp", () => {
         expect(error).toMatchObject({ _tag: "McpError", reason: "Disconnected" })
         expect(state.sent).toEqual(["tools/call", "tools/call"])
         expect(state.ran).toBe(0)
+      }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("20 millis") })), Effect.scoped))
+
+    it.live("over HTTP+SSE, a call that meets a 404 is not sent again: it fails with Disconnected, and the server is reconnected", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const { server, state } = yield* forgetful(["tools/call"], "sse")
+        const connection = yield* mcp.connectMcpServer({ url: server.url, serverKey: "forgetful", transport: "sse" })
+
+        state.forgets = 1
+        const error = yield* Effect.flip(callText(connection, "tally"))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Disconnected" })
+        expect(state.sent).toEqual(["tools/call"])
+        expect(state.ran).toBe(0)
+        yield* mcp.changes.pipe(
+          Stream.filter((connections) => connections[connection.key]?.status === "connected" && server.sessions.opened === 2),
+          Stream.runHead
+        )
+        expect(yield* callText((yield* connectionOf(connection.key))!, "tally")).toBe("ran 1")
       }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("20 millis") })), Effect.scoped))
 
     it.live("a call waiting for a reconnection that fails for good ends with Disconnected and the reason", () =>

@@ -49,8 +49,9 @@ export interface McpServerOptions {
     | ((request: IncomingMessage, session: StreamableHTTPServerTransport) => Promise<void>)
     | undefined
   /**
-   * Streamable HTTP: whether the server forgets the session (as a restarted server would) at
-   * this message of one of its `POST`s, which it then answers 404 without taking it.
+   * Whether the server forgets the session (as a restarted server would) at this message of one
+   * of its `POST`s, which it then answers 404 without taking it. HTTP+SSE: its event streams stay
+   * open.
    */
   readonly forgets?: ((message: unknown) => boolean) | undefined
   /**
@@ -138,7 +139,14 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
     if (req.method === "POST" && url.pathname === "/messages") {
       const session = sessions.get(url.searchParams.get("sessionId") ?? "")
       if (session === undefined || !(session.transport instanceof SSEServerTransport)) return notFound(res)
-      return session.transport.handlePostMessage(req, res)
+      if (options.forgets === undefined) return session.transport.handlePostMessage(req, res)
+      const chunks: Array<Buffer> = []
+      for await (const chunk of req) chunks.push(chunk as Buffer)
+      const message: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"))
+      if (!options.forgets(message)) return session.transport.handlePostMessage(req, res, message)
+      // Its event streams stay open: a server behind a proxy that lost track of them.
+      sessions.clear()
+      return notFound(res)
     }
     return notFound(res)
   }

@@ -215,6 +215,12 @@ export interface Session {
   /**
    * Whether a failed request was answered 404 to the session's id: the server forgot the
    * session (it restarted) and did not take the request, which a new session may send again.
+   * Streamable HTTP only, whose session management says so. The HTTP+SSE transport's session is
+   * its event stream: a server that restarted ends it (a drop), and the protocol gives its `POST`s
+   * no meaning for a session its server no longer has (the MCP SDK's examples answer 404 or 400,
+   * a proxy what it likes), and the stream it reads answers on may still be the old one, so such
+   * an answer is a drop (`isDisconnection`, the session closed and reconnected), never a request
+   * to send again.
    */
   readonly isSessionForgotten: (error: unknown) => boolean
 }

@@ -127,7 +127,9 @@ export const make = (env: Env, dropped: Dropped) => {
    * `request`, sent once more on the next session when the server answers 404 to the session's
    * id: it forgot the session (it restarted) and did not take the request, so the request waits
    * for the reconnection (MCP's Streamable HTTP session management). Only once: a second 404 is
-   * `Disconnected`, as is any other way the server is gone (a request it may have taken).
+   * `Disconnected`, as is any other way the server is gone (a request it may have taken). Over
+   * HTTP+SSE nothing is sent again: that transport has no such answer (see
+   * `Session.isSessionForgotten`), its 404 is a drop.
    */
   const requestResent = <A>(
     entry: Entry,
