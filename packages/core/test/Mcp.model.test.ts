@@ -1,11 +1,13 @@
 // The model-based test of MCP connections: fast-check generates sequences of commands (connect,
 // connect twice at once, connect a dead URL, disconnect, disconnect while connecting, a server
-// crashing, coming back, bouncing, changing its tools, tool calls through the executor and
+// crashing, coming back, bouncing, forgetting its sessions (answering 404 to them, with their event
+// streams kept open or closed), changing its tools, tool calls through the executor and
 // through a kept `client` handle, log levels asked for, tool timeouts given), with given server
 // keys or derived ones, played against ONE `Mcp` service over the registry `Tambo.layer` wires
 // and three real MCP servers on loopback. After every command the registry (with whether the
 // run's tool timeout applies to each tool), the connections, the servers' sessions and the log
-// level each session was asked for settle where the model (mcp/model.ts) says; after the
+// level each session was asked for settle where the model (mcp/model.ts) says, and no server ran
+// a call twice (a request sent again after a 404 was not taken the first time); after the
 // sequence, closing the layer leaves no session, socket or timer open.
 //
 // Seeded, so a failure reproduces. Environment, for longer or targeted local runs:

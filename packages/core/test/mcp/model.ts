@@ -101,6 +101,12 @@ export type Command =
   | { readonly kind: "restart"; readonly server: Index }
   /** The server crashes and comes back at once: its sessions are gone. */
   | { readonly kind: "bounce"; readonly server: Index }
+  /**
+   * The server forgets its sessions (it restarted behind a proxy): it answers 404 to their
+   * requests. With `keepStreams` their event streams stay open, so the client learns of it only
+   * at its next request; otherwise the sessions are closed, and their streams end.
+   */
+  | { readonly kind: "forget"; readonly server: Index; readonly keepStreams: boolean }
   /** The server's dynamic tools become `tools` (it says `tools/list_changed` to its sessions). */
   | { readonly kind: "setTools"; readonly server: Index; readonly tools: ReadonlyArray<Dynamic> }
   /** The executor calls the name a tool of the server has (or would have), as a run does. */
@@ -167,6 +173,14 @@ export const commandArbitrary: FastCheck.Arbitrary<Command> = FastCheck.oneof(
   {
     weight: 2,
     arbitrary: FastCheck.record({
+      kind: FastCheck.constant("forget" as const),
+      server: index,
+      keepStreams: FastCheck.boolean()
+    })
+  },
+  {
+    weight: 2,
+    arbitrary: FastCheck.record({
       kind: FastCheck.constant("setTools" as const),
       server: index,
       tools: FastCheck.subarray([...DYNAMIC_TOOLS])
@@ -225,6 +239,11 @@ interface ModelConnection {
   level?: LogLevel
   /** The tool timeout its server was given: its tools are then not bounded by the run's. */
   toolTimeout?: ToolTimeout
+  /**
+   * Its session was forgotten by its server, whose event stream stayed open: the client knows
+   * nothing of it until its next request, and keeps the tools it had then (these).
+   */
+  forgotten?: ReadonlyArray<Dynamic>
 }
 
 /** What the service and the servers must show once a command settled. */
@@ -269,7 +288,19 @@ const assignKey = (model: Model, target: Target) => {
 const connectedServers = (model: Model): ReadonlyArray<Index> =>
   INDICES.filter((i) => model.connections.get(i)?.status === "connected")
 
-const toolsOf = (model: Model, i: Index): ReadonlyArray<ToolName> => ["echo", "block", ...model.tools[i]]
+const toolsOf = (model: Model, i: Index): ReadonlyArray<ToolName> => [
+  "echo",
+  "block",
+  ...(model.connections.get(i)?.forgotten ?? model.tools[i])
+]
+
+/** The connection's next request finds its session forgotten: it is reconnected, on a new session. */
+const renewForgotten = (model: Model, i: Index) => {
+  const connection = model.connections.get(i)
+  if (connection?.forgotten === undefined) return
+  delete connection.forgotten
+  connection.epoch = newEpoch(model)
+}
 
 /** The name a tool of a connected server is registered under: prefixed while several are connected. */
 const registeredName = (model: Model, prefixed: boolean, i: Index, tool: ToolName) =>
@@ -292,6 +323,7 @@ const newEpoch = (model: Model) => ++model.epochs
 const killModel = (model: Model, i: Index) => {
   const connection = model.connections.get(i)
   if (connection?.status === "connected") connection.status = "reconnecting"
+  if (connection !== undefined) delete connection.forgotten
   model.up[i] = false
 }
 
@@ -328,6 +360,8 @@ interface Controlled {
   up: boolean
   /** Calls of `block` received so far. */
   blocked: number
+  /** How often `echo` ran, by the message it was given (each call gives its own). */
+  readonly echoed: Map<string, number>
 }
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] })
@@ -342,7 +376,10 @@ const startControlled = async (index: Index): Promise<Controlled> => {
     server.registerTool(
       "echo",
       { description: "Echoes a message", inputSchema: { message: z.string() } },
-      async ({ message }) => text(`s${index}:echo:${message}`)
+      async ({ message }) => {
+        controlled.echoed.set(message, (controlled.echoed.get(message) ?? 0) + 1)
+        return text(`s${index}:echo:${message}`)
+      }
     )
     server.registerTool("block", { description: "Answers once the server went away", inputSchema: {} }, () => {
       controlled.blocked++
@@ -368,7 +405,8 @@ const startControlled = async (index: Index): Promise<Controlled> => {
     live: new Set(),
     tools: [],
     up: true,
-    blocked: 0
+    blocked: 0,
+    echoed: new Map()
   }
   state.controlled = controlled
   return controlled
@@ -380,6 +418,13 @@ const killServer = async (controlled: Controlled) => {
   // What it had is gone with it: the client cannot end those sessions.
   controlled.live.clear()
   await controlled.inner.kill()
+}
+
+/** The server forgets its sessions (see the `forget` command); nothing while it is down. */
+const forgetSessions = async (controlled: Controlled, keepStreams: boolean) => {
+  if (!controlled.up) return
+  controlled.live.clear()
+  await controlled.inner.forget({ keepStreams })
 }
 
 const restartServer = async (controlled: Controlled) => {
@@ -420,6 +465,8 @@ export type Invariant =
   | "connections-match"
   /** A server that is up has one session per connection to it, and no other. */
   | "sessions-match"
+  /** A server ran each call it was sent at most once (a request sent again after a 404 was not taken before). */
+  | "runs-at-most-once"
   /** A connected server's session was asked for the log level its connection has (none if it has none). */
   | "log-level-matches"
   /** Once the layer's scope closed, no session and no request (an event stream) is left open on any server. */
@@ -434,6 +481,7 @@ export const INVARIANTS: ReadonlyArray<Invariant> = [
   "registry-matches",
   "connections-match",
   "sessions-match",
+  "runs-at-most-once",
   "log-level-matches",
   "no-session-left",
   "no-open-handles"
@@ -575,6 +623,9 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
     switch (command.kind) {
       case "connect": {
         const i = command.server
+        const prior = model.connections.get(i)
+        // A new level is sent on the session at once: a forgotten one is found so, and renewed.
+        const renews = prior?.forgotten !== undefined && command.logLevel !== undefined && prior.level !== command.logLevel
         const expected = connectModel(model, i, command.logLevel, command.toolTimeout)
         const info = {
           ...infoOf(world, i),
@@ -582,8 +633,11 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
           ...(command.toolTimeout === undefined ? {} : { toolTimeout: command.toolTimeout })
         }
         const exit = yield* settles(world, command, world.mcp.connectMcpServer(info))
-        yield* checkConnectOutcome(world, command, exit, keyOf(world, i), expected)
+        // The background request that finds the session forgotten may come first.
+        const renewing = renews && Exit.isSuccess(exit) && exit.value.status === "reconnecting"
+        yield* checkConnectOutcome(world, command, exit, keyOf(world, i), renewing ? "reconnecting" : expected)
         keepHandle(world, model, i, exit)
+        if (renews) renewForgotten(model, i)
         return
       }
       case "connectTwice": {
@@ -670,6 +724,7 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
             : { status: "connected" as const, epoch: -1 }
           connection.status = command.restart ? "connected" : "reconnecting"
           connection.epoch = newEpoch(model)
+          delete (connection as ModelConnection).forgotten
           model.connections.set(i, connection)
         } else {
           model.connections.set(i, { status: "failed", epoch: -1 })
@@ -728,10 +783,23 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
         if (connection !== undefined && connection.status !== "failed") {
           connection.status = "connected"
           connection.epoch = newEpoch(model)
+          delete connection.forgotten
         }
         model.up[i] = true
         const controlled = world.servers[i]
         yield* settles(world, command, Effect.promise(() => killServer(controlled).then(() => restartServer(controlled))))
+        return
+      }
+      case "forget": {
+        const i = command.server
+        const controlled = world.servers[i]
+        const connection = model.connections.get(i)
+        // A session forgotten before (its stream kept) is not the server's to close any more.
+        if (controlled.up && connection?.status === "connected" && connection.forgotten === undefined) {
+          if (command.keepStreams) connection.forgotten = model.tools[i]
+          else connection.epoch = newEpoch(model)
+        }
+        yield* settles(world, command, Effect.promise(() => forgetSessions(controlled, command.keepStreams)))
         return
       }
       case "setTools": {
@@ -751,10 +819,18 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
           args: command.tool === "echo" ? { message: `m${n}` } : {}
         }
         const exit = yield* settles(world, command, world.executor.execute([call]))
+        // A call on a forgotten session: sent again on the next one (Streamable HTTP), to the
+        // tools the server has now; over HTTP+SSE, it fails. Either way the session is renewed.
+        const forgotten = target !== undefined && model.connections.get(target.server)?.forgotten !== undefined
+        const answered = target !== undefined &&
+          (!forgotten ||
+            (TRANSPORTS[target.server] === "http" &&
+              (target.tool === "echo" || target.tool === "block" || model.tools[target.server].includes(target.tool))))
+        if (target !== undefined) renewForgotten(model, target.server)
         if (Exit.isFailure(exit)) return
         const result = exit.value[0]
         const answer = result?.content.map((part) => (part.type === "text" ? part.text : "")).join("")
-        const expected = target === undefined
+        const expected = target === undefined || !answered
           ? undefined
           : target.tool === "echo"
           ? `s${target.server}:echo:m${n}`
@@ -775,6 +851,9 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
         const n = ++world.calls
         const connection = model.connections.get(i)
         const valid = connection?.status === "connected" && connection.epoch === model.handles.get(i)
+        // On a forgotten session: sent again on the next (Streamable HTTP), or `Disconnected`.
+        const answers = valid && (connection.forgotten === undefined || TRANSPORTS[i] === "http")
+        if (valid) renewForgotten(model, i)
         const exit = yield* settles(world, command, handle.callTool("echo", { message: `m${n}` }))
         const answer = Exit.isSuccess(exit)
           ? exit.value.content.map((block) => ("text" in block ? block.text : "")).join("")
@@ -783,9 +862,9 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
         return yield* expectThat(
           world,
           "command-outcome",
-          valid ? answer === `s${i}:echo:m${n}` : reason === "NotConnected" || reason === "Disconnected",
+          answers ? answer === `s${i}:echo:m${n}` : reason === "NotConnected" || reason === "Disconnected",
           () =>
-            `calling echo through the handle of server ${i}: the model says ${valid ? "an answer" : "an McpError"}, got ${
+            `calling echo through the handle of server ${i}: the model says ${answers ? "an answer" : "an McpError"}, got ${
               Exit.isSuccess(exit) ? JSON.stringify(exit.value) : exit.cause.toString()
             }`
         )
@@ -795,13 +874,16 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
         const serverKey = connection === undefined ? "nobody" : serverKeyOf(model, command.server)
         const kept = connection !== undefined && connection.status !== "failed"
         if (kept) connection.level = command.level
+        // Sent on a forgotten session: once more on the next (Streamable HTTP), or `Disconnected`.
+        const refused = kept && connection.forgotten !== undefined && TRANSPORTS[command.server] === "sse"
+        if (kept && connection.status === "connected") renewForgotten(model, command.server)
         const exit = yield* settles(world, command, world.mcp.setMcpLogLevel(serverKey, command.level))
         return yield* expectThat(
           world,
           "command-outcome",
-          kept ? Exit.isSuccess(exit) : errorOf(exit)?.reason === "NotConnected",
+          refused ? errorOf(exit)?.reason === "Disconnected" : kept ? Exit.isSuccess(exit) : errorOf(exit)?.reason === "NotConnected",
           () =>
-            `setting the log level of ${serverKey}: the model says ${kept ? "done" : "NotConnected"}, got ${
+            `setting the log level of ${serverKey}: the model says ${refused ? "Disconnected" : kept ? "done" : "NotConnected"}, got ${
               Exit.isSuccess(exit) ? "done" : exit.cause.toString()
             }`
         )
@@ -892,9 +974,14 @@ const discrepancies = (world: World, model: Model): Effect.Effect<ReadonlyArray<
     }
 
     for (const i of INDICES) {
+      const twice = Array.from(world.servers[i].echoed).filter(([, runs]) => runs > 1)
+      if (twice.length > 0) differ("runs-at-most-once", `s${i} ran echo more than once for ${JSON.stringify(twice)}`)
+    }
+    for (const i of INDICES) {
       const controlled = world.servers[i]
       if (!controlled.up) continue
-      const expected = model.connections.get(i)?.status === "connected" ? 1 : 0
+      const held = model.connections.get(i)
+      const expected = held?.status === "connected" && held.forgotten === undefined ? 1 : 0
       if (controlled.live.size !== expected) {
         differ("sessions-match", `s${i} has ${controlled.live.size} open sessions, the model says ${expected}`)
       }

@@ -35,6 +35,12 @@ export interface TestMcpServer {
   readonly kill: () => Promise<void>
   /** After `kill`: listens again on the same address, with no sessions (a restarted server). */
   readonly restart: () => Promise<void>
+  /**
+   * Forgets its sessions, as a server restarted behind a proxy would: their requests are answered
+   * 404 from now on. With `keepStreams` their event streams stay open (nothing tells the client);
+   * otherwise the sessions are closed, which ends their streams.
+   */
+  readonly forget: (options: { readonly keepStreams: boolean }) => Promise<void>
   /** Closes the sessions, then the server. */
   readonly close: () => Promise<void>
 }
@@ -203,6 +209,11 @@ export const startMcpServer = async (options: McpServerOptions): Promise<TestMcp
       http = createServer(handle)
       await listen(http, port)
       closed = undefined
+    },
+    forget: async ({ keepStreams }) => {
+      const forgotten = Array.from(sessions.values())
+      sessions.clear()
+      if (!keepStreams) for (const session of forgotten) await session.server.close().catch(() => undefined)
     },
     close: () =>
       (closed ??= (async () => {
