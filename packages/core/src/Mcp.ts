@@ -1134,7 +1134,9 @@ export declare namespace Mcp {
      * now and after each reconnection. A server that does not offer logging
      * sends none: the level is kept and nothing is sent. Fails with an
      * `McpError`: `NotConnected` for a server key that is not connected,
-     * `CallFailed` when the server refuses.
+     * `CallFailed` when the server refuses, `Disconnected` when it is gone
+     * (the level is kept for its next session). A server that forgot the
+     * session (Streamable HTTP's 404) is asked again on the next one.
      *
      * @since 0.2.0
      */

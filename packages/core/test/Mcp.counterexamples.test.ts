@@ -54,6 +54,18 @@ const counterexamples: ReadonlyArray<Counterexample> = [
       "tools not registered again)",
     commands: [{ kind: "connect", server: 1 }, { kind: "connect", server: 1, toolTimeout: "1 minute" }],
     invariants: ["registry-matches", "connections-match"]
+  },
+  {
+    name: "a log level set on a session its server forgot is taken by the new session, and the setting succeeds",
+    defect: "`setMcpLogLevel` sent the level once: the server's 404 (it forgot the session) failed it with " +
+      "`Disconnected`, though the level was kept and the reconnected session asked for it, unlike the " +
+      "other requests, which wait for the reconnection and are sent once more",
+    commands: [
+      { kind: "connect", server: 0 },
+      { kind: "forget", server: 0, keepStreams: true },
+      { kind: "setLogLevel", server: 0, level: "debug" }
+    ],
+    invariants: ["command-outcome"]
   }
 ]
 

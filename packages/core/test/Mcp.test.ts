@@ -1052,6 +1052,24 @@ describe("Mcp", () => {
         expect(yield* callText((yield* connectionOf(connection.key))!, "tally")).toBe("ran 1")
       }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("20 millis") })), Effect.scoped))
 
+    it.live("a log level set on a session its server forgot is sent once more on the new session, and setMcpLogLevel succeeds", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const levels: NonNullable<Parameters<typeof chatty>[0]> = []
+        const server = yield* mcpServer({ setup: chatty(levels) })
+        yield* mcp.connectMcpServer({ url: server.url, serverKey: "forgetful" })
+        // Restarted behind a proxy: the client's event stream stays open, nothing tells it.
+        yield* Effect.promise(() => server.forget({ keepStreams: true }))
+
+        yield* mcp.setMcpLogLevel("forgetful", "error")
+        expect(server.sessions.opened).toBe(2)
+        expect(levels.at(-1)).toBe("error")
+        expect((yield* mcp.getMcpClients)[Object.keys(yield* mcp.getMcpClients)[0]!]).toMatchObject({
+          status: "connected",
+          logLevel: "error"
+        })
+      }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("20 millis") })), Effect.scoped))
+
     it.live("a call waiting for a reconnection that fails for good ends with Disconnected and the reason", () =>
       Effect.gen(function*() {
         const mcp = yield* Mcp.Mcp

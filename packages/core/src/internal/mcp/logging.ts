@@ -22,7 +22,7 @@ const LEVEL_WAIT = Duration.seconds(2)
  * @since 0.2.0
  * @category Constructors
  */
-export const make = (env: Env, request: Requests["request"]) => {
+export const make = (env: Env, { request, requestResent }: Pick<Requests, "request" | "requestResent">) => {
   /**
    * Asks the server of `session` for `level`; nothing for a server that does not offer logging.
    * Two asks at once may reach the server in either order: once one is answered, a level set
@@ -40,6 +40,27 @@ export const make = (env: Env, request: Requests["request"]) => {
           }))
         )
       : Effect.void
+
+  /**
+   * `send` for the application, which waits for its answer: a server that forgot the session is
+   * asked once more on the next one (`Requests.requestResent`), as the application's other
+   * requests are; a level set since is then asked for by that session's opening.
+   */
+  const sendResent = (entry: Entry, session: McpClient.Session, level: McpLogLevel): Effect.Effect<void, McpError> =>
+    Effect.suspend(() => {
+      if (!session.offersLogging) return Effect.void
+      let sentOn = session
+      return requestResent(entry, session, `Setting the log level to "${level}"`, (next, signal) => {
+        sentOn = next
+        return next.setLoggingLevel(level, signal)
+      }).pipe(
+        // As `send`: a level set since, on the session this one reached.
+        Effect.zipRight(Effect.suspend(() => {
+          const latest = entry.logLevel
+          return latest !== undefined && latest !== level && entry.session === sentOn ? send(entry, sentOn, latest) : Effect.void
+        }))
+      )
+    })
 
   /** `send`, where a refusal is logged: the connection goes on at the server's own level. */
   const sendQuietly = (entry: Entry, session: McpClient.Session, level: McpLogLevel): Effect.Effect<void> =>
@@ -112,7 +133,7 @@ export const make = (env: Env, request: Requests["request"]) => {
           )
           : found.session === undefined
           ? Effect.void
-          : send(found.entry, found.session, level)
+          : sendResent(found.entry, found.session, level)
       ),
       Effect.withSpan("Mcp.setLogLevel", { attributes: { "mcp.server": serverKey, "mcp.log_level": level } })
     )

@@ -110,7 +110,7 @@ const makeServers = (
     // connection's life (below) owns: the one reference back.
     const requests = Requests.make(env, (entry, session, error) => connection.markDropped(entry, session, error))
     const tools = Tools.make(env, requests.callForModel)
-    const logging = Logging.make(env, requests.request)
+    const logging = Logging.make(env, requests)
     const connection = Connection.make(env, { oauth: OAuth.make(env), requests, logging, syncTools: tools.sync })
     const connections = Connections.make(env, {
       establish: connection.establish,
