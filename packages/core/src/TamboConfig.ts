@@ -116,8 +116,10 @@ export class TamboConfig extends Context.Tag("@tambo-effect/core/TamboConfig")<T
 /**
  * Validates options into a configuration. A missing, empty or non-string
  * `apiKey` is a `ConfigError` (`MissingApiKey`) that names the option; a
- * timeout or limit that is not positive, or a `maxRetries` that is not a
- * whole number from 0, is one (`InvalidOption`) too.
+ * timeout or limit that is not positive, a timeout or `maxRetryAfter` longer
+ * than a timer can wait (2^31 − 1 ms, about 24.8 days: a longer one would
+ * never fire, and wait forever), or a `maxRetries` that is not a whole number
+ * from 0, is one (`InvalidOption`) too.
  *
  * @since 0.1.0
  * @category Constructors

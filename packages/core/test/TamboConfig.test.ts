@@ -81,6 +81,37 @@ describe("TamboConfig", () => {
       expect(error.message).toContain(name)
     }))
 
+  // Effect's clock never fires a sleep longer than a JavaScript timer can wait: such a bound would wait forever.
+  it.effect.each([
+    ["maxRetryAfter", { maxRetryAfter: "30 days" }],
+    ["maxRetryAfter", { maxRetryAfter: Duration.infinity }],
+    ["requestTimeout", { requestTimeout: "30 days" }],
+    ["firstByteTimeout", { firstByteTimeout: 2 ** 31 }],
+    ["idleTimeout", { idleTimeout: Duration.infinity }]
+  ] as const)("a %s longer than a timer can wait is a ConfigError (InvalidOption) naming it and its bound", ([name, options]) =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(TamboConfig.make(untyped({ apiKey: "k", ...options })))
+      expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      expect(error.message).toContain(name)
+      expect(error.message).toContain("2147483647 ms")
+    }))
+
+  it.effect.each([
+    ["requestTimeout", { requestTimeout: 0 }],
+    ["requestTimeout", { requestTimeout: "soon" }]
+  ] as const)("a %s that is not a positive duration is a ConfigError (InvalidOption), not a defect", ([name, options]) =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(TamboConfig.make(untyped({ apiKey: "k", ...options })))
+      expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      expect(error.message).toContain(name)
+    }))
+
+  it.effect("the longest bound a timer can wait is taken", () =>
+    Effect.gen(function* () {
+      const config = yield* TamboConfig.make({ apiKey: "k", maxRetryAfter: 2 ** 31 - 1, requestTimeout: "1 day" })
+      expect([Duration.toMillis(config.maxRetryAfter), Duration.toMillis(config.requestTimeout)]).toEqual([2 ** 31 - 1, 86_400_000])
+    }))
+
   it.effect.each([Infinity, -1, Number.NaN, 1.5])(
     "a maxRetries of %s (retrying forever, or silently never) is a ConfigError (InvalidOption) naming it, from make and the layer",
     (maxRetries) =>

@@ -30,7 +30,16 @@ const isKey = (value: unknown): boolean => {
 const missingApiKey = (name: string) =>
   new ConfigError({ reason: "MissingApiKey", message: `${name} is missing or empty: an API key is required` })
 
-/** A positive duration, or a `ConfigError` (`InvalidOption`) that names the option. @internal */
+/**
+ * The longest a timer waits: Effect's clock never fires a longer sleep (nor does `setTimeout`), so a
+ * timeout or a wait bounded by a longer duration would wait forever.
+ */
+const LONGEST_TIMER_MILLIS = 2 ** 31 - 1
+
+/**
+ * A positive duration a timer can wait (at most 2^31 − 1 ms, about 24.8 days), or a `ConfigError`
+ * (`InvalidOption`) that names the option. @internal
+ */
 export const positiveDuration = (
   name: string,
   input: Duration.DurationInput | undefined,
@@ -38,10 +47,20 @@ export const positiveDuration = (
 ): Effect.Effect<Duration.Duration, ConfigError> => {
   if (input === undefined) return Effect.succeed(fallback)
   const duration = Option.filter(Duration.decodeUnknown(input), (d) => Duration.greaterThan(d, Duration.zero))
-  return Option.isSome(duration)
+  if (Option.isNone(duration)) {
+    return Effect.fail(
+      new ConfigError({ reason: "InvalidOption", message: `${name} must be a positive duration, got ${String(input)}` })
+    )
+  }
+  return Duration.toMillis(duration.value) <= LONGEST_TIMER_MILLIS
     ? Effect.succeed(duration.value)
     : Effect.fail(
-      new ConfigError({ reason: "InvalidOption", message: `${name} must be a positive duration, got ${String(input)}` })
+      new ConfigError({
+        reason: "InvalidOption",
+        message: `${name} must be at most ${LONGEST_TIMER_MILLIS} ms (about 24.8 days, the longest a timer waits), got ${
+          Duration.format(duration.value)
+        }`
+      })
     )
 }
 
@@ -120,13 +139,14 @@ export const make = (
     const baseUrl = yield* baseUrlOf(options, environments)
     const { firstByteTimeout, idleTimeout, maxFrameBytes, maxRetryAfter } = yield* streamBoundsOf(options)
     const maxRetries = yield* retryCount(options.maxRetries)
+    const requestTimeout = yield* positiveDuration("requestTimeout", options.requestTimeout, Duration.seconds(60))
     return {
       apiKey,
       baseUrl,
       userKey: Option.fromNullable(options.userKey),
       userToken: Option.map(Option.fromNullable(options.userToken), toRedacted),
       maxRetries,
-      requestTimeout: Duration.decode(options.requestTimeout ?? Duration.seconds(60)),
+      requestTimeout,
       firstByteTimeout,
       idleTimeout,
       maxFrameBytes,
