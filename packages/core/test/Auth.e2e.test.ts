@@ -716,6 +716,71 @@ describe("cancelRun of a run still waiting for its first credentials", () => {
       )
     }).pipe(Effect.scoped))
 
+  it.live.each(["INVALID_PREVIOUS_RUN", "MISSING_RESULTS"])(
+    "a first request refused %s, whose read of the thread is refused 401 while the new exchange is held: Stop ends the run at once, sends nothing more, and the thread stays as it was",
+    (code) =>
+      Effect.gen(function* () {
+        serverClock.offsetMillis = 0
+        const proxy = yield* HoldingProxy.scoped(server())
+        yield* Effect.gen(function* () {
+          const tambo = yield* Tambo.Tambo
+          server().setScript([Script.text("hi")])
+          const threadId = (yield* runAll("one")).at(-1)!.threadId
+          const before = (yield* tambo.state).threadMap[threadId]
+          const sent = server().requests.length
+          // The server refuses the run's request before any work, and its read of the thread 401.
+          proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`)
+            .fail(400, { code, message: "refused" })
+          proxy.holdRequest((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
+            .fail(401, { message: "Token has expired" })
+          const exchange = proxy.holdRequest((r) => r.path === "/oauth/token")
+          const fiber = yield* Effect.fork(Effect.flip(runAll("two", { threadId })))
+          yield* Effect.promise(() => exchange.arrived)
+          yield* suspended(fiber)
+          yield* tambo.cancelRun(threadId)
+          // Ended with the exchange still held.
+          const error = yield* Fiber.join(fiber)
+          expect(error._tag).toBe("RunCancelledError")
+          expect((yield* tambo.state).threadMap[threadId]).toEqual(before)
+          exchange.release()
+          yield* (yield* Auth.Auth).credentials
+          // Nothing reached the server but the exchange; the thread is still as it was.
+          expect(server().requests.slice(sent).map((r) => `${r.method} ${r.path}`)).toEqual(["POST /oauth/token"])
+          expect((yield* tambo.state).threadMap[threadId]).toEqual(before)
+        }).pipe(
+          Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
+        )
+      }).pipe(Effect.scoped)
+  )
+
+  it.live("a first request refused INVALID_PREVIOUS_RUN whose read of the thread is slow: Stop ends the run without waiting for the read, and the store takes the server's thread", () =>
+    Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("hi")])
+        const threadId = (yield* runAll("one")).at(-1)!.threadId
+        const sent = server().requests.length
+        proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`)
+          .fail(400, { code: "INVALID_PREVIOUS_RUN", message: "refused" })
+        const read = proxy.holdResponse((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
+        const fiber = yield* Effect.fork(Effect.flip(runAll("two", { threadId })))
+        yield* Effect.promise(() => read.arrived)
+        yield* tambo.cancelRun(threadId)
+        // Ended with the read's answer still held; the run's end read the thread again.
+        const error = yield* Fiber.join(fiber)
+        expect(error._tag).toBe("RunCancelledError")
+        read.release()
+        expect(server().requests.slice(sent).map((r) => `${r.method} ${r.path}`))
+          .toEqual([`GET /v1/threads/${threadId}`, `GET /v1/threads/${threadId}`])
+        const state = yield* tambo.state
+        yield* Effect.promise(() => storeEqualsServer(state, server(), threadId, contextKeyOf(USER_TOKEN)))
+      }).pipe(
+        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
+      )
+    }).pipe(Effect.scoped))
+
   it.live("the first exchange is held: a new conversation's run ends cancelled by cancelRun of the placeholder, and nothing is sent", () =>
     Effect.gen(function* () {
       serverClock.offsetMillis = 0

@@ -226,6 +226,21 @@ const open = (env: Env.Env, run: RunState, previous: string | undefined, hooks: 
 }
 
 /**
+ * The read of the thread a refused first request recovers with: the refusal answered the request
+ * (a cancellation waits for no run to be named), and a cancellation ends the read, as it aborts a
+ * request, the wait for new credentials after a 401 included (`requestAuth`): nothing more is sent.
+ */
+const recoveryRead = (env: Env.Env, run: RunState, threadId: string) =>
+  Effect.suspend(() => {
+    Cancel.answered(run)
+    if (run.cancelledWith !== undefined) return Effect.fail(run.cancelledWith)
+    return Effect.raceFirst(
+      Unauthorized.withCredentials(requestAuth(run), (c) => env.transport.retrieveThread(c, threadId)),
+      Deferred.await(Cancel.cancelledSignal(run))
+    )
+  }).pipe(Effect.withParentSpan(run.span))
+
+/**
  * The first request. A stale previousRunId (another client, or a run cancelled before it was
  * named, moved the thread on) is refused before any work: ask the server for the right one,
  * once. So is a new message answering other tool calls than the server waits on (a run whose
@@ -244,7 +259,7 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
           (run.start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))
         ? Stream.unwrap(
           Effect.map(
-            Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, existing)).pipe(Effect.withParentSpan(run.span)),
+            recoveryRead(env, run, existing),
             (remote) => {
               if (run.start._tag === "Message") {
                 run.awaiting = pendingFromApi(remote)
