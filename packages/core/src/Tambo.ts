@@ -206,6 +206,7 @@ export interface ToolCallResult {
 /**
  * What a run does when its thread already has one in this client:
  * fail with `RunConflictError` (default), wait for it, or cancel it first.
+ * A run waiting for its thread is ended by `cancelRun` of the thread.
  *
  * @since 0.1.0
  * @category Models
@@ -429,10 +430,15 @@ export declare namespace Tambo {
      * Cancels the active run of a thread (default: the current one; the
      * placeholder finds a run still creating its thread). A run not yet on
      * its thread, still waiting for its credentials, ends cancelled having
-     * sent nothing. A run the server already ended counts as cancelled.
-     * Another client's run, as a read of the thread showed it (its `status`
-     * not `idle` without a run of this client), is cancelled on the server
-     * and the thread read again. With `runId`, only that run.
+     * sent nothing. So do the runs waiting for the thread's run to end
+     * (`onBusy: "queue"`, or `"interrupt"` once it asked for the
+     * cancellation): Stop stops the thread, rather than start the next
+     * message at once; they recorded nothing, so the thread shows none of
+     * their messages (as the facade's `cancelRun`, which aborts each of its
+     * runs on the thread). A run the server already ended counts as
+     * cancelled. Another client's run, as a read of the thread showed it
+     * (its `status` not `idle` without a run of this client), is cancelled
+     * on the server and the thread read again. With `runId`, only that run.
      */
     readonly cancelRun: (threadId?: string, options?: CancelRunOptions) => Effect.Effect<void, TamboError>
     readonly registerTool: (tool: Tool.Definition) => Effect.Effect<void, Tool.ToolDefinitionError>

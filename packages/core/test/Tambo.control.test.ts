@@ -37,6 +37,11 @@ const toolThenQuote = (name: string, args: unknown, id?: string) => (request: Sc
     ? [Script.toolCall(name, args, id === undefined ? undefined : { id })]
     : [Script.text(request.toolResults.map((r) => `${r.isError ? "error" : "ok"}: ${r.text}`).join("; "))]
 
+/** Waits until `fiber` is suspended: a run waiting for its thread. */
+const suspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<void> =>
+  Effect.flatMap(Fiber.status(fiber), (status) =>
+    status._tag === "Suspended" ? Effect.void : Effect.zipRight(Effect.yieldNow(), suspended(fiber)))
+
 const runsOf = (threadId: string) => server().requests.filter((r) => r.path === `/v1/threads/${threadId}/runs`)
 
 describe("manual tool execution", () => {
@@ -390,6 +395,36 @@ describe("sending while busy", () => {
         m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))
       )
       expect(texts.slice(-4)).toEqual(["slow", "slow...done", "next", "re: next"])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("cancelRun of the thread also ends the runs queued behind its run: they fail cancelled and send nothing", () =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("first")])
+      const threadId = (yield* runAll("first")).at(-1)!.threadId
+      server().setScript((request) => request.text === "slow" ? [Script.text("slow..."), Script.hang()] : [Script.text(`re: ${request.text}`)])
+      const tambo = yield* Tambo.Tambo
+      const slow = yield* Effect.fork(Effect.flip(runAll("slow", { threadId })))
+      yield* Effect.gen(function* () {
+        while (server().threads.get(threadId)?.runStatus !== "streaming") yield* Effect.sleep("5 millis")
+      })
+      const queued = yield* Effect.fork(Effect.flip(runAll("next", { threadId, onBusy: "queue" })))
+      const queuedToo = yield* Effect.fork(Effect.flip(runAll("after", { threadId, onBusy: "queue" })))
+      yield* suspended(queued)
+      yield* suspended(queuedToo)
+      yield* tambo.cancelRun(threadId)
+      for (const fiber of [slow, queued, queuedToo]) {
+        expect(fields(yield* Fiber.join(fiber))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      }
+      // Only the cancelled run's request went; the queued messages are nowhere.
+      expect(runsOf(threadId)).toHaveLength(1)
+      const texts = (yield* tambo.state).threadMap[threadId]!.thread.messages.flatMap((m) =>
+        m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))
+      )
+      expect(texts).not.toContain("next")
+      expect(texts).not.toContain("after")
+      // The thread is free: the next message runs.
+      const again = yield* runAll("again", { threadId })
+      expect(again.at(-1)!.event.type).toBe("RUN_FINISHED")
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("interrupt cancels the current run and starts the new one", () =>

@@ -68,8 +68,9 @@ export interface Env {
   readonly activeRuns: Map<string, ActiveRun>
   /**
    * Runs not yet on their thread, still waiting for their first credentials (or for the read of a
-   * thread the store does not hold), by the thread they were asked for: `cancelRun` of that thread
-   * ends them with the signal. Read and written only in synchronous steps, as `activeRuns`.
+   * thread the store does not hold, or for the thread's run to end: `onBusy`), by the thread they
+   * were asked for: `cancelRun` of that thread ends them with the signal. Read and written only in
+   * synchronous steps, as `activeRuns`.
    */
   readonly starting: Map<string, Set<Deferred.Deferred<never, RunCancelledError>>>
   /** Approvals waiting for `approveToolCall` / `denyToolCall`, by tool call id and thread. */

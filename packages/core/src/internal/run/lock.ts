@@ -11,7 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import { isLocalThreadId } from "../../ClientState.js"
-import { RunConflictError } from "../../TamboError.js"
+import { type RunCancelledError, RunConflictError } from "../../TamboError.js"
+import { whileStarting } from "./cancel.js"
 import { type Env, newEpoch } from "./env.js"
 import type { RunState } from "./state.js"
 
@@ -25,8 +26,12 @@ const releasePlaceholder = (env: Env, run: RunState): void => {
   if (env.placeholderOwner === run.lockKey) env.placeholderOwner = undefined
 }
 
-/** Takes the run's lock key, else waits for (or cancels) the run holding it, or fails. @internal */
-export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflictError> =>
+/**
+ * Takes the run's lock key, else waits for (or cancels) the run holding it, or fails. A run waiting
+ * for its thread is still starting: `cancelRun` of the thread ends it (see `Cancel.whileStarting`),
+ * before it records or sends anything. @internal
+ */
+export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflictError | RunCancelledError> =>
   Effect.flatMap(
     Effect.sync(() => {
       const active = env.activeRuns.get(run.lockKey)
@@ -41,7 +46,7 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
       if (active === undefined) return Effect.void
       // The answer its holder asked for, given as soon as it asked: it waits for the holder to finish.
       if (run.start._tag === "ToolResults" && active.pausedForCaller()) {
-        return Effect.zipRight(active.done, Effect.suspend(() => acquire(env, run)))
+        return Effect.zipRight(whileStarting(env, run.requested, active.done), Effect.suspend(() => acquire(env, run)))
       }
       const onBusy = run.options.onBusy ?? "reject"
       if (onBusy === "reject") {
@@ -51,9 +56,13 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
           threadId: run.requested
         })
       }
-      const wait = onBusy === "interrupt" ? Effect.zipRight(active.cancel, active.done) : active.done
+      // The cancellation asked for goes whole to the server; the wait for the run's end is the new run's start.
+      const wait = whileStarting(env, run.requested, active.done)
       run.displaced = true
-      return Effect.zipRight(wait, Effect.suspend(() => acquire(env, run)))
+      return Effect.zipRight(
+        onBusy === "interrupt" ? Effect.zipRight(active.cancel, wait) : wait,
+        Effect.suspend(() => acquire(env, run))
+      )
     }
   )
 
