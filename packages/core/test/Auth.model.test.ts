@@ -1,7 +1,8 @@
 // A model-based test of Auth's token exchange and refresh. fast-check generates sequences of
 // commands (requests for credentials, calls through withCredentials that may answer 401 once,
 // time passing (by a fixed time, or to the next scheduled refresh), the token endpoint's next
-// answers, a refresh it fails once, releases of hung exchanges, setUserToken,
+// answers, a refresh it fails once, releases of hung exchanges, setUserToken (also twice in one
+// synchronous step, the second while the first one's exchange is being forked),
 // invalidate, several requests at once, a waiting request giving up) played against the real
 // Auth service for a userToken, over a token endpoint the test controls, on the TestClock. A
 // plain model of the documented behaviour predicts, after every command, the exchanges asked of
@@ -33,6 +34,10 @@ const knownDefects: ReadonlyArray<readonly [string, Sequence]> = [
   ["setUserToken keeps the old user token's access token", {
     initial: ok(10),
     commands: [{ kind: "setUserToken", which: "new" }, { kind: "ask", asks: ["credentials"] }]
+  }],
+  ["an exchange sends the user token current when it runs, not the one it was started for", {
+    initial: ok(10),
+    commands: [{ kind: "setUserTokens", which: ["new", "new"] }]
   }],
   ["an old user token's exchange lands in the slot of the new one's", {
     initial: ok(10),
@@ -173,6 +178,8 @@ describe("Auth's token exchange and refresh, model-based", () => {
       "retried after Retry-After": 20,
       "failed fast after a failed exchange": 30,
       "exchanged again after a failed exchange": 20,
+      // Two user tokens set in one step, both exchanged.
+      "set twice in one step": 30,
       // Requests still waiting on an exchange of a replaced user token when it answers: rarer.
       "stale old waiter": 10
     }

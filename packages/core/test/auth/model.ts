@@ -71,6 +71,9 @@ export type Ask = "credentials" | "call" | "call401" | "stream" | "stream401"
 
 const answers401 = (a: Ask) => a === "call401" || a === "stream401"
 
+/** Which subject token a `setUserToken` sets. */
+export type Which = "new" | "same" | "previous"
+
 export type Command =
   /** One request, or several at once. */
   | { readonly kind: "ask"; readonly asks: ReadonlyArray<Ask> }
@@ -84,6 +87,11 @@ export type Command =
   | { readonly kind: "release"; readonly outcome: Outcome }
   /** A new subject token, the current one again, or the one before it. */
   | { readonly kind: "setUserToken"; readonly which: "new" | "same" | "previous" }
+  /**
+   * Two `setUserToken` in one synchronous step, no fiber running in between: the second comes
+   * while the first one's exchange is being forked (it has not asked the endpoint yet).
+   */
+  | { readonly kind: "setUserTokens"; readonly which: readonly [Which, Which] }
   /** Forgets the latest token issued, the first one, or whatever is cached (no argument). */
   | { readonly kind: "invalidate"; readonly which: "latest" | "first" | "all" }
   /** The oldest request still waiting gives up (its fiber is interrupted). */
@@ -138,6 +146,13 @@ const command: fc.Arbitrary<Command> = fc.oneof(
       kind: "setUserToken" as const,
       which
     }))
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(
+      fc.constantFrom<Which>("new", "new", "same", "previous"),
+      fc.constantFrom<Which>("new", "new", "same", "previous")
+    ).map((which) => ({ kind: "setUserTokens" as const, which }))
   },
   { weight: 2, arbitrary: fc.constant({ kind: "cancel" as const }) },
   {
@@ -490,13 +505,41 @@ export class Model {
     return `subject-${++this.#subjects}`
   }
 
+  /** The subject tokens two `setUserToken` in a row set, `which` naming each as it comes. */
+  subjectsFor(which: readonly [Which, Which]): readonly [string, string] {
+    const first = this.subjectFor(which[0])
+    const changed = first !== this.subject
+    const second = which[1] === "same"
+      ? first
+      : which[1] === "previous"
+      ? changed ? this.subject : this.previous ?? this.subject
+      : this.subjectFor("new")
+    return [first, second]
+  }
+
   setUserToken(next: string): void {
+    this.replaceSubject(next)
+    this.drain()
+  }
+
+  /**
+   * Two user tokens set in one step: the first one's exchange starts (its subject read as it
+   * starts) and only then, once the second's started too, do the exchanges run.
+   */
+  setUserTokens([first, second]: readonly [string, string]): void {
+    const before = this.exchanges.length
+    this.replaceSubject(first)
+    this.replaceSubject(second)
+    if (this.exchanges.length - before === 2) this.count("set twice in one step")
+    this.drain()
+  }
+
+  replaceSubject(next: string): void {
     if (next === this.subject) return
     if (this.exchanges.some((e) => e.hung)) this.count("rotated while hung")
     this.previous = this.subject
     this.subject = next
     this.start()
-    this.drain()
   }
 
   /** The oldest request still waiting gives up; the exchange it waits for goes on for the others. */
@@ -548,7 +591,10 @@ export class Model {
 interface Call {
   readonly n: number
   readonly subject: string
-  /** The index of the user token current when it was asked (the test's count of setUserToken). */
+  /**
+   * The index of the user token it was started for (the test's count of setUserToken): the
+   * latest one with its subject among those current since the command it came in began.
+   */
   readonly epoch: number
   readonly startedAt: number
   /** Set while the call hangs. */
@@ -585,13 +631,27 @@ const errorOf = (o: Exclude<Outcome, { readonly _tag: "ok" }>): TamboError => {
 
 /** A token endpoint that answers as the test says: at once, or when released. Issues `access-<n>`. */
 const makeEndpoint = (initial: Answer) => {
-  const endpoint = { answer: initial, blip: undefined as Outcome | undefined, epoch: 0, calls: [] as Array<Call> }
+  const endpoint = {
+    answer: initial,
+    blip: undefined as Outcome | undefined,
+    /** The subject tokens set, in order, and the index of the current one. */
+    subjects: ["subject-1"],
+    epoch: 0,
+    /** The index of the user token current as the command in progress began. */
+    since: 0,
+    calls: [] as Array<Call>
+  }
+  /** The latest user token since the command began with `subject`; -1 when none had it. */
+  const epochOf = (subject: string) => {
+    for (let e = endpoint.epoch; e >= endpoint.since; e--) if (endpoint.subjects[e] === subject) return e
+    return -1
+  }
   const exchangeToken = (subject: Redacted.Redacted<string>): Effect.Effect<AccessToken, TamboError> =>
     Effect.gen(function* () {
       const call: Call = {
         n: endpoint.calls.length + 1,
         subject: Redacted.value(subject),
-        epoch: endpoint.epoch,
+        epoch: epochOf(Redacted.value(subject)),
         startedAt: yield* Clock.currentTimeMillis,
         gate: undefined,
         done: false,
@@ -663,7 +723,13 @@ const resolve = (model: Model, command: Command): Command =>
     : command
 
 /** Applies `command` to the model alone. */
-const step = (model: Model, command: Command, subject: string | undefined, invalidated: number | undefined) => {
+const step = (
+  model: Model,
+  command: Command,
+  subject: string | undefined,
+  invalidated: number | undefined,
+  pair?: readonly [string, string]
+) => {
   switch (command.kind) {
     case "ask":
       return model.ask(command.asks)
@@ -679,6 +745,8 @@ const step = (model: Model, command: Command, subject: string | undefined, inval
       return model.release(command.outcome)
     case "setUserToken":
       return model.setUserToken(subject!)
+    case "setUserTokens":
+      return model.setUserTokens(pair!)
     case "invalidate":
       return model.invalidate(invalidated)
     case "cancel":
@@ -701,8 +769,9 @@ export const runSequence = (
       for (const command of sequence.commands) {
         const c = resolve(model, command)
         const subject = c.kind === "setUserToken" ? model.subjectFor(c.which) : undefined
+        const pair = c.kind === "setUserTokens" ? model.subjectsFor(c.which) : undefined
         const n = c.kind === "invalidate" && c.which !== "all" ? model.tokenFor(c.which) : undefined
-        step(model, c, subject, n)
+        step(model, c, subject, n, pair)
       }
       return model.counts
     })
@@ -719,7 +788,7 @@ export const runSequence = (
     const changes: Array<Published> = []
     yield* Effect.forkIn(Stream.runForEach(auth.changes, (s) => Effect.sync(() => changes.push(publishedOf(s)))), scope)
     const model = new Model(sequence.initial)
-    const subjects = ["subject-1"]
+    const subjects = endpoint.subjects
     const requests: Array<RealRequest> = []
 
     const fork = (a: Ask) => {
@@ -752,8 +821,8 @@ export const runSequence = (
 
         // The invariants, each by itself.
         for (const c of calls) {
-          invariant("exchanges-current-user-token", c.subject === subjects[c.epoch], () =>
-            `exchange ${c.n} was of ${c.subject} while ${subjects[c.epoch]} was current${where()}`)
+          invariant("exchanges-current-user-token", c.epoch >= 0, () =>
+            `exchange ${c.n} was of ${c.subject} while ${subjects.at(-1)} was current${where()}`)
         }
         const ofCurrent = inFlight.filter((c) => c.epoch === endpoint.epoch)
         invariant("one-exchange-in-flight", ofCurrent.length <= 1, () =>
@@ -841,7 +910,9 @@ export const runSequence = (
     for (const [index, command] of sequence.commands.entries()) {
       const c = resolve(model, command)
       const subject = c.kind === "setUserToken" ? model.subjectFor(c.which) : undefined
+      const pair = c.kind === "setUserTokens" ? model.subjectsFor(c.which) : undefined
       const invalidated = c.kind === "invalidate" && c.which !== "all" ? model.tokenFor(c.which) : undefined
+      endpoint.since = endpoint.epoch
       switch (c.kind) {
         case "ask":
           for (const a of c.asks) {
@@ -876,6 +947,19 @@ export const runSequence = (
           // A userToken service: setUserToken cannot fail here.
           yield* Effect.orDie(auth.setUserToken(Redacted.make(subject!)))
           break
+        case "setUserTokens": {
+          const set = (next: string) =>
+            Effect.suspend(() => {
+              if (next !== subjects.at(-1)) {
+                subjects.push(next)
+                endpoint.epoch = subjects.length - 1
+              }
+              return Effect.orDie(auth.setUserToken(Redacted.make(next)))
+            })
+          // One synchronous step: no fiber runs between the two.
+          yield* Effect.zipRight(set(pair![0]), set(pair![1]))
+          break
+        }
         case "cancel": {
           const waiting = requests.find((r) => r.fiber.unsafePoll() === null)
           if (waiting !== undefined) yield* Fiber.interrupt(waiting.fiber)
@@ -887,7 +971,7 @@ export const runSequence = (
           )
           break
       }
-      step(model, c, subject, invalidated)
+      step(model, c, subject, invalidated, pair)
       yield* settle
       yield* check(`command ${index} ${json(c)}`)
     }
