@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Script } from "@tambo-effect/testing"
+import { HoldingProxy, Script } from "@tambo-effect/testing"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
@@ -426,6 +426,34 @@ describe("sending while busy", () => {
       const again = yield* runAll("again", { threadId })
       expect(again.at(-1)!.event.type).toBe("RUN_FINISHED")
     }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("cancelRun while an interrupting run waits for the run it displaces to be named: both end cancelled, and the new message is not sent", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        server().setScript([Script.text("first")])
+        const threadId = (yield* runAll("first")).at(-1)!.threadId
+        server().setScript((request) => request.text === "slow" ? [Script.text("slow..."), Script.hang()] : [Script.text(`re: ${request.text}`)])
+        const tambo = yield* Tambo.Tambo
+        // The slow run's answer is held: it is not named, and a cancellation waits for its name.
+        const answer = proxy.holdResponse((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`)
+        const slow = yield* Effect.fork(Effect.flip(runAll("slow", { threadId })))
+        yield* Effect.promise(() => answer.arrived)
+        const instead = yield* Effect.fork(Effect.flip(runAll("instead", { threadId, onBusy: "interrupt" })))
+        yield* suspended(instead)
+        const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
+        expect(fields(yield* Fiber.join(instead))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+        answer.release()
+        yield* Fiber.join(cancelling)
+        expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
+        expect(runsOf(threadId)).toHaveLength(1)
+        expect(server().cancels.map((c) => c.threadId)).toEqual([threadId])
+        const texts = (yield* tambo.state).threadMap[threadId]!.thread.messages.flatMap((m) =>
+          m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))
+        )
+        expect(texts).not.toContain("instead")
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
 
   it.live("interrupt cancels the current run and starts the new one", () =>
     Effect.gen(function* () {

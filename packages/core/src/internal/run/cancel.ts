@@ -10,6 +10,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
 import * as ClientState from "../../ClientState.js"
 import { RunCancelledError, type TamboError } from "../../TamboError.js"
 import * as Env from "./env.js"
@@ -113,7 +114,12 @@ export const whileStarting = <A, E>(
       env.starting.set(threadId, starting.add(signal))
       return signal
     }),
-    (signal) => Effect.raceFirst(effect, Deferred.await(signal)),
+    (signal) =>
+      Effect.zipLeft(
+        Effect.raceFirst(effect, Deferred.await(signal)),
+        // A cancellation that came once `effect` won, before this fiber went on: cancelled all the same.
+        Effect.flatMap(Deferred.poll(signal), Option.getOrElse(() => Effect.void))
+      ),
     (signal) =>
       Effect.sync(() => {
         const starting = env.starting.get(threadId)
