@@ -137,9 +137,10 @@ export const layer = (options: Options): Layer.Layer<TamboConfig, ConfigError> =
 
 /**
  * A configuration read from `TAMBO_API_KEY`, `TAMBO_URL`, `TAMBO_ENVIRONMENT`,
- * `TAMBO_USER_KEY` and `TAMBO_USER_TOKEN`, and the stream's bounds from
- * `TAMBO_FIRST_BYTE_TIMEOUT` and `TAMBO_IDLE_TIMEOUT` (milliseconds) and
- * `TAMBO_MAX_FRAME_BYTES`. A missing or empty `TAMBO_API_KEY` is a
+ * `TAMBO_USER_KEY` and `TAMBO_USER_TOKEN`, the bounds from
+ * `TAMBO_REQUEST_TIMEOUT`, `TAMBO_FIRST_BYTE_TIMEOUT` and
+ * `TAMBO_IDLE_TIMEOUT` (milliseconds) and `TAMBO_MAX_FRAME_BYTES`. A
+ * missing or empty `TAMBO_API_KEY` is a
  * `ConfigError` (`MissingApiKey`) that names it.
  *
  * @since 0.1.0

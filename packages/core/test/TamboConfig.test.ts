@@ -47,7 +47,7 @@ describe("TamboConfig", () => {
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["TAMBO_API_KEY", "k"], ["TAMBO_URL", "http://127.0.0.1:1"]])))
     ))
 
-  it.effect("the stream's bounds default to 60 s, 120 s, 16 MiB and a 60 s Retry-After, and are read from options and env", () =>
+  it.effect("the stream's bounds default to 60 s, 120 s, 16 MiB and a 60 s Retry-After, and are read from options and env, as is the request timeout", () =>
     Effect.gen(function* () {
       const defaults = yield* TamboConfig.make({ apiKey: "k" })
       expect([defaults.firstByteTimeout, defaults.idleTimeout, defaults.maxFrameBytes, defaults.maxRetryAfter].map(String))
@@ -61,11 +61,13 @@ describe("TamboConfig", () => {
           ["TAMBO_API_KEY", "k"],
           ["TAMBO_FIRST_BYTE_TIMEOUT", "1500"],
           ["TAMBO_IDLE_TIMEOUT", "2500"],
-          ["TAMBO_MAX_FRAME_BYTES", "4096"]
+          ["TAMBO_MAX_FRAME_BYTES", "4096"],
+          ["TAMBO_REQUEST_TIMEOUT", "7000"]
         ])))
       )
       expect([Duration.toMillis(fromEnv.firstByteTimeout), Duration.toMillis(fromEnv.idleTimeout), fromEnv.maxFrameBytes])
         .toEqual([1500, 2500, 4096])
+      expect(Duration.toMillis(fromEnv.requestTimeout)).toBe(7000)
     }))
 
   it.effect.each([

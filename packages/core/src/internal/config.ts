@@ -167,7 +167,9 @@ export const optionsFromEnv: Effect.Effect<Options, ConfigError | ConfigErrorMod
     const firstByteTimeout = yield* Config.option(Config.integer("TAMBO_FIRST_BYTE_TIMEOUT"))
     const idleTimeout = yield* Config.option(Config.integer("TAMBO_IDLE_TIMEOUT"))
     const maxFrameBytes = yield* Config.option(Config.integer("TAMBO_MAX_FRAME_BYTES"))
+    const requestTimeout = yield* Config.option(Config.integer("TAMBO_REQUEST_TIMEOUT"))
     return {
+      requestTimeout: Option.getOrUndefined(requestTimeout),
       firstByteTimeout: Option.getOrUndefined(firstByteTimeout),
       idleTimeout: Option.getOrUndefined(idleTimeout),
       maxFrameBytes: Option.getOrUndefined(maxFrameBytes),
