@@ -924,12 +924,16 @@ describe("cancellation", () => {
     ])
   })
 
-  it("ends a run cancelled by DELETE while its script works with RUN_ERROR CANCELLED, also when the script never settles", async () => {
-    for (const wrap of [(fn: Script.ScriptFn) => fn, Script.beforeResponse]) {
+  it("streams RUN_ERROR CANCELLED to a run cancelled by DELETE while its script works: a script that gives up on the abort, or never settles", async () => {
+    const givesUp: Script.ScriptFn = (_request, { signal }) =>
+      new Promise<Script.Script>((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("aborted"))))
+    const neverSettles: Script.ScriptFn = () => new Promise<Script.Script>(() => {})
+    const sentAtOnce = (script: Script.ScriptFn): Script.ScriptSource => script
+    for (const [script, wrap] of [[givesUp, sentAtOnce], [neverSettles, sentAtOnce], [neverSettles, Script.beforeResponse]] as const) {
       const { fire: entered, fired: called } = latch()
-      server.setScript(wrap(() => {
+      server.setScript(wrap((request, context) => {
         entered()
-        return new Promise<Script.Script>(() => {})
+        return script(request, context)
       }))
       const created = await sdk.threads.create({ userKey: USER })
       const stream = sdk.threads.runs.run(created.id, { message: userMessage("Hi"), userKey: USER })
@@ -939,30 +943,10 @@ describe("cancellation", () => {
       await expect(sdk.threads.runs.delete(runId, { threadId: created.id, userKey: USER })).resolves.toEqual({ runId, status: "cancelled" })
       const events = await collect(await stream)
       expect(types(events)).toEqual(["RUN_STARTED", "RUN_ERROR"])
-      expect(events[1]).toMatchObject({ type: "RUN_ERROR", code: "CANCELLED" })
+      expect(events[1]).toEqual({ type: "RUN_ERROR", message: "Run cancelled", code: "CANCELLED", timestamp: expect.any(Number) })
       expect(server.threads.get(created.id)).toMatchObject({ runStatus: "idle", lastRunCancelled: true, lastCompletedRunId: runId })
+      expect(server.threads.get(created.id)?.messages.map((message) => message.role)).toEqual(["user"])
     }
-  })
-
-  it("streams RUN_ERROR CANCELLED to a run cancelled by DELETE while its script works, even when the script gives up on the abort", async () => {
-    const { fire: entered, fired: called } = latch()
-    server.setScript((_request, { signal }) =>
-      new Promise<Script.Script>((_resolve, reject) => {
-        signal.addEventListener("abort", () => reject(new Error("aborted")))
-        entered()
-      })
-    )
-    const created = await sdk.threads.create({ userKey: USER })
-    const stream = sdk.threads.runs.run(created.id, { message: userMessage("Hi"), userKey: USER })
-    await called
-    const runId = server.threads.get(created.id)?.currentRunId
-    if (runId === undefined) throw new Error("the run did not start")
-    await expect(sdk.threads.runs.delete(runId, { threadId: created.id, userKey: USER })).resolves.toEqual({ runId, status: "cancelled" })
-    const events = await collect(await stream)
-    expect(types(events)).toEqual(["RUN_STARTED", "RUN_ERROR"])
-    expect(events[1]).toEqual({ type: "RUN_ERROR", message: "Run cancelled", code: "CANCELLED", timestamp: expect.any(Number) })
-    expect(server.threads.get(created.id)).toMatchObject({ runStatus: "idle", lastRunCancelled: true, lastCompletedRunId: runId })
-    expect(server.threads.get(created.id)?.messages.map((message) => message.role)).toEqual(["user"])
   })
 
   it("answers 409 to a second run while one is active", async () => {
