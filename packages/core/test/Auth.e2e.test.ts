@@ -85,6 +85,21 @@ const serverOnTestClock = Effect.gen(function* () {
   return { advance, local }
 })
 
+/**
+ * `body` with a Tambo service for `USER_TOKEN` that reaches the server through a `HoldingProxy`
+ * (the server's clock set back to now), scoped to the test.
+ */
+const throughProxy = <A, E>(
+  body: (proxy: HoldingProxy.HoldingProxy) => Effect.Effect<A, E, Tambo.Tambo | ThreadStore.ThreadStore | Auth.Auth>
+) =>
+  Effect.gen(function* () {
+    serverClock.offsetMillis = 0
+    const proxy = yield* HoldingProxy.scoped(server())
+    return yield* body(proxy).pipe(
+      Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
+    )
+  }).pipe(Effect.scoped)
+
 describe("Auth against the testing server", () => {
   it.live("a userToken is exchanged once; runs and thread calls carry the access token as its user", () =>
     Effect.gen(function* () {
@@ -563,10 +578,8 @@ describe("Auth against the testing server", () => {
   })
 
   it.live("Stop while a 401's new exchange is held: the run ends cancelled at once, and the thread drops the message the server never got, without waiting to read it", () =>
-    Effect.gen(function* () {
-      serverClock.offsetMillis = 0
-      const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript([Script.text("hi")])
         const threadId = (yield* runAll("one")).at(-1)!.threadId
@@ -592,16 +605,12 @@ describe("Auth against the testing server", () => {
         yield* runAll("two again", { threadId })
         const after = (yield* tambo.state).threadMap[threadId]!
         expect(shape(after.thread.messages)).toEqual(serverShape(server(), threadId))
-      }).pipe(
-        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
-      )
-    }).pipe(Effect.scoped))
+      })
+    ))
 
   it.live("a 401 to the request sent with the new token too fails the run with that ApiError, and the thread keeps no message the server never got", () =>
-    Effect.gen(function* () {
-      serverClock.offsetMillis = 0
-      const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript([Script.text("hi")])
         const threadId = (yield* runAll("one")).at(-1)!.threadId
@@ -619,16 +628,12 @@ describe("Auth against the testing server", () => {
         expect(error._tag === "ApiError" && error.status).toBe(401)
         const thread = (yield* tambo.state).threadMap[threadId]!
         expect(shape(thread.thread.messages)).toEqual(serverShape(server(), threadId))
-      }).pipe(
-        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
-      )
-    }).pipe(Effect.scoped))
+      })
+    ))
 
   it.live("Stop while a tool round's continuation waits for a new token after a 401: the run ends cancelled at once, and once the exchange lands the store takes the server's thread", () =>
-    Effect.gen(function* () {
-      serverClock.offsetMillis = 0
-      const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const store = yield* ThreadStore.ThreadStore
         const exchange = Effect.runSync(Deferred.make<HoldingProxy.Held>())
@@ -676,10 +681,8 @@ describe("Auth against the testing server", () => {
         yield* Effect.promise(() => storeEqualsServer(state, server(), threadId, contextKeyOf(USER_TOKEN)))
         // The call still waits with the result its tool gave.
         expect(state.threadMap[threadId]!.pendingToolCalls[0]!.result).toMatchObject({ content: [{ type: "text", text: "found" }] })
-      }).pipe(
-        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
-      )
-    }).pipe(Effect.scoped))
+      })
+    ))
 })
 
 /** Waits until `fiber` is suspended: a run waiting for its credentials. */
@@ -689,10 +692,8 @@ const suspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<void> =
 
 describe("cancelRun of a run still waiting for its first credentials", () => {
   it.live("a new user token's exchange is held: the run ends cancelled, sends nothing, and the thread stays as it was", () =>
-    Effect.gen(function* () {
-      serverClock.offsetMillis = 0
-      const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript([Script.text("hi")])
         const threadId = (yield* runAll("one")).at(-1)!.threadId
@@ -711,18 +712,14 @@ describe("cancelRun of a run still waiting for its first credentials", () => {
         // Nothing went but the exchange; the thread is as it was.
         expect(server().requests.slice(sent).map((r) => `${r.method} ${r.path}`)).toEqual(["POST /oauth/token"])
         expect((yield* tambo.state).threadMap[threadId]).toEqual(before)
-      }).pipe(
-        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
-      )
-    }).pipe(Effect.scoped))
+      })
+    ))
 
   it.live.each(["INVALID_PREVIOUS_RUN", "MISSING_RESULTS"])(
     "a first request refused %s, whose read of the thread is refused 401 while the new exchange is held: Stop ends the run at once, sends nothing more, and the thread stays as it was",
     (code) =>
-      Effect.gen(function* () {
-        serverClock.offsetMillis = 0
-        const proxy = yield* HoldingProxy.scoped(server())
-        yield* Effect.gen(function* () {
+      throughProxy((proxy) =>
+        Effect.gen(function* () {
           const tambo = yield* Tambo.Tambo
           server().setScript([Script.text("hi")])
           const threadId = (yield* runAll("one")).at(-1)!.threadId
@@ -747,17 +744,13 @@ describe("cancelRun of a run still waiting for its first credentials", () => {
           // Nothing reached the server but the exchange; the thread is still as it was.
           expect(server().requests.slice(sent).map((r) => `${r.method} ${r.path}`)).toEqual(["POST /oauth/token"])
           expect((yield* tambo.state).threadMap[threadId]).toEqual(before)
-        }).pipe(
-          Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
-        )
-      }).pipe(Effect.scoped)
+        })
+      )
   )
 
   it.live("a first request refused INVALID_PREVIOUS_RUN whose read of the thread is slow: Stop ends the run without waiting for the read, and the store takes the server's thread", () =>
-    Effect.gen(function* () {
-      serverClock.offsetMillis = 0
-      const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         server().setScript([Script.text("hi")])
         const threadId = (yield* runAll("one")).at(-1)!.threadId
@@ -776,10 +769,8 @@ describe("cancelRun of a run still waiting for its first credentials", () => {
           .toEqual([`GET /v1/threads/${threadId}`, `GET /v1/threads/${threadId}`])
         const state = yield* tambo.state
         yield* Effect.promise(() => storeEqualsServer(state, server(), threadId, contextKeyOf(USER_TOKEN)))
-      }).pipe(
-        Effect.provide(Tambo.layer({ apiKey: server().apiKey, tamboUrl: proxy.url, userToken: USER_TOKEN, maxRetries: 0 }))
-      )
-    }).pipe(Effect.scoped))
+      })
+    ))
 
   it.live("the first exchange is held: a new conversation's run ends cancelled by cancelRun of the placeholder, and nothing is sent", () =>
     Effect.gen(function* () {
