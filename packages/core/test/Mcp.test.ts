@@ -22,7 +22,7 @@ import * as Mcp from "../src/Mcp.js"
 import * as Tool from "../src/Tool.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { tamboLayer, useServer } from "./helpers.js"
-import { mcpServer, plainServer, type TestMcpServer, unusedUrl } from "./mcp/server.js"
+import { type McpServerOptions, mcpServer, plainServer, type TestMcpServer, unusedUrl } from "./mcp/server.js"
 import { all, calculator, chatty, echo, greeter, impatientGreeter, prompter, sleeper, summarizer, unlocker } from "./mcp/tools.js"
 import * as z from "zod"
 
@@ -490,20 +490,27 @@ describe("Mcp", () => {
       expect(stalled.requests.some((request) => request.method === "DELETE")).toBe(true)
     }).pipe(Effect.provide(stack({ requestTimeout: "25 seconds" })), Effect.scoped), 20_000)
 
+  /** A server that never answers the end of its session (its DELETE), and a signal that the DELETE came. */
+  const silentAtEnd = (setup: McpServerOptions["setup"]) =>
+    Effect.gen(function*() {
+      const deleteSeen = yield* Deferred.make<void>()
+      const server = yield* mcpServer({
+        setup,
+        beforeSessionRequest: async (request) => {
+          if (request.method !== "DELETE") return
+          Effect.runSync(Deferred.succeed(deleteSeen, undefined))
+          await new Promise<void>(() => {})
+        }
+      })
+      return { deleteSeen, server }
+    })
+
   /**
    * A standalone service connected to a server that never answers the end of its session, with a
    * call in flight that waits on an elicitation; a disconnect started, and the server's DELETE arrived.
    */
   const disconnectingFromStalled = Effect.gen(function*() {
-    const deleteSeen = yield* Deferred.make<void>()
-    const stalled = yield* mcpServer({
-      setup: greeter,
-      beforeSessionRequest: async (request) => {
-        if (request.method !== "DELETE") return
-        Effect.runSync(Deferred.succeed(deleteSeen, undefined))
-        await new Promise<void>(() => {})
-      }
-    })
+    const { deleteSeen, server: stalled } = yield* silentAtEnd(greeter)
     const mcp = yield* Mcp.makeStandalone()
     const asked = yield* elicitationSignal(mcp)
     const connection = yield* mcp.connectMcpServer({ url: stalled.url })
@@ -541,15 +548,7 @@ describe("Mcp", () => {
 
   it.scoped("closing the service while a connected server never answers the end of its session ends on the Effect clock, with the client closed", () =>
     Effect.gen(function*() {
-      const deleteSeen = yield* Deferred.make<void>()
-      const stalled = yield* mcpServer({
-        setup: greeter,
-        beforeSessionRequest: async (request) => {
-          if (request.method !== "DELETE") return
-          Effect.runSync(Deferred.succeed(deleteSeen, undefined))
-          await new Promise<void>(() => {})
-        }
-      })
+      const { deleteSeen, server: stalled } = yield* silentAtEnd(greeter)
       const scope = yield* Scope.make()
       const mcp = yield* Mcp.makeStandalone().pipe(Scope.extend(scope))
       const asked = yield* elicitationSignal(mcp)
@@ -568,19 +567,11 @@ describe("Mcp", () => {
 
   it.scoped("a connect whose tool listing is refused, by a server that never answers the end of the session, fails on the Effect clock", () =>
     Effect.gen(function*() {
-      const deleteSeen = yield* Deferred.make<void>()
-      const refusing = yield* mcpServer({
-        setup: (session) => {
-          session.server.registerCapabilities({ tools: {} })
-          session.server.setRequestHandler(ListToolsRequestSchema, async () => {
-            throw new Error("no tools today")
-          })
-        },
-        beforeSessionRequest: async (request) => {
-          if (request.method !== "DELETE") return
-          Effect.runSync(Deferred.succeed(deleteSeen, undefined))
-          await new Promise<void>(() => {})
-        }
+      const { deleteSeen, server: refusing } = yield* silentAtEnd((session) => {
+        session.server.registerCapabilities({ tools: {} })
+        session.server.setRequestHandler(ListToolsRequestSchema, async () => {
+          throw new Error("no tools today")
+        })
       })
       const mcp = yield* Mcp.makeStandalone()
       const connecting = yield* Effect.fork(mcp.connectMcpServer({ url: refusing.url, serverKey: "refusing" }))
