@@ -1196,23 +1196,37 @@ describe("Mcp", () => {
         Effect.provide(stack({ elicitationHandler: () => ({ action: "accept", content: { name: "wide" } }) })),
         Effect.scoped
       ))
-    it.live("a handler replaced while the server failed for good starts no connection, and answers after the next connect", () =>
+
+    /** A reconnection that gives up after one try. */
+    const givesUpSoon = Schedule.recurs(1).pipe(Schedule.addDelay(() => "20 millis"))
+
+    /**
+     * A connection to `server` that failed for good: the server went away, the reconnection gave
+     * up (with `givesUpSoon`), and the server is back.
+     */
+    const failedForGood = (server: TestMcpServer, info: Omit<Mcp.McpServerInfo, "url">) =>
       Effect.gen(function*() {
         const mcp = yield* Mcp.Mcp
-        const greeterServer = yield* mcpServer({ setup: greeter })
-        const connection = yield* mcp.connectMcpServer({
-          url: greeterServer.url,
-          serverKey: "greeter",
-          handlers: { elicitation: () => ({ action: "accept", content: { name: "first" } }) }
-        })
-        yield* Effect.promise(() => greeterServer.kill())
+        const connection = yield* mcp.connectMcpServer({ url: server.url, ...info })
+        yield* Effect.promise(() => server.kill())
         yield* Effect.ignore(connection.client!.callTool("greet"))
         yield* mcp.changes.pipe(
           Stream.filter((connections) => connections[connection.key]?.status === "failed"),
           Stream.runHead,
           Effect.timeout("5 seconds")
         )
-        yield* Effect.promise(() => greeterServer.restart())
+        yield* Effect.promise(() => server.restart())
+        return connection
+      })
+
+    it.live("a handler replaced while the server failed for good starts no connection, and answers after the next connect", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const greeterServer = yield* mcpServer({ setup: greeter })
+        const connection = yield* failedForGood(greeterServer, {
+          serverKey: "greeter",
+          handlers: { elicitation: () => ({ action: "accept", content: { name: "first" } }) }
+        })
         const heard = greeterServer.requests.length
 
         yield* mcp.updateMcpServerHandlers(connection.key, (handlers) => ({
@@ -1228,7 +1242,7 @@ describe("Mcp", () => {
         expect(yield* callText(again, "greet")).toBe("Hello, second!")
         expect(greeterServer.sessions.opened).toBe(2)
       }).pipe(
-        Effect.provide(stack({ reconnectSchedule: Schedule.recurs(1).pipe(Schedule.addDelay(() => "20 millis")) })),
+        Effect.provide(stack({ reconnectSchedule: givesUpSoon })),
         Effect.scoped
       ))
 
@@ -1236,24 +1250,13 @@ describe("Mcp", () => {
       Effect.gen(function*() {
         const mcp = yield* Mcp.Mcp
         const greeterServer = yield* mcpServer({ setup: greeter })
-        const connection = yield* mcp.connectMcpServer({
-          url: greeterServer.url,
-          handlers: { elicitation: () => ({ action: "accept", content: { name: "own" } }) }
-        })
-        yield* Effect.promise(() => greeterServer.kill())
-        yield* Effect.ignore(connection.client!.callTool("greet"))
-        yield* mcp.changes.pipe(
-          Stream.filter((connections) => connections[connection.key]?.status === "failed"),
-          Stream.runHead,
-          Effect.timeout("5 seconds")
-        )
-        yield* Effect.promise(() => greeterServer.restart())
+        yield* failedForGood(greeterServer, { handlers: { elicitation: () => ({ action: "accept", content: { name: "own" } }) } })
         const again = yield* mcp.connectMcpServer({ url: greeterServer.url })
         expect(yield* callText(again, "greet")).toBe("Hello, own!")
       }).pipe(
         Effect.provide(stack({
           elicitationHandler: () => ({ action: "accept", content: { name: "wide" } }),
-          reconnectSchedule: Schedule.recurs(1).pipe(Schedule.addDelay(() => "20 millis"))
+          reconnectSchedule: givesUpSoon
         })),
         Effect.scoped
       ))
