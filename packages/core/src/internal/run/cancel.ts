@@ -97,8 +97,9 @@ export const orCancellation = (run: RunState, error: TamboError): TamboError => 
 
 /**
  * `effect`, what a run does before it takes its thread (it waits for its first credentials, it
- * reads a thread the store does not hold, it waits for the thread's run to end), ended by `cancelRun` of the thread it was asked for:
- * the run then fails cancelled, before it records or sends anything.
+ * reads a thread the store does not hold, it waits for the thread's run to end), ended by
+ * `cancelRun` of the thread it was asked for: the run then fails cancelled, before it records or
+ * sends anything.
  *
  * @internal
  */
