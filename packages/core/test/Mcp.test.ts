@@ -583,26 +583,39 @@ describe("Mcp", () => {
       expect((yield* mcp.getMcpClients)[Object.keys(yield* mcp.getMcpClients)[0]!]?.status).toBe("failed")
     }), 10_000)
 
-  it.scoped("disconnecting a server whose dropped session's end it never answers ends on the Effect clock, and so does the service's close", () =>
+  /**
+   * A server whose event stream `drop` closes (a proxy cutting it); from then on each DELETE (the
+   * dropped session's end) waits for `release`. `drop` returns once such a DELETE arrived.
+   */
+  const droppingWhileEndHeld = (release: () => Promise<void>) =>
     Effect.gen(function*() {
-      // Its event stream can be closed on demand, and its DELETEs then never answered.
       let session: StreamableHTTPServerTransport | undefined
       let holding = false
       const deleteHeld = yield* Deferred.make<void>()
-      const dropping = yield* mcpServer({
+      const server = yield* mcpServer({
         setup: greeter,
         beforeSessionRequest: async (request, transport) => {
           session ??= transport
           if (request.method !== "DELETE" || !holding) return
           Effect.runSync(Deferred.succeed(deleteHeld, undefined))
-          await new Promise<void>(() => {})
+          await release()
         }
       })
+      const drop = Effect.suspend(() => {
+        holding = true
+        session!.closeStandaloneSSEStream()
+        return Deferred.await(deleteHeld)
+      })
+      return { server, drop }
+    })
+
+  it.scoped("disconnecting a server whose dropped session's end it never answers ends on the Effect clock, and so does the service's close", () =>
+    Effect.gen(function*() {
+      // Its DELETEs are never answered once it dropped.
+      const dropping = yield* droppingWhileEndHeld(() => new Promise<void>(() => {}))
       const mcp = yield* Mcp.makeStandalone()
-      const key = (yield* mcp.connectMcpServer({ url: dropping.url, serverKey: "dropping" })).key
-      holding = true
-      session!.closeStandaloneSSEStream()
-      yield* Deferred.await(deleteHeld)
+      const key = (yield* mcp.connectMcpServer({ url: dropping.server.url, serverKey: "dropping" })).key
+      yield* dropping.drop
 
       // The reconnection waits for the dropped session's end: the disconnect interrupts it, and waits too.
       const disconnecting = yield* Effect.fork(mcp.disconnectMcpServer(key))
@@ -615,29 +628,16 @@ describe("Mcp", () => {
 
   it.scoped("a server that drops while the end of its session waits does not hold up the connects and disconnects of the others", () =>
     Effect.gen(function*() {
-      // Its event stream can be closed on demand (a proxy cutting it), and its DELETEs held.
-      let session: StreamableHTTPServerTransport | undefined
-      let holding = false
-      const deleteHeld = yield* Deferred.make<void>()
+      // Its DELETEs are held until the gate opens (a proxy cutting its event stream, a slow end).
       const gate = yield* Deferred.make<void>()
-      const dropping = yield* mcpServer({
-        setup: greeter,
-        beforeSessionRequest: async (request, transport) => {
-          session ??= transport
-          if (request.method !== "DELETE" || !holding) return
-          Effect.runSync(Deferred.succeed(deleteHeld, undefined))
-          await Effect.runPromise(Deferred.await(gate))
-        }
-      })
+      const dropping = yield* droppingWhileEndHeld(() => Effect.runPromise(Deferred.await(gate)))
       const other = yield* mcpServer({ setup: calculator })
       const third = yield* mcpServer({ setup: echo("third") })
       const mcp = yield* Mcp.makeStandalone()
-      const droppingKey = (yield* mcp.connectMcpServer({ url: dropping.url, serverKey: "dropping" })).key
+      const droppingKey = (yield* mcp.connectMcpServer({ url: dropping.server.url, serverKey: "dropping" })).key
       const otherKey = (yield* mcp.connectMcpServer({ url: other.url, serverKey: "other" })).key
 
-      holding = true
-      session!.closeStandaloneSSEStream()
-      yield* Deferred.await(deleteHeld)
+      yield* dropping.drop
 
       // While the dropped session's DELETE waits (on this clock, for good), the others go on.
       yield* mcp.disconnectMcpServer(otherKey)
@@ -652,7 +652,7 @@ describe("Mcp", () => {
         Stream.takeUntil((connections) => connections[droppingKey]?.status === "connected"),
         Stream.runDrain
       )
-      expect(dropping.sessions.opened).toBe(2)
+      expect(dropping.server.sessions.opened).toBe(2)
     }))
 
   describe("a handshake given up (disconnected while the server is slow to answer its initialize)", () => {
