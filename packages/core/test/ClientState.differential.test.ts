@@ -69,15 +69,31 @@ interface Comparable {
 // completed one, as the API does when it releases the run (upstream keeps the
 // previous id, so its next run's previousRunId is refused). `withoutLastRun`
 // drops the field from the comparison from that event on.
+// Deliberate difference: a run that ends (RUN_FINISHED, RUN_ERROR) with a message or a component
+// still open leaves nothing streaming in ours (no `streaming.messageId`, the component done);
+// upstream keeps both as they were. Compared once the thread is idle, as ours leaves them.
+const closed = (message: TamboThreadMessage): TamboThreadMessage => ({
+  ...message,
+  content: message.content.map((block) =>
+    block.type === "component" && block.streamingState !== undefined ? { ...block, streamingState: "done" } : block
+  )
+})
+
 const normalise = (state: Comparable | undefined, withoutLastRun = false) =>
   state === undefined
     ? undefined
     : JSON.parse(
       JSON.stringify({
-        messages: state.thread.messages.map(({ createdAt: _createdAt, ...message }) => ({ ...message, id: ephemeral(message.id) })),
+        messages: state.thread.messages.map(({ createdAt: _createdAt, ...message }) => ({
+          ...(state.thread.status === "idle" ? closed(message) : message),
+          id: ephemeral(message.id)
+        })),
         status: state.thread.status,
         lastRunCancelled: state.thread.lastRunCancelled,
-        streaming: { ...state.streaming, messageId: ephemeral(state.streaming.messageId) },
+        streaming: {
+          ...state.streaming,
+          messageId: state.thread.status === "idle" ? undefined : ephemeral(state.streaming.messageId)
+        },
         lastCompletedRunId: withoutLastRun ? undefined : state.lastCompletedRunId
       })
     )

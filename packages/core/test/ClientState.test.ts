@@ -1381,6 +1381,80 @@ describe("local actions", () => {
   })
 })
 
+describe("a run that ends with something still open", () => {
+  const endings: ReadonlyArray<{ readonly name: string; readonly end: AnyEvent; readonly cancelled: boolean }> = [
+    { name: "RUN_FINISHED", end: e.runFinished("t1"), cancelled: false },
+    { name: "RUN_FINISHED with a cancelled outcome", end: e.runFinished("t1", "run1", { type: "cancelled" }), cancelled: true },
+    { name: "RUN_ERROR", end: e.runError({ message: "boom" }), cancelled: false },
+    { name: "RUN_ERROR cancelled", end: e.runError({ message: "Run cancelled", code: "CANCELLED" }), cancelled: true }
+  ]
+  const long = `{"city":"${"P".repeat(9000)}`
+  const opened: ReadonlyArray<{
+    readonly name: string
+    readonly list: ReadonlyArray<AnyEvent>
+    readonly check: (t: ThreadState) => void
+  }> = [
+    {
+      name: "a text message with no TEXT_MESSAGE_END keeps its text",
+      list: [e.textStart("m1"), e.text("m1", "Hel"), e.text("m1", "lo")],
+      check: (t) => expect(t.thread.messages[1]!.content).toEqual([{ type: "text", text: "Hello" }])
+    },
+    {
+      name: "a component with no tambo.component.end is done, with its props",
+      list: [e.textStart("m1"), e.textEnd("m1"), e.componentStart("m1", "k1"), e.props("k1", [{ op: "add", path: "/a", value: 1 }])],
+      check: (t) =>
+        expect(t.thread.messages[1]!.content).toEqual([
+          { type: "component", id: "k1", name: "Card", props: { a: 1 }, streamingState: "done" }
+        ])
+    },
+    {
+      name: "a component that got no props is done",
+      list: [e.componentStart("m1", "k1")],
+      check: (t) =>
+        expect(t.thread.messages[1]!.content).toEqual([{ type: "component", id: "k1", name: "Card", props: {}, streamingState: "done" }])
+    },
+    {
+      name: "a tool call with no TOOL_CALL_END keeps its partial arguments",
+      list: [e.textStart("m1"), e.toolStart("c1", "f", "m1"), e.toolArgs("c1", "{\"city\": \"Par")],
+      check: (t) => expect(t.thread.messages[1]!.content).toEqual([{ type: "tool_use", id: "c1", name: "f", input: { city: "Par" } }])
+    },
+    {
+      name: "a tool call with long arguments and no TOOL_CALL_END keeps all it received",
+      list: [e.textStart("m1"), e.toolStart("c1", "f", "m1"), e.toolArgs("c1", long), e.toolArgs("c1", "aris")],
+      check: (t) =>
+        expect(t.thread.messages[1]!.content).toEqual([
+          { type: "tool_use", id: "c1", name: "f", input: { city: `${"P".repeat(9000)}aris` } }
+        ])
+    },
+    {
+      name: "an open reasoning message keeps its reasoning",
+      list: [e.reasoningStart("r1"), e.reasoning("r1", "Let me think")],
+      check: (t) => expect(t.thread.messages[1]!.reasoning).toEqual(["Let me think"])
+    }
+  ]
+  for (const ending of endings) {
+    for (const open of opened) {
+      for (const batched of [false, true]) {
+        it(`${ending.name}: ${open.name}, and nothing shows as streaming${batched ? " (one chunk)" : ""}`, () => {
+          const list = [...open.list, ending.end]
+          const actions: ReadonlyArray<Action> = batched
+            ? [{ type: "EVENTS", threadId: "t1", events: list, at: 1000 }]
+            : events("t1", list)
+          const t = thread(reduce(started(), actions), "t1")
+          expect(t.thread.status).toBe("idle")
+          expect(t.thread.lastRunCancelled).toBe(ending.cancelled)
+          expect(t.streaming.status).toBe("idle")
+          expect(t.streaming.messageId).toBeUndefined()
+          expect(t.internal.toolArgs.size).toBe(0)
+          expect(t.internal.openComponents).toEqual([])
+          expect(t.pendingToolCalls).toEqual([])
+          open.check(t)
+        })
+      }
+    }
+  }
+})
+
 describe("toIsoString", () => {
   it.each([0, 1, -1, 999, 1_700_000_000_123, 951_782_400_000, 4_107_542_400_000, -62_135_596_800_000, 253_402_300_799_999, 253_402_300_800_000, -62_198_755_200_001, -8_640_000_000_000_000, 8_640_000_000_000_000])(
     "%d matches Date#toISOString",

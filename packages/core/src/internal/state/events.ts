@@ -61,6 +61,7 @@ const handleRunFinished = (d: ThreadDraft, event: EventOf<"RUN_FINISHED">): void
   thread.status = "idle"
   if (isCancelledOutcome(event.outcome)) thread.lastRunCancelled = true
   d.ownStreaming().status = "idle"
+  closeRun(d)
   // A run that paused for client tools finishes right after saying so; its
   // pending calls stay until answered.
   if (!paused) d.setPendingToolCalls([])
@@ -88,7 +89,18 @@ const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">): void => {
       ...(event.status === undefined ? {} : { status: event.status })
     }
   }
+  closeRun(d)
   d.setPendingToolCalls([])
+}
+
+/**
+ * What the ended run left open (AG-UI forbids it, a server may still do it): nothing shows as
+ * streaming once the thread is idle, and what was received stays (see `closeOpenBlocks`).
+ */
+const closeRun = (d: ThreadDraft): void => {
+  if (d.streaming.messageId !== undefined) delete d.ownStreaming().messageId
+  d.setEphemeral(undefined)
+  closeOpenBlocks(d)
 }
 
 /**
