@@ -625,6 +625,64 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     }).pipe(Effect.scoped)
   })
 
+  // An agent that breaks AG-UI's rules: RUN_FINISHED while a text message and a call are open,
+  // the call's arguments cut short. The tool does not run on what arrived: the agent is told the
+  // arguments are not valid JSON, and nothing shows as streaming once the thread is idle.
+  it.live("a call left open at RUN_FINISHED with arguments cut short is not run: its result says they are not valid JSON, the text stays, the thread ends idle", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      thenDone(() => [
+        AgUiAgent.event({ type: EventType.TEXT_MESSAGE_START, messageId: "m1", role: "assistant" }),
+        AgUiAgent.event({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: "m1", delta: "Let me check." }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather", parentMessageId: "m1" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Pa" })
+      ]),
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(cities).toEqual([])
+          expect(agent.requests).toHaveLength(2)
+          const sent = agent.requests[1]!.input!.messages
+          expect(sent[1]).toMatchObject({ role: "assistant", content: "Let me check.", toolCalls: [{ id: "c1" }] })
+          expect(sent[2]).toMatchObject({ role: "tool", toolCallId: "c1", content: expect.stringContaining("not valid JSON") })
+          expect(thread.messages[1]!.content[0]).toEqual({ type: "text", text: "Let me check." })
+          expect(thread.status).toBe("idle")
+          const state = (yield* tambo.state).threadMap[thread.id]!
+          expect(state.streaming.status).toBe("idle")
+          expect(state.streaming.messageId).toBeUndefined()
+          expect(state.internal.toolArgs.size).toBe(0)
+          expect(state.pendingToolCalls).toEqual([])
+        }),
+      { tools: [tool] }
+    )
+  })
+
+  it.live("a call whose TOOL_CALL_END closes arguments that are not valid JSON is not run: its result says so, and the thread shows what they parse to", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      thenDone(() => [
+        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Pa" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+      ]),
+      (agent) =>
+        Effect.gen(function*() {
+          const { thread } = yield* runToEnd("hello")
+          expect(cities).toEqual([])
+          expect(toolUses(thread)).toMatchObject([{ id: "c1", input: { city: "Pa" } }])
+          expect(agent.requests).toHaveLength(2)
+          expect(agent.requests[1]!.input!.messages[2]).toMatchObject({
+            role: "tool",
+            toolCallId: "c1",
+            content: expect.stringContaining("not valid JSON")
+          })
+          expect(thread.status).toBe("idle")
+        }),
+      { tools: [tool] }
+    )
+  })
+
   it.live.each([
     [
       "started twice in one message",

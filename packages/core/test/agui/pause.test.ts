@@ -46,8 +46,8 @@ const pauseAfter = (
   for (const chunk of chunks) noteStarted(started, chunk)
   // The calls the run left open are closed before the pause is read, as the step does.
   const ends = endsOfOpenCalls(ClientState.getThreadState(state, "t")!)
-  const closed = ClientState.reduce(state, [{ type: "EVENTS", threadId: "t", events: ends, at: 2000 }])
-  return pauseOf(ClientState.getThreadState(closed, "t")!.thread.messages, started, tools)
+  const closed = ClientState.getThreadState(ClientState.reduce(state, [{ type: "EVENTS", threadId: "t", events: ends, at: 2000 }]), "t")!
+  return pauseOf(closed.thread.messages, started, tools, closed.internal.invalidToolArgs)
 }
 
 /** The ids the pause after the run's events holds, one event per chunk or all in one. */
@@ -144,6 +144,37 @@ describe("pauseOf: the calls an AG-UI run leaves to the client, as the thread ho
     for (const chunked of [true, false]) {
       expect(pauseAfter(events, chunked)?.value.pendingToolCalls).toEqual([
         { toolCallId: "c1", toolName: "get_weather", arguments: JSON.stringify({ city }) }
+      ])
+    }
+  })
+
+  it.each<[string, string, boolean]>([
+    ["cut short by RUN_FINISHED", "{\"city\":\"Pa", false],
+    ["ended by its TOOL_CALL_END", "{\"city\":\"Pa", true],
+    ["ended, not an object", "[\"Paris\"]", true]
+  ])("a call whose arguments are not valid JSON (%s) carries them as they arrived, not what they parse to", (_name, args, ended) => {
+    const events: ReadonlyArray<RunStreamEvent> = [
+      started,
+      { type: "TOOL_CALL_START", toolCallId: "c1", toolCallName: "get_weather" } as RunStreamEvent,
+      { type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: args } as RunStreamEvent,
+      ...(ended ? [{ type: "TOOL_CALL_END", toolCallId: "c1" } as RunStreamEvent] : []),
+      finished
+    ]
+    for (const chunked of [true, false]) {
+      expect(pauseAfter(events, chunked)?.value.pendingToolCalls).toEqual([
+        { toolCallId: "c1", toolName: "get_weather", arguments: args }
+      ])
+    }
+  })
+
+  it.each<[string, ReadonlyArray<RunStreamEvent>, string]>([
+    ["started again", [...call("c1", "get_weather", "{\"city\":\"Rome\"}")], "{\"city\":\"Rome\"}"],
+    ["given arguments by a MESSAGES_SNAPSHOT", [snapshot([userMessage, assistantCalling("c1", "get_weather", "{\"city\":\"Rome\"}")])], "{\"city\":\"Rome\"}"]
+  ])("a call whose arguments were not valid JSON, then %s, carries the arguments it has now", (_name, after, expected) => {
+    const events: ReadonlyArray<RunStreamEvent> = [started, textStart("m1"), ...call("c1", "get_weather", "{\"city\":\"Pa"), textStart("m2"), ...after, finished]
+    for (const chunked of [true, false]) {
+      expect(pauseAfter(events, chunked)?.value.pendingToolCalls).toEqual([
+        { toolCallId: "c1", toolName: "get_weather", arguments: expected }
       ])
     }
   })

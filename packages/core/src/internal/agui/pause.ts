@@ -17,7 +17,10 @@
  * started again in its own message) is not run; a call only a snapshot brings
  * in is not this request's, and is not run either. A call the agent leaves
  * open at `RUN_FINISHED` (no `TOOL_CALL_END`, which AG-UI forbids) is closed
- * there first, with all its arguments (`endsOfOpenCalls`).
+ * there first, with all its arguments (`endsOfOpenCalls`). A call whose arguments ended as text
+ * that is not valid JSON (cut short by that `RUN_FINISHED`, or malformed) is not run on what they
+ * parse to: its pause carries them as they arrived, which the tool round refuses as not valid
+ * JSON, a result the agent reads.
  *
  * @internal
  */
@@ -58,14 +61,17 @@ export const endsOfOpenCalls = (state: ClientState.ThreadState): ReadonlyArray<R
  * `started` that `messages` (the thread, as recorded before `RUN_FINISHED`)
  * hold unanswered, in the order of their latest `tool_use` blocks, or
  * `undefined` when there are none. Only a result after a call answers it: an
- * id used again is a new call. One pass over the thread, once per step.
+ * id used again is a new call. A call of `invalidArgs` (the thread's
+ * `internal.invalidToolArgs`) carries its arguments as they arrived, not its
+ * block's `input`. One pass over the thread, once per step.
  *
  * @internal
  */
 export const pauseOf = (
   messages: ReadonlyArray<Types.TamboThreadMessage>,
   started: ReadonlySet<string>,
-  frontendTools: ReadonlySet<string>
+  frontendTools: ReadonlySet<string>,
+  invalidArgs: ReadonlyMap<string, string> = new Map()
 ): Events.RunAwaitingInputEvent | undefined => {
   if (started.size === 0 || frontendTools.size === 0) return undefined
   const open = new Map<string, Events.PendingToolCall>()
@@ -76,7 +82,8 @@ export const pauseOf = (
       } else if (block.type === "tool_use") {
         open.delete(block.id)
         if (started.has(block.id) && frontendTools.has(block.name)) {
-          open.set(block.id, { toolCallId: block.id, toolName: block.name, arguments: JSON.stringify(block.input) })
+          const args = invalidArgs.get(block.id) ?? JSON.stringify(block.input)
+          open.set(block.id, { toolCallId: block.id, toolName: block.name, arguments: args })
         }
       }
     }

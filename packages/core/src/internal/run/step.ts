@@ -227,8 +227,9 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
   ) => {
     const finished = events[end]!
     const before = events.slice(0, end)
-    const paused = (thread: Types.TamboThread) => {
-      const pause = Pause.pauseOf(thread.messages, started, new Set(run.tools.map((tool) => tool.name)))
+    const paused = (state: ClientState.ThreadState) => {
+      const tools = new Set(run.tools.map((tool) => tool.name))
+      const pause = Pause.pauseOf(state.thread.messages, started, tools, state.internal.invalidToolArgs)
       started.clear()
       if (pause === undefined) return emit(threadId, threadId, [finished], events, next)
       run.pending = [...pause.value.pendingToolCalls]
@@ -236,7 +237,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     }
     return recording(from, threadId, before, (state) => {
       const ends = Pause.endsOfOpenCalls(state)
-      return ends.length === 0 ? paused(state.thread) : recording(threadId, threadId, ends, (closed) => paused(closed.thread))
+      return ends.length === 0 ? paused(state) : recording(threadId, threadId, ends, paused)
     })
   }
 

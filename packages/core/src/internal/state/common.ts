@@ -45,6 +45,12 @@ export interface ThreadInternal {
   readonly toolArgs: ReadonlyMap<string, ToolArgs>
   /** Components whose props are still streaming. */
   readonly openComponents: ReadonlyArray<string>
+  /**
+   * Calls of this run whose arguments ended as text that is not valid JSON (cut short or
+   * malformed), as it arrived: their `input` shows what it parses to as far as it goes, which no
+   * tool is run on.
+   */
+  readonly invalidToolArgs?: ReadonlyMap<string, string>
   /** An assistant message created to hold reasoning before its text started. */
   readonly ephemeralMessageId?: string
   /** On the placeholder: where its run went once the server named the thread. */

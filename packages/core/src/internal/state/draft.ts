@@ -52,6 +52,7 @@ export class ThreadDraft {
   toolArgs: ReadonlyMap<string, ToolArgs>
   private toolArgsCopy: Map<string, ToolArgs> | undefined
   openComponents: ReadonlyArray<string>
+  invalidToolArgs: ReadonlyMap<string, string>
   ephemeralMessageId: string | undefined
   redirectTo: string | undefined
   optimisticMessageIds: ReadonlyArray<string>
@@ -87,6 +88,7 @@ export class ThreadDraft {
     this.blockIndex = internal.blockIndex ?? emptyIndex
     this.toolArgs = internal.toolArgs ?? emptyIndex
     this.openComponents = internal.openComponents ?? []
+    this.invalidToolArgs = internal.invalidToolArgs instanceof Map ? internal.invalidToolArgs : emptyIndex
     this.ephemeralMessageId = internal.ephemeralMessageId
     this.redirectTo = internal.redirectTo
     this.optimisticMessageIds = Array.isArray(internal.optimisticMessageIds) ? internal.optimisticMessageIds : []
@@ -229,6 +231,22 @@ export class ThreadDraft {
   setOpenComponents(ids: ReadonlyArray<string>): void {
     this.changed = true
     this.openComponents = ids
+  }
+
+  /** Records (a string) or forgets (undefined) that a call's arguments ended as invalid JSON. */
+  setInvalidToolArgs(toolCallId: string, raw: string | undefined): void {
+    if (raw === undefined && !this.invalidToolArgs.has(toolCallId)) return
+    this.changed = true
+    const next = new Map(this.invalidToolArgs)
+    if (raw === undefined) next.delete(toolCallId)
+    else next.set(toolCallId, raw)
+    this.invalidToolArgs = next
+  }
+
+  clearInvalidToolArgs(): void {
+    if (this.invalidToolArgs.size === 0) return
+    this.changed = true
+    this.invalidToolArgs = emptyIndex
   }
 
   setEphemeral(id: string | undefined): void {
@@ -462,6 +480,7 @@ export class ThreadDraft {
       indexedCount: this.thread.messages.length,
       toolArgs: this.toolArgs,
       openComponents: this.openComponents,
+      ...(this.invalidToolArgs.size === 0 ? {} : { invalidToolArgs: this.invalidToolArgs }),
       ...(this.ephemeralMessageId === undefined ? {} : { ephemeralMessageId: this.ephemeralMessageId }),
       ...(this.redirectTo === undefined ? {} : { redirectTo: this.redirectTo }),
       ...(this.optimisticMessageIds.length === 0 ? {} : { optimisticMessageIds: this.optimisticMessageIds }),

@@ -50,6 +50,7 @@ const handleRunStarted = (d: ThreadDraft, event: EventOf<"RUN_STARTED">, at: num
   // A call the last run left open keeps what its arguments parsed to, as at the end of a batch.
   d.flushToolArgs()
   if (d.toolArgs.size > 0) d.ownToolArgs().clear()
+  d.clearInvalidToolArgs()
 }
 
 const isCancelledOutcome = (outcome: unknown): boolean => isPlainObject(outcome) && outcome.type === "cancelled"
@@ -253,6 +254,7 @@ const handleToolCallStart = (d: ThreadDraft, event: EventOf<"TOOL_CALL_START">, 
     d.ownStreaming().messageId = id
   }
   d.ownToolArgs().set(event.toolCallId, { raw: "", parsedLength: 0 })
+  d.setInvalidToolArgs(event.toolCallId, undefined)
 }
 
 const handleToolCallArgs = (d: ThreadDraft, event: EventOf<"TOOL_CALL_ARGS">, at: number): void =>
@@ -327,6 +329,7 @@ const handleToolCallEnd = (d: ThreadDraft, event: EventOf<"TOOL_CALL_END">, at: 
   const { complete, input } = parseToolArgs(args.raw)
   if (!complete) d.anomaly(event.type, `arguments of tool call ${event.toolCallId} are not valid JSON`, at)
   else if (input === undefined) d.anomaly(event.type, `arguments of tool call ${event.toolCallId} are not an object`, at)
+  if (!complete || input === undefined) d.setInvalidToolArgs(event.toolCallId, args.raw)
   if (input !== undefined) d.setToolInput(event.toolCallId, input)
 }
 
@@ -581,6 +584,8 @@ const handleMessagesSnapshot = (d: ThreadDraft, event: EventOf<"MESSAGES_SNAPSHO
     d.ownToolArgs().delete(toolCallId)
     d.touchedToolCalls.delete(toolCallId)
   }
+  // The snapshot's arguments are the calls' own.
+  d.clearInvalidToolArgs()
   const components = d.openComponents.filter((id) => d.findBlock("component", id) !== undefined)
   if (components.length !== d.openComponents.length) d.setOpenComponents(components)
   const optimistic = d.optimisticMessageIds.filter((id) => d.findMessage(id) >= 0)
@@ -673,7 +678,8 @@ export const closeOpenBlocks = (d: ThreadDraft): void => {
   if (d.toolArgs.size > 0) {
     for (const [toolCallId, args] of d.toolArgs) {
       if (args.raw === "") continue
-      const { input } = parseToolArgs(args.raw)
+      const { complete, input } = parseToolArgs(args.raw)
+      if (!complete || input === undefined) d.setInvalidToolArgs(toolCallId, args.raw)
       if (input !== undefined) d.setToolInput(toolCallId, input)
     }
     d.ownToolArgs().clear()
