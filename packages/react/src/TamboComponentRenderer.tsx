@@ -27,6 +27,7 @@ import {
   type MessageContextValue,
   useTamboContext
 } from "./internal/context.js"
+import { shownRunStatus } from "./internal/selectors.js"
 import { deriveStreamStatus } from "./internal/streamStatus.js"
 import type { InteractableConfig } from "./interactables.js"
 import type { PropStatus, StreamStatus } from "./types.js"
@@ -329,7 +330,7 @@ export const useTamboStreamStatus = <Props extends object = Record<string, unkno
 } => {
   const { content, threadId } = useComponentContext("useTamboStreamStatus")
   const runStatus = useTamboSelector(
-    useCallback((state: ClientState) => getThreadState(state, threadId)?.streaming.status ?? "idle", [threadId])
+    useCallback((state: ClientState) => shownRunStatus(getThreadState(state, threadId)), [threadId])
   )
   const runError = useTamboSelector(
     useCallback((state: ClientState) => getThreadState(state, threadId)?.streaming.error, [threadId])

@@ -42,7 +42,11 @@ export interface UseTamboReturn {
   readonly messages: ReadonlyArray<ReactTamboThreadMessage>
   /** The run's progress as the state has it (`idle` between two steps of a run; see `isIdle`). */
   readonly streamingState: StreamingState
-  /** No run in progress: not even between two steps of a run of this client (see `useTamboRunStatus`). */
+  /**
+   * No run in progress: not even between two steps of a run of this client,
+   * nor a run of another client that a read of the thread showed (see
+   * `useTamboRunStatus`).
+   */
   readonly isIdle: boolean
   /** A run is streaming. */
   readonly isStreaming: boolean

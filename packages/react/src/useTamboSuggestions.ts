@@ -7,6 +7,7 @@ import { type ClientState, isAbortError, type Suggestion, type TamboThreadMessag
 import { getCurrentThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
 import { useCallback, useEffect, useRef, useState } from "react"
 import { useTamboContext } from "./internal/context.js"
+import { shownRunStatus } from "./internal/selectors.js"
 import type { AcceptSuggestionOptions, TamboQueryOptions } from "./types.js"
 import { useQuery } from "./internal/useQuery.js"
 import { useTamboSelector } from "./useTamboSelector.js"
@@ -100,14 +101,15 @@ const isReply = (message: TamboThreadMessage): boolean =>
 
 /**
  * The thread and message suggestions are for: the latest message, if it is
- * a reply the server knows and the thread is idle. (While a run's tools
- * run, the thread is idle too, but its latest message is the tool call or
- * its result.)
+ * a reply the server knows and the thread is idle: no run of this client on
+ * it, nor a run of another client that a read of the thread showed (it may
+ * still be writing that message). (While a run's tools run, the thread is
+ * idle too, but its latest message is the tool call or its result.)
  */
 const selectTarget = (state: ClientState): Target | undefined => {
   const threadState = getCurrentThreadState(state)
   if (threadState === undefined || isLocalThreadId(state.currentThreadId)) return undefined
-  if (threadState.streaming.status !== "idle") return undefined
+  if (shownRunStatus(threadState) !== "idle") return undefined
   const messages = threadState.thread.messages
   const latest = messages[messages.length - 1]
   if (latest === undefined || !isReply(latest)) return undefined

@@ -1,9 +1,18 @@
 // @vitest-environment happy-dom
-import { renderHook, waitFor } from "@testing-library/react"
+import { render, renderHook, screen, waitFor } from "@testing-library/react"
+import { TamboClient } from "@tambo-effect/client"
 import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
-import { type TamboTool, useTambo, useTamboRunStatus, useTamboSelector } from "../src/index.js"
+import {
+  type TamboComponent,
+  TamboProvider,
+  type TamboTool,
+  useTambo,
+  useTamboRunStatus,
+  useTamboSelector,
+  useTamboStreamStatus
+} from "../src/index.js"
 import { connection, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
@@ -78,5 +87,54 @@ describe("useTamboRunStatus", () => {
     })
     await result.current.tambo.sendMessage("hello").thread
     expect(result.current.other).toBe("idle")
+  })
+
+  it("shows another client's run a read found streaming: not idle, and its component still streaming, not failed", async () => {
+    const other = new TamboClient({
+      apiKey: server().apiKey,
+      tamboUrl: server().url,
+      userKey: "user-1",
+      maxRetries: 0,
+      autoGenerateThreadName: false
+    })
+    server().setScript([Script.text("first")])
+    const { id } = await other.run("one").thread
+    // The other client's reply: its component is stored (with a first prop) and the server then holds the run.
+    server().setScript([Script.text("Here:"), Script.component("Card", { title: "t" }), Script.hang()])
+    const busy = other.run("two", { threadId: id })
+    await waitFor(() =>
+      expect(server().threads.get(id)?.messages.at(-1)?.content.some((c) => c.type === "component")).toBe(true)
+    )
+    const statuses: { current?: ReturnType<typeof useAll> } = {}
+    function Card() {
+      const { streamStatus } = useTamboStreamStatus()
+      return <div data-testid="card" data-error={String(streamStatus.isError)} data-streaming={String(streamStatus.isStreaming || streamStatus.isPending)} />
+    }
+    const card: TamboComponent = {
+      name: "Card",
+      description: "A card",
+      propsSchema: { type: "object", properties: { title: { type: "string" } } },
+      component: Card
+    }
+    function App() {
+      const all = useAll()
+      statuses.current = all
+      return <>{all.tambo.messages.map((message) => message.content.map((block, i) => block.type === "component" ? <div key={`${message.id}${i}`}>{block.renderedComponent}</div> : null))}</>
+    }
+    render(<TamboProvider {...connection(server(), { components: [card] })}><App /></TamboProvider>)
+    await statuses.current!.tambo.switchThread(id)
+    await waitFor(() => expect(statuses.current!.tambo.thread?.thread.status).toBe("streaming"))
+    expect(statuses.current!.status).toBe("streaming")
+    expect(statuses.current!.tambo.isIdle).toBe(false)
+    expect(statuses.current!.tambo.isStreaming).toBe(true)
+    const shown = await screen.findByTestId("card")
+    expect(shown.dataset["error"]).toBe("false")
+    expect(shown.dataset["streaming"]).toBe("true")
+
+    await other.cancelRun(id)
+    await busy.thread.catch(() => undefined)
+    await statuses.current!.tambo.client.fetchThread(id)
+    await waitFor(() => expect(statuses.current!.tambo.isIdle).toBe(true))
+    await other.destroy()
   })
 })

@@ -1,5 +1,6 @@
 // @vitest-environment happy-dom
 import { act, renderHook, waitFor } from "@testing-library/react"
+import { TamboClient } from "@tambo-effect/client"
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import { useTambo, useTamboSuggestions } from "../src/index.js"
@@ -108,5 +109,34 @@ describe("useTamboSuggestions: what ends after something newer began", () => {
     await first
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(result.current.suggestions).toMatchObject({ isAccepting: false, acceptError: { _tag: "RunConflictError" } })
+  })
+})
+
+describe("useTamboSuggestions: another client's run", () => {
+  it("offers none for the reply another client's run is still writing, as a read of the thread shows it", async () => {
+    const other = new TamboClient({
+      apiKey: server().apiKey,
+      tamboUrl: server().url,
+      userKey: "user-1",
+      maxRetries: 0,
+      autoGenerateThreadName: false
+    })
+    server().setScript([Script.text("A reply")])
+    const { id } = await other.run("pears").thread
+    // The other client's next reply: its text is stored, and the server then holds the run.
+    server().setScript([Script.text("Still writ"), Script.hang()])
+    const busy = other.run("more", { threadId: id })
+    await waitFor(() => expect(server().threads.get(id)?.messages.at(-1)?.content).toMatchObject([{ text: "Still writ" }]))
+    const { result } = mount()
+    await result.current.tambo.switchThread(id)
+    await waitFor(() => expect(result.current.tambo.thread?.thread.status).toBe("streaming"))
+    expect(result.current.tambo.messages.at(-1)?.content).toMatchObject([{ text: "Still writ" }])
+    await expect(result.current.suggestions.generate()).resolves.toEqual([])
+
+    await other.cancelRun(id)
+    await busy.thread.catch(() => undefined)
+    await result.current.tambo.client.fetchThread(id)
+    await waitFor(() => expect(titles(result)).toEqual(["about pears"]))
+    await other.destroy()
   })
 })
