@@ -1,5 +1,5 @@
 // The model-based test of two clients (two tabs of one user) on one thread: runs of either, held
-// by the server or not, finished, stopped by either, and reads of the thread by either at any
+// by the server or not (or paused while a tool of their client runs), finished, stopped by either, and reads of the thread by either at any
 // point, against the testing server on loopback (see twoClients.ts). Seeded, so a failure
 // reproduces; MODEL_RUNS, MODEL_MAX_COMMANDS, MODEL_SEED, MODEL_PATH, MODEL_REPLAY_PATH and
 // MODEL_INVARIANTS as for lifecycle.model.test.ts. A counterexample it shrinks to goes to

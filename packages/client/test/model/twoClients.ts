@@ -1,13 +1,14 @@
 // The model-based test of two clients on one thread: this tab (`A`) and another tab of the same
 // user (`B`), each a TamboClient of the same testing server, with one thread they share. Commands
 // start runs on it (run to their end, or held by the server: after RUN_STARTED before the reply, or
-// mid-reply), finish or stop the held run (by its own client, or by the other one through
+// mid-reply; or paused for a tool of its client, whose execution waits), finish or stop the held run (by its own client, or by the other one through
 // `cancelRun`), and read the thread (`fetchThread`) from either side at any point. The invariants
 // of INVARIANTS are checked after every command, and once more when the sequence winds down.
 // The property is twoClients.model.test.ts; the named counterexamples go to counterexamples.test.ts.
 import { HoldingProxy, Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
-import { type ClientState, TamboClient, type TamboStream, type TamboThread } from "../../src/index.js"
+import * as Schema from "effect/Schema"
+import { type ClientState, TamboClient, type TamboStream, type TamboThread, type TamboTool } from "../../src/index.js"
 import { storeMatchesServer } from "./storeMatchesServer.js"
 import * as Model from "./support.js"
 import { eventually, excess, resourceCounts, settle } from "./support.js"
@@ -26,10 +27,21 @@ export const INVARIANTS = [
    * by its own client, or by the other client's `cancelRun` on the server).
    */
   "run-outcome",
-  /** A read of the thread while the other client's run is held shows that run: `status` not idle. */
+  /**
+   * A read of the thread while the other client's run is held shows that run: `status` not idle.
+   * A run paused for its client's tools is over on the server (its calls pending): that shows idle.
+   */
   "read-shows-run",
-  /** A held run is still in flight in its client, its thread not idle there, whatever the other client did. */
+  /**
+   * A held run is still in flight in its client, its thread not idle there (but while its tools
+   * run: the server's step is over), whatever the other client did.
+   */
   "own-run-undisturbed",
+  /**
+   * Each tool call is executed once, by the client whose run it is: never by the other client, to
+   * which a read of the thread shows the call pending while that run's tool works on it.
+   */
+  "tool-runs-once",
   /** A client without a held run has no run in flight and no approval pending. */
   "no-run-in-flight",
   /** Every message the server took, it took once; every run was cancelled (and asked to be) at most once. */
@@ -60,9 +72,12 @@ export type Reply = "text" | "component"
 
 /**
  * Whether the server holds a run: `none` plays it to its end; `gate` holds it after RUN_STARTED,
- * before its reply, until `finish`; `text` holds it after its whole reply streamed, until a stop.
+ * before its reply, until `finish`; `text` holds it after its whole reply streamed, until a stop;
+ * `tool` pauses it for the `probe` tool of its client, whose execution waits for `finish` (or a
+ * stop): the server's run is over meanwhile, its call pending, and the other client may run on
+ * the thread (its message answers the call as cancelled).
  */
-export type Hold = "none" | "gate" | "text"
+export type Hold = "none" | "gate" | "text" | "tool"
 
 /**
  * How a held run is stopped: by its client's `cancelRun` or `abort()`, or by the other client's
@@ -93,7 +108,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       kind: fc.constant("start" as const),
       who,
       reply: fc.constantFrom<Reply>("text", "component"),
-      hold: fc.constantFrom<Hold>("none", "gate", "text")
+      hold: fc.constantFrom<Hold>("none", "gate", "text", "tool")
     })
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("finish" as const), who }) },
@@ -111,8 +126,11 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
 /** A run's script, by the message that starts it. */
 type Scenario = Script.ScriptFn
 
-/** What the model expects a run to end with. */
-type Expected = "ok" | "RunConflictError" | "AbortError"
+/**
+ * What the model expects a run to end with. A run whose tool round the other client's run
+ * overtook (it answered the call as cancelled) has its results refused: `ApiError`.
+ */
+type Expected = "ok" | "RunConflictError" | "AbortError" | "ApiError"
 
 /** A run the server holds, started by `who`. */
 interface Held {
@@ -125,6 +143,15 @@ interface Held {
   readonly release: () => void
   /** Its driver: resolves once the stream ended. */
   readonly driven: Promise<void>
+  /** A `tool` hold the other client's run overtook: that run answered the call, as cancelled. */
+  overtaken: boolean
+}
+
+/** One execution of the probe tool: by which client, for a call of whose run. */
+interface ProbeRun {
+  readonly by: Who
+  readonly of: Who
+  readonly n: number
 }
 
 const CARD = {
@@ -162,11 +189,17 @@ class World extends Model.ModelWorld<Scenario> {
   lateRead: { readonly who: Who; readonly read: Promise<unknown>; readonly release: () => void; readonly changes: number } | undefined
   /** How many times the thread changed on the server. */
   changes = 0
+  /** Every execution of the probe tool, by either client. */
+  readonly probeRuns: Array<ProbeRun> = []
+  /** The tool calls' gates, by call number: the execution returns once its gate opens. */
+  readonly toolGates = new Map<number, Promise<void>>()
+  /** The reply of a `tool` run once its call is answered, by call number. */
+  readonly toolReplies = new Map<number, Reply>()
 
   constructor(readonly server: TestServer, readonly proxy: HoldingProxy.HoldingProxy) {
     super()
     this.threadId = server.threads.create({ userKey: "user-1", name: "Shared" }).id
-    this.clients = { A: makeClient(this), B: makeClient(this) }
+    this.clients = { A: makeClient(this, "A"), B: makeClient(this, "B") }
   }
 
   /** Something changed the thread on the server: neither store is known to equal it. */
@@ -190,7 +223,23 @@ class World extends Model.ModelWorld<Scenario> {
 
 const other = (w: Who): Who => (w === "A" ? "B" : "A")
 
-const makeClient = (world: World): TamboClient =>
+/**
+ * The probe tool of client `by`: records the execution, then returns once the call's gate opened
+ * (or its executor gave up on it).
+ */
+const probeOf = (world: World, by: Who): TamboTool<{ readonly of: Who; readonly n: number }, { readonly n: number }> => ({
+  name: "probe",
+  description: "Records its call and waits",
+  inputSchema: Schema.Struct({ of: Schema.Literal("A", "B"), n: Schema.Number }),
+  tool: async ({ n, of }, { signal }) => {
+    world.probeRuns.push({ by, of, n })
+    world.started.get(n)?.()
+    await Promise.race([world.toolGates.get(n), new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }))])
+    return { n }
+  }
+})
+
+const makeClient = (world: World, by: Who): TamboClient =>
   new TamboClient({
     apiKey: world.server.apiKey,
     // Through the proxy: a read's answer can be held there.
@@ -198,13 +247,20 @@ const makeClient = (world: World): TamboClient =>
     userKey: "user-1",
     maxRetries: 0,
     autoGenerateThreadName: false,
-    components: [CARD]
+    components: [CARD],
+    tools: [probeOf(world, by)]
   })
 
 let current: World | undefined
 
 /** The script function the server plays: by the message's scenario. */
 const serverScript: Script.ScriptFn = (request, context) => {
+  // A tool round's results: the reply of the run that called the probe.
+  if (request.text === "" && request.toolResults.length > 0) {
+    const answer = /"n":(\d+)/.exec(request.toolResults[0]!.text)
+    const reply = answer === null ? undefined : current?.toolReplies.get(Number(answer[1]))
+    return reply === undefined ? [Script.text("unknown tool round")] : REPLY[reply]
+  }
   const scenario = current?.scenarios.get(request.text)
   return scenario === undefined ? [Script.text(`unknown scenario ${request.text}`)] : scenario(request, context)
 }
@@ -233,20 +289,31 @@ const replyStreamed = (world: World, reply: Reply): boolean => {
   return card?.type === "component" && JSON.stringify(card.props) === JSON.stringify({ title: "ab" })
 }
 
-const start = async (world: World, command: Extract<Command, { kind: "start" }>): Promise<void> => {
-  const client = world.clients[command.who]
+const start = async (world: World, given: Extract<Command, { kind: "start" }>): Promise<void> => {
+  const client = world.clients[given.who]
+  // The other client's run paused for its tools: the server's thread is idle, and this run takes
+  // it (answering that call as cancelled); it is played to its end.
+  const overtaking = world.held?.hold === "tool" && world.held.who !== given.who
+  const command = overtaking ? { ...given, hold: "none" as const } : given
   let release: () => void = () => {}
   const gate = new Promise<void>((resolve) => (release = resolve))
+  const n = command.hold === "tool" ? world.nextN() : 0
+  if (command.hold === "tool") {
+    world.toolGates.set(n, gate)
+    world.toolReplies.set(n, command.reply)
+  }
   const message = world.scenario(`${command.who} ${command.reply} ${command.hold}`, async (_request, context) => {
     // Held until `finish`, or until the run is cancelled (then what it returns is not played).
     if (command.hold === "gate") {
       await Promise.race([gate, new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }))])
     }
+    if (command.hold === "tool") return [Script.toolCall("probe", { of: command.who, n })]
     return command.hold === "text" ? [...REPLY[command.reply], Script.hang()] : REPLY[command.reply]
   })
   const stream = client.run(message, { threadId: world.threadId })
   world.replies.set(stream, command.reply)
-  if (world.held !== undefined) {
+  if (overtaking) world.held!.overtaken = true
+  else if (world.held !== undefined) {
     // A run is active on the thread: in this client (ActiveInClient) or on the server (ActiveOnServer).
     world.expected.set(stream, "RunConflictError")
     await driveRun(stream)
@@ -265,7 +332,13 @@ const start = async (world: World, command: Extract<Command, { kind: "start" }>)
   let started: () => void = () => {}
   const runStarted = new Promise<void>((resolve) => (started = resolve))
   const driven = driveRun(stream, (type) => type === "RUN_STARTED" && started())
-  world.held = { who: command.who, hold: command.hold, reply: command.reply, message, stream, release, driven }
+  world.held = { who: command.who, hold: command.hold, reply: command.reply, message, stream, release, driven, overtaken: false }
+  if (command.hold === "tool") {
+    // Held once its tool runs: the server's step is over, the call pending there.
+    await Promise.race([world.startedPromises.get(n), driven])
+    await eventually(() => world.server.threads.get(world.threadId)?.runStatus === "idle")
+    return
+  }
   // Held where the command says: after RUN_STARTED, or once the server holds the whole reply.
   await Promise.race([runStarted, driven])
   if (command.hold === "text") await eventually(() => replyStreamed(world, command.reply), 4_000)
@@ -290,9 +363,9 @@ const play = async (world: World, command: Command): Promise<void> => {
       return start(world, command)
     case "finish": {
       const held = world.held
-      if (held === undefined || held.who !== command.who || held.hold !== "gate") return
+      if (held === undefined || held.who !== command.who || (held.hold !== "gate" && held.hold !== "tool")) return
       held.release()
-      return ended(world, held, "ok", [held.who])
+      return ended(world, held, held.overtaken ? "ApiError" : "ok", [held.who])
     }
     case "stop": {
       const held = world.held
@@ -371,7 +444,7 @@ const afterCommand = async (world: World, command: Command): Promise<void> => {
   })
   await checks.check("read-shows-run", () => {
     const read = world.lastRead
-    if (read?.otherHeld === undefined) return
+    if (read?.otherHeld === undefined || read.otherHeld.hold === "tool") return
     const thread = read.state.threadMap[world.threadId]?.thread
     if (thread === undefined) throw new Error(`a read by ${read.who} while ${read.otherHeld.who}'s run is held left the thread out of the store`)
     if (thread.status === "idle") throw new Error(`a read by ${read.who} while ${read.otherHeld.who}'s run is held shows the thread idle`)
@@ -387,6 +460,7 @@ const afterCommand = async (world: World, command: Command): Promise<void> => {
     if (held === undefined) return
     const client = world.clients[held.who]
     if (!client.hasActiveRun(world.threadId)) throw new Error(`${held.who}'s held run is no longer in flight`)
+    if (held.hold === "tool") return
     const status = client.getState().threadMap[world.threadId]?.thread.status
     if (status === undefined || status === "idle") throw new Error(`${held.who}'s held run shows its thread ${status ?? "missing"}`)
   })
@@ -417,6 +491,14 @@ const afterCommand = async (world: World, command: Command): Promise<void> => {
     }
     for (const [path, count] of deletes) if (count > 1) throw new Error(`DELETE ${path} was sent ${count} times`)
   })
+  await checks.check("tool-runs-once", () => {
+    const seen = new Set<number>()
+    for (const execution of world.probeRuns) {
+      if (execution.by !== execution.of) throw new Error(`${execution.by} executed call ${execution.n} of ${execution.of}'s run`)
+      if (seen.has(execution.n)) throw new Error(`call ${execution.n} was executed twice`)
+      seen.add(execution.n)
+    }
+  })
   await checks.noRejection(world)
   await checks.check("store-equals-server", () => storeChecks(world))
 }
@@ -439,9 +521,9 @@ const windDown = async (world: World): Promise<void> => {
   await world.releaseLateRead()
   const held = world.held
   if (held !== undefined) {
-    if (held.hold === "gate") {
+    if (held.hold === "gate" || held.hold === "tool") {
       held.release()
-      await ended(world, held, "ok", [held.who])
+      await ended(world, held, held.overtaken ? "ApiError" : "ok", [held.who])
     } else {
       held.stream.abort()
       await ended(world, held, "AbortError", [held.who])
