@@ -761,7 +761,11 @@ export class TamboClient {
 
   /**
    * The tool calls a thread's run waits on (loaded from the API for a
-   * thread this client has not seen).
+   * thread this client has not seen). The server tells no one which client
+   * runs a call: a read of the thread while another client's run waits on
+   * its own tools (another tab's) lists those calls too. This client never
+   * executes them; a message it sends on the thread answers them as
+   * cancelled, and that run's results are then refused (`ApiError`).
    *
    * @since 0.1.0
    */

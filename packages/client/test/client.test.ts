@@ -337,6 +337,55 @@ describe("threads", () => {
     await settle(busy.thread)
   })
 
+  it("a read while another client's run waits on its own tool shows the call pending; a message sent then answers it as cancelled, and only that client runs the tool, once", async () => {
+    const executions: Array<{ readonly by: string; readonly toolCallId: string }> = []
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let started!: () => void
+    const running = new Promise<void>((resolve) => (started = resolve))
+    const weatherOf = (by: string): typeof weatherTool => ({
+      ...weatherTool,
+      tool: async ({ city }, context) => {
+        executions.push({ by, toolCallId: context.toolCallId })
+        started()
+        await released
+        return { city, temperature: 21, conditions: "sunny" }
+      }
+    })
+    const client = makeClient(server(), { tools: [weatherOf("client")] })
+    const other = makeClient(server(), { tools: [weatherOf("other")] })
+    server().setScript([Script.text("first")])
+    const { id } = await client.run("one").thread
+    server().setScript((request) =>
+      request.toolResults.length > 0 && request.text === ""
+        ? [Script.text("It is sunny")]
+        : request.text === "two"
+        ? [Script.toolCall("get_weather", { city: "Paris" })]
+        : [Script.text("Hi")]
+    )
+    const paused = client.run("two", { threadId: id })
+    await running
+    // The server's run is over, its call pending: the other client's read shows that call.
+    await other.fetchThread(id)
+    const call = executions[0]!.toolCallId
+    expect(other.getState().threadMap[id]?.pendingToolCalls.map((c) => c.toolCallId)).toEqual([call])
+    expect((await other.getPendingToolCalls(id)).map((c) => c.toolCallId)).toEqual([call])
+    // A message from there answers it as cancelled, and runs no tool.
+    const reply = await other.run("three", { threadId: id }).thread
+    expect(texts(reply.messages).at(-1)).toBe("assistant: Hi")
+    expect(server().threads.get(id)?.messages.some((m) =>
+      m.content.some((c) => c.type === "tool_result" && c.toolUseId === call && c.isError === true)
+    )).toBe(true)
+    // The tool's result comes after the thread moved on: the server refuses it.
+    release()
+    const refused = await settle(paused.thread)
+    expect(refused.ok ? "succeeded" : refused.error).toMatchObject({ _tag: "ApiError" })
+    expect(executions).toEqual([{ by: "client", toolCallId: call }])
+    await client.fetchThread(id)
+    await storeEqualsServer(client.getState(), server(), id)
+    await storeEqualsServer(other.getState(), server(), id)
+  })
+
   it("a thread the API does not know rejects with an ApiError (403, as the API answers)", async () => {
     const client = makeClient(server())
     await expect(client.fetchThread("thr_missing")).rejects.toMatchObject({ _tag: "ApiError", status: 403 })

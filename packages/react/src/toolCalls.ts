@@ -113,7 +113,12 @@ export interface UseTamboPendingToolCallsReturn {
  * after a reload (a thread the client does not know is loaded from the
  * API). Empty while a run of this client is in flight on the thread (its
  * calls are then executed, or wait for approval: see
- * {@link useTamboPendingApprovals}). Answer them with `continueRun`.
+ * {@link useTamboPendingApprovals}). Answer them with `continueRun`. The
+ * server does not say which client a call is for: the calls of another
+ * client's run (another tab's) waiting on its own tools show too, once a
+ * read of the thread found them; nothing here executes them, and an answer
+ * from here (or a new message, which answers them as cancelled) makes the
+ * server refuse that run's results.
  *
  * @example
  * ```tsx
