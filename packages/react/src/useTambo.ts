@@ -23,7 +23,7 @@ import { leftUnsent, messageSentTo } from "./internal/unsent.js"
 import type { ReactTamboThreadMessage, TamboComponent } from "./types.js"
 import { useTamboRunStatus } from "./useTamboRunStatus.js"
 import { useTamboSelector } from "./useTamboSelector.js"
-import { selectCurrentThreadId } from "./internal/selectors.js"
+import { selectCurrentThreadId, shownRunStatus } from "./internal/selectors.js"
 
 /**
  * What `useTambo()` returns.
@@ -79,7 +79,11 @@ export interface UseTamboReturn {
   ) => void
   /** Denies a tool call waiting for approval; the model is told, with `reason`. `threadId` and errors as `approveToolCall`. */
   readonly denyToolCall: (toolCallId: string, reason?: string, options?: { readonly threadId?: string | undefined }) => void
-  /** Cancels the current thread's run; resolves at once when there is none. */
+  /**
+   * Cancels the current thread's run, also another client's that a read of
+   * the thread showed (rejecting if the server did not cancel that one);
+   * resolves at once when there is none.
+   */
   readonly cancel: () => Promise<void>
   /** Shows a new conversation (the next message creates its thread); returns the placeholder's id. */
   readonly startNewThread: () => string
@@ -190,8 +194,9 @@ export const useTambo = (): UseTamboReturn => {
     const state = client.getState()
     const cancelling = client.cancelRun(state.currentThreadId)
     // An idle thread may still have a run of ours starting (nothing streamed yet), which the
-    // client cancels; if not, the client asks the server about its last run, which is over.
-    if (getCurrentThreadState(state)?.streaming.status !== "idle") return cancelling
+    // client cancels; if not, the client asks the server about its last run, which is over. A run
+    // the thread shows (ours, or another client's a read found) is cancelled or the caller hears why.
+    if (shownRunStatus(getCurrentThreadState(state)) !== "idle") return cancelling
     await cancelling.catch(() => undefined)
   }, [handle])
   const actions = useMemo(() => ({

@@ -1,5 +1,6 @@
 // @vitest-environment happy-dom
 import { renderHook, screen, waitFor } from "@testing-library/react"
+import { TamboClient } from "@tambo-effect/client"
 import { Script } from "@tambo-effect/testing"
 import { memo } from "react"
 import { describe, expect, it } from "vitest"
@@ -10,7 +11,17 @@ import {
   useTambo,
   useTamboSelector
 } from "../src/index.js"
-import { connection, jwtFor, madeUpWeather, until, useServer, WeatherCard, weatherTool, wrapperFor } from "./helpers.js"
+import {
+  connection,
+  holdingProxy,
+  jwtFor,
+  madeUpWeather,
+  until,
+  useServer,
+  WeatherCard,
+  weatherTool,
+  wrapperFor
+} from "./helpers.js"
 
 const server = useServer()
 
@@ -115,6 +126,34 @@ describe("useTambo", () => {
     expect(server().cancels[0]?.threadId).toBe(result.current.currentThreadId)
     // Cancelling when nothing runs does nothing.
     await result.current.cancel()
+  })
+
+  it("cancel of another client's run a read showed rejects when the server refuses to cancel it: the run goes on", async () => {
+    const other = new TamboClient({
+      apiKey: server().apiKey,
+      tamboUrl: server().url,
+      userKey: "user-1",
+      maxRetries: 0,
+      autoGenerateThreadName: false
+    })
+    server().setScript([Script.text("first")])
+    const { id } = await other.run("one").thread
+    server().setScript([Script.text("working"), Script.hang()])
+    const busy = other.run("two", { threadId: id })
+    await until(() => server().threads.get(id)?.runStatus === "streaming", "the other client's run to stream")
+    const proxy = await holdingProxy(server())
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server(), { tamboUrl: proxy.url })) })
+    await result.current.switchThread(id)
+    await waitFor(() => expect(result.current.isStreaming).toBe(true))
+    const refused = proxy.holdRequest((request) => request.method === "DELETE")
+    refused.fail(500, { title: "Internal Server Error", status: 500 })
+    await expect(result.current.cancel()).rejects.toMatchObject({ _tag: "ApiError", status: 500 })
+    // The run goes on, as the state still shows.
+    expect(server().threads.get(id)?.runStatus).toBe("streaming")
+    expect(result.current.isStreaming).toBe(true)
+    await other.cancelRun(id)
+    await busy.thread.catch(() => undefined)
+    await other.destroy()
   })
 
   it("sending while a run streams: rejected by default, queued or interrupting on request", async () => {
