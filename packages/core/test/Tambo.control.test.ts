@@ -2,11 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { HoldingProxy, Script } from "@tambo-effect/testing"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
-import { fields, runAll, tamboLayer, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -452,6 +453,48 @@ describe("sending while busy", () => {
           m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))
         )
         expect(texts).not.toContain("instead")
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
+  /** The thread's slow run, streaming behind `proxy`, and its thread. */
+  const slowBehind = (proxy: HoldingProxy.HoldingProxy) =>
+    Effect.gen(function* () {
+      server().setScript([Script.text("first")])
+      const threadId = (yield* runAll("first")).at(-1)!.threadId
+      server().setScript((request) => request.text === "slow" ? [Script.text("slow..."), Script.hang()] : [Script.text(`re: ${request.text}`)])
+      const slow = yield* Effect.fork(Effect.flip(runAll("slow", { threadId })))
+      yield* Effect.gen(function* () {
+        while (server().threads.get(threadId)?.runStatus !== "streaming") yield* Effect.sleep("5 millis")
+      })
+      // The cancellation of it waits before it reaches the server.
+      const deleting = proxy.holdRequest((r) => r.method === "DELETE" && r.path.startsWith(`/v1/threads/${threadId}/runs/`))
+      return { threadId, slow, deleting }
+    })
+
+  it.live("a second cancelRun while the first's cancellation is on its way waits for the server to take it: the run's end then reads the thread idle, as the server has it", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const { deleting, slow, threadId } = yield* slowBehind(proxy)
+        const read = proxy.holdRequest((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
+        const first = yield* Effect.fork(tambo.cancelRun(threadId))
+        yield* Effect.promise(() => deleting.arrived)
+        const second = yield* Effect.fork(tambo.cancelRun(threadId))
+        // The run's end reads its thread only once the server took the cancellation: no read comes meanwhile.
+        const readEarly = yield* Effect.promise(() => read.arrived).pipe(
+          Effect.timeoutTo({ duration: "300 millis", onTimeout: () => false, onSuccess: () => true })
+        )
+        expect(readEarly).toBe(false)
+        expect(Option.isNone(yield* Fiber.poll(second))).toBe(true)
+        deleting.release()
+        read.release()
+        yield* Fiber.join(first)
+        yield* Fiber.join(second)
+        expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
+        expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
+        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }).pipe(Effect.scoped))
 

@@ -20,12 +20,17 @@ import type { RunState } from "./state.js"
 /** How long a cancellation waits for the server (to name the run, then to take the `DELETE`). @internal */
 export const cancelTimeout = Duration.seconds(3)
 
-/** Tells the server to cancel the current step's run, once, if it named it and it has not ended. @internal */
+/**
+ * Tells the server to cancel the current step's run, once, if it named it and it has not ended.
+ * Once told, a later call waits for that `DELETE`'s answer (or its end): a second Stop, and the
+ * run's end, which reads the thread next, go on once the server took the cancellation. @internal
+ */
 export const onServer = (env: Env.Env, run: RunState): Effect.Effect<void> => {
+  if (run.cancelSent !== undefined) return Deferred.await(run.cancelSent)
   const threadId = ClientState.isLocalThreadId(run.threadId) ? run.serverThreadId : run.threadId
   const runId = run.runId
-  if (runId === undefined || threadId === undefined || run.finished || run.cancelSent) return Effect.void
-  run.cancelSent = true
+  if (runId === undefined || threadId === undefined || run.finished) return Effect.void
+  const sent = run.cancelSent = Deferred.unsafeMake<void>(FiberId.none)
   return Effect.ignore(
     // Interruptible: this runs in finalizers, where an uninterruptible request would outlast the
     // bound (a server that never answered held the run's end until the REST timeout).
@@ -33,7 +38,7 @@ export const onServer = (env: Env.Env, run: RunState): Effect.Effect<void> => {
       Effect.interruptible,
       Effect.timeout(cancelTimeout)
     )
-  )
+  ).pipe(Effect.ensuring(Deferred.done(sent, Exit.void)))
 }
 
 /** Completed by a cancellation; made when first needed. @internal */

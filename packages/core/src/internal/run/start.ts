@@ -98,7 +98,7 @@ const makeState = (
     unsent: undefined,
     refused: false,
     threadBefore: undefined,
-    cancelSent: false,
+    cancelSent: undefined,
     cancelledWith: undefined,
     cancelled: undefined,
     awaitingAnswer: false,

@@ -114,8 +114,8 @@ export interface RunState {
   threadBefore: Types.TamboThread | undefined
 
   // -- cancellation --
-  /** The server was told to cancel the current step's run. */
-  cancelSent: boolean
+  /** The server was told to cancel the current step's run: completed once that `DELETE` ended. */
+  cancelSent: Deferred.Deferred<void> | undefined
   /** Set by `cancelRun`: what the run fails with. */
   cancelledWith: RunCancelledError | undefined
   /**
