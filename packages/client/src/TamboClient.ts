@@ -612,7 +612,8 @@ export type ApprovalHandler = (call: PendingToolCallInfo) => ApprovalDecision | 
 /**
  * What a run does when its thread already has one in this client: reject
  * with `RunConflictError` (default), wait for it (`"queue"`), or cancel it
- * first (`"interrupt"`).
+ * first (`"interrupt"`). That cancellation is carried out even if the new
+ * run is then aborted or its thread stopped before it started.
  *
  * @since 0.1.0
  * @category Models

@@ -206,7 +206,11 @@ export interface ToolCallResult {
 /**
  * What a run does when its thread already has one in this client:
  * fail with `RunConflictError` (default), wait for it, or cancel it first.
- * A run waiting for its thread is ended by `cancelRun` of the thread.
+ * A run waiting for its thread is ended by `cancelRun` of the thread. The
+ * cancellation an `"interrupt"` asked for is carried out whatever becomes
+ * of the new run: a `cancelRun` of the thread, or its caller giving up on
+ * it (interrupting its stream), ends the new run's wait, not the
+ * cancellation of the run it displaces.
  *
  * @since 0.1.0
  * @category Models
@@ -431,8 +435,8 @@ export declare namespace Tambo {
      * placeholder finds a run still creating its thread). A run not yet on
      * its thread, still waiting for its credentials, ends cancelled having
      * sent nothing. So do the runs waiting for the thread's run to end
-     * (`onBusy: "queue"`, or `"interrupt"` once it asked for the
-     * cancellation): Stop stops the thread, rather than start the next
+     * (`onBusy: "queue"` or `"interrupt"`, whose cancellation of the
+     * thread's run goes on): Stop stops the thread, rather than start the next
      * message at once; they recorded nothing, so the thread shows none of
      * their messages (as the facade's `cancelRun`, which aborts each of its
      * runs on the thread). A run the server already ended counts as

@@ -498,6 +498,51 @@ describe("sending while busy", () => {
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }).pipe(Effect.scoped))
 
+  const textsOf = (tambo: Tambo.Tambo.Service, threadId: string) =>
+    Effect.map(tambo.state, (state) =>
+      state.threadMap[threadId]!.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])))
+    )
+
+  it.live("cancelRun while an interrupting run's cancellation of the thread's run is on its way: both end cancelled, the new message is not sent, and the thread ends idle", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const { deleting, slow, threadId } = yield* slowBehind(proxy)
+        const instead = yield* Effect.fork(Effect.flip(runAll("instead", { threadId, onBusy: "interrupt" })))
+        yield* Effect.promise(() => deleting.arrived)
+        const stopping = yield* Effect.fork(tambo.cancelRun(threadId))
+        deleting.release()
+        yield* Fiber.join(stopping)
+        expect(fields(yield* Fiber.join(instead))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+        expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
+        expect(runsOf(threadId)).toHaveLength(1)
+        expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
+        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+        expect(yield* textsOf(tambo, threadId)).not.toContain("instead")
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
+  it.live("an interrupting run its caller gives up on while its cancellation of the thread's run is on its way: that run still ends cancelled, on the server too, and the thread ends idle", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const { deleting, slow, threadId } = yield* slowBehind(proxy)
+        const instead = yield* Effect.fork(runAll("instead", { threadId, onBusy: "interrupt" }))
+        yield* Effect.promise(() => deleting.arrived)
+        yield* Fiber.interrupt(instead)
+        deleting.release()
+        expect(fields(yield* Fiber.join(slow).pipe(Effect.timeout("5 seconds")))).toMatchObject({ _tag: "RunCancelledError" })
+        expect(runsOf(threadId)).toHaveLength(1)
+        expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
+        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+        expect(yield* textsOf(tambo, threadId)).not.toContain("instead")
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
   it.live("interrupt cancels the current run and starts the new one", () =>
     Effect.gen(function* () {
       const { threadId, slow } = yield* busyThread

@@ -56,12 +56,13 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
           threadId: run.requested
         })
       }
-      // The cancellation asked for goes whole to the server; the wait for the run's end is the new run's start.
-      const wait = whileStarting(env, run.requested, active.done)
       run.displaced = true
+      // The cancellation asked for goes whole to the server, whatever becomes of this run meanwhile
+      // (a Stop ends its wait, its caller gives up on it): it runs in the client's scope. The wait
+      // for the run's end is the new run's start, and a Stop ends it.
       return Effect.zipRight(
-        onBusy === "interrupt" ? Effect.zipRight(active.cancel, wait) : wait,
-        Effect.suspend(() => acquire(env, run))
+        onBusy === "interrupt" ? Effect.forkIn(active.cancel, env.scope) : Effect.void,
+        Effect.zipRight(whileStarting(env, run.requested, active.done), Effect.suspend(() => acquire(env, run)))
       )
     }
   )
