@@ -19,6 +19,7 @@ import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from "react"
 import { ClientHandle, useHandleClient, useRetainedHandle } from "./internal/clientHandle.js"
+import { useFollowShownRun } from "./internal/followShownRun.js"
 import type { NotifyMode } from "./types.js"
 import { type Contribution, TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
 import { ElicitationStore, UrlElicitationStore } from "./internal/elicitationStore.js"
@@ -243,6 +244,7 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
     [props.client, props.client === undefined ? props.mcpServers : undefined, contributed]
   )
   useMcpServers(handle, mcpServers)
+  useFollowShownRun(handle)
 
   // A new client (another user, say) starts with an empty composer.
   const input = useInputStore(handle)

@@ -137,4 +137,31 @@ describe("useTamboRunStatus", () => {
     await waitFor(() => expect(statuses.current!.tambo.isIdle).toBe(true))
     await other.destroy()
   })
+  it("follows another client's run a read showed: once it ends on the server the thread is read again, and isIdle turns true with no read by the app", async () => {
+    const other = new TamboClient({
+      apiKey: server().apiKey,
+      tamboUrl: server().url,
+      userKey: "user-1",
+      maxRetries: 0,
+      autoGenerateThreadName: false
+    })
+    server().setScript([Script.text("first")])
+    const { id } = await other.run("one").thread
+    server().setScript([Script.text("Working"), Script.hang()])
+    const busy = other.run("two", { threadId: id })
+    await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
+    await result.current.switchThread(id)
+    await waitFor(() => expect(result.current.isIdle).toBe(false))
+    const reads = () => server().requests.filter((r) => r.method === "GET" && r.path === `/v1/threads/${id}`).length
+    const readsWhileShown = reads()
+
+    await other.cancelRun(id)
+    await busy.thread.catch(() => undefined)
+    await waitFor(() => expect(result.current.isIdle).toBe(true), { timeout: 10_000 })
+    expect(reads()).toBeGreaterThan(readsWhileShown)
+    expect(result.current.thread?.thread.status).toBe("idle")
+    expect(result.current.messages.at(-1)?.content).toEqual(server().threads.get(id)?.messages.at(-1)?.content)
+    await other.destroy()
+  })
 })
