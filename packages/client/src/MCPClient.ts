@@ -12,7 +12,7 @@
  * @since 0.2.0
  */
 import * as Mcp from "@tambo-effect/core/Mcp"
-import { McpError } from "@tambo-effect/core/TamboError"
+import { type ConfigError, McpError } from "@tambo-effect/core/TamboError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -30,7 +30,12 @@ import type { MCPHandlers, MCPToolCallResult, MCPToolSpec } from "./UpstreamName
  * @category Models
  */
 export interface MCPClientOptions {
-  /** How long connecting and listing the tools may take. Default 30 seconds. */
+  /**
+   * How long connecting and listing the tools may take. Default 30 seconds.
+   * Positive and at most 2^31 − 1 ms (the longest a timer waits), as is
+   * `requestTimeout`: else `create` rejects with a `ConfigError`
+   * (`InvalidOption`) that names it.
+   */
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** How long a request to the server may take. Default 60 seconds. */
   readonly requestTimeout?: Duration.DurationInput | undefined
@@ -63,7 +68,7 @@ const unsupported = (method: string, message: string) =>
  * @category Constructors
  */
 export class MCPClient {
-  readonly #runtime: ManagedRuntime.ManagedRuntime<Mcp.Mcp, never>
+  readonly #runtime: ManagedRuntime.ManagedRuntime<Mcp.Mcp, ConfigError>
   readonly #mcp: Mcp.Mcp.Service
   readonly #key: string
   #handlers: Partial<MCPHandlers>
@@ -76,7 +81,7 @@ export class MCPClient {
   readonly sessionId: string | undefined = undefined
 
   private constructor(
-    runtime: ManagedRuntime.ManagedRuntime<Mcp.Mcp, never>,
+    runtime: ManagedRuntime.ManagedRuntime<Mcp.Mcp, ConfigError>,
     mcp: Mcp.Mcp.Service,
     key: string,
     handlers: Partial<MCPHandlers>
@@ -89,7 +94,8 @@ export class MCPClient {
 
   /**
    * Connects to the server at `endpoint` and lists its tools; rejects with
-   * an `McpError` (`Connect`) when it cannot. `handlers` answer the server's
+   * an `McpError` (`Connect`) when it cannot, and with a `ConfigError`
+   * (`InvalidOption`) for a timeout in `options` no timer can wait. `handlers` answer the server's
    * elicitations and sampling requests; the client tells the server it
    * samples only when a sampling handler is given here. `authProvider` and
    * `sessionId` are upstream's and must be left `undefined` (a

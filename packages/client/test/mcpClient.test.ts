@@ -98,6 +98,21 @@ describe("MCPClient", () => {
     }
   })
 
+  it("a connectTimeout or requestTimeout no timer can wait (zero, over 2^31 - 1 ms) rejects create with a ConfigError naming it, and opens no session", async () => {
+    const server = await serve(calculator)
+    for (const [name, value] of [["connectTimeout", 0], ["requestTimeout", "30 days"]] as const) {
+      const error = await MCPClient.create(server.url, MCPTransport.HTTP, undefined, undefined, undefined, {}, { [name]: value })
+        .then((client) => {
+          clients.push(client)
+          return client
+        }, (error: unknown) => error)
+      expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      expect((error as Error).message).toContain(name)
+      expect((error as Error).stack).toContain("mcpClient.test.ts")
+    }
+    expect(server.sessions.opened).toBe(0)
+  })
+
   it("a tool that outlasts requestTimeout rejects with an McpError, and the server is told to stop it", async () => {
     const endings: Array<string> = []
     const server = await serve(sleeper((ending) => endings.push(ending)))

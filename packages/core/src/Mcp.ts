@@ -29,7 +29,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -39,7 +39,7 @@ import type * as Stream from "effect/Stream"
 import type * as Auth from "./Auth.js"
 import * as internal from "./internal/mcp/service.js"
 import * as TamboMcp from "./internal/tamboMcp.js"
-import type { McpError, TamboError } from "./TamboError.js"
+import type { ConfigError, McpError, TamboError } from "./TamboError.js"
 import type { TamboConfig } from "./TamboConfig.js"
 import type { TamboTransport } from "./TamboTransport.js"
 import type { ThreadStore } from "./ThreadStore.js"
@@ -1207,6 +1207,9 @@ export interface MakeOptions {
   /**
    * How long connecting and listing the tools may take. Default 30 seconds.
    * The time a user spends authorizing the client (OAuth) does not count.
+   * Positive and at most 2^31 − 1 ms (about 24.8 days, the longest a timer
+   * waits): else building the service fails with a `ConfigError`
+   * (`InvalidOption`) that names it.
    */
   readonly connectTimeout?: Duration.DurationInput | undefined
   /**
@@ -1214,7 +1217,9 @@ export interface MakeOptions {
    * prompts and resources, reading one, a call through a connection's
    * `client`. Default 60 seconds. A tool call of the model is bounded by
    * the run's tool timeout (`toolTimeout`, or the tool's own) instead, so a
-   * long-running MCP tool runs as long as that allows.
+   * long-running MCP tool runs as long as that allows. Positive and at most
+   * 2^31 − 1 ms: else building the service fails with a `ConfigError`
+   * (`InvalidOption`) that names it.
    */
   readonly requestTimeout?: Duration.DurationInput | undefined
   /** How this client introduces itself to servers. Default `tambo-effect` `0.1.0`. */
@@ -1237,14 +1242,16 @@ export interface MakeOptions {
 }
 
 /**
- * The service, with options.
+ * The service, with options; a timeout in them that no timer can wait fails
+ * it with a `ConfigError` (`InvalidOption`).
  *
  * @since 0.1.0
  * @category Constructors
  */
 export const makeWith: (
   options?: MakeOptions
-) => Effect.Effect<Mcp.Service, never, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> = internal.makeWith
+) => Effect.Effect<Mcp.Service, ConfigError, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> =
+  internal.makeWith
 
 /**
  * The service, with the default options.
@@ -1253,7 +1260,8 @@ export const makeWith: (
  * @category Constructors
  */
 export const make: Effect.Effect<Mcp.Service, never, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> =
-  makeWith()
+  // The defaults are valid options.
+  Effect.orDie(makeWith())
 
 /**
  * The service, over the registry, transport and auth of the context (e.g.
@@ -1274,7 +1282,7 @@ export const layer: Layer.Layer<Mcp, never, ToolRegistry | TamboTransport | Auth
  */
 export const layerWith = (
   options: MakeOptions
-): Layer.Layer<Mcp, never, ToolRegistry | TamboTransport | Auth.Auth> => Layer.scoped(Mcp, makeWith(options))
+): Layer.Layer<Mcp, ConfigError, ToolRegistry | TamboTransport | Auth.Auth> => Layer.scoped(Mcp, makeWith(options))
 
 /**
  * The service without the Tambo API, for an application that talks to MCP
@@ -1299,7 +1307,7 @@ export const layerWith = (
  * @since 0.2.0
  * @category Constructors
  */
-export const makeStandalone: (options?: MakeOptions) => Effect.Effect<Mcp.Service, never, Scope.Scope> =
+export const makeStandalone: (options?: MakeOptions) => Effect.Effect<Mcp.Service, ConfigError, Scope.Scope> =
   internal.makeStandalone
 
 /**
@@ -1309,7 +1317,7 @@ export const makeStandalone: (options?: MakeOptions) => Effect.Effect<Mcp.Servic
  * @since 0.2.0
  * @category Layers
  */
-export const layerStandalone = (options: MakeOptions = {}): Layer.Layer<Mcp> =>
+export const layerStandalone = (options: MakeOptions = {}): Layer.Layer<Mcp, ConfigError> =>
   Layer.scoped(Mcp, makeStandalone(options))
 
 /**

@@ -131,6 +131,45 @@ describe("Mcp helpers", () => {
   })
 })
 
+describe("Mcp options", () => {
+  /** The service built with `options`, or why not. */
+  const built = (options: Mcp.MakeOptions) =>
+    Effect.flip(Effect.scoped(Layer.build(Mcp.layerStandalone(options))))
+
+  it.effect.each([
+    ["connectTimeout", 0, "positive"],
+    ["connectTimeout", -1, "positive"],
+    ["connectTimeout", Number.NaN, "positive"],
+    ["connectTimeout", "soon", "positive"],
+    ["connectTimeout", Infinity, "at most 2147483647 ms"],
+    ["connectTimeout", 2 ** 31, "at most 2147483647 ms"],
+    ["requestTimeout", 0, "positive"],
+    ["requestTimeout", -1, "positive"],
+    ["requestTimeout", Number.NaN, "positive"],
+    ["requestTimeout", "soon", "positive"],
+    ["requestTimeout", Infinity, "at most 2147483647 ms"],
+    ["requestTimeout", "30 days", "at most 2147483647 ms"]
+  ] as const)(
+    "a %s of %s, which no timer can wait, is a ConfigError (InvalidOption) naming it and its bound, when the service is built",
+    ([name, value, bound]) =>
+      Effect.gen(function*() {
+        const error = yield* built({ [name]: value })
+        expect(error).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+        expect(error.message).toContain(name)
+        expect(error.message).toContain(bound)
+      })
+  )
+
+  it.effect("the longest connectTimeout and requestTimeout a timer can wait are taken", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Effect.scoped(Effect.map(
+        Layer.build(Mcp.layerStandalone({ connectTimeout: 2 ** 31 - 1, requestTimeout: "1 millis" })),
+        Context.get(Mcp.Mcp)
+      ))
+      expect(mcp).toBeDefined()
+    }))
+})
+
 describe("MCP tool names and results", () => {
   it("names tools in the API's charset, prefixed when asked, at most 64 characters", () => {
     expect(Support.registeredToolName("srv", "files.read/all", false)).toBe("files_read_all")

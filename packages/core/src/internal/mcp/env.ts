@@ -36,9 +36,10 @@ import type {
   SamplingHandler,
   UrlElicitationHandler
 } from "../../Mcp.js"
-import { McpError } from "../../TamboError.js"
+import { type ConfigError, McpError } from "../../TamboError.js"
 import type * as Tool from "../../Tool.js"
 import { ToolRegistry } from "../../ToolRegistry.js"
+import { positiveDuration } from "../config.js"
 import { describeError } from "../toolSupport.js"
 import type * as McpClient from "./client.js"
 import type * as Support from "./support.js"
@@ -180,26 +181,27 @@ export interface Env {
 }
 
 /**
+ * The shared state; a `connectTimeout` or `requestTimeout` no timer can wait is a `ConfigError`
+ * (`InvalidOption`) naming it.
+ *
  * @internal
  * @since 0.2.0
  * @category Constructors
  */
 export const make = (
   options: MakeOptions
-): Effect.Effect<Env, never, ToolRegistry | Scope.Scope> =>
+): Effect.Effect<Env, ConfigError, ToolRegistry | Scope.Scope> =>
   Effect.gen(function*() {
+    const connectTimeout = yield* positiveDuration("connectTimeout", options.connectTimeout, DEFAULT_CONNECT_TIMEOUT)
+    const requestTimeout = yield* positiveDuration("requestTimeout", options.requestTimeout, DEFAULT_REQUEST_TIMEOUT)
     const fibers = yield* FiberSet.make<unknown, unknown>()
     const endings = yield* FiberSet.make<void>()
     const lock = yield* Effect.makeSemaphore(1)
     return {
       registry: yield* ToolRegistry,
       options,
-      connectTimeout: options.connectTimeout === undefined
-        ? DEFAULT_CONNECT_TIMEOUT
-        : Duration.decode(options.connectTimeout),
-      requestTimeout: options.requestTimeout === undefined
-        ? DEFAULT_REQUEST_TIMEOUT
-        : Duration.decode(options.requestTimeout),
+      connectTimeout,
+      requestTimeout,
       clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
       reconnectSchedule: options.reconnectSchedule ?? DEFAULT_RECONNECT_SCHEDULE,
       handlers: yield* Ref.make<Handlers>({

@@ -67,7 +67,7 @@ const noTamboApi: Mcp.Service["getMcpToken"] = () =>
  */
 export const makeWith = (
   options: MakeOptions = {}
-): Effect.Effect<Mcp.Service, never, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> =>
+): Effect.Effect<Mcp.Service, ConfigError, ToolRegistry | TamboTransport | Auth.Auth | Scope.Scope> =>
   Effect.flatMap(tamboMcpToken, (getMcpToken) => makeServers(options, getMcpToken))
 
 /**
@@ -75,7 +75,7 @@ export const makeWith = (
  * @since 0.2.0
  * @category Constructors
  */
-export const makeStandalone = (options: MakeOptions = {}): Effect.Effect<Mcp.Service, never, Scope.Scope> =>
+export const makeStandalone = (options: MakeOptions = {}): Effect.Effect<Mcp.Service, ConfigError, Scope.Scope> =>
   Effect.flatMap(Registry.make, (registry) =>
     Effect.provideService(makeServers(options, noTamboApi), ToolRegistry, registry))
 
@@ -103,7 +103,7 @@ const setRoots = (env: Env.Env, roots: ReadonlyArray<McpRoot> | undefined): Effe
 const makeServers = (
   options: MakeOptions,
   getMcpToken: Mcp.Service["getMcpToken"]
-): Effect.Effect<Mcp.Service, never, ToolRegistry | Scope.Scope> =>
+): Effect.Effect<Mcp.Service, ConfigError, ToolRegistry | Scope.Scope> =>
   Effect.gen(function*() {
     const env = yield* Env.make(options)
     // A request that finds its server gone drops the connection, which the

@@ -38,7 +38,11 @@ export const services = (options: LayerOptions) => {
     getResource: options.getResource,
     roots: options.mcpRoots,
     urlElicitationHandler: options.mcpUrlElicitationHandler
-  }).pipe(Layer.provideMerge(base))
+  }).pipe(
+    // Given no timeouts, it has none to refuse.
+    Layer.orDie,
+    Layer.provideMerge(base)
+  )
 }
 
 /** `layer`, following Tambo's own MCP server when the options ask for it (`tamboMcpServer`). */
