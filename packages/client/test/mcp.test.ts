@@ -398,6 +398,33 @@ describe("MCP through the facade", () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
   })
+
+  it("an authorizeTimeout no timer can wait rejects connectMcpServer with an McpError naming it, and the user is never asked", async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const protectedServer = await Effect.runPromise(Scope.extend(oauthMcpServer(calculator), scope))
+      const client = makeClient(server())
+      let asked = 0
+      const error = await client.connectMcpServer({
+        url: protectedServer.url,
+        oauth: {
+          redirectUrl: "http://127.0.0.1:1/callback",
+          authorizeTimeout: Infinity,
+          onAuthorize: () => {
+            asked++
+            return new Promise<string>(() => undefined)
+          }
+        }
+      }).catch((error: unknown) => error)
+      expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+      expect((error as Error).message).toContain("authorizeTimeout must be at most 2147483647 ms")
+      expect(asked).toBe(0)
+      expect(Object.values(client.getMcpClients()).map((c) => c.status)).toEqual(["failed"])
+      await client.destroy()
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
 })
 
 describe("MCP logging, progress, completions and roots through the facade", () => {

@@ -166,6 +166,9 @@ export interface McpOAuthOptions {
    * in, ...). Past it, the connection fails with an `McpError` (`Connect`)
    * and the handler's `context.signal` is aborted (as when `onAuthorize`
    * fails or the connection is dropped meanwhile). Default 10 minutes.
+   * Positive and at most 2^31 − 1 ms (about 24.8 days, the longest a timer
+   * waits): else the connect fails with an `McpError` (`Connect`) that names
+   * it, before the user is asked.
    */
   readonly authorizeTimeout?: Duration.DurationInput | undefined
   /** The client's name at the authorization server. Default: the client info's name. */

@@ -299,6 +299,42 @@ describe("MCP servers protected by OAuth", () => {
       expect(yield* callText(connection, "add", { a: 1, b: 1 })).toBe("2")
     }).pipe(Effect.provide(stackWith({ connectTimeout: "300 millis" })), Effect.scoped))
 
+  it.live.each([
+    [0, "positive"],
+    [-1, "positive"],
+    [Number.NaN, "positive"],
+    ["soon", "positive"],
+    [Infinity, "at most 2147483647 ms"],
+    [2 ** 31, "at most 2147483647 ms"]
+  ] as const)(
+    "an authorizeTimeout of %s, which no timer can wait, fails the connect with an McpError naming it and its bound, before anything is asked",
+    ([authorizeTimeout, bound]) =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const protectedServer = yield* oauthMcpServer(calculator)
+        let asked = 0
+        const error = yield* Effect.flip(mcp.connectMcpServer({
+          url: protectedServer.url,
+          oauth: {
+            redirectUrl: "http://127.0.0.1:1/callback",
+            // As a JavaScript caller may give it.
+            authorizeTimeout: authorizeTimeout as Mcp.McpOAuthOptions["authorizeTimeout"],
+            onAuthorize: () => {
+              asked++
+              return new Promise<string>(() => undefined)
+            }
+          }
+        })).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the connect never ended") }))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+        expect(error.message).toContain("authorizeTimeout")
+        expect(error.message).toContain(bound)
+        expect(asked).toBe(0)
+        expect(protectedServer.registrations()).toBe(0)
+        const [connection] = Object.values(yield* mcp.getMcpClients)
+        expect(connection).toMatchObject({ status: "failed", error: { reason: "Connect" } })
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+  )
+
   it.live("an authorization that outlasts authorizeTimeout fails the connection with an McpError naming it, and aborts the handler's signal", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp

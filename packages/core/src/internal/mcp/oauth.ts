@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import { isRecord } from "effect/Predicate"
 import type { McpOAuthOptions } from "../../Mcp.js"
 import { McpError } from "../../TamboError.js"
+import { positiveDuration } from "../config.js"
 import { describeError } from "../toolSupport.js"
 import type * as McpClient from "./client.js"
 import type * as Deadline from "./deadline.js"
@@ -44,12 +45,10 @@ const authorize = (
   env: Env,
   entry: Entry,
   oauth: McpOAuthOptions,
+  authorizeTimeout: Duration.Duration,
   deadline: Deadline.Deadline
 ) =>
 (authorizationUrl: URL, signal: AbortSignal): Promise<string> => {
-  const authorizeTimeout = oauth.authorizeTimeout === undefined
-    ? DEFAULT_AUTHORIZE_TIMEOUT
-    : Duration.decode(oauth.authorizeTimeout)
   // The handler's signal: aborted with the connection's, and when nothing waits for its code any more.
   const controller = new AbortController()
   const abort = () => controller.abort(signal.reason)
@@ -135,6 +134,9 @@ export const make = (env: Env) => {
     Effect.gen(function*() {
       const oauth = entry.server.oauth
       if (oauth === undefined) return undefined
+      // Checked before anything is asked: one no timer can wait would end the sign-in at once, or never.
+      const authorizeTimeout = yield* positiveDuration("authorizeTimeout", oauth.authorizeTimeout, DEFAULT_AUTHORIZE_TIMEOUT)
+        .pipe(Effect.mapError((error) => connectFailure(entry, error.message)))
       const store = yield* storeOf(entry, oauth)
       const storage = oauth.storage
       return {
@@ -147,7 +149,7 @@ export const make = (env: Env) => {
           storage === undefined
             ? Promise.resolve()
             : env.runPromise(runHandler(() => storage.set(entry.key, JSON.stringify(store))).pipe(Effect.ignore)),
-        authorize: authorize(env, entry, oauth, deadline),
+        authorize: authorize(env, entry, oauth, authorizeTimeout, deadline),
         keepCode: (code: string) => void keptCodes.set(entry.key, code)
       }
     })
