@@ -436,6 +436,8 @@ export interface TamboClientOptions {
    * request that needs the token before then exchanges it. For a client a
    * framework may make and throw away unseen: one a server render or a
    * hidden tree asks for. Default `false`: they start with the client.
+   * Meanwhile a client with a `userToken` says it is `exchanging`
+   * ({@link TamboClient.getAuthState}), as it will be once started.
    *
    * @since 0.2.0
    */
@@ -494,7 +496,13 @@ export interface RunOptions {
 }
 
 /**
- * Who the client acts for.
+ * Who the client acts for: `identified` (by its `userKey`, or by the access
+ * token its `userToken` was exchanged for; an agent client is always), `exchanging`
+ * (a `userToken` not exchanged yet, or one whose token no longer works:
+ * requests wait for the exchange; with `deferStart`, also before
+ * {@link TamboClient.start}, when none is under way: the first request that
+ * needs the token exchanges it), `error` (the last exchange failed),
+ * `invalid` (both a `userKey` and a `userToken`), `unauthenticated` (neither).
  *
  * @since 0.1.0
  * @category Models
@@ -1302,6 +1310,10 @@ export class TamboClient {
   readonly subscribe = (listener: () => void): (() => void) => this.#parts.notifier.subscribe(listener)
 
   /**
+   * Who the client acts for now (see {@link TamboAuthState}): a client with
+   * a `userToken` is `exchanging` from its construction until the exchange
+   * succeeds or fails, also while `deferStart` holds the exchange back.
+   *
    * @since 0.1.0
    */
   getAuthState(): TamboAuthState {

@@ -616,6 +616,8 @@ describe("deferStart", () => {
     expect(exchangedFor("alice")).toBe(0)
     expect(held.sessions.opened).toBe(0)
     expect(held.requests).toEqual([])
+    // Nothing under way, yet not identified: the first request that needs the token exchanges it.
+    expect(deferred.getAuthState()).toEqual({ status: "exchanging" })
 
     deferred.start()
     deferred.start()

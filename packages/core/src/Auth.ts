@@ -59,6 +59,8 @@ import type { Credentials, TamboTransport } from "./TamboTransport.js"
  * - `exchanging`: a token exchange is in flight and no token that still works
  *   is held (the first exchange, one after a 401 or a new user token, or a
  *   refresh still in flight when the token held expired); requests wait for it;
+ *   with `TamboConfig`'s `deferTokenExchange`, also before the first exchange
+ *   starts (the first request that needs a token starts it);
  * - `error`: the last token exchange failed, with the reason, and no token
  *   that still works is held;
  * - `invalid`: both `userKey` and `userToken` are configured.

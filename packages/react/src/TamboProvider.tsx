@@ -18,7 +18,7 @@ import { type McpServerInfo, uniqueKey, type UrlElicitationHandler } from "@tamb
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from "react"
-import { ClientHandle, useHandleClient, useRetainedHandle } from "./internal/clientHandle.js"
+import { authStateBefore, ClientHandle, useHandleClient, useRetainedHandle } from "./internal/clientHandle.js"
 import { useFollowShownRun } from "./internal/followShownRun.js"
 import type { NotifyMode } from "./types.js"
 import { type Contribution, TamboContext, type TamboContextValue, useTamboContext } from "./internal/context.js"
@@ -160,7 +160,12 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
       // a router keeping a page it left) is made again, on the same state, when the tree shows.
       if (given !== undefined) return new ClientHandle(given, updates)
       const store = storeOf(optionsRef.current) ?? new InMemoryStore(createInitialState())
-      return new ClientHandle(() => createClient(optionsRef.current, urlElicitation.handler, store), updates, store)
+      return new ClientHandle(
+        () => createClient(optionsRef.current, urlElicitation.handler, store),
+        updates,
+        store,
+        authStateBefore(optionsRef.current)
+      )
     },
     [given, apiKey, tamboUrl, environment, userKey, hasUserToken, agentUrl]
   )

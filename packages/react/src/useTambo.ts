@@ -137,6 +137,8 @@ export interface UseTamboReturn {
   readonly toolRegistry: Readonly<Record<string, ToolDefinition>>
   /**
    * Who the client acts for: `identified`, `exchanging` a user token, `error`, `invalid`, `unauthenticated`.
+   * Before the provider's client is made (a server render, the first render) it is what that
+   * client starts as: `identified` with a `userKey` or an `agent`, `exchanging` with a `userToken`.
    *
    * @since 0.2.0
    */

@@ -76,9 +76,24 @@ describe("server rendering", () => {
     expect(html).toContain("<p id=\"pending\">0<!-- -->/<!-- -->0</p>")
     expect(html).toContain("<p id=\"status\">idle</p>")
     expect(html).toContain("<p id=\"voice\">false<!-- --> <!-- -->false</p>")
-    // No client while rendering: no one is identified yet.
-    expect(html).toContain("<p id=\"auth\">unauthenticated<!-- --> <!-- -->false<!-- --> <!-- -->user-1</p>")
+    // No client while rendering, yet a userKey identifies from the start.
+    expect(html).toContain("<p id=\"auth\">identified<!-- --> <!-- -->true<!-- --> <!-- -->user-1</p>")
     // Effects do not run on the server: nothing was requested.
+    expect(server().requests).toHaveLength(0)
+  })
+
+  it("a server render tells who the client will act for: identified with a userKey or an agent, exchanging with a userToken, unauthenticated with neither", () => {
+    const Auth = () => {
+      const { authState, isIdentified } = useTambo()
+      return <p id="auth">{authState.status}/{authState.status === "identified" ? authState.source : ""}/{String(isIdentified)}</p>
+    }
+    const rendered = (props: { readonly userKey?: string; readonly userToken?: string }) =>
+      renderToString(<TamboProvider apiKey={server().apiKey} tamboUrl={server().url} {...props}><Auth /></TamboProvider>)
+    expect(rendered({ userKey: "user-1" })).toContain("<p id=\"auth\">identified<!-- -->/<!-- -->userKey<!-- -->/<!-- -->true</p>")
+    expect(rendered({ userToken: jwtFor("alice") })).toContain("<p id=\"auth\">exchanging<!-- -->/<!-- -->/<!-- -->false</p>")
+    expect(rendered({})).toContain("<p id=\"auth\">unauthenticated<!-- -->/<!-- -->/<!-- -->false</p>")
+    expect(renderToString(<TamboProvider agent={{ url: "http://127.0.0.1:1/agent" }}><Auth /></TamboProvider>))
+      .toContain("<p id=\"auth\">identified<!-- -->/<!-- -->userKey<!-- -->/<!-- -->true</p>")
     expect(server().requests).toHaveLength(0)
   })
 

@@ -66,8 +66,25 @@ export class Batcher {
   }
 }
 
-/** The auth state of a client not made yet. */
+/** The auth state of a destroyed client, and by default of a client not made yet. */
 const NOT_YET: TamboAuthState = { status: "unauthenticated" }
+
+/**
+ * What a client made from these options says before it starts: a `userKey` (or an agent, which
+ * needs no user) identifies at once, a `userToken` is `exchanging` until exchanged.
+ */
+export const authStateBefore = (options: {
+  readonly userKey?: string | undefined
+  readonly userToken?: string | undefined
+  readonly agent?: unknown
+}): TamboAuthState =>
+  options.userKey !== undefined && options.userToken !== undefined
+    ? { status: "invalid" }
+    : options.userKey !== undefined || options.agent !== undefined
+    ? { status: "identified", source: "userKey" }
+    : options.userToken !== undefined
+    ? { status: "exchanging" }
+    : NOT_YET
 
 /** A destroyed client acts for no one: its calls throw. */
 const authStateOf = (client: TamboClient): TamboAuthState => {
@@ -125,10 +142,21 @@ export class ClientHandle {
   readonly #listeners = new Set<() => void>()
   #unsubscribe: (() => void) | undefined
   readonly #batcher: Batcher
+  /** Who a client made from `source` acts for before it is made. */
+  readonly #before: TamboAuthState
 
-  /** `store`: where the clients made from `source` keep their state (their `store` option). */
-  constructor(source: TamboClient | (() => TamboClient), notify: NotifyMode, store?: TamboStore<ClientState>) {
+  /**
+   * `store`: where the clients made from `source` keep their state (their `store` option);
+   * `before`: who they act for before one is made (see {@link authStateBefore}).
+   */
+  constructor(
+    source: TamboClient | (() => TamboClient),
+    notify: NotifyMode,
+    store?: TamboStore<ClientState>,
+    before: TamboAuthState = NOT_YET
+  ) {
     this.#store = store
+    this.#before = before
     if (typeof source === "function") {
       this.#given = undefined
       this.#create = source
@@ -251,13 +279,13 @@ export class ClientHandle {
   #authState: TamboAuthState | undefined
 
   /**
-   * Who the client acts for, without creating a client (a client not made yet, or one the app
-   * gave and destroyed, is taken as unauthenticated); the same object until it changes, as
-   * `useSyncExternalStore` needs.
+   * Who the client acts for, without creating a client (a client not made yet says what it will
+   * start as, one the app gave and destroyed is taken as unauthenticated); the same object until
+   * it changes, as `useSyncExternalStore` needs.
    */
   readonly authState = (): TamboAuthState => {
     const client = this.#given ?? this.#owned
-    const next = client === undefined ? NOT_YET : authStateOf(client)
+    const next = client === undefined ? this.#before : authStateOf(client)
     const last = this.#authState
     if (last !== undefined && sameAuthState(last, next)) return last
     this.#authState = next
