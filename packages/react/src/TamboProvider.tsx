@@ -295,7 +295,9 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
  * `logLevel` changed its new level, and one whose `toolTimeout` or
  * `maxToolTime` changed its new bounds (a server that drops its
  * `logLevel` or a bound is connected again: a new session logs at its
- * server's own level, and its tools take the run's bounds). Unmounting
+ * server's own level, and its tools take the run's bounds); a server whose
+ * connection failed is not connected again for a new level or bound, nor
+ * for one dropped: it has no session to apply them to. Unmounting
  * does not disconnect them (StrictMode remounts at once): the client does,
  * when it is destroyed.
  */
@@ -319,13 +321,16 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
         known !== undefined && known.handlers === server.handlers && known.logLevel === server.logLevel &&
         sameDuration(known.toolTimeout, server.toolTimeout) && sameDuration(known.maxToolTime, server.maxToolTime)
       ) continue
-      if (
-        known !== undefined && known.logLevel === server.logLevel &&
+      const handlersOnly = known !== undefined && known.logLevel === server.logLevel &&
         sameDuration(known.toolTimeout, server.toolTimeout) && sameDuration(known.maxToolTime, server.maxToolTime)
-      ) {
-        // Only its handlers changed: replaced on the session, never a connection (a server whose
-        // connection failed keeps them for its next connect; a connect still waiting takes them).
-        void client.updateMcpServerHandlers(key, server.handlers ?? {}).catch(() => undefined)
+      // A level or a bound matters to a session only: a server whose connection failed has none, and
+      // is not tried again for them (the next connect of it gives its own).
+      if (handlersOnly || (known !== undefined && client.getMcpClients()[key]?.status === "failed")) {
+        // Replaced on the session, never a connection (a server whose connection failed keeps
+        // them for its next connect; a connect still waiting takes them).
+        if (known.handlers !== server.handlers) {
+          void client.updateMcpServerHandlers(key, server.handlers ?? {}).catch(() => undefined)
+        }
         continue
       }
       const change = {}

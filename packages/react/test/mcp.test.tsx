@@ -470,11 +470,11 @@ describe("MCP hooks", () => {
     expect(await mcp.sessions()).toEqual({ opened: 1, closed: 0 })
   })
 
-  it("new handlers in the props of a server whose connection failed replace its handlers without connecting it", async () => {
-    // Refuses every request: the first connection fails for good.
-    let received = 0
+  /** A server that refuses every request: the first connection to it fails for good. */
+  const refusingServer = async () => {
+    const seen = { received: 0 }
     const refusing = createServer((request, response) => {
-      received++
+      seen.received++
       response.setHeader("Access-Control-Allow-Origin", "*")
       if (request.method === "OPTIONS") {
         response.writeHead(204, {
@@ -486,7 +486,20 @@ describe("MCP hooks", () => {
       response.writeHead(404, { "content-type": "application/json" }).end("{}")
     })
     await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve))
-    const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/mcp`
+    return {
+      url: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/mcp`,
+      seen,
+      close: () =>
+        new Promise<void>((resolve) => {
+          refusing.close(() => resolve())
+          refusing.closeAllConnections()
+        })
+    }
+  }
+
+  it("new handlers in the props of a server whose connection failed replace its handlers without connecting it", async () => {
+    const refusing = await refusingServer()
+    const url = refusing.url
     try {
       const statuses: Array<string> = []
       let servers: ReturnType<typeof useTamboMcpServers> = []
@@ -508,18 +521,61 @@ describe("MCP hooks", () => {
       const view = render(app("Ada"))
       await waitFor(() => expect(servers[0]?.status).toBe("failed"), { timeout: 10_000 })
       const before = servers[0]!.server.handlers
-      const requests = received
+      const requests = refusing.seen.received
 
       view.rerender(app("Grace"))
       await waitFor(() => expect(servers[0]?.server.handlers).not.toBe(before))
       expect(servers[0]?.status).toBe("failed")
       expect(statuses).toEqual(["connecting", "failed"])
-      expect(received).toBe(requests)
+      expect(refusing.seen.received).toBe(requests)
     } finally {
-      await new Promise<void>((resolve) => {
-        refusing.close(() => resolve())
-        refusing.closeAllConnections()
-      })
+      await refusing.close()
+    }
+  })
+
+  it("a new logLevel or toolTimeout in the props of a server whose connection failed, or one dropped, does not connect it again", async () => {
+    const refusing = await refusingServer()
+    try {
+      const statuses: Array<string> = []
+      let servers: ReturnType<typeof useTamboMcpServers> = []
+      function Servers() {
+        servers = useTamboMcpServers()
+        const status = servers[0]?.status
+        if (status !== undefined && statuses.at(-1) !== status) statuses.push(status)
+        return null
+      }
+      type Settings = { readonly logLevel?: "error" | "debug" | undefined; readonly toolTimeout?: Duration.DurationInput | undefined; readonly name: string }
+      const app = ({ name, ...settings }: Settings) => (
+        <TamboProvider
+          {...connection(server(), {
+            mcpServers: [{
+              url: refusing.url,
+              ...settings,
+              handlers: { elicitation: async () => ({ action: "accept" as const, content: { name } }) }
+            }]
+          })}
+        >
+          <Servers />
+        </TamboProvider>
+      )
+      const view = render(app({ logLevel: "error", name: "Ada" }))
+      await waitFor(() => expect(servers[0]?.status).toBe("failed"), { timeout: 10_000 })
+      const failed = servers[0]!
+      const requests = refusing.seen.received
+
+      view.rerender(app({ logLevel: "debug", name: "Ada" }))
+      view.rerender(app({ logLevel: "debug", toolTimeout: "5 seconds", name: "Ada" }))
+      view.rerender(app({ toolTimeout: "5 seconds", name: "Ada" }))
+      // New handlers, which reach the failed server in order after the changes above.
+      view.rerender(app({ toolTimeout: "5 seconds", name: "Grace" }))
+      await waitFor(() => expect(servers[0]?.server.handlers).not.toBe(failed.server.handlers))
+      expect(servers[0]?.status).toBe("failed")
+      // The failure of the first connection: none was made since.
+      expect(servers[0]?.error === failed.error).toBe(true)
+      expect(statuses).toEqual(["connecting", "failed"])
+      expect(refusing.seen.received).toBe(requests)
+    } finally {
+      await refusing.close()
     }
   })
 
