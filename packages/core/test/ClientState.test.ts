@@ -1455,6 +1455,40 @@ describe("a run that ends with something still open", () => {
   }
 })
 
+describe("a patch for a component that already ended", () => {
+  const ended = (): State =>
+    reduce(started(), events("t1", [
+      e.textStart("m1"),
+      e.componentStart("m1", "k1"),
+      e.props("k1", [{ op: "add", path: "/a", value: 1 }]),
+      e.componentEnd("k1")
+    ]))
+  const componentOf = (t: ThreadState) => t.thread.messages[1]!.content[0]
+
+  for (const late of [
+    { name: "props", event: e.props("k1", [{ op: "add", path: "/b", value: 2 }]), field: { props: { a: 1, b: 2 } } },
+    { name: "state", event: e.state("k1", [{ op: "add", path: "/s", value: 3 }]), field: { state: { s: 3 } } }
+  ]) {
+    for (const ending of [e.runFinished("t1"), e.runError({ message: "boom" })]) {
+      it(`a late ${late.name} patch while the run streams shows it streaming, and ${ending.type} closes it again`, () => {
+        const reopened = reduce(ended(), events("t1", [late.event], 2000))
+        expect(componentOf(thread(reopened, "t1"))).toMatchObject({ ...late.field, streamingState: "streaming" })
+        expect(thread(reopened, "t1").internal.openComponents).toEqual(["k1"])
+        const t = thread(reduce(reopened, events("t1", [ending], 3000)), "t1")
+        expect(componentOf(t)).toMatchObject({ ...late.field, streamingState: "done" })
+        expect(t.internal.openComponents).toEqual([])
+      })
+    }
+
+    it(`a late ${late.name} patch once the run ended is applied, and the component stays done`, () => {
+      const idle = reduce(ended(), events("t1", [e.runFinished("t1")], 2000))
+      const t = thread(reduce(idle, events("t1", [late.event], 3000)), "t1")
+      expect(componentOf(t)).toMatchObject({ ...late.field, streamingState: "done" })
+      expect(t.internal.openComponents).toEqual([])
+    })
+  }
+})
+
 describe("toIsoString", () => {
   it.each([0, 1, -1, 999, 1_700_000_000_123, 951_782_400_000, 4_107_542_400_000, -62_135_596_800_000, 253_402_300_799_999, 253_402_300_800_000, -62_198_755_200_001, -8_640_000_000_000_000, 8_640_000_000_000_000])(
     "%d matches Date#toISOString",

@@ -497,7 +497,14 @@ const handleComponentDelta = (
   const block = d.ownBlock(position)
   if (block.type !== "component") return
   block[field] = value as Record<string, unknown>
-  block.streamingState = "streaming"
+  if (block.streamingState !== "done") {
+    block.streamingState = "streaming"
+  } else if (d.streaming.status !== "idle") {
+    // A patch after the component's end, while its run goes on: it streams again, and the run's
+    // end closes it as any open component. Once the run ended, it stays done.
+    block.streamingState = "streaming"
+    if (!d.openComponents.includes(componentId)) d.setOpenComponents([...d.openComponents, componentId])
+  }
   const status = event.name === "tambo.component.props_delta" ? event.value.streamingStatus : undefined
   if (status !== undefined) {
     // Merged into this batch's own copy, made once for all of the batch's patches.
