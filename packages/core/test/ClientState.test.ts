@@ -1194,6 +1194,69 @@ describe("reasoning", () => {
     expect(getMessages(s, "t1")[1]).toMatchObject({ id: "m1", reasoning: ["ab"] })
   })
 
+  for (const ending of [
+    { name: "RUN_FINISHED", actions: events("t1", [[e.runFinished("t1"), 1400]]) },
+    { name: "RUN_ERROR", actions: events("t1", [[e.runError({ message: "boom" }), 1400]]) },
+    { name: "RUN_ENDED_LOCALLY", actions: [{ type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "cancelled", at: 1400 } as const] }
+  ]) {
+    it(`reasoning still open at ${ending.name} lasted until the run's end`, () => {
+      const open = reduce(started(), events("t1", [[e.reasoningStart("r1"), 1000], [e.reasoning("r1", "Let me"), 1010], [e.reasoning("r1", " think"), 1020]]))
+      expect(getMessages(open, "t1")[1]!.reasoningDurationMS).toBeUndefined()
+      const s = reduce(open, ending.actions)
+      expect(getMessages(s, "t1")[1]).toMatchObject({ id: "r1", reasoning: ["Let me think"], reasoningDurationMS: 400 })
+    })
+  }
+
+  it("a second chunk still open at the run's end lasts until then; an ended one keeps its duration", () => {
+    const s = reduce(started(), events("t1", [
+      [e.textStart("m1"), 1000],
+      [e.thinkingStart(), 1000],
+      [e.thinkingEnd(), 1100],
+      [e.thinkingStart(), 1200],
+      [e.thinking("b"), 1201],
+      [e.runFinished("t1"), 1500]
+    ]))
+    expect(getMessages(s, "t1")[1]).toMatchObject({ id: "m1", reasoningDurationMS: 500 })
+    const ended = reduce(started(), events("t1", [[e.thinkingStart(), 1000], [e.thinkingEnd(), 1100], [e.runFinished("t1"), 1500]]))
+    expect(getMessages(ended, "t1")[1]).toMatchObject({ reasoningDurationMS: 100 })
+  })
+
+  it("reasoning open before the text started keeps its duration under the message's real id", () => {
+    const s = reduce(started(), events("t1", [
+      [e.thinkingStart(), 1000],
+      [e.thinking("a"), 1010],
+      [e.textStart("m1"), 1100],
+      [e.text("m1", "Answer"), 1110],
+      [e.runFinished("t1"), 1300]
+    ]))
+    expect(getMessages(s, "t1")[1]).toMatchObject({ id: "m1", reasoning: ["a"], reasoningDurationMS: 300 })
+  })
+
+  it("reasoning still open in one message when reasoning goes on in another lasted until then", () => {
+    // Shrunk by the model (ClientState.model.test.ts).
+    const s = reduce(started(), events("t1", [
+      [e.reasoning("m1", "a"), 1000],
+      [e.componentStart("m2", "k1"), 1100],
+      [e.reasoning("m2", "b"), 1200],
+      [e.runError({ message: "boom" }), 1500]
+    ]))
+    expect(getMessages(s, "t1").slice(1)).toMatchObject([
+      { id: "m1", reasoning: ["a"], reasoningDurationMS: 200 },
+      { id: "m2", reasoning: ["b"], reasoningDurationMS: 500 }
+    ])
+  })
+
+  it("an end naming another message than the open reasoning's ends that reasoning too", () => {
+    // Shrunk by the model (ClientState.model.test.ts).
+    const s = reduce(started(), events("t1", [
+      [e.thinking("a"), 1000],
+      [e.textStart("m1", "user"), 1100],
+      [e.reasoningEnd("m1"), 1200],
+      [e.runFinished("t1"), 1500]
+    ]))
+    expect(getMessages(s, "t1")[1]).toMatchObject({ id: "ephemeral_run1_1", reasoning: ["a"], reasoningDurationMS: 200 })
+  })
+
   it("content without a start opens a chunk", () => {
     const s = reduce(started(), events("t1", [[e.textStart("m1"), 1000], [e.thinking("x"), 1005], [e.thinkingEnd(), 1105]]))
     expect(getMessages(s, "t1")[1]).toMatchObject({ reasoning: ["x"], reasoningDurationMS: 100 })

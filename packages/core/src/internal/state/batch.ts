@@ -236,7 +236,7 @@ class Batch {
       thread.lastRunCancelled = false
       streaming.error = action.error ?? { message: "The run ended with an error" }
     }
-    closeOpenBlocks(d)
+    closeOpenBlocks(d, action.at)
     d.setPendingToolCalls(action.pendingToolCalls === undefined ? [] : action.pendingToolCalls.slice())
     d.setEphemeral(undefined)
   }

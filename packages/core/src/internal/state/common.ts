@@ -51,6 +51,8 @@ export interface ThreadInternal {
    * tool is run on.
    */
   readonly invalidToolArgs?: ReadonlyMap<string, string>
+  /** The message whose reasoning chunk is still open (started, not ended): its run's end ends it. */
+  readonly openReasoning?: string
   /** An assistant message created to hold reasoning before its text started. */
   readonly ephemeralMessageId?: string
   /** On the placeholder: where its run went once the server named the thread. */

@@ -54,6 +54,7 @@ export class ThreadDraft {
   openComponents: ReadonlyArray<string>
   invalidToolArgs: ReadonlyMap<string, string>
   ephemeralMessageId: string | undefined
+  openReasoning: string | undefined
   redirectTo: string | undefined
   optimisticMessageIds: ReadonlyArray<string>
   turnStart: number | undefined
@@ -90,6 +91,7 @@ export class ThreadDraft {
     this.openComponents = internal.openComponents ?? []
     this.invalidToolArgs = internal.invalidToolArgs instanceof Map ? internal.invalidToolArgs : emptyIndex
     this.ephemeralMessageId = internal.ephemeralMessageId
+    this.openReasoning = typeof internal.openReasoning === "string" ? internal.openReasoning : undefined
     this.redirectTo = internal.redirectTo
     this.optimisticMessageIds = Array.isArray(internal.optimisticMessageIds) ? internal.optimisticMessageIds : []
     this.turnStart = typeof internal.turnStart === "number" ? internal.turnStart : undefined
@@ -255,6 +257,12 @@ export class ThreadDraft {
     this.ephemeralMessageId = id
   }
 
+  setOpenReasoning(messageId: string | undefined): void {
+    if (this.openReasoning === messageId) return
+    this.changed = true
+    this.openReasoning = messageId
+  }
+
   setRedirect(threadId: string | undefined): void {
     if (this.redirectTo === threadId) return
     this.changed = true
@@ -369,6 +377,7 @@ export class ThreadDraft {
     const message = this.ownMessage(index)
     const { messages } = this.ownIndex()
     messages.delete(message.id)
+    if (this.openReasoning === message.id) this.openReasoning = id
     message.id = id
     messages.set(id, index)
   }
@@ -482,6 +491,7 @@ export class ThreadDraft {
       openComponents: this.openComponents,
       ...(this.invalidToolArgs.size === 0 ? {} : { invalidToolArgs: this.invalidToolArgs }),
       ...(this.ephemeralMessageId === undefined ? {} : { ephemeralMessageId: this.ephemeralMessageId }),
+      ...(this.openReasoning === undefined ? {} : { openReasoning: this.openReasoning }),
       ...(this.redirectTo === undefined ? {} : { redirectTo: this.redirectTo }),
       ...(this.optimisticMessageIds.length === 0 ? {} : { optimisticMessageIds: this.optimisticMessageIds }),
       ...(this.turnStart === undefined ? {} : { turnStart: this.turnStart }),

@@ -40,6 +40,8 @@ const errorCategory = (u: unknown): "client_error" | "server_error" | undefined 
 type EventOf<T extends Events.TamboEvent["type"]> = Extract<Events.TamboEvent, { readonly type: T }>
 
 const handleRunStarted = (d: ThreadDraft, event: EventOf<"RUN_STARTED">, at: number): void => {
+  // Reasoning the last run left open lasted until this run started.
+  closeReasoning(d, at)
   const thread = d.ownThread()
   thread.status = "streaming"
   thread.lastRunCancelled = false
@@ -55,20 +57,20 @@ const handleRunStarted = (d: ThreadDraft, event: EventOf<"RUN_STARTED">, at: num
 
 const isCancelledOutcome = (outcome: unknown): boolean => isPlainObject(outcome) && outcome.type === "cancelled"
 
-const handleRunFinished = (d: ThreadDraft, event: EventOf<"RUN_FINISHED">): void => {
+const handleRunFinished = (d: ThreadDraft, event: EventOf<"RUN_FINISHED">, at: number): void => {
   const paused = d.streaming.status === "waiting"
   d.setLastCompletedRunId(event.runId)
   const thread = d.ownThread()
   thread.status = "idle"
   if (isCancelledOutcome(event.outcome)) thread.lastRunCancelled = true
   d.ownStreaming().status = "idle"
-  closeRun(d)
+  closeRun(d, at)
   // A run that paused for client tools finishes right after saying so; its
   // pending calls stay until answered.
   if (!paused) d.setPendingToolCalls([])
 }
 
-const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">): void => {
+const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">, at: number): void => {
   const cancelled = event.code === "CANCELLED"
   // The API releases a failed or cancelled run like a finished one: the next
   // run's previousRunId must name it.
@@ -90,7 +92,7 @@ const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">): void => {
       ...(event.status === undefined ? {} : { status: event.status })
     }
   }
-  closeRun(d)
+  closeRun(d, at)
   d.setPendingToolCalls([])
 }
 
@@ -98,10 +100,10 @@ const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">): void => {
  * What the ended run left open (AG-UI forbids it, a server may still do it): nothing shows as
  * streaming once the thread is idle, and what was received stays (see `closeOpenBlocks`).
  */
-const closeRun = (d: ThreadDraft): void => {
+const closeRun = (d: ThreadDraft, at: number): void => {
   if (d.streaming.messageId !== undefined) delete d.ownStreaming().messageId
   d.setEphemeral(undefined)
-  closeOpenBlocks(d)
+  closeOpenBlocks(d, at)
 }
 
 /**
@@ -386,12 +388,14 @@ const reasoningMessage = (d: ThreadDraft, messageId: string | undefined, at: num
 
 const startReasoning = (d: ThreadDraft, messageId: string | undefined, at: number): void => {
   const index = reasoningMessage(d, messageId, at)
+  openReasoningOn(d, index, at)
   d.ownReasoning(index).push("")
   if (d.streaming.reasoningStartTime === undefined) d.ownStreaming().reasoningStartTime = at
 }
 
 const appendReasoning = (d: ThreadDraft, messageId: string | undefined, delta: string, at: number): void => {
   const index = reasoningMessage(d, messageId, at)
+  openReasoningOn(d, index, at)
   const reasoning = d.ownReasoning(index)
   if (reasoning.length === 0) {
     reasoning.push(delta)
@@ -403,8 +407,27 @@ const appendReasoning = (d: ThreadDraft, messageId: string | undefined, delta: s
 
 const endReasoning = (d: ThreadDraft, messageId: string | undefined, at: number): void => {
   const index = reasoningMessage(d, messageId, at)
+  openReasoningOn(d, index, at)
   const start = d.streaming.reasoningStartTime
   if (start !== undefined) d.ownMessage(index).reasoningDurationMS = at - start
+  d.setOpenReasoning(undefined)
+}
+
+/** Reasoning goes on in message `index`: reasoning still open in another one ended there, at `at`. */
+const openReasoningOn = (d: ThreadDraft, index: number, at: number): void => {
+  const messageId = d.messages[index]!.id
+  if (d.openReasoning !== undefined && d.openReasoning !== messageId) closeReasoning(d, at)
+  d.setOpenReasoning(messageId)
+}
+
+/** Reasoning nothing ended lasted until `at`, when its run ended (or reasoning went on elsewhere). */
+const closeReasoning = (d: ThreadDraft, at: number): void => {
+  const messageId = d.openReasoning
+  if (messageId === undefined) return
+  d.setOpenReasoning(undefined)
+  const index = d.findMessage(messageId)
+  const start = d.streaming.reasoningStartTime
+  if (index >= 0 && start !== undefined) d.ownMessage(index).reasoningDurationMS = at - start
 }
 
 const handleComponentStart = (d: ThreadDraft, event: Events.ComponentStartEvent, at: number): void => {
@@ -604,9 +627,9 @@ export const applyEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number)
     case "RUN_STARTED":
       return handleRunStarted(d, event, at)
     case "RUN_FINISHED":
-      return handleRunFinished(d, event)
+      return handleRunFinished(d, event, at)
     case "RUN_ERROR":
-      return handleRunError(d, event)
+      return handleRunError(d, event, at)
     case "TEXT_MESSAGE_START":
       return handleTextMessageStart(d, event, at)
     case "TEXT_MESSAGE_CONTENT":
@@ -673,8 +696,9 @@ export const applyEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number)
   }
 }
 
-/** Closes what a run left open when it ended without the server saying so. */
-export const closeOpenBlocks = (d: ThreadDraft): void => {
+/** Closes what a run left open when it ended, at `at`, without the server saying so. */
+export const closeOpenBlocks = (d: ThreadDraft, at: number): void => {
+  closeReasoning(d, at)
   for (const componentId of d.openComponents) {
     const position = d.findBlock("component", componentId)
     if (position === undefined) continue
