@@ -1661,6 +1661,19 @@ describe("a message id reused from an earlier turn", () => {
     expect(thread(s, "t1").anomalies).toEqual([])
   })
 
+  it("a call whose parent is the question's id, after an event gave that id an alias, opens a message under the alias, never a second one under the question's id", () => {
+    // Shrunk by the model (ClientState.model.test.ts).
+    const s = reduce(started(), events("t1", [
+      e.toolResult("r1", "c0", "done"),
+      e.reasoningEnd("u1"),
+      e.toolStart("c1", "f", "u1")
+    ]))
+    const ids = getMessages(s, "t1").map((m) => m.id)
+    expect(ids).toEqual(["u1", "r1", "u1_2"])
+    expect(getMessages(s, "t1")[0]!.content).toEqual([{ type: "text", text: "hi" }])
+    expect(getMessages(s, "t1")[2]!.content).toEqual([{ type: "tool_use", id: "c1", name: "f", input: {} }])
+  })
+
   it("the server's copy of the thread ends the aliases: its ids are the truth again", () => {
     const s = secondTurn([e.textStart("m"), e.text("m", "second"), e.textEnd("m"), e.runFinished("t1", "run2")])
     const server = { ...thread(s, "t1").thread, messages: getMessages(s, "t1").slice(0, 2) }

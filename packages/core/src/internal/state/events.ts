@@ -249,7 +249,7 @@ const handleToolCallStart = (d: ThreadDraft, event: EventOf<"TOOL_CALL_START">, 
   } else {
     // Named after its parent unless that names a message it could not join.
     const parent = event.parentMessageId !== undefined && d.findMessage(event.parentMessageId) < 0
-      ? event.parentMessageId
+      ? d.resolveMessageId(event.parentMessageId)
       : undefined
     const id = d.uniqueMessageId(parent ?? `msg_tool_${event.toolCallId}`)
     d.appendMessage({ id, role: "assistant", content: [block], createdAt: toIsoString(at) })
