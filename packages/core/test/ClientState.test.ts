@@ -722,6 +722,18 @@ describe("tool call ids reused across messages", () => {
     }
   ]
 
+  it("a call started again in an earlier message that holds it, after its id went to another message, is started twice", () => {
+    // Shrunk by the model (ClientState.model.test.ts).
+    const s = reduce(started(), events("t1", [
+      e.toolStart("c1", "f", "m1"),
+      e.textStart("m2"),
+      e.toolStart("c1", "f"),
+      e.toolStart("c1", "f", "m1")
+    ]))
+    expect(getMessages(s, "t1").map((m) => m.content.map((b) => b.type === "tool_use" && b.id))).toEqual([[false], ["c1"], ["c1"]])
+    expect(thread(s, "t1").anomalies.at(-1)).toMatchObject({ eventType: "TOOL_CALL_START", reason: "tool call c1 started twice" })
+  })
+
   it.each(table)("$name", ({ actions, check }) => {
     const list = actions()
     const s = reduce(initial, list)

@@ -238,7 +238,12 @@ const canHoldCall = (message: TamboThreadMessage): boolean => message.role === "
 const handleToolCallStart = (d: ThreadDraft, event: EventOf<"TOOL_CALL_START">, at: number): void => {
   const index = toolCallMessage(d, event.parentMessageId)
   const earlier = d.findBlock("tool_use", event.toolCallId)
-  if (earlier !== undefined && earlier.message === index) {
+  // The id's latest block is elsewhere, yet an earlier one may be in this message (the id reused).
+  if (
+    earlier !== undefined &&
+    (earlier.message === index ||
+      (index >= 0 && d.messages[index]!.content.some((block) => block.type === "tool_use" && block.id === event.toolCallId)))
+  ) {
     return d.anomaly(event.type, `tool call ${event.toolCallId} started twice`, at)
   }
   // The earlier call, still open, keeps the arguments it had.
