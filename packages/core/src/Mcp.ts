@@ -126,13 +126,18 @@ export interface McpServerInfo {
    * or not. A later connect of the same server that gives `toolTimeout` or
    * `maxToolTime` changes them for the calls that start after it (to drop
    * them, disconnect the server and connect it again).
+   * Positive and at most 2^31 − 1 ms (about 24.8 days, the longest a timer
+   * waits), or `Infinity` (never cut): else the connect fails with an
+   * `McpError` (`Connect`) that names it, before anything is opened (a later
+   * connect of a known server changes nothing of it, its connection neither).
    *
    * @since 0.2.0
    */
   readonly toolTimeout?: Duration.DurationInput | undefined
   /**
    * With `toolTimeout`: the longest the model's call of one of the server's
-   * tools may take in all, progress or not. Default 10 minutes.
+   * tools may take in all, progress or not. Default 10 minutes. Checked as
+   * `toolTimeout` is, also when given without it.
    *
    * @since 0.2.0
    */

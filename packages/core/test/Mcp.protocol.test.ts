@@ -443,11 +443,11 @@ describe("MCP tool timeouts", () => {
       expect(long.isError).toBe(true)
       expect(long.text).toContain("did not finish within 400ms")
 
-      // An invalid one is a warning, and the bounds before stay.
-      yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "soon" as Duration.DurationInput })
-      expect(warnings.map(String)).toEqual([
-        expect.stringContaining("The new tool timeout of MCP server \"slow\" is not taken (the one before applies)")
-      ])
+      // An invalid one fails the connect with an McpError naming it, and the bounds before stay.
+      const refused = yield* Effect.flip(mcp.connectMcpServer({ url: slow.url, toolTimeout: "soon" as Duration.DurationInput }))
+      expect(refused).toMatchObject({ _tag: "McpError", reason: "Connect", serverKey: "slow" })
+      expect(refused.message).toContain("toolTimeout must be a positive duration")
+      expect(warnings).toEqual([])
       expect((yield* callOnce("work", { steps: 6, gapMs: 100 }, "10 seconds")).text).toContain("did not finish within 400ms")
 
       const [connection] = Object.values(yield* mcp.getMcpClients)
@@ -456,21 +456,54 @@ describe("MCP tool timeouts", () => {
     }).pipe(Effect.provide(stack()), Effect.scoped, Effect.provide(keepingWarnings(warnings)))
   })
 
-  it.live("a toolTimeout that is not a duration is not taken, and says so in a warning", () => {
-    const warnings: Array<unknown> = []
-    return Effect.gen(function*() {
+  it.live.each([
+    [{ toolTimeout: 0 }, "toolTimeout must be a positive duration"],
+    [{ toolTimeout: -1 }, "toolTimeout must be a positive duration"],
+    [{ toolTimeout: Number.NaN }, "toolTimeout must be a positive duration"],
+    [{ toolTimeout: "soon" }, "toolTimeout must be a positive duration"],
+    [{ toolTimeout: 2 ** 31 }, "toolTimeout must be at most 2147483647 ms"],
+    [{ toolTimeout: "1 second", maxToolTime: 0 }, "maxToolTime must be a positive duration"],
+    [{ toolTimeout: "1 second", maxToolTime: "30 days" }, "maxToolTime must be at most 2147483647 ms"],
+    [{ maxToolTime: -5 }, "maxToolTime must be a positive duration"]
+  ] as const)(
+    "a connect whose tool bounds %o no timer can wait fails with an McpError naming the option and its bound, and opens no session",
+    ([bounds, problem]) =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const slow = yield* mcpServer({ setup: worker })
+        // As a JavaScript caller may give them.
+        const error = yield* Effect.flip(mcp.connectMcpServer({ url: slow.url, ...(bounds as Partial<Mcp.McpServerInfo>) }))
+        expect(error).toMatchObject({ _tag: "McpError", reason: "Connect" })
+        expect(error.message).toContain(problem)
+        const [connection] = Object.values(yield* mcp.getMcpClients)
+        expect(connection).toMatchObject({ status: "failed", error: { reason: "Connect" } })
+        expect(slow.sessions.opened).toBe(0)
+      }).pipe(Effect.provide(stack()), Effect.scoped)
+  )
+
+  it.live("a toolTimeout or maxToolTime of Infinity never cuts the call", () =>
+    Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
       const slow = yield* mcpServer({ setup: worker })
-      // A JavaScript caller's.
-      yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "soon" as Duration.DurationInput })
-      expect(warnings.map(String)).toEqual([
-        expect.stringContaining("The tool timeout of MCP server")
-      ])
-      expect(String(warnings[0])).toContain("toolTimeout is not a duration: \"soon\"")
-      const cut = yield* callOnce("work", { steps: 6, gapMs: 100 }, "300 millis")
-      expect(cut.text).toContain("did not finish within 300ms")
-    }).pipe(Effect.provide(stack()), Effect.scoped, Effect.provide(keepingWarnings(warnings)))
-  })
+      yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: Infinity, maxToolTime: Infinity })
+      expect(yield* callOnce("work", { steps: 3, gapMs: 50 }, "10 seconds")).toEqual({ isError: false, text: "done" })
+    }).pipe(Effect.provide(stack()), Effect.scoped))
+
+  it.live("a later connect of a connected server with a tool bound no timer can wait fails, and the session and its bounds stay", () =>
+    Effect.gen(function*() {
+      const mcp = yield* Mcp.Mcp
+      const slow = yield* mcpServer({ setup: worker })
+      yield* mcp.connectMcpServer({ url: slow.url, serverKey: "slow", toolTimeout: "1 second", maxToolTime: "400 millis" })
+      const refused = yield* Effect.flip(mcp.connectMcpServer({ url: slow.url, maxToolTime: 2 ** 31, logLevel: "error" }))
+      expect(refused).toMatchObject({ _tag: "McpError", reason: "Connect", serverKey: "slow" })
+      expect(refused.message).toContain("maxToolTime must be at most 2147483647 ms")
+      const [connection] = Object.values(yield* mcp.getMcpClients)
+      // Nothing of the refused connect is taken, its log level neither.
+      expect(connection).toMatchObject({ status: "connected", server: { toolTimeout: "1 second", maxToolTime: "400 millis" } })
+      expect(connection!.server.logLevel).toBeUndefined()
+      expect(slow.sessions.opened).toBe(1)
+      expect((yield* callOnce("work", { steps: 6, gapMs: 100 }, "10 seconds")).text).toContain("did not finish within 400ms")
+    }).pipe(Effect.provide(stack()), Effect.scoped))
 })
 
 describe("MCP completions", () => {

@@ -9,6 +9,7 @@ import * as Config from "effect/Config"
 import type * as ConfigErrorModule from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { Environment, Options, Resolved } from "../TamboConfig.js"
@@ -37,6 +38,27 @@ const missingApiKey = (name: string) =>
 const LONGEST_TIMER_MILLIS = 2 ** 31 - 1
 
 /**
+ * Why `input`, given as the option `name`, is not a positive duration a timer can wait (at most
+ * 2^31 − 1 ms, about 24.8 days), or the duration. `infinite`: also `Infinity`, a bound never
+ * reached (Effect's clock never fires it). @internal
+ */
+export const checkDuration = (
+  name: string,
+  input: unknown,
+  { infinite = false }: { readonly infinite?: boolean } = {}
+): Either.Either<Duration.Duration, string> => {
+  const duration = Option.filter(Duration.decodeUnknown(input), (d) => Duration.greaterThan(d, Duration.zero))
+  if (Option.isNone(duration)) return Either.left(`${name} must be a positive duration, got ${String(input)}`)
+  if (Duration.toMillis(duration.value) <= LONGEST_TIMER_MILLIS) return Either.right(duration.value)
+  if (infinite && !Duration.isFinite(duration.value)) return Either.right(duration.value)
+  return Either.left(
+    `${name} must be at most ${LONGEST_TIMER_MILLIS} ms (about 24.8 days, the longest a timer waits)${
+      infinite ? " or Infinity" : ""
+    }, got ${Duration.format(duration.value)}`
+  )
+}
+
+/**
  * A positive duration a timer can wait (at most 2^31 − 1 ms, about 24.8 days), or a `ConfigError`
  * (`InvalidOption`) that names the option. @internal
  */
@@ -44,25 +66,13 @@ export const positiveDuration = (
   name: string,
   input: Duration.DurationInput | undefined,
   fallback: Duration.Duration
-): Effect.Effect<Duration.Duration, ConfigError> => {
-  if (input === undefined) return Effect.succeed(fallback)
-  const duration = Option.filter(Duration.decodeUnknown(input), (d) => Duration.greaterThan(d, Duration.zero))
-  if (Option.isNone(duration)) {
-    return Effect.fail(
-      new ConfigError({ reason: "InvalidOption", message: `${name} must be a positive duration, got ${String(input)}` })
-    )
-  }
-  return Duration.toMillis(duration.value) <= LONGEST_TIMER_MILLIS
-    ? Effect.succeed(duration.value)
-    : Effect.fail(
-      new ConfigError({
-        reason: "InvalidOption",
-        message: `${name} must be at most ${LONGEST_TIMER_MILLIS} ms (about 24.8 days, the longest a timer waits), got ${
-          Duration.format(duration.value)
-        }`
-      })
-    )
-}
+): Effect.Effect<Duration.Duration, ConfigError> =>
+  input === undefined
+    ? Effect.succeed(fallback)
+    : Either.match(checkDuration(name, input), {
+      onLeft: (message) => Effect.fail(new ConfigError({ reason: "InvalidOption", message })),
+      onRight: Effect.succeed
+    })
 
 /** Fails when options that exclude each other are both given. */
 const checkExclusive = (options: Options): Effect.Effect<void, ConfigError> => {

@@ -9,6 +9,7 @@
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -27,6 +28,7 @@ import { loadClient } from "./load.js"
 import type { Logging } from "./logging.js"
 import type * as OAuth from "./oauth.js"
 import type { Requests } from "./requests.js"
+import * as Support from "./support.js"
 
 /** How long the server may take to end its session before the client closes anyway. */
 const TERMINATE_TIMEOUT = Duration.seconds(2)
@@ -370,9 +372,14 @@ export const make = (env: Env, { logging, oauth, requests, syncTools }: Deps) =>
           : Effect.succeed(connection)
     ).pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))
 
-  /** Connects, lists the tools and registers them; on failure, records it. The entry's `ready` tells the outcome. */
+  /**
+   * Connects, lists the tools and registers them; on failure (tool bounds no timer can wait, before
+   * anything is opened), records it. The entry's `ready` tells the outcome.
+   */
   const establish = (entry: Entry): Effect.Effect<void> =>
     Effect.gen(function*() {
+      const bounds = Support.toolBounds(entry.server)
+      if (Either.isLeft(bounds)) return yield* Effect.fail(connectFailure(entry, bounds.left))
       const opened = yield* open(entry)
       const connection = yield* install(entry, opened)
       if (connection !== undefined) yield* Deferred.succeed(entry.ready, connection)

@@ -60,29 +60,22 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
 
   /**
    * A connect of a known server that gives `toolTimeout` or `maxToolTime`: the model's next calls
-   * of its tools take the new bounds (what it does not give stays). An invalid one is a warning,
-   * and the bounds before stay. Run under the lock.
+   * of its tools take the new bounds (what it does not give stays), checked already. Run under the lock.
    */
-  const applyToolBounds = (entry: Entry, given: McpServerInfo): Effect.Effect<void> =>
+  const applyToolBounds = (entry: Entry, given: McpServerInfo, bounds: Support.ToolBounds | undefined): Effect.Effect<void> =>
     Effect.gen(function*() {
       const next = {
         toolTimeout: given.toolTimeout ?? entry.server.toolTimeout,
         maxToolTime: given.maxToolTime ?? entry.server.maxToolTime
       }
       if (next.toolTimeout === entry.server.toolTimeout && next.maxToolTime === entry.server.maxToolTime) return
-      const bounds = Support.toolBounds(next)
-      if (Either.isLeft(bounds)) {
-        return yield* Effect.logWarning(
-          `The new tool timeout of MCP server "${entry.serverKey}" is not taken (the one before applies): ${bounds.left}`
-        )
-      }
       entry.server = { ...entry.server, ...next }
       // The same durations written another way (an app's inline `Duration.seconds(5)` on each render).
-      if (Support.sameToolBounds(entry.toolBounds, bounds.right)) return
+      if (Support.sameToolBounds(entry.toolBounds, bounds)) return
       const wasBounded = entry.toolBounds !== undefined
-      entry.toolBounds = bounds.right
+      entry.toolBounds = bounds
       // Its tools' definitions say whether the run's tool timeout applies.
-      if (wasBounded === (bounds.right !== undefined)) yield* publish(env)
+      if (wasBounded === (bounds !== undefined)) yield* publish(env)
       else yield* reregisterTools(entry)
     })
 
@@ -104,13 +97,27 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
       const key = uniqueKey(server)
       const existing = env.entries.get(key)
       if (existing !== undefined && existing.status !== "failed") {
+        // A bound no timer can wait refuses the whole connect: nothing it gives is taken.
+        const bounds = Support.toolBounds({
+          toolTimeout: server.toolTimeout ?? existing.server.toolTimeout,
+          maxToolTime: server.maxToolTime ?? existing.server.maxToolTime
+        })
+        if (Either.isLeft(bounds)) {
+          return yield* Effect.fail(
+            new McpError({
+              reason: "Connect",
+              message: `MCP server "${existing.serverKey}" is left as it is: ${bounds.left}`,
+              serverKey: existing.serverKey
+            })
+          )
+        }
         // The handlers given last answer the server's next requests.
         if (server.handlers !== undefined && existing.server.handlers !== server.handlers) {
           existing.server = { ...existing.server, handlers: server.handlers }
           yield* publish(env)
         }
         if (server.toolTimeout !== undefined || server.maxToolTime !== undefined) {
-          yield* applyToolBounds(existing, server)
+          yield* applyToolBounds(existing, server, bounds.right)
         }
         if (server.logLevel !== undefined && existing.logLevel !== server.logLevel) {
           existing.server = { ...existing.server, logLevel: server.logLevel }
@@ -126,12 +133,8 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
         }
       }
       const serverKey = serverKeyFor(server)
+      // Bounds no timer can wait fail the connection before it opens (`establish`).
       const bounds = Support.toolBounds(server)
-      if (Either.isLeft(bounds)) {
-        yield* Effect.logWarning(
-          `The tool timeout of MCP server "${serverKey}" is not taken (the run's applies): ${bounds.left}`
-        )
-      }
       const entry: Entry = {
         key,
         server,

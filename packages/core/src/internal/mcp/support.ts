@@ -7,11 +7,11 @@
  */
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import type { McpContentBlock, McpServerInfo, McpToolResult } from "../../Mcp.js"
 import type * as Tool from "../../Tool.js"
 import type * as Types from "../../Types.js"
 import { isRecord } from "effect/Predicate"
+import { checkDuration } from "../config.js"
 import { describeError } from "../toolSupport.js"
 
 /**
@@ -237,27 +237,24 @@ export interface ToolBounds {
 
 const DEFAULT_MAX_TOOL_TIME = Duration.minutes(10)
 
-const positive = (input: unknown, field: string): Either.Either<Duration.Duration, string> =>
-  Option.match(Duration.decodeUnknown(input), {
-    onNone: () => Either.left(`${field} is not a duration: ${JSON.stringify(input)}`),
-    onSome: (duration) =>
-      Duration.greaterThan(duration, Duration.zero) ? Either.right(duration) : Either.left(`${field} must be positive`)
-  })
+const bound = (input: unknown, name: string) => checkDuration(name, input, { infinite: true })
 
 /**
- * The server's tool bounds: none without `toolTimeout`, or why they are not valid.
+ * The server's tool bounds: none without `toolTimeout`, or why they are not valid (each bound given
+ * is checked, `maxToolTime` also without `toolTimeout`: a later connect may give that).
  *
  * @internal
  */
 export const toolBounds = (
   server: Pick<McpServerInfo, "toolTimeout" | "maxToolTime">
 ): Either.Either<ToolBounds | undefined, string> =>
-  server.toolTimeout === undefined
-    ? Either.right(undefined)
-    : Either.all({
-      idle: positive(server.toolTimeout, "toolTimeout"),
-      max: server.maxToolTime === undefined ? Either.right(DEFAULT_MAX_TOOL_TIME) : positive(server.maxToolTime, "maxToolTime")
-    })
+  Either.map(
+    Either.all({
+      idle: server.toolTimeout === undefined ? Either.right(undefined) : bound(server.toolTimeout, "toolTimeout"),
+      max: server.maxToolTime === undefined ? Either.right(DEFAULT_MAX_TOOL_TIME) : bound(server.maxToolTime, "maxToolTime")
+    }),
+    ({ idle, max }) => (idle === undefined ? undefined : { idle, max })
+  )
 
 /**
  * Bounds of the same durations (or both none).
