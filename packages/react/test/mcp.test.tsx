@@ -470,6 +470,43 @@ describe("MCP hooks", () => {
     expect(await mcp.sessions()).toEqual({ opened: 1, closed: 0 })
   })
 
+  it("new handlers in the props while a server connects again to drop its toolTimeout are the ones its new session has", async () => {
+    const mcp = await start("greeter")
+    let servers: ReturnType<typeof useTamboMcpServers> = []
+    function Servers() {
+      servers = useTamboMcpServers()
+      return null
+    }
+    const app = (toolTimeout: Duration.DurationInput | undefined, name: string) => (
+      <TamboProvider
+        {...connection(server(), {
+          mcpServers: [{
+            url: mcp.url,
+            ...(toolTimeout === undefined ? {} : { toolTimeout }),
+            handlers: { elicitation: async () => ({ action: "accept" as const, content: { name } }) }
+          }]
+        })}
+      >
+        <Servers />
+      </TamboProvider>
+    )
+    const greet = async () => {
+      const result = await servers[0]!.client!.callTool("greet")
+      return result.content.map((block) => ("text" in block ? block.text : "")).join("")
+    }
+    const view = render(app("1 second", "Ada"))
+    await waitFor(() => expect(servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+    expect(await greet()).toBe("Hello, Ada!")
+    // Its bound dropped: a disconnect, then a connect, which waits for it; new handlers meanwhile.
+    view.rerender(app(undefined, "Ada"))
+    view.rerender(app(undefined, "Grace"))
+    await waitFor(async () => expect(await mcp.sessions()).toEqual({ opened: 2, closed: 1 }), { timeout: 10_000 })
+    await waitFor(() => expect(servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+    expect(servers[0]?.server.toolTimeout).toBeUndefined()
+    expect(await greet()).toBe("Hello, Grace!")
+    expect(await mcp.sessions()).toEqual({ opened: 2, closed: 1 })
+  })
+
   /** A server that refuses every request: the first connection to it fails for good. */
   const refusingServer = async () => {
     const seen = { received: 0 }
