@@ -443,6 +443,9 @@ export declare namespace Tambo {
      * cancelled. Another client's run, as a read of the thread showed it
      * (its `status` not `idle` without a run of this client), is cancelled
      * on the server and the thread read again. With `runId`, only that run.
+     * Once asked for, the cancellation of a run of this client goes whole, to
+     * the server too: interrupting `cancelRun` stops its wait, not the
+     * cancellation.
      */
     readonly cancelRun: (threadId?: string, options?: CancelRunOptions) => Effect.Effect<void, TamboError>
     readonly registerTool: (tool: Tool.Definition) => Effect.Effect<void, Tool.ToolDefinitionError>

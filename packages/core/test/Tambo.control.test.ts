@@ -543,6 +543,52 @@ describe("sending while busy", () => {
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }).pipe(Effect.scoped))
 
+  /**
+   * Gives a held request whose client went the time to be seen gone by the proxy (which then never
+   * lets it on); one still on its way is released as it is.
+   */
+  const abandonedOrOnItsWay = (proxy: HoldingProxy.HoldingProxy) =>
+    Effect.gen(function* () {
+      while (proxy.abandoned() === 0) yield* Effect.sleep("5 millis")
+    }).pipe(Effect.timeoutTo({ duration: "300 millis", onTimeout: () => undefined, onSuccess: () => undefined }))
+
+  it.live("a cancelRun its caller interrupts while its DELETE is on its way: the run still ends cancelled, on the server too, and the thread ends idle", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const { deleting, slow, threadId } = yield* slowBehind(proxy)
+        const stopping = yield* Effect.fork(tambo.cancelRun(threadId))
+        yield* Effect.promise(() => deleting.arrived)
+        yield* Fiber.interrupt(stopping)
+        yield* abandonedOrOnItsWay(proxy)
+        deleting.release()
+        expect(fields(yield* Fiber.join(slow).pipe(Effect.timeout("5 seconds")))).toMatchObject({ _tag: "RunCancelledError" })
+        expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
+        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
+  it.live("a cancelRun its caller interrupts while its DELETE is on its way, then another: the server takes the cancellation and the thread ends idle", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const { deleting, slow, threadId } = yield* slowBehind(proxy)
+        const stopping = yield* Effect.fork(tambo.cancelRun(threadId))
+        yield* Effect.promise(() => deleting.arrived)
+        yield* Fiber.interrupt(stopping)
+        yield* abandonedOrOnItsWay(proxy)
+        deleting.release()
+        yield* tambo.cancelRun(threadId)
+        expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
+        expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
+        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
   it.live("interrupt cancels the current run and starts the new one", () =>
     Effect.gen(function* () {
       const { threadId, slow } = yield* busyThread

@@ -9,6 +9,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as ClientState from "../../ClientState.js"
@@ -67,12 +68,21 @@ export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
         Effect.timeout(Deferred.await(run.answeredSignal ??= Deferred.unsafeMake<void>(FiberId.none)), cancelTimeout)
       )
       : Effect.void
-    return Effect.zipRight(
-      untilNamed,
-      Effect.zipRight(
-        Effect.suspend(() => onServer(env, run)),
-        Effect.zipRight(Deferred.fail(cancelledSignal(run), run.cancelledWith), Effect.suspend(() => run.abortRequest))
-      )
+    // Marked cancelled at once (a decision sent from now on is refused); the rest goes whole (the
+    // DELETE, then the run's own end), whatever becomes of its caller meanwhile: it runs in the
+    // client's scope.
+    return Effect.flatMap(
+      Effect.forkIn(
+        Effect.zipRight(
+          untilNamed,
+          Effect.zipRight(
+            Effect.suspend(() => onServer(env, run)),
+            Effect.zipRight(Deferred.fail(cancelledSignal(run), run.cancelledWith), Effect.suspend(() => run.abortRequest))
+          )
+        ),
+        env.scope
+      ),
+      Fiber.join
     )
   })
 
