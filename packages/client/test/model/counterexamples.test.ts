@@ -2,6 +2,7 @@
 // tests. Each checks only the invariant it broke; the comment names the defect it found.
 import { describe, it } from "vitest"
 import { type Command, replay } from "./harness.js"
+import * as OnBusy from "./onBusy.js"
 import * as TwoClients from "./twoClients.js"
 
 const text: Command = { kind: "text", target: "current" }
@@ -195,4 +196,34 @@ describe("two clients counterexamples (twoClients.model.test.ts)", () => {
       ],
       ["run-outcome", "store-equals-server"]
     ))
+})
+
+describe("model cases: overlapping runs on one thread (onBusy.model.test.ts)", () => {
+  const held: OnBusy.Command = { kind: "start", onBusy: "queue", hold: "gate" }
+
+  // An interrupting run its caller gives up on while its cancellation of the held run waits before
+  // the server: the cancellation still reaches the server, and the held run ends cancelled.
+  it("an interrupting run given up on while its DELETE is held", () =>
+    OnBusy.replay([
+      held,
+      { kind: "cut", how: "interrupt", hold: "gate", holdDelete: "request", meanwhile: { kind: "abort", which: 1 } }
+    ]))
+
+  // A Stop whose DELETE the server answers late: a run sent meanwhile conflicts (reject), or waits
+  // and then runs (queue), and sends its message once.
+  it("a run started while a Stop's DELETE is unanswered", () =>
+    OnBusy.replay([
+      held,
+      { kind: "stop", holdDelete: true, then: { onBusy: "reject", hold: "none" } },
+      held,
+      { kind: "stop", holdDelete: true, then: { onBusy: "queue", hold: "gate" } },
+      { kind: "finish" }
+    ]))
+
+  // A Stop while the run's answer (which names it) comes late, and a run queued after the Stop:
+  // the stopped run ends cancelled on the server once named, the queued one runs once it let go.
+  it("a Stop while the run's answer is late, then a queued run", () =>
+    OnBusy.replay([
+      { kind: "lateAnswer", onBusy: "reject", how: "stop", hold: "none", meanwhile: { kind: "start", onBusy: "queue", hold: "none" } }
+    ]))
 })

@@ -1,0 +1,13 @@
+// The model-based test of overlapping runs on one thread of one client: runs started with each
+// `onBusy` policy while the server holds the thread's run, Stop, the caller giving up on a run, the
+// held run finishing, and a Stop whose DELETE the server answers late (see onBusy.ts). Seeded, so a
+// failure reproduces; MODEL_RUNS, MODEL_MAX_COMMANDS, MODEL_SEED, MODEL_PATH, MODEL_REPLAY_PATH and
+// MODEL_INVARIANTS as for lifecycle.model.test.ts. A counterexample it shrinks to goes to
+// counterexamples.test.ts as a named test.
+import { describe } from "vitest"
+import { commandsArbitrary, runSequence } from "./onBusy.js"
+import { modelProperty } from "./support.js"
+
+describe("overlapping runs on one thread (onBusy, Stop), model-based", () => {
+  modelProperty({ runs: 60, seed: 29, maxCommands: 6 }, commandsArbitrary, runSequence)
+})

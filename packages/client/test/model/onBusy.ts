@@ -1,0 +1,619 @@
+// The model-based test of overlapping runs on one thread of one client: runs started with each
+// `onBusy` policy while the thread's run is held by the server (at a gate, until `finish`), Stop
+// (`cancelRun` of the thread), the caller giving up on a run (`abort()`), the held run finishing,
+// and the server holding the answer to a Stop's `DELETE` while another run starts. The invariants
+// of INVARIANTS are checked after every command once the client settled (every run ended, held by
+// the server, or queued behind the held one), and once more when the sequence winds down.
+// The property is onBusy.model.test.ts; the named counterexamples go to counterexamples.test.ts.
+import { HoldingProxy, Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { FastCheck as fc } from "effect"
+import { type BusyPolicy, TamboClient, type TamboStream } from "../../src/index.js"
+import { storeMatchesServer } from "./storeMatchesServer.js"
+import * as Model from "./support.js"
+import { eventually, excess, resourceCounts, settle } from "./support.js"
+
+// -----------------------------------------------------------------------------
+// The switch
+// -----------------------------------------------------------------------------
+
+/** Every invariant the model checks, in the order it checks them after a command. */
+export const INVARIANTS = [
+  /** The command ends, and the client settles after it (a liveness bound, not a timing assertion). */
+  "command-settles",
+  /**
+   * Each run ends as one of the outcomes the model allows it: its reply (ok), RunConflictError (a
+   * `reject` run started while a run of the client was in flight), AbortError (stopped, given up
+   * on, displaced by an `interrupt` run). A Stop ends every run started before it as AbortError.
+   */
+  "run-outcome",
+  /** At no point has the server more than one run of the client streaming on the thread. */
+  "one-run-on-server",
+  /** A run that waited for the thread when a Stop came never reaches the server: its message is not sent. */
+  "stopped-never-sent",
+  /** Every message the server took, it took once; every run was cancelled (and asked to be) at most once. */
+  "sent-once",
+  /** A run cut once its client knew the server's run (RUN_STARTED) is cancelled on the server by the client (`user_cancelled`), not by a closed connection. */
+  "cut-is-user-cancel",
+  /** No unhandled rejection during the command. */
+  "no-unhandled-rejection",
+  /** With no run in flight: the server's thread is idle, the client has no run in flight, and its store equals the server. */
+  "idle-and-equal",
+  /** After `client.destroy()`, no handle of it is left open. */
+  "no-open-handles"
+] as const
+
+/** @see INVARIANTS */
+export type Invariant = (typeof INVARIANTS)[number]
+
+/** Invariants the property does not check because a known defect breaks them (see harness.ts). */
+export const KNOWN_OPEN: ReadonlySet<Invariant> = new Set<Invariant>([])
+
+// -----------------------------------------------------------------------------
+// Commands
+// -----------------------------------------------------------------------------
+
+/** `gate`: the server holds the run after RUN_STARTED until `finish` (or a stop); `none`: it plays to its end. */
+export type Hold = "none" | "gate"
+
+/** One command: plain data, so a counterexample can be replayed as a table. */
+export type Command =
+  | { readonly kind: "start"; readonly onBusy: BusyPolicy; readonly hold: Hold }
+  /** Lets the run the server holds play its reply to its end (nothing without one). */
+  | { readonly kind: "finish" }
+  /**
+   * `cancelRun` of the thread. `holdDelete`: the server's answer to its `DELETE` waits until
+   * `then` started (a run with that policy, meanwhile) and settled as far as it can.
+   */
+  | {
+    readonly kind: "stop"
+    readonly holdDelete: boolean
+    readonly then?: { readonly onBusy: BusyPolicy; readonly hold: Hold } | undefined
+  }
+  /** The caller gives up on the i-th run in flight, oldest first (`abort()`; nothing without one). */
+  | { readonly kind: "abort"; readonly which: number }
+  /**
+   * Cuts the run the server holds (nothing without one): by a Stop, by its caller giving up on it,
+   * or by a new `interrupt` run (held as `hold` says) displacing it. `holdDelete`: the server's
+   * answer to the cancellation's `DELETE` waits until `meanwhile` was done.
+   */
+  | {
+    readonly kind: "cut"
+    readonly how: "stop" | "abort" | "interrupt"
+    readonly hold: Hold
+    /** `request`: the `DELETE` itself waits before it reaches the server; `answer`: the server's answer to it waits. */
+    readonly holdDelete: "no" | "request" | "answer"
+    readonly meanwhile?: Meanwhile | undefined
+  }
+  | LateAnswer
+
+/**
+ * With no run in flight: a run (`onBusy`, held at its gate) whose request the server took and
+ * answers late (its answer, which names the run, is held), cut meanwhile as `cut` says, `meanwhile`
+ * done, then the answer let go.
+ */
+export type LateAnswer = {
+  readonly kind: "lateAnswer"
+  readonly onBusy: BusyPolicy
+  readonly how: "stop" | "abort" | "interrupt"
+  readonly hold: Hold
+  readonly meanwhile?: Meanwhile | undefined
+}
+
+/** What happens while a cancellation's `DELETE` (or a run's answer) is unanswered. */
+export type Meanwhile =
+  | { readonly kind: "start"; readonly onBusy: BusyPolicy; readonly hold: Hold }
+  | { readonly kind: "stop" }
+  | { readonly kind: "abort"; readonly which: number }
+
+const policy = fc.constantFrom<BusyPolicy>("reject", "queue", "interrupt")
+const hold = fc.constantFrom<Hold>("none", "gate", "gate")
+const how = fc.constantFrom<"stop" | "abort" | "interrupt">("stop", "abort", "interrupt")
+const meanwhile = fc.option(
+  fc.oneof(
+    fc.record({ kind: fc.constant("start" as const), onBusy: policy, hold }),
+    fc.constant({ kind: "stop" as const }),
+    fc.record({ kind: fc.constant("abort" as const), which: fc.nat(2) })
+  ),
+  { nil: undefined }
+)
+
+/** The generator of commands. */
+export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant("start" as const), onBusy: policy, hold }) },
+  { weight: 2, arbitrary: fc.constant({ kind: "finish" as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("stop" as const),
+      holdDelete: fc.boolean(),
+      then: fc.option(fc.record({ onBusy: policy, hold }), { nil: undefined })
+    })
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("abort" as const), which: fc.nat(2) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("cut" as const),
+      how,
+      hold,
+      holdDelete: fc.constantFrom<"no" | "request" | "answer">("no", "request", "answer"),
+      meanwhile
+    })
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("lateAnswer" as const), onBusy: policy, how, hold, meanwhile })
+  }
+)
+
+// -----------------------------------------------------------------------------
+// The world
+// -----------------------------------------------------------------------------
+
+type Outcome = "ok" | "RunConflictError" | "AbortError"
+
+/** A run the model started. */
+interface Run {
+  readonly n: number
+  readonly message: string
+  readonly onBusy: BusyPolicy
+  readonly hold: Hold
+  readonly stream: TamboStream
+  /** Resolves once its stream ended. */
+  driven: Promise<void>
+  /** A `reject` run started while a run of the client was in flight. */
+  readonly conflict: boolean
+  /** Stopped, or given up on by its caller: it ends cancelled. */
+  mustEnd: boolean
+  /** The `interrupt` runs (by number) that displace it: it ends cancelled. */
+  readonly displacers: Set<number>
+  /** It may be displaced (or survive a displacement): it ends with its reply or cancelled. */
+  mayBeDisplaced: boolean
+  ended: boolean
+  /** Opens its gate on the server. */
+  release: () => void
+  /** The server started playing its script. */
+  arrived: boolean
+  /** The client saw its RUN_STARTED: it knows the server's run. */
+  started: boolean
+  runId: string | undefined
+  /** It was cut (stopped, given up on, displaced) once its client knew the server's run. */
+  cutKnown: boolean
+  /** Its script is past its gate (or was stopped there): the server's run no longer waits on it. */
+  left: boolean
+  /** A Stop came while it waited for the thread (nothing of it on the server). */
+  stoppedWaiting: boolean
+}
+
+class World extends Model.ModelWorld<Script.ScriptFn> {
+  readonly threadId: string
+  readonly client: TamboClient
+  readonly runs: Array<Run> = []
+  /** How many scripts are at their gate on the server now, and the most there ever were. */
+  atGate = 0
+  mostAtGate = 0
+  /** The paths of the `DELETE`s the proxy held (requests or answers). */
+  readonly deletesSeen = new Set<string>()
+
+  constructor(readonly server: TestServer, readonly proxy: HoldingProxy.HoldingProxy) {
+    super()
+    this.threadId = server.threads.create({ userKey: "user-1", name: "Busy" }).id
+    this.client = new TamboClient({
+      apiKey: server.apiKey,
+      tamboUrl: proxy.url,
+      userKey: "user-1",
+      maxRetries: 0,
+      autoGenerateThreadName: false
+    })
+  }
+
+  live(): Array<Run> {
+    return this.runs.filter((run) => !run.ended)
+  }
+}
+
+let current: World | undefined
+
+const serverScript: Script.ScriptFn = (request, context) => {
+  const scenario = current?.scenarios.get(request.text)
+  return scenario === undefined ? [Script.text(`unknown scenario ${request.text}`)] : scenario(request, context)
+}
+
+const ALL: ReadonlySet<Outcome> = new Set(["ok", "AbortError"])
+const OK: ReadonlySet<Outcome> = new Set(["ok"])
+const ABORTED: ReadonlySet<Outcome> = new Set(["AbortError"])
+const CONFLICT: ReadonlySet<Outcome> = new Set(["RunConflictError"])
+
+const startRun = (world: World, onBusy: BusyPolicy, hold: Hold): Run => {
+  const n = world.nextN()
+  const busy = world.live().length > 0
+  let release: () => void = () => {}
+  const gate = new Promise<void>((resolve) => (release = resolve))
+  const message = world.scenario(`run ${n} ${onBusy} ${hold}`, async (_request, context) => {
+    run.arrived = true
+    if (hold === "gate") {
+      world.atGate++
+      world.mostAtGate = Math.max(world.mostAtGate, world.atGate)
+      await Promise.race([gate, new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }))])
+      world.atGate--
+    }
+    run.left = true
+    return [Script.text(`re ${n}`)]
+  })
+  const stream = world.client.run(message, { threadId: world.threadId, onBusy })
+  // A run of the client in flight: `reject` conflicts; the others wait for it (or displace it).
+  const conflict = busy && onBusy === "reject"
+  // An `interrupt` run still waiting for the thread displaces whichever run holds it when it gets there.
+  const mayBeDisplaced = busy && world.live().some((other) => other.onBusy === "interrupt" && !other.arrived)
+  const run: Run = {
+    n,
+    message,
+    onBusy,
+    hold,
+    stream,
+    driven: Promise.resolve(),
+    conflict,
+    mustEnd: false,
+    displacers: new Set(),
+    mayBeDisplaced,
+    ended: false,
+    release,
+    arrived: false,
+    started: false,
+    runId: undefined,
+    cutKnown: false,
+    left: false,
+    stoppedWaiting: false
+  }
+  if (busy && onBusy === "interrupt") {
+    // It displaces whatever holds the thread when it gets there: the held run, or a queued run
+    // that took the thread first.
+    for (const other of world.live()) {
+      if (other.arrived && !other.left) {
+        other.displacers.add(n)
+        other.cutKnown ||= other.started
+      } // A run waiting for the thread may take it first, and be displaced then.
+      else other.mayBeDisplaced = true
+    }
+  }
+  run.driven = drive(run)
+  world.runs.push(run)
+  return run
+}
+
+/** Reads a run's stream to its end. */
+const drive = async (run: Run): Promise<void> => {
+  try {
+    for await (const { event } of run.stream) {
+      if (event.type === "RUN_STARTED") {
+        run.runId = event.runId
+        run.started = true
+      }
+    }
+  } catch {
+    // Its ending is judged by run-outcome.
+  }
+  run.ended = true
+}
+
+/** What a run may end with. */
+const allowed = (run: Run): ReadonlySet<Outcome> =>
+  run.conflict ? CONFLICT : run.mustEnd || run.displacers.size > 0 ? ABORTED : run.mayBeDisplaced ? ALL : OK
+
+/** The client sent a `DELETE` of the run (the proxy holds it, or the server has it). */
+const deleteReached = (world: World, run: Run): boolean =>
+  run.runId !== undefined &&
+  ([...world.deletesSeen].some((path) => path.endsWith(`/runs/${run.runId}`)) ||
+    world.server.requests.some((request) => request.method === "DELETE" && request.path.endsWith(`/runs/${run.runId}`)))
+
+/** The run the server holds at its gate, as its client knows it (it saw RUN_STARTED), if any. */
+const heldRun = (world: World): Run | undefined => world.live().find((run) => run.arrived && run.started && !run.left)
+
+/**
+ * Settled: no run in flight; or one run held by the server at its gate and every other run in
+ * flight a `queue` run that has not reached the server (it waits for the held one).
+ */
+const isSettled = (world: World): boolean => {
+  const live = world.live()
+  if (live.length === 0) return true
+  const held = heldRun(world)
+  // A run cut (stopped, given up on, displaced) is on its way out.
+  if (held === undefined || !allowed(held).has("ok")) return false
+  return live.every((run) => run === held || (run.onBusy === "queue" && !run.arrived))
+}
+
+const settleWorld = async (world: World): Promise<void> => {
+  if (!(await eventually(() => isSettled(world), 5_000))) {
+    const live = world.live().map((run) => ({ n: run.n, onBusy: run.onBusy, arrived: run.arrived, left: run.left, allowed: [...allowed(run)] }))
+    throw new Model.InvariantError("command-settles", `the client did not settle: ${JSON.stringify(live)}`)
+  }
+}
+
+/** A Stop: every run in flight ends cancelled; those still waiting for the thread send nothing. */
+const stopping = (world: World): void => {
+  for (const run of world.live()) {
+    run.mustEnd = true
+    run.cutKnown ||= run.started
+    if (!run.arrived) run.stoppedWaiting = true
+  }
+}
+
+/** Gives up on the i-th run in flight (nothing without one); resolves once it ended. */
+const abortRun = (world: World, which: number): Promise<void> => {
+  const live = world.live()
+  const run = live[which % Math.max(live.length, 1)]
+  if (run === undefined) return Promise.resolve()
+  run.mustEnd = true
+  run.cutKnown ||= run.started
+  run.stream.abort()
+  // An `interrupt` run given up on before it asked for the cancellation of the run it displaces
+  // (the server has no DELETE of it yet) may have asked for nothing: that run may go on.
+  for (const other of world.live()) {
+    if (!other.displacers.has(run.n) || deleteReached(world, other)) continue
+    other.displacers.delete(run.n)
+    other.mayBeDisplaced = true
+  }
+  return run.driven
+}
+
+/** A Stop of the thread; resolves once `cancelRun` did. */
+const stop = (world: World): Promise<void> => {
+  stopping(world)
+  return world.client.cancelRun(world.threadId).then(
+    () => undefined,
+    (error: unknown) => {
+      throw new Error(`cancelRun failed: ${String(error)}`)
+    }
+  )
+}
+
+/** Does `meanwhile` (a `reject` run started: until it ended); `done` resolves once what it started did. */
+const doMeanwhile = async (world: World, meanwhile: Meanwhile | undefined): Promise<{ readonly done: Promise<void> }> => {
+  if (meanwhile === undefined) return { done: Promise.resolve() }
+  switch (meanwhile.kind) {
+    case "start": {
+      const run = startRun(world, meanwhile.onBusy, meanwhile.hold)
+      // A run started meanwhile finds the cut run still in flight in the client.
+      if (run.conflict) await run.driven
+      return { done: Promise.resolve() }
+    }
+    case "stop":
+      return { done: stop(world) }
+    case "abort":
+      return { done: abortRun(world, meanwhile.which) }
+  }
+}
+
+const cut = async (world: World, command: Extract<Command, { kind: "cut" }>): Promise<void> => {
+  const held = heldRun(world)
+  if (held === undefined) return
+  const path = `/v1/threads/${world.threadId}/runs/`
+  const deleting = (request: HoldingProxy.ProxiedRequest) => {
+    const matches = request.method === "DELETE" && request.path.startsWith(path)
+    if (matches) world.deletesSeen.add(request.path)
+    return matches
+  }
+  const answer = command.holdDelete === "request"
+    ? world.proxy.holdRequest(deleting)
+    : command.holdDelete === "answer"
+    ? world.proxy.holdResponse(deleting)
+    : undefined
+  const cutting = cutBy(world, held, command.how, command.hold)
+  if (answer !== undefined) await answer.arrived
+  const meanwhile = await doMeanwhile(world, command.meanwhile)
+  answer?.release()
+  await Promise.all([cutting, meanwhile.done])
+  return settleWorld(world)
+}
+
+/** Starts the cut of the run `held` as `how` says; resolves once it is done. */
+const cutBy = (world: World, held: Run, how: "stop" | "abort" | "interrupt", hold: Hold): Promise<void> => {
+  switch (how) {
+    case "stop":
+      return stop(world)
+    case "abort":
+      return abortRun(world, world.live().indexOf(held))
+    case "interrupt":
+      startRun(world, "interrupt", hold)
+      return Promise.resolve()
+  }
+}
+
+const lateAnswer = async (world: World, command: LateAnswer): Promise<void> => {
+  if (world.live().length > 0) return
+  const path = `/v1/threads/${world.threadId}/runs`
+  const answer = world.proxy.holdResponse((request) => request.method === "POST" && request.path === path)
+  const run = startRun(world, command.onBusy, "gate")
+  await answer.arrived
+  const cutting = cutBy(world, run, command.how, command.hold)
+  const meanwhile = await doMeanwhile(world, command.meanwhile)
+  answer.release()
+  await Promise.all([cutting, meanwhile.done])
+  return settleWorld(world)
+}
+
+const play = async (world: World, command: Command): Promise<void> => {
+  switch (command.kind) {
+    case "start": {
+      startRun(world, command.onBusy, command.hold)
+      return settleWorld(world)
+    }
+    case "finish": {
+      const held = heldRun(world)
+      if (held === undefined) return
+      held.release()
+      await held.driven
+      return settleWorld(world)
+    }
+    case "abort":
+      await abortRun(world, command.which)
+      return settleWorld(world)
+    case "cut":
+      return cut(world, command)
+    case "lateAnswer":
+      return lateAnswer(world, command)
+    case "stop": {
+      const path = `/v1/threads/${world.threadId}/runs/`
+      // Only a run the server holds is DELETEd: without one, nothing comes to hold.
+      const answer = command.holdDelete && heldRun(world) !== undefined
+        ? world.proxy.holdResponse((request) => request.method === "DELETE" && request.path.startsWith(path))
+        : undefined
+      stopping(world)
+      const stopped = settle(world.client.cancelRun(world.threadId))
+      if (answer !== undefined) {
+        await answer.arrived
+        const then = command.then === undefined ? undefined : startRun(world, command.then.onBusy, command.then.hold)
+        // A run started meanwhile finds the stopped run still in flight in the client.
+        if (then !== undefined && then.conflict) await then.driven
+        answer.release()
+      } else if (command.then !== undefined) {
+        startRun(world, command.then.onBusy, command.then.hold)
+      }
+      const result = await stopped
+      if (!result.ok) throw new Error(`cancelRun failed: ${String(result.error)}`)
+      return settleWorld(world)
+    }
+  }
+}
+
+// -----------------------------------------------------------------------------
+// Invariants
+// -----------------------------------------------------------------------------
+
+const checks = new Model.Invariants<Invariant>(INVARIANTS, KNOWN_OPEN)
+
+const userTexts = (world: World): Array<string> =>
+  (world.server.threads.get(world.threadId)?.messages ?? []).flatMap((message) =>
+    message.role === "user" ? [message.content.map((c) => (c.type === "text" ? c.text : "")).join("")] : []
+  )
+
+const afterCommand = async (world: World, command: Command | "wind-down"): Promise<void> => {
+  await checks.check("run-outcome", async () => {
+    for (const run of world.runs) {
+      if (!run.ended) continue
+      const outcome = await settle(run.stream.thread)
+      const tag = outcome.ok ? "ok" : (outcome.error as { _tag?: string })._tag ?? String(outcome.error)
+      if (!allowed(run).has(tag as Outcome)) {
+        const detail = outcome.ok ? "" : ` (${(outcome.error as Error).message})`
+        throw new Error(`run ${run.n} (${run.onBusy}, ${run.hold}) ended ${tag}${detail} after ${JSON.stringify(command)}; the model allows ${[...allowed(run)].join(" | ")}`)
+      }
+    }
+  })
+  await checks.check("run-outcome", () => {
+    const held = heldRun(world)
+    if (held !== undefined && !allowed(held).has("ok")) {
+      throw new Error(`run ${held.n} (${held.onBusy}, ${held.hold}), cut by ${JSON.stringify(command)} or before, is still held by the server`)
+    }
+  })
+  await checks.check("one-run-on-server", () => {
+    if (world.mostAtGate > 1) throw new Error(`${world.mostAtGate} runs were held on the server at once`)
+  })
+  await checks.check("stopped-never-sent", () => {
+    const texts = new Set(userTexts(world))
+    for (const run of world.runs) {
+      if (!run.stoppedWaiting) continue
+      if (run.arrived) throw new Error(`run ${run.n}, waiting when a Stop came, reached the server afterwards`)
+      if (texts.has(run.message)) throw new Error(`run ${run.n}, waiting when a Stop came, has its message on the server`)
+    }
+  })
+  await checks.check("sent-once", () => {
+    const counts = new Map<string, number>()
+    for (const text of userTexts(world)) counts.set(text, (counts.get(text) ?? 0) + 1)
+    for (const [text, count] of counts) if (count > 1) throw new Error(`the message ${JSON.stringify(text)} is on the server ${count} times`)
+    const cancelled = new Map<string, number>()
+    for (const cancel of world.server.cancels) cancelled.set(cancel.runId, (cancelled.get(cancel.runId) ?? 0) + 1)
+    for (const [runId, count] of cancelled) if (count > 1) throw new Error(`run ${runId} was cancelled ${count} times`)
+    const deletes = new Map<string, number>()
+    for (const request of world.server.requests) {
+      if (request.method === "DELETE") deletes.set(request.path, (deletes.get(request.path) ?? 0) + 1)
+    }
+    for (const [path, count] of deletes) if (count > 1) throw new Error(`DELETE ${path} was sent ${count} times`)
+  })
+  await checks.check("cut-is-user-cancel", () => {
+    for (const cancel of world.server.cancels) {
+      if (cancel.reason === "user_cancelled") continue
+      const run = world.runs.find((r) => r.runId === cancel.runId)
+      if (run?.cutKnown === true) throw new Error(`run ${run.n}, cut once its client knew the server's run, was cancelled by a closed connection`)
+    }
+  })
+  await checks.noRejection(world)
+  await checks.check("idle-and-equal", async () => {
+    // The client reads the thread with its first run.
+    if (world.live().length > 0 || world.runs.length === 0) return
+    const idle = await eventually(() => world.server.threads.get(world.threadId)?.runStatus === "idle")
+    if (!idle) throw new Error(`the server's thread is ${world.server.threads.get(world.threadId)?.runStatus} with no run in flight`)
+    const quiet = await eventually(() => !world.client.hasActiveRun(world.threadId) && !world.client.hasActiveRun())
+    if (!quiet) throw new Error("the client has a run in flight after every run ended")
+    await storeMatchesServer(world.client.getState(), world.server, world.threadId)
+  })
+}
+
+/** Lets every held run finish, then checks once more. */
+const windDown = async (world: World): Promise<void> => {
+  for (let i = 0; i < world.runs.length && world.live().length > 0; i++) await play(world, { kind: "finish" })
+  await afterCommand(world, "wind-down")
+}
+
+// -----------------------------------------------------------------------------
+// Sequences
+// -----------------------------------------------------------------------------
+
+class OnBusyCommand implements fc.AsyncCommand<object, World> {
+  constructor(readonly command: Command) {}
+  check(): boolean {
+    return true
+  }
+  async run(_model: object, world: World): Promise<void> {
+    await checks.liveness(play(world, this.command), this.command)
+    await afterCommand(world, this.command)
+  }
+  toString(): string {
+    return JSON.stringify(this.command)
+  }
+}
+
+/**
+ * Plays `commands` against a fresh client of a fresh server (behind a holding proxy), checking
+ * every invariant after each and once every run ended, then destroys the client and checks it
+ * left no handle.
+ */
+export const runSequence = async (
+  commands: Iterable<fc.AsyncCommand<object, World, boolean>>,
+  invariants: ReadonlySet<Invariant> = checks.defaults()
+): Promise<void> => {
+  checks.use(invariants)
+  const before = resourceCounts()
+  const server = await startTestServer({ script: serverScript })
+  const proxy = await HoldingProxy.start(server)
+  const world = new World(server, proxy)
+  current = world
+  const onRejection = (reason: unknown) => world.rejections.push(reason)
+  process.on("unhandledRejection", onRejection)
+  try {
+    await fc.asyncModelRun(() => ({ model: {}, real: world }), commands)
+    await checks.liveness(windDown(world), "the wind-down")
+  } finally {
+    for (const run of world.runs) run.release()
+    await world.client.destroy()
+    process.off("unhandledRejection", onRejection)
+    current = undefined
+    await proxy.close()
+    await server.close()
+  }
+  await checks.check("no-open-handles", async () => {
+    await eventually(() => excess(before).length === 0)
+    const left = excess(before)
+    if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
+  })
+}
+
+/** Replays a list of commands (a counterexample) as the property plays it. */
+export const replay = (commands: ReadonlyArray<Command>, invariants?: ReadonlyArray<Invariant>): Promise<void> =>
+  runSequence(commands.map((command) => new OnBusyCommand(command)), invariants === undefined ? undefined : new Set(invariants))
+
+/** The commands arbitrary of the property. */
+export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
+  fc.commands([commandArbitrary.map((command) => new OnBusyCommand(command))], {
+    maxCommands,
+    ...(replayPath === undefined ? {} : { replayPath })
+  })
