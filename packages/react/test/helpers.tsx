@@ -1,12 +1,12 @@
 import { cleanup } from "@testing-library/react"
-import { HoldingProxy, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import { HoldingProxy, Script, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { createConnection, createServer } from "node:net"
 import type { ReactNode } from "react"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import {
   isAbortError,
-  type TamboClient,
+  TamboClient,
   type TamboComponent,
   TamboProvider,
   type TamboProviderProps,
@@ -188,4 +188,24 @@ export const countingProxy = async (target: string) => {
         proxy.close(() => resolve())
       })
   }
+}
+
+/**
+ * Another client of the same user (another tab): it finishes a first run on a new thread, then
+ * starts a second there that the server holds once `reply` is sent. The caller waits for what it
+ * needs of that run on the server, and destroys `other`.
+ */
+export const otherClientRunning = async (server: TestServer, reply: Script.Script) => {
+  const other = new TamboClient({
+    apiKey: server.apiKey,
+    tamboUrl: server.url,
+    userKey: "user-1",
+    maxRetries: 0,
+    autoGenerateThreadName: false
+  })
+  server.setScript([Script.text("first")])
+  const { id } = await other.run("one").thread
+  server.setScript([...reply, Script.hang()])
+  const busy = other.run("two", { threadId: id })
+  return { other, id, busy }
 }

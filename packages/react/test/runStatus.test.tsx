@@ -1,6 +1,5 @@
 // @vitest-environment happy-dom
 import { render, renderHook, screen, waitFor } from "@testing-library/react"
-import { TamboClient } from "@tambo-effect/client"
 import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
@@ -13,7 +12,7 @@ import {
   useTamboSelector,
   useTamboStreamStatus
 } from "../src/index.js"
-import { connection, useServer, wrapperFor } from "./helpers.js"
+import { connection, otherClientRunning, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -90,18 +89,8 @@ describe("useTamboRunStatus", () => {
   })
 
   it("shows another client's run a read found streaming: not idle, and its component still streaming, not failed", async () => {
-    const other = new TamboClient({
-      apiKey: server().apiKey,
-      tamboUrl: server().url,
-      userKey: "user-1",
-      maxRetries: 0,
-      autoGenerateThreadName: false
-    })
-    server().setScript([Script.text("first")])
-    const { id } = await other.run("one").thread
     // The other client's reply: its component is stored (with a first prop) and the server then holds the run.
-    server().setScript([Script.text("Here:"), Script.component("Card", { title: "t" }), Script.hang()])
-    const busy = other.run("two", { threadId: id })
+    const { other, id, busy } = await otherClientRunning(server(), [Script.text("Here:"), Script.component("Card", { title: "t" })])
     await waitFor(() =>
       expect(server().threads.get(id)?.messages.at(-1)?.content.some((c) => c.type === "component")).toBe(true)
     )
@@ -138,17 +127,7 @@ describe("useTamboRunStatus", () => {
     await other.destroy()
   })
   it("follows another client's run a read showed: once it ends on the server the thread is read again, and isIdle turns true with no read by the app", async () => {
-    const other = new TamboClient({
-      apiKey: server().apiKey,
-      tamboUrl: server().url,
-      userKey: "user-1",
-      maxRetries: 0,
-      autoGenerateThreadName: false
-    })
-    server().setScript([Script.text("first")])
-    const { id } = await other.run("one").thread
-    server().setScript([Script.text("Working"), Script.hang()])
-    const busy = other.run("two", { threadId: id })
+    const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
     await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
     const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
     await result.current.switchThread(id)

@@ -1,10 +1,9 @@
 // @vitest-environment happy-dom
 import { act, renderHook, waitFor } from "@testing-library/react"
-import { TamboClient } from "@tambo-effect/client"
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import { useTambo, useTamboSuggestions } from "../src/index.js"
-import { connection, useServer, wrapperFor } from "./helpers.js"
+import { connection, otherClientRunning, useServer, wrapperFor } from "./helpers.js"
 
 /** Generations held until the test lets them go, by the text of the thread's first message. */
 const gates = new Map<string, { readonly open: () => void; readonly opened: Promise<void> }>()
@@ -114,18 +113,8 @@ describe("useTamboSuggestions: what ends after something newer began", () => {
 
 describe("useTamboSuggestions: another client's run", () => {
   it("offers none for the reply another client's run is still writing, as a read of the thread shows it", async () => {
-    const other = new TamboClient({
-      apiKey: server().apiKey,
-      tamboUrl: server().url,
-      userKey: "user-1",
-      maxRetries: 0,
-      autoGenerateThreadName: false
-    })
-    server().setScript([Script.text("A reply")])
-    const { id } = await other.run("pears").thread
     // The other client's next reply: its text is stored, and the server then holds the run.
-    server().setScript([Script.text("Still writ"), Script.hang()])
-    const busy = other.run("more", { threadId: id })
+    const { other, id, busy } = await otherClientRunning(server(), [Script.text("Still writ")])
     await waitFor(() => expect(server().threads.get(id)?.messages.at(-1)?.content).toMatchObject([{ text: "Still writ" }]))
     const { result } = mount()
     await result.current.tambo.switchThread(id)
@@ -136,7 +125,7 @@ describe("useTamboSuggestions: another client's run", () => {
     await other.cancelRun(id)
     await busy.thread.catch(() => undefined)
     await result.current.tambo.client.fetchThread(id)
-    await waitFor(() => expect(titles(result)).toEqual(["about pears"]))
+    await waitFor(() => expect(titles(result)).toEqual(["about one"]))
     await other.destroy()
   })
 })

@@ -1,6 +1,5 @@
 // @vitest-environment happy-dom
 import { renderHook, screen, waitFor } from "@testing-library/react"
-import { TamboClient } from "@tambo-effect/client"
 import { Script } from "@tambo-effect/testing"
 import { memo } from "react"
 import { describe, expect, it } from "vitest"
@@ -16,6 +15,7 @@ import {
   holdingProxy,
   jwtFor,
   madeUpWeather,
+  otherClientRunning,
   until,
   useServer,
   WeatherCard,
@@ -129,17 +129,7 @@ describe("useTambo", () => {
   })
 
   it("cancel of another client's run a read showed rejects when the server refuses to cancel it: the run goes on", async () => {
-    const other = new TamboClient({
-      apiKey: server().apiKey,
-      tamboUrl: server().url,
-      userKey: "user-1",
-      maxRetries: 0,
-      autoGenerateThreadName: false
-    })
-    server().setScript([Script.text("first")])
-    const { id } = await other.run("one").thread
-    server().setScript([Script.text("working"), Script.hang()])
-    const busy = other.run("two", { threadId: id })
+    const { other, id, busy } = await otherClientRunning(server(), [Script.text("working")])
     await until(() => server().threads.get(id)?.runStatus === "streaming", "the other client's run to stream")
     const proxy = await holdingProxy(server())
     const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server(), { tamboUrl: proxy.url })) })
