@@ -552,42 +552,30 @@ describe("sending while busy", () => {
       while (proxy.abandoned() === 0) yield* Effect.sleep("5 millis")
     }).pipe(Effect.timeoutTo({ duration: "300 millis", onTimeout: () => undefined, onSuccess: () => undefined }))
 
-  it.live("a cancelRun its caller interrupts while its DELETE is on its way: the run still ends cancelled, on the server too, and the thread ends idle", () =>
-    Effect.gen(function* () {
-      const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const { deleting, slow, threadId } = yield* slowBehind(proxy)
-        const stopping = yield* Effect.fork(tambo.cancelRun(threadId))
-        yield* Effect.promise(() => deleting.arrived)
-        yield* Fiber.interrupt(stopping)
-        yield* abandonedOrOnItsWay(proxy)
-        deleting.release()
-        expect(fields(yield* Fiber.join(slow).pipe(Effect.timeout("5 seconds")))).toMatchObject({ _tag: "RunCancelledError" })
-        expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
-        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
-        yield* expectStoreEqualsServer(tambo, server(), threadId)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
-
-  it.live("a cancelRun its caller interrupts while its DELETE is on its way, then another: the server takes the cancellation and the thread ends idle", () =>
-    Effect.gen(function* () {
-      const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const { deleting, slow, threadId } = yield* slowBehind(proxy)
-        const stopping = yield* Effect.fork(tambo.cancelRun(threadId))
-        yield* Effect.promise(() => deleting.arrived)
-        yield* Fiber.interrupt(stopping)
-        yield* abandonedOrOnItsWay(proxy)
-        deleting.release()
-        yield* tambo.cancelRun(threadId)
-        expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
-        expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
-        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
-        yield* expectStoreEqualsServer(tambo, server(), threadId)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
+  it.live.each([
+    ["", false],
+    [", then another", true]
+  ] as const)(
+    "a cancelRun its caller interrupts while its DELETE is on its way%s: the run still ends cancelled, on the server too, and the thread ends idle",
+    ([_, again]) =>
+      Effect.gen(function* () {
+        const proxy = yield* HoldingProxy.scoped(server())
+        yield* Effect.gen(function* () {
+          const tambo = yield* Tambo.Tambo
+          const { deleting, slow, threadId } = yield* slowBehind(proxy)
+          const stopping = yield* Effect.fork(tambo.cancelRun(threadId))
+          yield* Effect.promise(() => deleting.arrived)
+          yield* Fiber.interrupt(stopping)
+          yield* abandonedOrOnItsWay(proxy)
+          deleting.release()
+          if (again) yield* tambo.cancelRun(threadId)
+          expect(fields(yield* Fiber.join(slow).pipe(Effect.timeout("5 seconds")))).toMatchObject({ _tag: "RunCancelledError" })
+          expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
+          expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+      }).pipe(Effect.scoped)
+  )
 
   it.live("interrupt cancels the current run and starts the new one", () =>
     Effect.gen(function* () {
