@@ -146,12 +146,13 @@ export const whileStarting = <A, E>(
 
 /** Ends the runs starting on `threadId` (see `whileStarting`). */
 const cancelStarting = (env: Env.Env, threadId: string): Effect.Effect<void> =>
-  Effect.suspend(() => {
+  // In one step: an interrupt of the caller cannot leave runs taken from the map and not ended.
+  Effect.sync(() => {
     const starting = env.starting.get(threadId)
-    if (starting === undefined) return Effect.void
+    if (starting === undefined) return
     env.starting.delete(threadId)
-    const cancelled = new RunCancelledError({ reason: "CancelledByClient", message: "The run was cancelled", threadId })
-    return Effect.forEach(starting, (signal) => Deferred.fail(signal, cancelled), { discard: true })
+    const cancelled = Exit.fail(new RunCancelledError({ reason: "CancelledByClient", message: "The run was cancelled", threadId }))
+    for (const signal of starting) Deferred.unsafeDone(signal, cancelled)
   })
 
 /** `DELETE`s the run; one the server ended already (404) is cancelled as far as anyone can tell. */
