@@ -428,6 +428,11 @@ describe("sending while busy", () => {
       expect(again.at(-1)!.event.type).toBe("RUN_FINISHED")
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  const textsOf = (tambo: Tambo.Tambo.Service, threadId: string) =>
+    Effect.map(tambo.state, (state) =>
+      state.threadMap[threadId]!.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])))
+    )
+
   it.live("cancelRun while an interrupting run waits for the run it displaces to be named: both end cancelled, and the new message is not sent", () =>
     Effect.gen(function* () {
       const proxy = yield* HoldingProxy.scoped(server())
@@ -449,10 +454,7 @@ describe("sending while busy", () => {
         expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
         expect(runsOf(threadId)).toHaveLength(1)
         expect(server().cancels.map((c) => c.threadId)).toEqual([threadId])
-        const texts = (yield* tambo.state).threadMap[threadId]!.thread.messages.flatMap((m) =>
-          m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))
-        )
-        expect(texts).not.toContain("instead")
+        expect(yield* textsOf(tambo, threadId)).not.toContain("instead")
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }).pipe(Effect.scoped))
 
@@ -471,12 +473,33 @@ describe("sending while busy", () => {
       return { threadId, slow, deleting }
     })
 
-  it.live("a second cancelRun while the first's cancellation is on its way waits for the server to take it: the run's end then reads the thread idle, as the server has it", () =>
+  /** `body` with a client behind a holding proxy, given the slow run on its thread (`slowBehind`). */
+  const withSlowRun = <E, R>(
+    body: (
+      tambo: Tambo.Tambo.Service,
+      slow: Effect.Effect.Success<ReturnType<typeof slowBehind>>,
+      proxy: HoldingProxy.HoldingProxy
+    ) => Effect.Effect<void, E, R>
+  ) =>
     Effect.gen(function* () {
       const proxy = yield* HoldingProxy.scoped(server())
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        const { deleting, slow, threadId } = yield* slowBehind(proxy)
+        yield* body(tambo, yield* slowBehind(proxy), proxy)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped)
+
+  /** The server took one cancellation of the thread's run, from the user; its thread is idle, and the store equals it. */
+  const cancelledOnceByTheUser = (tambo: Tambo.Tambo.Service, threadId: string) =>
+    Effect.gen(function* () {
+      expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
+      expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    })
+
+  it.live("a second cancelRun while the first's cancellation is on its way waits for the server to take it: the run's end then reads the thread idle, as the server has it", () =>
+    withSlowRun((tambo, { deleting, slow, threadId }, proxy) =>
+      Effect.gen(function* () {
         const read = proxy.holdRequest((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
         const first = yield* Effect.fork(tambo.cancelRun(threadId))
         yield* Effect.promise(() => deleting.arrived)
@@ -492,23 +515,13 @@ describe("sending while busy", () => {
         yield* Fiber.join(first)
         yield* Fiber.join(second)
         expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
-        expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
-        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
-        yield* expectStoreEqualsServer(tambo, server(), threadId)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
-
-  const textsOf = (tambo: Tambo.Tambo.Service, threadId: string) =>
-    Effect.map(tambo.state, (state) =>
-      state.threadMap[threadId]!.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])))
-    )
+        yield* cancelledOnceByTheUser(tambo, threadId)
+      })
+    ))
 
   it.live("cancelRun while an interrupting run's cancellation of the thread's run is on its way: both end cancelled, the new message is not sent, and the thread ends idle", () =>
-    Effect.gen(function* () {
-      const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const { deleting, slow, threadId } = yield* slowBehind(proxy)
+    withSlowRun((tambo, { deleting, slow, threadId }) =>
+      Effect.gen(function* () {
         const instead = yield* Effect.fork(Effect.flip(runAll("instead", { threadId, onBusy: "interrupt" })))
         yield* Effect.promise(() => deleting.arrived)
         const stopping = yield* Effect.fork(tambo.cancelRun(threadId))
@@ -517,31 +530,24 @@ describe("sending while busy", () => {
         expect(fields(yield* Fiber.join(instead))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
         expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
         expect(runsOf(threadId)).toHaveLength(1)
-        expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
-        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
         expect(yield* textsOf(tambo, threadId)).not.toContain("instead")
-        yield* expectStoreEqualsServer(tambo, server(), threadId)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
+        yield* cancelledOnceByTheUser(tambo, threadId)
+      })
+    ))
 
   it.live("an interrupting run its caller gives up on while its cancellation of the thread's run is on its way: that run still ends cancelled, on the server too, and the thread ends idle", () =>
-    Effect.gen(function* () {
-      const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const { deleting, slow, threadId } = yield* slowBehind(proxy)
+    withSlowRun((tambo, { deleting, slow, threadId }) =>
+      Effect.gen(function* () {
         const instead = yield* Effect.fork(runAll("instead", { threadId, onBusy: "interrupt" }))
         yield* Effect.promise(() => deleting.arrived)
         yield* Fiber.interrupt(instead)
         deleting.release()
         expect(fields(yield* Fiber.join(slow).pipe(Effect.timeout("5 seconds")))).toMatchObject({ _tag: "RunCancelledError" })
         expect(runsOf(threadId)).toHaveLength(1)
-        expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
-        expect(server().threads.get(threadId)?.runStatus).toBe("idle")
         expect(yield* textsOf(tambo, threadId)).not.toContain("instead")
-        yield* expectStoreEqualsServer(tambo, server(), threadId)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    }).pipe(Effect.scoped))
+        yield* cancelledOnceByTheUser(tambo, threadId)
+      })
+    ))
 
   /**
    * Gives a held request whose client went the time to be seen gone by the proxy (which then never
@@ -558,11 +564,8 @@ describe("sending while busy", () => {
   ] as const)(
     "a cancelRun its caller interrupts while its DELETE is on its way%s: the run still ends cancelled, on the server too, and the thread ends idle",
     ([_, again]) =>
-      Effect.gen(function* () {
-        const proxy = yield* HoldingProxy.scoped(server())
-        yield* Effect.gen(function* () {
-          const tambo = yield* Tambo.Tambo
-          const { deleting, slow, threadId } = yield* slowBehind(proxy)
+      withSlowRun((tambo, { deleting, slow, threadId }, proxy) =>
+        Effect.gen(function* () {
           const stopping = yield* Effect.fork(tambo.cancelRun(threadId))
           yield* Effect.promise(() => deleting.arrived)
           yield* Fiber.interrupt(stopping)
@@ -570,11 +573,9 @@ describe("sending while busy", () => {
           deleting.release()
           if (again) yield* tambo.cancelRun(threadId)
           expect(fields(yield* Fiber.join(slow).pipe(Effect.timeout("5 seconds")))).toMatchObject({ _tag: "RunCancelledError" })
-          expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
-          expect(server().threads.get(threadId)?.runStatus).toBe("idle")
-          yield* expectStoreEqualsServer(tambo, server(), threadId)
-        }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-      }).pipe(Effect.scoped)
+          yield* cancelledOnceByTheUser(tambo, threadId)
+        })
+      )
   )
 
   it.live("interrupt cancels the current run and starts the new one", () =>
