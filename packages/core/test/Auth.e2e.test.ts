@@ -68,6 +68,12 @@ const bearerClaims = (request: RecordedRequest): { readonly sub: string; readonl
  * A testing server issuing tokens for 120 s, whose clock follows the TestClock from the real time
  * the test starts: `advance` moves both.
  */
+/** A thread with one finished run ("hi"). */
+const aThread = Effect.gen(function* () {
+  server().setScript([Script.text("hi")])
+  return (yield* runAll("one")).at(-1)!.threadId
+})
+
 const serverOnTestClock = Effect.gen(function* () {
   const start = Date.now()
   const virtual = { millis: 0 }
@@ -581,8 +587,7 @@ describe("Auth against the testing server", () => {
     throughProxy((proxy) =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        server().setScript([Script.text("hi")])
-        const threadId = (yield* runAll("one")).at(-1)!.threadId
+        const threadId = yield* aThread
         serverClock.offsetMillis = Duration.toMillis(Duration.hours(1)) + 1_000
         const exchange = proxy.holdRequest((request) => request.path === "/oauth/token")
         const fiber = yield* Effect.fork(Effect.flip(runAll("two", { threadId })))
@@ -612,8 +617,7 @@ describe("Auth against the testing server", () => {
     throughProxy((proxy) =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        server().setScript([Script.text("hi")])
-        const threadId = (yield* runAll("one")).at(-1)!.threadId
+        const threadId = yield* aThread
         // The API refuses every token from now on: the run's request, its retry with a new token,
         // and the reads of the thread.
         const refused = { message: "Invalid bearer token" }
@@ -695,8 +699,7 @@ describe("cancelRun of a run still waiting for its first credentials", () => {
     throughProxy((proxy) =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        server().setScript([Script.text("hi")])
-        const threadId = (yield* runAll("one")).at(-1)!.threadId
+        const threadId = yield* aThread
         const before = (yield* tambo.state).threadMap[threadId]
         const exchange = proxy.holdRequest((request) => request.path === "/oauth/token")
         yield* (yield* Auth.Auth).setUserToken(Redacted.make("opaque-subject-token-of-alice-rotated"))
@@ -721,8 +724,7 @@ describe("cancelRun of a run still waiting for its first credentials", () => {
       throughProxy((proxy) =>
         Effect.gen(function* () {
           const tambo = yield* Tambo.Tambo
-          server().setScript([Script.text("hi")])
-          const threadId = (yield* runAll("one")).at(-1)!.threadId
+          const threadId = yield* aThread
           const before = (yield* tambo.state).threadMap[threadId]
           const sent = server().requests.length
           // The server refuses the run's request before any work, and its read of the thread 401.
@@ -752,8 +754,7 @@ describe("cancelRun of a run still waiting for its first credentials", () => {
     throughProxy((proxy) =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        server().setScript([Script.text("hi")])
-        const threadId = (yield* runAll("one")).at(-1)!.threadId
+        const threadId = yield* aThread
         const sent = server().requests.length
         proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`)
           .fail(400, { code: "INVALID_PREVIOUS_RUN", message: "refused" })
