@@ -44,6 +44,21 @@ const workServers = (url: string, testId: string) => {
   return { app, servers: () => servers }
 }
 
+/**
+ * A component that keeps what `useTamboMcpServers()` gave last (`seen.servers`), and each status
+ * the first server went through (`seen.statuses`).
+ */
+const serversSeen = () => {
+  const seen = { servers: [] as ReturnType<typeof useTamboMcpServers>, statuses: [] as Array<string> }
+  function Servers() {
+    seen.servers = useTamboMcpServers()
+    const status = seen.servers[0]?.status
+    if (status !== undefined && seen.statuses.at(-1) !== status) seen.statuses.push(status)
+    return null
+  }
+  return { seen, Servers }
+}
+
 describe("MCP hooks", () => {
   it("list the servers with their status, their prompts and resources, and fetch a prompt and a resource", async () => {
     const mcp = await start("prompter", "library", "calculator")
@@ -437,11 +452,7 @@ describe("MCP hooks", () => {
 
   it("a server's handlers in the mcpServers prop answer its elicitations; new ones in the props replace them", async () => {
     const mcp = await start("greeter")
-    let servers: ReturnType<typeof useTamboMcpServers> = []
-    function Servers() {
-      servers = useTamboMcpServers()
-      return null
-    }
+    const { seen, Servers } = serversSeen()
     const app = (name: string | undefined) => (
       <TamboProvider
         {...connection(server(), {
@@ -455,28 +466,24 @@ describe("MCP hooks", () => {
       </TamboProvider>
     )
     const greet = async () => {
-      const result = await servers[0]!.client!.callTool("greet")
+      const result = await seen.servers[0]!.client!.callTool("greet")
       return result.content.map((block) => ("text" in block ? block.text : "")).join("")
     }
     const view = render(app("Ada"))
-    await waitFor(() => expect(servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+    await waitFor(() => expect(seen.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
     expect(await greet()).toBe("Hello, Ada!")
     view.rerender(app("Grace"))
     await waitFor(async () => expect(await greet()).toBe("Hello, Grace!"))
     // No handlers any more: the server's elicitations go to the provider's queue (`useTamboMcpElicitation`).
     view.rerender(app(undefined))
-    await waitFor(() => expect(servers[0]?.server.handlers).toEqual({}))
+    await waitFor(() => expect(seen.servers[0]?.server.handlers).toEqual({}))
     // One session throughout.
     expect(await mcp.sessions()).toEqual({ opened: 1, closed: 0 })
   })
 
   it("new handlers in the props while a server connects again to drop its toolTimeout are the ones its new session has", async () => {
     const mcp = await start("greeter")
-    let servers: ReturnType<typeof useTamboMcpServers> = []
-    function Servers() {
-      servers = useTamboMcpServers()
-      return null
-    }
+    const { seen, Servers } = serversSeen()
     const app = (toolTimeout: Duration.DurationInput | undefined, name: string) => (
       <TamboProvider
         {...connection(server(), {
@@ -491,18 +498,18 @@ describe("MCP hooks", () => {
       </TamboProvider>
     )
     const greet = async () => {
-      const result = await servers[0]!.client!.callTool("greet")
+      const result = await seen.servers[0]!.client!.callTool("greet")
       return result.content.map((block) => ("text" in block ? block.text : "")).join("")
     }
     const view = render(app("1 second", "Ada"))
-    await waitFor(() => expect(servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+    await waitFor(() => expect(seen.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
     expect(await greet()).toBe("Hello, Ada!")
     // Its bound dropped: a disconnect, then a connect, which waits for it; new handlers meanwhile.
     view.rerender(app(undefined, "Ada"))
     view.rerender(app(undefined, "Grace"))
     await waitFor(async () => expect(await mcp.sessions()).toEqual({ opened: 2, closed: 1 }), { timeout: 10_000 })
-    await waitFor(() => expect(servers[0]?.status).toBe("connected"), { timeout: 10_000 })
-    expect(servers[0]?.server.toolTimeout).toBeUndefined()
+    await waitFor(() => expect(seen.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+    expect(seen.servers[0]?.server.toolTimeout).toBeUndefined()
     expect(await greet()).toBe("Hello, Grace!")
     expect(await mcp.sessions()).toEqual({ opened: 2, closed: 1 })
   })
@@ -538,14 +545,7 @@ describe("MCP hooks", () => {
     const refusing = await refusingServer()
     const url = refusing.url
     try {
-      const statuses: Array<string> = []
-      let servers: ReturnType<typeof useTamboMcpServers> = []
-      function Servers() {
-        servers = useTamboMcpServers()
-        const status = servers[0]?.status
-        if (status !== undefined && statuses.at(-1) !== status) statuses.push(status)
-        return null
-      }
+      const { seen, Servers } = serversSeen()
       const app = (name: string) => (
         <TamboProvider
           {...connection(server(), {
@@ -556,14 +556,14 @@ describe("MCP hooks", () => {
         </TamboProvider>
       )
       const view = render(app("Ada"))
-      await waitFor(() => expect(servers[0]?.status).toBe("failed"), { timeout: 10_000 })
-      const before = servers[0]!.server.handlers
+      await waitFor(() => expect(seen.servers[0]?.status).toBe("failed"), { timeout: 10_000 })
+      const before = seen.servers[0]!.server.handlers
       const requests = refusing.seen.received
 
       view.rerender(app("Grace"))
-      await waitFor(() => expect(servers[0]?.server.handlers).not.toBe(before))
-      expect(servers[0]?.status).toBe("failed")
-      expect(statuses).toEqual(["connecting", "failed"])
+      await waitFor(() => expect(seen.servers[0]?.server.handlers).not.toBe(before))
+      expect(seen.servers[0]?.status).toBe("failed")
+      expect(seen.statuses).toEqual(["connecting", "failed"])
       expect(refusing.seen.received).toBe(requests)
     } finally {
       await refusing.close()
@@ -573,14 +573,7 @@ describe("MCP hooks", () => {
   it("a new logLevel or toolTimeout in the props of a server whose connection failed, or one dropped, does not connect it again", async () => {
     const refusing = await refusingServer()
     try {
-      const statuses: Array<string> = []
-      let servers: ReturnType<typeof useTamboMcpServers> = []
-      function Servers() {
-        servers = useTamboMcpServers()
-        const status = servers[0]?.status
-        if (status !== undefined && statuses.at(-1) !== status) statuses.push(status)
-        return null
-      }
+      const { seen, Servers } = serversSeen()
       type Settings = { readonly logLevel?: "error" | "debug" | undefined; readonly toolTimeout?: Duration.DurationInput | undefined; readonly name: string }
       const app = ({ name, ...settings }: Settings) => (
         <TamboProvider
@@ -596,8 +589,8 @@ describe("MCP hooks", () => {
         </TamboProvider>
       )
       const view = render(app({ logLevel: "error", name: "Ada" }))
-      await waitFor(() => expect(servers[0]?.status).toBe("failed"), { timeout: 10_000 })
-      const failed = servers[0]!
+      await waitFor(() => expect(seen.servers[0]?.status).toBe("failed"), { timeout: 10_000 })
+      const failed = seen.servers[0]!
       const requests = refusing.seen.received
 
       view.rerender(app({ logLevel: "debug", name: "Ada" }))
@@ -605,11 +598,11 @@ describe("MCP hooks", () => {
       view.rerender(app({ toolTimeout: "5 seconds", name: "Ada" }))
       // New handlers, which reach the failed server in order after the changes above.
       view.rerender(app({ toolTimeout: "5 seconds", name: "Grace" }))
-      await waitFor(() => expect(servers[0]?.server.handlers).not.toBe(failed.server.handlers))
-      expect(servers[0]?.status).toBe("failed")
+      await waitFor(() => expect(seen.servers[0]?.server.handlers).not.toBe(failed.server.handlers))
+      expect(seen.servers[0]?.status).toBe("failed")
       // The failure of the first connection: none was made since.
-      expect(servers[0]?.error === failed.error).toBe(true)
-      expect(statuses).toEqual(["connecting", "failed"])
+      expect(seen.servers[0]?.error === failed.error).toBe(true)
+      expect(seen.statuses).toEqual(["connecting", "failed"])
       expect(refusing.seen.received).toBe(requests)
     } finally {
       await refusing.close()
