@@ -4,6 +4,7 @@ import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
 import {
+  TamboClient,
   type TamboComponent,
   TamboProvider,
   type TamboTool,
@@ -142,5 +143,31 @@ describe("useTamboRunStatus", () => {
     expect(result.current.thread?.thread.status).toBe("idle")
     expect(result.current.messages.at(-1)?.content).toEqual(server().threads.get(id)?.messages.at(-1)?.content)
     await other.destroy()
+  })
+  it("stops reading the thread again once the provider unmounts, though another client's run still shows on it and the app keeps its client", async () => {
+    const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
+    await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
+    // The app's own client outlives the provider: only the provider's unmount can stop the reads.
+    const client = new TamboClient({
+      apiKey: server().apiKey,
+      tamboUrl: server().url,
+      userKey: "user-1",
+      maxRetries: 0,
+      autoGenerateThreadName: false
+    })
+    const { result, unmount } = renderHook(() => useTambo(), { wrapper: wrapperFor({ client }) })
+    await result.current.switchThread(id)
+    await waitFor(() => expect(result.current.isIdle).toBe(false))
+    const reads = () => server().requests.filter((r) => r.method === "GET" && r.path === `/v1/threads/${id}`).length
+    // One read again while it shows, then the unmount: the next would come after two seconds.
+    const shown = reads()
+    await waitFor(() => expect(reads()).toBeGreaterThan(shown), { timeout: 5_000 })
+    unmount()
+    const atUnmount = reads()
+    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    expect(reads()).toBe(atUnmount)
+    await other.cancelRun(id)
+    await busy.thread.catch(() => undefined)
+    await Promise.all([client.destroy(), other.destroy()])
   })
 })
