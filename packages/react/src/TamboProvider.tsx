@@ -9,6 +9,7 @@ import {
   type ContextHelperFn,
   createInitialState,
   InMemoryStore,
+  McpError,
   TamboClient,
   type TamboClientOptions,
   type TamboStore,
@@ -297,7 +298,10 @@ export function TamboProvider(props: TamboProviderProps): ReactNode {
  * `logLevel` or a bound is connected again: a new session logs at its
  * server's own level, and its tools take the run's bounds); a server whose
  * connection failed is not connected again for a new level or bound, nor
- * for one dropped: it has no session to apply them to. Unmounting
+ * for one dropped: it has no session to apply them to. A new bound no
+ * timer can wait, which the client refuses for a live server, leaves it the
+ * bounds it had and is reported with `console.error`; the new handlers and
+ * level of the same change are taken all the same. Unmounting
  * does not disconnect them (StrictMode remounts at once): the client does,
  * when it is destroyed.
  */
@@ -335,11 +339,10 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
       }
       const change = {}
       lastChange.current.set(key, change)
-      const connect = () => {
-        // The handlers given last, also when they changed while this waited for a disconnect.
-        const latest = (previous.current?.handle === handle ? previous.current.servers.get(key) : undefined) ?? server
-        return client.connectMcpServer({ ...server, handlers: latest.handlers ?? {} })
-      }
+      // The handlers given last, also when they changed while this waited.
+      const latestHandlers = () =>
+        ((previous.current?.handle === handle ? previous.current.servers.get(key) : undefined) ?? server).handlers ?? {}
+      const connect = () => client.connectMcpServer({ ...server, handlers: latestHandlers() })
       // A connect only changes the tool bounds and the log level it gives: dropping one takes a new
       // connection (a server cannot be told to forget a level: a new session was never asked for one).
       const dropsSetting = known !== undefined &&
@@ -347,8 +350,30 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
           (known.maxToolTime !== undefined && server.maxToolTime === undefined) ||
           (known.logLevel !== undefined && server.logLevel === undefined))
       const connectUnlessChanged = () => (lastChange.current.get(key) === change ? connect() : undefined)
-      // A failure shows in the connection's status (`useTamboMcpServers`).
-      void (dropsSetting ? client.disconnectMcpServer(key).then(connectUnlessChanged) : connect()).catch(() => undefined)
+      // A failed connection shows in its status (`useTamboMcpServers`). The client refuses a change of
+      // a live server with a bound no timer can wait as a whole: that shows here, and what else
+      // the same props changed (its handlers, its level) is still taken.
+      const refused = (error: unknown) => {
+        if (known === undefined || !(error instanceof McpError) || error.reason !== "Connect") return
+        const status = client.getMcpClients()[key]?.status
+        if (status === undefined || status === "failed") return
+        console.error(
+          `[tambo] mcpServers: MCP server "${error.serverKey ?? key}" keeps the tool bounds it had, the new ones are refused:`,
+          error
+        )
+        if (lastChange.current.get(key) !== change) return
+        if (known.handlers !== server.handlers) {
+          void client.updateMcpServerHandlers(key, latestHandlers()).catch(() => undefined)
+        }
+        if (known.logLevel !== server.logLevel) {
+          // Without bounds a connect keeps the ones the server has, and without handlers its handlers.
+          const { handlers: _handlers, ...level } = server
+          void client.connectMcpServer({ ...level, toolTimeout: undefined, maxToolTime: undefined }).catch(() => undefined)
+        }
+      }
+      // (The last catch: a client destroyed meanwhile refuses every call.)
+      void (dropsSetting ? client.disconnectMcpServer(key).then(connectUnlessChanged) : connect()).catch(refused)
+        .catch(() => undefined)
     }
     previous.current = { handle, servers: current }
   }, [handle, servers])
@@ -356,7 +381,7 @@ const useMcpServers = (handle: ClientHandle, servers: TamboClientOptions["mcpSer
 
 /** Equal durations, however written (`"5 seconds"`, `5_000`, `Duration.seconds(5)`), or both absent. */
 const sameDuration = (a: Duration.DurationInput | undefined, b: Duration.DurationInput | undefined): boolean => {
-  if (a === b) return true
+  if (Object.is(a, b)) return true
   if (a === undefined || b === undefined) return false
   const x = Duration.decodeUnknown(a)
   const y = Duration.decodeUnknown(b)

@@ -6,7 +6,7 @@ import * as Duration from "effect/Duration"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Activity, StrictMode, useState } from "react"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import {
   TamboProvider,
   TamboRegistryProvider,
@@ -512,6 +512,50 @@ describe("MCP hooks", () => {
     expect(seen.servers[0]?.server.toolTimeout).toBeUndefined()
     expect(await greet()).toBe("Hello, Grace!")
     expect(await mcp.sessions()).toEqual({ opened: 2, closed: 1 })
+  })
+
+  it("a toolTimeout no timer can wait, in the props of a connected server, is reported with console.error naming the server and the option; the new handlers and log level of the same change are taken", async () => {
+    const mcp = await start("greeter")
+    const { seen, Servers } = serversSeen()
+    const app = (toolTimeout: Duration.DurationInput, name: string, logLevel: "error" | "debug") => (
+      <TamboProvider
+        {...connection(server(), {
+          mcpServers: [{
+            url: mcp.url,
+            serverKey: "work",
+            toolTimeout,
+            logLevel,
+            handlers: { elicitation: async () => ({ action: "accept" as const, content: { name } }) }
+          }]
+        })}
+      >
+        <Servers />
+      </TamboProvider>
+    )
+    const greet = async () => {
+      const result = await seen.servers[0]!.client!.callTool("greet")
+      return result.content.map((block) => ("text" in block ? block.text : "")).join("")
+    }
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined)
+    try {
+      const view = render(app("1 second", "Ada", "error"))
+      await waitFor(() => expect(seen.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
+      expect(await greet()).toBe("Hello, Ada!")
+
+      view.rerender(app(0, "Grace", "debug"))
+      await waitFor(() => expect(errors).toHaveBeenCalled())
+      const logged = errors.mock.calls.map((args) => args.map(String).join(" ")).join("\n")
+      expect(logged).toContain("\"work\"")
+      expect(logged).toContain("toolTimeout")
+      await waitFor(async () => expect(await greet()).toBe("Hello, Grace!"))
+      await waitFor(() => expect(seen.servers[0]?.logLevel).toBe("debug"))
+      // The bound it had stays, on the same session.
+      expect(seen.servers[0]?.server.toolTimeout).toBe("1 second")
+      expect(seen.servers[0]?.status).toBe("connected")
+      expect(await mcp.sessions()).toEqual({ opened: 1, closed: 0 })
+    } finally {
+      errors.mockRestore()
+    }
   })
 
   /** A server that refuses every request: the first connection to it fails for good. */
