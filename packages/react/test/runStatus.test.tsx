@@ -13,7 +13,7 @@ import {
   useTamboSelector,
   useTamboStreamStatus
 } from "../src/index.js"
-import { connection, otherClientRunning, useServer, wrapperFor } from "./helpers.js"
+import { connection, holdingProxy, otherClientRunning, sleep, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -142,6 +142,57 @@ describe("useTamboRunStatus", () => {
     expect(reads()).toBeGreaterThan(readsWhileShown)
     expect(result.current.thread?.thread.status).toBe("idle")
     expect(result.current.messages.at(-1)?.content).toEqual(server().threads.get(id)?.messages.at(-1)?.content)
+    await other.destroy()
+  })
+  it("a read again the API refuses as unauthorized (401) stops the reads again until the page shows again or the thread changes; its run is then followed to its end", async () => {
+    const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
+    await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
+    const proxy = await holdingProxy(server())
+    const isRead = (request: { readonly method: string; readonly path: string }) =>
+      request.method === "GET" && request.path === `/v1/threads/${id}`
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server(), { tamboUrl: proxy.url })) })
+    await result.current.switchThread(id)
+    await waitFor(() => expect(result.current.isIdle).toBe(false))
+    const reads = () => server().requests.filter(isRead).length
+
+    // The first read again is refused; the one after it would come two seconds later.
+    const refused = proxy.holdRequest(isRead)
+    refused.fail(401, { message: "Unauthorized" })
+    await refused.arrived
+    const afterRefusal = reads()
+    await sleep(3_500)
+    expect(reads()).toBe(afterRefusal)
+    expect(result.current.isIdle).toBe(false)
+
+    // The page shows again: the reads start over, and the next one is refused too.
+    const refusedAgain = proxy.holdRequest(isRead)
+    refusedAgain.fail(401, { message: "Unauthorized" })
+    document.dispatchEvent(new Event("visibilitychange"))
+    await refusedAgain.arrived
+    // The thread changes (the app renames it): the reads again start over.
+    await result.current.client.updateThreadName(id, "Renamed")
+    const afterRename = reads()
+    await waitFor(() => expect(reads()).toBeGreaterThan(afterRename), { timeout: 5_000 })
+    await other.cancelRun(id)
+    await busy.thread.catch(() => undefined)
+    await waitFor(() => expect(result.current.isIdle).toBe(true), { timeout: 10_000 })
+    await other.destroy()
+  })
+
+  it("a thread the other client deleted while its run showed leaves the state at the next read again, and the reads stop", async () => {
+    const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
+    await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
+    await result.current.switchThread(id)
+    await waitFor(() => expect(result.current.isIdle).toBe(false))
+    const reads = () => server().requests.filter((r) => r.method === "GET" && r.path === `/v1/threads/${id}`).length
+
+    await other.deleteThread(id)
+    await busy.thread.catch(() => undefined)
+    await waitFor(() => expect(result.current.client.getState().threadMap[id]).toBeUndefined(), { timeout: 5_000 })
+    const afterLeaving = reads()
+    await sleep(3_500)
+    expect(reads()).toBe(afterLeaving)
     await other.destroy()
   })
   it("stops reading the thread again once the provider unmounts, though another client's run still shows on it and the app keeps its client", async () => {
