@@ -578,6 +578,63 @@ describe("sending while busy", () => {
       )
   )
 
+  /** Replies to each message, recording the order the server started them in. */
+  const recordStarts = () => {
+    const starts: Array<string> = []
+    server().setScript((request) => {
+      starts.push(request.text)
+      return [Script.text(`re: ${request.text}`)]
+    })
+    return starts
+  }
+
+  it.live("an interrupting run, then a queued one, waiting for the run it displaces: the interrupting run starts once it ended, the queued one after it, each once", () =>
+    withSlowRun((tambo, { deleting, slow, threadId }) =>
+      Effect.gen(function* () {
+        const starts = recordStarts()
+        const instead = yield* Effect.fork(runAll("instead", { threadId, onBusy: "interrupt" }))
+        yield* Effect.promise(() => deleting.arrived)
+        const next = yield* Effect.fork(runAll("next", { threadId, onBusy: "queue" }))
+        yield* suspended(next)
+        deleting.release()
+        expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
+        expect((yield* Fiber.join(instead)).at(-1)!.event.type).toBe("RUN_FINISHED")
+        expect((yield* Fiber.join(next)).at(-1)!.event.type).toBe("RUN_FINISHED")
+        expect(starts).toEqual(["instead", "next"])
+        expect((yield* textsOf(tambo, threadId)).slice(-4)).toEqual(["instead", "re: instead", "next", "re: next"])
+        yield* cancelledOnceByTheUser(tambo, threadId)
+      })
+    ))
+
+  it.live("two queued runs waiting for the thread start in the order they were asked for, each once", () =>
+    withSlowRun((tambo, { deleting, slow, threadId }) =>
+      Effect.gen(function* () {
+        const starts = recordStarts()
+        const first = yield* Effect.fork(runAll("first queued", { threadId, onBusy: "queue" }))
+        const second = yield* Effect.fork(runAll("second queued", { threadId, onBusy: "queue" }))
+        yield* suspended(first)
+        yield* suspended(second)
+        // Only the slow run, once the client knows it: the runs waiting for the thread go on once it ended.
+        const runId = server().threads.get(threadId)!.currentRunId!
+        while ((yield* tambo.state).threadMap[threadId]?.streaming.runId !== runId) yield* Effect.sleep("5 millis")
+        const stopping = yield* Effect.fork(tambo.cancelRun(threadId, { runId }))
+        yield* Effect.promise(() => deleting.arrived)
+        deleting.release()
+        yield* Fiber.join(stopping)
+        expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
+        expect((yield* Fiber.join(first)).at(-1)!.event.type).toBe("RUN_FINISHED")
+        expect((yield* Fiber.join(second)).at(-1)!.event.type).toBe("RUN_FINISHED")
+        expect(starts).toEqual(["first queued", "second queued"])
+        expect((yield* textsOf(tambo, threadId)).slice(-4)).toEqual([
+          "first queued",
+          "re: first queued",
+          "second queued",
+          "re: second queued"
+        ])
+        yield* cancelledOnceByTheUser(tambo, threadId)
+      })
+    ))
+
   it.live("interrupt cancels the current run and starts the new one", () =>
     Effect.gen(function* () {
       const { threadId, slow } = yield* busyThread
