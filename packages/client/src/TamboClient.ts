@@ -620,8 +620,12 @@ export type ApprovalHandler = (call: PendingToolCallInfo) => ApprovalDecision | 
 /**
  * What a run does when its thread already has one in this client: reject
  * with `RunConflictError` (default), wait for it (`"queue"`), or cancel it
- * first (`"interrupt"`). That cancellation is carried out even if the new
- * run is then aborted or its thread stopped before it started.
+ * first (`"interrupt"`). Runs waiting for a thread start in the order they
+ * were asked for. An `"interrupt"` run takes the place of every run asked
+ * for before it: the running one is cancelled, and the runs still waiting
+ * for the thread reject with `AbortError`, having sent nothing. That
+ * cancellation is carried out even if the new run is then aborted or its
+ * thread stopped before it started.
  *
  * @since 0.1.0
  * @category Models

@@ -206,7 +206,12 @@ export interface ToolCallResult {
 /**
  * What a run does when its thread already has one in this client:
  * fail with `RunConflictError` (default), wait for it, or cancel it first.
- * A run waiting for its thread is ended by `cancelRun` of the thread. The
+ * Runs waiting for a thread start in the order they were asked for, each
+ * once its predecessor ended. An `"interrupt"` run takes the place of every
+ * run asked for before it: the thread's run is cancelled, and the runs
+ * still waiting for the thread (`"queue"` or `"interrupt"`) end with
+ * `RunCancelledError`, having sent nothing; runs asked for after it wait
+ * for it. A run waiting for its thread is ended by `cancelRun` of the thread. The
  * cancellation an `"interrupt"` asked for is carried out whatever becomes
  * of the new run: a `cancelRun` of the thread, or its caller giving up on
  * it (interrupting its stream), ends the new run's wait, not the

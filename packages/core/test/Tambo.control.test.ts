@@ -606,6 +606,24 @@ describe("sending while busy", () => {
       })
     ))
 
+  it.live("an interrupting run and a queued one asked for at once: the interrupting run starts once the run it displaces ended, the queued one after it", () =>
+    withSlowRun((tambo, { deleting, slow, threadId }) =>
+      Effect.gen(function* () {
+        const starts = recordStarts()
+        const [instead, next] = yield* Effect.all([
+          Effect.fork(runAll("instead", { threadId, onBusy: "interrupt" })),
+          Effect.fork(runAll("next", { threadId, onBusy: "queue" }))
+        ])
+        yield* Effect.promise(() => deleting.arrived)
+        deleting.release()
+        expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
+        expect((yield* Fiber.join(instead)).at(-1)!.event.type).toBe("RUN_FINISHED")
+        expect((yield* Fiber.join(next)).at(-1)!.event.type).toBe("RUN_FINISHED")
+        expect(starts).toEqual(["instead", "next"])
+        yield* cancelledOnceByTheUser(tambo, threadId)
+      })
+    ))
+
   it.live("two queued runs waiting for the thread start in the order they were asked for, each once", () =>
     withSlowRun((tambo, { deleting, slow, threadId }) =>
       Effect.gen(function* () {
@@ -634,6 +652,31 @@ describe("sending while busy", () => {
         yield* cancelledOnceByTheUser(tambo, threadId)
       })
     ))
+
+  it.live.each([
+    ["a queued run", "queue"],
+    ["an interrupting run", "interrupt"]
+  ] as const)(
+    "%s, then an interrupting one, waiting for the run they displace: the earlier one ends cancelled having sent nothing, and the interrupting one starts once the displaced run ended",
+    ([_, onBusy]) =>
+      withSlowRun((tambo, { deleting, slow, threadId }) =>
+        Effect.gen(function* () {
+          const starts = recordStarts()
+          const earlier = yield* Effect.fork(Effect.flip(runAll("earlier", { threadId, onBusy })))
+          yield* suspended(earlier)
+          const instead = yield* Effect.fork(runAll("instead", { threadId, onBusy: "interrupt" }))
+          yield* Effect.promise(() => deleting.arrived)
+          expect(fields(yield* Fiber.join(earlier))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+          deleting.release()
+          expect(fields(yield* Fiber.join(slow))).toMatchObject({ _tag: "RunCancelledError" })
+          expect((yield* Fiber.join(instead)).at(-1)!.event.type).toBe("RUN_FINISHED")
+          expect(starts).toEqual(["instead"])
+          expect((yield* textsOf(tambo, threadId)).slice(-2)).toEqual(["instead", "re: instead"])
+          expect(yield* textsOf(tambo, threadId)).not.toContain("earlier")
+          yield* cancelledOnceByTheUser(tambo, threadId)
+        })
+      )
+  )
 
   it.live("interrupt cancels the current run and starts the new one", () =>
     Effect.gen(function* () {

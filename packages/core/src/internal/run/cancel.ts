@@ -121,13 +121,14 @@ export const orCancellation = (run: RunState, error: TamboError): TamboError => 
 export const whileStarting = <A, E>(
   env: Env.Env,
   threadId: string,
+  asked: number,
   effect: Effect.Effect<A, E>
 ): Effect.Effect<A, E | RunCancelledError> =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
       const signal = Deferred.unsafeMake<never, RunCancelledError>(FiberId.none)
-      const starting = env.starting.get(threadId) ?? new Set()
-      env.starting.set(threadId, starting.add(signal))
+      const starting = env.starting.get(threadId) ?? new Map()
+      env.starting.set(threadId, starting.set(signal, asked))
       return signal
     }),
     (signal) =>
@@ -144,15 +145,22 @@ export const whileStarting = <A, E>(
       })
   )
 
-/** Ends the runs starting on `threadId` (see `whileStarting`). */
-const cancelStarting = (env: Env.Env, threadId: string): Effect.Effect<void> =>
+/**
+ * Ends the runs starting on `threadId` (see `whileStarting`); with `askedBefore`, only the runs
+ * asked for before the run of that number. @internal
+ */
+export const cancelStarting = (env: Env.Env, threadId: string, askedBefore?: number): Effect.Effect<void> =>
   // In one step: an interrupt of the caller cannot leave runs taken from the map and not ended.
   Effect.sync(() => {
     const starting = env.starting.get(threadId)
     if (starting === undefined) return
-    env.starting.delete(threadId)
     const cancelled = Exit.fail(new RunCancelledError({ reason: "CancelledByClient", message: "The run was cancelled", threadId }))
-    for (const signal of starting) Deferred.unsafeDone(signal, cancelled)
+    for (const [signal, asked] of starting) {
+      if (askedBefore !== undefined && asked >= askedBefore) continue
+      starting.delete(signal)
+      Deferred.unsafeDone(signal, cancelled)
+    }
+    if (starting.size === 0) env.starting.delete(threadId)
   })
 
 /** `DELETE`s the run; one the server ended already (404) is cancelled as far as anyone can tell. */

@@ -69,10 +69,12 @@ export interface Env {
   /**
    * Runs not yet on their thread, still waiting for their first credentials (or for the read of a
    * thread the store does not hold, or for the thread's run to end: `onBusy`), by the thread they
-   * were asked for: `cancelRun` of that thread ends them with the signal. Read and written only in
-   * synchronous steps, as `activeRuns`.
+   * were asked for: `cancelRun` of that thread ends them with the signal. Each with the number of its
+   * run (see `asked`). Read and written only in synchronous steps, as `activeRuns`.
    */
-  readonly starting: Map<string, Set<Deferred.Deferred<never, RunCancelledError>>>
+  readonly starting: Map<string, Map<Deferred.Deferred<never, RunCancelledError>, number>>
+  /** How many runs were asked for: each run's number, in the order they were. */
+  asked: number
   /** Approvals waiting for `approveToolCall` / `denyToolCall`, by tool call id and thread. */
   readonly approvals: Approvals<ApprovalDecision>
   /**
@@ -130,6 +132,7 @@ export const make = (
     Env,
     | "activeRuns"
     | "starting"
+    | "asked"
     | "named"
     | "runEpochs"
     | "epochs"
@@ -147,6 +150,7 @@ export const make = (
   ...services,
   activeRuns: new Map(),
   starting: new Map(),
+  asked: 0,
   named: new Set(),
   runEpochs: new Map(),
   epochs: 0,

@@ -12,7 +12,7 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import { isLocalThreadId } from "../../ClientState.js"
 import { type RunCancelledError, RunConflictError } from "../../TamboError.js"
-import { whileStarting } from "./cancel.js"
+import { cancelStarting, whileStarting } from "./cancel.js"
 import { type Env, newEpoch } from "./env.js"
 import type { RunState } from "./state.js"
 
@@ -46,7 +46,7 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
       if (active === undefined) return Effect.void
       // The answer its holder asked for, given as soon as it asked: it waits for the holder to finish.
       if (run.start._tag === "ToolResults" && active.pausedForCaller()) {
-        return Effect.zipRight(whileStarting(env, run.requested, active.done), Effect.suspend(() => acquire(env, run)))
+        return Effect.zipRight(whileStarting(env, run.requested, run.asked, active.done), Effect.suspend(() => acquire(env, run)))
       }
       const onBusy = run.options.onBusy ?? "reject"
       if (onBusy === "reject") {
@@ -56,13 +56,22 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
           threadId: run.requested
         })
       }
+      // An interrupting run takes the place of every run asked for before it: those still starting
+      // on the thread end too, having sent nothing, rather than take the thread first and be
+      // cancelled then. The runs asked for after it wait for it.
+      const replacesWaiting = onBusy === "interrupt" && !run.displaced
       run.displaced = true
       // The cancellation asked for goes whole to the server, whatever becomes of this run meanwhile
       // (a Stop ends its wait, its caller gives up on it): it runs in the client's scope. The wait
       // for the run's end is the new run's start, and a Stop ends it.
       return Effect.zipRight(
-        onBusy === "interrupt" ? Effect.forkIn(active.cancel, env.scope) : Effect.void,
-        Effect.zipRight(whileStarting(env, run.requested, active.done), Effect.suspend(() => acquire(env, run)))
+        onBusy === "interrupt"
+          ? Effect.zipRight(
+            replacesWaiting ? cancelStarting(env, run.requested, run.asked) : Effect.void,
+            Effect.forkIn(active.cancel, env.scope)
+          )
+          : Effect.void,
+        Effect.zipRight(whileStarting(env, run.requested, run.asked, active.done), Effect.suspend(() => acquire(env, run)))
       )
     }
   )

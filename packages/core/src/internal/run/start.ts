@@ -42,6 +42,7 @@ const makeState = (
   start: Start,
   options: RunOptions,
   requested: string,
+  asked: number,
   span: Tracer.Span,
   clock: RunState["clock"],
   timing: boolean,
@@ -60,6 +61,7 @@ const makeState = (
     start,
     options,
     requested,
+    asked,
     existing: isNew ? undefined : requested,
     lockKey,
     maxSteps: options.maxSteps ?? defaultMaxSteps,
@@ -122,12 +124,14 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
   Stream.unwrapScoped(Effect.flatMap(Effect.makeSpanScoped("Tambo.run", { captureStackTrace: false }), (span) =>
     Effect.withParentSpan(Effect.gen(function* () {
       const requested = options.threadId ?? (yield* env.store.currentThreadId)
+      const asked = ++env.asked
       // Waits for a token exchange in flight; a refused one fails the run before it starts. The
       // run's requests carry these credentials, whatever setUserToken does meanwhile. A
       // cancellation of the thread ends the wait: nothing is recorded or sent yet.
       const credentials = yield* Cancel.whileStarting(
         env,
         requested,
+        asked,
         Effect.tap(
           env.auth.credentials,
           // A thread this client has not seen: load it, for its history and its previousRunId.
@@ -144,7 +148,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // and no interruption in between: the end is recorded (and the server told) first, then
       // the thread's lock and the placeholder are let go.
       const run = yield* Effect.uninterruptible(Effect.suspend(() => {
-        const run = makeState(env, start, options, requested, span, clock, timing, credentials)
+        const run = makeState(env, start, options, requested, asked, span, clock, timing, credentials)
         return Effect.as(
           Scope.addFinalizerExit(scope, (exit) => {
             Step.endStep(run, exit)

@@ -39,6 +39,8 @@ export interface RunState {
   readonly options: RunOptions
   /** The thread asked for: a server's thread, or a local one for a run that creates its thread. */
   readonly requested: string
+  /** Its number among the runs asked for (see `Env.asked`): the runs asked for before it have smaller ones. */
+  readonly asked: number
   /** The server's thread the run goes on, `undefined` for a run that creates its thread. */
   readonly existing: string | undefined
   /** The key of the run's lock until the server names its thread (then also that thread's id). */
