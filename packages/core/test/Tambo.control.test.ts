@@ -678,6 +678,40 @@ describe("sending while busy", () => {
       )
   )
 
+  it.live.each([
+    ["both wait their turn", "queue", "queue"],
+    ["the second conflicts", "reject", "reject"]
+  ] as const)(
+    "two runs on a thread the client has not read yet, whose read for the first answers last, start in the order they were asked for: %s",
+    ([_, firstBusy, secondBusy]) =>
+      Effect.gen(function* () {
+        const proxy = yield* HoldingProxy.scoped(server())
+        const threadId = server().threads.create({ userKey: "user-1", name: "Unread" }).id
+        const starts = recordStarts()
+        yield* Effect.gen(function* () {
+          const read = proxy.holdResponse((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
+          const first = yield* Effect.fork(Effect.either(runAll("first", { threadId, onBusy: firstBusy })))
+          yield* Effect.promise(() => read.arrived)
+          const second = yield* Effect.fork(Effect.either(runAll("second", { threadId, onBusy: secondBusy })))
+          // Time for the second run to go ahead of the first, were it let to.
+          yield* Fiber.await(second).pipe(Effect.timeoutTo({ duration: "1 second", onTimeout: () => undefined, onSuccess: () => undefined }))
+          read.release()
+          const firstEnded = yield* Fiber.join(first)
+          const secondEnded = yield* Fiber.join(second)
+          expect(firstEnded._tag === "Right" && firstEnded.right.at(-1)!.event.type).toBe("RUN_FINISHED")
+          if (secondBusy === "reject") {
+            expect(secondEnded._tag === "Left" && fields(secondEnded.left)).toMatchObject({ _tag: "RunConflictError" })
+            expect(starts).toEqual(["first"])
+          } else {
+            expect(secondEnded._tag === "Right" && secondEnded.right.at(-1)!.event.type).toBe("RUN_FINISHED")
+            expect(starts).toEqual(["first", "second"])
+          }
+          const tambo = yield* Tambo.Tambo
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+      }).pipe(Effect.scoped)
+  )
+
   it.live("interrupt cancels the current run and starts the new one", () =>
     Effect.gen(function* () {
       const { threadId, slow } = yield* busyThread

@@ -8,6 +8,7 @@
 import * as Clock from "effect/Clock"
 import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Auth from "../../Auth.js"
@@ -94,6 +95,12 @@ export interface Env {
   readonly runEpochs: Map<string, number>
   /** The last epoch given (see `runEpochs`). */
   epochs: number
+  /**
+   * The read in flight of each thread the store does not hold, that `ensureThread` sent: the others
+   * asking for the thread meanwhile wait for it, and so go on in the order they asked. Read and
+   * written only in synchronous steps, as `activeRuns`.
+   */
+  readonly loading: Map<string, Deferred.Deferred<Exit.Exit<ClientState.ThreadState, TamboError>>>
   /** How many reads of each thread are in flight, while any are (see `runEpochs`). */
   readonly reads: Map<string, number>
   /** The number of the last read sent, of any thread: reads are numbered in the order they were sent. */
@@ -136,6 +143,7 @@ export const make = (
     | "named"
     | "runEpochs"
     | "epochs"
+    | "loading"
     | "reads"
     | "readsSent"
     | "readTaken"
@@ -154,6 +162,7 @@ export const make = (
   named: new Set(),
   runEpochs: new Map(),
   epochs: 0,
+  loading: new Map(),
   reads: new Map(),
   readsSent: 0,
   readTaken: new Map(),

@@ -4,8 +4,11 @@
  *
  * @internal
  */
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
 import * as ClientState from "../../ClientState.js"
@@ -155,8 +158,31 @@ export const fetchAfterRun = (
 export const ensureThread = (env: Env.Env, threadId: string): Effect.Effect<ClientState.ThreadState, TamboError> =>
   Effect.flatMap(
     env.store.getThread(threadId),
-    (thread) => thread === undefined ? readThread(env, threadId) : Effect.succeed(thread)
+    (thread) => thread === undefined ? loadThread(env, threadId) : Effect.succeed(thread)
   )
+
+/**
+ * One read of a thread the store does not hold for everyone asking meanwhile: runs asked for on it
+ * go on in the order they were asked for, not in the order their own reads would have answered. A
+ * read its sender gave up on (a Stop, an interrupt) is sent again by the next one waiting for it.
+ */
+const loadThread = (env: Env.Env, threadId: string): Effect.Effect<ClientState.ThreadState, TamboError> =>
+  Effect.suspend(() => {
+    const inFlight = env.loading.get(threadId)
+    if (inFlight !== undefined) {
+      return Effect.flatMap(
+        Deferred.await(inFlight),
+        (exit) => Exit.isInterrupted(exit) ? ensureThread(env, threadId) : exit
+      )
+    }
+    const loaded = Deferred.unsafeMake<Exit.Exit<ClientState.ThreadState, TamboError>>(FiberId.none)
+    env.loading.set(threadId, loaded)
+    return Effect.onExit(readThread(env, threadId), (exit) =>
+      Effect.sync(() => {
+        if (env.loading.get(threadId) === loaded) env.loading.delete(threadId)
+        Deferred.unsafeDone(loaded, Exit.succeed(exit))
+      }))
+  })
 
 /**
  * Makes a thread current; one that cannot be loaded does not stay current: runs would all fail on
