@@ -226,4 +226,17 @@ describe("model cases: overlapping runs on one thread (onBusy.model.test.ts)", (
     OnBusy.replay([
       { kind: "lateAnswer", onBusy: "reject", how: "stop", hold: "none", meanwhile: { kind: "start", onBusy: "queue", hold: "none" } }
     ]))
+
+  // A run queued behind the held run, then an interrupting one: the queued run took the thread
+  // first once the held run ended, sent its message, and was cancelled then. It ends cancelled,
+  // having sent nothing; the interrupting run starts once the held run ended.
+  it("a queued run waiting when an interrupting run is asked for", () =>
+    OnBusy.replay(
+      [
+        { kind: "start", onBusy: "reject", hold: "gate" },
+        { kind: "start", onBusy: "queue", hold: "none" },
+        { kind: "start", onBusy: "interrupt", hold: "none" }
+      ],
+      ["run-outcome", "stopped-never-sent", "start-order", "sent-once", "idle-and-equal"]
+    ))
 })

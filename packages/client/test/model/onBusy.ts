@@ -28,7 +28,12 @@ export const INVARIANTS = [
   "run-outcome",
   /** At no point has the server more than one run of the client streaming on the thread. */
   "one-run-on-server",
-  /** A run that waited for the thread when a Stop came never reaches the server: its message is not sent. */
+  /** The server took the runs' messages in the order the runs were asked for. */
+  "start-order",
+  /**
+   * A run that waited for the thread when a Stop came, or when an `interrupt` run was asked for,
+   * never reaches the server: its message is not sent.
+   */
   "stopped-never-sent",
   /** Every message the server took, it took once; every run was cancelled (and asked to be) at most once. */
   "sent-once",
@@ -194,6 +199,13 @@ class World extends Model.ModelWorld<Script.ScriptFn> {
   mostAtGate = 0
   /** The paths of the `DELETE`s the proxy held (requests or answers). */
   readonly deletesSeen = new Set<string>()
+  /** The runs (by number) in the order the server started them. */
+  readonly arrivals: Array<number> = []
+  /**
+   * Nothing happened since the client settled: a run in flight not on the server waits for the
+   * thread, behind the run the server holds.
+   */
+  steady = true
 
   constructor(readonly server: TestServer, readonly proxy: HoldingProxy.HoldingProxy) {
     super()
@@ -231,6 +243,7 @@ const startRun = (world: World, onBusy: BusyPolicy, hold: Hold): Run => {
   const gate = new Promise<void>((resolve) => (release = resolve))
   const message = world.scenario(`run ${n} ${onBusy} ${hold}`, async (_request, context) => {
     run.arrived = true
+    world.arrivals.push(n)
     if (hold === "gate") {
       world.atGate++
       world.mostAtGate = Math.max(world.mostAtGate, world.atGate)
@@ -243,8 +256,11 @@ const startRun = (world: World, onBusy: BusyPolicy, hold: Hold): Run => {
   const stream = world.client.run(message, { threadId: world.threadId, onBusy })
   // A run of the client in flight: `reject` conflicts; the others wait for it (or displace it).
   const conflict = busy && onBusy === "reject"
-  // An `interrupt` run still waiting for the thread displaces whichever run holds it when it gets there.
-  const mayBeDisplaced = busy && world.live().some((other) => other.onBusy === "interrupt" && !other.arrived)
+  // A run waits behind the runs asked for before it: an `interrupt` run still waiting for the
+  // thread displaces the run holding it, or the runs waiting, when it gets there, never this one.
+  const mayBeDisplaced = false
+  const steady = world.steady
+  world.steady = false
   const run: Run = {
     n,
     message,
@@ -272,7 +288,11 @@ const startRun = (world: World, onBusy: BusyPolicy, hold: Hold): Run => {
       if (other.arrived && !other.left) {
         other.displacers.add(n)
         other.cutKnown ||= other.started
-      } // A run waiting for the thread may take it first, and be displaced then.
+      } // A run waiting for the thread ends, having sent nothing.
+      else if (steady) {
+        other.mustEnd = true
+        other.stoppedWaiting = true
+      } // One that may have taken the thread meanwhile is displaced there.
       else other.mayBeDisplaced = true
     }
   }
@@ -327,10 +347,12 @@ const settleWorld = async (world: World): Promise<void> => {
     const live = world.live().map((run) => ({ n: run.n, onBusy: run.onBusy, arrived: run.arrived, left: run.left, allowed: [...allowed(run)] }))
     throw new Model.InvariantError("command-settles", `the client did not settle: ${JSON.stringify(live)}`)
   }
+  world.steady = true
 }
 
 /** A Stop: every run in flight ends cancelled; those still waiting for the thread send nothing. */
 const stopping = (world: World): void => {
+  world.steady = false
   for (const run of world.live()) {
     run.mustEnd = true
     run.cutKnown ||= run.started
@@ -340,6 +362,7 @@ const stopping = (world: World): void => {
 
 /** Gives up on the i-th run in flight (nothing without one); resolves once it ended. */
 const abortRun = (world: World, which: number): Promise<void> => {
+  world.steady = false
   const live = world.live()
   const run = live[which % Math.max(live.length, 1)]
   if (run === undefined) return Promise.resolve()
@@ -508,12 +531,16 @@ const afterCommand = async (world: World, command: Command | "wind-down"): Promi
   await checks.check("one-run-on-server", () => {
     if (world.mostAtGate > 1) throw new Error(`${world.mostAtGate} runs were held on the server at once`)
   })
+  await checks.check("start-order", () => {
+    const out = world.arrivals.findIndex((n, i) => i > 0 && n < world.arrivals[i - 1]!)
+    if (out > 0) throw new Error(`run ${world.arrivals[out]} reached the server after run ${world.arrivals[out - 1]}, asked for after it: ${world.arrivals.join(", ")}`)
+  })
   await checks.check("stopped-never-sent", () => {
     const texts = new Set(userTexts(world))
     for (const run of world.runs) {
       if (!run.stoppedWaiting) continue
-      if (run.arrived) throw new Error(`run ${run.n}, waiting when a Stop came, reached the server afterwards`)
-      if (texts.has(run.message)) throw new Error(`run ${run.n}, waiting when a Stop came, has its message on the server`)
+      if (run.arrived) throw new Error(`run ${run.n}, waiting when a Stop or an interrupting run came, reached the server afterwards`)
+      if (texts.has(run.message)) throw new Error(`run ${run.n}, waiting when a Stop or an interrupting run came, has its message on the server`)
     }
   })
   await checks.check("sent-once", () => {
