@@ -1,12 +1,14 @@
 // A model-based test of the reducer's bookkeeping of open things: generated sequences of one
-// thread's run events (text, reasoning, tool calls with their arguments cut anywhere, components
-// and their patches, pauses, custom and unknown events, ends of a run and starts of the next, in
-// any order, repeated, for ids nobody started), in chunks, with the local ending among them.
-// Each sequence is reduced three ways: one event per `reduce`, one `EVENTS` action per chunk, and
-// every chunk in one `reduce`; the three agree after every chunk. After every step: the reducer
-// did not throw; every text delta and props patch it took is still there, once; a call's input is
-// what the arguments it took parse to; ids are unique; and right after a run ended nothing shows
-// as streaming. Seeded, so a failure reproduces; MODEL_RUNS (default 300) and MODEL_SEED
+// thread's run events (text, reasoning, tool calls with their arguments, valid JSON or not, cut
+// anywhere, components and their patches, refused ones among them, pauses, custom and unknown
+// events, ends of a run and starts of the next, in any order, repeated, for ids nobody started),
+// in chunks, with the local ending among them. Each sequence is reduced three ways: one event per
+// `reduce`, one `EVENTS` action per chunk, and every chunk in one `reduce`; the three agree after
+// every chunk. After every step: the reducer did not throw; every text delta and props patch it
+// took is still there, once, and nothing of a refused patch; a call's input is what the arguments
+// it took parse to, and once they ended, arguments that are not a JSON object are recorded as
+// such (no tool runs on them); ids are unique; and right after a run ended nothing shows as
+// streaming. Seeded, so a failure reproduces; MODEL_RUNS (default 300) and MODEL_SEED
 // (default 17) override. A counterexample it shrinks to goes to ClientState.test.ts as a named test.
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
@@ -45,17 +47,65 @@ type Command =
   | { readonly kind: "reasoningStart"; readonly message: string }
   | { readonly kind: "reasoning"; readonly message: string }
   | { readonly kind: "reasoningEnd"; readonly message: string }
-  | { readonly kind: "toolStart"; readonly call: string; readonly parent: string | undefined }
-  | { readonly kind: "toolArgs"; readonly call: string }
+  | { readonly kind: "toolStart"; readonly call: string; readonly parent: string | undefined; readonly script: number }
+  | { readonly kind: "toolArgs"; readonly call: string; readonly cut: number }
   | { readonly kind: "toolEnd"; readonly call: string }
   | { readonly kind: "toolResult"; readonly call: string }
   | { readonly kind: "componentStart"; readonly message: string; readonly component: string }
   | { readonly kind: "props"; readonly component: string }
+  | { readonly kind: "badProps"; readonly component: string; readonly patch: number }
   | { readonly kind: "state"; readonly component: string }
   | { readonly kind: "componentEnd"; readonly component: string }
   | { readonly kind: "parent"; readonly message: string }
   | { readonly kind: "custom" }
   | { readonly kind: "unknown" }
+
+// The arguments a call streams: valid JSON, or text that is not (cut short, malformed, a value
+// that is no object, text after a complete value). A call's deltas are its script cut anywhere;
+// past its end, each delta is one more "}".
+const ARGS_SCRIPTS = [
+  "{\"q\":\"abc\",\"n\":[1,2],\"o\":{\"x\":true}}",
+  "{\"a\":1}}",
+  "{\"a\":tru",
+  "{\"a\":trux}",
+  "[1,]",
+  "{\"a\" 1}",
+  "nul",
+  "{\"a\":1} {\"b\":2}",
+  "}",
+  "{\"a\":\"\\x\"}",
+  "{\"a\":1,}",
+  "{\"a\":[1,2}",
+  "{\"a\":-}",
+  "{\"a\":1.}",
+  "  ",
+  "{\"a\":\"b\\u12",
+  "[1]"
+]
+
+// Props patches a component refuses as a whole; `key` is a key of this patch's own, which must
+// not show, since none of the patch is applied.
+const badPatch = (i: number, key: string): ReadonlyArray<Events.JsonPatchOperation> => {
+  switch (i) {
+    case 0:
+      return [{ op: "replace", path: "/missing", value: key }]
+    case 1:
+      return [{ op: "remove", path: "/missing" }]
+    case 2:
+      return [{ op: "add", path: key, value: "no slash" }]
+    case 3:
+      return [{ op: "add", path: `/missing/${key}`, value: "deep" }]
+    case 4:
+      return [{ op: "add", path: `/__proto__/${key}`, value: "polluted" }]
+    case 5:
+      return [{ op: "add", path: `/${key}`, value: "first" }, { op: "replace", path: "/missing", value: 1 }]
+    case 6:
+      return [{ op: "add", path: `/${key}`, value: "first" }, { op: "test", path: `/${key}`, value: "other" }]
+    default:
+      return [{ op: "move", from: "/missing", path: `/${key}` }]
+  }
+}
+const BAD_PATCHES = 8
 
 const kind = <K extends Command["kind"]>(k: K) => fc.constant(k)
 
@@ -74,12 +124,21 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: kind("reasoningStart"), message: messageId }) },
   { weight: 2, arbitrary: fc.record({ kind: kind("reasoning"), message: messageId }) },
   { weight: 1, arbitrary: fc.record({ kind: kind("reasoningEnd"), message: messageId }) },
-  { weight: 3, arbitrary: fc.record({ kind: kind("toolStart"), call: callId, parent: fc.option(messageId, { nil: undefined }) }) },
-  { weight: 5, arbitrary: fc.record({ kind: kind("toolArgs"), call: callId }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: kind("toolStart"),
+      call: callId,
+      parent: fc.option(messageId, { nil: undefined }),
+      script: fc.nat(ARGS_SCRIPTS.length - 1)
+    })
+  },
+  { weight: 5, arbitrary: fc.record({ kind: kind("toolArgs"), call: callId, cut: fc.nat(12) }) },
   { weight: 2, arbitrary: fc.record({ kind: kind("toolEnd"), call: callId }) },
   { weight: 1, arbitrary: fc.record({ kind: kind("toolResult"), call: callId }) },
   { weight: 3, arbitrary: fc.record({ kind: kind("componentStart"), message: messageId, component: componentId }) },
   { weight: 4, arbitrary: fc.record({ kind: kind("props"), component: componentId }) },
+  { weight: 2, arbitrary: fc.record({ kind: kind("badProps"), component: componentId, patch: fc.nat(BAD_PATCHES - 1) }) },
   { weight: 1, arbitrary: fc.record({ kind: kind("state"), component: componentId }) },
   { weight: 2, arbitrary: fc.record({ kind: kind("componentEnd"), component: componentId }) },
   { weight: 1, arbitrary: fc.record({ kind: kind("parent"), message: messageId }) },
@@ -89,9 +148,6 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 
 /** Commands and where chunks end: `true` after a command ends its chunk. */
 const sequence = fc.array(fc.tuple(command, fc.boolean()), { minLength: 1, maxLength: 40 })
-
-// The arguments every call streams, cut into pieces; a call's deltas are its next pieces.
-const ARGS_PIECES = ["{\"q\":", "\"ab", "c\",\"n\"", ":[1,", "2]", ",\"o\":{\"x\":", "true}}"]
 
 const ENDINGS = new Set(["RUN_FINISHED", "RUN_ERROR", "RUN_ENDED_LOCALLY"])
 
@@ -106,7 +162,7 @@ const THREAD = "t1"
 const build = (commands: ReadonlyArray<readonly [Command, boolean]>): ReadonlyArray<ReadonlyArray<Step>> => {
   let token = 0
   let run = 1
-  const piece = new Map<string, number>()
+  const script = new Map<string, { readonly text: string; pos: number }>()
   const chunks: Array<Array<Step>> = []
   let chunk: Array<Step> = []
   const close = () => {
@@ -166,15 +222,17 @@ const build = (commands: ReadonlyArray<readonly [Command, boolean]>): ReadonlyAr
         event = { type: "REASONING_MESSAGE_END", messageId: c.message }
         break
       case "toolStart":
-        piece.set(c.call, 0)
+        script.set(c.call, { text: ARGS_SCRIPTS[c.script]!, pos: 0 })
         event = c.parent === undefined
           ? { type: "TOOL_CALL_START", toolCallId: c.call, toolCallName: "f" }
           : { type: "TOOL_CALL_START", toolCallId: c.call, toolCallName: "f", parentMessageId: c.parent }
         break
       case "toolArgs": {
-        const i = piece.get(c.call) ?? 0
-        piece.set(c.call, i + 1)
-        event = { type: "TOOL_CALL_ARGS", toolCallId: c.call, delta: ARGS_PIECES[i % ARGS_PIECES.length]! }
+        const args = script.get(c.call) ?? { text: ARGS_SCRIPTS[0]!, pos: 0 }
+        script.set(c.call, args)
+        const delta = args.pos < args.text.length ? args.text.slice(args.pos, args.pos + 1 + c.cut) : "}"
+        args.pos += delta.length
+        event = { type: "TOOL_CALL_ARGS", toolCallId: c.call, delta }
         break
       }
       case "toolEnd":
@@ -189,6 +247,11 @@ const build = (commands: ReadonlyArray<readonly [Command, boolean]>): ReadonlyAr
       case "props": {
         const key = `p${token}`
         event = { type: "CUSTOM", name: "tambo.component.props_delta", value: { componentId: c.component, operations: [{ op: "add", path: `/${key}`, value: next() }] } }
+        break
+      }
+      case "badProps": {
+        const key = `bad${token++}`
+        event = { type: "CUSTOM", name: "tambo.component.props_delta", value: { componentId: c.component, operations: badPatch(c.patch, key) } }
         break
       }
       case "state":
@@ -240,8 +303,13 @@ interface Model {
   readonly reasoning: Set<string>
   /** Props patches taken: key → value. */
   readonly props: Map<string, { readonly component: string; readonly value: string }>
-  /** Each call's arguments taken since its start, and whether they still stream. */
-  readonly calls: Map<string, { raw: string; open: boolean }>
+  /** Keys of props patches refused: none of them shows. */
+  readonly refused: Set<string>
+  /**
+   * Each call's arguments taken since its start, whether they still stream, and what ended
+   * them: its TOOL_CALL_END, its run's end, or the next run's start (which forgets them).
+   */
+  readonly calls: Map<string, { raw: string; open: boolean; closedBy: "end" | "runEnd" | "runStart" | undefined }>
 }
 
 const threadOf = (state: State): ThreadState => {
@@ -254,13 +322,34 @@ const blocks = (t: ThreadState): ReadonlyArray<Content> => t.thread.messages.fla
 
 const newAnomalies = (before: ThreadState, after: ThreadState) => after.anomalies.slice(before.anomalies.length)
 
-/** What a call's input shows for the arguments taken. */
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** What a call's input shows for the arguments taken: what they parse to, as far as they go, when that is an object. */
 const expectedInput = (raw: string): unknown => {
-  if (raw === "") return {}
+  let parsed: unknown
   try {
-    return JSON.parse(raw)
+    parsed = JSON.parse(raw)
   } catch {
-    return parsePartialJson(raw)
+    parsed = parsePartialJson(raw)
+  }
+  return isObject(parsed) ? parsed : {}
+}
+
+/** Arguments no tool may run on: text that is not a JSON object (none at all is `{}`). */
+const isInvalidArgs = (raw: string): boolean => {
+  if (raw === "") return false
+  try {
+    return !isObject(JSON.parse(raw))
+  } catch {
+    return true
+  }
+}
+
+const closeCalls = (model: Model, by: "runEnd" | "runStart"): void => {
+  for (const call of model.calls.values()) {
+    if (call.open) call.closedBy = by
+    else if (by === "runStart") call.closedBy = by
+    call.open = false
   }
 }
 
@@ -279,12 +368,12 @@ const observe = (model: Model, event: AnyEvent, before: ThreadState, after: Thre
       model.reasoning.add(event.delta)
       return
     case "RUN_STARTED":
+      return closeCalls(model, "runStart")
     case "RUN_FINISHED":
     case "RUN_ERROR":
-      for (const call of model.calls.values()) call.open = false
-      return
+      return closeCalls(model, "runEnd")
     case "TOOL_CALL_START":
-      if (taken) model.calls.set(event.toolCallId, { raw: "", open: true })
+      if (taken) model.calls.set(event.toolCallId, { raw: "", open: true, closedBy: undefined })
       return
     case "TOOL_CALL_ARGS": {
       const call = model.calls.get(event.toolCallId)
@@ -295,13 +384,21 @@ const observe = (model: Model, event: AnyEvent, before: ThreadState, after: Thre
     }
     case "TOOL_CALL_END": {
       const call = model.calls.get(event.toolCallId)
-      if (call !== undefined) call.open = false
+      if (call?.open === true) {
+        call.open = false
+        call.closedBy = "end"
+      }
       return
     }
     case "CUSTOM":
-      if (event.name === "tambo.component.props_delta" && taken) {
+      if (event.name !== "tambo.component.props_delta") return
+      if (event.value.operations.length === 1 && event.value.operations[0]!.op === "add" && event.value.operations[0]!.path.startsWith("/p")) {
         const operation = event.value.operations[0] as { readonly path: string; readonly value: string }
-        model.props.set(operation.path.slice(1), { component: event.value.componentId, value: operation.value })
+        if (taken) model.props.set(operation.path.slice(1), { component: event.value.componentId, value: operation.value })
+      } else {
+        expect(taken, `a refused patch ${JSON.stringify(event.value.operations)} is an anomaly`).toBe(false)
+        const key = JSON.stringify(event.value.operations).match(/bad\d+/)?.[0]
+        if (key !== undefined) model.refused.add(key)
       }
       return
   }
@@ -329,12 +426,21 @@ const checkKept = (model: Model, t: ThreadState): void => {
     const props = block?.type === "component" && typeof block.props === "object" && block.props !== null ? block.props : {}
     expect(Object.getOwnPropertyDescriptor(props, key)?.value, `prop ${key} of ${component}`).toBe(value)
   }
-  // A call's input is what its arguments parse to (when they are a prefix of a JSON object).
+  for (const block of blocks(t)) {
+    if (block.type !== "component") continue
+    for (const key of model.refused) expect(JSON.stringify(block.props), `refused ${key}`).not.toContain(key)
+  }
+  // A call's input is what its arguments parse to, however malformed; once they ended (until the
+  // next run forgets them), arguments that are not a JSON object are recorded as they arrived, so
+  // no tool runs on them.
   for (const [id, call] of model.calls) {
-    if (!ARGS_PIECES.join("").startsWith(call.raw)) continue
     const position = t.internal.blockIndex.get(`t${id}`)
     const block = position === undefined ? undefined : t.thread.messages[position.message]?.content[position.block]
     expect(block?.type === "tool_use" ? block.input : undefined, `input of ${id} for ${call.raw}`).toEqual(expectedInput(call.raw))
+    const ended = call.closedBy === "end" || call.closedBy === "runEnd"
+    expect(t.internal.invalidToolArgs?.get(id), `arguments of ${id} recorded as invalid: ${call.raw}`).toBe(
+      ended && isInvalidArgs(call.raw) ? call.raw : undefined
+    )
   }
 }
 
@@ -363,6 +469,7 @@ const comparable = (t: ThreadState) => ({
   lastCompletedRunId: t.lastCompletedRunId,
   openComponents: t.internal.openComponents,
   toolArgs: [...t.internal.toolArgs.keys()],
+  invalidToolArgs: [...(t.internal.invalidToolArgs ?? new Map()).entries()],
   openReasoning: t.internal.openReasoning
 })
 
@@ -373,7 +480,7 @@ const start: State = ClientState.reduce(ClientState.initial, [
 ])
 
 const play = (chunks: ReadonlyArray<ReadonlyArray<Step>>): void => {
-  const model: Model = { text: new Set(), reasoning: new Set(), props: new Map(), calls: new Map() }
+  const model: Model = { text: new Set(), reasoning: new Set(), props: new Map(), refused: new Set(), calls: new Map() }
   let stepwise = start
   let batched = start
   const all: Array<Action> = []
@@ -383,11 +490,11 @@ const play = (chunks: ReadonlyArray<ReadonlyArray<Step>>): void => {
       const before = threadOf(stepwise)
       stepwise = ClientState.reduce(stepwise, [action])
       const after = threadOf(stepwise)
+      const type = action.type === "EVENT" ? action.event.type : action.type
+      if (type === "RUN_ENDED_LOCALLY") closeCalls(model, "runEnd")
       if (action.type === "EVENT") observe(model, action.event, before, after)
       checkKept(model, after)
-      const type = action.type === "EVENT" ? action.event.type : action.type
       if (ENDINGS.has(type)) checkClosed(after)
-      if (type === "RUN_ENDED_LOCALLY") for (const call of model.calls.values()) call.open = false
     }
     const actions = actionsOf(chunk, at, false)
     all.push(...actions)
@@ -410,9 +517,26 @@ describe("the reducer's open things, model-based", () => {
   it("the commands cover every kind of event, endings among them", () => {
     const seen = new Map<string, number>()
     for (const commands of fc.sample(sequence, { numRuns: 300, seed })) {
-      for (const chunk of build(commands)) for (const { event } of chunk) seen.set(event.type, (seen.get(event.type) ?? 0) + 1)
+      const raw = new Map<string, string>()
+      for (const chunk of build(commands)) {
+        for (const { event } of chunk) {
+          seen.set(event.type, (seen.get(event.type) ?? 0) + 1)
+          if (event.type === "TOOL_CALL_START") raw.set(event.toolCallId, "")
+          if (event.type === "TOOL_CALL_ARGS") raw.set(event.toolCallId, (raw.get(event.toolCallId) ?? "") + event.delta)
+          const ended = event.type === "TOOL_CALL_END"
+            ? [event.toolCallId]
+            : ENDINGS.has(event.type) ? [...raw.keys()] : []
+          for (const id of ended) {
+            if (isInvalidArgs(raw.get(id) ?? "")) seen.set("invalid arguments ended", (seen.get("invalid arguments ended") ?? 0) + 1)
+            raw.delete(id)
+          }
+          if (event.type === "CUSTOM" && event.name === "tambo.component.props_delta" && JSON.stringify(event.value).includes("bad")) {
+            seen.set("refused patch", (seen.get("refused patch") ?? 0) + 1)
+          }
+        }
+      }
     }
-    for (const type of ["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "RUN_ENDED_LOCALLY", "TEXT_MESSAGE_CONTENT", "TOOL_CALL_ARGS", "CUSTOM", "UNKNOWN", "REASONING_MESSAGE_CONTENT"]) {
+    for (const type of ["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "RUN_ENDED_LOCALLY", "TEXT_MESSAGE_CONTENT", "TOOL_CALL_ARGS", "CUSTOM", "UNKNOWN", "REASONING_MESSAGE_CONTENT", "invalid arguments ended", "refused patch"]) {
       expect(seen.get(type) ?? 0, type).toBeGreaterThan(15)
     }
   })
