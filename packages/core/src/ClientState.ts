@@ -316,7 +316,9 @@ export const getCurrentThread = (state: ClientState): TamboThread | undefined =>
  * the identity of every thread and message the batch did not touch, and
  * never throws (what cannot be applied is recorded in the thread's
  * `anomalies`). A batch copies the thread map at most once, and each touched
- * message and block at most once.
+ * message and block at most once. A run's events after its end (RUN_FINISHED,
+ * RUN_ERROR, a local ending) and before the next RUN_STARTED are kept, and what
+ * they open closes at once: a thread whose run ended shows nothing streaming.
  *
  * @since 0.1.0
  * @category Reducers

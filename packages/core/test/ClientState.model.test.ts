@@ -7,8 +7,8 @@
 // every chunk. After every step: the reducer did not throw; every text delta and props patch it
 // took is still there, once, and nothing of a refused patch; a call's input is what the arguments
 // it took parse to, and once they ended, arguments that are not a JSON object are recorded as
-// such (no tool runs on them); ids are unique; and right after a run ended nothing shows as
-// streaming. Seeded, so a failure reproduces; MODEL_RUNS (default 300) and MODEL_SEED
+// such (no tool runs on them); ids are unique; and from a run's end to the next run's start,
+// whatever events come, nothing shows as streaming or open. Seeded, so a failure reproduces; MODEL_RUNS (default 300) and MODEL_SEED
 // (default 17) override. A counterexample it shrinks to goes to ClientState.test.ts as a named test.
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
@@ -353,7 +353,8 @@ const closeCalls = (model: Model, by: "runEnd" | "runStart"): void => {
   }
 }
 
-const observe = (model: Model, event: AnyEvent, before: ThreadState, after: ThreadState): void => {
+/** `ended`: the event came between a run's end and the next RUN_STARTED, where what it opens closes at once. */
+const observe = (model: Model, event: AnyEvent, before: ThreadState, after: ThreadState, ended: boolean): void => {
   const anomalies = newAnomalies(before, after)
   for (const anomaly of anomalies) {
     expect(anomaly.reason, "the reducer threw").not.toMatch(/internal error/)
@@ -373,7 +374,7 @@ const observe = (model: Model, event: AnyEvent, before: ThreadState, after: Thre
     case "RUN_ERROR":
       return closeCalls(model, "runEnd")
     case "TOOL_CALL_START":
-      if (taken) model.calls.set(event.toolCallId, { raw: "", open: true, closedBy: undefined })
+      if (taken) model.calls.set(event.toolCallId, { raw: "", open: !ended, closedBy: ended ? "runEnd" : undefined })
       return
     case "TOOL_CALL_ARGS": {
       const call = model.calls.get(event.toolCallId)
@@ -484,6 +485,8 @@ const play = (chunks: ReadonlyArray<ReadonlyArray<Step>>): void => {
   let stepwise = start
   let batched = start
   const all: Array<Action> = []
+  // From a run's end to the next RUN_STARTED: whatever events come, nothing streams or is open.
+  let ended = false
   chunks.forEach((chunk, i) => {
     const at = chunkAt(i)
     for (const action of actionsOf(chunk, at, true)) {
@@ -492,16 +495,17 @@ const play = (chunks: ReadonlyArray<ReadonlyArray<Step>>): void => {
       const after = threadOf(stepwise)
       const type = action.type === "EVENT" ? action.event.type : action.type
       if (type === "RUN_ENDED_LOCALLY") closeCalls(model, "runEnd")
-      if (action.type === "EVENT") observe(model, action.event, before, after)
+      if (action.type === "EVENT") observe(model, action.event, before, after, ended)
       checkKept(model, after)
-      if (ENDINGS.has(type)) checkClosed(after)
+      if (ENDINGS.has(type)) ended = true
+      else if (type === "RUN_STARTED") ended = false
+      if (ended) checkClosed(after)
     }
     const actions = actionsOf(chunk, at, false)
     all.push(...actions)
     batched = ClientState.reduce(batched, actions)
     expect(comparable(threadOf(batched)), `chunk ${i} as one batch`).toEqual(comparable(threadOf(stepwise)))
-    const last = chunk[chunk.length - 1]!.event
-    if (ENDINGS.has(last.type)) checkClosed(threadOf(batched))
+    if (ended) checkClosed(threadOf(batched))
   })
   expect(comparable(threadOf(ClientState.reduce(start, all))), "all chunks in one reduce").toEqual(comparable(threadOf(stepwise)))
 }

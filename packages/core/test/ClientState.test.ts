@@ -1530,6 +1530,91 @@ describe("a run that ends with something still open", () => {
   }
 })
 
+describe("events after a run's end, before the next run starts", () => {
+  const endings: ReadonlyArray<{ readonly name: string; readonly end: Action }> = [
+    { name: "RUN_FINISHED", end: events("t1", [e.runFinished("t1")], 900)[0]! },
+    { name: "RUN_ERROR", end: events("t1", [e.runError({ message: "boom" })], 900)[0]! },
+    { name: "a local ending", end: { type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "cancelled", at: 900 } }
+  ]
+  const after: ReadonlyArray<{
+    readonly name: string
+    readonly list: ReadonlyArray<AnyEvent>
+    readonly check: (t: ThreadState) => void
+  }> = [
+    {
+      name: "REASONING_MESSAGE_END of an unknown message",
+      list: [e.reasoningEnd("m1")],
+      check: (t) => expect(t.thread.messages.map((m) => m.id)).toEqual(["u1", "m1"])
+    },
+    {
+      name: "reasoning",
+      list: [e.reasoning("m1", "hmm")],
+      check: (t) => {
+        expect(t.thread.messages[1]!.reasoning).toEqual(["hmm"])
+        expect(t.thread.messages[1]!.reasoningDurationMS).toBeTypeOf("number")
+      }
+    },
+    {
+      name: "a component started and patched",
+      list: [e.componentStart("m1", "k1"), e.props("k1", [{ op: "add", path: "/a", value: 1 }])],
+      check: (t) =>
+        expect(t.thread.messages[1]!.content).toEqual([
+          { type: "component", id: "k1", name: "Card", props: { a: 1 }, streamingState: "done" }
+        ])
+    },
+    {
+      name: "a text message started, with text",
+      list: [e.textStart("m1"), e.text("m1", "late")],
+      check: (t) => expect(t.thread.messages[1]!.content).toEqual([{ type: "text", text: "late" }])
+    },
+    {
+      name: "a tool call started",
+      list: [e.toolStart("c1", "f")],
+      check: (t) => expect(t.thread.messages[1]!.content).toEqual([{ type: "tool_use", id: "c1", name: "f", input: {} }])
+    },
+    {
+      name: "a pause for a client tool",
+      list: [e.awaiting(["c1", "f"])],
+      check: (t) => expect(t.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "f" }])
+    }
+  ]
+  for (const ending of endings) {
+    for (const late of after) {
+      for (const batched of [false, true]) {
+        it(`after ${ending.name}, ${late.name} is kept and nothing shows as streaming or open${batched ? " (one chunk)" : ""}`, () => {
+          const actions: ReadonlyArray<Action> = batched
+            ? [{ type: "EVENTS", threadId: "t1", events: late.list, at: 1000 }]
+            : events("t1", late.list)
+          const t = thread(reduce(reduce(started(), [ending.end]), actions), "t1")
+          expect(t.thread.status).toBe("idle")
+          expect(t.streaming.status).toBe("idle")
+          expect(t.streaming.messageId).toBeUndefined()
+          expect(t.internal.toolArgs.size).toBe(0)
+          expect(t.internal.openComponents).toEqual([])
+          expect(t.internal.openReasoning).toBeUndefined()
+          expect(t.internal.ephemeralMessageId).toBeUndefined()
+          late.check(t)
+        })
+      }
+    }
+  }
+
+  it("a user's message streamed as events on an idle thread, as upstream records it, keeps its text without an anomaly", () => {
+    const t = thread(reduce(initial, events("t1", [e.textStart("u1", "user"), e.text("u1", "Hello"), e.textEnd("u1")])), "t1")
+    expect(t.thread.messages).toMatchObject([{ id: "u1", role: "user", content: [{ type: "text", text: "Hello" }] }])
+    expect(t.streaming.messageId).toBeUndefined()
+    expect(t.anomalies).toEqual([])
+  })
+
+  it("the next run streams as usual", () => {
+    const ended = reduce(reduce(started(), events("t1", [e.runFinished("t1")], 900)), events("t1", [e.componentStart("m1", "k1")]))
+    const t = thread(reduce(ended, events("t1", [e.runStarted("t1", "run2"), e.textStart("m2"), e.componentStart("m2", "k2")], 2000)), "t1")
+    expect(t.thread.status).toBe("streaming")
+    expect(t.streaming.messageId).toBe("m2")
+    expect(t.internal.openComponents).toEqual(["k2"])
+  })
+})
+
 describe("a patch for a component that already ended", () => {
   const ended = (): State =>
     reduce(started(), events("t1", [

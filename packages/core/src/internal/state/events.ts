@@ -627,7 +627,25 @@ const handleMessagesSnapshot = (d: ThreadDraft, event: EventOf<"MESSAGES_SNAPSHO
   if (optimistic.length !== d.optimisticMessageIds.length) d.setOptimisticMessageIds(optimistic)
 }
 
+/**
+ * Applies a run's event. Between a run's end and the next RUN_STARTED (events only `reduce` gets,
+ * never the run loop, or upstream's user message streamed as events) what the event brings is
+ * kept and what it opens closes at once, as at a run's end: a thread whose run ended never shows
+ * a message, a component, a call or reasoning as streaming, nor waits for tools.
+ */
 export const applyEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number): void => {
+  const ended = d.streaming.status === "idle" && d.streaming.runId !== undefined
+  applyRunEvent(d, event, at)
+  if (ended && event.type !== "RUN_STARTED") closeIdle(d, at)
+}
+
+const closeIdle = (d: ThreadDraft, at: number): void => {
+  if (d.thread.status !== "idle") d.ownThread().status = "idle"
+  if (d.streaming.status !== "idle") d.ownStreaming().status = "idle"
+  closeRun(d, at)
+}
+
+const applyRunEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number): void => {
   switch (event.type) {
     case "RUN_STARTED":
       return handleRunStarted(d, event, at)
