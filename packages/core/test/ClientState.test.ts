@@ -1128,6 +1128,16 @@ describe("identity and batching", () => {
     expect(firstToolInput(s, "t1").text).toHaveLength(13_101)
   })
 
+  it("a call with long arguments the last run left open keeps all of them at the next RUN_STARTED, however they were batched", () => {
+    const list = [e.toolStart("c1", "write"), e.toolArgs("c1", `{"text": "${"a".repeat(10_000)}`), e.toolArgs("c1", "\", \"done\": true}")]
+    const next = events("t1", [e.runStarted("t1", "run2")], 2000)
+    const oneByOne = list.reduce((state, event) => reduce(state, events("t1", [event])), initial)
+    const stepwise = reduce(oneByOne, next)
+    const batched = reduce(initial, [...events("t1", list), ...next])
+    expect(firstToolInput(batched, "t1")).toEqual({ text: "a".repeat(10_000), done: true })
+    expect(firstToolInput(stepwise, "t1")).toEqual(firstToolInput(batched, "t1"))
+  })
+
   it("restored state without usable bookkeeping is re-indexed", () => {
     const s = reduce(initial, events("t1", [e.textStart("m1"), e.componentStart("m1", "k1")]))
     const restored: State = JSON.parse(JSON.stringify(s))

@@ -49,9 +49,8 @@ const handleRunStarted = (d: ThreadDraft, event: EventOf<"RUN_STARTED">, at: num
   d.replaceStreaming({ status: "streaming", runId: event.runId, startTime: at })
   d.setPendingToolCalls([])
   d.setEphemeral(undefined)
-  // A call the last run left open keeps what its arguments parsed to, as at the end of a batch.
-  d.flushToolArgs()
-  if (d.toolArgs.size > 0) d.ownToolArgs().clear()
+  // A call the last run left open keeps what all its arguments parse to, however they were batched.
+  for (const toolCallId of Array.from(d.toolArgs.keys())) closeToolArgs(d, toolCallId)
   d.clearInvalidToolArgs()
 }
 
