@@ -733,6 +733,38 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  it.live("a MESSAGES_SNAPSHOT that gives the run's call arguments that are not valid JSON: the tool is not run, and its result says so", () => {
+    // A tool any object is valid input of: only the arguments' JSON stands between it and a run.
+    const cities: Array<string | undefined> = []
+    const tool = Tool.make({
+      name: "get_weather",
+      description: "The weather in a city, or here",
+      input: Schema.Struct({ city: Schema.optional(Schema.String) }),
+      execute: ({ city }) => Effect.sync(() => cities.push(city)).pipe(Effect.as("sunny"))
+    })
+    return withAgent(
+      thenDone((request) => [
+        AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }),
+        AgUiAgent.messagesSnapshot([
+          ...request.input.messages,
+          { id: "a1", role: "assistant", toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Ro" } }] }
+        ])
+      ]),
+      (agent) =>
+        Effect.gen(function*() {
+          yield* runToEnd("hello")
+          expect(cities).toEqual([])
+          expect(agent.requests).toHaveLength(2)
+          expect(agent.requests[1]!.input!.messages.at(-1)).toMatchObject({
+            role: "tool",
+            toolCallId: "c1",
+            content: expect.stringContaining("not valid JSON")
+          })
+        }),
+      { tools: [tool] }
+    )
+  })
+
   // The calls a run pauses for are those the thread holds unanswered, as the reducer built it,
   // each with the arguments the thread shows and sends back.
   it.live("an answered call started again in its own message is not run: the thread holds it answered", () => {

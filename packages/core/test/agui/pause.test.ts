@@ -115,12 +115,21 @@ describe("pauseOf: the calls an AG-UI run leaves to the client, as the thread ho
 
   it.each<[string, string, string]>([
     ["an ended call a later MESSAGES_SNAPSHOT gives other arguments runs with the snapshot's", "{\"city\":\"Rome\"}", "{\"city\":\"Rome\"}"],
-    ["an ended call a later MESSAGES_SNAPSHOT gives arguments that are not an object runs with {}, as the thread shows", "[1", "{}"]
+    ["an ended call a later MESSAGES_SNAPSHOT gives arguments that are not valid JSON carries them as they arrived, so no tool runs on them", "[1", "[1"],
+    ["an ended call a later MESSAGES_SNAPSHOT gives arguments that are not an object carries them as they arrived, so no tool runs on them", "[1]", "[1]"]
   ])("%s", (_name, given, expected) => {
     for (const chunked of [true, false]) {
       const events = [...call("c1", "get_weather", "{\"city\":\"Paris\"}"), snapshot([userMessage, assistantCalling("c1", "get_weather", given)])]
       const pause = pauseAfter([started, ...events, finished], chunked)
       expect(pause?.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: expected }])
+    }
+  })
+
+  it("a call a MESSAGES_SNAPSHOT gives arguments that are not valid JSON, then streams valid ones to its end, runs with the streamed ones, as the thread shows", () => {
+    for (const chunked of [true, false]) {
+      const [start, args, end] = call("c1", "get_weather", "{\"city\":\"Paris\"}")
+      const pause = pauseAfter([started, start!, snapshot([userMessage, assistantCalling("c1", "get_weather", "{\"city\"")]), args!, end!, finished], chunked)
+      expect(pause?.value.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "get_weather", arguments: "{\"city\":\"Paris\"}" }])
     }
   })
 

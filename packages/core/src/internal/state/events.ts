@@ -335,7 +335,7 @@ const handleToolCallEnd = (d: ThreadDraft, event: EventOf<"TOOL_CALL_END">, at: 
   const { complete, input } = parseToolArgs(args.raw)
   if (!complete) d.anomaly(event.type, `arguments of tool call ${event.toolCallId} are not valid JSON`, at)
   else if (input === undefined) d.anomaly(event.type, `arguments of tool call ${event.toolCallId} are not an object`, at)
-  if (!complete || input === undefined) d.setInvalidToolArgs(event.toolCallId, args.raw)
+  d.setInvalidToolArgs(event.toolCallId, !complete || input === undefined ? args.raw : undefined)
   if (input !== undefined) d.setToolInput(event.toolCallId, input)
 }
 
@@ -618,8 +618,18 @@ const handleMessagesSnapshot = (d: ThreadDraft, event: EventOf<"MESSAGES_SNAPSHO
     d.ownToolArgs().delete(toolCallId)
     d.touchedToolCalls.delete(toolCallId)
   }
-  // The snapshot's arguments are the calls' own.
+  // The snapshot's arguments are the calls' own: those that are not a JSON object are recorded as
+  // they arrived, as a call's streamed ones are, so no tool runs on them.
   d.clearInvalidToolArgs()
+  for (const message of decoded.right) {
+    if (message.role !== "assistant") continue
+    for (const call of message.toolCalls ?? []) {
+      const raw = call.function.arguments
+      if (raw === "") continue
+      const { complete, input } = parseToolArgs(raw)
+      if (!complete || input === undefined) d.setInvalidToolArgs(call.id, raw)
+    }
+  }
   const components = d.openComponents.filter((id) => d.findBlock("component", id) !== undefined)
   if (components.length !== d.openComponents.length) d.setOpenComponents(components)
   const optimistic = d.optimisticMessageIds.filter((id) => d.findMessage(id) >= 0)
@@ -732,7 +742,7 @@ export const closeOpenBlocks = (d: ThreadDraft, at: number): void => {
     for (const [toolCallId, args] of d.toolArgs) {
       if (args.raw === "") continue
       const { complete, input } = parseToolArgs(args.raw)
-      if (!complete || input === undefined) d.setInvalidToolArgs(toolCallId, args.raw)
+      d.setInvalidToolArgs(toolCallId, !complete || input === undefined ? args.raw : undefined)
       if (input !== undefined) d.setToolInput(toolCallId, input)
     }
     d.ownToolArgs().clear()
