@@ -683,6 +683,30 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  it.live("a call whose arguments ended not valid JSON is not run when the agent starts its run again before RUN_FINISHED", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      thenDone((request) => [
+        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Pa" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" }),
+        AgUiAgent.event({ type: EventType.RUN_STARTED, threadId: request.input.threadId, runId: request.input.runId } as never)
+      ]),
+      (agent) =>
+        Effect.gen(function*() {
+          yield* runToEnd("hello")
+          expect(cities).toEqual([])
+          expect(agent.requests).toHaveLength(2)
+          expect(agent.requests[1]!.input!.messages.at(-1)).toMatchObject({
+            role: "tool",
+            toolCallId: "c1",
+            content: expect.stringContaining("not valid JSON")
+          })
+        }),
+      { tools: [tool] }
+    )
+  })
+
   it.live.each([
     [
       "started twice in one message",

@@ -6,8 +6,8 @@
 // `reduce`, one `EVENTS` action per chunk, and every chunk in one `reduce`; the three agree after
 // every chunk. After every step: the reducer did not throw; every text delta and props patch it
 // took is still there, once, and nothing of a refused patch; a call's input is what the arguments
-// it took parse to, and once they ended, arguments that are not a JSON object are recorded as
-// such (no tool runs on them); ids are unique; and from a run's end to the next run's start,
+// it took parse to, and once they ended, until the call is answered, arguments that are not a
+// JSON object are recorded as such (no tool runs on them); ids are unique; and from a run's end to the next run's start,
 // whatever events come, nothing shows as streaming or open. Seeded, so a failure reproduces; MODEL_RUNS (default 300) and MODEL_SEED
 // (default 17) override. A counterexample it shrinks to goes to ClientState.test.ts as a named test.
 import { describe, expect, it } from "@effect/vitest"
@@ -306,10 +306,10 @@ interface Model {
   /** Keys of props patches refused: none of them shows. */
   readonly refused: Set<string>
   /**
-   * Each call's arguments taken since its start, whether they still stream, and what ended
-   * them: its TOOL_CALL_END, its run's end, or the next run's start (which forgets them).
+   * Each call's arguments taken since its start, whether they still stream, whether they ended
+   * (its TOOL_CALL_END, its run's end, the next run's start), and whether a result answered it.
    */
-  readonly calls: Map<string, { raw: string; open: boolean; closedBy: "end" | "runEnd" | "runStart" | undefined }>
+  readonly calls: Map<string, { raw: string; open: boolean; ended: boolean; answered: boolean }>
 }
 
 const threadOf = (state: State): ThreadState => {
@@ -345,10 +345,9 @@ const isInvalidArgs = (raw: string): boolean => {
   }
 }
 
-const closeCalls = (model: Model, by: "runEnd" | "runStart"): void => {
+const closeCalls = (model: Model): void => {
   for (const call of model.calls.values()) {
-    if (call.open) call.closedBy = by
-    else if (by === "runStart") call.closedBy = by
+    if (call.open) call.ended = true
     call.open = false
   }
 }
@@ -369,13 +368,18 @@ const observe = (model: Model, event: AnyEvent, before: ThreadState, after: Thre
       model.reasoning.add(event.delta)
       return
     case "RUN_STARTED":
-      return closeCalls(model, "runStart")
     case "RUN_FINISHED":
     case "RUN_ERROR":
-      return closeCalls(model, "runEnd")
+      return closeCalls(model)
     case "TOOL_CALL_START":
-      if (taken) model.calls.set(event.toolCallId, { raw: "", open: !ended, closedBy: ended ? "runEnd" : undefined })
+      if (taken) model.calls.set(event.toolCallId, { raw: "", open: !ended, ended, answered: false })
       return
+    case "TOOL_CALL_RESULT": {
+      // A result forgets what its call's ended arguments were; arguments still streaming end later.
+      const call = model.calls.get(event.toolCallId)
+      if (call !== undefined && !call.open) call.answered = true
+      return
+    }
     case "TOOL_CALL_ARGS": {
       const call = model.calls.get(event.toolCallId)
       // Arguments of a call that streams are taken; any other's are an anomaly.
@@ -387,7 +391,7 @@ const observe = (model: Model, event: AnyEvent, before: ThreadState, after: Thre
       const call = model.calls.get(event.toolCallId)
       if (call?.open === true) {
         call.open = false
-        call.closedBy = "end"
+        call.ended = true
       }
       return
     }
@@ -431,16 +435,15 @@ const checkKept = (model: Model, t: ThreadState): void => {
     if (block.type !== "component") continue
     for (const key of model.refused) expect(JSON.stringify(block.props), `refused ${key}`).not.toContain(key)
   }
-  // A call's input is what its arguments parse to, however malformed; once they ended (until the
-  // next run forgets them), arguments that are not a JSON object are recorded as they arrived, so
-  // no tool runs on them.
+  // A call's input is what its arguments parse to, however malformed; once they ended, until the
+  // call is answered, arguments that are not a JSON object are recorded as they arrived, so no
+  // tool runs on them.
   for (const [id, call] of model.calls) {
     const position = t.internal.blockIndex.get(`t${id}`)
     const block = position === undefined ? undefined : t.thread.messages[position.message]?.content[position.block]
     expect(block?.type === "tool_use" ? block.input : undefined, `input of ${id} for ${call.raw}`).toEqual(expectedInput(call.raw))
-    const ended = call.closedBy === "end" || call.closedBy === "runEnd"
     expect(t.internal.invalidToolArgs?.get(id), `arguments of ${id} recorded as invalid: ${call.raw}`).toBe(
-      ended && isInvalidArgs(call.raw) ? call.raw : undefined
+      call.ended && !call.answered && isInvalidArgs(call.raw) ? call.raw : undefined
     )
   }
 }
@@ -494,7 +497,7 @@ const play = (chunks: ReadonlyArray<ReadonlyArray<Step>>): void => {
       stepwise = ClientState.reduce(stepwise, [action])
       const after = threadOf(stepwise)
       const type = action.type === "EVENT" ? action.event.type : action.type
-      if (type === "RUN_ENDED_LOCALLY") closeCalls(model, "runEnd")
+      if (type === "RUN_ENDED_LOCALLY") closeCalls(model)
       if (action.type === "EVENT") observe(model, action.event, before, after, ended)
       checkKept(model, after)
       if (ENDINGS.has(type)) ended = true

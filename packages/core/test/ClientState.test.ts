@@ -804,6 +804,25 @@ describe("anomalies", () => {
     expect(t.anomalies.map((a) => a.reason)).toEqual(["arguments of tool call c1 are not valid JSON"])
   })
 
+  it("arguments that are not valid JSON stay recorded as they arrived past the next RUN_STARTED, until a result answers the call", () => {
+    const ended = reduce(initial, events("t1", [e.runStarted("t1"), e.toolStart("c1", "f"), e.toolArgs("c1", "{\"a\":tru"), e.toolEnd("c1")]))
+    expect(thread(ended, "t1").internal.invalidToolArgs?.get("c1")).toBe("{\"a\":tru")
+    const restarted = reduce(ended, events("t1", [e.runStarted("t1", "run2")], 2000))
+    expect(thread(restarted, "t1").internal.invalidToolArgs?.get("c1")).toBe("{\"a\":tru")
+    const answered = reduce(restarted, events("t1", [e.toolResult("r1", "c1", "refused")], 3000))
+    expect(thread(answered, "t1").internal.invalidToolArgs?.get("c1")).toBeUndefined()
+    const answeredHere = reduce(restarted, [
+      { type: "TOOL_RESULTS", threadId: "t1", results: [{ type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "refused" }], isError: true }], at: 3000 }
+    ])
+    expect(thread(answeredHere, "t1").internal.invalidToolArgs?.get("c1")).toBeUndefined()
+  })
+
+  it("a RUN_STARTED closing a call's arguments that are not valid JSON records them, as their end would", () => {
+    const s = reduce(initial, events("t1", [e.runStarted("t1"), e.toolStart("c1", "f"), e.toolArgs("c1", "{"), e.runStarted("t1", "run2")]))
+    expect(thread(s, "t1").internal.invalidToolArgs?.get("c1")).toBe("{")
+    expect(firstToolInput(s, "t1")).toEqual({})
+  })
+
   it("keeps only the last 50", () => {
     const many = Array.from({ length: 70 }, (_, i): readonly [AnyEvent, number] => [e.text(`missing${i}`, "x"), i])
     const s = reduce(initial, events("t1", many))

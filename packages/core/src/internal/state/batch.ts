@@ -269,6 +269,7 @@ class Batch {
       const id = d.uniqueMessageId(`msg_tool_result_${result.toolUseId}`)
       d.appendMessage({ id, role: "assistant", content: [toolResultAsStored(result)], createdAt: toIsoString(action.at) })
       d.removePendingToolCall(result.toolUseId)
+      d.setInvalidToolArgs(result.toolUseId, undefined)
       ids.push(id)
     }
     d.setOptimisticMessageIds([...d.optimisticMessageIds, ...ids])

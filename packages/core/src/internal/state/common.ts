@@ -46,9 +46,9 @@ export interface ThreadInternal {
   /** Components whose props are still streaming. */
   readonly openComponents: ReadonlyArray<string>
   /**
-   * Calls of this run whose arguments ended as text that is not valid JSON (cut short or
-   * malformed), as it arrived: their `input` shows what it parses to as far as it goes, which no
-   * tool is run on.
+   * Calls whose arguments ended as text that is not a JSON object (cut short or malformed), as it
+   * arrived, until the call is answered or started again: their `input` shows what it parses to as
+   * far as it goes, which no tool is run on.
    */
   readonly invalidToolArgs?: ReadonlyMap<string, string>
   /** The message whose reasoning chunk is still open (started, not ended): its run's end ends it. */

@@ -50,8 +50,9 @@ const handleRunStarted = (d: ThreadDraft, event: EventOf<"RUN_STARTED">, at: num
   d.setPendingToolCalls([])
   d.setEphemeral(undefined)
   // A call the last run left open keeps what all its arguments parse to, however they were batched.
+  // A call's arguments that are not a JSON object stay recorded until it is answered or started
+  // again: an agent that starts its run again before RUN_FINISHED still pauses for it.
   for (const toolCallId of Array.from(d.toolArgs.keys())) closeToolArgs(d, toolCallId)
-  d.clearInvalidToolArgs()
 }
 
 const isCancelledOutcome = (outcome: unknown): boolean => isPlainObject(outcome) && outcome.type === "cancelled"
@@ -339,14 +340,18 @@ const handleToolCallEnd = (d: ThreadDraft, event: EventOf<"TOOL_CALL_END">, at: 
   if (input !== undefined) d.setToolInput(event.toolCallId, input)
 }
 
-/** Ends a call's streaming arguments without its TOOL_CALL_END: what they parse to stays its input. */
+/**
+ * Ends a call's streaming arguments without its TOOL_CALL_END: what they parse to stays its input,
+ * and arguments that are not a JSON object are recorded, as at its end.
+ */
 const closeToolArgs = (d: ThreadDraft, toolCallId: string): void => {
   const args = d.toolArgs.get(toolCallId)
   if (args === undefined) return
   d.ownToolArgs().delete(toolCallId)
   d.touchedToolCalls.delete(toolCallId)
   if (args.raw === "") return
-  const { input } = parseToolArgs(args.raw)
+  const { complete, input } = parseToolArgs(args.raw)
+  d.setInvalidToolArgs(toolCallId, !complete || input === undefined ? args.raw : undefined)
   if (input !== undefined) d.setToolInput(toolCallId, input)
 }
 
@@ -365,6 +370,7 @@ const handleToolCallResult = (d: ThreadDraft, event: EventOf<"TOOL_CALL_RESULT">
     d.appendMessage({ id: d.resolveMessageId(event.messageId), role: "assistant", content: [block], createdAt: toIsoString(at) })
   }
   d.removePendingToolCall(event.toolCallId)
+  d.setInvalidToolArgs(event.toolCallId, undefined)
 }
 
 /** The message reasoning attaches to, creating one if the run has none yet. */
