@@ -5,12 +5,12 @@
 // of INVARIANTS are checked after every command once the client settled (every run ended, held by
 // the server, or queued behind the held one), and once more when the sequence winds down.
 // The property is onBusy.model.test.ts; the named counterexamples go to counterexamples.test.ts.
-import { HoldingProxy, Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { type HoldingProxy, Script, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import { type BusyPolicy, TamboClient, type TamboStream } from "../../src/index.js"
-import { storeMatchesServer } from "./storeMatchesServer.js"
+import * as OneThread from "./oneThread.js"
 import * as Model from "./support.js"
-import { eventually, excess, resourceCounts, settle } from "./support.js"
+import { eventually, settle } from "./support.js"
 
 // -----------------------------------------------------------------------------
 // The switch
@@ -190,8 +190,8 @@ interface Run {
   stoppedWaiting: boolean
 }
 
-class World extends Model.ModelWorld<Script.ScriptFn> {
-  readonly threadId: string
+/** The thread (`threadId`), the client, and every run the model started on the thread. */
+class World extends OneThread.OneThreadWorld {
   readonly client: TamboClient
   readonly runs: Array<Run> = []
   /** How many scripts are at their gate on the server now, and the most there ever were. */
@@ -207,28 +207,19 @@ class World extends Model.ModelWorld<Script.ScriptFn> {
    */
   steady = true
 
-  constructor(readonly server: TestServer, readonly proxy: HoldingProxy.HoldingProxy) {
-    super()
-    this.threadId = server.threads.create({ userKey: "user-1", name: "Busy" }).id
-    this.client = new TamboClient({
-      apiKey: server.apiKey,
-      tamboUrl: proxy.url,
-      userKey: "user-1",
-      maxRetries: 0,
-      autoGenerateThreadName: false
-    })
+  constructor(server: TestServer, proxy: HoldingProxy.HoldingProxy) {
+    super(server, proxy, "Busy")
+    this.client = new TamboClient(this.clientOptions())
   }
 
   live(): Array<Run> {
     return this.runs.filter((run) => !run.ended)
   }
-}
 
-let current: World | undefined
-
-const serverScript: Script.ScriptFn = (request, context) => {
-  const scenario = current?.scenarios.get(request.text)
-  return scenario === undefined ? [Script.text(`unknown scenario ${request.text}`)] : scenario(request, context)
+  /** Whether `request` is the `DELETE` of a run on the thread (a Stop's, or a cancellation's). */
+  deletesARun(request: HoldingProxy.ProxiedRequest): boolean {
+    return request.method === "DELETE" && request.path.startsWith(`/v1/threads/${this.threadId}/runs/`)
+  }
 }
 
 const ALL: ReadonlySet<Outcome> = new Set(["ok", "AbortError"])
@@ -239,15 +230,14 @@ const CONFLICT: ReadonlySet<Outcome> = new Set(["RunConflictError"])
 const startRun = (world: World, onBusy: BusyPolicy, hold: Hold): Run => {
   const n = world.nextN()
   const busy = world.live().length > 0
-  let release: () => void = () => {}
-  const gate = new Promise<void>((resolve) => (release = resolve))
+  const gate = OneThread.gate()
   const message = world.scenario(`run ${n} ${onBusy} ${hold}`, async (_request, context) => {
     run.arrived = true
     world.arrivals.push(n)
     if (hold === "gate") {
       world.atGate++
       world.mostAtGate = Math.max(world.mostAtGate, world.atGate)
-      await Promise.race([gate, new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }))])
+      await OneThread.openedOrAborted(gate.opened, context.signal)
       world.atGate--
     }
     run.left = true
@@ -273,7 +263,7 @@ const startRun = (world: World, onBusy: BusyPolicy, hold: Hold): Run => {
     displacers: new Set(),
     mayBeDisplaced,
     ended: false,
-    release,
+    release: gate.open,
     arrived: false,
     started: false,
     runId: undefined,
@@ -410,9 +400,8 @@ const doMeanwhile = async (world: World, meanwhile: Meanwhile | undefined): Prom
 const cut = async (world: World, command: Extract<Command, { kind: "cut" }>): Promise<void> => {
   const held = heldRun(world)
   if (held === undefined) return
-  const path = `/v1/threads/${world.threadId}/runs/`
   const deleting = (request: HoldingProxy.ProxiedRequest) => {
-    const matches = request.method === "DELETE" && request.path.startsWith(path)
+    const matches = world.deletesARun(request)
     if (matches) world.deletesSeen.add(request.path)
     return matches
   }
@@ -476,10 +465,9 @@ const play = async (world: World, command: Command): Promise<void> => {
     case "lateAnswer":
       return lateAnswer(world, command)
     case "stop": {
-      const path = `/v1/threads/${world.threadId}/runs/`
       // Only a run the server holds is DELETEd: without one, nothing comes to hold.
       const answer = command.holdDelete && heldRun(world) !== undefined
-        ? world.proxy.holdResponse((request) => request.method === "DELETE" && request.path.startsWith(path))
+        ? world.proxy.holdResponse((request) => world.deletesARun(request))
         : undefined
       stopping(world)
       const stopped = settle(world.client.cancelRun(world.threadId))
@@ -504,11 +492,6 @@ const play = async (world: World, command: Command): Promise<void> => {
 // -----------------------------------------------------------------------------
 
 const checks = new Model.Invariants<Invariant>(INVARIANTS, KNOWN_OPEN)
-
-const userTexts = (world: World): Array<string> =>
-  (world.server.threads.get(world.threadId)?.messages ?? []).flatMap((message) =>
-    message.role === "user" ? [message.content.map((c) => (c.type === "text" ? c.text : "")).join("")] : []
-  )
 
 const afterCommand = async (world: World, command: Command | "wind-down"): Promise<void> => {
   await checks.check("run-outcome", async () => {
@@ -536,26 +519,14 @@ const afterCommand = async (world: World, command: Command | "wind-down"): Promi
     if (out > 0) throw new Error(`run ${world.arrivals[out]} reached the server after run ${world.arrivals[out - 1]}, asked for after it: ${world.arrivals.join(", ")}`)
   })
   await checks.check("stopped-never-sent", () => {
-    const texts = new Set(userTexts(world))
+    const texts = new Set(world.userTexts())
     for (const run of world.runs) {
       if (!run.stoppedWaiting) continue
       if (run.arrived) throw new Error(`run ${run.n}, waiting when a Stop or an interrupting run came, reached the server afterwards`)
       if (texts.has(run.message)) throw new Error(`run ${run.n}, waiting when a Stop or an interrupting run came, has its message on the server`)
     }
   })
-  await checks.check("sent-once", () => {
-    const counts = new Map<string, number>()
-    for (const text of userTexts(world)) counts.set(text, (counts.get(text) ?? 0) + 1)
-    for (const [text, count] of counts) if (count > 1) throw new Error(`the message ${JSON.stringify(text)} is on the server ${count} times`)
-    const cancelled = new Map<string, number>()
-    for (const cancel of world.server.cancels) cancelled.set(cancel.runId, (cancelled.get(cancel.runId) ?? 0) + 1)
-    for (const [runId, count] of cancelled) if (count > 1) throw new Error(`run ${runId} was cancelled ${count} times`)
-    const deletes = new Map<string, number>()
-    for (const request of world.server.requests) {
-      if (request.method === "DELETE") deletes.set(request.path, (deletes.get(request.path) ?? 0) + 1)
-    }
-    for (const [path, count] of deletes) if (count > 1) throw new Error(`DELETE ${path} was sent ${count} times`)
-  })
+  await checks.check("sent-once", () => OneThread.sentOnce(world))
   await checks.check("cut-is-user-cancel", () => {
     for (const cancel of world.server.cancels) {
       if (cancel.reason === "user_cancelled") continue
@@ -567,11 +538,11 @@ const afterCommand = async (world: World, command: Command | "wind-down"): Promi
   await checks.check("idle-and-equal", async () => {
     // The client reads the thread with its first run.
     if (world.live().length > 0 || world.runs.length === 0) return
-    const idle = await eventually(() => world.server.threads.get(world.threadId)?.runStatus === "idle")
-    if (!idle) throw new Error(`the server's thread is ${world.server.threads.get(world.threadId)?.runStatus} with no run in flight`)
+    const idle = await eventually(() => world.serverIdle())
+    if (!idle) throw new Error(`the server's thread is ${world.serverThread()?.runStatus} with no run in flight`)
     const quiet = await eventually(() => !world.client.hasActiveRun(world.threadId) && !world.client.hasActiveRun())
     if (!quiet) throw new Error("the client has a run in flight after every run ended")
-    await storeMatchesServer(world.client.getState(), world.server, world.threadId)
+    await world.storeEqualsServer(world.client)
   })
 }
 
@@ -585,18 +556,10 @@ const windDown = async (world: World): Promise<void> => {
 // Sequences
 // -----------------------------------------------------------------------------
 
-class OnBusyCommand implements fc.AsyncCommand<object, World> {
-  constructor(readonly command: Command) {}
-  check(): boolean {
-    return true
-  }
-  async run(_model: object, world: World): Promise<void> {
-    await checks.liveness(play(world, this.command), this.command)
-    await afterCommand(world, this.command)
-  }
-  toString(): string {
-    return JSON.stringify(this.command)
-  }
+/** One command: played (it must end, and the client settle), then the invariants checked. */
+const step = async (world: World, command: Command): Promise<void> => {
+  await checks.liveness(play(world, command), command)
+  await afterCommand(world, command)
 }
 
 /**
@@ -604,43 +567,27 @@ class OnBusyCommand implements fc.AsyncCommand<object, World> {
  * every invariant after each and once every run ended, then destroys the client and checks it
  * left no handle.
  */
-export const runSequence = async (
+export const runSequence = (
   commands: Iterable<fc.AsyncCommand<object, World, boolean>>,
   invariants: ReadonlySet<Invariant> = checks.defaults()
-): Promise<void> => {
-  checks.use(invariants)
-  const before = resourceCounts()
-  const server = await startTestServer({ script: serverScript })
-  const proxy = await HoldingProxy.start(server)
-  const world = new World(server, proxy)
-  current = world
-  const onRejection = (reason: unknown) => world.rejections.push(reason)
-  process.on("unhandledRejection", onRejection)
-  try {
-    await fc.asyncModelRun(() => ({ model: {}, real: world }), commands)
-    await checks.liveness(windDown(world), "the wind-down")
-  } finally {
-    for (const run of world.runs) run.release()
-    await world.client.destroy()
-    process.off("unhandledRejection", onRejection)
-    current = undefined
-    await proxy.close()
-    await server.close()
-  }
-  await checks.check("no-open-handles", async () => {
-    await eventually(() => excess(before).length === 0)
-    const left = excess(before)
-    if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
+): Promise<void> =>
+  OneThread.runSequence({
+    invariants: checks,
+    checking: invariants,
+    world: (server, proxy) => new World(server, proxy),
+    commands,
+    windDown,
+    destroy: async (world) => {
+      for (const run of world.runs) run.release()
+      await world.client.destroy()
+    }
   })
-}
 
 /** Replays a list of commands (a counterexample) as the property plays it. */
-export const replay = (commands: ReadonlyArray<Command>, invariants?: ReadonlyArray<Invariant>): Promise<void> =>
-  runSequence(commands.map((command) => new OnBusyCommand(command)), invariants === undefined ? undefined : new Set(invariants))
+export const replay: (commands: ReadonlyArray<Command>, invariants?: ReadonlyArray<Invariant>) => Promise<void> = Model.replayer(
+  step,
+  runSequence
+)
 
 /** The commands arbitrary of the property. */
-export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
-  fc.commands([commandArbitrary.map((command) => new OnBusyCommand(command))], {
-    maxCommands,
-    ...(replayPath === undefined ? {} : { replayPath })
-  })
+export const commandsArbitrary = (maxCommands: number, replayPath?: string) => Model.modelCommands(commandArbitrary, step, maxCommands, replayPath)

@@ -1,8 +1,9 @@
-// What the two model-based tests share (the Tambo API path's, ./harness.ts, and the AG-UI path's,
-// ../model-agui/harness.ts): the invariant switch and its reporting, the probe tool and the record
-// of its executions, driving and stopping a run, the checks every command ends with, and the
-// sequence runner. What differs by domain (commands, scenarios, the domain's invariants) stays in
-// each harness.
+// What the model-based tests share (the Tambo API path's, ./harness.ts, and the AG-UI path's,
+// ../model-agui/harness.ts; the models of one thread, ./twoClients.ts and ./onBusy.ts, through
+// ./oneThread.ts): the invariant switch and its reporting, the probe tool and the record of its
+// executions, driving and stopping a run, the checks every command ends with, and the sequence
+// runner of one client. What differs by domain (commands, scenarios, the domain's invariants)
+// stays in each harness.
 import * as Tool from "@tambo-effect/core/Tool"
 import { it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
@@ -67,7 +68,7 @@ export class InvariantError<I extends string> extends Error {
 }
 
 /** How the model says every run of a command ends: its thread, or a rejection with this `_tag`. */
-export type Outcome = "ok" | "ApiError" | "TransportError" | "AbortError"
+export type Outcome = "ok" | "ApiError" | "TransportError" | "AbortError" | "RunConflictError"
 
 /**
  * The invariants of one model: which of them a sequence checks, and `check`, which runs one
@@ -154,6 +155,15 @@ export class Invariants<I extends string> {
           throw new Error(`a run of ${kind} ended ${tag}${detail}, the model says ${expected(stream)}`)
         }
       }
+    })
+  }
+
+  /** no-open-handles: no more handles are open than `before` counted (once the other side closed). */
+  noOpenHandles(before: Map<string, number>): Promise<void> {
+    return this.check("no-open-handles" as I, async () => {
+      await eventually(() => excess(before).length === 0)
+      const left = excess(before)
+      if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
     })
   }
 
@@ -604,11 +614,7 @@ export const runSequence = async <I extends string, W extends ModelWorld<unknown
     options.current(undefined)
     await close()
   }
-  await invariants.check("no-open-handles" as I, async () => {
-    await eventually(() => excess(before).length === 0)
-    const left = excess(before)
-    if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
-  })
+  await invariants.noOpenHandles(before)
 }
 
 /**

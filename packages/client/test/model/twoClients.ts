@@ -5,13 +5,13 @@
 // `cancelRun`), and read the thread (`fetchThread`) from either side at any point. The invariants
 // of INVARIANTS are checked after every command, and once more when the sequence winds down.
 // The property is twoClients.model.test.ts; the named counterexamples go to counterexamples.test.ts.
-import { HoldingProxy, Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { type HoldingProxy, Script, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import * as Schema from "effect/Schema"
 import { type ClientState, TamboClient, type TamboStream, type TamboThread, type TamboTool } from "../../src/index.js"
-import { storeMatchesServer } from "./storeMatchesServer.js"
+import * as OneThread from "./oneThread.js"
 import * as Model from "./support.js"
-import { eventually, excess, resourceCounts, settle } from "./support.js"
+import { eventually, settle } from "./support.js"
 
 // -----------------------------------------------------------------------------
 // The switch
@@ -123,9 +123,6 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
 // The world
 // -----------------------------------------------------------------------------
 
-/** A run's script, by the message that starts it. */
-type Scenario = Script.ScriptFn
-
 /**
  * What the model expects a run to end with. A run whose tool round the other client's run
  * overtook (it answered the call as cancelled) has its results refused: `ApiError`.
@@ -169,9 +166,8 @@ const REPLY: Record<Reply, Script.Script> = {
 /** The text the reply's message starts with. */
 const REPLY_TEXT: Record<Reply, string> = { text: "Hello", component: "A card" }
 
-class World extends Model.ModelWorld<Scenario> {
-  /** The thread both clients run on: made on the server before the sequence, read by neither yet. */
-  readonly threadId: string
+/** The shared thread (`threadId`), and both clients on it. */
+class World extends OneThread.OneThreadWorld {
   readonly clients: Record<Who, TamboClient>
   /** The run the server holds, if any (at most one: one run at a time on a thread). */
   held: Held | undefined
@@ -196,10 +192,19 @@ class World extends Model.ModelWorld<Scenario> {
   /** The reply of a `tool` run once its call is answered, by call number. */
   readonly toolReplies = new Map<number, Reply>()
 
-  constructor(readonly server: TestServer, readonly proxy: HoldingProxy.HoldingProxy) {
-    super()
-    this.threadId = server.threads.create({ userKey: "user-1", name: "Shared" }).id
+  constructor(server: TestServer, proxy: HoldingProxy.HoldingProxy) {
+    super(server, proxy, "Shared")
     this.clients = { A: makeClient(this, "A"), B: makeClient(this, "B") }
+  }
+
+  /** A tool round's results get the reply of the run that called the probe; a run's message, its scenario. */
+  override script(request: Script.RunRequest, context: Script.ScriptContext) {
+    if (request.text === "" && request.toolResults.length > 0) {
+      const answer = /"n":(\d+)/.exec(request.toolResults[0]!.text)
+      const reply = answer === null ? undefined : this.toolReplies.get(Number(answer[1]))
+      return reply === undefined ? [Script.text("unknown tool round")] : REPLY[reply]
+    }
+    return super.script(request, context)
   }
 
   /** Something changed the thread on the server: neither store is known to equal it. */
@@ -234,36 +239,13 @@ const probeOf = (world: World, by: Who): TamboTool<{ readonly of: Who; readonly 
   tool: async ({ n, of }, { signal }) => {
     world.probeRuns.push({ by, of, n })
     world.started.get(n)?.()
-    await Promise.race([world.toolGates.get(n), new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }))])
+    await OneThread.openedOrAborted(world.toolGates.get(n), signal)
     return { n }
   }
 })
 
 const makeClient = (world: World, by: Who): TamboClient =>
-  new TamboClient({
-    apiKey: world.server.apiKey,
-    // Through the proxy: a read's answer can be held there.
-    tamboUrl: world.proxy.url,
-    userKey: "user-1",
-    maxRetries: 0,
-    autoGenerateThreadName: false,
-    components: [CARD],
-    tools: [probeOf(world, by)]
-  })
-
-let current: World | undefined
-
-/** The script function the server plays: by the message's scenario. */
-const serverScript: Script.ScriptFn = (request, context) => {
-  // A tool round's results: the reply of the run that called the probe.
-  if (request.text === "" && request.toolResults.length > 0) {
-    const answer = /"n":(\d+)/.exec(request.toolResults[0]!.text)
-    const reply = answer === null ? undefined : current?.toolReplies.get(Number(answer[1]))
-    return reply === undefined ? [Script.text("unknown tool round")] : REPLY[reply]
-  }
-  const scenario = current?.scenarios.get(request.text)
-  return scenario === undefined ? [Script.text(`unknown scenario ${request.text}`)] : scenario(request, context)
-}
+  new TamboClient({ ...world.clientOptions(), components: [CARD], tools: [probeOf(world, by)] })
 
 // -----------------------------------------------------------------------------
 // Playing commands
@@ -280,7 +262,7 @@ const driveRun = async (stream: TamboStream, seen: (type: string) => void = () =
 
 /** The server's copy of the shared thread holds the whole reply of a run held mid-reply. */
 const replyStreamed = (world: World, reply: Reply): boolean => {
-  const last = world.server.threads.get(world.threadId)?.messages.at(-1)
+  const last = world.serverThread()?.messages.at(-1)
   if (last?.role !== "assistant") return false
   const text = last.content[0]
   if (text?.type !== "text" || text.text !== REPLY_TEXT[reply]) return false
@@ -295,18 +277,15 @@ const start = async (world: World, given: Extract<Command, { kind: "start" }>): 
   // it (answering that call as cancelled); it is played to its end.
   const overtaking = world.held?.hold === "tool" && world.held.who !== given.who
   const command = overtaking ? { ...given, hold: "none" as const } : given
-  let release: () => void = () => {}
-  const gate = new Promise<void>((resolve) => (release = resolve))
+  const gate = OneThread.gate()
   const n = command.hold === "tool" ? world.nextN() : 0
   if (command.hold === "tool") {
-    world.toolGates.set(n, gate)
+    world.toolGates.set(n, gate.opened)
     world.toolReplies.set(n, command.reply)
   }
   const message = world.scenario(`${command.who} ${command.reply} ${command.hold}`, async (_request, context) => {
     // Held until `finish`, or until the run is cancelled (then what it returns is not played).
-    if (command.hold === "gate") {
-      await Promise.race([gate, new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }))])
-    }
+    if (command.hold === "gate") await OneThread.openedOrAborted(gate.opened, context.signal)
     if (command.hold === "tool") return [Script.toolCall("probe", { of: command.who, n })]
     return command.hold === "text" ? [...REPLY[command.reply], Script.hang()] : REPLY[command.reply]
   })
@@ -329,20 +308,19 @@ const start = async (world: World, given: Extract<Command, { kind: "start" }>): 
     world.fresh[command.who] = true
     return
   }
-  let started: () => void = () => {}
-  const runStarted = new Promise<void>((resolve) => (started = resolve))
-  const driven = driveRun(stream, (type) => type === "RUN_STARTED" && started())
-  world.held = { who: command.who, hold: command.hold, reply: command.reply, message, stream, release, driven, overtaken: false }
+  const runStarted = OneThread.gate()
+  const driven = driveRun(stream, (type) => type === "RUN_STARTED" && runStarted.open())
+  world.held = { who: command.who, hold: command.hold, reply: command.reply, message, stream, release: gate.open, driven, overtaken: false }
   if (command.hold === "tool") {
     // Held once its tool runs: the server's step is over, the call pending there.
     await Promise.race([world.startedPromises.get(n), driven])
-    await eventually(() => world.server.threads.get(world.threadId)?.runStatus === "idle")
+    await eventually(() => world.serverIdle())
     return
   }
   // Held where the command says: after RUN_STARTED, or once the server holds the whole reply.
-  await Promise.race([runStarted, driven])
+  await Promise.race([runStarted.opened, driven])
   if (command.hold === "text") await eventually(() => replyStreamed(world, command.reply), 4_000)
-  await eventually(() => world.server.threads.get(world.threadId)?.runStatus !== "idle")
+  await eventually(() => !world.serverIdle())
 }
 
 /** The held run's end: the server's thread changed, and its client read it at its end. */
@@ -426,20 +404,14 @@ const lastText = (thread: TamboThread): string | undefined => {
 }
 
 const afterCommand = async (world: World, command: Command): Promise<void> => {
+  await checks.outcomes(world.ended, JSON.stringify(command), (stream) => world.expected.get(stream)!)
   await checks.check("run-outcome", async () => {
     for (const stream of world.ended) {
-      const expected = world.expected.get(stream)
       const outcome = await settle(stream.thread)
-      const tag = outcome.ok ? "ok" : (outcome.error as { _tag?: string })._tag
-      if (tag !== expected) {
-        const detail = outcome.ok ? "" : ` (${(outcome.error as Error).message})`
-        throw new Error(`a run of ${JSON.stringify(command)} ended ${tag}${detail}, the model says ${expected}`)
-      }
-      if (outcome.ok) {
-        const text = lastText(outcome.value)
-        const reply = world.replies.get(stream)!
-        if (text !== REPLY_TEXT[reply]) throw new Error(`a run of ${JSON.stringify(command)} resolved with ${JSON.stringify(text)} last, not its reply`)
-      }
+      if (!outcome.ok) continue
+      const text = lastText(outcome.value)
+      const reply = world.replies.get(stream)!
+      if (text !== REPLY_TEXT[reply]) throw new Error(`a run of ${JSON.stringify(command)} resolved with ${JSON.stringify(text)} last, not its reply`)
     }
   })
   await checks.check("read-shows-run", () => {
@@ -472,25 +444,9 @@ const afterCommand = async (world: World, command: Command): Promise<void> => {
       if (!idle) throw new Error(`${w} has a run in flight and holds none`)
     }
   })
-  await checks.check("sent-once", () => {
-    // A request the server refused before any work (a stale previousRunId: the other client moved
-    // the thread on) is asked again once; what counts is what the server took.
-    const stored = new Map<string, number>()
-    for (const message of world.server.threads.get(world.threadId)?.messages ?? []) {
-      if (message.role !== "user") continue
-      const text = message.content.map((c) => (c.type === "text" ? c.text : "")).join("")
-      stored.set(text, (stored.get(text) ?? 0) + 1)
-    }
-    for (const [text, count] of stored) if (count > 1) throw new Error(`the message ${JSON.stringify(text)} is on the server ${count} times`)
-    const cancelled = new Map<string, number>()
-    for (const cancel of world.server.cancels) cancelled.set(cancel.runId, (cancelled.get(cancel.runId) ?? 0) + 1)
-    for (const [runId, count] of cancelled) if (count > 1) throw new Error(`run ${runId} was cancelled ${count} times`)
-    const deletes = new Map<string, number>()
-    for (const request of world.server.requests) {
-      if (request.method === "DELETE" && /\/runs\/[^/]+$/.test(request.path)) deletes.set(request.path, (deletes.get(request.path) ?? 0) + 1)
-    }
-    for (const [path, count] of deletes) if (count > 1) throw new Error(`DELETE ${path} was sent ${count} times`)
-  })
+  // A request the server refused before any work (a stale previousRunId: the other client moved
+  // the thread on) is asked again once; what counts is what the server took.
+  await checks.check("sent-once", () => OneThread.sentOnce(world))
   await checks.check("tool-runs-once", () => {
     const seen = new Set<number>()
     for (const execution of world.probeRuns) {
@@ -505,11 +461,11 @@ const afterCommand = async (world: World, command: Command): Promise<void> => {
 
 const storeChecks = async (world: World): Promise<void> => {
   // A held run's server copy is still while it is held; others wind down on the server's time.
-  if (world.held === undefined) await eventually(() => world.server.threads.get(world.threadId)?.runStatus === "idle")
+  if (world.held === undefined) await eventually(() => world.serverIdle())
   for (const w of ["A", "B"] as const) {
     if (!world.fresh[w]) continue
     try {
-      await storeMatchesServer(world.clients[w].getState(), world.server, world.threadId)
+      await world.storeEqualsServer(world.clients[w])
     } catch (error) {
       throw new Error(`${w}'s store: ${error instanceof Error ? error.message : String(error)}`)
     }
@@ -541,67 +497,42 @@ const windDown = async (world: World): Promise<void> => {
 // Sequences
 // -----------------------------------------------------------------------------
 
-/** A command for `fc.commands`. */
-class TwoClientsCommand implements fc.AsyncCommand<object, World> {
-  constructor(readonly command: Command) {}
-  check(): boolean {
-    return true
-  }
-  async run(_model: object, world: World): Promise<void> {
-    const late = world.lateRead
-    await checks.liveness(play(world, this.command), this.command)
-    // The answer held since the command before reaches its client now.
-    if (late !== undefined) await checks.liveness(world.releaseLateRead(), "a late read")
-    await afterCommand(world, this.command)
-  }
-  toString(): string {
-    return JSON.stringify(this.command)
-  }
+/** One command: played (it must end), the late read of the command before let go, then the invariants checked. */
+const step = async (world: World, command: Command): Promise<void> => {
+  const late = world.lateRead
+  await checks.liveness(play(world, command), command)
+  // The answer held since the command before reaches its client now.
+  if (late !== undefined) await checks.liveness(world.releaseLateRead(), "a late read")
+  await afterCommand(world, command)
 }
 
 /**
  * Plays `commands` against two fresh clients of a fresh server, checking every invariant after
  * each and once both read the thread at the end, then destroys both and checks they left no handle.
  */
-export const runSequence = async (
+export const runSequence = (
   commands: Iterable<fc.AsyncCommand<object, World, boolean>>,
   invariants: ReadonlySet<Invariant> = checks.defaults()
-): Promise<void> => {
-  checks.use(invariants)
-  const before = resourceCounts()
-  const server = await startTestServer({ script: serverScript })
-  const proxy = await HoldingProxy.start(server)
-  const world = new World(server, proxy)
-  current = world
-  const onRejection = (reason: unknown) => world.rejections.push(reason)
-  process.on("unhandledRejection", onRejection)
-  try {
-    await fc.asyncModelRun(() => ({ model: {}, real: world }), commands)
-    await checks.liveness(windDown(world), "the wind-down")
-  } finally {
-    world.lateRead?.release()
-    world.held?.release()
-    world.held?.stream.abort()
-    await Promise.all([world.clients.A.destroy(), world.clients.B.destroy()])
-    process.off("unhandledRejection", onRejection)
-    current = undefined
-    await proxy.close()
-    await server.close()
-  }
-  await checks.check("no-open-handles", async () => {
-    await eventually(() => excess(before).length === 0)
-    const left = excess(before)
-    if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
+): Promise<void> =>
+  OneThread.runSequence({
+    invariants: checks,
+    checking: invariants,
+    world: (server, proxy) => new World(server, proxy),
+    commands,
+    windDown,
+    destroy: async (world) => {
+      world.lateRead?.release()
+      world.held?.release()
+      world.held?.stream.abort()
+      await Promise.all([world.clients.A.destroy(), world.clients.B.destroy()])
+    }
   })
-}
 
 /** Replays a list of commands (a counterexample) as the property plays it. */
-export const replay = (commands: ReadonlyArray<Command>, invariants?: ReadonlyArray<Invariant>): Promise<void> =>
-  runSequence(commands.map((command) => new TwoClientsCommand(command)), invariants === undefined ? undefined : new Set(invariants))
+export const replay: (commands: ReadonlyArray<Command>, invariants?: ReadonlyArray<Invariant>) => Promise<void> = Model.replayer(
+  step,
+  runSequence
+)
 
 /** The commands arbitrary of the property. */
-export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
-  fc.commands([commandArbitrary.map((command) => new TwoClientsCommand(command))], {
-    maxCommands,
-    ...(replayPath === undefined ? {} : { replayPath })
-  })
+export const commandsArbitrary = (maxCommands: number, replayPath?: string) => Model.modelCommands(commandArbitrary, step, maxCommands, replayPath)

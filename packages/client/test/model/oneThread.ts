@@ -1,0 +1,154 @@
+// What the models of one thread behind a holding proxy share (twoClients.ts: two clients on the
+// thread; onBusy.ts: overlapping runs of one client on it): the testing server with the thread,
+// a HoldingProxy in front of it (where a request or an answer can be held), each run's script
+// found by its message, a gate that holds a script, the sent-once check, and the sequence runner.
+// What each model is (its commands, its world, its invariants) stays in its own module.
+import { HoldingProxy, Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { FastCheck as fc } from "effect"
+import type { TamboClient } from "../../src/index.js"
+import { storeMatchesServer } from "./storeMatchesServer.js"
+import * as Model from "./support.js"
+
+// -----------------------------------------------------------------------------
+// Gates
+// -----------------------------------------------------------------------------
+
+/** Holds a script (or a tool) until `open()`. */
+export interface Gate {
+  readonly opened: Promise<void>
+  readonly open: () => void
+}
+
+/** A closed gate. */
+export const gate = (): Gate => {
+  let open: () => void = () => {}
+  const opened = new Promise<void>((resolve) => (open = resolve))
+  return { opened, open }
+}
+
+/** Resolves once `opened` did, or once `signal` aborted (a cancelled run stops waiting). */
+export const openedOrAborted = (opened: Promise<void> | undefined, signal: AbortSignal): Promise<unknown> =>
+  Promise.race([opened, new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }))])
+
+// -----------------------------------------------------------------------------
+// The world
+// -----------------------------------------------------------------------------
+
+/** The user every client of the models is. */
+const USER = "user-1"
+
+/** The world of one thread: the server with the thread, the proxy in front of it, the scenarios. */
+export class OneThreadWorld extends Model.ModelWorld<Script.ScriptFn> {
+  /** The thread the model plays on: made on the server before the sequence, read by no client yet. */
+  readonly threadId: string
+
+  constructor(readonly server: TestServer, readonly proxy: HoldingProxy.HoldingProxy, threadName: string) {
+    super()
+    this.threadId = server.threads.create({ userKey: USER, name: threadName }).id
+  }
+
+  /** The options of a client of the model: the user, through the proxy, no retries, no naming of threads. */
+  clientOptions() {
+    return {
+      apiKey: this.server.apiKey,
+      tamboUrl: this.proxy.url,
+      userKey: USER,
+      maxRetries: 0,
+      autoGenerateThreadName: false
+    }
+  }
+
+  /** The server's copy of the thread. */
+  serverThread() {
+    return this.server.threads.get(this.threadId)
+  }
+
+  /** Whether the server's thread has no run. */
+  serverIdle(): boolean {
+    return this.serverThread()?.runStatus === "idle"
+  }
+
+  /** The text of each user message the server took, in order. */
+  userTexts(): Array<string> {
+    return (this.serverThread()?.messages ?? []).flatMap((message) =>
+      message.role === "user" ? [message.content.map((c) => (c.type === "text" ? c.text : "")).join("")] : []
+    )
+  }
+
+  /** Rejects with the diff unless `client`'s store holds the thread as the server has it. */
+  storeEqualsServer(client: TamboClient): Promise<void> {
+    return storeMatchesServer(client.getState(), this.server, this.threadId)
+  }
+
+  /** What the server plays for a run's request: the scenario its message names. */
+  script(request: Script.RunRequest, context: Script.ScriptContext): ReturnType<Script.ScriptFn> {
+    const scenario = this.scenarios.get(request.text)
+    return scenario === undefined ? unknownScenario(request) : scenario(request, context)
+  }
+}
+
+const unknownScenario = (request: Script.RunRequest): Script.Script => [Script.text(`unknown scenario ${request.text}`)]
+
+// -----------------------------------------------------------------------------
+// Invariants
+// -----------------------------------------------------------------------------
+
+/** sent-once: every message the server took, it took once; every run was cancelled (and asked to be) at most once. */
+export const sentOnce = (world: OneThreadWorld): void => {
+  const texts = new Map<string, number>()
+  for (const text of world.userTexts()) texts.set(text, (texts.get(text) ?? 0) + 1)
+  for (const [text, count] of texts) if (count > 1) throw new Error(`the message ${JSON.stringify(text)} is on the server ${count} times`)
+  const cancelled = new Map<string, number>()
+  for (const cancel of world.server.cancels) cancelled.set(cancel.runId, (cancelled.get(cancel.runId) ?? 0) + 1)
+  for (const [runId, count] of cancelled) if (count > 1) throw new Error(`run ${runId} was cancelled ${count} times`)
+  const deletes = new Map<string, number>()
+  for (const request of world.server.requests) {
+    if (request.method === "DELETE" && /\/runs\/[^/]+$/.test(request.path)) deletes.set(request.path, (deletes.get(request.path) ?? 0) + 1)
+  }
+  for (const [path, count] of deletes) if (count > 1) throw new Error(`DELETE ${path} was sent ${count} times`)
+}
+
+// -----------------------------------------------------------------------------
+// Sequences
+// -----------------------------------------------------------------------------
+
+/**
+ * Plays `commands` on a fresh world (a fresh server behind a fresh proxy), then `windDown`, then
+ * `destroy`, and checks that the clients left no handle open. Unhandled rejections meanwhile are
+ * recorded in the world (no-unhandled-rejection).
+ */
+export const runSequence = async <I extends string, W extends OneThreadWorld>(options: {
+  readonly invariants: Model.Invariants<I>
+  readonly checking: ReadonlySet<I>
+  /** The world of the sequence, over its server and proxy (it makes the model's clients). */
+  readonly world: (server: TestServer, proxy: HoldingProxy.HoldingProxy) => W
+  readonly commands: Iterable<fc.AsyncCommand<object, W, boolean>>
+  /** After the last command: lets what the server still holds end, and checks once more. */
+  readonly windDown: (world: W) => Promise<void>
+  /** Lets go of whatever is still held (after a failure, too), and destroys the clients. */
+  readonly destroy: (world: W) => Promise<void>
+}): Promise<void> => {
+  const { invariants } = options
+  invariants.use(options.checking)
+  const before = Model.resourceCounts()
+  let playing: W | undefined
+  const server = await startTestServer({
+    script: (request, context) => playing === undefined ? unknownScenario(request) : playing.script(request, context)
+  })
+  const proxy = await HoldingProxy.start(server)
+  const world = options.world(server, proxy)
+  playing = world
+  const onRejection = (reason: unknown) => world.rejections.push(reason)
+  process.on("unhandledRejection", onRejection)
+  try {
+    await fc.asyncModelRun(() => ({ model: {}, real: world }), options.commands)
+    await invariants.liveness(options.windDown(world), "the wind-down")
+  } finally {
+    await options.destroy(world)
+    process.off("unhandledRejection", onRejection)
+    playing = undefined
+    await proxy.close()
+    await server.close()
+  }
+  await invariants.noOpenHandles(before)
+}
