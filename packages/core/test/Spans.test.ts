@@ -10,12 +10,10 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Tambo from "../src/Tambo.js"
 import type { TamboError } from "../src/TamboError.js"
-import * as Tool from "../src/Tool.js"
-import { runAll, tamboLayer, useServer } from "./helpers.js"
+import { runAll, tamboLayer, useServer, weather } from "./helpers.js"
 import { ancestors, makeTracer, type RecordedSpan } from "./tracing.js"
 
 const SECRET_API_KEY = "sk-tambo-secret-api-key-7f3a9c"
@@ -44,13 +42,6 @@ const startHangingRun = Effect.gen(function* () {
 })
 
 // ---------------------------------------------------------------------------
-
-const weather = Tool.make({
-  name: "get_weather",
-  description: "Current weather in a city",
-  input: Schema.Struct({ city: Schema.String }),
-  execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
-})
 
 /** Two tool rounds (Paris, then Lyon), then the answer: three HTTP run streams. */
 const twoToolRounds = () =>

@@ -13,16 +13,9 @@ import type * as Auth from "../src/Auth.js"
 import * as Tambo from "../src/Tambo.js"
 import type { TamboError, ToolDefinitionError, ToolError } from "../src/TamboError.js"
 import * as Tool from "../src/Tool.js"
-import { tamboLayer, useServer } from "./helpers.js"
+import { tamboLayer, useServer, weather } from "./helpers.js"
 
 const server = useServer()
-
-const weather = Tool.make({
-  name: "get_weather",
-  description: "Current weather in a city",
-  input: Schema.Struct({ city: Schema.String }),
-  execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
-})
 
 const transfer = Tool.make({
   name: "transfer",

@@ -4,21 +4,12 @@ import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
-import * as Tool from "../src/Tool.js"
-import { expectStoreEqualsServer, fields, runAll, tamboLayer, threadOf, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, tamboLayer, threadOf, useServer, weather } from "./helpers.js"
 
 const server = useServer()
-
-const weather = Tool.make({
-  name: "get_weather",
-  description: "Current weather in a city",
-  input: Schema.Struct({ city: Schema.String }),
-  execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
-})
 
 /** Waits until the current thread streams (its run started and sent something). */
 const untilStreaming = (tambo: Tambo.Tambo.Service) =>

@@ -23,17 +23,11 @@ import {
   shape,
   tamboLayer,
   threadOf,
-  useServer
+  useServer,
+  weather
 } from "./helpers.js"
 
 const server = useServer()
-
-const weather = Tool.make({
-  name: "get_weather",
-  description: "Current weather in a city",
-  input: Schema.Struct({ city: Schema.String }),
-  execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
-})
 
 /** After every end-to-end run, the store's thread equals the server's. */
 const expectSameAsServer = (threadId: string) =>

@@ -14,7 +14,7 @@ import * as Tambo from "../src/Tambo.js"
 import type { TamboError } from "../src/TamboError.js"
 import type * as Types from "../src/Types.js"
 import * as Tool from "../src/Tool.js"
-import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer, weather } from "./helpers.js"
 
 const server = useServer()
 
@@ -87,13 +87,6 @@ const seed = (name: string, userKey = "user-1") =>
 
 
 /** A client tool the threads of the pending-call tests wait on. */
-const weather = Tool.make({
-  name: "get_weather",
-  description: "Current weather in a city",
-  input: Schema.Struct({ city: Schema.String }),
-  execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
-})
-
 describe("threads", () => {
   it.live("listThreads pages through every thread of the user, newest first, without duplicates", () =>
     Effect.gen(function* () {

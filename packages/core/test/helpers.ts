@@ -2,6 +2,7 @@ import { startTestServer, type TestServer, type TestServerOptions } from "@tambo
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
@@ -9,8 +10,17 @@ import { afterAll, afterEach, beforeAll } from "vitest"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import type * as ThreadStore from "../src/ThreadStore.js"
+import * as Tool from "../src/Tool.js"
 import type * as Types from "../src/Types.js"
 import { storeEqualsServer } from "./storeEqualsServer.js"
+
+/** A tool the runs of the tests call: the weather in a city, always the same. */
+export const weather = Tool.make({
+  name: "get_weather",
+  description: "Current weather in a city",
+  input: Schema.Struct({ city: Schema.String }),
+  execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
+})
 
 /** One testing server for a test file, its script reset after each test. */
 export const useServer = (options: TestServerOptions = {}) => {
