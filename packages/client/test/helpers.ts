@@ -1,5 +1,5 @@
 import * as Tool from "@tambo-effect/core/Tool"
-import { AgUiAgent, HoldingProxy, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
+import { AgUiAgent, HoldingProxy, Script, startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import { z } from "zod"
@@ -113,6 +113,14 @@ export const weatherCard = {
 export const texts = (messages: ReadonlyArray<TamboThreadMessage>) =>
   messages.map((message) =>
     `${message.role}: ${message.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("")}`
+  )
+
+/** Scripts `server` to ask for the weather in Paris, then to say what the tool answered. */
+export const weatherScript = (server: TestServer) =>
+  server.setScript((request) =>
+    request.toolResults.length === 0
+      ? [Script.text("Checking. "), Script.toolCall("get_weather", { city: "Paris" })]
+      : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
   )
 
 /** A weather tool that needs approval; each run of it pushes its city to `calls`. */

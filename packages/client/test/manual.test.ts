@@ -2,19 +2,9 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import type { PendingToolCallInfo, StreamEvent, TamboTool } from "../src/index.js"
-import { guardedWeather, makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
+import { guardedWeather, makeClient, settle, texts, useServer, waitFor, weatherScript } from "./helpers.js"
 
 const server = useServer()
-
-/** Asks for the weather, then says what the tool answered. */
-const weatherScript = () =>
-  server().setScript((request) =>
-    request.toolResults.length === 0
-      ? [Script.text("Checking. "), Script.toolCall("get_weather", { city: "Paris" })]
-      : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
-  )
-
-
 
 /** A client whose weather tool the caller answers (`continueRun`): run, it would throw. */
 const manualClient = () =>
@@ -31,7 +21,7 @@ const manualClient = () =>
 
 describe("manual tool execution", () => {
   it("autoExecuteTools: false ends with the pending calls; continueRun answers them", async () => {
-    weatherScript()
+    weatherScript(server())
     const client = manualClient()
     const stream = client.run("weather?", { autoExecuteTools: false })
     let last: StreamEvent | undefined
@@ -53,7 +43,7 @@ describe("manual tool execution", () => {
     })
   })
   it("continueRun as soon as the run asks for the results, inside the loop, goes on once the run ended", async () => {
-    weatherScript()
+    weatherScript(server())
     const client = manualClient()
     const stream = client.run("weather?", { autoExecuteTools: false })
     let continued: ReturnType<typeof client.continueRun> | undefined
@@ -78,7 +68,7 @@ describe("manual tool execution", () => {
 
 describe("a page reload", () => {
   it("a new client, on the same thread, finds the pending calls and continues", async () => {
-    weatherScript()
+    weatherScript(server())
     const manualWeather = {
       name: "get_weather",
       description: "Current weather in a city",
@@ -143,7 +133,7 @@ describe("approvals of plain tool objects", () => {
   }
 
   it("needsApproval: true waits for approval, as with Tool.make", async () => {
-    weatherScript()
+    weatherScript(server())
     const calls: Array<string> = []
     const { announced, text } = await runApproving(plainWeather(calls, true), calls)
     expect(announced).toEqual([{ city: "Paris" }])
@@ -156,14 +146,14 @@ describe("approvals of plain tool objects", () => {
       (args: { readonly city: string }) => args.city === "Paris",
       async (args: { readonly city: string }) => args.city === "Paris"
     ]) {
-      weatherScript()
+      weatherScript(server())
       const calls: Array<string> = []
       const { announced } = await runApproving(plainWeather(calls, needsApproval), calls)
       expect(announced).toEqual([{ city: "Paris" }])
       expect(calls).toEqual(["Paris"])
     }
     for (const needsApproval of [() => false, async () => false, false, undefined]) {
-      weatherScript()
+      weatherScript(server())
       const calls: Array<string> = []
       const { announced } = await runApproving(plainWeather(calls, needsApproval), calls)
       expect(announced).toEqual([])
@@ -172,7 +162,7 @@ describe("approvals of plain tool objects", () => {
   })
 
   it("a denied call is not run; the model is told", async () => {
-    weatherScript()
+    weatherScript(server())
     const calls: Array<string> = []
     const client = makeClient(server(), { tools: [plainWeather(calls, true)] })
     client.subscribe(() => {
@@ -193,7 +183,7 @@ describe("approvals of plain tool objects", () => {
 
 describe("approvals", () => {
   it("approve immediately when the event arrives: the call is registered before it is announced", async () => {
-    weatherScript()
+    weatherScript(server())
     const calls: Array<string> = []
     const client = makeClient(server(), { tools: [guardedWeather(calls)] })
     const stream = client.run("weather?")
@@ -206,7 +196,7 @@ describe("approvals", () => {
   })
 
   it("getPendingApprovals lists the announced calls until decided; a subscriber may decide at once", async () => {
-    weatherScript()
+    weatherScript(server())
     const calls: Array<string> = []
     const client = makeClient(server(), { tools: [guardedWeather(calls)] })
     const lists: Array<ReadonlyArray<PendingToolCallInfo>> = [client.getPendingApprovals()]
@@ -229,7 +219,7 @@ describe("approvals", () => {
   })
 
   it("a pending approval is listed while the run waits, and dropped when the run ends undecided", async () => {
-    weatherScript()
+    weatherScript(server())
     const client = makeClient(server(), { tools: [guardedWeather([])] })
     const stream = client.run("weather?")
     const threadId = await stream.threadId
@@ -250,7 +240,7 @@ describe("approvals", () => {
   })
 
   it("a decision sent while cancelRun is on its way is refused as NotPending, the approval is no longer listed, and the tool does not run", async () => {
-    weatherScript()
+    weatherScript(server())
     const calls: Array<string> = []
     const client = makeClient(server(), { tools: [guardedWeather(calls)] })
     const stream = client.run("weather?")
@@ -270,7 +260,7 @@ describe("approvals", () => {
   })
 
   it("a call that needs approval waits for approveToolCall", async () => {
-    weatherScript()
+    weatherScript(server())
     const calls: Array<string> = []
     const client = makeClient(server(), { tools: [guardedWeather(calls)] })
     const stream = client.run("weather?")
@@ -323,7 +313,7 @@ describe("approvals", () => {
   })
 
   it("denyToolCall tells the model; onApproval decides without a human", async () => {
-    weatherScript()
+    weatherScript(server())
     const calls: Array<string> = []
     const client = makeClient(server(), { tools: [guardedWeather(calls)] })
     const denied = client.run("weather?")

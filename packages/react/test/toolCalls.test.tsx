@@ -1,9 +1,9 @@
 // @vitest-environment happy-dom
 import { renderHook, waitFor } from "@testing-library/react"
-import * as Tool from "@tambo-effect/core/Tool"
 import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
+import { guardedWeather, weatherScript } from "../../client/test/helpers.js"
 import {
   type ReactTamboThreadMessage,
   type TamboTool,
@@ -14,27 +14,6 @@ import {
 import { connection, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
-
-/** Asks for the weather, then says what the tool answered. */
-const weatherScript = () =>
-  server().setScript((request) =>
-    request.toolResults.length === 0
-      ? [Script.text("Checking. "), Script.toolCall("get_weather", { city: "Paris" })]
-      : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
-  )
-
-/** A weather tool that needs approval, recording the cities it was run for. */
-const guardedWeather = (calls: Array<string>) =>
-  Tool.make({
-    name: "get_weather",
-    description: "Current weather in a city",
-    input: Schema.Struct({ city: Schema.String }),
-    needsApproval: true,
-    execute: ({ city }) => {
-      calls.push(city)
-      return { city, temperature: 21 }
-    }
-  })
 
 /** A weather tool the app runs itself (manual mode): never executed by the client. */
 const manualWeather: TamboTool<{ readonly city: string }> = {
@@ -53,7 +32,7 @@ const useBoth = () => ({ tambo: useTambo(), approvals: useTamboPendingApprovals(
 
 describe("useTamboPendingApprovals", () => {
   it("lists the call waiting for approval; approve() runs it and clears it", async () => {
-    weatherScript()
+    weatherScript(server())
     const calls: Array<string> = []
     const { result } = renderHook(useBoth, {
       wrapper: wrapperFor(connection(server(), { tools: [guardedWeather(calls)] }))
@@ -81,7 +60,7 @@ describe("useTamboPendingApprovals", () => {
 
   it("a plain tool object with needsApproval (true, or a predicate) waits for approval too", async () => {
     for (const needsApproval of [true, (args: { readonly city: string }) => Promise.resolve(args.city === "Paris")]) {
-      weatherScript()
+      weatherScript(server())
       const calls: Array<string> = []
       const plain: TamboTool<{ readonly city: string }> = {
         name: "get_weather",
@@ -106,7 +85,7 @@ describe("useTamboPendingApprovals", () => {
   })
 
   it("approve(args) runs the call with edited arguments", async () => {
-    weatherScript()
+    weatherScript(server())
     const calls: Array<string> = []
     const { result } = renderHook(useBoth, {
       wrapper: wrapperFor(connection(server(), { tools: [guardedWeather(calls)] }))
@@ -121,7 +100,7 @@ describe("useTamboPendingApprovals", () => {
   })
 
   it("deny(reason) tells the model; useTambo's denyToolCall and a cancelled run clear the list too", async () => {
-    weatherScript()
+    weatherScript(server())
     const calls: Array<string> = []
     const { result } = renderHook(useBoth, {
       wrapper: wrapperFor(connection(server(), { tools: [guardedWeather(calls)] }))
@@ -211,7 +190,7 @@ describe("useTamboPendingApprovals", () => {
   })
 
   it("lists only the given thread's approvals", async () => {
-    weatherScript()
+    weatherScript(server())
     const { result } = renderHook(() => ({ tambo: useTambo(), elsewhere: useTamboPendingApprovals("thr_other") }), {
       wrapper: wrapperFor(connection(server(), { tools: [guardedWeather([])] }))
     })
@@ -225,7 +204,7 @@ describe("useTamboPendingApprovals", () => {
 
 describe("useTamboPendingToolCalls", () => {
   it("manual mode: lists what the run ended waiting for; continueRun answers it", async () => {
-    weatherScript()
+    weatherScript(server())
     const { result } = renderHook(() => ({ tambo: useTambo(), manual: useTamboPendingToolCalls() }), {
       wrapper: wrapperFor(connection(server(), { tools: [manualWeather] }))
     })
@@ -272,7 +251,7 @@ describe("useTamboPendingToolCalls", () => {
   })
 
   it("useTambo().continueRun answers on the current thread", async () => {
-    weatherScript()
+    weatherScript(server())
     const { result } = renderHook(() => ({ tambo: useTambo(), manual: useTamboPendingToolCalls() }), {
       wrapper: wrapperFor(connection(server(), { tools: [manualWeather] }))
     })
@@ -288,7 +267,7 @@ describe("useTamboPendingToolCalls", () => {
   })
 
   it("after a reload: a new provider finds a thread's pending calls on the server and continues", async () => {
-    weatherScript()
+    weatherScript(server())
     const first = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server(), { tools: [manualWeather] })) })
     const threadId = (await first.result.current.sendMessage("weather?", { autoExecuteTools: false }).thread).id
     first.unmount()
@@ -309,7 +288,7 @@ describe("useTamboPendingToolCalls", () => {
   })
 
   it("lists nothing while an auto-executing run waits for approval", async () => {
-    weatherScript()
+    weatherScript(server())
     const { result } = renderHook(
       () => ({ tambo: useTambo(), manual: useTamboPendingToolCalls(), approvals: useTamboPendingApprovals() }),
       { wrapper: wrapperFor(connection(server(), { tools: [guardedWeather([])] })) }
