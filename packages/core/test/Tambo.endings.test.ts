@@ -78,6 +78,21 @@ const lastText = (thread: Types.TamboThread) => {
   return block?.type === "text" ? block.text : undefined
 }
 
+/**
+ * The current thread holds one `get_weather` call pending, in the store and on the server; a new
+ * message ("next") on it ends with `reply` last, and the store's messages are the server's.
+ */
+const nextAnswersTheCall = (tambo: Tambo.Tambo.Service, reply: string) =>
+  Effect.gen(function* () {
+    const threadId = (yield* tambo.state).currentThreadId
+    const pending = yield* tambo.getPendingToolCalls(threadId)
+    expect(pending.map((p) => p.toolName)).toEqual(["get_weather"])
+    expect(server().threads.get(threadId)!.pendingToolCallIds).toEqual([pending[0]!.toolCallId])
+    const events = yield* runAll("next", { threadId })
+    expect(lastText(events.at(-1)!.snapshot)).toBe(reply)
+    expect(shape(threadOf(yield* tambo.state, threadId).thread.messages)).toEqual(serverShape(server(), threadId))
+  })
+
 /** Runs "go", cancels it once its tool started, and returns its thread once the run failed. */
 const cancelledWhileToolRuns = (tambo: Tambo.Tambo.Service, started: Deferred.Deferred<void>) =>
   Effect.gen(function* () {
@@ -146,13 +161,7 @@ describe("a tool round that ends early leaves its thread usable", () => {
         const tambo = yield* Tambo.Tambo
         const error = yield* runAll("loop", { maxSteps: 1 }).pipe(Effect.flip)
         expect(error._tag).toBe("MaxStepsExceededError")
-        const threadId = (yield* tambo.state).currentThreadId
-        const pending = yield* tambo.getPendingToolCalls(threadId)
-        expect(pending).toHaveLength(1)
-        expect(server().threads.get(threadId)!.pendingToolCallIds).toEqual([pending[0]!.toolCallId])
-        const events = yield* runAll("next", { threadId })
-        expect(lastText(events.at(-1)!.snapshot)).toBe("fine")
-        expect(shape(threadOf(yield* tambo.state, threadId).thread.messages)).toEqual(serverShape(server(), threadId))
+        yield* nextAnswersTheCall(tambo, "fine")
       }).pipe(Effect.provide(tamboLayer(server(), { tools: [sunnyWeather] })))
     }))
 
@@ -169,13 +178,7 @@ describe("a tool round that ends early leaves its thread usable", () => {
         const tambo = yield* Tambo.Tambo
         const error = yield* runAll("weather?").pipe(Effect.flip)
         expect(error).toMatchObject({ _tag: "ApiError", status: 500 })
-        const threadId = (yield* tambo.state).currentThreadId
-        const pending = yield* tambo.getPendingToolCalls(threadId)
-        expect(pending.map((p) => p.toolName)).toEqual(["get_weather"])
-        expect(server().threads.get(threadId)!.pendingToolCallIds).toEqual([pending[0]!.toolCallId])
-        const events = yield* runAll("next", { threadId })
-        expect(lastText(events.at(-1)!.snapshot)).toBe("ok: sunny")
-        expect(shape(threadOf(yield* tambo.state, threadId).thread.messages)).toEqual(serverShape(server(), threadId))
+        yield* nextAnswersTheCall(tambo, "ok: sunny")
       }).pipe(Effect.provide(tamboLayer(server(), { tools: [sunnyWeather] })))
     }))
 
