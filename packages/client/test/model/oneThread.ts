@@ -112,43 +112,59 @@ export const sentOnce = (world: OneThreadWorld): void => {
 // Sequences
 // -----------------------------------------------------------------------------
 
-/**
- * Plays `commands` on a fresh world (a fresh server behind a fresh proxy), then `windDown`, then
- * `destroy`, and checks that the clients left no handle open. Unhandled rejections meanwhile are
- * recorded in the world (no-unhandled-rejection).
- */
-export const runSequence = async <I extends string, W extends OneThreadWorld>(options: {
+/** What a model of one thread is made of, besides its commands' own code. */
+export interface ModelOptions<C, I extends string, W extends OneThreadWorld> {
   readonly invariants: Model.Invariants<I>
-  readonly checking: ReadonlySet<I>
-  /** The world of the sequence, over its server and proxy (it makes the model's clients). */
+  /** The generator of one command. */
+  readonly command: fc.Arbitrary<C>
+  /** Plays one command (bounded by command-settles) and checks the invariants after it. */
+  readonly step: (world: W, command: C) => Promise<void>
+  /** The world of a sequence, over its server and proxy (it makes the model's clients). */
   readonly world: (server: TestServer, proxy: HoldingProxy.HoldingProxy) => W
-  readonly commands: Iterable<fc.AsyncCommand<object, W, boolean>>
   /** After the last command: lets what the server still holds end, and checks once more. */
   readonly windDown: (world: W) => Promise<void>
   /** Lets go of whatever is still held (after a failure, too), and destroys the clients. */
   readonly destroy: (world: W) => Promise<void>
-}): Promise<void> => {
-  const { invariants } = options
-  invariants.use(options.checking)
-  const before = Model.resourceCounts()
-  let playing: W | undefined
-  const server = await startTestServer({
-    script: (request, context) => playing === undefined ? unknownScenario(request) : playing.script(request, context)
-  })
-  const proxy = await HoldingProxy.start(server)
-  const world = options.world(server, proxy)
-  playing = world
-  const onRejection = (reason: unknown) => world.rejections.push(reason)
-  process.on("unhandledRejection", onRejection)
-  try {
-    await fc.asyncModelRun(() => ({ model: {}, real: world }), options.commands)
-    await invariants.liveness(options.windDown(world), "the wind-down")
-  } finally {
-    await options.destroy(world)
-    process.off("unhandledRejection", onRejection)
-    playing = undefined
-    await proxy.close()
-    await server.close()
+}
+
+/**
+ * The entry points of a model of one thread. `runSequence` (what the property runs) plays the
+ * commands on a fresh world (a fresh server behind a fresh proxy), then `windDown`, then
+ * `destroy`, and checks that the clients left no handle open; unhandled rejections meanwhile are
+ * recorded in the world (no-unhandled-rejection). `replay` plays a counterexample given as a table
+ * of commands; `commandsArbitrary` is the property's generator.
+ */
+export const entryPoints = <C, I extends string, W extends OneThreadWorld>(model: ModelOptions<C, I, W>) => {
+  const { invariants, step } = model
+  const runSequence = async (
+    commands: Iterable<fc.AsyncCommand<object, W, boolean>>,
+    checking: ReadonlySet<I> = invariants.defaults()
+  ): Promise<void> => {
+    invariants.use(checking)
+    const before = Model.resourceCounts()
+    let playing: W | undefined
+    const server = await startTestServer({
+      script: (request, context) => playing === undefined ? unknownScenario(request) : playing.script(request, context)
+    })
+    const proxy = await HoldingProxy.start(server)
+    const world = model.world(server, proxy)
+    playing = world
+    const onRejection = (reason: unknown) => world.rejections.push(reason)
+    process.on("unhandledRejection", onRejection)
+    try {
+      await fc.asyncModelRun(() => ({ model: {}, real: world }), commands)
+      await invariants.liveness(model.windDown(world), "the wind-down")
+    } finally {
+      await model.destroy(world)
+      process.off("unhandledRejection", onRejection)
+      playing = undefined
+      await proxy.close()
+      await server.close()
+    }
+    await invariants.noOpenHandles(before)
   }
-  await invariants.noOpenHandles(before)
+  const replay: (commands: ReadonlyArray<C>, checking?: ReadonlyArray<I>) => Promise<void> = Model.replayer(step, runSequence)
+  const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
+    Model.modelCommands(model.command, step, maxCommands, replayPath)
+  return { runSequence, replay, commandsArbitrary }
 }

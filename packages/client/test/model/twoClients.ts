@@ -507,32 +507,21 @@ const step = async (world: World, command: Command): Promise<void> => {
 }
 
 /**
- * Plays `commands` against two fresh clients of a fresh server, checking every invariant after
- * each and once both read the thread at the end, then destroys both and checks they left no handle.
+ * The property's sequences (`runSequence`, `replay` of a counterexample, `commandsArbitrary`):
+ * commands played against two fresh clients of a fresh server (behind a holding proxy), every
+ * invariant checked after each and once both read the thread at the end; then what is still held
+ * is let go, both clients destroyed, and checked to have left no handle.
  */
-export const runSequence = (
-  commands: Iterable<fc.AsyncCommand<object, World, boolean>>,
-  invariants: ReadonlySet<Invariant> = checks.defaults()
-): Promise<void> =>
-  OneThread.runSequence({
-    invariants: checks,
-    checking: invariants,
-    world: (server, proxy) => new World(server, proxy),
-    commands,
-    windDown,
-    destroy: async (world) => {
-      world.lateRead?.release()
-      world.held?.release()
-      world.held?.stream.abort()
-      await Promise.all([world.clients.A.destroy(), world.clients.B.destroy()])
-    }
-  })
-
-/** Replays a list of commands (a counterexample) as the property plays it. */
-export const replay: (commands: ReadonlyArray<Command>, invariants?: ReadonlyArray<Invariant>) => Promise<void> = Model.replayer(
+export const { commandsArbitrary, replay, runSequence } = OneThread.entryPoints({
+  invariants: checks,
+  command: commandArbitrary,
   step,
-  runSequence
-)
-
-/** The commands arbitrary of the property. */
-export const commandsArbitrary = (maxCommands: number, replayPath?: string) => Model.modelCommands(commandArbitrary, step, maxCommands, replayPath)
+  world: (server: TestServer, proxy: HoldingProxy.HoldingProxy) => new World(server, proxy),
+  windDown,
+  destroy: async (world: World) => {
+    world.lateRead?.release()
+    world.held?.release()
+    world.held?.stream.abort()
+    await Promise.all([world.clients.A.destroy(), world.clients.B.destroy()])
+  }
+})
