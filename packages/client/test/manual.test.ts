@@ -181,11 +181,19 @@ describe("approvals of plain tool objects", () => {
   })
 })
 
+/**
+ * A client whose weather tool needs approval, the server scripted to ask for the weather in Paris;
+ * `calls`: the cities the tool ran for.
+ */
+const guardedClient = () => {
+  weatherScript(server())
+  const calls: Array<string> = []
+  return { calls, client: makeClient(server(), { tools: [guardedWeather(calls)] }) }
+}
+
 describe("approvals", () => {
   it("approve immediately when the event arrives: the call is registered before it is announced", async () => {
-    weatherScript(server())
-    const calls: Array<string> = []
-    const client = makeClient(server(), { tools: [guardedWeather(calls)] })
+    const { calls, client } = guardedClient()
     const stream = client.run("weather?")
     for await (const event of stream.events()) {
       // No await between seeing the event and deciding.
@@ -196,9 +204,7 @@ describe("approvals", () => {
   })
 
   it("getPendingApprovals lists the announced calls until decided; a subscriber may decide at once", async () => {
-    weatherScript(server())
-    const calls: Array<string> = []
-    const client = makeClient(server(), { tools: [guardedWeather(calls)] })
+    const { calls, client } = guardedClient()
     const lists: Array<ReadonlyArray<PendingToolCallInfo>> = [client.getPendingApprovals()]
     client.subscribe(() => {
       const approvals = client.getPendingApprovals()
@@ -219,8 +225,7 @@ describe("approvals", () => {
   })
 
   it("a pending approval is listed while the run waits, and dropped when the run ends undecided", async () => {
-    weatherScript(server())
-    const client = makeClient(server(), { tools: [guardedWeather([])] })
+    const { client } = guardedClient()
     const stream = client.run("weather?")
     const threadId = await stream.threadId
     await waitFor(() => client.getPendingApprovals().length === 1, "the approval")
@@ -240,9 +245,7 @@ describe("approvals", () => {
   })
 
   it("a decision sent while cancelRun is on its way is refused as NotPending, the approval is no longer listed, and the tool does not run", async () => {
-    weatherScript(server())
-    const calls: Array<string> = []
-    const client = makeClient(server(), { tools: [guardedWeather(calls)] })
+    const { calls, client } = guardedClient()
     const stream = client.run("weather?")
     const threadId = await stream.threadId
     await waitFor(() => client.getPendingApprovals().length === 1, "the approval")
@@ -260,9 +263,7 @@ describe("approvals", () => {
   })
 
   it("a call that needs approval waits for approveToolCall", async () => {
-    weatherScript(server())
-    const calls: Array<string> = []
-    const client = makeClient(server(), { tools: [guardedWeather(calls)] })
+    const { calls, client } = guardedClient()
     const stream = client.run("weather?")
     for await (const { event } of stream) {
       if (event.type === "CLIENT_APPROVAL_REQUESTED") {
@@ -313,9 +314,7 @@ describe("approvals", () => {
   })
 
   it("denyToolCall tells the model; onApproval decides without a human", async () => {
-    weatherScript(server())
-    const calls: Array<string> = []
-    const client = makeClient(server(), { tools: [guardedWeather(calls)] })
+    const { calls, client } = guardedClient()
     const denied = client.run("weather?")
     for await (const { event } of denied) {
       if (event.type === "CLIENT_APPROVAL_REQUESTED") client.denyToolCall(event.toolCallId, "not now")
