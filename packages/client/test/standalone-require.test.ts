@@ -7,7 +7,6 @@
  * name in fresh processes, the way a user's CommonJS script does.
  */
 import type { TestServer } from "@tambo-effect/testing"
-import { execFile } from "node:child_process"
 import { copyFile, mkdir, readdir, readFile, rm } from "node:fs/promises"
 import { join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -18,6 +17,7 @@ import {
   isNodeBuiltin,
   nonAsciiFiles,
   packageDir,
+  runProcess,
   scratchDir,
   startWeatherServer,
   weatherText,
@@ -29,10 +29,7 @@ let outDir: string
 let server: TestServer
 
 /** CommonJS code in a fresh Node process started in the app's directory; resolves with its output. */
-const node = (script: string) =>
-  new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, ["-e", script], { cwd: appDir, timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))))
+const node = (script: string) => runProcess(process.execPath, ["-e", script], { cwd: appDir })
 
 /** A line for the scripts: whether any module of the MCP SDK has been required so far. */
 const mcpLoaded = `Object.keys(require.cache).some((file) => file.includes("@modelcontextprotocol"))`

@@ -6,7 +6,6 @@
  * `dist/node`, then read its imports and run it in a fresh process the way a user's script does.
  */
 import type { TestServer } from "@tambo-effect/testing"
-import { execFile } from "node:child_process"
 import { readdir, readFile, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -18,6 +17,7 @@ import {
   isNodeBuiltin,
   nonAsciiFiles,
   packageDir,
+  runProcess,
   scratchDir,
   startWeatherServer,
   weatherText,
@@ -25,10 +25,7 @@ import {
 } from "./standaloneBuild.js"
 
 /** Node in a fresh process, without the workspace's source condition: as a user's script runs. */
-const node = (args: ReadonlyArray<string>) =>
-  new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, args, { cwd: packageDir, timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))))
+const node = (args: ReadonlyArray<string>) => runProcess(process.execPath, args, { cwd: packageDir })
 
 let outDir: string
 let server: TestServer
@@ -120,17 +117,15 @@ describe("the standalone build for Node", () => {
 
   it("runs beside the app's own core and effect: a core tool runs in it, core's guard knows its errors", async () => {
     const tsx = join(packageDir, "..", "..", "node_modules", ".bin", "tsx")
-    const output = await new Promise<string>((resolve, reject) =>
-      execFile(tsx, ["--conditions=tambo-source", join(import.meta.dirname, "fixtures", "standalone-beside-core.ts")], {
-        cwd: packageDir,
-        timeout: 60_000,
-        env: {
-          ...process.env,
-          STANDALONE_URL: pathToFileURL(join(outDir, "index.js")).href,
-          TEST_API_KEY: server.apiKey,
-          TEST_URL: server.url
-        }
-      }, (error, stdout, stderr) => error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))))
+    const output = await runProcess(tsx, ["--conditions=tambo-source", join(import.meta.dirname, "fixtures", "standalone-beside-core.ts")], {
+      cwd: packageDir,
+      env: {
+        ...process.env,
+        STANDALONE_URL: pathToFileURL(join(outDir, "index.js")).href,
+        TEST_API_KEY: server.apiKey,
+        TEST_URL: server.url
+      }
+    })
     expect(JSON.parse(output)).toEqual({
       text: weatherText,
       isTamboError: true,

@@ -5,6 +5,7 @@
  * conversation must have sent.
  */
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
+import { execFile } from "node:child_process"
 import { mkdir, mkdtemp, readdir, readFile } from "node:fs/promises"
 import { builtinModules } from "node:module"
 import { join } from "node:path"
@@ -16,6 +17,19 @@ import configs from "../tsup.config.js"
 
 /** The client package's directory. */
 export const packageDir = join(import.meta.dirname, "..")
+
+/**
+ * Runs `file` with `args` in a fresh process, in `cwd` (with `env`, else this process's); resolves
+ * with its output, rejects with its error output.
+ */
+export const runProcess = (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd: string; readonly env?: NodeJS.ProcessEnv }
+): Promise<string> =>
+  new Promise<string>((resolve, reject) =>
+    execFile(file, args, { cwd: options.cwd, env: options.env ?? process.env, timeout: 60_000 }, (error, stdout, stderr) =>
+      error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))))
 
 /**
  * A fresh directory for a build, inside the package's `node_modules`, so that what the build
