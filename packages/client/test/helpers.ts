@@ -123,6 +123,17 @@ export const weatherScript = (server: TestServer) =>
       : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
   )
 
+/**
+ * Scripts `server` to ask for the weather in the city each message names, the call always
+ * `call_0` (as a provider that counts per response names it), then to say what the tool answered.
+ */
+export const call0WeatherScript = (server: TestServer) =>
+  server.setScript((request) =>
+    request.toolResults.length === 0
+      ? [Script.toolCall("get_weather", { city: request.text }, { id: "call_0" })]
+      : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
+  )
+
 /** A weather tool that needs approval; each run of it pushes its city to `calls`. */
 export const guardedWeather = (calls: Array<string>) =>
   Tool.make({

@@ -2,7 +2,7 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import type { PendingToolCallInfo, StreamEvent, TamboTool } from "../src/index.js"
-import { guardedWeather, makeClient, settle, texts, useServer, waitFor, weatherScript } from "./helpers.js"
+import { call0WeatherScript, guardedWeather, makeClient, settle, texts, useServer, waitFor, weatherScript } from "./helpers.js"
 
 const server = useServer()
 
@@ -277,12 +277,7 @@ describe("approvals", () => {
   })
 
   it("two threads waiting at once for approval of call_0: each is decided by its thread; without one, the id is ambiguous", async () => {
-    // A provider that counts: every response's first call is call_0.
-    server().setScript((request) =>
-      request.toolResults.length === 0
-        ? [Script.toolCall("get_weather", { city: request.text }, { id: "call_0" })]
-        : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
-    )
+    call0WeatherScript(server())
     const calls: Array<string> = []
     const client = makeClient(server(), { tools: [guardedWeather(calls)] })
     const paris = client.run("Paris", { threadId: "placeholder" })

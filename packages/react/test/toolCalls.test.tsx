@@ -3,7 +3,7 @@ import { renderHook, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
-import { guardedWeather, weatherScript } from "../../client/test/helpers.js"
+import { call0WeatherScript, guardedWeather, weatherScript } from "../../client/test/helpers.js"
 import {
   type ReactTamboThreadMessage,
   type TamboTool,
@@ -134,12 +134,7 @@ describe("useTamboPendingApprovals", () => {
   })
 
   it("two threads waiting at once for approval of call_0: each item decides its own thread's call", async () => {
-    // A provider that counts: every response's first call is call_0.
-    server().setScript((request) =>
-      request.toolResults.length === 0
-        ? [Script.toolCall("get_weather", { city: request.text }, { id: "call_0" })]
-        : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
-    )
+    call0WeatherScript(server())
     const calls: Array<string> = []
     const { result, rerender } = renderHook(
       ({ a, b }: { readonly a: string; readonly b: string }) => ({
@@ -170,11 +165,7 @@ describe("useTamboPendingApprovals", () => {
   })
 
   it("useTambo's approveToolCall and denyToolCall take the thread of the call", async () => {
-    server().setScript((request) =>
-      request.toolResults.length === 0
-        ? [Script.toolCall("get_weather", { city: request.text }, { id: "call_0" })]
-        : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
-    )
+    call0WeatherScript(server())
     const calls: Array<string> = []
     const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server(), { tools: [guardedWeather(calls)] })) })
     const client = result.current.tambo.client
