@@ -1396,12 +1396,14 @@ export class TamboClient {
    * its next requests, on the same session. Never connects: a server whose
    * connection failed keeps them for its next connect; nothing for a key no
    * connection has. A `connectMcpServer` with `handlers` replaces them too,
-   * but connects a failed server again.
+   * but connects a failed server again. Applied in the order asked, with
+   * the `update*Handler` calls of the server's connection `client`: the
+   * handlers asked for last are in force.
    *
    * @since 0.2.0
    */
   updateMcpServerHandlers(key: string, handlers: Partial<Mcp.McpHandlers>): Promise<void> {
-    return this.#runtime.promise(this.#runtime.mcp.updateMcpServerHandlers(key, () => handlers))
+    return this.#parts.mcpConnections.updateHandlers(key, () => handlers)
   }
 
   /**

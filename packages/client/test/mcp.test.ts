@@ -190,6 +190,40 @@ describe("MCP through the facade", () => {
     await client.destroy()
   })
 
+  it("the handlers set last are in force, whether a connection's client or updateMcpServerHandlers set them", async () => {
+    const mcp = await startMcpServer({ setup: all(greeter, summarizer) })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "own" })
+    const handle = connection.client!
+    const greet = () =>
+      handle.callTool("greet", {}).then((result) => result.content.map((block) => ("text" in block ? block.text : "")).join(""))
+    const handlers = () => client.getMcpClients()[connection.key]!.server.handlers ?? {}
+    const named = (name: string) => () => ({ action: "accept" as const, content: { name } })
+    const first = named("first")
+    const last = named("last")
+
+    handle.updateElicitationHandler(first)
+    await client.updateMcpServerHandlers(connection.key, { elicitation: last })
+    // Once a later update of the connection's client is in force, every update before it is too.
+    const sampling = () => ({ model: "m", role: "assistant" as const, content: { type: "text" as const, text: "own" } })
+    handle.updateSamplingHandler(sampling)
+    await vi.waitFor(() => expect(handlers().sampling).toBe(sampling))
+    expect(handlers().elicitation).toBe(last)
+    expect(await greet()).toBe("Hello, last!")
+
+    // And the other way round.
+    const replaced = client.updateMcpServerHandlers(connection.key, { elicitation: first })
+    handle.updateElicitationHandler(last)
+    const samplingLast = () => ({ model: "m", role: "assistant" as const, content: { type: "text" as const, text: "last" } })
+    handle.updateSamplingHandler(samplingLast)
+    await replaced
+    await vi.waitFor(() => expect(handlers().sampling).toBe(samplingLast))
+    expect(handlers().elicitation).toBe(last)
+    expect(await greet()).toBe("Hello, last!")
+    await client.destroy()
+  })
+
   it("a handler replaced while the server is being disconnected does not connect it again", async () => {
     let session: StreamableHTTPServerTransport | undefined
     let holdDeletes = false

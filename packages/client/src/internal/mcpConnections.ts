@@ -61,11 +61,21 @@ export class McpConnectionsView {
    * failed one keeps them for its next connect.
    */
   #setHandler<K extends keyof Mcp.McpHandlers>(key: string, kind: K, handler: Mcp.McpHandlers[K] | undefined): void {
-    const update = this.runtime.mcp.updateMcpServerHandlers(key, (current) => {
+    void this.updateHandlers(key, (current) => {
       const { [kind]: _replaced, ...others } = current
       return handler === undefined ? others : { ...others, [kind]: handler }
-    })
-    // One after another, in the order asked.
-    this.#updates = this.#updates.then(() => this.runtime.promise(update)).catch(() => undefined)
+    }).catch(() => undefined)
+  }
+
+  /**
+   * Replaces a server's own handlers with what `update` makes of them, after every replacement
+   * asked before (by a connection's client or by `updateMcpServerHandlers`): the one asked last is
+   * in force.
+   */
+  updateHandlers(key: string, update: (current: Partial<Mcp.McpHandlers>) => Partial<Mcp.McpHandlers>): Promise<void> {
+    const effect = this.runtime.mcp.updateMcpServerHandlers(key, update)
+    const done = this.#updates.then(() => this.runtime.promise(effect))
+    this.#updates = done.catch(() => undefined)
+    return done
   }
 }
