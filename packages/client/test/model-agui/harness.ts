@@ -929,6 +929,7 @@ export const runSequence = (
     client: (world) =>
       new TamboClient({
         agent: { url: world.agent.url },
+        store: world.store(),
         tools: [makeProbe(() => world)],
         initialMessages: [{ role: "system", content: [{ type: "text", text: INITIAL_TEXT }] }]
       }),

@@ -353,6 +353,7 @@ const makeClient = (world: World): TamboClient => {
     userKey: "user-1",
     maxRetries: 0,
     autoGenerateThreadName: false,
+    store: world.store(),
     tools: [makeProbe(() => world)],
     components: [CARD]
   })

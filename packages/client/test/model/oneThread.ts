@@ -47,14 +47,15 @@ export class OneThreadWorld extends Model.ModelWorld<Script.ScriptFn> {
     this.threadId = server.threads.create({ userKey: USER, name: threadName }).id
   }
 
-  /** The options of a client of the model: the user, through the proxy, no retries, no naming of threads. */
+  /** The options of a client of the model: the user, through the proxy, no retries, no naming of threads, a store of its own. */
   clientOptions() {
     return {
       apiKey: this.server.apiKey,
       tamboUrl: this.proxy.url,
       userKey: USER,
       maxRetries: 0,
-      autoGenerateThreadName: false
+      autoGenerateThreadName: false,
+      store: this.store()
     }
   }
 
@@ -161,7 +162,7 @@ export const entryPoints = <C, I extends string, W extends OneThreadWorld>(model
       await proxy.close()
       await server.close()
     }
-    await invariants.noOpenHandles(before)
+    await invariants.noOpenHandles(before, world.stores)
   }
   const replay: (commands: ReadonlyArray<C>, checking?: ReadonlyArray<I>) => Promise<void> = Model.replayer(step, runSequence)
   const commandsArbitrary = (maxCommands: number, replayPath?: string) =>

@@ -1,7 +1,8 @@
 // Tests of what both model-based tests share: the switch reports a failed invariant by its name
 // and skips the ones a sequence does not check, and the small judges the invariants lean on.
 import { afterEach, describe, expect, it, vi } from "vitest"
-import { executedOnce, InvariantError, Invariants, ModelWorld, parseProbe, threadOf } from "./support.js"
+import { TamboClient } from "../../src/index.js"
+import { executedOnce, InvariantError, Invariants, ModelWorld, parseProbe, resourceCounts, threadOf } from "./support.js"
 
 const ALL = ["command-settles", "run-outcome", "no-unhandled-rejection", "no-open-handles", "own"] as const
 type Name = (typeof ALL)[number]
@@ -37,6 +38,22 @@ describe("the invariant switch", () => {
     expect([...checks.defaults()]).toEqual(ALL)
     vi.stubEnv("MODEL_INVARIANTS", "own,run-outcome")
     expect([...checks.defaults()]).toEqual(["own", "run-outcome"])
+  })
+})
+
+describe("no-open-handles", () => {
+  it("fails while a client of the world is not destroyed, and holds once it is", async () => {
+    const checks = new Invariants<Name>(ALL, new Set())
+    const world = new ModelWorld<never>()
+    const before = resourceCounts()
+    const client = new TamboClient({ apiKey: "key", tamboUrl: "http://127.0.0.1:9", store: world.store() })
+    client.subscribe(() => undefined)
+    await expect(checks.noOpenHandles(before, world.stores)).rejects.toMatchObject({
+      invariant: "no-open-handles",
+      message: expect.stringContaining("1 of 1 clients still listen to their store after destroy()")
+    })
+    await client.destroy()
+    await checks.noOpenHandles(before, world.stores)
   })
 })
 

@@ -9,7 +9,16 @@ import { it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { StreamEvent, TamboClient, TamboStream, TamboThreadMessage } from "../../src/index.js"
+import {
+  type ClientState,
+  createInitialState,
+  InMemoryStore,
+  type StreamEvent,
+  type TamboClient,
+  type TamboStore,
+  type TamboStream,
+  type TamboThreadMessage
+} from "../../src/index.js"
 
 // -----------------------------------------------------------------------------
 // Small helpers
@@ -45,6 +54,29 @@ export const resourceCounts = () => {
 /** The handle types of which more are open than `before` counted. */
 export const excess = (before: Map<string, number>) =>
   [...resourceCounts()].filter(([type, count]) => count > (before.get(type) ?? 0))
+
+/**
+ * The store of one client of a model, which knows how many listen to it: a client listens to its
+ * store until `destroy()`, so one that still does was not destroyed (an idle client holds no
+ * handle once the other side closed, but keeps its store's listener, its fibers and its scope).
+ */
+export class ListenedStore implements TamboStore<ClientState> {
+  readonly #store = new InMemoryStore(createInitialState())
+  listeners = 0
+
+  readonly getState = (): ClientState => this.#store.getState()
+  readonly setState = (state: ClientState): void => this.#store.setState(state)
+  readonly subscribe = (listener: () => void): (() => void) => {
+    const unsubscribe = this.#store.subscribe(listener)
+    this.listeners++
+    let subscribed = true
+    return () => {
+      if (subscribed) this.listeners--
+      subscribed = false
+      unsubscribe()
+    }
+  }
+}
 
 /** The text blocks of a message, joined. */
 export const messageText = (message: TamboThreadMessage | undefined) =>
@@ -158,12 +190,17 @@ export class Invariants<I extends string> {
     })
   }
 
-  /** no-open-handles: no more handles are open than `before` counted (once the other side closed). */
-  noOpenHandles(before: Map<string, number>): Promise<void> {
+  /**
+   * no-open-handles: no more handles are open than `before` counted (once the other side closed),
+   * and no client listens to its store any more (each let go of it by the time its `destroy()` resolved).
+   */
+  noOpenHandles(before: Map<string, number>, stores: ReadonlyArray<ListenedStore> = []): Promise<void> {
     return this.check("no-open-handles" as I, async () => {
       await eventually(() => excess(before).length === 0)
       const left = excess(before)
       if (left.length > 0) throw new Error(`open after destroy(): ${JSON.stringify(left)}`)
+      const listened = stores.filter((store) => store.listeners > 0).length
+      if (listened > 0) throw new Error(`${listened} of ${stores.length} clients still listen to their store after destroy()`)
     })
   }
 
@@ -207,8 +244,17 @@ export class ModelWorld<Scenario> {
   readonly rejections: Array<unknown> = []
   /** Streams whose outcome is not the one of their command (see each harness's expectedOutcome). */
   readonly outcomes = new Map<TamboStream, Outcome>()
+  /** The stores of the world's clients (`store()`), each checked to be let go of by no-open-handles. */
+  readonly stores: Array<ListenedStore> = []
   #scenarioCount = 0
   #n = 0
+
+  /** A new client's store. */
+  store(): ListenedStore {
+    const store = new ListenedStore()
+    this.stores.push(store)
+    return store
+  }
 
   nextN(): number {
     const n = ++this.#n
@@ -614,7 +660,7 @@ export const runSequence = async <I extends string, W extends ModelWorld<unknown
     options.current(undefined)
     await close()
   }
-  await invariants.noOpenHandles(before)
+  await invariants.noOpenHandles(before, world.stores)
 }
 
 /**
