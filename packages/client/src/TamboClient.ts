@@ -1371,13 +1371,16 @@ export class TamboClient {
   /**
    * Connects an MCP server (or joins the connection in progress); its tools
    * are registered for the model. Rejects with an `McpError` when it cannot connect.
+   * Its `handlers` replace a known server's after the replacements asked
+   * before (`updateMcpServerHandlers`, the `update*Handler` calls of its
+   * connection `client`).
    *
    * @since 0.1.0
    */
   connectMcpServer(server: McpServerInfo): Promise<McpConnectionInfo> {
-    return this.#runtime.promise(this.#runtime.mcp.connectMcpServer(server)).then((connection) =>
-      this.#parts.mcpConnections.connection(connection)
-    )
+    const connect = () => this.#runtime.promise(this.#runtime.mcp.connectMcpServer(server))
+    const connected = server.handlers === undefined ? connect() : this.#parts.mcpConnections.afterUpdates(connect)
+    return connected.then((connection) => this.#parts.mcpConnections.connection(connection))
   }
 
   /**

@@ -224,6 +224,38 @@ describe("MCP through the facade", () => {
     await client.destroy()
   })
 
+  it("handlers given to connectMcpServer for a connected server replace those its client was asked for before", async () => {
+    const mcp = await startMcpServer({ setup: greeter })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    const connection = await client.connectMcpServer({ url: mcp.url, serverKey: "own" })
+    const handle = connection.client!
+    const first = () => ({ action: "accept" as const, content: { name: "first" } })
+    const last = () => ({ action: "accept" as const, content: { name: "last" } })
+
+    handle.updateElicitationHandler(first)
+    await client.connectMcpServer({ url: mcp.url, serverKey: "own", handlers: { elicitation: last } })
+    // Once a later update of the connection's client is in force, every update before it is too.
+    const sampling = () => ({ model: "m", role: "assistant" as const, content: { type: "text" as const, text: "own" } })
+    handle.updateSamplingHandler(sampling)
+    await vi.waitFor(() => expect(client.getMcpClients()[connection.key]!.server.handlers?.sampling).toBe(sampling))
+    expect(client.getMcpClients()[connection.key]!.server.handlers?.elicitation).toBe(last)
+    const greeting = await handle.callTool("greet", {})
+    expect(greeting.content).toEqual([{ type: "text", text: "Hello, last!" }])
+
+    // And the other way round, also while an update waits.
+    handle.updateSamplingHandler(undefined)
+    const connecting = client.connectMcpServer({ url: mcp.url, serverKey: "own", handlers: { elicitation: first } })
+    handle.updateElicitationHandler(last)
+    await connecting
+    const samplingLast = () => ({ model: "m", role: "assistant" as const, content: { type: "text" as const, text: "last" } })
+    handle.updateSamplingHandler(samplingLast)
+    await vi.waitFor(() => expect(client.getMcpClients()[connection.key]!.server.handlers?.sampling).toBe(samplingLast))
+    expect(client.getMcpClients()[connection.key]!.server.handlers?.elicitation).toBe(last)
+    expect(mcp.sessions.opened).toBe(1)
+    await client.destroy()
+  })
+
   it("a handler replaced while the server is being disconnected does not connect it again", async () => {
     let session: StreamableHTTPServerTransport | undefined
     let holdDeletes = false

@@ -16,6 +16,8 @@ export class McpConnectionsView {
   readonly #records = new WeakMap<Mcp.McpConnections, McpConnections>()
   readonly #connections = new WeakMap<Mcp.McpConnection, McpConnectionInfo>()
   #updates: Promise<void> = Promise.resolve()
+  /** The replacements of handlers asked for and not applied yet. */
+  #pending = 0
 
   constructor(readonly runtime: ClientRuntime) {}
 
@@ -74,8 +76,20 @@ export class McpConnectionsView {
    */
   updateHandlers(key: string, update: (current: Partial<Mcp.McpHandlers>) => Partial<Mcp.McpHandlers>): Promise<void> {
     const effect = this.runtime.mcp.updateMcpServerHandlers(key, update)
-    const done = this.#updates.then(() => this.runtime.promise(effect))
-    this.#updates = done.catch(() => undefined)
+    const done = this.afterUpdates(() => this.runtime.promise(effect))
+    this.#pending++
+    this.#updates = done.catch(() => undefined).finally(() => {
+      this.#pending--
+    })
     return done
+  }
+
+  /**
+   * Runs `start` once the handler replacements asked before it are applied (at once when none
+   * waits), so that what it replaces comes after them; the replacements asked after it wait for it
+   * to have started.
+   */
+  afterUpdates<A>(start: () => Promise<A>): Promise<A> {
+    return this.#pending === 0 ? start() : this.#updates.then(start)
   }
 }
