@@ -683,6 +683,43 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  it.live("a call with blank arguments of a tool that needs approval is asked about with {}, runs once approved, and leaves no anomaly", () => {
+    const resets: Array<unknown> = []
+    const reset = Tool.make({
+      name: "reset",
+      description: "Resets everything",
+      input: Schema.Struct({ force: Schema.optional(Schema.Boolean) }),
+      needsApproval: true,
+      execute: (args) => Effect.sync(() => resets.push(args)).pipe(Effect.as("reset done"))
+    })
+    return withAgent(
+      thenDone(() => [
+        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "reset" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: " \n" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+      ]),
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const asked: Array<unknown> = []
+          const events = yield* Stream.runCollect(tambo.run("hello", {
+            onApproval: (call) => {
+              asked.push(call.args)
+              return Promise.resolve({ approved: true } as const)
+            }
+          }))
+          expect(asked).toEqual([{}])
+          expect(resets).toEqual([{}])
+          const state = (yield* tambo.state).threadMap[Chunk.toReadonlyArray(events).at(-1)!.threadId]!
+          expect(toolUses(state.thread)).toMatchObject([{ id: "c1", input: {} }])
+          expect(state.anomalies).toEqual([])
+          expect(agent.requests).toHaveLength(2)
+          expect(agent.requests[1]!.input!.messages[2]).toMatchObject({ role: "tool", toolCallId: "c1", content: "reset done" })
+        }),
+      { tools: [reset] }
+    )
+  })
+
   it.live("a call whose arguments ended not valid JSON is not run when the agent starts its run again before RUN_FINISHED", () => {
     const { cities, tool } = weatherTool()
     return withAgent(

@@ -804,6 +804,23 @@ describe("anomalies", () => {
     expect(t.anomalies.map((a) => a.reason)).toEqual(["arguments of tool call c1 are not valid JSON"])
   })
 
+  it("blank arguments are no arguments: the input is {} and nothing is recorded as invalid, at the call's end, the next RUN_STARTED or the run's end", () => {
+    for (const blank of ["  ", "\n", " \t\r\n"]) {
+      const endings: ReadonlyArray<ReadonlyArray<AnyEvent>> = [
+        [e.toolEnd("c1")],
+        [e.runStarted("t1", "run2")],
+        [e.runFinished("t1")]
+      ]
+      for (const ending of endings) {
+        const s = reduce(initial, events("t1", [e.runStarted("t1"), e.toolStart("c1", "f"), e.toolArgs("c1", blank), ...ending]))
+        const t = thread(s, "t1")
+        expect(firstToolInput(s, "t1")).toEqual({})
+        expect(t.anomalies).toEqual([])
+        expect(t.internal.invalidToolArgs?.get("c1")).toBeUndefined()
+      }
+    }
+  })
+
   it("arguments that are not valid JSON stay recorded as they arrived past the next RUN_STARTED, until a result answers the call", () => {
     const ended = reduce(initial, events("t1", [e.runStarted("t1"), e.toolStart("c1", "f"), e.toolArgs("c1", "{\"a\":tru"), e.toolEnd("c1")]))
     expect(thread(ended, "t1").internal.invalidToolArgs?.get("c1")).toBe("{\"a\":tru")

@@ -331,6 +331,36 @@ describe("approvals", () => {
       const text = big.at(-1)!.snapshot.messages.at(-1)!.content[0]!
       expect(text.type === "text" && text.text).toMatch(/policy/)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+
+  for (const blank of ["  ", "\n"]) {
+    it.live(`a call with blank arguments (${JSON.stringify(blank)}) of a tool that needs approval is asked about with {} and runs once approved`, () => {
+      const resets: Array<unknown> = []
+      const reset = Tool.make({
+        name: "reset",
+        description: "Resets everything",
+        input: Schema.Struct({ force: Schema.optional(Schema.Boolean) }),
+        needsApproval: true,
+        execute: (args) => Effect.sync(() => resets.push(args)).pipe(Effect.as("reset done"))
+      })
+      return Effect.gen(function* () {
+        server().setScript(toolThenQuote("reset", blank))
+        const asked: Array<unknown> = []
+        const events = yield* runAll("reset it", {
+          onApproval: (call) => {
+            asked.push(call.args)
+            return Promise.resolve({ approved: true } as const)
+          }
+        })
+        expect(asked).toEqual([{}])
+        expect(resets).toEqual([{}])
+        const { threadId } = events.at(-1)!
+        const tambo = yield* Tambo.Tambo
+        const thread = (yield* tambo.state).threadMap[threadId]!
+        expect(thread.anomalies).toEqual([])
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [reset] })))
+    })
+  }
 })
 
 describe("an approval predicate that never answers", () => {

@@ -11,6 +11,14 @@ const truncate = (text: string): string =>
   text.length > MAX_MESSAGE_LENGTH ? `${text.slice(0, MAX_MESSAGE_LENGTH - 3)}...` : text
 
 /**
+ * Whether a call's arguments, as text, are blank (empty or only whitespace): no arguments, read as
+ * `{}` alike by the reducer, the pending calls shown for approval and the executor.
+ *
+ * @internal
+ */
+export const isBlankArgs = (raw: string): boolean => raw.trim() === ""
+
+/**
  * A one-line, human (and model) readable description of anything thrown,
  * rejected or failed with.
  *

@@ -11,15 +11,16 @@ import * as Option from "effect/Option"
 import type * as ClientState from "../../ClientState.js"
 import type * as Events from "../../Events.js"
 import type { PendingToolCallInfo } from "../../Tambo.js"
+import { isBlankArgs } from "../toolSupport.js"
 import type { Env } from "./env.js"
 
 /**
- * Raw JSON arguments as far as they go, to show them: `{}` for none, the text
+ * Raw JSON arguments as far as they go, to show them: `{}` for none (blank, as the executor reads them), the text
  * itself when it is not JSON (the tool's schema then says why).
  */
 const argsShown = (raw: string): unknown => {
   try {
-    return raw.length === 0 ? {} : JSON.parse(raw)
+    return isBlankArgs(raw) ? {} : JSON.parse(raw)
   } catch {
     return raw
   }

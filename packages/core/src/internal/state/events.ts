@@ -18,6 +18,7 @@ import { applyStateEvent, messagesOf } from "../agui/agentState.js"
 import { fromAgUiMessages } from "../agui/messages.js"
 import { applyPatch, deepEqual, parsePointer } from "../jsonPatch.js"
 import { parsePartialJson } from "../partialJson.js"
+import { isBlankArgs } from "../toolSupport.js"
 import { isPlainObject, setOwn, toIsoString } from "./common.js"
 import type { ThreadDraft } from "./draft.js"
 
@@ -311,7 +312,9 @@ export const joinDeltas = (events: ReadonlyArray<Events.TamboEvent | Events.Unkn
   return parts.join("")
 }
 
+/** A call's whole arguments: blank ones are none, `{}`, as the tool executor reads them. */
 const parseToolArgs = (raw: string): { readonly input: Record<string, unknown> | undefined; readonly complete: boolean } => {
+  if (isBlankArgs(raw)) return { input: {}, complete: true }
   try {
     const parsed: unknown = JSON.parse(raw)
     return { input: isPlainObject(parsed) ? parsed : undefined, complete: true }

@@ -1,6 +1,6 @@
 /**
  * A call's arguments as the model sent them, made a value for the tool's
- * decoder: a JSON string parsed, an empty one (or none) read as `{}`, and
+ * decoder: a JSON string parsed, a blank one (or none) read as `{}`, and
  * arguments the SDK will not pass on (invalid JSON, an own `__proto__` key)
  * refused with an error the model can act on.
  *
@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import { ToolCallError } from "../../TamboError.js"
 import type { ToolCall } from "../../ToolExecutor.js"
 import { findProtoKey } from "../protoKey.js"
-import { describeError } from "../toolSupport.js"
+import { describeError, isBlankArgs } from "../toolSupport.js"
 
 /**
  * Arguments with an own `__proto__` key are refused, not cleaned: dropping the
@@ -37,7 +37,7 @@ export const parseCallArgs = (call: ToolCall): Effect.Effect<unknown, ToolCallEr
   const { args } = call
   if (args === undefined) return Effect.succeed({})
   if (typeof args !== "string") return plainArgs(call, args)
-  if (args.trim() === "") return Effect.succeed({})
+  if (isBlankArgs(args)) return Effect.succeed({})
   try {
     const parsed: unknown = JSON.parse(args)
     return plainArgs(call, parsed)
