@@ -769,6 +769,36 @@ describe("anomalies", () => {
       reason: /refused: path "\/missing" does not exist/
     },
     {
+      name: "a props patch that replaces the props with a string",
+      event: e.props("k1", [{ op: "replace", path: "", value: "oops" }]),
+      eventType: "tambo.component.props_delta",
+      reason: /refused: the props would not be an object/
+    },
+    {
+      name: "a props patch that adds an array as the props",
+      event: e.props("k1", [{ op: "add", path: "", value: [1, 2] }]),
+      eventType: "tambo.component.props_delta",
+      reason: /refused: the props would not be an object/
+    },
+    {
+      name: "a props patch that replaces the props with null",
+      event: e.props("k1", [{ op: "add", path: "/a", value: 1 }, { op: "replace", path: "", value: null }]),
+      eventType: "tambo.component.props_delta",
+      reason: /refused: the props would not be an object/
+    },
+    {
+      name: "a props patch that moves a value of the props to their root",
+      event: e.props("k1", [{ op: "add", path: "/a", value: "text" }, { op: "move", from: "/a", path: "" }]),
+      eventType: "tambo.component.props_delta",
+      reason: /refused: the props would not be an object/
+    },
+    {
+      name: "a state patch that replaces the state with a number",
+      event: e.state("k1", [{ op: "replace", path: "", value: 7 }]),
+      eventType: "tambo.component.state_delta",
+      reason: /refused: the state would not be an object/
+    },
+    {
       name: "a hostile patch path /__proto__/x",
       event: e.props("k1", [{ op: "add", path: "/__proto__/polluted", value: true }]),
       eventType: "tambo.component.props_delta",

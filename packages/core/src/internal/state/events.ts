@@ -528,6 +528,11 @@ const handleComponentDelta = (
     if (!result.ok) {
       return d.anomaly(event.name, `patch of component ${componentId} refused: ${result.reason}`, at)
     }
+    // A patch of the whole document (path "") may make it anything; the API's props and state
+    // are objects, and a renderer is handed them as such: the patch is refused, the document kept.
+    if (!isPlainObject(result.value)) {
+      return d.anomaly(event.name, `patch of component ${componentId} refused: the ${field} would not be an object`, at)
+    }
     value = result.value
   }
   const block = d.ownBlock(position)
