@@ -86,6 +86,7 @@ const makeState = (
     runIds: [],
     lastRunId: undefined,
     serverThreadId: undefined,
+    started: false,
     finished: false,
     runError: undefined,
     pending: [],

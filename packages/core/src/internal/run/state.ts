@@ -77,6 +77,8 @@ export interface RunState {
   lastRunId: string | undefined
   /** A new thread's id from the response headers, until RUN_STARTED moves the run there. */
   serverThreadId: string | undefined
+  /** The current step's run started: its RUN_STARTED, or the one its response's headers gave. */
+  started: boolean
   /** The current step reached RUN_FINISHED or RUN_ERROR. */
   finished: boolean
   /** The first RUN_ERROR, as the run's failure. */

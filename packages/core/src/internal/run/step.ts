@@ -90,6 +90,7 @@ const track = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>): 
         run.runId = event.runId
         if (!run.runIds.includes(event.runId)) run.runIds.push(event.runId)
         run.unsent = undefined
+        run.started = true
         run.finished = false
         if (run.steps === 0) {
           run.span.attribute("tambo.thread_id", event.threadId)
@@ -121,14 +122,21 @@ const track = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>): 
   return -1
 }
 
-/** A new thread's run named by its response's headers but not by a RUN_STARTED starts as the headers say. */
+/**
+ * A step whose run its response's headers named but no RUN_STARTED did (a new thread's first
+ * step, a tool round's continuation) starts as the headers say: its events are then its run's,
+ * not ones that reach a thread whose run ended, which the reducer closes at once (a call's
+ * arguments would be lost, and the thread would not show the run).
+ */
 const startedByHeaders = (
   run: RunState,
   events: ReadonlyArray<Transport.RunStreamEvent>
-): ReadonlyArray<Transport.RunStreamEvent> =>
-  run.serverThreadId === undefined || run.runId === undefined || events[0]!.type === "RUN_STARTED"
+): ReadonlyArray<Transport.RunStreamEvent> => {
+  const threadId = ClientState.isLocalThreadId(run.threadId) ? run.serverThreadId : run.threadId
+  return threadId === undefined || run.runId === undefined || events[0]!.type === "RUN_STARTED"
     ? events
-    : [{ type: "RUN_STARTED", threadId: run.serverThreadId, runId: run.runId }, ...events]
+    : [{ type: "RUN_STARTED", threadId, runId: run.runId }, ...events]
+}
 
 const runEvents = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>, thread: Types.TamboThread): Chunk.Chunk<RunEvent> => {
   const out: Array<RunEvent> = new Array(events.length)
@@ -157,7 +165,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       // The transport's empty chunk after each read: nothing to record or pass on.
       if (events.length === 0) return stepLoop
       const from = run.threadId
-      if (ClientState.isLocalThreadId(from)) events = startedByHeaders(run, events)
+      if (!run.started) events = startedByHeaders(run, events)
       const end = track(run, events)
       // Nothing after the step's end is the run's: neither recorded nor passed on.
       if (end >= 0 && end < events.length - 1) events = events.slice(0, end + 1)
@@ -293,7 +301,8 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       // Made and recorded as open with no interruption in between: a span made is ended.
       (span) => {
         run.stepSpan = span
-        // Nothing of this step has finished yet, whether or not its server says RUN_STARTED.
+        // Nothing of this step has started or finished yet, whether or not its server says RUN_STARTED.
+        run.started = false
         run.finished = false
         started?.clear()
         return Channel.pipeTo(Stream.toChannel(open(Request.hooksOf(env, run, span))), stepLoop)
