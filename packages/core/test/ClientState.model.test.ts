@@ -335,9 +335,9 @@ const expectedInput = (raw: string): unknown => {
   return isObject(parsed) ? parsed : {}
 }
 
-/** Arguments no tool may run on: text that is not a JSON object (none at all is `{}`). */
+/** Arguments no tool may run on: text that is not a JSON object (none at all, or blank, is `{}`). */
 const isInvalidArgs = (raw: string): boolean => {
-  if (raw === "") return false
+  if (raw.trim() === "") return false
   try {
     return !isObject(JSON.parse(raw))
   } catch {
