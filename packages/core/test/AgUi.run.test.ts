@@ -720,6 +720,29 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  it.live("a call whose arguments are not valid JSON, left for the app to run: getPendingToolCalls says so with their text, as the run's last event does", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      thenDone(() => [
+        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Pa" }),
+        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+      ]),
+      () =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const events = Chunk.toReadonlyArray(yield* Stream.runCollect(tambo.run("hello", { autoExecuteTools: false })))
+          const last = events.at(-1)!
+          const paused = last.event.type === "CLIENT_AWAITING_TOOL_RESULTS" ? last.event.pendingToolCalls : []
+          expect(paused).toMatchObject([{ toolCallId: "c1", args: "{\"city\":\"Pa", error: expect.any(String) }])
+          const pending = yield* tambo.getPendingToolCalls(last.threadId)
+          expect(pending).toMatchObject([{ toolCallId: "c1", args: "{\"city\":\"Pa", error: expect.any(String) }])
+          expect(cities).toEqual([])
+        }),
+      { tools: [tool] }
+    )
+  })
+
   it.live("a call whose arguments ended not valid JSON is not run when the agent starts its run again before RUN_FINISHED", () => {
     const { cities, tool } = weatherTool()
     return withAgent(

@@ -56,7 +56,9 @@ export const describe = (
 
 /**
  * The pending calls of a thread's state (from the last pause, or from the server's thread after a
- * read), with their arguments from its `tool_use` blocks. @internal
+ * read), with their arguments from its `tool_use` blocks; arguments that ended as text that is not
+ * a JSON object (`internal.invalidToolArgs`) as they arrived, not what they partly parse to, as
+ * the pause itself carries them. @internal
  */
 export const ofState = (thread: ClientState.ThreadState | undefined): ReadonlyArray<Events.PendingToolCall> => {
   if (thread === undefined) return []
@@ -64,9 +66,12 @@ export const ofState = (thread: ClientState.ThreadState | undefined): ReadonlyAr
   for (const message of thread.thread.messages) {
     for (const block of message.content) if (block.type === "tool_use") inputs.set(block.id, block.input)
   }
+  // A state restored from storage may lack the reducer's bookkeeping.
+  const invalid: unknown = thread.internal?.invalidToolArgs
   return thread.pendingToolCalls.map((call) => ({
     toolCallId: call.toolCallId,
     toolName: call.toolName,
-    arguments: JSON.stringify(inputs.get(call.toolCallId) ?? {})
+    arguments: (invalid instanceof Map ? invalid.get(call.toolCallId) : undefined) ??
+      JSON.stringify(inputs.get(call.toolCallId) ?? {})
   }))
 }
