@@ -377,9 +377,9 @@ describe("failures", () => {
     expect(texts(y.messages)).toEqual(["user: y", "assistant: re: y"])
   })
 
-  it("a run started on the placeholder gets a new thread even if another run names its thread first", async () => {
+  it("a queued run asked for on the placeholder while another creates its thread goes on that thread, also when it starts only after the thread was named", async () => {
     // A loopback proxy in front of the testing server that holds the first run request and the
-    // second token exchange until told, so the second run (waiting for that exchange) reads its
+    // second token exchange until told, so the second run (waiting for that exchange) takes its
     // thread only after the first run's thread became current.
     const proxy = await holdingProxy(server())
     server().setScript((request) => [Script.text(["re: ", request.text])])
@@ -396,21 +396,18 @@ describe("failures", () => {
     const x = client.run("x")
     await heldRun.arrived
     client.setUserToken(jwtFor("user-x", hourFromNow + 60))
-    // Called while the placeholder is current: a new conversation, like x.
+    // Called while the placeholder is current: the conversation x is creating the thread of.
     expect(client.getState().currentThreadId).toBe("placeholder")
-    const y = client.run("y")
+    const y = client.run("y", { onBusy: "queue" })
     heldRun.release()
     const xId = await x.threadId
     expect(client.getState().currentThreadId).toBe(xId)
     heldExchange.release()
     const [xThread, yThread] = await Promise.all([x.thread, settle(y.thread)])
-    // Before: y ran on x's thread, busy, and failed with a RunConflictError.
-    expect(yThread.ok ? "ok" : yThread.error._tag).toBe("ok")
-    expect(yThread.ok && yThread.value.id).not.toBe(xId)
+    expect(yThread.ok ? yThread.value.id : yThread.error._tag).toBe(xId)
     expect(texts(xThread.messages)).toEqual(["user: x", "assistant: re: x"])
-    expect(yThread.ok && texts(yThread.value.messages)).toEqual(["user: y", "assistant: re: y"])
-    expect(server().requests.filter((r) => r.path === "/v1/threads/runs")).toHaveLength(2)
-    // As upstream: the first run named becomes current, the other does not take it over.
+    expect(yThread.ok && texts(yThread.value.messages)).toEqual(["user: x", "assistant: re: x", "user: y", "assistant: re: y"])
+    expect(server().requests.filter((r) => r.path === "/v1/threads/runs")).toHaveLength(1)
     expect(client.getState().currentThreadId).toBe(xId)
   })
 
@@ -455,6 +452,58 @@ describe("a new conversation while a new thread's run has not started", () => {
     await waitFor(() => runRequests() === 1, "the first request")
     return { answers, client, first }
   }
+
+  it("a second message before the server named the thread is refused (RunConflictError), as on a named thread, and no second thread is made", async () => {
+    const { answers, client, first } = await firstHeld()
+    const refused = await settle(client.run("second message").thread)
+    expect(refused.ok ? "succeeded" : refused.error).toMatchObject({ _tag: "RunConflictError", reason: "ActiveInClient" })
+    answers.open()
+    const thread = await first.thread
+    expect(runRequests()).toBe(1)
+    expect(client.getState().currentThreadId).toBe(thread.id)
+    expect(texts(client.getThread(thread.id)!.messages)).toEqual(["user: first conversation", "assistant: re: first conversation"])
+    expect(Object.keys(client.getState().threadMap).filter((id) => id !== thread.id && id !== "placeholder")).toEqual([])
+  })
+
+  it("a second message queued before the server named the thread goes on that thread once the first run ended; the screen stays on it", async () => {
+    const { answers, client, first } = await firstHeld()
+    const seen = new Set<string>()
+    client.subscribe(() => seen.add(client.getState().currentThreadId))
+    const second = client.run("second message", { onBusy: "queue" })
+    answers.open()
+    const [firstThread, secondThread] = await Promise.all([first.thread, second.thread])
+    expect(secondThread.id).toBe(firstThread.id)
+    expect(runRequests()).toBe(1)
+    expect(texts(secondThread.messages)).toEqual([
+      "user: first conversation",
+      "assistant: re: first conversation",
+      "user: second message",
+      "assistant: re: second message"
+    ])
+    expect(client.getState().currentThreadId).toBe(firstThread.id)
+    expect([...seen].filter((id) => id !== "placeholder")).toEqual([firstThread.id])
+  })
+
+  it("a second message with onBusy interrupt before the server named the thread cancels the first run and goes on its thread", async () => {
+    const answers = gate()
+    server().setScript(Script.beforeResponse(async (request) => {
+      if (request.text !== "first conversation") return [Script.text(["re: ", request.text])]
+      await answers.opened
+      return [Script.text("first..."), Script.hang()]
+    }))
+    const client = makeClient(server())
+    const first = client.run("first conversation")
+    await waitFor(() => runRequests() === 1, "the first request")
+    const second = client.run("second message", { onBusy: "interrupt" })
+    answers.open()
+    const secondThread = await second.thread
+    expect(runRequests()).toBe(1)
+    const ended = await settle(first.thread)
+    expect(ended.ok ? "succeeded" : ended.error).toBeInstanceOf(AbortError)
+    expect(server().cancels.map((c) => c.threadId)).toEqual([secondThread.id])
+    expect(texts(secondThread.messages).slice(-2)).toEqual(["user: second message", "assistant: re: second message"])
+    expect(client.getState().currentThreadId).toBe(secondThread.id)
+  })
 
   it("the run goes on in a thread of its own; the new conversation shows its own run, and follows it to its thread", async () => {
     const { answers, client, first } = await firstHeld()

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { HoldingProxy, Script } from "@tambo-effect/testing"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Tambo from "../src/Tambo.js"
@@ -751,5 +753,116 @@ describe("sending while busy", () => {
       expect(server().cancels.map((c) => c.threadId)).toContain(threadId)
       const last = replaced.at(-1)!.snapshot.messages.at(-1)!.content[0]!
       expect(last.type === "text" && last.text).toBe("re: instead")
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})
+
+describe("sending on a new conversation before the server names its thread", () => {
+  /**
+   * A run on a new conversation whose answer is held until `open()`: the server has its request,
+   * the client no name for its thread yet. `script` is its answer once opened; a later run's, a reply.
+   */
+  const firstHeld = (script: (request: Script.RunRequest) => Script.Script = (request) => [Script.text(`re: ${request.text}`)]) =>
+    Effect.gen(function* () {
+      let open!: () => void
+      const opened = new Promise<void>((resolve) => (open = resolve))
+      const received = new Set<string>()
+      server().setScript(Script.beforeResponse(async (request) => {
+        received.add(request.text)
+        if (request.text !== "first") return [Script.text(`re: ${request.text}`)]
+        await opened
+        return script(request)
+      }))
+      const first = yield* Effect.fork(Effect.either(runAll("first")))
+      yield* Effect.repeat(Effect.sync(() => received.has("first")), { until: (has) => has, schedule: Schedule.spaced("5 millis") })
+      return { first, open }
+    })
+  const created = () => server().requests.filter((r) => r.method === "POST" && r.path === "/v1/threads/runs")
+  const textsOn = (threadId: string) =>
+    Effect.map(Effect.flatMap(Tambo.Tambo, (tambo) => tambo.state), (state) =>
+      state.threadMap[threadId]!.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))))
+
+  it.live("reject (the default) fails the second message with RunConflictError, as on a named thread, and creates no second thread; the first keeps the conversation", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { first, open } = yield* firstHeld()
+      const error = yield* runAll("second").pipe(Effect.flip, Effect.map(fields))
+      expect(error).toMatchObject({ _tag: "RunConflictError", reason: "ActiveInClient" })
+      // The refused run left the first one the conversation's: a message queued after it still follows it.
+      const third = yield* Effect.fork(runAll("third", { onBusy: "queue" }))
+      yield* suspended(third)
+      open()
+      const ended = yield* Fiber.join(first)
+      const threadId = Either.getOrThrow(ended).at(-1)!.threadId
+      expect((yield* Fiber.join(third)).at(-1)!.threadId).toBe(threadId)
+      expect(created()).toHaveLength(1)
+      expect(yield* textsOn(threadId)).toEqual(["first", "re: first", "third", "re: third"])
+      const state = yield* tambo.state
+      expect(state.currentThreadId).toBe(threadId)
+      expect(Object.keys(state.threadMap).filter((id) => id !== threadId && id !== "placeholder")).toEqual([])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("queue sends the second message on the thread the server named for the first, once the first ended", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { first, open } = yield* firstHeld()
+      const second = yield* Effect.fork(runAll("second", { onBusy: "queue" }))
+      yield* suspended(second)
+      open()
+      const threadId = Either.getOrThrow(yield* Fiber.join(first)).at(-1)!.threadId
+      expect((yield* Fiber.join(second)).at(-1)!.threadId).toBe(threadId)
+      expect(created()).toHaveLength(1)
+      expect(runsOf(threadId)).toHaveLength(1)
+      expect(yield* textsOn(threadId)).toEqual(["first", "re: first", "second", "re: second"])
+      expect((yield* tambo.state).currentThreadId).toBe(threadId)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("interrupt cancels the first run and sends the second message on the thread the server named for it", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { first, open } = yield* firstHeld(() => [Script.text("first..."), Script.hang()])
+      const second = yield* Effect.fork(runAll("second", { onBusy: "interrupt" }))
+      yield* suspended(second)
+      open()
+      const threadId = (yield* Fiber.join(second)).at(-1)!.threadId
+      expect(created()).toHaveLength(1)
+      const ended = yield* Fiber.join(first)
+      expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "RunCancelledError" })
+      expect(server().cancels.map((c) => c.threadId)).toEqual([threadId])
+      expect((yield* textsOn(threadId)).slice(-2)).toEqual(["second", "re: second"])
+      expect((yield* textsOn(threadId))[0]).toBe("first")
+      expect((yield* tambo.state).currentThreadId).toBe(threadId)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("queue after a first run that ended before the server named a thread: the second message creates the thread", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { first, open } = yield* firstHeld(() => [Script.httpError(500)])
+      const second = yield* Effect.fork(runAll("second", { onBusy: "queue" }))
+      yield* suspended(second)
+      open()
+      expect(Either.isLeft(yield* Fiber.join(first))).toBe(true)
+      const threadId = (yield* Fiber.join(second)).at(-1)!.threadId
+      expect(created()).toHaveLength(2)
+      expect((yield* textsOn(threadId)).slice(-2)).toEqual(["second", "re: second"])
+      expect((yield* tambo.state).currentThreadId).toBe(threadId)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a message sent after startNewThread still creates another thread, whatever its onBusy", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { first, open } = yield* firstHeld()
+      yield* tambo.startNewThread
+      const second = yield* Effect.fork(runAll("second"))
+      open()
+      const firstThread = Either.getOrThrow(yield* Fiber.join(first)).at(-1)!.threadId
+      const secondThread = (yield* Fiber.join(second)).at(-1)!.threadId
+      expect(secondThread).not.toBe(firstThread)
+      expect(created()).toHaveLength(2)
+      expect(yield* textsOn(firstThread)).toEqual(["first", "re: first"])
+      expect(yield* textsOn(secondThread)).toEqual(["second", "re: second"])
     }).pipe(Effect.provide(tamboLayer(server()))))
 })

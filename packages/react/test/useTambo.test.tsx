@@ -167,6 +167,28 @@ describe("useTambo", () => {
     expect(replaced.id).toBe(result.current.currentThreadId)
   })
 
+  it("in a new chat, a second message sent before the server named the thread: rejected by default, queued on request into the same thread, and the screen stays on it", async () => {
+    let open!: () => void
+    const opened = new Promise<void>((resolve) => (open = resolve))
+    server().setScript(Script.beforeResponse(async (request) => {
+      if (request.text === "first") await opened
+      return [Script.text(["re: ", request.text])]
+    }))
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
+    const first = result.current.sendMessage("first")
+    const created = () => server().requests.filter((r) => r.method === "POST" && r.path === "/v1/threads/runs")
+    await until(() => created().length === 1, "the first request")
+    expect(result.current.currentThreadId).toBe(PLACEHOLDER_THREAD_ID)
+    await expect(result.current.sendMessage("rejected").thread).rejects.toMatchObject({ _tag: "RunConflictError" })
+    const queued = result.current.sendMessage("second", { onBusy: "queue" })
+    open()
+    const [firstThread, secondThread] = await Promise.all([first.thread, queued.thread])
+    expect(secondThread.id).toBe(firstThread.id)
+    await waitFor(() => expect(result.current.messages.map((m) => textOf(m))).toEqual(["first", "re: first", "second", "re: second"]))
+    expect(result.current.currentThreadId).toBe(firstThread.id)
+    expect(created()).toHaveLength(1)
+  })
+
   it("starts new threads and switches between them", async () => {
     server().setScript((request) => [Script.text(`Reply to ${request.text}`)])
     const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })

@@ -2,7 +2,9 @@
  * One active run per thread in a client. A run holds its lock key from its
  * start and, once the server named its thread, that thread's id too; a new
  * thread's run may hold the placeholder (what a UI shows for a new
- * conversation) until then. What happens to a second run is its `onBusy`.
+ * conversation) until then. What happens to a second run is its `onBusy`; a
+ * run asked for on the placeholder meanwhile is a second run of that thread
+ * (`RunState.follows`).
  *
  * @internal
  */
@@ -10,10 +12,10 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
-import { isLocalThreadId } from "../../ClientState.js"
+import { isLocalThreadId, LOCAL_THREAD_PREFIX, PLACEHOLDER_THREAD_ID } from "../../ClientState.js"
 import { type RunCancelledError, RunConflictError } from "../../TamboError.js"
 import { cancelStarting, whileStarting } from "./cancel.js"
-import { type Env, newEpoch } from "./env.js"
+import { type Env, newEpoch, nextLocal } from "./env.js"
 import type { RunState } from "./state.js"
 
 /** Completes once the run has let go of its thread. @internal */
@@ -22,8 +24,42 @@ export const done = (run: RunState): Effect.Effect<void> =>
     run.released ? Effect.void : Deferred.await(run.releasedSignal ??= Deferred.unsafeMake<void>(FiberId.none))
   )
 
+// A run still following the placeholder's run shares its lock key, not its placeholder.
 const releasePlaceholder = (env: Env, run: RunState): void => {
-  if (env.placeholderOwner === run.lockKey) env.placeholderOwner = undefined
+  if (run.follows === undefined && env.placeholderOwner === run.lockKey) env.placeholderOwner = undefined
+}
+
+/**
+ * A run that creates its thread: it records in the placeholder unless another new thread's run is
+ * using it (or it was not asked for there), else in a local thread of its own; its lock key is
+ * local until the server names its thread. @internal
+ */
+export const takeNewThread = (env: Env, run: RunState): void => {
+  const key = `${LOCAL_THREAD_PREFIX}${nextLocal(env)}`
+  const placeholder = env.placeholderOwner === undefined && run.requested === PLACEHOLDER_THREAD_ID
+  run.lockKey = key
+  run.threadId = placeholder ? PLACEHOLDER_THREAD_ID : key
+  if (placeholder) {
+    env.placeholderOwner = key
+    env.placeholderRun = run
+  }
+}
+
+/**
+ * A run that follows the run creating its conversation's thread goes on the thread the server
+ * named for it; if that run let go without one, this run creates the thread itself.
+ */
+const followed = (env: Env, run: RunState): void => {
+  const leader = run.follows
+  if (leader === undefined) return
+  if (!isLocalThreadId(leader.threadId)) {
+    run.follows = undefined
+    run.requested = run.existing = run.lockKey = run.threadId = leader.threadId
+    run.span.attribute("tambo.thread_id", leader.threadId)
+  } else if (leader.released) {
+    run.follows = undefined
+    takeNewThread(env, run)
+  }
 }
 
 /**
@@ -34,6 +70,7 @@ const releasePlaceholder = (env: Env, run: RunState): void => {
 export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflictError | RunCancelledError> =>
   Effect.flatMap(
     Effect.sync(() => {
+      followed(env, run)
       const active = env.activeRuns.get(run.lockKey)
       if (active === undefined) {
         env.activeRuns.set(run.lockKey, run.entry)

@@ -33,9 +33,12 @@ const defaultMaxSteps = 10
 /**
  * A run's state as it starts. A new thread's run records into the placeholder (what a UI shows
  * for a new conversation) unless another new-thread run is using it: then into a thread of its
- * own. The placeholder is taken here, in the same synchronous step as the look at its owner; it
- * is the run's until the server names its thread, unless `startNewThread` moves the run to a
- * thread of its own before that (see threads.ts).
+ * own (see `Lock.takeNewThread`). A run asked for on the placeholder while a run is creating the
+ * placeholder's thread is a run on that thread (`follows`): its `onBusy` decides, as on a thread
+ * the server named, and it goes on the thread that run goes on (see `Lock.acquire`). The
+ * placeholder is taken here, in the same synchronous step as the look at its owner; it is the
+ * run's until the server names its thread, unless `startNewThread` moves the run to a thread of
+ * its own before that (see threads.ts): a new conversation's run creates another thread.
  */
 const makeState = (
   env: Env.Env,
@@ -46,24 +49,18 @@ const makeState = (
   span: Tracer.Span,
   clock: RunState["clock"],
   timing: boolean,
-  credentials: Transport.Credentials
+  credentials: Transport.Credentials,
+  follows: RunState | undefined
 ): RunState => {
   const isNew = ClientState.isLocalThreadId(requested)
-  const localId = !isNew
-    ? undefined
-    : env.placeholderOwner === undefined && requested === ClientState.PLACEHOLDER_THREAD_ID
-    ? ClientState.PLACEHOLDER_THREAD_ID
-    : `${ClientState.LOCAL_THREAD_PREFIX}${Env.nextLocal(env)}`
-  const lockKey = localId === ClientState.PLACEHOLDER_THREAD_ID
-    ? `${ClientState.LOCAL_THREAD_PREFIX}${Env.nextLocal(env)}`
-    : localId ?? requested
   const run: RunState = {
     start,
     options,
     requested,
     asked,
     existing: isNew ? undefined : requested,
-    lockKey,
+    lockKey: follows?.lockKey ?? requested,
+    follows,
     maxSteps: options.maxSteps ?? defaultMaxSteps,
     autoExecute: options.autoExecuteTools ?? true,
     span,
@@ -81,7 +78,7 @@ const makeState = (
     previousRunId: undefined,
     firstMessage: { role: "user", content: [] },
     additionalContext: undefined,
-    threadId: localId ?? requested,
+    threadId: requested,
     runId: undefined,
     runIds: [],
     lastRunId: undefined,
@@ -110,10 +107,7 @@ const makeState = (
     released: false,
     releasedSignal: undefined
   }
-  if (localId === ClientState.PLACEHOLDER_THREAD_ID) {
-    env.placeholderOwner = lockKey
-    env.placeholderRun = run
-  }
+  if (isNew && follows === undefined) Lock.takeNewThread(env, run)
   return run
 }
 
@@ -126,6 +120,8 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
     Effect.withParentSpan(Effect.gen(function* () {
       const requested = options.threadId ?? (yield* env.store.currentThreadId)
       const asked = ++env.asked
+      // The run creating the thread of the conversation asked for, as it was asked for.
+      const follows = requested === ClientState.PLACEHOLDER_THREAD_ID ? Env.placeholderRun(env) : undefined
       // Waits for a token exchange in flight; a refused one fails the run before it starts. The
       // run's requests carry these credentials, whatever setUserToken does meanwhile. A
       // cancellation of the thread ends the wait: nothing is recorded or sent yet.
@@ -149,7 +145,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // and no interruption in between: the end is recorded (and the server told) first, then
       // the thread's lock and the placeholder are let go.
       const run = yield* Effect.uninterruptible(Effect.suspend(() => {
-        const run = makeState(env, start, options, requested, asked, span, clock, timing, credentials)
+        const run = makeState(env, start, options, requested, asked, span, clock, timing, credentials, follows)
         return Effect.as(
           Scope.addFinalizerExit(scope, (exit) => {
             Step.endStep(run, exit)

@@ -37,14 +37,22 @@ export interface RunState {
   // -- fixed when the run starts --
   readonly start: Start
   readonly options: RunOptions
-  /** The thread asked for: a server's thread, or a local one for a run that creates its thread. */
-  readonly requested: string
+  /**
+   * The thread asked for: a server's thread, or a local one for a run that creates its thread; for
+   * a run that follows another (see `follows`), the thread that run went on, once it is known.
+   */
+  requested: string
   /** Its number among the runs asked for (see `Env.asked`): the runs asked for before it have smaller ones. */
   readonly asked: number
   /** The server's thread the run goes on, `undefined` for a run that creates its thread. */
-  readonly existing: string | undefined
+  existing: string | undefined
   /** The key of the run's lock until the server names its thread (then also that thread's id). */
-  readonly lockKey: string
+  lockKey: string
+  /**
+   * The run creating the thread of the new conversation this run was asked for on, until this
+   * run holds its thread: this run goes on the thread that run goes on (see `Lock.acquire`).
+   */
+  follows: RunState | undefined
   readonly maxSteps: number
   readonly autoExecute: boolean
   /** The run's span: the parent of its steps and of what talks to the server for it. */
