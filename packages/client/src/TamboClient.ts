@@ -629,8 +629,10 @@ export type ApprovalHandler = (call: PendingToolCallInfo) => ApprovalDecision | 
  * server has not named a thread for yet counts as that run's thread: a
  * second message there is rejected, queued or interrupts as on any thread,
  * and goes on the thread the server names (it creates the thread only if the
- * first run ended without one). After `startNewThread()` the next message
- * creates another thread.
+ * first run ended without one); `cancelRun()` of the placeholder, or of the
+ * thread the server named meanwhile, ends it too. After `startNewThread()`
+ * the next message creates another thread, and a message still waiting goes
+ * on with the run it waits for.
  *
  * @since 0.1.0
  * @category Models

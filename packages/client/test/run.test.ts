@@ -484,6 +484,28 @@ describe("a new conversation while a new thread's run has not started", () => {
     expect([...seen].filter((id) => id !== "placeholder")).toEqual([firstThread.id])
   })
 
+  it("Stop of the thread the server named ends a message queued before it was named: it rejects with AbortError and is never sent", async () => {
+    const answers = gate()
+    server().setScript(Script.beforeResponse(async (request) => {
+      if (request.text !== "first conversation") return [Script.text(["re: ", request.text])]
+      await answers.opened
+      return [Script.text("first..."), Script.hang()]
+    }))
+    const client = makeClient(server())
+    const first = client.run("first conversation")
+    await waitFor(() => runRequests() === 1, "the first request")
+    const second = client.run("second message", { onBusy: "queue" })
+    answers.open()
+    await waitFor(() => client.getState().currentThreadId !== "placeholder", "the thread named")
+    const threadId = client.getState().currentThreadId
+    await client.cancelRun()
+    const [firstEnded, secondEnded] = await Promise.all([settle(first.thread), settle(second.thread)])
+    expect(firstEnded.ok ? "succeeded" : firstEnded.error).toBeInstanceOf(AbortError)
+    expect(secondEnded.ok ? "succeeded" : secondEnded.error).toBeInstanceOf(AbortError)
+    expect(server().requests.filter((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`)).toEqual([])
+    expect(texts(client.getThread(threadId)!.messages)).toEqual(["user: first conversation", "assistant: first..."])
+  })
+
   it("a second message with onBusy interrupt before the server named the thread cancels the first run and goes on its thread", async () => {
     const answers = gate()
     server().setScript(Script.beforeResponse(async (request) => {

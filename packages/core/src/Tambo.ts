@@ -219,8 +219,11 @@ export interface ToolCallResult {
  * whose run has not been told its thread by the server yet counts as that
  * run's thread: a run asked for there is refused, waits, or cancels it, and
  * goes on the thread the server names for it (or, if that run ended before
- * the server named one, creates the thread). After `startNewThread` the
- * placeholder is a new conversation again, and its run creates another thread.
+ * the server named one, creates the thread); a `cancelRun` of the
+ * placeholder, or of the thread the server named meanwhile, ends it. After
+ * `startNewThread` the placeholder is a new conversation again, and its run
+ * creates another thread; a run waiting there before goes on with the run it
+ * waits for.
  *
  * @since 0.1.0
  * @category Models

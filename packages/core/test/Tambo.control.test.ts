@@ -7,6 +7,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { isLocalThreadId, PLACEHOLDER_THREAD_ID } from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer } from "./helpers.js"
@@ -848,6 +849,59 @@ describe("sending on a new conversation before the server names its thread", () 
       expect(created()).toHaveLength(2)
       expect((yield* textsOn(threadId)).slice(-2)).toEqual(["second", "re: second"])
       expect((yield* tambo.state).currentThreadId).toBe(threadId)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a Stop of the thread the server named ends the message queued before it was named, which sends nothing", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { first, open } = yield* firstHeld(() => [Script.text("first..."), Script.hang()])
+      const second = yield* Effect.fork(Effect.either(runAll("second", { onBusy: "queue" })))
+      yield* suspended(second)
+      open()
+      yield* Effect.repeat(Effect.map(tambo.state, (state) => state.currentThreadId), {
+        until: (id) => !isLocalThreadId(id),
+        schedule: Schedule.spaced("5 millis")
+      })
+      const threadId = (yield* tambo.state).currentThreadId
+      yield* tambo.cancelRun(threadId)
+      const waited = yield* Fiber.join(second)
+      expect(Either.isLeft(waited) && fields(waited.left)).toMatchObject({ _tag: "RunCancelledError" })
+      const ended = yield* Fiber.join(first)
+      expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "RunCancelledError" })
+      expect(created()).toHaveLength(1)
+      expect(runsOf(threadId)).toHaveLength(0)
+      expect(yield* textsOn(threadId)).toEqual(["first", "first..."])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a Stop of the placeholder ends the message queued behind its run, which sends nothing", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { first, open } = yield* firstHeld(() => [Script.text("first..."), Script.hang()])
+      const second = yield* Effect.fork(Effect.either(runAll("second", { onBusy: "queue" })))
+      yield* suspended(second)
+      yield* tambo.cancelRun(PLACEHOLDER_THREAD_ID)
+      const waited = yield* Fiber.join(second)
+      expect(Either.isLeft(waited) && fields(waited.left)).toMatchObject({ _tag: "RunCancelledError" })
+      open()
+      const ended = yield* Fiber.join(first)
+      expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "RunCancelledError" })
+      expect(server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))).toHaveLength(1)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a Stop of the new placeholder after startNewThread leaves the message queued behind the run that left it, which goes on that run's thread", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { first, open } = yield* firstHeld()
+      const second = yield* Effect.fork(runAll("second", { onBusy: "queue" }))
+      yield* suspended(second)
+      yield* tambo.startNewThread
+      yield* tambo.cancelRun(PLACEHOLDER_THREAD_ID)
+      open()
+      const threadId = Either.getOrThrow(yield* Fiber.join(first)).at(-1)!.threadId
+      expect((yield* Fiber.join(second)).at(-1)!.threadId).toBe(threadId)
+      expect(yield* textsOn(threadId)).toEqual(["first", "re: first", "second", "re: second"])
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 

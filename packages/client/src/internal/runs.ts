@@ -35,6 +35,11 @@ export interface RunEntry {
   readonly stream: TamboStream
   /** Started on the placeholder, which became a new conversation before the server named its thread. */
   leftPlaceholder: boolean
+  /**
+   * The run creating the thread of the new conversation this run was asked for on (as core's run
+   * follows it): this run is on the thread that run is on.
+   */
+  readonly follows: RunEntry | undefined
 }
 
 /** @internal */
@@ -90,9 +95,30 @@ export class Runs {
   /** The runs in flight on a thread (default: the current one). */
   onThread(threadId: string | undefined): Array<RunEntry> {
     const id = threadId ?? this.runtime.store.getState().currentThreadId
-    return [...this.entries].filter(({ leftPlaceholder, requestedThreadId, run }) =>
-      run.threadId === undefined ? !leftPlaceholder && requestedThreadId === id : run.threadId === id
-    )
+    return [...this.entries].filter((entry) => this.#threadOf(entry) === id)
+  }
+
+  /**
+   * The thread a run is on: the one the server named for it; else, for a run that follows another,
+   * that run's (unless it ended without one: then this run creates the thread); else the thread
+   * asked for, unless that was a new conversation the placeholder has left since.
+   */
+  #threadOf(entry: RunEntry): string | undefined {
+    if (entry.run.threadId !== undefined) return entry.run.threadId
+    const leader = entry.follows
+    if (leader !== undefined && (leader.run.threadId !== undefined || this.entries.has(leader))) return this.#threadOf(leader)
+    return entry.leftPlaceholder ? undefined : entry.requestedThreadId
+  }
+
+  /** The run creating the thread of the new conversation on the placeholder, if one is. */
+  #creatingPlaceholder(): RunEntry | undefined {
+    for (const entry of this.entries) {
+      if (
+        entry.follows === undefined && entry.requestedThreadId === PLACEHOLDER_THREAD_ID &&
+        entry.run.threadId === undefined && !entry.leftPlaceholder
+      ) return entry
+    }
+    return undefined
   }
 
   /**
@@ -161,7 +187,8 @@ export class Runs {
       }
     })
     const stream = new TamboStream(run)
-    const entry: RunEntry = { run, requestedThreadId, stream, leftPlaceholder: false }
+    const follows = requestedThreadId === PLACEHOLDER_THREAD_ID ? this.#creatingPlaceholder() : undefined
+    const entry: RunEntry = { run, requestedThreadId, stream, leftPlaceholder: false, follows }
     if (this.runtime.destroying !== undefined) {
       run.fail(abortError("ClientDestroyed"))
     } else if (signal?.aborted === true) {

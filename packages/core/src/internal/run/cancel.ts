@@ -204,6 +204,8 @@ export const cancelThread = (env: Env.Env, threadId?: string, onlyRunId?: string
       id === ClientState.PLACEHOLDER_THREAD_ID && env.placeholderOwner !== undefined ? env.placeholderOwner : id
     )
     if (local !== undefined) {
+      // The runs following it (asked for on the new conversation it creates the thread of) wait under its lock key.
+      if (onlyRunId === undefined && local.lockKey() !== id) yield* cancelStarting(env, local.lockKey())
       if (onlyRunId === undefined || local.ranAs(onlyRunId)) yield* local.cancel
       return
     }

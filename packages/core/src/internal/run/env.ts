@@ -45,6 +45,11 @@ export interface ActiveRun {
   readonly done: Effect.Effect<void>
   /** The run ended by asking its caller for its tools' results (`continueRun`), and is finishing. */
   readonly pausedForCaller: () => boolean
+  /**
+   * The run's lock key: the runs that follow it (asked for on the new conversation it creates the
+   * thread of) wait under it, so that a `cancelRun` of its thread, by whatever name, ends them.
+   */
+  readonly lockKey: () => string
 }
 
 /** @internal */

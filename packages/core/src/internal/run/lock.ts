@@ -63,6 +63,12 @@ const followed = (env: Env, run: RunState): void => {
 }
 
 /**
+ * Where a run waiting for its thread is found by `cancelRun`: under the thread asked for, or the
+ * lock key of the run it follows (whose thread may be the placeholder or the one the server named).
+ */
+const waitingKey = (run: RunState): string => run.follows === undefined ? run.requested : run.lockKey
+
+/**
  * Takes the run's lock key, else waits for (or cancels) the run holding it, or fails. A run waiting
  * for its thread is still starting: `cancelRun` of the thread ends it (see `Cancel.whileStarting`),
  * before it records or sends anything. @internal
@@ -83,7 +89,7 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
       if (active === undefined) return Effect.void
       // The answer its holder asked for, given as soon as it asked: it waits for the holder to finish.
       if (run.start._tag === "ToolResults" && active.pausedForCaller()) {
-        return Effect.zipRight(whileStarting(env, run.requested, run.asked, active.done), Effect.suspend(() => acquire(env, run)))
+        return Effect.zipRight(whileStarting(env, waitingKey(run), run.asked, active.done), Effect.suspend(() => acquire(env, run)))
       }
       const onBusy = run.options.onBusy ?? "reject"
       if (onBusy === "reject") {
@@ -104,11 +110,11 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
       return Effect.zipRight(
         onBusy === "interrupt"
           ? Effect.zipRight(
-            replacesWaiting ? cancelStarting(env, run.requested, run.asked) : Effect.void,
+            replacesWaiting ? cancelStarting(env, waitingKey(run), run.asked) : Effect.void,
             Effect.forkIn(active.cancel, env.scope)
           )
           : Effect.void,
-        Effect.zipRight(whileStarting(env, run.requested, run.asked, active.done), Effect.suspend(() => acquire(env, run)))
+        Effect.zipRight(whileStarting(env, waitingKey(run), run.asked, active.done), Effect.suspend(() => acquire(env, run)))
       )
     }
   )

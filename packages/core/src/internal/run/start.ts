@@ -70,7 +70,8 @@ const makeState = (
       cancel: Effect.suspend(() => Cancel.cancel(env, run)),
       done: Effect.suspend(() => Lock.done(run)),
       ranAs: (runId) => run.runIds.includes(runId),
-      pausedForCaller: () => run.pausedForCaller
+      pausedForCaller: () => run.pausedForCaller,
+      lockKey: () => run.lockKey
     },
     auth: Env.runAuth(env.auth, credentials),
     tools: [],
@@ -127,7 +128,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // cancellation of the thread ends the wait: nothing is recorded or sent yet.
       const credentials = yield* Cancel.whileStarting(
         env,
-        requested,
+        follows?.lockKey ?? requested,
         asked,
         Effect.tap(
           env.auth.credentials,
