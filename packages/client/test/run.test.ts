@@ -453,6 +453,20 @@ describe("a new conversation while a new thread's run has not started", () => {
     return { answers, client, first }
   }
 
+  /** The first run, held until `answers.open()`, then streaming without end; later runs are answered at once. */
+  const firstHeldThenHanging = async () => {
+    const answers = gate()
+    server().setScript(Script.beforeResponse(async (request) => {
+      if (request.text !== "first conversation") return [Script.text(["re: ", request.text])]
+      await answers.opened
+      return [Script.text("first..."), Script.hang()]
+    }))
+    const client = makeClient(server())
+    const first = client.run("first conversation")
+    await waitFor(() => runRequests() === 1, "the first request")
+    return { answers, client, first }
+  }
+
   it("a second message before the server named the thread is refused (RunConflictError), as on a named thread, and no second thread is made", async () => {
     const { answers, client, first } = await firstHeld()
     const refused = await settle(client.run("second message").thread)
@@ -485,15 +499,7 @@ describe("a new conversation while a new thread's run has not started", () => {
   })
 
   it("Stop of the thread the server named ends a message queued before it was named: it rejects with AbortError and is never sent", async () => {
-    const answers = gate()
-    server().setScript(Script.beforeResponse(async (request) => {
-      if (request.text !== "first conversation") return [Script.text(["re: ", request.text])]
-      await answers.opened
-      return [Script.text("first..."), Script.hang()]
-    }))
-    const client = makeClient(server())
-    const first = client.run("first conversation")
-    await waitFor(() => runRequests() === 1, "the first request")
+    const { answers, client, first } = await firstHeldThenHanging()
     const second = client.run("second message", { onBusy: "queue" })
     answers.open()
     await waitFor(() => client.getState().currentThreadId !== "placeholder", "the thread named")
@@ -507,15 +513,7 @@ describe("a new conversation while a new thread's run has not started", () => {
   })
 
   it("a second message with onBusy interrupt before the server named the thread cancels the first run and goes on its thread", async () => {
-    const answers = gate()
-    server().setScript(Script.beforeResponse(async (request) => {
-      if (request.text !== "first conversation") return [Script.text(["re: ", request.text])]
-      await answers.opened
-      return [Script.text("first..."), Script.hang()]
-    }))
-    const client = makeClient(server())
-    const first = client.run("first conversation")
-    await waitFor(() => runRequests() === 1, "the first request")
+    const { answers, client, first } = await firstHeldThenHanging()
     const second = client.run("second message", { onBusy: "interrupt" })
     answers.open()
     const secondThread = await second.thread
