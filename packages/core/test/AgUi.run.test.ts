@@ -22,6 +22,7 @@ import type * as Types from "../src/Types.js"
 import { toAgUiMessages } from "../src/internal/agui/runAgentInput.js"
 import { applyPatch, type Operation } from "../src/internal/jsonPatch.js"
 import { type ReferenceTool, runReference } from "./agui/reference.js"
+import { resetTool } from "./helpers.js"
 
 const weatherParameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
 
@@ -70,6 +71,9 @@ const expectRanWith = (thread: Types.TamboThread, cities: ReadonlyArray<string>,
 }
 
 /** A run to its end: its events' types and the thread it ran on, from the store. */
+/** The message that answers call `c1` whose arguments were not valid JSON: its tool did not run. */
+const answeredNotValidJson = { role: "tool", toolCallId: "c1", content: expect.stringContaining("not valid JSON") }
+
 const runToEnd = (message: string) =>
   Effect.gen(function*() {
     const tambo = yield* Tambo.Tambo
@@ -645,7 +649,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
           expect(agent.requests).toHaveLength(2)
           const sent = agent.requests[1]!.input!.messages
           expect(sent[1]).toMatchObject({ role: "assistant", content: "Let me check.", toolCalls: [{ id: "c1" }] })
-          expect(sent[2]).toMatchObject({ role: "tool", toolCallId: "c1", content: expect.stringContaining("not valid JSON") })
+          expect(sent[2]).toMatchObject(answeredNotValidJson)
           expect(thread.messages[1]!.content[0]).toEqual({ type: "text", text: "Let me check." })
           expect(thread.status).toBe("idle")
           const state = (yield* tambo.state).threadMap[thread.id]!
@@ -672,11 +676,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
           expect(cities).toEqual([])
           expect(toolUses(thread)).toMatchObject([{ id: "c1", input: { city: "Pa" } }])
           expect(agent.requests).toHaveLength(2)
-          expect(agent.requests[1]!.input!.messages[2]).toMatchObject({
-            role: "tool",
-            toolCallId: "c1",
-            content: expect.stringContaining("not valid JSON")
-          })
+          expect(agent.requests[1]!.input!.messages[2]).toMatchObject(answeredNotValidJson)
           expect(thread.status).toBe("idle")
         }),
       { tools: [tool] }
@@ -684,14 +684,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   })
 
   it.live("a call with blank arguments of a tool that needs approval is asked about with {}, runs once approved, and leaves no anomaly", () => {
-    const resets: Array<unknown> = []
-    const reset = Tool.make({
-      name: "reset",
-      description: "Resets everything",
-      input: Schema.Struct({ force: Schema.optional(Schema.Boolean) }),
-      needsApproval: true,
-      execute: (args) => Effect.sync(() => resets.push(args)).pipe(Effect.as("reset done"))
-    })
+    const { reset, resets } = resetTool()
     return withAgent(
       thenDone(() => [
         AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "reset" }),
@@ -757,11 +750,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
           yield* runToEnd("hello")
           expect(cities).toEqual([])
           expect(agent.requests).toHaveLength(2)
-          expect(agent.requests[1]!.input!.messages.at(-1)).toMatchObject({
-            role: "tool",
-            toolCallId: "c1",
-            content: expect.stringContaining("not valid JSON")
-          })
+          expect(agent.requests[1]!.input!.messages.at(-1)).toMatchObject(answeredNotValidJson)
         }),
       { tools: [tool] }
     )
@@ -839,11 +828,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
           yield* runToEnd("hello")
           expect(cities).toEqual([])
           expect(agent.requests).toHaveLength(2)
-          expect(agent.requests[1]!.input!.messages.at(-1)).toMatchObject({
-            role: "tool",
-            toolCallId: "c1",
-            content: expect.stringContaining("not valid JSON")
-          })
+          expect(agent.requests[1]!.input!.messages.at(-1)).toMatchObject(answeredNotValidJson)
         }),
       { tools: [tool] }
     )

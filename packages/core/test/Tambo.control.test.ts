@@ -10,7 +10,7 @@ import * as Stream from "effect/Stream"
 import { isLocalThreadId, PLACEHOLDER_THREAD_ID } from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
-import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, resetTool, runAll, tamboLayer, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -337,14 +337,7 @@ describe("approvals", () => {
 
   for (const blank of ["  ", "\n"]) {
     it.live(`a call with blank arguments (${JSON.stringify(blank)}) of a tool that needs approval is asked about with {} and runs once approved`, () => {
-      const resets: Array<unknown> = []
-      const reset = Tool.make({
-        name: "reset",
-        description: "Resets everything",
-        input: Schema.Struct({ force: Schema.optional(Schema.Boolean) }),
-        needsApproval: true,
-        execute: (args) => Effect.sync(() => resets.push(args)).pipe(Effect.as("reset done"))
-      })
+      const { reset, resets } = resetTool()
       return Effect.gen(function* () {
         server().setScript(toolThenQuote("reset", blank))
         const asked: Array<unknown> = []

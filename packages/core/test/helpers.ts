@@ -22,6 +22,19 @@ export const weather = Tool.make({
   execute: ({ city }) => Effect.succeed({ city, temperature: 21 })
 })
 
+/** A tool of no required arguments that needs approval, and the arguments it ran with. */
+export const resetTool = () => {
+  const resets: Array<unknown> = []
+  const reset = Tool.make({
+    name: "reset",
+    description: "Resets everything",
+    input: Schema.Struct({ force: Schema.optional(Schema.Boolean) }),
+    needsApproval: true,
+    execute: (args) => Effect.sync(() => resets.push(args)).pipe(Effect.as("reset done"))
+  })
+  return { reset, resets }
+}
+
 /** One testing server for a test file, its script reset after each test. */
 export const useServer = (options: TestServerOptions = {}) => {
   const ref: { current: TestServer | undefined } = { current: undefined }
