@@ -71,6 +71,13 @@ const expectRanWith = (thread: Types.TamboThread, cities: ReadonlyArray<string>,
 }
 
 /** A run to its end: its events' types and the thread it ran on, from the store. */
+/** The events of one call `c1` of `tool`, its arguments in one delta. */
+const callC1 = (tool: string, args: string) => [
+  AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: tool }),
+  AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: args }),
+  AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+]
+
 /** The message that answers call `c1` whose arguments were not valid JSON: its tool did not run. */
 const answeredNotValidJson = { role: "tool", toolCallId: "c1", content: expect.stringContaining("not valid JSON") }
 
@@ -665,11 +672,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   it.live("a call whose TOOL_CALL_END closes arguments that are not valid JSON is not run: its result says so, and the thread shows what they parse to", () => {
     const { cities, tool } = weatherTool()
     return withAgent(
-      thenDone(() => [
-        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Pa" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
-      ]),
+      thenDone(() => callC1("get_weather", "{\"city\":\"Pa")),
       (agent) =>
         Effect.gen(function*() {
           const { thread } = yield* runToEnd("hello")
@@ -686,11 +689,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   it.live("a call with blank arguments of a tool that needs approval is asked about with {}, runs once approved, and leaves no anomaly", () => {
     const { reset, resets } = resetTool()
     return withAgent(
-      thenDone(() => [
-        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "reset" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: " \n" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
-      ]),
+      thenDone(() => callC1("reset", " \n")),
       (agent) =>
         Effect.gen(function*() {
           const tambo = yield* Tambo.Tambo
@@ -716,11 +715,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   it.live("a call whose arguments are not valid JSON, left for the app to run: getPendingToolCalls says so with their text, as the run's last event does", () => {
     const { cities, tool } = weatherTool()
     return withAgent(
-      thenDone(() => [
-        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Pa" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
-      ]),
+      thenDone(() => callC1("get_weather", "{\"city\":\"Pa")),
       () =>
         Effect.gen(function*() {
           const tambo = yield* Tambo.Tambo
@@ -740,9 +735,7 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     const { cities, tool } = weatherTool()
     return withAgent(
       thenDone((request) => [
-        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Pa" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" }),
+        ...callC1("get_weather", "{\"city\":\"Pa"),
         AgUiAgent.event({ type: EventType.RUN_STARTED, threadId: request.input.threadId, runId: request.input.runId } as never)
       ]),
       (agent) =>
@@ -760,20 +753,14 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     [
       "started twice in one message",
       [
-        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Paris\"}" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Rome\"}" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" })
+        ...callC1("get_weather", "{\"city\":\"Paris\"}"),
+        ...callC1("get_weather", "{\"city\":\"Rome\"}")
       ]
     ],
     [
       "sent arguments after its end",
       [
-        AgUiAgent.event({ type: EventType.TOOL_CALL_START, toolCallId: "c1", toolCallName: "get_weather" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Paris\"}" }),
-        AgUiAgent.event({ type: EventType.TOOL_CALL_END, toolCallId: "c1" }),
+        ...callC1("get_weather", "{\"city\":\"Paris\"}"),
         AgUiAgent.event({ type: EventType.TOOL_CALL_ARGS, toolCallId: "c1", delta: "{\"city\":\"Rome\"}" })
       ]
     ]
