@@ -56,7 +56,12 @@ const serversSeen = () => {
     if (status !== undefined && seen.statuses.at(-1) !== status) seen.statuses.push(status)
     return null
   }
-  return { seen, Servers }
+  /** The text of the first server's `greet` tool, called through its client. */
+  const greet = async () => {
+    const result = await seen.servers[0]!.client!.callTool("greet")
+    return result.content.map((block) => ("text" in block ? block.text : "")).join("")
+  }
+  return { seen, Servers, greet }
 }
 
 describe("MCP hooks", () => {
@@ -452,7 +457,7 @@ describe("MCP hooks", () => {
 
   it("a server's handlers in the mcpServers prop answer its elicitations; new ones in the props replace them", async () => {
     const mcp = await start("greeter")
-    const { seen, Servers } = serversSeen()
+    const { seen, Servers, greet } = serversSeen()
     const app = (name: string | undefined) => (
       <TamboProvider
         {...connection(server(), {
@@ -465,10 +470,6 @@ describe("MCP hooks", () => {
         <Servers />
       </TamboProvider>
     )
-    const greet = async () => {
-      const result = await seen.servers[0]!.client!.callTool("greet")
-      return result.content.map((block) => ("text" in block ? block.text : "")).join("")
-    }
     const view = render(app("Ada"))
     await waitFor(() => expect(seen.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
     expect(await greet()).toBe("Hello, Ada!")
@@ -483,7 +484,7 @@ describe("MCP hooks", () => {
 
   it("new handlers in the props while a server connects again to drop its toolTimeout are the ones its new session has", async () => {
     const mcp = await start("greeter")
-    const { seen, Servers } = serversSeen()
+    const { seen, Servers, greet } = serversSeen()
     const app = (toolTimeout: Duration.DurationInput | undefined, name: string) => (
       <TamboProvider
         {...connection(server(), {
@@ -497,10 +498,6 @@ describe("MCP hooks", () => {
         <Servers />
       </TamboProvider>
     )
-    const greet = async () => {
-      const result = await seen.servers[0]!.client!.callTool("greet")
-      return result.content.map((block) => ("text" in block ? block.text : "")).join("")
-    }
     const view = render(app("1 second", "Ada"))
     await waitFor(() => expect(seen.servers[0]?.status).toBe("connected"), { timeout: 10_000 })
     expect(await greet()).toBe("Hello, Ada!")
@@ -516,7 +513,7 @@ describe("MCP hooks", () => {
 
   it("a toolTimeout no timer can wait, in the props of a connected server, is reported with console.error naming the server and the option; the new handlers and log level of the same change are taken", async () => {
     const mcp = await start("greeter")
-    const { seen, Servers } = serversSeen()
+    const { seen, Servers, greet } = serversSeen()
     const app = (toolTimeout: Duration.DurationInput, name: string, logLevel: "error" | "debug") => (
       <TamboProvider
         {...connection(server(), {
@@ -532,10 +529,6 @@ describe("MCP hooks", () => {
         <Servers />
       </TamboProvider>
     )
-    const greet = async () => {
-      const result = await seen.servers[0]!.client!.callTool("greet")
-      return result.content.map((block) => ("text" in block ? block.text : "")).join("")
-    }
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined)
     try {
       const view = render(app("1 second", "Ada", "error"))

@@ -48,6 +48,18 @@ const useAll = () => ({
   tambo: useTambo()
 })
 
+/** How many times the server was asked for thread `id`. */
+const readsOf = (id: string) => () =>
+  server().requests.filter((r) => r.method === "GET" && r.path === `/v1/threads/${id}`).length
+
+/** `useTambo` in `options`' provider, switched to thread `id`, where a read shows another client's run. */
+const showingOtherRun = async (id: string, options: Parameters<typeof wrapperFor>[0]) => {
+  const hook = renderHook(() => useTambo(), { wrapper: wrapperFor(options) })
+  await hook.result.current.switchThread(id)
+  await waitFor(() => expect(hook.result.current.isIdle).toBe(false))
+  return hook
+}
+
 describe("useTamboRunStatus", () => {
   it("is never idle during a run, its tool round included, though the state says idle between the steps", async () => {
     toolRoundScript()
@@ -130,10 +142,8 @@ describe("useTamboRunStatus", () => {
   it("follows another client's run a read showed: once it ends on the server the thread is read again, and isIdle turns true with no read by the app", async () => {
     const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
     await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
-    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
-    await result.current.switchThread(id)
-    await waitFor(() => expect(result.current.isIdle).toBe(false))
-    const reads = () => server().requests.filter((r) => r.method === "GET" && r.path === `/v1/threads/${id}`).length
+    const { result } = await showingOtherRun(id, connection(server()))
+    const reads = readsOf(id)
     const readsWhileShown = reads()
 
     await other.cancelRun(id)
@@ -150,10 +160,8 @@ describe("useTamboRunStatus", () => {
     const proxy = await holdingProxy(server())
     const isRead = (request: { readonly method: string; readonly path: string }) =>
       request.method === "GET" && request.path === `/v1/threads/${id}`
-    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server(), { tamboUrl: proxy.url })) })
-    await result.current.switchThread(id)
-    await waitFor(() => expect(result.current.isIdle).toBe(false))
-    const reads = () => server().requests.filter(isRead).length
+    const { result } = await showingOtherRun(id, connection(server(), { tamboUrl: proxy.url }))
+    const reads = readsOf(id)
 
     // The first read again is refused; the one after it would come two seconds later.
     const refused = proxy.holdRequest(isRead)
@@ -182,10 +190,8 @@ describe("useTamboRunStatus", () => {
   it("a thread the other client deleted while its run showed leaves the state at the next read again, and the reads stop", async () => {
     const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
     await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
-    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
-    await result.current.switchThread(id)
-    await waitFor(() => expect(result.current.isIdle).toBe(false))
-    const reads = () => server().requests.filter((r) => r.method === "GET" && r.path === `/v1/threads/${id}`).length
+    const { result } = await showingOtherRun(id, connection(server()))
+    const reads = readsOf(id)
 
     await other.deleteThread(id)
     await busy.thread.catch(() => undefined)
@@ -206,10 +212,8 @@ describe("useTamboRunStatus", () => {
       maxRetries: 0,
       autoGenerateThreadName: false
     })
-    const { result, unmount } = renderHook(() => useTambo(), { wrapper: wrapperFor({ client }) })
-    await result.current.switchThread(id)
-    await waitFor(() => expect(result.current.isIdle).toBe(false))
-    const reads = () => server().requests.filter((r) => r.method === "GET" && r.path === `/v1/threads/${id}`).length
+    const { unmount } = await showingOtherRun(id, { client })
+    const reads = readsOf(id)
     // One read again while it shows, then the unmount: the next would come after two seconds.
     const shown = reads()
     await waitFor(() => expect(reads()).toBeGreaterThan(shown), { timeout: 5_000 })
