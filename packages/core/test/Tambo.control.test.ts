@@ -738,6 +738,27 @@ describe("sending while busy", () => {
       }).pipe(Effect.scoped)
   )
 
+  it.live("a run whose read of a thread the client has not read yet is interrupted leaves the read to the run waiting for it, which sends it again and starts", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      const threadId = server().threads.create({ userKey: "user-1", name: "Unread" }).id
+      const isRead = (r: { readonly method: string; readonly path: string }) =>
+        r.method === "GET" && r.path === `/v1/threads/${threadId}`
+      const starts = recordStarts()
+      yield* Effect.gen(function* () {
+        const read = proxy.holdResponse(isRead)
+        const first = yield* Effect.fork(runAll("first", { threadId, onBusy: "queue" }))
+        yield* Effect.promise(() => read.arrived)
+        const second = yield* Effect.fork(runAll("second", { threadId, onBusy: "queue" }))
+        yield* suspended(second)
+        yield* Fiber.interrupt(first)
+        expect((yield* Fiber.join(second)).at(-1)!.event.type).toBe("RUN_FINISHED")
+        expect(starts).toEqual(["second"])
+        expect(server().requests.filter(isRead).length).toBeGreaterThanOrEqual(2)
+        yield* expectStoreEqualsServer(yield* Tambo.Tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
   it.live("interrupt cancels the current run and starts the new one", () =>
     Effect.gen(function* () {
       const { threadId, slow } = yield* busyThread
