@@ -87,6 +87,16 @@ export const connection = (server: TestServer, extra: Partial<TamboProviderProps
   ...extra
 } as TamboProviderProps)
 
+/** A client of the testing server made by the app, with the provider props `connection` gives. */
+export const clientFor = (server: TestServer): TamboClient =>
+  new TamboClient({
+    apiKey: server.apiKey,
+    tamboUrl: server.url,
+    userKey: "user-1",
+    maxRetries: 0,
+    autoGenerateThreadName: false
+  })
+
 /** A wrapper for `renderHook` / `render`. */
 export const wrapperFor = (props: TamboProviderProps) => ({ children }: { readonly children?: ReactNode }) => (
   <TamboProvider {...props}>{children}</TamboProvider>
@@ -196,13 +206,7 @@ export const countingProxy = async (target: string) => {
  * needs of that run on the server, and destroys `other`.
  */
 export const otherClientRunning = async (server: TestServer, reply: Script.Script) => {
-  const other = new TamboClient({
-    apiKey: server.apiKey,
-    tamboUrl: server.url,
-    userKey: "user-1",
-    maxRetries: 0,
-    autoGenerateThreadName: false
-  })
+  const other = clientFor(server)
   server.setScript([Script.text("first")])
   const { id } = await other.run("one").thread
   server.setScript([...reply, Script.hang()])

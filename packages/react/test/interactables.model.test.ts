@@ -12,9 +12,9 @@ import { Script } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
-import { TamboClient, ToolDefinitionError } from "../src/index.js"
+import { type TamboClient, ToolDefinitionError } from "../src/index.js"
 import { InteractableStore } from "../src/internal/interactableStore.js"
-import { useServer } from "./helpers.js"
+import { clientFor, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -336,13 +336,7 @@ const seed = Number(process.env.MODEL_SEED ?? 61)
 
 /** Plays commands on a fresh store and client, checking them against the model after each. */
 const play = async (sequence: Iterable<fc.AsyncCommand<Model, Real>>) => {
-  const client = new TamboClient({
-    apiKey: server().apiKey,
-    tamboUrl: server().url,
-    userKey: "user-1",
-    maxRetries: 0,
-    autoGenerateThreadName: false
-  })
+  const client = clientFor(server())
   const store = new InteractableStore()
   const real: Real = { store, client, detach: undefined, notified: 0 }
   const unsubscribe = store.subscribe(() => {

@@ -4,7 +4,6 @@ import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
 import {
-  TamboClient,
   type TamboComponent,
   TamboProvider,
   type TamboTool,
@@ -13,7 +12,7 @@ import {
   useTamboSelector,
   useTamboStreamStatus
 } from "../src/index.js"
-import { connection, holdingProxy, otherClientRunning, sleep, useServer, wrapperFor } from "./helpers.js"
+import { clientFor, connection, holdingProxy, otherClientRunning, sleep, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -205,13 +204,7 @@ describe("useTamboRunStatus", () => {
     const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
     await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
     // The app's own client outlives the provider: only the provider's unmount can stop the reads.
-    const client = new TamboClient({
-      apiKey: server().apiKey,
-      tamboUrl: server().url,
-      userKey: "user-1",
-      maxRetries: 0,
-      autoGenerateThreadName: false
-    })
+    const client = clientFor(server())
     const { unmount } = await showingOtherRun(id, { client })
     const reads = readsOf(id)
     // One read again while it shows, then the unmount: the next would come after two seconds.
