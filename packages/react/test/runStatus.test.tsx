@@ -12,6 +12,7 @@ import {
   useTamboSelector,
   useTamboStreamStatus
 } from "../src/index.js"
+import { waitsAfterRead } from "../src/internal/followShownRun.js"
 import { clientFor, connection, holdingProxy, otherClientRunning, sleep, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
@@ -184,6 +185,58 @@ describe("useTamboRunStatus", () => {
     await busy.thread.catch(() => undefined)
     await waitFor(() => expect(result.current.isIdle).toBe(true), { timeout: 10_000 })
     await other.destroy()
+  })
+
+  it("a read again the API answers with 429 and a Retry-After waits that long before the next, and the run is then followed to its end", async () => {
+    const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
+    await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
+    const proxy = await holdingProxy(server())
+    const isRead = (request: { readonly method: string; readonly path: string }) =>
+      request.method === "GET" && request.path === `/v1/threads/${id}`
+    const { result } = await showingOtherRun(id, connection(server(), { tamboUrl: proxy.url }))
+    const reads = readsOf(id)
+
+    // The first read again is rate limited for four seconds; without it the next would come after two.
+    const limited = proxy.holdRequest(isRead)
+    limited.fail(429, { message: "Too many requests" }, { "retry-after": "4" })
+    await limited.arrived
+    const afterLimit = reads()
+    await sleep(3_000)
+    expect(reads()).toBe(afterLimit)
+    expect(result.current.isIdle).toBe(false)
+
+    await waitFor(() => expect(reads()).toBeGreaterThan(afterLimit), { timeout: 5_000 })
+    await other.cancelRun(id)
+    await busy.thread.catch(() => undefined)
+    await waitFor(() => expect(result.current.isIdle).toBe(true), { timeout: 10_000 })
+    await other.destroy()
+  })
+
+  describe("the waits between reads again", () => {
+    const passed = { _tag: "Passed" } as const
+    const failed = (retryAfter?: number) => ({ _tag: "Failed", retryAfter }) as const
+    const delays = (from: number, reads: ReadonlyArray<Parameters<typeof waitsAfterRead>[1]>) => {
+      let wait = from
+      return reads.map((read) => {
+        const waits = waitsAfterRead(wait, read)
+        wait = waits.wait
+        return waits.delay
+      })
+    }
+
+    it("reads that pass double the wait up to eight seconds", () => {
+      expect(delays(1_000, [passed, passed, passed, passed, passed])).toEqual([2_000, 4_000, 8_000, 8_000, 8_000])
+    })
+    it("reads that fail in a row (a network error, a 5xx) double it on up to thirty seconds, and one that passes brings it back within eight", () => {
+      expect(delays(1_000, [failed(), failed(), failed(), failed(), failed(), failed(), passed, passed]))
+        .toEqual([2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 8_000, 8_000])
+    })
+    it("a Retry-After is the next wait, from a second up to a minute, and the backoff goes on after it", () => {
+      expect(delays(1_000, [failed(5_000), failed()])).toEqual([5_000, 4_000])
+      expect(delays(1_000, [failed(3_600_000)])).toEqual([60_000])
+      expect(delays(1_000, [failed(0)])).toEqual([1_000])
+      expect(delays(8_000, [failed(500), passed])).toEqual([1_000, 8_000])
+    })
   })
 
   it("a thread the other client deleted while its run showed leaves the state at the next read again, and the reads stop", async () => {

@@ -70,10 +70,11 @@ export interface Held {
   /** Lets it go on: the request to the server, or the server's answer to the client. */
   readonly release: () => void
   /**
-   * Answers it with `status` and `body` (JSON) instead. A held request then never reaches the
-   * server; a held response's answer from the server is dropped.
+   * Answers it with `status` and `body` (JSON), and `headers` besides (a `Retry-After`, say),
+   * instead. A held request then never reaches the server; a held response's answer from the
+   * server is dropped.
    */
-  readonly fail: (status?: number, body?: unknown) => void
+  readonly fail: (status?: number, body?: unknown, headers?: Readonly<Record<string, string>>) => void
 }
 
 /**
@@ -128,7 +129,14 @@ export interface HoldingProxy {
   readonly close: () => Promise<void>
 }
 
-type Decision = { readonly _tag: "Release" } | { readonly _tag: "Fail"; readonly status: number; readonly body: unknown }
+type Decision =
+  | { readonly _tag: "Release" }
+  | {
+    readonly _tag: "Fail"
+    readonly status: number
+    readonly body: unknown
+    readonly headers: Readonly<Record<string, string>>
+  }
 
 interface Hold {
   readonly matches: RequestMatcher
@@ -165,7 +173,8 @@ const makeHold = (kind: Hold["kind"], matches: RequestMatcher): { readonly hold:
     held: {
       arrived: new Promise<void>((resolve) => (arrived = resolve)),
       release: () => decide({ _tag: "Release" }),
-      fail: (status = 503, body = { message: "unavailable" }) => decide({ _tag: "Fail", status, body })
+      fail: (status = 503, body = { message: "unavailable" }, headers = {}) =>
+        decide({ _tag: "Fail", status, body, headers })
     }
   }
 }
@@ -240,9 +249,9 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
     const pass = (answer: http.IncomingMessage) => {
       if (sendHead(answer)) answer.pipe(res)
     }
-    const refuse = (status: number, body: unknown) => {
+    const refuse = (status: number, body: unknown, headers: Readonly<Record<string, string>>) => {
       req.resume()
-      res.writeHead(status, { "content-type": "application/json" })
+      res.writeHead(status, { ...headers, "content-type": "application/json" })
       res.end(JSON.stringify(body))
     }
 
@@ -254,7 +263,7 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
       hold.arrive((decision) => {
         if (gone || closed) return
         if (decision._tag === "Release") forward(pass)
-        else refuse(decision.status, decision.body)
+        else refuse(decision.status, decision.body, decision.headers)
       })
     } else if (hold.kind === "body") {
       forward((answer) => {
@@ -276,7 +285,7 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
             pass(answer)
           } else {
             answer.resume()
-            refuse(decision.status, decision.body)
+            refuse(decision.status, decision.body, decision.headers)
           }
         })
       )
