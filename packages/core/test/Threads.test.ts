@@ -209,6 +209,44 @@ describe("threads", () => {
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       }).pipe(Effect.provide(tamboLayer(server()))))
 
+    it.live("a read while its next run starts, before the server stored that run's message, shows the run but the reply a read showed streaming as done", () =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("first")])
+        const threadId = (yield* runAll("one"))[0]!.threadId
+        const lastBlocks = (thread: Types.TamboThread) => thread.messages.at(-1)?.content ?? []
+        const answered = yield* Deferred.make<void>()
+        yield* Effect.gen(function* () {
+          const other = yield* Tambo.Tambo
+          // The other client's reply: its component is stored, and the server holds the run.
+          server().setScript([Script.text("Here:"), Script.component("Card", { title: "old" }), Script.hang()])
+          const first = yield* Effect.fork(runAll("two", { threadId }))
+          yield* Effect.repeat(Effect.sync(() => server().threads.get(threadId)?.messages.at(-1)?.content ?? []), {
+            until: (content) => content.some((block) => block.type === "component"),
+            schedule: Schedule.spaced("5 millis")
+          })
+          const during = yield* tambo.fetchThread(threadId)
+          expect(lastBlocks(during).find((block) => block.type === "component")).toMatchObject({ streamingState: "streaming" })
+          yield* other.cancelRun(threadId)
+          yield* Fiber.await(first)
+
+          // Its next run: the server took it, and holds it before storing its user message.
+          server().setScript(Script.beforeUserMessage(() => Effect.runPromise(Deferred.await(answered)).then(() => [Script.text("New")])))
+          const next = yield* Effect.fork(runAll("three", { threadId }))
+          yield* Effect.repeat(Effect.sync(() => server().threads.get(threadId)?.runStatus), {
+            until: (status) => status === "streaming",
+            schedule: Schedule.spaced("5 millis")
+          })
+          const gap = yield* tambo.fetchThread(threadId)
+          expect(gap.status).toBe("streaming")
+          expect(lastBlocks(gap).find((block) => block.type === "component")).toMatchObject({ streamingState: "done" })
+          yield* Deferred.succeed(answered, undefined)
+          yield* Fiber.join(next)
+        }).pipe(Effect.provide(tamboLayer(server())))
+        yield* tambo.fetchThread(threadId)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server()))))
+
     it.live("a run of this client while another client's run streams fails with RunConflictError; the store equals the server once both ended", () =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo

@@ -139,6 +139,57 @@ describe("useTamboRunStatus", () => {
     await waitFor(() => expect(statuses.current!.tambo.isIdle).toBe(true))
     await other.destroy()
   })
+  it("a read while another client's run starts, before the server stored its message, shows the run but not the reply before it as streaming", async () => {
+    const other = clientFor(server())
+    server().setScript([Script.text("Here:"), Script.component("Card", { title: "old" })])
+    const { id } = await other.run("one").thread
+    const statuses: { current?: ReturnType<typeof useAll> } = {}
+    function Card({ title }: { readonly title?: string }) {
+      const { streamStatus } = useTamboStreamStatus()
+      return <div data-testid={`card-${title}`} data-success={String(streamStatus.isSuccess)} data-streaming={String(streamStatus.isStreaming || streamStatus.isPending)} />
+    }
+    const card: TamboComponent = {
+      name: "Card",
+      description: "A card",
+      propsSchema: { type: "object", properties: { title: { type: "string" } } },
+      component: Card,
+      loadingComponent: () => <div data-testid="card-loading" />
+    }
+    function App() {
+      const all = useAll()
+      statuses.current = all
+      return <>{all.tambo.messages.map((message) => message.content.map((block, i) => block.type === "component" ? <div key={`${message.id}${i}`}>{block.renderedComponent}</div> : null))}</>
+    }
+    render(<TamboProvider {...connection(server(), { components: [card] })}><App /></TamboProvider>)
+    await statuses.current!.tambo.switchThread(id)
+    expect((await screen.findByTestId("card-old")).dataset["success"]).toBe("true")
+
+    // The other client's next run: the server took it, and holds it before storing its user message.
+    let answer!: () => void
+    const answered = new Promise<void>((resolve) => (answer = resolve))
+    server().setScript(Script.beforeUserMessage(async () => {
+      await answered
+      return [Script.text("New:"), Script.component("Card", { title: "new" })]
+    }))
+    const busy = other.run("two", { threadId: id })
+    await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
+    expect(server().threads.get(id)?.messages.at(-1)?.role).toBe("assistant")
+
+    await statuses.current!.tambo.client.fetchThread(id)
+    await waitFor(() => expect(statuses.current!.tambo.isIdle).toBe(false))
+    expect(screen.queryByTestId("card-loading")).toBeNull()
+    const old = screen.getByTestId("card-old")
+    expect(old.dataset["success"]).toBe("true")
+    expect(old.dataset["streaming"]).toBe("false")
+
+    answer()
+    await busy.thread
+    await statuses.current!.tambo.client.fetchThread(id)
+    await waitFor(() => expect(statuses.current!.tambo.isIdle).toBe(true))
+    expect((await screen.findByTestId("card-new")).dataset["success"]).toBe("true")
+    expect(screen.getByTestId("card-old").dataset["success"]).toBe("true")
+    await other.destroy()
+  })
   it("follows another client's run a read showed: once it ends on the server the thread is read again, and isIdle turns true with no read by the app", async () => {
     const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
     await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))

@@ -393,6 +393,43 @@ export const beforeResponse = (script: ScriptFn): BeforeResponse =>
 export const isBeforeResponse = (script: ScriptSource): script is BeforeResponse =>
   typeof script === "function" && Reflect.get(script, beforeResponseKey) === true
 
+const beforeUserMessageKey: unique symbol = Symbol.for("@tambo-effect/testing/Script/beforeUserMessage")
+
+/**
+ * A script function the storing of the run's user message waits for (see {@link beforeUserMessage}).
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface BeforeUserMessage extends ScriptFn {
+  readonly [beforeUserMessageKey]: true
+}
+
+/**
+ * A script function the run's user message is stored after, as the API stores it: it takes the
+ * run lock, sends the headers and `RUN_STARTED` and shows the thread streaming, and only then
+ * stores the message, as the model starts. While the function works a read of the thread shows
+ * the run on it (`runStatus` not idle) and the messages of before it: the last one is the reply of
+ * the run before. A run cancelled meanwhile stores no user message. Without it the message is
+ * stored with the run lock.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const beforeUserMessage = (script: ScriptFn): BeforeUserMessage =>
+  Object.assign((request: RunRequest, context: ScriptContext) => script(request, context), {
+    [beforeUserMessageKey]: true as const
+  })
+
+/**
+ * Whether the run's user message is stored once this script answered (see {@link beforeUserMessage}).
+ *
+ * @since 0.2.0
+ * @category Guards
+ */
+export const isBeforeUserMessage = (script: ScriptSource): script is BeforeUserMessage =>
+  typeof script === "function" && Reflect.get(script, beforeUserMessageKey) === true
+
 // -----------------------------------------------------------------------------
 // Constructors
 // -----------------------------------------------------------------------------

@@ -895,6 +895,24 @@ describe("cancellation", () => {
     }
   })
 
+  it("stores a run's user message once a script wrapped in beforeUserMessage answered: meanwhile the thread shows the run and the messages of before it", async () => {
+    const { fire: open, fired: gate } = latch()
+    const { fire: entered, fired: called } = latch()
+    server.setScript(Script.beforeUserMessage(async () => {
+      entered()
+      await gate
+      return [Script.text("Reply")]
+    }))
+    const created = await sdk.threads.create({ userKey: USER })
+    const response = fetchRun(created.id, "Hi", new AbortController().signal)
+    await called
+    await waitFor(() => server.threads.get(created.id)?.runStatus === "streaming")
+    expect(server.threads.get(created.id)?.messages).toEqual([])
+    open()
+    expect(await (await response).text()).toContain("RUN_FINISHED")
+    expect(server.threads.get(created.id)?.messages.map((message) => message.role)).toEqual(["user", "assistant"])
+  })
+
   it("stores a run's user message when the run starts: a run cancelled while its script works leaves it before the next run's", async () => {
     const { fire: open, fired: gate } = latch()
     const { fire: entered, fired: called } = latch()

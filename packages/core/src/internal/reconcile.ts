@@ -194,7 +194,10 @@ export const mergeMessages = (
  * The run status is the client's while a run of this client is on the
  * thread (`localRun`), else the server's: a run another client has on it
  * shows, and so does the message it is writing, whose last component is
- * still `streaming`. A run this client stopped in its tool round had already
+ * still `streaming`: a message of `before`, those the client held from
+ * before that run (by default the client's when its thread shows no run),
+ * is not that message, though the server shows the run before it stored the
+ * run's first message. A run this client stopped in its tool round had already
  * ended on the server, which cancelled nothing: the thread is not marked
  * cancelled (the run's own outcome says it was stopped). Returns `local`
  * itself when nothing differs.
@@ -202,10 +205,15 @@ export const mergeMessages = (
  * @since 0.1.0
  * @category Merging
  */
-export const mergeThread = (local: TamboThread, server: TamboThread, localRun = true): TamboThread => {
+export const mergeThread = (
+  local: TamboThread,
+  server: TamboThread,
+  localRun = true,
+  before: ReadonlyArray<TamboThreadMessage> = local.status === "idle" ? local.messages : []
+): TamboThread => {
   const status = localRun ? local.status : server.status
   const merged0 = mergeMessages(local.messages, server.messages)
-  const messages = status === "idle" || localRun ? merged0 : withRunWriting(merged0, local.messages)
+  const messages = status === "idle" || localRun ? merged0 : withRunWriting(merged0, local.messages, before)
   const sameMessages = messages.length === local.messages.length &&
     messages.every((message, i) => message === local.messages[i])
   const merged: TamboThread = {
@@ -227,14 +235,18 @@ export const mergeThread = (local: TamboThread, server: TamboThread, localRun = 
 /**
  * The messages of a thread whose run (another client's) is active on the server: the message it
  * writes is the last one, when the model's (not the user's message nor tool results the run began
- * with); its last component may still be streaming its props, the ones before it ended.
+ * with, nor one the client held from before the run: the server shows a run as it takes it, and
+ * stores its first message after); its last component may still be streaming its props, the
+ * ones before it ended.
  */
 const withRunWriting = (
   messages: Array<TamboThreadMessage>,
-  local: ReadonlyArray<TamboThreadMessage>
+  local: ReadonlyArray<TamboThreadMessage>,
+  before: ReadonlyArray<TamboThreadMessage>
 ): Array<TamboThreadMessage> => {
   const last = messages[messages.length - 1]
   if (last === undefined || last.role !== "assistant") return messages
+  if (before.some((message) => message.id === last.id)) return messages
   let index = -1
   for (let i = last.content.length - 1; i >= 0; i--) {
     const block = last.content[i]!
@@ -247,9 +259,9 @@ const withRunWriting = (
   const content = last.content.slice()
   content[index] = { ...block, streamingState: "streaming" }
   const writing = { ...last, content }
-  const before = local.find((message) => message.id === writing.id)
+  const held = local.find((message) => message.id === writing.id)
   const out = messages.slice()
-  out[out.length - 1] = before !== undefined && deepEqual(before, writing) ? before : writing
+  out[out.length - 1] = held !== undefined && deepEqual(held, writing) ? held : writing
   return out
 }
 

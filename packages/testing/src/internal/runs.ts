@@ -198,7 +198,12 @@ const startRun = async (
     }]).id)
   }
   if (results.length > 0) thread.pendingToolCallIds = undefined
-  if (userContent.length > 0) stored.add(state.store.addMessage(thread, "user", userContent).id)
+  const storeUserMessage = () => {
+    if (userContent.length > 0) stored.add(state.store.addMessage(thread, "user", userContent).id)
+  }
+  // Stored once the script answered instead, as the API stores it once the model starts.
+  const userMessageLate = Script.isBeforeUserMessage(state.script)
+  if (!userMessageLate) storeUserMessage()
 
   const stream = new EventStream(res, run.controller.signal)
   const player = new RoundPlayer(state, run, stream, request)
@@ -289,6 +294,7 @@ const startRun = async (
       }
     }
 
+    if (userMessageLate && !run.cancelled) storeUserMessage()
     try {
       await player.play(round)
     } catch (error) {

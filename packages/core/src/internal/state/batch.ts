@@ -248,7 +248,17 @@ class Batch {
     d.currentAt = undefined
     // A run of this client on the thread keeps its own status; otherwise the server's shows (another
     // client's run).
-    const merged = mergeThread(d.thread, { ...action.thread, id: action.threadId }, d.streaming.status !== "idle")
+    // The messages the store held before this read are from before the run the server shows when
+    // the store showed no run, or when the run it showed completed since.
+    const held = d.base
+    const heldBeforeRun = held.thread.status === "idle" ||
+      (action.lastCompletedRunId !== undefined && action.lastCompletedRunId !== held.lastCompletedRunId)
+    const merged = mergeThread(
+      d.thread,
+      { ...action.thread, id: action.threadId },
+      d.streaming.status !== "idle",
+      heldBeforeRun ? held.thread.messages : []
+    )
     if (merged !== d.thread) d.replaceThread(merged)
     d.setOptimisticMessageIds(d.optimisticMessageIds.filter((id) => d.findMessage(id) >= 0))
     d.setEphemeral(undefined)
