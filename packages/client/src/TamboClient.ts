@@ -165,7 +165,11 @@ export interface McpServerClient {
    * Gives the server its own elicitation handler, on the same session (as a
    * connect of it with new `handlers` does); `undefined` hands its
    * elicitations back to the client-wide handler. It never connects the
-   * server: one that failed keeps the handler for its next connect.
+   * server. A client kept from an earlier connection (the server was
+   * disconnected since, or connected again, or reconnected after a drop:
+   * `getMcpClients()` shows a new `client` then) does nothing, as its
+   * `callTool` rejects: the later connection keeps its handlers. The same
+   * holds for the two methods below.
    *
    * @since 0.2.0
    */

@@ -190,6 +190,26 @@ describe("MCP through the facade", () => {
     await client.destroy()
   })
 
+  it("a client kept from an earlier connection does not replace the handlers of the server connected again under its key", async () => {
+    const mcp = await startMcpServer({ setup: greeter })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    const named = (name: string) => () => ({ action: "accept" as const, content: { name } })
+    const earlier = await client.connectMcpServer({ url: mcp.url, serverKey: "own" })
+    const kept = earlier.client!
+    await client.disconnectMcpServer(earlier.key)
+    const later = await client.connectMcpServer({ url: mcp.url, serverKey: "own", handlers: { elicitation: named("new") } })
+    expect(later.key).toBe(earlier.key)
+
+    kept.updateElicitationHandler(named("stale"))
+    // Applied in order: once a later replacement is done, the kept client's was decided.
+    await client.updateMcpServerHandlers("no such server", {})
+    await expect(kept.callTool("greet", {})).rejects.toMatchObject({ _tag: "McpError", reason: "NotConnected" })
+    const greeting = await later.client!.callTool("greet", {})
+    expect(greeting.content).toEqual([{ type: "text", text: "Hello, new!" }])
+    await client.destroy()
+  })
+
   it("the handlers set last are in force, whether a connection's client or updateMcpServerHandlers set them", async () => {
     const mcp = await startMcpServer({ setup: all(greeter, summarizer) })
     mcpServers.push(mcp)

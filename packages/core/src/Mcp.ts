@@ -883,6 +883,19 @@ export interface McpClientHandle {
   ) => Effect.Effect<McpToolResult, McpError>
   /** Lists the server's tools again (all pages). */
   readonly listTools: Effect.Effect<ReadonlyArray<McpToolSpec>, McpError>
+  /**
+   * Replaces the server's own handlers with what `update` makes of the ones
+   * it has now, on this session, as `Mcp.Service.updateMcpServerHandlers`
+   * does. A handle kept from an earlier session (the server was
+   * disconnected and connected again, or reconnected after a drop) fails
+   * with `NotConnected`, as its `callTool` does, and leaves the handlers of
+   * the later connection as they are: that one's own `client` replaces them.
+   *
+   * @since 0.2.0
+   */
+  readonly updateHandlers: (
+    update: (handlers: Partial<McpHandlers>) => Partial<McpHandlers>
+  ) => Effect.Effect<void, McpError>
 }
 
 /**

@@ -1236,6 +1236,42 @@ describe("Mcp", () => {
         Effect.scoped
       ))
 
+    it.live("a connection's client replaces its handlers on its session; one kept from before a reconnection fails with NotConnected and leaves the new session's", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const transports: Array<StreamableHTTPServerTransport> = []
+        const greeterServer = yield* mcpServer({
+          setup: greeter,
+          beforeSessionRequest: async (_request, session) => {
+            if (!transports.includes(session)) transports.push(session)
+          }
+        })
+        const named = (name: string): Mcp.ElicitationHandler => () => ({ action: "accept", content: { name } })
+        const connection = yield* mcp.connectMcpServer({ url: greeterServer.url, serverKey: "greeter" })
+        const kept = connection.client!
+        yield* kept.updateHandlers((handlers) => ({ ...handlers, elicitation: named("first") }))
+        expect(yield* callText(connection, "greet")).toBe("Hello, first!")
+
+        const reconnected = mcp.changes.pipe(
+          Stream.map((connections) => connections[connection.key]?.status),
+          Stream.changes,
+          Stream.dropWhile((status) => status === "connected"),
+          Stream.takeUntil((status) => status === "connected"),
+          Stream.runDrain,
+          Effect.fork
+        )
+        const watching = yield* reconnected
+        transports[0]!.closeStandaloneSSEStream()
+        yield* Fiber.join(watching)
+        const later = (yield* mcp.getMcpClients)[connection.key]!
+        expect(later.client).not.toBe(kept)
+
+        yield* later.client!.updateHandlers((handlers) => ({ ...handlers, elicitation: named("new") }))
+        const stale = yield* Effect.flip(kept.updateHandlers((handlers) => ({ ...handlers, elicitation: named("stale") })))
+        expect(stale).toMatchObject({ _tag: "McpError", reason: "NotConnected", serverKey: "greeter" })
+        expect(yield* callText(later, "greet")).toBe("Hello, new!")
+      }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("50 millis") })), Effect.scoped))
+
     /** A reconnection that gives up after one try. */
     const givesUpSoon = Schedule.recurs(1).pipe(Schedule.addDelay(() => "20 millis"))
 

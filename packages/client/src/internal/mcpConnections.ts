@@ -8,6 +8,8 @@
  * @internal
  */
 import type * as Mcp from "@tambo-effect/core/Mcp"
+import type { McpError } from "@tambo-effect/core/TamboError"
+import type * as Effect from "effect/Effect"
 import type { McpConnectionInfo, McpConnections } from "../TamboClient.js"
 import type { ClientRuntime } from "./runtime.js"
 
@@ -45,9 +47,9 @@ export class McpConnectionsView {
           getServerVersion: () => connection.serverVersion,
           getServerCapabilities: () => connection.capabilities,
           getInstructions: () => connection.instructions,
-          updateElicitationHandler: (handler) => this.#setHandler(connection.key, "elicitation", handler),
-          updateSamplingHandler: (handler) => this.#setHandler(connection.key, "sampling", handler),
-          updateUrlElicitationHandler: (handler) => this.#setHandler(connection.key, "urlElicitation", handler),
+          updateElicitationHandler: (handler) => this.#setHandler(handle, "elicitation", handler),
+          updateSamplingHandler: (handler) => this.#setHandler(handle, "sampling", handler),
+          updateUrlElicitationHandler: (handler) => this.#setHandler(handle, "urlElicitation", handler),
           close: () => this.runtime.promise(this.runtime.mcp.disconnectMcpServer(connection.key))
         }
       }
@@ -57,16 +59,21 @@ export class McpConnectionsView {
   }
 
   /**
-   * Replaces one of a server's own handlers, on its session (see
-   * `Mcp.Service.updateMcpServerHandlers`), from the handlers it has then. Never a connection:
-   * nothing once it is disconnected (also when a disconnect comes first while this waits), and a
-   * failed one keeps them for its next connect.
+   * Replaces one of a server's own handlers, on the session of `handle` (see
+   * `Mcp.McpClientHandle.updateHandlers`), from the handlers it has then. Never a connection, and
+   * nothing once that session is no longer the server's: disconnected (also when a disconnect
+   * comes first while this waits), or replaced by a later connection or a reconnection, whose
+   * handlers stay as they are.
    */
-  #setHandler<K extends keyof Mcp.McpHandlers>(key: string, kind: K, handler: Mcp.McpHandlers[K] | undefined): void {
-    void this.updateHandlers(key, (current) => {
+  #setHandler<K extends keyof Mcp.McpHandlers>(
+    handle: Mcp.McpClientHandle,
+    kind: K,
+    handler: Mcp.McpHandlers[K] | undefined
+  ): void {
+    void this.#inOrder(handle.updateHandlers((current) => {
       const { [kind]: _replaced, ...others } = current
       return handler === undefined ? others : { ...others, [kind]: handler }
-    }).catch(() => undefined)
+    })).catch(() => undefined)
   }
 
   /**
@@ -75,7 +82,11 @@ export class McpConnectionsView {
    * in force.
    */
   updateHandlers(key: string, update: (current: Partial<Mcp.McpHandlers>) => Partial<Mcp.McpHandlers>): Promise<void> {
-    const effect = this.runtime.mcp.updateMcpServerHandlers(key, update)
+    return this.#inOrder(this.runtime.mcp.updateMcpServerHandlers(key, update))
+  }
+
+  /** Runs a replacement of handlers after every one asked before. */
+  #inOrder(effect: Effect.Effect<void, McpError>): Promise<void> {
     const done = this.afterUpdates(() => this.runtime.promise(effect))
     this.#pending++
     this.#updates = done.catch(() => undefined).finally(() => {

@@ -13,12 +13,12 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { isRecord } from "effect/Predicate"
-import type { McpClientHandle, McpProgress, McpToolProgress, McpToolSpec } from "../../Mcp.js"
+import type { McpClientHandle, McpHandlers, McpProgress, McpToolProgress, McpToolSpec } from "../../Mcp.js"
 import { McpError, ToolCallError } from "../../TamboError.js"
 import type * as Tool from "../../Tool.js"
 import { describeError } from "../toolSupport.js"
 import type * as McpClient from "./client.js"
-import { type Entry, type Env, isCurrent } from "./env.js"
+import { type Entry, type Env, isCurrent, publish } from "./env.js"
 import * as Support from "./support.js"
 
 /**
@@ -294,13 +294,38 @@ export const make = (env: Env, dropped: Dropped) => {
       }
     }
 
+  /**
+   * Replaces the entry's handlers, under the lock, while `session` is still the entry's: a handle
+   * kept from an earlier session (the server disconnected and connected again, or reconnected)
+   * fails as its calls do, and leaves the handlers of the later one as they are.
+   */
+  const updateHandlersOn = (
+    entry: Entry,
+    session: McpClient.Session,
+    update: (handlers: Partial<McpHandlers>) => Partial<McpHandlers>
+  ): Effect.Effect<void, McpError> =>
+    env.locked(Effect.suspend(() => {
+      if (!isCurrent(env, entry) || entry.session !== session) {
+        return Effect.fail(
+          new McpError({
+            reason: "NotConnected",
+            message: `The MCP server "${entry.serverKey}" is no longer connected on this session: its handlers are left as they are`,
+            serverKey: entry.serverKey
+          })
+        )
+      }
+      entry.server = { ...entry.server, handlers: update(entry.server.handlers ?? {}) }
+      return publish(env)
+    }))
+
   /** The application's direct access to the server on `session`. */
   const handleOf = (entry: Entry, session: McpClient.Session): McpClientHandle => ({
     callTool: (name, args = {}, options) =>
       callTool(entry, session, name, args, true, appCallback(entry, name, options?.onProgress), options?.meta).pipe(
         Effect.withSpan("Mcp.callTool", { attributes: { "mcp.server": entry.serverKey, "mcp.tool": name } })
       ),
-    listTools: requestResent(entry, session, "Listing the tools", (session, signal) => session.listTools(signal))
+    listTools: requestResent(entry, session, "Listing the tools", (session, signal) => session.listTools(signal)),
+    updateHandlers: (update) => updateHandlersOn(entry, session, update)
   })
 
   return { request, requestResent, listTools, callForModel, handleOf }
