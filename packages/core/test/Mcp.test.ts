@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -1271,6 +1272,54 @@ describe("Mcp", () => {
         expect(stale).toMatchObject({ _tag: "McpError", reason: "NotConnected", serverKey: "greeter" })
         expect(yield* callText(later, "greet")).toBe("Hello, new!")
       }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("50 millis") })), Effect.scoped))
+
+    it.live("handler replacements apply in the order asked, also one asked as the lock is let go while an earlier one waits for it", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const runtime = yield* Effect.runtime<never>()
+        const greeterServer = yield* mcpServer({ setup: greeter })
+        const connection = yield* mcp.connectMcpServer({ url: greeterServer.url, serverKey: "greeter" })
+        const named = (name: string): Mcp.ElicitationHandler => () => ({ action: "accept", content: { name } })
+        const replace = (name: string) =>
+          mcp.updateMcpServerHandlers(connection.key, (handlers) => ({ ...handlers, elicitation: named(name) }))
+
+        // The first holds the lock while the second is asked: the second waits for it.
+        let second: Fiber.RuntimeFiber<void> | undefined
+        yield* mcp.updateMcpServerHandlers(connection.key, (handlers) => {
+          second = Runtime.runFork(runtime)(replace("second"))
+          return { ...handlers, elicitation: named("first") }
+        })
+        // The third is asked the moment the first lets go of the lock, before the second took it.
+        yield* replace("third")
+        yield* Fiber.join(second!)
+        expect(yield* callText(connection, "greet")).toBe("Hello, third!")
+      }).pipe(Effect.provide(stack()), Effect.scoped))
+
+    it.live("a handler replacement interrupted while it waits for the lock is not applied, and the one asked after it is", () =>
+      Effect.gen(function*() {
+        const mcp = yield* Mcp.Mcp
+        const runtime = yield* Effect.runtime<never>()
+        const greeterServer = yield* mcpServer({ setup: greeter })
+        const connection = yield* mcp.connectMcpServer({ url: greeterServer.url, serverKey: "greeter" })
+        const named = (name: string): Mcp.ElicitationHandler => () => ({ action: "accept", content: { name } })
+        const replace = (name: string) =>
+          mcp.updateMcpServerHandlers(connection.key, (handlers) => ({ ...handlers, elicitation: named(name) }))
+
+        let interrupted: Fiber.RuntimeFiber<void> | undefined
+        let after: Fiber.RuntimeFiber<void> | undefined
+        yield* mcp.updateMcpServerHandlers(connection.key, (handlers) => {
+          interrupted = Runtime.runFork(runtime)(replace("interrupted"))
+          after = Runtime.runFork(runtime)(replace("after"))
+          Runtime.runFork(runtime)(Fiber.interrupt(interrupted))
+          return { ...handlers, elicitation: named("first") }
+        })
+        yield* Fiber.join(after!)
+        expect(Exit.isInterrupted(yield* Fiber.await(interrupted!))).toBe(true)
+        expect(yield* callText(connection, "greet")).toBe("Hello, after!")
+        // The lock is free again.
+        yield* replace("last")
+        expect(yield* callText(connection, "greet")).toBe("Hello, last!")
+      }).pipe(Effect.provide(stack()), Effect.scoped))
 
     /** A reconnection that gives up after one try. */
     const givesUpSoon = Schedule.recurs(1).pipe(Schedule.addDelay(() => "20 millis"))

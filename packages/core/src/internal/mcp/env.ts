@@ -10,6 +10,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as PubSub from "effect/PubSub"
 import type * as RcMap from "effect/RcMap"
@@ -170,7 +171,7 @@ export interface Env {
   /** Done once the service started closing: the endings then wait a short while only. */
   readonly closed: Deferred.Deferred<void>
   readonly runPromise: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
-  /** Every change of `entries`, of an entry and of `registered` happens under this. */
+  /** Every change of `entries`, of an entry and of `registered` happens under this, in the order asked. */
   readonly locked: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly entries: Map<string, Entry>
   /** Set under the lock once the service started closing: no connection starts after. */
@@ -178,6 +179,29 @@ export interface Env {
   readonly registered: Map<string, Registration>
   /** The reverse of `registered`, for the connections' tool lists. */
   readonly nameOfSpec: WeakMap<McpToolSpec, string>
+}
+
+/**
+ * A lock taken in the order asked. Effect's semaphore wakes its waiters on a later turn, so a
+ * taker that comes as it is let go goes before them: a replacement of handlers asked last could be
+ * applied before one asked earlier, which would then be in force. Each taker waits for the one
+ * asked before it; one interrupted while it waits hands its turn on to the one after it.
+ */
+const fairLock = (): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> => {
+  let last = Deferred.unsafeMake<void>(FiberId.none)
+  Deferred.unsafeDone(last, Effect.void)
+  return (self) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.suspend(() => {
+        const before = last
+        const mine = Deferred.unsafeMake<void>(FiberId.none)
+        last = mine
+        return Effect.matchCauseEffect(restore(Deferred.await(before)), {
+          onFailure: (cause) => Effect.zipRight(Deferred.completeWith(mine, Deferred.await(before)), Effect.failCause(cause)),
+          onSuccess: () => Effect.ensuring(restore(self), Deferred.succeed(mine, undefined))
+        })
+      })
+    )
 }
 
 /**
@@ -196,7 +220,6 @@ export const make = (
     const requestTimeout = yield* positiveDuration("requestTimeout", options.requestTimeout, DEFAULT_REQUEST_TIMEOUT)
     const fibers = yield* FiberSet.make<unknown, unknown>()
     const endings = yield* FiberSet.make<void>()
-    const lock = yield* Effect.makeSemaphore(1)
     return {
       registry: yield* ToolRegistry,
       options,
@@ -224,7 +247,7 @@ export const make = (
       endings,
       runEnding: yield* FiberSet.runtime(endings)<never>(),
       closed: yield* Deferred.make<void>(),
-      locked: lock.withPermits(1),
+      locked: fairLock(),
       entries: new Map(),
       closing: false,
       registered: new Map(),
