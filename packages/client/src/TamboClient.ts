@@ -192,6 +192,11 @@ export interface McpServerClient {
    * @since 0.2.0
    */
   updateUrlElicitationHandler(handler: Mcp.UrlElicitationHandler | undefined): void
+  /**
+   * Disconnects the server (also while it reconnects after a drop). A
+   * client kept from a connection disconnected since does nothing: a later
+   * connection of the server under the same key stays connected.
+   */
   close(): Promise<void>
 }
 

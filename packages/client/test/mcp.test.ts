@@ -210,6 +210,25 @@ describe("MCP through the facade", () => {
     await client.destroy()
   })
 
+  it("closing a client kept from an earlier connection leaves the server connected again under its key", async () => {
+    const mcp = await startMcpServer({ setup: calculator })
+    mcpServers.push(mcp)
+    const client = makeClient(server())
+    const earlier = await client.connectMcpServer({ url: mcp.url, serverKey: "calc" })
+    const kept = earlier.client!
+    await client.disconnectMcpServer(earlier.key)
+    const later = await client.connectMcpServer({ url: mcp.url, serverKey: "calc" })
+
+    await kept.close()
+    expect(client.getMcpClients()[later.key]?.status).toBe("connected")
+    const sum = await later.client!.callTool("add", { a: 2, b: 40 })
+    expect(sum.content).toEqual([{ type: "text", text: "42" }])
+    // Its own client still disconnects it.
+    await later.client!.close()
+    expect(client.getMcpClients()).toEqual({})
+    await client.destroy()
+  })
+
   it("the handlers set last are in force, whether a connection's client or updateMcpServerHandlers set them", async () => {
     const mcp = await startMcpServer({ setup: all(greeter, summarizer) })
     mcpServers.push(mcp)

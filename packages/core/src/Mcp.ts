@@ -896,6 +896,15 @@ export interface McpClientHandle {
   readonly updateHandlers: (
     update: (handlers: Partial<McpHandlers>) => Partial<McpHandlers>
   ) => Effect.Effect<void, McpError>
+  /**
+   * Disconnects the server, as `Mcp.Service.disconnectMcpServer` does,
+   * also while it reconnects after a drop. Nothing once this connection was
+   * disconnected: a later connection of the server under the same key is
+   * left as it is.
+   *
+   * @since 0.2.0
+   */
+  readonly disconnect: Effect.Effect<void>
 }
 
 /**

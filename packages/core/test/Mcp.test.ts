@@ -1271,6 +1271,9 @@ describe("Mcp", () => {
         const stale = yield* Effect.flip(kept.updateHandlers((handlers) => ({ ...handlers, elicitation: named("stale") })))
         expect(stale).toMatchObject({ _tag: "McpError", reason: "NotConnected", serverKey: "greeter" })
         expect(yield* callText(later, "greet")).toBe("Hello, new!")
+        // The connection is the same one, reconnected: the kept client still disconnects it.
+        yield* kept.disconnect
+        expect(yield* mcp.getMcpClients).toEqual({})
       }).pipe(Effect.provide(stack({ reconnectSchedule: Schedule.spaced("50 millis") })), Effect.scoped))
 
     it.live("handler replacements apply in the order asked, also one asked as the lock is let go while an earlier one waits for it", () =>

@@ -50,7 +50,7 @@ export class McpConnectionsView {
           updateElicitationHandler: (handler) => this.#setHandler(handle, "elicitation", handler),
           updateSamplingHandler: (handler) => this.#setHandler(handle, "sampling", handler),
           updateUrlElicitationHandler: (handler) => this.#setHandler(handle, "urlElicitation", handler),
-          close: () => this.runtime.promise(this.runtime.mcp.disconnectMcpServer(connection.key))
+          close: () => this.runtime.promise(handle.disconnect)
         }
       }
       this.#connections.set(connection, shown)

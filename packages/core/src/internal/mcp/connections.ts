@@ -199,11 +199,19 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
    * The caller's span covers the wait.
    */
   const disconnect = (keyOrServer: string | McpServerInfo): Effect.Effect<void> =>
+    disconnectIf(typeof keyOrServer === "string" ? keyOrServer : uniqueKey(keyOrServer), () => true)
+
+  /**
+   * `disconnect` of the connection `entry` only: nothing once it was disconnected, also when the
+   * server was connected again since (a later entry under the same key).
+   */
+  const disconnectEntry = (entry: Entry): Effect.Effect<void> => disconnectIf(entry.key, (known) => known === entry)
+
+  const disconnectIf = (key: string, which: (entry: Entry) => boolean): Effect.Effect<void> =>
     Effect.gen(function*() {
-      const key = typeof keyOrServer === "string" ? keyOrServer : uniqueKey(keyOrServer)
       const stopping = yield* env.locked(Effect.uninterruptible(Effect.gen(function*() {
         const entry = env.entries.get(key)
-        if (entry === undefined) return undefined
+        if (entry === undefined || !which(entry)) return undefined
         env.entries.delete(key)
         entry.status = "failed"
         entry.session = undefined
@@ -253,5 +261,5 @@ export const make = (env: Env, { applyLogLevel, establish, reregisterTools, sync
     yield* FiberSet.awaitEmpty(env.endings)
   })
 
-  return { start, connect, disconnect, updateHandlers, closeAll }
+  return { start, connect, disconnect, disconnectEntry, updateHandlers, closeAll }
 }

@@ -35,7 +35,7 @@ export type Dropped = (entry: Entry, session: McpClient.Session, error: McpError
  * @since 0.2.0
  * @category Constructors
  */
-export const make = (env: Env, dropped: Dropped) => {
+export const make = (env: Env, dropped: Dropped, disconnect: (entry: Entry) => Effect.Effect<void>) => {
   const disconnected = (entry: Entry, message: string) =>
     new McpError({ reason: "Disconnected", message, serverKey: entry.serverKey })
 
@@ -325,7 +325,8 @@ export const make = (env: Env, dropped: Dropped) => {
         Effect.withSpan("Mcp.callTool", { attributes: { "mcp.server": entry.serverKey, "mcp.tool": name } })
       ),
     listTools: requestResent(entry, session, "Listing the tools", (session, signal) => session.listTools(signal)),
-    updateHandlers: (update) => updateHandlersOn(entry, session, update)
+    updateHandlers: (update) => updateHandlersOn(entry, session, update),
+    disconnect: disconnect(entry)
   })
 
   return { request, requestResent, listTools, callForModel, handleOf }

@@ -107,8 +107,13 @@ const makeServers = (
   Effect.gen(function*() {
     const env = yield* Env.make(options)
     // A request that finds its server gone drops the connection, which the
-    // connection's life (below) owns: the one reference back.
-    const requests = Requests.make(env, (entry, session, error) => connection.markDropped(entry, session, error))
+    // connection's life (below) owns, and a handle disconnects its own connection, which the set
+    // of connections owns: the references back.
+    const requests = Requests.make(
+      env,
+      (entry, session, error) => connection.markDropped(entry, session, error),
+      (entry) => connections.disconnectEntry(entry)
+    )
     const tools = Tools.make(env, requests.callForModel)
     const logging = Logging.make(env, requests)
     const connection = Connection.make(env, { oauth: OAuth.make(env), requests, logging, syncTools: tools.sync })
