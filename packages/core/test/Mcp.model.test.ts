@@ -2,7 +2,8 @@
 // connect twice at once, connect a dead URL, disconnect, disconnect while connecting, a server
 // crashing, coming back, bouncing, forgetting its sessions (answering 404 to them, with their event
 // streams kept open or closed), changing its tools, tool calls through the executor and
-// through a kept `client` handle, log levels asked for, tool timeouts given), with given server
+// through a kept `client` handle, a server's handlers replaced through a kept `client` handle (on
+// its own session only), log levels asked for, tool timeouts given), with given server
 // keys or derived ones, played against ONE `Mcp` service over the registry `Tambo.layer` wires
 // and three real MCP servers on loopback. After every command the registry (with whether the
 // run's tool timeout applies to each tool), the connections, the servers' sessions and the log

@@ -120,6 +120,11 @@ export type Command =
    * alone or at once with a `disconnectMcpServer` of it.
    */
   | { readonly kind: "updateHandlers"; readonly server: Index; readonly disconnecting: boolean }
+  /**
+   * The elicitation handler replaced through the `client` handle of the server's last connection
+   * (stale or not): on its own session only.
+   */
+  | { readonly kind: "updateHandle"; readonly server: Index }
 
 const index: FastCheck.Arbitrary<Index> = FastCheck.constantFrom(0, 1, 2)
 
@@ -206,7 +211,8 @@ export const commandArbitrary: FastCheck.Arbitrary<Command> = FastCheck.oneof(
       server: index,
       disconnecting: FastCheck.boolean()
     })
-  }
+  },
+  { weight: 1, arbitrary: FastCheck.record({ kind: FastCheck.constant("updateHandle" as const), server: index }) }
 )
 
 /**
@@ -886,6 +892,25 @@ const play = (world: World, model: Model, command: Command): Effect.Effect<void>
             `setting the log level of ${serverKey}: the model says ${refused ? "Disconnected" : kept ? "done" : "NotConnected"}, got ${
               Exit.isSuccess(exit) ? "done" : exit.cause.toString()
             }`
+        )
+      }
+      case "updateHandle": {
+        const i = command.server
+        const handle = world.handles.get(i)
+        if (handle === undefined) return
+        const connection = model.connections.get(i)
+        const valid = connection?.status === "connected" && connection.epoch === model.handles.get(i)
+        const mine: Mcp.ElicitationHandler = () => ({ action: "decline" })
+        const exit = yield* settles(world, command, handle.updateHandlers((handlers) => ({ ...handlers, elicitation: mine })))
+        const now = (yield* world.mcp.getMcpClients)[keyOf(world, i)]?.server.handlers?.elicitation
+        return yield* expectThat(
+          world,
+          "command-outcome",
+          valid ? Exit.isSuccess(exit) && now === mine : errorOf(exit)?.reason === "NotConnected" && now !== mine,
+          () =>
+            `replacing a handler through the handle of server ${i}: the model says ${valid ? "replaced" : "NotConnected, left as it was"}, got ${
+              Exit.isSuccess(exit) ? "done" : exit.cause.toString()
+            }, ${now === mine ? "replaced" : "not replaced"}`
         )
       }
       case "updateHandlers": {
