@@ -221,6 +221,87 @@ describe("a tool round's continuation the server does not start with RUN_STARTED
     }))
 })
 
+describe("a tool round's continuation the server names no run of", () => {
+  it.scoped("with neither RUN_STARTED nor a run id header it starts as the run it continues: its call keeps its arguments and the next request follows the run that finished", () =>
+    Effect.gen(function* () {
+      const hostile = yield* HostileServer.scoped
+      const e = (value: object) => JSON.stringify(value)
+      const call = (toolCallId: string, args: string, runId: string) => [
+        e({ type: "TOOL_CALL_START", toolCallId, toolCallName: "echo", parentMessageId: `m-${runId}` }),
+        e({ type: "TOOL_CALL_ARGS", toolCallId, delta: args }),
+        e({ type: "TOOL_CALL_END", toolCallId }),
+        e({
+          type: "CUSTOM",
+          name: "tambo.run.awaiting_input",
+          value: { pendingToolCalls: [{ toolCallId, toolName: "echo", arguments: args }] }
+        }),
+        e({ type: "RUN_FINISHED", threadId: "thr_c", runId })
+      ]
+      hostile.respond(
+        HostileServer.frames(
+          [e({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }), ...call("call_0", "{\"word\":\"one\"}", "run_1")],
+          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_1" } }
+        ),
+        // The continuation: no RUN_STARTED, no run id in its headers.
+        HostileServer.frames([
+          e({ type: "TEXT_MESSAGE_START", messageId: "m-run_2", role: "assistant" }),
+          e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-run_2", delta: "again" }),
+          e({ type: "TEXT_MESSAGE_END", messageId: "m-run_2" }),
+          ...call("call_1", "{\"word\":\"two\"}", "run_2")
+        ]),
+        HostileServer.frames(
+          [
+            e({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_3" }),
+            e({ type: "TEXT_MESSAGE_START", messageId: "m-run_3", role: "assistant" }),
+            e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-run_3", delta: "done" }),
+            e({ type: "TEXT_MESSAGE_END", messageId: "m-run_3" }),
+            e({ type: "RUN_FINISHED", threadId: "thr_c", runId: "run_3" })
+          ],
+          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_3" } }
+        )
+      )
+      const words: Array<unknown> = []
+      const { events, state } = yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const events = [...yield* Stream.runCollect(tambo.run("hi"))]
+        return { events, state: yield* tambo.state }
+      }).pipe(
+        Effect.provide(Tambo.layer({
+          apiKey: "api-key",
+          tamboUrl: hostile.url,
+          userKey: "user-1",
+          maxRetries: 0,
+          reconcileAfterRun: false,
+          tools: [{
+            name: "echo",
+            description: "echoes",
+            inputSchema: { type: "object", properties: { word: { type: "string" } } },
+            tool: (args: { readonly word?: string }) => {
+              words.push(args.word)
+              return `echoed ${args.word}`
+            }
+          }]
+        }))
+      )
+      expect(words).toEqual(["one", "two"])
+      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+      const thread = ClientState.getThreadState(state, "thr_c")!
+      const inputs = thread.thread.messages.flatMap((m) => m.content.flatMap((c) => c.type === "tool_use" ? [[c.id, c.input]] : []))
+      expect(inputs).toEqual([["call_0", { word: "one" }], ["call_1", { word: "two" }]])
+      expect(thread.thread.messages.flatMap((m) => m.content.flatMap((c) => c.type === "text" ? [c.text] : []))).toContain("again")
+      expect(thread.anomalies).toEqual([])
+      expect(thread.thread.status).toBe("idle")
+      expect(thread.pendingToolCalls).toEqual([])
+      expect(thread.lastCompletedRunId).toBe("run_3")
+      expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`)).toEqual([
+        "POST /v1/threads/runs",
+        "POST /v1/threads/thr_c/runs",
+        "POST /v1/threads/thr_c/runs"
+      ])
+      expect(hostile.requests.map((r) => JSON.parse(r.body).previousRunId)).toEqual([undefined, "run_1", "run_2"])
+    }))
+})
+
 describe("the read at a run's end, from a server that misbehaves", () => {
   /** A run on a new thread `thr_r` that answers `text` and finishes. */
   const finishedTextRun = (text: string) => {

@@ -102,7 +102,8 @@ const track = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>): 
       }
       case "RUN_FINISHED": {
         run.finished = true
-        run.lastRunId = run.runId
+        // A step the server named no run of otherwise (see `startedByClient`) finished as this one.
+        run.lastRunId = run.runId ?? event.runId
         return i
       }
       case "RUN_ERROR": {
@@ -138,6 +139,27 @@ const startedByHeaders = (
     : [{ type: "RUN_STARTED", threadId, runId: run.runId }, ...events]
 }
 
+/**
+ * A continuation (a tool round's, or a caller's results) whose server names its run neither in a
+ * RUN_STARTED nor in its response's headers (a broken server): its events still go on the
+ * thread's run, which the client starts as the run it continues. Without it they would reach a
+ * thread whose run ended, which the reducer closes at once (a call's arguments lost). The run id
+ * stays unknown: nothing of this step is cancelled on the server by an id it never gave.
+ */
+const startedByClient = (
+  run: RunState,
+  events: ReadonlyArray<Transport.RunStreamEvent>
+): ReadonlyArray<Transport.RunStreamEvent> => {
+  const continued = run.lastRunId ?? (run.start._tag === "ToolResults" ? run.previousRunId : undefined)
+  if (
+    run.started || run.runId !== undefined || continued === undefined || ClientState.isLocalThreadId(run.threadId) ||
+    events[0]!.type === "RUN_STARTED"
+  ) return events
+  run.started = true
+  run.unsent = undefined
+  return [{ type: "RUN_STARTED", threadId: run.threadId, runId: continued }, ...events]
+}
+
 const runEvents = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>, thread: Types.TamboThread): Chunk.Chunk<RunEvent> => {
   const out: Array<RunEvent> = new Array(events.length)
   for (let i = 0; i < events.length; i++) {
@@ -166,7 +188,12 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       if (events.length === 0) return stepLoop
       const from = run.threadId
       if (!run.started) events = startedByHeaders(run, events)
-      const end = track(run, events)
+      // Tracked without the start the client adds: it names no run of the server's.
+      const tracked = events
+      events = startedByClient(run, events)
+      const shift = events.length - tracked.length
+      const trackedEnd = track(run, tracked)
+      const end = trackedEnd < 0 ? trackedEnd : trackedEnd + shift
       // Nothing after the step's end is the run's: neither recorded nor passed on.
       if (end >= 0 && end < events.length - 1) events = events.slice(0, end + 1)
       const next = end < 0 ? emptyThenLoop : events[end]!.type === "RUN_ERROR" ? endAtError : emptyThenDrain
