@@ -6,8 +6,8 @@
 // `reduce`, one `EVENTS` action per chunk, and every chunk in one `reduce`; the three agree after
 // every chunk. After every step: the reducer did not throw; every text delta and props patch it
 // took is still there, once, and nothing of a refused patch; a call's input is what the arguments
-// it took parse to, and once they ended, until the call is answered, arguments that are not a
-// JSON object are recorded as such (no tool runs on them); ids are unique; and from a run's end to the next run's start,
+// it took parse to, and once they ended, until the call is answered or its run ends without
+// pausing for it, arguments that are not a JSON object are recorded as such (no tool runs on them); ids are unique; and from a run's end to the next run's start,
 // whatever events come, nothing shows as streaming or open. Seeded, so a failure reproduces; MODEL_RUNS (default 300) and MODEL_SEED
 // (default 17) override. A counterexample it shrinks to goes to ClientState.test.ts as a named test.
 import { describe, expect, it } from "@effect/vitest"
@@ -307,9 +307,14 @@ interface Model {
   readonly refused: Set<string>
   /**
    * Each call's arguments taken since its start, whether they still stream, whether they ended
-   * (its TOOL_CALL_END, its run's end, the next run's start), and whether a result answered it.
+   * (its TOOL_CALL_END, its run's end, the next run's start), and whether it is settled: a result
+   * answered it, or its run ended without pausing for it.
    */
-  readonly calls: Map<string, { raw: string; open: boolean; ended: boolean; answered: boolean }>
+  readonly calls: Map<string, { raw: string; open: boolean; ended: boolean; settled: boolean }>
+  /** The calls the thread waits on (`tambo.run.awaiting_input`, until answered or the run ends without pausing). */
+  readonly pending: Set<string>
+  /** The run paused: its RUN_FINISHED keeps the pending calls. */
+  waiting: boolean
 }
 
 const threadOf = (state: State): ThreadState => {
@@ -352,6 +357,19 @@ const closeCalls = (model: Model): void => {
   }
 }
 
+/**
+ * A run's end (`paused`: a RUN_FINISHED after a pause): what streams ends, and the arguments of a
+ * call nobody will answer (not pending) are no longer recorded: no tool runs on it anyway.
+ */
+const endRun = (model: Model, paused: boolean): void => {
+  closeCalls(model)
+  if (!paused) model.pending.clear()
+  model.waiting = false
+  for (const [id, call] of model.calls) {
+    if (call.ended && !model.pending.has(id)) call.settled = true
+  }
+}
+
 /** `ended`: the event came between a run's end and the next RUN_STARTED, where what it opens closes at once. */
 const observe = (model: Model, event: AnyEvent, before: ThreadState, after: ThreadState, ended: boolean): void => {
   const anomalies = newAnomalies(before, after)
@@ -368,16 +386,22 @@ const observe = (model: Model, event: AnyEvent, before: ThreadState, after: Thre
       model.reasoning.add(event.delta)
       return
     case "RUN_STARTED":
+      closeCalls(model)
+      model.pending.clear()
+      model.waiting = false
+      return
     case "RUN_FINISHED":
+      return endRun(model, model.waiting)
     case "RUN_ERROR":
-      return closeCalls(model)
+      return endRun(model, false)
     case "TOOL_CALL_START":
-      if (taken) model.calls.set(event.toolCallId, { raw: "", open: !ended, ended, answered: false })
+      if (taken) model.calls.set(event.toolCallId, { raw: "", open: !ended, ended, settled: false })
       return
     case "TOOL_CALL_RESULT": {
       // A result forgets what its call's ended arguments were; arguments still streaming end later.
       const call = model.calls.get(event.toolCallId)
-      if (call !== undefined && !call.open) call.answered = true
+      if (call !== undefined && !call.open) call.settled = true
+      model.pending.delete(event.toolCallId)
       return
     }
     case "TOOL_CALL_ARGS": {
@@ -396,6 +420,13 @@ const observe = (model: Model, event: AnyEvent, before: ThreadState, after: Thre
       return
     }
     case "CUSTOM":
+      if (event.name === "tambo.run.awaiting_input") {
+        model.pending.clear()
+        for (const call of event.value.pendingToolCalls) model.pending.add(call.toolCallId)
+        // After a run's end the thread stays idle: the next RUN_FINISHED is no paused run's.
+        model.waiting = !ended
+        return
+      }
       if (event.name !== "tambo.component.props_delta") return
       if (event.value.operations.length === 1 && event.value.operations[0]!.op === "add" && event.value.operations[0]!.path.startsWith("/p")) {
         const operation = event.value.operations[0] as { readonly path: string; readonly value: string }
@@ -436,14 +467,14 @@ const checkKept = (model: Model, t: ThreadState): void => {
     for (const key of model.refused) expect(JSON.stringify(block.props), `refused ${key}`).not.toContain(key)
   }
   // A call's input is what its arguments parse to, however malformed; once they ended, until the
-  // call is answered, arguments that are not a JSON object are recorded as they arrived, so no
-  // tool runs on them.
+  // call is answered or its run ends without pausing for it, arguments that are not a JSON object
+  // are recorded as they arrived, so no tool runs on them.
   for (const [id, call] of model.calls) {
     const position = t.internal.blockIndex.get(`t${id}`)
     const block = position === undefined ? undefined : t.thread.messages[position.message]?.content[position.block]
     expect(block?.type === "tool_use" ? block.input : undefined, `input of ${id} for ${call.raw}`).toEqual(expectedInput(call.raw))
     expect(t.internal.invalidToolArgs?.get(id), `arguments of ${id} recorded as invalid: ${call.raw}`).toBe(
-      call.ended && !call.answered && isInvalidArgs(call.raw) ? call.raw : undefined
+      call.ended && !call.settled && isInvalidArgs(call.raw) ? call.raw : undefined
     )
   }
 }
@@ -484,7 +515,15 @@ const start: State = ClientState.reduce(ClientState.initial, [
 ])
 
 const play = (chunks: ReadonlyArray<ReadonlyArray<Step>>): void => {
-  const model: Model = { text: new Set(), reasoning: new Set(), props: new Map(), refused: new Set(), calls: new Map() }
+  const model: Model = {
+    text: new Set(),
+    reasoning: new Set(),
+    props: new Map(),
+    refused: new Set(),
+    calls: new Map(),
+    pending: new Set(),
+    waiting: false
+  }
   let stepwise = start
   let batched = start
   const all: Array<Action> = []
@@ -497,7 +536,7 @@ const play = (chunks: ReadonlyArray<ReadonlyArray<Step>>): void => {
       stepwise = ClientState.reduce(stepwise, [action])
       const after = threadOf(stepwise)
       const type = action.type === "EVENT" ? action.event.type : action.type
-      if (type === "RUN_ENDED_LOCALLY") closeCalls(model)
+      if (type === "RUN_ENDED_LOCALLY") endRun(model, false)
       if (action.type === "EVENT") observe(model, action.event, before, after, ended)
       checkKept(model, after)
       if (ENDINGS.has(type)) ended = true

@@ -3,6 +3,7 @@ import * as ClientState from "../src/ClientState.js"
 import type { Action, ClientState as State, ThreadState } from "../src/ClientState.js"
 import type * as Events from "../src/Events.js"
 import { applyPatch, type Operation } from "../src/internal/jsonPatch.js"
+import * as Pending from "../src/internal/run/pending.js"
 import type { TamboThreadMessage, ToolResultContent } from "../src/Types.js"
 
 const { PLACEHOLDER_THREAD_ID: PLACEHOLDER, getMessages, getThreadState, initial, reduce } = ClientState
@@ -862,6 +863,66 @@ describe("anomalies", () => {
       { type: "TOOL_RESULTS", threadId: "t1", results: [{ type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "refused" }], isError: true }], at: 3000 }
     ])
     expect(thread(answeredHere, "t1").internal.invalidToolArgs?.get("c1")).toBeUndefined()
+  })
+
+  it("arguments that are not valid JSON of a call nobody answers go at the run's end, unless the run paused for the call", () => {
+    const ran = reduce(initial, events("t1", [e.runStarted("t1"), e.toolStart("c1", "f"), e.toolArgs("c1", "{\"a\":tru"), e.toolEnd("c1")]))
+    const endings: ReadonlyArray<readonly [string, ReadonlyArray<Action>]> = [
+      ["RUN_FINISHED", events("t1", [e.runFinished("t1")], 2000)],
+      ["RUN_ERROR", events("t1", [e.runError({ message: "boom" })], 2000)],
+      ["RUN_ERROR CANCELLED", events("t1", [e.runError({ message: "cancelled", code: "CANCELLED" })], 2000)],
+      ["RUN_ENDED_LOCALLY", [{ type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "cancelled", at: 2000 }]]
+    ]
+    for (const [name, ending] of endings) {
+      const t = thread(reduce(ran, ending), "t1")
+      expect(t.internal.invalidToolArgs?.get("c1"), name).toBeUndefined()
+      // The call keeps the input its arguments parse to.
+      expect(t.thread.messages.at(-1)!.content.at(-1), name).toMatchObject({ type: "tool_use", id: "c1", input: { a: true } })
+    }
+    // A run that paused for the call: the caller answers it on those arguments.
+    const paused = reduce(ran, events("t1", [e.awaiting(["c1", "f"]), e.runFinished("t1")], 2000))
+    expect(thread(paused, "t1").internal.invalidToolArgs?.get("c1")).toBe("{\"a\":tru")
+    // A run that ends while the calls of an earlier pause stay pending keeps theirs.
+    const stopped = reduce(ran, [{
+      type: "RUN_ENDED_LOCALLY",
+      threadId: "t1",
+      outcome: "cancelled",
+      pendingToolCalls: [{ toolCallId: "c1", toolName: "f" }],
+      at: 2000
+    }])
+    expect(thread(stopped, "t1").internal.invalidToolArgs?.get("c1")).toBe("{\"a\":tru")
+  })
+
+  it("a thread read again that answers a call paused on invalid arguments and asks again under its id shows the new call's arguments as pending", () => {
+    // This client's run paused for c1, whose arguments are not valid JSON.
+    const s1 = reduce(initial, [
+      userMessage("t1", "u1", "hi"),
+      ...events("t1", [
+        e.runStarted("t1"),
+        e.textStart("m1"),
+        e.toolStart("c1", "f", "m1"),
+        e.toolArgs("c1", "{bad"),
+        e.toolEnd("c1"),
+        e.awaiting(["c1", "f"]),
+        e.runFinished("t1")
+      ])
+    ])
+    expect(Pending.ofState(thread(s1, "t1"))).toEqual([{ toolCallId: "c1", toolName: "f", arguments: "{bad" }])
+    // The thread as read from the server: another client answered c1, and its next run paused for a new c1.
+    const server: ReadonlyArray<TamboThreadMessage> = [
+      ...thread(s1, "t1").thread.messages,
+      { id: "r1", role: "assistant", content: [{ type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "refused" }] }], createdAt: iso(2500) },
+      { id: "u2", role: "user", content: [{ type: "text", text: "again" }], createdAt: iso(3000) },
+      { id: "m2", role: "assistant", content: [{ type: "tool_use", id: "c1", name: "f", input: { word: "two" } }], createdAt: iso(3010) }
+    ]
+    const s2 = reduce(s1, [{
+      type: "RECONCILE_THREAD",
+      threadId: "t1",
+      thread: { ...thread(s1, "t1").thread, messages: [...server] },
+      pendingToolCallIds: ["c1"]
+    }])
+    expect(thread(s2, "t1").pendingToolCalls.map((call) => call.toolCallId)).toEqual(["c1"])
+    expect(Pending.ofState(thread(s2, "t1"))).toEqual([{ toolCallId: "c1", toolName: "f", arguments: "{\"word\":\"two\"}" }])
   })
 
   it("a RUN_STARTED closing a call's arguments that are not valid JSON records them, as their end would", () => {

@@ -51,6 +51,12 @@ const carryAgentState = (from: TamboThread, to: ThreadDraft): void => {
   if (from.state !== undefined) to.ownThread().state = from.state
 }
 
+/** The id of the message holding a call's latest `tool_use` block. */
+const messageOfCall = (d: ThreadDraft, toolCallId: string): string | undefined => {
+  const position = d.findBlock("tool_use", toolCallId)
+  return position === undefined ? undefined : d.messages[position.message]?.id
+}
+
 class Batch {
   readonly owned = new Set<object>()
   /** Threads touched by this batch; `null` marks a removed thread. */
@@ -238,6 +244,7 @@ class Batch {
     }
     closeOpenBlocks(d, action.at)
     d.setPendingToolCalls(action.pendingToolCalls === undefined ? [] : action.pendingToolCalls.slice())
+    d.keepInvalidToolArgsOfPending()
     d.setEphemeral(undefined)
   }
 
@@ -246,6 +253,9 @@ class Batch {
     // A run streaming on the thread has newer events than the read.
     if (d === undefined || d.streaming.status === "streaming") return
     d.currentAt = undefined
+    // The message of each call whose arguments were invalid, as the store had it.
+    const invalidIn = new Map<string, string | undefined>()
+    for (const toolCallId of d.invalidToolArgs.keys()) invalidIn.set(toolCallId, messageOfCall(d, toolCallId))
     // A run of this client on the thread keeps its own status; otherwise the server's shows (another
     // client's run).
     // The messages the store held before this read are from before the run the server shows when
@@ -264,6 +274,13 @@ class Batch {
     d.setEphemeral(undefined)
     const pending = mergePendingToolCalls(d.pendingToolCalls, action.pendingToolCallIds, merged.messages)
     if (pending !== d.pendingToolCalls) d.setPendingToolCalls(pending)
+    // Invalid arguments stay only for a call the server still waits on, where it was: a call the
+    // server's copy answered, or one it asked again under the same id, is not that call.
+    d.retainInvalidToolArgs((toolCallId) => {
+      const message = invalidIn.get(toolCallId)
+      return message !== undefined && message === messageOfCall(d, toolCallId) &&
+        pending.some((call) => call.toolCallId === toolCallId)
+    })
     if (action.lastCompletedRunId !== undefined) d.setLastCompletedRunId(action.lastCompletedRunId)
   }
 

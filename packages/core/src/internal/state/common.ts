@@ -47,8 +47,9 @@ export interface ThreadInternal {
   readonly openComponents: ReadonlyArray<string>
   /**
    * Calls whose arguments ended as text that is not a JSON object (cut short or malformed), as it
-   * arrived, until the call is answered or started again: their `input` shows what it parses to as
-   * far as it goes, which no tool is run on.
+   * arrived, until the call is answered or started again, its run ends without it pending, or a
+   * read of the thread shows the server waits on it no more: their `input` shows what it parses to
+   * as far as it goes, which no tool is run on.
    */
   readonly invalidToolArgs?: ReadonlyMap<string, string>
   /** The message whose reasoning chunk is still open (started, not ended): its run's end ends it. */

@@ -245,6 +245,30 @@ export class ThreadDraft {
     this.invalidToolArgs = next
   }
 
+  /** Forgets the invalid arguments of the calls `keep` does not keep. */
+  retainInvalidToolArgs(keep: (toolCallId: string) => boolean): void {
+    if (this.invalidToolArgs.size === 0) return
+    let next: Map<string, string> | undefined
+    for (const toolCallId of this.invalidToolArgs.keys()) {
+      if (keep(toolCallId)) continue
+      next ??= new Map(this.invalidToolArgs)
+      next.delete(toolCallId)
+    }
+    if (next === undefined) return
+    this.changed = true
+    this.invalidToolArgs = next.size === 0 ? emptyIndex : next
+  }
+
+  /**
+   * At a run's end: the invalid arguments of the calls nobody will answer go (a server-side call,
+   * a call the run ended without); those of the calls still pending stay, which the caller answers.
+   */
+  keepInvalidToolArgsOfPending(): void {
+    if (this.invalidToolArgs.size === 0) return
+    const pending = this.pendingToolCalls
+    this.retainInvalidToolArgs((toolCallId) => pending.some((call) => call.toolCallId === toolCallId))
+  }
+
   clearInvalidToolArgs(): void {
     if (this.invalidToolArgs.size === 0) return
     this.changed = true

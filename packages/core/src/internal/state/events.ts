@@ -69,6 +69,7 @@ const handleRunFinished = (d: ThreadDraft, event: EventOf<"RUN_FINISHED">, at: n
   // A run that paused for client tools finishes right after saying so; its
   // pending calls stay until answered.
   if (!paused) d.setPendingToolCalls([])
+  d.keepInvalidToolArgsOfPending()
 }
 
 const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">, at: number): void => {
@@ -95,6 +96,7 @@ const handleRunError = (d: ThreadDraft, event: EventOf<"RUN_ERROR">, at: number)
   }
   closeRun(d, at)
   d.setPendingToolCalls([])
+  d.keepInvalidToolArgsOfPending()
 }
 
 /**
