@@ -1,5 +1,5 @@
 // A model-based test of the reducer's bookkeeping of open things: generated sequences of one
-// thread's run events (text, reasoning, tool calls with their arguments, valid JSON or not, cut
+// thread's run events (text, reasoning, tool calls with their arguments, valid JSON, blank or not, cut
 // anywhere, components and their patches, refused ones among them, pauses, custom and unknown
 // events, ends of a run and starts of the next, in any order, repeated, for ids nobody started),
 // in chunks, with the local ending among them. Each sequence is reduced three ways: one event per
@@ -49,6 +49,7 @@ type Command =
   | { readonly kind: "reasoningEnd"; readonly message: string }
   | { readonly kind: "toolStart"; readonly call: string; readonly parent: string | undefined; readonly script: number }
   | { readonly kind: "toolArgs"; readonly call: string; readonly cut: number }
+  | { readonly kind: "toolBlank"; readonly call: string; readonly blank: number }
   | { readonly kind: "toolEnd"; readonly call: string }
   | { readonly kind: "toolResult"; readonly call: string }
   | { readonly kind: "componentStart"; readonly message: string; readonly component: string }
@@ -80,8 +81,17 @@ const ARGS_SCRIPTS = [
   "{\"a\":1.}",
   "  ",
   "{\"a\":\"b\\u12",
-  "[1]"
+  "[1]",
+  // Blank: no arguments, `{}`, whether the call ends on them or more comes.
+  "\n",
+  " \t\r\n"
 ]
+
+const BLANK_SCRIPTS = ARGS_SCRIPTS.flatMap((text, i) => (text.trim() === "" ? [i] : []))
+
+// Whitespace a call's arguments may get as a delta of its own (toolBlank): the whole of them
+// when it comes first, blank arguments a call can end on.
+const BLANKS = [" ", "  ", "\n", " \t\r\n"]
 
 // Props patches a component refuses as a whole; `key` is a key of this patch's own, which must
 // not show, since none of the patch is applied.
@@ -130,10 +140,15 @@ const command: fc.Arbitrary<Command> = fc.oneof(
       kind: kind("toolStart"),
       call: callId,
       parent: fc.option(messageId, { nil: undefined }),
-      script: fc.nat(ARGS_SCRIPTS.length - 1)
+      // One call in five streams blank arguments.
+      script: fc.oneof(
+        { weight: 4, arbitrary: fc.nat(ARGS_SCRIPTS.length - 1) },
+        { weight: 1, arbitrary: fc.constantFrom(...BLANK_SCRIPTS) }
+      )
     })
   },
   { weight: 5, arbitrary: fc.record({ kind: kind("toolArgs"), call: callId, cut: fc.nat(12) }) },
+  { weight: 3, arbitrary: fc.record({ kind: kind("toolBlank"), call: callId, blank: fc.nat(BLANKS.length - 1) }) },
   { weight: 2, arbitrary: fc.record({ kind: kind("toolEnd"), call: callId }) },
   { weight: 1, arbitrary: fc.record({ kind: kind("toolResult"), call: callId }) },
   { weight: 3, arbitrary: fc.record({ kind: kind("componentStart"), message: messageId, component: componentId }) },
@@ -235,6 +250,9 @@ const build = (commands: ReadonlyArray<readonly [Command, boolean]>): ReadonlyAr
         event = { type: "TOOL_CALL_ARGS", toolCallId: c.call, delta }
         break
       }
+      case "toolBlank":
+        event = { type: "TOOL_CALL_ARGS", toolCallId: c.call, delta: BLANKS[c.blank]! }
+        break
       case "toolEnd":
         event = { type: "TOOL_CALL_END", toolCallId: c.call }
         break
@@ -331,6 +349,7 @@ const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 
 /** What a call's input shows for the arguments taken: what they parse to, as far as they go, when that is an object. */
 const expectedInput = (raw: string): unknown => {
+  if (raw.trim() === "") return {}
   let parsed: unknown
   try {
     parsed = JSON.parse(raw)
@@ -573,7 +592,9 @@ describe("the reducer's open things, model-based", () => {
             ? [event.toolCallId]
             : ENDINGS.has(event.type) ? [...raw.keys()] : []
           for (const id of ended) {
-            if (isInvalidArgs(raw.get(id) ?? "")) seen.set("invalid arguments ended", (seen.get("invalid arguments ended") ?? 0) + 1)
+            const args = raw.get(id) ?? ""
+            if (isInvalidArgs(args)) seen.set("invalid arguments ended", (seen.get("invalid arguments ended") ?? 0) + 1)
+            if (args.trim() === "") seen.set("blank arguments ended", (seen.get("blank arguments ended") ?? 0) + 1)
             raw.delete(id)
           }
           if (event.type === "CUSTOM" && event.name === "tambo.component.props_delta" && JSON.stringify(event.value).includes("bad")) {
@@ -582,7 +603,7 @@ describe("the reducer's open things, model-based", () => {
         }
       }
     }
-    for (const type of ["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "RUN_ENDED_LOCALLY", "TEXT_MESSAGE_CONTENT", "TOOL_CALL_ARGS", "CUSTOM", "UNKNOWN", "REASONING_MESSAGE_CONTENT", "invalid arguments ended", "refused patch"]) {
+    for (const type of ["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "RUN_ENDED_LOCALLY", "TEXT_MESSAGE_CONTENT", "TOOL_CALL_ARGS", "CUSTOM", "UNKNOWN", "REASONING_MESSAGE_CONTENT", "invalid arguments ended", "blank arguments ended", "refused patch"]) {
       expect(seen.get(type) ?? 0, type).toBeGreaterThan(15)
     }
   })
