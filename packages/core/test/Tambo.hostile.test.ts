@@ -302,6 +302,71 @@ describe("a tool round's continuation the server names no run of", () => {
     }))
 })
 
+describe("a step whose RUN_STARTED names another thread than the run's", () => {
+  it.scoped("fails the run with a TransportError (Protocol): no thread of that name appears, the run's thread is idle with the error, and the server is told", () =>
+    Effect.gen(function* () {
+      const hostile = yield* HostileServer.scoped
+      const e = (value: object) => JSON.stringify(value)
+      hostile.respond(
+        HostileServer.frames(
+          [
+            e({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }),
+            e({ type: "TOOL_CALL_START", toolCallId: "call_0", toolCallName: "echo", parentMessageId: "m-1" }),
+            e({ type: "TOOL_CALL_ARGS", toolCallId: "call_0", delta: "{}" }),
+            e({ type: "TOOL_CALL_END", toolCallId: "call_0" }),
+            e({
+              type: "CUSTOM",
+              name: "tambo.run.awaiting_input",
+              value: { pendingToolCalls: [{ toolCallId: "call_0", toolName: "echo", arguments: "{}" }] }
+            }),
+            e({ type: "RUN_FINISHED", threadId: "thr_c", runId: "run_1" })
+          ],
+          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_1" } }
+        ),
+        // The tool round's continuation names another thread.
+        HostileServer.frames(
+          [
+            e({ type: "RUN_STARTED", threadId: "thr_x", runId: "run_2" }),
+            e({ type: "TEXT_MESSAGE_START", messageId: "m-2", role: "assistant" }),
+            e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-2", delta: "elsewhere" }),
+            e({ type: "TEXT_MESSAGE_END", messageId: "m-2" }),
+            e({ type: "RUN_FINISHED", threadId: "thr_x", runId: "run_2" })
+          ],
+          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_2" }, stall: true }
+        ),
+        // The DELETE of the run.
+        HostileServer.status(200, { headers: { "content-type": "application/json" }, body: "{}" })
+      )
+      const { exit, state } = yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const exit = yield* Effect.exit(Stream.runDrain(tambo.run("hi")))
+        return { exit, state: yield* tambo.state }
+      }).pipe(
+        Effect.provide(Tambo.layer({
+          apiKey: "api-key",
+          tamboUrl: hostile.url,
+          userKey: "user-1",
+          maxRetries: 0,
+          reconcileAfterRun: false,
+          tools: [{ name: "echo", description: "echoes", inputSchema: { type: "object", properties: {} }, tool: () => "echoed" }]
+        }))
+      )
+      expect(exit._tag).toBe("Failure")
+      const error = (exit._tag === "Failure" ? Cause.squash(exit.cause) : undefined) as Error
+      expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Protocol" })
+      expect(error.message).toContain("thr_x")
+      expect(Object.keys(state.threadMap).sort()).toEqual(["placeholder", "thr_c"])
+      const thread = ClientState.getThreadState(state, "thr_c")!
+      expect(thread.thread.status).toBe("idle")
+      expect(thread.streaming.error).toMatchObject({ code: "TransportError" })
+      expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`)).toEqual([
+        "POST /v1/threads/runs",
+        "POST /v1/threads/thr_c/runs",
+        "DELETE /v1/threads/thr_c/runs/run_2"
+      ])
+    }))
+})
+
 describe("the read at a run's end, from a server that misbehaves", () => {
   /** A run on a new thread `thr_r` that answers `text` and finishes. */
   const finishedTextRun = (text: string) => {

@@ -86,6 +86,7 @@ const makeState = (
     serverThreadId: undefined,
     started: false,
     finished: false,
+    protocolError: undefined,
     runError: undefined,
     pending: [],
     awaiting: [],

@@ -14,7 +14,7 @@ import type { Auth } from "../../Auth.js"
 import type * as ClientState from "../../ClientState.js"
 import type * as Events from "../../Events.js"
 import type { RunOptions } from "../../Tambo.js"
-import type { ApiError, RunCancelledError } from "../../TamboError.js"
+import type { ApiError, RunCancelledError, TransportError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Tool from "../../Tool.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
@@ -89,6 +89,8 @@ export interface RunState {
   started: boolean
   /** The current step reached RUN_FINISHED or RUN_ERROR. */
   finished: boolean
+  /** A step's event the run cannot take (a RUN_STARTED naming another thread): what the step fails with. */
+  protocolError: TransportError | undefined
   /** The first RUN_ERROR, as the run's failure. */
   runError: ApiError | RunCancelledError | undefined
   /** The calls the current step paused for (`tambo.run.awaiting_input`). */

@@ -86,6 +86,15 @@ const track = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>): 
     const event = events[i]!
     switch (event.type) {
       case "RUN_STARTED": {
+        // A run on a server's thread stays there: a server naming another one is broken, and the
+        // step's events are not taken (no thread of that name appears in the store).
+        if (!ClientState.isLocalThreadId(run.threadId) && event.threadId !== run.threadId) {
+          run.protocolError = new TransportError({
+            reason: "Protocol",
+            message: `The server started the run on thread ${event.threadId}, not on the run's thread ${run.threadId}`
+          })
+          return i
+        }
         run.threadId = event.threadId
         run.runId = event.runId
         if (!run.runIds.includes(event.runId)) run.runIds.push(event.runId)
@@ -194,6 +203,10 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       const shift = events.length - tracked.length
       const trackedEnd = track(run, tracked)
       const end = trackedEnd < 0 ? trackedEnd : trackedEnd + shift
+      if (run.protocolError !== undefined) {
+        // What came before the event the run cannot take is recorded, then the step fails.
+        return emit(from, run.threadId, events.slice(0, end), events.slice(0, end), failProtocol(run.protocolError))
+      }
       // Nothing after the step's end is the run's: neither recorded nor passed on.
       if (end >= 0 && end < events.length - 1) events = events.slice(0, end + 1)
       const next = end < 0 ? emptyThenLoop : events[end]!.type === "RUN_ERROR" ? endAtError : emptyThenDrain
@@ -295,6 +308,12 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     return afterStep()
   })
   const emptyThenDrain = Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), drain)
+  const failProtocol = (error: TransportError) =>
+    Channel.suspend(() => {
+      Cancel.answered(run)
+      endStep(run, Exit.fail(error))
+      return Channel.fail(error)
+    })
   // The first RUN_ERROR ends the run: the response is let go (the server closes it anyway).
   const endAtError = Channel.zipRight(Channel.fromEffect(Effect.suspend(() => run.abortRequest)), endOfStep)
 
