@@ -1884,6 +1884,25 @@ describe("a message id reused from an earlier turn", () => {
     expect(thread(s, "t1").anomalies.map((a) => a.reason)).toEqual(["message r2 is a tool result's; this reply's message is r2_2"])
   })
 
+  it("text under an earlier reply's id or the question's, with no start, is an anomaly: history and the question keep their text", () => {
+    const s = secondTurn([e.text("m", "second"), e.text("u2", "more"), e.runFinished("t1", "run2")])
+    expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2"])
+    expect(texts(s)).toEqual(["hi", "first", "", "again"])
+    expect(thread(s, "t1").anomalies.map((a) => [a.eventType, a.reason])).toEqual([
+      ["TEXT_MESSAGE_CONTENT", "message m is not this turn's reply"],
+      ["TEXT_MESSAGE_CONTENT", "message u2 is not this turn's reply"]
+    ])
+    // Batched as one chunk alike.
+    const batched = reduce(reduce(firstTurn(), [userMessage("t1", "u2", "again", 2000)]), [{
+      type: "EVENTS",
+      threadId: "t1",
+      events: [e.runStarted("t1", "run2"), e.text("m", "sec"), e.text("m", "ond"), e.runFinished("t1", "run2")],
+      at: 3000
+    }])
+    expect(texts(batched)).toEqual(["hi", "first", "", "again"])
+    expect(thread(batched, "t1").anomalies).toHaveLength(2)
+  })
+
   it("an id first used in this turn is merged as before, across the turn's steps", () => {
     const s = secondTurn([
       e.textStart("m2"), e.text("m2", "a"), e.textEnd("m2"),

@@ -174,6 +174,12 @@ export const appendText = (d: ThreadDraft, messageId: string, delta: string, cou
     for (let i = 0; i < count; i++) d.anomaly("TEXT_MESSAGE_CONTENT", `unknown message ${messageId}`, at)
     return
   }
+  // The turn's question and what came before it are no reply of this turn: text under their ids
+  // that no TEXT_MESSAGE_START claimed (see `claimMessageId`) is refused, as an unknown id's is.
+  if (d.turnStart !== undefined && index <= d.turnStart) {
+    for (let i = 0; i < count; i++) d.anomaly("TEXT_MESSAGE_CONTENT", `message ${messageId} is not this turn's reply`, at)
+    return
+  }
   const content = d.ownContent(index)
   const last = content[content.length - 1]
   if (last !== undefined && last.type === "text") {
