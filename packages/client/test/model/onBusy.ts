@@ -1,14 +1,17 @@
 // The model-based test of overlapping runs on one thread of one client: runs started with each
 // `onBusy` policy while the thread's run is held by the server (at a gate, until `finish`), Stop
 // (`cancelRun` of the thread), the caller giving up on a run (`abort()`), the held run finishing,
-// and the server holding the answer to a Stop's `DELETE` while another run starts. The invariants
-// of INVARIANTS are checked after every command once the client settled (every run ended, held by
-// the server, or queued behind the held one), and once more when the sequence winds down.
+// the server holding the answer to a Stop's `DELETE` while another run starts, and a second message
+// on a new conversation while its first run creates the thread (`startNewThread` between or not).
+// The invariants of INVARIANTS are checked after every command once the client settled (every run
+// ended, held by the server, or queued behind the held one), and once more when the sequence winds
+// down.
 // The property is onBusy.model.test.ts; the named counterexamples go to counterexamples.test.ts.
 import { type HoldingProxy, Script, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import { type BusyPolicy, TamboClient, type TamboStream } from "../../src/index.js"
 import * as OneThread from "./oneThread.js"
+import { storeMatchesServer } from "./storeMatchesServer.js"
 import * as Model from "./support.js"
 import { eventually, settle } from "./support.js"
 
@@ -39,6 +42,12 @@ export const INVARIANTS = [
   "sent-once",
   /** A run cut once its client knew the server's run (RUN_STARTED) is cancelled on the server by the client (`user_cancelled`), not by a closed connection. */
   "cut-is-user-cancel",
+  /**
+   * A new conversation's runs end on the threads they should: a run that followed the run creating
+   * the thread (queue, interrupt) on that thread, a run after `startNewThread` on a thread of its
+   * own; each of those threads holds each message once, is idle on the server, and the store equals it.
+   */
+  "run-thread",
   /** No unhandled rejection during the command. */
   "no-unhandled-rejection",
   /** With no run in flight: the server's thread is idle, the client has no run in flight, and its store equals the server. */
@@ -90,6 +99,23 @@ export type Command =
     readonly meanwhile?: Meanwhile | undefined
   }
   | LateAnswer
+  | NewConversation
+
+/**
+ * With no run in flight: `startNewThread()`, a run on the new conversation (held at its gate) whose
+ * thread the server has not named to the client yet (`answer`: its answer is held) or has
+ * (`started`: the client saw its RUN_STARTED), then `startNewThread()` again if `newBetween`, then a
+ * second run on the new conversation (`onBusy`, not held), then the answer let go and the first run
+ * finished. Without `newBetween` the second run is a second run of the first one's thread: it
+ * conflicts, or waits or displaces the first and goes on that thread (the answer that came late
+ * still names it); with `newBetween` it creates another thread.
+ */
+export type NewConversation = {
+  readonly kind: "newConversation"
+  readonly named: "answer" | "started"
+  readonly newBetween: boolean
+  readonly onBusy: BusyPolicy
+}
 
 /**
  * With no run in flight: a run (`onBusy`, held at its gate) whose request the server took and
@@ -148,6 +174,15 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.record({ kind: fc.constant("lateAnswer" as const), onBusy: policy, how, hold, meanwhile })
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("newConversation" as const),
+      named: fc.constantFrom<"answer" | "started">("answer", "started"),
+      newBetween: fc.boolean(),
+      onBusy: policy
+    })
   }
 )
 
@@ -167,7 +202,7 @@ interface Run {
   /** Resolves once its stream ended. */
   driven: Promise<void>
   /** A `reject` run started while a run of the client was in flight. */
-  readonly conflict: boolean
+  conflict: boolean
   /** Stopped, or given up on by its caller: it ends cancelled. */
   mustEnd: boolean
   /** The `interrupt` runs (by number) that displace it: it ends cancelled. */
@@ -188,6 +223,10 @@ interface Run {
   left: boolean
   /** A Stop came while it waited for the thread (nothing of it on the server). */
   stoppedWaiting: boolean
+  /** The thread the server played its script on. */
+  threadOnServer: string | undefined
+  /** Asked for on the model's thread, not on a new conversation. */
+  readonly onModelThread: boolean
 }
 
 /** The thread (`threadId`), the client, and every run the model started on the thread. */
@@ -227,12 +266,14 @@ const OK: ReadonlySet<Outcome> = new Set(["ok"])
 const ABORTED: ReadonlySet<Outcome> = new Set(["AbortError"])
 const CONFLICT: ReadonlySet<Outcome> = new Set(["RunConflictError"])
 
-const startRun = (world: World, onBusy: BusyPolicy, hold: Hold): Run => {
+const startRun = (world: World, onBusy: BusyPolicy, hold: Hold, newConversation = false): Run => {
   const n = world.nextN()
-  const busy = world.live().length > 0
+  // A new conversation's run is on no thread of another run unless the command says so.
+  const busy = !newConversation && world.live().length > 0
   const gate = OneThread.gate()
-  const message = world.scenario(`run ${n} ${onBusy} ${hold}`, async (_request, context) => {
+  const message = world.scenario(`run ${n} ${onBusy} ${hold}`, async (request, context) => {
     run.arrived = true
+    run.threadOnServer = request.threadId
     world.arrivals.push(n)
     if (hold === "gate") {
       world.atGate++
@@ -243,7 +284,7 @@ const startRun = (world: World, onBusy: BusyPolicy, hold: Hold): Run => {
     run.left = true
     return [Script.text(`re ${n}`)]
   })
-  const stream = world.client.run(message, { threadId: world.threadId, onBusy })
+  const stream = world.client.run(message, newConversation ? { onBusy } : { threadId: world.threadId, onBusy })
   // A run of the client in flight: `reject` conflicts; the others wait for it (or displace it).
   const conflict = busy && onBusy === "reject"
   // A run waits behind the runs asked for before it: an `interrupt` run still waiting for the
@@ -269,7 +310,9 @@ const startRun = (world: World, onBusy: BusyPolicy, hold: Hold): Run => {
     runId: undefined,
     cutKnown: false,
     left: false,
-    stoppedWaiting: false
+    stoppedWaiting: false,
+    threadOnServer: undefined,
+    onModelThread: !newConversation
   }
   if (busy && onBusy === "interrupt") {
     // It displaces whatever holds the thread when it gets there: the held run, or a queued run
@@ -444,6 +487,72 @@ const lateAnswer = async (world: World, command: LateAnswer): Promise<void> => {
   return settleWorld(world)
 }
 
+/** The thread a run ended on, if it ended with its reply. */
+const endedOn = async (run: Run): Promise<string | undefined> => {
+  const thread = await settle(run.stream.thread)
+  return thread.ok ? thread.value.id : undefined
+}
+
+const newConversation = async (world: World, command: NewConversation): Promise<void> => {
+  if (world.live().length > 0) return
+  world.client.startNewThread()
+  const answer = command.named === "answer"
+    ? world.proxy.holdResponse((request) => request.method === "POST" && request.path === "/v1/threads/runs")
+    : undefined
+  const first = startRun(world, "reject", "gate", true)
+  if (answer !== undefined) await answer.arrived
+  else if (!(await eventually(() => first.started || first.ended, 5_000))) {
+    throw new Model.InvariantError("command-settles", "the first run of the new conversation never started")
+  }
+  if (command.newBetween) world.client.startNewThread()
+  const second = startRun(world, command.onBusy, "none", true)
+  // Without a new conversation between, the second run is a second run of the first one's thread.
+  const follows = !command.newBetween
+  if (follows && command.onBusy === "reject") second.conflict = true
+  if (follows && command.onBusy === "interrupt") {
+    first.displacers.add(second.n)
+    first.cutKnown ||= first.started
+  }
+  if (follows && command.onBusy === "reject") await second.driven
+  answer?.release()
+  // The second run waits for the first (queue) or has displaced it (interrupt): let the first go.
+  if (follows && command.onBusy === "interrupt") await first.driven
+  else if (!(await eventually(() => first.arrived, 5_000))) {
+    throw new Model.InvariantError("command-settles", "the first run of the new conversation never reached the server")
+  }
+  first.release()
+  await Promise.all([first.driven, second.driven])
+  await checks.check("run-thread", async () => {
+    const [a, b] = await Promise.all([endedOn(first), endedOn(second)])
+    if (a === world.threadId || b === world.threadId) throw new Error("a new conversation's run ended on the model's thread")
+    if (follows && command.onBusy === "queue" && a !== b) {
+      throw new Error(`run ${second.n} (queue) followed run ${first.n} on its new conversation and ended on ${b}, not on ${a}`)
+    }
+    // Displaced before its answer came, the first run's answer still names its thread: the second goes there.
+    if (follows && command.onBusy === "interrupt" && b !== first.threadOnServer) {
+      throw new Error(`run ${second.n} (interrupt) displaced run ${first.n} on thread ${first.threadOnServer} and ended on ${b}`)
+    }
+    if (command.newBetween && b !== undefined && b === first.threadOnServer) {
+      throw new Error(`run ${second.n} should have created a thread of its own, and ended on run ${first.n}'s ${b}`)
+    }
+    for (const threadId of new Set([a, b, first.threadOnServer])) {
+      if (threadId === undefined) continue
+      const texts = world.userTexts(threadId)
+      for (const text of new Set(texts)) {
+        if (texts.filter((t) => t === text).length > 1) throw new Error(`the message ${JSON.stringify(text)} is on thread ${threadId} more than once`)
+      }
+      if (!(await eventually(() => world.server.threads.get(threadId)?.runStatus === "idle"))) {
+        throw new Error(`the server's thread ${threadId} is not idle after both runs ended`)
+      }
+      await storeMatchesServer(world.client.getState(), world.server, threadId)
+    }
+    if (b !== undefined && !world.userTexts(b).includes(second.message)) {
+      throw new Error(`run ${second.n} ended on ${b}, which does not hold its message`)
+    }
+  })
+  return settleWorld(world)
+}
+
 const play = async (world: World, command: Command): Promise<void> => {
   switch (command.kind) {
     case "start": {
@@ -464,6 +573,8 @@ const play = async (world: World, command: Command): Promise<void> => {
       return cut(world, command)
     case "lateAnswer":
       return lateAnswer(world, command)
+    case "newConversation":
+      return newConversation(world, command)
     case "stop": {
       // Only a run the server holds is DELETEd: without one, nothing comes to hold.
       const answer = command.holdDelete && heldRun(world) !== undefined
@@ -537,7 +648,7 @@ const afterCommand = async (world: World, command: Command | "wind-down"): Promi
   await checks.noRejection(world)
   await checks.check("idle-and-equal", async () => {
     // The client reads the thread with its first run.
-    if (world.live().length > 0 || world.runs.length === 0) return
+    if (world.live().length > 0 || !world.runs.some((run) => run.onModelThread)) return
     const idle = await eventually(() => world.serverIdle())
     if (!idle) throw new Error(`the server's thread is ${world.serverThread()?.runStatus} with no run in flight`)
     const quiet = await eventually(() => !world.client.hasActiveRun(world.threadId) && !world.client.hasActiveRun())

@@ -69,9 +69,9 @@ export class OneThreadWorld extends Model.ModelWorld<Script.ScriptFn> {
     return this.serverThread()?.runStatus === "idle"
   }
 
-  /** The text of each user message the server took, in order. */
-  userTexts(): Array<string> {
-    return (this.serverThread()?.messages ?? []).flatMap((message) =>
+  /** The text of each user message the server took on the thread (default: the model's), in order. */
+  userTexts(threadId: string = this.threadId): Array<string> {
+    return (this.server.threads.get(threadId)?.messages ?? []).flatMap((message) =>
       message.role === "user" ? [message.content.map((c) => (c.type === "text" ? c.text : "")).join("")] : []
     )
   }
