@@ -578,6 +578,28 @@ describe("a new conversation while a new thread's run has not started", () => {
     }
   })
 
+  it("a message queued by a subscriber told the store shows the new conversation's thread goes on that thread, after the first run", async () => {
+    const { answers, client, first } = await firstHeld()
+    let second: TamboStream | undefined
+    client.subscribe(() => {
+      if (second === undefined && client.getState().currentThreadId !== "placeholder") {
+        second = client.run("second message", { onBusy: "queue" })
+      }
+    })
+    answers.open()
+    await waitFor(() => second !== undefined, "the thread named")
+    const [firstThread, secondThread] = await Promise.all([first.thread, second!.thread])
+    expect(secondThread.id).toBe(firstThread.id)
+    expect(runRequests()).toBe(1)
+    expect(texts(secondThread.messages)).toEqual([
+      "user: first conversation",
+      "assistant: re: first conversation",
+      "user: second message",
+      "assistant: re: second message"
+    ])
+    expect(client.getState().currentThreadId).toBe(firstThread.id)
+  })
+
   it("cancelRun and hasActiveRun on the new conversation see only its own run, not the one that left it", async () => {
     const { answers, client, first } = await firstHeld()
     expect(client.hasActiveRun("placeholder")).toBe(true)

@@ -216,14 +216,14 @@ export interface ToolCallResult {
  * of the new run: a `cancelRun` of the thread, or its caller giving up on
  * it (interrupting its stream), ends the new run's wait, not the
  * cancellation of the run it displaces. A new conversation (the placeholder)
- * whose run has not been told its thread by the server yet counts as that
- * run's thread: a run asked for there is refused, waits, or cancels it, and
- * goes on the thread the server names for it (or, if that run ended before
- * the server named one, creates the thread); a `cancelRun` of the
- * placeholder, or of the thread the server named meanwhile, ends it. After
- * `startNewThread` the placeholder is a new conversation again, and its run
- * creates another thread; a run waiting there before goes on with the run it
- * waits for.
+ * whose run's thread the store does not show yet (the server may have named
+ * it already) counts as that run's thread: a run asked for there is refused,
+ * waits, or cancels it, and goes on the thread the server names for it (or,
+ * if that run ended before the server named one, creates the thread); a
+ * `cancelRun` of the placeholder, or of the thread the server named
+ * meanwhile, ends it. After `startNewThread` the placeholder is a new
+ * conversation again, and its run creates another thread; a run waiting
+ * there before goes on with the run it waits for.
  *
  * @since 0.1.0
  * @category Models

@@ -1,12 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { HoldingProxy, Script } from "@tambo-effect/testing"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import { isLocalThreadId, PLACEHOLDER_THREAD_ID } from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
@@ -917,6 +920,88 @@ describe("sending on a new conversation before the server names its thread", () 
       expect((yield* Fiber.join(second)).at(-1)!.threadId).toBe(threadId)
       expect(yield* textsOn(threadId)).toEqual(["first", "re: first", "second", "re: second"])
       yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  /**
+   * A tracer whose run spans tell `named` as the run takes the thread the server named (its
+   * RUN_STARTED), before the store shows that name: it publishes at most once per turn.
+   */
+  const tellingNamed = (named: Deferred.Deferred<string>) =>
+    Effect.map(Effect.tracer, (native) =>
+      Tracer.make({
+        context: native.context,
+        span: (...args) => {
+          const span = native.span(...args)
+          const attribute = span.attribute.bind(span)
+          return Object.assign(span, {
+            attribute: (key: string, value: unknown) => {
+              attribute(key, value)
+              if (key === "tambo.thread_id" && typeof value === "string" && value.startsWith("thr_")) {
+                Deferred.unsafeDone(named, Exit.succeed(value))
+              }
+            }
+          })
+        }
+      }))
+
+  for (const onBusy of ["reject", "queue", "interrupt"] as const) {
+    it.live(`a message sent (${onBusy}) as the server names the first run's thread, before the store shows the name, is a second run of that thread`, () =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        let open!: () => void
+        const opened = new Promise<void>((resolve) => (open = resolve))
+        server().setScript(async (request) => {
+          if (request.text === "first") await opened
+          return [Script.text(`re: ${request.text}`)]
+        })
+        const named = yield* Deferred.make<string>()
+        const tracer = yield* tellingNamed(named)
+        const first = yield* Effect.fork(Effect.either(runAll("first").pipe(Effect.withTracer(tracer))))
+        const threadId = yield* Deferred.await(named)
+        expect((yield* tambo.state).currentThreadId).toBe(PLACEHOLDER_THREAD_ID)
+        const second = yield* Effect.fork(Effect.either(runAll("second", { onBusy })))
+        if (onBusy !== "reject") yield* suspended(second)
+        open()
+        const ended = yield* Fiber.join(first)
+        const sent = yield* Fiber.join(second)
+        expect(created()).toHaveLength(1)
+        if (onBusy === "reject") {
+          expect(Either.isLeft(sent) && fields(sent.left)).toMatchObject({ _tag: "RunConflictError" })
+          expect(yield* textsOn(threadId)).toEqual(["first", "re: first"])
+        } else if (onBusy === "queue") {
+          expect(Either.getOrThrow(sent).at(-1)!.threadId).toBe(threadId)
+          expect(yield* textsOn(threadId)).toEqual(["first", "re: first", "second", "re: second"])
+        } else {
+          expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "RunCancelledError" })
+          expect(Either.getOrThrow(sent).at(-1)!.threadId).toBe(threadId)
+          expect(server().requests.filter((r) => r.method === "DELETE").map((r) => r.path)).toEqual([
+            expect.stringMatching(new RegExp(`^/v1/threads/${threadId}/runs/`))
+          ])
+          expect((yield* textsOn(threadId)).slice(-2)).toEqual(["second", "re: second"])
+        }
+        expect((yield* tambo.state).currentThreadId).toBe(threadId)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server()))))
+  }
+
+  it.live("startNewThread as the server names the first run's thread, before the store shows the name: the next message creates another thread, and the first run's keeps its messages", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      const named = yield* Deferred.make<string>()
+      const tracer = yield* tellingNamed(named)
+      const first = yield* Effect.fork(runAll("first").pipe(Effect.withTracer(tracer)))
+      const firstThread = yield* Deferred.await(named)
+      yield* tambo.startNewThread
+      const secondThread = (yield* runAll("second", { onBusy: "queue" })).at(-1)!.threadId
+      yield* Fiber.join(first)
+      expect(secondThread).not.toBe(firstThread)
+      expect(created()).toHaveLength(2)
+      expect(yield* textsOn(firstThread)).toEqual(["first", "re: first"])
+      expect(yield* textsOn(secondThread)).toEqual(["second", "re: second"])
+      expect((yield* tambo.state).currentThreadId).toBe(secondThread)
+      yield* expectStoreEqualsServer(tambo, server(), firstThread)
+      yield* expectStoreEqualsServer(tambo, server(), secondThread)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("a message sent after startNewThread still creates another thread, whatever its onBusy", () =>

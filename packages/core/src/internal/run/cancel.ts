@@ -199,7 +199,7 @@ export const cancelThread = (env: Env.Env, threadId?: string, onlyRunId?: string
     const id = threadId ?? (yield* env.store.currentThreadId)
     // A run still waiting to start there has no run id yet: only a cancellation of any run ends it.
     if (onlyRunId === undefined) yield* cancelStarting(env, id)
-    // A run creating its thread in the placeholder is known by its lock key until it starts.
+    // The run whose new thread the placeholder is, is known there by its lock key.
     const local = env.activeRuns.get(
       id === ClientState.PLACEHOLDER_THREAD_ID && env.placeholderOwner !== undefined ? env.placeholderOwner : id
     )

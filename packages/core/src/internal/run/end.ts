@@ -187,13 +187,16 @@ const moveToNamedThread = (env: Env.Env, run: RunState): Effect.Effect<void> =>
     if (!run.locked) Lock.moveTo(env, run, threadId)
     run.span.attribute("tambo.thread_id", threadId)
     run.span.attribute("tambo.run_id", runId)
-    return Env.record(env, threadId, [{
-      type: "EVENTS",
-      threadId: from,
-      events: [{ type: "RUN_STARTED", threadId, runId }],
-      at: run.clock.unsafeCurrentTimeMillis(),
-      tools: run.tools
-    }])
+    return Effect.zipRight(
+      Env.record(env, threadId, [{
+        type: "EVENTS",
+        threadId: from,
+        events: [{ type: "RUN_STARTED", threadId, runId }],
+        at: run.clock.unsafeCurrentTimeMillis(),
+        tools: run.tools
+      }]),
+      Effect.sync(() => Lock.shown(env, run))
+    )
   })
 
 /**

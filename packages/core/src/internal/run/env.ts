@@ -129,7 +129,11 @@ export interface Env {
   switches: number
   /** Numbers local thread ids, lock keys and local message ids. */
   localCounter: number
-  /** The run (by lock key) whose new thread is recorded in the placeholder until it starts. */
+  /**
+   * The run (by lock key) whose new thread is recorded in the placeholder: until the store shows
+   * the name the server gave it, or it lets go of its thread, or `startNewThread` makes the
+   * placeholder a new conversation again (see lock.ts).
+   */
   placeholderOwner: string | undefined
   /**
    * That run itself, for `startNewThread` to move to a thread of its own; only while its lock key
@@ -219,8 +223,8 @@ export const threadLeft = (env: Env, key: string): void => {
 }
 
 /**
- * The run recording its new thread in the placeholder, as long as it has not started: the
- * server has not named its thread yet. @internal
+ * The run whose new thread the placeholder is (see `placeholderOwner`): the server may have named
+ * it already, before the store shows that name. @internal
  */
 export const placeholderRun = (env: Env): RunState | undefined => {
   const run = env.placeholderRun

@@ -2,8 +2,10 @@
  * One active run per thread in a client. A run holds its lock key from its
  * start and, once the server named its thread, that thread's id too; a new
  * thread's run may hold the placeholder (what a UI shows for a new
- * conversation) until then. What happens to a second run is its `onBusy`; a
- * run asked for on the placeholder meanwhile is a second run of that thread
+ * conversation) until the store shows that name (its next publication, not
+ * the moment the run learns it), or `startNewThread` makes the placeholder a
+ * new conversation again. What happens to a second run is its `onBusy`; a run
+ * asked for on the placeholder meanwhile is a second run of that thread
  * (`RunState.follows`).
  *
  * @internal
@@ -119,12 +121,23 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
     }
   )
 
-/** The server named the run's thread: `cancelRun` and conflicts find the run under it now. @internal */
+/**
+ * The server named the run's thread: `cancelRun` and conflicts find the run under it now. It keeps
+ * the placeholder until the store shows the name (`shown`): until then a UI asks for the next
+ * message there, and that message is a second run of this thread. @internal
+ */
 export const moveTo = (env: Env, run: RunState, threadId: string): void => {
   run.locked = true
-  releasePlaceholder(env, run)
   env.activeRuns.set(threadId, run.entry)
   newEpoch(env, threadId)
+}
+
+/**
+ * The store took what the run recorded: once the server named its thread, the store shows that
+ * name, and the placeholder is a new conversation again. @internal
+ */
+export const shown = (env: Env, run: RunState): void => {
+  if (run.locked) releasePlaceholder(env, run)
 }
 
 /** Lets go of all the run holds; each part checks it holds it, so it is safe at any point. @internal */

@@ -37,8 +37,9 @@ const defaultMaxSteps = 10
  * placeholder's thread is a run on that thread (`follows`): its `onBusy` decides, as on a thread
  * the server named, and it goes on the thread that run goes on (see `Lock.acquire`). The
  * placeholder is taken here, in the same synchronous step as the look at its owner; it is the
- * run's until the server names its thread, unless `startNewThread` moves the run to a thread of
- * its own before that (see threads.ts): a new conversation's run creates another thread.
+ * run's until the store shows the name the server gave its thread (see `Lock.shown`), unless
+ * `startNewThread` makes it a new conversation again before that (see threads.ts): a new
+ * conversation's run creates another thread.
  */
 const makeState = (
   env: Env.Env,

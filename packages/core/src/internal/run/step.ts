@@ -247,7 +247,10 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     ]
     const recorded = env.writer.record(threadId, actions)
     if (recorded !== undefined) return f(recorded)
-    return Channel.flatMap(Channel.fromEffect(Env.record(env, threadId, actions)), (state) => f(state!))
+    return Channel.flatMap(Channel.fromEffect(Env.record(env, threadId, actions)), (state) => {
+      Lock.shown(env, run)
+      return f(state!)
+    })
   }
 
   /** `recorded` recorded, then `events` passed on with the thread after them, then `next`. */

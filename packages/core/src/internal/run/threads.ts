@@ -233,11 +233,12 @@ export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
           { type: "START_NEW_THREAD", threadId: ClientState.PLACEHOLDER_THREAD_ID, at }
         ]
         const run = Env.placeholderRun(env)
+        // The placeholder is no longer the thread of the run that held it, named or not.
+        env.placeholderOwner = undefined
+        env.placeholderRun = undefined
         if (run === undefined || run.threadId !== ClientState.PLACEHOLDER_THREAD_ID) return ClientState.reduce(state, fresh)
         const own = `${ClientState.LOCAL_THREAD_PREFIX}${Env.nextLocal(env)}`
         run.threadId = own
-        env.placeholderOwner = undefined
-        env.placeholderRun = undefined
         return ClientState.reduce(copyPlaceholder(state, own), fresh)
       }),
       ClientState.PLACEHOLDER_THREAD_ID
