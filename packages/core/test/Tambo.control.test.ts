@@ -984,6 +984,38 @@ describe("sending on a new conversation before the server names its thread", () 
       }).pipe(Effect.provide(tamboLayer(server()))))
   }
 
+  it.live("a Stop of the placeholder as the server names the first run's thread, before the store shows the name, ends the message queued behind it, which sends nothing", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      let open!: () => void
+      const opened = new Promise<void>((resolve) => (open = resolve))
+      server().setScript(async (request) => {
+        if (request.text === "first") await opened
+        return [Script.text(`re: ${request.text}`)]
+      })
+      const named = yield* Deferred.make<string>()
+      const tracer = yield* tellingNamed(named)
+      const first = yield* Effect.fork(Effect.either(runAll("first").pipe(Effect.withTracer(tracer))))
+      const threadId = yield* Deferred.await(named)
+      // The second run's span says when it follows the first to its thread: it waits there then.
+      const following = yield* Deferred.make<string>()
+      const followingTracer = yield* tellingNamed(following)
+      const second = yield* Effect.fork(Effect.either(runAll("second", { onBusy: "queue" }).pipe(Effect.withTracer(followingTracer))))
+      expect(yield* Deferred.await(following)).toBe(threadId)
+      yield* suspended(second)
+      expect((yield* tambo.state).currentThreadId).toBe(PLACEHOLDER_THREAD_ID)
+      yield* tambo.cancelRun(PLACEHOLDER_THREAD_ID)
+      open()
+      const waited = yield* Fiber.join(second)
+      expect(Either.isLeft(waited) && fields(waited.left)).toMatchObject({ _tag: "RunCancelledError" })
+      const ended = yield* Fiber.join(first)
+      expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "RunCancelledError" })
+      expect(created()).toHaveLength(1)
+      expect(runsOf(threadId)).toHaveLength(0)
+      expect(yield* textsOn(threadId)).not.toContain("second")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("startNewThread as the server names the first run's thread, before the store shows the name: the next message creates another thread, and the first run's keeps its messages", () =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo

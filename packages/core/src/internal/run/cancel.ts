@@ -199,13 +199,14 @@ export const cancelThread = (env: Env.Env, threadId?: string, onlyRunId?: string
     const id = threadId ?? (yield* env.store.currentThreadId)
     // A run still waiting to start there has no run id yet: only a cancellation of any run ends it.
     if (onlyRunId === undefined) yield* cancelStarting(env, id)
-    // The run whose new thread the placeholder is, is known there by its lock key.
-    const local = env.activeRuns.get(
-      id === ClientState.PLACEHOLDER_THREAD_ID && env.placeholderOwner !== undefined ? env.placeholderOwner : id
-    )
+    // The placeholder is the thread of the run creating it: its lock key, or the thread the server
+    // named for it, with the runs waiting there.
+    const key = Env.lockKeyOf(env, id)
+    if (onlyRunId === undefined && key !== id) yield* cancelStarting(env, key)
+    const local = env.activeRuns.get(key)
     if (local !== undefined) {
       // The runs following it (asked for on the new conversation it creates the thread of) wait under its lock key.
-      if (onlyRunId === undefined && local.lockKey() !== id) yield* cancelStarting(env, local.lockKey())
+      if (onlyRunId === undefined && local.lockKey() !== key) yield* cancelStarting(env, local.lockKey())
       if (onlyRunId === undefined || local.ranAs(onlyRunId)) yield* local.cancel
       return
     }

@@ -12,7 +12,7 @@ import type * as Exit from "effect/Exit"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Auth from "../../Auth.js"
-import type * as ClientState from "../../ClientState.js"
+import * as ClientState from "../../ClientState.js"
 import type * as Mcp from "../../Mcp.js"
 import type { ApprovalDecision, ContextHelper, Options } from "../../Tambo.js"
 import type { RunCancelledError, TamboError } from "../../TamboError.js"
@@ -229,6 +229,17 @@ export const threadLeft = (env: Env, key: string): void => {
 export const placeholderRun = (env: Env): RunState | undefined => {
   const run = env.placeholderRun
   return run !== undefined && run.lockKey === env.placeholderOwner ? run : undefined
+}
+
+/**
+ * What a thread is in the lock (`activeRuns`, the runs starting): the placeholder, while a run
+ * holds it, is that run's lock key, or the thread the server named for it once it did (the store
+ * does not show the name yet); any other thread is itself. @internal
+ */
+export const lockKeyOf = (env: Env, threadId: string): string => {
+  if (threadId !== ClientState.PLACEHOLDER_THREAD_ID || env.placeholderOwner === undefined) return threadId
+  const run = placeholderRun(env)
+  return run !== undefined && run.locked ? run.threadId : env.placeholderOwner
 }
 
 /** The next local number (thread ids, lock keys, message ids). @internal */
