@@ -828,6 +828,17 @@ describe("anomalies", () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
 
+  it("TEXT_MESSAGE_END for an unknown message while no message streams is recorded and skipped", () => {
+    const before = reduce(base(), events("t1", [e.textEnd("m1")], 2000))
+    expect(thread(before, "t1").streaming.messageId).toBeUndefined()
+    const after = reduce(before, events("t1", [[e.textEnd("nope"), 4242]]))
+    const t = thread(after, "t1")
+    expect(t.anomalies).toEqual([{ eventType: "TEXT_MESSAGE_END", reason: "unknown message nope", at: 4242 }])
+    expect(t.thread.messages).toBe(thread(before, "t1").thread.messages)
+    // The end of a message the thread has, once it stopped streaming, is no anomaly.
+    expect(thread(reduce(before, events("t1", [e.textEnd("m1")], 5000)), "t1").anomalies).toEqual([])
+  })
+
   it("TOOL_CALL_END with invalid JSON keeps the best partial parse and records it", () => {
     const s = reduce(initial, events("t1", [e.toolStart("c1", "f"), e.toolArgs("c1", "{\"a\": 1, \"b\": tru"), e.toolEnd("c1")]))
     const t = thread(s, "t1")

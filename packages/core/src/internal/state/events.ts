@@ -202,7 +202,12 @@ const handleTextMessageEnd = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_END">
   if (active !== undefined && active !== d.resolveMessageId(event.messageId)) {
     return d.anomaly(event.type, `message ${event.messageId} ended while ${active} is streaming`, at)
   }
-  if (active !== undefined) delete d.ownStreaming().messageId
+  if (active !== undefined) {
+    delete d.ownStreaming().messageId
+    return
+  }
+  // Nothing streams: the end of a message the thread has changes nothing, of one it lacks is recorded.
+  if (d.findMessage(event.messageId) < 0) d.anomaly(event.type, `unknown message ${event.messageId}`, at)
 }
 
 const hasToolResult = (message: TamboThreadMessage): boolean => message.content.some((block) => block.type === "tool_result")
