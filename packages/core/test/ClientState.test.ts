@@ -1914,6 +1914,29 @@ describe("a message id reused from an earlier turn", () => {
     expect(thread(batched, "t1").anomalies).toHaveLength(2)
   })
 
+  it("text under the id of this turn's tool result, with no start, is an anomaly: the result's message keeps no text", () => {
+    const list = [
+      e.toolStart("c2", "weather"), e.toolEnd("c2"), e.toolResult("r2", "c2", "sunny"),
+      e.text("r2", "Sunny."),
+      e.runFinished("t1", "run2")
+    ]
+    const contentAnomalies = (s: State) =>
+      thread(s, "t1").anomalies.filter((a) => a.eventType === "TEXT_MESSAGE_CONTENT").map((a) => a.reason)
+    const s = secondTurn(list)
+    expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2", "msg_tool_c2", "r2"])
+    expect(getMessages(s, "t1")[5]!.content.map((c) => c.type)).toEqual(["tool_result"])
+    expect(contentAnomalies(s)).toEqual(["message r2 is a tool result's, not this turn's reply"])
+    // Batched as one chunk alike.
+    const batched = reduce(reduce(firstTurn(), [userMessage("t1", "u2", "again", 2000)]), [{
+      type: "EVENTS",
+      threadId: "t1",
+      events: [e.runStarted("t1", "run2"), ...list],
+      at: 3000
+    }])
+    expect(getMessages(batched, "t1")[5]!.content.map((c) => c.type)).toEqual(["tool_result"])
+    expect(contentAnomalies(batched)).toEqual(contentAnomalies(s))
+  })
+
   it("an id first used in this turn is merged as before, across the turn's steps", () => {
     const s = secondTurn([
       e.textStart("m2"), e.text("m2", "a"), e.textEnd("m2"),

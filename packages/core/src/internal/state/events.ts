@@ -180,6 +180,15 @@ export const appendText = (d: ThreadDraft, messageId: string, delta: string, cou
     for (let i = 0; i < count; i++) d.anomaly("TEXT_MESSAGE_CONTENT", `message ${messageId} is not this turn's reply`, at)
     return
   }
+  // Nor is a message of tool results, which the API stores apart from any text: a reply under its id
+  // opens a message of its own at TEXT_MESSAGE_START.
+  const message = d.messages[index]!
+  if (message.id !== d.streaming.messageId && hasToolResult(message)) {
+    for (let i = 0; i < count; i++) {
+      d.anomaly("TEXT_MESSAGE_CONTENT", `message ${messageId} is a tool result's, not this turn's reply`, at)
+    }
+    return
+  }
   const content = d.ownContent(index)
   const last = content[content.length - 1]
   if (last !== undefined && last.type === "text") {
