@@ -828,6 +828,14 @@ describe("anomalies", () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
 
+  it("RUN_FINISHED naming another run than the one streaming: the streaming run is the last completed one, and an anomaly names the other", () => {
+    const s = reduce(initial, events("t1", [e.runStarted("t1", "run1"), e.textStart("m1"), e.text("m1", "a"), [e.runFinished("t1", "run9"), 4242]]))
+    const t = thread(s, "t1")
+    expect(t.lastCompletedRunId).toBe("run1")
+    expect(t.thread.status).toBe("idle")
+    expect(t.anomalies).toEqual([{ eventType: "RUN_FINISHED", reason: "run run9 finished while run run1 is streaming", at: 4242 }])
+  })
+
   it("TEXT_MESSAGE_END for an unknown message while no message streams is recorded and skipped", () => {
     const before = reduce(base(), events("t1", [e.textEnd("m1")], 2000))
     expect(thread(before, "t1").streaming.messageId).toBeUndefined()

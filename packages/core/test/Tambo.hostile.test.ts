@@ -54,6 +54,33 @@ describe("a run settles at RUN_FINISHED", () => {
     }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { idleTimeout: 120_000, reconcileAfterRun: false })))))
 })
 
+describe("a RUN_FINISHED that names another run than the step's", () => {
+  it.live("the store and the next request follow the run the server started, and an anomaly says what the event named", () =>
+    Effect.gen(function* () {
+      server().setScript((request) =>
+        request.text === "hi"
+          ? [Script.text("done"), Script.event({ type: "RUN_FINISHED", threadId: request.threadId, runId: "run_elsewhere" })]
+          : [Script.text("again")]
+      )
+      const tambo = yield* Tambo.Tambo
+      const first = yield* Stream.runCollect(tambo.run("hi")).pipe(Effect.map((events) => [...events]))
+      const threadId = first.at(-1)!.threadId
+      const started = first[0]!.event
+      expect(started.type).toBe("RUN_STARTED")
+      const runId = (started as { readonly runId: string }).runId
+      const held = (yield* tambo.state).threadMap[threadId]!
+      expect(held.lastCompletedRunId).toBe(runId)
+      expect(server().threads.get(threadId)!.lastCompletedRunId).toBe(runId)
+      expect(held.anomalies.map((a) => [a.eventType, a.reason])).toEqual([
+        ["RUN_FINISHED", `run run_elsewhere finished while run ${runId} is streaming`]
+      ])
+      yield* Stream.runDrain(tambo.run("again", { threadId }))
+      // One request for the second run, following the first run as the server knows it.
+      const posts = server().requests.filter((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`)
+      expect(posts.map((r) => (r.body as { previousRunId?: string }).previousRunId)).toEqual([runId])
+    }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { reconcileAfterRun: false })))))
+})
+
 describe("a run the server does not start with RUN_STARTED", () => {
   it.scoped("a new thread named only by X-Thread-Id and X-Run-Id: the run starts as the headers say", () =>
     Effect.gen(function* () {

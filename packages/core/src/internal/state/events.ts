@@ -60,7 +60,17 @@ const isCancelledOutcome = (outcome: unknown): boolean => isPlainObject(outcome)
 
 const handleRunFinished = (d: ThreadDraft, event: EventOf<"RUN_FINISHED">, at: number): void => {
   const paused = d.streaming.status === "waiting"
-  d.setLastCompletedRunId(event.runId)
+  // The run the server completed is the one it started (it checks the next run's previousRunId
+  // against it); an end that names another one is recorded, and the started run completes. A run
+  // started under the id of the run it continues (the client's stand-in for a continuation the
+  // server named no run of, see internal/run/step.ts) is no run of the server's: the end names it.
+  const streaming = d.streaming.status === "idle" || d.streaming.runId === d.lastCompletedRunId
+    ? undefined
+    : d.streaming.runId
+  if (streaming !== undefined && streaming !== event.runId) {
+    d.anomaly(event.type, `run ${event.runId} finished while run ${streaming} is streaming`, at)
+  }
+  d.setLastCompletedRunId(streaming ?? event.runId)
   const thread = d.ownThread()
   thread.status = "idle"
   if (isCancelledOutcome(event.outcome)) thread.lastRunCancelled = true
