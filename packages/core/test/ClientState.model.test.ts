@@ -7,7 +7,8 @@
 // every chunk. After every step: the reducer did not throw; every text delta and props patch it
 // took is still there, once, and nothing of a refused patch; a call's input is what the arguments
 // it took parse to, and once they ended, until the call is answered or its run ends without
-// pausing for it, arguments that are not a JSON object are recorded as such (no tool runs on them); ids are unique; and from a run's end to the next run's start,
+// pausing for it, arguments that are not a JSON object are recorded as such (no tool runs on them); a
+// result is kept, and one for a call nobody started is an anomaly; ids are unique; and from a run's end to the next run's start,
 // whatever events come, nothing shows as streaming or open. Seeded, so a failure reproduces; MODEL_RUNS (default 300) and MODEL_SEED
 // (default 17) override. A counterexample it shrinks to goes to ClientState.test.ts as a named test.
 import { describe, expect, it } from "@effect/vitest"
@@ -417,8 +418,17 @@ const observe = (model: Model, event: AnyEvent, before: ThreadState, after: Thre
       if (taken) model.calls.set(event.toolCallId, { raw: "", open: !ended, ended, settled: false })
       return
     case "TOOL_CALL_RESULT": {
-      // A result forgets what its call's ended arguments were; arguments still streaming end later.
+      // A result is kept, and one for a call nobody started is also an anomaly.
       const call = model.calls.get(event.toolCallId)
+      expect(
+        anomalies.some((a) => a.reason === `result for unknown tool call ${event.toolCallId}`),
+        `the result of ${event.toolCallId} recorded as for an unknown call`
+      ).toBe(call === undefined)
+      expect(
+        blocks(after).some((b) => b.type === "tool_result" && b.toolUseId === event.toolCallId),
+        `the result of ${event.toolCallId} kept`
+      ).toBe(true)
+      // A result forgets what its call's ended arguments were; arguments still streaming end later.
       if (call !== undefined && !call.open) call.settled = true
       model.pending.delete(event.toolCallId)
       return

@@ -836,6 +836,20 @@ describe("anomalies", () => {
     expect(t.anomalies).toEqual([{ eventType: "RUN_FINISHED", reason: "run run9 finished while run run1 is streaming", at: 4242 }])
   })
 
+  it("TOOL_CALL_RESULT for a call nobody started is kept as a result message and recorded", () => {
+    const before = base()
+    const after = reduce(before, events("t1", [[e.toolResult("r9", "nope", "orphan"), 4242]]))
+    const t = thread(after, "t1")
+    expect(t.thread.messages.at(-1)).toMatchObject({
+      id: "r9",
+      role: "assistant",
+      content: [{ type: "tool_result", toolUseId: "nope", content: [{ type: "text", text: "orphan" }] }]
+    })
+    expect(t.anomalies).toEqual([{ eventType: "TOOL_CALL_RESULT", reason: "result for unknown tool call nope", at: 4242 }])
+    // The result of a call the thread holds is no anomaly.
+    expect(thread(reduce(before, events("t1", [e.toolResult("r1", "c1", "ok")], 5000)), "t1").anomalies).toEqual([])
+  })
+
   it("TEXT_MESSAGE_END for an unknown message while no message streams is recorded and skipped", () => {
     const before = reduce(base(), events("t1", [e.textEnd("m1")], 2000))
     expect(thread(before, "t1").streaming.messageId).toBeUndefined()
@@ -1831,6 +1845,7 @@ describe("a message id reused from an earlier turn", () => {
     reduce(started(), events("t1", [
       e.textStart("m"), e.text("m", "first"), e.textEnd("m"),
       e.componentStart("m", "c1"), e.componentEnd("c1"),
+      e.toolStart("call-1", "f"), e.toolEnd("call-1"),
       e.toolResult("m-tool", "call-1", "ok"),
       e.runFinished("t1")
     ]))
@@ -1859,7 +1874,7 @@ describe("a message id reused from an earlier turn", () => {
     ])
     expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2", "m_2", "m-tool_2"])
     const [, first, firstTool, , second, secondTool] = getMessages(s, "t1")
-    expect(first!.content.map((c) => c.type)).toEqual(["text", "component"])
+    expect(first!.content.map((c) => c.type)).toEqual(["text", "component", "tool_use"])
     expect(first!.reasoning).toBeUndefined()
     expect(first!.parentMessageId).toBeUndefined()
     expect(firstTool!.content).toHaveLength(1)
@@ -1867,14 +1882,16 @@ describe("a message id reused from an earlier turn", () => {
     expect(second!.content.map((c) => (c.type === "component" ? c.id : c.type))).toEqual(["c2"])
     expect(second!.parentMessageId).toBe("u2")
     expect(secondTool!.content).toMatchObject([{ type: "tool_result", toolUseId: "call-2" }])
-    expect(thread(s, "t1").anomalies).toHaveLength(2)
+    // Two for the reused ids, one for the result of a call this turn never started.
+    expect(thread(s, "t1").anomalies).toHaveLength(3)
+    expect(thread(s, "t1").anomalies.map((a) => a.reason)).toContain("result for unknown tool call call-2")
   })
 
   it("a tool call whose parent is an earlier turn's reply opens a message of this turn; history keeps no call", () => {
     const s = secondTurn([e.toolStart("c2", "weather", "m"), e.toolArgs("c2", "{}"), e.toolEnd("c2"), e.runFinished("t1", "run2")])
     expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2", "msg_tool_c2"])
     const [, first, , , call] = getMessages(s, "t1")
-    expect(first!.content.map((c) => c.type)).toEqual(["text", "component"])
+    expect(first!.content.map((c) => c.type)).toEqual(["text", "component", "tool_use"])
     expect(call!.content).toEqual([{ type: "tool_use", id: "c2", name: "weather", input: {} }])
   })
 
@@ -1887,7 +1904,10 @@ describe("a message id reused from an earlier turn", () => {
     expect(ids(s)).toEqual(["u1", "m", "m-tool", "u2", "u2_2"])
     expect(texts(s)).toEqual(["hi", "first", "", "again", "second"])
     expect(getMessages(s, "t1").at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text" }, { type: "tool_result" }] })
-    expect(thread(s, "t1").anomalies.map((a) => a.reason)).toEqual(["message u2 is the user's; this reply's message is u2_2"])
+    expect(thread(s, "t1").anomalies.map((a) => a.reason)).toEqual([
+      "message u2 is the user's; this reply's message is u2_2",
+      "result for unknown tool call call-2"
+    ])
   })
 
   it("a reply under the id of this turn's tool result opens a message after it; another result may join it", () => {

@@ -391,6 +391,10 @@ const closeToolArgs = (d: ThreadDraft, toolCallId: string): void => {
 }
 
 const handleToolCallResult = (d: ThreadDraft, event: EventOf<"TOOL_CALL_RESULT">, at: number): void => {
+  // A result no call of the thread asked for is kept (nothing the server sent is lost) and recorded.
+  if (d.findBlock("tool_use", event.toolCallId) === undefined) {
+    d.anomaly(event.type, `result for unknown tool call ${event.toolCallId}`, at)
+  }
   const block: ToolResultContent = {
     type: "tool_result",
     toolUseId: event.toolCallId,
