@@ -385,8 +385,9 @@ export interface TamboClientOptions {
   /**
    * Decides the tool calls that need approval. Without it, a run waiting on
    * one yields a `CLIENT_APPROVAL_REQUESTED` event and waits for
-   * `approveToolCall` / `denyToolCall`. If it throws or rejects, the call is
-   * denied and the model is told why.
+   * `approveToolCall` / `denyToolCall`. If it throws, rejects or answers
+   * with no decision (`undefined` too), the call is denied and the model is
+   * told why.
    */
   readonly onApproval?: ApprovalHandler | undefined
   /**

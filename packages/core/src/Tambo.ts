@@ -181,8 +181,9 @@ export type ApprovalDecision =
 
 /**
  * Decides approvals instead of a human (an Effect, a promise or a value).
- * One that throws, rejects or fails denies the call: the model gets an error
- * result saying so, and the run goes on.
+ * One that throws, rejects, fails, or answers with anything but a decision
+ * (`undefined` included) denies the call: the model gets an error result
+ * saying so, and the run goes on.
  *
  * @since 0.1.0
  * @category Models

@@ -143,3 +143,40 @@ describe("an approval handler that goes wrong", () => {
       expect(next.at(-1)!.event.type).toBe("RUN_FINISHED")
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
 })
+
+describe("an approval handler that answers with no decision", () => {
+  const transfer = Tool.make({
+    name: "transfer",
+    description: "Moves money",
+    input: Schema.Struct({ amount: Schema.Number }),
+    needsApproval: () => true,
+    execute: ({ amount }) => Effect.sync(() => {
+      moved.push(amount)
+      return `moved ${amount}`
+    })
+  })
+  let moved: Array<number> = []
+  // A JavaScript handler that forgot to return, or returned something else than a decision.
+  const answers: ReadonlyArray<readonly [string, unknown]> = [
+    ["undefined", undefined],
+    ["null", null],
+    ["a promise of undefined", Promise.resolve(undefined)],
+    ["true", true],
+    ["an object without approved", { reason: "ok" }]
+  ]
+
+  it.live.each(answers)("%s: the call is denied, the model is told the handler gave no decision, the run goes on", ([, answer]) =>
+    Effect.gen(function* () {
+      moved = []
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("transfer", { amount: 5000 })]
+          : [Script.text(request.toolResults.map((r) => `${r.isError ? "error" : "ok"}: ${r.text}`).join("; "))]
+      )
+      const events = yield* runAll("pay", { onApproval: (() => answer) as unknown as Tambo.ApprovalHandler })
+      expect(moved).toEqual([])
+      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+      const last = events.at(-1)!.snapshot.messages.at(-1)!.content[0]!
+      expect(last.type === "text" && last.text).toMatch(/^error: .*approval handler.*transfer.*not a decision/)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
+})

@@ -8,7 +8,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { CallbackError } from "../TamboError.js"
-import { isPromiseLike } from "./toolSupport.js"
+import { describeError, isPromiseLike } from "./toolSupport.js"
 
 /**
  * The app's function `f` as an Effect, whatever it returns: a value, a
@@ -91,4 +91,13 @@ export const approvalHandlerFailed = (toolName: string) => (cause: unknown): Cal
     reason: "ApprovalHandler",
     message: `The approval handler failed on this call of ${toolName}, which was not run: ${messageOf(cause)}`,
     cause
+  })
+
+/** An approval handler's answer that is no decision (e.g. `undefined`): the call is denied with it. */
+export const approvalHandlerGaveNoDecision = (toolName: string, answer: unknown): CallbackError =>
+  new CallbackError({
+    reason: "ApprovalHandler",
+    message: `The approval handler answered this call of ${toolName} with ${
+      answer === undefined ? "undefined" : describeError(answer)
+    }, which is not a decision ({ approved: true } or { approved: false }); the call was not run.`
   })

@@ -8,6 +8,7 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import type * as Events from "../../Events.js"
 import * as Tool from "../../Tool.js"
@@ -60,7 +61,11 @@ export const awaitHuman = (
   )
 }
 
-/** The handler's decisions, concurrently. @internal */
+/** Whether a handler's answer is a decision: a JavaScript handler may return anything, or nothing. */
+const isDecision = (answer: unknown): answer is ApprovalDecision =>
+  Predicate.isRecord(answer) && typeof answer.approved === "boolean"
+
+/** The handler's decisions, concurrently; an answer that is no decision denies the call. @internal */
 export const byHandler = (
   handler: ApprovalHandler,
   needing: ReadonlyArray<PendingToolCallInfo>
@@ -70,7 +75,12 @@ export const byHandler = (
     (info) =>
       Effect.map(
         Effect.merge(Callbacks.runCallback(() => handler(info), Callbacks.approvalHandlerFailed(info.toolName))),
-        (decision) => [info.toolCallId, decision] as const
+        (answer): readonly [string, Decision] => [
+          info.toolCallId,
+          answer instanceof CallbackError || isDecision(answer)
+            ? answer
+            : Callbacks.approvalHandlerGaveNoDecision(info.toolName, answer)
+        ]
       ),
     { concurrency: "unbounded" }
   )
