@@ -30,8 +30,9 @@ import type * as Types from "./Types.js"
 
 /**
  * A context helper: its result is sent with every run as
- * `additionalContext[name]`. One that throws, rejects or fails fails the run
- * with a `CallbackError` (`ContextHelper`) before anything is sent.
+ * `additionalContext[name]`. One that throws, rejects or fails, or gives a
+ * value that cannot be sent as JSON (a BigInt, a cycle), fails the run with a
+ * `CallbackError` (`ContextHelper`) before anything is sent.
  *
  * @since 0.1.0
  * @category Models
@@ -57,7 +58,8 @@ export interface BeforeRunContext {
 
 /**
  * Runs before every run. A returned object is merged into the message's
- * `additionalContext`. One that throws, rejects or fails fails the run with a
+ * `additionalContext`. One that throws, rejects or fails, or returns a value
+ * that cannot be sent as JSON (a BigInt, a cycle), fails the run with a
  * `CallbackError` (`BeforeRun`) before anything is sent.
  *
  * @since 0.1.0

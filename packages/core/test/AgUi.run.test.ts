@@ -409,10 +409,22 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     withAgent(AgUiAgent.scripts.text, (agent) =>
       Effect.gen(function*() {
         const tambo = yield* Tambo.Tambo
-        const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
+        const error = yield* Stream.runDrain(tambo.run("hello", { additionalContext: { page: { size: 1n } } })).pipe(
+          Effect.flip
+        )
         expect(error).toBeInstanceOf(TamboError.AgUiError)
         expect(error).toMatchObject({ _tag: "AgUiError", reason: "InvalidInput" })
         expect(error.message).toContain("cannot be sent")
+        expect(agent.requests).toHaveLength(0)
+      })))
+
+  it.live("a context helper whose value cannot be sent fails the run with a CallbackError naming it before any request", () =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const error = yield* Stream.runDrain(tambo.run("hello")).pipe(Effect.flip)
+        expect(error).toMatchObject({ _tag: "CallbackError", reason: "ContextHelper", helper: "page" })
+        expect(error.message).toContain("cannot be sent as JSON")
         expect(agent.requests).toHaveLength(0)
       }), { contextHelpers: { page: () => ({ size: 1n }) } }))
 

@@ -180,3 +180,46 @@ describe("an approval handler that answers with no decision", () => {
       expect(last.type === "text" && last.text).toMatch(/^error: .*approval handler.*transfer.*not a decision/)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] }))))
 })
+
+describe("a callback whose value cannot be sent as JSON", () => {
+  const cycle = (): Record<string, unknown> => {
+    const node: Record<string, unknown> = { name: "loop" }
+    node.self = node
+    return node
+  }
+  const values: ReadonlyArray<readonly [string, () => Record<string, unknown>, RegExp]> = [
+    ["a BigInt", () => ({ count: 10n }), /BigInt/],
+    ["a cycle", () => ({ graph: cycle() }), /circular/i],
+    ["a throwing toJSON", () => ({ when: { toJSON: () => { throw new Error("no date") } } }), /no date/]
+  ]
+  /** The value once `trap` is armed, a plain one otherwise. */
+  const armedValue = (value: () => Record<string, unknown>) => () => {
+    if (!trap.armed) return { ok: true }
+    trap.armed = false
+    return value()
+  }
+
+  it.live.each(values)("%s from a context helper: the run fails with a CallbackError naming the helper, nothing sent", ([, value, why]) =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.addContextHelper("graph", armedValue(value))
+      const { threadId, requests } = yield* existingThread
+      const error = yield* runAll("hi", { threadId }).pipe(Effect.flip)
+      expect(fields(error)).toMatchObject({ _tag: "CallbackError", reason: "ContextHelper", helper: "graph" })
+      expect(error.message).toContain("\"graph\"")
+      expect(error.message).toMatch(/JSON/)
+      expect(error.message).toMatch(why)
+      yield* expectUsable(threadId, requests, 2)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live.each(values)("%s from beforeRun on a new thread: the run fails with a CallbackError, nothing sent, the placeholder let go", ([, value, why]) =>
+    Effect.gen(function* () {
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      trap.armed = true
+      const error = yield* runAll("hi", { beforeRun: armedValue(value) }).pipe(Effect.flip)
+      expect(fields(error)).toMatchObject({ _tag: "CallbackError", reason: "BeforeRun" })
+      expect(error.message).toMatch(/JSON/)
+      expect(error.message).toMatch(why)
+      yield* expectUsable(ClientState.PLACEHOLDER_THREAD_ID, 0, 0)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})

@@ -64,6 +64,25 @@ export const runCallback = <A, E>(
       : out
   }, onFailure)
 
+/**
+ * A callback's value (or its promise's, or its Effect's), failing as the
+ * callback would if it cannot be sent as JSON (a BigInt, a cycle, a throwing
+ * `toJSON`): the request body is JSON, and such a value would only fail there.
+ */
+export const sendable = <A>(out: A | PromiseLike<A> | Effect.Effect<A>): A | PromiseLike<A> | Effect.Effect<A> => {
+  const check = (value: A): A => {
+    try {
+      JSON.stringify(value)
+    } catch (error) {
+      throw new Error(`its value cannot be sent as JSON: ${describeError(error)}`)
+    }
+    return value
+  }
+  if (Effect.isEffect(out)) return Effect.map(out as Effect.Effect<A>, check)
+  if (isPromiseLike(out)) return (out as PromiseLike<A>).then(check)
+  return check(out as A)
+}
+
 /** A thrown value's message, for an error message. */
 export const messageOf = (cause: unknown): string =>
   cause instanceof Error ? cause.message : typeof cause === "string" ? cause : String(cause)

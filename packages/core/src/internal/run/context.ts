@@ -1,8 +1,9 @@
 /**
  * The `additionalContext` a run's message carries: the message's own, the
  * context helpers', the run's, then what `beforeRun` (the client's, then the
- * run's) returns. A helper or `beforeRun` that goes wrong fails the run with a
- * `CallbackError` before anything is sent.
+ * run's) returns. A helper or `beforeRun` that goes wrong, or gives a value
+ * that cannot be sent as JSON, fails the run with a `CallbackError` before
+ * anything is sent.
  *
  * @internal
  */
@@ -26,7 +27,10 @@ export const gather = (
     const helpers = env.contextHelpers.size === 0 ? [] : yield* Effect.forEach(
       [...env.contextHelpers.entries()],
       ([name, helper]) =>
-        Effect.map(Callbacks.runCallback(helper, Callbacks.contextHelperFailed(name)), (value) => [name, value] as const),
+        Effect.map(
+          Callbacks.runCallback(() => Callbacks.sendable(helper()), Callbacks.contextHelperFailed(name)),
+          (value) => [name, value] as const
+        ),
       { concurrency: "unbounded" }
     )
     for (const [name, value] of helpers) if (value !== undefined) context[name] = value
@@ -34,7 +38,10 @@ export const gather = (
     const tools = yield* env.registry.toolMap
     for (const [before, of] of [[env.options.beforeRun, "client"], [runOptions.beforeRun, "run"]] as const) {
       if (before === undefined) continue
-      const extra = yield* Callbacks.runCallback(() => before({ threadId, message, tools }), Callbacks.beforeRunFailed(of))
+      const extra = yield* Callbacks.runCallback(
+        () => Callbacks.sendable(before({ threadId, message, tools })),
+        Callbacks.beforeRunFailed(of)
+      )
       if (extra !== undefined && extra !== null && typeof extra === "object") Object.assign(context, extra)
     }
     return Object.keys(context).length > 0 ? context : undefined
