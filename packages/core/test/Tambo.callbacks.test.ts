@@ -223,3 +223,24 @@ describe("a callback whose value cannot be sent as JSON", () => {
       yield* expectUsable(ClientState.PLACEHOLDER_THREAD_ID, 0, 0)
     }).pipe(Effect.provide(tamboLayer(server()))))
 })
+
+describe("a callback that throws something else than an Error", () => {
+  const thrown: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
+    ["undefined", () => undefined, /failed: undefined/],
+    ["a string", () => "no token", /failed: no token/],
+    ["an object without a prototype", () => Object.assign(Object.create(null), { code: 7 }), /failed: \{"code":7\}/]
+  ]
+
+  it.live.each(thrown)("%s from beforeRun: the run fails with a CallbackError saying what was thrown", ([, value, said]) =>
+    Effect.gen(function* () {
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      const error = yield* runAll("hi", {
+        beforeRun: () => {
+          throw value()
+        }
+      }).pipe(Effect.flip)
+      expect(fields(error)).toMatchObject({ _tag: "CallbackError", reason: "BeforeRun" })
+      expect(error.message).toMatch(said)
+      yield* expectUsable(ClientState.PLACEHOLDER_THREAD_ID, 0, 0)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})

@@ -83,9 +83,8 @@ export const sendable = <A>(out: A | PromiseLike<A> | Effect.Effect<A>): A | Pro
   return check(out as A)
 }
 
-/** A thrown value's message, for an error message. */
-export const messageOf = (cause: unknown): string =>
-  cause instanceof Error ? cause.message : typeof cause === "string" ? cause : String(cause)
+/** A thrown value's message, for an error message; anything may be thrown, an object `String` refuses too. */
+export const messageOf = (cause: unknown): string => describeError(cause)
 
 /** The failure of the client-wide (`"client"`) or per-run (`"run"`) `beforeRun`. */
 export const beforeRunFailed = (of: "client" | "run") => (cause: unknown): CallbackError =>
