@@ -4,6 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Script } from "@tambo-effect/testing"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
@@ -241,6 +242,49 @@ describe("a callback that throws something else than an Error", () => {
       }).pipe(Effect.flip)
       expect(fields(error)).toMatchObject({ _tag: "CallbackError", reason: "BeforeRun" })
       expect(error.message).toMatch(said)
+      yield* expectUsable(ClientState.PLACEHOLDER_THREAD_ID, 0, 0)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})
+
+describe("a callback that never answers", () => {
+  /** Hangs once armed, telling `called` that it was called; returns nothing otherwise. */
+  const hanging = { armed: false, called: () => {} }
+  const hangs = (): Promise<undefined> | undefined => {
+    if (!hanging.armed) return undefined
+    hanging.armed = false
+    hanging.called()
+    return new Promise(() => {})
+  }
+  /** Runs `hi` on `threadId` with `options`, and cancelRun once the callback is called: the run's failure. */
+  const cancelledWhileCalled = (threadId: string | undefined, options: Tambo.RunOptions = {}) =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const called = new Promise<void>((resolve) => {
+        hanging.called = resolve
+      })
+      hanging.armed = true
+      const fiber = yield* Effect.fork(runAll("hi", { ...options, ...(threadId === undefined ? {} : { threadId }) }))
+      yield* Effect.promise(() => called)
+      yield* tambo.cancelRun(threadId)
+      return yield* Fiber.join(fiber).pipe(Effect.flip)
+    })
+
+  it.live("a context helper: cancelRun ends the run cancelled, nothing sent, the thread takes the next run", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.addContextHelper("slow", hangs)
+      const { threadId, requests } = yield* existingThread
+      trap.armed = false
+      const error = yield* cancelledWhileCalled(threadId)
+      expect(fields(error)).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      yield* expectUsable(threadId, requests, 2)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("the run's beforeRun on a new thread: cancelRun ends the run cancelled, nothing sent, the placeholder let go", () =>
+    Effect.gen(function* () {
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      const error = yield* cancelledWhileCalled(undefined, { beforeRun: hangs })
+      expect(fields(error)).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
       yield* expectUsable(ClientState.PLACEHOLDER_THREAD_ID, 0, 0)
     }).pipe(Effect.provide(tamboLayer(server()))))
 })

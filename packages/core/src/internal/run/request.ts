@@ -57,8 +57,15 @@ export const prepare = (
       yield* Env.recordNow(env, run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at }])
       return
     }
-    const message = Option.isSome(env.mcp) ? yield* env.mcp.value.resolveResources(start.message) : start.message
-    const additionalContext = run.additionalContext = yield* Context.gather(env, run.existing, message, run.options)
+    // The app's helpers and beforeRun may never answer: a cancellation ends the run there too, before anything is recorded.
+    const [message, additionalContext] = yield* Effect.raceFirst(
+      Effect.gen(function* () {
+        const message = Option.isSome(env.mcp) ? yield* env.mcp.value.resolveResources(start.message) : start.message
+        return [message, yield* Context.gather(env, run.existing, message, run.options)] as const
+      }),
+      Deferred.await(Cancel.cancelledSignal(run))
+    )
+    run.additionalContext = additionalContext
     // Calls the thread still waits on are answered in the same message, before its content.
     const unanswered = Unanswered.forNewMessage(before)
     const sent = unanswered.send.length === 0 ? message : { ...message, content: [...unanswered.send, ...message.content] }
