@@ -331,7 +331,10 @@ export declare namespace Tambo {
      * Answers the pending tool calls of a paused run and streams the rest of
      * it. It may be called as soon as the run's CLIENT_AWAITING_TOOL_RESULTS
      * event is seen: it waits for that run to finish ending (its end
-     * recorded, the thread read back) rather than conflict with it.
+     * recorded, the thread read back) rather than conflict with it. A
+     * result for a call not pending, one failing its tool's output schema, or
+     * one that cannot be sent as JSON fails it with a `ToolError` before
+     * anything is sent.
      */
     readonly continueRun: (
       threadId: string,

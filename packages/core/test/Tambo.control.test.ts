@@ -110,6 +110,29 @@ describe("manual tool execution", () => {
       expect(body.message.content[0]!.isError).toBe(true)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 
+  it.live("a result that cannot be sent as JSON (a BigInt, a cycle) is a ToolError (InvalidResult), nothing is sent, and the call stays answerable", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("get_weather", { city: "Rome" }))
+      const tambo = yield* Tambo.Tambo
+      const events = yield* runAll("weather?", { autoExecuteTools: false })
+      const threadId = events.at(-1)!.threadId
+      const [call] = yield* tambo.getPendingToolCalls(threadId)
+      const sentBefore = runsOf(threadId).length
+      const cycle: Record<string, unknown> = {}
+      cycle.self = cycle
+      for (const result of [{ toolCallId: call!.toolCallId, result: 10n, isError: true }, { toolCallId: call!.toolCallId, result: cycle, isError: true }]) {
+        const error = yield* Stream.runDrain(tambo.continueRun(threadId, [result])).pipe(Effect.flip)
+        expect(fields(error)).toMatchObject({ _tag: "ToolError", reason: "InvalidResult", toolCallId: call!.toolCallId })
+        expect(error.message).toMatch(/JSON/)
+      }
+      expect(runsOf(threadId).length).toBe(sentBefore)
+      expect(yield* tambo.getPendingToolCalls(threadId)).toMatchObject([{ toolCallId: call!.toolCallId }])
+      const rest = yield* Stream.runCollect(
+        tambo.continueRun(threadId, [{ toolCallId: call!.toolCallId, result: { city: "Rome", temperature: 1 } }])
+      )
+      expect([...rest].at(-1)!.event.type).toBe("RUN_FINISHED")
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
   it.live("pending calls survive a reload: a new client finds them on the server's thread and continues", () =>
     Effect.gen(function* () {
       server().setScript(toolThenQuote("get_weather", { city: "Lima" }))

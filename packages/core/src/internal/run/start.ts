@@ -18,6 +18,7 @@ import { type TamboError, ToolError } from "../../TamboError.js"
 import * as Tool from "../../Tool.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
+import { describeError } from "../toolSupport.js"
 import * as Cancel from "./cancel.js"
 import * as End from "./end.js"
 import * as Env from "./env.js"
@@ -185,12 +186,25 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       return Step.makeStep(env, run)(Request.first(env, run))
     }), span)))
 
-/** A caller's result as the API's `tool_result` block. */
-const toToolResult = (result: ToolCallResult): Types.ToolResultContent => {
-  const text = typeof result.result === "string" ? result.result : JSON.stringify(result.result) ?? "null"
-  return result.isError === true
-    ? Tool.errorResult(result.toolCallId, text)
-    : Tool.toolResult(result.toolCallId, [{ type: "text", text: text.length === 0 ? "\"\"" : text }])
+/** A caller's result as the API's `tool_result` block; one that cannot be sent as JSON is refused. */
+const toToolResult = (result: ToolCallResult): Effect.Effect<Types.ToolResultContent, ToolError> => {
+  let text: string
+  try {
+    text = typeof result.result === "string" ? result.result : JSON.stringify(result.result) ?? "null"
+  } catch (error) {
+    return Effect.fail(
+      new ToolError({
+        reason: "InvalidResult",
+        message: `The result for tool call ${result.toolCallId} cannot be sent as JSON: ${describeError(error)}`,
+        toolCallId: result.toolCallId
+      })
+    )
+  }
+  return Effect.succeed(
+    result.isError === true
+      ? Tool.errorResult(result.toolCallId, text)
+      : Tool.toolResult(result.toolCallId, [{ type: "text", text: text.length === 0 ? "\"\"" : text }])
+  )
 }
 
 /** A caller's result checked against its tool's output schema, if it declares one. */
@@ -242,7 +256,7 @@ export const continueRun = (
         })
       }
       if (result.isError !== true) yield* validateOutput(env, call.toolName, result)
-      content.push(toToolResult(result))
+      content.push(yield* toToolResult(result))
     }
     return startRun(env, { _tag: "ToolResults", results: content }, { ...options, threadId })
   }))
