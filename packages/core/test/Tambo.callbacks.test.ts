@@ -288,3 +288,47 @@ describe("a callback that never answers", () => {
       yield* expectUsable(ClientState.PLACEHOLDER_THREAD_ID, 0, 0)
     }).pipe(Effect.provide(tamboLayer(server()))))
 })
+
+describe("a callback whose Effect interrupts itself (it awaited something interrupted elsewhere)", () => {
+  const interrupts = () => {
+    if (!trap.armed) return Effect.succeed(undefined)
+    trap.armed = false
+    return Effect.interrupt
+  }
+
+  it.live("a context helper: the run fails with a CallbackError naming the helper, not an interruption, nothing sent", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.addContextHelper("joined", interrupts)
+      const { threadId, requests } = yield* existingThread
+      const error = yield* runAll("hi", { threadId }).pipe(Effect.flip)
+      expect(fields(error)).toMatchObject({ _tag: "CallbackError", reason: "ContextHelper", helper: "joined" })
+      expect(error.message).toContain("interrupted")
+      yield* expectUsable(threadId, requests, 2)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("an approval handler: the call is denied, the model is told why, and the run goes on", () =>
+    Effect.gen(function* () {
+      const moved: Array<number> = []
+      const transfer = Tool.make({
+        name: "transfer",
+        description: "Moves money",
+        input: Schema.Struct({ amount: Schema.Number }),
+        needsApproval: () => true,
+        execute: ({ amount }) => Effect.sync(() => moved.push(amount))
+      })
+      server().setScript((request) =>
+        request.toolResults.length === 0
+          ? [Script.toolCall("transfer", { amount: 5000 })]
+          : [Script.text(request.toolResults.map((r) => `${r.isError ? "error" : "ok"}: ${r.text}`).join("; "))]
+      )
+      trap.armed = true
+      const events = yield* runAll("pay", {
+        onApproval: interrupts as unknown as Tambo.ApprovalHandler
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [transfer] })))
+      expect(moved).toEqual([])
+      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+      const last = events.at(-1)!.snapshot.messages.at(-1)!.content[0]!
+      expect(last.type === "text" && last.text).toMatch(/^error: .*approval handler.*transfer.*interrupted/)
+    }))
+})

@@ -49,7 +49,9 @@ export const callApp = <A, E, E2>(
 /**
  * Runs a callback (`beforeRun`, a context helper, an approval handler); what
  * it throws, rejects with or fails with (a defect too) becomes
- * `onFailure(cause)`, never a defect of the run; an interruption stays one.
+ * `onFailure(cause)`, never a defect of the run. So does an interruption of
+ * its Effect's own (it awaited something interrupted elsewhere): an
+ * interruption of the run itself skips the handler, and stays one.
  */
 export const runCallback = <A, E>(
   f: () => A | PromiseLike<A> | Effect.Effect<A>,
@@ -60,7 +62,9 @@ export const runCallback = <A, E>(
     // Typed as never failing, but an Effect from JavaScript (or one that dies) may.
     return Effect.isEffect(out)
       ? Effect.catchAllCause(out as Effect.Effect<A, unknown>, (cause) =>
-        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(onFailure(Cause.squash(cause))))
+        Effect.fail(onFailure(
+          Cause.isInterruptedOnly(cause) ? new Error("it was interrupted before it returned") : Cause.squash(cause)
+        )))
       : out
   }, onFailure)
 
