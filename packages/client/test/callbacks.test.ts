@@ -116,6 +116,26 @@ describe("an onApproval that throws", () => {
   })
 })
 
+describe("an onApproval that answers with no decision", () => {
+  it("(it returns undefined) denies the call, tells the model why, and the run finishes", async () => {
+    server().setScript((request) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("get_weather", { city: "Paris" })]
+        : [Script.text(`Result: ${request.toolResults[0]!.isError ? "error " : ""}${request.toolResults[0]!.text}`)]
+    )
+    const calls: Array<string> = []
+    const client = makeClient(server(), {
+      tools: [guardedWeather(calls)],
+      // A JavaScript handler that forgot to return its decision.
+      onApproval: (() => {}) as unknown as () => { approved: true }
+    })
+    const thread = await client.run("weather?").thread
+    expect(calls).toEqual([])
+    expect(texts(thread.messages).at(-1)).toMatch(/Result: error .*approval handler.*get_weather.*not a decision/)
+    expect(unhandled).toEqual([])
+  })
+})
+
 describe("a context helper", () => {
   it("is called with the run it is asked for: its stream and the thread it started on, by contextHelpers and addContextHelper alike", async () => {
     server().setScript([Script.text("ok")])
