@@ -138,3 +138,31 @@ describe("a run that finished, ended while its end reads the thread", () => {
     expect(await client.getPendingToolCalls(await stream.threadId)).toHaveLength(1)
   })
 })
+
+describe("a run stopped after the server took its message, before any of its events came", () => {
+  it("a message queued behind a new conversation's first run, aborted while its answer is held, rejects with an AbortError naming the thread that holds it", async () => {
+    server().setScript((request) => [Script.text(`re: ${request.text}`)])
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url })
+    const answer = proxy.holdResponse((request) => request.method === "POST" && /^\/v1\/threads\/[^/]+\/runs$/.test(request.path))
+    const firstRequest = proxy.holdRequest((request) => request.method === "POST" && request.path === "/v1/threads/runs")
+    const first = client.run("first")
+    // Asked for while the first run creates the new conversation's thread: it goes on that thread.
+    await firstRequest.arrived
+    const second = client.run("second", { onBusy: "queue" })
+    firstRequest.release()
+    const threadId = await first.threadId
+    await first.thread
+    // The server took the second message and answered; the answer waits at the proxy.
+    await answer.arrived
+    second.abort()
+    const outcome = await settle(second.thread)
+    expect(outcome.ok ? "ok" : outcome.error._tag).toBe("AbortError")
+    expect(outcome.ok ? undefined : outcome.error.threadId).toBe(threadId)
+    expect(await second.threadId).toBe(threadId)
+    const named = server().threads.get(threadId)!
+    const ids = named.messages.map((message) => message.id)
+    expect(named.messages.filter((message) => message.role === "user")).toHaveLength(2)
+    expect(client.getState().threadMap[threadId]!.thread.messages.map((message) => message.id)).toEqual(ids)
+  })
+})

@@ -113,6 +113,13 @@ export interface RunOptions {
   readonly onApproval?: ApprovalHandler | undefined
   /** Messages that open the thread, when this run creates it (ignored on an existing thread). @since 0.2.0 */
   readonly initialMessages?: ReadonlyArray<Types.InitialInputMessage> | undefined
+  /**
+   * Told, as a run that did not complete ends (stopped, interrupted, failed), the server's thread
+   * it ended on, if it had one: a consumer that stopped reading before the run's events named
+   * the thread (or saw none: a new thread's run stopped once the answer's headers named it, a run
+   * queued behind the run creating the thread) learns it here. A throw is ignored. @since 0.2.0
+   */
+  readonly onEndedOnThread?: ((threadId: string) => void) | undefined
 }
 
 /**

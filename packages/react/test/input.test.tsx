@@ -3,7 +3,7 @@ import { act, renderHook, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import { useTambo, useTamboSuggestions, useTamboThreadInput } from "../src/index.js"
-import { connection, sleep, until, useServer, wrapperFor } from "./helpers.js"
+import { connection, holdingProxy, sleep, until, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -132,6 +132,35 @@ describe("useTamboThreadInput", () => {
     expect(server().requests.filter((request) => request.method === "POST")).toEqual([])
     expect(result.current.tambo.messages).toEqual([])
     expect(result.current.input.value).toBe("Hi")
+  })
+
+  it("Stop of a message queued behind a new conversation's first run, once the server took it, keeps the composer empty: the thread holds it", async () => {
+    server().setScript((request) => [Script.text(`re: ${request.text}`)])
+    const proxy = await holdingProxy(server())
+    const firstRequest = proxy.holdRequest((request) => request.method === "POST" && request.path === "/v1/threads/runs")
+    const secondAnswer = proxy.holdResponse((request) => request.method === "POST" && /^\/v1\/threads\/[^/]+\/runs$/.test(request.path))
+    const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server(), { tamboUrl: proxy.url })) })
+    act(() => result.current.input.setValue("first"))
+    let first!: Promise<unknown>
+    act(() => {
+      first = result.current.input.submit()
+    })
+    await firstRequest.arrived
+    act(() => result.current.input.setValue("second"))
+    let second!: Promise<unknown>
+    act(() => {
+      second = result.current.input.submit({ onBusy: "queue" })
+    })
+    firstRequest.release()
+    await first
+    // The server took the second message and answered; its answer waits at the proxy.
+    await secondAnswer.arrived
+    await act(() => result.current.tambo.cancel())
+    await second
+    await waitFor(() => expect(result.current.input.isPending).toBe(false))
+    const [thread] = server().threads.list()
+    expect(thread!.messages.filter((message) => message.role === "user")).toHaveLength(2)
+    expect(result.current.input.value).toBe("")
   })
 
   it("tells how the last submit went, as a TanStack Query mutation: status, data, variables, failures, reset", async () => {

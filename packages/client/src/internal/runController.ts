@@ -168,6 +168,21 @@ export class RunController {
     return this.done.then(() => undefined)
   }
 
+  /**
+   * The server's thread core's run ended on (core's `onEndedOnThread`): the run's thread, also
+   * when it ended before any of its events named it here.
+   */
+  endedOn(threadId: string): void {
+    if (this.outcome !== undefined || this.threadId !== undefined) return
+    this.#named(threadId)
+  }
+
+  #named(threadId: string) {
+    this.threadId = threadId
+    this.#resolveThreadId({ ok: true, threadId })
+    this.hooks.onThreadId?.(threadId)
+  }
+
   /** Attaches the iterator that reads events; there can be one. */
   attachSink(): EventSink {
     if (this.#sink !== undefined) throw new TypeError("A TamboStream's events can be iterated only once")
@@ -250,11 +265,7 @@ export class RunController {
     if (Chunk.isEmpty(chunk)) return Effect.void
     try {
       const last = Chunk.unsafeLast(chunk)
-      if (this.threadId === undefined && !isLocalThreadId(last.threadId)) {
-        this.threadId = last.threadId
-        this.#resolveThreadId({ ok: true, threadId: last.threadId })
-        this.hooks.onThreadId?.(last.threadId)
-      }
+      if (this.threadId === undefined && !isLocalThreadId(last.threadId)) this.#named(last.threadId)
       for (const { event } of chunk) {
         switch (event.type) {
           case "RUN_STARTED":

@@ -234,7 +234,8 @@ export class Runs {
       toolTimeout: options.toolTimeout,
       onBusy: options.onBusy,
       onApproval: options.onApproval,
-      initialMessages: options.initialMessages ?? this.initialMessages
+      initialMessages: options.initialMessages ?? this.initialMessages,
+      onEndedOnThread: (threadId) => entry.run.endedOn(threadId)
     }
   }
 }
