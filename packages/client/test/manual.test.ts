@@ -262,6 +262,22 @@ describe("approvals", () => {
     expect(client.getPendingApprovals()).toEqual([])
   })
 
+  it("stream.abort() while an approval waits: from then on it is no longer listed, a decision is refused as NotPending, and the tool does not run", async () => {
+    const { calls, client } = guardedClient()
+    const stream = client.run("weather?")
+    const threadId = await stream.threadId
+    await waitFor(() => client.getPendingApprovals().length === 1, "the approval")
+    const [approval] = client.getPendingApprovals()
+
+    stream.abort()
+    expect(client.getPendingApprovals()).toEqual([])
+    const notPending = expect.objectContaining({ _tag: "ToolError", reason: "NotPending" })
+    expect(() => client.approveToolCall(approval!.toolCallId, { threadId })).toThrow(notPending)
+    expect(await settle(stream.thread)).toMatchObject({ ok: false, error: { _tag: "AbortError", reason: "Aborted" } })
+    expect(calls).toEqual([])
+    expect(client.getPendingApprovals()).toEqual([])
+  })
+
   it("a call that needs approval waits for approveToolCall", async () => {
     const { calls, client } = guardedClient()
     const stream = client.run("weather?")

@@ -58,6 +58,8 @@ export interface RunHooks {
   /** The run's thread got its server id. */
   readonly onThreadId?: ((threadId: string) => void) | undefined
   readonly onFinish: (outcome: Outcome) => void
+  /** The run is being aborted (however: `abort()`, a loop left, a signal, `cancelRun`, `destroy()`): it takes no decision from now on. */
+  readonly onAbort?: (() => void) | undefined
   /**
    * Tells the server the run is cancelled, then closes its stream (core's
    * `cancelRun` of the thread, for this run only: another run may have taken
@@ -164,6 +166,7 @@ export class RunController {
       // The interruption after the server was told only settles what is left (a run ended meanwhile).
       if (told === undefined) this.#fiber?.unsafeInterruptAsFork(FiberId.none)
       else void told.then(() => this.#fiber?.unsafeInterruptAsFork(FiberId.none))
+      this.hooks.onAbort?.()
     }
     return this.done.then(() => undefined)
   }

@@ -151,11 +151,9 @@ export class Runs {
     return Promise.all([...this.entries].map(({ run }) => run.abort("ClientDestroyed")))
   }
 
-  /** Aborts a run: from now on it takes no decision (core refuses them), so none of its approvals is listed. */
+  /** Aborts a run (its `onAbort` forgets its approvals). */
   #abort(entry: RunEntry, reason: AbortReason, cause?: unknown): Promise<void> {
-    const aborted = entry.run.abort(reason, cause)
-    this.approvals.forgetRun(entry)
-    return aborted
+    return entry.run.abort(reason, cause)
   }
 
   #start(
@@ -179,6 +177,8 @@ export class Runs {
           () => undefined,
           () => undefined
         ),
+      // From now on the run takes no decision (core refuses them), so none of its approvals is listed.
+      onAbort: () => this.approvals.forgetRun(entry),
       onFinish: () => {
         signal?.removeEventListener("abort", onAbort)
         if (this.entries.delete(entry)) this.notifier.changed()
