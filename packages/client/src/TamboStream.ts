@@ -343,8 +343,10 @@ const eventIterator = <A>(
     async return() {
       if (!closed) {
         close()
+        // First: a run waiting for room in the queue goes on (it may have completed, and the
+        // abort then leaves it to end as such).
+        Runtime.runSync(run.runtime)(Queue.shutdown(sink.queue))
         await run.abort("IteratorClosed")
-        Runtime.runFork(run.runtime)(Queue.shutdown(sink.queue))
       }
       return DONE
     },

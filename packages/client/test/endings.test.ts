@@ -1,7 +1,7 @@
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
-import type { TamboThread, TamboTool } from "../src/index.js"
+import { EVENT_BUFFER, type TamboThread, type TamboTool } from "../src/index.js"
 import { holdingProxy, makeClient, settle, sleep, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
@@ -117,6 +117,28 @@ describe("a run that finished, ended while its end reads the thread", () => {
     await waitFor(() => last === "RUN_FINISHED", "the consumer to see RUN_FINISHED")
     read.release()
     await looped
+    await expectCompleted(client, stream.thread)
+  })
+
+  it("breaking out of for await behind a full buffer once the run's last event came: the loop ends and thread resolves", async () => {
+    // More events than the iterator's buffer holds, all sent before the client reads any.
+    server().setScript([Script.text(Array.from({ length: 3 * EVENT_BUFFER }, () => "x"))])
+    const proxy = await holdingProxy(server())
+    const body = proxy.holdBody((request) => request.method === "POST" && request.path === "/v1/threads/runs")
+    const client = makeClient(server(), { tamboUrl: proxy.url })
+    const stream = client.run("hi")
+    await body.arrived
+    await waitFor(() => server().threads.list()[0]?.runStatus === "idle", "the server to finish the run")
+    const threadId = server().threads.list()[0]!.id
+    body.release()
+    const seen: Array<string> = []
+    for await (const { event } of stream) {
+      seen.push(event.type)
+      // The run's last event reached the client; this loop is far behind it.
+      await waitFor(() => client.getState().threadMap[threadId]?.streaming.status === "idle", "the client to take the last event")
+      break
+    }
+    expect(seen).toEqual(["RUN_STARTED"])
     await expectCompleted(client, stream.thread)
   })
 

@@ -12,6 +12,7 @@ import * as SnapshotStrategy from "@tambo-effect/core/SnapshotStrategy"
 import type * as Tambo from "@tambo-effect/core/Tambo"
 import type { TamboError } from "@tambo-effect/core/TamboError"
 import type { TamboThread } from "@tambo-effect/core/Types"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -88,6 +89,17 @@ export interface SnapshotObserver {
    */
   readonly onEnd: (final: TamboThread | undefined) => void
 }
+
+/**
+ * Hands a chunk to the iterator's queue, waiting while it is full. An iterator that closes shuts
+ * its queue down: the chunk is dropped and the run goes on (it may have completed, and then ends
+ * as such), rather than waiting for room nobody makes.
+ */
+const toIterator = (queue: Queue.Queue<Item>, chunk: Chunk.Chunk<Tambo.RunEvent>): Effect.Effect<void> =>
+  Effect.catchAllCause(
+    Queue.offerAll(queue, chunk),
+    (cause) => Cause.isInterruptedOnly(cause) ? Effect.void : Effect.failCause(cause)
+  )
 
 export class RunController {
   latest: TamboThread | undefined
@@ -293,7 +305,7 @@ export class RunController {
       return Effect.die(error)
     }
     const sink = this.#sink
-    const toSink = sink === undefined || sink.closed ? Effect.void : Queue.offerAll(sink.queue, chunk)
+    const toSink = sink === undefined || sink.closed ? Effect.void : toIterator(sink.queue, chunk)
     return this.#observers === 0 ? toSink : Effect.zipRight(PubSub.publishAll(this.#pubsub, chunk), toSink)
   }
 
