@@ -202,6 +202,16 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
   }
 }
 
+/** `next` of an iterator: a call made before the last one resolved waits for it, so each takes the next element. */
+const oneAtATime = <A>(step: () => Promise<IteratorResult<A>>): () => Promise<IteratorResult<A>> => {
+  let last: Promise<unknown> = Promise.resolve()
+  return () => {
+    const result = last.then(step)
+    last = result.catch(() => undefined)
+    return result
+  }
+}
+
 /** Every change, conflated: reads the run's latest snapshot. */
 const latestIterator = (run: RunController): AsyncIterableIterator<TamboThread> => {
   let seen: TamboThread | undefined
@@ -266,7 +276,8 @@ const strategyIterator = (run: RunController, strategy: SnapshotStrategy.Strateg
     }
   })
   const iterator: AsyncIterableIterator<TamboThread> = {
-    async next() {
+    // One at a time: a second call waiting too would take the first one's wake-up.
+    next: oneAtATime(async () => {
       while (!closed) {
         if (next !== undefined) {
           seen = next
@@ -284,7 +295,7 @@ const strategyIterator = (run: RunController, strategy: SnapshotStrategy.Strateg
         })
       }
       return DONE
-    },
+    }),
     async return() {
       if (!closed) {
         closed = true
@@ -316,10 +327,9 @@ const eventIterator = <A>(
     sink.closed = true
     batch = []
   }
-  const iterator: AsyncIterableIterator<A> = {
-    async next() {
-      while (!closed) {
-        if (index < batch.length) {
+  const step = async (): Promise<IteratorResult<A>> => {
+    while (!closed) {
+      if (index < batch.length) {
           const item = batch[index++]!
           if (item !== END) return { done: false, value: project(item) }
           close()
@@ -337,9 +347,11 @@ const eventIterator = <A>(
           if (closed) return DONE
           throw error
         }
-      }
-      return DONE
-    },
+    }
+    return DONE
+  }
+  const iterator: AsyncIterableIterator<A> = {
+    next: oneAtATime(step),
     async return() {
       if (!closed) {
         close()

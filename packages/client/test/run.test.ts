@@ -1,6 +1,6 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
-import { AbortError, ApiError, type StreamEvent, type TamboStream, type TamboThread } from "../src/index.js"
+import { AbortError, ApiError, SnapshotStrategy, type StreamEvent, type TamboStream, type TamboThread } from "../src/index.js"
 import { holdingProxy, jwtFor, makeClient, settle, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
@@ -85,6 +85,36 @@ describe("consuming a run", () => {
     while (!(await first.next()).done) {
       // drain
     }
+  })
+
+  it("next() called again before the last call resolved loses no event: each call gets the next one, in order", async () => {
+    server().setScript([Script.text(["a", "b", "c", "d", "e"])])
+    const client = makeClient(server())
+    const iterator = client.run("hi").events()
+    const types: Array<string> = []
+    for (;;) {
+      // Three calls at once, as a consumer reading ahead does.
+      const results = await Promise.all([iterator.next(), iterator.next(), iterator.next()])
+      for (const result of results) if (!result.done) types.push(result.value.type)
+      if (results.some((result) => result.done)) break
+    }
+    expect(types[0]).toBe("RUN_STARTED")
+    expect(types.at(-1)).toBe("RUN_FINISHED")
+    expect(types.filter((type) => type === "TEXT_MESSAGE_CONTENT")).toHaveLength(5)
+  })
+
+  it("snapshots() with a strategy: next() called again before the last call resolved ends too, with the final thread last", async () => {
+    server().setScript([Script.pace(5), Script.text(["a", "b", "c"])])
+    const client = makeClient(server())
+    const stream = client.run("hi")
+    const iterator = stream.snapshots({ strategy: SnapshotStrategy.throttle("1 millis") })
+    const threads: Array<TamboThread> = []
+    for (;;) {
+      const results = await Promise.all([iterator.next(), iterator.next()])
+      for (const result of results) if (!result.done) threads.push(result.value)
+      if (results.some((result) => result.done)) break
+    }
+    expect(texts(threads.at(-1)!.messages)).toEqual(texts((await stream.thread).messages))
   })
 
   it("a run nobody consumes still runs and updates the state", async () => {
