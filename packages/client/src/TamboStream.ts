@@ -330,23 +330,23 @@ const eventIterator = <A>(
   const step = async (): Promise<IteratorResult<A>> => {
     while (!closed) {
       if (index < batch.length) {
-          const item = batch[index++]!
-          if (item !== END) return { done: false, value: project(item) }
-          close()
-          const outcome = run.outcome!
-          if (!outcome.ok) throw outcome.error
-          return DONE
-        }
-        try {
-          batch = Chunk.toReadonlyArray(
-            await runPromise(Queue.takeBetween(sink.queue, 1, EVENT_BUFFER_SIZE))
-          )
-          index = 0
-        } catch (error) {
-          // The queue was shut down by `return()` while this call waited.
-          if (closed) return DONE
-          throw error
-        }
+        const item = batch[index++]!
+        if (item !== END) return { done: false, value: project(item) }
+        close()
+        const outcome = run.outcome!
+        if (!outcome.ok) throw outcome.error
+        return DONE
+      }
+      try {
+        batch = Chunk.toReadonlyArray(
+          await runPromise(Queue.takeBetween(sink.queue, 1, EVENT_BUFFER_SIZE))
+        )
+        index = 0
+      } catch (error) {
+        // The queue was shut down by `return()` while this call waited.
+        if (closed) return DONE
+        throw error
+      }
     }
     return DONE
   }
