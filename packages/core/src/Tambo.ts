@@ -328,7 +328,10 @@ export declare namespace Tambo {
      * results the tools gave, else error results saying they were cancelled.
      * Its chunks follow the network's reads, each followed by an empty chunk,
      * so the stream holds none of the events already read while it waits for
-     * the server.
+     * the server. A message, `additionalContext` or `initialMessages` that
+     * cannot be sent as JSON fails it with a `ConfigError` (`InvalidOption`;
+     * against an AG-UI agent an `AgUiError`, `InvalidInput`) before anything
+     * is recorded or sent.
      */
     readonly run: (
       message: string | Transport.InputMessage,

@@ -24,7 +24,11 @@ export type TypeId = typeof TypeId
 /**
  * Invalid SDK configuration: both `tamboUrl` and `environment`, both
  * `userKey` and `userToken`, a missing API key, an unparsable URL, a timeout
- * or limit that is not positive (`InvalidOption`).
+ * or limit that is not positive (`InvalidOption`). Also an invalid argument
+ * (`InvalidOption`): an empty thread id, or a run's own message,
+ * `additionalContext` or `initialMessages` that cannot be sent as JSON (a
+ * BigInt, a cycle, a throwing `toJSON`); such a run fails before anything is
+ * recorded or sent.
  *
  * @since 0.1.0
  * @category Errors

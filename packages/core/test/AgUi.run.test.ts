@@ -418,6 +418,22 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         expect(agent.requests).toHaveLength(0)
       })))
 
+  it.live.each([
+    ["the run's additionalContext", { additionalContext: { page: { size: 1n } } }, "hello"],
+    ["the message's metadata", {}, { role: "user", content: [{ type: "text", text: "hello" }], metadata: { n: 1n } }]
+  ] as const)("%s that cannot be sent: an AgUiError (InvalidInput), the user's message not recorded, the next run fine", ([, options, message]) =>
+    withAgent(AgUiAgent.scripts.text, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const error = yield* Stream.runDrain(tambo.run(message, options)).pipe(Effect.flip)
+        expect(error).toMatchObject({ _tag: "AgUiError", reason: "InvalidInput" })
+        expect(agent.requests).toHaveLength(0)
+        const messages = Object.values((yield* tambo.state).threadMap).flatMap((t) => t.thread.messages)
+        expect(messages).toEqual([])
+        const next = yield* runToEnd("again")
+        expect(next.thread.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+      })))
+
   it.live("a context helper whose value cannot be sent fails the run with a CallbackError naming it before any request", () =>
     withAgent(AgUiAgent.scripts.text, (agent) =>
       Effect.gen(function*() {

@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
+import type * as TamboTransport from "../src/TamboTransport.js"
 import * as Tool from "../src/Tool.js"
 import {
   aliveAfterCollection,
@@ -661,5 +662,75 @@ describe("Tambo.run", () => {
         expect(body.toolChoice).toEqual({ name: "get_weather" })
         expect(body.message.additionalContext).toEqual({ page: { path: "/weather" }, locale: "fr" })
       }
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+})
+
+describe("a run whose own input cannot be sent as JSON", () => {
+  const cycle = (): Record<string, unknown> => {
+    const node: Record<string, unknown> = { name: "loop" }
+    node.self = node
+    return node
+  }
+  /** Each way the caller's input can hold what JSON cannot carry, as the arguments of `run`. */
+  const inputs: ReadonlyArray<readonly [string, () => readonly [string | TamboTransport.InputMessage, Tambo.RunOptions], RegExp]> = [
+    ["the message's metadata holds a BigInt", () => [{ role: "user", content: [{ type: "text", text: "hi" }], metadata: { n: 1n } }, {}], /BigInt/],
+    ["the message's additionalContext holds a cycle", () => [{ role: "user", content: [{ type: "text", text: "hi" }], additionalContext: { graph: cycle() } }, {}], /circular/i],
+    ["the run's additionalContext has a throwing toJSON", () => ["hi", { additionalContext: { when: { toJSON: () => { throw new Error("no date") } } } }], /no date/]
+  ]
+
+  /** Nothing recorded or sent, the thread idle and as it was, the next run fine. */
+  const expectUntouched = (threadId: string, messagesBefore: number, requestsBefore: number) =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      expect(server().requests.length).toBe(requestsBefore)
+      const state = (yield* tambo.state).threadMap[threadId]
+      expect(state?.thread.messages.length ?? 0).toBe(messagesBefore)
+      expect(state?.streaming.status ?? "idle").toBe("idle")
+      const next = yield* runAll("again", { threadId })
+      expect(next.at(-1)!.event.type).toBe("RUN_FINISHED")
+    })
+
+  it.live.each(inputs)("%s, on a new thread: a ConfigError (InvalidOption), nothing recorded or sent, the placeholder let go", ([, input, why]) =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      const [message, options] = input()
+      const error = yield* Stream.runDrain(tambo.run(message, options)).pipe(Effect.flip)
+      expect(fields(error)).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      expect(error.message).toMatch(/JSON/)
+      expect(error.message).toMatch(why)
+      yield* expectUntouched("placeholder", 0, 0)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live.each(inputs)("%s, on a thread: a ConfigError (InvalidOption), nothing recorded or sent, the thread unlocked", ([, input, why]) =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      const threadId = (yield* runAll("first")).at(-1)!.threadId
+      const requests = server().requests.length
+      const [message, options] = input()
+      const error = yield* Stream.runDrain(tambo.run(message, { ...options, threadId })).pipe(Effect.flip)
+      expect(fields(error)).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      expect(error.message).toMatch(why)
+      yield* expectUntouched(threadId, 2, requests)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("continueRun with an additionalContext that cannot be sent: a ConfigError (InvalidOption), nothing sent, the call still answerable", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.toolCall("get_weather", { city: "Paris" })])
+      const events = yield* runAll("weather?", { autoExecuteTools: false })
+      const threadId = events.at(-1)!.threadId
+      const [call] = yield* tambo.getPendingToolCalls(threadId)
+      const requests = server().requests.length
+      const error = yield* Stream.runDrain(
+        tambo.continueRun(threadId, [{ toolCallId: call!.toolCallId, result: "sunny" }], { additionalContext: { n: 1n } })
+      ).pipe(Effect.flip)
+      expect(fields(error)).toMatchObject({ _tag: "ConfigError", reason: "InvalidOption" })
+      expect(server().requests.length).toBe(requests)
+      expect((yield* tambo.getPendingToolCalls(threadId)).map((c) => c.toolCallId)).toEqual([call!.toolCallId])
+      server().setScript([Script.text("done")])
+      const after = yield* Stream.runCollect(tambo.continueRun(threadId, [{ toolCallId: call!.toolCallId, result: "sunny" }]))
+      expect(Array.from(after).at(-1)!.event.type).toBe("RUN_FINISHED")
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 })

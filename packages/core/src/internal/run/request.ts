@@ -14,11 +14,12 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import * as ClientState from "../../ClientState.js"
-import type { AuthError, RunCancelledError, TamboError } from "../../TamboError.js"
+import { AgUiError, type AuthError, ConfigError, type RunCancelledError, type TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
 import { fromInitialMessages } from "../agui/initialMessages.js"
 import * as Unauthorized from "../auth/unauthorized.js"
+import { describeError } from "../toolSupport.js"
 import * as Unanswered from "../unanswered.js"
 import * as Cancel from "./cancel.js"
 import * as Context from "./context.js"
@@ -38,6 +39,7 @@ export const prepare = (
   before: ClientState.ThreadState | undefined
 ): Effect.Effect<void, TamboError> =>
   Effect.gen(function* () {
+    yield* checkSendable(env, run)
     const at = yield* Env.now
     const start = run.start
     if (start._tag === "ToolResults") {
@@ -111,6 +113,33 @@ export const prepare = (
       ClientState.reduce(state, records(run.threadId, started(ClientState.getThreadState(state, run.threadId))))
     )
   })
+
+/**
+ * The caller's own input (the message, the run's `additionalContext` and `initialMessages`) is
+ * refused before anything is recorded if a request cannot carry it as JSON (a BigInt, a cycle, a
+ * throwing `toJSON`): a `ConfigError` (`InvalidOption`), against an AG-UI agent the `AgUiError`
+ * (`InvalidInput`) its request gives.
+ */
+const checkSendable = (env: Env.Env, run: RunState): Effect.Effect<void, ConfigError | AgUiError> => {
+  const parts: ReadonlyArray<readonly [string, unknown]> = [
+    ["message", run.start._tag === "Message" ? run.start.message : undefined],
+    ["additionalContext", run.options.additionalContext],
+    ["initialMessages", run.options.initialMessages]
+  ]
+  for (const [name, value] of parts) {
+    try {
+      JSON.stringify(value)
+    } catch (error) {
+      const message = `The run's ${name} cannot be sent as JSON: ${describeError(error)}`
+      return Effect.fail(
+        env.transport.conversationFromStore === true
+          ? new AgUiError({ reason: "InvalidInput", message })
+          : new ConfigError({ reason: "InvalidOption", message })
+      )
+    }
+  }
+  return Effect.void
+}
 
 /**
  * A transport that holds no thread (AG-UI) has the store hold a new thread's `initialMessages`,
