@@ -120,6 +120,13 @@ export interface ExecuteOptions {
    * are denied.
    */
   readonly approve?: ((request: ApprovalRequest) => Effect.Effect<boolean>) | undefined
+  /**
+   * The calls were approved before (their tools' `needsApproval` asked, and
+   * answered, once per call): they run without asking it again, and
+   * `approve` is not called. A predicate that answers differently when
+   * asked again changes nothing.
+   */
+  readonly approved?: boolean | undefined
 }
 
 /**

@@ -385,6 +385,53 @@ describe("approvals", () => {
   }
 })
 
+describe("an approval predicate that answers differently when asked again", () => {
+  /** A tool whose `needsApproval` gives `answers` in turn (the last one from then on), and what it was asked and ran with. */
+  const fickle = (answers: ReadonlyArray<boolean>) => {
+    const asked: Array<unknown> = []
+    const ran: Array<unknown> = []
+    const tool = Tool.make({
+      name: "wire",
+      description: "Wires money",
+      input: Schema.Struct({ amount: Schema.Number }),
+      needsApproval: (args) => {
+        asked.push(args)
+        return answers[Math.min(asked.length, answers.length) - 1]!
+      },
+      execute: (args) => Effect.sync(() => ran.push(args)).pipe(Effect.as("wired"))
+    })
+    return { tool, asked, ran }
+  }
+
+  it.live("first it needs approval, then not: asked once per call, the handler decides, the call runs once approved", () => {
+    const { asked, ran, tool } = fickle([true, false])
+    return Effect.gen(function* () {
+      server().setScript(toolThenQuote("wire", { amount: 10 }))
+      const decided: Array<unknown> = []
+      yield* runAll("wire it", {
+        onApproval: (call) => {
+          decided.push(call.args)
+          return Promise.resolve({ approved: true } as const)
+        }
+      })
+      expect(decided).toEqual([{ amount: 10 }])
+      expect(asked).toEqual([{ amount: 10 }])
+      expect(ran).toEqual([{ amount: 10 }])
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [tool] })))
+  })
+
+  it.live("first it needs no approval, then it does: asked once per call, the call runs on the first answer", () => {
+    const { asked, ran, tool } = fickle([false, true])
+    return Effect.gen(function* () {
+      server().setScript(toolThenQuote("wire", { amount: 10 }))
+      const events = yield* runAll("wire it")
+      expect(events.some((e) => e.event.type === "CLIENT_APPROVAL_REQUESTED")).toBe(false)
+      expect(asked).toEqual([{ amount: 10 }])
+      expect(ran).toEqual([{ amount: 10 }])
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [tool] })))
+  })
+})
+
 describe("an approval predicate that never answers", () => {
   let asked: () => void = () => {}
   /** The app's policy, asked whether a call needs approval, never answers. */

@@ -36,8 +36,8 @@ const execute = (env: Env.Env, run: RunState, toRun: ReadonlyArray<ToolExecutor.
     // The paused step names its calls' results; maxCalls counts across the whole run.
     ...(run.lastRunId === undefined ? {} : { threadId: run.threadId, runId: run.lastRunId }),
     callCounts: run.callCounts ??= ToolExecutor.makeCallCounts(),
-    // Approval was decided before.
-    approve: () => Effect.succeed(true)
+    // Approval was decided before: each call's needsApproval is asked once, when it is described.
+    approved: true
   }).pipe(Effect.withSpan("Tambo.executeTools", {
     attributes: { "tambo.thread_id": run.threadId, "tambo.run_id": run.lastRunId ?? "" }
   }))

@@ -24,6 +24,8 @@ export interface CallSettings {
   readonly timeout: Duration.Duration
   readonly counts: CallCounts
   readonly approve: ExecuteOptions["approve"]
+  /** The calls' approval was decided before: `needsApproval` is not asked again. */
+  readonly approved: boolean
 }
 
 const MAX_LISTED_TOOLS = 20
@@ -92,7 +94,7 @@ export const runCall = (
     if (Option.isNone(found)) return yield* unknownTool(registry, call)
     const tool = found.value
     const args = yield* Effect.flatMap(parseCallArgs(call), tool.decodeArgs)
-    if (yield* tool.needsApproval(args)) yield* approved(tool, call, args, settings.approve)
+    if (!settings.approved && (yield* tool.needsApproval(args))) yield* approved(tool, call, args, settings.approve)
     if (!settings.counts.claim(tool)) return yield* Effect.fail(maxCallsExceeded(tool))
     const limit = tool.timeout ?? settings.timeout
     const content = yield* tool.run(args, { toolCallId: call.toolCallId }).pipe(

@@ -28,7 +28,8 @@ const concurrencyOf = (requested: number = DEFAULT_CONCURRENCY): number | "unbou
 const settingsOf = (options: ExecuteOptions | undefined, newCounts: () => CallCounts): CallSettings => ({
   timeout: options?.timeout === undefined ? DEFAULT_TIMEOUT : Duration.decode(options.timeout),
   counts: options?.callCounts ?? newCounts(),
-  approve: options?.approve
+  approve: options?.approve,
+  approved: options?.approved === true
 })
 
 /**
