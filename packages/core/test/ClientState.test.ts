@@ -836,6 +836,18 @@ describe("anomalies", () => {
     expect(t.anomalies).toEqual([{ eventType: "RUN_FINISHED", reason: "run run9 finished while run run1 is streaming", at: 4242 }])
   })
 
+  it("tambo.run.awaiting_input naming a call the thread never started keeps it pending and records it", () => {
+    const s = reduce(initial, events("t1", [
+      e.runStarted("t1", "run1"), e.toolStart("c1", "f"), e.toolEnd("c1"), [e.awaiting(["c1", "f"], ["c9", "g"]), 4242]
+    ]))
+    const t = thread(s, "t1")
+    expect(t.thread.status).toBe("waiting")
+    expect(t.pendingToolCalls).toEqual([{ toolCallId: "c1", toolName: "f" }, { toolCallId: "c9", toolName: "g" }])
+    expect(t.anomalies).toEqual([
+      { eventType: "tambo.run.awaiting_input", reason: "awaiting input for unknown tool call c9", at: 4242 }
+    ])
+  })
+
   it("TOOL_CALL_RESULT for a call nobody started is kept as a result message and recorded", () => {
     const before = base()
     const after = reduce(before, events("t1", [[e.toolResult("r9", "nope", "orphan"), 4242]]))

@@ -616,7 +616,16 @@ const handleComponentEnd = (d: ThreadDraft, event: Events.ComponentEndEvent, at:
   }
 }
 
-const handleAwaitingInput = (d: ThreadDraft, event: Events.RunAwaitingInputEvent): void => {
+/**
+ * The run pauses for the client's tools. A call the thread never started is kept pending (the
+ * event carries its name and arguments, and the server waits on it) and recorded.
+ */
+const handleAwaitingInput = (d: ThreadDraft, event: Events.RunAwaitingInputEvent, at: number): void => {
+  for (const { toolCallId } of event.value.pendingToolCalls) {
+    if (d.findBlock("tool_use", toolCallId) === undefined) {
+      d.anomaly(event.name, `awaiting input for unknown tool call ${toolCallId}`, at)
+    }
+  }
   d.ownThread().status = "waiting"
   d.ownStreaming().status = "waiting"
   d.setPendingToolCalls(
@@ -751,7 +760,7 @@ const applyRunEvent = (d: ThreadDraft, event: Events.TamboEvent, at: number): vo
         case "tambo.component.end":
           return handleComponentEnd(d, event, at)
         case "tambo.run.awaiting_input":
-          return handleAwaitingInput(d, event)
+          return handleAwaitingInput(d, event, at)
         case "tambo.message.parent":
           return handleMessageParent(d, event, at)
       }
