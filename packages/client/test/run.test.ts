@@ -643,6 +643,29 @@ describe("a new conversation while a new thread's run has not started", () => {
     const firstThread = await first.thread
     expect(texts(firstThread.messages)).toEqual(["user: first conversation", "assistant: re: first conversation"])
   })
+
+  it("a subscriber sees hasActiveRun true on the new conversation's thread from the change that first shows it, until the run ends", async () => {
+    server().setScript([Script.text("named..."), Script.hang()])
+    const client = makeClient(server())
+    const seen: Array<{ readonly current: boolean; readonly ofThread: boolean; readonly ofPlaceholder: boolean }> = []
+    const unsubscribe = client.subscribe(() => {
+      const { currentThreadId } = client.getState()
+      if (currentThreadId === "placeholder") return
+      seen.push({
+        current: client.hasActiveRun(),
+        ofThread: client.hasActiveRun(currentThreadId),
+        ofPlaceholder: client.hasActiveRun("placeholder")
+      })
+    })
+    const run = client.run("hi")
+    const threadId = await run.threadId
+    await waitFor(() => texts(client.getThread(threadId)?.messages ?? []).includes("assistant: named..."), "the text")
+    unsubscribe()
+    await client.cancelRun(threadId)
+    await settle(run.thread)
+    expect(seen.length).toBeGreaterThan(0)
+    expect(seen).toEqual(seen.map(() => ({ current: true, ofThread: true, ofPlaceholder: false })))
+  })
 })
 
 describe("reconciliation after a run", () => {

@@ -114,12 +114,13 @@ export interface RunOptions {
   /** Messages that open the thread, when this run creates it (ignored on an existing thread). @since 0.2.0 */
   readonly initialMessages?: ReadonlyArray<Types.InitialInputMessage> | undefined
   /**
-   * Told, as a run that did not complete ends (stopped, interrupted, failed), the server's thread
-   * it ended on, if it had one: a consumer that stopped reading before the run's events named
-   * the thread (or saw none: a new thread's run stopped once the answer's headers named it, a run
-   * queued behind the run creating the thread) learns it here. A throw is ignored. @since 0.2.0
+   * Called once with the run's thread id on the server: for a new conversation, when the server's
+   * answer first names it, before the store shows its thread under that name; at the latest, as a
+   * run that did not complete ends on a thread the server holds (also one stopped before any of its
+   * events came, or queued behind the run that created the thread). What it throws is ignored.
+   * @since 0.2.0
    */
-  readonly onEndedOnThread?: ((threadId: string) => void) | undefined
+  readonly onThreadId?: ((threadId: string) => void) | undefined
 }
 
 /**

@@ -117,6 +117,8 @@ export class RunController {
   #runId: string | undefined
   /** The current step paused for tools (`tambo.run.awaiting_input`): its RUN_FINISHED is not the run's end. */
   #paused = false
+  /** A chunk of the run's events on its named thread came: `threadIdKnown` resolved with it. */
+  #threadIdShown = false
   /** The run's last event came: what is left is core recording its end (the end-of-run read). */
   #ended = false
   #abortReason: AbortReason | undefined
@@ -151,6 +153,17 @@ export class RunController {
     fiber.addObserver((exit) => this.#finish(exit))
   }
 
+  /**
+   * The run's thread on the server: core tells it (`onThreadId`) just before the store shows a new
+   * conversation's thread, or as a run that did not complete ends there, and the run's events say
+   * it again. `threadIdKnown` waits for the events (by then the store shows it) or the run's end.
+   */
+  named(threadId: string) {
+    if (this.threadId !== undefined || this.outcome !== undefined) return
+    this.threadId = threadId
+    this.hooks.onThreadId?.(threadId)
+  }
+
   /** Ends the run before it started. */
   fail(error: TamboClientError) {
     this.#settle({ ok: false, error })
@@ -181,21 +194,6 @@ export class RunController {
       this.hooks.onAbort?.()
     }
     return this.done.then(() => undefined)
-  }
-
-  /**
-   * The server's thread core's run ended on (core's `onEndedOnThread`): the run's thread, also
-   * when it ended before any of its events named it here.
-   */
-  endedOn(threadId: string): void {
-    if (this.outcome !== undefined || this.threadId !== undefined) return
-    this.#named(threadId)
-  }
-
-  #named(threadId: string) {
-    this.threadId = threadId
-    this.#resolveThreadId({ ok: true, threadId })
-    this.hooks.onThreadId?.(threadId)
   }
 
   /** Attaches the iterator that reads events; there can be one. */
@@ -280,7 +278,11 @@ export class RunController {
     if (Chunk.isEmpty(chunk)) return Effect.void
     try {
       const last = Chunk.unsafeLast(chunk)
-      if (this.threadId === undefined && !isLocalThreadId(last.threadId)) this.#named(last.threadId)
+      if (!this.#threadIdShown && !isLocalThreadId(last.threadId)) {
+        this.#threadIdShown = true
+        this.named(last.threadId)
+        this.#resolveThreadId({ ok: true, threadId: last.threadId })
+      }
       for (const { event } of chunk) {
         switch (event.type) {
           case "RUN_STARTED":

@@ -235,7 +235,8 @@ export class Runs {
       onBusy: options.onBusy,
       onApproval: options.onApproval,
       initialMessages: options.initialMessages ?? this.initialMessages,
-      onEndedOnThread: (threadId) => entry.run.endedOn(threadId)
+      // Known before the store shows the thread: hasActiveRun finds the run there from its first sight.
+      onThreadId: (threadId) => entry.run.named(threadId)
     }
   }
 }

@@ -199,17 +199,6 @@ const moveToNamedThread = (env: Env.Env, run: RunState): Effect.Effect<void> =>
     )
   })
 
-/** Tells the run's caller the server's thread the run ended on (`RunOptions.onEndedOnThread`). */
-const tellThread = (run: RunState): Effect.Effect<void> =>
-  Effect.sync(() => {
-    if (ClientState.isLocalThreadId(run.threadId)) return
-    try {
-      run.options.onEndedOnThread?.(run.threadId)
-    } catch {
-      // The caller's callback: its failure is not the run's.
-    }
-  })
-
 /**
  * Records how the run ended (whatever ended the stream: its end, interruption, a consumer that
  * stops reading, a failure), cancelling a run still going on the server.
@@ -225,7 +214,9 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
     const at = yield* Env.now
     if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(env, run.threadId, run.span)
     yield* moveToNamedThread(env, run)
-    yield* tellThread(run)
+    // A run stopped before the server's answer named its thread here, or one that followed the run
+    // creating it, tells its caller the thread it ended on.
+    Lock.tellThread(run, run.threadId)
     // The client holds an AG-UI agent's conversation: a call the failed run left without a
     // result waits for one as a stopped round's do (see agui/stranded.ts).
     const awaiting = env.transport.conversationFromStore === true && last !== undefined

@@ -130,6 +130,19 @@ export const moveTo = (env: Env, run: RunState, threadId: string): void => {
   run.locked = true
   env.activeRuns.set(threadId, run.entry)
   newEpoch(env, threadId)
+  // Before the store shows the thread: whoever reads both sees the run on it from then on.
+  tellThread(run, threadId)
+}
+
+/** Tells the run's caller its thread on the server (`RunOptions.onThreadId`), once. @internal */
+export const tellThread = (run: RunState, threadId: string): void => {
+  if (run.threadTold || isLocalThreadId(threadId)) return
+  run.threadTold = true
+  try {
+    run.options.onThreadId?.(threadId)
+  } catch {
+    // The caller's listener, not the run's failure.
+  }
 }
 
 /**

@@ -94,6 +94,7 @@ const makeState = (
     awaiting: [],
     steps: 0,
     locked: false,
+    threadTold: false,
     displaced: false,
     pausedForCaller: false,
     stepSpan: undefined,

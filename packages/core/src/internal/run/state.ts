@@ -104,6 +104,8 @@ export interface RunState {
   steps: number
   /** The run holds the lock of its server thread. */
   locked: boolean
+  /** Its caller was told its thread on the server (`RunOptions.onThreadId`). */
+  threadTold: boolean
   /** The run waited for (or cancelled) another one on its thread. */
   displaced: boolean
   /** Its stream ended with CLIENT_AWAITING_TOOL_RESULTS: a `continueRun` of the thread waits for it to let go. */
