@@ -1180,7 +1180,7 @@ export class TamboClient {
 
   /**
    * Adds (or replaces) a context helper: its result is sent with every run
-   * as `additionalContext[name]`; `undefined` sends nothing.
+   * as `additionalContext[name]`; `undefined` (or `null`) sends nothing.
    *
    * @since 0.1.0
    */

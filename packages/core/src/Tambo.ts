@@ -30,9 +30,11 @@ import type * as Types from "./Types.js"
 
 /**
  * A context helper: its result is sent with every run as
- * `additionalContext[name]`. One that throws, rejects or fails, or gives a
- * value that cannot be sent as JSON (a BigInt, a cycle), fails the run with a
- * `CallbackError` (`ContextHelper`) before anything is sent.
+ * `additionalContext[name]` (`undefined`, or `null`, sends nothing). One that
+ * throws, rejects or fails, or gives a value that cannot be sent as JSON (a
+ * BigInt, a cycle), fails the run with a `CallbackError` (`ContextHelper`)
+ * before anything is sent. There is no timeout: one that never settles keeps
+ * its run from being sent until the run is stopped.
  *
  * @since 0.1.0
  * @category Models

@@ -36,8 +36,11 @@ export interface UseTamboContextHelpersReturn {
   readonly getContextHelpers: () => Readonly<Record<string, ContextHelperFn>>
   /**
    * What the helpers give now, as a run would send it (a helper that gives
-   * nothing or fails is left out); the attachments and the interactables'
-   * selections are shown, not taken.
+   * nothing, `undefined` or `null`, is left out, as a run leaves it out; one
+   * that fails is left out too, where it would fail a run); the attachments
+   * and the interactables' selections are shown, not taken. Helpers have no
+   * timeout, in a run as here: a helper that never settles keeps this
+   * pending, as it keeps a run from being sent until it is stopped.
    */
   readonly getAdditionalContext: () => Promise<ReadonlyArray<AdditionalContext>>
 }

@@ -54,6 +54,23 @@ describe("useTamboContextHelpers", () => {
     })
     await expect(result.current.getAdditionalContext()).resolves.toEqual([{ name: "later", context: { ready: true } }])
   })
+
+  it("a helper that gives null sends nothing in a run, as getAdditionalContext shows", async () => {
+    server().setScript([Script.text("ok")])
+    const { result } = renderHook(() => ({ helpers: useTamboContextHelpers(), tambo: useTambo() }), {
+      wrapper: wrapperFor(connection(server()))
+    })
+    act(() => {
+      // Untyped code may give null, as upstream's helpers may.
+      result.current.helpers.addContextHelper("none", (() => null) as unknown as () => undefined)
+      result.current.helpers.addContextHelper("page", () => ({ url: "/orders" }))
+    })
+    await expect(result.current.helpers.getAdditionalContext()).resolves.toEqual([
+      { name: "page", context: { url: "/orders" } }
+    ])
+    await result.current.tambo.sendMessage("hi").thread
+    expect(sentContexts()).toEqual([{ page: { url: "/orders" } }])
+  })
 })
 
 describe("useTamboContextAttachment", () => {

@@ -33,7 +33,8 @@ export const gather = (
         ),
       { concurrency: "unbounded" }
     )
-    for (const [name, value] of helpers) if (value !== undefined) context[name] = value
+    // Nothing, as upstream's helpers: `null` (from untyped code) sends nothing either.
+    for (const [name, value] of helpers) if (value !== undefined && value !== null) context[name] = value
     if (runOptions.additionalContext !== undefined) Object.assign(context, runOptions.additionalContext)
     const tools = yield* env.registry.toolMap
     for (const [before, of] of [[env.options.beforeRun, "client"], [runOptions.beforeRun, "run"]] as const) {
