@@ -72,6 +72,12 @@ export class MCPClient {
   readonly #mcp: Mcp.Mcp.Service
   readonly #key: string
   #handlers: Partial<MCPHandlers>
+  /**
+   * The session the sampling handler was removed on: it opened while there was one, so the
+   * server was told the client samples, and a handler may come back on it. A session opened
+   * since (a reconnect) was told the client does not.
+   */
+  #samplingSession: Mcp.McpClientHandle | undefined
   #closing: Promise<void> | undefined
 
   /**
@@ -224,18 +230,24 @@ export class MCPClient {
   }
 
   /**
-   * Replaces (or with `undefined` removes) the sampling handler. The server
-   * was told at connect whether the client samples, so a handler can only
-   * be replaced or removed, not added: throws a `NotSupportedError`
-   * (`UnsupportedOption`) when `create` had none.
+   * Replaces (or with `undefined` removes) the sampling handler. Each
+   * session is told as it opens whether the client samples (it does when a
+   * handler is set then), so a handler can be replaced or removed, and
+   * given again on the session it was removed on, but not added to a
+   * session told otherwise: throws a `NotSupportedError`
+   * (`UnsupportedOption`) when `create` had none, or when the server was
+   * reconnected (or is reconnecting) since the handler was removed.
    */
   updateSamplingHandler(handler: MCPHandlers["sampling"] | undefined): void {
     if (handler === this.#handlers.sampling) return
-    if (handler !== undefined && this.#handlers.sampling === undefined) {
+    const session = this.#connection()?.client
+    if (handler === undefined) {
+      this.#samplingSession = session
+    } else if (this.#handlers.sampling === undefined && (session === undefined || session !== this.#samplingSession)) {
       throw CallSite.attach(
         unsupported(
           "MCPClient.updateSamplingHandler",
-          "A sampling handler must be given to MCPClient.create: the server was told the client does not sample"
+          "A sampling handler must be given to MCPClient.create, or given back on the session it was removed on: this session was told the client does not sample"
         ),
         CallSite.capture(this.updateSamplingHandler)
       )

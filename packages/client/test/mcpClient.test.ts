@@ -226,6 +226,30 @@ describe("MCPClient", () => {
     expect((await other.callTool("summarize", { text: "x" })).isError).toBe(true)
   })
 
+  it("a sampling handler removed can be given again on the same session; after a reconnect without one, it is refused", async () => {
+    const server = await serve(all(summarizer, calculator))
+    const reply = (text: string): MCPHandlers["sampling"] => () => ({ model: "m", role: "assistant", content: { type: "text", text } })
+    const mcp = await create(server.url, MCPTransport.HTTP, undefined, undefined, undefined, { sampling: reply("short") })
+    mcp.updateSamplingHandler(undefined)
+    expect((await mcp.callTool("summarize", { text: "a long text" })).isError).toBe(true)
+    mcp.updateSamplingHandler(reply("again"))
+    expect(textOf(await mcp.callTool("summarize", { text: "a long text" }))).toBe("Summary: again")
+
+    // Reconnected while it has none: the new session was told the client does not sample.
+    mcp.updateSamplingHandler(undefined)
+    await server.kill()
+    await expect(mcp.callTool("add", { a: 1, b: 1 })).rejects.toMatchObject({ _tag: "McpError" })
+    await server.restart()
+    let result: unknown
+    for (let waited = 0; result === undefined && waited < 10_000; waited += 100) {
+      result = await mcp.callTool("add", { a: 1, b: 1 }).catch(() => undefined)
+      if (result === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(server.sessions.opened).toBe(2)
+    expect(() => mcp.updateSamplingHandler(reply("late"))).toThrow(expect.objectContaining({ _tag: "NotSupportedError" }))
+    expect((await mcp.callTool("summarize", { text: "x" })).isError).toBe(true)
+  })
+
   it("a sampling handler added after create, which the server was told there would not be, throws a NotSupportedError", async () => {
     const server = await serve(all(summarizer, calculator))
     const mcp = await create(server.url)
