@@ -167,84 +167,93 @@ describe("a continuation the server does not start with RUN_STARTED", () => {
     }))
 })
 
+// The tool rounds below: an `echo` tool the server calls on thread `thr_c`, one call per step.
+const frame = (value: object) => JSON.stringify(value)
+
+/** A step's call of `echo` with `args`, then its pause for it: `parentMessageId` is `m-<runId>`. */
+const echoCall = (toolCallId: string, args: string, runId: string) => [
+  frame({ type: "TOOL_CALL_START", toolCallId, toolCallName: "echo", parentMessageId: `m-${runId}` }),
+  frame({ type: "TOOL_CALL_ARGS", toolCallId, delta: args }),
+  frame({ type: "TOOL_CALL_END", toolCallId }),
+  frame({
+    type: "CUSTOM",
+    name: "tambo.run.awaiting_input",
+    value: { pendingToolCalls: [{ toolCallId, toolName: "echo", arguments: args }] }
+  }),
+  frame({ type: "RUN_FINISHED", threadId: "thr_c", runId })
+]
+
+/** A reply of one text, `m-<runId>`. */
+const reply = (runId: string, text: string) => [
+  frame({ type: "TEXT_MESSAGE_START", messageId: `m-${runId}`, role: "assistant" }),
+  frame({ type: "TEXT_MESSAGE_CONTENT", messageId: `m-${runId}`, delta: text }),
+  frame({ type: "TEXT_MESSAGE_END", messageId: `m-${runId}` })
+]
+
+/** The headers of a step of `thr_c` the server names `runId`. */
+const named = (runId: string) => ({ headers: { "x-thread-id": "thr_c", "x-run-id": runId } })
+
+/** The last step of the rounds: a reply, then its end. */
+const lastStep = HostileServer.frames(
+  [frame({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_3" }), ...reply("run_3", "done"), frame({ type: "RUN_FINISHED", threadId: "thr_c", runId: "run_3" })],
+  named("run_3")
+)
+
+/** Runs "hi" against `hostile` with the `echo` tool (no end-of-run read): its exit, the words echoed, the state. */
+const runEcho = (hostile: HostileServer.HostileServer) =>
+  Effect.gen(function* () {
+    const words: Array<unknown> = []
+    const { exit, state } = yield* Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const exit = yield* Effect.exit(Stream.runCollect(tambo.run("hi")))
+      return { exit, state: yield* tambo.state }
+    }).pipe(
+      Effect.provide(Tambo.layer({
+        apiKey: "api-key",
+        tamboUrl: hostile.url,
+        userKey: "user-1",
+        maxRetries: 0,
+        reconcileAfterRun: false,
+        tools: [{
+          name: "echo",
+          description: "echoes",
+          inputSchema: { type: "object", properties: { word: { type: "string" } } },
+          tool: (args: { readonly word?: string }) => {
+            words.push(args.word)
+            return `echoed ${args.word}`
+          }
+        }]
+      }))
+    )
+    return { exit, words, state, requests: hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`) }
+  })
+
+/** The calls' inputs the thread shows, by call id. */
+const inputsOf = (thread: ClientState.ThreadState) =>
+  thread.thread.messages.flatMap((m) => m.content.flatMap((c) => c.type === "tool_use" ? [[c.id, c.input]] : []))
+
 describe("a tool round's continuation the server does not start with RUN_STARTED", () => {
   it.scoped("it starts as its headers say: its call keeps its arguments, each tool runs once, the run finishes with nothing pending", () =>
     Effect.gen(function* () {
       const hostile = yield* HostileServer.scoped
-      const e = (value: object) => JSON.stringify(value)
-      const call = (toolCallId: string, args: string, runId: string) => [
-        e({ type: "TOOL_CALL_START", toolCallId, toolCallName: "echo", parentMessageId: `m-${runId}` }),
-        e({ type: "TOOL_CALL_ARGS", toolCallId, delta: args }),
-        e({ type: "TOOL_CALL_END", toolCallId }),
-        e({
-          type: "CUSTOM",
-          name: "tambo.run.awaiting_input",
-          value: { pendingToolCalls: [{ toolCallId, toolName: "echo", arguments: args }] }
-        }),
-        e({ type: "RUN_FINISHED", threadId: "thr_c", runId })
-      ]
       hostile.respond(
         HostileServer.frames(
-          [e({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }), ...call("call_0", "{\"word\":\"one\"}", "run_1")],
-          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_1" } }
+          [frame({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }), ...echoCall("call_0", "{\"word\":\"one\"}", "run_1")],
+          named("run_1")
         ),
         // The continuation: no RUN_STARTED, a reply and a second call.
-        HostileServer.frames(
-          [
-            e({ type: "TEXT_MESSAGE_START", messageId: "m-run_2", role: "assistant" }),
-            e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-run_2", delta: "again" }),
-            e({ type: "TEXT_MESSAGE_END", messageId: "m-run_2" }),
-            ...call("call_1", "{\"word\":\"two\"}", "run_2")
-          ],
-          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_2" } }
-        ),
-        HostileServer.frames(
-          [
-            e({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_3" }),
-            e({ type: "TEXT_MESSAGE_START", messageId: "m-run_3", role: "assistant" }),
-            e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-run_3", delta: "done" }),
-            e({ type: "TEXT_MESSAGE_END", messageId: "m-run_3" }),
-            e({ type: "RUN_FINISHED", threadId: "thr_c", runId: "run_3" })
-          ],
-          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_3" } }
-        )
+        HostileServer.frames([...reply("run_2", "again"), ...echoCall("call_1", "{\"word\":\"two\"}", "run_2")], named("run_2")),
+        lastStep
       )
-      const words: Array<unknown> = []
-      const { events, state } = yield* Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const events = [...yield* Stream.runCollect(tambo.run("hi"))]
-        return { events, state: yield* tambo.state }
-      }).pipe(
-        Effect.provide(Tambo.layer({
-          apiKey: "api-key",
-          tamboUrl: hostile.url,
-          userKey: "user-1",
-          maxRetries: 0,
-          reconcileAfterRun: false,
-          tools: [{
-            name: "echo",
-            description: "echoes",
-            inputSchema: { type: "object", properties: { word: { type: "string" } } },
-            tool: (args: { readonly word?: string }) => {
-              words.push(args.word)
-              return `echoed ${args.word}`
-            }
-          }]
-        }))
-      )
+      const { exit, requests, state, words } = yield* runEcho(hostile)
       expect(words).toEqual(["one", "two"])
-      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+      expect(exit._tag === "Success" && [...exit.value].at(-1)!.event.type).toBe("RUN_FINISHED")
       const thread = ClientState.getThreadState(state, "thr_c")!
-      const inputs = thread.thread.messages.flatMap((m) => m.content.flatMap((c) => c.type === "tool_use" ? [[c.id, c.input]] : []))
-      expect(inputs).toEqual([["call_0", { word: "one" }], ["call_1", { word: "two" }]])
+      expect(inputsOf(thread)).toEqual([["call_0", { word: "one" }], ["call_1", { word: "two" }]])
       expect(thread.anomalies).toEqual([])
       expect(thread.thread.status).toBe("idle")
       expect(thread.pendingToolCalls).toEqual([])
-      expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`)).toEqual([
-        "POST /v1/threads/runs",
-        "POST /v1/threads/thr_c/runs",
-        "POST /v1/threads/thr_c/runs"
-      ])
+      expect(requests).toEqual(["POST /v1/threads/runs", "POST /v1/threads/thr_c/runs", "POST /v1/threads/thr_c/runs"])
     }))
 })
 
@@ -252,79 +261,26 @@ describe("a tool round's continuation the server names no run of", () => {
   it.scoped("with neither RUN_STARTED nor a run id header it starts as the run it continues: its call keeps its arguments and the next request follows the run that finished", () =>
     Effect.gen(function* () {
       const hostile = yield* HostileServer.scoped
-      const e = (value: object) => JSON.stringify(value)
-      const call = (toolCallId: string, args: string, runId: string) => [
-        e({ type: "TOOL_CALL_START", toolCallId, toolCallName: "echo", parentMessageId: `m-${runId}` }),
-        e({ type: "TOOL_CALL_ARGS", toolCallId, delta: args }),
-        e({ type: "TOOL_CALL_END", toolCallId }),
-        e({
-          type: "CUSTOM",
-          name: "tambo.run.awaiting_input",
-          value: { pendingToolCalls: [{ toolCallId, toolName: "echo", arguments: args }] }
-        }),
-        e({ type: "RUN_FINISHED", threadId: "thr_c", runId })
-      ]
       hostile.respond(
         HostileServer.frames(
-          [e({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }), ...call("call_0", "{\"word\":\"one\"}", "run_1")],
-          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_1" } }
+          [frame({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }), ...echoCall("call_0", "{\"word\":\"one\"}", "run_1")],
+          named("run_1")
         ),
         // The continuation: no RUN_STARTED, no run id in its headers.
-        HostileServer.frames([
-          e({ type: "TEXT_MESSAGE_START", messageId: "m-run_2", role: "assistant" }),
-          e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-run_2", delta: "again" }),
-          e({ type: "TEXT_MESSAGE_END", messageId: "m-run_2" }),
-          ...call("call_1", "{\"word\":\"two\"}", "run_2")
-        ]),
-        HostileServer.frames(
-          [
-            e({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_3" }),
-            e({ type: "TEXT_MESSAGE_START", messageId: "m-run_3", role: "assistant" }),
-            e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-run_3", delta: "done" }),
-            e({ type: "TEXT_MESSAGE_END", messageId: "m-run_3" }),
-            e({ type: "RUN_FINISHED", threadId: "thr_c", runId: "run_3" })
-          ],
-          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_3" } }
-        )
+        HostileServer.frames([...reply("run_2", "again"), ...echoCall("call_1", "{\"word\":\"two\"}", "run_2")]),
+        lastStep
       )
-      const words: Array<unknown> = []
-      const { events, state } = yield* Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const events = [...yield* Stream.runCollect(tambo.run("hi"))]
-        return { events, state: yield* tambo.state }
-      }).pipe(
-        Effect.provide(Tambo.layer({
-          apiKey: "api-key",
-          tamboUrl: hostile.url,
-          userKey: "user-1",
-          maxRetries: 0,
-          reconcileAfterRun: false,
-          tools: [{
-            name: "echo",
-            description: "echoes",
-            inputSchema: { type: "object", properties: { word: { type: "string" } } },
-            tool: (args: { readonly word?: string }) => {
-              words.push(args.word)
-              return `echoed ${args.word}`
-            }
-          }]
-        }))
-      )
+      const { exit, requests, state, words } = yield* runEcho(hostile)
       expect(words).toEqual(["one", "two"])
-      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+      expect(exit._tag === "Success" && [...exit.value].at(-1)!.event.type).toBe("RUN_FINISHED")
       const thread = ClientState.getThreadState(state, "thr_c")!
-      const inputs = thread.thread.messages.flatMap((m) => m.content.flatMap((c) => c.type === "tool_use" ? [[c.id, c.input]] : []))
-      expect(inputs).toEqual([["call_0", { word: "one" }], ["call_1", { word: "two" }]])
+      expect(inputsOf(thread)).toEqual([["call_0", { word: "one" }], ["call_1", { word: "two" }]])
       expect(thread.thread.messages.flatMap((m) => m.content.flatMap((c) => c.type === "text" ? [c.text] : []))).toContain("again")
       expect(thread.anomalies).toEqual([])
       expect(thread.thread.status).toBe("idle")
       expect(thread.pendingToolCalls).toEqual([])
       expect(thread.lastCompletedRunId).toBe("run_3")
-      expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`)).toEqual([
-        "POST /v1/threads/runs",
-        "POST /v1/threads/thr_c/runs",
-        "POST /v1/threads/thr_c/runs"
-      ])
+      expect(requests).toEqual(["POST /v1/threads/runs", "POST /v1/threads/thr_c/runs", "POST /v1/threads/thr_c/runs"])
       expect(hostile.requests.map((r) => JSON.parse(r.body).previousRunId)).toEqual([undefined, "run_1", "run_2"])
     }))
 })
@@ -333,51 +289,24 @@ describe("a step whose RUN_STARTED names another thread than the run's", () => {
   it.scoped("fails the run with a TransportError (Protocol): no thread of that name appears, the run's thread is idle with the error, and the server is told", () =>
     Effect.gen(function* () {
       const hostile = yield* HostileServer.scoped
-      const e = (value: object) => JSON.stringify(value)
       hostile.respond(
         HostileServer.frames(
-          [
-            e({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }),
-            e({ type: "TOOL_CALL_START", toolCallId: "call_0", toolCallName: "echo", parentMessageId: "m-1" }),
-            e({ type: "TOOL_CALL_ARGS", toolCallId: "call_0", delta: "{}" }),
-            e({ type: "TOOL_CALL_END", toolCallId: "call_0" }),
-            e({
-              type: "CUSTOM",
-              name: "tambo.run.awaiting_input",
-              value: { pendingToolCalls: [{ toolCallId: "call_0", toolName: "echo", arguments: "{}" }] }
-            }),
-            e({ type: "RUN_FINISHED", threadId: "thr_c", runId: "run_1" })
-          ],
-          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_1" } }
+          [frame({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }), ...echoCall("call_0", "{}", "run_1")],
+          named("run_1")
         ),
         // The tool round's continuation names another thread.
         HostileServer.frames(
           [
-            e({ type: "RUN_STARTED", threadId: "thr_x", runId: "run_2" }),
-            e({ type: "TEXT_MESSAGE_START", messageId: "m-2", role: "assistant" }),
-            e({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-2", delta: "elsewhere" }),
-            e({ type: "TEXT_MESSAGE_END", messageId: "m-2" }),
-            e({ type: "RUN_FINISHED", threadId: "thr_x", runId: "run_2" })
+            frame({ type: "RUN_STARTED", threadId: "thr_x", runId: "run_2" }),
+            ...reply("run_2", "elsewhere"),
+            frame({ type: "RUN_FINISHED", threadId: "thr_x", runId: "run_2" })
           ],
-          { headers: { "x-thread-id": "thr_c", "x-run-id": "run_2" }, stall: true }
+          { ...named("run_2"), stall: true }
         ),
         // The DELETE of the run.
         HostileServer.status(200, { headers: { "content-type": "application/json" }, body: "{}" })
       )
-      const { exit, state } = yield* Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const exit = yield* Effect.exit(Stream.runDrain(tambo.run("hi")))
-        return { exit, state: yield* tambo.state }
-      }).pipe(
-        Effect.provide(Tambo.layer({
-          apiKey: "api-key",
-          tamboUrl: hostile.url,
-          userKey: "user-1",
-          maxRetries: 0,
-          reconcileAfterRun: false,
-          tools: [{ name: "echo", description: "echoes", inputSchema: { type: "object", properties: {} }, tool: () => "echoed" }]
-        }))
-      )
+      const { exit, requests, state } = yield* runEcho(hostile)
       expect(exit._tag).toBe("Failure")
       const error = (exit._tag === "Failure" ? Cause.squash(exit.cause) : undefined) as Error
       expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Protocol" })
@@ -386,11 +315,7 @@ describe("a step whose RUN_STARTED names another thread than the run's", () => {
       const thread = ClientState.getThreadState(state, "thr_c")!
       expect(thread.thread.status).toBe("idle")
       expect(thread.streaming.error).toMatchObject({ code: "TransportError" })
-      expect(hostile.requests.map((r) => `${r.method} ${r.url.split("?")[0]}`)).toEqual([
-        "POST /v1/threads/runs",
-        "POST /v1/threads/thr_c/runs",
-        "DELETE /v1/threads/thr_c/runs/run_2"
-      ])
+      expect(requests).toEqual(["POST /v1/threads/runs", "POST /v1/threads/thr_c/runs", "DELETE /v1/threads/thr_c/runs/run_2"])
     }))
 })
 
