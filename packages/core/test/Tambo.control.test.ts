@@ -1014,20 +1014,29 @@ describe("sending on a new conversation before the server names its thread", () 
         }
       }))
 
+  /**
+   * The first run on the new conversation, its reply held until `open`: returned once it took the
+   * thread the server named (`threadId`), before the store shows that name.
+   */
+  const firstNamedHeld = () =>
+    Effect.gen(function* () {
+      let open!: () => void
+      const opened = new Promise<void>((resolve) => (open = resolve))
+      server().setScript(async (request) => {
+        if (request.text === "first") await opened
+        return [Script.text(`re: ${request.text}`)]
+      })
+      const named = yield* Deferred.make<string>()
+      const tracer = yield* tellingNamed(named)
+      const first = yield* Effect.fork(Effect.either(runAll("first").pipe(Effect.withTracer(tracer))))
+      return { first, open, threadId: yield* Deferred.await(named) }
+    })
+
   for (const onBusy of ["reject", "queue", "interrupt"] as const) {
     it.live(`a message sent (${onBusy}) as the server names the first run's thread, before the store shows the name, is a second run of that thread`, () =>
       Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        let open!: () => void
-        const opened = new Promise<void>((resolve) => (open = resolve))
-        server().setScript(async (request) => {
-          if (request.text === "first") await opened
-          return [Script.text(`re: ${request.text}`)]
-        })
-        const named = yield* Deferred.make<string>()
-        const tracer = yield* tellingNamed(named)
-        const first = yield* Effect.fork(Effect.either(runAll("first").pipe(Effect.withTracer(tracer))))
-        const threadId = yield* Deferred.await(named)
+        const { first, open, threadId } = yield* firstNamedHeld()
         expect((yield* tambo.state).currentThreadId).toBe(PLACEHOLDER_THREAD_ID)
         const second = yield* Effect.fork(Effect.either(runAll("second", { onBusy })))
         if (onBusy !== "reject") yield* suspended(second)
@@ -1057,16 +1066,7 @@ describe("sending on a new conversation before the server names its thread", () 
   it.live("a Stop of the placeholder as the server names the first run's thread, before the store shows the name, ends the message queued behind it, which sends nothing", () =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo
-      let open!: () => void
-      const opened = new Promise<void>((resolve) => (open = resolve))
-      server().setScript(async (request) => {
-        if (request.text === "first") await opened
-        return [Script.text(`re: ${request.text}`)]
-      })
-      const named = yield* Deferred.make<string>()
-      const tracer = yield* tellingNamed(named)
-      const first = yield* Effect.fork(Effect.either(runAll("first").pipe(Effect.withTracer(tracer))))
-      const threadId = yield* Deferred.await(named)
+      const { first, open, threadId } = yield* firstNamedHeld()
       // The second run's span says when it follows the first to its thread: it waits there then.
       const following = yield* Deferred.make<string>()
       const followingTracer = yield* tellingNamed(following)
