@@ -112,18 +112,20 @@ describe.each(failures)("a callback that %s", (_way, way) => {
     }).pipe(Effect.provide(tamboLayer(server()))))
 })
 
-describe("an approval handler that goes wrong", () => {
-  const transfer = Tool.make({
-    name: "transfer",
-    description: "Moves money",
-    input: Schema.Struct({ amount: Schema.Number }),
-    needsApproval: () => true,
-    execute: ({ amount }) => Effect.sync(() => {
-      moved.push(amount)
-      return `moved ${amount}`
-    })
+/** A tool that needs approval; `moved` holds the amounts it moved (each test empties it first). */
+const transfer = Tool.make({
+  name: "transfer",
+  description: "Moves money",
+  input: Schema.Struct({ amount: Schema.Number }),
+  needsApproval: () => true,
+  execute: ({ amount }) => Effect.sync(() => {
+    moved.push(amount)
+    return `moved ${amount}`
   })
-  let moved: Array<number> = []
+})
+let moved: Array<number> = []
+
+describe("an approval handler that goes wrong", () => {
 
   it.live.each(failures)("%s: the call is denied, the model is told why, and the run goes on", ([, way]) =>
     Effect.gen(function* () {
@@ -146,17 +148,6 @@ describe("an approval handler that goes wrong", () => {
 })
 
 describe("an approval handler that answers with no decision", () => {
-  const transfer = Tool.make({
-    name: "transfer",
-    description: "Moves money",
-    input: Schema.Struct({ amount: Schema.Number }),
-    needsApproval: () => true,
-    execute: ({ amount }) => Effect.sync(() => {
-      moved.push(amount)
-      return `moved ${amount}`
-    })
-  })
-  let moved: Array<number> = []
   // A JavaScript handler that forgot to return, or returned something else than a decision.
   const answers: ReadonlyArray<readonly [string, unknown]> = [
     ["undefined", undefined],
@@ -309,14 +300,7 @@ describe("a callback whose Effect interrupts itself (it awaited something interr
 
   it.live("an approval handler: the call is denied, the model is told why, and the run goes on", () =>
     Effect.gen(function* () {
-      const moved: Array<number> = []
-      const transfer = Tool.make({
-        name: "transfer",
-        description: "Moves money",
-        input: Schema.Struct({ amount: Schema.Number }),
-        needsApproval: () => true,
-        execute: ({ amount }) => Effect.sync(() => moved.push(amount))
-      })
+      moved = []
       server().setScript((request) =>
         request.toolResults.length === 0
           ? [Script.toolCall("transfer", { amount: 5000 })]
