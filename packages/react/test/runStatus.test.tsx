@@ -60,6 +60,20 @@ const showingOtherRun = async (id: string, options: Parameters<typeof wrapperFor
   return hook
 }
 
+/**
+ * Another client's run going on a thread this provider shows, read through a holding proxy:
+ * `isRead` matches the provider's reads of the thread, `reads` counts them.
+ */
+const otherRunBehindProxy = async () => {
+  const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
+  await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
+  const proxy = await holdingProxy(server())
+  const isRead = (request: { readonly method: string; readonly path: string }) =>
+    request.method === "GET" && request.path === `/v1/threads/${id}`
+  const { result } = await showingOtherRun(id, connection(server(), { tamboUrl: proxy.url }))
+  return { other, id, busy, proxy, isRead, result, reads: readsOf(id) }
+}
+
 describe("useTamboRunStatus", () => {
   it("is never idle during a run, its tool round included, though the state says idle between the steps", async () => {
     toolRoundScript()
@@ -206,13 +220,7 @@ describe("useTamboRunStatus", () => {
     await other.destroy()
   })
   it("a read again the API refuses as unauthorized (401) stops the reads again until the page shows again or the thread changes; its run is then followed to its end", async () => {
-    const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
-    await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
-    const proxy = await holdingProxy(server())
-    const isRead = (request: { readonly method: string; readonly path: string }) =>
-      request.method === "GET" && request.path === `/v1/threads/${id}`
-    const { result } = await showingOtherRun(id, connection(server(), { tamboUrl: proxy.url }))
-    const reads = readsOf(id)
+    const { other, id, busy, proxy, isRead, result, reads } = await otherRunBehindProxy()
 
     // The first read again is refused; the one after it would come two seconds later.
     const refused = proxy.holdRequest(isRead)
@@ -239,13 +247,7 @@ describe("useTamboRunStatus", () => {
   })
 
   it("a read again the API answers with 429 and a Retry-After waits that long before the next, and the run is then followed to its end", async () => {
-    const { other, id, busy } = await otherClientRunning(server(), [Script.text("Working")])
-    await waitFor(() => expect(server().threads.get(id)?.runStatus).toBe("streaming"))
-    const proxy = await holdingProxy(server())
-    const isRead = (request: { readonly method: string; readonly path: string }) =>
-      request.method === "GET" && request.path === `/v1/threads/${id}`
-    const { result } = await showingOtherRun(id, connection(server(), { tamboUrl: proxy.url }))
-    const reads = readsOf(id)
+    const { other, id, busy, proxy, isRead, result, reads } = await otherRunBehindProxy()
 
     // The first read again is rate limited for four seconds; without it the next would come after two.
     const limited = proxy.holdRequest(isRead)
