@@ -844,6 +844,49 @@ describe("sending while busy", () => {
     }).pipe(Effect.provide(tamboLayer(server()))))
 })
 
+describe("onThreadId", () => {
+  it.live("is called once with a new conversation's thread, before the store shows it", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.text("hello")])
+      const told: Array<readonly [string, string]> = []
+      const events = yield* runAll("hi", {
+        onThreadId: (threadId) => told.push([threadId, tambo.store.getSnapshot().currentThreadId])
+      })
+      const threadId = events.at(-1)!.threadId
+      expect(told).toEqual([[threadId, PLACEHOLDER_THREAD_ID]])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("is called once with the thread of a run stopped before any of its events came, as it ends; a throw does not change how the run ends", () =>
+    Effect.gen(function* () {
+      let open!: () => void
+      const opened = new Promise<void>((resolve) => (open = resolve))
+      // Its headers too wait for the script: the run learns nothing of the server before its end.
+      server().setScript(Script.beforeResponse(async (request) => {
+        if (request.text === "again") await opened
+        return [Script.text(`re: ${request.text}`)]
+      }))
+      const threadId = (yield* runAll("hi")).at(-1)!.threadId
+      const told: Array<string> = []
+      const run = yield* Effect.fork(Effect.either(runAll("again", {
+        threadId,
+        onThreadId: (id) => {
+          told.push(id)
+          throw new Error("the app's listener broke")
+        }
+      })))
+      yield* Effect.repeat(Effect.sync(() => server().requests.filter((r) => r.method === "POST").length), {
+        until: (posts) => posts === 2,
+        schedule: Schedule.spaced("5 millis")
+      })
+      expect(told).toEqual([])
+      const ended = yield* Fiber.interrupt(run)
+      open()
+      expect(Exit.isInterrupted(ended)).toBe(true)
+      expect(told).toEqual([threadId])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})
+
 describe("sending on a new conversation before the server names its thread", () => {
   /**
    * A run on a new conversation whose answer is held until `open()`: the server has its request,
