@@ -76,7 +76,8 @@ export interface AwaitedToolCall {
  * Something the accumulator skipped, or took only as far as it could: an
  * event referencing an unknown message, tool call or component, a patch
  * that failed, a result for a call nobody started (kept), a run's end naming
- * another run than the one streaming, and the like.
+ * another run than the one streaming, the end of a tool call or component
+ * that already ended, and the like.
  *
  * @since 0.1.0
  * @category Models

@@ -8,7 +8,7 @@
 // took is still there, once, and nothing of a refused patch; a call's input is what the arguments
 // it took parse to, and once they ended, until the call is answered or its run ends without
 // pausing for it, arguments that are not a JSON object are recorded as such (no tool runs on them); a
-// result is kept, and one for a call nobody started is an anomaly; ids are unique; and from a run's end to the next run's start,
+// result is kept, and one for a call nobody started is an anomaly, as is the end of a call whose arguments do not stream, or of a component that does not; ids are unique; and from a run's end to the next run's start,
 // whatever events come, nothing shows as streaming or open. Seeded, so a failure reproduces; MODEL_RUNS (default 300) and MODEL_SEED
 // (default 17) override. A counterexample it shrinks to goes to ClientState.test.ts as a named test.
 import { describe, expect, it } from "@effect/vitest"
@@ -332,6 +332,11 @@ interface Model {
   readonly calls: Map<string, { raw: string; open: boolean; ended: boolean; settled: boolean }>
   /** The calls the thread waits on (`tambo.run.awaiting_input`, until answered or the run ends without pausing). */
   readonly pending: Set<string>
+  /**
+   * Each component started, and whether it streams: from its start, or a patch while its run goes
+   * on, until its end or its run's.
+   */
+  readonly components: Map<string, { open: boolean }>
   /** The run paused: its RUN_FINISHED keeps the pending calls. */
   waiting: boolean
 }
@@ -383,6 +388,7 @@ const closeCalls = (model: Model): void => {
  */
 const endRun = (model: Model, paused: boolean): void => {
   closeCalls(model)
+  for (const component of model.components.values()) component.open = false
   if (!paused) model.pending.clear()
   model.waiting = false
   for (const [id, call] of model.calls) {
@@ -442,6 +448,13 @@ const observe = (model: Model, event: AnyEvent, before: ThreadState, after: Thre
     }
     case "TOOL_CALL_END": {
       const call = model.calls.get(event.toolCallId)
+      // Only the end of a call whose arguments stream is taken; any other end is an anomaly.
+      expect(
+        anomalies.some((a) =>
+          a.reason === `tool call ${event.toolCallId} already ended` || a.reason === `unknown tool call ${event.toolCallId}`
+        ),
+        `the end of ${event.toolCallId} refused`
+      ).toBe(call?.open !== true)
       if (call?.open === true) {
         call.open = false
         call.ended = true
@@ -456,6 +469,29 @@ const observe = (model: Model, event: AnyEvent, before: ThreadState, after: Thre
         model.waiting = !ended
         return
       }
+      if (event.name === "tambo.component.start") {
+        const refused = anomalies.some((a) => a.reason === `component ${event.value.componentId} started twice`)
+        if (!refused) model.components.set(event.value.componentId, { open: !ended })
+        return
+      }
+      if (event.name === "tambo.component.end") {
+        // Only the end of a component that streams is taken; any other end is an anomaly.
+        const component = model.components.get(event.value.componentId)
+        expect(
+          anomalies.some((a) =>
+            a.reason === `component ${event.value.componentId} already ended` ||
+            a.reason === `unknown component ${event.value.componentId}`
+          ),
+          `the end of ${event.value.componentId} refused`
+        ).toBe(component?.open !== true)
+        if (component !== undefined) component.open = false
+        return
+      }
+      // A patch taken while the run goes on streams its component again.
+      const patched = event.name === "tambo.component.props_delta" || event.name === "tambo.component.state_delta"
+        ? model.components.get(event.value.componentId)
+        : undefined
+      if (patched !== undefined && taken && !ended) patched.open = true
       if (event.name !== "tambo.component.props_delta") return
       if (event.value.operations.length === 1 && event.value.operations[0]!.op === "add" && event.value.operations[0]!.path.startsWith("/p")) {
         const operation = event.value.operations[0] as { readonly path: string; readonly value: string }
@@ -551,6 +587,7 @@ const play = (chunks: ReadonlyArray<ReadonlyArray<Step>>): void => {
     refused: new Set(),
     calls: new Map(),
     pending: new Set(),
+    components: new Map(),
     waiting: false
   }
   let stepwise = start

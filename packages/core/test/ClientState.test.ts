@@ -873,6 +873,49 @@ describe("anomalies", () => {
     expect(thread(reduce(before, events("t1", [e.textEnd("m1")], 5000)), "t1").anomalies).toEqual([])
   })
 
+  it("TOOL_CALL_END for a call that already ended is recorded; the call keeps its input", () => {
+    const before = reduce(base(), events("t1", [e.toolArgs("c1", "{\"a\":1}"), e.toolEnd("c1")], 2000))
+    const after = reduce(before, events("t1", [[e.toolEnd("c1"), 4242]]))
+    const t = thread(after, "t1")
+    expect(t.anomalies).toEqual([{ eventType: "TOOL_CALL_END", reason: "tool call c1 already ended", at: 4242 }])
+    expect(t.thread.messages).toBe(thread(before, "t1").thread.messages)
+    expect(t.thread.messages[0]!.content.find((c) => c.type === "tool_use")).toMatchObject({ id: "c1", input: { a: 1 } })
+  })
+
+  it("TOOL_CALL_END for a call its run's local ending closed is recorded; the call keeps its input", () => {
+    // Shrunk by the model (ClientState.model.test.ts).
+    const before = reduce(initial, [
+      ...events("t1", [e.runStarted("t1"), e.toolStart("c1", "f"), e.toolArgs("c1", "{\"a\":1}")], 1000),
+      { type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "cancelled", at: 2000 }
+    ])
+    const after = reduce(before, events("t1", [[e.toolEnd("c1"), 4242]]))
+    const t = thread(after, "t1")
+    expect(t.anomalies).toEqual([{ eventType: "TOOL_CALL_END", reason: "tool call c1 already ended", at: 4242 }])
+    expect(t.thread.messages).toBe(thread(before, "t1").thread.messages)
+    expect(t.thread.messages.at(-1)!.content.at(-1)).toMatchObject({ type: "tool_use", id: "c1", input: { a: 1 } })
+  })
+
+  it("tambo.component.end for a component that already ended is recorded; its props stay", () => {
+    const before = reduce(base(), events("t1", [e.props("k1", [{ op: "add", path: "/a", value: 1 }]), e.componentEnd("k1")], 2000))
+    const after = reduce(before, events("t1", [[e.componentEnd("k1"), 4242]]))
+    const t = thread(after, "t1")
+    expect(t.anomalies).toEqual([{ eventType: "tambo.component.end", reason: "component k1 already ended", at: 4242 }])
+    expect(t.thread.messages).toBe(thread(before, "t1").thread.messages)
+    // A patch after its end streams it again: the next end is its own, no anomaly.
+    const again = reduce(before, events("t1", [e.props("k1", [{ op: "add", path: "/b", value: 2 }]), e.componentEnd("k1")], 5000))
+    expect(thread(again, "t1").anomalies).toEqual([])
+  })
+
+  it("tambo.component.end for a component started after its run finished, which closed at once, is recorded", () => {
+    // Shrunk by the model (ClientState.model.test.ts).
+    const before = reduce(initial, events("t1", [e.runStarted("t1"), e.runFinished("t1"), e.componentStart("m1", "k2")], 1000))
+    expect(thread(before, "t1").thread.messages.at(-1)!.content.at(-1)).toMatchObject({ id: "k2", streamingState: "done" })
+    const after = reduce(before, events("t1", [[e.componentEnd("k2"), 4242]]))
+    const t = thread(after, "t1")
+    expect(t.anomalies).toEqual([{ eventType: "tambo.component.end", reason: "component k2 already ended", at: 4242 }])
+    expect(t.thread.messages).toBe(thread(before, "t1").thread.messages)
+  })
+
   it("TOOL_CALL_END with invalid JSON keeps the best partial parse and records it", () => {
     const s = reduce(initial, events("t1", [e.toolStart("c1", "f"), e.toolArgs("c1", "{\"a\": 1, \"b\": tru"), e.toolEnd("c1")]))
     const t = thread(s, "t1")
@@ -1596,7 +1639,7 @@ describe("local actions", () => {
     expect(messages[1]).toBe(local)
     expect(messages[2]!.content[0]).toMatchObject({ streamingState: "done" })
     // The index follows the new order.
-    const next = reduce(s, events("t1", [e.componentEnd("k"), e.text("nodate", "x")]))
+    const next = reduce(s, events("t1", [e.props("k", [{ op: "add", path: "/a", value: 1 }]), e.text("nodate", "x")]))
     expect(thread(next, "t1").anomalies).toEqual([])
   })
 

@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
-import { fields, tamboLayer, useServer } from "./helpers.js"
+import { fields, serverShape, shape, tamboLayer, threadOf, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -403,5 +403,50 @@ describe("a message id the server reuses across runs", () => {
       ])
       expect(new Set(state!.thread.messages.map((m) => m.id)).size).toBe(4)
       expect(state!.anomalies.map((a) => a.reason).join("\n")).toContain("m-dup")
+    }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { reconcileAfterRun: false })))))
+})
+
+describe("an end the server sends twice", () => {
+  it.scoped("a second TOOL_CALL_END of a call: the call keeps its arguments, its tool runs once, the run goes on, and an anomaly says so", () =>
+    Effect.gen(function* () {
+      const hostile = yield* HostileServer.scoped
+      const [start, args, end, ...pause] = echoCall("call_0", "{\"word\":\"one\"}", "run_1")
+      hostile.respond(
+        HostileServer.frames([frame({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }), start!, args!, end!, end!, ...pause], named("run_1")),
+        lastStep
+      )
+      const { exit, requests, state, words } = yield* runEcho(hostile)
+      expect(words).toEqual(["one"])
+      expect(exit._tag === "Success" && [...exit.value].at(-1)!.event.type).toBe("RUN_FINISHED")
+      const thread = ClientState.getThreadState(state, "thr_c")!
+      expect(inputsOf(thread)).toEqual([["call_0", { word: "one" }]])
+      expect(thread.anomalies.map((a) => [a.eventType, a.reason])).toEqual([["TOOL_CALL_END", "tool call call_0 already ended"]])
+      expect(thread.thread.messages.flatMap((m) => m.content.flatMap((c) => c.type === "text" ? [c.text] : []))).toContain("done")
+      expect(thread.pendingToolCalls).toEqual([])
+      expect(requests).toEqual(["POST /v1/threads/runs", "POST /v1/threads/thr_c/runs"])
+      // One result for the call, sent once.
+      const sent = JSON.parse(hostile.requests[1]!.body).message.content
+      expect(sent.map((c: { readonly type: string; readonly toolUseId?: string }) => [c.type, c.toolUseId])).toEqual([["tool_result", "call_0"]])
+    }))
+
+  it.live("a second tambo.component.end of a component: its props and its end stay, the component after it is kept, and an anomaly says so", () =>
+    Effect.gen(function* () {
+      server().setScript([
+        Script.text("here"),
+        Script.component("Card", [{ title: "Par" }, { title: "Paris" }], { id: "k1" }),
+        Script.event({ type: "CUSTOM", name: "tambo.component.end", value: { componentId: "k1" } }),
+        Script.component("Card", { title: "Lyon" }, { id: "k2" })
+      ])
+      const tambo = yield* Tambo.Tambo
+      const events = yield* Stream.runCollect(tambo.run("hi"))
+      const threadId = [...events].at(-1)!.threadId
+      const thread = threadOf(yield* tambo.state, threadId)
+      const components = thread.thread.messages.flatMap((m) => m.content).filter((c) => c.type === "component")
+      expect(components).toMatchObject([
+        { id: "k1", props: { title: "Paris" }, streamingState: "done" },
+        { id: "k2", props: { title: "Lyon" }, streamingState: "done" }
+      ])
+      expect(thread.anomalies.map((a) => [a.eventType, a.reason])).toEqual([["tambo.component.end", "component k1 already ended"]])
+      expect(shape(thread.thread.messages)).toEqual(serverShape(server(), threadId))
     }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { reconcileAfterRun: false })))))
 })

@@ -359,10 +359,10 @@ const parseToolArgs = (raw: string): { readonly input: Record<string, unknown> |
 const handleToolCallEnd = (d: ThreadDraft, event: EventOf<"TOOL_CALL_END">, at: number): void => {
   const args = d.toolArgs.get(event.toolCallId)
   if (args === undefined) {
-    if (d.findBlock("tool_use", event.toolCallId) === undefined) {
-      d.anomaly(event.type, `unknown tool call ${event.toolCallId}`, at)
-    }
-    return
+    // An end of a call that already ended changes nothing: its arguments stay as its first end
+    // (or its run's start or end) left them.
+    const known = d.findBlock("tool_use", event.toolCallId) !== undefined
+    return d.anomaly(event.type, known ? `tool call ${event.toolCallId} already ended` : `unknown tool call ${event.toolCallId}`, at)
   }
   d.ownToolArgs().delete(event.toolCallId)
   d.touchedToolCalls.delete(event.toolCallId)
@@ -599,6 +599,12 @@ const handleComponentEnd = (d: ThreadDraft, event: Events.ComponentEndEvent, at:
   const { componentId } = event.value
   const position = d.findBlock("component", componentId)
   if (position === undefined) return d.anomaly(event.name, `unknown component ${componentId}`, at)
+  // A component streams again only after a patch (see `handleComponentDelta`): an end of one that
+  // ended since changes nothing.
+  const current = d.messages[position.message]!.content[position.block]!
+  if (current.type === "component" && current.streamingState === "done" && !d.openComponents.includes(componentId)) {
+    return d.anomaly(event.name, `component ${componentId} already ended`, at)
+  }
   const block = d.ownBlock(position)
   if (block.type === "component") {
     block.streamingState = "done"
