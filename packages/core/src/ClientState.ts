@@ -77,7 +77,8 @@ export interface AwaitedToolCall {
  * event referencing an unknown message, tool call or component, a patch
  * that failed, a result for a call nobody started (kept), a run's end naming
  * another run than the one streaming, the end of a tool call or component
- * that already ended, and the like.
+ * that already ended, a user's message opened under the id of a message of
+ * another role (opened under an id of its own instead), and the like.
  *
  * @since 0.1.0
  * @category Models

@@ -916,6 +916,22 @@ describe("anomalies", () => {
     expect(t.thread.messages).toBe(thread(before, "t1").thread.messages)
   })
 
+  it("a user's TEXT_MESSAGE_START under the id of the reply opens a user's message of its own, which the id's text then goes to; the reply keeps its role and text", () => {
+    const before = base()
+    const after = reduce(before, events("t1", [[e.textStart("m1", "user"), 4242], e.text("m1", "mine"), e.textEnd("m1")], 4242))
+    const t = thread(after, "t1")
+    expect(t.anomalies).toEqual([
+      { eventType: "TEXT_MESSAGE_START", reason: "message m1 is an assistant's; this user's message is m1_2", at: 4242 }
+    ])
+    expect(t.thread.messages.map((m) => [m.id, m.role, m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))])).toEqual([
+      ["m1", "assistant", ["a"]],
+      ["m1_2", "user", ["mine"]]
+    ])
+    // A user's message opened under the id of a user's message is that message: no further anomaly.
+    const user = reduce(after, events("t1", [e.textStart("m1_2", "user")], 5000))
+    expect(thread(user, "t1").anomalies).toHaveLength(1)
+  })
+
   it("TOOL_CALL_END with invalid JSON keeps the best partial parse and records it", () => {
     const s = reduce(initial, events("t1", [e.toolStart("c1", "f"), e.toolArgs("c1", "{\"a\": 1, \"b\": tru"), e.toolEnd("c1")]))
     const t = thread(s, "t1")

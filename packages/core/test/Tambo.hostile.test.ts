@@ -450,3 +450,29 @@ describe("an end the server sends twice", () => {
       expect(shape(thread.thread.messages)).toEqual(serverShape(server(), threadId))
     }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { reconcileAfterRun: false })))))
 })
+
+describe("a user's TEXT_MESSAGE_START under the id of the reply", () => {
+  it.live("the reply keeps its role and text; the user's text goes to a message of its own, and an anomaly says so", () =>
+    Effect.gen(function* () {
+      const text = (type: string, extra: Record<string, string> = {}) => Script.event({ type, messageId: "m-1", ...extra })
+      server().setScript([
+        text("TEXT_MESSAGE_START", { role: "assistant" }),
+        text("TEXT_MESSAGE_CONTENT", { delta: "reply" }),
+        text("TEXT_MESSAGE_END"),
+        text("TEXT_MESSAGE_START", { role: "user" }),
+        text("TEXT_MESSAGE_CONTENT", { delta: "said by the user" }),
+        text("TEXT_MESSAGE_END")
+      ])
+      const tambo = yield* Tambo.Tambo
+      const events = yield* Stream.runCollect(tambo.run("hi"))
+      const thread = threadOf(yield* tambo.state, [...events].at(-1)!.threadId)
+      expect(thread.thread.messages.map((m) => [m.id === "m-1", m.role, shape([m])[0]!.content])).toEqual([
+        [false, "user", [{ type: "text", text: "hi" }]],
+        [true, "assistant", [{ type: "text", text: "reply" }]],
+        [false, "user", [{ type: "text", text: "said by the user" }]]
+      ])
+      expect(thread.anomalies.map((a) => [a.eventType, a.reason])).toEqual([
+        ["TEXT_MESSAGE_START", "message m-1 is an assistant's; this user's message is m-1_2"]
+      ])
+    }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { reconcileAfterRun: false })))))
+})

@@ -146,9 +146,28 @@ const claimMessageId = (d: ThreadDraft, messageId: string, eventType: string, at
   return -1
 }
 
+/**
+ * Where a user's message that a run's event opens under `messageId` goes: the user's message of
+ * that id, or -1 when the message is new. The id of a message of another role (a reply, a result)
+ * is not the user's: that message keeps its role and content, and the event opens a user's
+ * message of its own, which the id's later events then find (an anomaly).
+ */
+const claimUserMessageId = (d: ThreadDraft, messageId: string, eventType: string, at: number): number => {
+  const index = d.findMessage(messageId)
+  if (index < 0) return index
+  const message = d.messages[index]!
+  if (message.role === "user") return index
+  const alias = d.uniqueMessageId(messageId)
+  d.anomaly(eventType, `message ${messageId} is ${message.role === "assistant" ? "an assistant's" : `the ${message.role}'s`}; this user's message is ${alias}`, at)
+  d.setMessageAlias(messageId, alias)
+  return -1
+}
+
 const handleTextMessageStart = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_START">, at: number): void => {
   const isAssistant = event.role !== "user"
-  const existing = isAssistant ? claimMessageId(d, event.messageId, event.type, at) : d.findMessage(event.messageId)
+  const existing = isAssistant
+    ? claimMessageId(d, event.messageId, event.type, at)
+    : claimUserMessageId(d, event.messageId, event.type, at)
   const messageId = d.resolveMessageId(event.messageId)
   if (isAssistant && existing < 0 && d.ephemeralMessageId !== undefined) {
     // Reasoning arrived before the text: its message takes the real id.
