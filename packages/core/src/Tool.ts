@@ -230,7 +230,11 @@ export interface ContentPartLike {
  *
  * `outputSchema` describes the result to the model and is not checked at
  * runtime. `transformToContent`, when given, turns the result into the
- * content parts sent back.
+ * content parts sent back: empty texts are left out, and no parts at all are
+ * sent as one text, `""`, as a result `""` is (the API refuses an empty text
+ * and takes a result without parts as none, which drops the call from the
+ * model's history); anything but an array answers the call with an error
+ * result (`ToolCallError`, `InvalidResult`).
  *
  * @since 0.1.0
  * @category Models

@@ -205,4 +205,29 @@ describe("Tambo.run tool rounds", () => {
       expect(starts).toHaveLength(3)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [limited] })))
   })
+
+  it.live("a tool whose transformToContent gives no content answers its call with the text \"\", which the server takes, and the model reads", () => {
+    const empty = (parts: ReadonlyArray<Tool.ContentPartLike>): Tool.TamboTool => ({
+      name: "nothing",
+      description: "answers with nothing",
+      inputSchema: { type: "object", properties: {} },
+      tool: () => "ignored",
+      transformToContent: () => parts
+    })
+    return Effect.forEach([[], [{ type: "text", text: "" }]] as const, (parts) =>
+      Effect.gen(function* () {
+        server().setScript((request) =>
+          request.toolResults.length === 0
+            ? [Script.toolCall("nothing", {}, { id: "call_0" })]
+            : [Script.text(`got ${request.toolResults[0]!.text}`)]
+        )
+        const events = yield* runAll("go")
+        const { snapshot, threadId } = events.at(-1)!
+        const answer = { type: "tool_result", toolUseId: "call_0", content: [{ type: "text", text: "\"\"" }] }
+        expect(toolResultsOf(snapshot.messages)).toMatchObject([answer])
+        expect(toolResultsOf(server().threads.get(threadId)!.messages as ReadonlyArray<Types.TamboThreadMessage>)).toMatchObject([answer])
+        expect(lastText(snapshot.messages)).toBe("got \"\"")
+        yield* expectSameAsServer(threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [empty(parts)] }))), { discard: true })
+  })
 })

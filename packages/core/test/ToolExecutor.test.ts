@@ -630,6 +630,30 @@ describe("ToolExecutor", () => {
       ])
     }))
 
+  it.effect("a transformToContent that gives no content sends the text \"\", as a result \"\" does; one that gives no array answers with an error result", () =>
+    Effect.gen(function*() {
+      const transforming = (name: string, parts: unknown): Tool.Definition => ({
+        name,
+        description: "d",
+        tool: () => "x",
+        inputSchema: { type: "object" },
+        transformToContent: () => parts as ReadonlyArray<Tool.ContentPartLike>
+      })
+      const executor = yield* setup([
+        transforming("none", []),
+        transforming("blank", [{ type: "text", text: "" }]),
+        transforming("notArray", "x")
+      ])
+      const results = yield* executor.execute(
+        ["none", "blank", "notArray"].map((toolName) => ({ toolCallId: toolName, toolName, args: "" }))
+      )
+      expect(results.map((result) => [result.isError === true, result.content])).toEqual([
+        [false, [{ type: "text", text: "\"\"" }]],
+        [false, [{ type: "text", text: "\"\"" }]],
+        [true, [{ type: "text", text: "Tool \"notArray\": transformToContent returned string, not an array of content parts" }]]
+      ])
+    }))
+
   it.effect("traces each call in a span named after the tool call", () =>
     Effect.gen(function*() {
       const executor = yield* setup([

@@ -227,7 +227,7 @@ const fromTamboTool = (
     toContent: (result) =>
       typeof transform === "function"
         ? callUser<ReadonlyArray<Tool.ContentPartLike>, never>(name, () => transform.call(tambo, result)).pipe(
-          Effect.map(normaliseParts)
+          Effect.flatMap((parts) => normaliseParts(name, parts))
         )
         : serialise(name, result)
   })

@@ -79,15 +79,39 @@ const ToolResultPartSchema = Schema.Union(
 const decodePart = Schema.decodeUnknownOption(ToolResultPartSchema)
 
 /**
+ * A result with no content: the text of an empty string's JSON, as for a tool
+ * that returns `""`. The API refuses an empty text (400), and takes a result
+ * without parts as none: the model's history then drops the call.
+ */
+const emptyContent: ReadonlyArray<ToolResultPart> = [{ type: "text", text: "\"\"" }]
+
+/**
  * The parts a `transformToContent` gave: text and resource parts as they
- * are (empty texts dropped), anything else as its JSON text.
+ * are (empty texts dropped), anything else as its JSON text; none at all
+ * (or only empty texts) as one text, `""`. Anything but an array is an
+ * `InvalidResult`.
  *
  * @internal
  * @since 0.2.0
  * @category Utils
  */
-export const normaliseParts = (parts: unknown): ReadonlyArray<ToolResultPart> => {
-  if (!Array.isArray(parts)) return []
+export const normaliseParts = (
+  toolName: string,
+  parts: unknown
+): Effect.Effect<ReadonlyArray<ToolResultPart>, ToolCallError> =>
+  Array.isArray(parts)
+    ? Effect.succeed(partsOf(parts))
+    : Effect.fail(
+      new ToolCallError({
+        reason: "InvalidResult",
+        message: `Tool "${toolName}": transformToContent returned ${
+          parts === null ? "null" : typeof parts
+        }, not an array of content parts`,
+        toolName
+      })
+    )
+
+const partsOf = (parts: ReadonlyArray<unknown>): ReadonlyArray<ToolResultPart> => {
   const out: Array<ToolResultPart> = []
   for (const part of parts) {
     const decoded = decodePart(part)
@@ -99,5 +123,5 @@ export const normaliseParts = (parts: unknown): ReadonlyArray<ToolResultPart> =>
       out.push({ type: "text", text: text._tag === "Ok" ? text.text : String(part) })
     }
   }
-  return out
+  return out.length === 0 ? emptyContent : out
 }
