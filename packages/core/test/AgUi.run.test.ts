@@ -1115,6 +1115,36 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         })
     ))
 
+  // Two tool messages for one call: OpenAI-backed agents refuse the second (it follows no call),
+  // so every later request of the thread failed.
+  it.live.each([
+    ["a second TOOL_CALL_RESULT for it", (_request: AgUiAgent.AgentRequest) => [
+      AgUiAgent.serverToolCall("search", { q: "x" }, "3 results", { id: "s1" }),
+      AgUiAgent.event({ type: EventType.TOOL_CALL_RESULT, messageId: "r2", toolCallId: "s1", content: "3 results" })
+    ]],
+    ["a MESSAGES_SNAPSHOT answering it twice", (request: AgUiAgent.AgentRequest) => [
+      AgUiAgent.messagesSnapshot([
+        ...request.input.messages,
+        { id: "a1", role: "assistant", toolCalls: [{ id: "s1", type: "function", function: { name: "search", arguments: "{}" } }] },
+        { id: "t1", role: "tool", toolCallId: "s1", content: "3 results" },
+        { id: "t2", role: "tool", toolCallId: "s1", content: "3 results" }
+      ])
+    ]]
+  ] as const)("an agent's call answered twice (%s): the thread keeps both results, the next run sends the first only", ([, first]) =>
+    withAgent(
+      (request) => request.lastUserText === "hello" ? first(request) : [AgUiAgent.text("Hi again.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(thread.messages.flatMap((m) => m.content).filter((block) => block.type === "tool_result")).toHaveLength(2)
+          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+          const sent = agent.requests[1]!.input!.messages
+          expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"])
+          expect(sent[2]).toMatchObject({ toolCallId: "s1", content: "3 results" })
+        })
+    ))
+
   it.live("headers from a function are read for each request: two runs carry two tokens", () => {
     let issued = 0
     return withAgent(AgUiAgent.scripts.text, (agent) =>

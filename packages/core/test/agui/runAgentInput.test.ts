@@ -142,6 +142,23 @@ describe("toAgUiMessages", () => {
         { id: "u3", role: "user", content: "again" },
         { id: "a2", role: "assistant", toolCalls: [{ id: "c9", type: "function", function: { name: "get_weather", arguments: "{}" } }] }
       ]
+    ],
+    [
+      "a second result for a call already answered (an agent's TOOL_CALL_RESULT or snapshot again) is not sent; a call started again under its id is a new call",
+      [
+        assistant("a1", [toolUse("s1", "search", {}), toolResult("s1", "first")]),
+        assistant("r2", [toolResult("s1", "again")]),
+        user("u2", [toolResult("s1", "and again"), text("thanks")]),
+        assistant("a2", [toolUse("s1", "search", {})]),
+        user("u3", [toolResult("s1", "new"), toolResult("s1", "twice in one message")])
+      ],
+      [
+        { id: "a1", role: "assistant", toolCalls: [{ id: "s1", type: "function", function: { name: "search", arguments: "{}" } }] },
+        { id: "a1:s1", role: "tool", toolCallId: "s1", content: "first" },
+        { id: "u2", role: "user", content: "thanks" },
+        { id: "a2", role: "assistant", toolCalls: [{ id: "s1", type: "function", function: { name: "search", arguments: "{}" } }] },
+        { id: "u3", role: "tool", toolCallId: "s1", content: "new" }
+      ]
     ]
   ])("%s", (_name, messages, expected) => {
     expect(messagesOf(messages)).toEqual(expected)

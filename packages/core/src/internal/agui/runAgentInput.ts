@@ -12,8 +12,9 @@
  *   the user message that holds it (Tambo keeps results in a user message),
  *   after the assistant message that holds it (a server-side tool's); one that
  *   answers no earlier call (an agent's `TOOL_CALL_RESULT` or snapshot said
- *   so) is not sent: agents refuse a tool message without its call, and the
- *   thread, which keeps it, could then never be sent again;
+ *   so), or a call an earlier result already answered, is not sent: agents
+ *   refuse a tool message that follows no open call, and the thread, which
+ *   keeps it, could then never be sent again;
  * - components and reasoning are Tambo's own and are not sent.
  *
  * @since 0.2.0
@@ -106,13 +107,17 @@ const userContent = (blocks: ReadonlyArray<Types.Content>): string | ReadonlyArr
   return hasMedia ? parts : textOf(blocks)
 }
 
+/**
+ * The tool messages of `message`'s results that answer a call of `open` (the
+ * calls sent and not yet answered), each taking its call out of `open`.
+ */
 const toolMessages = (
   message: Types.TamboThreadMessage,
-  calls: ReadonlySet<string>,
+  open: Set<string>,
   idTaken: boolean
 ): Array<Wire.Message> => {
   const results = message.content.filter((block): block is Types.ToolResultContent =>
-    block.type === "tool_result" && calls.has(block.toolUseId)
+    block.type === "tool_result" && open.delete(block.toolUseId)
   )
   const out: Array<Wire.Message> = []
   for (const result of results) {
@@ -139,6 +144,7 @@ export const toAgUiMessages = (
   messages: ReadonlyArray<Types.TamboThreadMessage>
 ): Either.Either<Array<Wire.Message>, AgUiError> => {
   const out: Array<Wire.Message> = []
+  // The calls sent so far that no result answers yet.
   const calls = new Set<string>()
   for (const message of messages) {
     const blocks = message.content
