@@ -575,6 +575,42 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  // Sent back without a result, such a call made every later request one an agent refuses.
+  it.live.each([
+    ["a call of a tool the client did not offer", (_request: AgUiAgent.AgentRequest) => [
+      AgUiAgent.text("Let me look."),
+      AgUiAgent.toolCall("lookup", { q: "x" }, { id: "c1" })
+    ]],
+    ["a MESSAGES_SNAPSHOT holding a call it never streamed", (request: AgUiAgent.AgentRequest) => [
+      snapshotCalling(request, "c1", "get_weather", { city: "Paris" })
+    ]],
+    ["a MESSAGES_SNAPSHOT in the run after the tool round that leaves out the result it was sent", (request: AgUiAgent.AgentRequest) =>
+      request.toolResults.length === 0
+        ? [AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" })]
+        : [AgUiAgent.messagesSnapshot(request.input.messages.filter((m) => m.role !== "tool")), AgUiAgent.text("Done.")]]
+  ] as const)("a finished run that leaves a call without a result (%s): the call is pending, and the next message answers it as cancelled", ([, first]) => {
+    const { tool } = weatherTool()
+    return withAgent(
+      (request) => request.lastUserText === "hello" ? first(request) : [AgUiAgent.text("Hi again.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect((yield* tambo.state).threadMap[thread.id]!.pendingToolCalls).toMatchObject([{ toolCallId: "c1" }])
+          const before = agent.requests.length
+          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+          const sent = agent.requests[before]!.input!.messages
+          expect(sent.slice(-2)).toMatchObject([
+            { role: "tool", toolCallId: "c1", content: expect.stringContaining("cancelled") },
+            { role: "user", content: "again" }
+          ])
+          expect(sent.filter((m) => m.role === "tool" && m.toolCallId === "c1")).toHaveLength(1)
+          expect((yield* tambo.state).threadMap[thread.id]!.pendingToolCalls).toEqual([])
+        }),
+      { tools: [tool] }
+    )
+  })
+
   // A result for a call the conversation no longer holds is one no run can send.
   it.live("a MESSAGES_SNAPSHOT that leaves out the run's call of a client tool: the tool is not run, the run finishes, and the thread takes the next message", () => {
     const { cities, tool } = weatherTool()

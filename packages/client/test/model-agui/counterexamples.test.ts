@@ -111,3 +111,15 @@ describe("model counterexamples: a client tool run with arguments the thread doe
       ["tool-once-and-own-result", "thread-usable"]
     ))
 })
+
+describe("model counterexamples: a finished run's call not answered exactly once (unanswered-is-pending, conversation-sent)", () => {
+  // Defect: a run that finished with a call nothing answered (a tool the client did not offer, a
+  // call only a snapshot brought in, a result the agent's snapshot left out) left it neither
+  // answered nor pending, and a call answered twice kept both results: every later run sent a
+  // conversation an agent refuses. The call is now pending, the next message answers it as
+  // cancelled, and only a call's first result is sent.
+  for (const how of ["notOffered", "snapshotOnly", "resultDropped", "answeredTwice"] as const) {
+    it(`${how}, then a run on the thread`, () =>
+      replay([{ kind: "loose", target: "current", how }], ["unanswered-is-pending", "conversation-sent", "conversation-stable", "thread-usable"]))
+  }
+})

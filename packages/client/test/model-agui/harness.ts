@@ -93,6 +93,9 @@ export type StopHow = "cancelRun" | "abort" | "break"
  */
 export type StopAt = number | "tool" | "approval" | "continuation" | "retry" | "call"
 
+/** How a `loose` command's run leaves a call (see {@link Command}). */
+export type LooseCall = "notOffered" | "snapshotOnly" | "resultDropped" | "answeredTwice"
+
 /** One command: plain data, so a counterexample can be replayed as a table. */
 export type Command =
   | { readonly kind: "text"; readonly target: Target }
@@ -161,6 +164,14 @@ export type Command =
    * user's, or after a round of the probe (`afterTool`), the tool result's.
    */
   | { readonly kind: "echoId"; readonly target: Target; readonly afterTool: boolean }
+  /**
+   * A run that finishes with a call not answered exactly once: it calls a tool the client did not
+   * offer (`notOffered`); its MESSAGES_SNAPSHOT brings in a call of the probe it never streamed
+   * (`snapshotOnly`); after a tool round, the next run's snapshot leaves out the result it was
+   * sent (`resultDropped`); a server-side tool's call gets a second TOOL_CALL_RESULT
+   * (`answeredTwice`).
+   */
+  | { readonly kind: "loose"; readonly target: Target; readonly how: LooseCall }
   /** Two runs at once on two threads (known ones, or new ones when fewer are known). */
   | { readonly kind: "concurrent"; readonly a: number; readonly b: number; readonly tools: boolean }
   /** `startNewThread()`, then two runs on the new conversation at once; `abortFirst`: the first is aborted once started. */
@@ -242,6 +253,14 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       target,
       keep: fc.boolean(),
       call: fc.constantFrom<"none" | "kept" | "dropped" | "renamed" | "beforeEnd">("none", "kept", "dropped", "renamed", "beforeEnd")
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("loose" as const),
+      target,
+      how: fc.constantFrom<LooseCall>("notOffered", "snapshotOnly", "resultDropped", "answeredTwice")
     })
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
@@ -337,6 +356,59 @@ const probeCalls = (
 
 /** An event written as it is, one frame. */
 const rawEvent = (event: { readonly type: string } & Record<string, unknown>) => AgUiAgent.frame(`data: ${JSON.stringify(event)}\n\n`)
+
+/**
+ * A MESSAGES_SNAPSHOT of `messages` and a reply `text` (with a call of the probe, if any),
+ * recorded as what the run got, and the reply's own steps, to stream before it.
+ */
+const snapshotReplying = (
+  world: World,
+  request: AgUiAgent.AgentRequest,
+  messages: ReadonlyArray<AgUiMessage>,
+  text: string,
+  call?: { readonly id: string; readonly arguments: string }
+): { readonly reply: AgUiAgent.Text; readonly snapshot: AgUiAgent.Event } => {
+  const id = `snap-${request.input.messages.length}`
+  const snapshot: Array<AgUiMessage> = [...messages, {
+    id,
+    role: "assistant",
+    content: text,
+    ...(call === undefined ? {} : { toolCalls: [{ id: call.id, type: "function" as const, function: { name: "probe", arguments: call.arguments } }] })
+  }]
+  world.snapshots.set(request.input.runId, snapshot)
+  return { reply: AgUiAgent.text(text, { messageId: id }), snapshot: AgUiAgent.messagesSnapshot(snapshot) }
+}
+
+/** The agent's side of a `loose` command. */
+const looseScenario = (world: World, how: LooseCall): Scenario => {
+  switch (how) {
+    case "notOffered":
+      return () => [AgUiAgent.text("Looking. "), AgUiAgent.toolCall("lookup", { q: "x" }, { id: `lookup_${world.nextN()}` })]
+    case "snapshotOnly":
+      return (request) => {
+        const n = world.nextN()
+        const args = JSON.stringify({ n, thread: request.input.threadId, mode: "ok" })
+        const { reply, snapshot } = snapshotReplying(world, request, request.input.messages, "Snapshot.", { id: `call_${n}`, arguments: args })
+        return [reply, snapshot]
+      }
+    case "resultDropped": {
+      const scenario: Scenario = (request) => probeCalls(world, request, "ok", 1).map((call) => call.step)
+      scenario.continued = (request) => {
+        const { reply, snapshot } = snapshotReplying(world, request, request.input.messages.filter((m) => m.role !== "tool"), "Forgot it.")
+        return [reply, snapshot]
+      }
+      return scenario
+    }
+    case "answeredTwice":
+      return () => {
+        const id = `search_${world.nextN()}`
+        return [
+          AgUiAgent.serverToolCall("search", { q: "x" }, "found", { id }),
+          rawEvent({ type: "TOOL_CALL_RESULT", messageId: `again_${id}`, toolCallId: id, content: "found" })
+        ]
+      }
+  }
+}
 
 // -----------------------------------------------------------------------------
 // The client's side
@@ -523,39 +595,28 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         const messages = request.input.messages
         const kept = command.keep ? messages : messages.filter((m, i) => i === messages.length - 1 && m.role === "user")
         const call = command.call === "none" ? undefined : probeCalls(world, request, "ok", 1)[0]
-        const id = `snap-${messages.length}`
         const args = call === undefined ? "" : JSON.stringify({ n: call.n, thread: request.input.threadId, mode: "ok" })
-        const snapshot: Array<AgUiMessage> = [...kept, {
-            id,
-            role: "assistant",
-            content: "Replacing.",
-            ...(call === undefined || command.call === "dropped" ? {} : {
-              toolCalls: [{
-                id: call.id,
-                type: "function" as const,
-                function: { name: "probe", arguments: args }
-              }]
-            })
-        }]
-        world.snapshots.set(request.input.runId, snapshot)
-        const text = AgUiAgent.text("Replacing.", { messageId: id })
-        if (call !== undefined && command.call !== "dropped") world.mustRun.push(call.n)
+        const held = call === undefined || command.call === "dropped" ? undefined : { id: call.id, arguments: args }
+        const { reply: text, snapshot } = snapshotReplying(world, request, kept, "Replacing.", held)
+        if (held !== undefined) world.mustRun.push(call!.n)
         switch (command.call) {
           case "none":
-            return [text, AgUiAgent.messagesSnapshot(snapshot)]
+            return [text, snapshot]
           case "renamed":
-            return [text, AgUiAgent.toolCall("lookup", JSON.parse(args), { id: call!.id }), AgUiAgent.messagesSnapshot(snapshot)]
+            return [text, AgUiAgent.toolCall("lookup", JSON.parse(args), { id: call!.id }), snapshot]
           case "beforeEnd":
             return [
               text,
-              rawEvent({ type: "TOOL_CALL_START", toolCallId: call!.id, toolCallName: "probe", parentMessageId: id }),
-              AgUiAgent.messagesSnapshot(snapshot),
+              rawEvent({ type: "TOOL_CALL_START", toolCallId: call!.id, toolCallName: "probe", parentMessageId: text.messageId }),
+              snapshot,
               rawEvent({ type: "TOOL_CALL_END", toolCallId: call!.id })
             ]
           default:
-            return [text, call!.step, AgUiAgent.messagesSnapshot(snapshot)]
+            return [text, call!.step, snapshot]
         }
       })
+    case "loose":
+      return simple(command.target, "loose", looseScenario(world, command.how))
     case "concurrent": {
       const scenario: Scenario = (request) =>
         command.tools
@@ -738,12 +799,12 @@ const checkTools = (world: World) => {
   }
 }
 
-/** The ids of the probe's calls in `messages` that no later result answers. */
+/** The ids of the calls in `messages` (the probe's, or of a tool the client did not offer) that no later result answers. */
 const unanswered = (messages: ReadonlyArray<TamboThreadMessage>): Array<string> => {
   const open = new Set<string>()
   for (const message of messages) {
     for (const block of message.content) {
-      if (block.type === "tool_use" && block.name === "probe") open.add(block.id)
+      if (block.type === "tool_use") open.add(block.id)
       if (block.type === "tool_result") open.delete(block.toolUseId)
     }
   }

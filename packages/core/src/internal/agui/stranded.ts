@@ -1,11 +1,14 @@
 /**
- * The calls a failed AG-UI run leaves without a result. An agent's run may
+ * The calls an AG-UI run leaves without a result. An agent's run may
  * call a tool and then fail (`RUN_ERROR`, a dropped connection, a stop)
- * before `RUN_FINISHED`, so before any tool round: the call stays in the
- * conversation, and a conversation with a call that nothing answers is one an
- * agent refuses or trips on. Such calls become the thread's pending calls, as
- * those of a stopped tool round are: the next message answers each (as
- * cancelled, see `internal/unanswered.ts`) before its own content.
+ * before `RUN_FINISHED`, so before any tool round; a finished run may call a
+ * tool the client did not offer (no tool round runs it), or its
+ * `MESSAGES_SNAPSHOT` may bring in a call or leave out a result. The call
+ * stays in the conversation, and a conversation with a call that nothing
+ * answers is one an agent refuses or trips on. Such calls become the thread's
+ * pending calls, as those of a stopped tool round are: the next message
+ * answers each (as cancelled, see `internal/unanswered.ts`) before its own
+ * content.
  *
  * @internal
  */

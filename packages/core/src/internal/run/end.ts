@@ -200,6 +200,20 @@ const moveToNamedThread = (env: Env.Env, run: RunState): Effect.Effect<void> =>
   })
 
 /**
+ * A finished AG-UI run may still leave calls without a result: a call of a tool the client did
+ * not offer (no tool round runs it), or one a `MESSAGES_SNAPSHOT` brings in or strips of its
+ * result. They wait as a failed run's do (see agui/stranded.ts), so the next message answers
+ * each, rather than sending a call no result follows, which agents refuse.
+ */
+const keepUnansweredPending = (env: Env.Env, run: RunState, last: ClientState.ThreadState | undefined) => {
+  if (env.transport.conversationFromStore !== true || last === undefined) return Effect.void
+  const pending = withStranded(last.thread.messages, last.pendingToolCalls)
+  return pending === last.pendingToolCalls
+    ? Effect.void
+    : Env.record(env, run.threadId, [{ type: "UPDATE_THREAD", threadId: run.threadId, patch: { pendingToolCalls: pending } }])
+}
+
+/**
  * Records how the run ended (whatever ended the stream: its end, interruption, a consumer that
  * stops reading, a failure), cancelling a run still going on the server.
  *
@@ -212,7 +226,10 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
     // for the batch, rather than writing now, lets runs that end together share it.
     const last = yield* Env.record(env, run.threadId, [])
     const at = yield* Env.now
-    if (Exit.isSuccess(exit) && run.finished) return yield* maybeName(env, run.threadId, run.span)
+    if (Exit.isSuccess(exit) && run.finished) {
+      yield* keepUnansweredPending(env, run, last)
+      return yield* maybeName(env, run.threadId, run.span)
+    }
     yield* moveToNamedThread(env, run)
     // A run stopped before the server's answer named its thread here, or one that followed the run
     // creating it, tells its caller the thread it ended on.
