@@ -575,6 +575,28 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  // The round's next request sent the other call without a result, which agents refuse.
+  it.live("a step that calls a client tool and one the client did not offer: the round answers both, the unknown one as a failure", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      thenDone(() => [AgUiAgent.toolCall("get_weather", { city: "Paris" }, { id: "c1" }), AgUiAgent.toolCall("lookup", { q: "x" }, { id: "c2" })]),
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(cities).toEqual(["Paris"])
+          const sent = agent.requests[1]!.input!.messages
+          expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool"])
+          expect(sent.slice(2)).toMatchObject([
+            { toolCallId: "c1", content: "sunny in Paris" },
+            { toolCallId: "c2", error: expect.stringContaining("lookup") }
+          ])
+          expect((yield* tambo.state).threadMap[thread.id]!.pendingToolCalls).toEqual([])
+        }),
+      { tools: [tool] }
+    )
+  })
+
   // Sent back without a result, such a call made every later request one an agent refuses.
   it.live.each([
     ["a call of a tool the client did not offer", (_request: AgUiAgent.AgentRequest) => [

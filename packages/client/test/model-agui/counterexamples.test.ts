@@ -117,8 +117,9 @@ describe("model counterexamples: a finished run's call not answered exactly once
   // call only a snapshot brought in, a result the agent's snapshot left out) left it neither
   // answered nor pending, and a call answered twice kept both results: every later run sent a
   // conversation an agent refuses. The call is now pending, the next message answers it as
-  // cancelled, and only a call's first result is sent.
-  for (const how of ["notOffered", "snapshotOnly", "resultDropped", "answeredTwice"] as const) {
+  // cancelled, and only a call's first result is sent. Beside a call of the client's, the tool
+  // round's own next request sent the other call without a result: the round now answers it.
+  for (const how of ["notOffered", "besideProbe", "snapshotOnly", "resultDropped", "answeredTwice"] as const) {
     it(`${how}, then a run on the thread`, () =>
       replay([{ kind: "loose", target: "current", how }], ["unanswered-is-pending", "conversation-sent", "conversation-stable", "thread-usable"]))
   }

@@ -52,9 +52,10 @@ export const INVARIANTS = [
    */
   "conversation-sent",
   /**
-   * Every run on a thread sends what the run before it sent (or the MESSAGES_SNAPSHOT it got),
-   * message for message under the same ids, then what came since: an agent that keeps its own
-   * copy by message id (as LangGraph's does) sees one conversation.
+   * Every run on a thread sends a valid conversation (each call has one result after it), and
+   * what the run before it sent (or the MESSAGES_SNAPSHOT it got), message for message under the
+   * same ids, then what came since: an agent that keeps its own copy by message id (as
+   * LangGraph's does) sees one conversation.
    */
   "conversation-stable",
   /** After `client.destroy()`, no handle of the client is left open. */
@@ -94,7 +95,7 @@ export type StopHow = "cancelRun" | "abort" | "break"
 export type StopAt = number | "tool" | "approval" | "continuation" | "retry" | "call"
 
 /** How a `loose` command's run leaves a call (see {@link Command}). */
-export type LooseCall = "notOffered" | "snapshotOnly" | "resultDropped" | "answeredTwice"
+export type LooseCall = "notOffered" | "besideProbe" | "snapshotOnly" | "resultDropped" | "answeredTwice"
 
 /** One command: plain data, so a counterexample can be replayed as a table. */
 export type Command =
@@ -166,7 +167,7 @@ export type Command =
   | { readonly kind: "echoId"; readonly target: Target; readonly afterTool: boolean }
   /**
    * A run that finishes with a call not answered exactly once: it calls a tool the client did not
-   * offer (`notOffered`); its MESSAGES_SNAPSHOT brings in a call of the probe it never streamed
+   * offer (`notOffered`), also beside a call of the probe (`besideProbe`); its MESSAGES_SNAPSHOT brings in a call of the probe it never streamed
    * (`snapshotOnly`); after a tool round, the next run's snapshot leaves out the result it was
    * sent (`resultDropped`); a server-side tool's call gets a second TOOL_CALL_RESULT
    * (`answeredTwice`).
@@ -260,7 +261,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("loose" as const),
       target,
-      how: fc.constantFrom<LooseCall>("notOffered", "snapshotOnly", "resultDropped", "answeredTwice")
+      how: fc.constantFrom<LooseCall>("notOffered", "besideProbe", "snapshotOnly", "resultDropped", "answeredTwice")
     })
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("concurrent" as const), a: fc.nat(3), b: fc.nat(3), tools: fc.boolean() }) },
@@ -384,6 +385,11 @@ const looseScenario = (world: World, how: LooseCall): Scenario => {
   switch (how) {
     case "notOffered":
       return () => [AgUiAgent.text("Looking. "), AgUiAgent.toolCall("lookup", { q: "x" }, { id: `lookup_${world.nextN()}` })]
+    case "besideProbe":
+      return (request) => [
+        ...probeCalls(world, request, "ok", 1).map((call) => call.step),
+        AgUiAgent.toolCall("lookup", { q: "x" }, { id: `lookup_${world.nextN()}` })
+      ]
     case "snapshotOnly":
       return (request) => {
         const n = world.nextN()
@@ -840,12 +846,13 @@ const checkValid = (
   if (open.size > 0) throw new Error(`thread ${threadId}: calls sent without a result: ${[...open].join(", ")}`)
 }
 
-/** The agent's requests since the last look: each starts with what its thread's last one sent. */
+/** The agent's requests since the last look: each is valid, and starts with what its thread's last one sent. */
 const checkStable = (world: World) => {
   const requests = world.agent.requests
   for (; world.checkedRequests < requests.length; world.checkedRequests++) {
     const input = requests[world.checkedRequests]!.input
     if (input === undefined) continue
+    checkValid(input.threadId, input.messages)
     const before = world.lastSent.get(input.threadId)
     if (before !== undefined) {
       const prefix = input.messages.slice(0, before.length)

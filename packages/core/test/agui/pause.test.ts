@@ -59,6 +59,11 @@ describe("pauseOf: the calls an AG-UI run leaves to the client, as the thread ho
     ["a frontend call nothing answered", [...call("c1", "get_weather", "{\"city\":\"Paris\"}")], ["c1"]],
     ["several, in order", [...call("c1", "get_weather"), ...call("c2", "pick_color"), ...call("c3", "get_weather")], ["c1", "c2", "c3"]],
     ["a server-side tool's call is not run", [...call("s1", "search")], []],
+    [
+      "a call of a tool the client did not offer, beside a frontend call, is answered in the same round",
+      [...call("s1", "search"), ...call("c1", "get_weather"), ...call("s2", "search"), result("s2")],
+      ["s1", "c1"]
+    ],
     ["a call its TOOL_CALL_RESULT answered is not run", [...call("c1", "get_weather"), result("c1")], []],
     ["a call id that repeats unanswered is run once", [...call("c1", "get_weather"), ...call("c1", "get_weather")], ["c1"]],
     ["a result before a call does not answer it", [result("c1"), ...call("c1", "get_weather")], ["c1"]],

@@ -15,7 +15,10 @@
  * tool's call, one a `TOOL_CALL_RESULT` or a later `MESSAGES_SNAPSHOT`
  * answers, one a snapshot leaves out, or a start the thread refused (a call
  * started again in its own message) is not run; a call only a snapshot brings
- * in is not this request's, and is not run either. A call the agent leaves
+ * in is not this request's, and is not run either. A call of a tool the client
+ * did not offer that nothing answered goes with the client's calls into the
+ * round (which answers it as unknown), since the round's next request sends
+ * it; alone, it makes no round. A call the agent leaves
  * open at `RUN_FINISHED` (no `TOOL_CALL_END`, which AG-UI forbids) is closed
  * there first, with all its arguments (`endsOfOpenCalls`). A call whose arguments ended as text
  * that is not valid JSON (cut short by that `RUN_FINISHED`, or malformed) is not run on what they
@@ -57,10 +60,10 @@ export const endsOfOpenCalls = (state: ClientState.ThreadState): ReadonlyArray<R
 }
 
 /**
- * The `tambo.run.awaiting_input` for the calls of `frontendTools` among
- * `started` that `messages` (the thread, as recorded before `RUN_FINISHED`)
- * hold unanswered, in the order of their latest `tool_use` blocks, or
- * `undefined` when there are none. Only a result after a call answers it: an
+ * The `tambo.run.awaiting_input` for the calls among `started` that
+ * `messages` (the thread, as recorded before `RUN_FINISHED`) hold unanswered,
+ * in the order of their latest `tool_use` blocks, when one of them is of
+ * `frontendTools`; else `undefined`. Only a result after a call answers it: an
  * id used again is a new call. A call of `invalidArgs` (the thread's
  * `internal.invalidToolArgs`) carries its arguments as they arrived, not its
  * block's `input`. One pass over the thread, once per step.
@@ -81,13 +84,17 @@ export const pauseOf = (
         open.delete(block.toolUseId)
       } else if (block.type === "tool_use") {
         open.delete(block.id)
-        if (started.has(block.id) && frontendTools.has(block.name)) {
+        if (started.has(block.id)) {
           const args = invalidArgs.get(block.id) ?? JSON.stringify(block.input)
           open.set(block.id, { toolCallId: block.id, toolName: block.name, arguments: args })
         }
       }
     }
   }
-  if (open.size === 0) return undefined
-  return { type: "CUSTOM", name: "tambo.run.awaiting_input", value: { pendingToolCalls: [...open.values()] } }
+  const calls = [...open.values()]
+  // The round's next request sends the whole conversation: a call of another tool left beside the
+  // client's must be answered in it too (its tool is unknown here, so it fails, or the registry's
+  // fallback runs it). Without a call of the client's, no round: the run's end leaves it pending.
+  if (!calls.some((call) => frontendTools.has(call.toolName))) return undefined
+  return { type: "CUSTOM", name: "tambo.run.awaiting_input", value: { pendingToolCalls: calls } }
 }
