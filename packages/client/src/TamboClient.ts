@@ -892,7 +892,9 @@ export class TamboClient {
    * stream rejects with an `AbortError` and the thread is marked cancelled.
    * A run this client does not own (another tab's, as a read of the thread
    * showed it: its `status` is not `idle`) is cancelled on the server, and
-   * the thread read again. Resolves once the run ended.
+   * the thread read again. Resolves once the run ended. A run whose last
+   * event came has completed and is left to end as such, without waiting for
+   * an iterator of its events that stopped reading.
    *
    * @since 0.1.0
    */

@@ -147,6 +147,9 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
    * thread is marked cancelled. Does nothing once the run ended, nor once its
    * last event came (its final `RUN_FINISHED`, or the tool calls a manual run
    * leaves to the caller): such a run completed, and its promises resolve.
+   * That holds also while an iterator that stopped reading holds the run's
+   * last events: the run no longer waits for it, and the iterator still
+   * yields what it holds, then ends.
    *
    * @since 0.1.0
    */
@@ -342,6 +345,7 @@ const eventIterator = <A>(
           await runPromise(Queue.takeBetween(sink.queue, 1, EVENT_BUFFER_SIZE))
         )
         index = 0
+        sink.took()
       } catch (error) {
         // The queue was shut down by `return()` while this call waited.
         if (closed) return DONE
@@ -357,6 +361,7 @@ const eventIterator = <A>(
         close()
         // First: a run waiting for room in the queue goes on (it may have completed, and the
         // abort then leaves it to end as such).
+        sink.release()
         Runtime.runSync(run.runtime)(Queue.shutdown(sink.queue))
         await run.abort("IteratorClosed")
       }

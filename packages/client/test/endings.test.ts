@@ -1,8 +1,16 @@
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { afterEach, describe, expect, it } from "vitest"
 import { z } from "zod"
-import { EVENT_BUFFER, type TamboThread, type TamboTool } from "../src/index.js"
-import { holdingProxy, makeClient, settle, sleep, texts, useServer, waitFor } from "./helpers.js"
+import {
+  EVENT_BUFFER,
+  type RunOptions,
+  SnapshotStrategy,
+  type StreamEvent,
+  type TamboClientOptions,
+  type TamboThread,
+  type TamboTool
+} from "../src/index.js"
+import { holdingProxy, makeClient, settle, sleep, texts, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
 
@@ -120,26 +128,94 @@ describe("a run that finished, ended while its end reads the thread", () => {
     await expectCompleted(client, stream.thread)
   })
 
-  it("breaking out of for await behind a full buffer once the run's last event came: the loop ends and thread resolves", async () => {
-    // More events than the iterator's buffer holds, all sent before the client reads any.
-    server().setScript([Script.text(Array.from({ length: 3 * EVENT_BUFFER }, () => "x"))])
+  /**
+   * A run whose events, more than an iterator's buffer holds, the server all sent before the client
+   * read any, iterated from its start; resolves once the client took the run's last event, which
+   * then waits for room behind the events the iterator has not read.
+   */
+  const lastEventBehindIterator = async (script: Script.ScriptSource, options: Partial<TamboClientOptions> = {}, runOptions: RunOptions = {}) => {
+    server().setScript(script)
     const proxy = await holdingProxy(server())
     const body = proxy.holdBody((request) => request.method === "POST" && request.path === "/v1/threads/runs")
-    const client = makeClient(server(), { tamboUrl: proxy.url })
-    const stream = client.run("hi")
+    const client = makeClient(server(), { ...options, tamboUrl: proxy.url })
+    const stream = client.run("hi", runOptions)
+    const iterator = stream[Symbol.asyncIterator]()
     await body.arrived
     await waitFor(() => server().threads.list()[0]?.runStatus === "idle", "the server to finish the run")
     const threadId = server().threads.list()[0]!.id
     body.release()
-    const seen: Array<string> = []
-    for await (const { event } of stream) {
-      seen.push(event.type)
-      // The run's last event reached the client; this loop is far behind it.
-      await waitFor(() => client.getState().threadMap[threadId]?.streaming.status === "idle", "the client to take the last event")
-      break
-    }
-    expect(seen).toEqual(["RUN_STARTED"])
+    const tookLastEvent = () =>
+      waitFor(() => client.getState().threadMap[threadId]?.streaming.status === "idle", "the client to take the last event")
+    return { client, stream, iterator, threadId, tookLastEvent }
+  }
+
+  /** More text than an iterator's buffer holds. */
+  const flood = () => Script.text(Array.from({ length: 3 * EVENT_BUFFER }, () => "x"))
+
+  /** The types of the events an iterator has left, to its end. */
+  const drain = async (iterator: AsyncIterator<StreamEvent>) => {
+    const types: Array<string> = []
+    for (let step = await iterator.next(); step.done !== true; step = await iterator.next()) types.push(step.value.event.type)
+    return types
+  }
+
+  it("breaking out of for await behind a full buffer once the run's last event came: the loop ends and thread resolves", async () => {
+    const { client, stream, iterator, tookLastEvent } = await lastEventBehindIterator([flood()])
+    const first = await iterator.next()
+    // The run's last event reached the client; this loop is far behind it.
+    await tookLastEvent()
+    await iterator.return!()
+    expect(first.value?.event.type).toBe("RUN_STARTED")
     await expectCompleted(client, stream.thread)
+  })
+
+  it("abort() of a run whose last event waits behind an iterator that stopped reading: the run completes, and the iterator still reads to its end", async () => {
+    const { client, stream, iterator, tookLastEvent } = await lastEventBehindIterator([flood()])
+    expect((await iterator.next()).value?.event.type).toBe("RUN_STARTED")
+    await tookLastEvent()
+    stream.abort()
+    await expectCompleted(client, stream.thread)
+    expect((await drain(iterator)).at(-1)).toBe("RUN_FINISHED")
+  })
+
+  it("abort() of a run whose last event waits behind an iterator never read: the run completes", async () => {
+    const { client, stream, iterator, tookLastEvent } = await lastEventBehindIterator([flood()])
+    await tookLastEvent()
+    stream.abort()
+    await expectCompleted(client, stream.thread)
+    const types = await drain(iterator)
+    expect([types[0], types.at(-1)]).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+  })
+
+  it("cancelRun of a thread whose run's last event waits behind an unread iterator: it resolves, and the thread takes the next message", async () => {
+    const { client, stream, iterator, threadId, tookLastEvent } = await lastEventBehindIterator([flood()])
+    await tookLastEvent()
+    await client.cancelRun(threadId)
+    await expectCompleted(client, stream.thread)
+    expect(client.hasActiveRun(threadId)).toBe(false)
+    server().setScript([Script.text("again")])
+    const next = await client.run("next", { threadId }).thread
+    expect(texts(next.messages).at(-1)).toBe("assistant: again")
+    expect((await drain(iterator)).at(-1)).toBe("RUN_FINISHED")
+  })
+
+  it("cancelRun of a manual run whose calls wait behind an unread iterator: it resolves, and the calls stay the caller's to answer", async () => {
+    // The events up to the step's RUN_FINISHED (eight besides the text's deltas) fill the
+    // iterator's buffer: the client's CLIENT_AWAITING_TOOL_RESULTS, the run's last event, waits.
+    const { client, stream, iterator, threadId } = await lastEventBehindIterator(
+      [Script.text(Array.from({ length: EVENT_BUFFER - 8 }, () => "x")), Script.toolCall("get_weather", { city: "Paris" })],
+      { tools: [weatherTool] },
+      { autoExecuteTools: false }
+    )
+    let awaiting = false
+    client.subscribeToSnapshots(() => {
+      awaiting = true
+    }, { strategy: SnapshotStrategy.custom(({ event }) => event.type === "CLIENT_AWAITING_TOOL_RESULTS") })
+    await waitFor(() => awaiting, "the client to take the run's last event")
+    await client.cancelRun(threadId)
+    await expectCompleted(client, stream.thread)
+    expect((await client.getPendingToolCalls(threadId)).map((call) => call.toolName)).toEqual(["get_weather"])
+    expect((await drain(iterator)).at(-1)).toBe("CLIENT_AWAITING_TOOL_RESULTS")
   })
 
   it("abort() after a RUN_FINISHED that paused for a tool still cancels the run", async () => {

@@ -3,8 +3,8 @@
  * the `TamboStream` views read from it.
  *
  * Memory: the fiber keeps only the latest snapshot. Events go to an
- * iterator's bounded queue when one is attached (the fiber waits when it is
- * full), to the strategy pipelines observing the run through a bounded
+ * iterator's queue when one is attached (the fiber waits while it holds more
+ * than `EVENT_BUFFER_SIZE`), to the strategy pipelines observing the run through a bounded
  * `PubSub` when there are any, and nowhere otherwise.
  */
 import { isLocalThreadId } from "@tambo-effect/core/ClientState"
@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
@@ -44,10 +45,66 @@ export { END }
 
 const isRunEvent = (item: Item): item is Tambo.RunEvent => item !== END
 
-/** The queue of the one iterator that reads events. */
-export interface EventSink {
+/**
+ * The queue of the one iterator that reads events, and the run's wait for room in it.
+ *
+ * The queue itself is unbounded: the run hands each chunk over whole and then waits while the
+ * iterator holds more than `EVENT_BUFFER_SIZE`. So a run that stops waiting (`release`) takes
+ * nothing back: the iterator still reads every event it was handed, in order.
+ */
+export class EventSink {
   readonly queue: Queue.Queue<Item>
-  closed: boolean
+  /** The iterator closed (`return()`): the run hands it nothing more. */
+  closed = false
+  /** The run waits for room no more (see `release`). */
+  #released = false
+  #resume: (() => void) | undefined
+
+  constructor(runtime: Runtime.Runtime<never>) {
+    this.queue = Runtime.runSync(runtime)(Queue.unbounded<Item>())
+  }
+
+  /**
+   * Hands a chunk to the iterator, then waits while it holds more than its buffer. An iterator
+   * that closes shuts its queue down: the chunk is dropped and the run goes on (it may have
+   * completed, and then ends as such), rather than waiting for room nobody makes.
+   */
+  offer(chunk: Chunk.Chunk<Item>): Effect.Effect<void> {
+    return Effect.catchAllCause(
+      Effect.zipRight(Queue.offerAll(this.queue, chunk), this.#room),
+      (cause) => Cause.isInterruptedOnly(cause) ? Effect.void : Effect.failCause(cause)
+    )
+  }
+
+  /** The iterator took events: a run waiting for room goes on if there is some now. */
+  took() {
+    if (this.#resume !== undefined && this.#hasRoom()) this.#resume()
+  }
+
+  /**
+   * The run no longer waits for this iterator: it closed, or the run, already completed, was
+   * aborted (its end is then recorded without waiting for an iterator left behind).
+   */
+  release() {
+    this.#released = true
+    this.#resume?.()
+  }
+
+  #hasRoom(): boolean {
+    return this.#released || Option.getOrElse(this.queue.unsafeSize(), () => 0) <= EVENT_BUFFER_SIZE
+  }
+
+  readonly #room: Effect.Effect<void> = Effect.suspend(() =>
+    this.#hasRoom() ? Effect.void : Effect.async<void>((resume) => {
+      this.#resume = () => {
+        this.#resume = undefined
+        resume(Effect.void)
+      }
+      return Effect.sync(() => {
+        this.#resume = undefined
+      })
+    })
+  )
 }
 
 export interface RunHooks {
@@ -89,17 +146,6 @@ export interface SnapshotObserver {
    */
   readonly onEnd: (final: TamboThread | undefined) => void
 }
-
-/**
- * Hands a chunk to the iterator's queue, waiting while it is full. An iterator that closes shuts
- * its queue down: the chunk is dropped and the run goes on (it may have completed, and then ends
- * as such), rather than waiting for room nobody makes.
- */
-const toIterator = (queue: Queue.Queue<Item>, chunk: Chunk.Chunk<Tambo.RunEvent>): Effect.Effect<void> =>
-  Effect.catchAllCause(
-    Queue.offerAll(queue, chunk),
-    (cause) => Cause.isInterruptedOnly(cause) ? Effect.void : Effect.failCause(cause)
-  )
 
 export class RunController {
   latest: TamboThread | undefined
@@ -182,6 +228,8 @@ export class RunController {
     // A run whose last event came has completed on the server: it is let finish recording its end,
     // as it would be if the abort had come a moment later. Not when the client is destroyed.
     const completed = this.#ended && reason !== "ClientDestroyed"
+    // Nor does it wait for an iterator left behind (its events stay the iterator's to read).
+    if (completed) this.#sink?.release()
     if (this.outcome === undefined && this.#abortReason === undefined && !completed) {
       this.#abortReason = reason
       this.#abortCause = cause
@@ -199,10 +247,9 @@ export class RunController {
   /** Attaches the iterator that reads events; there can be one. */
   attachSink(): EventSink {
     if (this.#sink !== undefined) throw new TypeError("A TamboStream's events can be iterated only once")
-    const queue = Runtime.runSync(this.runtime)(Queue.bounded<Item>(EVENT_BUFFER_SIZE))
-    const sink: EventSink = { queue, closed: false }
+    const sink = new EventSink(this.runtime)
     this.#sink = sink
-    if (this.outcome !== undefined) Runtime.runSync(this.runtime)(Queue.offer(queue, END))
+    if (this.outcome !== undefined) Runtime.runSync(this.runtime)(Queue.offer(sink.queue, END))
     return sink
   }
 
@@ -307,7 +354,7 @@ export class RunController {
       return Effect.die(error)
     }
     const sink = this.#sink
-    const toSink = sink === undefined || sink.closed ? Effect.void : toIterator(sink.queue, chunk)
+    const toSink = sink === undefined || sink.closed ? Effect.void : sink.offer(chunk)
     return this.#observers === 0 ? toSink : Effect.zipRight(PubSub.publishAll(this.#pubsub, chunk), toSink)
   }
 
@@ -348,9 +395,8 @@ export class RunController {
     this.#resolveThreadId(outcome.ok || this.threadId === undefined ? outcome : { ok: true, threadId: this.threadId })
     this.#resolveDone(outcome)
     const sink = this.#sink
-    // The iterator drains what is queued, then meets the end. Its queue has
-    // room unless it is behind; then this offer waits for it.
-    if (sink !== undefined && !sink.closed) Runtime.runFork(this.runtime)(Queue.offer(sink.queue, END))
+    // The iterator drains what is queued, then meets the end.
+    if (sink !== undefined && !sink.closed) Runtime.runSync(this.runtime)(Queue.offer(sink.queue, END))
     // The observers' pipelines drain what they were sent, then end with the final thread.
     if (this.#observers > 0) Runtime.runFork(this.runtime)(PubSub.publish(this.#pubsub, END))
     this.#wake()
