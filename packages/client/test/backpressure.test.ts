@@ -1,7 +1,7 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
-import { EVENT_BUFFER, type TamboThread } from "../src/index.js"
-import { makeClient, sleep, useServer } from "./helpers.js"
+import { EVENT_BUFFER, SnapshotStrategy, type TamboThread } from "../src/index.js"
+import { makeClient, settle, sleep, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -66,4 +66,50 @@ describe("backpressure", () => {
     const thread = await client.run("drain").thread
     expect(progress(thread)).toBe(DELTAS)
   })
+
+  it("snapshot iterators that stop reading, and listeners of snapshots, hold no run: it completes, and each iterator then yields its final thread", async () => {
+    const events = 3 * EVENT_BUFFER
+    server().setScript([Script.text(Array.from({ length: events }, () => "s"))])
+    const client = makeClient(server())
+    const heard: Array<boolean> = []
+    client.subscribeToSnapshots(({ final }) => heard.push(final), { strategy: SnapshotStrategy.throttle("1 hour") })
+    const stream = client.run("left behind")
+    const iterators = [
+      stream.snapshots(),
+      stream.snapshots({ strategy: SnapshotStrategy.everyN(1) }),
+      stream.snapshots({ strategy: SnapshotStrategy.debounce("1 hour") })
+    ]
+    // Each read once (the last never), then left without return().
+    await Promise.all(iterators.slice(0, 2).map((iterator) => iterator.next()))
+    const final = await stream.thread
+    expect(progress(final)).toBe(events)
+    await waitFor(() => heard.at(-1) === true, "the listener to hear the final thread")
+    for (const iterator of iterators) {
+      const left: Array<TamboThread> = []
+      for await (const thread of iterator) left.push(thread)
+      expect(left.at(-1)).toBe(final)
+    }
+  })
+
+  for (const stop of ["abort", "cancelRun", "destroy"] as const) {
+    it(`${stop} of a run held by an event iterator that stopped reading: it settles with an AbortError, and the iterator yields what it holds, then throws it`, async () => {
+      server().setScript([Script.text(Array.from({ length: 3 * EVENT_BUFFER }, () => "h")), Script.hang()])
+      const client = makeClient(server())
+      const stream = client.run("held")
+      const iterator = stream.events()
+      expect((await iterator.next()).value?.type).toBe("RUN_STARTED")
+      const threadId = await stream.threadId
+      await waitFor(() => progress(client.getThread(threadId)) >= EVENT_BUFFER, "the run to fill the iterator's buffer")
+      const stopped = stop === "abort" ? stream.abort() : stop === "cancelRun" ? client.cancelRun(threadId) : client.destroy()
+      const outcome = await settle(stream.thread)
+      await stopped
+      expect(outcome.ok ? "ok" : outcome.error._tag).toBe("AbortError")
+      let held = 0
+      const drained = await settle((async () => {
+        while (!(await iterator.next()).done) held++
+      })())
+      expect(held).toBeGreaterThan(0)
+      expect(drained.ok ? "ok" : drained.error._tag).toBe("AbortError")
+    })
+  }
 })
