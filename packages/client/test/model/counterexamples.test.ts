@@ -157,6 +157,16 @@ describe("model: a stop after a run's last event, or paused for tools", () => {
     replay([{ kind: "stop", target: "current", how: "abort", at: 3, reuseIds: false, destroy: true }], [...checked]))
 })
 
+describe("model counterexamples: a consumer that stopped reading (consumers.model.test.ts)", () => {
+  // Defect: a run whose last event waited for room behind an iterator never read counted as
+  // completed, so abort() did nothing, and the run, waiting for the iterator, never ended.
+  it("abort() of a long run whose iterator was never read", () =>
+    replay(
+      [{ kind: "consumer", target: { known: 0 }, reader: "abandon", reads: 0, then: "abort", when: "reading", long: true }],
+      ["command-settles"]
+    ))
+})
+
 describe("two clients counterexamples (twoClients.model.test.ts)", () => {
   // Defect: cancelRun of a thread whose read showed another client's run (its status streaming)
   // cancelled nothing: the client held no id of that run, so the other tab's run went on, and the

@@ -5,7 +5,7 @@
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import * as Schema from "effect/Schema"
-import { type ClientState, TamboClient, type TamboStream } from "../../src/index.js"
+import { type ClientState, EVENT_BUFFER, TamboClient, type TamboStream } from "../../src/index.js"
 import { storeMatchesServer } from "./storeMatchesServer.js"
 import * as Model from "./support.js"
 import {
@@ -43,6 +43,12 @@ export const INVARIANTS = [
    * (paused for tools, completed); and once its stream settled no run of it is in flight.
    */
   "stop-as-modelled",
+  /**
+   * A consumer that stopped reading (without `return()`) holds no run past its stop: the run
+   * settles, and the iterator then yields what it holds and ends as the run did (its error, or
+   * done); a run that resolved gave a consumer that read on every event, to its last.
+   */
+  "consumer-as-modelled",
   /** No unhandled rejection during the command. */
   "no-unhandled-rejection",
   /** Every thread the client knows equals the server's (storeMatchesServer). */
@@ -142,8 +148,41 @@ export type Command =
   | { readonly kind: "deletedElsewhere"; readonly known: number; readonly then: DeletedThen }
   /** `forgetThread` of the i-th known thread: it leaves the store, not the server, until a run or a switch uses it. */
   | { readonly kind: "forget"; readonly known: number }
+  /**
+   * A run's events read by a consumer that is `slow` (a turn of the event loop per event, to the
+   * end), that `return`s after `reads` events, or that stops reading after `reads` events without
+   * `return()` (`abandon`), after which `then` stops the run (`destroy`: the run is played by a
+   * client of its own, destroyed then). The stop comes at once, or once the server's run ended
+   * (`serverDone`); `long`: more events than an iterator's buffer holds.
+   */
+  | {
+    readonly kind: "consumer"
+    readonly target: Target
+    readonly reader: ConsumerReader
+    readonly reads: number
+    readonly then: ConsumerStop
+    readonly when: "reading" | "serverDone"
+    readonly long: boolean
+  }
+
+/** How a consumer reads a run's events (see the `consumer` command). */
+export type ConsumerReader = "slow" | "return" | "abandon"
+
+/** What stops a run whose consumer stopped reading (see the `consumer` command). */
+export type ConsumerStop = "abort" | "cancelRun" | "destroy"
 
 const target = Model.targetArbitrary
+
+/** A `consumer` command. */
+export const consumerCommand: fc.Arbitrary<Command> = fc.record({
+  kind: fc.constant("consumer" as const),
+  target,
+  reader: fc.constantFrom<ConsumerReader>("slow", "return", "abandon"),
+  reads: fc.integer({ min: 0, max: 3 }),
+  then: fc.constantFrom<ConsumerStop>("abort", "cancelRun", "destroy"),
+  when: fc.constantFrom<"reading" | "serverDone">("reading", "serverDone"),
+  long: fc.boolean()
+})
 
 /** The generator of commands (weights favour the interesting ones). */
 export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
@@ -232,6 +271,8 @@ class World extends Model.ModelWorld<Scenario> {
   lastForget: { readonly threadId: string; readonly expected: boolean; readonly forgot: boolean } | undefined
   /** Each stop command's stream: how many cancels the server had recorded before it, and whether its client was destroyed. */
   readonly stops = new Map<TamboStream, { readonly cancelsBefore: number; readonly destroyed: boolean }>()
+  /** What consumers saw that the model does not allow (see `consumer-as-modelled`). */
+  readonly consumerFaults: Array<string> = []
   /** The first call input a published state showed with a `null` (the probe's `edited` sent so), if any. */
   nullShown: string | undefined
 
@@ -414,6 +455,8 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
     }
     case "stop":
       return [await stop(real, command)]
+    case "consumer":
+      return [await consume(real, command)]
     case "manual": {
       const message = world.scenario("manual", (request) => [
         Script.text("Manual. "),
@@ -618,24 +661,114 @@ const stop = async (real: Real, command: Extract<Command, { kind: "stop" }>): Pr
     // The model allows either ending of a completed run destroyed while it recorded its end.
     const outcome = await settle(stream.thread)
     if (COMPLETED_AT.includes(command.at)) world.outcomes.set(stream, outcome.ok ? "ok" : "AbortError")
-    // This client reads what the other one left, once the server wound the run down (a request
-    // the destroyed client left behind may still play), so the store checks compare it.
-    const named = await settle(stream.threadId)
-    const threadId = named.ok ? named.value : undefined
-    if (threadId !== undefined) {
-      const recorded = () =>
-        world.server.threads.get(threadId)?.messages.some((m) => m.content.some((c) => c.type === "text" && c.text === message))
-      // A run the server was still playing ends there as cancelled once it saw the connection close.
-      const cancelled = () => world.server.cancels.slice(before).some((cancel) => cancel.threadId === threadId)
-      await eventually(() =>
-        recorded() === true && world.server.threads.get(threadId)?.runStatus === "idle" &&
-        (stillGoing(command.at) === "no" || cancelled())
-      )
-      await settle(real.client.fetchThread(threadId))
-    }
+    await readBack(real, stream, message, before, stillGoing(command.at) !== "no")
   } else if (COMPLETED_AT.includes(command.at)) {
     world.outcomes.set(stream, "ok")
   }
+  return stream
+}
+
+/**
+ * What a run of a client of its own, destroyed, left: this client reads it once the server wound
+ * the run down (a request the destroyed client left behind may still play), so the store checks
+ * compare it. `cancelling`: the server's run may still be going, and ends as cancelled once the
+ * server saw the connection close.
+ */
+const readBack = async (real: Real, stream: TamboStream, message: string, cancelsBefore: number, cancelling: boolean) => {
+  const { world } = real
+  const named = await settle(stream.threadId)
+  const threadId = named.ok ? named.value : undefined
+  if (threadId === undefined) return
+  const recorded = () =>
+    world.server.threads.get(threadId)?.messages.some((m) => m.content.some((c) => c.type === "text" && c.text === message))
+  const cancelled = () => world.server.cancels.slice(cancelsBefore).some((cancel) => cancel.threadId === threadId)
+  await eventually(() =>
+    recorded() === true && world.server.threads.get(threadId)?.runStatus === "idle" && (!cancelling || cancelled())
+  )
+  await settle(real.client.fetchThread(threadId))
+}
+
+/** A turn of the event loop: a slow consumer's pause. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** More text deltas than an iterator's buffer holds. */
+const LONG_TEXT = 3 * EVENT_BUFFER
+
+/**
+ * A run read by a slow consumer, one that returns early, or one that stops reading without
+ * `return()` and whose run `then` stops; the iterator left behind is read to its end once the run
+ * settled (see `consumer-as-modelled`).
+ */
+const consume = async (real: Real, command: Extract<Command, { kind: "consumer" }>): Promise<TamboStream> => {
+  const { world } = real
+  const where = `a consumer (${command.reader} after ${command.reads}, then ${command.then} while ${command.when})`
+  const destroy = command.reader === "abandon" && command.then === "destroy"
+  const client = destroy ? makeClient(world) : real.client
+  const deltas = command.long ? LONG_TEXT : 3
+  const message = world.scenario("consumer", () => [Script.text(Array.from({ length: deltas }, () => "x"))])
+  // A client of its own starts a new thread (see `stop`).
+  const requested = (destroy ? undefined : threadOf(real, command.target)) ?? client.getState().currentThreadId
+  const stream = client.run(message, { threadId: requested, toolTimeout: TOOL_TIMEOUT })
+  const iterator = stream[Symbol.asyncIterator]()
+  const before = world.server.cancels.length
+  /** Reads up to `count` events; true once the iterator ended. */
+  const read = async (count: number, pause: boolean) => {
+    for (let i = 0; i < count; i++) {
+      const step = await iterator.next()
+      if (step.done === true) return true
+      world.deliver(stream, step.value.event)
+      if (pause) await turn()
+    }
+    return false
+  }
+  /** A run that resolved gave its reader every event, to its last. */
+  const readAll = async () => {
+    if (!(await settle(stream.thread)).ok) return
+    const delivered = world.delivered.get(stream) ?? []
+    const texts = delivered.filter((type) => type === "TEXT_MESSAGE_CONTENT").length
+    if (texts !== deltas || delivered.at(-1) !== "RUN_FINISHED") {
+      world.consumerFaults.push(`${where}: the run resolved; its reader got ${texts} of ${deltas} deltas, the last event ${delivered.at(-1)}`)
+    }
+  }
+  if (command.reader === "slow") {
+    await read(Infinity, true)
+    await readAll()
+    return stream
+  }
+  if (await read(command.reads, false)) return stream
+  if (command.when === "serverDone") {
+    await eventually(() => {
+      const run = world.runs.get(message)?.[0]
+      return run !== undefined && world.server.threads.get(run.threadId)?.runStatus === "idle"
+    })
+  }
+  // Either ending is the model's: the run completed if its last event came before the stop.
+  const completedOrAborted = async () => {
+    const outcome = await settle(stream.thread)
+    world.outcomes.set(stream, outcome.ok ? "ok" : "AbortError")
+    return outcome
+  }
+  world.stops.set(stream, { cancelsBefore: before, destroyed: destroy })
+  if (command.reader === "return") {
+    await iterator.return?.()
+    await completedOrAborted()
+    return stream
+  }
+  const threadId = await settle(stream.threadId)
+  const stopped = command.then === "abort"
+    ? Promise.resolve(stream.abort())
+    : command.then === "cancelRun"
+    ? client.cancelRun(threadId.ok ? threadId.value : requested)
+    : client.destroy()
+  await settle(stopped)
+  const outcome = await completedOrAborted()
+  // What the iterator holds, then the run's ending.
+  const drained = await settle(read(Infinity, false))
+  const ended = drained.ok ? "done" : (drained.error as { _tag?: string })._tag
+  const expected = outcome.ok ? "done" : (outcome.error as { _tag?: string })._tag
+  if (ended !== expected) world.consumerFaults.push(`${where}: the iterator left behind ended ${ended}, its run ${expected}`)
+  await readAll()
+  if (destroy) await readBack(real, stream, message, before, false)
   return stream
 }
 
@@ -752,9 +885,8 @@ const stillGoing = (at: StopAt): "yes" | "no" | "unknown" =>
   typeof at === "number" ? (at >= 1 ? "yes" : "unknown") : at === "request" ? "unknown" : "no"
 
 /** stop-as-modelled: each stopped run's outcome agrees with the server, and none is left in flight. */
-const checkStop = async (real: Real, command: Extract<Command, { kind: "stop" }>, streams: ReadonlyArray<TamboStream>) => {
+const checkStop = async (real: Real, where: string, going: "yes" | "no" | "unknown", streams: ReadonlyArray<TamboStream>) => {
   const { world, client } = real
-  const where = `a stop (${command.how} at ${command.at}${command.destroy === true ? ", then destroy()" : ""})`
   for (const stream of streams) {
     const stop = world.stops.get(stream)
     if (stop === undefined) continue
@@ -771,7 +903,6 @@ const checkStop = async (real: Real, command: Extract<Command, { kind: "stop" }>
     const id = threadId.value
     await eventually(() => world.server.threads.get(id)?.runStatus === "idle")
     const cancels = () => world.server.cancels.slice(stop.cancelsBefore).filter((cancel) => cancel.threadId === id)
-    const going = stillGoing(command.at)
     if (outcome.ok) {
       const server = world.server.threads.get(id)
       if (cancels().length > 0) throw new Error(`${where}: the run resolved, and the server recorded a cancel (${cancels()[0]!.reason})`)
@@ -839,7 +970,18 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
       }
     })
   }
-  if (command.kind === "stop") await checks.check("stop-as-modelled", () => checkStop(real, command, streams))
+  if (command.kind === "stop") {
+    const where = `a stop (${command.how} at ${command.at}${command.destroy === true ? ", then destroy()" : ""})`
+    await checks.check("stop-as-modelled", () => checkStop(real, where, stillGoing(command.at), streams))
+  }
+  if (command.kind === "consumer") {
+    await checks.check("stop-as-modelled", () =>
+      checkStop(real, `a consumer's stop (${command.then} while ${command.when})`, command.when === "serverDone" ? "no" : "unknown", streams))
+    await checks.check("consumer-as-modelled", () => {
+      const faults = world.consumerFaults.splice(0)
+      if (faults.length > 0) throw new Error(faults.join("\n"))
+    })
+  }
   await checks.noRejection(world)
   await checks.check("store-equals-server", () => storeChecks(real, world.known))
   await checks.check("deleted-thread-forgotten", () => {
@@ -919,3 +1061,12 @@ export const replay: (
 /** The commands arbitrary of the property. */
 export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
   Model.modelCommands(commandArbitrary, playAndCheck, maxCommands, replayPath)
+
+/** The commands arbitrary of the consumers' property: mostly `consumer` commands, among the others. */
+export const consumerCommandsArbitrary = (maxCommands: number, replayPath?: string) =>
+  Model.modelCommands(
+    fc.oneof({ weight: 3, arbitrary: consumerCommand }, { weight: 1, arbitrary: commandArbitrary }),
+    playAndCheck,
+    maxCommands,
+    replayPath
+  )
