@@ -635,7 +635,8 @@ export type ApprovalHandler = (call: PendingToolCallInfo) => ApprovalDecision | 
  * for before it: the running one is cancelled, and the runs still waiting
  * for the thread reject with `AbortError`, having sent nothing. That
  * cancellation is carried out even if the new run is then aborted or its
- * thread stopped before it started. A new conversation whose first run the
+ * thread stopped before it started, and waits for no iterator of the
+ * running one's events that stopped reading. A new conversation whose first run the
  * server has not named a thread for yet counts as that run's thread: a
  * second message there is rejected, queued or interrupts as on any thread,
  * and goes on the thread the server names (it creates the thread only if the

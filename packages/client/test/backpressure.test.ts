@@ -112,4 +112,24 @@ describe("backpressure", () => {
       expect(drained.ok ? "ok" : drained.error._tag).toBe("AbortError")
     })
   }
+
+  it("a run that interrupts one an event iterator that stopped reading holds: the held run rejects with an AbortError, and the new one runs", async () => {
+    server().setScript((request) =>
+      request.text === "held" ? [Script.text(Array.from({ length: 3 * EVENT_BUFFER }, () => "h")), Script.hang()] : [Script.text("next")]
+    )
+    const client = makeClient(server())
+    const stream = client.run("held")
+    const iterator = stream.events()
+    await iterator.next()
+    const threadId = await stream.threadId
+    await waitFor(() => progress(client.getThread(threadId)) >= EVENT_BUFFER, "the run to fill the iterator's buffer")
+    const next = await settle(client.run("next", { threadId, onBusy: "interrupt" }).thread)
+    expect(next.ok && next.value.messages.at(-1)?.content).toEqual([{ type: "text", text: "next" }])
+    const held = await settle(stream.thread)
+    expect(held.ok ? "ok" : held.error._tag).toBe("AbortError")
+    const drained = await settle((async () => {
+      while (!(await iterator.next()).done);
+    })())
+    expect(drained.ok ? "ok" : drained.error._tag).toBe("AbortError")
+  })
 })

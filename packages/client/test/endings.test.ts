@@ -199,6 +199,19 @@ describe("a run that finished, ended while its end reads the thread", () => {
     expect((await drain(iterator)).at(-1)).toBe("RUN_FINISHED")
   })
 
+  it("a run that interrupts one whose last event waits behind an unread iterator: that run ends, the iterator ends as it did, and the new one runs", async () => {
+    const { client, stream, iterator, threadId, tookLastEvent } = await lastEventBehindIterator([flood()])
+    await tookLastEvent()
+    server().setScript([Script.text("again")])
+    const next = await client.run("next", { threadId, onBusy: "interrupt" }).thread
+    expect(texts(next.messages).at(-1)).toBe("assistant: again")
+    const held = await settle(stream.thread)
+    const types: Array<string> = []
+    const drained = await settle((async () => types.push(...(await drain(iterator))))())
+    expect(drained.ok ? "ok" : drained.error._tag).toBe(held.ok ? "ok" : held.error._tag)
+    if (held.ok) expect(types.at(-1)).toBe("RUN_FINISHED")
+  })
+
   it("cancelRun of a manual run whose calls wait behind an unread iterator: it resolves, and the calls stay the caller's to answer", async () => {
     // The events up to the step's RUN_FINISHED (eight besides the text's deltas) fill the
     // iterator's buffer: the client's CLIENT_AWAITING_TOOL_RESULTS, the run's last event, waits.

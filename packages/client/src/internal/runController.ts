@@ -170,6 +170,8 @@ export class RunController {
   #abortReason: AbortReason | undefined
   #abortCause: unknown
   #sink: EventSink | undefined
+  /** See `releaseIterator`. */
+  #iteratorReleased = false
   #waiters: Array<() => void> = []
   /** Feeds the observers' strategy pipelines; published to only while there are some. */
   readonly #pubsub: PubSub.PubSub<Item>
@@ -229,7 +231,7 @@ export class RunController {
     // as it would be if the abort had come a moment later. Not when the client is destroyed.
     const completed = this.#ended && reason !== "ClientDestroyed"
     // Nor does it wait for an iterator left behind (its events stay the iterator's to read).
-    if (completed) this.#sink?.release()
+    if (completed) this.releaseIterator()
     if (this.outcome === undefined && this.#abortReason === undefined && !completed) {
       this.#abortReason = reason
       this.#abortCause = cause
@@ -244,11 +246,22 @@ export class RunController {
     return this.done.then(() => undefined)
   }
 
+  /**
+   * The run waits no more for its iterator to make room: it is ending (it completed and is
+   * aborted, or core cancels it for a run that interrupts it, which takes effect only where the
+   * run is read). Its iterator still yields every event, then the run's ending.
+   */
+  releaseIterator() {
+    this.#iteratorReleased = true
+    this.#sink?.release()
+  }
+
   /** Attaches the iterator that reads events; there can be one. */
   attachSink(): EventSink {
     if (this.#sink !== undefined) throw new TypeError("A TamboStream's events can be iterated only once")
     const sink = new EventSink(this.runtime)
     this.#sink = sink
+    if (this.#iteratorReleased) sink.release()
     if (this.outcome !== undefined) Runtime.runSync(this.runtime)(Queue.offer(sink.queue, END))
     return sink
   }
