@@ -1,6 +1,6 @@
 // The model-based test of a run's consumers: the lifecycle model's commands (harness.ts), mostly
 // `consumer` ones: an iterator that reads slowly, one that returns early, one that stops reading
-// without return() while abort(), cancelRun or destroy() stops its run, at once or once the
+// without return() while abort(), cancelRun, destroy() or an "interrupt" run stops its run, at once or once the
 // server's run ended. The invariants of harness.ts are checked after every command. Seeded, so a
 // failure reproduces; MODEL_RUNS, MODEL_MAX_COMMANDS, MODEL_SEED, MODEL_PATH, MODEL_REPLAY_PATH and
 // MODEL_INVARIANTS as for lifecycle.model.test.ts. A counterexample it shrinks to goes to
@@ -10,5 +10,5 @@ import { consumerCommandsArbitrary, runSequence } from "./harness.js"
 import { modelProperty } from "./support.js"
 
 describe("a run's slow, early-leaving and abandoned consumers, model-based", () => {
-  modelProperty({ runs: 25, seed: 29, maxCommands: 4 }, consumerCommandsArbitrary, runSequence)
+  modelProperty({ runs: 40, seed: 29, maxCommands: 4 }, consumerCommandsArbitrary, runSequence)
 })

@@ -165,6 +165,14 @@ describe("model counterexamples: a consumer that stopped reading (consumers.mode
       [{ kind: "consumer", target: { known: 0 }, reader: "abandon", reads: 0, then: "abort", when: "reading", long: true }],
       ["command-settles"]
     ))
+
+  // Defect: core cancels the run an "interrupt" run replaces, which takes effect only where the run
+  // is read: the run waited for room its iterator never made, and the interrupting run for its end.
+  it("a run sent with onBusy interrupt on a long run whose iterator was never read", () =>
+    replay(
+      [{ kind: "consumer", target: { known: 0 }, reader: "abandon", reads: 0, then: "interrupt", when: "reading", long: true }],
+      ["command-settles"]
+    ))
 })
 
 describe("two clients counterexamples (twoClients.model.test.ts)", () => {

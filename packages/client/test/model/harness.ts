@@ -152,7 +152,7 @@ export type Command =
    * A run's events read by a consumer that is `slow` (a turn of the event loop per event, to the
    * end), that `return`s after `reads` events, or that stops reading after `reads` events without
    * `return()` (`abandon`), after which `then` stops the run (`destroy`: the run is played by a
-   * client of its own, destroyed then). The stop comes at once, or once the server's run ended
+   * client of its own, destroyed then; `interrupt`: a text run sent with `onBusy: "interrupt"`). The stop comes at once, or once the server's run ended
    * (`serverDone`); `long`: more events than an iterator's buffer holds.
    */
   | {
@@ -169,7 +169,7 @@ export type Command =
 export type ConsumerReader = "slow" | "return" | "abandon"
 
 /** What stops a run whose consumer stopped reading (see the `consumer` command). */
-export type ConsumerStop = "abort" | "cancelRun" | "destroy"
+export type ConsumerStop = "abort" | "cancelRun" | "destroy" | "interrupt"
 
 const target = Model.targetArbitrary
 
@@ -179,7 +179,7 @@ export const consumerCommand: fc.Arbitrary<Command> = fc.record({
   target,
   reader: fc.constantFrom<ConsumerReader>("slow", "return", "abandon"),
   reads: fc.integer({ min: 0, max: 3 }),
-  then: fc.constantFrom<ConsumerStop>("abort", "cancelRun", "destroy"),
+  then: fc.constantFrom<ConsumerStop>("abort", "cancelRun", "destroy", "interrupt"),
   when: fc.constantFrom<"reading" | "serverDone">("reading", "serverDone"),
   long: fc.boolean()
 })
@@ -456,7 +456,7 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
     case "stop":
       return [await stop(real, command)]
     case "consumer":
-      return [await consume(real, command)]
+      return consume(real, command)
     case "manual": {
       const message = world.scenario("manual", (request) => [
         Script.text("Manual. "),
@@ -699,7 +699,7 @@ const LONG_TEXT = 3 * EVENT_BUFFER
  * `return()` and whose run `then` stops; the iterator left behind is read to its end once the run
  * settled (see `consumer-as-modelled`).
  */
-const consume = async (real: Real, command: Extract<Command, { kind: "consumer" }>): Promise<TamboStream> => {
+const consume = async (real: Real, command: Extract<Command, { kind: "consumer" }>): Promise<ReadonlyArray<TamboStream>> => {
   const { world } = real
   const where = `a consumer (${command.reader} after ${command.reads}, then ${command.then} while ${command.when})`
   const destroy = command.reader === "abandon" && command.then === "destroy"
@@ -733,9 +733,9 @@ const consume = async (real: Real, command: Extract<Command, { kind: "consumer" 
   if (command.reader === "slow") {
     await read(Infinity, true)
     await readAll()
-    return stream
+    return [stream]
   }
-  if (await read(command.reads, false)) return stream
+  if (await read(command.reads, false)) return [stream]
   if (command.when === "serverDone") {
     await eventually(() => {
       const run = world.runs.get(message)?.[0]
@@ -752,13 +752,19 @@ const consume = async (real: Real, command: Extract<Command, { kind: "consumer" 
   if (command.reader === "return") {
     await iterator.return?.()
     await completedOrAborted()
-    return stream
+    return [stream]
   }
-  const threadId = await settle(stream.threadId)
-  const stopped = command.then === "abort"
+  const named = await settle(stream.threadId)
+  const threadId = named.ok ? named.value : requested
+  const interrupting = command.then === "interrupt"
+    ? client.run(world.scenario("interrupting", () => [Script.text(["in", "terrupt"])]), { threadId, onBusy: "interrupt" })
+    : undefined
+  const stopped = interrupting !== undefined
+    ? drive(real, interrupting, "approve")
+    : command.then === "abort"
     ? Promise.resolve(stream.abort())
     : command.then === "cancelRun"
-    ? client.cancelRun(threadId.ok ? threadId.value : requested)
+    ? client.cancelRun(threadId)
     : client.destroy()
   await settle(stopped)
   const outcome = await completedOrAborted()
@@ -769,7 +775,7 @@ const consume = async (real: Real, command: Extract<Command, { kind: "consumer" 
   if (ended !== expected) world.consumerFaults.push(`${where}: the iterator left behind ended ${ended}, its run ${expected}`)
   await readAll()
   if (destroy) await readBack(real, stream, message, before, false)
-  return stream
+  return interrupting === undefined ? [stream] : [stream, interrupting]
 }
 
 // -----------------------------------------------------------------------------
@@ -885,7 +891,14 @@ const stillGoing = (at: StopAt): "yes" | "no" | "unknown" =>
   typeof at === "number" ? (at >= 1 ? "yes" : "unknown") : at === "request" ? "unknown" : "no"
 
 /** stop-as-modelled: each stopped run's outcome agrees with the server, and none is left in flight. */
-const checkStop = async (real: Real, where: string, going: "yes" | "no" | "unknown", streams: ReadonlyArray<TamboStream>) => {
+const checkStop = async (
+  real: Real,
+  where: string,
+  going: "yes" | "no" | "unknown",
+  streams: ReadonlyArray<TamboStream>,
+  /** A run on the thread came after the stopped one: a resolved run's thread is the start of the server's. */
+  followed = false
+) => {
   const { world, client } = real
   for (const stream of streams) {
     const stop = world.stops.get(stream)
@@ -908,7 +921,7 @@ const checkStop = async (real: Real, where: string, going: "yes" | "no" | "unkno
       if (cancels().length > 0) throw new Error(`${where}: the run resolved, and the server recorded a cancel (${cancels()[0]!.reason})`)
       if (server?.lastRunCancelled === true) throw new Error(`${where}: the run resolved, and the server's thread is cancelled`)
       const resolved = outcome.value.messages.map((message) => message.id)
-      const stored = server?.messages.map((message) => message.id)
+      const stored = server?.messages.map((message) => message.id).slice(0, followed ? resolved.length : undefined)
       if (JSON.stringify(resolved) !== JSON.stringify(stored)) {
         throw new Error(`${where}: the run resolved with messages ${JSON.stringify(resolved)}, the server has ${JSON.stringify(stored)}`)
       }
@@ -976,7 +989,13 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
   }
   if (command.kind === "consumer") {
     await checks.check("stop-as-modelled", () =>
-      checkStop(real, `a consumer's stop (${command.then} while ${command.when})`, command.when === "serverDone" ? "no" : "unknown", streams))
+      checkStop(
+        real,
+        `a consumer's stop (${command.then} while ${command.when})`,
+        command.when === "serverDone" ? "no" : "unknown",
+        streams,
+        command.then === "interrupt"
+      ))
     await checks.check("consumer-as-modelled", () => {
       const faults = world.consumerFaults.splice(0)
       if (faults.length > 0) throw new Error(faults.join("\n"))
