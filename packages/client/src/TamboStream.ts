@@ -183,7 +183,9 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
    * With a `strategy`, only the snapshots it publishes are yielded (core's
    * `SnapshotStrategy.snapshots`, applied to the run's events from the
    * moment the iterator is created): e.g. at most one per 100 ms, or only at
-   * word boundaries. The final thread is always yielded last.
+   * word boundaries. The final thread is always yielded last, also after a
+   * strategy that throws (a `custom` predicate), which is logged as a warning
+   * and yields nothing more until then.
    *
    * Leaving a loop over it early cancels the run, as with the events.
    *

@@ -217,4 +217,26 @@ describe("client.subscribeToSnapshots", () => {
     ])
     consoleLog.mockRestore()
   })
+
+  it("a custom strategy that throws is logged and publishes nothing more; its iterator and listeners still get the final thread", async () => {
+    server().setScript([Script.text(["a", "b", "c"])])
+    const client = makeClient(server())
+    const consoleLog = vi.spyOn(console, "log").mockImplementation(() => undefined)
+    const broken = SnapshotStrategy.custom(() => {
+      throw new Error("the strategy broke")
+    })
+    const heard: Array<RunSnapshot> = []
+    client.subscribeToSnapshots((snapshot) => heard.push(snapshot), { strategy: broken })
+    const stream = client.run("go")
+    const seen: Array<TamboThread> = []
+    for await (const thread of stream.snapshots({ strategy: broken })) seen.push(thread)
+    const final = await stream.thread
+    expect(seen.at(-1)).toBe(final)
+    await waitFor(() => heard.at(-1)?.final === true, "the final snapshot")
+    expect(heard.at(-1)!.thread).toBe(final)
+    expect(consoleLog.mock.calls.map((call) => String(call[0]))).toContainEqual(
+      expect.stringContaining("A snapshot strategy threw: Error: the strategy broke")
+    )
+    consoleLog.mockRestore()
+  })
 })

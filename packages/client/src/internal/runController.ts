@@ -293,11 +293,19 @@ export class RunController {
       return Scope.close(scope, Exit.void)
     })
     let stopped = false
+    const events = Stream.takeWhile(Stream.fromQueue(dequeue), isRunEvent)
     const fiber = Runtime.runFork(this.runtime)(
-      Stream.fromQueue(dequeue).pipe(
-        Stream.takeWhile(isRunEvent),
+      events.pipe(
         SnapshotStrategy.snapshots(strategy),
         Stream.runForEach((thread) => stopped ? Effect.void : told(() => observer.onSnapshot(thread))),
+        // A strategy that throws (a custom predicate) publishes nothing more; the observer is
+        // still told the final thread, once the run ended.
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
+            Effect.logWarning(`A snapshot strategy threw: ${String(Cause.squash(cause))}`),
+            Stream.runDrain(events)
+          )
+        ),
         // The queue ends with END, published once the outcome is known: `latest` is final.
         Effect.zipRight(Effect.suspend(() => {
           if (stopped) return Effect.void
