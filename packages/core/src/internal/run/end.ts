@@ -116,14 +116,27 @@ const reconcileOnceCredentialed = (env: Env.Env, run: RunState): Effect.Effect<v
 }
 
 /**
- * A run that failed for want of credentials (the API answered its request 401 and a new token was
- * refused, or none could be had, or the API refused the new token too), or ended while it waited for them after a 401 (cancelled),
- * left its last request with the server untaken: what the thread shows of it (the user's
- * message, the tool results it carried) goes, as a read of the server's thread takes it away
- * after a refused request. That read needs credentials too, so this does not wait for it; the
- * calls those results answer stay pending with them (see `awaiting`). When the server took
- * nothing of the run at all, its thread's fields are as they were before it (not cancelled,
- * not failed, not updated).
+ * The run's message was refused before anything answered it: its first request failed (an HTTP
+ * error, a connection that failed or never answered) before the server named its run and before
+ * any event came. Neither the API (which stores the message once it opened its response) nor an
+ * agent took anything of it. A cancellation is no refusal: it ends as a stopped run does.
+ */
+const refusedUnanswered = (run: RunState, exit: Exit.Exit<unknown, unknown>): boolean =>
+  run.start._tag === "Message" && run.steps === 0 && Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) &&
+  Option.exists(Cause.failureOption(exit.cause), (error) => isTamboError(error) && error._tag !== "RunCancelledError")
+
+/**
+ * A run whose last request the server (or the agent) did not take: what the thread shows of it
+ * goes, so the user's message is in one place, the caller's, who may send it again. That is a
+ * run that failed for want of credentials (the API answered its request 401 and a new token was
+ * refused, or none could be had, or the API refused the new token too), or ended while it waited
+ * for them after a 401 (cancelled), and a message refused before anything answered it (see
+ * `refusedUnanswered`), on a new conversation or an agent's thread as on a server's. What the
+ * thread shows of it is the user's message, the tool results it carried and a new conversation's
+ * initial messages. On a server's thread a read of it takes them away too, but needs credentials
+ * or a server to answer, so this does not wait for it; the calls those results answer stay
+ * pending with them (see `awaiting`). When the server took nothing of the run at all, its
+ * thread's fields are as they were before it (not cancelled, not failed, not updated).
  */
 const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
   Effect.suspend(() => {
@@ -135,19 +148,26 @@ const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, un
       (error) =>
         isTamboError(error) && (error._tag === "AuthError" || (error._tag === "ApiError" && error.status === 401))
     )
-    if (
-      !(refused || run.refused) || unsent === undefined || env.transport.conversationFromStore === true ||
-      ClientState.isLocalThreadId(threadId)
-    ) return Effect.void
+    const unauthorized = (refused || run.refused) && env.transport.conversationFromStore !== true &&
+      !ClientState.isLocalThreadId(threadId)
+    if (unsent === undefined || !(unauthorized || refusedUnanswered(run, exit))) return Effect.void
+    const withdrawn = new Set([...unsent.initialIds, ...(unsent.messageId === undefined ? [] : [unsent.messageId])])
     const results = new Set(unsent.toolUseIds)
     const isUnsent = (message: Types.TamboThreadMessage) =>
-      message.id === unsent.messageId ||
+      withdrawn.has(message.id) ||
       (message.content.length > 0 &&
         message.content.every((block) => block.type === "tool_result" && results.has(block.toolUseId)))
-    const before = (run.runId ?? run.lastRunId) === undefined ? run.threadBefore : undefined
+    const before = (run.runId ?? run.lastRunId) === undefined || env.transport.conversationFromStore === true
+      ? run.threadBefore
+      : undefined
     return Effect.flatMap(Env.record(env, threadId, []), (state) => {
       if (state === undefined || !state.thread.messages.some(isUnsent)) return Effect.void
       const { lastRunError: _, ...thread } = state.thread
+      const messages = state.thread.messages.filter((message) => !isUnsent(message))
+      // The agent's calls those results answered wait for an answer again, as they did before.
+      const pending = env.transport.conversationFromStore === true
+        ? withStranded(messages, state.pendingToolCalls)
+        : state.pendingToolCalls
       return Env.record(env, threadId, [{
         type: "RECONCILE_THREAD",
         threadId,
@@ -158,11 +178,15 @@ const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, un
             lastRunCancelled: before.lastRunCancelled,
             ...(before.lastRunError === undefined ? {} : { lastRunError: before.lastRunError })
           }),
-          messages: state.thread.messages.filter((message) => !isUnsent(message))
+          messages
         },
-        pendingToolCallIds: state.pendingToolCalls.map((call) => call.toolCallId),
+        pendingToolCallIds: pending.map((call) => call.toolCallId),
         ...(state.lastCompletedRunId === undefined ? {} : { lastCompletedRunId: state.lastCompletedRunId })
-      }])
+      }, ...(pending === state.pendingToolCalls ? [] : [{
+        type: "UPDATE_THREAD" as const,
+        threadId,
+        patch: { pendingToolCalls: pending }
+      }])])
     })
   })
 

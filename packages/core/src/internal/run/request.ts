@@ -55,7 +55,7 @@ export const prepare = (
         content: start.results,
         ...(additionalContext === undefined ? {} : { additionalContext })
       }
-      run.unsent = { messageId: undefined, toolUseIds: start.results.map((result) => result.toolUseId) }
+      run.unsent = { messageId: undefined, initialIds: [], toolUseIds: start.results.map((result) => result.toolUseId) }
       yield* Env.recordNow(env, run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results: start.results, at }])
       return
     }
@@ -73,27 +73,34 @@ export const prepare = (
     const sent = unanswered.send.length === 0 ? message : { ...message, content: [...unanswered.send, ...message.content] }
     run.firstMessage = additionalContext === undefined ? sent : { ...sent, additionalContext }
     const messageId = `local_user_${at}_${Env.nextLocal(env)}`
-    run.unsent = { messageId, toolUseIds: unanswered.record.map((result) => result.toolUseId) }
-    const records = (threadId: string, started: boolean): ReadonlyArray<ClientState.Action> => [
-      ...(threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
-        ? [{ type: "INIT_THREAD", threadId, at } as const]
-        : []),
-      ...(started ? [] : initialMessagesOf(env, run, threadId, at)),
-      ...(unanswered.record.length === 0
-        ? []
-        : [{ type: "TOOL_RESULTS", threadId, results: unanswered.record, at } as const]),
-      {
-        type: "USER_MESSAGE",
-        threadId,
-        message: {
-          id: messageId,
-          role: "user",
-          content: message.content.map((c) => c),
-          createdAt: ClientState.toIsoString(at)
-        },
-        at
+    const records = (threadId: string, started: boolean): ReadonlyArray<ClientState.Action> => {
+      const initial = started ? [] : initialMessagesOf(env, run, threadId, at)
+      run.unsent = {
+        messageId,
+        initialIds: initial.map((action) => action.message.id),
+        toolUseIds: unanswered.record.map((result) => result.toolUseId)
       }
-    ]
+      return [
+        ...(threadId.startsWith(ClientState.LOCAL_THREAD_PREFIX)
+          ? [{ type: "INIT_THREAD", threadId, at } as const]
+          : []),
+        ...initial,
+        ...(unanswered.record.length === 0
+          ? []
+          : [{ type: "TOOL_RESULTS", threadId, results: unanswered.record, at } as const]),
+        {
+          type: "USER_MESSAGE",
+          threadId,
+          message: {
+            id: messageId,
+            role: "user",
+            content: message.content.map((c) => c),
+            createdAt: ClientState.toIsoString(at)
+          },
+          at
+        }
+      ]
+    }
     // A new conversation that holds messages (a run there failed or stopped) began with its
     // initial messages then: they are not recorded, so not sent, a second time.
     const started = (thread: ClientState.ThreadState | undefined) =>
@@ -145,11 +152,11 @@ const checkSendable = (env: Env.Env, run: RunState): Effect.Effect<void, ConfigE
  * A transport that holds no thread (AG-UI) has the store hold a new thread's `initialMessages`,
  * before the user's message, as the Tambo API's thread has them.
  */
-const initialMessagesOf = (env: Env.Env, run: RunState, threadId: string, at: number): Array<ClientState.Action> => {
+const initialMessagesOf = (env: Env.Env, run: RunState, threadId: string, at: number): Array<Extract<ClientState.Action, { readonly type: "USER_MESSAGE" }>> => {
   const initial = run.options.initialMessages
   if (env.transport.conversationFromStore !== true || run.existing !== undefined || initial === undefined) return []
   return fromInitialMessages(initial, () => `local_initial_${at}_${Env.nextLocal(env)}`, ClientState.toIsoString(at))
-    .map((message) => ({ type: "USER_MESSAGE", threadId, message, at }))
+    .map((message) => ({ type: "USER_MESSAGE", threadId, message, at }) as const)
 }
 
 const requestFor = (
@@ -198,9 +205,10 @@ export const hooksOf = (env: Env.Env, run: RunState, span: Tracer.Span): Transpo
     if (ids.runId !== undefined) {
       run.runId = ids.runId
       if (!run.runIds.includes(ids.runId)) run.runIds.push(ids.runId)
-      // The server took the request's message and tool results (it names the run only once it has).
+      // The server took the request's message and tool results (it names the run only once it has);
+      // an agent's run ids are the client's, given before the request: its first event tells.
       run.awaiting = []
-      run.unsent = undefined
+      if (env.transport.conversationFromStore !== true) run.unsent = undefined
     }
     Cancel.answered(run)
     if (ids.threadId !== undefined && ClientState.isLocalThreadId(run.threadId)) run.serverThreadId = ids.threadId

@@ -29,6 +29,8 @@ export type Start =
 /** The messages a request recorded in the thread before the server took it. @internal */
 export interface Unsent {
   readonly messageId: string | undefined
+  /** The ids of the new conversation's initial messages the run recorded with its message. */
+  readonly initialIds: ReadonlyArray<string>
   readonly toolUseIds: ReadonlyArray<string>
 }
 

@@ -82,6 +82,8 @@ export const endStep = (run: RunState, exit: Exit.Exit<unknown, unknown>): void 
  * of the event that ends the step (RUN_FINISHED, RUN_ERROR), else -1.
  */
 const track = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>): number => {
+  // An answer came: the request was taken (an agent, whose run ids are the client's, names no run first).
+  if (events.length > 0) run.unsent = undefined
   for (let i = 0; i < events.length; i++) {
     const event = events[i]!
     switch (event.type) {

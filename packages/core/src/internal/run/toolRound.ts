@@ -92,7 +92,7 @@ export const toolRound = (
           return result === undefined ? [] : [result]
         })
         const at = yield* Env.now
-        run.unsent = { messageId: undefined, toolUseIds: results.map((result) => result.toolUseId) }
+        run.unsent = { messageId: undefined, initialIds: [], toolUseIds: results.map((result) => result.toolUseId) }
         yield* Env.recordNow(env, run.threadId, [{ type: "TOOL_RESULTS", threadId: run.threadId, results, at }])
         // Until the server takes them, the results stay with the calls it waits on.
         run.awaiting = run.awaiting.map((call) => {
