@@ -347,7 +347,11 @@ export declare namespace Tambo {
      * recorded, the thread read back) rather than conflict with it. A
      * result for a call not pending, one failing its tool's output schema, or
      * one that cannot be sent as JSON fails it with a `ToolError` before
-     * anything is sent.
+     * anything is sent. Every pending call needs a result: the API refuses
+     * results for some of them only with an `ApiError` (400, code
+     * `MISSING_RESULTS`), and against an AG-UI agent so does the client,
+     * before anything is recorded or sent; the calls stay pending. A call
+     * given two results takes the last, as the API keeps it.
      */
     readonly continueRun: (
       threadId: string,

@@ -797,6 +797,61 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
     )
   })
 
+  // The Tambo API refuses a continuation that leaves a pending call unanswered (400
+  // MISSING_RESULTS); the agent was once sent the other call with no result, which stayed pending.
+  it.live("continueRun with results for some of the pending calls only: the API's ApiError (MISSING_RESULTS), nothing recorded or sent, and a complete continueRun goes on", () => {
+    const { cities, tool } = weatherTool()
+    return withAgent(
+      thenDone(() => [
+        AgUiAgent.toolCall("get_weather", { city: "Oslo" }, { id: "c1" }),
+        AgUiAgent.toolCall("get_weather", { city: "Rome" }, { id: "c2" })
+      ]),
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const events = Chunk.toReadonlyArray(yield* Stream.runCollect(tambo.run("hello", { autoExecuteTools: false })))
+          const threadId = events.at(-1)!.threadId
+          const before = (yield* tambo.state).threadMap[threadId]!
+          const refused = yield* Effect.flip(Stream.runDrain(tambo.continueRun(threadId, [{ toolCallId: "c1", result: "cold" }])))
+          expect(refused).toMatchObject({ _tag: "ApiError", reason: "BadRequest", status: 400, code: "MISSING_RESULTS", retryable: false })
+          expect(refused.message).toBe("Missing tool results for pending tool calls: c2")
+          expect(agent.requests).toHaveLength(1)
+          expect((yield* tambo.state).threadMap[threadId]).toEqual(before)
+          yield* Stream.runDrain(tambo.continueRun(threadId, [{ toolCallId: "c2", result: "warm" }, { toolCallId: "c1", result: "cold" }]))
+          expect(agent.requests[1]!.input!.messages.slice(2)).toMatchObject([
+            { role: "tool", toolCallId: "c2", content: "warm" },
+            { role: "tool", toolCallId: "c1", content: "cold" }
+          ])
+          expect((yield* tambo.state).threadMap[threadId]!.pendingToolCalls).toEqual([])
+          expect(cities).toEqual([])
+        }),
+      { tools: [tool] }
+    )
+  })
+
+  it.live("continueRun with a result given twice sends the call its last result once; one for a call not pending is a ToolError, nothing sent", () => {
+    const { tool } = weatherTool()
+    return withAgent(
+      thenDone(() => [AgUiAgent.toolCall("get_weather", { city: "Oslo" }, { id: "c1" })]),
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const events = Chunk.toReadonlyArray(yield* Stream.runCollect(tambo.run("hello", { autoExecuteTools: false })))
+          const threadId = events.at(-1)!.threadId
+          const unknown = yield* Effect.flip(Stream.runDrain(tambo.continueRun(threadId, [{ toolCallId: "c1", result: "cold" }, { toolCallId: "c9", result: "x" }])))
+          expect(unknown).toMatchObject({ _tag: "ToolError", reason: "UnknownToolCall", toolCallId: "c9" })
+          expect(agent.requests).toHaveLength(1)
+          yield* Stream.runDrain(tambo.continueRun(threadId, [{ toolCallId: "c1", result: "first" }, { toolCallId: "c1", result: "second" }]))
+          expect(agent.requests[1]!.input!.messages.slice(2)).toMatchObject([{ role: "tool", toolCallId: "c1", content: "second" }])
+          expect(agent.requests[1]!.input!.messages).toHaveLength(3)
+          const thread = (yield* tambo.state).threadMap[threadId]!.thread
+          const results = thread.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_result"))
+          expect(results).toMatchObject([{ toolUseId: "c1", content: [{ type: "text", text: "second" }] }])
+        }),
+      { tools: [tool] }
+    )
+  })
+
   it.live("a call whose arguments are not valid JSON, left for the app to run: getPendingToolCalls says so with their text, as the run's last event does", () => {
     const { cities, tool } = weatherTool()
     return withAgent(

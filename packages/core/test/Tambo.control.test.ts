@@ -133,6 +133,47 @@ describe("manual tool execution", () => {
       expect([...rest].at(-1)!.event.type).toBe("RUN_FINISHED")
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 
+  /** A run paused on two weather calls, `c1` and `c2`: its thread. */
+  const pausedOnTwo = Effect.gen(function* () {
+    server().setScript((request: Script.RunRequest) =>
+      request.toolResults.length === 0
+        ? [Script.toolCall("get_weather", { city: "Oslo" }, { id: "c1" }), Script.toolCall("get_weather", { city: "Rome" }, { id: "c2" })]
+        : [Script.text(request.toolResults.map((r) => `${r.toolUseId}: ${r.text}`).join("; "))]
+    )
+    const events = yield* runAll("weather?", { autoExecuteTools: false })
+    return events.at(-1)!.threadId
+  })
+  const oslo = { toolCallId: "c1", result: { city: "Oslo", temperature: 1 } }
+  const rome = { toolCallId: "c2", result: { city: "Rome", temperature: 2 } }
+
+  it.live("results for some of the pending calls only: the server's 400 MISSING_RESULTS, both calls still pending, and a complete continueRun goes on", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* pausedOnTwo
+      const refused = yield* Stream.runDrain(tambo.continueRun(threadId, [oslo])).pipe(Effect.flip)
+      expect(fields(refused)).toMatchObject({ _tag: "ApiError", reason: "BadRequest", status: 400, code: "MISSING_RESULTS" })
+      expect(refused.message).toContain("c2")
+      expect((yield* tambo.getPendingToolCalls(threadId)).map((call) => call.toolCallId)).toEqual(["c1", "c2"])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      const rest = [...yield* Stream.runCollect(tambo.continueRun(threadId, [oslo, rome]))]
+      expect(rest.at(-1)!.event.type).toBe("RUN_FINISHED")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("a result given twice in one continueRun: the last one answers the call, as the server keeps it", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* pausedOnTwo
+      const rest = [...yield* Stream.runCollect(
+        tambo.continueRun(threadId, [{ toolCallId: "c1", result: "first", isError: true }, rome, oslo])
+      )]
+      const text = rest.at(-1)!.snapshot.messages.at(-1)!.content[0]!
+      expect(text.type === "text" && text.text).toBe(`c1: ${JSON.stringify(oslo.result)}; c2: ${JSON.stringify(rome.result)}`)
+      const results = rest.at(-1)!.snapshot.messages.flatMap((m) => m.content.filter((block) => block.type === "tool_result"))
+      expect(results.map((block) => block.toolUseId)).toEqual(["c1", "c2"])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
   it.live("pending calls survive a reload: a new client finds them on the server's thread and continues", () =>
     Effect.gen(function* () {
       server().setScript(toolThenQuote("get_weather", { city: "Lima" }))

@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import * as ClientState from "../../ClientState.js"
 import type { RunEvent, RunOptions, ToolCallResult } from "../../Tambo.js"
-import { type TamboError, ToolError } from "../../TamboError.js"
+import { ApiError, type TamboError, ToolError } from "../../TamboError.js"
 import * as Tool from "../../Tool.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
@@ -227,6 +227,17 @@ const validateOutput = (env: Env.Env, toolName: string, result: ToolCallResult):
     )
   })
 
+/** The Tambo API's refusal of a continuation that leaves pending calls unanswered (400 MISSING_RESULTS). */
+const missingResults = (missing: ReadonlyArray<string>) =>
+  new ApiError({
+    reason: "BadRequest",
+    status: 400,
+    code: "MISSING_RESULTS",
+    category: "client_error",
+    message: `Missing tool results for pending tool calls: ${missing.join(", ")}`,
+    retryable: false
+  })
+
 /** Answers the pending tool calls of a paused run and streams the rest of it. @internal */
 export const continueRun = (
   env: Env.Env,
@@ -244,8 +255,10 @@ export const continueRun = (
     for (const message of thread.thread.messages) {
       for (const block of message.content) if (block.type === "tool_result") answered.add(block.toolUseId)
     }
+    // A call given more than one result takes its last, where its first stood, as the API keeps it.
+    const lastOfEach = new Map(results.map((result) => [result.toolCallId, result]))
     const content: Array<Types.ToolResultContent> = []
-    for (const result of results) {
+    for (const result of lastOfEach.values()) {
       const call = byId.get(result.toolCallId)
       if (call === undefined) {
         return yield* new ToolError({
@@ -258,6 +271,12 @@ export const continueRun = (
       }
       if (result.isError !== true) yield* validateOutput(env, call.toolName, result)
       content.push(yield* toToolResult(result))
+    }
+    // The store is the agent's conversation, so it refuses what the API would: a call sent with
+    // no result is one the agent trips on, and it would stay pending.
+    if (env.transport.conversationFromStore === true) {
+      const missing = [...byId.keys()].filter((id) => !lastOfEach.has(id))
+      if (missing.length > 0) return yield* missingResults(missing)
     }
     return startRun(env, { _tag: "ToolResults", results: content }, { ...options, threadId })
   }))
