@@ -78,7 +78,8 @@ export interface AwaitedToolCall {
  * that failed, a result for a call nobody started (kept), a run's end naming
  * another run than the one streaming, the end of a tool call or component
  * that already ended, a user's message opened under the id of a message of
- * another role (opened under an id of its own instead), and the like.
+ * another role (opened under an id of its own instead), text for a message
+ * whose text already ended (kept, as the API stores it), and the like.
  *
  * @since 0.1.0
  * @category Models

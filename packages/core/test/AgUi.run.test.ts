@@ -1257,6 +1257,30 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
         })
     ))
 
+  // AG-UI forbids text after a message's end; the Tambo API keeps it in the message, and so does the store.
+  it.live("text after its message's TEXT_MESSAGE_END is kept in the reply and sent back with it, and an anomaly says so", () =>
+    withAgent(
+      (request) =>
+        request.lastUserText === "hello"
+          ? [
+            AgUiAgent.event({ type: EventType.TEXT_MESSAGE_START, messageId: "a1", role: "assistant" }),
+            AgUiAgent.event({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: "a1", delta: "Hi" }),
+            AgUiAgent.event({ type: EventType.TEXT_MESSAGE_END, messageId: "a1" }),
+            AgUiAgent.event({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: "a1", delta: " there" })
+          ]
+          : [AgUiAgent.text("Again.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(thread.messages.at(-1)).toMatchObject({ id: "a1", content: [{ type: "text", text: "Hi there" }] })
+          const anomalies = (yield* tambo.state).threadMap[thread.id]!.anomalies
+          expect(anomalies.map((a) => [a.eventType, a.reason])).toEqual([["TEXT_MESSAGE_CONTENT", "message a1 already ended"]])
+          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+          expect(agent.requests[1]!.input!.messages[1]).toMatchObject({ id: "a1", role: "assistant", content: "Hi there" })
+        })
+    ))
+
   it.live("headers from a function are read for each request: two runs carry two tokens", () => {
     let issued = 0
     return withAgent(AgUiAgent.scripts.text, (agent) =>

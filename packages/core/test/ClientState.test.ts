@@ -1890,6 +1890,45 @@ describe("a patch for a component that already ended", () => {
   }
 })
 
+// The API stores every text delta of the model in its message, one after its TEXT_MESSAGE_END too
+// (the v1 stream sends it under the same id): the text is kept, as the server's thread shows it.
+// AG-UI forbids content after a message's end, so an anomaly says so.
+describe("text for a message of the turn that already ended", () => {
+  const ended = [e.textStart("m1"), e.text("m1", "Hi"), e.textEnd("m1")]
+  const textOf = (t: ThreadState) => t.thread.messages.at(-1)!.content.flatMap((c) => c.type === "text" ? [c.text] : []).join("")
+
+  it("is appended, and recorded as an anomaly per delta", () => {
+    const t = thread(reduce(started(), events("t1", [...ended, [e.text("m1", " there"), 4242], [e.text("m1", "!"), 4243]])), "t1")
+    expect(textOf(t)).toBe("Hi there!")
+    expect(t.anomalies).toEqual([
+      { eventType: "TEXT_MESSAGE_CONTENT", reason: "message m1 already ended", at: 4242 },
+      { eventType: "TEXT_MESSAGE_CONTENT", reason: "message m1 already ended", at: 4243 }
+    ])
+    expect(t.streaming.messageId).toBeUndefined()
+  })
+
+  it("is the same in one batch as event by event", () => {
+    const list = [...ended, e.text("m1", " there"), e.text("m1", "!")]
+    const batched = thread(reduce(started(), [{ type: "EVENTS", threadId: "t1", events: list, at: 4242 }]), "t1")
+    expect(textOf(batched)).toBe("Hi there!")
+    expect(batched.anomalies.map((a) => a.reason)).toEqual(["message m1 already ended", "message m1 already ended"])
+  })
+
+  it("after the message started again (as the API resumes a reply) is no anomaly", () => {
+    const t = thread(reduce(started(), events("t1", [...ended, e.textStart("m1"), e.text("m1", " again"), e.textEnd("m1")])), "t1")
+    expect(textOf(t)).toBe("Hi again")
+    expect(t.anomalies).toEqual([])
+  })
+
+  it("of an earlier turn's ended message is refused, as before", () => {
+    const before = reduce(started(), events("t1", [...ended, e.runFinished("t1")]))
+    const next = reduce(before, [userMessage("t1", "u2", "more", 5000), ...events("t1", [e.runStarted("t1", "run2"), [e.text("m1", "?"), 6000]], 5100)])
+    const t = thread(next, "t1")
+    expect(t.thread.messages[1]!.content).toEqual([{ type: "text", text: "Hi" }])
+    expect(t.anomalies).toEqual([{ eventType: "TEXT_MESSAGE_CONTENT", reason: "message m1 is not this turn's reply", at: 6000 }])
+  })
+})
+
 describe("toIsoString", () => {
   it.each([0, 1, -1, 999, 1_700_000_000_123, 951_782_400_000, 4_107_542_400_000, -62_135_596_800_000, 253_402_300_799_999, 253_402_300_800_000, -62_198_755_200_001, -8_640_000_000_000_000, 8_640_000_000_000_000])(
     "%d matches Date#toISOString",

@@ -476,3 +476,29 @@ describe("a user's TEXT_MESSAGE_START under the id of the reply", () => {
       ])
     }).pipe(Effect.provide(Layer.suspend(() => tamboLayer(server(), { reconcileAfterRun: false })))))
 })
+
+// The API keeps every text delta of the model, one after the message's end too (its stream sends
+// it under the message's id), so the store keeps it; AG-UI forbids it, so an anomaly says so.
+describe("text the server sends after its message ended", () => {
+  it.scoped("is kept in the reply, as the server stores it, the run finishes, and an anomaly says so", () =>
+    Effect.gen(function* () {
+      const hostile = yield* HostileServer.scoped
+      hostile.respond(
+        HostileServer.frames([
+          frame({ type: "RUN_STARTED", threadId: "thr_c", runId: "run_1" }),
+          ...reply("run_1", "Hi"),
+          frame({ type: "TEXT_MESSAGE_CONTENT", messageId: "m-run_1", delta: " there" }),
+          frame({ type: "RUN_FINISHED", threadId: "thr_c", runId: "run_1" })
+        ], named("run_1"))
+      )
+      const tambo = yield* Effect.provide(
+        Tambo.Tambo,
+        Tambo.layer({ apiKey: "api-key", tamboUrl: hostile.url, userKey: "user-1", maxRetries: 0, reconcileAfterRun: false })
+      )
+      const events = [...yield* Stream.runCollect(tambo.run("hi"))]
+      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+      const thread = ClientState.getThreadState(yield* tambo.state, "thr_c")!
+      expect(thread.thread.messages.at(-1)).toMatchObject({ id: "m-run_1", role: "assistant", content: [{ type: "text", text: "Hi there" }] })
+      expect(thread.anomalies.map((a) => [a.eventType, a.reason])).toEqual([["TEXT_MESSAGE_CONTENT", "message m-run_1 already ended"]])
+    }))
+})

@@ -70,6 +70,8 @@ export interface ThreadInternal {
   readonly turnStart?: number
   /** Ids the server reused from an earlier turn → the message of this turn that holds their events. */
   readonly messageAliases?: ReadonlyMap<string, string>
+  /** This turn's messages whose text ended (TEXT_MESSAGE_END) and did not start again. */
+  readonly endedMessages?: ReadonlySet<string>
 }
 
 const EPOCH_ISO = "1970-01-01T00:00:00.000Z"

@@ -21,6 +21,8 @@ import {
   type ToolArgs
 } from "./common.js"
 
+const noMessages: ReadonlySet<string> = new Set()
+
 const toolKey = (toolCallId: string): string => `t${toolCallId}`
 const componentKey = (componentId: string): string => `c${componentId}`
 
@@ -59,6 +61,7 @@ export class ThreadDraft {
   optimisticMessageIds: ReadonlyArray<string>
   turnStart: number | undefined
   messageAliases: ReadonlyMap<string, string>
+  endedMessages: ReadonlySet<string>
   lastCompletedRunId: string | undefined
   pendingToolCalls: ReadonlyArray<AwaitedToolCall>
   anomalies: ReadonlyArray<Anomaly>
@@ -96,6 +99,7 @@ export class ThreadDraft {
     this.optimisticMessageIds = Array.isArray(internal.optimisticMessageIds) ? internal.optimisticMessageIds : []
     this.turnStart = typeof internal.turnStart === "number" ? internal.turnStart : undefined
     this.messageAliases = internal.messageAliases instanceof Map ? internal.messageAliases : emptyIndex
+    this.endedMessages = internal.endedMessages instanceof Set ? internal.endedMessages : noMessages
     this.lastCompletedRunId = base.lastCompletedRunId
     this.pendingToolCalls = Array.isArray(base.pendingToolCalls) ? base.pendingToolCalls : []
     this.anomalies = Array.isArray(base.anomalies) ? base.anomalies : []
@@ -440,12 +444,29 @@ export class ThreadDraft {
     this.changed = true
     this.turnStart = userMessageIndex
     if (this.messageAliases.size > 0) this.messageAliases = emptyIndex
+    this.endedMessages = noMessages
   }
 
   /** New messages from the server: positions and ids are its own again. */
   private forgetTurn(): void {
     this.turnStart = undefined
     this.messageAliases = emptyIndex
+    this.endedMessages = noMessages
+  }
+
+  /** Whether the text of this turn's message `id` ended (and did not start again). */
+  hasEnded(id: string): boolean {
+    return this.endedMessages.has(id)
+  }
+
+  /** Marks the text of this turn's message `id` ended, or open again. */
+  setEnded(id: string, ended: boolean): void {
+    if (this.endedMessages.has(id) === ended) return
+    this.changed = true
+    const next = new Set(this.endedMessages)
+    if (ended) next.add(id)
+    else next.delete(id)
+    this.endedMessages = next
   }
 
   uniqueMessageId(candidate: string): string {
@@ -519,7 +540,8 @@ export class ThreadDraft {
       ...(this.redirectTo === undefined ? {} : { redirectTo: this.redirectTo }),
       ...(this.optimisticMessageIds.length === 0 ? {} : { optimisticMessageIds: this.optimisticMessageIds }),
       ...(this.turnStart === undefined ? {} : { turnStart: this.turnStart }),
-      ...(this.messageAliases.size === 0 ? {} : { messageAliases: this.messageAliases })
+      ...(this.messageAliases.size === 0 ? {} : { messageAliases: this.messageAliases }),
+      ...(this.endedMessages.size === 0 ? {} : { endedMessages: this.endedMessages })
     }
     return {
       thread: this.thread,

@@ -190,6 +190,7 @@ const handleTextMessageStart = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_STA
   } else {
     d.ownThread()
   }
+  d.setEnded(messageId, false)
   d.ownStreaming().messageId = messageId
 }
 
@@ -218,6 +219,11 @@ export const appendText = (d: ThreadDraft, messageId: string, delta: string, cou
     }
     return
   }
+  // AG-UI forbids text after a message's end, yet the API keeps every delta the model gives, one
+  // after its end too (its stream sends it under the message's id): the text is kept, as stored.
+  if (d.hasEnded(message.id)) {
+    for (let i = 0; i < count; i++) d.anomaly("TEXT_MESSAGE_CONTENT", `message ${messageId} already ended`, at)
+  }
   const content = d.ownContent(index)
   const last = content[content.length - 1]
   if (last !== undefined && last.type === "text") {
@@ -242,6 +248,7 @@ const handleTextMessageEnd = (d: ThreadDraft, event: EventOf<"TEXT_MESSAGE_END">
   }
   if (active !== undefined) {
     delete d.ownStreaming().messageId
+    d.setEnded(active, true)
     return
   }
   // Nothing streams: the end of a message the thread has changes nothing, of one it lacks is recorded.
