@@ -32,7 +32,9 @@
  * refused (a prototype key, a failing operation) leaves it and is an anomaly
  * on the thread while the run goes on. The app reads and sets it with
  * `Tambo.getAgentState` / `setAgentState`; each run sends the thread's
- * state. `MESSAGES_SNAPSHOT` replaces the thread's conversation. `STEP_*`
+ * state. `MESSAGES_SNAPSHOT` replaces the thread's conversation (two
+ * messages under one id: the last is kept, where the first stood, and an
+ * anomaly says so). `STEP_*`
  * and `ACTIVITY_*` are run events for the app to read; activities are not
  * kept in the store.
  *

@@ -633,6 +633,38 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
   })
 
   // A result for a call the conversation no longer holds is one no run can send.
+  // A snapshot is the conversation by message id (HttpAgent keys it so: a later message under an
+  // id replaces the earlier one); two messages under one id were once both kept, and sent back so.
+  it.live("a MESSAGES_SNAPSHOT with two messages under one id keeps the last, where the first stood; the next request sends the store's conversation, and an anomaly says so", () =>
+    withAgent(
+      (request) =>
+        request.lastUserText === "hello"
+          ? [AgUiAgent.messagesSnapshot([
+            ...request.input.messages,
+            { id: "a1", role: "assistant", content: "first" },
+            { id: "a2", role: "assistant", content: "between" },
+            { id: "a1", role: "assistant", content: "second" }
+          ])]
+          : [AgUiAgent.text("Again.")],
+      (agent) =>
+        Effect.gen(function*() {
+          const tambo = yield* Tambo.Tambo
+          const { thread } = yield* runToEnd("hello")
+          expect(thread.messages.map((m) => [m.id, m.content])).toEqual([
+            [thread.messages[0]!.id, [{ type: "text", text: "hello" }]],
+            ["a1", [{ type: "text", text: "second" }]],
+            ["a2", [{ type: "text", text: "between" }]]
+          ])
+          const anomalies = (yield* tambo.state).threadMap[thread.id]!.anomalies
+          expect(anomalies.map((a) => [a.eventType, a.reason])).toEqual([["MESSAGES_SNAPSHOT", "message a1 appears more than once: the last is kept"]])
+          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+          const sent = agent.requests[1]!.input!.messages
+          expect(sent.map((m) => m.id)).toEqual([...thread.messages.map((m) => m.id), expect.any(String)])
+          expect(sent.slice(1, 3)).toMatchObject([{ id: "a1", content: "second" }, { id: "a2", content: "between" }])
+          expect(sdkConversation(thread.messages)).toEqual(normalise(sent.slice(0, 3)))
+        })
+    ))
+
   it.live("a MESSAGES_SNAPSHOT that leaves out the run's call of a client tool: the tool is not run, the run finishes, and the thread takes the next message", () => {
     const { cities, tool } = weatherTool()
     return withAgent(

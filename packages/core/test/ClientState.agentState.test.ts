@@ -244,6 +244,25 @@ describe("MESSAGES_SNAPSHOT", () => {
     expect(t.anomalies).toEqual([{ eventType: "MESSAGES_SNAPSHOT", reason: expect.stringContaining("not an AG-UI message"), at: 1000 }])
   })
 
+  it("with two messages under one id keeps the last, where the first stood, which that id's later text goes to; an anomaly says so", () => {
+    const s = reduce(started(), at("t1", [
+      messagesSnapshot([
+        { id: "u1", role: "user", content: "hello" },
+        { id: "a1", role: "assistant", content: "first" },
+        { id: "a2", role: "assistant", content: "between" },
+        { id: "a1", role: "assistant", content: "second" }
+      ]),
+      text("a2", "!")
+    ]))
+    const t = thread(s, "t1")
+    expect(t.thread.messages.map(({ content, id }) => [id, content])).toEqual([
+      ["u1", [{ type: "text", text: "hello" }]],
+      ["a1", [{ type: "text", text: "second" }]],
+      ["a2", [{ type: "text", text: "between!" }]]
+    ])
+    expect(t.anomalies).toEqual([{ eventType: "MESSAGES_SNAPSHOT", reason: "message a1 appears more than once: the last is kept", at: 1000 }])
+  })
+
   it("the agent state is not part of it", () => {
     const s = reduce(started(), at("t1", [snapshot({ n: 1 }), messagesSnapshot([])]))
     expect(thread(s, "t1").thread.state).toEqual({ n: 1 })

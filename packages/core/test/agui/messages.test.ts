@@ -1,6 +1,6 @@
 import * as Either from "effect/Either"
 import { describe, expect, it } from "vitest"
-import { fromAgUiMessages } from "../../src/internal/agui/messages.js"
+import { fromAgUiMessages, lastOfEachId } from "../../src/internal/agui/messages.js"
 import { toAgUiMessages } from "../../src/internal/agui/runAgentInput.js"
 import type * as Wire from "../../src/internal/agui/wire.js"
 
@@ -85,5 +85,21 @@ describe("fromAgUiMessages", () => {
       { id: "a2", role: "assistant", content: "Sunny." }
     ]
     expect(Either.getOrThrow(toAgUiMessages(fromAgUiMessages(conversation)))).toEqual(conversation)
+  })
+})
+
+describe("lastOfEachId", () => {
+  const a = (id: string, content: string): Wire.Message => ({ id, role: "assistant", content })
+
+  it("keeps the last message of each id where the first stood, and names the ids that came again", () => {
+    const { messages, repeated } = lastOfEachId([a("a1", "first"), a("a2", "x"), a("a1", "second"), a("a1", "third")])
+    expect(messages).toEqual([a("a1", "third"), a("a2", "x")])
+    expect(repeated).toEqual(["a1"])
+  })
+
+  it("gives a conversation without repeated ids back as it is", () => {
+    const conversation = [a("a1", "x"), a("a2", "y")]
+    expect(lastOfEachId(conversation)).toEqual({ messages: conversation, repeated: [] })
+    expect(lastOfEachId(conversation).messages).toBe(conversation)
   })
 })

@@ -47,6 +47,28 @@ export const parseArguments = (json: string): Record<string, unknown> => {
 }
 
 /**
+ * A snapshot's conversation with one message per id: a snapshot is the conversation by message
+ * id (`@ag-ui/client` keys it so), so a later message under an id replaces an earlier one, where
+ * the first stood. `repeated`: the ids that came more than once.
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const lastOfEachId = (
+  messages: ReadonlyArray<Wire.Message>
+): { readonly messages: ReadonlyArray<Wire.Message>; readonly repeated: ReadonlyArray<string> } => {
+  const byId = new Map(messages.map((message) => [message.id, message]))
+  if (byId.size === messages.length) return { messages, repeated: [] }
+  const seen = new Set<string>()
+  const repeated = new Set<string>()
+  for (const message of messages) {
+    if (seen.has(message.id)) repeated.add(message.id)
+    seen.add(message.id)
+  }
+  return { messages: [...byId.values()], repeated: [...repeated] }
+}
+
+/**
  * The conversation as thread messages (see the module's notes).
  *
  * @since 0.2.0

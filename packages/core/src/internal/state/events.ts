@@ -15,7 +15,7 @@ import type {
   ToolResultContent
 } from "../../Types.js"
 import { applyStateEvent, messagesOf } from "../agui/agentState.js"
-import { fromAgUiMessages } from "../agui/messages.js"
+import { fromAgUiMessages, lastOfEachId } from "../agui/messages.js"
 import { applyPatch, deepEqual, parsePointer } from "../jsonPatch.js"
 import { parsePartialJson } from "../partialJson.js"
 import { isBlankArgs } from "../toolSupport.js"
@@ -695,8 +695,10 @@ const handleStateEvent = (d: ThreadDraft, event: EventOf<"STATE_SNAPSHOT" | "STA
 const handleMessagesSnapshot = (d: ThreadDraft, event: EventOf<"MESSAGES_SNAPSHOT">, at: number): void => {
   const decoded = messagesOf(event)
   if (Either.isLeft(decoded)) return d.anomaly(event.type, decoded.left.message, at)
+  const { messages: snapshot, repeated } = lastOfEachId(decoded.right)
+  for (const id of repeated) d.anomaly(event.type, `message ${id} appears more than once: the last is kept`, at)
   const stamp = toIsoString(at)
-  const messages = fromAgUiMessages(decoded.right).map((message): TamboThreadMessage => {
+  const messages = fromAgUiMessages(snapshot).map((message): TamboThreadMessage => {
     const index = d.findMessage(message.id)
     return { ...message, createdAt: (index < 0 ? undefined : d.messages[index]!.createdAt) ?? stamp }
   })
@@ -712,7 +714,7 @@ const handleMessagesSnapshot = (d: ThreadDraft, event: EventOf<"MESSAGES_SNAPSHO
   // The snapshot's arguments are the calls' own: those that are not a JSON object are recorded as
   // they arrived, as a call's streamed ones are, so no tool runs on them.
   d.clearInvalidToolArgs()
-  for (const message of decoded.right) {
+  for (const message of snapshot) {
     if (message.role !== "assistant") continue
     for (const call of message.toolCalls ?? []) {
       const raw = call.function.arguments
