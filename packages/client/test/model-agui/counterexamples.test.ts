@@ -124,3 +124,11 @@ describe("model counterexamples: a finished run's call not answered exactly once
       replay([{ kind: "loose", target: "current", how }], ["unanswered-is-pending", "conversation-sent", "conversation-stable", "thread-usable"]))
   }
 })
+
+describe("model counterexamples: a continueRun that leaves a call unanswered", () => {
+  // Defect: after a run paused on two calls, a continueRun with the result of one sent the other
+  // to the agent without a result, and it stayed pending. It is now refused as the Tambo API
+  // refuses it (MISSING_RESULTS), before anything is recorded or sent.
+  it("a manual round of two calls, answered one call first", () =>
+    replay([{ kind: "manual", target: "current", calls: 2, reuseIds: false, partialFirst: true }], ["thread-usable"]))
+})

@@ -121,8 +121,18 @@ export type Command =
      */
     readonly repeat?: "none" | "restart" | "argsAfterEnd" | "restartElsewhere" | "unended" | undefined
   }
-  /** A tool round answered by the app: `autoExecuteTools: false`, then `continueRun` with the results. */
-  | { readonly kind: "manual"; readonly target: Target; readonly calls: 1 | 2; readonly reuseIds: boolean }
+  /**
+   * A tool round answered by the app: `autoExecuteTools: false`, then `continueRun` with the results.
+   * `partialFirst`: a `continueRun` answering one of two calls comes first, which is refused as the
+   * Tambo API refuses it (`MISSING_RESULTS`) and changes nothing.
+   */
+  | {
+    readonly kind: "manual"
+    readonly target: Target
+    readonly calls: 1 | 2
+    readonly reuseIds: boolean
+    readonly partialFirst?: boolean | undefined
+  }
   | { readonly kind: "stop"; readonly target: Target; readonly how: StopHow; readonly at: StopAt }
   /** The agent's RUN_ERROR after partial text (`afterCall`: and a call of the probe). */
   | { readonly kind: "runError"; readonly target: Target; readonly afterCall: boolean }
@@ -214,7 +224,13 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant("manual" as const), target, calls: fc.constantFrom<1 | 2>(1, 2), reuseIds: fc.boolean() })
+    arbitrary: fc.record({
+      kind: fc.constant("manual" as const),
+      target,
+      calls: fc.constantFrom<1 | 2>(1, 2),
+      reuseIds: fc.boolean(),
+      partialFirst: fc.boolean()
+    })
   },
   {
     weight: 4,
@@ -436,6 +452,26 @@ const threadOf = (real: Real, t: Target): string | undefined => Model.threadOf(r
 /** Iterates a run to its end, deciding approvals as `decision` says. */
 const drive = (real: Real, stream: TamboStream, decision: "approve" | "deny") => Model.drive(real.client, stream, decision)
 
+/**
+ * A `continueRun` that leaves one of the calls unanswered: refused with the Tambo API's
+ * `MISSING_RESULTS` before anything is recorded or sent, so the thread stays as it was.
+ */
+const refusedWithoutAll = async (
+  real: Real,
+  answered: { readonly threadId: string; readonly results: ReadonlyArray<{ readonly toolCallId: string; readonly result: unknown }> }
+): Promise<void> => {
+  const before = real.client.getState().threadMap[answered.threadId]
+  const sent = real.world.agent.requests.length
+  const refused = await settle(real.client.continueRun(answered.threadId, answered.results.slice(1)).thread)
+  const code = refused.ok ? undefined : (refused.error as { readonly code?: unknown }).code
+  if (code !== "MISSING_RESULTS") throw new Error(`a continueRun leaving a call unanswered ended with ${refused.ok ? "success" : String(refused.error)}`)
+  const after = real.client.getState().threadMap[answered.threadId]
+  if (!isDeepStrictEqual(after?.thread.messages, before?.thread.messages) || !isDeepStrictEqual(after?.pendingToolCalls, before?.pendingToolCalls)) {
+    throw new Error("a refused continueRun changed its thread")
+  }
+  if (real.world.agent.requests.length !== sent) throw new Error("a refused continueRun sent a request")
+}
+
 /** Plays one command; returns the streams it started. */
 const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboStream>> => {
   const { world, client } = real
@@ -521,6 +557,7 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
         (args: Schema.Schema.Type<typeof ProbeArgs>): ProbeResult => ({ thread: args.thread, n: args.n })
       )
       if (answered === undefined) return [stream]
+      if (command.partialFirst === true && answered.results.length > 1) await refusedWithoutAll(real, answered)
       const continued = client.continueRun(answered.threadId, answered.results)
       await drive(real, continued, "approve")
       return [stream, continued]
