@@ -90,6 +90,15 @@ const runToEnd = (message: string) =>
     return { events, thread }
   })
 
+/** Runs "hello", then "again" on its thread: the thread after the first, and what the second sent. */
+const helloThenAgain = (agent: AgUiAgent.AgUiAgent) =>
+  Effect.gen(function*() {
+    const tambo = yield* Tambo.Tambo
+    const { thread } = yield* runToEnd("hello")
+    yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
+    return { thread, sent: agent.requests[1]!.input!.messages }
+  })
+
 /**
  * The conversation as AG-UI messages, normalised for the comparison with HttpAgent's: ids are
  * each side's own (the user's message, the tool result's), so they are left out; a string
@@ -1249,11 +1258,8 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
       (request) => request.lastUserText === "hello" ? first(request) : [AgUiAgent.text("Hi again.")],
       (agent) =>
         Effect.gen(function*() {
-          const tambo = yield* Tambo.Tambo
-          const { thread } = yield* runToEnd("hello")
+          const { sent, thread } = yield* helloThenAgain(agent)
           expect(thread.messages.flatMap((m) => m.content).some((block) => block.type === "tool_result")).toBe(true)
-          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
-          const sent = agent.requests[1]!.input!.messages
           expect(sent.some((m) => m.role === "tool")).toBe(false)
           expect(sent.at(-1)).toMatchObject({ role: "user", content: "again" })
         })
@@ -1279,11 +1285,8 @@ describe("AgUi.layer: Tambo runs against an AG-UI agent", () => {
       (request) => request.lastUserText === "hello" ? first(request) : [AgUiAgent.text("Hi again.")],
       (agent) =>
         Effect.gen(function*() {
-          const tambo = yield* Tambo.Tambo
-          const { thread } = yield* runToEnd("hello")
+          const { sent, thread } = yield* helloThenAgain(agent)
           expect(thread.messages.flatMap((m) => m.content).filter((block) => block.type === "tool_result")).toHaveLength(2)
-          yield* Stream.runDrain(tambo.run("again", { threadId: thread.id }))
-          const sent = agent.requests[1]!.input!.messages
           expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"])
           expect(sent[2]).toMatchObject({ toolCallId: "s1", content: "3 results" })
         })
