@@ -19,7 +19,7 @@ import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import { withInitialMessages } from "./internal/initialMessages.js"
 import { takeMessageContext, withTakenContext } from "./internal/messageContext.js"
-import { leftUnsent, messageSentTo } from "./internal/unsent.js"
+import { endedOn, leftUnsent, messageSentTo } from "./internal/unsent.js"
 import type { ReactTamboThreadMessage, TamboComponent } from "./types.js"
 import { useTamboRunStatus } from "./useTamboRunStatus.js"
 import { useTamboSelector } from "./useTamboSelector.js"
@@ -57,8 +57,10 @@ export interface UseTamboReturn {
    * The returned stream can be ignored: the state updates by itself; its
    * promises reject only if read. The message carries the context
    * attachments and the interactables' selections, as a submit of
-   * `useTamboThreadInput` does: a run that fails, or is stopped before the
-   * message reached its thread, gives them back.
+   * `useTamboThreadInput` does: they come back exactly when the message is
+   * not in the thread once its run ended (refused, or stopped before it
+   * reached the thread); a message the server took keeps them, even when
+   * its run then failed.
    */
   readonly sendMessage: (message: string | InputMessage, options?: RunOptions) => TamboStream
   /**
@@ -205,12 +207,12 @@ export const useTambo = (): UseTamboReturn => {
     sendMessage: (message: string | InputMessage, options?: RunOptions) => {
       const client = handle.client()
       const target = options?.threadId ?? client.getState().currentThreadId
-      // Taken for this message (not by the helpers as its run starts), so a failure gives them back.
+      // Taken for this message (not by the helpers as its run starts), so a message left unsent gives them back.
       const taken = takeMessageContext(handle, client, interactables)
       const sentTo = messageSentTo(client, target)
       const stream = client.run(message, withTakenContext(options, taken.additionalContext))
-      stream.thread.catch((error: unknown) => {
-        if (leftUnsent(error, sentTo, () => target)) taken.giveBack()
+      stream.thread.catch(async (error: unknown) => {
+        if (await leftUnsent(error, sentTo, endedOn(stream, target))) taken.giveBack()
       })
       return stream
     },

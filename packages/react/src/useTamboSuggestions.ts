@@ -8,6 +8,7 @@ import { getCurrentThreadState, isLocalThreadId } from "@tambo-effect/core/Clien
 import { useCallback, useEffect, useRef, useState } from "react"
 import { useTamboContext } from "./internal/context.js"
 import { shownRunStatus } from "./internal/selectors.js"
+import { messageSentTo } from "./internal/unsent.js"
 import type { AcceptSuggestionOptions, TamboQueryOptions } from "./types.js"
 import { useQuery } from "./internal/useQuery.js"
 import { useTamboSelector } from "./useTamboSelector.js"
@@ -201,7 +202,9 @@ export const useTamboSuggestions = (options: UseTamboSuggestionsOptions = {}): U
     latestAccept.current = attempt
     setAccepting({ pending: true, error: undefined })
     try {
-      await input.submit((text) => handle.client().run(text))
+      const client = handle.client()
+      const target = client.getState().currentThreadId
+      await input.submit((text) => client.run(text), undefined, () => target, undefined, () => messageSentTo(client, target))
       if (latestAccept.current === attempt) setAccepting(NOT_ACCEPTING)
     } catch (error) {
       if (latestAccept.current === attempt) {

@@ -46,11 +46,15 @@ export interface TamboThreadInputContextProps {
    * clears the value. Resolves with the thread's id once the run ended,
    * also when it was cancelled (a stop is not a failure, as upstream's
    * submit says); rejects if there is neither text nor an image, the run
-   * failed, or the client was destroyed meanwhile (an `AbortError`). A
-   * failed submit puts back what its message took: its text (unless
-   * something was typed meanwhile), its images, the context attachments and
-   * the interactables' selections. So does a submit whose run was stopped
-   * before its message reached the thread: nothing was sent.
+   * failed, or the client was destroyed meanwhile (an `AbortError`). What
+   * the message took (its text, unless something was typed meanwhile, its
+   * images, the context attachments and the interactables' selections)
+   * comes back exactly when the message is not in the thread once its run
+   * ended: refused before any event (an HTTP error, a server that could not
+   * be reached or did not answer), or stopped before it reached the thread.
+   * A message the server took stays in the thread when its run then fails
+   * (a `RUN_ERROR`, a connection lost mid-reply) or is stopped: the
+   * composer stays empty and its images go, so it is not sent twice.
    */
   readonly submit: (options?: SubmitOptions) => Promise<{ readonly threadId: string }>
   /**

@@ -219,6 +219,39 @@ describe("useTamboContextAttachment", () => {
     })
   }
 
+  describe("sendMessage gives a message's attachments back exactly when the message is not in the store after its run", () => {
+    const sendWith = async (reply: Script.Script) => {
+      server().setScript((request) => request.text === "read this" ? reply : [Script.text("ok")])
+      const { result } = renderHook(
+        () => ({ attach: useTamboContextAttachment(), tambo: useTambo() }),
+        { wrapper: wrapperFor(connection(server())) }
+      )
+      let attached!: ReturnType<typeof result.current.attach.addContextAttachment>
+      act(() => {
+        attached = result.current.attach.addContextAttachment({ context: "contents of notes.txt" })
+      })
+      const failed = await result.current.tambo.sendMessage("read this").thread.catch((error: { readonly _tag?: string }) => error._tag)
+      return { result, attached, failed }
+    }
+
+    it("refused: they come back, to go with the message sent again", async () => {
+      const { result, attached, failed } = await sendWith([Script.httpError(500, { message: "boom" })])
+      expect(failed).toBe("ApiError")
+      await waitFor(() => expect(result.current.attach.attachments).toEqual([attached]))
+      expect(result.current.tambo.messages).toEqual([])
+    })
+
+    it("taken, then failed: they stay gone, as the message is in the thread with them", async () => {
+      const { result, failed } = await sendWith([Script.text("Partial"), Script.runError()])
+      expect(failed).toBe("ApiError")
+      // The message is in the thread: what it took is not given back, so the next message does not carry it again.
+      await result.current.tambo.sendMessage("next").thread
+      expect(sentContexts()).toEqual([{ contextAttachments: [expect.objectContaining({ context: "contents of notes.txt" })] }, undefined])
+      expect(result.current.attach.attachments).toEqual([])
+      expect(result.current.tambo.messages.filter((message) => message.role === "user")).toHaveLength(2)
+    })
+  })
+
   it("a message a beforeRun refused (nothing sent) gives its attachments back", async () => {
     const { result } = renderHook(
       () => ({ attach: useTamboContextAttachment(), input: useTamboThreadInput() }),

@@ -4,6 +4,7 @@ import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import { useTambo, useTamboSuggestions, useTamboThreadInput } from "../src/index.js"
 import { connection, holdingProxy, sleep, until, useServer, wrapperFor } from "./helpers.js"
+import { storeEqualsServer } from "../../core/test/storeEqualsServer.js"
 
 const server = useServer()
 
@@ -349,4 +350,73 @@ describe("useTamboSuggestions", () => {
       expect(suggestionRequests(thread.id)).toEqual([])
     })
   })
+})
+
+// The composer gets back what a message took exactly when the message is not in the store after
+// its run: one refused before any event left it; one the server took and then failed is in the
+// thread, as the server has it, and sending it again would send it twice.
+describe("where a failed send's message ends up", () => {
+  type Refusal = "400" | "500" | "refused"
+  type Failure = "RUN_ERROR" | "dropped"
+  const failures: Record<Failure, Script.Script> = {
+    RUN_ERROR: [Script.text("Partial"), Script.runError({ message: "model down" })],
+    dropped: [Script.text("Partial"), Script.drop()]
+  }
+
+  /**
+   * A composer on a known thread (one reply to "first") or a new conversation, through a proxy in
+   * front of the server; "Hi" with an image is then sent, answered as `ending` says.
+   */
+  const sendHi = async (known: boolean, ending: Refusal | Failure) => {
+    server().setScript((request) =>
+      request.text !== "Hi"
+        ? [Script.text("ok")]
+        : ending === "400" || ending === "500"
+        ? [Script.httpError(Number(ending), { message: "no" })]
+        : ending === "refused"
+        ? [Script.text("never sent")]
+        : failures[ending]
+    )
+    const proxy = await holdingProxy(server())
+    const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server(), { tamboUrl: proxy.url })) })
+    if (known) {
+      act(() => result.current.input.setValue("first"))
+      await act(() => result.current.input.submit())
+    }
+    if (ending === "refused") await proxy.close()
+    await act(() => result.current.input.addImage(new File([new Uint8Array([1, 2, 3])], "a.png", { type: "image/png" })))
+    act(() => result.current.input.setValue("Hi"))
+    const failed = await act(() => result.current.input.submit().then(() => undefined, (error: { readonly _tag?: string }) => error._tag))
+    await waitFor(() => expect(result.current.input.isPending).toBe(false))
+    return { result, failed }
+  }
+
+  const his = (result: { readonly current: ReturnType<typeof useBoth> }) =>
+    Object.values(result.current.tambo.client.getState().threadMap).flatMap((thread) =>
+      thread.thread.messages.filter((message) =>
+        message.role === "user" && message.content.some((block) => block.type === "text" && block.text === "Hi")
+      )
+    )
+
+  for (const known of [false, true]) {
+    const where = known ? "on a known thread" : "on a new conversation"
+
+    it.each<Refusal>(["400", "500", "refused"])(`refused (%s) ${where}: the text and the image come back, the store holds no message`, async (refusal) => {
+      const { result, failed } = await sendHi(known, refusal)
+      expect(failed).toBe(refusal === "refused" ? "TransportError" : "ApiError")
+      expect(result.current.input.value).toBe("Hi")
+      expect(result.current.input.images.map((image) => image.name)).toEqual(["a.png"])
+      expect(his(result)).toEqual([])
+    })
+
+    it.each<Failure>(["RUN_ERROR", "dropped"])(`taken, then failed (%s) ${where}: the composer stays empty, the message is in the store once, as the server has it`, async (failure) => {
+      const { result, failed } = await sendHi(known, failure)
+      expect(failed).toBe(failure === "RUN_ERROR" ? "ApiError" : "TransportError")
+      expect(result.current.input.value).toBe("")
+      expect(result.current.input.images).toEqual([])
+      expect(his(result)).toHaveLength(1)
+      const threadId = result.current.tambo.currentThreadId
+      await storeEqualsServer(result.current.tambo.client.getState(), server(), threadId)
+    })
+  }
 })

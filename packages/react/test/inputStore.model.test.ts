@@ -1,7 +1,8 @@
 // The composer's state (useTamboThreadInput's store), model-based: fast-check generates sequences of
-// typing, staged images, submits, their runs ending (answered, failed, cancelled, cut by the client's end, in any
-// order) and resets; after every step the store equals a plain model of what the hook promises: as a TanStack
-// mutation's, the state tells of the submit started last, and a pending submit's images are not sent twice.
+// typing, staged images, submits, their runs ending (answered, failed or cancelled before or after the message reached
+// its thread, cut by the client's end, in any order) and resets; after every step the store equals a plain model of
+// what the hook promises: as a TanStack mutation's, the state tells of the submit started last, a pending submit's
+// images are not sent twice, and what a message took comes back exactly when it did not reach its thread.
 // The runs are scripted promises: what is tested is the store's bookkeeping, not a server's.
 //
 // Seeded, so a failure reproduces; MODEL_RUNS and MODEL_SEED for longer or other runs.
@@ -10,7 +11,15 @@ import { describe, expect, it } from "vitest"
 import { AbortError } from "../src/index.js"
 import { InputStore } from "../src/internal/inputStore.js"
 
-type Outcome = "answer" | "fail" | "cancel" | "destroyed"
+/**
+ * How a run ends: answered; failed with its message refused (`fail`) or after the server took it
+ * (`failTaken`); cancelled after its message reached the thread (`cancel`) or before (`cancelUnsent`);
+ * cut by the client's end.
+ */
+type Outcome = "answer" | "fail" | "failTaken" | "cancel" | "cancelUnsent" | "destroyed"
+
+/** The message is in its thread once the run ended. */
+const reached = (outcome: Outcome) => outcome === "answer" || outcome === "failTaken" || outcome === "cancel"
 
 interface Submitted {
   readonly tag: number
@@ -95,22 +104,25 @@ class Submit implements fc.AsyncCommand<Model, Real> {
       return
     }
     let settle!: (outcome: Outcome) => void
+    let inThread = false
     const answer = new Promise<{ readonly id: string }>((resolve, reject) => {
-      settle = (outcome) =>
-        outcome === "answer"
+      settle = (outcome) => {
+        inThread = reached(outcome)
+        return outcome === "answer"
           ? resolve({ id: `thr_${tag}` })
           : reject(
-            outcome === "fail"
+            outcome === "fail" || outcome === "failTaken"
               ? new Error(`failed ${tag}`)
-              : outcome === "cancel"
+              : outcome === "cancel" || outcome === "cancelUnsent"
               ? new AbortError({ reason: "CancelledByClient", message: "The run was cancelled", threadId: `thr_${tag}` })
               : new AbortError({ reason: "ClientDestroyed", message: "The client was destroyed" })
           )
+      }
     })
     const done = real.store.submit((message) => {
       real.sent.push({ tag, message })
-      return { thread: answer }
-    }, { tag }).then(
+      return { thread: answer, threadId: Promise.resolve(`thr_${tag}`) }
+    }, { tag }, () => `thr_${tag}`, undefined, () => (threadId) => threadId === `thr_${tag}` && inThread).then(
       (data) => {
         // A cancelled run resolves as an answered one, with its thread.
         expect(data).toEqual({ threadId: `thr_${tag}` })
@@ -147,22 +159,25 @@ class Settle implements fc.AsyncCommand<Model, Real> {
     const submitted = model.inFlight[index]!
     model.inFlight.splice(index, 1)
     submitted.settle(this.outcome)
+    const failed = this.outcome === "fail" || this.outcome === "failTaken"
     // Only a failure, and a client destroyed meanwhile, reject.
-    expect(await submitted.done).toBe(this.outcome === "fail" || this.outcome === "destroyed" ? "rejected" : "resolved")
-    // What was sent leaves the staged images; what was written comes back after a failure, unless something was
-    // typed meanwhile. Only the latest submit's end changes how the last submit went.
+    expect(await submitted.done).toBe(failed || this.outcome === "destroyed" ? "rejected" : "resolved")
+    // What reached the thread leaves the staged images; what was written comes back when the message did not
+    // (refused, or cancelled before), unless something was typed meanwhile. Only the latest submit's end changes
+    // how the last submit went.
     const latest = submitted.tag === model.latest
-    if (this.outcome === "answer") {
+    if (reached(this.outcome)) {
       const sent = new Set(submitted.images)
       model.images = model.images.filter((name) => !sent.has(name))
+    } else if (this.outcome !== "destroyed" && model.value === "") model.value = submitted.text
+    if (this.outcome === "answer") {
       if (latest) {
         model.data = `thr_${submitted.tag}`
         model.failureCount = 0
         model.error = false
         model.status = "success"
       }
-    } else if (this.outcome === "fail") {
-      if (model.value === "") model.value = submitted.text
+    } else if (failed) {
       if (latest) {
         model.failureCount++
         model.error = true
@@ -192,14 +207,16 @@ class Reset implements fc.AsyncCommand<Model, Real> {
   toString = () => "reset"
 }
 
+const outcomes: ReadonlyArray<Outcome> = ["answer", "fail", "failTaken", "cancel", "cancelUnsent", "destroyed"]
+
 const commands = fc.commands(
   [
     fc.constantFrom("", "  ", "hi", " hello ", "again").map((text) => new Type(text)),
     fc.constantFrom("a.png", "b.png").map((name) => new AddImage(name)),
     fc.constant(new Submit()),
     fc.constant(new Submit()),
-    fc.tuple(fc.nat(3), fc.constantFrom<Outcome>("answer", "fail", "cancel", "destroyed")).map(([which, outcome]) => new Settle(which, outcome)),
-    fc.tuple(fc.nat(3), fc.constantFrom<Outcome>("answer", "fail", "cancel", "destroyed")).map(([which, outcome]) => new Settle(which, outcome)),
+    fc.tuple(fc.nat(3), fc.constantFrom<Outcome>(...outcomes)).map(([which, outcome]) => new Settle(which, outcome)),
+    fc.tuple(fc.nat(3), fc.constantFrom<Outcome>(...outcomes)).map(([which, outcome]) => new Settle(which, outcome)),
     fc.constant(new Reset())
   ],
   { maxCommands: 25 }
@@ -254,6 +271,15 @@ describe("the composer's state, model-based", () => {
 
   it("a send made of a pending send's images alone is empty", () =>
     play([new AddImage("a.png"), new Submit(), new Submit(), new Settle(0, "fail"), new Submit()]))
+
+  it("a message the server took and then failed leaves the composer empty and its images gone: sent again, it would go twice", () =>
+    play([new AddImage("a.png"), new Submit(), new Settle(0, "failTaken")]))
+
+  it("a message cancelled after it reached its thread drops its images, as an answered one does", () =>
+    play([new AddImage("a.png"), new Submit(), new Settle(0, "cancel")]))
+
+  it("a message cancelled before it reached its thread gives its text back and keeps its images", () =>
+    play([new AddImage("a.png"), new Type("hi"), new Submit(), new Settle(0, "cancelUnsent")]))
 
   it("reset while a send is pending: idle, and its end shows nothing", () =>
     play([new Type("one"), new Submit(), new Reset(), new Settle(0, "fail")]))

@@ -1,5 +1,5 @@
 import { type InputMessage, isAbortError } from "@tambo-effect/client"
-import { leftUnsent } from "./unsent.js"
+import { endedOn, leftUnsent } from "./unsent.js"
 import { useRef } from "react"
 import { imageResource, isImage, stageImages } from "./stagedImages.js"
 import type { StagedImage } from "../types.js"
@@ -130,24 +130,25 @@ export class InputStore {
 
   /**
    * Sends the value (trimmed) and the images with `run` and clears the
-   * value; resolves with the thread's id once the run ended, and then drops
-   * the images it sent (those added meanwhile stay; a failed send keeps
-   * them). Images a pending submit is sending are not sent again by a
-   * submit made meanwhile. A failed send puts its text back, unless
-   * something was typed meanwhile: a failure does not lose what the user
-   * wrote. A cancelled run (the user's stop, the server's) is not a
-   * failure: the input stays as it is (the message was sent; one stopped
-   * before it reached the thread, as `sentTo` tells, is given back as a
-   * failed one is) and the
-   * submit resolves, with the run's thread (`threadId` when the run never
-   * named one), as upstream's does; it rejects only when the client was
-   * destroyed. `take` takes what else the message carries (the context
-   * attachments, the interactables' selections) as it is sent; a failed
-   * send gives it back with the text.
+   * value; resolves with the thread's id once the run ended. Images a
+   * pending submit is sending are not sent again by a submit made meanwhile.
+   * What the message took (its text, images, and what `take` took: the
+   * context attachments, the interactables' selections) is the user's again
+   * exactly when the message is not in the store once its run ended, on the
+   * thread it ended on, as `sentTo` tells: a message refused before any
+   * event, or stopped before it reached its thread, gives it back (the text
+   * unless something was typed meanwhile: nothing the user wrote is lost); a
+   * message the server took keeps the composer as it is and drops the images
+   * it sent, even when its run then failed or was stopped, as sending it
+   * again would send it twice. A cancelled run (the user's stop, the
+   * server's) is not a failure: the submit resolves, with the run's thread
+   * (`threadId` when the run never named one), as upstream's does; it
+   * rejects only when the client was destroyed.
    */
   async submit(
     run: (message: string | InputMessage, additionalContext: Record<string, unknown> | undefined) => {
       readonly thread: Promise<{ readonly id: string }>
+      readonly threadId?: Promise<string>
     },
     variables?: unknown,
     threadId?: () => string,
@@ -163,31 +164,42 @@ export class InputStore {
     this.#set({ value: "", isPending: true, error: undefined, status: "pending", variables, submittedAt: Date.now() })
     const taken = take?.()
     const sent = sentTo?.()
+    let running: { readonly threadId?: Promise<string> } = {}
     try {
-      const thread = await run(
+      const started = run(
         images.length === 0
           ? text
           : { role: "user", content: [...(text === "" ? [] : [{ type: "text" as const, text }]), ...images.map(imageResource)] },
         taken?.additionalContext
-      ).thread
-      const sent = new Set(images)
-      if (images.length > 0) this.#set({ images: this.#snapshot.images.filter((image) => !sent.has(image)) })
+      )
+      running = started
+      const thread = await started.thread
+      this.#dropSent(images)
       const data = { threadId: thread.id }
       this.#end(submit, { data })
       return data
     } catch (error) {
       const cancelled = isAbortError(error)
-      const thread = cancelled ? error.threadId ?? threadId?.() ?? "" : ""
-      // A run stopped before its message reached the thread sent nothing: the message is the user's again.
-      const unsent = leftUnsent(error, sent, () => threadId?.() ?? "")
-      if (unsent && this.#snapshot.value === "") this.#set({ value: text })
-      if (unsent) taken?.giveBack()
+      const destroyed = cancelled && error.reason === "ClientDestroyed"
+      const target = threadId?.() ?? ""
+      const thread = cancelled ? error.threadId ?? target : ""
+      if (await leftUnsent(error, sent, endedOn(running, target))) {
+        if (this.#snapshot.value === "") this.#set({ value: text })
+        taken?.giveBack()
+      } else if (!destroyed) this.#dropSent(images)
       this.#end(submit, { error: cancelled ? undefined : error instanceof Error ? error : new Error(String(error)) })
-      if (!cancelled || error.reason === "ClientDestroyed") throw error
+      if (!cancelled || destroyed) throw error
       return { threadId: thread }
     } finally {
       for (const image of images) this.#sending.delete(image)
     }
+  }
+
+  /** The images a message that reached its thread sent leave the composer (those added meanwhile stay). */
+  #dropSent(images: ReadonlyArray<StagedImage>) {
+    if (images.length === 0) return
+    const sent = new Set(images)
+    this.#set({ images: this.#snapshot.images.filter((image) => !sent.has(image)) })
   }
 
   #set(patch: Partial<InputSnapshot>) {

@@ -16,16 +16,35 @@ export const messageSentTo = (client: TamboClient, target: string): (threadId: s
 }
 
 /**
- * Whether a run that ended with `error` left its message unsent, so what it
- * took is the user's again: it failed, or it was stopped (not by the
- * client's end) before the message reached its thread.
+ * The thread a run ended on: the one the server named for it (a new
+ * conversation's), else `target`, the one it was sent on.
  *
  * @since 0.2.0
  * @category Internal
  */
-export const leftUnsent = (error: unknown, sentTo: ((threadId: string) => boolean) | undefined, target: () => string): boolean => {
-  if (!isAbortError(error)) return true
-  return error.reason !== "ClientDestroyed" && sentTo !== undefined && !sentTo(error.threadId ?? target())
+export const endedOn = (run: { readonly threadId?: Promise<string> }, target: string): Promise<string> =>
+  run.threadId === undefined ? Promise.resolve(target) : run.threadId.catch(() => target)
+
+/**
+ * Whether a run that ended with `error` left its message out of the store,
+ * so what it took is the user's again: the thread it ended on (`thread`)
+ * holds no message it sent. A message refused before any event, or stopped
+ * before it reached its thread, is not there; one the server took before
+ * the run failed or was stopped is, as the server has it, and given back it
+ * would be sent twice. Nothing is given back to a destroyed client. Without
+ * `sentTo` a failure counts as unsent, a cancellation not.
+ *
+ * @since 0.2.0
+ * @category Internal
+ */
+export const leftUnsent = async (
+  error: unknown,
+  sentTo: ((threadId: string) => boolean) | undefined,
+  thread: Promise<string>
+): Promise<boolean> => {
+  if (isAbortError(error) && error.reason === "ClientDestroyed") return false
+  if (sentTo === undefined) return !isAbortError(error)
+  return !sentTo(await thread)
 }
 
 /**
@@ -39,7 +58,7 @@ export const leftUnsent = (error: unknown, sentTo: ((threadId: string) => boolea
 export const giveBackIfUnsent = (client: TamboClient | undefined, run: ContextHelperRun | undefined, giveBack: () => void): void => {
   if (client === undefined || run === undefined) return
   const sentTo = messageSentTo(client, run.threadId)
-  run.stream.thread.catch((error: unknown) => {
-    if (leftUnsent(error, sentTo, () => run.threadId)) giveBack()
+  run.stream.thread.catch(async (error: unknown) => {
+    if (await leftUnsent(error, sentTo, endedOn(run.stream, run.threadId))) giveBack()
   })
 }
