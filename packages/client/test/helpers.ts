@@ -7,7 +7,6 @@ import {
   type AgentClientOptions,
   TamboClient,
   type TamboClientOptions,
-  type TamboThreadMessage,
   type TamboTool
 } from "../src/index.js"
 
@@ -60,9 +59,9 @@ export const makeClient = (server: TestServer, options: Partial<TamboClientOptio
 /** One scripted AG-UI agent per test file; its script and requests are reset after each test. */
 export const useAgent = (options: AgUiAgent.StartOptions = {}) => useStarted(() => AgUiAgent.start(options), "agent")
 
-/** A client of a scripted AG-UI agent (`headers` are the agent's), destroyed after the test. */
+/** A client of a scripted AG-UI agent, or of a proxy in front of one (`headers` are the agent's), destroyed after the test. */
 export const makeAgentClient = (
-  agent: AgUiAgent.AgUiAgent,
+  agent: { readonly url: string },
   options: Partial<Omit<AgentClientOptions, "agent">> = {},
   headers?: Record<string, string>
 ) => {
@@ -109,8 +108,10 @@ export const weatherCard = {
   propsSchema: z.object({ city: z.string(), temperature: z.number(), conditions: z.string() })
 }
 
-/** The texts of a thread's messages, by role. */
-export const texts = (messages: ReadonlyArray<TamboThreadMessage>) =>
+/** The texts of a thread's messages (the client's, or the testing server's), by role. */
+export const texts = (
+  messages: ReadonlyArray<{ readonly role: string; readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }> }>
+) =>
   messages.map((message) =>
     `${message.role}: ${message.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("")}`
   )
