@@ -119,3 +119,39 @@ describe("TamboProvider with an AG-UI agent", () => {
     expect(agent.requests).toHaveLength(0)
   })
 })
+
+// Against an agent as against the Tambo API: the composer gets the text back exactly when the
+// message is not in the store after its run, and the next run's conversation holds it as often as
+// the store does.
+describe("where a failed send's message ends up, with an AG-UI agent", () => {
+  const useBoth = () => ({ input: useTamboThreadInput(), tambo: useTambo() })
+  const endings = {
+    refused: [AgUiAgent.httpError(500, { message: "down" })],
+    RUN_ERROR: [AgUiAgent.text("Partial"), AgUiAgent.runError("model down")],
+    dropped: [AgUiAgent.text("Partial"), AgUiAgent.drop()]
+  } satisfies Record<string, AgUiAgent.Script>
+
+  it.each(Object.keys(endings) as ReadonlyArray<keyof typeof endings>)("%s, then sent again: the conversation holds the message as often as the store does", async (ending) => {
+    // The run after "first" ends as `ending` says; every other is answered.
+    agent.setScript((_request, { runIndex }) => runIndex === 1 ? endings[ending] : [AgUiAgent.text("ok")])
+    const { result } = renderHook(useBoth, {
+      wrapper: ({ children }) => <TamboProvider agent={{ url: agent.url }}>{children}</TamboProvider>
+    })
+    act(() => result.current.input.setValue("first"))
+    await act(() => result.current.input.submit())
+    act(() => result.current.input.setValue("Hi"))
+    const failed = await act(() => result.current.input.submit().then(() => undefined, (error: { readonly _tag?: string }) => error._tag))
+    await waitFor(() => expect(result.current.input.isPending).toBe(false))
+    const taken = ending !== "refused"
+    expect(failed).toBe(ending === "dropped" ? "TransportError" : "ApiError")
+    expect(result.current.input.value).toBe(taken ? "" : "Hi")
+    const users = () => result.current.tambo.messages.filter((message) => message.role === "user").map(textOf)
+    expect(users()).toEqual(taken ? ["first", "Hi"] : ["first"])
+    // What the user does next: send what the composer holds, or write it again.
+    if (!taken) act(() => result.current.input.setValue("Hi"))
+    else act(() => result.current.input.setValue("again"))
+    await act(() => result.current.input.submit())
+    const sent = agent.requests.at(-1)!.input!.messages.filter((message) => message.role === "user").map((message) => message.content)
+    expect(sent).toEqual(taken ? ["first", "Hi", "again"] : ["first", "Hi"])
+  })
+})
