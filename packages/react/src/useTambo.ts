@@ -19,7 +19,7 @@ import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import { withInitialMessages } from "./internal/initialMessages.js"
 import { takeMessageContext, withTakenContext } from "./internal/messageContext.js"
-import { endedOn, leftUnsent, messageSentTo } from "./internal/unsent.js"
+import { followThread, leftUnsent, messageSentTo } from "./internal/unsent.js"
 import type { ReactTamboThreadMessage, TamboComponent } from "./types.js"
 import { useTamboRunStatus } from "./useTamboRunStatus.js"
 import { useTamboSelector } from "./useTamboSelector.js"
@@ -211,8 +211,9 @@ export const useTambo = (): UseTamboReturn => {
       const taken = takeMessageContext(handle, client, interactables)
       const sentTo = messageSentTo(client, target)
       const stream = client.run(message, withTakenContext(options, taken.additionalContext))
-      stream.thread.catch(async (error: unknown) => {
-        if (await leftUnsent(error, sentTo, endedOn(stream, target))) taken.giveBack()
+      const endedOn = followThread(stream, target)
+      stream.thread.catch((error: unknown) => {
+        if (leftUnsent(error, sentTo, endedOn)) taken.giveBack()
       })
       return stream
     },

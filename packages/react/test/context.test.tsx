@@ -241,6 +241,22 @@ describe("useTamboContextAttachment", () => {
       expect(result.current.tambo.messages).toEqual([])
     })
 
+    it("refused: they are back by the time the caller hears of it, so a retry from its handler carries them", async () => {
+      server().setScript((request) => request.text === "read this" && sentContexts().length === 1 ? [Script.httpError(500, { message: "boom" })] : [Script.text("ok")])
+      const { result } = renderHook(
+        () => ({ attach: useTamboContextAttachment(), tambo: useTambo() }),
+        { wrapper: wrapperFor(connection(server())) }
+      )
+      act(() => {
+        result.current.attach.addContextAttachment({ context: "contents of notes.txt" })
+      })
+      const { sendMessage } = result.current.tambo
+      await sendMessage("read this").thread.catch(() => sendMessage("read this").thread)
+      const attachment = { contextAttachments: [expect.objectContaining({ context: "contents of notes.txt" })] }
+      expect(sentContexts()).toEqual([attachment, attachment])
+      await waitFor(() => expect(result.current.attach.attachments).toEqual([]))
+    })
+
     it("taken, then failed: they stay gone, as the message is in the thread with them", async () => {
       const { result, failed } = await sendWith([Script.text("Partial"), Script.runError()])
       expect(failed).toBe("ApiError")

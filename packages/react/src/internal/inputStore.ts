@@ -1,5 +1,5 @@
 import { type InputMessage, isAbortError } from "@tambo-effect/client"
-import { endedOn, leftUnsent } from "./unsent.js"
+import { followThread, leftUnsent } from "./unsent.js"
 import { useRef } from "react"
 import { imageResource, isImage, stageImages } from "./stagedImages.js"
 import type { StagedImage } from "../types.js"
@@ -164,16 +164,16 @@ export class InputStore {
     this.#set({ value: "", isPending: true, error: undefined, status: "pending", variables, submittedAt: Date.now() })
     const taken = take?.()
     const sent = sentTo?.()
-    let running: { readonly threadId?: Promise<string> } = {}
+    let endedOn = () => threadId?.() ?? ""
     try {
-      const started = run(
+      const running = run(
         images.length === 0
           ? text
           : { role: "user", content: [...(text === "" ? [] : [{ type: "text" as const, text }]), ...images.map(imageResource)] },
         taken?.additionalContext
       )
-      running = started
-      const thread = await started.thread
+      endedOn = followThread(running, threadId?.() ?? "")
+      const thread = await running.thread
       this.#dropSent(images)
       const data = { threadId: thread.id }
       this.#end(submit, { data })
@@ -181,9 +181,8 @@ export class InputStore {
     } catch (error) {
       const cancelled = isAbortError(error)
       const destroyed = cancelled && error.reason === "ClientDestroyed"
-      const target = threadId?.() ?? ""
-      const thread = cancelled ? error.threadId ?? target : ""
-      if (await leftUnsent(error, sent, endedOn(running, target))) {
+      const thread = cancelled ? error.threadId ?? threadId?.() ?? "" : ""
+      if (leftUnsent(error, sent, endedOn)) {
         if (this.#snapshot.value === "") this.#set({ value: text })
         taken?.giveBack()
       } else if (!destroyed) this.#dropSent(images)

@@ -16,18 +16,26 @@ export const messageSentTo = (client: TamboClient, target: string): (threadId: s
 }
 
 /**
- * The thread a run ended on: the one the server named for it (a new
- * conversation's), else `target`, the one it was sent on.
+ * Follows the thread `run` ends on: the one the server named for it (a new
+ * conversation's), else `target`, the one it was sent on. Read it once the
+ * run's `thread` settled: a run's `threadId` settles before its `thread`
+ * does, so the reading is synchronous and what a rejection's handler gives
+ * back is back before the caller's own handler (which may send again) runs.
  *
  * @since 0.2.0
  * @category Internal
  */
-export const endedOn = (run: { readonly threadId?: Promise<string> }, target: string): Promise<string> =>
-  run.threadId === undefined ? Promise.resolve(target) : run.threadId.catch(() => target)
+export const followThread = (run: { readonly threadId?: Promise<string> }, target: string): () => string => {
+  let named: string | undefined
+  run.threadId?.then((threadId) => {
+    named = threadId
+  }, () => undefined)
+  return () => named ?? target
+}
 
 /**
  * Whether a run that ended with `error` left its message out of the store,
- * so what it took is the user's again: the thread it ended on (`thread`)
+ * so what it took is the user's again: `threadId`, the thread it ended on,
  * holds no message it sent. A message refused before any event, or stopped
  * before it reached its thread, is not there; one the server took before
  * the run failed or was stopped is, as the server has it, and given back it
@@ -37,14 +45,14 @@ export const endedOn = (run: { readonly threadId?: Promise<string> }, target: st
  * @since 0.2.0
  * @category Internal
  */
-export const leftUnsent = async (
+export const leftUnsent = (
   error: unknown,
   sentTo: ((threadId: string) => boolean) | undefined,
-  thread: Promise<string>
-): Promise<boolean> => {
+  threadId: () => string
+): boolean => {
   if (isAbortError(error) && error.reason === "ClientDestroyed") return false
   if (sentTo === undefined) return !isAbortError(error)
-  return !sentTo(await thread)
+  return !sentTo(threadId())
 }
 
 /**
@@ -58,7 +66,8 @@ export const leftUnsent = async (
 export const giveBackIfUnsent = (client: TamboClient | undefined, run: ContextHelperRun | undefined, giveBack: () => void): void => {
   if (client === undefined || run === undefined) return
   const sentTo = messageSentTo(client, run.threadId)
-  run.stream.thread.catch(async (error: unknown) => {
-    if (await leftUnsent(error, sentTo, endedOn(run.stream, run.threadId))) giveBack()
+  const endedOn = followThread(run.stream, run.threadId)
+  run.stream.thread.catch((error: unknown) => {
+    if (leftUnsent(error, sentTo, endedOn)) giveBack()
   })
 }
