@@ -357,10 +357,12 @@ describe("useTamboSuggestions", () => {
 // thread, as the server has it, and sending it again would send it twice.
 describe("where a failed send's message ends up", () => {
   type Refusal = "400" | "500" | "refused"
-  type Failure = "RUN_ERROR" | "dropped"
+  type Failure = "RUN_ERROR" | "dropped" | "cut"
   const failures: Record<Failure, Script.Script> = {
     RUN_ERROR: [Script.text("Partial"), Script.runError({ message: "model down" })],
-    dropped: [Script.text("Partial"), Script.drop()]
+    dropped: [Script.text("Partial"), Script.drop()],
+    // The server took the message and answered; the answer's headers reach the client, its body never does.
+    cut: [Script.text("never read")]
   }
 
   /**
@@ -384,6 +386,7 @@ describe("where a failed send's message ends up", () => {
       await act(() => result.current.input.submit())
     }
     if (ending === "refused") await proxy.close()
+    if (ending === "cut") proxy.holdBody((request) => request.method === "POST" && request.path.endsWith("/runs")).fail()
     await act(() => result.current.input.addImage(new File([new Uint8Array([1, 2, 3])], "a.png", { type: "image/png" })))
     act(() => result.current.input.setValue("Hi"))
     const failed = await act(() => result.current.input.submit().then(() => undefined, (error: { readonly _tag?: string }) => error._tag))
@@ -409,7 +412,7 @@ describe("where a failed send's message ends up", () => {
       expect(his(result)).toEqual([])
     })
 
-    it.each<Failure>(["RUN_ERROR", "dropped"])(`taken, then failed (%s) ${where}: the composer stays empty, the message is in the store once, as the server has it`, async (failure) => {
+    it.each<Failure>(["RUN_ERROR", "dropped", "cut"])(`taken, then failed (%s) ${where}: the composer stays empty, the message is in the store once, as the server has it`, async (failure) => {
       const { result, failed } = await sendHi(known, failure)
       expect(failed).toBe(failure === "RUN_ERROR" ? "ApiError" : "TransportError")
       expect(result.current.input.value).toBe("")
