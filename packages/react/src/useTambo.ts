@@ -209,7 +209,7 @@ export const useTambo = (): UseTamboReturn => {
       const target = options?.threadId ?? client.getState().currentThreadId
       // Taken for this message (not by the helpers as its run starts), so a message left unsent gives them back.
       const taken = takeMessageContext(handle, client, interactables)
-      const sentTo = messageSentTo(client, target)
+      const sentTo = messageSentTo(client, target, message)
       const stream = client.run(message, withTakenContext(options, taken.additionalContext))
       const endedOn = followThread(stream, target)
       stream.thread.catch((error: unknown) => {

@@ -204,7 +204,7 @@ export const useTamboSuggestions = (options: UseTamboSuggestionsOptions = {}): U
     try {
       const client = handle.client()
       const target = client.getState().currentThreadId
-      await input.submit((text) => client.run(text), undefined, () => target, undefined, () => messageSentTo(client, target))
+      await input.submit((text) => client.run(text), undefined, () => target, undefined, (message) => messageSentTo(client, target, message))
       if (latestAccept.current === attempt) setAccepting(NOT_ACCEPTING)
     } catch (error) {
       if (latestAccept.current === attempt) {

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { RunOptions } from "@tambo-effect/client"
+import type { InputMessage, RunOptions } from "@tambo-effect/client"
 import { createElement, type ReactNode, useCallback, useMemo, useSyncExternalStore } from "react"
 import { InputScope, useTamboContext } from "./internal/context.js"
 import { useInputStore } from "./internal/inputStore.js"
@@ -166,7 +166,7 @@ export const useTamboThreadInput = (): UseTamboThreadInputReturn => {
       const run = (message: Parameters<typeof client.run>[0], additionalContext: Record<string, unknown> | undefined) =>
         client.run(message, withTakenContext(options, additionalContext))
       // Whether the message reached its thread: a user message there that was not before it.
-      const sentTo = () => messageSentTo(client, target)
+      const sentTo = (message: string | InputMessage) => messageSentTo(client, target, message)
       return input.submit(run, options, () => target, take, sentTo)
     },
     [handle, input, interactables]

@@ -401,6 +401,29 @@ describe("where a failed send's message ends up", () => {
       )
     )
 
+  it("a message queued behind another on a known thread, then refused: its text comes back, though the other reached the thread meanwhile", async () => {
+    server().setScript((request) => request.text === "second" ? [Script.httpError(500, { message: "no" })] : [Script.text(`re: ${request.text}`)])
+    const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server())) })
+    act(() => result.current.input.setValue("zero"))
+    await act(() => result.current.input.submit())
+    act(() => result.current.input.setValue("first"))
+    let first!: Promise<unknown>
+    let second!: Promise<unknown>
+    act(() => {
+      first = result.current.input.submit()
+      result.current.input.setValue("second")
+      second = result.current.input.submit({ onBusy: "queue" }).catch((error: { readonly _tag?: string }) => error._tag)
+    })
+    expect(await second).toBe("ApiError")
+    await first
+    await waitFor(() => expect(result.current.input.isPending).toBe(false))
+    expect(result.current.input.value).toBe("second")
+    expect(result.current.tambo.messages.filter((message) => message.role === "user").map((message) => message.content)).toEqual([
+      [{ type: "text", text: "zero" }],
+      [{ type: "text", text: "first" }]
+    ])
+  })
+
   for (const known of [false, true]) {
     const where = known ? "on a known thread" : "on a new conversation"
 

@@ -153,7 +153,7 @@ export class InputStore {
     variables?: unknown,
     threadId?: () => string,
     take?: () => { readonly additionalContext: Record<string, unknown> | undefined; readonly giveBack: () => void },
-    sentTo?: () => (threadId: string) => boolean
+    sentTo?: (message: string | InputMessage) => (threadId: string) => boolean
   ): Promise<{ readonly threadId: string }> {
     const text = this.#snapshot.value.trim()
     const images = this.#snapshot.images.filter((image) => !this.#sending.has(image))
@@ -163,15 +163,13 @@ export class InputStore {
     for (const image of images) this.#sending.add(image)
     this.#set({ value: "", isPending: true, error: undefined, status: "pending", variables, submittedAt: Date.now() })
     const taken = take?.()
-    const sent = sentTo?.()
+    const message: string | InputMessage = images.length === 0
+      ? text
+      : { role: "user", content: [...(text === "" ? [] : [{ type: "text" as const, text }]), ...images.map(imageResource)] }
+    const sent = sentTo?.(message)
     let endedOn = () => threadId?.() ?? ""
     try {
-      const running = run(
-        images.length === 0
-          ? text
-          : { role: "user", content: [...(text === "" ? [] : [{ type: "text" as const, text }]), ...images.map(imageResource)] },
-        taken?.additionalContext
-      )
+      const running = run(message, taken?.additionalContext)
       endedOn = followThread(running, threadId?.() ?? "")
       const thread = await running.thread
       this.#dropSent(images)

@@ -1,18 +1,32 @@
-import { type ContextHelperRun, isAbortError, type TamboClient } from "@tambo-effect/client"
+import { type ContextHelperRun, type InputMessage, isAbortError, type TamboClient } from "@tambo-effect/client"
 
-const userMessageIds = (state: ReturnType<TamboClient["getState"]>, threadId: string): ReadonlyArray<string> =>
-  (state.threadMap[threadId]?.thread.messages ?? []).filter((message) => message.role === "user").map((message) => message.id)
+type Block = { readonly type: string; readonly text?: string }
+
+const textOf = (content: ReadonlyArray<Block>): string =>
+  content.flatMap((block) => (block.type === "text" && block.text !== undefined ? [block.text] : [])).join("")
+
+const userMessages = (state: ReturnType<TamboClient["getState"]>, threadId: string) =>
+  (state.threadMap[threadId]?.thread.messages ?? []).filter((message) => message.role === "user")
 
 /**
  * Whether a message sent now on `target` reached a thread: a user message
- * there that was not before it.
+ * there that was not before it, with the text of `message` when it is
+ * given. Another message of the client can reach the thread meanwhile (one
+ * sent just before, whose run records it after this snapshot, or one this
+ * message was queued behind): its text tells it apart.
  *
  * @since 0.2.0
  * @category Internal
  */
-export const messageSentTo = (client: TamboClient, target: string): (threadId: string) => boolean => {
-  const before = new Set(userMessageIds(client.getState(), target))
-  return (threadId) => userMessageIds(client.getState(), threadId).some((id) => !before.has(id))
+export const messageSentTo = (
+  client: TamboClient,
+  target: string,
+  message?: string | InputMessage
+): (threadId: string) => boolean => {
+  const before = new Set(userMessages(client.getState(), target).map((m) => m.id))
+  const text = message === undefined ? undefined : typeof message === "string" ? message : textOf(message.content)
+  return (threadId) =>
+    userMessages(client.getState(), threadId).some((m) => !before.has(m.id) && (text === undefined || textOf(m.content) === text))
 }
 
 /**
