@@ -476,7 +476,12 @@ export declare namespace Tambo {
      * message at once; they recorded nothing, so the thread shows none of
      * their messages (as the facade's `cancelRun`, which aborts each of its
      * runs on the thread). A run the server already ended counts as
-     * cancelled. Another client's run, as a read of the thread showed it
+     * cancelled. A run of this client whose last event came (its
+     * `RUN_FINISHED`, not a pause for tools) completed on the server: it is
+     * not cancelled, nothing is sent, its stream ends as completed, and
+     * `cancelRun` resolves once its end is recorded (at once while its
+     * caller has not read on past that event: its end waits for that
+     * caller). Another client's run, as a read of the thread showed it
      * (its `status` not `idle` without a run of this client), is cancelled
      * on the server and the thread read again. With `runId`, only that run.
      * Once asked for, the cancellation of a run of this client goes whole, to

@@ -12,6 +12,7 @@ import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { isLocalThreadId, PLACEHOLDER_THREAD_ID } from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
+import * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
 import { expectStoreEqualsServer, fields, resetTool, runAll, tamboLayer, useServer } from "./helpers.js"
 
@@ -1204,4 +1205,140 @@ describe("sending on a new conversation before the server names its thread", () 
       expect(yield* textsOn(firstThread)).toEqual(["first", "re: first"])
       expect(yield* textsOn(secondThread)).toEqual(["second", "re: second"])
     }).pipe(Effect.provide(tamboLayer(server()))))
+})
+
+describe("cancelling a run whose last event came", () => {
+  /** Waits until `fiber` waits on something, or is done. */
+  const waitingOrDone = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<void> =>
+    Effect.flatMap(Fiber.status(fiber), (status) =>
+      status._tag === "Running" ? Effect.zipRight(Effect.yieldNow(), waitingOrDone(fiber)) : Effect.void)
+
+  /** A thread the server knows, with a first run done, and the script of the next run. */
+  const threadWithARun = Effect.gen(function* () {
+    server().setScript([Script.text("first")])
+    const threadId = (yield* runAll("first")).at(-1)!.threadId
+    server().setScript([Script.text("second")])
+    return threadId
+  })
+
+  /** Nothing was cancelled on the server, and the store shows the thread idle, not cancelled, with `texts`. */
+  const notCancelled = (tambo: Tambo.Tambo.Service, threadId: string, texts: ReadonlyArray<string>) =>
+    Effect.gen(function* () {
+      expect(server().cancels).toEqual([])
+      expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+      const held = (yield* tambo.state).threadMap[threadId]!
+      expect(held.streaming.status).toBe("idle")
+      expect(held.thread.lastRunCancelled).toBe(false)
+      expect(held.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))))
+        .toEqual(texts)
+    })
+
+  /** The thread's second run completed as the server has it: see `notCancelled`, and the store equals the server. */
+  const completedAsTheServerHasIt = (tambo: Tambo.Tambo.Service, threadId: string, texts = ["first", "first", "second", "second"]) =>
+    Effect.zipRight(notCancelled(tambo, threadId, texts), expectStoreEqualsServer(tambo, server(), threadId))
+
+  it.live("cancelRun once the caller read RUN_FINISHED, before it reads on: the run completes, nothing is sent to the server, and the thread is not cancelled", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      const atFinish = yield* Deferred.make<void>()
+      const goOn = yield* Deferred.make<void>()
+      const running = yield* Effect.fork(Stream.runCollect(tambo.run("second", { threadId }).pipe(
+        Stream.tap((e) =>
+          e.event.type === "RUN_FINISHED" ? Effect.zipRight(Deferred.succeed(atFinish, undefined), Deferred.await(goOn)) : Effect.void
+        )
+      )))
+      yield* Deferred.await(atFinish)
+      const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
+      yield* waitingOrDone(cancelling)
+      yield* Deferred.succeed(goOn, undefined)
+      yield* Fiber.join(cancelling)
+      const events = [...yield* Fiber.join(running)]
+      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+      yield* completedAsTheServerHasIt(tambo, threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("cancelRun while the run reads its thread at its end: the run completes, nothing is sent to the server, and cancelRun resolves once the run ended", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const threadId = yield* threadWithARun
+        const read = proxy.holdRequest((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
+        const running = yield* Effect.fork(runAll("second", { threadId }))
+        yield* Effect.promise(() => read.arrived)
+        const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
+        yield* waitingOrDone(cancelling)
+        // The run's end waits for the read, and so does cancelRun.
+        expect(Option.isNone(yield* Fiber.poll(cancelling))).toBe(true)
+        read.release()
+        yield* Fiber.join(cancelling)
+        yield* completedAsTheServerHasIt(tambo, threadId)
+        expect((yield* Fiber.join(running)).at(-1)!.event.type).toBe("RUN_FINISHED")
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
+  it.live("a run sent with onBusy interrupt while the thread's run reads its thread at its end: that run completes, nothing is cancelled on the server, and the new one runs after it", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const threadId = yield* threadWithARun
+        server().setScript((request) => [Script.text(request.text)])
+        const read = proxy.holdRequest((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
+        const running = yield* Effect.fork(runAll("second", { threadId }))
+        yield* Effect.promise(() => read.arrived)
+        const instead = yield* Effect.fork(runAll("third", { threadId, onBusy: "interrupt" }))
+        yield* waitingOrDone(instead)
+        read.release()
+        expect((yield* Fiber.join(running)).at(-1)!.event.type).toBe("RUN_FINISHED")
+        expect((yield* Fiber.join(instead)).at(-1)!.event.type).toBe("RUN_FINISHED")
+        yield* completedAsTheServerHasIt(tambo, threadId, ["first", "first", "second", "second", "third", "third"])
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
+  it.live("cancelRun while a new thread's run reads its thread at its end and the thread is being named: the run completes, nothing is cancelled on the server, and the name comes", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("named")])
+        const named = proxy.holdResponse((r) => r.method === "POST" && r.path.endsWith("/generate-name"))
+        const read = proxy.holdRequest((r) => r.method === "GET" && /^\/v1\/threads\/[^/]+$/.test(r.path))
+        // Released whatever the test finds: the client would otherwise end waiting on the held naming.
+        yield* Effect.gen(function* () {
+          const threadId = yield* Deferred.make<string>()
+          const running = yield* Effect.fork(runAll("name me", { onThreadId: (id) => Deferred.unsafeDone(threadId, Exit.succeed(id)) }))
+          yield* Effect.promise(() => Promise.all([named.arrived, read.arrived]))
+          const id = yield* Deferred.await(threadId)
+          const cancelling = yield* Effect.fork(tambo.cancelRun(id))
+          yield* waitingOrDone(cancelling)
+          expect(Option.isNone(yield* Fiber.poll(cancelling))).toBe(true)
+          read.release()
+          yield* Fiber.join(cancelling)
+          yield* notCancelled(tambo, id, ["name me", "named"])
+          expect((yield* Fiber.join(running)).at(-1)!.event.type).toBe("RUN_FINISHED")
+          named.release()
+          const store = yield* ThreadStore.ThreadStore
+          yield* Stream.runHead(Stream.filter(store.changes, (state) => state.threadMap[id]?.thread.name !== undefined))
+          yield* expectStoreEqualsServer(tambo, server(), id)
+        }).pipe(Effect.ensuring(Effect.sync(() => {
+          named.release()
+          read.release()
+        })))
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, autoGenerateThreadName: true, autoGenerateNameThreshold: 2 })))
+    }).pipe(Effect.scoped))
+
+  it.live("a caller that stops reading once it read RUN_FINISHED: the run completes, and the thread is not marked cancelled, also with no read of it at the end", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      const atFinish = yield* Deferred.make<void>()
+      const running = yield* Effect.fork(Stream.runDrain(tambo.run("second", { threadId }).pipe(
+        Stream.tap((e) => e.event.type === "RUN_FINISHED" ? Effect.zipRight(Deferred.succeed(atFinish, undefined), Effect.never) : Effect.void)
+      )))
+      yield* Deferred.await(atFinish)
+      yield* Fiber.interrupt(running)
+      yield* notCancelled(tambo, threadId, ["first", "first", "second", "second"])
+    }).pipe(Effect.provide(tamboLayer(server(), { reconcileAfterRun: false }))))
 })

@@ -47,13 +47,25 @@ export const cancelledSignal = (run: RunState): Deferred.Deferred<never, RunCanc
   run.cancelled ??= Deferred.unsafeMake<never, RunCancelledError>(FiberId.none)
 
 /**
+ * The run's last event came: its last step's RUN_FINISHED, with no call left for the client
+ * (neither paused for nor waiting on a tool round or on the caller's results). The server
+ * completed the run: nothing of it is left to cancel. @internal
+ */
+export const completed = (run: RunState): boolean =>
+  run.finished && run.runError === undefined && run.protocolError === undefined && run.pending.length === 0 &&
+  run.awaiting.length === 0 && !run.pausedForCaller
+
+/**
  * Cancels the run: the server hears of it first (DELETE), then the stream closes: a closed
- * connection alone would also cancel, but only once the server next writes.
+ * connection alone would also cancel, but only once the server next writes. A run that completed
+ * (see `completed`) is not cancelled: it ends as completed, and once its stream ended, this waits
+ * for that end. Before its stream ended, its end waits for its consumer, who may be the caller.
  *
  * @internal
  */
 export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
   Effect.suspend(() => {
+    if (run.cancelledWith === undefined && completed(run)) return run.ending ? run.entry.done : Effect.void
     // Built when cancelled: the ids are the ones known by then.
     run.cancelledWith ??= new RunCancelledError({
       reason: "CancelledByClient",

@@ -250,7 +250,9 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
     // for the batch, rather than writing now, lets runs that end together share it.
     const last = yield* Env.record(env, run.threadId, [])
     const at = yield* Env.now
-    if (Exit.isSuccess(exit) && run.finished) {
+    // A run whose last event came completed on the server, also when its caller stopped reading then.
+    const completed = Exit.isSuccess(exit) ? run.finished : Cause.isInterruptedOnly(exit.cause) && Cancel.completed(run)
+    if (completed) {
       yield* keepUnansweredPending(env, run, last)
       return yield* maybeName(env, run.threadId, run.span)
     }

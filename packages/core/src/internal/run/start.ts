@@ -100,6 +100,7 @@ const makeState = (
     stepSpan: undefined,
     callCounts: undefined,
     recorded: false,
+    ending: false,
     unsent: undefined,
     refused: false,
     threadBefore: undefined,
@@ -153,6 +154,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
         const run = makeState(env, start, options, requested, asked, span, clock, timing, credentials, follows)
         return Effect.as(
           Scope.addFinalizerExit(scope, (exit) => {
+            run.ending = true
             Step.endStep(run, exit)
             return Effect.ensuring(
               run.recorded ? End.recordEnd(env, run, exit) : Effect.void,

@@ -118,6 +118,8 @@ export interface RunState {
   callCounts: ToolExecutor.CallCounts | undefined
   /** The first message is in the store: the run's end is recorded too. */
   recorded: boolean
+  /** The run's stream ended: its finalizer records its end and lets go of its thread. */
+  ending: boolean
   /**
    * What the thread shows of the current request until the server takes it (names its run): the
    * user's message, and the messages of the tool results it carries (by call id).
