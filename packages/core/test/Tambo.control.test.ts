@@ -1341,4 +1341,29 @@ describe("cancelling a run whose last event came", () => {
       yield* Fiber.interrupt(running)
       yield* notCancelled(tambo, threadId, ["first", "first", "second", "second"])
     }).pipe(Effect.provide(tamboLayer(server(), { reconcileAfterRun: false }))))
+
+  it.live("a step paused for client tools is not the run's last event: cancelRun once the caller read its RUN_FINISHED still cancels the run, the tool does not run, its call stays pending, and the thread is as the server has it", () =>
+    Effect.gen(function* () {
+      weatherCalls = []
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      server().setScript(toolThenQuote("get_weather", { city: "Oslo" }))
+      const atPause = yield* Deferred.make<void>()
+      const goOn = yield* Deferred.make<void>()
+      const running = yield* Effect.fork(Effect.flip(Stream.runCollect(tambo.run("weather?", { threadId }).pipe(
+        Stream.tap((e) =>
+          e.event.type === "RUN_FINISHED" ? Effect.zipRight(Deferred.succeed(atPause, undefined), Deferred.await(goOn)) : Effect.void
+        )
+      ))))
+      yield* Deferred.await(atPause)
+      const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
+      yield* waitingOrDone(cancelling)
+      yield* Deferred.succeed(goOn, undefined)
+      yield* Fiber.join(cancelling)
+      expect(fields(yield* Fiber.join(running))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      expect(weatherCalls).toEqual([])
+      expect((yield* tambo.getPendingToolCalls(threadId)).map((call) => call.toolName)).toEqual(["get_weather"])
+      // Its run on the server had ended, paused: the thread is as the server has it.
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 })
