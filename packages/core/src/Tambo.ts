@@ -477,8 +477,9 @@ export declare namespace Tambo {
      * their messages (as the facade's `cancelRun`, which aborts each of its
      * runs on the thread). A run the server already ended counts as
      * cancelled. A run of this client whose last event came (its
-     * `RUN_FINISHED`, not a pause for tools) completed on the server: it is
-     * not cancelled, nothing is sent, its stream ends as completed, and
+     * `RUN_FINISHED`, not a pause for tools, or a `RUN_ERROR`) was ended by
+     * the server: it is not cancelled, nothing is sent, its stream ends as
+     * that event says (completed, or failed with its error), and
      * `cancelRun` resolves once its end is recorded (at once while its
      * caller has not read on past that event: its end waits for that
      * caller). Another client's run, as a read of the thread showed it

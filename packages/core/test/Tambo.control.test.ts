@@ -1366,4 +1366,26 @@ describe("cancelling a run whose last event came", () => {
       // Its run on the server had ended, paused: the thread is as the server has it.
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("cancelRun once the caller read a RUN_ERROR, before it reads on: the run fails with that error, as the server ended it, and nothing is sent to the server", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      server().setScript([Script.text("so far"), Script.runError({ message: "down", code: "DOWN" })])
+      const atError = yield* Deferred.make<void>()
+      const goOn = yield* Deferred.make<void>()
+      const running = yield* Effect.fork(Effect.flip(Stream.runDrain(tambo.run("second", { threadId }).pipe(
+        Stream.tap((e) =>
+          e.event.type === "RUN_ERROR" ? Effect.zipRight(Deferred.succeed(atError, undefined), Deferred.await(goOn)) : Effect.void
+        )
+      ))))
+      yield* Deferred.await(atError)
+      const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
+      yield* waitingOrDone(cancelling)
+      yield* Deferred.succeed(goOn, undefined)
+      yield* Fiber.join(cancelling)
+      expect(fields(yield* Fiber.join(running))).toMatchObject({ _tag: "ApiError", reason: "RunError", code: "DOWN" })
+      expect(server().cancels).toEqual([])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
 })

@@ -55,17 +55,21 @@ export const completed = (run: RunState): boolean =>
   run.finished && run.runError === undefined && run.protocolError === undefined && run.pending.length === 0 &&
   run.awaiting.length === 0 && !run.pausedForCaller
 
+/** The server ended the run: it completed (see `completed`), or failed with a RUN_ERROR. */
+const endedOnServer = (run: RunState): boolean => run.runError !== undefined || completed(run)
+
 /**
  * Cancels the run: the server hears of it first (DELETE), then the stream closes: a closed
- * connection alone would also cancel, but only once the server next writes. A run that completed
- * (see `completed`) is not cancelled: it ends as completed, and once its stream ended, this waits
- * for that end. Before its stream ended, its end waits for its consumer, who may be the caller.
+ * connection alone would also cancel, but only once the server next writes. A run the server
+ * ended (see `endedOnServer`) is not cancelled: it ends as the server ended it, and once its
+ * stream ended, this waits for that end. Before its stream ended, its end waits for its consumer,
+ * who may be the caller.
  *
  * @internal
  */
 export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
   Effect.suspend(() => {
-    if (run.cancelledWith === undefined && completed(run)) return run.ending ? run.entry.done : Effect.void
+    if (run.cancelledWith === undefined && endedOnServer(run)) return run.ending ? run.entry.done : Effect.void
     // Built when cancelled: the ids are the ones known by then.
     run.cancelledWith ??= new RunCancelledError({
       reason: "CancelledByClient",
