@@ -110,6 +110,20 @@ describe("a run that finished, ended while its end reads the thread", () => {
     await expectCompleted(client, stream.thread)
   })
 
+  it("abort() after a RUN_ERROR, while the run records its end: the run fails with the server's error, not as aborted, and nothing is cancelled", async () => {
+    server().setScript([Script.text("so far"), Script.runError({ message: "down", code: "DOWN" })])
+    const { client, read } = await heldEndOfRun()
+    const stream = client.run("hi")
+    await read.arrived
+    const aborted = stream.abort()
+    read.release()
+    await aborted
+    const outcome = await settle(stream.thread)
+    expect(outcome.ok ? "ok" : { _tag: outcome.error._tag, code: (outcome.error as { code?: string }).code })
+      .toEqual({ _tag: "ApiError", code: "DOWN" })
+    expect(server().cancels).toEqual([])
+  })
+
   it("breaking out of for await at the last RUN_FINISHED: thread resolves with the completed thread", async () => {
     server().setScript([Script.text("done")])
     const { client, read } = await heldEndOfRun()
