@@ -99,25 +99,25 @@ describe("a run that finished, ended while its end reads the thread", () => {
     expect(server().requests.filter((r) => r.method === "DELETE")).toEqual([])
   }
 
-  it("abort() after the last RUN_FINISHED lets the run complete: thread resolves, nothing is cancelled", async () => {
-    server().setScript([Script.text("done")])
+  /** Runs `script`, and aborts the run while its end-of-run read is held; resolves once the abort settled. */
+  const abortedWhileEnding = async (script: Script.Script) => {
+    server().setScript(script)
     const { client, read } = await heldEndOfRun()
     const stream = client.run("hi")
     await read.arrived
     const aborted = stream.abort()
     read.release()
     await aborted
+    return { client, stream }
+  }
+
+  it("abort() after the last RUN_FINISHED lets the run complete: thread resolves, nothing is cancelled", async () => {
+    const { client, stream } = await abortedWhileEnding([Script.text("done")])
     await expectCompleted(client, stream.thread)
   })
 
   it("abort() after a RUN_ERROR, while the run records its end: the run fails with the server's error, not as aborted, and nothing is cancelled", async () => {
-    server().setScript([Script.text("so far"), Script.runError({ message: "down", code: "DOWN" })])
-    const { client, read } = await heldEndOfRun()
-    const stream = client.run("hi")
-    await read.arrived
-    const aborted = stream.abort()
-    read.release()
-    await aborted
+    const { stream } = await abortedWhileEnding([Script.text("so far"), Script.runError({ message: "down", code: "DOWN" })])
     const outcome = await settle(stream.thread)
     expect(outcome.ok ? "ok" : { _tag: outcome.error._tag, code: (outcome.error as { code?: string }).code })
       .toEqual({ _tag: "ApiError", code: "DOWN" })
