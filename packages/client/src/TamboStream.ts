@@ -29,9 +29,9 @@ export interface StreamEvent {
 }
 
 /**
- * How many events wait for a slow iterator before the run pauses (the
- * iterator takes them in batches of up to as many, so at most twice this
- * many are held at once).
+ * How many events wait for a slow iterator before the run pauses. The
+ * iterator takes them in batches of up to as many; what one read of the
+ * network brought goes in whole, so the buffer can pass this by that much.
  *
  * @since 0.1.0
  * @category Constants
