@@ -707,7 +707,9 @@ export const state: Effect.Effect<ClientState.ClientState, never, Tambo> = Effec
 
 /**
  * Makes a thread current, loading it from the API if the client has not
- * seen it.
+ * seen it. A thread that cannot be loaded (the switch fails), or whose
+ * load is interrupted (a timeout, a caller that gave up), does not stay
+ * current: the thread current before comes back.
  *
  * @since 0.2.0
  * @category Accessors

@@ -474,6 +474,23 @@ describe("threads", () => {
       expect(state.threadMap[target.id]?.thread.messages).toHaveLength(4)
     }).pipe(Effect.scoped))
 
+  it.live("a switch interrupted while it loads the thread (a timeout, a caller that gave up) leaves the thread current before", () =>
+    Effect.gen(function* () {
+      const previous = seed("previous")
+      const target = seed("target")
+      const { arrived, tambo } = yield* firstReadFails(target.id)
+      yield* tambo.switchThread(previous.id)
+      const switched = yield* Effect.fork(tambo.switchThread(target.id))
+      yield* arrived
+      yield* Fiber.interrupt(switched)
+      const state = yield* tambo.state
+      expect(state.currentThreadId).toBe(previous.id)
+      expect(state.threadMap[target.id]).toBeUndefined()
+      // Switched to again, the thread loads and stays current.
+      yield* tambo.switchThread(target.id)
+      expect((yield* tambo.state).threadMap[(yield* tambo.state).currentThreadId]?.thread.name).toBe("target")
+    }).pipe(Effect.scoped))
+
   it.live("a switch that fails after the thread current before left the store (forgotten, deleted) makes a new conversation current", () =>
     throughProxy((proxy) =>
       Effect.gen(function* () {

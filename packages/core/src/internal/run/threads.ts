@@ -185,8 +185,8 @@ const loadThread = (env: Env.Env, threadId: string): Effect.Effect<ClientState.T
   })
 
 /**
- * Makes a thread current; one that cannot be loaded does not stay current: runs would all fail on
- * it. The one current before comes back, unless the user switched on meanwhile (to another thread,
+ * Makes a thread current; one that cannot be loaded, or whose load was interrupted, does not stay
+ * current: runs would all fail on it. The one current before comes back, unless the user switched on meanwhile (to another thread,
  * or to this one again: that later switch decides), or the thread was loaded meanwhile all the same
  * (a run on it read it), or the store let go of the one before meanwhile (forgotten, deleted): then
  * a new conversation does. @internal
@@ -205,7 +205,8 @@ export const switchThread = (env: Env.Env, threadId: string): Effect.Effect<void
             threadId: state.threadMap[previous] !== undefined ? previous : ClientState.PLACEHOLDER_THREAD_ID
           }])
           : state
-      yield* fetchThread(env, threadId).pipe(Effect.tapError(() => env.store.update(back)))
+      // A switch its caller gave up on (interrupted: a timeout, an unmount) loaded nothing either.
+      yield* fetchThread(env, threadId).pipe(Effect.onError(() => env.store.update(back)))
     }
   })
 
