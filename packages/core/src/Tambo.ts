@@ -433,7 +433,9 @@ export declare namespace Tambo {
     /**
      * Renames a thread on the server, then in the store. Of renames of a
      * thread at once, the store shows the name the server kept: the last one
-     * sent that it took, whichever answer comes last.
+     * sent that it took, whichever answer comes last. A run on the thread
+     * that ends meanwhile does not take the name back: its end reads the
+     * thread again once the server took the name.
      */
     readonly updateThreadName: (threadId: string, name: string) => Effect.Effect<void, TamboError>
     /**

@@ -643,6 +643,25 @@ describe("threads", () => {
         expect(server().threads.get(threadId)!.name).toBe("new name")
       })))
 
+  it.live("a run's end reading its thread, answered before a rename, delivered after, does not take the name back", () =>
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const threadId = seed("old name").id
+        yield* tambo.fetchThread(threadId)
+        // The store holds the thread: the run reads it only at its end.
+        const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        server().setScript([Script.text("Here.")])
+        const run = yield* Effect.fork(runAll("still there?", { threadId }))
+        yield* arrived(held)
+        yield* tambo.updateThreadName(threadId, "new name")
+        held.release()
+        yield* Fiber.join(run)
+        expect(server().threads.get(threadId)!.name).toBe("new name")
+        expect(Option.getOrThrow(yield* tambo.getThread(threadId)).name).toBe("new name")
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      })))
+
   it.live("getPendingToolCalls of a thread renamed while it is read answers with the calls the server waits on", () => {
     return Effect.scoped(Effect.flatMap(HoldingProxy.scoped(server()), (proxy) =>
       Effect.gen(function* () {

@@ -19,7 +19,7 @@ import * as Env from "./env.js"
 import * as Lock from "./lock.js"
 import type * as Types from "../../Types.js"
 import type { RunState } from "./state.js"
-import { fetchAfterRun, forgetIfGone, maybeName } from "./threads.js"
+import { fetchAfterRun, forgetIfGone, maybeName, readAtRunEnd } from "./threads.js"
 
 interface RunFailure {
   readonly message: string
@@ -74,7 +74,7 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
     ? Effect.void
     : Reconcile.reconcileThread(
       threadId,
-      Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, threadId)),
+      readAtRunEnd(env, threadId, Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, threadId))),
       // Recorded as the run records: its cost is the thread it touches, not the store.
       (actions) => Env.record(env, threadId, actions),
       // A thread deleted meanwhile (by another client) leaves the store: no run of this client

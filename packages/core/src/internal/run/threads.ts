@@ -132,6 +132,35 @@ const readThread = (
 export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types.TamboThread, TamboError> =>
   Effect.map(readThread(env, threadId), (state) => state.thread)
 
+/** How many times a run's end reads its thread while this client's changes to it keep overtaking the read. */
+const END_READS = 3
+
+/**
+ * A run's end reading its thread (`read`), sent again when the server took a change this client
+ * made to the thread (a rename, a generated name, a component's state) before the read's answer
+ * came: that copy may be older than the change, and would take it back in the store. The last of
+ * `END_READS` reads is taken as it is.
+ *
+ * @internal
+ */
+export const readAtRunEnd = (
+  env: Env.Env,
+  threadId: string,
+  read: Effect.Effect<Transport.ThreadWithMessages, TamboError>,
+  reads = END_READS
+): Effect.Effect<Transport.ThreadWithMessages, TamboError> =>
+  Effect.suspend(() => {
+    const epoch = Env.readSent(env, threadId)
+    return read.pipe(
+      // Before the read counts as ended: the last one in flight takes the thread's epoch with it.
+      Effect.map((remote) => ({ remote, overtaken: Env.epochOf(env, threadId) !== epoch })),
+      Effect.ensuring(Effect.sync(() => Env.readEnded(env, threadId))),
+      Effect.flatMap(({ overtaken, remote }) =>
+        overtaken && reads > 1 ? readAtRunEnd(env, threadId, read, reads - 1) : Effect.succeed(remote)
+      )
+    )
+  })
+
 /**
  * `fetchThread` of a run's thread once the run let go of it, with the run's credentials, if the
  * store still holds the thread: for a run whose end could not read it (it ended waiting for new
