@@ -643,24 +643,31 @@ describe("threads", () => {
         expect(server().threads.get(threadId)!.name).toBe("new name")
       })))
 
-  it.live("a run's end reading its thread, answered before a rename, delivered after, does not take the name back", () =>
-    throughProxy((proxy) =>
-      Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const threadId = seed("old name").id
-        yield* tambo.fetchThread(threadId)
-        // The store holds the thread: the run reads it only at its end.
-        const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
-        server().setScript([Script.text("Here.")])
-        const run = yield* Effect.fork(runAll("still there?", { threadId }))
-        yield* arrived(held)
-        yield* tambo.updateThreadName(threadId, "new name")
-        held.release()
-        yield* Fiber.join(run)
-        expect(server().threads.get(threadId)!.name).toBe("new name")
-        expect(Option.getOrThrow(yield* tambo.getThread(threadId)).name).toBe("new name")
-        yield* expectStoreEqualsServer(tambo, server(), threadId)
-      })))
+  describe("a run's end reading its thread, answered before the server took a name, delivered after", () => {
+    const namings: ReadonlyArray<readonly [string, (tambo: Tambo.Tambo.Service, threadId: string) => Effect.Effect<unknown, TamboError>]> = [
+      ["updateThreadName", (tambo, threadId) => tambo.updateThreadName(threadId, "new name")],
+      ["generateThreadName", (tambo, threadId) => tambo.generateThreadName(threadId)]
+    ]
+    for (const [call, name] of namings) {
+      it.live(`${call}: the read does not take the name back`, () =>
+        throughProxy((proxy) =>
+          Effect.gen(function* () {
+            const tambo = yield* Tambo.Tambo
+            const threadId = seed("old name").id
+            yield* tambo.fetchThread(threadId)
+            // The store holds the thread: the run reads it only at its end.
+            const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+            server().setScript([Script.text("Here.")])
+            const run = yield* Effect.fork(runAll("still there?", { threadId }))
+            yield* arrived(held)
+            yield* name(tambo, threadId)
+            held.release()
+            yield* Fiber.join(run)
+            expect(server().threads.get(threadId)!.name).not.toBe("old name")
+            yield* expectStoreEqualsServer(tambo, server(), threadId)
+          })))
+    }
+  })
 
   it.live("getPendingToolCalls of a thread renamed while it is read answers with the calls the server waits on", () => {
     return Effect.scoped(Effect.flatMap(HoldingProxy.scoped(server()), (proxy) =>
