@@ -395,7 +395,10 @@ export interface TamboClientOptions {
    * one throws or rejects, that run rejects with a `CallbackError`.
    */
   readonly contextHelpers?: Readonly<Record<string, ContextHelperFn>> | undefined
-  /** Name a thread once a run on it finished with enough messages. Default `true`. */
+  /**
+   * Name a thread once a run on it finished with enough messages. Default `true`. A naming that
+   * failed is tried again after the thread's next run.
+   */
   readonly autoGenerateThreadName?: boolean | undefined
   /** How many messages a thread needs to be named. Default 3. */
   readonly autoGenerateNameThreshold?: number | undefined

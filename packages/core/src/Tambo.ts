@@ -256,7 +256,9 @@ export interface Options extends TamboConfig.Options {
   readonly contextHelpers?: Readonly<Record<string, ContextHelper>> | undefined
   /**
    * Name a thread (through the API) after a run, once it has enough messages. Default `false`.
-   * A rename (`updateThreadName`) sent while the name is being made wins over it.
+   * A rename (`updateThreadName`) sent while the name is being made wins over it. A naming that
+   * failed (an error of the API, a dropped connection) is tried again after the thread's next run;
+   * one that found no name is not.
    */
   readonly autoGenerateThreadName?: boolean | undefined
   /** How many messages a thread needs before it is named. Default 3. */

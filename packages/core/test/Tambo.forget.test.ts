@@ -1,5 +1,5 @@
 // `forgetThread`: a thread leaves the store, not the server, and comes back when it is used again.
-import { AgUiAgent, Script } from "@tambo-effect/testing"
+import { AgUiAgent, HoldingProxy, Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -139,6 +139,23 @@ describe("forgetThread and automatic naming", () => {
       })),
       Effect.provide(tamboLayer(naming(), { autoGenerateThreadName: true, autoGenerateNameThreshold: 2 }))
     ))
+
+  it.live("a thread whose automatic naming failed (the API's error, a dropped connection) is asked a name again after its next run", () =>
+    Effect.gen(function*() {
+      const proxy = yield* HoldingProxy.scoped(naming())
+      yield* Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const refused = proxy.holdRequest((request) => request.path.endsWith("/generate-name"))
+        refused.fail(400)
+        naming().setScript([Script.text("ok")])
+        const threadId = (yield* runAll("name me")).at(-1)!.threadId
+        yield* Effect.promise(() => refused.arrived)
+        yield* runAll("again", { threadId })
+        yield* until(Effect.map(namedAs(tambo, threadId), (name) => name === "name me"))
+        expect(namings()).toBe(1)
+        yield* expectStoreEqualsServer(tambo, naming(), threadId)
+      }).pipe(Effect.provide(tamboLayer(naming(), { tamboUrl: proxy.url, autoGenerateThreadName: true, autoGenerateNameThreshold: 2 })))
+    }).pipe(Effect.scoped))
 
   it.live("a rename while the thread's automatic name is being made wins, in the store and on the server", () =>
     Effect.gen(function*() {

@@ -85,7 +85,8 @@ export interface Env {
   readonly approvals: Approvals<ApprovalDecision>
   /**
    * Threads of the store this client asked a name for: at most once each while the store holds
-   * them (a thread that leaves it, forgotten or deleted, leaves this too).
+   * them (a thread that leaves it, forgotten or deleted, leaves this too), but for a naming that
+   * failed.
    */
   readonly named: Set<string>
   /**

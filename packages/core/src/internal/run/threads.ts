@@ -392,7 +392,7 @@ const showName = (env: Env.Env, threadId: string, name: Option.Option<string>): 
 
 /**
  * Names a thread in the background once it has enough messages (best effort), in the span of
- * the run that got it there.
+ * the run that got it there; after a naming that failed, the thread's next run tries again.
  *
  * @internal
  */
@@ -403,5 +403,11 @@ export const maybeName = (env: Env.Env, threadId: string, runSpan: Tracer.Span):
     if (thread === undefined || (thread.name !== undefined && thread.name !== "")) return
     if (thread.messages.length < (env.options.autoGenerateNameThreshold ?? 3)) return
     env.named.add(threadId)
-    yield* Effect.forkIn(Effect.ignore(generateThreadName(env, threadId)), env.scope)
+    // A naming that failed found out nothing: the thread's next run asks again. One that found no
+    // name is not asked again.
+    const naming = generateThreadName(env, threadId).pipe(
+      Effect.tapError(() => Effect.sync(() => env.named.delete(threadId))),
+      Effect.ignore
+    )
+    yield* Effect.forkIn(naming, env.scope)
   }).pipe(Effect.withParentSpan(runSpan))
