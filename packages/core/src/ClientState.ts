@@ -196,6 +196,11 @@ export type Action =
       readonly name?: string
       readonly metadata?: Record<string, unknown>
       readonly pendingToolCalls?: ReadonlyArray<AwaitedToolCall>
+      /**
+       * When the server last changed the thread, as it answered a change: taken only if later
+       * than what the thread holds (an answer that comes after a newer copy does not take it back).
+       */
+      readonly updatedAt?: string
     }
   }
   | { readonly type: "REMOVE_THREAD"; readonly threadId: string }

@@ -433,7 +433,8 @@ export declare namespace Tambo {
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     /**
-     * Renames a thread on the server, then in the store. Of renames of a
+     * Renames a thread on the server, then in the store: its name, and its
+     * `updatedAt` as the server answered. Of renames of a
      * thread at once, the store shows the name the server kept: the last one
      * sent that it took, whichever answer comes last. A run on the thread
      * that ends meanwhile does not take the name back: its end reads the

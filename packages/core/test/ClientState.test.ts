@@ -1632,6 +1632,16 @@ describe("local actions", () => {
     expect(reduce(s, [{ type: "UPDATE_THREAD", threadId: "ghost", patch: { name: "x" } }])).toBe(s)
   })
 
+  it("UPDATE_THREAD takes a time of change only if later than the thread's: an answer that comes after a newer copy does not take it back", () => {
+    const at = (updatedAt: string) => ({ type: "UPDATE_THREAD" as const, threadId: "t1", patch: { updatedAt } })
+    let s = reduce(initial, [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId: "t1", runId: "r1" }])
+    s = reduce(s, [at("2026-01-01T00:00:02.000Z")])
+    expect(thread(s, "t1").thread.updatedAt).toBe("2026-01-01T00:00:02.000Z")
+    expect(reduce(s, [at("2026-01-01T00:00:01.000Z")])).toBe(s)
+    expect(reduce(s, [at("2026-01-01T00:00:02.000Z")])).toBe(s)
+    expect(thread(reduce(s, [at("2026-01-01T00:00:03.000Z")]), "t1").thread.updatedAt).toBe("2026-01-01T00:00:03.000Z")
+  })
+
   it("LOAD_THREAD_MESSAGES merges by id, sorts by date, marks components done", () => {
     const s0 = reduce(initial, [{
       type: "USER_MESSAGE",

@@ -18,6 +18,10 @@ import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer, weather
 
 const server = useServer()
 
+/** A server whose clock moves a second each time it is read: each change of a thread is later than the one before. */
+let ticks = Date.parse("2026-01-01T00:00:00Z")
+const ticking = useServer({ now: () => (ticks += 1_000) })
+
 /** Where a request names its user: `userKey` in the query or body, or the legacy `contextKey`. */
 const userKeyOf = (request: RecordedRequest): string | undefined => {
   if (request.query.userKey !== undefined) return request.query.userKey
@@ -831,6 +835,15 @@ describe("threads", () => {
       expect(patch.body).toMatchObject({ name: "new name" })
       expectUserKeyOnEveryRequest()
     }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("updateThreadName: the store takes the time the server changed the thread at with the name", () =>
+    Effect.gen(function* () {
+      const remote = ticking().threads.create({ userKey: "user-1", name: "old name", messages: [{ role: "user", content: "hi" }] })
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.fetchThread(remote.id)
+      yield* tambo.updateThreadName(remote.id, "new name")
+      yield* expectStoreEqualsServer(tambo, ticking(), remote.id)
+    }).pipe(Effect.provide(tamboLayer(ticking()))))
 
   it.live("generateThreadName names a thread after its conversation", () =>
     Effect.gen(function* () {

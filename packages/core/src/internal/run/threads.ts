@@ -285,12 +285,13 @@ export const renameThread = (env: Env.Env, threadId: string, name: string): Effe
     for (const naming of env.naming.get(threadId) ?? []) naming.renamed = name
     renames.inFlight++
     return Env.withCredentials(env, (c) => env.transport.updateThread(c, threadId, { name })).pipe(
-      Effect.zipRight(Effect.suspend(() => {
+      Effect.flatMap((renamed) => Effect.suspend(() => {
         // A read of the thread in flight may have been answered before the server took the name.
         Env.newEpoch(env, threadId)
         if (sent < renames.shown) return Effect.void
         renames.shown = sent
-        return Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name } }])
+        // The rename changed the thread on the server: its time of change comes with the name.
+        return Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name, updatedAt: renamed.updatedAt } }])
       })),
       Effect.ensuring(Effect.sync(() => {
         if (--renames.inFlight === 0 && env.renames.get(threadId) === renames) env.renames.delete(threadId)

@@ -204,11 +204,13 @@ class Batch {
     const d = this.existing(action.threadId)
     if (d === undefined) return
     d.currentAt = undefined
-    const { metadata, name, pendingToolCalls } = action.patch
-    if (name !== undefined || metadata !== undefined) {
+    const { metadata, name, pendingToolCalls, updatedAt } = action.patch
+    const later = updatedAt !== undefined && !(Date.parse(d.thread.updatedAt) >= Date.parse(updatedAt))
+    if (name !== undefined || metadata !== undefined || later) {
       const thread = d.ownThread()
       if (name !== undefined) thread.name = name
       if (metadata !== undefined) thread.metadata = metadata
+      if (later) thread.updatedAt = updatedAt
     }
     if (pendingToolCalls !== undefined) d.setPendingToolCalls(pendingToolCalls.slice())
   }
