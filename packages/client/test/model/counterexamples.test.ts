@@ -258,3 +258,16 @@ describe("model cases: overlapping runs on one thread (onBusy.model.test.ts)", (
       ["run-outcome", "stopped-never-sent", "start-order", "sent-once", "idle-and-equal"]
     ))
 })
+
+describe("model counterexamples: renaming a thread (store-equals-server)", () => {
+  // Defect: the store took the new name but not the time the server changed the thread at, so the
+  // renamed thread's updatedAt stayed the one before the rename.
+  it("a rename at rest, after a tool round", () =>
+    replay(
+      [
+        { kind: "tools", target: "current", mode: "ok", decision: "approve", calls: 1, reuseIds: false },
+        { kind: "rename", known: 0, duringRun: false }
+      ],
+      ["store-equals-server"]
+    ))
+})

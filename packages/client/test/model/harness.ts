@@ -149,6 +149,11 @@ export type Command =
   /** `forgetThread` of the i-th known thread: it leaves the store, not the server, until a run or a switch uses it. */
   | { readonly kind: "forget"; readonly known: number }
   /**
+   * `updateThreadName` of the i-th known thread: at rest, or (`duringRun`) sent once the server got
+   * a run's request on it, the run streaming on after the server took the name.
+   */
+  | { readonly kind: "rename"; readonly known: number; readonly duringRun: boolean }
+  /**
    * A run's events read by a consumer that is `slow` (a turn of the event loop per event, to the
    * end), that `return`s after `reads` events, or that stops reading after `reads` events without
    * `return()` (`abandon`), after which `then` stops the run (`destroy`: the run is played by a
@@ -235,7 +240,15 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       then: fc.constantFrom<DeletedThen>("run", "fetch", "delete", "midRun")
     })
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("forget" as const), known: fc.nat(3) }) }
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("forget" as const), known: fc.nat(3) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("rename" as const),
+      known: fc.nat(3),
+      duringRun: fc.boolean()
+    })
+  }
 )
 
 // -----------------------------------------------------------------------------
@@ -275,6 +288,8 @@ class World extends Model.ModelWorld<Scenario> {
   readonly consumerFaults: Array<string> = []
   /** The first call input a published state showed with a `null` (the probe's `edited` sent so), if any. */
   nullShown: string | undefined
+  /** How many names `rename` commands gave: each name is new. */
+  names = 0
 
   /** Looks at a state the client published. */
   watch(state: ClientState): void {
@@ -491,6 +506,8 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
     }
     case "deletedElsewhere":
       return deletedElsewhere(real, command)
+    case "rename":
+      return rename(real, command)
     case "forget": {
       world.lastForget = undefined
       const threadId = threadOf(real, { known: command.known })
@@ -520,6 +537,25 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
       )
     }
   }
+}
+
+/** A known thread named by this client, at rest or while a run on it streams (see the `rename` command). */
+const rename = async (real: Real, command: Extract<Command, { kind: "rename" }>): Promise<ReadonlyArray<TamboStream>> => {
+  const { world, client } = real
+  const threadId = threadOf(real, { known: command.known })
+  if (threadId === undefined) return []
+  const name = () => client.updateThreadName(threadId, `name ${++world.names}`)
+  if (!command.duringRun) {
+    await name()
+    return []
+  }
+  const message = world.scenario("renamedMidRun", async () => {
+    await name()
+    return [Script.text(["named ", "meanwhile"])]
+  })
+  const stream = client.run(message, { threadId, toolTimeout: TOOL_TIMEOUT })
+  await drive(real, stream, "approve")
+  return [stream]
 }
 
 /** A known thread deleted by another client, then read by this one. */
