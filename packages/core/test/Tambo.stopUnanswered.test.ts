@@ -1,0 +1,153 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Script } from "@tambo-effect/testing"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
+import { isLocalThreadId } from "../src/ClientState.js"
+import * as Tambo from "../src/Tambo.js"
+import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer } from "./helpers.js"
+
+const server = useServer()
+
+/** Waits until `fiber` is suspended: a Stop waiting for the server to name the run. */
+const suspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<void> =>
+  Effect.flatMap(Fiber.status(fiber), (status) =>
+    status._tag === "Suspended" ? Effect.void : Effect.zipRight(Effect.yieldNow(), suspended(fiber)))
+
+/** Waits until `check` holds: the server's side of something it does on its own. */
+const until = (check: () => boolean) =>
+  Effect.repeat(Effect.sync(check), { until: (done) => done, schedule: Schedule.spaced("5 millis") })
+
+const textsOf = (tambo: Tambo.Tambo.Service, threadId: string) =>
+  Effect.map(tambo.state, (state) =>
+    state.threadMap[threadId]?.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))))
+
+/**
+ * A server whose answer to the message `held` (its status, headers and first event) waits until
+ * `answer` is called, with what the script gives then: the server took the request, stored its
+ * message and holds the thread's run lock, the client has no name for the run yet. Other
+ * messages are answered at once.
+ */
+const holdingAnswerTo = (held: string) =>
+  Effect.sync(() => {
+    let answer!: (script: Script.Script) => void
+    const answered = new Promise<Script.Script>((resolve) => (answer = resolve))
+    let arrived = false
+    server().setScript(Script.beforeResponse((request) => {
+      if (request.text !== held) return [Script.text(`re: ${request.text}`)]
+      arrived = true
+      return answered
+    }))
+    return { answer, arrived: until(() => arrived) }
+  })
+
+/** A thread with one finished run on it. */
+const aThread = Effect.map(
+  Effect.zipRight(Effect.sync(() => server().setScript([Script.text("hi")])), runAll("first")),
+  (events) => events.at(-1)!.threadId
+)
+
+/** The message `text` on `threadId` (a new conversation without), stopped before the server answered it. */
+const stopBeforeAnswer = (tambo: Tambo.Tambo.Service, text: string, threadId?: string) =>
+  Effect.gen(function* () {
+    const { answer, arrived } = yield* holdingAnswerTo(text)
+    const run = yield* Effect.fork(Effect.either(runAll(text, threadId === undefined ? undefined : { threadId })))
+    yield* arrived
+    const stopping = yield* Effect.fork(tambo.cancelRun(threadId))
+    yield* suspended(stopping)
+    return { answer, run, stopping }
+  })
+
+const cancelledByTheClient = (ended: Either.Either<unknown, Error>) =>
+  expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+
+describe("a Stop before the server answered the run's request", () => {
+  it.live("on a thread, the answer coming while the Stop waits: the server cancels the run it names, the message stays as the server has it, and the next message runs", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* aThread
+      const { answer, run, stopping } = yield* stopBeforeAnswer(tambo, "slow", threadId)
+      answer([Script.text("slow..."), Script.hang()])
+      yield* Fiber.join(stopping)
+      cancelledByTheClient(yield* Fiber.join(run))
+      expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
+      expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+      expect(yield* textsOf(tambo, threadId)).toContain("slow")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      const next = yield* runAll("next", { threadId })
+      expect(next.at(-1)!.event.type).toBe("RUN_FINISHED")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("on a new conversation, the answer coming while the Stop waits: the server cancels the run on the thread it names, which the conversation becomes, and the next message goes there", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { answer, run, stopping } = yield* stopBeforeAnswer(tambo, "slow")
+      answer([Script.text("slow..."), Script.hang()])
+      yield* Fiber.join(stopping)
+      cancelledByTheClient(yield* Fiber.join(run))
+      const threadId = (yield* tambo.state).currentThreadId
+      expect(isLocalThreadId(threadId)).toBe(false)
+      expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
+      expect(yield* textsOf(tambo, threadId)).toContain("slow")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      const next = yield* runAll("next", { threadId })
+      expect(next.at(-1)!.threadId).toBe(threadId)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("on a thread, the request refused while the Stop waits: the run ends cancelled, as the Stop asked, nothing is left running, and the next message runs", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* aThread
+      const { answer, run, stopping } = yield* stopBeforeAnswer(tambo, "refused", threadId)
+      answer([Script.httpError(503, { message: "busy" })])
+      yield* Fiber.join(stopping)
+      cancelledByTheClient(yield* Fiber.join(run))
+      expect(server().cancels).toEqual([])
+      expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      const next = yield* runAll("next", { threadId })
+      expect(next.at(-1)!.event.type).toBe("RUN_FINISHED")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("on a thread, no answer within the Stop's bound: the connection closes, the server cancels the run when it notices, the message stays as the server has it, and the next message runs", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* aThread
+      const { run, stopping } = yield* stopBeforeAnswer(tambo, "never", threadId)
+      yield* Fiber.join(stopping)
+      cancelledByTheClient(yield* Fiber.join(run))
+      const next = yield* runAll("next", { threadId })
+      expect(next.at(-1)!.event.type).toBe("RUN_FINISHED")
+      expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "connection_closed"]])
+      expect(yield* textsOf(tambo, threadId)).toEqual(["first", "hi", "never", "next", "re: next"])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("on a thread, no answer within the Stop's bound: once the run ended, the store equals the server", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* aThread
+      const { run, stopping } = yield* stopBeforeAnswer(tambo, "never", threadId)
+      yield* Fiber.join(stopping)
+      cancelledByTheClient(yield* Fiber.join(run))
+      yield* until(() => server().cancels.length > 0)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("on a new conversation, no answer within the Stop's bound: the server cancels the run when it notices, and the next message of the conversation runs", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { run, stopping } = yield* stopBeforeAnswer(tambo, "never")
+      yield* Fiber.join(stopping)
+      cancelledByTheClient(yield* Fiber.join(run))
+      yield* until(() => server().cancels.length > 0)
+      expect(server().cancels.map((c) => c.reason)).toEqual(["connection_closed"])
+      const next = yield* runAll("next")
+      const named = next.at(-1)!.threadId
+      yield* expectStoreEqualsServer(tambo, server(), named)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})
