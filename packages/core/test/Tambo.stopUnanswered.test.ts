@@ -138,6 +138,22 @@ describe("a Stop before the server answered the run's request", () => {
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("on a new conversation, the request refused while the Stop waits: the run ends cancelled, and the conversation keeps no message the server does not have", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { answer, run, stopping } = yield* stopBeforeAnswer(tambo, "refused")
+      answer([Script.httpError(503, { message: "busy" })])
+      yield* Fiber.join(stopping)
+      cancelledByTheClient(yield* Fiber.join(run))
+      const threadId = (yield* tambo.state).currentThreadId
+      expect(server().threads.list().flatMap((thread) => thread.messages)).toEqual([])
+      expect(yield* textsOf(tambo, threadId)).not.toContain("refused")
+      const next = yield* runAll("next")
+      const named = next.at(-1)!.threadId
+      expect(yield* textsOf(tambo, named)).toEqual(["next", "re: next"])
+      yield* expectStoreEqualsServer(tambo, server(), named)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("on a new conversation, no answer within the Stop's bound: the server cancels the run when it notices, and the next message of the conversation runs", () =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo

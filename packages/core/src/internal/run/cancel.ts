@@ -123,6 +123,13 @@ export const registerAbort = (run: RunState) => (abort: Effect.Effect<void>): Ef
     return Effect.void
   })
 
+/**
+ * The request's failure is the API's refusal of it: an HTTP error answered it before the server
+ * named a run, so the server took nothing of it. @internal
+ */
+export const isRefusal = (run: RunState, error: TamboError): boolean =>
+  run.runId === undefined && error._tag === "ApiError" && error.status !== undefined
+
 /** The run's own failure once it was cancelled: what an aborted request's failure means. @internal */
 export const orCancellation = (run: RunState, error: TamboError): TamboError => run.cancelledWith ?? error
 

@@ -119,11 +119,16 @@ const reconcileOnceCredentialed = (env: Env.Env, run: RunState): Effect.Effect<v
  * The run's message was refused before anything answered it: its first request failed (an HTTP
  * error, a connection that failed or never answered) before the server named its run and before
  * any event came. Neither the API (which stores the message once it opened its response) nor an
- * agent took anything of it. A cancellation is no refusal: it ends as a stopped run does.
+ * agent took anything of it. A cancellation is no refusal: it ends as a stopped run does, unless
+ * the API refused the request while the cancellation waited for its answer (the run ends
+ * cancelled, and its message goes as a refused one does, on a new conversation as on a thread).
  */
 const refusedUnanswered = (run: RunState, exit: Exit.Exit<unknown, unknown>): boolean =>
   run.start._tag === "Message" && run.steps === 0 && Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) &&
-  Option.exists(Cause.failureOption(exit.cause), (error) => isTamboError(error) && error._tag !== "RunCancelledError")
+  Option.exists(
+    Cause.failureOption(exit.cause),
+    (error) => isTamboError(error) && (error._tag !== "RunCancelledError" || run.refusedOnceCancelled)
+  )
 
 /**
  * A run whose last request the server (or the agent) did not take: what the thread shows of it

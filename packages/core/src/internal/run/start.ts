@@ -103,6 +103,7 @@ const makeState = (
     ending: false,
     unsent: undefined,
     refused: false,
+    refusedOnceCancelled: false,
     threadBefore: undefined,
     cancelSent: undefined,
     cancelledWith: undefined,

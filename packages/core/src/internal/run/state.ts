@@ -130,6 +130,11 @@ export interface RunState {
    * credentials, or ended while it did): the server took nothing of it.
    */
   refused: boolean
+  /**
+   * The API refused the run's request (an HTTP error before it named a run) once the run was
+   * cancelled: the run ends cancelled, and the server took nothing of it.
+   */
+  refusedOnceCancelled: boolean
   /** The thread as the run found it in the store (a thread the server knows). */
   threadBefore: Types.TamboThread | undefined
 

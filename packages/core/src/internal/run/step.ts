@@ -230,9 +230,10 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       Cancel.answered(run)
       endStep(run, Exit.failCause(cause))
       // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
-      return run.cancelledWith !== undefined && Option.isSome(Cause.failureOption(cause))
-        ? Channel.fail(run.cancelledWith)
-        : Channel.failCause(cause)
+      const failure = Cause.failureOption(cause)
+      if (run.cancelledWith === undefined || Option.isNone(failure)) return Channel.failCause(cause)
+      run.refusedOnceCancelled = Cancel.isRefusal(run, failure.value)
+      return Channel.fail(run.cancelledWith)
     },
     onDone: () => endOfStep
   })
