@@ -898,7 +898,10 @@ export class TamboClient {
    * showed it: its `status` is not `idle`) is cancelled on the server, and
    * the thread read again. Resolves once the run ended. A run whose last
    * event came has completed and is left to end as such, without waiting for
-   * an iterator of its events that stopped reading.
+   * an iterator of its events that stopped reading. A run the server has
+   * not answered yet is cancelled on the server once the answer names it
+   * (within 3 s; else its request is aborted, and the server cancels the run
+   * as the connection closes).
    *
    * @since 0.1.0
    */

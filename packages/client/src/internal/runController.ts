@@ -124,6 +124,13 @@ export interface RunHooks {
    * the thread once this one let go of it); resolves once done, never rejects.
    */
   readonly cancelOnServer?: ((threadId: string, runId: string) => Promise<void>) | undefined
+  /**
+   * Cancels the run before the server named it, as core's `cancelRun` of its thread does: it
+   * waits (bounded) for the server's answer to name the run, so the server is told rather than
+   * left a closed connection, which it notices only when it next writes. Resolves once done, never
+   * rejects; `undefined` when that would reach another run of the client.
+   */
+  readonly cancelBeforeNamed?: (() => Promise<void> | undefined) | undefined
 }
 
 /**
@@ -226,7 +233,7 @@ export class RunController {
    * server cancel the run itself, and the cancel request that follows
    * finds no run (a 404 in the browser's console).
    */
-  abort(reason: AbortReason, cause?: unknown): Promise<void> {
+  abort(reason: AbortReason, cause?: unknown, cancelled?: Promise<void>): Promise<void> {
     // A run whose last event came has completed on the server: it is let finish recording its end,
     // as it would be if the abort had come a moment later. Not when the client is destroyed.
     const completed = this.#ended && reason !== "ClientDestroyed"
@@ -235,9 +242,11 @@ export class RunController {
     if (this.outcome === undefined && this.#abortReason === undefined && !completed) {
       this.#abortReason = reason
       this.#abortCause = cause
-      const told = this.threadId === undefined || this.#runId === undefined || reason === "ClientDestroyed"
+      const told = reason === "ClientDestroyed"
         ? undefined
-        : this.hooks.cancelOnServer?.(this.threadId, this.#runId)
+        : cancelled ?? (this.threadId === undefined || this.#runId === undefined
+          ? this.hooks.cancelBeforeNamed?.()
+          : this.hooks.cancelOnServer?.(this.threadId, this.#runId))
       // The interruption after the server was told only settles what is left (a run ended meanwhile).
       if (told === undefined) this.#fiber?.unsafeInterruptAsFork(FiberId.none)
       else void told.then(() => this.#fiber?.unsafeInterruptAsFork(FiberId.none))

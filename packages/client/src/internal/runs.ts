@@ -140,10 +140,20 @@ export class Runs {
     const id = threadId ?? this.runtime.store.getState().currentThreadId
     const local = this.onThread(id)
     if (local.length > 0) {
-      await Promise.all(local.map((entry) => this.#abort(entry, "CancelledByClient")))
+      // Core's cancelRun of the thread ends each of them, a run the server has not named yet once
+      // its answer names it; the aborts then settle what is left.
+      const cancelled = this.#cancelInCore(id)
+      await Promise.all(local.map((entry) => entry.run.abort("CancelledByClient", undefined, cancelled)))
       return
     }
     await this.runtime.promise(this.runtime.tambo.cancelRun(id))
+  }
+
+  /** Core's `cancelRun` of the thread (only of the run `runId`, with it); never rejects. */
+  #cancelInCore(threadId: string, runId?: string): Promise<void> {
+    return this.runtime.runtime.runPromise(
+      Effect.ignore(this.runtime.tambo.cancelRun(threadId, runId === undefined ? undefined : { runId }))
+    ).then(() => undefined, () => undefined)
   }
 
   /** Aborts every run in flight: the client is destroyed. */
@@ -172,11 +182,11 @@ export class Runs {
         this.approvals.record(entry, events)
       },
       onThreadId: () => this.notifier.changed(),
-      cancelOnServer: (threadId, runId) =>
-        this.runtime.runtime.runPromise(Effect.ignore(this.runtime.tambo.cancelRun(threadId, { runId }))).then(
-          () => undefined,
-          () => undefined
-        ),
+      cancelOnServer: (threadId, runId) => this.#cancelInCore(threadId, runId),
+      cancelBeforeNamed: () => {
+        const threadId = this.#threadOf(entry)
+        return threadId === undefined || this.onThread(threadId).length !== 1 ? undefined : this.#cancelInCore(threadId)
+      },
       // From now on the run takes no decision (core refuses them), so none of its approvals is listed.
       onAbort: () => this.approvals.forgetRun(entry),
       onFinish: () => {
