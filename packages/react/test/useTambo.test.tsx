@@ -128,6 +128,27 @@ describe("useTambo", () => {
     await result.current.cancel()
   })
 
+  it("cancel in a new chat before the server answered the message: the server cancels the run once its answer names it, the message stays where the server has it, and the next message goes on that thread", async () => {
+    let answer!: (script: Script.Script) => void
+    const answered = new Promise<Script.Script>((resolve) => (answer = resolve))
+    server().setScript(Script.beforeResponse((request) => request.text === "slow" ? answered : [Script.text(`re: ${request.text}`)]))
+    const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
+    const stopped = result.current.sendMessage("slow")
+    await until(() => server().requests.some((request) => request.path === "/v1/threads/runs"), "the message's request")
+    const cancelling = result.current.cancel()
+    answer([Script.text("slow..."), Script.hang()])
+    await cancelling
+    await expect(stopped.thread).rejects.toMatchObject({ _tag: "AbortError", reason: "CancelledByClient" })
+    expect(server().cancels.map((cancel) => cancel.reason)).toEqual(["user_cancelled"])
+    const threadId = result.current.currentThreadId
+    await waitFor(() => expect(result.current.messages.map((m) => textOf(m))).toContain("slow"))
+    expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+    await result.current.sendMessage("next").thread
+    await waitFor(() => expect(result.current.messages.map((m) => textOf(m)).slice(-2)).toEqual(["next", "re: next"]))
+    expect(result.current.currentThreadId).toBe(threadId)
+    expect(result.current.isIdle).toBe(true)
+  })
+
   it("cancel of another client's run a read showed rejects when the server refuses to cancel it: the run goes on", async () => {
     const { other, id, busy } = await otherClientRunning(server(), [Script.text("working")])
     await until(() => server().threads.get(id)?.runStatus === "streaming", "the other client's run to stream")
