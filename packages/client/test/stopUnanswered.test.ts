@@ -89,4 +89,32 @@ describe("a Stop before the server answered the run's request", () => {
     const next = await client.run("next").thread
     expect(texts(next.messages)).toEqual(["user: next", "assistant: re: next"])
   })
+
+  for (
+    const [name, stop] of [
+      ["abort()", (_client: TamboClient, stream: TamboStream) => stream.abort()],
+      ["cancelRun()", (client: TamboClient, _stream: TamboStream, threadId: string) => void client.cancelRun(threadId)]
+    ] as const
+  ) {
+    it(`${name} of a message still starting on a thread that shows another client's run ends the message alone: that run goes on`, async () => {
+      const other = makeClient(server())
+      server().setScript([Script.text("first")])
+      const threadId = (await other.run("one").thread).id
+      server().setScript([Script.text("working"), Script.hang()])
+      const busy = other.run("two", { threadId })
+      await until(() => server().threads.get(threadId)?.runStatus === "streaming", "the other client's run to stream")
+      let started!: () => void
+      const starting = new Promise<void>((resolve) => (started = resolve))
+      const client = makeClient(server(), { beforeRun: () => (started(), new Promise<void>(() => {})) })
+      await client.fetchThread(threadId)
+      const stream = client.run("mine", { threadId })
+      await starting
+      stop(client, stream, threadId)
+      await settle(stream.thread)
+      expect(server().cancels).toEqual([])
+      expect(server().threads.get(threadId)?.runStatus).toBe("streaming")
+      await other.cancelRun(threadId)
+      await settle(busy.thread)
+    })
+  }
 })
