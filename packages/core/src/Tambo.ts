@@ -487,7 +487,12 @@ export declare namespace Tambo {
      * that event says (completed, or failed with its error), and
      * `cancelRun` resolves once its end is recorded (at once while its
      * caller has not read on past that event: its end waits for that
-     * caller). Another client's run, as a read of the thread showed it
+     * caller). So is a run the server ended while the cancellation was on
+     * its way: the `DELETE` answers 404 (the run is no longer the thread's
+     * current one), and the run reads on for its last event, for as long as
+     * the cancellation waits for the server (3 s), then ends as the server
+     * ended it; a server that sends nothing more by then is cut off, and the
+     * run ends cancelled. Another client's run, as a read of the thread showed it
      * (its `status` not `idle` without a run of this client), is cancelled
      * on the server and the thread read again. With `runId`, only that run.
      * A run whose request the server has not answered yet (it has not named

@@ -12,9 +12,10 @@ import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { isLocalThreadId, PLACEHOLDER_THREAD_ID } from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
+import type { TamboError } from "../src/TamboError.js"
 import * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
-import { expectStoreEqualsServer, fields, resetTool, runAll, tamboLayer, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, resetTool, runAll, tamboLayer, until, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -1125,6 +1126,8 @@ describe("sending on a new conversation before the server names its thread", () 
         expect((yield* tambo.state).currentThreadId).toBe(PLACEHOLDER_THREAD_ID)
         const second = yield* Effect.fork(Effect.either(runAll("second", { onBusy })))
         if (onBusy !== "reject") yield* suspended(second)
+        // The server takes the cancellation before the run it interrupts ends: one it ended first is not cancelled.
+        if (onBusy === "interrupt") yield* until(() => server().cancels.length === 1)
         open()
         const ended = yield* Fiber.join(first)
         const sent = yield* Fiber.join(second)
@@ -1366,6 +1369,115 @@ describe("cancelling a run whose last event came", () => {
       // Its run on the server had ended, paused: the thread is as the server has it.
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  /**
+   * A second run on a thread whose answer's body the proxy holds while the server ends the run
+   * (`RUN_FINISHED`, or `RUN_ERROR` as `script` says), and `cancelRun` of it, whose `DELETE` the
+   * server answers 404: the run is no longer its current one. `go` decides when the events come.
+   */
+  const cancelledAfterTheServerEndedIt = <A>(
+    script: Script.Script,
+    go: (
+      body: HoldingProxy.HeldBody,
+      deleted: HoldingProxy.Held,
+      cancelling: Fiber.RuntimeFiber<void, unknown>,
+      read: () => boolean
+    ) => Effect.Effect<void>,
+    end: (tambo: Tambo.Tambo.Service, threadId: string, running: Fiber.RuntimeFiber<ReadonlyArray<Tambo.RunEvent>, TamboError>) => Effect.Effect<A, unknown>
+  ) =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      return yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const threadId = yield* threadWithARun
+        server().setScript(script)
+        const body = proxy.holdBody((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`)
+        const deleted = proxy.holdResponse((r) => r.method === "DELETE")
+        const running = yield* Effect.fork(runAll("second", { threadId }))
+        yield* Effect.promise(() => body.arrived)
+        yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
+        const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
+        yield* Effect.promise(() => deleted.arrived)
+        // The store shows the run's last event read.
+        const read = () => tambo.store.getSnapshot().threadMap[threadId]?.streaming.status === "idle"
+        yield* go(body, deleted, cancelling, read)
+        return yield* end(tambo, threadId, running)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped)
+
+  /** The 404 reaches the client first, then the run's events. */
+  const answerThenEvents = (body: HoldingProxy.HeldBody, deleted: HoldingProxy.Held) =>
+    Effect.sync(() => {
+      deleted.release()
+      body.release()
+    })
+
+  it.live("cancelRun of a run the server ended while its RUN_FINISHED was on its way (the DELETE answers 404): the run reads on and completes, and the thread is not cancelled", () =>
+    cancelledAfterTheServerEndedIt([Script.text("second")], answerThenEvents, (tambo, threadId, running) =>
+      Effect.gen(function* () {
+        expect((yield* Fiber.join(running)).at(-1)!.event.type).toBe("RUN_FINISHED")
+        yield* completedAsTheServerHasIt(tambo, threadId)
+      })))
+
+  it.live("cancelRun whose DELETE answers 404 once the run read its RUN_FINISHED: the run completes, the thread is not cancelled", () =>
+    cancelledAfterTheServerEndedIt(
+      [Script.text("second")],
+      (body, deleted, cancelling, read) =>
+        Effect.gen(function* () {
+          body.release()
+          // The run's end waits for the cancellation's answer: until then it may be a cancellation.
+          yield* until(read)
+          deleted.release()
+          yield* Fiber.join(cancelling).pipe(Effect.orDie)
+        }),
+      (tambo, threadId, running) =>
+        Effect.gen(function* () {
+          expect((yield* Fiber.join(running)).at(-1)!.event.type).toBe("RUN_FINISHED")
+          yield* completedAsTheServerHasIt(tambo, threadId)
+        })
+    ))
+
+  it.live("cancelRun of a run the server failed while its RUN_ERROR was on its way (the DELETE answers 404): the run fails with the server's error, not cancelled", () =>
+    cancelledAfterTheServerEndedIt(
+      [Script.text("so far"), Script.runError({ message: "down", code: "DOWN" })],
+      answerThenEvents,
+      (tambo, threadId, running) =>
+        Effect.gen(function* () {
+          expect(fields(yield* Effect.flip(Fiber.join(running)))).toMatchObject({ _tag: "ApiError", reason: "RunError", code: "DOWN" })
+          expect(server().cancels).toEqual([])
+          const held = (yield* tambo.state).threadMap[threadId]!
+          expect(held.thread.lastRunCancelled).toBe(false)
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        })
+    ))
+
+  it.live("cancelRun whose DELETE answers 404 while the server sends nothing more and keeps the connection open: the run is aborted after the bound and ends cancelled, the thread as the server has it", () =>
+    cancelledAfterTheServerEndedIt(
+      [Script.text("second")],
+      (_body, deleted) => Effect.sync(() => deleted.release()),
+      (tambo, threadId, running) =>
+        Effect.gen(function* () {
+          expect(fields(yield* Effect.flip(Fiber.join(running)))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+          expect(server().cancels).toEqual([])
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        })
+    ))
+
+  it.live("cancelRun whose DELETE fails otherwise (500): the run is aborted at once and ends cancelled, as before", () =>
+    cancelledAfterTheServerEndedIt(
+      [Script.text("second")],
+      (body, deleted, cancelling) =>
+        Effect.gen(function* () {
+          deleted.fail(500, { message: "down" })
+          yield* Fiber.join(cancelling).pipe(Effect.orDie)
+          body.release()
+        }),
+      (tambo, threadId, running) =>
+        Effect.gen(function* () {
+          expect(fields(yield* Effect.flip(Fiber.join(running)))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        })
+    ))
 
   it.live("cancelRun once the caller read a RUN_ERROR, before it reads on: the run fails with that error, as the server ended it, and nothing is sent to the server", () =>
     Effect.gen(function* () {

@@ -13,15 +13,9 @@ import type * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import type * as Types from "../src/Types.js"
-import { expectStoreEqualsServer, fields, runAll, serverShape, shape, tamboLayer, threadOf, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, serverShape, shape, tamboLayer, threadOf, until, useServer } from "./helpers.js"
 
 const server = useServer()
-
-/** Polls (real time) until `predicate` holds. */
-const until = (predicate: () => boolean) =>
-  Effect.gen(function* () {
-    while (!predicate()) yield* Effect.sleep("5 millis")
-  }).pipe(Effect.timeout("5 seconds"))
 
 /**
  * A server of the test's own: its first DELETE needs a connection of its own, which a closed

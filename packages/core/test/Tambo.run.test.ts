@@ -596,7 +596,8 @@ describe("Tambo.run", () => {
       server().setScript(Script.beforeResponse(async (request) => {
         received.add(request.text)
         await opened
-        return [Script.text(`re: ${request.text}`)]
+        // The second run goes on until cancelled: one the server ended first would not be.
+        return request.text === "second" ? [Script.text(`re: ${request.text}`), Script.hang()] : [Script.text(`re: ${request.text}`)]
       }))
       const receivedBy = (text: string) =>
         Effect.repeat(Effect.sync(() => received.has(text)), { until: (has) => has, schedule: Schedule.spaced("5 millis") })

@@ -112,6 +112,12 @@ export const threadOf = (state: ClientState.ClientState, threadId: string) => {
  * The own fields of an error. Errors that crossed a span are proxies whose
  * span graph deep equality would walk forever.
  */
+/** Polls (real time) until `predicate` holds: what the server did, which no event tells the client. */
+export const until = (predicate: () => boolean): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    while (!predicate()) yield* Effect.sleep("5 millis")
+  }).pipe(Effect.timeout("5 seconds"), Effect.orDie)
+
 export const fields = (error: Error): Record<string, unknown> => ({ ...error, message: error.message })
 
 /**

@@ -22,24 +22,47 @@ import type { RunState } from "./state.js"
 export const cancelTimeout = Duration.seconds(3)
 
 /**
+ * What became of a cancellation's `DELETE`: `"unsent"` (the server had not named the run, or its
+ * step had ended), `"gone"` (404: the run is no longer the thread's current one, the server ended
+ * it itself), or `"sent"` (the server took it, or any other answer: a failure, no answer in time).
+ *
+ * @internal
+ */
+export type ServerAnswer = "unsent" | "gone" | "sent"
+
+/**
  * Tells the server to cancel the current step's run, once, if it named it and it has not ended.
  * Once told, a later call waits for that `DELETE`'s answer (or its end): a second Stop, and the
  * run's end, which reads the thread next, go on once the server took the cancellation. @internal
  */
-export const onServer = (env: Env.Env, run: RunState): Effect.Effect<void> => {
+export const onServer = (env: Env.Env, run: RunState): Effect.Effect<ServerAnswer> => {
   if (run.cancelSent !== undefined) return Deferred.await(run.cancelSent)
   const threadId = ClientState.isLocalThreadId(run.threadId) ? run.serverThreadId : run.threadId
   const runId = run.runId
-  if (runId === undefined || threadId === undefined || run.finished) return Effect.void
-  const sent = run.cancelSent = Deferred.unsafeMake<void>(FiberId.none)
-  return Effect.ignore(
-    // Interruptible: this runs in finalizers, where an uninterruptible request would outlast the
-    // bound (a server that never answered held the run's end until the REST timeout).
-    Env.withRunCredentials(run, (c) => env.transport.cancelRun(c, threadId, runId)).pipe(
-      Effect.interruptible,
-      Effect.timeout(cancelTimeout)
-    )
-  ).pipe(Effect.ensuring(Deferred.done(sent, Exit.void)))
+  if (runId === undefined || threadId === undefined || run.finished) return Effect.succeed("unsent")
+  const sent = run.cancelSent = Deferred.unsafeMake<ServerAnswer>(FiberId.none)
+  // Interruptible: this runs in finalizers, where an uninterruptible request would outlast the
+  // bound (a server that never answered held the run's end until the REST timeout).
+  return Env.withRunCredentials(run, (c) => env.transport.cancelRun(c, threadId, runId)).pipe(
+    Effect.interruptible,
+    Effect.timeout(cancelTimeout),
+    Effect.as<ServerAnswer>("sent"),
+    Effect.catchAll((error) => Effect.succeed<ServerAnswer>(isGone(error) ? "gone" : "sent")),
+    Effect.onExit((exit) => Deferred.done(sent, Exit.isSuccess(exit) ? exit : Exit.succeed("sent")))
+  )
+}
+
+/** The API's answer to a `DELETE` of a run that is no longer the thread's current one. */
+const isGone = (error: { readonly _tag: string; readonly status?: number | undefined }): boolean =>
+  error._tag === "ApiError" && error.status === 404
+
+/** Completed once the current step ended, however it ended; made when first needed. @internal */
+const stepEndSignal = (run: RunState): Deferred.Deferred<void> =>
+  run.stepEnded ??= Deferred.unsafeMake<void>(FiberId.none)
+
+/** The current step ended: a cancellation waiting for its last event waits no more. @internal */
+export const stepEnded = (run: RunState): void => {
+  if (run.stepEnded !== undefined) Deferred.unsafeDone(run.stepEnded, Exit.void)
 }
 
 /** Completed by a cancellation; made when first needed. @internal */
@@ -63,15 +86,20 @@ const endedOnServer = (run: RunState): boolean => run.runError !== undefined || 
  * connection alone would also cancel, but only once the server next writes. A run the server
  * ended (see `endedOnServer`) is not cancelled: it ends as the server ended it, and once its
  * stream ended, this waits for that end. Before its stream ended, its end waits for its consumer,
- * who may be the caller.
+ * who may be the caller. So is a run the server ended while the cancellation was on its way: its
+ * last event came meanwhile, or the server answers the `DELETE` 404 and the event comes within
+ * `cancelTimeout` (else the request is aborted: a server that keeps it open ends cancelled).
  *
  * @internal
  */
 export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (run.cancelledWith === undefined && endedOnServer(run)) return run.ending ? run.entry.done : Effect.void
+    // Decided once: a second Stop waits for the first one's decision.
+    if (run.cancelling !== undefined) return Effect.asVoid(Deferred.await(run.cancelling))
+    const decided = run.cancelling = Deferred.unsafeMake<boolean>(FiberId.none)
     // Built when cancelled: the ids are the ones known by then.
-    run.cancelledWith ??= new RunCancelledError({
+    run.cancelledWith = new RunCancelledError({
       reason: "CancelledByClient",
       message: "The run was cancelled",
       threadId: run.threadId,
@@ -91,16 +119,51 @@ export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
       Effect.forkIn(
         Effect.zipRight(
           untilNamed,
-          Effect.zipRight(
-            Effect.suspend(() => onServer(env, run)),
-            Effect.zipRight(Deferred.fail(cancelledSignal(run), run.cancelledWith), Effect.suspend(() => run.abortRequest))
-          )
+          Effect.flatMap(Effect.suspend(() => onServer(env, run)), (answer) =>
+            Effect.flatMap(endedMeanwhile(run, answer), (ended) => {
+              if (ended) {
+                run.cancelledWith = undefined
+                return Deferred.succeed(decided, false)
+              }
+              return Effect.zipRight(
+                Deferred.succeed(decided, true),
+                Effect.zipRight(Deferred.fail(cancelledSignal(run), run.cancelledWith!), Effect.suspend(() => run.abortRequest))
+              )
+            }))
         ),
         env.scope
       ),
       Fiber.join
     )
   })
+
+/**
+ * The server ended the run while its cancellation was on its way: its last event came before
+ * anything was sent, or the server answered the `DELETE` 404 and the step's last event comes
+ * within `cancelTimeout`.
+ */
+const endedMeanwhile = (run: RunState, answer: ServerAnswer): Effect.Effect<boolean> => {
+  if (answer === "sent") return Effect.succeed(false)
+  if (answer === "unsent" || run.finished) return Effect.succeed(endedOnServer(run))
+  return Effect.map(
+    Effect.timeout(Deferred.await(stepEndSignal(run)), cancelTimeout).pipe(Effect.option),
+    () => endedOnServer(run)
+  )
+}
+
+/**
+ * The run's failure once a cancellation was asked for: the cancellation, once decided, unless
+ * the server ended the run meanwhile (then `otherwise`). @internal
+ */
+export const whenCancelled = <A>(
+  run: RunState,
+  cancelled: (error: RunCancelledError) => A,
+  otherwise: () => A
+): Effect.Effect<A> =>
+  Effect.map(
+    run.cancelling === undefined ? Effect.succeed(true) : Deferred.await(run.cancelling),
+    (isCancelled) => isCancelled && run.cancelledWith !== undefined ? cancelled(run.cancelledWith) : otherwise()
+  )
 
 /** The request's response came, or its step ended: a cancellation waits no more. @internal */
 export const answered = (run: RunState): void => {
@@ -189,7 +252,7 @@ export const cancelStarting = (env: Env.Env, threadId: string, askedBefore?: num
 /** `DELETE`s the run; one the server ended already (404) is cancelled as far as anyone can tell. */
 const cancelOnServerById = (env: Env.Env, threadId: string, runId: string): Effect.Effect<void, TamboError> =>
   Env.withCredentials(env, (c) => env.transport.cancelRun(c, threadId, runId)).pipe(
-    Effect.catchIf((error) => error._tag === "ApiError" && error.status === 404, () => Effect.void)
+    Effect.catchIf(isGone, () => Effect.void)
   )
 
 /**

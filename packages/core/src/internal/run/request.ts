@@ -215,7 +215,7 @@ export const hooksOf = (env: Env.Env, run: RunState, span: Tracer.Span): Transpo
   },
   span,
   // A request whose stream ends early tells the server before its connection closes.
-  beforeAbort: Effect.withParentSpan(Effect.suspend(() => Cancel.onServer(env, run)), run.span),
+  beforeAbort: Effect.withParentSpan(Effect.suspend(() => Effect.asVoid(Cancel.onServer(env, run))), run.span),
   // After RUN_FINISHED the run waits for nothing more from the response: a server that keeps
   // it open is not waited for.
   finished: () => run.finished

@@ -107,6 +107,8 @@ const makeState = (
     threadBefore: undefined,
     cancelSent: undefined,
     cancelledWith: undefined,
+    cancelling: undefined,
+    stepEnded: undefined,
     cancelled: undefined,
     awaitingAnswer: false,
     answeredSignal: undefined,
@@ -157,6 +159,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
           Scope.addFinalizerExit(scope, (exit) => {
             run.ending = true
             Step.endStep(run, exit)
+            Cancel.stepEnded(run)
             return Effect.ensuring(
               run.recorded ? End.recordEnd(env, run, exit) : Effect.void,
               Effect.zipRight(

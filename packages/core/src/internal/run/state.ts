@@ -19,6 +19,7 @@ import type * as Transport from "../../TamboTransport.js"
 import type * as Tool from "../../Tool.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
 import type * as Types from "../../Types.js"
+import type { ServerAnswer } from "./cancel.js"
 import type { ActiveRun } from "./env.js"
 
 /** What a run starts with: a message, or the caller's results for the calls a paused run waits on. @internal */
@@ -139,10 +140,14 @@ export interface RunState {
   threadBefore: Types.TamboThread | undefined
 
   // -- cancellation --
-  /** The server was told to cancel the current step's run: completed once that `DELETE` ended. */
-  cancelSent: Deferred.Deferred<void> | undefined
-  /** Set by `cancelRun`: what the run fails with. */
+  /** The server was told to cancel the current step's run: completed with its answer once that `DELETE` ended. */
+  cancelSent: Deferred.Deferred<ServerAnswer> | undefined
+  /** Set by `cancelRun`: what the run fails with (unset again if the server ended the run meanwhile). */
   cancelledWith: RunCancelledError | undefined
+  /** Completed once `cancelRun` decided: `true` cancelled, `false` the server ended the run meanwhile. */
+  cancelling: Deferred.Deferred<boolean> | undefined
+  /** Completed once the current step read its last event, or ended without it. */
+  stepEnded: Deferred.Deferred<void> | undefined
   /**
    * Completed by `cancelRun`: a tool round waiting on it fails with it. Made only when a round
    * waits on it or the run is cancelled (as are the other deferreds here): most runs need none.

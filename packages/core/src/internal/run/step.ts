@@ -115,12 +115,14 @@ const track = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>): 
         run.finished = true
         // A step the server named no run of otherwise (see `startedByClient`) finished as this one.
         run.lastRunId = run.runId ?? event.runId
+        Cancel.stepEnded(run)
         return i
       }
       case "RUN_ERROR": {
         run.finished = true
         // The API sends RUN_ERROR twice: the first one is the error, and the end.
         run.runError = runErrorFrom(event, run.threadId)
+        Cancel.stepEnded(run)
         return i
       }
       case "CUSTOM": {
@@ -228,12 +230,15 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     },
     onFailure: (cause) => {
       Cancel.answered(run)
+      Cancel.stepEnded(run)
       endStep(run, Exit.failCause(cause))
       // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
       const failure = Cause.failureOption(cause)
       if (run.cancelledWith === undefined || Option.isNone(failure)) return Channel.failCause(cause)
-      run.refusedOnceCancelled = Cancel.isRefusal(run, failure.value)
-      return Channel.fail(run.cancelledWith)
+      return Channel.unwrap(Cancel.whenCancelled(run, (cancelled) => {
+        run.refusedOnceCancelled = Cancel.isRefusal(run, failure.value)
+        return Channel.fail(cancelled)
+      }, () => Channel.failCause(cause)))
     },
     onDone: () => endOfStep
   })
@@ -310,6 +315,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
   })
   const endOfStep = Channel.suspend(() => {
     Cancel.answered(run)
+    Cancel.stepEnded(run)
     endStep(run, Exit.void)
     return afterStep()
   })
@@ -317,6 +323,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
   const failProtocol = (error: TransportError) =>
     Channel.suspend(() => {
       Cancel.answered(run)
+      Cancel.stepEnded(run)
       endStep(run, Exit.fail(error))
       return Channel.fail(error)
     })
@@ -325,7 +332,8 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
 
   /** What follows a step: the run's end, its failure, or a round of tools. */
   const afterStep = (): Channel.Channel<Chunk.Chunk<RunEvent>, unknown, TamboError, unknown, unknown, unknown> => {
-    if (run.cancelledWith !== undefined) return Channel.fail(run.cancelledWith)
+    // A cancellation on its way: the run ends cancelled, unless the server ended it meanwhile.
+    if (run.cancelledWith !== undefined) return Channel.unwrap(Cancel.whenCancelled(run, Channel.fail, afterStep))
     if (run.runError !== undefined) return Channel.fail(run.runError)
     if (!run.finished) {
       return Channel.fail(
@@ -356,6 +364,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
         // Nothing of this step has started or finished yet, whether or not its server says RUN_STARTED.
         run.started = false
         run.finished = false
+        run.stepEnded = undefined
         started?.clear()
         return Channel.pipeTo(Stream.toChannel(open(Request.hooksOf(env, run, span))), stepLoop)
       }
