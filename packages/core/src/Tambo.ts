@@ -492,7 +492,12 @@ export declare namespace Tambo {
      * current one), and the run reads on for its last event, for as long as
      * the cancellation waits for the server (3 s), then ends as the server
      * ended it; a server that sends nothing more by then is cut off, and the
-     * run ends cancelled. Another client's run, as a read of the thread showed it
+     * run ends cancelled. A run paused for client tools is over on the
+     * server (its calls wait there): nothing is sent, it ends cancelled if
+     * it had not handed its calls over yet, and they stay pending. Once a
+     * run's stream ended (also one that handed its calls to its caller,
+     * `autoExecuteTools: false`), `cancelRun` resolves once its end is
+     * recorded. Another client's run, as a read of the thread showed it
      * (its `status` not `idle` without a run of this client), is cancelled
      * on the server and the thread read again. With `runId`, only that run.
      * A run whose request the server has not answered yet (it has not named

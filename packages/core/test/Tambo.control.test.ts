@@ -1376,14 +1376,15 @@ describe("cancelling a run whose last event came", () => {
    * server answers 404: the run is no longer its current one. `go` decides when the events come.
    */
   const cancelledAfterTheServerEndedIt = <A>(
-    script: Script.Script,
+    script: Script.ScriptSource,
     go: (
       body: HoldingProxy.HeldBody,
       deleted: HoldingProxy.Held,
       cancelling: Fiber.RuntimeFiber<void, unknown>,
       read: () => boolean
     ) => Effect.Effect<void>,
-    end: (tambo: Tambo.Tambo.Service, threadId: string, running: Fiber.RuntimeFiber<ReadonlyArray<Tambo.RunEvent>, TamboError>) => Effect.Effect<A, unknown>
+    end: (tambo: Tambo.Tambo.Service, threadId: string, running: Fiber.RuntimeFiber<ReadonlyArray<Tambo.RunEvent>, TamboError>) => Effect.Effect<A, unknown>,
+    options: Tambo.RunOptions = {}
   ) =>
     Effect.gen(function* () {
       const proxy = yield* HoldingProxy.scoped(server())
@@ -1393,7 +1394,7 @@ describe("cancelling a run whose last event came", () => {
         server().setScript(script)
         const body = proxy.holdBody((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`)
         const deleted = proxy.holdResponse((r) => r.method === "DELETE")
-        const running = yield* Effect.fork(runAll("second", { threadId }))
+        const running = yield* Effect.fork(runAll("second", { ...options, threadId }))
         yield* Effect.promise(() => body.arrived)
         yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
         const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
@@ -1402,7 +1403,7 @@ describe("cancelling a run whose last event came", () => {
         const read = () => tambo.store.getSnapshot().threadMap[threadId]?.streaming.status === "idle"
         yield* go(body, deleted, cancelling, read)
         return yield* end(tambo, threadId, running)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, tools: [weather] })))
     }).pipe(Effect.scoped)
 
   /** The 404 reaches the client first, then the run's events. */
@@ -1478,6 +1479,85 @@ describe("cancelling a run whose last event came", () => {
           yield* expectStoreEqualsServer(tambo, server(), threadId)
         })
     ))
+
+  /**
+   * The thread's run paused for its caller's results is over on the server, which let go of the
+   * thread and waits for them (the API, as the testing server: its lock is released at the pause):
+   * nothing was cancelled or sent, no tool ran, and the store shows the call pending, as the server
+   * has it.
+   */
+  const pausedAsTheServerHasIt = (tambo: Tambo.Tambo.Service, threadId: string) =>
+    Effect.gen(function* () {
+      expect(server().cancels).toEqual([])
+      expect(server().requests.filter((r) => r.method === "DELETE")).toEqual([])
+      expect(weatherCalls).toEqual([])
+      const pending = yield* tambo.getPendingToolCalls(threadId)
+      expect(pending.map((call) => call.toolName)).toEqual(["get_weather"])
+      expect(server().threads.get(threadId)?.pendingToolCallIds).toEqual(pending.map((call) => call.toolCallId))
+      expect((yield* tambo.state).threadMap[threadId]!.streaming.status).toBe("idle")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    })
+
+  it.live("a run paused for its caller (autoExecuteTools false), cancelled while it reads its thread at its end: nothing is sent (the server's run is over, paused), cancelRun resolves once the run's end is recorded, and the call stays pending, as the server has it", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        weatherCalls = []
+        const tambo = yield* Tambo.Tambo
+        const threadId = yield* threadWithARun
+        server().setScript(toolThenQuote("get_weather", { city: "Oslo" }))
+        const read = proxy.holdRequest((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
+        const running = yield* Effect.fork(runAll("weather?", { threadId, autoExecuteTools: false }))
+        yield* Effect.promise(() => read.arrived)
+        const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
+        yield* waitingOrDone(cancelling)
+        // The run's end waits for the read, and so does cancelRun.
+        expect(Option.isNone(yield* Fiber.poll(cancelling))).toBe(true)
+        read.release()
+        yield* Fiber.join(cancelling)
+        yield* pausedAsTheServerHasIt(tambo, threadId)
+        expect((yield* Fiber.join(running)).at(-1)!.event.type).toBe("CLIENT_AWAITING_TOOL_RESULTS")
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, tools: [weather] })))
+    }).pipe(Effect.scoped))
+
+  it.live("a run paused for its caller (autoExecuteTools false), cancelled once the caller read its RUN_FINISHED, before the calls were handed over: the run ends cancelled, nothing is sent, and the call stays pending, as the server has it", () =>
+    Effect.gen(function* () {
+      weatherCalls = []
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      server().setScript(toolThenQuote("get_weather", { city: "Oslo" }))
+      const atPause = yield* Deferred.make<void>()
+      const goOn = yield* Deferred.make<void>()
+      const running = yield* Effect.fork(Effect.flip(Stream.runCollect(tambo.run("weather?", { threadId, autoExecuteTools: false }).pipe(
+        Stream.tap((e) =>
+          e.event.type === "RUN_FINISHED" ? Effect.zipRight(Deferred.succeed(atPause, undefined), Deferred.await(goOn)) : Effect.void
+        )
+      ))))
+      yield* Deferred.await(atPause)
+      const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
+      yield* waitingOrDone(cancelling)
+      yield* Deferred.succeed(goOn, undefined)
+      yield* Fiber.join(cancelling)
+      expect(fields(yield* Fiber.join(running))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      yield* pausedAsTheServerHasIt(tambo, threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("a run paused for its caller (autoExecuteTools false) once the server ended it paused, before its events came, with the DELETE answering 404: a pause is no end, the run ends cancelled and the call stays pending, as the server has it", () => {
+    weatherCalls = []
+    return cancelledAfterTheServerEndedIt(
+      toolThenQuote("get_weather", { city: "Oslo" }),
+      answerThenEvents,
+      (tambo, threadId, running) =>
+        Effect.gen(function* () {
+          expect(fields(yield* Effect.flip(Fiber.join(running)))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+          expect(server().cancels).toEqual([])
+          expect(weatherCalls).toEqual([])
+          expect((yield* tambo.getPendingToolCalls(threadId)).map((call) => call.toolName)).toEqual(["get_weather"])
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        }),
+      { autoExecuteTools: false }
+    )
+  })
 
   it.live("cancelRun once the caller read a RUN_ERROR, before it reads on: the run fails with that error, as the server ended it, and nothing is sent to the server", () =>
     Effect.gen(function* () {

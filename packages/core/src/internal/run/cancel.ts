@@ -83,10 +83,11 @@ const endedOnServer = (run: RunState): boolean => run.runError !== undefined || 
 
 /**
  * Cancels the run: the server hears of it first (DELETE), then the stream closes: a closed
- * connection alone would also cancel, but only once the server next writes. A run the server
- * ended (see `endedOnServer`) is not cancelled: it ends as the server ended it, and once its
- * stream ended, this waits for that end. Before its stream ended, its end waits for its consumer,
- * who may be the caller. So is a run the server ended while the cancellation was on its way: its
+ * connection alone would also cancel, but only once the server next writes. Once its stream
+ * ended (it completed, failed, was stopped, or handed its calls to its caller), this waits for
+ * the run's end to be recorded. A run the server ended (see `endedOnServer`) is not cancelled:
+ * it ends as the server ended it; before its stream ended, its end waits for its consumer, who
+ * may be the caller. So is a run the server ended while the cancellation was on its way: its
  * last event came meanwhile, or the server answers the `DELETE` 404 and the event comes within
  * `cancelTimeout` (else the request is aborted: a server that keeps it open ends cancelled).
  *
@@ -94,7 +95,11 @@ const endedOnServer = (run: RunState): boolean => run.runError !== undefined || 
  */
 export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
   Effect.suspend(() => {
-    if (run.cancelledWith === undefined && endedOnServer(run)) return run.ending ? run.entry.done : Effect.void
+    // A run whose stream ended, however, is recording its end (and tells the server itself if its
+    // run goes on there): nothing is left to cancel in the client, only that end to wait for. A
+    // run paused for its caller too: its server's run ended at the pause, its calls wait there.
+    if (run.ending) return run.entry.done
+    if (run.cancelledWith === undefined && endedOnServer(run)) return Effect.void
     // Decided once: a second Stop waits for the first one's decision.
     if (run.cancelling !== undefined) return Effect.asVoid(Deferred.await(run.cancelling))
     const decided = run.cancelling = Deferred.unsafeMake<boolean>(FiberId.none)
