@@ -217,6 +217,16 @@ export interface TestServerOptions {
   readonly transcribe?: Transcriber
   /** The server's clock in epoch milliseconds (timestamps, token expiry); default `Date.now`. */
   readonly now?: () => number
+  /**
+   * When a run whose client closed its connection is cancelled (`connection_closed`), letting go
+   * of its thread's run lock: `"atOnce"` (default), or `"onNextWrite"`, as the Tambo API, which
+   * notices the closed connection only when the run writes next. Until then the thread refuses
+   * another run (`409 CONCURRENT_RUN`): the run's script goes on (a `delay`, a promise it returns),
+   * and a `hang()` holds the lock until the run is cancelled by a `DELETE`.
+   *
+   * @since 0.2.0
+   */
+  readonly noticeClosedConnection?: "atOnce" | "onNextWrite"
 }
 
 /**

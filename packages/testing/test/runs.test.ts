@@ -1144,3 +1144,51 @@ describe("cancellation", () => {
     expect(server.threads.get(runIds(events).threadId)?.pendingToolCallIds).toHaveLength(1)
   })
 })
+
+describe("a closed connection noticed on the run's next write (noticeClosedConnection: \"onNextWrite\")", () => {
+  beforeEach(async () => {
+    await server.close()
+    server = await startTestServer({ noticeClosedConnection: "onNextWrite" })
+    sdk = client(server)
+  })
+
+  /** A thread whose run "held" the client left after its headers; the run writes next once `write` fires. */
+  const leftWhileTheModelWorks = async () => {
+    const { fire: write, fired: writes } = latch()
+    server.setScript((request) => request.text === "held" ? writes.then(() => [Script.text("late")]) : [Script.text("ok")])
+    const created = await sdk.threads.create({ userKey: USER })
+    const controller = new AbortController()
+    const response = await fetchRun(created.id, "held", controller.signal)
+    expect(response.headers.get("x-run-id")).toBe(server.threads.get(created.id)?.currentRunId)
+    controller.abort()
+    return { threadId: created.id, runId: response.headers.get("x-run-id")!, write }
+  }
+
+  it("keeps the run and its lock until the run writes next: another run is refused 409 meanwhile, then the run is cancelled and the thread takes runs again", async () => {
+    const { threadId, runId, write } = await leftWhileTheModelWorks()
+    const conflict = await rejection(sdk.threads.runs.run(threadId, { message: userMessage("next"), userKey: USER }))
+    expect(field(conflict, "error")).toMatchObject({ status: 409, currentRunId: runId })
+    expect(server.cancels).toEqual([])
+    write()
+    await waitFor(() => server.cancels.length === 1)
+    expect(server.cancels[0]).toMatchObject({ threadId, runId, reason: "connection_closed" })
+    const events = await collect(await sdk.threads.runs.run(threadId, { message: userMessage("next"), previousRunId: runId, userKey: USER }))
+    expect(types(events).at(-1)).toBe("RUN_FINISHED")
+  })
+
+  it("takes a DELETE meanwhile, which lets go of the lock at once", async () => {
+    const { threadId, runId } = await leftWhileTheModelWorks()
+    await expect(sdk.threads.runs.delete(runId, { threadId, userKey: USER })).resolves.toEqual({ runId, status: "cancelled" })
+    expect(server.cancels.map((cancel) => cancel.reason)).toEqual(["user_cancelled"])
+    const events = await collect(await sdk.threads.runs.run(threadId, { message: userMessage("next"), previousRunId: runId, userKey: USER }))
+    expect(types(events).at(-1)).toBe("RUN_FINISHED")
+  })
+
+  it("notices a connection the run dropped itself at once", async () => {
+    server.setScript([Script.text("a"), Script.drop()])
+    const stream = await sdk.threads.runs.create({ message: userMessage("Hi"), thread: { userKey: USER } })
+    expect(await rejection(collect(stream))).toBeInstanceOf(Error)
+    await waitFor(() => server.cancels.length === 1)
+    expect(server.cancels[0]).toMatchObject({ reason: "connection_closed" })
+  })
+})

@@ -10,7 +10,10 @@ const FLUSH_THRESHOLD = 32 * 1024
 export class EventStream {
   private buffer: Array<string> = []
   private buffered = 0
+  /** Writes waiting for the socket to drain. */
   private readonly wakers = new Set<() => void>()
+  /** Sleeps and hangs: the script's time, which a closed connection ends only if it is noticed at once. */
+  private readonly sleepers = new Set<() => void>()
   /** Frames sent so far (what `dropAfter` counts). */
   frames = 0
   pace = 0
@@ -19,21 +22,38 @@ export class EventStream {
   closed = false
   ended = false
 
-  constructor(private readonly res: ServerResponse, private readonly signal: AbortSignal) {
+  /**
+   * `noticeClosedAtOnce: false` is the API's run, which notices a closed connection only as it
+   * writes next: a sleep or a hang goes on until the run is cancelled or its time is up.
+   */
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly signal: AbortSignal,
+    private readonly noticeClosedAtOnce = true
+  ) {
     res.on("close", () => {
       this.closed = true
-      this.wake()
+      this.wake(this.wakers)
+      if (noticeClosedAtOnce) this.wake(this.sleepers)
     })
-    signal.addEventListener("abort", () => this.wake(), { once: true })
+    signal.addEventListener("abort", () => {
+      this.wake(this.wakers)
+      this.wake(this.sleepers)
+    }, { once: true })
   }
 
   get stopped(): boolean {
     return this.closed || this.ended || this.signal.aborted
   }
 
-  private wake(): void {
-    for (const waker of this.wakers) waker()
-    this.wakers.clear()
+  private wake(wakers: Set<() => void>): void {
+    for (const waker of wakers) waker()
+    wakers.clear()
+  }
+
+  /** The script's time stops here: the run was cancelled, or its closed connection is noticed at once. */
+  private get wakesSleepers(): boolean {
+    return this.signal.aborted || (this.closed && this.noticeClosedAtOnce)
   }
 
   send(frame: string): Promise<void> | undefined {
@@ -87,20 +107,20 @@ export class EventStream {
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer)
-        this.wakers.delete(done)
+        this.sleepers.delete(done)
         resolve()
       }
       const timer = setTimeout(done, millis)
-      this.wakers.add(done)
-      if (this.closed || this.signal.aborted) done()
+      this.sleepers.add(done)
+      if (this.wakesSleepers) done()
     })
   }
 
-  /** Resolves when the run is cancelled or the connection goes away. */
+  /** Resolves when the run is cancelled or its closed connection is noticed. */
   untilStopped(): Promise<void> {
     return new Promise((resolve) => {
-      if (this.closed || this.signal.aborted) return resolve()
-      this.wakers.add(resolve)
+      if (this.wakesSleepers) return resolve()
+      this.sleepers.add(resolve)
     })
   }
 

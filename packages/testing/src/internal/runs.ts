@@ -151,15 +151,19 @@ const startRun = async (
   res.on("finish", () => {
     finished = true
   })
-  res.on("close", () => {
-    run.controller.abort()
-    if (finished) return
+  const noticeClosed = (): void => {
     try {
       // The run is passed along: a dropped connection ends the player before this event.
       cancelRun(state, thread.id, runId, "connection_closed", run)
     } catch {
       // Not current any more: the run completed, failed or was cancelled already.
     }
+  }
+  const noticedAtOnce = state.noticeClosedConnection === "atOnce"
+  res.on("close", () => {
+    // Else the model goes on, holding the lock, until the run writes next (after `play`).
+    if (finished || noticedAtOnce) run.controller.abort()
+    if (!finished && noticedAtOnce) noticeClosed()
   })
 
   const request: Script.RunRequest = {
@@ -205,17 +209,13 @@ const startRun = async (
   const userMessageLate = Script.isBeforeUserMessage(state.script)
   if (!userMessageLate) storeUserMessage()
 
-  const stream = new EventStream(res, run.controller.signal)
+  const stream = new EventStream(res, run.controller.signal, noticedAtOnce)
   const player = new RoundPlayer(state, run, stream, request)
   /** Sends the headers and RUN_STARTED; false when the client left meanwhile. */
   const open = async (): Promise<boolean> => {
     if (res.destroyed) {
       // The client left while the script was being computed.
-      try {
-        cancelRun(state, thread.id, runId, "connection_closed")
-      } catch {
-        // Already cancelled.
-      }
+      noticeClosed()
       return false
     }
     res.writeHead(201, {
@@ -302,6 +302,9 @@ const startRun = async (
       console.error("[@tambo-effect/testing] run failed:", error)
       await player.fail(INTERNAL_ERROR)
     }
+    // The run's next write found its connection closed (or dropped it: a drop() step), if it was
+    // not noticed at once. A run that ended otherwise let go of its lock already.
+    if (!noticedAtOnce && (stream.closed || stream.ended)) noticeClosed()
   } finally {
     state.activeRuns.delete(runId)
   }

@@ -88,6 +88,7 @@ export class ServerState {
   readonly tokenTtlSeconds: number
   readonly mcpServers: boolean
   readonly now: () => number
+  readonly noticeClosedConnection: NonNullable<TestServerOptions["noticeClosedConnection"]>
   readonly suggest: SuggestionGenerator
   readonly nameThread: ThreadNamer
   readonly issuer: TokenIssuer
@@ -109,6 +110,7 @@ export class ServerState {
     this.mcpServers = options.mcpServers ?? true
     this.mcpSetup = options.mcp
     this.now = options.now ?? Date.now
+    this.noticeClosedConnection = options.noticeClosedConnection ?? "atOnce"
     this.suggest = options.suggestions ?? defaultSuggestions
     this.nameThread = options.threadName ?? defaultThreadName
     this.transcribe = options.transcribe ?? defaultTranscript
