@@ -336,7 +336,15 @@ export declare namespace Tambo {
      * the server. A message, `additionalContext` or `initialMessages` that
      * cannot be sent as JSON fails it with a `ConfigError` (`InvalidOption`;
      * against an AG-UI agent an `AgUiError`, `InvalidInput`) before anything
-     * is recorded or sent.
+     * is recorded or sent. The server's `409` (another run holds the thread
+     * there) fails it with `RunConflictError` (`ActiveOnServer`) at once,
+     * unless the thread's run before it was this client's and may still hold
+     * the server's lock: a run it displaced (`onBusy`), or one whose
+     * connection closed with no `DELETE` the server took (a Stop the server
+     * named no run for in time, an interruption before it named one, a
+     * dropped connection whose `DELETE` did not get through), which the
+     * server lets go of only once it notices. Then the request is sent again
+     * every 50 ms, for up to 3 s, before it fails so.
      */
     readonly run: (
       message: string | Transport.InputMessage,

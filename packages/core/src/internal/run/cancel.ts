@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -13,7 +14,7 @@ import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as ClientState from "../../ClientState.js"
-import { RunCancelledError, type TamboError } from "../../TamboError.js"
+import { isTamboError, RunCancelledError, type TamboError } from "../../TamboError.js"
 import * as Env from "./env.js"
 import * as Threads from "./threads.js"
 import type { RunState } from "./state.js"
@@ -46,11 +47,36 @@ export const onServer = (env: Env.Env, run: RunState): Effect.Effect<ServerAnswe
   return Env.withRunCredentials(run, (c) => env.transport.cancelRun(c, threadId, runId)).pipe(
     Effect.interruptible,
     Effect.timeout(cancelTimeout),
-    Effect.as<ServerAnswer>("sent"),
-    Effect.catchAll((error) => Effect.succeed<ServerAnswer>(isGone(error) ? "gone" : "sent")),
+    Effect.match({
+      onSuccess: () => taken(run, "sent"),
+      onFailure: (error): ServerAnswer => isGone(error) ? taken(run, "gone") : "sent"
+    }),
     Effect.onExit((exit) => Deferred.done(sent, Exit.isSuccess(exit) ? exit : Exit.succeed("sent")))
   )
 }
+
+/** The server took the `DELETE`: the run holds the thread's lock there no more. */
+const taken = (run: RunState, answer: ServerAnswer): ServerAnswer => {
+  run.deleteTaken = true
+  return answer
+}
+
+/**
+ * The run's last request may have left the server a run holding the thread's lock until the server
+ * notices its closed connection (the API: when that run next writes). The request went out, and
+ * nothing ended that run there: not its last event (`RUN_FINISHED`, `RUN_ERROR`), not an HTTP
+ * error answering the request before it named a run, not a `DELETE` the server took.
+ *
+ * @internal
+ */
+export const leftToNotice = (run: RunState, exit: Exit.Exit<unknown, unknown>): boolean =>
+  run.requestSent && !run.finished && !run.deleteTaken && !run.refused && !run.refusedOnceCancelled &&
+  !(Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => answeredWithStatus(run, error)))
+
+/** An HTTP error answered the request before the server named a run (a `409` too): the server took nothing of it. */
+const answeredWithStatus = (run: RunState, error: unknown): boolean =>
+  run.runId === undefined && isTamboError(error) &&
+  (error._tag === "ApiError" || error._tag === "RunConflictError") && error.status !== undefined
 
 /** The API's answer to a `DELETE` of a run that is no longer the thread's current one. */
 const isGone = (error: { readonly _tag: string; readonly status?: number | undefined }): boolean =>
@@ -187,6 +213,7 @@ export const registerAbort = (run: RunState) => (abort: Effect.Effect<void>): Ef
     if (run.cancelledWith !== undefined) return Effect.zipRight(abort, Effect.fail(run.cancelledWith))
     run.abortRequest = abort
     run.awaitingAnswer = true
+    run.requestSent = true
     run.refused = false
     return Effect.void
   })

@@ -277,6 +277,7 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
       return
     }
     yield* Effect.withParentSpan(Cancel.onServer(env, run), run.span)
+    if (Cancel.leftToNotice(run, exit)) Lock.closedUnnoticed(env, run)
     const error = failureOf(exit)
     // A run the server knew ends there too: the next run's previousRunId must name it.
     const ended = run.runId !== undefined && !ClientState.isLocalThreadId(run.threadId) ? run.runId : undefined

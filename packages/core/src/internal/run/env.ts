@@ -102,6 +102,14 @@ export interface Env {
   /** The last epoch given (see `runEpochs`). */
   epochs: number
   /**
+   * Threads whose last run of this client ended by closing its connection with no `DELETE` the
+   * server took (a Stop the server named no run for in time, an interruption before it did, a
+   * dropped connection): the server may hold that run's lock until it notices the closed
+   * connection (the API notices it when the run next writes). The next run there takes the mark
+   * and retries a `409` for a while, as a run that displaced another does (see `Request.first`).
+   */
+  readonly closedUnnoticed: Set<string>
+  /**
    * The read in flight of each thread the store does not hold, that `ensureThread` sent: the others
    * asking for the thread meanwhile wait for it, and so go on in the order they asked. Read and
    * written only in synchronous steps, as `activeRuns`.
@@ -151,6 +159,7 @@ export const make = (
     | "starting"
     | "asked"
     | "named"
+    | "closedUnnoticed"
     | "runEpochs"
     | "epochs"
     | "loading"
@@ -170,6 +179,7 @@ export const make = (
   starting: new Map(),
   asked: 0,
   named: new Set(),
+  closedUnnoticed: new Set(),
   runEpochs: new Map(),
   epochs: 0,
   loading: new Map(),
@@ -214,12 +224,14 @@ export const readEnded = (env: Env, key: string): void => {
 
 /**
  * The thread `key` left the store (forgotten, deleted, gone from the server): it is named again if
- * it comes back, and no read of it in flight brings it back.
+ * it comes back, no read of it in flight brings it back, and no run there waits for a run of this
+ * client the server has not let go of.
  *
  * @internal
  */
 export const threadLeft = (env: Env, key: string): void => {
   env.named.delete(key)
+  env.closedUnnoticed.delete(key)
   newEpoch(env, key)
 }
 

@@ -153,6 +153,25 @@ export const shown = (env: Env, run: RunState): void => {
   if (run.locked) releasePlaceholder(env, run)
 }
 
+/**
+ * The run ended by closing its connection with no `DELETE` the server took (see
+ * `Cancel.leftToNotice`): the next run on its thread may find the server still holding this one's
+ * lock (see `Env.closedUnnoticed`). A thread the server never named for it has no next run there.
+ * @internal
+ */
+export const closedUnnoticed = (env: Env, run: RunState): void => {
+  if (!isLocalThreadId(run.threadId)) env.closedUnnoticed.add(run.threadId)
+}
+
+/**
+ * Whether the run, now holding its thread, follows one of this client whose connection closed
+ * unnoticed. The first run after it takes the mark: by the end of its retries the server noticed
+ * the closed connection, so a `409` after that is another client's run (a run that itself ends
+ * unnoticed marks the thread again). @internal
+ */
+export const takeClosedUnnoticed = (env: Env, run: RunState): boolean =>
+  run.existing !== undefined && env.closedUnnoticed.delete(run.existing)
+
 /** Lets go of all the run holds; each part checks it holds it, so it is safe at any point. @internal */
 export const release = (env: Env, run: RunState): Effect.Effect<void> =>
   Effect.sync(() => {

@@ -318,20 +318,22 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
   )
 }
 
+/** A `409` sent again while a run of this client may still hold the server's lock: for up to 3 s. */
+const whileLockHeld = Schedule.spaced("50 millis").pipe(
+  Schedule.intersect(Schedule.recurs(60)),
+  Schedule.whileInput((error: TamboError) => error._tag === "RunConflictError")
+)
+
 /**
- * The first request, as a run that displaced another one sends it: that run may still hold the
- * server's lock for a moment (cancelled before its response named it, the server notices the
- * closed connection on its next write).
+ * The first request. A run of this client before it on the thread may still hold the server's
+ * lock for a moment, so a `409` is sent again (see `whileLockHeld`): a run this one displaced,
+ * and a run whose connection closed with no `DELETE` the server took (see
+ * `Env.closedUnnoticed`): cancelled before its response named it, the server notices the closed
+ * connection only on its next write. Any other `409` (another client's run) fails at once.
  *
  * @internal
  */
 export const first = (env: Env.Env, run: RunState) => (hooks: Transport.RunHooks) =>
-  run.displaced
-    ? Stream.retry(
-      opened(env, run, hooks),
-      Schedule.spaced("50 millis").pipe(
-        Schedule.intersect(Schedule.recurs(60)),
-        Schedule.whileInput((error: TamboError) => error._tag === "RunConflictError")
-      )
-    )
+  run.displaced || run.afterClosedConnection
+    ? Stream.retry(opened(env, run, hooks), whileLockHeld)
     : opened(env, run, hooks)

@@ -96,6 +96,9 @@ const makeState = (
     locked: false,
     threadTold: false,
     displaced: false,
+    afterClosedConnection: false,
+    requestSent: false,
+    deleteTaken: false,
     pausedForCaller: false,
     stepSpan: undefined,
     callCounts: undefined,
@@ -180,6 +183,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       span.attribute("tambo.max_steps", run.maxSteps)
       // One active run per thread in this client; what happens to a second one is the caller's choice.
       yield* Lock.acquire(env, run)
+      run.afterClosedConnection = Lock.takeClosedUnnoticed(env, run)
 
       run.tools = yield* env.registry.toApiTools
       run.components = yield* env.registry.toApiComponents

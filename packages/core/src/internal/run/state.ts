@@ -111,6 +111,15 @@ export interface RunState {
   threadTold: boolean
   /** The run waited for (or cancelled) another one on its thread. */
   displaced: boolean
+  /**
+   * The run before it on its thread, of this client, closed its connection with no `DELETE` the
+   * server took: the server may still hold that run's lock (see `Env.closedUnnoticed`).
+   */
+  afterClosedConnection: boolean
+  /** A request of the run went out: the server may hold a run of it. */
+  requestSent: boolean
+  /** The server took the run's `DELETE` (or answered 404: the run was no longer its current one). */
+  deleteTaken: boolean
   /** Its stream ended with CLIENT_AWAITING_TOOL_RESULTS: a `continueRun` of the thread waits for it to let go. */
   pausedForCaller: boolean
   /** The span of the step streaming now, until the step ends. */
