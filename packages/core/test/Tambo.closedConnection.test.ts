@@ -106,6 +106,26 @@ describe("the next message after a run whose connection closed without a DELETE 
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("a Stop while the message waits for the server to let go of the run before it: the message ends cancelled, is sent no more, and the thread shows what the server has", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* aThread
+      const { answer, arrived } = yield* holdingAnswerTo("unnamed")
+      const reading = yield* Effect.fork(runAll("unnamed", { threadId }))
+      yield* arrived
+      yield* Fiber.interrupt(reading)
+      const next = yield* Effect.fork(Effect.either(runAll("next", { threadId })))
+      yield* until(() => sent("next") >= 2)
+      yield* tambo.cancelRun(threadId)
+      cancelledByTheClient(yield* Fiber.join(next))
+      const sentBeforeStop = sent("next")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      answer([Script.text("late")])
+      yield* until(() => server().cancels.length === 1)
+      expect(sent("next")).toBe(sentBeforeStop)
+      expect(server().threads.get(threadId)?.messages.some((m) => JSON.stringify(m.content).includes('"next"'))).toBe(false)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("a dropped connection whose DELETE did not get through: a message sent at once runs once the server let go of the dropped run", () =>
     Effect.scoped(Effect.gen(function* () {
       const threadId = yield* aThread.pipe(Effect.provide(tamboLayer(server())))
