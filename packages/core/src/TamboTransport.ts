@@ -175,6 +175,18 @@ export interface PageParams {
  */
 export type ThreadSummary = Api.ThreadSummary
 /**
+ * The name the API made and stored for a thread (`generateThreadName`), and
+ * when the thread changed with it, as the API answered: the store takes both,
+ * as it takes a rename's.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface GeneratedName {
+  readonly name: string
+  readonly updatedAt?: string | undefined
+}
+/**
  * @since 0.1.0
  * @category Models
  */
@@ -308,10 +320,16 @@ export declare namespace TamboTransport {
       messageId: string,
       params?: { readonly maxSuggestions?: number; readonly availableComponents?: ReadonlyArray<ApiComponent> }
     ) => Effect.Effect<ReadonlyArray<Suggestion>, TamboError>
+    /**
+     * Asks the API to name a thread; the name it stored, with the time the
+     * thread changed at (none when the API made no name).
+     *
+     * @since 0.1.0
+     */
     readonly generateThreadName: (
       credentials: Credentials,
       threadId: string
-    ) => Effect.Effect<Option.Option<string>, TamboError>
+    ) => Effect.Effect<Option.Option<GeneratedName>, TamboError>
     /**
      * Replaces (`state`) or patches (`patch`, RFC 6902) the state of a
      * component block; resolves with its new state. The API refuses it while

@@ -845,6 +845,15 @@ describe("threads", () => {
       yield* expectStoreEqualsServer(tambo, ticking(), remote.id)
     }).pipe(Effect.provide(tamboLayer(ticking()))))
 
+  it.live("generateThreadName: the store takes the time the server changed the thread at with the name", () =>
+    Effect.gen(function* () {
+      const remote = ticking().threads.create({ userKey: "user-1", messages: [{ role: "user", content: "hi" }] })
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.fetchThread(remote.id)
+      yield* tambo.generateThreadName(remote.id)
+      yield* expectStoreEqualsServer(tambo, ticking(), remote.id)
+    }).pipe(Effect.provide(tamboLayer(ticking()))))
+
   it.live("generateThreadName names a thread after its conversation", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("Paris is sunny.")])

@@ -371,11 +371,12 @@ export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effec
     env.naming.set(threadId, namings)
     namings.add(naming)
     return Env.withCredentials(env, (c) => env.transport.generateThreadName(c, threadId)).pipe(
-      Effect.tap((name) =>
+      Effect.tap((generated) =>
         naming.renamed === undefined
-          ? showName(env, threadId, name)
-          : Effect.catchAll(renameThread(env, threadId, naming.renamed), () => showName(env, threadId, name))
+          ? showName(env, threadId, generated)
+          : Effect.catchAll(renameThread(env, threadId, naming.renamed), () => showName(env, threadId, generated))
       ),
+      Effect.map(Option.map((generated) => generated.name)),
       Effect.ensuring(Effect.sync(() => {
         namings.delete(naming)
         if (namings.size === 0 && env.naming.get(threadId) === namings) env.naming.delete(threadId)
@@ -383,12 +384,14 @@ export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effec
     )
   })
 
-const showName = (env: Env.Env, threadId: string, name: Option.Option<string>): Effect.Effect<void> =>
+const showName = (env: Env.Env, threadId: string, generated: Option.Option<Transport.GeneratedName>): Effect.Effect<void> =>
   Effect.suspend(() => {
-    if (Option.isNone(name)) return Effect.void
+    if (Option.isNone(generated)) return Effect.void
     // A read of the thread in flight may have been answered before the server stored the name.
     Env.newEpoch(env, threadId)
-    return Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: { name: name.value } }])
+    // Storing the name changed the thread on the server: its time of change comes with the name.
+    const { name, updatedAt } = generated.value
+    return Env.apply(env, [{ type: "UPDATE_THREAD", threadId, patch: updatedAt === undefined ? { name } : { name, updatedAt } }])
   })
 
 /**

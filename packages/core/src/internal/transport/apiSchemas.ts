@@ -123,7 +123,10 @@ export const ComponentStateResponse = Schema.Struct({
   state: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
 
-export const GenerateNameResponse = Schema.Struct({ name: Schema.optional(Schema.NullOr(Schema.String)) })
+export const GenerateNameResponse = Schema.Struct({
+  name: Schema.optional(Schema.NullOr(Schema.String)),
+  updatedAt: Schema.optional(Schema.String)
+})
 
 export const McpToken = Schema.Struct({
   mcpAccessToken: Schema.optional(Schema.String),

@@ -74,6 +74,6 @@ export const make = (sdk: TamboAI, rest: Rest): Suggestions => ({
             requestOptions(credentials, signal)
           )
       }),
-      (response) => Option.fromNullable(response.name)
+      (response) => Option.map(Option.fromNullable(response.name), (name) => ({ name, updatedAt: response.updatedAt }))
     )
 })
