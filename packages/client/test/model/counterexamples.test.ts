@@ -266,7 +266,18 @@ describe("model counterexamples: renaming a thread (store-equals-server)", () =>
     replay(
       [
         { kind: "tools", target: "current", mode: "ok", decision: "approve", calls: 1, reuseIds: false },
-        { kind: "rename", known: 0, duringRun: false }
+        { kind: "rename", known: 0, duringRun: false, via: "updateThreadName" }
+      ],
+      ["store-equals-server"]
+    ))
+
+  // Defect: a generated name came to the store without the time the server stored it at, so the
+  // thread's updatedAt stayed the one before the name.
+  it("a generated name at rest, after two runs at once", () =>
+    replay(
+      [
+        { kind: "concurrent", a: 0, b: 0, tools: false },
+        { kind: "rename", known: 0, duringRun: false, via: "generateThreadName" }
       ],
       ["store-equals-server"]
     ))

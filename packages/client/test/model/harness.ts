@@ -149,10 +149,11 @@ export type Command =
   /** `forgetThread` of the i-th known thread: it leaves the store, not the server, until a run or a switch uses it. */
   | { readonly kind: "forget"; readonly known: number }
   /**
-   * `updateThreadName` of the i-th known thread: at rest, or (`duringRun`) sent once the server got
+   * The i-th known thread named by this client, `via` `updateThreadName` (a new name) or
+   * `generateThreadName` (the server makes one): at rest, or (`duringRun`) sent once the server got
    * a run's request on it, the run streaming on after the server took the name.
    */
-  | { readonly kind: "rename"; readonly known: number; readonly duringRun: boolean }
+  | { readonly kind: "rename"; readonly known: number; readonly duringRun: boolean; readonly via: RenameVia }
   /**
    * A run's events read by a consumer that is `slow` (a turn of the event loop per event, to the
    * end), that `return`s after `reads` events, or that stops reading after `reads` events without
@@ -172,6 +173,9 @@ export type Command =
 
 /** How a consumer reads a run's events (see the `consumer` command). */
 export type ConsumerReader = "slow" | "return" | "abandon"
+
+/** How a `rename` command names its thread. */
+export type RenameVia = "updateThreadName" | "generateThreadName"
 
 /** What stops a run whose consumer stopped reading (see the `consumer` command). */
 export type ConsumerStop = "abort" | "cancelRun" | "destroy" | "interrupt"
@@ -246,7 +250,8 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("rename" as const),
       known: fc.nat(3),
-      duringRun: fc.boolean()
+      duringRun: fc.boolean(),
+      via: fc.constantFrom<RenameVia>("updateThreadName", "generateThreadName")
     })
   }
 )
@@ -544,7 +549,10 @@ const rename = async (real: Real, command: Extract<Command, { kind: "rename" }>)
   const { world, client } = real
   const threadId = threadOf(real, { known: command.known })
   if (threadId === undefined) return []
-  const name = () => client.updateThreadName(threadId, `name ${++world.names}`)
+  const name = () =>
+    command.via === "generateThreadName"
+      ? client.generateThreadName(threadId)
+      : client.updateThreadName(threadId, `name ${++world.names}`)
   if (!command.duringRun) {
     await name()
     return []
