@@ -446,13 +446,17 @@ export declare namespace Tambo {
      * thread at once, the store shows the name the server kept: the last one
      * sent that it took, whichever answer comes last. A run on the thread
      * that ends meanwhile does not take the name back: its end reads the
-     * thread again once the server took the name.
+     * thread again once the server took the name. Interrupting it (a
+     * timeout) stops the wait, not the rename: the server may have taken
+     * it, so it goes on to its end and the store takes the answer.
      */
     readonly updateThreadName: (threadId: string, name: string) => Effect.Effect<void, TamboError>
     /**
-     * Asks the API to name a thread, and records the name; succeeds with the
-     * name the API made. A rename sent meanwhile wins, in the store and on
-     * the server (it is sent again once the name was made).
+     * Asks the API to name a thread, and records the name with the
+     * thread's `updatedAt` as the server answered; succeeds with the name
+     * the API made. A rename sent meanwhile wins, in the store and on the
+     * server (it is sent again once the name was made). Interrupting it
+     * stops the wait, not the naming, as for `updateThreadName`.
      */
     readonly generateThreadName: (threadId: string) => Effect.Effect<Option.Option<string>, TamboError>
     /**
@@ -461,7 +465,9 @@ export declare namespace Tambo {
      * so it does not come back with the run's last events, nor with a read
      * of it already in flight. A thread the API no longer has (deleted by
      * another client or tab) fails the call as the API answers it, and
-     * leaves the store.
+     * leaves the store. Interrupting it stops the wait, not the deletion,
+     * as for `updateThreadName`: the thread leaves the store once the
+     * server deleted it.
      */
     readonly deleteThread: (threadId: string) => Effect.Effect<void, TamboError>
     /**

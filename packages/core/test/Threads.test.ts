@@ -960,6 +960,71 @@ describe("threads", () => {
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [forget] })))
   })
 
+  describe("a change its caller gave up on once the server took it", () => {
+    /** Waits until the store shows `holds` of `threadId`'s state (undefined: not in the store). */
+    const storeShows = (threadId: string, holds: (thread: ClientState.ThreadState | undefined) => boolean) =>
+      Effect.flatMap(Tambo.Tambo, (tambo) =>
+        tambo.store.changes.pipe(
+          Stream.filter((state) => holds(state.threadMap[threadId])),
+          Stream.runHead,
+          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`the store never showed what the server has of ${threadId}`) })
+        ))
+
+    /**
+     * Forks `change` of a thread the store holds, with its answer held at the proxy once the server
+     * acted; interrupts it (a caller's timeout or interruption), then lets the answer go on.
+     */
+    const interruptedOnceTaken = (
+      proxy: HoldingProxy.HoldingProxy,
+      method: string,
+      threadId: string,
+      change: Effect.Effect<unknown, TamboError>
+    ) =>
+      Effect.gen(function* () {
+        const held = proxy.holdResponse((request) => request.method === method && request.url.includes(threadId))
+        const fiber = yield* Effect.fork(change)
+        yield* arrived(held)
+        expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
+        held.release()
+      })
+
+    it.live("an interrupted updateThreadName leaves the store with the name the server took", () =>
+      throughProxy((proxy) =>
+        Effect.gen(function* () {
+          const thread = seed("old name")
+          const tambo = yield* Tambo.Tambo
+          yield* tambo.fetchThread(thread.id)
+          yield* interruptedOnceTaken(proxy, "PATCH", thread.id, tambo.updateThreadName(thread.id, "new name"))
+          expect(server().threads.get(thread.id)!.name).toBe("new name")
+          yield* storeShows(thread.id, (held) => held?.thread.name === "new name")
+          yield* expectStoreEqualsServer(tambo, server(), thread.id)
+        })))
+
+    it.live("an interrupted generateThreadName leaves the store with the name the server made", () =>
+      throughProxy((proxy) =>
+        Effect.gen(function* () {
+          const thread = server().threads.create({ userKey: "user-1", messages: [{ role: "user", content: "name me" }] })
+          const tambo = yield* Tambo.Tambo
+          yield* tambo.fetchThread(thread.id)
+          yield* interruptedOnceTaken(proxy, "POST", thread.id, tambo.generateThreadName(thread.id))
+          const name = server().threads.get(thread.id)!.name
+          expect(name).toBe("name me")
+          yield* storeShows(thread.id, (held) => held?.thread.name === name)
+          yield* expectStoreEqualsServer(tambo, server(), thread.id)
+        })))
+
+    it.live("an interrupted deleteThread leaves the store without the thread the server deleted", () =>
+      throughProxy((proxy) =>
+        Effect.gen(function* () {
+          const thread = seed("drop")
+          const tambo = yield* Tambo.Tambo
+          yield* tambo.fetchThread(thread.id)
+          yield* interruptedOnceTaken(proxy, "DELETE", thread.id, tambo.deleteThread(thread.id))
+          expect(server().threads.get(thread.id)).toBeUndefined()
+          yield* storeShows(thread.id, (held) => held === undefined)
+        })))
+  })
+
   describe("a thread another client deleted leaves the store", () => {
     /** Another client of the same user, on the same server: a second tab, another device. */
     const otherClientDeletes = (threadId: string) =>

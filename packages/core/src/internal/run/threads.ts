@@ -274,8 +274,22 @@ export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
       ClientState.PLACEHOLDER_THREAD_ID
     ))
 
-/** Renames a thread on the server, then in the store. @internal */
+/**
+ * A change of a thread on the server, run to its end (the store taking the answer) in the service's
+ * scope. Its caller may stop waiting (a timeout, an interruption); the change goes on: once its
+ * request went, the server may have acted, and the store would otherwise keep what it had before.
+ */
+const toTheEnd = <A>(env: Env.Env, change: Effect.Effect<A, TamboError>): Effect.Effect<A, TamboError> =>
+  Effect.flatMap(Effect.forkIn(change, env.scope), Fiber.join)
+
+/**
+ * Renames a thread on the server, then in the store; a caller that stops waiting leaves the rename
+ * going on (see `toTheEnd`). @internal
+ */
 export const renameThread = (env: Env.Env, threadId: string, name: string): Effect.Effect<void, TamboError> =>
+  toTheEnd(env, renameNow(env, threadId, name))
+
+const renameNow = (env: Env.Env, threadId: string, name: string): Effect.Effect<void, TamboError> =>
   Effect.suspend(() => {
     // The server takes renames in the order they are sent: its name is the last one sent that it
     // took, so an answer shows only if no rename sent after it was shown already.
@@ -304,11 +318,15 @@ export const renameThread = (env: Env.Env, threadId: string, name: string): Effe
  * cancelled and let go of the thread before the store forgets it: its last writes would otherwise
  * bring it back. Nothing happens in the client unless the server deleted the thread, or no longer
  * has it (deleted by another client, or by this one's earlier attempt whose answer was lost): then
- * the store forgets it, as a failed read does.
+ * the store forgets it, as a failed read does. A caller that stops waiting leaves the deletion going
+ * on (see `toTheEnd`).
  *
  * @internal
  */
 export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
+  toTheEnd(env, deleteNow(env, threadId))
+
+const deleteNow = (env: Env.Env, threadId: string): Effect.Effect<void, TamboError> =>
   Effect.zipRight(
     Env.withCredentials(env, (c) => env.transport.deleteThread(c, threadId)).pipe(
       Effect.tapError(forgetFetched(env, threadId))
@@ -320,13 +338,9 @@ export const deleteThread = (env: Env.Env, threadId: string): Effect.Effect<void
         Effect.sync(() => Env.threadLeft(env, threadId))
       )
       const active = env.activeRuns.get(threadId)
-      if (active === undefined) return forget
-      // In the service's scope: a tool of that very run, deleting its own thread, is interrupted
-      // by the cancellation, and the store still forgets the thread once the run has let go.
-      return Effect.flatMap(
-        Effect.forkIn(Effect.zipRight(Effect.zipRight(active.cancel, active.done), forget), env.scope),
-        Fiber.join
-      )
+      // In the service's scope (see `toTheEnd`): a tool of that very run, deleting its own thread,
+      // is interrupted by the cancellation, and the store still forgets the thread once the run has let go.
+      return active === undefined ? forget : Effect.zipRight(Effect.zipRight(active.cancel, active.done), forget)
     })
   )
 
@@ -360,11 +374,15 @@ export const forgetThread = (env: Env.Env, threadId: string): Effect.Effect<bool
  * Asks the API to name a thread, and records the name; returns the name the API made. A rename
  * sent while the server made it wins: the server may have stored the generated name after the
  * rename, so the rename is sent again (the server takes renames in the order they are sent), and
- * the generated name shows only if that fails.
+ * the generated name shows only if that fails. A caller that stops waiting leaves the naming going
+ * on (see `toTheEnd`).
  *
  * @internal
  */
 export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effect<Option.Option<string>, TamboError> =>
+  toTheEnd(env, generateNow(env, threadId))
+
+const generateNow = (env: Env.Env, threadId: string): Effect.Effect<Option.Option<string>, TamboError> =>
   Effect.suspend(() => {
     const naming: { renamed: string | undefined } = { renamed: undefined }
     const namings = env.naming.get(threadId) ?? new Set()
@@ -374,7 +392,7 @@ export const generateThreadName = (env: Env.Env, threadId: string): Effect.Effec
       Effect.tap((generated) =>
         naming.renamed === undefined
           ? showName(env, threadId, generated)
-          : Effect.catchAll(renameThread(env, threadId, naming.renamed), () => showName(env, threadId, generated))
+          : Effect.catchAll(renameNow(env, threadId, naming.renamed), () => showName(env, threadId, generated))
       ),
       Effect.map(Option.map((generated) => generated.name)),
       Effect.ensuring(Effect.sync(() => {
@@ -409,7 +427,8 @@ export const maybeName = (env: Env.Env, threadId: string, runSpan: Tracer.Span):
     env.named.add(threadId)
     // A naming that failed found out nothing: the thread's next run asks again. One that found no
     // name is not asked again.
-    const naming = generateThreadName(env, threadId).pipe(
+    // Already in the service's scope: no caller waits for it.
+    const naming = generateNow(env, threadId).pipe(
       Effect.tapError(() => Effect.sync(() => env.named.delete(threadId))),
       Effect.ignore
     )
