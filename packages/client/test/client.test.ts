@@ -390,6 +390,31 @@ describe("threads", () => {
     const client = makeClient(server())
     await expect(client.fetchThread("thr_missing")).rejects.toMatchObject({ _tag: "ApiError", status: 403 })
   })
+
+  it("a new conversation's thread id rejects each call that needs the server's thread with a ConfigError (InvalidOption), sending nothing", async () => {
+    const client = makeClient(server())
+    const threadId = client.startNewThread()
+    const before = client.getState()
+    const calls: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
+      ["fetchThread", () => client.fetchThread(threadId)],
+      ["updateThreadName", () => client.updateThreadName(threadId, "name")],
+      ["generateThreadName", () => client.generateThreadName(threadId)],
+      ["deleteThread", () => client.deleteThread(threadId)],
+      ["listSuggestions", () => client.listSuggestions("msg_1", threadId)],
+      ["generateSuggestions", () => client.generateSuggestions("msg_1", threadId)]
+    ]
+    for (const [method, call] of calls) {
+      const settled = await settle(call())
+      expect(settled.ok).toBe(false)
+      expect(settled.ok ? undefined : settled.error).toBeInstanceOf(ConfigError)
+      expect(settled.ok ? undefined : settled.error).toMatchObject({
+        reason: "InvalidOption",
+        message: `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
+      })
+    }
+    expect(server().requests).toEqual([])
+    expect(client.getState()).toBe(before)
+  })
 })
 
 describe("suggestions", () => {

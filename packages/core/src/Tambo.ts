@@ -437,7 +437,11 @@ export declare namespace Tambo {
      * before the thread left the store (`forgetThread`, `deleteThread`) is
      * returned, and does not bring the thread back. A thread id that is not a
      * non-empty string fails with a `ConfigError` (`InvalidOption`) before
-     * anything is sent, here and in every other call about a thread.
+     * anything is sent, here and in every other call about a thread. So
+     * does a new conversation's id (the placeholder, or the local thread
+     * its run went on in) here, in `updateThreadName`, `generateThreadName`,
+     * `deleteThread` and the suggestion calls: the server has no thread of
+     * it until its first message's run names one.
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     /**

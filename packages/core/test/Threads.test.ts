@@ -413,6 +413,34 @@ describe("threads", () => {
       expect(yield* tambo.state).toBe(before)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("a call that needs a thread the server saved fails for a new conversation's id with a ConfigError (InvalidOption), and sends nothing", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      yield* tambo.startNewThread
+      const before = yield* tambo.state
+      expect(before.threadMap[ClientState.PLACEHOLDER_THREAD_ID]).toBeDefined()
+      const calls: ReadonlyArray<readonly [string, (threadId: string) => Effect.Effect<unknown, TamboError>]> = [
+        ["fetchThread", tambo.fetchThread],
+        ["deleteThread", tambo.deleteThread],
+        ["updateThreadName", (threadId) => tambo.updateThreadName(threadId, "name")],
+        ["generateThreadName", tambo.generateThreadName],
+        ["listSuggestions", (threadId) => tambo.listSuggestions(threadId, "msg_1")],
+        ["generateSuggestions", (threadId) => tambo.generateSuggestions(threadId, "msg_1")]
+      ]
+      for (const [method, call] of calls) {
+        for (const threadId of [ClientState.PLACEHOLDER_THREAD_ID, `${ClientState.LOCAL_THREAD_PREFIX}1`]) {
+          const error = yield* Effect.flip(call(threadId))
+          expect(fields(error)).toMatchObject({
+            _tag: "ConfigError",
+            reason: "InvalidOption",
+            message: `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
+          })
+        }
+      }
+      expect(server().requests).toEqual([])
+      expect(yield* tambo.state).toBe(before)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("a switch that fails after the user switched on leaves the thread switched to last current", () =>
     Effect.gen(function* () {
       const known = seed("known")

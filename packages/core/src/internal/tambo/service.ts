@@ -7,6 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Auth from "../../Auth.js"
+import * as ClientState from "../../ClientState.js"
 import * as Mcp from "../../Mcp.js"
 import type { ApprovalDecision, Tambo } from "../../Tambo.js"
 import { ConfigError } from "../../TamboError.js"
@@ -38,6 +39,25 @@ const aboutThread = <A, E, R>(
   typeof threadId === "string" && threadId !== ""
     ? effect()
     : Effect.fail(new ConfigError({ reason: "InvalidOption", message: `${method}: the thread id must be a non-empty string` }))
+
+/**
+ * A call that needs the server's thread (`aboutThread`): a new conversation's id (the placeholder,
+ * or the local thread a run of it went on in) names none yet, and the API would answer with a 403
+ * that says nothing of why, so it fails before anything is sent.
+ */
+const aboutSavedThread = <A, E, R>(
+  method: string,
+  threadId: string,
+  effect: () => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | ConfigError, R> =>
+  ClientState.isLocalThreadId(threadId)
+    ? Effect.fail(
+      new ConfigError({
+        reason: "InvalidOption",
+        message: `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
+      })
+    )
+    : aboutThread(method, threadId, effect)
 
 const toInputMessage = (message: string | Transport.InputMessage): Transport.InputMessage =>
   typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message
@@ -103,12 +123,12 @@ const threads = (
   setAgentState: <S>(threadId: string, update: S | ((previous: S) => S)) =>
     AppState.setAgentState(env.store, threadId, update) as Effect.Effect<S, ConfigError>,
   listThreads: (params) => RunEnv.withCredentials(env, (c) => env.transport.listThreads(c, params)),
-  fetchThread: (threadId) => aboutThread("fetchThread", threadId, () => Threads.fetchThread(env, threadId)),
+  fetchThread: (threadId) => aboutSavedThread("fetchThread", threadId, () => Threads.fetchThread(env, threadId)),
   updateThreadName: (threadId, name) =>
-    aboutThread("updateThreadName", threadId, () => Threads.renameThread(env, threadId, name)),
+    aboutSavedThread("updateThreadName", threadId, () => Threads.renameThread(env, threadId, name)),
   generateThreadName: (threadId) =>
-    aboutThread("generateThreadName", threadId, () => Threads.generateThreadName(env, threadId)),
-  deleteThread: (threadId) => aboutThread("deleteThread", threadId, () => Threads.deleteThread(env, threadId)),
+    aboutSavedThread("generateThreadName", threadId, () => Threads.generateThreadName(env, threadId)),
+  deleteThread: (threadId) => aboutSavedThread("deleteThread", threadId, () => Threads.deleteThread(env, threadId)),
   forgetThread: (threadId) => Threads.forgetThread(env, threadId),
   updateComponentState: (threadId, componentId, update) =>
     ComponentState.updateComponentState(
@@ -139,10 +159,10 @@ const registration = (
 /** Suggestions for an assistant message; the model is told the registered components. */
 const suggestions = (env: RunEnv.Env): Pick<Tambo.Service, "listSuggestions" | "generateSuggestions"> => ({
   listSuggestions: (threadId, messageId) =>
-    aboutThread("listSuggestions", threadId, () =>
+    aboutSavedThread("listSuggestions", threadId, () =>
       RunEnv.withCredentials(env, (c) => env.transport.listSuggestions(c, threadId, messageId))),
   generateSuggestions: (threadId, messageId, options) =>
-    aboutThread("generateSuggestions", threadId, () =>
+    aboutSavedThread("generateSuggestions", threadId, () =>
       Effect.flatMap(env.registry.toApiComponents, (availableComponents) =>
         RunEnv.withCredentials(env, (c) =>
           env.transport.generateSuggestions(c, threadId, messageId, {
