@@ -204,11 +204,15 @@ export type Action =
     }
   }
   | { readonly type: "REMOVE_THREAD"; readonly threadId: string }
-  /** The client aborted the run, or the transport failed. */
+  /**
+   * The client aborted the run, or the transport failed. `"ended"`: the client stopped reading the
+   * run after the server had ended it (its cancellation found no run to cancel): the thread is
+   * neither cancelled nor failed.
+   */
   | {
     readonly type: "RUN_ENDED_LOCALLY"
     readonly threadId: string
-    readonly outcome: "cancelled" | "error"
+    readonly outcome: "cancelled" | "error" | "ended"
     readonly error?: StreamingState["error"]
     /**
      * The tool calls the server still waits on once the run ended here (a run

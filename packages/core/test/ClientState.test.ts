@@ -1587,6 +1587,14 @@ describe("local actions", () => {
     expect(thread(s, "t1").thread.lastRunCancelled).toBe(true)
   })
 
+  it("RUN_ENDED_LOCALLY ended: a run the server had ended itself is neither cancelled nor failed", () => {
+    const s = reduce(started(), [{ type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "ended", at: 9000 }])
+    expect(thread(s, "t1").thread.status).toBe("idle")
+    expect(thread(s, "t1").thread.lastRunCancelled).toBe(false)
+    expect(thread(s, "t1").streaming).toEqual({ status: "idle", runId: "run1", startTime: 900 })
+    expect(thread(s, "t1").lastCompletedRunId).toBe("run1")
+  })
+
   it("RUN_ENDED_LOCALLY error: the error is recorded", () => {
     const error = { message: "socket hang up", category: "server_error" as const, isRetryable: true }
     const s = reduce(started(), [{ type: "RUN_ENDED_LOCALLY", threadId: "t1", outcome: "error", error, at: 9000 }])

@@ -1464,6 +1464,29 @@ describe("cancelling a run whose last event came", () => {
         })
     ))
 
+  it.live("a caller that stops reading while the run's RUN_FINISHED is on its way, of a run the server ended (its DELETE answers 404): the thread is not marked cancelled, also with no read of it at the end, and the next message runs", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      // The server sends its headers and RUN_STARTED at once, the rest once `answer` resolves.
+      let answer!: () => void
+      server().setScript(() => new Promise((resolve) => (answer = () => resolve([Script.text("second")]))))
+      const started = yield* Deferred.make<void>()
+      const running = yield* Effect.fork(Stream.runDrain(tambo.run("second", { threadId }).pipe(
+        Stream.tap((e) => e.event.type === "RUN_STARTED" ? Effect.zipRight(Deferred.succeed(started, undefined), Effect.never) : Effect.void)
+      )))
+      yield* Deferred.await(started)
+      answer()
+      yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
+      yield* Fiber.interrupt(running)
+      expect(server().cancels).toEqual([])
+      const held = (yield* tambo.state).threadMap[threadId]!
+      expect(held.streaming.status).toBe("idle")
+      expect(held.thread.lastRunCancelled).toBe(false)
+      server().setScript([Script.text("third")])
+      expect((yield* runAll("third", { threadId })).at(-1)!.event.type).toBe("RUN_FINISHED")
+    }).pipe(Effect.provide(tamboLayer(server(), { reconcileAfterRun: false }))))
+
   it.live("cancelRun whose DELETE fails otherwise (500): the run is aborted at once and ends cancelled, as before", () =>
     cancelledAfterTheServerEndedIt(
       [Script.text("second")],

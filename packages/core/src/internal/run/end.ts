@@ -244,7 +244,8 @@ const keepUnansweredPending = (env: Env.Env, run: RunState, last: ClientState.Th
 
 /**
  * Records how the run ended (whatever ended the stream: its end, interruption, a consumer that
- * stops reading, a failure), cancelling a run still going on the server.
+ * stops reading, a failure), cancelling a run still going on the server. A run stopped here whose
+ * `DELETE` the server answered 404 had ended there: the thread is not marked cancelled.
  *
  * @internal
  */
@@ -276,9 +277,11 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
       }
       return
     }
-    yield* Effect.withParentSpan(Cancel.onServer(env, run), run.span)
+    const answer = yield* Effect.withParentSpan(Cancel.onServer(env, run), run.span)
     if (Cancel.leftToNotice(run, exit)) Lock.closedUnnoticed(env, run)
     const error = failureOf(exit)
+    // A run stopped here that the server had ended itself (its DELETE found no run) is not cancelled there.
+    const stopped = answer === "gone" ? "ended" : "cancelled"
     // A run the server knew ends there too: the next run's previousRunId must name it.
     const ended = run.runId !== undefined && !ClientState.isLocalThreadId(run.threadId) ? run.runId : undefined
     const pendingToolCalls = awaiting.length === 0 ? {} : { pendingToolCalls: awaiting }
@@ -287,7 +290,7 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
         ? []
         : [{ type: "SET_LAST_COMPLETED_RUN_ID", threadId: run.threadId, runId: ended } as const]),
       error === undefined
-        ? { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "cancelled", ...pendingToolCalls, at }
+        ? { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: stopped, ...pendingToolCalls, at }
         : { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "error", error, ...pendingToolCalls, at }
     ])
   }).pipe(Effect.zipRight(Effect.suspend(() => Effect.zipRight(withdrawUnsent(env, run, exit), reconcile(env, run, exit)))))

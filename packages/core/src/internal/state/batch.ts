@@ -237,8 +237,8 @@ class Batch {
     const streaming = d.ownStreaming()
     streaming.status = "idle"
     delete streaming.messageId
-    if (action.outcome === "cancelled") {
-      thread.lastRunCancelled = true
+    if (action.outcome !== "error") {
+      thread.lastRunCancelled = action.outcome === "cancelled"
       delete streaming.error
     } else {
       thread.lastRunCancelled = false
