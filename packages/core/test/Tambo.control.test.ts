@@ -1420,6 +1420,28 @@ describe("cancelling a run whose last event came", () => {
         yield* completedAsTheServerHasIt(tambo, threadId)
       })))
 
+  it.live("cancelRun of a new conversation's run the server ended while its RUN_FINISHED was on its way resolves once the run's consumer took that event: a caller that stops reading then finds the run completed", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        server().setScript([Script.text("done")])
+        const body = proxy.holdBody((r) => r.method === "POST" && r.path === "/v1/threads/runs")
+        const deleted = proxy.holdResponse((r) => r.method === "DELETE")
+        const seen: Array<string> = []
+        const running = yield* Effect.fork(Stream.runForEach(tambo.run("hi"), (e) => Effect.sync(() => seen.push(e.event.type))))
+        yield* Effect.promise(() => body.arrived)
+        yield* until(() => server().threads.list()[0]?.runStatus === "idle")
+        const cancelling = yield* Effect.fork(tambo.cancelRun())
+        yield* Effect.promise(() => deleted.arrived)
+        yield* answerThenEvents(body, deleted)
+        yield* Fiber.join(cancelling)
+        expect(seen.at(-1)).toBe("RUN_FINISHED")
+        yield* Fiber.interrupt(running)
+        yield* completedAsTheServerHasIt(tambo, server().threads.list()[0]!.id, ["hi", "done"])
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }).pipe(Effect.scoped))
+
   it.live("cancelRun whose DELETE answers 404 once the run read its RUN_FINISHED: the run completes, the thread is not cancelled", () =>
     cancelledAfterTheServerEndedIt(
       [Script.text("second")],

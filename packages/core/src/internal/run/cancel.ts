@@ -86,9 +86,12 @@ const isGone = (error: { readonly _tag: string; readonly status?: number | undef
 const stepEndSignal = (run: RunState): Deferred.Deferred<void> =>
   run.stepEnded ??= Deferred.unsafeMake<void>(FiberId.none)
 
-/** The current step ended: a cancellation waiting for its last event waits no more. @internal */
+/**
+ * The current step ended, or its last event was passed on to the run's consumer: a cancellation
+ * waiting for it waits no more, also one that starts waiting later in the step. @internal
+ */
 export const stepEnded = (run: RunState): void => {
-  if (run.stepEnded !== undefined) Deferred.unsafeDone(run.stepEnded, Exit.void)
+  Deferred.unsafeDone(stepEndSignal(run), Exit.void)
 }
 
 /** Completed by a cancellation; made when first needed. @internal */
@@ -171,11 +174,12 @@ export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
 /**
  * The server ended the run while its cancellation was on its way: its last event came before
  * anything was sent, or the server answered the `DELETE` 404 and the step's last event comes
- * within `cancelTimeout`.
+ * within `cancelTimeout`. Decided once that event was passed on to the run's consumer (within
+ * the same bound): whoever cancelled sees the run's end in its events before `cancelRun`
+ * resolves, and does not take it for a cancellation.
  */
 const endedMeanwhile = (run: RunState, answer: ServerAnswer): Effect.Effect<boolean> => {
-  if (answer === "sent") return Effect.succeed(false)
-  if (answer === "unsent" || run.finished) return Effect.succeed(endedOnServer(run))
+  if (answer === "sent" || (answer === "unsent" && !run.finished)) return Effect.succeed(false)
   return Effect.map(
     Effect.timeout(Deferred.await(stepEndSignal(run)), cancelTimeout).pipe(Effect.option),
     () => endedOnServer(run)

@@ -155,7 +155,7 @@ export interface RunState {
   cancelledWith: RunCancelledError | undefined
   /** Completed once `cancelRun` decided: `true` cancelled, `false` the server ended the run meanwhile. */
   cancelling: Deferred.Deferred<boolean> | undefined
-  /** Completed once the current step read its last event, or ended without it. */
+  /** Completed once the current step's last event was passed on to the run's consumer, or the step ended without it. */
   stepEnded: Deferred.Deferred<void> | undefined
   /**
    * Completed by `cancelRun`: a tool round waiting on it fails with it. Made only when a round

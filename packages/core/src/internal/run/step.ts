@@ -115,14 +115,12 @@ const track = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent>): 
         run.finished = true
         // A step the server named no run of otherwise (see `startedByClient`) finished as this one.
         run.lastRunId = run.runId ?? event.runId
-        Cancel.stepEnded(run)
         return i
       }
       case "RUN_ERROR": {
         run.finished = true
         // The API sends RUN_ERROR twice: the first one is the error, and the end.
         run.runError = runErrorFrom(event, run.threadId)
-        Cancel.stepEnded(run)
         return i
       }
       case "CUSTOM": {
@@ -319,7 +317,12 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     endStep(run, Exit.void)
     return afterStep()
   })
-  const emptyThenDrain = Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), drain)
+  // Follows the chunk of the step's last event once its consumer took it: a cancellation waiting
+  // for that event decides only then (see Cancel.endedMeanwhile).
+  const emptyThenDrain = Channel.zipRight(
+    Channel.fromEffect(Effect.sync(() => Cancel.stepEnded(run))),
+    Channel.zipRight(Channel.write(Chunk.empty<RunEvent>()), drain)
+  )
   const failProtocol = (error: TransportError) =>
     Channel.suspend(() => {
       Cancel.answered(run)
