@@ -898,7 +898,9 @@ export class TamboClient {
    * showed it: its `status` is not `idle`) is cancelled on the server, and
    * the thread read again. Resolves once the run ended. A run whose last
    * event came has completed and is left to end as such, without waiting for
-   * an iterator of its events that stopped reading. A run the server has
+   * an iterator of its events that stopped reading; so is a run the server
+   * ended while the cancellation was on its way (it answers 404 and the
+   * run's last event comes within 3 s). A run the server has
    * not answered yet is cancelled on the server once the answer names it
    * (within 3 s; else its request is aborted, and the server cancels the run
    * as the connection closes).

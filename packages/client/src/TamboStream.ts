@@ -149,7 +149,9 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
    * leaves to the caller): such a run completed, and its promises resolve.
    * That holds also while an iterator that stopped reading holds the run's
    * last events: the run no longer waits for it, and the iterator still
-   * yields what it holds, then ends. A run the server has not answered yet
+   * yields what it holds, then ends. So does a run the server ended while
+   * the abort was on its way (its cancellation answers 404 and the run's
+   * last event comes within 3 s). A run the server has not answered yet
    * is cancelled on the server once the answer names it (within 3 s; else
    * its request is aborted, and the server cancels the run as the
    * connection closes), unless another run of the client is on its thread:

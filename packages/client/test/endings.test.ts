@@ -7,6 +7,7 @@ import {
   SnapshotStrategy,
   type StreamEvent,
   type TamboClientOptions,
+  type TamboStream,
   type TamboThread,
   type TamboTool
 } from "../src/index.js"
@@ -87,8 +88,11 @@ describe("a run that finished, ended while its end reads the thread", () => {
     return { proxy, client, read }
   }
 
-  /** The run completed: its thread is the server's, nothing was cancelled, and the store agrees. */
-  const expectCompleted = async (client: ReturnType<typeof makeClient>, thread: Promise<TamboThread>) => {
+  /**
+   * The run completed: its thread is the server's, nothing was cancelled, and the store agrees.
+   * `deletes`: the cancellations sent that found no run (404), none unless said.
+   */
+  const expectCompleted = async (client: ReturnType<typeof makeClient>, thread: Promise<TamboThread>, deletes = 0) => {
     const outcome = await settle(thread)
     expect(outcome.ok ? "ok" : outcome.error._tag).toBe("ok")
     const stored = server().threads.list()[0]!
@@ -96,7 +100,7 @@ describe("a run that finished, ended while its end reads the thread", () => {
     expect(client.getState().threadMap[stored.id]!.thread.messages.map((m) => m.id)).toEqual(stored.messages.map((m) => m.id))
     expect(client.getState().threadMap[stored.id]!.thread.lastRunCancelled).not.toBe(true)
     expect(server().cancels).toEqual([])
-    expect(server().requests.filter((r) => r.method === "DELETE")).toEqual([])
+    expect(server().requests.filter((r) => r.method === "DELETE")).toHaveLength(deletes)
   }
 
   /** Runs `script`, and aborts the run while its end-of-run read is held; resolves once the abort settled. */
@@ -243,6 +247,49 @@ describe("a run that finished, ended while its end reads the thread", () => {
     await expectCompleted(client, stream.thread)
     expect((await client.getPendingToolCalls(threadId)).map((call) => call.toolName)).toEqual(["get_weather"])
     expect((await drain(iterator)).at(-1)).toBe("CLIENT_AWAITING_TOOL_RESULTS")
+  })
+
+  /**
+   * A run whose answer's body the proxy holds while the server ends it, stopped by `stop`: its
+   * `DELETE` answers 404 (the run is no longer the thread's), then its events come, and the run's
+   * end reads the thread only once the Stop resolved in core.
+   */
+  const stoppedAsTheServerEndedIt = async (stop: (client: ReturnType<typeof makeClient>, stream: TamboStream) => unknown) => {
+    server().setScript([Script.text("done")])
+    const { proxy, client, read } = await heldEndOfRun()
+    const body = proxy.holdBody((request) => request.method === "POST" && request.path === "/v1/threads/runs")
+    const deleted = proxy.holdResponse((request) => request.method === "DELETE")
+    const stream = client.run("hi")
+    const types: Array<string> = []
+    const looped = settle((async () => {
+      for await (const { event } of stream) types.push(event.type)
+    })())
+    await body.arrived
+    await waitFor(() => server().threads.list()[0]?.runStatus === "idle", "the server to finish the run")
+    const stopped = Promise.resolve(stop(client, stream))
+    await deleted.arrived
+    deleted.release()
+    body.release()
+    await read.arrived
+    read.release()
+    await stopped
+    return { client, stream, looped, types }
+  }
+
+  it("abort() whose DELETE answers 404 as the run's last event is on its way: the run completes, thread resolves, and the iterator reads every event to its end", async () => {
+    const { client, stream, looped, types } = await stoppedAsTheServerEndedIt((_, stream) => stream.abort())
+    await expectCompleted(client, stream.thread, 1)
+    expect((await looped).ok).toBe(true)
+    expect(types.at(-1)).toBe("RUN_FINISHED")
+  })
+
+  it("cancelRun whose DELETE answers 404 as the run's last event is on its way: it resolves, the run completes, and the thread takes the next message", async () => {
+    const { client, stream, looped } = await stoppedAsTheServerEndedIt((client) => client.cancelRun())
+    await expectCompleted(client, stream.thread, 1)
+    expect((await looped).ok).toBe(true)
+    const threadId = await stream.threadId
+    server().setScript([Script.text("again")])
+    expect(texts((await client.run("next", { threadId }).thread).messages).at(-1)).toBe("assistant: again")
   })
 
   it("abort() after a RUN_FINISHED that paused for a tool still cancels the run", async () => {

@@ -249,10 +249,21 @@ export class RunController {
           : this.hooks.cancelOnServer?.(this.threadId, this.#runId))
       // The interruption after the server was told only settles what is left (a run ended meanwhile).
       if (told === undefined) this.#fiber?.unsafeInterruptAsFork(FiberId.none)
-      else void told.then(() => this.#fiber?.unsafeInterruptAsFork(FiberId.none))
+      else void told.then(() => this.#afterTold())
       this.hooks.onAbort?.()
     }
     return this.done.then(() => undefined)
+  }
+
+  /**
+   * The server was told of the abort. A run whose last event came meanwhile had ended there (the
+   * `DELETE` found no run): core lets it end as the server ended it, and so does this, rather
+   * than interrupt it as it records its end. Any other run is interrupted: core cancelled it,
+   * and what is left of it ends now.
+   */
+  #afterTold() {
+    if (this.#ended) this.releaseIterator()
+    else this.#fiber?.unsafeInterruptAsFork(FiberId.none)
   }
 
   /**
