@@ -493,7 +493,7 @@ export declare namespace Tambo {
      * Cancels the active run of a thread (default: the current one; the
      * placeholder finds a run still creating its thread). A run not yet on
      * its thread, still waiting for its credentials, ends cancelled having
-     * sent nothing. So do the runs waiting for the thread's run to end
+     * sent nothing (another client's run the thread shows is then left alone). So do the runs waiting for the thread's run to end
      * (`onBusy: "queue"` or `"interrupt"`, whose cancellation of the
      * thread's run goes on): Stop stops the thread, rather than start the next
      * message at once; they recorded nothing, so the thread shows none of

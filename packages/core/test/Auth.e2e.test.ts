@@ -19,7 +19,7 @@ import * as Tambo from "../src/Tambo.js"
 import * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
 import type { Credentials } from "../src/TamboTransport.js"
-import { fields, runAll, serverShape, shape, useServer } from "./helpers.js"
+import { fields, runAll, serverShape, shape, until, useServer } from "./helpers.js"
 import { storeEqualsServer } from "./storeEqualsServer.js"
 
 /** The server's clock runs this far ahead of the client's: how tests expire tokens server-side. */
@@ -717,6 +717,38 @@ describe("cancelRun of a run still waiting for its first credentials", () => {
         expect((yield* tambo.state).threadMap[threadId]).toEqual(before)
       })
     ))
+
+  it.live("on a thread a read shows another client's run on: the run ends cancelled, and the other client's run goes on", () => {
+    // Both clients are the same user; this one's token is rotated (a later expiry), and its exchange held.
+    const nowSeconds = Math.floor(Date.now() / 1000)
+    const aliceLayer = (tamboUrl: string) =>
+      Tambo.layer({ apiKey: server().apiKey, tamboUrl, userToken: jwtFor("alice", nowSeconds + 1_000), maxRetries: 0 })
+    return Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const proxy = yield* HoldingProxy.scoped(server())
+      const threadId = yield* Effect.provide(aThread, aliceLayer(server().url))
+      server().setScript([Script.text("working"), Script.hang()])
+      const other = yield* Effect.fork(Effect.either(Effect.provide(runAll("two", { threadId }), aliceLayer(server().url))))
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        yield* until(() => server().threads.get(threadId)?.runStatus === "streaming")
+        // The store shows the other client's run.
+        expect((yield* tambo.fetchThread(threadId)).status).not.toBe("idle")
+        const exchange = proxy.holdRequest((request) => request.path === "/oauth/token")
+        yield* (yield* Auth.Auth).setUserToken(Redacted.make(jwtFor("alice", nowSeconds + 2_000)))
+        const fiber = yield* Effect.fork(Effect.flip(runAll("mine", { threadId })))
+        yield* Effect.promise(() => exchange.arrived)
+        yield* suspended(fiber)
+        const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
+        expect((yield* Fiber.join(fiber))._tag).toBe("RunCancelledError")
+        exchange.release()
+        yield* Fiber.join(cancelling)
+        expect(server().cancels).toEqual([])
+        expect(server().threads.get(threadId)?.runStatus).toBe("streaming")
+      }).pipe(Effect.provide(aliceLayer(proxy.url)))
+      yield* Fiber.interrupt(other)
+    }).pipe(Effect.scoped)
+  })
 
   it.live.each(["INVALID_PREVIOUS_RUN", "MISSING_RESULTS"])(
     "a first request refused %s, whose read of the thread is refused 401 while the new exchange is held: Stop ends the run at once, sends nothing more, and the thread stays as it was",

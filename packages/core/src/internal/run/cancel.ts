@@ -269,20 +269,23 @@ export const whileStarting = <A, E>(
 
 /**
  * Ends the runs starting on `threadId` (see `whileStarting`); with `askedBefore`, only the runs
- * asked for before the run of that number. @internal
+ * asked for before the run of that number. Whether it ended any. @internal
  */
-export const cancelStarting = (env: Env.Env, threadId: string, askedBefore?: number): Effect.Effect<void> =>
+export const cancelStarting = (env: Env.Env, threadId: string, askedBefore?: number): Effect.Effect<boolean> =>
   // In one step: an interrupt of the caller cannot leave runs taken from the map and not ended.
   Effect.sync(() => {
     const starting = env.starting.get(threadId)
-    if (starting === undefined) return
+    if (starting === undefined) return false
+    let ended = false
     const cancelled = Exit.fail(new RunCancelledError({ reason: "CancelledByClient", message: "The run was cancelled", threadId }))
     for (const [signal, asked] of starting) {
       if (askedBefore !== undefined && asked >= askedBefore) continue
       starting.delete(signal)
       Deferred.unsafeDone(signal, cancelled)
+      ended = true
     }
     if (starting.size === 0) env.starting.delete(threadId)
+    return ended
   })
 
 /** `DELETE`s the run; one the server ended already (404) is cancelled as far as anyone can tell. */
@@ -320,11 +323,11 @@ export const cancelThread = (env: Env.Env, threadId?: string, onlyRunId?: string
   Effect.gen(function* () {
     const id = threadId ?? (yield* env.store.currentThreadId)
     // A run still waiting to start there has no run id yet: only a cancellation of any run ends it.
-    if (onlyRunId === undefined) yield* cancelStarting(env, id)
+    const endedHere = onlyRunId === undefined && (yield* cancelStarting(env, id))
     // The placeholder is the thread of the run creating it: its lock key, or the thread the server
     // named for it, with the runs waiting there.
     const key = Env.lockKeyOf(env, id)
-    if (onlyRunId === undefined && key !== id) yield* cancelStarting(env, key)
+    const endedUnderKey = onlyRunId === undefined && key !== id && (yield* cancelStarting(env, key))
     const local = env.activeRuns.get(key)
     if (local !== undefined) {
       // The runs following it (asked for on the new conversation it creates the thread of) wait under its lock key.
@@ -332,6 +335,8 @@ export const cancelThread = (env: Env.Env, threadId?: string, onlyRunId?: string
       if (onlyRunId === undefined || local.ranAs(onlyRunId)) yield* local.cancel
       return
     }
+    // This client's runs on the thread were the ones starting: what the store shows is another's.
+    if (endedHere || endedUnderKey) return
     const held = yield* env.store.getThread(id)
     const streaming = held?.streaming
     const runId = streaming?.status === "idle" ? undefined : streaming?.runId
