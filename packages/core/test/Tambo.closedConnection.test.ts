@@ -60,6 +60,20 @@ const refusedAtOnce = (text: string, ended: Either.Either<unknown, Error>) => {
   expect(sent(text)).toBe(1)
 }
 
+/**
+ * A run on a new thread whose stream is interrupted once its request reached the server, before
+ * the answer named its run (the server holds the answer: `answer` lets it go on).
+ */
+const interruptedBeforeNamed = Effect.gen(function* () {
+  const tambo = yield* Tambo.Tambo
+  const threadId = yield* aThread
+  const { answer, arrived } = yield* holdingAnswerTo("unnamed")
+  const reading = yield* Effect.fork(runAll("unnamed", { threadId }))
+  yield* arrived
+  yield* Fiber.interrupt(reading)
+  return { answer, tambo, threadId }
+})
+
 describe("the next message after a run whose connection closed without a DELETE the server took", () => {
   it.live("a Stop with no answer in time: a message sent at once is refused while the server still holds the stopped run, sent again until the server let go of it, and runs", () =>
     Effect.gen(function* () {
@@ -77,12 +91,7 @@ describe("the next message after a run whose connection closed without a DELETE 
 
   it.live("a stream interrupted before the server named its run (nothing to DELETE, the connection closed at once): a message sent at once runs once the server let go of the interrupted run", () =>
     Effect.gen(function* () {
-      const tambo = yield* Tambo.Tambo
-      const threadId = yield* aThread
-      const { answer, arrived } = yield* holdingAnswerTo("unnamed")
-      const reading = yield* Effect.fork(runAll("unnamed", { threadId }))
-      yield* arrived
-      yield* Fiber.interrupt(reading)
+      const { answer, tambo, threadId } = yield* interruptedBeforeNamed
       expect(server().cancels).toEqual([])
       expect(server().threads.get(threadId)?.runStatus).not.toBe("idle")
       finished(yield* sendWhileHeld("next", threadId, () => answer([Script.text("late")])))
@@ -108,12 +117,7 @@ describe("the next message after a run whose connection closed without a DELETE 
 
   it.live("a Stop while the message waits for the server to let go of the run before it: the message ends cancelled, is sent no more, and the thread shows what the server has", () =>
     Effect.gen(function* () {
-      const tambo = yield* Tambo.Tambo
-      const threadId = yield* aThread
-      const { answer, arrived } = yield* holdingAnswerTo("unnamed")
-      const reading = yield* Effect.fork(runAll("unnamed", { threadId }))
-      yield* arrived
-      yield* Fiber.interrupt(reading)
+      const { answer, tambo, threadId } = yield* interruptedBeforeNamed
       const next = yield* Effect.fork(Effect.either(runAll("next", { threadId })))
       yield* until(() => sent("next") >= 2)
       yield* tambo.cancelRun(threadId)

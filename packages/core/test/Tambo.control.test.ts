@@ -1345,7 +1345,11 @@ describe("cancelling a run whose last event came", () => {
       yield* notCancelled(tambo, threadId, ["first", "first", "second", "second"])
     }).pipe(Effect.provide(tamboLayer(server(), { reconcileAfterRun: false }))))
 
-  it.live("a step paused for client tools is not the run's last event: cancelRun once the caller read its RUN_FINISHED still cancels the run, the tool does not run, its call stays pending, and the thread is as the server has it", () =>
+  /**
+   * A run of the weather tool on a thread with a run, `cancelRun` of it once its caller read the
+   * step's RUN_FINISHED (the pause) and while the caller holds that event: the run ends cancelled.
+   */
+  const cancelledOnceTheCallerReadThePause = (options: { readonly autoExecuteTools?: boolean }) =>
     Effect.gen(function* () {
       weatherCalls = []
       const tambo = yield* Tambo.Tambo
@@ -1353,7 +1357,7 @@ describe("cancelling a run whose last event came", () => {
       server().setScript(toolThenQuote("get_weather", { city: "Oslo" }))
       const atPause = yield* Deferred.make<void>()
       const goOn = yield* Deferred.make<void>()
-      const running = yield* Effect.fork(Effect.flip(Stream.runCollect(tambo.run("weather?", { threadId }).pipe(
+      const running = yield* Effect.fork(Effect.flip(Stream.runCollect(tambo.run("weather?", { threadId, ...options }).pipe(
         Stream.tap((e) =>
           e.event.type === "RUN_FINISHED" ? Effect.zipRight(Deferred.succeed(atPause, undefined), Deferred.await(goOn)) : Effect.void
         )
@@ -1364,6 +1368,12 @@ describe("cancelling a run whose last event came", () => {
       yield* Deferred.succeed(goOn, undefined)
       yield* Fiber.join(cancelling)
       expect(fields(yield* Fiber.join(running))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      return { tambo, threadId }
+    })
+
+  it.live("a step paused for client tools is not the run's last event: cancelRun once the caller read its RUN_FINISHED still cancels the run, the tool does not run, its call stays pending, and the thread is as the server has it", () =>
+    Effect.gen(function* () {
+      const { tambo, threadId } = yield* cancelledOnceTheCallerReadThePause({})
       expect(weatherCalls).toEqual([])
       expect((yield* tambo.getPendingToolCalls(threadId)).map((call) => call.toolName)).toEqual(["get_weather"])
       // Its run on the server had ended, paused: the thread is as the server has it.
@@ -1567,23 +1577,7 @@ describe("cancelling a run whose last event came", () => {
 
   it.live("a run paused for its caller (autoExecuteTools false), cancelled once the caller read its RUN_FINISHED, before the calls were handed over: the run ends cancelled, nothing is sent, and the call stays pending, as the server has it", () =>
     Effect.gen(function* () {
-      weatherCalls = []
-      const tambo = yield* Tambo.Tambo
-      const threadId = yield* threadWithARun
-      server().setScript(toolThenQuote("get_weather", { city: "Oslo" }))
-      const atPause = yield* Deferred.make<void>()
-      const goOn = yield* Deferred.make<void>()
-      const running = yield* Effect.fork(Effect.flip(Stream.runCollect(tambo.run("weather?", { threadId, autoExecuteTools: false }).pipe(
-        Stream.tap((e) =>
-          e.event.type === "RUN_FINISHED" ? Effect.zipRight(Deferred.succeed(atPause, undefined), Deferred.await(goOn)) : Effect.void
-        )
-      ))))
-      yield* Deferred.await(atPause)
-      const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
-      yield* waitingOrDone(cancelling)
-      yield* Deferred.succeed(goOn, undefined)
-      yield* Fiber.join(cancelling)
-      expect(fields(yield* Fiber.join(running))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      const { tambo, threadId } = yield* cancelledOnceTheCallerReadThePause({ autoExecuteTools: false })
       yield* pausedAsTheServerHasIt(tambo, threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 

@@ -66,21 +66,7 @@ describe("a Stop before the server answered the run's request", () => {
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
-  it.live("on a thread, no answer within the Stop's bound: the connection closes, the server cancels the run when it notices, the message stays as the server has it, and the next message runs", () =>
-    Effect.gen(function* () {
-      const tambo = yield* Tambo.Tambo
-      const threadId = yield* aThread
-      const { run, stopping } = yield* stopBeforeAnswer(tambo, "never", threadId)
-      yield* Fiber.join(stopping)
-      cancelledByTheClient(yield* Fiber.join(run))
-      const next = yield* runAll("next", { threadId })
-      expect(next.at(-1)!.event.type).toBe("RUN_FINISHED")
-      expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "connection_closed"]])
-      expect(yield* textsOf(tambo, threadId)).toEqual(["first", "hi", "never", "next", "re: next"])
-      yield* expectStoreEqualsServer(tambo, server(), threadId)
-    }).pipe(Effect.provide(tamboLayer(server()))))
-
-  it.live("on a thread, no answer within the Stop's bound: once the run ended, the store equals the server", () =>
+  it.live("on a thread, no answer within the Stop's bound: the connection closes, the server cancels the run when it notices, the store then equals the server, the message stays as the server has it, and the next message runs", () =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo
       const threadId = yield* aThread
@@ -88,6 +74,11 @@ describe("a Stop before the server answered the run's request", () => {
       yield* Fiber.join(stopping)
       cancelledByTheClient(yield* Fiber.join(run))
       yield* until(() => server().cancels.length > 0)
+      expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "connection_closed"]])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      const next = yield* runAll("next", { threadId })
+      expect(next.at(-1)!.event.type).toBe("RUN_FINISHED")
+      expect(yield* textsOf(tambo, threadId)).toEqual(["first", "hi", "never", "next", "re: next"])
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
