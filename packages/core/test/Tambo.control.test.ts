@@ -1261,21 +1261,40 @@ describe("cancelling a run whose last event came", () => {
       yield* completedAsTheServerHasIt(tambo, threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  /**
+   * A message `text` on a thread with a run (the server answering with `script`, if given), and
+   * `cancelRun` of its run while the run's end reads the thread, which `proxy` holds: `cancelRun`
+   * waits for the read, and resolves once it was let go.
+   */
+  const cancelledWhileTheEndReads = (
+    proxy: HoldingProxy.HoldingProxy,
+    text: string,
+    options: { readonly autoExecuteTools?: boolean; readonly script?: Script.ScriptSource } = {}
+  ) =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      if (options.script !== undefined) server().setScript(options.script)
+      const read = proxy.holdRequest((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
+      const running = yield* Effect.fork(runAll(text, {
+        threadId,
+        ...(options.autoExecuteTools === undefined ? {} : { autoExecuteTools: options.autoExecuteTools })
+      }))
+      yield* Effect.promise(() => read.arrived)
+      const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
+      yield* waitingOrDone(cancelling)
+      // The run's end waits for the read, and so does cancelRun.
+      expect(Option.isNone(yield* Fiber.poll(cancelling))).toBe(true)
+      read.release()
+      yield* Fiber.join(cancelling)
+      return { running, tambo, threadId }
+    })
+
   it.live("cancelRun while the run reads its thread at its end: the run completes, nothing is sent to the server, and cancelRun resolves once the run ended", () =>
     Effect.gen(function* () {
       const proxy = yield* HoldingProxy.scoped(server())
       yield* Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const threadId = yield* threadWithARun
-        const read = proxy.holdRequest((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
-        const running = yield* Effect.fork(runAll("second", { threadId }))
-        yield* Effect.promise(() => read.arrived)
-        const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
-        yield* waitingOrDone(cancelling)
-        // The run's end waits for the read, and so does cancelRun.
-        expect(Option.isNone(yield* Fiber.poll(cancelling))).toBe(true)
-        read.release()
-        yield* Fiber.join(cancelling)
+        const { running, tambo, threadId } = yield* cancelledWhileTheEndReads(proxy, "second")
         yield* completedAsTheServerHasIt(tambo, threadId)
         expect((yield* Fiber.join(running)).at(-1)!.event.type).toBe("RUN_FINISHED")
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
@@ -1558,18 +1577,10 @@ describe("cancelling a run whose last event came", () => {
       const proxy = yield* HoldingProxy.scoped(server())
       yield* Effect.gen(function* () {
         weatherCalls = []
-        const tambo = yield* Tambo.Tambo
-        const threadId = yield* threadWithARun
-        server().setScript(toolThenQuote("get_weather", { city: "Oslo" }))
-        const read = proxy.holdRequest((r) => r.method === "GET" && r.path === `/v1/threads/${threadId}`)
-        const running = yield* Effect.fork(runAll("weather?", { threadId, autoExecuteTools: false }))
-        yield* Effect.promise(() => read.arrived)
-        const cancelling = yield* Effect.fork(tambo.cancelRun(threadId))
-        yield* waitingOrDone(cancelling)
-        // The run's end waits for the read, and so does cancelRun.
-        expect(Option.isNone(yield* Fiber.poll(cancelling))).toBe(true)
-        read.release()
-        yield* Fiber.join(cancelling)
+        const { running, tambo, threadId } = yield* cancelledWhileTheEndReads(proxy, "weather?", {
+          autoExecuteTools: false,
+          script: toolThenQuote("get_weather", { city: "Oslo" })
+        })
         yield* pausedAsTheServerHasIt(tambo, threadId)
         expect((yield* Fiber.join(running)).at(-1)!.event.type).toBe("CLIENT_AWAITING_TOOL_RESULTS")
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, tools: [weather] })))
