@@ -71,12 +71,7 @@ const taken = (run: RunState, answer: ServerAnswer): ServerAnswer => {
  */
 export const leftToNotice = (run: RunState, exit: Exit.Exit<unknown, unknown>): boolean =>
   run.requestSent && !run.finished && !run.deleteTaken && !run.refused && !run.refusedOnceCancelled &&
-  !(Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => answeredWithStatus(run, error)))
-
-/** An HTTP error answered the request before the server named a run (a `409` too): the server took nothing of it. */
-const answeredWithStatus = (run: RunState, error: unknown): boolean =>
-  run.runId === undefined && isTamboError(error) &&
-  (error._tag === "ApiError" || error._tag === "RunConflictError") && error.status !== undefined
+  !(Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => isRefusal(run, error)))
 
 /** The API's answer to a `DELETE` of a run that is no longer the thread's current one. */
 const isGone = (error: { readonly _tag: string; readonly status?: number | undefined }): boolean =>
@@ -223,11 +218,12 @@ export const registerAbort = (run: RunState) => (abort: Effect.Effect<void>): Ef
   })
 
 /**
- * The request's failure is the API's refusal of it: an HTTP error answered it before the server
- * named a run, so the server took nothing of it. @internal
+ * The request's failure is the API's refusal of it: an HTTP error (a `409` too) answered it before
+ * the server named a run, so the server took nothing of it. @internal
  */
-export const isRefusal = (run: RunState, error: TamboError): boolean =>
-  run.runId === undefined && error._tag === "ApiError" && error.status !== undefined
+export const isRefusal = (run: RunState, error: unknown): boolean =>
+  run.runId === undefined && isTamboError(error) &&
+  (error._tag === "ApiError" || error._tag === "RunConflictError") && error.status !== undefined
 
 /** The run's own failure once it was cancelled: what an aborted request's failure means. @internal */
 export const orCancellation = (run: RunState, error: TamboError): TamboError => run.cancelledWith ?? error
