@@ -82,11 +82,11 @@ describe("a Stop before the server answered the run's request", () => {
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
-  it.live("on a new conversation, the request refused while the Stop waits: the run ends cancelled, and the conversation keeps no message the server does not have", () =>
+  it.live.each([503, 409])("on a new conversation, the request refused (%i) while the Stop waits: the run ends cancelled, and the conversation keeps no message the server does not have", (status) =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo
       const { answer, run, stopping } = yield* stopBeforeAnswer(tambo, "refused")
-      answer([Script.httpError(503, { message: "busy" })])
+      answer([Script.httpError(status, { message: "busy" })])
       yield* Fiber.join(stopping)
       cancelledByTheClient(yield* Fiber.join(run))
       const threadId = (yield* tambo.state).currentThreadId
