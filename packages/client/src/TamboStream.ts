@@ -151,7 +151,9 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
    * last events: the run no longer waits for it, and the iterator still
    * yields what it holds, then ends. So does a run the server ended while
    * the abort was on its way (its cancellation answers 404 and the run's
-   * last event comes within 3 s). A run the server has not answered yet
+   * last event comes within 3 s), also while an iterator that stopped
+   * reading holds events back: from the abort on, the run waits for its
+   * iterator no more. A run the server has not answered yet
    * is cancelled on the server once the answer names it (within 3 s; else
    * its request is aborted, and the server cancels the run as the
    * connection closes), unless another run of the client is on its thread:

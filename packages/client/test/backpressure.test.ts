@@ -113,6 +113,26 @@ describe("backpressure", () => {
     })
   }
 
+  it("cancelRun awaited inside the for await loop of a run the server goes on with, once the loop held up the run: it resolves, the run settles with an AbortError, and the loop reads what it holds, then throws it", async () => {
+    server().setScript([Script.text(Array.from({ length: 3 * EVENT_BUFFER }, () => "h")), Script.hang()])
+    const client = makeClient(server())
+    const stream = client.run("held")
+    let read = 0
+    const looped = await settle((async () => {
+      for await (const _ of stream) {
+        if (read++ > 0) continue
+        const threadId = await stream.threadId
+        await waitFor(() => progress(client.getThread(threadId)) >= EVENT_BUFFER, "the run to fill the iterator's buffer")
+        await client.cancelRun(threadId)
+        const outcome = await settle(stream.thread)
+        expect(outcome.ok ? "ok" : outcome.error._tag).toBe("AbortError")
+      }
+    })())
+    expect(read).toBeGreaterThan(EVENT_BUFFER)
+    expect(looped.ok ? "ok" : looped.error._tag).toBe("AbortError")
+    expect(server().cancels.map((c) => c.reason)).toEqual(["user_cancelled"])
+  })
+
   it("a run that interrupts one an event iterator that stopped reading holds: the held run rejects with an AbortError, and the new one runs", async () => {
     server().setScript((request) =>
       request.text === "held" ? [Script.text(Array.from({ length: 3 * EVENT_BUFFER }, () => "h")), Script.hang()] : [Script.text("next")]

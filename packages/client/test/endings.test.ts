@@ -230,6 +230,43 @@ describe("a run that finished, ended while its end reads the thread", () => {
     if (held.ok) expect(types.at(-1)).toBe("RUN_FINISHED")
   })
 
+  /** Far more text than an iterator's buffer and a network read hold: the run's last event comes only while the client reads on. */
+  const deluge = () => Script.text(Array.from({ length: 40 * EVENT_BUFFER }, () => "x"))
+
+  /** Characters of assistant text the client holds for the thread: how far the run got. */
+  const textSoFar = (client: ReturnType<typeof makeClient>, threadId: string) =>
+    (client.getThread(threadId)?.messages ?? []).flatMap((m) => m.role === "assistant" ? m.content : [])
+      .reduce((n, c) => n + (c.type === "text" ? c.text.length : 0), 0)
+
+  /** A run the server ended, whose last event waits far behind its iterator's full buffer. */
+  const endedBehindFullBuffer = async () => {
+    const behind = await lastEventBehindIterator([deluge()])
+    const { client, threadId, iterator } = behind
+    expect((await iterator.next()).value?.event.type).toBe("RUN_STARTED")
+    await waitFor(() => textSoFar(client, threadId) >= EVENT_BUFFER, "the run to fill the iterator's buffer")
+    return behind
+  }
+
+  for (const stop of ["abort", "cancelRun"] as const) {
+    it(`${stop} of a run the server ended, whose last event waits far behind an iterator that stopped reading: the DELETE answers 404, the run completes, and the iterator reads every event to its end`, async () => {
+      const { client, stream, iterator, threadId } = await endedBehindFullBuffer()
+      const stopped = stop === "abort" ? stream.abort() : client.cancelRun(threadId)
+      await expectCompleted(client, stream.thread, 1)
+      await stopped
+      expect((await drain(iterator)).at(-1)).toBe("RUN_FINISHED")
+    })
+  }
+
+  it("cancelRun awaited inside the loop over a run the server ended, whose last event waits far behind: it resolves, the run completes, and the loop reads on to its end", async () => {
+    const { client, stream, iterator, threadId } = await endedBehindFullBuffer()
+    const types: Array<string> = []
+    for (let step = await iterator.next(); step.done !== true; step = await iterator.next()) {
+      if (types.push(step.value.event.type) === 1) await client.cancelRun(threadId)
+    }
+    expect(types.at(-1)).toBe("RUN_FINISHED")
+    await expectCompleted(client, stream.thread, 1)
+  })
+
   it("cancelRun of a manual run whose calls wait behind an unread iterator: it resolves, and the calls stay the caller's to answer", async () => {
     // The events up to the step's RUN_FINISHED (eight besides the text's deltas) fill the
     // iterator's buffer: the client's CLIENT_AWAITING_TOOL_RESULTS, the run's last event, waits.
