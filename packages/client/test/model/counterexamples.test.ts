@@ -173,6 +173,15 @@ describe("model counterexamples: a consumer that stopped reading (consumers.mode
       [{ kind: "consumer", target: { known: 0 }, reader: "abandon", reads: 0, then: "interrupt", when: "reading", long: true }],
       ["command-settles"]
     ))
+
+  // Defect: the run waited for room its iterator never made until core had its answer, and core,
+  // told 404 (the server ended the run), waited for the run's last event behind that room: it gave
+  // up after its bound, and the run the server completed ended cancelled.
+  it("abort() of a long run the server ended, whose iterator was never read", () =>
+    replay(
+      [{ kind: "consumer", target: { known: 0 }, reader: "abandon", reads: 0, then: "abort", when: "serverDone", long: true }],
+      ["run-outcome"]
+    ))
 })
 
 describe("two clients counterexamples (twoClients.model.test.ts)", () => {

@@ -735,8 +735,11 @@ const readBack = async (real: Real, stream: TamboStream, message: string, cancel
 /** A turn of the event loop: a slow consumer's pause. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
-/** More text deltas than an iterator's buffer holds. */
-const LONG_TEXT = 3 * EVENT_BUFFER
+/**
+ * Far more text deltas than an iterator's buffer holds, and than a read of the network brings: a
+ * run the server ended still has its last event on the way while its reader stopped reading.
+ */
+const LONG_TEXT = 40 * EVENT_BUFFER
 
 /**
  * A run read by a slow consumer, one that returns early, or one that stops reading without
@@ -786,10 +789,14 @@ const consume = async (real: Real, command: Extract<Command, { kind: "consumer" 
       return run !== undefined && world.server.threads.get(run.threadId)?.runStatus === "idle"
     })
   }
-  // Either ending is the model's: the run completed if its last event came before the stop.
+  // A run the server ended completes, however far behind its reader is, unless destroy() or
+  // another run ends it first; else either ending is the model's: the run completed if its last
+  // event came before the stop.
+  const serverEnded = command.when === "serverDone" &&
+    (command.reader === "return" || command.then === "abort" || command.then === "cancelRun")
   const completedOrAborted = async () => {
     const outcome = await settle(stream.thread)
-    world.outcomes.set(stream, outcome.ok ? "ok" : "AbortError")
+    world.outcomes.set(stream, serverEnded || outcome.ok ? "ok" : "AbortError")
     return outcome
   }
   world.stops.set(stream, { cancelsBefore: before, destroyed: destroy })
