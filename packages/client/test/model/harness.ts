@@ -1091,10 +1091,12 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
 // -----------------------------------------------------------------------------
 
 /**
- * Plays `commands` against ONE fresh client of `server` (through `fc.asyncModelRun`), checking every
- * invariant after each, then destroys the client and checks that it left no handle open.
+ * Plays `commands` against ONE fresh client of a fresh server noticing a closed connection as
+ * `notice` says (through `fc.asyncModelRun`), checking every invariant after each, then destroys
+ * the client and checks that it left no handle open.
  */
-export const runSequence = (
+export const sequenceAgainst = (notice: Model.Notice) =>
+(
   commands: Iterable<fc.AsyncCommand<object, Real, boolean>>,
   invariants: ReadonlySet<Invariant> = checks.defaults(),
   /** Called with the server before it closes, for tests of the harness itself. */
@@ -1105,7 +1107,7 @@ export const runSequence = (
     checking: invariants,
     open: async () => {
       // A server per sequence: its own sockets go when it closes, so what is left is the client's.
-      const server = await startTestServer({ script: serverScript })
+      const server = await startTestServer({ script: serverScript, noticeClosedConnection: notice })
       const world = new World(server)
       return { world, close: () => server.close() }
     },
@@ -1115,6 +1117,9 @@ export const runSequence = (
     inspect: inspect === undefined ? undefined : (real) => inspect(real.world.server)
   })
 
+/** `sequenceAgainst` a server that notices a closed connection at once. */
+export const runSequence = sequenceAgainst("atOnce")
+
 /** Plays one command, then checks the invariants. */
 const playAndCheck = async (real: Real, command: Command): Promise<void> => {
   const streams = await checks.liveness(play(real, command), command)
@@ -1122,11 +1127,14 @@ const playAndCheck = async (real: Real, command: Command): Promise<void> => {
 }
 
 /** Replays a list of commands (a counterexample) as the property plays it. */
-export const replay: (
+export const replayAgainst = (notice: Model.Notice): (
   commands: ReadonlyArray<Command>,
   invariants?: ReadonlyArray<Invariant>,
   inspect?: (server: TestServer) => void
-) => Promise<void> = Model.replayer(playAndCheck, runSequence)
+) => Promise<void> => Model.replayer(playAndCheck, sequenceAgainst(notice))
+
+/** `replayAgainst` a server that notices a closed connection at once. */
+export const replay = replayAgainst("atOnce")
 
 /** The commands arbitrary of the property. */
 export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>

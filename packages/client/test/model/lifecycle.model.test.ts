@@ -9,9 +9,13 @@
 //   MODEL_INVARIANTS: a comma list of invariants to check instead of the default (or `all`).
 // A counterexample it shrinks to goes to counterexamples.test.ts as a named test.
 import { describe } from "vitest"
-import { commandsArbitrary, runSequence } from "./harness.js"
+import { commandsArbitrary, runSequence, sequenceAgainst } from "./harness.js"
 import { modelProperty } from "./support.js"
 
 describe("a run's lifecycle, model-based", () => {
   modelProperty({ runs: 200, seed: 29, maxCommands: 5 }, commandsArbitrary, runSequence)
+})
+
+describe("a run's lifecycle against a server that notices a closed connection when the run next writes, model-based", () => {
+  modelProperty({ runs: 60, seed: 31, maxCommands: 5 }, commandsArbitrary, sequenceAgainst("onNextWrite"))
 })

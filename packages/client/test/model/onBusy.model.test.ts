@@ -6,9 +6,13 @@
 // MODEL_INVARIANTS as for lifecycle.model.test.ts. A counterexample it shrinks to goes to
 // counterexamples.test.ts as a named test.
 import { describe } from "vitest"
-import { commandsArbitrary, runSequence } from "./onBusy.js"
+import { commandsArbitrary, runSequence, sequenceAgainst } from "./onBusy.js"
 import { modelProperty } from "./support.js"
 
 describe("overlapping runs on one thread (onBusy, Stop), model-based", () => {
   modelProperty({ runs: 60, seed: 29, maxCommands: 6 }, commandsArbitrary, runSequence)
+})
+
+describe("overlapping runs on one thread against a server that notices a closed connection when the run next writes, model-based", () => {
+  modelProperty({ runs: 30, seed: 31, maxCommands: 6 }, commandsArbitrary, sequenceAgainst("onNextWrite"))
 })

@@ -679,7 +679,7 @@ const step = async (world: World, command: Command): Promise<void> => {
  * invariant checked after each and once every run ended; then what is still held is let go, the
  * client destroyed, and checked to have left no handle.
  */
-export const { commandsArbitrary, replay, runSequence } = OneThread.entryPoints({
+export const { commandsArbitrary, replay, replayAgainst, runSequence, sequenceAgainst } = OneThread.entryPoints({
   invariants: checks,
   command: commandArbitrary,
   step,

@@ -130,14 +130,16 @@ export interface ModelOptions<C, I extends string, W extends OneThreadWorld> {
 
 /**
  * The entry points of a model of one thread. `runSequence` (what the property runs) plays the
- * commands on a fresh world (a fresh server behind a fresh proxy), then `windDown`, then
+ * commands on a fresh world (a fresh server behind a fresh proxy; `sequenceAgainst` one that
+ * notices a closed connection as it says, `runSequence` at once), then `windDown`, then
  * `destroy`, and checks that the clients left no handle open; unhandled rejections meanwhile are
  * recorded in the world (no-unhandled-rejection). `replay` plays a counterexample given as a table
- * of commands; `commandsArbitrary` is the property's generator.
+ * of commands (`replayAgainst`, against such a server); `commandsArbitrary` is the property's generator.
  */
 export const entryPoints = <C, I extends string, W extends OneThreadWorld>(model: ModelOptions<C, I, W>) => {
   const { invariants, step } = model
-  const runSequence = async (
+  const sequenceAgainst = (notice: Model.Notice) =>
+  async (
     commands: Iterable<fc.AsyncCommand<object, W, boolean>>,
     checking: ReadonlySet<I> = invariants.defaults()
   ): Promise<void> => {
@@ -145,7 +147,8 @@ export const entryPoints = <C, I extends string, W extends OneThreadWorld>(model
     const before = Model.resourceCounts()
     let playing: W | undefined
     const server = await startTestServer({
-      script: (request, context) => playing === undefined ? unknownScenario(request) : playing.script(request, context)
+      script: (request, context) => playing === undefined ? unknownScenario(request) : playing.script(request, context),
+      noticeClosedConnection: notice
     })
     const proxy = await HoldingProxy.start(server)
     const world = model.world(server, proxy)
@@ -164,8 +167,15 @@ export const entryPoints = <C, I extends string, W extends OneThreadWorld>(model
     }
     await invariants.noOpenHandles(before, world.stores)
   }
-  const replay: (commands: ReadonlyArray<C>, checking?: ReadonlyArray<I>) => Promise<void> = Model.replayer(step, runSequence)
+  const replayAgainst = (notice: Model.Notice): (commands: ReadonlyArray<C>, checking?: ReadonlyArray<I>) => Promise<void> =>
+    Model.replayer(step, sequenceAgainst(notice))
   const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
     Model.modelCommands(model.command, step, maxCommands, replayPath)
-  return { runSequence, replay, commandsArbitrary }
+  return {
+    runSequence: sequenceAgainst("atOnce"),
+    replay: replayAgainst("atOnce"),
+    sequenceAgainst,
+    replayAgainst,
+    commandsArbitrary
+  }
 }

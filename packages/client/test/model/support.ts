@@ -5,6 +5,7 @@
 // runner of one client. What differs by domain (commands, scenarios, the domain's invariants)
 // stays in each harness.
 import * as Tool from "@tambo-effect/core/Tool"
+import type { TestServerOptions } from "@tambo-effect/testing"
 import { it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import * as Effect from "effect/Effect"
@@ -19,6 +20,12 @@ import {
   type TamboStream,
   type TamboThreadMessage
 } from "../../src/index.js"
+
+/**
+ * When a model's server notices that a client closed a run's connection: `"atOnce"`, or
+ * `"onNextWrite"`, as the Tambo API (the run keeps its thread's lock until it writes next).
+ */
+export type Notice = NonNullable<TestServerOptions["noticeClosedConnection"]>
 
 // -----------------------------------------------------------------------------
 // Small helpers

@@ -6,8 +6,12 @@
 // counterexamples.test.ts as a named test.
 import { describe } from "vitest"
 import { modelProperty } from "./support.js"
-import { commandsArbitrary, runSequence } from "./twoClients.js"
+import { commandsArbitrary, runSequence, sequenceAgainst } from "./twoClients.js"
 
 describe("two clients on one thread, model-based", () => {
   modelProperty({ runs: 100, seed: 29, maxCommands: 6 }, commandsArbitrary, runSequence)
+})
+
+describe("two clients on one thread against a server that notices a closed connection when the run next writes, model-based", () => {
+  modelProperty({ runs: 40, seed: 31, maxCommands: 6 }, commandsArbitrary, sequenceAgainst("onNextWrite"))
 })

@@ -512,7 +512,7 @@ const step = async (world: World, command: Command): Promise<void> => {
  * invariant checked after each and once both read the thread at the end; then what is still held
  * is let go, both clients destroyed, and checked to have left no handle.
  */
-export const { commandsArbitrary, replay, runSequence } = OneThread.entryPoints({
+export const { commandsArbitrary, replay, replayAgainst, runSequence, sequenceAgainst } = OneThread.entryPoints({
   invariants: checks,
   command: commandArbitrary,
   step,
