@@ -156,8 +156,11 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
    * iterator no more. A run the server has not answered yet
    * is cancelled on the server once the answer names it (within 3 s; else
    * its request is aborted, and the server cancels the run as the
-   * connection closes), unless another run of the client is on its thread:
-   * then its request is aborted at once.
+   * connection closes), also beside other runs of the client on its thread
+   * (a run interrupting it, runs queued behind it), which go on: the server
+   * lets go of the thread for them at once, rather than once it notices the
+   * closed connection. A run still waiting behind another for its thread
+   * sends nothing: its wait ends at once.
    *
    * @since 0.1.0
    */

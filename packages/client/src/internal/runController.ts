@@ -14,6 +14,8 @@ import type { TamboError } from "@tambo-effect/core/TamboError"
 import type { TamboThread } from "@tambo-effect/core/Types"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
@@ -38,6 +40,9 @@ export const EVENT_BUFFER_SIZE = 128
 export type Outcome =
   | { readonly ok: true; readonly thread: TamboThread; readonly threadId: string }
   | { readonly ok: false; readonly error: TamboClientError }
+
+/** How long an abort waits for the server's answer to name the run (core's bound on a cancellation's wait alike). */
+const NAMED_WITHIN = Duration.seconds(3)
 
 const END: unique symbol = Symbol("end")
 export type Item = Tambo.RunEvent | typeof END
@@ -128,7 +133,8 @@ export interface RunHooks {
    * Cancels the run before the server named it, as core's `cancelRun` of its thread does: it
    * waits (bounded) for the server's answer to name the run, so the server is told rather than
    * left a closed connection, which it notices only when it next writes. Resolves once done, never
-   * rejects; `undefined` when that would reach another run of the client.
+   * rejects; `undefined` when the run has no thread yet, or waits behind another run of the client
+   * for it (interrupted, it sends nothing).
    */
   readonly cancelBeforeNamed?: (() => Promise<void> | undefined) | undefined
 }
@@ -168,6 +174,8 @@ export class RunController {
   #fiber: Fiber.RuntimeFiber<void, CoreError> | undefined
   /** The run id the run's first RUN_STARTED named: core finds the run by any of its steps' ids. */
   #runId: string | undefined
+  /** Completed with `#runId` once it came, or with none once the run ended without one. */
+  readonly #runIdKnown = Deferred.unsafeMake<string | undefined>(FiberId.none)
   /** The current step paused for tools (`tambo.run.awaiting_input`): its RUN_FINISHED is not the run's end. */
   #paused = false
   /** A chunk of the run's events on its named thread came: `threadIdKnown` resolved with it. */
@@ -217,6 +225,16 @@ export class RunController {
     if (this.threadId !== undefined || this.outcome !== undefined) return
     this.threadId = threadId
     this.hooks.onThreadId?.(threadId)
+  }
+
+  /**
+   * The run id the server's answer names (its first RUN_STARTED), once it came; undefined if the
+   * run ended first, or after `NAMED_WITHIN` (a server that does not answer). Never rejects.
+   */
+  runIdOnceNamed(): Promise<string | undefined> {
+    return Runtime.runPromise(this.runtime)(
+      Deferred.await(this.#runIdKnown).pipe(Effect.timeout(NAMED_WITHIN), Effect.orElseSucceed(() => undefined))
+    ).catch(() => undefined)
   }
 
   /** Ends the run before it started. */
@@ -379,6 +397,7 @@ export class RunController {
         switch (event.type) {
           case "RUN_STARTED":
             this.#runId ??= event.runId
+            Deferred.unsafeDone(this.#runIdKnown, Exit.succeed(this.#runId))
             this.#paused = false
             this.#ended = false
             break
@@ -404,6 +423,7 @@ export class RunController {
   }
 
   #finish(exit: Exit.Exit<void, CoreError>) {
+    Deferred.unsafeDone(this.#runIdKnown, Exit.succeed(undefined))
     if (Exit.isSuccess(exit)) {
       const threadId = this.threadId
       const thread = threadId === undefined ? undefined : this.hooks.currentThread(threadId) ?? this.latest

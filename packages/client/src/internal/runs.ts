@@ -185,7 +185,15 @@ export class Runs {
       cancelOnServer: (threadId, runId) => this.#cancelInCore(threadId, runId),
       cancelBeforeNamed: () => {
         const threadId = this.#threadOf(entry)
-        return threadId === undefined || this.onThread(threadId).length !== 1 ? undefined : this.#cancelInCore(threadId)
+        if (threadId === undefined) return undefined
+        const onThread = this.onThread(threadId)
+        if (onThread.length === 1) return this.#cancelInCore(threadId)
+        // Runs take the thread in the order they were asked for: one behind another waits for it
+        // and, interrupted, sends nothing.
+        if (onThread[0] !== entry) return undefined
+        // Core's cancelRun of the thread would end the client's other runs there too (one that
+        // interrupts this one, runs queued behind it): this one alone, by the id its answer names.
+        return run.runIdOnceNamed().then((runId) => runId === undefined ? undefined : this.#cancelInCore(threadId, runId))
       },
       // From now on the run takes no decision (core refuses them), so none of its approvals is listed.
       onAbort: () => this.approvals.forgetRun(entry),

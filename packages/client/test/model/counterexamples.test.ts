@@ -291,3 +291,14 @@ describe("model counterexamples: renaming a thread (store-equals-server)", () =>
       ["store-equals-server"]
     ))
 })
+
+describe("model counterexamples: a server that notices a closed connection when the run next writes", () => {
+  // Defect: abort() of a run the server had not answered yet, with another run of the client on
+  // its thread (here the run interrupting it), closed its connection at once, so its cancellation
+  // never learnt the run's id; the server held the thread until the run wrote next, and the
+  // interrupting run, after its bounded retries, failed with RunConflictError.
+  it("an interrupting run while the held run's answer is late, and the held run aborted meanwhile", () =>
+    OnBusy.replayAgainst("onNextWrite")([
+      { kind: "lateAnswer", onBusy: "reject", how: "interrupt", hold: "none", meanwhile: { kind: "abort", which: 0 } }
+    ]))
+})
