@@ -1266,7 +1266,9 @@ export class TamboClient {
    * state of a component block, on the server and then in the state;
    * resolves with its new state. The model sees it in later runs, and a
    * thread loaded again has it. Rejects with a `ConfigError`
-   * (`InvalidOption`) for a bad update (nothing is sent), an `ApiError`
+   * (`InvalidOption`) for a bad update or a new conversation's id
+   * (`startNewThread()`'s placeholder: the server has no thread of it until
+   * its first message), nothing sent; with an `ApiError`
    * (404) for an unknown component, a `RunConflictError` while a run is
    * active on the thread.
    *

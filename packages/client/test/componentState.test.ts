@@ -36,4 +36,15 @@ describe("updateComponentState", () => {
     })
     expect(server().requests).toHaveLength(0)
   })
+
+  it("rejects a new conversation's id with a ConfigError and sends nothing: the server has no thread of it yet", async () => {
+    const client = makeClient(server())
+    const threadId = client.startNewThread()
+    await expect(client.updateComponentState(threadId, "comp_card", { state: { favourite: true } })).rejects.toMatchObject({
+      name: "ConfigError",
+      reason: "InvalidOption",
+      message: `updateComponentState: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
+    })
+    expect(server().requests).toHaveLength(0)
+  })
 })

@@ -440,8 +440,8 @@ export declare namespace Tambo {
      * anything is sent, here and in every other call about a thread. So
      * does a new conversation's id (the placeholder, or the local thread
      * its run went on in) here, in `updateThreadName`, `generateThreadName`,
-     * `deleteThread` and the suggestion calls: the server has no thread of
-     * it until its first message's run names one.
+     * `deleteThread`, `updateComponentState` and the suggestion calls: the
+     * server has no thread of it until its first message's run names one.
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     /**
@@ -549,7 +549,8 @@ export declare namespace Tambo {
      * Replaces (`state`) or patches (`patch`) the state of a component block
      * on the server, then in the store; resolves with the new state. A bad
      * update fails with `ConfigError` (`InvalidOption`) before anything is
-     * sent; the API refuses it while a run is active on the thread.
+     * sent, and so does a new conversation's id, as in `fetchThread`; the
+     * API refuses it while a run is active on the thread.
      *
      * @since 0.2.0
      */

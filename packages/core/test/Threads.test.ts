@@ -397,7 +397,8 @@ describe("threads", () => {
         ["generateThreadName", tambo.generateThreadName],
         ["getPendingToolCalls", tambo.getPendingToolCalls],
         ["listSuggestions", (threadId) => tambo.listSuggestions(threadId, "msg_1")],
-        ["generateSuggestions", (threadId) => tambo.generateSuggestions(threadId, "msg_1")]
+        ["generateSuggestions", (threadId) => tambo.generateSuggestions(threadId, "msg_1")],
+        ["updateComponentState", (threadId) => tambo.updateComponentState(threadId, "comp_card", { state: {} })]
       ]
       for (const [method, call] of calls) {
         for (const threadId of ["", undefined as unknown as string]) {
@@ -425,7 +426,8 @@ describe("threads", () => {
         ["updateThreadName", (threadId) => tambo.updateThreadName(threadId, "name")],
         ["generateThreadName", tambo.generateThreadName],
         ["listSuggestions", (threadId) => tambo.listSuggestions(threadId, "msg_1")],
-        ["generateSuggestions", (threadId) => tambo.generateSuggestions(threadId, "msg_1")]
+        ["generateSuggestions", (threadId) => tambo.generateSuggestions(threadId, "msg_1")],
+        ["updateComponentState", (threadId) => tambo.updateComponentState(threadId, "comp_card", { state: {} })]
       ]
       for (const [method, call] of calls) {
         for (const threadId of [ClientState.PLACEHOLDER_THREAD_ID, `${ClientState.LOCAL_THREAD_PREFIX}1`]) {

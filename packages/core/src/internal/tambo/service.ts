@@ -131,17 +131,18 @@ const threads = (
   deleteThread: (threadId) => aboutSavedThread("deleteThread", threadId, () => Threads.deleteThread(env, threadId)),
   forgetThread: (threadId) => Threads.forgetThread(env, threadId),
   updateComponentState: (threadId, componentId, update) =>
-    ComponentState.updateComponentState(
-      {
-        transport: env.transport,
-        store: env.store,
-        withCredentials: (f) => RunEnv.withCredentials(env, f),
-        stored: (key) => RunEnv.newEpoch(env, key)
-      },
-      threadId,
-      componentId,
-      update
-    )
+    aboutSavedThread("updateComponentState", threadId, () =>
+      ComponentState.updateComponentState(
+        {
+          transport: env.transport,
+          store: env.store,
+          withCredentials: (f) => RunEnv.withCredentials(env, f),
+          stored: (key) => RunEnv.newEpoch(env, key)
+        },
+        threadId,
+        componentId,
+        update
+      ))
 })
 
 /** Tools, components and context helpers. */
