@@ -550,7 +550,10 @@ export declare namespace Tambo {
      * on the server, then in the store; resolves with the new state. A bad
      * update fails with `ConfigError` (`InvalidOption`) before anything is
      * sent, and so does a new conversation's id, as in `fetchThread`; the
-     * API refuses it while a run is active on the thread.
+     * API refuses it while a run is active on the thread. Interrupting it
+     * stops the wait, not the update, as for `updateThreadName`: the server
+     * may have taken the state, so it goes on to its end and the store takes
+     * the state the server answered.
      *
      * @since 0.2.0
      */

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import { isRecord } from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -1041,6 +1042,31 @@ describe("threads", () => {
           expect(name).toBe("name me")
           yield* storeShows(thread.id, (held) => held?.thread.name === name)
           yield* expectStoreEqualsServer(tambo, server(), thread.id)
+        })))
+
+    it.live("an interrupted updateComponentState leaves the store with the state the server took", () =>
+      throughProxy((proxy) =>
+        Effect.gen(function* () {
+          const tambo = yield* Tambo.Tambo
+          server().setScript([Script.component("Card", { title: "hi" }, { id: "comp_card" })])
+          const [first] = yield* runAll("show a card")
+          const threadId = first!.threadId
+          yield* interruptedOnceTaken(
+            proxy,
+            "POST",
+            threadId,
+            tambo.updateComponentState(threadId, "comp_card", { state: { favourite: true } })
+          )
+          const stateOf = (held: ClientState.ThreadState | undefined) =>
+            held?.thread.messages.flatMap((m) => m.content).find((block) => block.type === "component")?.state
+          yield* storeShows(threadId, (held) => {
+            const state = stateOf(held)
+            return isRecord(state) && state.favourite === true
+          })
+          const stored = server().threads.get(threadId)!.messages.flatMap((m) => m.content)
+            .find((block) => block.type === "component")
+          expect(stored?.type === "component" && stored.state).toEqual({ favourite: true })
+          expect(stateOf((yield* tambo.state).threadMap[threadId])).toEqual({ favourite: true })
         })))
 
     it.live("an interrupted deleteThread leaves the store without the thread the server deleted", () =>

@@ -278,8 +278,10 @@ export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
  * A change of a thread on the server, run to its end (the store taking the answer) in the service's
  * scope. Its caller may stop waiting (a timeout, an interruption); the change goes on: once its
  * request went, the server may have acted, and the store would otherwise keep what it had before.
+ *
+ * @internal
  */
-const toTheEnd = <A>(env: Env.Env, change: Effect.Effect<A, TamboError>): Effect.Effect<A, TamboError> =>
+export const toTheEnd = <A>(env: Env.Env, change: Effect.Effect<A, TamboError>): Effect.Effect<A, TamboError> =>
   Effect.flatMap(Effect.forkIn(change, env.scope), Fiber.join)
 
 /**

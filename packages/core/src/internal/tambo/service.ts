@@ -130,18 +130,22 @@ const threads = (
     aboutSavedThread("generateThreadName", threadId, () => Threads.generateThreadName(env, threadId)),
   deleteThread: (threadId) => aboutSavedThread("deleteThread", threadId, () => Threads.deleteThread(env, threadId)),
   forgetThread: (threadId) => Threads.forgetThread(env, threadId),
+  // Goes on once its caller stops waiting, as a rename does: the server may have taken the state.
   updateComponentState: (threadId, componentId, update) =>
     aboutSavedThread("updateComponentState", threadId, () =>
-      ComponentState.updateComponentState(
-        {
-          transport: env.transport,
-          store: env.store,
-          withCredentials: (f) => RunEnv.withCredentials(env, f),
-          stored: (key) => RunEnv.newEpoch(env, key)
-        },
-        threadId,
-        componentId,
-        update
+      Threads.toTheEnd(
+        env,
+        ComponentState.updateComponentState(
+          {
+            transport: env.transport,
+            store: env.store,
+            withCredentials: (f) => RunEnv.withCredentials(env, f),
+            stored: (key) => RunEnv.newEpoch(env, key)
+          },
+          threadId,
+          componentId,
+          update
+        )
       ))
 })
 
