@@ -444,6 +444,39 @@ describe("threads", () => {
       expect(yield* tambo.state).toBe(before)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("a call with a new conversation's local thread id, once the server named that thread, acts on the thread the server named", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.component("Card", { title: "hi" }, { id: "comp_card" })])
+      const entered = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const run = yield* Effect.fork(runAll("show a card", {
+        threadId: ClientState.PLACEHOLDER_THREAD_ID,
+        beforeRun: () => Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(release))
+      }))
+      // A new conversation while the run has no thread yet: the run goes on in a local thread.
+      yield* Deferred.await(entered)
+      yield* tambo.startNewThread
+      const localId = Object.keys((yield* tambo.state).threadMap).find((id) => id.startsWith(ClientState.LOCAL_THREAD_PREFIX))!
+      expect(localId).toBeDefined()
+      yield* Deferred.succeed(release, undefined)
+      const threadId = (yield* Fiber.join(run)).at(-1)!.threadId
+      expect(threadId).not.toBe(localId)
+
+      expect((yield* tambo.fetchThread(localId)).id).toBe(threadId)
+      yield* tambo.updateThreadName(localId, "named")
+      expect(server().threads.get(threadId)!.name).toBe("named")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      yield* tambo.updateComponentState(localId, "comp_card", { state: { favourite: true } })
+      const reply = server().threads.get(threadId)!.messages.at(-1)!
+      expect(reply.content.find((block) => block.type === "component")).toMatchObject({ state: { favourite: true } })
+      yield* tambo.listSuggestions(localId, reply.id)
+      yield* tambo.deleteThread(localId)
+      expect(server().threads.get(threadId)).toBeUndefined()
+      expect((yield* tambo.state).threadMap[threadId]).toBeUndefined()
+      expect(server().requests.filter((r) => r.url.includes(localId))).toEqual([])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("a switch that fails after the user switched on leaves the thread switched to last current", () =>
     Effect.gen(function* () {
       const known = seed("known")

@@ -134,6 +134,13 @@ export interface Env {
    * last name a rename sent meanwhile: that rename wins over the generated name.
    */
   readonly naming: Map<string, Set<{ renamed: string | undefined }>>
+  /**
+   * The thread the server named for each local thread a new conversation's run went on in: an app
+   * may still hold the local id it saw (in the store, as a selection), and the calls about a saved
+   * thread act on the named one (see `savedThreadId`). A thread that leaves the store takes its
+   * local ids with it.
+   */
+  readonly namedLocals: Map<string, string>
   /** How many `switchThread` calls began: a switch that fails goes back only if it was the last one. */
   switches: number
   /** Numbers local thread ids, lock keys and local message ids. */
@@ -168,6 +175,7 @@ export const make = (
     | "readTaken"
     | "renames"
     | "naming"
+    | "namedLocals"
     | "switches"
     | "localCounter"
     | "placeholderOwner"
@@ -188,6 +196,7 @@ export const make = (
   readTaken: new Map(),
   renames: new Map(),
   naming: new Map(),
+  namedLocals: new Map(),
   switches: 0,
   localCounter: 0,
   placeholderOwner: undefined,
@@ -232,8 +241,15 @@ export const readEnded = (env: Env, key: string): void => {
 export const threadLeft = (env: Env, key: string): void => {
   env.named.delete(key)
   env.closedUnnoticed.delete(key)
+  for (const [local, named] of env.namedLocals) if (named === key) env.namedLocals.delete(local)
   newEpoch(env, key)
 }
+
+/**
+ * The server's id of a thread: the thread the server named for a local one (see `namedLocals`),
+ * else the id itself. @internal
+ */
+export const savedThreadId = (env: Env, threadId: string): string => env.namedLocals.get(threadId) ?? threadId
 
 /**
  * The run whose new thread the placeholder is (see `placeholderOwner`): the server may have named

@@ -215,6 +215,10 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       const threadId = run.threadId
       // The thread has its id now: cancelRun and conflicts can find the run under it.
       if (!run.locked && !ClientState.isLocalThreadId(threadId)) Lock.moveTo(env, run, threadId)
+      // An app may still hold the local thread's id: the calls about a saved thread follow it.
+      if (from.startsWith(ClientState.LOCAL_THREAD_PREFIX) && !ClientState.isLocalThreadId(threadId)) {
+        env.namedLocals.set(from, threadId)
+      }
       if (started !== undefined) {
         Pause.noteStarted(started, events)
         if (end >= 0 && started.size > 0 && events[end]!.type === "RUN_FINISHED") {

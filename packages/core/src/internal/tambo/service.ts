@@ -41,23 +41,29 @@ const aboutThread = <A, E, R>(
     : Effect.fail(new ConfigError({ reason: "InvalidOption", message: `${method}: the thread id must be a non-empty string` }))
 
 /**
- * A call that needs the server's thread (`aboutThread`): a new conversation's id (the placeholder,
- * or the local thread a run of it went on in) names none yet, and the API would answer with a 403
- * that says nothing of why, so it fails before anything is sent.
+ * A call that needs the server's thread (`aboutThread`), given its id there: a local thread a new
+ * conversation's run went on in, once the server named that thread, is that thread. A new
+ * conversation's id otherwise (the placeholder, a local thread not named yet) names none, and the
+ * API would answer with a 403 that says nothing of why, so it fails before anything is sent. The
+ * placeholder stays the next new conversation once its run's thread is named: it never follows.
  */
 const aboutSavedThread = <A, E, R>(
+  env: RunEnv.Env,
   method: string,
-  threadId: string,
-  effect: () => Effect.Effect<A, E, R>
+  given: string,
+  effect: (threadId: string) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | ConfigError, R> =>
-  ClientState.isLocalThreadId(threadId)
-    ? Effect.fail(
-      new ConfigError({
-        reason: "InvalidOption",
-        message: `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
-      })
-    )
-    : aboutThread(method, threadId, effect)
+  Effect.suspend(() => {
+    const threadId = RunEnv.savedThreadId(env, given)
+    return ClientState.isLocalThreadId(threadId)
+      ? Effect.fail(
+        new ConfigError({
+          reason: "InvalidOption",
+          message: `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
+        })
+      )
+      : aboutThread(method, threadId, () => effect(threadId))
+  })
 
 const toInputMessage = (message: string | Transport.InputMessage): Transport.InputMessage =>
   typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message
@@ -123,16 +129,16 @@ const threads = (
   setAgentState: <S>(threadId: string, update: S | ((previous: S) => S)) =>
     AppState.setAgentState(env.store, threadId, update) as Effect.Effect<S, ConfigError>,
   listThreads: (params) => RunEnv.withCredentials(env, (c) => env.transport.listThreads(c, params)),
-  fetchThread: (threadId) => aboutSavedThread("fetchThread", threadId, () => Threads.fetchThread(env, threadId)),
+  fetchThread: (threadId) => aboutSavedThread(env, "fetchThread", threadId, (saved) => Threads.fetchThread(env, saved)),
   updateThreadName: (threadId, name) =>
-    aboutSavedThread("updateThreadName", threadId, () => Threads.renameThread(env, threadId, name)),
+    aboutSavedThread(env, "updateThreadName", threadId, (saved) => Threads.renameThread(env, saved, name)),
   generateThreadName: (threadId) =>
-    aboutSavedThread("generateThreadName", threadId, () => Threads.generateThreadName(env, threadId)),
-  deleteThread: (threadId) => aboutSavedThread("deleteThread", threadId, () => Threads.deleteThread(env, threadId)),
+    aboutSavedThread(env, "generateThreadName", threadId, (saved) => Threads.generateThreadName(env, saved)),
+  deleteThread: (threadId) => aboutSavedThread(env, "deleteThread", threadId, (saved) => Threads.deleteThread(env, saved)),
   forgetThread: (threadId) => Threads.forgetThread(env, threadId),
   // Goes on once its caller stops waiting, as a rename does: the server may have taken the state.
   updateComponentState: (threadId, componentId, update) =>
-    aboutSavedThread("updateComponentState", threadId, () =>
+    aboutSavedThread(env, "updateComponentState", threadId, (saved) =>
       Threads.toTheEnd(
         env,
         ComponentState.updateComponentState(
@@ -142,7 +148,7 @@ const threads = (
             withCredentials: (f) => RunEnv.withCredentials(env, f),
             stored: (key) => RunEnv.newEpoch(env, key)
           },
-          threadId,
+          saved,
           componentId,
           update
         )
@@ -164,13 +170,13 @@ const registration = (
 /** Suggestions for an assistant message; the model is told the registered components. */
 const suggestions = (env: RunEnv.Env): Pick<Tambo.Service, "listSuggestions" | "generateSuggestions"> => ({
   listSuggestions: (threadId, messageId) =>
-    aboutSavedThread("listSuggestions", threadId, () =>
-      RunEnv.withCredentials(env, (c) => env.transport.listSuggestions(c, threadId, messageId))),
+    aboutSavedThread(env, "listSuggestions", threadId, (saved) =>
+      RunEnv.withCredentials(env, (c) => env.transport.listSuggestions(c, saved, messageId))),
   generateSuggestions: (threadId, messageId, options) =>
-    aboutSavedThread("generateSuggestions", threadId, () =>
+    aboutSavedThread(env, "generateSuggestions", threadId, (saved) =>
       Effect.flatMap(env.registry.toApiComponents, (availableComponents) =>
         RunEnv.withCredentials(env, (c) =>
-          env.transport.generateSuggestions(c, threadId, messageId, {
+          env.transport.generateSuggestions(c, saved, messageId, {
             ...(options?.maxSuggestions === undefined ? {} : { maxSuggestions: options.maxSuggestions }),
             availableComponents
           })
