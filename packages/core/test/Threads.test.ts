@@ -737,6 +737,30 @@ describe("threads", () => {
     }
   })
 
+  it.live("a rename the server took after a run's end read the thread, answered once that read was written: the store ends with the name", () =>
+    throughProxy((proxy) =>
+      Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const threadId = seed("old name").id
+        yield* tambo.fetchThread(threadId)
+        const read = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+        server().setScript([Script.text("Here.")])
+        const run = yield* Effect.fork(runAll("still there?", { threadId }))
+        // The server answered the end read with the old name, then takes the rename.
+        yield* arrived(read)
+        const renamed = proxy.holdResponse((request) => request.method === "PATCH")
+        const rename = yield* Effect.fork(tambo.updateThreadName(threadId, "new name"))
+        yield* arrived(renamed)
+        // The read is written first, with the name the server had then.
+        read.release()
+        yield* Fiber.join(run)
+        expect(Option.getOrThrow(yield* tambo.getThread(threadId)).name).toBe("old name")
+        renamed.release()
+        yield* Fiber.join(rename)
+        expect(server().threads.get(threadId)!.name).toBe("new name")
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      })))
+
   it.live("getPendingToolCalls of a thread renamed while it is read answers with the calls the server waits on", () => {
     return Effect.scoped(Effect.flatMap(HoldingProxy.scoped(server()), (proxy) =>
       Effect.gen(function* () {
