@@ -443,9 +443,9 @@ export declare namespace Tambo {
      * `deleteThread`, `updateComponentState` and the suggestion calls: the
      * server has no thread of it until its first message's run names one.
      * Once it did, a local thread's id (one the store showed, kept by the
-     * app) is the thread the server named, in these calls, for as long as
-     * the store holds that thread; the placeholder is always the next new
-     * conversation.
+     * app) is the thread the server named, in these calls, `switchThread`
+     * and `getPendingToolCalls`, for as long as the store holds that thread;
+     * the placeholder is always the next new conversation.
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     /**

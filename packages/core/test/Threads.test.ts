@@ -471,6 +471,10 @@ describe("threads", () => {
       const reply = server().threads.get(threadId)!.messages.at(-1)!
       expect(reply.content.find((block) => block.type === "component")).toMatchObject({ state: { favourite: true } })
       yield* tambo.listSuggestions(localId, reply.id)
+      expect(yield* tambo.getPendingToolCalls(localId)).toEqual([])
+      yield* tambo.switchThread(localId)
+      expect((yield* tambo.state).currentThreadId).toBe(threadId)
+      yield* tambo.startNewThread
       yield* tambo.deleteThread(localId)
       expect(server().threads.get(threadId)).toBeUndefined()
       expect((yield* tambo.state).threadMap[threadId]).toBeUndefined()

@@ -76,13 +76,15 @@ const runs = (
     Run.startRun(env, { _tag: "Message", message: toInputMessage(message) }, options),
   continueRun: (threadId, results, options) => Run.continueRun(env, threadId, results, options),
   getPendingToolCalls: (threadId) =>
-    aboutThread("getPendingToolCalls", threadId, () =>
+    aboutThread("getPendingToolCalls", threadId, () => {
+      const saved = RunEnv.savedThreadId(env, threadId)
       // From the thread's state as read: a copy the store did not take (a run took the thread, or
       // it left the store, while it was read) still says what the server waits on.
-      Effect.flatMap(
-        Threads.ensureThread(env, threadId),
-        (thread) => Pending.describe(env, threadId, Pending.ofState(thread))
-      )),
+      return Effect.flatMap(
+        Threads.ensureThread(env, saved),
+        (thread) => Pending.describe(env, saved, Pending.ofState(thread))
+      )
+    }),
   approveToolCall: (toolCallId, approval) =>
     env.approvals.resolve(
       toolCallId,
@@ -120,7 +122,8 @@ const threads = (
 > => ({
   state: env.store.get,
   store: env.store,
-  switchThread: (threadId) => aboutThread("switchThread", threadId, () => Threads.switchThread(env, threadId)),
+  switchThread: (threadId) =>
+    aboutThread("switchThread", threadId, () => Threads.switchThread(env, RunEnv.savedThreadId(env, threadId))),
   startNewThread: Threads.startNewThread(env),
   getThread: (threadId) => Threads.getThread(env, threadId),
   // The app's state is its own (see `S` in the interface): what the store holds is not checked.
