@@ -55,7 +55,7 @@ export interface ProxiedRequest {
 export type RequestMatcher = (request: ProxiedRequest) => boolean
 
 /**
- * One held request or response. `release` and `fail` may come before it arrived: it is then
+ * One held request or response. `release`, `fail` and `reset` may come before it arrived: it is then
  * released (or failed) as soon as it comes.
  *
  * @since 0.2.0
@@ -75,6 +75,13 @@ export interface Held {
    * server is dropped.
    */
   readonly fail: (status?: number, body?: unknown, headers?: Readonly<Record<string, string>>) => void
+  /**
+   * Resets the client's connection instead (a TCP reset: its fetch fails with `ECONNRESET`, no
+   * status). A held request then never reaches the server, as with a pooled connection the server
+   * had closed; a held response's request did reach it (the server took it and answered), and its
+   * connection to the server is closed too: the client cannot tell the two apart.
+   */
+  readonly reset: () => void
 }
 
 /**
@@ -137,6 +144,7 @@ type Decision =
     readonly body: unknown
     readonly headers: Readonly<Record<string, string>>
   }
+  | { readonly _tag: "Reset" }
 
 interface Hold {
   readonly matches: RequestMatcher
@@ -174,7 +182,8 @@ const makeHold = (kind: Hold["kind"], matches: RequestMatcher): { readonly hold:
       arrived: new Promise<void>((resolve) => (arrived = resolve)),
       release: () => decide({ _tag: "Release" }),
       fail: (status = 503, body = { message: "unavailable" }, headers = {}) =>
-        decide({ _tag: "Fail", status, body, headers })
+        decide({ _tag: "Fail", status, body, headers }),
+      reset: () => decide({ _tag: "Reset" })
     }
   }
 }
@@ -249,10 +258,15 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
     const pass = (answer: http.IncomingMessage) => {
       if (sendHead(answer)) answer.pipe(res)
     }
-    const refuse = (status: number, body: unknown, headers: Readonly<Record<string, string>>) => {
+    const refuse = (decision: Exclude<Decision, { readonly _tag: "Release" }>) => {
       req.resume()
-      res.writeHead(status, { ...headers, "content-type": "application/json" })
-      res.end(JSON.stringify(body))
+      if (decision._tag === "Reset") {
+        dropped = true
+        req.socket.resetAndDestroy()
+        return
+      }
+      res.writeHead(decision.status, { ...decision.headers, "content-type": "application/json" })
+      res.end(JSON.stringify(decision.body))
     }
 
     const index = holds.findIndex((hold) => hold.matches(request))
@@ -263,7 +277,7 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
       hold.arrive((decision) => {
         if (gone || closed) return
         if (decision._tag === "Release") forward(pass)
-        else refuse(decision.status, decision.body, decision.headers)
+        else refuse(decision)
       })
     } else if (hold.kind === "body") {
       forward((answer) => {
@@ -285,7 +299,7 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
             pass(answer)
           } else {
             answer.resume()
-            refuse(decision.status, decision.body, decision.headers)
+            refuse(decision)
           }
         })
       )

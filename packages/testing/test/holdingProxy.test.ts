@@ -130,6 +130,33 @@ describe("HoldingProxy", () => {
     expect(target.received).toEqual([])
   })
 
+  /** The system error code a fetch failed with. */
+  const failedWith = (request: Promise<Response>) =>
+    request.then(
+      () => "answered",
+      (error: { readonly cause?: { readonly code?: string } }) => error.cause?.code
+    )
+
+  it("resets the connection of a held response: the server took the request, the client gets no status", async () => {
+    const target = await startTarget()
+    const proxy = await startProxy(target)
+    const held = proxy.holdResponse((request) => request.method === "POST")
+    const request = fetch(`${proxy.url}/runs`, { method: "POST", body: "{}" })
+    await held.arrived
+    held.reset()
+    expect(await failedWith(request)).toBe("ECONNRESET")
+    expect(target.received).toEqual(["POST /runs"])
+    expect(proxy.abandoned()).toBe(0)
+  })
+
+  it("resets the connection of a held request: the server never sees it", async () => {
+    const target = await startTarget()
+    const proxy = await startProxy(target)
+    proxy.holdRequest((request) => request.method === "POST").reset()
+    expect(await failedWith(fetch(`${proxy.url}/runs`, { method: "POST", body: "{}" }))).toBe("ECONNRESET")
+    expect(target.received).toEqual([])
+  })
+
   it("a streamed SSE response goes through chunk by chunk, not once it ended", async () => {
     const { rest: second, target } = await streamingTarget()
     const proxy = await startProxy(target)
