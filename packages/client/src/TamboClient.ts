@@ -406,7 +406,11 @@ export interface TamboClientOptions {
    * Retries of reads, and of runs that failed before their first event (an
    * agent's run answered 429/502/503/504, or whose connection failed): a
    * whole number from 0, else the constructor throws a `ConfigError`
-   * (`InvalidOption`). Default 2.
+   * (`InvalidOption`). Default 2. A run's request to the Tambo API whose
+   * connection broke once it went out (reset, closed, timed out) may have
+   * reached the server: it is sent again only on a known thread whose read
+   * shows the server did not take its message, else the run rejects with a
+   * `TransportError` that says the request may have reached the server.
    */
   readonly maxRetries?: number | undefined
   /** Timeout of a REST call in milliseconds (not of a run). Default 60 000. */

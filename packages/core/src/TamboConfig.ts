@@ -44,7 +44,12 @@ export interface Options {
   readonly userToken?: string | Redacted.Redacted<string> | undefined
   /**
    * Retries of idempotent reads and of run requests that failed before their
-   * first event: a whole number from 0. Default 2.
+   * first event with nothing of them on the server (refused, no such host,
+   * 429, 502-504): a whole number from 0. Default 2. A run request whose
+   * connection broke once it went out (reset, closed, timed out) is not sent
+   * again blindly: on a known thread it is sent again, once, only if a read of
+   * the thread shows the server did not take its message; on a new
+   * conversation it fails with a `TransportError` saying so.
    */
   readonly maxRetries?: number | undefined
   /** Timeout of a REST request (not of a run stream). Default 60 seconds. */

@@ -13,11 +13,7 @@ import { cancelledByTheClient, stopBeforeAnswerOn, until } from "./stopBeforeAns
 // the run writes next.
 const server = useServer({ noticeClosedConnection: "onNextWrite" })
 
-const { aThread, holdingAnswerTo, stopBeforeAnswer } = stopBeforeAnswerOn(server)
-
-/** How many run requests of the message `text` the server received. */
-const sent = (text: string): number =>
-  server().requests.filter((request) => request.method === "POST" && request.rawBody.includes(`"text":"${text}"`)).length
+const { aThread, holdingAnswerTo, sent, stopBeforeAnswer } = stopBeforeAnswerOn(server)
 
 /**
  * The message `text` on `threadId`, sent while the server still holds a run this client closed

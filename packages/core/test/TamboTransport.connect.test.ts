@@ -86,14 +86,41 @@ describe("a failed connection says what failed, and where", () => {
       })
     }))
 
+  /** What a run's request adds once it went out: the server may have taken it. */
+  const maybeSent = ": the run's request may have reached the server, so it was not sent again"
+
   it.scoped("reset: a server that resets the connection says `connection reset at <url>`", () =>
     Effect.gen(function* () {
       const { port } = yield* hangingUp((socket) => socket.resetAndDestroy())
       const base = `http://127.0.0.1:${port}`
       const { run, rest } = yield* failures(base)
-      expect(fields(run)).toMatchObject({ _tag: "TransportError", reason: "Connect", message: `connection reset at ${base}/v1/threads/runs` })
+      expect(fields(run)).toMatchObject({ _tag: "TransportError", reason: "Connect", message: `connection reset at ${base}/v1/threads/runs${maybeSent}` })
       expect(fields(rest)).toMatchObject({ _tag: "TransportError", reason: "Connect", message: `connection reset at ${base}/v1/threads` })
     }))
+
+  it.live("a run's request whose connection was reset is not sent again, retries allowed: the server may have taken it; a REST read is", () =>
+    Effect.scoped(Effect.gen(function* () {
+      let connections = 0
+      const { port } = yield* hangingUp((socket) => {
+        connections++
+        socket.resetAndDestroy()
+      })
+      const base = `http://127.0.0.1:${port}`
+      const transport = Layer.build(Transport.layer.pipe(
+        Layer.provide(TamboConfig.layer({ apiKey: "k", tamboUrl: base, maxRetries: 1 })),
+        Layer.provide(FetchHttpClient.layer)
+      ))
+      const { TamboTransport } = Transport
+      const run = yield* Effect.flatMap(transport, (context) =>
+        Effect.flip(Stream.runDrain(Stream.unwrap(Effect.map(TamboTransport, (t) => t.createRun(user, hello))).pipe(
+          Stream.provideContext(context)
+        ))))
+      expect(fields(run)).toMatchObject({ _tag: "TransportError", message: `connection reset at ${base}/v1/threads/runs${maybeSent}` })
+      expect(connections).toBe(1)
+      yield* Effect.flatMap(transport, (context) =>
+        Effect.flip(Effect.flatMap(TamboTransport, (t) => t.listThreads(user, { limit: 1 })).pipe(Effect.provide(context))))
+      expect(connections).toBe(3)
+    })))
 
   it.scoped("closed: a server that closes the connection without answering says so", () =>
     Effect.gen(function* () {
@@ -103,7 +130,7 @@ describe("a failed connection says what failed, and where", () => {
       expect(fields(run)).toMatchObject({
         _tag: "TransportError",
         reason: "Connect",
-        message: `connection closed by the server at ${base}/v1/threads/runs`
+        message: `connection closed by the server at ${base}/v1/threads/runs${maybeSent}`
       })
       expect(fields(rest)).toMatchObject({ _tag: "TransportError", reason: "Connect", message: `connection closed by the server at ${base}/v1/threads` })
     }))

@@ -57,5 +57,9 @@ export const stopBeforeAnswerOn = (server: () => TestServer) => {
       return { answer, run, stopping }
     })
 
-  return { aThread, holdingAnswerTo, stopBeforeAnswer }
+  /** How many run requests of the message `text` the server received. */
+  const sent = (text: string): number =>
+    server().requests.filter((request) => request.method === "POST" && request.rawBody.includes(`"text":"${text}"`)).length
+
+  return { aThread, holdingAnswerTo, sent, stopBeforeAnswer }
 }

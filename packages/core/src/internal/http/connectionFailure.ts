@@ -7,6 +7,8 @@
  * (the platform's `HttpClient`, the typescript-sdk) wrap it again.
  */
 
+import * as Cause from "effect/Cause"
+
 export interface ConnectionFailure {
   readonly reason: "Connect" | "Timeout"
   readonly message: string
@@ -88,3 +90,33 @@ export const describeConnectionFailure = (cause: unknown, url: string): Connecti
 
 /** Whether the cause chain holds a system or undici error code: the connection itself failed. */
 export const hasConnectionCode = (cause: unknown): boolean => inspect(cause).code !== undefined
+
+/**
+ * Codes of a connection that failed before the request went out: the server has none of it. A
+ * reset, a closed socket or a timeout may come after the server took the whole request.
+ */
+const NOTHING_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"])
+
+/** Whether the cause chain shows the connection failed before the request went out. */
+export const failedBeforeSending = (cause: unknown): boolean => {
+  const { code } = inspect(cause)
+  return code !== undefined && NOTHING_SENT.has(code)
+}
+
+/** The failures of requests that may have reached the server, with no answer: not to be sent blindly again. */
+const maybeReceived = new WeakSet<object>()
+
+/** `error`, marked as the failure of a request that may have reached the server. */
+export const markMaybeReceived = <E extends object>(error: E): E => {
+  maybeReceived.add(error)
+  return error
+}
+
+/**
+ * Whether `error` is the failure of a request that may have reached the server (see
+ * {@link markMaybeReceived}): the error itself, or the copy a span's failure makes of it.
+ */
+export const mayHaveReachedServer = (error: unknown): boolean => {
+  const original: unknown = Cause.originalError(error)
+  return typeof original === "object" && original !== null && maybeReceived.has(original)
+}

@@ -67,7 +67,7 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
   }
   return env.options.reconcileAfterRun === false || ClientState.isLocalThreadId(threadId) ||
       (!started && run.refused) ||
-      (!started && Exit.isFailure(exit) && Option.exists(
+      (!started && !run.takenUnanswered && Exit.isFailure(exit) && Option.exists(
         Cause.failureOption(exit.cause),
         (error) => isTamboError(error) && (error._tag === "TransportError" || error._tag === "CallbackError")
       ))

@@ -19,6 +19,7 @@ import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
 import { fromInitialMessages } from "../agui/initialMessages.js"
 import * as Unauthorized from "../auth/unauthorized.js"
+import { mayHaveReachedServer } from "../http/connectionFailure.js"
 import { describeError } from "../toolSupport.js"
 import * as Unanswered from "../unanswered.js"
 import * as Cancel from "./cancel.js"
@@ -284,11 +285,54 @@ const recoveryRead = (env: Env.Env, run: RunState, threadId: string) =>
     )
   }).pipe(Effect.withParentSpan(run.span))
 
+/** The text of a message's content, where a message sent and the same message stored agree. */
+const textOf = (content: ReadonlyArray<{ readonly type: string; readonly text?: unknown }>): string =>
+  JSON.stringify(content.flatMap((block) => block.type === "text" ? [block.text] : []))
+
+/**
+ * Whether the server's thread holds the run's message, newer than the thread the run found in the
+ * store: the request whose connection broke reached the server, which took it.
+ */
+const tookMessage = (run: RunState, remote: Transport.ThreadWithMessages): boolean => {
+  const known = new Set(run.threadBefore?.messages.map((message) => message.id))
+  const sent = textOf(run.firstMessage.content)
+  return remote.messages.some((message) => message.role === "user" && !known.has(message.id) && textOf(message.content) === sent)
+}
+
+/**
+ * The first request of a message on a known thread whose connection broke once it went out (see
+ * `mayHaveReachedServer`): the API has no idempotency key, so the thread is read before anything
+ * is sent again. A server that took the message has the run's message once and the run fails with
+ * the connection's error, its end reading the thread into the store; the run it started there may
+ * hold the thread's lock until it notices the closed connection, as after any connection this
+ * client closed (`Lock.closedUnnoticed`). A server that has no such message gets it again, once.
+ */
+const afterBrokenConnection = (
+  env: Env.Env,
+  run: RunState,
+  threadId: string,
+  error: TamboError,
+  resend: () => Stream.Stream<Transport.RunStreamEvent, TamboError>
+): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
+  Stream.unwrap(Effect.map(
+    // A thread that cannot be read tells nothing: the run fails with the connection's error.
+    Effect.mapError(recoveryRead(env, run, threadId), (failure) => failure._tag === "RunCancelledError" ? failure : error),
+    (remote) => {
+      if (!tookMessage(run, remote)) return resend()
+      // Taken: the message stays in the store until the run's end reads the thread.
+      run.unsent = undefined
+      run.takenUnanswered = true
+      return Stream.fail(error)
+    }
+  ))
+
 /**
  * The first request. A stale previousRunId (another client, or a run cancelled before it was
  * named, moved the thread on) is refused before any work: ask the server for the right one,
  * once. So is a new message answering other tool calls than the server waits on (a run whose
  * last request went unanswered may or may not have reached it): it answers the server's. A
+ * message whose connection broke once it went out is sent again only if the server's thread
+ * shows it did not take it (see `afterBrokenConnection`). A
  * transport that sends the conversation from the store (an AG-UI agent) has no server thread to
  * ask: such an error is the run's.
  */
@@ -313,6 +357,8 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
             }
           )
         )
+        : run.start._tag === "Message" && mayHaveReachedServer(error)
+        ? afterBrokenConnection(env, run, existing, error, () => open(env, run, run.previousRunId, hooks))
         : Stream.fail(error)
     )
   )

@@ -107,6 +107,7 @@ const makeState = (
     unsent: undefined,
     refused: false,
     refusedOnceCancelled: false,
+    takenUnanswered: false,
     threadBefore: undefined,
     cancelSent: undefined,
     cancelledWith: undefined,

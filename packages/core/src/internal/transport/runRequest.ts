@@ -2,7 +2,7 @@
  * The opening of a run request: the `POST`, sent with redirects left to us
  * (same-origin 307/308 sent again with the body, the others refused), a
  * status other than 2xx turned into its typed error, each attempt bounded by
- * the first-byte timeout, and retried only before the run produced anything.
+ * the first-byte timeout, and retried only while nothing may have reached the server.
  *
  * @internal
  */
@@ -24,7 +24,14 @@ import type { Resolved } from "../../TamboConfig.js"
 import { type TamboError, TransportError } from "../../TamboError.js"
 import type { RunHooks } from "../../TamboTransport.js"
 import { errorFromStatus } from "../http/apiError.js"
-import { describeConnectionFailure, displayUrl, scrubUrls } from "../http/connectionFailure.js"
+import {
+  describeConnectionFailure,
+  displayUrl,
+  failedBeforeSending,
+  markMaybeReceived,
+  mayHaveReachedServer,
+  scrubUrls
+} from "../http/connectionFailure.js"
 import { decideRedirect, isRedirect, redirectError } from "../http/redirects.js"
 import { parseRetryAfter } from "../http/retryAfter.js"
 import { safeCause } from "../http/safeCause.js"
@@ -88,6 +95,25 @@ export const connectError = (error: HttpClientError.HttpClientError, url: string
 }
 
 /**
+ * A run request's failed connection. Unless it failed before the request went out (refused, no
+ * such host), the server may have taken the request, stored its message and started its run
+ * (the API has no idempotency key): it says so, and is not sent again (see `opening`).
+ */
+const runConnectError = (error: HttpClientError.HttpClientError, url: string): TransportError => {
+  const failed = connectError(error, url)
+  if (error._tag !== "RequestError" || error.reason !== "Transport" || failedBeforeSending(error)) return failed
+  return markMaybeReceived(
+    new TransportError({
+      reason: failed.reason,
+      message: `${failed.message}: the run's request may have reached the server, so it was not sent again`,
+      method: "POST",
+      url: failed.url,
+      cause: failed.cause
+    })
+  )
+}
+
+/**
  * Sends `request` with redirects left to us (a fetch client would follow them to any origin, and
  * fails a 307 with a body): same-origin 307/308 are sent again, the others refused.
  */
@@ -102,7 +128,7 @@ const send = (
     // the next hop, and the answer's stays with the request's scope.
     Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (hop) =>
       Scope.extend(manualRedirects(client.execute(request)), hop).pipe(
-        Effect.mapError((error) => connectError(error, url)),
+        Effect.mapError((error) => runConnectError(error, url)),
         Effect.flatMap((response) => {
           if (!isRedirect(response.status) && response.status !== 0) return Effect.succeed(response)
           const decision = decideRedirect(response.status, response.headers["location"], request.url, "POST", hops)
@@ -183,10 +209,11 @@ export const opening = (
   )
   return {
     // A run may be retried only before it produced anything: the status comes first. A server
-    // that let our own timeout pass is not asked again (the run may have started there).
+    // that let our own timeout pass, or whose connection broke once the request went out, is not
+    // asked again (the run may have started there).
     open: Effect.retry(attempt, {
       schedule: deps.schedule,
-      while: (error) => deps.retryable(error) && !ownTimeouts.has(error)
+      while: (error) => deps.retryable(error) && !ownTimeouts.has(error) && !mayHaveReachedServer(error)
     }),
     firstEventBy: () => openedAt + Duration.toMillis(config.firstByteTimeout),
     firstByteTimeout
