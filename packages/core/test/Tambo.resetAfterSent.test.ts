@@ -56,13 +56,28 @@ const finished = (ended: Either.Either<ReadonlyArray<Tambo.RunEvent>, unknown>) 
 /** A server answering each message at once, a thread on it with one run, and what it received. */
 const onServer = (options?: Parameters<typeof useServer>[0]) => {
   const server = useServer(options)
-  const { aThread, sent } = stopBeforeAnswerOn(server)
+  const { aThread, holdingAnswerTo, sent } = stopBeforeAnswerOn(server)
   const replying = () => server().setScript((request) => [Script.text(`re: ${request.text}`)])
-  return { aThread: Effect.suspend(() => Effect.provide(aThread, tamboLayer(server()))), replying, sent, server }
+  return { aThread: Effect.suspend(() => Effect.provide(aThread, tamboLayer(server()))), holdingAnswerTo, replying, sent, server }
 }
 
 describe("a run request whose connection was reset once it went out (the server notices at once)", () => {
-  const { aThread, replying, sent, server } = onServer()
+  const { aThread, holdingAnswerTo, replying, sent, server } = onServer()
+
+  it.live("a first byte that did not come in time, on a known thread: not sent again, retries allowed; the run fails with the timeout, and the store shows the message the server took", () =>
+    Effect.gen(function* () {
+      const threadId = yield* aThread
+      yield* holdingAnswerTo("slow")
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const ended = yield* Effect.either(runAll("slow", { threadId }))
+        expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "TransportError", reason: "Timeout" })
+        expect(sent("slow")).toBe(1)
+        yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
+        expect(storedOn(server(), threadId, "slow")).toBe(1)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { maxRetries: 2, firstByteTimeout: 300 })))
+    }))
 
   it.live("taken, on a known thread: not sent again; the run fails, the thread holds the message once, the store equals the server, and the next message runs", () =>
     Effect.gen(function* () {

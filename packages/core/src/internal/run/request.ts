@@ -299,13 +299,17 @@ const tookMessage = (run: RunState, remote: Transport.ThreadWithMessages): boole
   return remote.messages.some((message) => message.role === "user" && !known.has(message.id) && textOf(message.content) === sent)
 }
 
+const isTimeout = (error: TamboError): boolean => error._tag === "TransportError" && error.reason === "Timeout"
+
 /**
- * The first request of a message on a known thread whose connection broke once it went out (see
- * `mayHaveReachedServer`): the API has no idempotency key, so the thread is read before anything
- * is sent again. A server that took the message has the run's message once and the run fails with
- * the connection's error, its end reading the thread into the store; the run it started there may
- * hold the thread's lock until it notices the closed connection, as after any connection this
- * client closed (`Lock.closedUnnoticed`). A server that has no such message gets it again, once.
+ * The first request of a message on a known thread whose connection broke, or that timed out,
+ * once it went out and before the server named its run (see `mayHaveReachedServer`): the API has
+ * no idempotency key, so the thread is read before anything is sent again. A server that took the
+ * message has the run's message once and the run fails with the connection's error, its end
+ * reading the thread into the store; the run it started there may hold the thread's lock until it
+ * notices the closed connection, as after any connection this client closed
+ * (`Lock.closedUnnoticed`). A server that has no such message gets it again, once, unless the
+ * request timed out.
  */
 const afterBrokenConnection = (
   env: Env.Env,
@@ -318,7 +322,8 @@ const afterBrokenConnection = (
     // A thread that cannot be read tells nothing: the run fails with the connection's error.
     Effect.mapError(recoveryRead(env, run, threadId), (failure) => failure._tag === "RunCancelledError" ? failure : error),
     (remote) => {
-      if (!tookMessage(run, remote)) return resend()
+      // A request that timed out may yet reach the server: it is not sent again.
+      if (!tookMessage(run, remote)) return isTimeout(error) ? Stream.fail(error) : resend()
       // Taken: the message stays in the store until the run's end reads the thread.
       run.unsent = undefined
       run.takenUnanswered = true
@@ -357,7 +362,7 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
             }
           )
         )
-        : run.start._tag === "Message" && mayHaveReachedServer(error)
+        : run.start._tag === "Message" && run.runId === undefined && mayHaveReachedServer(error)
         ? afterBrokenConnection(env, run, existing, error, () => open(env, run, run.previousRunId, hooks))
         : Stream.fail(error)
     )

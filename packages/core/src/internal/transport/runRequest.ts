@@ -68,8 +68,6 @@ export interface Opening {
   readonly firstByteTimeout: () => TransportError
 }
 
-/** Timeouts of our own: a server that let one pass is not asked again. */
-const ownTimeouts = new WeakSet<TamboError>()
 
 /** Runs `effect` with the fetch client (if it is the one) told not to follow redirects. */
 const manualRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -197,8 +195,8 @@ export const opening = (
       method: "POST",
       url: target.shownUrl
     })
-    ownTimeouts.add(error)
-    return error
+    // A server that let it pass may have taken the request: it is not asked again.
+    return markMaybeReceived(error)
   }
   const attempt = Effect.zipRight(
     Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => openedAt = now)),
@@ -213,7 +211,7 @@ export const opening = (
     // asked again (the run may have started there).
     open: Effect.retry(attempt, {
       schedule: deps.schedule,
-      while: (error) => deps.retryable(error) && !ownTimeouts.has(error) && !mayHaveReachedServer(error)
+      while: (error) => deps.retryable(error) && !mayHaveReachedServer(error)
     }),
     firstEventBy: () => openedAt + Duration.toMillis(config.firstByteTimeout),
     firstByteTimeout
