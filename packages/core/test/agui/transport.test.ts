@@ -298,6 +298,7 @@ describe("AG-UI transport against the scripted agent", () => {
         "Timeout",
         `No response within firstByteTimeout (150 ms) from ${server.url}/`
       ])
+      expect(server.requests).toHaveLength(1)
     }))
 
   it.scopedLive("a 503 whose body never ends: TransportError (Timeout) after firstByteTimeout, not sent again", () =>
