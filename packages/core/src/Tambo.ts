@@ -513,9 +513,12 @@ export declare namespace Tambo {
      * its way: the `DELETE` answers 404 (the run is no longer the thread's
      * current one), and the run reads on for its last event, for as long as
      * the cancellation waits for the server (3 s), then ends as the server
-     * ended it (`cancelRun` resolves once the run's caller took that event);
-     * a server that sends nothing more by then is cut off, and the run ends
-     * cancelled. A run paused for client tools is over on the
+     * ended it (`cancelRun` resolves once the run's caller took that event;
+     * run by the run's own consumer as it takes an event, in
+     * `Stream.runForEach` or `Stream.tap`, it resolves once the `DELETE`
+     * answered, without waiting for that consumer, which then reads the
+     * run's last event); a server that sends nothing more by then is cut
+     * off, and the run ends cancelled. A run paused for client tools is over on the
      * server (its calls wait there): nothing is sent, it ends cancelled if
      * it had not handed its calls over yet, and they stay pending. Once a
      * run's stream ended (also one that handed its calls to its caller,

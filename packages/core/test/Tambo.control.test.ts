@@ -1538,6 +1538,55 @@ describe("cancelling a run whose last event came", () => {
       expect((yield* runAll("third", { threadId })).at(-1)!.event.type).toBe("RUN_FINISHED")
     }).pipe(Effect.provide(tamboLayer(server(), { reconcileAfterRun: false }))))
 
+  /**
+   * A run whose own consumer, reading its RUN_STARTED, runs `cancelRun` of it (`byRunId`: of its
+   * run id) once the server `ended` it or not: the rest of the run's events come once `answer`
+   * is called. What the consumer read, and how the run ended.
+   */
+  const cancelledByItsConsumer = (threadId: string, ended: boolean, byRunId = false) =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      let answer!: () => void
+      server().setScript(() => new Promise((resolve) => (answer = () => resolve([Script.text("second")]))))
+      const seen: Array<string> = []
+      const exit = yield* Effect.exit(Stream.runForEach(tambo.run("second", { threadId }), (e) =>
+        Effect.gen(function* () {
+          seen.push(e.event.type)
+          if (e.event.type !== "RUN_STARTED") return
+          if (ended) {
+            answer()
+            yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
+          }
+          yield* tambo.cancelRun(threadId, byRunId ? { runId: e.event.runId } : undefined)
+        })))
+      if (!ended) answer()
+      return { seen, exit }
+    })
+
+  it.live("cancelRun run by the run's own consumer, of a run the server ended meanwhile (its DELETE answers 404): it resolves without waiting for that consumer to read on, and the run completes as the server ended it", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      for (const byRunId of [false, true]) {
+        const { exit, seen } = yield* cancelledByItsConsumer(threadId, true, byRunId)
+        expect(exit).toStrictEqual(Exit.void)
+        expect(seen.at(-1)).toBe("RUN_FINISHED")
+        yield* completedAsTheServerHasIt(tambo, threadId, byRunId
+          ? ["first", "first", "second", "second", "second", "second"]
+          : ["first", "first", "second", "second"])
+      }
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("cancelRun run by the run's own consumer, of a run the server still runs: the run is cancelled there and ends cancelled", () =>
+    Effect.gen(function* () {
+      const threadId = yield* threadWithARun
+      const { exit, seen } = yield* cancelledByItsConsumer(threadId, false)
+      expect(seen).toEqual(["RUN_STARTED"])
+      expect(fields(yield* Effect.flip(exit))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      expect(server().cancels).toHaveLength(1)
+      yield* expectStoreEqualsServer(yield* Tambo.Tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("cancelRun whose DELETE fails otherwise (500): the run is aborted at once and ends cancelled, as before", () =>
     cancelledAfterTheServerEndedIt(
       [Script.text("second")],

@@ -118,14 +118,14 @@ const endedOnServer = (run: RunState): boolean => run.runError !== undefined || 
  * @internal
  */
 export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
-  Effect.suspend(() => {
+  Effect.withFiberRuntime((caller) => {
     // A run whose stream ended, however, is recording its end (and tells the server itself if its
     // run goes on there): nothing is left to cancel in the client, only that end to wait for. A
     // run paused for its caller too: its server's run ended at the pause, its calls wait there.
     if (run.ending) return run.entry.done
     if (run.cancelledWith === undefined && endedOnServer(run)) return Effect.void
     // Decided once: a second Stop waits for the first one's decision.
-    if (run.cancelling !== undefined) return Effect.asVoid(Deferred.await(run.cancelling))
+    if (run.cancelling !== undefined) return awaitedBy(run, caller, Effect.asVoid(Deferred.await(run.cancelling)))
     const decided = run.cancelling = Deferred.unsafeMake<boolean>(FiberId.none)
     // Built when cancelled: the ids are the ones known by then.
     run.cancelledWith = new RunCancelledError({
@@ -162,19 +162,33 @@ export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
         ),
         env.scope
       ),
-      Fiber.join
+      (decision) => awaitedBy(run, caller, Fiber.join(decision))
     )
   })
+
+/**
+ * `decision` as `caller` awaits it. The run's reader (a Stop run by the run's own consumer, as
+ * it takes an event) goes on once the decision waits only for that reader to take the step's last
+ * event: waiting there, it would hold that event back until the bound, and the run would end
+ * cancelled though the server ended it. The run reads on, and ends as the decision says.
+ */
+const awaitedBy = (run: RunState, caller: Fiber.RuntimeFiber<unknown, unknown>, decision: Effect.Effect<void>): Effect.Effect<void> =>
+  caller === run.reader ? Effect.raceFirst(decision, Deferred.await(awaitsReaderSignal(run))) : decision
+
+const awaitsReaderSignal = (run: RunState): Deferred.Deferred<void> =>
+  run.awaitsReader ??= Deferred.unsafeMake<void>(FiberId.none)
 
 /**
  * The server ended the run while its cancellation was on its way: its last event came before
  * anything was sent, or the server answered the `DELETE` 404 and the step's last event comes
  * within `cancelTimeout`. Decided once that event was passed on to the run's consumer (within
  * the same bound): whoever cancelled sees the run's end in its events before `cancelRun`
- * resolves, and does not take it for a cancellation.
+ * resolves, and does not take it for a cancellation; that consumer itself, cancelling, goes on
+ * as the wait starts (see `awaitedBy`) and takes the event next.
  */
 const endedMeanwhile = (run: RunState, answer: ServerAnswer): Effect.Effect<boolean> => {
   if (answer === "sent" || (answer === "unsent" && !run.finished)) return Effect.succeed(false)
+  Deferred.unsafeDone(awaitsReaderSignal(run), Exit.void)
   return Effect.map(
     Effect.timeout(Deferred.await(stepEndSignal(run)), cancelTimeout).pipe(Effect.option),
     () => endedOnServer(run)

@@ -113,6 +113,8 @@ const makeState = (
     cancelledWith: undefined,
     cancelling: undefined,
     stepEnded: undefined,
+    reader: undefined,
+    awaitsReader: undefined,
     cancelled: undefined,
     awaitingAnswer: false,
     answeredSignal: undefined,

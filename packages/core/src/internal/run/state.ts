@@ -9,6 +9,7 @@
 import type * as Clock from "effect/Clock"
 import type * as Deferred from "effect/Deferred"
 import type * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import type * as Tracer from "effect/Tracer"
 import type { Auth } from "../../Auth.js"
 import type * as ClientState from "../../ClientState.js"
@@ -163,6 +164,13 @@ export interface RunState {
   cancelling: Deferred.Deferred<boolean> | undefined
   /** Completed once the current step's last event was passed on to the run's consumer, or the step ended without it. */
   stepEnded: Deferred.Deferred<void> | undefined
+  /**
+   * The fiber that last read the run's stream: its consumer, unless something between them reads
+   * ahead (a buffer). A cancellation that fiber runs cannot wait for it to read on.
+   */
+  reader: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  /** Completed once `cancelRun`'s decision waits for the run's consumer to take the step's last event. */
+  awaitsReader: Deferred.Deferred<void> | undefined
   /**
    * Completed by `cancelRun`: a tool round waiting on it fails with it. Made only when a round
    * waits on it or the run is cancelled (as are the other deferreds here): most runs need none.

@@ -12,6 +12,7 @@ import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as Events from "../../Events.js"
@@ -194,6 +195,8 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
   // waiting for the same batch: their events outlive young collections (scratchpad/bench/NOTES.md).
   const stepLoop: StepChannel = Channel.readWithCause({
     onInput: (chunk: Chunk.Chunk<Transport.RunStreamEvent>) => {
+      // Read as the fiber reading the run asks for more: a Stop that fiber runs is its consumer's.
+      run.reader = Option.getOrUndefined(Fiber.getCurrentFiber())
       let events = Chunk.toReadonlyArray(chunk)
       // The transport's empty chunk after each read: nothing to record or pass on.
       if (events.length === 0) return stepLoop
