@@ -159,8 +159,9 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
    * connection closes), also beside other runs of the client on its thread
    * (a run interrupting it, runs queued behind it), which go on: the server
    * lets go of the thread for them at once, rather than once it notices the
-   * closed connection. A run still waiting behind another for its thread
-   * sends nothing: its wait ends at once.
+   * closed connection. A run still waiting behind another for its thread,
+   * or for its credentials or its thread's first read, sends nothing: its
+   * wait ends at once, also beside other runs of the client on its thread.
    *
    * @since 0.1.0
    */

@@ -11,7 +11,7 @@ import {
   type TamboThread,
   type TamboTool
 } from "../src/index.js"
-import { holdingProxy, makeClient, settle, sleep, texts, useServer, waitFor, weatherTool } from "./helpers.js"
+import { holdingProxy, jwtFor, makeClient, settle, sleep, texts, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
 
@@ -373,5 +373,30 @@ describe("a run stopped after the server took its message, before any of its eve
     const ids = named.messages.map((message) => message.id)
     expect(named.messages.filter((message) => message.role === "user")).toHaveLength(2)
     expect(client.getState().threadMap[threadId]!.thread.messages.map((message) => message.id)).toEqual(ids)
+  })
+})
+
+describe("a run stopped while it waits for its credentials, beside another run of the client on its thread", () => {
+  it("abort() ends it at once, having sent nothing, and the run behind it goes on once the credentials come", async () => {
+    server().setScript((request) => [Script.text(`re: ${request.text}`)])
+    const proxy = await holdingProxy(server())
+    const hourFromNow = Math.floor(Date.now() / 1000) + 3600
+    const client = makeClient(server(), { tamboUrl: proxy.url, userKey: undefined, userToken: jwtFor("user-x", hourFromNow) })
+    const threadId = (await client.run("first").thread).id
+    // The same user's token, renewed: the runs asked for now wait for its exchange.
+    const exchange = proxy.holdRequest((request) => request.method === "POST" && request.path === "/oauth/token")
+    client.setUserToken(jwtFor("user-x", hourFromNow + 60))
+    await exchange.arrived
+    const stopped = client.run("stopped", { threadId })
+    const queued = client.run("queued", { threadId, onBusy: "queue" })
+    const aborting = stopped.abort()
+    // The credentials come as the abort is on its way.
+    exchange.release()
+    await aborting
+    const outcome = await settle(stopped.thread)
+    expect(outcome.ok ? "ok" : outcome.error._tag).toBe("AbortError")
+    expect(texts((await queued.thread).messages)).toEqual(["user: first", "assistant: re: first", "user: queued", "assistant: re: queued"])
+    expect(server().cancels).toEqual([])
+    expect(texts(server().threads.get(threadId)!.messages)).toEqual(["user: first", "assistant: re: first", "user: queued", "assistant: re: queued"])
   })
 })

@@ -133,8 +133,8 @@ export interface RunHooks {
    * Cancels the run before the server named it, as core's `cancelRun` of its thread does: it
    * waits (bounded) for the server's answer to name the run, so the server is told rather than
    * left a closed connection, which it notices only when it next writes. Resolves once done, never
-   * rejects; `undefined` when the run has no thread yet, or waits behind another run of the client
-   * for it (interrupted, it sends nothing).
+   * rejects; `undefined` when the run has no thread yet, or, beside other runs of the client on
+   * its thread, is still starting or waits behind another for it (interrupted, it sends nothing).
    */
   readonly cancelBeforeNamed?: (() => Promise<void> | undefined) | undefined
 }

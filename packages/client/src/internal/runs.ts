@@ -40,6 +40,13 @@ export interface RunEntry {
    * follows it): this run is on the thread that run is on.
    */
   readonly follows: RunEntry | undefined
+  /**
+   * The run may have sent its request: core asked its `beforeRun`, which comes just before the
+   * request is made (a continuation, which core asks none, counts from the start). Until then the
+   * run is still starting (it waits for its credentials, its thread's first read, its turn): an
+   * interruption ends it having sent nothing.
+   */
+  mayHaveSent: boolean
 }
 
 /** @internal */
@@ -65,6 +72,7 @@ export class Runs {
       threadId,
       options,
       CallSite.capture(this.run),
+      false,
       (runOptions) => this.runtime.tambo.run(typeof message === "string" ? message : messageToCore(message), runOptions)
     )
     const seeds = options.initialMessages ?? this.initialMessages
@@ -83,6 +91,7 @@ export class Runs {
       threadId,
       options,
       CallSite.capture(this.continueRun),
+      true,
       (runOptions) => this.runtime.tambo.continueRun(threadId, results, runOptions)
     )
   }
@@ -170,6 +179,7 @@ export class Runs {
     requestedThreadId: string,
     options: RunOptions,
     callSite: CallSite.CallSite,
+    continuation: boolean,
     open: (options: Tambo.RunOptions) => Stream.Stream<Tambo.RunEvent, TamboError>
   ): TamboStream {
     const { signal } = options
@@ -191,6 +201,8 @@ export class Runs {
         // Runs take the thread in the order they were asked for: one behind another waits for it
         // and, interrupted, sends nothing.
         if (onThread[0] !== entry) return undefined
+        // Still starting, it sends nothing once interrupted: nothing to wait for, or to cancel.
+        if (!entry.mayHaveSent) return undefined
         // Core's cancelRun of the thread would end the client's other runs there too (one that
         // interrupts this one, runs queued behind it): this one alone, by the id its answer names.
         return run.runIdOnceNamed().then((runId) => runId === undefined ? undefined : this.#cancelInCore(threadId, runId))
@@ -206,7 +218,7 @@ export class Runs {
     })
     const stream = new TamboStream(run)
     const follows = requestedThreadId === PLACEHOLDER_THREAD_ID ? this.#creatingPlaceholder() : undefined
-    const entry: RunEntry = { run, requestedThreadId, stream, leftPlaceholder: false, follows }
+    const entry: RunEntry = { run, requestedThreadId, stream, leftPlaceholder: false, follows, mayHaveSent: continuation }
     if (this.runtime.destroying !== undefined) {
       run.fail(abortError("ClientDestroyed"))
     } else if (signal?.aborted === true) {
@@ -255,6 +267,9 @@ export class Runs {
       toolTimeout: options.toolTimeout,
       onBusy: options.onBusy,
       onApproval: options.onApproval,
+      beforeRun: () => {
+        entry.mayHaveSent = true
+      },
       initialMessages: options.initialMessages ?? this.initialMessages,
       // Known before the store shows the thread: hasActiveRun finds the run there from its first sight.
       onThreadId: (threadId) => entry.run.named(threadId)
