@@ -482,6 +482,10 @@ export interface RunOptions {
   /**
    * The thread to run on. Default: the thread current when the run is started (a new
    * one on the placeholder, even if another new-thread run becomes current meanwhile).
+   * A new conversation's local thread (a `local:` id the state showed while its first
+   * run waited for the server) is the thread that run creates: a run asked for there
+   * meanwhile is a second run of it (`onBusy` decides), and once the server named it,
+   * that thread.
    */
   readonly threadId?: string | undefined
   /** Run client-side tools and continue with their results. Default `true`. */

@@ -97,7 +97,14 @@ export interface CancelRunOptions {
  * @category Models
  */
 export interface RunOptions {
-  /** The thread to run on. Default: the current thread (a new one if it is the placeholder). */
+  /**
+   * The thread to run on. Default: the current thread (a new one if it is the placeholder). A
+   * new conversation's local thread (a `local:` id the store showed while its first run waited
+   * for the server) is the thread that run creates: a run asked for there meanwhile is a second
+   * run of that thread (its `onBusy` decides), and once the server named it, the local id is that
+   * thread, for as long as the store holds it, here, in `continueRun` and in `cancelRun`. A local
+   * thread whose run ended with none starts a new one.
+   */
   readonly threadId?: string | undefined
   /** Run client-side tools and continue the run with their results. Default `true`. */
   readonly autoExecuteTools?: boolean | undefined
@@ -443,8 +450,9 @@ export declare namespace Tambo {
      * `deleteThread`, `updateComponentState` and the suggestion calls: the
      * server has no thread of it until its first message's run names one.
      * Once it did, a local thread's id (one the store showed, kept by the
-     * app) is the thread the server named, in these calls, `switchThread`
-     * and `getPendingToolCalls`, for as long as the store holds that thread;
+     * app) is the thread the server named, in these calls, `switchThread`,
+     * `getPendingToolCalls`, a run (`RunOptions.threadId`), `continueRun` and
+     * `cancelRun`, for as long as the store holds that thread;
      * the placeholder is always the next new conversation.
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>

@@ -1,6 +1,7 @@
 import { HoldingProxy, HostileServer, Script, type RecordedRequest } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -90,6 +91,28 @@ const seed = (name: string, userKey = "user-1") =>
     ]
   })
 
+
+/**
+ * A new conversation's run held before its request, then moved to a local thread of its own by
+ * `startNewThread`: the local id the store shows for it, the effect that lets the run go on, and
+ * the run's fiber.
+ */
+const runInLocalThread = (message: string, options?: Tambo.RunOptions) =>
+  Effect.gen(function* () {
+    const tambo = yield* Tambo.Tambo
+    const entered = yield* Deferred.make<void>()
+    const released = yield* Deferred.make<void>()
+    const run = yield* Effect.fork(runAll(message, {
+      ...options,
+      threadId: ClientState.PLACEHOLDER_THREAD_ID,
+      beforeRun: () => Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(released))
+    }))
+    yield* Deferred.await(entered)
+    yield* tambo.startNewThread
+    const localId = Object.keys((yield* tambo.state).threadMap).find((id) => id.startsWith(ClientState.LOCAL_THREAD_PREFIX))!
+    expect(localId).toBeDefined()
+    return { localId, release: Deferred.succeed(released, undefined), run }
+  })
 
 /** A client tool the threads of the pending-call tests wait on. */
 describe("threads", () => {
@@ -448,18 +471,8 @@ describe("threads", () => {
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo
       server().setScript([Script.component("Card", { title: "hi" }, { id: "comp_card" })])
-      const entered = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      const run = yield* Effect.fork(runAll("show a card", {
-        threadId: ClientState.PLACEHOLDER_THREAD_ID,
-        beforeRun: () => Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(release))
-      }))
-      // A new conversation while the run has no thread yet: the run goes on in a local thread.
-      yield* Deferred.await(entered)
-      yield* tambo.startNewThread
-      const localId = Object.keys((yield* tambo.state).threadMap).find((id) => id.startsWith(ClientState.LOCAL_THREAD_PREFIX))!
-      expect(localId).toBeDefined()
-      yield* Deferred.succeed(release, undefined)
+      const { localId, release, run } = yield* runInLocalThread("show a card")
+      yield* release
       const threadId = (yield* Fiber.join(run)).at(-1)!.threadId
       expect(threadId).not.toBe(localId)
 
@@ -479,6 +492,61 @@ describe("threads", () => {
       expect(server().threads.get(threadId)).toBeUndefined()
       expect((yield* tambo.state).threadMap[threadId]).toBeUndefined()
       expect(server().requests.filter((r) => r.url.includes(localId))).toEqual([])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a run asked for with a new conversation's local thread id, once the server named that thread, goes on that thread", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.text("First."), Script.text("Second.")])
+      const { localId, release, run } = yield* runInLocalThread("first")
+      yield* release
+      const threadId = (yield* Fiber.join(run)).at(-1)!.threadId
+      const second = yield* runAll("second", { threadId: localId })
+      expect(second.at(-1)!.threadId).toBe(threadId)
+      expect(server().threads.list().length).toBe(1)
+      expect(server().threads.get(threadId)!.messages).toHaveLength(4)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      expect(server().requests.filter((r) => r.url.includes(localId))).toEqual([])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a run asked for with a new conversation's local thread id while its first run creates the thread goes on the thread that run creates", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.text("First."), Script.text("Second.")])
+      const { localId, release, run } = yield* runInLocalThread("first")
+      // A second run there is a second run of the thread its first run creates: it waits for it.
+      const second = yield* Effect.fork(runAll("second", { threadId: localId, onBusy: "queue" }))
+      yield* release
+      const threadId = (yield* Fiber.join(run)).at(-1)!.threadId
+      expect((yield* Fiber.join(second)).at(-1)!.threadId).toBe(threadId)
+      expect(server().threads.list().length).toBe(1)
+      expect(server().threads.get(threadId)!.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("continueRun with a new conversation's local thread id, once the server named that thread, answers the calls its run waits on there", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.toolCall("get_weather", { city: "Oslo" }, { id: "call_oslo" }), Script.text("Sunny.")])
+      const { localId, release, run } = yield* runInLocalThread("weather?", { autoExecuteTools: false })
+      yield* release
+      const threadId = (yield* Fiber.join(run)).at(-1)!.threadId
+      const continued = yield* Stream.runCollect(tambo.continueRun(localId, [{ toolCallId: "call_oslo", result: "sunny" }]))
+      expect(Chunk.toReadonlyArray(continued).at(-1)!.threadId).toBe(threadId)
+      expect(server().threads.get(threadId)!.pendingToolCallIds ?? []).toEqual([])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("cancelRun of a new conversation's local thread id cancels the run creating that thread", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.text("First.")])
+      const before = yield* runInLocalThread("first")
+      yield* tambo.cancelRun(before.localId)
+      yield* before.release
+      const cancelled = yield* Effect.exit(Fiber.join(before.run))
+      expect(Exit.isFailure(cancelled) && Cause.squash(cancelled.cause)).toMatchObject({ _tag: "RunCancelledError" })
+      expect(server().threads.list().length).toBe(0)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("a switch that fails after the user switched on leaves the thread switched to last current", () =>

@@ -331,11 +331,11 @@ const cancelShown = (env: Env.Env, threadId: string, onlyRunId: string | undefin
  */
 export const cancelThread = (env: Env.Env, threadId?: string, onlyRunId?: string): Effect.Effect<void, TamboError> =>
   Effect.gen(function* () {
-    const id = threadId ?? (yield* env.store.currentThreadId)
+    const id = Env.savedThreadId(env, threadId ?? (yield* env.store.currentThreadId))
     // A run still waiting to start there has no run id yet: only a cancellation of any run ends it.
     const endedHere = onlyRunId === undefined && (yield* cancelStarting(env, id))
-    // The placeholder is the thread of the run creating it: its lock key, or the thread the server
-    // named for it, with the runs waiting there.
+    // The placeholder, or a local thread, is the thread of the run creating it: its lock key, or the
+    // thread the server named for it, with the runs waiting there.
     const key = Env.lockKeyOf(env, id)
     const endedUnderKey = onlyRunId === undefined && key !== id && (yield* cancelStarting(env, key))
     const local = env.activeRuns.get(key)

@@ -141,6 +141,12 @@ export interface Env {
    * local ids with it.
    */
   readonly namedLocals: Map<string, string>
+  /**
+   * The run creating each local thread a new conversation's run records in (see `namedLocals`),
+   * until it lets go: a run asked for there meanwhile is a second run of the thread it creates.
+   * Read and written only in synchronous steps, as `activeRuns`.
+   */
+  readonly localRuns: Map<string, RunState>
   /** How many `switchThread` calls began: a switch that fails goes back only if it was the last one. */
   switches: number
   /** Numbers local thread ids, lock keys and local message ids. */
@@ -176,6 +182,7 @@ export const make = (
     | "renames"
     | "naming"
     | "namedLocals"
+    | "localRuns"
     | "switches"
     | "localCounter"
     | "placeholderOwner"
@@ -197,6 +204,7 @@ export const make = (
   renames: new Map(),
   naming: new Map(),
   namedLocals: new Map(),
+  localRuns: new Map(),
   switches: 0,
   localCounter: 0,
   placeholderOwner: undefined,
@@ -261,14 +269,26 @@ export const placeholderRun = (env: Env): RunState | undefined => {
 }
 
 /**
+ * The run creating the thread of a new conversation asked for by `threadId`: the placeholder's, or
+ * a local thread's (see `localRuns`); none for a thread the server named. @internal
+ */
+export const runCreating = (env: Env, threadId: string): RunState | undefined =>
+  threadId === ClientState.PLACEHOLDER_THREAD_ID ? placeholderRun(env) : env.localRuns.get(threadId)
+
+/**
  * What a thread is in the lock (`activeRuns`, the runs starting): the placeholder, while a run
- * holds it, is that run's lock key, or the thread the server named for it once it did (the store
- * does not show the name yet); any other thread is itself. @internal
+ * holds it, and a local thread a run records in, are that run's lock key, or the thread the server
+ * named for it once it did (the store may not show the name yet); any other thread is itself.
+ * @internal
  */
 export const lockKeyOf = (env: Env, threadId: string): string => {
-  if (threadId !== ClientState.PLACEHOLDER_THREAD_ID || env.placeholderOwner === undefined) return threadId
-  const run = placeholderRun(env)
-  return run !== undefined && run.locked ? run.threadId : env.placeholderOwner
+  if (threadId === ClientState.PLACEHOLDER_THREAD_ID) {
+    if (env.placeholderOwner === undefined) return threadId
+    const run = placeholderRun(env)
+    return run !== undefined && run.locked ? run.threadId : env.placeholderOwner
+  }
+  const run = env.localRuns.get(threadId)
+  return run === undefined ? threadId : run.locked ? run.threadId : run.lockKey
 }
 
 /** The next local number (thread ids, lock keys, message ids). @internal */

@@ -44,6 +44,8 @@ export const takeNewThread = (env: Env, run: RunState): void => {
   if (placeholder) {
     env.placeholderOwner = key
     env.placeholderRun = run
+  } else {
+    env.localRuns.set(key, run)
   }
 }
 
@@ -176,6 +178,7 @@ export const takeClosedUnnoticed = (env: Env, run: RunState): boolean =>
 export const release = (env: Env, run: RunState): Effect.Effect<void> =>
   Effect.sync(() => {
     releasePlaceholder(env, run)
+    for (const [local, creating] of env.localRuns) if (creating === run) env.localRuns.delete(local)
     if (env.activeRuns.get(run.lockKey) === run.entry) env.activeRuns.delete(run.lockKey)
     if (env.activeRuns.get(run.threadId) === run.entry) env.activeRuns.delete(run.threadId)
     run.released = true

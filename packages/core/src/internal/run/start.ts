@@ -34,9 +34,9 @@ const defaultMaxSteps = 10
 /**
  * A run's state as it starts. A new thread's run records into the placeholder (what a UI shows
  * for a new conversation) unless another new-thread run is using it: then into a thread of its
- * own (see `Lock.takeNewThread`). A run asked for on the placeholder while a run is creating the
- * placeholder's thread is a run on that thread (`follows`): its `onBusy` decides, as on a thread
- * the server named, and it goes on the thread that run goes on (see `Lock.acquire`). The
+ * own (see `Lock.takeNewThread`). A run asked for on the placeholder, or on such a local thread,
+ * while a run is creating its thread is a run on that thread (`follows`): its `onBusy` decides, as
+ * on a thread the server named, and it goes on the thread that run goes on (see `Lock.acquire`). The
  * placeholder is taken here, in the same synchronous step as the look at its owner; it is the
  * run's until the store shows the name the server gave its thread (see `Lock.shown`), unless
  * `startNewThread` makes it a new conversation again before that (see threads.ts): a new
@@ -133,10 +133,11 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
   // the stream's context: there it would wrap every effect of every chunk in one more layer.
   Stream.unwrapScoped(Effect.flatMap(Effect.makeSpanScoped("Tambo.run", { captureStackTrace: false }), (span) =>
     Effect.withParentSpan(Effect.gen(function* () {
-      const requested = options.threadId ?? (yield* env.store.currentThreadId)
+      // A local thread the server named since is that thread (an app may still hold the local id).
+      const requested = Env.savedThreadId(env, options.threadId ?? (yield* env.store.currentThreadId))
       const asked = ++env.asked
       // The run creating the thread of the conversation asked for, as it was asked for.
-      const follows = requested === ClientState.PLACEHOLDER_THREAD_ID ? Env.placeholderRun(env) : undefined
+      const follows = Env.runCreating(env, requested)
       // Waits for a token exchange in flight; a refused one fails the run before it starts. The
       // run's requests carry these credentials, whatever setUserToken does meanwhile. A
       // cancellation of the thread ends the wait: nothing is recorded or sent yet.
@@ -262,7 +263,9 @@ export const continueRun = (
     // The thread as the store holds it, or as read when the store did not take the read (renamed,
     // taken by a run or gone from the store meanwhile): that copy still says what the server waits
     // on. A thread deleted meanwhile is found gone by the run's own read, before anything is sent.
-    const thread = yield* ensureThread(env, threadId)
+    // A local thread the server named since is that thread (see `startRun`).
+    const saved = Env.savedThreadId(env, threadId)
+    const thread = yield* ensureThread(env, saved)
     const byId = new Map(Pending.ofState(thread).map((call) => [call.toolCallId, call]))
     const answered = new Set<string>()
     for (const message of thread.thread.messages) {
@@ -291,5 +294,5 @@ export const continueRun = (
       const missing = [...byId.keys()].filter((id) => !lastOfEach.has(id))
       if (missing.length > 0) return yield* missingResults(missing)
     }
-    return startRun(env, { _tag: "ToolResults", results: content }, { ...options, threadId })
+    return startRun(env, { _tag: "ToolResults", results: content }, { ...options, threadId: saved })
   }))

@@ -269,6 +269,7 @@ export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
         if (run === undefined || run.threadId !== ClientState.PLACEHOLDER_THREAD_ID) return ClientState.reduce(state, fresh)
         const own = `${ClientState.LOCAL_THREAD_PREFIX}${Env.nextLocal(env)}`
         run.threadId = own
+        env.localRuns.set(own, run)
         return ClientState.reduce(copyPlaceholder(state, own), fresh)
       }),
       ClientState.PLACEHOLDER_THREAD_ID
