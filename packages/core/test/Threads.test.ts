@@ -6,13 +6,22 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { isRecord } from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Auth from "../src/Auth.js"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
+import * as TamboConfig from "../src/TamboConfig.js"
+import * as Transport from "../src/TamboTransport.js"
+import * as ThreadStore from "../src/ThreadStore.js"
+import * as ToolExecutor from "../src/ToolExecutor.js"
+import * as ToolRegistry from "../src/ToolRegistry.js"
 import type { TamboError } from "../src/TamboError.js"
 import type * as Types from "../src/Types.js"
 import * as Tool from "../src/Tool.js"
@@ -113,6 +122,53 @@ const runInLocalThread = (message: string, options?: Tambo.RunOptions) =>
     expect(localId).toBeDefined()
     return { localId, release: Deferred.succeed(released, undefined), run }
   })
+
+/**
+ * The latches of a transport whose next read of a thread, once armed, hands its answer back only
+ * once a rename the server took since is on its way back, and that rename's answer goes on only
+ * as the read's answer comes back: the two meet at the read's end.
+ */
+const makeEndReadGate = () => ({
+  armed: false,
+  readAnswered: Deferred.unsafeMake<void>(FiberId.none),
+  renameTaken: Deferred.unsafeMake<void>(FiberId.none),
+  readBack: Deferred.unsafeMake<void>(FiberId.none)
+})
+
+/** The service over the testing server, its transport's reads and renames ordered by `gate`. */
+const gatedLayer = (gate: ReturnType<typeof makeEndReadGate>) => {
+  const gated = Layer.effect(
+    Transport.TamboTransport,
+    Effect.map(Transport.TamboTransport, (transport): Transport.TamboTransport.Service => ({
+      ...transport,
+      retrieveThread: (c, threadId) =>
+        Effect.tap(transport.retrieveThread(c, threadId), () => {
+          if (!gate.armed) return Effect.void
+          gate.armed = false
+          return Effect.zipRight(
+            Effect.zipRight(Deferred.succeed(gate.readAnswered, undefined), Deferred.await(gate.renameTaken)),
+            Deferred.succeed(gate.readBack, undefined)
+          )
+        }),
+      updateThread: (c, threadId, patch) =>
+        transport.updateThread(c, threadId, patch).pipe(
+          Effect.tap(() => Deferred.succeed(gate.renameTaken, undefined)),
+          Effect.tap(() => Deferred.await(gate.readBack))
+        )
+    }))
+  ).pipe(Layer.provide(Transport.layer))
+  const services = Layer.mergeAll(
+    gated,
+    Auth.layer.pipe(Layer.provide(gated)),
+    ThreadStore.layer,
+    ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
+  )
+  return Layer.scoped(Tambo.Tambo, Tambo.make()).pipe(
+    Layer.provide(services),
+    Layer.provide(TamboConfig.layer({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })),
+    Layer.provide(FetchHttpClient.layer)
+  )
+}
 
 /** A client tool the threads of the pending-call tests wait on. */
 describe("threads", () => {
@@ -832,6 +888,27 @@ describe("threads", () => {
         expect(server().threads.get(threadId)!.name).toBe("new name")
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       })))
+
+  it.live("a rename the server took after a run's end read the thread, answered as that read's answer comes back: the store ends with the name", () =>
+    Effect.suspend(() => {
+      const gate = makeEndReadGate()
+      return Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = seed("old name").id
+      yield* tambo.fetchThread(threadId)
+      server().setScript([Script.text("Here.")])
+      gate.armed = true
+      const run = yield* Effect.fork(runAll("still there?", { threadId }))
+      // The server answered the end read with the old name; then it takes the rename, whose answer
+      // goes on only as the read's answer comes back to the run's end.
+      yield* Deferred.await(gate.readAnswered)
+      const rename = yield* Effect.fork(tambo.updateThreadName(threadId, "new name"))
+      yield* Fiber.join(run)
+      yield* Fiber.join(rename)
+      expect(server().threads.get(threadId)!.name).toBe("new name")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(gatedLayer(gate)))
+    }))
 
   it.live("getPendingToolCalls of a thread renamed while it is read answers with the calls the server waits on", () => {
     return Effect.scoped(Effect.flatMap(HoldingProxy.scoped(server()), (proxy) =>

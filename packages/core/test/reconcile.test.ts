@@ -1,5 +1,6 @@
 import { it as effectIt } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import { describe, expect, it } from "vitest"
@@ -270,23 +271,20 @@ describe("RECONCILE_THREAD", () => {
 })
 
 describe("reconcileThread", () => {
-  effectIt.effect("gives up on a read slower than its bound, leaving the store alone", () =>
+  effectIt.effect("gives up on a read slower than its bound", () =>
     Effect.gen(function* () {
-      const applied: Array<ReadonlyArray<ClientState.Action>> = []
-      const fiber = yield* Effect.fork(reconcileThread("thr_1", Effect.never, (actions) => Effect.sync(() => applied.push(actions))))
+      const fiber = yield* Effect.fork(reconcileThread(Effect.never))
       yield* TestClock.adjust(reconcileTimeout)
-      yield* Fiber.join(fiber)
-      expect(applied).toEqual([])
+      expect(Exit.isSuccess(yield* Fiber.await(fiber))).toBe(true)
     }))
 
-  effectIt.effect("a failed read leaves the store alone and does not fail", () =>
+  effectIt.effect("a failed read is handed to onFailure and does not fail", () =>
     Effect.gen(function* () {
-      const applied: Array<ReadonlyArray<ClientState.Action>> = []
+      const failures: Array<string> = []
       yield* reconcileThread(
-        "thr_1",
         new TransportError({ reason: "Disconnected", message: "gone" }),
-        (actions) => Effect.sync(() => applied.push(actions))
+        (error) => Effect.sync(() => failures.push(error._tag))
       )
-      expect(applied).toEqual([])
+      expect(failures).toEqual(["TransportError"])
     }))
 })

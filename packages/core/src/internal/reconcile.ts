@@ -323,31 +323,27 @@ export const reconcileAction = (threadId: string, remote: Api.ThreadWithMessages
 })
 
 /**
- * Reads the thread once and merges it into the store. Best effort and
- * bounded by {@link reconcileTimeout}: a failed or slow read leaves the store
- * as it was (but for what `onFailure` does with the read's error, bounded
- * too), and the read never changes how the run ended.
+ * A read of a thread and the store's taking of its copy (`readAndTake`, see `reconcileAction`), best
+ * effort and bounded by {@link reconcileTimeout}: a failed or slow read leaves the store as it was
+ * (but for what `onFailure` does with the read's error, bounded too), and the read never changes
+ * how the run ended.
  *
  * @since 0.1.0
  * @category Effects
  */
 export const reconcileThread = (
-  threadId: string,
-  read: Effect.Effect<Api.ThreadWithMessages, TamboError>,
-  apply: (actions: ReadonlyArray<ClientState.Action>) => Effect.Effect<unknown>,
+  readAndTake: Effect.Effect<unknown, TamboError>,
   onFailure: (error: TamboError) => Effect.Effect<unknown> = () => Effect.void
 ): Effect.Effect<void> =>
-  read.pipe(
+  readAndTake.pipe(
     // Interruptible: a run's end reads in its finalizer, where an uninterruptible request would
     // outlast the bound.
     Effect.interruptible,
     Effect.timeout(reconcileTimeout),
-    Effect.matchEffect({
-      onSuccess: (remote) => apply([reconcileAction(threadId, remote)]),
-      onFailure: (error) =>
-        isTamboError(error)
-          ? onFailure(error).pipe(Effect.interruptible, Effect.timeout(reconcileTimeout))
-          : Effect.void
-    }),
+    Effect.catchAll((error) =>
+      isTamboError(error)
+        ? onFailure(error).pipe(Effect.interruptible, Effect.timeout(reconcileTimeout))
+        : Effect.void
+    ),
     Effect.ignore
   )

@@ -73,10 +73,7 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
       ))
     ? Effect.void
     : Reconcile.reconcileThread(
-      threadId,
       readAtRunEnd(env, threadId, Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, threadId))),
-      // Recorded as the run records: its cost is the thread it touches, not the store.
-      (actions) => Env.record(env, threadId, actions),
       // A thread deleted meanwhile (by another client) leaves the store: no run of this client
       // can be on it but this one, which is ending.
       (error) =>

@@ -136,9 +136,11 @@ export const fetchThread = (env: Env.Env, threadId: string): Effect.Effect<Types
 const END_READS = 3
 
 /**
- * A run's end reading its thread (`read`), sent again when the server took a change this client
- * made to the thread (a rename, a generated name, a component's state) before the read's answer
- * came: that copy may be older than the change, and would take it back in the store. The last of
+ * A run's end reading its thread (`read`) and the store taking the copy, read again when the
+ * server took a change this client made to the thread (a rename, a generated name, a component's
+ * state) before the copy was taken: that copy may be older than the change, and would take it
+ * back in the store. Whether a change overtook the read is decided in the store's update that
+ * takes the copy, so a change taken after that update comes after the copy. The last of
  * `END_READS` reads is taken as it is.
  *
  * @internal
@@ -148,18 +150,36 @@ export const readAtRunEnd = (
   threadId: string,
   read: Effect.Effect<Transport.ThreadWithMessages, TamboError>,
   reads = END_READS
-): Effect.Effect<Transport.ThreadWithMessages, TamboError> =>
+): Effect.Effect<void, TamboError> =>
   Effect.suspend(() => {
     const epoch = Env.readSent(env, threadId)
     return read.pipe(
-      // Before the read counts as ended: the last one in flight takes the thread's epoch with it.
-      Effect.map((remote) => ({ remote, overtaken: Env.epochOf(env, threadId) !== epoch })),
+      Effect.flatMap((remote) => takeAtRunEnd(env, threadId, remote, reads > 1 ? epoch : undefined)),
+      // Once taken: the last read in flight takes the thread's epoch with it.
       Effect.ensuring(Effect.sync(() => Env.readEnded(env, threadId))),
-      Effect.flatMap(({ overtaken, remote }) =>
-        overtaken && reads > 1 ? readAtRunEnd(env, threadId, read, reads - 1) : Effect.succeed(remote)
-      )
+      Effect.flatMap((taken) => taken ? Effect.void : readAtRunEnd(env, threadId, read, reads - 1))
     )
   })
+
+/**
+ * The store takes a run's end's copy of its thread after what the run recorded, unless the thread's
+ * epoch is no longer `epoch` (a change of this client overtook the read): `false` then, and
+ * nothing is written. With no epoch, the copy is taken as it is.
+ */
+const takeAtRunEnd = (
+  env: Env.Env,
+  threadId: string,
+  remote: Transport.ThreadWithMessages,
+  epoch: number | undefined
+): Effect.Effect<boolean> =>
+  Effect.zipRight(
+    env.writer.write(threadId, []),
+    env.store.modify((state): readonly [boolean, ClientState.ClientState] =>
+      epoch !== undefined && Env.epochOf(env, threadId) !== epoch
+        ? [false, state]
+        : [true, ClientState.reduce(state, [Reconcile.reconcileAction(threadId, remote)])]
+    )
+  ).pipe(Effect.uninterruptible)
 
 /**
  * `fetchThread` of a run's thread once the run let go of it, with the run's credentials, if the
