@@ -292,6 +292,17 @@ describe("model counterexamples: renaming a thread (store-equals-server)", () =>
     ))
 })
 
+describe("model cases: a new conversation's local thread id once its run's thread is named (localId)", () => {
+  // A run asked for with the local id started another new conversation; continueRun and cancelRun
+  // of it reached nothing.
+  it("a run with the local id goes on the thread the first run created", () =>
+    replay([{ kind: "localId", then: "run" }], ["store-equals-server"]))
+  it("a run with the local id while the first run still waits for the server goes on the thread it creates", () =>
+    replay([{ kind: "localId", then: "runWhileCreating" }], ["store-equals-server"]))
+  it("a rename with the local id renames that thread", () => replay([{ kind: "localId", then: "rename" }], ["store-equals-server"]))
+  it("fetchThread with the local id reads that thread", () => replay([{ kind: "localId", then: "fetch" }], ["store-equals-server"]))
+})
+
 describe("model counterexamples: a server that notices a closed connection when the run next writes", () => {
   // Defect: abort() of a run the server had not answered yet, with another run of the client on
   // its thread (here the run interrupting it), closed its connection at once, so its cancellation

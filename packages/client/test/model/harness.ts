@@ -155,6 +155,14 @@ export type Command =
    */
   | { readonly kind: "rename"; readonly known: number; readonly duringRun: boolean; readonly via: RenameVia }
   /**
+   * A new conversation's run moved to a local thread of its own (`startNewThread()` once the server
+   * got its request, before it named the thread), then a call with the local id the state showed:
+   * once the server named the thread, `updateThreadName` (`rename`), `fetchThread` (`fetch`) or a
+   * run (`run`); or, while the first run still waits for the server, a run queued on it
+   * (`runWhileCreating`). Each acts on the thread the first run created.
+   */
+  | { readonly kind: "localId"; readonly then: LocalThen }
+  /**
    * A run's events read by a consumer that is `slow` (a turn of the event loop per event, to the
    * end), that `return`s after `reads` events, or that stops reading after `reads` events without
    * `return()` (`abandon`), after which `then` stops the run (`destroy`: the run is played by a
@@ -176,6 +184,9 @@ export type ConsumerReader = "slow" | "return" | "abandon"
 
 /** How a `rename` command names its thread. */
 export type RenameVia = "updateThreadName" | "generateThreadName"
+
+/** What a `localId` command does with a new conversation's local thread id. */
+export type LocalThen = "rename" | "fetch" | "run" | "runWhileCreating"
 
 /** What stops a run whose consumer stopped reading (see the `consumer` command). */
 export type ConsumerStop = "abort" | "cancelRun" | "destroy" | "interrupt"
@@ -252,6 +263,13 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       known: fc.nat(3),
       duringRun: fc.boolean(),
       via: fc.constantFrom<RenameVia>("updateThreadName", "generateThreadName")
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("localId" as const),
+      then: fc.constantFrom<LocalThen>("rename", "fetch", "run", "runWhileCreating")
     })
   }
 )
@@ -513,6 +531,8 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
       return deletedElsewhere(real, command)
     case "rename":
       return rename(real, command)
+    case "localId":
+      return localId(real, command)
     case "forget": {
       world.lastForget = undefined
       const threadId = threadOf(real, { known: command.known })
@@ -564,6 +584,56 @@ const rename = async (real: Real, command: Extract<Command, { kind: "rename" }>)
   const stream = client.run(message, { threadId, toolTimeout: TOOL_TIMEOUT })
   await drive(real, stream, "approve")
   return [stream]
+}
+
+/** A call with a new conversation's local thread id (see the `localId` command). */
+const localId = async (real: Real, command: Extract<Command, { kind: "localId" }>): Promise<ReadonlyArray<TamboStream>> => {
+  const { world, client } = real
+  client.startNewThread()
+  const local: { id: string | undefined; second: TamboStream | undefined } = { id: undefined, second: undefined }
+  const again = () => client.run(world.scenario("onLocalId", () => [Script.text(["on the ", "same thread"])]), {
+    threadId: local.id,
+    toolTimeout: TOOL_TIMEOUT,
+    onBusy: "queue"
+  })
+  const first = client.run(
+    world.scenario("movedToLocal", () => {
+      // The server has the request and has not named the thread: the run goes on in a local thread.
+      client.startNewThread()
+      local.id = Object.keys(client.getState().threadMap).find((id) => id.startsWith("local:"))
+      if (command.then === "runWhileCreating" && local.id !== undefined) local.second = again()
+      return [Script.text(["moved ", "on"])]
+    }),
+    { toolTimeout: TOOL_TIMEOUT }
+  )
+  const firstDriven = drive(real, first, "approve")
+  const created = await first.threadId
+  await firstDriven
+  if (local.id === undefined) throw new Error("a new conversation's run showed no local thread after startNewThread()")
+  const onCreated = async (stream: TamboStream) => {
+    await drive(real, stream, "approve")
+    const threadId = await stream.threadId
+    if (threadId !== created) throw new Error(`a run on local thread ${local.id} went on ${threadId}, not ${created}`)
+    return [first, stream]
+  }
+  switch (command.then) {
+    case "rename": {
+      const name = `name ${++world.names}`
+      await client.updateThreadName(local.id, name)
+      if (world.server.threads.get(created)?.name !== name) throw new Error(`a rename of local thread ${local.id} did not rename ${created}`)
+      return [first]
+    }
+    case "fetch": {
+      const fetched = await client.fetchThread(local.id)
+      if (fetched.id !== created) throw new Error(`fetchThread of local thread ${local.id} read ${fetched.id}, not ${created}`)
+      return [first]
+    }
+    case "run":
+      return onCreated(again())
+    case "runWhileCreating":
+      if (local.second === undefined) throw new Error("the run asked for on the local thread did not start")
+      return onCreated(local.second)
+  }
 }
 
 /** A known thread deleted by another client, then read by this one. */
