@@ -839,6 +839,20 @@ describe("threads", () => {
         expect(server().threads.get(threadId)!.name).toBe("new name")
       })))
 
+  /** A run on a thread the store holds ("old name"), forked, its end's read of the thread held by `proxy`. */
+  const aRunWhoseEndReadIsHeld = (proxy: HoldingProxy.HoldingProxy) =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = seed("old name").id
+      yield* tambo.fetchThread(threadId)
+      // The store holds the thread: the run reads it only at its end.
+      const read = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
+      server().setScript([Script.text("Here.")])
+      const run = yield* Effect.fork(runAll("still there?", { threadId }))
+      yield* arrived(read)
+      return { tambo, threadId, read, run }
+    })
+
   describe("a run's end reading its thread, answered before the server took a name, delivered after", () => {
     const namings: ReadonlyArray<readonly [string, (tambo: Tambo.Tambo.Service, threadId: string) => Effect.Effect<unknown, TamboError>]> = [
       ["updateThreadName", (tambo, threadId) => tambo.updateThreadName(threadId, "new name")],
@@ -848,16 +862,9 @@ describe("threads", () => {
       it.live(`${call}: the read does not take the name back`, () =>
         throughProxy((proxy) =>
           Effect.gen(function* () {
-            const tambo = yield* Tambo.Tambo
-            const threadId = seed("old name").id
-            yield* tambo.fetchThread(threadId)
-            // The store holds the thread: the run reads it only at its end.
-            const held = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
-            server().setScript([Script.text("Here.")])
-            const run = yield* Effect.fork(runAll("still there?", { threadId }))
-            yield* arrived(held)
+            const { read, run, tambo, threadId } = yield* aRunWhoseEndReadIsHeld(proxy)
             yield* name(tambo, threadId)
-            held.release()
+            read.release()
             yield* Fiber.join(run)
             expect(server().threads.get(threadId)!.name).not.toBe("old name")
             yield* expectStoreEqualsServer(tambo, server(), threadId)
@@ -868,14 +875,8 @@ describe("threads", () => {
   it.live("a rename the server took after a run's end read the thread, answered once that read was written: the store ends with the name", () =>
     throughProxy((proxy) =>
       Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const threadId = seed("old name").id
-        yield* tambo.fetchThread(threadId)
-        const read = proxy.holdResponse((request) => request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`))
-        server().setScript([Script.text("Here.")])
-        const run = yield* Effect.fork(runAll("still there?", { threadId }))
         // The server answered the end read with the old name, then takes the rename.
-        yield* arrived(read)
+        const { read, run, tambo, threadId } = yield* aRunWhoseEndReadIsHeld(proxy)
         const renamed = proxy.holdResponse((request) => request.method === "PATCH")
         const rename = yield* Effect.fork(tambo.updateThreadName(threadId, "new name"))
         yield* arrived(renamed)
@@ -893,20 +894,20 @@ describe("threads", () => {
     Effect.suspend(() => {
       const gate = makeEndReadGate()
       return Effect.gen(function* () {
-      const tambo = yield* Tambo.Tambo
-      const threadId = seed("old name").id
-      yield* tambo.fetchThread(threadId)
-      server().setScript([Script.text("Here.")])
-      gate.armed = true
-      const run = yield* Effect.fork(runAll("still there?", { threadId }))
-      // The server answered the end read with the old name; then it takes the rename, whose answer
-      // goes on only as the read's answer comes back to the run's end.
-      yield* Deferred.await(gate.readAnswered)
-      const rename = yield* Effect.fork(tambo.updateThreadName(threadId, "new name"))
-      yield* Fiber.join(run)
-      yield* Fiber.join(rename)
-      expect(server().threads.get(threadId)!.name).toBe("new name")
-      yield* expectStoreEqualsServer(tambo, server(), threadId)
+        const tambo = yield* Tambo.Tambo
+        const threadId = seed("old name").id
+        yield* tambo.fetchThread(threadId)
+        server().setScript([Script.text("Here.")])
+        gate.armed = true
+        const run = yield* Effect.fork(runAll("still there?", { threadId }))
+        // The server answered the end read with the old name; then it takes the rename, whose answer
+        // goes on only as the read's answer comes back to the run's end.
+        yield* Deferred.await(gate.readAnswered)
+        const rename = yield* Effect.fork(tambo.updateThreadName(threadId, "new name"))
+        yield* Fiber.join(run)
+        yield* Fiber.join(rename)
+        expect(server().threads.get(threadId)!.name).toBe("new name")
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
       }).pipe(Effect.provide(gatedLayer(gate)))
     }))
 
