@@ -30,7 +30,7 @@ const resetOnce = <A, E>(
   server: () => TestServer,
   when: "taken" | "unsent",
   threadId: string | undefined,
-  body: (tambo: Tambo.Tambo.Service) => Effect.Effect<A, E, Tambo.Tambo>
+  body: (tambo: Tambo.Tambo.Service, proxy: HoldingProxy.HoldingProxy) => Effect.Effect<A, E, Tambo.Tambo>
 ) =>
   Effect.scoped(Effect.gen(function* () {
     const proxy = yield* HoldingProxy.scoped(server())
@@ -40,10 +40,14 @@ const resetOnce = <A, E>(
       const held = proxy.holdResponse(isRunRequest(threadId))
       void held.arrived.then(held.reset)
     }
-    return yield* Effect.flatMap(Tambo.Tambo, body).pipe(
+    return yield* Effect.flatMap(Tambo.Tambo, (tambo) => body(tambo, proxy)).pipe(
       Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, maxRetries: 2 }))
     )
   }))
+
+/** The read of `threadId`'s thread with its messages. */
+const isThreadRead = (threadId: string) => (request: HoldingProxy.ProxiedRequest) =>
+  request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`)
 
 const failedMaybeSent = (ended: Either.Either<unknown, Error>) => {
   expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "TransportError", reason: "Connect" })
@@ -101,6 +105,44 @@ describe("a run request whose connection was reset once it went out (the server 
       yield* resetOnce(server, "unsent", threadId, (tambo) =>
         Effect.gen(function* () {
           finished(yield* Effect.either(runAll("hello", { threadId })))
+          expect(sent("hello")).toBe(1)
+          expect(storedOn(server(), threadId, "hello")).toBe(1)
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        }))
+    }))
+
+  it.live("taken, on a known thread, a Stop while the thread is read to tell: nothing is sent again, the run ends cancelled, the store equals the server, and the next message runs", () =>
+    Effect.gen(function* () {
+      const threadId = yield* aThread
+      replying()
+      yield* resetOnce(server, "taken", threadId, (tambo, proxy) =>
+        Effect.gen(function* () {
+          // The store holds the thread: the run's first read of it is the one that tells.
+          yield* tambo.fetchThread(threadId)
+          const read = proxy.holdResponse(isThreadRead(threadId))
+          const run = yield* Effect.fork(Effect.either(runAll("hello", { threadId })))
+          yield* Effect.promise(() => read.arrived)
+          yield* tambo.cancelRun(threadId)
+          read.release()
+          const ended = yield* Fiber.join(run)
+          expect(Either.isLeft(ended) && ended.left._tag).toBe("RunCancelledError")
+          expect(sent("hello")).toBe(1)
+          expect(storedOn(server(), threadId, "hello")).toBe(1)
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+          finished(yield* Effect.either(runAll("next", { threadId })))
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        }))
+    }))
+
+  it.live("taken, on a known thread, the read to tell refused: not sent again; the run fails with the connection's error, and its end's read shows the message the server took", () =>
+    Effect.gen(function* () {
+      const threadId = yield* aThread
+      replying()
+      yield* resetOnce(server, "taken", threadId, (tambo, proxy) =>
+        Effect.gen(function* () {
+          yield* tambo.fetchThread(threadId)
+          proxy.holdRequest(isThreadRead(threadId)).fail(500)
+          failedMaybeSent(yield* Effect.either(runAll("hello", { threadId })))
           expect(sent("hello")).toBe(1)
           expect(storedOn(server(), threadId, "hello")).toBe(1)
           yield* expectStoreEqualsServer(tambo, server(), threadId)

@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as ClientState from "../../ClientState.js"
 import { isRetryable, isTamboError } from "../../TamboError.js"
 import { withStranded } from "../agui/stranded.js"
+import { mayHaveReachedServer } from "../http/connectionFailure.js"
 import * as Reconcile from "../reconcile.js"
 import * as Cancel from "./cancel.js"
 import * as Env from "./env.js"
@@ -55,7 +56,8 @@ const failureOf = (exit: Exit.Exit<unknown, unknown>): RunFailure | undefined =>
  * After a run on a thread the server knows: the store takes the server's copy of its thread
  * (see Reconcile), also when the run never started there (refused, or cancelled before the
  * server named it): what the run showed (the user's message) goes. Not when the server could
- * not be reached, nor when the run failed before it recorded anything.
+ * not be reached, nor when the run failed before it recorded anything; a request whose
+ * connection broke once it went out may have reached the server, whose thread then tells.
  */
 const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> => {
   const threadId = run.threadId
@@ -67,9 +69,11 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
   }
   return env.options.reconcileAfterRun === false || ClientState.isLocalThreadId(threadId) ||
       (!started && run.refused) ||
-      (!started && !run.takenUnanswered && Exit.isFailure(exit) && Option.exists(
+      (!started && Exit.isFailure(exit) && Option.exists(
         Cause.failureOption(exit.cause),
-        (error) => isTamboError(error) && (error._tag === "TransportError" || error._tag === "CallbackError")
+        (error) =>
+          isTamboError(error) &&
+          ((error._tag === "TransportError" && !mayHaveReachedServer(error)) || error._tag === "CallbackError")
       ))
     ? Effect.void
     : Reconcile.reconcileThread(

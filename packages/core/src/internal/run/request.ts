@@ -326,7 +326,6 @@ const afterBrokenConnection = (
       if (!tookMessage(run, remote)) return isTimeout(error) ? Stream.fail(error) : resend()
       // Taken: the message stays in the store until the run's end reads the thread.
       run.unsent = undefined
-      run.takenUnanswered = true
       return Stream.fail(error)
     }
   ))

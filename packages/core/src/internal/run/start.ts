@@ -107,7 +107,6 @@ const makeState = (
     unsent: undefined,
     refused: false,
     refusedOnceCancelled: false,
-    takenUnanswered: false,
     threadBefore: undefined,
     cancelSent: undefined,
     cancelledWith: undefined,

@@ -146,12 +146,6 @@ export interface RunState {
    * cancelled: the run ends cancelled, and the server took nothing of it.
    */
   refusedOnceCancelled: boolean
-  /**
-   * The run's first request broke before its answer came, after the server took its message (a
-   * read of the thread showed it there): the run's end reads the thread, as after a run the server
-   * named.
-   */
-  takenUnanswered: boolean
   /** The thread as the run found it in the store (a thread the server knows). */
   threadBefore: Types.TamboThread | undefined
 
