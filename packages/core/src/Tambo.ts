@@ -451,9 +451,13 @@ export declare namespace Tambo {
      * server has no thread of it until its first message's run names one.
      * Once it did, a local thread's id (one the store showed, kept by the
      * app) is the thread the server named, in these calls, `switchThread`,
-     * `getPendingToolCalls`, a run (`RunOptions.threadId`), `continueRun` and
-     * `cancelRun`, for as long as the store holds that thread;
-     * the placeholder is always the next new conversation.
+     * `getPendingToolCalls`, a run (`RunOptions.threadId`), `continueRun`,
+     * `cancelRun`, `getThread`, `forgetThread`, the agent state and the
+     * approvals (`threadId`), for as long as the store holds that thread;
+     * the placeholder is always the next new conversation. Once that thread
+     * left the store (forgotten, deleted), the local id names none: these
+     * calls fail with a `ConfigError` (`InvalidOption`) that says the client
+     * holds no thread of it, not that it waits for the server.
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     /**

@@ -170,6 +170,20 @@ const gatedLayer = (gate: ReturnType<typeof makeEndReadGate>) => {
   )
 }
 
+/** The error of a call that needs a saved thread, given a new conversation's id the server has not saved yet. */
+const unsaved = (method: string, threadId: string) => ({
+  _tag: "ConfigError",
+  reason: "InvalidOption",
+  message: `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
+})
+
+/** The error of a call about a thread, given a local id whose thread the client no longer holds. */
+const noLongerHeld = (method: string, threadId: string) => ({
+  _tag: "ConfigError",
+  reason: "InvalidOption",
+  message: `${method}: the client holds no thread of "${threadId}": a new conversation's local id names its thread only while the client holds it (not once it was forgotten or deleted, nor if its run ended without one); use the thread's own id`
+})
+
 /** A client tool the threads of the pending-call tests wait on. */
 describe("threads", () => {
   it.live("listThreads pages through every thread of the user, newest first, without duplicates", () =>
@@ -510,14 +524,10 @@ describe("threads", () => {
         ["updateComponentState", (threadId) => tambo.updateComponentState(threadId, "comp_card", { state: {} })]
       ]
       for (const [method, call] of calls) {
-        for (const threadId of [ClientState.PLACEHOLDER_THREAD_ID, `${ClientState.LOCAL_THREAD_PREFIX}1`]) {
-          const error = yield* Effect.flip(call(threadId))
-          expect(fields(error)).toMatchObject({
-            _tag: "ConfigError",
-            reason: "InvalidOption",
-            message: `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
-          })
-        }
+        expect(fields(yield* Effect.flip(call(ClientState.PLACEHOLDER_THREAD_ID)))).toMatchObject(unsaved(method, ClientState.PLACEHOLDER_THREAD_ID))
+        // A local id the store shows no thread of names none the client could save.
+        const stale = `${ClientState.LOCAL_THREAD_PREFIX}1`
+        expect(fields(yield* Effect.flip(call(stale)))).toMatchObject(noLongerHeld(method, stale))
       }
       expect(server().requests).toEqual([])
       expect(yield* tambo.state).toBe(before)
@@ -547,6 +557,25 @@ describe("threads", () => {
       yield* tambo.deleteThread(localId)
       expect(server().threads.get(threadId)).toBeUndefined()
       expect((yield* tambo.state).threadMap[threadId]).toBeUndefined()
+      expect(server().requests.filter((r) => r.url.includes(localId))).toEqual([])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("getThread, forgetThread and the agent state of a new conversation's local thread id, once the server named that thread, are that thread's; once it left the store the id names none", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.text("First.")])
+      const { localId, release, run } = yield* runInLocalThread("first")
+      // Still waiting for the server: the store holds the local thread, unsaved.
+      expect(fields(yield* Effect.flip(tambo.fetchThread(localId)))).toMatchObject(unsaved("fetchThread", localId))
+      yield* release
+      const threadId = (yield* Fiber.join(run)).at(-1)!.threadId
+      expect(Option.map(yield* tambo.getThread(localId), (thread) => thread.id)).toEqual(Option.some(threadId))
+      expect(yield* tambo.setAgentState(localId, { step: 1 })).toEqual({ step: 1 })
+      expect(yield* tambo.getAgentState(localId)).toEqual({ step: 1 })
+      expect(yield* tambo.forgetThread(localId)).toBe(true)
+      expect((yield* tambo.state).threadMap[threadId]).toBeUndefined()
+      expect(yield* tambo.getThread(localId)).toEqual(Option.none())
+      expect(fields(yield* Effect.flip(tambo.fetchThread(localId)))).toMatchObject(noLongerHeld("fetchThread", localId))
       expect(server().requests.filter((r) => r.url.includes(localId))).toEqual([])
     }).pipe(Effect.provide(tamboLayer(server()))))
 

@@ -56,14 +56,27 @@ const aboutSavedThread = <A, E, R>(
   Effect.suspend(() => {
     const threadId = RunEnv.savedThreadId(env, given)
     return ClientState.isLocalThreadId(threadId)
-      ? Effect.fail(
-        new ConfigError({
-          reason: "InvalidOption",
-          message: `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
-        })
-      )
+      ? Effect.flatMap(env.store.getThread(threadId), (held) => Effect.fail(unsaved(env, method, threadId, held !== undefined)))
       : aboutThread(method, threadId, () => effect(threadId))
   })
+
+/**
+ * Why a new conversation's id names no thread of the server: it has none yet (the store holds it,
+ * or its first run is creating it); or the store holds no thread of a local id: the thread the
+ * server named for it left the client (forgotten, deleted) and took the local id with it, or its
+ * run ended without one. Saying "not saved yet" then would send the app waiting for nothing.
+ */
+const unsaved = (env: RunEnv.Env, method: string, threadId: string, held: boolean): ConfigError =>
+  new ConfigError({
+    reason: "InvalidOption",
+    message: held || threadId === ClientState.PLACEHOLDER_THREAD_ID || env.localRuns.has(threadId)
+      ? `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
+      : `${method}: the client holds no thread of "${threadId}": a new conversation's local id names its thread only while the client holds it (not once it was forgotten or deleted, nor if its run ended without one); use the thread's own id`
+  })
+
+/** `savedThreadId` of an optional id: none stays none (the current thread, or any thread). */
+const savedThreadIdOf = (env: RunEnv.Env, threadId: string | undefined): string | undefined =>
+  threadId === undefined ? undefined : RunEnv.savedThreadId(env, threadId)
 
 const toInputMessage = (message: string | Transport.InputMessage): Transport.InputMessage =>
   typeof message === "string" ? { role: "user", content: [{ type: "text", text: message }] } : message
@@ -88,13 +101,13 @@ const runs = (
   approveToolCall: (toolCallId, approval) =>
     env.approvals.resolve(
       toolCallId,
-      approval?.threadId,
+      savedThreadIdOf(env, approval?.threadId),
       approval?.args === undefined ? { approved: true } : { approved: true, args: approval.args }
     ),
   denyToolCall: (toolCallId, reason, options) =>
     env.approvals.resolve(
       toolCallId,
-      options?.threadId,
+      savedThreadIdOf(env, options?.threadId),
       reason === undefined ? { approved: false } : { approved: false, reason }
     ),
   cancelRun: (threadId, options) => Cancel.cancelThread(env, threadId, options?.runId)
@@ -125,12 +138,15 @@ const threads = (
   switchThread: (threadId) =>
     aboutThread("switchThread", threadId, () => Threads.switchThread(env, RunEnv.savedThreadId(env, threadId))),
   startNewThread: Threads.startNewThread(env),
-  getThread: (threadId) => Threads.getThread(env, threadId),
+  getThread: (threadId) => Effect.suspend(() => Threads.getThread(env, savedThreadIdOf(env, threadId))),
   // The app's state is its own (see `S` in the interface): what the store holds is not checked.
   getAgentState: <S>(threadId?: string) =>
-    AppState.getAgentState(env.store, threadId) as Effect.Effect<S, ConfigError>,
+    Effect.suspend(() => AppState.getAgentState(env.store, savedThreadIdOf(env, threadId))) as Effect.Effect<S, ConfigError>,
   setAgentState: <S>(threadId: string, update: S | ((previous: S) => S)) =>
-    AppState.setAgentState(env.store, threadId, update) as Effect.Effect<S, ConfigError>,
+    Effect.suspend(() => AppState.setAgentState(env.store, RunEnv.savedThreadId(env, threadId), update)) as Effect.Effect<
+      S,
+      ConfigError
+    >,
   listThreads: (params) => RunEnv.withCredentials(env, (c) => env.transport.listThreads(c, params)),
   fetchThread: (threadId) => aboutSavedThread(env, "fetchThread", threadId, (saved) => Threads.fetchThread(env, saved)),
   updateThreadName: (threadId, name) =>
@@ -138,7 +154,7 @@ const threads = (
   generateThreadName: (threadId) =>
     aboutSavedThread(env, "generateThreadName", threadId, (saved) => Threads.generateThreadName(env, saved)),
   deleteThread: (threadId) => aboutSavedThread(env, "deleteThread", threadId, (saved) => Threads.deleteThread(env, saved)),
-  forgetThread: (threadId) => Threads.forgetThread(env, threadId),
+  forgetThread: (threadId) => Effect.suspend(() => Threads.forgetThread(env, RunEnv.savedThreadId(env, threadId))),
   // Goes on once its caller stops waiting, as a rename does: the server may have taken the state.
   updateComponentState: (threadId, componentId, update) =>
     aboutSavedThread(env, "updateComponentState", threadId, (saved) =>
