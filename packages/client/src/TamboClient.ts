@@ -825,7 +825,11 @@ export class TamboClient {
    * @since 0.1.0
    */
   approveToolCall(toolCallId: string, options?: { readonly args?: unknown; readonly threadId?: string | undefined }): void {
-    this.#parts.approvals.decide(toolCallId, options?.threadId, this.#runtime.tambo.approveToolCall(toolCallId, options))
+    this.#parts.approvals.decide(
+      toolCallId,
+      this.#threadIdOf(options?.threadId),
+      this.#runtime.tambo.approveToolCall(toolCallId, options)
+    )
   }
 
   /**
@@ -836,7 +840,7 @@ export class TamboClient {
    */
   denyToolCall(toolCallId: string, reason?: string, options?: { readonly threadId?: string | undefined }): void {
     const decision = this.#runtime.tambo.denyToolCall(toolCallId, reason, options)
-    this.#parts.approvals.decide(toolCallId, options?.threadId, decision)
+    this.#parts.approvals.decide(toolCallId, this.#threadIdOf(options?.threadId), decision)
   }
 
   /**
@@ -864,7 +868,8 @@ export class TamboClient {
   /**
    * Whether a run this client started is in flight on a thread (default:
    * the current one), tool rounds and approvals included. `subscribe`
-   * listeners are called when it changes.
+   * listeners are called when it changes. A new conversation's local
+   * thread id is, once the server named it, that thread (see `getThread`).
    *
    * @since 0.1.0
    */
@@ -914,7 +919,8 @@ export class TamboClient {
    * event the run had, then its end. A run the server has
    * not answered yet is cancelled on the server once the answer names it
    * (within 3 s; else its request is aborted, and the server cancels the run
-   * as the connection closes).
+   * as the connection closes). A new conversation's local thread id is,
+   * once the server named it, that thread (see `getThread`).
    *
    * @since 0.1.0
    */
@@ -953,13 +959,23 @@ export class TamboClient {
   }
 
   /**
-   * A thread from the client's state (default: the current one).
+   * A thread from the client's state (default: the current one). A new
+   * conversation's local thread id (a `local:` id the state showed while its
+   * first run waited for the server) is, once the server named that thread,
+   * the thread it became, as in every call about a thread
+   * (`hasActiveRun`, `cancelRun`, `forgetThread`, the approvals), for as
+   * long as the state holds it.
    *
    * @since 0.1.0
    */
   getThread(threadId?: string): TamboThread | undefined {
     const state = this.#runtime.store.getState()
-    return state.threadMap[threadId ?? state.currentThreadId]?.thread
+    return state.threadMap[this.#threadIdOf(threadId) ?? state.currentThreadId]?.thread
+  }
+
+  /** The thread an app's id names, as the store holds it (see `getThread`); none stays none. */
+  #threadIdOf(threadId: string | undefined): string | undefined {
+    return threadId === undefined ? undefined : this.#runtime.threadIdOf(threadId)
   }
 
   /**

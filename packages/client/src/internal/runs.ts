@@ -101,10 +101,15 @@ export class Runs {
     return this.#seeded.get(threadId) ?? (isLocalThreadId(threadId) ? this.initialMessages : undefined)
   }
 
-  /** The runs in flight on a thread (default: the current one). */
+  /** The runs in flight on a thread (default: the current one), also by a local id its thread had. */
   onThread(threadId: string | undefined): Array<RunEntry> {
-    const id = threadId ?? this.runtime.store.getState().currentThreadId
+    const id = this.#threadIdOf(threadId)
     return [...this.entries].filter((entry) => this.#threadOf(entry) === id)
+  }
+
+  /** The thread `threadId` names (default: the current one), as the store holds it. */
+  #threadIdOf(threadId: string | undefined): string {
+    return threadId === undefined ? this.runtime.store.getState().currentThreadId : this.runtime.threadIdOf(threadId)
   }
 
   /**
@@ -146,7 +151,7 @@ export class Runs {
 
   /** `client.cancelRun`: aborts this client's runs on the thread, or cancels the server's run. */
   async cancel(threadId: string | undefined): Promise<void> {
-    const id = threadId ?? this.runtime.store.getState().currentThreadId
+    const id = this.#threadIdOf(threadId)
     const local = this.onThread(id)
     if (local.length > 0) {
       // Core's cancelRun of the thread ends each of them, a run the server has not named yet once

@@ -20,7 +20,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import type { AbortReason, TamboClientError } from "../errors.js"
@@ -112,6 +112,17 @@ export class ClientRuntime {
     const exit = this.runtime.runSyncExit(effect)
     if (Exit.isSuccess(exit)) return exit.value
     throw CallSite.attach(fromCause(exit.cause), CallSite.capture(this.sync))
+  }
+
+  /**
+   * The id under which the store holds the thread an app's `threadId` names: the thread the server
+   * named for a new conversation's local thread id (core's `getThread` follows it, as every call
+   * about a thread does), else the id itself.
+   */
+  threadIdOf(threadId: string): string {
+    if (this.destroying !== undefined) return threadId
+    const held = this.runtime.runSyncExit(this.tambo.getThread(threadId))
+    return Exit.isSuccess(held) && Option.isSome(held.value) ? held.value.value.id : threadId
   }
 
   /** `effect` given the Tambo API's configuration, which only an agent client lacks. */
