@@ -2,7 +2,17 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import type { PendingToolCallInfo, StreamEvent, TamboTool } from "../src/index.js"
-import { call0WeatherScript, guardedWeather, makeClient, settle, texts, useServer, waitFor, weatherScript } from "./helpers.js"
+import {
+  call0WeatherScript,
+  guardedWeather,
+  holdingProxy,
+  makeClient,
+  settle,
+  texts,
+  useServer,
+  waitFor,
+  weatherScript
+} from "./helpers.js"
 
 const server = useServer()
 
@@ -201,6 +211,29 @@ describe("approvals", () => {
     }
     expect(calls).toEqual(["Paris"])
     expect(texts(await stream.messages).at(-1)).toContain("Paris")
+  })
+
+  it("approveToolCall with a new conversation's local thread id, once the server named that thread, decides the call its run announced there", async () => {
+    weatherScript(server())
+    const calls: Array<string> = []
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url, tools: [guardedWeather(calls)] })
+    const answer = proxy.holdResponse((request) => request.method === "POST" && request.url.startsWith("/v1/threads/runs"))
+    const stream = client.run("weather?")
+    await answer.arrived
+    // The server has the request and has not named the thread to the client: the run goes on in a local thread.
+    client.startNewThread()
+    const localId = Object.keys(client.getState().threadMap).find((id) => id.startsWith("local:"))!
+    expect(localId).toBeDefined()
+    answer.release()
+    const threadId = await stream.threadId
+    await waitFor(() => client.getPendingApprovals().length === 1, "the approval")
+    const [approval] = client.getPendingApprovals()
+    expect(approval).toMatchObject({ threadId })
+    client.approveToolCall(approval!.toolCallId, { threadId: localId })
+    expect(client.getPendingApprovals()).toEqual([])
+    expect(texts(await stream.messages).at(-1)).toContain("Paris")
+    expect(calls).toEqual(["Paris"])
   })
 
   it("getPendingApprovals lists the announced calls until decided; a subscriber may decide at once", async () => {
