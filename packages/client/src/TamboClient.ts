@@ -774,7 +774,9 @@ export class TamboClient {
    * The initial messages a thread opens with, as far as this client knows:
    * those of the thread it created (until then, the client's
    * `initialMessages` for a new conversation); `undefined` for any other.
-   * For showing them before the thread read from the server has them.
+   * For showing them before the thread read from the server has them. A
+   * new conversation's local thread id is, once the server named it, that
+   * thread (see `getThread`).
    *
    * @since 0.2.0
    */

@@ -7,6 +7,7 @@ import {
   type AgentClientOptions,
   TamboClient,
   type TamboClientOptions,
+  type TamboStream,
   type TamboTool
 } from "../src/index.js"
 
@@ -77,6 +78,26 @@ export const jwtFor = (sub: string, exp: number) =>
     Buffer.from(JSON.stringify({ sub, iss: "https://issuer.example", exp })).toString("base64url"),
     "signature"
   ].join(".")
+
+/**
+ * A new conversation's run that the server got and had not named a thread for yet when
+ * `startNewThread()` moved it to a local thread of its own (its answer held by `proxy`, which
+ * `client` goes through): the local id the state showed, and the thread the server then named.
+ */
+export const runMovedToLocalThread = async (
+  client: TamboClient,
+  proxy: HoldingProxy.HoldingProxy,
+  start: () => TamboStream
+) => {
+  const answer = proxy.holdResponse((request) => request.method === "POST" && request.url.startsWith("/v1/threads/runs"))
+  const stream = start()
+  await answer.arrived
+  client.startNewThread()
+  const localId = Object.keys(client.getState().threadMap).find((id) => id.startsWith("local:"))
+  if (localId === undefined) throw new Error("startNewThread() left no local thread of the run")
+  answer.release()
+  return { stream, localId, threadId: await stream.threadId }
+}
 
 /** Polls until `predicate` holds. */
 export const waitFor = async (predicate: () => boolean, what = "condition", timeoutMs = 5_000) => {

@@ -7,6 +7,7 @@ import {
   guardedWeather,
   holdingProxy,
   makeClient,
+  runMovedToLocalThread,
   settle,
   texts,
   useServer,
@@ -218,15 +219,7 @@ describe("approvals", () => {
     const calls: Array<string> = []
     const proxy = await holdingProxy(server())
     const client = makeClient(server(), { tamboUrl: proxy.url, tools: [guardedWeather(calls)] })
-    const answer = proxy.holdResponse((request) => request.method === "POST" && request.url.startsWith("/v1/threads/runs"))
-    const stream = client.run("weather?")
-    await answer.arrived
-    // The server has the request and has not named the thread to the client: the run goes on in a local thread.
-    client.startNewThread()
-    const localId = Object.keys(client.getState().threadMap).find((id) => id.startsWith("local:"))!
-    expect(localId).toBeDefined()
-    answer.release()
-    const threadId = await stream.threadId
+    const { localId, stream, threadId } = await runMovedToLocalThread(client, proxy, () => client.run("weather?"))
     await waitFor(() => client.getPendingApprovals().length === 1, "the approval")
     const [approval] = client.getPendingApprovals()
     expect(approval).toMatchObject({ threadId })

@@ -1,7 +1,7 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
-import { holdingProxy, makeClient, useServer, waitFor, weatherTool } from "./helpers.js"
+import { holdingProxy, makeClient, runMovedToLocalThread, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
 
@@ -195,6 +195,17 @@ describe("initialMessages", () => {
     const bodies = server().requests.filter((r) => r.method === "POST" && r.path.endsWith("/runs"))
       .map((r) => r.body as { thread?: { initialMessages?: unknown } })
     expect(bodies.map((body) => body.thread?.initialMessages)).toEqual([seed, undefined, own])
+  })
+
+  it("getInitialMessages of a new conversation's local thread id, once the server named that thread, are the ones its run opened it with", async () => {
+    server().setScript([Script.text("ok")])
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url, initialMessages: seed })
+    const own = [{ role: "assistant" as const, content: [{ type: "text" as const, text: "Bonjour !" }] }]
+    const { localId, stream, threadId } = await runMovedToLocalThread(client, proxy, () => client.run("hello", { initialMessages: own }))
+    await stream.thread
+    expect(client.getInitialMessages(threadId)).toEqual(own)
+    expect(client.getInitialMessages(localId)).toEqual(own)
   })
 })
 

@@ -96,9 +96,10 @@ export class Runs {
     )
   }
 
-  /** The initial messages a thread opens with, as far as this client knows. */
+  /** The initial messages a thread opens with, as far as this client knows, also by a local id its thread had. */
   initialMessagesOf(threadId: string): ReadonlyArray<InitialInputMessage> | undefined {
-    return this.#seeded.get(threadId) ?? (isLocalThreadId(threadId) ? this.initialMessages : undefined)
+    const id = this.runtime.threadIdOf(threadId)
+    return this.#seeded.get(id) ?? (isLocalThreadId(id) ? this.initialMessages : undefined)
   }
 
   /** The runs in flight on a thread (default: the current one), also by a local id its thread had. */
