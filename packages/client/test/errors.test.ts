@@ -3,7 +3,7 @@ import * as CoreTool from "@tambo-effect/core/Tool"
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import * as Client from "../src/index.js"
-import { makeClient, settle, useServer, waitFor } from "./helpers.js"
+import { holdingProxy, makeClient, settle, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -76,6 +76,26 @@ describe("the facade's errors are core's", () => {
     expect(error).toBeInstanceOf(Client.AbortError)
     expect(error).toMatchObject({ _tag: "AbortError", reason: "CancelledByServer" })
     expect(error.cause).toBeInstanceOf(CoreErrors.RunCancelledError)
+  })
+})
+
+describe("a run whose request may have reached the server", () => {
+  it("rejects with core's TransportError saying so, which is not retryable, nor is the error its thread records: sending the message again may duplicate it", async () => {
+    server().setScript((request) => [Script.text(`re: ${request.text}`)])
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url })
+    const threadId = (await client.run("first").thread).id
+    // The server takes the message; the connection breaks before its answer reaches the client.
+    const held = proxy.holdResponse((request) => request.method === "POST" && request.path === `/v1/threads/${threadId}/runs`)
+    void held.arrived.then(held.reset)
+    const result = await settle(client.run("hello", { threadId }).thread)
+    const error = result.ok ? undefined : result.error
+    expect(error).toBeInstanceOf(CoreErrors.TransportError)
+    expect(error).toMatchObject({ _tag: "TransportError", mayHaveReachedServer: true, retryable: false })
+    expect(error?.message).toMatch(/may have reached the server/)
+    expect(CoreErrors.isRetryable(error as CoreErrors.TamboError)).toBe(false)
+    await waitFor(() => client.getState().threadMap[threadId]?.streaming.error !== undefined, "the thread's error")
+    expect(client.getState().threadMap[threadId]!.streaming.error).toMatchObject({ code: "TransportError", isRetryable: false })
   })
 })
 

@@ -92,6 +92,13 @@ export class ApiError extends Schema.TaggedError<ApiError>("@tambo-effect/core/A
  * origin, 301/302/303 on a request with a body, too many hops), with the
  * redirect's `status` and `location` (no query string).
  *
+ * `mayHaveReachedServer` is `true` when a run's request failed after it went
+ * out with no answer (its connection reset or closed, or its first byte did
+ * not come in time): the server may have stored its message and started its
+ * run, and the API takes no idempotency key. Such an error is not
+ * `retryable`: sending the same message again may add it to the thread twice.
+ * Read the thread to see whether the server took it.
+ *
  * @since 0.1.0
  * @category Errors
  */
@@ -106,14 +113,21 @@ export class TransportError extends Schema.TaggedError<TransportError>("@tambo-e
     status: Schema.optional(Schema.Number),
     /** Where the redirect pointed, without user info, query or fragment (`Redirect`). */
     location: Schema.optional(Schema.String),
+    /** The request may have reached the server, which may have taken it (see above). @since 0.2.0 */
+    mayHaveReachedServer: Schema.optional(Schema.Boolean),
     cause: Schema.optional(Schema.Defect)
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
-  /** A failed connection may succeed on retry; a refused redirect will not. @since 0.1.0 */
+  /**
+   * A failed connection may succeed on retry; a refused redirect will not, and a request that may
+   * have reached the server (`mayHaveReachedServer`) is not to be sent again blindly.
+   *
+   * @since 0.1.0
+   */
   get retryable(): boolean {
-    return this.reason !== "Protocol" && this.reason !== "Redirect"
+    return this.reason !== "Protocol" && this.reason !== "Redirect" && this.mayHaveReachedServer !== true
   }
 }
 
@@ -417,7 +431,9 @@ export type TamboError =
 export const isTamboError = (u: unknown): u is TamboError => Predicate.hasProperty(u, TypeId)
 
 /**
- * Whether retrying the failed operation may succeed.
+ * Whether retrying the failed operation may succeed and does no harm: not a
+ * `TransportError` whose request may have reached the server
+ * (`mayHaveReachedServer`), which sending again may duplicate.
  *
  * @since 0.1.0
  * @category Utils

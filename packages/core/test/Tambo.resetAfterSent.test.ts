@@ -5,7 +5,10 @@ import { HoldingProxy, Script, type TestServer } from "@tambo-effect/testing"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Tambo from "../src/Tambo.js"
+import { isRetryable, TransportError } from "../src/TamboError.js"
 import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer } from "./helpers.js"
 import { stopBeforeAnswerOn, until } from "./stopBeforeAnswer.js"
 
@@ -49,9 +52,19 @@ const resetOnce = <A, E>(
 const isThreadRead = (threadId: string) => (request: HoldingProxy.ProxiedRequest) =>
   request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`)
 
+/**
+ * The run failed with the connection's error, which says the request may have reached the server
+ * and is not retryable (sending it again may duplicate the message), also as a copy of it.
+ */
 const failedMaybeSent = (ended: Either.Either<unknown, Error>) => {
-  expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "TransportError", reason: "Connect" })
-  expect(Either.isLeft(ended) && ended.left.message).toMatch(/may have reached the server/)
+  const error = Either.getLeft(ended).pipe(Option.getOrThrow)
+  expect(fields(error)).toMatchObject({ _tag: "TransportError", reason: "Connect", mayHaveReachedServer: true })
+  expect(error.message).toMatch(/may have reached the server/)
+  const copy = Schema.decodeUnknownSync(TransportError)(Schema.encodeSync(TransportError)(error as TransportError))
+  for (const each of [error as TransportError, copy]) {
+    expect(each.retryable).toBe(false)
+    expect(isRetryable(each)).toBe(false)
+  }
 }
 
 const finished = (ended: Either.Either<ReadonlyArray<Tambo.RunEvent>, unknown>) =>
@@ -75,7 +88,8 @@ describe("a run request whose connection was reset once it went out (the server 
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const ended = yield* Effect.either(runAll("slow", { threadId }))
-        expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "TransportError", reason: "Timeout" })
+        expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "TransportError", reason: "Timeout", mayHaveReachedServer: true })
+        expect(Either.isLeft(ended) && isRetryable(ended.left)).toBe(false)
         expect(sent("slow")).toBe(1)
         yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
         expect(storedOn(server(), threadId, "slow")).toBe(1)
@@ -93,6 +107,7 @@ describe("a run request whose connection was reset once it went out (the server 
           expect(sent("hello")).toBe(1)
           expect(storedOn(server(), threadId, "hello")).toBe(1)
           yield* expectStoreEqualsServer(tambo, server(), threadId)
+          expect((yield* tambo.state).threadMap[threadId]?.streaming.error).toMatchObject({ code: "TransportError", isRetryable: false })
           finished(yield* Effect.either(runAll("next", { threadId })))
           yield* expectStoreEqualsServer(tambo, server(), threadId)
         }))

@@ -8,6 +8,7 @@
  */
 
 import * as Cause from "effect/Cause"
+import { isTamboError } from "../../TamboError.js"
 
 export interface ConnectionFailure {
   readonly reason: "Connect" | "Timeout"
@@ -103,20 +104,12 @@ export const failedBeforeSending = (cause: unknown): boolean => {
   return code !== undefined && NOTHING_SENT.has(code)
 }
 
-/** The failures of requests that may have reached the server, with no answer: not to be sent blindly again. */
-const maybeReceived = new WeakSet<object>()
-
-/** `error`, marked as the failure of a request that may have reached the server. */
-export const markMaybeReceived = <E extends object>(error: E): E => {
-  maybeReceived.add(error)
-  return error
-}
-
 /**
- * Whether `error` is the failure of a request that may have reached the server (see
- * {@link markMaybeReceived}): the error itself, or the copy a span's failure makes of it.
+ * Whether `error` is the failure of a request that may have reached the server, with no answer:
+ * not to be sent blindly again (`TransportError.mayHaveReachedServer`). The error itself, or the
+ * copy a span's failure makes of it.
  */
 export const mayHaveReachedServer = (error: unknown): boolean => {
   const original: unknown = Cause.originalError(error)
-  return typeof original === "object" && original !== null && maybeReceived.has(original)
+  return isTamboError(original) && original._tag === "TransportError" && original.mayHaveReachedServer === true
 }

@@ -28,7 +28,6 @@ import {
   describeConnectionFailure,
   displayUrl,
   failedBeforeSending,
-  markMaybeReceived,
   mayHaveReachedServer,
   scrubUrls
 } from "../http/connectionFailure.js"
@@ -100,15 +99,14 @@ export const connectError = (error: HttpClientError.HttpClientError, url: string
 const runConnectError = (error: HttpClientError.HttpClientError, url: string): TransportError => {
   const failed = connectError(error, url)
   if (error._tag !== "RequestError" || error.reason !== "Transport" || failedBeforeSending(error)) return failed
-  return markMaybeReceived(
-    new TransportError({
-      reason: failed.reason,
-      message: `${failed.message}: the run's request may have reached the server, so it was not sent again`,
-      method: "POST",
-      url: failed.url,
-      cause: failed.cause
-    })
-  )
+  return new TransportError({
+    reason: failed.reason,
+    message: `${failed.message}: the run's request may have reached the server, so it was not sent again`,
+    method: "POST",
+    url: failed.url,
+    mayHaveReachedServer: true,
+    cause: failed.cause
+  })
 }
 
 /**
@@ -188,16 +186,15 @@ export const opening = (
   )
   // The first-byte deadline runs from the last attempt's start; a retry's wait is not in it.
   let openedAt = 0
-  const firstByteTimeout = (): TransportError => {
-    const error = new TransportError({
+  // A server that let it pass may have taken the request: it is not asked again.
+  const firstByteTimeout = (): TransportError =>
+    new TransportError({
       reason: "Timeout",
       message: `No response within firstByteTimeout (${Duration.toMillis(config.firstByteTimeout)} ms) from ${target.shownUrl}`,
       method: "POST",
-      url: target.shownUrl
+      url: target.shownUrl,
+      mayHaveReachedServer: true
     })
-    // A server that let it pass may have taken the request: it is not asked again.
-    return markMaybeReceived(error)
-  }
   const attempt = Effect.zipRight(
     Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => openedAt = now)),
     send(deps.client, target.url, request, 0).pipe(
