@@ -408,9 +408,11 @@ export interface TamboClientOptions {
    * whole number from 0, else the constructor throws a `ConfigError`
    * (`InvalidOption`). Default 2. A run's request to the Tambo API whose
    * connection broke once it went out (reset, closed, timed out) may have
-   * reached the server: it is sent again only on a known thread whose read
-   * shows the server did not take its message, else the run rejects with a
-   * `TransportError` that says the request may have reached the server.
+   * reached the server: it is sent again (once, and not with `maxRetries: 0`)
+   * only on a known thread whose read shows the server did not take its
+   * message or tool results, else the run rejects with a `TransportError`
+   * that says the request may have reached the server
+   * (`mayHaveReachedServer: true`, not `retryable`).
    */
   readonly maxRetries?: number | undefined
   /** Timeout of a REST call in milliseconds (not of a run). Default 60 000. */

@@ -48,8 +48,9 @@ export interface Options {
    * 429, 502-504): a whole number from 0. Default 2. A run request whose
    * connection broke once it went out (reset, closed, timed out) is not sent
    * again blindly: on a known thread it is sent again, once, only if a read of
-   * the thread shows the server did not take its message (and it did not time
-   * out); on a new conversation it fails with a `TransportError` saying so.
+   * the thread shows the server did not take its message or tool results (and
+   * it did not time out, and `maxRetries` is above 0); on a new conversation it
+   * fails with a `TransportError` saying so.
    */
   readonly maxRetries?: number | undefined
   /** Timeout of a REST request (not of a run stream). Default 60 seconds. */

@@ -7,8 +7,10 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Tambo from "../src/Tambo.js"
-import { isRetryable, TransportError } from "../src/TamboError.js"
+import * as Tool from "../src/Tool.js"
+import { isRetryable, type TamboError, TransportError } from "../src/TamboError.js"
 import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer } from "./helpers.js"
 import { stopBeforeAnswerOn, until } from "./stopBeforeAnswer.js"
 
@@ -24,29 +26,43 @@ const isRunRequest = (threadId?: string) => (request: HoldingProxy.ProxiedReques
   request.method === "POST" && request.path === (threadId === undefined ? "/v1/threads/runs" : `/v1/threads/${threadId}/runs`)
 
 /**
- * `body` through a proxy whose next run request (on `threadId`, a new conversation without) has
- * its connection reset: `"taken"` once the server took it and answered, before the answer's
- * status reaches the client; `"unsent"` before it reaches the server (a pooled connection the
- * server had closed). The client may retry.
+ * Has the next run request through `proxy` (on `threadId`, a new conversation without) reset:
+ * `"taken"` once the server took it and answered, before the answer's status reaches the client;
+ * `"unsent"` before it reaches the server (a pooled connection the server had closed).
  */
+const resetNext = (proxy: HoldingProxy.HoldingProxy, when: "taken" | "unsent", threadId: string | undefined) => {
+  if (when === "unsent") {
+    proxy.holdRequest(isRunRequest(threadId)).reset()
+  } else {
+    const held = proxy.holdResponse(isRunRequest(threadId))
+    void held.arrived.then(held.reset)
+  }
+}
+
+/** `body` with the service through a proxy in front of the server, retries allowed unless `options` say. */
+const throughProxy = <A, E>(
+  server: () => TestServer,
+  options: Parameters<typeof tamboLayer>[1],
+  body: (tambo: Tambo.Tambo.Service, proxy: HoldingProxy.HoldingProxy) => Effect.Effect<A, E, Tambo.Tambo>
+) =>
+  Effect.scoped(Effect.gen(function* () {
+    const proxy = yield* HoldingProxy.scoped(server())
+    return yield* Effect.flatMap(Tambo.Tambo, (tambo) => body(tambo, proxy)).pipe(
+      Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, maxRetries: 2, ...options }))
+    )
+  }))
+
+/** `body` through a proxy whose next run request is reset (see `resetNext`). The client may retry. */
 const resetOnce = <A, E>(
   server: () => TestServer,
   when: "taken" | "unsent",
   threadId: string | undefined,
   body: (tambo: Tambo.Tambo.Service, proxy: HoldingProxy.HoldingProxy) => Effect.Effect<A, E, Tambo.Tambo>
 ) =>
-  Effect.scoped(Effect.gen(function* () {
-    const proxy = yield* HoldingProxy.scoped(server())
-    if (when === "unsent") {
-      proxy.holdRequest(isRunRequest(threadId)).reset()
-    } else {
-      const held = proxy.holdResponse(isRunRequest(threadId))
-      void held.arrived.then(held.reset)
-    }
-    return yield* Effect.flatMap(Tambo.Tambo, (tambo) => body(tambo, proxy)).pipe(
-      Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url, maxRetries: 2 }))
-    )
-  }))
+  throughProxy(server, {}, (tambo, proxy) => {
+    resetNext(proxy, when, threadId)
+    return body(tambo, proxy)
+  })
 
 /** The read of `threadId`'s thread with its messages. */
 const isThreadRead = (threadId: string) => (request: HoldingProxy.ProxiedRequest) =>
@@ -122,6 +138,19 @@ describe("a run request whose connection was reset once it went out (the server 
           finished(yield* Effect.either(runAll("hello", { threadId })))
           expect(sent("hello")).toBe(1)
           expect(storedOn(server(), threadId, "hello")).toBe(1)
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+        }))
+    }))
+
+  it.live("not taken, on a known thread, maxRetries 0: not sent again; the run fails, the thread has no such message, and the store equals the server", () =>
+    Effect.gen(function* () {
+      const threadId = yield* aThread
+      replying()
+      yield* throughProxy(server, { maxRetries: 0 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          resetNext(proxy, "unsent", threadId)
+          failedMaybeSent(yield* Effect.either(runAll("hello", { threadId })))
+          expect(sent("hello")).toBe(0)
           yield* expectStoreEqualsServer(tambo, server(), threadId)
         }))
     }))
@@ -213,4 +242,140 @@ describe("a run request whose connection was reset once the server took it (the 
           yield* expectStoreEqualsServer(tambo, server(), threadId)
         }))
     }))
+})
+
+/** How many results of the call `toolUseId` the server's thread `threadId` holds. */
+const resultsOn = (server: TestServer, threadId: string, toolUseId: string): number =>
+  server.threads.get(threadId)?.messages.filter((m) =>
+    m.content.some((block) => block.type === "tool_result" && block.toolUseId === toolUseId)
+  ).length ?? 0
+
+describe("a request carrying tool results whose connection was reset once it went out", () => {
+  const { aThread, server } = onServer()
+
+  /** A weather tool that counts its runs and calls `onRun` as it runs (before its result is sent). */
+  const countingWeather = () => {
+    const state = { runs: 0, onRun: () => {} }
+    const tool = Tool.make({
+      name: "get_weather",
+      description: "Current weather in a city",
+      input: Schema.Struct({ city: Schema.String }),
+      execute: ({ city }) => Effect.sync(() => {
+        state.runs++
+        state.onRun()
+        return { city, temperature: 21 }
+      })
+    })
+    return { state, tool }
+  }
+
+  /** To `weather?` a call of the weather tool (`call_w`), then a reply quoting its result; to others a reply. */
+  const callThenReply = () =>
+    server().setScript((request) =>
+      request.toolResults.length > 0
+        ? [Script.text(`It is ${request.toolResults[0]!.text}`)]
+        : request.text === "weather?"
+        ? [Script.toolCall("get_weather", { city: "Paris" }, { id: "call_w" })]
+        : [Script.text(`re: ${request.text}`)]
+    )
+
+  /**
+   * A run of a message on a known thread whose tool round's request is reset `when`, then `after`
+   * with how it ended; the tool ran once, and the store equals the server once it let go of the thread.
+   */
+  const roundReset = <E>(
+    when: "taken" | "unsent",
+    maxRetries: number,
+    after: (ended: Either.Either<ReadonlyArray<Tambo.RunEvent>, TamboError>, threadId: string) => Effect.Effect<void, E, Tambo.Tambo>
+  ) =>
+    Effect.gen(function* () {
+      const threadId = yield* aThread
+      callThenReply()
+      const { state, tool } = countingWeather()
+      yield* throughProxy(server, { maxRetries, tools: [tool] }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          // The round's request is the next one once the tool ran.
+          state.onRun = () => resetNext(proxy, when, threadId)
+          const ended = yield* Effect.either(runAll("weather?", { threadId }))
+          yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+          yield* after(ended, threadId)
+          expect(state.runs).toBe(1)
+        }))
+    })
+
+  it.live("the tool round's, taken: the results are not sent again; the run fails saying they may have reached the server, the server holds them once, the store equals the server, and the next message runs", () =>
+    roundReset("taken", 2, (ended, threadId) =>
+      Effect.gen(function* () {
+        failedMaybeSent(ended)
+        expect(resultsOn(server(), threadId, "call_w")).toBe(1)
+        finished(yield* Effect.either(runAll("next", { threadId })))
+        expect(resultsOn(server(), threadId, "call_w")).toBe(1)
+      })))
+
+  it.live("the tool round's, not taken: the read of the thread shows the server still waits on the call, and the results are sent again, once; the run finishes", () =>
+    roundReset("unsent", 2, (ended, threadId) =>
+      Effect.sync(() => {
+        finished(ended)
+        expect(resultsOn(server(), threadId, "call_w")).toBe(1)
+      })))
+
+  it.live("the tool round's, not taken, maxRetries 0: not sent again; the run fails, and the next message answers the call with the result the tool gave", () =>
+    roundReset("unsent", 0, (ended, threadId) =>
+      Effect.gen(function* () {
+        failedMaybeSent(ended)
+        expect(resultsOn(server(), threadId, "call_w")).toBe(0)
+        finished(yield* Effect.either(runAll("next", { threadId })))
+        expect(resultsOn(server(), threadId, "call_w")).toBe(1)
+        expect(JSON.stringify(server().threads.get(threadId)!.messages)).toContain("temperature")
+      })))
+
+  /**
+   * A run paused for the caller's tool on a known thread, then `continueRun` with its result, whose
+   * request is reset `when`, then `after` with how it ended; the store equals the server then.
+   */
+  const continueReset = <E>(
+    when: "taken" | "unsent",
+    maxRetries: number,
+    after: (ended: Either.Either<unknown, TamboError>, threadId: string) => Effect.Effect<void, E, Tambo.Tambo>
+  ) =>
+    Effect.gen(function* () {
+      const threadId = yield* aThread
+      callThenReply()
+      yield* throughProxy(server, { maxRetries, tools: [countingWeather().tool] }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          yield* runAll("weather?", { threadId, autoExecuteTools: false })
+          resetNext(proxy, when, threadId)
+          const ended = yield* Effect.either(Stream.runCollect(tambo.continueRun(threadId, [{ toolCallId: "call_w", result: "sunny" }])))
+          yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
+          yield* expectStoreEqualsServer(tambo, server(), threadId)
+          yield* after(ended, threadId)
+        }))
+    })
+
+  it.live("continueRun's, taken: not sent again; it fails saying the results may have reached the server, which holds them once, and the store equals the server", () =>
+    continueReset("taken", 2, (ended, threadId) =>
+      Effect.gen(function* () {
+        failedMaybeSent(ended)
+        expect(resultsOn(server(), threadId, "call_w")).toBe(1)
+        finished(yield* Effect.either(runAll("next", { threadId })))
+      })))
+
+  it.live("continueRun's, not taken: the results are sent again, once, and the run finishes", () =>
+    continueReset("unsent", 2, (ended, threadId) =>
+      Effect.sync(() => {
+        expect(Either.isRight(ended)).toBe(true)
+        expect(resultsOn(server(), threadId, "call_w")).toBe(1)
+        expect(JSON.stringify(server().threads.get(threadId)!.messages)).toContain("It is sunny")
+      })))
+
+  it.live("continueRun's, not taken, maxRetries 0: not sent again; it fails, and the call stays answerable", () =>
+    continueReset("unsent", 0, (ended, threadId) =>
+      Effect.gen(function* () {
+        failedMaybeSent(ended)
+        expect(resultsOn(server(), threadId, "call_w")).toBe(0)
+        const tambo = yield* Tambo.Tambo
+        yield* Stream.runDrain(tambo.continueRun(threadId, [{ toolCallId: "call_w", result: "sunny" }]))
+        expect(resultsOn(server(), threadId, "call_w")).toBe(1)
+      })))
 })

@@ -63,6 +63,12 @@ export interface Env {
   readonly executor: ToolExecutor.ToolExecutor.Service
   /** Present in `Tambo.layer`: reads the MCP resources a message names before it is sent. */
   readonly mcp: Option.Option<Mcp.Mcp.Service>
+  /**
+   * Whether a request may be sent again at all (`maxRetries` above 0, as the configuration in the
+   * context says; with none, the transport's own policy decides): a run's request whose connection
+   * broke is sent once more only then, after a read of the thread showed the server did not take it.
+   */
+  readonly resends: boolean
   readonly options: MakeOptions
   /** Where background work (naming a thread) runs: it outlives the run that started it. */
   readonly scope: Scope.Scope

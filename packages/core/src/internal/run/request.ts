@@ -238,25 +238,34 @@ const published = <A, E>(
     )
     : open(undefined)
 
-/** A tool round's request: its results, on the run's thread, after the step that paused. @internal */
+/**
+ * A tool round's request: its results, on the run's thread, after the step that paused. Sent once
+ * more only where a read of the thread shows the server did not take them (see `recovering`).
+ *
+ * @internal
+ */
 export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray<Types.ToolResultContent>) =>
-(hooks: Transport.RunHooks): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
-  published(env, run, (agentState) => Unauthorized.withCredentialsStream(requestAuth(run), (c) =>
-    env.transport.runOnThread(
-      c,
-      run.threadId,
-      requestFor(
-        run,
-        {
-          role: "user",
-          content: results,
-          ...(run.additionalContext === undefined ? {} : { additionalContext: run.additionalContext })
-        },
-        run.lastRunId,
-        agentState
-      ),
-      hooks
-    )))
+(hooks: Transport.RunHooks): Stream.Stream<Transport.RunStreamEvent, TamboError> => {
+  const previous = run.lastRunId
+  const send = () =>
+    published(env, run, (agentState) => Unauthorized.withCredentialsStream(requestAuth(run), (c) =>
+      env.transport.runOnThread(
+        c,
+        run.threadId,
+        requestFor(
+          run,
+          {
+            role: "user",
+            content: results,
+            ...(run.additionalContext === undefined ? {} : { additionalContext: run.additionalContext })
+          },
+          previous,
+          agentState
+        ),
+        hooks
+      )))
+  return recovering(env, run, run.threadId, tookResults(results, previous), send)
+}
 
 const open = (env: Env.Env, run: RunState, previous: string | undefined, hooks: Transport.RunHooks) => {
   const existing = run.existing
@@ -293,50 +302,82 @@ const textOf = (content: ReadonlyArray<{ readonly type: string; readonly text?: 
  * Whether the server's thread holds the run's message, newer than the thread the run found in the
  * store: the request whose connection broke reached the server, which took it.
  */
-const tookMessage = (run: RunState, remote: Transport.ThreadWithMessages): boolean => {
+const tookMessage = (run: RunState) => (remote: Transport.ThreadWithMessages): boolean => {
   const known = new Set(run.threadBefore?.messages.map((message) => message.id))
   const sent = textOf(run.firstMessage.content)
   return remote.messages.some((message) => message.role === "user" && !known.has(message.id) && textOf(message.content) === sent)
 }
 
+/**
+ * Whether the server took the tool results sent after the run `previous`: it no longer waits on
+ * every call they answer after that run. A server that took them stored them and let go of the
+ * calls (its run, even one cancelled by the broken connection, is the thread's last one since).
+ */
+const tookResults = (results: ReadonlyArray<{ readonly toolUseId: string }>, previous: string | undefined) =>
+(remote: Transport.ThreadWithMessages): boolean => {
+  const waiting = new Set(remote.pendingToolCallIds ?? [])
+  return remote.lastCompletedRunId !== previous || !results.every((result) => waiting.has(result.toolUseId))
+}
+
 const isTimeout = (error: TamboError): boolean => error._tag === "TransportError" && error.reason === "Timeout"
 
 /**
- * The first request of a message on a known thread whose connection broke, or that timed out,
- * once it went out and before the server named its run (see `mayHaveReachedServer`): the API has
- * no idempotency key, so the thread is read before anything is sent again. A server that took the
- * message has the run's message once and the run fails with the connection's error, its end
- * reading the thread into the store; the run it started there may hold the thread's lock until it
- * notices the closed connection, as after any connection this client closed
- * (`Lock.closedUnnoticed`). A server that has no such message gets it again, once, unless the
- * request timed out.
+ * A request on a known thread whose connection broke, or that timed out, once it went out and
+ * before the server named its run (see `mayHaveReachedServer`): the API has no idempotency key, so
+ * the thread is read before anything is sent again. A server that took the request (`took`: the
+ * run's message, or the tool results) has it once and the run fails with the connection's error,
+ * its end reading the thread into the store; the run it started there may hold the thread's lock
+ * until it notices the closed connection, as after any connection this client closed
+ * (`Lock.closedUnnoticed`). A server that has no such request gets it again, once, unless the
+ * request timed out (it may yet reach the server) or the configuration allows no retry
+ * (`maxRetries: 0`).
  */
 const afterBrokenConnection = (
   env: Env.Env,
   run: RunState,
   threadId: string,
   error: TamboError,
+  took: (remote: Transport.ThreadWithMessages) => boolean,
   resend: () => Stream.Stream<Transport.RunStreamEvent, TamboError>
 ): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
   Stream.unwrap(Effect.map(
     // A thread that cannot be read tells nothing: the run fails with the connection's error.
     Effect.mapError(recoveryRead(env, run, threadId), (failure) => failure._tag === "RunCancelledError" ? failure : error),
     (remote) => {
-      // A request that timed out may yet reach the server: it is not sent again.
-      if (!tookMessage(run, remote)) return isTimeout(error) ? Stream.fail(error) : resend()
-      // Taken: the message stays in the store until the run's end reads the thread.
+      if (!took(remote)) return isTimeout(error) || !env.resends ? Stream.fail(error) : resend()
+      // Taken: what it carried stays in the store until the run's end reads the thread.
       run.unsent = undefined
       return Stream.fail(error)
     }
   ))
 
 /**
+ * `send()`, recovered as `afterBrokenConnection` says when its connection broke once it went out,
+ * before the server named its run. A transport that sends the conversation from the store (an
+ * AG-UI agent) has no server thread to ask: such an error is the run's.
+ */
+const recovering = (
+  env: Env.Env,
+  run: RunState,
+  threadId: string,
+  took: (remote: Transport.ThreadWithMessages) => boolean,
+  send: () => Stream.Stream<Transport.RunStreamEvent, TamboError>
+): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
+  env.transport.conversationFromStore === true
+    ? send()
+    : Stream.catchAll(send(), (error) =>
+      brokenOnceSent(run, error) ? afterBrokenConnection(env, run, threadId, error, took, send) : Stream.fail(error))
+
+/** Whether the request failed once it went out, with no run named: the server may have taken it. */
+const brokenOnceSent = (run: RunState, error: TamboError): boolean => run.runId === undefined && mayHaveReachedServer(error)
+
+/**
  * The first request. A stale previousRunId (another client, or a run cancelled before it was
  * named, moved the thread on) is refused before any work: ask the server for the right one,
  * once. So is a new message answering other tool calls than the server waits on (a run whose
  * last request went unanswered may or may not have reached it): it answers the server's. A
- * message whose connection broke once it went out is sent again only if the server's thread
- * shows it did not take it (see `afterBrokenConnection`). A
+ * message, or `continueRun`'s results, whose connection broke once it went out is sent again only
+ * if the server's thread shows it did not take it (see `afterBrokenConnection`). A
  * transport that sends the conversation from the store (an AG-UI agent) has no server thread to
  * ask: such an error is the run's.
  */
@@ -361,8 +402,15 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
             }
           )
         )
-        : run.start._tag === "Message" && run.runId === undefined && mayHaveReachedServer(error)
-        ? afterBrokenConnection(env, run, existing, error, () => open(env, run, run.previousRunId, hooks))
+        : brokenOnceSent(run, error)
+        ? afterBrokenConnection(
+          env,
+          run,
+          existing,
+          error,
+          run.start._tag === "Message" ? tookMessage(run) : tookResults(run.start.results, run.previousRunId),
+          () => open(env, run, run.previousRunId, hooks)
+        )
         : Stream.fail(error)
     )
   )

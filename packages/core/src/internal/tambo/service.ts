@@ -6,10 +6,12 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Auth from "../../Auth.js"
 import * as ClientState from "../../ClientState.js"
 import * as Mcp from "../../Mcp.js"
 import type { ApprovalDecision, Tambo } from "../../Tambo.js"
+import * as TamboConfig from "../../TamboConfig.js"
 import { ConfigError } from "../../TamboError.js"
 import * as Transport from "../../TamboTransport.js"
 import * as ThreadStore from "../../ThreadStore.js"
@@ -215,6 +217,10 @@ export const make = (options: RunEnv.MakeOptions) =>
       registry: yield* ToolRegistry.ToolRegistry,
       executor: yield* ToolExecutor.ToolExecutor,
       mcp: yield* Effect.serviceOption(Mcp.Mcp),
+      resends: Option.match(yield* Effect.serviceOption(TamboConfig.TamboConfig), {
+        onNone: () => true,
+        onSome: (config) => config.maxRetries > 0
+      }),
       options,
       scope: yield* Effect.scope,
       contextHelpers: new Map(Object.entries(options.contextHelpers ?? {})),
