@@ -3,7 +3,7 @@ import * as CoreTool from "@tambo-effect/core/Tool"
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import * as Client from "../src/index.js"
-import { holdingProxy, makeClient, settle, useServer, waitFor } from "./helpers.js"
+import { holdingProxy, makeClient, settle, texts, useServer, waitFor, weatherScript, weatherTool } from "./helpers.js"
 
 const server = useServer()
 
@@ -96,6 +96,25 @@ describe("a run whose request may have reached the server", () => {
     expect(CoreErrors.isRetryable(error as CoreErrors.TamboError)).toBe(false)
     await waitFor(() => client.getState().threadMap[threadId]?.streaming.error !== undefined, "the thread's error")
     expect(client.getState().threadMap[threadId]!.streaming.error).toMatchObject({ code: "TransportError", isRetryable: false })
+  })
+  it("a tool round's results whose connection was reset before the server saw them are sent again, once, where the server still waits on the call: the run completes, and the tool ran once", async () => {
+    weatherScript(server())
+    const proxy = await holdingProxy(server())
+    let runs = 0
+    const counting: typeof weatherTool = {
+      ...weatherTool,
+      tool: (args, context) => {
+        runs++
+        // The round's request is the next run request.
+        proxy.holdRequest((request) => request.method === "POST" && /^\/v1\/threads\/[^/]+\/runs$/.test(request.path)).reset()
+        return weatherTool.tool(args, context)
+      }
+    }
+    const client = makeClient(server(), { tamboUrl: proxy.url, maxRetries: 2, tools: [counting] })
+    const thread = await client.run("weather?").thread
+    expect(runs).toBe(1)
+    expect(texts(thread.messages).at(-1)).toMatch(/^assistant: Result: .*sunny/)
+    expect(texts(server().threads.get(thread.id)!.messages).filter((text) => text.includes("[tool_result]"))).toHaveLength(1)
   })
 })
 
