@@ -243,7 +243,14 @@ export interface ToolCallResult {
  * `cancelRun` of the placeholder, or of the thread the server named
  * meanwhile, ends it. After `startNewThread` the placeholder is a new
  * conversation again, and its run creates another thread; a run waiting
- * there before goes on with the run it waits for.
+ * there before goes on with the run it waits for. A run started on a
+ * thread by the consumer of that thread's run, as it takes an event (in
+ * `Stream.runForEach` or `Stream.tap`, or in a fiber it forks there),
+ * cannot wait for that run, which ends only once its consumer reads on:
+ * `"interrupt"` cancels it as `cancelRun` does, records its end (cancelled,
+ * or as the server ended it) and goes on, and that run's stream fails with
+ * `RunCancelledError` as its consumer reads on; `"queue"` fails with
+ * `RunConflictError`, having sent nothing.
  *
  * @since 0.1.0
  * @category Models

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { HoldingProxy, Script } from "@tambo-effect/testing"
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -52,6 +53,12 @@ const suspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<void> =
     status._tag === "Suspended" ? Effect.void : Effect.zipRight(Effect.yieldNow(), suspended(fiber)))
 
 const runsOf = (threadId: string) => server().requests.filter((r) => r.path === `/v1/threads/${threadId}/runs`)
+
+/** The texts of the thread's messages, as the store holds them. */
+const textsOf = (tambo: Tambo.Tambo.Service, threadId: string) =>
+  Effect.map(tambo.state, (state) =>
+    state.threadMap[threadId]!.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])))
+  )
 
 describe("manual tool execution", () => {
   it.live("the run ends with the pending calls, parsed and validated; continueRun sends the results", () =>
@@ -569,11 +576,6 @@ describe("sending while busy", () => {
       const again = yield* runAll("again", { threadId })
       expect(again.at(-1)!.event.type).toBe("RUN_FINISHED")
     }).pipe(Effect.provide(tamboLayer(server()))))
-
-  const textsOf = (tambo: Tambo.Tambo.Service, threadId: string) =>
-    Effect.map(tambo.state, (state) =>
-      state.threadMap[threadId]!.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])))
-    )
 
   it.live("cancelRun while an interrupting run waits for the run it displaces to be named: both end cancelled, and the new message is not sent", () =>
     Effect.gen(function* () {
@@ -1585,6 +1587,85 @@ describe("cancelling a run whose last event came", () => {
       expect(fields(yield* Effect.flip(exit))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
       expect(server().cancels).toHaveLength(1)
       yield* expectStoreEqualsServer(yield* Tambo.Tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  /**
+   * A run whose own consumer, reading its RUN_STARTED, runs a run of the same thread with `onBusy:
+   * "interrupt"` to its end, once the server `ended` the first run or not. A consumer that waited
+   * on itself fails the test rather than hang it. What the consumer read, the second run's
+   * events, and how the first run ended.
+   */
+  const interruptedByItsConsumer = (threadId: string, ended: boolean) =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      let answer!: () => void
+      server().setScript((request) =>
+        request.text === "again"
+          ? [Script.text("again")]
+          : new Promise((resolve) => (answer = () => resolve([Script.text("second")])))
+      )
+      const seen: Array<string> = []
+      let again: ReadonlyArray<Tambo.RunEvent> = []
+      const exit = yield* Effect.exit(Stream.runForEach(tambo.run("second", { threadId }), (e) =>
+        Effect.gen(function* () {
+          seen.push(e.event.type)
+          if (e.event.type !== "RUN_STARTED") return
+          if (ended) {
+            answer()
+            yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
+          }
+          again = [...yield* Stream.runCollect(tambo.run("again", { threadId, onBusy: "interrupt" }))]
+        })).pipe(
+          // Around the whole: a timeout runs what it bounds in a fiber of its own, which reads no run.
+          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the run waited for its own caller") })
+        ))
+      if (!ended) answer()
+      return { seen, again, exit }
+    })
+
+  it.live("a run with onBusy: \"interrupt\" started by the consumer of the thread's run, as it reads: it cancels that run and runs, and that run ends cancelled", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      const { again, exit, seen } = yield* interruptedByItsConsumer(threadId, false)
+      expect(again.at(-1)!.event.type).toBe("RUN_FINISHED")
+      expect(seen).toEqual(["RUN_STARTED"])
+      expect(fields(yield* Effect.flip(exit))).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
+      expect(server().cancels).toHaveLength(1)
+      expect(yield* textsOf(tambo, threadId)).toEqual(["first", "first", "second", "again", "again"])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a run with onBusy: \"interrupt\" started by the consumer of the thread's run, of a run the server ended meanwhile (its DELETE answers 404): it runs, and the thread is not marked cancelled", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      const { again, exit } = yield* interruptedByItsConsumer(threadId, true)
+      expect(again.at(-1)!.event.type).toBe("RUN_FINISHED")
+      expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({ _tag: "RunCancelledError" })
+      expect(server().cancels).toEqual([])
+      const held = (yield* tambo.state).threadMap[threadId]!
+      expect(held.thread.lastRunCancelled).toBe(false)
+      expect(yield* textsOf(tambo, threadId)).toEqual(["first", "first", "second", "second", "again", "again"])
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a run with onBusy: \"queue\" started by the consumer of the thread's run, as it reads: it cannot wait for that run (its end needs that consumer) and fails with RunConflictError, sending nothing; that run completes", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* threadWithARun
+      let refused: unknown
+      const seen = yield* Stream.runCollect(tambo.run("second", { threadId }).pipe(
+        Stream.tap((e) =>
+          e.event.type === "RUN_STARTED"
+            ? Effect.map(Effect.flip(Stream.runDrain(tambo.run("again", { threadId, onBusy: "queue" }))), (error) => (refused = error))
+            : Effect.void
+        )
+      )).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the run waited for its own caller") }))
+      expect(fields(refused as TamboError)).toMatchObject({ _tag: "RunConflictError", reason: "ActiveInClient" })
+      expect([...seen].at(-1)!.event.type).toBe("RUN_FINISHED")
+      expect(runsOf(threadId)).toHaveLength(1)
+      yield* completedAsTheServerHasIt(tambo, threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("cancelRun whose DELETE fails otherwise (500): the run is aborted at once and ends cancelled, as before", () =>

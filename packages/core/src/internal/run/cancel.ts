@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as ClientState from "../../ClientState.js"
 import { isTamboError, RunCancelledError, type TamboError } from "../../TamboError.js"
@@ -167,13 +168,37 @@ export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
   })
 
 /**
+ * The runs a fiber reads, as their consumer takes an event, while they hold their thread, the
+ * last one read first; a fiber forked from it (a run its consumer starts, a timeout) inherits
+ * them: it runs while that consumer waits, and a run of them ends only once that consumer reads
+ * on. What a forked fiber reads is not its parent's.
+ */
+const readingRuns = FiberRef.unsafeMake<ReadonlyArray<RunState>>([], { join: (parent) => parent })
+
+/** The current fiber read the run last: nothing to mark. @internal */
+export const isReading = (run: RunState): boolean =>
+  Option.exists(Fiber.getCurrentFiber(), (fiber) => fiber.getFiberRef(readingRuns)[0] === run)
+
+/** Marks the current fiber as the run's reader (see `readingRuns`). @internal */
+export const reading = (run: RunState): Effect.Effect<void> =>
+  FiberRef.update(readingRuns, (runs) => [run, ...runs.filter((other) => other !== run && !other.released)])
+
+/**
+ * `fiber` reads the run, or was forked from its reader as that reader took an event: a wait of
+ * `fiber` for the run is one its consumer cannot end. @internal
+ */
+export const readsOrWaitsFor = (fiber: Fiber.RuntimeFiber<unknown, unknown>, active: Env.ActiveRun): boolean =>
+  fiber.getFiberRef(readingRuns).some((run) => run.entry === active)
+
+/**
  * `decision` as `caller` awaits it. The run's reader (a Stop run by the run's own consumer, as
- * it takes an event) goes on once the decision waits only for that reader to take the step's last
- * event: waiting there, it would hold that event back until the bound, and the run would end
- * cancelled though the server ended it. The run reads on, and ends as the decision says.
+ * it takes an event, see `readsOrWaitsFor`) goes on once the decision waits only for that reader
+ * to take the step's last event: waiting there, it would hold that event back until the bound,
+ * and the run would end cancelled though the server ended it. The run reads on, and ends as the
+ * decision says.
  */
 const awaitedBy = (run: RunState, caller: Fiber.RuntimeFiber<unknown, unknown>, decision: Effect.Effect<void>): Effect.Effect<void> =>
-  caller === run.reader ? Effect.raceFirst(decision, Deferred.await(awaitsReaderSignal(run))) : decision
+  readsOrWaitsFor(caller, run.entry) ? Effect.raceFirst(decision, Deferred.await(awaitsReaderSignal(run))) : decision
 
 const awaitsReaderSignal = (run: RunState): Deferred.Deferred<void> =>
   run.awaitsReader ??= Deferred.unsafeMake<void>(FiberId.none)

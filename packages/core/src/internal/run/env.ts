@@ -50,6 +50,11 @@ export interface ActiveRun {
    * thread of) wait under it, so that a `cancelRun` of its thread, by whatever name, ends them.
    */
   readonly lockKey: () => string
+  /**
+   * Records the run's end now, as its stream's end would (once, whichever comes first), and lets
+   * go of its thread; the stream ends as it is read next. For a run whose consumer cannot read on.
+   */
+  readonly endUnread: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
 }
 
 /** @internal */

@@ -16,8 +16,8 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import { isLocalThreadId, LOCAL_THREAD_PREFIX, PLACEHOLDER_THREAD_ID } from "../../ClientState.js"
 import { type RunCancelledError, RunConflictError } from "../../TamboError.js"
-import { cancelStarting, whileStarting } from "./cancel.js"
-import { type Env, newEpoch, nextLocal } from "./env.js"
+import { cancelStarting, readsOrWaitsFor, whileStarting } from "./cancel.js"
+import { type ActiveRun, type Env, newEpoch, nextLocal } from "./env.js"
 import type { RunState } from "./state.js"
 
 /** Completes once the run has let go of its thread. @internal */
@@ -78,7 +78,7 @@ const waitingKey = (run: RunState): string => run.follows === undefined ? run.re
  * before it records or sends anything. @internal
  */
 export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflictError | RunCancelledError> =>
-  Effect.flatMap(
+  Effect.withFiberRuntime((self) => Effect.flatMap(
     Effect.sync(() => {
       followed(env, run)
       const active = env.activeRuns.get(run.lockKey)
@@ -108,6 +108,7 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
       // cancelled then. The runs asked for after it wait for it.
       const replacesWaiting = onBusy === "interrupt" && !run.displaced
       run.displaced = true
+      if (readsOrWaitsFor(self, active)) return fromConsumer(env, run, active, onBusy, replacesWaiting)
       // The cancellation asked for goes whole to the server, whatever becomes of this run meanwhile
       // (a Stop ends its wait, its caller gives up on it): it runs in the client's scope. The wait
       // for the run's end is the new run's start, and a Stop ends it.
@@ -121,7 +122,38 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
         Effect.zipRight(whileStarting(env, waitingKey(run), run.asked, active.done), Effect.suspend(() => acquire(env, run)))
       )
     }
+  ))
+
+/**
+ * A run started by the consumer of the thread's run, as it takes an event: the run it would wait
+ * for ends only once that consumer reads on, which it does once this run is over. An interrupting
+ * run cancels it, as `cancelRun` run by that consumer does (the `DELETE` answered, or a run the
+ * server ended found so), then records its end as its consumer's leaving would, and takes the
+ * thread: that run's stream ends (cancelled) as its consumer reads on. A queued one cannot wait,
+ * and is refused.
+ */
+const fromConsumer = (
+  env: Env,
+  run: RunState,
+  active: ActiveRun,
+  onBusy: "queue" | "interrupt",
+  replacesWaiting: boolean
+): Effect.Effect<void, RunConflictError | RunCancelledError> => {
+  if (onBusy === "queue") {
+    return new RunConflictError({
+      reason: "ActiveInClient",
+      message: `A run is already active on thread ${run.requested}, and this run, started by its consumer, cannot wait for it`,
+      threadId: run.requested
+    })
+  }
+  return Effect.zipRight(
+    replacesWaiting ? cancelStarting(env, waitingKey(run), run.asked) : Effect.void,
+    Effect.zipRight(
+      whileStarting(env, waitingKey(run), run.asked, Effect.zipRight(active.cancel, active.endUnread(Exit.interrupt(FiberId.none)))),
+      Effect.suspend(() => acquire(env, run))
+    )
   )
+}
 
 /**
  * The server named the run's thread: `cancelRun` and conflicts find the run under it now. It keeps

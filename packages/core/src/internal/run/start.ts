@@ -7,6 +7,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
@@ -73,7 +74,8 @@ const makeState = (
       done: Effect.suspend(() => Lock.done(run)),
       ranAs: (runId) => run.runIds.includes(runId),
       pausedForCaller: () => run.pausedForCaller,
-      lockKey: () => run.lockKey
+      lockKey: () => run.lockKey,
+      endUnread: (exit) => Effect.uninterruptible(end(env, run, exit))
     },
     auth: Env.runAuth(env.auth, credentials),
     tools: [],
@@ -112,7 +114,6 @@ const makeState = (
     cancelledWith: undefined,
     cancelling: undefined,
     stepEnded: undefined,
-    reader: undefined,
     awaitsReader: undefined,
     cancelled: undefined,
     awaitingAnswer: false,
@@ -124,6 +125,30 @@ const makeState = (
   if (isNew && follows === undefined) Lock.takeNewThread(env, run)
   return run
 }
+
+/**
+ * The run's end, once: recorded (and the server told), then the thread's lock and the placeholder
+ * let go. Its stream's finalizer runs it, unless a run its consumer started ended it first (see
+ * `Lock.acquire`): then the finalizer waits for that end.
+ */
+const end = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (run.ending) return Lock.done(run)
+    run.ending = true
+    Step.endStep(run, exit)
+    Cancel.stepEnded(run)
+    return Effect.ensuring(
+      run.recorded ? End.recordEnd(env, run, exit) : Effect.void,
+      Effect.zipRight(
+        Lock.release(env, run),
+        Effect.sync(() => {
+          if (env.placeholderRun === run) env.placeholderRun = undefined
+          // A read of the thread sent while the run was on it is older than what its end recorded.
+          if (!ClientState.isLocalThreadId(run.threadId)) Env.newEpoch(env, run.threadId)
+        })
+      )
+    )
+  })
 
 /** @internal */
 export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): Stream.Stream<RunEvent, TamboError> =>
@@ -161,25 +186,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // the thread's lock and the placeholder are let go.
       const run = yield* Effect.uninterruptible(Effect.suspend(() => {
         const run = makeState(env, start, options, requested, asked, span, clock, timing, credentials, follows)
-        return Effect.as(
-          Scope.addFinalizerExit(scope, (exit) => {
-            run.ending = true
-            Step.endStep(run, exit)
-            Cancel.stepEnded(run)
-            return Effect.ensuring(
-              run.recorded ? End.recordEnd(env, run, exit) : Effect.void,
-              Effect.zipRight(
-                Lock.release(env, run),
-                Effect.sync(() => {
-                  if (env.placeholderRun === run) env.placeholderRun = undefined
-                  // A read of the thread sent while the run was on it is older than what its end recorded.
-                  if (!ClientState.isLocalThreadId(run.threadId)) Env.newEpoch(env, run.threadId)
-                })
-              )
-            )
-          }),
-          run
-        )
+        return Effect.as(Scope.addFinalizerExit(scope, (exit) => end(env, run, exit)), run)
       }))
       // The run's span gets the thread and first run ids at RUN_STARTED.
       span.attribute("tambo.thread_id", run.existing ?? "new")

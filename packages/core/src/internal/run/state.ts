@@ -9,7 +9,6 @@
 import type * as Clock from "effect/Clock"
 import type * as Deferred from "effect/Deferred"
 import type * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
 import type * as Tracer from "effect/Tracer"
 import type { Auth } from "../../Auth.js"
 import type * as ClientState from "../../ClientState.js"
@@ -129,7 +128,10 @@ export interface RunState {
   callCounts: ToolExecutor.CallCounts | undefined
   /** The first message is in the store: the run's end is recorded too. */
   recorded: boolean
-  /** The run's stream ended: its finalizer records its end and lets go of its thread. */
+  /**
+   * The run's end is recorded (then its thread let go): its stream ended, or a run its consumer
+   * started ended it first (see `ActiveRun.endUnread`).
+   */
   ending: boolean
   /**
    * What the thread shows of the current request until the server takes it (names its run): the
@@ -158,11 +160,6 @@ export interface RunState {
   cancelling: Deferred.Deferred<boolean> | undefined
   /** Completed once the current step's last event was passed on to the run's consumer, or the step ended without it. */
   stepEnded: Deferred.Deferred<void> | undefined
-  /**
-   * The fiber that last read the run's stream: its consumer, unless something between them reads
-   * ahead (a buffer). A cancellation that fiber runs cannot wait for it to read on.
-   */
-  reader: Fiber.RuntimeFiber<unknown, unknown> | undefined
   /** Completed once `cancelRun`'s decision waits for the run's consumer to take the step's last event. */
   awaitsReader: Deferred.Deferred<void> | undefined
   /**

@@ -12,7 +12,6 @@ import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as Events from "../../Events.js"
@@ -190,48 +189,55 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
   // A transport whose server sends no pause (an AG-UI agent): the ids of the calls the step's
   // request started, for the pause the step puts before its RUN_FINISHED (internal/agui/pause.ts).
   const started = env.transport.pausesForClientTools === true ? new Set<string>() : undefined
+  /** A chunk of the step's events: tracked, recorded and passed on, then what follows it. */
+  const onChunk = (chunk: Chunk.Chunk<Transport.RunStreamEvent>): StepChannel => {
+    let events = Chunk.toReadonlyArray(chunk)
+    // The transport's empty chunk after each read: nothing to record or pass on.
+    if (events.length === 0) return stepLoop
+    const from = run.threadId
+    if (!run.started) events = startedByHeaders(run, events)
+    // Tracked without the start the client adds: it names no run of the server's.
+    const tracked = events
+    events = startedByClient(run, events)
+    const shift = events.length - tracked.length
+    const trackedEnd = track(run, tracked)
+    const end = trackedEnd < 0 ? trackedEnd : trackedEnd + shift
+    if (run.protocolError !== undefined) {
+      // What came before the event the run cannot take is recorded, then the step fails.
+      return emit(from, run.threadId, events.slice(0, end), events.slice(0, end), failProtocol(run.protocolError))
+    }
+    // Nothing after the step's end is the run's: neither recorded nor passed on.
+    if (end >= 0 && end < events.length - 1) events = events.slice(0, end + 1)
+    const next = end < 0 ? emptyThenLoop : events[end]!.type === "RUN_ERROR" ? endAtError : emptyThenDrain
+    const threadId = run.threadId
+    // The thread has its id now: cancelRun and conflicts can find the run under it.
+    if (!run.locked && !ClientState.isLocalThreadId(threadId)) Lock.moveTo(env, run, threadId)
+    // An app may still hold the local thread's id: the calls about a saved thread follow it.
+    if (from.startsWith(ClientState.LOCAL_THREAD_PREFIX) && !ClientState.isLocalThreadId(threadId)) {
+      env.namedLocals.set(from, threadId)
+    }
+    if (started !== undefined) {
+      Pause.noteStarted(started, events)
+      if (end >= 0 && started.size > 0 && events[end]!.type === "RUN_FINISHED") {
+        return pausedAtFinish(started, from, threadId, events, end, next)
+      }
+    }
+    // A chunk as one action: the reducer moves the run to its thread at RUN_STARTED. A chunk on
+    // the run's thread goes into its draft; one that moves the run to its thread is written to
+    // the store at once.
+    return emit(from, threadId, events, events, next)
+  }
+
   // Every chunk is recorded by a plain function of it where the store allows. A stage that
   // waits for the store's batch holds its chunk meanwhile, and so does every concurrent run
   // waiting for the same batch: their events outlive young collections (scratchpad/bench/NOTES.md).
   const stepLoop: StepChannel = Channel.readWithCause({
     onInput: (chunk: Chunk.Chunk<Transport.RunStreamEvent>) => {
-      // Read as the fiber reading the run asks for more: a Stop that fiber runs is its consumer's.
-      run.reader = Option.getOrUndefined(Fiber.getCurrentFiber())
-      let events = Chunk.toReadonlyArray(chunk)
-      // The transport's empty chunk after each read: nothing to record or pass on.
-      if (events.length === 0) return stepLoop
-      const from = run.threadId
-      if (!run.started) events = startedByHeaders(run, events)
-      // Tracked without the start the client adds: it names no run of the server's.
-      const tracked = events
-      events = startedByClient(run, events)
-      const shift = events.length - tracked.length
-      const trackedEnd = track(run, tracked)
-      const end = trackedEnd < 0 ? trackedEnd : trackedEnd + shift
-      if (run.protocolError !== undefined) {
-        // What came before the event the run cannot take is recorded, then the step fails.
-        return emit(from, run.threadId, events.slice(0, end), events.slice(0, end), failProtocol(run.protocolError))
-      }
-      // Nothing after the step's end is the run's: neither recorded nor passed on.
-      if (end >= 0 && end < events.length - 1) events = events.slice(0, end + 1)
-      const next = end < 0 ? emptyThenLoop : events[end]!.type === "RUN_ERROR" ? endAtError : emptyThenDrain
-      const threadId = run.threadId
-      // The thread has its id now: cancelRun and conflicts can find the run under it.
-      if (!run.locked && !ClientState.isLocalThreadId(threadId)) Lock.moveTo(env, run, threadId)
-      // An app may still hold the local thread's id: the calls about a saved thread follow it.
-      if (from.startsWith(ClientState.LOCAL_THREAD_PREFIX) && !ClientState.isLocalThreadId(threadId)) {
-        env.namedLocals.set(from, threadId)
-      }
-      if (started !== undefined) {
-        Pause.noteStarted(started, events)
-        if (end >= 0 && started.size > 0 && events[end]!.type === "RUN_FINISHED") {
-          return pausedAtFinish(started, from, threadId, events, end, next)
-        }
-      }
-      // A chunk as one action: the reducer moves the run to its thread at RUN_STARTED. A chunk on
-      // the run's thread goes into its draft; one that moves the run to its thread is written to
-      // the store at once.
-      return emit(from, threadId, events, events, next)
+      // Its end was recorded as its consumer started a run that interrupted it: nothing more is its.
+      if (run.ending) return Channel.unwrap(Cancel.whenCancelled(run, (error): StepChannel => Channel.fail(error), (): StepChannel => Channel.void))
+      // Read as the fiber reading the run asks for more: a Stop or a run that fiber (or one it
+      // forks, as it takes an event) runs is its consumer's.
+      return Cancel.isReading(run) ? onChunk(chunk) : Channel.flatMap(Channel.fromEffect(Cancel.reading(run)), () => onChunk(chunk))
     },
     onFailure: (cause) => {
       Cancel.answered(run)
