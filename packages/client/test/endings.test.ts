@@ -400,3 +400,44 @@ describe("a run stopped while it waits for its credentials, beside another run o
     expect(texts(server().threads.get(threadId)!.messages)).toEqual(["user: first", "assistant: re: first", "user: queued", "assistant: re: queued"])
   })
 })
+
+describe("a run started inside the loop over another run of its thread", () => {
+  /** Fails once `ms` passed: a loop that waits on itself fails the test instead of hanging it. */
+  const failAfter = (ms: number, what: string) =>
+    sleep(ms).then(() => {
+      throw new Error(`${what} did not end`)
+    })
+
+  for (const ended of [false, true]) {
+    it(`a run with onBusy: "interrupt" started inside the loop over the thread's run${ended ? ", which the server ended meanwhile" : ""}: it runs, and the loop over the first run ends as that run did`, async () => {
+      const client = makeClient(server())
+      server().setScript([Script.text("first")])
+      const threadId = (await client.run("first").thread).id
+      let answer!: () => void
+      server().setScript((request) =>
+        request.text === "again"
+          ? [Script.text("again")]
+          : new Promise((resolve) => (answer = () => resolve([Script.text("second")])))
+      )
+      const stream = client.run("second", { threadId })
+      const again: Array<string> = []
+      const loop = (async () => {
+        for await (const { event } of stream) {
+          if (event.type !== "RUN_STARTED") continue
+          if (ended) {
+            answer()
+            await waitFor(() => server().threads.get(threadId)?.runStatus === "idle", "the server to end the run")
+          }
+          for await (const next of client.run("again", { threadId, onBusy: "interrupt" })) again.push(next.event.type)
+        }
+      })()
+      const looped = await settle(Promise.race([loop, failAfter(10_000, "the loop")]))
+      if (!ended) answer()
+      expect(again.at(-1)).toBe("RUN_FINISHED")
+      const first = await settle(stream.thread)
+      expect(looped.ok ? "ok" : looped.error._tag).toBe(first.ok ? "ok" : first.error._tag)
+      if (!ended) expect(first.ok ? "ok" : first.error._tag).toBe("AbortError")
+      expect(texts(client.getThread(threadId)!.messages).at(-1)).toBe("assistant: again")
+    })
+  }
+})
