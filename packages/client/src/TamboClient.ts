@@ -917,10 +917,12 @@ export class TamboClient {
    * event came has completed and is left to end as such, without waiting for
    * an iterator of its events that stopped reading; so is a run the server
    * ended while the cancellation was on its way (it answers 404 and the
-   * run's last event comes within 3 s). From the cancellation on, no run
-   * waits for an iterator of its events (one that stopped reading, or whose
-   * `for await` loop awaits this call): the iterator still yields every
-   * event the run had, then its end. A run the server has
+   * run's last event comes within 3 s): once the server answered so, the
+   * run waits no more for an iterator of its events (one that stopped
+   * reading, or whose `for await` loop awaits this call), which still yields
+   * every event the run had, then its end. While the server is told, a run
+   * it still runs keeps waiting for such an iterator, which holds no more
+   * than its bound. A run the server has
    * not answered yet is cancelled on the server once the answer names it
    * (within 3 s; else its request is aborted, and the server cancels the run
    * as the connection closes). A new conversation's local thread id is,

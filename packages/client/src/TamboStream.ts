@@ -152,8 +152,10 @@ export class TamboStream implements AsyncIterable<StreamEvent> {
    * yields what it holds, then ends. So does a run the server ended while
    * the abort was on its way (its cancellation answers 404 and the run's
    * last event comes within 3 s), also while an iterator that stopped
-   * reading holds events back: from the abort on, the run waits for its
-   * iterator no more. A run the server has not answered yet
+   * reading holds events back: once the server answered so, the run waits
+   * for its iterator no more. While the server is told, a run it still runs
+   * keeps waiting for an iterator that stopped reading, which holds no more
+   * than its bound. A run the server has not answered yet
    * is cancelled on the server once the answer names it (within 3 s; else
    * its request is aborted, and the server cancels the run as the
    * connection closes), also beside other runs of the client on its thread

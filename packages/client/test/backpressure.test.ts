@@ -1,7 +1,7 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import { EVENT_BUFFER, SnapshotStrategy, type TamboThread } from "../src/index.js"
-import { makeClient, settle, sleep, useServer, waitFor } from "./helpers.js"
+import { holdingProxy, makeClient, settle, sleep, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -132,6 +132,38 @@ describe("backpressure", () => {
     expect(looped.ok ? "ok" : looped.error._tag).toBe("AbortError")
     expect(server().cancels.map((c) => c.reason)).toEqual(["user_cancelled"])
   })
+
+  for (const stop of ["abort", "cancelRun"] as const) {
+    it(`${stop} of a run the server goes on with, whose iterator stopped reading: while the server is told, the run waits for the iterator as before, and the iterator holds no more than its bound, then the AbortError`, async () => {
+      server().setScript([Script.text(Array.from({ length: DELTAS }, () => "x")), Script.hang()])
+      const proxy = await holdingProxy(server())
+      const deleted = proxy.holdRequest((request) => request.method === "DELETE")
+      const client = makeClient(server(), { tamboUrl: proxy.url })
+      const stream = client.run("flood")
+      const iterator = stream[Symbol.asyncIterator]()
+      await iterator.next()
+      const threadId = await stream.threadId
+      await waitFor(() => progress(client.getThread(threadId)) >= EVENT_BUFFER, "the run to fill the iterator's buffer")
+      const stopped = stop === "abort" ? stream.abort() : client.cancelRun(threadId)
+      await deleted.arrived
+      // A run let go of its iterator reads on through every read the network has for it meanwhile.
+      for (let turn = 0; turn < 200; turn++) await new Promise((resolve) => setImmediate(resolve))
+      const held = progress(client.getThread(threadId))
+      deleted.release()
+      await stopped
+      // Settled before the iterator reads on: what it yields is what it held.
+      expect((await settle(stream.thread)).ok).toBe(false)
+      let buffered = 0
+      const drained = await settle((async () => {
+        for (let step = await iterator.next(); step.done !== true; step = await iterator.next()) buffered++
+      })())
+      expect(drained.ok ? "ok" : drained.error._tag).toBe("AbortError")
+      // At most the queue, the iterator's batch and a network read or two of events.
+      expect(held).toBeLessThan(2_500)
+      expect(buffered).toBeLessThan(2_500)
+      expect(server().cancels.map((c) => c.reason)).toEqual(["user_cancelled"])
+    })
+  }
 
   it("a run that interrupts one an event iterator that stopped reading holds: the held run rejects with an AbortError, and the new one runs", async () => {
     server().setScript((request) =>

@@ -130,6 +130,15 @@ export interface RunOptions {
    * @since 0.2.0
    */
   readonly onThreadId?: ((threadId: string) => void) | undefined
+  /**
+   * Called when a Stop of this run (`cancelRun`, a run that interrupts it) finds the server ended
+   * it first (its `DELETE` answered 404, or its last event came before anything was sent): the
+   * Stop now waits for the run's consumer to take that last event. A consumer that holds events
+   * back (a buffer that waits for room) lets go of them from then on. What it throws is ignored.
+   * @internal
+   * @since 0.2.0
+   */
+  readonly onStopAwaitsLastEvent?: (() => void) | undefined
 }
 
 /**

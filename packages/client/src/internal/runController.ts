@@ -251,17 +251,20 @@ export class RunController {
    * server cancel the run itself, and the cancel request that follows
    * finds no run (a 404 in the browser's console).
    *
-   * The run waits for its iterator no more from the start: the server may have ended the run
-   * as the abort was on its way, and its last event, which tells so, comes only while the run
-   * reads on. An iterator that stopped reading (also one whose loop awaits this abort) would
-   * hold that event back until core gives up waiting for it, and the completed run would end
-   * cancelled.
+   * The run keeps waiting for an iterator that stopped reading while the server is told: a run
+   * the server still runs goes on sending meanwhile, and would fill the iterator's queue past its
+   * bound. Once core finds the server ended the run first (the `DELETE` answered 404: see
+   * `releaseIterator`), or the run's last event came, it waits for the iterator no more: that
+   * event comes only while the run reads on, and an iterator that stopped reading (also one whose
+   * loop awaits this abort) would hold it back until core gives up waiting for it, and the
+   * completed run would end cancelled.
    */
   abort(reason: AbortReason, cause?: unknown, cancelled?: Promise<void>): Promise<void> {
-    this.releaseIterator()
     // A run whose last event came has completed on the server: it is let finish recording its end,
     // as it would be if the abort had come a moment later. Not when the client is destroyed.
     const completed = this.#ended && reason !== "ClientDestroyed"
+    // Nor does it wait for an iterator left behind (its events stay the iterator's to read).
+    if (completed) this.releaseIterator()
     if (this.outcome === undefined && this.#abortReason === undefined && !completed) {
       this.#abortReason = reason
       this.#abortCause = cause
@@ -285,13 +288,15 @@ export class RunController {
    * and what is left of it ends now.
    */
   #afterTold() {
-    if (!this.#ended) this.#fiber?.unsafeInterruptAsFork(FiberId.none)
+    if (this.#ended) this.releaseIterator()
+    else this.#fiber?.unsafeInterruptAsFork(FiberId.none)
   }
 
   /**
-   * The run waits no more for its iterator to make room: it is ending (it is aborted, or core
-   * cancels it for a run that interrupts it, which takes effect only where the run is read). Its
-   * iterator still yields every event, then the run's ending.
+   * The run waits no more for its iterator to make room: it is ending (it completed and is
+   * aborted, a Stop found the server ended it and waits for its last event, or core cancels it
+   * for a run that interrupts it, which takes effect only where the run is read). Its iterator
+   * still yields every event, then the run's ending.
    */
   releaseIterator() {
     this.#iteratorReleased = true

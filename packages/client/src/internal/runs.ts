@@ -278,7 +278,9 @@ export class Runs {
       },
       initialMessages: options.initialMessages ?? this.initialMessages,
       // Known before the store shows the thread: hasActiveRun finds the run there from its first sight.
-      onThreadId: (threadId) => entry.run.named(threadId)
+      onThreadId: (threadId) => entry.run.named(threadId),
+      // The server ended the run before a Stop reached it: the run reads on for its last event.
+      onStopAwaitsLastEvent: () => entry.run.releaseIterator()
     }
   }
 }

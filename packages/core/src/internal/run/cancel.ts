@@ -214,6 +214,11 @@ const awaitsReaderSignal = (run: RunState): Deferred.Deferred<void> =>
 const endedMeanwhile = (run: RunState, answer: ServerAnswer): Effect.Effect<boolean> => {
   if (answer === "sent" || (answer === "unsent" && !run.finished)) return Effect.succeed(false)
   Deferred.unsafeDone(awaitsReaderSignal(run), Exit.void)
+  try {
+    run.options.onStopAwaitsLastEvent?.()
+  } catch {
+    // The caller's listener, not the cancellation's failure.
+  }
   return Effect.map(
     Effect.timeout(Deferred.await(stepEndSignal(run)), cancelTimeout).pipe(Effect.option),
     () => endedOnServer(run)
