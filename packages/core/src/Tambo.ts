@@ -377,7 +377,10 @@ export declare namespace Tambo {
      * Answers the pending tool calls of a paused run and streams the rest of
      * it. It may be called as soon as the run's CLIENT_AWAITING_TOOL_RESULTS
      * event is seen: it waits for that run to finish ending (its end
-     * recorded, the thread read back) rather than conflict with it. A
+     * recorded, the thread read back) rather than conflict with it; run by
+     * that run's own consumer as it takes the event (in `Stream.runForEach`
+     * or `Stream.tap`), it records that end itself, since the run's stream
+     * ends only once its consumer reads on. A
      * result for a call not pending, one failing its tool's output schema, or
      * one that cannot be sent as JSON fails it with a `ToolError` before
      * anything is sent. Every pending call needs a result: the API refuses

@@ -87,6 +87,30 @@ describe("manual tool execution", () => {
       expect(weatherCalls).toEqual([])
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 
+  it.live("continueRun run by the run's own consumer as it takes the run's CLIENT_AWAITING_TOOL_RESULTS: the rest of the run streams, and the paused run completes", () =>
+    Effect.gen(function* () {
+      server().setScript(toolThenQuote("get_weather", { city: "Oslo" }))
+      const tambo = yield* Tambo.Tambo
+      let rest: ReadonlyArray<Tambo.RunEvent> = []
+      yield* Stream.runForEach(tambo.run("weather?", { autoExecuteTools: false }), (e) =>
+        e.event.type === "CLIENT_AWAITING_TOOL_RESULTS"
+          ? Effect.map(
+            Stream.runCollect(tambo.continueRun(e.threadId, e.event.pendingToolCalls.map((call) => ({
+              toolCallId: call.toolCallId,
+              result: { city: "Oslo", temperature: -3 }
+            })))),
+            (events) => (rest = [...events])
+          )
+          : Effect.void).pipe(
+          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the continuation waited for its own caller") })
+        )
+      const text = rest.at(-1)!.snapshot.messages.at(-1)!.content[0]!
+      expect(text.type === "text" && text.text).toBe('ok: {"city":"Oslo","temperature":-3}')
+      const threadId = rest.at(-1)!.threadId
+      expect((yield* tambo.state).threadMap[threadId]!.thread.lastRunCancelled).not.toBe(true)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
   it.live("a result for an unknown or already-answered call, or one failing the output schema, is a typed error and nothing is sent", () =>
     Effect.gen(function* () {
       server().setScript(toolThenQuote("get_weather", { city: "Rome" }))

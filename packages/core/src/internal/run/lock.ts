@@ -93,7 +93,10 @@ export const acquire = (env: Env, run: RunState): Effect.Effect<void, RunConflic
       if (active === undefined) return Effect.void
       // The answer its holder asked for, given as soon as it asked: it waits for the holder to finish.
       if (run.start._tag === "ToolResults" && active.pausedForCaller()) {
-        return Effect.zipRight(whileStarting(env, waitingKey(run), run.asked, active.done), Effect.suspend(() => acquire(env, run)))
+        // Asked by the holder's own consumer as it takes the pause: the holder's stream ends only
+        // once that consumer reads on, after this run. Its end is recorded now, as that end would.
+        const ended = readsOrWaitsFor(self, active) ? active.endUnread(Exit.void) : active.done
+        return Effect.zipRight(whileStarting(env, waitingKey(run), run.asked, ended), Effect.suspend(() => acquire(env, run)))
       }
       const onBusy = run.options.onBusy ?? "reject"
       if (onBusy === "reject") {
