@@ -134,8 +134,8 @@ export interface RunOptions {
    * Called when a Stop of this run (`cancelRun`, a run that interrupts it) finds the server ended
    * it first (its `DELETE` answered 404, or its last event came before anything was sent): the
    * Stop now waits for the run's consumer to take that last event. A consumer that holds events
-   * back (a buffer that waits for room) lets go of them from then on. What it throws is ignored.
-   * @internal
+   * back (a buffer that waits for room) lets go of them from then on: the facade's iterator does
+   * so, and an Effect consumer that buffers the run may too. What it throws is ignored.
    * @since 0.2.0
    */
   readonly onStopAwaitsLastEvent?: (() => void) | undefined
