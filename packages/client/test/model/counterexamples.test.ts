@@ -247,6 +247,33 @@ describe("model cases: overlapping runs on one thread (onBusy.model.test.ts)", (
       { kind: "finish" }
     ]))
 
+  // Runs asked for while the client's renewed user token is exchanged wait for the credentials:
+  // a Stop ends them, having sent nothing (a `reject` run there too: it had not taken the thread).
+  it("a Stop of runs waiting for their credentials", () =>
+    OnBusy.replay([
+      {
+        kind: "credentials",
+        runs: [{ onBusy: "reject", hold: "none" }, { onBusy: "reject", hold: "none" }],
+        how: "stop",
+        which: 0,
+        exchange: "release"
+      }
+    ]))
+
+  // An `interrupt` run whose exchange failed displaced nothing: the run before it ends with the
+  // AuthError, having sent nothing, and the next token's runs go on.
+  it("an interrupt run behind a run waiting for credentials whose exchange is refused", () =>
+    OnBusy.replay([
+      {
+        kind: "credentials",
+        runs: [{ onBusy: "reject", hold: "none" }, { onBusy: "interrupt", hold: "none" }],
+        how: "none",
+        which: 0,
+        exchange: "fail"
+      },
+      { kind: "start", onBusy: "reject", hold: "none" }
+    ]))
+
   // A Stop while the run's answer (which names it) comes late, and a run queued after the Stop:
   // the stopped run ends cancelled on the server once named, the queued one runs once it let go.
   it("a Stop while the run's answer is late, then a queued run", () =>

@@ -1,7 +1,8 @@
 // The model-based test of overlapping runs on one thread of one client: runs started with each
 // `onBusy` policy while the server holds the thread's run, Stop, the caller giving up on a run, the
-// held run finishing, a Stop whose DELETE the server answers late, and a second message on a new
-// conversation while its first run creates the thread (see onBusy.ts). Seeded, so a
+// held run finishing, a Stop whose DELETE the server answers late, a second message on a new
+// conversation while its first run creates the thread, and runs waiting for the exchange of a
+// renewed user token (see onBusy.ts). Seeded, so a
 // failure reproduces; MODEL_RUNS, MODEL_MAX_COMMANDS, MODEL_SEED, MODEL_PATH, MODEL_REPLAY_PATH and
 // MODEL_INVARIANTS as for lifecycle.model.test.ts. A counterexample it shrinks to goes to
 // counterexamples.test.ts as a named test.

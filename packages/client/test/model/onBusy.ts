@@ -1,8 +1,10 @@
 // The model-based test of overlapping runs on one thread of one client: runs started with each
 // `onBusy` policy while the thread's run is held by the server (at a gate, until `finish`), Stop
 // (`cancelRun` of the thread), the caller giving up on a run (`abort()`), the held run finishing,
-// the server holding the answer to a Stop's `DELETE` while another run starts, and a second message
-// on a new conversation while its first run creates the thread (`startNewThread` between or not).
+// the server holding the answer to a Stop's `DELETE` while another run starts, a second message
+// on a new conversation while its first run creates the thread (`startNewThread` between or not),
+// and runs asked for while the client exchanges its renewed user token (stopped, given up on or
+// interrupted while they wait for it; the exchange answered, refused or its connection reset).
 // The invariants of INVARIANTS are checked after every command once the client settled (every run
 // ended, held by the server, or queued behind the held one), and once more when the sequence winds
 // down.
@@ -11,7 +13,6 @@ import { type HoldingProxy, Script, type TestServer } from "@tambo-effect/testin
 import { FastCheck as fc } from "effect"
 import { type BusyPolicy, TamboClient, type TamboStream } from "../../src/index.js"
 import * as OneThread from "./oneThread.js"
-import { storeMatchesServer } from "./storeMatchesServer.js"
 import * as Model from "./support.js"
 import { eventually, settle } from "./support.js"
 
@@ -100,6 +101,22 @@ export type Command =
   }
   | LateAnswer
   | NewConversation
+  | Credentials
+
+/**
+ * With no run in flight: the client's user token renewed and its exchange held by the server, runs
+ * asked for meanwhile (each `onBusy`, held as `hold` says; they wait for the credentials), cut as
+ * `how` says while they wait (a Stop, the caller giving up on the `which`-th, an `interrupt` run),
+ * then the exchange answered (`release`), refused (`fail`: a 401) or its connection reset (`reset`).
+ * A run the exchange failed ends with its AuthError; the next token's exchange is then let through.
+ */
+export type Credentials = {
+  readonly kind: "credentials"
+  readonly runs: ReadonlyArray<{ readonly onBusy: BusyPolicy; readonly hold: Hold }>
+  readonly how: "stop" | "abort" | "interrupt" | "none"
+  readonly which: number
+  readonly exchange: "release" | "fail" | "reset"
+}
 
 /**
  * With no run in flight: `startNewThread()`, a run on the new conversation (held at its gate) whose
@@ -183,6 +200,16 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       newBetween: fc.boolean(),
       onBusy: policy
     })
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("credentials" as const),
+      runs: fc.array(fc.record({ onBusy: policy, hold }), { minLength: 1, maxLength: 2 }),
+      how: fc.constantFrom<Credentials["how"]>("stop", "abort", "interrupt", "none"),
+      which: fc.nat(2),
+      exchange: fc.constantFrom<Credentials["exchange"]>("release", "fail", "reset")
+    })
   }
 )
 
@@ -190,7 +217,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
 // The world
 // -----------------------------------------------------------------------------
 
-type Outcome = "ok" | "RunConflictError" | "AbortError"
+type Outcome = "ok" | "RunConflictError" | "AbortError" | "AuthError"
 
 /** A run the model started. */
 interface Run {
@@ -227,6 +254,8 @@ interface Run {
   threadOnServer: string | undefined
   /** Asked for on the model's thread, not on a new conversation. */
   readonly onModelThread: boolean
+  /** It waited for credentials whose exchange failed: it ends with the AuthError unless cut. */
+  noCredentials: boolean
 }
 
 /** The thread (`threadId`), the client, and every run the model started on the thread. */
@@ -247,8 +276,14 @@ class World extends OneThread.OneThreadWorld {
   steady = true
 
   constructor(server: TestServer, proxy: HoldingProxy.HoldingProxy) {
-    super(server, proxy, "Busy")
+    // The user signs in with a token the client exchanges, as a browser app does.
+    super(server, proxy, "Busy", "userToken")
     this.client = new TamboClient(this.clientOptions())
+  }
+
+  /** The user's token renewed: the client exchanges it at once. */
+  renewUserToken(): void {
+    this.client.setUserToken(this.userToken())
   }
 
   live(): Array<Run> {
@@ -265,6 +300,7 @@ const ALL: ReadonlySet<Outcome> = new Set(["ok", "AbortError"])
 const OK: ReadonlySet<Outcome> = new Set(["ok"])
 const ABORTED: ReadonlySet<Outcome> = new Set(["AbortError"])
 const CONFLICT: ReadonlySet<Outcome> = new Set(["RunConflictError"])
+const NO_CREDENTIALS: ReadonlySet<Outcome> = new Set(["AuthError"])
 
 const startRun = (world: World, onBusy: BusyPolicy, hold: Hold, newConversation = false): Run => {
   const n = world.nextN()
@@ -312,7 +348,8 @@ const startRun = (world: World, onBusy: BusyPolicy, hold: Hold, newConversation 
     left: false,
     stoppedWaiting: false,
     threadOnServer: undefined,
-    onModelThread: !newConversation
+    onModelThread: !newConversation,
+    noCredentials: false
   }
   if (busy && onBusy === "interrupt") {
     // It displaces whatever holds the thread when it gets there: the held run, or a queued run
@@ -351,7 +388,15 @@ const drive = async (run: Run): Promise<void> => {
 
 /** What a run may end with. */
 const allowed = (run: Run): ReadonlySet<Outcome> =>
-  run.conflict ? CONFLICT : run.mustEnd || run.displacers.size > 0 ? ABORTED : run.mayBeDisplaced ? ALL : OK
+  run.conflict
+    ? CONFLICT
+    : run.mustEnd || run.displacers.size > 0
+    ? ABORTED
+    : run.noCredentials
+    ? NO_CREDENTIALS
+    : run.mayBeDisplaced
+    ? ALL
+    : OK
 
 /** The client sent a `DELETE` of the run (the proxy holds it, or the server has it). */
 const deleteReached = (world: World, run: Run): boolean =>
@@ -544,12 +589,81 @@ const newConversation = async (world: World, command: NewConversation): Promise<
       if (!(await eventually(() => world.server.threads.get(threadId)?.runStatus === "idle"))) {
         throw new Error(`the server's thread ${threadId} is not idle after both runs ended`)
       }
-      await storeMatchesServer(world.client.getState(), world.server, threadId)
+      await world.storeEqualsServer(world.client, threadId)
     }
     if (b !== undefined && !world.userTexts(b).includes(second.message)) {
       throw new Error(`run ${second.n} ended on ${b}, which does not hold its message`)
     }
   })
+  return settleWorld(world)
+}
+
+/**
+ * What the runs that waited for their credentials end with, once the exchange is answered
+ * (`granted`) or failed. They take the thread in the order they were asked for once they have
+ * credentials: an `interrupt` run then displaces the runs before it (they end having sent nothing),
+ * unless its caller gave up on it first; a `reject` run conflicts with a run asked for before it
+ * that took the thread. A failed exchange ends every run it did not cut with its AuthError.
+ */
+const judgeWaiting = (runs: ReadonlyArray<Run>, byCaller: ReadonlySet<Run>, granted: boolean): void => {
+  let holder = false
+  runs.forEach((run, i) => {
+    const displaced = runs.slice(i + 1).some((later) => later.onBusy === "interrupt" && !byCaller.has(later))
+    run.mustEnd = byCaller.has(run) || (granted && displaced)
+    run.stoppedWaiting = run.mustEnd
+    run.conflict = granted && holder && run.onBusy === "reject" && !byCaller.has(run)
+    run.noCredentials = !granted && !run.mustEnd
+    holder ||= !byCaller.has(run)
+  })
+}
+
+/** Resolves once the client exchanged its user token. */
+const identified = async (world: World): Promise<void> => {
+  if (!(await eventually(() => world.client.getAuthState().status === "identified", 5_000))) {
+    throw new Model.InvariantError("command-settles", "the user token was never exchanged")
+  }
+}
+
+/** Cuts the runs waiting for their credentials as `how` says (an `interrupt` run joins `runs`); resolves once done. */
+const cutWaiting = (world: World, { how, which }: Credentials, runs: Array<Run>): Promise<void> => {
+  switch (how) {
+    case "stop":
+      return stop(world)
+    case "abort":
+      return abortRun(world, which)
+    case "interrupt":
+      runs.push(startRun(world, "interrupt", "gate"))
+      return Promise.resolve()
+    case "none":
+      return Promise.resolve()
+  }
+}
+
+const credentials = async (world: World, command: Credentials): Promise<void> => {
+  if (world.live().length > 0) return
+  // The exchange held is the renewal's, not one the client started before.
+  await identified(world)
+  const exchange = world.proxy.holdRequest((request) => request.method === "POST" && request.path === "/oauth/token")
+  world.renewUserToken()
+  await exchange.arrived
+  // Each run waits for the credentials: none of them sent anything.
+  const runs = command.runs.map(({ hold, onBusy }) => startRun(world, onBusy, hold))
+  // Ended by a Stop or by their caller: decided by the cut alone, not by the `interrupt` runs.
+  for (const run of runs) run.mustEnd = false
+  const cutting = cutWaiting(world, command, runs)
+  const byCaller = new Set(command.how === "interrupt" ? [] : runs.filter((run) => run.mustEnd))
+  judgeWaiting(runs, byCaller, command.exchange === "release")
+  if (command.exchange === "release") exchange.release()
+  else if (command.exchange === "fail") exchange.fail(401, { message: "invalid subject token" })
+  else exchange.reset()
+  await cutting
+  if (command.exchange !== "release") {
+    // A token renewed before the failure came would be exchanged for the runs instead.
+    await Promise.all(runs.map((run) => run.driven))
+    // The user signs in again: the runs after this one have new credentials.
+    world.renewUserToken()
+    await identified(world)
+  }
   return settleWorld(world)
 }
 
@@ -575,6 +689,8 @@ const play = async (world: World, command: Command): Promise<void> => {
       return lateAnswer(world, command)
     case "newConversation":
       return newConversation(world, command)
+    case "credentials":
+      return credentials(world, command)
     case "stop": {
       // Only a run the server holds is DELETEd: without one, nothing comes to hold.
       const answer = command.holdDelete && heldRun(world) !== undefined
@@ -647,8 +763,9 @@ const afterCommand = async (world: World, command: Command | "wind-down"): Promi
   })
   await checks.noRejection(world)
   await checks.check("idle-and-equal", async () => {
-    // The client reads the thread with its first run.
-    if (world.live().length > 0 || !world.runs.some((run) => run.onModelThread)) return
+    // The client reads the thread before a run of it reaches the server (a run stopped or refused
+    // while it waited for its credentials read nothing).
+    if (world.live().length > 0 || !world.runs.some((run) => run.onModelThread && run.arrived)) return
     const idle = await eventually(() => world.serverIdle())
     if (!idle) throw new Error(`the server's thread is ${world.serverThread()?.runStatus} with no run in flight`)
     const quiet = await eventually(() => !world.client.hasActiveRun(world.threadId) && !world.client.hasActiveRun())

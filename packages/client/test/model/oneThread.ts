@@ -6,6 +6,7 @@
 import { HoldingProxy, Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import type { TamboClient } from "../../src/index.js"
+import { jwtFor } from "../helpers.js"
 import { storeMatchesServer } from "./storeMatchesServer.js"
 import * as Model from "./support.js"
 
@@ -37,26 +38,46 @@ export const openedOrAborted = (opened: Promise<void> | undefined, signal: Abort
 /** The user every client of the models is. */
 const USER = "user-1"
 
+/** The issuer of the user's tokens (what `jwtFor` signs them with). */
+const TOKEN_ISSUER = "https://issuer.example"
+
 /** The world of one thread: the server with the thread, the proxy in front of it, the scenarios. */
 export class OneThreadWorld extends Model.ModelWorld<Script.ScriptFn> {
   /** The thread the model plays on: made on the server before the sequence, read by no client yet. */
   readonly threadId: string
+  /** The user the server knows the clients as. */
+  readonly owner: string
+  /** How many user tokens were made: each one differs from those before. */
+  private tokens = 0
 
-  constructor(readonly server: TestServer, readonly proxy: HoldingProxy.HoldingProxy, threadName: string) {
+  /** `signIn`: the model's clients sign the user in with a token they exchange (`userToken`), instead of a `userKey`. */
+  constructor(
+    readonly server: TestServer,
+    readonly proxy: HoldingProxy.HoldingProxy,
+    threadName: string,
+    readonly signIn: "userKey" | "userToken" = "userKey"
+  ) {
     super()
-    this.threadId = server.threads.create({ userKey: USER, name: threadName }).id
+    // A token's user is known to the API by the issuer and subject of the token.
+    this.owner = signIn === "userKey" ? USER : `oauth:user:${new URL(TOKEN_ISSUER).host}:${USER}`
+    this.threadId = server.threads.create({ userKey: this.owner, name: threadName }).id
+  }
+
+  /** A token of the user the client has not had before (each one expires a second later). */
+  userToken(): string {
+    return jwtFor(USER, Math.floor(Date.now() / 1000) + 3600 + this.tokens++)
   }
 
   /** The options of a client of the model: the user, through the proxy, no retries, no naming of threads, a store of its own. */
   clientOptions() {
-    return {
+    const options = {
       apiKey: this.server.apiKey,
       tamboUrl: this.proxy.url,
-      userKey: USER,
       maxRetries: 0,
       autoGenerateThreadName: false,
       store: this.store()
     }
+    return this.signIn === "userKey" ? { ...options, userKey: USER } : { ...options, userToken: this.userToken() }
   }
 
   /** The server's copy of the thread. */
@@ -76,9 +97,9 @@ export class OneThreadWorld extends Model.ModelWorld<Script.ScriptFn> {
     )
   }
 
-  /** Rejects with the diff unless `client`'s store holds the thread as the server has it. */
-  storeEqualsServer(client: TamboClient): Promise<void> {
-    return storeMatchesServer(client.getState(), this.server, this.threadId)
+  /** Rejects with the diff unless `client`'s store holds the thread (default: the model's) as the server has it. */
+  storeEqualsServer(client: TamboClient, threadId: string = this.threadId): Promise<void> {
+    return storeMatchesServer(client.getState(), this.server, threadId, this.owner)
   }
 
   /** What the server plays for a run's request: the scenario its message names. */

@@ -8,8 +8,9 @@ export { CLIENT_ONLY_FIELDS } from "../../../core/test/storeEqualsServer.js"
 
 /**
  * Asserts that the thread `threadId` in the client's state equals the server's, as
- * `GET /v1/threads/{id}` with its messages returns it, but for the fields only the client keeps.
+ * `GET /v1/threads/{id}` with its messages returns it (to `userKey`, the thread's owner), but for the
+ * fields only the client keeps.
  * Rejects with the diff otherwise.
  */
-export const storeMatchesServer = (state: ClientState, server: TestServer, threadId: string): Promise<void> =>
-  storeEqualsServer(state, server, threadId)
+export const storeMatchesServer = (state: ClientState, server: TestServer, threadId: string, userKey?: string): Promise<void> =>
+  storeEqualsServer(state, server, threadId, userKey)
