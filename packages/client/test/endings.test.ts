@@ -11,6 +11,7 @@ import {
   type TamboThread,
   type TamboTool
 } from "../src/index.js"
+import { storeEqualsServer } from "../../core/test/storeEqualsServer.js"
 import { holdingProxy, jwtFor, makeClient, settle, sleep, texts, useServer, waitFor, weatherTool } from "./helpers.js"
 
 const server = useServer()
@@ -440,4 +441,44 @@ describe("a run started inside the loop over another run of its thread", () => {
       expect(texts(client.getThread(threadId)!.messages).at(-1)).toBe("assistant: again")
     })
   }
+})
+
+describe("a Stop whose DELETE is lost, against a server that notices a closed connection only when the run next writes", () => {
+  const noticing = useServer({ noticeClosedConnection: "onNextWrite" })
+
+  it("ends the run at its client; the other tab's run is refused while the server holds the run, and goes on once the server noticed", async () => {
+    let open!: () => void
+    const opened = new Promise<void>((resolve) => (open = resolve))
+    noticing().setScript(async (request, context) => {
+      if (request.text === "held") await Promise.race([opened, new Promise((resolve) => context.signal.addEventListener("abort", resolve))])
+      return [Script.text(`re: ${request.text}`)]
+    })
+    const proxy = await holdingProxy(noticing())
+    // No retries: the DELETE is lost for good.
+    const [a, b] = [makeClient(noticing(), { tamboUrl: proxy.url, maxRetries: 0 }), makeClient(noticing(), { tamboUrl: proxy.url, maxRetries: 0 })]
+    const threadId = (await a.run("first").thread).id
+    const held = a.run("held", { threadId })
+    await waitFor(() => noticing().threads.get(threadId)?.runStatus !== "idle", "the server's run")
+    await waitFor(() => a.getState().threadMap[threadId]?.streaming.runId !== undefined, "the held run's start")
+    // The Stop's DELETE never reaches the server: its connection is reset.
+    const lost = proxy.holdRequest((request) => request.method === "DELETE")
+    const stopping = a.cancelRun(threadId)
+    await lost.arrived
+    lost.reset()
+    await stopping
+    const stopped = await settle(held.thread)
+    expect(stopped.ok ? "ok" : stopped.error._tag).toBe("AbortError")
+    // The server holds the run until it next writes: another client's run is refused at once.
+    const refused = await settle(b.run("refused", { threadId }).thread)
+    expect(refused.ok ? "ok" : [refused.error._tag, refused.error.reason]).toEqual(["RunConflictError", "ActiveOnServer"])
+    open()
+    await waitFor(() => noticing().threads.get(threadId)?.runStatus === "idle", "the server's notice of the closed connection")
+    const after = await b.run("after", { threadId }).thread
+    expect(texts(after.messages).slice(-2)).toEqual(["user: after", "assistant: re: after"])
+    expect(texts(noticing().threads.get(threadId)!.messages).filter((text) => text.startsWith("user:"))).toEqual(["user: first", "user: held", "user: after"])
+    await a.fetchThread(threadId)
+    await storeEqualsServer(a.getState(), noticing(), threadId)
+    await storeEqualsServer(b.getState(), noticing(), threadId)
+    await proxy.close()
+  })
 })
