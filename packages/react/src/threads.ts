@@ -11,6 +11,7 @@ import type { ClientHandle } from "./internal/clientHandle.js"
 import { useTamboContext } from "./internal/context.js"
 import { useEvery, useOnPageVisible } from "./internal/pageEvents.js"
 import { useQuery } from "./internal/useQuery.js"
+import { useThreadId } from "./internal/useThreadId.js"
 import type { QueryState, TamboQueryOptions } from "./types.js"
 import { useTamboSelector } from "./useTamboSelector.js"
 
@@ -53,13 +54,16 @@ export interface UseTamboThreadReturn {
 /**
  * A thread by id, live from the client's state; loaded from the API (into
  * the state) when the client does not know it yet. `options` as
- * {@link TamboQueryOptions} (upstream's TanStack Query options).
+ * {@link TamboQueryOptions} (upstream's TanStack Query options). A new
+ * conversation's local thread id is, once the server named that thread, the
+ * thread it became (as the client's `getThread` has it).
  *
  * @since 0.1.0
  * @category Hooks
  */
-export const useTamboThread = (threadId: string, options: TamboQueryOptions = {}): UseTamboThreadReturn => {
+export const useTamboThread = (given: string, options: TamboQueryOptions = {}): UseTamboThreadReturn => {
   const { handle } = useTamboContext("useTamboThread")
+  const threadId = useThreadId(handle, given)
   const threadState = useTamboSelector(
     useCallback((state: ClientState) => getThreadState(state, threadId), [threadId])
   )

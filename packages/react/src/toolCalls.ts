@@ -15,8 +15,8 @@ import { getThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
 import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import { useQuery } from "./internal/useQuery.js"
+import { useThreadId } from "./internal/useThreadId.js"
 import { useTamboSelector } from "./useTamboSelector.js"
-import { selectCurrentThreadId } from "./internal/selectors.js"
 
 /**
  * A tool call waiting for approval, and how to decide it.
@@ -42,7 +42,8 @@ const NO_CALLS: ReadonlyArray<PendingToolCallInfo> = []
 
 /**
  * The tool calls that wait for approval on the current thread (or
- * `threadId`): those the client's runs announced with a
+ * `threadId`; a new conversation's local thread id is, once the server
+ * named that thread, the thread it became): those the client's runs announced with a
  * `CLIENT_APPROVAL_REQUESTED` event (tools with `needsApproval`, when no
  * `onApproval` handler decides). Each item carries the call (`toolName`,
  * decoded `args`) and `approve(args?)` / `deny(reason?)`. An item goes once
@@ -67,8 +68,7 @@ const NO_CALLS: ReadonlyArray<PendingToolCallInfo> = []
  */
 export const useTamboPendingApprovals = (threadId?: string): ReadonlyArray<TamboPendingApproval> => {
   const { handle } = useTamboContext("useTamboPendingApprovals")
-  const currentThreadId = useTamboSelector(selectCurrentThreadId)
-  const id = threadId ?? currentThreadId
+  const id = useThreadId(handle, threadId)
   const all = useSyncExternalStore(handle.subscribe, handle.getPendingApprovals, handle.getPendingApprovals)
   return useMemo(() => {
     const mine = all.filter((info) => info.threadId === id)
@@ -93,7 +93,7 @@ export const useTamboPendingApprovals = (threadId?: string): ReadonlyArray<Tambo
  * @category Models
  */
 export interface UseTamboPendingToolCallsReturn {
-  /** The thread. */
+  /** The thread (the one the server named, for a new conversation's local thread id it named). */
   readonly threadId: string
   /** The calls it waits on, arguments decoded and validated (`error` says why they are invalid). */
   readonly pendingToolCalls: ReadonlyArray<PendingToolCallInfo>
@@ -108,8 +108,9 @@ export interface UseTamboPendingToolCallsReturn {
 }
 
 /**
- * The tool calls the current thread (or `threadId`) waits on for results
- * from the app: what a run with `autoExecuteTools: false` ended with, also
+ * The tool calls the current thread (or `threadId`; a new conversation's
+ * local thread id is, once the server named that thread, the thread it
+ * became) waits on for results from the app: what a run with `autoExecuteTools: false` ended with, also
  * after a reload (a thread the client does not know is loaded from the
  * API). Empty while a run of this client is in flight on the thread (its
  * calls are then executed, or wait for approval: see
@@ -137,8 +138,7 @@ export interface UseTamboPendingToolCallsReturn {
  */
 export const useTamboPendingToolCalls = (threadId?: string): UseTamboPendingToolCallsReturn => {
   const { handle } = useTamboContext("useTamboPendingToolCalls")
-  const currentThreadId = useTamboSelector(selectCurrentThreadId)
-  const id = threadId ?? currentThreadId
+  const id = useThreadId(handle, threadId)
   // The calls as the state names them (`undefined`: the client does not know the thread).
   const named = useTamboSelector(
     useCallback((state: ClientState) => getThreadState(state, id)?.pendingToolCalls, [id])

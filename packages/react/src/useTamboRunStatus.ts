@@ -33,8 +33,10 @@ export const runStatusOf = (handle: ClientHandle, state: ClientState, threadId: 
  * show it: `streaming` while the reply streams in, `waiting` while the run
  * waits (for the server's first event, for tools that run between two
  * steps, for approvals), `idle` only once no run of the client is in flight
- * on it. A run of another client (another tab) on the thread shows as the
- * last read of the thread found it (`thread.status`: see `fetchThread`).
+ * on it. A new conversation's local thread id is, once the server named that
+ * thread, the thread it became. A run of another client (another tab) on
+ * the thread shows as the last read of the thread found it
+ * (`thread.status`: see `fetchThread`).
  * Re-renders only when the status changed.
  *
  * `useTambo()`'s `isIdle`, `isWaiting` and `isStreaming` follow it.
@@ -54,7 +56,7 @@ export const useTamboRunStatus = (threadId?: string): RunStatus => {
   const { handle } = useTamboContext("useTamboRunStatus")
   const read = useCallback(() => {
     const state = handle.getState()
-    return runStatusOf(handle, state, threadId ?? state.currentThreadId)
+    return runStatusOf(handle, state, handle.threadIdOf(threadId ?? state.currentThreadId))
   }, [handle, threadId])
   return useSyncExternalStore(handle.subscribe, read, read)
 }

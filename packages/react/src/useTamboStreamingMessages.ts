@@ -10,9 +10,8 @@ import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import { PublishedRuns } from "./internal/publishedRuns.js"
 import { strategyKey } from "./internal/strategyKey.js"
+import { useThreadId } from "./internal/useThreadId.js"
 import type { ReactTamboThreadMessage } from "./types.js"
-import { useTamboSelector } from "./useTamboSelector.js"
-import { selectCurrentThreadId } from "./internal/selectors.js"
 
 /**
  * Options of {@link useTamboStreamingMessages}.
@@ -30,7 +29,10 @@ export interface UseTamboStreamingMessagesOptions {
    * its function, so define that outside the component).
    */
   readonly strategy?: SnapshotStrategy.Strategy | undefined
-  /** The thread to show. Default: the current one. */
+  /**
+   * The thread to show. Default: the current one. A new conversation's local
+   * thread id is, once the server named that thread, the thread it became.
+   */
   readonly threadId?: string | undefined
 }
 
@@ -41,7 +43,7 @@ export interface UseTamboStreamingMessagesOptions {
  * @category Models
  */
 export interface UseTamboStreamingMessagesReturn {
-  /** The thread shown. */
+  /** The thread shown (the one the server named, for a new conversation's local thread id it named). */
   readonly threadId: string
   /** Its messages, as `useTambo().messages` (component blocks carry `renderedComponent`). */
   readonly messages: ReadonlyArray<ReactTamboThreadMessage>
@@ -83,8 +85,7 @@ export const useTamboStreamingMessages = (
   options: UseTamboStreamingMessagesOptions = {}
 ): UseTamboStreamingMessagesReturn => {
   const { handle, renderer } = useTamboContext("useTamboStreamingMessages")
-  const currentThreadId = useTamboSelector(selectCurrentThreadId)
-  const threadId = options.threadId ?? currentThreadId
+  const threadId = useThreadId(handle, options.threadId)
   const { strategy } = options
   const key = strategy === undefined ? undefined : strategyKey(strategy)
   // One observer per strategy value; `strategy` is read when the key changes.

@@ -2,7 +2,8 @@
 import { renderHook, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import { afterEach, describe, expect, it, vi } from "vitest"
-import { TamboClient, useTambo, useTamboThread, useTamboThreadList } from "../src/index.js"
+import { makeClient, runMovedToLocalThread } from "../../client/test/helpers.js"
+import { TamboClient, useTambo, useTamboRunStatus, useTamboThread, useTamboThreadList } from "../src/index.js"
 import { connection, holdingProxy, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
@@ -246,5 +247,27 @@ describe("TanStack Query's options, as upstream's thread hooks take them", () =>
     } finally {
       vi.useRealTimers()
     }
+  })
+})
+
+describe("a new conversation's local thread id, once the server named its thread", () => {
+  it("useTamboThread and useTamboRunStatus show the thread it became, live, without reading the local id from the API", async () => {
+    server().setScript([Script.text("named..."), Script.hang()])
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url })
+    const { localId, stream, threadId } = await runMovedToLocalThread(client, proxy, () => client.run("first conversation"))
+    const { result } = renderHook(() => ({ thread: useTamboThread(localId), status: useTamboRunStatus(localId) }), {
+      wrapper: wrapperFor({ client })
+    })
+    await waitFor(() => expect(result.current.thread.thread?.messages).toHaveLength(2))
+    expect(result.current.thread).toMatchObject({ status: "success", isSuccess: true, isError: false })
+    expect(result.current.thread.thread?.id).toBe(threadId)
+    expect(result.current.thread.streamingState?.status).toBe("streaming")
+    expect(result.current.status).toBe("streaming")
+    await client.cancelRun(localId)
+    await stream.thread.catch(() => undefined)
+    await waitFor(() => expect(result.current.status).toBe("idle"))
+    expect(result.current.thread.thread?.id).toBe(threadId)
+    expect(server().requests.filter((request) => request.path.includes(localId))).toEqual([])
   })
 })

@@ -3,7 +3,13 @@ import { renderHook, waitFor } from "@testing-library/react"
 import { Script } from "@tambo-effect/testing"
 import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
-import { call0WeatherScript, guardedWeather, weatherScript } from "../../client/test/helpers.js"
+import {
+  call0WeatherScript,
+  guardedWeather,
+  makeClient,
+  runMovedToLocalThread,
+  weatherScript
+} from "../../client/test/helpers.js"
 import {
   type ReactTamboThreadMessage,
   type TamboTool,
@@ -11,7 +17,7 @@ import {
   useTamboPendingApprovals,
   useTamboPendingToolCalls
 } from "../src/index.js"
-import { connection, useServer, wrapperFor } from "./helpers.js"
+import { connection, holdingProxy, useServer, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -292,5 +298,43 @@ describe("useTamboPendingToolCalls", () => {
     result.current.approvals[0]!.approve()
     await stream.thread
     expect(result.current.manual.pendingToolCalls).toEqual([])
+  })
+})
+
+describe("a new conversation's local thread id, once the server named its thread", () => {
+  it("useTamboPendingApprovals lists the call its run waits to have approved there; approve() runs it", async () => {
+    weatherScript(server())
+    const calls: Array<string> = []
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url, tools: [guardedWeather(calls)] })
+    const { localId, stream, threadId } = await runMovedToLocalThread(client, proxy, () => client.run("weather?"))
+    const { result } = renderHook(() => useTamboPendingApprovals(localId), { wrapper: wrapperFor({ client }) })
+    await waitFor(() => expect(result.current).toHaveLength(1))
+    expect(result.current[0]).toMatchObject({ threadId, toolName: "get_weather", args: { city: "Paris" } })
+    result.current[0]!.approve()
+    await stream.thread
+    expect(calls).toEqual(["Paris"])
+    await waitFor(() => expect(result.current).toEqual([]))
+  })
+
+  it("useTamboPendingToolCalls lists what its run ended waiting for there; continueRun answers it", async () => {
+    weatherScript(server())
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url, tools: [manualWeather] })
+    const { localId, stream, threadId } = await runMovedToLocalThread(
+      client,
+      proxy,
+      () => client.run("weather?", { autoExecuteTools: false })
+    )
+    await stream.thread
+    const { result } = renderHook(() => useTamboPendingToolCalls(localId), { wrapper: wrapperFor({ client }) })
+    await waitFor(() => expect(result.current.pendingToolCalls).toHaveLength(1))
+    expect(result.current.threadId).toBe(threadId)
+    const [call] = result.current.pendingToolCalls
+    expect(call).toMatchObject({ threadId, toolName: "get_weather", args: { city: "Paris" } })
+    const continued = result.current.continueRun([{ toolCallId: call!.toolCallId, result: { city: "Paris", temperature: 7 } }])
+    expect(await continued.threadId).toBe(threadId)
+    await continued.thread
+    await waitFor(() => expect(result.current.pendingToolCalls).toEqual([]))
   })
 })

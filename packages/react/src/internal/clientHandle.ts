@@ -302,6 +302,14 @@ export class ClientHandle {
     }
   }
 
+  /**
+   * The id under which the state holds the thread `threadId` names: a new conversation's local
+   * thread id is, once the server named its thread, that thread (as the client's `getThread` has
+   * it); any other id, or any id while there is no client, is itself.
+   */
+  readonly threadIdOf = (threadId: string): string =>
+    (this.#given ?? this.#owned)?.getThread(threadId)?.id ?? threadId
+
   /** Whether the client has a run in flight on the thread, without creating a client. */
   readonly hasActiveRun = (threadId: string): boolean =>
     (this.#given ?? this.#owned)?.hasActiveRun(threadId) ?? false
