@@ -873,7 +873,9 @@ export class TamboClient {
    * Whether a run this client started is in flight on a thread (default:
    * the current one), tool rounds and approvals included. `subscribe`
    * listeners are called when it changes. A new conversation's local
-   * thread id is, once the server named it, that thread (see `getThread`).
+   * thread id is, once the server named it, that thread (see `getThread`);
+   * before that, the thread of the run `startNewThread()` moved there, as
+   * for `cancelRun` and a run asked for there.
    *
    * @since 0.1.0
    */
@@ -959,9 +961,7 @@ export class TamboClient {
    * @since 0.1.0
    */
   startNewThread(): string {
-    const placeholder = this.#runtime.sync(this.#runtime.tambo.startNewThread)
-    this.#parts.runs.leavePlaceholder()
-    return placeholder
+    return this.#parts.runs.startNewThread(() => this.#runtime.sync(this.#runtime.tambo.startNewThread))
   }
 
   /**

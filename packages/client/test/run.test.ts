@@ -1,6 +1,14 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
-import { AbortError, ApiError, SnapshotStrategy, type StreamEvent, type TamboStream, type TamboThread } from "../src/index.js"
+import {
+  AbortError,
+  ApiError,
+  SnapshotStrategy,
+  type StreamEvent,
+  type TamboClient,
+  type TamboStream,
+  type TamboThread
+} from "../src/index.js"
 import { holdingProxy, jwtFor, makeClient, runMovedToLocalThread, settle, texts, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
@@ -684,6 +692,46 @@ describe("a new conversation while a new thread's run has not started", () => {
     const ended = await settle(stream.thread)
     expect(ended.ok ? "succeeded" : ended.error).toBeInstanceOf(AbortError)
     expect(server().cancels.map((c) => c.threadId)).toEqual([threadId])
+    expect(client.hasActiveRun(localId)).toBe(false)
+  })
+
+  /** The first run, still waiting for the server's answer, moved to a local thread of its own by `startNewThread()`: the local id the state shows. */
+  const movedToLocal = (client: TamboClient) => {
+    client.startNewThread()
+    const localId = Object.keys(client.getState().threadMap).find((id) => id.startsWith("local:"))
+    if (localId === undefined) throw new Error("startNewThread() left no local thread of the run")
+    return localId
+  }
+
+  it("hasActiveRun and cancelRun with a new conversation's local thread id, before the server named it, find the run the state shows there", async () => {
+    const { answers, client, first } = await firstHeldThenHanging()
+    const localId = movedToLocal(client)
+    const seen: Array<boolean> = []
+    const unsubscribe = client.subscribe(() => seen.push(client.hasActiveRun(localId)))
+    expect(client.hasActiveRun(localId)).toBe(true)
+    expect(client.hasActiveRun()).toBe(false)
+    const cancelled = client.cancelRun(localId)
+    answers.open()
+    await cancelled
+    const ended = await settle(first.thread)
+    expect(ended.ok ? "succeeded" : ended.error).toBeInstanceOf(AbortError)
+    const threadId = await first.threadId
+    expect(server().cancels.map((c) => c.threadId)).toEqual([threadId])
+    expect(client.hasActiveRun(localId)).toBe(false)
+    unsubscribe()
+    expect(seen.at(-1)).toBe(false)
+  })
+
+  it("a run asked for on a new conversation's local thread id before the server named it, with onBusy: \"interrupt\", ends the run there and goes on the thread it creates", async () => {
+    const { answers, client, first } = await firstHeldThenHanging()
+    const localId = movedToLocal(client)
+    const second = client.run("second message", { threadId: localId, onBusy: "interrupt" })
+    answers.open()
+    const ended = await settle(first.thread)
+    expect(ended.ok ? "succeeded" : ended.error).toBeInstanceOf(AbortError)
+    const [threadId, secondThread] = await Promise.all([first.threadId, second.thread])
+    expect(secondThread.id).toBe(threadId)
+    expect(texts(secondThread.messages).at(-1)).toBe("assistant: re: second message")
     expect(client.hasActiveRun(localId)).toBe(false)
   })
 

@@ -36,6 +36,12 @@ export interface RunEntry {
   /** Started on the placeholder, which became a new conversation before the server named its thread. */
   leftPlaceholder: boolean
   /**
+   * The local thread core moved the run to as it left the placeholder (the one creating the thread
+   * there; a run following it is on its thread): the id the state shows the run on until the
+   * server names the thread.
+   */
+  movedTo: string | undefined
+  /**
    * The run creating the thread of the new conversation this run was asked for on (as core's run
    * follows it): this run is on the thread that run is on.
    */
@@ -116,13 +122,14 @@ export class Runs {
   /**
    * The thread a run is on: the one the server named for it; else, for a run that follows another,
    * that run's (unless it ended without one: then this run creates the thread); else the thread
-   * asked for, unless that was a new conversation the placeholder has left since.
+   * asked for, unless that was a new conversation the placeholder has left since: then the local
+   * thread the run went on with, if it creates one.
    */
   #threadOf(entry: RunEntry): string | undefined {
     if (entry.run.threadId !== undefined) return entry.run.threadId
     const leader = entry.follows
     if (leader !== undefined && (leader.run.threadId !== undefined || this.entries.has(leader))) return this.#threadOf(leader)
-    return entry.leftPlaceholder ? undefined : entry.requestedThreadId
+    return entry.leftPlaceholder ? entry.movedTo : entry.requestedThreadId
   }
 
   /** The run creating the thread of the new conversation on the placeholder, if one is. */
@@ -137,10 +144,20 @@ export class Runs {
   }
 
   /**
-   * `client.startNewThread`: the runs started on the placeholder whose thread the server has not
-   * named yet are no longer the new conversation's (core moved them to threads of their own).
+   * `client.startNewThread`, whose core call is `startNewThread`: the runs started on the
+   * placeholder whose thread the server has not named yet are no longer the new conversation's.
+   * Core moved the one creating its thread to a local thread of its own (the one its call added to
+   * the store), and the others follow that one.
    */
-  leavePlaceholder(): void {
+  startNewThread(startNewThread: () => string): string {
+    const creating = this.#creatingPlaceholder()
+    const before = this.runtime.store.getState().threadMap
+    const placeholder = startNewThread()
+    if (creating !== undefined) {
+      creating.movedTo = Object.keys(this.runtime.store.getState().threadMap).find((id) =>
+        id.startsWith(LOCAL_THREAD_PREFIX) && !(id in before)
+      )
+    }
     let left = false
     for (const entry of this.entries) {
       if (entry.requestedThreadId === PLACEHOLDER_THREAD_ID && entry.run.threadId === undefined && !entry.leftPlaceholder) {
@@ -148,6 +165,7 @@ export class Runs {
       }
     }
     if (left) this.notifier.changed()
+    return placeholder
   }
 
   /** `client.cancelRun`: aborts this client's runs on the thread, or cancels the server's run. */
@@ -224,7 +242,15 @@ export class Runs {
     })
     const stream = new TamboStream(run)
     const follows = requestedThreadId === PLACEHOLDER_THREAD_ID ? this.#creatingPlaceholder() : undefined
-    const entry: RunEntry = { run, requestedThreadId, stream, leftPlaceholder: false, follows, mayHaveSent: continuation }
+    const entry: RunEntry = {
+      run,
+      requestedThreadId,
+      stream,
+      leftPlaceholder: false,
+      movedTo: undefined,
+      follows,
+      mayHaveSent: continuation
+    }
     if (this.runtime.destroying !== undefined) {
       run.fail(abortError("ClientDestroyed"))
     } else if (signal?.aborted === true) {
