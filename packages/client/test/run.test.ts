@@ -744,6 +744,12 @@ describe("a new conversation while a new thread's run has not started", () => {
     const stale = await settle(client.fetchThread(localId))
     expect(stale.ok ? "succeeded" : stale.error).toMatchObject({ name: "ConfigError", reason: "InvalidOption" })
     expect(stale.ok ? "" : String(stale.error.message)).toMatch(/holds no thread of/)
+    // A message asked for there is refused, not sent as a new conversation.
+    const sent = server().requests.length
+    const refused = await settle(client.run("again", { threadId: localId }).thread)
+    expect(refused.ok ? "succeeded" : refused.error).toMatchObject({ name: "ConfigError", reason: "InvalidOption" })
+    expect(refused.ok ? "" : String(refused.error.message)).toMatch(/holds no thread of/)
+    expect(server().requests.length).toBe(sent)
     // The thread itself is still the server's, by its own id.
     expect((await client.fetchThread(threadId)).id).toBe(threadId)
   })

@@ -103,7 +103,9 @@ export interface RunOptions {
    * for the server) is the thread that run creates: a run asked for there meanwhile is a second
    * run of that thread (its `onBusy` decides), and once the server named it, the local id is that
    * thread, for as long as the store holds it, here, in `continueRun` and in `cancelRun`. A local
-   * thread whose run ended with none starts a new one.
+   * thread whose run ended with none starts a new one. Once the thread the server named left the
+   * store (forgotten, deleted), the local id names none: the run fails with a `ConfigError`
+   * (`InvalidOption`) saying the client holds no thread of it, having sent nothing.
    */
   readonly threadId?: string | undefined
   /** Run client-side tools and continue the run with their results. Default `true`. */

@@ -594,6 +594,40 @@ describe("threads", () => {
       expect(server().requests.filter((r) => r.url.includes(localId))).toEqual([])
     }).pipe(Effect.provide(tamboLayer(server()))))
 
+  it.live("a run asked for with a new conversation's local thread id whose named thread was forgotten or deleted fails saying the client holds no thread of it, sending nothing, instead of starting a new conversation", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const leavings: ReadonlyArray<readonly [string, (threadId: string) => Effect.Effect<unknown, unknown>]> = [
+        ["forgotten", (threadId) => tambo.forgetThread(threadId)],
+        ["deleted", (threadId) => tambo.deleteThread(threadId)]
+      ]
+      for (const [name, leave] of leavings) {
+        server().reset()
+        server().setScript([Script.text("First."), Script.text("Not to be sent.")])
+        const { localId, release, run } = yield* runInLocalThread(name)
+        yield* release
+        const threadId = (yield* Fiber.join(run)).at(-1)!.threadId
+        yield* leave(threadId)
+        const before = server().requests.length
+        const refused = yield* Effect.flip(runAll("again", { threadId: localId }))
+        expect(fields(refused), name).toMatchObject(noLongerHeld("run", localId))
+        expect(server().requests.length, name).toBe(before)
+        expect(Object.values((yield* tambo.state).threadMap).flatMap((t) => t.thread.messages), name).toEqual([])
+      }
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("a run asked for with a new conversation's local thread id whose run ended without a thread starts a new conversation", () =>
+    Effect.gen(function* () {
+      server().setScript(Script.beforeResponse((request) => request.text === "first" ? [Script.httpError(500)] : [Script.text("Hi.")]))
+      const { localId, release, run } = yield* runInLocalThread("first")
+      yield* release
+      expect(Exit.isFailure(yield* Fiber.await(run))).toBe(true)
+      const again = yield* runAll("again", { threadId: localId })
+      const threadId = again.at(-1)!.threadId
+      expect(ClientState.isLocalThreadId(threadId)).toBe(false)
+      expect(server().threads.get(threadId)!.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
   it.live("a run asked for with a new conversation's local thread id while its first run creates the thread goes on the thread that run creates", () =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo

@@ -15,7 +15,7 @@ import * as Auth from "../../Auth.js"
 import * as ClientState from "../../ClientState.js"
 import type * as Mcp from "../../Mcp.js"
 import type { ApprovalDecision, ContextHelper, Options } from "../../Tambo.js"
-import type { RunCancelledError, TamboError } from "../../TamboError.js"
+import { ConfigError, type RunCancelledError, type TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as ThreadStore from "../../ThreadStore.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
@@ -153,6 +153,12 @@ export interface Env {
    */
   readonly namedLocals: Map<string, string>
   /**
+   * The local ids whose named thread left the store (see `namedLocals`): they name no thread any
+   * more, and a run asked for there fails rather than start a new conversation the app did not ask
+   * for (unlike a local thread whose run ended without a thread, which starts one).
+   */
+  readonly leftLocals: Set<string>
+  /**
    * The run creating each local thread a new conversation's run records in (see `namedLocals`),
    * until it lets go: a run asked for there meanwhile is a second run of the thread it creates.
    * Read and written only in synchronous steps, as `activeRuns`.
@@ -193,6 +199,7 @@ export const make = (
     | "renames"
     | "naming"
     | "namedLocals"
+    | "leftLocals"
     | "localRuns"
     | "switches"
     | "localCounter"
@@ -215,6 +222,7 @@ export const make = (
   renames: new Map(),
   naming: new Map(),
   namedLocals: new Map(),
+  leftLocals: new Set(),
   localRuns: new Map(),
   switches: 0,
   localCounter: 0,
@@ -260,7 +268,11 @@ export const readEnded = (env: Env, key: string): void => {
 export const threadLeft = (env: Env, key: string): void => {
   env.named.delete(key)
   env.closedUnnoticed.delete(key)
-  for (const [local, named] of env.namedLocals) if (named === key) env.namedLocals.delete(local)
+  for (const [local, named] of env.namedLocals) {
+    if (named !== key) continue
+    env.namedLocals.delete(local)
+    env.leftLocals.add(local)
+  }
   newEpoch(env, key)
 }
 
@@ -269,6 +281,22 @@ export const threadLeft = (env: Env, key: string): void => {
  * else the id itself. @internal
  */
 export const savedThreadId = (env: Env, threadId: string): string => env.namedLocals.get(threadId) ?? threadId
+
+/**
+ * Why a new conversation's id names no thread of the server: it has none yet (the store holds it,
+ * or its first run is creating it); or the store holds no thread of a local id: the thread the
+ * server named for it left the client (forgotten, deleted) and took the local id with it, or its
+ * run ended without one. Saying "not saved yet" then would send the app waiting for nothing.
+ *
+ * @internal
+ */
+export const unsaved = (env: Env, method: string, threadId: string, held: boolean): ConfigError =>
+  new ConfigError({
+    reason: "InvalidOption",
+    message: held || threadId === ClientState.PLACEHOLDER_THREAD_ID || env.localRuns.has(threadId)
+      ? `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
+      : `${method}: the client holds no thread of "${threadId}": a new conversation's local id names its thread only while the client holds it (not once it was forgotten or deleted, nor if its run ended without one); use the thread's own id`
+  })
 
 /**
  * The run whose new thread the placeholder is (see `placeholderOwner`): the server may have named

@@ -159,6 +159,8 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
     Effect.withParentSpan(Effect.gen(function* () {
       // A local thread the server named since is that thread (an app may still hold the local id).
       const requested = Env.savedThreadId(env, options.threadId ?? (yield* env.store.currentThreadId))
+      // One whose named thread left the store names none: a new conversation would surprise the app.
+      if (env.leftLocals.has(requested)) return yield* Env.unsaved(env, "run", requested, false)
       const asked = ++env.asked
       // The run creating the thread of the conversation asked for, as it was asked for.
       const follows = Env.runCreating(env, requested)

@@ -58,22 +58,8 @@ const aboutSavedThread = <A, E, R>(
   Effect.suspend(() => {
     const threadId = RunEnv.savedThreadId(env, given)
     return ClientState.isLocalThreadId(threadId)
-      ? Effect.flatMap(env.store.getThread(threadId), (held) => Effect.fail(unsaved(env, method, threadId, held !== undefined)))
+      ? Effect.flatMap(env.store.getThread(threadId), (held) => Effect.fail(RunEnv.unsaved(env, method, threadId, held !== undefined)))
       : aboutThread(method, threadId, () => effect(threadId))
-  })
-
-/**
- * Why a new conversation's id names no thread of the server: it has none yet (the store holds it,
- * or its first run is creating it); or the store holds no thread of a local id: the thread the
- * server named for it left the client (forgotten, deleted) and took the local id with it, or its
- * run ended without one. Saying "not saved yet" then would send the app waiting for nothing.
- */
-const unsaved = (env: RunEnv.Env, method: string, threadId: string, held: boolean): ConfigError =>
-  new ConfigError({
-    reason: "InvalidOption",
-    message: held || threadId === ClientState.PLACEHOLDER_THREAD_ID || env.localRuns.has(threadId)
-      ? `${method}: "${threadId}" is a new conversation the server has not saved yet: its first message gets it a thread`
-      : `${method}: the client holds no thread of "${threadId}": a new conversation's local id names its thread only while the client holds it (not once it was forgotten or deleted, nor if its run ended without one); use the thread's own id`
   })
 
 /** `savedThreadId` of an optional id: none stays none (the current thread, or any thread). */
