@@ -503,7 +503,15 @@ export interface RunOptions {
   readonly signal?: AbortSignal | undefined
   /** Timeout of one tool call in milliseconds. Default 30 000. */
   readonly toolTimeout?: number | undefined
-  /** When the thread already has a run in this client. Default `"reject"`. */
+  /**
+   * When the thread already has a run in this client. Default `"reject"`.
+   *
+   * With `"interrupt"` or `"queue"`, the thread's runs no longer pause for an event iterator
+   * that stopped reading (see `EVENT_BUFFER`): they end (cancelled, or as the server ends
+   * them) while this run waits, and their iterators still yield every event, then their ending.
+   * So a run queued inside the `for await` loop over its thread's run, and read to its end
+   * there, runs once that run completed, rather than waiting on the loop that waits on it.
+   */
   readonly onBusy?: BusyPolicy | undefined
   /** Decides this run's approvals (overrides the client's `onApproval`). */
   readonly onApproval?: ApprovalHandler | undefined

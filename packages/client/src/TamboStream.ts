@@ -70,7 +70,9 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined }
  * from the moment it is created: create it in the same tick as `run()` (as
  * `for await (... of client.run(...))` does) to see them all. Events wait in
  * a bounded buffer of {@link EVENT_BUFFER} for a slow iterator; when it is
- * full the run pauses until the iterator catches up. `snapshots()` is
+ * full the run pauses until the iterator catches up (unless a run of its
+ * thread with `onBusy: "interrupt"` or `"queue"` waits for it to end).
+ * `snapshots()` is
  * conflated: a slow reader gets the latest thread, never a backlog. Leaving
  * a loop early (`break`, `return`, a `throw` in its body) cancels the run on
  * the server. Events can be iterated once (`for await` or `events()`);

@@ -16,6 +16,12 @@ import { holdingProxy, jwtFor, makeClient, settle, sleep, texts, useServer, wait
 
 const server = useServer()
 
+/** Fails once `ms` passed: a loop that waits on itself fails the test instead of hanging it. */
+const failAfter = (ms: number, what: string) =>
+  sleep(ms).then(() => {
+    throw new Error(`${what} did not end`)
+  })
+
 /** A tool that never answers, and whether it was started. */
 const waitingTool = () => {
   let started = false
@@ -403,12 +409,6 @@ describe("a run stopped while it waits for its credentials, beside another run o
 })
 
 describe("a run started inside the loop over another run of its thread", () => {
-  /** Fails once `ms` passed: a loop that waits on itself fails the test instead of hanging it. */
-  const failAfter = (ms: number, what: string) =>
-    sleep(ms).then(() => {
-      throw new Error(`${what} did not end`)
-    })
-
   for (const ended of [false, true]) {
     it(`a run with onBusy: "interrupt" started inside the loop over the thread's run${ended ? ", which the server ended meanwhile" : ""}: it runs, and the loop over the first run ends as that run did`, async () => {
       const client = makeClient(server())
@@ -480,5 +480,33 @@ describe("a Stop whose DELETE is lost, against a server that notices a closed co
     await storeEqualsServer(a.getState(), noticing(), threadId)
     await storeEqualsServer(b.getState(), noticing(), threadId)
     await proxy.close()
+  })
+})
+
+describe("a run queued inside the loop over its thread's run", () => {
+  it(`a run with onBusy: "queue" started inside the loop over the thread's run, which has more than ${EVENT_BUFFER} events left: the first run completes, then the queued one runs, and both loops end`, async () => {
+    const client = makeClient(server())
+    const long = Array.from({ length: 20 * EVENT_BUFFER }, () => "x")
+    server().setScript((request) => request.text === "again" ? [Script.text("again")] : [Script.text(long)])
+    const threadId = (await client.run("first").thread).id
+    const stream = client.run("second", { threadId })
+    const queued: Array<string> = []
+    const loop = (async () => {
+      for await (const { event } of stream) {
+        if (event.type !== "RUN_STARTED" || queued.length > 0) continue
+        for await (const next of client.run("again", { threadId, onBusy: "queue" })) queued.push(next.event.type)
+      }
+    })()
+    const looped = await settle(Promise.race([loop, failAfter(10_000, "the loop")]))
+    expect(looped.ok ? "ok" : looped.error.message).toBe("ok")
+    expect(queued.at(-1)).toBe("RUN_FINISHED")
+    expect((await settle(stream.thread)).ok).toBe(true)
+    expect(texts(client.getThread(threadId)!.messages).slice(-4)).toEqual([
+      "user: second",
+      `assistant: ${long.join("")}`,
+      "user: again",
+      "assistant: again"
+    ])
+    await storeEqualsServer(client.getState(), server(), threadId)
   })
 })

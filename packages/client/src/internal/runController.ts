@@ -294,9 +294,10 @@ export class RunController {
 
   /**
    * The run waits no more for its iterator to make room: it is ending (it completed and is
-   * aborted, a Stop found the server ended it and waits for its last event, or core cancels it
-   * for a run that interrupts it, which takes effect only where the run is read). Its iterator
-   * still yields every event, then the run's ending.
+   * aborted, a Stop found the server ended it and waits for its last event, core cancels it
+   * for a run that interrupts it, which takes effect only where the run is read, or a run queued
+   * behind it waits for its end, maybe inside the loop over its iterator). Its iterator still
+   * yields every event, then the run's ending.
    */
   releaseIterator() {
     this.#iteratorReleased = true

@@ -256,9 +256,14 @@ export class Runs {
     } else if (signal?.aborted === true) {
       run.fail(abortError("SignalAborted", { cause: signal.reason }))
     } else {
-      // Core cancels the thread's runs for this one; a cancellation takes effect where a run is
-      // read, so none of them waits for an iterator that stopped reading.
-      if (options.onBusy === "interrupt") for (const held of this.onThread(requestedThreadId)) held.run.releaseIterator()
+      // Core cancels the thread's runs for this one ("interrupt"), or this one waits for them to
+      // end ("queue"): a cancellation takes effect where a run is read, and a run queued from
+      // inside the loop over one of them would wait on a loop that waits on it. So none of them
+      // waits for its iterator any more: their events are finite, and the iterator still yields
+      // them all.
+      if (options.onBusy === "interrupt" || options.onBusy === "queue") {
+        for (const held of this.onThread(requestedThreadId)) held.run.releaseIterator()
+      }
       // Made before the run is in flight: arguments it cannot be made of (a message that is
       // not one) fail the run, and leave no run in flight that nothing would ever end.
       let opened: Stream.Stream<Tambo.RunEvent, TamboError>
