@@ -182,6 +182,16 @@ describe("model counterexamples: a consumer that stopped reading (consumers.mode
       [{ kind: "consumer", target: { known: 0 }, reader: "abandon", reads: 0, then: "abort", when: "serverDone", long: true }],
       ["run-outcome"]
     ))
+
+  // Defect: a run queued inside the loop over its thread's run waited for that run, which waited
+  // for room in the iterator of the loop that waited for the queued run.
+  it("a run with onBusy queue read inside the loop over its thread's long run", () =>
+    replay([{ kind: "nested", target: "current", at: 0, onBusy: "queue", long: true }], ["command-settles"]))
+
+  // Shrunk from the one above while its loop still hung in the background, which left handles open
+  // after destroy(); alone it holds every invariant.
+  it("a run with onBusy queue read inside the loop over its thread's short run", () =>
+    replay([{ kind: "nested", target: "current", at: 0, onBusy: "queue", long: false }]))
 })
 
 describe("two clients counterexamples (twoClients.model.test.ts)", () => {

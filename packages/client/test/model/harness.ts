@@ -5,7 +5,7 @@
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import * as Schema from "effect/Schema"
-import { type ClientState, EVENT_BUFFER, TamboClient, type TamboStream } from "../../src/index.js"
+import { type BusyPolicy, type ClientState, EVENT_BUFFER, TamboClient, type TamboStream } from "../../src/index.js"
 import { storeMatchesServer } from "./storeMatchesServer.js"
 import * as Model from "./support.js"
 import {
@@ -46,7 +46,8 @@ export const INVARIANTS = [
   /**
    * A consumer that stopped reading (without `return()`) holds no run past its stop: the run
    * settles, and the iterator then yields what it holds and ends as the run did (its error, or
-   * done); a run that resolved gave a consumer that read on every event, to its last.
+   * done); a run that resolved gave a consumer that read on every event, to its last. So does a
+   * loop that read another run of its thread to its end inside its body (`nested`).
    */
   "consumer-as-modelled",
   /** No unhandled rejection during the command. */
@@ -178,6 +179,12 @@ export type Command =
     readonly when: "reading" | "serverDone"
     readonly long: boolean
   }
+  /**
+   * A run read in a `for await` loop that, as it takes the run's event `at`, starts a text run on
+   * that run's thread with `onBusy` and reads it to its end in the loop's body, then reads on;
+   * `long`: the first run has more events than an iterator's buffer holds.
+   */
+  | { readonly kind: "nested"; readonly target: Target; readonly at: number; readonly onBusy: BusyPolicy; readonly long: boolean }
 
 /** How a consumer reads a run's events (see the `consumer` command). */
 export type ConsumerReader = "slow" | "return" | "abandon"
@@ -201,6 +208,15 @@ export const consumerCommand: fc.Arbitrary<Command> = fc.record({
   reads: fc.integer({ min: 0, max: 3 }),
   then: fc.constantFrom<ConsumerStop>("abort", "cancelRun", "destroy", "interrupt"),
   when: fc.constantFrom<"reading" | "serverDone">("reading", "serverDone"),
+  long: fc.boolean()
+})
+
+/** A `nested` command. */
+export const nestedCommand: fc.Arbitrary<Command> = fc.record({
+  kind: fc.constant("nested" as const),
+  target,
+  at: fc.integer({ min: 0, max: 3 }),
+  onBusy: fc.constantFrom<BusyPolicy>("interrupt", "queue", "reject"),
   long: fc.boolean()
 })
 
@@ -495,6 +511,8 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
       return [await stop(real, command)]
     case "consumer":
       return consume(real, command)
+    case "nested":
+      return nested(real, command)
     case "manual": {
       const message = world.scenario("manual", (request) => [
         Script.text("Manual. "),
@@ -802,6 +820,10 @@ const readBack = async (real: Real, stream: TamboStream, message: string, cancel
   await settle(real.client.fetchThread(threadId))
 }
 
+/** The events of a text run of `deltas` deltas a reader that read it all got: its deltas, and its last event. */
+const readItAll = (delivered: ReadonlyArray<string>, deltas: number) =>
+  delivered.filter((type) => type === "TEXT_MESSAGE_CONTENT").length === deltas && delivered.at(-1) === "RUN_FINISHED"
+
 /** A turn of the event loop: a slow consumer's pause. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -842,8 +864,8 @@ const consume = async (real: Real, command: Extract<Command, { kind: "consumer" 
   const readAll = async () => {
     if (!(await settle(stream.thread)).ok) return
     const delivered = world.delivered.get(stream) ?? []
-    const texts = delivered.filter((type) => type === "TEXT_MESSAGE_CONTENT").length
-    if (texts !== deltas || delivered.at(-1) !== "RUN_FINISHED") {
+    if (!readItAll(delivered, deltas)) {
+      const texts = delivered.filter((type) => type === "TEXT_MESSAGE_CONTENT").length
       world.consumerFaults.push(`${where}: the run resolved; its reader got ${texts} of ${deltas} deltas, the last event ${delivered.at(-1)}`)
     }
   }
@@ -897,6 +919,41 @@ const consume = async (real: Real, command: Extract<Command, { kind: "consumer" 
   await readAll()
   if (destroy) await readBack(real, stream, message, before, false)
   return interrupting === undefined ? [stream] : [stream, interrupting]
+}
+
+/**
+ * A run read in a loop that, at the run's event `at`, reads another run of its thread to its end
+ * (see the `nested` command). "reject" refuses that run; "queue" runs it once the first completed;
+ * "interrupt" runs it, the first ending cancelled, or completed if its last event came first. The
+ * loop ends as the first run did, having read every event of a run that resolved.
+ */
+const nested = async (real: Real, command: Extract<Command, { kind: "nested" }>): Promise<ReadonlyArray<TamboStream>> => {
+  const { world, client } = real
+  const where = `a run with onBusy: "${command.onBusy}" read inside the loop over its thread's run at its event ${command.at}`
+  const deltas = command.long ? LONG_TEXT : 3
+  const message = world.scenario("outer", () => [Script.text(Array.from({ length: deltas }, () => "x"))])
+  const outer = client.run(message, { threadId: threadOf(real, command.target), toolTimeout: TOOL_TIMEOUT })
+  let inner: TamboStream | undefined
+  const looped = await settle((async () => {
+    let seen = 0
+    for await (const { event, threadId } of outer) {
+      world.deliver(outer, event)
+      if (seen++ !== command.at) continue
+      const again = world.scenario("inner", () => [Script.text(["in", "ner"])])
+      inner = client.run(again, { threadId, toolTimeout: TOOL_TIMEOUT, onBusy: command.onBusy })
+      await drive(real, inner, "approve")
+    }
+  })())
+  const outcome = await settle(outer.thread)
+  const tag = (result: typeof outcome | typeof looped) => result.ok ? "ok" : (result.error as { _tag?: string })._tag
+  if (command.onBusy === "interrupt") world.outcomes.set(outer, tag(outcome) === "ok" ? "ok" : "AbortError")
+  if (inner === undefined) world.consumerFaults.push(`${where}: the loop never took that event`)
+  else world.outcomes.set(inner, command.onBusy === "reject" ? "RunConflictError" : "ok")
+  if (tag(looped) !== tag(outcome)) world.consumerFaults.push(`${where}: the loop ended ${tag(looped)}, its run ${tag(outcome)}`)
+  if (outcome.ok && !readItAll(world.delivered.get(outer) ?? [], deltas)) {
+    world.consumerFaults.push(`${where}: the run resolved; its loop got ${(world.delivered.get(outer) ?? []).join(", ").slice(-200)}`)
+  }
+  return inner === undefined ? [outer] : [outer, inner]
 }
 
 // -----------------------------------------------------------------------------
@@ -1117,6 +1174,8 @@ const afterCommand = async (real: Real, command: Command, streams: ReadonlyArray
         streams,
         command.then === "interrupt"
       ))
+  }
+  if (command.kind === "consumer" || command.kind === "nested") {
     await checks.check("consumer-as-modelled", () => {
       const faults = world.consumerFaults.splice(0)
       if (faults.length > 0) throw new Error(faults.join("\n"))
@@ -1210,10 +1269,14 @@ export const replay = replayAgainst("atOnce")
 export const commandsArbitrary = (maxCommands: number, replayPath?: string) =>
   Model.modelCommands(commandArbitrary, playAndCheck, maxCommands, replayPath)
 
-/** The commands arbitrary of the consumers' property: mostly `consumer` commands, among the others. */
+/** The commands arbitrary of the consumers' property: mostly `consumer` and `nested` commands, among the others. */
 export const consumerCommandsArbitrary = (maxCommands: number, replayPath?: string) =>
   Model.modelCommands(
-    fc.oneof({ weight: 3, arbitrary: consumerCommand }, { weight: 1, arbitrary: commandArbitrary }),
+    fc.oneof(
+      { weight: 3, arbitrary: consumerCommand },
+      { weight: 2, arbitrary: nestedCommand },
+      { weight: 1, arbitrary: commandArbitrary }
+    ),
     playAndCheck,
     maxCommands,
     replayPath
