@@ -98,8 +98,10 @@ export interface AgentOptions {
   readonly maxFrameBytes?: number | undefined
   /**
    * How many times a run request answered 429/502/503/504, or whose
-   * connection failed, is sent again (never once its body is being read):
-   * a whole number from 0. Default 2.
+   * connection failed before it went out (refused, no such host), is sent
+   * again (never once its body is being read, nor after a connection that
+   * broke once it went out or no answer in time: the agent may have started
+   * the run): a whole number from 0. Default 2.
    *
    * @since 0.2.0
    */

@@ -5,23 +5,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { AgUiAgent, HoldingProxy, Script } from "@tambo-effect/testing"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import * as net from "node:net"
 import * as AgUi from "../src/AgUi.js"
 import type * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
-import { runAll, tamboLayer, useServer } from "./helpers.js"
+import { closedPort, runAll, tamboLayer, useServer } from "./helpers.js"
 import { storeEqualsServer } from "./storeEqualsServer.js"
 
 const server = useServer()
-
-/** A port nothing listens on: bound, then let go. */
-const closedPort = Effect.async<number>((resume) => {
-  const s = net.createServer()
-  s.listen(0, "127.0.0.1", () => {
-    const port = (s.address() as net.AddressInfo).port
-    s.close(() => resume(Effect.succeed(port)))
-  })
-})
 
 const texts = (state: ClientState.ClientState) =>
   Object.values(state.threadMap).flatMap((t) =>

@@ -9,7 +9,7 @@ import * as net from "node:net"
 import { describeConnectionFailure } from "../src/internal/http/connectionFailure.js"
 import * as TamboConfig from "../src/TamboConfig.js"
 import * as Transport from "../src/TamboTransport.js"
-import { fields, useServer } from "./helpers.js"
+import { closedPort, fields, useServer } from "./helpers.js"
 
 const user: Transport.Credentials = { _tag: "UserKey", userKey: "user-secret-key" }
 const hello: Transport.RunRequest = { message: { role: "user", content: [{ type: "text", text: "hello" }] } }
@@ -19,10 +19,6 @@ const listen = (server: net.Server) =>
     server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
   })
 const close = (server: net.Server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
-
-/** A port nothing listens on: bound, then let go. */
-const closedPort = Effect.flatMap(Effect.sync(() => net.createServer()), (server) =>
-  Effect.tap(listen(server), () => close(server)))
 
 /** A server that accepts each connection and then `end`s it as given. */
 const hangingUp = (end: (socket: net.Socket) => void) => {

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as net from "node:net"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { afterAll, afterEach, beforeAll } from "vitest"
@@ -185,3 +186,12 @@ export const expectStoreEqualsServer = (
   userKey = "user-1"
 ): Effect.Effect<void> =>
   Effect.flatMap(tambo.state, (state) => Effect.promise(() => storeEqualsServer(state, server, threadId, userKey)))
+
+/** A port nothing listens on: bound, then let go (a connection to it is refused). */
+export const closedPort = Effect.async<number>((resume) => {
+  const server = net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const { port } = server.address() as net.AddressInfo
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})

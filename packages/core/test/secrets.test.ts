@@ -7,10 +7,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import * as net from "node:net"
 import * as util from "node:util"
 import * as TamboConfig from "../src/TamboConfig.js"
 import * as Transport from "../src/TamboTransport.js"
+import { closedPort } from "./helpers.js"
 
 const apiKey = "sk-api-SECRET-0001"
 const accessToken = "at-SECRET-0002"
@@ -50,14 +50,6 @@ const failuresAt = (url: string) =>
       )
     )
   )
-
-const closedPort = Effect.async<number>((resume) => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const { port } = server.address() as net.AddressInfo
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
 
 describe("no secret in any error", () => {
   it.live("connection refused", () =>

@@ -1,6 +1,6 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import { AgUiAgent, HostileServer } from "@tambo-effect/testing"
+import { AgUiAgent, HoldingProxy, HostileServer } from "@tambo-effect/testing"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
@@ -15,6 +15,7 @@ import * as util from "node:util"
 import { buildRunAgentInput } from "../../src/internal/agui/runAgentInput.js"
 import { type AgUiRunRequest, runAgent } from "../../src/internal/agui/transport.js"
 import type { RunStreamEvent } from "../../src/TamboTransport.js"
+import { closedPort } from "../helpers.js"
 
 const input = Either.getOrThrow(buildRunAgentInput({
   threadId: "t1",
@@ -298,6 +299,7 @@ describe("AG-UI transport against the scripted agent", () => {
         "Timeout",
         `No response within firstByteTimeout (150 ms) from ${server.url}/`
       ])
+      expect(error).toMatchObject({ mayHaveReachedServer: true, retryable: false })
       expect(server.requests).toHaveLength(1)
     }))
 
@@ -313,6 +315,7 @@ describe("AG-UI transport against the scripted agent", () => {
         "Timeout",
         `No response within firstByteTimeout (150 ms) from ${server.url}/`
       ])
+      expect(error).toMatchObject({ mayHaveReachedServer: true, retryable: false })
       expect(server.requests).toHaveLength(1)
     }))
 
@@ -505,20 +508,38 @@ describe("retries", () => {
       expect(server.requests).toHaveLength(4)
     }))
 
-  it.scoped("a reset connection before any byte is sent again", () =>
+  /** What a run's request that may have reached the agent fails with, at `url`. */
+  const mayHaveReached = (url: string) => ({
+    _tag: "TransportError",
+    reason: "Connect",
+    message: `connection reset at ${url}: the run's request may have reached the server, so it was not sent again`,
+    mayHaveReachedServer: true,
+    retryable: false
+  })
+
+  it.scoped("a connection reset once the request went out is not sent again, retries allowed: the agent may have started the run", () =>
     Effect.gen(function*() {
       const server = yield* HostileServer.scoped
       server.respond(HostileServer.reset(), ok)
-      const fiber = yield* Effect.fork(collect(server))
-      yield* retryScheduledBy(1000)
-      yield* TestClock.adjust(1000)
-      expect(types(yield* Fiber.join(fiber))).toEqual(["RUN_STARTED", "RUN_FINISHED"])
-      expect(server.requests).toHaveLength(2)
+      const error = yield* Effect.flip(collect(server))
+      expect(error).toMatchObject(mayHaveReached(`${server.url}/`))
+      expect(server.requests).toHaveLength(1)
+    }))
+
+  it.scoped("an agent whose answer's connection was reset once it took the request is asked once: it runs once", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped()
+      const proxy = yield* HoldingProxy.scoped(agent)
+      proxy.holdResponse(() => true).reset()
+      const error = yield* Effect.flip(collect({ url: `${proxy.url}/agent` }))
+      expect(error).toMatchObject(mayHaveReached(`${proxy.url}/agent`))
+      expect(agent.requests).toHaveLength(1)
     }))
 
   it.scoped("nothing listening: sent maxRetries more times, then TransportError (Connect)", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(collect({ url: "http://127.0.0.1:1/agent" }, undefined, { maxRetries: 1 }))
+      const port = yield* closedPort
+      const fiber = yield* Effect.fork(collect({ url: `http://127.0.0.1:${port}/agent` }, undefined, { maxRetries: 1 }))
       yield* retryScheduledBy(1000)
       yield* TestClock.adjust(1000)
       const error = yield* Effect.flip(Fiber.join(fiber))

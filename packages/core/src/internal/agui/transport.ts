@@ -8,10 +8,15 @@
  * - no connection: `TransportError` (`Connect`); a redirect is not followed
  *   (the headers may carry the app's credentials): `TransportError`
  *   (`Redirect`);
- * - a 429 / 502 / 503 / 504 or a failed connection is sent again with the
- *   Tambo transport's policy (`internal/http/retryPolicy.ts`: backoff, the
+ * - a 429 / 502 / 503 / 504 or a connection that failed before the request
+ *   went out (refused, no such host) is sent again with the Tambo
+ *   transport's policy (`internal/http/retryPolicy.ts`: backoff, the
  *   answer's `Retry-After` up to `maxRetryAfter`, at most `maxRetries`
  *   times), never once the body is being read;
+ * - a connection that broke once the request went out (reset, closed), or no
+ *   answer within `firstByteTimeout`: the agent may have taken the request
+ *   and started its run, so it is not sent again: `TransportError` with
+ *   `mayHaveReachedServer: true`;
  * - a 2xx that says it is JSON or HTML, not an event stream: `DecodeError`
  *   (`InvalidResponse`), with how it begins;
  * - a body that breaks or ends before `RUN_FINISHED` / `RUN_ERROR`:
@@ -54,7 +59,7 @@ import { displayUrl } from "../http/connectionFailure.js"
 import { parseRetryAfter } from "../http/retryAfter.js"
 import { isRetryable, retrySchedule, withinRetryAfter } from "../http/retryPolicy.js"
 import { disconnected } from "../transport/runBody.js"
-import { connectError } from "../transport/runRequest.js"
+import { runConnectError } from "../transport/runRequest.js"
 import { notAnEventStream } from "../transport/runStream.js"
 import { expandChunks } from "./chunks.js"
 import { type AgentHeaders, resolveHeaders } from "./headers.js"
@@ -86,7 +91,7 @@ export interface AgUiRunRequest {
   readonly firstByteTimeout?: Duration.DurationInput | undefined
   /** How long any read of the body after its first event may wait (until then, `firstByteTimeout` applies). Default 120 s. */
   readonly idleTimeout?: Duration.DurationInput | undefined
-  /** How many times a 429/502/503/504 or a failed connection is sent again. Default 2. */
+  /** How many times a 429/502/503/504 or a connection that failed before the request went out is sent again. Default 2. */
   readonly maxRetries?: number | undefined
   /** The longest `Retry-After` waited for; an answer asking for more is not retried. Default 60 s. */
   readonly maxRetryAfter?: Duration.DurationInput | undefined
@@ -190,16 +195,17 @@ export const runAgent = (
 
   // A retry is sent only before any byte of the body was read: the status decides. A timeout
   // of our own is not retried (the agent may have started the run).
-  const ownTimeouts = new WeakSet<TransportError>()
-  const firstByteTimedOut = (what: string) => {
-    const error = timedOut(`No ${what} within firstByteTimeout (${Duration.toMillis(firstByteTimeout)} ms) from ${shownUrl}`)
-    ownTimeouts.add(error)
-    return error
-  }
+  const firstByteTimedOut = (what: string) =>
+    new TransportError({
+      reason: "Timeout",
+      message: `No ${what} within firstByteTimeout (${Duration.toMillis(firstByteTimeout)} ms) from ${shownUrl}`,
+      method: "POST",
+      url: shownUrl,
+      mayHaveReachedServer: true
+    })
   const schedule = retrySchedule(maxRetries)
   const inBounds = withinRetryAfter(maxRetryAfter)
-  const retryable = (error: AgUiRunError) =>
-    isRetryable(error) && inBounds(error) && !(error._tag === "TransportError" && ownTimeouts.has(error))
+  const retryable = (error: AgUiRunError) => isRetryable(error) && inBounds(error)
 
   const open = Effect.gen(function*() {
     // Scoped: closing the stream's scope aborts the request.
@@ -230,7 +236,7 @@ export const runAgent = (
       return yield* client.execute(post).pipe(
         // Redirects are ours to refuse: fetch would follow them with the app's headers.
         Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrUndefined(init), redirect: "manual" }),
-        Effect.mapError((error) => connectError(error, url)),
+        Effect.mapError((error) => runConnectError(error, url)),
         // An error's body is read within the deadline too: it may never end.
         Effect.flatMap((response) => checkStatus(response, shownUrl)),
         Effect.timeoutFail({ duration: Math.max(0, deadline - now), onTimeout: () => firstByteTimedOut("response") })

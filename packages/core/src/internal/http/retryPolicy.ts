@@ -10,9 +10,13 @@
 import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
 import type { TamboError } from "../../TamboError.js"
+import { mayHaveReachedServer } from "./connectionFailure.js"
 
 /**
- * Whether the failure may go away on its own: a 429/502/503/504, no connection, a timeout.
+ * Whether the failure may go away on its own: a 429/502/503/504, no connection, a timeout. Not a
+ * request that may have reached the server (`TransportError.mayHaveReachedServer`: a run's request
+ * whose connection broke once it went out, or whose first byte did not come in time): the server,
+ * or the agent, may have taken it and started its run, and sending it again may run it twice.
  *
  * @internal
  * @since 0.2.0
@@ -20,7 +24,8 @@ import type { TamboError } from "../../TamboError.js"
  */
 export const isRetryable = (error: TamboError): boolean =>
   (error._tag === "ApiError" && error.retryable) ||
-  (error._tag === "TransportError" && (error.reason === "Connect" || error.reason === "Timeout"))
+  (error._tag === "TransportError" && (error.reason === "Connect" || error.reason === "Timeout") &&
+    !mayHaveReachedServer(error))
 
 const retryAfterOf = (error: TamboError): number | undefined =>
   error._tag === "ApiError" ? error.retryAfter : undefined

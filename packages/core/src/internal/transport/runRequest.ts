@@ -28,7 +28,6 @@ import {
   describeConnectionFailure,
   displayUrl,
   failedBeforeSending,
-  mayHaveReachedServer,
   scrubUrls
 } from "../http/connectionFailure.js"
 import { decideRedirect, isRedirect, redirectError } from "../http/redirects.js"
@@ -41,7 +40,7 @@ export interface Deps {
   /** Each request in a scope of its own, which closing aborts (`HttpClient.withScope`). */
   readonly client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, Scope.Scope>
   readonly schedule: Schedule.Schedule<unknown, TamboError>
-  /** Whether a failed attempt may be sent again (a REST call's rule; a run adds its own). */
+  /** Whether a failed attempt may be sent again (`retryPolicy.isRetryable`: never one that may have reached the server). */
   readonly retryable: (error: TamboError) => boolean
 }
 
@@ -94,9 +93,12 @@ export const connectError = (error: HttpClientError.HttpClientError, url: string
 /**
  * A run request's failed connection. Unless it failed before the request went out (refused, no
  * such host), the server may have taken the request, stored its message and started its run
- * (the API has no idempotency key): it says so, and is not sent again (see `opening`).
+ * (the API has no idempotency key): it says so, and is not sent again (see `opening`). An AG-UI
+ * agent's run request likewise (`internal/agui/transport.ts`).
+ *
+ * @internal
  */
-const runConnectError = (error: HttpClientError.HttpClientError, url: string): TransportError => {
+export const runConnectError = (error: HttpClientError.HttpClientError, url: string): TransportError => {
   const failed = connectError(error, url)
   if (error._tag !== "RequestError" || error.reason !== "Transport" || failedBeforeSending(error)) return failed
   return new TransportError({
@@ -206,10 +208,7 @@ export const opening = (
     // A run may be retried only before it produced anything: the status comes first. A server
     // that let our own timeout pass, or whose connection broke once the request went out, is not
     // asked again (the run may have started there).
-    open: Effect.retry(attempt, {
-      schedule: deps.schedule,
-      while: (error) => deps.retryable(error) && !mayHaveReachedServer(error)
-    }),
+    open: Effect.retry(attempt, { schedule: deps.schedule, while: deps.retryable }),
     firstEventBy: () => openedAt + Duration.toMillis(config.firstByteTimeout),
     firstByteTimeout
   }
