@@ -404,15 +404,19 @@ export interface TamboClientOptions {
   readonly autoGenerateNameThreshold?: number | undefined
   /**
    * Retries of reads, and of runs that failed before their first event (an
-   * agent's run answered 429/502/503/504, or whose connection failed): a
+   * agent's run answered 429/502/503/504, or whose connection failed before
+   * it went out): a
    * whole number from 0, else the constructor throws a `ConfigError`
    * (`InvalidOption`). Default 2. A run's request to the Tambo API whose
    * connection broke once it went out (reset, closed, timed out) may have
-   * reached the server: it is sent again (once, and not with `maxRetries: 0`)
-   * only on a known thread whose read shows the server did not take its
-   * message or tool results, else the run rejects with a `TransportError`
-   * that says the request may have reached the server
-   * (`mayHaveReachedServer: true`, not `retryable`).
+   * reached the server: it is sent again (once, not after a timeout, and not
+   * with `maxRetries: 0`) only where the server shows it did not take its
+   * message or tool results (a known thread's read; for a new conversation,
+   * no new thread in the list holding the message), else the run rejects
+   * with a `TransportError` that says the request may have reached the server
+   * (`mayHaveReachedServer: true`, not `retryable`); a new conversation's
+   * message found in a new thread of the server leaves that thread in the
+   * store. An agent's run request is never sent again once it went out.
    */
   readonly maxRetries?: number | undefined
   /** Timeout of a REST call in milliseconds (not of a run). Default 60 000. */

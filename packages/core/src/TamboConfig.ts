@@ -49,8 +49,11 @@ export interface Options {
    * connection broke once it went out (reset, closed, timed out) is not sent
    * again blindly: on a known thread it is sent again, once, only if a read of
    * the thread shows the server did not take its message or tool results (and
-   * it did not time out, and `maxRetries` is above 0); on a new conversation it
-   * fails with a `TransportError` saying so.
+   * it did not time out, and `maxRetries` is above 0); on a new conversation
+   * the newest threads are listed: one made since, holding the message, is
+   * taken as the run's thread (the run fails with the `TransportError`, the
+   * store shows that thread); none, and it is sent again, once, on the same
+   * terms; several, and it fails with a `TransportError` saying so.
    */
   readonly maxRetries?: number | undefined
   /** Timeout of a REST request (not of a run stream). Default 60 seconds. */

@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import { isRetryable, type TamboError, TransportError } from "../src/TamboError.js"
-import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, useServer } from "./helpers.js"
 import { stopBeforeAnswerOn, until } from "./stopBeforeAnswer.js"
 
 /** How many user messages of `threadId` on the server hold the text `text`. */
@@ -193,27 +193,129 @@ describe("a run request whose connection was reset once it went out (the server 
         }))
     }))
 
-  it.live("taken, on a new conversation: not sent again (no second thread); the run fails saying it may have reached the server", () =>
+  /**
+   * The message `text` on a new conversation whose run request's connection is reset `when` (see
+   * `resetNext`): how the run ended, and the thread its caller was told, if any.
+   */
+  const newConversation = (tambo: Tambo.Tambo.Service, text: string) =>
+    Effect.gen(function* () {
+      let told: string | undefined
+      const ended = yield* Effect.either(runAll(text, { onThreadId: (id) => (told = id) }))
+      const state = yield* tambo.state
+      return { ended, told, state }
+    })
+
+  /** `text` run by another client of the same user, on a new conversation: a thread this client does not know. */
+  const byAnotherClient = (text: string) => Effect.provide(runAll(text), tamboLayer(server()))
+
+  it.live("taken, on a new conversation: not sent again (no second thread); the run fails saying it may have reached the server, and the store holds the thread the message landed in, which the next message goes on", () =>
     Effect.gen(function* () {
       replying()
-      yield* resetOnce(server, "taken", undefined, () =>
+      yield* resetOnce(server, "taken", undefined, (tambo) =>
         Effect.gen(function* () {
-          failedMaybeSent(yield* Effect.either(runAll("hello")))
+          const { ended, told } = yield* newConversation(tambo, "hello")
+          failedMaybeSent(ended)
           expect(sent("hello")).toBe(1)
-          expect(threadsHolding(server(), "hello")).toHaveLength(1)
+          const landed = threadsHolding(server(), "hello")
+          expect(landed).toHaveLength(1)
+          expect(told).toBe(landed[0])
+          yield* until(() => server().threads.get(landed[0]!)?.runStatus === "idle")
+          yield* expectStoreEqualsServer(tambo, server(), landed[0]!)
+          finished(yield* Effect.either(runAll("next", { threadId: landed[0]! })))
+          expect(storedOn(server(), landed[0]!, "next")).toBe(1)
+          yield* expectStoreEqualsServer(tambo, server(), landed[0]!)
         }))
     }))
 
-  it.live("not taken, on a new conversation: the client cannot tell, so the run fails the same, and the next message runs", () =>
+  it.live("taken, on a new conversation moved to a local thread: that local id names the thread the message landed in, and the next message goes there", () =>
     Effect.gen(function* () {
       replying()
-      yield* resetOnce(server, "unsent", undefined, () =>
+      yield* resetOnce(server, "taken", undefined, (tambo) =>
         Effect.gen(function* () {
-          failedMaybeSent(yield* Effect.either(runAll("hello")))
+          const { localId, release, run } = yield* runInLocalThread("hello")
+          yield* release
+          failedMaybeSent(yield* Effect.either(Fiber.join(run)))
+          const landed = threadsHolding(server(), "hello")
+          expect(landed).toHaveLength(1)
+          yield* until(() => server().threads.get(landed[0]!)?.runStatus === "idle")
+          expect((yield* tambo.fetchThread(localId)).id).toBe(landed[0])
+          finished(yield* Effect.either(runAll("next", { threadId: localId })))
+          expect(storedOn(server(), landed[0]!, "next")).toBe(1)
+          expect(server().threads.list()).toHaveLength(1)
+        }))
+    }))
+
+  it.live("taken, on a new conversation, another client's older thread holding the same message before one this client knows: only the new thread is taken for it", () =>
+    Effect.gen(function* () {
+      replying()
+      const older = (yield* byAnotherClient("hello")).at(-1)!.threadId
+      yield* throughProxy(server, {}, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const known = (yield* runAll("first")).at(-1)!.threadId
+          yield* tambo.startNewThread
+          resetNext(proxy, "taken", undefined)
+          const { ended, told } = yield* newConversation(tambo, "hello")
+          failedMaybeSent(ended)
+          const landed = threadsHolding(server(), "hello").filter((id) => id !== older)
+          expect(landed).toHaveLength(1)
+          expect(told).toBe(landed[0])
+          expect(told).not.toBe(known)
+        }))
+    }))
+
+  it.live("taken, on a new conversation, another client's thread holding the same message made meanwhile: the client cannot tell which, and the run fails saying so", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* byAnotherClient("hello")
+      yield* resetOnce(server, "taken", undefined, (tambo) =>
+        Effect.gen(function* () {
+          const { ended, told } = yield* newConversation(tambo, "hello")
+          failedMaybeSent(ended)
+          expect(Either.isLeft(ended) && ended.left.message).toMatch(/could not be told: 2 new threads hold the same message/)
+          expect(told).toBeUndefined()
+          expect(sent("hello")).toBe(2)
+        }))
+    }))
+
+  it.live("not taken, on a new conversation: no thread holds it, so the message is sent again and runs, once", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* resetOnce(server, "unsent", undefined, (tambo) =>
+        Effect.gen(function* () {
+          const { ended, told } = yield* newConversation(tambo, "hello")
+          finished(ended)
+          expect(sent("hello")).toBe(1)
+          expect(threadsHolding(server(), "hello")).toEqual([told])
+          yield* expectStoreEqualsServer(tambo, server(), told!)
+        }))
+    }))
+
+  it.live("not taken, on a new conversation, maxRetries 0: not sent again; the run fails, and the next message runs", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* throughProxy(server, { maxRetries: 0 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          resetNext(proxy, "unsent", undefined)
+          failedMaybeSent((yield* newConversation(tambo, "hello")).ended)
           expect(sent("hello")).toBe(0)
           finished(yield* Effect.either(runAll("again")))
           expect(threadsHolding(server(), "hello")).toEqual([])
         }))
+    }))
+
+  it.live("a first byte that did not come in time, on a new conversation: not sent again; the run fails with the timeout, and the store holds the thread the message landed in", () =>
+    Effect.gen(function* () {
+      yield* holdingAnswerTo("slow")
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const { ended, told } = yield* newConversation(tambo, "slow")
+        expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "TransportError", reason: "Timeout", mayHaveReachedServer: true })
+        expect(sent("slow")).toBe(1)
+        const landed = threadsHolding(server(), "slow")
+        expect(landed).toEqual([told])
+        yield* until(() => server().threads.get(told!)?.runStatus === "idle")
+        yield* expectStoreEqualsServer(tambo, server(), told!)
+      }).pipe(Effect.provide(tamboLayer(server(), { maxRetries: 2, firstByteTimeout: 300 })))
     }))
 })
 

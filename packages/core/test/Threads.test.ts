@@ -25,7 +25,7 @@ import * as ToolRegistry from "../src/ToolRegistry.js"
 import type { TamboError } from "../src/TamboError.js"
 import type * as Types from "../src/Types.js"
 import * as Tool from "../src/Tool.js"
-import { expectStoreEqualsServer, fields, runAll, tamboLayer, useServer, weather } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, useServer, weather } from "./helpers.js"
 
 const server = useServer()
 
@@ -100,28 +100,6 @@ const seed = (name: string, userKey = "user-1") =>
     ]
   })
 
-
-/**
- * A new conversation's run held before its request, then moved to a local thread of its own by
- * `startNewThread`: the local id the store shows for it, the effect that lets the run go on, and
- * the run's fiber.
- */
-const runInLocalThread = (message: string, options?: Tambo.RunOptions) =>
-  Effect.gen(function* () {
-    const tambo = yield* Tambo.Tambo
-    const entered = yield* Deferred.make<void>()
-    const released = yield* Deferred.make<void>()
-    const run = yield* Effect.fork(runAll(message, {
-      ...options,
-      threadId: ClientState.PLACEHOLDER_THREAD_ID,
-      beforeRun: () => Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(released))
-    }))
-    yield* Deferred.await(entered)
-    yield* tambo.startNewThread
-    const localId = Object.keys((yield* tambo.state).threadMap).find((id) => id.startsWith(ClientState.LOCAL_THREAD_PREFIX))!
-    expect(localId).toBeDefined()
-    return { localId, release: Deferred.succeed(released, undefined), run }
-  })
 
 /**
  * The latches of a transport whose next read of a thread, once armed, hands its answer back only

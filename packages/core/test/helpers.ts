@@ -1,5 +1,6 @@
 import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -7,7 +8,7 @@ import * as Stream from "effect/Stream"
 import * as net from "node:net"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
-import { afterAll, afterEach, beforeAll } from "vitest"
+import { afterAll, afterEach, beforeAll, expect } from "vitest"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import type * as ThreadStore from "../src/ThreadStore.js"
@@ -195,3 +196,25 @@ export const closedPort = Effect.async<number>((resume) => {
     server.close(() => resume(Effect.succeed(port)))
   })
 })
+
+/**
+ * A new conversation's run held before its request, then moved to a local thread of its own by
+ * `startNewThread`: the local id the store shows for it, the effect that lets the run go on, and
+ * the run's fiber.
+ */
+export const runInLocalThread = (message: string, options?: Tambo.RunOptions) =>
+  Effect.gen(function* () {
+    const tambo = yield* Tambo.Tambo
+    const entered = yield* Deferred.make<void>()
+    const released = yield* Deferred.make<void>()
+    const run = yield* Effect.fork(runAll(message, {
+      ...options,
+      threadId: ClientState.PLACEHOLDER_THREAD_ID,
+      beforeRun: () => Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(released))
+    }))
+    yield* Deferred.await(entered)
+    yield* tambo.startNewThread
+    const localId = Object.keys((yield* tambo.state).threadMap).find((id) => id.startsWith(ClientState.LOCAL_THREAD_PREFIX))!
+    expect(localId).toBeDefined()
+    return { localId, release: Deferred.succeed(released, undefined), run }
+  })

@@ -198,23 +198,26 @@ const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, un
 
 /**
  * A new thread's run that ended after its answer's headers named the server's thread, before a
- * RUN_STARTED did: the server made that thread and stored the user's message in it, so the run's
- * thread becomes it, as a RUN_STARTED would have made it. The end is then recorded there and
- * reconciled with the server's copy, and the next message goes on the same thread. Not for a
- * transport that holds the conversation in the client (AG-UI): it names the thread itself, before
- * any request, and no server holds anything under that name.
+ * RUN_STARTED did, or whose answer was lost and whose message was found in a thread of the server
+ * (`Landed.adopt`): the server made that thread and stored the user's message in it, so the run's
+ * thread becomes it, as a RUN_STARTED would have made it (an app holding the local id finds it
+ * through `namedLocals`). The end is then recorded there and reconciled with the server's copy,
+ * and the next message goes on the same thread. Not for a transport that holds the conversation
+ * in the client (AG-UI): it names the thread itself, before any request, and no server holds
+ * anything under that name.
  */
 const moveToNamedThread = (env: Env.Env, run: RunState): Effect.Effect<void> =>
   Effect.suspend(() => {
     const from = run.threadId
     const threadId = run.serverThreadId
-    const runId = run.runId
+    const runId = run.runId ?? run.lastRunId
     if (
       env.transport.conversationFromStore === true || !ClientState.isLocalThreadId(from) ||
       threadId === undefined || runId === undefined || ClientState.isLocalThreadId(threadId)
     ) return Effect.void
     run.threadId = threadId
     if (!run.locked) Lock.moveTo(env, run, threadId)
+    if (from.startsWith(ClientState.LOCAL_THREAD_PREFIX)) env.namedLocals.set(from, threadId)
     run.span.attribute("tambo.thread_id", threadId)
     run.span.attribute("tambo.run_id", runId)
     return Effect.zipRight(

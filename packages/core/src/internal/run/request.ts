@@ -14,7 +14,14 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import * as ClientState from "../../ClientState.js"
-import { AgUiError, type AuthError, ConfigError, type RunCancelledError, type TamboError } from "../../TamboError.js"
+import {
+  AgUiError,
+  type AuthError,
+  ConfigError,
+  type RunCancelledError,
+  type TamboError,
+  TransportError
+} from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
 import { fromInitialMessages } from "../agui/initialMessages.js"
@@ -25,6 +32,7 @@ import * as Unanswered from "../unanswered.js"
 import * as Cancel from "./cancel.js"
 import * as Context from "./context.js"
 import * as Env from "./env.js"
+import * as Landed from "./landed.js"
 import type { RunState } from "./state.js"
 import { pendingFromApi } from "./threads.js"
 
@@ -294,19 +302,12 @@ const recoveryRead = (env: Env.Env, run: RunState, threadId: string) =>
     )
   }).pipe(Effect.withParentSpan(run.span))
 
-/** The text of a message's content, where a message sent and the same message stored agree. */
-const textOf = (content: ReadonlyArray<{ readonly type: string; readonly text?: unknown }>): string =>
-  JSON.stringify(content.flatMap((block) => block.type === "text" ? [block.text] : []))
-
 /**
  * Whether the server's thread holds the run's message, newer than the thread the run found in the
  * store: the request whose connection broke reached the server, which took it.
  */
-const tookMessage = (run: RunState) => (remote: Transport.ThreadWithMessages): boolean => {
-  const known = new Set(run.threadBefore?.messages.map((message) => message.id))
-  const sent = textOf(run.firstMessage.content)
-  return remote.messages.some((message) => message.role === "user" && !known.has(message.id) && textOf(message.content) === sent)
-}
+const tookMessage = (run: RunState) => (remote: Transport.ThreadWithMessages): boolean =>
+  Landed.holdsMessage(remote, run.firstMessage, new Set(run.threadBefore?.messages.map((message) => message.id)))
 
 /**
  * Whether the server took the tool results sent after the run `previous`: it no longer waits on
@@ -383,9 +384,8 @@ const brokenOnceSent = (run: RunState, error: TamboError): boolean => run.runId 
  */
 const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
   const existing = run.existing
-  if (existing === undefined || env.transport.conversationFromStore === true) {
-    return open(env, run, run.previousRunId, hooks)
-  }
+  if (env.transport.conversationFromStore === true) return open(env, run, run.previousRunId, hooks)
+  if (existing === undefined) return openedNew(env, run, hooks)
   return open(env, run, run.previousRunId, hooks).pipe(
     Stream.catchAll((error) =>
       error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" ||
@@ -415,6 +415,58 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
     )
   )
 }
+
+/**
+ * A new conversation's first request whose connection broke, or that timed out, once it went out
+ * and before the server named its thread: the client has no thread to read, so it looks for the
+ * one the message landed in (`Landed.find`). Found: the run's thread is that one (its end moves
+ * there and reads it) and the run fails with the connection's error. None: nothing reached the
+ * server, and the request is sent again, once, unless it timed out (it may yet reach the server)
+ * or the configuration allows no retry (`maxRetries: 0`). Several, or a list or read that fails:
+ * the run fails with the connection's error, saying why where the server told.
+ */
+const openedNew = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
+  const send = () => open(env, run, run.previousRunId, hooks)
+  return Stream.unwrap(Effect.as(Landed.noteSent(env, run), send())).pipe(
+    Stream.catchAll((error) =>
+      !brokenOnceSent(run, error) ? Stream.fail(error) : Stream.unwrap(Effect.map(
+        Effect.mapError(lookForLanded(env, run), (failure) => failure._tag === "RunCancelledError" ? failure : error),
+        (landed) => {
+          switch (landed._tag) {
+            case "None":
+              return isTimeout(error) || !env.resends ? Stream.fail(error) : send()
+            case "One":
+              Landed.adopt(run, landed.thread)
+              return Stream.fail(error)
+            case "Unknown":
+              return Stream.fail(notTold(error, landed.why))
+          }
+        }
+      ))
+    )
+  )
+}
+
+/** `Landed.find` for a run whose answer was lost: a cancellation ends it, as it aborts a request. */
+const lookForLanded = (env: Env.Env, run: RunState) =>
+  Effect.suspend(() => {
+    Cancel.answered(run)
+    if (run.cancelledWith !== undefined) return Effect.fail(run.cancelledWith)
+    return Effect.raceFirst(Landed.find(env, run), Deferred.await(Cancel.cancelledSignal(run)))
+  }).pipe(Effect.withParentSpan(run.span))
+
+/** The connection's error, saying why the server's threads could not tell where the message went. */
+const notTold = (error: TamboError, why: string): TamboError =>
+  error._tag === "TransportError"
+    ? new TransportError({
+      reason: error.reason,
+      message: `${error.message}; its thread could not be told: ${why}`,
+      method: error.method,
+      url: error.url,
+      mayHaveReachedServer: error.mayHaveReachedServer,
+      cause: error.cause
+    })
+    : error
 
 /** A `409` sent again while a run of this client may still hold the server's lock: for up to 3 s. */
 const whileLockHeld = Schedule.spaced("50 millis").pipe(

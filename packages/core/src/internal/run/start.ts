@@ -110,6 +110,7 @@ const makeState = (
     refused: false,
     refusedOnceCancelled: false,
     threadBefore: undefined,
+    sent: undefined,
     cancelSent: undefined,
     cancelledWith: undefined,
     cancelling: undefined,

@@ -20,6 +20,7 @@ import type * as Tool from "../../Tool.js"
 import type * as ToolExecutor from "../../ToolExecutor.js"
 import type * as Types from "../../Types.js"
 import type { ServerAnswer } from "./cancel.js"
+import type { Sent } from "./landed.js"
 import type { ActiveRun } from "./env.js"
 
 /** What a run starts with: a message, or the caller's results for the calls a paused run waits on. @internal */
@@ -150,6 +151,8 @@ export interface RunState {
   refusedOnceCancelled: boolean
   /** The thread as the run found it in the store (a thread the server knows). */
   threadBefore: Types.TamboThread | undefined
+  /** A new conversation's request went out: when, and what the client knew then (see `Landed.noteSent`). */
+  sent: Sent | undefined
 
   // -- cancellation --
   /** The server was told to cancel the current step's run: completed with its answer once that `DELETE` ended. */

@@ -1,0 +1,135 @@
+/**
+ * Where a new conversation's message landed when the answer naming its thread never came (the
+ * request's connection broke once it went out, or its first byte did not come in time, or a Stop
+ * gave up waiting for it): the server may have made a thread, stored the message there and
+ * started a run, and the client has no id to read. The API lists a context key's threads, newest
+ * first: a thread the client does not know, made since the request went out, whose user message
+ * is the one sent, is where it landed.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as ClientState from "../../ClientState.js"
+import type { TamboError } from "../../TamboError.js"
+import type * as Transport from "../../TamboTransport.js"
+import * as Env from "./env.js"
+import type { RunState } from "./state.js"
+
+/**
+ * What the server's threads tell: none holds the message (nothing of the request reached the
+ * server), exactly one does, or it cannot tell one (several hold it, or more threads were made
+ * meanwhile than one page lists).
+ *
+ * @internal
+ */
+export type Landed =
+  | { readonly _tag: "None" }
+  | { readonly _tag: "One"; readonly thread: Transport.ThreadSummary }
+  | { readonly _tag: "Unknown"; readonly why: string }
+
+/** The newest threads listed: more made since the request went out than this, and it cannot tell. */
+const PAGE = 20
+
+/**
+ * How far the server's clock may be behind the client's. The bound by the threads the client knew
+ * (on the server's clock) is exact; this one only keeps the search to recent threads, and errs
+ * wide: a thread missed here would have its message sent again.
+ */
+const CLOCK_SKEW_MS = 10 * 60_000
+
+/** When the request went out, and the newest thread the client knew then (see `noteSent`). */
+export interface Sent {
+  readonly at: number
+  /** The newest `createdAt` (the server's clock) of the threads the client knew. */
+  readonly newestKnown: number | undefined
+}
+
+/**
+ * Notes, as a new conversation's request goes out, what `find` compares with: the time, and the
+ * newest thread the client knew. A thread made for the request is not older than it.
+ *
+ * @internal
+ */
+export const noteSent = (env: Env.Env, run: RunState): Effect.Effect<void> =>
+  Effect.zipWith(Env.now, env.store.get, (at, state) => {
+    let newestKnown: number | undefined
+    for (const [id, each] of Object.entries(state.threadMap)) {
+      if (ClientState.isLocalThreadId(id)) continue
+      const created = Date.parse(each.thread.createdAt)
+      if (!Number.isNaN(created) && (newestKnown === undefined || created > newestKnown)) newestKnown = created
+    }
+    run.sent = { at, newestKnown }
+  })
+
+/** The text of a message's content, where a message sent and the same message stored agree. @internal */
+export const textOf = (content: ReadonlyArray<{ readonly type: string; readonly text?: unknown }>): string =>
+  JSON.stringify(content.flatMap((block) => block.type === "text" ? [block.text] : []))
+
+/** Whether `remote` holds a user message with the text of `sent` that is not among `known`. @internal */
+export const holdsMessage = (
+  remote: Transport.ThreadWithMessages,
+  sent: Transport.InputMessage,
+  known: ReadonlySet<string> = new Set()
+): boolean => {
+  const text = textOf(sent.content)
+  return remote.messages.some((message) => message.role === "user" && !known.has(message.id) && textOf(message.content) === text)
+}
+
+/** The listed threads that may be the request's: unknown to the client, and made since it went out. */
+const candidatesOf = (
+  listed: ReadonlyArray<Transport.ThreadSummary>,
+  sent: Sent,
+  known: (id: string) => boolean
+): ReadonlyArray<Transport.ThreadSummary> =>
+  listed.filter((thread) => {
+    const created = Date.parse(thread.createdAt)
+    return !known(thread.id) && !(created < sent.at - CLOCK_SKEW_MS) &&
+      !(sent.newestKnown !== undefined && created < sent.newestKnown)
+  })
+
+/**
+ * Lists the newest threads and reads the ones that may hold the run's message (see the module's
+ * notes); a failure of the list or of a read is the caller's to judge.
+ *
+ * @internal
+ */
+export const find = (env: Env.Env, run: RunState): Effect.Effect<Landed, TamboError> =>
+  Effect.gen(function* () {
+    const sent = run.sent
+    if (sent === undefined) return { _tag: "None" } as const
+    const list = yield* Env.withRunCredentials(run, (c) => env.transport.listThreads(c, { limit: PAGE }))
+    const state = yield* env.store.get
+    const named = new Set(env.namedLocals.values())
+    const candidates = candidatesOf(list.threads, sent, (id) => id in state.threadMap || named.has(id))
+    const oldest = list.threads.at(-1)
+    if (list.hasMore && oldest !== undefined && candidatesOf([oldest], sent, () => false).length > 0) {
+      return { _tag: "Unknown", why: `more than ${PAGE} threads were made since` } as const
+    }
+    const holding = yield* Effect.filter(candidates, (thread) =>
+      Effect.map(
+        Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, thread.id)),
+        (remote) => holdsMessage(remote, run.firstMessage)
+      ), { concurrency: 4 })
+    if (holding.length === 0) return { _tag: "None" } as const
+    if (holding.length === 1) return { _tag: "One", thread: holding[0]! } as const
+    return { _tag: "Unknown", why: `${holding.length} new threads hold the same message` } as const
+  })
+
+/**
+ * The run's thread is the one its message landed in, as the answer's headers would have named
+ * it: its end moves the run's local thread there (and `namedLocals` follows), cancels the run
+ * still going there, and reads the thread into the store.
+ *
+ * @internal
+ */
+export const adopt = (run: RunState, thread: Transport.ThreadSummary): void => {
+  run.serverThreadId = thread.id
+  if (thread.runStatus !== "idle" && thread.currentRunId !== undefined) {
+    run.runId = thread.currentRunId
+    if (!run.runIds.includes(thread.currentRunId)) run.runIds.push(thread.currentRunId)
+  } else if (thread.lastCompletedRunId !== undefined) {
+    run.lastRunId = thread.lastCompletedRunId
+  }
+  // The server took the message: what the thread shows of it stays until the end reads it.
+  run.unsent = undefined
+}
