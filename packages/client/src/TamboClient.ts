@@ -939,7 +939,9 @@ export class TamboClient {
    * than its bound. A run the server has
    * not answered yet is cancelled on the server once the answer names it
    * (within 3 s; else its request is aborted, and the server cancels the run
-   * as the connection closes). A new conversation's local thread id is,
+   * as the connection closes; a new conversation then becomes the thread its
+   * message landed in, found among the user's newest threads, whose run is
+   * cancelled by its id if still going). A new conversation's local thread id is,
    * once the server named it, that thread (see `getThread`).
    *
    * @since 0.1.0

@@ -561,8 +561,10 @@ export declare namespace Tambo {
      * on the server and the thread read again. With `runId`, only that run.
      * A run whose request the server has not answered yet (it has not named
      * the run) is cancelled once the answer names it, within 3 s; else its
-     * request is aborted and the server cancels it as the connection closes.
-     * It ends cancelled either way; a request the API refused meanwhile took
+     * request is aborted and the server cancels it as the connection closes
+     * (on a new conversation, the thread its message landed in, found among
+     * the newest threads, becomes the conversation's, and a run still going
+     * there is cancelled by its id). It ends cancelled either way; a request the API refused meanwhile took
      * nothing, and its message leaves the thread, as a refused message does.
      * Once asked for, the cancellation of a run of this client goes whole, to
      * the server too: interrupting `cancelRun` stops its wait, not the

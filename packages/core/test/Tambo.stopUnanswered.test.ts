@@ -98,16 +98,52 @@ describe("a Stop before the server answered the run's request", () => {
       yield* expectStoreEqualsServer(tambo, server(), named)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
-  it.live("on a new conversation, no answer within the Stop's bound: the server cancels the run when it notices, and the next message of the conversation runs", () =>
+  it.live("on a new conversation, no answer within the Stop's bound: the conversation becomes the thread the message landed in, which the server cancelled the run on, and the next message goes there", () =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo
       const { run, stopping } = yield* stopBeforeAnswer(tambo, "never")
       yield* Fiber.join(stopping)
       cancelledByTheClient(yield* Fiber.join(run))
       yield* until(() => server().cancels.length > 0)
-      expect(server().cancels.map((c) => c.reason)).toEqual(["connection_closed"])
+      expect(server().cancels).toHaveLength(1)
+      const threadId = (yield* tambo.state).currentThreadId
+      expect(server().threads.list().map((thread) => thread.id)).toEqual([threadId])
+      expect(yield* textsOf(tambo, threadId)).toContain("never")
       const next = yield* runAll("next")
-      const named = next.at(-1)!.threadId
-      yield* expectStoreEqualsServer(tambo, server(), named)
+      expect(next.at(-1)!.threadId).toBe(threadId)
+      expect(server().threads.list()).toHaveLength(1)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})
+
+describe("a Stop before the server answered a new conversation's request (the server notices a closed connection on its next write, as the Tambo API)", () => {
+  const server = useServer({ noticeClosedConnection: "onNextWrite" })
+  const { stopBeforeAnswer } = stopBeforeAnswerOn(server)
+
+  it.live("no answer within the Stop's bound: the run still going on the thread the message landed in is cancelled by its id, and the conversation becomes that thread", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { run, stopping } = yield* stopBeforeAnswer(tambo, "never")
+      yield* Fiber.join(stopping)
+      cancelledByTheClient(yield* Fiber.join(run))
+      const threadId = (yield* tambo.state).currentThreadId
+      expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[threadId, "user_cancelled"]])
+      expect(server().threads.get(threadId)?.runStatus).toBe("idle")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      const next = yield* runAll("next")
+      expect(next.at(-1)!.threadId).toBe(threadId)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("no answer within the Stop's bound, another client's thread holding the same message made meanwhile: the client cannot tell which, and the Stop ends the run as before", () =>
+    Effect.gen(function* () {
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      yield* Effect.provide(runAll("never"), tamboLayer(server()))
+      const tambo = yield* Tambo.Tambo
+      const { run, stopping } = yield* stopBeforeAnswer(tambo, "never")
+      yield* Fiber.join(stopping)
+      cancelledByTheClient(yield* Fiber.join(run))
+      expect(isLocalThreadId((yield* tambo.state).currentThreadId)).toBe(true)
+      expect(server().cancels).toEqual([])
     }).pipe(Effect.provide(tamboLayer(server()))))
 })

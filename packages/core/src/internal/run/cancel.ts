@@ -17,6 +17,7 @@ import * as Option from "effect/Option"
 import * as ClientState from "../../ClientState.js"
 import { isTamboError, RunCancelledError, type TamboError } from "../../TamboError.js"
 import * as Env from "./env.js"
+import * as Landed from "./landed.js"
 import * as Threads from "./threads.js"
 import type { RunState } from "./state.js"
 
@@ -148,7 +149,7 @@ export const cancel = (env: Env.Env, run: RunState): Effect.Effect<void> =>
     return Effect.flatMap(
       Effect.forkIn(
         Effect.zipRight(
-          untilNamed,
+          Effect.zipRight(untilNamed, Effect.suspend(() => landedUnnamed(env, run))),
           Effect.flatMap(Effect.suspend(() => onServer(env, run)), (answer) =>
             Effect.flatMap(endedMeanwhile(run, answer), (ended) => {
               if (ended) {
@@ -189,6 +190,32 @@ export const reading = (run: RunState): Effect.Effect<void> =>
  */
 export const readsOrWaitsFor = (fiber: Fiber.RuntimeFiber<unknown, unknown>, active: Env.ActiveRun): boolean =>
   fiber.getFiberRef(readingRuns).some((run) => run.entry === active)
+
+/**
+ * A new conversation's request the server did not answer within the Stop's bound: the server may
+ * have made a thread, stored the message and started a run there, none of which the client can
+ * name. The request is aborted first (nothing of it reaches the server later), then the thread the
+ * message landed in is looked for (bounded as the `DELETE` is): found, the run's thread is that
+ * one, and the `DELETE` that follows cancels its run if it still goes on. Nothing found, or no
+ * answer: the Stop goes on as before.
+ */
+const landedUnnamed = (env: Env.Env, run: RunState): Effect.Effect<void> => {
+  if (
+    run.runId !== undefined || !run.awaitingAnswer || run.existing !== undefined || run.sent === undefined ||
+    env.transport.conversationFromStore === true || !ClientState.isLocalThreadId(run.threadId) ||
+    run.serverThreadId !== undefined
+  ) return Effect.void
+  return Effect.zipRight(
+    run.abortRequest,
+    Landed.find(env, run).pipe(
+      Effect.timeout(cancelTimeout),
+      Effect.match({
+        onFailure: () => undefined,
+        onSuccess: (landed) => landed._tag === "One" ? Landed.adopt(run, landed.thread) : undefined
+      })
+    )
+  )
+}
 
 /**
  * `decision` as `caller` awaits it. The run's reader (a Stop run by the run's own consumer, as
