@@ -7,8 +7,10 @@
  *
  * @internal
  */
+import type * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -427,24 +429,40 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
  */
 const openedNew = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
   const send = () => open(env, run, run.previousRunId, hooks)
-  return Stream.unwrap(Effect.as(Landed.noteSent(env, run), send())).pipe(
-    Stream.catchAll((error) =>
-      !brokenOnceSent(run, error) ? Stream.fail(error) : Stream.unwrap(Effect.map(
-        Effect.mapError(lookForLanded(env, run), (failure) => failure._tag === "RunCancelledError" ? failure : error),
-        (landed) => {
-          switch (landed._tag) {
-            case "None":
-              return isTimeout(error) || !env.resends ? Stream.fail(error) : send()
-            case "One":
-              Landed.adopt(run, landed.thread)
-              return Stream.fail(error)
-            case "Unknown":
-              return Stream.fail(notTold(error, landed.why))
-          }
+  // Only the opening is recovered: a failure once the stream flows reaches the step as it comes,
+  // before the request's scope closes (and tells the server).
+  return Stream.unwrapScoped(Effect.gen(function* () {
+    yield* Landed.noteSent(env, run)
+    const pull = yield* Stream.toPull(send())
+    const first = yield* Effect.either(pull)
+    if (Either.isRight(first)) return restOf(first.right, pull)
+    if (Option.isNone(first.left)) return Stream.empty
+    const error = first.left.value
+    return !brokenOnceSent(run, error) ? Stream.fail(error) : Stream.unwrap(Effect.map(
+      Effect.mapError(lookForLanded(env, run), (failure) => failure._tag === "RunCancelledError" ? failure : error),
+      (landed) => {
+        switch (landed._tag) {
+          case "None":
+            return isTimeout(error) || !env.resends ? Stream.fail(error) : send()
+          case "One":
+            Landed.adopt(run, landed.thread)
+            return Stream.fail(error)
+          case "Unknown":
+            return Stream.fail(notTold(error, landed.why))
         }
-      ))
-    )
-  )
+      }
+    ))
+  }))
+}
+
+/** `head`, then what `pull` gives: the head is let go of once passed on (its events are the store's to keep). */
+const restOf = <A, E>(head: Chunk.Chunk<A>, pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>): Stream.Stream<A, E> => {
+  let next: Chunk.Chunk<A> | undefined = head
+  return Stream.repeatEffectChunkOption(Effect.suspend(() => {
+    const chunk = next
+    next = undefined
+    return chunk === undefined ? pull : Effect.succeed(chunk)
+  }))
 }
 
 /** `Landed.find` for a run whose answer was lost: a cancellation ends it, as it aborts a request. */
