@@ -1565,15 +1565,24 @@ describe("cancelling a run whose last event came", () => {
     }).pipe(Effect.provide(tamboLayer(server(), { reconcileAfterRun: false }))))
 
   /**
-   * A run whose own consumer, reading its RUN_STARTED, runs `cancelRun` of it (`byRunId`: of its
-   * run id) once the server `ended` it or not: the rest of the run's events come once `answer`
-   * is called. What the consumer read, and how the run ended.
+   * A run of "second" whose own consumer, reading its RUN_STARTED, runs `act` once the server
+   * `ended` that run or not: the rest of its events come once `answer` is called; a message
+   * "again" is answered at once. A consumer that waited on itself fails the test rather than hang
+   * it. What the consumer read, and how the run ended.
    */
-  const cancelledByItsConsumer = (threadId: string, ended: boolean, byRunId = false) =>
+  const readByItsConsumer = <E>(
+    threadId: string,
+    ended: boolean,
+    act: (started: { readonly runId: string }) => Effect.Effect<void, E, Tambo.Tambo>
+  ) =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo
       let answer!: () => void
-      server().setScript(() => new Promise((resolve) => (answer = () => resolve([Script.text("second")]))))
+      server().setScript((request) =>
+        request.text === "again"
+          ? [Script.text("again")]
+          : new Promise((resolve) => (answer = () => resolve([Script.text("second")])))
+      )
       const seen: Array<string> = []
       const exit = yield* Effect.exit(Stream.runForEach(tambo.run("second", { threadId }), (e) =>
         Effect.gen(function* () {
@@ -1583,11 +1592,19 @@ describe("cancelling a run whose last event came", () => {
             answer()
             yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
           }
-          yield* tambo.cancelRun(threadId, byRunId ? { runId: e.event.runId } : undefined)
-        })))
+          yield* act(e.event)
+        })).pipe(
+          // Around the whole: a timeout runs what it bounds in a fiber of its own, which reads no run.
+          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the run waited for its own caller") })
+        ))
       if (!ended) answer()
       return { seen, exit }
     })
+
+  /** `readByItsConsumer`, whose consumer runs `cancelRun` of the run (`byRunId`: of its run id). */
+  const cancelledByItsConsumer = (threadId: string, ended: boolean, byRunId = false) =>
+    readByItsConsumer(threadId, ended, (started) =>
+      Effect.flatMap(Tambo.Tambo, (tambo) => tambo.cancelRun(threadId, byRunId ? { runId: started.runId } : undefined)))
 
   it.live("cancelRun run by the run's own consumer, of a run the server ended meanwhile (its DELETE answers 404): it resolves without waiting for that consumer to read on, and the run completes as the server ended it", () =>
     Effect.gen(function* () {
@@ -1614,36 +1631,18 @@ describe("cancelling a run whose last event came", () => {
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   /**
-   * A run whose own consumer, reading its RUN_STARTED, runs a run of the same thread with `onBusy:
-   * "interrupt"` to its end, once the server `ended` the first run or not. A consumer that waited
-   * on itself fails the test rather than hang it. What the consumer read, the second run's
-   * events, and how the first run ended.
+   * `readByItsConsumer`, whose consumer runs a run of the same thread with `onBusy: "interrupt"`
+   * to its end; that run's events too.
    */
   const interruptedByItsConsumer = (threadId: string, ended: boolean) =>
     Effect.gen(function* () {
-      const tambo = yield* Tambo.Tambo
-      let answer!: () => void
-      server().setScript((request) =>
-        request.text === "again"
-          ? [Script.text("again")]
-          : new Promise((resolve) => (answer = () => resolve([Script.text("second")])))
-      )
-      const seen: Array<string> = []
       let again: ReadonlyArray<Tambo.RunEvent> = []
-      const exit = yield* Effect.exit(Stream.runForEach(tambo.run("second", { threadId }), (e) =>
-        Effect.gen(function* () {
-          seen.push(e.event.type)
-          if (e.event.type !== "RUN_STARTED") return
-          if (ended) {
-            answer()
-            yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
-          }
-          again = [...yield* Stream.runCollect(tambo.run("again", { threadId, onBusy: "interrupt" }))]
-        })).pipe(
-          // Around the whole: a timeout runs what it bounds in a fiber of its own, which reads no run.
-          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the run waited for its own caller") })
+      const { exit, seen } = yield* readByItsConsumer(threadId, ended, () =>
+        Effect.flatMap(Tambo.Tambo, (tambo) => Stream.runCollect(tambo.run("again", { threadId, onBusy: "interrupt" }))).pipe(
+          Effect.map((events) => {
+            again = [...events]
+          })
         ))
-      if (!ended) answer()
       return { seen, again, exit }
     })
 
