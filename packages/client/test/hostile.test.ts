@@ -10,7 +10,7 @@ describe("the client's timeouts and limits", () => {
   })
   afterAll(() => server.close())
 
-  it("firstByteTimeout: a server that never answers rejects the run with a TransportError Timeout", async () => {
+  it("firstByteTimeout: a server that never answers rejects the run with a TransportError Timeout, once the bounded search for the new conversation's thread told nothing", async () => {
     server.respond(HostileServer.silent())
     const client = new TamboClient({ apiKey: "k", userKey: "u", tamboUrl: server.url, firstByteTimeout: 150 })
     try {
@@ -20,6 +20,8 @@ describe("the client's timeouts and limits", () => {
         reason: "Timeout"
       })
       expect((error as Error).message).toContain("firstByteTimeout (150 ms)")
+      // The new conversation's thread is looked for, within its bound: the silent server tells nothing.
+      expect((error as Error).message).toContain("its thread could not be told: the server's threads did not answer within 3s")
     } finally {
       await client.destroy()
     }

@@ -195,9 +195,9 @@ export const readsOrWaitsFor = (fiber: Fiber.RuntimeFiber<unknown, unknown>, act
  * A new conversation's request the server did not answer within the Stop's bound: the server may
  * have made a thread, stored the message and started a run there, none of which the client can
  * name. The request is aborted first (nothing of it reaches the server later), then the thread the
- * message landed in is looked for (bounded as the `DELETE` is): found, the run's thread is that
- * one, and the `DELETE` that follows cancels its run if it still goes on. Nothing found, or no
- * answer: the Stop goes on as before.
+ * message landed in is looked for (within the `DELETE`'s bound, see `Landed.find`): found, the
+ * run's thread is that one, and the `DELETE` that follows cancels its run if it still goes on.
+ * Nothing found, or no answer: the Stop goes on as before.
  */
 const landedUnnamed = (env: Env.Env, run: RunState): Effect.Effect<void> => {
   if (
@@ -208,7 +208,6 @@ const landedUnnamed = (env: Env.Env, run: RunState): Effect.Effect<void> => {
   return Effect.zipRight(
     run.abortRequest,
     Landed.find(env, run).pipe(
-      Effect.timeout(cancelTimeout),
       Effect.match({
         onFailure: () => undefined,
         onSuccess: (landed) => landed._tag === "One" ? Landed.adopt(run, landed.thread) : undefined

@@ -8,6 +8,7 @@
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ClientState from "../../ClientState.js"
 import type { TamboError } from "../../TamboError.js"
@@ -88,12 +89,26 @@ const candidatesOf = (
   })
 
 /**
+ * How long the search may take: as long as a Stop waits for its `DELETE`. The run's caller is
+ * waiting for its end, and a server that does not answer the search tells nothing.
+ */
+const SEARCH_BOUND = Duration.seconds(3)
+
+/**
  * Lists the newest threads and reads the ones that may hold the run's message (see the module's
- * notes); a failure of the list or of a read is the caller's to judge.
+ * notes), within `SEARCH_BOUND` (past it, it cannot tell); a failure of the list or of a read is
+ * the caller's to judge.
  *
  * @internal
  */
 export const find = (env: Env.Env, run: RunState): Effect.Effect<Landed, TamboError> =>
+  Effect.timeoutTo(search(env, run), {
+    duration: SEARCH_BOUND,
+    onSuccess: (landed): Landed => landed,
+    onTimeout: (): Landed => ({ _tag: "Unknown", why: `the server's threads did not answer within ${Duration.format(SEARCH_BOUND)}` })
+  })
+
+const search = (env: Env.Env, run: RunState): Effect.Effect<Landed, TamboError> =>
   Effect.gen(function* () {
     const sent = run.sent
     if (sent === undefined) return { _tag: "None" } as const
