@@ -173,6 +173,23 @@ describe("spans", () => {
     }).pipe(Effect.provide(tamboLayer(server())), Effect.provide(layer))
   })
 
+  it.live("a step on a known thread whose stream breaks ends its span before the run's end tells the server", () => {
+    const { layer, spans } = makeTracer()
+    return Effect.gen(function* () {
+      serverClock.offsetMillis = 0
+      const tambo = yield* Tambo.Tambo
+      server().setScript([Script.text("Hello")])
+      const threadId = (yield* runAll("first")).at(-1)!.threadId
+      server().setScript([Script.text("Partial"), Script.drop()])
+      const failure = yield* Effect.flip(Stream.runDrain(tambo.run("break", { threadId })))
+      expect(failure._tag).toBe("TransportError")
+      const step = named(spans, "Tambo.step").at(-1)!
+      expect(step.ends).toBe(1)
+      const [cancel] = named(spans, "TamboTransport.cancelRun")
+      expect(step.status._tag === "Ended" && cancel!.status.startTime >= step.status.endTime).toBe(true)
+    }).pipe(Effect.provide(tamboLayer(server())), Effect.provide(layer))
+  })
+
   it.live("cancelRun cancels on the server (DELETE before the connection closes) inside its span, with the ids; the step's span ends once, before the run's", () => {
     const { layer, spans } = makeTracer()
     return Effect.gen(function* () {

@@ -7,10 +7,8 @@
  *
  * @internal
  */
-import type * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -249,15 +247,30 @@ const published = <A, E>(
     : open(undefined)
 
 /**
+ * A step's request: `send` opens it with the step's hooks, and a failure before its first event
+ * (nothing of it passed on yet) goes to `recover`, which gives the request that takes its place,
+ * or fails the step. The step reads the stream untouched: a failure once events flow reaches it
+ * before the request's scope closes (and tells the server).
+ *
+ * @internal
+ */
+export interface Request {
+  readonly send: (hooks: Transport.RunHooks) => Stream.Stream<Transport.RunStreamEvent, TamboError>
+  readonly recover: (error: TamboError) => Effect.Effect<Request, TamboError>
+}
+
+/** A request whose failure is the step's, whenever it comes. */
+const plain = (send: Request["send"]): Request => ({ send, recover: Effect.fail })
+
+/**
  * A tool round's request: its results, on the run's thread, after the step that paused. Sent once
  * more only where a read of the thread shows the server did not take them (see `recovering`).
  *
  * @internal
  */
-export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray<Types.ToolResultContent>) =>
-(hooks: Transport.RunHooks): Stream.Stream<Transport.RunStreamEvent, TamboError> => {
+export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray<Types.ToolResultContent>): Request => {
   const previous = run.lastRunId
-  const send = () =>
+  const send = (hooks: Transport.RunHooks) =>
     published(env, run, (agentState) => Unauthorized.withCredentialsStream(requestAuth(run), (c) =>
       env.transport.runOnThread(
         c,
@@ -277,7 +290,8 @@ export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray
   return recovering(env, run, run.threadId, tookResults(results, previous), send)
 }
 
-const open = (env: Env.Env, run: RunState, previous: string | undefined, hooks: Transport.RunHooks) => {
+/** The first request's message, after the run `previous`. */
+const open = (env: Env.Env, run: RunState, previous: string | undefined) => (hooks: Transport.RunHooks) => {
   const existing = run.existing
   // A 401 before the run starts (an expired token) exchanges again and retries once.
   return published(env, run, (agentState, conversation) => {
@@ -341,21 +355,21 @@ const afterBrokenConnection = (
   threadId: string,
   error: TamboError,
   took: (remote: Transport.ThreadWithMessages) => boolean,
-  resend: () => Stream.Stream<Transport.RunStreamEvent, TamboError>
-): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
-  Stream.unwrap(Effect.map(
+  resend: Request["send"]
+): Effect.Effect<Request, TamboError> =>
+  Effect.flatMap(
     // A thread that cannot be read tells nothing: the run fails with the connection's error.
     Effect.mapError(recoveryRead(env, run, threadId), (failure) => failure._tag === "RunCancelledError" ? failure : error),
     (remote) => {
-      if (!took(remote)) return isTimeout(error) || !env.resends ? Stream.fail(error) : resend()
-      // Taken: what it carried stays in the store until the run's end reads the thread.
+      if (!took(remote)) return isTimeout(error) || !env.resends ? Effect.fail(error) : Effect.succeed(plain(resend))
+      // Taken: what it carried stays in the store until the run's end reads it.
       run.unsent = undefined
-      return Stream.fail(error)
+      return Effect.fail(error)
     }
-  ))
+  )
 
 /**
- * `send()`, recovered as `afterBrokenConnection` says when its connection broke once it went out,
+ * `send`, recovered as `afterBrokenConnection` says when its connection broke once it went out,
  * before the server named its run. A transport that sends the conversation from the store (an
  * AG-UI agent) has no server thread to ask: such an error is the run's.
  */
@@ -364,46 +378,51 @@ const recovering = (
   run: RunState,
   threadId: string,
   took: (remote: Transport.ThreadWithMessages) => boolean,
-  send: () => Stream.Stream<Transport.RunStreamEvent, TamboError>
-): Stream.Stream<Transport.RunStreamEvent, TamboError> =>
-  env.transport.conversationFromStore === true
-    ? send()
-    : Stream.catchAll(send(), (error) =>
-      brokenOnceSent(run, error) ? afterBrokenConnection(env, run, threadId, error, took, send) : Stream.fail(error))
+  send: Request["send"]
+): Request =>
+  env.transport.conversationFromStore === true ? plain(send) : {
+    send,
+    recover: (error) =>
+      brokenOnceSent(run, error) ? afterBrokenConnection(env, run, threadId, error, took, send) : Effect.fail(error)
+  }
 
 /** Whether the request failed once it went out, with no run named: the server may have taken it. */
 const brokenOnceSent = (run: RunState, error: TamboError): boolean => run.runId === undefined && mayHaveReachedServer(error)
 
 /**
- * The first request. A stale previousRunId (another client, or a run cancelled before it was
- * named, moved the thread on) is refused before any work: ask the server for the right one,
- * once. So is a new message answering other tool calls than the server waits on (a run whose
- * last request went unanswered may or may not have reached it): it answers the server's. A
- * message, or `continueRun`'s results, whose connection broke once it went out is sent again only
- * if the server's thread shows it did not take it (see `afterBrokenConnection`). A
- * transport that sends the conversation from the store (an AG-UI agent) has no server thread to
- * ask: such an error is the run's.
+ * Whether the server refused the first request as following the wrong run (another client, or a
+ * run cancelled before it was named, moved the thread on), or, for a new message, as answering
+ * other tool calls than it waits on (a run whose last request went unanswered may or may not have
+ * reached it).
  */
-const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
+const refusedAsStale = (run: RunState, error: TamboError): boolean =>
+  error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" ||
+    (run.start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))
+
+/**
+ * The first request. One refused as stale (see `refusedAsStale`) is refused before any work: the
+ * server is asked for the run it follows and the calls it waits on, and the message, answering
+ * those, is sent once more. A message, or `continueRun`'s results, whose connection broke once it
+ * went out is sent again only if the server's thread shows it did not take it (see
+ * `afterBrokenConnection`). A transport that sends the conversation from the store (an AG-UI
+ * agent) has no server thread to ask: such an error is the run's.
+ */
+const opened = (env: Env.Env, run: RunState): Request => {
   const existing = run.existing
-  if (env.transport.conversationFromStore === true) return open(env, run, run.previousRunId, hooks)
-  if (existing === undefined) return openedNew(env, run, hooks)
-  return open(env, run, run.previousRunId, hooks).pipe(
-    Stream.catchAll((error) =>
-      error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" ||
-          (run.start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))
-        ? Stream.unwrap(
-          Effect.map(
-            recoveryRead(env, run, existing),
-            (remote) => {
-              if (run.start._tag === "Message") {
-                run.awaiting = pendingFromApi(remote)
-                run.firstMessage = Unanswered.forServer(run.firstMessage, run.awaiting)
-              }
-              return open(env, run, remote.lastCompletedRunId, hooks)
-            }
-          )
-        )
+  const send = open(env, run, run.previousRunId)
+  if (env.transport.conversationFromStore === true) return plain(send)
+  if (existing === undefined) return openedNew(env, run, send)
+  return {
+    send,
+    recover: (error) =>
+      refusedAsStale(run, error)
+        ? Effect.map(recoveryRead(env, run, existing), (remote) => {
+          if (run.start._tag === "Message") {
+            run.awaiting = pendingFromApi(remote)
+            run.firstMessage = Unanswered.forServer(run.firstMessage, run.awaiting)
+          }
+          return plain(open(env, run, remote.lastCompletedRunId))
+        })
         : brokenOnceSent(run, error)
         ? afterBrokenConnection(
           env,
@@ -411,11 +430,10 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
           existing,
           error,
           run.start._tag === "Message" ? tookMessage(run) : tookResults(run.start.results, run.previousRunId),
-          () => open(env, run, run.previousRunId, hooks)
+          send
         )
-        : Stream.fail(error)
-    )
-  )
+        : Effect.fail(error)
+  }
 }
 
 /**
@@ -427,43 +445,25 @@ const opened = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
  * or the configuration allows no retry (`maxRetries: 0`). Several, or a list or read that fails:
  * the run fails with the connection's error, saying why where the server told.
  */
-const openedNew = (env: Env.Env, run: RunState, hooks: Transport.RunHooks) => {
-  const send = () => open(env, run, run.previousRunId, hooks)
-  // Only the opening is recovered: a failure once the stream flows reaches the step as it comes,
-  // before the request's scope closes (and tells the server).
-  return Stream.unwrapScoped(Effect.gen(function* () {
-    yield* Landed.noteSent(env, run)
-    const pull = yield* Stream.toPull(send())
-    const first = yield* Effect.either(pull)
-    if (Either.isRight(first)) return restOf(first.right, pull)
-    if (Option.isNone(first.left)) return Stream.empty
-    const error = first.left.value
-    return !brokenOnceSent(run, error) ? Stream.fail(error) : Stream.unwrap(Effect.map(
+const openedNew = (env: Env.Env, run: RunState, send: Request["send"]): Request => ({
+  // What the search compares with is noted as the request goes out.
+  send: (hooks) => Stream.concat(Stream.execute(Landed.noteSent(env, run)), send(hooks)),
+  recover: (error) =>
+    !brokenOnceSent(run, error) ? Effect.fail(error) : Effect.flatMap(
       Effect.mapError(lookForLanded(env, run), (failure) => failure._tag === "RunCancelledError" ? failure : error),
       (landed) => {
         switch (landed._tag) {
           case "None":
-            return isTimeout(error) || !env.resends ? Stream.fail(error) : send()
+            return isTimeout(error) || !env.resends ? Effect.fail(error) : Effect.succeed(plain(send))
           case "One":
             Landed.adopt(run, landed.thread)
-            return Stream.fail(error)
+            return Effect.fail(error)
           case "Unknown":
-            return Stream.fail(notTold(error, landed.why))
+            return Effect.fail(notTold(error, landed.why))
         }
       }
-    ))
-  }))
-}
-
-/** `head`, then what `pull` gives: the head is let go of once passed on (its events are the store's to keep). */
-const restOf = <A, E>(head: Chunk.Chunk<A>, pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>): Stream.Stream<A, E> => {
-  let next: Chunk.Chunk<A> | undefined = head
-  return Stream.repeatEffectChunkOption(Effect.suspend(() => {
-    const chunk = next
-    next = undefined
-    return chunk === undefined ? pull : Effect.succeed(chunk)
-  }))
-}
+    )
+})
 
 /** `Landed.find` for a run whose answer was lost: a cancellation ends it, as it aborts a request. */
 const lookForLanded = (env: Env.Env, run: RunState) =>
@@ -487,10 +487,26 @@ const notTold = (error: TamboError, why: string): TamboError =>
     : error
 
 /** A `409` sent again while a run of this client may still hold the server's lock: for up to 3 s. */
-const whileLockHeld = Schedule.spaced("50 millis").pipe(
-  Schedule.intersect(Schedule.recurs(60)),
-  Schedule.whileInput((error: TamboError) => error._tag === "RunConflictError")
-)
+const whileLockHeld = Schedule.spaced("50 millis").pipe(Schedule.intersect(Schedule.recurs(60)))
+
+/**
+ * `request`, and each request that takes its place, sent again on a `409` before its first event
+ * as long as `whileLockHeld` allows (one schedule for them all); any other failure is theirs.
+ */
+const retriedWhileLockHeld = (request: Request): Effect.Effect<Request> =>
+  Effect.map(Schedule.driver(whileLockHeld), (driver) => {
+    const retried = (each: Request): Request => ({
+      send: each.send,
+      recover: (error) =>
+        error._tag === "RunConflictError"
+          ? Effect.matchEffect(driver.next(undefined), {
+            onFailure: () => Effect.map(each.recover(error), retried),
+            onSuccess: () => Effect.succeed(retried(each))
+          })
+          : Effect.map(each.recover(error), retried)
+    })
+    return retried(request)
+  })
 
 /**
  * The first request. A run of this client before it on the thread may still hold the server's
@@ -501,7 +517,5 @@ const whileLockHeld = Schedule.spaced("50 millis").pipe(
  *
  * @internal
  */
-export const first = (env: Env.Env, run: RunState) => (hooks: Transport.RunHooks) =>
-  run.displaced || run.afterClosedConnection
-    ? Stream.retry(opened(env, run, hooks), whileLockHeld)
-    : opened(env, run, hooks)
+export const first = (env: Env.Env, run: RunState): Effect.Effect<Request> =>
+  run.displaced || run.afterClosedConnection ? retriedWhileLockHeld(opened(env, run)) : Effect.succeed(opened(env, run))

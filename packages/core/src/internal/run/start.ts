@@ -207,7 +207,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       if (before !== undefined) run.awaiting = before.pendingToolCalls
       yield* Request.prepare(env, run, before)
       run.recorded = true
-      return Step.makeStep(env, run)(Request.first(env, run))
+      return Step.makeStep(env, run)(yield* Request.first(env, run))
     }), span)))
 
 /** A caller's result as the API's `tool_result` block; one that cannot be sent as JSON is refused. */

@@ -11,6 +11,7 @@ import * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -37,9 +38,6 @@ type StepChannel = Channel.Channel<
   unknown,
   unknown
 >
-
-/** Opens a step's request with the step's hooks. @internal */
-export type Open = (hooks: Transport.RunHooks) => Stream.Stream<Transport.RunStreamEvent, TamboError>
 
 /**
  * A streamed event, as a class instance rather than an object literal: V8
@@ -185,7 +183,12 @@ const runEvents = (run: RunState, events: ReadonlyArray<Transport.RunStreamEvent
  *
  * @internal
  */
-export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.Stream<RunEvent, TamboError> => {
+export const makeStep = (env: Env.Env, run: RunState): (request: Request.Request) => Stream.Stream<RunEvent, TamboError> => {
+  // The current step's request and hooks, and whether none of its events came yet: a failure
+  // then, before a run was named, is its request's to recover from (`Request.recover`).
+  let request: Request.Request
+  let hooks: Transport.RunHooks
+  let opening = true
   // A transport whose server sends no pause (an AG-UI agent): the ids of the calls the step's
   // request started, for the pause the step puts before its RUN_FINISHED (internal/agui/pause.ts).
   const started = env.transport.pausesForClientTools === true ? new Set<string>() : undefined
@@ -194,6 +197,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     let events = Chunk.toReadonlyArray(chunk)
     // The transport's empty chunk after each read: nothing to record or pass on.
     if (events.length === 0) return stepLoop
+    opening = false
     const from = run.threadId
     if (!run.started) events = startedByHeaders(run, events)
     // Tracked without the start the client adds: it names no run of the server's.
@@ -240,19 +244,37 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
       return Cancel.isReading(run) ? onChunk(chunk) : Channel.flatMap(Channel.fromEffect(Cancel.reading(run)), () => onChunk(chunk))
     },
     onFailure: (cause) => {
-      Cancel.answered(run)
-      Cancel.stepEnded(run)
-      endStep(run, Exit.failCause(cause))
-      // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
-      const failure = Cause.failureOption(cause)
-      if (run.cancelledWith === undefined || Option.isNone(failure)) return Channel.failCause(cause)
-      return Channel.unwrap(Cancel.whenCancelled(run, (cancelled) => {
-        run.refusedOnceCancelled = Cancel.isRefusal(run, failure.value)
-        return Channel.fail(cancelled)
-      }, () => Channel.failCause(cause)))
+      const failure = Cause.failureOrCause(cause)
+      if (!opening || run.runId !== undefined || Either.isRight(failure)) return failed(cause)
+      // Nothing came and no run was named, so the server has nothing to be told: the request is
+      // let go of at once (a server still waiting on it notices) before anything is asked again.
+      return Channel.unwrap(Effect.match(Effect.zipRight(run.abortRequest, request.recover(failure.left)), {
+        onFailure: (error) => failed(Cause.fail(error)),
+        onSuccess: sent
+      }))
     },
     onDone: () => endOfStep
   })
+
+  /** The step's request sent, its events read by the step. */
+  const sent = (next: Request.Request): Channel.Channel<Chunk.Chunk<RunEvent>, unknown, TamboError, unknown, unknown, unknown> => {
+    request = next
+    return Channel.pipeTo(Stream.toChannel(next.send(hooks)), stepLoop)
+  }
+
+  /** The step failed with `cause`: its span ends, and a cancelled run fails with its cancellation. */
+  const failed = (cause: Cause.Cause<TamboError>): StepChannel => {
+    Cancel.answered(run)
+    Cancel.stepEnded(run)
+    endStep(run, Exit.failCause(cause))
+    // A cancelled run's aborted request ends or breaks its stream: that is the cancellation.
+    const failure = Cause.failureOption(cause)
+    if (run.cancelledWith === undefined || Option.isNone(failure)) return Channel.failCause(cause)
+    return Channel.unwrap(Cancel.whenCancelled(run, (cancelled) => {
+      run.refusedOnceCancelled = Cancel.isRefusal(run, failure.value)
+      return Channel.fail(cancelled)
+    }, () => Channel.failCause(cause)))
+  }
 
   /** `events` of thread `from` recorded as one action, then `f` of the run's thread (its state) after them. */
   const recording = <A>(
@@ -366,7 +388,7 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
     )
   }
 
-  const step = (open: Open): Stream.Stream<RunEvent, TamboError> =>
+  const step = (first: Request.Request): Stream.Stream<RunEvent, TamboError> =>
     Stream.fromChannel(Channel.unwrap(Effect.uninterruptible(Effect.map(
       // The stack at this point is the SDK's own: not worth capturing for every step.
       Effect.makeSpan("Tambo.step", {
@@ -382,7 +404,9 @@ export const makeStep = (env: Env.Env, run: RunState): (open: Open) => Stream.St
         run.finished = false
         run.stepEnded = undefined
         started?.clear()
-        return Channel.pipeTo(Stream.toChannel(open(Request.hooksOf(env, run, span))), stepLoop)
+        hooks = Request.hooksOf(env, run, span)
+        opening = true
+        return sent(first)
       }
     ))))
 
