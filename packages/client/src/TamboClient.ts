@@ -967,10 +967,12 @@ export class TamboClient {
   /**
    * Makes the placeholder of a new conversation current; the next run
    * creates the thread. Returns the placeholder's id. A run still creating
-   * its thread in the placeholder (the server has not named it yet) goes on
-   * in a thread of its own: the thread the server names for it holds its
-   * messages and its ending, and does not become current; `cancelRun()` and
-   * `hasActiveRun` of the new conversation no longer find it.
+   * its thread in the placeholder (the server has not named it yet), also
+   * one still waiting to start there (for its credentials), goes on in a
+   * local thread of its own (a `local:` id in the state): the thread the
+   * server names for it holds its messages and its ending, and does not
+   * become current; `cancelRun()` and `hasActiveRun` of the new conversation
+   * no longer find it, those of its local thread do.
    *
    * @since 0.1.0
    */

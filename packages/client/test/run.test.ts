@@ -478,6 +478,12 @@ describe("a new conversation while a new thread's run has not started", () => {
     return { opened, open }
   }
   const runRequests = () => server().requests.filter((r) => r.path === "/v1/threads/runs").length
+  /** `promise`, failing the test if it has not settled within 10 s rather than hanging it. */
+  const within = <A>(promise: Promise<A>, what: string) =>
+    Promise.race([
+      promise,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} never settled`)), 10_000).unref())
+    ])
   /** A client whose first run on a new conversation was sent, its answer held until `answers.open()`. */
   const firstHeld = async () => {
     const answers = gate()
@@ -504,6 +510,41 @@ describe("a new conversation while a new thread's run has not started", () => {
     await waitFor(() => runRequests() === 1, "the first request")
     return { answers, client, first }
   }
+
+  it("startNewThread() while a new conversation's run waits for its credentials moves the run to a local thread of its own, which hasActiveRun and cancelRun find; the new conversation stays current and empty", async () => {
+    const proxy = await holdingProxy(server())
+    const answers = gate()
+    server().setScript(Script.beforeResponse(async () => {
+      await answers.opened
+      return [Script.text("first..."), Script.hang()]
+    }))
+    const hourFromNow = Math.floor(Date.now() / 1000) + 3600
+    const client = makeClient(server(), { tamboUrl: proxy.url, userKey: undefined, userToken: jwtFor("user-x", hourFromNow) })
+    await waitFor(() => client.getAuthState().status === "identified", "the first exchange")
+    const exchange = proxy.holdRequest((request) => request.method === "POST" && request.path === "/oauth/token")
+    client.setUserToken(jwtFor("user-x", hourFromNow + 60))
+    await exchange.arrived
+    const first = client.run("first conversation")
+    // Once the run started (it took the thread asked for, then waits for the exchange), as a user
+    // opens a new conversation while the first one's message waits.
+    await new Promise((resolve) => setImmediate(resolve))
+    client.startNewThread()
+    exchange.release()
+    await waitFor(() => runRequests() === 1, "the first request")
+    const localId = Object.keys(client.getState().threadMap).find((id) => id.startsWith("local:"))
+    expect(localId && texts(client.getThread(localId)!.messages)).toEqual(["user: first conversation"])
+    expect(client.getState().currentThreadId).toBe("placeholder")
+    expect(client.getThread("placeholder")!.messages).toEqual([])
+    expect(client.hasActiveRun(localId)).toBe(true)
+    expect(client.hasActiveRun()).toBe(false)
+    const cancelled = within(client.cancelRun(localId), "cancelRun of the run's local thread")
+    answers.open()
+    await cancelled
+    const ended = await within(settle(first.thread), "the run's end")
+    expect(ended.ok ? "succeeded" : ended.error).toBeInstanceOf(AbortError)
+    expect(server().cancels.map((c) => c.threadId)).toEqual([await first.threadId])
+    expect(client.getState().currentThreadId).toBe("placeholder")
+  })
 
   it("a second message before the server named the thread is refused (RunConflictError), as on a named thread, and no second thread is made", async () => {
     const { answers, client, first } = await firstHeld()

@@ -133,6 +133,15 @@ export interface RunOptions {
    */
   readonly onThreadId?: ((threadId: string) => void) | undefined
   /**
+   * Called with the local thread (a `local:` id) a new conversation's run records in, when that
+   * is not the placeholder: the placeholder was another run's, or `startNewThread` moved the run
+   * off it before the server named its thread (also while the run still waited for its
+   * credentials or its turn; it is told then). The store shows the run there, and `cancelRun`
+   * finds it there, until the server names the thread. What it throws is ignored.
+   * @since 0.2.0
+   */
+  readonly onLocalThreadId?: ((threadId: string) => void) | undefined
+  /**
    * Called when a Stop of this run (`cancelRun`, a run that interrupts it) finds the server ended
    * it first (its `DELETE` answered 404, or its last event came before anything was sent): the
    * Stop now waits for the run's consumer to take that last event. A consumer that holds events
@@ -421,9 +430,12 @@ export declare namespace Tambo {
      * Makes the placeholder current, an empty new conversation, and
      * succeeds with its id: the next run on it creates a thread. A run of
      * this client still creating its thread in the placeholder (the server
-     * has not named it yet) goes on in a thread of its own: the thread the
-     * server names for it holds its messages and its ending, and does not
-     * become current; `cancelRun` of the placeholder no longer finds it.
+     * has not named it yet), or asked for there and still waiting to start
+     * (for its credentials, its turn), goes on in a local thread of its own
+     * (`RunOptions.onLocalThreadId` tells which): the thread the server names
+     * for it holds its messages and its ending, and does not become current;
+     * `cancelRun` of the placeholder no longer finds it, one of its local
+     * thread does.
      */
     readonly startNewThread: Effect.Effect<string>
     readonly getThread: (threadId?: string) => Effect.Effect<Option.Option<Types.TamboThread>>

@@ -36,9 +36,9 @@ export interface RunEntry {
   /** Started on the placeholder, which became a new conversation before the server named its thread. */
   leftPlaceholder: boolean
   /**
-   * The local thread core moved the run to as it left the placeholder (the one creating the thread
-   * there; a run following it is on its thread): the id the state shows the run on until the
-   * server names the thread.
+   * The local thread core told the run it records in (`onLocalThreadId`), as `startNewThread`
+   * moved it off the placeholder, also before it started (a run following another is on that
+   * one's thread): the id the state shows the run on until the server names the thread.
    */
   movedTo: string | undefined
   /**
@@ -146,18 +146,11 @@ export class Runs {
   /**
    * `client.startNewThread`, whose core call is `startNewThread`: the runs started on the
    * placeholder whose thread the server has not named yet are no longer the new conversation's.
-   * Core moved the one creating its thread to a local thread of its own (the one its call added to
-   * the store), and the others follow that one.
+   * Core moved each one creating a thread (also one still waiting to start) to a local thread of
+   * its own, and told it which (`movedTo`); the others follow the one they wait for.
    */
   startNewThread(startNewThread: () => string): string {
-    const creating = this.#creatingPlaceholder()
-    const before = this.runtime.store.getState().threadMap
     const placeholder = startNewThread()
-    if (creating !== undefined) {
-      creating.movedTo = Object.keys(this.runtime.store.getState().threadMap).find((id) =>
-        id.startsWith(LOCAL_THREAD_PREFIX) && !(id in before)
-      )
-    }
     let left = false
     for (const entry of this.entries) {
       if (entry.requestedThreadId === PLACEHOLDER_THREAD_ID && entry.run.threadId === undefined && !entry.leftPlaceholder) {
@@ -310,6 +303,10 @@ export class Runs {
       initialMessages: options.initialMessages ?? this.initialMessages,
       // Known before the store shows the thread: hasActiveRun finds the run there from its first sight.
       onThreadId: (threadId) => entry.run.named(threadId),
+      onLocalThreadId: (threadId) => {
+        entry.movedTo = threadId
+        this.notifier.changed()
+      },
       // The server ended the run before a Stop reached it: the run reads on for its last event.
       onStopAwaitsLastEvent: () => entry.run.releaseIterator()
     }

@@ -302,19 +302,21 @@ export const orCancellation = (run: RunState, error: TamboError): TamboError => 
  * `effect`, what a run does before it takes its thread (it waits for its first credentials, it
  * reads a thread the store does not hold, it waits for the thread's run to end), ended by
  * `cancelRun` of the thread it was asked for: the run then fails cancelled, before it records or
- * sends anything.
+ * sends anything. `thread` as a function: where the run waits may change meanwhile (a run on the
+ * placeholder that `startNewThread` moves to a local thread of its own).
  *
  * @internal
  */
 export const whileStarting = <A, E>(
   env: Env.Env,
-  threadId: string,
+  thread: string | (() => string),
   asked: number,
   effect: Effect.Effect<A, E>
 ): Effect.Effect<A, E | RunCancelledError> =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
       const signal = Deferred.unsafeMake<never, RunCancelledError>(FiberId.none)
+      const threadId = typeof thread === "string" ? thread : thread()
       const starting = env.starting.get(threadId) ?? new Map()
       env.starting.set(threadId, starting.set(signal, asked))
       return signal
@@ -327,6 +329,8 @@ export const whileStarting = <A, E>(
       ),
     (signal) =>
       Effect.sync(() => {
+        // A run startNewThread moved off the placeholder meanwhile waits under its local thread.
+        const threadId = typeof thread === "string" ? thread : thread()
         const starting = env.starting.get(threadId)
         starting?.delete(signal)
         if (starting?.size === 0) env.starting.delete(threadId)

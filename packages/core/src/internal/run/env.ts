@@ -14,7 +14,7 @@ import type * as Scope from "effect/Scope"
 import * as Auth from "../../Auth.js"
 import * as ClientState from "../../ClientState.js"
 import type * as Mcp from "../../Mcp.js"
-import type { ApprovalDecision, ContextHelper, Options } from "../../Tambo.js"
+import type { ApprovalDecision, ContextHelper, Options, RunOptions } from "../../Tambo.js"
 import { ConfigError, type RunCancelledError, type TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as ThreadStore from "../../ThreadStore.js"
@@ -179,6 +179,20 @@ export interface Env {
    * is `placeholderOwner`.
    */
   placeholderRun: RunState | undefined
+  /**
+   * The runs asked for on the placeholder (not following a run creating its thread) that have no
+   * state yet: they wait for their credentials or for the thread's lock. `startNewThread` gives
+   * each a local thread of its own, where it records once it starts.
+   */
+  readonly askedOnPlaceholder: Set<PlaceholderAsk>
+}
+
+/** A run asked for on the placeholder, before it has a state (see `askedOnPlaceholder`). @internal */
+export interface PlaceholderAsk {
+  readonly asked: number
+  readonly options: RunOptions
+  /** The local thread `startNewThread` gave it, if it did. */
+  local: string | undefined
 }
 
 /** @internal */
@@ -205,6 +219,7 @@ export const make = (
     | "localCounter"
     | "placeholderOwner"
     | "placeholderRun"
+    | "askedOnPlaceholder"
   >
 ): Env => ({
   ...services,
@@ -227,7 +242,8 @@ export const make = (
   switches: 0,
   localCounter: 0,
   placeholderOwner: undefined,
-  placeholderRun: undefined
+  placeholderRun: undefined,
+  askedOnPlaceholder: new Set()
 })
 
 /**
@@ -328,6 +344,18 @@ export const lockKeyOf = (env: Env, threadId: string): string => {
   }
   const run = env.localRuns.get(threadId)
   return run === undefined ? threadId : run.locked ? run.threadId : run.lockKey
+}
+
+/**
+ * Tells a new conversation's run's caller the local thread it records in, other than the
+ * placeholder (`RunOptions.onLocalThreadId`). What the caller throws is ignored. @internal
+ */
+export const tellLocalThread = (options: RunOptions, threadId: string): void => {
+  try {
+    options.onLocalThreadId?.(threadId)
+  } catch {
+    // The caller's listener, not the run's failure.
+  }
 }
 
 /** The next local number (thread ids, lock keys, message ids). @internal */

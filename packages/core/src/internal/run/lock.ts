@@ -17,7 +17,7 @@ import * as FiberId from "effect/FiberId"
 import { isLocalThreadId, LOCAL_THREAD_PREFIX, PLACEHOLDER_THREAD_ID } from "../../ClientState.js"
 import { type RunCancelledError, RunConflictError } from "../../TamboError.js"
 import { cancelStarting, readsOrWaitsFor, whileStarting } from "./cancel.js"
-import { type ActiveRun, type Env, newEpoch, nextLocal } from "./env.js"
+import { type ActiveRun, type Env, newEpoch, nextLocal, tellLocalThread } from "./env.js"
 import type { RunState } from "./state.js"
 
 /** Completes once the run has let go of its thread. @internal */
@@ -33,11 +33,12 @@ const releasePlaceholder = (env: Env, run: RunState): void => {
 
 /**
  * A run that creates its thread: it records in the placeholder unless another new thread's run is
- * using it (or it was not asked for there), else in a local thread of its own; its lock key is
- * local until the server names its thread. @internal
+ * using it (or it was not asked for there), else in a local thread of its own (`given`: the one
+ * `startNewThread` gave it before it started, its caller told then); its lock key is local until
+ * the server names its thread. @internal
  */
-export const takeNewThread = (env: Env, run: RunState): void => {
-  const key = `${LOCAL_THREAD_PREFIX}${nextLocal(env)}`
+export const takeNewThread = (env: Env, run: RunState, given?: string): void => {
+  const key = given ?? `${LOCAL_THREAD_PREFIX}${nextLocal(env)}`
   const placeholder = env.placeholderOwner === undefined && run.requested === PLACEHOLDER_THREAD_ID
   run.lockKey = key
   run.threadId = placeholder ? PLACEHOLDER_THREAD_ID : key
@@ -46,6 +47,7 @@ export const takeNewThread = (env: Env, run: RunState): void => {
     env.placeholderRun = run
   } else {
     env.localRuns.set(key, run)
+    if (given === undefined) tellLocalThread(run.options, key)
   }
 }
 

@@ -53,7 +53,8 @@ const makeState = (
   clock: RunState["clock"],
   timing: boolean,
   credentials: Transport.Credentials,
-  follows: RunState | undefined
+  follows: RunState | undefined,
+  given: string | undefined
 ): RunState => {
   const isNew = ClientState.isLocalThreadId(requested)
   const run: RunState = {
@@ -123,7 +124,7 @@ const makeState = (
     released: false,
     releasedSignal: undefined
   }
-  if (isNew && follows === undefined) Lock.takeNewThread(env, run)
+  if (isNew && follows === undefined) Lock.takeNewThread(env, run, given)
   return run
 }
 
@@ -151,6 +152,20 @@ const end = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): Ef
     )
   })
 
+/**
+ * Records a run asked for on the placeholder until it has a state (see `Env.askedOnPlaceholder`),
+ * or its start ends without one.
+ */
+const askOnPlaceholder = (env: Env.Env, asked: number, options: RunOptions): Effect.Effect<Env.PlaceholderAsk, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const ask: Env.PlaceholderAsk = { asked, options, local: undefined }
+      env.askedOnPlaceholder.add(ask)
+      return ask
+    }),
+    (ask) => Effect.sync(() => env.askedOnPlaceholder.delete(ask))
+  )
+
 /** @internal */
 export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): Stream.Stream<RunEvent, TamboError> =>
   // The run's span ends with the run's scope, after its end is recorded (see the finalizer). It
@@ -165,12 +180,17 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       const asked = ++env.asked
       // The run creating the thread of the conversation asked for, as it was asked for.
       const follows = Env.runCreating(env, requested)
+      // A new conversation's run that startNewThread moves off the placeholder before it starts
+      // goes on in a local thread of its own, as one already recording there does.
+      const ask = requested === ClientState.PLACEHOLDER_THREAD_ID && follows === undefined
+        ? yield* askOnPlaceholder(env, asked, options)
+        : undefined
       // Waits for a token exchange in flight; a refused one fails the run before it starts. The
       // run's requests carry these credentials, whatever setUserToken does meanwhile. A
       // cancellation of the thread ends the wait: nothing is recorded or sent yet.
       const credentials = yield* Cancel.whileStarting(
         env,
-        follows?.lockKey ?? requested,
+        ask === undefined ? follows?.lockKey ?? requested : () => ask.local ?? requested,
         asked,
         Effect.tap(
           env.auth.credentials,
@@ -188,7 +208,8 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // and no interruption in between: the end is recorded (and the server told) first, then
       // the thread's lock and the placeholder are let go.
       const run = yield* Effect.uninterruptible(Effect.suspend(() => {
-        const run = makeState(env, start, options, requested, asked, span, clock, timing, credentials, follows)
+        if (ask !== undefined) env.askedOnPlaceholder.delete(ask)
+        const run = makeState(env, start, options, ask?.local ?? requested, asked, span, clock, timing, credentials, follows, ask?.local)
         return Effect.as(Scope.addFinalizerExit(scope, (exit) => end(env, run, exit)), run)
       }))
       // The run's span gets the thread and first run ids at RUN_STARTED.

@@ -12,6 +12,7 @@ import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
 import * as ClientState from "../../ClientState.js"
+import type { RunOptions } from "../../Tambo.js"
 import type { TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
@@ -276,12 +277,15 @@ export const getThread = (env: Env.Env, threadId?: string): Effect.Effect<Option
  * @internal
  */
 export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
-  Effect.flatMap(Env.now, (at) =>
-    Effect.as(
+  Effect.flatMap(Env.now, (at) => {
+    // Each run moved to a local thread of its own, told once the store took the move.
+    const moved: Array<readonly [RunOptions, string]> = []
+    return Effect.zipRight(
       env.store.update((state) => {
         const fresh: ReadonlyArray<ClientState.Action> = [
           { type: "START_NEW_THREAD", threadId: ClientState.PLACEHOLDER_THREAD_ID, at }
         ]
+        for (const ask of env.askedOnPlaceholder) moved.push([ask.options, leavePlaceholder(env, ask)])
         const run = Env.placeholderRun(env)
         // The placeholder is no longer the thread of the run that held it, named or not.
         env.placeholderOwner = undefined
@@ -290,10 +294,33 @@ export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
         const own = `${ClientState.LOCAL_THREAD_PREFIX}${Env.nextLocal(env)}`
         run.threadId = own
         env.localRuns.set(own, run)
+        moved.push([run.options, own])
         return ClientState.reduce(copyPlaceholder(state, own), fresh)
       }),
-      ClientState.PLACEHOLDER_THREAD_ID
-    ))
+      Effect.sync(() => {
+        for (const [options, local] of moved) Env.tellLocalThread(options, local)
+        return ClientState.PLACEHOLDER_THREAD_ID
+      })
+    )
+  })
+
+/**
+ * A run asked for on the placeholder that has not started yet gets a local thread of its own; where
+ * it waits to start moves there, so a `cancelRun` of the new conversation no longer ends it, and
+ * one of its local thread does.
+ */
+const leavePlaceholder = (env: Env.Env, ask: Env.PlaceholderAsk): string => {
+  const local = `${ClientState.LOCAL_THREAD_PREFIX}${Env.nextLocal(env)}`
+  ask.local = local
+  env.askedOnPlaceholder.delete(ask)
+  const waiting = env.starting.get(ClientState.PLACEHOLDER_THREAD_ID)
+  const signal = [...(waiting ?? [])].find(([, asked]) => asked === ask.asked)?.[0]
+  if (waiting === undefined || signal === undefined) return local
+  waiting.delete(signal)
+  if (waiting.size === 0) env.starting.delete(ClientState.PLACEHOLDER_THREAD_ID)
+  env.starting.set(local, new Map([[signal, ask.asked]]))
+  return local
+}
 
 /**
  * A change of a thread on the server, run to its end (the store taking the answer) in the service's
