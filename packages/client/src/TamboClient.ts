@@ -804,7 +804,9 @@ export class TamboClient {
    * and streams the rest of the run. It may be called as soon as that
    * event is seen, inside the loop reading the run: it waits for the run to
    * finish ending. A result that is not an answer to a pending call rejects
-   * with a `ToolError`.
+   * with a `ToolError`. A new conversation's local thread id whose thread
+   * was forgotten or deleted since rejects with a `ConfigError` saying the
+   * client holds no thread of it, sending nothing, as `run` does.
    *
    * @since 0.1.0
    */

@@ -796,6 +796,23 @@ describe("a new conversation while a new thread's run has not started", () => {
   })
 })
 
+describe("a new conversation's local thread id whose thread left the client", () => {
+  it("continueRun with it rejects with a ConfigError saying the client holds no thread of it, sending nothing, as run() does", async () => {
+    server().setScript([Script.text("first.")])
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url })
+    const { localId, stream, threadId } = await runMovedToLocalThread(client, proxy, () => client.run("first conversation"))
+    await stream.thread
+    expect(client.forgetThread(localId)).toBe(true)
+    const sent = server().requests.length
+    const refused = await settle(client.continueRun(localId, [{ toolCallId: "call_1", result: "done" }]).thread)
+    expect(refused.ok ? "succeeded" : refused.error).toMatchObject({ name: "ConfigError", reason: "InvalidOption" })
+    expect(refused.ok ? "" : String(refused.error.message)).toMatch(/holds no thread of/)
+    expect(server().requests.length).toBe(sent)
+    expect(client.getState().threadMap[threadId]).toBeUndefined()
+  })
+})
+
 describe("reconciliation after a run", () => {
   it("the thread takes the server's ids once the run ended; a replaced local id stays as the message's key", async () => {
     server().setScript([Script.text("Hello")])

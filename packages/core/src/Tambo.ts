@@ -398,7 +398,11 @@ export declare namespace Tambo {
      * results for some of them only with an `ApiError` (400, code
      * `MISSING_RESULTS`), and against an AG-UI agent so does the client,
      * before anything is recorded or sent; the calls stay pending. A call
-     * given two results takes the last, as the API keeps it.
+     * given two results takes the last, as the API keeps it. A new
+     * conversation's local thread id whose thread the client no longer holds
+     * (forgotten or deleted since the server named it) fails with a
+     * `ConfigError` (`InvalidOption`) saying so, having sent nothing, as
+     * `run` does (see `RunOptions.threadId`).
      */
     readonly continueRun: (
       threadId: string,

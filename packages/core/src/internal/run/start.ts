@@ -295,7 +295,11 @@ export const continueRun = (
     // on. A thread deleted meanwhile is found gone by the run's own read, before anything is sent.
     // A local thread the server named since is that thread (see `startRun`).
     const saved = Env.savedThreadId(env, threadId)
-    const thread = yield* ensureThread(env, saved)
+    const held = yield* env.store.getThread(saved)
+    // A new conversation's id the store holds no thread of has none the server could be asked for
+    // (its named thread was forgotten or deleted since): nothing is sent, as for a run asked there.
+    if (held === undefined && ClientState.isLocalThreadId(saved)) return yield* Env.unsaved(env, "continueRun", saved, false)
+    const thread = held ?? (yield* ensureThread(env, saved))
     const byId = new Map(Pending.ofState(thread).map((call) => [call.toolCallId, call]))
     const answered = new Set<string>()
     for (const message of thread.thread.messages) {
