@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { ClientState, StreamingState, TamboThread, ThreadPage } from "@tambo-effect/client"
-import { getThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
+import { getThreadState, isLocalThreadId, PLACEHOLDER_THREAD_ID } from "@tambo-effect/core/ClientState"
 import { useCallback, useRef, useState } from "react"
 import type { ClientHandle } from "./internal/clientHandle.js"
 import { useTamboContext } from "./internal/context.js"
@@ -56,7 +56,9 @@ export interface UseTamboThreadReturn {
  * the state) when the client does not know it yet. `options` as
  * {@link TamboQueryOptions} (upstream's TanStack Query options). A new
  * conversation's local thread id is, once the server named that thread, the
- * thread it became (as the client's `getThread` has it).
+ * thread it became (as the client's `getThread` has it); once that thread
+ * was forgotten or deleted, the id names none, and the hook reports the
+ * client's `ConfigError` saying so (`status: "error"`), sending nothing.
  *
  * @since 0.1.0
  * @category Hooks
@@ -72,9 +74,11 @@ export const useTamboThread = (given: string, options: TamboQueryOptions = {}): 
   const [leaves, setLeaves] = useState({ known, count: 0 })
   if (leaves.known !== known) setLeaves({ known, count: leaves.count + (known ? 0 : 1) })
   const enabled = options.enabled !== false
+  // A local id the state holds no thread of is read too: the client refuses it (the thread it
+  // named was forgotten or deleted), sending nothing, and the hook shows that error.
   const query = useQuery(
     handle,
-    !enabled || known || isLocalThreadId(threadId) ? undefined : `${threadId}\u0000${leaves.count}`,
+    !enabled || known || threadId === PLACEHOLDER_THREAD_ID ? undefined : `${threadId}\u0000${leaves.count}`,
     () => handle.client().fetchThread(threadId)
   )
   useRefresh(handle, enabled && known && !isLocalThreadId(threadId) ? threadId : undefined, options)

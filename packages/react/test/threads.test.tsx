@@ -270,4 +270,19 @@ describe("a new conversation's local thread id, once the server named its thread
     expect(result.current.thread.thread?.id).toBe(threadId)
     expect(server().requests.filter((request) => request.path.includes(localId))).toEqual([])
   })
+
+  it("useTamboThread given it once its thread was forgotten reports an error, as for a thread that does not exist, and asks the API nothing", async () => {
+    server().setScript([Script.text("first.")])
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url })
+    const { localId, stream } = await runMovedToLocalThread(client, proxy, () => client.run("first conversation"))
+    await stream.thread
+    client.forgetThread(localId)
+    const { result } = renderHook(() => useTamboThread(localId), { wrapper: wrapperFor({ client }) })
+    await waitFor(() => expect(result.current.isError).toBe(true))
+    expect(result.current.error).toMatchObject({ name: "ConfigError", reason: "InvalidOption" })
+    expect(String(result.current.error?.message)).toMatch(/holds no thread of/)
+    expect(result.current).toMatchObject({ status: "error", isPending: false, isSuccess: false, isLoading: false, thread: undefined })
+    expect(server().requests.filter((request) => request.path.includes(localId))).toEqual([])
+  })
 })
