@@ -1311,8 +1311,9 @@ export class TamboClient {
 
   /**
    * Replaces (`{ state }`) or patches (`{ patch }`, RFC 6902 operations) the
-   * state of a component block, on the server and then in the state;
-   * resolves with its new state. The model sees it in later runs, and a
+   * state of a component block, on the server and then in the state (a
+   * thread the state holds is read again, for the time the server changed
+   * it at); resolves with its new state. The model sees it in later runs, and a
    * thread loaded again has it. Rejects with a `ConfigError`
    * (`InvalidOption`) for a bad update or a new conversation's id
    * (`startNewThread()`'s placeholder: the server has no thread of it until

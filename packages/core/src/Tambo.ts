@@ -611,7 +611,10 @@ export declare namespace Tambo {
      * API refuses it while a run is active on the thread. Interrupting it
      * stops the wait, not the update, as for `updateThreadName`: the server
      * may have taken the state, so it goes on to its end and the store takes
-     * the state the server answered.
+     * the state the server answered. Storing a state changes the thread on the
+     * server (its `updatedAt`), which the answer does not carry: a thread the
+     * store holds is read again before the call resolves (a read that fails
+     * leaves the store with the new state and the time before it).
      *
      * @since 0.2.0
      */

@@ -1,12 +1,13 @@
-import { Script } from "@tambo-effect/testing"
+import { Script, type TestServer } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Tambo from "../src/Tambo.js"
 import type * as Types from "../src/Types.js"
-import { runAll, tamboLayer, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, runAll, tamboLayer, useServer, useTickingServer } from "./helpers.js"
 
 const server = useServer()
+const ticking = useTickingServer()
 
 const componentState = (thread: Types.TamboThread | undefined, componentId: string): unknown => {
   for (const message of thread?.messages ?? []) {
@@ -25,11 +26,13 @@ const serverState = (threadId: string, componentId: string): unknown => {
 }
 
 /** A run that renders `comp_card`; returns its thread's id. */
-const renderCard = Effect.gen(function* () {
-  server().setScript([Script.component("Card", { title: "hi" }, { id: "comp_card" })])
-  const events = yield* runAll("show a card")
-  return events[events.length - 1]!.threadId
-})
+const renderCardOn = (on: () => TestServer) =>
+  Effect.gen(function* () {
+    on().setScript([Script.component("Card", { title: "hi" }, { id: "comp_card" })])
+    const events = yield* runAll("show a card")
+    return events[events.length - 1]!.threadId
+  })
+const renderCard = renderCardOn(server)
 
 describe("component state", () => {
   it.live("replaces and patches a component's state on the server and in the store", () =>
@@ -114,4 +117,14 @@ describe("component state", () => {
       )
       expect(Either.isLeft(impossible) && impossible.left).toMatchObject({ _tag: "ApiError", status: 400 })
     }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("leaves the thread in the store as the server has it: the time it changed at too", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* renderCardOn(ticking)
+      yield* tambo.updateComponentState(threadId, "comp_card", { state: { favourite: true } })
+      yield* expectStoreEqualsServer(tambo, ticking(), threadId)
+      yield* tambo.updateComponentState(threadId, "comp_card", { patch: [{ op: "add", path: "/notes", value: [] }] })
+      yield* expectStoreEqualsServer(tambo, ticking(), threadId)
+    }).pipe(Effect.provide(tamboLayer(ticking()))))
 })

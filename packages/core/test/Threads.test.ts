@@ -25,13 +25,11 @@ import * as ToolRegistry from "../src/ToolRegistry.js"
 import type { TamboError } from "../src/TamboError.js"
 import type * as Types from "../src/Types.js"
 import * as Tool from "../src/Tool.js"
-import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, useServer, weather } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, useServer, useTickingServer, weather } from "./helpers.js"
 
 const server = useServer()
 
-/** A server whose clock moves a second each time it is read: each change of a thread is later than the one before. */
-let ticks = Date.parse("2026-01-01T00:00:00Z")
-const ticking = useServer({ now: () => (ticks += 1_000) })
+const ticking = useTickingServer()
 
 /** Where a request names its user: `userKey` in the query or body, or the legacy `contextKey`. */
 const userKeyOf = (request: RecordedRequest): string | undefined => {

@@ -55,6 +55,15 @@ export const useServer = (options: TestServerOptions = {}) => {
   }
 }
 
+/**
+ * A testing server whose clock moves a second each time it is read: each change of a thread is
+ * later than the one before, so a time of change the store missed shows.
+ */
+export const useTickingServer = () => {
+  let ticks = Date.parse("2026-01-01T00:00:00Z")
+  return useServer({ now: () => (ticks += 1_000) })
+}
+
 export type TamboLayer = Layer.Layer<Tambo.Tambo, unknown>
 
 /** The full SDK against a testing server. */

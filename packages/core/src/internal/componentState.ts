@@ -87,6 +87,9 @@ export const withComponentState = (
  * Sends the update, then puts the state the server answered into the
  * store's block (merged as a read of the thread would be, so the rest of
  * the thread stays as it is), which every reader of the thread then sees.
+ * Storing the state changed the thread on the server (its `updatedAt`),
+ * which the answer does not carry: the thread is read again (`readBack`),
+ * so the store equals the server once the update returns.
  *
  * @since 0.2.0
  * @category Effects
@@ -100,6 +103,8 @@ export const updateComponentState = (
     ) => Effect.Effect<A, TamboError>
     /** The server took the state: a read of the thread in flight may be older, and is not applied. */
     readonly stored?: (threadId: string) => void
+    /** The store's thread read again from the server; a failed read leaves the store as it is. */
+    readonly readBack?: (threadId: string) => Effect.Effect<void>
   },
   threadId: string,
   componentId: string,
@@ -123,5 +128,6 @@ export const updateComponentState = (
       }
       yield* services.store.apply([action])
     }
+    if (services.readBack !== undefined) yield* services.readBack(threadId)
     return state
   })

@@ -20,7 +20,7 @@ import * as Env from "./env.js"
 import * as Lock from "./lock.js"
 import type * as Types from "../../Types.js"
 import type { RunState } from "./state.js"
-import { fetchAfterRun, forgetIfGone, maybeName, readAtRunEnd } from "./threads.js"
+import { fetchIfHeld, forgetIfGone, maybeName, readAtRunEnd } from "./threads.js"
 
 interface RunFailure {
   readonly message: string
@@ -107,7 +107,7 @@ const reconcileOnceCredentialed = (env: Env.Env, run: RunState): Effect.Effect<v
     yield* Lock.done(run)
     // The run's finalizer marks the thread's epoch right after it lets go: the read is sent after.
     yield* Effect.yieldNow()
-    yield* fetchAfterRun(env, threadId, Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, threadId)))
+    yield* fetchIfHeld(env, threadId, Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, threadId)))
   }).pipe(
     Effect.withParentSpan(run.span),
     Effect.ignore,

@@ -183,16 +183,18 @@ const takeAtRunEnd = (
   ).pipe(Effect.uninterruptible)
 
 /**
- * `fetchThread` of a run's thread once the run let go of it, with the run's credentials, if the
- * store still holds the thread: for a run whose end could not read it (it ended waiting for new
- * credentials). A run that took the thread since, or its leaving the store, wins over the read.
+ * `fetchThread` of a thread the store holds and no run of this client is on (that run's end reads
+ * it): for a run's thread once the run let go of it, with the run's credentials, when its end could
+ * not read it (it ended waiting for new credentials); for a thread the server changed in more than
+ * its answer said (a component's state: the thread's time of change). A run that took the thread
+ * since, or its leaving the store, wins over the read.
  *
  * @internal
  */
-export const fetchAfterRun = (
+export const fetchIfHeld = (
   env: Env.Env,
   threadId: string,
-  retrieve: Effect.Effect<Transport.ThreadWithMessages, TamboError>
+  retrieve?: Effect.Effect<Transport.ThreadWithMessages, TamboError>
 ): Effect.Effect<void, TamboError> =>
   Effect.gen(function* () {
     if (env.activeRuns.has(threadId) || (yield* env.store.getThread(threadId)) === undefined) return

@@ -153,7 +153,8 @@ const threads = (
             transport: env.transport,
             store: env.store,
             withCredentials: (f) => RunEnv.withCredentials(env, f),
-            stored: (key) => RunEnv.newEpoch(env, key)
+            stored: (key) => RunEnv.newEpoch(env, key),
+            readBack: (key) => Effect.ignore(Threads.fetchIfHeld(env, key))
           },
           saved,
           componentId,
