@@ -1131,6 +1131,24 @@ describe("threads", () => {
       yield* expectStoreEqualsServer(tambo, ticking(), remote.id)
     }).pipe(Effect.provide(tamboLayer(ticking()))))
 
+  it.live("the automatic name after a run, made once the run's end read the thread: the store takes the time the server changed the thread at with it", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(ticking())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const naming = proxy.holdRequest((request) => request.path.endsWith("/generate-name"))
+        ticking().setScript([Script.text("Paris is sunny.")])
+        const threadId = (yield* runAll("What is the weather in Paris?")).at(-1)!.threadId
+        yield* Effect.promise(() => naming.arrived)
+        naming.release()
+        yield* tambo.store.changes.pipe(
+          Stream.filter((state) => (state.threadMap[threadId]?.thread.name ?? "") !== ""),
+          Stream.runHead
+        )
+        yield* expectStoreEqualsServer(tambo, ticking(), threadId)
+      }).pipe(Effect.provide(tamboLayer(ticking(), { tamboUrl: proxy.url, autoGenerateThreadName: true, autoGenerateNameThreshold: 2 })))
+    }).pipe(Effect.scoped))
+
   it.live("generateThreadName names a thread after its conversation", () =>
     Effect.gen(function* () {
       server().setScript([Script.text("Paris is sunny.")])
