@@ -178,6 +178,13 @@ describe("manual tool execution", () => {
   })
   const oslo = { toolCallId: "c1", result: { city: "Oslo", temperature: 1 } }
   const rome = { toolCallId: "c2", result: { city: "Rome", temperature: 2 } }
+  /** Another client of the same user (another tab) reads the thread and answers both calls. */
+  const otherTabAnswers = (threadId: string) =>
+    Effect.gen(function* () {
+      const other = yield* Tambo.Tambo
+      yield* other.fetchThread(threadId)
+      yield* Stream.runDrain(other.continueRun(threadId, [oslo, rome]))
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
 
   it.live("results for some of the pending calls only: the server's 400 MISSING_RESULTS, both calls still pending, and a complete continueRun goes on", () =>
     Effect.gen(function* () {
@@ -190,6 +197,45 @@ describe("manual tool execution", () => {
       yield* expectStoreEqualsServer(tambo, server(), threadId)
       const rest = [...yield* Stream.runCollect(tambo.continueRun(threadId, [oslo, rome]))]
       expect(rest.at(-1)!.event.type).toBe("RUN_FINISHED")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("results for calls another tab answered meanwhile: refused, and the store shows the thread as the server has it, the other tab's answer in it", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* pausedOnTwo
+      // Another tab of the same user answers both calls first.
+      yield* otherTabAnswers(threadId)
+      const refused = yield* Stream.runDrain(tambo.continueRun(threadId, [oslo, rome])).pipe(Effect.flip)
+      expect(fields(refused)).toMatchObject({ _tag: "ApiError", reason: "BadRequest", status: 400, code: "EXTRA_RESULTS" })
+      expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
+      const answers = server().threads.get(threadId)!.messages.flatMap((m) => m.content).filter((c) => c.type === "tool_result")
+      expect(answers).toHaveLength(2)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("results for calls another tab's run on the server is answering: refused, and the store shows that run as the server has it", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* pausedOnTwo
+      // The other tab's run holds the thread on the server until answered: its model is at work.
+      const started = yield* Deferred.make<void>()
+      const answered = yield* Deferred.make<void>()
+      server().setScript(async (request: Script.RunRequest) => {
+        Deferred.unsafeDone(started, Effect.void)
+        await Effect.runPromise(Deferred.await(answered))
+        return [Script.text(request.toolResults.map((r) => r.toolUseId).join("; "))]
+      })
+      const other = yield* Effect.fork(otherTabAnswers(threadId))
+      yield* Deferred.await(started)
+      const refused = yield* Stream.runDrain(tambo.continueRun(threadId, [oslo, rome])).pipe(Effect.flip)
+      expect(fields(refused)).toMatchObject({ _tag: "ApiError", reason: "BadRequest", status: 400, code: "EXTRA_RESULTS" })
+      expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
+      expect((yield* tambo.state).threadMap[threadId]!.thread.status).toBe("streaming")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      yield* Deferred.succeed(answered, undefined)
+      yield* Fiber.join(other)
+      yield* tambo.fetchThread(threadId)
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 
