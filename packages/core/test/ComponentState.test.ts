@@ -2,6 +2,7 @@ import { Script, type TestServer } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Tambo from "../src/Tambo.js"
 import type * as Types from "../src/Types.js"
 import { expectStoreEqualsServer, runAll, tamboLayer, useServer, useTickingServer } from "./helpers.js"
@@ -125,6 +126,21 @@ describe("component state", () => {
       yield* tambo.updateComponentState(threadId, "comp_card", { state: { favourite: true } })
       yield* expectStoreEqualsServer(tambo, ticking(), threadId)
       yield* tambo.updateComponentState(threadId, "comp_card", { patch: [{ op: "add", path: "/notes", value: [] }] })
+      yield* expectStoreEqualsServer(tambo, ticking(), threadId)
+    }).pipe(Effect.provide(tamboLayer(ticking()))))
+
+  it.live("of a component another tab's run rendered since the store read the thread: the store takes the thread as the server has it, the component in it", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      ticking().setScript([Script.text("hello")])
+      const threadId = (yield* runAll("hi")).at(-1)!.threadId
+      yield* Effect.gen(function* () {
+        yield* Effect.flatMap(Tambo.Tambo, (other) => other.fetchThread(threadId))
+        ticking().setScript([Script.component("Card", { title: "hi" }, { id: "comp_card" })])
+        yield* runAll("show a card", { threadId })
+      }).pipe(Effect.provide(tamboLayer(ticking())))
+      yield* tambo.updateComponentState(threadId, "comp_card", { state: { favourite: true } })
+      expect(componentState(Option.getOrUndefined(yield* tambo.getThread(threadId)), "comp_card")).toEqual({ favourite: true })
       yield* expectStoreEqualsServer(tambo, ticking(), threadId)
     }).pipe(Effect.provide(tamboLayer(ticking()))))
 })
