@@ -329,6 +329,14 @@ describe("model counterexamples: renaming a thread (store-equals-server)", () =>
     ))
 })
 
+describe("model counterexamples: a component's state (store-equals-server)", () => {
+  // Defect: the store took the component's new state but not the time the server changed the
+  // thread at, which the server's answer does not carry, so the thread's updatedAt stayed the one
+  // before the update.
+  it("a component's state at rest, after the run that rendered it", () =>
+    replay([{ kind: "component", target: "current" }, { kind: "componentState", known: 0 }], ["store-equals-server"]))
+})
+
 describe("model cases: a new conversation's local thread id once its run's thread is named (localId)", () => {
   // A run asked for with the local id started another new conversation; continueRun and cancelRun
   // of it reached nothing.

@@ -5,7 +5,7 @@
 import { Script, startTestServer, type TestServer } from "@tambo-effect/testing"
 import { FastCheck as fc } from "effect"
 import * as Schema from "effect/Schema"
-import { type BusyPolicy, type ClientState, EVENT_BUFFER, TamboClient, type TamboStream } from "../../src/index.js"
+import { type BusyPolicy, type ClientState, EVENT_BUFFER, RunConflictError, TamboClient, type TamboStream } from "../../src/index.js"
 import { storeMatchesServer } from "./storeMatchesServer.js"
 import * as Model from "./support.js"
 import {
@@ -156,6 +156,12 @@ export type Command =
    */
   | { readonly kind: "rename"; readonly known: number; readonly duringRun: boolean; readonly via: RenameVia }
   /**
+   * The first component of the i-th known thread, as the server holds it, given a new state by this
+   * client (`updateComponentState`), at rest; nothing for a thread with no component. A run the
+   * server still holds on the thread refuses it (`RunConflictError`).
+   */
+  | { readonly kind: "componentState"; readonly known: number }
+  /**
    * A new conversation's run moved to a local thread of its own (`startNewThread()` once the server
    * got its request, before it named the thread), then a call with the local id the state showed:
    * once the server named the thread, `updateThreadName` (`rename`), `fetchThread` (`fetch`) or a
@@ -281,6 +287,7 @@ export const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
       via: fc.constantFrom<RenameVia>("updateThreadName", "generateThreadName")
     })
   },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("componentState" as const), known: fc.nat(3) }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -329,6 +336,8 @@ class World extends Model.ModelWorld<Scenario> {
   nullShown: string | undefined
   /** How many names `rename` commands gave: each name is new. */
   names = 0
+  /** How many states `componentState` commands gave: each state is new. */
+  states = 0
 
   /** Looks at a state the client published. */
   watch(state: ClientState): void {
@@ -549,6 +558,8 @@ const play = async (real: Real, command: Command): Promise<ReadonlyArray<TamboSt
       return deletedElsewhere(real, command)
     case "rename":
       return rename(real, command)
+    case "componentState":
+      return componentState(real, command)
     case "localId":
       return localId(real, command)
     case "forget": {
@@ -602,6 +613,19 @@ const rename = async (real: Real, command: Extract<Command, { kind: "rename" }>)
   const stream = client.run(message, { threadId, toolTimeout: TOOL_TIMEOUT })
   await drive(real, stream, "approve")
   return [stream]
+}
+
+/** A known thread's first component given a new state by this client (see the `componentState` command). */
+const componentState = async (real: Real, command: Extract<Command, { kind: "componentState" }>): Promise<ReadonlyArray<TamboStream>> => {
+  const { world, client } = real
+  const threadId = threadOf(real, { known: command.known })
+  if (threadId === undefined) return []
+  const component = world.server.threads.get(threadId)?.messages.flatMap((m) => m.content).find((c) => c.type === "component")
+  if (component?.type !== "component") return []
+  await client.updateComponentState(threadId, component.id, { state: { n: ++world.states } }).catch((error: unknown) => {
+    if (!(error instanceof RunConflictError)) throw error
+  })
+  return []
 }
 
 /** A call with a new conversation's local thread id (see the `localId` command). */
