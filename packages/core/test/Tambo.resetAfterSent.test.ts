@@ -68,6 +68,13 @@ const resetOnce = <A, E>(
 const isThreadRead = (threadId: string) => (request: HoldingProxy.ProxiedRequest) =>
   request.method === "GET" && request.url.startsWith(`/v1/threads/${threadId}?`)
 
+/** The list of the newest threads, by which a new conversation's run looks for where its message landed. */
+const isThreadList = (request: HoldingProxy.ProxiedRequest) => request.method === "GET" && request.path === "/v1/threads"
+
+/** Stops the run `run` reads: by `cancelRun` (of the current thread), or by interrupting its reader. */
+const stopBy = <A, E>(tambo: Tambo.Tambo.Service, run: Fiber.RuntimeFiber<A, E>, stop: "cancelRun" | "interruption") =>
+  stop === "cancelRun" ? tambo.cancelRun() : Fiber.interrupt(run)
+
 /**
  * The run failed with the connection's error, which says the request may have reached the server
  * and is not retryable (sending it again may duplicate the message), also as a copy of it.
@@ -277,6 +284,35 @@ describe("a run request whose connection was reset once it went out (the server 
         }))
     }))
 
+  it.live.each(["cancelRun", "interruption"] as const)("taken, on a new conversation, a Stop (%s) while the newest threads are listed to tell: the run ends cancelled, nothing is sent again, and the conversation becomes the thread the message landed in, which the next message goes on", (stop) =>
+    Effect.gen(function* () {
+      replying()
+      yield* resetOnce(server, "taken", undefined, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const list = proxy.holdResponse(isThreadList)
+          const run = yield* Effect.fork(Effect.either(runAll("hello")))
+          yield* Effect.promise(() => list.arrived)
+          yield* stopBy(tambo, run, stop)
+          list.release()
+          const ended = yield* Fiber.await(run)
+          if (stop === "cancelRun") {
+            const either = yield* ended
+            expect(Either.isLeft(either) && either.left._tag).toBe("RunCancelledError")
+          }
+          expect(sent("hello")).toBe(1)
+          const landed = threadsHolding(server(), "hello")
+          expect(landed).toHaveLength(1)
+          yield* until(() => server().threads.get(landed[0]!)?.runStatus === "idle")
+          const state = yield* tambo.state
+          expect(state.currentThreadId).toBe(landed[0])
+          yield* expectStoreEqualsServer(tambo, server(), landed[0]!)
+          finished(yield* Effect.either(runAll("next")))
+          expect(storedOn(server(), landed[0]!, "next")).toBe(1)
+          expect(server().threads.list()).toHaveLength(1)
+          yield* expectStoreEqualsServer(tambo, server(), landed[0]!)
+        }))
+    }))
+
   it.live("not taken, on a new conversation: no thread holds it, so the message is sent again and runs, once", () =>
     Effect.gen(function* () {
       replying()
@@ -351,6 +387,35 @@ const resultsOn = (server: TestServer, threadId: string, toolUseId: string): num
   server.threads.get(threadId)?.messages.filter((m) =>
     m.content.some((block) => block.type === "tool_result" && block.toolUseId === toolUseId)
   ).length ?? 0
+
+describe("a new conversation's run request whose connection was reset once the server took it, its run going on there (the server notices on its next write, as the Tambo API)", () => {
+  const { sent, server } = onServer({ noticeClosedConnection: "onNextWrite" })
+
+  it.live.each(["cancelRun", "interruption"] as const)("a Stop (%s) while the newest threads are listed to tell: the run the message started is cancelled on the thread it landed in, which the conversation becomes", (stop) =>
+    Effect.gen(function* () {
+      server().setScript((request) =>
+        request.text === "hello" ? [Script.text("slow..."), Script.hang()] : [Script.text(`re: ${request.text}`)]
+      )
+      yield* resetOnce(server, "taken", undefined, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const list = proxy.holdResponse(isThreadList)
+          const run = yield* Effect.fork(Effect.either(runAll("hello")))
+          yield* Effect.promise(() => list.arrived)
+          yield* stopBy(tambo, run, stop)
+          list.release()
+          yield* Fiber.await(run)
+          expect(sent("hello")).toBe(1)
+          const landed = threadsHolding(server(), "hello")
+          expect(landed).toHaveLength(1)
+          expect(server().cancels.map((c) => [c.threadId, c.reason])).toEqual([[landed[0], "user_cancelled"]])
+          expect(server().threads.get(landed[0]!)?.runStatus).toBe("idle")
+          expect((yield* tambo.state).currentThreadId).toBe(landed[0])
+          yield* expectStoreEqualsServer(tambo, server(), landed[0]!)
+          finished(yield* Effect.either(runAll("next")))
+          expect(server().threads.list()).toHaveLength(1)
+        }))
+    }))
+})
 
 describe("a request carrying tool results whose connection was reset once it went out", () => {
   const { aThread, server } = onServer()

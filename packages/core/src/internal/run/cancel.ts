@@ -207,12 +207,7 @@ const landedUnnamed = (env: Env.Env, run: RunState): Effect.Effect<void> => {
   ) return Effect.void
   return Effect.zipRight(
     run.abortRequest,
-    Landed.find(env, run).pipe(
-      Effect.match({
-        onFailure: () => undefined,
-        onSuccess: (landed) => landed._tag === "One" ? Landed.adopt(run, landed.thread) : undefined
-      })
-    )
+    Landed.findAndAdopt(env, run)
   )
 }
 

@@ -17,6 +17,7 @@ import { mayHaveReachedServer } from "../http/connectionFailure.js"
 import * as Reconcile from "../reconcile.js"
 import * as Cancel from "./cancel.js"
 import * as Env from "./env.js"
+import * as Landed from "./landed.js"
 import * as Lock from "./lock.js"
 import type * as Types from "../../Types.js"
 import type { RunState } from "./state.js"
@@ -266,6 +267,8 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
       yield* keepUnansweredPending(env, run, last)
       return yield* maybeName(env, run.threadId, run.span)
     }
+    // A Stop or an interruption that cut the search for where a new conversation's message landed.
+    yield* Effect.withParentSpan(Landed.findCut(env, run), run.span)
     yield* moveToNamedThread(env, run)
     // A run stopped before the server's answer named its thread here, or one that followed the run
     // creating it, tells its caller the thread it ended on.

@@ -10,6 +10,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as ClientState from "../../ClientState.js"
 import type { TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
@@ -128,6 +129,33 @@ const search = (env: Env.Env, run: RunState): Effect.Effect<Landed, TamboError> 
     if (holding.length === 0) return { _tag: "None" } as const
     if (holding.length === 1) return { _tag: "One", thread: holding[0]! } as const
     return { _tag: "Unknown", why: `${holding.length} new threads hold the same message` } as const
+  })
+
+/**
+ * `find`, and the run's thread becomes the one it tells (see `adopt`); a failure, several threads or
+ * none leave the run as it was.
+ *
+ * @internal
+ */
+export const findAndAdopt = (env: Env.Env, run: RunState): Effect.Effect<void> =>
+  Effect.match(find(env, run), {
+    onFailure: () => undefined,
+    onSuccess: (landed) => landed._tag === "One" ? adopt(run, landed.thread) : undefined
+  })
+
+/**
+ * A search a Stop or the run's interruption cut before it told: the run's end looks again, within
+ * the same bound, so a message the server took does not stay in a thread the client never learns,
+ * and the next message does not start another one. It runs in the service's scope: an
+ * interrupted run's end would cut it again at once, and could not bound it.
+ *
+ * @internal
+ */
+export const findCut = (env: Env.Env, run: RunState): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (!run.landedUntold || run.serverThreadId !== undefined) return Effect.void
+    run.landedUntold = false
+    return Effect.flatMap(Effect.forkIn(findAndAdopt(env, run), env.scope), Fiber.join)
   })
 
 /**

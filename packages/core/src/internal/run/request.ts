@@ -465,12 +465,21 @@ const openedNew = (env: Env.Env, run: RunState, send: Request["send"]): Request 
     )
 })
 
-/** `Landed.find` for a run whose answer was lost: a cancellation ends it, as it aborts a request. */
+/**
+ * `Landed.find` for a run whose answer was lost: a cancellation ends it at once, as it aborts a
+ * request. A search it cut (or the run's interruption) is done again by the run's end
+ * (`Landed.findCut`).
+ */
 const lookForLanded = (env: Env.Env, run: RunState) =>
   Effect.suspend(() => {
     Cancel.answered(run)
+    run.landedUntold = true
     if (run.cancelledWith !== undefined) return Effect.fail(run.cancelledWith)
-    return Effect.raceFirst(Landed.find(env, run), Deferred.await(Cancel.cancelledSignal(run)))
+    const told = Effect.sync(() => (run.landedUntold = false))
+    return Effect.raceFirst(
+      Effect.tapBoth(Landed.find(env, run), { onFailure: () => told, onSuccess: () => told }),
+      Deferred.await(Cancel.cancelledSignal(run))
+    )
   }).pipe(Effect.withParentSpan(run.span))
 
 /** The connection's error, saying why the server's threads could not tell where the message went. */

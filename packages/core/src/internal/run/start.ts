@@ -112,6 +112,7 @@ const makeState = (
     refusedOnceCancelled: false,
     threadBefore: undefined,
     sent: undefined,
+    landedUntold: false,
     cancelSent: undefined,
     cancelledWith: undefined,
     cancelling: undefined,

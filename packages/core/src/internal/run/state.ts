@@ -153,6 +153,11 @@ export interface RunState {
   threadBefore: Types.TamboThread | undefined
   /** A new conversation's request went out: when, and what the client knew then (see `Landed.noteSent`). */
   sent: Sent | undefined
+  /**
+   * The search for where a new conversation's message landed (see `Landed.find`) started and has
+   * not told yet: it goes on, or a Stop or the run's interruption cut it, and the run's end looks again.
+   */
+  landedUntold: boolean
 
   // -- cancellation --
   /** The server was told to cancel the current step's run: completed with its answer once that `DELETE` ended. */
