@@ -4,8 +4,9 @@
 // server's run ended; and `nested` ones: a loop that, at one of its run's events, reads another run
 // of that thread (onBusy "interrupt", "queue" or "reject") to its end in its body. The invariants of harness.ts are checked after every command. Seeded, so a
 // failure reproduces; MODEL_RUNS, MODEL_MAX_COMMANDS, MODEL_SEED, MODEL_PATH, MODEL_REPLAY_PATH and
-// MODEL_INVARIANTS as for lifecycle.model.test.ts. A counterexample it shrinks to goes to
-// counterexamples.test.ts as a named test.
+// MODEL_INVARIANTS as for lifecycle.model.test.ts. A step that does not end fails command-settles
+// naming it, and its clients and server go before the next sequence, so a shrink starts clean. A
+// counterexample it shrinks to goes to counterexamples.test.ts as a named test.
 import { describe } from "vitest"
 import { consumerCommandsArbitrary, runSequence } from "./harness.js"
 import { modelProperty } from "./support.js"

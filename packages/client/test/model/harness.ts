@@ -451,7 +451,7 @@ export type Real = Model.Real<World>
 
 /** A client of the world's server, for the same user, with the probe tool and the card. */
 const makeClient = (world: World): TamboClient => {
-  const client = new TamboClient({
+  const client = world.track(new TamboClient({
     apiKey: world.server.apiKey,
     tamboUrl: world.server.url,
     userKey: "user-1",
@@ -460,7 +460,7 @@ const makeClient = (world: World): TamboClient => {
     store: world.store(),
     tools: [makeProbe(() => world)],
     components: [CARD]
-  })
+  }))
   client.subscribe(() => world.watch(client.getState()))
   return client
 }

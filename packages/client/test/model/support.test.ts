@@ -2,7 +2,17 @@
 // and skips the ones a sequence does not check, and the small judges the invariants lean on.
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { TamboClient } from "../../src/index.js"
-import { executedOnce, InvariantError, Invariants, ModelWorld, parseProbe, resourceCounts, threadOf } from "./support.js"
+import {
+  executedOnce,
+  InvariantError,
+  Invariants,
+  ModelCommand,
+  ModelWorld,
+  parseProbe,
+  resourceCounts,
+  runSequence,
+  threadOf
+} from "./support.js"
 
 const ALL = ["command-settles", "run-outcome", "no-unhandled-rejection", "no-open-handles", "own"] as const
 type Name = (typeof ALL)[number]
@@ -54,6 +64,35 @@ describe("no-open-handles", () => {
     })
     await client.destroy()
     await checks.noOpenHandles(before, world.stores)
+  })
+})
+
+describe("command-settles", () => {
+  it("a step that does not end fails the sequence naming it, and the sequence ends only once every client it made is destroyed and that step with them", async () => {
+    const checks = new Invariants<Name>(ALL, new Set())
+    let world: ModelWorld<never> | undefined
+    let hungEnded = false
+    const played: Array<string> = []
+    // The second step waits for a client of its own, which only its destroy() ends.
+    const play = async (real: { readonly world: ModelWorld<never>; readonly client: TamboClient }, command: string) => {
+      played.push(command)
+      if (command !== "hang") return
+      const own = real.world.track(new TamboClient({ apiKey: "key", tamboUrl: "http://127.0.0.1:9", store: real.world.store() }))
+      await checks.liveness(new Promise<void>((resolve) => own.subscribeToDestroy(resolve)).then(() => (hungEnded = true)), command)
+    }
+    const failure = await runSequence({
+      invariants: checks,
+      checking: new Set(ALL),
+      open: async () => ({ world: (world = new ModelWorld<never>()), close: async () => undefined }),
+      current: () => undefined,
+      client: (each) => new TamboClient({ apiKey: "key", tamboUrl: "http://127.0.0.1:9", store: each.store() }),
+      commands: ["first", "hang", "never played"].map((command) => new ModelCommand(command, play))
+    }).catch((error: unknown) => error)
+    expect(failure).toMatchObject({ invariant: "command-settles", message: expect.stringMatching(/"hang" did not end within \d+ ms \(step 2\)$/) })
+    expect(played).toEqual(["first", "hang"])
+    expect(hungEnded).toBe(true)
+    expect(world!.madeClients).toHaveLength(2)
+    expect(world!.stores.every((store) => store.listeners === 0)).toBe(true)
   })
 })
 

@@ -51,6 +51,22 @@ export const eventually = async (predicate: () => boolean, timeoutMs = 3_000): P
   return true
 }
 
+/** How long a step of a sequence may take, and each part of its teardown after one that did not end (a liveness bound). */
+const STEP_BOUND_MS = 5_000
+
+/** `promise`'s value, or `undefined` once `ms` passed: for a liveness bound. */
+const within = async <A>(promise: Promise<A>, ms: number): Promise<Settled<A> | undefined> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms)
+  })
+  try {
+    return await Promise.race([settle(promise), late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** The process's open handles, by type. */
 export const resourceCounts = () => {
   const counts = new Map<string, number>()
@@ -116,6 +132,11 @@ export type Outcome = "ok" | "ApiError" | "TransportError" | "AbortError" | "Run
  */
 export class Invariants<I extends string> {
   #checking: ReadonlySet<I>
+  /** The step the sequence plays now (1 for its first command), and that command. */
+  #step = 0
+  #playing = ""
+  /** What a step that did not end (see `liveness`) still does: the sequence's teardown waits for it. */
+  #hung: Promise<unknown> | undefined
 
   constructor(
     readonly all: ReadonlyArray<I>,
@@ -136,9 +157,27 @@ export class Invariants<I extends string> {
     return new Set(this.all.filter((invariant) => !this.knownOpen.has(invariant)))
   }
 
-  /** The invariants the sequence about to run checks. */
+  /** The invariants the sequence about to run checks; its steps are counted from here. */
   use(checking: ReadonlySet<I>): void {
     this.#checking = checking
+    this.#step = 0
+    this.#playing = ""
+    this.#hung = undefined
+  }
+
+  /** `commands`, each noting as it runs that the sequence plays it (what `liveness` names). */
+  *counted<M extends object, R>(commands: Iterable<fc.AsyncCommand<M, R, boolean>>): Iterable<fc.AsyncCommand<M, R, boolean>> {
+    for (const command of commands) {
+      yield {
+        check: (model) => command.check(model),
+        run: (model, real) => {
+          this.#step++
+          this.#playing = command.toString()
+          return command.run(model, real)
+        },
+        toString: () => command.toString()
+      }
+    }
   }
 
   /** Whether the sequence checks `invariant`. */
@@ -156,18 +195,33 @@ export class Invariants<I extends string> {
     }
   }
 
-  /** `promise`, or a `command-settles` failure if it does not end (a liveness bound). */
+  /**
+   * `promise`, or a `command-settles` failure naming the step if it does not end (a liveness
+   * bound). What it still does is the teardown's (`stopHung`) to wait for: it must not run on
+   * into the next sequence, which a shrink starts at once.
+   */
   async liveness<A>(promise: Promise<A>, command: unknown): Promise<A> {
     if (!this.has("command-settles" as I)) return promise
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new InvariantError("command-settles", `${JSON.stringify(command)} did not end`)), 5_000)
-    })
-    try {
-      return await Promise.race([promise, timeout])
-    } finally {
-      clearTimeout(timer)
+    const ended = await within(promise, STEP_BOUND_MS)
+    if (ended === undefined) {
+      this.#hung = promise
+      const what = JSON.stringify(command)
+      const at = this.#step === 0 ? "" : this.#playing === what ? ` (step ${this.#step})` : ` (after step ${this.#step}, ${this.#playing})`
+      throw new InvariantError("command-settles", `${what} did not end within ${STEP_BOUND_MS} ms${at}`)
     }
+    if (ended.ok) return ended.value
+    throw ended.error
+  }
+
+  /**
+   * After a sequence: waits (bounded) for what a step that did not end still does, once its
+   * clients were destroyed and its server closed; what is still going then is named.
+   */
+  async stopHung(): Promise<string | undefined> {
+    const hung = this.#hung
+    this.#hung = undefined
+    if (hung === undefined || (await within(hung, STEP_BOUND_MS)) !== undefined) return undefined
+    return `the step that did not end was still going ${STEP_BOUND_MS} ms after its clients were destroyed and its server closed`
   }
 
   /** command-settles: no run of the command is left active or waiting for an approval. */
@@ -253,8 +307,16 @@ export class ModelWorld<Scenario> {
   readonly outcomes = new Map<TamboStream, Outcome>()
   /** The stores of the world's clients (`store()`), each checked to be let go of by no-open-handles. */
   readonly stores: Array<ListenedStore> = []
+  /** The clients the sequence made (`track`), each destroyed when it ends, however it ends. */
+  readonly madeClients: Array<TamboClient> = []
   #scenarioCount = 0
   #n = 0
+
+  /** `client`, destroyed with the others when the sequence ends. */
+  track(client: TamboClient): TamboClient {
+    if (!this.madeClients.includes(client)) this.madeClients.push(client)
+    return client
+  }
 
   /** A new client's store. */
   store(): ListenedStore {
@@ -634,8 +696,9 @@ export const modelCommands = <C, R>(
 
 /**
  * Plays `commands` against ONE fresh client (through `fc.asyncModelRun`) of what `open` starts,
- * recording unhandled rejections in the world, then destroys the client, closes, and checks that
- * the client left no handle open.
+ * recording unhandled rejections in the world, then destroys every client it made (`track`) and
+ * closes, and checks that the clients left no handle open. A step that did not end (see
+ * `liveness`) is waited for, bounded, once they went: nothing of it runs into the next sequence.
  */
 export const runSequence = async <I extends string, W extends ModelWorld<unknown>>(options: {
   readonly invariants: Invariants<I>
@@ -657,16 +720,29 @@ export const runSequence = async <I extends string, W extends ModelWorld<unknown
   options.current(world)
   const onRejection = (reason: unknown) => world.rejections.push(reason)
   process.on("unhandledRejection", onRejection)
-  const client = options.client(world)
+  const client = world.track(options.client(world))
+  let failure: { readonly error: unknown } | undefined
   try {
-    await fc.asyncModelRun(() => ({ model: {}, real: { world, client } }), options.commands)
+    await fc.asyncModelRun(() => ({ model: {}, real: { world, client } }), invariants.counted(options.commands))
     options.inspect?.({ world, client })
-  } finally {
-    await client.destroy()
-    process.off("unhandledRejection", onRejection)
-    options.current(undefined)
-    await close()
+  } catch (error) {
+    failure = { error }
   }
+  // Every client the sequence made goes, then its server: a step that did not end ends with them,
+  // before the next sequence (a shrink's) starts, and its rejections are still this world's.
+  const destroyed = await Promise.all(world.madeClients.map(async (each, i) =>
+    (await within(each.destroy(), STEP_BOUND_MS)) === undefined ? `the destroy() of client ${i + 1} did not end` : undefined
+  ))
+  await close()
+  const stuck = [...destroyed, await invariants.stopHung()].filter((each) => each !== undefined)
+  await new Promise((resolve) => setImmediate(resolve))
+  process.off("unhandledRejection", onRejection)
+  options.current(undefined)
+  if (failure !== undefined) {
+    if (failure.error instanceof Error && stuck.length > 0) failure.error.message += `; ${stuck.join("; ")}`
+    throw failure.error
+  }
+  if (stuck.length > 0) throw new InvariantError("command-settles" as I, stuck.join("; "))
   await invariants.noOpenHandles(before, world.stores)
 }
 
