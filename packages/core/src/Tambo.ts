@@ -397,8 +397,13 @@ export declare namespace Tambo {
      * anything is sent. Every pending call needs a result: the API refuses
      * results for some of them only with an `ApiError` (400, code
      * `MISSING_RESULTS`), and against an AG-UI agent so does the client,
-     * before anything is recorded or sent; the calls stay pending. A call
-     * given two results takes the last, as the API keeps it. A new
+     * before anything is recorded or sent; the calls stay pending. Results
+     * for calls another client (another tab) answered since this one read
+     * the thread fail with an `ApiError` (400, code `EXTRA_RESULTS`), as the
+     * API refuses them: once the server's thread, read after it refused
+     * them as following an older run, shows none of them pending, nothing
+     * more is sent, and the store shows the thread as the server has it. A
+     * call given two results takes the last, as the API keeps it. A new
      * conversation's local thread id whose thread the client no longer holds
      * (forgotten or deleted since the server named it) fails with a
      * `ConfigError` (`InvalidOption`) saying so, having sent nothing, as

@@ -200,14 +200,18 @@ describe("manual tool execution", () => {
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 
-  it.live("results for calls another tab answered meanwhile: refused, and the store shows the thread as the server has it, the other tab's answer in it", () =>
+  it.live("results for calls another tab answered meanwhile: refused once, the read of the thread showing no call they answer sends nothing more, and the store shows the thread as the server has it, the other tab's answer in it", () =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo
       const threadId = yield* pausedOnTwo
       // Another tab of the same user answers both calls first.
       yield* otherTabAnswers(threadId)
+      const sentBefore = runsOf(threadId).length
       const refused = yield* Stream.runDrain(tambo.continueRun(threadId, [oslo, rome])).pipe(Effect.flip)
       expect(fields(refused)).toMatchObject({ _tag: "ApiError", reason: "BadRequest", status: 400, code: "EXTRA_RESULTS" })
+      expect(refused.message).toContain("c1, c2")
+      // The first request, refused as following a run the thread moved on from; nothing after the read.
+      expect(runsOf(threadId).length).toBe(sentBefore + 1)
       expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
       const answers = server().threads.get(threadId)!.messages.flatMap((m) => m.content).filter((c) => c.type === "tool_result")
       expect(answers).toHaveLength(2)

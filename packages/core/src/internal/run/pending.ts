@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 import type * as ClientState from "../../ClientState.js"
 import type * as Events from "../../Events.js"
 import type { PendingToolCallInfo } from "../../Tambo.js"
+import { ApiError } from "../../TamboError.js"
 import { isBlankArgs } from "../toolSupport.js"
 import type { Env } from "./env.js"
 
@@ -75,3 +76,23 @@ export const ofState = (thread: ClientState.ThreadState | undefined): ReadonlyAr
       JSON.stringify(inputs.get(call.toolCallId) ?? {})
   }))
 }
+
+/** The Tambo API's refusal of tool results that do not match the calls it waits on, before anything is sent. */
+const refusedResults = (code: string, message: string) =>
+  new ApiError({ reason: "BadRequest", status: 400, code, category: "client_error", message, retryable: false })
+
+/** Results that leave pending calls unanswered (the API's 400 `MISSING_RESULTS`). @internal */
+export const missingResults = (missing: ReadonlyArray<string>): ApiError =>
+  refusedResults("MISSING_RESULTS", `Missing tool results for pending tool calls: ${missing.join(", ")}`)
+
+/**
+ * Results for calls the server's thread no longer waits on (the API's 400 `EXTRA_RESULTS`):
+ * another client answered them since this one read the thread. @internal
+ */
+export const extraResults = (threadId: string, extra: ReadonlyArray<string>): ApiError =>
+  refusedResults(
+    "EXTRA_RESULTS",
+    `Tool results provided for tool calls thread ${threadId} no longer waits on (answered since this client read it): ${
+      extra.join(", ")
+    }`
+  )

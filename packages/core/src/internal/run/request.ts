@@ -33,6 +33,7 @@ import * as Cancel from "./cancel.js"
 import * as Context from "./context.js"
 import * as Env from "./env.js"
 import * as Landed from "./landed.js"
+import * as Pending from "./pending.js"
 import type { RunState } from "./state.js"
 import { pendingFromApi } from "./threads.js"
 
@@ -332,8 +333,19 @@ const tookMessage = (run: RunState) => (remote: Transport.ThreadWithMessages): b
  */
 const tookResults = (results: ReadonlyArray<{ readonly toolUseId: string }>, previous: string | undefined) =>
 (remote: Transport.ThreadWithMessages): boolean => {
-  const waiting = new Set(remote.pendingToolCallIds ?? [])
+  const waiting = waitingOn(remote)
   return remote.lastCompletedRunId !== previous || !results.every((result) => waiting.has(result.toolUseId))
+}
+
+const waitingOn = (remote: Transport.ThreadWithMessages): ReadonlySet<string> => new Set(remote.pendingToolCallIds ?? [])
+
+/**
+ * Whether none of the results answers a call the server's thread waits on: another client answered
+ * them all, and the server refuses them whatever run they follow.
+ */
+const answersNone = (results: ReadonlyArray<{ readonly toolUseId: string }>, remote: Transport.ThreadWithMessages): boolean => {
+  const waiting = waitingOn(remote)
+  return !results.some((result) => waiting.has(result.toolUseId))
 }
 
 const isTimeout = (error: TamboError): boolean => error._tag === "TransportError" && error.reason === "Timeout"
@@ -402,7 +414,8 @@ const refusedAsStale = (run: RunState, error: TamboError): boolean =>
 /**
  * The first request. One refused as stale (see `refusedAsStale`) is refused before any work: the
  * server is asked for the run it follows and the calls it waits on, and the message, answering
- * those, is sent once more. A message, or `continueRun`'s results, whose connection broke once it
+ * those, is sent once more; `continueRun`'s results are, unless they answer none of those calls
+ * (another client answered them): the run fails with the `EXTRA_RESULTS` the server would give. A message, or `continueRun`'s results, whose connection broke once it
  * went out is sent again only if the server's thread shows it did not take it (see
  * `afterBrokenConnection`). A transport that sends the conversation from the store (an AG-UI
  * agent) has no server thread to ask: such an error is the run's.
@@ -416,12 +429,14 @@ const opened = (env: Env.Env, run: RunState): Request => {
     send,
     recover: (error) =>
       refusedAsStale(run, error)
-        ? Effect.map(recoveryRead(env, run, existing), (remote) => {
+        ? Effect.flatMap(recoveryRead(env, run, existing), (remote) => {
           if (run.start._tag === "Message") {
             run.awaiting = pendingFromApi(remote)
             run.firstMessage = Unanswered.forServer(run.firstMessage, run.awaiting)
+          } else if (answersNone(run.start.results, remote)) {
+            return Effect.fail(Pending.extraResults(existing, run.start.results.map((result) => result.toolUseId)))
           }
-          return plain(open(env, run, remote.lastCompletedRunId))
+          return Effect.succeed(plain(open(env, run, remote.lastCompletedRunId)))
         })
         : brokenOnceSent(run, error)
         ? afterBrokenConnection(

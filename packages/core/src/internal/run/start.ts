@@ -15,7 +15,7 @@ import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import * as ClientState from "../../ClientState.js"
 import type { RunEvent, RunOptions, ToolCallResult } from "../../Tambo.js"
-import { ApiError, type TamboError, ToolError } from "../../TamboError.js"
+import { type TamboError, ToolError } from "../../TamboError.js"
 import * as Tool from "../../Tool.js"
 import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
@@ -272,17 +272,6 @@ const validateOutput = (env: Env.Env, toolName: string, result: ToolCallResult):
     )
   })
 
-/** The Tambo API's refusal of a continuation that leaves pending calls unanswered (400 MISSING_RESULTS). */
-const missingResults = (missing: ReadonlyArray<string>) =>
-  new ApiError({
-    reason: "BadRequest",
-    status: 400,
-    code: "MISSING_RESULTS",
-    category: "client_error",
-    message: `Missing tool results for pending tool calls: ${missing.join(", ")}`,
-    retryable: false
-  })
-
 /** Answers the pending tool calls of a paused run and streams the rest of it. @internal */
 export const continueRun = (
   env: Env.Env,
@@ -327,7 +316,7 @@ export const continueRun = (
     // no result is one the agent trips on, and it would stay pending.
     if (env.transport.conversationFromStore === true) {
       const missing = [...byId.keys()].filter((id) => !lastOfEach.has(id))
-      if (missing.length > 0) return yield* missingResults(missing)
+      if (missing.length > 0) return yield* Pending.missingResults(missing)
     }
     return startRun(env, { _tag: "ToolResults", results: content }, { ...options, threadId: saved })
   }))
