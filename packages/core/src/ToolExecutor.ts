@@ -152,6 +152,15 @@ export declare namespace ToolExecutor {
       calls: ReadonlyArray<ToolCall>,
       options?: ExecuteOptions
     ) => Effect.Effect<ReadonlyArray<Tool.ToolResultContent>>
+    /**
+     * Lets go of the results remembered for a thread's steps: the thread was
+     * deleted, or is gone from the server, or the client forgot it, so the
+     * server will take none of them. `Tambo` calls it when a thread leaves its
+     * store; an executor without it keeps them until newer ones push them out.
+     *
+     * @since 0.2.0
+     */
+    readonly forgetThread?: ((threadId: string) => Effect.Effect<void>) | undefined
   }
 }
 

@@ -6,16 +6,23 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Auth from "../src/Auth.js"
 import { isLocalThreadId, PLACEHOLDER_THREAD_ID } from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
+import * as TamboConfig from "../src/TamboConfig.js"
+import * as Transport from "../src/TamboTransport.js"
 import type { TamboError } from "../src/TamboError.js"
 import * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
+import * as ToolExecutor from "../src/ToolExecutor.js"
+import * as ToolRegistry from "../src/ToolRegistry.js"
 import { expectStoreEqualsServer, fields, resetTool, runAll, tamboLayer, until, useServer } from "./helpers.js"
 
 const server = useServer()
@@ -242,6 +249,43 @@ describe("manual tool execution", () => {
       yield* tambo.fetchThread(threadId)
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  /** `Tambo` over an executor the test reaches too: its ledger of the steps' results. */
+  const withExecutor = () => {
+    const transport = Transport.layer
+    const services = Layer.mergeAll(
+      transport,
+      Auth.layer.pipe(Layer.provide(transport)),
+      ThreadStore.layer,
+      ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
+    )
+    return Layer.scoped(Tambo.Tambo, Tambo.make()).pipe(
+      Layer.provideMerge(services),
+      Layer.provide(TamboConfig.layer({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })),
+      Layer.provide(FetchHttpClient.layer)
+    )
+  }
+
+  it.live("a deleted thread's tool results are let go of: the server takes none of them, and the executor no longer holds them", () =>
+    Effect.gen(function* () {
+      weatherCalls = []
+      server().setScript(toolThenQuote("get_weather", { city: "Oslo" }, "c1"))
+      const tambo = yield* Tambo.Tambo
+      const executor = yield* ToolExecutor.ToolExecutor
+      yield* tambo.registerTool(weather)
+      const events = yield* runAll("weather?")
+      const threadId = events.at(-1)!.threadId
+      const paused = events.find((e) => e.event.type === "RUN_STARTED")!.event
+      const step = { threadId, runId: paused.type === "RUN_STARTED" ? paused.runId : "" }
+      const call = { toolCallId: "c1", toolName: "get_weather", args: { city: "Oslo" } }
+      expect(weatherCalls).toHaveLength(1)
+      // While the thread is there, the step's result is held: executing its call again runs no tool.
+      yield* executor.execute([call], step)
+      expect(weatherCalls).toHaveLength(1)
+      yield* tambo.deleteThread(threadId)
+      yield* executor.execute([call], step)
+      expect(weatherCalls).toHaveLength(2)
+    }).pipe(Effect.provide(withExecutor())))
 
   it.live("a result given twice in one continueRun: the last one answers the call, as the server keeps it", () =>
     Effect.gen(function* () {

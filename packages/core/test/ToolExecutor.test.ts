@@ -420,6 +420,17 @@ describe("ToolExecutor", () => {
       expect(results.map(text)).toEqual(["said A", "said A", "said A", "said B"])
     }))
 
+  it.effect("forgetThread lets go of that thread's results only, not those of a thread whose id it begins", () =>
+    Effect.gen(function*() {
+      const { executor, seen } = yield* echoSetup()
+      yield* executor.execute([echo("A")], { threadId: "thr_1", runId: "run_1" })
+      yield* executor.execute([echo("B")], { threadId: "thr_10", runId: "run_1" })
+      yield* executor.forgetThread!("thr_1")
+      yield* executor.execute([echo("A")], { threadId: "thr_1", runId: "run_1" })
+      yield* executor.execute([echo("B")], { threadId: "thr_10", runId: "run_1" })
+      expect(seen).toEqual(["A", "B", "A"])
+    }))
+
   it.effect("without a thread and a step, nothing is remembered from one execute to the next", () =>
     Effect.gen(function*() {
       const { executor, seen } = yield* echoSetup()

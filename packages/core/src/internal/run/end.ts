@@ -87,7 +87,7 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
           (forget) =>
             forget.length === 0
               ? Effect.void
-              : Effect.zipRight(Env.record(env, threadId, forget), Effect.sync(() => Env.threadLeft(env, threadId)))
+              : Effect.zipRight(Env.record(env, threadId, forget), Env.threadLeft(env, threadId))
         )
     ).pipe(Effect.withParentSpan(run.span))
 }

@@ -276,21 +276,24 @@ export const readEnded = (env: Env, key: string): void => {
 
 /**
  * The thread `key` left the store (forgotten, deleted, gone from the server): it is named again if
- * it comes back, no read of it in flight brings it back, and no run there waits for a run of this
- * client the server has not let go of.
+ * it comes back, no read of it in flight brings it back, no run there waits for a run of this
+ * client the server has not let go of, and the executor lets go of the results its tools gave there.
  *
  * @internal
  */
-export const threadLeft = (env: Env, key: string): void => {
-  env.named.delete(key)
-  env.closedUnnoticed.delete(key)
-  for (const [local, named] of env.namedLocals) {
-    if (named !== key) continue
-    env.namedLocals.delete(local)
-    env.leftLocals.add(local)
-  }
-  newEpoch(env, key)
-}
+export const threadLeft = (env: Env, key: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    env.named.delete(key)
+    env.closedUnnoticed.delete(key)
+    for (const [local, named] of env.namedLocals) {
+      if (named !== key) continue
+      env.namedLocals.delete(local)
+      env.leftLocals.add(local)
+    }
+    newEpoch(env, key)
+    // The server will take none of the results its tools gave there.
+    return env.executor.forgetThread?.(key) ?? Effect.void
+  })
 
 /**
  * The server's id of a thread: the thread the server named for a local one (see `namedLocals`),

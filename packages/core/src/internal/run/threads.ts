@@ -72,7 +72,7 @@ const forgetFetched = (env: Env.Env, threadId: string) => (error: TamboError): E
     const forget = yield* forgetIfGone(env, threadId, error)
     if (forget.length === 0) return
     yield* Env.apply(env, forget)
-    Env.threadLeft(env, threadId)
+    yield* Env.threadLeft(env, threadId)
   })
 
 /**
@@ -387,7 +387,7 @@ const deleteNow = (env: Env.Env, threadId: string): Effect.Effect<void, TamboErr
       // Once a run on it let go: its end may still have asked for the thread's name.
       const forget = Effect.zipRight(
         Env.apply(env, [{ type: "REMOVE_THREAD", threadId }]),
-        Effect.sync(() => Env.threadLeft(env, threadId))
+        Env.threadLeft(env, threadId)
       )
       const active = env.activeRuns.get(threadId)
       // In the service's scope (see `toTheEnd`): a tool of that very run, deleting its own thread,
@@ -417,9 +417,7 @@ export const forgetThread = (env: Env.Env, threadId: string): Effect.Effect<bool
       : [false, state]
   }).pipe(
     // A thread read back later is named (if it still has no name) as a new one would be.
-    Effect.tap((forgotten) => {
-      if (forgotten) Env.threadLeft(env, threadId)
-    })
+    Effect.tap((forgotten) => (forgotten ? Env.threadLeft(env, threadId) : Effect.void))
   )
 
 /**

@@ -31,10 +31,23 @@ export interface Ledger {
 }
 
 /** The executor's ledger of named steps, keeping the `remembered` most recently used results. @internal */
-export const remembering = (remembered: number): Ledger => ({
+export const remembering = (remembered: number): Ledger & { readonly completed: LruMap<string, Tool.ToolResultContent> } => ({
   completed: new LruMap<string, Tool.ToolResultContent>(Math.max(1, remembered)),
   running: new Map()
 })
+
+const stepKey = (threadId: string, runId: string, toolCallId: string): string => JSON.stringify([threadId, runId, toolCallId])
+
+/**
+ * Lets go of the completed results of a thread's steps (see `forStep`'s keys); calls in flight
+ * keep theirs until they end.
+ *
+ * @internal
+ */
+export const forgetThread = (steps: ReturnType<typeof remembering>, threadId: string): void => {
+  const prefix = JSON.stringify([threadId]).slice(0, -1) + ","
+  steps.completed.deleteWhere((key) => key.startsWith(prefix))
+}
 
 /**
  * The ledger of one `execute` and the key of each of its calls. A call is
@@ -49,7 +62,7 @@ export const forStep = (
   runId: string | undefined
 ): { readonly ledger: Ledger; readonly keyOf: (toolCallId: string) => string } =>
   threadId !== undefined && runId !== undefined
-    ? { ledger: steps, keyOf: (toolCallId) => JSON.stringify([threadId, runId, toolCallId]) }
+    ? { ledger: steps, keyOf: (toolCallId) => stepKey(threadId, runId, toolCallId) }
     : { ledger: { completed: new Map(), running: new Map() }, keyOf: (toolCallId) => toolCallId }
 
 /**

@@ -40,4 +40,9 @@ export class LruMap<K, V> {
   delete(key: K): boolean {
     return this.entries.delete(key)
   }
+
+  /** Deletes every entry whose key `drop` selects. */
+  deleteWhere(drop: (key: K) => boolean): void {
+    for (const key of [...this.entries.keys()]) if (drop(key)) this.entries.delete(key)
+  }
 }

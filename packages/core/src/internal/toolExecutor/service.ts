@@ -66,5 +66,7 @@ export const makeWith = (
         )
       }).pipe(Effect.withSpan("ToolExecutor.execute", { attributes: { "tool.calls": calls.length } }))
 
-    return { execute }
+    const forgetThread = (threadId: string) => Effect.sync(() => Ledger.forgetThread(steps, threadId))
+
+    return { execute, forgetThread }
   })
