@@ -4,8 +4,9 @@
 // conversation while its first run creates the thread, and runs waiting for the exchange of a
 // renewed user token (see onBusy.ts). Seeded, so a
 // failure reproduces; MODEL_RUNS, MODEL_MAX_COMMANDS, MODEL_SEED, MODEL_PATH, MODEL_REPLAY_PATH and
-// MODEL_INVARIANTS as for lifecycle.model.test.ts. A counterexample it shrinks to goes to
-// counterexamples.test.ts as a named test.
+// MODEL_INVARIANTS as for lifecycle.model.test.ts. A step that does not end fails command-settles
+// naming it, and its clients, proxy and server go before the next sequence, so a shrink starts
+// clean. A counterexample it shrinks to goes to counterexamples.test.ts as a named test.
 import { describe } from "vitest"
 import { commandsArbitrary, runSequence, sequenceAgainst } from "./onBusy.js"
 import { modelProperty } from "./support.js"

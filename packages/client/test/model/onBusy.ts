@@ -278,7 +278,7 @@ class World extends OneThread.OneThreadWorld {
   constructor(server: TestServer, proxy: HoldingProxy.HoldingProxy) {
     // The user signs in with a token the client exchanges, as a browser app does.
     super(server, proxy, "Busy", "userToken")
-    this.client = new TamboClient(this.clientOptions())
+    this.client = this.track(new TamboClient(this.clientOptions()))
   }
 
   /** The user's token renewed: the client exchanges it at once. */
@@ -802,8 +802,7 @@ export const { commandsArbitrary, replay, replayAgainst, runSequence, sequenceAg
   step,
   world: (server: TestServer, proxy: HoldingProxy.HoldingProxy) => new World(server, proxy),
   windDown,
-  destroy: async (world: World) => {
+  letGo: (world: World) => {
     for (const run of world.runs) run.release()
-    await world.client.destroy()
   }
 })

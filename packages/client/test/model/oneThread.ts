@@ -145,16 +145,18 @@ export interface ModelOptions<C, I extends string, W extends OneThreadWorld> {
   readonly world: (server: TestServer, proxy: HoldingProxy.HoldingProxy) => W
   /** After the last command: lets what the server still holds end, and checks once more. */
   readonly windDown: (world: W) => Promise<void>
-  /** Lets go of whatever is still held (after a failure, too), and destroys the clients. */
-  readonly destroy: (world: W) => Promise<void>
+  /** Lets go of whatever is still held (after a failure, too), before the clients the world made (`track`) are destroyed. */
+  readonly letGo: (world: W) => void
 }
 
 /**
  * The entry points of a model of one thread. `runSequence` (what the property runs) plays the
  * commands on a fresh world (a fresh server behind a fresh proxy; `sequenceAgainst` one that
- * notices a closed connection as it says, `runSequence` at once), then `windDown`, then
- * `destroy`, and checks that the clients left no handle open; unhandled rejections meanwhile are
- * recorded in the world (no-unhandled-rejection). `replay` plays a counterexample given as a table
+ * notices a closed connection as it says, `runSequence` at once), then `windDown`, then `letGo`,
+ * destroys every client the world made and closes the proxy and the server, and checks that the
+ * clients left no handle open; unhandled rejections meanwhile are recorded in the world
+ * (no-unhandled-rejection). A step that does not end fails command-settles naming it, and is
+ * waited for, bounded, once the clients and the server went, so a shrink starts clean. `replay` plays a counterexample given as a table
  * of commands (`replayAgainst`, against such a server); `commandsArbitrary` is the property's generator.
  */
 export const entryPoints = <C, I extends string, W extends OneThreadWorld>(model: ModelOptions<C, I, W>) => {
@@ -174,18 +176,20 @@ export const entryPoints = <C, I extends string, W extends OneThreadWorld>(model
     const proxy = await HoldingProxy.start(server)
     const world = model.world(server, proxy)
     playing = world
-    const onRejection = (reason: unknown) => world.rejections.push(reason)
-    process.on("unhandledRejection", onRejection)
-    try {
-      await fc.asyncModelRun(() => ({ model: {}, real: world }), commands)
-      await invariants.liveness(model.windDown(world), "the wind-down")
-    } finally {
-      await model.destroy(world)
-      process.off("unhandledRejection", onRejection)
-      playing = undefined
-      await proxy.close()
-      await server.close()
-    }
+    await Model.playInWorld({
+      invariants,
+      world,
+      play: async () => {
+        await fc.asyncModelRun(() => ({ model: {}, real: world }), invariants.counted(commands))
+        await invariants.liveness(model.windDown(world), "the wind-down")
+      },
+      letGo: () => model.letGo(world),
+      close: async () => {
+        playing = undefined
+        await proxy.close()
+        await server.close()
+      }
+    })
     await invariants.noOpenHandles(before, world.stores)
   }
   const replayAgainst = (notice: Model.Notice): (commands: ReadonlyArray<C>, checking?: ReadonlyArray<I>) => Promise<void> =>

@@ -718,32 +718,62 @@ export const runSequence = async <I extends string, W extends ModelWorld<unknown
   // The other side per sequence: its own sockets go when it closes, so what is left is the client's.
   const { world, close } = await options.open()
   options.current(world)
+  const client = world.track(options.client(world))
+  try {
+    await playInWorld({
+      invariants,
+      world,
+      play: async () => {
+        await fc.asyncModelRun(() => ({ model: {}, real: { world, client } }), invariants.counted(options.commands))
+        options.inspect?.({ world, client })
+      },
+      close
+    })
+  } finally {
+    options.current(undefined)
+  }
+  await invariants.noOpenHandles(before, world.stores)
+}
+
+/**
+ * Plays a sequence in `world` (`play`), recording unhandled rejections in it, then ends it however
+ * `play` ended: lets go of what the world still holds (`letGo`), destroys every client the
+ * sequence made (`track`), and closes the other side; a step that did not end (see `liveness`) is
+ * waited for, bounded, once they went, so nothing of it runs into the next sequence (a shrink's).
+ * Rejects with `play`'s failure, with what was still stuck added to it, or with a
+ * `command-settles` failure naming what was stuck.
+ */
+export const playInWorld = async <I extends string>(options: {
+  readonly invariants: Invariants<I>
+  readonly world: ModelWorld<unknown>
+  readonly play: () => Promise<void>
+  readonly letGo?: () => void
+  readonly close: () => Promise<void>
+}): Promise<void> => {
+  const { invariants, world } = options
   const onRejection = (reason: unknown) => world.rejections.push(reason)
   process.on("unhandledRejection", onRejection)
-  const client = world.track(options.client(world))
   let failure: { readonly error: unknown } | undefined
   try {
-    await fc.asyncModelRun(() => ({ model: {}, real: { world, client } }), invariants.counted(options.commands))
-    options.inspect?.({ world, client })
+    await options.play()
   } catch (error) {
     failure = { error }
   }
   // Every client the sequence made goes, then its server: a step that did not end ends with them,
-  // before the next sequence (a shrink's) starts, and its rejections are still this world's.
+  // before the next sequence starts, and its rejections are still this world's.
+  options.letGo?.()
   const destroyed = await Promise.all(world.madeClients.map(async (each, i) =>
     (await within(each.destroy(), STEP_BOUND_MS)) === undefined ? `the destroy() of client ${i + 1} did not end` : undefined
   ))
-  await close()
+  await options.close()
   const stuck = [...destroyed, await invariants.stopHung()].filter((each) => each !== undefined)
   await new Promise((resolve) => setImmediate(resolve))
   process.off("unhandledRejection", onRejection)
-  options.current(undefined)
   if (failure !== undefined) {
     if (failure.error instanceof Error && stuck.length > 0) failure.error.message += `; ${stuck.join("; ")}`
     throw failure.error
   }
   if (stuck.length > 0) throw new InvariantError("command-settles" as I, stuck.join("; "))
-  await invariants.noOpenHandles(before, world.stores)
 }
 
 /**

@@ -2,8 +2,9 @@
 // by the server or not (or paused while a tool of their client runs), finished, stopped by either, and reads of the thread by either at any
 // point, against the testing server on loopback (see twoClients.ts). Seeded, so a failure
 // reproduces; MODEL_RUNS, MODEL_MAX_COMMANDS, MODEL_SEED, MODEL_PATH, MODEL_REPLAY_PATH and
-// MODEL_INVARIANTS as for lifecycle.model.test.ts. A counterexample it shrinks to goes to
-// counterexamples.test.ts as a named test.
+// MODEL_INVARIANTS as for lifecycle.model.test.ts. A step that does not end fails command-settles
+// naming it, and its clients, proxy and server go before the next sequence, so a shrink starts
+// clean. A counterexample it shrinks to goes to counterexamples.test.ts as a named test.
 import { describe } from "vitest"
 import { modelProperty } from "./support.js"
 import { commandsArbitrary, runSequence, sequenceAgainst } from "./twoClients.js"

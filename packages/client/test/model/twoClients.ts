@@ -245,7 +245,7 @@ const probeOf = (world: World, by: Who): TamboTool<{ readonly of: Who; readonly 
 })
 
 const makeClient = (world: World, by: Who): TamboClient =>
-  new TamboClient({ ...world.clientOptions(), components: [CARD], tools: [probeOf(world, by)] })
+  world.track(new TamboClient({ ...world.clientOptions(), components: [CARD], tools: [probeOf(world, by)] }))
 
 // -----------------------------------------------------------------------------
 // Playing commands
@@ -518,10 +518,9 @@ export const { commandsArbitrary, replay, replayAgainst, runSequence, sequenceAg
   step,
   world: (server: TestServer, proxy: HoldingProxy.HoldingProxy) => new World(server, proxy),
   windDown,
-  destroy: async (world: World) => {
+  letGo: (world: World) => {
     world.lateRead?.release()
     world.held?.release()
     world.held?.stream.abort()
-    await Promise.all([world.clients.A.destroy(), world.clients.B.destroy()])
   }
 })
