@@ -313,6 +313,33 @@ describe("a run request whose connection was reset once it went out (the server 
         }))
     }))
 
+  it.live.each(["cancelRun", "interruption"] as const)("not taken, on a new conversation, a Stop (%s) while the newest threads are listed to tell: the run ends cancelled, nothing is sent again, the conversation keeps no message the server does not have, and the next message runs", (stop) =>
+    Effect.gen(function* () {
+      replying()
+      yield* resetOnce(server, "unsent", undefined, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const list = proxy.holdResponse(isThreadList)
+          const run = yield* Effect.fork(Effect.either(runAll("hello")))
+          yield* Effect.promise(() => list.arrived)
+          yield* stopBy(tambo, run, stop)
+          list.release()
+          const ended = yield* Fiber.await(run)
+          if (stop === "cancelRun") {
+            const either = yield* ended
+            expect(Either.isLeft(either) && either.left._tag).toBe("RunCancelledError")
+          }
+          expect(sent("hello")).toBe(0)
+          expect(server().threads.list()).toEqual([])
+          const state = yield* tambo.state
+          expect(JSON.stringify(state.threadMap[state.currentThreadId]?.thread.messages ?? [])).not.toContain("hello")
+          const next = yield* Effect.either(runAll("next"))
+          finished(next)
+          const named = Either.getOrThrow(next).at(-1)!.threadId
+          expect(threadsHolding(server(), "hello")).toEqual([])
+          yield* expectStoreEqualsServer(tambo, server(), named)
+        }))
+    }))
+
   it.live("not taken, on a new conversation: no thread holds it, so the message is sent again and runs, once", () =>
     Effect.gen(function* () {
       replying()

@@ -67,12 +67,13 @@ const taken = (run: RunState, answer: ServerAnswer): ServerAnswer => {
  * The run's last request may have left the server a run holding the thread's lock until the server
  * notices its closed connection (the API: when that run next writes). The request went out, and
  * nothing ended that run there: not its last event (`RUN_FINISHED`, `RUN_ERROR`), not an HTTP
- * error answering the request before it named a run, not a `DELETE` the server took.
+ * error answering the request before it named a run, not a `DELETE` the server took, and the
+ * server's threads did not show that it never got the request (see `Landed.findCut`).
  *
  * @internal
  */
 export const leftToNotice = (run: RunState, exit: Exit.Exit<unknown, unknown>): boolean =>
-  run.requestSent && !run.finished && !run.deleteTaken && !run.refused && !run.refusedOnceCancelled &&
+  run.requestSent && !run.finished && !run.deleteTaken && !run.refused && !run.refusedOnceCancelled && !run.landedNowhere &&
   !(Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (error) => isRefusal(run, error)))
 
 /** The API's answer to a `DELETE` of a run that is no longer the thread's current one. */

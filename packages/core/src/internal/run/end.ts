@@ -138,7 +138,9 @@ const refusedUnanswered = (run: RunState, exit: Exit.Exit<unknown, unknown>): bo
  * run that failed for want of credentials (the API answered its request 401 and a new token was
  * refused, or none could be had, or the API refused the new token too), or ended while it waited
  * for them after a 401 (cancelled), and a message refused before anything answered it (see
- * `refusedUnanswered`), on a new conversation or an agent's thread as on a server's. What the
+ * `refusedUnanswered`), on a new conversation or an agent's thread as on a server's, and a new
+ * conversation's message no thread of the server holds once a Stop cut the search for where it
+ * landed (see `Landed.findCut`), however the run was stopped. What the
  * thread shows of it is the user's message, the tool results it carried and a new conversation's
  * initial messages. On a server's thread a read of it takes them away too, but needs credentials
  * or a server to answer, so this does not wait for it; the calls those results answer stay
@@ -157,7 +159,7 @@ const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, un
     )
     const unauthorized = (refused || run.refused) && env.transport.conversationFromStore !== true &&
       !ClientState.isLocalThreadId(threadId)
-    if (unsent === undefined || !(unauthorized || refusedUnanswered(run, exit))) return Effect.void
+    if (unsent === undefined || !(unauthorized || run.landedNowhere || refusedUnanswered(run, exit))) return Effect.void
     const withdrawn = new Set([...unsent.initialIds, ...(unsent.messageId === undefined ? [] : [unsent.messageId])])
     const results = new Set(unsent.toolUseIds)
     const isUnsent = (message: Types.TamboThreadMessage) =>

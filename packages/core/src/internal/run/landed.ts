@@ -132,22 +132,24 @@ const search = (env: Env.Env, run: RunState): Effect.Effect<Landed, TamboError> 
   })
 
 /**
- * `find`, and the run's thread becomes the one it tells (see `adopt`); a failure, several threads or
- * none leave the run as it was.
+ * `find`, and the run's thread becomes the one it tells (see `adopt`); `none` hears that no thread
+ * holds the message; a failure or several threads leave the run as it was.
  *
  * @internal
  */
-export const findAndAdopt = (env: Env.Env, run: RunState): Effect.Effect<void> =>
+export const findAndAdopt = (env: Env.Env, run: RunState, none: () => void = () => undefined): Effect.Effect<void> =>
   Effect.match(find(env, run), {
     onFailure: () => undefined,
-    onSuccess: (landed) => landed._tag === "One" ? adopt(run, landed.thread) : undefined
+    onSuccess: (landed) => landed._tag === "One" ? adopt(run, landed.thread) : landed._tag === "None" ? none() : undefined
   })
 
 /**
  * A search a Stop or the run's interruption cut before it told: the run's end looks again, within
  * the same bound, so a message the server took does not stay in a thread the client never learns,
- * and the next message does not start another one. It runs in the service's scope: an
- * interrupted run's end would cut it again at once, and could not bound it.
+ * and the next message does not start another one. No thread holding it: the server never got the
+ * request, whose connection broke, and the end withdraws the message as a refused one's
+ * (`landedNowhere`). It runs in the service's scope: an interrupted run's end would cut it again
+ * at once, and could not bound it.
  *
  * @internal
  */
@@ -155,7 +157,8 @@ export const findCut = (env: Env.Env, run: RunState): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (!run.landedUntold || run.serverThreadId !== undefined) return Effect.void
     run.landedUntold = false
-    return Effect.flatMap(Effect.forkIn(findAndAdopt(env, run), env.scope), Fiber.join)
+    const nowhere = () => void (run.landedNowhere = true)
+    return Effect.flatMap(Effect.forkIn(findAndAdopt(env, run, nowhere), env.scope), Fiber.join)
   })
 
 /**

@@ -113,6 +113,7 @@ const makeState = (
     threadBefore: undefined,
     sent: undefined,
     landedUntold: false,
+    landedNowhere: false,
     cancelSent: undefined,
     cancelledWith: undefined,
     cancelling: undefined,

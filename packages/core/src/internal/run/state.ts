@@ -158,6 +158,11 @@ export interface RunState {
    * not told yet: it goes on, or a Stop or the run's interruption cut it, and the run's end looks again.
    */
   landedUntold: boolean
+  /**
+   * The run's end looked again where a new conversation's message landed after a Stop cut the
+   * search (see `Landed.findCut`), and no thread holds it: the server took nothing of the run.
+   */
+  landedNowhere: boolean
 
   // -- cancellation --
   /** The server was told to cancel the current step's run: completed with its answer once that `DELETE` ended. */
