@@ -825,7 +825,10 @@ export class TamboClient {
    * runs a call: a read of the thread while another client's run waits on
    * its own tools (another tab's) lists those calls too. This client never
    * executes them; a message it sends on the thread answers them as
-   * cancelled, and that run's results are then refused (`ApiError`).
+   * cancelled, and that run's results are then refused (`ApiError`). A new
+   * conversation's local thread id whose thread was forgotten or deleted
+   * since rejects with a `ConfigError` saying the client holds no thread of
+   * it, sending nothing, as `run` does.
    *
    * @since 0.1.0
    */

@@ -797,19 +797,44 @@ describe("a new conversation while a new thread's run has not started", () => {
 })
 
 describe("a new conversation's local thread id whose thread left the client", () => {
-  it("continueRun with it rejects with a ConfigError saying the client holds no thread of it, sending nothing, as run() does", async () => {
+  /** A client whose first run went on in a local thread (see `runMovedToLocalThread`), ended, and whose thread it then forgot. */
+  const forgotten = async () => {
     server().setScript([Script.text("first.")])
     const proxy = await holdingProxy(server())
     const client = makeClient(server(), { tamboUrl: proxy.url })
     const { localId, stream, threadId } = await runMovedToLocalThread(client, proxy, () => client.run("first conversation"))
     await stream.thread
     expect(client.forgetThread(localId)).toBe(true)
+    return { client, localId, threadId }
+  }
+  const noLongerHeld = { name: "ConfigError", reason: "InvalidOption", message: expect.stringMatching(/holds no thread of/) }
+
+  it("continueRun with it rejects with a ConfigError saying the client holds no thread of it, sending nothing, as run() does", async () => {
+    const { client, localId, threadId } = await forgotten()
     const sent = server().requests.length
     const refused = await settle(client.continueRun(localId, [{ toolCallId: "call_1", result: "done" }]).thread)
     expect(refused.ok ? "succeeded" : refused.error).toMatchObject({ name: "ConfigError", reason: "InvalidOption" })
     expect(refused.ok ? "" : String(refused.error.message)).toMatch(/holds no thread of/)
     expect(server().requests.length).toBe(sent)
     expect(client.getState().threadMap[threadId]).toBeUndefined()
+  })
+
+  it("getPendingToolCalls with it rejects with a ConfigError saying the client holds no thread of it, sending nothing", async () => {
+    const { client, localId, threadId } = await forgotten()
+    const sent = server().requests.length
+    const refused = await settle(client.getPendingToolCalls(localId))
+    expect(refused.ok ? "succeeded" : refused.error).toMatchObject(noLongerHeld)
+    expect(server().requests.length).toBe(sent)
+    expect(client.getState().threadMap[threadId]).toBeUndefined()
+  })
+
+  it("approveToolCall and denyToolCall with it as threadId throw a ToolError (NotPending) naming it, as for a thread no call waits in, sending nothing", async () => {
+    const { client, localId } = await forgotten()
+    const sent = server().requests.length
+    const notPending = { name: "ToolError", reason: "NotPending", toolCallId: "call_1", threadId: localId }
+    expect(() => client.approveToolCall("call_1", { threadId: localId })).toThrow(expect.objectContaining(notPending))
+    expect(() => client.denyToolCall("call_1", "no", { threadId: localId })).toThrow(expect.objectContaining(notPending))
+    expect(server().requests.length).toBe(sent)
   })
 })
 

@@ -414,7 +414,13 @@ export declare namespace Tambo {
       results: ReadonlyArray<ToolCallResult>,
       options?: Omit<RunOptions, "threadId">
     ) => Stream.Stream<RunEvent, TamboError>
-    /** The tool calls a thread's run waits on (also after a reload: from the server's thread). */
+    /**
+     * The tool calls a thread's run waits on (also after a reload: from the
+     * server's thread). A new conversation's local thread id whose thread
+     * the client no longer holds (forgotten or deleted since the server
+     * named it) fails with a `ConfigError` (`InvalidOption`) saying so,
+     * having sent nothing (see `fetchThread`).
+     */
     readonly getPendingToolCalls: (threadId: string) => Effect.Effect<ReadonlyArray<PendingToolCallInfo>, TamboError>
     /**
      * Approves a call waiting for approval, optionally with edited `args`.
@@ -499,7 +505,9 @@ export declare namespace Tambo {
      * the placeholder is always the next new conversation. Once that thread
      * left the store (forgotten, deleted), the local id names none: these
      * calls fail with a `ConfigError` (`InvalidOption`) that says the client
-     * holds no thread of it, not that it waits for the server.
+     * holds no thread of it, not that it waits for the server; the approvals
+     * find no call waiting in it (`ToolError`, `NotPending`), as in any thread
+     * no call waits in.
      */
     readonly fetchThread: (threadId: string) => Effect.Effect<Types.TamboThread, TamboError>
     /**

@@ -536,7 +536,7 @@ describe("threads", () => {
       expect(server().requests.filter((r) => r.url.includes(localId))).toEqual([])
     }).pipe(Effect.provide(tamboLayer(server()))))
 
-  it.live("getThread, forgetThread and the agent state of a new conversation's local thread id, once the server named that thread, are that thread's; once it left the store the id names none", () =>
+  it.live("getThread, forgetThread, the pending calls and the agent state of a new conversation's local thread id, once the server named that thread, are that thread's; once it left the store the id names none", () =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo
       server().setScript([Script.text("First.")])
@@ -552,6 +552,9 @@ describe("threads", () => {
       expect((yield* tambo.state).threadMap[threadId]).toBeUndefined()
       expect(yield* tambo.getThread(localId)).toEqual(Option.none())
       expect(fields(yield* Effect.flip(tambo.fetchThread(localId)))).toMatchObject(noLongerHeld("fetchThread", localId))
+      expect(fields(yield* Effect.flip(tambo.getPendingToolCalls(localId)))).toMatchObject(
+        noLongerHeld("getPendingToolCalls", localId)
+      )
       expect(server().requests.filter((r) => r.url.includes(localId))).toEqual([])
     }).pipe(Effect.provide(tamboLayer(server()))))
 

@@ -77,15 +77,20 @@ const runs = (
     Run.startRun(env, { _tag: "Message", message: toInputMessage(message) }, options),
   continueRun: (threadId, results, options) => Run.continueRun(env, threadId, results, options),
   getPendingToolCalls: (threadId) =>
-    aboutThread("getPendingToolCalls", threadId, () => {
-      const saved = RunEnv.savedThreadId(env, threadId)
-      // From the thread's state as read: a copy the store did not take (a run took the thread, or
-      // it left the store, while it was read) still says what the server waits on.
-      return Effect.flatMap(
-        Threads.ensureThread(env, saved),
-        (thread) => Pending.describe(env, saved, Pending.ofState(thread))
-      )
-    }),
+    aboutThread("getPendingToolCalls", threadId, () =>
+      Effect.gen(function*() {
+        const saved = RunEnv.savedThreadId(env, threadId)
+        const held = yield* env.store.getThread(saved)
+        // A new conversation's id the store holds no thread of (its named thread was forgotten or
+        // deleted since) names none the server could be asked for: nothing is sent.
+        if (held === undefined && ClientState.isLocalThreadId(saved)) {
+          return yield* RunEnv.unsaved(env, "getPendingToolCalls", saved, false)
+        }
+        // From the thread's state as read: a copy the store did not take (a run took the thread, or
+        // it left the store, while it was read) still says what the server waits on.
+        const thread = held ?? (yield* Threads.ensureThread(env, saved))
+        return yield* Pending.describe(env, saved, Pending.ofState(thread))
+      })),
   approveToolCall: (toolCallId, approval) =>
     env.approvals.resolve(
       toolCallId,
