@@ -11,7 +11,7 @@ import type {
   TamboStream,
   ToolCallResult
 } from "@tambo-effect/client"
-import { getThreadState, isLocalThreadId } from "@tambo-effect/core/ClientState"
+import { getThreadState, PLACEHOLDER_THREAD_ID } from "@tambo-effect/core/ClientState"
 import { useCallback, useMemo, useSyncExternalStore } from "react"
 import { useTamboContext } from "./internal/context.js"
 import { useQuery } from "./internal/useQuery.js"
@@ -43,7 +43,8 @@ const NO_CALLS: ReadonlyArray<PendingToolCallInfo> = []
 /**
  * The tool calls that wait for approval on the current thread (or
  * `threadId`; a new conversation's local thread id is, once the server
- * named that thread, the thread it became): those the client's runs announced with a
+ * named that thread, the thread it became, and once that thread was
+ * forgotten or deleted none, with nothing listed): those the client's runs announced with a
  * `CLIENT_APPROVAL_REQUESTED` event (tools with `needsApproval`, when no
  * `onApproval` handler decides). Each item carries the call (`toolName`,
  * decoded `args`) and `approve(args?)` / `deny(reason?)`. An item goes once
@@ -110,7 +111,9 @@ export interface UseTamboPendingToolCallsReturn {
 /**
  * The tool calls the current thread (or `threadId`; a new conversation's
  * local thread id is, once the server named that thread, the thread it
- * became) waits on for results from the app: what a run with `autoExecuteTools: false` ended with, also
+ * became; once that thread was forgotten or deleted, the id names none,
+ * and `error` is the client's `ConfigError` saying so, nothing sent)
+ * waits on for results from the app: what a run with `autoExecuteTools: false` ended with, also
  * after a reload (a thread the client does not know is loaded from the
  * API). Empty while a run of this client is in flight on the thread (its
  * calls are then executed, or wait for approval: see
@@ -147,7 +150,9 @@ export const useTamboPendingToolCalls = (threadId?: string): UseTamboPendingTool
   const running = useSyncExternalStore(handle.subscribe, hasActiveRun, hasActiveRun)
   const ids = named?.map((call) => call.toolCallId).join(",")
   // Decoded by the client (its registry knows the tools' schemas), read again when the calls change.
-  const key = isLocalThreadId(id) || running || ids === ""
+  // A local id the state holds no thread of is read too: the client refuses it (the thread it named
+  // was forgotten or deleted), sending nothing, and the hook shows that error.
+  const key = id === PLACEHOLDER_THREAD_ID || running || ids === ""
     ? undefined
     : `${id}\u0000${ids ?? "?"}`
   const query = useQuery(handle, key, () => handle.client().getPendingToolCalls(id), { keepData: true })

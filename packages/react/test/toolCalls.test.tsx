@@ -337,4 +337,30 @@ describe("a new conversation's local thread id, once the server named its thread
     await continued.thread
     await waitFor(() => expect(result.current.pendingToolCalls).toEqual([]))
   })
+
+  it("once its thread was forgotten, useTamboPendingToolCalls reports the client's ConfigError, as for a thread that does not exist, and asks the API nothing; useTamboPendingApprovals lists nothing", async () => {
+    weatherScript(server())
+    const proxy = await holdingProxy(server())
+    const client = makeClient(server(), { tamboUrl: proxy.url, tools: [manualWeather] })
+    const { localId, stream } = await runMovedToLocalThread(
+      client,
+      proxy,
+      () => client.run("weather?", { autoExecuteTools: false })
+    )
+    await stream.thread
+    const { result } = renderHook(
+      () => ({ calls: useTamboPendingToolCalls(localId), approvals: useTamboPendingApprovals(localId), missing: useTamboPendingToolCalls("thr_missing") }),
+      { wrapper: wrapperFor({ client }) }
+    )
+    await waitFor(() => expect(result.current.calls.pendingToolCalls).toHaveLength(1))
+    await waitFor(() => expect(result.current.missing.error).toBeDefined())
+    client.forgetThread(localId)
+    await waitFor(() => expect(result.current.calls.error).toBeDefined())
+    expect(result.current.calls.error).toMatchObject({ name: "ConfigError", reason: "InvalidOption" })
+    expect(String(result.current.calls.error?.message)).toMatch(/holds no thread of/)
+    expect(result.current.calls).toMatchObject({ threadId: localId, pendingToolCalls: [], isLoading: false })
+    expect(result.current.missing).toMatchObject({ pendingToolCalls: [], isLoading: false })
+    expect(result.current.approvals).toEqual([])
+    expect(server().requests.filter((request) => request.path.includes(localId))).toEqual([])
+  })
 })
