@@ -8,6 +8,7 @@
  * @internal
  */
 import * as Auth from "@tambo-effect/core/Auth"
+import { LOCAL_THREAD_PREFIX } from "@tambo-effect/core/ClientState"
 import * as Mcp from "@tambo-effect/core/Mcp"
 import * as Tambo from "@tambo-effect/core/Tambo"
 import * as TamboConfig from "@tambo-effect/core/TamboConfig"
@@ -31,6 +32,12 @@ import * as CallSite from "./callSite.js"
 import * as ClientLayer from "./layer.js"
 import { unregisteredTool } from "./registration.js"
 import { abortError, type CoreError, fromCause, notOffered } from "./toClientError.js"
+
+/**
+ * A new conversation's local thread id (`local:`): the one kind of id that may name another thread,
+ * the one the server named for it. The placeholder stays the next new conversation.
+ */
+const isLocalId = (threadId: string): boolean => typeof threadId === "string" && threadId.startsWith(LOCAL_THREAD_PREFIX)
 
 /** @internal */
 export class ClientRuntime {
@@ -120,7 +127,9 @@ export class ClientRuntime {
    * about a thread does), else the id itself.
    */
   threadIdOf(threadId: string): string {
-    if (this.destroying !== undefined) return threadId
+    // Hooks ask at every change of the state: only a local id can name another thread, so only
+    // it costs a call into the runtime.
+    if (this.destroying !== undefined || !isLocalId(threadId)) return threadId
     const held = this.runtime.runSyncExit(this.tambo.getThread(threadId))
     return Exit.isSuccess(held) && Option.isSome(held.value) ? held.value.value.id : threadId
   }
