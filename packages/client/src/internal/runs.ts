@@ -284,9 +284,11 @@ export class Runs {
 
   #coreOptions(entry: RunEntry, options: RunOptions): Tambo.RunOptions {
     return {
-      // The thread current when run() was called: core reads it only once the credentials
-      // are there, by when another run may have made its own new thread current. A run that left
-      // the placeholder before then (startNewThread) asks for a new thread of its own instead.
+      // The thread current when run() was called, not when core reads it as the run starts
+      // (before its credentials are there): another run may have made its own new thread current
+      // by then. A run that left the placeholder before that read (startNewThread) asks for a new
+      // thread of its own instead; one that leaves it later, while it waits for its credentials,
+      // core moves to a local thread itself and says which (onLocalThreadId).
       get threadId() {
         return entry.leftPlaceholder ? LEFT_PLACEHOLDER : entry.requestedThreadId
       },
