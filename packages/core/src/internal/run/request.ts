@@ -415,10 +415,11 @@ const refusedAsStale = (run: RunState, error: TamboError): boolean =>
  * The first request. One refused as stale (see `refusedAsStale`) is refused before any work: the
  * server is asked for the run it follows and the calls it waits on, and the message, answering
  * those, is sent once more; `continueRun`'s results are, unless they answer none of those calls
- * (another client answered them): the run fails with the `EXTRA_RESULTS` the server would give. A message, or `continueRun`'s results, whose connection broke once it
- * went out is sent again only if the server's thread shows it did not take it (see
- * `afterBrokenConnection`). A transport that sends the conversation from the store (an AG-UI
- * agent) has no server thread to ask: such an error is the run's.
+ * (another client answered them): the run fails with the `EXTRA_RESULTS` the server would give.
+ * A message, or `continueRun`'s results, whose connection broke once it went out is sent again
+ * only if the server's thread shows it did not take it (see `afterBrokenConnection`). A transport
+ * that sends the conversation from the store (an AG-UI agent) has no server thread to ask: such an
+ * error is the run's.
  */
 const opened = (env: Env.Env, run: RunState): Request => {
   const existing = run.existing
