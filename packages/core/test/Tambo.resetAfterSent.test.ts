@@ -76,6 +76,24 @@ const stopBy = <A, E>(tambo: Tambo.Tambo.Service, run: Fiber.RuntimeFiber<A, E>,
   stop === "cancelRun" ? tambo.cancelRun() : Fiber.interrupt(run)
 
 /**
+ * A new conversation's run of "hello", stopped by `stop` while its search lists the newest threads
+ * (held until then); a Stop by `cancelRun` ends it cancelled.
+ */
+const stoppedWhileListing = (tambo: Tambo.Tambo.Service, proxy: HoldingProxy.HoldingProxy, stop: "cancelRun" | "interruption") =>
+  Effect.gen(function* () {
+    const list = proxy.holdResponse(isThreadList)
+    const run = yield* Effect.fork(Effect.either(runAll("hello")))
+    yield* Effect.promise(() => list.arrived)
+    yield* stopBy(tambo, run, stop)
+    list.release()
+    const ended = yield* Fiber.await(run)
+    if (stop === "cancelRun") {
+      const either = yield* ended
+      expect(Either.isLeft(either) && either.left._tag).toBe("RunCancelledError")
+    }
+  })
+
+/**
  * The run failed with the connection's error, which says the request may have reached the server
  * and is not retryable (sending it again may duplicate the message), also as a copy of it.
  */
@@ -289,16 +307,7 @@ describe("a run request whose connection was reset once it went out (the server 
       replying()
       yield* resetOnce(server, "taken", undefined, (tambo, proxy) =>
         Effect.gen(function* () {
-          const list = proxy.holdResponse(isThreadList)
-          const run = yield* Effect.fork(Effect.either(runAll("hello")))
-          yield* Effect.promise(() => list.arrived)
-          yield* stopBy(tambo, run, stop)
-          list.release()
-          const ended = yield* Fiber.await(run)
-          if (stop === "cancelRun") {
-            const either = yield* ended
-            expect(Either.isLeft(either) && either.left._tag).toBe("RunCancelledError")
-          }
+          yield* stoppedWhileListing(tambo, proxy, stop)
           expect(sent("hello")).toBe(1)
           const landed = threadsHolding(server(), "hello")
           expect(landed).toHaveLength(1)
@@ -318,16 +327,7 @@ describe("a run request whose connection was reset once it went out (the server 
       replying()
       yield* resetOnce(server, "unsent", undefined, (tambo, proxy) =>
         Effect.gen(function* () {
-          const list = proxy.holdResponse(isThreadList)
-          const run = yield* Effect.fork(Effect.either(runAll("hello")))
-          yield* Effect.promise(() => list.arrived)
-          yield* stopBy(tambo, run, stop)
-          list.release()
-          const ended = yield* Fiber.await(run)
-          if (stop === "cancelRun") {
-            const either = yield* ended
-            expect(Either.isLeft(either) && either.left._tag).toBe("RunCancelledError")
-          }
+          yield* stoppedWhileListing(tambo, proxy, stop)
           expect(sent("hello")).toBe(0)
           expect(server().threads.list()).toEqual([])
           const state = yield* tambo.state
@@ -425,12 +425,7 @@ describe("a new conversation's run request whose connection was reset once the s
       )
       yield* resetOnce(server, "taken", undefined, (tambo, proxy) =>
         Effect.gen(function* () {
-          const list = proxy.holdResponse(isThreadList)
-          const run = yield* Effect.fork(Effect.either(runAll("hello")))
-          yield* Effect.promise(() => list.arrived)
-          yield* stopBy(tambo, run, stop)
-          list.release()
-          yield* Fiber.await(run)
+          yield* stoppedWhileListing(tambo, proxy, stop)
           expect(sent("hello")).toBe(1)
           const landed = threadsHolding(server(), "hello")
           expect(landed).toHaveLength(1)
