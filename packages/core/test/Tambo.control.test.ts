@@ -6,24 +6,19 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as Auth from "../src/Auth.js"
 import { isLocalThreadId, PLACEHOLDER_THREAD_ID } from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
-import * as TamboConfig from "../src/TamboConfig.js"
 import * as Transport from "../src/TamboTransport.js"
 import type { TamboError } from "../src/TamboError.js"
 import * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
 import * as ToolExecutor from "../src/ToolExecutor.js"
-import * as ToolRegistry from "../src/ToolRegistry.js"
-import { expectStoreEqualsServer, fields, resetTool, runAll, tamboLayer, until, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, resetTool, runAll, tamboLayer, tamboOver, until, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -251,20 +246,8 @@ describe("manual tool execution", () => {
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 
   /** `Tambo` over an executor the test reaches too: its ledger of the steps' results. */
-  const withExecutor = () => {
-    const transport = Transport.layer
-    const services = Layer.mergeAll(
-      transport,
-      Auth.layer.pipe(Layer.provide(transport)),
-      ThreadStore.layer,
-      ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
-    )
-    return Layer.scoped(Tambo.Tambo, Tambo.make()).pipe(
-      Layer.provideMerge(services),
-      Layer.provide(TamboConfig.layer({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })),
-      Layer.provide(FetchHttpClient.layer)
-    )
-  }
+  const withExecutor = () => tamboOver(server(), Transport.layer)
+
 
   it.live("a deleted thread's tool results are let go of: the server takes none of them, and the executor no longer holds them", () =>
     Effect.gen(function* () {

@@ -22,6 +22,15 @@ const storedOn = (server: TestServer, threadId: string, text: string): number =>
 const threadsHolding = (server: TestServer, text: string): ReadonlyArray<string> =>
   server.threads.list().map((thread) => thread.id).filter((id) => storedOn(server, id, text) > 0)
 
+/** The one thread of `server` holding `text`, once its run there ended. */
+const landedIn = (server: TestServer, text: string) =>
+  Effect.gen(function* () {
+    const landed = threadsHolding(server, text)
+    expect(landed).toHaveLength(1)
+    yield* until(() => server.threads.get(landed[0]!)?.runStatus === "idle")
+    return landed[0]!
+  })
+
 const isRunRequest = (threadId?: string) => (request: HoldingProxy.ProxiedRequest) =>
   request.method === "POST" && request.path === (threadId === undefined ? "/v1/threads/runs" : `/v1/threads/${threadId}/runs`)
 
@@ -241,14 +250,12 @@ describe("a run request whose connection was reset once it went out (the server 
           const { ended, told } = yield* newConversation(tambo, "hello")
           failedMaybeSent(ended)
           expect(sent("hello")).toBe(1)
-          const landed = threadsHolding(server(), "hello")
-          expect(landed).toHaveLength(1)
-          expect(told).toBe(landed[0])
-          yield* until(() => server().threads.get(landed[0]!)?.runStatus === "idle")
-          yield* expectStoreEqualsServer(tambo, server(), landed[0]!)
-          finished(yield* Effect.either(runAll("next", { threadId: landed[0]! })))
-          expect(storedOn(server(), landed[0]!, "next")).toBe(1)
-          yield* expectStoreEqualsServer(tambo, server(), landed[0]!)
+          const landed = yield* landedIn(server(), "hello")
+          expect(told).toBe(landed)
+          yield* expectStoreEqualsServer(tambo, server(), landed)
+          finished(yield* Effect.either(runAll("next", { threadId: landed })))
+          expect(storedOn(server(), landed, "next")).toBe(1)
+          yield* expectStoreEqualsServer(tambo, server(), landed)
         }))
     }))
 
@@ -260,12 +267,10 @@ describe("a run request whose connection was reset once it went out (the server 
           const { localId, release, run } = yield* runInLocalThread("hello")
           yield* release
           failedMaybeSent(yield* Effect.either(Fiber.join(run)))
-          const landed = threadsHolding(server(), "hello")
-          expect(landed).toHaveLength(1)
-          yield* until(() => server().threads.get(landed[0]!)?.runStatus === "idle")
-          expect((yield* tambo.fetchThread(localId)).id).toBe(landed[0])
+          const landed = yield* landedIn(server(), "hello")
+          expect((yield* tambo.fetchThread(localId)).id).toBe(landed)
           finished(yield* Effect.either(runAll("next", { threadId: localId })))
-          expect(storedOn(server(), landed[0]!, "next")).toBe(1)
+          expect(storedOn(server(), landed, "next")).toBe(1)
           expect(server().threads.list()).toHaveLength(1)
         }))
     }))
@@ -309,16 +314,14 @@ describe("a run request whose connection was reset once it went out (the server 
         Effect.gen(function* () {
           yield* stoppedWhileListing(tambo, proxy, stop)
           expect(sent("hello")).toBe(1)
-          const landed = threadsHolding(server(), "hello")
-          expect(landed).toHaveLength(1)
-          yield* until(() => server().threads.get(landed[0]!)?.runStatus === "idle")
+          const landed = yield* landedIn(server(), "hello")
           const state = yield* tambo.state
-          expect(state.currentThreadId).toBe(landed[0])
-          yield* expectStoreEqualsServer(tambo, server(), landed[0]!)
+          expect(state.currentThreadId).toBe(landed)
+          yield* expectStoreEqualsServer(tambo, server(), landed)
           finished(yield* Effect.either(runAll("next")))
-          expect(storedOn(server(), landed[0]!, "next")).toBe(1)
+          expect(storedOn(server(), landed, "next")).toBe(1)
           expect(server().threads.list()).toHaveLength(1)
-          yield* expectStoreEqualsServer(tambo, server(), landed[0]!)
+          yield* expectStoreEqualsServer(tambo, server(), landed)
         }))
     }))
 

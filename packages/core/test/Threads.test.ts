@@ -13,19 +13,13 @@ import { isRecord } from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as Auth from "../src/Auth.js"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
-import * as TamboConfig from "../src/TamboConfig.js"
 import * as Transport from "../src/TamboTransport.js"
-import * as ThreadStore from "../src/ThreadStore.js"
-import * as ToolExecutor from "../src/ToolExecutor.js"
-import * as ToolRegistry from "../src/ToolRegistry.js"
 import type { TamboError } from "../src/TamboError.js"
 import type * as Types from "../src/Types.js"
 import * as Tool from "../src/Tool.js"
-import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, useServer, useTickingServer, weather } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, tamboOver, useServer, useTickingServer, weather } from "./helpers.js"
 
 const server = useServer()
 
@@ -133,17 +127,7 @@ const gatedLayer = (gate: ReturnType<typeof makeEndReadGate>) => {
         )
     }))
   ).pipe(Layer.provide(Transport.layer))
-  const services = Layer.mergeAll(
-    gated,
-    Auth.layer.pipe(Layer.provide(gated)),
-    ThreadStore.layer,
-    ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
-  )
-  return Layer.scoped(Tambo.Tambo, Tambo.make()).pipe(
-    Layer.provide(services),
-    Layer.provide(TamboConfig.layer({ apiKey: server().apiKey, tamboUrl: server().url, userKey: "user-1", maxRetries: 0 })),
-    Layer.provide(FetchHttpClient.layer)
-  )
+  return tamboOver(server(), gated)
 }
 
 /** The error of a call that needs a saved thread, given a new conversation's id the server has not saved yet. */

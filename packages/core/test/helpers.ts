@@ -2,17 +2,24 @@ import { startTestServer, type TestServer, type TestServerOptions } from "@tambo
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as net from "node:net"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { afterAll, afterEach, beforeAll, expect } from "vitest"
+import * as Auth from "../src/Auth.js"
 import * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
-import type * as ThreadStore from "../src/ThreadStore.js"
+import * as TamboConfig from "../src/TamboConfig.js"
+import type * as Transport from "../src/TamboTransport.js"
+import * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
+import * as ToolExecutor from "../src/ToolExecutor.js"
+import * as ToolRegistry from "../src/ToolRegistry.js"
 import type * as Types from "../src/Types.js"
 import { storeEqualsServer } from "./storeEqualsServer.js"
 
@@ -78,6 +85,25 @@ export const tamboLayer = (
     maxRetries: 0,
     ...options
   })
+
+/**
+ * `Tambo` over `transport` (the real one, or one wrapping it) against `server`, with the other
+ * services it needs; they stay in the context, so a test reaches the executor's ledger too.
+ */
+export const tamboOver = (
+  server: TestServer,
+  transport: Layer.Layer<Transport.TamboTransport, never, TamboConfig.TamboConfig | HttpClient.HttpClient>
+) =>
+  Layer.scoped(Tambo.Tambo, Tambo.make()).pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      transport,
+      Auth.layer.pipe(Layer.provide(transport)),
+      ThreadStore.layer,
+      ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
+    )),
+    Layer.provide(TamboConfig.layer({ apiKey: server.apiKey, tamboUrl: server.url, userKey: "user-1", maxRetries: 0 })),
+    Layer.provide(FetchHttpClient.layer)
+  )
 
 /** Runs a message to the end and returns every element. */
 export const runAll = (message: string, options?: Tambo.RunOptions) =>
