@@ -108,7 +108,13 @@ export interface RunOptions {
    * (`InvalidOption`) saying the client holds no thread of it, having sent nothing.
    */
   readonly threadId?: string | undefined
-  /** Run client-side tools and continue the run with their results. Default `true`. */
+  /**
+   * Run client-side tools and continue the run with their results. Default `true`. Should another
+   * client (another tab) answer the calls while the tools run, the server refuses their results:
+   * once a read of the thread shows none of the calls waiting, the run fails with an `ApiError`
+   * (400, code `EXTRA_RESULTS`) saying another client answered them, sends nothing more, and the
+   * store shows the thread as the server has it, that client's answer in it.
+   */
   readonly autoExecuteTools?: boolean | undefined
   /** The most tool rounds one run may take. Default 10. */
   readonly maxSteps?: number | undefined

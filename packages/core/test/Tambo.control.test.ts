@@ -62,6 +62,21 @@ const textsOf = (tambo: Tambo.Tambo.Service, threadId: string) =>
     state.threadMap[threadId]!.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])))
   )
 
+/** Asks for two weather calls, `c1` and `c2`, then quotes the results it receives. */
+const twoCallsThenQuote = (request: Script.RunRequest) =>
+  request.toolResults.length === 0
+    ? [Script.toolCall("get_weather", { city: "Oslo" }, { id: "c1" }), Script.toolCall("get_weather", { city: "Rome" }, { id: "c2" })]
+    : [Script.text(request.toolResults.map((r) => `${r.toolUseId}: ${r.text}`).join("; "))]
+const oslo = { toolCallId: "c1", result: { city: "Oslo", temperature: 1 } }
+const rome = { toolCallId: "c2", result: { city: "Rome", temperature: 2 } }
+/** Another client of the same user (another tab) reads the thread and answers both calls. */
+const otherTabAnswers = (threadId: string) =>
+  Effect.gen(function* () {
+    const other = yield* Tambo.Tambo
+    yield* other.fetchThread(threadId)
+    yield* Stream.runDrain(other.continueRun(threadId, [oslo, rome]))
+  }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
+
 describe("manual tool execution", () => {
   it.live("the run ends with the pending calls, parsed and validated; continueRun sends the results", () =>
     Effect.gen(function* () {
@@ -170,23 +185,10 @@ describe("manual tool execution", () => {
 
   /** A run paused on two weather calls, `c1` and `c2`: its thread. */
   const pausedOnTwo = Effect.gen(function* () {
-    server().setScript((request: Script.RunRequest) =>
-      request.toolResults.length === 0
-        ? [Script.toolCall("get_weather", { city: "Oslo" }, { id: "c1" }), Script.toolCall("get_weather", { city: "Rome" }, { id: "c2" })]
-        : [Script.text(request.toolResults.map((r) => `${r.toolUseId}: ${r.text}`).join("; "))]
-    )
+    server().setScript(twoCallsThenQuote)
     const events = yield* runAll("weather?", { autoExecuteTools: false })
     return events.at(-1)!.threadId
   })
-  const oslo = { toolCallId: "c1", result: { city: "Oslo", temperature: 1 } }
-  const rome = { toolCallId: "c2", result: { city: "Rome", temperature: 2 } }
-  /** Another client of the same user (another tab) reads the thread and answers both calls. */
-  const otherTabAnswers = (threadId: string) =>
-    Effect.gen(function* () {
-      const other = yield* Tambo.Tambo
-      yield* other.fetchThread(threadId)
-      yield* Stream.runDrain(other.continueRun(threadId, [oslo, rome]))
-    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
 
   it.live("results for some of the pending calls only: the server's 400 MISSING_RESULTS, both calls still pending, and a complete continueRun goes on", () =>
     Effect.gen(function* () {
@@ -302,6 +304,103 @@ describe("manual tool execution", () => {
       }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
       const text = [...resumed].at(-1)!.snapshot.messages.at(-1)!.content[0]!
       expect(text.type === "text" && text.text).toContain("Lima")
+    }))
+})
+
+describe("an automatic tool round whose calls another tab answered meanwhile", () => {
+  /** The run's tools at work: each call tells `started`, then waits for `release`. */
+  const heldWeather = Effect.gen(function* () {
+    const started = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const tool = Tool.make({
+      name: "get_weather",
+      description: "Current weather in a city",
+      input: Schema.Struct({ city: Schema.String }),
+      execute: ({ city }) =>
+        Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release)).pipe(Effect.as({ city, temperature: 21 }))
+    })
+    return { tool, started, release }
+  })
+
+  /** A run paused on `c1` and `c2`, its tools at work: its fiber, thread, and the release of its tools. */
+  const toolsAtWork = Effect.gen(function* () {
+    server().setScript(twoCallsThenQuote)
+    const tambo = yield* Tambo.Tambo
+    const { release, started, tool } = yield* heldWeather
+    yield* tambo.registerTool(tool)
+    const run = yield* Effect.fork(runAll("weather?"))
+    yield* Deferred.await(started)
+    const threadId = (yield* tambo.state).currentThreadId
+    return { run, threadId, release: Deferred.succeed(release, undefined) }
+  })
+
+  /** What the client sent besides reads. */
+  const sent = () => server().requests.filter((request) => request.method !== "GET")
+
+  it.live("another tab's run took its answer and finished: the run fails with EXTRA_RESULTS saying the calls were answered elsewhere, sends nothing more, and the store shows the thread as the server has it", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { release, run, threadId } = yield* toolsAtWork
+      yield* otherTabAnswers(threadId)
+      const sentBefore = sent().length
+      yield* release
+      const refused = yield* Fiber.join(run).pipe(Effect.flip)
+      expect(fields(refused)).toMatchObject({ _tag: "ApiError", reason: "BadRequest", status: 400, code: "EXTRA_RESULTS" })
+      expect(refused.message).toContain("c1, c2")
+      expect(refused.message).toMatch(/another client answered/)
+      // The round's request, refused; nothing after the read of the thread.
+      expect(sent().slice(sentBefore).map((request) => request.method)).toEqual(["POST"])
+      expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
+      expect(yield* textsOf(tambo, threadId)).toContain(`c1: ${JSON.stringify(oslo.result)}; c2: ${JSON.stringify(rome.result)}`)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("another tab's run took its answer and still streams: the run fails with EXTRA_RESULTS saying so, sends nothing more, and the store shows that run as the server has it", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { release, run, threadId } = yield* toolsAtWork
+      // The other tab's run holds the thread on the server until answered: its model is at work.
+      const otherStarted = yield* Deferred.make<void>()
+      const answered = yield* Deferred.make<void>()
+      server().setScript(async (request: Script.RunRequest) => {
+        Deferred.unsafeDone(otherStarted, Effect.void)
+        await Effect.runPromise(Deferred.await(answered))
+        return twoCallsThenQuote(request)
+      })
+      const other = yield* Effect.fork(otherTabAnswers(threadId))
+      yield* Deferred.await(otherStarted)
+      const sentBefore = sent().length
+      yield* release
+      const refused = yield* Fiber.join(run).pipe(Effect.flip)
+      expect(fields(refused)).toMatchObject({ _tag: "ApiError", reason: "BadRequest", status: 400, code: "EXTRA_RESULTS" })
+      expect(refused.message).toMatch(/another client answered/)
+      expect(sent().slice(sentBefore).map((request) => request.method)).toEqual(["POST"])
+      expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
+      expect((yield* tambo.state).threadMap[threadId]!.thread.status).toBe("streaming")
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+      yield* Deferred.succeed(answered, undefined)
+      yield* Fiber.join(other)
+      yield* tambo.fetchThread(threadId)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.scopedLive("refused as following another run while the server still waits on its calls: the results go once more, after the thread's last run, and the run goes on", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const { release, run, threadId } = yield* toolsAtWork
+        proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`)
+          .fail(400, { code: "INVALID_PREVIOUS_RUN", message: "previousRunId does not match last completed run" })
+        yield* release
+        const events = yield* Fiber.join(run)
+        expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+        // The refused request never reached the server: it took the results once.
+        expect(runsOf(threadId)).toHaveLength(1)
+        const weatherOf = (city: string) => JSON.stringify({ city, temperature: 21 })
+        expect(yield* textsOf(tambo, threadId)).toContain(`c1: ${weatherOf("Oslo")}; c2: ${weatherOf("Rome")}`)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }))
 })
 

@@ -92,7 +92,7 @@ export const missingResults = (missing: ReadonlyArray<string>): ApiError =>
 export const extraResults = (threadId: string, extra: ReadonlyArray<string>): ApiError =>
   refusedResults(
     "EXTRA_RESULTS",
-    `Tool results provided for tool calls thread ${threadId} no longer waits on (answered since this client read it): ${
+    `Tool results provided for tool calls thread ${threadId} no longer waits on (another client answered them since this client read it): ${
       extra.join(", ")
     }`
   )

@@ -266,12 +266,15 @@ const plain = (send: Request["send"]): Request => ({ send, recover: Effect.fail 
 /**
  * A tool round's request: its results, on the run's thread, after the step that paused. Sent once
  * more only where a read of the thread shows the server did not take them (see `recovering`).
+ * Refused as following another run, or as answering calls the thread no longer waits on, it is
+ * recovered as `continueRun`'s results are (see `afterRefusedResults`): another client (another
+ * tab) may have answered the calls while the tools ran.
  *
  * @internal
  */
 export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray<Types.ToolResultContent>): Request => {
   const previous = run.lastRunId
-  const send = (hooks: Transport.RunHooks) =>
+  const send = (after: string | undefined) => (hooks: Transport.RunHooks) =>
     published(env, run, (agentState) => Unauthorized.withCredentialsStream(requestAuth(run), (c) =>
       env.transport.runOnThread(
         c,
@@ -283,13 +286,24 @@ export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray
             content: results,
             ...(run.additionalContext === undefined ? {} : { additionalContext: run.additionalContext })
           },
-          previous,
+          after,
           agentState
         ),
         hooks
       )))
-  return recovering(env, run, run.threadId, tookResults(results, previous), send)
+  const request = recovering(env, run, run.threadId, tookResults(results, previous), send(previous))
+  return env.transport.conversationFromStore === true ? request : {
+    send: request.send,
+    recover: (error) =>
+      refusedResults(error)
+        ? afterRefusedResults(env, run, run.threadId, results, (after) => send(after))
+        : request.recover(error)
+  }
 }
+
+/** Whether the server refused a round's results as following another run or answering calls it no longer waits on. */
+const refusedResults = (error: TamboError): boolean =>
+  error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" || error.code === "EXTRA_RESULTS")
 
 /** The first request's message, after the run `previous`. */
 const open = (env: Env.Env, run: RunState, previous: string | undefined) => (hooks: Transport.RunHooks) => {
@@ -347,6 +361,26 @@ const answersNone = (results: ReadonlyArray<{ readonly toolUseId: string }>, rem
   const waiting = waitingOn(remote)
   return !results.some((result) => waiting.has(result.toolUseId))
 }
+
+/**
+ * Results the server refused before any work, once the thread is read: when they answer none of
+ * the calls it waits on, another client answered those calls and the server refuses them whatever
+ * run they follow, so nothing more is sent and the run fails with the `EXTRA_RESULTS` the server
+ * would give; the calls no longer wait on this client's results (the run's end reads the thread,
+ * the other client's answer in it). Otherwise they are sent once more, after the thread's last run.
+ */
+const afterRefusedResults = (
+  env: Env.Env,
+  run: RunState,
+  threadId: string,
+  results: ReadonlyArray<{ readonly toolUseId: string }>,
+  resend: (previous: string | undefined) => Request["send"]
+): Effect.Effect<Request, TamboError> =>
+  Effect.flatMap(recoveryRead(env, run, threadId), (remote) => {
+    if (!answersNone(results, remote)) return Effect.succeed(plain(resend(remote.lastCompletedRunId)))
+    run.awaiting = []
+    return Effect.fail(Pending.extraResults(threadId, results.map((result) => result.toolUseId)))
+  })
 
 const isTimeout = (error: TamboError): boolean => error._tag === "TransportError" && error.reason === "Timeout"
 
@@ -414,8 +448,8 @@ const refusedAsStale = (run: RunState, error: TamboError): boolean =>
 /**
  * The first request. One refused as stale (see `refusedAsStale`) is refused before any work: the
  * server is asked for the run it follows and the calls it waits on, and the message, answering
- * those, is sent once more; `continueRun`'s results are, unless they answer none of those calls
- * (another client answered them): the run fails with the `EXTRA_RESULTS` the server would give.
+ * those, is sent once more; `continueRun`'s results are as a tool round's (see
+ * `afterRefusedResults`).
  * A message, or `continueRun`'s results, whose connection broke once it went out is sent again
  * only if the server's thread shows it did not take it (see `afterBrokenConnection`). A transport
  * that sends the conversation from the store (an AG-UI agent) has no server thread to ask: such an
@@ -430,15 +464,13 @@ const opened = (env: Env.Env, run: RunState): Request => {
     send,
     recover: (error) =>
       refusedAsStale(run, error)
-        ? Effect.flatMap(recoveryRead(env, run, existing), (remote) => {
-          if (run.start._tag === "Message") {
+        ? run.start._tag === "ToolResults"
+          ? afterRefusedResults(env, run, existing, run.start.results, (previous) => open(env, run, previous))
+          : Effect.flatMap(recoveryRead(env, run, existing), (remote) => {
             run.awaiting = pendingFromApi(remote)
             run.firstMessage = Unanswered.forServer(run.firstMessage, run.awaiting)
-          } else if (answersNone(run.start.results, remote)) {
-            return Effect.fail(Pending.extraResults(existing, run.start.results.map((result) => result.toolUseId)))
-          }
-          return Effect.succeed(plain(open(env, run, remote.lastCompletedRunId)))
-        })
+            return Effect.succeed(plain(open(env, run, remote.lastCompletedRunId)))
+          })
         : brokenOnceSent(run, error)
         ? afterBrokenConnection(
           env,
