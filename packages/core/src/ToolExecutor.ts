@@ -161,6 +161,16 @@ export declare namespace ToolExecutor {
      * @since 0.2.0
      */
     readonly forgetThread?: ((threadId: string) => Effect.Effect<void>) | undefined
+    /**
+     * Lets go of the results remembered for one step of a thread (`threadId`
+     * and `runId`, as `execute` was given them): the server will take none of
+     * them (another client answered the step's calls). `Tambo` calls it once a
+     * read of the thread shows it; an executor without it keeps them until
+     * newer ones push them out.
+     *
+     * @since 0.2.0
+     */
+    readonly forgetStep?: ((threadId: string, runId: string) => Effect.Effect<void>) | undefined
   }
 }
 

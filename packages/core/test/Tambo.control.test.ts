@@ -312,26 +312,31 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
   const heldWeather = Effect.gen(function* () {
     const started = yield* Deferred.make<void>()
     const release = yield* Deferred.make<void>()
+    let calls = 0
     const tool = Tool.make({
       name: "get_weather",
       description: "Current weather in a city",
       input: Schema.Struct({ city: Schema.String }),
       execute: ({ city }) =>
-        Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release)).pipe(Effect.as({ city, temperature: 21 }))
+        Effect.sync(() => calls++).pipe(
+          Effect.zipRight(Deferred.succeed(started, undefined)),
+          Effect.zipRight(Deferred.await(release)),
+          Effect.as({ city, temperature: 21 })
+        )
     })
-    return { tool, started, release }
+    return { tool, started, release, calls: () => calls }
   })
 
   /** A run paused on `c1` and `c2`, its tools at work: its fiber, thread, and the release of its tools. */
   const toolsAtWork = Effect.gen(function* () {
     server().setScript(twoCallsThenQuote)
     const tambo = yield* Tambo.Tambo
-    const { release, started, tool } = yield* heldWeather
+    const { calls, release, started, tool } = yield* heldWeather
     yield* tambo.registerTool(tool)
     const run = yield* Effect.fork(runAll("weather?"))
     yield* Deferred.await(started)
     const threadId = (yield* tambo.state).currentThreadId
-    return { run, threadId, release: Deferred.succeed(release, undefined) }
+    return { run, threadId, release: Deferred.succeed(release, undefined), calls }
   })
 
   /** What the client sent besides reads. */
@@ -383,6 +388,20 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
       yield* tambo.fetchThread(threadId)
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
+
+  it.live("another tab answered: the executor lets go of the round's results, which the server will never take", () =>
+    Effect.gen(function* () {
+      const executor = yield* ToolExecutor.ToolExecutor
+      const { calls, release, run, threadId } = yield* toolsAtWork
+      yield* otherTabAnswers(threadId)
+      yield* release
+      yield* Fiber.join(run).pipe(Effect.flip)
+      expect(calls()).toBe(2)
+      // The step the round's results followed: the run the tools were asked for in.
+      const runId = (runsOf(threadId).at(-1)!.body as { previousRunId: string }).previousRunId
+      yield* executor.execute([{ toolCallId: "c1", toolName: "get_weather", args: { city: "Oslo" } }], { threadId, runId })
+      expect(calls()).toBe(3)
+    }).pipe(Effect.provide(tamboOver(server(), Transport.layer))))
 
   it.scopedLive("refused as following another run while the server still waits on its calls: the results go once more, after the thread's last run, and the run goes on", () =>
     Effect.gen(function* () {

@@ -431,6 +431,19 @@ describe("ToolExecutor", () => {
       expect(seen).toEqual(["A", "B", "A"])
     }))
 
+  it.effect("forgetStep lets go of that step's results only, not those of the thread's other steps nor of a step whose id it begins", () =>
+    Effect.gen(function*() {
+      const { executor, seen } = yield* echoSetup()
+      yield* executor.execute([echo("A")], { threadId: "thr_1", runId: "run_1" })
+      yield* executor.execute([echo("B")], { threadId: "thr_1", runId: "run_10" })
+      yield* executor.execute([echo("C")], { threadId: "thr_1", runId: "run_2" })
+      yield* executor.forgetStep!("thr_1", "run_1")
+      yield* executor.execute([echo("A")], { threadId: "thr_1", runId: "run_1" })
+      yield* executor.execute([echo("B")], { threadId: "thr_1", runId: "run_10" })
+      yield* executor.execute([echo("C")], { threadId: "thr_1", runId: "run_2" })
+      expect(seen).toEqual(["A", "B", "C", "A"])
+    }))
+
   it.effect("without a thread and a step, nothing is remembered from one execute to the next", () =>
     Effect.gen(function*() {
       const { executor, seen } = yield* echoSetup()

@@ -296,10 +296,14 @@ export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray
     send: request.send,
     recover: (error) =>
       refusedResults(error)
-        ? afterRefusedResults(env, run, run.threadId, results, (after) => send(after))
+        ? afterRefusedResults(env, run, run.threadId, results, (after) => send(after), forgetRound(env, run.threadId, previous))
         : request.recover(error)
   }
 }
+
+/** The executor's results of the round after the run `previous`, which the server will never take. */
+const forgetRound = (env: Env.Env, threadId: string, previous: string | undefined): Effect.Effect<void> =>
+  previous === undefined ? Effect.void : env.executor.forgetStep?.(threadId, previous) ?? Effect.void
 
 /** Whether the server refused a round's results as following another run or answering calls it no longer waits on. */
 const refusedResults = (error: TamboError): boolean =>
@@ -367,19 +371,21 @@ const answersNone = (results: ReadonlyArray<{ readonly toolUseId: string }>, rem
  * the calls it waits on, another client answered those calls and the server refuses them whatever
  * run they follow, so nothing more is sent and the run fails with the `EXTRA_RESULTS` the server
  * would give; the calls no longer wait on this client's results (the run's end reads the thread,
- * the other client's answer in it). Otherwise they are sent once more, after the thread's last run.
+ * the other client's answer in it), and what knows them lets go of them (`neverTaken`: a tool
+ * round's executor). Otherwise they are sent once more, after the thread's last run.
  */
 const afterRefusedResults = (
   env: Env.Env,
   run: RunState,
   threadId: string,
   results: ReadonlyArray<{ readonly toolUseId: string }>,
-  resend: (previous: string | undefined) => Request["send"]
+  resend: (previous: string | undefined) => Request["send"],
+  neverTaken: Effect.Effect<void> = Effect.void
 ): Effect.Effect<Request, TamboError> =>
   Effect.flatMap(recoveryRead(env, run, threadId), (remote) => {
     if (!answersNone(results, remote)) return Effect.succeed(plain(resend(remote.lastCompletedRunId)))
     run.awaiting = []
-    return Effect.fail(Pending.extraResults(threadId, results.map((result) => result.toolUseId)))
+    return Effect.zipRight(neverTaken, Effect.fail(Pending.extraResults(threadId, results.map((result) => result.toolUseId))))
   })
 
 const isTimeout = (error: TamboError): boolean => error._tag === "TransportError" && error.reason === "Timeout"

@@ -44,8 +44,21 @@ const stepKey = (threadId: string, runId: string, toolCallId: string): string =>
  *
  * @internal
  */
-export const forgetThread = (steps: ReturnType<typeof remembering>, threadId: string): void => {
-  const prefix = JSON.stringify([threadId]).slice(0, -1) + ","
+export const forgetThread = (steps: ReturnType<typeof remembering>, threadId: string): void =>
+  forgetUnder(steps, [threadId])
+
+/**
+ * Lets go of the completed results of one step of a thread (see `forStep`'s keys); calls in
+ * flight keep theirs until they end.
+ *
+ * @internal
+ */
+export const forgetStep = (steps: ReturnType<typeof remembering>, threadId: string, runId: string): void =>
+  forgetUnder(steps, [threadId, runId])
+
+/** The keys that begin with `parts` (whole parts only: a thread whose id begins another's is not its). */
+const forgetUnder = (steps: ReturnType<typeof remembering>, parts: ReadonlyArray<string>): void => {
+  const prefix = JSON.stringify(parts).slice(0, -1) + ","
   steps.completed.deleteWhere((key) => key.startsWith(prefix))
 }
 

@@ -67,6 +67,7 @@ export const makeWith = (
       }).pipe(Effect.withSpan("ToolExecutor.execute", { attributes: { "tool.calls": calls.length } }))
 
     const forgetThread = (threadId: string) => Effect.sync(() => Ledger.forgetThread(steps, threadId))
+    const forgetStep = (threadId: string, runId: string) => Effect.sync(() => Ledger.forgetStep(steps, threadId, runId))
 
-    return { execute, forgetThread }
+    return { execute, forgetThread, forgetStep }
   })
