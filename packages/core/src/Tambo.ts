@@ -112,7 +112,8 @@ export interface RunOptions {
    * Run client-side tools and continue the run with their results. Default `true`. Should another
    * client (another tab) answer the calls while the tools run, the server refuses their results:
    * once a read of the thread shows none of the calls waiting, the run fails with an `ApiError`
-   * (400, code `EXTRA_RESULTS`) saying another client answered them, sends nothing more, and the
+   * (400, code `EXTRA_RESULTS`, or `MISSING_RESULTS` when that client's run asked for other calls
+   * since, as `continueRun`) saying another client answered them, sends nothing more, and the
    * store shows the thread as the server has it, that client's answer in it.
    */
   readonly autoExecuteTools?: boolean | undefined
@@ -405,8 +406,10 @@ export declare namespace Tambo {
      * `MISSING_RESULTS`), and against an AG-UI agent so does the client,
      * before anything is recorded or sent; the calls stay pending. Results
      * for calls another client (another tab) answered since this one read
-     * the thread fail with an `ApiError` (400, code `EXTRA_RESULTS`), as the
-     * API refuses them: once the server's thread, read after it refused
+     * the thread fail with an `ApiError` (400, code `EXTRA_RESULTS`, or
+     * `MISSING_RESULTS` naming the calls the thread waits on when the other
+     * client's run asked for others since), as the API refuses them after
+     * the thread's last run: once the server's thread, read after it refused
      * them as following an older run, shows none of them pending, nothing
      * more is sent, and the store shows the thread as the server has it. A
      * call given two results takes the last, as the API keeps it. A new

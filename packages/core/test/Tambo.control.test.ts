@@ -70,11 +70,11 @@ const twoCallsThenQuote = (request: Script.RunRequest) =>
 const oslo = { toolCallId: "c1", result: { city: "Oslo", temperature: 1 } }
 const rome = { toolCallId: "c2", result: { city: "Rome", temperature: 2 } }
 /** Another client of the same user (another tab) reads the thread and answers both calls. */
-const otherTabAnswers = (threadId: string) =>
+const otherTabAnswers = (threadId: string, options?: Tambo.RunOptions) =>
   Effect.gen(function* () {
     const other = yield* Tambo.Tambo
     yield* other.fetchThread(threadId)
-    yield* Stream.runDrain(other.continueRun(threadId, [oslo, rome]))
+    yield* Stream.runDrain(other.continueRun(threadId, [oslo, rome], options))
   }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
 
 describe("manual tool execution", () => {
@@ -219,6 +219,27 @@ describe("manual tool execution", () => {
       expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
       const answers = server().threads.get(threadId)!.messages.flatMap((m) => m.content).filter((c) => c.type === "tool_result")
       expect(answers).toHaveLength(2)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.live("results for calls another tab answered, its run paused since on a call of its own: the API's MISSING_RESULTS naming that call, nothing sent again, and the store shows the thread as the server has it", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const threadId = yield* pausedOnTwo
+      server().setScript((request: Script.RunRequest) =>
+        request.toolResults.some((r) => r.toolUseId === "c1")
+          ? [Script.toolCall("get_weather", { city: "Lima" }, { id: "c3" })]
+          : twoCallsThenQuote(request)
+      )
+      // The other tab leaves its call to its user.
+      yield* otherTabAnswers(threadId, { autoExecuteTools: false })
+      const sentBefore = runsOf(threadId).length
+      const refused = yield* Stream.runDrain(tambo.continueRun(threadId, [oslo, rome])).pipe(Effect.flip)
+      expect(fields(refused)).toMatchObject({ _tag: "ApiError", reason: "BadRequest", status: 400, code: "MISSING_RESULTS" })
+      expect(refused.message).toContain("c3")
+      expect(refused.message).toMatch(/another client answered c1, c2/)
+      expect(runsOf(threadId).length).toBe(sentBefore + 1)
+      expect((yield* tambo.getPendingToolCalls(threadId)).map((call) => call.toolCallId)).toEqual(["c3"])
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
 

@@ -86,13 +86,19 @@ export const missingResults = (missing: ReadonlyArray<string>): ApiError =>
   refusedResults("MISSING_RESULTS", `Missing tool results for pending tool calls: ${missing.join(", ")}`)
 
 /**
- * Results for calls the server's thread no longer waits on (the API's 400 `EXTRA_RESULTS`):
- * another client answered them since this one read the thread. @internal
+ * Results for calls the server's thread no longer waits on: another client answered them since
+ * this one read the thread. The code is the one the API gives such results sent after the thread's
+ * last run, which checks the missing results first: `MISSING_RESULTS` when the thread waits on
+ * other calls since (the other client's run asked for them), else `EXTRA_RESULTS`. @internal
  */
-export const extraResults = (threadId: string, extra: ReadonlyArray<string>): ApiError =>
-  refusedResults(
-    "EXTRA_RESULTS",
-    `Tool results provided for tool calls thread ${threadId} no longer waits on (another client answered them since this client read it): ${
-      extra.join(", ")
-    }`
-  )
+export const answeredElsewhere = (threadId: string, extra: ReadonlyArray<string>, waiting: ReadonlyArray<string>): ApiError => {
+  const elsewhere = `another client answered ${extra.join(", ")} since this client read thread ${threadId}`
+  return waiting.length > 0
+    ? refusedResults("MISSING_RESULTS", `Missing tool results for pending tool calls: ${waiting.join(", ")} (${elsewhere}; it waits on these now)`)
+    : refusedResults(
+      "EXTRA_RESULTS",
+      `Tool results provided for tool calls thread ${threadId} no longer waits on (another client answered them since this client read it): ${
+        extra.join(", ")
+      }`
+    )
+}

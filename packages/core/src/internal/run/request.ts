@@ -369,8 +369,8 @@ const answersNone = (results: ReadonlyArray<{ readonly toolUseId: string }>, rem
 /**
  * Results the server refused before any work, once the thread is read: when they answer none of
  * the calls it waits on, another client answered those calls and the server refuses them whatever
- * run they follow, so nothing more is sent and the run fails with the `EXTRA_RESULTS` the server
- * would give; the calls no longer wait on this client's results (the run's end reads the thread,
+ * run they follow, so nothing more is sent and the run fails with the error the server would give
+ * them after its last run (`Pending.answeredElsewhere`); the calls no longer wait on this client's results (the run's end reads the thread,
  * the other client's answer in it), and what knows them lets go of them (`neverTaken`: a tool
  * round's executor). Otherwise they are sent once more, after the thread's last run.
  */
@@ -385,7 +385,8 @@ const afterRefusedResults = (
   Effect.flatMap(recoveryRead(env, run, threadId), (remote) => {
     if (!answersNone(results, remote)) return Effect.succeed(plain(resend(remote.lastCompletedRunId)))
     run.awaiting = []
-    return Effect.zipRight(neverTaken, Effect.fail(Pending.extraResults(threadId, results.map((result) => result.toolUseId))))
+    const extra = results.map((result) => result.toolUseId)
+    return Effect.zipRight(neverTaken, Effect.fail(Pending.answeredElsewhere(threadId, extra, remote.pendingToolCallIds ?? [])))
   })
 
 const isTimeout = (error: TamboError): boolean => error._tag === "TransportError" && error.reason === "Timeout"
