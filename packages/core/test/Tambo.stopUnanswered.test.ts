@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Script } from "@tambo-effect/testing"
+import { HoldingProxy, Script } from "@tambo-effect/testing"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { isLocalThreadId } from "../src/ClientState.js"
@@ -116,6 +116,28 @@ describe("a Stop before the server answered the run's request", () => {
     }).pipe(Effect.provide(tamboLayer(server()))))
 })
 
+describe("an interruption before the server answered a new conversation's request", () => {
+  const server = useServer()
+  const { holdingAnswerTo } = stopBeforeAnswerOn(server)
+
+  it.live("the server took it: the conversation becomes the thread the message landed in, nothing runs there any more, and the next message goes there", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const { arrived } = yield* holdingAnswerTo("taken")
+      const run = yield* Effect.fork(Effect.either(runAll("taken")))
+      yield* arrived
+      yield* Fiber.interrupt(run)
+      const threadId = (yield* tambo.state).currentThreadId
+      expect(server().threads.list().map((thread) => thread.id)).toEqual([threadId])
+      expect(yield* textsOf(tambo, threadId)).toContain("taken")
+      yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
+      const next = yield* runAll("next")
+      expect(next.at(-1)!.threadId).toBe(threadId)
+      expect(server().threads.list()).toHaveLength(1)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server()))))
+})
+
 describe("a Stop before the server answered a new conversation's request (the server notices a closed connection on its next write, as the Tambo API)", () => {
   const server = useServer({ noticeClosedConnection: "onNextWrite" })
   const { stopBeforeAnswer } = stopBeforeAnswerOn(server)
@@ -146,4 +168,39 @@ describe("a Stop before the server answered a new conversation's request (the se
       expect(isLocalThreadId((yield* tambo.state).currentThreadId)).toBe(true)
       expect(server().cancels).toEqual([])
     }).pipe(Effect.provide(tamboLayer(server()))))
+})
+
+describe("a Stop before a new conversation's request reached the server (held on its way), the request let go only once the run ended", () => {
+  const server = useServer()
+
+  const isNewRun = (request: HoldingProxy.ProxiedRequest) => request.method === "POST" && request.path === "/v1/threads/runs"
+
+  it.live.each(["cancelRun", "interruption"] as const)("%s: no thread of the server holds the message, the conversation keeps none the server does not have, the request let go reaches nothing, and the next message runs", (stop) =>
+    Effect.scoped(Effect.gen(function* () {
+      server().setScript((request) => [Script.text(`re: ${request.text}`)])
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const held = proxy.holdRequest(isNewRun)
+        const run = yield* Effect.fork(Effect.either(runAll("lost")))
+        yield* Effect.promise(() => held.arrived)
+        if (stop === "cancelRun") {
+          yield* tambo.cancelRun()
+          cancelledByTheClient(yield* Fiber.join(run))
+        } else {
+          yield* Fiber.interrupt(run)
+        }
+        // Let go once the proxy saw the client go: what reaches the server then is what a request
+        // the client gave up on reaches.
+        yield* until(() => proxy.abandoned() > 0)
+        held.release()
+        const threadId = (yield* tambo.state).currentThreadId
+        expect(yield* textsOf(tambo, threadId)).not.toContain("lost")
+        const next = yield* runAll("next")
+        const named = next.at(-1)!.threadId
+        expect(yield* textsOf(tambo, named)).toEqual(["next", "re: next"])
+        expect(server().threads.list().flatMap((thread) => thread.messages).map((m) => JSON.stringify(m.content)).join()).not.toContain("lost")
+        yield* expectStoreEqualsServer(tambo, server(), named)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    })))
 })

@@ -198,7 +198,8 @@ export const readsOrWaitsFor = (fiber: Fiber.RuntimeFiber<unknown, unknown>, act
  * name. The request is aborted first (nothing of it reaches the server later), then the thread the
  * message landed in is looked for (within the `DELETE`'s bound, see `Landed.find`): found, the
  * run's thread is that one, and the `DELETE` that follows cancels its run if it still goes on.
- * Nothing found, or no answer: the Stop goes on as before.
+ * None holds it: the server got nothing, and the run's end withdraws the message, as a refused
+ * one's (see `Landed.findOrWithdraw`). No answer, or several: the Stop goes on as before.
  */
 const landedUnnamed = (env: Env.Env, run: RunState): Effect.Effect<void> => {
   if (
@@ -206,10 +207,7 @@ const landedUnnamed = (env: Env.Env, run: RunState): Effect.Effect<void> => {
     env.transport.conversationFromStore === true || !ClientState.isLocalThreadId(run.threadId) ||
     run.serverThreadId !== undefined
   ) return Effect.void
-  return Effect.zipRight(
-    run.abortRequest,
-    Landed.findAndAdopt(env, run)
-  )
+  return Effect.zipRight(run.abortRequest, Landed.findOrWithdraw(env, run))
 }
 
 /**

@@ -140,7 +140,8 @@ const refusedUnanswered = (run: RunState, exit: Exit.Exit<unknown, unknown>): bo
  * for them after a 401 (cancelled), and a message refused before anything answered it (see
  * `refusedUnanswered`), on a new conversation or an agent's thread as on a server's, and a new
  * conversation's message no thread of the server holds once a Stop cut the search for where it
- * landed (see `Landed.findCut`), however the run was stopped. What the
+ * landed, or stopped the run before anything answered its request (see `Landed.findOrWithdraw`),
+ * however the run was stopped. What the
  * thread shows of it is the user's message, the tool results it carried and a new conversation's
  * initial messages. On a server's thread a read of it takes them away too, but needs credentials
  * or a server to answer, so this does not wait for it; the calls those results answer stay
@@ -269,8 +270,9 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
       yield* keepUnansweredPending(env, run, last)
       return yield* maybeName(env, run.threadId, run.span)
     }
-    // A Stop or an interruption that cut the search for where a new conversation's message landed.
-    yield* Effect.withParentSpan(Landed.findCut(env, run), run.span)
+    // A Stop or an interruption that cut the search for where a new conversation's message landed,
+    // or an interruption before anything answered its request.
+    yield* Effect.withParentSpan(Landed.findCut(env, run, exit), run.span)
     yield* moveToNamedThread(env, run)
     // A run stopped before the server's answer named its thread here, or one that followed the run
     // creating it, tells its caller the thread it ended on.

@@ -8,8 +8,10 @@
  *
  * @internal
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as ClientState from "../../ClientState.js"
 import type { TamboError } from "../../TamboError.js"
@@ -144,21 +146,40 @@ export const findAndAdopt = (env: Env.Env, run: RunState, none: () => void = () 
   })
 
 /**
- * A search a Stop or the run's interruption cut before it told: the run's end looks again, within
- * the same bound, so a message the server took does not stay in a thread the client never learns,
- * and the next message does not start another one. No thread holding it: the server never got the
- * request, whose connection broke, and the end withdraws the message as a refused one's
- * (`landedNowhere`). It runs in the service's scope: an interrupted run's end would cut it again
- * at once, and could not bound it.
+ * `findAndAdopt` once the run's request is let go of: no thread holding the message, the server
+ * never got the request, and the run's end withdraws the message as a refused one's
+ * (`landedNowhere`), so the caller may offer it again.
  *
  * @internal
  */
-export const findCut = (env: Env.Env, run: RunState): Effect.Effect<void> =>
+export const findOrWithdraw = (env: Env.Env, run: RunState): Effect.Effect<void> =>
   Effect.suspend(() => {
-    if (!run.landedUntold || run.serverThreadId !== undefined) return Effect.void
     run.landedUntold = false
-    const nowhere = () => void (run.landedNowhere = true)
-    return Effect.flatMap(Effect.forkIn(findAndAdopt(env, run, nowhere), env.scope), Fiber.join)
+    return findAndAdopt(env, run, () => void (run.landedNowhere = true))
+  })
+
+/**
+ * The run was interrupted while its new conversation's request had gone out and nothing answered
+ * it: the server may have made a thread, stored the message and started a run there, or got
+ * nothing of it.
+ */
+const interruptedUnanswered = (run: RunState, exit: Exit.Exit<unknown, unknown>): boolean =>
+  Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) && run.sent !== undefined && run.requestSent &&
+  run.runId === undefined && !run.refused
+
+/**
+ * A search a Stop or the run's interruption cut before it told, or a request the run's
+ * interruption left unanswered: the run's end looks, within the search's bound, so a message the
+ * server took does not stay in a thread the client never learns, and the next message does not
+ * start another one; one no thread holds is withdrawn (see `findOrWithdraw`). It runs in the
+ * service's scope: an interrupted run's end would cut it again at once, and could not bound it.
+ *
+ * @internal
+ */
+export const findCut = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (!(run.landedUntold || interruptedUnanswered(run, exit)) || run.serverThreadId !== undefined) return Effect.void
+    return Effect.flatMap(Effect.forkIn(findOrWithdraw(env, run), env.scope), Fiber.join)
   })
 
 /**

@@ -159,8 +159,9 @@ export interface RunState {
    */
   landedUntold: boolean
   /**
-   * The run's end looked again where a new conversation's message landed after a Stop cut the
-   * search (see `Landed.findCut`), and no thread holds it: the server took nothing of the run.
+   * A search for where a new conversation's message landed after a Stop, or the run's
+   * interruption, left its request unanswered (see `Landed.findOrWithdraw`) found no thread
+   * holding it: the server took nothing of the run.
    */
   landedNowhere: boolean
 
