@@ -383,6 +383,28 @@ describe("a run request whose connection was reset once it went out (the server 
         yield* expectStoreEqualsServer(tambo, server(), told!)
       }).pipe(Effect.provide(tamboLayer(server(), { maxRetries: 2, firstByteTimeout: 300 })))
     }))
+
+  it.live("a first byte that did not come in time, on a new conversation, the request not at the server when its threads are listed: the run fails with the timeout and the conversation keeps no copy of the message; a thread holding it made later is not the conversation's, only the user's threads list it", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const held = proxy.holdRequest(isRunRequest())
+          const { ended, state, told } = yield* newConversation(tambo, "slow")
+          expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "TransportError", reason: "Timeout", mayHaveReachedServer: true })
+          expect(told).toBeUndefined()
+          expect(JSON.stringify(state.threadMap[state.currentThreadId]?.thread.messages ?? [])).not.toContain("slow")
+          // The request the client gave up on, let go once the proxy saw it go, reaches nothing.
+          yield* until(() => proxy.abandoned() > 0)
+          held.release()
+          expect(sent("slow")).toBe(0)
+          // What a request arriving late would leave: a thread holding the message, made after the search.
+          yield* byAnotherClient("slow")
+          const [late] = threadsHolding(server(), "slow")
+          expect((yield* tambo.state).threadMap[late!]).toBeUndefined()
+          expect((yield* tambo.listThreads()).threads.map((thread) => thread.id)).toContain(late)
+        }))
+    }))
 })
 
 describe("a run request whose connection was reset once the server took it (the server notices on its next write, as the Tambo API)", () => {
