@@ -946,7 +946,9 @@ export class TamboClient {
    * (within 3 s; else its request is aborted, and the server cancels the run
    * as the connection closes; a new conversation then becomes the thread its
    * message landed in, found among the user's newest threads, whose run is
-   * cancelled by its id if still going). A new conversation's local thread id is,
+   * cancelled by its id if still going; none holding it, the server never
+   * got it, and the message leaves the conversation, as a refused message
+   * does, for the caller to send again). A new conversation's local thread id is,
    * once the server named it, that thread (see `getThread`).
    *
    * @since 0.1.0

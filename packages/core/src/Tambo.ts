@@ -602,7 +602,9 @@ export declare namespace Tambo {
      * request is aborted and the server cancels it as the connection closes
      * (on a new conversation, the thread its message landed in, found among
      * the newest threads, becomes the conversation's, and a run still going
-     * there is cancelled by its id). It ends cancelled either way; a request the API refused meanwhile took
+     * there is cancelled by its id; none holding it, the server never got
+     * it, and the message leaves the conversation, as a refused message
+     * does). It ends cancelled either way; a request the API refused meanwhile took
      * nothing, and its message leaves the thread, as a refused message does.
      * Once asked for, the cancellation of a run of this client goes whole, to
      * the server too: interrupting `cancelRun` stops its wait, not the
