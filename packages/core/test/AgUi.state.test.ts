@@ -2,8 +2,9 @@
 // agent on loopback): what the agent sets is kept on the thread and sent back with the next run,
 // and so is what the app sets (Tambo.setAgentState).
 import { describe, expect, it } from "@effect/vitest"
-import { AgUiAgent } from "@tambo-effect/testing"
+import { AgUiAgent, HoldingProxy } from "@tambo-effect/testing"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as AgUi from "../src/AgUi.js"
@@ -132,4 +133,56 @@ describe("the agent state of a thread, sent with each run", () => {
         yield* Tambo.setAgentState(ClientState.PLACEHOLDER_THREAD_ID, { via: "accessor" })
         expect(yield* Tambo.getAgentState()).toEqual({ via: "accessor" })
       })))
+})
+
+describe("a new conversation (startNewThread): the next run sends it alone, and the store shows it alone", () => {
+  /** The texts of a thread's messages, by role. */
+  const conversationOf = (tambo: Tambo.Tambo.Service, threadId?: string) =>
+    Effect.map(tambo.getThread(threadId), (thread) =>
+      Option.getOrThrow(thread).messages.map((m) => [m.role, m.content.flatMap((c) => c.type === "text" ? [c.text] : []).join("")]))
+  const sentBy = (agent: AgUiAgent.AgUiAgent, index: number) =>
+    agent.requests[index]!.input!.messages.map((m) => [m.role, m.content])
+
+  it.live("after a run that ended", () =>
+    withAgent(AgUiAgent.scripts.state, (agent) =>
+      Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const first = yield* runOn("hello")
+        yield* tambo.startNewThread
+        expect(yield* conversationOf(tambo)).toEqual([])
+        expect(yield* tambo.getAgentState()).toEqual({})
+        const second = yield* runOn("again")
+        expect(second).not.toBe(first)
+        expect(sentBy(agent, 1)).toEqual([["user", "again"]])
+        expect(agent.requests[1]!.input!.state).toEqual({})
+        expect(agent.requests[1]!.input!.threadId).toBe(second)
+        expect((yield* conversationOf(tambo)).map(([role]) => role)).toEqual(["user", "assistant"])
+        expect((yield* conversationOf(tambo))[0]).toEqual(["user", "again"])
+        expect((yield* conversationOf(tambo, first))[0]).toEqual(["user", "hello"])
+        // The agent keeps nothing: the client's copy is the only one, so it is not forgotten.
+        expect(yield* tambo.forgetThread(first)).toBe(false)
+        expect((yield* conversationOf(tambo, first))[0]).toEqual(["user", "hello"])
+      })))
+
+  it.live("while the first conversation's run still streams: each conversation holds its own messages alone", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const agent = yield* AgUiAgent.scoped({ script: AgUiAgent.scripts.text })
+      const proxy = yield* HoldingProxy.scoped(agent.url)
+      yield* Effect.gen(function*() {
+        const tambo = yield* Tambo.Tambo
+        const held = proxy.holdBody(() => true)
+        const firstRun = yield* Effect.fork(runOn("hello"))
+        yield* Effect.promise(() => held.arrived)
+        yield* tambo.startNewThread
+        expect(yield* conversationOf(tambo)).toEqual([])
+        const second = yield* runOn("again")
+        expect(sentBy(agent, 1)).toEqual([["user", "again"]])
+        held.release()
+        const first = yield* Fiber.join(firstRun)
+        expect(first).not.toBe(second)
+        expect(yield* tambo.store.currentThreadId).toBe(second)
+        expect((yield* conversationOf(tambo, second)).map(([role, text]) => role === "user" ? text : role)).toEqual(["again", "assistant"])
+        expect((yield* conversationOf(tambo, first)).map(([role, text]) => role === "user" ? text : role)).toEqual(["hello", "assistant"])
+      }).pipe(Effect.provide(AgUi.layer({ url: proxy.url })))
+    })))
 })
