@@ -3,8 +3,11 @@
 // the Tambo API as against an AG-UI agent, and the next message goes alone.
 import { describe, expect, it } from "@effect/vitest"
 import { AgUiAgent, HoldingProxy, Script } from "@tambo-effect/testing"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import * as AgUi from "../src/AgUi.js"
 import type * as ClientState from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
@@ -29,6 +32,20 @@ const expectedTag: Record<Refusal, string> = {
 }
 
 /**
+ * The bound of the first byte. It fires only where the test clock is moved past it: the timeout
+ * case runs on the test clock (`it.effect`), which moves once the held request came, so no other
+ * request is bound by how fast the machine answers; the other cases run on the real clock, where
+ * it is far off.
+ */
+const firstByteTimeout = Duration.millis(200)
+
+/** The test for `refusal`: on the test clock for the timeout, which the test moves, else live. */
+const itFor = (refusal: Refusal) => refusal === "timeout" ? it.effect : it.live
+
+/** The layer's options for `refusal`: the first byte bounded only where the test clock runs. */
+const boundsOf = (refusal: Refusal) => ({ maxRetries: 1, ...(refusal === "timeout" ? { firstByteTimeout } : {}) })
+
+/**
  * Runs "first" (on a known thread) then "hello", refused as `refusal` says, through a proxy in
  * front of `url` that answers, holds or is gone; returns the store and the known thread.
  */
@@ -36,7 +53,7 @@ const refuse = <R>(
   url: string,
   refusal: Refusal,
   known: boolean,
-  layerOf: (url: string) => import("effect/Layer").Layer<Tambo.Tambo, unknown, R>
+  layerOf: (url: string, refusal: Refusal) => import("effect/Layer").Layer<Tambo.Tambo, unknown, R>
 ) =>
   Effect.scoped(Effect.gen(function* () {
     const proxy = yield* HoldingProxy.scoped(url)
@@ -45,11 +62,11 @@ const refuse = <R>(
       const threadId = known ? (yield* runAll("first")).at(-1)!.threadId : undefined
       const target = threadId ?? "placeholder"
       const isRun = (r: HoldingProxy.ProxiedRequest) => r.method === "POST"
+      let held: HoldingProxy.Held | undefined
       if (refusal === "refused") yield* Effect.promise(() => proxy.close())
       else if (refusal === "timeout") {
-        // Asked again once (maxRetries: 1), and held again.
-        proxy.holdRequest(isRun)
-        proxy.holdRequest(isRun)
+        // Never answered; not asked again (the server may have taken it).
+        held = proxy.holdRequest(isRun)
       }
       else {
         const status = Number(refusal)
@@ -58,28 +75,34 @@ const refuse = <R>(
         // The 429 is asked again once (maxRetries: 1) and refused again.
         if (status === 429) proxy.holdRequest(isRun).fail(status, body, { "retry-after": "0" })
       }
-      const failed = yield* Effect.flip(Stream.runDrain(tambo.run("hello", { threadId: target })))
+      const running = yield* Effect.fork(Effect.flip(Stream.runDrain(tambo.run("hello", { threadId: target }))))
+      if (held !== undefined) {
+        yield* Effect.promise(() => held.arrived)
+        yield* TestClock.adjust(firstByteTimeout)
+      }
+      const failed = yield* Fiber.join(running)
       expect(failed._tag).toBe(expectedTag[refusal])
       const state = yield* tambo.state
       expect(texts(state)).not.toContain("hello")
       return { state, threadId }
-    }).pipe(Effect.provide(layerOf(proxy.url)))
+    }).pipe(Effect.provide(layerOf(proxy.url, refusal)))
   }))
 
 describe("a message refused before any event, against the Tambo API", () => {
-  const layerOf = (url: string) =>
-    tamboLayer(server(), { tamboUrl: url, maxRetries: 1, firstByteTimeout: 200 })
+  const layerOf = (url: string, refusal: Refusal) => tamboLayer(server(), { tamboUrl: url, ...boundsOf(refusal) })
 
   for (const known of [false, true]) {
-    it.live.each(refusals)(`%s, ${known ? "on a known thread" : "on a new conversation"}: the message leaves the store`, (refusal) =>
-      Effect.gen(function* () {
-        server().setScript([Script.text("Hi.")])
-        const { state, threadId } = yield* refuse(server().url, refusal, known, layerOf)
-        if (threadId !== undefined && refusal !== "timeout") {
-          yield* Effect.promise(() => storeEqualsServer(state, server(), threadId))
-        }
-        if (threadId === undefined) expect(state.threadMap["placeholder"]?.thread.messages ?? []).toEqual([])
-      }))
+    for (const refusal of refusals) {
+      itFor(refusal)(`${refusal}, ${known ? "on a known thread" : "on a new conversation"}: the message leaves the store`, () =>
+        Effect.gen(function* () {
+          server().setScript([Script.text("Hi.")])
+          const { state, threadId } = yield* refuse(server().url, refusal, known, layerOf)
+          if (threadId !== undefined && refusal !== "timeout") {
+            yield* Effect.promise(() => storeEqualsServer(state, server(), threadId))
+          }
+          if (threadId === undefined) expect(state.threadMap["placeholder"]?.thread.messages ?? []).toEqual([])
+        }))
+    }
   }
 
   it.live("a new conversation whose first run was refused: the next message there goes alone", () =>
@@ -106,16 +129,18 @@ describe("a message refused before any event, against the Tambo API", () => {
 })
 
 describe("a message refused before any event, against an AG-UI agent", () => {
-  const layerOf = (url: string) => AgUi.layer({ url, maxRetries: 1, firstByteTimeout: 200 })
+  const layerOf = (url: string, refusal: Refusal) => AgUi.layer({ url, ...boundsOf(refusal) })
 
   for (const known of [false, true]) {
-    it.live.each(refusals.filter((r) => r !== "409"))(`%s, ${known ? "on a known thread" : "on a new conversation"}: the message leaves the store, the next run sends it no more`, (refusal) =>
-      Effect.scoped(Effect.gen(function* () {
-        const agent = yield* AgUiAgent.scoped({ script: AgUiAgent.scripts.text })
-        const { state, threadId } = yield* refuse(agent.url, refusal, known, layerOf)
-        const thread = threadId === undefined ? state.threadMap["placeholder"] : state.threadMap[threadId]
-        expect(thread?.thread.messages.map((m) => m.role) ?? []).toEqual(known ? ["user", "assistant"] : [])
-      })))
+    for (const refusal of refusals.filter((r) => r !== "409")) {
+      itFor(refusal)(`${refusal}, ${known ? "on a known thread" : "on a new conversation"}: the message leaves the store, the next run sends it no more`, () =>
+        Effect.scoped(Effect.gen(function* () {
+          const agent = yield* AgUiAgent.scoped({ script: AgUiAgent.scripts.text })
+          const { state, threadId } = yield* refuse(agent.url, refusal, known, layerOf)
+          const thread = threadId === undefined ? state.threadMap["placeholder"] : state.threadMap[threadId]
+          expect(thread?.thread.messages.map((m) => m.role) ?? []).toEqual(known ? ["user", "assistant"] : [])
+        })))
+    }
   }
 
   it.live("a new conversation whose first run was refused: the next run sends its initial messages once and the new message alone", () =>
