@@ -1,6 +1,8 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -12,7 +14,7 @@ import * as Tambo from "../src/Tambo.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
 import { mcpServer, unusedUrl } from "./mcp/server.js"
-import { all, calculator, echo, greeter, sleeper } from "./mcp/tools.js"
+import { all, calculator, echo, gate, greeter, sleeper } from "./mcp/tools.js"
 
 const server = useServer()
 
@@ -75,16 +77,25 @@ describe("MCP tools in runs", () => {
   it.live("the model's call of an MCP tool is bounded by the tool timeout, not the MCP request timeout, which bounds a call through the handle", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const slow = yield* mcpServer({ setup: sleeper() })
-      const connection = yield* mcp.connectMcpServer({ url: slow.url })
-      const error = yield* Effect.flip(connection.client!.callTool("sleep", { ms: 400 }))
+      let open!: () => void
+      const opened = new Promise<void>((resolve) => (open = resolve))
+      const arrived = yield* Deferred.make<void>()
+      const waiting = yield* mcpServer({ setup: gate(opened, () => Deferred.unsafeDone(arrived, Exit.void)) })
+      const connection = yield* mcp.connectMcpServer({ url: waiting.url })
+      const requests = callThenFinish([["wait", {}]])
+      const run = yield* Effect.fork(runAll("Wait for the gate"))
+      yield* Deferred.await(arrived)
+
+      // Started after the model's call, and held as it is: the request timeout ends it, so the
+      // model's call, still held, has outlasted that timeout.
+      const error = yield* Effect.flip(connection.client!.callTool("wait", {}))
       expect(error).toMatchObject({ _tag: "McpError", reason: "CallFailed" })
       expect(error.message).toContain("timed out")
 
-      const requests = callThenFinish([["sleep", { ms: 400 }]])
-      yield* runAll("Sleep a little")
-      expect(results(requests)).toEqual([{ toolName: "sleep", isError: false, text: "slept" }])
-    }).pipe(Effect.provide(stack({ requestTimeout: "150 millis" })), Effect.scoped))
+      open()
+      yield* Fiber.join(run)
+      expect(results(requests)).toEqual([{ toolName: "wait", isError: false, text: "opened" }])
+    }).pipe(Effect.provide(stack({ requestTimeout: "1 second" })), Effect.scoped))
 
   it.live("an MCP tool past the tool timeout: the model gets an error result, and the server is told to stop the call", () =>
     Effect.gen(function*() {

@@ -60,6 +60,25 @@ export const sleeper = (seen: (ending: "slept" | "cancelled") => void = () => un
   )
 }
 
+/**
+ * `wait`: answers `opened` once `opened` resolves, unless the client cancels the call first;
+ * `arrived` hears each call as it reaches the server. A call that must outlast a bound waits here
+ * for the test, not for a number of milliseconds.
+ */
+export const gate = (opened: Promise<void>, arrived: () => void = () => undefined) => (server: McpServer) => {
+  server.registerTool(
+    "wait",
+    { description: "Waits until the gate opens", inputSchema: {} },
+    (_args, { signal }) => {
+      arrived()
+      return new Promise((resolve) => {
+        void opened.then(() => resolve(text("opened")))
+        signal.addEventListener("abort", () => resolve(text("cancelled")), { once: true })
+      })
+    }
+  )
+}
+
 /** `echo`, answering with the server's name. */
 export const echo = (name: string) => (server: McpServer) => {
   server.registerTool(
