@@ -279,6 +279,20 @@ export interface Hang {
 }
 
 /**
+ * Sends what was buffered, then waits until `until` settles before the next event, or stops there
+ * as {@link Hang} does when the run is cancelled, the client goes away or the server closes: a
+ * test orders what the client saw before the run goes on, instead of waiting a number of
+ * milliseconds.
+ *
+ * @since 0.2.0
+ * @category Steps
+ */
+export interface Hold {
+  readonly _tag: "Hold"
+  readonly until: PromiseLike<unknown>
+}
+
+/**
  * Ends the response here without a terminal event; the run completes server-side.
  *
  * @since 0.1.0
@@ -326,6 +340,7 @@ export type Step =
   | Pace
   | Drop
   | Hang
+  | Hold
   | CloseStream
   | AwaitToolResults
 
@@ -711,6 +726,25 @@ export const drop = (): Drop => ({ _tag: "Drop", afterEvents: undefined })
  * @category Constructors
  */
 export const dropAfter = (events: number): Drop => ({ _tag: "Drop", afterEvents: events })
+
+/**
+ * Sends what was buffered and waits until `until` settles before the next step: the run goes on
+ * when the test says so, e.g. once the client showed what came before.
+ *
+ * @example
+ * ```ts
+ * import { Script } from "@tambo-effect/testing"
+ *
+ * let goOn!: () => void
+ * const shown = new Promise<void>((resolve) => (goOn = resolve))
+ * server.setScript([Script.text("Hello"), Script.hold(shown), Script.text(", world")])
+ * // ... once the client showed "Hello": goOn()
+ * ```
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const hold = (until: PromiseLike<unknown>): Hold => ({ _tag: "Hold", until })
 
 /**
  * Keeps the run open without sending anything more, until cancelled.

@@ -592,6 +592,31 @@ describe("reads while a run streams", () => {
     await run.release()
   })
 
+  it("hold(promise): sends what came before, and goes on once the promise settled; a run cancelled meanwhile ends there", async () => {
+    let goOn!: () => void
+    const shown = new Promise<void>((resolve) => (goOn = resolve))
+    server.setScript([Script.text("Hel"), Script.hold(shown), Script.text("lo")])
+    const stream = await sdk.threads.runs.create({ message: userMessage("Hi"), thread: { userKey: USER } })
+    const iterator = stream[Symbol.asyncIterator]()
+    const events: Array<Ev> = []
+    while (!events.some((event) => event.type === "TEXT_MESSAGE_CONTENT")) events.push({ ...(await iterator.next()).value })
+    const { threadId } = runIds(events)
+    const held = await sdk.threads.retrieve(threadId, { userKey: USER })
+    expect(held.messages.at(-1)?.content).toEqual([{ type: "text", text: "Hel" }])
+    goOn()
+    for (;;) {
+      const next = await iterator.next()
+      if (next.done === true) break
+      events.push({ ...next.value })
+    }
+    expect(events.filter((event) => event.type === "TEXT_MESSAGE_CONTENT").map((event) => str(event, "delta"))).toEqual(["Hel", "lo"])
+    expect(events.at(-1)?.type).toBe("RUN_FINISHED")
+
+    const never = await holdRun([Script.text("Hel"), Script.hold(new Promise(() => undefined)), Script.text("lo")], (event) =>
+      event.type === "TEXT_MESSAGE_CONTENT")
+    await never.release()
+  })
+
   it("shows nothing of the reply before the model's first chunk", async () => {
     const run = await holdRun([Script.hang()], (event) => event.type === "RUN_STARTED")
     const thread = await sdk.threads.retrieve(run.threadId, { userKey: USER })

@@ -749,6 +749,11 @@ class RoundPlayer {
         await stream.untilStopped()
         return false
       }
+      case "Hold": {
+        await stream.flush()
+        await Promise.race([step.until, stream.untilStopped()])
+        return false
+      }
       case "CloseStream": {
         this.complete()
         stream.end()
