@@ -43,13 +43,27 @@ const readEvents = async (stream: TamboStream): Promise<{ readonly count: number
   return { count, coalesced: new Set([...deltas.values()].filter((entry) => entry.count > 1).map((entry) => entry.text)) }
 }
 
+/** The reply's text as each reader rendered it, render by render. */
+interface Renders {
+  readonly transcript: Array<string>
+  readonly live: Array<string>
+}
+
+/**
+ * Settles once `rendered` holds `text`; it starts looking when awaited (as a
+ * script's `hold` does when the run reaches it), not when made.
+ */
+const whenRendered = (rendered: ReadonlyArray<string>, text: string): PromiseLike<void> => ({
+  then: (onShown, onNever) => until(() => rendered.includes(text), `"${text}" rendered`).then(onShown, onNever)
+})
+
 /**
  * Renders a transcript with `options` next to a live `useTambo()` reader,
- * sends one message, and reports what each rendered.
+ * sends one message, and reports what each rendered (into `renders`, which
+ * a script may watch).
  */
-const renderRun = async (options: UseTamboStreamingMessagesOptions) => {
-  const transcript: Array<string> = []
-  const live: Array<string> = []
+const renderRun = async (options: UseTamboStreamingMessagesOptions, renders: Renders = { transcript: [], live: [] }) => {
+  const { live, transcript } = renders
   let send: ((text: string) => TamboStream) | undefined
   const Transcript = () => {
     const { messages } = useTamboStreamingMessages(options)
@@ -84,8 +98,20 @@ const renderRun = async (options: UseTamboStreamingMessagesOptions) => {
 describe("useTamboStreamingMessages", () => {
   it("throttle: renders far fewer times than the run has events, and ends with the whole text", async () => {
     expect(DELTAS.join("")).toBe(SENTENCE)
-    server().setScript([Script.pace(10), Script.text(DELTAS)])
-    const { events, live, transcript } = await renderRun({ strategy: SnapshotStrategy.throttle("100 millis") })
+    const renders: Renders = { transcript: [], live: [] }
+    const prefix = (n: number) => DELTAS.slice(0, n).join("")
+    const half = Math.floor(DELTAS.length / 2)
+    // Each delta goes on once the live reader showed the text up to it, so that reader renders
+    // once a delta however slow the machine; after the first half the run waits for the
+    // throttle to show it, so text shows while the run streams.
+    server().setScript(() =>
+      DELTAS.flatMap((delta, i) => [
+        Script.text(delta),
+        Script.hold(whenRendered(renders.live, prefix(i + 1))),
+        ...(i + 1 === half ? [Script.hold(whenRendered(renders.transcript, prefix(half)))] : [])
+      ])
+    )
+    const { events, live, transcript } = await renderRun({ strategy: SnapshotStrategy.throttle("1 second") }, renders)
     expect(events).toBeGreaterThan(DELTAS.length)
     expect(transcript.length).toBeLessThan(DELTAS.length / 3)
     expect(transcript.length).toBeLessThan(live.length)
