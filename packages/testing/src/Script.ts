@@ -728,8 +728,8 @@ export const drop = (): Drop => ({ _tag: "Drop", afterEvents: undefined })
 export const dropAfter = (events: number): Drop => ({ _tag: "Drop", afterEvents: events })
 
 /**
- * Sends what was buffered and waits until `until` settles before the next step: the run goes on
- * when the test says so, e.g. once the client showed what came before.
+ * Sends what was buffered and waits until `until` settles (fulfilled or rejected) before the next
+ * step: the run goes on when the test says so, e.g. once the client showed what came before.
  *
  * @example
  * ```ts

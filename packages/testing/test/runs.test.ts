@@ -617,6 +617,24 @@ describe("reads while a run streams", () => {
     await never.release()
   })
 
+  it("hold(promise): a promise that rejects lets the run go on as one that resolves", async () => {
+    let refuse!: (error: Error) => void
+    const refused = new Promise<void>((_, reject) => (refuse = reject))
+    server.setScript([Script.text("Hel"), Script.hold(refused), Script.text("lo")])
+    const stream = await sdk.threads.runs.create({ message: userMessage("Hi"), thread: { userKey: USER } })
+    const events: Array<Ev> = []
+    const iterator = stream[Symbol.asyncIterator]()
+    while (!events.some((event) => event.type === "TEXT_MESSAGE_CONTENT")) events.push({ ...(await iterator.next()).value })
+    refuse(new Error("the test moved on"))
+    for (;;) {
+      const next = await iterator.next()
+      if (next.done === true) break
+      events.push({ ...next.value })
+    }
+    expect(events.filter((event) => event.type === "TEXT_MESSAGE_CONTENT").map((event) => str(event, "delta"))).toEqual(["Hel", "lo"])
+    expect(events.at(-1)?.type).toBe("RUN_FINISHED")
+  })
+
   it("shows nothing of the reply before the model's first chunk", async () => {
     const run = await holdRun([Script.hang()], (event) => event.type === "RUN_STARTED")
     const thread = await sdk.threads.retrieve(run.threadId, { userKey: USER })
