@@ -163,10 +163,12 @@ export declare namespace ToolExecutor {
     readonly forgetThread?: ((threadId: string) => Effect.Effect<void>) | undefined
     /**
      * Lets go of the results remembered for one step of a thread (`threadId`
-     * and `runId`, as `execute` was given them): the server will take none of
-     * them (another client answered the step's calls). `Tambo` calls it once a
-     * read of the thread shows it; an executor without it keeps them until
-     * newer ones push them out.
+     * and `runId`, as `execute` was given them): the server took them, or will
+     * take none of them (another client answered the step's calls). `Tambo`
+     * calls it once the server shows it took a round's results (the run paused
+     * again after them, or its end's read of the thread waits on none of the
+     * round's calls) or a read of the thread shows another client answered
+     * them; an executor without it keeps them until newer ones push them out.
      *
      * @since 0.2.0
      */

@@ -275,14 +275,16 @@ describe("manual tool execution", () => {
   it.live("a deleted thread's tool results are let go of: the server takes none of them, and the executor no longer holds them", () =>
     Effect.gen(function* () {
       weatherCalls = []
-      server().setScript(toolThenQuote("get_weather", { city: "Oslo" }, "c1"))
+      // The round's request is refused: the thread still waits on the call, whose result is held.
+      server().setScript((request) =>
+        request.toolResults.length === 0 ? [Script.toolCall("get_weather", { city: "Oslo" }, { id: "c1" })] : [Script.httpError(503)]
+      )
       const tambo = yield* Tambo.Tambo
       const executor = yield* ToolExecutor.ToolExecutor
       yield* tambo.registerTool(weather)
-      const events = yield* runAll("weather?")
-      const threadId = events.at(-1)!.threadId
-      const paused = events.find((e) => e.event.type === "RUN_STARTED")!.event
-      const step = { threadId, runId: paused.type === "RUN_STARTED" ? paused.runId : "" }
+      yield* runAll("weather?").pipe(Effect.flip)
+      const threadId = (yield* tambo.state).currentThreadId
+      const step = { threadId, runId: (yield* tambo.state).threadMap[threadId]!.lastCompletedRunId! }
       const call = { toolCallId: "c1", toolName: "get_weather", args: { city: "Oslo" } }
       expect(weatherCalls).toHaveLength(1)
       // While the thread is there, the step's result is held: executing its call again runs no tool.
@@ -441,6 +443,118 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
         expect(yield* textsOf(tambo, threadId)).toContain(`c1: ${weatherOf("Oslo")}; c2: ${weatherOf("Rome")}`)
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }))
+})
+
+describe("the executor's results of an automatic tool round", () => {
+  /** Asks for the weather in Oslo (`c1`), then the time (`c2`), then quotes the last result. */
+  const weatherThenTime = (request: Script.RunRequest) =>
+    request.toolResults.length === 0
+      ? [Script.toolCall("get_weather", { city: "Oslo" }, { id: "c1" })]
+      : request.toolResults[0]!.toolUseId === "c1"
+      ? [Script.toolCall("get_time", {}, { id: "c2" })]
+      : [Script.text(`done: ${request.toolResults[0]!.text}`)]
+  const oslo = { toolCallId: "c1", toolName: "get_weather", args: { city: "Oslo" } }
+
+  let timeCalls = 0
+  /** `get_time`, counted in `timeCalls`, which tells `started` and waits for `release` (when given) before it answers. */
+  const timeTool = (held?: { readonly started: Deferred.Deferred<void>; readonly release: Deferred.Deferred<void> }) =>
+    Tool.make({
+      name: "get_time",
+      description: "The time",
+      input: Schema.Struct({}),
+      execute: () =>
+        Effect.zipRight(
+          Effect.sync(() => timeCalls++),
+          held === undefined
+            ? Effect.succeed("noon")
+            : Effect.zipRight(Deferred.succeed(held.started, undefined), Deferred.await(held.release)).pipe(Effect.as("noon"))
+        )
+    })
+
+  /** The step each round's results followed, in order: the `previousRunId` of the thread's continuations. */
+  const stepsOf = (threadId: string) => runsOf(threadId).map((request) => (request.body as { previousRunId: string }).previousRunId)
+
+  /** Whether the executor still holds the result of Oslo's call in `step`: executing it again runs no tool. */
+  const holdsOslo = (threadId: string, step: string) =>
+    Effect.gen(function* () {
+      const executor = yield* ToolExecutor.ToolExecutor
+      const before = weatherCalls.length
+      yield* executor.execute([oslo], { threadId, runId: step })
+      return weatherCalls.length === before
+    })
+
+  const registered = Effect.gen(function* () {
+    weatherCalls = []
+    timeCalls = 0
+    server().setScript(weatherThenTime)
+    const tambo = yield* Tambo.Tambo
+    yield* tambo.registerTool(weather)
+    return tambo
+  })
+
+  it.live("a run that finished: the executor lets go of every round's results, which the server took", () =>
+    Effect.gen(function* () {
+      const tambo = yield* registered
+      yield* tambo.registerTool(timeTool())
+      const events = yield* runAll("weather, then time?")
+      expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+      const threadId = events.at(-1)!.threadId
+      expect([weatherCalls.length, timeCalls]).toEqual([1, 1])
+      const [first, last] = stepsOf(threadId)
+      expect(yield* holdsOslo(threadId, first!)).toBe(false)
+      // The last round's results too, which the run's last step followed.
+      const executor = yield* ToolExecutor.ToolExecutor
+      yield* executor.execute([{ toolCallId: "c2", toolName: "get_time", args: {} }], { threadId, runId: last! })
+      expect(timeCalls).toBe(2)
+    }).pipe(Effect.provide(tamboOver(server(), Transport.layer))))
+
+  it.live("a run paused again after a round: the executor lets go of that round's results while the next round's tools work", () =>
+    Effect.gen(function* () {
+      const tambo = yield* registered
+      const held = { started: yield* Deferred.make<void>(), release: yield* Deferred.make<void>() }
+      yield* tambo.registerTool(timeTool(held))
+      const run = yield* Effect.fork(runAll("weather, then time?"))
+      yield* Deferred.await(held.started)
+      const threadId = (yield* tambo.state).currentThreadId
+      expect(yield* holdsOslo(threadId, stepsOf(threadId)[0]!)).toBe(false)
+      yield* Deferred.succeed(held.release, undefined)
+      expect((yield* Fiber.join(run)).at(-1)!.event.type).toBe("RUN_FINISHED")
+    }).pipe(Effect.provide(tamboOver(server(), Transport.layer))))
+
+  /** A round's request, the run's request on its thread: its first one goes to `/v1/threads/runs`. */
+  const isRound = (request: { readonly method: string; readonly path: string }) =>
+    request.method === "POST" && /^\/v1\/threads\/[^/]+\/runs$/.test(request.path)
+
+  it.scopedLive("a round whose answer was lost once the server took its results: the run's end reads the thread, and the executor lets go of them", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* registered
+        proxy.holdResponse(isRound).reset()
+        const failed = yield* runAll("weather?").pipe(Effect.flip)
+        expect(fields(failed)).toMatchObject({ _tag: "TransportError" })
+        const threadId = (yield* tambo.state).currentThreadId
+        expect(runsOf(threadId)).toHaveLength(1)
+        expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
+        expect(yield* holdsOslo(threadId, stepsOf(threadId)[0]!)).toBe(false)
+      }).pipe(Effect.provide(tamboOver(server(), Transport.layer, proxy.url)))
+    }))
+
+  it.scopedLive("a round the server refused: the calls still wait on its results, which the executor keeps", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* registered
+        const refused = proxy.holdRequest(isRound)
+        refused.fail(503, { message: "down" })
+        const failed = yield* runAll("weather?").pipe(Effect.flip)
+        expect(fields(failed)).toMatchObject({ _tag: "ApiError", status: 503 })
+        const threadId = (yield* tambo.state).currentThreadId
+        expect((yield* tambo.getPendingToolCalls(threadId)).map((call) => call.toolCallId)).toEqual(["c1"])
+        const step = (yield* tambo.state).threadMap[threadId]!.lastCompletedRunId!
+        expect(yield* holdsOslo(threadId, step)).toBe(true)
+      }).pipe(Effect.provide(tamboOver(server(), Transport.layer, proxy.url)))
     }))
 })
 

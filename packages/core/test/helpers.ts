@@ -87,12 +87,14 @@ export const tamboLayer = (
   })
 
 /**
- * `Tambo` over `transport` (the real one, or one wrapping it) against `server`, with the other
- * services it needs; they stay in the context, so a test reaches the executor's ledger too.
+ * `Tambo` over `transport` (the real one, or one wrapping it) against `server` (or a proxy of it at
+ * `tamboUrl`), with the other services it needs; they stay in the context, so a test reaches the
+ * executor's ledger too.
  */
 export const tamboOver = (
   server: TestServer,
-  transport: Layer.Layer<Transport.TamboTransport, never, TamboConfig.TamboConfig | HttpClient.HttpClient>
+  transport: Layer.Layer<Transport.TamboTransport, never, TamboConfig.TamboConfig | HttpClient.HttpClient>,
+  tamboUrl: string = server.url
 ) =>
   Layer.scoped(Tambo.Tambo, Tambo.make()).pipe(
     Layer.provideMerge(Layer.mergeAll(
@@ -101,7 +103,7 @@ export const tamboOver = (
       ThreadStore.layer,
       ToolExecutor.layer.pipe(Layer.provideMerge(ToolRegistry.layer))
     )),
-    Layer.provide(TamboConfig.layer({ apiKey: server.apiKey, tamboUrl: server.url, userKey: "user-1", maxRetries: 0 })),
+    Layer.provide(TamboConfig.layer({ apiKey: server.apiKey, tamboUrl, userKey: "user-1", maxRetries: 0 })),
     Layer.provide(FetchHttpClient.layer)
   )
 

@@ -21,6 +21,7 @@ import * as Landed from "./landed.js"
 import * as Lock from "./lock.js"
 import type * as Types from "../../Types.js"
 import type { RunState } from "./state.js"
+import { forgetTakenRound } from "./toolRound.js"
 import { fetchIfHeld, forgetIfGone, maybeName, readAtRunEnd } from "./threads.js"
 
 interface RunFailure {
@@ -304,4 +305,9 @@ export const recordEnd = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, 
         ? { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: stopped, ...pendingToolCalls, at }
         : { type: "RUN_ENDED_LOCALLY", threadId: run.threadId, outcome: "error", error, ...pendingToolCalls, at }
     ])
-  }).pipe(Effect.zipRight(Effect.suspend(() => Effect.zipRight(withdrawUnsent(env, run, exit), reconcile(env, run, exit)))))
+  }).pipe(Effect.zipRight(Effect.suspend(() =>
+    withdrawUnsent(env, run, exit).pipe(
+      Effect.zipRight(reconcile(env, run, exit)),
+      Effect.zipRight(forgetTakenRound(env, run))
+    )
+  )))

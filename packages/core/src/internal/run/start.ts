@@ -105,6 +105,7 @@ const makeState = (
     pausedForCaller: false,
     stepSpan: undefined,
     callCounts: undefined,
+    round: undefined,
     recorded: false,
     ending: false,
     unsent: undefined,

@@ -23,6 +23,13 @@ import type { ServerAnswer } from "./cancel.js"
 import type { Sent } from "./landed.js"
 import type { ActiveRun } from "./env.js"
 
+/** A tool round: the thread and step (the paused run) its calls belong to, and their ids. @internal */
+export interface ToolRound {
+  readonly threadId: string
+  readonly step: string
+  readonly toolCallIds: ReadonlyArray<string>
+}
+
 /** What a run starts with: a message, or the caller's results for the calls a paused run waits on. @internal */
 export type Start =
   | { readonly _tag: "Message"; readonly message: Transport.InputMessage }
@@ -127,6 +134,11 @@ export interface RunState {
   stepSpan: Tracer.Span | undefined
   /** The run's calls of each tool, for their `maxCalls`; made at its first round. */
   callCounts: ToolExecutor.CallCounts | undefined
+  /**
+   * The last tool round whose tools ran, until the server shows it took its results: the step
+   * they follow, under which the executor keeps them (see `forgetTakenRound` in toolRound.ts).
+   */
+  round: ToolRound | undefined
   /** The first message is in the store: the run's end is recorded too. */
   recorded: boolean
   /**

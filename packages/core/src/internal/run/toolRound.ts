@@ -42,6 +42,34 @@ const execute = (env: Env.Env, run: RunState, toRun: ReadonlyArray<ToolExecutor.
     attributes: { "tambo.thread_id": run.threadId, "tambo.run_id": run.lastRunId ?? "" }
   }))
 
+/**
+ * Lets go of the executor's results of the run's last round (see `RunState.round`): the server
+ * took them. Until then the executor keeps them, so that a request sent again runs no tool twice.
+ */
+const forgetRound = (env: Env.Env, run: RunState): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const round = run.round
+    run.round = undefined
+    return round === undefined ? Effect.void : env.executor.forgetStep?.(round.threadId, round.step) ?? Effect.void
+  })
+
+/**
+ * At the run's end, after the thread was read: the executor lets go of the last round's results
+ * when the thread waits on none of its calls (the server took them, or another client answered
+ * them). Calls it still waits on keep theirs.
+ *
+ * @internal
+ */
+export const forgetTakenRound = (env: Env.Env, run: RunState): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const round = run.round
+    if (round === undefined) return Effect.void
+    return Effect.flatMap(Env.record(env, round.threadId, []), (thread) => {
+      const waiting = new Set(thread?.pendingToolCalls.map((call) => call.toolCallId))
+      return round.toolCallIds.some((id) => waiting.has(id)) ? Effect.void : forgetRound(env, run)
+    })
+  })
+
 /** @internal */
 export const toolRound = (
   env: Env.Env,
@@ -49,6 +77,8 @@ export const toolRound = (
   next: (results: ReadonlyArray<Types.ToolResultContent>) => Stream.Stream<RunEvent, TamboError>
 ): Effect.Effect<Stream.Stream<RunEvent, TamboError>, TamboError> =>
   Effect.gen(function* () {
+    // The step paused again after the last round's results: the server took them.
+    yield* forgetRound(env, run)
     const calls = run.pending
     run.pending = []
     run.awaiting = calls.map(({ toolCallId, toolName }) => ({ toolCallId, toolName }))
@@ -100,6 +130,9 @@ export const toolRound = (
           return result === undefined ? call : { ...call, result }
         })
         run.runId = undefined
+        if (run.lastRunId !== undefined && toRun.length > 0) {
+          run.round = { threadId: run.threadId, step: run.lastRunId, toolCallIds: toRun.map((call) => call.toolCallId) }
+        }
         return next(results)
       })
       // Tools and approvals run between two requests: a cancellation stops them too.
