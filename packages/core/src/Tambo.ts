@@ -110,11 +110,13 @@ export interface RunOptions {
   readonly threadId?: string | undefined
   /**
    * Run client-side tools and continue the run with their results. Default `true`. Should another
-   * client (another tab) answer the calls while the tools run, the server refuses their results:
+   * client (another tab) answer the calls while the tools run, the server refuses their results
+   * (also with a `409`, `CONCURRENT_RUN`, when that client answered as the server took them):
    * once a read of the thread shows none of the calls waiting, the run fails with an `ApiError`
    * (400, code `EXTRA_RESULTS`, or `MISSING_RESULTS` when that client's run asked for other calls
    * since, as `continueRun`) saying another client answered them, sends nothing more, and the
-   * store shows the thread as the server has it, that client's answer in it.
+   * store shows the thread as the server has it, that client's answer in it. Refused while the
+   * server still waits on the calls, the results go once more, after the thread's last run.
    */
   readonly autoExecuteTools?: boolean | undefined
   /** The most tool rounds one run may take. Default 10. */

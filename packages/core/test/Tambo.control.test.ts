@@ -444,6 +444,50 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }))
+
+  /** The API's 409 for results whose calls changed between its read of the thread and its lock. */
+  const pendingChanged = { code: "CONCURRENT_RUN", message: "Thread pending tool call state changed; please retry" }
+
+  it.scopedLive("another tab answered as the API took the lock, which refuses the round with 409 CONCURRENT_RUN: the run fails with EXTRA_RESULTS saying another client answered them, sends nothing more, and the executor lets go of the results", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const executor = yield* ToolExecutor.ToolExecutor
+        const { calls, release, run, threadId } = yield* toolsAtWork
+        yield* otherTabAnswers(threadId)
+        proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`).fail(409, pendingChanged)
+        const sentBefore = sent().length
+        yield* release
+        const refused = yield* Fiber.join(run).pipe(Effect.flip)
+        expect(fields(refused)).toMatchObject({ _tag: "ApiError", status: 400, code: "EXTRA_RESULTS" })
+        expect(refused.message).toMatch(/another client answered/)
+        // The refused round never reached the server; nothing after the read of the thread.
+        expect(sent().slice(sentBefore)).toEqual([])
+        expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+        const runId = (runsOf(threadId).at(-1)!.body as { previousRunId: string }).previousRunId
+        yield* executor.execute([{ toolCallId: "c1", toolName: "get_weather", args: { city: "Oslo" } }], { threadId, runId })
+        expect(calls()).toBe(3)
+      }).pipe(Effect.provide(tamboOver(server(), Transport.layer, proxy.url)))
+    }))
+
+  it.scopedLive("refused with 409 CONCURRENT_RUN while the server still waits on its calls: the results go once more, after the thread's last run, and the run goes on", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const { release, run, threadId } = yield* toolsAtWork
+        proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`).fail(409, pendingChanged)
+        yield* release
+        const events = yield* Fiber.join(run)
+        expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
+        expect(runsOf(threadId)).toHaveLength(1)
+        const weatherOf = (city: string) => JSON.stringify({ city, temperature: 21 })
+        expect(yield* textsOf(tambo, threadId)).toContain(`c1: ${weatherOf("Oslo")}; c2: ${weatherOf("Rome")}`)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }))
 })
 
 describe("the executor's results of an automatic tool round", () => {

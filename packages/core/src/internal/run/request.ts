@@ -266,9 +266,10 @@ const plain = (send: Request["send"]): Request => ({ send, recover: Effect.fail 
 /**
  * A tool round's request: its results, on the run's thread, after the step that paused. Sent once
  * more only where a read of the thread shows the server did not take them (see `recovering`).
- * Refused as following another run, or as answering calls the thread no longer waits on, it is
- * recovered as `continueRun`'s results are (see `afterRefusedResults`): another client (another
- * tab) may have answered the calls while the tools ran.
+ * Refused as following another run, as answering calls the thread no longer waits on, or with a
+ * `409` (see `refusedResults`), it is recovered as `continueRun`'s results are (see
+ * `afterRefusedResults`): another client (another tab) may have answered the calls while the tools
+ * ran.
  *
  * @internal
  */
@@ -305,9 +306,16 @@ export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray
 const forgetRound = (env: Env.Env, threadId: string, previous: string | undefined): Effect.Effect<void> =>
   previous === undefined ? Effect.void : env.executor.forgetStep?.(threadId, previous) ?? Effect.void
 
-/** Whether the server refused a round's results as following another run or answering calls it no longer waits on. */
+/**
+ * Whether the server refused a round's results as following another run, as answering calls it no
+ * longer waits on, or with a `409`: the API answers one (`CONCURRENT_RUN`) when the calls it waits
+ * on changed between its read of the thread and its lock (another client answered them), and when
+ * another client's run holds the lock, which it took answering them. The run's own step before the
+ * round finished, so no run of this client holds it.
+ */
 const refusedResults = (error: TamboError): boolean =>
-  error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" || error.code === "EXTRA_RESULTS")
+  (error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" || error.code === "EXTRA_RESULTS")) ||
+  (error._tag === "RunConflictError" && error.reason === "ActiveOnServer")
 
 /** The first request's message, after the run `previous`. */
 const open = (env: Env.Env, run: RunState, previous: string | undefined) => (hooks: Transport.RunHooks) => {
