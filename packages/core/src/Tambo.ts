@@ -412,8 +412,10 @@ export declare namespace Tambo {
      * `MISSING_RESULTS` naming the calls the thread waits on when the other
      * client's run asked for others since), as the API refuses them after
      * the thread's last run: once the server's thread, read after it refused
-     * them as following an older run, shows none of them pending, nothing
-     * more is sent, and the store shows the thread as the server has it. A
+     * them as following an older run (or with a `409`, `CONCURRENT_RUN`, as
+     * the other client answered), shows none of them pending, nothing more
+     * is sent, and the store shows the thread as the server has it; while it
+     * still waits on them, they are sent once more after its last run. A
      * call given two results takes the last, as the API keeps it. A new
      * conversation's local thread id whose thread the client no longer holds
      * (forgotten or deleted since the server named it) fails with a

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { HoldingProxy, Script } from "@tambo-effect/testing"
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -69,6 +70,8 @@ const twoCallsThenQuote = (request: Script.RunRequest) =>
     : [Script.text(request.toolResults.map((r) => `${r.toolUseId}: ${r.text}`).join("; "))]
 const oslo = { toolCallId: "c1", result: { city: "Oslo", temperature: 1 } }
 const rome = { toolCallId: "c2", result: { city: "Rome", temperature: 2 } }
+/** The API's 409 for results whose calls changed between its read of the thread and its lock. */
+const pendingChanged = { code: "CONCURRENT_RUN", message: "Thread pending tool call state changed; please retry" }
 /** Another client of the same user (another tab) reads the thread and answers both calls. */
 const otherTabAnswers = (threadId: string, options?: Tambo.RunOptions) =>
   Effect.gen(function* () {
@@ -221,6 +224,39 @@ describe("manual tool execution", () => {
       expect(answers).toHaveLength(2)
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
+  it.scopedLive("results for calls another tab answered as the API took the lock, which refuses them with 409 CONCURRENT_RUN: the read of the thread showing no call they answer sends nothing more, and the run fails with EXTRA_RESULTS saying another client answered them", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const threadId = yield* pausedOnTwo
+        yield* otherTabAnswers(threadId)
+        proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`).fail(409, pendingChanged)
+        const sentBefore = runsOf(threadId).length
+        const refused = yield* Stream.runDrain(tambo.continueRun(threadId, [oslo, rome])).pipe(Effect.flip)
+        expect(fields(refused)).toMatchObject({ _tag: "ApiError", status: 400, code: "EXTRA_RESULTS" })
+        expect(refused.message).toContain("c1, c2")
+        expect(refused.message).toMatch(/another client answered/)
+        expect(runsOf(threadId).length).toBe(sentBefore)
+        expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather], tamboUrl: proxy.url })))
+    }))
+
+  it.scopedLive("results refused with 409 CONCURRENT_RUN while the server still waits on their calls: sent once more, after the thread's last run, and the run goes on", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const threadId = yield* pausedOnTwo
+        proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`).fail(409, pendingChanged)
+        const events = yield* Stream.runCollect(tambo.continueRun(threadId, [oslo, rome]))
+        expect(Chunk.last(events).pipe(Option.map((e) => e.event.type))).toEqual(Option.some("RUN_FINISHED"))
+        expect(runsOf(threadId)).toHaveLength(1)
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather], tamboUrl: proxy.url })))
+    }))
 
   it.live("results for calls another tab answered, its run paused since on a call of its own: the API's MISSING_RESULTS naming that call, nothing sent again, and the store shows the thread as the server has it", () =>
     Effect.gen(function* () {
@@ -444,9 +480,6 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }))
-
-  /** The API's 409 for results whose calls changed between its read of the thread and its lock. */
-  const pendingChanged = { code: "CONCURRENT_RUN", message: "Thread pending tool call state changed; please retry" }
 
   it.scopedLive("another tab answered as the API took the lock, which refuses the round with 409 CONCURRENT_RUN: the run fails with EXTRA_RESULTS saying another client answered them, sends nothing more, and the executor lets go of the results", () =>
     Effect.gen(function* () {

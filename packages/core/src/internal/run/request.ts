@@ -315,7 +315,10 @@ const forgetRound = (env: Env.Env, threadId: string, previous: string | undefine
  */
 const refusedResults = (error: TamboError): boolean =>
   (error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" || error.code === "EXTRA_RESULTS")) ||
-  (error._tag === "RunConflictError" && error.reason === "ActiveOnServer")
+  refusedAsBusy(error)
+
+/** Whether the server refused the request with a `409`: its lock held, or the calls it waits on changed meanwhile. */
+const refusedAsBusy = (error: TamboError): boolean => error._tag === "RunConflictError" && error.reason === "ActiveOnServer"
 
 /** The first request's message, after the run `previous`. */
 const open = (env: Env.Env, run: RunState, previous: string | undefined) => (hooks: Transport.RunHooks) => {
@@ -454,11 +457,13 @@ const brokenOnceSent = (run: RunState, error: TamboError): boolean => run.runId 
  * Whether the server refused the first request as following the wrong run (another client, or a
  * run cancelled before it was named, moved the thread on), or, for a new message, as answering
  * other tool calls than it waits on (a run whose last request went unanswered may or may not have
- * reached it).
+ * reached it), or, for `continueRun`'s results, with a `409` (see `refusedResults`). A `409` that
+ * `first` sends again while a run of this client may hold the lock comes here once it gives up.
  */
 const refusedAsStale = (run: RunState, error: TamboError): boolean =>
-  error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" ||
-    (run.start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))
+  (error._tag === "ApiError" && (error.code === "INVALID_PREVIOUS_RUN" ||
+    (run.start._tag === "Message" && (error.code === "MISSING_RESULTS" || error.code === "EXTRA_RESULTS")))) ||
+  (run.start._tag === "ToolResults" && refusedAsBusy(error))
 
 /**
  * The first request. One refused as stale (see `refusedAsStale`) is refused before any work: the
