@@ -462,14 +462,16 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
       expect(calls()).toBe(3)
     }).pipe(Effect.provide(tamboOver(server(), Transport.layer))))
 
-  it.scopedLive("refused as following another run while the server still waits on its calls: the results go once more, after the thread's last run, and the run goes on", () =>
+  it.scopedLive.each([
+    { refusal: "as following another run (400 INVALID_PREVIOUS_RUN)", status: 400, body: { code: "INVALID_PREVIOUS_RUN", message: "previousRunId does not match last completed run" } },
+    { refusal: "with 409 CONCURRENT_RUN", status: 409, body: pendingChanged }
+  ])("refused $refusal while the server still waits on its calls: the results go once more, after the thread's last run, and the run goes on", ({ body, status }) =>
     Effect.gen(function* () {
       const proxy = yield* HoldingProxy.scoped(server())
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
         const { release, run, threadId } = yield* toolsAtWork
-        proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`)
-          .fail(400, { code: "INVALID_PREVIOUS_RUN", message: "previousRunId does not match last completed run" })
+        proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`).fail(status, body)
         yield* release
         const events = yield* Fiber.join(run)
         expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
@@ -503,23 +505,6 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
         yield* executor.execute([{ toolCallId: "c1", toolName: "get_weather", args: { city: "Oslo" } }], { threadId, runId })
         expect(calls()).toBe(3)
       }).pipe(Effect.provide(tamboOver(server(), Transport.layer, proxy.url)))
-    }))
-
-  it.scopedLive("refused with 409 CONCURRENT_RUN while the server still waits on its calls: the results go once more, after the thread's last run, and the run goes on", () =>
-    Effect.gen(function* () {
-      const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
-        const tambo = yield* Tambo.Tambo
-        const { release, run, threadId } = yield* toolsAtWork
-        proxy.holdRequest((r) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`).fail(409, pendingChanged)
-        yield* release
-        const events = yield* Fiber.join(run)
-        expect(events.at(-1)!.event.type).toBe("RUN_FINISHED")
-        expect(runsOf(threadId)).toHaveLength(1)
-        const weatherOf = (city: string) => JSON.stringify({ city, temperature: 21 })
-        expect(yield* textsOf(tambo, threadId)).toContain(`c1: ${weatherOf("Oslo")}; c2: ${weatherOf("Rome")}`)
-        yield* expectStoreEqualsServer(tambo, server(), threadId)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }))
 })
 
