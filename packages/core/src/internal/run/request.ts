@@ -297,7 +297,7 @@ export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray
     send: request.send,
     recover: (error) =>
       refusedResults(error)
-        ? afterRefusedResults(env, run, run.threadId, results, (after) => send(after), forgetRound(env, run.threadId, previous))
+        ? afterRefusedResults(env, run, run.threadId, results, send, forgetRound(env, run.threadId, previous))
         : request.recover(error)
   }
 }
@@ -378,12 +378,13 @@ const answersNone = (results: ReadonlyArray<{ readonly toolUseId: string }>, rem
 }
 
 /**
- * Results the server refused before any work, once the thread is read: when they answer none of
+ * Results the server refused before any work, once the thread is read. When they answer none of
  * the calls it waits on, another client answered those calls and the server refuses them whatever
- * run they follow, so nothing more is sent and the run fails with the error the server would give
- * them after its last run (`Pending.answeredElsewhere`); the calls no longer wait on this client's results (the run's end reads the thread,
- * the other client's answer in it), and what knows them lets go of them (`neverTaken`: a tool
- * round's executor). Otherwise they are sent once more, after the thread's last run.
+ * run they follow: nothing more is sent, the run fails with the error the server would give them
+ * after its last run (`Pending.answeredElsewhere`), the calls no longer wait on this client's
+ * results (the run's end reads the thread, the other client's answer in it), and what knows the
+ * results lets go of them (`neverTaken`: a tool round's executor). Otherwise they are sent once
+ * more, after the thread's last run.
  */
 const afterRefusedResults = (
   env: Env.Env,
