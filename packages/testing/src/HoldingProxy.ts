@@ -55,6 +55,22 @@ export interface ProxiedRequest {
 export type RequestMatcher = (request: ProxiedRequest) => boolean
 
 /**
+ * How a held request is held.
+ *
+ * @since 0.2.0
+ * @category Models
+ */
+export interface HoldRequestOptions {
+  /**
+   * Whether a request whose client went while it was held still reaches the server once released,
+   * as a request that was on its way when the client gave up on it arrives late: the server takes
+   * it and answers, and its answer is read to its end and dropped. Off by default: such a request
+   * never reaches the server.
+   */
+  readonly forwardAfterClientGone?: boolean
+}
+
+/**
  * One held request or response. `release`, `fail` and `reset` may come before it arrived: it is then
  * released (or failed) as soon as it comes.
  *
@@ -116,8 +132,12 @@ export interface HeldBody {
 export interface HoldingProxy {
   /** `http://127.0.0.1:<port>`, without a trailing slash: point the client here. */
   readonly url: string
-  /** Holds the next request that `matches` before it reaches the server; the others go through. */
-  readonly holdRequest: (matches: RequestMatcher) => Held
+  /**
+   * Holds the next request that `matches` before it reaches the server; the others go through.
+   * With `forwardAfterClientGone`, its release sends it to the server even if its client went
+   * meanwhile (see `HoldRequestOptions`).
+   */
+  readonly holdRequest: (matches: RequestMatcher, options?: HoldRequestOptions) => Held
   /** Sends the next request that `matches` to the server and holds its answer; the others go through. */
   readonly holdResponse: (matches: RequestMatcher) => Held
   /**
@@ -149,11 +169,16 @@ type Decision =
 interface Hold {
   readonly matches: RequestMatcher
   readonly kind: "request" | "response" | "body"
+  readonly forwardAfterClientGone: boolean
   /** Called once the held thing came, with what to do once it is decided. */
   readonly arrive: (act: (decision: Decision) => void) => void
 }
 
-const makeHold = (kind: Hold["kind"], matches: RequestMatcher): { readonly hold: Hold; readonly held: Held } => {
+const makeHold = (
+  kind: Hold["kind"],
+  matches: RequestMatcher,
+  forwardAfterClientGone = false
+): { readonly hold: Hold; readonly held: Held } => {
   let arrived!: () => void
   let acting: ((decision: Decision) => void) | undefined
   let decision: Decision | undefined
@@ -172,6 +197,7 @@ const makeHold = (kind: Hold["kind"], matches: RequestMatcher): { readonly hold:
     hold: {
       matches,
       kind,
+      forwardAfterClientGone,
       arrive: (act) => {
         acting = act
         arrived()
@@ -187,6 +213,18 @@ const makeHold = (kind: Hold["kind"], matches: RequestMatcher): { readonly hold:
     }
   }
 }
+
+/**
+ * The whole body of a request, kept whether or not its client stays; undefined if its client went
+ * before sending all of it.
+ */
+const readBody = (req: http.IncomingMessage): Promise<Buffer | undefined> =>
+  new Promise((resolve) => {
+    const parts: Array<Buffer> = []
+    req.on("data", (part: Buffer) => parts.push(part))
+    req.on("end", () => resolve(Buffer.concat(parts)))
+    req.on("close", () => resolve(req.complete ? Buffer.concat(parts) : undefined))
+  })
 
 /**
  * Starts a holding proxy on `127.0.0.1` (a free port) in front of `target` (a URL, or anything
@@ -227,7 +265,7 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
       upstream?.destroy()
     })
 
-    const forward = (onAnswer: (answer: http.IncomingMessage) => void) => {
+    const forward = (onAnswer: (answer: http.IncomingMessage) => void, body?: Buffer) => {
       const sent = http.request(
         { host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers, agent },
         (answer) => {
@@ -242,7 +280,8 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
       upstreams.add(sent)
       sent.on("close", () => upstreams.delete(sent))
       sent.on("error", drop)
-      req.pipe(sent)
+      if (body === undefined) req.pipe(sent)
+      else sent.end(body)
     }
     /** Sends the answer's status and headers; false if the client already went. */
     const sendHead = (answer: http.IncomingMessage) => {
@@ -274,9 +313,22 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
     if (hold === undefined) {
       forward(pass)
     } else if (hold.kind === "request") {
+      // Read now: a request whose client went has no body left to read later.
+      const body = hold.forwardAfterClientGone ? readBody(req) : undefined
+      const release = (onAnswer: (answer: http.IncomingMessage) => void) => {
+        if (body === undefined) return forward(onAnswer)
+        void body.then((bytes) => {
+          if (bytes !== undefined && !closed) forward(onAnswer, bytes)
+        })
+      }
       hold.arrive((decision) => {
-        if (gone || closed) return
-        if (decision._tag === "Release") forward(pass)
+        if (closed) return
+        if (gone) {
+          // Nobody reads the late answer: the server's run goes on to its end all the same.
+          if (decision._tag === "Release" && body !== undefined) release((answer) => answer.resume())
+          return
+        }
+        if (decision._tag === "Release") release(pass)
         else refuse(decision)
       })
     } else if (hold.kind === "body") {
@@ -310,8 +362,8 @@ export const start = (target: string | { readonly url: string }): Promise<Holdin
     server.once("error", reject)
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as net.AddressInfo
-      const hold = (kind: Hold["kind"]) => (matches: RequestMatcher) => {
-        const made = makeHold(kind, matches)
+      const hold = (kind: Hold["kind"]) => (matches: RequestMatcher, options?: HoldRequestOptions) => {
+        const made = makeHold(kind, matches, options?.forwardAfterClientGone)
         if (!closed) holds.push(made.hold)
         return made.held
       }

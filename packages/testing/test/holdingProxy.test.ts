@@ -315,6 +315,40 @@ describe("HoldingProxy", () => {
     expect(target.received).toEqual([])
   })
 
+  it("a held request told to forward after its client went reaches the server, body whole, once released: it arrives late", async () => {
+    const bodies: Array<string> = []
+    const target = await startTarget((_, res, body) => {
+      bodies.push(body)
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.end("data: late\n\n")
+    })
+    const proxy = await startProxy(target)
+    const held = proxy.holdRequest(() => true, { forwardAfterClientGone: true })
+    const controller = new AbortController()
+    const request = fetch(`${proxy.url}/runs`, { method: "POST", body: "the message", signal: controller.signal })
+      .then(() => "answered", () => "aborted")
+    await held.arrived
+    controller.abort()
+    expect(await request).toBe("aborted")
+    await expect.poll(() => proxy.abandoned()).toBe(1)
+    expect(target.received).toEqual([])
+    held.release()
+    await expect.poll(() => target.received).toEqual(["POST /runs"])
+    expect(bodies).toEqual(["the message"])
+    // The proxy goes on as before: the next request passes through.
+    expect((await fetch(`${proxy.url}/next`)).status).toBe(200)
+  })
+
+  it("a held request told to forward after its client went, and its client stays: released, it goes through as any held request", async () => {
+    const target = await startTarget()
+    const proxy = await startProxy(target)
+    const held = proxy.holdRequest(() => true, { forwardAfterClientGone: true })
+    const response = fetch(`${proxy.url}/item`, { method: "PUT", body: "new" })
+    await held.arrived
+    held.release()
+    expect(await (await response).json()).toEqual({ method: "PUT", url: "/item", body: "new" })
+  })
+
   it("closing with a held request ends it, and leaves no connection to the server open", async () => {
     const target = await startTarget()
     const proxy = await HoldingProxy.start(target)
