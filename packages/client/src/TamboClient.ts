@@ -948,7 +948,9 @@ export class TamboClient {
    * message landed in, found among the user's newest threads, whose run is
    * cancelled by its id if still going; none holding it, the server never
    * got it, and the message leaves the conversation, as a refused message
-   * does, for the caller to send again). A new conversation's local thread id is,
+   * does, for the caller to send again; should it reach the server later
+   * all the same, the conversation's next run finds that thread first and
+   * goes on there). A new conversation's local thread id is,
    * once the server named it, that thread (see `getThread`).
    *
    * @since 0.1.0

@@ -405,6 +405,54 @@ describe("a run request whose connection was reset once it went out (the server 
           expect((yield* tambo.listThreads()).threads.map((thread) => thread.id)).toContain(late)
         }))
     }))
+
+  /**
+   * A new conversation's run of "slow" whose first byte did not come in time, its request held on
+   * its way until the search found no thread holding it, then let go: it reaches the server late.
+   * The thread it landed in, once its run there ended.
+   */
+  const timedOutThenLate = (tambo: Tambo.Tambo.Service, proxy: HoldingProxy.HoldingProxy) =>
+    Effect.gen(function* () {
+      const held = proxy.holdRequest(isRunRequest(), { forwardAfterClientGone: true })
+      const { ended, state } = yield* newConversation(tambo, "slow")
+      expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "TransportError", reason: "Timeout" })
+      expect(JSON.stringify(state.threadMap[state.currentThreadId]?.thread.messages ?? [])).not.toContain("slow")
+      yield* until(() => proxy.abandoned() > 0)
+      held.release()
+      yield* until(() => threadsHolding(server(), "slow").length > 0)
+      return yield* landedIn(server(), "slow")
+    })
+
+  it.live("a first byte that did not come in time, on a new conversation, the request reaching the server only after the search found nothing: the next message of the conversation goes on the thread the first landed in, which the store shows with both", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const late = yield* timedOutThenLate(tambo, proxy)
+          const { ended: next, told } = yield* newConversation(tambo, "again")
+          finished(next)
+          expect(told).toBe(late)
+          expect(threadsHolding(server(), "again")).toEqual([late])
+          expect(server().threads.list()).toHaveLength(1)
+          yield* expectStoreEqualsServer(tambo, server(), late)
+          expect((yield* tambo.state).currentThreadId).toBe(late)
+        }))
+    }))
+
+  it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, then startNewThread: the next message starts a thread of its own; the late one is only in the user's threads", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const late = yield* timedOutThenLate(tambo, proxy)
+          yield* tambo.startNewThread
+          const { ended: next, told } = yield* newConversation(tambo, "again")
+          finished(next)
+          expect(told).not.toBe(late)
+          expect(threadsHolding(server(), "again")).toEqual([told])
+          expect((yield* tambo.state).threadMap[late]).toBeUndefined()
+        }))
+    }))
 })
 
 describe("a run request whose connection was reset once the server took it (the server notices on its next write, as the Tambo API)", () => {

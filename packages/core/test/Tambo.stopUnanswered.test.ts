@@ -175,13 +175,22 @@ describe("a Stop before a new conversation's request reached the server (held on
 
   const isNewRun = (request: HoldingProxy.ProxiedRequest) => request.method === "POST" && request.path === "/v1/threads/runs"
 
-  it.live.each(["cancelRun", "interruption"] as const)("%s: no thread of the server holds the message, the conversation keeps none the server does not have, the request let go reaches nothing, and the next message runs", (stop) =>
+  /**
+   * `body` once a new conversation's run of "lost", held on its way to the server, was stopped by
+   * `stop` and its request let go after the proxy saw the client go: with `late`, it reaches the
+   * server then, as a request on its way to a slow server does; without, it reaches nothing.
+   */
+  const stoppedBeforeReaching = <A, E>(
+    stop: "cancelRun" | "interruption",
+    late: boolean,
+    body: (tambo: Tambo.Tambo.Service) => Effect.Effect<A, E, Tambo.Tambo>
+  ) =>
     Effect.scoped(Effect.gen(function* () {
       server().setScript((request) => [Script.text(`re: ${request.text}`)])
       const proxy = yield* HoldingProxy.scoped(server())
-      yield* Effect.gen(function* () {
+      return yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        const held = proxy.holdRequest(isNewRun)
+        const held = proxy.holdRequest(isNewRun, { forwardAfterClientGone: late })
         const run = yield* Effect.fork(Effect.either(runAll("lost")))
         yield* Effect.promise(() => held.arrived)
         if (stop === "cancelRun") {
@@ -190,17 +199,34 @@ describe("a Stop before a new conversation's request reached the server (held on
         } else {
           yield* Fiber.interrupt(run)
         }
-        // Let go once the proxy saw the client go: what reaches the server then is what a request
-        // the client gave up on reaches.
         yield* until(() => proxy.abandoned() > 0)
-        held.release()
         const threadId = (yield* tambo.state).currentThreadId
         expect(yield* textsOf(tambo, threadId)).not.toContain("lost")
+        held.release()
+        return yield* body(tambo)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }))
+
+  it.live.each(["cancelRun", "interruption"] as const)("%s: no thread of the server holds the message, the conversation keeps none the server does not have, the request let go reaches nothing, and the next message runs", (stop) =>
+    stoppedBeforeReaching(stop, false, (tambo) =>
+      Effect.gen(function* () {
         const next = yield* runAll("next")
         const named = next.at(-1)!.threadId
         expect(yield* textsOf(tambo, named)).toEqual(["next", "re: next"])
         expect(server().threads.list().flatMap((thread) => thread.messages).map((m) => JSON.stringify(m.content)).join()).not.toContain("lost")
         yield* expectStoreEqualsServer(tambo, server(), named)
-      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
-    })))
+      })))
+
+  it.live.each(["cancelRun", "interruption"] as const)("%s, the request reaching the server late: the next message of the conversation goes on the thread the first landed in, which the conversation becomes, with both and their replies", (stop) =>
+    stoppedBeforeReaching(stop, true, (tambo) =>
+      Effect.gen(function* () {
+        yield* until(() => server().threads.list().some((thread) => thread.runStatus === "idle" && thread.messages.length === 2))
+        const [late] = server().threads.list()
+        const next = yield* runAll("next")
+        expect(next.at(-1)!.threadId).toBe(late!.id)
+        expect(server().threads.list()).toHaveLength(1)
+        expect((yield* tambo.state).currentThreadId).toBe(late!.id)
+        expect(yield* textsOf(tambo, late!.id)).toEqual(["lost", "re: lost", "next", "re: next"])
+        yield* expectStoreEqualsServer(tambo, server(), late!.id)
+      })))
 })

@@ -162,6 +162,7 @@ const withdrawUnsent = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, un
     const unauthorized = (refused || run.refused) && env.transport.conversationFromStore !== true &&
       !ClientState.isLocalThreadId(threadId)
     if (unsent === undefined || !(unauthorized || run.landedNowhere || refusedUnanswered(run, exit))) return Effect.void
+    Landed.noteWithdrawn(env, run, exit)
     const withdrawn = new Set([...unsent.initialIds, ...(unsent.messageId === undefined ? [] : [unsent.messageId])])
     const results = new Set(unsent.toolUseIds)
     const isUnsent = (message: Types.TamboThreadMessage) =>

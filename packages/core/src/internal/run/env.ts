@@ -22,6 +22,7 @@ import type * as ToolExecutor from "../../ToolExecutor.js"
 import type * as ToolRegistry from "../../ToolRegistry.js"
 import type { Approvals } from "../approvals.js"
 import type { RunWriter } from "../runWriter.js"
+import type * as Landed from "./landed.js"
 import type { RunState } from "./state.js"
 
 /** The options of `Tambo.make`. @internal */
@@ -153,6 +154,13 @@ export interface Env {
    */
   readonly namedLocals: Map<string, string>
   /**
+   * The new conversations (placeholder or local id) whose first message was withdrawn after its
+   * request got no answer in time, or was stopped before one, while no thread of the server held
+   * it: the request may still reach the server later. The conversation's next run looks for it
+   * once more first (see `Landed.findWithdrawn`).
+   */
+  readonly withdrawnLanded: Map<string, Landed.Sought>
+  /**
    * The local ids whose named thread left the store (see `namedLocals`): they name no thread any
    * more, and a run asked for there fails rather than start a new conversation the app did not ask
    * for (unlike a local thread whose run ended without a thread, which starts one).
@@ -213,6 +221,7 @@ export const make = (
     | "renames"
     | "naming"
     | "namedLocals"
+    | "withdrawnLanded"
     | "leftLocals"
     | "localRuns"
     | "switches"
@@ -237,6 +246,7 @@ export const make = (
   renames: new Map(),
   naming: new Map(),
   namedLocals: new Map(),
+  withdrawnLanded: new Map(),
   leftLocals: new Set(),
   localRuns: new Map(),
   switches: 0,

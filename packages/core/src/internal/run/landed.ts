@@ -13,11 +13,14 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Auth from "../../Auth.js"
 import * as ClientState from "../../ClientState.js"
-import type { TamboError } from "../../TamboError.js"
+import { isTamboError, type TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import * as Env from "./env.js"
 import type { RunState } from "./state.js"
+import { ensureThread } from "./threads.js"
 
 /**
  * What the server's threads tell: none holds the message (nothing of the request reached the
@@ -105,17 +108,34 @@ const SEARCH_BOUND = Duration.seconds(3)
  * @internal
  */
 export const find = (env: Env.Env, run: RunState): Effect.Effect<Landed, TamboError> =>
-  Effect.timeoutTo(search(env, run), {
+  Effect.suspend(() =>
+    run.sent === undefined
+      ? Effect.succeed<Landed>({ _tag: "None" })
+      : findSent(env, { sent: run.sent, message: run.firstMessage }, run.auth)
+  )
+
+/**
+ * What a search for where a new conversation's message landed compares with: when its request
+ * went out, and the message.
+ *
+ * @internal
+ */
+export interface Sought {
+  readonly sent: Sent
+  readonly message: Transport.InputMessage
+}
+
+/** `find` for `sought`, with the credentials of `auth`. */
+const findSent = (env: Env.Env, sought: Sought, auth: Auth.Auth.Service): Effect.Effect<Landed, TamboError> =>
+  Effect.timeoutTo(search(env, sought, auth), {
     duration: SEARCH_BOUND,
     onSuccess: (landed): Landed => landed,
     onTimeout: (): Landed => ({ _tag: "Unknown", why: `the server's threads did not answer within ${Duration.format(SEARCH_BOUND)}` })
   })
 
-const search = (env: Env.Env, run: RunState): Effect.Effect<Landed, TamboError> =>
+const search = (env: Env.Env, { message, sent }: Sought, auth: Auth.Auth.Service): Effect.Effect<Landed, TamboError> =>
   Effect.gen(function* () {
-    const sent = run.sent
-    if (sent === undefined) return { _tag: "None" } as const
-    const list = yield* Env.withRunCredentials(run, (c) => env.transport.listThreads(c, { limit: PAGE }))
+    const list = yield* Auth.withCredentials(auth, (c) => env.transport.listThreads(c, { limit: PAGE }))
     const state = yield* env.store.get
     const named = new Set(env.namedLocals.values())
     const candidates = candidatesOf(list.threads, sent, (id) => id in state.threadMap || named.has(id))
@@ -125,8 +145,8 @@ const search = (env: Env.Env, run: RunState): Effect.Effect<Landed, TamboError> 
     }
     const holding = yield* Effect.filter(candidates, (thread) =>
       Effect.map(
-        Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, thread.id)),
-        (remote) => holdsMessage(remote, run.firstMessage)
+        Auth.withCredentials(auth, (c) => env.transport.retrieveThread(c, thread.id)),
+        (remote) => holdsMessage(remote, message)
       ), { concurrency: 4 })
     if (holding.length === 0) return { _tag: "None" } as const
     if (holding.length === 1) return { _tag: "One", thread: holding[0]! } as const
@@ -181,6 +201,62 @@ export const findCut = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, un
     if (!(run.landedUntold || interruptedUnanswered(run, exit)) || run.serverThreadId !== undefined) return Effect.void
     return Effect.flatMap(Effect.forkIn(findOrWithdraw(env, run), env.scope), Fiber.join)
   })
+
+/** The run failed because its first byte did not come in time. */
+const timedOut = (exit: Exit.Exit<unknown, unknown>): boolean =>
+  Exit.isFailure(exit) && Option.exists(
+    Cause.failureOption(exit.cause),
+    (error) => isTamboError(error) && error._tag === "TransportError" && error.reason === "Timeout"
+  )
+
+/**
+ * Notes, as a new conversation's message is withdrawn, what the next run of the conversation looks
+ * for (see `findWithdrawn`): when the request timed out or was stopped with nothing answering it,
+ * and no thread held the message, the request may still reach a slow server afterwards.
+ *
+ * @internal
+ */
+export const noteWithdrawn = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown>): void => {
+  if (
+    run.sent === undefined || run.serverThreadId !== undefined || env.transport.conversationFromStore === true ||
+    !ClientState.isLocalThreadId(run.threadId) || !(run.landedNowhere || timedOut(exit))
+  ) return
+  env.withdrawnLanded.set(run.threadId, { sent: run.sent, message: run.firstMessage })
+}
+
+/**
+ * Looks once more, before a run of the new conversation `local` starts, for the thread its
+ * withdrawn message landed in after all (see `noteWithdrawn`), within the search's bound. Found:
+ * the conversation becomes that thread, as the server has it (its local id names it, the selection
+ * follows), and its id is returned for the run to go on there. None, several, or a failure: the
+ * run goes on as a new conversation, as before.
+ *
+ * @internal
+ */
+export const findWithdrawn = (env: Env.Env, local: string, auth: Auth.Auth.Service): Effect.Effect<string | undefined> =>
+  Effect.suspend(() => {
+    const sought = env.withdrawnLanded.get(local)
+    if (sought === undefined) return Effect.succeed(undefined)
+    env.withdrawnLanded.delete(local)
+    return findSent(env, sought, auth).pipe(
+      Effect.flatMap((landed) => landed._tag === "One" ? becomeLanded(env, local, landed.thread.id) : Effect.succeed(undefined)),
+      Effect.orElseSucceed(() => undefined)
+    )
+  })
+
+/** The new conversation `local` becomes the server's thread `threadId`, read into the store. */
+const becomeLanded = (env: Env.Env, local: string, threadId: string): Effect.Effect<string, TamboError> =>
+  Effect.as(Effect.zipRight(
+    ensureThread(env, threadId),
+    env.store.update((state) => {
+      if (local.startsWith(ClientState.LOCAL_THREAD_PREFIX)) env.namedLocals.set(local, threadId)
+      return ClientState.reduce(state, [
+        ...(state.currentThreadId === local ? [{ type: "SET_CURRENT_THREAD" as const, threadId }] : []),
+        // The placeholder stays, a new conversation; a local thread is now the server's.
+        ...(local === ClientState.PLACEHOLDER_THREAD_ID ? [] : [{ type: "REMOVE_THREAD" as const, threadId: local }])
+      ])
+    })
+  ), threadId)
 
 /**
  * The run's thread is the one its message landed in, as the answer's headers would have named

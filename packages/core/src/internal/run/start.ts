@@ -23,6 +23,7 @@ import { describeError } from "../toolSupport.js"
 import * as Cancel from "./cancel.js"
 import * as End from "./end.js"
 import * as Env from "./env.js"
+import * as Landed from "./landed.js"
 import * as Lock from "./lock.js"
 import * as Pending from "./pending.js"
 import * as Request from "./request.js"
@@ -191,9 +192,10 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // Waits for a token exchange in flight; a refused one fails the run before it starts. The
       // run's requests carry these credentials, whatever setUserToken does meanwhile. A
       // cancellation of the thread ends the wait: nothing is recorded or sent yet.
+      const waitingAs = ask === undefined ? follows?.lockKey ?? requested : () => ask.local ?? requested
       const credentials = yield* Cancel.whileStarting(
         env,
-        ask === undefined ? follows?.lockKey ?? requested : () => ask.local ?? requested,
+        waitingAs,
         asked,
         Effect.tap(
           env.auth.credentials,
@@ -204,6 +206,12 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       if (ClientState.isLocalThreadId(requested) && start._tag === "ToolResults") {
         return yield* new ToolError({ reason: "NotPending", message: "A new thread has no pending tool calls" })
       }
+      // A first message this conversation withdrew may have reached the server since: the run goes
+      // on in the thread it made, if one is found (unless startNewThread left the conversation).
+      const found = follows === undefined
+        ? yield* Cancel.whileStarting(env, waitingAs, asked, Landed.findWithdrawn(env, requested, Env.runAuth(env.auth, credentials)))
+        : undefined
+      const landed = ask?.local === undefined ? found : undefined
       const clock = yield* Effect.clock
       const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
       const scope = yield* Effect.scope
@@ -212,7 +220,8 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // the thread's lock and the placeholder are let go.
       const run = yield* Effect.uninterruptible(Effect.suspend(() => {
         if (ask !== undefined) env.askedOnPlaceholder.delete(ask)
-        const run = makeState(env, start, options, ask?.local ?? requested, asked, span, clock, timing, credentials, follows, ask?.local)
+        const thread = landed ?? ask?.local ?? requested
+        const run = makeState(env, start, options, thread, asked, span, clock, timing, credentials, follows, landed === undefined ? ask?.local : undefined)
         return Effect.as(Scope.addFinalizerExit(scope, (exit) => end(env, run, exit)), run)
       }))
       // The run's span gets the thread and first run ids at RUN_STARTED.

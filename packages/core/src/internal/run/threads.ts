@@ -287,6 +287,8 @@ export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
         const fresh: ReadonlyArray<ClientState.Action> = [
           { type: "START_NEW_THREAD", threadId: ClientState.PLACEHOLDER_THREAD_ID, at }
         ]
+        // A message the placeholder's conversation withdrew is not the new conversation's.
+        env.withdrawnLanded.delete(ClientState.PLACEHOLDER_THREAD_ID)
         for (const ask of env.askedOnPlaceholder) moved.push([ask.options, leavePlaceholder(env, ask)])
         const run = Env.placeholderRun(env)
         // The placeholder is no longer the thread of the run that held it, named or not.
