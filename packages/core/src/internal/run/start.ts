@@ -208,7 +208,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       }
       // A first message this conversation withdrew may have reached the server since: the run goes
       // on in the thread it made, if one is found (unless startNewThread left the conversation).
-      const found = follows === undefined
+      const found = follows === undefined && env.withdrawnLanded.has(requested)
         ? yield* Cancel.whileStarting(env, waitingAs, asked, Landed.findWithdrawn(env, requested, Env.runAuth(env.auth, credentials)))
         : undefined
       const landed = ask?.local === undefined ? found : undefined
