@@ -62,18 +62,31 @@ export const sleeper = (seen: (ending: "slept" | "cancelled") => void = () => un
 
 /**
  * `wait`: answers `opened` once `opened` resolves, unless the client cancels the call first;
- * `arrived` hears each call as it reaches the server. A call that must outlast a bound waits here
- * for the test, not for a number of milliseconds.
+ * `arrived` hears each call as it reaches the server, `ended` how it ended there (`opened`, or
+ * `cancelled` by the client). A call that must outlast a bound waits here for the test, not for a
+ * number of milliseconds.
  */
-export const gate = (opened: Promise<void>, arrived: () => void = () => undefined) => (server: McpServer) => {
+export const gate = (
+  opened: Promise<void>,
+  arrived: () => void = () => undefined,
+  ended: (ending: "opened" | "cancelled") => void = () => undefined
+) =>
+(server: McpServer) => {
   server.registerTool(
     "wait",
     { description: "Waits until the gate opens", inputSchema: {} },
     (_args, { signal }) => {
       arrived()
       return new Promise((resolve) => {
-        void opened.then(() => resolve(text("opened")))
-        signal.addEventListener("abort", () => resolve(text("cancelled")), { once: true })
+        let settled = false
+        const end = (ending: "opened" | "cancelled") => {
+          if (settled) return
+          settled = true
+          ended(ending)
+          resolve(text(ending))
+        }
+        void opened.then(() => end("opened"))
+        signal.addEventListener("abort", () => end("cancelled"), { once: true })
       })
     }
   )
