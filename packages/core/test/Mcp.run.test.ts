@@ -1,3 +1,4 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -8,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import * as Tracer from "effect/Tracer"
 import * as Mcp from "../src/Mcp.js"
 import * as Tambo from "../src/Tambo.js"
@@ -38,12 +40,25 @@ const callThenFinish = (calls: ReadonlyArray<readonly [name: string, args: unkno
   return requests
 }
 
-/** Until `seen` holds `expected` (what an MCP server heard), or 5 seconds passed. */
-const untilSeen = (seen: ReadonlyArray<string>, expected: ReadonlyArray<string>) =>
+/**
+ * An MCP server whose `wait` holds each call until `open` (see `gate`): `arrived` is done once a
+ * call reached it, `ended` with how its first call ended there, so a test goes on when the server
+ * says so rather than after a number of milliseconds.
+ */
+const gated = (...more: ReadonlyArray<(server: McpServer) => void>) =>
   Effect.gen(function*() {
-    while (seen.length < expected.length) yield* Effect.sleep("10 millis")
-    expect(seen).toEqual(expected)
-  }).pipe(Effect.timeout("5 seconds"))
+    let open!: () => void
+    const opened = new Promise<void>((resolve) => (open = resolve))
+    const arrived = yield* Deferred.make<void>()
+    const ended = yield* Deferred.make<"opened" | "cancelled">()
+    const server = yield* mcpServer({
+      setup: all(
+        gate(opened, () => Deferred.unsafeDone(arrived, Exit.void), (ending) => Deferred.unsafeDone(ended, Exit.succeed(ending))),
+        ...more
+      )
+    })
+    return { server, open, arrived: Deferred.await(arrived), ended: Deferred.await(ended) }
+  })
 
 const results = (requests: ReadonlyArray<RunRequest>) =>
   requests[1]!.toolResults.map(({ toolName, isError, text }) => ({ toolName, isError, text }))
@@ -77,14 +92,11 @@ describe("MCP tools in runs", () => {
   it.live("the model's call of an MCP tool is bounded by the tool timeout, not the MCP request timeout, which bounds a call through the handle", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      let open!: () => void
-      const opened = new Promise<void>((resolve) => (open = resolve))
-      const arrived = yield* Deferred.make<void>()
-      const waiting = yield* mcpServer({ setup: gate(opened, () => Deferred.unsafeDone(arrived, Exit.void)) })
-      const connection = yield* mcp.connectMcpServer({ url: waiting.url })
+      const waiting = yield* gated()
+      const connection = yield* mcp.connectMcpServer({ url: waiting.server.url })
       const requests = callThenFinish([["wait", {}]])
       const run = yield* Effect.fork(runAll("Wait for the gate"))
-      yield* Deferred.await(arrived)
+      yield* waiting.arrived
 
       // Started after the model's call, and held as it is: the request timeout ends it, so the
       // model's call, still held, has outlasted that timeout.
@@ -92,44 +104,44 @@ describe("MCP tools in runs", () => {
       expect(error).toMatchObject({ _tag: "McpError", reason: "CallFailed" })
       expect(error.message).toContain("timed out")
 
-      open()
+      waiting.open()
       yield* Fiber.join(run)
       expect(results(requests)).toEqual([{ toolName: "wait", isError: false, text: "opened" }])
     }).pipe(Effect.provide(stack({ requestTimeout: "1 second" })), Effect.scoped))
 
-  it.live("an MCP tool past the tool timeout: the model gets an error result, and the server is told to stop the call", () =>
+  // On the test clock, moved past the tool timeout once the call reached the server: the call
+  // is cut there however slow the machine, never before the server has it.
+  it.effect("an MCP tool past the tool timeout: the model gets an error result, and the server is told to stop the call", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const endings: Array<string> = []
-      const slow = yield* mcpServer({ setup: sleeper((ending) => endings.push(ending)) })
-      yield* mcp.connectMcpServer({ url: slow.url })
-      const requests = callThenFinish([["sleep", { ms: 10_000 }]])
+      const waiting = yield* gated()
+      yield* mcp.connectMcpServer({ url: waiting.server.url })
+      const requests = callThenFinish([["wait", {}]])
 
-      yield* runAll("Sleep a long time", { toolTimeout: "200 millis" })
+      const run = yield* Effect.fork(runAll("Wait a long time", { toolTimeout: "200 millis" }))
+      yield* waiting.arrived
+      yield* TestClock.adjust("200 millis")
+      yield* Fiber.join(run)
 
       const [result] = results(requests)
-      expect(result).toMatchObject({ toolName: "sleep", isError: true })
+      expect(result).toMatchObject({ toolName: "wait", isError: true })
       expect(result!.text).toContain("did not finish within")
-      yield* untilSeen(endings, ["cancelled"])
+      expect(yield* waiting.ended).toBe("cancelled")
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("a run interrupted during an MCP tool call: the server is told to stop the call, and the connection stays", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const endings: Array<string> = []
-      const slow = yield* mcpServer({ setup: sleeper((ending) => endings.push(ending)) })
-      const connection = yield* mcp.connectMcpServer({ url: slow.url })
-      const calls = callThenFinish([["sleep", { ms: 10_000 }]])
+      const waiting = yield* gated(sleeper())
+      const connection = yield* mcp.connectMcpServer({ url: waiting.server.url })
+      const calls = callThenFinish([["wait", {}]])
 
       const tambo = yield* Tambo.Tambo
-      const run = yield* Effect.fork(Stream.runDrain(tambo.run("Sleep a long time")))
-      // The call reached the server: its request is the one after the listing.
-      yield* Effect.gen(function*() {
-        while (slow.postsAnswered < 3 || slow.openRequests < 2) yield* Effect.sleep("10 millis")
-      }).pipe(Effect.timeout("5 seconds"))
+      const run = yield* Effect.fork(Stream.runDrain(tambo.run("Wait a long time")))
+      yield* waiting.arrived
       yield* Fiber.interrupt(run)
 
-      yield* untilSeen(endings, ["cancelled"])
+      expect(yield* waiting.ended).toBe("cancelled")
       expect(calls).toHaveLength(1)
       expect((yield* mcp.getMcpClients)[connection.key]?.status).toBe("connected")
       // The session goes on: the next call is answered.
