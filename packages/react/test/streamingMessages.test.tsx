@@ -57,6 +57,17 @@ const whenRendered = (rendered: ReadonlyArray<string>, text: string): PromiseLik
   then: (onShown, onNever) => until(() => rendered.includes(text), `"${text}" rendered`).then(onShown, onNever)
 })
 
+/** The reply's first `n` deltas. */
+const prefix = (n: number) => DELTAS.slice(0, n).join("")
+
+/**
+ * The reply delta by delta: after each delta `i` the run waits until every `[rendered, text]`
+ * that `shown(i)` gives was rendered, so each delta lands in a frame of its own and each render
+ * a test counts on happens, however slow the machine.
+ */
+const deltaByDelta = (shown: (i: number) => ReadonlyArray<readonly [rendered: ReadonlyArray<string>, text: string]>) => () =>
+  DELTAS.flatMap((delta, i) => [Script.text(delta), ...shown(i).map((pair) => Script.hold(whenRendered(...pair)))])
+
 /**
  * Renders a transcript with `options` next to a live `useTambo()` reader,
  * sends one message, and reports what each rendered (into `renders`, which
@@ -99,18 +110,14 @@ describe("useTamboStreamingMessages", () => {
   it("throttle: renders far fewer times than the run has events, and ends with the whole text", async () => {
     expect(DELTAS.join("")).toBe(SENTENCE)
     const renders: Renders = { transcript: [], live: [] }
-    const prefix = (n: number) => DELTAS.slice(0, n).join("")
     const half = Math.floor(DELTAS.length / 2)
     // Each delta goes on once the live reader showed the text up to it, so that reader renders
     // once a delta however slow the machine; after the first half the run waits for the
     // throttle to show it, so text shows while the run streams.
-    server().setScript(() =>
-      DELTAS.flatMap((delta, i) => [
-        Script.text(delta),
-        Script.hold(whenRendered(renders.live, prefix(i + 1))),
-        ...(i + 1 === half ? [Script.hold(whenRendered(renders.transcript, prefix(half)))] : [])
-      ])
-    )
+    server().setScript(deltaByDelta((i) => [
+      [renders.live, prefix(i + 1)],
+      ...(i + 1 === half ? [[renders.transcript, prefix(half)] as const] : [])
+    ]))
     const { events, live, transcript } = await renderRun({ strategy: SnapshotStrategy.throttle("1 second") }, renders)
     expect(events).toBeGreaterThan(DELTAS.length)
     expect(transcript.length).toBeLessThan(DELTAS.length / 3)
@@ -121,8 +128,14 @@ describe("useTamboStreamingMessages", () => {
   })
 
   it("wordBoundary: renders only whole words", async () => {
-    server().setScript([Script.pace(15), Script.text(DELTAS)])
-    const { coalesced, live, transcript } = await renderRun({ strategy: SnapshotStrategy.wordBoundary })
+    const renders: Renders = { transcript: [], live: [] }
+    // Each delta goes on once the live reader showed it, and a delta that starts a word once the
+    // transcript showed the words before it: every word shows there, whatever the machine's speed.
+    server().setScript(deltaByDelta((i) => [
+      [renders.live, prefix(i + 1)],
+      ...(i > 0 && DELTAS[i]!.startsWith(" ") ? [[renders.transcript, prefix(i)] as const] : [])
+    ]))
+    const { coalesced, live, transcript } = await renderRun({ strategy: SnapshotStrategy.wordBoundary }, renders)
     expect(transcript.at(-1)).toBe(SENTENCE)
     const partial = transcript.filter((text) => text.length > 0 && text !== SENTENCE && !coalesced.has(text))
     expect(partial.length).toBeGreaterThan(3)
@@ -135,15 +148,19 @@ describe("useTamboStreamingMessages", () => {
   })
 
   it("without a strategy it follows the state, like useTambo().messages; the user message shows at once", async () => {
-    server().setScript([Script.pace(5), Script.text(DELTAS)])
-    const { transcript, view } = await renderRun({})
+    const renders: Renders = { transcript: [], live: [] }
+    // Each delta goes on once the transcript showed it, so it renders once a delta.
+    server().setScript(deltaByDelta((i) => [[renders.transcript, prefix(i + 1)]]))
+    const { transcript, view } = await renderRun({}, renders)
     expect(transcript.at(-1)).toBe(SENTENCE)
     expect(transcript.length).toBeGreaterThan(3)
     view.unmount()
   })
 
   it("shows the user's message before the reply starts, and the given thread", async () => {
-    server().setScript([Script.delay(200), Script.pace(5), Script.text(DELTAS)])
+    let replyStarts!: () => void
+    // The reply starts once the transcript showed the user's message, however long that took.
+    server().setScript([Script.hold(new Promise<void>((resolve) => (replyStarts = resolve))), Script.pace(5), Script.text(DELTAS)])
     const seen: Array<ReadonlyArray<string>> = []
     let send: ((text: string) => TamboStream) | undefined
     const Transcript = () => {
@@ -162,6 +179,7 @@ describe("useTamboStreamingMessages", () => {
     await until(() => send !== undefined, "mount")
     const stream = send!("hello")
     await waitFor(() => expect(seen.at(-1)).toEqual(["user"]))
+    replyStarts()
     const thread = await stream.thread
     await waitFor(() => expect(seen.at(-1)).toEqual(["user", "assistant"]))
 
