@@ -1,9 +1,6 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -15,8 +12,8 @@ import * as Mcp from "../src/Mcp.js"
 import * as Tambo from "../src/Tambo.js"
 import * as ToolRegistry from "../src/ToolRegistry.js"
 import { runAll, tamboLayer, useServer } from "./helpers.js"
-import { mcpServer, unusedUrl } from "./mcp/server.js"
-import { all, calculator, echo, gate, greeter, sleeper } from "./mcp/tools.js"
+import { mcpServer, unusedUrl, waitServer } from "./mcp/server.js"
+import { all, calculator, echo, greeter, sleeper } from "./mcp/tools.js"
 
 const server = useServer()
 
@@ -39,26 +36,6 @@ const callThenFinish = (calls: ReadonlyArray<readonly [name: string, args: unkno
   })
   return requests
 }
-
-/**
- * An MCP server whose `wait` holds each call until `open` (see `gate`): `arrived` is done once a
- * call reached it, `ended` with how its first call ended there, so a test goes on when the server
- * says so rather than after a number of milliseconds.
- */
-const gated = (...more: ReadonlyArray<(server: McpServer) => void>) =>
-  Effect.gen(function*() {
-    let open!: () => void
-    const opened = new Promise<void>((resolve) => (open = resolve))
-    const arrived = yield* Deferred.make<void>()
-    const ended = yield* Deferred.make<"opened" | "cancelled">()
-    const server = yield* mcpServer({
-      setup: all(
-        gate(opened, () => Deferred.unsafeDone(arrived, Exit.void), (ending) => Deferred.unsafeDone(ended, Exit.succeed(ending))),
-        ...more
-      )
-    })
-    return { server, open, arrived: Deferred.await(arrived), ended: Deferred.await(ended) }
-  })
 
 const results = (requests: ReadonlyArray<RunRequest>) =>
   requests[1]!.toolResults.map(({ toolName, isError, text }) => ({ toolName, isError, text }))
@@ -92,7 +69,7 @@ describe("MCP tools in runs", () => {
   it.live("the model's call of an MCP tool is bounded by the tool timeout, not the MCP request timeout, which bounds a call through the handle", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const waiting = yield* gated()
+      const waiting = yield* waitServer()
       const connection = yield* mcp.connectMcpServer({ url: waiting.server.url })
       const requests = callThenFinish([["wait", {}]])
       const run = yield* Effect.fork(runAll("Wait for the gate"))
@@ -114,7 +91,7 @@ describe("MCP tools in runs", () => {
   it.effect("an MCP tool past the tool timeout: the model gets an error result, and the server is told to stop the call", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const waiting = yield* gated()
+      const waiting = yield* waitServer()
       yield* mcp.connectMcpServer({ url: waiting.server.url })
       const requests = callThenFinish([["wait", {}]])
 
@@ -132,7 +109,7 @@ describe("MCP tools in runs", () => {
   it.live("a run interrupted during an MCP tool call: the server is told to stop the call, and the connection stays", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const waiting = yield* gated(sleeper())
+      const waiting = yield* waitServer(sleeper())
       const connection = yield* mcp.connectMcpServer({ url: waiting.server.url })
       const calls = callThenFinish([["wait", {}]])
 

@@ -7,11 +7,14 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { all, gate } from "./tools.js"
 
 export interface RecordedRequest {
   readonly method: string
@@ -267,6 +270,26 @@ export const eventually = (what: string, condition: () => boolean, bound = 10_00
     }
     return true
   }).pipe(Effect.flatMap((held) => (held ? Effect.void : Effect.dieMessage(`still waiting for: ${what}`))))
+
+/**
+ * An MCP server whose `wait` holds each call until `open` (see `gate`), with the tools of `more`
+ * beside it: `arrived` is done once a call reached it, `ended` with how its first call ended
+ * there, so a test goes on when the server says so rather than after a number of milliseconds.
+ */
+export const waitServer = (...more: ReadonlyArray<(server: McpServer) => void>) =>
+  Effect.gen(function*() {
+    let open!: () => void
+    const opened = new Promise<void>((resolve) => (open = resolve))
+    const arrived = yield* Deferred.make<void>()
+    const ended = yield* Deferred.make<"opened" | "cancelled">()
+    const server = yield* mcpServer({
+      setup: all(
+        gate(opened, () => Deferred.unsafeDone(arrived, Exit.void), (ending) => Deferred.unsafeDone(ended, Exit.succeed(ending))),
+        ...more
+      )
+    })
+    return { server, open, arrived: Deferred.await(arrived), ended: Deferred.await(ended) }
+  })
 
 /**
  * A Streamable HTTP server whose sessions' `DELETE`s (how a client ends its session) can be held
