@@ -19,7 +19,7 @@ import * as Stream from "effect/Stream"
 import * as Mcp from "../src/Mcp.js"
 import * as Tambo from "../src/Tambo.js"
 import { expectStoreEqualsServer, runAll, tamboLayer, useServer } from "./helpers.js"
-import { mcpServer } from "./mcp/server.js"
+import { mcpServer, waitServer } from "./mcp/server.js"
 import {
   all,
   calculator,
@@ -366,25 +366,21 @@ describe("MCP tool timeouts", () => {
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
       const tambo = yield* Tambo.Tambo
-      const endings: Array<string> = []
-      const slow = yield* mcpServer({ setup: sleeper((ending) => endings.push(ending)) })
-      const connection = yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "5 seconds" })
+      const waiting = yield* waitServer()
+      const connection = yield* mcp.connectMcpServer({ url: waiting.server.url, toolTimeout: "5 seconds" })
       server().setScript((request) =>
-        request.toolResults.length === 0 ? [Script.toolCall("sleep", { ms: 10_000 })] : [Script.text("slept")]
+        request.toolResults.length === 0 ? [Script.toolCall("wait", {})] : [Script.text("opened")]
       )
       const started = yield* Deferred.make<string>()
-      const run = yield* tambo.run("sleep").pipe(
+      const run = yield* tambo.run("wait").pipe(
         Stream.tap(({ threadId }) => Deferred.succeed(started, threadId)),
         Stream.runDrain,
         Effect.fork
       )
       const threadId = yield* Deferred.await(started)
-      // The call reached the server: its request is the one after the listing.
-      yield* Effect.gen(function*() {
-        while (slow.postsAnswered < 3 || slow.openRequests < 2) yield* Effect.sleep("10 millis")
-      }).pipe(Effect.timeout("5 seconds"))
+      yield* waiting.arrived
       yield* Fiber.interrupt(run)
-      yield* eventually(() => expect(endings).toEqual(["cancelled"]))
+      expect(yield* waiting.ended).toBe("cancelled")
       expect((yield* mcp.getMcpClients)[connection.key]?.status).toBe("connected")
 
       // The thread takes the next run, and the store ends equal to the server.
