@@ -191,8 +191,11 @@ describe("useTamboThreadInput", () => {
   })
 
   it("tells how the latest submit went: an earlier one that ends after it changes nothing shown", async () => {
+    let secondEnds!: () => void
+    const refused = new Promise<void>((resolve) => (secondEnds = resolve))
+    // The second run streams until the third send was refused, however long that took.
     server().setScript((request) =>
-      request.text === "second" ? [Script.text("re: second"), Script.delay(300)] : [Script.text(`re: ${request.text}`)]
+      request.text === "second" ? [Script.text("re: second"), Script.hold(refused)] : [Script.text(`re: ${request.text}`)]
     )
     const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server())) })
     act(() => result.current.input.setValue("first"))
@@ -208,6 +211,7 @@ describe("useTamboThreadInput", () => {
     const newer = await act(() => result.current.input.submit().then(() => "resolved", (error: { readonly _tag?: string }) => error._tag))
     expect(newer).toBe("RunConflictError")
     expect(result.current.input).toMatchObject({ status: "error", isPending: false, error: { _tag: "RunConflictError" }, value: "third" })
+    secondEnds()
     await act(() => older)
     expect(result.current.input).toMatchObject({ status: "error", isPending: false, error: { _tag: "RunConflictError" }, value: "third" })
     expect(result.current.tambo.messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"])
