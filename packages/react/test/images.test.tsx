@@ -78,8 +78,11 @@ describe("images in useTamboThreadInput", () => {
   })
 
   it("a message sent while an earlier one is pending does not carry the earlier one's images, even on another thread", async () => {
+    let firstEnds!: () => void
+    const secondSent = new Promise<void>((resolve) => (firstEnds = resolve))
+    // The first run streams until the second message was sent, however long that took.
     server().setScript((request) =>
-      request.text === "first" ? [Script.text("re: first"), Script.delay(400)] : [Script.text(`re: ${request.text}`)]
+      request.text === "first" ? [Script.text("re: first"), Script.hold(secondSent)] : [Script.text(`re: ${request.text}`)]
     )
     const { result } = renderHook(useBoth, { wrapper: wrapperFor(connection(server())) })
     await act(() => result.current.input.addImage(png("a.png")))
@@ -94,6 +97,7 @@ describe("images in useTamboThreadInput", () => {
     act(() => void result.current.tambo.startNewThread())
     act(() => result.current.input.setValue("second"))
     const { threadId } = await act(() => result.current.input.submit())
+    firstEnds()
     const firstThread = (await first).threadId
     expect(threadId).not.toBe(firstThread)
     expect(server().threads.get(threadId)!.messages[0]!.content).toEqual([{ type: "text", text: "second" }])
