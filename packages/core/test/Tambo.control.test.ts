@@ -929,32 +929,50 @@ describe("an approval predicate that never answers", () => {
 })
 
 describe("sending while busy", () => {
+  /**
+   * A thread whose run "slow" streams until `finish` (its first chunk sent): the test says when
+   * it ends, not a number of milliseconds.
+   */
   const busyThread = Effect.gen(function* () {
     server().setScript([Script.text("first")])
     const threadId = (yield* runAll("first")).at(-1)!.threadId
+    const streaming = yield* Deferred.make<void>()
+    let finish!: () => void
+    const finished = new Promise<void>((resolve) => (finish = resolve))
+    // Settles with `finished`; tells `streaming` once the run reached it.
+    const untilFinished: PromiseLike<void> = {
+      then: (onFinished, onNever) => {
+        Deferred.unsafeDone(streaming, Exit.void)
+        return finished.then(onFinished, onNever)
+      }
+    }
     server().setScript((request) =>
-      request.text === "slow" ? [Script.text("slow..."), Script.delay(300), Script.text("done")] : [Script.text(`re: ${request.text}`)]
+      request.text === "slow"
+        ? [Script.text("slow..."), Script.hold(untilFinished), Script.text("done")]
+        : [Script.text(`re: ${request.text}`)]
     )
     const tambo = yield* Tambo.Tambo
     const slow = yield* Effect.fork(Stream.runCollect(tambo.run("slow", { threadId })))
-    yield* Effect.gen(function* () {
-      while (server().threads.get(threadId)?.runStatus !== "streaming") yield* Effect.sleep("5 millis")
-    }).pipe(Effect.timeout("5 seconds"))
-    return { threadId, slow }
+    yield* Deferred.await(streaming)
+    return { threadId, slow, finish: Effect.sync(finish) }
   })
 
   it.live("reject (the default) fails with RunConflictError", () =>
     Effect.gen(function* () {
-      const { threadId, slow } = yield* busyThread
+      const { finish, slow, threadId } = yield* busyThread
       const error = yield* runAll("now", { threadId }).pipe(Effect.flip, Effect.map(fields))
       expect(error).toMatchObject({ _tag: "RunConflictError", reason: "ActiveInClient" })
+      yield* finish
       yield* Fiber.join(slow)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
   it.live("queue runs the message after the current run", () =>
     Effect.gen(function* () {
-      const { threadId, slow } = yield* busyThread
-      const queued = yield* runAll("next", { threadId, onBusy: "queue" })
+      const { finish, slow, threadId } = yield* busyThread
+      const next = yield* Effect.fork(runAll("next", { threadId, onBusy: "queue" }))
+      yield* suspended(next)
+      yield* finish
+      const queued = yield* Fiber.join(next)
       const first = yield* Fiber.join(slow)
       expect([...first].at(-1)!.event.type).toBe("RUN_FINISHED")
       const texts = queued.at(-1)!.snapshot.messages.flatMap((m) =>
