@@ -556,7 +556,15 @@ describe("reads while a run streams", () => {
       await sdk.threads.runs.delete(runId, { threadId, userKey: USER })
       for (;;) if ((await iterator.next()).done === true) break
     }
-    return { events, threadId, runId, release }
+    /** Reads the run to its end: all its events. */
+    const rest = async () => {
+      for (;;) {
+        const next = await iterator.next()
+        if (next.done === true) return events
+        events.push({ ...next.value })
+      }
+    }
+    return { events, threadId, runId, release, rest }
   }
 
   it("shows the user message, the assistant message with the text streamed so far, and the thread's run", async () => {
@@ -592,24 +600,19 @@ describe("reads while a run streams", () => {
     await run.release()
   })
 
+  const textOf = (events: ReadonlyArray<Ev>) =>
+    events.filter((event) => event.type === "TEXT_MESSAGE_CONTENT").map((event) => str(event, "delta"))
+
   it("hold(promise): sends what came before, and goes on once the promise settled; a run cancelled meanwhile ends there", async () => {
     let goOn!: () => void
     const shown = new Promise<void>((resolve) => (goOn = resolve))
-    server.setScript([Script.text("Hel"), Script.hold(shown), Script.text("lo")])
-    const stream = await sdk.threads.runs.create({ message: userMessage("Hi"), thread: { userKey: USER } })
-    const iterator = stream[Symbol.asyncIterator]()
-    const events: Array<Ev> = []
-    while (!events.some((event) => event.type === "TEXT_MESSAGE_CONTENT")) events.push({ ...(await iterator.next()).value })
-    const { threadId } = runIds(events)
-    const held = await sdk.threads.retrieve(threadId, { userKey: USER })
+    const run = await holdRun([Script.text("Hel"), Script.hold(shown), Script.text("lo")], (event) =>
+      event.type === "TEXT_MESSAGE_CONTENT")
+    const held = await sdk.threads.retrieve(run.threadId, { userKey: USER })
     expect(held.messages.at(-1)?.content).toEqual([{ type: "text", text: "Hel" }])
     goOn()
-    for (;;) {
-      const next = await iterator.next()
-      if (next.done === true) break
-      events.push({ ...next.value })
-    }
-    expect(events.filter((event) => event.type === "TEXT_MESSAGE_CONTENT").map((event) => str(event, "delta"))).toEqual(["Hel", "lo"])
+    const events = await run.rest()
+    expect(textOf(events)).toEqual(["Hel", "lo"])
     expect(events.at(-1)?.type).toBe("RUN_FINISHED")
 
     const never = await holdRun([Script.text("Hel"), Script.hold(new Promise(() => undefined)), Script.text("lo")], (event) =>
@@ -620,18 +623,11 @@ describe("reads while a run streams", () => {
   it("hold(promise): a promise that rejects lets the run go on as one that resolves", async () => {
     let refuse!: (error: Error) => void
     const refused = new Promise<void>((_, reject) => (refuse = reject))
-    server.setScript([Script.text("Hel"), Script.hold(refused), Script.text("lo")])
-    const stream = await sdk.threads.runs.create({ message: userMessage("Hi"), thread: { userKey: USER } })
-    const events: Array<Ev> = []
-    const iterator = stream[Symbol.asyncIterator]()
-    while (!events.some((event) => event.type === "TEXT_MESSAGE_CONTENT")) events.push({ ...(await iterator.next()).value })
+    const run = await holdRun([Script.text("Hel"), Script.hold(refused), Script.text("lo")], (event) =>
+      event.type === "TEXT_MESSAGE_CONTENT")
     refuse(new Error("the test moved on"))
-    for (;;) {
-      const next = await iterator.next()
-      if (next.done === true) break
-      events.push({ ...next.value })
-    }
-    expect(events.filter((event) => event.type === "TEXT_MESSAGE_CONTENT").map((event) => str(event, "delta"))).toEqual(["Hel", "lo"])
+    const events = await run.rest()
+    expect(textOf(events)).toEqual(["Hel", "lo"])
     expect(events.at(-1)?.type).toBe("RUN_FINISHED")
   })
 
