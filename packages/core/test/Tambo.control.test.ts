@@ -19,7 +19,7 @@ import type { TamboError } from "../src/TamboError.js"
 import * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
 import * as ToolExecutor from "../src/ToolExecutor.js"
-import { expectStoreEqualsServer, fields, resetTool, runAll, tamboLayer, tamboOver, until, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, resetTool, runAll, tamboLayer, tamboOver, textsOf, until, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -57,11 +57,6 @@ const suspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<void> =
 
 const runsOf = (threadId: string) => server().requests.filter((r) => r.path === `/v1/threads/${threadId}/runs`)
 
-/** The texts of the thread's messages, as the store holds them. */
-const textsOf = (tambo: Tambo.Tambo.Service, threadId: string) =>
-  Effect.map(tambo.state, (state) =>
-    state.threadMap[threadId]!.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])))
-  )
 
 /** Asks for two weather calls, `c1` and `c2`, then quotes the results it receives. */
 const twoCallsThenQuote = (request: Script.RunRequest) =>

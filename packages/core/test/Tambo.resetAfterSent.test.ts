@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import { isRetryable, type TamboError, TransportError } from "../src/TamboError.js"
-import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, textsOf, useServer } from "./helpers.js"
 import { stopBeforeAnswerOn, until } from "./stopBeforeAnswer.js"
 
 /** How many user messages of `threadId` on the server hold the text `text`. */
@@ -406,21 +406,36 @@ describe("a run request whose connection was reset once it went out (the server 
         }))
     }))
 
+  /** A new conversation's run of "slow", on the placeholder: how it ended, and its conversation's id. */
+  const onPlaceholder = (tambo: Tambo.Tambo.Service) =>
+    Effect.map(newConversation(tambo, "slow"), ({ ended, state }) => ({ ended, conversation: state.currentThreadId }))
+
+  /** A new conversation's run of "slow", moved to a local thread by startNewThread: how it ended, and the local id. */
+  const inLocalThread = Effect.gen(function* () {
+    const { localId, release, run } = yield* runInLocalThread("slow")
+    yield* release
+    return { ended: yield* Effect.either(Fiber.join(run)), conversation: localId }
+  })
+
   /**
-   * A new conversation's run of "slow" whose first byte did not come in time, its request held on
-   * its way until the search found no thread holding it, then let go: it reaches the server late.
-   * The thread it landed in, once its run there ended.
+   * A new conversation's run of "slow" (`first`) whose first byte did not come in time, its request
+   * held on its way until the search found no thread holding it, then let go: it reaches the
+   * server late. The thread it landed in, once its run there ended, and the conversation's id.
    */
-  const timedOutThenLate = (tambo: Tambo.Tambo.Service, proxy: HoldingProxy.HoldingProxy) =>
+  const timedOutThenLate = <R>(
+    tambo: Tambo.Tambo.Service,
+    proxy: HoldingProxy.HoldingProxy,
+    first: Effect.Effect<{ readonly ended: Either.Either<unknown, TamboError>; readonly conversation: string }, never, R>
+  ) =>
     Effect.gen(function* () {
       const held = proxy.holdRequest(isRunRequest(), { forwardAfterClientGone: true })
-      const { ended, state } = yield* newConversation(tambo, "slow")
+      const { conversation, ended } = yield* first
       expect(Either.isLeft(ended) && fields(ended.left)).toMatchObject({ _tag: "TransportError", reason: "Timeout" })
-      expect(JSON.stringify(state.threadMap[state.currentThreadId]?.thread.messages ?? [])).not.toContain("slow")
+      expect(yield* textsOf(tambo, conversation)).not.toContain("slow")
       yield* until(() => proxy.abandoned() > 0)
       held.release()
       yield* until(() => threadsHolding(server(), "slow").length > 0)
-      return yield* landedIn(server(), "slow")
+      return { late: yield* landedIn(server(), "slow"), conversation }
     })
 
   it.live("a first byte that did not come in time, on a new conversation, the request reaching the server only after the search found nothing: the next message of the conversation goes on the thread the first landed in, which the store shows with both", () =>
@@ -428,7 +443,7 @@ describe("a run request whose connection was reset once it went out (the server 
       replying()
       yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
         Effect.gen(function* () {
-          const late = yield* timedOutThenLate(tambo, proxy)
+          const { late } = yield* timedOutThenLate(tambo, proxy, onPlaceholder(tambo))
           const { ended: next, told } = yield* newConversation(tambo, "again")
           finished(next)
           expect(told).toBe(late)
@@ -439,12 +454,33 @@ describe("a run request whose connection was reset once it went out (the server 
         }))
     }))
 
+  it.live("a first byte that did not come in time, on a new conversation moved to a local thread, the request reaching the server only after the search found nothing: the next message there goes on the thread the first landed in; the local id names it, the local thread leaves the store, the selection follows, and the store shows the thread with both", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const { conversation: localId, late } = yield* timedOutThenLate(tambo, proxy, inLocalThread)
+          yield* tambo.switchThread(localId)
+          const next = yield* Effect.either(runAll("again"))
+          finished(next)
+          expect(Either.getOrThrow(next).at(-1)!.threadId).toBe(late)
+          expect(threadsHolding(server(), "again")).toEqual([late])
+          expect(server().threads.list()).toHaveLength(1)
+          yield* expectStoreEqualsServer(tambo, server(), late)
+          expect(yield* textsOf(tambo, late)).toEqual(["slow", "re: slow", "again", "re: again"])
+          const state = yield* tambo.state
+          expect(state.threadMap[localId]).toBeUndefined()
+          expect(state.currentThreadId).toBe(late)
+          expect((yield* tambo.fetchThread(localId)).id).toBe(late)
+        }))
+    }))
+
   it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, then startNewThread: the next message starts a thread of its own; the late one is only in the user's threads", () =>
     Effect.gen(function* () {
       replying()
       yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
         Effect.gen(function* () {
-          const late = yield* timedOutThenLate(tambo, proxy)
+          const { late } = yield* timedOutThenLate(tambo, proxy, onPlaceholder(tambo))
           yield* tambo.startNewThread
           const { ended: next, told } = yield* newConversation(tambo, "again")
           finished(next)

@@ -4,14 +4,10 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { isLocalThreadId } from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
-import { expectStoreEqualsServer, runAll, tamboLayer, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, runAll, tamboLayer, textsOf, useServer } from "./helpers.js"
 import { cancelledByTheClient, stopBeforeAnswerOn, until } from "./stopBeforeAnswer.js"
 
 const server = useServer()
-
-const textsOf = (tambo: Tambo.Tambo.Service, threadId: string) =>
-  Effect.map(tambo.state, (state) =>
-    state.threadMap[threadId]?.thread.messages.flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : []))))
 
 const { aThread, stopBeforeAnswer } = stopBeforeAnswerOn(server)
 

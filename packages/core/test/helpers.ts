@@ -234,6 +234,12 @@ export const closedPort = Effect.async<number>((resume) => {
   })
 })
 
+/** The texts of the thread's messages, as the store holds them (none for a thread it does not hold). */
+export const textsOf = (tambo: Tambo.Tambo.Service, threadId: string) =>
+  Effect.map(tambo.state, (state) =>
+    (state.threadMap[threadId]?.thread.messages ?? []).flatMap((m) => m.content.flatMap((c) => (c.type === "text" ? [c.text] : [])))
+  )
+
 /**
  * A new conversation's run held before its request, then moved to a local thread of its own by
  * `startNewThread`: the local id the store shows for it, the effect that lets the run go on, and
