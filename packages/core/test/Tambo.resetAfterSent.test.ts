@@ -475,6 +475,77 @@ describe("a run request whose connection was reset once it went out (the server 
         }))
     }))
 
+  /**
+   * Two messages of a conversation whose first message was withdrawn, at once: "one", then "two"
+   * (with `onBusy`) asked while the run of "one" lists the newest threads to look for the first.
+   * How each ended.
+   */
+  const twoAtOnce = (proxy: HoldingProxy.HoldingProxy, onBusy: Tambo.BusyPolicy) =>
+    Effect.gen(function* () {
+      const list = proxy.holdResponse(isThreadList)
+      const first = yield* Effect.fork(Effect.either(runAll("one")))
+      yield* Effect.promise(() => list.arrived)
+      const second = yield* Effect.fork(Effect.either(runAll("two", { onBusy })))
+      list.release()
+      return { one: yield* Fiber.join(first), two: yield* Fiber.join(second) }
+    })
+
+  /** `twoAtOnce` after `timedOutThenLate`, and the thread the first message landed in. */
+  const twoAtOnceAfterLate = (tambo: Tambo.Tambo.Service, proxy: HoldingProxy.HoldingProxy, onBusy: Tambo.BusyPolicy) =>
+    Effect.gen(function* () {
+      const { late } = yield* timedOutThenLate(tambo, proxy, onPlaceholder(tambo))
+      return { late, ...yield* twoAtOnce(proxy, onBusy) }
+    })
+
+  it.live("a first byte that did not come in time, on a new conversation, the request reaching nothing, then two messages at once, the second queued while the first looks for the thread: the second follows the first on the thread it creates", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const held = proxy.holdRequest(isRunRequest())
+          expect(Either.isLeft((yield* newConversation(tambo, "slow")).ended)).toBe(true)
+          yield* until(() => proxy.abandoned() > 0)
+          held.release()
+          const { one, two } = yield* twoAtOnce(proxy, "queue")
+          finished(one)
+          finished(two)
+          const [thread] = server().threads.list().map((thread) => thread.id)
+          expect(server().threads.list()).toHaveLength(1)
+          expect(yield* textsOf(tambo, thread!)).toEqual(["one", "re: one", "two", "re: two"])
+          yield* expectStoreEqualsServer(tambo, server(), thread!)
+        }))
+    }))
+
+  it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, then two messages at once, the second queued while the first looks for the thread: both go on the thread the first landed in, in the order asked", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const { late, one, two } = yield* twoAtOnceAfterLate(tambo, proxy, "queue")
+          finished(one)
+          finished(two)
+          expect(server().threads.list().map((thread) => thread.id)).toEqual([late])
+          expect(yield* textsOf(tambo, late)).toEqual(["slow", "re: slow", "one", "re: one", "two", "re: two"])
+          yield* expectStoreEqualsServer(tambo, server(), late)
+          expect((yield* tambo.state).currentThreadId).toBe(late)
+        }))
+    }))
+
+  it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, then two messages at once, the second (onBusy reject) asked while the first looks for the thread: it is refused with RunConflictError on that thread, having sent nothing, and starts no thread", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const { late, one, two } = yield* twoAtOnceAfterLate(tambo, proxy, "reject")
+          finished(one)
+          expect(Either.isLeft(two) && two.left._tag).toBe("RunConflictError")
+          expect(sent("two")).toBe(0)
+          expect(server().threads.list().map((thread) => thread.id)).toEqual([late])
+          expect(yield* textsOf(tambo, late)).toEqual(["slow", "re: slow", "one", "re: one"])
+          yield* expectStoreEqualsServer(tambo, server(), late)
+        }))
+    }))
+
   it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, then startNewThread: the next message starts a thread of its own; the late one is only in the user's threads", () =>
     Effect.gen(function* () {
       replying()

@@ -161,6 +161,12 @@ export interface Env {
    */
   readonly withdrawnLanded: Map<string, Landed.Sought>
   /**
+   * The new conversations a run is looking for a withdrawn message of (see `withdrawnLanded`),
+   * each settled with where that run goes once it has its state: the thread found, or none (a new
+   * conversation). The conversation's other runs asked meanwhile wait for it, to go there too.
+   */
+  readonly searchingWithdrawn: Map<string, Deferred.Deferred<string | undefined>>
+  /**
    * The local ids whose named thread left the store (see `namedLocals`): they name no thread any
    * more, and a run asked for there fails rather than start a new conversation the app did not ask
    * for (unlike a local thread whose run ended without a thread, which starts one).
@@ -222,6 +228,7 @@ export const make = (
     | "naming"
     | "namedLocals"
     | "withdrawnLanded"
+    | "searchingWithdrawn"
     | "leftLocals"
     | "localRuns"
     | "switches"
@@ -247,6 +254,7 @@ export const make = (
   naming: new Map(),
   namedLocals: new Map(),
   withdrawnLanded: new Map(),
+  searchingWithdrawn: new Map(),
   leftLocals: new Set(),
   localRuns: new Map(),
   switches: 0,

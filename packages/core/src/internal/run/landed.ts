@@ -9,11 +9,14 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Auth from "../../Auth.js"
 import * as ClientState from "../../ClientState.js"
 import { isTamboError, type TamboError } from "../../TamboError.js"
@@ -242,6 +245,45 @@ export const findWithdrawn = (env: Env.Env, local: string, auth: Auth.Auth.Servi
       Effect.flatMap((landed) => landed._tag === "One" ? becomeLanded(env, local, landed.thread.id) : Effect.succeed(undefined)),
       Effect.orElseSucceed(() => undefined)
     )
+  })
+
+/**
+ * Marks the new conversation `local` as looked for by a run (see `findWithdrawn`) until that run
+ * has its state, so the conversation's runs asked meanwhile go where it goes (`awaitSearch`)
+ * rather than start another thread. The effect returned says where it went, once it has its
+ * state; a start that ends before says none.
+ *
+ * @internal
+ */
+export const searchFor = (env: Env.Env, local: string): Effect.Effect<(went: string | undefined) => void, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        const went = Deferred.unsafeMake<string | undefined>(FiberId.none)
+        env.searchingWithdrawn.set(local, went)
+        return went
+      }),
+      (went) => Effect.sync(() => settleSearch(env, local, went, undefined))
+    ),
+    (went) => (thread) => settleSearch(env, local, went, thread)
+  )
+
+const settleSearch = (env: Env.Env, local: string, went: Deferred.Deferred<string | undefined>, thread: string | undefined) => {
+  if (env.searchingWithdrawn.get(local) === went) env.searchingWithdrawn.delete(local)
+  Deferred.unsafeDone(went, Effect.succeed(thread))
+}
+
+/**
+ * Where a run of the new conversation `local` goes when another is looking for its withdrawn
+ * message: once that run has its state, the thread it found, or `local` itself (then it follows
+ * that run, as runs on a new conversation follow the one creating its thread).
+ *
+ * @internal
+ */
+export const awaitSearch = (env: Env.Env, local: string): Effect.Effect<string> =>
+  Effect.suspend(() => {
+    const went = env.searchingWithdrawn.get(local)
+    return went === undefined ? Effect.succeed(local) : Effect.map(Deferred.await(went), (thread) => thread ?? local)
   })
 
 /** The new conversation `local` becomes the server's thread `threadId`, read into the store. */

@@ -178,10 +178,14 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
   Stream.unwrapScoped(Effect.flatMap(Effect.makeSpanScoped("Tambo.run", { captureStackTrace: false }), (span) =>
     Effect.withParentSpan(Effect.gen(function* () {
       // A local thread the server named since is that thread (an app may still hold the local id).
-      const requested = Env.savedThreadId(env, options.threadId ?? (yield* env.store.currentThreadId))
+      const asking = Env.savedThreadId(env, options.threadId ?? (yield* env.store.currentThreadId))
       // One whose named thread left the store names none: a new conversation would surprise the app.
-      if (env.leftLocals.has(requested)) return yield* Env.unsaved(env, "run", requested, false)
+      if (env.leftLocals.has(asking)) return yield* Env.unsaved(env, "run", asking, false)
       const asked = ++env.asked
+      // While a run of the conversation looks for the message it withdrew, this one goes where that run goes.
+      const requested = env.searchingWithdrawn.has(asking)
+        ? yield* Cancel.whileStarting(env, asking, asked, Landed.awaitSearch(env, asking))
+        : asking
       // The run creating the thread of the conversation asked for, as it was asked for.
       const follows = Env.runCreating(env, requested)
       // A new conversation's run that startNewThread moves off the placeholder before it starts
@@ -193,6 +197,9 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // run's requests carry these credentials, whatever setUserToken does meanwhile. A
       // cancellation of the thread ends the wait: nothing is recorded or sent yet.
       const waitingAs = ask === undefined ? follows?.lockKey ?? requested : () => ask.local ?? requested
+      const searching = follows === undefined && env.withdrawnLanded.has(requested)
+        ? yield* Landed.searchFor(env, requested)
+        : undefined
       const credentials = yield* Cancel.whileStarting(
         env,
         waitingAs,
@@ -208,9 +215,9 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       }
       // A first message this conversation withdrew may have reached the server since: the run goes
       // on in the thread it made, if one is found (unless startNewThread left the conversation).
-      const found = follows === undefined && env.withdrawnLanded.has(requested)
-        ? yield* Cancel.whileStarting(env, waitingAs, asked, Landed.findWithdrawn(env, requested, Env.runAuth(env.auth, credentials)))
-        : undefined
+      const found = searching === undefined
+        ? undefined
+        : yield* Cancel.whileStarting(env, waitingAs, asked, Landed.findWithdrawn(env, requested, Env.runAuth(env.auth, credentials)))
       const landed = ask?.local === undefined ? found : undefined
       const clock = yield* Effect.clock
       const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
@@ -222,6 +229,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
         if (ask !== undefined) env.askedOnPlaceholder.delete(ask)
         const thread = landed ?? ask?.local ?? requested
         const run = makeState(env, start, options, thread, asked, span, clock, timing, credentials, follows, landed === undefined ? ask?.local : undefined)
+        searching?.(landed)
         return Effect.as(Scope.addFinalizerExit(scope, (exit) => end(env, run, exit)), run)
       }))
       // The run's span gets the thread and first run ids at RUN_STARTED.
