@@ -546,6 +546,64 @@ describe("a run request whose connection was reset once it went out (the server 
         }))
     }))
 
+  /**
+   * A new conversation's run of "slow" whose first byte did not come in time, its request reaching
+   * the server late (see `timedOutThenLate`), the run there held until the returned effect lets it
+   * go on; the thread it landed in, its run still going.
+   */
+  const lateRunGoing = (tambo: Tambo.Tambo.Service, proxy: HoldingProxy.HoldingProxy) =>
+    Effect.gen(function* () {
+      let goOn!: () => void
+      const held = new Promise<void>((resolve) => (goOn = resolve))
+      server().setScript((request) => request.text === "slow" ? [Script.hold(held), Script.text("re: slow")] : [Script.text(`re: ${request.text}`)])
+      const request = proxy.holdRequest(isRunRequest(), { forwardAfterClientGone: true })
+      expect(Either.isLeft((yield* newConversation(tambo, "slow")).ended)).toBe(true)
+      yield* until(() => proxy.abandoned() > 0)
+      request.release()
+      yield* until(() => threadsHolding(server(), "slow").length > 0)
+      const [late] = threadsHolding(server(), "slow")
+      expect(server().threads.get(late!)?.runStatus).not.toBe("idle")
+      return { late: late!, goOn: Effect.sync(goOn) }
+    })
+
+  /** How many run requests on `threadId` the server got (while its run goes on, each is refused with a 409). */
+  const runRequestsOn = (threadId: string) =>
+    server().requests.filter((request) => request.method === "POST" && request.path === `/v1/threads/${threadId}/runs`).length
+
+  it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, its run there still going when the next message is asked: the next message waits out the server's lock and goes on in that thread once the late run ended", () =>
+    Effect.gen(function* () {
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const { goOn, late } = yield* lateRunGoing(tambo, proxy)
+          const next = yield* Effect.fork(Effect.either(runAll("again")))
+          yield* until(() => runRequestsOn(late) > 0)
+          yield* goOn
+          finished(yield* Fiber.join(next))
+          expect(server().threads.list().map((thread) => thread.id)).toEqual([late])
+          expect(yield* textsOf(tambo, late)).toEqual(["slow", "re: slow", "again", "re: again"])
+          yield* expectStoreEqualsServer(tambo, server(), late)
+        }))
+    }))
+
+  it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, its run there going on past the next message's wait: the next message fails with RunConflictError (ActiveOnServer) on that thread, which the conversation is, no thread holding the message; once that run ended, the message goes there", () =>
+    Effect.gen(function* () {
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const { goOn, late } = yield* lateRunGoing(tambo, proxy)
+          const next = yield* Effect.either(runAll("again"))
+          expect(Either.isLeft(next) && fields(next.left)).toMatchObject({ _tag: "RunConflictError", reason: "ActiveOnServer", threadId: late })
+          expect(runRequestsOn(late)).toBeGreaterThan(1)
+          expect(threadsHolding(server(), "again")).toEqual([])
+          expect((yield* tambo.state).currentThreadId).toBe(late)
+          expect(yield* textsOf(tambo, late)).not.toContain("again")
+          yield* goOn
+          yield* until(() => server().threads.get(late)?.runStatus === "idle")
+          finished(yield* Effect.either(runAll("again")))
+          expect(server().threads.list().map((thread) => thread.id)).toEqual([late])
+          yield* expectStoreEqualsServer(tambo, server(), late)
+        }))
+    }))
+
   it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, then startNewThread: the next message starts a thread of its own; the late one is only in the user's threads", () =>
     Effect.gen(function* () {
       replying()

@@ -242,7 +242,7 @@ export const findWithdrawn = (env: Env.Env, local: string, auth: Auth.Auth.Servi
     if (sought === undefined) return Effect.succeed(undefined)
     env.withdrawnLanded.delete(local)
     return findSent(env, sought, auth).pipe(
-      Effect.flatMap((landed) => landed._tag === "One" ? becomeLanded(env, local, landed.thread.id) : Effect.succeed(undefined)),
+      Effect.flatMap((landed) => landed._tag === "One" ? becomeLanded(env, local, landed.thread) : Effect.succeed(undefined)),
       Effect.orElseSucceed(() => undefined)
     )
   })
@@ -286,9 +286,16 @@ export const awaitSearch = (env: Env.Env, local: string): Effect.Effect<string> 
     return went === undefined ? Effect.succeed(local) : Effect.map(Deferred.await(went), (thread) => thread ?? local)
   })
 
-/** The new conversation `local` becomes the server's thread `threadId`, read into the store. */
-const becomeLanded = (env: Env.Env, local: string, threadId: string): Effect.Effect<string, TamboError> =>
-  Effect.as(Effect.zipRight(
+/**
+ * The new conversation `local` becomes the server's thread `thread`, read into the store. A run
+ * still going there is the withdrawn request's, whose connection the client closed: the server
+ * holds its lock until it notices, and the run going on there meets a `409` for a while, as after
+ * any run of this client left so (see `Env.closedUnnoticed`).
+ */
+const becomeLanded = (env: Env.Env, local: string, thread: Transport.ThreadSummary): Effect.Effect<string, TamboError> => {
+  const threadId = thread.id
+  if (thread.runStatus !== "idle") env.closedUnnoticed.add(threadId)
+  return Effect.as(Effect.zipRight(
     ensureThread(env, threadId),
     env.store.update((state) => {
       if (local.startsWith(ClientState.LOCAL_THREAD_PREFIX)) env.namedLocals.set(local, threadId)
@@ -299,6 +306,7 @@ const becomeLanded = (env: Env.Env, local: string, threadId: string): Effect.Eff
       ])
     })
   ), threadId)
+}
 
 /**
  * The run's thread is the one its message landed in, as the answer's headers would have named
