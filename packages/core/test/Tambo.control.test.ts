@@ -75,6 +75,24 @@ const otherTabAnswers = (threadId: string, options?: Tambo.RunOptions) =>
     yield* Stream.runDrain(other.continueRun(threadId, [oslo, rome], options))
   }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] })))
 
+/**
+ * Another tab answers both calls, its run holding the thread on the server (its model at work)
+ * until the effect returned lets it end, and waits for it.
+ */
+const otherTabAnswering = (threadId: string, reply: (request: Script.RunRequest) => ReadonlyArray<Script.Step>) =>
+  Effect.gen(function* () {
+    const started = yield* Deferred.make<void>()
+    const answered = yield* Deferred.make<void>()
+    server().setScript(async (request: Script.RunRequest) => {
+      Deferred.unsafeDone(started, Effect.void)
+      await Effect.runPromise(Deferred.await(answered))
+      return [...reply(request)]
+    })
+    const other = yield* Effect.fork(otherTabAnswers(threadId))
+    yield* Deferred.await(started)
+    return Effect.zipRight(Deferred.succeed(answered, undefined), Fiber.join(other))
+  })
+
 describe("manual tool execution", () => {
   it.live("the run ends with the pending calls, parsed and validated; continueRun sends the results", () =>
     Effect.gen(function* () {
@@ -278,23 +296,15 @@ describe("manual tool execution", () => {
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo
       const threadId = yield* pausedOnTwo
-      // The other tab's run holds the thread on the server until answered: its model is at work.
-      const started = yield* Deferred.make<void>()
-      const answered = yield* Deferred.make<void>()
-      server().setScript(async (request: Script.RunRequest) => {
-        Deferred.unsafeDone(started, Effect.void)
-        await Effect.runPromise(Deferred.await(answered))
-        return [Script.text(request.toolResults.map((r) => r.toolUseId).join("; "))]
-      })
-      const other = yield* Effect.fork(otherTabAnswers(threadId))
-      yield* Deferred.await(started)
+      const finishOther = yield* otherTabAnswering(threadId, (request) => [
+        Script.text(request.toolResults.map((r) => r.toolUseId).join("; "))
+      ])
       const refused = yield* Stream.runDrain(tambo.continueRun(threadId, [oslo, rome])).pipe(Effect.flip)
       expect(fields(refused)).toMatchObject({ _tag: "ApiError", reason: "BadRequest", status: 400, code: "EXTRA_RESULTS" })
       expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
       expect((yield* tambo.state).threadMap[threadId]!.thread.status).toBe("streaming")
       yield* expectStoreEqualsServer(tambo, server(), threadId)
-      yield* Deferred.succeed(answered, undefined)
-      yield* Fiber.join(other)
+      yield* finishOther
       yield* tambo.fetchThread(threadId)
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
@@ -418,16 +428,7 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo
       const { release, run, threadId } = yield* toolsAtWork
-      // The other tab's run holds the thread on the server until answered: its model is at work.
-      const otherStarted = yield* Deferred.make<void>()
-      const answered = yield* Deferred.make<void>()
-      server().setScript(async (request: Script.RunRequest) => {
-        Deferred.unsafeDone(otherStarted, Effect.void)
-        await Effect.runPromise(Deferred.await(answered))
-        return twoCallsThenQuote(request)
-      })
-      const other = yield* Effect.fork(otherTabAnswers(threadId))
-      yield* Deferred.await(otherStarted)
+      const finishOther = yield* otherTabAnswering(threadId, twoCallsThenQuote)
       const sentBefore = sent().length
       yield* release
       const refused = yield* Fiber.join(run).pipe(Effect.flip)
@@ -437,8 +438,7 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
       expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
       expect((yield* tambo.state).threadMap[threadId]!.thread.status).toBe("streaming")
       yield* expectStoreEqualsServer(tambo, server(), threadId)
-      yield* Deferred.succeed(answered, undefined)
-      yield* Fiber.join(other)
+      yield* finishOther
       yield* tambo.fetchThread(threadId)
       yield* expectStoreEqualsServer(tambo, server(), threadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
