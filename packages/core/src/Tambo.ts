@@ -609,8 +609,10 @@ export declare namespace Tambo {
      * there is cancelled by its id; none holding it, the server never got
      * it, and the message leaves the conversation, as a refused message
      * does; should it reach the server later all the same, the
-     * conversation's next run finds that thread first and goes on there). It ends cancelled either way; a request the API refused meanwhile took
-     * nothing, and its message leaves the thread, as a refused message does.
+     * conversation's next run finds that thread first and goes on there).
+     * It ends cancelled either way; a request the API refused meanwhile
+     * took nothing, and its message leaves the thread, as a refused message
+     * does.
      * Once asked for, the cancellation of a run of this client goes whole, to
      * the server too: interrupting `cancelRun` stops its wait, not the
      * cancellation.
