@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto"
 import { HoldingProxy, HostileServer, Script, startTestServer, type RecordedRequest } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -19,7 +18,7 @@ import * as Tambo from "../src/Tambo.js"
 import * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
 import type { Credentials } from "../src/TamboTransport.js"
-import { fields, runAll, serverShape, shape, until, useServer } from "./helpers.js"
+import { contextKeyOf, fields, runAll, serverShape, shape, suspended, until, useServer } from "./helpers.js"
 import { storeEqualsServer } from "./storeEqualsServer.js"
 
 /** The server's clock runs this far ahead of the client's: how tests expire tokens server-side. */
@@ -31,9 +30,6 @@ const USER_TOKEN = "opaque-subject-token-of-alice"
 const tokenLayer = (userToken: string, options: Partial<Tambo.Options> = {}) =>
   Tambo.layer({ apiKey: server().apiKey, tamboUrl: server().url, userToken, maxRetries: 0, ...options })
 
-/** The context the server gives an opaque subject token's user. */
-const contextKeyOf = (userToken: string) =>
-  `oauth:user:opaque:${createHash("sha256").update(userToken).digest("hex")}`
 
 const exchanges = () => server().requests.filter((r) => r.path === "/oauth/token")
 const apiCalls = () => server().requests.filter((r) => r.path !== "/oauth/token")
@@ -688,11 +684,6 @@ describe("Auth against the testing server", () => {
       })
     ))
 })
-
-/** Waits until `fiber` is suspended: a run waiting for its credentials. */
-const suspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<void> =>
-  Effect.flatMap(Fiber.status(fiber), (status) =>
-    status._tag === "Suspended" ? Effect.void : Effect.zipRight(Effect.yieldNow(), suspended(fiber)))
 
 describe("cancelRun of a run still waiting for its first credentials", () => {
   it.live("a new user token's exchange is held: the run ends cancelled, sends nothing, and the thread stays as it was", () =>

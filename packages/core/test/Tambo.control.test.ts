@@ -19,7 +19,7 @@ import type { TamboError } from "../src/TamboError.js"
 import * as ThreadStore from "../src/ThreadStore.js"
 import * as Tool from "../src/Tool.js"
 import * as ToolExecutor from "../src/ToolExecutor.js"
-import { expectStoreEqualsServer, fields, resetTool, runAll, tamboLayer, tamboOver, textsOf, until, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, fields, resetTool, runAll, suspended, tamboLayer, tamboOver, textsOf, until, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -49,11 +49,6 @@ const toolThenQuote = (name: string, args: unknown, id?: string) => (request: Sc
   request.toolResults.length === 0
     ? [Script.toolCall(name, args, id === undefined ? undefined : { id })]
     : [Script.text(request.toolResults.map((r) => `${r.isError ? "error" : "ok"}: ${r.text}`).join("; "))]
-
-/** Waits until `fiber` is suspended: a run waiting for its thread. */
-const suspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<void> =>
-  Effect.flatMap(Fiber.status(fiber), (status) =>
-    status._tag === "Suspended" ? Effect.void : Effect.zipRight(Effect.yieldNow(), suspended(fiber)))
 
 const runsOf = (threadId: string) => server().requests.filter((r) => r.path === `/v1/threads/${threadId}/runs`)
 

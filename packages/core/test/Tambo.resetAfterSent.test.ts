@@ -8,10 +8,11 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Auth from "../src/Auth.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import { isRetryable, type TamboError, TransportError } from "../src/TamboError.js"
-import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, textsOf, useServer } from "./helpers.js"
+import { contextKeyOf, expectStoreEqualsServer, fields, runAll, runInLocalThread, suspended, tamboLayer, textsOf, useServer } from "./helpers.js"
 import { stopBeforeAnswerOn, until } from "./stopBeforeAnswer.js"
 
 /** How many user messages of `threadId` on the server hold the text `text`. */
@@ -52,7 +53,7 @@ const resetNext = (proxy: HoldingProxy.HoldingProxy, when: "taken" | "unsent", t
 const throughProxy = <A, E>(
   server: () => TestServer,
   options: Parameters<typeof tamboLayer>[1],
-  body: (tambo: Tambo.Tambo.Service, proxy: HoldingProxy.HoldingProxy) => Effect.Effect<A, E, Tambo.Tambo>
+  body: (tambo: Tambo.Tambo.Service, proxy: HoldingProxy.HoldingProxy) => Effect.Effect<A, E, Tambo.Tambo | Auth.Auth>
 ) =>
   Effect.scoped(Effect.gen(function* () {
     const proxy = yield* HoldingProxy.scoped(server())
@@ -543,6 +544,31 @@ describe("a run request whose connection was reset once it went out (the server 
           expect(server().threads.list().map((thread) => thread.id)).toEqual([late])
           expect(yield* textsOf(tambo, late)).toEqual(["slow", "re: slow", "one", "re: one"])
           yield* expectStoreEqualsServer(tambo, server(), late)
+        }))
+    }))
+
+  it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, then two messages at once while a new exchange of the user token is held, the second queued while the first waits for it: both go on the thread the first landed in, in the order asked", () =>
+    Effect.gen(function* () {
+      replying()
+      const userToken = "opaque-subject-token-of-alice"
+      yield* throughProxy(server, { firstByteTimeout: 300, userKey: undefined, userToken }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const { late } = yield* timedOutThenLate(tambo, proxy, onPlaceholder(tambo))
+          const exchange = proxy.holdRequest((request) => request.path === "/oauth/token")
+          // The cached access token forgotten: the next runs wait for a new exchange.
+          yield* (yield* Auth.Auth).invalidate()
+          const first = yield* Effect.fork(Effect.either(runAll("one")))
+          yield* Effect.promise(() => exchange.arrived)
+          yield* suspended(first)
+          const second = yield* Effect.fork(Effect.either(runAll("two", { onBusy: "queue" })))
+          yield* suspended(second)
+          exchange.release()
+          finished(yield* Fiber.join(first))
+          finished(yield* Fiber.join(second))
+          expect(server().threads.list().map((thread) => thread.id)).toEqual([late])
+          expect(yield* textsOf(tambo, late)).toEqual(["slow", "re: slow", "one", "re: one", "two", "re: two"])
+          yield* expectStoreEqualsServer(tambo, server(), late, contextKeyOf(userToken))
+          expect((yield* tambo.state).currentThreadId).toBe(late)
         }))
     }))
 

@@ -2,11 +2,13 @@ import { startTestServer, type TestServer, type TestServerOptions } from "@tambo
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { createHash } from "node:crypto"
 import * as net from "node:net"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
@@ -261,3 +263,12 @@ export const runInLocalThread = (message: string, options?: Tambo.RunOptions) =>
     expect(localId).toBeDefined()
     return { localId, release: Deferred.succeed(released, undefined), run }
   })
+
+/** Waits until `fiber` is suspended: a run waiting for its thread, or for its credentials. */
+export const suspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<void> =>
+  Effect.flatMap(Fiber.status(fiber), (status) =>
+    status._tag === "Suspended" ? Effect.void : Effect.zipRight(Effect.yieldNow(), suspended(fiber)))
+
+/** The context the testing server gives an opaque subject token's user. */
+export const contextKeyOf = (userToken: string) =>
+  `oauth:user:opaque:${createHash("sha256").update(userToken).digest("hex")}`

@@ -197,6 +197,8 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // run's requests carry these credentials, whatever setUserToken does meanwhile. A
       // cancellation of the thread ends the wait: nothing is recorded or sent yet.
       const waitingAs = ask === undefined ? follows?.lockKey ?? requested : () => ask.local ?? requested
+      // Marked before the wait for credentials: a run of the conversation asked during that wait
+      // goes where this one goes, rather than look on its own and start a second thread.
       const searching = follows === undefined && env.withdrawnLanded.has(requested)
         ? yield* Landed.searchFor(env, requested)
         : undefined
