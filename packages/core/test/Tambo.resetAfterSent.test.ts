@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Auth from "../src/Auth.js"
+import { PLACEHOLDER_THREAD_ID } from "../src/ClientState.js"
 import * as Tambo from "../src/Tambo.js"
 import * as Tool from "../src/Tool.js"
 import { isRetryable, type TamboError, TransportError } from "../src/TamboError.js"
@@ -627,6 +628,37 @@ describe("a run request whose connection was reset once it went out (the server 
           finished(yield* Effect.either(runAll("again")))
           expect(server().threads.list().map((thread) => thread.id)).toEqual([late])
           yield* expectStoreEqualsServer(tambo, server(), late)
+        }))
+    }))
+
+  it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, then two messages at once, then startNewThread and a Stop of the new conversation while the first looks for the thread: the Stop ends neither; the second follows the first, which starts a thread of its own, and the new conversation stays selected and empty; the late thread is only in the user's threads", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const { late } = yield* timedOutThenLate(tambo, proxy, onPlaceholder(tambo))
+          const list = proxy.holdResponse(isThreadList)
+          const first = yield* Effect.fork(Effect.either(runAll("one")))
+          yield* Effect.promise(() => list.arrived)
+          const second = yield* Effect.fork(Effect.either(runAll("two", { onBusy: "queue" })))
+          yield* suspended(second)
+          yield* tambo.startNewThread
+          yield* tambo.cancelRun()
+          list.release()
+          const one = yield* Fiber.join(first)
+          const two = yield* Fiber.join(second)
+          finished(one)
+          finished(two)
+          const thread = Either.getOrThrow(one).at(-1)!.threadId
+          expect(thread).not.toBe(late)
+          expect(Either.getOrThrow(two).at(-1)!.threadId).toBe(thread)
+          expect(server().threads.list()).toHaveLength(2)
+          expect(yield* textsOf(tambo, thread)).toEqual(["one", "re: one", "two", "re: two"])
+          yield* expectStoreEqualsServer(tambo, server(), thread)
+          const state = yield* tambo.state
+          expect(state.currentThreadId).toBe(PLACEHOLDER_THREAD_ID)
+          expect(state.threadMap[PLACEHOLDER_THREAD_ID]?.thread.messages ?? []).toEqual([])
+          expect(state.threadMap[late]).toBeUndefined()
         }))
     }))
 

@@ -162,10 +162,10 @@ export interface Env {
   readonly withdrawnLanded: Map<string, Landed.Sought>
   /**
    * The new conversations a run is looking for a withdrawn message of (see `withdrawnLanded`),
-   * each settled with where that run goes once it has its state: the thread found, or none (a new
-   * conversation). The conversation's other runs asked meanwhile wait for it, to go there too.
+   * each settled with where that run goes once it has its state. The conversation's other runs
+   * asked meanwhile wait for it, to go there too (see `WithdrawnSearch`).
    */
-  readonly searchingWithdrawn: Map<string, Deferred.Deferred<string | undefined>>
+  readonly searchingWithdrawn: Map<string, WithdrawnSearch>
   /**
    * The local ids whose named thread left the store (see `namedLocals`): they name no thread any
    * more, and a run asked for there fails rather than start a new conversation the app did not ask
@@ -199,6 +199,25 @@ export interface Env {
    * each a local thread of its own, where it records once it starts.
    */
   readonly askedOnPlaceholder: Set<PlaceholderAsk>
+}
+
+/**
+ * A run's search for where its new conversation's withdrawn message landed (see
+ * `searchingWithdrawn`). `startNewThread` moves a search of the placeholder's conversation, with
+ * the runs waiting for it, to the local thread it gives the searching run: they are that
+ * conversation's, not the new one's.
+ *
+ * @internal
+ */
+export interface WithdrawnSearch {
+  /** The conversation: the searching run's, and where the runs waiting for it wait to start. */
+  conversation: string
+  /** Settled, once the searching run has its state, with the thread it goes on; none if it ended before. */
+  readonly went: Deferred.Deferred<string | undefined>
+  /** The searching run, asked for on the placeholder (see `askedOnPlaceholder`). */
+  readonly ask: PlaceholderAsk | undefined
+  /** The runs waiting for it (their `asked`). */
+  readonly waiting: Set<number>
 }
 
 /** A run asked for on the placeholder, before it has a state (see `askedOnPlaceholder`). @internal */

@@ -228,21 +228,26 @@ export const noteWithdrawn = (env: Env.Env, run: RunState, exit: Exit.Exit<unkno
 }
 
 /**
- * Looks once more, before a run of the new conversation `local` starts, for the thread its
+ * Looks once more, before a run of the new conversation `search` is for starts, for the thread its
  * withdrawn message landed in after all (see `noteWithdrawn`), within the search's bound. Found:
  * the conversation becomes that thread, as the server has it (its local id names it, the selection
- * follows), and its id is returned for the run to go on there. None, several, or a failure: the
- * run goes on as a new conversation, as before.
+ * follows), and its id is returned for the run to go on there. None, several, a failure, or
+ * `startNewThread` moving the run off the placeholder meanwhile (the new conversation is not the
+ * one that withdrew the message): the run goes on as a new conversation, as before.
  *
  * @internal
  */
-export const findWithdrawn = (env: Env.Env, local: string, auth: Auth.Auth.Service): Effect.Effect<string | undefined> =>
+export const findWithdrawn = (env: Env.Env, search: Env.WithdrawnSearch, auth: Auth.Auth.Service): Effect.Effect<string | undefined> =>
   Effect.suspend(() => {
+    const local = search.conversation
     const sought = env.withdrawnLanded.get(local)
     if (sought === undefined) return Effect.succeed(undefined)
     env.withdrawnLanded.delete(local)
+    const stays = () => search.conversation === local
     return findSent(env, sought, auth).pipe(
-      Effect.flatMap((landed) => landed._tag === "One" ? becomeLanded(env, local, landed.thread) : Effect.succeed(undefined)),
+      Effect.flatMap((landed) =>
+        landed._tag === "One" && stays() ? becomeLanded(env, local, landed.thread, stays) : Effect.succeed(undefined)
+      ),
       Effect.orElseSucceed(() => undefined)
     )
   })
@@ -250,41 +255,62 @@ export const findWithdrawn = (env: Env.Env, local: string, auth: Auth.Auth.Servi
 /**
  * Marks the new conversation `local` as looked for by a run (see `findWithdrawn`) until that run
  * has its state, so the conversation's runs asked meanwhile go where it goes (`awaitSearch`)
- * rather than start another thread. The effect returned says where it went, once it has its
- * state; a start that ends before says none.
+ * rather than start another thread; `settleSearch` says where it went, and a start that ends
+ * before says none. `ask` is the run's, asked for on the placeholder.
  *
  * @internal
  */
-export const searchFor = (env: Env.Env, local: string): Effect.Effect<(went: string | undefined) => void, never, Scope.Scope> =>
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.sync(() => {
-        const went = Deferred.unsafeMake<string | undefined>(FiberId.none)
-        env.searchingWithdrawn.set(local, went)
-        return went
-      }),
-      (went) => Effect.sync(() => settleSearch(env, local, went, undefined))
-    ),
-    (went) => (thread) => settleSearch(env, local, went, thread)
+export const searchFor = (
+  env: Env.Env,
+  local: string,
+  ask: Env.PlaceholderAsk | undefined
+): Effect.Effect<Env.WithdrawnSearch, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const search: Env.WithdrawnSearch = {
+        conversation: local,
+        went: Deferred.unsafeMake<string | undefined>(FiberId.none),
+        ask,
+        waiting: new Set()
+      }
+      env.searchingWithdrawn.set(local, search)
+      return search
+    }),
+    (search) => Effect.sync(() => settleSearch(env, search, undefined))
   )
 
-const settleSearch = (env: Env.Env, local: string, went: Deferred.Deferred<string | undefined>, thread: string | undefined) => {
-  if (env.searchingWithdrawn.get(local) === went) env.searchingWithdrawn.delete(local)
-  Deferred.unsafeDone(went, Effect.succeed(thread))
+/** The run making `search` has its state: the runs waiting for it go on `thread`. @internal */
+export const settleSearch = (env: Env.Env, search: Env.WithdrawnSearch, thread: string | undefined): void => {
+  if (env.searchingWithdrawn.get(search.conversation) === search) env.searchingWithdrawn.delete(search.conversation)
+  Deferred.unsafeDone(search.went, Effect.succeed(thread))
 }
 
 /**
- * Where a run of the new conversation `local` goes when another is looking for its withdrawn
- * message: once that run has its state, the thread it found, or `local` itself (then it follows
- * that run, as runs on a new conversation follow the one creating its thread).
+ * The search for the withdrawn message of the conversation `local` another run is making, if one
+ * is: the run `asked` waits for it from now on (see `awaitSearch`), so `startNewThread` moves it
+ * with that search.
  *
  * @internal
  */
-export const awaitSearch = (env: Env.Env, local: string): Effect.Effect<string> =>
-  Effect.suspend(() => {
-    const went = env.searchingWithdrawn.get(local)
-    return went === undefined ? Effect.succeed(local) : Effect.map(Deferred.await(went), (thread) => thread ?? local)
-  })
+export const joinSearch = (env: Env.Env, local: string, asked: number): Env.WithdrawnSearch | undefined => {
+  const search = env.searchingWithdrawn.get(local)
+  search?.waiting.add(asked)
+  return search
+}
+
+/**
+ * Where the run `asked`, waiting for `search` (see `joinSearch`), goes: once the searching run has
+ * its state, the thread it goes on, or the conversation, wherever `startNewThread` moved it
+ * meanwhile (then it follows that run, as runs on a new conversation follow the one creating its
+ * thread).
+ *
+ * @internal
+ */
+export const awaitSearch = (search: Env.WithdrawnSearch, asked: number): Effect.Effect<string> =>
+  Effect.ensuring(
+    Effect.map(Deferred.await(search.went), (thread) => thread ?? search.conversation),
+    Effect.sync(() => search.waiting.delete(asked))
+  )
 
 /**
  * The new conversation `local` becomes the server's thread `thread`, read into the store. A run
@@ -292,20 +318,27 @@ export const awaitSearch = (env: Env.Env, local: string): Effect.Effect<string> 
  * holds its lock until it notices, and the run going on there meets a `409` for a while, as after
  * any run of this client left so (see `Env.closedUnnoticed`).
  */
-const becomeLanded = (env: Env.Env, local: string, thread: Transport.ThreadSummary): Effect.Effect<string, TamboError> => {
+const becomeLanded = (
+  env: Env.Env,
+  local: string,
+  thread: Transport.ThreadSummary,
+  stays: () => boolean
+): Effect.Effect<string | undefined, TamboError> => {
   const threadId = thread.id
-  if (thread.runStatus !== "idle") env.closedUnnoticed.add(threadId)
-  return Effect.as(Effect.zipRight(
+  return Effect.zipRight(
     ensureThread(env, threadId),
-    env.store.update((state) => {
+    env.store.modify((state) => {
+      // Decided in the store's update, as startNewThread is.
+      if (!stays()) return [undefined, state]
+      if (thread.runStatus !== "idle") env.closedUnnoticed.add(threadId)
       if (local.startsWith(ClientState.LOCAL_THREAD_PREFIX)) env.namedLocals.set(local, threadId)
-      return ClientState.reduce(state, [
+      return [threadId, ClientState.reduce(state, [
         ...(state.currentThreadId === local ? [{ type: "SET_CURRENT_THREAD" as const, threadId }] : []),
         // The placeholder stays, a new conversation; a local thread is now the server's.
         ...(local === ClientState.PLACEHOLDER_THREAD_ID ? [] : [{ type: "REMOVE_THREAD" as const, threadId: local }])
-      ])
+      ])]
     })
-  ), threadId)
+  )
 }
 
 /**

@@ -183,9 +183,10 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       if (env.leftLocals.has(asking)) return yield* Env.unsaved(env, "run", asking, false)
       const asked = ++env.asked
       // While a run of the conversation looks for the message it withdrew, this one goes where that run goes.
-      const requested = env.searchingWithdrawn.has(asking)
-        ? yield* Cancel.whileStarting(env, asking, asked, Landed.awaitSearch(env, asking))
-        : asking
+      const search = Landed.joinSearch(env, asking, asked)
+      const requested = search === undefined
+        ? asking
+        : yield* Cancel.whileStarting(env, () => search.conversation, asked, Landed.awaitSearch(search, asked))
       // The run creating the thread of the conversation asked for, as it was asked for.
       const follows = Env.runCreating(env, requested)
       // A new conversation's run that startNewThread moves off the placeholder before it starts
@@ -200,7 +201,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // Marked before the wait for credentials: a run of the conversation asked during that wait
       // goes where this one goes, rather than look on its own and start a second thread.
       const searching = follows === undefined && env.withdrawnLanded.has(requested)
-        ? yield* Landed.searchFor(env, requested)
+        ? yield* Landed.searchFor(env, requested, ask)
         : undefined
       const credentials = yield* Cancel.whileStarting(
         env,
@@ -219,7 +220,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
       // on in the thread it made, if one is found (unless startNewThread left the conversation).
       const found = searching === undefined
         ? undefined
-        : yield* Cancel.whileStarting(env, waitingAs, asked, Landed.findWithdrawn(env, requested, Env.runAuth(env.auth, credentials)))
+        : yield* Cancel.whileStarting(env, waitingAs, asked, Landed.findWithdrawn(env, searching, Env.runAuth(env.auth, credentials)))
       const landed = ask?.local === undefined ? found : undefined
       const clock = yield* Effect.clock
       const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
@@ -231,7 +232,7 @@ export const startRun = (env: Env.Env, start: Start, options: RunOptions = {}): 
         if (ask !== undefined) env.askedOnPlaceholder.delete(ask)
         const thread = landed ?? ask?.local ?? requested
         const run = makeState(env, start, options, thread, asked, span, clock, timing, credentials, follows, landed === undefined ? ask?.local : undefined)
-        searching?.(landed)
+        if (searching !== undefined) Landed.settleSearch(env, searching, thread)
         return Effect.as(Scope.addFinalizerExit(scope, (exit) => end(env, run, exit)), run)
       }))
       // The run's span gets the thread and first run ids at RUN_STARTED.

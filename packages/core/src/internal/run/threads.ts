@@ -289,7 +289,9 @@ export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
         ]
         // A message the placeholder's conversation withdrew is not the new conversation's.
         env.withdrawnLanded.delete(ClientState.PLACEHOLDER_THREAD_ID)
-        for (const ask of env.askedOnPlaceholder) moved.push([ask.options, leavePlaceholder(env, ask)])
+        const search = env.searchingWithdrawn.get(ClientState.PLACEHOLDER_THREAD_ID)
+        env.searchingWithdrawn.delete(ClientState.PLACEHOLDER_THREAD_ID)
+        for (const ask of env.askedOnPlaceholder) moved.push([ask.options, leavePlaceholder(env, ask, search)])
         const run = Env.placeholderRun(env)
         // The placeholder is no longer the thread of the run that held it, named or not.
         env.placeholderOwner = undefined
@@ -311,18 +313,25 @@ export const startNewThread = (env: Env.Env): Effect.Effect<string> =>
 /**
  * A run asked for on the placeholder that has not started yet gets a local thread of its own; where
  * it waits to start moves there, so a `cancelRun` of the new conversation no longer ends it, and
- * one of its local thread does.
+ * one of its local thread does. A search of its for the conversation's withdrawn message (`search`)
+ * moves with it, and so do the runs waiting for that search: they are that conversation's.
  */
-const leavePlaceholder = (env: Env.Env, ask: Env.PlaceholderAsk): string => {
+const leavePlaceholder = (env: Env.Env, ask: Env.PlaceholderAsk, search: Env.WithdrawnSearch | undefined): string => {
   const local = `${ClientState.LOCAL_THREAD_PREFIX}${Env.nextLocal(env)}`
   ask.local = local
   env.askedOnPlaceholder.delete(ask)
+  const leaving = new Set([ask.asked])
+  if (search?.ask === ask) {
+    search.conversation = local
+    env.searchingWithdrawn.set(local, search)
+    for (const asked of search.waiting) leaving.add(asked)
+  }
   const waiting = env.starting.get(ClientState.PLACEHOLDER_THREAD_ID)
-  const signal = [...(waiting ?? [])].find(([, asked]) => asked === ask.asked)?.[0]
-  if (waiting === undefined || signal === undefined) return local
-  waiting.delete(signal)
+  if (waiting === undefined) return local
+  const moving = new Map([...waiting].filter(([, asked]) => leaving.has(asked)))
+  for (const signal of moving.keys()) waiting.delete(signal)
   if (waiting.size === 0) env.starting.delete(ClientState.PLACEHOLDER_THREAD_ID)
-  env.starting.set(local, new Map([[signal, ask.asked]]))
+  if (moving.size > 0) env.starting.set(local, moving)
   return local
 }
 
