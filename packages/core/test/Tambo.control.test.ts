@@ -473,6 +473,25 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
     }))
 
+  it.scopedLive("the round's own step still holding the API's lock, which refuses the round with 409 CONCURRENT_RUN more than once: the results are sent again while the 409s last (up to 3 s), and the run goes on", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const { release, run, threadId } = yield* toolsAtWork
+        const busy = { code: "CONCURRENT_RUN", message: `A run is already active on thread ${threadId}` }
+        const isRound = (r: HoldingProxy.ProxiedRequest) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`
+        for (let i = 0; i < 3; i++) proxy.holdRequest(isRound).fail(409, busy)
+        yield* release
+        const events = yield* Fiber.join(run)
+        expect(events.at(-1)?.event.type).toBe("RUN_FINISHED")
+        // The round reached the server once: the refusals were the proxy's.
+        expect(runsOf(threadId)).toHaveLength(1)
+        expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
+    }))
+
   it.scopedLive("another tab answered as the API took the lock, which refuses the round with 409 CONCURRENT_RUN: the run fails with EXTRA_RESULTS saying another client answered them, sends nothing more, and the executor lets go of the results", () =>
     Effect.gen(function* () {
       const proxy = yield* HoldingProxy.scoped(server())

@@ -269,7 +269,8 @@ const plain = (send: Request["send"]): Request => ({ send, recover: Effect.fail 
  * Refused as following another run, as answering calls the thread no longer waits on, or with a
  * `409` (see `refusedResults`), it is recovered as `continueRun`'s results are (see
  * `afterRefusedResults`): another client (another tab) may have answered the calls while the tools
- * ran.
+ * ran. Refused with a `409` while the server still waits on the calls, they go again while the
+ * `409`s last, for up to 3 s (`whileLockHeld`): the lock may be the round's own step's still.
  *
  * @internal
  */
@@ -295,10 +296,13 @@ export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray
   const request = recovering(env, run, run.threadId, tookResults(results, previous), send(previous))
   return env.transport.conversationFromStore === true ? request : {
     send: request.send,
-    recover: (error) =>
-      refusedResults(error)
-        ? afterRefusedResults(env, run, run.threadId, results, send, forgetRound(env, run.threadId, previous))
-        : request.recover(error)
+    recover: (error) => {
+      if (!refusedResults(error)) return request.recover(error)
+      const resent = afterRefusedResults(env, run, run.threadId, results, send, forgetRound(env, run.threadId, previous))
+      // The round's own step may still hold the server's lock for a moment after its end: the
+      // results sent again meet a `409` for a while, as after a run this client displaced.
+      return refusedAsBusy(error) ? Effect.flatMap(resent, retriedWhileLockHeld) : resent
+    }
   }
 }
 
