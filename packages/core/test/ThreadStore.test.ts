@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
@@ -14,6 +15,23 @@ const textRun = (threadId: string, runId: string, text: string): ReadonlyArray<C
   { type: "EVENT", threadId, event: { type: "TEXT_MESSAGE_END", messageId: `m-${runId}` }, at: 1 },
   { type: "EVENT", threadId, event: { type: "RUN_FINISHED", threadId, runId }, at: 1 }
 ]
+
+/**
+ * Reads the first `count` elements of a store's changes in a fiber, handed back once it read the
+ * first (the state as it was): every change made from then on is one it sees.
+ */
+const readChanges = <A>(changes: Stream.Stream<A>, count: number) =>
+  Effect.gen(function* () {
+    const subscribed = yield* Deferred.make<void>()
+    const fiber = yield* changes.pipe(
+      Stream.tap(() => Deferred.succeed(subscribed, undefined)),
+      Stream.take(count),
+      Stream.runCollect,
+      Effect.fork
+    )
+    yield* Deferred.await(subscribed)
+    return fiber
+  })
 
 describe("ThreadStore", () => {
   it.effect("a batch of actions is one change: listeners are called once per apply", () =>
@@ -55,28 +73,24 @@ describe("ThreadStore", () => {
       expect(yield* store.currentThreadId).toBe(ClientState.PLACEHOLDER_THREAD_ID)
     }))
 
-  it.live("changes: the current state, then each change, none twice", () =>
+  it.effect("changes: the current state, then each change, none twice", () =>
     Effect.gen(function* () {
       const store = yield* ThreadStore.make()
-      const fiber = yield* store.changes.pipe(Stream.take(3), Stream.runCollect, Effect.fork)
-      yield* Effect.sleep("20 millis")
+      const fiber = yield* readChanges(store.changes, 3)
       const first = yield* store.apply(textRun("t1", "r1", "one"))
       // No change: nothing emitted.
       yield* store.apply([])
-      yield* Effect.sleep("20 millis")
       const second = yield* store.apply(textRun("t2", "r2", "two"))
       const seen = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
       expect(seen).toEqual([ClientState.initial, first, second])
       expect(seen[1]).toBe(first)
     }))
 
-  it.live("threadChanges emits a thread only when it changed, by identity", () =>
+  it.effect("threadChanges emits a thread only when it changed, by identity", () =>
     Effect.gen(function* () {
       const store = yield* ThreadStore.make()
       yield* store.apply(textRun("t1", "r1", "one"))
-      const fiber = yield* ThreadStore.threadChanges(store, "t1").pipe(Stream.take(2), Stream.runCollect, Effect.fork)
-      // Let the subscriber start before anything changes.
-      yield* Effect.sleep("20 millis")
+      const fiber = yield* readChanges(ThreadStore.threadChanges(store, "t1"), 2)
       // Another thread changing does not wake t1's subscribers.
       yield* store.apply(textRun("t2", "r2", "two"))
       yield* store.apply([{ type: "UPDATE_THREAD", threadId: "t1", patch: { name: "renamed" } }])
@@ -84,15 +98,13 @@ describe("ThreadStore", () => {
       expect(seen.map((t) => t?.thread.name)).toEqual([undefined, "renamed"])
     }))
 
-  it.live("an external store is kept in step both ways", () =>
+  it.effect("an external store is kept in step both ways", () =>
     Effect.gen(function* () {
       const external = externalStore()
       const store = yield* ThreadStore.makeExternal(external)
       let calls = 0
       store.subscribe(() => calls++)
-      const changes = yield* store.changes.pipe(Stream.take(3), Stream.runCollect, Effect.fork)
-      // Let the subscriber start before anything changes.
-      yield* Effect.sleep("20 millis")
+      const changes = yield* readChanges(store.changes, 3)
       yield* store.apply(textRun("t1", "r1", "hi"))
       expect(external.getState().threadMap.t1?.thread.messages).toHaveLength(1)
       expect(store.getSnapshot()).toBe(external.getState())
