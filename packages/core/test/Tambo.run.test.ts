@@ -14,7 +14,7 @@ import * as Tambo from "../src/Tambo.js"
 import type * as TamboTransport from "../src/TamboTransport.js"
 import * as Tool from "../src/Tool.js"
 import {
-  aliveAfterCollection,
+  aliveWhileWaiting,
   expectStoreEqualsServer,
   externalStore,
   fields,
@@ -197,9 +197,8 @@ describe("Tambo.run", () => {
       const tambo = yield* Tambo.Tambo
       // The elements and their events; their snapshots are the store's to keep.
       const { read, fiber } = yield* readWeakly(tambo.run("wait"), 5, (element) => [element, element.event])
-      yield* Effect.sleep("20 millis")
       expect(read).toHaveLength(10)
-      expect(yield* aliveAfterCollection(read)).toBe(0)
+      expect(yield* aliveWhileWaiting(read)).toBe(0)
       yield* Fiber.interrupt(fiber)
     }).pipe(Effect.provide(tamboLayer(server()))))
 

@@ -13,7 +13,7 @@ import * as TamboConfig from "../src/TamboConfig.js"
 import { type TamboError, TransportError } from "../src/TamboError.js"
 import { errorFromStatus } from "../src/internal/http/apiError.js"
 import * as Transport from "../src/TamboTransport.js"
-import { aliveAfterCollection, fields, readWeakly, useServer } from "./helpers.js"
+import { aliveWhileWaiting, fields, readWeakly, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -281,10 +281,8 @@ describe.each(readers)("a run's body read through $name", ({ http }) => {
       const transport = yield* Transport.TamboTransport
       // RUN_STARTED, TEXT_MESSAGE_START and three deltas; then the server hangs.
       const { read, fiber } = yield* readWeakly(transport.createRun(user, hello), 5, (event) => [event])
-      // Let the stream reach its next read.
-      yield* Effect.sleep("20 millis")
       expect(read).toHaveLength(5)
-      expect(yield* aliveAfterCollection(read)).toBe(0)
+      expect(yield* aliveWhileWaiting(read)).toBe(0)
       yield* Fiber.interrupt(fiber)
     }).pipe(Effect.provide(layer)))
 

@@ -197,6 +197,21 @@ export const readWeakly = <A, E>(
 export const aliveAfterCollection = (refs: ReadonlyArray<WeakRef<object>>) =>
   Effect.map(collectGarbage, () => refs.filter((ref) => ref.deref() !== undefined).length)
 
+/**
+ * How many of `refs` a reader waiting for more keeps alive: collected again until none are (for
+ * up to 5 seconds), since a reader lets go of the last it read only once it got back to waiting,
+ * however long the machine takes to get there, while one that keeps any keeps it for good.
+ */
+export const aliveWhileWaiting = (refs: ReadonlyArray<WeakRef<object>>) =>
+  Effect.gen(function* () {
+    let alive = yield* aliveAfterCollection(refs)
+    for (let tries = 0; alive > 0 && tries < 500; tries++) {
+      yield* Effect.sleep("10 millis")
+      alive = yield* aliveAfterCollection(refs)
+    }
+    return alive
+  })
+
 /** A minimal Zustand-like store, as an app would hand to `layerExternal` or `Tambo.layer({ store })`. */
 export const externalStore = (): ThreadStore.ExternalStore<ClientState.ClientState> => {
   let state = ClientState.initial
