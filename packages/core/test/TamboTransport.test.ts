@@ -8,12 +8,11 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
 import * as TamboConfig from "../src/TamboConfig.js"
 import { type TamboError, TransportError } from "../src/TamboError.js"
 import { errorFromStatus } from "../src/internal/http/apiError.js"
 import * as Transport from "../src/TamboTransport.js"
-import { aliveWhileWaiting, fields, readWeakly, useServer } from "./helpers.js"
+import { aliveWhileWaiting, fields, passSleepsUntil, readWeakly, useServer } from "./helpers.js"
 
 const server = useServer()
 
@@ -82,10 +81,7 @@ describe("TamboTransport", () => {
       const transport = yield* Transport.TamboTransport
       const fiber = yield* Effect.fork(Stream.runCollect(transport.createRun(user, hello)))
       // Each retry waits on the clock: nothing happens until it moves.
-      for (let i = 0; i < 20 && calls < 3; i++) {
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
-        yield* TestClock.adjust("1 second")
-      }
+      yield* passSleepsUntil("1 second", () => fiber.unsafePoll() !== null)
       const events = yield* Fiber.join(fiber)
       expect(calls).toBe(3)
       expect(Chunk.toReadonlyArray(events).at(-1)!.type).toBe("RUN_FINISHED")
@@ -101,10 +97,7 @@ describe("TamboTransport", () => {
       const transport = yield* Transport.TamboTransport
       const message = (text: string) => ({ message: { role: "user" as const, content: [{ type: "text" as const, text }] } })
       const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(transport.createRun(user, message("busy")))))
-      for (let i = 0; i < 40 && fiber.unsafePoll() === null; i++) {
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-        yield* TestClock.adjust("1 second")
-      }
+      yield* passSleepsUntil("1 second", () => fiber.unsafePoll() !== null)
       const busy = yield* Fiber.join(fiber)
       expect(calls).toBe(3)
       expect(fields(busy)).toMatchObject({ _tag: "ApiError", status: 503, retryable: true })

@@ -1,6 +1,8 @@
 import { startTestServer, type TestServer, type TestServerOptions } from "@tambo-effect/testing"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
@@ -8,6 +10,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import { createHash } from "node:crypto"
 import * as net from "node:net"
 import * as v8 from "node:v8"
@@ -158,6 +161,22 @@ export const until = (predicate: () => boolean): Effect.Effect<void> =>
   Effect.gen(function* () {
     while (!predicate()) yield* Effect.sleep("5 millis")
   }).pipe(Effect.timeout("5 seconds"), Effect.orDie)
+
+/**
+ * Moves the test clock on by `step` each time it holds a sleep due within `step`, until `done`:
+ * a wait (a retry's) is passed once it began, however long what came before it took, and a
+ * longer one (a timeout's) is left alone.
+ */
+export const passSleepsUntil = (step: Duration.DurationInput, done: () => boolean) =>
+  Effect.gen(function* () {
+    const within = Duration.toMillis(step)
+    while (!done()) {
+      const now = yield* Clock.currentTimeMillis
+      const due = Chunk.toReadonlyArray(yield* TestClock.sleeps()).some((wake) => wake <= now + within)
+      if (due) yield* TestClock.adjust(step)
+      else yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+    }
+  })
 
 export const fields = (error: Error): Record<string, unknown> => ({ ...error, message: error.message })
 
