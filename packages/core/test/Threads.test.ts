@@ -19,7 +19,7 @@ import * as Transport from "../src/TamboTransport.js"
 import type { TamboError } from "../src/TamboError.js"
 import type * as Types from "../src/Types.js"
 import * as Tool from "../src/Tool.js"
-import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, tamboOver, useServer, useTickingServer, weather } from "./helpers.js"
+import { expectStoreEqualsServer, fields, runAll, runInLocalThread, tamboLayer, tamboOver, until, useServer, useTickingServer, weather } from "./helpers.js"
 
 const server = useServer()
 
@@ -767,7 +767,9 @@ describe("threads", () => {
         server().setScript([Script.text("first")])
         const [first] = yield* runAll("one")
         const threadId = first!.threadId
-        server().setScript([Script.text("sec"), Script.delay(200), Script.text("ond")])
+        let readAnswered!: () => void
+        const answered = new Promise<void>((resolve) => (readAnswered = resolve))
+        server().setScript([Script.text("sec"), Script.hold(answered), Script.text("ond")])
         const run = yield* Effect.fork(runAll("two", { threadId }))
         // Once the run streams on the thread (its first chunk took it), a read is sent, answered as
         // the thread is then, and the answer held back until the run ended.
@@ -776,6 +778,8 @@ describe("threads", () => {
           { until: (streaming) => streaming, schedule: Schedule.spaced("5 millis") }
         )
         const { read, held } = yield* heldReadOf(proxy, threadId)
+        expect(server().threads.get(threadId)!.runStatus).toBe("streaming")
+        readAnswered()
         yield* Fiber.join(run)
         yield* expectStoreEqualsServer(tambo, server(), threadId)
         held.release()
@@ -1206,8 +1210,9 @@ describe("threads", () => {
       expect(Exit.isFailure(exit) && Option.map(Cause.failureOption(exit.cause), (e) => e._tag)).toEqual(
         Option.some("RunCancelledError")
       )
-      // Whatever the run still had to publish is in by now: the thread stays gone.
-      yield* Effect.sleep("20 millis")
+      // A Stop waits for the end of a run that is still recording it: whatever the run still had to
+      // publish is in once it returns, and the thread stays gone.
+      yield* tambo.cancelRun(drop.id)
       expect((yield* tambo.state).threadMap[drop.id]).toBeUndefined()
       expect(server().threads.get(drop.id)).toBeUndefined()
       // The thread went on the server first; the run's cancellation followed.
@@ -1235,8 +1240,8 @@ describe("threads", () => {
       expect(Exit.isFailure(exit) && Option.map(Cause.failureOption(exit.cause), (e) => e._tag)).toEqual(
         Option.some("RunCancelledError")
       )
-      // The deletion goes on once the run has let go of the thread (a bounded poll, not a timing).
-      for (let i = 0; i < 200 && server().threads.get(drop.id) !== undefined; i++) yield* Effect.sleep("5 millis")
+      // The deletion goes on once the run has let go of the thread.
+      yield* until(() => server().threads.get(drop.id) === undefined)
       expect(server().threads.get(drop.id)).toBeUndefined()
       expect((yield* tambo.state).threadMap[drop.id]).toBeUndefined()
     }).pipe(Effect.provide(tamboLayer(server(), { tools: [forget] })))
