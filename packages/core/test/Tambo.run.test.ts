@@ -24,6 +24,8 @@ import {
   shape,
   tamboLayer,
   threadOf,
+  together,
+  until,
   useServer,
   weather
 } from "./helpers.js"
@@ -172,22 +174,17 @@ describe("Tambo.run", () => {
         Effect.fork
       )
       // Wait until the server streamed the text, then interrupt.
-      yield* Effect.gen(function* () {
-        while (true) {
-          const state = yield* tambo.state
-          if (state.threadMap[state.currentThreadId]?.streaming.status === "streaming") return
-          yield* Effect.sleep("5 millis")
-        }
-      }).pipe(Effect.timeout("5 seconds"))
+      yield* until(() => {
+        const state = tambo.store.getSnapshot()
+        return state.threadMap[state.currentThreadId]?.streaming.status === "streaming"
+      })
       yield* Fiber.interrupt(fiber)
       const state = yield* tambo.state
       const thread = threadOf(state, state.currentThreadId)
       expect(thread.thread.lastRunCancelled).toBe(true)
       expect(thread.streaming.error).toBeUndefined()
       expect(thread.streaming.status).toBe("idle")
-      yield* Effect.gen(function* () {
-        while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
-      }).pipe(Effect.timeout("5 seconds"))
+      yield* until(() => server().cancels.length > 0)
       expect(server().cancels[0]!.threadId).toBe(state.currentThreadId)
     }).pipe(Effect.provide(tamboLayer(server()))))
 
@@ -208,9 +205,7 @@ describe("Tambo.run", () => {
       const tambo = yield* Tambo.Tambo
       const taken = yield* Stream.runCollect(Stream.take(tambo.run("take two"), 2))
       expect(taken.length).toBe(2)
-      yield* Effect.gen(function* () {
-        while (server().cancels.length === 0) yield* Effect.sleep("5 millis")
-      }).pipe(Effect.timeout("5 seconds"))
+      yield* until(() => server().cancels.length > 0)
       const state = yield* tambo.state
       expect(threadOf(state, state.currentThreadId).thread.lastRunCancelled).toBe(true)
     }).pipe(Effect.provide(tamboLayer(server()))))
@@ -271,9 +266,7 @@ describe("Tambo.run", () => {
       server().setScript([Script.text("slow"), Script.hang()])
       const tambo = yield* Tambo.Tambo
       const running = yield* Effect.fork(Stream.runDrain(tambo.run("busy", { threadId })))
-      yield* Effect.gen(function* () {
-        while (server().threads.get(threadId)?.runStatus !== "streaming") yield* Effect.sleep("5 millis")
-      }).pipe(Effect.timeout("5 seconds"))
+      yield* until(() => server().threads.get(threadId)?.runStatus === "streaming")
       const local = yield* runAll("again", { threadId }).pipe(Effect.flip, Effect.map(fields))
       expect(local).toMatchObject({ _tag: "RunConflictError", reason: "ActiveInClient", threadId })
       // Another client on the same thread meets the server's 409.
@@ -380,13 +373,10 @@ describe("Tambo.run", () => {
       server().setScript([Script.text("slow"), Script.hang()])
       const tambo = yield* Tambo.Tambo
       const fiber = yield* Effect.fork(Stream.runDrain(tambo.run("new thread")))
-      yield* Effect.gen(function* () {
-        while (true) {
-          const state = yield* tambo.state
-          if (state.currentThreadId !== "placeholder" && state.threadMap[state.currentThreadId]?.streaming.status === "streaming") return
-          yield* Effect.sleep("5 millis")
-        }
-      }).pipe(Effect.timeout("5 seconds"))
+      yield* until(() => {
+        const state = tambo.store.getSnapshot()
+        return state.currentThreadId !== "placeholder" && state.threadMap[state.currentThreadId]?.streaming.status === "streaming"
+      })
       yield* tambo.cancelRun()
       const error = yield* Fiber.join(fiber).pipe(Effect.flip, Effect.map(fields))
       expect(error).toMatchObject({ _tag: "RunCancelledError", reason: "CancelledByClient" })
@@ -472,7 +462,8 @@ describe("Tambo.run", () => {
 
   it.live("concurrent runs that each create a thread keep their messages apart", () =>
     Effect.gen(function* () {
-      server().setScript((request) => [Script.delay(20), Script.text(`answer to ${request.text}`)])
+      const bothStarted = together(2)
+      server().setScript((request) => [Script.hold(bothStarted()), Script.text(`answer to ${request.text}`)])
       const tambo = yield* Tambo.Tambo
       const [a, b] = yield* Effect.all(
         [runAll("alpha", { threadId: "placeholder" }), runAll("beta", { threadId: "placeholder" })],
@@ -496,7 +487,8 @@ describe("Tambo.run", () => {
   // A store nobody reads writes a run's first chunk at once; one read after every write (as a
   // UI does), or one the app owns, has it wait for the batch it shares with concurrent runs.
   const concurrentNewThreads = Effect.gen(function* () {
-    server().setScript((request) => [Script.delay(20), Script.text(["answer ", "to ", request.text])])
+    const allStarted = together(3)
+    server().setScript((request) => [Script.hold(allStarted()), Script.text(["answer ", "to ", request.text])])
     const runs = yield* Effect.all(
       ["alpha", "beta", "gamma"].map((word) => runAll(word, { threadId: "placeholder" })),
       { concurrency: "unbounded" }

@@ -178,6 +178,20 @@ export const passSleepsUntil = (step: Duration.DurationInput, done: () => boolea
     }
   })
 
+/**
+ * A script's hold for `count` runs at once: each run's hold is let go once all of them reached it,
+ * so the runs overlap however slow the machine is.
+ */
+export const together = (count: number): () => Promise<void> => {
+  let reached = 0
+  let allReached!: () => void
+  const all = new Promise<void>((resolve) => (allReached = resolve))
+  return () => {
+    if (++reached === count) allReached()
+    return all
+  }
+}
+
 export const fields = (error: Error): Record<string, unknown> => ({ ...error, message: error.message })
 
 /**
