@@ -8,6 +8,7 @@ import { Script } from "@tambo-effect/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { type LoggingLevel, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import type * as Duration from "effect/Duration"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -16,9 +17,10 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import * as Mcp from "../src/Mcp.js"
 import * as Tambo from "../src/Tambo.js"
-import { expectStoreEqualsServer, runAll, tamboLayer, useServer } from "./helpers.js"
+import { expectStoreEqualsServer, runAll, sleepScheduledAt, tamboLayer, useServer } from "./helpers.js"
 import { mcpServer, waitServer } from "./mcp/server.js"
 import {
   all,
@@ -30,7 +32,7 @@ import {
   metaReader,
   prompter,
   rootsReader,
-  sleeper,
+  stepper,
   urlElicitor,
   worker
 } from "./mcp/tools.js"
@@ -341,25 +343,44 @@ describe("MCP tool timeouts", () => {
       return results[0]!
     })
 
-  it.live("a server's toolTimeout is restarted by each progress notice, past the run's tool timeout, up to maxToolTime", () =>
+  // On the test clock, moved on between notices once the last one restarted the server's silence
+  // bound: the bounds are passed as the server says, however slow the machine.
+  it.effect("a server's toolTimeout is restarted by each progress notice, past the run's tool timeout, up to maxToolTime", () =>
     Effect.gen(function*() {
       const mcp = yield* Mcp.Mcp
-      const endings: Array<string> = []
-      const slow = yield* mcpServer({ setup: all(worker, sleeper((ending) => endings.push(ending))) })
-      yield* mcp.connectMcpServer({ url: slow.url, toolTimeout: "1 second", maxToolTime: "2 seconds" })
+      const steps = stepper()
+      const waiting = yield* waitServer(steps.setup)
+      yield* mcp.connectMcpServer({ url: waiting.server.url, toolTimeout: "1 second", maxToolTime: "2 seconds" })
+      /** Lets `count` notices go, 300 ms apart, each after the one before restarted the silence bound. */
+      const notices = (count: number) =>
+        Effect.gen(function*() {
+          for (let sent = 0; sent < count; sent++) {
+            if (sent > 0) yield* sleepScheduledAt((yield* Clock.currentTimeMillis) + 1_000)
+            const go = yield* steps.next
+            yield* TestClock.adjust("300 millis")
+            go()
+          }
+        })
 
-      // Six steps 100 ms apart: 600 ms in all, beyond the run's 300 ms, but never a second without a word.
-      expect(yield* callOnce("work", { steps: 6, gapMs: 100 }, "300 millis")).toEqual({ isError: false, text: "done" })
-      // Silent for 1.5 seconds.
-      const silent = yield* callOnce("sleep", { ms: 1_500 }, "10 seconds")
-      expect(silent.isError).toBe(true)
-      expect(silent.text).toContain(`Tool "sleep" said nothing for 1s`)
+      // Six notices 300 ms apart: 1.8 s in all, beyond the run's 300 ms, but never a second without a word.
+      const talking = yield* Effect.fork(callOnce("step", { steps: 6 }, "300 millis"))
+      yield* notices(6)
+      expect(yield* Fiber.join(talking)).toEqual({ isError: false, text: "done" })
+      // Silent for a second.
+      const silent = yield* Effect.fork(callOnce("wait", {}, "10 seconds"))
+      yield* waiting.arrived
+      yield* TestClock.adjust("1 second")
+      const cut = yield* Fiber.join(silent)
+      expect(cut.isError).toBe(true)
+      expect(cut.text).toContain(`Tool "wait" said nothing for 1s`)
       // The server is told to stop the call it was cut from.
-      yield* eventually(() => expect(endings).toEqual(["cancelled"]))
+      expect(yield* waiting.ended).toBe("cancelled")
       // Talking all along, but for longer than maxToolTime.
-      const long = yield* callOnce("work", { steps: 30, gapMs: 100 }, "10 seconds")
-      expect(long.isError).toBe(true)
-      expect(long.text).toContain("did not finish within 2s")
+      const long = yield* Effect.fork(callOnce("step", { steps: 30 }, "10 seconds"))
+      yield* notices(7)
+      const outlasted = yield* Fiber.join(long)
+      expect(outlasted.isError).toBe(true)
+      expect(outlasted.text).toContain("did not finish within 2s")
     }).pipe(Effect.provide(stack()), Effect.scoped))
 
   it.live("a run interrupted during a call of a server with toolTimeout: the server is told to stop, and the thread goes on", () =>

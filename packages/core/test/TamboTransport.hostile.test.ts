@@ -12,7 +12,7 @@ import * as http from "node:http"
 import type * as net from "node:net"
 import * as TamboConfig from "../src/TamboConfig.js"
 import * as Transport from "../src/TamboTransport.js"
-import { fields } from "./helpers.js"
+import { fields, sleepScheduledAt } from "./helpers.js"
 
 const user: Transport.Credentials = { _tag: "UserKey", userKey: "user-1" }
 const hello: Transport.RunRequest = { message: { role: "user", content: [{ type: "text", text: "hello" }] } }
@@ -120,14 +120,6 @@ describe("timeouts of our own", () => {
 })
 
 describe("Retry-After", () => {
-  /** Waits (in real time) until the test clock holds a sleep that wakes at `at`. */
-  const sleepScheduledAt = (at: number) =>
-    Effect.gen(function* () {
-      while (!Chunk.toReadonlyArray(yield* TestClock.sleeps()).includes(at)) {
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
-      }
-    })
-
   const ok = HostileServer.frames([runStarted, runFinished])
 
   it.scoped.each([

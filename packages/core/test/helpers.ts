@@ -162,6 +162,14 @@ export const until = (predicate: () => boolean): Effect.Effect<void> =>
     while (!predicate()) yield* Effect.sleep("5 millis")
   }).pipe(Effect.timeout("5 seconds"), Effect.orDie)
 
+/** Waits (in real time) until the test clock holds a sleep that wakes at `at`. */
+export const sleepScheduledAt = (at: number) =>
+  Effect.gen(function* () {
+    while (!Chunk.toReadonlyArray(yield* TestClock.sleeps()).includes(at)) {
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+    }
+  })
+
 /**
  * Moves the test clock on by `step` each time it holds a sleep due within `step`, until `done`:
  * a wait (a retry's) is passed once it began, however long what came before it took, and a

@@ -10,6 +10,8 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
 import * as z from "zod"
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] })
@@ -319,6 +321,41 @@ export const worker = (server: McpServer) => {
       return text(token === undefined ? "done, unasked" : "done")
     }
   )
+}
+
+/**
+ * `step`: tells its progress `steps` times, each once the test let it (`next` takes the call's
+ * ask for its next notice; calling what it gives sends that notice), then answers `done`; a
+ * cancelled call stops there. A bound each notice restarts is then moved past on the test clock
+ * between notices, rather than raced by a number of milliseconds.
+ */
+export const stepper = () => {
+  const asks = Effect.runSync(Queue.unbounded<() => void>())
+  const pass = (signal: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true })
+      asks.unsafeOffer(resolve)
+    })
+  const setup = (server: McpServer) => {
+    server.registerTool(
+      "step",
+      { description: "Works in steps the test paces", inputSchema: { steps: z.number() } },
+      async ({ steps }, extra) => {
+        const token = extra._meta?.progressToken
+        for (let step = 1; step <= steps; step++) {
+          await pass(extra.signal)
+          if (token !== undefined) {
+            await extra.sendNotification({
+              method: "notifications/progress",
+              params: { progressToken: token, progress: step, total: steps, message: `step ${step}` }
+            })
+          }
+        }
+        return text("done")
+      }
+    )
+  }
+  return { setup, next: Queue.take(asks) }
 }
 
 const NAMES = ["Ada", "Alan", "Barbara", "Grace"]
