@@ -2,7 +2,7 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it, vi } from "vitest"
 import { type RunSnapshot, SnapshotStrategy, type TamboStream, type TamboThread } from "../src/index.js"
-import { makeClient, settle, sleep, useServer, waitFor } from "./helpers.js"
+import { makeClient, settle, until, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -17,38 +17,64 @@ const replyOf = (thread: TamboThread): string => {
 }
 
 /**
- * The texts of the snapshots that several text deltas shared: when the
- * network delivers deltas together, their chunk has one snapshot, which may
- * run into the next word (the iterator is created now, before any arrived).
+ * Reads a run's events (the iterator is created now, before any arrived): pushes the reply's
+ * text at each event to `live`, counts them, and collects the texts of the snapshots several
+ * text deltas shared (deltas the network delivered together share their chunk's snapshot,
+ * which may run into the next word).
  */
-const coalescedTexts = (stream: TamboStream): Promise<Set<string>> =>
-  (async () => {
-    const deltas = new Map<TamboThread, number>()
-    for await (const { event, snapshot } of stream) {
-      if (event.type === "TEXT_MESSAGE_CONTENT") deltas.set(snapshot, (deltas.get(snapshot) ?? 0) + 1)
-    }
-    return new Set([...deltas].filter(([, count]) => count > 1).map(([thread]) => replyOf(thread)))
-  })()
-
-/** Counts a run's events (the iterator is created now, before any arrived). */
-const countEvents = (stream: TamboStream): Promise<number> =>
+const readEvents = (stream: TamboStream, live: Array<string> = []): Promise<{ readonly count: number; readonly coalesced: Set<string> }> =>
   (async () => {
     let count = 0
-    for await (const _ of stream) count++
-    return count
+    const deltas = new Map<TamboThread, number>()
+    for await (const { event, snapshot } of stream) {
+      count++
+      live.push(replyOf(snapshot))
+      if (event.type === "TEXT_MESSAGE_CONTENT") deltas.set(snapshot, (deltas.get(snapshot) ?? 0) + 1)
+    }
+    return { count, coalesced: new Set([...deltas].filter(([, n]) => n > 1).map(([thread]) => replyOf(thread))) }
   })()
+
+/**
+ * Settles once `shown` holds `text`; it starts looking when awaited (as a script's `hold`
+ * does when the run reaches it), not when made.
+ */
+const whenShown = (shown: ReadonlyArray<string>, text: string): PromiseLike<void> => ({
+  then: (onShown, onNever) => until(() => shown.includes(text), `"${text}" shown`).then(onShown, onNever)
+})
+
+/** The reply's first `n` deltas. */
+const prefix = (n: number) => DELTAS.slice(0, n).join("")
+
+/**
+ * The reply delta by delta from delta `from`: after each delta `i` the run waits until every
+ * `[shown, text]` that `waits(i)` gives was shown, so each delta reaches the readers a test
+ * counts on on its own, however slow the machine.
+ */
+const deltaByDelta = (waits: (i: number) => ReadonlyArray<readonly [shown: ReadonlyArray<string>, text: string]>, from = 0) =>
+  DELTAS.slice(from).flatMap((delta, j) => [Script.text(delta), ...waits(from + j).map((pair) => Script.hold(whenShown(...pair)))])
 
 describe("stream.snapshots({ strategy })", () => {
   it("throttle: fewer snapshots than events, the last one the final thread", async () => {
     expect(DELTAS.join("")).toBe(SENTENCE)
-    server().setScript([Script.pace(10), Script.text(DELTAS)])
+    const live: Array<string> = []
+    const shown: Array<string> = []
+    const half = Math.floor(DELTAS.length / 2)
+    // Each delta goes on once the event reader saw it, so it reaches the throttle on its own
+    // however slow the machine; after the first half the run waits for the throttle to show it,
+    // so a snapshot comes while the run streams.
+    server().setScript(() =>
+      deltaByDelta((i) => [[live, prefix(i + 1)], ...(i + 1 === half ? [[shown, prefix(half)] as const] : [])])
+    )
     const client = makeClient(server())
     const stream = client.run("go")
-    const events = countEvents(stream)
+    const events = readEvents(stream, live)
     const seen: Array<TamboThread> = []
-    for await (const thread of stream.snapshots({ strategy: SnapshotStrategy.throttle("80 millis") })) seen.push(thread)
+    for await (const thread of stream.snapshots({ strategy: SnapshotStrategy.throttle("1 second") })) {
+      seen.push(thread)
+      shown.push(replyOf(thread))
+    }
     const final = await stream.thread
-    expect(await events).toBeGreaterThan(DELTAS.length)
+    expect((await events).count).toBeGreaterThan(DELTAS.length)
     expect(seen.length).toBeGreaterThan(1)
     expect(seen.length).toBeLessThan(DELTAS.length / 2)
     expect(seen.at(-1)).toBe(final)
@@ -58,14 +84,19 @@ describe("stream.snapshots({ strategy })", () => {
   })
 
   it("wordBoundary: every snapshot shows whole words", async () => {
-    server().setScript([Script.pace(15), Script.text(DELTAS)])
+    const live: Array<string> = []
+    const texts: Array<string> = []
+    // Each delta goes on once the event reader saw it, and a delta that starts a word once the
+    // strategy showed the words before it: every word shows, whatever the machine's speed.
+    server().setScript(() =>
+      deltaByDelta((i) => [[live, prefix(i + 1)], ...(i > 0 && DELTAS[i]!.startsWith(" ") ? [[texts, prefix(i)] as const] : [])])
+    )
     const client = makeClient(server())
     const stream = client.run("go")
-    const coalesced = coalescedTexts(stream)
-    const texts: Array<string> = []
+    const events = readEvents(stream, live)
     for await (const thread of stream.snapshots({ strategy: SnapshotStrategy.wordBoundary })) texts.push(replyOf(thread))
     expect(texts.at(-1)).toBe(SENTENCE)
-    const shared = await coalesced
+    const shared = (await events).coalesced
     const partial = texts.filter((text) => text.length > 0 && text !== SENTENCE && !shared.has(text))
     expect(partial.length).toBeGreaterThan(3)
     for (const text of partial) {
@@ -76,16 +107,21 @@ describe("stream.snapshots({ strategy })", () => {
   })
 
   it("the default is every change, conflated; several strategies can read one run", async () => {
-    server().setScript([Script.pace(5), Script.text(DELTAS)])
+    const shown: Array<string> = []
+    // Each delta goes on once the conflating reader showed it, so none is conflated away.
+    server().setScript(() => deltaByDelta((i) => [[shown, prefix(i + 1)]]))
     const client = makeClient(server())
     const stream = client.run("go")
-    const read = async (iterator: AsyncIterableIterator<TamboThread>) => {
+    const read = async (iterator: AsyncIterableIterator<TamboThread>, texts: Array<string> = []) => {
       const seen: Array<TamboThread> = []
-      for await (const thread of iterator) seen.push(thread)
+      for await (const thread of iterator) {
+        seen.push(thread)
+        texts.push(replyOf(thread))
+      }
       return seen
     }
     const [all, everyFifth] = await Promise.all([
-      read(stream.snapshots()),
+      read(stream.snapshots(), shown),
       read(stream.snapshots({ strategy: SnapshotStrategy.everyN(5) }))
     ])
     const final = await stream.thread
@@ -162,19 +198,29 @@ describe("stream.snapshots({ strategy })", () => {
 
 describe("client.subscribeToSnapshots", () => {
   it("delivers each run's first snapshot, the strategy's, and the final one; unsubscribing cancels nothing", async () => {
-    server().setScript([Script.pace(10), Script.text(DELTAS)])
+    const live: Array<string> = []
+    const shown: Array<string> = []
+    const half = Math.floor(DELTAS.length / 2)
+    // The reply starts once the listener got the run's first snapshot; then, as in the throttle
+    // test, it goes delta by delta as the event reader sees each, and after the first half waits
+    // until the listener was shown it.
+    server().setScript(() => [
+      Script.hold(whenShown(shown, "")),
+      ...deltaByDelta((i) => [[live, prefix(i + 1)], ...(i + 1 === half ? [[shown, prefix(half)] as const] : [])])
+    ])
     const client = makeClient(server())
     const received: Array<RunSnapshot> = []
-    const unsubscribe = client.subscribeToSnapshots((snapshot) => received.push(snapshot), {
-      strategy: SnapshotStrategy.throttle("100 millis")
-    })
+    const unsubscribe = client.subscribeToSnapshots((snapshot) => {
+      received.push(snapshot)
+      shown.push(replyOf(snapshot.thread))
+    }, { strategy: SnapshotStrategy.throttle("1 second") })
     const stream = client.run("go")
-    const events = countEvents(stream)
+    const events = readEvents(stream, live)
     const final = await stream.thread
     // The final snapshot follows the run's end, once the pipeline drained.
     await waitFor(() => received.at(-1)?.final === true, "the final snapshot")
     expect(received.length).toBeGreaterThan(2)
-    expect(received.length).toBeLessThan((await events) / 2)
+    expect(received.length).toBeLessThan((await events).count / 2)
     expect(received.every((s) => s.stream === stream && s.threadId === final.id)).toBe(true)
     expect(received.map((s) => s.final)).toEqual([...received.slice(1).map(() => false), true])
     expect(received.at(-1)!.thread).toBe(final)
@@ -182,12 +228,25 @@ describe("client.subscribeToSnapshots", () => {
     expect(replyOf(received[0]!.thread)).toBe("")
 
     // A second run, observed from its middle; unsubscribing leaves it running.
-    server().setScript([Script.pace(10), Script.text(DELTAS)])
+    // The second run waits after its first half until the late listener subscribed, then goes on
+    // delta by delta as that listener is shown each.
+    let subscribed!: () => void
+    const lateSubscribed = new Promise<void>((resolve) => (subscribed = resolve))
+    const lateShown: Array<string> = []
+    server().setScript(() => [
+      Script.text(DELTAS.slice(0, half)),
+      Script.hold(lateSubscribed),
+      ...deltaByDelta((i) => [[lateShown, prefix(i + 1)]], half)
+    ])
     const second = client.run("again", { threadId: final.id })
-    await sleep(60)
+    await until(() => replyOf(client.getThread(final.id)!) === prefix(half), "the second run's first half")
     const late: Array<RunSnapshot> = []
-    const unsubscribeLate = client.subscribeToSnapshots((snapshot) => late.push(snapshot))
+    const unsubscribeLate = client.subscribeToSnapshots((snapshot) => {
+      late.push(snapshot)
+      lateShown.push(replyOf(snapshot.thread))
+    })
     unsubscribe()
+    subscribed()
     const count = received.length
     const secondFinal = await second.thread
     await waitFor(() => late.at(-1)?.final === true, "the final snapshot")
