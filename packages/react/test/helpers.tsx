@@ -111,6 +111,14 @@ export const until = async (predicate: () => boolean, what = "condition", timeou
   }
 }
 
+/**
+ * Settles once `rendered` holds `text`; it starts looking when awaited (as a script's `hold`
+ * does when the run reaches it), not when made.
+ */
+export const whenRendered = (rendered: ReadonlyArray<string>, text: string): PromiseLike<void> => ({
+  then: (onShown, onNever) => until(() => rendered.includes(text), `"${text}" rendered`).then(onShown, onNever)
+})
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**

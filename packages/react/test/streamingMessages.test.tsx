@@ -11,7 +11,7 @@ import {
   useTamboStreamingMessages,
   type UseTamboStreamingMessagesOptions
 } from "../src/index.js"
-import { connection, until, useServer, wrapperFor } from "./helpers.js"
+import { connection, until, useServer, whenRendered, wrapperFor } from "./helpers.js"
 
 const server = useServer()
 
@@ -48,14 +48,6 @@ interface Renders {
   readonly transcript: Array<string>
   readonly live: Array<string>
 }
-
-/**
- * Settles once `rendered` holds `text`; it starts looking when awaited (as a
- * script's `hold` does when the run reaches it), not when made.
- */
-const whenRendered = (rendered: ReadonlyArray<string>, text: string): PromiseLike<void> => ({
-  then: (onShown, onNever) => until(() => rendered.includes(text), `"${text}" rendered`).then(onShown, onNever)
-})
 
 /** The reply's first `n` deltas. */
 const prefix = (n: number) => DELTAS.slice(0, n).join("")

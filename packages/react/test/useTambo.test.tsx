@@ -20,6 +20,7 @@ import {
   useServer,
   WeatherCard,
   weatherTool,
+  whenRendered,
   wrapperFor
 } from "./helpers.js"
 
@@ -30,7 +31,10 @@ const textOf = (message: ReactTamboThreadMessage | undefined): string =>
 
 describe("useTambo", () => {
   it("streams a reply into the current thread", async () => {
-    server().setScript([Script.pace(20), Script.text(["Hello", ",", " world"])])
+    let goOn!: () => void
+    const shown = new Promise<void>((resolve) => (goOn = resolve))
+    // The reply goes on once the hook showed it streaming its first word, however long that took.
+    server().setScript([Script.text("Hello"), Script.hold(shown), Script.text([",", " world"])])
     const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
     expect(result.current.currentThreadId).toBe(PLACEHOLDER_THREAD_ID)
     expect(result.current.isIdle).toBe(true)
@@ -39,6 +43,7 @@ describe("useTambo", () => {
     await waitFor(() => expect(result.current.isStreaming).toBe(true))
     await waitFor(() => expect(textOf(result.current.messages.at(-1))).toMatch(/^Hello/))
     expect(result.current.isIdle).toBe(false)
+    goOn()
     const thread = await stream.thread
     await waitFor(() => expect(result.current.isIdle).toBe(true))
 
@@ -168,13 +173,22 @@ describe("useTambo", () => {
   })
 
   it("sending while a run streams: rejected by default, queued or interrupting on request", async () => {
-    server().setScript((request) => [Script.pace(10), Script.text(["re: ", request.text])])
+    let secondGoesOn!: () => void
+    const sent = new Promise<void>((resolve) => (secondGoesOn = resolve))
+    // The second reply streams until the third message was sent, however long that took.
+    server().setScript((request) => [
+      Script.text("re: "),
+      ...(request.text === "second" ? [Script.hold(sent)] : []),
+      Script.text(request.text)
+    ])
     const { result } = renderHook(() => useTambo(), { wrapper: wrapperFor(connection(server())) })
     await result.current.sendMessage("first").thread
     const running = result.current.sendMessage("second")
     await waitFor(() => expect(result.current.isStreaming).toBe(true))
     await expect(result.current.sendMessage("rejected").thread).rejects.toMatchObject({ _tag: "RunConflictError" })
-    const queued = await result.current.sendMessage("third", { onBusy: "queue" }).thread
+    const third = result.current.sendMessage("third", { onBusy: "queue" })
+    secondGoesOn()
+    const queued = await third.thread
     await running.thread
     expect(queued.messages.map((m) => textOf(m))).toEqual(["first", "re: first", "second", "re: second", "third", "re: third"])
 
@@ -229,10 +243,17 @@ describe("useTambo", () => {
   })
 
   it("keeps unchanged messages identical and re-renders only the components whose slice changed", async () => {
-    server().setScript((request) => [Script.pace(5), Script.text(Script.chunks(`Reply to ${request.text}, at length.`, 3))])
+    const rendered: Array<string> = []
+    // The second reply goes on after its first words once they rendered, so it renders more than
+    // once however slow the machine.
+    server().setScript((request) => {
+      const [start, ...rest] = Script.chunks(`Reply to ${request.text}, at length.`, 12)
+      return [Script.text(start!), ...(request.text === "two" ? [Script.hold(whenRendered(rendered, start!))] : []), Script.text(Script.chunks(rest.join(""), 3))]
+    })
     const messageRenders = new Map<string, number>()
     const Message = memo(({ message }: { readonly message: ReactTamboThreadMessage }) => {
       messageRenders.set(message.id, (messageRenders.get(message.id) ?? 0) + 1)
+      rendered.push(textOf(message))
       return <p>{textOf(message)}</p>
     })
     let threadCountRenders = 0
