@@ -189,3 +189,11 @@ export const until = async (predicate: () => boolean, what = "condition", timeou
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
+
+/**
+ * Settles once `predicate` holds; it starts looking when awaited (as a script's `Script.hold`
+ * does when the run reaches it), not when made.
+ */
+export const whenTrue = (predicate: () => boolean, what: string): PromiseLike<void> => ({
+  then: (onTrue, onNever) => until(predicate, what).then(onTrue, onNever)
+})

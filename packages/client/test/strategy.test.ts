@@ -2,7 +2,7 @@
 import { Script } from "@tambo-effect/testing"
 import { describe, expect, it, vi } from "vitest"
 import { type RunSnapshot, SnapshotStrategy, type TamboStream, type TamboThread } from "../src/index.js"
-import { makeClient, settle, until, useServer, waitFor } from "./helpers.js"
+import { makeClient, settle, until, useServer, waitFor, whenTrue } from "./helpers.js"
 
 const server = useServer()
 
@@ -34,13 +34,8 @@ const readEvents = (stream: TamboStream, live: Array<string> = []): Promise<{ re
     return { count, coalesced: new Set([...deltas].filter(([, n]) => n > 1).map(([thread]) => replyOf(thread))) }
   })()
 
-/**
- * Settles once `shown` holds `text`; it starts looking when awaited (as a script's `hold`
- * does when the run reaches it), not when made.
- */
-const whenShown = (shown: ReadonlyArray<string>, text: string): PromiseLike<void> => ({
-  then: (onShown, onNever) => until(() => shown.includes(text), `"${text}" shown`).then(onShown, onNever)
-})
+/** Settles once `shown` holds `text`, looking from when the run reaches it. */
+const whenShown = (shown: ReadonlyArray<string>, text: string) => whenTrue(() => shown.includes(text), `"${text}" shown`)
 
 /** The reply's first `n` deltas. */
 const prefix = (n: number) => DELTAS.slice(0, n).join("")
