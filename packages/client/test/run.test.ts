@@ -9,7 +9,7 @@ import {
   type TamboStream,
   type TamboThread
 } from "../src/index.js"
-import { holdingProxy, jwtFor, makeClient, runMovedToLocalThread, settle, texts, useServer, waitFor } from "./helpers.js"
+import { holdingProxy, jwtFor, makeClient, runMovedToLocalThread, settle, texts, useServer, waitFor, whenTrue } from "./helpers.js"
 
 const server = useServer()
 
@@ -280,11 +280,19 @@ describe("cancellation", () => {
   })
 
   it("cancelRun cancels the current thread's run, also before the server named the thread", async () => {
-    server().setScript([Script.delay(200), Script.text("late"), Script.hang()])
+    let answer!: () => void
+    const answered = new Promise<void>((resolve) => (answer = resolve))
+    // Nothing answers the message, so no thread is named, until cancelRun was called.
+    server().setScript(Script.beforeResponse(async () => {
+      await answered
+      return [Script.text("late"), Script.hang()]
+    }))
     const client = makeClient(server())
     const stream = client.run("cancel me")
     await waitFor(() => server().requests.some((r) => r.path === "/v1/threads/runs"), "the request")
-    await client.cancelRun()
+    const cancelling = client.cancelRun()
+    answer()
+    await cancelling
     expect(await cancelled(stream)).toMatchObject({ _tag: "AbortError", reason: "CancelledByClient" })
 
     server().setScript([Script.text("partial"), Script.hang()])
@@ -450,15 +458,21 @@ describe("failures", () => {
   })
 
   it("runs on different threads go on concurrently", async () => {
-    server().setScript((request) => [Script.pace(20), Script.text(["re: ", request.text, " ..."])])
     const client = makeClient(server())
+    const streaming = () => Object.values(client.getState().threadMap).filter((t) => t.streaming.status === "streaming")
+    // The second runs' replies go on once both stream, however long the other took to start.
+    const bothStreaming = whenTrue(() => streaming().length === 2, "both runs streaming")
+    server().setScript((request) => [
+      Script.text("re: "),
+      ...(request.text.endsWith("2") ? [Script.hold(bothStreaming)] : []),
+      Script.text([request.text, " ..."])
+    ])
     const a = await client.run("a").thread
     client.startNewThread()
     const b = await client.run("b").thread
     let mostStreaming = 0
     client.subscribe(() => {
-      const streaming = Object.values(client.getState().threadMap).filter((t) => t.streaming.status === "streaming")
-      mostStreaming = Math.max(mostStreaming, streaming.length)
+      mostStreaming = Math.max(mostStreaming, streaming().length)
     })
     const [a2, b2] = await Promise.all([
       client.run("a2", { threadId: a.id }).thread,
