@@ -3,7 +3,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import { startMcpServer, type TestMcpServer } from "../../core/test/mcp/server.js"
-import { all, calculator, greeter, metaReader, sleeper, summarizer, worker } from "../../core/test/mcp/tools.js"
+import { all, calculator, gate, greeter, metaReader, sleeper, summarizer, worker } from "../../core/test/mcp/tools.js"
 import { MCPClient, MCPTransport, type MCPHandlers } from "../src/index.js"
 
 const servers: Array<TestMcpServer> = []
@@ -138,15 +138,22 @@ describe("MCPClient", () => {
 
   it("close during a call: the call rejects as closed, the server is told to stop the tool, and the session ends", async () => {
     const endings: Array<string> = []
-    const server = await serve(sleeper((ending) => endings.push(ending)))
+    let arrive!: () => void
+    const arrived = new Promise<void>((resolve) => (arrive = resolve))
+    let end!: () => void
+    const ended = new Promise<void>((resolve) => (end = resolve))
+    // The call waits at the server until the client stops it; the client closes once it arrived.
+    const server = await serve(gate(new Promise<void>(() => undefined), arrive, (ending) => {
+      endings.push(ending)
+      end()
+    }))
     const mcp = await create(server.url)
-    const call = mcp.callTool("sleep", { ms: 10_000 }).catch((error: unknown) => error)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    const call = mcp.callTool("wait", {}).catch((error: unknown) => error)
+    await arrived
     await mcp.close()
     expect(await call).toMatchObject({ _tag: "McpError", reason: "NotConnected", message: "The MCP client was closed" })
-    for (let waited = 0; (endings.length === 0 || server.sessions.closed < 1) && waited < 2_000; waited += 10) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await ended
+    for (let waited = 0; server.sessions.closed < 1 && waited < 2_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10))
     expect(endings).toEqual(["cancelled"])
     expect(server.sessions).toEqual({ opened: 1, closed: 1 })
   })
