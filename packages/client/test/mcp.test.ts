@@ -24,7 +24,7 @@ import * as Scope from "effect/Scope"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { TamboClient } from "../src/index.js"
-import { jwtFor, makeClient, useServer, waitFor } from "./helpers.js"
+import { jwtFor, makeClient, until, useServer, waitFor } from "./helpers.js"
 
 const server = useServer()
 const mcpServers: Array<TestMcpServer> = []
@@ -533,10 +533,6 @@ describe("MCP through the facade", () => {
 })
 
 describe("MCP logging, progress, completions and roots through the facade", () => {
-  const until = async (check: () => boolean) => {
-    for (let n = 0; n < 500 && !check(); n++) await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-
   it("log messages reach subscribers at the level asked for; the progress of the model's calls reaches its subscribers", async () => {
     const mcp = await startMcpServer({ setup: all(chatty(), worker) })
     mcpServers.push(mcp)
@@ -590,11 +586,15 @@ describe("MCP logging, progress, completions and roots through the facade", () =
     expect(result.content).toEqual([{ type: "text", text: "done" }])
     expect(heard).toEqual([1, 2, 3])
 
+    // A listener still subscribed hears the next messages: by then the stopped one would have too.
+    const later: Array<string> = []
+    const stopLater = client.subscribeToMcpLogs((message) => later.push(message.level))
     stopLogs()
     stopProgress()
     await connection.client!.callTool("chatty", { n: 3 })
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    await until(() => later.includes("emergency"), "the last message of the call")
     expect(logs).toHaveLength(7)
+    stopLater()
     await client.destroy()
     consoleLog.mockRestore()
   })
