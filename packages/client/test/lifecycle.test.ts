@@ -4,7 +4,7 @@ import { Script, startTestServer } from "@tambo-effect/testing"
 import { describe, expect, it } from "vitest"
 import { AbortError, TamboClient } from "../src/index.js"
 import { makeClient, settle, sleep, useServer, weatherTool } from "./helpers.js"
-import { resourceCounts } from "./model/support.js"
+import { eventually, resourceCounts } from "./model/support.js"
 
 const server = useServer()
 const root = join(import.meta.dirname, "../../..")
@@ -92,7 +92,9 @@ describe("destroy()", () => {
     await hanging.threadId
     await client.destroy()
     await local.close()
-    await sleep(50)
+    // Sockets close as their peers answer: wait (bounded) for the counts to come back down.
+    const settledBack = () => [...resourceCounts()].every(([type, count]) => count <= (before.get(type) ?? 0))
+    await eventually(settledBack)
     const after = resourceCounts()
     for (const [type, count] of after) expect({ type, count }).toEqual({ type, count: Math.min(count, before.get(type) ?? 0) })
   })
