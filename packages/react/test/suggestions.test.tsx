@@ -86,8 +86,11 @@ describe("useTamboSuggestions: what ends after something newer began", () => {
   })
 
   it("the accept state follows the latest accept, as a mutation's does: an earlier one's end changes nothing", async () => {
+    let firstGoesOn!: () => void
+    const secondRefused = new Promise<void>((resolve) => (firstGoesOn = resolve))
+    // The first accept's run streams until the second accept was refused, however long that took.
     server().setScript((request) =>
-      request.text.startsWith("slow") ? [Script.delay(300), Script.text("done")] : [Script.text("A reply")]
+      request.text.startsWith("slow") ? [Script.hold(secondRefused), Script.text("done")] : [Script.text("A reply")]
     )
     gate("figs")()
     const { result } = mount()
@@ -105,6 +108,7 @@ describe("useTamboSuggestions: what ends after something newer began", () => {
     })
     await expect(second).rejects.toMatchObject({ _tag: "RunConflictError" })
     await waitFor(() => expect(result.current.suggestions.acceptError).toMatchObject({ _tag: "RunConflictError" }))
+    firstGoesOn()
     await first
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(result.current.suggestions).toMatchObject({ isAccepting: false, acceptError: { _tag: "RunConflictError" } })
