@@ -293,6 +293,18 @@ export interface Hold {
 }
 
 /**
+ * The round ends as it would, but its run keeps the thread's lock until `until` settles (see
+ * {@link keepLock}).
+ *
+ * @since 0.2.0
+ * @category Steps
+ */
+export interface KeepLock {
+  readonly _tag: "KeepLock"
+  readonly until: PromiseLike<unknown>
+}
+
+/**
  * Ends the response here without a terminal event; the run completes server-side.
  *
  * @since 0.1.0
@@ -341,6 +353,7 @@ export type Step =
   | Drop
   | Hang
   | Hold
+  | KeepLock
   | CloseStream
   | AwaitToolResults
 
@@ -745,6 +758,34 @@ export const dropAfter = (events: number): Drop => ({ _tag: "Drop", afterEvents:
  * @category Constructors
  */
 export const hold = (until: PromiseLike<unknown>): Hold => ({ _tag: "Hold", until })
+
+/**
+ * Keeps the run's lock on its thread after the round's last event until `until` settles (fulfilled
+ * or rejected), as the API may let go of a step's lock a moment after the client saw the step end.
+ * The round ends as it would: its events, `RUN_FINISHED`, and what the thread records (its last
+ * completed run, the calls it waits on) come as without this step; only the lock stays. Meanwhile
+ * the thread's `runStatus` and `currentRunId` still name the run, and a run on the thread (the
+ * tool results of a paused round included) is refused `409 CONCURRENT_RUN`. Anywhere in the round;
+ * right after a client tool call it stays in that call's round.
+ *
+ * @example
+ * ```ts
+ * import { Script } from "@tambo-effect/testing"
+ *
+ * let letGo!: () => void
+ * const released = new Promise<void>((resolve) => (letGo = resolve))
+ * server.setScript((request) =>
+ *   request.toolResults.length === 0
+ *     ? [Script.toolCall("get_weather", { city: "Paris" }), Script.keepLock(released)]
+ *     : [Script.text("Sunny.")]
+ * )
+ * // The results sent now meet a 409; after letGo() the thread takes them.
+ * ```
+ *
+ * @since 0.2.0
+ * @category Constructors
+ */
+export const keepLock = (until: PromiseLike<unknown>): KeepLock => ({ _tag: "KeepLock", until })
 
 /**
  * Keeps the run open without sending anything more, until cancelled.

@@ -248,6 +248,49 @@ describe("client-side tools", () => {
     expect(done.messages[3]!.content).toEqual([{ type: "text", text: "It is 21°C (get_weather)." }])
   })
 
+  /** The tool results answering `toolCallId`, after the run `runId`. */
+  const answer = (threadId: string, runId: string, toolCallId: string) =>
+    sdk.threads.runs.run(threadId, {
+      message: { role: "user", content: [{ type: "tool_result", toolUseId: toolCallId, content: [{ type: "text", text: "21°C" }] }] },
+      previousRunId: runId,
+      userKey: USER,
+      tools: [weatherTool]
+    })
+
+  it.each([
+    { settles: "resolves", after: (release: { fire: () => void }) => release.fire() },
+    { settles: "rejects", after: (release: { reject: (error: Error) => void }) => release.reject(new Error("the test moved on")) }
+  ])("keepLock(promise): the paused round ends as it would, its run keeps the thread's lock until the promise $settles: the results are refused 409 CONCURRENT_RUN meanwhile, then taken", async ({ after }) => {
+    let fire!: () => void
+    let reject!: (error: Error) => void
+    const released = new Promise<void>((resolve, fail) => {
+      fire = resolve
+      reject = fail
+    })
+    server.setScript([Script.toolCall("get_weather", { city: "Paris" }), Script.keepLock(released), Script.text("It is 21°C.")])
+    const events = await createRun("Weather in Paris?", { tools: [weatherTool] })
+    expect(types(events).slice(-2)).toEqual(["CUSTOM:tambo.run.awaiting_input", "RUN_FINISHED"])
+    expect(textOf(events)).toBe("")
+    const { threadId, runId } = runIds(events)
+    const toolCallId = str(events.find((event) => event.type === "TOOL_CALL_START")!, "toolCallId")
+    // The round's end is recorded; only the lock stays.
+    expect(await sdk.threads.retrieve(threadId, { userKey: USER }))
+      .toMatchObject({ runStatus: "streaming", currentRunId: runId, lastCompletedRunId: runId, pendingToolCallIds: [toolCallId] })
+
+    const conflict = await rejection(answer(threadId, runId, toolCallId))
+    expect(field(conflict, "error")).toMatchObject({ status: 409, title: "Concurrent Run", currentRunId: runId })
+    // Refused before anything was stored: the call still waits.
+    expect(server.threads.get(threadId)).toMatchObject({ pendingToolCallIds: [toolCallId], lastCompletedRunId: runId })
+
+    after({ fire, reject })
+    await waitFor(() => server.threads.get(threadId)?.runStatus === "idle")
+    expect(server.threads.get(threadId)?.currentRunId).toBeUndefined()
+    const resumed = await collect(await answer(threadId, runId, toolCallId))
+    // The steps after keepLock played on the continuation, as after a tool call.
+    expect(textOf(resumed)).toBe("It is 21°C.")
+    expect(resumed.at(-1)!.type).toBe("RUN_FINISHED")
+  })
+
   it("omits parentMessageId when no text preceded the tool call", async () => {
     server.setScript([Script.toolCall("get_weather", { city: "Oslo" })])
     const events = await createRun("Weather?", { tools: [weatherTool] })

@@ -541,6 +541,17 @@ export const handleCancelRun = (state: ServerState, ctx: RequestContext, threadI
   sendJson(ctx.res, 200, cancelRun(state, threadId, runId, "user_cancelled"))
 }
 
+/** A step after which the tool calls before it still end their round with the steps that follow. */
+const endsWithCalls = (step: Script.Step): boolean => step._tag === "ToolCall" || step._tag === "KeepLock"
+
+/** Lets go of the thread's run lock, if the run `runId` still holds it. */
+const releaseLock = (state: ServerState, thread: StoredThread, runId: string): void => {
+  if (thread.currentRunId !== runId) return
+  thread.runStatus = "idle"
+  thread.currentRunId = undefined
+  state.store.touch(thread)
+}
+
 /** Plays one round of a script on an open SSE response. */
 class RoundPlayer {
   private readonly messageIdJson: string
@@ -551,6 +562,8 @@ class RoundPlayer {
   private readonly pending: Array<Wire.PendingToolCall> = []
   private textOpen = false
   private textStarted = false
+  /** What the run's lock waits for after the round's end (`Script.keepLock`). */
+  private lockKeptUntil: PromiseLike<unknown> | undefined
 
   constructor(
     private readonly state: ServerState,
@@ -596,10 +609,10 @@ class RoundPlayer {
       const step = steps[i]!
       const done = await this.step(step)
       if (done) return
-      // A client tool call ends the round (after any tool calls streamed with it): what follows
-      // plays when the client continues with the results.
+      // A client tool call ends the round (after any tool calls, or a keepLock, streamed with it):
+      // what follows plays when the client continues with the results.
       const next = steps[i + 1]
-      if (step._tag === "ToolCall" && this.pending.length > 0 && next !== undefined && next._tag !== "ToolCall") {
+      if (endsWithCalls(step) && this.pending.length > 0 && next !== undefined && !endsWithCalls(next)) {
         thread.remainingRounds = [{ steps: steps.slice(i + 1), finishDelayMillis }, ...thread.remainingRounds]
         finishDelayMillis = 0
         break
@@ -757,6 +770,10 @@ class RoundPlayer {
         await Promise.race([Promise.resolve(step.until).then(noop, noop), stream.untilStopped()])
         return false
       }
+      case "KeepLock": {
+        this.lockKeptUntil = step.until
+        return false
+      }
       case "CloseStream": {
         this.complete()
         stream.end()
@@ -790,13 +807,17 @@ class RoundPlayer {
     this.stream.end()
   }
 
-  /** Releases the run lock if this run still holds it, storing the assistant message. */
+  /**
+   * Records the run's end if it still holds the run lock, storing the assistant message, and lets
+   * go of the lock, at once or once what `Script.keepLock` gave settled.
+   */
   private complete(): void {
     const { thread, runId, draft } = this.run
     if (thread.currentRunId !== runId) return
     persistDraft(this.state, thread, draft, false)
-    thread.runStatus = "idle"
-    thread.currentRunId = undefined
+    const release = () => releaseLock(this.state, thread, runId)
+    if (this.lockKeptUntil === undefined) release()
+    else void Promise.resolve(this.lockKeptUntil).then(release, release)
     thread.lastRunCancelled = undefined
     thread.lastRunError = undefined
     thread.pendingToolCallIds = this.pending.length > 0 ? this.pending.map((call) => call.toolCallId) : undefined
