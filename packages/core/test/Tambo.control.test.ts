@@ -386,9 +386,9 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
     return { tool, started, release, calls: () => calls }
   })
 
-  /** A run paused on `c1` and `c2`, its tools at work: its fiber, thread, and the release of its tools. */
-  const toolsAtWork = Effect.gen(function* () {
-    server().setScript(twoCallsThenQuote)
+  /** A run paused on `c1` and `c2` by `script`, its tools at work: its fiber, thread, and the release of its tools. */
+  const toolsAtWorkOn = (script: Script.ScriptFn) => Effect.gen(function* () {
+    server().setScript(script)
     const tambo = yield* Tambo.Tambo
     const { calls, release, started, tool } = yield* heldWeather
     yield* tambo.registerTool(tool)
@@ -397,6 +397,7 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
     const threadId = (yield* tambo.state).currentThreadId
     return { run, threadId, release: Deferred.succeed(release, undefined), calls }
   })
+  const toolsAtWork = toolsAtWorkOn(twoCallsThenQuote)
 
   /** What the client sent besides reads. */
   const sent = () => server().requests.filter((request) => request.method !== "GET")
@@ -478,15 +479,32 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
       const proxy = yield* HoldingProxy.scoped(server())
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        const { release, run, threadId } = yield* toolsAtWork
-        const busy = { code: "CONCURRENT_RUN", message: `A run is already active on thread ${threadId}` }
+        let letGo!: () => void
+        const lockReleased = new Promise<void>((resolve) => (letGo = resolve))
+        const { release, run, threadId } = yield* toolsAtWorkOn((request) =>
+          request.toolResults.length === 0 ? [...twoCallsThenQuote(request), Script.keepLock(lockReleased)] : twoCallsThenQuote(request)
+        )
         const isRound = (r: HoldingProxy.ProxiedRequest) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`
-        for (let i = 0; i < 3; i++) proxy.holdRequest(isRound).fail(409, busy)
+        // The server's refusals, each held at the proxy until the next one is awaited.
+        const firstRefusal = proxy.holdResponse(isRound)
         yield* release
+        yield* Effect.promise(() => firstRefusal.arrived)
+        const secondRefusal = proxy.holdResponse(isRound)
+        firstRefusal.release()
+        yield* Effect.promise(() => secondRefusal.arrived)
+        letGo()
+        secondRefusal.release()
         const events = yield* Fiber.join(run)
         expect(events.at(-1)?.event.type).toBe("RUN_FINISHED")
-        // The round reached the server once: the refusals were the proxy's.
-        expect(runsOf(threadId)).toHaveLength(1)
+        const rounds = runsOf(threadId)
+        expect(rounds.length).toBeGreaterThan(2)
+        // Refused while the lock lasted, then taken once: one run followed the paused step.
+        const paused = (rounds[0]!.body as { previousRunId: string }).previousRunId
+        expect(rounds.every((r) => (r.body as { previousRunId: string }).previousRunId === paused)).toBe(true)
+        expect(server().threads.get(threadId)?.lastCompletedRunId).not.toBe(paused)
+        const results = server().threads.get(threadId)?.messages.flatMap((m) => m.content.filter((c) => c.type === "tool_result"))
+        expect(results).toHaveLength(2)
+        expect(yield* textsOf(tambo, threadId)).toContain(`c1: ${JSON.stringify({ city: "Oslo", temperature: 21 })}; c2: ${JSON.stringify({ city: "Rome", temperature: 21 })}`)
         expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
         yield* expectStoreEqualsServer(tambo, server(), threadId)
       }).pipe(Effect.provide(tamboLayer(server(), { tamboUrl: proxy.url })))
