@@ -804,7 +804,10 @@ export class TamboClient {
    * and streams the rest of the run. It may be called as soon as that
    * event is seen, inside the loop reading the run: it waits for the run to
    * finish ending. A result that is not an answer to a pending call rejects
-   * with a `ToolError`. A new conversation's local thread id whose thread
+   * with a `ToolError`. Results the server refuses with a `409` while it
+   * still waits on them (the step that paused may hold its lock a moment
+   * after its end) are sent again every 50 ms, for up to 3 s, before the
+   * stream rejects with a `RunConflictError`. A new conversation's local thread id whose thread
    * was forgotten or deleted since rejects with a `ConfigError` saying the
    * client holds no thread of it, sending nothing, as `run` does.
    *

@@ -415,7 +415,10 @@ export declare namespace Tambo {
      * them as following an older run (or with a `409`, `CONCURRENT_RUN`, as
      * the other client answered), shows none of them pending, nothing more
      * is sent, and the store shows the thread as the server has it; while it
-     * still waits on them, they are sent once more after its last run. A
+     * still waits on them, they are sent once more after its last run, and
+     * again every 50 ms for up to 3 s while the server answers `409` (the
+     * step that paused may hold its lock a moment after its end) before
+     * failing with `RunConflictError` (`ActiveOnServer`). A
      * call given two results takes the last, as the API keeps it. A new
      * conversation's local thread id whose thread the client no longer holds
      * (forgotten or deleted since the server named it) fails with a

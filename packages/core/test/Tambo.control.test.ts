@@ -62,6 +62,37 @@ const oslo = { toolCallId: "c1", result: { city: "Oslo", temperature: 1 } }
 const rome = { toolCallId: "c2", result: { city: "Rome", temperature: 2 } }
 /** The API's 409 for results whose calls changed between its read of the thread and its lock. */
 const pendingChanged = { code: "CONCURRENT_RUN", message: "Thread pending tool call state changed; please retry" }
+/** A lock the paused step keeps after its end (`Script.keepLock(kept.released)`) until `kept.letGo()`. */
+const keptLock = () => {
+  let letGo!: () => void
+  const released = new Promise<void>((resolve) => (letGo = resolve))
+  return { released, letGo }
+}
+/**
+ * The results `send` sends on `threadId`, refused by the server twice while the paused step keeps
+ * its lock (each refusal held at the proxy until the next came), then the lock let go of.
+ */
+const refusedTwiceWhileLocked = <A, E, R>(
+  proxy: HoldingProxy.HoldingProxy,
+  threadId: string,
+  lock: ReturnType<typeof keptLock>,
+  send: Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function* () {
+    const isRound = (r: HoldingProxy.ProxiedRequest) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`
+    const first = proxy.holdResponse(isRound)
+    const sent = yield* send
+    yield* Effect.promise(() => first.arrived)
+    const second = proxy.holdResponse(isRound)
+    first.release()
+    yield* Effect.promise(() => second.arrived)
+    lock.letGo()
+    second.release()
+    return sent
+  })
+/** The tool results the server stored on `threadId`. */
+const storedResults = (threadId: string) =>
+  server().threads.get(threadId)?.messages.flatMap((m) => m.content.filter((c) => c.type === "tool_result"))
 /** Another client of the same user (another tab) reads the thread and answers both calls. */
 const otherTabAnswers = (threadId: string, options?: Tambo.RunOptions) =>
   Effect.gen(function* () {
@@ -200,6 +231,25 @@ describe("manual tool execution", () => {
     const events = yield* runAll("weather?", { autoExecuteTools: false })
     return events.at(-1)!.threadId
   })
+
+  it.scopedLive("results sent while the paused step still holds the API's lock, which refuses them with 409 CONCURRENT_RUN more than once: they are sent again while the 409s last (up to 3 s), and the run goes on", () =>
+    Effect.gen(function* () {
+      const proxy = yield* HoldingProxy.scoped(server())
+      yield* Effect.gen(function* () {
+        const tambo = yield* Tambo.Tambo
+        const lock = keptLock()
+        server().setScript((request) =>
+          request.toolResults.length === 0 ? [...twoCallsThenQuote(request), Script.keepLock(lock.released)] : twoCallsThenQuote(request)
+        )
+        const threadId = (yield* runAll("weather?", { autoExecuteTools: false })).at(-1)!.threadId
+        const resumed = yield* refusedTwiceWhileLocked(proxy, threadId, lock, Effect.fork(Stream.runCollect(tambo.continueRun(threadId, [oslo, rome]))))
+        expect([...yield* Fiber.join(resumed)].at(-1)!.event.type).toBe("RUN_FINISHED")
+        expect(storedResults(threadId)).toHaveLength(2)
+        expect(yield* textsOf(tambo, threadId)).toContain(`c1: ${JSON.stringify(oslo.result)}; c2: ${JSON.stringify(rome.result)}`)
+        expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
+        yield* expectStoreEqualsServer(tambo, server(), threadId)
+      }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather], tamboUrl: proxy.url })))
+    }))
 
   it.live("results for some of the pending calls only: the server's 400 MISSING_RESULTS, both calls still pending, and a complete continueRun goes on", () =>
     Effect.gen(function* () {
@@ -479,21 +529,11 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
       const proxy = yield* HoldingProxy.scoped(server())
       yield* Effect.gen(function* () {
         const tambo = yield* Tambo.Tambo
-        let letGo!: () => void
-        const lockReleased = new Promise<void>((resolve) => (letGo = resolve))
+        const lock = keptLock()
         const { release, run, threadId } = yield* toolsAtWorkOn((request) =>
-          request.toolResults.length === 0 ? [...twoCallsThenQuote(request), Script.keepLock(lockReleased)] : twoCallsThenQuote(request)
+          request.toolResults.length === 0 ? [...twoCallsThenQuote(request), Script.keepLock(lock.released)] : twoCallsThenQuote(request)
         )
-        const isRound = (r: HoldingProxy.ProxiedRequest) => r.method === "POST" && r.path === `/v1/threads/${threadId}/runs`
-        // The server's refusals, each held at the proxy until the next one is awaited.
-        const firstRefusal = proxy.holdResponse(isRound)
-        yield* release
-        yield* Effect.promise(() => firstRefusal.arrived)
-        const secondRefusal = proxy.holdResponse(isRound)
-        firstRefusal.release()
-        yield* Effect.promise(() => secondRefusal.arrived)
-        letGo()
-        secondRefusal.release()
+        yield* refusedTwiceWhileLocked(proxy, threadId, lock, release)
         const events = yield* Fiber.join(run)
         expect(events.at(-1)?.event.type).toBe("RUN_FINISHED")
         const rounds = runsOf(threadId)
@@ -502,8 +542,7 @@ describe("an automatic tool round whose calls another tab answered meanwhile", (
         const paused = (rounds[0]!.body as { previousRunId: string }).previousRunId
         expect(rounds.every((r) => (r.body as { previousRunId: string }).previousRunId === paused)).toBe(true)
         expect(server().threads.get(threadId)?.lastCompletedRunId).not.toBe(paused)
-        const results = server().threads.get(threadId)?.messages.flatMap((m) => m.content.filter((c) => c.type === "tool_result"))
-        expect(results).toHaveLength(2)
+        expect(storedResults(threadId)).toHaveLength(2)
         expect(yield* textsOf(tambo, threadId)).toContain(`c1: ${JSON.stringify({ city: "Oslo", temperature: 21 })}; c2: ${JSON.stringify({ city: "Rome", temperature: 21 })}`)
         expect(yield* tambo.getPendingToolCalls(threadId)).toEqual([])
         yield* expectStoreEqualsServer(tambo, server(), threadId)

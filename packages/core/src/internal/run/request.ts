@@ -296,15 +296,20 @@ export const continueWith = (env: Env.Env, run: RunState, results: ReadonlyArray
   const request = recovering(env, run, run.threadId, tookResults(results, previous), send(previous))
   return env.transport.conversationFromStore === true ? request : {
     send: request.send,
-    recover: (error) => {
-      if (!refusedResults(error)) return request.recover(error)
-      const resent = afterRefusedResults(env, run, run.threadId, results, send, forgetRound(env, run.threadId, previous))
-      // The round's own step may still hold the server's lock for a moment after its end: the
-      // results sent again meet a `409` for a while, as after a run this client displaced.
-      return refusedAsBusy(error) ? Effect.flatMap(resent, retriedWhileLockHeld) : resent
-    }
+    recover: (error) =>
+      refusedResults(error)
+        ? whileOwnLockHeld(error, afterRefusedResults(env, run, run.threadId, results, send, forgetRound(env, run.threadId, previous)))
+        : request.recover(error)
   }
 }
+
+/**
+ * Results refused with a `409` and sent again (`resent`, once the thread showed it still waits on
+ * them) go again while the `409`s last (see `whileLockHeld`): the step they answer may still hold
+ * the server's lock for a moment after its end, as a run this client displaced does.
+ */
+const whileOwnLockHeld = (error: TamboError, resent: Effect.Effect<Request, TamboError>): Effect.Effect<Request, TamboError> =>
+  refusedAsBusy(error) ? Effect.flatMap(resent, retriedWhileLockHeld) : resent
 
 /** The executor's results of the round after the run `previous`, which the server will never take. */
 const forgetRound = (env: Env.Env, threadId: string, previous: string | undefined): Effect.Effect<void> =>
@@ -490,7 +495,7 @@ const opened = (env: Env.Env, run: RunState): Request => {
     recover: (error) =>
       refusedAsStale(run, error)
         ? run.start._tag === "ToolResults"
-          ? afterRefusedResults(env, run, existing, run.start.results, (previous) => open(env, run, previous))
+          ? resentResults(run, error, afterRefusedResults(env, run, existing, run.start.results, (previous) => open(env, run, previous)))
           : Effect.flatMap(recoveryRead(env, run, existing), (remote) => {
             run.awaiting = pendingFromApi(remote)
             run.firstMessage = Unanswered.forServer(run.firstMessage, run.awaiting)
@@ -508,6 +513,14 @@ const opened = (env: Env.Env, run: RunState): Request => {
         : Effect.fail(error)
   }
 }
+
+/**
+ * `continueRun`'s results sent again after a refusal (see `afterRefusedResults`), retried on a
+ * `409` as a tool round's are (see `whileOwnLockHeld`), unless `first` retries this run's `409`s
+ * already (its schedule spent by then).
+ */
+const resentResults = (run: RunState, error: TamboError, resent: Effect.Effect<Request, TamboError>) =>
+  retriesBusy(run) ? resent : whileOwnLockHeld(error, resent)
 
 /**
  * A new conversation's first request whose connection broke, or that timed out, once it went out
@@ -600,4 +613,7 @@ const retriedWhileLockHeld = (request: Request): Effect.Effect<Request> =>
  * @internal
  */
 export const first = (env: Env.Env, run: RunState): Effect.Effect<Request> =>
-  run.displaced || run.afterClosedConnection ? retriedWhileLockHeld(opened(env, run)) : Effect.succeed(opened(env, run))
+  retriesBusy(run) ? retriedWhileLockHeld(opened(env, run)) : Effect.succeed(opened(env, run))
+
+/** Whether a run of this client before this one may still hold the server's lock (see `first`). */
+const retriesBusy = (run: RunState): boolean => run.displaced || run.afterClosedConnection
