@@ -662,6 +662,34 @@ describe("a run request whose connection was reset once it went out (the server 
         }))
     }))
 
+  it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, then the next message, and startNewThread as that message's search, which found the thread, reads it into the store: the message starts a thread of its own, the new conversation stays selected and empty, and the late thread is only in the user's threads", () =>
+    Effect.gen(function* () {
+      replying()
+      yield* throughProxy(server, { firstByteTimeout: 300 }, (tambo, proxy) =>
+        Effect.gen(function* () {
+          const { late } = yield* timedOutThenLate(tambo, proxy, onPlaceholder(tambo))
+          // The search's read of the thread, which finds the message there, then the read into the store.
+          const searchRead = proxy.holdRequest(isThreadRead(late))
+          const next = yield* Effect.fork(Effect.either(runAll("again")))
+          yield* Effect.promise(() => searchRead.arrived)
+          const storeRead = proxy.holdRequest(isThreadRead(late))
+          searchRead.release()
+          yield* Effect.promise(() => storeRead.arrived)
+          yield* tambo.startNewThread
+          storeRead.release()
+          const again = yield* Fiber.join(next)
+          finished(again)
+          const thread = Either.getOrThrow(again).at(-1)!.threadId
+          expect(thread).not.toBe(late)
+          expect(threadsHolding(server(), "again")).toEqual([thread])
+          yield* expectStoreEqualsServer(tambo, server(), thread)
+          const state = yield* tambo.state
+          expect(state.currentThreadId).toBe(PLACEHOLDER_THREAD_ID)
+          expect(state.threadMap[PLACEHOLDER_THREAD_ID]?.thread.messages ?? []).toEqual([])
+          expect(state.threadMap[late]).toBeUndefined()
+        }))
+    }))
+
   it.live("a first byte that did not come in time, on a new conversation, the request reaching the server late, then startNewThread: the next message starts a thread of its own; the late one is only in the user's threads", () =>
     Effect.gen(function* () {
       replying()

@@ -23,7 +23,7 @@ import { isTamboError, type TamboError } from "../../TamboError.js"
 import type * as Transport from "../../TamboTransport.js"
 import * as Env from "./env.js"
 import type { RunState } from "./state.js"
-import { ensureThread } from "./threads.js"
+import { ensureThread, forgetThread } from "./threads.js"
 
 /**
  * What the server's threads tell: none holds the message (nothing of the request reached the
@@ -316,7 +316,8 @@ export const awaitSearch = (search: Env.WithdrawnSearch, asked: number): Effect.
  * The new conversation `local` becomes the server's thread `thread`, read into the store. A run
  * still going there is the withdrawn request's, whose connection the client closed: the server
  * holds its lock until it notices, and the run going on there meets a `409` for a while, as after
- * any run of this client left so (see `Env.closedUnnoticed`).
+ * any run of this client left so (see `Env.closedUnnoticed`). None when `startNewThread` moved the
+ * run off the conversation meanwhile (`stays`), the thread then left out of the store.
  */
 const becomeLanded = (
   env: Env.Env,
@@ -325,20 +326,26 @@ const becomeLanded = (
   stays: () => boolean
 ): Effect.Effect<string | undefined, TamboError> => {
   const threadId = thread.id
-  return Effect.zipRight(
-    ensureThread(env, threadId),
-    env.store.modify((state) => {
+  return Effect.flatMap(env.store.getThread(threadId), (held) =>
+    Effect.zipRight(
+      ensureThread(env, threadId),
+      Effect.tap(
+        env.store.modify((state) => {
       // Decided in the store's update, as startNewThread is.
-      if (!stays()) return [undefined, state]
-      if (thread.runStatus !== "idle") env.closedUnnoticed.add(threadId)
-      if (local.startsWith(ClientState.LOCAL_THREAD_PREFIX)) env.namedLocals.set(local, threadId)
-      return [threadId, ClientState.reduce(state, [
-        ...(state.currentThreadId === local ? [{ type: "SET_CURRENT_THREAD" as const, threadId }] : []),
-        // The placeholder stays, a new conversation; a local thread is now the server's.
-        ...(local === ClientState.PLACEHOLDER_THREAD_ID ? [] : [{ type: "REMOVE_THREAD" as const, threadId: local }])
-      ])]
-    })
-  )
+          if (!stays()) return [undefined, state]
+          if (thread.runStatus !== "idle") env.closedUnnoticed.add(threadId)
+          if (local.startsWith(ClientState.LOCAL_THREAD_PREFIX)) env.namedLocals.set(local, threadId)
+          return [threadId, ClientState.reduce(state, [
+            ...(state.currentThreadId === local ? [{ type: "SET_CURRENT_THREAD" as const, threadId }] : []),
+            // The placeholder stays, a new conversation; a local thread is now the server's.
+            ...(local === ClientState.PLACEHOLDER_THREAD_ID ? [] : [{ type: "REMOVE_THREAD" as const, threadId: local }])
+          ])]
+        }),
+        // Read for a conversation startNewThread moved off meanwhile: a thread the store did not
+        // hold leaves it again, as if the search had never found it (it is in the user's threads).
+        (went) => went === undefined && held === undefined ? forgetThread(env, threadId) : Effect.void
+      )
+    ))
 }
 
 /**
