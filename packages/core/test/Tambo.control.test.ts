@@ -251,6 +251,24 @@ describe("manual tool execution", () => {
       }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather], tamboUrl: proxy.url })))
     }))
 
+  it.live("a run paused for the caller's tools whose step the API still holds the lock of as the run's end reads the thread: the store shows the thread idle, its calls pending, not a run still going", () =>
+    Effect.gen(function* () {
+      const tambo = yield* Tambo.Tambo
+      const lock = keptLock()
+      server().setScript((request) =>
+        request.toolResults.length === 0 ? [...twoCallsThenQuote(request), Script.keepLock(lock.released)] : twoCallsThenQuote(request)
+      )
+      const threadId = (yield* runAll("weather?", { autoExecuteTools: false })).at(-1)!.threadId
+      expect(server().threads.get(threadId)?.runStatus).toBe("streaming")
+      expect((yield* tambo.state).threadMap[threadId]!.thread.status).toBe("idle")
+      expect((yield* tambo.getPendingToolCalls(threadId)).map((call) => call.toolCallId)).toEqual(["c1", "c2"])
+      lock.letGo()
+      yield* until(() => server().threads.get(threadId)?.runStatus === "idle")
+      // The server's letting go changed the thread's time of change, which a read brings.
+      yield* tambo.fetchThread(threadId)
+      yield* expectStoreEqualsServer(tambo, server(), threadId)
+    }).pipe(Effect.provide(tamboLayer(server(), { tools: [weather] }))))
+
   it.live("results for some of the pending calls only: the server's 400 MISSING_RESULTS, both calls still pending, and a complete continueRun goes on", () =>
     Effect.gen(function* () {
       const tambo = yield* Tambo.Tambo

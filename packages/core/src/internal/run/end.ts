@@ -19,6 +19,7 @@ import * as Cancel from "./cancel.js"
 import * as Env from "./env.js"
 import * as Landed from "./landed.js"
 import * as Lock from "./lock.js"
+import type * as Transport from "../../TamboTransport.js"
 import type * as Types from "../../Types.js"
 import type { RunState } from "./state.js"
 import { forgetTakenRound } from "./toolRound.js"
@@ -79,7 +80,11 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
       ))
     ? Effect.void
     : Reconcile.reconcileThread(
-      readAtRunEnd(env, threadId, Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, threadId))),
+      readAtRunEnd(
+        env,
+        threadId,
+        Effect.map(Env.withRunCredentials(run, (c) => env.transport.retrieveThread(c, threadId)), withoutOwnLock(run))
+      ),
       // A thread deleted meanwhile (by another client) leaves the store: no run of this client
       // can be on it but this one, which is ending.
       (error) =>
@@ -92,6 +97,16 @@ const reconcile = (env: Env.Env, run: RunState, exit: Exit.Exit<unknown, unknown
         )
     ).pipe(Effect.withParentSpan(run.span))
 }
+
+/**
+ * The server's thread as the run's end takes it: one whose current run is the step this run saw
+ * finish is idle. The API may let go of a step's lock a moment after its end, and the store would
+ * show that run still going, as another client's, until the thread is read again.
+ */
+const withoutOwnLock = (run: RunState) => (remote: Transport.ThreadWithMessages): Transport.ThreadWithMessages =>
+  run.finished && run.lastRunId !== undefined && remote.currentRunId === run.lastRunId
+    ? { ...remote, runStatus: "idle", currentRunId: undefined }
+    : remote
 
 /**
  * A run that ended while its last request waited for new credentials after a 401 (stopped, or the
