@@ -44,6 +44,12 @@ export interface RunWriter {
     threadId: string,
     actions: ReadonlyArray<ClientState.Action>
   ) => Effect.Effect<ClientState.ThreadState | undefined>
+  /**
+   * The store's state, to be read at once and not kept: unlike the store's
+   * `get`, it does not hand the thread map out, which the writer may then go
+   * on changing in place.
+   */
+  readonly peek: () => ClientState.ClientState
 }
 
 /** What a run recorded since the store last took its thread. */
@@ -252,6 +258,7 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
     return {
       record,
       write,
+      peek,
       recordOrWrite: (threadId, actions) =>
         Effect.suspend(() => {
           const recorded = record(threadId, actions)

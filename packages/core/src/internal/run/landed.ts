@@ -61,15 +61,25 @@ export interface Sent {
  * @internal
  */
 export const noteSent = (env: Env.Env, run: RunState): Effect.Effect<void> =>
-  Effect.zipWith(Env.now, env.store.get, (at, state) => {
-    let newestKnown: number | undefined
-    for (const [id, each] of Object.entries(state.threadMap)) {
-      if (ClientState.isLocalThreadId(id)) continue
-      const created = Date.parse(each.thread.createdAt)
-      if (!Number.isNaN(created) && (newestKnown === undefined || created > newestKnown)) newestKnown = created
-    }
-    run.sent = { at, newestKnown }
+  Effect.map(Env.now, (at) => {
+    // Peeked, not got: a run that hands the store's thread map out makes the next publication copy it.
+    run.sent = { at, newestKnown: newestKnownIn(env.writer.peek()) }
   })
+
+/** The newest `createdAt` of a state's server threads, by state: new conversations started together share one pass. */
+const newestKnown = new WeakMap<ClientState.ClientState, number | undefined>()
+
+const newestKnownIn = (state: ClientState.ClientState): number | undefined => {
+  if (newestKnown.has(state)) return newestKnown.get(state)
+  let newest: number | undefined
+  for (const id in state.threadMap) {
+    if (ClientState.isLocalThreadId(id)) continue
+    const created = Date.parse(state.threadMap[id]!.thread.createdAt)
+    if (!Number.isNaN(created) && (newest === undefined || created > newest)) newest = created
+  }
+  newestKnown.set(state, newest)
+  return newest
+}
 
 /** The text of a message's content, where a message sent and the same message stored agree. @internal */
 export const textOf = (content: ReadonlyArray<{ readonly type: string; readonly text?: unknown }>): string =>
