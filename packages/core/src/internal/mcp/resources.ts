@@ -50,6 +50,10 @@ export interface Deps<Entry extends { readonly serverKey: string; readonly watch
 
 type MessageContent = Types.TextContent | Types.ResourceContent | Types.ToolResultContent
 
+/** Whether a message's content names a connected MCP server's resource, which is read before the message is sent. @internal */
+export const namesMcpResource = (content: MessageContent): content is Types.ResourceContent =>
+  content.type === "resource" && content.resource.serverKey !== undefined
+
 /** @internal */
 export const make = <Entry extends { readonly serverKey: string; readonly watch: ResourceWatch | undefined }>(
   deps: Deps<Entry>
@@ -211,9 +215,6 @@ export const make = <Entry extends { readonly serverKey: string; readonly watch:
           ))
         )
       })).pipe(Stream.withSpan("Mcp.watchResource", { attributes: { "mcp.server": serverKey, "mcp.resource": uri } }))
-
-  const namesMcpResource = (content: MessageContent): content is Types.ResourceContent =>
-    content.type === "resource" && content.resource.serverKey !== undefined
 
   const resolveContent = (content: Types.ResourceContent): Effect.Effect<ReadonlyArray<Types.ResourceContent>, McpError> => {
     const { serverKey, uri, name } = content.resource

@@ -70,12 +70,14 @@ export const prepare = (
       return
     }
     // The app's helpers and beforeRun may never answer: a cancellation ends the run there too, before anything is recorded.
-    const [message, additionalContext] = yield* Effect.raceFirst(
-      Effect.gen(function* () {
-        const message = Option.isSome(env.mcp) ? yield* env.mcp.value.resolveResources(start.message) : start.message
-        return [message, yield* Context.gather(env, run.existing, message, run.options)] as const
-      }),
-      Deferred.await(Cancel.cancelledSignal(run))
+    const gathering = Effect.gen(function* () {
+      const message = Option.isSome(env.mcp) ? yield* env.mcp.value.resolveResources(start.message) : start.message
+      return [message, yield* Context.gather(env, run.existing, message, run.options)] as const
+    })
+    const [message, additionalContext] = yield* (
+      Context.mayWait(env, start.message, run.options)
+        ? Effect.raceFirst(gathering, Deferred.await(Cancel.cancelledSignal(run)))
+        : gathering
     )
     run.additionalContext = additionalContext
     // Calls the thread still waits on are answered in the same message, before its content.
