@@ -12,6 +12,7 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -60,6 +61,13 @@ export const targetOf = (config: Resolved, path: string): Target => {
 export interface Opening {
   /** Sends the request, retried while the policy allows; the response is 2xx. */
   readonly open: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope>
+  /**
+   * `open`, ended by `abort` (a Deferred that fails, and that aborts the attempt under way): at
+   * once, where a retry's wait or the retry of the aborted attempt would go on.
+   */
+  readonly openUntil: (
+    abort: Deferred.Deferred<never, TamboError>
+  ) => Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope>
   /** When the first event is due (Clock milliseconds): `firstByteTimeout` after the last attempt's start. */
   readonly firstEventBy: () => number
   /** The error of a first byte that did not come in time. */
@@ -204,11 +212,28 @@ export const opening = (
       Effect.timeoutFail({ duration: config.firstByteTimeout, onTimeout: firstByteTimeout })
     )
   )
+  // A run may be retried only before it produced anything: the status comes first. A server
+  // that let our own timeout pass, or whose connection broke once the request went out, is not
+  // asked again (the run may have started there).
+  const retried = (first: Effect.Effect<HttpClientResponse.HttpClientResponse, TamboError, Scope.Scope>) =>
+    Effect.retry(first, { schedule: deps.schedule, while: deps.retryable })
   return {
-    // A run may be retried only before it produced anything: the status comes first. A server
-    // that let our own timeout pass, or whose connection broke once the request went out, is not
-    // asked again (the run may have started there).
-    open: Effect.retry(attempt, { schedule: deps.schedule, while: deps.retryable }),
+    open: retried(attempt),
+    // Only the retries race the abort: the first attempt ends with it, and most runs need no more.
+    openUntil: (abort) =>
+      Effect.catchAll(attempt, (error) =>
+        Effect.flatMap(Deferred.isDone(abort), (aborted) => {
+          if (aborted) return Deferred.await(abort)
+          if (!deps.retryable(error)) return Effect.fail(error)
+          // The schedule judges the first attempt's failure, as `open`'s does.
+          let first = true
+          const again = Effect.suspend(() => {
+            if (!first) return attempt
+            first = false
+            return Effect.fail(error)
+          })
+          return Effect.raceFirst(retried(again), Deferred.await(abort))
+        })),
     firstEventBy: () => openedAt + Duration.toMillis(config.firstByteTimeout),
     firstByteTimeout
   }

@@ -129,11 +129,11 @@ export const openRun = (
         if (hooks?.registerAbort !== undefined) {
           // An abort while the request is opened ends the opening too: a retry's wait, or the
           // retry of the aborted attempt, would keep the stream going.
-          const aborted = yield* Deferred.make<never, TransportError>()
+          const aborted = yield* Deferred.make<never, TamboError>()
           yield* hooks.registerAbort(
             Effect.zipRight(Deferred.fail(aborted, abortedBeforeAnswer(target.shownUrl)), Scope.close(requestScope, Exit.void))
           )
-          opening = Effect.raceFirst(request.open, Deferred.await(aborted))
+          opening = request.openUntil(aborted)
         }
         // The body's reader is let go after the request is aborted (finalizers run last added,
         // first run): a read waiting for bytes fails as the connection's end, not as a body's.
