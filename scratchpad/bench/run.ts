@@ -22,6 +22,7 @@
  */
 import { spawn } from "node:child_process"
 import { PerformanceObserver } from "node:perf_hooks"
+import { GCProfiler, getHeapStatistics } from "node:v8"
 import { createInterface } from "node:readline"
 import { Effect, ManagedRuntime, Stream } from "effect"
 import { Tambo, TamboTransport } from "@tambo-effect/core"
@@ -67,6 +68,8 @@ interface Measure {
   readonly ms: number
   readonly events: number
   readonly peakHeapMb: number
+  /** Bytes allocated by that same run (what the collector saw go, and what was left), in MB. */
+  readonly allocatedMb: number
   /** Of all its timed runs, the share of the time spent in garbage collection pauses. */
   readonly gcShare: number
   /** Per round, this time over the floor's time in the same round. */
@@ -111,18 +114,35 @@ const timeOnce = async (f: () => Promise<number>): Promise<Timed> => {
   return { ms: end - start, events, start, end }
 }
 
-/** Runs `f` once from a collected heap, sampling the heap every 5 ms; returns the peak above the start. */
-const peakHeapOnce = async (f: () => Promise<number>): Promise<number> => {
+/**
+ * Runs `f` once from a collected heap, sampling the heap every 5 ms; returns the peak above the
+ * start, and what the run allocated: unlike times, the same on a loaded machine as on an idle one.
+ */
+const heapOnce = async (f: () => Promise<number>): Promise<{ readonly peakMb: number; readonly allocatedMb: number }> => {
   globalThis.gc?.()
+  const used = () => getHeapStatistics().used_heap_size
   const base = process.memoryUsage().heapUsed
   let peak = base
   const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage().heapUsed)
   }, 5)
+  const profiler = new GCProfiler()
+  profiler.start()
+  const before = used()
   await f()
+  const after = used()
+  const collections = profiler.stop()?.statistics ?? []
   clearInterval(sampler)
   peak = Math.max(peak, process.memoryUsage().heapUsed)
-  return (peak - base) / 1024 / 1024
+  // Allocated: the heap's growth up to each collection, then up to the end.
+  let allocated = 0
+  let from = before
+  for (const collection of collections) {
+    allocated += collection.beforeGC.heapStatistics.usedHeapSize - from
+    from = collection.afterGC.heapStatistics.usedHeapSize
+  }
+  allocated += after - from
+  return { peakMb: (peak - base) / 1024 / 1024, allocatedMb: allocated / 1024 / 1024 }
 }
 
 /**
@@ -130,7 +150,8 @@ const peakHeapOnce = async (f: () => Promise<number>): Promise<number> => {
  * turn (so a slow moment on a shared machine hits all of them alike), the
  * best time of each, and each round's ratio to the floor measured in the same
  * round (its median is steadier than a ratio of two bests taken at different
- * moments); then one more run each from a collected heap for the peak memory.
+ * moments); then one more run each from a collected heap for the peak memory
+ * and what the run allocated.
  * A forced collection is not part of any timed run: it also shrinks the young
  * generation, which then taxes whoever allocates first afterwards.
  */
@@ -160,11 +181,13 @@ const measureAll = async (
   const measures: Array<Measure> = []
   for (let i = 0; i < contenders.length; i++) {
     const { ms, events } = best[i]!
+    const heap = await heapOnce(contenders[i]!)
     measures.push({
       ms,
       events,
       gcShare: gcShares[i]!,
-      peakHeapMb: await peakHeapOnce(contenders[i]!),
+      peakHeapMb: heap.peakMb,
+      allocatedMb: heap.allocatedMb,
       roundRatios: roundRatios[i]!
     })
   }
@@ -311,7 +334,7 @@ const median = (values: ReadonlyArray<number>): number => {
 
 const fmt = (m: Measure, floor?: Measure) =>
   `${m.ms.toFixed(0).padStart(7)} ms  ${(m.events / (m.ms / 1000)).toFixed(0).padStart(9)} ev/s  ` +
-  `peak +${m.peakHeapMb.toFixed(1).padStart(6)} MB  gc ${(m.gcShare * 100).toFixed(0).padStart(2)}%` +
+  `peak +${m.peakHeapMb.toFixed(1).padStart(6)} MB  alloc ${m.allocatedMb.toFixed(1).padStart(6)} MB  gc ${(m.gcShare * 100).toFixed(0).padStart(2)}%` +
   (floor === undefined
     ? ""
     : `  ${(m.ms / floor.ms).toFixed(2).padStart(6)}x floor` +
