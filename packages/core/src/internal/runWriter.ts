@@ -50,12 +50,6 @@ export interface RunWriter {
    * on changing in place.
    */
   readonly peek: () => ClientState.ClientState
-  /**
-   * The store's `modify`, for an `f` that keeps no part of the state it is
-   * given: where the store allows it, applied at once without handing the
-   * thread map out, so the next publication need not copy it.
-   */
-  readonly modify: <A>(f: (state: ClientState.ClientState) => readonly [A, ClientState.ClientState]) => Effect.Effect<A>
 }
 
 /** What a run recorded since the store last took its thread. */
@@ -261,22 +255,10 @@ export const make = (store: ThreadStore.ThreadStore.Service): Effect.Effect<RunW
         schedule()
       })
 
-    const modify = <A>(f: (state: ClientState.ClientState) => readonly [A, ClientState.ClientState]) =>
-      Effect.suspend(() => {
-        let result: A | undefined
-        const done = owned?.modifyNow((state) => {
-          const [a, next] = f(state)
-          result = a
-          return next
-        })
-        return done === true ? Effect.succeed(result as A) : store.modify(f)
-      })
-
     return {
       record,
       write,
       peek,
-      modify,
       recordOrWrite: (threadId, actions) =>
         Effect.suspend(() => {
           const recorded = record(threadId, actions)

@@ -175,7 +175,7 @@ const takeAtRunEnd = (
 ): Effect.Effect<boolean> =>
   Effect.zipRight(
     env.writer.write(threadId, []),
-    env.writer.modify((state): readonly [boolean, ClientState.ClientState] =>
+    env.store.modify((state): readonly [boolean, ClientState.ClientState] =>
       epoch !== undefined && Env.epochOf(env, threadId) !== epoch
         ? [false, state]
         : [true, ClientState.reduce(state, [Reconcile.reconcileAction(threadId, remote)])]
